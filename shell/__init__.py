@@ -1,0 +1,1 @@
+"""The imperative shell: SQLite, HTTP, processes, signals and the command line."""

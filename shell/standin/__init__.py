@@ -1,0 +1,1 @@
+"""A local Basecamp stand-in, for the demo and the tests."""
