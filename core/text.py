@@ -1,0 +1,31 @@
+"""The words of a message, as matching compares them.
+
+Basecamp may wrap or re-attribute the rich text it stores; the words stay. So a body is
+compared with what a listing answers only after both are reduced to their words:
+
+Rules:
+1. ``<br>`` in any form, and the closing tags of blocks (``div p li h1..h6 blockquote pre``),
+   become a space; every other tag is dropped.
+2. HTML entities are decoded after tags are dropped, so an escaped ``&lt;b&gt;`` stays text.
+3. Runs of whitespace collapse to one space; the result is trimmed.
+4. Both sides of a comparison go through this same function: the rendered body and the
+   listed content. (It is not idempotent: decoded ``&lt;b&gt;`` reads as a tag the second
+   time, so never normalise twice.)
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+_BREAK = re.compile(r"<br\s*/?>|</(?:div|p|li|h[1-6]|blockquote|pre)\s*>", re.IGNORECASE)
+_TAG = re.compile(r"<[^>]*>")
+_SPACE = re.compile(r"\s+")
+
+
+def message_text(content: str) -> str:
+    """Reduce a message's content (HTML or plain text) to its words."""
+    spaced = _BREAK.sub(" ", content)
+    untagged = _TAG.sub("", spaced)
+    decoded = html.unescape(untagged)
+    return _SPACE.sub(" ", decoded).strip()
