@@ -5,7 +5,8 @@ Rules:
    message and named its id), ``Refused`` (nothing was created: Basecamp answered 4xx, or no
    connection could be opened, so the request never left), or ``Uncertain`` (the message
    may exist: a timeout, a connection lost after the request was written, a 5xx, a 2xx
-   without an id).
+   without an id). A request the client declined to make (a rate-limit wait that would pass
+   the deadline) is ``Refused`` too: it never left.
 2. When in doubt, ``Uncertain``. Calling a created message refused would let a person resend
    it and double it; calling a refused one uncertain only costs a listing.
 3. A 429 is a refusal that also says when to ask again (``retry_after_seconds``).
@@ -23,6 +24,7 @@ class RefusalCause(StrEnum):
 
     answered = "answered"  # Basecamp answered with a 4xx
     not_connected = "not_connected"  # no connection could be opened; the request never left
+    not_sent = "not_sent"  # the client would not send before the deadline (a rate-limit wait)
 
 
 class UncertainCause(StrEnum):
@@ -77,7 +79,9 @@ def classify_answer(status: int, body: Any, retry_after_seconds: float | None = 
         return Uncertain(UncertainCause.no_id, status, f"HTTP {status} without a message id")
     if 400 <= status < 500:
         return Refused(
-            RefusalCause.answered, status, f"Basecamp refused the request: HTTP {status}",
+            RefusalCause.answered,
+            status,
+            f"Basecamp refused the request: HTTP {status}",
             retry_after_seconds if status == 429 else None,
         )
     if status >= 500:

@@ -1,0 +1,380 @@
+"""The Basecamp HTTP client: one create is one request; a listing is whole or an error.
+
+Rules:
+1. A create (``post``) is exactly one request, on a connection of its own that is opened
+   before the request is written. So the client knows which side of the line a failure fell
+   on: a connection that could not be opened is ``Refused`` (the request never left);
+   anything after it opened -- a timeout, a lost connection, a 5xx, a 2xx without an id -- is
+   ``Uncertain``; a 4xx is ``Refused``. No retry, no redirect, no pooled connection the
+   server may already have closed. (``core.posting`` holds the table.)
+2. A listing is exhaustive or it raises: ``Unlistable`` for a 403, a 404 or more than
+   ``MAX_PAGES`` pages; ``ListingFailed`` for anything else that stops the walk (a deadline,
+   a bad ``Link``, a 5xx after retries, an unreadable page). Never a shorter answer, because
+   absence from a short listing would read as "never posted".
+3. Reads retry per ``core.retry`` (429 and 503, at most three attempts) and never past the
+   caller's deadline. A ``Link`` is followed only to the same origin.
+4. Pacing: every request waits its turn under ``core.pacing``; a 429 holds every later
+   request until its Retry-After has passed.
+5. The token never appears in a log line, an exception message or a repr. Logs carry the
+   method, the path without its query, and the status; never a body.
+6. https is required except to a loopback host.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+from collections import deque
+from dataclasses import dataclass
+from datetime import datetime
+from http.client import HTTPException
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import urllib3
+from urllib3.connection import HTTPConnection, HTTPSConnection
+
+from core.destinations import Destination, ListedMessage, MessageKind
+from core.links import next_link, same_origin, transport_allowed
+from core.pacing import wait_before_next
+from core.posting import (
+    PostOutcome,
+    RefusalCause,
+    Refused,
+    Uncertain,
+    UncertainCause,
+    classify_answer,
+)
+from core.retry import Final, RetryAfter, after_read, parse_retry_after
+from core.text import message_text
+from core.timestamps import parse_timestamp
+from shell.clock import Clock, SystemClock
+
+log = logging.getLogger("connector.basecamp")
+
+MAX_PAGES = 200
+DEFAULT_POST_TIMEOUT = 60.0
+DEFAULT_READ_TIMEOUT = 30.0
+
+
+class BasecampError(Exception):
+    """A read that could not be answered."""
+
+
+class ListingFailed(BasecampError):
+    """The listing could not be completed; try again later."""
+
+
+class Unlistable(ListingFailed):
+    """The destination cannot be listed back to the time asked: gone, forbidden or too deep."""
+
+
+class AuthenticationFailed(BasecampError):
+    """Basecamp refused the token (401)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Person:
+    """The authenticated person, as ``my/profile.json`` answers."""
+
+    id: int
+    name: str
+    attachable_sgid: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    status: int
+    headers: dict[str, str]
+    body: Any
+
+
+class _Secret:
+    """A value that never prints."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "<redacted>"
+
+    __str__ = __repr__
+
+
+class _Pacer:
+    """Thread-safe bookkeeping for ``core.pacing``."""
+
+    def __init__(self, clock: Clock, limit: int, window: float) -> None:
+        self._clock = clock
+        self._limit = limit
+        self._window = window
+        self._sent: deque[float] = deque()
+        self._held_until = 0.0
+        self._lock = threading.Lock()
+
+    def wait_seconds(self) -> float:
+        with self._lock:
+            now = self._clock.monotonic()
+            while self._sent and self._sent[0] <= now - self._window:
+                self._sent.popleft()
+            return wait_before_next(list(self._sent), now, self._held_until, self._limit, self._window)
+
+    def take_turn(self, deadline: float | None) -> bool:
+        """Wait for a turn and claim it; False if the turn would come after ``deadline``."""
+        while True:
+            wait = self.wait_seconds()
+            now = self._clock.monotonic()
+            if wait <= 0:
+                with self._lock:
+                    self._sent.append(now)
+                return True
+            if deadline is not None and now + wait > deadline:
+                return False
+            self._clock.sleep(wait)
+
+    def hold_for(self, seconds: float) -> None:
+        with self._lock:
+            self._held_until = max(self._held_until, self._clock.monotonic() + seconds)
+
+
+class BasecampClient:
+    """The agent's client for one Basecamp account."""
+
+    def __init__(
+        self,
+        base_url: str,
+        account_id: int,
+        token: str,
+        user_agent: str,
+        *,
+        clock: Clock | None = None,
+        post_timeout: float = DEFAULT_POST_TIMEOUT,
+        read_timeout: float = DEFAULT_READ_TIMEOUT,
+        requests_per_window: int = 45,
+        window_seconds: float = 10.0,
+    ) -> None:
+        origin = base_url.rstrip("/")
+        if not transport_allowed(origin):
+            raise ValueError(f"Basecamp must be reached over https (http only to loopback): {origin}")
+        if account_id <= 0:
+            raise ValueError("an account id is a positive integer")
+        if not user_agent.strip():
+            raise ValueError("Basecamp requires a User-Agent naming the app and a contact")
+        self._origin = origin
+        self.account_id = account_id
+        self._token = _Secret(token)
+        self._user_agent = user_agent
+        self._clock: Clock = clock or SystemClock()
+        self._post_timeout = post_timeout
+        self._read_timeout = read_timeout
+        self._pacer = _Pacer(self._clock, requests_per_window, window_seconds)
+        self._pool = urllib3.PoolManager(maxsize=4, retries=False)
+        self._random = random.Random()  # noqa: S311 -- jitter, not security
+        self.last_read_ok_at: float | None = None
+
+    def __repr__(self) -> str:
+        return f"BasecampClient({self._origin!r}, account {self.account_id})"
+
+    @property
+    def account_url(self) -> str:
+        return f"{self._origin}/{self.account_id}"
+
+    def ready_in(self) -> float:
+        """Seconds before this client would send another request (pacing, Retry-After)."""
+        return self._pacer.wait_seconds()
+
+    def deadline_in(self, seconds: float) -> float:
+        """A deadline ``seconds`` from now, on this client's monotonic clock."""
+        return self._clock.monotonic() + seconds
+
+    # -- creates ---------------------------------------------------------------------------
+
+    def post(self, destination: Destination, body: str, deadline: float | None = None) -> PostOutcome:
+        """Create one message at ``destination``: exactly one request, whatever happens."""
+        path = self._create_path(destination)
+        if not self._pacer.take_turn(deadline):
+            return Refused(RefusalCause.not_sent, None, "not sent: the rate-limit wait passes the deadline")
+        timeout = self._post_timeout
+        if deadline is not None:
+            timeout = min(timeout, deadline - self._clock.monotonic())
+            if timeout <= 0:
+                return Refused(RefusalCause.not_sent, None, "not sent: the deadline has passed")
+        outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout)
+        log.info("POST %s -> %s", path, type(outcome).__name__.lower())
+        return outcome
+
+    def _post_once(self, path: str, payload: bytes, timeout: float) -> PostOutcome:
+        parts = urlsplit(self._origin)
+        connection_class = HTTPSConnection if parts.scheme == "https" else HTTPConnection
+        connection = connection_class(parts.hostname or "", parts.port, timeout=timeout)
+        try:
+            try:
+                connection.connect()
+            except (OSError, urllib3.exceptions.HTTPError) as error:
+                return Refused(RefusalCause.not_connected, None, f"could not connect: {type(error).__name__}")
+            try:
+                headers = self._headers() | {"Content-Type": "application/json; charset=utf-8"}
+                connection.request("POST", path, body=payload, headers=headers)
+                response = connection.getresponse()
+                raw = response.read()
+            except (TimeoutError, urllib3.exceptions.TimeoutError) as error:
+                return Uncertain(UncertainCause.timeout, None, f"no answer in time: {type(error).__name__}")
+            except (OSError, HTTPException, urllib3.exceptions.HTTPError) as error:
+                return Uncertain(
+                    UncertainCause.connection_lost, None, f"connection lost: {type(error).__name__}"
+                )
+        finally:
+            connection.close()
+        retry_after = parse_retry_after(response.headers.get("Retry-After"), self._clock.now())
+        if response.status == 429:
+            self._pacer.hold_for(retry_after if retry_after is not None else 1.0)
+        return classify_answer(response.status, _decode(raw), retry_after)
+
+    def _create_path(self, destination: Destination) -> str:
+        return self._path_of(destination)
+
+    def _path_of(self, destination: Destination) -> str:
+        prefix = f"/{self.account_id}"
+        match destination.kind:
+            case MessageKind.boost:
+                return f"{prefix}/recordings/{destination.recording_id}/boosts.json"
+            case MessageKind.comment:
+                return f"{prefix}/recordings/{destination.recording_id}/comments.json"
+            case MessageKind.chat_line:
+                return f"{prefix}/chats/{destination.recording_id}/lines.json"
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def me(self, deadline: float | None = None) -> Person:
+        """The person the token acts as."""
+        end = deadline if deadline is not None else self.deadline_in(self._read_timeout)
+        answer = self._get(f"{self.account_url}/my/profile.json", end)
+        if answer.status == 401:
+            raise AuthenticationFailed("Basecamp refused the token (401)")
+        if answer.status != 200 or not isinstance(answer.body, dict):
+            raise BasecampError(f"my/profile.json answered HTTP {answer.status}")
+        try:
+            return Person(
+                int(answer.body["id"]), str(answer.body["name"]), str(answer.body.get("attachable_sgid", ""))
+            )
+        except (KeyError, TypeError, ValueError) as error:
+            raise BasecampError("my/profile.json answered without a person") from error
+
+    def list(
+        self, destination: Destination, since: datetime, creator_id: int, deadline: float
+    ) -> list[ListedMessage]:
+        """Every message of ``destination.kind`` by ``creator_id`` there since ``since``.
+
+        Exhaustive or an exception: ``Unlistable`` or ``ListingFailed``.
+        """
+        url = self._origin + self._path_of(destination)
+        newest_first = destination.kind is MessageKind.chat_line
+        if newest_first:
+            url += "?" + urlencode({"sort": "created_at", "direction": "desc"})
+        found: dict[int, ListedMessage] = {}
+        for _ in range(MAX_PAGES):
+            answer = self._get(url, deadline)
+            if answer.status in (403, 404):
+                raise Unlistable(f"{destination.describe()} cannot be listed: HTTP {answer.status}")
+            if answer.status != 200 or not isinstance(answer.body, list):
+                raise ListingFailed(f"listing {destination.describe()} answered HTTP {answer.status}")
+            reached_back = False
+            for item in answer.body:
+                message = _listed(item, destination.kind)
+                if message.created_at < since:
+                    reached_back = True
+                elif message.creator_id == creator_id:
+                    found[message.id] = message
+            if newest_first and reached_back:
+                return sorted(found.values(), key=lambda m: (m.created_at, m.id))
+            following = next_link(answer.headers.get("link"))
+            if following is None:
+                return sorted(found.values(), key=lambda m: (m.created_at, m.id))
+            if not same_origin(following, url):
+                raise ListingFailed(f"listing {destination.describe()}: a next page on another origin")
+            url = following
+        raise Unlistable(
+            f"{destination.describe()} did not reach back to {since:%Y-%m-%dT%H:%M:%SZ}"
+            f" within {MAX_PAGES} pages"
+        )
+
+    def _get(self, url: str, deadline: float) -> _Answer:
+        """One read, retried per ``core.retry`` within ``deadline``."""
+        attempts = 0
+        while True:
+            if not self._pacer.take_turn(deadline):
+                raise ListingFailed("the deadline passed while waiting for a turn under the rate limit")
+            remaining = deadline - self._clock.monotonic()
+            if remaining <= 0:
+                raise ListingFailed("the deadline passed")
+            attempts += 1
+            answer = self._get_once(url, min(self._read_timeout, remaining))
+            retry_after = answer.headers.get("retry-after")
+            if answer.status == 429:
+                told = parse_retry_after(retry_after, self._clock.now())
+                self._pacer.hold_for(told if told is not None else 1.0)
+            decision = after_read(
+                answer.status, attempts, retry_after, self._clock.now(), self._random.uniform(0, 0.1)
+            )
+            match decision:
+                case Final():
+                    if 200 <= answer.status < 300:
+                        self.last_read_ok_at = self._clock.monotonic()
+                    return answer
+                case RetryAfter(seconds):
+                    if self._clock.monotonic() + seconds >= deadline:
+                        raise ListingFailed(f"HTTP {answer.status}, and the retry would pass the deadline")
+                    self._clock.sleep(seconds)
+
+    def _get_once(self, url: str, timeout: float) -> _Answer:
+        path = urlsplit(url).path
+        try:
+            response = self._pool.request(
+                "GET",
+                url,
+                headers=self._headers(),
+                timeout=urllib3.Timeout(total=timeout),
+                retries=False,
+                redirect=False,
+            )
+        except (urllib3.exceptions.HTTPError, OSError) as error:
+            log.info("GET %s -> %s", path, type(error).__name__)
+            raise ListingFailed(f"GET {path} failed: {type(error).__name__}") from None
+        log.info("GET %s -> %d", path, response.status)
+        headers = {key.lower(): value for key, value in response.headers.items()}
+        return _Answer(response.status, headers, _decode(response.data))
+
+    def _headers(self) -> dict[str, str]:
+        return {
+            "Authorization": f"Bearer {self._token.reveal()}",
+            "User-Agent": self._user_agent,
+            "Accept": "application/json",
+        }
+
+
+def _decode(raw: bytes) -> Any:
+    try:
+        return json.loads(raw) if raw else None
+    except ValueError:
+        return None
+
+
+def _listed(item: Any, kind: MessageKind) -> ListedMessage:
+    """One listed item, or ``ListingFailed``: a listing we cannot read is not a listing."""
+    try:
+        person = item["booster"] if kind is MessageKind.boost else item["creator"]
+        return ListedMessage(
+            id=int(item["id"]),
+            created_at=parse_timestamp(str(item["created_at"])),
+            creator_id=int(person["id"]),
+            text=message_text(str(item.get("content") or "")),
+        )
+    except (KeyError, TypeError, ValueError) as error:
+        raise ListingFailed(f"a listed {kind} could not be read") from error
