@@ -8,9 +8,15 @@ from core.links import next_link, same_origin, transport_allowed
 @pytest.mark.parametrize(
     ("header", "expected"),
     [
-        ('<https://3.basecampapi.com/1/x.json?page=2>; rel="next"', "https://3.basecampapi.com/1/x.json?page=2"),
+        (
+            '<https://3.basecampapi.com/1/x.json?page=2>; rel="next"',
+            "https://3.basecampapi.com/1/x.json?page=2",
+        ),
         ("<https://a.test/p?page=3>; rel=next", "https://a.test/p?page=3"),
-        ('<https://a.test/p?page=1>; rel="prev", <https://a.test/p?page=3>; rel="next"', "https://a.test/p?page=3"),
+        (
+            '<https://a.test/p?page=1>; rel="prev", <https://a.test/p?page=3>; rel="next"',
+            "https://a.test/p?page=3",
+        ),
         ('<https://a.test/p?page=1>; rel="prev"', None),
         ("", None),
         ("   ", None),

@@ -10,7 +10,9 @@ def test_a_2xx_with_an_id_is_a_receipt(status: int) -> None:
     assert classify_answer(status, {"id": 1069479407}) == Receipt(1069479407)
 
 
-@pytest.mark.parametrize("body", [None, {}, {"id": None}, {"id": "12"}, {"id": 0}, {"id": -3}, {"id": True}, []])
+@pytest.mark.parametrize(
+    "body", [None, {}, {"id": None}, {"id": "12"}, {"id": 0}, {"id": -3}, {"id": True}, []]
+)
 def test_a_2xx_without_a_usable_id_is_uncertain(body: object) -> None:
     outcome = classify_answer(201, body)
     assert isinstance(outcome, Uncertain)
@@ -26,7 +28,9 @@ def test_a_4xx_is_refused_and_nothing_was_created(status: int) -> None:
 
 
 def test_a_429_refusal_carries_its_retry_after_and_others_do_not() -> None:
-    assert classify_answer(429, None, 7.0) == Refused(RefusalCause.answered, 429, "Basecamp refused the request: HTTP 429", 7.0)
+    assert classify_answer(429, None, 7.0) == Refused(
+        RefusalCause.answered, 429, "Basecamp refused the request: HTTP 429", 7.0
+    )
     refused = classify_answer(403, None, 7.0)
     assert isinstance(refused, Refused)
     assert refused.retry_after_seconds is None

@@ -34,7 +34,9 @@ NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
         ("not a date at all", None),
     ],
 )
-def test_retry_after_is_honoured_only_when_positive_or_future(header: str | None, expected: float | None) -> None:
+def test_retry_after_is_honoured_only_when_positive_or_future(
+    header: str | None, expected: float | None
+) -> None:
     assert parse_retry_after(header, NOW) == expected
 
 

@@ -26,10 +26,16 @@ def where(standin: StandIn, kind: MessageKind) -> Destination:
     return Destination(kind, project.id, recording)
 
 
-def seed(standin: StandIn, destination: Destination, creator_id: int, count: int, start: datetime) -> list[int]:
+def seed(
+    standin: StandIn, destination: Destination, creator_id: int, count: int, start: datetime
+) -> list[int]:
     return [
         standin.seed_message(
-            str(destination.kind), destination.recording_id, creator_id, f"message {n}", start + timedelta(seconds=n)
+            str(destination.kind),
+            destination.recording_id,
+            creator_id,
+            f"message {n}",
+            start + timedelta(seconds=n),
         )
         for n in range(count)
     ]
@@ -74,7 +80,9 @@ def test_a_line_shifted_across_pages_is_one_message(standin: StandIn, make_clien
     agent = standin.world.agent.id
     start = datetime.now(UTC) - timedelta(minutes=5)
     ids = seed(standin, destination, agent, 4, start)
-    standin.add_fault(Fault(action=FaultAction.hang, method="GET", path_contains="/lines.json", delay=0.6, times=None))
+    standin.add_fault(
+        Fault(action=FaultAction.hang, method="GET", path_contains="/lines.json", delay=0.6, times=None)
+    )
     client = make_client()
     results: list[list[int]] = []
     walker = threading.Thread(
@@ -84,7 +92,9 @@ def test_a_line_shifted_across_pages_is_one_message(standin: StandIn, make_clien
     )
     walker.start()
     time.sleep(0.8)  # page 1 answered; a new line arrives before page 2 is served
-    newest = standin.seed_message("chat_line", destination.recording_id, agent, "a new line", datetime.now(UTC))
+    newest = standin.seed_message(
+        "chat_line", destination.recording_id, agent, "a new line", datetime.now(UTC)
+    )
     walker.join()
     (listed,) = results
     assert len(listed) == len(set(listed))
@@ -108,11 +118,15 @@ def test_a_forbidden_or_missing_destination_is_unlistable(
     standin.add_fault(Fault(action=FaultAction.refuse, method="GET", status=status))
     client = make_client()
     with pytest.raises(Unlistable):
-        client.list(where(standin, MessageKind.comment), LONG_AGO, standin.world.agent.id, client.deadline_in(5))
+        client.list(
+            where(standin, MessageKind.comment), LONG_AGO, standin.world.agent.id, client.deadline_in(5)
+        )
     assert len(standin.requests()) == 1, "a 403 or 404 is never asked again"
 
 
-def test_a_bad_link_fails_the_listing_instead_of_answering_short(standin: StandIn, make_client: MakeClient) -> None:
+def test_a_bad_link_fails_the_listing_instead_of_answering_short(
+    standin: StandIn, make_client: MakeClient
+) -> None:
     destination = where(standin, MessageKind.comment)
     seed(standin, destination, standin.world.agent.id, 5, datetime(2026, 6, 1, tzinfo=UTC))
     standin.add_fault(Fault(action=FaultAction.bad_link, method="GET"))
@@ -125,7 +139,9 @@ def test_a_bad_link_fails_the_listing_instead_of_answering_short(standin: StandI
 def test_a_failing_page_fails_the_whole_listing(standin: StandIn, make_client: MakeClient) -> None:
     destination = where(standin, MessageKind.comment)
     seed(standin, destination, standin.world.agent.id, 5, datetime(2026, 6, 1, tzinfo=UTC))
-    standin.add_fault(Fault(action=FaultAction.server_error, method="GET", path_contains="comments.json", status=500))
+    standin.add_fault(
+        Fault(action=FaultAction.server_error, method="GET", path_contains="comments.json", status=500)
+    )
     client = make_client()
     with pytest.raises(ListingFailed):
         client.list(destination, LONG_AGO, standin.world.agent.id, client.deadline_in(5))
@@ -137,7 +153,9 @@ def test_a_listing_never_outlives_its_deadline(standin: StandIn, make_client: Ma
     client = make_client()
     started = time.monotonic()
     with pytest.raises(ListingFailed):
-        client.list(where(standin, MessageKind.boost), LONG_AGO, standin.world.agent.id, client.deadline_in(0.5))
+        client.list(
+            where(standin, MessageKind.boost), LONG_AGO, standin.world.agent.id, client.deadline_in(0.5)
+        )
     assert time.monotonic() - started < 1.5
 
 
@@ -157,7 +175,9 @@ def test_three_503s_fail_the_listing(standin: StandIn, make_client: MakeClient) 
     standin.add_fault(Fault(action=FaultAction.server_error, method="GET", status=503, times=None))
     client = make_client(clock=FakeClock())
     with pytest.raises(ListingFailed):
-        client.list(where(standin, MessageKind.comment), LONG_AGO, standin.world.agent.id, client.deadline_in(60))
+        client.list(
+            where(standin, MessageKind.comment), LONG_AGO, standin.world.agent.id, client.deadline_in(60)
+        )
     assert len(standin.requests()) == 3
 
 
@@ -171,11 +191,15 @@ def test_a_429_waits_out_its_retry_after(standin: StandIn, make_client: MakeClie
     assert len(standin.requests()) == 2
 
 
-def test_a_retry_that_would_pass_the_deadline_is_not_waited(standin: StandIn, make_client: MakeClient) -> None:
+def test_a_retry_that_would_pass_the_deadline_is_not_waited(
+    standin: StandIn, make_client: MakeClient
+) -> None:
     standin.add_fault(Fault(action=FaultAction.rate_limit, method="GET", retry_after="100"))
     client = make_client(clock=FakeClock())
     with pytest.raises(ListingFailed, match="deadline"):
-        client.list(where(standin, MessageKind.comment), LONG_AGO, standin.world.agent.id, client.deadline_in(30))
+        client.list(
+            where(standin, MessageKind.comment), LONG_AGO, standin.world.agent.id, client.deadline_in(30)
+        )
     assert len(standin.requests()) == 1
 
 

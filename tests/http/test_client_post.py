@@ -38,9 +38,11 @@ def test_a_created_message_is_a_receipt_naming_its_id(standin: StandIn, make_cli
 
 
 @pytest.mark.parametrize(
-    "kind", [MessageKind.boost, MessageKind.comment, MessageKind.chat_line], ids=lambda kind: str(kind)
+    "kind", [MessageKind.boost, MessageKind.comment, MessageKind.chat_line], ids=str
 )
-def test_each_kind_posts_to_its_own_route(standin: StandIn, make_client: MakeClient, kind: MessageKind) -> None:
+def test_each_kind_posts_to_its_own_route(
+    standin: StandIn, make_client: MakeClient, kind: MessageKind
+) -> None:
     project = standin.world.projects[0]
     where = project.campfire_id if kind is MessageKind.chat_line else project.recording_ids[0]
     outcome = make_client().post(Destination(kind, project.id, where), "👀 received")
@@ -94,7 +96,9 @@ def test_a_5xx_is_sent_once_and_uncertain(standin: StandIn, make_client: MakeCli
     assert standin.post_count() == 1
 
 
-def test_created_then_dropped_is_uncertain_sent_once_and_exists(standin: StandIn, make_client: MakeClient) -> None:
+def test_created_then_dropped_is_uncertain_sent_once_and_exists(
+    standin: StandIn, make_client: MakeClient
+) -> None:
     standin.add_fault(Fault(action=FaultAction.create_then_drop, method="POST"))
     outcome = make_client().post(comment_on(standin), "<div>hello</div>")
     assert isinstance(outcome, Uncertain)
@@ -161,10 +165,14 @@ def test_a_keep_alive_connection_the_server_closed_is_never_a_second_request(
         )
         project = standin.world.projects[0]
         where = Destination(MessageKind.comment, project.id, project.recording_ids[0])
-        client.list(where, since=a_minute_ago(), creator_id=standin.world.agent.id, deadline=client.deadline_in(5))
+        client.list(
+            where, since=a_minute_ago(), creator_id=standin.world.agent.id, deadline=client.deadline_in(5)
+        )
         time.sleep(0.5)  # the server closes the pooled connection
         outcomes = [client.post(where, f"<div>message {n}</div>") for n in range(3)]
-        client.list(where, since=a_minute_ago(), creator_id=standin.world.agent.id, deadline=client.deadline_in(5))
+        client.list(
+            where, since=a_minute_ago(), creator_id=standin.world.agent.id, deadline=client.deadline_in(5)
+        )
         time.sleep(0.5)
         outcomes.append(client.post(where, "<div>after idle</div>"))
         assert all(isinstance(outcome, Receipt) for outcome in outcomes)

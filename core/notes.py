@@ -1,0 +1,54 @@
+"""The notes an outbox intent carries: why it was canceled, left indeterminate, or resolved.
+
+Rules:
+1. A note is fixed words and ids, never a message body or anything a person wrote.
+2. Every note the outbox writes is named here once, so the code that writes one and the code
+   that reads one back (a person's resend of a refused intent) compare the same words.
+3. ``REFUSED_NOTE`` is the only note that makes a canceled intent resendable: it says
+   Basecamp answered the request by refusing it, so no message exists.
+"""
+
+from __future__ import annotations
+
+REFUSED_NOTE = "the request was refused; no message was created"
+"""Basecamp refused the create: nothing was posted, and a person may send it again."""
+
+NO_LONGER_CALLED_FOR = "no longer called for"
+"""The claim found the record moved on (or gone): the message would now be wrong."""
+
+ATTEMPT_ENDED = "the attempt ended before the notice went out"
+"""A still-running notice whose attempt ended (or vanished) before its claim."""
+
+CANCELED_BY_GET_DISPATCH = "get_dispatch"
+"""A worker pulled its instruction before the guard was due (written by the ledger)."""
+
+CANCELED_BY_HOLD = "held"
+"""The record was held for a person before the guard was due (written by the ledger)."""
+
+ADOPTED = "adopted by reconciliation"
+"""Reconciliation found the one message this intent's request created."""
+
+UNLISTABLE = "destination cannot be listed"
+"""Reconciliation cannot look at this destination at all, so it cannot ever adopt."""
+
+NO_WORDS = "the body has no words to match"
+"""An intent whose body reduces to no words: no listing can prove which message is its."""
+
+RESOLVED_SENT = "resolved: sent"
+RESOLVED_ABANDON = "resolved: abandon"
+RESOLVED_RESEND = "resolved: resend"
+
+
+def listing_failed(failures: int) -> str:
+    """The note of an intent that gave up after ``failures`` failed listings."""
+    return f"listing failed {failures} times"
+
+
+def matching_messages(count: int) -> str:
+    """The note of a reconciliation that found ``count`` candidates, not exactly one."""
+    return f"{count} matching messages at the destination"
+
+
+def rival_could_claim(intent_id: int) -> str:
+    """The note of a reconciliation whose one candidate another intent could own."""
+    return f"intent {intent_id} could claim the same message"

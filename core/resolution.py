@@ -1,0 +1,133 @@
+"""What a person may decide about an outbox intent the connector will not decide alone.
+
+Rule 1: a resolution records who decided. ``by`` is required: not blank, and one line.
+
+Rule 2: an indeterminate intent may be resolved ``Sent`` (a person found its message: the
+receipt, a positive id, is recorded), ``Abandon`` (it is not to be sent) or ``Resend`` (it goes
+back to pending, to be claimed and requested once more).
+
+Rule 3: a canceled intent may be resent only when Basecamp refused its request (its note is
+``REFUSED_NOTE``): nothing was created, so a resend cannot double it. It cannot be resolved sent
+or abandoned: no message exists to be either.
+
+Rule 4: nothing else may be resolved: a pending or sending intent is still the connector's, and
+a sent, abandoned or otherwise canceled one is settled. The refusal names the state.
+
+Rule 5: a resend starts the request afresh: due now, sending and finished times cleared, the
+reconciliation failures back to zero and no listing scheduled.
+
+Rule 6: the moves are the person's edges of ``core.edges.INTENT_EDGES``; a decision this module
+allows and that table refuses is refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from returns.result import Failure, Result
+
+from core import notes
+from core.edges import Actor, IntentState, step
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """The message exists at the destination: ``receipt_id`` is its id."""
+
+    receipt_id: int
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class Abandon:
+    """The message is not to be sent."""
+
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class Resend:
+    """Request the message once more."""
+
+    by: str
+
+
+Resolution = Sent | Abandon | Resend
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """What the ledger writes for a resolution, as one compare-and-set from the current state.
+
+    ``finished_at``: set for sent and abandoned. ``reset_reconciliation`` (a resend): clear
+    ``sending_at`` and ``finished_at``, set ``reconcile_failures = 0`` and
+    ``reconcile_at = NULL``, and make it due at ``not_before``.
+    """
+
+    state: IntentState
+    note: str
+    resolved_by: str
+    receipt_id: int | None = None
+    finished_at: datetime | None = None
+    reset_reconciliation: bool = False
+    not_before: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RefusedDecision:
+    """A resolution that may not be made, and why, in words for the person who asked."""
+
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def resolve(state: IntentState, note: str, resolution: Resolution, now: datetime
+            ) -> Result[Move, RefusedDecision]:
+    """The move ``resolution`` makes for an intent in ``state`` carrying ``note``, or why not."""
+    by = resolution.by.strip()
+    if not by:
+        return Failure(RefusedDecision("a resolution records who decided: name the person deciding"))
+    if len(by.splitlines()) != 1:
+        return Failure(RefusedDecision("who decided must be given on one line"))
+    match resolution:
+        case Sent(receipt_id=receipt_id) if receipt_id <= 0:
+            return Failure(RefusedDecision(
+                f"resolving sent needs the id Basecamp gave the message, a positive number, "
+                f"not {receipt_id}"
+            ))
+        case Sent(receipt_id=receipt_id):
+            move = Move(
+                IntentState.sent, notes.RESOLVED_SENT, by, receipt_id=receipt_id, finished_at=now,
+            )
+        case Abandon():
+            move = Move(IntentState.abandoned, notes.RESOLVED_ABANDON, by, finished_at=now)
+        case Resend():
+            move = Move(
+                IntentState.pending, notes.RESOLVED_RESEND, by,
+                reset_reconciliation=True, not_before=now,
+            )
+    match state:
+        case IntentState.indeterminate:
+            pass
+        case IntentState.canceled if note == notes.REFUSED_NOTE:
+            if not isinstance(resolution, Resend):
+                return Failure(RefusedDecision(
+                    f"the intent is canceled because Basecamp refused its request, so no message "
+                    f"exists: it can be resent, not marked {move.state}"
+                ))
+        case IntentState.canceled:
+            return Failure(RefusedDecision(
+                f"the intent is canceled ({note or 'no note'}), not refused by Basecamp: "
+                f"nothing may resolve it"
+            ))
+        case _:
+            return Failure(RefusedDecision(
+                f"the intent is {state}: only an indeterminate intent, or a canceled one whose "
+                f"request Basecamp refused, can be resolved"
+            ))
+    return step(state, move.state, Actor.person, note).map(lambda _: move).alt(
+        lambda illegal: RefusedDecision(f"the intent is {state}: {illegal}")
+    )

@@ -1,0 +1,118 @@
+"""What the ledger hands the core: plain values read in the transaction that acts on them.
+
+Rules:
+1. A snapshot is ids, states, reasons and times: never content. Everything the connector posts is
+   rendered from these values alone, so a message can be rendered again and matched.
+2. The shell reads a snapshot and applies the core's decision in the same transaction; a
+   snapshot is never carried across transactions.
+3. A record's replies go to its reply destination: a comment on the reply recording, or a line
+   in the Campfire whose id stands as the reply recording id, in the reply bucket. A record
+   without a reply kind, or with a non-positive reply recording, has no reply destination.
+4. An attempt is live until its state is ``ended``; an ended attempt carries its stop reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from core.destinations import Destination, MessageKind
+from core.edges import AttemptState, DeliveryState, GuardState, RecordState
+
+NO_ROUTE = "no_route"
+"""The blocked reason of a mention or assignment in a project the connector does not serve."""
+
+REPLY_KINDS = frozenset({MessageKind.comment, MessageKind.chat_line})
+
+
+class StopReason(StrEnum):
+    """Why an attempt ended: the dispatcher's own record (spec 3.3)."""
+
+    finished = "finished"
+    failed = "failed"
+    deadline = "deadline"
+    shutdown = "shutdown"
+    lost = "lost"
+
+
+class EventOutcome(StrEnum):
+    """An event's outcome on its task: reported by the worker, or settled ``unknown``."""
+
+    none = ""
+    succeeded = "succeeded"
+    failed = "failed"
+    unknown = "unknown"
+
+
+class Settlement(StrEnum):
+    """How an attempt's end settled one event of its task (spec 3.4)."""
+
+    reported = "reported"  # the worker's reported outcome stands
+    unknown = "unknown"  # exposed and never reported: the worker may have acted on it
+    withdrawn = "withdrawn"  # the first start failed; it goes back for its one automatic retry
+    returned = "returned"  # never exposed; it waits for a task of its own
+    blocked_again = "blocked_again"  # the worker could not be started, again: blocked(spawn_failed)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordSnapshot:
+    """A record (one feed event) as the outbox needs it."""
+
+    event_id: int
+    state: RecordState
+    reason: str
+    bucket_id: int
+    recording_id: int
+    acknowledge: bool
+    reply_kind: MessageKind | None
+    reply_bucket_id: int
+    reply_recording_id: int
+
+    def reply_destination(self) -> Destination | None:
+        """Where replies and notices about this record go, or None when it has nowhere."""
+        kind = self.reply_kind
+        if kind is None or kind not in REPLY_KINDS:
+            return None
+        if self.reply_recording_id <= 0 or self.reply_bucket_id < 0:
+            return None
+        return Destination(kind, self.reply_bucket_id, self.reply_recording_id)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskEventSnapshot:
+    """One event's row on one task (``task_events``), live or retired."""
+
+    event_id: int
+    delivery: DeliveryState
+    guard: GuardState
+    ack_id: int | None = None
+    reply_id: int | None = None
+    adopted_reply_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptSnapshot:
+    """One worker run. ``started_at`` is its launch; ``stop_reason`` is empty while it is live."""
+
+    attempt_id: str
+    task_id: int
+    state: AttemptState
+    started_at: datetime
+    progress_at: datetime | None
+    stop_reason: str
+
+    @property
+    def live(self) -> bool:
+        """True until the attempt has ended."""
+        return self.state != AttemptState.ended
+
+
+@dataclass(frozen=True, slots=True)
+class SettledEvent:
+    """One event as an attempt's settlement left it: what the completion notice reads."""
+
+    event_id: int
+    outcome: EventOutcome
+    reply_id: int | None
+    settlement: Settlement
