@@ -252,6 +252,10 @@ class BasecampClient:
 
     # -- reads -----------------------------------------------------------------------------
 
+    def probe(self, deadline: float) -> None:
+        """A cheap read that succeeds only while Basecamp answers this token."""
+        self.me(deadline)
+
     def me(self, deadline: float | None = None) -> Person:
         """The person the token acts as."""
         end = deadline if deadline is not None else self.deadline_in(self._read_timeout)

@@ -1,0 +1,398 @@
+"""The outbox's SQL: snapshots read for core, and core's decisions written back.
+
+Rules:
+1. Every function runs inside a transaction its caller opened (``Ledger.write()`` or
+   ``Ledger.read()``); none commits. A decision is applied in the transaction whose snapshot
+   it was made from.
+2. Every state change is a compare-and-set on the state it was decided from
+   (``UPDATE ... WHERE id = ? AND state = ?``), and its row count is checked: a row that moved
+   under us raises ``IntentMoved``, and the caller's transaction rolls back.
+3. ``write_intents`` inserts with ``ON CONFLICT (intent_key) DO NOTHING``: a second write for a
+   key writes nothing (invariant 2).
+4. Nothing here posts, lists or decides; it only reads and writes rows.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from core.adoption import Rival
+from core.destinations import Destination, MessageKind
+from core.edges import AttemptState, DeliveryState, GuardState, IntentState, RecordState
+from core.intents import Intent, IntentKind
+from core.snapshots import AttemptSnapshot, RecordSnapshot, TaskEventSnapshot
+from core.timestamps import format_timestamp, parse_timestamp
+
+RIVAL_STATES = ("pending", "sending", "indeterminate", "abandoned")
+
+
+class IntentMoved(Exception):
+    """A compare-and-set found the intent no longer in the state it was decided from."""
+
+
+@dataclass(frozen=True, slots=True)
+class IntentRow:
+    """One outbox row, as the sender and a person see it."""
+
+    id: int
+    key: str
+    kind: IntentKind
+    state: IntentState
+    event_id: int | None
+    task_id: int | None
+    attempt_id: str | None
+    occurrence: int
+    destination: Destination
+    body: str
+    created_at: datetime
+    not_before: datetime
+    sending_at: datetime | None
+    finished_at: datetime | None
+    receipt_id: int | None
+    note: str
+    resolved_by: str
+    reconcile_failures: int
+    reconcile_at: datetime | None
+
+
+_COLUMNS = (
+    "id, intent_key, kind, state, event_id, task_id, attempt_id, occurrence, bucket_id, message_kind,"
+    " recording_id, body, created_at, not_before, sending_at, finished_at, receipt_id, note,"
+    " resolved_by, reconcile_failures, reconcile_at"
+)
+
+
+def _time(value: object) -> datetime | None:
+    return None if value is None else parse_timestamp(str(value))
+
+
+def _row(values: Sequence[object]) -> IntentRow:
+    (
+        identifier,
+        key,
+        kind,
+        state,
+        event_id,
+        task_id,
+        attempt_id,
+        occurrence,
+        bucket_id,
+        message_kind,
+        recording_id,
+        body,
+        created_at,
+        not_before,
+        sending_at,
+        finished_at,
+        receipt_id,
+        note,
+        resolved_by,
+        failures,
+        reconcile_at,
+    ) = values
+    return IntentRow(
+        id=int(str(identifier)),
+        key=str(key),
+        kind=IntentKind(str(kind)),
+        state=IntentState(str(state)),
+        event_id=None if event_id is None else int(str(event_id)),
+        task_id=None if task_id is None else int(str(task_id)),
+        attempt_id=None if attempt_id is None else str(attempt_id),
+        occurrence=int(str(occurrence)),
+        destination=Destination(MessageKind(str(message_kind)), int(str(bucket_id)), int(str(recording_id))),
+        body=str(body),
+        created_at=parse_timestamp(str(created_at)),
+        not_before=parse_timestamp(str(not_before)),
+        sending_at=_time(sending_at),
+        finished_at=_time(finished_at),
+        receipt_id=None if receipt_id is None else int(str(receipt_id)),
+        note=str(note),
+        resolved_by=str(resolved_by),
+        reconcile_failures=int(str(failures)),
+        reconcile_at=_time(reconcile_at),
+    )
+
+
+# -- writing intents (the hooks) ----------------------------------------------------------
+
+
+def write_intents(connection: sqlite3.Connection, intents: Iterable[Intent], now: datetime) -> int:
+    """Insert each intent unless its key exists; the number actually written."""
+    written = 0
+    for intent in intents:
+        cursor = connection.execute(
+            "INSERT INTO outbox (intent_key, kind, event_id, task_id, attempt_id, occurrence, bucket_id,"
+            " message_kind, recording_id, body, created_at, not_before)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (intent_key) DO NOTHING",
+            (
+                intent.key,
+                str(intent.kind),
+                intent.event_id,
+                intent.task_id,
+                intent.attempt_id,
+                intent.occurrence,
+                intent.destination.bucket_id,
+                str(intent.destination.kind),
+                intent.destination.recording_id,
+                intent.body,
+                format_timestamp(now),
+                format_timestamp(intent.not_before),
+            ),
+        )
+        written += cursor.rowcount
+    return written
+
+
+# -- reading ------------------------------------------------------------------------------
+
+
+def intent(connection: sqlite3.Connection, intent_id: int) -> IntentRow | None:
+    found = connection.execute(f"SELECT {_COLUMNS} FROM outbox WHERE id = ?", (intent_id,)).fetchone()
+    return None if found is None else _row(found)
+
+
+def intents_in(connection: sqlite3.Connection, states: Sequence[IntentState]) -> list[IntentRow]:
+    marks = ", ".join("?" for _ in states)
+    rows = connection.execute(
+        f"SELECT {_COLUMNS} FROM outbox WHERE state IN ({marks}) ORDER BY id", [str(s) for s in states]
+    ).fetchall()
+    return [_row(found) for found in rows]
+
+
+def next_due(connection: sqlite3.Connection, now: datetime, passed_over: Iterable[int]) -> IntentRow | None:
+    """The oldest pending intent due by ``now`` that this flush has not already claimed."""
+    skipped = sorted(set(passed_over))
+    marks = ", ".join("?" for _ in skipped)
+    exclusion = f" AND id NOT IN ({marks})" if skipped else ""
+    found = connection.execute(
+        f"SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND not_before <= ?{exclusion}"
+        " ORDER BY not_before, id LIMIT 1",
+        [format_timestamp(now), *skipped],
+    ).fetchone()
+    return None if found is None else _row(found)
+
+
+def due_for_reconciliation(
+    connection: sqlite3.Connection, sent_before: datetime, now: datetime, limit: int | None
+) -> list[IntentRow]:
+    """Sending intents older than ``sent_before`` whose backoff has passed, oldest first."""
+    rows = connection.execute(
+        f"SELECT {_COLUMNS} FROM outbox WHERE state = 'sending' AND sending_at <= ?"
+        " AND (reconcile_at IS NULL OR reconcile_at <= ?) ORDER BY sending_at, id LIMIT ?",
+        (format_timestamp(sent_before), format_timestamp(now), -1 if limit is None else limit),
+    ).fetchall()
+    return [_row(found) for found in rows]
+
+
+def is_held(connection: sqlite3.Connection) -> bool:
+    return connection.execute("SELECT 1 FROM hold_marker").fetchone() is not None
+
+
+def record(connection: sqlite3.Connection, event_id: int) -> RecordSnapshot | None:
+    found = connection.execute(
+        "SELECT id, state, reason, bucket_id, recording_id, acknowledge, reply_kind, reply_bucket_id,"
+        " reply_recording_id FROM events WHERE id = ?",
+        (event_id,),
+    ).fetchone()
+    if found is None:
+        return None
+    identifier, state, reason, bucket, recording, acknowledge, reply_kind, reply_bucket, reply_recording = (
+        found
+    )
+    return RecordSnapshot(
+        event_id=identifier,
+        state=RecordState(state),
+        reason=reason,
+        bucket_id=bucket,
+        recording_id=recording,
+        acknowledge=bool(acknowledge),
+        reply_kind=MessageKind(reply_kind) if reply_kind else None,
+        reply_bucket_id=reply_bucket,
+        reply_recording_id=reply_recording,
+    )
+
+
+def task_events_of_event(connection: sqlite3.Connection, event_id: int) -> list[TaskEventSnapshot]:
+    rows = connection.execute(
+        "SELECT event_id, delivery, guard, ack_id, reply_id, adopted_reply_id FROM task_events"
+        " WHERE event_id = ?",
+        (event_id,),
+    ).fetchall()
+    return [_task_event(found) for found in rows]
+
+
+def _task_event(found: Sequence[object]) -> TaskEventSnapshot:
+    event_id, delivery, guard, ack_id, reply_id, adopted = found
+    return TaskEventSnapshot(
+        event_id=int(str(event_id)),
+        delivery=DeliveryState(str(delivery)),
+        guard=GuardState(str(guard)),
+        ack_id=None if ack_id is None else int(str(ack_id)),
+        reply_id=None if reply_id is None else int(str(reply_id)),
+        adopted_reply_id=None if adopted is None else int(str(adopted)),
+    )
+
+
+def attempt(connection: sqlite3.Connection, attempt_id: str) -> AttemptSnapshot | None:
+    found = connection.execute(
+        "SELECT id, task_id, state, launched_at, progress_at, stop_reason FROM attempts WHERE id = ?",
+        (attempt_id,),
+    ).fetchone()
+    if found is None:
+        return None
+    identifier, task_id, state, launched_at, progress_at, stop_reason = found
+    return AttemptSnapshot(
+        attempt_id=identifier,
+        task_id=task_id,
+        state=AttemptState(state),
+        started_at=parse_timestamp(launched_at),
+        progress_at=_time(progress_at),
+        stop_reason=stop_reason,
+    )
+
+
+def receipts_owned_by_others(
+    connection: sqlite3.Connection, intent_id: int, kind: MessageKind, candidates: Iterable[int]
+) -> frozenset[int]:
+    """Which of ``candidates`` are already another intent's receipt of the same message kind."""
+    owned: set[int] = set()
+    wanted = sorted(set(candidates))
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ", ".join("?" for _ in chunk)
+        owned.update(
+            row[0]
+            for row in connection.execute(
+                "SELECT receipt_id FROM outbox WHERE message_kind = ? AND id <> ?"
+                f" AND receipt_id IN ({marks})",
+                [str(kind), intent_id, *chunk],
+            )
+        )
+    return frozenset(owned)
+
+
+def worker_task_events(connection: sqlite3.Connection, candidates: Iterable[int]) -> list[TaskEventSnapshot]:
+    """Task rows whose worker reported (or had adopted) one of ``candidates`` as its message."""
+    wanted = sorted(set(candidates))
+    found: list[TaskEventSnapshot] = []
+    for start in range(0, len(wanted), 300):
+        chunk = wanted[start : start + 300]
+        marks = ", ".join("?" for _ in chunk)
+        found.extend(
+            _task_event(row)
+            for row in connection.execute(
+                "SELECT event_id, delivery, guard, ack_id, reply_id, adopted_reply_id FROM task_events"
+                f" WHERE ack_id IN ({marks}) OR reply_id IN ({marks}) OR adopted_reply_id IN ({marks})",
+                [*chunk, *chunk, *chunk],
+            )
+        )
+    return found
+
+
+def rivals(connection: sqlite3.Connection, row: IntentRow) -> list[Rival]:
+    """Other intents at the same destination that could claim the same message."""
+    marks = ", ".join("?" for _ in RIVAL_STATES)
+    return [
+        Rival(intent_id=identifier, body=body)
+        for identifier, body in connection.execute(
+            "SELECT id, body FROM outbox WHERE message_kind = ? AND recording_id = ? AND id <> ?"
+            f" AND receipt_id IS NULL AND state IN ({marks})",
+            [str(row.destination.kind), row.destination.recording_id, row.id, *RIVAL_STATES],
+        )
+    ]
+
+
+# -- moving intents ------------------------------------------------------------------------
+
+
+def _move(
+    connection: sqlite3.Connection, intent_id: int, expected: IntentState, sql: str, values: Sequence[object]
+) -> None:
+    cursor = connection.execute(
+        f"UPDATE outbox SET {sql} WHERE id = ? AND state = ?", [*values, intent_id, str(expected)]
+    )
+    if cursor.rowcount != 1:
+        raise IntentMoved(f"intent {intent_id} is no longer {expected}")
+
+
+def claim(connection: sqlite3.Connection, intent_id: int, now: datetime) -> None:
+    _move(
+        connection,
+        intent_id,
+        IntentState.pending,
+        "state = 'sending', sending_at = ?",
+        [format_timestamp(now)],
+    )
+
+
+def fire_guard(connection: sqlite3.Connection, event_id: int) -> int:
+    """Mark every armed task row of the event fired: the guard is reported from its claim."""
+    return connection.execute(
+        "UPDATE task_events SET guard = 'fired' WHERE event_id = ? AND guard = 'armed'", (event_id,)
+    ).rowcount
+
+
+def cancel(
+    connection: sqlite3.Connection, intent_id: int, expected: IntentState, note: str, now: datetime
+) -> None:
+    _move(
+        connection,
+        intent_id,
+        expected,
+        "state = 'canceled', note = ?, finished_at = ?",
+        [note, format_timestamp(now)],
+    )
+
+
+def record_receipt(
+    connection: sqlite3.Connection, intent_id: int, receipt_id: int, note: str, now: datetime
+) -> None:
+    _move(
+        connection,
+        intent_id,
+        IntentState.sending,
+        "state = 'sent', receipt_id = ?, note = ?, finished_at = ?",
+        [receipt_id, note, format_timestamp(now)],
+    )
+
+
+def defer(
+    connection: sqlite3.Connection, intent_id: int, reconcile_at: datetime, failures: int | None = None
+) -> None:
+    """Leave a sending intent for reconciliation at ``reconcile_at``."""
+    if failures is None:
+        _move(
+            connection, intent_id, IntentState.sending, "reconcile_at = ?", [format_timestamp(reconcile_at)]
+        )
+    else:
+        _move(
+            connection,
+            intent_id,
+            IntentState.sending,
+            "reconcile_at = ?, reconcile_failures = ?",
+            [format_timestamp(reconcile_at), failures],
+        )
+
+
+def make_indeterminate(
+    connection: sqlite3.Connection, intent_id: int, note: str, now: datetime, failures: int | None = None
+) -> None:
+    if failures is None:
+        _move(
+            connection,
+            intent_id,
+            IntentState.sending,
+            "state = 'indeterminate', note = ?, finished_at = ?",
+            [note, format_timestamp(now)],
+        )
+    else:
+        _move(
+            connection,
+            intent_id,
+            IntentState.sending,
+            "state = 'indeterminate', note = ?, finished_at = ?, reconcile_failures = ?",
+            [note, format_timestamp(now), failures],
+        )

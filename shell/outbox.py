@@ -1,0 +1,372 @@
+"""The sender: claim, exactly one request, then a receipt -- or, after doubt, a listing.
+
+Rules (the outbox's ten invariants, ../shared/reference/lifecycle-outbox-pr.txt):
+1. The only path to a request is a claim: pending -> sending, committed, by compare-and-set,
+   before the request is made. A guard's armed task events are marked fired in the claim's
+   own transaction, and that is final (invariants 3 and 9).
+2. At claim time ``core.claim`` decides whether the intent is still called for; if not, it is
+   canceled with a note and nothing is sent.
+3. A claimed intent gets exactly one request. A receipt makes it sent; a refusal (nothing was
+   created) cancels it with the refused note, for a person to resend; any doubt leaves it
+   sending, to be reconciled once the request has had ``reconcile_after`` to land, counted
+   from the failure. Nothing sending is ever posted again (invariant 4).
+4. Reconciliation lists the destination and applies ``core.adoption``: adopt the one unowned,
+   non-worker, rival-free match, or leave the intent indeterminate for a person. A failing
+   listing backs off (``core.reconcile``) and gives up as indeterminate after ten failures; an
+   unlistable destination is indeterminate at once (invariants 5 and 10).
+5. Sending and reconciling are serialized by one lock, so an intent this process is sending
+   is never reconciled under it. One flush never claims the same intent twice.
+6. The hold pauses sending; reconciliation goes on. After a request that could not connect,
+   nothing more is claimed until a read succeeds; while a 429's Retry-After runs, nothing is
+   claimed: an outage or a rate limit cannot turn a queue of notices into refusals.
+7. A ledger that cannot be read or settled raises ``OutboxLedgerError``: it stops a start,
+   whatever the deadline does. A listing that fails only backs off.
+8. Deadlines are monotonic seconds on the ledger's clock. With a deadline and less than
+   ``MIN_POST_WINDOW`` left nothing is claimed; every request is capped at the deadline.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Protocol
+
+from core import notes
+from core.adoption import Adopt, Indeterminate, decide_adoption, worker_message_ids
+from core.claim import Cancel, Claim, decide_claim
+from core.destinations import Destination, ListedMessage
+from core.edges import IntentState
+from core.intents import IntentKind
+from core.outbox_policy import (
+    OUTBOX_TICK,
+    POST_TIMEOUT,
+    RUN_BATCH,
+    RUN_RECONCILE_BATCH,
+    may_claim,
+    request_timeout,
+)
+from core.posting import PostOutcome, Receipt, RefusalCause, Refused, Uncertain
+from core.reconcile import (
+    LISTING_TIMEOUT,
+    RECONCILE_AFTER,
+    Backoff,
+    GiveUp,
+    after_failed_listing,
+    listing_since,
+)
+from core.text import message_text
+from shell import ledger_outbox as rows
+from shell.basecamp import ListingFailed, Unlistable
+from shell.crashpoints import pause_at
+from shell.ledger import Ledger
+
+log = logging.getLogger("connector.outbox")
+
+
+class Poster(Protocol):
+    """What the outbox needs of Basecamp: ``shell.basecamp.BasecampClient`` or a fake."""
+
+    def post(self, destination: Destination, body: str, deadline: float | None = None) -> PostOutcome: ...
+    def list(
+        self, destination: Destination, since: datetime, creator_id: int, deadline: float
+    ) -> list[ListedMessage]: ...
+    def ready_in(self) -> float: ...
+    def probe(self, deadline: float) -> None: ...
+
+
+class OutboxLedgerError(Exception):
+    """The ledger could not be read or settled: the connector must not carry on as if it had."""
+
+
+class SendResult(StrEnum):
+    sent = "sent"
+    refused = "refused"
+    uncertain = "uncertain"
+    canceled = "canceled"
+    nothing_due = "nothing_due"
+    held = "held"
+    waiting = "waiting"  # an outage or a rate limit: claim nothing for now
+    no_time = "no_time"
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxOptions:
+    reconcile_after: timedelta = RECONCILE_AFTER
+    post_timeout: timedelta = POST_TIMEOUT
+    listing_timeout: timedelta = LISTING_TIMEOUT
+    run_batch: int = RUN_BATCH
+    run_reconcile_batch: int = RUN_RECONCILE_BATCH
+    tick: timedelta = OUTBOX_TICK
+    probe_timeout: timedelta = timedelta(seconds=10)
+
+
+@dataclass(slots=True)
+class FlushSummary:
+    results: list[SendResult] = field(default_factory=list)
+
+    def count(self, result: SendResult) -> int:
+        return self.results.count(result)
+
+
+class Outbox:
+    """The one sender of lifecycle messages for one ledger."""
+
+    def __init__(
+        self, ledger: Ledger, poster: Poster, agent_id: int, options: OutboxOptions | None = None
+    ) -> None:
+        self._ledger = ledger
+        self._poster = poster
+        self._agent_id = agent_id
+        self._options = options or OutboxOptions()
+        self._clock = ledger.clock
+        self._lock = threading.Lock()
+        self._needs_a_read = False
+
+    # -- sending ---------------------------------------------------------------------------
+
+    def flush(
+        self, deadline: float | None = None, limit: int | None = None, stop_when_uncertain: bool = False
+    ) -> FlushSummary:
+        """Send what is due, at most ``limit`` claims; never the same intent twice."""
+        summary = FlushSummary()
+        claimed: set[int] = set()
+        while limit is None or len(claimed) < limit:
+            result = self.send_next(claimed, deadline)
+            summary.results.append(result)
+            if result in (SendResult.nothing_due, SendResult.held, SendResult.waiting, SendResult.no_time):
+                break
+            if stop_when_uncertain and result is SendResult.uncertain:
+                break
+        return summary
+
+    def send_next(self, claimed: set[int], deadline: float | None = None) -> SendResult:
+        """Claim the next due intent and make its one request."""
+        with self._lock:
+            now = self._clock.now()
+            deadline_at = self._wall(deadline)
+            if not may_claim(now, deadline_at, self._options.post_timeout):
+                return SendResult.no_time
+            if not self._may_send(deadline):
+                return SendResult.waiting
+            with self._settling("claim"), self._ledger.write() as connection:
+                if rows.is_held(connection):
+                    return SendResult.held
+                row = rows.next_due(connection, now, claimed)
+                if row is None:
+                    return SendResult.nothing_due
+                claimed.add(row.id)
+                decision = self._claim_decision(connection, row)
+                match decision:
+                    case Cancel(note):
+                        rows.cancel(connection, row.id, IntentState.pending, note, now)
+                    case Claim(mark_guard_fired):
+                        rows.claim(connection, row.id, now)
+                        if mark_guard_fired and row.event_id is not None:
+                            rows.fire_guard(connection, row.event_id)
+            if isinstance(decision, Cancel):
+                self._log(row, "canceled", note=decision.note)
+                return SendResult.canceled
+            self._log(row, "sending")
+            pause_at("after_claim")
+            timeout = request_timeout(self._clock.now(), self._wall(deadline), self._options.post_timeout)
+            outcome = self._poster.post(
+                row.destination, row.body, self._clock.monotonic() + timeout.total_seconds()
+            )
+            pause_at("after_post")
+            return self._settle_post(row, outcome)
+
+    def _claim_decision(self, connection: sqlite3.Connection, row: rows.IntentRow) -> Claim | Cancel:
+        match row.kind:
+            case IntentKind.guard_ack | IntentKind.holding_reply:
+                if row.event_id is None:
+                    return Cancel(notes.NO_LONGER_CALLED_FOR)
+                return decide_claim(
+                    row.kind,
+                    record=rows.record(connection, row.event_id),
+                    task_events=rows.task_events_of_event(connection, row.event_id),
+                )
+            case IntentKind.still_running:
+                found = None if row.attempt_id is None else rows.attempt(connection, row.attempt_id)
+                return decide_claim(row.kind, attempt=found)
+            case IntentKind.completion:
+                return decide_claim(row.kind)
+
+    def _settle_post(self, row: rows.IntentRow, outcome: PostOutcome) -> SendResult:
+        now = self._clock.now()
+        with self._settling("record the post's outcome"), self._ledger.write() as connection:
+            match outcome:
+                case Receipt(receipt_id):
+                    rows.record_receipt(connection, row.id, receipt_id, "", now)
+                case Refused():
+                    rows.cancel(connection, row.id, IntentState.sending, notes.REFUSED_NOTE, now)
+                case Uncertain():
+                    rows.defer(connection, row.id, now + self._options.reconcile_after)
+        match outcome:
+            case Receipt(receipt_id):
+                self._log(row, "sent", receipt_id=receipt_id)
+                return SendResult.sent
+            case Refused(cause, status, detail):
+                if cause is RefusalCause.not_connected:
+                    self._needs_a_read = True
+                self._log(row, "canceled", note=f"{notes.REFUSED_NOTE} ({detail})", status=status)
+                return SendResult.refused
+            case Uncertain(cause, status, _):
+                self._log(row, "sending", note=f"uncertain: {cause}", status=status)
+                return SendResult.uncertain
+
+    def _may_send(self, deadline: float | None) -> bool:
+        """No claim while a 429's wait runs, or after a failed connection until a read succeeds."""
+        if self._poster.ready_in() > 0:
+            return False
+        if not self._needs_a_read:
+            return True
+        probe_deadline = self._clock.monotonic() + self._options.probe_timeout.total_seconds()
+        if deadline is not None:
+            probe_deadline = min(probe_deadline, deadline)
+        try:
+            self._poster.probe(probe_deadline)
+        except Exception as error:
+            log.info("outbox waiting: Basecamp still unreachable (%s)", type(error).__name__)
+            return False
+        self._needs_a_read = False
+        return True
+
+    # -- reconciling -----------------------------------------------------------------------
+
+    def reconcile(
+        self, age: timedelta | None = None, limit: int | None = None, deadline: float | None = None
+    ) -> int:
+        """List the destinations of sending intents older than ``age``; the number listed."""
+        with self._lock:
+            now = self._clock.now()
+            wait = self._options.reconcile_after if age is None else age
+            with self._settling("list sending intents"), self._ledger.read() as connection:
+                due = rows.due_for_reconciliation(connection, now - wait, now, limit)
+            listed = 0
+            for row in due:
+                if deadline is not None and self._clock.monotonic() >= deadline:
+                    break
+                self._reconcile_one(row, deadline)
+                listed += 1
+            return listed
+
+    def _reconcile_one(self, row: rows.IntentRow, deadline: float | None) -> None:
+        since = listing_since(row.sending_at, row.created_at)
+        bound = self._clock.monotonic() + self._options.listing_timeout.total_seconds()
+        if deadline is not None:
+            bound = min(bound, deadline)
+        try:
+            listed = self._poster.list(row.destination, since, self._agent_id, bound)
+        except ListingFailed as error:
+            if deadline is not None and self._clock.monotonic() >= deadline:
+                return  # the caller's bound ended the listing: that says nothing of the destination
+            self._listing_failed(row, isinstance(error, Unlistable), str(error))
+            return
+        now = self._clock.now()
+        with self._settling("settle a reconciliation"), self._ledger.write() as connection:
+            current = rows.intent(connection, row.id)
+            if current is None or current.state is not IntentState.sending:
+                return
+            words = message_text(current.body)
+            matching = [message.id for message in listed if message.text == words]
+            worker_rows = rows.worker_task_events(connection, matching)
+            decision = decide_adoption(
+                intent_id=current.id,
+                body=current.body,
+                listed=listed,
+                since=since,
+                agent_id=self._agent_id,
+                owned_receipts=rows.receipts_owned_by_others(
+                    connection, current.id, current.destination.kind, matching
+                ),
+                worker_messages=worker_message_ids(current.destination.kind, worker_rows),
+                rivals=rows.rivals(connection, current),
+            )
+            match decision:
+                case Adopt(receipt_id):
+                    rows.record_receipt(connection, current.id, receipt_id, notes.ADOPTED, now)
+                case Indeterminate(note):
+                    rows.make_indeterminate(connection, current.id, note, now)
+        match decision:
+            case Adopt(receipt_id):
+                self._log(current, "sent", receipt_id=receipt_id, note=notes.ADOPTED)
+            case Indeterminate(note):
+                self._log(current, "indeterminate", note=note)
+
+    def _listing_failed(self, row: rows.IntentRow, unlistable: bool, detail: str) -> None:
+        now = self._clock.now()
+        with self._settling("record a failed listing"), self._ledger.write() as connection:
+            current = rows.intent(connection, row.id)
+            if current is None or current.state is not IntentState.sending:
+                return
+            outcome = after_failed_listing(current.reconcile_failures, unlistable, now)
+            match outcome:
+                case Backoff(reconcile_at, failures):
+                    rows.defer(connection, current.id, reconcile_at, failures)
+                case GiveUp(note, failures):
+                    rows.make_indeterminate(connection, current.id, note, now, failures)
+        match outcome:
+            case Backoff(reconcile_at, failures):
+                log.info(
+                    "outbox intent=%d listing failed (%d): %s; next at %s",
+                    row.id,
+                    failures,
+                    detail,
+                    reconcile_at.isoformat(),
+                )
+            case GiveUp(note, failures):
+                self._log(row, "indeterminate", note=note)
+
+    # -- the lifecycle ---------------------------------------------------------------------
+
+    def start(self, deadline: float) -> FlushSummary:
+        """Before anything else runs: reconcile what a previous process left, then send."""
+        self.reconcile(deadline=deadline)
+        return self.flush(deadline=deadline, stop_when_uncertain=True)
+
+    def run_once(self) -> FlushSummary:
+        """One tick: a batch of sends, then at most one listing."""
+        summary = self.flush(limit=self._options.run_batch)
+        self.reconcile(limit=self._options.run_reconcile_batch)
+        return summary
+
+    def run(self, stop: threading.Event) -> None:
+        """Tick until ``stop`` is set. A ledger failure is logged and the tick tried again."""
+        while not stop.is_set():
+            try:
+                self.run_once()
+            except OutboxLedgerError as error:
+                log.error("outbox: %s", error)
+            stop.wait(self._options.tick.total_seconds())
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _wall(self, deadline: float | None) -> datetime | None:
+        if deadline is None:
+            return None
+        return self._clock.now() + timedelta(seconds=deadline - self._clock.monotonic())
+
+    @contextmanager
+    def _settling(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except (sqlite3.Error, rows.IntentMoved) as error:
+            raise OutboxLedgerError(f"the ledger could not {what}: {error}") from error
+
+    def _log(self, row: rows.IntentRow, state: str, **details: object) -> None:
+        extra = "".join(f" {key}={value}" for key, value in details.items() if value is not None)
+        log.info(
+            "outbox intent=%d kind=%s state=%s event=%s attempt=%s%s",
+            row.id,
+            row.kind,
+            state,
+            row.event_id,
+            row.attempt_id,
+            extra,
+        )
