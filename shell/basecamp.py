@@ -223,7 +223,7 @@ class BasecampClient:
                 headers = self._headers() | {"Content-Type": "application/json; charset=utf-8"}
                 connection.request("POST", path, body=payload, headers=headers)
                 response = connection.getresponse()
-                raw = response.read()
+                raw = response.data  # urllib3 preloads the body inside getresponse()
             except (TimeoutError, urllib3.exceptions.TimeoutError) as error:
                 return Uncertain(UncertainCause.timeout, None, f"no answer in time: {type(error).__name__}")
             except (OSError, HTTPException, urllib3.exceptions.HTTPError) as error:

@@ -79,7 +79,7 @@ def test_a_line_shifted_across_pages_is_one_message(standin: StandIn, make_clien
     destination = where(standin, MessageKind.chat_line)
     agent = standin.world.agent.id
     start = datetime.now(UTC) - timedelta(minutes=5)
-    ids = seed(standin, destination, agent, 4, start)
+    ids = seed(standin, destination, agent, 4, start + timedelta(seconds=1))  # Basecamp keeps milliseconds
     standin.add_fault(
         Fault(action=FaultAction.hang, method="GET", path_contains="/lines.json", delay=0.6, times=None)
     )
