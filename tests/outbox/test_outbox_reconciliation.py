@@ -9,8 +9,15 @@ from tests.support.fake_basecamp import SOMEONE_ELSE, FakeBasecamp, Listing, Pos
 from tests.support.ledger_world import LedgerWorld, boost_on
 
 
-def lose_the_answer(world: LedgerWorld, outbox: Outbox, basecamp: FakeBasecamp, clock: FakeClock,
-                    event_id: int = 101, landed: bool = True) -> None:
+def lose_the_answer(
+    world: LedgerWorld,
+    outbox: Outbox,
+    basecamp: FakeBasecamp,
+    clock: FakeClock,
+    *,
+    event_id: int = 101,
+    landed: bool = True,
+) -> None:
     world.request(event_id)
     clock.advance(31)
     basecamp.posts = [Post.lost_after_landing if landed else Post.lost_before_landing]
@@ -100,20 +107,25 @@ def test_indeterminate_and_abandoned_rivals_block_adoption(
         world.request(event_id + 1, recording_id=event_id)
         with ledger.write() as connection:
             connection.execute(
-                "UPDATE outbox SET state = 'sending', sending_at = ? WHERE event_id = ?", (world.now(), event_id + 1)
+                "UPDATE outbox SET state = 'sending', sending_at = ? WHERE event_id = ?",
+                (world.now(), event_id + 1),
             )
             connection.execute(
                 "UPDATE outbox SET state = 'indeterminate', note = 'x' WHERE event_id = ?", (event_id + 1,)
             )
             if rival_state == "abandoned":
-                connection.execute("UPDATE outbox SET state = 'abandoned' WHERE event_id = ?", (event_id + 1,))
+                connection.execute(
+                    "UPDATE outbox SET state = 'abandoned' WHERE event_id = ?", (event_id + 1,)
+                )
         clock.advance(31)
         basecamp.posts = [Post.lost_after_landing]
         outbox.flush()
         clock.advance(61)
         outbox.run_once()
         with ledger.read() as connection:
-            (state, note), = connection.execute("SELECT state, note FROM outbox WHERE event_id = ?", (event_id,))
+            ((state, note),) = connection.execute(
+                "SELECT state, note FROM outbox WHERE event_id = ?", (event_id,)
+            )
         assert state == "indeterminate", rival_state
         assert note.startswith("intent "), rival_state
 

@@ -26,7 +26,9 @@ def test_a_due_guard_is_claimed_posted_once_and_receipted(
         assert connection.execute("SELECT receipt_id FROM outbox").fetchone() == (message.id,)
 
 
-def test_a_guard_waits_its_thirty_seconds(world: LedgerWorld, outbox: Outbox, basecamp: FakeBasecamp, clock: FakeClock) -> None:
+def test_a_guard_waits_its_thirty_seconds(
+    world: LedgerWorld, outbox: Outbox, basecamp: FakeBasecamp, clock: FakeClock
+) -> None:
     world.request(101)
     clock.advance(29)
     assert outbox.flush().results == [SendResult.nothing_due]
@@ -65,7 +67,9 @@ def test_a_guard_is_reported_fired_from_its_claim(
     basecamp.before_post = read_guard
     outbox.flush()
     assert guards == ["fired"]
-    assert world.get_dispatch(task_id, 101) == "fired", "a worker asking now is told the connector acknowledged"
+    assert world.get_dispatch(task_id, 101) == "fired", (
+        "a worker asking now is told the connector acknowledged"
+    )
 
 
 def test_a_refused_request_is_canceled_with_the_note_and_never_listed(

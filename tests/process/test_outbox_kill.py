@@ -1,0 +1,160 @@
+"""SIGKILL a real sender process mid-post, restart it, and count the POSTs that reached Basecamp.
+
+(a) killed after Basecamp created the message but before the receipt was committed: the
+    restart adopts exactly that message and posts nothing.
+(b) killed after the claim committed but before any request: the restart posts nothing and,
+    after the wait, the intent is indeterminate, for a person.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from core import notes
+from shell.ledger import Ledger, open_ledger
+from shell.lifecycle_hooks import LifecycleHooks
+from shell.standin.faults import Fault, FaultAction
+from shell.standin.server import StandIn
+from tests.support.ledger_world import LedgerWorld
+
+pytestmark = pytest.mark.slow
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def standin() -> Iterator[StandIn]:
+    with StandIn(world="empty") as server:
+        yield server
+
+
+@pytest.fixture
+def ledger(tmp_path: Path) -> Iterator[Ledger]:
+    directory = tmp_path / "state"
+    directory.mkdir(mode=0o700)
+    with open_ledger(directory / "ledger.sqlite3") as opened:
+        yield opened
+
+
+class Sender:
+    """One child process running the outbox; killed only by the test that started it."""
+
+    def __init__(self, ledger: Ledger, standin: StandIn, pause_at: str | None = None) -> None:
+        environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
+        if pause_at:
+            environment["CONNECTOR_PAUSE_AT"] = pause_at
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tests.support.sender_process",
+                "--ledger",
+                str(ledger.path),
+                "--base-url",
+                standin.base_url,
+                "--account",
+                str(standin.world.account_id),
+                "--agent",
+                str(standin.world.agent.id),
+                "--reconcile-after",
+                "1",
+            ],
+            cwd=REPOSITORY,
+            env=environment,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdin is not None
+        self.process.stdin.write(standin.world.token + "\n")
+        self.process.stdin.close()
+
+    def wait_for_stderr(self, line: str, timeout: float = 20) -> None:
+        assert self.process.stderr is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            text = self.process.stderr.readline()
+            if line in text:
+                return
+            if not text and self.process.poll() is not None:
+                break
+        pytest.fail(f"the sender never printed {line!r}")
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+        assert self.process.returncode == -signal.SIGKILL
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=20)
+        assert self.process.returncode == 0, self.process.stderr.read() if self.process.stderr else ""
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    pytest.fail("the condition never held")
+
+
+def due_guard(ledger: Ledger, standin: StandIn) -> int:
+    """A mention on the world's card, admitted; its guard due at once."""
+    world = LedgerWorld(ledger, LifecycleHooks(guard_delay=timedelta(0)))
+    project = standin.world.projects[0]
+    world.seen(501, recording_id=project.recordings[0].id)
+    with ledger.write() as connection:
+        connection.execute("UPDATE events SET bucket_id = ? WHERE id = 501", (project.id,))
+    world.verdict(501, "admitted")
+    return project.recordings[0].id
+
+
+def intent_state(ledger: Ledger) -> tuple[str, int | None, str]:
+    with ledger.read() as connection:
+        state, receipt, note = connection.execute("SELECT state, receipt_id, note FROM outbox").fetchone()
+    return state, receipt, note
+
+
+def test_killed_after_basecamp_created_the_message_the_restart_adopts_it_and_posts_nothing(
+    ledger: Ledger, standin: StandIn
+) -> None:
+    recording = due_guard(ledger, standin)
+    standin.add_fault(Fault(action=FaultAction.create_then_delay, method="POST", delay=30.0))
+    first = Sender(ledger, standin)
+    wait_until(lambda: len(standin.messages("boost", recording)) == 1)
+    first.kill()
+    assert intent_state(ledger)[0] == "sending"
+
+    second = Sender(ledger, standin)
+    wait_until(lambda: intent_state(ledger)[0] != "sending")
+    second.stop()
+    (message,) = standin.messages("boost", recording)
+    assert intent_state(ledger) == ("sent", message["id"], notes.ADOPTED)
+    assert standin.post_count() == 1
+
+
+def test_killed_after_the_claim_before_any_request_the_restart_posts_nothing(
+    ledger: Ledger, standin: StandIn
+) -> None:
+    due_guard(ledger, standin)
+    first = Sender(ledger, standin, pause_at="after_claim")
+    first.wait_for_stderr("paused at after_claim")
+    first.kill()
+    assert intent_state(ledger)[0] == "sending"
+
+    second = Sender(ledger, standin)
+    wait_until(lambda: intent_state(ledger)[0] != "sending")
+    second.stop()
+    assert intent_state(ledger) == ("indeterminate", None, notes.matching_messages(0))
+    assert standin.post_count() == 0
