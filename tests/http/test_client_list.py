@@ -195,12 +195,15 @@ def test_a_retry_that_would_pass_the_deadline_is_not_waited(
     standin: StandIn, make_client: MakeClient
 ) -> None:
     standin.add_fault(Fault(action=FaultAction.rate_limit, method="GET", retry_after="100"))
-    client = make_client(clock=FakeClock())
+    clock = FakeClock()
+    client = make_client(clock=clock)
+    before = clock.monotonic()
     with pytest.raises(ListingFailed, match="deadline"):
         client.list(
             where(standin, MessageKind.comment), LONG_AGO, standin.world.agent.id, client.deadline_in(30)
         )
     assert len(standin.requests()) == 1
+    assert clock.monotonic() - before < 1, "it did not sit out a wait it knew would pass the deadline"
 
 
 def test_a_lagging_message_is_absent_until_it_shows(standin: StandIn, make_client: MakeClient) -> None:

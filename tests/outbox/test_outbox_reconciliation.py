@@ -1,11 +1,13 @@
 """Reconciliation by listing, never by posting: invariants 4, 5 and 10."""
 
+import contextlib
+
 from core import notes
 from core.reconcile import MAX_RECONCILE_FAILURES
 from shell.clock import FakeClock
 from shell.ledger import Ledger
 from shell.outbox import Outbox, SendResult
-from tests.support.fake_basecamp import SOMEONE_ELSE, FakeBasecamp, Listing, Post
+from tests.support.fake_basecamp import AGENT_ID, SOMEONE_ELSE, FakeBasecamp, Listing, Post
 from tests.support.ledger_world import LedgerWorld, boost_on
 
 
@@ -206,3 +208,32 @@ def test_a_running_outbox_sends_a_batch_then_lists_at_most_one_destination(
     assert basecamp.calls[-1][0] == "list", "the due sends went first"
     outbox.run_once()
     assert basecamp.list_count() == 2
+
+
+class Crash(Exception):
+    """The process died here."""
+
+
+def test_a_restart_leaves_a_young_sending_intent_its_minute_to_land(
+    world: LedgerWorld, ledger: Ledger, basecamp: FakeBasecamp, clock: FakeClock
+) -> None:
+    world.request(101)
+    clock.advance(31)
+
+    def die(destination: object, body: str) -> None:
+        raise Crash
+
+    basecamp.before_post = die
+    with contextlib.suppress(Crash):  # the claim committed; the process died before the request
+        Outbox(ledger, basecamp, AGENT_ID).flush()
+    basecamp.before_post = None
+    restarted = Outbox(ledger, basecamp, AGENT_ID)
+    clock.advance(10)
+    restarted.start(deadline=clock.monotonic() + 60)
+    restarted.run_once()
+    assert basecamp.list_count() == 0, "listing it now could only call it indeterminate for want of patience"
+    clock.advance(51)
+    restarted.run_once()
+    assert basecamp.list_count() == 1
+    assert world.outbox() == [(1, "guard_ack", "indeterminate", notes.matching_messages(0))]
+    assert basecamp.post_count() == 0
