@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -158,3 +159,9 @@ def test_killed_after_the_claim_before_any_request_the_restart_posts_nothing(
     second.stop()
     assert intent_state(ledger) == ("indeterminate", None, notes.matching_messages(0))
     assert standin.post_count() == 0
+    listed = subprocess.run(
+        [str(REPOSITORY / "bin" / "outbox-resolve"), "--ledger", str(ledger.path), "--json", "list"],
+        capture_output=True, text=True, check=True, timeout=60,
+    )
+    (waiting,) = json.loads(listed.stdout)
+    assert (waiting["kind"], waiting["state"], waiting["event_id"]) == ("guard_ack", "indeterminate", 501)
