@@ -360,6 +360,8 @@ class Outbox:
             raise OutboxLedgerError(f"the ledger could not {what}: {error}") from error
 
     def _log(self, row: rows.IntentRow, state: str, **details: object) -> None:
+        if not log.isEnabledFor(logging.INFO):
+            return
         extra = "".join(f" {key}={value}" for key, value in details.items() if value is not None)
         log.info(
             "outbox intent=%d kind=%s state=%s event=%s attempt=%s%s",
