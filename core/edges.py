@@ -2,23 +2,30 @@
 
 Rule 1: a lifecycle is a ``LifecycleTable``: a closed set of ``Edge`` values. A pair of states
 that is not an edge of the table is refused, whoever asks. Nothing outside this module decides
-which moves exist; the ledger's triggers hold the same tables at the database.
+which moves exist; the ledger's triggers hold the same pairs at the database (migrations 0001
+and 0003), and a test tries every pair of every table against both.
 
-Rule 2: every edge names who may take it. ``Actor.automatic`` is the connector itself (a claim,
-the sender, reconciliation, a ledger trigger); ``Actor.person`` is a person's recorded decision.
-An edge taken by the wrong actor is refused.
+Rule 2: every edge names who may take it (``Actor``): ``automatic`` is the connector itself (a
+claim, the sender, reconciliation, a ledger trigger); ``admission`` gives verdicts; the
+``dispatcher`` creates, supersedes and settles tasks and their attempts; the ``worker`` acts
+through its dispatch tools (get_dispatch, ack_dispatch, complete_dispatch); a ``person`` (an
+``operator``: the same actor, two names) decides through a command. An edge taken by the wrong
+actor is refused. Who moves is the core's concern; the database holds only which pairs exist.
 
 Rule 3: an edge may also require the note the moving row carries. That is how a canceled intent
 returns to pending only when Basecamp refused its request (``REFUSED_NOTE``): nothing was created,
 so a resend cannot double it. A guard canceled by get_dispatch never comes back.
 
 Rule 4: writing the state a row already has is refused unless the table says repeats are allowed.
-An outbox intent never "moves" to where it is: its trigger only sees changes.
+An outbox intent never "moves" to where it is: its trigger only sees changes. A record's repeats
+are allowed, whoever writes them, except where the table lists the pair as an edge of its own
+(blocked -> blocked is admission re-deciding; dispatched -> dispatched is a redispatch onto a new
+task): such a pair is a move like any other, taken only by the actors its edge names.
 
 Rule 5: ``step`` answers ``Success(target)`` or ``Failure(IllegalMove)``, naming both states, the
 actor and why. It never raises for a refused move: a refusal is an answer, not a crash.
 
-The outbox intent (spec 4.3), the one table here so far::
+The outbox intent (spec 4.3), ``INTENT_EDGES`` and ``step``::
 
     pending        -> sending        automatic  claim (committed before any request)
     pending        -> canceled       automatic  claim finds it no longer called for; get_dispatch; held
@@ -30,23 +37,91 @@ The outbox intent (spec 4.3), the one table here so far::
     indeterminate  -> pending        person     resolved: resend
     canceled       -> pending        person     resolved: resend, only with the refused note
 
-``sent`` and ``abandoned`` are terminal. The record, task, delivery, guard and attempt states are
-named here too, so their tables can join this file in the same form.
+``sent`` and ``abandoned`` are terminal.
+
+The record (``events.state``; spec 1.4, the #736-#739 contract, and #741's simple hold edges),
+``RECORD_EDGES``; repeats allowed (rule 4)::
+
+    seen        -> admitted    admission             verdict, conversation not live
+    seen        -> queued      admission             verdict, conversation live
+    seen        -> blocked     admission             verdict
+    seen        -> discarded   admission             verdict
+    blocked     -> admitted    admission             re-decided
+    blocked     -> queued      admission             re-decided, conversation live
+    blocked     -> blocked     admission             re-decided: still blocked
+    blocked     -> discarded   admission, person     verdict, or an operator's discard
+    admitted    -> dispatched  dispatcher            joins a task (create_task)
+    queued      -> dispatched  dispatcher            joins a task (create_task)
+    dispatched  -> dispatched  dispatcher            a redispatch onto a new task
+    dispatched  -> admitted    dispatcher            superseded never exposed, or withdrawn for its one retry
+    dispatched  -> blocked     dispatcher            withdrawn again: the worker could not be started twice
+    dispatched  -> completed   worker, dispatcher    complete_dispatch, or the settlement
+    admitted    -> queued      admission, dispatcher lifecycle bookkeeping
+    admitted    -> blocked     admission, dispatcher lifecycle bookkeeping
+    queued      -> blocked     admission, dispatcher lifecycle bookkeeping
+    admitted    -> discarded   person                an operator's discard
+    queued      -> discarded   person                an operator's discard
+    admitted    -> held        person                a hold
+    queued      -> held        person                a hold
+    held        -> admitted    person                a release, or a redispatch
+    held        -> queued      person                a release, conversation live
+    held        -> blocked     person                a redispatch of a record held over a blocking reason
+    held        -> discarded   person                an operator's discard
+
+``completed`` and ``discarded`` are terminal. ``blocked -> dispatched`` is in the original map with
+no caller ("a task needs an instruction, and blocked has none"), so it is not an edge here. #741's
+decision edges out of ``completed`` (a redispatch or discard after settlement, an import) need the
+decisions table and are not here yet: until they are, completed stays terminal.
+
+The task (``tasks.superseded_at``: NULL is live), ``TASK_EDGES``::
+
+    live        -> superseded  dispatcher, person    supersede_task; an operator's redispatch
+
+``superseded`` is final: the token is refused and the task's rows are retired.
+
+The delivery (``task_events.delivery``), forward only, never skipping exposure, ``DELIVERY_EDGES``::
+
+    admitted    -> exposed     worker, dispatcher    get_dispatch; the dispatcher at launch
+    exposed     -> delivered   worker                ack_dispatch (the ack id is written with it, or never)
+    exposed     -> completed   worker, dispatcher    complete_dispatch; the settlement (gone before its ack)
+    delivered   -> completed   worker, dispatcher    complete_dispatch; the settlement
+
+A withdrawal (``withdrawn_at``, the one automatic retry after a proven spawn failure) is a mark on
+an exposed row, not a delivery state.
+
+The guard (``task_events.guard``), written ``''`` or ``armed`` at insert only, ``GUARD_EDGES``::
+
+    armed       -> canceled    worker                get_dispatch
+    armed       -> fired       automatic             the guard acknowledgement's claim
+
+The attempt (``attempts.state``), forward only, ``ATTEMPT_EDGES``::
+
+    launching   -> running     dispatcher            the driver started the process (mark_running)
+    launching   -> ended       dispatcher            the settlement (spawn failed, or lost mid-launch)
+    running     -> ended       dispatcher            the settlement
+
+An ended attempt's stop reason never changes. Only the record table allows repeats.
 """
+
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Generic, TypeVar
+from typing import ClassVar, Generic, TypeVar
 
 from returns.result import Failure, Result, Success
 
 from core.notes import REFUSED_NOTE
 
 __all__ = [
+    "ATTEMPT_EDGES",
+    "DELIVERY_EDGES",
+    "GUARD_EDGES",
     "INTENT_EDGES",
+    "RECORD_EDGES",
     "REFUSED_NOTE",
+    "TASK_EDGES",
     "Actor",
     "AttemptState",
     "DeliveryState",
@@ -56,19 +131,36 @@ __all__ = [
     "IntentState",
     "LifecycleTable",
     "RecordState",
+    "TaskState",
     "step",
 ]
 
 
 class Actor(StrEnum):
-    """Who takes an edge."""
+    """Who takes an edge. ``Actor.operator`` is another name for ``Actor.person``, the same member."""
 
-    automatic = "automatic"
-    person = "person"
+    automatic = "automatic"  # the connector itself: a claim, the sender, reconciliation
+    person = "person"  # a person's recorded decision
+    admission = "admission"  # the verdict on a record
+    dispatcher = "dispatcher"  # tasks, attempts and their settlement
+    worker = "worker"  # the worker's dispatch tools, bound to its task's token
+
+    operator: ClassVar[Actor]  # the spec's word for the person who decides; set below, not a member
 
     def describe(self) -> str:
         """The actor as a refusal names it."""
-        return "a person" if self is Actor.person else "the connector"
+        return _DESCRIPTIONS[self]
+
+
+Actor.operator = Actor.person
+
+_DESCRIPTIONS: dict[Actor, str] = {
+    Actor.automatic: "the connector",
+    Actor.person: "a person",
+    Actor.admission: "admission",
+    Actor.dispatcher: "the dispatcher",
+    Actor.worker: "the worker",
+}
 
 
 class IntentState(StrEnum):
@@ -93,6 +185,13 @@ class RecordState(StrEnum):
     completed = "completed"
     discarded = "discarded"
     held = "held"
+
+
+class TaskState(StrEnum):
+    """A task's state: live while ``tasks.superseded_at`` is NULL, then superseded for good."""
+
+    live = "live"
+    superseded = "superseded"
 
 
 class DeliveryState(StrEnum):
@@ -180,9 +279,9 @@ class LifecycleTable(Generic[StateT]):
         self, source: StateT, target: StateT, actor: Actor, note: str = ""
     ) -> Result[StateT, IllegalMove]:
         """Move from ``source`` to ``target`` as ``actor``, for a row whose note is ``note``."""
-        if source == target and self.repeats_allowed:
-            return Success(target)
         edge = self.edge(source, target)
+        if edge is None and source == target and self.repeats_allowed:
+            return Success(target)  # a repeat; a repeat the table lists as an edge is checked below
         if edge is None:
             return self._refuse(source, target, actor, f"{self.name} never moves from {source} to {target}")
         if actor not in edge.actors:
@@ -233,3 +332,89 @@ def step(
 ) -> Result[IntentState, IllegalMove]:
     """Move an outbox intent from ``source`` to ``target`` as ``actor``; ``note`` is its current note."""
     return INTENT_EDGES.step(source, target, actor, note)
+
+
+_ADMISSION = frozenset({Actor.admission})
+_DISPATCHER = frozenset({Actor.dispatcher})
+_WORKER = frozenset({Actor.worker})
+_WORKER_OR_DISPATCHER = frozenset({Actor.worker, Actor.dispatcher})
+_BOOKKEEPING = frozenset({Actor.admission, Actor.dispatcher})
+_OPERATOR = frozenset({Actor.operator})
+
+_R = RecordState
+
+RECORD_EDGES: LifecycleTable[RecordState] = LifecycleTable(
+    name="a record",
+    repeats_allowed=True,
+    edges=(
+        Edge(_R.seen, _R.admitted, _ADMISSION, "a verdict, the conversation not live"),
+        Edge(_R.seen, _R.queued, _ADMISSION, "a verdict, the conversation live"),
+        Edge(_R.seen, _R.blocked, _ADMISSION, "a verdict"),
+        Edge(_R.seen, _R.discarded, _ADMISSION, "a verdict"),
+        Edge(_R.blocked, _R.admitted, _ADMISSION, "a verdict re-decided"),
+        Edge(_R.blocked, _R.queued, _ADMISSION, "a verdict re-decided, the conversation live"),
+        Edge(_R.blocked, _R.blocked, _ADMISSION, "a verdict re-decided: still blocked"),
+        Edge(_R.blocked, _R.discarded, _ADMISSION | _OPERATOR, "a verdict, or an operator's discard"),
+        Edge(_R.admitted, _R.dispatched, _DISPATCHER, "joining a task"),
+        Edge(_R.queued, _R.dispatched, _DISPATCHER, "joining a task"),
+        Edge(_R.dispatched, _R.dispatched, _DISPATCHER, "a redispatch onto a new task"),
+        Edge(
+            _R.dispatched, _R.admitted, _DISPATCHER,
+            "a supersession of a task that never exposed it, or a withdrawal for its one retry",
+        ),
+        Edge(_R.dispatched, _R.blocked, _DISPATCHER, "a second withdrawal: the worker could not be started"),
+        Edge(_R.dispatched, _R.completed, _WORKER_OR_DISPATCHER, "complete_dispatch, or the settlement"),
+        Edge(_R.admitted, _R.queued, _BOOKKEEPING, "lifecycle bookkeeping"),
+        Edge(_R.admitted, _R.blocked, _BOOKKEEPING, "lifecycle bookkeeping"),
+        Edge(_R.queued, _R.blocked, _BOOKKEEPING, "lifecycle bookkeeping"),
+        Edge(_R.admitted, _R.discarded, _OPERATOR, "an operator's discard"),
+        Edge(_R.queued, _R.discarded, _OPERATOR, "an operator's discard"),
+        Edge(_R.admitted, _R.held, _OPERATOR, "a hold"),
+        Edge(_R.queued, _R.held, _OPERATOR, "a hold"),
+        Edge(_R.held, _R.admitted, _OPERATOR, "a release, or a redispatch"),
+        Edge(_R.held, _R.queued, _OPERATOR, "a release, the conversation live"),
+        Edge(_R.held, _R.blocked, _OPERATOR, "a redispatch of a record held over a blocking reason"),
+        Edge(_R.held, _R.discarded, _OPERATOR, "an operator's discard"),
+    ),
+)
+
+TASK_EDGES: LifecycleTable[TaskState] = LifecycleTable(
+    name="a task",
+    edges=(
+        Edge(
+            TaskState.live, TaskState.superseded, _DISPATCHER | _OPERATOR,
+            "supersede_task, or an operator's redispatch",
+        ),
+    ),
+)
+
+_D = DeliveryState
+
+DELIVERY_EDGES: LifecycleTable[DeliveryState] = LifecycleTable(
+    name="a delivery",
+    edges=(
+        Edge(_D.admitted, _D.exposed, _WORKER_OR_DISPATCHER, "get_dispatch, or the dispatcher at launch"),
+        Edge(_D.exposed, _D.delivered, _WORKER, "ack_dispatch"),
+        Edge(_D.exposed, _D.completed, _WORKER_OR_DISPATCHER, "complete_dispatch, or the settlement"),
+        Edge(_D.delivered, _D.completed, _WORKER_OR_DISPATCHER, "complete_dispatch, or the settlement"),
+    ),
+)
+
+GUARD_EDGES: LifecycleTable[GuardState] = LifecycleTable(
+    name="a guard",
+    edges=(
+        Edge(GuardState.armed, GuardState.canceled, _WORKER, "get_dispatch"),
+        Edge(GuardState.armed, GuardState.fired, _AUTOMATIC, "the guard acknowledgement's claim"),
+    ),
+)
+
+_A = AttemptState
+
+ATTEMPT_EDGES: LifecycleTable[AttemptState] = LifecycleTable(
+    name="an attempt",
+    edges=(
+        Edge(_A.launching, _A.running, _DISPATCHER, "the driver started its process"),
+        Edge(_A.launching, _A.ended, _DISPATCHER, "the settlement of an attempt that never ran"),
+        Edge(_A.running, _A.ended, _DISPATCHER, "the settlement"),
+    ),
+)

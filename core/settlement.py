@@ -50,3 +50,78 @@ def read_back(row: SettledRow) -> SettledEvent:
         settlement = Settlement.unknown
     outcome = row.outcome if settlement is Settlement.reported else EventOutcome.unknown
     return SettledEvent(row.event_id, outcome, row.reply_id, settlement)
+
+
+# -- the settlement itself ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LiveRow:
+    """One live row of the task whose attempt is ending, as the settlement finds it."""
+
+    event_id: int
+    delivery: DeliveryState
+    exposed_by_this_attempt: bool
+    pulled: bool
+    withdrawn_before: bool  # the event already used its one automatic retry, on an earlier task
+    record_state: RecordState
+
+
+@dataclass(frozen=True, slots=True)
+class RowSettlement:
+    """What the settlement writes for one row: its settlement, and the record's new state."""
+
+    event_id: int
+    settlement: Settlement
+    record_to: RecordState | None  # None: the record stays where it is
+    record_reason: str = ""
+
+
+def settle(rows: tuple[LiveRow, ...] | list[LiveRow], spawn_failed: bool) -> tuple[RowSettlement, ...]:
+    """How an attempt's end settles each live row of its task (spec 3.4).
+
+    Rule 6: a reported outcome stands: a completed row is ``reported`` and nothing moves.
+    Rule 7: a row never exposed nor pulled is ``returned``: its record goes back to admitted, to
+    wait for a task of its own. (Whatever a row's delivery says, a pull means a worker saw it.)
+    Rule 8: a launch exposure no worker pulled, on an attempt the driver proved never started a
+    process, is ``withdrawn`` for the one automatic retry (record admitted); if the event already
+    used that retry, it is ``blocked_again`` (record blocked, ``spawn_failed``).
+    Rule 9: anything else exposed ends ``unknown``, record completed: the worker may have acted on
+    it, so it is never run again automatically. A record something else already moved (a
+    person's discard) is settled where it was put.
+    """
+    settled = []
+    for row in rows:
+        dispatched = row.record_state == RecordState.dispatched
+        if row.delivery == DeliveryState.completed:
+            settled.append(RowSettlement(row.event_id, Settlement.reported, None))
+        elif row.delivery == DeliveryState.admitted and not row.pulled:
+            settled.append(
+                RowSettlement(row.event_id, Settlement.returned, RecordState.admitted if dispatched else None)
+            )
+        elif (
+            spawn_failed
+            and row.exposed_by_this_attempt
+            and not row.pulled
+            and row.delivery == DeliveryState.exposed
+        ):
+            if row.withdrawn_before:
+                settled.append(
+                    RowSettlement(
+                        row.event_id,
+                        Settlement.blocked_again,
+                        RecordState.blocked if dispatched else None,
+                        SPAWN_FAILED,
+                    )
+                )
+            else:
+                settled.append(
+                    RowSettlement(
+                        row.event_id, Settlement.withdrawn, RecordState.admitted if dispatched else None
+                    )
+                )
+        else:
+            settled.append(
+                RowSettlement(row.event_id, Settlement.unknown, RecordState.completed if dispatched else None)
+            )
+    return tuple(settled)

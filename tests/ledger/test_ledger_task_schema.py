@@ -146,7 +146,7 @@ def test_one_live_task_per_event(ledger: Ledger, insert: Insert) -> None:
         insert(connection, "task_events", task_id=first, event_id=1)
         with pytest.raises(sqlite3.IntegrityError, match="UNIQUE"):
             insert(connection, "task_events", task_id=second, event_id=1)
-        connection.execute("UPDATE task_events SET retired_at = ? WHERE task_id = ?", (STAMP, first))
+        connection.execute("UPDATE tasks SET superseded_at = ? WHERE id = ?", (STAMP, first))  # retires its rows
         insert(connection, "task_events", task_id=second, event_id=1)
 
 

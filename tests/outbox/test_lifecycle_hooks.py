@@ -5,6 +5,8 @@ import sqlite3
 import pytest
 
 from core.templates import needs_a_person
+from core.snapshots import StopReason
+from shell import ledger_tasks as tasks
 from shell.clock import FakeClock
 from shell.ledger import Ledger
 from shell.lifecycle_hooks import HookError
@@ -124,6 +126,7 @@ def test_no_completion_notice_when_every_event_succeeded_with_a_reply(
     world.request(101)
     task_id = world.task(101)
     attempt_id = world.attempt(task_id)
+    world.get_dispatch(task_id, 101)
     world.report(task_id, 101, "succeeded", reply_id=77)
     world.end_attempt(attempt_id, "finished")
     assert [kind for _, kind, _ in intents(ledger)] == ["guard_ack"]
@@ -133,14 +136,28 @@ def test_a_record_blocked_again_for_a_failed_start_is_read_from_the_record(
     world: LedgerWorld, ledger: Ledger
 ) -> None:
     world.request(101)
-    task_id = world.task(101)
-    attempt_id = world.attempt(task_id)
-    with ledger.write() as connection:  # the settlement blocked the record: its worker never started, twice
-        connection.execute("UPDATE events SET state = 'blocked', reason = 'spawn_failed' WHERE id = 101")
-        connection.execute(
-            "UPDATE attempts SET state = 'ended', stop_reason = 'failed', spawn_failed = 1 WHERE id = ?",
-            (attempt_id,),
+    for _ in range(2):  # the worker's program could not be started, twice
+        with ledger.write() as connection:
+            launched = tasks.launch(
+                connection,
+                101,
+                work_dir="/srv",
+                driver="test",
+                deadline_at=ledger.clock.now(),
+                now=ledger.clock.now(),
+            )
+        with ledger.write() as connection:
+            tasks.end_attempt(
+                connection,
+                launched.attempt_id,
+                StopReason.failed,
+                spawn_failed=True,
+                now=ledger.clock.now(),
+                hooks=world.hooks,
+            )
+    with ledger.read() as connection:
+        assert connection.execute("SELECT state, reason FROM events").fetchone() == (
+            "blocked",
+            "spawn_failed",
         )
-        connection.execute("UPDATE tasks SET superseded_at = 'x', ended_at = 'x' WHERE id = ?", (task_id,))
-        world.hooks.attempt_ended(connection, attempt_id, ledger.clock.now())
     assert "Event 101: the worker could not be started." in body_of(ledger, "completion")

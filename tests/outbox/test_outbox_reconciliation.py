@@ -138,8 +138,8 @@ def test_a_workers_own_acknowledgement_is_never_adopted(
     lose_the_answer(world, outbox, basecamp, clock, landed=False)
     worker_boost = basecamp.seed(boost_on(101), "👀 received")  # the worker's words happen to match
     task_id = world.task(101)
-    with ledger.write() as connection:
-        connection.execute("UPDATE task_events SET ack_id = ? WHERE task_id = ?", (worker_boost, task_id))
+    world.get_dispatch(task_id, 101)
+    world.ack(task_id, 101, worker_boost)
     clock.advance(61)
     outbox.run_once()
     assert world.outbox() == [(1, "guard_ack", "indeterminate", notes.matching_messages(0))]

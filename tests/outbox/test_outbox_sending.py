@@ -204,12 +204,11 @@ def test_get_dispatch_cancels_the_pending_guard_in_its_own_transaction(
 
 
 def test_a_guard_no_longer_called_for_is_canceled_at_claim(
-    world: LedgerWorld, outbox: Outbox, basecamp: FakeBasecamp, clock: FakeClock
+    world: LedgerWorld, ledger: Ledger, outbox: Outbox, basecamp: FakeBasecamp, clock: FakeClock
 ) -> None:
     world.request(101)
-    task_id = world.task(101)
-    world.attempt(task_id)
-    world.report(task_id, 101, "succeeded", reply_id=9)  # the worker acknowledged and answered
+    with ledger.write() as connection:  # a person closed the request before its guard was due
+        connection.execute("UPDATE events SET state = 'discarded', reason = 'by_operator' WHERE id = 101")
     clock.advance(31)
     assert outbox.flush().results[0] is SendResult.canceled
     assert world.outbox() == [(1, "guard_ack", "canceled", notes.NO_LONGER_CALLED_FOR)]

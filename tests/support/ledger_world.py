@@ -18,6 +18,7 @@ from shell.ledger import Ledger
 from shell.lifecycle_hooks import LifecycleHooks
 
 PROJECT = 2_085_958_504
+SNAPSHOT = '{"type": "Kanban::Card", "title": "A card", "content": "<div>please look</div>"}'
 CAMPFIRE = 1_069_478_985
 
 
@@ -55,10 +56,11 @@ class LedgerWorld:
     def verdict(self, event_id: int, state: str, reason: str = "", acknowledge: bool = True) -> None:
         """Admission's verdict and the intents it calls for, in one transaction."""
         with self.ledger.write() as connection:
+            snapshot = SNAPSHOT if state in ("admitted", "queued") else None  # only these carry one
             connection.execute(
                 "UPDATE events SET state = ?, reason = ?, acknowledge = ?, revision = revision + 1,"
-                " decided_at = ?, updated_at = ? WHERE id = ?",
-                (state, reason, int(acknowledge), self.now(), self.now(), event_id),
+                " decided_at = ?, updated_at = ?, snapshot = ? WHERE id = ?",
+                (state, reason, int(acknowledge), self.now(), self.now(), snapshot, event_id),
             )
             self.hooks.verdict_committed(connection, event_id, self.ledger.clock.now())
 
@@ -115,20 +117,26 @@ class LedgerWorld:
             ).fetchone()
         return str(guard)
 
-    def report(
-        self,
-        task_id: int,
-        event_id: int,
-        outcome: str,
-        reply_id: int | None = None,
-        ack_id: int | None = None,
-    ) -> None:
-        """complete_dispatch: the worker's reported outcome."""
+    def ack(self, task_id: int, event_id: int, ack_id: int) -> None:
+        """ack_dispatch: the worker's own acknowledgement, written with the move to delivered."""
         with self.ledger.write() as connection:
             connection.execute(
-                "UPDATE task_events SET delivery = 'completed', outcome = ?, reply_id = ?, ack_id = ?,"
-                " completed_at = ? WHERE task_id = ? AND event_id = ?",
-                (outcome, reply_id, ack_id, self.now(), task_id, event_id),
+                "UPDATE task_events SET delivery = 'delivered', ack_id = ?, delivered_at = ?"
+                " WHERE task_id = ? AND event_id = ? AND delivery = 'exposed'",
+                (ack_id, self.now(), task_id, event_id),
+            )
+
+    def report(
+        self, task_id: int, event_id: int, outcome: str, reply_id: int | None = None, ack_id: int | None = None
+    ) -> None:
+        """complete_dispatch: the worker's reported outcome, on an instruction it pulled (and acknowledged)."""
+        if ack_id is not None:
+            self.ack(task_id, event_id, ack_id)
+        with self.ledger.write() as connection:
+            connection.execute(
+                "UPDATE task_events SET delivery = 'completed', outcome = ?, reply_id = ?, completed_at = ?"
+                " WHERE task_id = ? AND event_id = ?",
+                (outcome, reply_id, self.now(), task_id, event_id),
             )
             connection.execute("UPDATE events SET state = 'completed' WHERE id = ?", (event_id,))
 

@@ -1,0 +1,114 @@
+"""The words the connector says to a worker: fixed, with no content (spec 3.2).
+
+The worker learns its request only by pulling it through the connector's MCP server (named
+``connector``; Claude Code sees its tools as ``mcp__connector__get_dispatch`` and so on). The
+prompt tells it how to pull, acknowledge, work, reply and report, and names nothing a person
+wrote.
+
+Rules:
+1. The prompt is fixed text plus four values: the task id, the event id, the trigger token and
+   the recording URL. Ids are ledger row ids (0 to 2**63-1), rendered as decimal digits;
+   anything else is refused, never rendered.
+2. The trigger token is kept only if it is 1 to 40 characters of ``[a-z0-9_.]``; anything else
+   becomes ``an event``. It is never trimmed or repaired: kept whole, or replaced whole.
+3. The recording URL is kept only if it is ``https``, names a host, carries no user, query or
+   fragment, is at most 200 characters, and its path is ``[A-Za-z0-9/_-]``; anything else
+   becomes ``the recording get_dispatch names``.
+4. The prompt stays within ``MAX_PROMPT_TOKENS`` (estimated as characters / 4, rounded up)
+   whatever the values, so a worker's context is never spent on what the connector says.
+5. The worker acknowledges in its own words unless ``guard_acknowledged`` is true (the
+   connector's guard already spoke), replies in its own words at ``reply_to``, reports each
+   step through the tools, and pulls again until nothing waits.
+"""
+
+from __future__ import annotations
+
+import re
+
+MCP_SERVER_NAME = "connector"
+"""The MCP server's name in the worker's session config; its tools are ``mcp__connector__*``."""
+
+DISPATCH_TOOLS = ("get_dispatch", "ack_dispatch", "complete_dispatch")
+"""The dispatch tools the connector's MCP server offers a worker, in the order it uses them."""
+
+MAX_PROMPT_TOKENS = 500
+"""The budget for anything the connector itself says to a worker (spec 3.1)."""
+
+CHARACTERS_PER_TOKEN = 4
+
+UNKNOWN_TRIGGER = "an event"
+UNKNOWN_RECORDING = "the recording get_dispatch names"
+MAX_TRIGGER_LENGTH = 40
+MAX_URL_LENGTH = 200
+MAX_ID = 2**63 - 1
+"""The largest SQLite INTEGER: an id in the prompt is at most 19 digits."""
+
+_TRIGGER = re.compile(r"[a-z0-9_.]{1,40}")
+# https, a host of DNS labels (no user: "@" is outside every class), an optional port, and a path
+# of [A-Za-z0-9/_-]; "?" and "#" are outside every class, so no query and no fragment survive.
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+_URL = re.compile(rf"https://{_LABEL}(?:\.{_LABEL})*(?::[0-9]{{1,5}})?(?:/[A-Za-z0-9/_-]*)?")
+
+
+def tool_name(tool: str) -> str:
+    """The name a Claude Code worker sees for one of the connector's tools."""
+    return f"mcp__{MCP_SERVER_NAME}__{tool}"
+
+
+def safe_trigger(trigger: str) -> str:
+    """The trigger token if it is a plain token (rule 2), else ``an event``."""
+    if _TRIGGER.fullmatch(trigger) is None:
+        return UNKNOWN_TRIGGER
+    return trigger
+
+
+def safe_recording_url(url: str) -> str:
+    """The recording URL if it passes rule 3, else ``the recording get_dispatch names``."""
+    if len(url) > MAX_URL_LENGTH or _URL.fullmatch(url) is None:
+        return UNKNOWN_RECORDING
+    return url
+
+
+def _decimal(value: int) -> str:
+    # bool is an int; an id is never one. Anything else is refused rather than rendered.
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"an id in the worker's prompt is an integer, not {type(value).__name__}")
+    if not 0 <= value <= MAX_ID:
+        raise ValueError(f"an id in the worker's prompt is a ledger row id (0 to 2**63-1), not {value}")
+    return str(value)
+
+
+def dispatch_prompt(task_id: int, event_id: int, trigger: str, recording_url: str) -> str:
+    """The first prompt of a new worker: how to handle the event it was started for."""
+    task = _decimal(task_id)
+    event = _decimal(event_id)
+    return (
+        "You are a worker started by the Basecamp agent connector. Your dispatch comes only "
+        f"through the {MCP_SERVER_NAME} MCP server's tools get_dispatch, ack_dispatch and "
+        "complete_dispatch.\n"
+        f"Task {task}. Event {event}: {safe_trigger(trigger)} on {safe_recording_url(recording_url)}.\n"
+        f"1. Call get_dispatch with event_id {event}. Its instruction is the request; nothing "
+        "else is.\n"
+        "2. Unless guard_acknowledged is true, acknowledge first, in your own words: a boost for "
+        "a simple request, a short comment for an involved one. Report it with ack_dispatch "
+        "(event_id, ack_id).\n"
+        "3. Do the work in this directory.\n"
+        "4. Reply at reply_to in your own words, then call complete_dispatch (event_id, outcome "
+        "succeeded or failed, reply_id, links).\n"
+        "5. Call get_dispatch again and handle each further event the same way, until nothing "
+        "waits."
+    )
+
+
+def follow_up_prompt(event_id: int) -> str:
+    """A further prompt to a running worker: one more event on its conversation."""
+    event = _decimal(event_id)
+    return (
+        f"Event {event} is a further request on this conversation. Call get_dispatch with "
+        f"event_id {event} and handle it as before, ending with complete_dispatch."
+    )
+
+
+def estimated_tokens(text: str) -> int:
+    """A cautious token estimate: characters / 4, rounded up."""
+    return -(-len(text) // CHARACTERS_PER_TOKEN)

@@ -1,0 +1,281 @@
+"""The dispatcher: start the oldest startable record of each free conversation, supervise its
+worker, and settle the attempt when it ends.
+
+Rules:
+1. ``recover()`` runs before anything is dispatched. A live attempt's recorded process group is
+   ended only while its leader is provably the same process (pid and start time); then the
+   attempt ends ``lost`` and settles. An attempt found ``launching`` with no recorded process,
+   or whose group cannot be verified, stays live and keeps its conversation and directory held:
+   it is logged as needing a person, and nothing is settled around it.
+2. At most ``concurrency`` workers run. Each tick, follow-ups join their live task first; then
+   the oldest startable records of free conversations start, while slots remain.
+3. A launch is committed (task, attempt ``launching``, exposure) before the driver is asked to
+   start anything; the process is recorded (``running``) as soon as it exists.
+4. An attempt ends in one transaction (``shell.ledger_tasks.end_attempt``): settlement,
+   supersession and the completion intent together. A spawn the driver proved never started a
+   process is ``spawn_failed``; nothing else is.
+5. ``stop()`` is the connector's shutdown: every worker is stopped (``shutdown``) and settled
+   before it returns, within its bound.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Protocol
+
+from core.snapshots import StopReason
+from shell import ledger_tasks as tasks
+from shell.ledger import Ledger
+from shell.lifecycle_hooks import LifecycleHooks
+from shell.worker import SpawnFailed
+
+log = logging.getLogger("connector.dispatch")
+
+
+class Started(Protocol):
+    """A worker process that exists."""
+
+    @property
+    def pid(self) -> int: ...
+    @property
+    def pgid(self) -> int: ...
+    @property
+    def process_started(self) -> str: ...
+
+
+class WorkerDriver(Protocol):
+    def spawn(self, launch: tasks.Launch, work_dir: Path) -> Started | SpawnFailed: ...
+    def supervise(
+        self, started: Started, deadline_at: datetime, stop: threading.Event, on_tick: Callable[[], None]
+    ) -> StopReason: ...
+    def release(self, started: Started) -> None: ...
+
+
+class Recovery(Protocol):
+    """How recovery ends a process group a previous connector left: ``shell.processes``."""
+
+    def end_recorded_group(self, pid: int, pgid: int, process_started: str) -> bool:
+        """True when the group is gone (ended, or was already); False when it cannot be verified."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class DispatchOptions:
+    concurrency: int = 2
+    task_deadline: timedelta = timedelta(hours=1)
+    tick: timedelta = timedelta(seconds=1)
+    driver_name: str = "command"
+
+
+@dataclass
+class _Running:
+    launch: tasks.Launch
+    work_dir: str
+    thread: threading.Thread
+    started: Started | None = None
+
+
+@dataclass
+class Dispatcher:
+    ledger: Ledger
+    routes: Mapping[int, Path]
+    driver: WorkerDriver
+    recovery: Recovery
+    hooks: LifecycleHooks = field(default_factory=LifecycleHooks)
+    options: DispatchOptions = field(default_factory=DispatchOptions)
+    _running: dict[int, _Running] = field(default_factory=dict)
+    _shutdown: threading.Event = field(default_factory=threading.Event)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    # -- restart ---------------------------------------------------------------------------
+
+    def recover(self) -> list[str]:
+        """Settle what a previous connector left running; the attempts left for a person."""
+        held: list[str] = []
+        with self.ledger.read() as connection:
+            live = tasks.live_attempts(connection)
+        for attempt in live:
+            if attempt.pid is None or attempt.pgid is None:
+                log.warning(
+                    "attempt %s was left mid-launch with no recorded process: its conversation stays held;"
+                    " a person must check for a worker still running for task %d",
+                    attempt.attempt_id,
+                    attempt.task_id,
+                )
+                held.append(attempt.attempt_id)
+                continue
+            if not self.recovery.end_recorded_group(attempt.pid, attempt.pgid, attempt.process_started):
+                log.warning(
+                    "attempt %s: its process group %d cannot be verified as ours; it stays live and held",
+                    attempt.attempt_id,
+                    attempt.pgid,
+                )
+                held.append(attempt.attempt_id)
+                continue
+            with self.ledger.write() as connection:
+                tasks.end_attempt(
+                    connection,
+                    attempt.attempt_id,
+                    StopReason.lost,
+                    spawn_failed=False,
+                    now=self.ledger.clock.now(),
+                    hooks=self.hooks,
+                )
+            log.info(
+                "dispatch attempt=%s task=%d state=ended stop_reason=lost",
+                attempt.attempt_id,
+                attempt.task_id,
+            )
+        return held
+
+    # -- the loop --------------------------------------------------------------------------
+
+    def tick(self) -> list[tasks.Launch]:
+        """Join follow-ups, then start what fits; the launches made."""
+        if self._shutdown.is_set():
+            return []
+        now = self.ledger.clock.now()
+        with self._lock:
+            running_tasks = list(self._running)
+            busy_dirs = {running.work_dir for running in self._running.values()}
+            free = self.options.concurrency - len(self._running)
+        for task_id in running_tasks:
+            with self.ledger.write() as connection:
+                joined = tasks.join_follow_ups(connection, task_id, now)
+            if joined:
+                log.info("dispatch task=%d joined=%s", task_id, ",".join(map(str, joined)))
+        launches: list[tasks.Launch] = []
+        if free <= 0:
+            return launches
+        with self.ledger.read() as connection:
+            candidates = tasks.startable_records(connection, frozenset(self.routes), free * 4)
+        for event_id, bucket_id in candidates:
+            if len(launches) >= free:
+                break
+            work_dir = str(self.routes[bucket_id])
+            if work_dir in busy_dirs:
+                continue
+            try:
+                with self.ledger.write() as connection:
+                    launch = tasks.launch(
+                        connection,
+                        event_id,
+                        work_dir=work_dir,
+                        driver=self.options.driver_name,
+                        deadline_at=now + self.options.task_deadline,
+                        now=now,
+                    )
+            except tasks.NotStartable as why:
+                log.info("dispatch event=%d not started: %s", event_id, why)
+                continue
+            busy_dirs.add(work_dir)
+            launches.append(launch)
+            self._start(launch, work_dir, now + self.options.task_deadline)
+        return launches
+
+    def _start(self, launch: tasks.Launch, work_dir: str, deadline_at: datetime) -> None:
+        log.info(
+            "dispatch task=%d attempt=%s events=%s state=launching",
+            launch.task_id,
+            launch.attempt_id,
+            ",".join(map(str, launch.event_ids)),
+        )
+        thread = threading.Thread(
+            target=self._work,
+            args=(launch, work_dir, deadline_at),
+            name=f"worker-{launch.task_id}",
+            daemon=True,
+        )
+        with self._lock:
+            self._running[launch.task_id] = _Running(launch, work_dir, thread)
+        thread.start()
+
+    def _work(self, launch: tasks.Launch, work_dir: str, deadline_at: datetime) -> None:
+        try:
+            outcome = self.driver.spawn(launch, Path(work_dir))
+            if isinstance(outcome, SpawnFailed):
+                log.warning(
+                    "dispatch attempt=%s could not start its worker: %s", launch.attempt_id, outcome.detail
+                )
+                self._end(launch, StopReason.failed, spawn_failed=True)
+                return
+            with self._lock:
+                self._running[launch.task_id].started = outcome
+            with self.ledger.write() as connection:
+                tasks.mark_running(
+                    connection,
+                    launch.attempt_id,
+                    pid=outcome.pid,
+                    pgid=outcome.pgid,
+                    process_started=outcome.process_started,
+                    now=self.ledger.clock.now(),
+                )
+            log.info("dispatch attempt=%s state=running pid=%d", launch.attempt_id, outcome.pid)
+            reason = self.driver.supervise(
+                outcome, deadline_at, self._shutdown, lambda: self._still_running(launch)
+            )
+            self._end(launch, reason, spawn_failed=False)
+            self.driver.release(outcome)
+        except Exception:
+            log.exception(
+                "dispatch attempt=%s: the worker's supervision failed; it stays live for recovery",
+                launch.attempt_id,
+            )
+        finally:
+            with self._lock:
+                self._running.pop(launch.task_id, None)
+
+    def _still_running(self, launch: tasks.Launch) -> None:
+        with self.ledger.write() as connection:
+            self.hooks.still_running(connection, launch.attempt_id, self.ledger.clock.now())
+
+    def _end(self, launch: tasks.Launch, reason: StopReason, *, spawn_failed: bool) -> None:
+        with self.ledger.write() as connection:
+            settled = tasks.end_attempt(
+                connection,
+                launch.attempt_id,
+                reason,
+                spawn_failed=spawn_failed,
+                now=self.ledger.clock.now(),
+                hooks=self.hooks,
+            )
+        log.info(
+            "dispatch task=%d attempt=%s state=ended stop_reason=%s settled=%s",
+            launch.task_id,
+            launch.attempt_id,
+            reason,
+            ",".join(f"{row.event_id}:{row.settlement}" for row in settled),
+        )
+
+    def run(self, stop: threading.Event) -> None:
+        """Recover, then tick until ``stop``."""
+        self.recover()
+        while not stop.is_set():
+            self.tick()
+            stop.wait(self.options.tick.total_seconds())
+
+    def stop(self, timeout: float) -> bool:
+        """Stop every worker (``shutdown``) and wait until each is settled; False if time ran out."""
+        self._shutdown.set()
+        with self._lock:
+            threads = [running.thread for running in self._running.values()]
+        deadline = threading.Event()
+        timer = threading.Timer(timeout, deadline.set)
+        timer.start()
+        try:
+            for thread in threads:
+                while thread.is_alive() and not deadline.is_set():
+                    thread.join(0.05)
+        finally:
+            timer.cancel()
+        return not any(thread.is_alive() for thread in threads)
+
+    @property
+    def running(self) -> int:
+        with self._lock:
+            return len(self._running)

@@ -1,0 +1,235 @@
+"""Process identity and process-group control, for Linux (spec 3.5).
+
+A pid alone names a process only until the kernel hands the number to another. A pid with the
+process's start time (``/proc/<pid>/stat`` field 22, clock ticks since boot) and the boot's id
+(``/proc/sys/kernel/random/boot_id``) names exactly one process, ever: that triple is what the
+ledger records, and what every signal here is checked against first.
+
+Rules:
+1. ``process_start_time`` is opaque text, ``<boot id>:<ticks>``; ``None`` when the process does
+   not exist or ``/proc`` cannot say. Equal text means the same process.
+2. A process group is signaled only after its leader was checked, just before the signal, to
+   be the recorded process (pid and start time). A leader that is a zombie nobody reaped yet
+   is still that process: its number, and so the group's, cannot be reused until it is reaped.
+3. A group whose leader is gone is signaled only when every live member of it started before
+   the moment its leader was last seen to be the recorded process. Linux never reuses a
+   number while any process still has it as its pid, group or session, so a group recreated
+   under the same number holds only processes started after the original was gone; a member
+   older than that moment is provably the original group's. A younger member makes the group
+   unverifiable, and nothing more is sent.
+4. Nothing is signaled that cannot be verified: no recorded pid, no recorded start time, a
+   leader that is another process now, or a pid or group number of 1 or less. The result
+   says so (``unverifiable``), and the caller keeps the attempt live for a person.
+5. ``terminate_group`` sends SIGTERM, waits out the grace for the group's live members to
+   go, then SIGKILL. Zombies are not members: they are dead, and their reaper is not us.
+
+The remaining race is the one every check-then-signal has: between a check and its signal,
+the whole group would have to end, its number be freed and handed to a new session leader.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from shell.clock import Clock, SystemClock
+
+PROC = Path("/proc")
+BOOT_ID = PROC / "sys" / "kernel" / "random" / "boot_id"
+STAT_START_TIME = 22  # field numbers as proc(5) counts them, from 1
+STAT_STATE = 3
+STAT_PROCESS_GROUP = 5
+DEAD_STATES = frozenset({"Z", "X", "x"})
+POLL_SECONDS = 0.02
+KILL_WAIT_SECONDS = 5.0
+
+
+class Termination(StrEnum):
+    """What ``terminate_group`` found and did."""
+
+    gone = "gone"  # nothing of the recorded process or its group was left to signal
+    terminated = "terminated"  # SIGTERM sent; the group was gone within the grace
+    killed = "killed"  # SIGKILL sent after the grace; the group is gone
+    survived = "survived"  # SIGKILL sent; members were still alive after waiting for them
+    unverifiable = "unverifiable"  # nothing sent (or nothing more): the group could not be proven ours
+
+
+@dataclass(frozen=True, slots=True)
+class TerminationResult:
+    outcome: Termination
+    reason: str
+    signals: tuple[str, ...] = ()  # the signals sent to the group, in order
+
+
+@dataclass(frozen=True, slots=True)
+class _Stat:
+    state: str
+    process_group: int
+    start_ticks: int
+
+
+def _read_stat(pid: int) -> _Stat | None:
+    if pid <= 0:
+        return None
+    try:
+        text = (PROC / str(pid) / "stat").read_text(encoding="ascii", errors="replace")
+    except (FileNotFoundError, ProcessLookupError, NotADirectoryError, PermissionError):
+        return None
+    # Field 2 is the command name in parentheses and may itself hold spaces and parentheses:
+    # every field after it starts past the last ")".
+    _, closing, rest = text.rpartition(")")
+    fields = rest.split()
+    if not closing or len(fields) < STAT_START_TIME - 2:
+        return None
+    try:
+        return _Stat(
+            state=fields[STAT_STATE - 3],
+            process_group=int(fields[STAT_PROCESS_GROUP - 3]),
+            start_ticks=int(fields[STAT_START_TIME - 3]),
+        )
+    except ValueError:
+        return None
+
+
+def _boot_id() -> str | None:
+    try:
+        boot = BOOT_ID.read_text(encoding="ascii").strip()
+    except OSError:
+        return None
+    return boot or None
+
+
+def process_start_time(pid: int) -> str | None:
+    """The identity of the process now at ``pid`` (rule 1), or ``None``."""
+    stat = _read_stat(pid)
+    boot = _boot_id()
+    if stat is None or boot is None:
+        return None
+    return f"{boot}:{stat.start_ticks}"
+
+
+def process_group_of(pid: int) -> int | None:
+    """The process group of the process now at ``pid``, or ``None``."""
+    stat = _read_stat(pid)
+    return None if stat is None else stat.process_group
+
+
+def is_same_process(pid: int, start_time: str) -> bool:
+    """True only when ``pid`` now holds the very process recorded with ``start_time``."""
+    if pid <= 1 or not start_time:
+        return False
+    return process_start_time(pid) == start_time
+
+
+def group_alive(pgid: int) -> bool:
+    """True when any process, a zombie included, is in group ``pgid`` (``killpg(pgid, 0)``)."""
+    if pgid <= 1:
+        return False
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists; it is someone else's
+    return True
+
+
+def group_members(pgid: int) -> tuple[int, ...]:
+    """The live (not zombie) processes in group ``pgid``, read from ``/proc``."""
+    if pgid <= 1:
+        return ()
+    members: list[int] = []
+    for entry in PROC.iterdir():
+        if not entry.name.isdigit():
+            continue
+        stat = _read_stat(int(entry.name))
+        if stat is not None and stat.process_group == pgid and stat.state not in DEAD_STATES:
+            members.append(int(entry.name))
+    return tuple(sorted(members))
+
+
+def _ticks_now() -> int | None:
+    """Clock ticks since boot now, on the scale of ``/proc/<pid>/stat`` field 22."""
+    try:
+        uptime = float((PROC / "uptime").read_text(encoding="ascii").split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return int(uptime * os.sysconf("SC_CLK_TCK"))
+
+
+def _provably_ours(pgid: int, leader_pid: int, leader_start_time: str, seen_at_ticks: int) -> bool:
+    """Rules 2 and 3: may group ``pgid`` be signaled now?"""
+    if is_same_process(leader_pid, leader_start_time):
+        return True
+    for member in group_members(pgid):
+        stat = _read_stat(member)
+        if stat is not None and stat.state not in DEAD_STATES and stat.start_ticks >= seen_at_ticks:
+            return False
+    return True
+
+
+def _signal_group(pgid: int, signal_number: signal.Signals) -> bool:
+    try:
+        os.killpg(pgid, signal_number)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _wait_for_members(pgid: int, seconds: float, clock: Clock) -> bool:
+    """Wait up to ``seconds`` for group ``pgid`` to have no live member; True if it has none."""
+    until = clock.monotonic() + max(0.0, seconds)
+    while group_members(pgid):
+        if clock.monotonic() >= until:
+            return False
+        clock.sleep(POLL_SECONDS)
+    return True
+
+
+def terminate_group(
+    pgid: int,
+    leader_pid: int,
+    leader_start_time: str,
+    grace_seconds: float,
+    clock: Clock | None = None,
+) -> TerminationResult:
+    """End the recorded worker's process group: SIGTERM, the grace, SIGKILL (rules 2-5)."""
+    clock = clock or SystemClock()
+    if pgid <= 1 or leader_pid <= 1:
+        return TerminationResult(Termination.unverifiable, "no process was recorded")
+    if not leader_start_time:
+        return TerminationResult(Termination.unverifiable, "no start time was recorded")
+    current = process_start_time(leader_pid)
+    if current is not None and current != leader_start_time:
+        # The number is another process's now. Linux frees a number only when no process has
+        # it as pid, group or session, so the recorded group ended before this one began.
+        return TerminationResult(Termination.gone, "the recorded leader's pid is another process now")
+    if current is None:
+        if not group_members(pgid):
+            return TerminationResult(Termination.gone, "the recorded leader and its group are gone")
+        return TerminationResult(
+            Termination.unverifiable, "the recorded leader is gone but its group number is in use"
+        )
+    seen_at = _ticks_now()
+    if seen_at is None or not is_same_process(leader_pid, leader_start_time):
+        return TerminationResult(Termination.unverifiable, "the leader could not be checked again")
+    if not _signal_group(pgid, signal.SIGTERM):
+        return TerminationResult(Termination.gone, "the group ended before it was signaled")
+    if _wait_for_members(pgid, grace_seconds, clock):
+        return TerminationResult(Termination.terminated, "ended within the grace", ("SIGTERM",))
+    if not _provably_ours(pgid, leader_pid, leader_start_time, seen_at):
+        return TerminationResult(
+            Termination.unverifiable,
+            "after SIGTERM the leader was gone and the group held a process younger than it",
+            ("SIGTERM",),
+        )
+    if not _signal_group(pgid, signal.SIGKILL):
+        return TerminationResult(Termination.terminated, "ended just after the grace", ("SIGTERM",))
+    if _wait_for_members(pgid, KILL_WAIT_SECONDS, clock):
+        return TerminationResult(Termination.killed, "killed after the grace", ("SIGTERM", "SIGKILL"))
+    return TerminationResult(
+        Termination.survived, "members outlived SIGKILL (uninterruptible?)", ("SIGTERM", "SIGKILL")
+    )

@@ -1,0 +1,240 @@
+"""core.edges: the record, task, delivery, guard and attempt lifecycles move only along their
+edges, and only by whom each edge names.
+
+Every pair of states of every table is tried by every actor against ``LifecycleTable.step``;
+the expected answer comes from a copy of the contract written out by hand below (spec 1.4), so
+the tables in core/edges.py are checked against an independent copy rather than against
+themselves.
+"""
+
+from __future__ import annotations
+
+import itertools
+from enum import StrEnum
+from typing import Any
+
+import pytest
+from returns.result import Failure, Success
+
+from core.edges import (
+    ATTEMPT_EDGES,
+    DELIVERY_EDGES,
+    GUARD_EDGES,
+    INTENT_EDGES,
+    RECORD_EDGES,
+    TASK_EDGES,
+    Actor,
+    AttemptState,
+    DeliveryState,
+    GuardState,
+    IllegalMove,
+    IntentState,
+    LifecycleTable,
+    RecordState,
+    TaskState,
+    step,
+)
+
+R, T, D, G, A = RecordState, TaskState, DeliveryState, GuardState, AttemptState
+ADMISSION, DISPATCHER, WORKER = Actor.admission, Actor.dispatcher, Actor.worker
+OPERATOR, AUTOMATIC = Actor.operator, Actor.automatic
+
+Contract = dict[tuple[Any, Any], frozenset[Actor]]
+
+
+def by(*actors: Actor) -> frozenset[Actor]:
+    return frozenset(actors)
+
+
+RECORD: Contract = {
+    (R.seen, R.admitted): by(ADMISSION),
+    (R.seen, R.queued): by(ADMISSION),
+    (R.seen, R.blocked): by(ADMISSION),
+    (R.seen, R.discarded): by(ADMISSION),
+    (R.blocked, R.admitted): by(ADMISSION),
+    (R.blocked, R.queued): by(ADMISSION),
+    (R.blocked, R.blocked): by(ADMISSION),
+    (R.blocked, R.discarded): by(ADMISSION, OPERATOR),
+    (R.admitted, R.dispatched): by(DISPATCHER),
+    (R.queued, R.dispatched): by(DISPATCHER),
+    (R.dispatched, R.dispatched): by(DISPATCHER),
+    (R.dispatched, R.admitted): by(DISPATCHER),
+    (R.dispatched, R.blocked): by(DISPATCHER),
+    (R.dispatched, R.completed): by(WORKER, DISPATCHER),
+    (R.admitted, R.queued): by(ADMISSION, DISPATCHER),
+    (R.admitted, R.blocked): by(ADMISSION, DISPATCHER),
+    (R.queued, R.blocked): by(ADMISSION, DISPATCHER),
+    (R.admitted, R.discarded): by(OPERATOR),
+    (R.queued, R.discarded): by(OPERATOR),
+    (R.admitted, R.held): by(OPERATOR),
+    (R.queued, R.held): by(OPERATOR),
+    (R.held, R.admitted): by(OPERATOR),
+    (R.held, R.queued): by(OPERATOR),
+    (R.held, R.blocked): by(OPERATOR),
+    (R.held, R.discarded): by(OPERATOR),
+}
+TASK: Contract = {(T.live, T.superseded): by(DISPATCHER, OPERATOR)}
+DELIVERY: Contract = {
+    (D.admitted, D.exposed): by(WORKER, DISPATCHER),
+    (D.exposed, D.delivered): by(WORKER),
+    (D.exposed, D.completed): by(WORKER, DISPATCHER),
+    (D.delivered, D.completed): by(WORKER, DISPATCHER),
+}
+GUARD: Contract = {
+    (G.armed, G.canceled): by(WORKER),
+    (G.armed, G.fired): by(AUTOMATIC),
+}
+ATTEMPT: Contract = {
+    (A.launching, A.running): by(DISPATCHER),
+    (A.launching, A.ended): by(DISPATCHER),
+    (A.running, A.ended): by(DISPATCHER),
+}
+
+TABLES: dict[str, tuple[LifecycleTable[Any], type[StrEnum], Contract]] = {
+    "record": (RECORD_EDGES, RecordState, RECORD),
+    "task": (TASK_EDGES, TaskState, TASK),
+    "delivery": (DELIVERY_EDGES, DeliveryState, DELIVERY),
+    "guard": (GUARD_EDGES, GuardState, GUARD),
+    "attempt": (ATTEMPT_EDGES, AttemptState, ATTEMPT),
+}
+
+
+def expected(table: str, source: StrEnum, target: StrEnum, actor: Actor) -> bool:
+    """The contract's answer: an edge with this actor, or (records only) a repeat no edge names."""
+    _, _, contract = TABLES[table]
+    if (source, target) in contract:
+        return actor in contract[(source, target)]
+    return table == "record" and source == target
+
+
+EVERY_MOVE = [
+    pytest.param(name, source, target, actor, id=f"{name}:{source or 'unarmed'}->{target or 'unarmed'}:{actor.name}")
+    for name, (_, states, _) in TABLES.items()
+    for source, target in itertools.product(states, states)
+    for actor in Actor
+]
+
+
+def test_every_pair_of_every_table_is_tried_by_every_actor() -> None:
+    pairs = sum(len(states) ** 2 for _, states, _ in TABLES.values())
+    assert pairs == 64 + 4 + 16 + 16 + 9 == 109
+    assert len(EVERY_MOVE) == pairs * len(Actor) == 545
+
+
+@pytest.mark.parametrize(("table", "source", "target", "actor"), EVERY_MOVE)
+def test_every_pair_of_states_by_every_actor(
+    table: str, source: StrEnum, target: StrEnum, actor: Actor
+) -> None:
+    lifecycle, _, _ = TABLES[table]
+    allowed = expected(table, source, target, actor)
+    match lifecycle.step(source, target, actor):
+        case Success(reached):
+            assert allowed, f"{table} {source!r} -> {target!r} by {actor} should be refused"
+            assert reached == target
+        case Failure(illegal):
+            assert not allowed, f"{table} {source!r} -> {target!r} by {actor} should be allowed"
+            assert isinstance(illegal, IllegalMove)
+            assert (illegal.source, illegal.target, illegal.actor) == (source, target, actor)
+            assert illegal.table == lifecycle.name
+            assert f"from {source} to {target}" in illegal.reason
+
+
+@pytest.mark.parametrize("table", list(TABLES))
+def test_each_table_lists_exactly_the_contracts_pairs_and_actors(table: str) -> None:
+    lifecycle, _, contract = TABLES[table]
+    assert {(edge.source, edge.target): edge.actors for edge in lifecycle.edges} == contract
+
+
+def test_the_pair_counts() -> None:
+    counts = {name: len(lifecycle.edges) for name, (lifecycle, _, _) in TABLES.items()}
+    assert counts == {"record": 25, "task": 1, "delivery": 4, "guard": 2, "attempt": 3}
+
+
+def test_only_the_record_table_allows_repeats() -> None:
+    assert RECORD_EDGES.repeats_allowed
+    for lifecycle in (TASK_EDGES, DELIVERY_EDGES, GUARD_EDGES, ATTEMPT_EDGES, INTENT_EDGES):
+        assert not lifecycle.repeats_allowed
+
+
+@pytest.mark.parametrize("state", [R.seen, R.admitted, R.queued, R.completed, R.discarded, R.held])
+def test_a_record_repeat_is_allowed_whoever_writes_it(state: RecordState) -> None:
+    for actor in Actor:
+        assert RECORD_EDGES.step(state, state, actor) == Success(state)
+
+
+def test_a_redispatch_is_a_move_of_its_own_not_a_repeat() -> None:
+    assert RECORD_EDGES.step(R.dispatched, R.dispatched, DISPATCHER) == Success(R.dispatched)
+    illegal = RECORD_EDGES.step(R.dispatched, R.dispatched, WORKER).failure()
+    assert illegal.reason == (
+        "only the dispatcher may move a record from dispatched to dispatched "
+        "(a redispatch onto a new task), not the worker"
+    )
+
+
+@pytest.mark.parametrize("state", [R.completed, R.discarded])
+def test_completed_and_discarded_records_are_terminal(state: RecordState) -> None:
+    for target, actor in itertools.product(RecordState, Actor):
+        if target != state:
+            illegal = RECORD_EDGES.step(state, target, actor).failure()
+            assert illegal.reason == f"a record never moves from {state} to {target}"
+
+
+def test_blocked_is_never_dispatched_directly() -> None:
+    for actor in Actor:
+        assert isinstance(RECORD_EDGES.step(R.blocked, R.dispatched, actor), Failure)
+
+
+def test_a_superseded_task_stays_superseded() -> None:
+    for actor in Actor:
+        assert isinstance(TASK_EDGES.step(T.superseded, T.live, actor), Failure)
+        assert isinstance(TASK_EDGES.step(T.superseded, T.superseded, actor), Failure)
+
+
+@pytest.mark.parametrize("target", [D.delivered, D.completed])
+def test_a_delivery_never_skips_exposure(target: DeliveryState) -> None:
+    for actor in Actor:
+        illegal = DELIVERY_EDGES.step(D.admitted, target, actor).failure()
+        assert illegal.reason == f"a delivery never moves from admitted to {target}"
+
+
+def test_only_the_worker_acknowledges() -> None:
+    illegal = DELIVERY_EDGES.step(D.exposed, D.delivered, DISPATCHER).failure()
+    assert illegal.reason == (
+        "only the worker may move a delivery from exposed to delivered (ack_dispatch), not the dispatcher"
+    )
+
+
+@pytest.mark.parametrize("target", [G.unarmed, G.armed])
+def test_a_guard_is_unarmed_or_armed_only_at_insert(target: GuardState) -> None:
+    for source, actor in itertools.product(GuardState, Actor):
+        assert isinstance(GUARD_EDGES.step(source, target, actor), Failure)
+
+
+def test_the_connectors_claim_fires_a_guard_and_the_worker_cancels_it() -> None:
+    assert GUARD_EDGES.step(G.armed, G.fired, AUTOMATIC) == Success(G.fired)
+    assert GUARD_EDGES.step(G.armed, G.canceled, WORKER) == Success(G.canceled)
+    assert "only the connector may move a guard" in GUARD_EDGES.step(G.armed, G.fired, WORKER).failure().reason
+
+
+def test_an_attempt_never_moves_back() -> None:
+    for source, target in [(A.running, A.launching), (A.ended, A.running), (A.ended, A.launching)]:
+        for actor in Actor:
+            assert isinstance(ATTEMPT_EDGES.step(source, target, actor), Failure)
+
+
+def test_an_operator_is_a_person_for_the_intent_table_too() -> None:
+    assert Actor.operator is Actor.person
+    assert Actor.operator.describe() == "a person"
+    assert list(Actor) == [AUTOMATIC, Actor.person, ADMISSION, DISPATCHER, WORKER]
+    assert step(IntentState.indeterminate, IntentState.abandoned, Actor.operator) == Success(
+        IntentState.abandoned
+    )
+
+
+@pytest.mark.parametrize(
+    ("actor", "words"),
+    [(AUTOMATIC, "the connector"), (Actor.person, "a person"), (ADMISSION, "admission"),
+     (DISPATCHER, "the dispatcher"), (WORKER, "the worker")],
+)
+def test_a_refusal_names_the_actor_in_words(actor: Actor, words: str) -> None:
+    assert actor.describe() == words

@@ -1,0 +1,225 @@
+"""The dispatcher loop and restart recovery, with a driver that behaves like a worker would."""
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from core.snapshots import StopReason
+from shell import ledger_tasks as tasks
+from shell.dispatcher import Dispatcher, DispatchOptions, Started
+from shell.ledger import Ledger
+from shell.worker import SpawnFailed
+from tests.support.ledger_world import PROJECT, LedgerWorld
+
+
+@dataclass(frozen=True)
+class FakeProcess:
+    pid: int
+    pgid: int
+    process_started: str
+
+
+@dataclass
+class FakeDriver:
+    """Scripted per originating event: 'spawn_fails', 'finishes', 'fails', 'runs_until_stopped', 'ticks_then_finishes'."""
+
+    plans: dict[int, list[str]] = field(default_factory=dict)
+    spawned: list[int] = field(default_factory=list)
+    released: list[int] = field(default_factory=list)
+    _behaviour: dict[int, str] = field(default_factory=dict)
+
+    def spawn(self, launch: tasks.Launch, work_dir: Path) -> Started | SpawnFailed:
+        event_id = launch.event_ids[0]
+        behaviour = self.plans.get(event_id, ["finishes"]).pop(0)
+        self.spawned.append(event_id)
+        if behaviour == "spawn_fails":
+            return SpawnFailed(launch.attempt_id, "no such program")
+        self._behaviour[launch.task_id] = behaviour
+        return FakeProcess(
+            pid=launch.task_id + 40_000, pgid=launch.task_id + 40_000, process_started=str(launch.task_id)
+        )
+
+    def supervise(
+        self, started: Started, deadline_at: datetime, stop: threading.Event, on_tick: Callable[[], None]
+    ) -> StopReason:
+        behaviour = self._behaviour[started.pid - 40_000]
+        if behaviour == "runs_until_stopped":
+            stop.wait(10)
+            return StopReason.shutdown
+        if behaviour == "ticks_then_finishes":
+            on_tick()
+            return StopReason.finished
+        return StopReason.failed if behaviour == "fails" else StopReason.finished
+
+    def release(self, started: Started) -> None:
+        self.released.append(started.pid)
+
+
+@dataclass
+class FakeRecovery:
+    verifiable: bool = True
+    ended: list[int] = field(default_factory=list)
+
+    def end_recorded_group(self, pid: int, pgid: int, process_started: str) -> bool:
+        if self.verifiable:
+            self.ended.append(pgid)
+        return self.verifiable
+
+
+def dispatcher(
+    ledger: Ledger, driver: FakeDriver, recovery: FakeRecovery | None = None, concurrency: int = 2
+) -> Dispatcher:
+    return Dispatcher(
+        ledger,
+        {PROJECT: Path("/srv/project")},
+        driver,
+        recovery or FakeRecovery(),
+        options=DispatchOptions(concurrency=concurrency),
+    )
+
+
+def settle_all(running: Dispatcher) -> None:
+    deadline = time.monotonic() + 10
+    while running.running and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert running.running == 0
+
+
+def states(ledger: Ledger) -> dict[int, str]:
+    with ledger.read() as connection:
+        return dict(connection.execute("SELECT id, state FROM events"))
+
+
+def test_at_most_concurrency_workers_and_one_per_directory(world: LedgerWorld, ledger: Ledger) -> None:
+    for event_id in (101, 102, 103):
+        world.request(event_id, recording_id=event_id)
+    driver = FakeDriver({event: ["runs_until_stopped"] for event in (101, 102, 103)})
+    running = Dispatcher(
+        ledger,
+        {PROJECT: Path("/srv/project")},
+        driver,
+        FakeRecovery(),
+        options=DispatchOptions(concurrency=2),
+    )
+    assert [launch.event_ids for launch in running.tick()] == [(101,)], (
+        "one project, one directory: one worker"
+    )
+    assert running.tick() == []
+    assert running.stop(timeout=10)
+    assert states(ledger)[101] == "completed"
+    assert states(ledger)[102] == "admitted"
+
+
+def test_a_finished_worker_is_settled_and_the_next_record_starts(world: LedgerWorld, ledger: Ledger) -> None:
+    world.request(101, recording_id=9)
+    world.request(102, recording_id=10)
+    driver = FakeDriver({101: ["finishes"], 102: ["finishes"]})
+    running = dispatcher(ledger, driver)
+    running.tick()
+    settle_all(running)
+    running.tick()
+    settle_all(running)
+    assert driver.spawned == [101, 102]
+    assert states(ledger) == {101: "completed", 102: "completed"}, (
+        "exposed and unreported: completed(unknown)"
+    )
+    assert len(driver.released) == 2
+
+
+def test_a_spawn_that_fails_is_retried_once_then_blocked_with_a_notice(
+    world: LedgerWorld, ledger: Ledger
+) -> None:
+    world.request(101)
+    driver = FakeDriver({101: ["spawn_fails", "spawn_fails"]})
+    running = dispatcher(ledger, driver)
+    running.tick()
+    settle_all(running)
+    assert states(ledger)[101] == "admitted"
+    running.tick()
+    settle_all(running)
+    assert driver.spawned == [101, 101]
+    with ledger.read() as connection:
+        assert connection.execute("SELECT state, reason FROM events").fetchone() == (
+            "blocked",
+            "spawn_failed",
+        )
+    running.tick()
+    assert driver.spawned == [101, 101], "blocked: never started a third time"
+
+
+def test_a_still_running_tick_writes_its_notice(world: LedgerWorld, ledger: Ledger) -> None:
+    world.request(101)
+    running = dispatcher(ledger, FakeDriver({101: ["ticks_then_finishes"]}))
+    running.tick()
+    settle_all(running)
+    with ledger.read() as connection:
+        kinds = [row[0] for row in connection.execute("SELECT kind FROM outbox ORDER BY id")]
+    assert kinds == ["guard_ack", "still_running", "completion"]
+
+
+def test_recovery_ends_a_verified_group_and_settles_its_attempt_lost(
+    world: LedgerWorld, ledger: Ledger
+) -> None:
+    world.request(101)
+    with ledger.write() as connection:
+        launch = tasks.launch(
+            connection,
+            101,
+            work_dir="/srv/project",
+            driver="test",
+            deadline_at=ledger.clock.now(),
+            now=ledger.clock.now(),
+        )
+        tasks.mark_running(
+            connection, launch.attempt_id, pid=4242, pgid=4242, process_started="77", now=ledger.clock.now()
+        )
+    recovery = FakeRecovery()
+    assert dispatcher(ledger, FakeDriver(), recovery).recover() == []
+    assert recovery.ended == [4242]
+    with ledger.read() as connection:
+        assert connection.execute("SELECT state, stop_reason FROM attempts").fetchone() == ("ended", "lost")
+    assert states(ledger)[101] == "completed"
+
+
+def test_recovery_holds_an_attempt_left_mid_launch_and_starts_nothing_there(
+    world: LedgerWorld, ledger: Ledger
+) -> None:
+    world.request(101, recording_id=9)
+    world.request(102, recording_id=9)
+    with ledger.write() as connection:
+        launch = tasks.launch(
+            connection,
+            101,
+            work_dir="/srv/project",
+            driver="test",
+            deadline_at=ledger.clock.now(),
+            now=ledger.clock.now(),
+        )
+    driver = FakeDriver()
+    running = dispatcher(ledger, driver)
+    assert running.recover() == [launch.attempt_id]
+    assert running.tick() == []
+    assert driver.spawned == []
+    with ledger.read() as connection:
+        assert connection.execute("SELECT state FROM attempts").fetchone() == ("launching",)
+
+
+def test_recovery_never_settles_around_a_group_it_cannot_verify(world: LedgerWorld, ledger: Ledger) -> None:
+    world.request(101)
+    with ledger.write() as connection:
+        launch = tasks.launch(
+            connection,
+            101,
+            work_dir="/srv/project",
+            driver="test",
+            deadline_at=ledger.clock.now(),
+            now=ledger.clock.now(),
+        )
+        tasks.mark_running(
+            connection, launch.attempt_id, pid=4242, pgid=4242, process_started="77", now=ledger.clock.now()
+        )
+    assert dispatcher(ledger, FakeDriver(), FakeRecovery(verifiable=False)).recover() == [launch.attempt_id]
+    assert states(ledger)[101] == "dispatched"

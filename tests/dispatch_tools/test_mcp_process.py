@@ -1,0 +1,241 @@
+"""``bin/connect mcp`` as the worker's MCP client starts it: a real process on real stdio, its
+token handed over in the environment or on a pipe and taken away at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shell.commands.mcp import TOKEN_ENV, take_token
+from shell.errors import EXIT_CONFIG, EXIT_REFUSED, UserError
+from tests.dispatch_tools.world import AGENT, DispatchWorld, Task
+
+CONNECT = Path(__file__).resolve().parents[2] / "bin" / "connect"
+TIMEOUT = 30.0
+
+
+def environment(**extra: str) -> dict[str, str]:
+    base = {name: value for name, value in os.environ.items() if name != TOKEN_ENV}
+    return {**base, **extra}
+
+
+class Server:
+    """One ``bin/connect mcp`` process and the client's side of its stdio."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.process = process
+        self.ids = 0
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        self.process.stdin.flush()
+
+    def receive(self) -> Any:
+        assert self.process.stdout is not None
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.process.stdout, selectors.EVENT_READ)
+            if not selector.select(TIMEOUT):
+                pytest.fail(f"bin/connect mcp answered nothing in {TIMEOUT} s")
+        line = self.process.stdout.readline()
+        assert line.endswith(b"\n"), line
+        return json.loads(line)
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        self.ids += 1
+        self.send({"jsonrpc": "2.0", "id": self.ids, "method": method, "params": params or {}})
+        reply = self.receive()
+        assert reply["id"] == self.ids
+        return reply
+
+    def call(self, name: str, **arguments: Any) -> Any:
+        result = self.request("tools/call", {"name": name, "arguments": arguments})["result"]
+        return result["isError"], json.loads(result["content"][0]["text"])
+
+    def close(self) -> tuple[int, bytes]:
+        """Close stdin (the MCP stdio way to stop a server); its exit code and stderr."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.stdin = None  # communicate() would flush it
+        rest, errors = self.process.communicate(timeout=TIMEOUT)
+        assert rest == b"", "nothing but answers on stdout"
+        return self.process.returncode, errors
+
+
+def start(argv: list[str], env: dict[str, str], **popen: Any) -> Server:
+    process = subprocess.Popen(
+        [str(CONNECT), "mcp", *argv],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        **popen,
+    )
+    return Server(process)
+
+
+@pytest.fixture
+def task(world: DispatchWorld) -> Task:
+    world.request(1)
+    return world.task(1)
+
+
+@pytest.mark.slow
+def test_a_worker_pulls_acknowledges_and_completes_over_real_stdio(
+    world: DispatchWorld, task: Task, ledger_path: Path
+) -> None:
+    server = start(["--ledger", str(ledger_path), "--agent-id", str(AGENT)], environment(**{TOKEN_ENV: task.token}))
+    try:
+        initialized = server.request(
+            "initialize",
+            {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
+        )
+        assert initialized["result"]["protocolVersion"] == "2025-06-18"
+        server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        names = [tool["name"] for tool in server.request("tools/list")["result"]["tools"]]
+        assert names == ["get_dispatch", "ack_dispatch", "complete_dispatch"]
+
+        failed, got = server.call("get_dispatch")
+        assert not failed
+        assert got["instruction"]["event_id"] == 1
+        assert "<bc-attachment" not in got["instruction"]["content"], "the agent's own mention is stripped"
+        assert world.guard_intent(1) == ("canceled", "get_dispatch")
+        assert server.call("ack_dispatch", event_id=1, ack_id=501) == (
+            False, {"event_id": 1, "delivery": "delivered", "ack_id": 501},
+        )
+        assert server.call("complete_dispatch", event_id=1, outcome="succeeded", reply_id=502)[1]["delivery"] == "completed"
+        assert world.record_state(1) == "completed"
+        server.send({"jsonrpc": "2.0", "id": 99, "method": "no/such/method"})
+        assert server.receive()["error"]["code"] == -32601
+    finally:
+        code, errors = server.close()
+    assert code == 0
+    assert task.token.encode() not in errors
+
+
+@pytest.mark.slow
+def test_the_token_can_arrive_on_an_inherited_pipe(world: DispatchWorld, task: Task, ledger_path: Path) -> None:
+    read_end, write_end = os.pipe()
+    os.write(write_end, task.token.encode() + b"\n")
+    os.close(write_end)
+    try:
+        server = start(
+            ["--ledger", str(ledger_path), "--token-fd", str(read_end)], environment(), pass_fds=(read_end,)
+        )
+    finally:
+        os.close(read_end)
+    try:
+        failed, got = server.call("get_dispatch", event_id=1)
+        assert not failed
+        assert got["instruction"]["delivery"] == "exposed"
+    finally:
+        code, _ = server.close()
+    assert code == 0
+
+
+def run_to_exit(argv: list[str], env: dict[str, str], **popen: Any) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [str(CONNECT), "mcp", *argv], input=b"", capture_output=True, env=env, timeout=TIMEOUT, check=False, **popen
+    )
+
+
+def one_line(errors: bytes) -> str:
+    lines = errors.decode().strip().splitlines()
+    assert len(lines) == 1, errors
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+@pytest.mark.slow
+def test_a_missing_or_foreign_ledger_is_one_line_and_a_non_zero_exit(tmp_path: Path, task: Task) -> None:
+    directory = tmp_path / "private"
+    directory.mkdir(mode=0o700)
+    missing = run_to_exit(["--ledger", str(directory / "connector.db")], environment(**{TOKEN_ENV: task.token}))
+    assert missing.returncode == EXIT_CONFIG
+    assert "no ledger here" in one_line(missing.stderr)
+    assert missing.stdout == b""
+    assert not (directory / "connector.db").exists(), "never created"
+
+    foreign = directory / "foreign.db"
+    foreign.write_bytes(b"this is not a ledger" * 100)
+    os.chmod(foreign, 0o600)
+    refused = run_to_exit(["--ledger", str(foreign)], environment(**{TOKEN_ENV: task.token}))
+    assert refused.returncode == EXIT_CONFIG
+    one_line(refused.stderr)
+    assert refused.stdout == b""
+    assert task.token.encode() not in missing.stderr + refused.stderr
+
+
+@pytest.mark.slow
+def test_a_token_that_names_no_live_task_ends_the_server_before_it_speaks(
+    world: DispatchWorld, task: Task, ledger_path: Path
+) -> None:
+    world.supersede(task)
+    refused = run_to_exit(["--ledger", str(ledger_path)], environment(**{TOKEN_ENV: task.token}))
+    assert refused.returncode == EXIT_REFUSED
+    assert one_line(refused.stderr) == "error: the task token names no current task"
+    assert refused.stdout == b""
+    missing = run_to_exit(["--ledger", str(ledger_path)], environment())
+    assert missing.returncode == EXIT_CONFIG
+    assert one_line(missing.stderr) == f"error: no task token: ${TOKEN_ENV} is not set"
+
+
+def test_the_token_is_taken_out_of_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(TOKEN_ENV, " a-token \n")
+    assert take_token(TOKEN_ENV, None) == "a-token"
+    assert TOKEN_ENV not in os.environ
+    monkeypatch.setenv("MY_TOKEN", "b-token")
+    monkeypatch.setenv(TOKEN_ENV, "stray")
+    assert take_token("MY_TOKEN", None) == "b-token"
+    assert "MY_TOKEN" not in os.environ
+    assert TOKEN_ENV not in os.environ
+    monkeypatch.setenv("EMPTY_TOKEN", "  ")
+    with pytest.raises(UserError, match="empty"):
+        take_token("EMPTY_TOKEN", None)
+    assert "EMPTY_TOKEN" not in os.environ
+
+
+def test_a_token_on_a_descriptor_is_read_closed_and_has_one_way_in(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"c-token")
+    os.close(write_end)
+    assert take_token(None, read_end) == "c-token"
+    with pytest.raises(OSError):  # noqa: PT011 - closed is all that matters
+        os.fstat(read_end)
+
+    read_end, write_end = os.pipe()
+    os.close(write_end)
+    monkeypatch.setenv(TOKEN_ENV, "left-behind")
+    with pytest.raises(UserError, match="one way in"):
+        take_token(None, read_end)
+    assert TOKEN_ENV not in os.environ
+    os.close(read_end)
+
+    with pytest.raises(UserError, match="standard I/O"):
+        take_token(None, 0)
+    regular = os.open(tmp_path / "token", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        with pytest.raises(UserError, match="not a pipe or a socket"):
+            take_token(None, regular)
+        os.fstat(regular)  # refused and left alone: still open
+    finally:
+        os.close(regular)
+
+
+def test_the_token_is_never_an_argument() -> None:
+    from shell.cli import build_parser
+
+    parser = build_parser()
+    with pytest.raises(SystemExit):
+        parser.parse_args(["mcp", "--ledger", "x", "--token", "secret"])
+    options = {option for action in parser._subparsers._group_actions for choice in action.choices.values()  # type: ignore[union-attr]
+               for sub in choice._actions for option in sub.option_strings}
+    assert not [option for option in options if option.startswith("--token") and option not in ("--token-env", "--token-fd")]
