@@ -30,6 +30,7 @@ from typing import Protocol
 
 from core.snapshots import StopReason
 from shell import ledger_tasks as tasks
+from shell.crashpoints import pause_at
 from shell.ledger import Ledger
 from shell.lifecycle_hooks import LifecycleHooks
 from shell.worker import SpawnFailed
@@ -197,6 +198,7 @@ class Dispatcher:
 
     def _work(self, launch: tasks.Launch, work_dir: str, deadline_at: datetime) -> None:
         try:
+            pause_at("after_launch")  # a crash test kills the process here: launched, nothing spawned
             outcome = self.driver.spawn(launch, Path(work_dir))
             if isinstance(outcome, SpawnFailed):
                 log.warning(

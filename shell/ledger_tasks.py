@@ -25,6 +25,7 @@ from core.edges import DeliveryState, RecordState
 from core.settlement import LiveRow, RowSettlement, settle
 from core.snapshots import Settlement, StopReason
 from core.timestamps import format_timestamp
+from shell.crashpoints import pause_at
 from shell.lifecycle_hooks import LifecycleHooks
 
 
@@ -61,7 +62,9 @@ def _checked(cursor: sqlite3.Cursor, what: str) -> None:
         raise TransitionRefused(what)
 
 
-def startable_records(connection: sqlite3.Connection, buckets: frozenset[int], limit: int) -> list[tuple[int, int]]:
+def startable_records(
+    connection: sqlite3.Connection, buckets: frozenset[int], limit: int
+) -> list[tuple[int, int]]:
     """(event id, project) of the oldest startable record of each free conversation, oldest first.
 
     Startable: admitted or queued, with its snapshot and a conversation, in a routed project,
@@ -86,12 +89,16 @@ def startable_records(connection: sqlite3.Connection, buckets: frozenset[int], l
 
 def prompt_facts(connection: sqlite3.Connection, event_id: int) -> tuple[str, str]:
     """The two values of a record the worker's prompt names besides ids: its trigger and URL."""
-    found = connection.execute("SELECT trigger_name, recording_url FROM events WHERE id = ?", (event_id,)).fetchone()
+    found = connection.execute(
+        "SELECT trigger_name, recording_url FROM events WHERE id = ?", (event_id,)
+    ).fetchone()
     return ("", "") if found is None else (str(found[0]), str(found[1]))
 
 
 def live_tasks(connection: sqlite3.Connection) -> list[int]:
-    return [row[0] for row in connection.execute("SELECT id FROM tasks WHERE superseded_at IS NULL ORDER BY id")]
+    return [
+        row[0] for row in connection.execute("SELECT id FROM tasks WHERE superseded_at IS NULL ORDER BY id")
+    ]
 
 
 def launch(
@@ -290,6 +297,7 @@ def end_attempt(
             _move_record(connection, decision, stamp)
     if hooks is not None:
         hooks.attempt_ended(connection, attempt_id, now)
+    pause_at("in_settlement")  # a crash test kills the process here, before the settlement commits
     return decisions
 
 

@@ -161,7 +161,10 @@ def test_killed_after_the_claim_before_any_request_the_restart_posts_nothing(
     assert standin.post_count() == 0
     listed = subprocess.run(
         [str(REPOSITORY / "bin" / "outbox-resolve"), "--ledger", str(ledger.path), "--json", "list"],
-        capture_output=True, text=True, check=True, timeout=60,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     )
     (waiting,) = json.loads(listed.stdout)
     assert (waiting["kind"], waiting["state"], waiting["event_id"]) == ("guard_ack", "indeterminate", 501)

@@ -127,7 +127,12 @@ class LedgerWorld:
             )
 
     def report(
-        self, task_id: int, event_id: int, outcome: str, reply_id: int | None = None, ack_id: int | None = None
+        self,
+        task_id: int,
+        event_id: int,
+        outcome: str,
+        reply_id: int | None = None,
+        ack_id: int | None = None,
     ) -> None:
         """complete_dispatch: the worker's reported outcome, on an instruction it pulled (and acknowledged)."""
         if ack_id is not None:

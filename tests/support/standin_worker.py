@@ -9,7 +9,7 @@ and pulls again until nothing waits. Its Basecamp address and token come from
 STANDIN_BASE_URL, STANDIN_ACCOUNT and STANDIN_TOKEN (the worker's own credentials: the
 connector never hands it one). WORKER_BEHAVIOUR shapes it:
 ``answer`` (default), ``slow:<seconds>`` (waits before its first pull), ``fail`` (pulls, then
-exits 1 without reporting), ``hang`` (pulls, then sleeps until killed), ``report_failed``.
+exits 1 without reporting), ``hang`` (pulls, then sleeps until killed), ``hang_after_ack``, ``report_failed``.
 """
 
 from __future__ import annotations
@@ -112,6 +112,8 @@ def main() -> int:
                 )
                 if isinstance(boost, Receipt):
                     tools.call("ack_dispatch", event_id=event_id, ack_id=boost.id)
+            if behaviour == "hang_after_ack":
+                time.sleep(3600)
             reply_to = instruction["reply_to"]
             kind = MessageKind(reply_to["kind"])
             reply = basecamp.post(
