@@ -159,7 +159,7 @@ class Dispatcher:
             if len(launches) >= free:
                 break
             work_dir = str(self.routes[bucket_id])
-            if work_dir in busy_dirs:
+            if work_dir in busy_dirs:  # a shortcut: launch() refuses a busy directory itself
                 continue
             try:
                 with self.ledger.write() as connection:
