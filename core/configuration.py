@@ -1,0 +1,552 @@
+"""The connector's configuration for one (account, agent): a value, its defaults, its checks.
+
+Rules:
+1. ``parse_configuration`` turns a mapping (the JSON file, or a mapping a setup has merged) into
+   a ``Configuration`` or refuses with *every* problem found, each one self-contained line
+   naming the key and what is wrong with it; never only the first, never a traceback.
+2. What may be left out has a default (``DEFAULTS``): trust ``operator``, no routes, the
+   default worker (Claude Code), concurrency 2, a 90 min task deadline, a 30 s guard delay, a
+   10 min still-running interval, 60 s before a sending intent is reconciled. The account id,
+   the base URL, the agent's person id and the token file have none.
+3. Ids are positive integers. Durations are positive, written ``90m``, ``30s``, ``2h``,
+   ``1h30m`` or ``500ms``, and written back the same way (``format_duration``), so a file
+   read and written is unchanged. The base URL is an origin (no path): https, or http to a
+   loopback host only.
+4. The token is never a value here: the configuration names the *file* that holds it.
+5. A route is a project id -> an absolute directory, a class (free text, may be empty) and
+   whether completions are watched. Whether the directory exists is the shell's to check.
+6. ``merge`` applies one setup's changes to an existing mapping and keeps every field it is
+   not told to change; a change that cannot apply (``--class`` for a project without a
+   route) is a problem line, like any other.
+7. ``missing`` says what a valid configuration still lacks for useful work, one line each;
+   none of it stops a setup.
+8. Pure: no I/O; paths are checked as text only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from enum import StrEnum
+from pathlib import PurePosixPath
+from typing import Any
+from urllib.parse import urlsplit
+
+from returns.result import Failure, Result, Success
+
+from core.links import transport_allowed
+
+VERSION = 1
+MAX_CONCURRENCY = 64
+
+
+class TrustMode(StrEnum):
+    """Whose mentions the agent takes. Assignments are the operator's alone in every mode."""
+
+    operator = "operator"  # the operator alone
+    allowlist = "allowlist"  # the operator and the allowed people
+    project = "project"  # the operator and any non-client member of the event's project
+
+
+@dataclass(frozen=True, slots=True)
+class Trust:
+    mode: TrustMode = TrustMode.operator
+    operator_id: int | None = None
+    allow: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """A project's approved directory: the only authority for where its work runs."""
+
+    project_id: int
+    directory: str
+    work_class: str = ""
+    watch_completions: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Timings:
+    guard_delay: timedelta = timedelta(seconds=30)
+    still_running: timedelta = timedelta(minutes=10)
+    reconcile_after: timedelta = timedelta(seconds=60)
+
+
+@dataclass(frozen=True, slots=True)
+class Configuration:
+    account_id: int
+    base_url: str
+    agent_id: int
+    token_file: str
+    trust: Trust = field(default_factory=Trust)
+    routes: tuple[Route, ...] = ()
+    worker_command: tuple[str, ...] | None = None  # None: the default worker (Claude Code)
+    concurrency: int = 2
+    task_deadline: timedelta = timedelta(minutes=90)
+    timings: Timings = field(default_factory=Timings)
+
+    def route(self, project_id: int) -> Route | None:
+        return next((route for route in self.routes if route.project_id == project_id), None)
+
+
+DEFAULT_TRUST = Trust()
+DEFAULT_TIMINGS = Timings()
+DEFAULT_CONCURRENCY = 2
+DEFAULT_TASK_DEADLINE = timedelta(minutes=90)
+
+# The top-level keys of the JSON file, and the flag that sets each (for the problem lines).
+KEYS: dict[str, str] = {
+    "version": "",
+    "account_id": "--account ID",
+    "base_url": "--base-url URL",
+    "agent_id": "--agent ID",
+    "token_file": "--token-file PATH",
+    "trust": "--trust MODE / --operator ID / --allow ID",
+    "routes": "--route PROJECT=DIR",
+    "worker_command": "--worker-command '...'",
+    "concurrency": "--concurrency N",
+    "task_deadline": "--deadline DURATION",
+    "timings": "--guard-delay / --still-running / --reconcile-after",
+}
+TRUST_KEYS = ("mode", "operator_id", "allow")
+ROUTE_KEYS = ("directory", "class", "watch_completions")
+TIMING_KEYS = ("guard_delay", "still_running", "reconcile_after")
+REQUIRED = ("account_id", "base_url", "agent_id", "token_file")
+
+# --- durations ------------------------------------------------------------------------------
+
+_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?$")
+
+
+def parse_duration(text: str) -> timedelta | None:
+    """``90m``, ``30s``, ``2h``, ``1h30m``, ``500ms`` -> a positive timedelta; None otherwise."""
+    found = _DURATION.match(text.strip())
+    if found is None or not any(found.groups()):
+        return None
+    hours, minutes, seconds, milliseconds = (int(part) if part else 0 for part in found.groups())
+    value = timedelta(hours=hours, minutes=minutes, seconds=seconds, milliseconds=milliseconds)
+    return value if value > timedelta(0) else None
+
+
+def format_duration(value: timedelta) -> str:
+    """The shortest text ``parse_duration`` reads back as ``value``."""
+    milliseconds = round(value.total_seconds() * 1000)
+    parts = []
+    for unit, size in (("h", 3_600_000), ("m", 60_000), ("s", 1000), ("ms", 1)):
+        count, milliseconds = divmod(milliseconds, size)
+        if count:
+            parts.append(f"{count}{unit}")
+    return "".join(parts) or "0s"
+
+
+# --- reading --------------------------------------------------------------------------------
+
+
+class _Problems:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def add(self, line: str) -> None:
+        self.lines.append(line)
+
+
+def _positive_id(value: Any, where: str, problems: _Problems) -> int | None:
+    if isinstance(value, bool):
+        problems.add(f"{where}: expected a positive integer id, not {value!r}")
+        return None
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, str) and value.strip().isdigit():
+        number = int(value.strip())
+    else:
+        problems.add(f"{where}: expected a positive integer id, not {_shown(value)}")
+        return None
+    if number <= 0:
+        problems.add(f"{where}: expected a positive integer id, not {number}")
+        return None
+    return number
+
+
+def _optional_id(data: Mapping[str, Any], key: str, problems: _Problems) -> int | None:
+    return None if data.get(key) is None else _positive_id(data[key], key, problems)
+
+
+def _duration(value: Any, where: str, problems: _Problems) -> timedelta | None:
+    parsed = parse_duration(value) if isinstance(value, str) else None
+    if parsed is None:
+        problems.add(f"{where}: expected a positive duration like 90m, 30s, 2h or 1h30m, not {_shown(value)}")
+    return parsed
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _unknown(mapping: Mapping[str, Any], known: Sequence[str], where: str, problems: _Problems) -> None:
+    for key in mapping:
+        if key not in known:
+            problems.add(f"{where}{key}: unknown key (known: {', '.join(known)})")
+
+
+def _base_url(value: Any, problems: _Problems) -> str | None:
+    if not isinstance(value, str) or not value.strip():
+        problems.add(f"base_url: expected a URL like https://3.basecampapi.com, not {_shown(value)}")
+        return None
+    url = value.strip().rstrip("/")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        problems.add(f"base_url: expected a URL like https://3.basecampapi.com, not {_shown(value)}")
+        return None
+    if parts.path or parts.query or parts.fragment or parts.username or parts.password:
+        problems.add(f"base_url: expected an origin without a path (https://3.basecampapi.com), not {url}")
+        return None
+    if not transport_allowed(url):
+        problems.add(f"base_url: Basecamp must be reached over https (http only to a loopback host): {url}")
+        return None
+    return url
+
+
+def _absolute_path(value: Any, where: str, problems: _Problems) -> str | None:
+    if not isinstance(value, str) or not value.strip():
+        problems.add(f"{where}: expected an absolute path, not {_shown(value)}")
+        return None
+    if "\x00" in value or "\n" in value:
+        problems.add(f"{where}: a path cannot contain a NUL or a newline")
+        return None
+    if not PurePosixPath(value).is_absolute():
+        problems.add(f"{where}: expected an absolute path, not {value!r}")
+        return None
+    return value
+
+
+def _trust(value: Any, problems: _Problems) -> Trust:
+    if value is None:
+        return DEFAULT_TRUST
+    if not isinstance(value, Mapping):
+        problems.add(f"trust: expected an object with {', '.join(TRUST_KEYS)}, not {_shown(value)}")
+        return DEFAULT_TRUST
+    _unknown(value, TRUST_KEYS, "trust.", problems)
+    mode = DEFAULT_TRUST.mode
+    raw_mode = value.get("mode", mode.value)
+    if raw_mode in {item.value for item in TrustMode}:
+        mode = TrustMode(raw_mode)
+    else:
+        modes = ", ".join(item.value for item in TrustMode)
+        problems.add(f"trust.mode: expected one of {modes}, not {_shown(raw_mode)}")
+    operator_id = None
+    if value.get("operator_id") is not None:
+        operator_id = _positive_id(value["operator_id"], "trust.operator_id", problems)
+    allow: list[int] = []
+    raw_allow = value.get("allow", [])
+    if not isinstance(raw_allow, list):
+        problems.add(f"trust.allow: expected a list of person ids, not {_shown(raw_allow)}")
+    else:
+        for index, item in enumerate(raw_allow):
+            person = _positive_id(item, f"trust.allow[{index}]", problems)
+            if person is not None and person not in allow:
+                allow.append(person)
+    return Trust(mode, operator_id, tuple(allow))
+
+
+def _routes(value: Any, problems: _Problems) -> tuple[Route, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, Mapping):
+        problems.add(f"routes: expected an object of project id -> route, not {_shown(value)}")
+        return ()
+    routes = []
+    for key, raw in value.items():
+        project = _positive_id(key, f"routes: project {key!r}", problems)
+        where = f"routes.{key}"
+        if not isinstance(raw, Mapping):
+            problems.add(f"{where}: expected an object with {', '.join(ROUTE_KEYS)}, not {_shown(raw)}")
+            continue
+        _unknown(raw, ROUTE_KEYS, f"{where}.", problems)
+        if "directory" not in raw:
+            problems.add(f"{where}.directory: missing (--route {key}=DIR)")
+        directory = _absolute_path(raw.get("directory"), f"{where}.directory", problems) if (
+            "directory" in raw
+        ) else None
+        work_class = raw.get("class", "")
+        if not isinstance(work_class, str) or "\n" in work_class:
+            problems.add(f"{where}.class: expected one line of text, not {_shown(work_class)}")
+            work_class = ""
+        watch = raw.get("watch_completions", False)
+        if not isinstance(watch, bool):
+            problems.add(f"{where}.watch_completions: expected true or false, not {_shown(watch)}")
+            watch = False
+        if project is not None and directory is not None:
+            routes.append(Route(project, directory, work_class.strip(), watch))
+    return tuple(sorted(routes, key=lambda route: route.project_id))
+
+
+def _worker_command(value: Any, problems: _Problems) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if (
+        not isinstance(value, list)
+        or not value
+        or not all(isinstance(item, str) for item in value)
+        or not value[0].strip()
+    ):
+        problems.add(f"worker_command: expected a non-empty list of arguments (argv), not {_shown(value)}")
+        return None
+    return tuple(value)
+
+
+def _concurrency(value: Any, problems: _Problems) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CONCURRENCY:
+        problems.add(f"concurrency: expected a whole number from 1 to {MAX_CONCURRENCY}, not {_shown(value)}")
+        return DEFAULT_CONCURRENCY
+    return value
+
+
+def _timings(value: Any, problems: _Problems) -> Timings:
+    if value is None:
+        return DEFAULT_TIMINGS
+    if not isinstance(value, Mapping):
+        problems.add(f"timings: expected an object with {', '.join(TIMING_KEYS)}, not {_shown(value)}")
+        return DEFAULT_TIMINGS
+    _unknown(value, TIMING_KEYS, "timings.", problems)
+    found = {}
+    for key in TIMING_KEYS:
+        if key in value:
+            parsed = _duration(value[key], f"timings.{key}", problems)
+            if parsed is not None:
+                found[key] = parsed
+    return Timings(**found)
+
+
+def parse_configuration(data: Any) -> Result[Configuration, tuple[str, ...]]:
+    """The configuration in ``data``, or every problem with it, one line each (rule 1)."""
+    problems = _Problems()
+    if not isinstance(data, Mapping):
+        return Failure((f"expected a JSON object, not {type(data).__name__}",))
+    _unknown(data, tuple(KEYS), "", problems)
+    version = data.get("version", VERSION)
+    if version != VERSION:
+        problems.add(f"version: this program reads version {VERSION}, not {_shown(version)}")
+    for key in REQUIRED:
+        if data.get(key) is None:
+            problems.add(f"{key}: missing ({KEYS[key]})")
+    account_id = _optional_id(data, "account_id", problems)
+    agent_id = _optional_id(data, "agent_id", problems)
+    base_url = _base_url(data["base_url"], problems) if data.get("base_url") is not None else None
+    token_file = None
+    if data.get("token_file") is not None:
+        token_file = _absolute_path(data["token_file"], "token_file", problems)
+    trust = _trust(data.get("trust"), problems)
+    routes = _routes(data.get("routes"), problems)
+    worker_command = _worker_command(data.get("worker_command"), problems)
+    concurrency = _concurrency(data.get("concurrency", DEFAULT_CONCURRENCY), problems)
+    raw_deadline = data.get("task_deadline", format_duration(DEFAULT_TASK_DEADLINE))
+    task_deadline = _duration(raw_deadline, "task_deadline", problems) or DEFAULT_TASK_DEADLINE
+    timings = _timings(data.get("timings"), problems)
+    if agent_id is not None:
+        if trust.operator_id == agent_id:
+            problems.add(f"trust.operator_id: the operator cannot be the agent itself ({agent_id})")
+        if agent_id in trust.allow:
+            problems.add(f"trust.allow: the agent itself ({agent_id}) cannot be an allowed person")
+    if problems.lines or account_id is None or agent_id is None or base_url is None or token_file is None:
+        return Failure(tuple(problems.lines))
+    return Success(
+        Configuration(
+            account_id=account_id,
+            base_url=base_url,
+            agent_id=agent_id,
+            token_file=token_file,
+            trust=trust,
+            routes=routes,
+            worker_command=worker_command,
+            concurrency=concurrency,
+            task_deadline=task_deadline,
+            timings=timings,
+        )
+    )
+
+
+def to_mapping(configuration: Configuration) -> dict[str, Any]:
+    """The JSON form; ``parse_configuration(to_mapping(c)) == Success(c)``."""
+    return {
+        "version": VERSION,
+        "account_id": configuration.account_id,
+        "base_url": configuration.base_url,
+        "agent_id": configuration.agent_id,
+        "token_file": configuration.token_file,
+        "trust": {
+            "mode": configuration.trust.mode.value,
+            "operator_id": configuration.trust.operator_id,
+            "allow": list(configuration.trust.allow),
+        },
+        "routes": {
+            str(route.project_id): {
+                "directory": route.directory,
+                "class": route.work_class,
+                "watch_completions": route.watch_completions,
+            }
+            for route in configuration.routes
+        },
+        "worker_command": list(configuration.worker_command) if configuration.worker_command else None,
+        "concurrency": configuration.concurrency,
+        "task_deadline": format_duration(configuration.task_deadline),
+        "timings": {
+            "guard_delay": format_duration(configuration.timings.guard_delay),
+            "still_running": format_duration(configuration.timings.still_running),
+            "reconcile_after": format_duration(configuration.timings.reconcile_after),
+        },
+    }
+
+
+# --- one setup's changes --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """What one ``bin/connect setup`` was told, as the text it was given. None: leave as is."""
+
+    account_id: str | None = None
+    base_url: str | None = None
+    agent_id: str | None = None
+    token_file: str | None = None
+    operator_id: str | None = None
+    trust_mode: str | None = None
+    allow: tuple[str, ...] = ()
+    remove_allow: tuple[str, ...] = ()
+    routes: tuple[str, ...] = ()  # PROJECT=DIR
+    remove_routes: tuple[str, ...] = ()  # PROJECT
+    classes: tuple[str, ...] = ()  # PROJECT=NAME
+    watch_completions: tuple[str, ...] = ()  # PROJECT
+    no_watch_completions: tuple[str, ...] = ()  # PROJECT
+    worker_command: tuple[str, ...] | None = None  # argv; () for the default worker
+    concurrency: str | None = None
+    task_deadline: str | None = None
+    guard_delay: str | None = None
+    still_running: str | None = None
+    reconcile_after: str | None = None
+
+
+def _assignment(text: str, flag: str, what: str, problems: _Problems) -> tuple[str, str] | None:
+    project, sign, value = text.partition("=")
+    if not sign or not project.strip() or not value:
+        problems.add(f"{flag} {text!r}: expected PROJECT={what}")
+        return None
+    return project.strip(), value
+
+
+def _project_key(text: str, flag: str, problems: _Problems) -> str | None:
+    number = _positive_id(text, f"{flag} {text!r}", problems)
+    return None if number is None else str(number)
+
+
+def _merge_trust(trust_value: Any, changes: Changes, problems: _Problems) -> dict[str, Any]:
+    trust = dict(trust_value) if isinstance(trust_value, Mapping) else {}
+    if changes.trust_mode is not None:
+        trust["mode"] = changes.trust_mode
+    if changes.operator_id is not None:
+        trust["operator_id"] = changes.operator_id
+    allow = list(trust.get("allow") or []) if isinstance(trust.get("allow"), list | None) else []
+    for person in changes.allow:
+        number = _positive_id(person, f"--allow {person!r}", problems)
+        if number is not None and number not in allow:
+            allow.append(number)
+    for person in changes.remove_allow:
+        number = _positive_id(person, f"--remove-allow {person!r}", problems)
+        allow = [item for item in allow if item != number and str(item) != str(number)]
+    trust["allow"] = allow
+    return trust
+
+
+def _merge_routes(routes_value: Any, changes: Changes, problems: _Problems) -> dict[str, Any]:
+    routes: dict[str, Any] = {}
+    if isinstance(routes_value, Mapping):
+        for key, value in routes_value.items():
+            routes[str(key)] = dict(value) if isinstance(value, Mapping) else value
+    for text in changes.remove_routes:
+        key = _project_key(text, "--remove-route", problems)
+        if key is not None and routes.pop(key, None) is None:
+            problems.add(f"--remove-route {text}: there is no route for project {key}")
+    for text in changes.routes:
+        found = _assignment(text, "--route", "DIR", problems)
+        key = _project_key(found[0], "--route", problems) if found else None
+        if found and key is not None:
+            routes.setdefault(key, {})["directory"] = found[1]
+    for text in changes.classes:
+        found = _assignment(text, "--class", "NAME", problems)
+        key = _project_key(found[0], "--class", problems) if found else None
+        if found and key is not None:
+            if key in routes:
+                routes[key]["class"] = found[1]
+            else:
+                problems.add(f"--class {text}: there is no route for project {key} (add --route {key}=DIR)")
+    for flag, texts, watched in (
+        ("--watch-completions", changes.watch_completions, True),
+        ("--no-watch-completions", changes.no_watch_completions, False),
+    ):
+        for text in texts:
+            key = _project_key(text, flag, problems)
+            if key is not None and key in routes:
+                routes[key]["watch_completions"] = watched
+            elif key is not None:
+                problems.add(f"{flag} {text}: there is no route for project {key} (add --route {key}=DIR)")
+    return routes
+
+
+def merge(existing: Mapping[str, Any], changes: Changes) -> Result[Configuration, tuple[str, ...]]:
+    """``existing`` with ``changes`` applied, validated; every other field kept (rule 6)."""
+    problems = _Problems()
+    data: dict[str, Any] = dict(existing)
+    overrides: tuple[tuple[str, Any], ...] = (
+        ("account_id", changes.account_id),
+        ("base_url", changes.base_url),
+        ("agent_id", changes.agent_id),
+        ("token_file", changes.token_file),
+        ("task_deadline", changes.task_deadline),
+    )
+    for key, value in overrides:
+        if value is not None:
+            data[key] = value
+    data["trust"] = _merge_trust(data.get("trust"), changes, problems)
+    data["routes"] = _merge_routes(data.get("routes"), changes, problems)
+    if changes.worker_command is not None:
+        data["worker_command"] = list(changes.worker_command) or None
+    if changes.concurrency is not None:
+        text = changes.concurrency.strip()
+        data["concurrency"] = int(text) if text.isdigit() else changes.concurrency
+    timings = dict(data["timings"]) if isinstance(data.get("timings"), Mapping) else {}
+    for key, value in (
+        ("guard_delay", changes.guard_delay),
+        ("still_running", changes.still_running),
+        ("reconcile_after", changes.reconcile_after),
+    ):
+        if value is not None:
+            timings[key] = value
+    data["timings"] = timings
+    parsed = parse_configuration(data)
+    if problems.lines:
+        later = parsed.failure() if isinstance(parsed, Failure) else ()
+        return Failure(tuple(problems.lines) + tuple(line for line in later if line not in problems.lines))
+    return parsed
+
+
+# --- what is still missing ------------------------------------------------------------------
+
+
+def missing(configuration: Configuration) -> tuple[str, ...]:
+    """What a valid configuration still lacks for useful work, one line each (rule 7)."""
+    lines = []
+    if configuration.trust.operator_id is None:
+        lines.append(
+            "no operator: no one's requests are trusted and nothing is assigned "
+            "(--operator ID names the person the agent works for)"
+        )
+    if configuration.trust.mode is TrustMode.allowlist and not configuration.trust.allow:
+        lines.append("allowlist trust with no one allowed: only the operator is trusted (--allow ID)")
+    if not configuration.routes:
+        lines.append(
+            "no route: mentions in every project will get a holding reply and no work "
+            "(--route PROJECT=DIR)"
+        )
+    return tuple(lines)

@@ -1,0 +1,206 @@
+"""``core.configuration``: defaults, durations, every problem one line, merge keeps the rest."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from returns.result import Failure, Success
+
+from core.configuration import (
+    Changes,
+    Configuration,
+    TrustMode,
+    format_duration,
+    merge,
+    missing,
+    parse_configuration,
+    parse_duration,
+    to_mapping,
+)
+
+MINIMAL: dict[str, Any] = {
+    "account_id": 999,
+    "base_url": "https://3.basecampapi.com",
+    "agent_id": 42,
+    "token_file": "/home/agent/.token",
+}
+
+
+def parsed(data: Any) -> Configuration:
+    result = parse_configuration(data)
+    assert isinstance(result, Success), result
+    return result.unwrap()
+
+
+def problems(data: Any) -> tuple[str, ...]:
+    result = parse_configuration(data)
+    assert isinstance(result, Failure), result
+    return result.failure()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("90m", timedelta(minutes=90)),
+        ("30s", timedelta(seconds=30)),
+        ("2h", timedelta(hours=2)),
+        ("1h30m", timedelta(minutes=90)),
+        ("500ms", timedelta(milliseconds=500)),
+        (" 10m ", timedelta(minutes=10)),
+    ],
+)
+def test_durations_parse(text: str, expected: timedelta) -> None:
+    assert parse_duration(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "0s", "90", "m", "-5m", "1.5h", "10 m", "5d", "30sm", "ms"])
+def test_bad_durations_are_refused(text: str) -> None:
+    assert parse_duration(text) is None
+
+
+@pytest.mark.parametrize("text", ["90m", "30s", "2h", "1h30m", "500ms", "1h0m5s", "61m"])
+def test_durations_write_back_as_they_read(text: str) -> None:
+    value = parse_duration(text)
+    assert value is not None
+    assert parse_duration(format_duration(value)) == value
+
+
+def test_defaults_fill_what_is_left_out() -> None:
+    configuration = parsed(MINIMAL)
+    assert configuration.trust.mode is TrustMode.operator
+    assert configuration.trust.operator_id is None
+    assert configuration.routes == ()
+    assert configuration.worker_command is None
+    assert configuration.concurrency == 2
+    assert configuration.task_deadline == timedelta(minutes=90)
+    assert configuration.timings.guard_delay == timedelta(seconds=30)
+    assert configuration.timings.still_running == timedelta(minutes=10)
+    assert configuration.timings.reconcile_after == timedelta(seconds=60)
+
+
+def test_the_json_form_reads_back_unchanged() -> None:
+    configuration = parsed(
+        MINIMAL
+        | {
+            "trust": {"mode": "allowlist", "operator_id": 7, "allow": [8, 9]},
+            "routes": {"1001": {"directory": "/src/app", "class": "backend", "watch_completions": True}},
+            "worker_command": ["claude", "-p", "{prompt}"],
+            "concurrency": 4,
+            "task_deadline": "2h",
+            "timings": {"guard_delay": "2s", "still_running": "5s", "reconcile_after": "3s"},
+        }
+    )
+    assert parsed(to_mapping(configuration)) == configuration
+    assert to_mapping(configuration)["timings"] == {"guard_delay": "2s", "still_running": "5s", "reconcile_after": "3s"}
+
+
+def test_every_problem_is_reported_each_on_one_line() -> None:
+    found = problems(
+        {
+            "account_id": 0,
+            "base_url": "http://basecamp.example.com",
+            "agent_id": "x",
+            "token_file": "relative/token",
+            "trust": {"mode": "everyone", "operator_id": -1, "allow": ["a"]},
+            "routes": {"abc": {"directory": "relative"}},
+            "concurrency": 0,
+            "task_deadline": "forever",
+            "timings": {"guard_delay": "0s", "bogus": "1s"},
+            "colour": "blue",
+        }
+    )
+    assert all("\n" not in line for line in found)
+    expected_starts = [
+        "colour: unknown key",
+        "account_id:",
+        "agent_id:",
+        "base_url: Basecamp must be reached over https",
+        "token_file: expected an absolute path",
+        "trust.mode:",
+        "trust.operator_id:",
+        "trust.allow[0]:",
+        "routes: project 'abc'",
+        "routes.abc.directory: expected an absolute path",
+        "concurrency:",
+        "task_deadline:",
+        "timings.bogus: unknown key",
+        "timings.guard_delay:",
+    ]
+    for start in expected_starts:
+        assert any(line.startswith(start) for line in found), (start, found)
+    assert len(found) == len(expected_starts)
+
+
+def test_required_fields_are_named_with_their_flag() -> None:
+    assert problems({}) == (
+        "account_id: missing (--account ID)",
+        "base_url: missing (--base-url URL)",
+        "agent_id: missing (--agent ID)",
+        "token_file: missing (--token-file PATH)",
+    )
+
+
+@pytest.mark.parametrize(
+    "url", ["https://3.basecampapi.com/999", "ftp://example.com", "https://", "not a url", "https://x.com?q=1"]
+)
+def test_a_base_url_is_an_origin(url: str) -> None:
+    assert any(line.startswith("base_url:") for line in problems(MINIMAL | {"base_url": url}))
+
+
+def test_http_is_allowed_to_loopback_and_a_trailing_slash_is_dropped() -> None:
+    assert parsed(MINIMAL | {"base_url": "http://127.0.0.1:8080/"}).base_url == "http://127.0.0.1:8080"
+
+
+def test_the_agent_cannot_be_its_own_operator_or_allowed() -> None:
+    found = problems(MINIMAL | {"trust": {"operator_id": 42, "allow": [42]}})
+    assert len(found) == 2
+
+
+def test_a_newer_version_is_refused() -> None:
+    assert problems(MINIMAL | {"version": 2}) == ("version: this program reads version 1, not 2",)
+
+
+def test_merge_keeps_what_it_is_not_told_to_change() -> None:
+    first = merge(
+        {},
+        Changes(
+            account_id="999", base_url="https://3.basecampapi.com", agent_id="42", token_file="/t",
+            operator_id="7", routes=("1001=/src/app", "1002=/src/web"), classes=("1001=backend",),
+            watch_completions=("1001",), guard_delay="2s",
+        ),
+    ).unwrap()
+    second = merge(to_mapping(first), Changes(concurrency="3", remove_routes=("1002",))).unwrap()
+    assert second.concurrency == 3
+    assert second.trust.operator_id == 7
+    assert second.timings.guard_delay == timedelta(seconds=2)
+    assert [route.project_id for route in second.routes] == [1001]
+    route = second.route(1001)
+    assert route is not None
+    assert (route.directory, route.work_class, route.watch_completions) == ("/src/app", "backend", True)
+    # A route moved to a new directory keeps its class and watch.
+    third = merge(to_mapping(second), Changes(routes=("1001=/elsewhere",))).unwrap()
+    assert third.route(1001) == type(route)(1001, "/elsewhere", "backend", True)
+
+
+def test_merge_changes_that_cannot_apply_are_problem_lines() -> None:
+    result = merge(
+        to_mapping(parsed(MINIMAL)),
+        Changes(
+            classes=("5=x",), watch_completions=("6",), remove_routes=("7",), routes=("nodir",),
+            allow=("zero",), concurrency="many",
+        ),
+    )
+    assert isinstance(result, Failure)
+    lines = result.failure()
+    assert len(lines) == 6, lines
+    assert all("\n" not in line for line in lines)
+
+
+def test_missing_says_what_is_still_lacking_one_line_each() -> None:
+    lines = missing(parsed(MINIMAL | {"trust": {"mode": "allowlist"}}))
+    assert [line.split(":")[0] for line in lines] == ["no operator", "allowlist trust with no one allowed", "no route"]
+    assert "holding reply" in lines[-1]
+    complete = parsed(MINIMAL | {"trust": {"operator_id": 7}, "routes": {"1": {"directory": "/x"}}})
+    assert missing(complete) == ()
