@@ -69,10 +69,10 @@ from core.admission_matrix import (
     EventPointer,
     Rule,
     Trigger,
-    TrustMode,
     gate,
     trusted_without_reading,
 )
+from core.configuration import TrustMode
 from core.destinations import MessageKind
 from core.edges import RecordState
 from core.instruction import mentioned_person_ids

@@ -18,13 +18,19 @@ Rules:
 5. The token never appears in a log line, an exception message or a repr. Logs carry the
    method, the path without its query, and the status; never a body.
 6. https is required except to a loopback host.
+7. The event feed (``poll_events``): one page a call. Its position is a credential: it
+   never appears in a log line, an exception message or a repr, and neither does the query
+   string or a ``next`` URL (which carries it). A ``next`` on another origin is
+   ``FeedFailed``; a 400/409/410 is ``FeedRefused`` with ``core.feed``'s reading of it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import random
+import socket
 import threading
 from collections import deque
 from dataclasses import dataclass
@@ -34,9 +40,11 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import urllib3
+from returns.result import Failure
 from urllib3.connection import HTTPConnection, HTTPSConnection
 
 from core.destinations import Destination, ListedMessage, MessageKind
+from core.feed import FeedFilters, FeedPage, FeedRefusal, read_page, read_refusal
 from core.links import next_link, same_origin, transport_allowed
 from core.pacing import wait_before_next
 from core.posting import (
@@ -69,6 +77,19 @@ class ListingFailed(BasecampError):
 
 class Unlistable(ListingFailed):
     """The destination cannot be listed back to the time asked: gone, forbidden or too deep."""
+
+
+class FeedFailed(BasecampError):
+    """A feed page could not be read (transport, deadline, 5xx, an unreadable page, a
+    ``next`` on another origin): back off and try again."""
+
+
+class FeedRefused(FeedFailed):
+    """The feed answered 400, 409 or 410; ``refusal`` says what to do."""
+
+    def __init__(self, refusal: FeedRefusal) -> None:
+        super().__init__(f"the event feed refused the request: {type(refusal).__name__}")
+        self.refusal = refusal
 
 
 class AuthenticationFailed(BasecampError):
@@ -219,6 +240,11 @@ class BasecampClient:
                 connection.connect()
             except (OSError, urllib3.exceptions.HTTPError) as error:
                 return Refused(RefusalCause.not_connected, None, f"could not connect: {type(error).__name__}")
+            # The socket timeout bounds each read, not the exchange: a trickling answer could
+            # outlive the deadline. At the deadline the socket is shut, and the wait ends.
+            expired = threading.Event()
+            watchdog = threading.Timer(timeout, _shut, (connection, expired))
+            watchdog.start()
             try:
                 headers = self._headers() | {"Content-Type": "application/json; charset=utf-8"}
                 connection.request("POST", path, body=payload, headers=headers)
@@ -227,9 +253,13 @@ class BasecampClient:
             except (TimeoutError, urllib3.exceptions.TimeoutError) as error:
                 return Uncertain(UncertainCause.timeout, None, f"no answer in time: {type(error).__name__}")
             except (OSError, HTTPException, urllib3.exceptions.HTTPError) as error:
+                if expired.is_set():
+                    return Uncertain(UncertainCause.timeout, None, "no whole answer before the deadline")
                 return Uncertain(
                     UncertainCause.connection_lost, None, f"connection lost: {type(error).__name__}"
                 )
+            finally:
+                watchdog.cancel()
         finally:
             connection.close()
         retry_after = parse_retry_after(response.headers.get("Retry-After"), self._clock.now())
@@ -309,6 +339,47 @@ class BasecampClient:
             f" within {MAX_PAGES} pages"
         )
 
+    def poll_events(
+        self,
+        since: int | None,
+        position: str | None,
+        filters: FeedFilters,
+        deadline: float,
+        *,
+        next_url: str | None = None,
+    ) -> FeedPage:
+        """One page of the account event feed (rule 7).
+
+        From ``next_url`` (a previous page's ``next``) when given; else from ``position``;
+        else after event ``since`` (None: from now). Raises ``FeedRefused`` (400, 409,
+        410), ``AuthenticationFailed`` (401) or ``FeedFailed``.
+        """
+        if next_url is not None:
+            if not same_origin(next_url, self._origin):
+                raise FeedFailed("the event feed's next page is on another origin")
+            url = next_url
+        else:
+            query: list[tuple[str, str]] = list(filters.query())
+            if position is not None:
+                query.append(("position", position))
+            else:
+                query.append(("since", "now" if since is None else str(since)))
+            url = f"{self.account_url}/events.json?{urlencode(query)}"
+        try:
+            answer = self._get(url, deadline)
+        except ListingFailed as error:
+            raise FeedFailed(f"the event feed could not be read: {error}") from None
+        if answer.status == 401:
+            raise AuthenticationFailed("Basecamp refused the token (401)")
+        if answer.status in (400, 409, 410):
+            raise FeedRefused(read_refusal(answer.status, answer.body))
+        if answer.status != 200:
+            raise FeedFailed(f"the event feed answered HTTP {answer.status}")
+        page = read_page(answer.body)
+        if isinstance(page, Failure):
+            raise FeedFailed(f"the event feed answered an unreadable page: {page.failure().reason}")
+        return page.unwrap()
+
     def _get(self, url: str, deadline: float) -> _Answer:
         """One read, retried per ``core.retry`` within ``deadline``."""
         attempts = 0
@@ -361,6 +432,15 @@ class BasecampClient:
             "User-Agent": self._user_agent,
             "Accept": "application/json",
         }
+
+
+def _shut(connection: HTTPConnection, expired: threading.Event) -> None:
+    """The deadline passed mid-exchange: end the wait by shutting the socket."""
+    expired.set()
+    sock = connection.sock
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 def _decode(raw: bytes) -> Any:

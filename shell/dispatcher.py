@@ -159,6 +159,8 @@ class Dispatcher:
             if len(launches) >= free:
                 break
             work_dir = str(self.routes[bucket_id])
+            if self._shutdown.is_set():  # stop() may have run since this tick began
+                break
             if work_dir in busy_dirs:  # a shortcut: launch() refuses a busy directory itself
                 continue
             try:
@@ -208,16 +210,22 @@ class Dispatcher:
                 return
             with self._lock:
                 self._running[launch.task_id].started = outcome
-            with self.ledger.write() as connection:
-                tasks.mark_running(
-                    connection,
+            try:
+                with self.ledger.write() as connection:
+                    tasks.mark_running(
+                        connection,
+                        launch.attempt_id,
+                        pid=outcome.pid,
+                        pgid=outcome.pgid,
+                        process_started=outcome.process_started,
+                        now=self.ledger.clock.now(),
+                    )
+                log.info("dispatch attempt=%s state=running pid=%d", launch.attempt_id, outcome.pid)
+            except Exception:  # a worker that exists is supervised to its end, recorded or not
+                log.exception(
+                    "dispatch attempt=%s: its process could not be recorded; supervising it anyway",
                     launch.attempt_id,
-                    pid=outcome.pid,
-                    pgid=outcome.pgid,
-                    process_started=outcome.process_started,
-                    now=self.ledger.clock.now(),
                 )
-            log.info("dispatch attempt=%s state=running pid=%d", launch.attempt_id, outcome.pid)
             reason = self.driver.supervise(
                 outcome, deadline_at, self._shutdown, lambda: self._still_running(launch)
             )

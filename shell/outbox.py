@@ -64,7 +64,7 @@ from core.text import message_text
 from shell import ledger_outbox as rows
 from shell.basecamp import ListingFailed, Unlistable
 from shell.crashpoints import pause_at
-from shell.ledger import Ledger
+from shell.ledger import Ledger, LedgerError
 
 log = logging.getLogger("connector.outbox")
 
@@ -356,7 +356,7 @@ class Outbox:
     def _settling(self, what: str) -> Iterator[None]:
         try:
             yield
-        except (sqlite3.Error, rows.IntentMoved) as error:
+        except (sqlite3.Error, rows.IntentMoved, LedgerError) as error:
             raise OutboxLedgerError(f"the ledger could not {what}: {error}") from error
 
     def _log(self, row: rows.IntentRow, state: str, **details: object) -> None:

@@ -177,9 +177,8 @@ def test_an_attempt_ends_once(world: LedgerWorld, ledger: Ledger) -> None:
 def test_the_database_refuses_a_second_live_task_in_one_directory(ledger: Ledger) -> None:
     import sqlite3
 
-    with pytest.raises(sqlite3.IntegrityError, match="UNIQUE"), ledger.write() as connection:
-        for token in ("a" * 64, "b" * 64):  # two dispatchers on one ledger, both past their own check
-            connection.execute(
-                "INSERT INTO tasks (token_sha256, conversation_key, created_at, work_dir) VALUES (?, ?, 'x', '/srv/one')",
-                (token, f"recording:{token[0]}"),
-            )
+    insert = "INSERT INTO tasks (token_sha256, conversation_key, created_at, work_dir) VALUES (?, ?, 'x', '/srv/one')"
+    with ledger.write() as connection:  # two dispatchers on one ledger, both past their own check
+        connection.execute(insert, ("a" * 64, "recording:a"))
+        with pytest.raises(sqlite3.IntegrityError, match="UNIQUE"):
+            connection.execute(insert, ("b" * 64, "recording:b"))

@@ -4,8 +4,8 @@ import sqlite3
 
 import pytest
 
-from core.templates import needs_a_person
 from core.snapshots import StopReason
+from core.templates import needs_a_person
 from shell import ledger_tasks as tasks
 from shell.clock import FakeClock
 from shell.ledger import Ledger
