@@ -320,7 +320,10 @@ def spawn(
     finally:
         os.close(out)
         os.close(err)
-    pgid = processes.process_group_of(process.pid) or 0
+    try:
+        pgid = os.getpgid(process.pid)  # the kernel's answer; /proc may be unreadable
+    except ProcessLookupError:
+        pgid = process.pid  # already gone (and reaped); start_new_session made it its group's leader
     started = processes.process_start_time(process.pid) or ""
     log.info("worker attempt=%s started pid=%d pgid=%d", attempt_id, process.pid, pgid)
     return RunningWorker(
