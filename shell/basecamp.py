@@ -30,6 +30,7 @@ import contextlib
 import json
 import logging
 import random
+import re
 import socket
 import threading
 from collections import deque
@@ -61,6 +62,22 @@ from core.timestamps import parse_timestamp
 from shell.clock import Clock, SystemClock
 
 log = logging.getLogger("connector.basecamp")
+
+
+class _NoQueryStrings(logging.Filter):
+    """urllib3 logs each request line at DEBUG, query and all, and a feed position is a credential:
+    its records leave with every query string redacted."""
+
+    _QUERY = re.compile(r"\?[^\s\"']*")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if "?" in message:
+            record.msg, record.args = self._QUERY.sub("?<redacted>", message), ()
+        return True
+
+
+logging.getLogger("urllib3.connectionpool").addFilter(_NoQueryStrings())
 
 MAX_PAGES = 200
 DEFAULT_POST_TIMEOUT = 60.0

@@ -17,6 +17,8 @@ Rules (checked in this order, as Basecamp's edge and then its controllers would)
 7. Listings are paginated (``shell.standin.pagination``), oldest first; a Campfire's lines
    honour ``sort=created_at|updated_at`` and ``direction=asc|desc``. A listing shows only
    what is visible by the stand-in's clock (``lag``); a read by id finds it regardless.
+8. Every comment and Campfire line kept (created or seeded) appends its event to the feed;
+   ``GET /{account}/events.json`` is answered by the feed (``shell.standin.feed``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from datetime import datetime, timedelta
 from typing import TypeVar
 
 from shell.standin.exchange import Incoming, JsonObject, Reply, error_reply, json_reply, text_reply
+from shell.standin.feed import Feed
 from shell.standin.pagination import page_headers, page_number, page_of
 from shell.standin.representation import Renderer
 from shell.standin.routes import COLLECTIONS, Endpoint, Route, parse_route
@@ -69,8 +72,10 @@ class BasecampApi:
         page_sizes: Sequence[int],
         *,
         enforce_boost_length: bool = True,
+        feed: Feed | None = None,
     ) -> None:
         self._world = world
+        self.feed = feed or Feed(world, urls.account_url, now)
         self._store = store
         self._urls = urls
         self._now = now
@@ -113,7 +118,9 @@ class BasecampApi:
             raise ValueError(f"no person {creator_id} in the world")
         if created_at is not None and created_at.tzinfo is None:
             raise ValueError("a naive created_at has no zone; give a UTC time")
-        return self._store.post(kind, recording, creator_id, content, created_at=created_at or self._now())
+        message = self._store.post(kind, recording, creator_id, content, created_at=created_at or self._now())
+        self.feed.record_message(message)
+        return message
 
     def shown(self, kind: Kind, recording_id: int) -> list[JsonObject]:
         """Every message of ``kind`` kept on a recording, visible yet or not, as read alone."""
@@ -128,6 +135,8 @@ class BasecampApi:
     def _read(self, route: Route, request: Incoming, person: Person) -> Reply:
         if route.endpoint is Endpoint.profile:
             return json_reply(200, self._render.person(person))
+        if route.endpoint is Endpoint.events:
+            return self.feed.answer(request, person)
         if route.endpoint is Endpoint.chats:
             campfires = [project.campfire for project in self._world.projects]
             return self._listing(request, campfires, self._render.campfire)
@@ -181,6 +190,7 @@ class BasecampApi:
             visible_at=now + timedelta(seconds=lag),
             rich_text=rich_text,
         )
+        self.feed.record_message(created)
         shown = self._render.message(created)
         location = (
             self._urls.boost(created.bucket_id, created.id) if kind is Kind.boost else str(shown["app_url"])

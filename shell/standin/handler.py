@@ -12,7 +12,8 @@ Rules:
    fault's wait short, so a stop is prompt even with idle keep-alive connections or hanging
    requests.
 5. Nothing is printed; each request is logged (method, path, status) on the
-   ``shell.standin`` logger, never a header or a body.
+   ``shell.standin`` logger, never a header, a body or the query string (the event feed's
+   position travels in the query and is a credential).
 """
 
 from __future__ import annotations
@@ -238,6 +239,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def version_string(self) -> str:
         return self.server_version
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        path = urlsplit(self.path).path if isinstance(self.path, str) else ""
+        LOGGER.info("%s %s %s -> %s", self.address_string(), self.command, path, code)
 
     def log_message(self, format: str, *args: Any) -> None:
         LOGGER.info("%s %s", self.address_string(), format % args)

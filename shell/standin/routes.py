@@ -4,7 +4,8 @@ Rules:
 1. Every route lives under ``/{account_id}/``; another account's path names nothing.
 2. Each route answers in its flat form (``/ACCOUNT/recordings/1/comments.json``) and in its
    legacy bucket form (``/ACCOUNT/buckets/2/recordings/1/comments.json``), except
-   ``my/profile`` and ``chats`` (the account's Campfires), which have no bucket form.
+   ``my/profile``, ``chats`` (the account's Campfires) and ``events`` (the account's event
+   feed, ``shell.standin.feed``), which have no bucket form.
 3. The ``.json`` suffix may be left off (the OpenAPI document's single-item paths have none).
 4. Parsing is pure: it does not know whether the ids name anything.
 """
@@ -26,10 +27,11 @@ class Endpoint(StrEnum):
     chat = "chat"
     lines = "lines"
     line = "line"
+    events = "events"
 
 
 COLLECTIONS = frozenset({Endpoint.comments, Endpoint.boosts, Endpoint.lines})
-ACCOUNT_WIDE = frozenset({Endpoint.profile, Endpoint.chats})
+ACCOUNT_WIDE = frozenset({Endpoint.profile, Endpoint.chats, Endpoint.events})
 
 _PATTERNS: tuple[tuple[Endpoint, re.Pattern[str]], ...] = tuple(
     (endpoint, re.compile(pattern + r"(?:\.json)?"))
@@ -43,6 +45,7 @@ _PATTERNS: tuple[tuple[Endpoint, re.Pattern[str]], ...] = tuple(
         (Endpoint.chat, r"chats/(\d+)"),
         (Endpoint.lines, r"chats/(\d+)/lines"),
         (Endpoint.line, r"chats/(\d+)/lines/(\d+)"),
+        (Endpoint.events, r"events"),
     )
 )
 _ACCOUNT = re.compile(r"/(\d+)/(?:buckets/(\d+)/)?(.*)")

@@ -16,10 +16,15 @@ Rules:
    faults are real seconds.
 4. Faults, the request record and seeding are Python methods here, and the same over HTTP
    under ``/__standin/`` (``shell.standin.control``).
+5. The event feed (``shell.standin.feed``): every comment and line kept is an event; scenes
+   add theirs with ``mention`` and ``assign`` (each answers the event's id), and script a 410
+   with ``begin_epoch``. ``feed_page_size`` and ``feed_delay`` (seconds; default 0, where
+   Basecamp's poll lane waits about 30) shape what ``events.json`` serves.
 """
 
 from __future__ import annotations
 
+import html
 import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -29,12 +34,15 @@ from typing import Any
 from shell.standin.api import BasecampApi
 from shell.standin.control import Control
 from shell.standin.faults import Fault, FaultBook
+from shell.standin.feed import DEFAULT_FEED_PAGE_SIZE, Feed, FeedEvent
 from shell.standin.handler import HttpServer
 from shell.standin.pagination import BASECAMP_PAGE_SIZES
 from shell.standin.recorder import RecordedRequest, RequestLog
 from shell.standin.store import Kind, Store
 from shell.standin.urls import Urls
-from shell.standin.world import World, build_world
+from shell.standin.world import CARD, Person, World, build_world
+
+MENTION_TYPE = "application/vnd.basecamp.mention"
 
 
 def _utc_now() -> datetime:
@@ -53,11 +61,14 @@ class StandIn:
         clock: Callable[[], datetime] | None = None,
         enforce_boost_length: bool = True,
         keepalive_timeout: float = 5.0,
+        feed_page_size: int = DEFAULT_FEED_PAGE_SIZE,
+        feed_delay: float = 0.0,
     ) -> None:
         if not page_sizes or any(size < 1 for size in page_sizes):
             raise ValueError(f"page sizes must be positive, not {tuple(page_sizes)}")
         self.world: World = build_world(world)
         now = clock or _utc_now
+        self._now = now
         self._faults = FaultBook()
         self._log = RequestLog()
         self._http = HttpServer(
@@ -65,6 +76,7 @@ class StandIn:
         )
         self.base_url = self._http.origin
         self.account_url = f"{self.base_url}/{self.world.account_id}"
+        self.feed = Feed(self.world, self.account_url, now, page_size=feed_page_size, delay=feed_delay)
         self._api = BasecampApi(
             self.world,
             Store(self.world),
@@ -72,6 +84,7 @@ class StandIn:
             now,
             page_sizes,
             enforce_boost_length=enforce_boost_length,
+            feed=self.feed,
         )
         self._http.api = self._api
         self._http.control = Control(self._api, self._faults, self._log)
@@ -137,3 +150,45 @@ class StandIn:
     ) -> int:
         """Place a message directly (someone else's, or an old one); its id."""
         return self._api.seed(Kind(kind), recording_id, creator_id, content, created_at).id
+
+    # -- the event feed (rule 5) -------------------------------------------------------------
+
+    def mention(self, person: Person | int, recording_id: int, text: str) -> int:
+        """``person`` comments on ``recording_id``, mentioning the agent; the event's id."""
+        agent = self.world.agent
+        mention = (
+            f'<bc-attachment sgid="{html.escape(agent.sgid)}" content-type="{MENTION_TYPE}">'
+            f"@{html.escape(agent.name.split()[0])}</bc-attachment>"
+        )
+        content = f"<div>{mention} {html.escape(text)}</div>"
+        person_id = person if isinstance(person, int) else person.id
+        message = self._api.seed(Kind.comment, recording_id, person_id, content)
+        event = self.feed.event_about(message.id)
+        assert event is not None  # seeding a comment records its event
+        return event.id
+
+    def assign(self, person: Person | int, card_id: int, assignee_id: int) -> int:
+        """``person`` adds ``assignee_id`` to the card's assignees; the event's id."""
+        person_id = person if isinstance(person, int) else person.id
+        card = next((found for found in self.world.recordings() if found.id == card_id), None)
+        if card is None or card.type != CARD:
+            raise ValueError(f"no card {card_id} in the world")
+        if self.world.person(person_id) is None or self.world.person(assignee_id) is None:
+            raise ValueError("the assigner and the assignee are people of the world")
+        event = self.feed.record(
+            "card.assignment_changed",
+            bucket_id=card.bucket_id,
+            creator_id=person_id,
+            recording_id=card.id,
+            created_at=self._now(),
+            details={"added_person_ids": [assignee_id], "removed_person_ids": []},
+        )
+        return event.id
+
+    def begin_epoch(self, epoch_after_id: int | None = None) -> int:
+        """Every position minted so far answers 410 with ``epoch_after_id`` (default: the
+        newest event's id); returns it."""
+        return self.feed.begin_epoch(epoch_after_id)
+
+    def feed_events(self) -> list[FeedEvent]:
+        return self.feed.events()

@@ -1,0 +1,96 @@
+"""core.feed with plain values: the filter digest, reading a page, refusals, new ids."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from returns.result import Failure, Success
+
+from core.feed import (
+    EpochPassed,
+    FeedFilters,
+    FiltersChanged,
+    InvalidFilter,
+    InvalidPosition,
+    PageRejected,
+    Unexpected,
+    new_ids,
+    read_page,
+    read_refusal,
+)
+
+
+def event(event_id: int, **overrides: Any) -> dict[str, Any]:
+    return {
+        "id": event_id, "kind": "comment", "action": "created", "event_type": "comment.created",
+        "bucket_id": 1, "creator_id": 2, "performed_by_id": None, "recording_id": 3,
+        "created_at": "2026-11-29T12:00:00.000Z", "details": None, **overrides,
+    }  # fmt: skip
+
+
+def test_one_filter_set_spelled_two_ways_has_one_digest() -> None:
+    first = FeedFilters.of(buckets=[3, 1, 3], exclude_performers=["self"], actor_types=["person"])
+    second = FeedFilters.of(actor_types=["person", "person"], buckets=[1, 3], exclude_performers=["self"])
+    assert first == second
+    assert first.digest() == second.digest()
+    assert len(first.digest()) == 64
+    assert first.digest() != FeedFilters.of(buckets=[1]).digest()
+    assert first.query() == (("buckets", "1,3"), ("exclude_performers", "self"), ("actor_types", "person"))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"buckets": range(1, 102)}, {"buckets": [0]}, {"actor_types": ["robot"]},
+     {"exclude_performers": ["me"]}, {"types": ["a,b"]}],
+)  # fmt: skip
+def test_filters_the_feed_would_refuse_are_refused_here(options: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):  # noqa: PT011
+        FeedFilters.of(**options)
+
+
+def test_a_page_is_read_whole_and_its_position_never_prints() -> None:
+    result = read_page({"events": [event(1), event(2)], "position": "SECRET", "next": "http://x/NEXT"})
+    assert isinstance(result, Success)
+    page = result.unwrap()
+    assert [e.id for e in page.events] == [1, 2]
+    assert page.last_id == 2
+    assert "SECRET" not in repr(page)
+    assert "NEXT" not in repr(page)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        [],
+        {"events": {}, "position": "p"},
+        {"events": [event(1)]},
+        {"events": [event(1)], "position": ""},
+        {"events": [event(2), event(1)], "position": "p"},
+        {"events": [event(1), event(1)], "position": "p"},
+        {"events": [event(1, id="1")], "position": "p"},
+        {"events": [event(1, bucket_id=None)], "position": "p"},
+        {"events": [event(1, details=[1])], "position": "p"},
+        {"events": [event(0)], "position": "p"},
+        {"events": [event(1)], "position": "p", "next": 5},
+    ],
+)
+def test_a_page_that_breaks_the_shape_is_rejected(body: object) -> None:
+    result = read_page(body)
+    assert isinstance(result, Failure)
+    assert isinstance(result.failure(), PageRejected)
+
+
+def test_refusals_are_a_closed_set() -> None:
+    assert read_refusal(400, {"error": "x", "reason": "invalid_position"}) == InvalidPosition()
+    assert isinstance(read_refusal(400, {"error": "bad buckets", "reason": "invalid_filter"}), InvalidFilter)
+    assert read_refusal(409, {"error": "x"}) == FiltersChanged()
+    assert read_refusal(410, {"error": "x", "epoch_after_id": 7}) == EpochPassed(7)
+    assert read_refusal(410, {"error": "x"}) == Unexpected(410)
+    assert read_refusal(410, {"epoch_after_id": True}) == Unexpected(410)
+    assert read_refusal(500, None) == Unexpected(500)
+
+
+def test_new_ids_are_the_unknown_ones_in_order_each_once() -> None:
+    assert new_ids([5, 3, 9, 3, 7], known=[9]) == (5, 3, 7)
+    assert new_ids([], known=[1]) == ()
