@@ -1,0 +1,123 @@
+"""One connector per (account, agent): an instance lock the kernel drops when its holder dies.
+
+Rules:
+1. The lock is an exclusive ``flock`` on ``connector.lock`` in the state directory, held for
+   the life of the process. No stale-lock cleanup exists or is needed: a dead process holds
+   no flock, SIGKILL included.
+2. The file is named from the parsed, positive account and agent ids, so ``+2914079`` and
+   ``02914079`` cannot name two locks for one account.
+3. Beside it, ``connector.lock.json`` says who holds it (pid, start time, account, agent), so
+   a refusal can name the holder. It is diagnostic only: the flock is the truth.
+4. ``peek`` reads the metadata without taking the lock (``status`` beside a running connector),
+   and says whether that pid is present.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from core.timestamps import format_timestamp
+from shell.errors import EXIT_UNAVAILABLE, UserError
+
+LOCK_NAME = "connector.lock"
+
+
+class AlreadyRunning(UserError):
+    """Another connector holds this (account, agent)'s lock."""
+
+    exit_code = EXIT_UNAVAILABLE
+
+
+@dataclass(frozen=True, slots=True)
+class Holder:
+    pid: int
+    started_at: str
+    account_id: int
+    agent_id: int
+    pid_present: bool | None = None
+
+
+class InstanceLock:
+    """The held lock; ``release()`` (or process death) lets it go."""
+
+    def __init__(self, descriptor: int, path: Path) -> None:
+        self._descriptor = descriptor
+        self.path = path
+
+    def release(self) -> None:
+        if self._descriptor >= 0:
+            with contextlib.suppress(OSError):
+                Path(f"{self.path}.json").unlink(missing_ok=True)
+            os.close(self._descriptor)  # closing drops the flock
+            self._descriptor = -1
+
+    def __enter__(self) -> InstanceLock:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()
+
+
+def lock_path(state_dir: Path, account_id: int, agent_id: int) -> Path:
+    for name, value in (("account", account_id), ("agent", agent_id)):
+        if value <= 0:
+            raise UserError(f"an {name} id is a positive integer, not {value}")
+    return state_dir / f"{account_id}-{agent_id}.{LOCK_NAME}"
+
+
+def acquire(state_dir: Path, account_id: int, agent_id: int, now: datetime) -> InstanceLock:
+    """Take the lock or raise ``AlreadyRunning`` naming who holds it."""
+    path = lock_path(state_dir, account_id, agent_id)
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(descriptor)
+        holder = peek(state_dir, account_id, agent_id)
+        who = f"pid {holder.pid}, started {holder.started_at}" if holder else "another process"
+        raise AlreadyRunning(
+            f"a connector already runs for account {account_id} as agent {agent_id} ({who})"
+        ) from None
+    metadata = {
+        "pid": os.getpid(),
+        "started_at": format_timestamp(now),
+        "account_id": account_id,
+        "agent_id": agent_id,
+    }
+    _write_private(Path(f"{path}.json"), json.dumps(metadata))
+    return InstanceLock(descriptor, path)
+
+
+def peek(state_dir: Path, account_id: int, agent_id: int) -> Holder | None:
+    """Who the metadata says holds the lock, without taking it; None when nothing says."""
+    try:
+        raw: Any = json.loads(Path(f"{lock_path(state_dir, account_id, agent_id)}.json").read_text())
+        holder = Holder(int(raw["pid"]), str(raw["started_at"]), int(raw["account_id"]), int(raw["agent_id"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return Holder(holder.pid, holder.started_at, holder.account_id, holder.agent_id, _present(holder.pid))
+
+
+def _present(pid: int) -> bool | None:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return None  # someone else's process: present, but not provably ours
+    return True
+
+
+def _write_private(path: Path, text: str) -> None:
+    temporary = path.with_suffix(".tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(text)
+    os.replace(temporary, path)
