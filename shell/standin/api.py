@@ -35,7 +35,7 @@ from shell.standin.representation import Renderer
 from shell.standin.routes import COLLECTIONS, Endpoint, Route, parse_route
 from shell.standin.store import Kind, Message, Store, accepts
 from shell.standin.urls import Urls
-from shell.standin.world import CAMPFIRE, Person, Recording, World
+from shell.standin.world import CAMPFIRE, CARD, Person, Recording, World
 
 BOOST_MAX_LENGTH = 16
 
@@ -49,6 +49,8 @@ KIND_OF: dict[Endpoint, Kind] = {
     Endpoint.lines: Kind.chat_line,
     Endpoint.line: Kind.chat_line,
 }
+
+RECORDING_READS = frozenset({Endpoint.card, Endpoint.subscription, Endpoint.recording_events})
 
 MISSING_USER_AGENT = (
     "Bad Request: a User-Agent header is required. Name your application and a way to "
@@ -145,6 +147,8 @@ class BasecampApi:
             if campfire is None or campfire.type != CAMPFIRE:
                 return not_found()
             return json_reply(200, self._render.campfire(campfire))
+        if route.endpoint in RECORDING_READS:
+            return self._read_recording(route, request, person)
         kind = KIND_OF[route.endpoint]
         if route.endpoint in COLLECTIONS:
             destination = self._destination(route, kind)
@@ -160,6 +164,23 @@ class BasecampApi:
         if message is None:
             return not_found()
         return json_reply(200, self._render.message(message))
+
+    def _read_recording(self, route: Route, request: Incoming, person: Person) -> Reply:
+        """A card, a recording's subscription, a recording's events (admission's reads)."""
+        recording = self._recording(route, route.ids[0])
+        if recording is None:
+            return not_found()
+        if route.endpoint is Endpoint.card:
+            if recording.type != CARD:
+                return not_found()
+            return json_reply(200, self._render.card(recording))
+        if route.endpoint is Endpoint.subscription:
+            if recording.type == CAMPFIRE:
+                return not_found()
+            return json_reply(200, self._render.subscription(recording, person))
+        events = [event for event in self.feed.events() if event.recording_id == recording.id]
+        events.reverse()  # newest first, as Basecamp lists a recording's events
+        return self._listing(request, events, self._render.recording_event)
 
     def _create(self, route: Route, request: Incoming, person: Person, lag: float) -> Reply:
         kind = KIND_OF[route.endpoint]

@@ -16,11 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from shell.standin.exchange import JsonObject
 from shell.standin.store import Kind, Message, Store
 from shell.standin.urls import Urls
 from shell.standin.world import Person, Recording, World
+
+if TYPE_CHECKING:  # feed imports this module for basecamp_time
+    from shell.standin.feed import FeedEvent
 
 WORLD_CREATED_AT = "2026-01-05T09:00:00.000Z"
 
@@ -111,6 +115,69 @@ class Renderer:
             "topic": campfire.title,
             "lines_url": self._urls.lines(campfire),
             "files_url": self._urls.files(campfire),
+        }
+
+    def card(self, card: Recording) -> JsonObject:
+        """A card (``Card``): it was made by the account's owner when the world began."""
+        assignees = [self._creator(person_id) for person_id in sorted(self._store.assignees(card.id))]
+        comments = self._store.messages(Kind.comment, card.id)
+        boosts = self._store.messages(Kind.boost, card.id, self._now())
+        column = f"{self._urls.account_url}/buckets/{card.bucket_id}/card_tables/columns/{card.bucket_id}"
+        return {
+            "id": card.id,
+            "status": "active",
+            "visible_to_clients": False,
+            "created_at": WORLD_CREATED_AT,
+            "updated_at": WORLD_CREATED_AT,
+            "title": card.title,
+            "inherits_status": True,
+            "type": card.type,
+            "url": self._urls.api(card),
+            "app_url": self._urls.app(card),
+            "subscription_url": self._urls.subscription(card),
+            "position": 1,
+            "content": "",
+            "description": "",
+            "description_attachments": [],
+            "due_on": None,
+            "completed": False,
+            "comments_count": len(comments),
+            "comments_url": f"{self._urls.api(card).removesuffix('.json')}/comments.json",
+            "parent": {
+                "id": card.bucket_id,
+                "title": "Card Table",
+                "type": "Kanban::Column",
+                "url": f"{column}.json",
+                "app_url": column,
+            },
+            "bucket": self.bucket(card.bucket_id),
+            "creator": self.person(self._owner()),
+            "assignees": assignees,
+            "completion_subscribers": [],
+            "steps": [],
+            "boosts_count": len(boosts),
+            "boosts_url": self._urls.boosts(card),
+        }
+
+    def subscription(self, recording: Recording, viewer: Person) -> JsonObject:
+        """``Subscription``: whether the viewer is subscribed, and who is."""
+        subscribers = sorted(self._store.subscribers(recording.id))
+        return {
+            "subscribed": viewer.id in subscribers,
+            "count": len(subscribers),
+            "url": self._urls.subscription(recording),
+            "subscribers": [self._creator(person_id) for person_id in subscribers],
+        }
+
+    def recording_event(self, event: FeedEvent) -> JsonObject:
+        """``Event``: one entry of a recording's events."""
+        return {
+            "id": event.id,
+            "recording_id": event.recording_id,
+            "action": event.action,
+            "details": dict(event.details or {}),
+            "created_at": basecamp_time(event.created_at),
+            "creator": self._creator(event.creator_id),
         }
 
     def message(self, message: Message, *, alone: bool = True) -> JsonObject:

@@ -28,6 +28,9 @@ class Endpoint(StrEnum):
     lines = "lines"
     line = "line"
     events = "events"
+    card = "card"
+    subscription = "subscription"
+    recording_events = "recording_events"
 
 
 COLLECTIONS = frozenset({Endpoint.comments, Endpoint.boosts, Endpoint.lines})
@@ -46,6 +49,9 @@ _PATTERNS: tuple[tuple[Endpoint, re.Pattern[str]], ...] = tuple(
         (Endpoint.lines, r"chats/(\d+)/lines"),
         (Endpoint.line, r"chats/(\d+)/lines/(\d+)"),
         (Endpoint.events, r"events"),
+        (Endpoint.card, r"card_tables/cards/(\d+)"),
+        (Endpoint.subscription, r"recordings/(\d+)/subscription"),
+        (Endpoint.recording_events, r"recordings/(\d+)/events"),
     )
 )
 _ACCOUNT = re.compile(r"/(\d+)/(?:buckets/(\d+)/)?(.*)")

@@ -77,9 +77,10 @@ class StandIn:
         self.base_url = self._http.origin
         self.account_url = f"{self.base_url}/{self.world.account_id}"
         self.feed = Feed(self.world, self.account_url, now, page_size=feed_page_size, delay=feed_delay)
+        self._store = Store(self.world)
         self._api = BasecampApi(
             self.world,
-            Store(self.world),
+            self._store,
             Urls(self.base_url, self.world.account_id),
             now,
             page_sizes,
@@ -183,6 +184,31 @@ class StandIn:
             created_at=self._now(),
             details={"added_person_ids": [assignee_id], "removed_person_ids": []},
         )
+        self._store.assign(card.id, {assignee_id}, set())
+        return event.id
+
+    def subscribe(self, person: Person | int, recording_id: int) -> None:
+        """``person`` subscribes to ``recording_id`` (``recordings/{id}/subscription.json``)."""
+        person_id = person if isinstance(person, int) else person.id
+        if self._store.recording(recording_id) is None or self.world.person(person_id) is None:
+            raise ValueError("a subscription joins a person and a recording of the world")
+        self._store.subscribe(person_id, recording_id)
+
+    def unassign(self, person: Person | int, card_id: int, assignee_id: int) -> int:
+        """``person`` removes ``assignee_id`` from the card's assignees; the event's id."""
+        person_id = person if isinstance(person, int) else person.id
+        card = self._store.recording(card_id)
+        if card is None or card.type != CARD:
+            raise ValueError(f"no card {card_id} in the world")
+        event = self.feed.record(
+            "card.assignment_changed",
+            bucket_id=card.bucket_id,
+            creator_id=person_id,
+            recording_id=card.id,
+            created_at=self._now(),
+            details={"added_person_ids": [], "removed_person_ids": [assignee_id]},
+        )
+        self._store.assign(card.id, set(), {assignee_id})
         return event.id
 
     def begin_epoch(self, epoch_after_id: int | None = None) -> int:

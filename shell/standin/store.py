@@ -79,6 +79,28 @@ class Store:
         self._recordings = {recording.id: recording for recording in world.recordings()}
         self._next_id = max(self._recordings, default=0) + 1
         self._messages: dict[Kind, dict[int, Message]] = {kind: {} for kind in Kind}
+        self._subscribers: dict[int, set[int]] = {}
+        self._assignees: dict[int, set[int]] = {}
+
+    def subscribe(self, person_id: int, recording_id: int) -> None:
+        """``person_id`` is subscribed to ``recording_id`` from now on."""
+        with self._lock:
+            self._subscribers.setdefault(recording_id, set()).add(person_id)
+
+    def subscribers(self, recording_id: int) -> frozenset[int]:
+        with self._lock:
+            return frozenset(self._subscribers.get(recording_id, ()))
+
+    def assign(self, recording_id: int, added: set[int], removed: set[int]) -> None:
+        """Change who is assigned to ``recording_id``."""
+        with self._lock:
+            current = self._assignees.setdefault(recording_id, set())
+            current |= added
+            current -= removed
+
+    def assignees(self, recording_id: int) -> frozenset[int]:
+        with self._lock:
+            return frozenset(self._assignees.get(recording_id, ()))
 
     def recording(self, recording_id: int) -> Recording | None:
         with self._lock:

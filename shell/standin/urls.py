@@ -56,6 +56,9 @@ class Urls:
     def boost(self, bucket_id: int, boost_id: int) -> str:
         return f"{self._bucket(bucket_id)}/boosts/{boost_id}.json"
 
+    def subscription(self, recording: Recording) -> str:
+        return f"{self._bucket(recording.bucket_id)}/recordings/{recording.id}/subscription.json"
+
     def lines(self, campfire: Recording) -> str:
         return f"{self._bucket(campfire.bucket_id)}/chats/{campfire.id}/lines.json"
 

@@ -1,0 +1,117 @@
+"""Admission in the shell: load a record, gate it, read what it needs, decide, commit (spec 2.3-2.5).
+
+Rules:
+1. ``admit`` loads a seen or blocked record and its revision (a read transaction), runs the
+   core gate (no reads), reads the recording's summary only when the gate let it through
+   (outside any transaction: a read never holds the ledger's lock), asks ``core.admission``
+   for the verdict, and writes it with ``shell.ledger_admission.commit_verdict`` in one
+   ``BEGIN IMMEDIATE`` transaction with the intents it calls for.
+2. A verdict that finds the revision moved is not applied: the record was decided by someone
+   else, and that decision stands (``Admitted.applied`` is False).
+3. ``sweep`` offers every blocked record whose next retry is due back to ``admit``; the
+   compare-and-set on the revision keeps a record from being decided twice.
+4. The membership read (trust mode ``project``) is not made yet: ``members`` is None, so an
+   untrusted performer there is ``blocked(trust_unverified)``, retried on the schedule.
+5. One log line per decision: ids, state and reason, never content.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from core.admission import ReadFailure, ReadFailureKind, RecordingSummary, Verdict, decide
+from core.admission_matrix import AdmissionSettings, Continue, gate
+from core.edges import RecordState
+from shell import ledger_admission
+from shell.clock import Clock
+from shell.ledger import Ledger
+from shell.ledger_admission import VerdictHooks
+
+log = logging.getLogger("connector.admission")
+
+SWEEP_READ_SECONDS = 120.0
+"""The deadline each record a sweep offers gets for its reads."""
+
+
+class SummaryReader(Protocol):
+    """The reads admission makes (``shell.basecamp_reads.SummaryReads``)."""
+
+    def summary(
+        self,
+        bucket_id: int,
+        recording_id: int,
+        event_type: str,
+        deadline: float,
+        *,
+        event_id: int | None = None,
+    ) -> RecordingSummary | ReadFailure: ...
+
+    def deadline_in(self, seconds: float) -> float: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    """What ``admit`` did: the verdict core decided, and the record's state after the commit.
+
+    ``applied`` is False when the record was not pending or its revision moved (rule 2)."""
+
+    event_id: int
+    applied: bool
+    verdict: Verdict | None
+    state: RecordState | None
+    reason: str
+
+
+class Admission:
+    """Admission over one ledger, one reader, one configuration."""
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        reads: SummaryReader,
+        settings: AdmissionSettings,
+        hooks: VerdictHooks,
+        clock: Clock,
+    ) -> None:
+        self._ledger = ledger
+        self._reads = reads
+        self._settings = settings
+        self._hooks = hooks
+        self._clock = clock
+
+    def admit(self, event_id: int, deadline: float) -> Admitted:
+        """Decide record ``event_id`` and write the verdict (rule 1)."""
+        with self._ledger.read() as connection:
+            loaded = ledger_admission.load(connection, event_id)
+        if loaded is None or not loaded.pending:
+            state = None if loaded is None else loaded.state
+            return Admitted(event_id, False, None, state, "" if loaded is None else loaded.reason)
+        pointer = loaded.pointer
+        read: RecordingSummary | ReadFailure = ReadFailure(ReadFailureKind.failed)
+        if isinstance(gate(pointer, self._settings), Continue):
+            read = self._reads.summary(
+                pointer.bucket_id, pointer.recording_id, pointer.event_type, deadline, event_id=pointer.id
+            )
+        verdict = decide(pointer, self._settings, read, members=None)
+        now = self._clock.now()
+        with self._ledger.write() as connection:
+            applied = ledger_admission.commit_verdict(
+                connection, event_id, loaded.revision, verdict, now, self._hooks
+            )
+            after = ledger_admission.load(connection, event_id)
+        state = None if after is None else after.state
+        reason = "" if after is None else after.reason
+        if applied:
+            log.info("verdict event %d: %s %s", event_id, state, reason)
+        else:
+            log.info("verdict event %d: already decided (%s), not applied", event_id, state)
+        return Admitted(event_id, applied, verdict, state, reason)
+
+    def sweep(self, now: datetime) -> list[Admitted]:
+        """Offer every blocked record whose retry is due back to admission (rule 3)."""
+        with self._ledger.read() as connection:
+            due = ledger_admission.due_blocked(connection, now)
+        return [self.admit(event_id, self._reads.deadline_in(SWEEP_READ_SECONDS)) for event_id, _ in due]

@@ -1,0 +1,183 @@
+"""Admission's SQL: the record a decision is made from, and the verdict written back (spec 2.5).
+
+Rules:
+1. Every function runs inside a transaction its caller opened (``Ledger.write()`` for
+   ``commit_verdict``, ``Ledger.read()`` or ``write()`` for the reads); none commits.
+2. ``commit_verdict`` is a compare-and-set on the record's ``revision``: it applies only when
+   the revision is still the one the decision loaded and the record still awaits a verdict
+   (seen or blocked); otherwise it writes nothing and answers False (already decided). An
+   applied verdict bumps the revision.
+3. In that same transaction it reads whether the record's conversation is live (a live task
+   on its key, or an older record admitted, queued or dispatched on it) and settles an
+   admitted verdict to queued (``core.admission.settle_verdict``).
+4. It writes state, reason, trigger, acknowledge, conversation, reply destination, requester,
+   decided_at; the snapshot (JSON), recording URL and type for admitted or queued only (NULL
+   and empty otherwise: content is kept for admitted records alone); for a blocked verdict
+   ``blocked_at`` (kept while the reason stays the same), ``retry_at`` and ``next_retry_at``
+   (``core.admission.next_retry``).
+5. Then it calls ``hooks.verdict_committed`` in the same transaction: the guard and holding
+   reply intents commit or roll back with the verdict. A hook that raises rolls both back.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from core.admission import Verdict, next_retry, settle_verdict
+from core.admission_matrix import EventPointer
+from core.edges import RecordState
+from core.timestamps import format_timestamp, parse_timestamp
+
+PENDING_STATES = frozenset({RecordState.seen, RecordState.blocked})
+PERSON_ACTOR = "person"
+"""The actor type of a record: intake asks the feed for people's actions only."""
+
+
+class VerdictHooks(Protocol):
+    """What ``commit_verdict`` calls in its transaction (``shell.lifecycle_hooks.LifecycleHooks``)."""
+
+    def verdict_committed(
+        self, connection: sqlite3.Connection, event_id: int, decided_at: datetime
+    ) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedRecord:
+    """A record as admission loads it: the feed pointer, its state and revision."""
+
+    pointer: EventPointer
+    state: RecordState
+    reason: str
+    revision: int
+    blocked_at: datetime | None
+    next_retry_at: datetime | None
+
+    @property
+    def pending(self) -> bool:
+        """Whether the record still awaits a verdict (seen, or blocked and offered again)."""
+        return self.state in PENDING_STATES
+
+
+def _time(value: object) -> datetime | None:
+    return None if value is None else parse_timestamp(str(value))
+
+
+def load(connection: sqlite3.Connection, event_id: int) -> LoadedRecord | None:
+    """The record ``event_id``, or None."""
+    found = connection.execute(
+        "SELECT id, event_type, bucket_id, creator_id, recording_id, state, reason, revision,"
+        " blocked_at, next_retry_at FROM events WHERE id = ?",
+        (event_id,),
+    ).fetchone()
+    if found is None:
+        return None
+    identifier, event_type, bucket, creator, recording, state, reason, revision, blocked_at, due = found
+    pointer = EventPointer(
+        id=int(identifier),
+        event_type=str(event_type),
+        bucket_id=int(bucket),
+        creator_id=int(creator),
+        performed_by_id=None,
+        actor_type=PERSON_ACTOR,
+        recording_id=int(recording),
+    )
+    return LoadedRecord(
+        pointer=pointer,
+        state=RecordState(state),
+        reason=str(reason),
+        revision=int(revision),
+        blocked_at=_time(blocked_at),
+        next_retry_at=_time(due),
+    )
+
+
+def conversation_live(connection: sqlite3.Connection, event_id: int, conversation_key: str) -> bool:
+    """A live task on ``conversation_key``, or an older record admitted, queued or dispatched
+    on it (rule 3)."""
+    if not conversation_key:
+        return False
+    task = connection.execute(
+        "SELECT 1 FROM tasks WHERE conversation_key = ? AND ended_at IS NULL LIMIT 1", (conversation_key,)
+    ).fetchone()
+    if task is not None:
+        return True
+    older = connection.execute(
+        "SELECT 1 FROM events WHERE conversation_key = ? AND id < ?"
+        " AND state IN ('admitted', 'queued', 'dispatched') LIMIT 1",
+        (conversation_key, event_id),
+    ).fetchone()
+    return older is not None
+
+
+def due_blocked(connection: sqlite3.Connection, now: datetime) -> list[tuple[int, int]]:
+    """(event id, revision) of every blocked record whose next retry is due, oldest first."""
+    return [
+        (int(event_id), int(revision))
+        for event_id, revision in connection.execute(
+            "SELECT id, revision FROM events WHERE state = 'blocked' AND next_retry_at IS NOT NULL"
+            " AND next_retry_at <= ? ORDER BY id",
+            (format_timestamp(now),),
+        )
+    ]
+
+
+def commit_verdict(  # noqa: PLR0917 -- the brief's signature, positional
+    connection: sqlite3.Connection,
+    event_id: int,
+    loaded_revision: int,
+    verdict: Verdict,
+    now: datetime,
+    hooks: VerdictHooks,
+) -> bool:
+    """Write ``verdict`` on the record (rules 2-5); False when it was already decided."""
+    current = load(connection, event_id)
+    if current is None or current.revision != loaded_revision or not current.pending:
+        return False
+    settled = settle_verdict(verdict, conversation_live(connection, event_id, verdict.conversation_key))
+    stamp = format_timestamp(now)
+    reason = "" if settled.reason is None else str(settled.reason)
+    blocked_at: datetime | None = None
+    next_retry_at: datetime | None = None
+    if settled.state is RecordState.blocked:
+        same_reason = current.state is RecordState.blocked and current.reason == reason
+        blocked_at = current.blocked_at if same_reason and current.blocked_at is not None else now
+        next_retry_at = next_retry(reason, blocked_at, now, settled.retry_at)
+    snapshot = None if settled.snapshot is None else json.dumps(dict(settled.snapshot), sort_keys=True)
+    recording_url = "" if settled.snapshot is None else str(settled.snapshot.get("app_url") or "")
+    recording_type = "" if settled.snapshot is None else str(settled.snapshot.get("type") or "")
+    written = connection.execute(
+        "UPDATE events SET state = ?, reason = ?, trigger_name = ?, acknowledge = ?, conversation_key = ?,"
+        " reply_kind = ?, reply_bucket_id = ?, reply_recording_id = ?, requester_id = ?, snapshot = ?,"
+        " recording_url = ?, recording_type = ?, decided_at = ?, updated_at = ?, blocked_at = ?,"
+        " retry_at = ?, next_retry_at = ?, revision = revision + 1"
+        " WHERE id = ? AND revision = ?",
+        (
+            str(settled.state),
+            reason,
+            "" if settled.trigger is None else str(settled.trigger),
+            int(settled.acknowledge),
+            settled.conversation_key,
+            "" if settled.reply_kind is None else str(settled.reply_kind),
+            settled.reply_bucket_id,
+            settled.reply_recording_id,
+            settled.requester_id,
+            snapshot,
+            recording_url,
+            recording_type,
+            stamp,
+            stamp,
+            None if blocked_at is None else format_timestamp(blocked_at),
+            None if settled.retry_at is None else format_timestamp(settled.retry_at),
+            None if next_retry_at is None else format_timestamp(next_retry_at),
+            event_id,
+            loaded_revision,
+        ),
+    ).rowcount
+    if written != 1:
+        return False
+    hooks.verdict_committed(connection, event_id, now)
+    return True

@@ -1,0 +1,61 @@
+"""Fixtures for admission's tests: a real stand-in on 127.0.0.1, a real ledger file, a real client."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.admission_matrix import AdmissionSettings
+from shell.admission import Admission
+from shell.basecamp import BasecampClient
+from shell.basecamp_reads import SummaryReads
+from shell.clock import FakeClock
+from shell.ledger import Ledger, open_ledger
+from shell.lifecycle_hooks import LifecycleHooks
+from shell.standin.server import StandIn
+from tests.admission.scene import Scene
+
+
+@pytest.fixture
+def standin() -> Iterator[StandIn]:
+    with StandIn(world="demo") as running:
+        yield running
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def ledger(tmp_path: Path, clock: FakeClock) -> Iterator[Ledger]:
+    os.chmod(tmp_path, 0o700)
+    with open_ledger(tmp_path / "connector.db", clock=clock) as opened:
+        yield opened
+
+
+@pytest.fixture
+def client(standin: StandIn) -> BasecampClient:
+    return BasecampClient(
+        standin.base_url,
+        standin.world.account_id,
+        standin.world.token,
+        "basecamp-connector tests (tests@example.com)",
+        requests_per_window=10_000,
+    )
+
+
+@pytest.fixture
+def scene(standin: StandIn, ledger: Ledger, clock: FakeClock, client: BasecampClient) -> Scene:
+    world = standin.world
+    settings = AdmissionSettings(
+        agent_id=world.agent.id,
+        operator_id=world.people[0].id,
+        routed_projects=frozenset({world.projects[0].id, world.projects[1].id}),
+    )
+    reads = SummaryReads(client, world.agent.id, clock)
+    admission = Admission(ledger, reads, settings, LifecycleHooks(), clock)
+    return Scene(standin, ledger, clock, client, reads, settings, admission)
