@@ -216,3 +216,22 @@ def read_token(path: Path) -> str:
             f"token file {path} holds more than one word; it must hold the token alone", EXIT_CONFIG
         )
     return token
+
+
+def locate_state(state_dir: str | None, account: str | None, agent: str | None) -> StatePaths:
+    """The state directory: ``state_dir``, else from the account and agent ids, else the only one."""
+    if state_dir:
+        return StatePaths.at(Path(os.path.abspath(os.path.expanduser(state_dir))))
+    if account and agent and account.strip().isdigit() and agent.strip().isdigit():
+        return state_paths(int(account), int(agent))
+    if account or agent:
+        raise UserError("--account and --agent must both be given, as positive integer ids", EXIT_CONFIG)
+    root = state_root()
+    found = sorted(path.parent for path in root.glob("*-*/config.json")) if root.is_dir() else []
+    if len(found) == 1:
+        return StatePaths.at(found[0])
+    if not found:
+        raise UserError(f"no configuration under {root}: give --account and --agent", EXIT_CONFIG)
+    raise UserError(
+        f"{len(found)} configurations under {root}: say which with --account and --agent", EXIT_CONFIG
+    )

@@ -40,11 +40,10 @@ from shell.config import (
     ConfigurationInvalid,
     StatePaths,
     load_config,
+    locate_state,
     read_config_mapping,
     read_token,
     save_config,
-    state_paths,
-    state_root,
 )
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_UNAVAILABLE, UserError
 
@@ -129,22 +128,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _locate(args: argparse.Namespace) -> StatePaths:
-    """The state directory: --state-dir, else from --account and --agent, else the only one."""
-    if args.state_dir:
-        return StatePaths.at(Path(os.path.abspath(os.path.expanduser(args.state_dir))))
-    account, agent = args.account, args.agent
-    if account and agent and account.strip().isdigit() and agent.strip().isdigit():
-        return state_paths(int(account), int(agent))
-    if account or agent:
-        raise UserError("--account and --agent must both be given, as positive integer ids", EXIT_CONFIG)
-    root = state_root()
-    found = sorted(path.parent for path in root.glob("*-*/config.json")) if root.is_dir() else []
-    if len(found) == 1:
-        return StatePaths.at(found[0])
-    if not found:
-        raise UserError(f"no configuration under {root}: give --account and --agent", EXIT_CONFIG)
-    raise UserError(f"{len(found)} configurations under {root}: say which with --account and --agent",
-                    EXIT_CONFIG)
+    return locate_state(args.state_dir, args.account, args.agent)
 
 
 def _absolute(path: str) -> str:

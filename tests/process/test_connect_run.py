@@ -1,0 +1,125 @@
+"""`bin/connect run` as a real process against the stand-in: a mention in the feed becomes a
+worker's answer, with the connector saying nothing of its own; SIGTERM stops it cleanly."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from shell.cli import main as connect
+from shell.errors import EXIT_UNAVAILABLE
+from shell.ledger import open_ledger_read_only
+from shell.standin.server import StandIn
+
+pytestmark = pytest.mark.slow
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def standin() -> Iterator[StandIn]:
+    with StandIn(world="demo") as server:
+        yield server
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.1)
+    pytest.fail("the condition never held")
+
+
+def configure(standin: StandIn, tmp_path: Path) -> Path:
+    state = tmp_path / "state"
+    work = tmp_path / "work"
+    work.mkdir()
+    token_file = tmp_path / "token"
+    token_file.write_text(standin.world.token + "\n")
+    token_file.chmod(0o600)
+    worker = [  # the stand-in worker, with its own Basecamp credentials (Claude Code keeps its own)
+        "env",
+        f"PYTHONPATH={REPOSITORY}",
+        f"STANDIN_BASE_URL={standin.base_url}",
+        f"STANDIN_ACCOUNT={standin.world.account_id}",
+        f"STANDIN_TOKEN={standin.world.token}",
+        sys.executable,
+        "-m",
+        "tests.support.standin_worker",
+        "--mcp-config",
+        "{mcp_config}",
+    ]
+    operator = standin.world.people[0]
+    project = standin.world.projects[0]
+    assert (
+        connect(
+            [
+                "setup",
+                "--state-dir",
+                str(state),
+                "--base-url",
+                standin.base_url,
+                "--account",
+                str(standin.world.account_id),
+                "--agent",
+                str(standin.world.agent.id),
+                "--token-file",
+                str(token_file),
+                "--operator",
+                str(operator.id),
+                "--route",
+                f"{project.id}={work}",
+                "--worker-command",
+                shlex.join(worker),
+            ]
+        )
+        == 0
+    )
+    return state
+
+
+def test_a_mention_is_answered_by_the_worker_and_sigterm_stops_the_connector(
+    standin: StandIn, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = configure(standin, tmp_path)
+    environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
+    process = subprocess.Popen(
+        [str(REPOSITORY / "bin" / "connect"), "run", "--state-dir", str(state), "--poll-seconds", "0.2"],
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().startswith("running account="), "it says it is running"
+        card = standin.world.projects[0].recording_ids[0]
+        standin.mention(standin.world.people[0], card, "please take a look")
+        agent = standin.world.agent.id
+        wait_until(
+            lambda: any(message["creator"]["id"] == agent for message in standin.messages("comment", card))
+        )
+        assert connect(["run", "--state-dir", str(state)]) == EXIT_UNAVAILABLE  # one per account and agent
+        assert "a connector already runs" in capsys.readouterr().err
+    finally:
+        process.send_signal(signal.SIGTERM)
+        output, errors = process.communicate(timeout=90)
+        print(output, errors[-4000:], sep="\n")
+    assert process.returncode == 0
+    replies = [m["content"] for m in standin.messages("comment", card) if m["creator"]["id"] == agent]
+    assert len(replies) == 1
+    assert replies[0].startswith("<div>Done with event")
+    (asking,) = [m["id"] for m in standin.messages("comment", card) if m["creator"]["id"] != agent]
+    acknowledgements = [b["content"] for b in standin.messages("boost", asking)]
+    assert acknowledgements == ["on it"], "the worker's own, on the comment that asked; no guard"
+    with open_ledger_read_only(state / "ledger.sqlite3") as ledger, ledger.read() as connection:
+        assert connection.execute("SELECT kind, state FROM outbox").fetchall() == [("guard_ack", "canceled")]
+        assert connection.execute("SELECT state FROM events").fetchall() == [("completed",)]
