@@ -127,6 +127,20 @@ def test_the_in_memory_refusal_says_why() -> None:
         open_ledger(":memory:")
 
 
+@pytest.mark.parametrize("way_in", OPENERS)
+def test_an_in_memory_name_is_refused_even_where_a_file_of_that_name_could_be_made(
+    ledger_directory: Path, monkeypatch: pytest.MonkeyPatch, way_in: str
+) -> None:
+    # In an owner-only working directory ":memory:" passes every check a file path gets (and
+    # for the owner would be created there): only the in-memory rule refuses it.
+    monkeypatch.chdir(ledger_directory)
+    (ledger_directory / ":memory:").touch(mode=0o600)  # even an existing file of that name
+    with pytest.raises(LedgerPathRefused, match="in-memory"):
+        OPENERS[way_in](":memory:")
+    assert [path.name for path in ledger_directory.iterdir()] == [":memory:"]
+    assert (ledger_directory / ":memory:").stat().st_size == 0
+
+
 @pytest.mark.parametrize("character", ["?", "#", "%"])
 def test_a_path_holding_a_uri_character_is_refused(ledger_directory: Path, character: str) -> None:
     path = ledger_directory / f"connector{character}mode=memory.db"

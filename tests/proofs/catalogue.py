@@ -7,26 +7,9 @@ catalogue is stale rather than proving nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True, slots=True)
-class Mutation:
-    rule: str
-    path: str
-    changes: tuple[tuple[str, str], ...]
-    tests: tuple[str, ...]
-
-    @property
-    def find(self) -> str:
-        return self.changes[0][0]
-
-
-def rule(
-    name: str, path: str, find: str, replace: str, *tests: str, also: tuple[tuple[str, str], ...] = ()
-) -> Mutation:
-    return Mutation(name, path, ((find, replace), *also), tests)
-
+from tests.proofs.catalogue_dispatch import DISPATCH
+from tests.proofs.catalogue_foundations import FOUNDATIONS
+from tests.proofs.mutation import Mutation, rule
 
 HTTP_POST = "tests/http/test_client_post.py"
 HTTP_LIST = "tests/http/test_client_list.py"
@@ -304,8 +287,8 @@ OUTBOX = [
     rule(
         "invariant 4 across a crash: a restart never posts a sending intent again (SIGKILL)",
         "shell/ledger_outbox.py",
-        "WHERE state = 'pending' AND not_before <= ?{exclusion}",
-        "WHERE state IN ('pending', 'sending') AND not_before <= ?{exclusion}",
+        "FROM outbox WHERE state = 'pending' AND not_before <= ?\"\n",
+        "FROM outbox WHERE state IN ('pending', 'sending') AND not_before <= ?\"\n",
         f"{KILL}",
         also=(
             (
@@ -349,4 +332,4 @@ HOOKS_RULES = [
     ),
 ]
 
-MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *HOOKS_RULES]
+MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *HOOKS_RULES, *FOUNDATIONS, *DISPATCH]

@@ -1,0 +1,143 @@
+"""The dispatch rules' proofs (issue 4): settlement, recovery, the dispatcher, the driver and
+the dispatch tools. Same form as ``tests.proofs.catalogue``."""
+
+from __future__ import annotations
+
+from tests.proofs.mutation import Mutation, rule
+
+SETTLE = "tests/core/test_settlement_decision.py"
+TRANSITIONS = "tests/dispatch/test_dispatch_transitions.py"
+LOOP = "tests/dispatch/test_dispatcher.py"
+E2E = "tests/e2e/test_dispatch_end_to_end.py"
+KILL = "tests/process/test_connector_kill.py"
+TOOLS = "tests/dispatch_tools/test_dispatch_ledger.py"
+SPAWN = "tests/worker/test_worker_spawn.py"
+
+DISPATCH: list[Mutation] = [
+    rule(
+        "an exposed, unreported instruction ends unknown: it never runs again automatically",
+        "core/settlement.py",
+        "                RowSettlement(row.event_id, Settlement.unknown, RecordState.completed if dispatched else None)",
+        "                RowSettlement(row.event_id, Settlement.returned, RecordState.admitted if dispatched else None)",
+        f"{TRANSITIONS}::test_an_exposed_unreported_event_ends_unknown_and_the_task_is_superseded",
+        f"{KILL}::test_killed_while_a_worker_runs_the_restart_ends_it_and_settles_it_unknown",
+    ),
+    rule(
+        "a pulled row is never returned to wait for another worker",
+        "core/settlement.py",
+        "elif row.delivery == DeliveryState.admitted and not row.pulled:",
+        "elif row.delivery == DeliveryState.admitted:",
+        f"{SETTLE}::test_nothing_a_worker_may_have_seen_goes_back_to_wait_for_another_worker",
+    ),
+    rule(
+        "a reported outcome stands",
+        "core/settlement.py",
+        "        if row.delivery == DeliveryState.completed:\n",
+        "        if False:\n",
+        f"{SETTLE}::test_a_reported_outcome_stands",
+        f"{TRANSITIONS}::test_a_reported_outcome_stands",
+    ),
+    rule(
+        "a proven spawn failure is retried once, then blocked",
+        "core/settlement.py",
+        "            if row.withdrawn_before:\n",
+        "            if False:\n",
+        f"{TRANSITIONS}::test_a_proven_spawn_failure_is_retried_once_then_blocked",
+        f"{LOOP}::test_a_spawn_that_fails_is_retried_once_then_blocked_with_a_notice",
+    ),
+    rule(
+        "exposure before hand-off: a launch exposes its event before the driver is asked",
+        "shell/ledger_tasks.py",
+        "            \"UPDATE task_events SET delivery = 'exposed', exposed_at = ?, exposed_attempt_id = ?\"\n"
+        "            \" WHERE task_id = ? AND event_id = ? AND delivery = 'admitted'\",",
+        '            "UPDATE task_events SET exposed_at = ? , exposed_attempt_id = ?"\n'
+        "            \" WHERE task_id = ? AND event_id = ? AND delivery = 'admitted'\",",
+        f"{KILL}::test_killed_while_a_worker_runs_the_restart_ends_it_and_settles_it_unknown",
+    ),
+    rule(
+        "recovery holds an attempt left mid-launch and settles nothing around it",
+        "shell/dispatcher.py",
+        "            if attempt.pid is None or attempt.pgid is None:\n",
+        "            if False:\n",
+        f"{LOOP}::test_recovery_holds_an_attempt_left_mid_launch_and_starts_nothing_there",
+        also=(
+            (
+                "            if not self.recovery.end_recorded_group(attempt.pid, attempt.pgid, attempt.process_started):",
+                "            if attempt.pid is not None and attempt.pgid is not None and not self.recovery.end_recorded_group(attempt.pid, attempt.pgid, attempt.process_started):",
+            ),
+        ),
+    ),
+    rule(
+        "recovery never settles around a group it cannot verify",
+        "shell/dispatcher.py",
+        "            if not self.recovery.end_recorded_group(attempt.pid, attempt.pgid, attempt.process_started):",
+        "            if not self.recovery.end_recorded_group(attempt.pid, attempt.pgid, attempt.process_started) and False:",
+        f"{LOOP}::test_recovery_never_settles_around_a_group_it_cannot_verify",
+    ),
+    rule(
+        "recovery ends a crashed connector's worker before settling its attempt",
+        "shell/worker.py",
+        "        result = processes.terminate_group(pgid, pid, process_started, self.grace_seconds, self.clock)\n",
+        "        return True\n        result = processes.terminate_group(pgid, pid, process_started, self.grace_seconds, self.clock)\n",
+        f"{KILL}::test_killed_while_a_worker_runs_the_restart_ends_it_and_settles_it_unknown",
+    ),
+    rule(
+        "one live task per working directory: two workers never edit one checkout at once",
+        "shell/ledger_tasks.py",
+        "WHERE ended_at IS NULL AND (conversation_key = ? OR work_dir = ?)",
+        "WHERE ended_at IS NULL AND (conversation_key = ? OR work_dir = ? AND 0)",
+        f"{LOOP}::test_at_most_concurrency_workers_and_one_per_directory",
+        f"{TRANSITIONS}::test_one_live_task_per_conversation_and_per_directory",
+    ),
+    rule(
+        "the database holds one live task per directory too",
+        "shell/migrations/0002_dispatch_columns.sql",
+        "CREATE UNIQUE INDEX tasks_live_work_dir ON tasks (work_dir) WHERE ended_at IS NULL AND work_dir <> '';",
+        "",
+        f"{TRANSITIONS}::test_the_database_refuses_a_second_live_task_in_one_directory",
+    ),
+    rule(
+        "a follow-up joins its conversation's live task",
+        "shell/dispatcher.py",
+        "joined = tasks.join_follow_ups(connection, task_id, now)",
+        "joined = ()",
+        f"{E2E}::test_a_follow_up_mention_joins_the_live_task_and_is_answered_by_its_worker",
+    ),
+    rule(
+        "get_dispatch cancels the guard, and its pending intent, in its own transaction",
+        "shell/ledger_worker.py",
+        "        if serve.cancel_guard:\n",
+        "        if False:\n",
+        f"{TOOLS}::test_get_dispatch_exposes_pulls_and_cancels_the_guard_and_its_pending_intent",
+        f"{E2E}::test_acknowledged_and_answered_the_connector_says_nothing",
+    ),
+    rule(
+        "a guard that went out is reported to the worker as acknowledged",
+        "core/instruction.py",
+        "guard_acknowledged=row.guard == GuardState.fired,",
+        "guard_acknowledged=False,",
+        f"{TOOLS}::test_guard_acknowledged_when_the_guard_fired_before_the_pull",
+        f"{E2E}::test_slow_to_pull_the_guard_goes_out_after_thirty_seconds_and_the_worker_does_not_acknowledge",
+    ),
+    rule(
+        "the token is re-checked inside every call's transaction",
+        "shell/ledger_worker.py",
+        '"SELECT id FROM tasks WHERE token_sha256 = ? AND superseded_at IS NULL"',
+        '"SELECT id FROM tasks WHERE token_sha256 = ?"',
+        f"{TOOLS}::test_a_superseded_token_is_refused_by_every_call_from_then_on",
+    ),
+    rule(
+        "the worker gets only the allowlisted environment",
+        "shell/worker.py",
+        "    return name in ENVIRONMENT_NAMES or name.startswith(ENVIRONMENT_PREFIXES)",
+        "    return True",
+        f"{SPAWN}::test_a_secret_in_the_connectors_own_environment_does_not_reach_the_worker",
+    ),
+    rule(
+        "the worker runs in a process group of its own",
+        "shell/worker.py",
+        "            start_new_session=True,",
+        "            start_new_session=False,",
+        f"{SPAWN}::test_the_worker_runs_in_the_routes_directory_in_a_group_of_its_own_with_stdin_closed",
+    ),
+]

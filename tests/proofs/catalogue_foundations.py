@@ -1,0 +1,1343 @@
+"""The foundations' rules with a proof: core (the decisions), the ledger (opening, transactions,
+the migration's triggers and CHECKs) and the stand-in (its faithful refusals, paging, faults).
+
+Imported by ``tests.proofs.catalogue`` (``MUTATIONS``); the same form as the entries there:
+the rule, the file, the exact text that holds it (once), what it becomes without the rule, and
+the tests that must go red then. A mutation makes the program wrong in that rule's way only; it
+never breaks everything at once.
+"""
+
+from __future__ import annotations
+
+from tests.proofs.mutation import Mutation, rule
+
+EDGES = "tests/core/test_intent_edges.py"
+TEMPLATES = "tests/core/test_notice_templates.py"
+WRITING = "tests/core/test_intent_writing.py"
+CLAIMING = "tests/core/test_claim_decision.py"
+ADOPTING = "tests/core/test_adoption_decision.py"
+SCHEDULE = "tests/core/test_reconcile_schedule.py"
+RESOLVING = "tests/core/test_person_resolution.py"
+TEXT = "tests/core/test_message_text.py"
+LINKS = "tests/core/test_links.py"
+PACING = "tests/core/test_pacing.py"
+OUTCOMES = "tests/core/test_post_outcomes.py"
+READ_BACK = "tests/core/test_settlement_read_back.py"
+
+OPENING = "tests/ledger/test_ledger_open.py"
+MIGRATING = "tests/ledger/test_ledger_migrations.py"
+TRANSACTIONS = "tests/ledger/test_ledger_transactions.py"
+OUTBOX_SCHEMA = "tests/ledger/test_ledger_outbox_schema.py"
+TASK_SCHEMA = "tests/ledger/test_ledger_task_schema.py"
+
+ERRORS = "tests/standin/test_standin_errors.py"
+PAGING = "tests/standin/test_standin_pagination.py"
+FAULTS = "tests/standin/test_standin_faults.py"
+RECORD = "tests/standin/test_standin_record.py"
+ROUTES = "tests/standin/test_standin_routes.py"
+
+MIGRATION = "shell/migrations/0001_records_tasks_attempts_outbox.sql"
+
+_FIRST_EDGE = '        Edge(IntentState.pending, IntentState.sending, _AUTOMATIC, "the claim"),\n'
+
+
+def _with_edge(edge: str) -> str:
+    """The intent table with one more edge, after its first."""
+    return f"{_FIRST_EDGE}        {edge},\n"
+
+
+CORE_EDGES = [
+    rule(
+        "edges: sent is terminal (no edge leaves it, not even a person's)",
+        "core/edges.py",
+        _FIRST_EDGE,
+        _with_edge('Edge(IntentState.sent, IntentState.pending, _PERSON, "a resend of a sent one")'),
+        f"{EDGES}::test_sent_and_abandoned_are_terminal",
+        f"{EDGES}::test_the_table_has_exactly_the_allowed_pairs",
+    ),
+    rule(
+        "edges: a sending intent never goes back to pending by itself (no retry after doubt)",
+        "core/edges.py",
+        _FIRST_EDGE,
+        _with_edge('Edge(IntentState.sending, IntentState.pending, _AUTOMATIC, "a retry")'),
+        f"{EDGES}::test_every_pair_of_states_by_every_actor",
+    ),
+    rule(
+        "edges: nothing reaches sent from pending without its claim",
+        "core/edges.py",
+        _FIRST_EDGE,
+        _with_edge('Edge(IntentState.pending, IntentState.sent, _AUTOMATIC, "a shortcut")'),
+        f"{EDGES}::test_every_pair_of_states_by_every_actor",
+    ),
+    rule(
+        "edges: no state moves to itself",
+        "core/edges.py",
+        "    repeats_allowed: bool = False\n",
+        "    repeats_allowed: bool = True\n",
+        f"{EDGES}::test_no_state_moves_to_itself",
+    ),
+    rule(
+        "edges: reconciliation may leave a sending intent indeterminate (an allowed edge)",
+        "core/edges.py",
+        '        Edge(IntentState.sending, IntentState.indeterminate, _AUTOMATIC, "reconciliation"),\n',
+        "",
+        f"{EDGES}::test_every_pair_of_states_by_every_actor",
+    ),
+    rule(
+        "edges: a resend of an indeterminate intent is a person's edge only",
+        "core/edges.py",
+        "Edge(IntentState.indeterminate, IntentState.pending, _PERSON,",
+        "Edge(IntentState.indeterminate, IntentState.pending, _PERSON | _AUTOMATIC,",
+        f"{EDGES}::test_the_connector_cannot_take_a_persons_edge",
+    ),
+    rule(
+        "edges: an edge taken by the wrong actor is refused",
+        "core/edges.py",
+        "        if actor not in edge.actors:\n",
+        "        if False:\n",
+        f"{EDGES}::test_the_connector_cannot_take_a_persons_edge",
+        f"{EDGES}::test_a_person_cannot_take_the_connectors_edge",
+    ),
+    rule(
+        "edges: a canceled intent returns to pending only with the refused note (the table)",
+        "core/edges.py",
+        "only_with_note=REFUSED_NOTE,",
+        "only_with_note=None,",
+        f"{EDGES}::test_a_canceled_intent_nothing_refused_never_comes_back",
+    ),
+    rule(
+        "edges: the refused-note condition is checked on the move",
+        "core/edges.py",
+        "        if edge.only_with_note is not None and note != edge.only_with_note:\n",
+        "        if False:\n",
+        f"{EDGES}::test_a_canceled_intent_nothing_refused_never_comes_back",
+    ),
+]
+
+CORE_TEMPLATES = [
+    rule(
+        "templates: the guard acknowledgement fits a boost (16 code points)",
+        "core/templates.py",
+        'GUARD_ACKNOWLEDGEMENT = "👀 received"',
+        'GUARD_ACKNOWLEDGEMENT = "👀 received: a worker will answer soon"',
+        f"{TEMPLATES}::test_the_guard_fits_a_boost",
+    ),
+    rule(
+        "templates: a boost over 16 code points is refused at rendering",
+        "core/templates.py",
+        "            if len(lines[0]) > BOOST_LIMIT:\n",
+        "            if False:\n",
+        f"{TEMPLATES}::test_a_boost_of_seventeen_code_points_is_refused",
+    ),
+    rule(
+        "templates: a failed event asks for a person",
+        "core/templates.py",
+        'return f"Event {identifier}: failed. {needs_a_person(identifier)}"',
+        'return f"Event {identifier}: failed."',
+        f"{TEMPLATES}::test_failed_unknown_and_unstartable_ask_for_our_redispatch",
+    ),
+    rule(
+        "templates: an unknown event asks for a person",
+        "core/templates.py",
+        'f"Event {identifier}: unknown, the worker did not report on it. "\n'
+        '                f"{needs_a_person(identifier)}"',
+        'f"Event {identifier}: unknown, the worker did not report on it."',
+        f"{TEMPLATES}::test_failed_unknown_and_unstartable_ask_for_our_redispatch",
+    ),
+    rule(
+        "templates: an event that could not be started again asks for a person",
+        "core/templates.py",
+        'return f"Event {identifier}: the worker could not be started. {needs_a_person(identifier)}"',
+        'return f"Event {identifier}: the worker could not be started."',
+        f"{TEMPLATES}::test_failed_unknown_and_unstartable_ask_for_our_redispatch",
+    ),
+    rule(
+        "templates: a success without a reply is named and asks nothing",
+        "core/templates.py",
+        'return f"Event {identifier}: succeeded, with no reply reported."',
+        'return f"Event {identifier}: succeeded, with no reply reported. {needs_a_person(identifier)}"',
+        f"{TEMPLATES}::test_a_success_without_a_reply_is_named_and_asks_nothing",
+    ),
+    rule(
+        "templates: a success with a reply gets no line",
+        "core/templates.py",
+        "case EventOutcome.succeeded if event.reply_id is not None:",
+        "case EventOutcome.succeeded if False:",
+        f"{TEMPLATES}::test_no_notice_when_every_event_succeeded_with_a_reply",
+    ),
+    rule(
+        "templates: an event withdrawn for its retry gets no line",
+        "core/templates.py",
+        "        case Settlement.withdrawn | Settlement.returned:\n",
+        "        case Settlement.returned:\n",
+        f"{TEMPLATES}::test_no_notice_for_events_withdrawn_or_returned",
+    ),
+    rule(
+        "templates: an event returned unexposed gets no line",
+        "core/templates.py",
+        "        case Settlement.withdrawn | Settlement.returned:\n",
+        "        case Settlement.withdrawn:\n",
+        f"{TEMPLATES}::test_no_notice_for_events_withdrawn_or_returned",
+    ),
+    rule(
+        "templates: no completion notice when nothing needs a line",
+        "core/templates.py",
+        "    if not event_lines:\n        return None\n",
+        "",
+        f"{TEMPLATES}::test_no_notice_for_no_events",
+        f"{TEMPLATES}::test_no_notice_when_every_event_succeeded_with_a_reply",
+    ),
+    rule(
+        "templates: a completion notice names its events in event-id order",
+        "core/templates.py",
+        "for event in sorted(events, key=lambda settled: settled.event_id)",
+        "for event in events",
+        f"{TEMPLATES}::test_a_completion_notice_names_what_needs_a_person_in_event_order",
+    ),
+    rule(
+        "templates: a comment's lines are HTML-escaped",
+        "core/templates.py",
+        '"<br>".join(html.escape(line, quote=False) for line in lines)',
+        '"<br>".join(lines)',
+        f"{TEMPLATES}::test_a_comment_escapes_each_line",
+    ),
+    rule(
+        "templates: a chat line is plain text, never escaped",
+        "core/templates.py",
+        '            return "\\n".join(lines)\n',
+        '            return "\\n".join(html.escape(line, quote=False) for line in lines)\n',
+        f"{TEMPLATES}::test_a_chat_line_is_plain",
+    ),
+]
+
+CORE_INTENTS = [
+    rule(
+        "intents: a trigger that asks for no acknowledgement arms no guard",
+        "core/intents.py",
+        "    if not record.acknowledge:\n        return ()\n",
+        "",
+        f"{WRITING}::test_a_trigger_that_asks_for_nothing_calls_for_nothing",
+    ),
+    rule(
+        "intents: only an admitted or queued verdict arms the guard (not dispatched)",
+        "core/intents.py",
+        "GUARDED_VERDICTS = frozenset({RecordState.admitted, RecordState.queued})",
+        "GUARDED_VERDICTS = frozenset({RecordState.admitted, RecordState.queued, RecordState.dispatched})",
+        f"{WRITING}::test_no_guard_for_a_record_not_admitted_or_queued",
+    ),
+    rule(
+        "intents: a queued verdict arms the guard too",
+        "core/intents.py",
+        "GUARDED_VERDICTS = frozenset({RecordState.admitted, RecordState.queued})",
+        "GUARDED_VERDICTS = frozenset({RecordState.admitted})",
+        f"{WRITING}::test_a_request_admitted_or_queued_arms_the_guard",
+    ),
+    rule(
+        "intents: the guard is due the guard delay after the verdict",
+        "core/intents.py",
+        "templates.guard_acknowledgement(), decided_at + guard_delay,",
+        "templates.guard_acknowledgement(), decided_at,",
+        f"{WRITING}::test_the_guard_is_due_thirty_seconds_after_the_verdict",
+    ),
+    rule(
+        "intents: the guard boosts the event's own recording",
+        "core/intents.py",
+        "boost = Destination(MessageKind.boost, record.bucket_id, record.recording_id)",
+        "boost = Destination(MessageKind.boost, record.reply_bucket_id, max(record.reply_recording_id, 1))",
+        f"{WRITING}::test_the_guard_boosts_the_events_own_recording_not_the_reply_destination",
+    ),
+    rule(
+        "intents: a holding reply only for a block of reason no_route",
+        "core/intents.py",
+        "if record.state == RecordState.blocked and record.reason == NO_ROUTE:",
+        "if record.state == RecordState.blocked:",
+        f"{WRITING}::test_no_holding_reply_for_other_blocks",
+    ),
+    rule(
+        "intents: a holding reply only while the record is blocked",
+        "core/intents.py",
+        "if record.state == RecordState.blocked and record.reason == NO_ROUTE:",
+        "if record.reason == NO_ROUTE:",
+        f"{WRITING}::test_nothing_for_a_discarded_record",
+    ),
+    rule(
+        "intents: a holding reply only where the record has a reply destination",
+        "core/intents.py",
+        "        reply = record.reply_destination()\n        if reply is None:\n            return ()\n",
+        "        reply = record.reply_destination() or Destination(\n"
+        "            MessageKind.comment, record.bucket_id, max(record.recording_id, 1)\n        )\n",
+        f"{WRITING}::test_no_holding_reply_without_a_reply_destination",
+    ),
+    rule(
+        "intents: the guard's key is guard_ack:event:<id> (the key the ledger's triggers match)",
+        "core/intents.py",
+        'return f"guard_ack:event:{event_id}"',
+        'return f"guard_ack:{event_id}"',
+        f"{WRITING}::test_keys_are_one_per_thing_answered_for",
+    ),
+    rule(
+        "intents: a still-running key names its occurrence (one intent per tick)",
+        "core/intents.py",
+        'return f"still_running:attempt:{attempt_id}:{occurrence}"',
+        'return f"still_running:attempt:{attempt_id}"',
+        f"{WRITING}::test_keys_are_one_per_thing_answered_for",
+        f"{WRITING}::test_a_live_attempt_gets_its_still_running_notice",
+    ),
+]
+
+CORE_CLAIM = [
+    rule(
+        "claim: a guard whose record vanished is canceled",
+        "core/claim.py",
+        "if record is None or not _guard_still_called_for(record, task_events):",
+        "if record is not None and not _guard_still_called_for(record, task_events):",
+        f"{CLAIMING}::test_a_guard_whose_record_vanished_is_canceled",
+    ),
+    rule(
+        "claim: a guard for a record that asks for nothing is canceled",
+        "core/claim.py",
+        "if not record.acknowledge or record.state not in GUARD_STANDING_STATES:",
+        "if record.state not in GUARD_STANDING_STATES:",
+        f"{CLAIMING}::test_a_guard_for_a_record_that_asks_for_nothing_is_canceled",
+    ),
+    rule(
+        "claim: a guard for a record that moved on is canceled",
+        "core/claim.py",
+        "if not record.acknowledge or record.state not in GUARD_STANDING_STATES:",
+        "if not record.acknowledge:",
+        f"{CLAIMING}::test_a_guard_for_a_record_that_moved_on_is_canceled",
+    ),
+    rule(
+        "claim: a guard a worker canceled by get_dispatch is canceled",
+        "core/claim.py",
+        "row.guard == GuardState.canceled or row.delivery in ACKNOWLEDGED_DELIVERIES",
+        "row.delivery in ACKNOWLEDGED_DELIVERIES",
+        f"{CLAIMING}::test_a_guard_a_worker_canceled_by_get_dispatch_is_canceled",
+    ),
+    rule(
+        "claim: a guard for an event a worker acknowledged (on any row) is canceled",
+        "core/claim.py",
+        "row.guard == GuardState.canceled or row.delivery in ACKNOWLEDGED_DELIVERIES",
+        "row.guard == GuardState.canceled",
+        f"{CLAIMING}::test_a_guard_for_an_event_a_worker_acknowledged_is_canceled",
+    ),
+    rule(
+        "claim: a claimed guard fires its task rows",
+        "core/claim.py",
+        "            return Claim(mark_guard_fired=True)\n",
+        "            return Claim()\n",
+        f"{CLAIMING}::test_a_guard_still_called_for_is_claimed_and_fires_its_task_rows",
+    ),
+    rule(
+        "claim: a holding reply stands down once the record is no longer blocked",
+        "core/claim.py",
+        "if record is None or record.state != RecordState.blocked or record.reason != NO_ROUTE:",
+        "if record is None or record.reason != NO_ROUTE:",
+        f"{CLAIMING}::test_a_holding_reply_stands_down_when_the_record_moved_on",
+    ),
+    rule(
+        "claim: a holding reply stands down once the block is for another reason",
+        "core/claim.py",
+        "if record is None or record.state != RecordState.blocked or record.reason != NO_ROUTE:",
+        "if record is None or record.state != RecordState.blocked:",
+        f"{CLAIMING}::test_a_holding_reply_stands_down_when_the_record_moved_on",
+    ),
+    rule(
+        "claim: a still-running notice is canceled once its attempt ended",
+        "core/claim.py",
+        "if attempt is None or not attempt.live:",
+        "if attempt is None:",
+        f"{CLAIMING}::test_a_still_running_notice_is_not_posted_after_the_attempt_ended",
+    ),
+    rule(
+        "claim: a still-running notice whose attempt vanished is canceled",
+        "core/claim.py",
+        "if attempt is None or not attempt.live:",
+        "if attempt is not None and not attempt.live:",
+        f"{CLAIMING}::test_a_still_running_notice_with_no_attempt_is_canceled",
+    ),
+]
+
+CORE_ADOPTION = [
+    rule(
+        "adoption: a candidate's words must equal the body's",
+        "core/adoption.py",
+        "        if message.text == words\n",
+        "        if True\n",
+        f"{ADOPTING}::test_the_body_matters",
+    ),
+    rule(
+        "adoption: a candidate was created by the agent",
+        "core/adoption.py",
+        "        and message.creator_id == agent_id\n",
+        "",
+        f"{ADOPTING}::test_another_persons_message_is_never_adopted",
+    ),
+    rule(
+        "adoption: a candidate was created within the listing window (since)",
+        "core/adoption.py",
+        "        and message.created_at >= since\n",
+        "",
+        f"{ADOPTING}::test_a_message_from_before_the_listing_window_is_never_adopted",
+    ),
+    rule(
+        "adoption: a receipt another intent owns is not a candidate",
+        "core/adoption.py",
+        "        and message.id not in owned_receipts\n",
+        "",
+        f"{ADOPTING}::test_a_match_another_intent_owns_is_not_a_candidate",
+    ),
+    rule(
+        "adoption: a worker's own message is never a candidate",
+        "core/adoption.py",
+        "        and message.id not in worker_messages\n",
+        "",
+        f"{ADOPTING}::test_a_workers_own_message_is_never_adopted",
+    ),
+    rule(
+        "adoption: at a reply destination a worker's replies count as its messages too",
+        "core/adoption.py",
+        "            row.ack_id, row.reply_id, row.adopted_reply_id,\n",
+        "            row.ack_id,\n",
+        f"{ADOPTING}::test_at_a_reply_destination_the_workers_messages_are_acknowledgements_and_replies",
+    ),
+    rule(
+        "adoption: exactly one candidate, never the first of several",
+        "core/adoption.py",
+        "    if len(candidates) != 1:\n",
+        "    if not candidates:\n",
+        f"{ADOPTING}::test_two_matches_are_indeterminate",
+        also=(("    (receipt_id,) = candidates\n", "    receipt_id = min(candidates)\n"),),
+    ),
+    rule(
+        "adoption: a rival with the same words makes it indeterminate",
+        "core/adoption.py",
+        "        if rival.intent_id != intent_id and message_text(rival.body) == words:\n",
+        "        if False:\n",
+        f"{ADOPTING}::test_a_rival_with_the_same_words_makes_it_indeterminate",
+    ),
+    rule(
+        "adoption: the intent is not its own rival",
+        "core/adoption.py",
+        "        if rival.intent_id != intent_id and message_text(rival.body) == words:\n",
+        "        if message_text(rival.body) == words:\n",
+        f"{ADOPTING}::test_the_intent_is_not_its_own_rival",
+    ),
+    rule(
+        "adoption: a body with no words never adopts",
+        "core/adoption.py",
+        "    if not words:\n        return Indeterminate(notes.NO_WORDS)\n",
+        "",
+        f"{ADOPTING}::test_a_body_with_no_words_never_adopts",
+    ),
+]
+
+CORE_RECONCILE = [
+    rule(
+        "reconcile: a listing reaches back the slack past the sending time",
+        "core/reconcile.py",
+        "return (sending_at if sending_at is not None else created_at) - slack",
+        "return sending_at if sending_at is not None else created_at",
+        f"{SCHEDULE}::test_a_listing_reaches_back_past_the_sending_time",
+    ),
+    rule(
+        "reconcile: a young sending intent is left its minute to land",
+        "core/reconcile.py",
+        "    if now - sending_at < wait:\n        return False\n",
+        "",
+        f"{SCHEDULE}::test_a_young_sending_intent_is_left_to_land",
+    ),
+    rule(
+        "reconcile: a backed-off intent waits for its reconcile_at",
+        "core/reconcile.py",
+        "return reconcile_at is None or reconcile_at <= now",
+        "return True",
+        f"{SCHEDULE}::test_a_backed_off_intent_waits_for_its_time",
+    ),
+    rule(
+        "reconcile: the backoff starts at 30 s",
+        "core/reconcile.py",
+        "doublings = min(failures - 1, 32)",
+        "doublings = min(failures, 32)",
+        f"{SCHEDULE}::test_the_first_failed_listing_backs_off_thirty_seconds",
+    ),
+    rule(
+        "reconcile: the backoff doubles per failure",
+        "core/reconcile.py",
+        "BACKOFF_START * (1 << doublings)",
+        "BACKOFF_START * (1 + doublings)",
+        f"{SCHEDULE}::test_each_failure_doubles_the_wait_up_to_thirty_minutes",
+    ),
+    rule(
+        "reconcile: the backoff is capped at 30 min",
+        "core/reconcile.py",
+        "return min(BACKOFF_START * (1 << doublings), BACKOFF_MAX)",
+        "return BACKOFF_START * (1 << doublings)",
+        f"{SCHEDULE}::test_each_failure_doubles_the_wait_up_to_thirty_minutes",
+        f"{SCHEDULE}::test_the_ninth_failure_still_backs_off",
+    ),
+    rule(
+        "reconcile: give up at the tenth failed listing",
+        "core/reconcile.py",
+        "if failures >= MAX_RECONCILE_FAILURES:",
+        "if failures > MAX_RECONCILE_FAILURES:",
+        f"{SCHEDULE}::test_the_tenth_failure_gives_up_with_the_count_that_gave_up",
+    ),
+    rule(
+        "reconcile: the give-up note says the count that gave up",
+        "core/reconcile.py",
+        "return GiveUp(notes.listing_failed(failures), failures)",
+        "return GiveUp(notes.listing_failed(failures_before), failures)",
+        f"{SCHEDULE}::test_the_tenth_failure_gives_up_with_the_count_that_gave_up",
+    ),
+    rule(
+        "reconcile: an unlistable destination gives up at once",
+        "core/reconcile.py",
+        "    if unlistable:\n        return GiveUp(notes.UNLISTABLE, failures)\n",
+        "",
+        f"{SCHEDULE}::test_an_unlistable_destination_gives_up_at_once",
+    ),
+]
+
+CORE_RESOLUTION = [
+    rule(
+        "resolution: a resolution records who decided (by required)",
+        "core/resolution.py",
+        "    if not by:\n",
+        "    if False:\n",
+        f"{RESOLVING}::test_a_resolution_records_who_decided",
+    ),
+    rule(
+        "resolution: who decided is one line",
+        "core/resolution.py",
+        "    if len(by.splitlines()) != 1:\n",
+        "    if False:\n",
+        f"{RESOLVING}::test_who_decided_is_one_line",
+    ),
+    rule(
+        "resolution: resolving sent needs a positive receipt id",
+        "core/resolution.py",
+        "case Sent(receipt_id=receipt_id) if receipt_id <= 0:",
+        "case Sent(receipt_id=receipt_id) if False:",
+        f"{RESOLVING}::test_sent_needs_a_real_receipt",
+    ),
+    rule(
+        "resolution: an indeterminate intent a person found may be resolved sent",
+        "core/resolution.py",
+        "        case IntentState.indeterminate:\n            pass\n",
+        "        case IntentState.indeterminate if not isinstance(resolution, Sent):\n            pass\n",
+        f"{RESOLVING}::test_an_indeterminate_intent_a_person_found_is_sent_with_its_receipt",
+    ),
+    rule(
+        "resolution: an indeterminate intent may be abandoned",
+        "core/resolution.py",
+        "        case IntentState.indeterminate:\n            pass\n",
+        "        case IntentState.indeterminate if not isinstance(resolution, Abandon):\n            pass\n",
+        f"{RESOLVING}::test_an_indeterminate_intent_may_be_abandoned",
+    ),
+    rule(
+        "resolution: an indeterminate intent may be resent",
+        "core/resolution.py",
+        "        case IntentState.indeterminate:\n            pass\n",
+        "        case IntentState.indeterminate if not isinstance(resolution, Resend):\n            pass\n",
+        f"{RESOLVING}::test_a_resend_starts_the_request_and_its_reconciliation_afresh",
+    ),
+    rule(
+        "resolution: a refused (canceled) intent may be resent",
+        "core/resolution.py",
+        "case IntentState.canceled if note == notes.REFUSED_NOTE:",
+        "case IntentState.canceled if False:",
+        f"{RESOLVING}::test_a_person_may_resend_a_refused_intent",
+    ),
+    rule(
+        "resolution: a refused intent can only be resent, not marked sent or abandoned",
+        "core/resolution.py",
+        "            if not isinstance(resolution, Resend):\n",
+        "            if False:\n",
+        f"{RESOLVING}::test_a_refused_intent_can_only_be_resent",
+    ),
+    rule(
+        "resolution: a canceled intent nothing refused cannot be resolved",
+        "core/resolution.py",
+        "        case IntentState.canceled:\n            return Failure(",
+        "        case IntentState.canceled if False:\n            return Failure(",
+        f"{RESOLVING}::test_a_canceled_intent_nothing_refused_cannot_be_resolved",
+    ),
+    rule(
+        "resolution: a pending, sending, sent or abandoned intent cannot be resolved",
+        "core/resolution.py",
+        "        case _:\n            return Failure(",
+        "        case None:\n            return Failure(",
+        f"{RESOLVING}::test_nothing_else_can_be_resolved_and_the_refusal_names_the_state",
+    ),
+    rule(
+        "resolution: a resend resets the reconciliation counters",
+        "core/resolution.py",
+        "reset_reconciliation=True, not_before=now,",
+        "reset_reconciliation=False, not_before=now,",
+        f"{RESOLVING}::test_a_resend_starts_the_request_and_its_reconciliation_afresh",
+    ),
+]
+
+CORE_SMALL = [
+    rule(
+        "text: <br> becomes a space",
+        "core/text.py",
+        r'_BREAK = re.compile(r"<br\s*/?>|</(?:div|p|li|h[1-6]|blockquote|pre)\s*>", re.IGNORECASE)',
+        r'_BREAK = re.compile(r"</(?:div|p|li|h[1-6]|blockquote|pre)\s*>", re.IGNORECASE)',
+        f"{TEXT}::test_message_text_keeps_the_words",
+    ),
+    rule(
+        "text: a block's closing tag becomes a space",
+        "core/text.py",
+        r'_BREAK = re.compile(r"<br\s*/?>|</(?:div|p|li|h[1-6]|blockquote|pre)\s*>", re.IGNORECASE)',
+        r'_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)',
+        f"{TEXT}::test_message_text_keeps_the_words",
+    ),
+    rule(
+        "text: every other tag is dropped",
+        "core/text.py",
+        '    untagged = _TAG.sub("", spaced)\n',
+        "    untagged = spaced\n",
+        f"{TEXT}::test_message_text_keeps_the_words",
+    ),
+    rule(
+        "text: entities are decoded after tags are dropped (an escaped tag stays text)",
+        "core/text.py",
+        '    spaced = _BREAK.sub(" ", content)\n',
+        '    spaced = _BREAK.sub(" ", html.unescape(content))\n',
+        f"{TEXT}::test_an_escaped_tag_stays_text",
+    ),
+    rule(
+        "links: only the rel=next entry is followed",
+        "core/links.py",
+        'if "next" in rel.group(1).lower().split():',
+        "if True:",
+        f"{LINKS}::test_next_link_reads_rel_next_only",
+    ),
+    rule(
+        "links: same origin compares the port (the default made explicit)",
+        "core/links.py",
+        "        port = parts.port or _DEFAULT_PORTS[scheme]\n",
+        "        port = parts.port or 0\n",
+        f"{LINKS}::test_same_origin_compares_scheme_host_and_port",
+    ),
+    rule(
+        "links: plain http only to a loopback host",
+        "core/links.py",
+        'return scheme == "https" or is_loopback_host(host)',
+        'return scheme in ("https", "http")',
+        f"{LINKS}::test_plain_http_only_to_loopback",
+    ),
+    rule(
+        "pacing: at the limit the next request waits for the oldest to leave the window",
+        "core/pacing.py",
+        "    if len(recent) >= limit:\n",
+        "    if False:\n",
+        f"{PACING}::test_at_the_limit_the_next_waits_until_the_oldest_leaves_the_window",
+    ),
+    rule(
+        "pacing: a 429 holds every request until its Retry-After",
+        "core/pacing.py",
+        "    wait = max(0.0, held_until - now)\n",
+        "    wait = 0.0\n",
+        f"{PACING}::test_a_429_holds_every_request_until_its_retry_after",
+    ),
+    rule(
+        "posting: a 2xx with a positive integer id is a receipt",
+        "core/posting.py",
+        "if isinstance(created, int) and not isinstance(created, bool) and created > 0:",
+        "if False:",
+        f"{OUTCOMES}::test_a_2xx_with_an_id_is_a_receipt",
+    ),
+    rule(
+        "posting: a 2xx without a usable id (0, negative, a bool) is uncertain",
+        "core/posting.py",
+        "if isinstance(created, int) and not isinstance(created, bool) and created > 0:",
+        "if isinstance(created, int):",
+        f"{OUTCOMES}::test_a_2xx_without_a_usable_id_is_uncertain",
+    ),
+    rule(
+        "posting: a 4xx is refused (nothing was created)",
+        "core/posting.py",
+        "    if 400 <= status < 500:\n",
+        "    if False:\n",
+        f"{OUTCOMES}::test_a_4xx_is_refused_and_nothing_was_created",
+    ),
+    rule(
+        "posting: only a 429's refusal carries its Retry-After",
+        "core/posting.py",
+        "retry_after_seconds if status == 429 else None,",
+        "retry_after_seconds,",
+        f"{OUTCOMES}::test_a_429_refusal_carries_its_retry_after_and_others_do_not",
+    ),
+    rule(
+        "posting: a 5xx is uncertain, never refused",
+        "core/posting.py",
+        'return Uncertain(UncertainCause.server_error, status, f"Basecamp answered HTTP {status}")',
+        'return Refused(RefusalCause.answered, status, f"Basecamp answered HTTP {status}")',
+        f"{OUTCOMES}::test_a_5xx_is_uncertain",
+    ),
+    rule(
+        "posting: any other status (1xx, 3xx) is uncertain",
+        "core/posting.py",
+        'return Uncertain(UncertainCause.no_id, status, f"unexpected HTTP {status}")',
+        'return Refused(RefusalCause.answered, status, f"unexpected HTTP {status}")',
+        f"{OUTCOMES}::test_anything_else_is_uncertain",
+    ),
+    rule(
+        "settlement: a row withdrawn for its retry reads back withdrawn",
+        "core/settlement.py",
+        "    elif row.withdrawn:\n",
+        "    elif False:\n",
+        f"{READ_BACK}::test_a_row_withdrawn_for_its_retry_reads_back_withdrawn",
+    ),
+    rule(
+        "settlement: a row never exposed reads back returned",
+        "core/settlement.py",
+        "        settlement = Settlement.withdrawn\n    elif row.delivery == DeliveryState.admitted:\n",
+        "        settlement = Settlement.withdrawn\n    elif False:\n",
+        f"{READ_BACK}::test_a_row_never_exposed_reads_back_returned",
+    ),
+    rule(
+        "settlement: a reported success or failure stands",
+        "core/settlement.py",
+        "    elif row.outcome in (EventOutcome.succeeded, EventOutcome.failed):\n",
+        "    elif row.outcome == EventOutcome.failed:\n",
+        f"{READ_BACK}::test_a_reported_outcome_reads_back_as_reported",
+    ),
+    rule(
+        "settlement: anything else exposed reads back unknown, whatever the row says",
+        "core/settlement.py",
+        "    outcome = row.outcome if settlement is Settlement.reported else EventOutcome.unknown\n",
+        "    outcome = row.outcome\n",
+        f"{READ_BACK}::test_an_exposed_unreported_row_reads_back_unknown",
+    ),
+    rule(
+        "timestamps: a stored time has nine fractional digits (fixed width)",
+        "core/timestamps.py",
+        'f"{utc.microsecond:06d}000Z"',
+        'f"{utc.microsecond:06d}Z"',
+        f"{TEXT}::test_stored_time_round_trips_and_is_fixed_width",
+    ),
+    rule(
+        "timestamps: a stored time is UTC",
+        "core/timestamps.py",
+        "    utc = moment.astimezone(UTC)\n",
+        "    utc = moment\n",
+        f"{TEXT}::test_other_zones_are_stored_as_utc_and_basecamp_times_parse",
+    ),
+    rule(
+        "timestamps: a naive time is refused",
+        "core/timestamps.py",
+        '        raise ValueError("a naive datetime has no zone; the ledger stores UTC")\n',
+        "        pass\n",
+        f"{TEXT}::test_a_naive_time_is_refused",
+    ),
+    rule(
+        "timestamps: a notice's HH:MM is UTC whatever the zone given",
+        "core/timestamps.py",
+        'return moment.astimezone(UTC).strftime("%H:%M UTC")',
+        'return moment.strftime("%H:%M UTC")',
+        f"{TEXT}::test_other_zones_are_stored_as_utc_and_basecamp_times_parse",
+        f"{TEMPLATES}::test_still_running_times_are_utc_whatever_the_zone_given",
+    ),
+]
+
+LEDGER = [
+    rule(
+        "ledger open: an in-memory name is refused",
+        "shell/ledger.py",
+        'if text == ":memory:" or text.startswith("file::memory:"):',
+        "if False:",
+        f"{OPENING}::test_an_in_memory_name_is_refused_even_where_a_file_of_that_name_could_be_made",
+        f"{OPENING}::test_the_in_memory_refusal_says_why",
+        f"{OPENING}::test_an_empty_in_memory_or_uri_name_is_refused",
+    ),
+    rule(
+        "ledger open: a path holding ?, # or % is refused",
+        "shell/ledger.py",
+        '_URI_CHARACTERS = ("?", "#", "%")',
+        "_URI_CHARACTERS = ()",
+        f"{OPENING}::test_a_path_holding_a_uri_character_is_refused",
+    ),
+    rule(
+        "ledger open: a file others can read is refused, not tightened",
+        "shell/ledger.py",
+        '    if status.st_mode & _PRIVATE_BITS:\n        raise LedgerNotPrivate(\n            f"{path}: the ledger is mode',
+        '    if False:\n        raise LedgerNotPrivate(\n            f"{path}: the ledger is mode',
+        f"{OPENING}::test_a_file_others_can_read_is_refused_not_tightened",
+    ),
+    rule(
+        "ledger open: a directory that is not 0700 is refused, not tightened",
+        "shell/ledger.py",
+        "    if status.st_mode & _PRIVATE_BITS:\n        raise LedgerNotPrivate(\n"
+        "            f\"{directory}: the ledger's directory is mode",
+        "    if False:\n        raise LedgerNotPrivate(\n"
+        "            f\"{directory}: the ledger's directory is mode",
+        f"{OPENING}::test_a_directory_others_can_list_is_refused_not_tightened",
+        f"{OPENING}::test_the_owner_does_not_create_a_file_in_a_loose_directory",
+    ),
+    rule(
+        "ledger open: a symlink is refused (the file is vetted without following links)",
+        "shell/ledger.py",
+        "        status = os.lstat(path)\n",
+        "        status = os.stat(path)\n",
+        f"{OPENING}::test_a_symlinked_ledger_is_refused",
+    ),
+    rule(
+        "ledger open: a ledger newer than the program is refused",
+        "shell/ledger.py",
+        "    if version > SCHEMA_VERSION:\n",
+        "    if False:\n",
+        f"{OPENING}::test_a_ledger_newer_than_the_program_is_refused",
+    ),
+    rule(
+        "ledger open: a worker or status never opens a ledger not yet migrated",
+        "shell/ledger.py",
+        "        if version < SCHEMA_VERSION:\n",
+        "        if False:\n",
+        f"{OPENING}::test_a_ledger_not_yet_migrated_is_refused_without_migrating",
+    ),
+    rule(
+        "ledger open: a missing file is an error for open_existing and read-only, never created",
+        "shell/ledger.py",
+        "    _check_private_directory(ledger_path.parent)\n    identity = _checked_file(ledger_path)\n",
+        "    _check_private_directory(ledger_path.parent)\n    _create_private_file(ledger_path)\n"
+        "    identity = _checked_file(ledger_path)\n",
+        f"{OPENING}::test_a_missing_ledger_is_an_error_and_nothing_is_created",
+    ),
+    rule(
+        "ledger open: a missing directory is an error for open_existing and read-only, never created",
+        "shell/ledger.py",
+        "    ledger_path = _checked_path(path)\n    _check_private_directory(ledger_path.parent)\n",
+        "    ledger_path = _checked_path(path)\n    _ensure_private_directory(ledger_path.parent)\n",
+        f"{OPENING}::test_a_missing_directory_is_an_error_and_is_not_created",
+    ),
+    rule(
+        "ledger pragmas: the owner puts the ledger in WAL mode",
+        "shell/ledger.py",
+        "        _switch_to_wal(connection, ledger_path, busy_timeout)\n        _migrate(",
+        "        _migrate(",
+        f"{OPENING}::test_the_pragmas_are_in_force_on_every_way_in",
+    ),
+    rule(
+        "ledger pragmas: synchronous is FULL",
+        "shell/ledger.py",
+        '"PRAGMA synchronous = FULL"',
+        '"PRAGMA synchronous = NORMAL"',
+        f"{OPENING}::test_the_pragmas_are_in_force_on_every_way_in",
+    ),
+    rule(
+        "ledger pragmas: foreign keys are enforced",
+        "shell/ledger.py",
+        '"PRAGMA foreign_keys = ON"',
+        '"PRAGMA foreign_keys = OFF"',
+        f"{OPENING}::test_the_pragmas_are_in_force_on_every_way_in",
+        f"{OUTBOX_SCHEMA}::test_an_intent_must_name_a_real_event",
+    ),
+    rule(
+        "ledger pragmas: the busy timeout is the one asked for",
+        "shell/ledger.py",
+        'f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}"',
+        '"PRAGMA busy_timeout = 0"',
+        f"{OPENING}::test_the_pragmas_are_in_force_on_every_way_in",
+    ),
+    rule(
+        "ledger pragmas: the read-only way in is query_only",
+        "shell/ledger.py",
+        '            connection.execute("PRAGMA query_only = ON")\n',
+        "            pass\n",
+        f"{OPENING}::test_the_pragmas_are_in_force_on_every_way_in",
+    ),
+    rule(
+        "ledger transactions: a write is BEGIN IMMEDIATE (the write lock at once)",
+        "shell/ledger.py",
+        'with self._transaction("BEGIN IMMEDIATE") as connection:',
+        'with self._transaction("BEGIN DEFERRED") as connection:',
+        f"{TRANSACTIONS}::test_a_write_takes_the_write_lock_when_it_begins",
+    ),
+    rule(
+        "ledger transactions: an exception rolls the write back",
+        "shell/ledger.py",
+        '                    self._connection.execute("ROLLBACK")\n',
+        '                    self._connection.execute("COMMIT")\n',
+        f"{TRANSACTIONS}::test_an_exception_rolls_the_write_back_and_is_raised",
+        f"{TRANSACTIONS}::test_a_refused_statement_rolls_back_the_whole_write",
+    ),
+    rule(
+        "ledger transactions: the exception is raised again after the rollback",
+        "shell/ledger.py",
+        '                    self._connection.execute("ROLLBACK")\n                raise\n',
+        '                    self._connection.execute("ROLLBACK")\n                return\n',
+        f"{TRANSACTIONS}::test_an_exception_rolls_the_write_back_and_is_raised",
+    ),
+    rule(
+        "ledger migration: each migration re-reads the version inside its own transaction",
+        "shell/ledger.py",
+        "            recorded = schema_version(transaction)  # re-read inside: another may have applied it\n",
+        "            recorded = read_at_open\n",
+        f"{MIGRATING}::test_two_processes_migrating_a_fresh_ledger_apply_each_migration_once",
+        also=(
+            (
+                "def _migrate(connection: sqlite3.Connection, path: Path, clock: Clock, busy_timeout: float)",
+                "def _migrate(connection: sqlite3.Connection, path: Path, clock: Clock, busy_timeout: float,"
+                " read_at_open: int)",
+            ),
+            (
+                "        _refuse_too_new(_read_version(connection, ledger_path, busy_timeout), ledger_path)\n"
+                "        _switch_to_wal(connection, ledger_path, busy_timeout)\n"
+                "        _migrate(connection, ledger_path, clock, busy_timeout)\n",
+                "        read_at_open = _read_version(connection, ledger_path, busy_timeout)\n"
+                "        _refuse_too_new(read_at_open, ledger_path)\n"
+                "        _switch_to_wal(connection, ledger_path, busy_timeout)\n"
+                "        _migrate(connection, ledger_path, clock, busy_timeout, read_at_open)\n",
+            ),
+        ),
+    ),
+]
+
+SCHEMA = [
+    rule(
+        "schema: an outbox intent moves only along its edges (trigger)",
+        MIGRATION,
+        "WHEN NEW.state <> OLD.state AND NOT (\n       (OLD.state = 'pending'",
+        "WHEN 0 AND NOT (\n       (OLD.state = 'pending'",
+        f"{OUTBOX_SCHEMA}::test_every_pair_of_outbox_states_against_the_edge_trigger",
+    ),
+    rule(
+        "schema: a canceled intent returns to pending only with the refused note (trigger)",
+        MIGRATION,
+        "\n        AND OLD.note = 'the request was refused; no message was created'))",
+        "))",
+        f"{OUTBOX_SCHEMA}::test_every_pair_of_outbox_states_against_the_edge_trigger",
+    ),
+    rule(
+        "schema: an outbox receipt is final (trigger)",
+        MIGRATION,
+        "WHEN OLD.receipt_id IS NOT NULL AND NEW.receipt_id IS NOT OLD.receipt_id",
+        "WHEN 0",
+        f"{OUTBOX_SCHEMA}::test_a_receipt_never_changes",
+    ),
+    rule(
+        "schema: a receipt belongs to one intent (unique index)",
+        MIGRATION,
+        "CREATE UNIQUE INDEX outbox_receipt ON outbox (message_kind, receipt_id)",
+        "CREATE INDEX outbox_receipt ON outbox (message_kind, receipt_id)",
+        f"{OUTBOX_SCHEMA}::test_a_receipt_belongs_to_one_intent_per_message_kind",
+    ),
+    rule(
+        "schema: a receipt is unique per message kind (ids are scoped by kind)",
+        MIGRATION,
+        "CREATE UNIQUE INDEX outbox_receipt ON outbox (message_kind, receipt_id)",
+        "CREATE UNIQUE INDEX outbox_receipt ON outbox (receipt_id)",
+        f"{OUTBOX_SCHEMA}::test_a_receipt_belongs_to_one_intent_per_message_kind",
+    ),
+    rule(
+        "schema: one intent per key (unique)",
+        MIGRATION,
+        "intent_key         TEXT    NOT NULL UNIQUE CHECK (intent_key <> ''),",
+        "intent_key         TEXT    NOT NULL CHECK (intent_key <> ''),",
+        f"{OUTBOX_SCHEMA}::test_a_second_intent_for_a_key_is_refused",
+    ),
+    rule(
+        "schema: get_dispatch cancels the pending guard (trigger)",
+        MIGRATION,
+        "       AND state = 'pending';\n",
+        "       AND 0;\n",
+        f"{OUTBOX_SCHEMA}::test_get_dispatch_cancels_the_pending_guard",
+    ),
+    rule(
+        "schema: get_dispatch never cancels a guard already in flight",
+        MIGRATION,
+        "       AND state = 'pending';\n",
+        "       AND state IN ('pending', 'sending');\n",
+        f"{OUTBOX_SCHEMA}::test_get_dispatch_leaves_a_guard_that_is_no_longer_pending",
+    ),
+    rule(
+        "schema: get_dispatch cancels only its own event's guard",
+        MIGRATION,
+        "     WHERE intent_key = 'guard_ack:event:' || NEW.event_id\n       AND state = 'pending';\n",
+        "     WHERE intent_key LIKE 'guard_ack:event:%'\n       AND state = 'pending';\n",
+        f"{OUTBOX_SCHEMA}::test_get_dispatch_cancels_the_pending_guard",
+    ),
+    rule(
+        "schema: a task created after the guard went out is told it fired (trigger)",
+        MIGRATION,
+        "       AND state IN ('sending', 'sent', 'indeterminate', 'abandoned'))",
+        "       AND 0)",
+        f"{OUTBOX_SCHEMA}::test_a_task_created_after_the_guard_went_out_is_told_it_fired",
+    ),
+    rule(
+        "schema: a guard still pending or canceled leaves a new task's guard armed",
+        MIGRATION,
+        "       AND state IN ('sending', 'sent', 'indeterminate', 'abandoned'))",
+        "       AND state IN ('pending', 'canceled', 'sending', 'sent', 'indeterminate', 'abandoned'))",
+        f"{OUTBOX_SCHEMA}::test_a_task_created_after_the_guard_went_out_is_told_it_fired",
+    ),
+    rule(
+        "schema: nothing moves to sending under a hold (trigger)",
+        MIGRATION,
+        "WHEN NEW.state = 'sending' AND OLD.state <> 'sending' AND EXISTS (SELECT 1 FROM hold_marker)",
+        "WHEN 0",
+        f"{OUTBOX_SCHEMA}::test_nothing_moves_to_sending_under_a_hold",
+    ),
+    rule(
+        "schema: a hold stops only the move to sending",
+        MIGRATION,
+        "WHEN NEW.state = 'sending' AND OLD.state <> 'sending' AND EXISTS (SELECT 1 FROM hold_marker)",
+        "WHEN NEW.state <> OLD.state AND EXISTS (SELECT 1 FROM hold_marker)",
+        f"{OUTBOX_SCHEMA}::test_a_hold_stops_only_the_move_to_sending",
+    ),
+    rule(
+        "schema: an outbox intent is never deleted (trigger)",
+        MIGRATION,
+        "BEFORE DELETE ON outbox\nBEGIN",
+        "BEFORE DELETE ON outbox\nWHEN 0\nBEGIN",
+        f"{OUTBOX_SCHEMA}::test_an_intent_is_never_deleted",
+    ),
+    rule(
+        "schema: a guard is written empty or armed (trigger)",
+        MIGRATION,
+        "WHEN NEW.guard NOT IN ('', 'armed')",
+        "WHEN 0",
+        f"{TASK_SCHEMA}::test_a_guard_is_written_empty_or_armed",
+    ),
+    rule(
+        "schema: a guard settles once, armed to canceled or fired (trigger)",
+        MIGRATION,
+        "WHEN NEW.guard <> OLD.guard AND NOT (OLD.guard = 'armed' AND NEW.guard IN ('canceled', 'fired'))",
+        "WHEN 0",
+        f"{TASK_SCHEMA}::test_every_pair_of_guards_against_the_settles_once_trigger",
+    ),
+    rule(
+        "schema: a task event is never deleted (trigger)",
+        MIGRATION,
+        "BEFORE DELETE ON task_events\nBEGIN",
+        "BEFORE DELETE ON task_events\nWHEN 0\nBEGIN",
+        f"{TASK_SCHEMA}::test_a_task_event_is_never_deleted",
+    ),
+    rule(
+        "schema: a superseded task stays superseded (trigger)",
+        MIGRATION,
+        "WHEN OLD.superseded_at IS NOT NULL AND NEW.superseded_at IS NOT OLD.superseded_at",
+        "WHEN 0",
+        f"{TASK_SCHEMA}::test_supersession_is_final",
+    ),
+    rule(
+        "schema: an attempt moves forward only (trigger)",
+        MIGRATION,
+        "WHEN NOT (NEW.state = OLD.state AND NEW.stop_reason = OLD.stop_reason)",
+        "WHEN 0 AND NOT (NEW.state = OLD.state AND NEW.stop_reason = OLD.stop_reason)",
+        f"{TASK_SCHEMA}::test_every_pair_of_attempt_states_against_the_forward_trigger",
+    ),
+    rule(
+        "schema: an ended attempt keeps its stop reason (trigger)",
+        MIGRATION,
+        "WHEN NOT (NEW.state = OLD.state AND NEW.stop_reason = OLD.stop_reason)",
+        "WHEN NOT (NEW.state = OLD.state)",
+        f"{TASK_SCHEMA}::test_an_ended_attempt_keeps_its_stop_reason",
+    ),
+    rule(
+        "schema: an outbox state is one of the six (CHECK)",
+        MIGRATION,
+        "DEFAULT 'pending' CHECK (state IN ('pending',\n"
+        "                           'sending', 'sent', 'indeterminate', 'canceled', 'abandoned')),",
+        "DEFAULT 'pending',",
+        f"{OUTBOX_SCHEMA}::test_an_intent_the_checks_refuse",
+    ),
+    rule(
+        "schema: an intent is sent exactly when it has a receipt (CHECK)",
+        MIGRATION,
+        "    CHECK ((state = 'sent') = (receipt_id IS NOT NULL)),\n",
+        "    CHECK (1),\n",
+        f"{OUTBOX_SCHEMA}::test_an_intent_the_checks_refuse",
+    ),
+    rule(
+        "schema: an intent past pending or canceled has a sending time (CHECK)",
+        MIGRATION,
+        "    CHECK (state IN ('pending', 'canceled') OR sending_at IS NOT NULL)\n",
+        "    CHECK (1)\n",
+        f"{OUTBOX_SCHEMA}::test_an_intent_the_checks_refuse",
+    ),
+    rule(
+        "schema: a record's state is one of its eight (CHECK)",
+        MIGRATION,
+        "state              TEXT    NOT NULL CHECK (state IN ('seen', 'admitted', 'queued',\n"
+        "                           'blocked', 'dispatched', 'completed', 'discarded', 'held')),",
+        "state              TEXT    NOT NULL,",
+        f"{TASK_SCHEMA}::test_a_record_the_checks_refuse",
+    ),
+    rule(
+        "schema: an attempt is ended exactly when it has a stop reason (CHECK)",
+        MIGRATION,
+        "    CHECK ((state = 'ended') = (stop_reason <> ''))\n",
+        "    CHECK (1)\n",
+        f"{TASK_SCHEMA}::test_an_attempt_the_checks_refuse",
+    ),
+    rule(
+        "schema: a task event's delivery is one of its four (CHECK)",
+        MIGRATION,
+        "CHECK (delivery IN ('admitted', 'exposed', 'delivered', 'completed')),",
+        ",",
+        f"{TASK_SCHEMA}::test_a_task_event_the_checks_refuse",
+    ),
+    rule(
+        "schema: a task ends only once superseded (CHECK)",
+        MIGRATION,
+        "    CHECK (ended_at IS NULL OR superseded_at IS NOT NULL)\n",
+        "    CHECK (1)\n",
+        f"{TASK_SCHEMA}::test_a_task_ends_only_once_superseded",
+    ),
+    rule(
+        "schema: one live task per event (unique partial index)",
+        MIGRATION,
+        "CREATE UNIQUE INDEX task_events_one_live_task ON task_events (event_id)",
+        "CREATE INDEX task_events_one_live_task ON task_events (event_id)",
+        f"{TASK_SCHEMA}::test_one_live_task_per_event",
+    ),
+    rule(
+        "schema: one live attempt per task (unique partial index)",
+        MIGRATION,
+        "CREATE UNIQUE INDEX attempts_live_per_task ON attempts (task_id) WHERE state <> 'ended';",
+        "CREATE INDEX attempts_live_per_task ON attempts (task_id) WHERE state <> 'ended';",
+        f"{TASK_SCHEMA}::test_one_live_attempt_per_task_and_one_number_per_attempt",
+    ),
+]
+
+STANDIN = [
+    rule(
+        "stand-in: a token of nobody in the world is 401",
+        "shell/standin/api.py",
+        "return self._world.person_with_token(token.strip())",
+        "return self._world.person_with_token(token.strip()) or self._world.agent",
+        f"{ERRORS}::test_a_missing_or_wrong_bearer_token_is_unauthorized",
+    ),
+    rule(
+        "stand-in: a request without a User-Agent is 400",
+        "shell/standin/api.py",
+        '        if not request.headers.get("user-agent", "").strip():\n',
+        "        if False:\n",
+        f"{ERRORS}::test_a_missing_user_agent_is_a_bad_request_in_plain_text",
+    ),
+    rule(
+        "stand-in: the missing-User-Agent 400 is text/plain, no JSON",
+        "shell/standin/api.py",
+        "            return text_reply(400, MISSING_USER_AGENT)\n",
+        '            return error_reply(400, "Bad Request")\n',
+        f"{ERRORS}::test_a_missing_user_agent_is_a_bad_request_in_plain_text",
+    ),
+    rule(
+        "stand-in: a POST that is not application/json is 415",
+        "shell/standin/api.py",
+        '        if media_type != "application/json":\n',
+        "        if False:\n",
+        f"{ERRORS}::test_a_post_without_a_json_content_type_is_unsupported",
+    ),
+    rule(
+        "stand-in: blank content is 422",
+        "shell/standin/api.py",
+        "if not isinstance(content, str) or not content.strip():",
+        "if not isinstance(content, str):",
+        f"{ERRORS}::test_missing_or_blank_content_is_unprocessable",
+    ),
+    rule(
+        "stand-in: a boost over 16 code points is 422",
+        "shell/standin/api.py",
+        "if kind is Kind.boost and self._enforce_boost_length and len(content) > BOOST_MAX_LENGTH:",
+        "if False:",
+        f"{ERRORS}::test_a_boost_over_sixteen_code_points_is_unprocessable",
+    ),
+    rule(
+        "stand-in: listing an unknown recording is 404, not an empty list",
+        "shell/standin/api.py",
+        "            if destination is None:\n                return not_found()\n            messages = ",
+        "            if destination is None:\n                return json_reply(200, [])\n            messages = ",
+        f"{ERRORS}::test_an_unknown_recording_or_chat_is_not_found",
+    ),
+    rule(
+        "stand-in: a legacy path naming another bucket is 404",
+        "shell/standin/api.py",
+        "if recording is None or route.bucket_id not in (None, recording.bucket_id):",
+        "if recording is None:",
+        f"{ERRORS}::test_posting_to_an_unknown_or_wrong_place_is_not_found",
+    ),
+    rule(
+        "stand-in: a kind posted where it cannot be (a comment on a Campfire) is 404",
+        "shell/standin/api.py",
+        "return recording if recording is not None and accepts(kind, recording) else None",
+        "return recording",
+        f"{ERRORS}::test_posting_to_an_unknown_or_wrong_place_is_not_found",
+    ),
+    rule(
+        "stand-in: pages are geared (15, 30, 50, then 100)",
+        "shell/standin/pagination.py",
+        "    start = sum(sizes[:before]) + max(0, before - len(sizes)) * sizes[-1]\n"
+        "    end = start + sizes[min(before, len(sizes) - 1)]\n",
+        "    start = before * sizes[0]\n    end = start + sizes[0]\n",
+        f"{PAGING}::test_basecamps_gears_are_15_30_50_then_100",
+        f"{PAGING}::test_a_listing_is_paged_with_an_absolute_same_origin_link_while_more_remain",
+    ),
+    rule(
+        "stand-in: a Link only while more remain",
+        "shell/standin/pagination.py",
+        "    if page.has_next:\n",
+        "    if page.has_next or page.number == 1:\n",
+        f"{PAGING}::test_a_single_page_has_no_link_and_past_the_end_is_empty",
+        f"{PAGING}::test_an_empty_listing_has_a_total_of_zero",
+    ),
+    rule(
+        "stand-in: the Link is absolute, on the stand-in's own origin",
+        "shell/standin/pagination.py",
+        "return f'<{page_url(origin, path, query, number + 1)}>; rel=\"next\"'",
+        'return f\'<{page_url("", path, query, number + 1)}>; rel="next"\'',
+        f"{PAGING}::test_a_listing_is_paged_with_an_absolute_same_origin_link_while_more_remain",
+    ),
+    rule(
+        "stand-in: X-Total-Count counts the whole listing, not the page",
+        "shell/standin/pagination.py",
+        'headers = [("X-Total-Count", str(page.total))]',
+        'headers = [("X-Total-Count", str(len(page.items)))]',
+        f"{PAGING}::test_a_listing_is_paged_with_an_absolute_same_origin_link_while_more_remain",
+    ),
+    rule(
+        "stand-in: listings are oldest first",
+        "shell/standin/store.py",
+        "return sorted(found, key=lambda message: (message.created_at, message.id))",
+        "return found",
+        f"{PAGING}::test_comments_are_listed_oldest_first_whatever_order_they_were_placed_in",
+    ),
+    rule(
+        "stand-in: Campfire lines honour direction=desc",
+        "shell/standin/api.py",
+        'if kind is Kind.chat_line and request.query.get("direction") == "desc":',
+        "if False:",
+        f"{PAGING}::test_lines_default_to_oldest_first_and_honour_sort_and_direction",
+    ),
+    rule(
+        "stand-in: what a token creates is that person's",
+        "shell/standin/api.py",
+        "            person.id,\n            content,\n",
+        "            self._world.agent.id,\n            content,\n",
+        f"{ROUTES}::test_what_a_token_creates_is_that_persons",
+    ),
+    rule(
+        "stand-in fault: refuse creates nothing",
+        "shell/standin/faults.py",
+        "        case FaultAction.refuse:\n            return _error(fault.status or 403)\n",
+        "        case FaultAction.refuse:\n            answer(0.0)\n            return _error(fault.status or 403)\n",
+        f"{FAULTS}::test_refuse_answers_its_status_and_creates_nothing",
+    ),
+    rule(
+        "stand-in fault: a fault is used up after its times",
+        "shell/standin/faults.py",
+        "                    if remaining <= 1:\n",
+        "                    if remaining < 1:\n",
+        f"{FAULTS}::test_refuse_answers_its_status_and_creates_nothing",
+    ),
+    rule(
+        "stand-in fault: server_error creates nothing",
+        "shell/standin/faults.py",
+        "        case FaultAction.server_error:\n            return _error(fault.status or 500)\n",
+        "        case FaultAction.server_error:\n            answer(0.0)\n            return _error(fault.status or 500)\n",
+        f"{FAULTS}::test_server_error_answers_its_status_and_creates_nothing",
+    ),
+    rule(
+        "stand-in fault: rate_limit sends Retry-After 1 unless told otherwise",
+        "shell/standin/faults.py",
+        'value = "1" if retry_after is None else retry_after',
+        'value = retry_after or ""',
+        f"{FAULTS}::test_rate_limit_answers_429_with_retry_after_and_creates_nothing",
+    ),
+    rule(
+        "stand-in fault: drop_without_create creates nothing",
+        "shell/standin/faults.py",
+        "        case FaultAction.drop_without_create:\n            return None\n",
+        "        case FaultAction.drop_without_create:\n            answer(0.0)\n            return None\n",
+        f"{FAULTS}::test_drop_without_create_closes_without_an_answer_and_creates_nothing",
+    ),
+    rule(
+        "stand-in fault: create_then_drop creates",
+        "shell/standin/faults.py",
+        "        case FaultAction.create_then_drop:\n            answer(0.0)\n",
+        "        case FaultAction.create_then_drop:\n",
+        f"{FAULTS}::test_create_then_drop_creates_the_message_and_closes_without_an_answer",
+    ),
+    rule(
+        "stand-in fault: create_then_delay answers only after its delay",
+        "shell/standin/faults.py",
+        "return reply if wait(fault.delay) else None",
+        "return reply",
+        f"{FAULTS}::test_create_then_delay_creates_at_once_and_answers_late",
+    ),
+    rule(
+        "stand-in fault: hang waits before it answers",
+        "shell/standin/faults.py",
+        "return answer(0.0) if wait(fault.delay) else None",
+        "return answer(0.0)",
+        f"{FAULTS}::test_hang_waits_then_answers_normally",
+        f"{FAULTS}::test_a_hanging_listing_times_a_client_out",
+    ),
+    rule(
+        "stand-in fault: lag hides what a POST creates from listings",
+        "shell/standin/faults.py",
+        "            return answer(fault.delay)\n",
+        "            return answer(0.0)\n",
+        f"{FAULTS}::test_lag_hides_a_created_message_from_listings_until_the_clock_passes",
+    ),
+    rule(
+        "stand-in fault: bad_link links to another origin",
+        "shell/standin/faults.py",
+        'return answer(0.0).with_header("Link", link)',
+        "return answer(0.0)",
+        f"{FAULTS}::test_bad_link_points_the_next_page_at_another_origin",
+    ),
+    rule(
+        "stand-in fault: no_id answers without the id",
+        "shell/standin/faults.py",
+        "return _without_id(answer(0.0))",
+        "return answer(0.0)",
+        f"{FAULTS}::test_no_id_creates_the_message_and_answers_without_its_id",
+    ),
+    rule(
+        "stand-in record: every request is recorded before its fault applies",
+        "shell/standin/handler.py",
+        "        number = server.log.record(request, server.now())\n"
+        "        fault = server.faults.take(request.method, request.path)\n",
+        "        fault = server.faults.take(request.method, request.path)\n",
+        f"{RECORD}::test_post_count_counts_every_post_that_reached_the_server_whatever_its_fate",
+        f"{FAULTS}::test_drop_without_create_closes_without_an_answer_and_creates_nothing",
+        also=(
+            ("                server.log.note_fault(number, fault.action)\n", ""),
+            (
+                "        if reply is None:\n            LOGGER.info(",
+                "        if reply is not None:\n"
+                "            number = server.log.record(request, server.now())\n"
+                "            if fault is not None:\n"
+                "                server.log.note_fault(number, fault.action)\n"
+                "        if reply is None:\n            LOGGER.info(",
+            ),
+        ),
+    ),
+    rule(
+        "stand-in record: the Authorization header is never kept",
+        "shell/standin/recorder.py",
+        'REDACTED if name == "authorization" else value',
+        "value",
+        f"{RECORD}::test_every_request_is_recorded_with_its_answer_and_the_token_redacted",
+    ),
+]
+
+FOUNDATIONS: list[Mutation] = [
+    *CORE_EDGES,
+    *CORE_TEMPLATES,
+    *CORE_INTENTS,
+    *CORE_CLAIM,
+    *CORE_ADOPTION,
+    *CORE_RECONCILE,
+    *CORE_RESOLUTION,
+    *CORE_SMALL,
+    *LEDGER,
+    *SCHEMA,
+    *STANDIN,
+]
