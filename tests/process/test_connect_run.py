@@ -8,8 +8,7 @@ import shlex
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from shell.cli import main as connect
 from shell.errors import EXIT_UNAVAILABLE
 from shell.ledger import open_ledger_read_only
 from shell.standin.server import StandIn
+from tests.support.child import wait_until
 
 pytestmark = pytest.mark.slow
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -27,15 +27,6 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 def standin() -> Iterator[StandIn]:
     with StandIn(world="demo") as server:
         yield server
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.1)
-    pytest.fail("the condition never held")
 
 
 def configure(standin: StandIn, tmp_path: Path) -> Path:

@@ -5,12 +5,8 @@ twice, no lifecycle message is posted twice, no worker of a settled attempt stil
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,10 +14,10 @@ import pytest
 from shell.ledger import Ledger, open_ledger
 from shell.processes import group_alive, group_members
 from shell.standin.server import StandIn
+from tests.support.child import ChildProcess, wait_until
 from tests.support.ledger_world import PROJECT, LedgerWorld
 
 pytestmark = pytest.mark.slow
-REPOSITORY = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -38,77 +34,32 @@ def ledger(tmp_path: Path) -> Iterator[Ledger]:
         yield opened
 
 
-class ConnectorProcess:
-    def __init__(
-        self, ledger: Ledger, standin: StandIn, work: Path, behaviour: str, pause_at: str | None = None
-    ) -> None:
-        environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
-        environment["WORKER_BEHAVIOUR"] = behaviour
-        if pause_at:
-            environment["CONNECTOR_PAUSE_AT"] = pause_at
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "tests.support.connector_process",
-                "--ledger",
-                str(ledger.path),
-                "--base-url",
-                standin.base_url,
-                "--work-dir",
-                str(work),
-                "--sessions",
-                str(work.parent / "sessions"),
-                "--account",
-                str(standin.world.account_id),
-                "--agent",
-                str(standin.world.agent.id),
-                "--project",
-                str(PROJECT),
-            ],
-            cwd=REPOSITORY,
-            env=environment,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        assert self.process.stdin is not None
-        self.process.stdin.write(standin.world.token + "\n")
-        self.process.stdin.close()
-
-    def wait_for_stderr(self, line: str, timeout: float = 30) -> None:
-        assert self.process.stderr is not None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            text = self.process.stderr.readline()
-            if line in text:
-                return
-            if not text and self.process.poll() is not None:
-                break
-        pytest.fail(f"the connector never printed {line!r}")
-
-    def started_line(self) -> str:
-        assert self.process.stdout is not None
-        return self.process.stdout.readline().strip()
-
-    def kill(self) -> None:
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=10)
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=60)
-        assert self.process.returncode == 0
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    pytest.fail("the condition never held")
+def connector_process(
+    ledger: Ledger, standin: StandIn, work: Path, behaviour: str, pause_at: str | None = None
+) -> ChildProcess:
+    """The whole connector (outbox, dispatcher, stand-in worker) in a child process of its own."""
+    return ChildProcess(
+        "tests.support.connector_process",
+        [
+            "--ledger",
+            str(ledger.path),
+            "--base-url",
+            standin.base_url,
+            "--work-dir",
+            str(work),
+            "--sessions",
+            str(work.parent / "sessions"),
+            "--account",
+            str(standin.world.account_id),
+            "--agent",
+            str(standin.world.agent.id),
+            "--project",
+            str(PROJECT),
+        ],
+        standin.world.token,
+        pause_at=pause_at,
+        environment={"WORKER_BEHAVIOUR": behaviour},
+    )
 
 
 def one(ledger: Ledger, sql: str) -> tuple[object, ...]:
@@ -125,8 +76,8 @@ class Scene:
         self.card = standin.world.projects[0].recording_ids[0]
         LedgerWorld(ledger).request(501, recording_id=self.card)
 
-    def connector(self, behaviour: str, pause_at: str | None = None) -> ConnectorProcess:
-        return ConnectorProcess(self.ledger, self.standin, self.work, behaviour, pause_at)
+    def connector(self, behaviour: str, pause_at: str | None = None) -> ChildProcess:
+        return connector_process(self.ledger, self.standin, self.work, behaviour, pause_at)
 
     def messages(self, kind: str) -> list[str]:
         return [message["content"] for message in self.standin.messages(kind, self.card)]
@@ -142,7 +93,9 @@ class Scene:
             ]
         # A zombie runs nothing (its parent, the killed connector, is gone and init reaps it
         # when it will): "still runs" means a live member of the group.
-        assert not [group for group in groups if group_members(group)], "a settled attempt's worker still runs"
+        assert not [group for group in groups if group_members(group)], (
+            "a settled attempt's worker still runs"
+        )
         for kind in ("boost", "comment"):
             words = self.messages(kind)
             assert len(words) == len(set(words)), f"a {kind} was posted twice: {words}"
@@ -158,7 +111,7 @@ def test_killed_at_launching_the_restart_holds_the_attempt_and_runs_nothing(scen
     first.wait_for_stderr("paused at after_launch")
     first.kill()
     second = scene.connector("answer")
-    assert second.started_line().startswith("started held=att_"), "left mid-launch: held for a person"
+    assert second.first_line().startswith("started held=att_"), "left mid-launch: held for a person"
     time.sleep(2)
     second.stop()
     assert one(scene.ledger, "SELECT state FROM attempts") == ("launching",)
@@ -186,7 +139,7 @@ def test_killed_while_a_worker_runs_the_restart_ends_it_and_settles_it_unknown(
     (pgid,) = one(scene.ledger, "SELECT pgid FROM attempts")
     assert group_alive(int(str(pgid))), "the worker outlived its connector"
     second = scene.connector("answer")
-    second.started_line()
+    second.first_line()
     wait_until(lambda: len(scene.messages("comment")) == 1)
     second.stop()
     assert one(scene.ledger, "SELECT state, stop_reason FROM attempts") == ("ended", "lost")
@@ -206,7 +159,7 @@ def test_killed_inside_the_settlement_the_restart_keeps_the_reported_outcome(sce
     first.kill()
     assert one(scene.ledger, "SELECT state FROM attempts") == ("running",), "the settlement rolled back whole"
     second = scene.connector("answer")
-    second.started_line()
+    second.first_line()
     wait_until(lambda: one(scene.ledger, "SELECT state FROM attempts") == ("ended",))
     time.sleep(1.5)  # the running outbox would post a notice now if one were called for
     second.stop()

@@ -9,12 +9,8 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -25,10 +21,10 @@ from shell.ledger import Ledger, open_ledger
 from shell.lifecycle_hooks import LifecycleHooks
 from shell.standin.faults import Fault, FaultAction
 from shell.standin.server import StandIn
+from tests.support.child import REPOSITORY, ChildProcess, wait_until
 from tests.support.ledger_world import LedgerWorld
 
 pytestmark = pytest.mark.slow
-REPOSITORY = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -45,69 +41,25 @@ def ledger(tmp_path: Path) -> Iterator[Ledger]:
         yield opened
 
 
-class Sender:
-    """One child process running the outbox; killed only by the test that started it."""
-
-    def __init__(self, ledger: Ledger, standin: StandIn, pause_at: str | None = None) -> None:
-        environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
-        if pause_at:
-            environment["CONNECTOR_PAUSE_AT"] = pause_at
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "tests.support.sender_process",
-                "--ledger",
-                str(ledger.path),
-                "--base-url",
-                standin.base_url,
-                "--account",
-                str(standin.world.account_id),
-                "--agent",
-                str(standin.world.agent.id),
-                "--reconcile-after",
-                "1",
-            ],
-            cwd=REPOSITORY,
-            env=environment,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        assert self.process.stdin is not None
-        self.process.stdin.write(standin.world.token + "\n")
-        self.process.stdin.close()
-
-    def wait_for_stderr(self, line: str, timeout: float = 20) -> None:
-        assert self.process.stderr is not None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            text = self.process.stderr.readline()
-            if line in text:
-                return
-            if not text and self.process.poll() is not None:
-                break
-        pytest.fail(f"the sender never printed {line!r}")
-
-    def kill(self) -> None:
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=10)
-        assert self.process.returncode == -signal.SIGKILL
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=20)
-        assert self.process.returncode == 0, self.process.stderr.read() if self.process.stderr else ""
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    pytest.fail("the condition never held")
+def sender(ledger: Ledger, standin: StandIn, pause_at: str | None = None) -> ChildProcess:
+    """The outbox in a child process of its own."""
+    return ChildProcess(
+        "tests.support.sender_process",
+        [
+            "--ledger",
+            str(ledger.path),
+            "--base-url",
+            standin.base_url,
+            "--account",
+            str(standin.world.account_id),
+            "--agent",
+            str(standin.world.agent.id),
+            "--reconcile-after",
+            "1",
+        ],
+        standin.world.token,
+        pause_at=pause_at,
+    )
 
 
 def due_guard(ledger: Ledger, standin: StandIn) -> int:
@@ -132,12 +84,12 @@ def test_killed_after_basecamp_created_the_message_the_restart_adopts_it_and_pos
 ) -> None:
     recording = due_guard(ledger, standin)
     standin.add_fault(Fault(action=FaultAction.create_then_delay, method="POST", delay=30.0))
-    first = Sender(ledger, standin)
+    first = sender(ledger, standin)
     wait_until(lambda: len(standin.messages("boost", recording)) == 1)
     first.kill()
     assert intent_state(ledger)[0] == "sending"
 
-    second = Sender(ledger, standin)
+    second = sender(ledger, standin)
     wait_until(lambda: intent_state(ledger)[0] != "sending")
     second.stop()
     (message,) = standin.messages("boost", recording)
@@ -149,12 +101,12 @@ def test_killed_after_the_claim_before_any_request_the_restart_posts_nothing(
     ledger: Ledger, standin: StandIn
 ) -> None:
     due_guard(ledger, standin)
-    first = Sender(ledger, standin, pause_at="after_claim")
+    first = sender(ledger, standin, pause_at="after_claim")
     first.wait_for_stderr("paused at after_claim")
     first.kill()
     assert intent_state(ledger)[0] == "sending"
 
-    second = Sender(ledger, standin)
+    second = sender(ledger, standin)
     wait_until(lambda: intent_state(ledger)[0] != "sending")
     second.stop()
     assert intent_state(ledger) == ("indeterminate", None, notes.matching_messages(0))

@@ -33,6 +33,12 @@ CLIENT = [
         'return Uncertain(UncertainCause.timeout, None, f"no answer in time',
         'return Refused(RefusalCause.answered, None, f"no answer in time',
         f"{HTTP_POST}::test_a_timeout_is_uncertain_sent_once_and_bounded_by_the_deadline",
+        also=(
+            (
+                'return Uncertain(UncertainCause.timeout, None, "no whole answer before the deadline")',
+                'return Refused(RefusalCause.answered, None, "no whole answer before the deadline")',
+            ),
+        ),
     ),
     rule(
         "a create is exactly one request: never retried after doubt",
