@@ -2,7 +2,8 @@
 
 Rules:
 1. Start order (before intake, admission or dispatch run): the outbox reconciles what a previous
-   process left sending; the dispatcher recovers what a previous process left running; then the
+   process left sending; the session files a previous process left (they can hold a task token)
+   are removed; the dispatcher recovers what a previous process left running; then the
    outbox sends what is due. (A pending still-running notice of an attempt recovery is about to
    end is canceled by its claim check, because recovery ran first.) A ledger that cannot be
    settled stops the start.
@@ -35,7 +36,7 @@ from shell.intake import Intake, IntakeFailed
 from shell.ledger import Ledger
 from shell.lifecycle_hooks import LifecycleHooks
 from shell.outbox import Outbox, OutboxLedgerError, OutboxOptions
-from shell.worker import CommandDriver, PromptFacts, WorkerCommand
+from shell.worker import CommandDriver, PromptFacts, WorkerCommand, sweep_sessions
 
 log = logging.getLogger("connector.run")
 
@@ -122,6 +123,9 @@ class Connector:
         held: list[str] = []
         if not self.shadow:
             self.outbox.reconcile(deadline=deadline)
+            swept = sweep_sessions(self.sessions)  # a previous process's session files can hold a token
+            if swept:
+                log.info("start: removed %d session directories a previous process left", len(swept))
             held = self.dispatcher.recover()
             self.outbox.flush(deadline=deadline, stop_when_uncertain=True)
         with self.ledger.read() as connection:

@@ -95,12 +95,6 @@ def prompt_facts(connection: sqlite3.Connection, event_id: int) -> tuple[str, st
     return ("", "") if found is None else (str(found[0]), str(found[1]))
 
 
-def live_tasks(connection: sqlite3.Connection) -> list[int]:
-    return [
-        row[0] for row in connection.execute("SELECT id FROM tasks WHERE superseded_at IS NULL ORDER BY id")
-    ]
-
-
 def launch(
     connection: sqlite3.Connection,
     event_id: int,

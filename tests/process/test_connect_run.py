@@ -81,6 +81,9 @@ def test_a_mention_is_answered_by_the_worker_and_sigterm_stops_the_connector(
     standin: StandIn, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     state = configure(standin, tmp_path)
+    leftover = state / "sessions" / "att_0123456789abcdef01234567"  # a crashed run's session: it held a token
+    leftover.mkdir(parents=True, mode=0o700)
+    (leftover / "mcp.json").write_text('{"mcpServers": {}}')
     environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
     process = subprocess.Popen(
         [str(REPOSITORY / "bin" / "connect"), "run", "--state-dir", str(state), "--poll-seconds", "0.2"],
@@ -92,6 +95,7 @@ def test_a_mention_is_answered_by_the_worker_and_sigterm_stops_the_connector(
     try:
         assert process.stdout is not None
         assert process.stdout.readline().startswith("running account="), "it says it is running"
+        assert not leftover.exists(), "the start removed what a previous process left"
         card = standin.world.projects[0].recording_ids[0]
         standin.mention(standin.world.people[0], card, "please take a look")
         agent = standin.world.agent.id

@@ -140,4 +140,11 @@ DISPATCH: list[Mutation] = [
         "            start_new_session=False,",
         f"{SPAWN}::test_the_worker_runs_in_the_routes_directory_in_a_group_of_its_own_with_stdin_closed",
     ),
+    rule(
+        "the start removes the session files a previous process left (they can hold a task token)",
+        "shell/connector.py",
+        "            swept = sweep_sessions(self.sessions)",
+        "            swept = []",
+        "tests/process/test_connect_run.py",
+    ),
 ]
