@@ -35,29 +35,6 @@ from tests.support.ledger_world import PROJECT, LedgerWorld
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def ledger_path(tmp_path: Path) -> Path:
-    directory = tmp_path / "state"
-    directory.mkdir(mode=0o700)
-    return directory / "ledger.sqlite3"
-
-
-@pytest.fixture
-def ledger(ledger_path: Path, clock: FakeClock) -> Iterator[Ledger]:
-    with open_ledger(ledger_path, clock=clock) as opened:
-        yield opened
-
-
-@pytest.fixture
-def world(ledger: Ledger) -> LedgerWorld:
-    return LedgerWorld(ledger)
-
-
-@pytest.fixture
 def basecamp(clock: FakeClock) -> FakeBasecamp:
     return FakeBasecamp(clock)
 

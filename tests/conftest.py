@@ -1,0 +1,35 @@
+"""Fixtures most folders share: a fake clock, a real owner-only ledger file on it, and the
+ledger world's transitions. A folder's own conftest overrides any of them (the ledger tests
+copy a migrated template; the process tests keep real time for their children)."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from shell.clock import FakeClock
+from shell.ledger import Ledger, open_ledger
+from tests.support.ledger_world import LedgerWorld
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def ledger_path(tmp_path: Path) -> Path:
+    directory = tmp_path / "state"
+    directory.mkdir(mode=0o700)
+    return directory / "ledger.sqlite3"
+
+
+@pytest.fixture
+def ledger(ledger_path: Path, clock: FakeClock) -> Iterator[Ledger]:
+    with open_ledger(ledger_path, clock=clock) as opened:
+        yield opened
+
+
+@pytest.fixture
+def world(ledger: Ledger) -> LedgerWorld:
+    return LedgerWorld(ledger)
