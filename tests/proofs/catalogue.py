@@ -310,8 +310,8 @@ HOOKS_RULES = [
     rule(
         "invariant 2: one intent per key (a second write for a key writes nothing)",
         "shell/ledger_outbox.py",
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (intent_key) DO NOTHING\",",
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)\",",
+        ' VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (intent_key) DO NOTHING",',
+        ' VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",',
         f"{HOOKS}::test_a_request_admitted_or_queued_gets_one_guard_due_thirty_seconds_after_the_verdict",
         f"{HOOKS}::test_a_request_blocked_for_want_of_a_route_gets_one_holding_reply_at_its_reply_destination",
     ),

@@ -54,10 +54,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(prog="bin/prove", description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", default="", help="run only the rules whose text contains this")
     parser.add_argument("--list", action="store_true", help="list the rules and their tests, run nothing")
-    parser.add_argument("--part", default="1/1", help="K/N: only every N-th rule from the K-th (runs in parallel clones)")
+    parser.add_argument(
+        "--part", default="1/1", help="K/N: only every N-th rule from the K-th (runs in parallel clones)"
+    )
     args = parser.parse_args()
     part, parts = (int(number) for number in args.part.split("/"))
-    chosen = [mutation for mutation in MUTATIONS if args.only.lower() in mutation.rule.lower()][part - 1 :: parts]
+    chosen = [mutation for mutation in MUTATIONS if args.only.lower() in mutation.rule.lower()][
+        part - 1 :: parts
+    ]
     if args.list:
         for mutation in chosen:
             print(f"{mutation.rule}  ->  {' '.join(mutation.tests)}")
