@@ -191,7 +191,7 @@ class SimBasecamp:
                 raise Crash("after the message was stored, before its receipt was recorded")
             unscripted = not self._fake.posts
             if unscripted:
-                self._fake.posts.append(self._sim.every_post)
+                self._fake.posts.append(self._sim.unscripted_post())
             try:
                 outcome = self._fake.post(destination, body, deadline)  # before_post may crash
             except Crash:
@@ -250,7 +250,8 @@ class OutboxSimulation(RuleBasedStateMachine):
         self.slow_request_seconds = 0
         self.slow_listing_seconds = 0
         self.listings_down = False
-        self.every_post = Post.land  # what an unscripted post does
+        self.every_post: tuple[Post, ...] = (Post.land,)  # unscripted posts do these in turn
+        self.unscripted_posts = 0
         self.armed_crash: str | None = None
         self.in_flight: Callable[[], None] | None = None
         # ground truth, kept by SimBasecamp
@@ -675,12 +676,18 @@ class OutboxSimulation(RuleBasedStateMachine):
         self.clean = False
         self.fake.posts.append(behaviour)
 
-    @rule(behaviour=st.sampled_from([Post.land, Post.land, Post.lost_after_landing, Post.lost_before_landing,
-                                     Post.refuse]))
-    def basecamp_answers_every_post(self, behaviour: Post) -> None:
-        """Until told otherwise, every post not scripted one by one does this."""
+    @rule(pattern=st.lists(st.sampled_from([Post.land, Post.lost_after_landing, Post.lost_before_landing,
+                                            Post.refuse]), min_size=1, max_size=3))
+    def basecamp_answers_posts_in_turn(self, pattern: list[Post]) -> None:
+        """Until told otherwise, the posts not scripted one by one do these, in turn."""
         self.clean = False
-        self.every_post = behaviour
+        self.every_post = tuple(pattern)
+        self.unscripted_posts = 0
+
+    def unscripted_post(self) -> Post:
+        behaviour = self.every_post[self.unscripted_posts % len(self.every_post)]
+        self.unscripted_posts += 1
+        return behaviour
 
     @rule(seconds=st.sampled_from([10, 50, 70]))
     def the_next_request_is_slow(self, seconds: int) -> None:
@@ -897,7 +904,9 @@ class OutboxSimulation(RuleBasedStateMachine):
                 assert row.receipt_id in listed, (
                     f"invariant 2: intent {row.id}'s receipt {row.receipt_id} is not at {row.destination}"
                 )
-                assert listed[row.receipt_id].text == message_text(row.body)
+                assert listed[row.receipt_id].text == message_text(row.body), (
+                    f"invariant 2: intent {row.id}'s receipt {row.receipt_id} has other words"
+                )
                 assert self.owner_of_message.get(row.receipt_id) == row.id, (
                     f"invariant 5: intent {row.id} owns message {row.receipt_id}, "
                     f"which the request of intent {self.owner_of_message.get(row.receipt_id)} created"
@@ -963,7 +972,7 @@ class OutboxSimulation(RuleBasedStateMachine):
         self.fake.reachable = True
         self.listings_down = False
         self.slow_listing_seconds = 0
-        self.every_post = Post.land
+        self.every_post = (Post.land,)
         for _ in range(60):
             self.clock.advance(3600)
             self.outbox.run_once()
