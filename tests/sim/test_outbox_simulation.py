@@ -448,13 +448,18 @@ class OutboxSimulation(RuleBasedStateMachine):
         if dispatched == "worker pulls":
             self._get_dispatch_of(self.tasks[task_id], event.id, acknowledges=True)
 
-    @rule(verdict=st.sampled_from(["admitted", "queued"]))
-    def another_request_on_the_busy_card(self, verdict: str) -> None:
-        """One more mention on the shared recording: guards there have the very same words."""
+    @rule(verdict=st.sampled_from(["admitted", "queued"]), worker_pulls=st.booleans())
+    def another_request_on_the_busy_card(self, verdict: str, worker_pulls: bool) -> None:
+        """One more mention on the shared recording: guards there have the very same words, and
+        so has a worker's own acknowledgement there."""
         self.clean = False
         event = self._new_event(True, "comment")
         self.world.verdict(event.id, verdict)
         event.state = verdict
+        if worker_pulls and event in self._startable():
+            task_id = self._make_task_for(event)
+            self._launch(task_id)
+            self._get_dispatch_of(self.tasks[task_id], event.id, acknowledges=True)
 
     @rule(reply_kind=st.sampled_from(["comment", "chat_line"]))
     def a_request_is_blocked_for_no_route(self, reply_kind: str) -> None:
