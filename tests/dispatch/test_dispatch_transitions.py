@@ -1,7 +1,6 @@
 """The dispatcher's transitions against a real ledger: launch, follow-ups, running, settlement."""
 
 import hashlib
-from datetime import timedelta
 
 import pytest
 
@@ -16,16 +15,7 @@ ROUTED = frozenset({PROJECT})
 
 
 def launch(ledger: Ledger, event_id: int, work_dir: str = "/srv/work") -> tasks.Launch:
-    now = ledger.clock.now()
-    with ledger.write() as connection:
-        return tasks.launch(
-            connection,
-            event_id,
-            work_dir=work_dir,
-            driver="test",
-            deadline_at=now + timedelta(hours=1),
-            now=now,
-        )
+    return LedgerWorld(ledger).launch(event_id, work_dir)
 
 
 def end(

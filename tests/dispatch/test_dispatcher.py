@@ -164,18 +164,7 @@ def test_recovery_ends_a_verified_group_and_settles_its_attempt_lost(
     world: LedgerWorld, ledger: Ledger
 ) -> None:
     world.request(101)
-    with ledger.write() as connection:
-        launch = tasks.launch(
-            connection,
-            101,
-            work_dir="/srv/project",
-            driver="test",
-            deadline_at=ledger.clock.now(),
-            now=ledger.clock.now(),
-        )
-        tasks.mark_running(
-            connection, launch.attempt_id, pid=4242, pgid=4242, process_started="77", now=ledger.clock.now()
-        )
+    world.launch(101, "/srv/project", running_pid=4242)
     recovery = FakeRecovery()
     assert dispatcher(ledger, FakeDriver(), recovery).recover() == []
     assert recovery.ended == [4242]
@@ -189,15 +178,7 @@ def test_recovery_holds_an_attempt_left_mid_launch_and_starts_nothing_there(
 ) -> None:
     world.request(101, recording_id=9)
     world.request(102, recording_id=9)
-    with ledger.write() as connection:
-        launch = tasks.launch(
-            connection,
-            101,
-            work_dir="/srv/project",
-            driver="test",
-            deadline_at=ledger.clock.now(),
-            now=ledger.clock.now(),
-        )
+    launch = world.launch(101, "/srv/project")
     driver = FakeDriver()
     running = dispatcher(ledger, driver)
     assert running.recover() == [launch.attempt_id]
@@ -209,17 +190,6 @@ def test_recovery_holds_an_attempt_left_mid_launch_and_starts_nothing_there(
 
 def test_recovery_never_settles_around_a_group_it_cannot_verify(world: LedgerWorld, ledger: Ledger) -> None:
     world.request(101)
-    with ledger.write() as connection:
-        launch = tasks.launch(
-            connection,
-            101,
-            work_dir="/srv/project",
-            driver="test",
-            deadline_at=ledger.clock.now(),
-            now=ledger.clock.now(),
-        )
-        tasks.mark_running(
-            connection, launch.attempt_id, pid=4242, pgid=4242, process_started="77", now=ledger.clock.now()
-        )
+    launch = world.launch(101, "/srv/project", running_pid=4242)
     assert dispatcher(ledger, FakeDriver(), FakeRecovery(verifiable=False)).recover() == [launch.attempt_id]
     assert states(ledger)[101] == "dispatched"

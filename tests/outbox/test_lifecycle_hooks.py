@@ -137,15 +137,7 @@ def test_a_record_blocked_again_for_a_failed_start_is_read_from_the_record(
 ) -> None:
     world.request(101)
     for _ in range(2):  # the worker's program could not be started, twice
-        with ledger.write() as connection:
-            launched = tasks.launch(
-                connection,
-                101,
-                work_dir="/srv",
-                driver="test",
-                deadline_at=ledger.clock.now(),
-                now=ledger.clock.now(),
-            )
+        launched = world.launch(101, "/srv")
         with ledger.write() as connection:
             tasks.end_attempt(
                 connection,

@@ -11,10 +11,13 @@ import hashlib
 import itertools
 import secrets
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from core.destinations import Destination, MessageKind
 from core.timestamps import format_timestamp
+from shell import ledger_tasks as tasks
 from shell.ledger import Ledger
+from shell.ledger_tasks import Launch
 from shell.lifecycle_hooks import LifecycleHooks
 
 PROJECT = 2_085_958_504
@@ -88,6 +91,30 @@ class LedgerWorld:
                 connection.execute("UPDATE events SET state = 'dispatched' WHERE id = ?", (event_id,))
         assert task_id is not None
         return task_id
+
+    def launch(self, event_id: int, work_dir: str = "/srv/work", running_pid: int | None = None) -> Launch:
+        """The dispatcher's launch of ``event_id`` (ledger_tasks.launch); with ``running_pid``, its
+        process recorded as running too."""
+        now = self.ledger.clock.now()
+        with self.ledger.write() as connection:
+            launched = tasks.launch(
+                connection,
+                event_id,
+                work_dir=work_dir,
+                driver="test",
+                deadline_at=now + timedelta(hours=1),
+                now=now,
+            )
+            if running_pid is not None:
+                tasks.mark_running(
+                    connection,
+                    launched.attempt_id,
+                    pid=running_pid,
+                    pgid=running_pid,
+                    process_started="77",
+                    now=now,
+                )
+        return launched
 
     def attempt(self, task_id: int) -> str:
         attempt_id = f"att_{next(self._attempts):024x}"
