@@ -29,6 +29,7 @@ The outbox intent (spec 4.3), ``INTENT_EDGES`` and ``step``::
 
     pending        -> sending        automatic  claim (committed before any request)
     pending        -> canceled       automatic  claim finds it no longer called for; get_dispatch; held
+                                     person     a discard of its record
     sending        -> sent           automatic  receipt recorded, or adopted by reconciliation
     sending        -> indeterminate  automatic  reconciliation could not decide, or gave up
     sending        -> canceled       automatic  Basecamp refused the request: nothing was created
@@ -67,11 +68,14 @@ The record (``events.state``; spec 1.4, the #736-#739 contract, and #741's simpl
     held        -> queued      person                a release, conversation live
     held        -> blocked     person                a redispatch of a record held over a blocking reason
     held        -> discarded   person                an operator's discard
+    completed   -> admitted    person                a redispatch, the outcome settled unknown or failed
+    completed   -> discarded   person                a discard, the outcome settled unknown
 
-``completed`` and ``discarded`` are terminal. ``blocked -> dispatched`` is in the original map with
-no caller ("a task needs an instruction, and blocked has none"), so it is not an edge here. #741's
-decision edges out of ``completed`` (a redispatch or discard after settlement, an import) need the
-decisions table and are not here yet: until they are, completed stays terminal.
+``discarded`` is terminal, and so is ``completed`` but for #741's two decision edges: the ledger
+takes them only under a person's decision row made at the record's current revision, once no live
+task carries the record (migration 0006; ``core.decisions`` decides them). ``blocked ->
+dispatched`` is in the original map with no caller ("a task needs an instruction, and blocked has
+none"), so it is not an edge here. #741's import edge is not built.
 
 The task (``tasks.superseded_at``: NULL is live), ``TASK_EDGES``::
 
@@ -312,7 +316,10 @@ INTENT_EDGES: LifecycleTable[IntentState] = LifecycleTable(
     name="an outbox intent",
     edges=(
         Edge(IntentState.pending, IntentState.sending, _AUTOMATIC, "the claim"),
-        Edge(IntentState.pending, IntentState.canceled, _AUTOMATIC, "the claim, get_dispatch or a hold"),
+        Edge(
+            IntentState.pending, IntentState.canceled, _AUTOMATIC | _PERSON,
+            "the claim, get_dispatch or a hold; a person's discard of its record",
+        ),
         Edge(IntentState.sending, IntentState.sent, _AUTOMATIC, "a receipt, or adoption by reconciliation"),
         Edge(IntentState.sending, IntentState.indeterminate, _AUTOMATIC, "reconciliation"),
         Edge(IntentState.sending, IntentState.canceled, _AUTOMATIC, "Basecamp refusing the request"),
@@ -375,6 +382,8 @@ RECORD_EDGES: LifecycleTable[RecordState] = LifecycleTable(
         Edge(_R.held, _R.queued, _OPERATOR, "a release, the conversation live"),
         Edge(_R.held, _R.blocked, _OPERATOR, "a redispatch of a record held over a blocking reason"),
         Edge(_R.held, _R.discarded, _OPERATOR, "an operator's discard"),
+        Edge(_R.completed, _R.admitted, _OPERATOR, "a redispatch, the outcome settled unknown or failed"),
+        Edge(_R.completed, _R.discarded, _OPERATOR, "a discard, the outcome settled unknown"),
     ),
 )
 

@@ -52,3 +52,6 @@ def matching_messages(count: int) -> str:
 def rival_could_claim(intent_id: int) -> str:
     """The note of a reconciliation whose one candidate another intent could own."""
     return f"intent {intent_id} could claim the same message"
+
+DISCARDED_BY_PERSON = "its record was discarded by a person"
+"""A person discarded the record this notice was for, before it was sent (``bin/connect discard``)."""

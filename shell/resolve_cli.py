@@ -131,7 +131,7 @@ def deciding_person(given: str | None) -> str:
 # -- the parser ------------------------------------------------------------------------------
 
 
-def _positive(text: str) -> int:
+def positive_integer(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -197,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="everything about one intent, and what a person may do with it",
         description="Print every column of one intent, and the exact commands a person may run for it now.",
     )
-    show.add_argument("id", metavar="ID", type=_positive, help="the intent's id (from `list`)")
+    show.add_argument("id", metavar="ID", type=positive_integer, help="the intent's id (from `list`)")
     show.set_defaults(run=_show)
 
     sent = commands.add_parser(
@@ -209,9 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
             f"id Basecamp gave it. {THE_RULE}"
         ),
     )
-    sent.add_argument("id", metavar="ID", type=_positive, help="the intent's id")
+    sent.add_argument("id", metavar="ID", type=positive_integer, help="the intent's id")
     sent.add_argument(
-        "--receipt", metavar="N", type=_positive, required=True, help="the message's id in Basecamp"
+        "--receipt", metavar="N", type=positive_integer, required=True, help="the message's id in Basecamp"
     )
     sent.set_defaults(run=_decide, decision="sent")
 
@@ -221,7 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="indeterminate -> abandoned: it will never be sent",
         description="Abandon an indeterminate intent: its message will never be sent.",
     )
-    abandon.add_argument("id", metavar="ID", type=_positive, help="the intent's id")
+    abandon.add_argument("id", metavar="ID", type=positive_integer, help="the intent's id")
     abandon.set_defaults(run=_decide, decision="abandon")
 
     resend = commands.add_parser(
@@ -233,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
             f"and its reconciliation starts afresh. {THE_RULE}"
         ),
     )
-    resend.add_argument("id", metavar="ID", type=_positive, help="the intent's id")
+    resend.add_argument("id", metavar="ID", type=positive_integer, help="the intent's id")
     resend.set_defaults(run=_decide, decision="resend")
     return parser
 

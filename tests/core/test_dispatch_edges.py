@@ -72,6 +72,8 @@ RECORD: Contract = {
     (R.held, R.queued): by(OPERATOR),
     (R.held, R.blocked): by(OPERATOR),
     (R.held, R.discarded): by(OPERATOR),
+    (R.completed, R.admitted): by(OPERATOR),  # a redispatch after the outcome settled (spec 5.3)
+    (R.completed, R.discarded): by(OPERATOR),  # a discard after the outcome settled (spec 5.4)
 }
 TASK: Contract = {(T.live, T.superseded): by(DISPATCHER, OPERATOR)}
 DELIVERY: Contract = {
@@ -147,7 +149,7 @@ def test_each_table_lists_exactly_the_contracts_pairs_and_actors(table: str) -> 
 
 def test_the_pair_counts() -> None:
     counts = {name: len(lifecycle.edges) for name, (lifecycle, _, _) in TABLES.items()}
-    assert counts == {"record": 25, "task": 1, "delivery": 4, "guard": 2, "attempt": 3}
+    assert counts == {"record": 27, "task": 1, "delivery": 4, "guard": 2, "attempt": 3}
 
 
 def test_only_the_record_table_allows_repeats() -> None:
@@ -171,12 +173,24 @@ def test_a_redispatch_is_a_move_of_its_own_not_a_repeat() -> None:
     )
 
 
-@pytest.mark.parametrize("state", [R.completed, R.discarded])
-def test_completed_and_discarded_records_are_terminal(state: RecordState) -> None:
+def test_discarded_records_are_terminal() -> None:
     for target, actor in itertools.product(RecordState, Actor):
-        if target != state:
-            illegal = RECORD_EDGES.step(state, target, actor).failure()
-            assert illegal.reason == f"a record never moves from {state} to {target}"
+        if target != R.discarded:
+            illegal = RECORD_EDGES.step(R.discarded, target, actor).failure()
+            assert illegal.reason == f"a record never moves from discarded to {target}"
+
+
+def test_a_completed_record_leaves_only_by_a_persons_redispatch_or_discard() -> None:
+    for target, actor in itertools.product(RecordState, Actor):
+        if target == R.completed:
+            continue
+        moved = RECORD_EDGES.step(R.completed, target, actor)
+        if target in (R.admitted, R.discarded) and actor is Actor.person:
+            assert moved.unwrap() == target
+        elif target in (R.admitted, R.discarded):
+            assert moved.failure().reason.startswith(f"only a person may move a record from completed to {target}")
+        else:
+            assert moved.failure().reason == f"a record never moves from completed to {target}"
 
 
 def test_blocked_is_never_dispatched_directly() -> None:

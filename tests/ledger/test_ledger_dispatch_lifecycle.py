@@ -140,7 +140,27 @@ def move_record(rows: Rows, event_id: int, target: RecordState) -> None:
             rows.join(rows.task(), event_id)
     elif state == "dispatched" and target in (RecordState.admitted, RecordState.blocked) and live:
         rows.supersede(live)  # never exposed: its task is superseded, the record returned
+    elif state == "completed" and target in (RecordState.admitted, RecordState.discarded):
+        decide(rows, event_id, target, live)  # a person's decision after the outcome settled
+        return
     rows.set("events", "state = ?", "id = ?", str(target), event_id)
+
+
+def decide(rows: Rows, event_id: int, target: RecordState, live: int | None) -> None:
+    """A person's decision out of completed, as ``shell.ledger_decisions`` writes it: the task has
+    ended, the outcome settled unknown, the decision row first, then the move it names."""
+    if live is not None:
+        rows.supersede(live)
+    rows.set("task_events", "outcome = 'unknown'", "event_id = ?", event_id)
+    action = "redispatch" if target is RecordState.admitted else "discard"
+    rows.connection.execute(
+        "INSERT INTO decisions (action, event_id, decided_by, decided_at, from_state, from_outcome,"
+        " from_revision, to_state) SELECT ?, id, 'local:test', ?, state, 'unknown', revision, ?"
+        " FROM events WHERE id = ?",
+        (action, STAMP, str(target), event_id),
+    )
+    reason = "by_operator" if target is RecordState.discarded else ""
+    rows.set("events", "state = ?, reason = ?", "id = ?", str(target), reason, event_id)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ catalogue is stale rather than proving nothing.
 
 from __future__ import annotations
 
+from tests.proofs.catalogue_decisions import DECISIONS
 from tests.proofs.catalogue_dispatch import DISPATCH
 from tests.proofs.catalogue_foundations import FOUNDATIONS
 from tests.proofs.mutation import Mutation, rule
@@ -338,4 +339,4 @@ HOOKS_RULES = [
     ),
 ]
 
-MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *HOOKS_RULES, *FOUNDATIONS, *DISPATCH]
+MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *HOOKS_RULES, *FOUNDATIONS, *DISPATCH, *DECISIONS]

@@ -1,0 +1,163 @@
+"""A person's decisions on a record: redispatch and discard (spec 5.3, 5.4), as pure functions.
+
+``redispatch(facts, now)`` and ``discard(facts)`` take what the ledger holds about one record, read
+in the decision's own transaction, and answer ``Success(Plan)`` (what the ledger writes) or
+``Failure(Refusal)`` (one line saying why not, and what to do instead). They read no clock.
+
+Rules:
+1. Nothing live is decided over. A record waiting for its verdict (``seen``), waiting to run
+   (``admitted``, ``queued``: for a redispatch) or carried by a live task (``dispatched``, or
+   ``completed`` by a worker whose task still runs) is refused: the connector has it.
+2. A redispatch runs again only what may safely run again: a completed record whose outcome
+   settled ``unknown`` or ``failed`` becomes ``admitted`` at once (the running connector's
+   dispatcher starts it); a success is never run twice, and a discarded record never leaves.
+3. A blocked record keeps its state and reason and is offered back to admission at once (not
+   before a throttled read's server deadline): admission re-runs what blocked it and admits it
+   the moment that succeeds. A held record returns to admitted, or to blocked (offered at once)
+   when it was held over a blocking reason.
+4. A discard closes a record the connector would not close alone: one waiting to run, blocked,
+   held, or completed with an ``unknown`` outcome. It becomes ``discarded(by_operator)`` and its
+   pending lifecycle messages are not sent (``cancel_pending``). A record a person already
+   discarded is ``already`` (not an error); any other discarded or settled record is refused.
+5. Every plan carries the record as it was (state, reason, outcome, revision): the ledger writes
+   them on the decision row, and takes the move only at that revision (compare-and-set).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from returns.result import Failure, Result, Success
+
+from core.edges import RecordState
+
+BY_OPERATOR = "by_operator"
+"""The reason a person's discard writes on the record."""
+
+_R = RecordState
+_RERUNNABLE = frozenset({"unknown", "failed"})
+
+
+class Action(StrEnum):
+    redispatch = "redispatch"
+    discard = "discard"
+
+
+@dataclass(frozen=True, slots=True)
+class RecordFacts:
+    """What the ledger holds about one record, read in the decision's transaction.
+
+    ``outcome`` is its newest task row's outcome ('' when no task carried it); ``carried`` is
+    whether a live task row still carries it; ``discarded_by_person`` whether its newest decision
+    was a discard; ``retry_at`` a throttled read's server deadline, if any.
+    """
+
+    event_id: int
+    state: RecordState
+    reason: str
+    revision: int
+    outcome: str = ""
+    carried: bool = False
+    discarded_by_person: bool = False
+    retry_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What the ledger writes for a decision, in one transaction with the decision row."""
+
+    action: Action
+    facts: RecordFacts
+    to_state: RecordState
+    to_reason: str
+    offer_at: datetime | None  # a blocked record offered back to admission from this moment
+    summary: str
+    cancel_pending: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why a decision was not taken; ``already`` when it had been taken before (not an error)."""
+
+    event_id: int
+    reason: str
+    already: bool = False
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def redispatch(facts: RecordFacts, now: datetime) -> Result[Plan, Refusal]:
+    """A person's redispatch of ``facts``' record (rules 1-3, 5)."""
+    event = facts.event_id
+    live = _live(facts, Action.redispatch)
+    if live is not None:
+        return Failure(live)
+    match facts.state:
+        case _R.completed if facts.outcome == "succeeded":
+            return _refused(event, "succeeded; a success is never run again")
+        case _R.completed if facts.outcome in _RERUNNABLE:
+            summary = (f"Event {event} admitted again (its outcome was {facts.outcome}); "
+                       "the running connector starts a new worker for it")
+            return Success(Plan(Action.redispatch, facts, _R.admitted, "", None, summary=summary))
+        case _R.completed:
+            return _refused(event, "completed without a settled outcome; nothing to run again")
+        case _R.blocked:
+            return Success(_offered_again(facts, now))
+        case _R.held if facts.reason:  # held over a blocking reason: blocked, and offered again
+            return Success(_offered_again(facts, now))
+        case _R.held:
+            summary = f"Event {event} admitted; the running connector starts a worker for it"
+            return Success(Plan(Action.redispatch, facts, _R.admitted, "", None, summary=summary))
+        case _R.discarded:
+            why = f"discarded ({facts.reason or 'no reason'}); a discarded record is never run"
+            return _refused(event, why)
+    return _refused(event, f"is {facts.state}; nothing to redispatch")
+
+
+def discard(facts: RecordFacts) -> Result[Plan, Refusal]:
+    """A person's discard of ``facts``' record (rules 1, 4, 5)."""
+    event = facts.event_id
+    if facts.state is _R.discarded:
+        if facts.discarded_by_person:
+            return Failure(Refusal(event, f"Event {event} was already discarded by a person", already=True))
+        return _refused(event, f"was already discarded by the connector ({facts.reason or 'no reason'})")
+    live = _live(facts, Action.discard)
+    if live is not None:
+        return Failure(live)
+    match facts.state:
+        case _R.completed if facts.outcome != "unknown":
+            outcome = facts.outcome or "no outcome"
+            return _refused(event, f"completed ({outcome}); only an unknown outcome is left to close")
+        case _R.completed | _R.admitted | _R.queued | _R.blocked | _R.held:
+            summary = f"Event {event} discarded; it will not run, and its pending notices are not sent"
+            return Success(Plan(Action.discard, facts, _R.discarded, BY_OPERATOR, None, summary=summary,
+                                cancel_pending=True))
+    return _refused(event, f"is {facts.state}; nothing to discard")
+
+
+def _offered_again(facts: RecordFacts, now: datetime) -> Plan:
+    """A blocked (or held-over-a-reason) record, offered back to admission at once (rule 3)."""
+    offer = now if facts.retry_at is None else max(now, facts.retry_at)
+    summary = (f"Event {facts.event_id} authorized; admission runs again what blocked it "
+               f"({facts.reason or 'no reason'}) and admits it when that succeeds")
+    return Plan(Action.redispatch, facts, _R.blocked, facts.reason, offer, summary=summary)
+
+
+def _live(facts: RecordFacts, action: Action) -> Refusal | None:
+    """The refusal for a record the connector still has (rule 1), or None."""
+    event = facts.event_id
+    if facts.state is _R.seen:
+        return Refusal(event, f"Event {event} is waiting for admission's verdict; decide it once it has one")
+    if facts.state is _R.dispatched or (facts.carried and facts.state is _R.completed):
+        return Refusal(event, f"Event {event} is live: a worker's task still carries it; "
+                              f"{action} it after that task ends")
+    if action is Action.redispatch and facts.state in (_R.admitted, _R.queued):
+        return Refusal(event, f"Event {event} is already {facts.state}: it runs when its conversation frees")
+    return None
+
+
+def _refused(event: int, why: str) -> Result[Plan, Refusal]:
+    return Failure(Refusal(event, f"Event {event} {why}"))

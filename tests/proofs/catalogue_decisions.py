@@ -1,0 +1,121 @@
+"""The proofs of a person's decisions (issue 5: ``redispatch`` and ``discard``). Same form as
+``tests.proofs.catalogue``."""
+
+from __future__ import annotations
+
+from tests.proofs.mutation import Mutation, rule
+
+CORE = "tests/decisions/test_core_decisions.py"
+LEDGER = "tests/decisions/test_ledger_decisions.py"
+PROCESS = "tests/process/test_decisions_beside_run.py"
+MIGRATION = "shell/migrations/0006_decisions.sql"
+
+DECISIONS: list[Mutation] = [
+    rule(
+        "the ledger moves a completed record only under a decision made at its current revision",
+        MIGRATION,
+        "           AND d.from_revision = OLD.revision\n",
+        "",
+        f"{LEDGER}::test_the_ledger_moves_a_completed_record_only_under_a_decision_at_its_revision",
+    ),
+    rule(
+        "the ledger moves a completed record only once no live task carries it",
+        MIGRATION,
+        "    AND NOT EXISTS (SELECT 1 FROM task_events WHERE event_id = NEW.id AND retired_at IS NULL)\n",
+        "",
+        f"{LEDGER}::test_the_ledger_refuses_a_decision_over_a_record_a_live_task_carries",
+    ),
+    rule(
+        "the ledger moves a completed record only under a decision that states its real outcome",
+        MIGRATION,
+        "           AND d.from_outcome = (SELECT outcome FROM task_events WHERE event_id = NEW.id\n"
+        "                                  ORDER BY task_id DESC LIMIT 1)))",
+        "))",
+        f"{LEDGER}::test_the_ledger_refuses_a_decision_that_misstates_the_outcome",
+    ),
+    rule(
+        "the ledger takes only the move the decision names",
+        MIGRATION,
+        "           AND d.to_state = NEW.state\n",
+        "",
+        f"{LEDGER}::test_the_ledger_moves_a_completed_record_only_under_a_decision_at_its_revision",
+        also=(("                 AND NEW.reason = 'by_operator' AND d.from_outcome = 'unknown'))",
+               "                 AND NEW.reason = 'by_operator' AND d.from_outcome = 'unknown')"
+               " OR d.action = 'discard')"),),
+    ),
+    rule(
+        "a decision row never changes",
+        MIGRATION,
+        "    SELECT RAISE(ABORT, 'a decision is a record of what a person decided: it never changes');\n",
+        "    SELECT 1;\n",
+        f"{LEDGER}::test_a_decision_row_never_changes",
+    ),
+    rule(
+        "a success is never run again",
+        "core/decisions.py",
+        '        case _R.completed if facts.outcome == "succeeded":',
+        '        case _R.completed if facts.outcome == "never":',
+        f"{CORE}::test_a_success_is_never_run_again",
+        f"{LEDGER}::test_a_failure_reported_by_the_worker_may_be_redispatched_a_success_may_not",
+    ),
+    rule(
+        "a completed record a live task still carries is live: never decided over",
+        "core/decisions.py",
+        "    if facts.state is _R.dispatched or (facts.carried and facts.state is _R.completed):",
+        "    if facts.state is _R.dispatched:",
+        f"{CORE}::test_a_completed_record_its_task_still_carries_is_live",
+        f"{LEDGER}::test_a_completed_record_whose_task_still_runs_is_live",
+    ),
+    rule(
+        "a record already waiting to run is not redispatched",
+        "core/decisions.py",
+        "    if action is Action.redispatch and facts.state in (_R.admitted, _R.queued):",
+        "    if False:",
+        f"{CORE}::test_a_record_already_waiting_to_run_is_not_redispatched",
+    ),
+    rule(
+        "a blocked record is offered back to admission, not before a throttled read's deadline",
+        "core/decisions.py",
+        "    offer = now if facts.retry_at is None else max(now, facts.retry_at)",
+        "    offer = now",
+        f"{CORE}::test_a_throttled_block_is_not_offered_before_the_server_deadline",
+    ),
+    rule(
+        "only a completed record's unknown outcome is left for a discard to close",
+        "core/decisions.py",
+        '        case _R.completed if facts.outcome != "unknown":',
+        "        case _R.completed if False:",
+        f"{CORE}::test_only_an_unknown_outcome_is_left_to_close",
+    ),
+    rule(
+        "a second discard by a person is already done, not a new decision",
+        "core/decisions.py",
+        "        if facts.discarded_by_person:",
+        "        if False:",
+        f"{CORE}::test_a_second_discard_by_a_person_is_already_done_not_an_error",
+        f"{LEDGER}::test_a_discard_cancels_the_pending_guard_and_says_who",
+    ),
+    rule(
+        "a discard cancels the record's pending notices in its transaction",
+        "shell/ledger_decisions.py",
+        "    canceled, sending = _cancel_pending(connection, facts.event_id, stamp) if plan.cancel_pending else ((), ())",
+        "    canceled, sending = (), ()",
+        f"{LEDGER}::test_a_discard_cancels_the_pending_guard_and_says_who",
+        f"{LEDGER}::test_a_discard_cancels_a_blocked_records_holding_reply",
+        f"{LEDGER}::test_a_discard_of_an_unknown_outcome_cancels_its_pending_completion_notice",
+    ),
+    rule(
+        "a discard leaves a task's notice alone while the task carried a record not discarded",
+        "shell/ledger_decisions.py",
+        "                  WHERE other.task_id = te.task_id AND e.state <> 'discarded')))",
+        "                  WHERE other.task_id = te.task_id AND 0)))",
+        f"{LEDGER}::test_a_completion_notice_naming_another_live_record_stays",
+    ),
+    rule(
+        "a refused decision exits non-zero",
+        "shell/decision_cli.py",
+        "        return EXIT_REFUSED\n",
+        "        return EXIT_OK\n",
+        f"{PROCESS}::test_the_redispatch_a_completion_notice_names_runs_the_record_again_beside_the_connector",
+    ),
+]
