@@ -20,8 +20,10 @@ Rule 3: a holding reply is still called for only while its record is blocked wit
 canceled, "no longer called for".
 
 Rule 4: a still-running notice is still called for only while its attempt exists and has not
-ended, so the connector's last word on finished work is never "still working on this".
-Otherwise it is canceled, "the attempt ended before the notice went out".
+ended, and some instruction on its task is not yet reported complete, so the connector's last
+word on finished work is never "still working on this". Otherwise it is canceled: "the attempt
+ended before the notice went out", or "every instruction was reported before the notice went
+out" (a worker that reported everything and has yet to exit is not still working on it).
 
 Rule 5: a completion notice is always claimed: it was written from the settlement that ended
 its attempt, and what it says stays true.
@@ -74,8 +76,9 @@ def decide_claim(
     """Claim or cancel a pending intent of ``kind``.
 
     ``record`` is the event's record (guard, holding reply), None when it is gone;
-    ``task_events`` every task row of the event, live or retired (guard); ``attempt`` the
-    intent's attempt (still-running), None when it is gone.
+    ``task_events`` every task row of the event, live or retired (guard), or every live row of
+    the attempt's task (still-running); ``attempt`` the intent's attempt (still-running), None
+    when it is gone.
     """
     match kind:
         case IntentKind.guard_ack:
@@ -89,6 +92,8 @@ def decide_claim(
         case IntentKind.still_running:
             if attempt is None or not attempt.live:
                 return Cancel(notes.ATTEMPT_ENDED)
+            if all(row.delivery == DeliveryState.completed for row in task_events):
+                return Cancel(notes.ALL_REPORTED)
             return Claim()
         case IntentKind.completion:
             return Claim()

@@ -19,6 +19,9 @@ NO_LONGER_CALLED_FOR = "no longer called for"
 ATTEMPT_ENDED = "the attempt ended before the notice went out"
 """A still-running notice whose attempt ended (or vanished) before its claim."""
 
+ALL_REPORTED = "every instruction was reported before the notice went out"
+"""A still-running notice whose worker reported every instruction of its task before the claim."""
+
 CANCELED_BY_GET_DISPATCH = "get_dispatch"
 """A worker pulled its instruction before the guard was due (written by the ledger)."""
 

@@ -231,6 +231,16 @@ def task_events_of_event(connection: sqlite3.Connection, event_id: int) -> list[
     return [_task_event(found) for found in rows]
 
 
+def task_events_of_task(connection: sqlite3.Connection, task_id: int) -> list[TaskEventSnapshot]:
+    """The task's rows not yet retired: the instructions its live attempt answers for."""
+    rows = connection.execute(
+        "SELECT event_id, delivery, guard, ack_id, reply_id, adopted_reply_id FROM task_events"
+        " WHERE task_id = ? AND retired_at IS NULL",
+        (task_id,),
+    ).fetchall()
+    return [_task_event(found) for found in rows]
+
+
 def _task_event(found: Sequence[object]) -> TaskEventSnapshot:
     event_id, delivery, guard, ack_id, reply_id, adopted = found
     return TaskEventSnapshot(

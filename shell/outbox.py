@@ -23,6 +23,10 @@ Rules (the outbox's ten invariants, ../shared/reference/lifecycle-outbox-pr.txt)
    whatever the deadline does. A listing that fails only backs off.
 8. Deadlines are monotonic seconds on the ledger's clock. With a deadline and less than
    ``MIN_POST_WINDOW`` left nothing is claimed; every request is capped at the deadline.
+9. ``start`` sends before dispatcher recovery (the design's order) but passes over every
+   still-running notice, leaving it pending: at start each live attempt belongs to a previous
+   process, and whether its worker still runs is recovery's to say. After recovery the next
+   flush claims it, or cancels it because recovery ended its attempt (review finding 2).
 """
 
 from __future__ import annotations
@@ -89,6 +93,7 @@ class SendResult(StrEnum):
     refused = "refused"
     uncertain = "uncertain"
     canceled = "canceled"
+    passed_over = "passed_over"  # left pending for a later flush (rule 9)
     nothing_due = "nothing_due"
     held = "held"
     waiting = "waiting"  # an outage or a rate limit: claim nothing for now
@@ -131,13 +136,18 @@ class Outbox:
     # -- sending ---------------------------------------------------------------------------
 
     def flush(
-        self, deadline: float | None = None, limit: int | None = None, stop_when_uncertain: bool = False
+        self,
+        deadline: float | None = None,
+        limit: int | None = None,
+        stop_when_uncertain: bool = False,
+        passing_over: frozenset[IntentKind] = frozenset(),
     ) -> FlushSummary:
-        """Send what is due, at most ``limit`` claims; never the same intent twice."""
+        """Send what is due, at most ``limit`` claims; never the same intent twice. Intents of a
+        kind in ``passing_over`` stay pending, untouched (rule 9)."""
         summary = FlushSummary()
         claimed: set[int] = set()
         while limit is None or len(claimed) < limit:
-            result = self.send_next(claimed, deadline)
+            result = self.send_next(claimed, deadline, passing_over)
             summary.results.append(result)
             if result in (SendResult.nothing_due, SendResult.held, SendResult.waiting, SendResult.no_time):
                 break
@@ -145,7 +155,12 @@ class Outbox:
                 break
         return summary
 
-    def send_next(self, claimed: set[int], deadline: float | None = None) -> SendResult:
+    def send_next(
+        self,
+        claimed: set[int],
+        deadline: float | None = None,
+        passing_over: frozenset[IntentKind] = frozenset(),
+    ) -> SendResult:
         """Claim the next due intent and make its one request."""
         with self._lock:
             now = self._clock.now()
@@ -161,6 +176,8 @@ class Outbox:
                 if row is None:
                     return SendResult.nothing_due
                 claimed.add(row.id)
+                if row.kind in passing_over:
+                    return SendResult.passed_over
                 decision = self._claim_decision(connection, row)
                 match decision:
                     case Cancel(note):
@@ -193,7 +210,8 @@ class Outbox:
                 )
             case IntentKind.still_running:
                 found = None if row.attempt_id is None else rows.attempt(connection, row.attempt_id)
-                return decide_claim(row.kind, attempt=found)
+                task_rows = [] if found is None else rows.task_events_of_task(connection, found.task_id)
+                return decide_claim(row.kind, attempt=found, task_events=task_rows)
             case IntentKind.completion:
                 return decide_claim(row.kind)
 
@@ -326,9 +344,12 @@ class Outbox:
     # -- the lifecycle ---------------------------------------------------------------------
 
     def start(self, deadline: float) -> FlushSummary:
-        """Before anything else runs: reconcile what a previous process left, then send."""
+        """Before anything else runs: reconcile what a previous process left, then send all but
+        its still-running notices (rule 9)."""
         self.reconcile(deadline=deadline)
-        return self.flush(deadline=deadline, stop_when_uncertain=True)
+        return self.flush(
+            deadline=deadline, stop_when_uncertain=True, passing_over=frozenset({IntentKind.still_running})
+        )
 
     def run_once(self) -> FlushSummary:
         """One tick: a batch of sends, then at most one listing."""

