@@ -10,6 +10,8 @@ from __future__ import annotations
 from tests.proofs.catalogue_decisions import DECISIONS
 from tests.proofs.catalogue_dispatch import DISPATCH
 from tests.proofs.catalogue_foundations import FOUNDATIONS
+from tests.proofs.catalogue_status import STATUS
+from tests.proofs.catalogue_window import WINDOW
 from tests.proofs.mutation import Mutation, rule
 
 HTTP_POST = "tests/http/test_client_post.py"
@@ -339,4 +341,4 @@ HOOKS_RULES = [
     ),
 ]
 
-MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *HOOKS_RULES, *FOUNDATIONS, *DISPATCH, *DECISIONS]
+MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *HOOKS_RULES, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS]

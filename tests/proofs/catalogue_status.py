@@ -1,0 +1,213 @@
+"""The status command's proofs (``bin/connect status``): the report, the ledger snapshot and the
+command. Same form as ``tests.proofs.catalogue``."""
+
+from __future__ import annotations
+
+from tests.proofs.mutation import Mutation, rule
+
+REPORT = "tests/status/test_status_report.py"
+LEDGER = "tests/status/test_status_ledger.py"
+
+STATUS: list[Mutation] = [
+    # core/status_report.py
+    rule(
+        "status: queue depths name every record state, zero included, in the lifecycle's order",
+        "core/status_report.py",
+        "    return {str(state): counts.get(str(state), 0) for state in RecordState}",
+        "    return dict(counts)",
+        f"{REPORT}::test_queue_depths_name_every_record_state_zero_included_in_the_lifecycles_order",
+        f"{LEDGER}::test_an_idle_ledger_with_no_connector_says_not_running",
+    ),
+    rule(
+        "status: running is said only when the lock file's pid is present",
+        "core/status_report.py",
+        '        case PidStatus.absent:\n            return "no"\n',
+        '        case PidStatus.absent:\n            return "yes"\n',
+        f"{REPORT}::test_running_is_said_only_when_the_lock_files_pid_is_present",
+        f"{LEDGER}::test_a_lock_file_left_by_a_dead_connector_names_an_absent_pid",
+    ),
+    rule(
+        "status: a pid whose presence cannot be told is unknown, not absent",
+        "core/status_report.py",
+        "    if present is None:\n        return PidStatus.unknown\n",
+        "",
+        f"{REPORT}::test_a_pid_whose_presence_cannot_be_told_is_unknown_not_absent",
+    ),
+    rule(
+        "status: the lock file's metadata is marked diagnostic",
+        "core/status_report.py",
+        '        "diagnostic": True,\n',
+        "",
+        f"{REPORT}::test_the_lock_file_is_marked_diagnostic_whether_or_not_there_is_one",
+    ),
+    rule(
+        "status: refused messages are counted apart from indeterminate ones",
+        "core/status_report.py",
+        "    indeterminate = sum(1 for intent in snapshot.waiting if not intent.refused)",
+        "    indeterminate = len(snapshot.waiting)",
+        f"{REPORT}::test_refused_messages_wait_for_a_person_too_and_are_counted_apart",
+        f"{LEDGER}::test_the_report_counts_what_the_ledger_holds",
+    ),
+    rule(
+        "status: a live attempt has no stop reason (null, not '')",
+        "core/status_report.py",
+        '        "stop_reason": dispatch.stop_reason or None,',
+        '        "stop_reason": dispatch.stop_reason,',
+        f"{REPORT}::test_a_live_dispatch_has_no_stop_reason_and_an_unreported_event_no_outcome",
+    ),
+    rule(
+        "status: an event not yet reported or settled has no outcome (null, not '')",
+        "core/status_report.py",
+        '                "outcome": event.outcome or None,',
+        '                "outcome": event.outcome,',
+        f"{REPORT}::test_a_live_dispatch_has_no_stop_reason_and_an_unreported_event_no_outcome",
+    ),
+    rule(
+        "status: held records are listed in the text when there are any",
+        "core/status_report.py",
+        '    if snapshot.held:\n        out.append(f"held records',
+        '    if False:\n        out.append(f"held records',
+        f"{REPORT}::test_held_records_are_listed_only_when_there_are_some",
+    ),
+    rule(
+        "status: the text starts with the one-line summary",
+        "core/status_report.py",
+        '    out = [\n        summary(status),\n        "",\n',
+        '    out = [\n        "",\n',
+        f"{REPORT}::test_the_summary_comes_first_and_reads_like_the_issue_says",
+    ),
+    rule(
+        "status: the last twenty dispatches, not more",
+        "core/status_report.py",
+        "LAST_DISPATCHES = 20\n",
+        "LAST_DISPATCHES = 25\n",
+        f"{LEDGER}::test_the_last_twenty_dispatches_are_shown_newest_first",
+    ),
+    # shell/ledger_status.py
+    rule(
+        "status: one read transaction, so the numbers agree beside a connector committing",
+        "shell/ledger_status.py",
+        "    with ledger.read() as connection:\n        return LedgerSnapshot(",
+        '    with __import__("contextlib").nullcontext(ledger._connection) as connection:\n'
+        "        return LedgerSnapshot(",
+        f"{LEDGER}::test_the_numbers_agree_while_a_connector_commits_beside_the_read",
+    ),
+    rule(
+        "status: a feed position is read only as whether one is kept, never its text",
+        "shell/ledger_status.py",
+        "\"SELECT position <> '', last_served_id, updated_at FROM checkpoints ORDER BY filter_digest\"",
+        '"SELECT position, last_served_id, updated_at FROM checkpoints ORDER BY filter_digest"',
+        f"{LEDGER}::test_neither_the_feed_position_nor_the_token_is_ever_shown",
+        also=(("FeedCheckpoint(bool(has_position), ", "FeedCheckpoint(has_position, "),),
+    ),
+    rule(
+        "status: refused intents wait for a person too",
+        "shell/ledger_status.py",
+        "\" FROM outbox WHERE state = 'indeterminate' OR (state = 'canceled' AND note = ?)\"",
+        "\" FROM outbox WHERE state = 'indeterminate' OR (0 AND note = ?)\"",
+        f"{LEDGER}::test_the_report_counts_what_the_ledger_holds",
+    ),
+    rule(
+        "status: blocked records are counted by reason",
+        "shell/ledger_status.py",
+        "WHERE state = 'blocked' GROUP BY reason ORDER BY reason",
+        "WHERE state = 'blocked' GROUP BY state ORDER BY reason",
+        f"{LEDGER}::test_the_report_counts_what_the_ledger_holds",
+    ),
+    rule(
+        "status: live tasks are the tasks not yet ended",
+        "shell/ledger_status.py",
+        '" WHERE t.ended_at IS NULL ORDER BY t.id"',
+        '" WHERE 1 ORDER BY t.id"',
+        f"{LEDGER}::test_the_report_counts_what_the_ledger_holds",
+    ),
+    rule(
+        "status: a live task shows its worker's pid",
+        "shell/ledger_status.py",
+        '" a.id, a.state, a.pid, a.launched_at"',
+        '" a.id, a.state, NULL, a.launched_at"',
+        f"{LEDGER}::test_the_report_counts_what_the_ledger_holds",
+    ),
+    rule(
+        "status: dispatches are the newest first",
+        "shell/ledger_status.py",
+        '" FROM attempts ORDER BY launched_at DESC, rowid DESC LIMIT ?"',
+        '" FROM attempts ORDER BY launched_at, rowid LIMIT ?"',
+        f"{LEDGER}::test_the_last_twenty_dispatches_are_shown_newest_first",
+    ),
+    rule(
+        "status: each dispatch shows each event's outcome",
+        "shell/ledger_status.py",
+        '"SELECT te.event_id, te.delivery, te.outcome, te.withdrawn_at IS NOT NULL, e.state"',
+        "\"SELECT te.event_id, te.delivery, '', te.withdrawn_at IS NOT NULL, e.state\"",
+        f"{LEDGER}::test_the_report_counts_what_the_ledger_holds",
+    ),
+    rule(
+        "status: held records are read",
+        "shell/ledger_status.py",
+        "FROM events WHERE state = 'held' ORDER BY id",
+        "FROM events WHERE state = 'none' ORDER BY id",
+        f"{LEDGER}::test_the_report_counts_what_the_ledger_holds",
+    ),
+    rule(
+        "status: a hold is read",
+        "shell/ledger_status.py",
+        '"SELECT held_by, held_at FROM hold_marker WHERE id = 1"',
+        '"SELECT held_by, held_at FROM hold_marker WHERE id = 0"',
+        f"{LEDGER}::test_a_hold_is_reported",
+    ),
+    # shell/commands/status.py
+    rule(
+        "status never creates a ledger: it opens the read-only way",
+        "shell/commands/status.py",
+        "        with open_ledger_read_only(paths.ledger) as ledger:",
+        '        with __import__("shell.ledger").ledger.open_ledger(paths.ledger) as ledger:',
+        f"{LEDGER}::test_a_missing_state_directory_configuration_or_ledger_is_one_line_and_nothing_is_created",
+    ),
+    rule(
+        "status takes no lock: it works while a connector holds it",
+        "shell/commands/status.py",
+        "    holder = peek(paths.directory, configuration.account_id, configuration.agent_id)\n",
+        '    __import__("shell.lock").lock.acquire(paths.directory, configuration.account_id,'
+        ' configuration.agent_id, __import__("datetime").datetime.now(__import__("datetime").UTC))\n'
+        "    holder = peek(paths.directory, configuration.account_id, configuration.agent_id)\n",
+        f"{LEDGER}::test_status_takes_no_lock_and_names_the_holder_the_lock_file_names",
+    ),
+    rule(
+        "status: the lock file's pid is checked for presence",
+        "shell/commands/status.py",
+        "LockFile(holder.pid, holder.started_at, pid_status(holder.pid_present))",
+        "LockFile(holder.pid, holder.started_at, pid_status(True))",
+        f"{LEDGER}::test_a_lock_file_left_by_a_dead_connector_names_an_absent_pid",
+    ),
+    rule(
+        "status: a missing state directory is one line that names it",
+        "shell/commands/status.py",
+        "    if not paths.directory.is_dir():\n",
+        "    if False:\n",
+        f"{LEDGER}::test_a_missing_state_directory_configuration_or_ledger_is_one_line_and_nothing_is_created",
+    ),
+    rule(
+        "status: a ledger that cannot be read is one line, not a traceback",
+        "shell/commands/status.py",
+        "    except sqlite3.DatabaseError as error:\n",
+        "    except LookupError as error:\n",
+        f"{LEDGER}::test_a_ledger_that_cannot_be_read_is_one_line_not_a_traceback",
+    ),
+    rule(
+        "status: the token is never shown (a report that carried it is caught)",
+        "shell/commands/status.py",
+        "        state_dir=str(paths.directory),\n",
+        '        state_dir=str(paths.directory) + __import__("shell.config").config.read_token('
+        '__import__("pathlib").Path(configuration.token_file)),\n',
+        f"{LEDGER}::test_neither_the_feed_position_nor_the_token_is_ever_shown",
+    ),
+    # shell/ledger.py (the read-only opener status relies on)
+    rule(
+        "status: a ledger from a newer program is refused by the read-only opener",
+        "shell/ledger.py",
+        "        _refuse_too_new(version, ledger_path)\n        if version < SCHEMA_VERSION:",
+        "        if version < SCHEMA_VERSION:",
+        f"{LEDGER}::test_a_ledger_from_a_newer_program_is_refused_in_one_line",
+    ),
+]

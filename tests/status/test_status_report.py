@@ -1,0 +1,341 @@
+"""core.status_report with plain values: what a person and a machine are told, and what never."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import pytest
+
+from core.edges import AttemptState, IntentState
+from core.status_report import (
+    Dispatch,
+    DispatchedEvent,
+    FeedCheckpoint,
+    HeldRecord,
+    Hold,
+    LedgerSnapshot,
+    LiveAttempt,
+    LiveTask,
+    LockFile,
+    PidStatus,
+    Status,
+    WaitingIntent,
+    lines,
+    pid_status,
+    queue_depths,
+    report,
+    short_time,
+    summary,
+)
+
+T0 = "2026-11-29T12:00:00.000000000Z"
+T1 = "2026-11-29T12:05:30.250000000Z"
+
+
+def snapshot(**changes: Any) -> LedgerSnapshot:
+    empty = LedgerSnapshot(
+        hold=None, feed=(), state_counts=(), blocked=(), live_tasks=(), waiting=(), dispatches=(), held=()
+    )
+    return dataclasses.replace(empty, **changes)
+
+
+def status(ledger: LedgerSnapshot | None = None, lock_file: LockFile | None = None) -> Status:
+    return Status(
+        account_id=999,
+        agent_id=42,
+        state_dir="/state/999-42",
+        ledger_path="/state/999-42/ledger.sqlite3",
+        lock_file=lock_file,
+        ledger=ledger or snapshot(),
+    )
+
+
+def live_task(task_id: int, pid: int | None = 4242) -> LiveTask:
+    return LiveTask(
+        task_id=task_id,
+        superseded=False,
+        conversation=f"recording:{task_id}",
+        created_at=T0,
+        deadline_at=T1,
+        attempt=LiveAttempt(f"att_{task_id:024x}", AttemptState.running, pid, T0),
+        event_ids=(task_id * 10,),
+    )
+
+
+def waiting(intent_id: int, *, refused: bool) -> WaitingIntent:
+    return WaitingIntent(
+        intent_id=intent_id,
+        kind="completion",
+        state=IntentState.canceled if refused else IntentState.indeterminate,
+        refused=refused,
+        event_id=7,
+        attempt_id=None,
+        message_kind="comment",
+        bucket_id=1,
+        recording_id=1007,
+        note="the request was refused; no message was created" if refused else "2 matching messages",
+    )
+
+
+PRESENT = LockFile(123, T0, PidStatus.present)
+
+
+def test_the_summary_comes_first_and_reads_like_the_issue_says() -> None:
+    given = status(
+        snapshot(
+            live_tasks=(live_task(1), live_task(2)),
+            state_counts=(("blocked", 1), ("dispatched", 2)),
+            blocked=(("no_route", 1),),
+        ),
+        PRESENT,
+    )
+    assert (
+        summary(given)
+        == "running (lock file: pid 123, present) · 2 live tasks · 0 indeterminate messages · 1 blocked"
+    )
+    assert lines(given)[0] == summary(given)
+    assert report(given)["summary"] == summary(given)
+
+
+@pytest.mark.parametrize(
+    ("lock_file", "phrase", "running"),
+    [
+        (None, "not running (no lock file)", "no"),
+        (LockFile(123, T0, PidStatus.present), "running (lock file: pid 123, present)", "yes"),
+        (LockFile(123, T0, PidStatus.absent), "not running (lock file: pid 123, absent)", "no"),
+        (LockFile(123, T0, PidStatus.unknown), "perhaps running (lock file: pid 123, unknown)", "unknown"),
+    ],
+)
+def test_running_is_said_only_when_the_lock_files_pid_is_present(
+    lock_file: LockFile | None, phrase: str, running: str
+) -> None:
+    given = status(lock_file=lock_file)
+    assert summary(given).split(" · ")[0] == phrase
+    assert report(given)["running"] == running
+
+
+def test_a_pid_whose_presence_cannot_be_told_is_unknown_not_absent() -> None:
+    assert pid_status(True) is PidStatus.present
+    assert pid_status(False) is PidStatus.absent
+    assert pid_status(None) is PidStatus.unknown
+
+
+def test_the_lock_file_is_marked_diagnostic_whether_or_not_there_is_one() -> None:
+    for lock_file in (None, PRESENT):
+        given = status(lock_file=lock_file)
+        assert report(given)["lock_file"]["diagnostic"] is True
+        assert any("diagnostic" in line for line in lines(given))
+    assert report(status(lock_file=PRESENT))["lock_file"] == {
+        "diagnostic": True,
+        "found": True,
+        "pid": 123,
+        "started_at": T0,
+        "pid_status": "present",
+    }
+    assert report(status())["lock_file"] == {
+        "diagnostic": True,
+        "found": False,
+        "pid": None,
+        "started_at": None,
+        "pid_status": None,
+    }
+
+
+def test_queue_depths_name_every_record_state_zero_included_in_the_lifecycles_order() -> None:
+    depths = queue_depths(snapshot(state_counts=(("completed", 3), ("blocked", 1))))
+    assert list(depths.items()) == [
+        ("seen", 0),
+        ("admitted", 0),
+        ("queued", 0),
+        ("blocked", 1),
+        ("dispatched", 0),
+        ("completed", 3),
+        ("discarded", 0),
+        ("held", 0),
+    ]
+    assert list(report(status())["queues"]) == list(depths)
+
+
+def test_blocked_records_are_counted_by_reason() -> None:
+    given = status(snapshot(state_counts=(("blocked", 3),), blocked=(("spawn_failed", 1), ("no_route", 2))))
+    assert report(given)["blocked"] == {"no_route": 2, "spawn_failed": 1}
+    assert "blocked by reason: no_route 2 · spawn_failed 1" in lines(given)
+
+
+def test_refused_messages_wait_for_a_person_too_and_are_counted_apart() -> None:
+    given = status(
+        snapshot(waiting=(waiting(5, refused=False), waiting(6, refused=True), waiting(8, refused=False)))
+    )
+    assert summary(given).split(" · ")[2:] == ["2 indeterminate messages", "0 blocked", "1 refused message"]
+    assert [(entry["intent_id"], entry["state"]) for entry in report(given)["waiting_for_person"]] == [
+        (5, "indeterminate"),
+        (6, "refused"),
+        (8, "indeterminate"),
+    ]
+    text = "\n".join(lines(given))
+    assert "lifecycle messages waiting for a person (3):" in text
+    assert "intent 6: completion refused, event 7, a comment on recording 1007 in project 1" in text
+    assert "bin/outbox-resolve --ledger /state/999-42/ledger.sqlite3 show ID" in text
+
+
+def test_a_live_dispatch_has_no_stop_reason_and_an_unreported_event_no_outcome() -> None:
+    live = Dispatch(
+        attempt_id="att_" + "1" * 24,
+        task_id=3,
+        seq=1,
+        state=AttemptState.running,
+        stop_reason="",
+        spawn_failed=False,
+        launched_at=T1,
+        ended_at=None,
+        events=(DispatchedEvent(30, "exposed", "", False, "dispatched"),),
+    )
+    ended = Dispatch(
+        attempt_id="att_" + "2" * 24,
+        task_id=2,
+        seq=1,
+        state=AttemptState.ended,
+        stop_reason="finished",
+        spawn_failed=False,
+        launched_at=T0,
+        ended_at=T1,
+        events=(
+            DispatchedEvent(20, "completed", "succeeded", False, "completed"),
+            DispatchedEvent(21, "completed", "unknown", False, "completed"),
+        ),
+    )
+    given = status(snapshot(dispatches=(live, ended)))
+    dispatches = report(given)["dispatches"]
+    assert [(entry["state"], entry["stop_reason"]) for entry in dispatches] == [
+        ("running", None),
+        ("ended", "finished"),
+    ]
+    assert [(event["event_id"], event["outcome"]) for entry in dispatches for event in entry["events"]] == [
+        (30, None),
+        (20, "succeeded"),
+        (21, "unknown"),
+    ]
+    text = lines(given)
+    assert text[-3] == "last 2 dispatches, newest first:"
+    assert text[-2].endswith("running: event 30 no outcome yet (exposed)")
+    assert text[-1].endswith("ended finished: event 20 succeeded; event 21 unknown")
+
+
+def test_a_withdrawn_event_says_its_worker_could_not_be_started() -> None:
+    failed = Dispatch(
+        attempt_id="att_" + "3" * 24,
+        task_id=4,
+        seq=1,
+        state=AttemptState.ended,
+        stop_reason="failed",
+        spawn_failed=True,
+        launched_at=T0,
+        ended_at=T0,
+        events=(DispatchedEvent(40, "exposed", "", True, "admitted"),),
+    )
+    (entry,) = report(status(snapshot(dispatches=(failed,))))["dispatches"]
+    assert entry["spawn_failed"] is True
+    assert entry["events"] == [
+        {
+            "event_id": 40,
+            "delivery": "exposed",
+            "outcome": None,
+            "withdrawn": True,
+            "record_state": "admitted",
+        }
+    ]
+    assert lines(status(snapshot(dispatches=(failed,))))[-1].endswith(
+        "ended failed: event 40 withdrawn (the worker could not be started), now admitted"
+    )
+
+
+def test_held_records_are_listed_only_when_there_are_some() -> None:
+    url = "https://3.basecamp.com/999/buckets/1/card_tables/cards/1006"
+    held = status(
+        snapshot(held=(HeldRecord(6, "comment.created", "mentioned", url),), state_counts=(("held", 1),))
+    )
+    assert summary(held).endswith("· 1 held record")
+    assert report(held)["held"] == [
+        {"event_id": 6, "event_type": "comment.created", "trigger": "mentioned", "recording_url": url}
+    ]
+    assert f"  event 6 comment.created (mentioned) {url}" in lines(held)
+    none = status()
+    assert report(none)["held"] == []
+    assert not any(line.startswith("held records") for line in lines(none))
+    assert "held record" not in summary(none)
+
+
+def test_a_hold_is_shown_and_summarized() -> None:
+    given = status(snapshot(hold=Hold("local:ops", T0)))
+    assert report(given)["hold"] == {"held_by": "local:ops", "held_at": T0}
+    assert summary(given).endswith("· on hold")
+    assert any(line.startswith("on hold: held by local:ops") for line in lines(given))
+    assert report(status())["hold"] is None
+
+
+def test_live_tasks_show_their_attempt_and_worker_pid() -> None:
+    given = status(snapshot(live_tasks=(live_task(1), live_task(2, pid=None))))
+    first, second = report(given)["live_tasks"]
+    assert first == {
+        "task_id": 1,
+        "state": "live",
+        "conversation": "recording:1",
+        "created_at": T0,
+        "deadline_at": T1,
+        "attempt": {
+            "attempt_id": "att_" + "0" * 23 + "1",
+            "state": "running",
+            "pid": 4242,
+            "launched_at": T0,
+        },
+        "event_ids": [10],
+    }
+    assert second["attempt"]["pid"] is None
+    text = lines(given)
+    assert "live tasks (2):" in text
+    assert any("task 1 on recording:1: attempt att_" in line and "pid 4242" in line for line in text)
+
+
+def test_a_feed_checkpoint_says_whether_a_position_is_kept_never_which() -> None:
+    assert [field.name for field in dataclasses.fields(FeedCheckpoint)] == [
+        "has_position",
+        "last_served_id",
+        "updated_at",
+    ]
+    given = status(snapshot(feed=(FeedCheckpoint(True, 812, T1),)))
+    assert report(given)["feed"] == [{"has_position": True, "last_served_id": 812, "updated_at": T1}]
+    assert "feed: position kept; last served event 812; updated 2026-11-29T12:05:30Z" in lines(given)
+    assert "feed: never read (no checkpoint yet)" in lines(status())
+
+
+def test_the_reports_keys_are_stable_and_documented() -> None:
+    import core.status_report as module
+
+    keys = list(report(status()))
+    assert keys == [
+        "summary",
+        "account_id",
+        "agent_id",
+        "state_dir",
+        "ledger",
+        "lock_file",
+        "running",
+        "hold",
+        "feed",
+        "queues",
+        "blocked",
+        "live_tasks",
+        "waiting_for_person",
+        "dispatches",
+        "held",
+    ]
+    documented = module.__doc__ or ""
+    assert all(key in documented for key in keys)
+    json.dumps(report(status(snapshot(live_tasks=(live_task(1),)), PRESENT)))  # serializable
+
+
+def test_times_are_shown_to_the_second() -> None:
+    assert short_time(T1) == "2026-11-29T12:05:30Z"
+    assert short_time(None) == "-"
