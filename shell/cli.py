@@ -15,7 +15,7 @@ from typing import Protocol
 from shell.errors import EXIT_CONFIG, UserError
 
 VERSION = "0.1.0"
-COMMANDS = ("standin", "mcp", "setup", "run", "status", "redispatch", "discard")
+COMMANDS = ("standin", "mcp", "setup", "run", "status", "redispatch", "discard", "demo")
 
 
 class _Command(Protocol):

@@ -101,7 +101,7 @@ def connect(tmp_path: Path) -> Iterator[Callable[..., Connector]]:
         ledger = open_ledger(state / "ledger.sqlite3", clock=clock)
         hooks = LifecycleHooks()
         command = WorkerCommand(
-            argv=(sys.executable, "-m", "tests.support.standin_worker", "--mcp-config", "{mcp_config}"),
+            argv=(sys.executable, "-m", "shell.demo.worker", "--mcp-config", "{mcp_config}"),
             env=(
                 ("PYTHONPATH", str(REPOSITORY)),
                 ("STANDIN_BASE_URL", standin.base_url),

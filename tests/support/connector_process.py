@@ -2,7 +2,7 @@
 ``bin/connect run`` will wire them, in the order the design requires.
 
 The outbox reconciles and sends first; then dispatcher recovery; then the loop. The token
-arrives on the first stdin line. The worker is the stand-in worker, shaped by
+arrives on the first stdin line. The worker is the demo worker (shell.demo.worker), shaped by
 WORKER_BEHAVIOUR. SIGTERM stops the workers (shutdown), settles them and flushes their notices.
 """
 
@@ -49,7 +49,7 @@ def main() -> int:
         )
         outbox = Outbox(ledger, client, args.agent, OutboxOptions(reconcile_after=timedelta(seconds=1)))
         command = WorkerCommand(
-            argv=(sys.executable, "-m", "tests.support.standin_worker", "--mcp-config", "{mcp_config}"),
+            argv=(sys.executable, "-m", "shell.demo.worker", "--mcp-config", "{mcp_config}"),
             env=(
                 ("PYTHONPATH", str(REPOSITORY)),
                 ("STANDIN_BASE_URL", args.base_url),

@@ -1,0 +1,195 @@
+"""The bundled demo worker: it stands in for Claude Code, speaking MCP to the connector's
+dispatch tools and acting in Basecamp (the stand-in) as the agent.
+
+    python -m shell.demo.worker --mcp-config FILE [--prompt TEXT --scenes FILE]
+        [--base-url URL --account ID --token-file PATH]
+
+Rules:
+1. It starts the MCP server its config names (as Claude Code would), then: get_dispatch;
+   unless ``guard_acknowledged``, a boost of its own ("on it") and ack_dispatch; a reply at
+   ``reply_to`` ("Done with event N."); complete_dispatch; and pulls again until nothing waits.
+2. Its part is chosen per event, never by one switch for every conversation: with ``--scenes``
+   it reads the event id from its prompt ("Event N:") and its part from that JSON file's
+   ``{"N": part}``, waiting up to ``SCENE_WAIT_SECONDS`` for the demo to write it (and playing
+   ``answer`` if it never does). Without ``--scenes`` the part is ``$WORKER_BEHAVIOUR``
+   (default ``answer``): the tests' way.
+3. Parts: ``answer``; ``slow:<seconds>`` (waits before its first pull, so the guard may go
+   out); ``fail`` (pulls, then exits 1 without reporting); ``give_up`` (pulls, acknowledges,
+   reports ``failed`` with no reply, exits 1); ``hang`` (pulls, then sleeps until killed);
+   ``hang_after_ack``; ``report_failed`` (replies, then reports ``failed``).
+4. Its Basecamp credentials are its own, never the connector's hand-out: ``--base-url``,
+   ``--account`` and ``--token-file`` (an owner-only file), or ``$STANDIN_BASE_URL``,
+   ``$STANDIN_ACCOUNT`` and ``$STANDIN_TOKEN``. No token is ever an argument.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from core.destinations import Destination, MessageKind
+from core.posting import Receipt
+from shell.basecamp import BasecampClient
+
+SCENE_WAIT_SECONDS = 15.0
+USER_AGENT = "basecamp-connector demo worker (https://github.com/basecamp/basecamp-connector)"
+_EVENT = re.compile(r"\bEvent (\d+):")
+
+
+class McpClient:
+    """The smallest MCP stdio client: newline-delimited JSON-RPC to a child process."""
+
+    def __init__(self, command: list[str], env: dict[str, str]) -> None:
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True, bufsize=1
+        )
+        self._next = 0
+        self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "demo-worker", "version": "1"},
+            },
+        )
+        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def _send(self, message: dict[str, Any]) -> None:
+        if self.process.stdin is None:
+            raise RuntimeError("the MCP server has no stdin")
+        self.process.stdin.write(json.dumps(message) + "\n")
+        self.process.stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any]) -> Any:
+        self._next += 1
+        self._send({"jsonrpc": "2.0", "id": self._next, "method": method, "params": params})
+        if self.process.stdout is None:
+            raise RuntimeError("the MCP server has no stdout")
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                raise RuntimeError("the MCP server went away")
+            answer = json.loads(line)
+            if answer.get("id") == self._next:
+                if "error" in answer:
+                    raise RuntimeError(f"MCP error: {answer['error']}")
+                return answer["result"]
+
+    def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
+        result = self.request("tools/call", {"name": tool, "arguments": arguments})
+        payload: dict[str, Any] = result.get("structuredContent") or json.loads(result["content"][0]["text"])
+        if result.get("isError"):
+            raise RuntimeError(f"{tool} refused: {payload}")
+        return payload
+
+    def close(self) -> None:
+        if self.process.stdin:
+            self.process.stdin.close()
+        self.process.wait(timeout=10)
+
+
+def scene_part(prompt: str, scenes: Path, wait_seconds: float = SCENE_WAIT_SECONDS) -> str:
+    """This worker's part from the scene file, by the event its prompt names (rule 2)."""
+    found = _EVENT.search(prompt)
+    if found is None:
+        return "answer"
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            part = json.loads(scenes.read_text()).get(found.group(1))
+        except (OSError, ValueError):
+            part = None
+        if isinstance(part, str):
+            return part
+        if time.monotonic() >= deadline:
+            print(f"demo worker: no part for event {found.group(1)}; answering", file=sys.stderr)
+            return "answer"
+        time.sleep(0.05)
+
+
+def basecamp_client(args: argparse.Namespace) -> BasecampClient:
+    """The worker's own credentials (rule 4)."""
+    if args.token_file:
+        token = Path(args.token_file).read_text().strip()
+        return BasecampClient(args.base_url, int(args.account), token, USER_AGENT)
+    return BasecampClient(
+        os.environ["STANDIN_BASE_URL"],
+        int(os.environ["STANDIN_ACCOUNT"]),
+        os.environ["STANDIN_TOKEN"],
+        USER_AGENT,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m shell.demo.worker", description=__doc__)
+    parser.add_argument("--mcp-config", required=True)
+    parser.add_argument("--prompt", default="")
+    parser.add_argument("--scenes")
+    parser.add_argument("--base-url")
+    parser.add_argument("--account")
+    parser.add_argument("--token-file")
+    args = parser.parse_args(argv)
+    if args.scenes:
+        part = scene_part(args.prompt, Path(args.scenes))
+    else:
+        part = os.environ.get("WORKER_BEHAVIOUR", "answer")
+    with open(args.mcp_config) as config_file:
+        (server,) = json.load(config_file)["mcpServers"].values()
+    basecamp = basecamp_client(args)
+    if part.startswith("slow:"):
+        time.sleep(float(part.split(":", 1)[1]))
+    tools = McpClient([server["command"], *server.get("args", [])], {**os.environ, **server.get("env", {})})
+    try:
+        return work(tools, basecamp, part)
+    finally:
+        tools.close()
+
+
+def work(tools: McpClient, basecamp: BasecampClient, part: str) -> int:
+    """Rule 1, shaped by ``part`` (rule 3): pull and handle until nothing waits."""
+    while True:
+        pulled = tools.call("get_dispatch")
+        instruction = pulled.get("instruction")
+        if not instruction:
+            return 0
+        event_id = instruction["event_id"]
+        if part == "fail":
+            return 1
+        if part == "hang":
+            time.sleep(3600)
+        recording = instruction["recording"]
+        if instruction.get("acknowledge") and not instruction.get("guard_acknowledged"):
+            boost = basecamp.post(
+                Destination(MessageKind.boost, recording["bucket_id"], recording["recording_id"]), "on it"
+            )
+            if isinstance(boost, Receipt):
+                tools.call("ack_dispatch", event_id=event_id, ack_id=boost.id)
+        if part == "hang_after_ack":
+            time.sleep(3600)
+        if part == "give_up":
+            tools.call("complete_dispatch", event_id=event_id, outcome="failed")
+            return 1
+        reply_to = instruction["reply_to"]
+        kind = MessageKind(reply_to["kind"])
+        reply = basecamp.post(
+            Destination(kind, recording["bucket_id"], reply_to["recording_id"]),
+            f"<div>Done with event {event_id}.</div>"
+            if kind is MessageKind.comment
+            else f"Done with event {event_id}.",
+        )
+        outcome = "failed" if part == "report_failed" else "succeeded"
+        report: dict[str, Any] = {"event_id": event_id, "outcome": outcome}
+        if isinstance(reply, Receipt):
+            report["reply_id"] = reply.id
+        tools.call("complete_dispatch", **report)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
