@@ -11,6 +11,8 @@ Rules:
    the outbox. Every seen record re-runs admission on start.
 3. Shutdown: intake stops, workers are stopped (``shutdown``) and settled, and the outbox
    flushes their notices, all within ``shutdown_bound``; what is left is sent on the next start.
+   The loops are waited for only until that bound: a request in flight on the outbox's thread
+   is left in doubt (``sending``), and the next start reconciles it by listing.
 4. ``shadow``: admits and logs; installs no hooks, dispatches nothing and posts nothing.
 """
 
@@ -60,6 +62,7 @@ class Connector:
     poll_every: timedelta = timedelta(seconds=5)
     on_event: Callable[[str], None] = field(default=lambda line: None)
     _stop: threading.Event = field(default_factory=threading.Event)
+    _stop_deadline: float | None = None  # monotonic; set by stop() (rule 3)
 
     def __post_init__(self) -> None:
         configuration = self.configuration
@@ -151,7 +154,8 @@ class Connector:
             loop.start()
         self._stop.wait()
         for loop in loops:
-            loop.join(timeout=30)
+            bound = None if self._stop_deadline is None else self._stop_deadline - self.clock.monotonic()
+            loop.join(timeout=None if bound is None else max(0.0, bound))
 
     def _intake_loop(self) -> None:
         while not self._stop.is_set():
@@ -202,6 +206,7 @@ class Connector:
     def stop(self, bound: timedelta) -> bool:
         """Rule 3: stop intake, stop and settle workers, flush their notices, within ``bound``."""
         deadline = self.clock.monotonic() + bound.total_seconds()
+        self._stop_deadline = deadline
         self._stop.set()
         if self.shadow:
             return True

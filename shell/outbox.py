@@ -15,7 +15,8 @@ Rules (the outbox's ten invariants, ../shared/reference/lifecycle-outbox-pr.txt)
    listing backs off (``core.reconcile``) and gives up as indeterminate after ten failures; an
    unlistable destination is indeterminate at once (invariants 5 and 10).
 5. Sending and reconciling are serialized by one lock, so an intent this process is sending
-   is never reconciled under it. One flush never claims the same intent twice.
+   is never reconciled under it. One flush never claims the same intent twice. A flush with a
+   deadline waits for the lock no longer than the deadline (a shutdown's bound holds).
 6. The hold pauses sending; reconciliation goes on. After a request that could not connect,
    nothing more is claimed until a read succeeds; while a 429's Retry-After runs, nothing is
    claimed: an outage or a rate limit cannot turn a queue of notices into refusals.
@@ -162,7 +163,9 @@ class Outbox:
         passing_over: frozenset[IntentKind] = frozenset(),
     ) -> SendResult:
         """Claim the next due intent and make its one request."""
-        with self._lock:
+        with self._turn(deadline) as mine:
+            if not mine:
+                return SendResult.no_time
             now = self._clock.now()
             deadline_at = self._wall(deadline)
             if not may_claim(now, deadline_at, self._options.post_timeout):
@@ -372,6 +375,20 @@ class Outbox:
         if deadline is None:
             return None
         return self._clock.now() + timedelta(seconds=deadline - self._clock.monotonic())
+
+    @contextmanager
+    def _turn(self, deadline: float | None) -> Iterator[bool]:
+        """This process's one lock (rule 5), waited for no longer than ``deadline`` allows: a
+        shutdown's flush never outwaits its bound behind a request in flight on another thread."""
+        if deadline is None:
+            acquired = self._lock.acquire()
+        else:
+            acquired = self._lock.acquire(timeout=max(0.0, deadline - self._clock.monotonic()))
+        try:
+            yield acquired
+        finally:
+            if acquired:
+                self._lock.release()
 
     @contextmanager
     def _settling(self, what: str) -> Iterator[None]:

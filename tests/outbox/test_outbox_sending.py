@@ -1,5 +1,6 @@
 """Claim, one request, receipt: invariants 3, 4 (sending side), 7 and 9, the hold, the gates."""
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -310,3 +311,30 @@ def test_a_request_is_capped_at_the_flush_deadline(
     clock.advance(31)
     Outbox(ledger, basecamp, AGENT_ID, OutboxOptions()).flush(deadline=clock.monotonic() + 7)
     assert deadlines == [clock.monotonic() + 7]
+
+
+def test_a_flush_with_a_deadline_does_not_outwait_it_behind_a_request_in_flight(
+    world: LedgerWorld, outbox: Outbox, basecamp: FakeBasecamp, clock: FakeClock
+) -> None:
+    """A shutdown's flush (a deadline) while the outbox's own thread waits on a slow POST."""
+    world.request(101)
+    world.request(102)
+    clock.advance(31)
+    in_flight, release = threading.Event(), threading.Event()
+
+    def slow(destination: Destination, body: str) -> None:
+        in_flight.set()
+        release.wait(10)
+
+    basecamp.before_post = slow
+    running = threading.Thread(target=outbox.send_next, args=(set(),))
+    running.start()
+    try:
+        assert in_flight.wait(5)
+        summary = outbox.flush(deadline=clock.monotonic() + 0.5)
+        assert running.is_alive(), "the flush returned while the other request was still in flight"
+    finally:
+        release.set()
+        running.join(10)
+    assert summary.results == [SendResult.no_time]
+    assert basecamp.post_count() == 1

@@ -16,6 +16,7 @@ import pytest
 from shell.cli import main as connect
 from shell.errors import EXIT_UNAVAILABLE
 from shell.ledger import open_ledger_read_only
+from shell.standin.faults import Fault, FaultAction
 from shell.standin.server import StandIn
 from tests.support.child import wait_until
 
@@ -29,7 +30,7 @@ def standin() -> Iterator[StandIn]:
         yield server
 
 
-def configure(standin: StandIn, tmp_path: Path) -> Path:
+def configure(standin: StandIn, tmp_path: Path, *more: str) -> Path:
     state = tmp_path / "state"
     work = tmp_path / "work"
     work.mkdir()
@@ -44,7 +45,7 @@ def configure(standin: StandIn, tmp_path: Path) -> Path:
         f"STANDIN_TOKEN={standin.world.token}",
         sys.executable,
         "-m",
-        "tests.support.standin_worker",
+        "shell.demo.worker",
         "--mcp-config",
         "{mcp_config}",
     ]
@@ -70,6 +71,7 @@ def configure(standin: StandIn, tmp_path: Path) -> Path:
                 f"{project.id}={work}",
                 "--worker-command",
                 shlex.join(worker),
+                *more,
             ]
         )
         == 0
@@ -118,3 +120,46 @@ def test_a_mention_is_answered_by_the_worker_and_sigterm_stops_the_connector(
     with open_ledger_read_only(state / "ledger.sqlite3") as ledger, ledger.read() as connection:
         assert connection.execute("SELECT kind, state FROM outbox").fetchall() == [("guard_ack", "canceled")]
         assert connection.execute("SELECT state FROM events").fetchall() == [("completed",)]
+
+
+def test_sigterm_with_a_notice_in_flight_stops_within_its_bound_and_the_restart_adopts_it(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    state = configure(standin, tmp_path, "--reconcile-after", "1s")
+    unrouted = standin.world.projects[1].recording_ids[0]
+    path = f"/recordings/{unrouted}/comments"
+    standin.add_fault(Fault(FaultAction.create_then_delay, method="POST", path_contains=path, delay=120))
+    environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
+    command = [str(REPOSITORY / "bin" / "connect"), "run", "--state-dir", str(state), "--poll-seconds", "0.2"]
+
+    def start() -> subprocess.Popen[str]:
+        process = subprocess.Popen(
+            [*command, "--shutdown-seconds", "2"], env=environment,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        assert process.stdout is not None
+        assert process.stdout.readline().startswith("running account=")
+        return process
+
+    process = start()
+    try:
+        standin.mention(standin.world.people[0], unrouted, "can you look at this?")
+        wait_until(lambda: any(r.method == "POST" and path in r.path for r in standin.requests()))
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, errors = process.communicate(timeout=20)  # the POST's answer is 120 s away
+    assert process.returncode == 0, errors[-2000:]
+    restarted = start()
+    try:
+        wait_until(lambda: _outbox_states(state) == [("holding_reply", "sent")], timeout=30)
+    finally:
+        restarted.send_signal(signal.SIGTERM)
+        restarted.communicate(timeout=30)
+    agent = standin.world.agent.id
+    assert [m["id"] for m in standin.messages("comment", unrouted) if m["creator"]["id"] == agent] != []
+    assert sum(1 for r in standin.requests() if r.method == "POST" and path in r.path) == 1, "adopted, not posted again"
+
+
+def _outbox_states(state: Path) -> list[tuple[str, str]]:
+    with open_ledger_read_only(state / "ledger.sqlite3") as ledger, ledger.read() as connection:
+        return [tuple(row) for row in connection.execute("SELECT kind, state FROM outbox")]  # type: ignore[misc]

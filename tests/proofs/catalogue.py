@@ -8,8 +8,10 @@ catalogue is stale rather than proving nothing.
 from __future__ import annotations
 
 from tests.proofs.catalogue_decisions import DECISIONS
+from tests.proofs.catalogue_demo import DEMO
 from tests.proofs.catalogue_dispatch import DISPATCH
 from tests.proofs.catalogue_foundations import FOUNDATIONS
+from tests.proofs.catalogue_shutdown import SHUTDOWN
 from tests.proofs.catalogue_status import STATUS
 from tests.proofs.catalogue_window import WINDOW
 from tests.proofs.mutation import Mutation, rule
@@ -341,4 +343,4 @@ HOOKS_RULES = [
     ),
 ]
 
-MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *HOOKS_RULES, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS]
+MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *HOOKS_RULES, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN]
