@@ -177,6 +177,11 @@ class _Pacer:
                 return False
             self._clock.sleep(wait)
 
+    def held_for(self) -> float:
+        """Seconds a 429's (or 503's) Retry-After still holds every request; 0 when none does."""
+        with self._lock:
+            return max(0.0, self._held_until - self._clock.monotonic())
+
     def hold_for(self, seconds: float) -> None:
         with self._lock:
             self._held_until = max(self._held_until, self._clock.monotonic() + seconds)
@@ -224,9 +229,10 @@ class BasecampClient:
     def account_url(self) -> str:
         return f"{self._origin}/{self.account_id}"
 
-    def ready_in(self) -> float:
-        """Seconds before this client would send another request (pacing, Retry-After)."""
-        return self._pacer.wait_seconds()
+    def rate_limited_for(self) -> float:
+        """Seconds Basecamp's Retry-After still holds this client; not its own pacing, which only
+        spaces requests (a full pacing window is a wait of a moment, not a rate limit)."""
+        return self._pacer.held_for()
 
     def deadline_in(self, seconds: float) -> float:
         """A deadline ``seconds`` from now, on this client's monotonic clock."""

@@ -179,7 +179,7 @@ class SummaryReads:
         return answer.body
 
     def _throttled(self) -> ReadFailure:
-        wait = self._client.ready_in()
+        wait = self._client.rate_limited_for()
         seconds = math.ceil(wait) if wait > 0 else _FALLBACK_THROTTLE_SECONDS
         return ReadFailure(ReadFailureKind.throttled, self._clock.now() + timedelta(seconds=seconds))
 

@@ -81,7 +81,7 @@ class Poster(Protocol):
     def list(
         self, destination: Destination, since: datetime, creator_id: int, deadline: float
     ) -> list[ListedMessage]: ...
-    def ready_in(self) -> float: ...
+    def rate_limited_for(self) -> float: ...
     def probe(self, deadline: float) -> None: ...
 
 
@@ -243,7 +243,7 @@ class Outbox:
 
     def _may_send(self, deadline: float | None) -> bool:
         """No claim while a 429's wait runs, or after a failed connection until a read succeeds."""
-        if self._poster.ready_in() > 0:
+        if self._poster.rate_limited_for() > 0:
             return False
         if not self._needs_a_read:
             return True

@@ -1,8 +1,22 @@
 """``bin/connect run``: the connector, until SIGTERM or SIGINT.
 
-Rules: the instance lock is taken before anything else (one connector per account and agent);
-the start order is the connector's (``shell.connector``); SIGTERM and SIGINT stop it within a
-bound and exit 0; a configuration, token or ledger problem is one line and exit 3.
+Rules:
+1. The instance lock is taken before anything else that touches the state (one connector per
+   account and agent); the start order is the connector's (``shell.connector``); SIGTERM and
+   SIGINT stop it within a bound and exit 0. ``--shadow`` keeps its own lock, ledger and feed
+   position in ``<state>/shadow/``, so it runs beside the connector and never shares its state.
+2. A configuration, token or ledger problem is one line and exit 3 (``EXIT_CONFIG``); a
+   ledger from a newer program is refused before anything in it changes.
+3. Before the connector starts -- before it reads the feed, reconciles or posts anything --
+   the token is asked who it acts as (``my/profile.json``). A token acting as anyone but the
+   configured agent is refused, one line naming both ids, ``EXIT_CONFIG``: a connector running
+   as someone else would post its notices in their name, and its loop guard
+   (``exclude_performers=self``) would hide that person's events and let the agent's own
+   through. A token Basecamp refuses (401) is ``EXIT_CONFIG``; a Basecamp that cannot answer
+   within ``CHECK_SECONDS`` is ``EXIT_UNAVAILABLE``: an identity that cannot be checked is not
+   assumed. The check comes after the local ones (the lock, the ledger), so a person offline
+   still hears of those, and a second ``run`` beside a running one is turned away by the lock
+   without a request.
 """
 
 from __future__ import annotations
@@ -15,16 +29,19 @@ from datetime import timedelta
 from pathlib import Path
 from types import FrameType
 
-from shell.basecamp import BasecampClient
+from shell.basecamp import AuthenticationFailed, BasecampClient, BasecampError
 from shell.clock import SystemClock
 from shell.config import load_config, locate_state, read_token
 from shell.connector import Connector
-from shell.errors import EXIT_OK
+from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_UNAVAILABLE, UserError
 from shell.ledger import open_ledger
 from shell.lock import acquire
 from shell.worker import WorkerCommand
 
 USER_AGENT = "basecamp-connector (https://github.com/basecamp/basecamp-connector)"
+CHECK_SECONDS = 20.0
+SHADOW_DIRECTORY = "shadow"
+"""``--shadow``'s state, inside the state directory: its own lock, ledger and feed position."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -62,8 +79,11 @@ def run(args: argparse.Namespace) -> int:
     configuration = load_config(paths.config)
     token = read_token(Path(configuration.token_file))
     clock = SystemClock()
-    lock = acquire(paths.directory, configuration.account_id, configuration.agent_id, clock.now())
-    ledger_path = paths.directory / "shadow.sqlite3" if args.shadow else paths.ledger
+    directory = paths.directory / SHADOW_DIRECTORY if args.shadow else paths.directory
+    if args.shadow:
+        directory.mkdir(mode=0o700, exist_ok=True)
+    lock = acquire(directory, configuration.account_id, configuration.agent_id, clock.now())
+    ledger_path = directory / "ledger.sqlite3" if args.shadow else paths.ledger
     command = (
         WorkerCommand(argv=configuration.worker_command)
         if configuration.worker_command
@@ -73,13 +93,14 @@ def run(args: argparse.Namespace) -> int:
         client = BasecampClient(
             configuration.base_url, configuration.account_id, token, USER_AGENT, clock=clock
         )
+        check_identity(client, configuration.agent_id, configuration.token_file, configuration.base_url)
         connector = Connector(
             configuration,
             ledger,
             client,
             clock,
             command,
-            paths.directory / "sessions",
+            directory / "sessions",
             shadow=args.shadow,
             poll_every=timedelta(seconds=args.poll_seconds),
             on_event=lambda line: print(line, flush=True),
@@ -101,3 +122,25 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger("connector.run").info("stopped")
     print("stopped", file=sys.stderr)
     return EXIT_OK
+
+
+def check_identity(client: BasecampClient, agent_id: int, token_file: str, base_url: str) -> None:
+    """Refuse to start unless the token acts as the configured agent (rule 3)."""
+    try:
+        person = client.me(client.deadline_in(CHECK_SECONDS))
+    except AuthenticationFailed as error:
+        raise UserError(
+            f"Basecamp refused the token in {token_file} (401): not started", EXIT_CONFIG
+        ) from error
+    except BasecampError as error:
+        raise UserError(
+            f"could not ask {base_url} who the token in {token_file} acts as ({error}): not started",
+            EXIT_UNAVAILABLE,
+        ) from error
+    if person.id != agent_id:
+        raise UserError(
+            f"the token in {token_file} acts as person {person.id} ({person.name}), "
+            f"not the configured agent {agent_id}: not started "
+            "(give the agent's own token, or run setup for that person)",
+            EXIT_CONFIG,
+        )

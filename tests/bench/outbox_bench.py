@@ -203,7 +203,7 @@ class InstantPoster:
     ) -> list[ListedMessage]:
         return []
 
-    def ready_in(self) -> float:
+    def rate_limited_for(self) -> float:
         return 0.0
 
     def probe(self, deadline: float) -> None:
@@ -232,7 +232,7 @@ class MatchingPoster:
             ListedMessage(next(self.ids), since + timedelta(seconds=1), creator_id, self.words[destination])
         ]
 
-    def ready_in(self) -> float:
+    def rate_limited_for(self) -> float:
         return 0.0
 
     def probe(self, deadline: float) -> None:

@@ -81,7 +81,7 @@ def test_a_429_is_sent_once_refused_and_holds_every_later_request(
     assert isinstance(outcome, Refused)
     assert (outcome.status, outcome.retry_after_seconds) == (429, 2.0)
     assert standin.post_count() == 1
-    assert client.ready_in() == pytest.approx(2.0)
+    assert client.rate_limited_for() == pytest.approx(2.0)
     before = clock.monotonic()
     client.me()
     assert clock.monotonic() - before >= 2.0

@@ -163,3 +163,42 @@ def test_sigterm_with_a_notice_in_flight_stops_within_its_bound_and_the_restart_
 def _outbox_states(state: Path) -> list[tuple[str, str]]:
     with open_ledger_read_only(state / "ledger.sqlite3") as ledger, ledger.read() as connection:
         return [tuple(row) for row in connection.execute("SELECT kind, state FROM outbox")]  # type: ignore[misc]
+
+
+def test_a_shadow_runs_beside_the_connector_on_its_own_state_and_posts_nothing(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    state = configure(standin, tmp_path)
+    environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
+    command = [str(REPOSITORY / "bin" / "connect"), "run", "--state-dir", str(state), "--poll-seconds", "0.2"]
+    processes = [
+        subprocess.Popen([*command, *extra], env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for extra in ((), ("--shadow",))
+    ]
+    card = standin.world.projects[0].recording_ids[0]
+    agent = standin.world.agent.id
+    try:
+        for process in processes:
+            assert process.stdout is not None
+            assert process.stdout.readline().startswith("running account="), "both run: two locks"
+        standin.mention(standin.world.people[0], card, "please take a look")
+        wait_until(lambda: any(m["creator"]["id"] == agent for m in standin.messages("comment", card)))
+        wait_until(lambda: _states(state / "shadow" / "ledger.sqlite3") == [("admitted",)])
+    finally:
+        for process in processes:
+            process.send_signal(signal.SIGTERM)
+        for process in processes:
+            process.communicate(timeout=60)
+    assert [process.returncode for process in processes] == [0, 0]
+    assert len([m for m in standin.messages("comment", card) if m["creator"]["id"] == agent]) == 1
+    assert _states(state / "ledger.sqlite3") == [("completed",)]
+    with open_ledger_read_only(state / "shadow" / "ledger.sqlite3") as ledger, ledger.read() as connection:
+        assert connection.execute("SELECT COUNT(*) FROM tasks").fetchone() == (0,), "the shadow dispatches nothing"
+        assert connection.execute("SELECT COUNT(*) FROM outbox").fetchone() == (0,), "and writes no notice"
+
+
+def _states(ledger_path: Path) -> list[tuple[str]]:
+    if not ledger_path.exists():
+        return []
+    with open_ledger_read_only(ledger_path) as ledger, ledger.read() as connection:
+        return [tuple(row) for row in connection.execute("SELECT state FROM events")]  # type: ignore[misc]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from tests.proofs.catalogue_decisions import DECISIONS
 from tests.proofs.catalogue_demo import DEMO
 from tests.proofs.catalogue_dispatch import DISPATCH
+from tests.proofs.catalogue_end_to_end import END_TO_END
 from tests.proofs.catalogue_foundations import FOUNDATIONS
 from tests.proofs.catalogue_shutdown import SHUTDOWN
 from tests.proofs.catalogue_status import STATUS
@@ -212,7 +213,7 @@ OUTBOX = [
     rule(
         "while a 429's wait runs nothing is claimed",
         "shell/outbox.py",
-        "if self._poster.ready_in() > 0:",
+        "if self._poster.rate_limited_for() > 0:",
         "if False:",
         f"{SENDING}::test_while_a_429_wait_runs_nothing_is_claimed",
     ),
@@ -343,4 +344,4 @@ HOOKS_RULES = [
     ),
 ]
 
-MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *HOOKS_RULES, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN]
+MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *HOOKS_RULES, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END]

@@ -237,8 +237,8 @@ class SimBasecamp:
             raise ListingFailed("Basecamp's listings are down")
         return self._fake.list(destination, since, creator_id, deadline)
 
-    def ready_in(self) -> float:
-        return self._fake.ready_in()
+    def rate_limited_for(self) -> float:
+        return self._fake.rate_limited_for()
 
     def probe(self, deadline: float) -> None:
         self._fake.probe(deadline)

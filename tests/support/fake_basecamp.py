@@ -105,7 +105,7 @@ class FakeBasecamp:
                 and stored.message.created_at >= since
             ]
 
-    def ready_in(self) -> float:
+    def rate_limited_for(self) -> float:
         return max(0.0, self.held_until - self.clock.monotonic())
 
     def probe(self, deadline: float) -> None:
