@@ -7,14 +7,18 @@ in the decision's own transaction, and answer ``Success(Plan)`` (what the ledger
 Rules:
 1. Nothing live is decided over. A record waiting for its verdict (``seen``), waiting to run
    (``admitted``, ``queued``: for a redispatch) or carried by a live task (``dispatched``, or
-   ``completed`` by a worker whose task still runs) is refused: the connector has it.
+   ``completed`` by a worker whose task still runs) is refused: the connector has it. One
+   exception, for a discard: a follow-up that joined a live task no worker has handed out yet
+   (``unhanded``) is only waiting to run, and may be discarded.
 2. A redispatch runs again only what may safely run again: a completed record whose outcome
    settled ``unknown`` or ``failed`` becomes ``admitted`` at once (the running connector's
    dispatcher starts it); a success is never run twice, and a discarded record never leaves.
+   A record is admitted only in a project the configuration serves (``served``): anywhere
+   else no connector would start it, so the redispatch is refused until the route is added.
 3. A blocked record keeps its state and reason and is offered back to admission at once (not
-   before a throttled read's server deadline): admission re-runs what blocked it and admits it
-   the moment that succeeds. A held record returns to admitted, or to blocked (offered at once)
-   when it was held over a blocking reason.
+   before a throttled read's server deadline), with a fresh retry window from the decision:
+   admission re-runs what blocked it and admits it the moment that succeeds. A held record
+   returns to admitted, or to blocked (offered at once) when it was held over a blocking reason.
 4. A discard closes a record the connector would not close alone: one waiting to run, blocked,
    held, or completed with an ``unknown`` outcome. It becomes ``discarded(by_operator)`` and its
    pending lifecycle messages are not sent (``cancel_pending``). A record a person already
@@ -50,8 +54,10 @@ class RecordFacts:
     """What the ledger holds about one record, read in the decision's transaction.
 
     ``outcome`` is its newest task row's outcome ('' when no task carried it); ``carried`` is
-    whether a live task row still carries it; ``discarded_by_person`` whether its newest decision
-    was a discard; ``retry_at`` a throttled read's server deadline, if any.
+    whether a live task row still carries it, and ``unhanded`` whether that row was never exposed
+    or pulled; ``discarded_by_person`` whether its newest decision was a discard; ``retry_at`` a
+    throttled read's server deadline, if any; ``served`` whether the configuration routes its
+    project.
     """
 
     event_id: int
@@ -62,6 +68,8 @@ class RecordFacts:
     carried: bool = False
     discarded_by_person: bool = False
     retry_at: datetime | None = None
+    unhanded: bool = False
+    served: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +106,9 @@ def redispatch(facts: RecordFacts, now: datetime) -> Result[Plan, Refusal]:
     match facts.state:
         case _R.completed if facts.outcome == "succeeded":
             return _refused(event, "succeeded; a success is never run again")
+        case _R.completed | _R.held if not facts.served and not (facts.state is _R.held and facts.reason):
+            return _refused(event, "is in a project the configuration does not serve: nothing would start "
+                                   "it; add the project's route (setup --route), restart, then redispatch")
         case _R.completed if facts.outcome in _RERUNNABLE:
             summary = (f"Event {event} admitted again (its outcome was {facts.outcome}); "
                        "the running connector starts a new worker for it")
@@ -131,7 +142,7 @@ def discard(facts: RecordFacts) -> Result[Plan, Refusal]:
         case _R.completed if facts.outcome != "unknown":
             outcome = facts.outcome or "no outcome"
             return _refused(event, f"completed ({outcome}); only an unknown outcome is left to close")
-        case _R.completed | _R.admitted | _R.queued | _R.blocked | _R.held:
+        case _R.completed | _R.admitted | _R.queued | _R.blocked | _R.held | _R.dispatched:
             summary = f"Event {event} discarded; it will not run, and its pending notices are not sent"
             return Success(Plan(Action.discard, facts, _R.discarded, BY_OPERATOR, None, summary=summary,
                                 cancel_pending=True))
@@ -151,6 +162,8 @@ def _live(facts: RecordFacts, action: Action) -> Refusal | None:
     event = facts.event_id
     if facts.state is _R.seen:
         return Refusal(event, f"Event {event} is waiting for admission's verdict; decide it once it has one")
+    if action is Action.discard and facts.state is _R.dispatched and facts.unhanded:
+        return None  # a follow-up no worker was handed: only waiting to run (rule 1)
     if facts.state is _R.dispatched or (facts.carried and facts.state is _R.completed):
         return Refusal(event, f"Event {event} is live: a worker's task still carries it; "
                               f"{action} it after that task ends")

@@ -68,12 +68,14 @@ The record (``events.state``; spec 1.4, the #736-#739 contract, and #741's simpl
     held        -> queued      person                a release, conversation live
     held        -> blocked     person                a redispatch of a record held over a blocking reason
     held        -> discarded   person                an operator's discard
+    dispatched  -> discarded   person                a discard of a follow-up its task never handed out
     completed   -> admitted    person                a redispatch, the outcome settled unknown or failed
     completed   -> discarded   person                a discard, the outcome settled unknown
 
 ``discarded`` is terminal, and so is ``completed`` but for #741's two decision edges: the ledger
 takes them only under a person's decision row made at the record's current revision, once no live
-task carries the record (migration 0006; ``core.decisions`` decides them). ``blocked ->
+task carries the record (migration 0006; ``core.decisions`` decides them). A dispatched record is
+discarded the same way, and only while no worker was handed it (its row never exposed or pulled). ``blocked ->
 dispatched`` is in the original map with no caller ("a task needs an instruction, and blocked has
 none"), so it is not an edge here. #741's import edge is not built.
 
@@ -382,6 +384,7 @@ RECORD_EDGES: LifecycleTable[RecordState] = LifecycleTable(
         Edge(_R.held, _R.queued, _OPERATOR, "a release, the conversation live"),
         Edge(_R.held, _R.blocked, _OPERATOR, "a redispatch of a record held over a blocking reason"),
         Edge(_R.held, _R.discarded, _OPERATOR, "an operator's discard"),
+        Edge(_R.dispatched, _R.discarded, _OPERATOR, "a discard of a follow-up its task never handed out"),
         Edge(_R.completed, _R.admitted, _OPERATOR, "a redispatch, the outcome settled unknown or failed"),
         Edge(_R.completed, _R.discarded, _OPERATOR, "a discard, the outcome settled unknown"),
     ),

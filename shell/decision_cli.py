@@ -60,7 +60,8 @@ def run(args: argparse.Namespace, action: Action) -> int:
     clock = SystemClock()
     with open_existing_ledger(paths.ledger, clock=clock) as ledger:
         try:
-            decided = decide(ledger, args.event_id, action, by, clock.now())
+            served = frozenset(route.project_id for route in configuration.routes)
+            decided = decide(ledger, args.event_id, action, by, clock.now(), served=served)
         except UnknownEvent:
             raise UserError(f"the ledger holds no event {args.event_id}", EXIT_NOT_FOUND) from None
     holder = peek(paths.directory, configuration.account_id, configuration.agent_id)

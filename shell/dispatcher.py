@@ -16,6 +16,10 @@ Rules:
    process is ``spawn_failed``; nothing else is.
 5. ``stop()`` is the connector's shutdown: every worker is stopped (``shutdown``) and settled
    before it returns, within its bound.
+6. A worker whose process group kept members after SIGKILL (the driver's supervision answers
+   None) is not settled: its attempt stays live, its record dispatched and its conversation
+   held, so nothing -- not even a person's redispatch -- starts a second worker beside what is
+   left of the first. It is logged as needing a person; recovery at the next start decides.
 """
 
 from __future__ import annotations
@@ -53,7 +57,9 @@ class WorkerDriver(Protocol):
     def spawn(self, launch: tasks.Launch, work_dir: Path) -> Started | SpawnFailed: ...
     def supervise(
         self, started: Started, deadline_at: datetime, stop: threading.Event, on_tick: Callable[[], None]
-    ) -> StopReason: ...
+    ) -> StopReason | None:
+        """Why the worker ended; None when members of its group outlived SIGKILL (rule 6)."""
+        ...
     def release(self, started: Started) -> None: ...
 
 
@@ -229,6 +235,13 @@ class Dispatcher:
             reason = self.driver.supervise(
                 outcome, deadline_at, self._shutdown, lambda: self._still_running(launch)
             )
+            if reason is None:
+                log.error(
+                    "dispatch attempt=%s: members of its process group outlived SIGKILL; it stays live,"
+                    " unsettled, for a person and the next start's recovery",
+                    launch.attempt_id,
+                )
+                return
             self._end(launch, reason, spawn_failed=False)
             self.driver.release(outcome)
         except Exception:

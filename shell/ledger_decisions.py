@@ -6,8 +6,10 @@ Rules:
    record's move, and the cancellation of its pending notices commit together or not at all.
    The connector's own writes take the same lock, so this is safe while it runs; whichever
    commits first, the other sees its result.
-2. The move is a compare-and-set on the record's revision, and the ledger's terminal trigger
-   (migration 0006) lets a completed record move only under a decision made at that revision.
+2. The move is a compare-and-set on the record's revision, and the ledger's triggers (migration
+   0006) let a completed or dispatched record move only under a decision made at that revision.
+   A record a person blocks again starts a fresh retry window (``blocked_at`` is the decision);
+   one moved to blocked or discarded loses its snapshot (the ledger's trigger drops it).
 3. A discard cancels the record's pending notices (its guard acknowledgement, its holding reply)
    and the pending notices of a task every record of which is now discarded. A notice already
    being sent cannot be called back: it is reported, never touched.
@@ -46,10 +48,13 @@ class UnknownEvent(Exception):
     """The ledger holds no record with this event id."""
 
 
-def decide(ledger: Ledger, event_id: int, action: Action, by: str, now: datetime) -> Result[Decided, Refusal]:
-    """Take ``by``'s ``action`` on record ``event_id`` (rule 1); raises ``UnknownEvent``."""
+def decide(
+    ledger: Ledger, event_id: int, action: Action, by: str, now: datetime, *, served: frozenset[int]
+) -> Result[Decided, Refusal]:
+    """Take ``by``'s ``action`` on record ``event_id`` (rule 1); ``served`` are the projects the
+    configuration routes. Raises ``UnknownEvent``."""
     with ledger.write() as connection:
-        facts = read_facts(connection, event_id)
+        facts = read_facts(connection, event_id, served)
         if facts is None:
             raise UnknownEvent(event_id)
         planned = decisions.redispatch(facts, now) if action is Action.redispatch else decisions.discard(facts)
@@ -61,19 +66,21 @@ def decide(ledger: Ledger, event_id: int, action: Action, by: str, now: datetime
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def read_facts(connection: sqlite3.Connection, event_id: int) -> RecordFacts | None:
+def read_facts(connection: sqlite3.Connection, event_id: int, served: frozenset[int]) -> RecordFacts | None:
     """What ``core.decisions`` needs about record ``event_id``, in the caller's transaction."""
     found = connection.execute(
-        "SELECT state, reason, revision, retry_at,"
+        "SELECT state, reason, revision, retry_at, bucket_id,"
         " COALESCE((SELECT outcome FROM task_events WHERE event_id = e.id ORDER BY task_id DESC LIMIT 1), ''),"
         " EXISTS (SELECT 1 FROM task_events WHERE event_id = e.id AND retired_at IS NULL),"
+        " NOT EXISTS (SELECT 1 FROM task_events WHERE event_id = e.id"
+        "             AND (delivery <> 'admitted' OR pulled_at IS NOT NULL)),"
         " COALESCE((SELECT action FROM decisions WHERE event_id = e.id ORDER BY id DESC LIMIT 1), '')"
         " FROM events e WHERE id = ?",
         (event_id,),
     ).fetchone()
     if found is None:
         return None
-    state, reason, revision, retry_at, outcome, carried, last_action = found
+    state, reason, revision, retry_at, bucket_id, outcome, carried, unhanded, last_action = found
     return RecordFacts(
         event_id=event_id,
         state=RecordState(state),
@@ -83,6 +90,8 @@ def read_facts(connection: sqlite3.Connection, event_id: int) -> RecordFacts | N
         carried=bool(carried),
         discarded_by_person=last_action == Action.discard,
         retry_at=None if retry_at is None else parse_timestamp(retry_at),
+        unhanded=bool(carried) and bool(unhanded),
+        served=bucket_id in served,
     )
 
 
@@ -99,9 +108,9 @@ def _apply(connection: sqlite3.Connection, plan: Plan, by: str, now: datetime) -
     blocked = plan.to_state is RecordState.blocked
     moved = connection.execute(
         "UPDATE events SET state = ?, reason = ?, revision = revision + 1, updated_at = ?, decided_at = ?,"
-        " blocked_at = CASE WHEN ? THEN blocked_at END, next_retry_at = ?"
+        " blocked_at = CASE WHEN ? THEN ? END, next_retry_at = ?"
         " WHERE id = ? AND revision = ?",
-        (str(plan.to_state), plan.to_reason, stamp, stamp, blocked,
+        (str(plan.to_state), plan.to_reason, stamp, stamp, blocked, stamp,
          None if plan.offer_at is None else format_timestamp(plan.offer_at), facts.event_id, facts.revision),
     )
     if moved.rowcount != 1:  # pragma: no cover -- the facts were read in this same transaction

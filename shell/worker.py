@@ -570,10 +570,11 @@ class CommandDriver:
 
     def supervise(
         self, started: object, deadline_at: datetime, stop: StopSignal, on_tick: Callable[[], None]
-    ) -> StopReason:
+    ) -> StopReason | None:
+        """Why the worker ended; None when members of its group outlived SIGKILL (not settled)."""
         if not isinstance(started, RunningWorker):
             raise TypeError("this driver supervises only the workers it started")
-        return supervise(
+        supervision = supervise(
             started,
             deadline_at=deadline_at,
             stop_event=stop,
@@ -581,7 +582,8 @@ class CommandDriver:
             still_running_every=self.still_running_every,
             on_tick=on_tick,
             grace_seconds=self.grace_seconds,
-        ).stop_reason
+        )
+        return None if supervision.survivors else supervision.stop_reason
 
     def release(self, started: object) -> None:
         if isinstance(started, RunningWorker):

@@ -72,6 +72,7 @@ RECORD: Contract = {
     (R.held, R.queued): by(OPERATOR),
     (R.held, R.blocked): by(OPERATOR),
     (R.held, R.discarded): by(OPERATOR),
+    (R.dispatched, R.discarded): by(OPERATOR),  # a follow-up never handed out, discarded (issue 5)
     (R.completed, R.admitted): by(OPERATOR),  # a redispatch after the outcome settled (spec 5.3)
     (R.completed, R.discarded): by(OPERATOR),  # a discard after the outcome settled (spec 5.4)
 }
@@ -149,7 +150,7 @@ def test_each_table_lists_exactly_the_contracts_pairs_and_actors(table: str) -> 
 
 def test_the_pair_counts() -> None:
     counts = {name: len(lifecycle.edges) for name, (lifecycle, _, _) in TABLES.items()}
-    assert counts == {"record": 27, "task": 1, "delivery": 4, "guard": 2, "attempt": 3}
+    assert counts == {"record": 28, "task": 1, "delivery": 4, "guard": 2, "attempt": 3}
 
 
 def test_only_the_record_table_allows_repeats() -> None:

@@ -107,11 +107,16 @@ def test_nothing_live_or_undecided_is_discarded(state: RecordState) -> None:
     carried=st.booleans(),
     reason=st.sampled_from(["", "no_route", "read_failed"]),
     by_person=st.booleans(),
+    unhanded=st.booleans(),
+    served=st.booleans(),
 )
-def test_every_plan_is_a_persons_edge_and_never_reruns_a_success(
-    state: RecordState, outcome: str, carried: bool, reason: str, by_person: bool
+def test_every_plan_is_a_persons_edge_and_never_reruns_a_success(  # noqa: PLR0917 -- hypothesis draws each
+    state: RecordState, outcome: str, carried: bool, reason: str, by_person: bool, unhanded: bool, served: bool
 ) -> None:
-    record = facts(state, outcome, carried=carried, reason=reason, discarded_by_person=by_person)
+    record = facts(
+        state, outcome, carried=carried, reason=reason, discarded_by_person=by_person,
+        unhanded=carried and unhanded, served=served,
+    )
     for action, decided in ((Action.redispatch, redispatch(record, NOW)), (Action.discard, discard(record))):
         plan = decided.value_or(None)
         if plan is None:
@@ -121,5 +126,22 @@ def test_every_plan_is_a_persons_edge_and_never_reruns_a_success(
             assert RECORD_EDGES.step(state, plan.to_state, Actor.person).unwrap() is plan.to_state
         assert not carried or state is not R.completed, "a record a live task carries is never decided over"
         assert outcome != "succeeded" or state is not R.completed or action is not Action.redispatch
-        assert state is not R.dispatched
+        assert state is not R.dispatched or (action is Action.discard and record.unhanded), "nothing handed out"
         assert state is not R.seen
+        assert served or plan.to_state is not R.admitted, "admitted only where a connector would start it"
+
+
+def test_nothing_is_admitted_again_in_a_project_the_configuration_does_not_serve() -> None:
+    for record in (facts(R.completed, "unknown", served=False), facts(R.held, served=False)):
+        refusal = redispatch(record, NOW).failure()
+        assert "add the project's route (setup --route), restart, then redispatch" in refusal.reason
+    held_over_a_reason = redispatch(facts(R.held, reason="no_route", served=False), NOW).unwrap()
+    assert held_over_a_reason.to_state is R.blocked, "admission decides a blocked record, route or not"
+
+
+def test_a_follow_up_no_worker_was_handed_may_be_discarded_but_not_redispatched() -> None:
+    waiting = facts(R.dispatched, carried=True, unhanded=True)
+    assert discard(waiting).unwrap().to_state is R.discarded
+    assert "is live" in redispatch(waiting, NOW).failure().reason
+    handed = facts(R.dispatched, carried=True, unhanded=False)
+    assert "is live" in discard(handed).failure().reason

@@ -5,21 +5,28 @@ completed record."""
 from __future__ import annotations
 
 import sqlite3
+from datetime import datetime
 
 import pytest
-from returns.result import Success
+from returns.result import Result, Success
 
-from core.decisions import Action
+from core.decisions import Action, Refusal
 from core.notes import DISCARDED_BY_PERSON
 from core.snapshots import StopReason
+from shell import ledger_decisions
 from shell import ledger_tasks as tasks
 from shell.clock import FakeClock
 from shell.ledger import Ledger
-from shell.ledger_decisions import UnknownEvent, decide
+from shell.ledger_decisions import Decided, UnknownEvent
 from tests.support.ledger_world import PROJECT, LedgerWorld
 
 EVENT = 501
 BY = "local:ada"
+
+
+def decide(ledger: Ledger, event_id: int, action: Action, by: str, now: datetime) -> Result[Decided, Refusal]:
+    """A decision under a configuration that routes the world's project."""
+    return ledger_decisions.decide(ledger, event_id, action, by, now, served=frozenset({PROJECT}))
 
 
 def settle_unreported(world: LedgerWorld, event_id: int = EVENT) -> str:
@@ -225,3 +232,24 @@ def test_the_ledger_refuses_a_decision_that_misstates_the_outcome(world: LedgerW
     with pytest.raises(sqlite3.IntegrityError, match="terminal"):  # it says unknown; it succeeded
         decide_by_hand(world, "redispatch", "revision", "admitted", "admitted")
     assert record(world.ledger) == ("completed", "", False)
+
+
+def discard_by_hand(world: LedgerWorld) -> None:
+    """A discard decision row written by hand, then the dispatched record discarded, in one transaction."""
+    with world.ledger.write() as connection:
+        connection.execute(
+            "INSERT INTO decisions (action, event_id, decided_by, decided_at, from_state, from_revision, to_state)"
+            " SELECT 'discard', id, ?, ?, state, revision, 'discarded' FROM events WHERE id = ?",
+            (BY, world.now(), EVENT),
+        )
+        connection.execute("UPDATE events SET state = 'discarded', reason = 'by_operator' WHERE id = ?", (EVENT,))
+
+
+def test_the_ledger_discards_a_dispatched_record_only_if_no_worker_was_handed_it(world: LedgerWorld) -> None:
+    world.request(EVENT)
+    world.launch(EVENT)  # exposed at launch: a worker may have seen it
+    with pytest.raises(sqlite3.IntegrityError, match="only if no worker was handed it"):
+        discard_by_hand(world)
+    refusal = decide(world.ledger, EVENT, Action.discard, BY, world.ledger.clock.now()).failure()
+    assert "is live" in refusal.reason
+    assert record(world.ledger) == ("dispatched", "", False)

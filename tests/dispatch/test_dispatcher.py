@@ -44,8 +44,10 @@ class FakeDriver:
 
     def supervise(
         self, started: Started, deadline_at: datetime, stop: threading.Event, on_tick: Callable[[], None]
-    ) -> StopReason:
+    ) -> StopReason | None:
         behaviour = self._behaviour[started.pid - 40_000]
+        if behaviour == "outlives_sigkill":
+            return None
         if behaviour == "runs_until_stopped":
             stop.wait(10)
             return StopReason.shutdown
@@ -127,6 +129,17 @@ def test_a_finished_worker_is_settled_and_the_next_record_starts(world: LedgerWo
         "exposed and unreported: completed(unknown)"
     )
     assert len(driver.released) == 2
+
+
+def test_a_worker_whose_group_outlived_sigkill_is_never_settled_around(world: LedgerWorld, ledger: Ledger) -> None:
+    world.request(101)
+    running = dispatcher(ledger, FakeDriver({101: ["outlives_sigkill"]}))
+    assert [launch.event_ids for launch in running.tick()] == [(101,)]
+    settle_all(running)
+    with ledger.read() as connection:
+        assert connection.execute("SELECT state, stop_reason FROM attempts").fetchall() == [("running", "")]
+        assert connection.execute("SELECT COUNT(*) FROM outbox WHERE kind = 'completion'").fetchone() == (0,)
+    assert states(ledger) == {101: "dispatched"}, "still carried: no redispatch, no second worker"
 
 
 def test_a_spawn_that_fails_is_retried_once_then_blocked_with_a_notice(

@@ -143,7 +143,20 @@ def move_record(rows: Rows, event_id: int, target: RecordState) -> None:
     elif state == "completed" and target in (RecordState.admitted, RecordState.discarded):
         decide(rows, event_id, target, live)  # a person's decision after the outcome settled
         return
+    elif state == "dispatched" and target is RecordState.discarded:
+        discard_unhanded(rows, event_id)  # a follow-up its task never handed out
+        return
     rows.set("events", "state = ?", "id = ?", str(target), event_id)
+
+
+def discard_unhanded(rows: Rows, event_id: int) -> None:
+    """A person's discard of a dispatched record no worker was handed: the decision row first."""
+    rows.connection.execute(
+        "INSERT INTO decisions (action, event_id, decided_by, decided_at, from_state, from_revision, to_state)"
+        " SELECT 'discard', id, 'local:test', ?, state, revision, 'discarded' FROM events WHERE id = ?",
+        (STAMP, event_id),
+    )
+    rows.set("events", "state = 'discarded', reason = 'by_operator'", "id = ?", event_id)
 
 
 def decide(rows: Rows, event_id: int, target: RecordState, live: int | None) -> None:
@@ -182,7 +195,7 @@ RECORD_REFUSALS = {
     "blocked": "a blocked record moves only to admitted, queued or discarded",
     "admitted": "an admitted record moves only to queued, blocked, dispatched, discarded or held",
     "queued": "a queued record moves only to blocked, dispatched, discarded or held",
-    "dispatched": "a dispatched record moves only to admitted, blocked or completed",
+    "dispatched": "a dispatched record moves only to admitted, blocked, completed or discarded",
     "held": "a held record moves only to admitted, queued, blocked or discarded",
     "completed": "a completed or discarded record is terminal: its state never changes",
     "discarded": "a completed or discarded record is terminal: its state never changes",

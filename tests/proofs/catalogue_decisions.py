@@ -8,6 +8,7 @@ from tests.proofs.mutation import Mutation, rule
 CORE = "tests/decisions/test_core_decisions.py"
 LEDGER = "tests/decisions/test_ledger_decisions.py"
 PROCESS = "tests/process/test_decisions_beside_run.py"
+REVIEW = "tests/review/test_review_decisions.py"
 MIGRATION = "shell/migrations/0006_decisions.sql"
 
 DECISIONS: list[Mutation] = [
@@ -117,5 +118,57 @@ DECISIONS: list[Mutation] = [
         "        return EXIT_REFUSED\n",
         "        return EXIT_OK\n",
         f"{PROCESS}::test_the_redispatch_a_completion_notice_names_runs_the_record_again_beside_the_connector",
+    ),
+    rule(
+        "a redispatch admits a record only in a project the configuration serves",
+        "core/decisions.py",
+        "        case _R.completed | _R.held if not facts.served and not (facts.state is _R.held and facts.reason):",
+        "        case _R.completed | _R.held if False:",
+        f"{CORE}::test_nothing_is_admitted_again_in_a_project_the_configuration_does_not_serve",
+        f"{REVIEW}::test_a_redispatch_never_admits_a_record_no_connector_with_this_configuration_will_start",
+    ),
+    rule(
+        "the command tells the decision which projects the configuration serves",
+        "shell/ledger_decisions.py",
+        "        served=bucket_id in served,",
+        "        served=True,",
+        f"{REVIEW}::test_a_redispatch_never_admits_a_record_no_connector_with_this_configuration_will_start",
+    ),
+    rule(
+        "a follow-up no worker was handed may be discarded while its task runs",
+        "core/decisions.py",
+        "    if action is Action.discard and facts.state is _R.dispatched and facts.unhanded:",
+        "    if False:",
+        f"{CORE}::test_a_follow_up_no_worker_was_handed_may_be_discarded_but_not_redispatched",
+        f"{REVIEW}::test_a_person_can_stop_a_follow_up_no_worker_has_pulled_from_running",
+    ),
+    rule(
+        "the ledger discards a dispatched record only if no worker was ever handed it",
+        MIGRATION,
+        "    AND NOT EXISTS (SELECT 1 FROM task_events\n"
+        "                     WHERE event_id = NEW.id AND (delivery <> 'admitted' OR pulled_at IS NOT NULL))\n",
+        "",
+        f"{LEDGER}::test_the_ledger_discards_a_dispatched_record_only_if_no_worker_was_handed_it",
+    ),
+    rule(
+        "a record moved to blocked or discarded keeps no content",
+        MIGRATION,
+        "    UPDATE events SET snapshot = NULL WHERE id = NEW.id;\n",
+        "    SELECT 1;\n",
+        f"{REVIEW}::test_a_record_a_person_discarded_keeps_no_content",
+    ),
+    rule(
+        "a person's redispatch of a blocked record opens a fresh retry window",
+        "shell/ledger_decisions.py",
+        '        " blocked_at = CASE WHEN ? THEN ? END, next_retry_at = ?"',
+        '        " blocked_at = CASE WHEN ? THEN blocked_at ELSE ? END, next_retry_at = ?"',
+        f"{REVIEW}::test_a_persons_redispatch_of_a_blocked_record_outlives_one_transient_failure",
+    ),
+    rule(
+        "a worker whose group outlived SIGKILL is not settled: nothing starts beside what is left of it",
+        "shell/dispatcher.py",
+        "            if reason is None:\n                log.error(",
+        "            if reason is None:\n                reason = StopReason.lost\n            if False:\n                log.error(",
+        "tests/dispatch/test_dispatcher.py::test_a_worker_whose_group_outlived_sigkill_is_never_settled_around",
     ),
 ]

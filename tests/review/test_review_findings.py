@@ -65,7 +65,7 @@ class RecordingDriver:
 
     def supervise(
         self, started: Started, deadline_at: datetime, stop: threading.Event, on_tick: Callable[[], None]
-    ) -> StopReason:
+    ) -> StopReason | None:
         self.supervised.append(started.pid)
         stop.wait(5)
         return StopReason.shutdown
