@@ -281,8 +281,8 @@ class Intake:
 def _insert_seen(connection: sqlite3.Connection, row: _Row, now: str) -> None:
     event = row.event
     connection.execute(
-        "INSERT INTO events (id, state, event_type, bucket_id, recording_id, creator_id,"
-        " created_at, seen_at, updated_at) VALUES (?, 'seen', ?, ?, ?, ?, ?, ?, ?)"
+        "INSERT INTO events (id, state, event_type, bucket_id, recording_id, creator_id, performed_by_id,"
+        " created_at, seen_at, updated_at) VALUES (?, 'seen', ?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT(id) DO NOTHING",
         (
             event.id,
@@ -290,6 +290,7 @@ def _insert_seen(connection: sqlite3.Connection, row: _Row, now: str) -> None:
             event.bucket_id,
             event.recording_id,
             event.creator_id,
+            event.performed_by_id,
             row.created_at,
             now,
             now,

@@ -69,20 +69,20 @@ def _time(value: object) -> datetime | None:
 def load(connection: sqlite3.Connection, event_id: int) -> LoadedRecord | None:
     """The record ``event_id``, or None."""
     found = connection.execute(
-        "SELECT id, event_type, bucket_id, creator_id, recording_id, state, reason, revision,"
+        "SELECT id, event_type, bucket_id, creator_id, performed_by_id, recording_id, state, reason, revision,"
         " blocked_at, next_retry_at FROM events WHERE id = ?",
         (event_id,),
     ).fetchone()
     if found is None:
         return None
-    identifier, event_type, bucket, creator, recording, state, reason, revision, blocked_at, due = found
+    identifier, event_type, bucket, creator, performer, recording, state, reason, revision, blocked_at, due = found
     pointer = EventPointer(
         id=int(identifier),
         event_type=str(event_type),
         bucket_id=int(bucket),
         creator_id=int(creator),
-        performed_by_id=None,
-        actor_type=PERSON_ACTOR,
+        performed_by_id=None if performer is None else int(performer),
+        actor_type=PERSON_ACTOR,  # the feed is read with actor_types=person (core.feed)
         recording_id=int(recording),
     )
     return LoadedRecord(

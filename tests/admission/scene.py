@@ -48,20 +48,21 @@ class Scene:
     def agent_id(self) -> int:
         return self.settings.agent_id
 
-    def seen(self, event_id: int, *, creator_id: int | None = None) -> int:
+    def seen(self, event_id: int, *, creator_id: int | None = None, performed_by_id: int | None = None) -> int:
         """Record the stand-in's feed event ``event_id`` as intake does (state seen)."""
         event = next(found for found in self.standin.feed_events() if found.id == event_id)
         stamp = format_timestamp(self.clock.now())
         with self.ledger.write() as connection:
             connection.execute(
-                "INSERT INTO events (id, state, event_type, bucket_id, recording_id, creator_id,"
-                " created_at, seen_at, updated_at) VALUES (?, 'seen', ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO events (id, state, event_type, bucket_id, recording_id, creator_id, performed_by_id,"
+                " created_at, seen_at, updated_at) VALUES (?, 'seen', ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     event.id,
                     event.event_type,
                     event.bucket_id,
                     event.recording_id,
                     event.creator_id if creator_id is None else creator_id,
+                    event.performed_by_id if performed_by_id is None else performed_by_id,
                     stamp,
                     stamp,
                     stamp,

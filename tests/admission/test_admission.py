@@ -124,6 +124,21 @@ def test_an_agent_authored_comment_is_discarded_before_any_read_and_asks_for_not
     assert len(scene.standin.requests()) == before
 
 
+def test_a_mention_another_performed_for_its_creator_is_delegated_and_one_the_agent_performed_is_its_own(
+    scene: Scene,
+) -> None:
+    card = scene.routed.recording_ids[0]
+    delegated = scene.seen(scene.standin.mention(scene.operator_id, card, "please look"), performed_by_id=scene.other_id)
+    own = scene.seen(scene.standin.mention(scene.operator_id, card, "please look"), performed_by_id=scene.agent_id)
+    before = len(scene.standin.requests())
+    scene.admit(delegated)
+    scene.admit(own)
+    assert (scene.record(delegated)["state"], scene.record(delegated)["reason"]) == ("discarded", "delegated")
+    assert (scene.record(own)["state"], scene.record(own)["reason"]) == ("discarded", "agent_authored")
+    assert scene.intents() == []
+    assert len(scene.standin.requests()) == before, "decided by the gate, before any read"
+
+
 def test_a_mention_by_someone_untrusted_is_discarded(scene: Scene) -> None:
     event_id = scene.mention(scene.other_id, scene.routed.recording_ids[0])
     scene.admit(event_id)

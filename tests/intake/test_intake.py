@@ -370,3 +370,21 @@ def test_urllib3_debug_lines_do_not_carry_the_position(
         make_intake(reader=reader, start=0).poll_once(deadline(client))
     for record in caplog.records:
         assert "position=" not in record.getMessage()
+
+
+def test_the_performer_the_feed_names_is_recorded_for_the_gate(
+    standin: StandIn, ledger: Ledger, client: BasecampClient, make_intake: MakeIntake
+) -> None:
+    intake = make_intake()
+    intake.poll_once(deadline(client))
+    ada, grace = standin.world.people[0], standin.world.people[1]
+    card = standin.world.projects[0].recording_ids[0]
+    created_by_ada = standin.mention(ada, card, "please look")
+    delegated = standin.feed.record(
+        "comment.created", bucket_id=standin.world.projects[0].id, creator_id=ada.id,
+        recording_id=card, created_at=standin.feed_events()[-1].created_at, performed_by_id=grace.id,
+    ).id
+    intake.poll_once(deadline(client))
+    with ledger.read() as connection:
+        performers = dict(connection.execute("SELECT id, performed_by_id FROM events").fetchall())
+    assert performers == {created_by_ada: None, delegated: grace.id}

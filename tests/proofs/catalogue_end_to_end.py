@@ -79,4 +79,19 @@ END_TO_END: list[Mutation] = [
         "        return self._pacer.wait_seconds()\n",
         "tests/outbox/test_outbox_with_client.py::test_a_full_rate_window_is_not_a_429_the_outbox_still_claims",
     ),
+    rule(
+        "intake records the performer the feed names",
+        "shell/intake.py",
+        "            event.performed_by_id,\n",
+        "            None,\n",
+        "tests/intake/test_intake.py::test_the_performer_the_feed_names_is_recorded_for_the_gate",
+    ),
+    rule(
+        "admission's gate sees the recorded performer: delegated and agent-performed events are discarded",
+        "shell/ledger_admission.py",
+        "        performed_by_id=None if performer is None else int(performer),",
+        "        performed_by_id=None,",
+        "tests/admission/test_admission.py::"
+        "test_a_mention_another_performed_for_its_creator_is_delegated_and_one_the_agent_performed_is_its_own",
+    ),
 ]
