@@ -37,6 +37,7 @@ from core.resolution import Abandon, Resend, Resolution, Sent
 from core.timestamps import format_timestamp
 from shell import ledger_outbox as rows
 from shell.clock import Clock, SystemClock
+from shell.config import LEDGER_NAME
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, UserError
 from shell.ledger import (
     BUSY_TIMEOUT_SECONDS,
@@ -93,8 +94,9 @@ EPILOG = f"""\
 Start with `list`, then `show ID`: it prints the intent, where its message goes, and the
 exact commands a person may run for it now.
 
-The ledger is --ledger PATH, or ${LEDGER_ENVIRONMENT}. It is never created here; these
-commands are safe beside a running connector (each decision is one short transaction).
+The ledger is --ledger PATH, --state-dir DIR (its ledger.sqlite3), or ${LEDGER_ENVIRONMENT}.
+It is never created here; these commands are safe beside a running connector (each decision is
+one short transaction).
 
 exit codes: 0 done; 2 bad usage; 3 no usable ledger (missing, not a ledger, too new, not
 owner-only); 4 no such intent; 5 the decision is refused; 6 the ledger is busy."""
@@ -152,6 +154,12 @@ def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         metavar="PATH",
         default=default(None),
         help=f"the connector's ledger file (default: ${LEDGER_ENVIRONMENT})",
+    )
+    parser.add_argument(
+        "--state-dir",
+        metavar="DIR",
+        default=default(None),
+        help="the state directory `bin/connect setup` wrote: its ledger.sqlite3 (instead of --ledger)",
     )
     parser.add_argument(
         "--json", action="store_true", default=default(False), help="print JSON for a machine to read"
@@ -245,9 +253,16 @@ class _Context:
     """What a command needs besides its arguments: the ledger's path, the clock, the timeout."""
 
     def __init__(self, args: argparse.Namespace, clock: Clock, busy_timeout: float) -> None:
-        given = args.ledger if args.ledger is not None else os.environ.get(LEDGER_ENVIRONMENT, "")
+        if args.ledger is not None and args.state_dir is not None:
+            raise UserError("name the ledger once: --ledger PATH or --state-dir DIR, not both", EXIT_USAGE)
+        if args.state_dir is not None:
+            given = os.path.join(os.path.expanduser(args.state_dir), LEDGER_NAME)
+        else:
+            given = args.ledger if args.ledger is not None else os.environ.get(LEDGER_ENVIRONMENT, "")
         if not given:
-            raise UserError(f"name the ledger with --ledger PATH or ${LEDGER_ENVIRONMENT}", EXIT_USAGE)
+            raise UserError(
+                f"name the ledger with --ledger PATH, --state-dir DIR or ${LEDGER_ENVIRONMENT}", EXIT_USAGE
+            )
         self.ledger_path = os.path.abspath(given)
         self.clock = clock
         self.busy_timeout = busy_timeout

@@ -104,7 +104,7 @@ def test_without_a_ledger_named_the_person_is_told_how(run: Run, monkeypatch: py
     monkeypatch.delenv("CONNECTOR_LEDGER", raising=False)
     ran = run("list", ledger=None)
     assert ran.code == EXIT_USAGE
-    assert ran.error_lines == ["error: name the ledger with --ledger PATH or $CONNECTOR_LEDGER"]
+    assert ran.error_lines == ["error: name the ledger with --ledger PATH, --state-dir DIR or $CONNECTOR_LEDGER"]
 
 
 def test_the_ledger_may_be_named_in_the_environment(
@@ -167,3 +167,15 @@ def test_reading_goes_on_while_another_connection_holds_the_write_lock(
     ran = run("list", "--json")
     assert ran.code == EXIT_OK, ran.err
     assert ran.out.startswith("[")
+
+
+def test_the_state_directory_names_its_ledger_and_both_names_at_once_are_refused(
+    run: Run, intents: Intents, ledger_path: Path, state_directory: Path
+) -> None:
+    by_path = run("list", "--json")
+    os.link(ledger_path, state_directory / "ledger.sqlite3")  # the name `setup` gives it
+    by_directory = run("list", "--json", "--state-dir", str(state_directory), ledger=None)
+    assert (by_directory.code, by_directory.out) == (EXIT_OK, by_path.out)
+    both = run("list", "--state-dir", str(state_directory))
+    assert both.code == EXIT_USAGE
+    assert both.error_lines == ["error: name the ledger once: --ledger PATH or --state-dir DIR, not both"]
