@@ -4,10 +4,8 @@ worker's answer, with the connector saying nothing of its own; SIGTERM stops it 
 from __future__ import annotations
 
 import os
-import shlex
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from shell.ledger import open_ledger_read_only
 from shell.standin.faults import Fault, FaultAction
 from shell.standin.server import StandIn
 from tests.support.child import wait_until
+from tests.support.configured import configure_connector
 
 pytestmark = pytest.mark.slow
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -31,52 +30,7 @@ def standin() -> Iterator[StandIn]:
 
 
 def configure(standin: StandIn, tmp_path: Path, *more: str) -> Path:
-    state = tmp_path / "state"
-    work = tmp_path / "work"
-    work.mkdir()
-    token_file = tmp_path / "token"
-    token_file.write_text(standin.world.token + "\n")
-    token_file.chmod(0o600)
-    worker = [  # the stand-in worker, with its own Basecamp credentials (Claude Code keeps its own)
-        "env",
-        f"PYTHONPATH={REPOSITORY}",
-        f"STANDIN_BASE_URL={standin.base_url}",
-        f"STANDIN_ACCOUNT={standin.world.account_id}",
-        f"STANDIN_TOKEN={standin.world.token}",
-        sys.executable,
-        "-m",
-        "shell.demo.worker",
-        "--mcp-config",
-        "{mcp_config}",
-    ]
-    operator = standin.world.people[0]
-    project = standin.world.projects[0]
-    assert (
-        connect(
-            [
-                "setup",
-                "--state-dir",
-                str(state),
-                "--base-url",
-                standin.base_url,
-                "--account",
-                str(standin.world.account_id),
-                "--agent",
-                str(standin.world.agent.id),
-                "--token-file",
-                str(token_file),
-                "--operator",
-                str(operator.id),
-                "--route",
-                f"{project.id}={work}",
-                "--worker-command",
-                shlex.join(worker),
-                *more,
-            ]
-        )
-        == 0
-    )
-    return state
+    return configure_connector(standin, tmp_path, *more)
 
 
 def test_a_mention_is_answered_by_the_worker_and_sigterm_stops_the_connector(

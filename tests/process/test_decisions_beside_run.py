@@ -7,20 +7,18 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from shell.cli import main as connect
 from shell.errors import EXIT_NOT_FOUND, EXIT_REFUSED
 from shell.ledger import open_ledger_read_only
 from shell.standin.server import StandIn
 from tests.support.child import wait_until
+from tests.support.configured import configure_connector
 
 pytestmark = pytest.mark.slow
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -35,24 +33,7 @@ def standin() -> Iterator[StandIn]:
 
 def configure(standin: StandIn, tmp_path: Path, scenes: Path) -> Path:
     """A connector whose worker plays the part ``scenes`` names for each event."""
-    state, work, token_file = tmp_path / "state", tmp_path / "work", tmp_path / "token"
-    work.mkdir()
-    token_file.write_text(standin.world.token + "\n")
-    token_file.chmod(0o600)
-    worker = [
-        "env", f"PYTHONPATH={REPOSITORY}", f"STANDIN_BASE_URL={standin.base_url}",
-        f"STANDIN_ACCOUNT={standin.world.account_id}", f"STANDIN_TOKEN={standin.world.token}",
-        sys.executable, "-m", "shell.demo.worker", "--scenes", str(scenes), "--prompt", "{prompt}", "--mcp-config", "{mcp_config}",
-    ]
-    project = standin.world.projects[0]
-    assert connect([
-        "setup", "--state-dir", str(state), "--base-url", standin.base_url,
-        "--account", str(standin.world.account_id), "--agent", str(standin.world.agent.id),
-        "--token-file", str(token_file), "--operator", str(standin.world.people[0].id),
-        "--route", f"{project.id}={work}", "--worker-command", shlex.join(worker),
-        "--reconcile-after", "1s",
-    ]) == 0
-    return state
+    return configure_connector(standin, tmp_path, "--reconcile-after", "1s", scenes=scenes)
 
 
 def decide(*words: str, state: Path) -> subprocess.CompletedProcess[str]:

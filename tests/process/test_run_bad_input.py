@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from shell.cli import main as connect
 from shell.errors import EXIT_CONFIG, EXIT_UNAVAILABLE
 from shell.ledger import SCHEMA_VERSION, open_ledger
 from shell.standin.server import StandIn
+from tests.support.configured import configure_connector
 
 pytestmark = pytest.mark.slow
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -78,21 +78,7 @@ def standin() -> Iterator[StandIn]:
 
 def configure(standin: StandIn, tmp_path: Path, *, base_url: str | None = None) -> Path:
     """A configuration ``setup`` wrote and checked: the agent's own token, one route."""
-    world = standin.world
-    state = tmp_path / "state"
-    token_file = tmp_path / "token"
-    token_file.write_text(world.token + "\n")
-    token_file.chmod(0o600)
-    work = tmp_path / "work"
-    work.mkdir()
-    arguments = [
-        "setup", "--state-dir", str(state), "--base-url", base_url or standin.base_url,
-        "--account", str(world.account_id), "--agent", str(world.agent.id),
-        "--token-file", str(token_file), "--operator", str(world.people[0].id),
-        "--route", f"{world.projects[0].id}={work}", "--worker-command", "true",
-    ]  # fmt: skip
-    assert connect([*arguments, *([] if base_url is None else ["--no-check"])]) == 0
-    return state
+    return configure_connector(standin, tmp_path, worker=("true",), base_url=base_url)
 
 
 def rewrite(path: Path, text: str) -> None:

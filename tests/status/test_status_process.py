@@ -6,20 +6,18 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from shell.cli import main as connect
 from shell.ledger import open_ledger_read_only
 from shell.standin.server import StandIn
 from tests.support.child import wait_until
+from tests.support.configured import configure_connector
 
 pytestmark = pytest.mark.slow
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -33,50 +31,7 @@ def standin() -> Iterator[StandIn]:
 
 
 def configure(standin: StandIn, tmp_path: Path) -> Path:
-    """As tests/process/test_connect_run.py configures it: the stand-in worker, one route."""
-    state = tmp_path / "state"
-    work = tmp_path / "work"
-    work.mkdir()
-    token_file = tmp_path / "token"
-    token_file.write_text(standin.world.token + "\n")
-    token_file.chmod(0o600)
-    worker = [
-        "env",
-        f"PYTHONPATH={REPOSITORY}",
-        f"STANDIN_BASE_URL={standin.base_url}",
-        f"STANDIN_ACCOUNT={standin.world.account_id}",
-        f"STANDIN_TOKEN={standin.world.token}",
-        sys.executable,
-        "-m",
-        "shell.demo.worker",
-        "--mcp-config",
-        "{mcp_config}",
-    ]
-    assert (
-        connect(
-            [
-                "setup",
-                "--state-dir",
-                str(state),
-                "--base-url",
-                standin.base_url,
-                "--account",
-                str(standin.world.account_id),
-                "--agent",
-                str(standin.world.agent.id),
-                "--token-file",
-                str(token_file),
-                "--operator",
-                str(standin.world.people[0].id),
-                "--route",
-                f"{standin.world.projects[0].id}={work}",
-                "--worker-command",
-                shlex.join(worker),
-            ]
-        )
-        == 0
-    )
-    return state
+    return configure_connector(standin, tmp_path)
 
 
 def status(state: Path, *arguments: str) -> subprocess.CompletedProcess[str]:

@@ -1,0 +1,59 @@
+"""A state directory as `bin/connect setup` writes it against the stand-in, for tests that run the
+connector as a real process: the agent's token in an owner-only file, routes, and the bundled
+demo worker (its own credentials in a token file, never in argv)."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from shell.cli import main as connect
+from shell.standin.server import StandIn
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+def configure_connector(
+    standin: StandIn,
+    tmp_path: Path,
+    *more: str,
+    routed: Sequence[int] = (0,),
+    scenes: Path | None = None,
+    worker: Sequence[str] | None = None,
+    base_url: str | None = None,
+) -> Path:
+    """Run ``setup`` into ``tmp_path/state`` and return that directory.
+
+    ``routed``: which of the world's projects get a route (each to its own new directory);
+    ``scenes``: the demo worker plays each event's part from that file (``--scenes``);
+    ``worker``: another worker command instead; ``base_url``: setup writes it unchecked;
+    ``more``: further setup options (timings).
+    """
+    world = standin.world
+    state = tmp_path / "state"
+    token_file = tmp_path / "token"
+    token_file.write_text(world.token + "\n")
+    token_file.chmod(0o600)
+    routes: list[str] = []
+    for index in routed:
+        project = world.projects[index]
+        work = tmp_path / f"work-{project.id}"
+        work.mkdir()
+        routes += ["--route", f"{project.id}={work}"]
+    command = list(worker) if worker is not None else [
+        "env", f"PYTHONPATH={REPOSITORY}", sys.executable, "-m", "shell.demo.worker",
+        "--mcp-config", "{mcp_config}", "--base-url", standin.base_url,
+        "--account", str(world.account_id), "--token-file", str(token_file),
+        *(["--prompt", "{prompt}", "--scenes", str(scenes)] if scenes is not None else []),
+    ]  # fmt: skip
+    arguments = [
+        "setup", "--state-dir", str(state), "--base-url", base_url or standin.base_url,
+        "--account", str(world.account_id), "--agent", str(world.agent.id),
+        "--token-file", str(token_file), "--operator", str(world.people[0].id),
+        *routes, "--worker-command", shlex.join(command), *more,
+        *(["--no-check"] if base_url is not None else []),
+    ]  # fmt: skip
+    assert connect(arguments) == 0
+    return state
