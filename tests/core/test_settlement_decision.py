@@ -1,6 +1,6 @@
 """core.settlement.settle: how an attempt's end settles each row, never running an instruction twice."""
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from core.edges import DeliveryState, RecordState
@@ -84,6 +84,11 @@ def test_a_record_someone_else_moved_is_settled_where_it_was_put() -> None:
         max_size=8,
     ),
     st.booleans(),
+)
+@example(  # pulled from the task, never exposed by launch: the case a search can miss under load
+    [LiveRow(1, DeliveryState.admitted, exposed_by_this_attempt=False, pulled=True, withdrawn_before=False,
+             record_state=RecordState.dispatched)],
+    False,  # spawn_failed
 )
 def test_nothing_a_worker_may_have_seen_goes_back_to_wait_for_another_worker(
     rows: list[LiveRow], spawn_failed: bool
