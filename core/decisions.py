@@ -110,8 +110,8 @@ def redispatch(facts: RecordFacts, now: datetime) -> Result[Plan, Refusal]:
             return _refused(event, "is in a project the configuration does not serve: nothing would start "
                                    "it; add the project's route (setup --route), restart, then redispatch")
         case _R.completed if facts.outcome in _RERUNNABLE:
-            summary = (f"Event {event} admitted again (its outcome was {facts.outcome}); "
-                       "the running connector starts a new worker for it")
+            summary = (f"Event {event} admitted again (its outcome was {facts.outcome}); the running "
+                       "connector starts a new worker for it once its conversation and directory are free")
             return Success(Plan(Action.redispatch, facts, _R.admitted, "", None, summary=summary))
         case _R.completed:
             return _refused(event, "completed without a settled outcome; nothing to run again")
@@ -120,7 +120,8 @@ def redispatch(facts: RecordFacts, now: datetime) -> Result[Plan, Refusal]:
         case _R.held if facts.reason:  # held over a blocking reason: blocked, and offered again
             return Success(_offered_again(facts, now))
         case _R.held:
-            summary = f"Event {event} admitted; the running connector starts a worker for it"
+            summary = (f"Event {event} admitted; the running connector starts a worker for it once its "
+                       "conversation and directory are free")
             return Success(Plan(Action.redispatch, facts, _R.admitted, "", None, summary=summary))
         case _R.discarded:
             why = f"discarded ({facts.reason or 'no reason'}); a discarded record is never run"

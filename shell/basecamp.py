@@ -432,19 +432,29 @@ class BasecampClient:
                     self._clock.sleep(seconds)
 
     def _get_once(self, url: str, timeout: float) -> _Answer:
+        """One GET. A kept-alive connection the server had already closed fails before any
+        answer (``ProtocolError``); a read is safe to repeat, so it is asked once more on a fresh
+        connection. Nothing else is retried here (``core.retry`` decides, in ``_get``)."""
         path = urlsplit(url).path
-        try:
-            response = self._pool.request(
-                "GET",
-                url,
-                headers=self._headers(),
-                timeout=urllib3.Timeout(total=timeout),
-                retries=False,
-                redirect=False,
-            )
-        except (urllib3.exceptions.HTTPError, OSError) as error:
-            log.info("GET %s -> %s", path, type(error).__name__)
-            raise ListingFailed(f"GET {path} failed: {type(error).__name__}") from None
+        started = self._clock.monotonic()
+        for fresh in (False, True):
+            try:
+                response = self._pool.request(
+                    "GET",
+                    url,
+                    headers=self._headers(),
+                    timeout=urllib3.Timeout(total=max(0.1, timeout - (self._clock.monotonic() - started))),
+                    retries=False,
+                    redirect=False,
+                )
+                break
+            except urllib3.exceptions.ProtocolError as error:
+                log.info("GET %s -> %s (the connection closed before an answer)", path, type(error).__name__)
+                if fresh:
+                    raise ListingFailed(f"GET {path} failed: the connection closed, twice") from None
+            except (urllib3.exceptions.HTTPError, OSError) as error:
+                log.info("GET %s -> %s", path, type(error).__name__)
+                raise ListingFailed(f"GET {path} failed: {type(error).__name__}") from None
         log.info("GET %s -> %d", path, response.status)
         headers = {key.lower(): value for key, value in response.headers.items()}
         return _Answer(response.status, headers, _decode(response.data))

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Protocol
 
-from shell.errors import EXIT_CONFIG, UserError
+from shell.errors import EXIT_CONFIG, UserError, reader_went_away
 
 VERSION = "0.1.0"
 COMMANDS = ("standin", "mcp", "setup", "run", "status", "redispatch", "discard", "demo")
@@ -59,6 +59,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return error.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return reader_went_away()
     return code
 
 

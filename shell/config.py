@@ -129,6 +129,8 @@ def read_config_mapping(path: Path) -> dict[str, object] | None:
         status = os.lstat(path)
     except FileNotFoundError:
         return None
+    except OSError as error:  # the state directory is a file, or cannot be searched
+        raise UserError(f"cannot read {path}: {error.strerror}", EXIT_CONFIG) from error
     check_private_directory(path.parent)
     _check_private_file(path, status, "configuration file")
     try:

@@ -8,6 +8,9 @@ Rules:
 
 from __future__ import annotations
 
+import os
+import sys
+
 EXIT_OK = 0
 EXIT_FAILURE = 1  # the program ran and found something wrong (e.g. a doubled message)
 EXIT_USAGE = 2  # argparse's own code for bad arguments
@@ -15,6 +18,7 @@ EXIT_CONFIG = 3  # missing, unreadable or wrong configuration, ledger or environ
 EXIT_NOT_FOUND = 4  # an id that names nothing
 EXIT_REFUSED = 5  # a move the rules do not allow
 EXIT_UNAVAILABLE = 6  # Basecamp or the ledger could not be reached or locked
+EXIT_BROKEN_PIPE = 141  # the reader of our output went away (head, a closed pager): 128 + SIGPIPE
 
 
 class UserError(Exception):
@@ -26,3 +30,12 @@ class UserError(Exception):
         super().__init__(message)
         if exit_code is not None:
             self.exit_code = exit_code
+
+
+def reader_went_away() -> int:
+    """After a ``BrokenPipeError`` on stdout: stop writing there (so the interpreter's own flush
+    at exit cannot fail again) and answer as a process killed by SIGPIPE would."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_BROKEN_PIPE

@@ -19,11 +19,11 @@ import fcntl
 import json
 import os
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core.timestamps import format_timestamp
+from core.timestamps import format_timestamp, parse_timestamp
 from shell.errors import EXIT_UNAVAILABLE, UserError
 
 LOCK_NAME = "connector.lock"
@@ -103,6 +103,17 @@ def peek(state_dir: Path, account_id: int, agent_id: int) -> Holder | None:
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return Holder(holder.pid, holder.started_at, holder.account_id, holder.agent_id, _present(holder.pid))
+
+
+def started_before(holder: Holder, path: Path) -> bool:
+    """Whether the connector ``holder`` names started before ``path`` last changed: it read its
+    configuration at start, so a newer file is not what it runs by (diagnostic, like the lock
+    file's metadata itself)."""
+    try:
+        changed = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
+        return parse_timestamp(holder.started_at) < changed
+    except (OSError, ValueError):
+        return False
 
 
 def _present(pid: int) -> bool | None:

@@ -36,9 +36,10 @@ from core.edges import IntentState
 from core.resolution import Abandon, Resend, Resolution, Sent
 from core.timestamps import format_timestamp
 from shell import ledger_outbox as rows
+from shell.arguments import positive_integer
 from shell.clock import Clock, SystemClock
 from shell.config import LEDGER_NAME
-from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, UserError
+from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, UserError, reader_went_away
 from shell.ledger import (
     BUSY_TIMEOUT_SECONDS,
     Ledger,
@@ -131,16 +132,6 @@ def deciding_person(given: str | None) -> str:
 
 
 # -- the parser ------------------------------------------------------------------------------
-
-
-def positive_integer(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive number")
-    return value
 
 
 def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
@@ -308,6 +299,8 @@ def main(
         return EXIT_CONFIG
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return reader_went_away()
     return code
 
 

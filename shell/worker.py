@@ -145,6 +145,23 @@ class WorkerCommand:
             pass_env=tuple(pass_env),
         )
 
+    @classmethod
+    def configured(cls, argv: Iterable[str] | None) -> WorkerCommand:
+        """The configuration's worker command, or Claude Code when it names none."""
+        given = tuple(argv or ())
+        return cls(argv=given) if given else cls.claude_code()
+
+    def program_missing(self) -> str | None:
+        """One line when the program the worker runs is not found (on ``$PATH``, or at its path),
+        so a missing program is said before a request fails in public; None when it is there."""
+        program = self.argv[0] if self.argv else ""
+        if program and shutil.which(program) is not None:
+            return None
+        return (
+            f"worker: the program {program!r} is not found on PATH; install it, or name another "
+            "with setup --worker-command"
+        )
+
     def render(self, *, prompt: str, mcp_config: Path, work_dir: Path) -> tuple[str, ...]:
         """The argv for one attempt."""
         values = {"prompt": prompt, "mcp_config": str(mcp_config), "work_dir": str(work_dir)}

@@ -25,6 +25,7 @@ import os
 import stat
 import sys
 
+from shell.arguments import positive_integer
 from shell.cli import VERSION
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_REFUSED, UserError
 from shell.ledger import open_existing_ledger
@@ -56,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--ledger", required=True, help="the connector's ledger file (never created)")
     parser.add_argument(
         "--agent-id",
-        type=_positive,
+        type=positive_integer,
         help="the agent's Basecamp Person id, whose own mentions are stripped from instructions "
         "(without it, an instruction's content keeps them)",
     )
@@ -139,13 +140,3 @@ def _read_descriptor(descriptor: int) -> bytes:
     finally:
         os.close(descriptor)
     return b"".join(chunks)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError("a Person id is a positive number")
-    return value

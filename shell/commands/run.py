@@ -29,6 +29,7 @@ from datetime import timedelta
 from pathlib import Path
 from types import FrameType
 
+from shell.arguments import positive_seconds
 from shell.basecamp import AuthenticationFailed, BasecampClient, BasecampError
 from shell.clock import SystemClock
 from shell.config import load_config, locate_state, read_token
@@ -63,11 +64,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="admit and log on a ledger of its own; dispatch nothing, post nothing",
     )
     parser.add_argument(
-        "--poll-seconds", type=float, default=5.0, help="how often to read the feed (default 5)"
+        "--poll-seconds", type=positive_seconds, default=5.0, help="how often to read the feed (default 5)"
     )
     parser.add_argument(
         "--shutdown-seconds",
-        type=float,
+        type=positive_seconds,
         default=60.0,
         help="the bound on stopping workers and flushing their notices (default 60)",
     )
@@ -79,16 +80,15 @@ def run(args: argparse.Namespace) -> int:
     configuration = load_config(paths.config)
     token = read_token(Path(configuration.token_file))
     clock = SystemClock()
+    command = WorkerCommand.configured(configuration.worker_command)
+    missing_program = None if args.shadow else command.program_missing()
+    if missing_program is not None:  # every request would fail to start, in public
+        raise UserError(f"{missing_program}: not started", EXIT_CONFIG)
     directory = paths.directory / SHADOW_DIRECTORY if args.shadow else paths.directory
     if args.shadow:
         directory.mkdir(mode=0o700, exist_ok=True)
     lock = acquire(directory, configuration.account_id, configuration.agent_id, clock.now())
     ledger_path = directory / "ledger.sqlite3" if args.shadow else paths.ledger
-    command = (
-        WorkerCommand(argv=configuration.worker_command)
-        if configuration.worker_command
-        else WorkerCommand.claude_code()
-    )
     with lock, open_ledger(ledger_path, clock=clock) as ledger:
         client = BasecampClient(
             configuration.base_url, configuration.account_id, token, USER_AGENT, clock=clock

@@ -46,6 +46,8 @@ from shell.config import (
     save_config,
 )
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_UNAVAILABLE, UserError
+from shell.lock import peek, started_before
+from shell.worker import WorkerCommand
 
 USER_AGENT = "BasecampConnector setup (https://github.com/basecamp/basecamp-cli)"
 CHECK_SECONDS = 20.0
@@ -248,6 +250,8 @@ def _print(as_json: bool, paths: StatePaths, configuration: Configuration, *, wr
     still_missing = list(missing(configuration))
     if not written:
         still_missing += _disk_problems(paths, configuration)
+    program = WorkerCommand.configured(configuration.worker_command).program_missing()
+    still_missing += [] if program is None else [program]
     if as_json:
         summary: dict[str, Any] = {
             "written": written,
@@ -258,13 +262,23 @@ def _print(as_json: bool, paths: StatePaths, configuration: Configuration, *, wr
             "agent": None if agent is None else {"id": agent.id, "name": agent.name},
             "config": to_mapping(configuration),
             "missing": still_missing,
+            "restart_needed": written and _restart_needed(paths, configuration),
         }
         print(json.dumps(summary, indent=2))
         return
     for line in _describe(paths, configuration, written=written, agent=agent):
         print(line)
+    if written and _restart_needed(paths, configuration):
+        print("note: a connector is running (lock file, diagnostic); it read its configuration when it"
+              " started: restart it to use this one")
     for line in still_missing:
         print(f"missing: {line}")
+
+
+def _restart_needed(paths: StatePaths, configuration: Configuration) -> bool:
+    """A connector runs that started before this configuration was written (it reads it once)."""
+    holder = peek(paths.directory, configuration.account_id, configuration.agent_id)
+    return holder is not None and holder.pid_present is not False and started_before(holder, paths.config)
 
 
 def _describe(paths: StatePaths, configuration: Configuration, *, written: bool,

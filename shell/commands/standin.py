@@ -18,6 +18,7 @@ import threading
 from types import FrameType
 from typing import Any
 
+from shell.arguments import port
 from shell.errors import EXIT_OK, EXIT_UNAVAILABLE, UserError
 from shell.standin.server import StandIn
 from shell.standin.world import WORLDS, World
@@ -44,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--port",
-        type=int,
+        type=port,
         default=0,
         help="port to listen on at 127.0.0.1 (default 0: any free port)",
     )

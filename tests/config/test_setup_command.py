@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 from pathlib import Path
 from typing import Any
@@ -62,7 +63,7 @@ def test_what_is_missing_is_one_line_each(
     code, out, _ = run(setup_args(standin, token_file), capsys)
     assert code == EXIT_OK
     missing = [line for line in out.splitlines() if line.startswith("missing: ")]
-    assert len(missing) == 2
+    assert len(missing) == 2 + (shutil.which("claude") is None), "no operator, no route; Claude Code if absent"
     assert any("no route: mentions in every project will get a holding reply" in line for line in missing)
 
 
@@ -220,7 +221,7 @@ def test_json_output_shape(
     assert code == EXIT_OK
     summary: dict[str, Any] = json.loads(out)
     assert set(summary) == {"written", "state_dir", "config_path", "ledger_path", "checked", "agent", "config",
-                            "missing"}
+                            "missing", "restart_needed"}
     assert summary["written"] is True
     assert summary["checked"] is True
     assert summary["agent"] == {"id": standin.world.agent.id, "name": standin.world.agent.name}
@@ -297,3 +298,35 @@ def test_a_different_agent_in_an_existing_state_directory_is_refused(
                        capsys)
     assert code == EXIT_CONFIG
     assert "needs a state directory of its own" in err
+
+
+def test_setup_says_when_the_worker_program_is_not_there(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    token = tmp_path / "token"
+    token.write_text("t\n")
+    token.chmod(0o600)
+    assert main([
+        "setup", "--state-dir", str(tmp_path / "state"), "--base-url", "https://3.basecampapi.com",
+        "--account", "999", "--agent", "42", "--token-file", str(token), "--operator", "7", "--no-check",
+        "--worker-command", "no-such-worker-program {prompt}",
+    ]) == 0
+    assert "missing: worker: the program 'no-such-worker-program' is not found on PATH" in capsys.readouterr().out
+
+
+def test_setup_beside_a_running_connector_says_to_restart_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from shell.lock import lock_path
+
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    metadata = {"pid": os.getpid(), "started_at": "2026-01-01T00:00:00.000000000Z", "account_id": 999, "agent_id": 42}
+    Path(f"{lock_path(state, 999, 42)}.json").write_text(json.dumps(metadata))  # a connector since January
+    token = tmp_path / "token"
+    token.write_text("t\n")
+    token.chmod(0o600)
+    arguments = [
+        "setup", "--state-dir", str(state), "--base-url", "https://3.basecampapi.com", "--account", "999",
+        "--agent", "42", "--token-file", str(token), "--operator", "7", "--no-check", "--worker-command", "true",
+    ]
+    assert main(arguments) == 0
+    assert "note: a connector is running" in capsys.readouterr().out
+    assert main([*arguments, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["restart_needed"] is True

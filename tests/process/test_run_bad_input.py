@@ -217,3 +217,18 @@ def test_a_ledger_from_a_newer_program_is_refused_and_left_as_it_was(
             SCHEMA_VERSION + 1,
         )
     assert asked(standin) == questions, "refused before anything was asked of Basecamp"
+
+
+def test_a_worker_program_that_is_not_there_is_one_line_before_anything_starts(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    state = configure_connector(standin, tmp_path, worker=("no-such-worker-program", "{prompt}"))
+    before = asked(standin)
+    ran = run(state)
+    assert ran.code == EXIT_CONFIG
+    assert ran.line == (
+        "error: worker: the program 'no-such-worker-program' is not found on PATH; install it, "
+        "or name another with setup --worker-command: not started"
+    )
+    assert asked(standin) == before, "nothing asked of Basecamp, nothing posted"
+    assert not (state / "ledger.sqlite3").exists()
