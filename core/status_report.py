@@ -22,6 +22,8 @@ Rules:
    until one is reported or settled).
 6. The text starts with one summary line; sections a person need not read when empty (held
    records, messages waiting for a person, live tasks) say so in the summary instead.
+7. Records not yet running (blocked, admitted, queued) are listed by event id, oldest first, at
+   most ``LAST_WAITING_RECORDS``: the ids a person gives ``redispatch`` and ``discard``.
 
 The JSON report (``report``), keys stable; times are the ledger's text (UTC, nine digits):
 
@@ -45,6 +47,8 @@ The JSON report (``report``), keys stable; times are the ledger's text (UTC, nin
                        launched_at, ended_at, events: [{event_id, delivery, outcome,
                        withdrawn, record_state}]}], newest first
     held               [{event_id, event_type, trigger, recording_url}]
+    not_running        [{event_id, state, reason, event_type, next_retry_at}]: blocked,
+                       admitted and queued records, oldest first (rule 7)
 """
 
 from __future__ import annotations
@@ -58,6 +62,9 @@ from core.edges import AttemptState, IntentState, RecordState
 
 LAST_DISPATCHES = 20
 """How many of the newest dispatches (attempts) the report shows."""
+
+LAST_WAITING_RECORDS = 20
+"""How many records not yet running (blocked, admitted, queued) the report lists by id."""
 
 REFUSED = "refused"
 """The state a refused intent (canceled with ``REFUSED_NOTE``) is reported in."""
@@ -174,6 +181,17 @@ class HeldRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class WaitingRecord:
+    """A record not yet running: blocked (with its reason and next retry), admitted or queued."""
+
+    event_id: int
+    state: str
+    reason: str
+    event_type: str
+    next_retry_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class LedgerSnapshot:
     """Everything status reads from the ledger, in one read transaction."""
 
@@ -185,6 +203,7 @@ class LedgerSnapshot:
     waiting: tuple[WaitingIntent, ...]
     dispatches: tuple[Dispatch, ...]
     held: tuple[HeldRecord, ...]
+    not_running: tuple[WaitingRecord, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,6 +385,16 @@ def report(status: Status) -> dict[str, Any]:
             }
             for record in snapshot.held
         ],
+        "not_running": [
+            {
+                "event_id": record.event_id,
+                "state": record.state,
+                "reason": record.reason or None,
+                "event_type": record.event_type,
+                "next_retry_at": record.next_retry_at,
+            }
+            for record in snapshot.not_running
+        ],
     }
 
 
@@ -460,6 +489,21 @@ def _waiting_line(intent: WaitingIntent) -> str:
     )
 
 
+def _not_running_line(record: WaitingRecord) -> str:
+    if record.state == RecordState.blocked:
+        retry = (
+            f"; admission tries again at {short_time(record.next_retry_at)}"
+            if record.next_retry_at
+            else "; nothing retries it: a person's redispatch or discard"
+        )
+        reason = record.reason or "no reason"
+        return f"  event {record.event_id} blocked ({reason}) {record.event_type}{retry}"
+    return (
+        f"  event {record.event_id} {record.state} {record.event_type}: waiting for a worker slot, "
+        "or for its conversation or project directory to be free"
+    )
+
+
 def lines(status: Status) -> list[str]:
     """The text a person reads: the summary first (rule 6), then each part."""
     snapshot = status.ledger
@@ -495,6 +539,10 @@ def lines(status: Status) -> list[str]:
             f" {record.recording_url or ''}".rstrip()
             for record in snapshot.held
         ]
+    if snapshot.not_running:
+        out.append(f"records not yet running, oldest first ({len(snapshot.not_running)} shown):")
+        out += [_not_running_line(record) for record in snapshot.not_running]
+        out.append("  decide with: bin/connect redispatch EVENT_ID, or bin/connect discard EVENT_ID")
     if snapshot.dispatches:
         out.append(f"last {len(snapshot.dispatches)} dispatches, newest first:")
         out += [_dispatch_line(dispatch) for dispatch in snapshot.dispatches]

@@ -20,6 +20,7 @@ from core import notes
 from core.edges import AttemptState, IntentState
 from core.status_report import (
     LAST_DISPATCHES,
+    LAST_WAITING_RECORDS,
     Dispatch,
     DispatchedEvent,
     FeedCheckpoint,
@@ -29,6 +30,7 @@ from core.status_report import (
     LiveAttempt,
     LiveTask,
     WaitingIntent,
+    WaitingRecord,
 )
 from shell.ledger import Ledger
 
@@ -45,6 +47,7 @@ def read_snapshot(ledger: Ledger, dispatch_limit: int = LAST_DISPATCHES) -> Ledg
             waiting=_waiting(connection),
             dispatches=_dispatches(connection, dispatch_limit),
             held=_held(connection),
+            not_running=_not_running(connection),
         )
 
 
@@ -185,5 +188,17 @@ def _held(connection: sqlite3.Connection) -> tuple[HeldRecord, ...]:
         HeldRecord(int(event_id), str(event_type), str(trigger), str(url))
         for event_id, event_type, trigger, url in connection.execute(
             "SELECT id, event_type, trigger_name, recording_url FROM events WHERE state = 'held' ORDER BY id"
+        )
+    )
+
+
+def _not_running(connection: sqlite3.Connection) -> tuple[WaitingRecord, ...]:
+    """Blocked, admitted and queued records, oldest first, at most ``LAST_WAITING_RECORDS``."""
+    return tuple(
+        WaitingRecord(int(event_id), str(state), str(reason), str(event_type), next_retry_at)
+        for event_id, state, reason, event_type, next_retry_at in connection.execute(
+            "SELECT id, state, reason, event_type, next_retry_at FROM events"
+            " WHERE state IN ('blocked', 'admitted', 'queued') ORDER BY id LIMIT ?",
+            (LAST_WAITING_RECORDS,),
         )
     )

@@ -210,4 +210,18 @@ STATUS: list[Mutation] = [
         "        if version < SCHEMA_VERSION:",
         f"{LEDGER}::test_a_ledger_from_a_newer_program_is_refused_in_one_line",
     ),
+    rule(
+        "status lists records not yet running by id: blocked, admitted and queued",
+        "shell/ledger_status.py",
+        "            \" WHERE state IN ('blocked', 'admitted', 'queued') ORDER BY id LIMIT ?\",",
+        "            \" WHERE state IN ('admitted', 'queued') ORDER BY id LIMIT ?\",",
+        "tests/status/test_status_ledger.py::test_the_report_counts_what_the_ledger_holds",
+    ),
+    rule(
+        "status's text names each record not yet running and what moves it",
+        "core/status_report.py",
+        "    if snapshot.not_running:\n",
+        "    if False:\n",
+        "tests/status/test_status_report.py::test_records_not_yet_running_are_listed_by_id_with_what_moves_them",
+    ),
 ]

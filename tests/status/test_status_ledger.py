@@ -180,6 +180,13 @@ def test_the_report_counts_what_the_ledger_holds(
         "not running (no lock file) · 1 live task · 1 indeterminate message · 3 blocked"
         " · 1 refused message · 1 held record"
     )
+    assert [(record["event_id"], record["state"], record["reason"]) for record in found["not_running"]] == [
+        (1, "admitted", None),
+        (3, "blocked", "no_route"),
+        (4, "blocked", "no_route"),
+        (5, "blocked", "spawn_failed"),
+        (8, "admitted", None),
+    ], "the ids a person gives redispatch and discard"
 
 
 def test_the_last_twenty_dispatches_are_shown_newest_first(

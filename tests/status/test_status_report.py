@@ -330,6 +330,7 @@ def test_the_reports_keys_are_stable_and_documented() -> None:
         "waiting_for_person",
         "dispatches",
         "held",
+        "not_running",
     ]
     documented = module.__doc__ or ""
     assert all(key in documented for key in keys)
@@ -339,3 +340,23 @@ def test_the_reports_keys_are_stable_and_documented() -> None:
 def test_times_are_shown_to_the_second() -> None:
     assert short_time(T1) == "2026-11-29T12:05:30Z"
     assert short_time(None) == "-"
+
+
+def test_records_not_yet_running_are_listed_by_id_with_what_moves_them() -> None:
+    from core.status_report import LAST_WAITING_RECORDS, WaitingRecord
+
+    records = (
+        WaitingRecord(7, "blocked", "read_failed", "comment.created", T1),
+        WaitingRecord(8, "blocked", "no_route", "comment.created", None),
+        WaitingRecord(9, "queued", "", "comment.created", None),
+    )
+    shown = lines(status(snapshot(not_running=records)))
+    assert "  event 7 blocked (read_failed) comment.created; admission tries again at 2026-11-29T12:05:30Z" in shown
+    assert "  event 8 blocked (no_route) comment.created; nothing retries it: a person's redispatch or discard" in shown
+    assert any(line.startswith("  event 9 queued comment.created: waiting for a worker slot") for line in shown)
+    assert "  decide with: bin/connect redispatch EVENT_ID, or bin/connect discard EVENT_ID" in shown
+    assert report(status(snapshot(not_running=records)))["not_running"][1] == {
+        "event_id": 8, "state": "blocked", "reason": "no_route", "event_type": "comment.created", "next_retry_at": None,
+    }
+    assert LAST_WAITING_RECORDS == 20
+    assert not any("not yet running" in line for line in lines(status()))
