@@ -74,8 +74,10 @@ def abbreviate(words: str, width: int = WIDTH) -> str:
 
 
 def quote(words: str, width: int = QUOTE_WIDTH) -> str:
-    """Message words in full, quoted and wrapped to ``width`` (a notice is told whole)."""
-    return "\n".join(textwrap.wrap(f"'{words}'", width)) or "''"
+    """Message words in full, quoted and wrapped to ``width`` (a notice is told whole), each of
+    its own lines (``\\n`` in ``words``) starting a line of its own."""
+    lines = f"'{words}'".split("\n")
+    return "\n".join(wrapped for line in lines for wrapped in textwrap.wrap(line, width)) or "''"
 
 
 def label(kind: str) -> str:

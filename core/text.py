@@ -11,6 +11,8 @@ Rules:
 4. Both sides of a comparison go through this same function: the rendered body and the
    listed content. (It is not idempotent: decoded ``&lt;b&gt;`` reads as a tag the second
    time, so never normalise twice.)
+5. ``message_lines`` is for a person reading, never for matching: the same words, one line
+   per line break or block, empty lines dropped.
 """
 
 from __future__ import annotations
@@ -29,3 +31,9 @@ def message_text(content: str) -> str:
     untagged = _TAG.sub("", spaced)
     decoded = html.unescape(untagged)
     return _SPACE.sub(" ", decoded).strip()
+
+
+def message_lines(content: str) -> tuple[str, ...]:
+    """The words of each line of a message, as a person reads it (rule 5)."""
+    lines = (message_text(part) for part in _BREAK.split(content))
+    return tuple(line for line in lines if line)

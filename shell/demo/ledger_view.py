@@ -18,7 +18,7 @@ from pathlib import Path
 from types import TracebackType
 
 from core.demo_narration import EventView, IntentView
-from core.text import message_text
+from core.text import message_lines
 from shell.ledger import Ledger, open_ledger_read_only
 
 
@@ -109,7 +109,7 @@ def _event(connection: sqlite3.Connection, event_id: int) -> EventView:
                 state=str(row[2]),
                 receipt_id=None if row[3] is None else int(row[3]),
                 note=str(row[4]),
-                words=message_text(str(row[5])),
+                words="\n".join(message_lines(str(row[5]))),
             )
             for row in intents
         ),

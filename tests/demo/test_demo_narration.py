@@ -101,3 +101,11 @@ def test_words_are_abbreviated_on_one_line_and_quoted_whole_when_wrapped() -> No
     long = " ".join(["word"] * 60)
     assert quote(long, 40).replace("\n", " ") == f"'{long}'"
     assert all(len(line) <= 40 for line in quote(long, 40).splitlines())
+
+
+def test_a_notice_is_quoted_line_by_line_so_a_command_never_runs_into_the_next_words() -> None:
+    from core.text import message_lines
+
+    body = "<div>Needs a person: bin/connect redispatch 7<br>Event 7 · automatic notice</div>"
+    quoted = quote("\n".join(message_lines(body)), 60)
+    assert quoted.splitlines() == ["'Needs a person: bin/connect redispatch 7", "Event 7 · automatic notice'"]

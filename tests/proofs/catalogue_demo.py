@@ -202,4 +202,12 @@ DEMO: list[Mutation] = [
         "        print(line, flush=True)",
         FAILS,
     ),
+    rule(
+        "the demo quotes a notice line by line, so a command never runs into the next words",
+        "core/demo_narration.py",
+        "    lines = f\"'{words}'\".split(\"\\n\")",
+        "    lines = [f\"'{words}'\".replace(\"\\n\", \" \")]",
+        "tests/demo/test_demo_narration.py::"
+        "test_a_notice_is_quoted_line_by_line_so_a_command_never_runs_into_the_next_words",
+    ),
 ]
