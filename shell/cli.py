@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Protocol
 
-from shell.errors import EXIT_CONFIG, UserError, reader_went_away
+from shell.errors import EXIT_USAGE, UserError, reader_went_away
 
 VERSION = "0.1.0"
 COMMANDS = ("standin", "mcp", "setup", "run", "status", "redispatch", "discard", "demo")
@@ -50,8 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
     )
     if args.command is None:
-        parser.print_help()
-        return EXIT_CONFIG
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
     try:
         code: int = args.run(args)
     except UserError as error:

@@ -48,11 +48,23 @@ SHADOW_DIRECTORY = "shadow"
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "run",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=(
+            "examples:\n"
+            "  bin/connect run --account 999999999 --agent 1049715901\n"
+            "  bin/connect run --state-dir ~/.local/state/basecamp-connector/999999999-1049715901\n"
+            "  bin/connect run --shadow        # beside the running one: admits and logs, posts nothing\n"
+            "\n"
+            "exit codes: 0 stopped by SIGTERM or SIGINT; 3 configuration, token, worker program or\n"
+            "ledger (one line says which); 6 another connector runs for this account and agent, or\n"
+            "Basecamp could not be asked who the token is."
+        ),
         help="run the connector until stopped",
         description=(
-            "Run the connector: read the account's event feed, admit what is the agent's business, "
-            "run a worker for it in the project's approved directory, and post the connector's own "
-            "lifecycle messages exactly once or not at all. Stops cleanly on SIGTERM or SIGINT."
+            "Run the connector: read the account's event feed, admit what is the agent's business,\n"
+            "run a worker for it in the project's approved directory, and post the connector's own\n"
+            "lifecycle messages exactly once or not at all. Stops cleanly on SIGTERM or SIGINT,\n"
+            "within --shutdown-seconds. Run it under a supervisor that restarts it on exit."
         ),
     )
     parser.add_argument("--state-dir", help="the state directory `setup` wrote (default: found from the ids)")
