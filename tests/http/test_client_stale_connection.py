@@ -17,8 +17,10 @@ PERSON = json.dumps({"id": 42, "name": "Claude Agent", "attachable_sgid": "sgid"
 
 
 class ClosingServer:
-    """Answers each connection's first request with 200 and keep-alive, then closes it: the next
-    request a client sends on that connection finds it gone."""
+    """Answers each connection's first request with 200 and keep-alive; a second request on the
+    same connection is read and the connection closed unanswered, as a server closing an idle
+    connection just as the client reuses it does. (Closing at once instead would race the
+    client's own check for a dropped connection.)"""
 
     def __init__(self) -> None:
         self.listener = socket.create_server(("127.0.0.1", 0))
@@ -35,19 +37,26 @@ class ClosingServer:
                 return
             self.connections += 1
             with connection:
-                request = b""
-                while b"\r\n\r\n" not in request:
-                    chunk = connection.recv(4096)
-                    if not chunk:
-                        break
-                    request += chunk
+                if not _read_request(connection):
+                    continue
                 connection.sendall(
                     b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: keep-alive\r\n"
                     + f"Content-Length: {len(PERSON)}\r\n\r\n".encode() + PERSON
                 )
+                _read_request(connection)  # the reuse: read, then closed unanswered
 
     def close(self) -> None:
         self.listener.close()
+
+
+def _read_request(connection: socket.socket) -> bool:
+    request = b""
+    while b"\r\n\r\n" not in request:
+        chunk = connection.recv(4096)
+        if not chunk:
+            return False
+        request += chunk
+    return True
 
 
 @pytest.fixture
