@@ -8,15 +8,10 @@ Rules:
 2. A configuration, token or ledger problem is one line and exit 3 (``EXIT_CONFIG``); a
    ledger from a newer program is refused before anything in it changes.
 3. Before the connector starts -- before it reads the feed, reconciles or posts anything --
-   the token is asked who it acts as (``my/profile.json``). A token acting as anyone but the
-   configured agent is refused, one line naming both ids, ``EXIT_CONFIG``: a connector running
-   as someone else would post its notices in their name, and its loop guard
-   (``exclude_performers=self``) would hide that person's events and let the agent's own
-   through. A token Basecamp refuses (401) is ``EXIT_CONFIG``; a Basecamp that cannot answer
-   within ``CHECK_SECONDS`` is ``EXIT_UNAVAILABLE``: an identity that cannot be checked is not
-   assumed. The check comes after the local ones (the lock, the ledger), so a person offline
-   still hears of those, and a second ``run`` beside a running one is turned away by the lock
-   without a request.
+   the token is asked who it acts as, by ``shell.identity`` (the rules are there, shared with
+   ``setup``). The check comes after the local ones (the worker program, the lock, the ledger),
+   so a person offline still hears of those, and a second ``run`` beside a running one is
+   turned away by the lock without a request.
 """
 
 from __future__ import annotations
@@ -30,17 +25,17 @@ from pathlib import Path
 from types import FrameType
 
 from shell.arguments import positive_seconds
-from shell.basecamp import AuthenticationFailed, BasecampClient, BasecampError
+from shell.basecamp import BasecampClient
 from shell.clock import SystemClock
 from shell.config import load_config, locate_state, read_token
 from shell.connector import Connector
-from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_UNAVAILABLE, UserError
+from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
+from shell.identity import check_identity
 from shell.ledger import open_ledger
 from shell.lock import acquire
 from shell.worker import WorkerCommand
 
 USER_AGENT = "basecamp-connector (https://github.com/basecamp/basecamp-connector)"
-CHECK_SECONDS = 20.0
 SHADOW_DIRECTORY = "shadow"
 """``--shadow``'s state, inside the state directory: its own lock, ledger and feed position."""
 
@@ -105,7 +100,14 @@ def run(args: argparse.Namespace) -> int:
         client = BasecampClient(
             configuration.base_url, configuration.account_id, token, USER_AGENT, clock=clock
         )
-        check_identity(client, configuration.agent_id, configuration.token_file, configuration.base_url)
+        check_identity(
+            client,
+            agent_id=configuration.agent_id,
+            token_file=configuration.token_file,
+            base_url=configuration.base_url,
+            consequence="not started",
+            wrong_person_hint=" (give the agent's own token, or run setup for that person)",
+        )
         connector = Connector(
             configuration,
             ledger,
@@ -134,25 +136,3 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger("connector.run").info("stopped")
     print("stopped", file=sys.stderr)
     return EXIT_OK
-
-
-def check_identity(client: BasecampClient, agent_id: int, token_file: str, base_url: str) -> None:
-    """Refuse to start unless the token acts as the configured agent (rule 3)."""
-    try:
-        person = client.me(client.deadline_in(CHECK_SECONDS))
-    except AuthenticationFailed as error:
-        raise UserError(
-            f"Basecamp refused the token in {token_file} (401): not started", EXIT_CONFIG
-        ) from error
-    except BasecampError as error:
-        raise UserError(
-            f"could not ask {base_url} who the token in {token_file} acts as ({error}): not started",
-            EXIT_UNAVAILABLE,
-        ) from error
-    if person.id != agent_id:
-        raise UserError(
-            f"the token in {token_file} acts as person {person.id} ({person.name}), "
-            f"not the configured agent {agent_id}: not started "
-            "(give the agent's own token, or run setup for that person)",
-            EXIT_CONFIG,
-        )

@@ -35,7 +35,7 @@ from core.configuration import (
     missing,
     to_mapping,
 )
-from shell.basecamp import AuthenticationFailed, BasecampClient, BasecampError, Person
+from shell.basecamp import BasecampClient, Person
 from shell.config import (
     ConfigurationInvalid,
     StatePaths,
@@ -45,12 +45,12 @@ from shell.config import (
     read_token,
     save_config,
 )
-from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_UNAVAILABLE, UserError
+from shell.errors import EXIT_OK, UserError
+from shell.identity import check_identity
 from shell.lock import peek, started_before
 from shell.worker import WorkerCommand
 
 USER_AGENT = "BasecampConnector setup (https://github.com/basecamp/basecamp-cli)"
-CHECK_SECONDS = 20.0
 
 DESCRIPTION = """\
 Write the connector's configuration for one (account, agent), check that the token answers
@@ -224,25 +224,14 @@ def _check_token(configuration: Configuration) -> Person:
     """Who the token acts as; refused unless it is the configured agent (rule 3)."""
     token = read_token(Path(configuration.token_file))
     client = BasecampClient(configuration.base_url, configuration.account_id, token, USER_AGENT)
-    try:
-        person = client.me(client.deadline_in(CHECK_SECONDS))
-    except AuthenticationFailed as error:
-        raise UserError(
-            f"Basecamp refused the token in {configuration.token_file} (401): nothing written", EXIT_CONFIG
-        ) from error
-    except BasecampError as error:
-        raise UserError(
-            f"could not ask {configuration.base_url} who the token acts as: {error}; nothing written "
-            "(--no-check to write without asking)",
-            EXIT_UNAVAILABLE,
-        ) from error
-    if person.id != configuration.agent_id:
-        raise UserError(
-            f"the token in {configuration.token_file} acts as person {person.id} ({person.name}), "
-            f"not the agent {configuration.agent_id}: nothing written",
-            EXIT_CONFIG,
-        )
-    return person
+    return check_identity(
+        client,
+        agent_id=configuration.agent_id,
+        token_file=configuration.token_file,
+        base_url=configuration.base_url,
+        consequence="nothing written",
+        unreachable_hint=" (--no-check to write without asking)",
+    )
 
 
 def _print(as_json: bool, paths: StatePaths, configuration: Configuration, *, written: bool,

@@ -76,7 +76,7 @@ def test_a_token_answering_as_someone_else_is_refused_and_nothing_written(
     assert code == EXIT_CONFIG
     assert out == ""
     assert err.count("\n") == 1
-    assert f"acts as person {other.id} ({other.name}), not the agent {standin.world.agent.id}" in err
+    assert f"acts as person {other.id} ({other.name}), not the configured agent {standin.world.agent.id}" in err
     assert not config_path(standin).exists()
     assert other.token not in err
 

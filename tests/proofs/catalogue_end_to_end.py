@@ -12,21 +12,21 @@ E2E = "tests/process/test_run_end_to_end.py::test_each_event_gets_exactly_its_me
 END_TO_END: list[Mutation] = [
     rule(
         "run: a token acting as someone other than the agent is refused before the connector starts",
-        "shell/commands/run.py",
+        "shell/identity.py",
         "    if person.id != agent_id:\n",
         "    if False:\n",
         f"{BAD_INPUT}::test_a_token_acting_as_someone_else_is_refused_before_anything_starts",
     ),
     rule(
         "run: a token Basecamp refuses (401) is one line and exit 3",
-        "shell/commands/run.py",
+        "shell/identity.py",
         "    except AuthenticationFailed as error:\n",
         "    except ZeroDivisionError as error:\n",
         f"{BAD_INPUT}::test_a_token_basecamp_refuses_is_one_line_and_exit_3",
     ),
     rule(
         "run: an identity that cannot be checked is not assumed: one line and exit 6",
-        "shell/commands/run.py",
+        "shell/identity.py",
         "    except BasecampError as error:\n",
         "    except ZeroDivisionError as error:\n",
         f"{BAD_INPUT}::test_a_basecamp_that_cannot_be_asked_is_one_line_and_exit_6",
