@@ -162,22 +162,30 @@ def intents_in(connection: sqlite3.Connection, states: Sequence[IntentState]) ->
     return [_row(found) for found in rows]
 
 
-def next_due(connection: sqlite3.Connection, now: datetime, passed_over: Set[int]) -> IntentRow | None:
-    """The oldest pending intent due by ``now`` that this flush has not already claimed.
+def next_due(
+    connection: sqlite3.Connection,
+    now: datetime,
+    passed_over: Set[int],
+    leaving: Set[IntentKind] = frozenset(),
+) -> IntentRow | None:
+    """The oldest pending intent due by ``now`` that this flush has not already claimed, of no
+    kind in ``leaving`` (those stay pending, untouched).
 
     The plain query answers almost always; only when it names an intent this flush already
     claimed (a person put it back to pending mid-flush) is it asked again, past those. Excluding
     every claimed id on every call made a long flush quadratic.
     """
-    query = f"SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND not_before <= ?"
+    left = sorted(str(kind) for kind in leaving)
+    kinds = f" AND kind NOT IN ({', '.join('?' for _ in left)})" if left else ""
+    query = f"SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND not_before <= ?{kinds}"
     order = " ORDER BY not_before, id LIMIT 1"
-    found = connection.execute(query + order, (format_timestamp(now),)).fetchone()
+    found = connection.execute(query + order, [format_timestamp(now), *left]).fetchone()
     if found is None or int(found[0]) not in passed_over:
         return None if found is None else _row(found)
     skipped = sorted(passed_over)
     marks = ", ".join("?" for _ in skipped)
     found = connection.execute(
-        query + f" AND id NOT IN ({marks})" + order, [format_timestamp(now), *skipped]
+        query + f" AND id NOT IN ({marks})" + order, [format_timestamp(now), *left, *skipped]
     ).fetchone()
     return None if found is None else _row(found)
 

@@ -24,8 +24,8 @@ Rules (the outbox's ten invariants, ../shared/reference/lifecycle-outbox-pr.txt)
    whatever the deadline does. A listing that fails only backs off.
 8. Deadlines are monotonic seconds on the ledger's clock. With a deadline and less than
    ``MIN_POST_WINDOW`` left nothing is claimed; every request is capped at the deadline.
-9. ``start`` sends before dispatcher recovery (the design's order) but passes over every
-   still-running notice, leaving it pending: at start each live attempt belongs to a previous
+9. ``start`` sends before dispatcher recovery (the design's order) but leaves every
+   still-running notice pending, unread: at start each live attempt belongs to a previous
    process, and whether its worker still runs is recovery's to say. After recovery the next
    flush claims it, or cancels it because recovery ended its attempt (review finding 2).
 """
@@ -94,7 +94,6 @@ class SendResult(StrEnum):
     refused = "refused"
     uncertain = "uncertain"
     canceled = "canceled"
-    passed_over = "passed_over"  # left pending for a later flush (rule 9)
     nothing_due = "nothing_due"
     held = "held"
     waiting = "waiting"  # an outage or a rate limit: claim nothing for now
@@ -141,14 +140,14 @@ class Outbox:
         deadline: float | None = None,
         limit: int | None = None,
         stop_when_uncertain: bool = False,
-        passing_over: frozenset[IntentKind] = frozenset(),
+        leaving: frozenset[IntentKind] = frozenset(),
     ) -> FlushSummary:
         """Send what is due, at most ``limit`` claims; never the same intent twice. Intents of a
-        kind in ``passing_over`` stay pending, untouched (rule 9)."""
+        kind in ``leaving`` stay pending, untouched (rule 9)."""
         summary = FlushSummary()
         claimed: set[int] = set()
         while limit is None or len(claimed) < limit:
-            result = self.send_next(claimed, deadline, passing_over)
+            result = self.send_next(claimed, deadline, leaving)
             summary.results.append(result)
             if result in (SendResult.nothing_due, SendResult.held, SendResult.waiting, SendResult.no_time):
                 break
@@ -160,7 +159,7 @@ class Outbox:
         self,
         claimed: set[int],
         deadline: float | None = None,
-        passing_over: frozenset[IntentKind] = frozenset(),
+        leaving: frozenset[IntentKind] = frozenset(),
     ) -> SendResult:
         """Claim the next due intent and make its one request."""
         with self._turn(deadline) as mine:
@@ -175,12 +174,10 @@ class Outbox:
             with self._settling("claim"), self._ledger.write() as connection:
                 if rows.is_held(connection):
                     return SendResult.held
-                row = rows.next_due(connection, now, claimed)
+                row = rows.next_due(connection, now, claimed, leaving)
                 if row is None:
                     return SendResult.nothing_due
                 claimed.add(row.id)
-                if row.kind in passing_over:
-                    return SendResult.passed_over
                 decision = self._claim_decision(connection, row)
                 match decision:
                     case Cancel(note):
@@ -351,7 +348,7 @@ class Outbox:
         its still-running notices (rule 9)."""
         self.reconcile(deadline=deadline)
         return self.flush(
-            deadline=deadline, stop_when_uncertain=True, passing_over=frozenset({IntentKind.still_running})
+            deadline=deadline, stop_when_uncertain=True, leaving=frozenset({IntentKind.still_running})
         )
 
     def run_once(self) -> FlushSummary:

@@ -290,8 +290,8 @@ OUTBOX = [
         f"{STARTING}::test_start_settles_what_a_previous_process_left_before_sending",
         also=(
             (
-                "passing_over=frozenset({IntentKind.still_running})\n        )\n",
-                "passing_over=frozenset({IntentKind.still_running})\n        )\n"
+                "leaving=frozenset({IntentKind.still_running})\n        )\n",
+                "leaving=frozenset({IntentKind.still_running})\n        )\n"
                 "        self.reconcile(deadline=deadline)\n        return summary\n",
             ),
         ),
@@ -306,8 +306,8 @@ OUTBOX = [
     rule(
         "invariant 4 across a crash: a restart never posts a sending intent again (SIGKILL)",
         "shell/ledger_outbox.py",
-        "FROM outbox WHERE state = 'pending' AND not_before <= ?\"\n",
-        "FROM outbox WHERE state IN ('pending', 'sending') AND not_before <= ?\"\n",
+        "FROM outbox WHERE state = 'pending' AND not_before <= ?{kinds}\"\n",
+        "FROM outbox WHERE state IN ('pending', 'sending') AND not_before <= ?{kinds}\"\n",
         f"{KILL}",
         also=(
             (

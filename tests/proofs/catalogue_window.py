@@ -25,8 +25,15 @@ WINDOW: list[Mutation] = [
     rule(
         "start passes over still-running notices: recovery decides whether their attempt runs",
         "shell/outbox.py",
-        "            deadline=deadline, stop_when_uncertain=True, passing_over=frozenset({IntentKind.still_running})",
-        "            deadline=deadline, stop_when_uncertain=True, passing_over=frozenset()",
+        "            deadline=deadline, stop_when_uncertain=True, leaving=frozenset({IntentKind.still_running})",
+        "            deadline=deadline, stop_when_uncertain=True, leaving=frozenset()",
+        f"{REVIEW}::test_a_restart_does_not_post_still_running_for_an_attempt_recovery_is_about_to_end",
+    ),
+    rule(
+        "the outbox reads past the kinds a flush leaves pending",
+        "shell/ledger_outbox.py",
+        "    kinds = f\" AND kind NOT IN ({', '.join('?' for _ in left)})\" if left else \"\"",
+        "    kinds = \"\"",
         f"{REVIEW}::test_a_restart_does_not_post_still_running_for_an_attempt_recovery_is_about_to_end",
     ),
 ]
