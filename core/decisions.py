@@ -35,13 +35,15 @@ from enum import StrEnum
 
 from returns.result import Failure, Result, Success
 
+from core.admission_matrix import DiscardReason
 from core.edges import RecordState
+from core.snapshots import EventOutcome
 
-BY_OPERATOR = "by_operator"
+BY_OPERATOR = DiscardReason.by_operator
 """The reason a person's discard writes on the record."""
 
 _R = RecordState
-_RERUNNABLE = frozenset({"unknown", "failed"})
+_RERUNNABLE = frozenset({EventOutcome.unknown, EventOutcome.failed})
 
 
 class Action(StrEnum):
@@ -99,16 +101,23 @@ class Refusal:
 
 def redispatch(facts: RecordFacts, now: datetime) -> Result[Plan, Refusal]:
     """A person's redispatch of ``facts``' record (rules 1-3, 5)."""
+    planned = _redispatch(facts, now)
+    match planned:
+        case Success(plan) if plan.to_state is _R.admitted and not facts.served:
+            unserved = ("is in a project the configuration does not serve: nothing would start it; "
+                        "add the project's route (setup --route), restart, then redispatch")
+            return _refused(facts.event_id, unserved)
+    return planned
+
+
+def _redispatch(facts: RecordFacts, now: datetime) -> Result[Plan, Refusal]:
     event = facts.event_id
     live = _live(facts, Action.redispatch)
     if live is not None:
         return Failure(live)
     match facts.state:
-        case _R.completed if facts.outcome == "succeeded":
+        case _R.completed if facts.outcome == EventOutcome.succeeded:
             return _refused(event, "succeeded; a success is never run again")
-        case _R.completed | _R.held if not facts.served and not (facts.state is _R.held and facts.reason):
-            return _refused(event, "is in a project the configuration does not serve: nothing would start "
-                                   "it; add the project's route (setup --route), restart, then redispatch")
         case _R.completed if facts.outcome in _RERUNNABLE:
             summary = (f"Event {event} admitted again (its outcome was {facts.outcome}); the running "
                        "connector starts a new worker for it once its conversation and directory are free")
@@ -140,7 +149,7 @@ def discard(facts: RecordFacts) -> Result[Plan, Refusal]:
     if live is not None:
         return Failure(live)
     match facts.state:
-        case _R.completed if facts.outcome != "unknown":
+        case _R.completed if facts.outcome != EventOutcome.unknown:
             outcome = facts.outcome or "no outcome"
             return _refused(event, f"completed ({outcome}); only an unknown outcome is left to close")
         case _R.completed | _R.admitted | _R.queued | _R.blocked | _R.held | _R.dispatched:

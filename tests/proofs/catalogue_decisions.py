@@ -54,8 +54,8 @@ DECISIONS: list[Mutation] = [
     rule(
         "a success is never run again",
         "core/decisions.py",
-        '        case _R.completed if facts.outcome == "succeeded":',
-        '        case _R.completed if facts.outcome == "never":',
+        "        case _R.completed if facts.outcome == EventOutcome.succeeded:",
+        "        case _R.completed if False:",
         f"{CORE}::test_a_success_is_never_run_again",
         f"{LEDGER}::test_a_failure_reported_by_the_worker_may_be_redispatched_a_success_may_not",
     ),
@@ -84,7 +84,7 @@ DECISIONS: list[Mutation] = [
     rule(
         "only a completed record's unknown outcome is left for a discard to close",
         "core/decisions.py",
-        '        case _R.completed if facts.outcome != "unknown":',
+        "        case _R.completed if facts.outcome != EventOutcome.unknown:",
         "        case _R.completed if False:",
         f"{CORE}::test_only_an_unknown_outcome_is_left_to_close",
     ),
@@ -122,8 +122,8 @@ DECISIONS: list[Mutation] = [
     rule(
         "a redispatch admits a record only in a project the configuration serves",
         "core/decisions.py",
-        "        case _R.completed | _R.held if not facts.served and not (facts.state is _R.held and facts.reason):",
-        "        case _R.completed | _R.held if False:",
+        "        case Success(plan) if plan.to_state is _R.admitted and not facts.served:",
+        "        case Success(plan) if False:",
         f"{CORE}::test_nothing_is_admitted_again_in_a_project_the_configuration_does_not_serve",
         f"{REVIEW}::test_a_redispatch_never_admits_a_record_no_connector_with_this_configuration_will_start",
     ),
