@@ -240,10 +240,12 @@ def task_events_of_event(connection: sqlite3.Connection, event_id: int) -> list[
 
 
 def task_events_of_task(connection: sqlite3.Connection, task_id: int) -> list[TaskEventSnapshot]:
-    """The task's rows not yet retired: the instructions its live attempt answers for."""
+    """The task's rows not yet retired: the instructions its live attempt answers for. A row
+    whose record a person discarded is no instruction any more (it is never handed out)."""
     rows = connection.execute(
-        "SELECT event_id, delivery, guard, ack_id, reply_id, adopted_reply_id FROM task_events"
-        " WHERE task_id = ? AND retired_at IS NULL",
+        "SELECT te.event_id, te.delivery, te.guard, te.ack_id, te.reply_id, te.adopted_reply_id"
+        " FROM task_events te JOIN events e ON e.id = te.event_id"
+        " WHERE te.task_id = ? AND te.retired_at IS NULL AND e.state <> 'discarded'",
         (task_id,),
     ).fetchall()
     return [_task_event(found) for found in rows]

@@ -338,3 +338,29 @@ def test_a_flush_with_a_deadline_does_not_outwait_it_behind_a_request_in_flight(
         running.join(10)
     assert summary.results == [SendResult.no_time]
     assert basecamp.post_count() == 1
+
+
+def test_a_follow_up_a_person_discarded_is_not_work_outstanding(
+    world: LedgerWorld, outbox: Outbox, basecamp: FakeBasecamp
+) -> None:
+    from core.decisions import Action
+    from shell import ledger_decisions
+    from shell import ledger_tasks as tasks
+    from tests.support.ledger_world import PROJECT
+
+    world.request(101)
+    launched = world.launch(101)
+    world.seen(102, recording_id=1_000_101)  # a follow-up on the same card
+    world.verdict(102, "queued")
+    with world.ledger.write() as connection:
+        assert tasks.join_follow_ups(connection, launched.task_id, world.ledger.clock.now()) == (102,)
+    ledger_decisions.decide(
+        world.ledger, 102, Action.discard, "local:ada", world.ledger.clock.now(), served=frozenset({PROJECT})
+    ).unwrap()
+    world.get_dispatch(launched.task_id, 101)
+    world.report(launched.task_id, 101, "succeeded", reply_id=9)
+    world.tick(launched.attempt_id)
+    outbox.flush()
+    still = [row[1:] for row in world.outbox() if row[1] == "still_running"]
+    assert still == [("still_running", "canceled", notes.ALL_REPORTED)]
+    assert basecamp.post_count() == 0

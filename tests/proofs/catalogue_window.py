@@ -36,4 +36,11 @@ WINDOW: list[Mutation] = [
         "    kinds = \"\"",
         f"{REVIEW}::test_a_restart_does_not_post_still_running_for_an_attempt_recovery_is_about_to_end",
     ),
+    rule(
+        "a follow-up a person discarded is not work outstanding for a still-running notice",
+        "shell/ledger_outbox.py",
+        "        \" WHERE te.task_id = ? AND te.retired_at IS NULL AND e.state <> 'discarded'\",",
+        "        \" WHERE te.task_id = ? AND te.retired_at IS NULL\",",
+        "tests/outbox/test_outbox_sending.py::test_a_follow_up_a_person_discarded_is_not_work_outstanding",
+    ),
 ]
