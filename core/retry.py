@@ -1,7 +1,9 @@
 """When a read is asked again: Basecamp's SDK policy, as values.
 
 Rules (basecamp/API.md section 7):
-1. Only reads are retried, and only after a 429 or a 503. Every other answer is final.
+1. Only reads are retried, and only after a 429 or a 503. Every other answer is final. (Below
+   this policy, the shell's client asks a read once more on a fresh connection when a kept-alive
+   one turns out closed before any answer: that is no answer at all, and not counted here.)
 2. At most 3 attempts in all.
 3. A valid ``Retry-After`` replaces the backoff: a positive whole number of seconds, or an
    HTTP-date in the future (rounded up to the next second). ``0``, a negative number, a

@@ -438,12 +438,15 @@ class BasecampClient:
         path = urlsplit(url).path
         started = self._clock.monotonic()
         for fresh in (False, True):
+            left = timeout - (self._clock.monotonic() - started)
+            if left <= 0:
+                raise ListingFailed(f"GET {path} failed: the connection closed, and no time was left")
             try:
                 response = self._pool.request(
                     "GET",
                     url,
                     headers=self._headers(),
-                    timeout=urllib3.Timeout(total=max(0.1, timeout - (self._clock.monotonic() - started))),
+                    timeout=urllib3.Timeout(total=left),
                     retries=False,
                     redirect=False,
                 )
