@@ -31,7 +31,7 @@ from shell.config import load_config, locate_state
 from shell.errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_REFUSED, UserError
 from shell.ledger import open_existing_ledger
 from shell.ledger_decisions import Decided, UnknownEvent, decide
-from shell.lock import peek, started_before
+from shell.lock import peek, runs_on_older
 from shell.resolve_cli import deciding_person
 
 
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace, action: Action) -> int:
             raise UserError(f"the ledger holds no event {args.event_id}", EXIT_NOT_FOUND) from None
     holder = peek(paths.directory, configuration.account_id, configuration.agent_id)
     connector_runs = holder is not None and holder.pid_present is not False
-    stale = holder is not None and connector_runs and started_before(holder, paths.config)
+    stale = runs_on_older(paths.directory, configuration.account_id, configuration.agent_id, paths.config)
     match decided:
         case Success(done):
             return _report(args, _taken(done, connector_runs, stale_configuration=stale))

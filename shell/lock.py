@@ -105,6 +105,13 @@ def peek(state_dir: Path, account_id: int, agent_id: int) -> Holder | None:
     return Holder(holder.pid, holder.started_at, holder.account_id, holder.agent_id, _present(holder.pid))
 
 
+def runs_on_older(state_dir: Path, account_id: int, agent_id: int, config: Path) -> bool:
+    """Whether the lock file names a connector that may be running and started before ``config``
+    last changed: it runs by the configuration it read at start (diagnostic)."""
+    holder = peek(state_dir, account_id, agent_id)
+    return holder is not None and holder.pid_present is not False and started_before(holder, config)
+
+
 def started_before(holder: Holder, path: Path) -> bool:
     """Whether the connector ``holder`` names started before ``path`` last changed: it read its
     configuration at start, so a newer file is not what it runs by (diagnostic, like the lock

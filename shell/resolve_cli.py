@@ -30,6 +30,7 @@ import textwrap
 import unicodedata
 from collections.abc import Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from core.edges import IntentState
@@ -38,7 +39,7 @@ from core.timestamps import format_timestamp
 from shell import ledger_outbox as rows
 from shell.arguments import positive_integer
 from shell.clock import Clock, SystemClock
-from shell.config import LEDGER_NAME
+from shell.config import StatePaths
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, UserError, reader_went_away
 from shell.ledger import (
     BUSY_TIMEOUT_SECONDS,
@@ -247,7 +248,7 @@ class _Context:
         if args.ledger is not None and args.state_dir is not None:
             raise UserError("name the ledger once: --ledger PATH or --state-dir DIR, not both", EXIT_USAGE)
         if args.state_dir is not None:
-            given = os.path.join(os.path.expanduser(args.state_dir), LEDGER_NAME)
+            given = str(StatePaths.at(Path(os.path.expanduser(args.state_dir))).ledger)
         else:
             given = args.ledger if args.ledger is not None else os.environ.get(LEDGER_ENVIRONMENT, "")
         if not given:

@@ -17,8 +17,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description=(
             "Authorize a record the connector will not run on its own. Accepted for a completed "
             "record whose outcome is unknown or failed (it is admitted at once, and the running "
-            "connector starts a new worker for it), and for a blocked one (admission runs again "
-            "what blocked it and admits it when that succeeds). Refused for a success, a discarded "
+            "connector starts a new worker for it), for a blocked one (admission runs again "
+            "what blocked it and admits it when that succeeds), and for a held one. Only in a project "
+            "the configuration serves. Refused for a success, a discarded "
             "record, and anything live. Who decided is recorded. Safe while the connector runs. "
             "Exit codes: 0 decided; 3 configuration or ledger; 4 no such event; 5 refused."
         ),

@@ -27,7 +27,7 @@ from types import FrameType
 from shell.arguments import positive_seconds
 from shell.basecamp import BasecampClient
 from shell.clock import SystemClock
-from shell.config import load_config, locate_state, read_token
+from shell.config import StatePaths, load_config, locate_state, read_token
 from shell.connector import Connector
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
 from shell.identity import check_identity
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     if args.shadow:
         directory.mkdir(mode=0o700, exist_ok=True)
     lock = acquire(directory, configuration.account_id, configuration.agent_id, clock.now())
-    ledger_path = directory / "ledger.sqlite3" if args.shadow else paths.ledger
+    ledger_path = StatePaths.at(directory).ledger
     with lock, open_ledger(ledger_path, clock=clock) as ledger:
         client = BasecampClient(
             configuration.base_url, configuration.account_id, token, USER_AGENT, clock=clock

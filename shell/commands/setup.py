@@ -47,7 +47,7 @@ from shell.config import (
 )
 from shell.errors import EXIT_OK, UserError
 from shell.identity import check_identity
-from shell.lock import peek, started_before
+from shell.lock import runs_on_older
 from shell.worker import WorkerCommand
 
 USER_AGENT = "BasecampConnector setup (https://github.com/basecamp/basecamp-cli)"
@@ -266,8 +266,7 @@ def _print(as_json: bool, paths: StatePaths, configuration: Configuration, *, wr
 
 def _restart_needed(paths: StatePaths, configuration: Configuration) -> bool:
     """A connector runs that started before this configuration was written (it reads it once)."""
-    holder = peek(paths.directory, configuration.account_id, configuration.agent_id)
-    return holder is not None and holder.pid_present is not False and started_before(holder, paths.config)
+    return runs_on_older(paths.directory, configuration.account_id, configuration.agent_id, paths.config)
 
 
 def _describe(paths: StatePaths, configuration: Configuration, *, written: bool,

@@ -22,7 +22,15 @@ import argparse
 import json
 import sqlite3
 
-from core.status_report import LAST_DISPATCHES, LockFile, Status, lines, pid_status, report
+from core.status_report import (
+    LAST_DISPATCHES,
+    LAST_WAITING_RECORDS,
+    LockFile,
+    Status,
+    lines,
+    pid_status,
+    report,
+)
 from shell.config import load_config, locate_state
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
 from shell.ledger import open_ledger_read_only
@@ -49,6 +57,9 @@ lock, so it is safe beside a running connector (and beside none). What it shows:
                      connector cannot tell whether they were posted) and refused ones;
                      decide with bin/outbox-resolve
   held records       records held for a person, with their recording's URL
+  not yet running    blocked, admitted and queued records by event id (the oldest
+                     {LAST_WAITING_RECORDS}), each with its reason and whether admission retries it:
+                     the ids bin/connect redispatch and bin/connect discard take
   dispatches         the last {LAST_DISPATCHES} worker runs, newest first: stop reason, and each
                      event's delivery and outcome (succeeded, failed, or unknown: the worker
                      may have acted)

@@ -57,15 +57,15 @@ OPERATING: list[Mutation] = [
     ),
     rule(
         "setup beside a running connector says to restart it",
-        "shell/commands/setup.py",
-        "    return holder is not None and holder.pid_present is not False and started_before(holder, paths.config)",
+        "shell/lock.py",
+        "    return holder is not None and holder.pid_present is not False and started_before(holder, config)",
         "    return False",
         f"{SETUP}::test_setup_beside_a_running_connector_says_to_restart_it",
     ),
     rule(
         "a decision beside a connector older than its configuration says to restart it",
         "shell/decision_cli.py",
-        "    stale = holder is not None and connector_runs and started_before(holder, paths.config)",
+        "    stale = runs_on_older(paths.directory, configuration.account_id, configuration.agent_id, paths.config)",
         "    stale = False",
         f"{COMMAND}::test_a_connector_that_started_before_the_configuration_changed_is_to_be_restarted",
     ),
