@@ -48,3 +48,16 @@ def positive_seconds(text: str) -> float:
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"{text} is not a time above zero")
     return value
+
+
+def add_state_arguments(parser: argparse.ArgumentParser) -> None:
+    """How a command that works on one connector's state finds it (``shell.config.locate_state``)."""
+    parser.add_argument(
+        "--state-dir", metavar="DIR", help="the state directory `setup` wrote (default: found from the ids)"
+    )
+    parser.add_argument(
+        "--account", metavar="ID", type=positive_integer, help="the account id (with --agent) to find it"
+    )
+    parser.add_argument(
+        "--agent", metavar="ID", type=positive_integer, help="the agent's person id (with --account)"
+    )

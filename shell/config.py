@@ -220,11 +220,11 @@ def read_token(path: Path) -> str:
     return token
 
 
-def locate_state(state_dir: str | None, account: str | None, agent: str | None) -> StatePaths:
+def locate_state(state_dir: str | None, account: str | int | None, agent: str | int | None) -> StatePaths:
     """The state directory: ``state_dir``, else from the account and agent ids, else the only one."""
     if state_dir:
         return StatePaths.at(Path(os.path.abspath(os.path.expanduser(state_dir))))
-    if account and agent and account.strip().isdigit() and agent.strip().isdigit():
+    if account and agent and str(account).strip().isdigit() and str(agent).strip().isdigit():
         return state_paths(int(account), int(agent))
     if account or agent:
         raise UserError("--account and --agent must both be given, as positive integer ids", EXIT_CONFIG)

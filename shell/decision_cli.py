@@ -25,7 +25,7 @@ from typing import Any
 from returns.result import Failure, Success
 
 from core.decisions import Action, Refusal
-from shell.arguments import positive_integer
+from shell.arguments import add_state_arguments, positive_integer
 from shell.clock import SystemClock
 from shell.config import load_config, locate_state
 from shell.errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_REFUSED, UserError
@@ -47,9 +47,7 @@ def register(
         "event_id", type=positive_integer, metavar="EVENT_ID",
         help="the record's event id, as notices and `status` name it",
     )
-    parser.add_argument("--state-dir", help="the state directory `setup` wrote (default: found from the ids)")
-    parser.add_argument("--account", help="the account id (with --agent) to find the state directory")
-    parser.add_argument("--agent", help="the agent's person id (with --account)")
+    add_state_arguments(parser)
     parser.add_argument("--by", help="who decides (default local:<your user name>), recorded with it")
     parser.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     parser.set_defaults(run=lambda args: run(args, action))

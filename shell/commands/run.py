@@ -24,7 +24,7 @@ from datetime import timedelta
 from pathlib import Path
 from types import FrameType
 
-from shell.arguments import positive_seconds
+from shell.arguments import add_state_arguments, positive_seconds
 from shell.basecamp import BasecampClient
 from shell.clock import SystemClock
 from shell.config import StatePaths, load_config, locate_state, read_token
@@ -62,9 +62,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "within --shutdown-seconds. Run it under a supervisor that restarts it on exit."
         ),
     )
-    parser.add_argument("--state-dir", help="the state directory `setup` wrote (default: found from the ids)")
-    parser.add_argument("--account", help="the account id (with --agent) to find the state directory")
-    parser.add_argument("--agent", help="the agent's person id (with --account)")
+    add_state_arguments(parser)
     parser.add_argument(
         "--shadow",
         action="store_true",

@@ -31,6 +31,7 @@ from core.status_report import (
     pid_status,
     report,
 )
+from shell.arguments import add_state_arguments
 from shell.config import load_config, locate_state
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
 from shell.ledger import open_ledger_read_only
@@ -83,11 +84,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--state-dir", metavar="DIR", help="the state directory `setup` wrote")
-    parser.add_argument(
-        "--account", metavar="ID", help="the account id (with --agent) to find the state directory"
-    )
-    parser.add_argument("--agent", metavar="ID", help="the agent's person id (with --account)")
+    add_state_arguments(parser)
     parser.add_argument(
         "--json", action="store_true", help="print one JSON object (keys: see core/status_report.py)"
     )

@@ -44,7 +44,8 @@ def test_an_id_is_a_whole_number_above_zero(text: str) -> None:
 @pytest.mark.parametrize(
     "argv",
     [["run", "--poll-seconds", "nan"], ["run", "--poll-seconds", "-1"], ["run", "--shutdown-seconds", "-5"],
-     ["standin", "--port", "99999"], ["discard", "abc"]],
+     ["standin", "--port", "99999"], ["discard", "abc"], ["status", "--account", "abc"],
+     ["redispatch", "7", "--agent", "0"], ["run", "--account", "-3", "--agent", "4"]],
 )
 def test_a_value_no_command_can_use_is_a_usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as done:

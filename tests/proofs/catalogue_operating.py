@@ -84,4 +84,11 @@ OPERATING: list[Mutation] = [
         "tests/http/test_client_stale_connection.py::"
         "test_a_read_on_a_connection_the_server_closed_is_asked_again_on_a_fresh_one",
     ),
+    rule(
+        "an account or agent id that is not a positive whole number is a usage error",
+        "shell/arguments.py",
+        '        "--account", metavar="ID", type=positive_integer, help="the account id (with --agent) to find it"',
+        '        "--account", metavar="ID", help="the account id (with --agent) to find it"',
+        f"{CLI}::test_a_value_no_command_can_use_is_a_usage_error",
+    ),
 ]
