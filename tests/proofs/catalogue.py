@@ -186,8 +186,8 @@ OUTBOX = [
     rule(
         "one flush never claims an intent twice",
         "shell/outbox.py",
-        "row = rows.next_due(connection, now, claimed)",
-        "row = rows.next_due(connection, now, ())",
+        "row = rows.next_due(connection, now, claimed, leaving)",
+        "row = rows.next_due(connection, now, (), leaving)",
         f"{SENDING}::test_one_flush_never_claims_an_intent_twice_even_after_a_resend_mid_flush",
     ),
     rule(
