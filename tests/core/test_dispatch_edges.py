@@ -125,7 +125,7 @@ def test_every_pair_of_every_table_is_tried_by_every_actor() -> None:
 
 
 @pytest.mark.parametrize(("table", "source", "target", "actor"), EVERY_MOVE)
-def test_every_pair_of_states_by_every_actor(
+def test_every_pair_of_lifecycle_states_by_every_actor(
     table: str, source: StrEnum, target: StrEnum, actor: Actor
 ) -> None:
     lifecycle, _, _ = TABLES[table]

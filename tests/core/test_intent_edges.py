@@ -54,7 +54,7 @@ def test_the_table_has_exactly_the_allowed_pairs() -> None:
 
 
 @pytest.mark.parametrize(("source", "target", "actor"), EVERY_MOVE)
-def test_every_pair_of_states_by_every_actor(
+def test_every_pair_of_intent_states_by_every_actor(
     source: IntentState, target: IntentState, actor: Actor
 ) -> None:
     note = REFUSED_NOTE if (source, target) == (S.canceled, S.pending) else ""

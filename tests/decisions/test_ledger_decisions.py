@@ -121,6 +121,19 @@ def test_a_discard_cancels_the_pending_guard_and_says_who(world: LedgerWorld) ->
     assert len(decisions_of(world.ledger)) == 1
 
 
+def test_a_record_a_person_discarded_keeps_no_content(world: LedgerWorld) -> None:
+    """Content is kept only on a record that may still run: a discard drops the snapshot."""
+    world.request(EVENT)
+    with world.ledger.read() as connection:
+        assert connection.execute("SELECT snapshot FROM events WHERE id = ?", (EVENT,)).fetchone()[0] is not None
+    decide(world.ledger, EVENT, Action.discard, BY, world.ledger.clock.now()).unwrap()
+    with world.ledger.read() as connection:
+        assert connection.execute("SELECT state, snapshot FROM events WHERE id = ?", (EVENT,)).fetchone() == (
+            "discarded",
+            None,
+        )
+
+
 def test_a_discard_cancels_a_blocked_records_holding_reply(world: LedgerWorld) -> None:
     world.seen(EVENT)
     world.verdict(EVENT, "blocked", "no_route")

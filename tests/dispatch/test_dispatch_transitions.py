@@ -125,7 +125,7 @@ def test_an_exposed_unreported_event_ends_unknown_and_the_task_is_superseded(
     assert rows(ledger, "SELECT kind FROM outbox WHERE kind = 'completion'") == [("completion",)]
 
 
-def test_a_reported_outcome_stands(world: LedgerWorld, ledger: Ledger) -> None:
+def test_a_reported_outcome_stands_through_settlement(world: LedgerWorld, ledger: Ledger) -> None:
     world.request(101)
     launched = launch(ledger, 101)
     world.get_dispatch(launched.task_id, 101)

@@ -449,7 +449,7 @@ def test_complete_records_the_report_acknowledges_and_completes_the_record(
         Completion("succeeded", 77, ("https://example.com/1", "https://example.com/2")),
     ],
 )
-def test_a_reported_outcome_stands(world: DispatchWorld, different: Completion) -> None:
+def test_a_reported_outcome_stands_against_a_later_report(world: DispatchWorld, different: Completion) -> None:
     task, tools = pulled(world)
     tools.complete_dispatch(CompleteRequest(1, Completion("succeeded", 77, ("https://example.com/1",))))
     row = world.row(task, 1)

@@ -71,7 +71,7 @@ def test_someone_else_quoting_the_agent_is_not_a_candidate(
     assert world.state_of(1) == "sent"
 
 
-def test_a_match_another_intent_owns_is_not_a_candidate(
+def test_reconciliation_passes_over_a_match_another_intent_owns(
     world: LedgerWorld, outbox: Outbox, basecamp: FakeBasecamp, clock: FakeClock
 ) -> None:
     world.request(101, recording_id=555)

@@ -1,8 +1,10 @@
 """Every rule with a proof: the source text that holds it, what it becomes without it, and the
 tests that must go red then. Run by ``bin/prove``; the record is ``tests/PROOFS.md``.
 
-An entry's ``find`` must occur exactly once in its file; when code moves, the runner says the
-catalogue is stale rather than proving nothing.
+An entry names no file: its ``find`` must occur exactly once in the whole tree, and its tests are
+named by function (or module file) name (``tests.proofs.anchors``). Moving code or tests costs
+the catalogue nothing; text that no longer occurs once makes the runner say the catalogue is
+stale rather than prove nothing.
 """
 
 from __future__ import annotations
@@ -18,28 +20,18 @@ from tests.proofs.catalogue_status import STATUS
 from tests.proofs.catalogue_window import WINDOW
 from tests.proofs.mutation import Mutation, rule
 
-HTTP_POST = "tests/http/test_client_post.py"
-HTTP_LIST = "tests/http/test_client_list.py"
-SENDING = "tests/outbox/test_outbox_sending.py"
-RECONCILING = "tests/outbox/test_outbox_reconciliation.py"
-STARTING = "tests/outbox/test_outbox_start.py"
-HOOKS = "tests/outbox/test_lifecycle_hooks.py"
-KILL = "tests/process/test_outbox_kill.py"
-
 CLIENT = [
     rule(
         "a create whose connection could not open is refused: it never left",
-        "shell/basecamp.py",
         "return Refused(RefusalCause.not_connected, None,",
         "return Uncertain(UncertainCause.connection_lost, None,",
-        f"{HTTP_POST}::test_no_connection_is_refused_because_the_request_never_left",
+        "test_no_connection_is_refused_because_the_request_never_left",
     ),
     rule(
         "a create that timed out after it was written is uncertain",
-        "shell/basecamp.py",
         'return Uncertain(UncertainCause.timeout, None, f"no answer in time',
         'return Refused(RefusalCause.answered, None, f"no answer in time',
-        f"{HTTP_POST}::test_a_timeout_is_uncertain_sent_once_and_bounded_by_the_deadline",
+        "test_a_timeout_is_uncertain_sent_once_and_bounded_by_the_deadline",
         also=(
             (
                 'return Uncertain(UncertainCause.timeout, None, "no whole answer before the deadline")',
@@ -49,245 +41,212 @@ CLIENT = [
     ),
     rule(
         "a create is exactly one request: never retried after doubt",
-        "shell/basecamp.py",
         'outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout)',
         'outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout)\n'
         "        if isinstance(outcome, Uncertain):\n"
         '            outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout)',
-        f"{HTTP_POST}::test_a_5xx_is_sent_once_and_uncertain",
-        f"{HTTP_POST}::test_created_then_dropped_is_uncertain_sent_once_and_exists",
+        "test_a_5xx_is_sent_once_and_uncertain",
+        "test_created_then_dropped_is_uncertain_sent_once_and_exists",
     ),
     rule(
         "a 429 holds every later request until its Retry-After",
-        "shell/basecamp.py",
         "            self._pacer.hold_for(retry_after if retry_after is not None else 1.0)\n",
         "",
-        f"{HTTP_POST}::test_a_429_is_sent_once_refused_and_holds_every_later_request",
+        "test_a_429_is_sent_once_refused_and_holds_every_later_request",
     ),
     rule(
         "the client paces itself under Basecamp's rate limit",
-        "shell/basecamp.py",
         "return wait_before_next(list(self._sent), now, self._held_until, self._limit, self._window)",
         "return max(0.0, self._held_until - now)",
-        f"{HTTP_LIST}::test_the_client_paces_itself_under_the_rate_limit",
+        "test_the_client_paces_itself_under_the_rate_limit",
     ),
     rule(
         "a next page is followed only to the same origin",
-        "shell/basecamp.py",
         "if not same_origin(following, url):",
         "if False:",
-        f"{HTTP_LIST}::test_a_bad_link_fails_the_listing_instead_of_answering_short",
+        "test_a_bad_link_fails_the_listing_instead_of_answering_short",
     ),
     rule(
         "a 403 or 404 listing is unlistable, never retried",
-        "shell/basecamp.py",
         "if answer.status in (403, 404):",
         "if answer.status in ():",
-        f"{HTTP_LIST}::test_a_forbidden_or_missing_destination_is_unlistable",
+        "test_a_forbidden_or_missing_destination_is_unlistable",
     ),
     rule(
         "more pages than the limit is unlistable, never a shorter answer",
-        "shell/basecamp.py",
         "        raise Unlistable(\n",
         "        return list(found.values())\n        raise Unlistable(\n",
-        f"{HTTP_LIST}::test_more_than_the_page_limit_is_unlistable_not_short",
+        "test_more_than_the_page_limit_is_unlistable_not_short",
     ),
     rule(
         "Campfire lines are read newest first and the walk stops at the first older line",
-        "shell/basecamp.py",
         "if newest_first and reached_back:",
         "if False:",
-        f"{HTTP_LIST}::test_campfire_lines_are_read_newest_first_and_stop_at_the_first_older_line",
+        "test_campfire_lines_are_read_newest_first_and_stop_at_the_first_older_line",
     ),
     rule(
         "a listing keeps only the agent's messages",
-        "shell/basecamp.py",
         "elif message.creator_id == creator_id:",
         "else:",
-        f"{HTTP_LIST}::test_a_listing_walks_every_page_and_keeps_only_the_agents_since",
+        "test_a_listing_walks_every_page_and_keeps_only_the_agents_since",
     ),
     rule(
         "a read retry that would pass the deadline is not waited",
-        "shell/basecamp.py",
         "if self._clock.monotonic() + seconds >= deadline:",
         "if False:",
-        f"{HTTP_LIST}::test_a_retry_that_would_pass_the_deadline_is_not_waited",
+        "test_a_retry_that_would_pass_the_deadline_is_not_waited",
     ),
     rule(
         "reads are tried at most three times",
-        "core/retry.py",
         "if status not in RETRIED_STATUSES or attempts_made >= MAX_READ_ATTEMPTS:",
         "if status not in RETRIED_STATUSES:",
-        f"{HTTP_LIST}::test_three_503s_fail_the_listing",
-        "tests/core/test_read_retry.py",
+        "test_three_503s_fail_the_listing",
+        "test_read_retry.py",
     ),
     rule(
         "a valid Retry-After replaces the backoff",
-        "core/retry.py",
         "    told = parse_retry_after(retry_after, now)\n",
         "    told = None\n",
-        f"{HTTP_LIST}::test_a_429_waits_out_its_retry_after",
-        "tests/core/test_read_retry.py",
+        "test_a_429_waits_out_its_retry_after",
+        "test_read_retry.py",
     ),
     rule(
         "the token never appears in a log line",
-        "shell/basecamp.py",
         'log.info("GET %s -> %d", path, response.status)',
         'log.info("GET %s -> %d %s", path, response.status, self._headers())',
-        f"{HTTP_POST}::test_the_token_never_appears_in_a_log_a_repr_or_an_error",
+        "test_the_token_never_appears_in_a_log_a_repr_or_an_error",
     ),
     rule(
         "https is required except to a loopback host",
-        "shell/basecamp.py",
         "if not transport_allowed(origin):",
         "if False:",
-        f"{HTTP_POST}::test_https_is_required_except_to_loopback",
+        "test_https_is_required_except_to_loopback",
     ),
 ]
 
 OUTBOX = [
     rule(
         "invariant 3: nothing is sent without a durable sending row",
-        "shell/outbox.py",
         "                        rows.claim(connection, row.id, now)\n",
         "                        pass\n",
-        f"{SENDING}::test_nothing_is_sent_without_a_durable_sending_row",
+        "test_nothing_is_sent_without_a_durable_sending_row",
     ),
     rule(
         "invariant 9: a guard is reported fired from its claim, in the claim's transaction",
-        "shell/outbox.py",
         "rows.fire_guard(connection, row.event_id)",
         "pass",
-        f"{SENDING}::test_a_guard_is_reported_fired_from_its_claim",
+        "test_a_guard_is_reported_fired_from_its_claim",
     ),
     rule(
         "at claim time an intent no longer called for is canceled, not sent",
-        "shell/outbox.py",
         "decision = self._claim_decision(connection, row)",
         "decision = Claim()",
-        f"{SENDING}::test_a_guard_no_longer_called_for_is_canceled_at_claim",
-        f"{SENDING}::test_a_holding_reply_stands_down_when_the_route_arrives",
-        f"{SENDING}::test_a_still_running_notice_is_never_posted_after_its_attempt_ended",
+        "test_a_guard_no_longer_called_for_is_canceled_at_claim",
+        "test_a_holding_reply_stands_down_when_the_route_arrives",
+        "test_a_still_running_notice_is_never_posted_after_its_attempt_ended",
     ),
     rule(
         "a refusal cancels with the refused note and is never listed",
-        "shell/outbox.py",
         "rows.cancel(connection, row.id, IntentState.sending, notes.REFUSED_NOTE, now)",
         "rows.defer(connection, row.id, now + self._options.reconcile_after)",
-        f"{SENDING}::test_a_refused_request_is_canceled_with_the_note_and_never_listed",
+        "test_a_refused_request_is_canceled_with_the_note_and_never_listed",
     ),
     rule(
         "a failed post is given its minute counted from the failure, not the claim",
-        "shell/outbox.py",
         "rows.defer(connection, row.id, now + self._options.reconcile_after)",
         "rows.defer(connection, row.id, row.not_before + self._options.reconcile_after)",
-        f"{SENDING}::test_a_failed_post_is_given_its_minute_from_the_failure_not_the_claim",
+        "test_a_failed_post_is_given_its_minute_from_the_failure_not_the_claim",
     ),
     rule(
         "one flush never claims an intent twice",
-        "shell/outbox.py",
         "row = rows.next_due(connection, now, claimed, leaving)",
         "row = rows.next_due(connection, now, (), leaving)",
-        f"{SENDING}::test_one_flush_never_claims_an_intent_twice_even_after_a_resend_mid_flush",
+        "test_one_flush_never_claims_an_intent_twice_even_after_a_resend_mid_flush",
     ),
     rule(
         "an outcome is recorded only on the row it claimed (compare-and-set)",
-        "shell/ledger_outbox.py",
         '    if cursor.rowcount != 1:\n        raise IntentMoved(f"intent {intent_id} is no longer {expected}")\n',
         "",
-        f"{SENDING}::test_an_outcome_is_recorded_only_on_the_row_it_claimed",
+        "test_an_outcome_is_recorded_only_on_the_row_it_claimed",
     ),
     rule(
         "the hold pauses sending (before the database's trigger refuses it)",
-        "shell/outbox.py",
         "if rows.is_held(connection):",
         "if False:",
-        f"{SENDING}::test_the_hold_pauses_sending_and_reconciliation_goes_on",
+        "test_the_hold_pauses_sending_and_reconciliation_goes_on",
     ),
     rule(
         "after a failed connection nothing is claimed until a read succeeds",
-        "shell/outbox.py",
         "self._needs_a_read = True",
         "pass",
-        f"{SENDING}::test_after_a_failed_connection_nothing_is_claimed_until_a_read_succeeds",
+        "test_after_a_failed_connection_nothing_is_claimed_until_a_read_succeeds",
     ),
     rule(
         "while a 429's wait runs nothing is claimed",
-        "shell/outbox.py",
         "if self._poster.rate_limited_for() > 0:",
         "if False:",
-        f"{SENDING}::test_while_a_429_wait_runs_nothing_is_claimed",
+        "test_while_a_429_wait_runs_nothing_is_claimed",
     ),
     rule(
         "with under five seconds left nothing is claimed",
-        "shell/outbox.py",
         "if not may_claim(now, deadline_at, self._options.post_timeout):",
         "if False:",
-        f"{SENDING}::test_a_flush_claims_nothing_with_under_five_seconds_left",
+        "test_a_flush_claims_nothing_with_under_five_seconds_left",
     ),
     rule(
         "a request is capped at the flush's deadline",
-        "shell/outbox.py",
         "timeout = request_timeout(self._clock.now(), self._wall(deadline), self._options.post_timeout)",
         "timeout = self._options.post_timeout",
-        f"{SENDING}::test_a_request_is_capped_at_the_flush_deadline",
+        "test_a_request_is_capped_at_the_flush_deadline",
     ),
     rule(
         "a young sending intent is left its minute to land before it is listed",
-        "shell/outbox.py",
         "wait = self._options.reconcile_after if age is None else age",
         "wait = timedelta(0)",
-        f"{RECONCILING}::test_a_restart_leaves_a_young_sending_intent_its_minute_to_land",
+        "test_a_restart_leaves_a_young_sending_intent_its_minute_to_land",
     ),
     rule(
         "invariant 5: a match another intent owns is not a candidate",
-        "shell/outbox.py",
         "owned_receipts=rows.receipts_owned_by_others(",
         "owned_receipts=frozenset() or set() and rows.receipts_owned_by_others(",
-        f"{RECONCILING}::test_a_match_another_intent_owns_is_not_a_candidate",
+        "test_reconciliation_passes_over_a_match_another_intent_owns",
     ),
     rule(
         "invariant 5: a worker's own message is never adopted",
-        "shell/outbox.py",
         "worker_messages=worker_message_ids(current.destination.kind, worker_rows),",
         "worker_messages=frozenset(),",
-        f"{RECONCILING}::test_a_workers_own_acknowledgement_is_never_adopted",
+        "test_a_workers_own_acknowledgement_is_never_adopted",
     ),
     rule(
         "invariant 5: no rival at the destination could claim the same message",
-        "shell/outbox.py",
         "rivals=rows.rivals(connection, current),",
         "rivals=(),",
-        f"{RECONCILING}::test_a_pending_rival_that_could_claim_the_same_message_makes_it_indeterminate",
-        f"{RECONCILING}::test_indeterminate_and_abandoned_rivals_block_adoption",
+        "test_a_pending_rival_that_could_claim_the_same_message_makes_it_indeterminate",
+        "test_indeterminate_and_abandoned_rivals_block_adoption",
     ),
     rule(
         "indeterminate and abandoned intents are rivals too",
-        "shell/ledger_outbox.py",
         'RIVAL_STATES = ("pending", "sending", "indeterminate", "abandoned")',
         'RIVAL_STATES = ("pending", "sending")',
-        f"{RECONCILING}::test_indeterminate_and_abandoned_rivals_block_adoption",
+        "test_indeterminate_and_abandoned_rivals_block_adoption",
     ),
     rule(
         "a failing listing backs off before it is tried again",
-        "shell/outbox.py",
         "rows.defer(connection, current.id, reconcile_at, failures)",
         "rows.defer(connection, current.id, now, failures)",
-        f"{RECONCILING}::test_a_failed_listing_settles_nothing_and_backs_off_doubling_until_it_gives_up",
+        "test_a_failed_listing_settles_nothing_and_backs_off_doubling_until_it_gives_up",
     ),
     rule(
         "invariant 10: a running outbox lists at most one destination a tick",
-        "shell/outbox.py",
         "self.reconcile(limit=self._options.run_reconcile_batch)",
         "self.reconcile()",
-        f"{RECONCILING}::test_a_running_outbox_sends_a_batch_then_lists_at_most_one_destination",
+        "test_a_running_outbox_sends_a_batch_then_lists_at_most_one_destination",
     ),
     rule(
         "start reconciles what a previous process left before it sends",
-        "shell/outbox.py",
         "        self.reconcile(deadline=deadline)\n        return self.flush(\n",
         "        summary = self.flush(\n",
-        f"{STARTING}::test_start_settles_what_a_previous_process_left_before_sending",
+        "test_start_settles_what_a_previous_process_left_before_sending",
         also=(
             (
                 "leaving=frozenset({IntentKind.still_running})\n        )\n",
@@ -298,17 +257,15 @@ OUTBOX = [
     ),
     rule(
         "start stops sending at the first send that may not have landed",
-        "shell/outbox.py",
         "if stop_when_uncertain and result is SendResult.uncertain:",
         "if False:",
-        f"{STARTING}::test_start_stops_sending_at_the_first_send_that_may_not_have_landed",
+        "test_start_stops_sending_at_the_first_send_that_may_not_have_landed",
     ),
     rule(
         "invariant 4 across a crash: a restart never posts a sending intent again (SIGKILL)",
-        "shell/ledger_outbox.py",
         "FROM outbox WHERE state = 'pending' AND not_before <= ?{kinds}\"\n",
         "FROM outbox WHERE state IN ('pending', 'sending') AND not_before <= ?{kinds}\"\n",
-        f"{KILL}",
+        "test_outbox_kill.py",
         also=(
             (
                 "        IntentState.pending,\n        \"state = 'sending', sending_at = ?\",",
@@ -322,32 +279,28 @@ OUTBOX = [
 HOOKS_RULES = [
     rule(
         "invariant 2: one intent per key (a second write for a key writes nothing)",
-        "shell/ledger_outbox.py",
         ' VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (intent_key) DO NOTHING",',
         ' VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",',
-        f"{HOOKS}::test_a_request_admitted_or_queued_gets_one_guard_due_thirty_seconds_after_the_verdict",
-        f"{HOOKS}::test_a_request_blocked_for_want_of_a_route_gets_one_holding_reply_at_its_reply_destination",
+        "test_a_request_admitted_or_queued_gets_one_guard_due_thirty_seconds_after_the_verdict",
+        "test_a_request_blocked_for_want_of_a_route_gets_one_holding_reply_at_its_reply_destination",
     ),
     rule(
         "a hook that cannot read what it answers for raises, rolling its transition back",
-        "shell/lifecycle_hooks.py",
         '            raise HookError(f"event {event_id} has no record")\n',
         "            return 0\n",
-        f"{HOOKS}::test_a_hook_that_cannot_read_what_it_answers_for_rolls_the_transition_back",
+        "test_a_hook_that_cannot_read_what_it_answers_for_rolls_the_transition_back",
     ),
     rule(
         "still-running is counted only for a live attempt",
-        "shell/lifecycle_hooks.py",
-        "WHERE id = ? AND state <> 'ended'",
-        "WHERE id = ?",
-        f"{HOOKS}::test_still_running_is_one_intent_per_attempt_and_occurrence_and_none_once_ended",
+        "UPDATE attempts SET still_running = still_running + 1 WHERE id = ? AND state <> 'ended'",
+        "UPDATE attempts SET still_running = still_running + 1 WHERE id = ?",
+        "test_still_running_is_one_intent_per_attempt_and_occurrence_and_none_once_ended",
     ),
     rule(
         "the completion notice reads a second failed start back from the record",
-        "core/settlement.py",
         "if row.record_state == RecordState.blocked and row.record_reason == SPAWN_FAILED:",
         "if False:",
-        f"{HOOKS}::test_a_record_blocked_again_for_a_failed_start_is_read_from_the_record",
+        "test_a_record_blocked_again_for_a_failed_start_is_read_from_the_record",
     ),
 ]
 

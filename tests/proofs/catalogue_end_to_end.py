@@ -6,44 +6,36 @@ from __future__ import annotations
 
 from tests.proofs.mutation import Mutation, rule
 
-BAD_INPUT = "tests/process/test_run_bad_input.py"
-E2E = "tests/process/test_run_end_to_end.py::test_each_event_gets_exactly_its_messages_across_a_restart"
-
 END_TO_END: list[Mutation] = [
     rule(
         "run: a token acting as someone other than the agent is refused before the connector starts",
-        "shell/identity.py",
         "    if person.id != agent_id:\n",
         "    if False:\n",
-        f"{BAD_INPUT}::test_a_token_acting_as_someone_else_is_refused_before_anything_starts",
+        "test_a_token_acting_as_someone_else_is_refused_before_anything_starts",
     ),
     rule(
         "run: a token Basecamp refuses (401) is one line and exit 3",
-        "shell/identity.py",
         "    except AuthenticationFailed as error:\n",
         "    except ZeroDivisionError as error:\n",
-        f"{BAD_INPUT}::test_a_token_basecamp_refuses_is_one_line_and_exit_3",
+        "test_a_token_basecamp_refuses_is_one_line_and_exit_3",
     ),
     rule(
         "run: an identity that cannot be checked is not assumed: one line and exit 6",
-        "shell/identity.py",
-        "    except BasecampError as error:\n",
-        "    except ZeroDivisionError as error:\n",
-        f"{BAD_INPUT}::test_a_basecamp_that_cannot_be_asked_is_one_line_and_exit_6",
+        "        raise UserError(refused, EXIT_CONFIG) from error\n    except BasecampError as error:\n",
+        "        raise UserError(refused, EXIT_CONFIG) from error\n    except ZeroDivisionError as error:\n",
+        "test_a_basecamp_that_cannot_be_asked_is_one_line_and_exit_6",
     ),
     rule(
         "admission: an assignment is a request (its worker acknowledges; a holding reply where no route)",
-        "core/admission_matrix.py",
         "ASSIGNED = Rule(Trigger.assigned, operator_only=True, acknowledge=True)",
         "ASSIGNED = Rule(Trigger.assigned, operator_only=True)",
-        E2E,
+        "test_each_event_gets_exactly_its_messages_across_a_restart",
     ),
     rule(
         "admission: a subscription comment asks for nothing (no guard, no acknowledgement)",
-        "core/admission.py",
         "        acknowledge=rule.acknowledge,\n",
         "        acknowledge=rule.acknowledge or rule.trigger is Trigger.subscribed,\n",
-        E2E,
+        "test_each_event_gets_exactly_its_messages_across_a_restart",
         also=(
             (
                 "REQUESTS = frozenset({Trigger.mentioned, Trigger.assigned})",
@@ -53,45 +45,38 @@ END_TO_END: list[Mutation] = [
     ),
     rule(
         "admission: a request where there is no route is blocked(no_route), kept for its holding reply",
-        "core/admission.py",
         "    if not routed and rule.requires_route:\n",
         "    if not routed:\n",
-        E2E,
+        "test_each_event_gets_exactly_its_messages_across_a_restart",
     ),
     rule(
         "start: every record intake left seen re-runs admission (killed mid-read, answered once)",
-        "shell/connector.py",
         "        for event_id in seen:\n            self._admit(event_id)\n",
         "        for event_id in seen:\n            pass\n",
-        E2E,
+        "test_each_event_gets_exactly_its_messages_across_a_restart",
     ),
     rule(
         "run --shadow keeps its own lock, ledger and position: it runs beside the connector",
-        "shell/commands/run.py",
         "    directory = paths.directory / SHADOW_DIRECTORY if args.shadow else paths.directory\n",
         "    directory = paths.directory\n",
-        "tests/process/test_connect_run.py::test_a_shadow_runs_beside_the_connector_on_its_own_state_and_posts_nothing",
+        "test_a_shadow_runs_beside_the_connector_on_its_own_state_and_posts_nothing",
     ),
     rule(
         "a full pacing window is not a rate limit: the outbox still claims",
-        "shell/basecamp.py",
         "        return self._pacer.held_for()\n",
         "        return self._pacer.wait_seconds()\n",
-        "tests/outbox/test_outbox_with_client.py::test_a_full_rate_window_is_not_a_429_the_outbox_still_claims",
+        "test_a_full_rate_window_is_not_a_429_the_outbox_still_claims",
     ),
     rule(
         "intake records the performer the feed names",
-        "shell/intake.py",
         "            event.performed_by_id,\n",
         "            None,\n",
-        "tests/intake/test_intake.py::test_the_performer_the_feed_names_is_recorded_for_the_gate",
+        "test_the_performer_the_feed_names_is_recorded_for_the_gate",
     ),
     rule(
         "admission's gate sees the recorded performer: delegated and agent-performed events are discarded",
-        "shell/ledger_admission.py",
         "        performed_by_id=None if performer is None else int(performer),",
         "        performed_by_id=None,",
-        "tests/admission/test_admission.py::"
         "test_a_mention_another_performed_for_its_creator_is_delegated_and_one_the_agent_performed_is_its_own",
     ),
 ]

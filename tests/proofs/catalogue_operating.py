@@ -7,88 +7,71 @@ from __future__ import annotations
 
 from tests.proofs.mutation import Mutation, rule
 
-CLI = "tests/cli/test_command_line.py"
-SETUP = "tests/config/test_setup_command.py"
-COMMAND = "tests/decisions/test_decision_command.py"
-
 OPERATING: list[Mutation] = [
     rule(
         "a time is finite and above zero",
-        "shell/arguments.py",
         "    if not math.isfinite(value) or value <= 0:\n",
         "    if False:\n",
-        f"{CLI}::test_a_time_that_is_not_finite_and_above_zero_is_refused",
+        "test_a_time_that_is_not_finite_and_above_zero_is_refused",
     ),
     rule(
         "a port is 0 to 65535",
-        "shell/arguments.py",
         "    if not 0 <= value <= MAX_PORT:\n",
         "    if False:\n",
-        f"{CLI}::test_a_port_outside_0_to_65535_is_refused",
+        "test_a_port_outside_0_to_65535_is_refused",
     ),
     rule(
         "a state directory that is not a directory is one line, not a traceback",
-        "shell/config.py",
         "    except OSError as error:  # the state directory is a file, or cannot be searched\n",
         "    except ZeroDivisionError as error:\n",
-        f"{CLI}::test_a_state_directory_that_is_a_file_is_one_line",
+        "test_a_state_directory_that_is_a_file_is_one_line",
     ),
     rule(
         "a reader that goes away ends the command quietly (SIGPIPE's exit, no traceback)",
-        "shell/cli.py",
-        "    except BrokenPipeError:\n        return reader_went_away()\n",
-        "",
-        f"{CLI}::test_a_reader_that_goes_away_ends_the_command_quietly",
+        "        return error.exit_code\n    except KeyboardInterrupt:\n        return 130\n    except BrokenPipeError:\n        return reader_went_away()\n",
+        "        return error.exit_code\n    except KeyboardInterrupt:\n        return 130\n",
+        "test_a_reader_that_goes_away_ends_the_command_quietly",
     ),
     rule(
         "run refuses to start when the worker program is not there",
-        "shell/commands/run.py",
         "    if missing_program is not None:  # every request would fail to start, in public\n",
         "    if False:\n",
-        "tests/process/test_run_bad_input.py::"
         "test_a_worker_program_that_is_not_there_is_one_line_before_anything_starts",
     ),
     rule(
         "setup says when the worker program is not there",
-        "shell/worker.py",
         "        if program and shutil.which(program) is not None:\n",
         "        if program:\n",
-        f"{SETUP}::test_setup_says_when_the_worker_program_is_not_there",
+        "test_setup_says_when_the_worker_program_is_not_there",
     ),
     rule(
         "setup beside a running connector says to restart it",
-        "shell/lock.py",
         "    return holder is not None and holder.pid_present is not False and started_before(holder, config)",
         "    return False",
-        f"{SETUP}::test_setup_beside_a_running_connector_says_to_restart_it",
+        "test_setup_beside_a_running_connector_says_to_restart_it",
     ),
     rule(
         "a decision beside a connector older than its configuration says to restart it",
-        "shell/decision_cli.py",
         "    stale = runs_on_older(paths.directory, configuration.account_id, configuration.agent_id, paths.config)",
         "    stale = False",
-        f"{COMMAND}::test_a_connector_that_started_before_the_configuration_changed_is_to_be_restarted",
+        "test_a_connector_that_started_before_the_configuration_changed_is_to_be_restarted",
     ),
     rule(
         "a connector started after its configuration is not told to restart",
-        "shell/lock.py",
         "        return parse_timestamp(holder.started_at) < changed\n",
         "        return True\n",
-        f"{COMMAND}::test_a_connector_started_after_the_configuration_is_not_to_be_restarted",
+        "test_a_connector_started_after_the_configuration_is_not_to_be_restarted",
     ),
     rule(
         "a read on a connection the server closed is asked once more on a fresh one",
-        "shell/basecamp.py",
         "        for fresh in (False, True):\n",
         "        for fresh in (True,):\n",
-        "tests/http/test_client_stale_connection.py::"
         "test_a_read_on_a_connection_the_server_closed_is_asked_again_on_a_fresh_one",
     ),
     rule(
         "an account or agent id that is not a positive whole number is a usage error",
-        "shell/arguments.py",
         '        "--account", metavar="ID", type=positive_integer, help="the account id (with --agent) to find it"',
         '        "--account", metavar="ID", help="the account id (with --agent) to find it"',
-        f"{CLI}::test_a_value_no_command_can_use_is_a_usage_error",
+        "test_a_value_no_command_can_use_is_a_usage_error",
     ),
 ]

@@ -5,42 +5,36 @@ from __future__ import annotations
 
 from tests.proofs.mutation import Mutation, rule
 
-REVIEW = "tests/review/test_review_findings.py"
 WINDOW: list[Mutation] = [
     rule(
         "a still-running notice stands down once every instruction of its task was reported",
-        "core/claim.py",
         "            if all(row.delivery == DeliveryState.completed for row in task_events):\n",
         "            if False:\n",
-        "tests/core/test_claim_decision.py::test_a_still_running_notice_stands_down_once_every_instruction_was_reported",
-        f"{REVIEW}::test_a_still_running_notice_stands_down_when_its_work_was_reported_before_the_claim",
+        "test_a_still_running_notice_stands_down_once_every_instruction_was_reported",
+        "test_a_still_running_notice_stands_down_when_its_work_was_reported_before_the_claim",
     ),
     rule(
         "the claim reads the still-running notice's task rows",
-        "shell/outbox.py",
         "                return decide_claim(row.kind, attempt=found, task_events=task_rows)",
         "                return decide_claim(row.kind, attempt=found, task_events=[])",
-        "tests/outbox/test_outbox_sending.py::test_a_still_running_notice_is_posted_while_its_attempt_runs_with_work_outstanding",
+        "test_a_still_running_notice_is_posted_while_its_attempt_runs_with_work_outstanding",
     ),
     rule(
         "start passes over still-running notices: recovery decides whether their attempt runs",
-        "shell/outbox.py",
         "            deadline=deadline, stop_when_uncertain=True, leaving=frozenset({IntentKind.still_running})",
         "            deadline=deadline, stop_when_uncertain=True, leaving=frozenset()",
-        f"{REVIEW}::test_a_restart_does_not_post_still_running_for_an_attempt_recovery_is_about_to_end",
+        "test_a_restart_does_not_post_still_running_for_an_attempt_recovery_is_about_to_end",
     ),
     rule(
         "the outbox reads past the kinds a flush leaves pending",
-        "shell/ledger_outbox.py",
         "    kinds = f\" AND kind NOT IN ({', '.join('?' for _ in left)})\" if left else \"\"",
         "    kinds = \"\"",
-        f"{REVIEW}::test_a_restart_does_not_post_still_running_for_an_attempt_recovery_is_about_to_end",
+        "test_a_restart_does_not_post_still_running_for_an_attempt_recovery_is_about_to_end",
     ),
     rule(
         "a follow-up a person discarded is not work outstanding for a still-running notice",
-        "shell/ledger_outbox.py",
         "        \" WHERE te.task_id = ? AND te.retired_at IS NULL AND e.state <> 'discarded'\",",
         "        \" WHERE te.task_id = ? AND te.retired_at IS NULL\",",
-        "tests/outbox/test_outbox_sending.py::test_a_follow_up_a_person_discarded_is_not_work_outstanding",
+        "test_a_follow_up_a_person_discarded_is_not_work_outstanding",
     ),
 ]

@@ -1,5 +1,9 @@
 """One catalogued rule: the source text that holds it, what it becomes without it, and the tests
-that must go red then (``tests.proofs.catalogue`` lists them; ``bin/prove`` runs them)."""
+that must go red then (``tests.proofs.catalogue`` lists them; ``bin/prove`` runs them).
+
+The text is found anywhere in the tree and the tests by name (``tests.proofs.anchors``): an
+entry names no file, so moving code or tests costs the catalogue nothing.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,6 @@ from dataclasses import dataclass
 @dataclass(frozen=True, slots=True)
 class Mutation:
     rule: str
-    path: str
     changes: tuple[tuple[str, str], ...]
     tests: tuple[str, ...]
 
@@ -18,7 +21,6 @@ class Mutation:
         return self.changes[0][0]
 
 
-def rule(
-    name: str, path: str, find: str, replace: str, *tests: str, also: tuple[tuple[str, str], ...] = ()
-) -> Mutation:
-    return Mutation(name, path, ((find, replace), *also), tests)
+def rule(name: str, find: str, replace: str, *tests: str, also: tuple[tuple[str, str], ...] = ()) -> Mutation:
+    """``tests``: test function names (``test_...``) or test module file names (``test_x.py``)."""
+    return Mutation(name, ((find, replace), *also), tests)

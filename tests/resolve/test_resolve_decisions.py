@@ -44,7 +44,7 @@ def test_a_person_who_found_the_message_marks_it_sent_with_its_receipt(
     assert row.finished_at == clock.now()
 
 
-def test_an_indeterminate_intent_may_be_abandoned(intents: Intents, run: Run, clock: FakeClock) -> None:
+def test_the_abandon_command_abandons_an_indeterminate_intent(intents: Intents, run: Run, clock: FakeClock) -> None:
     intent_id = intents.indeterminate()
     clock.advance(60)
     ran = run("abandon", str(intent_id), "--by", BY)

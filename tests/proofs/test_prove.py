@@ -1,0 +1,120 @@
+"""``bin/prove`` itself: its catalogue anchors, it counts only real failures as red, and it never
+touches the checkout, even when killed mid-proof."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.proofs.anchors import NamedTests, SourceTree, StaleCatalogue
+from tests.proofs.catalogue import MUTATIONS
+from tests.proofs.mutation import rule
+from tests.proofs.runner import (
+    COPY_PREFIX,
+    REPOSITORY,
+    Verdict,
+    anchor,
+    prove,
+    remove_abandoned_copies,
+    tree_files,
+)
+
+RULE_TEXT = "    return amount + 1\n"
+
+
+def test_every_catalogue_entry_anchors_to_one_place_in_the_tree() -> None:
+    tree, index = SourceTree(REPOSITORY), NamedTests(REPOSITORY)
+    stale = []
+    for mutation in MUTATIONS:
+        try:
+            anchor(mutation, tree, index)
+        except StaleCatalogue as why:
+            stale.append(f"{mutation.rule}: {why}")
+    assert stale == []
+    assert len({mutation.rule for mutation in MUTATIONS}) == len(MUTATIONS), "every rule is named once"
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    """A tree of one rule (``core/rules.py``) and its test, with the outcomes plugin beside it."""
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "__init__.py").write_text("")
+    (tmp_path / "core" / "rules.py").write_text(f"def next_amount(amount: int) -> int:\n{RULE_TEXT}")
+    (tmp_path / "tests" / "proofs").mkdir(parents=True)
+    (tmp_path / "tests" / "__init__.py").write_text("")
+    (tmp_path / "tests" / "proofs" / "__init__.py").write_text("")
+    shutil.copy(REPOSITORY / "tests" / "proofs" / "outcomes.py", tmp_path / "tests" / "proofs" / "outcomes.py")
+    (tmp_path / "tests" / "test_rules.py").write_text(
+        "from core.rules import next_amount\n\n\ndef test_the_next_amount_is_one_more() -> None:\n"
+        "    assert next_amount(1) == 2\n"
+    )
+    return tmp_path
+
+
+def verdict_of(tree_root: Path, replace: str) -> Verdict:
+    mutation = rule("the next amount is one more", RULE_TEXT, replace, "test_the_next_amount_is_one_more")
+    return prove(anchor(mutation, SourceTree(tree_root), NamedTests(tree_root)), tree_root).verdict
+
+
+def test_a_mutation_its_test_catches_is_red(tiny: Path) -> None:
+    assert verdict_of(tiny, "    return amount\n") is Verdict.red
+
+
+def test_a_mutation_its_test_misses_is_green(tiny: Path) -> None:
+    assert verdict_of(tiny, "    return 2 if amount == 1 else amount\n") is Verdict.green
+
+
+def test_a_mutation_that_breaks_collection_is_broken_never_red(tiny: Path) -> None:
+    assert verdict_of(tiny, "    return amount +\n") is Verdict.broken
+
+
+def test_a_mutation_whose_test_does_not_exist_is_stale(tiny: Path) -> None:
+    mutation = rule("a rule", RULE_TEXT, "", "test_nobody_wrote")
+    with pytest.raises(StaleCatalogue, match="names 0 things"):
+        anchor(mutation, SourceTree(tiny), NamedTests(tiny))
+
+
+def test_the_copy_is_restored_after_each_proof(tiny: Path) -> None:
+    before = (tiny / "core" / "rules.py").read_text()
+    verdict_of(tiny, "    return amount\n")
+    assert (tiny / "core" / "rules.py").read_text() == before
+
+
+def _fingerprint(root: Path) -> dict[str, str]:
+    return {name: hashlib.sha256((root / name).read_bytes()).hexdigest() for name in tree_files(root)}
+
+
+@pytest.mark.slow
+def test_a_run_killed_mid_proof_leaves_the_checkout_untouched() -> None:
+    before = _fingerprint(REPOSITORY)
+    copies_before = set(Path(tempfile.gettempdir()).glob(f"{COPY_PREFIX}*"))
+    prover = subprocess.Popen(
+        [sys.executable, "-m", "tests.proofs.runner", "--only", "a stored time is UTC"],
+        cwd=REPOSITORY,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert prover.stderr is not None
+        line = prover.stderr.readline()
+        assert line.startswith("proving:"), line
+        time.sleep(0.3)  # its mutation is applied and its tests run in the copy
+    finally:
+        os.killpg(prover.pid, signal.SIGKILL)
+        prover.wait()
+    assert _fingerprint(REPOSITORY) == before
+    left = set(Path(tempfile.gettempdir()).glob(f"{COPY_PREFIX}*")) - copies_before
+    assert left, "the killed run left its copy"
+    remove_abandoned_copies()
+    assert not any(copy.exists() for copy in left), "the next run removes a killed run's copy"
