@@ -1,7 +1,7 @@
 """What ``bin/connect status`` says: one snapshot of values in, a report and its lines out.
 
 The shell reads the lock file's metadata and one read transaction of the ledger
-(``shell.ledger_status``) into the values below; this module turns them into the JSON report
+(``shell.ledger.status``) into the values below; this module turns them into the JSON report
 and the lines a person reads. Pure: no I/O, no clock.
 
 Rules:

@@ -4,7 +4,7 @@ Rules:
 1. ``admit`` loads a seen or blocked record and its revision (a read transaction), runs the
    core gate (no reads), reads the recording's summary only when the gate let it through
    (outside any transaction: a read never holds the ledger's lock), asks ``core.admission``
-   for the verdict, and writes it with ``shell.ledger_admission.commit_verdict`` in one
+   for the verdict, and writes it with ``shell.ledger.records.commit_verdict`` in one
    ``BEGIN IMMEDIATE`` transaction with the intents it calls for.
 2. A verdict that finds the revision moved is not applied: the record was decided by someone
    else, and that decision stands (``Admitted.applied`` is False).
@@ -25,10 +25,10 @@ from typing import Protocol
 from core.admission import ReadFailure, ReadFailureKind, RecordingSummary, Verdict, decide
 from core.admission_matrix import AdmissionSettings, Continue, gate
 from core.edges import RecordState
-from shell import ledger_admission
 from shell.clock import Clock
-from shell.ledger import Ledger
-from shell.ledger_admission import VerdictHooks
+from shell.ledger import records as ledger_admission
+from shell.ledger.connection import Ledger
+from shell.ledger.records import VerdictHooks
 
 log = logging.getLogger("connector.admission")
 
@@ -37,7 +37,7 @@ SWEEP_READ_SECONDS = 120.0
 
 
 class SummaryReader(Protocol):
-    """The reads admission makes (``shell.basecamp_reads.SummaryReads``)."""
+    """The reads admission makes (``shell.basecamp.reads.SummaryReads``)."""
 
     def summary(
         self,

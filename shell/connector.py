@@ -28,17 +28,17 @@ from pathlib import Path
 from core.admission_matrix import AdmissionSettings
 from core.configuration import Configuration
 from core.feed import FeedFilters
-from shell import ledger_tasks as tasks
 from shell.admission import Admission
-from shell.basecamp import BasecampClient
-from shell.basecamp_reads import SummaryReads
+from shell.basecamp.client import BasecampClient
+from shell.basecamp.reads import SummaryReads
 from shell.clock import Clock
 from shell.dispatcher import Dispatcher, DispatchOptions
 from shell.intake import Intake, IntakeFailed
-from shell.ledger import Ledger
+from shell.ledger import tasks
+from shell.ledger.connection import Ledger
 from shell.lifecycle_hooks import LifecycleHooks
 from shell.outbox import Outbox, OutboxLedgerError, OutboxOptions
-from shell.worker import CommandDriver, PromptFacts, WorkerCommand, sweep_sessions
+from shell.worker.driver import CommandDriver, PromptFacts, WorkerCommand, sweep_sessions
 
 log = logging.getLogger("connector.run")
 

@@ -11,7 +11,7 @@ Rules:
    the oldest startable records of free conversations start, while slots remain.
 3. A launch is committed (task, attempt ``launching``, exposure) before the driver is asked to
    start anything; the process is recorded (``running``) as soon as it exists.
-4. An attempt ends in one transaction (``shell.ledger_tasks.end_attempt``): settlement,
+4. An attempt ends in one transaction (``shell.ledger.tasks.end_attempt``): settlement,
    supersession and the completion intent together. A spawn the driver proved never started a
    process is ``spawn_failed``; nothing else is.
 5. ``stop()`` is the connector's shutdown: every worker is stopped (``shutdown``) and settled
@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import Protocol
 
 from core.snapshots import StopReason
-from shell import ledger_tasks as tasks
 from shell.crashpoints import pause_at
-from shell.ledger import Ledger
+from shell.ledger import tasks
+from shell.ledger.connection import Ledger
 from shell.lifecycle_hooks import LifecycleHooks
-from shell.worker import SpawnFailed
+from shell.worker.driver import SpawnFailed
 
 log = logging.getLogger("connector.dispatch")
 

@@ -45,9 +45,9 @@ from core.feed import (
     new_ids,
 )
 from core.timestamps import format_timestamp, parse_timestamp
-from shell.basecamp import BasecampError, FeedRefused
+from shell.basecamp.client import BasecampError, FeedRefused
 from shell.clock import Clock
-from shell.ledger import Ledger, LedgerError
+from shell.ledger.connection import Ledger, LedgerError
 
 log = logging.getLogger("connector.intake")
 
@@ -64,7 +64,7 @@ class FiltersRefused(IntakeFailed):
 
 
 class FeedReader(Protocol):
-    """What intake needs of ``shell.basecamp.BasecampClient``."""
+    """What intake needs of ``shell.basecamp.client.BasecampClient``."""
 
     def poll_events(
         self,

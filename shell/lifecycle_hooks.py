@@ -20,7 +20,7 @@ from core.edges import DeliveryState, RecordState
 from core.intents import GUARD_DELAY, Intent, completion_intent, intents_for_verdict, still_running_intent
 from core.settlement import SettledRow, read_back
 from core.snapshots import EventOutcome
-from shell import ledger_outbox as rows
+from shell.ledger import outbox as rows
 
 
 class HookError(Exception):

@@ -66,16 +66,16 @@ from core.reconcile import (
     listing_since,
 )
 from core.text import message_text
-from shell import ledger_outbox as rows
-from shell.basecamp import ListingFailed, Unlistable
+from shell.basecamp.client import ListingFailed, Unlistable
 from shell.crashpoints import pause_at
-from shell.ledger import Ledger, LedgerError
+from shell.ledger import outbox as rows
+from shell.ledger.connection import Ledger, LedgerError
 
 log = logging.getLogger("connector.outbox")
 
 
 class Poster(Protocol):
-    """What the outbox needs of Basecamp: ``shell.basecamp.BasecampClient`` or a fake."""
+    """What the outbox needs of Basecamp: ``shell.basecamp.client.BasecampClient`` or a fake."""
 
     def post(self, destination: Destination, body: str, deadline: float | None = None) -> PostOutcome: ...
     def list(

@@ -1,7 +1,7 @@
 """The connector the demo runs: ``bin/connect run`` as a child process of its own.
 
 Rules:
-1. It is this checkout's ``python -m shell.cli run`` (the same interpreter, the repository
+1. It is this checkout's ``python -m shell.cli.main run`` (the same interpreter, the repository
    first on its path, ``-P`` as ``bin/connect`` runs it), with ``CONNECTOR_PAUSE_AT`` removed:
    the demo is never a crash test's pause.
 2. Its output (stdout and stderr) goes to a log file in the demo's directory; ``start`` waits
@@ -59,7 +59,7 @@ class ConnectorChild:
         already = self._running_lines()
         self._log = self.log_path.open("ab")
         self._process = subprocess.Popen(
-            [sys.executable, "-P", "-m", "shell.cli", "run", "--state-dir", str(self.state_dir),
+            [sys.executable, "-P", "-m", "shell.cli.main", "run", "--state-dir", str(self.state_dir),
              "--poll-seconds", f"{self.poll_seconds:g}", "--shutdown-seconds", "30"],
             stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log, env=environment,
         )  # fmt: skip

@@ -19,7 +19,7 @@ from types import TracebackType
 
 from core.demo_narration import EventView, IntentView
 from core.text import message_lines
-from shell.ledger import Ledger, open_ledger_read_only
+from shell.ledger.connection import Ledger, open_ledger_read_only
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,12 +30,12 @@ from core.demo_narration import EventView, label, narrate, settled
 from core.demo_scenes import Scene, Where, expectations, reply_place, worker_part
 from core.demo_verdict import Expected, Place
 from core.destinations import MessageKind
+from shell.basecamp.standin.server import MENTION_TYPE
+from shell.basecamp.standin.world import person_sgid
 from shell.demo.connector_child import ConnectorChild
 from shell.demo.ledger_view import LedgerView
 from shell.demo.stage import GUARD_DELAY, DemoWorld, Stage
 from shell.demo.standin_link import StandInLink
-from shell.standin.server import MENTION_TYPE
-from shell.standin.world import person_sgid
 
 LOOK_SECONDS = 0.1
 SCENE_SECONDS = 60.0

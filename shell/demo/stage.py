@@ -3,7 +3,7 @@ with the demo's configuration in it.
 
 Rules:
 1. The world comes from the stand-in's own description, the object ``bin/connect standin
-   --json`` prints (``shell.commands.standin.describe``): base URL, account, the agent's token
+   --json`` prints (``shell.cli.standin.describe``): base URL, account, the agent's token
    and id, the people, the projects with their cards and Campfires. It must be a demo world:
    at least three projects, the first two with a card each, the third with a card and a
    Campfire; anything else is a ``UserError``.
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from core.configuration import format_duration
-from shell.cli import main as connect
+from shell.cli.main import main as connect
 from shell.demo.connector_child import REPOSITORY
 from shell.errors import EXIT_CONFIG, UserError
 

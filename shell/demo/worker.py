@@ -36,7 +36,7 @@ from typing import Any
 
 from core.destinations import Destination, MessageKind
 from core.posting import Receipt
-from shell.basecamp import BasecampClient
+from shell.basecamp.client import BasecampClient
 
 SCENE_WAIT_SECONDS = 15.0
 USER_AGENT = "basecamp-connector demo worker (https://github.com/basecamp/basecamp-connector)"

@@ -10,12 +10,12 @@ import pytest
 
 from core.admission_matrix import AdmissionSettings
 from shell.admission import Admission
-from shell.basecamp import BasecampClient
-from shell.basecamp_reads import SummaryReads
+from shell.basecamp.client import BasecampClient
+from shell.basecamp.reads import SummaryReads
+from shell.basecamp.standin.server import StandIn
 from shell.clock import FakeClock
-from shell.ledger import Ledger, open_ledger
+from shell.ledger.connection import Ledger, open_ledger
 from shell.lifecycle_hooks import LifecycleHooks
-from shell.standin.server import StandIn
 from tests.admission.scene import Scene
 
 

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from core.admission_matrix import AdmissionSettings
 from core.timestamps import format_timestamp
 from shell.admission import Admission, Admitted
-from shell.basecamp import BasecampClient
-from shell.basecamp_reads import SummaryReads
+from shell.basecamp.client import BasecampClient
+from shell.basecamp.reads import SummaryReads
+from shell.basecamp.standin.server import StandIn
+from shell.basecamp.standin.world import Project
 from shell.clock import FakeClock
-from shell.ledger import Ledger
-from shell.standin.server import StandIn
-from shell.standin.world import Project
+from shell.ledger.connection import Ledger
 
 
 @dataclass

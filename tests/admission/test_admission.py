@@ -12,10 +12,10 @@ from core.admission import ReadFailure, ReadFailureKind, RecordingSummary, Verdi
 from core.admission_matrix import DiscardReason
 from core.edges import RecordState
 from core.timestamps import format_timestamp
-from shell import ledger_admission
 from shell.admission import Admission
+from shell.basecamp.standin.faults import Fault, FaultAction
+from shell.ledger import records as ledger_admission
 from shell.lifecycle_hooks import LifecycleHooks
-from shell.standin.faults import Fault, FaultAction
 from tests.admission.scene import Scene
 
 

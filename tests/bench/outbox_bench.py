@@ -53,7 +53,7 @@ from core.outbox_policy import RUN_BATCH
 from core.posting import PostOutcome, Receipt
 from core.text import message_text
 from core.timestamps import format_timestamp
-from shell.ledger import BUSY_TIMEOUT_SECONDS, Ledger, open_ledger
+from shell.ledger.connection import BUSY_TIMEOUT_SECONDS, Ledger, open_ledger
 from shell.outbox import Outbox, SendResult
 from tests.support.fake_basecamp import AGENT_ID, SOMEONE_ELSE
 from tests.support.ledger_world import LedgerWorld
@@ -297,7 +297,7 @@ def copy_ledger(template: Path, path: Path) -> Path:
 
 
 def raw_connection(path: Path) -> sqlite3.Connection:
-    """A connection opened and configured the way ``shell.ledger`` opens the owner's."""
+    """A connection opened and configured the way ``shell.ledger.connection`` opens the owner's."""
     connection = sqlite3.connect(
         f"file:{quote(str(path))}?mode=rw",
         uri=True,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from shell.arguments import port, positive_integer, positive_seconds
-from shell.cli import main as connect
+from shell.cli.arguments import port, positive_integer, positive_seconds
+from shell.cli.main import main as connect
 from shell.errors import EXIT_BROKEN_PIPE, EXIT_CONFIG, EXIT_USAGE
 
 REPOSITORY = Path(__file__).resolve().parents[2]

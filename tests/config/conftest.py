@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from shell.standin.server import StandIn
+from shell.basecamp.standin.server import StandIn
 
 
 @pytest.fixture(scope="module")

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from shell.cli import main
-from shell.config import load_config, read_token, save_config, state_paths
+from shell.basecamp.standin.server import StandIn
+from shell.cli.main import main
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_UNAVAILABLE, UserError
-from shell.standin.server import StandIn
+from shell.state.config import load_config, read_token, save_config, state_paths
 from tests.config.conftest import write_token
 
 
@@ -313,7 +313,7 @@ def test_setup_says_when_the_worker_program_is_not_there(tmp_path: Path, capsys:
 
 
 def test_setup_beside_a_running_connector_says_to_restart_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from shell.lock import lock_path
+    from shell.state.lock import lock_path
 
     state = tmp_path / "state"
     state.mkdir(mode=0o700)

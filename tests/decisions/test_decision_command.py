@@ -12,11 +12,11 @@ import pytest
 
 from core.configuration import Configuration, Route
 from core.snapshots import StopReason
-from shell import ledger_tasks as tasks
-from shell.cli import main as connect
-from shell.config import save_config
-from shell.ledger import Ledger
-from shell.lock import lock_path
+from shell.cli.main import main as connect
+from shell.ledger import tasks
+from shell.ledger.connection import Ledger
+from shell.state.config import save_config
+from shell.state.lock import lock_path
 from tests.support.ledger_world import PROJECT, LedgerWorld
 
 EVENT = 701

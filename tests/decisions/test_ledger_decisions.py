@@ -13,11 +13,11 @@ from returns.result import Result, Success
 from core.decisions import Action, Refusal
 from core.notes import DISCARDED_BY_PERSON
 from core.snapshots import StopReason
-from shell import ledger_decisions
-from shell import ledger_tasks as tasks
 from shell.clock import FakeClock
-from shell.ledger import Ledger
-from shell.ledger_decisions import Decided, UnknownEvent
+from shell.ledger import decisions as ledger_decisions
+from shell.ledger import tasks
+from shell.ledger.connection import Ledger
+from shell.ledger.decisions import Decided, UnknownEvent
 from tests.support.ledger_world import PROJECT, LedgerWorld
 
 EVENT = 501

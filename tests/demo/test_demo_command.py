@@ -18,14 +18,14 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from shell.cli import main as connect
-from shell.commands.standin import describe
+from shell.basecamp.standin.faults import Fault, FaultAction
+from shell.basecamp.standin.recorder import RecordedRequest
+from shell.basecamp.standin.server import StandIn
+from shell.cli.main import main as connect
+from shell.cli.standin import describe
 from shell.demo import runner
 from shell.demo.scenes import Player
 from shell.errors import EXIT_CONFIG
-from shell.standin.faults import Fault, FaultAction
-from shell.standin.recorder import RecordedRequest
-from shell.standin.server import StandIn
 
 pytestmark = pytest.mark.slow
 REPOSITORY = Path(__file__).resolve().parents[2]

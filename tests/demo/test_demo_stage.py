@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from shell.commands.standin import describe
-from shell.config import load_config
+from shell.basecamp.standin.server import StandIn
+from shell.cli.standin import describe
 from shell.demo.stage import Stage, world_from
 from shell.errors import UserError
-from shell.standin.server import StandIn
+from shell.state.config import load_config
 
 
 @pytest.fixture

@@ -6,9 +6,9 @@ import pytest
 
 from core.settlement import SPAWN_FAILED
 from core.snapshots import Settlement, StopReason
-from shell import ledger_tasks as tasks
 from shell.clock import FakeClock
-from shell.ledger import Ledger
+from shell.ledger import tasks
+from shell.ledger.connection import Ledger
 from tests.support.ledger_world import PROJECT, LedgerWorld
 
 ROUTED = frozenset({PROJECT})

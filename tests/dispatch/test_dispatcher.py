@@ -8,10 +8,10 @@ from datetime import datetime
 from pathlib import Path
 
 from core.snapshots import StopReason
-from shell import ledger_tasks as tasks
 from shell.dispatcher import Dispatcher, DispatchOptions, Started
-from shell.ledger import Ledger
-from shell.worker import SpawnFailed
+from shell.ledger import tasks
+from shell.ledger.connection import Ledger
+from shell.worker.driver import SpawnFailed
 from tests.support.ledger_world import PROJECT, LedgerWorld
 
 

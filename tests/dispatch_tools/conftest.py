@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from shell.clock import FakeClock
-from shell.ledger import Ledger, open_ledger
+from shell.ledger.connection import Ledger, open_ledger
 from tests.dispatch_tools.world import DispatchWorld
 
 

@@ -13,8 +13,8 @@ import pytest
 
 from core.instruction import AckRequest, CompleteRequest, Completion, GetRequest, RefusalKind
 from shell.clock import FakeClock
-from shell.ledger import Ledger, open_existing_ledger
-from shell.ledger_worker import DispatchLedger, DispatchRefused
+from shell.ledger.connection import Ledger, open_existing_ledger
+from shell.ledger.worker_calls import DispatchLedger, DispatchRefused
 from tests.dispatch_tools.world import AGENT, REQUESTER, SOMEONE_ELSE, DispatchWorld, Task, mention
 
 

@@ -43,7 +43,7 @@ from core.instruction import (
     strip_mentions_of,
 )
 from core.snapshots import EventOutcome
-from shell.standin.world import person_sgid
+from shell.basecamp.standin.world import person_sgid
 
 AGENT = 42
 SNAPSHOT = json.dumps(

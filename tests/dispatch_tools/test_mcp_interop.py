@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from shell.commands.mcp import TOKEN_ENV
+from shell.cli.mcp import TOKEN_ENV
 from tests.dispatch_tools.world import AGENT, DispatchWorld, Task
 
 CONNECT = Path(__file__).resolve().parents[2] / "bin" / "connect"

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from shell.commands.mcp import TOKEN_ENV, take_token
+from shell.cli.mcp import TOKEN_ENV, take_token
 from shell.errors import EXIT_CONFIG, EXIT_REFUSED, UserError
 from tests.dispatch_tools.world import AGENT, DispatchWorld, Task
 
@@ -231,7 +231,7 @@ def test_a_token_on_a_descriptor_is_read_closed_and_has_one_way_in(
 
 
 def test_the_token_is_never_an_argument() -> None:
-    from shell.cli import build_parser
+    from shell.cli.main import build_parser
 
     parser = build_parser()
     with pytest.raises(SystemExit):

@@ -1,4 +1,4 @@
-"""shell.mcp in process: the JSON-RPC and MCP shapes, line by line, over a real ledger."""
+"""shell.worker.mcp in process: the JSON-RPC and MCP shapes, line by line, over a real ledger."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from core.instruction import LEDGER_FAILURE, AckRequest, CompleteRequest, GetRequest, Receipt
-from shell.ledger_worker import Dispatched
-from shell.mcp import BLURB, PROTOCOL_VERSIONS, TOOLS, McpServer, serve
+from shell.ledger.worker_calls import Dispatched
+from shell.worker.mcp import BLURB, PROTOCOL_VERSIONS, TOOLS, McpServer, serve
 from tests.dispatch_tools.world import DispatchWorld, Task
 
 

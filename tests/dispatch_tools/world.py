@@ -19,11 +19,11 @@ from typing import Any
 
 from core.intents import guard_key
 from core.timestamps import format_timestamp
-from shell import ledger_outbox
-from shell.ledger import Ledger
-from shell.ledger_worker import DispatchLedger
+from shell.basecamp.standin.world import person_sgid
+from shell.ledger import outbox as ledger_outbox
+from shell.ledger.connection import Ledger
+from shell.ledger.worker_calls import DispatchLedger
 from shell.lifecycle_hooks import LifecycleHooks
-from shell.standin.world import person_sgid
 
 PROJECT = 2_085_958_504
 AGENT = 1_049_715_999

@@ -17,15 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from shell import ledger_tasks as tasks
-from shell.basecamp import BasecampClient
+from shell.basecamp.client import BasecampClient
+from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock
 from shell.dispatcher import Dispatcher, DispatchOptions
-from shell.ledger import Ledger, open_ledger
+from shell.ledger import tasks
+from shell.ledger.connection import Ledger, open_ledger
 from shell.lifecycle_hooks import LifecycleHooks
 from shell.outbox import Outbox
-from shell.standin.server import StandIn
-from shell.worker import CommandDriver, PromptFacts, WorkerCommand
+from shell.worker.driver import CommandDriver, PromptFacts, WorkerCommand
 from tests.support.ledger_world import PROJECT, LedgerWorld
 
 pytestmark = pytest.mark.slow

@@ -4,9 +4,9 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from shell.basecamp import BasecampClient
+from shell.basecamp.client import BasecampClient
+from shell.basecamp.standin.server import StandIn
 from shell.clock import Clock
-from shell.standin.server import StandIn
 
 MakeClient = Callable[..., BasecampClient]
 

@@ -11,10 +11,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from core.destinations import Destination, MessageKind
-from shell.basecamp import MAX_PAGES, ListingFailed, Unlistable
+from shell.basecamp.client import MAX_PAGES, ListingFailed, Unlistable
+from shell.basecamp.standin.faults import Fault, FaultAction
+from shell.basecamp.standin.server import StandIn
 from shell.clock import FakeClock
-from shell.standin.faults import Fault, FaultAction
-from shell.standin.server import StandIn
 from tests.http.conftest import MakeClient
 
 LONG_AGO = datetime(2020, 1, 1, tzinfo=UTC)
@@ -230,7 +230,7 @@ def test_the_client_paces_itself_under_the_rate_limit(standin: StandIn, make_cli
 
 
 def test_me_names_the_agent_and_a_wrong_token_is_refused(standin: StandIn, make_client: MakeClient) -> None:
-    from shell.basecamp import AuthenticationFailed
+    from shell.basecamp.client import AuthenticationFailed
 
     assert make_client().me().id == standin.world.agent.id
     with pytest.raises(AuthenticationFailed):

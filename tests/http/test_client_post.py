@@ -13,10 +13,10 @@ import pytest
 
 from core.destinations import Destination, MessageKind
 from core.posting import Receipt, RefusalCause, Refused, Uncertain, UncertainCause
-from shell.basecamp import BasecampClient
+from shell.basecamp.client import BasecampClient
+from shell.basecamp.standin.faults import Fault, FaultAction
+from shell.basecamp.standin.server import StandIn
 from shell.clock import FakeClock
-from shell.standin.faults import Fault, FaultAction
-from shell.standin.server import StandIn
 from tests.http.conftest import MakeClient
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from shell.basecamp import BasecampClient
+from shell.basecamp.client import BasecampClient
 
 PERSON = json.dumps({"id": 42, "name": "Claude Agent", "attachable_sgid": "sgid"}).encode()
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from core.feed import FeedFilters
-from shell.basecamp import BasecampClient
+from shell.basecamp.client import BasecampClient
+from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock
 from shell.intake import FeedReader, Intake
-from shell.ledger import Ledger, open_ledger
-from shell.standin.server import StandIn
+from shell.ledger.connection import Ledger, open_ledger
 
 MakeIntake = Callable[..., Intake]
 

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from core.feed import FeedFilters, FeedPage
-from shell.basecamp import BasecampClient, FeedFailed
+from shell.basecamp.client import BasecampClient, FeedFailed
+from shell.basecamp.standin.faults import Fault, FaultAction
+from shell.basecamp.standin.server import StandIn
 from shell.intake import FeedReader, FiltersRefused, Intake, IntakeFailed
-from shell.ledger import Ledger, open_ledger
-from shell.standin.faults import Fault, FaultAction
-from shell.standin.server import StandIn
+from shell.ledger.connection import Ledger, open_ledger
 
 MakeIntake = Callable[..., Intake]
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from shell.clock import FakeClock
-from shell.ledger import Ledger, open_ledger
+from shell.ledger.connection import Ledger, open_ledger
 
 STAMP = "2026-11-29T12:00:00.000000000Z"
 _tokens = itertools.count(1)

@@ -39,7 +39,7 @@ from core.edges import (
     RecordState,
     TaskState,
 )
-from shell.ledger import Ledger
+from shell.ledger.connection import Ledger
 
 STAMP = "2026-11-29T12:00:00.000000000Z"
 LATER = "2026-11-29T12:05:00.000000000Z"
@@ -160,7 +160,7 @@ def discard_unhanded(rows: Rows, event_id: int) -> None:
 
 
 def decide(rows: Rows, event_id: int, target: RecordState, live: int | None) -> None:
-    """A person's decision out of completed, as ``shell.ledger_decisions`` writes it: the task has
+    """A person's decision out of completed, as ``shell.ledger.decisions`` writes it: the task has
     ended, the outcome settled unknown, the decision row first, then the move it names."""
     if live is not None:
         rows.supersede(live)

@@ -13,9 +13,9 @@ from datetime import timedelta
 from pathlib import Path
 
 from core.timestamps import format_timestamp
-from shell import ledger as ledger_module
 from shell.clock import FakeClock, SystemClock
-from shell.ledger import (
+from shell.ledger import connection as ledger_module
+from shell.ledger.connection import (
     MIGRATIONS,
     SCHEMA_VERSION,
     SQL_NOW,
@@ -25,11 +25,11 @@ from shell.ledger import (
 )
 
 FIXED_WIDTH = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z$")
-PROJECT = Path(ledger_module.__file__).resolve().parents[1]
+PROJECT = Path(ledger_module.__file__).resolve().parents[2]
 
 OPENER = """
 import sys
-from shell.ledger import open_ledger
+from shell.ledger.connection import open_ledger
 ledger_path, ready = sys.argv[1:]
 open(ready, "w").close()
 open_ledger(ledger_path).close()
@@ -37,7 +37,7 @@ open_ledger(ledger_path).close()
 
 
 def test_the_schema_version_is_the_highest_migration_number() -> None:
-    files = sorted((PROJECT / "shell" / "migrations").glob("[0-9][0-9][0-9][0-9]_*.sql"))
+    files = sorted((PROJECT / "shell" / "ledger" / "migrations").glob("[0-9][0-9][0-9][0-9]_*.sql"))
     assert [migration.name for migration in MIGRATIONS] == [file.name for file in files]
     assert SCHEMA_VERSION == int(files[-1].name[:4]) == len(files)
 

@@ -12,7 +12,7 @@ import pytest
 
 from shell.clock import FakeClock
 from shell.errors import EXIT_CONFIG, EXIT_UNAVAILABLE, UserError
-from shell.ledger import (
+from shell.ledger.connection import (
     SCHEMA_VERSION,
     Ledger,
     LedgerBusy,

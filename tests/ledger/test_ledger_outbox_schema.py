@@ -13,7 +13,7 @@ import pytest
 
 from core import notes
 from core.intents import guard_key
-from shell.ledger import Ledger
+from shell.ledger.connection import Ledger
 
 Insert = Callable[..., int]
 
@@ -81,7 +81,7 @@ def test_a_refused_intent_may_go_back_to_pending(ledger: Ledger, insert: Insert)
 
 
 def test_the_edge_trigger_knows_the_refused_note_by_core_s_words() -> None:
-    from shell.ledger import MIGRATIONS
+    from shell.ledger.connection import MIGRATIONS
 
     assert f"OLD.note = '{notes.REFUSED_NOTE}'" in MIGRATIONS[0].sql
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from shell.ledger import Ledger
+from shell.ledger.connection import Ledger
 
 Insert = Callable[..., int]
 STAMP = "2026-11-29T12:00:00.000000000Z"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from shell import ledger as ledger_module
-from shell.ledger import Ledger, LedgerBusy, LedgerMisuse, open_ledger
+from shell.ledger import connection as ledger_module
+from shell.ledger.connection import Ledger, LedgerBusy, LedgerMisuse, open_ledger
 
 Insert = Callable[..., int]
 STAMP = "2026-11-29T12:00:00.000000000Z"

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from shell.lock import AlreadyRunning, acquire, lock_path, peek
+from shell.state.lock import AlreadyRunning, acquire, lock_path, peek
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 REPOSITORY = Path(__file__).resolve().parents[2]
 HOLD = (
-    "import sys, time; from datetime import UTC, datetime; from pathlib import Path; from shell.lock import acquire;"
+    "import sys, time; from datetime import UTC, datetime; from pathlib import Path; from shell.state.lock import acquire;"
     " held = acquire(Path(sys.argv[1]), 2914079, 42, datetime.now(UTC)); print('held', flush=True); time.sleep(60)"
 )
 

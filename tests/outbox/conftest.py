@@ -3,7 +3,7 @@
 import pytest
 
 from shell.clock import FakeClock
-from shell.ledger import Ledger
+from shell.ledger.connection import Ledger
 from shell.outbox import Outbox, OutboxOptions
 from tests.support.fake_basecamp import AGENT_ID, FakeBasecamp
 

@@ -6,9 +6,9 @@ import pytest
 
 from core.snapshots import StopReason
 from core.templates import needs_a_person
-from shell import ledger_tasks as tasks
 from shell.clock import FakeClock
-from shell.ledger import Ledger
+from shell.ledger import tasks
+from shell.ledger.connection import Ledger
 from shell.lifecycle_hooks import HookError
 from tests.support.ledger_world import LedgerWorld
 

@@ -5,7 +5,7 @@ import contextlib
 from core import notes
 from core.reconcile import MAX_RECONCILE_FAILURES
 from shell.clock import FakeClock
-from shell.ledger import Ledger
+from shell.ledger.connection import Ledger
 from shell.outbox import Outbox, SendResult
 from tests.support.fake_basecamp import AGENT_ID, SOMEONE_ELSE, FakeBasecamp, Listing, Post
 from tests.support.ledger_world import LedgerWorld, boost_on

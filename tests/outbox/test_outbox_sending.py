@@ -8,7 +8,7 @@ import pytest
 from core import notes
 from core.destinations import Destination
 from shell.clock import FakeClock
-from shell.ledger import Ledger, open_ledger
+from shell.ledger.connection import Ledger, open_ledger
 from shell.outbox import Outbox, OutboxLedgerError, OutboxOptions, SendResult
 from tests.support.fake_basecamp import AGENT_ID, FakeBasecamp, Post
 from tests.support.ledger_world import LedgerWorld, boost_on
@@ -344,8 +344,8 @@ def test_a_follow_up_a_person_discarded_is_not_work_outstanding(
     world: LedgerWorld, outbox: Outbox, basecamp: FakeBasecamp
 ) -> None:
     from core.decisions import Action
-    from shell import ledger_decisions
-    from shell import ledger_tasks as tasks
+    from shell.ledger import decisions as ledger_decisions
+    from shell.ledger import tasks
     from tests.support.ledger_world import PROJECT
 
     world.request(101)

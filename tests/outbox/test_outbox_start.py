@@ -3,7 +3,7 @@
 import pytest
 
 from shell.clock import FakeClock
-from shell.ledger import Ledger
+from shell.ledger.connection import Ledger
 from shell.outbox import Outbox, OutboxLedgerError, SendResult
 from tests.support.fake_basecamp import AGENT_ID, FakeBasecamp, Listing, Post
 from tests.support.ledger_world import LedgerWorld, boost_on

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shell.basecamp import BasecampClient
+from shell.basecamp.client import BasecampClient
+from shell.basecamp.standin.server import StandIn
+from shell.cli.run import USER_AGENT
 from shell.clock import SystemClock
-from shell.commands.run import USER_AGENT
-from shell.ledger import open_ledger
+from shell.ledger.connection import open_ledger
 from shell.outbox import Outbox, SendResult
-from shell.standin.server import StandIn
 from tests.support.ledger_world import LedgerWorld
 
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from shell.cli import main as connect
+from shell.basecamp.standin.faults import Fault, FaultAction
+from shell.basecamp.standin.server import StandIn
+from shell.cli.main import main as connect
 from shell.errors import EXIT_UNAVAILABLE
-from shell.ledger import open_ledger_read_only
-from shell.standin.faults import Fault, FaultAction
-from shell.standin.server import StandIn
+from shell.ledger.connection import open_ledger_read_only
 from tests.support.child import wait_until
 from tests.support.configured import configure_connector
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from shell.ledger import Ledger, open_ledger
+from shell.basecamp.standin.server import StandIn
+from shell.ledger.connection import Ledger, open_ledger
 from shell.processes import group_alive, group_members
-from shell.standin.server import StandIn
 from tests.support.child import ChildProcess, wait_until
 from tests.support.ledger_world import PROJECT, LedgerWorld
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from shell.basecamp.standin.server import StandIn
 from shell.errors import EXIT_NOT_FOUND, EXIT_REFUSED
-from shell.ledger import open_ledger_read_only
-from shell.standin.server import StandIn
+from shell.ledger.connection import open_ledger_read_only
 from tests.support.child import wait_until
 from tests.support.configured import configure_connector
 

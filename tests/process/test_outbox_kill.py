@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from core import notes
-from shell.ledger import Ledger, open_ledger
+from shell.basecamp.standin.faults import Fault, FaultAction
+from shell.basecamp.standin.server import StandIn
+from shell.ledger.connection import Ledger, open_ledger
 from shell.lifecycle_hooks import LifecycleHooks
-from shell.standin.faults import Fault, FaultAction
-from shell.standin.server import StandIn
 from tests.support.child import REPOSITORY, ChildProcess, wait_until
 from tests.support.ledger_world import LedgerWorld
 

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from shell.basecamp.standin.server import StandIn
 from shell.errors import EXIT_CONFIG, EXIT_UNAVAILABLE
-from shell.ledger import SCHEMA_VERSION, open_ledger
-from shell.standin.server import StandIn
+from shell.ledger.connection import SCHEMA_VERSION, open_ledger
 from tests.support.configured import configure_connector
 
 pytestmark = pytest.mark.slow

@@ -77,11 +77,11 @@ import pytest
 from core import templates
 from core.destinations import MessageKind
 from core.text import message_text
-from shell.cli import main as connect
-from shell.commands.run import USER_AGENT as CONNECTOR_USER_AGENT
-from shell.ledger import open_ledger_read_only
-from shell.standin.faults import Fault, FaultAction
-from shell.standin.server import MENTION_TYPE, StandIn
+from shell.basecamp.standin.faults import Fault, FaultAction
+from shell.basecamp.standin.server import MENTION_TYPE, StandIn
+from shell.cli.main import main as connect
+from shell.cli.run import USER_AGENT as CONNECTOR_USER_AGENT
+from shell.ledger.connection import open_ledger_read_only
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 REPOSITORY = Path(__file__).resolve().parents[2]

@@ -137,13 +137,13 @@ STATUS: list[Mutation] = [
     rule(
         "status never creates a ledger: it opens the read-only way",
         "        with open_ledger_read_only(paths.ledger) as ledger:",
-        '        with __import__("shell.ledger").ledger.open_ledger(paths.ledger) as ledger:',
+        '        with __import__("shell.ledger.connection").ledger.connection.open_ledger(paths.ledger) as ledger:',
         "test_a_missing_state_directory_configuration_or_ledger_is_one_line_and_nothing_is_created",
     ),
     rule(
         "status takes no lock: it works while a connector holds it",
         "    holder = peek(paths.directory, configuration.account_id, configuration.agent_id)\n    try:\n",
-        '    __import__("shell.lock").lock.acquire(paths.directory, configuration.account_id,'
+        '    __import__("shell.state.lock").state.lock.acquire(paths.directory, configuration.account_id,'
         ' configuration.agent_id, __import__("datetime").datetime.now(__import__("datetime").UTC))\n'
         "    holder = peek(paths.directory, configuration.account_id, configuration.agent_id)\n    try:\n",
         "test_status_takes_no_lock_and_names_the_holder_the_lock_file_names",
@@ -169,7 +169,7 @@ STATUS: list[Mutation] = [
     rule(
         "status: the token is never shown (a report that carried it is caught)",
         "        state_dir=str(paths.directory),\n",
-        '        state_dir=str(paths.directory) + __import__("shell.config").config.read_token('
+        '        state_dir=str(paths.directory) + __import__("shell.state.config").state.config.read_token('
         '__import__("pathlib").Path(configuration.token_file)),\n',
         "test_neither_the_feed_position_nor_the_token_is_ever_shown",
     ),

@@ -1,6 +1,6 @@
 """Fixtures for a person's resolutions: a real ledger file in an owner-only directory, intents put
 into each state through the ledger (``resolve_world.Intents``), and the CLI driven in-process
-through ``shell.resolve_cli.main`` on a fake clock."""
+through ``shell.cli.resolve.main`` on a fake clock."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from shell.cli.resolve import main
 from shell.clock import FakeClock
-from shell.ledger import Ledger, open_ledger
-from shell.resolve_cli import main
+from shell.ledger.connection import Ledger, open_ledger
 from tests.resolve.resolve_world import Intents, Ran, Run
 from tests.support.ledger_world import LedgerWorld
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from core import notes
 from core.edges import IntentState
-from shell import ledger_outbox as rows
-from shell.ledger import Ledger
+from shell.ledger import outbox as rows
+from shell.ledger.connection import Ledger
 from tests.support.ledger_world import LedgerWorld
 
 

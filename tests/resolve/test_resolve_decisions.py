@@ -11,9 +11,9 @@ import pytest
 
 from core import notes
 from core.timestamps import format_timestamp
-from shell import ledger_outbox as rows
 from shell.clock import FakeClock
 from shell.errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_REFUSED, EXIT_USAGE
+from shell.ledger import outbox as rows
 from tests.resolve.resolve_world import Intents, Run
 
 BY = "person:26909558"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE
-from shell.ledger import SCHEMA_VERSION
+from shell.ledger.connection import SCHEMA_VERSION
 from tests.resolve.conftest import SHORT_BUSY_TIMEOUT
 from tests.resolve.resolve_world import Intents, Run
 

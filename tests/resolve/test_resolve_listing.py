@@ -10,9 +10,9 @@ import pytest
 
 from core import notes
 from core.timestamps import format_timestamp
+from shell.cli.resolve import human_age, main
 from shell.clock import FakeClock
 from shell.errors import EXIT_OK
-from shell.resolve_cli import human_age, main
 from tests.resolve.resolve_world import Intents, Run
 
 SUMMARY_FIELDS = {

@@ -19,13 +19,13 @@ from core.configuration import Configuration, Route
 from core.decisions import Action
 from core.edges import RecordState
 from core.snapshots import StopReason
-from shell import ledger_admission
-from shell import ledger_tasks as tasks
-from shell.cli import main as connect
+from shell.cli.main import main as connect
 from shell.clock import FakeClock
-from shell.config import save_config
-from shell.ledger import Ledger
-from shell.ledger_decisions import decide
+from shell.ledger import records as ledger_admission
+from shell.ledger import tasks
+from shell.ledger.connection import Ledger
+from shell.ledger.decisions import decide
+from shell.state.config import save_config
 from tests.support.ledger_world import PROJECT, LedgerWorld
 
 EVENT = 601

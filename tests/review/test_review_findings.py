@@ -21,13 +21,13 @@ import pytest
 from core.destinations import Destination, MessageKind
 from core.posting import Receipt
 from core.snapshots import StopReason
-from shell import ledger_tasks as tasks
-from shell.basecamp import BasecampClient
+from shell.basecamp.client import BasecampClient
 from shell.clock import FakeClock
 from shell.dispatcher import Dispatcher, DispatchOptions, Started
-from shell.ledger import Ledger, open_ledger
+from shell.ledger import tasks
+from shell.ledger.connection import Ledger, open_ledger
 from shell.outbox import Outbox, OutboxOptions
-from shell.worker import SpawnFailed
+from shell.worker.driver import SpawnFailed
 from tests.support.fake_basecamp import AGENT_ID, FakeBasecamp
 from tests.support.ledger_world import PROJECT, LedgerWorld
 

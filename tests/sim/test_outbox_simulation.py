@@ -19,7 +19,7 @@ committing while a request is in flight; the hold on and off; the clock; the nex
 and listings' behaviour, lag, slow requests and listings, listings down, Basecamp
 unreachable; flush, run_once, reconcile (any age, limit, deadline), start, a running
 connector's minutes of ticks; a crash armed before or after the message lands or during a
-listing, or a crash now; a careful person deciding through ``shell.ledger_resolution``
+listing, or a crash now; a careful person deciding through ``shell.ledger.resolution``
 (sent when the message exists, resend only when it is truly absent, or abandon), and a
 person trying what must be refused.
 
@@ -89,10 +89,10 @@ from core.resolution import Abandon, Resend, Sent
 from core.templates import GUARD_ACKNOWLEDGEMENT
 from core.text import message_text
 from core.timestamps import parse_timestamp
-from shell.basecamp import ListingFailed
+from shell.basecamp.client import ListingFailed
 from shell.clock import FakeClock
-from shell.ledger import Ledger, open_ledger
-from shell.ledger_resolution import ResolutionRefused, resolve_intent, waits_for_person
+from shell.ledger.connection import Ledger, open_ledger
+from shell.ledger.resolution import ResolutionRefused, resolve_intent, waits_for_person
 from shell.outbox import Outbox
 from tests.support.fake_basecamp import AGENT_ID, FakeBasecamp, Listing, Post
 from tests.support.ledger_world import CAMPFIRE, PROJECT, LedgerWorld, comment_on
@@ -228,7 +228,7 @@ class SimBasecamp:
             self._sim.armed_crash = None
             raise Crash("during a listing")
         slow, self._sim.slow_listing_seconds = self._sim.slow_listing_seconds, 0
-        if slow:  # the client gives up at the bound it was handed, as shell.basecamp does
+        if slow:  # the client gives up at the bound it was handed, as shell.basecamp.client does
             allowed = max(0.0, deadline - self._sim.clock.monotonic())
             self._sim.clock.advance(min(slow, allowed))
             if slow >= allowed:

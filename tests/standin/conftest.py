@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from shell.standin.server import StandIn
+from shell.basecamp.standin.server import StandIn
 
 USER_AGENT = "StandInTests (tests@example.com)"
 

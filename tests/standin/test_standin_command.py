@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import urllib3
 
-from shell.cli import main
-from shell.commands.standin import as_text, describe
+from shell.basecamp.standin.server import StandIn
+from shell.cli.main import main
+from shell.cli.standin import as_text, describe
 from shell.errors import EXIT_UNAVAILABLE
-from shell.standin.server import StandIn
 
 CONNECT = Path(__file__).resolve().parents[2] / "bin" / "connect"
 

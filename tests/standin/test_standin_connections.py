@@ -8,7 +8,7 @@ import time
 
 import urllib3
 
-from shell.standin.server import StandIn
+from shell.basecamp.standin.server import StandIn
 
 
 def headers(standin: StandIn) -> dict[str, str]:

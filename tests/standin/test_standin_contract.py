@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from shell.standin.faults import Fault, FaultAction
-from shell.standin.server import StandIn
+from shell.basecamp.standin.faults import Fault, FaultAction
+from shell.basecamp.standin.server import StandIn
 
 if TYPE_CHECKING:
     from conftest import Answer, Client

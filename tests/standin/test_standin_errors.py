@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from shell.standin.server import StandIn
+from shell.basecamp.standin.server import StandIn
 
 if TYPE_CHECKING:
     from conftest import Client

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from shell.basecamp.standin.faults import Fault, FaultAction, FaultBook, fault_from_json
+from shell.basecamp.standin.server import StandIn
 from shell.clock import FakeClock
-from shell.standin.faults import Fault, FaultAction, FaultBook, fault_from_json
-from shell.standin.server import StandIn
 
 if TYPE_CHECKING:
     from conftest import Client

@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from shell.standin.server import StandIn
+from shell.basecamp.standin.server import StandIn
 
 if TYPE_CHECKING:
     from conftest import Client

@@ -9,8 +9,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from shell.standin.pagination import BASECAMP_PAGE_SIZES, page_of
-from shell.standin.server import StandIn
+from shell.basecamp.standin.pagination import BASECAMP_PAGE_SIZES, page_of
+from shell.basecamp.standin.server import StandIn
 
 if TYPE_CHECKING:
     from conftest import Answer, Client

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from shell.basecamp.standin.faults import Fault, FaultAction
+from shell.basecamp.standin.recorder import REDACTED
+from shell.basecamp.standin.server import StandIn
 from shell.clock import FakeClock
-from shell.standin.faults import Fault, FaultAction
-from shell.standin.recorder import REDACTED
-from shell.standin.server import StandIn
 
 if TYPE_CHECKING:
     from conftest import Client

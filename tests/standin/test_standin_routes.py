@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from shell.basecamp.standin.server import StandIn
 from shell.clock import FakeClock
-from shell.standin.server import StandIn
 
 if TYPE_CHECKING:
     from conftest import Client

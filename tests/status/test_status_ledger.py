@@ -14,14 +14,14 @@ import pytest
 
 from core.configuration import Configuration
 from core.notes import REFUSED_NOTE
-from shell import ledger_outbox as rows
-from shell.cli import main as connect
+from shell.cli.main import main as connect
 from shell.clock import FakeClock
-from shell.config import save_config
 from shell.errors import EXIT_CONFIG
-from shell.ledger import SCHEMA_VERSION, Ledger, open_ledger, open_ledger_read_only
-from shell.ledger_status import read_snapshot
-from shell.lock import acquire, lock_path
+from shell.ledger import outbox as rows
+from shell.ledger.connection import SCHEMA_VERSION, Ledger, open_ledger, open_ledger_read_only
+from shell.ledger.status import read_snapshot
+from shell.state.config import save_config
+from shell.state.lock import acquire, lock_path
 from tests.support.ledger_world import LedgerWorld
 
 ACCOUNT = 999

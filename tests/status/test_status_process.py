@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from shell.ledger import open_ledger_read_only
-from shell.standin.server import StandIn
+from shell.basecamp.standin.server import StandIn
+from shell.ledger.connection import open_ledger_read_only
 from tests.support.child import wait_until
 from tests.support.configured import configure_connector
 

@@ -9,8 +9,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from shell.cli import main as connect
-from shell.standin.server import StandIn
+from shell.basecamp.standin.server import StandIn
+from shell.cli.main import main as connect
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 

@@ -17,13 +17,13 @@ from datetime import timedelta
 from pathlib import Path
 from types import FrameType
 
-from shell import ledger_tasks as tasks
-from shell.basecamp import BasecampClient
+from shell.basecamp.client import BasecampClient
 from shell.dispatcher import Dispatcher, DispatchOptions
-from shell.ledger import open_ledger
+from shell.ledger import tasks
+from shell.ledger.connection import open_ledger
 from shell.lifecycle_hooks import LifecycleHooks
 from shell.outbox import Outbox, OutboxOptions
-from shell.worker import CommandDriver, PromptFacts, WorkerCommand
+from shell.worker.driver import CommandDriver, PromptFacts, WorkerCommand
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 

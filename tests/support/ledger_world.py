@@ -15,9 +15,9 @@ from datetime import timedelta
 
 from core.destinations import Destination, MessageKind
 from core.timestamps import format_timestamp
-from shell import ledger_tasks as tasks
-from shell.ledger import Ledger
-from shell.ledger_tasks import Launch
+from shell.ledger import tasks
+from shell.ledger.connection import Ledger
+from shell.ledger.tasks import Launch
 from shell.lifecycle_hooks import LifecycleHooks
 
 PROJECT = 2_085_958_504

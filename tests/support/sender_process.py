@@ -16,8 +16,8 @@ import threading
 from datetime import timedelta
 from types import FrameType
 
-from shell.basecamp import BasecampClient
-from shell.ledger import open_ledger
+from shell.basecamp.client import BasecampClient
+from shell.ledger.connection import open_ledger
 from shell.outbox import Outbox, OutboxOptions
 
 

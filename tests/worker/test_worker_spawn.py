@@ -1,4 +1,4 @@
-"""shell.worker.spawn with the worker program faked (pytest-subprocess): the argv, directory,
+"""shell.worker.driver.spawn with the worker program faked (pytest-subprocess): the argv, directory,
 environment and session config every worker is started with, and how its exit is read.
 """
 
@@ -19,7 +19,7 @@ from core.dispatch_prompt import dispatch_prompt
 from core.snapshots import StopReason
 from core.stop_reasons import Exited, NeverStarted, Signaled
 from shell.clock import FakeClock
-from shell.worker import (
+from shell.worker.driver import (
     REPOSITORY,
     TASK_TOKEN_ENV,
     CommandDriver,

@@ -1,0 +1,1 @@
+"""Basecamp: the HTTP client, the reads admission makes, and the stand-in."""

@@ -1,0 +1,233 @@
+"""Admission's reads: the recording summary a verdict is decided from (spec 2.3, 6.3).
+
+Rules:
+1. ``summary`` answers a ``core.admission.RecordingSummary`` or a ``ReadFailure``; it never
+   raises for what Basecamp answered. It reads through ``BasecampClient._get`` (paced, 429/503
+   retried per ``core.retry``, never past ``deadline``).
+2. Failures: 404 -> ``not_found``; 401/403 -> ``forbidden`` (both end at once); a 429 or 503
+   still answered after the client's retries, or a retry that would pass the deadline after
+   a 429 -> ``throttled`` with ``retry_at`` (when the client's pacer lets the next request
+   go); a recording in another bucket than the event said -> ``bucket_mismatch``; an event
+   type with no typed read -> ``unroutable``; a line found in no Campfire of its bucket ->
+   ``unresolved``; anything else (transport, deadline, 5xx, an unreadable body) -> ``failed``.
+3. What is read, by event type: a comment (``comments/{id}``) and whether the agent is
+   subscribed to its parent; a chat line (``chats/{c}/lines/{id}``, ``c`` found among the
+   bucket's Campfires); a card (``card_tables/cards/{id}``), to-do (``todos/{id}``) or message
+   (``messages/{id}``), and for a completion whether the agent is subscribed to it; for an
+   assignment the people this very event added, from the recording's events
+   (``recordings/{id}/events``; None when the event or its details are not there).
+4. Mentions are read by ``core.admission.mentioned_in``. Content is carried in the summary
+   (core writes it into the ledger for an admitted verdict only); it is never logged.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+from core.admission import (
+    Author,
+    ReadFailure,
+    ReadFailureKind,
+    RecordingStatus,
+    RecordingSummary,
+    mentioned_in,
+)
+from core.admission_matrix import CHAT_LINE_CREATED, COMMENT_CREATED
+from shell.basecamp.client import BasecampClient, ListingFailed, _Answer
+from shell.clock import Clock, SystemClock
+
+CAMPFIRE_TYPE = "Chat::Transcript"
+THROTTLED_STATUSES = frozenset({429, 503})
+_FALLBACK_THROTTLE_SECONDS = 60.0
+_TYPED_PATHS: Mapping[str, str] = {
+    "card": "card_tables/cards",
+    "todo": "todos",
+    "message": "messages",
+}
+_STATUSES: Mapping[str, RecordingStatus] = {
+    "active": RecordingStatus.active,
+    "archived": RecordingStatus.active,  # archived is still the recording a person wrote
+    "drafted": RecordingStatus.drafted,
+    "trashed": RecordingStatus.trashed,
+}
+
+
+class _Failed(Exception):
+    """A read that ended in ``failure``; caught at ``summary``'s edge."""
+
+    def __init__(self, failure: ReadFailure) -> None:
+        super().__init__(str(failure.kind))
+        self.failure = failure
+
+
+JsonObject = dict[str, Any]
+
+
+class SummaryReads:
+    """Admission's reads through one client, as the agent ``agent_id``."""
+
+    def __init__(self, client: BasecampClient, agent_id: int, clock: Clock | None = None) -> None:
+        self._client = client
+        self._agent_id = agent_id
+        self._clock: Clock = clock or SystemClock()
+
+    def deadline_in(self, seconds: float) -> float:
+        return self._client.deadline_in(seconds)
+
+    def summary(
+        self,
+        bucket_id: int,
+        recording_id: int,
+        event_type: str,
+        deadline: float,
+        *,
+        event_id: int | None = None,
+    ) -> RecordingSummary | ReadFailure:
+        """The summary of the recording ``event_type`` names (rules 1-3)."""
+        try:
+            return self._summary(bucket_id, recording_id, event_type, deadline, event_id)
+        except _Failed as failed:
+            return failed.failure
+
+    def _summary(
+        self, bucket_id: int, recording_id: int, event_type: str, deadline: float, event_id: int | None
+    ) -> RecordingSummary:
+        kind, _, action = event_type.rpartition(".")
+        if event_type == COMMENT_CREATED:
+            body = self._object(f"comments/{recording_id}", deadline)
+            summary = _summarize(body, bucket_id)
+            if summary.parent_id is not None and summary.parent_id > 0:
+                subscribed = self._subscribed(summary.parent_id, deadline)
+                summary = _with(summary, subscribed=subscribed)
+            return summary
+        if event_type == CHAT_LINE_CREATED:
+            return self._line(bucket_id, recording_id, deadline)
+        path = _TYPED_PATHS.get(kind)
+        if path is None:
+            raise _Failed(ReadFailure(ReadFailureKind.unroutable))
+        summary = _summarize(self._object(f"{path}/{recording_id}", deadline), bucket_id)
+        if action == "assignment_changed":
+            added = None if event_id is None else self._added(recording_id, event_id, deadline)
+            summary = _with(summary, added_person_ids=added)
+        elif action == "completed":
+            summary = _with(summary, subscribed=self._subscribed(recording_id, deadline))
+        return summary
+
+    # -- one read each -------------------------------------------------------------------------
+
+    def _line(self, bucket_id: int, line_id: int, deadline: float) -> RecordingSummary:
+        campfires = self._answer("chats", deadline, lambda body: isinstance(body, list))
+        for campfire in campfires:
+            if not isinstance(campfire, dict) or campfire.get("type") != CAMPFIRE_TYPE:
+                continue
+            bucket = campfire.get("bucket")
+            if not isinstance(bucket, dict) or bucket.get("id") != bucket_id:
+                continue
+            try:
+                body = self._object(f"chats/{campfire.get('id')}/lines/{line_id}", deadline)
+            except _Failed as failed:
+                if failed.failure.kind is ReadFailureKind.not_found:
+                    continue
+                raise
+            summary = _summarize(body, bucket_id)
+            return _with(summary, campfire_id=summary.parent_id)
+        raise _Failed(ReadFailure(ReadFailureKind.unresolved))
+
+    def _subscribed(self, recording_id: int, deadline: float) -> bool:
+        body = self._object(f"recordings/{recording_id}/subscription", deadline)
+        subscribed = body.get("subscribed")
+        if not isinstance(subscribed, bool):
+            raise _Failed(ReadFailure(ReadFailureKind.failed))
+        return subscribed
+
+    def _added(self, recording_id: int, event_id: int, deadline: float) -> frozenset[int] | None:
+        events = self._answer(f"recordings/{recording_id}/events", deadline, lambda b: isinstance(b, list))
+        for event in events:
+            if isinstance(event, dict) and event.get("id") == event_id:
+                details = event.get("details")
+                added = details.get("added_person_ids") if isinstance(details, dict) else None
+                if not isinstance(added, list) or not all(_is_id(person) for person in added):
+                    return None
+                return frozenset(int(person) for person in added)
+        return None  # not on the first page (newest first): the delta is unverified
+
+    def _object(self, path: str, deadline: float) -> JsonObject:
+        body = self._answer(path, deadline, lambda found: isinstance(found, dict))
+        assert isinstance(body, dict)
+        return body
+
+    def _answer(self, path: str, deadline: float, readable: Callable[[Any], bool]) -> Any:
+        url = f"{self._client.account_url}/{path}.json"
+        try:
+            answer: _Answer = self._client._get(url, deadline)  # the client's read machinery
+        except ListingFailed as error:
+            if str(error).startswith(("HTTP 429", "HTTP 503")):
+                raise _Failed(self._throttled()) from None
+            raise _Failed(ReadFailure(ReadFailureKind.failed)) from None
+        if answer.status in (401, 403):
+            raise _Failed(ReadFailure(ReadFailureKind.forbidden))
+        if answer.status == 404:
+            raise _Failed(ReadFailure(ReadFailureKind.not_found))
+        if answer.status in THROTTLED_STATUSES:
+            raise _Failed(self._throttled())
+        if answer.status != 200 or not readable(answer.body):
+            raise _Failed(ReadFailure(ReadFailureKind.failed))
+        return answer.body
+
+    def _throttled(self) -> ReadFailure:
+        wait = self._client.rate_limited_for()
+        seconds = math.ceil(wait) if wait > 0 else _FALLBACK_THROTTLE_SECONDS
+        return ReadFailure(ReadFailureKind.throttled, self._clock.now() + timedelta(seconds=seconds))
+
+
+def _is_id(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _with(summary: RecordingSummary, **changes: Any) -> RecordingSummary:
+    return replace(summary, **changes)
+
+
+def _summarize(body: JsonObject, bucket_id: int) -> RecordingSummary:
+    """The summary of one recording's JSON, or ``_Failed``."""
+    bucket = body.get("bucket")
+    if not isinstance(bucket, dict) or not _is_id(bucket.get("id")):
+        raise _Failed(ReadFailure(ReadFailureKind.failed))
+    if bucket["id"] != bucket_id:
+        raise _Failed(ReadFailure(ReadFailureKind.bucket_mismatch))
+    status = _STATUSES.get(str(body.get("status")))
+    if status is None or not isinstance(body.get("type"), str):
+        raise _Failed(ReadFailure(ReadFailureKind.failed))
+    creator = body.get("creator")
+    author = None
+    if isinstance(creator, dict) and _is_id(creator.get("id")):
+        author = Author(int(creator["id"]), str(creator.get("personable_type") or ""))
+    parent = body.get("parent")
+    found_parent = parent.get("id") if isinstance(parent, dict) else None
+    parent_id = found_parent if isinstance(found_parent, int) and _is_id(found_parent) else None
+    content = body.get("content")
+    content = content if isinstance(content, str) else ""
+    assignees = body.get("assignees")
+    assignee_ids = frozenset(
+        int(person["id"])
+        for person in (assignees if isinstance(assignees, list) else [])
+        if isinstance(person, dict) and _is_id(person.get("id"))
+    )
+    updated_at = body.get("updated_at")
+    return RecordingSummary(
+        status=status,
+        type=str(body["type"]),
+        creator=author,
+        parent_id=parent_id,
+        parent_type=str(parent.get("type") or "") if isinstance(parent, dict) else "",
+        mentioned_person_ids=mentioned_in(content),
+        assignee_ids=assignee_ids,
+        app_url=str(body.get("app_url") or ""),
+        title=str(body.get("title") or ""),
+        content=content,
+        updated_at=updated_at if isinstance(updated_at, str) else None,
+    )

@@ -1,0 +1,63 @@
+"""The stand-in's own control API, for a second process or terminal (not Basecamp's).
+
+Rules:
+1. It lives under ``/__standin/`` and asks for no token: the stand-in listens on 127.0.0.1
+   only, and the handler refuses a control request from any other address.
+2. ``POST /__standin/faults`` adds a fault (the JSON of a ``Fault``) -> 201 with the fault;
+   ``GET /__standin/faults`` lists the faults still to happen.
+   ``GET /__standin/requests`` lists the recorded requests (bodies as text).
+   ``POST /__standin/messages`` seeds a message
+   (``{"kind", "recording_id", "creator_id", "content", "created_at"?}``) -> 201 ``{"id"}``.
+3. Bad input answers 400 ``{"error": ...}`` and changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from shell.basecamp.standin.api import BasecampApi
+from shell.basecamp.standin.exchange import Incoming, Reply, error_reply, json_reply
+from shell.basecamp.standin.faults import FaultBook, fault_from_json, fault_to_json
+from shell.basecamp.standin.recorder import RequestLog
+from shell.basecamp.standin.store import Kind
+
+PREFIX = "/__standin/"
+
+
+class Control:
+    def __init__(self, api: BasecampApi, faults: FaultBook, log: RequestLog) -> None:
+        self._api = api
+        self._faults = faults
+        self._log = log
+
+    def answer(self, request: Incoming) -> Reply:
+        route = (request.method, request.path.removeprefix(PREFIX).strip("/"))
+        try:
+            match route:
+                case ("POST", "faults"):
+                    fault = fault_from_json(json.loads(request.body))
+                    self._faults.add(fault)
+                    return json_reply(201, fault_to_json(fault))
+                case ("GET", "faults"):
+                    return json_reply(200, [fault_to_json(fault) for fault in self._faults.pending()])
+                case ("GET", "requests"):
+                    return json_reply(200, [recorded.to_json() for recorded in self._log.requests()])
+                case ("POST", "messages"):
+                    return json_reply(201, {"id": self._seed(json.loads(request.body))})
+        except (ValueError, TypeError, KeyError) as error:
+            return error_reply(400, "Bad Request", message=str(error))
+        return error_reply(404, "Not Found")
+
+    def _seed(self, value: object) -> int:
+        if not isinstance(value, dict):
+            raise TypeError("a message is a JSON object")
+        created_at = value.get("created_at")
+        message = self._api.seed(
+            Kind(str(value["kind"])),
+            int(value["recording_id"]),
+            int(value["creator_id"]),
+            str(value["content"]),
+            datetime.fromisoformat(created_at) if isinstance(created_at, str) else None,
+        )
+        return message.id

@@ -1,0 +1,220 @@
+"""``StandIn``: a local Basecamp on 127.0.0.1, for the demo and the tests.
+
+    with StandIn(world="empty", page_sizes=(2, 2, 2, 2)) as standin:
+        standin.account_url        # http://127.0.0.1:PORT/ACCOUNT
+        standin.world.token        # the agent's bearer token
+        standin.add_fault(Fault(FaultAction.create_then_drop, method="POST"))
+
+Rules:
+1. It is faithful, not kind: it checks what Basecamp checks and answers what Basecamp
+   answers (``shell.basecamp.standin.api``), so a client bug shows here before it shows in Basecamp.
+2. The port is bound when the ``StandIn`` is made (``base_url`` is known at once); serving
+   starts with ``start()`` or ``with``; ``stop()`` (or leaving the ``with``) closes every
+   connection and waits for the handlers.
+3. Its clock (``clock``: a callable answering an aware UTC datetime; default real time)
+   stamps what is created, what is listed (``lag``) and every recorded request. Waits of
+   faults are real seconds.
+4. Faults, the request record and seeding are Python methods here, and the same over HTTP
+   under ``/__standin/`` (``shell.basecamp.standin.control``).
+5. The event feed (``shell.basecamp.standin.feed``): every comment and line kept is an event; scenes
+   add theirs with ``mention`` and ``assign`` (each answers the event's id), and script a 410
+   with ``begin_epoch``. ``feed_page_size`` and ``feed_delay`` (seconds; default 0, where
+   Basecamp's poll lane waits about 30) shape what ``events.json`` serves.
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any
+
+from shell.basecamp.standin.api import BasecampApi
+from shell.basecamp.standin.control import Control
+from shell.basecamp.standin.faults import Fault, FaultBook
+from shell.basecamp.standin.feed import DEFAULT_FEED_PAGE_SIZE, Feed, FeedEvent
+from shell.basecamp.standin.handler import HttpServer
+from shell.basecamp.standin.pagination import BASECAMP_PAGE_SIZES
+from shell.basecamp.standin.recorder import RecordedRequest, RequestLog
+from shell.basecamp.standin.store import Kind, Store
+from shell.basecamp.standin.urls import Urls
+from shell.basecamp.standin.world import CARD, Person, World, build_world
+
+MENTION_TYPE = "application/vnd.basecamp.mention"
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class StandIn:
+    """A running (once started) Basecamp stand-in. See the module's docstring."""
+
+    def __init__(
+        self,
+        world: str = "demo",
+        *,
+        port: int = 0,
+        page_sizes: Sequence[int] = BASECAMP_PAGE_SIZES,
+        clock: Callable[[], datetime] | None = None,
+        enforce_boost_length: bool = True,
+        keepalive_timeout: float = 5.0,
+        feed_page_size: int = DEFAULT_FEED_PAGE_SIZE,
+        feed_delay: float = 0.0,
+    ) -> None:
+        if not page_sizes or any(size < 1 for size in page_sizes):
+            raise ValueError(f"page sizes must be positive, not {tuple(page_sizes)}")
+        self.world: World = build_world(world)
+        now = clock or _utc_now
+        self._now = now
+        self._faults = FaultBook()
+        self._log = RequestLog()
+        self._http = HttpServer(
+            port, faults=self._faults, log=self._log, now=now, keepalive_timeout=keepalive_timeout
+        )
+        self.base_url = self._http.origin
+        self.account_url = f"{self.base_url}/{self.world.account_id}"
+        self.feed = Feed(self.world, self.account_url, now, page_size=feed_page_size, delay=feed_delay)
+        self._store = Store(self.world)
+        self._api = BasecampApi(
+            self.world,
+            self._store,
+            Urls(self.base_url, self.world.account_id),
+            now,
+            page_sizes,
+            enforce_boost_length=enforce_boost_length,
+            feed=self.feed,
+        )
+        self._http.api = self._api
+        self._http.control = Control(self._api, self._faults, self._log)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self._http.server_address[1])
+
+    def start(self) -> StandIn:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._http.serve, name=f"standin:{self.port}", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, close every connection, wait for the handlers; the port is freed."""
+        self._http.stop()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        self._http.server_close()
+
+    def __enter__(self) -> StandIn:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def add_fault(self, fault: Fault) -> None:
+        """Script a fault; faults are taken in the order added, the first match wins."""
+        self._faults.add(fault)
+
+    def clear_faults(self) -> None:
+        self._faults.clear()
+
+    def requests(self) -> list[RecordedRequest]:
+        """Every Basecamp request that reached the stand-in, in arrival order."""
+        return self._log.requests()
+
+    def post_count(self, path_contains: str | None = None) -> int:
+        """POSTs that reached the stand-in (whatever their fate), whose path contains
+        ``path_contains`` when it is given."""
+        return self._log.count("POST", path_contains)
+
+    def messages(self, kind: str, recording_id: int) -> list[dict[str, Any]]:
+        """Every message of ``kind`` (comment, boost, chat_line) kept on a recording (the
+        Campfire for lines), oldest first, visible in listings yet or not, as read alone."""
+        return self._api.shown(Kind(kind), recording_id)
+
+    def seed_message(
+        self,
+        kind: str,
+        recording_id: int,
+        creator_id: int,
+        content: str,
+        created_at: datetime | None = None,
+    ) -> int:
+        """Place a message directly (someone else's, or an old one); its id."""
+        return self._api.seed(Kind(kind), recording_id, creator_id, content, created_at).id
+
+    # -- the event feed (rule 5) -------------------------------------------------------------
+
+    def mention(self, person: Person | int, recording_id: int, text: str) -> int:
+        """``person`` comments on ``recording_id``, mentioning the agent; the event's id."""
+        agent = self.world.agent
+        mention = (
+            f'<bc-attachment sgid="{html.escape(agent.sgid)}" content-type="{MENTION_TYPE}">'
+            f"@{html.escape(agent.name.split()[0])}</bc-attachment>"
+        )
+        content = f"<div>{mention} {html.escape(text)}</div>"
+        person_id = person if isinstance(person, int) else person.id
+        message = self._api.seed(Kind.comment, recording_id, person_id, content)
+        event = self.feed.event_about(message.id)
+        assert event is not None  # seeding a comment records its event
+        return event.id
+
+    def assign(self, person: Person | int, card_id: int, assignee_id: int) -> int:
+        """``person`` adds ``assignee_id`` to the card's assignees; the event's id."""
+        person_id = person if isinstance(person, int) else person.id
+        card = next((found for found in self.world.recordings() if found.id == card_id), None)
+        if card is None or card.type != CARD:
+            raise ValueError(f"no card {card_id} in the world")
+        if self.world.person(person_id) is None or self.world.person(assignee_id) is None:
+            raise ValueError("the assigner and the assignee are people of the world")
+        event = self.feed.record(
+            "card.assignment_changed",
+            bucket_id=card.bucket_id,
+            creator_id=person_id,
+            recording_id=card.id,
+            created_at=self._now(),
+            details={"added_person_ids": [assignee_id], "removed_person_ids": []},
+        )
+        self._store.assign(card.id, {assignee_id}, set())
+        return event.id
+
+    def subscribe(self, person: Person | int, recording_id: int) -> None:
+        """``person`` subscribes to ``recording_id`` (``recordings/{id}/subscription.json``)."""
+        person_id = person if isinstance(person, int) else person.id
+        if self._store.recording(recording_id) is None or self.world.person(person_id) is None:
+            raise ValueError("a subscription joins a person and a recording of the world")
+        self._store.subscribe(person_id, recording_id)
+
+    def unassign(self, person: Person | int, card_id: int, assignee_id: int) -> int:
+        """``person`` removes ``assignee_id`` from the card's assignees; the event's id."""
+        person_id = person if isinstance(person, int) else person.id
+        card = self._store.recording(card_id)
+        if card is None or card.type != CARD:
+            raise ValueError(f"no card {card_id} in the world")
+        event = self.feed.record(
+            "card.assignment_changed",
+            bucket_id=card.bucket_id,
+            creator_id=person_id,
+            recording_id=card.id,
+            created_at=self._now(),
+            details={"added_person_ids": [], "removed_person_ids": [assignee_id]},
+        )
+        self._store.assign(card.id, set(), {assignee_id})
+        return event.id
+
+    def begin_epoch(self, epoch_after_id: int | None = None) -> int:
+        """Every position minted so far answers 410 with ``epoch_after_id`` (default: the
+        newest event's id); returns it."""
+        return self.feed.begin_epoch(epoch_after_id)
+
+    def feed_events(self) -> list[FeedEvent]:
+        return self.feed.events()

@@ -1,0 +1,1 @@
+"""The command line: one entry, one error seam, one module a subcommand."""

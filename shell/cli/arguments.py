@@ -1,0 +1,63 @@
+"""The argument types every command shares, so one kind of value is read one way everywhere.
+
+Rules: a bad value is argparse's own usage error (exit 2) naming the value; nothing here reads
+a file or a clock.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from core.configuration import parse_duration
+
+MAX_PORT = 65_535
+
+
+def positive_integer(text: str) -> int:
+    """An id or a count: a whole number above zero."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number")
+    return value
+
+
+def port(text: str) -> int:
+    """A TCP port, or 0 for any free one."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= MAX_PORT:
+        raise argparse.ArgumentTypeError(f"{value} is not a port: 0 (any free port) to {MAX_PORT}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """A time in seconds, finite and above zero: ``2.5``, or a duration like ``30s`` or ``1m``."""
+    try:
+        value = float(text)
+    except ValueError:
+        duration = parse_duration(text)
+        if duration is None:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a time: seconds (2.5), or 30s, 1m") from None
+        value = duration.total_seconds()
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a time above zero")
+    return value
+
+
+def add_state_arguments(parser: argparse.ArgumentParser) -> None:
+    """How a command that works on one connector's state finds it (``shell.state.config.locate_state``)."""
+    parser.add_argument(
+        "--state-dir", metavar="DIR", help="the state directory `setup` wrote (default: found from the ids)"
+    )
+    parser.add_argument(
+        "--account", metavar="ID", type=positive_integer, help="the account id (with --agent) to find it"
+    )
+    parser.add_argument(
+        "--agent", metavar="ID", type=positive_integer, help="the agent's person id (with --account)"
+    )

@@ -1,0 +1,122 @@
+"""What ``bin/connect redispatch`` and ``bin/connect discard`` share: options, the one
+transaction, and what a person reads (spec 5.3, 5.4).
+
+Rules:
+1. The ledger is opened as it exists (never created, never migrated) and the decision is one
+   write transaction (``shell.ledger.decisions``), so both commands are safe beside a running
+   connector; they take no instance lock and need no token.
+2. Who decided is ``--by``, by default ``local:<user name>``, one line (``shell.cli.resolve``).
+3. A decision taken prints one summary line and exits 0. A refusal is one line on stderr and
+   exit 5; a decision already taken (a record a person discarded) is one line and exit 0; an
+   unknown event id is one line and exit 4. ``--json`` prints the same facts on stdout.
+4. Whether a connector runs is read from the lock file's metadata, and said only as a hint
+   (diagnostic: the flock is the truth): a redispatch admitted with no connector running waits
+   for ``bin/connect run``; one running since before the configuration last changed runs by the
+   old routes, and the person is told to restart it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from returns.result import Failure, Success
+
+from core.decisions import Action, Refusal
+from shell.cli.arguments import add_state_arguments, positive_integer
+from shell.cli.resolve import deciding_person
+from shell.clock import SystemClock
+from shell.errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_REFUSED, UserError
+from shell.ledger.connection import open_existing_ledger
+from shell.ledger.decisions import Decided, UnknownEvent, decide
+from shell.state.config import load_config, locate_state
+from shell.state.lock import peek, runs_on_older
+
+
+def register(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+    action: Action,
+    *,
+    summary: str,
+    description: str,
+) -> None:
+    parser = subparsers.add_parser(action.value, help=summary, description=description)
+    parser.add_argument(
+        "event_id", type=positive_integer, metavar="EVENT_ID",
+        help="the record's event id, as notices and `status` name it",
+    )
+    add_state_arguments(parser)
+    parser.add_argument("--by", help="who decides (default local:<your user name>), recorded with it")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    parser.set_defaults(run=lambda args: run(args, action))
+
+
+def run(args: argparse.Namespace, action: Action) -> int:
+    by = deciding_person(args.by)
+    paths = locate_state(args.state_dir, args.account, args.agent)
+    configuration = load_config(paths.config)
+    clock = SystemClock()
+    with open_existing_ledger(paths.ledger, clock=clock) as ledger:
+        try:
+            served = frozenset(route.project_id for route in configuration.routes)
+            decided = decide(ledger, args.event_id, action, by, clock.now(), served=served)
+        except UnknownEvent:
+            raise UserError(f"the ledger holds no event {args.event_id}", EXIT_NOT_FOUND) from None
+    holder = peek(paths.directory, configuration.account_id, configuration.agent_id)
+    connector_runs = holder is not None and holder.pid_present is not False
+    stale = runs_on_older(paths.directory, configuration.account_id, configuration.agent_id, paths.config)
+    match decided:
+        case Success(done):
+            return _report(args, _taken(done, connector_runs, stale_configuration=stale))
+        case Failure(refusal):
+            return _report(args, _refused(action, refusal))
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _taken(done: Decided, connector_runs: bool, *, stale_configuration: bool) -> dict[str, Any]:
+    plan = done.plan
+    line = plan.summary
+    if stale_configuration:
+        line += ("; the running connector started before its configuration last changed, and runs by"
+                 " the old one (routes included): restart it first")
+    if done.sending_intents:
+        line += f"; {len(done.sending_intents)} notice(s) already being sent cannot be called back"
+    if plan.action is Action.redispatch and not connector_runs:
+        line += "; no connector seems to run (lock file, diagnostic): it starts with `bin/connect run`"
+    return {
+        "event_id": plan.facts.event_id,
+        "action": str(plan.action),
+        "decided": True,
+        "already": False,
+        "decision_id": done.decision_id,
+        "decided_by": done.decided_by,
+        "from": {"state": str(plan.facts.state), "reason": plan.facts.reason, "outcome": plan.facts.outcome},
+        "to": {"state": str(plan.to_state), "reason": plan.to_reason},
+        "canceled_intents": list(done.canceled_intents),
+        "sending_intents": list(done.sending_intents),
+        "summary": line,
+    }
+
+
+def _refused(action: Action, refusal: Refusal) -> dict[str, Any]:
+    return {
+        "event_id": refusal.event_id,
+        "action": str(action),
+        "decided": False,
+        "already": refusal.already,
+        "summary": refusal.reason,
+    }
+
+
+def _report(args: argparse.Namespace, result: dict[str, Any]) -> int:
+    refused = not result["decided"] and not result["already"]
+    if args.json:
+        print(json.dumps(result, indent=2))
+    if refused:
+        print(f"error: {result['summary']}", file=sys.stderr)
+        return EXIT_REFUSED
+    if not args.json:
+        print(result["summary"])
+    return EXIT_OK

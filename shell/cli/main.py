@@ -1,0 +1,68 @@
+"""``bin/connect``: the argparse entry point. One subcommand a module in this package.
+
+Rule: the only place a ``UserError`` becomes a line on stderr and an exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+from typing import Protocol
+
+from shell.errors import EXIT_USAGE, UserError, reader_went_away
+
+VERSION = "0.1.0"
+COMMANDS = ("standin", "mcp", "setup", "run", "status", "redispatch", "discard", "demo")
+
+
+class _Command(Protocol):
+    def register(self, subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None: ...
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="bin/connect",
+        description=(
+            "The Basecamp connector: reads an account's event feed, runs a worker for the "
+            "requests addressed to the agent, and posts its own lifecycle messages exactly "
+            "once or not at all."
+        ),
+        epilog="Run `bin/connect COMMAND --help` for what each command does.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log each transition to stderr")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        module: _Command = importlib.import_module(f"shell.cli.{name}")
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(asctime)s %(name)s %(message)s",
+        stream=sys.stderr,
+    )
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        code: int = args.run(args)
+    except UserError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return reader_went_away()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,142 @@
+"""``bin/connect mcp``: serve a worker its dispatch tools over MCP stdio, bound to one task.
+
+Rules:
+1. The task token never arrives in argv. It comes in the environment variable the worker's MCP
+   configuration declares (``--token-env``, default ``BASECAMP_CONNECT_TASK_TOKEN``), or on an
+   inherited pipe or socket (``--token-fd N``) that the parent writes and closes. It is read
+   once, first: the variable is removed from ``os.environ`` (and so from anything this process
+   could start) and the descriptor is read to its end and closed, before the ledger is opened.
+2. With ``--token-fd``, a token also left in ``$BASECAMP_CONNECT_TASK_TOKEN`` is removed and the
+   server refuses to start: a token has one way in. A descriptor that is standard I/O, a regular
+   file or anything but a pipe or a socket is refused and left alone.
+3. ``--agent-id`` names the agent's Person, whose own mentions are stripped from the content
+   handed out; without it the content keeps them (and a warning says so on stderr).
+4. The ledger is opened with ``open_existing_ledger``: never created, never migrated. A missing,
+   foreign or out-of-date ledger, or a token that names no live task, is one line on stderr and
+   a non-zero exit, before any protocol message.
+5. stdout carries protocol messages only; logs go to stderr. End of stdin ends the server, 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import stat
+import sys
+
+from shell.cli.arguments import positive_integer
+from shell.cli.main import VERSION
+from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_REFUSED, UserError
+from shell.ledger.connection import open_existing_ledger
+from shell.ledger.worker_calls import DispatchLedger, DispatchRefused
+from shell.worker.mcp import McpServer, serve
+
+TOKEN_ENV = "BASECAMP_CONNECT_TASK_TOKEN"  # noqa: S105 - the variable's name, not a token
+MAX_TOKEN_BYTES = 4096
+
+log = logging.getLogger(__name__)
+
+DESCRIPTION = f"""\
+Serve a worker its dispatch from the connector over MCP (JSON-RPC on stdin and stdout):
+get_dispatch, ack_dispatch and complete_dispatch, bound to the one task its token names.
+There is no listing. The connector writes this command into the worker's MCP configuration.
+
+The task token is never an argument: it is read from the environment variable --token-env
+names (default {TOKEN_ENV}), which is then removed, or from an inherited pipe or socket
+(--token-fd), read to its end and closed. The ledger must already exist."""
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "mcp",
+        help="serve a worker its dispatch tools over MCP stdio (started by the connector)",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--ledger", required=True, help="the connector's ledger file (never created)")
+    parser.add_argument(
+        "--agent-id",
+        type=positive_integer,
+        help="the agent's Basecamp Person id, whose own mentions are stripped from instructions "
+        "(without it, an instruction's content keeps them)",
+    )
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
+        "--token-env",
+        metavar="NAME",
+        default=TOKEN_ENV,
+        help=f"the environment variable holding the task token (default {TOKEN_ENV}); removed once read",
+    )
+    source.add_argument(
+        "--token-fd",
+        metavar="N",
+        type=int,
+        help="an inherited pipe or socket carrying the task token; read to its end and closed",
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    token = take_token(args.token_env, args.token_fd)  # first, before anything else runs
+    ledger = open_existing_ledger(args.ledger)
+    with ledger:
+        dispatch = DispatchLedger(ledger, token, args.agent_id)
+        del token
+        try:
+            dispatch.check_token()
+        except DispatchRefused as refused:
+            raise UserError(refused.refusal.message, EXIT_REFUSED) from None
+        if args.agent_id is None:
+            log.warning("no --agent-id: instructions keep the agent's own mentions")
+        serve(sys.stdin.buffer, sys.stdout.buffer, McpServer(dispatch, version=VERSION))
+    return EXIT_OK
+
+
+def take_token(env_name: str | None, descriptor: int | None) -> str:
+    """The task token, taken from where the connector put it and removed from there (rule 1)."""
+    if descriptor is not None:
+        left_behind = os.environ.pop(TOKEN_ENV, None)
+        if left_behind is not None:
+            raise UserError(
+                f"a task token was also left in ${TOKEN_ENV}; it was removed. "
+                "A token has one way in: refusing to start",
+                EXIT_CONFIG,
+            )
+        raw = _read_descriptor(descriptor)
+    else:
+        name = env_name or TOKEN_ENV
+        value = os.environ.pop(name, None)
+        os.environ.pop(TOKEN_ENV, None)  # a stray default-named token goes too
+        if value is None:
+            raise UserError(f"no task token: ${name} is not set", EXIT_CONFIG)
+        raw = value.encode("utf-8", "surrogateescape")
+    try:
+        token = raw.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise UserError("the task token is not text", EXIT_CONFIG) from None
+    if not token:
+        raise UserError("the task token is empty", EXIT_CONFIG)
+    return token
+
+
+def _read_descriptor(descriptor: int) -> bytes:
+    if descriptor in (0, 1, 2):
+        raise UserError(f"--token-fd {descriptor} is standard I/O, not a pipe or socket", EXIT_CONFIG)
+    try:
+        status = os.fstat(descriptor)
+    except OSError:
+        raise UserError(f"--token-fd {descriptor} is not an open descriptor", EXIT_CONFIG) from None
+    if not (stat.S_ISFIFO(status.st_mode) or stat.S_ISSOCK(status.st_mode)):
+        raise UserError(f"--token-fd {descriptor} is not a pipe or a socket; left alone", EXIT_CONFIG)
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while chunk := os.read(descriptor, MAX_TOKEN_BYTES):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_TOKEN_BYTES:
+                raise UserError(f"--token-fd {descriptor} carried more than a token", EXIT_CONFIG)
+    finally:
+        os.close(descriptor)
+    return b"".join(chunks)

@@ -1,0 +1,26 @@
+"""``bin/connect redispatch EVENT_ID``: a person authorizes a record the connector will not run
+on its own (spec 5.3). The rules are ``core.decisions``'; the command is ``shell.cli.decisions``."""
+
+from __future__ import annotations
+
+import argparse
+
+from core.decisions import Action
+from shell.cli import decisions as decision_cli
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    decision_cli.register(
+        subparsers,
+        Action.redispatch,
+        summary="run a record again that the connector will not run on its own",
+        description=(
+            "Authorize a record the connector will not run on its own. Accepted for a completed "
+            "record whose outcome is unknown or failed (it is admitted at once, and the running "
+            "connector starts a new worker for it), for a blocked one (admission runs again "
+            "what blocked it and admits it when that succeeds), and for a held one. Only in a project "
+            "the configuration serves. Refused for a success, a discarded "
+            "record, and anything live. Who decided is recorded. Safe while the connector runs. "
+            "Exit codes: 0 decided; 3 configuration or ledger; 4 no such event; 5 refused."
+        ),
+    )

@@ -1,0 +1,299 @@
+"""``bin/connect setup``: write, check and show one (account, agent)'s configuration.
+
+Rules:
+1. A setup creates the configuration or updates it: what it is not told to change is kept
+   (``core.configuration.merge``); ``--remove-route`` drops a route.
+2. Nothing is written unless everything checks: every problem is printed, one line each,
+   and the exit code is ``EXIT_CONFIG``. Route directories must exist; relative paths are
+   taken from the current directory and written absolute. The token file must be owner-only.
+3. Unless ``--no-check``, the token is asked who it acts as (``my/profile.json``) before
+   anything is written; a token acting as anyone but ``--agent`` is refused (``EXIT_CONFIG``),
+   a Basecamp that cannot be reached is ``EXIT_UNAVAILABLE``.
+4. It prints what it wrote and what is still missing, one line each (``--json``: one object).
+   ``--show`` prints the configuration and what is missing, and writes nothing.
+5. The token is never printed, never in an error, never in the configuration file or argv:
+   only the path of its file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+from pathlib import Path
+from typing import Any
+
+from returns.result import Failure, Success
+
+from core.configuration import (
+    Changes,
+    Configuration,
+    TrustMode,
+    format_duration,
+    merge,
+    missing,
+    to_mapping,
+)
+from shell.basecamp.client import BasecampClient, Person
+from shell.basecamp.identity import check_identity
+from shell.errors import EXIT_OK, UserError
+from shell.state.config import (
+    ConfigurationInvalid,
+    StatePaths,
+    load_config,
+    locate_state,
+    read_config_mapping,
+    read_token,
+    save_config,
+)
+from shell.state.lock import runs_on_older
+from shell.worker.driver import WorkerCommand
+
+USER_AGENT = "BasecampConnector setup (https://github.com/basecamp/basecamp-cli)"
+
+DESCRIPTION = """\
+Write the connector's configuration for one (account, agent), check that the token answers
+as the agent, and say what is still missing, one line each.
+
+The configuration lives at $XDG_STATE_HOME/basecamp-connector/ACCOUNT-AGENT/config.json
+(owner-only), beside the ledger. The token stays in its own owner-only file (--token-file);
+the configuration names that file and never holds the token.
+
+A repeated setup keeps what it is not told to change. Durations read like 90m, 30s, 2h, 1h30m.
+Examples:
+  bin/connect setup --base-url https://3.basecampapi.com --account 999 --agent 42 \\
+      --token-file ~/.config/basecamp/agent.token --operator 7 --route 1001=~/src/app
+  bin/connect setup --account 999 --agent 42 --class 1001=backend --watch-completions 1001
+  bin/connect setup --account 999 --agent 42 --show"""
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "setup",
+        help="write and check the configuration for one (account, agent)",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--base-url", metavar="URL", help="Basecamp's origin, e.g. https://3.basecampapi.com")
+    parser.add_argument("--account", metavar="ID", help="the Basecamp account id")
+    parser.add_argument("--agent", metavar="ID", help="the agent's person id (the token must act as it)")
+    parser.add_argument("--token-file", metavar="PATH", help="the owner-only file holding the agent's token")
+    parser.add_argument("--operator", metavar="ID", help="the person the agent works for")
+    parser.add_argument("--trust", choices=[mode.value for mode in TrustMode], help="whose mentions count")
+    parser.add_argument("--allow", metavar="ID", action="append", default=[], help="trust this person too")
+    parser.add_argument("--remove-allow", metavar="ID", action="append", default=[], help="trust no longer")
+    parser.add_argument("--route", metavar="PROJECT=DIR", action="append", default=[],
+                        help="run this project's work in DIR (an existing directory)")
+    parser.add_argument("--remove-route", metavar="PROJECT", action="append", default=[])
+    parser.add_argument("--class", dest="classes", metavar="PROJECT=NAME", action="append", default=[],
+                        help="the class of a routed project")
+    parser.add_argument("--watch-completions", metavar="PROJECT", action="append", default=[])
+    parser.add_argument("--no-watch-completions", metavar="PROJECT", action="append", default=[])
+    parser.add_argument("--worker-command", metavar="'...'",
+                        help="the worker's command line (placeholders {prompt} {mcp_config} {work_dir}); "
+                        "'' for the default, Claude Code")
+    parser.add_argument("--concurrency", metavar="N", help="workers at once (default 2)")
+    parser.add_argument("--deadline", metavar="DURATION", help="a task's deadline (default 90m)")
+    parser.add_argument("--guard-delay", metavar="DURATION", help="before the guard acknowledgement (30s)")
+    parser.add_argument("--still-running", metavar="DURATION", help="between still-running notices (10m)")
+    parser.add_argument("--reconcile-after", metavar="DURATION",
+                        help="before a sending intent is reconciled (60s)")
+    parser.add_argument("--state-dir", metavar="DIR", help="the state directory (default: derived)")
+    parser.add_argument("--check", action=argparse.BooleanOptionalAction, default=True,
+                        help="ask Basecamp who the token acts as before writing (default: on)")
+    parser.add_argument("--show", action="store_true", help="print the configuration; write nothing")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    paths = _locate(args)
+    if args.show:
+        configuration = load_config(paths.config)
+        _print(args.json, paths, configuration, written=False, agent=None)
+        return EXIT_OK
+    existing = read_config_mapping(paths.config)
+    if existing is not None:
+        load_config(paths.config)  # an invalid file is refused as it stands, not patched over
+    changes = _changes(args)
+    match merge(existing or {}, changes):
+        case Success(configuration):
+            pass
+        case Failure(problems):
+            raise ConfigurationInvalid("setup", problems + _given_on_disk(changes))
+    _check_on_disk(paths, configuration, existing)
+    agent = _check_token(configuration) if args.check else None
+    save_config(paths.config, configuration)
+    _print(args.json, paths, configuration, written=True, agent=agent)
+    return EXIT_OK
+
+
+def _locate(args: argparse.Namespace) -> StatePaths:
+    return locate_state(args.state_dir, args.account, args.agent)
+
+
+def _absolute(path: str) -> str:
+    return os.path.abspath(os.path.expanduser(path)) if path.strip() else path
+
+
+def _changes(args: argparse.Namespace) -> Changes:
+    routes = []
+    for text in args.route:
+        project, sign, directory = text.partition("=")
+        routes.append(f"{project}={_absolute(directory)}" if sign and directory else text)
+    worker = None
+    if args.worker_command is not None:
+        try:
+            worker = tuple(shlex.split(args.worker_command))
+        except ValueError as error:
+            raise ConfigurationInvalid("setup", (f"--worker-command: {error}",)) from error
+    return Changes(
+        account_id=args.account,
+        base_url=args.base_url,
+        agent_id=args.agent,
+        token_file=_absolute(args.token_file) if args.token_file is not None else None,
+        operator_id=args.operator,
+        trust_mode=args.trust,
+        allow=tuple(args.allow),
+        remove_allow=tuple(args.remove_allow),
+        routes=tuple(routes),
+        remove_routes=tuple(args.remove_route),
+        classes=tuple(args.classes),
+        watch_completions=tuple(args.watch_completions),
+        no_watch_completions=tuple(args.no_watch_completions),
+        worker_command=worker,
+        concurrency=args.concurrency,
+        task_deadline=args.deadline,
+        guard_delay=args.guard_delay,
+        still_running=args.still_running,
+        reconcile_after=args.reconcile_after,
+    )
+
+
+def _given_on_disk(changes: Changes) -> tuple[str, ...]:
+    """The file-system problems of the paths given, for a setup refused for other reasons too."""
+    problems = []
+    for text in changes.routes:
+        project, sign, directory = text.partition("=")
+        if sign and directory and not os.path.isdir(directory):
+            problems.append(f"routes.{project.strip()}.directory: {directory} is not an existing directory")
+    if changes.token_file:
+        try:
+            read_token(Path(changes.token_file))
+        except UserError as error:
+            problems.append(f"token_file: {error}")
+    return tuple(problems)
+
+
+def _disk_problems(paths: StatePaths, configuration: Configuration) -> list[str]:
+    """What the file system says about the routes and the token file, one line each."""
+    problems = []
+    for route in configuration.routes:
+        if not os.path.isdir(route.directory):
+            problems.append(
+                f"routes.{route.project_id}.directory: {route.directory} is not an existing directory"
+            )
+    token_path = Path(configuration.token_file)
+    if os.path.abspath(token_path) == os.path.abspath(paths.config):
+        problems.append("token_file: the token cannot live in the configuration file itself")
+    else:
+        try:
+            read_token(token_path)
+        except UserError as error:
+            problems.append(f"token_file: {error}")
+    return problems
+
+
+def _check_on_disk(
+    paths: StatePaths, configuration: Configuration, existing: dict[str, object] | None
+) -> None:
+    problems = _disk_problems(paths, configuration)
+    if existing is not None:
+        before = (existing.get("account_id"), existing.get("agent_id"))
+        if before != (configuration.account_id, configuration.agent_id):
+            problems.append(
+                f"{paths.directory} holds account {before[0]} agent {before[1]}; "
+                "a different account or agent needs a state directory of its own"
+            )
+    if problems:
+        raise ConfigurationInvalid("setup", tuple(problems))
+
+
+def _check_token(configuration: Configuration) -> Person:
+    """Who the token acts as; refused unless it is the configured agent (rule 3)."""
+    token = read_token(Path(configuration.token_file))
+    client = BasecampClient(configuration.base_url, configuration.account_id, token, USER_AGENT)
+    return check_identity(
+        client,
+        agent_id=configuration.agent_id,
+        token_file=configuration.token_file,
+        base_url=configuration.base_url,
+        consequence="nothing written",
+        unreachable_hint=" (--no-check to write without asking)",
+    )
+
+
+def _print(as_json: bool, paths: StatePaths, configuration: Configuration, *, written: bool,
+           agent: Person | None) -> None:
+    still_missing = list(missing(configuration))
+    if not written:
+        still_missing += _disk_problems(paths, configuration)
+    program = WorkerCommand.configured(configuration.worker_command).program_missing()
+    still_missing += [] if program is None else [program]
+    if as_json:
+        summary: dict[str, Any] = {
+            "written": written,
+            "state_dir": str(paths.directory),
+            "config_path": str(paths.config),
+            "ledger_path": str(paths.ledger),
+            "checked": agent is not None,
+            "agent": None if agent is None else {"id": agent.id, "name": agent.name},
+            "config": to_mapping(configuration),
+            "missing": still_missing,
+            "restart_needed": written and _restart_needed(paths, configuration),
+        }
+        print(json.dumps(summary, indent=2))
+        return
+    for line in _describe(paths, configuration, written=written, agent=agent):
+        print(line)
+    if written and _restart_needed(paths, configuration):
+        print("note: a connector is running (lock file, diagnostic); it read its configuration when it"
+              " started: restart it to use this one")
+    for line in still_missing:
+        print(f"missing: {line}")
+
+
+def _restart_needed(paths: StatePaths, configuration: Configuration) -> bool:
+    """A connector runs that started before this configuration was written (it reads it once)."""
+    return runs_on_older(paths.directory, configuration.account_id, configuration.agent_id, paths.config)
+
+
+def _describe(paths: StatePaths, configuration: Configuration, *, written: bool,
+              agent: Person | None) -> list[str]:
+    trust = configuration.trust
+    checked = f" ({agent.name}: the token answers as the agent)" if agent else " (token not checked)"
+    lines = [
+        f"{'wrote' if written else 'configuration at'} {paths.config} (owner-only)",
+        f"  account {configuration.account_id} at {configuration.base_url}",
+        f"  agent {configuration.agent_id}{checked if written else ''}",
+        f"  token file {configuration.token_file} (the token itself is never shown)",
+        f"  trust {trust.mode.value}; operator {trust.operator_id or 'none'}"
+        + (f"; allowed {', '.join(map(str, trust.allow))}" if trust.allow else ""),
+    ]
+    for route in configuration.routes:
+        details = [f"class {route.work_class}"] if route.work_class else []
+        details.append("completions watched" if route.watch_completions else "completions not watched")
+        lines.append(f"  route {route.project_id} -> {route.directory} ({', '.join(details)})")
+    command = configuration.worker_command
+    worker = shlex.join(command) if command else "Claude Code (default)"
+    timings = configuration.timings
+    lines += [
+        f"  worker {worker}; concurrency {configuration.concurrency}; "
+        f"task deadline {format_duration(configuration.task_deadline)}",
+        f"  guard delay {format_duration(timings.guard_delay)}; "
+        f"still-running every {format_duration(timings.still_running)}; "
+        f"reconcile after {format_duration(timings.reconcile_after)}",
+        f"  ledger {paths.ledger}",
+    ]
+    return lines

@@ -1,0 +1,120 @@
+"""``bin/connect standin``: serve a local Basecamp stand-in until stopped.
+
+Rules:
+1. The first line on stdout says everything a client needs: the base URL, the account, the
+   agent's token and person id, and the ids of the world's projects, cards and Campfires --
+   readable text, or one JSON object with ``--json``. It is flushed at once, so a parent
+   process can read it and go.
+2. It serves until SIGINT or SIGTERM, then stops cleanly and exits 0.
+3. A port it cannot listen on is a ``UserError`` (exit ``EXIT_UNAVAILABLE``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import threading
+from types import FrameType
+from typing import Any
+
+from shell.basecamp.standin.server import StandIn
+from shell.basecamp.standin.world import WORLDS, World
+from shell.cli.arguments import port
+from shell.errors import EXIT_OK, EXIT_UNAVAILABLE, UserError
+
+DESCRIPTION = """\
+Serve a local Basecamp stand-in on 127.0.0.1: Basecamp's comments, boosts and Campfire
+lines (flat and /buckets/... routes), its profile, pagination and errors, faithfully. For
+the demo and for trying the connector without a Basecamp account.
+
+The first line printed names the base URL, the account id, the agent's bearer token and
+person id, and the world's projects, cards and Campfires (--json: as one JSON object).
+Faults can be scripted from another terminal:
+  curl -X POST BASE_URL/__standin/faults -d '{"action": "create_then_drop", "method": "POST"}'
+and the requests it saw read back with: curl BASE_URL/__standin/requests
+Stops on Ctrl-C or SIGTERM, exiting 0."""
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "standin",
+        help="serve a local Basecamp stand-in (for the demo and the tests)",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--port",
+        type=port,
+        default=0,
+        help="port to listen on at 127.0.0.1 (default 0: any free port)",
+    )
+    parser.add_argument(
+        "--world",
+        choices=WORLDS,
+        default="demo",
+        help="demo: three projects, the agent and two other people (default); "
+        "empty: one project, one card, one Campfire",
+    )
+    parser.add_argument("--json", action="store_true", help="print the first line as one JSON object")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        standin = StandIn(world=args.world, port=args.port)
+    except OSError as error:
+        raise UserError(
+            f"cannot listen on 127.0.0.1:{args.port}: {error.strerror or error}", EXIT_UNAVAILABLE
+        ) from error
+    stop = threading.Event()
+
+    def on_signal(signal_number: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {number: signal.signal(number, on_signal) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with standin:
+            summary = describe(standin)
+            print(json.dumps(summary) if args.json else as_text(summary), flush=True)
+            while not stop.wait(1.0):
+                pass
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    return EXIT_OK
+
+
+def describe(standin: StandIn) -> dict[str, Any]:
+    """What a client needs to know about a running stand-in."""
+    world: World = standin.world
+    return {
+        "base_url": standin.base_url,
+        "account_url": standin.account_url,
+        "account_id": world.account_id,
+        "token": world.token,
+        "agent_id": world.agent.id,
+        "agent_name": world.agent.name,
+        "people": [{"id": person.id, "name": person.name, "token": person.token} for person in world.people],
+        "projects": [
+            {
+                "id": project.id,
+                "name": project.name,
+                "cards": list(project.recording_ids),
+                "campfire": project.campfire_id,
+            }
+            for project in world.projects
+        ],
+    }
+
+
+def as_text(summary: dict[str, Any]) -> str:
+    """The summary as one readable line."""
+    projects = "; ".join(
+        f"project {project['id']} cards {','.join(map(str, project['cards']))} campfire {project['campfire']}"
+        for project in summary["projects"]
+    )
+    return (
+        f"Basecamp stand-in at {summary['base_url']} account {summary['account_id']} "
+        f"token {summary['token']} agent {summary['agent_id']} | {projects}"
+    )

@@ -1,0 +1,122 @@
+"""``bin/connect status``: what the connector is doing, read beside it without disturbing it.
+
+Rules:
+1. Reading is not deciding: the ledger is opened with ``open_ledger_read_only`` (never
+   created, never migrated, never written), in one read transaction
+   (``shell.ledger.status``), and the instance lock is never taken: it works beside a running
+   connector, and beside none.
+2. Whether a connector runs is read from the lock file's metadata (``shell.state.lock.peek``) and
+   reported as diagnostic, with the pid's presence (``core.status_report`` rule 2).
+3. A missing state directory, configuration or ledger, a ledger from a newer program (or one
+   not yet migrated), and a ledger that cannot be read are one line on stderr and
+   ``EXIT_CONFIG``; a ledger held busy past the timeout is ``EXIT_UNAVAILABLE``.
+4. Nothing secret is printed: never the token (its file is not even read), never a feed
+   position, never a message body.
+5. Text for a person, summary first; ``--json`` prints the report whose keys
+   ``core.status_report`` documents.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+
+from core.status_report import (
+    LAST_DISPATCHES,
+    LAST_WAITING_RECORDS,
+    LockFile,
+    Status,
+    lines,
+    pid_status,
+    report,
+)
+from shell.cli.arguments import add_state_arguments
+from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
+from shell.ledger.connection import open_ledger_read_only
+from shell.ledger.status import read_snapshot
+from shell.state.config import load_config, locate_state
+from shell.state.lock import peek
+
+DESCRIPTION = f"""\
+Show what the connector is doing, from its ledger, without disturbing it.
+
+Status only reads: it opens the ledger read-only, never creates or migrates one, and takes no
+lock, so it is safe beside a running connector (and beside none). What it shows:
+
+  summary            one line first: running or not, live tasks, indeterminate messages,
+                     blocked records (and refused messages, held records, a hold, if any)
+  lock file          who the lock file says holds the instance lock: its pid, and whether
+                     that process is present. Diagnostic only: status takes no lock, and a
+                     connector killed with SIGKILL leaves its lock file behind
+  hold               whether a person holds the connector (nothing dispatched or posted)
+  feed               whether a feed position is kept (never the position itself) and the
+                     last event served
+  records            how many records are in each state; blocked ones by reason
+  live tasks         tasks holding a conversation, with their worker's attempt and pid
+  waiting            lifecycle messages only a person can move on: indeterminate ones (the
+                     connector cannot tell whether they were posted) and refused ones;
+                     decide with bin/outbox-resolve
+  held records       records held for a person, with their recording's URL
+  not yet running    blocked, admitted and queued records by event id (the oldest
+                     {LAST_WAITING_RECORDS}), each with its reason and whether admission retries it:
+                     the ids bin/connect redispatch and bin/connect discard take
+  dispatches         the last {LAST_DISPATCHES} worker runs, newest first: stop reason, and each
+                     event's delivery and outcome (succeeded, failed, or unknown: the worker
+                     may have acted)
+
+The state directory is found as `run` finds it: --state-dir, or --account and --agent, or
+the only one configured. The token is never read or shown.
+
+Examples:
+  bin/connect status
+  bin/connect status --account 999 --agent 42
+  bin/connect status --state-dir ~/.local/state/basecamp-connector/999-42 --json
+
+exit codes: 0 shown; 3 no state directory, configuration or usable ledger (missing, too new,
+not yet migrated, unreadable); 6 the ledger stayed busy."""
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "status",
+        help="what the connector is doing (read-only, takes no lock)",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_state_arguments(parser)
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON object (keys: see core/status_report.py)"
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    paths = locate_state(args.state_dir, args.account, args.agent)
+    if not paths.directory.is_dir():
+        raise UserError(
+            f"no state directory at {paths.directory}: run bin/connect setup, then bin/connect run",
+            EXIT_CONFIG,
+        )
+    configuration = load_config(paths.config)
+    holder = peek(paths.directory, configuration.account_id, configuration.agent_id)
+    try:
+        with open_ledger_read_only(paths.ledger) as ledger:
+            snapshot = read_snapshot(ledger)
+    except sqlite3.DatabaseError as error:
+        raise UserError(f"{paths.ledger}: the ledger could not be read: {error}", EXIT_CONFIG) from error
+    status = Status(
+        account_id=configuration.account_id,
+        agent_id=configuration.agent_id,
+        state_dir=str(paths.directory),
+        ledger_path=str(paths.ledger),
+        lock_file=None
+        if holder is None
+        else LockFile(holder.pid, holder.started_at, pid_status(holder.pid_present)),
+        ledger=snapshot,
+    )
+    if args.json:
+        print(json.dumps(report(status), ensure_ascii=False, indent=2))
+    else:
+        print("\n".join(lines(status)))
+    return EXIT_OK

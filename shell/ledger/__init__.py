@@ -1,0 +1,1 @@
+"""The ledger: the only place SQL runs."""

@@ -1,0 +1,140 @@
+"""A person's redispatch or discard, written to the ledger in one transaction (spec 5.3, 5.4).
+
+Rules:
+1. ``decide`` reads the record's facts, asks ``core.decisions`` and writes its plan inside one
+   ``BEGIN IMMEDIATE`` transaction: the decision row (who, when, the record as it was), the
+   record's move, and the cancellation of its pending notices commit together or not at all.
+   The connector's own writes take the same lock, so this is safe while it runs; whichever
+   commits first, the other sees its result.
+2. The move is a compare-and-set on the record's revision, and the ledger's triggers (migration
+   0006) let a completed or dispatched record move only under a decision made at that revision.
+   A record a person blocks again starts a fresh retry window (``blocked_at`` is the decision);
+   one moved to blocked or discarded loses its snapshot (the ledger's trigger drops it).
+3. A discard cancels the record's pending notices (its guard acknowledgement, its holding reply)
+   and the pending notices of a task every record of which is now discarded. A notice already
+   being sent cannot be called back: it is reported, never touched.
+4. Nothing here posts or reads Basecamp: a blocked record is offered back to admission
+   (``next_retry_at``), and the running connector re-runs its reads and starts what it admits.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime
+
+from returns.result import Failure, Result, Success
+
+from core import decisions
+from core.decisions import Action, Plan, RecordFacts, Refusal
+from core.edges import RecordState
+from core.notes import DISCARDED_BY_PERSON
+from core.timestamps import format_timestamp, parse_timestamp
+from shell.ledger.connection import Ledger
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """A decision the ledger committed."""
+
+    decision_id: int
+    plan: Plan
+    decided_by: str
+    canceled_intents: tuple[int, ...]
+    sending_intents: tuple[int, ...]  # being sent already: they cannot be called back (rule 3)
+
+
+class UnknownEvent(Exception):
+    """The ledger holds no record with this event id."""
+
+
+def decide(
+    ledger: Ledger, event_id: int, action: Action, by: str, now: datetime, *, served: frozenset[int]
+) -> Result[Decided, Refusal]:
+    """Take ``by``'s ``action`` on record ``event_id`` (rule 1); ``served`` are the projects the
+    configuration routes. Raises ``UnknownEvent``."""
+    with ledger.write() as connection:
+        facts = read_facts(connection, event_id, served)
+        if facts is None:
+            raise UnknownEvent(event_id)
+        planned = decisions.redispatch(facts, now) if action is Action.redispatch else decisions.discard(facts)
+        match planned:
+            case Success(plan):
+                return Success(_apply(connection, plan, by, now))
+            case Failure(refusal):
+                return Failure(refusal)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def read_facts(connection: sqlite3.Connection, event_id: int, served: frozenset[int]) -> RecordFacts | None:
+    """What ``core.decisions`` needs about record ``event_id``, in the caller's transaction."""
+    found = connection.execute(
+        "SELECT state, reason, revision, retry_at, bucket_id,"
+        " COALESCE((SELECT outcome FROM task_events WHERE event_id = e.id ORDER BY task_id DESC LIMIT 1), ''),"
+        " EXISTS (SELECT 1 FROM task_events WHERE event_id = e.id AND retired_at IS NULL),"
+        " NOT EXISTS (SELECT 1 FROM task_events WHERE event_id = e.id"
+        "             AND (delivery <> 'admitted' OR pulled_at IS NOT NULL)),"
+        " COALESCE((SELECT action FROM decisions WHERE event_id = e.id ORDER BY id DESC LIMIT 1), '')"
+        " FROM events e WHERE id = ?",
+        (event_id,),
+    ).fetchone()
+    if found is None:
+        return None
+    state, reason, revision, retry_at, bucket_id, outcome, carried, unhanded, last_action = found
+    return RecordFacts(
+        event_id=event_id,
+        state=RecordState(state),
+        reason=str(reason),
+        revision=int(revision),
+        outcome=str(outcome),
+        carried=bool(carried),
+        discarded_by_person=last_action == Action.discard,
+        retry_at=None if retry_at is None else parse_timestamp(retry_at),
+        unhanded=bool(carried) and bool(unhanded),
+        served=bucket_id in served,
+    )
+
+
+def _apply(connection: sqlite3.Connection, plan: Plan, by: str, now: datetime) -> Decided:
+    stamp = format_timestamp(now)
+    facts = plan.facts
+    decision_id = connection.execute(
+        "INSERT INTO decisions (action, event_id, decided_by, decided_at, from_state, from_reason,"
+        " from_outcome, from_revision, to_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (str(plan.action), facts.event_id, by, stamp, str(facts.state), facts.reason, facts.outcome,
+         facts.revision, str(plan.to_state)),
+    ).lastrowid
+    assert decision_id is not None
+    blocked = plan.to_state is RecordState.blocked
+    moved = connection.execute(
+        "UPDATE events SET state = ?, reason = ?, revision = revision + 1, updated_at = ?, decided_at = ?,"
+        " blocked_at = CASE WHEN ? THEN ? END, next_retry_at = ?"
+        " WHERE id = ? AND revision = ?",
+        (str(plan.to_state), plan.to_reason, stamp, stamp, blocked, stamp,
+         None if plan.offer_at is None else format_timestamp(plan.offer_at), facts.event_id, facts.revision),
+    )
+    if moved.rowcount != 1:  # pragma: no cover -- the facts were read in this same transaction
+        raise sqlite3.IntegrityError(f"event {facts.event_id} moved during its own decision")
+    canceled, sending = _cancel_pending(connection, facts.event_id, stamp) if plan.cancel_pending else ((), ())
+    return Decided(int(decision_id), plan, by, canceled, sending)
+
+
+def _cancel_pending(connection: sqlite3.Connection, event_id: int, stamp: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Cancel the discarded record's pending notices (rule 3); name those already being sent."""
+    ours = (
+        "(event_id = ? OR task_id IN (SELECT te.task_id FROM task_events te WHERE te.event_id = ?"
+        "  AND NOT EXISTS (SELECT 1 FROM task_events other JOIN events e ON e.id = other.event_id"
+        "                  WHERE other.task_id = te.task_id AND e.state <> 'discarded')))"
+    )
+    pending = [row[0] for row in connection.execute(
+        f"SELECT id FROM outbox WHERE state = 'pending' AND {ours} ORDER BY id", (event_id, event_id)
+    )]
+    for intent_id in pending:
+        connection.execute(
+            "UPDATE outbox SET state = 'canceled', note = ?, finished_at = ? WHERE id = ? AND state = 'pending'",
+            (DISCARDED_BY_PERSON, stamp, intent_id),
+        )
+    sending = tuple(row[0] for row in connection.execute(
+        f"SELECT id FROM outbox WHERE state = 'sending' AND {ours} ORDER BY id", (event_id, event_id)
+    ))
+    return tuple(pending), sending

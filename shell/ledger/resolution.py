@@ -1,0 +1,223 @@
+"""A person's resolution of an outbox intent, written to the ledger (spec 4.10).
+
+Rules:
+1. One decision is one short ``BEGIN IMMEDIATE`` transaction: read the intent, ask
+   ``core.resolution.resolve`` what it may become, write that ``Move`` by compare-and-set on
+   the state and note it read (``UPDATE ... WHERE id = ? AND state = ? AND note = ?``), and
+   check the row count. Nothing else happens inside it, so a running connector waits at most
+   a few milliseconds for it; a lock held past the busy timeout is ``LedgerBusy``.
+2. The decision is core's. This module reads the row, writes the move, and words a refusal;
+   it never decides which moves exist. ``decisions_open`` asks core the same question for
+   every decision, so what ``show`` offers is exactly what a decision would be allowed.
+3. A receipt belongs to one intent (the ledger's unique index, per message kind). Marking an
+   intent sent with a receipt another intent already holds is refused naming that intent
+   (``ReceiptOwned``); the database is the judge, the owner is looked up only to name it.
+4. Every refusal is a ``UserError`` with its exit code: ``NoSuchIntent`` (EXIT_NOT_FOUND),
+   ``ResolutionRefused`` and ``ReceiptOwned`` (EXIT_REFUSED). Its words name the intent and
+   its state and say why, in one line. A refused decision writes nothing.
+5. The log line of a decision names the intent, both states, the receipt and who decided;
+   never the body.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime
+
+from returns.result import Failure, Success
+
+from core import notes
+from core.edges import IntentState
+from core.resolution import Abandon, Move, RefusedDecision, Resend, Resolution, Sent, resolve
+from core.timestamps import format_timestamp
+from shell.errors import EXIT_NOT_FOUND, EXIT_REFUSED, UserError
+from shell.ledger import outbox as rows
+from shell.ledger.connection import Ledger
+
+log = logging.getLogger("connector.resolution")
+
+DECISIONS = ("sent", "abandon", "resend")
+"""The decisions, by the names a person types."""
+
+_WELL_FORMED_BY = "local:check"
+_WELL_FORMED_RECEIPT = 1
+
+_NEEDS = {
+    "sent": "only an indeterminate intent can be marked sent",
+    "abandon": "only an indeterminate intent can be abandoned",
+    "resend": "only an indeterminate intent, or a canceled one whose request Basecamp refused, can be resent",
+}
+
+
+class NoSuchIntent(UserError):
+    """No intent has this id."""
+
+    exit_code = EXIT_NOT_FOUND
+
+
+class ResolutionRefused(UserError):
+    """The decision is not one a person may make about this intent now."""
+
+    exit_code = EXIT_REFUSED
+
+
+class ReceiptOwned(ResolutionRefused):
+    """The receipt is already another intent's."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """What a decision changed: the state it moved from, and the row as it now stands."""
+
+    before: IntentState
+    before_note: str
+    after: rows.IntentRow
+
+
+def decision_name(resolution: Resolution) -> str:
+    """The name a person types for ``resolution``."""
+    match resolution:
+        case Sent():
+            return "sent"
+        case Abandon():
+            return "abandon"
+        case Resend():
+            return "resend"
+
+
+def _well_formed(decision: str) -> Resolution:
+    """A decision of this kind whose own values (who, receipt) core accepts."""
+    match decision:
+        case "sent":
+            return Sent(_WELL_FORMED_RECEIPT, _WELL_FORMED_BY)
+        case "abandon":
+            return Abandon(_WELL_FORMED_BY)
+        case "resend":
+            return Resend(_WELL_FORMED_BY)
+    raise ValueError(f"no decision is called {decision!r}")
+
+
+def is_refused(state: IntentState, note: str) -> bool:
+    """A canceled intent whose request Basecamp refused: nothing was created."""
+    return state is IntentState.canceled and note == notes.REFUSED_NOTE
+
+
+def waits_for_person(state: IntentState, note: str) -> bool:
+    """An intent only a person's decision moves on: indeterminate, or refused."""
+    return state is IntentState.indeterminate or is_refused(state, note)
+
+
+def decisions_open(state: IntentState, note: str, now: datetime) -> tuple[str, ...]:
+    """The decisions core would allow for an intent in ``state`` with ``note``, in order."""
+    return tuple(
+        decision
+        for decision in DECISIONS
+        if isinstance(resolve(state, note, _well_formed(decision), now), Success)
+    )
+
+
+def describe_state(state: IntentState, note: str) -> str:
+    """An intent's state as a refusal names it, with what it means for a person."""
+    match state:
+        case IntentState.canceled if note == notes.REFUSED_NOTE:
+            return "canceled because Basecamp refused its request (no message exists)"
+        case IntentState.canceled:
+            return f"canceled ({note or 'no note'})"
+        case IntentState.pending:
+            return "pending (the connector has not asked Basecamp for it yet)"
+        case IntentState.sending:
+            return "sending (the connector is still finding out whether it landed)"
+        case _:
+            return str(state)
+
+
+def refusal_line(row: rows.IntentRow, resolution: Resolution, refused: RefusedDecision, now: datetime) -> str:
+    """One line saying why ``resolution`` of the intent ``row`` is refused.
+
+    A refusal because of the intent's state (core refuses even a well-formed decision of the
+    same kind) names the state and what the decision needs; any other refusal (who decided,
+    the receipt) is core's own words.
+    """
+    decision = decision_name(resolution)
+    if isinstance(resolve(row.state, row.note, _well_formed(decision), now), Failure):
+        return f"intent {row.id} is {describe_state(row.state, row.note)}; {_NEEDS[decision]}"
+    return f"intent {row.id}: {refused}"
+
+
+def resolve_intent(ledger: Ledger, intent_id: int, resolution: Resolution) -> Resolved:
+    """Apply a person's ``resolution`` of intent ``intent_id`` in one immediate transaction."""
+    with ledger.write() as connection:
+        row = rows.intent(connection, intent_id)
+        if row is None:
+            raise NoSuchIntent(f"no intent {intent_id} in this ledger; `list --all` shows every intent")
+        now = ledger.clock.now()
+        match resolve(row.state, row.note, resolution, now):
+            case Failure(refused):
+                raise ResolutionRefused(refusal_line(row, resolution, refused, now))
+            case Success(move):
+                apply_move(connection, row, move)
+        after = rows.intent(connection, intent_id)
+    assert after is not None
+    log.info(
+        "intent %d %s -> %s by %s%s",
+        intent_id,
+        row.state,
+        after.state,
+        after.resolved_by,
+        "" if after.receipt_id is None else f" receipt {after.receipt_id}",
+    )
+    return Resolved(before=row.state, before_note=row.note, after=after)
+
+
+def apply_move(connection: sqlite3.Connection, row: rows.IntentRow, move: Move) -> None:
+    """Write ``move`` onto ``row`` by compare-and-set on the state and note it was decided from.
+
+    Runs inside the caller's write transaction; raises (and the caller rolls back) when the
+    row moved, a receipt is already owned, or the ledger's triggers refuse the edge.
+    """
+    assignments = ["state = ?", "note = ?", "resolved_by = ?"]
+    values: list[object] = [str(move.state), move.note, move.resolved_by]
+    if move.receipt_id is not None:
+        assignments.append("receipt_id = ?")
+        values.append(move.receipt_id)
+    if move.reset_reconciliation:
+        assignments += [
+            "sending_at = NULL", "finished_at = NULL", "reconcile_failures = 0", "reconcile_at = NULL"
+        ]
+    elif move.finished_at is not None:
+        assignments.append("finished_at = ?")
+        values.append(format_timestamp(move.finished_at))
+    if move.not_before is not None:
+        assignments.append("not_before = ?")
+        values.append(format_timestamp(move.not_before))
+    try:
+        cursor = connection.execute(
+            f"UPDATE outbox SET {', '.join(assignments)} WHERE id = ? AND state = ? AND note = ?",
+            [*values, row.id, str(row.state), row.note],
+        )
+    except sqlite3.IntegrityError as error:
+        if error.sqlite_errorname == "SQLITE_CONSTRAINT_UNIQUE" and move.receipt_id is not None:
+            raise ReceiptOwned(_owned_line(connection, row, move.receipt_id)) from error
+        raise ResolutionRefused(
+            f"the ledger refused to move intent {row.id} from {row.state} to {move.state}: {error}"
+        ) from error
+    if cursor.rowcount != 1:
+        raise ResolutionRefused(
+            f"intent {row.id} changed while it was being resolved (it is no longer {row.state}); "
+            "nothing was written: look at it again with `show`"
+        )
+
+
+def _owned_line(connection: sqlite3.Connection, row: rows.IntentRow, receipt_id: int) -> str:
+    kind = row.destination.kind
+    found = connection.execute(
+        "SELECT id FROM outbox WHERE message_kind = ? AND receipt_id = ? AND id <> ?",
+        (str(kind), receipt_id, row.id),
+    ).fetchone()
+    owner = "another intent" if found is None else f"intent {found[0]}"
+    return (
+        f"receipt {receipt_id} already belongs to {owner} (a {kind} id is one intent's receipt); "
+        f"intent {row.id} was not changed: check the id you found in Basecamp"
+    )

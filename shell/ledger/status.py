@@ -1,0 +1,204 @@
+"""What ``bin/connect status`` reads from the ledger: one snapshot, in one read transaction.
+
+Rules:
+1. One read transaction (``ledger.read()``) for every query, so the numbers agree with each
+   other: a connector committing beside it changes the next status, never half of this one.
+2. Reading only: the caller opens the ledger with ``open_ledger_read_only`` (``mode=ro`` and
+   ``query_only``); nothing here writes, takes the instance lock or migrates.
+3. Nothing secret leaves the ledger: a checkpoint's position is read only as whether one is
+   kept (``position <> ''``), never its text; a task's token hash and a message's body are
+   never selected.
+4. Dispatches are the newest ``core.status_report.LAST_DISPATCHES`` attempts by launch time,
+   newest first; each carries every event row of its task.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from core import notes
+from core.edges import AttemptState, IntentState
+from core.status_report import (
+    LAST_DISPATCHES,
+    LAST_WAITING_RECORDS,
+    Dispatch,
+    DispatchedEvent,
+    FeedCheckpoint,
+    HeldRecord,
+    Hold,
+    LedgerSnapshot,
+    LiveAttempt,
+    LiveTask,
+    WaitingIntent,
+    WaitingRecord,
+)
+from shell.ledger.connection import Ledger
+
+
+def read_snapshot(ledger: Ledger, dispatch_limit: int = LAST_DISPATCHES) -> LedgerSnapshot:
+    """Everything status shows from the ledger, read in one transaction (rule 1)."""
+    with ledger.read() as connection:
+        return LedgerSnapshot(
+            hold=_hold(connection),
+            feed=_feed(connection),
+            state_counts=_state_counts(connection),
+            blocked=_blocked(connection),
+            live_tasks=_live_tasks(connection),
+            waiting=_waiting(connection),
+            dispatches=_dispatches(connection, dispatch_limit),
+            held=_held(connection),
+            not_running=_not_running(connection),
+        )
+
+
+def _hold(connection: sqlite3.Connection) -> Hold | None:
+    found = connection.execute("SELECT held_by, held_at FROM hold_marker WHERE id = 1").fetchone()
+    return None if found is None else Hold(str(found[0]), str(found[1]))
+
+
+def _feed(connection: sqlite3.Connection) -> tuple[FeedCheckpoint, ...]:
+    return tuple(
+        FeedCheckpoint(bool(has_position), int(last_served_id), str(updated_at))
+        for has_position, last_served_id, updated_at in connection.execute(
+            "SELECT position <> '', last_served_id, updated_at FROM checkpoints ORDER BY filter_digest"
+        )
+    )
+
+
+def _state_counts(connection: sqlite3.Connection) -> tuple[tuple[str, int], ...]:
+    return tuple(
+        (str(state), int(count))
+        for state, count in connection.execute("SELECT state, COUNT(*) FROM events GROUP BY state")
+    )
+
+
+def _blocked(connection: sqlite3.Connection) -> tuple[tuple[str, int], ...]:
+    return tuple(
+        (str(reason), int(count))
+        for reason, count in connection.execute(
+            "SELECT reason, COUNT(*) FROM events WHERE state = 'blocked' GROUP BY reason ORDER BY reason"
+        )
+    )
+
+
+def _event_ids(connection: sqlite3.Connection, task_id: int) -> tuple[int, ...]:
+    return tuple(
+        int(event_id)
+        for (event_id,) in connection.execute(
+            "SELECT event_id FROM task_events WHERE task_id = ? ORDER BY event_id", (task_id,)
+        )
+    )
+
+
+def _live_tasks(connection: sqlite3.Connection) -> tuple[LiveTask, ...]:
+    rows = connection.execute(
+        "SELECT t.id, t.superseded_at IS NOT NULL, t.conversation_key, t.created_at, t.deadline_at,"
+        " a.id, a.state, a.pid, a.launched_at"
+        " FROM tasks t LEFT JOIN attempts a ON a.task_id = t.id"
+        "  AND a.seq = (SELECT MAX(seq) FROM attempts WHERE task_id = t.id)"
+        " WHERE t.ended_at IS NULL ORDER BY t.id"
+    ).fetchall()
+    return tuple(
+        LiveTask(
+            task_id=int(task_id),
+            superseded=bool(superseded),
+            conversation=str(conversation),
+            created_at=str(created_at),
+            deadline_at=None if deadline_at is None else str(deadline_at),
+            attempt=None
+            if attempt_id is None
+            else LiveAttempt(str(attempt_id), AttemptState(attempt_state), pid, str(launched_at)),
+            event_ids=_event_ids(connection, int(task_id)),
+        )
+        for (
+            task_id,
+            superseded,
+            conversation,
+            created_at,
+            deadline_at,
+            attempt_id,
+            attempt_state,
+            pid,
+            launched_at,
+        ) in rows
+    )
+
+
+def _waiting(connection: sqlite3.Connection) -> tuple[WaitingIntent, ...]:
+    return tuple(
+        WaitingIntent(
+            intent_id=int(intent_id),
+            kind=str(kind),
+            state=IntentState(state),
+            refused=state == IntentState.canceled,
+            event_id=event_id,
+            attempt_id=attempt_id,
+            message_kind=str(message_kind),
+            bucket_id=int(bucket_id),
+            recording_id=int(recording_id),
+            note=str(note),
+        )
+        for intent_id, kind, state, note, event_id, attempt_id, message_kind, bucket_id, recording_id in (
+            connection.execute(
+                "SELECT id, kind, state, note, event_id, attempt_id, message_kind, bucket_id, recording_id"
+                " FROM outbox WHERE state = 'indeterminate' OR (state = 'canceled' AND note = ?)"
+                " ORDER BY id",
+                (notes.REFUSED_NOTE,),
+            )
+        )
+    )
+
+
+def _dispatched_events(connection: sqlite3.Connection, task_id: int) -> tuple[DispatchedEvent, ...]:
+    return tuple(
+        DispatchedEvent(int(event_id), str(delivery), str(outcome), bool(withdrawn), str(record_state))
+        for event_id, delivery, outcome, withdrawn, record_state in connection.execute(
+            "SELECT te.event_id, te.delivery, te.outcome, te.withdrawn_at IS NOT NULL, e.state"
+            " FROM task_events te JOIN events e ON e.id = te.event_id"
+            " WHERE te.task_id = ? ORDER BY te.event_id",
+            (task_id,),
+        )
+    )
+
+
+def _dispatches(connection: sqlite3.Connection, limit: int) -> tuple[Dispatch, ...]:
+    rows = connection.execute(
+        "SELECT id, task_id, seq, state, stop_reason, spawn_failed, launched_at, ended_at"
+        " FROM attempts ORDER BY launched_at DESC, rowid DESC LIMIT ?",
+        (limit,),
+    ).fetchall()
+    return tuple(
+        Dispatch(
+            attempt_id=str(attempt_id),
+            task_id=int(task_id),
+            seq=int(seq),
+            state=AttemptState(state),
+            stop_reason=str(stop_reason),
+            spawn_failed=bool(spawn_failed),
+            launched_at=str(launched_at),
+            ended_at=None if ended_at is None else str(ended_at),
+            events=_dispatched_events(connection, int(task_id)),
+        )
+        for attempt_id, task_id, seq, state, stop_reason, spawn_failed, launched_at, ended_at in rows
+    )
+
+
+def _held(connection: sqlite3.Connection) -> tuple[HeldRecord, ...]:
+    return tuple(
+        HeldRecord(int(event_id), str(event_type), str(trigger), str(url))
+        for event_id, event_type, trigger, url in connection.execute(
+            "SELECT id, event_type, trigger_name, recording_url FROM events WHERE state = 'held' ORDER BY id"
+        )
+    )
+
+
+def _not_running(connection: sqlite3.Connection) -> tuple[WaitingRecord, ...]:
+    """Blocked, admitted and queued records, oldest first, at most ``LAST_WAITING_RECORDS``."""
+    return tuple(
+        WaitingRecord(int(event_id), str(state), str(reason), str(event_type), next_retry_at)
+        for event_id, state, reason, event_type, next_retry_at in connection.execute(
+            "SELECT id, state, reason, event_type, next_retry_at FROM events"
+            " WHERE state IN ('blocked', 'admitted', 'queued') ORDER BY id LIMIT ?",
+            (LAST_WAITING_RECORDS,),
+        )
+    )

@@ -1,0 +1,336 @@
+"""The worker's side of the ledger: the transactions behind ``get_dispatch``, ``ack_dispatch``
+and ``complete_dispatch``, bound to one task token.
+
+Rules:
+1. ``DispatchLedger`` keeps the SHA-256 hex of its token, never the token. Nothing here logs,
+   stores or raises it; a log line names the task and the event, and the states they moved.
+2. Every call is one ``BEGIN IMMEDIATE`` transaction (``Ledger.write()``) that first resolves
+   the token to a live task (``token_sha256`` equal, ``superseded_at IS NULL``): a token whose
+   task was superseded is refused from that transaction on, whatever the call.
+3. Then it reads the task's live rows (``retired_at IS NULL``) with their records, asks
+   ``core.instruction`` what to answer and what to write, and applies each write as a
+   compare-and-set on the state it was decided from, its row count checked: a row that moved
+   under the call raises ``DispatchRowMoved`` and the whole call rolls back.
+4. Only the moves the lifecycle tables give a worker are written, each in its own statement:
+   delivery ``admitted -> exposed``, the first ``pulled_at`` on an exposed row, guard
+   ``armed -> canceled`` (get_dispatch: the outbox trigger cancels the pending guard intent in
+   this same transaction); ``exposed -> delivered`` with the ack id, if any, in that statement
+   (ack_dispatch); ``exposed | delivered -> completed`` with the report, then the record
+   ``dispatched -> completed`` (complete_dispatch: the delivery first, so the database reads it
+   as a worker's completion of what it pulled).
+5. The answer is built from the rows as the writes left them, read back in the same transaction.
+6. A refusal is raised as ``DispatchRefused`` carrying the worker-safe ``Refusal``; anything
+   else that escapes is the ledger failing, which the MCP seam answers without its detail.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from returns.result import Failure, Result, Success
+
+from core.edges import DeliveryState, GuardState, RecordState
+from core.instruction import (
+    Acknowledge,
+    AckRequest,
+    Complete,
+    CompleteRequest,
+    DispatchRow,
+    GetRequest,
+    Instruction,
+    NothingWaiting,
+    Receipt,
+    RecordFacts,
+    Refusal,
+    RefusalKind,
+    Serve,
+    build_instruction,
+    decide_ack,
+    decide_complete,
+    decide_get,
+    receipt_of,
+    refuse,
+)
+from core.snapshots import EventOutcome
+from shell.ledger.connection import Ledger
+
+log = logging.getLogger(__name__)
+
+_Value = TypeVar("_Value")
+
+_ROWS = """
+SELECT te.event_id, te.delivery, te.guard, te.pulled_at IS NOT NULL, te.ack_id, te.outcome,
+       te.reply_id, te.links,
+       e.state, e.event_type, e.trigger_name, e.bucket_id, e.recording_id, e.recording_type,
+       e.recording_url, e.reply_kind, e.reply_recording_id, e.requester_id, e.acknowledge,
+       e.snapshot
+  FROM task_events te JOIN events e ON e.id = te.event_id
+ WHERE te.task_id = ? AND te.retired_at IS NULL"""
+
+
+class DispatchRefused(Exception):
+    """A refusal the worker may read: its kind and message (``refusal``)."""
+
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(f"{refusal.kind}: {refusal.message}")
+        self.refusal = refusal
+
+
+class DispatchRowMoved(Exception):
+    """A compare-and-set found a row no longer where the call decided from; it rolled back."""
+
+
+@dataclass(frozen=True, slots=True)
+class Dispatched:
+    """``get_dispatch``'s answer: the instruction, or None when nothing waits."""
+
+    instruction: Instruction | None
+
+
+def token_sha256(token: str) -> str:
+    """What a task keeps of its token: 64 lowercase hex digits of SHA-256 over its UTF-8 bytes."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+class DispatchLedger:
+    """The ledger as one worker sees it: the live rows of the task its token names, and nothing
+    else. There is no listing."""
+
+    def __init__(self, ledger: Ledger, token: str, agent_id: int | None) -> None:
+        """``agent_id``: the agent's Person, whose own mentions are stripped from instructions
+        (None: none are)."""
+        if token.strip() == "":
+            raise ValueError("a dispatch needs the task token")
+        if agent_id is not None and agent_id <= 0:
+            raise ValueError("an agent's Person id is positive")
+        self._ledger = ledger
+        self._token_sha256 = token_sha256(token)
+        self._agent_id = agent_id
+
+    def __repr__(self) -> str:  # never the token, nor its hash
+        return f"DispatchLedger({self._ledger.path})"
+
+    def check_token(self) -> int:
+        """The live task the token names, in a transaction of its own; refused otherwise."""
+        with self._ledger.write() as connection:
+            return self._task(connection)
+
+    # -- the three tools ------------------------------------------------------------------------
+
+    def get_dispatch(self, request: GetRequest) -> Dispatched:
+        with self._ledger.write() as connection:
+            task_id = self._task(connection)
+            rows = _rows(connection, task_id)
+            held = connection.execute("SELECT EXISTS (SELECT 1 FROM hold_marker)").fetchone()[0] == 1
+            decision = _unwrap(decide_get(rows, request.event_id, held=held))
+            match decision:
+                case NothingWaiting():
+                    return Dispatched(None)
+                case Serve():
+                    self._serve(connection, task_id, decision)
+            row = _row(connection, task_id, decision.event_id)
+            instruction = None if row is None else build_instruction(row, self._agent_id)
+            if instruction is None:  # the row or its snapshot vanished under the writes
+                raise DispatchRowMoved(f"task {task_id} event {decision.event_id}: nothing to hand out")
+        return Dispatched(instruction)
+
+    def ack_dispatch(self, request: AckRequest) -> Receipt:
+        with self._ledger.write() as connection:
+            task_id = self._task(connection)
+            row = _row(connection, task_id, request.event_id)
+            decision = _unwrap(decide_ack(row, request.ack_id))
+            if decision.write:
+                self._acknowledge(connection, task_id, request.event_id, decision)
+                row = _row(connection, task_id, request.event_id)
+            assert row is not None  # decide_ack refuses a missing row
+            return receipt_of(row)
+
+    def complete_dispatch(self, request: CompleteRequest) -> Receipt:
+        with self._ledger.write() as connection:
+            task_id = self._task(connection)
+            row = _row(connection, task_id, request.event_id)
+            decision = _unwrap(decide_complete(row, request.completion))
+            if decision.write:
+                self._complete(connection, task_id, request.event_id, decision)
+                row = _row(connection, task_id, request.event_id)
+            assert row is not None  # decide_complete refuses a missing row
+            return receipt_of(row)
+
+    # -- inside the call's transaction ---------------------------------------------------------
+
+    def _task(self, connection: sqlite3.Connection) -> int:
+        found = connection.execute(
+            "SELECT id FROM tasks WHERE token_sha256 = ? AND superseded_at IS NULL", (self._token_sha256,)
+        ).fetchone()
+        if found is None:
+            raise DispatchRefused(refuse(RefusalKind.task_token_refused))
+        return int(found[0])
+
+    def _serve(self, connection: sqlite3.Connection, task_id: int, serve: Serve) -> None:
+        now = self._ledger.timestamp()
+        key = (task_id, serve.event_id)
+        if serve.expose:
+            _compare_and_set(
+                connection,
+                "UPDATE task_events SET delivery = 'exposed', exposed_at = ?"
+                " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND delivery = 'admitted'",
+                (now, *key),
+                "expose",
+                key,
+            )
+        if serve.pull:
+            _compare_and_set(
+                connection,
+                "UPDATE task_events SET pulled_at = ?"
+                " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND pulled_at IS NULL"
+                " AND delivery = 'exposed'",
+                (now, *key),
+                "record the pull of",
+                key,
+            )
+        if serve.cancel_guard:
+            _compare_and_set(
+                connection,
+                "UPDATE task_events SET guard = 'canceled'"
+                " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND guard = 'armed'",
+                key,
+                "cancel the guard of",
+                key,
+            )
+        log.info(
+            "get_dispatch task %d event %d: exposed %s, first pull %s, guard canceled %s",
+            task_id, serve.event_id, serve.expose, serve.pull, serve.cancel_guard,
+        )
+
+    def _acknowledge(
+        self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Acknowledge
+    ) -> None:
+        now = self._ledger.timestamp()
+        where = (
+            " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND pulled_at IS NOT NULL"
+            " AND delivery = 'exposed' AND ack_id IS NULL"
+        )
+        if decision.ack_id is None:
+            sql = "UPDATE task_events SET delivery = 'delivered', delivered_at = ?" + where
+            parameters: tuple[object, ...] = (now, task_id, event_id)
+        else:
+            sql = "UPDATE task_events SET delivery = 'delivered', delivered_at = ?, ack_id = ?" + where
+            parameters = (now, decision.ack_id, task_id, event_id)
+        _compare_and_set(connection, sql, parameters, "acknowledge", (task_id, event_id))
+        log.info(
+            "ack_dispatch task %d event %d: exposed -> delivered, ack id %s",
+            task_id, event_id, "recorded" if decision.ack_id is not None else "none",
+        )
+
+    def _complete(self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Complete) -> None:
+        now = self._ledger.timestamp()
+        report = decision.report
+        columns = (
+            "delivery = 'completed', delivered_at = COALESCE(delivered_at, ?), completed_at = ?,"
+            " outcome = ?, links = ?"
+        )
+        parameters: list[object] = [now, now, str(report.outcome), json.dumps(list(report.links))]
+        if report.reply_id is not None:
+            columns += ", reply_id = ?"
+            parameters.append(report.reply_id)
+        _compare_and_set(
+            connection,
+            f"UPDATE task_events SET {columns}"
+            " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND pulled_at IS NOT NULL"
+            " AND delivery IN ('exposed', 'delivered')",
+            (*parameters, task_id, event_id),
+            "complete",
+            (task_id, event_id),
+        )
+        if decision.complete_record:
+            _compare_and_set(
+                connection,
+                "UPDATE events SET state = 'completed', revision = revision + 1, updated_at = ?"
+                " WHERE id = ? AND state = 'dispatched'",
+                (now, event_id),
+                "complete the record of",
+                (task_id, event_id),
+            )
+        log.info(
+            "complete_dispatch task %d event %d: delivery completed (%s), record completed %s",
+            task_id, event_id, report.outcome, decision.complete_record,
+        )
+
+
+def _unwrap(result: Result[_Value, Refusal]) -> _Value:
+    match result:
+        case Success(value):
+            return value  # type: ignore[no-any-return]
+        case Failure(refusal):
+            raise DispatchRefused(refusal)
+    raise AssertionError("a Result is a Success or a Failure")  # pragma: no cover
+
+
+def _compare_and_set(
+    connection: sqlite3.Connection,
+    sql: str,
+    parameters: tuple[object, ...],
+    what: str,
+    key: tuple[int, int],
+) -> None:
+    changed = connection.execute(sql, parameters).rowcount
+    if changed != 1:
+        task_id, event_id = key
+        raise DispatchRowMoved(f"could not {what} task {task_id} event {event_id}: the row moved")
+
+
+def _rows(connection: sqlite3.Connection, task_id: int) -> tuple[DispatchRow, ...]:
+    return tuple(
+        _dispatch_row(row)
+        for row in connection.execute(_ROWS + " ORDER BY te.event_id", (task_id,)).fetchall()
+    )
+
+
+def _row(connection: sqlite3.Connection, task_id: int, event_id: int) -> DispatchRow | None:
+    found = connection.execute(_ROWS + " AND te.event_id = ?", (task_id, event_id)).fetchone()
+    return None if found is None else _dispatch_row(found)
+
+
+def _dispatch_row(row: tuple[Any, ...]) -> DispatchRow:
+    (
+        event_id, delivery, guard, pulled, ack_id, outcome, reply_id, links,
+        state, event_type, trigger, bucket_id, recording_id, recording_type,
+        recording_url, reply_kind, reply_recording_id, requester_id, acknowledge, snapshot,
+    ) = row
+    record = RecordFacts(
+        event_id=int(event_id),
+        state=RecordState(state),
+        event_type=str(event_type),
+        trigger=str(trigger),
+        bucket_id=int(bucket_id),
+        recording_id=int(recording_id),
+        recording_type=str(recording_type),
+        recording_url=str(recording_url),
+        reply_kind=str(reply_kind),
+        reply_recording_id=int(reply_recording_id),
+        requester_id=int(requester_id),
+        acknowledge=bool(acknowledge),
+        snapshot=None if snapshot is None else str(snapshot),
+    )
+    return DispatchRow(
+        record=record,
+        delivery=DeliveryState(delivery),
+        guard=GuardState(guard),
+        pulled=bool(pulled),
+        ack_id=None if ack_id is None else int(ack_id),
+        outcome=EventOutcome(outcome),
+        reply_id=None if reply_id is None else int(reply_id),
+        links=_links(links),
+    )
+
+
+def _links(text: object) -> tuple[str, ...]:
+    value = json.loads(str(text)) if text is not None else []
+    if not isinstance(value, list):
+        return ()
+    return tuple(str(link) for link in value)

@@ -1,0 +1,1 @@
+"""A connector's state directory: its configuration and its instance lock."""

@@ -1,0 +1,239 @@
+"""The configuration file and the state directory of one (account, agent), on disk.
+
+Rules:
+1. One state directory per (account, agent): ``$XDG_STATE_HOME/basecamp-connector/
+   <account>-<agent>/`` (``~/.local/state`` when ``XDG_STATE_HOME`` is unset or not absolute),
+   holding ``config.json`` and ``ledger.sqlite3``. The directory is made 0700; the file 0600.
+2. An existing directory or configuration file that is a symlink, is not its owner's (this
+   process's user), or that anyone else may read or write is refused with one line saying how
+   to fix it: never loosened, tightened, followed or overwritten silently.
+3. A write is whole or absent: a new file beside the old one (O_EXCL, 0600, fsynced), then an
+   atomic rename, then the directory is fsynced.
+4. The token lives in a file of its own, never in the configuration. A token file that is not
+   its owner's or that anyone else may read is refused, and so is an empty one. The token is
+   never printed, logged or put in an error message: errors name the file, not its content.
+5. A configuration file that does not parse or does not validate is refused with every
+   problem, one line each (``ConfigurationInvalid``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from returns.result import Failure
+
+from core.configuration import Configuration, parse_configuration, to_mapping
+from shell.errors import EXIT_CONFIG, UserError
+
+APP_DIRECTORY = "basecamp-connector"
+CONFIG_NAME = "config.json"
+LEDGER_NAME = "ledger.sqlite3"
+
+
+class ConfigurationInvalid(UserError):
+    """A configuration with problems; ``problems`` holds them, one line each."""
+
+    def __init__(self, where: str, problems: tuple[str, ...]) -> None:
+        self.problems = tuple(f"{where}: {line}" for line in problems)
+        # shell.cli.main prints "error: " before the message: each further line gets its own.
+        super().__init__("\nerror: ".join(self.problems), EXIT_CONFIG)
+
+
+@dataclass(frozen=True, slots=True)
+class StatePaths:
+    directory: Path
+    config: Path
+    ledger: Path
+
+    @classmethod
+    def at(cls, directory: Path) -> StatePaths:
+        return cls(directory, directory / CONFIG_NAME, directory / LEDGER_NAME)
+
+
+def state_root(environ: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_STATE_HOME/basecamp-connector`` (or ``~/.local/state/...``)."""
+    environ = os.environ if environ is None else environ
+    base = environ.get("XDG_STATE_HOME", "")
+    if not base or not os.path.isabs(base):
+        base = str(Path(environ.get("HOME") or Path.home()) / ".local" / "state")
+    return Path(base) / APP_DIRECTORY
+
+
+def state_paths(account_id: int, agent_id: int, environ: Mapping[str, str] | None = None) -> StatePaths:
+    """Where one (account, agent)'s configuration and ledger live."""
+    return StatePaths.at(state_root(environ) / f"{account_id}-{agent_id}")
+
+
+# --- owner-only checks ----------------------------------------------------------------------
+
+
+def _looseness(status: os.stat_result, what: str, path: Path, private_mode: int) -> str | None:
+    """Why ``status`` is not owner-only, or None."""
+    if status.st_uid != os.geteuid():
+        return f"{what} {path} belongs to user {status.st_uid}, not to this user ({os.geteuid()})"
+    if stat.S_IMODE(status.st_mode) & 0o077:
+        return (
+            f"{what} {path} is open to others (mode {stat.S_IMODE(status.st_mode):04o}); "
+            f"make it owner-only: chmod {private_mode:o} {path}"
+        )
+    return None
+
+
+def check_private_directory(path: Path) -> None:
+    """Refuse an existing directory that is a symlink, not ours, or open to others."""
+    status = os.lstat(path)
+    if stat.S_ISLNK(status.st_mode):
+        raise UserError(f"state directory {path} is a symlink; it must be a real directory", EXIT_CONFIG)
+    if not stat.S_ISDIR(status.st_mode):
+        raise UserError(f"state directory {path} is not a directory", EXIT_CONFIG)
+    problem = _looseness(status, "state directory", path, 0o700)
+    if problem:
+        raise UserError(problem, EXIT_CONFIG)
+
+
+def ensure_private_directory(path: Path) -> None:
+    """Make ``path`` (0700) if it is missing; refuse it if it exists and is not owner-only."""
+    if not path.parent.exists():
+        path.parent.mkdir(mode=0o700, parents=True)
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    else:
+        os.chmod(path, 0o700)  # mkdir's mode is masked by the umask
+    check_private_directory(path)
+
+
+def _check_private_file(path: Path, status: os.stat_result, what: str) -> None:
+    if stat.S_ISLNK(status.st_mode):
+        raise UserError(f"{what} {path} is a symlink; it must be a regular file", EXIT_CONFIG)
+    if not stat.S_ISREG(status.st_mode):
+        raise UserError(f"{what} {path} is not a regular file", EXIT_CONFIG)
+    problem = _looseness(status, what, path, 0o600)
+    if problem:
+        raise UserError(problem, EXIT_CONFIG)
+
+
+# --- the configuration file -----------------------------------------------------------------
+
+
+def read_config_mapping(path: Path) -> dict[str, object] | None:
+    """The file's JSON object, after the owner-only checks; None when there is no file."""
+    try:
+        status = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as error:  # the state directory is a file, or cannot be searched
+        raise UserError(f"cannot read {path}: {error.strerror}", EXIT_CONFIG) from error
+    check_private_directory(path.parent)
+    _check_private_file(path, status, "configuration file")
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as error:
+        raise UserError(f"cannot read {path}: {error.strerror}", EXIT_CONFIG) from error
+    with os.fdopen(descriptor, "rb") as handle:
+        _check_private_file(path, os.fstat(handle.fileno()), "configuration file")
+        raw = handle.read()
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ConfigurationInvalid(str(path), (f"not valid JSON: {error}",)) from error
+    if not isinstance(data, dict):
+        raise ConfigurationInvalid(str(path), (f"expected a JSON object, not {type(data).__name__}",))
+    return data
+
+
+def load_config(path: Path) -> Configuration:
+    """The configuration at ``path``; refused when missing, loose, a symlink or invalid."""
+    data = read_config_mapping(path)
+    if data is None:
+        raise UserError(f"no configuration at {path}: run bin/connect setup", EXIT_CONFIG)
+    parsed = parse_configuration(data)
+    if isinstance(parsed, Failure):
+        raise ConfigurationInvalid(str(path), parsed.failure())
+    return parsed.unwrap()
+
+
+def save_config(path: Path, configuration: Configuration) -> None:
+    """Write ``configuration`` to ``path``, owner-only, whole or not at all (rule 3)."""
+    ensure_private_directory(path.parent)
+    with contextlib.suppress(FileNotFoundError):
+        _check_private_file(path, os.lstat(path), "configuration file")
+    text = json.dumps(to_mapping(configuration), indent=2, sort_keys=False) + "\n"
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(temporary)
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            os.fchmod(handle.fileno(), 0o600)
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+# --- the token ------------------------------------------------------------------------------
+
+
+def read_token(path: Path) -> str:
+    """The token in ``path``; refused when not owner-only or empty. Never echoes the content."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY)
+    except FileNotFoundError as error:
+        raise UserError(f"token file {path} does not exist", EXIT_CONFIG) from error
+    except OSError as error:
+        raise UserError(f"cannot read token file {path}: {error.strerror}", EXIT_CONFIG) from error
+    with os.fdopen(descriptor, "rb") as handle:
+        status = os.fstat(handle.fileno())
+        if not stat.S_ISREG(status.st_mode):
+            raise UserError(f"token file {path} is not a regular file", EXIT_CONFIG)
+        problem = _looseness(status, "token file", path, 0o600)
+        if problem:
+            raise UserError(problem, EXIT_CONFIG)
+        raw = handle.read(64 * 1024)
+    try:
+        token = raw.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise UserError(f"token file {path} is not UTF-8 text", EXIT_CONFIG) from None
+    if not token:
+        raise UserError(f"token file {path} is empty", EXIT_CONFIG)
+    if any(character.isspace() for character in token):
+        raise UserError(
+            f"token file {path} holds more than one word; it must hold the token alone", EXIT_CONFIG
+        )
+    return token
+
+
+def locate_state(state_dir: str | None, account: str | int | None, agent: str | int | None) -> StatePaths:
+    """The state directory: ``state_dir``, else from the account and agent ids, else the only one."""
+    if state_dir:
+        return StatePaths.at(Path(os.path.abspath(os.path.expanduser(state_dir))))
+    if account and agent and str(account).strip().isdigit() and str(agent).strip().isdigit():
+        return state_paths(int(account), int(agent))
+    if account or agent:
+        raise UserError("--account and --agent must both be given, as positive integer ids", EXIT_CONFIG)
+    root = state_root()
+    found = sorted(path.parent for path in root.glob("*-*/config.json")) if root.is_dir() else []
+    if len(found) == 1:
+        return StatePaths.at(found[0])
+    if not found:
+        raise UserError(f"no configuration under {root}: give --account and --agent", EXIT_CONFIG)
+    raise UserError(
+        f"{len(found)} configurations under {root}: say which with --account and --agent", EXIT_CONFIG
+    )

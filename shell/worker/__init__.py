@@ -1,0 +1,1 @@
+"""The worker: its command, session, process and the MCP server it calls."""

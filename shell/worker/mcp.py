@@ -1,0 +1,403 @@
+"""The worker's dispatch tools over MCP: a small stdio server, no dependencies.
+
+Rules:
+1. Transport (MCP stdio): one JSON-RPC 2.0 message per line on stdin, one per line on stdout,
+   UTF-8, no embedded newlines. Nothing but protocol messages is ever written to stdout; logs go
+   to stderr. End of stdin ends the server.
+2. ``initialize`` answers the protocol version the client asked for when this server speaks it
+   (``PROTOCOL_VERSIONS``), else the newest it speaks; its capabilities are ``tools`` only.
+   ``ping`` answers ``{}``. Notifications (no id) are never answered. An unknown method is
+   ``-32601``; a line that is not JSON ``-32700``; a message that is not a request ``-32600``;
+   bad ``tools/call`` params or an unknown tool ``-32602``.
+3. Three tools, bound to the one task whose token started the server: ``get_dispatch``,
+   ``ack_dispatch``, ``complete_dispatch``. Each answers ``content: [{type: "text", text: <the
+   JSON>}]`` and the same object as ``structuredContent``, which conforms to the tool's
+   ``outputSchema``.
+4. A refusal is a tool result with ``isError: true`` whose text is ``{"error": kind, "message":
+   ...}`` -- the worker reads it and may correct itself. It carries no ``structuredContent``: the
+   error shape is not the tool's output schema. Anything else that fails is the ledger's fault:
+   the same shape with kind ``ledger_failure`` and a fixed message; its detail goes to stderr,
+   never into the model's transcript.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from typing import IO, Any, Final, Protocol
+
+from returns.result import Failure, Result, Success
+
+from core.edges import DeliveryState
+from core.instruction import (
+    LEDGER_FAILURE,
+    MAX_LINK_LENGTH,
+    MAX_LINKS,
+    NOTHING_WAITING,
+    AckRequest,
+    CompleteRequest,
+    GetRequest,
+    Receipt,
+    Refusal,
+    read_ack_arguments,
+    read_complete_arguments,
+    read_get_arguments,
+)
+from shell.ledger.worker_calls import Dispatched, DispatchRefused
+
+log = logging.getLogger(__name__)
+
+SERVER_NAME: Final = "basecamp-connect"
+PROTOCOL_VERSIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first
+LEDGER_FAILURE_KIND: Final = "ledger_failure"
+
+BLURB: Final = (
+    "Your dispatch from the Basecamp connector: pull the instruction you were started for, "
+    "acknowledge it, and report its outcome. Bound to this task; there is no listing."
+)
+
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+
+
+class DispatchTools(Protocol):
+    """What the server serves: ``shell.ledger.worker_calls.DispatchLedger``, or a fake in a test."""
+
+    def get_dispatch(self, request: GetRequest) -> Dispatched: ...
+    def ack_dispatch(self, request: AckRequest) -> Receipt: ...
+    def complete_dispatch(self, request: CompleteRequest) -> Receipt: ...
+
+
+# -- the tools, as a client lists them ----------------------------------------------------------
+
+_ID = {"type": "integer", "minimum": 1}
+_DELIVERIES = [str(state) for state in DeliveryState]
+
+_INSTRUCTION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "event_id": {"type": "integer"},
+        "event_type": {"type": "string"},
+        "trigger": {"type": "string"},
+        "recording": {
+            "type": "object",
+            "properties": {
+                "bucket_id": {"type": "integer"},
+                "recording_id": {"type": "integer"},
+                "type": {"type": "string"},
+                "title": {"type": "string"},
+                "url": {"type": "string"},
+            },
+            "required": ["bucket_id", "recording_id", "type", "title", "url"],
+        },
+        "reply_to": {
+            "type": "object",
+            "properties": {"kind": {"type": "string"}, "recording_id": {"type": "integer"}},
+            "required": ["kind", "recording_id"],
+        },
+        "requester_id": {"type": "integer"},
+        "acknowledge": {"type": "boolean"},
+        "guard_acknowledged": {"type": "boolean"},
+        "delivery": {"type": "string", "enum": _DELIVERIES},
+        "content": {"type": "string"},
+        "content_updated_at": {"type": ["string", "null"]},
+    },
+    "required": [
+        "event_id", "event_type", "trigger", "recording", "reply_to", "requester_id", "acknowledge",
+        "guard_acknowledged", "delivery", "content", "content_updated_at",
+    ],
+}
+
+_RECEIPT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "event_id": {"type": "integer"},
+        "delivery": {"type": "string", "enum": _DELIVERIES},
+        "ack_id": {"type": "integer"},
+        "outcome": {"type": "string", "enum": ["succeeded", "failed", "unknown"]},
+        "reply_id": {"type": "integer"},
+        "links": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["event_id", "delivery"],
+}
+
+_ANNOTATIONS = {
+    "readOnlyHint": False,
+    "destructiveHint": False,
+    "idempotentHint": True,
+    "openWorldHint": False,
+}
+
+TOOLS: Final[tuple[dict[str, Any], ...]] = (
+    {
+        "name": "get_dispatch",
+        "title": "Get your dispatch",
+        "description": (
+            f"{BLURB} get_dispatch: the instruction for an event on your task, or, without event_id, "
+            "the earliest you have not acknowledged. Returns the recording, where to reply, who asked, "
+            "the request's content with your own mention removed, whether to acknowledge, and whether "
+            "the connector already acknowledged for you (guard_acknowledged). Calling it records that "
+            "you were handed the instruction; it does not acknowledge. A repeat returns the same "
+            "instruction."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "event_id": {
+                    **_ID,
+                    "description": "An event on your task. Omit for the earliest not yet acknowledged.",
+                },
+            },
+            "additionalProperties": False,
+        },
+        "outputSchema": {
+            "type": "object",
+            "properties": {
+                "instruction": {"anyOf": [{"type": "null"}, _INSTRUCTION_SCHEMA]},
+                "message": {"type": "string"},
+            },
+            "required": ["instruction"],
+        },
+        "annotations": _ANNOTATIONS,
+    },
+    {
+        "name": "ack_dispatch",
+        "title": "Acknowledge your dispatch",
+        "description": (
+            f"{BLURB} ack_dispatch: acknowledge an instruction you were handed. Marks it delivered and "
+            "records your own acknowledgement (the boost or comment you posted). Safe to retry: a "
+            "repeat answers the same receipt."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "event_id": {**_ID, "description": "The event get_dispatch returned."},
+                "ack_id": {
+                    **_ID,
+                    "description": (
+                        "The id of the boost or comment you acknowledged with, when you posted one."
+                    ),
+                },
+            },
+            "required": ["event_id"],
+            "additionalProperties": False,
+        },
+        "outputSchema": _RECEIPT_SCHEMA,
+        "annotations": _ANNOTATIONS,
+    },
+    {
+        "name": "complete_dispatch",
+        "title": "Report your dispatch's outcome",
+        "description": (
+            f"{BLURB} complete_dispatch: report the outcome of an instruction: succeeded or failed, "
+            "with your reply's id and any links (a pull request, a card). Also acknowledges it. A "
+            "repeat of the same report answers the same receipt; a different report is refused, "
+            "because a reported outcome stands."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "event_id": {**_ID, "description": "The event get_dispatch returned."},
+                "outcome": {"type": "string", "enum": ["succeeded", "failed"]},
+                "reply_id": {**_ID, "description": "The id of the comment or chat line you replied with."},
+                "links": {
+                    "type": "array",
+                    "maxItems": MAX_LINKS,
+                    "items": {"type": "string", "maxLength": MAX_LINK_LENGTH},
+                    "description": "http(s) URLs to what the work produced.",
+                },
+            },
+            "required": ["event_id", "outcome"],
+            "additionalProperties": False,
+        },
+        "outputSchema": _RECEIPT_SCHEMA,
+        "annotations": _ANNOTATIONS,
+    },
+)
+
+
+# -- the server ---------------------------------------------------------------------------------
+
+
+class _RpcError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _error(request_id: object, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def _tool_result(body: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "content": [{"type": "text", "text": json.dumps(body, ensure_ascii=False)}],
+        "structuredContent": dict(body),
+        "isError": False,
+    }
+
+
+def _tool_error(body: Mapping[str, Any]) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": json.dumps(body, ensure_ascii=False)}], "isError": True}
+
+
+class McpServer:
+    """One session's protocol: a decoded message in, the reply (or None) out."""
+
+    def __init__(self, tools: DispatchTools, *, version: str = "0.1.0") -> None:
+        self._tools = tools
+        self._version = version
+        self._handlers: dict[str, Callable[[Mapping[str, Any]], Result[Mapping[str, Any], Refusal]]] = {
+            "get_dispatch": self._get_dispatch,
+            "ack_dispatch": self._ack_dispatch,
+            "complete_dispatch": self._complete_dispatch,
+        }
+
+    # -- the wire
+
+    def handle_line(self, line: bytes) -> bytes | None:
+        """One line from stdin; the line to write back (with its newline), or None."""
+        if not line.strip():
+            return None
+        try:
+            message = json.loads(line)
+        except ValueError:  # not JSON, or not UTF-8
+            return _encode(_error(None, PARSE_ERROR, "parse error: a line is one JSON-RPC message"))
+        if isinstance(message, list):
+            if not message:
+                return _encode(_error(None, INVALID_REQUEST, "invalid request: an empty batch"))
+            replies = [reply for item in message if (reply := self.handle_message(item)) is not None]
+            return _encode(replies) if replies else None
+        reply = self.handle_message(message)
+        return None if reply is None else _encode(reply)
+
+    def handle_message(self, message: object) -> dict[str, Any] | None:
+        """One decoded JSON-RPC message; its response, or None for a notification or a response."""
+        if not isinstance(message, dict):
+            return _error(None, INVALID_REQUEST, "invalid request: a message is a JSON object")
+        request_id = message.get("id")
+        has_id = "id" in message
+        method = message.get("method")
+        if method is None and has_id and ("result" in message or "error" in message):
+            return None  # a response to a request this server never sends; nothing to say
+        valid_id = isinstance(request_id, str | int) and not isinstance(request_id, bool)
+        if message.get("jsonrpc") != "2.0" or not isinstance(method, str) or (has_id and not valid_id):
+            return _error(
+                request_id if valid_id else None,
+                INVALID_REQUEST,
+                "invalid request: jsonrpc 2.0, a method, an id",
+            )
+        params = message.get("params", {})
+        if not has_id:
+            self._notification(method)
+            return None
+        try:
+            if params is not None and not isinstance(params, dict):
+                raise _RpcError(INVALID_PARAMS, "invalid params: params is an object")
+            result = self._request(method, params or {})
+        except _RpcError as error:
+            return _error(request_id, error.code, error.message)
+        except Exception:  # a bug here must not end the session, nor leak into the transcript
+            log.exception("%s failed", method)
+            return _error(request_id, INTERNAL_ERROR, "internal error")
+        return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+    def _notification(self, method: str) -> None:
+        if method == "notifications/initialized":
+            log.info("the client is initialized")
+        # notifications/cancelled: each call is answered before the next line is read, so there is
+        # never one in flight to cancel. Any other notification is not this server's business.
+
+    def _request(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        match method:
+            case "initialize":
+                return self._initialize(params)
+            case "ping":
+                return {}
+            case "tools/list":
+                return {"tools": [dict(tool) for tool in TOOLS]}
+            case "tools/call":
+                return self._call(params)
+        raise _RpcError(METHOD_NOT_FOUND, f"method not found: {method}")
+
+    def _initialize(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        asked = params.get("protocolVersion")
+        version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
+        client = params.get("clientInfo")
+        log.info(
+            "initialize: client %s asked for protocol %s, answered %s",
+            client.get("name") if isinstance(client, dict) else "unnamed", asked, version,
+        )
+        return {
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": SERVER_NAME, "version": self._version},
+            "instructions": BLURB,
+        }
+
+    def _call(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        name = params.get("name")
+        arguments = params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(name, str) or name not in self._handlers:
+            raise _RpcError(INVALID_PARAMS, f"unknown tool: {name}")
+        if not isinstance(arguments, dict):
+            raise _RpcError(INVALID_PARAMS, "invalid params: arguments is an object")
+        log.info("tools/call %s", name)
+        try:
+            answer = self._handlers[name](arguments)
+        except DispatchRefused as refused:
+            log.info("%s refused: %s", name, refused.refusal.kind)
+            return _tool_error(refused.refusal.to_json())
+        except Exception as error:
+            # The ledger failing, not the worker: the detail is for the log, never the transcript.
+            log.error("%s failed: %s: %s", name, type(error).__name__, error)
+            return _tool_error({"error": LEDGER_FAILURE_KIND, "message": LEDGER_FAILURE})
+        match answer:
+            case Success(body):
+                return _tool_result(body)
+            case Failure(refusal):
+                log.info("%s refused: %s", name, refusal.kind)
+                return _tool_error(refusal.to_json())
+        raise AssertionError("a Result is a Success or a Failure")  # pragma: no cover
+
+    # -- the tools
+
+    def _get_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], Refusal]:
+        def answer(request: GetRequest) -> Mapping[str, Any]:
+            instruction = self._tools.get_dispatch(request).instruction
+            if instruction is None:
+                return {"instruction": None, "message": NOTHING_WAITING}
+            return {"instruction": instruction.to_json()}
+
+        return read_get_arguments(arguments).map(answer)
+
+    def _ack_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], Refusal]:
+        return read_ack_arguments(arguments).map(lambda request: self._tools.ack_dispatch(request).to_json())
+
+    def _complete_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], Refusal]:
+        return read_complete_arguments(arguments).map(
+            lambda request: self._tools.complete_dispatch(request).to_json()
+        )
+
+
+def _encode(message: object) -> bytes:
+    """One line: ASCII only, so no character in a body (U+2028, say) reads as a line break to a
+    client that splits lines more eagerly than on ``\\n``."""
+    return json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
+
+
+def serve(reader: IO[bytes], writer: IO[bytes], server: McpServer) -> None:
+    """Answer each line from ``reader`` on ``writer`` until ``reader`` ends."""
+    for line in iter(reader.readline, b""):
+        reply = server.handle_line(line)
+        if reply is not None:
+            writer.write(reply)
+            writer.flush()
+    log.info("stdin closed; the server stops")
