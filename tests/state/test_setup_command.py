@@ -15,7 +15,7 @@ from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_UNAVAILABLE, UserError
 from shell.state.config import load_config, read_token, save_config, state_paths
-from tests.config.conftest import write_token
+from tests.state.conftest import write_token
 
 
 def setup_args(standin: StandIn, token_file: Path, *extra: str) -> list[str]:

@@ -15,7 +15,7 @@ from shell.basecamp.client import MAX_PAGES, ListingFailed, Unlistable
 from shell.basecamp.standin.faults import Fault, FaultAction
 from shell.basecamp.standin.server import StandIn
 from shell.clock import FakeClock
-from tests.http.conftest import MakeClient
+from tests.basecamp.conftest import MakeClient
 
 LONG_AGO = datetime(2020, 1, 1, tzinfo=UTC)
 

@@ -17,7 +17,7 @@ from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.faults import Fault, FaultAction
 from shell.basecamp.standin.server import StandIn
 from shell.clock import FakeClock
-from tests.http.conftest import MakeClient
+from tests.basecamp.conftest import MakeClient
 
 
 def a_minute_ago() -> datetime:

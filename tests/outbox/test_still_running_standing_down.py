@@ -1,0 +1,143 @@
+"""Still-running notices stand down when their work was reported, and a restart leaves them to
+recovery; found in review, each a test that failed before its fix."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from core.destinations import Destination, MessageKind
+from core.snapshots import StopReason
+from shell.dispatcher import Dispatcher, Started
+from shell.ledger import tasks
+from shell.ledger.connection import Ledger
+from shell.outbox import Outbox, OutboxOptions
+from shell.worker.driver import SpawnFailed
+from tests.support.fake_basecamp import AGENT_ID, FakeBasecamp
+from tests.support.ledger_world import PROJECT, LedgerWorld
+
+
+@dataclass(frozen=True)
+class FakeProcess:
+    pid: int
+    pgid: int
+    process_started: str
+
+
+@dataclass
+class RecordingDriver:
+    """A driver that records what was asked of it; every spawn starts a (pretend) process."""
+
+    spawned: list[int] = field(default_factory=list)
+    supervised: list[int] = field(default_factory=list)
+    released: list[int] = field(default_factory=list)
+
+    def spawn(self, launch: tasks.Launch, work_dir: Path) -> Started | SpawnFailed:
+        self.spawned.append(launch.task_id)
+        return FakeProcess(pid=50_000 + launch.task_id, pgid=50_000 + launch.task_id, process_started="1")
+
+    def supervise(
+        self, started: Started, deadline_at: datetime, stop: threading.Event, on_tick: Callable[[], None]
+    ) -> StopReason | None:
+        self.supervised.append(started.pid)
+        stop.wait(5)
+        return StopReason.shutdown
+
+    def release(self, started: Started) -> None:
+        self.released.append(started.pid)
+
+
+@dataclass
+class AlwaysGone:
+    def end_recorded_group(self, pid: int, pgid: int, process_started: str) -> bool:
+        return True
+
+
+def _wait_until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
+    until = time.monotonic() + seconds
+    while not condition() and time.monotonic() < until:
+        time.sleep(0.01)
+
+
+def _still_running_posts(basecamp: FakeBasecamp, destination: Destination) -> list[str]:
+    return [m.text for m in basecamp.messages_at(destination) if "Working on this as of" in m.text]
+
+
+def _finished_work_with_a_live_attempt(world: LedgerWorld, ledger: Ledger) -> str:
+    """Event 101 launched, pulled and reported succeeded with a reply; its attempt still live,
+    with one still-running notice written and due."""
+    world.request(101)
+    with ledger.write() as connection:
+        launch = tasks.launch(
+            connection,
+            101,
+            work_dir="/srv/project",
+            driver="test",
+            deadline_at=ledger.clock.now() + timedelta(hours=1),
+            now=ledger.clock.now(),
+        )
+        tasks.mark_running(
+            connection, launch.attempt_id, pid=4242, pgid=4242, process_started="77", now=ledger.clock.now()
+        )
+    world.get_dispatch(launch.task_id, 101)  # cancels the guard
+    world.tick(launch.attempt_id)  # still-running notice, due now
+    world.report(launch.task_id, 101, "succeeded", reply_id=9_001, ack_id=9_000)
+    return launch.attempt_id
+
+
+REPLY_DESTINATION = Destination(MessageKind.comment, PROJECT, 1_000_101)
+
+# -- finding 1 ------------------------------------------------------------------------------
+# Fixed: a still-running notice is claimed only while some instruction of its task is not yet
+# reported (core.claim rule 4). What stays open is narrower and cannot be closed by any check:
+# work reported *while the request is on the wire* (tests/sim, the claim-to-request window).
+
+
+def test_a_still_running_notice_stands_down_when_its_work_was_reported_before_the_claim(
+    world: LedgerWorld, ledger: Ledger, basecamp: FakeBasecamp, outbox: Outbox
+) -> None:
+    _finished_work_with_a_live_attempt(world, ledger)
+    outbox.flush()
+    with ledger.read() as connection:
+        assert connection.execute("SELECT state, note FROM outbox WHERE kind = 'still_running'").fetchall() == [
+            ("canceled", "every instruction was reported before the notice went out")
+        ]
+    # The connector's last word on finished work is not "still working on this".
+    assert _still_running_posts(basecamp, REPLY_DESTINATION) == []
+
+
+# -- finding 2 ------------------------------------------------------------------------------
+# Fixed: Outbox.start passes over still-running notices (shell.outbox rule 9); recovery decides.
+
+
+def test_a_restart_does_not_post_still_running_for_an_attempt_recovery_is_about_to_end(
+    world: LedgerWorld, ledger: Ledger, basecamp: FakeBasecamp
+) -> None:
+    world.request(101)
+    launch = world.launch(101, work_dir="/srv/project", running_pid=4242)
+    world.get_dispatch(launch.task_id, 101)
+    world.tick(launch.attempt_id)  # still-running notice, due now; the work is not reported
+    # The connector was SIGKILLed here; a new one starts in the design's order: outbox.start
+    # (reconcile, send), then dispatcher.recover, then the running flushes.
+    outbox = Outbox(ledger, basecamp, AGENT_ID, OutboxOptions())
+    dispatcher = Dispatcher(ledger, {PROJECT: Path("/srv/project")}, RecordingDriver(), AlwaysGone())
+    outbox.start(deadline=ledger.clock.monotonic() + 30)
+    with ledger.read() as connection:
+        assert connection.execute("SELECT state FROM outbox WHERE kind = 'still_running'").fetchall() == [
+            ("pending",)
+        ], "passed over at start, untouched"
+    assert dispatcher.recover() == []
+    outbox.flush()
+    with ledger.read() as connection:
+        assert connection.execute(
+            "SELECT stop_reason FROM attempts WHERE id = ?", (launch.attempt_id,)
+        ).fetchone() == ("lost",)
+        assert connection.execute("SELECT state FROM outbox WHERE kind = 'still_running'").fetchall() == [
+            ("canceled",)
+        ]
+    assert _still_running_posts(basecamp, REPLY_DESTINATION) == []
+
