@@ -34,11 +34,10 @@ from shell.basecamp.reads import SummaryReads
 from shell.clock import Clock
 from shell.dispatcher import Dispatcher, DispatchOptions
 from shell.intake import Intake, IntakeFailed
-from shell.ledger import tasks
 from shell.ledger.connection import Ledger
 from shell.lifecycle_hooks import LifecycleHooks
 from shell.outbox import Outbox, OutboxLedgerError, OutboxOptions
-from shell.worker.driver import CommandDriver, PromptFacts, WorkerCommand, sweep_sessions
+from shell.worker.driver import CommandDriver, WorkerCommand, sweep_sessions
 
 log = logging.getLogger("connector.run")
 
@@ -96,15 +95,10 @@ class Connector:
             OutboxOptions(reconcile_after=configuration.timings.reconcile_after),
         )
 
-        def facts(event_id: int) -> PromptFacts:
-            with self.ledger.read() as connection:
-                return PromptFacts(*tasks.prompt_facts(connection, event_id))
-
         driver = CommandDriver(
             self.worker_command,
             private_dir=self.sessions,
             ledger_path=self.ledger.path,
-            prompt_facts=facts,
             clock=self.clock,
             still_running_every=configuration.timings.still_running.total_seconds(),
             agent_id=configuration.agent_id,

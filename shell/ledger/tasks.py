@@ -39,12 +39,17 @@ class TransitionRefused(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Launch:
-    """A task and its first attempt, created; the token is returned here once and never stored."""
+    """A task and its first attempt, created; the token is returned here once and never stored.
+
+    It carries what the worker's prompt names besides ids, read in the launch's transaction:
+    the originating record's trigger and recording URL (the rest the worker only pulls)."""
 
     task_id: int
     attempt_id: str
     token: str
     event_ids: tuple[int, ...]
+    trigger: str
+    recording_url: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,14 +92,6 @@ def startable_records(
     return [(row[0], row[1]) for row in rows]
 
 
-def prompt_facts(connection: sqlite3.Connection, event_id: int) -> tuple[str, str]:
-    """The two values of a record the worker's prompt names besides ids: its trigger and URL."""
-    found = connection.execute(
-        "SELECT trigger_name, recording_url FROM events WHERE id = ?", (event_id,)
-    ).fetchone()
-    return ("", "") if found is None else (str(found[0]), str(found[1]))
-
-
 def launch(
     connection: sqlite3.Connection,
     event_id: int,
@@ -106,11 +103,13 @@ def launch(
 ) -> Launch:
     """Create the task for ``event_id``'s conversation and its first attempt, exposing the event."""
     found = connection.execute(
-        "SELECT state, conversation_key, snapshot IS NOT NULL FROM events WHERE id = ?", (event_id,)
+        "SELECT state, conversation_key, snapshot IS NOT NULL, trigger_name, recording_url FROM events"
+        " WHERE id = ?",
+        (event_id,),
     ).fetchone()
     if found is None:
         raise NotStartable(f"event {event_id} has no record")
-    state, conversation, has_snapshot = found
+    state, conversation, has_snapshot, trigger, recording_url = found
     if state not in ("admitted", "queued") or not has_snapshot or not conversation:
         raise NotStartable(f"event {event_id} is {state}; it cannot start")
     busy = connection.execute(
@@ -149,7 +148,7 @@ def launch(
         ),
         f"event {event_id} could not be exposed on task {task_id}",
     )
-    return Launch(task_id, attempt_id, token, joined)
+    return Launch(task_id, attempt_id, token, joined, str(trigger), str(recording_url))
 
 
 def _join(

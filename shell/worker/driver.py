@@ -543,14 +543,10 @@ class HasLaunch(Protocol):
     def token(self) -> str: ...
     @property
     def event_ids(self) -> tuple[int, ...]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class PromptFacts:
-    """The two values of a record the prompt names besides the ids (the rest it never sees)."""
-
-    trigger: str
-    recording_url: str
+    @property
+    def trigger(self) -> str: ...
+    @property
+    def recording_url(self) -> str: ...
 
 
 @dataclass
@@ -561,7 +557,6 @@ class CommandDriver:
     command: WorkerCommand
     private_dir: Path
     ledger_path: Path
-    prompt_facts: Callable[[int], PromptFacts]  # the originating event's trigger and URL
     clock: Clock = field(default_factory=SystemClock)
     grace_seconds: float = DEFAULT_GRACE_SECONDS
     still_running_every: float = DEFAULT_STILL_RUNNING_SECONDS
@@ -571,11 +566,10 @@ class CommandDriver:
 
     def spawn(self, launch: HasLaunch, work_dir: Path) -> RunningWorker | SpawnFailed:
         event_id = launch.event_ids[0]
-        facts = self.prompt_facts(event_id)
         return spawn(
             self.command,
             attempt_id=launch.attempt_id,
-            prompt=dispatch_prompt(launch.task_id, event_id, facts.trigger, facts.recording_url),
+            prompt=dispatch_prompt(launch.task_id, event_id, launch.trigger, launch.recording_url),
             work_dir=work_dir,
             private_dir=self.private_dir,
             ledger_path=self.ledger_path,

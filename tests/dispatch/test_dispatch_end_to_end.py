@@ -21,11 +21,10 @@ from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock
 from shell.dispatcher import Dispatcher, DispatchOptions
-from shell.ledger import tasks
 from shell.ledger.connection import Ledger, open_ledger
 from shell.lifecycle_hooks import LifecycleHooks
 from shell.outbox import Outbox
-from shell.worker.driver import CommandDriver, PromptFacts, WorkerCommand
+from shell.worker.driver import CommandDriver, WorkerCommand
 from tests.support.ledger_world import PROJECT, LedgerWorld
 
 pytestmark = pytest.mark.slow
@@ -111,15 +110,11 @@ def connect(tmp_path: Path) -> Iterator[Callable[..., Connector]]:
             ),
         )
 
-        def facts(event_id: int) -> PromptFacts:
-            with ledger.read() as connection:
-                return PromptFacts(*tasks.prompt_facts(connection, event_id))
 
         driver = CommandDriver(
             command,
             private_dir=tmp_path / "sessions",
             ledger_path=ledger.path,
-            prompt_facts=facts,
             clock=clock,
             grace_seconds=grace,
             agent_id=standin.world.agent.id,

@@ -56,6 +56,21 @@ def test_a_launch_exposes_the_event_before_anything_starts_and_keeps_only_the_to
     assert launched.token not in dump
 
 
+def test_a_launch_carries_the_two_values_the_prompt_names_from_its_record(
+    world: LedgerWorld, ledger: Ledger
+) -> None:
+    world.request(101, recording_id=9)
+    with ledger.write() as connection:
+        connection.execute(
+            "UPDATE events SET recording_url = 'https://3.basecamp.com/1/buckets/2/card_tables/cards/9'"
+        )
+    launched = launch(ledger, 101)
+    assert (launched.trigger, launched.recording_url) == (
+        "mentioned",
+        "https://3.basecamp.com/1/buckets/2/card_tables/cards/9",
+    )
+
+
 def test_one_live_task_per_conversation_and_per_directory(world: LedgerWorld, ledger: Ledger) -> None:
     world.request(101, recording_id=9)
     world.request(102, recording_id=10)

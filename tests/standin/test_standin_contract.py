@@ -1,5 +1,5 @@
 """The contract: every kind of JSON the stand-in answers is valid under Basecamp's own
-OpenAPI document (``../shared/basecamp/openapi.json`` beside the checkout).
+OpenAPI document (``contract/basecamp-openapi.json``, copied into the project with its licence).
 
 Each answer is checked against the schema the document gives for that operation and status,
 with ``$ref`` resolved in the document. The check is closed: an object may carry only the
@@ -23,8 +23,7 @@ from shell.basecamp.standin.server import StandIn
 if TYPE_CHECKING:
     from conftest import Answer, Client
 
-REPOSITORY = Path(__file__).resolve().parents[2]
-OPENAPI = REPOSITORY.parent / "shared" / "basecamp" / "openapi.json"
+OPENAPI = Path(__file__).resolve().parent / "contract" / "basecamp-openapi.json"
 
 
 @cache

@@ -19,11 +19,10 @@ from types import FrameType
 
 from shell.basecamp.client import BasecampClient
 from shell.dispatcher import Dispatcher, DispatchOptions
-from shell.ledger import tasks
 from shell.ledger.connection import open_ledger
 from shell.lifecycle_hooks import LifecycleHooks
 from shell.outbox import Outbox, OutboxOptions
-from shell.worker.driver import CommandDriver, PromptFacts, WorkerCommand
+from shell.worker.driver import CommandDriver, WorkerCommand
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 
@@ -59,15 +58,11 @@ def main() -> int:
             pass_env=("WORKER_BEHAVIOUR",),
         )
 
-        def facts(event_id: int) -> PromptFacts:
-            with ledger.read() as connection:
-                return PromptFacts(*tasks.prompt_facts(connection, event_id))
 
         driver = CommandDriver(
             command,
             private_dir=Path(args.sessions),
             ledger_path=ledger.path,
-            prompt_facts=facts,
             grace_seconds=2,
             agent_id=args.agent,
         )

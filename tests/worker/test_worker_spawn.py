@@ -23,7 +23,6 @@ from shell.worker.driver import (
     REPOSITORY,
     TASK_TOKEN_ENV,
     CommandDriver,
-    PromptFacts,
     RunningWorker,
     SessionSetupError,
     SpawnFailed,
@@ -395,29 +394,22 @@ class _Launch:
     attempt_id = ATTEMPT
     token = TOKEN
     event_ids = (345, 346)
+    trigger = "mention"
+    recording_url = "https://3.basecamp.com/1/buckets/2/messages/3"
 
 
 def test_the_driver_prompts_with_the_originating_events_facts(fp: FakeProcess, attempt: Attempt) -> None:
-    url = "https://3.basecamp.com/1/buckets/2/messages/3"
-    asked: list[int] = []
-
-    def facts(event_id: int) -> PromptFacts:
-        asked.append(event_id)
-        return PromptFacts("mention", url)
-
-    prompt = dispatch_prompt(12, 345, "mention", url)
+    prompt = dispatch_prompt(12, 345, _Launch.trigger, _Launch.recording_url)
     fp.register(default_argv(attempt, prompt), returncode=0)
     driver = CommandDriver(
         WorkerCommand.claude_code(),
         attempt.private_dir,
         attempt.ledger_path,
-        facts,
         clock=FakeClock(),
         environ={},
     )
     started = driver.spawn(_Launch(), attempt.work_dir)
     assert isinstance(started, RunningWorker)
-    assert asked == [345]
     assert (
         driver.supervise(started, FakeClock().now(), threading.Event(), lambda: None) == StopReason.finished
     )
