@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.configuration import format_duration
+from core.durations import format_duration
 from shell.basecamp.standin.server import StandIn
 from shell.cli.standin import describe
 from shell.demo.connector_child import ConnectorChild

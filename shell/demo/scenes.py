@@ -25,8 +25,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from core.configuration import format_duration
 from core.destinations import MessageKind
+from core.durations import format_duration
 from shell.basecamp.standin.server import MENTION_TYPE
 from shell.basecamp.standin.world import person_sgid
 from shell.demo.connector_child import ConnectorChild
