@@ -46,7 +46,7 @@ Rule 7: blocked retries (spec 2.4): ``read_failed``, ``read_unresolved``, ``delt
 ``bucket_mismatch``, ``unroutable``, ...) is not timed: only a person's redispatch re-runs it.
 A record past its window stays blocked: it is never discarded for having failed.
 
-Rule 8: mentions are read by ``core.instruction``'s tag walk, the one that strips the agent's
+Rule 8: mentions are read by ``core.mentions``' tag walk, the one that strips the agent's
 own mention from an instruction: a ``bc-attachment`` whose sgid names ``gid://bc3/Person/<id>``.
 """
 
@@ -75,7 +75,7 @@ from core.admission_matrix import (
 from core.configuration import TrustMode
 from core.destinations import MessageKind
 from core.edges import RecordState
-from core.instruction import mentioned_person_ids
+from core.mentions import mentioned_person_ids
 from core.snapshots import RecordSnapshot
 
 BLOCKED_RETRY_INTERVAL = timedelta(minutes=10)

@@ -9,15 +9,14 @@ Rules:
    10 min still-running interval, 60 s before a sending intent is reconciled. The account id,
    the base URL, the agent's person id and the token file have none.
 3. Ids are positive integers. Durations are positive, written ``90m``, ``30s``, ``2h``,
-   ``1h30m`` or ``500ms``, and written back the same way (``format_duration``), so a file
+   ``1h30m`` or ``500ms``, and written back the same way (``core.durations``), so a file
    read and written is unchanged. The base URL is an origin (no path): https, or http to a
    loopback host only.
 4. The token is never a value here: the configuration names the *file* that holds it.
 5. A route is a project id -> an absolute directory, a class (free text, may be empty) and
    whether completions are watched. Whether the directory exists is the shell's to check.
-6. ``merge`` applies one setup's changes to an existing mapping and keeps every field it is
-   not told to change; a change that cannot apply (``--class`` for a project without a
-   route) is a problem line, like any other.
+6. One setup's changes are merged into an existing mapping by ``core.setup_changes``, whose
+   problem lines join these (``Problems``, ``positive_id``).
 7. ``missing`` says what a valid configuration still lacks for useful work, one line each;
    none of it stops a setup.
 8. Pure: no I/O; paths are checked as text only.
@@ -25,7 +24,6 @@ Rules:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -36,6 +34,7 @@ from urllib.parse import urlsplit
 
 from returns.result import Failure, Result, Success
 
+from core.durations import format_duration, parse_duration
 from core.links import transport_allowed
 
 VERSION = 1
@@ -115,36 +114,12 @@ ROUTE_KEYS = ("directory", "class", "watch_completions")
 TIMING_KEYS = ("guard_delay", "still_running", "reconcile_after")
 REQUIRED = ("account_id", "base_url", "agent_id", "token_file")
 
-# --- durations ------------------------------------------------------------------------------
-
-_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?$")
-
-
-def parse_duration(text: str) -> timedelta | None:
-    """``90m``, ``30s``, ``2h``, ``1h30m``, ``500ms`` -> a positive timedelta; None otherwise."""
-    found = _DURATION.match(text.strip())
-    if found is None or not any(found.groups()):
-        return None
-    hours, minutes, seconds, milliseconds = (int(part) if part else 0 for part in found.groups())
-    value = timedelta(hours=hours, minutes=minutes, seconds=seconds, milliseconds=milliseconds)
-    return value if value > timedelta(0) else None
-
-
-def format_duration(value: timedelta) -> str:
-    """The shortest text ``parse_duration`` reads back as ``value``."""
-    milliseconds = round(value.total_seconds() * 1000)
-    parts = []
-    for unit, size in (("h", 3_600_000), ("m", 60_000), ("s", 1000), ("ms", 1)):
-        count, milliseconds = divmod(milliseconds, size)
-        if count:
-            parts.append(f"{count}{unit}")
-    return "".join(parts) or "0s"
-
-
 # --- reading --------------------------------------------------------------------------------
 
 
-class _Problems:
+class Problems:
+    """Every problem found, in order: a refusal names them all (rule 1)."""
+
     def __init__(self) -> None:
         self.lines: list[str] = []
 
@@ -152,7 +127,8 @@ class _Problems:
         self.lines.append(line)
 
 
-def _positive_id(value: Any, where: str, problems: _Problems) -> int | None:
+def positive_id(value: Any, where: str, problems: Problems) -> int | None:
+    """``value`` as a positive integer id, or None with a problem line naming ``where``."""
     if isinstance(value, bool):
         problems.add(f"{where}: expected a positive integer id, not {value!r}")
         return None
@@ -169,11 +145,11 @@ def _positive_id(value: Any, where: str, problems: _Problems) -> int | None:
     return number
 
 
-def _optional_id(data: Mapping[str, Any], key: str, problems: _Problems) -> int | None:
-    return None if data.get(key) is None else _positive_id(data[key], key, problems)
+def _optional_id(data: Mapping[str, Any], key: str, problems: Problems) -> int | None:
+    return None if data.get(key) is None else positive_id(data[key], key, problems)
 
 
-def _duration(value: Any, where: str, problems: _Problems) -> timedelta | None:
+def _duration(value: Any, where: str, problems: Problems) -> timedelta | None:
     parsed = parse_duration(value) if isinstance(value, str) else None
     if parsed is None:
         problems.add(f"{where}: expected a positive duration like 90m, 30s, 2h or 1h30m, not {_shown(value)}")
@@ -185,13 +161,13 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _unknown(mapping: Mapping[str, Any], known: Sequence[str], where: str, problems: _Problems) -> None:
+def _unknown(mapping: Mapping[str, Any], known: Sequence[str], where: str, problems: Problems) -> None:
     for key in mapping:
         if key not in known:
             problems.add(f"{where}{key}: unknown key (known: {', '.join(known)})")
 
 
-def _base_url(value: Any, problems: _Problems) -> str | None:
+def _base_url(value: Any, problems: Problems) -> str | None:
     if not isinstance(value, str) or not value.strip():
         problems.add(f"base_url: expected a URL like https://3.basecampapi.com, not {_shown(value)}")
         return None
@@ -209,7 +185,7 @@ def _base_url(value: Any, problems: _Problems) -> str | None:
     return url
 
 
-def _absolute_path(value: Any, where: str, problems: _Problems) -> str | None:
+def _absolute_path(value: Any, where: str, problems: Problems) -> str | None:
     if not isinstance(value, str) or not value.strip():
         problems.add(f"{where}: expected an absolute path, not {_shown(value)}")
         return None
@@ -222,7 +198,7 @@ def _absolute_path(value: Any, where: str, problems: _Problems) -> str | None:
     return value
 
 
-def _trust(value: Any, problems: _Problems) -> Trust:
+def _trust(value: Any, problems: Problems) -> Trust:
     if value is None:
         return DEFAULT_TRUST
     if not isinstance(value, Mapping):
@@ -238,20 +214,20 @@ def _trust(value: Any, problems: _Problems) -> Trust:
         problems.add(f"trust.mode: expected one of {modes}, not {_shown(raw_mode)}")
     operator_id = None
     if value.get("operator_id") is not None:
-        operator_id = _positive_id(value["operator_id"], "trust.operator_id", problems)
+        operator_id = positive_id(value["operator_id"], "trust.operator_id", problems)
     allow: list[int] = []
     raw_allow = value.get("allow", [])
     if not isinstance(raw_allow, list):
         problems.add(f"trust.allow: expected a list of person ids, not {_shown(raw_allow)}")
     else:
         for index, item in enumerate(raw_allow):
-            person = _positive_id(item, f"trust.allow[{index}]", problems)
+            person = positive_id(item, f"trust.allow[{index}]", problems)
             if person is not None and person not in allow:
                 allow.append(person)
     return Trust(mode, operator_id, tuple(allow))
 
 
-def _routes(value: Any, problems: _Problems) -> tuple[Route, ...]:
+def _routes(value: Any, problems: Problems) -> tuple[Route, ...]:
     if value is None:
         return ()
     if not isinstance(value, Mapping):
@@ -259,7 +235,7 @@ def _routes(value: Any, problems: _Problems) -> tuple[Route, ...]:
         return ()
     routes = []
     for key, raw in value.items():
-        project = _positive_id(key, f"routes: project {key!r}", problems)
+        project = positive_id(key, f"routes: project {key!r}", problems)
         where = f"routes.{key}"
         if not isinstance(raw, Mapping):
             problems.add(f"{where}: expected an object with {', '.join(ROUTE_KEYS)}, not {_shown(raw)}")
@@ -283,7 +259,7 @@ def _routes(value: Any, problems: _Problems) -> tuple[Route, ...]:
     return tuple(sorted(routes, key=lambda route: route.project_id))
 
 
-def _worker_command(value: Any, problems: _Problems) -> tuple[str, ...] | None:
+def _worker_command(value: Any, problems: Problems) -> tuple[str, ...] | None:
     if value is None:
         return None
     if (
@@ -297,14 +273,14 @@ def _worker_command(value: Any, problems: _Problems) -> tuple[str, ...] | None:
     return tuple(value)
 
 
-def _concurrency(value: Any, problems: _Problems) -> int:
+def _concurrency(value: Any, problems: Problems) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CONCURRENCY:
         problems.add(f"concurrency: expected a whole number from 1 to {MAX_CONCURRENCY}, not {_shown(value)}")
         return DEFAULT_CONCURRENCY
     return value
 
 
-def _timings(value: Any, problems: _Problems) -> Timings:
+def _timings(value: Any, problems: Problems) -> Timings:
     if value is None:
         return DEFAULT_TIMINGS
     if not isinstance(value, Mapping):
@@ -322,7 +298,7 @@ def _timings(value: Any, problems: _Problems) -> Timings:
 
 def parse_configuration(data: Any) -> Result[Configuration, tuple[str, ...]]:
     """The configuration in ``data``, or every problem with it, one line each (rule 1)."""
-    problems = _Problems()
+    problems = Problems()
     if not isinstance(data, Mapping):
         return Failure((f"expected a JSON object, not {type(data).__name__}",))
     _unknown(data, tuple(KEYS), "", problems)
@@ -398,137 +374,6 @@ def to_mapping(configuration: Configuration) -> dict[str, Any]:
             "reconcile_after": format_duration(configuration.timings.reconcile_after),
         },
     }
-
-
-# --- one setup's changes --------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Changes:
-    """What one ``bin/connect setup`` was told, as the text it was given. None: leave as is."""
-
-    account_id: str | None = None
-    base_url: str | None = None
-    agent_id: str | None = None
-    token_file: str | None = None
-    operator_id: str | None = None
-    trust_mode: str | None = None
-    allow: tuple[str, ...] = ()
-    remove_allow: tuple[str, ...] = ()
-    routes: tuple[str, ...] = ()  # PROJECT=DIR
-    remove_routes: tuple[str, ...] = ()  # PROJECT
-    classes: tuple[str, ...] = ()  # PROJECT=NAME
-    watch_completions: tuple[str, ...] = ()  # PROJECT
-    no_watch_completions: tuple[str, ...] = ()  # PROJECT
-    worker_command: tuple[str, ...] | None = None  # argv; () for the default worker
-    concurrency: str | None = None
-    task_deadline: str | None = None
-    guard_delay: str | None = None
-    still_running: str | None = None
-    reconcile_after: str | None = None
-
-
-def _assignment(text: str, flag: str, what: str, problems: _Problems) -> tuple[str, str] | None:
-    project, sign, value = text.partition("=")
-    if not sign or not project.strip() or not value:
-        problems.add(f"{flag} {text!r}: expected PROJECT={what}")
-        return None
-    return project.strip(), value
-
-
-def _project_key(text: str, flag: str, problems: _Problems) -> str | None:
-    number = _positive_id(text, f"{flag} {text!r}", problems)
-    return None if number is None else str(number)
-
-
-def _merge_trust(trust_value: Any, changes: Changes, problems: _Problems) -> dict[str, Any]:
-    trust = dict(trust_value) if isinstance(trust_value, Mapping) else {}
-    if changes.trust_mode is not None:
-        trust["mode"] = changes.trust_mode
-    if changes.operator_id is not None:
-        trust["operator_id"] = changes.operator_id
-    allow = list(trust.get("allow") or []) if isinstance(trust.get("allow"), list | None) else []
-    for person in changes.allow:
-        number = _positive_id(person, f"--allow {person!r}", problems)
-        if number is not None and number not in allow:
-            allow.append(number)
-    for person in changes.remove_allow:
-        number = _positive_id(person, f"--remove-allow {person!r}", problems)
-        allow = [item for item in allow if item != number and str(item) != str(number)]
-    trust["allow"] = allow
-    return trust
-
-
-def _merge_routes(routes_value: Any, changes: Changes, problems: _Problems) -> dict[str, Any]:
-    routes: dict[str, Any] = {}
-    if isinstance(routes_value, Mapping):
-        for key, value in routes_value.items():
-            routes[str(key)] = dict(value) if isinstance(value, Mapping) else value
-    for text in changes.remove_routes:
-        key = _project_key(text, "--remove-route", problems)
-        if key is not None and routes.pop(key, None) is None:
-            problems.add(f"--remove-route {text}: there is no route for project {key}")
-    for text in changes.routes:
-        found = _assignment(text, "--route", "DIR", problems)
-        key = _project_key(found[0], "--route", problems) if found else None
-        if found and key is not None:
-            routes.setdefault(key, {})["directory"] = found[1]
-    for text in changes.classes:
-        found = _assignment(text, "--class", "NAME", problems)
-        key = _project_key(found[0], "--class", problems) if found else None
-        if found and key is not None:
-            if key in routes:
-                routes[key]["class"] = found[1]
-            else:
-                problems.add(f"--class {text}: there is no route for project {key} (add --route {key}=DIR)")
-    for flag, texts, watched in (
-        ("--watch-completions", changes.watch_completions, True),
-        ("--no-watch-completions", changes.no_watch_completions, False),
-    ):
-        for text in texts:
-            key = _project_key(text, flag, problems)
-            if key is not None and key in routes:
-                routes[key]["watch_completions"] = watched
-            elif key is not None:
-                problems.add(f"{flag} {text}: there is no route for project {key} (add --route {key}=DIR)")
-    return routes
-
-
-def merge(existing: Mapping[str, Any], changes: Changes) -> Result[Configuration, tuple[str, ...]]:
-    """``existing`` with ``changes`` applied, validated; every other field kept (rule 6)."""
-    problems = _Problems()
-    data: dict[str, Any] = dict(existing)
-    overrides: tuple[tuple[str, Any], ...] = (
-        ("account_id", changes.account_id),
-        ("base_url", changes.base_url),
-        ("agent_id", changes.agent_id),
-        ("token_file", changes.token_file),
-        ("task_deadline", changes.task_deadline),
-    )
-    for key, value in overrides:
-        if value is not None:
-            data[key] = value
-    data["trust"] = _merge_trust(data.get("trust"), changes, problems)
-    data["routes"] = _merge_routes(data.get("routes"), changes, problems)
-    if changes.worker_command is not None:
-        data["worker_command"] = list(changes.worker_command) or None
-    if changes.concurrency is not None:
-        text = changes.concurrency.strip()
-        data["concurrency"] = int(text) if text.isdigit() else changes.concurrency
-    timings = dict(data["timings"]) if isinstance(data.get("timings"), Mapping) else {}
-    for key, value in (
-        ("guard_delay", changes.guard_delay),
-        ("still_running", changes.still_running),
-        ("reconcile_after", changes.reconcile_after),
-    ):
-        if value is not None:
-            timings[key] = value
-    data["timings"] = timings
-    parsed = parse_configuration(data)
-    if problems.lines:
-        later = parsed.failure() if isinstance(parsed, Failure) else ()
-        return Failure(tuple(problems.lines) + tuple(line for line in later if line not in problems.lines))
-    return parsed
 
 
 # --- what is still missing ------------------------------------------------------------------

@@ -2,14 +2,11 @@
 
 Rules:
 1. A person never sees a traceback for bad input: a ``UserError`` becomes one line on stderr
-   and its documented exit code, at one seam (``shell.cli.main``).
+   and its documented exit code, at one seam (``shell.cli.seam``) for both command lines.
 2. No error message carries a token, a message body or a feed position.
 """
 
 from __future__ import annotations
-
-import os
-import sys
 
 EXIT_OK = 0
 EXIT_FAILURE = 1  # the program ran and found something wrong (e.g. a doubled message)
@@ -30,12 +27,3 @@ class UserError(Exception):
         super().__init__(message)
         if exit_code is not None:
             self.exit_code = exit_code
-
-
-def reader_went_away() -> int:
-    """After a ``BrokenPipeError`` on stdout: stop writing there (so the interpreter's own flush
-    at exit cannot fail again) and answer as a process killed by SIGPIPE would."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
-    return EXIT_BROKEN_PIPE

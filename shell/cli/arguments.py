@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from core.configuration import parse_duration
+from core.durations import parse_duration
 
 MAX_PORT = 65_535
 

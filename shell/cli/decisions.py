@@ -5,7 +5,7 @@ Rules:
 1. The ledger is opened as it exists (never created, never migrated) and the decision is one
    write transaction (``shell.ledger.decisions``), so both commands are safe beside a running
    connector; they take no instance lock and need no token.
-2. Who decided is ``--by``, by default ``local:<user name>``, one line (``shell.cli.resolve``).
+2. Who decided is ``--by``, by default ``local:<user name>``, one line (``shell.cli.who``).
 3. A decision taken prints one summary line and exits 0. A refusal is one line on stderr and
    exit 5; a decision already taken (a record a person discarded) is one line and exit 0; an
    unknown event id is one line and exit 4. ``--json`` prints the same facts on stdout.
@@ -26,7 +26,7 @@ from returns.result import Failure, Success
 
 from core.decisions import Action, Refusal
 from shell.cli.arguments import add_state_arguments, positive_integer
-from shell.cli.resolve import deciding_person
+from shell.cli.who import deciding_person
 from shell.clock import SystemClock
 from shell.errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_REFUSED, UserError
 from shell.ledger.connection import open_existing_ledger

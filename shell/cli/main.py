@@ -1,6 +1,7 @@
 """``bin/connect``: the argparse entry point. One subcommand a module in this package.
 
-Rule: the only place a ``UserError`` becomes a line on stderr and an exit code.
+Rule: a subcommand's ``UserError`` becomes a line on stderr and an exit code at the one seam of
+both command lines (``shell.cli.seam``).
 """
 
 from __future__ import annotations
@@ -9,10 +10,11 @@ import argparse
 import importlib
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from shell.errors import EXIT_USAGE, UserError, reader_went_away
+from shell.cli.seam import answer
+from shell.errors import EXIT_USAGE
 
 VERSION = "0.1.0"
 COMMANDS = ("standin", "mcp", "setup", "run", "status", "redispatch", "discard", "demo")
@@ -52,16 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    try:
-        code: int = args.run(args)
-    except UserError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return error.exit_code
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        return reader_went_away()
-    return code
+    run: Callable[[argparse.Namespace], int] = args.run
+    return answer(lambda: run(args))
 
 
 if __name__ == "__main__":

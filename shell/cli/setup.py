@@ -2,7 +2,7 @@
 
 Rules:
 1. A setup creates the configuration or updates it: what it is not told to change is kept
-   (``core.configuration.merge``); ``--remove-route`` drops a route.
+   (``core.setup_changes.merge``); ``--remove-route`` drops a route.
 2. Nothing is written unless everything checks: every problem is printed, one line each,
    and the exit code is ``EXIT_CONFIG``. Route directories must exist; relative paths are
    taken from the current directory and written absolute. The token file must be owner-only.
@@ -26,15 +26,9 @@ from typing import Any
 
 from returns.result import Failure, Success
 
-from core.configuration import (
-    Changes,
-    Configuration,
-    TrustMode,
-    format_duration,
-    merge,
-    missing,
-    to_mapping,
-)
+from core.configuration import Configuration, TrustMode, missing, to_mapping
+from core.durations import format_duration
+from core.setup_changes import Changes, merge
 from shell.basecamp.client import BasecampClient, Person
 from shell.basecamp.identity import check_identity
 from shell.errors import EXIT_OK, UserError

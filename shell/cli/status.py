@@ -6,14 +6,14 @@ Rules:
    (``shell.ledger.status``), and the instance lock is never taken: it works beside a running
    connector, and beside none.
 2. Whether a connector runs is read from the lock file's metadata (``shell.state.lock.peek``) and
-   reported as diagnostic, with the pid's presence (``core.status_report`` rule 2).
+   reported as diagnostic, with the pid's presence (``core.presentation.status_values`` rule 2).
 3. A missing state directory, configuration or ledger, a ledger from a newer program (or one
    not yet migrated), and a ledger that cannot be read are one line on stderr and
    ``EXIT_CONFIG``; a ledger held busy past the timeout is ``EXIT_UNAVAILABLE``.
 4. Nothing secret is printed: never the token (its file is not even read), never a feed
    position, never a message body.
 5. Text for a person, summary first; ``--json`` prints the report whose keys
-   ``core.status_report`` documents.
+   ``core.presentation.status_report`` documents.
 """
 
 from __future__ import annotations
@@ -22,14 +22,13 @@ import argparse
 import json
 import sqlite3
 
-from core.status_report import (
+from core.presentation.status_report import lines, report
+from core.presentation.status_values import (
     LAST_DISPATCHES,
     LAST_WAITING_RECORDS,
     LockFile,
     Status,
-    lines,
     pid_status,
-    report,
 )
 from shell.cli.arguments import add_state_arguments
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
@@ -86,7 +85,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     add_state_arguments(parser)
     parser.add_argument(
-        "--json", action="store_true", help="print one JSON object (keys: see core/status_report.py)"
+        "--json",
+        action="store_true",
+        help="print one JSON object (keys: see core/presentation/status_report.py)",
     )
     parser.set_defaults(run=run)
 

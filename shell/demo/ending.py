@@ -1,7 +1,7 @@
 """The demo's ending: what each place holds, what the stand-in's record says, and the verdict.
 
 Rules:
-1. The verdict is ``core.demo_verdict.judge`` over the POSTs the stand-in recorded since the
+1. The verdict is ``shell.demo.verdict.judge`` over the POSTs the stand-in recorded since the
    demo began (its own record, read back over its control API), against every scene's
    expectations. The ledger has no say in it.
 2. What each place holds is read back from the stand-in as the agent would list it: every
@@ -15,12 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.demo_narration import abbreviate
-from core.demo_verdict import Verdict, judge, posted_messages, verdict_line
 from core.destinations import MessageKind
 from core.text import message_text
+from shell.demo.narration import abbreviate
 from shell.demo.scenes import Played
 from shell.demo.standin_link import Said, StandInLink
+from shell.demo.verdict import Verdict, judge, posted_messages, verdict_line
 
 
 @dataclass(frozen=True, slots=True)

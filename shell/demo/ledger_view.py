@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from core.demo_narration import EventView, IntentView
 from core.text import message_lines
+from shell.demo.narration import EventView, IntentView
 from shell.ledger.connection import Ledger, open_ledger_read_only
 
 

@@ -26,14 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.configuration import format_duration
-from core.demo_scenes import SCENES
+from core.durations import format_duration
 from shell.basecamp.standin.server import StandIn
 from shell.cli.standin import describe
 from shell.demo.connector_child import ConnectorChild
 from shell.demo.ending import Ending, ending
 from shell.demo.ledger_view import LedgerView
 from shell.demo.scenes import Played, Player
+from shell.demo.script import SCENES
 from shell.demo.stage import GUARD_DELAY, RECONCILE_AFTER, DemoWorld, Stage, world_from
 from shell.demo.standin_link import StandInLink
 from shell.errors import EXIT_CONFIG, UserError

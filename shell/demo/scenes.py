@@ -4,17 +4,17 @@ they happen.
 Rules:
 1. A scene is one request: the operator's comment (or Campfire line) mentioning the agent,
    seeded through the stand-in's control API. The demo finds the event it made in the ledger
-   and writes the worker's part for that event (``core.demo_scenes.worker_part``) before the
+   and writes the worker's part for that event (``shell.demo.script.worker_part``) before the
    worker can need it.
 2. While the scene runs, the ledger is looked at read-only every ``LOOK_SECONDS`` and every
-   change is told (``core.demo_narration.narrate``), stamped with the seconds since the
+   change is told (``shell.demo.narration.narrate``), stamped with the seconds since the
    request was made. A scene ends when it is settled, or after ``SCENE_SECONDS`` (a problem).
 3. An ``in_flight`` scene first scripts the stand-in to create the next line at its place and
    hold back the answer. Once the stand-in's record shows that POST unanswered and the ledger
    shows the notice ``sending``, the connector (the pid the demo started, no other) gets
    SIGKILL and is started again; the scene then waits for the restart to settle the notice. A
    notice that was never caught in flight is a problem: the scene did not happen.
-4. Each scene answers what it calls for (``core.demo_scenes.expectations``) and where its
+4. Each scene answers what it calls for (``shell.demo.script.expectations``) and where its
    messages are, for the verdict and the final listing; the verdict itself is not decided here.
 """
 
@@ -25,17 +25,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from core.configuration import format_duration
-from core.demo_narration import EventView, label, narrate, settled
-from core.demo_scenes import Scene, Where, expectations, reply_place, worker_part
-from core.demo_verdict import Expected, Place
 from core.destinations import MessageKind
+from core.durations import format_duration
 from shell.basecamp.standin.server import MENTION_TYPE
 from shell.basecamp.standin.world import person_sgid
 from shell.demo.connector_child import ConnectorChild
 from shell.demo.ledger_view import LedgerView
+from shell.demo.narration import EventView, label, narrate, settled
+from shell.demo.script import Scene, Where, expectations, reply_place, worker_part
 from shell.demo.stage import GUARD_DELAY, DemoWorld, Stage
 from shell.demo.standin_link import StandInLink
+from shell.demo.verdict import Expected, Place
 
 LOOK_SECONDS = 0.1
 SCENE_SECONDS = 60.0

@@ -32,7 +32,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from core.configuration import format_duration
+from core.durations import format_duration
 from shell.cli.main import main as connect
 from shell.demo.connector_child import REPOSITORY
 from shell.errors import EXIT_CONFIG, UserError

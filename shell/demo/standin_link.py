@@ -19,8 +19,8 @@ from typing import Any
 
 import urllib3
 
-from core.demo_verdict import Place, RecordedPost
 from core.destinations import MessageKind
+from shell.demo.verdict import Place, RecordedPost
 
 USER_AGENT = "basecamp-connector demo (https://github.com/basecamp/basecamp-connector)"
 TIMEOUT_SECONDS = 10.0

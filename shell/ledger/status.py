@@ -8,7 +8,7 @@ Rules:
 3. Nothing secret leaves the ledger: a checkpoint's position is read only as whether one is
    kept (``position <> ''``), never its text; a task's token hash and a message's body are
    never selected.
-4. Dispatches are the newest ``core.status_report.LAST_DISPATCHES`` attempts by launch time,
+4. Dispatches are the newest ``core.presentation.status_values.LAST_DISPATCHES`` attempts by launch time,
    newest first; each carries every event row of its task.
 """
 
@@ -18,7 +18,7 @@ import sqlite3
 
 from core import notes
 from core.edges import AttemptState, IntentState
-from core.status_report import (
+from core.presentation.status_values import (
     LAST_DISPATCHES,
     LAST_WAITING_RECORDS,
     Dispatch,

@@ -8,7 +8,7 @@ Rules:
    the token to a live task (``token_sha256`` equal, ``superseded_at IS NULL``): a token whose
    task was superseded is refused from that transaction on, whatever the call.
 3. Then it reads the task's live rows (``retired_at IS NULL``) with their records, asks
-   ``core.instruction`` what to answer and what to write, and applies each write as a
+   ``core.dispatch_tools`` what to answer and what to write, and applies each write as a
    compare-and-set on the state it was decided from, its row count checked: a row that moved
    under the call raises ``DispatchRowMoved`` and the whole call rolls back.
 4. Only the moves the lifecycle tables give a worker are written, each in its own statement:
@@ -34,28 +34,20 @@ from typing import Any, TypeVar
 
 from returns.result import Failure, Result, Success
 
-from core.edges import DeliveryState, GuardState, RecordState
-from core.instruction import (
+from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest
+from core.dispatch_tools.decisions import (
     Acknowledge,
-    AckRequest,
     Complete,
-    CompleteRequest,
-    DispatchRow,
-    GetRequest,
-    Instruction,
     NothingWaiting,
-    Receipt,
-    RecordFacts,
-    Refusal,
-    RefusalKind,
     Serve,
-    build_instruction,
     decide_ack,
     decide_complete,
     decide_get,
-    receipt_of,
-    refuse,
 )
+from core.dispatch_tools.instruction import Instruction, Receipt, build_instruction, receipt_of
+from core.dispatch_tools.refusals import Refusal, RefusalKind, refuse
+from core.dispatch_tools.rows import DispatchRow, RecordFacts
+from core.edges import DeliveryState, GuardState, RecordState
 from core.snapshots import EventOutcome
 from shell.ledger.connection import Ledger
 

@@ -29,21 +29,18 @@ from typing import IO, Any, Final, Protocol
 
 from returns.result import Failure, Result, Success
 
-from core.edges import DeliveryState
-from core.instruction import (
-    LEDGER_FAILURE,
-    MAX_LINK_LENGTH,
-    MAX_LINKS,
-    NOTHING_WAITING,
+from core.dispatch_tools.arguments import (
     AckRequest,
     CompleteRequest,
     GetRequest,
-    Receipt,
-    Refusal,
     read_ack_arguments,
     read_complete_arguments,
     read_get_arguments,
 )
+from core.dispatch_tools.decisions import MAX_LINK_LENGTH, MAX_LINKS
+from core.dispatch_tools.instruction import Receipt
+from core.dispatch_tools.refusals import LEDGER_FAILURE, NOTHING_WAITING, Refusal
+from core.edges import DeliveryState
 from shell.ledger.worker_calls import Dispatched, DispatchRefused
 
 log = logging.getLogger(__name__)

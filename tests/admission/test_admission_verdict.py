@@ -35,8 +35,8 @@ from core.admission import (
 )
 from core.admission_matrix import MATRIX
 from core.destinations import Destination, MessageKind
+from core.dispatch_tools.rows import read_snapshot
 from core.edges import RecordState
-from core.instruction import read_snapshot
 from core.intents import IntentKind, intents_for_verdict
 
 AGENT = 900

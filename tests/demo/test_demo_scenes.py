@@ -1,14 +1,14 @@
-"""core.demo_scenes: the five scenes and what each calls for, with plain values."""
+"""shell.demo.script: the five scenes and what each calls for, with plain values."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
 from core import templates
-from core.demo_scenes import SCENES, Part, Where, expectations, reply_place, worker_part
-from core.demo_verdict import Place, Posted, judge
 from core.destinations import MessageKind
 from core.text import message_text
+from shell.demo.script import SCENES, Part, Where, expectations, reply_place, worker_part
+from shell.demo.verdict import Place, Posted, judge
 
 EVENT, REQUEST, CARD, CAMPFIRE = 7000000003, 1069479010, 1069479001, 1069479006
 

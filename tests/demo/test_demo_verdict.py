@@ -1,4 +1,4 @@
-"""core.demo_verdict: the demo's verdict from the stand-in's record of POSTs, with plain values."""
+"""shell.demo.verdict: the demo's verdict from the stand-in's record of POSTs, with plain values."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.demo_verdict import (
+from core.destinations import MessageKind
+from shell.demo.verdict import (
     Expected,
     Place,
     Posted,
@@ -20,7 +21,6 @@ from core.demo_verdict import (
     verdict_line,
     words_of,
 )
-from core.destinations import MessageKind
 
 ACCOUNT = 5550001
 CARD = Place(MessageKind.comment, 1069479000)

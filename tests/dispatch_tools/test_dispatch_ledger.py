@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from core.instruction import AckRequest, CompleteRequest, Completion, GetRequest, RefusalKind
+from core.dispatch_tools.arguments import AckRequest, CompleteRequest, Completion, GetRequest
+from core.dispatch_tools.refusals import RefusalKind
 from shell.clock import FakeClock
 from shell.ledger.connection import Ledger, open_existing_ledger
 from shell.ledger.worker_calls import DispatchLedger, DispatchRefused

@@ -1,4 +1,4 @@
-"""core.instruction with plain values: which row get_dispatch serves and what it writes, the
+"""core.dispatch_tools and core.mentions with plain values: which row get_dispatch serves and what it writes, the
 acknowledgement and the report, the arguments, and the agent's own mention stripped."""
 
 from __future__ import annotations
@@ -11,37 +11,34 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from core.edges import DeliveryState, GuardState, RecordState
-from core.instruction import (
+from core.dispatch_tools.arguments import (
+    AckRequest,
+    CompleteRequest,
+    Completion,
+    GetRequest,
+    read_ack_arguments,
+    read_complete_arguments,
+    read_get_arguments,
+)
+from core.dispatch_tools.decisions import (
     MAX_LINK_LENGTH,
     MAX_LINKS,
     Acknowledge,
-    AckRequest,
     Complete,
-    CompleteRequest,
-    Completion,
-    DispatchRow,
-    GetRequest,
     NothingWaiting,
-    RecordFacts,
-    RefusalKind,
     Report,
     Serve,
-    build_instruction,
     check_completion,
     decide_ack,
     decide_complete,
     decide_get,
     is_http_url,
-    mentioned_person_ids,
-    person_id_from_sgid,
-    read_ack_arguments,
-    read_complete_arguments,
-    read_get_arguments,
-    receipt_of,
-    servable,
-    strip_mentions_of,
 )
+from core.dispatch_tools.instruction import build_instruction, receipt_of
+from core.dispatch_tools.refusals import RefusalKind
+from core.dispatch_tools.rows import DispatchRow, RecordFacts, servable
+from core.edges import DeliveryState, GuardState, RecordState
+from core.mentions import mentioned_person_ids, person_id_from_sgid, strip_mentions_of
 from core.snapshots import EventOutcome
 from shell.basecamp.standin.world import person_sgid
 

@@ -74,4 +74,31 @@ OPERATING: list[Mutation] = [
         '        "--account", metavar="ID", help="the account id (with --agent) to find it"',
         "test_a_value_no_command_can_use_is_a_usage_error",
     ),
+    # shell/cli/seam.py: the one error seam of both command lines
+    rule(
+        "the seam: a UserError is one line on stderr and its own exit code",
+        '        print(f"error: {error}", file=sys.stderr)\n        return error.exit_code\n',
+        "        raise\n",
+        "test_a_user_error_is_one_line_on_stderr_and_its_exit_code",
+        "test_a_lock_held_past_the_busy_timeout_is_a_clear_busy_error_and_changes_nothing",
+    ),
+    rule(
+        "the seam: Ctrl-C ends a command with 130, quietly",
+        "    except KeyboardInterrupt:\n        return 130\n",
+        "    except KeyboardInterrupt:\n        return 1\n",
+        "test_ctrl_c_ends_a_command_with_130_and_says_nothing",
+    ),
+    rule(
+        "the seam: a command line's own words come before the plain UserError line",
+        "    except kinds as error:\n",
+        "    except () as error:\n",
+        "test_a_command_lines_own_words_come_before_the_plain_line",
+        "test_a_lock_held_past_the_busy_timeout_is_a_clear_busy_error_and_changes_nothing",
+    ),
+    rule(
+        "outbox-resolve: an unreadable ledger is a ledger problem (exit 3), not a traceback",
+        '    OwnWords(sqlite3.DatabaseError, lambda error: f"the ledger could not be read: {error}", EXIT_CONFIG),\n',
+        "",
+        "test_outbox_resolve_says_an_unreadable_ledger_is_a_ledger_problem",
+    ),
 ]

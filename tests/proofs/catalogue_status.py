@@ -6,7 +6,7 @@ from __future__ import annotations
 from tests.proofs.mutation import Mutation, rule
 
 STATUS: list[Mutation] = [
-    # core/status_report.py
+    # core/presentation/status_report.py
     rule(
         "status: queue depths name every record state, zero included, in the lifecycle's order",
         "    return {str(state): counts.get(str(state), 0) for state in RecordState}",

@@ -10,7 +10,8 @@ import pytest
 
 from core import notes
 from core.timestamps import format_timestamp
-from shell.cli.resolve import human_age, main
+from shell.cli.resolve.entry import main
+from shell.cli.resolve.shared import human_age
 from shell.clock import FakeClock
 from shell.errors import EXIT_OK
 from tests.resolve.resolve_world import Intents, Run

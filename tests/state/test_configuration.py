@@ -8,17 +8,9 @@ from typing import Any
 import pytest
 from returns.result import Failure, Success
 
-from core.configuration import (
-    Changes,
-    Configuration,
-    TrustMode,
-    format_duration,
-    merge,
-    missing,
-    parse_configuration,
-    parse_duration,
-    to_mapping,
-)
+from core.configuration import Configuration, TrustMode, missing, parse_configuration, to_mapping
+from core.durations import format_duration, parse_duration
+from core.setup_changes import Changes, merge
 
 MINIMAL: dict[str, Any] = {
     "account_id": 999,

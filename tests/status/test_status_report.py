@@ -1,4 +1,4 @@
-"""core.status_report with plain values: what a person and a machine are told, and what never."""
+"""core.presentation.status_report with plain values: what a person and a machine are told, and what never."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from core.edges import AttemptState, IntentState
-from core.status_report import (
+from core.presentation.status_report import lines, queue_depths, report, short_time, summary
+from core.presentation.status_values import (
     Dispatch,
     DispatchedEvent,
     FeedCheckpoint,
@@ -22,12 +23,7 @@ from core.status_report import (
     PidStatus,
     Status,
     WaitingIntent,
-    lines,
     pid_status,
-    queue_depths,
-    report,
-    short_time,
-    summary,
 )
 
 T0 = "2026-11-29T12:00:00.000000000Z"
@@ -311,7 +307,7 @@ def test_a_feed_checkpoint_says_whether_a_position_is_kept_never_which() -> None
 
 
 def test_the_reports_keys_are_stable_and_documented() -> None:
-    import core.status_report as module
+    import core.presentation.status_report as module
 
     keys = list(report(status()))
     assert keys == [
@@ -343,7 +339,7 @@ def test_times_are_shown_to_the_second() -> None:
 
 
 def test_records_not_yet_running_are_listed_by_id_with_what_moves_them() -> None:
-    from core.status_report import LAST_WAITING_RECORDS, WaitingRecord
+    from core.presentation.status_values import LAST_WAITING_RECORDS, WaitingRecord
 
     records = (
         WaitingRecord(7, "blocked", "read_failed", "comment.created", T1),

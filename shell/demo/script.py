@@ -25,9 +25,9 @@ from datetime import timedelta
 from enum import StrEnum
 
 from core import templates
-from core.demo_verdict import Expected, Place
 from core.destinations import MessageKind
 from core.text import message_text
+from shell.demo.verdict import Expected, Place
 
 SLOW_WORKER_MARGIN = timedelta(seconds=4)
 """How much longer than the guard delay the slow worker waits before it pulls."""

@@ -1,0 +1,187 @@
+"""The three tools' decisions: what ``get_dispatch``, ``ack_dispatch`` and ``complete_dispatch``
+answer and write, from the task's live rows (rules 2 to 5 of ``core.dispatch_tools``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from returns.result import Failure, Result, Success
+
+from core.dispatch_tools.arguments import Completion
+from core.dispatch_tools.refusals import HELD, Refusal, RefusalKind, refuse
+from core.dispatch_tools.rows import DispatchRow, servable
+from core.edges import DeliveryState, GuardState, RecordState
+from core.snapshots import EventOutcome
+
+MAX_LINKS = 20
+MAX_LINK_LENGTH = 2048
+
+
+@dataclass(frozen=True, slots=True)
+class Serve:
+    """Hand out ``event_id``'s instruction, after these writes (each a compare-and-set)."""
+
+    event_id: int
+    expose: bool  # admitted -> exposed
+    pull: bool  # the first pulled_at
+    cancel_guard: bool  # armed -> canceled
+
+    @property
+    def writes(self) -> bool:
+        return self.expose or self.pull or self.cancel_guard
+
+
+@dataclass(frozen=True, slots=True)
+class NothingWaiting:
+    """No event was named and none on the task waits to be acknowledged."""
+
+
+GetDecision = Serve | NothingWaiting
+
+WAITING = frozenset({DeliveryState.admitted, DeliveryState.exposed})
+
+
+def decide_get(
+    rows: Sequence[DispatchRow], event_id: int | None, *, held: bool = False
+) -> Result[GetDecision, Refusal]:
+    """Which row ``get_dispatch`` serves and what it writes first (rules 2 and 3).
+
+    ``rows`` are the live rows of the token's task; ``held`` is whether the hold marker stands.
+    """
+    if event_id is None:
+        waiting = sorted(
+            (row for row in rows if row.delivery in WAITING and servable(row)), key=lambda row: row.event_id
+        )
+        if not waiting:
+            return Success(NothingWaiting())
+        row = waiting[0]
+    else:
+        found = next((row for row in rows if row.event_id == event_id), None)
+        if found is None:
+            return Failure(refuse(RefusalKind.not_on_task))
+        if not servable(found):
+            return Failure(refuse(RefusalKind.not_dispatchable))
+        row = found
+    serve = Serve(
+        event_id=row.event_id,
+        expose=row.delivery == DeliveryState.admitted,
+        pull=not row.pulled,
+        cancel_guard=row.guard == GuardState.armed,
+    )
+    if held and (serve.expose or serve.pull):
+        return Failure(refuse(RefusalKind.not_dispatchable, HELD))
+    return Success(serve)
+
+
+@dataclass(frozen=True, slots=True)
+class Acknowledge:
+    """``write``: move exposed -> delivered, recording ``ack_id`` if given. Otherwise the row
+    already says what the call says, and the receipt is the answer."""
+
+    write: bool
+    ack_id: int | None
+
+
+def decide_ack(row: DispatchRow | None, ack_id: int | None) -> Result[Acknowledge, Refusal]:
+    """An acknowledgement of ``row`` with the worker's ``ack_id`` (rule 4)."""
+    if row is None:
+        return Failure(refuse(RefusalKind.not_on_task))
+    if not row.pulled:
+        return Failure(refuse(RefusalKind.not_exposed))
+    if ack_id is not None and row.ack_id is not None and row.ack_id != ack_id:
+        return Failure(
+            refuse(
+                RefusalKind.report_conflict,
+                f"the event was acknowledged as {row.ack_id}; an acknowledgement is reported once",
+            )
+        )
+    if ack_id is not None and row.ack_id is None and row.delivery != DeliveryState.exposed:
+        return Failure(
+            refuse(
+                RefusalKind.report_conflict,
+                "the event was acknowledged without an acknowledgement id; "
+                "an id arriving afterwards is a second report",
+            )
+        )
+    if row.delivery != DeliveryState.exposed:
+        return Success(Acknowledge(write=False, ack_id=None))
+    return Success(Acknowledge(write=True, ack_id=ack_id))
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """A checked completion: the outcome, the reply and the links, as they are stored."""
+
+    outcome: EventOutcome
+    reply_id: int | None
+    links: tuple[str, ...]
+
+
+def check_completion(completion: Completion) -> Result[Report, Refusal]:
+    """The report a worker can correct: the outcome is one of two, the links are http(s) URLs."""
+    if completion.outcome not in (EventOutcome.succeeded, EventOutcome.failed):
+        return Failure(refuse(RefusalKind.invalid_report, 'outcome must be "succeeded" or "failed"'))
+    if len(completion.links) > MAX_LINKS:
+        return Failure(refuse(RefusalKind.invalid_report, f"at most {MAX_LINKS} links"))
+    for link in completion.links:
+        if len(link) > MAX_LINK_LENGTH:
+            return Failure(
+                refuse(RefusalKind.invalid_report, f"a link is at most {MAX_LINK_LENGTH} characters")
+            )
+        if not is_http_url(link):
+            shown = link if len(link) <= 80 else link[:77] + "..."
+            return Failure(refuse(RefusalKind.invalid_report, f"link {shown!r} is not an http(s) URL"))
+    return Success(Report(EventOutcome(completion.outcome), completion.reply_id, completion.links))
+
+
+def is_http_url(link: str) -> bool:
+    """An absolute http or https URL with a host, and nothing a line or a quote could break."""
+    if link != link.strip() or any(character.isspace() or ord(character) < 0x20 for character in link):
+        return False
+    try:
+        parts = urlsplit(link)
+        host = parts.hostname
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(host)
+
+
+@dataclass(frozen=True, slots=True)
+class Complete:
+    """``write``: record ``report`` and move the row to completed; ``complete_record``: the
+    record is dispatched and moves to completed too. Otherwise the receipt is the answer."""
+
+    write: bool
+    report: Report
+    complete_record: bool
+
+
+def decide_complete(row: DispatchRow | None, completion: Completion) -> Result[Complete, Refusal]:
+    """A completion of ``row`` (rule 5)."""
+    if row is None:
+        return Failure(refuse(RefusalKind.not_on_task))
+    if not row.pulled:
+        return Failure(refuse(RefusalKind.not_exposed))
+    return check_completion(completion).bind(lambda report: _complete(row, report))
+
+
+def _complete(row: DispatchRow, report: Report) -> Result[Complete, Refusal]:
+    if row.delivery == DeliveryState.completed:
+        stored = Report(row.outcome, row.reply_id, row.links)
+        if stored == report:
+            return Success(Complete(write=False, report=report, complete_record=False))
+        return Failure(
+            refuse(
+                RefusalKind.report_conflict,
+                f"the event was already reported {row.outcome or 'without an outcome'}, "
+                "with another reply or links; a reported outcome stands",
+            )
+        )
+    if row.delivery not in (DeliveryState.exposed, DeliveryState.delivered):
+        return Failure(refuse(RefusalKind.not_exposed))
+    return Success(
+        Complete(write=True, report=report, complete_record=row.record.state == RecordState.dispatched)
+    )

@@ -1,0 +1,178 @@
+"""What ``bin/connect status`` reads: the snapshot values the shell fills and the report renders.
+
+The shell reads the lock file's metadata and one read transaction of the ledger
+(``shell.ledger.status``) into these values; ``core.presentation.status_report`` turns them into
+the JSON report and the lines a person reads. Plain values: no I/O, no clock, no rendering.
+
+Rules:
+1. Reading is not deciding, and it shows nothing secret: no field here can hold a feed
+   position (a checkpoint is only ``has_position``), a token, a task's token hash or a message
+   body.
+2. Whether a connector runs is the lock file's metadata, and it is always diagnostic: a pid's
+   presence is ``present``, ``absent`` or ``unknown`` (someone else's process). The kernel's
+   flock is the truth, and status never takes it.
+3. The ledger read is bounded: the newest ``LAST_DISPATCHES`` attempts, the oldest
+   ``LAST_WAITING_RECORDS`` records not yet running.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from core.edges import AttemptState, IntentState
+
+LAST_DISPATCHES = 20
+"""How many of the newest dispatches (attempts) the report shows."""
+
+LAST_WAITING_RECORDS = 20
+"""How many records not yet running (blocked, admitted, queued) the report lists by id."""
+
+
+
+class PidStatus(StrEnum):
+    """Whether the pid the lock file names is a live process (``kill(pid, 0)``)."""
+
+    present = "present"
+    absent = "absent"
+    unknown = "unknown"  # someone else's process: present, but not provably the connector
+
+
+def pid_status(present: bool | None) -> PidStatus:
+    """``present`` as the lock file's reader found it: True, False, or None when it cannot tell."""
+    if present is None:
+        return PidStatus.unknown
+    return PidStatus.present if present else PidStatus.absent
+
+
+@dataclass(frozen=True, slots=True)
+class LockFile:
+    """The lock file's metadata: who says they hold the lock. Diagnostic only (rule 2)."""
+
+    pid: int
+    started_at: str
+    pid_status: PidStatus
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    held_by: str
+    held_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class FeedCheckpoint:
+    """Where one filter set's feed reading stands: whether a position is kept, never which."""
+
+    has_position: bool
+    last_served_id: int
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class LiveAttempt:
+    attempt_id: str
+    state: AttemptState
+    pid: int | None
+    launched_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class LiveTask:
+    """A task not yet ended: it holds its conversation."""
+
+    task_id: int
+    superseded: bool
+    conversation: str
+    created_at: str
+    deadline_at: str | None
+    attempt: LiveAttempt | None
+    event_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingIntent:
+    """An outbox intent only a person's decision moves on: indeterminate, or refused."""
+
+    intent_id: int
+    kind: str
+    state: IntentState
+    refused: bool
+    event_id: int | None
+    attempt_id: str | None
+    message_kind: str
+    bucket_id: int
+    recording_id: int
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class DispatchedEvent:
+    """One event's row on a dispatch's task. ``outcome`` is '' until reported or settled."""
+
+    event_id: int
+    delivery: str
+    outcome: str
+    withdrawn: bool
+    record_state: str
+
+
+@dataclass(frozen=True, slots=True)
+class Dispatch:
+    """One attempt (a worker run) and the events of its task. ``stop_reason`` is '' while live."""
+
+    attempt_id: str
+    task_id: int
+    seq: int
+    state: AttemptState
+    stop_reason: str
+    spawn_failed: bool
+    launched_at: str
+    ended_at: str | None
+    events: tuple[DispatchedEvent, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HeldRecord:
+    event_id: int
+    event_type: str
+    trigger: str
+    recording_url: str
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingRecord:
+    """A record not yet running: blocked (with its reason and next retry), admitted or queued."""
+
+    event_id: int
+    state: str
+    reason: str
+    event_type: str
+    next_retry_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerSnapshot:
+    """Everything status reads from the ledger, in one read transaction."""
+
+    hold: Hold | None
+    feed: tuple[FeedCheckpoint, ...]
+    state_counts: tuple[tuple[str, int], ...]
+    blocked: tuple[tuple[str, int], ...]
+    live_tasks: tuple[LiveTask, ...]
+    waiting: tuple[WaitingIntent, ...]
+    dispatches: tuple[Dispatch, ...]
+    held: tuple[HeldRecord, ...]
+    not_running: tuple[WaitingRecord, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """Status's inputs: where it looked, the lock file (None when there is none), the ledger."""
+
+    account_id: int
+    agent_id: int
+    state_dir: str
+    ledger_path: str
+    lock_file: LockFile | None
+    ledger: LedgerSnapshot

@@ -1,0 +1,148 @@
+"""One ``bin/connect setup``'s changes, merged into the configuration file's mapping.
+
+Rules:
+1. ``merge`` applies one setup's changes to an existing mapping and keeps every field it is
+   not told to change; the result is read by ``core.configuration.parse_configuration``.
+2. A change that cannot apply (``--class`` for a project without a route, ``--remove-route``
+   for one that has none) is a problem line naming the flag, like any other; every problem is
+   reported, the setup's own lines first.
+3. Pure: values in, a ``Configuration`` or its problem lines out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from returns.result import Failure, Result
+
+from core.configuration import Configuration, Problems, parse_configuration, positive_id
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """What one ``bin/connect setup`` was told, as the text it was given. None: leave as is."""
+
+    account_id: str | None = None
+    base_url: str | None = None
+    agent_id: str | None = None
+    token_file: str | None = None
+    operator_id: str | None = None
+    trust_mode: str | None = None
+    allow: tuple[str, ...] = ()
+    remove_allow: tuple[str, ...] = ()
+    routes: tuple[str, ...] = ()  # PROJECT=DIR
+    remove_routes: tuple[str, ...] = ()  # PROJECT
+    classes: tuple[str, ...] = ()  # PROJECT=NAME
+    watch_completions: tuple[str, ...] = ()  # PROJECT
+    no_watch_completions: tuple[str, ...] = ()  # PROJECT
+    worker_command: tuple[str, ...] | None = None  # argv; () for the default worker
+    concurrency: str | None = None
+    task_deadline: str | None = None
+    guard_delay: str | None = None
+    still_running: str | None = None
+    reconcile_after: str | None = None
+
+
+def _assignment(text: str, flag: str, what: str, problems: Problems) -> tuple[str, str] | None:
+    project, sign, value = text.partition("=")
+    if not sign or not project.strip() or not value:
+        problems.add(f"{flag} {text!r}: expected PROJECT={what}")
+        return None
+    return project.strip(), value
+
+
+def _project_key(text: str, flag: str, problems: Problems) -> str | None:
+    number = positive_id(text, f"{flag} {text!r}", problems)
+    return None if number is None else str(number)
+
+
+def _merge_trust(trust_value: Any, changes: Changes, problems: Problems) -> dict[str, Any]:
+    trust = dict(trust_value) if isinstance(trust_value, Mapping) else {}
+    if changes.trust_mode is not None:
+        trust["mode"] = changes.trust_mode
+    if changes.operator_id is not None:
+        trust["operator_id"] = changes.operator_id
+    allow = list(trust.get("allow") or []) if isinstance(trust.get("allow"), list | None) else []
+    for person in changes.allow:
+        number = positive_id(person, f"--allow {person!r}", problems)
+        if number is not None and number not in allow:
+            allow.append(number)
+    for person in changes.remove_allow:
+        number = positive_id(person, f"--remove-allow {person!r}", problems)
+        allow = [item for item in allow if item != number and str(item) != str(number)]
+    trust["allow"] = allow
+    return trust
+
+
+def _merge_routes(routes_value: Any, changes: Changes, problems: Problems) -> dict[str, Any]:
+    routes: dict[str, Any] = {}
+    if isinstance(routes_value, Mapping):
+        for key, value in routes_value.items():
+            routes[str(key)] = dict(value) if isinstance(value, Mapping) else value
+    for text in changes.remove_routes:
+        key = _project_key(text, "--remove-route", problems)
+        if key is not None and routes.pop(key, None) is None:
+            problems.add(f"--remove-route {text}: there is no route for project {key}")
+    for text in changes.routes:
+        found = _assignment(text, "--route", "DIR", problems)
+        key = _project_key(found[0], "--route", problems) if found else None
+        if found and key is not None:
+            routes.setdefault(key, {})["directory"] = found[1]
+    for text in changes.classes:
+        found = _assignment(text, "--class", "NAME", problems)
+        key = _project_key(found[0], "--class", problems) if found else None
+        if found and key is not None:
+            if key in routes:
+                routes[key]["class"] = found[1]
+            else:
+                problems.add(f"--class {text}: there is no route for project {key} (add --route {key}=DIR)")
+    for flag, texts, watched in (
+        ("--watch-completions", changes.watch_completions, True),
+        ("--no-watch-completions", changes.no_watch_completions, False),
+    ):
+        for text in texts:
+            key = _project_key(text, flag, problems)
+            if key is not None and key in routes:
+                routes[key]["watch_completions"] = watched
+            elif key is not None:
+                problems.add(f"{flag} {text}: there is no route for project {key} (add --route {key}=DIR)")
+    return routes
+
+
+def merge(existing: Mapping[str, Any], changes: Changes) -> Result[Configuration, tuple[str, ...]]:
+    """``existing`` with ``changes`` applied, validated; every other field kept (rule 1)."""
+    problems = Problems()
+    data: dict[str, Any] = dict(existing)
+    overrides: tuple[tuple[str, Any], ...] = (
+        ("account_id", changes.account_id),
+        ("base_url", changes.base_url),
+        ("agent_id", changes.agent_id),
+        ("token_file", changes.token_file),
+        ("task_deadline", changes.task_deadline),
+    )
+    for key, value in overrides:
+        if value is not None:
+            data[key] = value
+    data["trust"] = _merge_trust(data.get("trust"), changes, problems)
+    data["routes"] = _merge_routes(data.get("routes"), changes, problems)
+    if changes.worker_command is not None:
+        data["worker_command"] = list(changes.worker_command) or None
+    if changes.concurrency is not None:
+        text = changes.concurrency.strip()
+        data["concurrency"] = int(text) if text.isdigit() else changes.concurrency
+    timings = dict(data["timings"]) if isinstance(data.get("timings"), Mapping) else {}
+    for key, value in (
+        ("guard_delay", changes.guard_delay),
+        ("still_running", changes.still_running),
+        ("reconcile_after", changes.reconcile_after),
+    ):
+        if value is not None:
+            timings[key] = value
+    data["timings"] = timings
+    parsed = parse_configuration(data)
+    if problems.lines:
+        later = parsed.failure() if isinstance(parsed, Failure) else ()
+        return Failure(tuple(problems.lines) + tuple(line for line in later if line not in problems.lines))
+    return parsed
