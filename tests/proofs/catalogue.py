@@ -244,16 +244,59 @@ OUTBOX = [
     ),
     rule(
         "start reconciles what a previous process left before it sends",
-        "        self.reconcile(deadline=deadline)\n        return self.flush(\n",
-        "        summary = self.flush(\n",
+        "    parts.outbox.reconcile(deadline=deadline)\n",
+        "",
         "test_start_settles_what_a_previous_process_left_before_sending",
         also=(
             (
-                "leaving=frozenset({IntentKind.still_running})\n        )\n",
-                "leaving=frozenset({IntentKind.still_running})\n        )\n"
-                "        self.reconcile(deadline=deadline)\n        return summary\n",
+                "    sent = parts.outbox.flush(deadline=deadline, stop_when_uncertain=True, leaving=leaving)\n",
+                "    sent = parts.outbox.flush(deadline=deadline, stop_when_uncertain=True, leaving=leaving)\n"
+                "    parts.outbox.reconcile(deadline=deadline)\n",
             ),
         ),
+    ),
+    rule(
+        "one start path: the production start settles what a previous process left",
+        "            held = settle_previous(parts, deadline).held\n",
+        "            held = []\n",
+        "test_the_production_start_reconciles_and_sweeps_what_a_previous_process_left",
+    ),
+    rule(
+        "the start reconciles: without it a previous process's sending intent is never listed",
+        "    parts.outbox.reconcile(deadline=deadline)\n",
+        "",
+        "test_start_runs_every_step_once_in_the_designs_order",
+        "test_the_production_start_reconciles_and_sweeps_what_a_previous_process_left",
+    ),
+    rule(
+        "the start sweeps session files before recovery runs",
+        "    _begin(\"sweep\")\n    if parts.sessions is not None:\n",
+        "    _begin(\"sweep\")\n    if False:\n",
+        "test_start_runs_every_step_once_in_the_designs_order",
+        also=(
+            (
+                "    _begin(\"send\")\n",
+                "    if parts.sessions is not None:\n        sweep_sessions(parts.sessions)\n    _begin(\"send\")\n",
+            ),
+        ),
+    ),
+    rule(
+        "the start recovers before it sends",
+        "    held = [] if parts.recovery is None else parts.recovery.recover()\n",
+        "",
+        "test_start_runs_every_step_once_in_the_designs_order",
+        also=(
+            (
+                "    return Started(held, sent)\n",
+                "    held = [] if parts.recovery is None else parts.recovery.recover()\n    return Started(held, sent)\n",
+            ),
+        ),
+    ),
+    rule(
+        "a reconciliation listing ends within its own bound, not only the caller's deadline",
+        "        bound = self._clock.monotonic() + self._options.listing_timeout.total_seconds()\n",
+        "        bound = self._clock.monotonic() + 10**9\n",
+        "test_a_stalled_listing_ends_within_its_own_bound_not_the_starts",
     ),
     rule(
         "start stops sending at the first send that may not have landed",

@@ -118,8 +118,8 @@ DISPATCH: list[Mutation] = [
     ),
     rule(
         "the start removes the session files a previous process left (they can hold a task token)",
-        "            swept = sweep_sessions(self.sessions)",
-        "            swept = []",
+        "        swept = sweep_sessions(parts.sessions)",
+        "        swept = []",
         "test_connect_run.py",
     ),
     rule(
