@@ -299,6 +299,24 @@ OUTBOX = [
         "test_a_stalled_listing_ends_within_its_own_bound_not_the_starts",
     ),
     rule(
+        "the sender's moves ask core.edges before any SQL",
+        "        moved = asked(INTENT_EDGES, expected, to, Actor.automatic)\n",
+        "        moved = to\n",
+        "test_an_illegal_intent_move_is_refused_by_core_before_sql",
+    ),
+    rule(
+        "the dispatcher's record moves ask core.edges: its actor rule, which no trigger holds",
+        "    moved = asked(RECORD_EDGES, RecordState.dispatched, decision.record_to, Actor.dispatcher)\n",
+        "    moved = decision.record_to\n",
+        "test_the_dispatcher_may_not_discard_a_record_core_refuses_before_sql",
+    ),
+    rule(
+        "a move core refuses raises before the ledger writes it",
+        "            raise MoveRefused(illegal)\n",
+        "            return target\n",
+        "test_moves_ask_core.py",
+    ),
+    rule(
         "start stops sending at the first send that may not have landed",
         "if stop_when_uncertain and result is SendResult.uncertain:",
         "if False:",
@@ -311,9 +329,10 @@ OUTBOX = [
         "test_outbox_kill.py",
         also=(
             (
-                "        IntentState.pending,\n        \"state = 'sending', sending_at = ?\",",
+                "        IntentState.pending,\n        \"sending_at = ?\",\n        [format_timestamp(now)],\n"
+                "        to=IntentState.sending,\n",
                 '        IntentState(connection.execute("SELECT state FROM outbox WHERE id = ?", (intent_id,)).fetchone()[0]),\n'
-                "        \"state = 'sending', sending_at = ?\",",
+                "        \"state = 'sending', sending_at = ?\",\n        [format_timestamp(now)],\n        to=None,\n",
             ),
         ),
     ),
