@@ -142,3 +142,22 @@ def test_a_restart_does_not_post_still_running_for_an_attempt_recovery_is_about_
         ]
     assert _still_running_posts(basecamp, REPLY_DESTINATION) == []
 
+
+
+def test_a_start_with_recovery_recovers_first_so_its_send_cancels_the_notice_of_an_ended_attempt(
+    world: LedgerWorld, ledger: Ledger, basecamp: FakeBasecamp
+) -> None:
+    world.request(101)
+    launch = world.launch(101, work_dir="/srv/project", running_pid=4242)
+    world.get_dispatch(launch.task_id, 101)
+    world.tick(launch.attempt_id)  # still-running notice, due now; the work is not reported
+    # The connector was SIGKILLed here; the production start (recovery among its parts) follows.
+    outbox = Outbox(ledger, basecamp, AGENT_ID, OutboxOptions())
+    dispatcher = Dispatcher(ledger, {PROJECT: Path("/srv/project")}, RecordingDriver(), AlwaysGone())
+    started = settle_previous(StartParts(outbox, recovery=dispatcher), ledger.clock.monotonic() + 30)
+    assert started.held == []
+    with ledger.read() as connection:
+        assert connection.execute("SELECT state FROM outbox WHERE kind = 'still_running'").fetchall() == [
+            ("canceled",)
+        ], "the start's own send read it, after recovery ended its attempt"
+    assert _still_running_posts(basecamp, REPLY_DESTINATION) == []

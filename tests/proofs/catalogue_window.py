@@ -26,6 +26,12 @@ WINDOW: list[Mutation] = [
         "test_a_restart_does_not_post_still_running_for_an_attempt_recovery_is_about_to_end",
     ),
     rule(
+        "a start with recovery reads still-running notices in its own send, recovery having run",
+        "    leaving = frozenset({IntentKind.still_running}) if parts.recovery is None else frozenset()",
+        "    leaving = frozenset({IntentKind.still_running})",
+        "test_a_start_with_recovery_recovers_first_so_its_send_cancels_the_notice_of_an_ended_attempt",
+    ),
+    rule(
         "the outbox reads past the kinds a flush leaves pending",
         "    kinds = f\" AND kind NOT IN ({', '.join('?' for _ in left)})\" if left else \"\"",
         "    kinds = \"\"",
