@@ -1,12 +1,13 @@
 """The connector as one running thing: its parts wired in the order the design requires.
 
 Rules:
-1. Start order (before intake, admission or dispatch run): the outbox reconciles what a previous
-   process left sending; the session files a previous process left (they can hold a task token)
-   are removed; the dispatcher recovers what a previous process left running; then the
-   outbox sends what is due. (A pending still-running notice of an attempt recovery is about to
-   end is canceled by its claim check, because recovery ran first.) A ledger that cannot be
-   settled stops the start.
+1. Start (before intake, admission or dispatch run) is ``shell.start.settle_previous`` with all
+   its parts: the outbox reconciles what a previous process left sending; the session files a
+   previous process left (they can hold a task token) are removed; the dispatcher recovers what
+   a previous process left running; then the outbox sends what is due. (A pending still-running
+   notice of an attempt recovery is about to end is canceled by its claim check, because
+   recovery ran first.) A ledger that cannot be settled stops the start. Then every seen record
+   is admitted again and the feed is read once.
 2. Then three loops run together until asked to stop: intake and admission; the dispatcher;
    the outbox. Every seen record re-runs admission on start.
 3. Shutdown: intake stops, workers are stopped (``shutdown``) and settled, and the outbox
@@ -37,7 +38,8 @@ from shell.intake import Intake, IntakeFailed
 from shell.ledger.connection import Ledger
 from shell.lifecycle_hooks import LifecycleHooks
 from shell.outbox import Outbox, OutboxLedgerError, OutboxOptions
-from shell.worker.driver import CommandDriver, WorkerCommand, sweep_sessions
+from shell.start import StartParts, settle_previous
+from shell.worker.driver import CommandDriver, WorkerCommand
 
 log = logging.getLogger("connector.run")
 
@@ -119,12 +121,8 @@ class Connector:
         deadline = self.clock.monotonic() + bound.total_seconds()
         held: list[str] = []
         if not self.shadow:
-            self.outbox.reconcile(deadline=deadline)
-            swept = sweep_sessions(self.sessions)  # a previous process's session files can hold a token
-            if swept:
-                log.info("start: removed %d session directories a previous process left", len(swept))
-            held = self.dispatcher.recover()
-            self.outbox.flush(deadline=deadline, stop_when_uncertain=True)
+            parts = StartParts(self.outbox, sessions=self.sessions, recovery=self.dispatcher)
+            held = settle_previous(parts, deadline).held
         with self.ledger.read() as connection:
             seen = [
                 row[0] for row in connection.execute("SELECT id FROM events WHERE state = 'seen' ORDER BY id")

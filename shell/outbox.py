@@ -24,10 +24,8 @@ Rules (the outbox's ten invariants, ../shared/reference/lifecycle-outbox-pr.txt)
    whatever the deadline does. A listing that fails only backs off.
 8. Deadlines are monotonic seconds on the ledger's clock. With a deadline and less than
    ``MIN_POST_WINDOW`` left nothing is claimed; every request is capped at the deadline.
-9. ``start`` sends before dispatcher recovery (the design's order) but leaves every
-   still-running notice pending, unread: at start each live attempt belongs to a previous
-   process, and whether its worker still runs is recovery's to say. After recovery the next
-   flush claims it, or cancels it because recovery ended its attempt (review finding 2).
+9. A flush leaves the intents of a kind in ``leaving`` pending, untouched. Starting is not the
+   outbox's: ``shell.start`` runs the one start sequence (reconcile, sweep, recover, send).
 """
 
 from __future__ import annotations
@@ -342,14 +340,6 @@ class Outbox:
                 self._log(row, "indeterminate", note=note)
 
     # -- the lifecycle ---------------------------------------------------------------------
-
-    def start(self, deadline: float) -> FlushSummary:
-        """Before anything else runs: reconcile what a previous process left, then send all but
-        its still-running notices (rule 9)."""
-        self.reconcile(deadline=deadline)
-        return self.flush(
-            deadline=deadline, stop_when_uncertain=True, leaving=frozenset({IntentKind.still_running})
-        )
 
     def run_once(self) -> FlushSummary:
         """One tick: a batch of sends, then at most one listing."""

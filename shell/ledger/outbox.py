@@ -10,6 +10,8 @@ Rules:
 3. ``write_intents`` inserts with ``ON CONFLICT (intent_key) DO NOTHING``: a second write for a
    key writes nothing (invariant 2).
 4. Nothing here posts, lists or decides; it only reads and writes rows.
+5. Every state it writes (an intent's, a guard's) is the connector's move as ``core.edges``
+   answers it (``shell.ledger.moves``): an illegal move is refused before any SQL runs.
 """
 
 from __future__ import annotations
@@ -21,10 +23,20 @@ from datetime import datetime
 
 from core.adoption import Rival
 from core.destinations import Destination, MessageKind
-from core.edges import AttemptState, DeliveryState, GuardState, IntentState, RecordState
+from core.edges import (
+    GUARD_EDGES,
+    INTENT_EDGES,
+    Actor,
+    AttemptState,
+    DeliveryState,
+    GuardState,
+    IntentState,
+    RecordState,
+)
 from core.intents import Intent, IntentKind
 from core.snapshots import AttemptSnapshot, RecordSnapshot, TaskEventSnapshot
 from core.timestamps import format_timestamp, parse_timestamp
+from shell.ledger.moves import asked
 
 RIVAL_STATES = ("pending", "sending", "indeterminate", "abandoned")
 
@@ -336,10 +348,22 @@ def rivals(connection: sqlite3.Connection, row: IntentRow) -> list[Rival]:
 
 
 def _move(
-    connection: sqlite3.Connection, intent_id: int, expected: IntentState, sql: str, values: Sequence[object]
+    connection: sqlite3.Connection,
+    intent_id: int,
+    expected: IntentState,
+    sql: str,
+    values: Sequence[object],
+    *,
+    to: IntentState | None,
 ) -> None:
+    """Compare-and-set from ``expected``; a move ``to`` a state is asked of ``core.edges`` first (rule 5)."""
+    if to is None:
+        assignments, arguments = sql, [*values]
+    else:
+        moved = asked(INTENT_EDGES, expected, to, Actor.automatic)
+        assignments, arguments = f"state = ?, {sql}", [str(moved), *values]
     cursor = connection.execute(
-        f"UPDATE outbox SET {sql} WHERE id = ? AND state = ?", [*values, intent_id, str(expected)]
+        f"UPDATE outbox SET {assignments} WHERE id = ? AND state = ?", [*arguments, intent_id, str(expected)]
     )
     if cursor.rowcount != 1:
         raise IntentMoved(f"intent {intent_id} is no longer {expected}")
@@ -350,15 +374,18 @@ def claim(connection: sqlite3.Connection, intent_id: int, now: datetime) -> None
         connection,
         intent_id,
         IntentState.pending,
-        "state = 'sending', sending_at = ?",
+        "sending_at = ?",
         [format_timestamp(now)],
+        to=IntentState.sending,
     )
 
 
 def fire_guard(connection: sqlite3.Connection, event_id: int) -> int:
     """Mark every armed task row of the event fired: the guard is reported from its claim."""
+    fired = asked(GUARD_EDGES, GuardState.armed, GuardState.fired, Actor.automatic)
     return connection.execute(
-        "UPDATE task_events SET guard = 'fired' WHERE event_id = ? AND guard = 'armed'", (event_id,)
+        "UPDATE task_events SET guard = ? WHERE event_id = ? AND guard = ?",
+        (str(fired), event_id, str(GuardState.armed)),
     ).rowcount
 
 
@@ -369,8 +396,9 @@ def cancel(
         connection,
         intent_id,
         expected,
-        "state = 'canceled', note = ?, finished_at = ?",
+        "note = ?, finished_at = ?",
         [note, format_timestamp(now)],
+        to=IntentState.canceled,
     )
 
 
@@ -381,18 +409,24 @@ def record_receipt(
         connection,
         intent_id,
         IntentState.sending,
-        "state = 'sent', receipt_id = ?, note = ?, finished_at = ?",
+        "receipt_id = ?, note = ?, finished_at = ?",
         [receipt_id, note, format_timestamp(now)],
+        to=IntentState.sent,
     )
 
 
 def defer(
     connection: sqlite3.Connection, intent_id: int, reconcile_at: datetime, failures: int | None = None
 ) -> None:
-    """Leave a sending intent for reconciliation at ``reconcile_at``."""
+    """Leave a sending intent for reconciliation at ``reconcile_at``: no move, the state stays."""
     if failures is None:
         _move(
-            connection, intent_id, IntentState.sending, "reconcile_at = ?", [format_timestamp(reconcile_at)]
+            connection,
+            intent_id,
+            IntentState.sending,
+            "reconcile_at = ?",
+            [format_timestamp(reconcile_at)],
+            to=None,
         )
     else:
         _move(
@@ -401,6 +435,7 @@ def defer(
             IntentState.sending,
             "reconcile_at = ?, reconcile_failures = ?",
             [format_timestamp(reconcile_at), failures],
+            to=None,
         )
 
 
@@ -412,14 +447,16 @@ def make_indeterminate(
             connection,
             intent_id,
             IntentState.sending,
-            "state = 'indeterminate', note = ?, finished_at = ?",
+            "note = ?, finished_at = ?",
             [note, format_timestamp(now)],
+            to=IntentState.indeterminate,
         )
     else:
         _move(
             connection,
             intent_id,
             IntentState.sending,
-            "state = 'indeterminate', note = ?, finished_at = ?, reconcile_failures = ?",
+            "note = ?, finished_at = ?, reconcile_failures = ?",
             [note, format_timestamp(now), failures],
+            to=IntentState.indeterminate,
         )

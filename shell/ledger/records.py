@@ -15,7 +15,9 @@ Rules:
    and empty otherwise: content is kept for admitted records alone); for a blocked verdict
    ``blocked_at`` (kept while the reason stays the same), ``retry_at`` and ``next_retry_at``
    (``core.admission.next_retry``).
-5. Then it calls ``hooks.verdict_committed`` in the same transaction: the guard and holding
+5. The verdict's state is admission's move as ``core.edges`` answers it (``shell.ledger.moves``):
+   an illegal one is refused before any SQL runs.
+6. Then it calls ``hooks.verdict_committed`` in the same transaction: the guard and holding
    reply intents commit or roll back with the verdict. A hook that raises rolls both back.
 """
 
@@ -29,8 +31,9 @@ from typing import Protocol
 
 from core.admission import Verdict, next_retry, settle_verdict
 from core.admission_matrix import EventPointer
-from core.edges import RecordState
+from core.edges import RECORD_EDGES, Actor, RecordState
 from core.timestamps import format_timestamp, parse_timestamp
+from shell.ledger.moves import asked
 
 PENDING_STATES = frozenset({RecordState.seen, RecordState.blocked})
 PERSON_ACTOR = "person"
@@ -138,6 +141,7 @@ def commit_verdict(  # noqa: PLR0917 -- the brief's signature, positional
     if current is None or current.revision != loaded_revision or not current.pending:
         return False
     settled = settle_verdict(verdict, conversation_live(connection, event_id, verdict.conversation_key))
+    state = asked(RECORD_EDGES, current.state, settled.state, Actor.admission)
     stamp = format_timestamp(now)
     reason = "" if settled.reason is None else str(settled.reason)
     blocked_at: datetime | None = None
@@ -156,7 +160,7 @@ def commit_verdict(  # noqa: PLR0917 -- the brief's signature, positional
         " retry_at = ?, next_retry_at = ?, revision = revision + 1"
         " WHERE id = ? AND revision = ?",
         (
-            str(settled.state),
+            str(state),
             reason,
             "" if settled.trigger is None else str(settled.trigger),
             int(settled.acknowledge),

@@ -11,6 +11,9 @@ Rules (spec 1.6, the dispatch invariants):
    ``core.settlement.settle``, the task is superseded (its token refused, its rows retired), and
    the completion intent is written by the hook from the rows the settlement wrote.
 5. The functions here never commit: callers hold ``Ledger.write()``.
+6. Every state written here (a record's, a delivery's, an attempt's, a task's) is the
+   dispatcher's move as ``core.edges`` answers it (``shell.ledger.moves``), asked before the SQL
+   that writes it; the compare-and-set and the triggers stay behind it.
 """
 
 from __future__ import annotations
@@ -21,11 +24,22 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 
-from core.edges import DeliveryState, RecordState
+from core.edges import (
+    ATTEMPT_EDGES,
+    DELIVERY_EDGES,
+    RECORD_EDGES,
+    TASK_EDGES,
+    Actor,
+    AttemptState,
+    DeliveryState,
+    RecordState,
+    TaskState,
+)
 from core.settlement import LiveRow, RowSettlement, settle
 from core.snapshots import Settlement, StopReason
 from core.timestamps import format_timestamp
 from shell.crashpoints import pause_at
+from shell.ledger.moves import asked
 from shell.lifecycle_hooks import LifecycleHooks
 
 
@@ -140,11 +154,12 @@ def launch(
         "INSERT INTO attempts (id, task_id, seq, state, launched_at) VALUES (?, ?, 1, 'launching', ?)",
         (attempt_id, task_id, stamp),
     )
+    exposed = asked(DELIVERY_EDGES, DeliveryState.admitted, DeliveryState.exposed, Actor.dispatcher)
     _checked(
         connection.execute(
-            "UPDATE task_events SET delivery = 'exposed', exposed_at = ?, exposed_attempt_id = ?"
+            "UPDATE task_events SET delivery = ?, exposed_at = ?, exposed_attempt_id = ?"
             " WHERE task_id = ? AND event_id = ? AND delivery = 'admitted'",
-            (stamp, attempt_id, task_id, event_id),
+            (str(exposed), stamp, attempt_id, task_id, event_id),
         ),
         f"event {event_id} could not be exposed on task {task_id}",
     )
@@ -155,16 +170,17 @@ def _join(
     connection: sqlite3.Connection, task_id: int, conversation: str, stamp: str, first: int | None = None
 ) -> tuple[int, ...]:
     """Put every record waiting on the conversation onto the task, oldest first, then dispatch them."""
-    waiting = [
-        row[0]
+    found = {
+        row[0]: RecordState(row[1])
         for row in connection.execute(
-            "SELECT e.id FROM events e WHERE e.conversation_key = ? AND e.state IN ('admitted', 'queued')"
+            "SELECT e.id, e.state FROM events e WHERE e.conversation_key = ? AND e.state IN ('admitted', 'queued')"
             " AND e.snapshot IS NOT NULL"
             " AND NOT EXISTS (SELECT 1 FROM task_events te WHERE te.event_id = e.id AND te.retired_at IS NULL)"
             " ORDER BY e.id",
             (conversation,),
         )
-    ]
+    }
+    waiting = list(found)
     if first is not None and first not in waiting:
         raise NotStartable(f"event {first} is not waiting on its conversation")
     for joining in waiting:
@@ -173,11 +189,12 @@ def _join(
             " SELECT ?, id, conversation_key, CASE acknowledge WHEN 1 THEN 'armed' ELSE '' END FROM events WHERE id = ?",
             (task_id, joining),
         )
+        dispatched = asked(RECORD_EDGES, found[joining], RecordState.dispatched, Actor.dispatcher)
         _checked(
             connection.execute(
-                "UPDATE events SET state = 'dispatched', revision = revision + 1, updated_at = ?"
+                "UPDATE events SET state = ?, revision = revision + 1, updated_at = ?"
                 " WHERE id = ? AND state IN ('admitted', 'queued')",
-                (stamp, joining),
+                (str(dispatched), stamp, joining),
             ),
             f"event {joining} moved while joining task {task_id}",
         )
@@ -203,11 +220,12 @@ def mark_running(
     process_started: str,
     now: datetime,
 ) -> None:
+    running = asked(ATTEMPT_EDGES, AttemptState.launching, AttemptState.running, Actor.dispatcher)
     _checked(
         connection.execute(
-            "UPDATE attempts SET state = 'running', pid = ?, pgid = ?, process_started = ?, running_at = ?"
+            "UPDATE attempts SET state = ?, pid = ?, pgid = ?, process_started = ?, running_at = ?"
             " WHERE id = ? AND state = 'launching'",
-            (pid, pgid, process_started, format_timestamp(now), attempt_id),
+            (str(running), pid, pgid, process_started, format_timestamp(now), attempt_id),
         ),
         f"attempt {attempt_id} is no longer launching",
     )
@@ -234,16 +252,17 @@ def end_attempt(
     """End the attempt and settle its task, in the caller's one transaction (rule 4)."""
     stamp = format_timestamp(now)
     found = connection.execute(
-        "SELECT task_id FROM attempts WHERE id = ? AND state <> 'ended'", (attempt_id,)
+        "SELECT task_id, state FROM attempts WHERE id = ? AND state <> 'ended'", (attempt_id,)
     ).fetchone()
     if found is None:
         raise TransitionRefused(f"attempt {attempt_id} has already ended or does not exist")
-    (task_id,) = found
+    task_id, attempt_state = found
+    ended = asked(ATTEMPT_EDGES, AttemptState(attempt_state), AttemptState.ended, Actor.dispatcher)
     _checked(
         connection.execute(
-            "UPDATE attempts SET state = 'ended', stop_reason = ?, spawn_failed = ?, ended_at = ?"
-            " WHERE id = ? AND state <> 'ended'",
-            (str(stop_reason), int(spawn_failed), stamp, attempt_id),
+            "UPDATE attempts SET state = ?, stop_reason = ?, spawn_failed = ?, ended_at = ?"
+            " WHERE id = ? AND state = ?",
+            (str(ended), str(stop_reason), int(spawn_failed), stamp, attempt_id, attempt_state),
         ),
         f"attempt {attempt_id} ended under us",
     )
@@ -265,14 +284,20 @@ def end_attempt(
         )
     ]
     decisions = settle(rows, spawn_failed)
+    delivery_of = {row.event_id: row.delivery for row in rows}
     for decision in decisions:
         if decision.settlement is Settlement.unknown:
-            connection.execute(
-                "UPDATE task_events SET delivery = 'completed', outcome = 'unknown', completed_at = ?"
-                " WHERE task_id = ? AND event_id = ? AND delivery IN ('exposed', 'delivered')",
-                (stamp, task_id, decision.event_id),
-            )
+            if delivery_of[decision.event_id] in (DeliveryState.exposed, DeliveryState.delivered):
+                completed = asked(
+                    DELIVERY_EDGES, delivery_of[decision.event_id], DeliveryState.completed, Actor.dispatcher
+                )
+                connection.execute(
+                    "UPDATE task_events SET delivery = ?, outcome = 'unknown', completed_at = ?"
+                    " WHERE task_id = ? AND event_id = ? AND delivery IN ('exposed', 'delivered')",
+                    (str(completed), stamp, task_id, decision.event_id),
+                )
             _move_record(connection, decision, stamp)
+    asked(TASK_EDGES, TaskState.live, TaskState.superseded, Actor.dispatcher)
     _checked(
         connection.execute(
             "UPDATE tasks SET superseded_at = ?, ended_at = ? WHERE id = ? AND superseded_at IS NULL",
@@ -297,8 +322,9 @@ def end_attempt(
 def _move_record(connection: sqlite3.Connection, decision: RowSettlement, stamp: str) -> None:
     if decision.record_to is None:
         return
+    moved = asked(RECORD_EDGES, RecordState.dispatched, decision.record_to, Actor.dispatcher)
     connection.execute(
         "UPDATE events SET state = ?, reason = ?, revision = revision + 1, updated_at = ?"
         " WHERE id = ? AND state = 'dispatched'",
-        (str(decision.record_to), decision.record_reason, stamp, decision.event_id),
+        (str(moved), decision.record_reason, stamp, decision.event_id),
     )

@@ -9,7 +9,7 @@ What it measures, each on a fresh copy of one ledger template, all in one direct
    settings (WAL, synchronous=FULL, BEGIN IMMEDIATE) on a copy of the same migrated ledger:
    ``UPDATE outbox SET state='sending' ...`` then ``UPDATE outbox SET state='sent' ...``, each in
    its own transaction. Seconds per intent.
-3. start: ``Outbox.start()`` over S stale sending intents (an hour old, each at its own
+3. start: ``shell.start.settle_previous`` over S stale sending intents (an hour old, each at its own
    destination), with a poster whose listing answers at once with exactly one matching message,
    so every intent is adopted. Seconds per intent.
 4. adoption: ``core.adoption.decide_adoption`` over an L-message listing. Seconds per decision.
@@ -55,6 +55,7 @@ from core.text import message_text
 from core.timestamps import format_timestamp
 from shell.ledger.connection import BUSY_TIMEOUT_SECONDS, Ledger, open_ledger
 from shell.outbox import Outbox, SendResult
+from shell.start import StartParts, settle_previous
 from tests.support.fake_basecamp import AGENT_ID, SOMEONE_ELSE
 from tests.support.ledger_world import LedgerWorld
 
@@ -430,7 +431,7 @@ def time_start(path: Path, stale: int, profiler: cProfile.Profile | None = None)
         if profiler is not None:
             profiler.enable()
         watch = Stopwatch()
-        summary = outbox.start(deadline=time.monotonic() + 1_000_000)
+        summary = settle_previous(StartParts(outbox), time.monotonic() + 1_000_000).sent
         result = watch.stop(settings)
         if profiler is not None:
             profiler.disable()

@@ -7,6 +7,7 @@ from core.reconcile import MAX_RECONCILE_FAILURES
 from shell.clock import FakeClock
 from shell.ledger.connection import Ledger
 from shell.outbox import Outbox, SendResult
+from shell.start import StartParts, settle_previous
 from tests.support.fake_basecamp import AGENT_ID, SOMEONE_ELSE, FakeBasecamp, Listing, Post
 from tests.support.ledger_world import LedgerWorld, boost_on
 
@@ -229,7 +230,7 @@ def test_a_restart_leaves_a_young_sending_intent_its_minute_to_land(
     basecamp.before_post = None
     restarted = Outbox(ledger, basecamp, AGENT_ID)
     clock.advance(10)
-    restarted.start(deadline=clock.monotonic() + 60)
+    settle_previous(StartParts(restarted), clock.monotonic() + 60)
     restarted.run_once()
     assert basecamp.list_count() == 0, "listing it now could only call it indeterminate for want of patience"
     clock.advance(51)

@@ -10,6 +10,7 @@ from core.destinations import Destination
 from shell.clock import FakeClock
 from shell.ledger.connection import Ledger, open_ledger
 from shell.outbox import Outbox, OutboxLedgerError, OutboxOptions, SendResult
+from shell.start import StartParts, settle_previous
 from tests.support.fake_basecamp import AGENT_ID, FakeBasecamp, Post
 from tests.support.ledger_world import LedgerWorld, boost_on
 
@@ -109,7 +110,7 @@ def test_an_uncertain_post_is_never_posted_again(
     clock.advance(3600)
     outbox.run_once()
     restarted = Outbox(ledger, basecamp, AGENT_ID)
-    restarted.start(deadline=clock.monotonic() + 60)
+    settle_previous(StartParts(restarted), clock.monotonic() + 60)
     restarted.run_once()
     assert basecamp.post_count() == 1
     assert world.outbox() == [(1, "guard_ack", "indeterminate", notes.matching_messages(0))]

@@ -1,10 +1,17 @@
-"""Start: reconcile what a previous process left, then send; a ledger failure stops it."""
+"""Start (``shell.start``): reconcile what a previous process left, sweep its session files,
+recover its attempts, then send, in that order; a ledger failure stops it."""
+
+from datetime import datetime
+from pathlib import Path
 
 import pytest
 
+from core.destinations import Destination, ListedMessage
+from core.posting import PostOutcome
 from shell.clock import FakeClock
 from shell.ledger.connection import Ledger
 from shell.outbox import Outbox, OutboxLedgerError, SendResult
+from shell.start import START_STEPS, StartParts, settle_previous
 from tests.support.fake_basecamp import AGENT_ID, FakeBasecamp, Listing, Post
 from tests.support.ledger_world import LedgerWorld, boost_on
 
@@ -26,7 +33,7 @@ def test_start_settles_what_a_previous_process_left_before_sending(
     clock.advance(31)
     basecamp.calls.clear()
     restarted = Outbox(ledger, basecamp, AGENT_ID)
-    restarted.start(deadline=clock.monotonic() + 60)
+    settle_previous(StartParts(restarted), clock.monotonic() + 60)
     assert [name for name, _ in basecamp.calls] == ["list", "post"]
     assert basecamp.calls[0][1] == boost_on(1)
     assert [world.state_of(n) for n in (1, 2, 3)] == ["sent", "sending", "sent"]
@@ -39,7 +46,7 @@ def test_start_stops_sending_at_the_first_send_that_may_not_have_landed(
         world.request(event_id)
     clock.advance(31)
     basecamp.posts = [Post.land, Post.lost_before_landing]
-    summary = Outbox(ledger, basecamp, AGENT_ID).start(deadline=clock.monotonic() + 60)
+    summary = settle_previous(StartParts(Outbox(ledger, basecamp, AGENT_ID)), clock.monotonic() + 60).sent
     assert summary.results == [SendResult.sent, SendResult.uncertain]
     assert world.state_of(3) == "pending"
 
@@ -55,7 +62,7 @@ def test_start_carries_on_past_a_listing_that_fails(
     world.request(2)
     clock.advance(31)
     basecamp.listings = [Listing.fail]
-    Outbox(ledger, basecamp, AGENT_ID).start(deadline=clock.monotonic() + 60)
+    settle_previous(StartParts(Outbox(ledger, basecamp, AGENT_ID)), clock.monotonic() + 60)
     assert [world.state_of(1), world.state_of(2)] == ["sending", "sent"]
 
 
@@ -70,7 +77,7 @@ def test_start_stops_on_a_ledger_that_cannot_be_settled(
     with ledger.write() as connection:
         connection.execute("ALTER TABLE task_events RENAME TO task_events_gone")
     with pytest.raises(OutboxLedgerError):
-        Outbox(ledger, basecamp, AGENT_ID).start(deadline=clock.monotonic() + 60)
+        settle_previous(StartParts(Outbox(ledger, basecamp, AGENT_ID)), clock.monotonic() + 60)
 
 
 def test_a_ledger_failure_recording_a_receipt_stops_the_start_whatever_the_deadline(
@@ -86,5 +93,65 @@ def test_a_ledger_failure_recording_a_receipt_stops_the_start_whatever_the_deadl
     deadline = clock.monotonic() + 6
     basecamp.before_post = lambda destination, body: clock.advance(10)  # the bound passes mid-request
     with pytest.raises(OutboxLedgerError, match="injected"):
-        Outbox(ledger, basecamp, AGENT_ID).start(deadline=deadline)
+        settle_previous(StartParts(Outbox(ledger, basecamp, AGENT_ID)), deadline)
     assert world.state_of(1) == "sending", "left for reconciliation, never resent"
+
+
+class _Watching(FakeBasecamp):
+    """A Basecamp that notes, at each request, whether the previous process's session files remain."""
+
+    def __init__(self, clock: FakeClock, sessions: Path, seen: list[tuple[object, ...]]) -> None:
+        super().__init__(clock)
+        self.sessions, self.seen = sessions, seen
+
+    def list(
+        self, destination: Destination, since: datetime, creator_id: int, deadline: float
+    ) -> list[ListedMessage]:
+        self.seen.append(("list", self.sessions.exists()))
+        return super().list(destination, since, creator_id, deadline)
+
+    def post(self, destination: Destination, body: str, deadline: float | None = None) -> PostOutcome:
+        self.seen.append(("post", self.sessions.exists()))
+        return super().post(destination, body, deadline)
+
+
+class _WatchingRecovery:
+    """A recovery that notes what the steps before it left behind."""
+
+    def __init__(self, world: LedgerWorld, sessions: Path, seen: list[tuple[object, ...]]) -> None:
+        self.world, self.sessions, self.seen = world, sessions, seen
+
+    def recover(self) -> list[str]:
+        self.seen.append(("recover", self.world.state_of(1), self.sessions.exists()))
+        return ["att_held"]
+
+
+def test_start_runs_every_step_once_in_the_designs_order(
+    world: LedgerWorld, ledger: Ledger, clock: FakeClock, tmp_path: Path
+) -> None:
+    sessions = tmp_path / "sessions"
+    (sessions / "att_previous").mkdir(parents=True)  # a previous process's session files
+    seen: list[tuple[object, ...]] = []
+    basecamp = _Watching(clock, sessions / "att_previous", seen)
+    world.request(1)
+    clock.advance(31)
+    basecamp.posts = [Post.lost_after_landing]
+    Outbox(ledger, basecamp, AGENT_ID).flush()  # ... and the process died: intent 1 is sending
+    clock.advance(600)
+    world.request(2)
+    clock.advance(31)
+    seen.clear()
+    parts = StartParts(
+        Outbox(ledger, basecamp, AGENT_ID),
+        sessions=sessions,
+        recovery=_WatchingRecovery(world, sessions / "att_previous", seen),
+    )
+    started = settle_previous(parts, clock.monotonic() + 60)
+    assert START_STEPS == ("reconcile", "sweep", "recover", "send")
+    assert seen == [
+        ("list", True),  # reconcile, before the sweep
+        ("recover", "sent", False),  # after reconcile settled intent 1 and the sweep ran
+        ("post", False),  # the send, last
+    ]
+    assert started.held == ["att_held"]
+    assert [world.state_of(n) for n in (1, 2)] == ["sent", "sent"]

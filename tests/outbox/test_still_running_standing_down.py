@@ -16,6 +16,7 @@ from shell.dispatcher import Dispatcher, Started
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger
 from shell.outbox import Outbox, OutboxOptions
+from shell.start import StartParts, settle_previous
 from shell.worker.driver import SpawnFailed
 from tests.support.fake_basecamp import AGENT_ID, FakeBasecamp
 from tests.support.ledger_world import PROJECT, LedgerWorld
@@ -111,7 +112,7 @@ def test_a_still_running_notice_stands_down_when_its_work_was_reported_before_th
 
 
 # -- finding 2 ------------------------------------------------------------------------------
-# Fixed: Outbox.start passes over still-running notices (shell.outbox rule 9); recovery decides.
+# Fixed: a start without recovery passes over still-running notices (shell.start rule 3).
 
 
 def test_a_restart_does_not_post_still_running_for_an_attempt_recovery_is_about_to_end(
@@ -121,11 +122,11 @@ def test_a_restart_does_not_post_still_running_for_an_attempt_recovery_is_about_
     launch = world.launch(101, work_dir="/srv/project", running_pid=4242)
     world.get_dispatch(launch.task_id, 101)
     world.tick(launch.attempt_id)  # still-running notice, due now; the work is not reported
-    # The connector was SIGKILLed here; a new one starts in the design's order: outbox.start
-    # (reconcile, send), then dispatcher.recover, then the running flushes.
+    # The connector was SIGKILLed here; a new one's outbox starts alone (reconcile, send),
+    # then dispatcher.recover, then the running flushes.
     outbox = Outbox(ledger, basecamp, AGENT_ID, OutboxOptions())
     dispatcher = Dispatcher(ledger, {PROJECT: Path("/srv/project")}, RecordingDriver(), AlwaysGone())
-    outbox.start(deadline=ledger.clock.monotonic() + 30)
+    settle_previous(StartParts(outbox), ledger.clock.monotonic() + 30)
     with ledger.read() as connection:
         assert connection.execute("SELECT state FROM outbox WHERE kind = 'still_running'").fetchall() == [
             ("pending",)
@@ -141,3 +142,22 @@ def test_a_restart_does_not_post_still_running_for_an_attempt_recovery_is_about_
         ]
     assert _still_running_posts(basecamp, REPLY_DESTINATION) == []
 
+
+
+def test_a_start_with_recovery_recovers_first_so_its_send_cancels_the_notice_of_an_ended_attempt(
+    world: LedgerWorld, ledger: Ledger, basecamp: FakeBasecamp
+) -> None:
+    world.request(101)
+    launch = world.launch(101, work_dir="/srv/project", running_pid=4242)
+    world.get_dispatch(launch.task_id, 101)
+    world.tick(launch.attempt_id)  # still-running notice, due now; the work is not reported
+    # The connector was SIGKILLed here; the production start (recovery among its parts) follows.
+    outbox = Outbox(ledger, basecamp, AGENT_ID, OutboxOptions())
+    dispatcher = Dispatcher(ledger, {PROJECT: Path("/srv/project")}, RecordingDriver(), AlwaysGone())
+    started = settle_previous(StartParts(outbox, recovery=dispatcher), ledger.clock.monotonic() + 30)
+    assert started.held == []
+    with ledger.read() as connection:
+        assert connection.execute("SELECT state FROM outbox WHERE kind = 'still_running'").fetchall() == [
+            ("canceled",)
+        ], "the start's own send read it, after recovery ended its attempt"
+    assert _still_running_posts(basecamp, REPLY_DESTINATION) == []

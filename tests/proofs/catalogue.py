@@ -244,16 +244,77 @@ OUTBOX = [
     ),
     rule(
         "start reconciles what a previous process left before it sends",
-        "        self.reconcile(deadline=deadline)\n        return self.flush(\n",
-        "        summary = self.flush(\n",
+        "    parts.outbox.reconcile(deadline=deadline)\n",
+        "",
         "test_start_settles_what_a_previous_process_left_before_sending",
         also=(
             (
-                "leaving=frozenset({IntentKind.still_running})\n        )\n",
-                "leaving=frozenset({IntentKind.still_running})\n        )\n"
-                "        self.reconcile(deadline=deadline)\n        return summary\n",
+                "    sent = parts.outbox.flush(deadline=deadline, stop_when_uncertain=True, leaving=leaving)\n",
+                "    sent = parts.outbox.flush(deadline=deadline, stop_when_uncertain=True, leaving=leaving)\n"
+                "    parts.outbox.reconcile(deadline=deadline)\n",
             ),
         ),
+    ),
+    rule(
+        "one start path: the production start settles what a previous process left",
+        "            held = settle_previous(parts, deadline).held\n",
+        "            held = []\n",
+        "test_the_production_start_reconciles_and_sweeps_what_a_previous_process_left",
+    ),
+    rule(
+        "the start reconciles: without it a previous process's sending intent is never listed",
+        "    parts.outbox.reconcile(deadline=deadline)\n",
+        "",
+        "test_start_runs_every_step_once_in_the_designs_order",
+        "test_the_production_start_reconciles_and_sweeps_what_a_previous_process_left",
+    ),
+    rule(
+        "the start sweeps session files before recovery runs",
+        "    _begin(\"sweep\")\n    if parts.sessions is not None:\n",
+        "    _begin(\"sweep\")\n    if False:\n",
+        "test_start_runs_every_step_once_in_the_designs_order",
+        also=(
+            (
+                "    _begin(\"send\")\n",
+                "    if parts.sessions is not None:\n        sweep_sessions(parts.sessions)\n    _begin(\"send\")\n",
+            ),
+        ),
+    ),
+    rule(
+        "the start recovers before it sends",
+        "    held = [] if parts.recovery is None else parts.recovery.recover()\n",
+        "",
+        "test_start_runs_every_step_once_in_the_designs_order",
+        also=(
+            (
+                "    return Started(held, sent)\n",
+                "    held = [] if parts.recovery is None else parts.recovery.recover()\n    return Started(held, sent)\n",
+            ),
+        ),
+    ),
+    rule(
+        "a reconciliation listing ends within its own bound, not only the caller's deadline",
+        "        bound = self._clock.monotonic() + self._options.listing_timeout.total_seconds()\n",
+        "        bound = self._clock.monotonic() + 10**9\n",
+        "test_a_stalled_listing_ends_within_its_own_bound_not_the_starts",
+    ),
+    rule(
+        "the sender's moves ask core.edges before any SQL",
+        "        moved = asked(INTENT_EDGES, expected, to, Actor.automatic)\n",
+        "        moved = to\n",
+        "test_an_illegal_intent_move_is_refused_by_core_before_sql",
+    ),
+    rule(
+        "the dispatcher's record moves ask core.edges: its actor rule, which no trigger holds",
+        "    moved = asked(RECORD_EDGES, RecordState.dispatched, decision.record_to, Actor.dispatcher)\n",
+        "    moved = decision.record_to\n",
+        "test_the_dispatcher_may_not_discard_a_record_core_refuses_before_sql",
+    ),
+    rule(
+        "a move core refuses raises before the ledger writes it",
+        "            raise MoveRefused(illegal)\n",
+        "            return target\n",
+        "test_moves_ask_core.py",
     ),
     rule(
         "start stops sending at the first send that may not have landed",
@@ -268,9 +329,10 @@ OUTBOX = [
         "test_outbox_kill.py",
         also=(
             (
-                "        IntentState.pending,\n        \"state = 'sending', sending_at = ?\",",
+                "        IntentState.pending,\n        \"sending_at = ?\",\n        [format_timestamp(now)],\n"
+                "        to=IntentState.sending,\n",
                 '        IntentState(connection.execute("SELECT state FROM outbox WHERE id = ?", (intent_id,)).fetchone()[0]),\n'
-                "        \"state = 'sending', sending_at = ?\",",
+                "        \"state = 'sending', sending_at = ?\",\n        [format_timestamp(now)],\n        to=None,\n",
             ),
         ),
     ),

@@ -35,10 +35,12 @@ DISPATCH: list[Mutation] = [
     ),
     rule(
         "exposure before hand-off: a launch exposes its event before the driver is asked",
-        "            \"UPDATE task_events SET delivery = 'exposed', exposed_at = ?, exposed_attempt_id = ?\"\n"
-        "            \" WHERE task_id = ? AND event_id = ? AND delivery = 'admitted'\",",
+        "            \"UPDATE task_events SET delivery = ?, exposed_at = ?, exposed_attempt_id = ?\"\n"
+        "            \" WHERE task_id = ? AND event_id = ? AND delivery = 'admitted'\",\n"
+        "            (str(exposed), stamp,",
         '            "UPDATE task_events SET exposed_at = ? , exposed_attempt_id = ?"\n'
-        "            \" WHERE task_id = ? AND event_id = ? AND delivery = 'admitted'\",",
+        "            \" WHERE task_id = ? AND event_id = ? AND delivery = 'admitted'\",\n"
+        "            (stamp,",
         "test_killed_while_a_worker_runs_the_restart_ends_it_and_settles_it_unknown",
     ),
     rule(
@@ -118,8 +120,8 @@ DISPATCH: list[Mutation] = [
     ),
     rule(
         "the start removes the session files a previous process left (they can hold a task token)",
-        "            swept = sweep_sessions(self.sessions)",
-        "            swept = []",
+        "        swept = sweep_sessions(parts.sessions)",
+        "        swept = []",
         "test_connect_run.py",
     ),
     rule(

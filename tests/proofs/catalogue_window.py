@@ -21,9 +21,15 @@ WINDOW: list[Mutation] = [
     ),
     rule(
         "start passes over still-running notices: recovery decides whether their attempt runs",
-        "            deadline=deadline, stop_when_uncertain=True, leaving=frozenset({IntentKind.still_running})",
-        "            deadline=deadline, stop_when_uncertain=True, leaving=frozenset()",
+        "    leaving = frozenset({IntentKind.still_running}) if parts.recovery is None else frozenset()",
+        "    leaving = frozenset()",
         "test_a_restart_does_not_post_still_running_for_an_attempt_recovery_is_about_to_end",
+    ),
+    rule(
+        "a start with recovery reads still-running notices in its own send, recovery having run",
+        "    leaving = frozenset({IntentKind.still_running}) if parts.recovery is None else frozenset()",
+        "    leaving = frozenset({IntentKind.still_running})",
+        "test_a_start_with_recovery_recovers_first_so_its_send_cancels_the_notice_of_an_ended_attempt",
     ),
     rule(
         "the outbox reads past the kinds a flush leaves pending",

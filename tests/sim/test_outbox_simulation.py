@@ -94,6 +94,7 @@ from shell.clock import FakeClock
 from shell.ledger.connection import Ledger, open_ledger
 from shell.ledger.resolution import ResolutionRefused, resolve_intent, waits_for_person
 from shell.outbox import Outbox
+from shell.start import StartParts, settle_previous
 from tests.support.fake_basecamp import AGENT_ID, FakeBasecamp, Listing, Post
 from tests.support.ledger_world import CAMPFIRE, PROJECT, LedgerWorld, comment_on
 
@@ -416,7 +417,7 @@ class OutboxSimulation(RuleBasedStateMachine):
         self.fake.held_until = 0.0  # the dead process's knowledge of a Retry-After died with it
         self.outbox = Outbox(self.ledger, self.poster, AGENT_ID)
         try:
-            self.outbox.start(deadline=self.clock.monotonic() + 60)
+            settle_previous(StartParts(self.outbox), self.clock.monotonic() + 60)
         except Crash:
             self._restart()
 
@@ -784,7 +785,7 @@ class OutboxSimulation(RuleBasedStateMachine):
     @rule(window=st.sampled_from([3.0, 10.0, 60.0]))
     def start(self, window: float) -> None:
         self.clean = False
-        self._drive(lambda outbox: outbox.start(deadline=self.clock.monotonic() + window))
+        self._drive(lambda outbox: settle_previous(StartParts(outbox), self.clock.monotonic() + window))
 
     @rule(where=st.sampled_from(["before_landing", "after_landing", "during_listing"]))
     def the_process_will_die(self, where: str) -> None:

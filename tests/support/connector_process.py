@@ -22,6 +22,7 @@ from shell.dispatcher import Dispatcher, DispatchOptions
 from shell.ledger.connection import open_ledger
 from shell.lifecycle_hooks import LifecycleHooks
 from shell.outbox import Outbox, OutboxOptions
+from shell.start import StartParts, settle_previous
 from shell.worker.driver import CommandDriver, WorkerCommand
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -58,7 +59,6 @@ def main() -> int:
             pass_env=("WORKER_BEHAVIOUR",),
         )
 
-
         driver = CommandDriver(
             command,
             private_dir=Path(args.sessions),
@@ -74,8 +74,8 @@ def main() -> int:
             LifecycleHooks(),
             DispatchOptions(tick=timedelta(seconds=0.1)),
         )
-        outbox.start(deadline=ledger.clock.monotonic() + 30)
-        held = dispatcher.recover()
+        parts = StartParts(outbox, sessions=Path(args.sessions), recovery=dispatcher)
+        held = settle_previous(parts, ledger.clock.monotonic() + 30).held
         print(f"started held={','.join(held)}", flush=True)
         while not stop.is_set():
             dispatcher.tick()

@@ -19,6 +19,7 @@ from types import FrameType
 from shell.basecamp.client import BasecampClient
 from shell.ledger.connection import open_ledger
 from shell.outbox import Outbox, OutboxOptions
+from shell.start import StartParts, settle_previous
 
 
 def main() -> int:
@@ -43,7 +44,7 @@ def main() -> int:
     )
     with open_ledger(args.ledger) as ledger:
         outbox = Outbox(ledger, client, args.agent, options)
-        outbox.start(deadline=ledger.clock.monotonic() + 30)
+        settle_previous(StartParts(outbox), ledger.clock.monotonic() + 30)
         print("started", flush=True)
         outbox.run(stop)
     return 0

@@ -1,0 +1,76 @@
+"""The one start path: what a previous process left is settled, in one order, before anything runs.
+
+Rules:
+1. The steps, in this order (``START_STEPS``), each logged as it begins (``start: <step>``):
+   ``reconcile`` -- the outbox lists the destinations of what a previous process left sending,
+   each listing within its own bound (``OutboxOptions.listing_timeout``) and all within the
+   start's deadline; ``sweep`` -- the session directories a previous process left (their files
+   can hold a task token) are removed; ``recover`` -- the dispatcher settles the attempts a
+   previous process left running and names those held for a person; ``send`` -- the outbox sends
+   what is due, stopping at the first send that may not have landed.
+2. A start is assembled from parts (``StartParts``): the outbox always; the session directory and
+   the recovery when a dispatcher runs. The production connector (``shell.connector``) passes all
+   three; a test or the simulation passes the outbox alone, with a stand-in or a simulated
+   Basecamp behind it, and drives this same sequence.
+3. Without a recovery the send step leaves every still-running notice pending, unread: each live
+   attempt belongs to a previous process, and whether its worker still runs is recovery's to say
+   (review finding 2). After recovery the next flush claims it, or cancels it because recovery
+   ended its attempt. With a recovery, recovery has run before the send, so the claim check
+   decides.
+4. A ledger that cannot be read or settled raises ``OutboxLedgerError``: the start stops there.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from core.intents import IntentKind
+from shell.outbox import FlushSummary, Outbox
+from shell.worker.driver import sweep_sessions
+
+log = logging.getLogger("connector.start")
+
+START_STEPS = ("reconcile", "sweep", "recover", "send")
+
+
+class Recovery(Protocol):
+    """What settles the attempts a previous process left: ``shell.dispatcher.Dispatcher``."""
+
+    def recover(self) -> list[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class StartParts:
+    outbox: Outbox
+    sessions: Path | None = None
+    recovery: Recovery | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    held: list[str]  # the attempts recovery left for a person
+    sent: FlushSummary
+
+
+def settle_previous(parts: StartParts, deadline: float) -> Started:
+    """Rule 1's steps, in order, within ``deadline`` (monotonic seconds on the ledger's clock)."""
+    _begin("reconcile")
+    parts.outbox.reconcile(deadline=deadline)
+    _begin("sweep")
+    if parts.sessions is not None:
+        swept = sweep_sessions(parts.sessions)
+        if swept:
+            log.info("start: removed %d session directories a previous process left", len(swept))
+    _begin("recover")
+    held = [] if parts.recovery is None else parts.recovery.recover()
+    _begin("send")
+    leaving = frozenset({IntentKind.still_running}) if parts.recovery is None else frozenset()
+    sent = parts.outbox.flush(deadline=deadline, stop_when_uncertain=True, leaving=leaving)
+    return Started(held, sent)
+
+
+def _begin(step: str) -> None:
+    log.info("start: %s", step)
