@@ -15,34 +15,31 @@ Rules:
    and empty otherwise: content is kept for admitted records alone); for a blocked verdict
    ``blocked_at`` (kept while the reason stays the same), ``retry_at`` and ``next_retry_at``
    (``core.admission.next_retry``).
-5. Then it calls ``hooks.verdict_committed`` in the same transaction: the guard and holding
-   reply intents commit or roll back with the verdict. A hook that raises rolls both back.
+5. Then, in the same transaction, it reads the record back, asks ``core.intents`` for the
+   intents the verdict calls for (a guard for a request, a holding reply for no route) and
+   writes them: they commit or roll back with the verdict. A ``guard_delay`` of None is a
+   shadow ledger's: it never has anything to send, and no intent is written.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Protocol
+from datetime import datetime, timedelta
 
 from core.admission import Verdict, next_retry, settle_verdict
 from core.admission_matrix import EventPointer
 from core.edges import RecordState
+from core.feed import FeedEvent
+from core.intents import intents_for_verdict
 from core.timestamps import format_timestamp, parse_timestamp
+from shell.ledger import outbox
 
 PENDING_STATES = frozenset({RecordState.seen, RecordState.blocked})
 PERSON_ACTOR = "person"
 """The actor type of a record: intake asks the feed for people's actions only."""
-
-
-class VerdictHooks(Protocol):
-    """What ``commit_verdict`` calls in its transaction (``shell.lifecycle_hooks.LifecycleHooks``)."""
-
-    def verdict_committed(
-        self, connection: sqlite3.Connection, event_id: int, decided_at: datetime
-    ) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +72,19 @@ def load(connection: sqlite3.Connection, event_id: int) -> LoadedRecord | None:
     ).fetchone()
     if found is None:
         return None
-    identifier, event_type, bucket, creator, performer, recording, state, reason, revision, blocked_at, due = found
+    (
+        identifier,
+        event_type,
+        bucket,
+        creator,
+        performer,
+        recording,
+        state,
+        reason,
+        revision,
+        blocked_at,
+        due,
+    ) = found
     pointer = EventPointer(
         id=int(identifier),
         event_type=str(event_type),
@@ -131,7 +140,7 @@ def commit_verdict(  # noqa: PLR0917 -- the brief's signature, positional
     loaded_revision: int,
     verdict: Verdict,
     now: datetime,
-    hooks: VerdictHooks,
+    guard_delay: timedelta | None,
 ) -> bool:
     """Write ``verdict`` on the record (rules 2-5); False when it was already decided."""
     current = load(connection, event_id)
@@ -179,5 +188,72 @@ def commit_verdict(  # noqa: PLR0917 -- the brief's signature, positional
     ).rowcount
     if written != 1:
         return False
-    hooks.verdict_committed(connection, event_id, now)
+    if guard_delay is not None:
+        record = outbox.record(connection, event_id)
+        assert record is not None  # written above, in this transaction
+        outbox.write_intents(connection, intents_for_verdict(record, now, guard_delay), now)
     return True
+
+
+# -- intake: the feed's events recorded as seen, and the lineage's checkpoint ------------------
+
+
+def checkpoint(connection: sqlite3.Connection, digest: str) -> tuple[str, int] | None:
+    """The (position, last served id) of lineage ``digest``, or None."""
+    row = connection.execute(
+        "SELECT position, last_served_id FROM checkpoints WHERE filter_digest = ?", (digest,)
+    ).fetchone()
+    return None if row is None else (str(row[0]), int(row[1]))
+
+
+def known_ids(connection: sqlite3.Connection, ids: Sequence[int]) -> list[int]:
+    """Which of ``ids`` the ledger already records."""
+    if not ids:
+        return []
+    marks = ", ".join("?" for _ in ids)
+    return [
+        int(found[0])
+        for found in connection.execute(
+            f"SELECT id FROM events WHERE id IN ({marks})",
+            list(ids),
+        )
+    ]
+
+
+def insert_seen(connection: sqlite3.Connection, event: FeedEvent, created_at: str, now: str) -> None:
+    """Record a feed event as ``seen``, unless its id is recorded already."""
+    connection.execute(
+        "INSERT INTO events (id, state, event_type, bucket_id, recording_id, creator_id, performed_by_id,"
+        " created_at, seen_at, updated_at) VALUES (?, 'seen', ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT(id) DO NOTHING",
+        (
+            event.id,
+            event.event_type,
+            event.bucket_id,
+            event.recording_id,
+            event.creator_id,
+            event.performed_by_id,
+            created_at,
+            now,
+            now,
+        ),
+    )
+
+
+def save_checkpoint(
+    connection: sqlite3.Connection, digest: str, position: str, last_served_id: int, now: str
+) -> None:
+    """Write lineage ``digest``'s position and last served id."""
+    connection.execute(
+        "INSERT INTO checkpoints (filter_digest, position, last_served_id, updated_at) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT(filter_digest) DO UPDATE SET position = excluded.position,"
+        " last_served_id = excluded.last_served_id, updated_at = excluded.updated_at",
+        (digest, position, last_served_id, now),
+    )
+
+
+def seen_ids(connection: sqlite3.Connection) -> list[int]:
+    """Every record still ``seen`` (awaiting its first verdict), oldest first."""
+    return [
+        int(row[0]) for row in connection.execute("SELECT id FROM events WHERE state = 'seen' ORDER BY id")
+    ]

@@ -9,8 +9,11 @@ Rules (spec 1.6, the dispatch invariants):
 3. A task's token is returned once and stored only as its SHA-256.
 4. An attempt's end is one transaction: the attempt ends, each live row is settled by
    ``core.settlement.settle``, the task is superseded (its token refused, its rows retired), and
-   the completion intent is written by the hook from the rows the settlement wrote.
-5. The functions here never commit: callers hold ``Ledger.write()``.
+   the completion intent ``core.intents`` calls for, read back from the rows the settlement
+   wrote, is written (``ON CONFLICT DO NOTHING``) in that same transaction.
+5. A still-running tick of a live attempt counts its occurrence and writes the notice
+   ``core.intents`` calls for, in one transaction; an ended attempt counts nothing more.
+6. The functions here never commit: callers hold ``Ledger.write()``.
 """
 
 from __future__ import annotations
@@ -22,11 +25,12 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from core.edges import DeliveryState, RecordState
-from core.settlement import LiveRow, RowSettlement, settle
-from core.snapshots import Settlement, StopReason
+from core.intents import Intent, completion_intent, still_running_intent
+from core.settlement import LiveRow, RowSettlement, SettledRow, read_back, settle
+from core.snapshots import EventOutcome, Settlement, StopReason
 from core.timestamps import format_timestamp
 from shell.crashpoints import pause_at
-from shell.lifecycle_hooks import LifecycleHooks
+from shell.ledger import outbox
 
 
 class NotStartable(Exception):
@@ -229,7 +233,6 @@ def end_attempt(
     *,
     spawn_failed: bool,
     now: datetime,
-    hooks: LifecycleHooks | None,
 ) -> tuple[RowSettlement, ...]:
     """End the attempt and settle its task, in the caller's one transaction (rule 4)."""
     stamp = format_timestamp(now)
@@ -288,10 +291,68 @@ def end_attempt(
             )
         if decision.settlement in (Settlement.withdrawn, Settlement.blocked_again, Settlement.returned):
             _move_record(connection, decision, stamp)
-    if hooks is not None:
-        hooks.attempt_ended(connection, attempt_id, now)
+    notice = completion(connection, attempt_id, now)
+    if notice is not None:
+        outbox.write_intents(connection, (notice,), now)
     pause_at("in_settlement")  # a crash test kills the process here, before the settlement commits
     return decisions
+
+
+def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> Intent | None:
+    """The completion notice ended attempt ``attempt_id`` calls for (``core.intents``), read back
+    from the rows its settlement wrote; None when no event needs one."""
+    attempt = outbox.attempt(connection, attempt_id)
+    if attempt is None or attempt.live:
+        raise TransitionRefused(f"attempt {attempt_id} has not ended")
+    (originating_event_id,) = connection.execute(
+        "SELECT originating_event_id FROM tasks WHERE id = ?", (attempt.task_id,)
+    ).fetchone()
+    origin = None if originating_event_id is None else outbox.record(connection, originating_event_id)
+    if origin is None:
+        raise TransitionRefused(f"task {attempt.task_id} has no originating record")
+    settled = [
+        read_back(
+            SettledRow(
+                event_id=event_id,
+                delivery=DeliveryState(delivery),
+                outcome=EventOutcome(outcome),
+                reply_id=reply_id,
+                withdrawn=withdrawn_at is not None,
+                record_state=RecordState(state),
+                record_reason=reason,
+            )
+        )
+        for event_id, delivery, outcome, reply_id, withdrawn_at, state, reason in connection.execute(
+            "SELECT te.event_id, te.delivery, te.outcome, te.reply_id, te.withdrawn_at, e.state, e.reason"
+            " FROM task_events te JOIN events e ON e.id = te.event_id WHERE te.task_id = ?"
+            " ORDER BY te.event_id",
+            (attempt.task_id,),
+        )
+    ]
+    return completion_intent(attempt, settled, origin, now)
+
+
+def still_running(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> Intent | None:
+    """A still-running tick of a live attempt: count the occurrence, write its notice (rule 5)."""
+    counted = connection.execute(
+        "UPDATE attempts SET still_running = still_running + 1 WHERE id = ? AND state <> 'ended'",
+        (attempt_id,),
+    ).rowcount
+    if counted != 1:
+        return None
+    occurrence, originating_event_id = connection.execute(
+        "SELECT a.still_running, t.originating_event_id FROM attempts a JOIN tasks t ON t.id = a.task_id"
+        " WHERE a.id = ?",
+        (attempt_id,),
+    ).fetchone()
+    attempt = outbox.attempt(connection, attempt_id)
+    origin = None if originating_event_id is None else outbox.record(connection, originating_event_id)
+    if attempt is None or origin is None:
+        raise TransitionRefused(f"attempt {attempt_id} has no task or no originating record")
+    intent = still_running_intent(attempt, origin, occurrence, now)
+    if intent is not None:
+        outbox.write_intents(connection, (intent,), now)
+    return intent
 
 
 def _move_record(connection: sqlite3.Connection, decision: RowSettlement, stamp: str) -> None:

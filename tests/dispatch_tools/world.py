@@ -15,15 +15,15 @@ import json
 import secrets
 import sqlite3
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
-from core.intents import guard_key
+from core.intents import GUARD_DELAY, guard_key, intents_for_verdict
 from core.timestamps import format_timestamp
 from shell.basecamp.standin.world import person_sgid
 from shell.ledger import outbox as ledger_outbox
 from shell.ledger.connection import Ledger
 from shell.ledger.worker_calls import DispatchLedger
-from shell.lifecycle_hooks import LifecycleHooks
 
 PROJECT = 2_085_958_504
 AGENT = 1_049_715_999
@@ -63,7 +63,7 @@ class Task:
 @dataclass
 class DispatchWorld:
     ledger: Ledger
-    hooks: LifecycleHooks = field(default_factory=LifecycleHooks)
+    guard_delay: timedelta = GUARD_DELAY
     _attempts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def now(self) -> str:
@@ -105,7 +105,10 @@ class DispatchWorld:
                     event_id,
                 ),
             )
-            self.hooks.verdict_committed(connection, event_id, self.ledger.clock.now())
+            now = self.ledger.clock.now()
+            record = ledger_outbox.record(connection, event_id)
+            assert record is not None
+            ledger_outbox.write_intents(connection, intents_for_verdict(record, now, self.guard_delay), now)
 
     # -- the dispatcher
 
