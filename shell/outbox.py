@@ -68,6 +68,7 @@ from core.reconcile import (
 from core.text import message_text
 from shell.basecamp.client import ListingFailed, Unlistable
 from shell.crashpoints import pause_at
+from shell.ledger import deliveries
 from shell.ledger import outbox as rows
 from shell.ledger.connection import Ledger, LedgerError
 
@@ -185,7 +186,7 @@ class Outbox:
                     case Claim(mark_guard_fired):
                         rows.claim(connection, row.id, now)
                         if mark_guard_fired and row.event_id is not None:
-                            rows.fire_guard(connection, row.event_id)
+                            deliveries.fire_guard(connection, row.event_id)
             if isinstance(decision, Cancel):
                 self._log(row, "canceled", note=decision.note)
                 return SendResult.canceled

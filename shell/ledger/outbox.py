@@ -23,6 +23,7 @@ from core.adoption import Rival
 from core.destinations import Destination, MessageKind
 from core.edges import AttemptState, DeliveryState, GuardState, IntentState, RecordState
 from core.intents import Intent, IntentKind
+from core.resolution import Move
 from core.snapshots import AttemptSnapshot, RecordSnapshot, TaskEventSnapshot
 from core.timestamps import format_timestamp, parse_timestamp
 
@@ -355,13 +356,6 @@ def claim(connection: sqlite3.Connection, intent_id: int, now: datetime) -> None
     )
 
 
-def fire_guard(connection: sqlite3.Connection, event_id: int) -> int:
-    """Mark every armed task row of the event fired: the guard is reported from its claim."""
-    return connection.execute(
-        "UPDATE task_events SET guard = 'fired' WHERE event_id = ? AND guard = 'armed'", (event_id,)
-    ).rowcount
-
-
 def cancel(
     connection: sqlite3.Connection, intent_id: int, expected: IntentState, note: str, now: datetime
 ) -> None:
@@ -423,3 +417,28 @@ def make_indeterminate(
             "state = 'indeterminate', note = ?, finished_at = ?, reconcile_failures = ?",
             [note, format_timestamp(now), failures],
         )
+
+
+def resolve(connection: sqlite3.Connection, row: IntentRow, move: Move) -> int:
+    """A person's ``move`` (``core.resolution``) written onto ``row`` by compare-and-set on the
+    state and note it was decided from; the row count. The ledger's triggers and its receipt
+    index raise ``sqlite3.IntegrityError`` for the caller to word (``shell.ledger.resolution``)."""
+    assignments = ["state = ?", "note = ?", "resolved_by = ?"]
+    values: list[object] = [str(move.state), move.note, move.resolved_by]
+    if move.receipt_id is not None:
+        assignments.append("receipt_id = ?")
+        values.append(move.receipt_id)
+    if move.reset_reconciliation:
+        assignments += [
+            "sending_at = NULL", "finished_at = NULL", "reconcile_failures = 0", "reconcile_at = NULL"
+        ]
+    elif move.finished_at is not None:
+        assignments.append("finished_at = ?")
+        values.append(format_timestamp(move.finished_at))
+    if move.not_before is not None:
+        assignments.append("not_before = ?")
+        values.append(format_timestamp(move.not_before))
+    return connection.execute(
+        f"UPDATE outbox SET {', '.join(assignments)} WHERE id = ? AND state = ? AND note = ?",
+        [*values, row.id, str(row.state), row.note],
+    ).rowcount

@@ -257,3 +257,55 @@ def seen_ids(connection: sqlite3.Connection) -> list[int]:
     return [
         int(row[0]) for row in connection.execute("SELECT id FROM events WHERE state = 'seen' ORDER BY id")
     ]
+
+
+# -- the other transitions' moves of a record (their owners decide; this module writes) ---------
+
+
+def dispatch(connection: sqlite3.Connection, event_id: int, stamp: str) -> sqlite3.Cursor:
+    """A waiting record joins a task (``shell.ledger.tasks``): dispatched."""
+    return connection.execute(
+        "UPDATE events SET state = 'dispatched', revision = revision + 1, updated_at = ?"
+        " WHERE id = ? AND state IN ('admitted', 'queued')",
+        (stamp, event_id),
+    )
+
+
+def settle(connection: sqlite3.Connection, event_id: int, state: RecordState, reason: str, stamp: str) -> None:
+    """A dispatched record moved by its attempt's settlement (``shell.ledger.tasks``)."""
+    connection.execute(
+        "UPDATE events SET state = ?, reason = ?, revision = revision + 1, updated_at = ?"
+        " WHERE id = ? AND state = 'dispatched'",
+        (str(state), reason, stamp, event_id),
+    )
+
+
+def complete(connection: sqlite3.Connection, event_id: int, now: str) -> int:
+    """A worker's completion of a dispatched record (``shell.ledger.worker_calls``); the row count."""
+    return connection.execute(
+        "UPDATE events SET state = 'completed', revision = revision + 1, updated_at = ?"
+        " WHERE id = ? AND state = 'dispatched'",
+        (now, event_id),
+    ).rowcount
+
+
+def decide(
+    connection: sqlite3.Connection,
+    event_id: int,
+    revision: int,
+    *,
+    state: RecordState,
+    reason: str,
+    offer_at: datetime | None,
+    stamp: str,
+) -> int:
+    """A person's decision moves the record (``shell.ledger.decisions``), compare-and-set on its
+    revision; a record blocked again starts a fresh retry window. The row count."""
+    blocked = state is RecordState.blocked
+    return connection.execute(
+        "UPDATE events SET state = ?, reason = ?, revision = revision + 1, updated_at = ?, decided_at = ?,"
+        " blocked_at = CASE WHEN ? THEN ? END, next_retry_at = ?"
+        " WHERE id = ? AND revision = ?",
+        (str(state), reason, stamp, stamp, blocked, stamp,
+         None if offer_at is None else format_timestamp(offer_at), event_id, revision),
+    ).rowcount

@@ -31,7 +31,6 @@ from returns.result import Failure, Success
 from core import notes
 from core.edges import IntentState
 from core.resolution import Abandon, Move, RefusedDecision, Resend, Resolution, Sent, resolve
-from core.timestamps import format_timestamp
 from shell.errors import EXIT_NOT_FOUND, EXIT_REFUSED, UserError
 from shell.ledger import outbox as rows
 from shell.ledger.connection import Ledger
@@ -177,33 +176,15 @@ def apply_move(connection: sqlite3.Connection, row: rows.IntentRow, move: Move) 
     Runs inside the caller's write transaction; raises (and the caller rolls back) when the
     row moved, a receipt is already owned, or the ledger's triggers refuse the edge.
     """
-    assignments = ["state = ?", "note = ?", "resolved_by = ?"]
-    values: list[object] = [str(move.state), move.note, move.resolved_by]
-    if move.receipt_id is not None:
-        assignments.append("receipt_id = ?")
-        values.append(move.receipt_id)
-    if move.reset_reconciliation:
-        assignments += [
-            "sending_at = NULL", "finished_at = NULL", "reconcile_failures = 0", "reconcile_at = NULL"
-        ]
-    elif move.finished_at is not None:
-        assignments.append("finished_at = ?")
-        values.append(format_timestamp(move.finished_at))
-    if move.not_before is not None:
-        assignments.append("not_before = ?")
-        values.append(format_timestamp(move.not_before))
     try:
-        cursor = connection.execute(
-            f"UPDATE outbox SET {', '.join(assignments)} WHERE id = ? AND state = ? AND note = ?",
-            [*values, row.id, str(row.state), row.note],
-        )
+        moved = rows.resolve(connection, row, move)
     except sqlite3.IntegrityError as error:
         if error.sqlite_errorname == "SQLITE_CONSTRAINT_UNIQUE" and move.receipt_id is not None:
             raise ReceiptOwned(_owned_line(connection, row, move.receipt_id)) from error
         raise ResolutionRefused(
             f"the ledger refused to move intent {row.id} from {row.state} to {move.state}: {error}"
         ) from error
-    if cursor.rowcount != 1:
+    if moved != 1:
         raise ResolutionRefused(
             f"intent {row.id} changed while it was being resolved (it is no longer {row.state}); "
             "nothing was written: look at it again with `show`"

@@ -30,7 +30,7 @@ from core.settlement import LiveRow, RowSettlement, SettledRow, read_back, settl
 from core.snapshots import EventOutcome, Settlement, StopReason
 from core.timestamps import format_timestamp
 from shell.crashpoints import pause_at
-from shell.ledger import outbox
+from shell.ledger import deliveries, outbox, records
 
 
 class NotStartable(Exception):
@@ -145,11 +145,7 @@ def launch(
         (attempt_id, task_id, stamp),
     )
     _checked(
-        connection.execute(
-            "UPDATE task_events SET delivery = 'exposed', exposed_at = ?, exposed_attempt_id = ?"
-            " WHERE task_id = ? AND event_id = ? AND delivery = 'admitted'",
-            (stamp, attempt_id, task_id, event_id),
-        ),
+        deliveries.expose_on_launch(connection, task_id, event_id, attempt_id, stamp),
         f"event {event_id} could not be exposed on task {task_id}",
     )
     return Launch(task_id, attempt_id, token, joined, str(trigger), str(recording_url))
@@ -172,19 +168,8 @@ def _join(
     if first is not None and first not in waiting:
         raise NotStartable(f"event {first} is not waiting on its conversation")
     for joining in waiting:
-        connection.execute(
-            "INSERT INTO task_events (task_id, event_id, conversation_key, guard)"
-            " SELECT ?, id, conversation_key, CASE acknowledge WHEN 1 THEN 'armed' ELSE '' END FROM events WHERE id = ?",
-            (task_id, joining),
-        )
-        _checked(
-            connection.execute(
-                "UPDATE events SET state = 'dispatched', revision = revision + 1, updated_at = ?"
-                " WHERE id = ? AND state IN ('admitted', 'queued')",
-                (stamp, joining),
-            ),
-            f"event {joining} moved while joining task {task_id}",
-        )
+        deliveries.join(connection, task_id, joining)
+        _checked(records.dispatch(connection, joining, stamp), f"event {joining} moved while joining task {task_id}")
     return tuple(waiting)
 
 
@@ -270,11 +255,7 @@ def end_attempt(
     decisions = settle(rows, spawn_failed)
     for decision in decisions:
         if decision.settlement is Settlement.unknown:
-            connection.execute(
-                "UPDATE task_events SET delivery = 'completed', outcome = 'unknown', completed_at = ?"
-                " WHERE task_id = ? AND event_id = ? AND delivery IN ('exposed', 'delivered')",
-                (stamp, task_id, decision.event_id),
-            )
+            deliveries.settle_unknown(connection, task_id, decision.event_id, stamp)
             _move_record(connection, decision, stamp)
     _checked(
         connection.execute(
@@ -285,10 +266,7 @@ def end_attempt(
     )
     for decision in decisions:
         if decision.settlement in (Settlement.withdrawn, Settlement.blocked_again):
-            connection.execute(
-                "UPDATE task_events SET withdrawn_at = ? WHERE task_id = ? AND event_id = ?",
-                (stamp, task_id, decision.event_id),
-            )
+            deliveries.withdraw(connection, task_id, decision.event_id, stamp)
         if decision.settlement in (Settlement.withdrawn, Settlement.blocked_again, Settlement.returned):
             _move_record(connection, decision, stamp)
     notice = completion(connection, attempt_id, now)
@@ -358,8 +336,4 @@ def still_running(connection: sqlite3.Connection, attempt_id: str, now: datetime
 def _move_record(connection: sqlite3.Connection, decision: RowSettlement, stamp: str) -> None:
     if decision.record_to is None:
         return
-    connection.execute(
-        "UPDATE events SET state = ?, reason = ?, revision = revision + 1, updated_at = ?"
-        " WHERE id = ? AND state = 'dispatched'",
-        (str(decision.record_to), decision.record_reason, stamp, decision.event_id),
-    )
+    records.settle(connection, decision.event_id, decision.record_to, decision.record_reason, stamp)

@@ -21,6 +21,7 @@ from typing import Any
 from core.intents import GUARD_DELAY, guard_key, intents_for_verdict
 from core.timestamps import format_timestamp
 from shell.basecamp.standin.world import person_sgid
+from shell.ledger import deliveries
 from shell.ledger import outbox as ledger_outbox
 from shell.ledger.connection import Ledger
 from shell.ledger.worker_calls import DispatchLedger
@@ -171,7 +172,7 @@ class DispatchWorld:
                 "SELECT id FROM outbox WHERE intent_key = ?", (guard_key(event_id),)
             ).fetchone()
             ledger_outbox.claim(connection, intent_id, self.ledger.clock.now())
-            ledger_outbox.fire_guard(connection, event_id)
+            deliveries.fire_guard(connection, event_id)
 
     def hold(self) -> None:
         with self.ledger.write() as connection:

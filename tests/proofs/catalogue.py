@@ -133,7 +133,7 @@ OUTBOX = [
     ),
     rule(
         "invariant 9: a guard is reported fired from its claim, in the claim's transaction",
-        "rows.fire_guard(connection, row.event_id)",
+        "deliveries.fire_guard(connection, row.event_id)",
         "pass",
         "test_a_guard_is_reported_fired_from_its_claim",
     ),

@@ -35,10 +35,10 @@ DISPATCH: list[Mutation] = [
     ),
     rule(
         "exposure before hand-off: a launch exposes its event before the driver is asked",
-        "            \"UPDATE task_events SET delivery = 'exposed', exposed_at = ?, exposed_attempt_id = ?\"\n"
-        "            \" WHERE task_id = ? AND event_id = ? AND delivery = 'admitted'\",",
-        '            "UPDATE task_events SET exposed_at = ? , exposed_attempt_id = ?"\n'
-        "            \" WHERE task_id = ? AND event_id = ? AND delivery = 'admitted'\",",
+        "        \"UPDATE task_events SET delivery = 'exposed', exposed_at = ?, exposed_attempt_id = ?\"\n"
+        "        \" WHERE task_id = ? AND event_id = ? AND delivery = 'admitted'\",",
+        '        "UPDATE task_events SET exposed_at = ? , exposed_attempt_id = ?"\n'
+        "        \" WHERE task_id = ? AND event_id = ? AND delivery = 'admitted'\",",
         "test_killed_while_a_worker_runs_the_restart_ends_it_and_settles_it_unknown",
     ),
     rule(
