@@ -7,9 +7,10 @@ Rules:
    the revision is still the one the decision loaded and the record still awaits a verdict
    (seen or blocked); otherwise it writes nothing and answers False (already decided). An
    applied verdict bumps the revision.
-3. In that same transaction it reads whether the record's conversation is live (a live task
-   on its key, or an older record admitted, queued or dispatched on it) and settles an
-   admitted verdict to queued (``core.admission.settle_verdict``).
+3. In that same transaction it reads one snapshot of the record's conversation (``live_work``),
+   asks ``core.dispatch.conversation_live`` (a live task on its key, or an older record
+   admitted, queued or dispatched on it) and settles an admitted verdict to queued
+   (``core.admission.settle_verdict``).
 4. It writes state, reason, trigger, acknowledge, conversation, reply destination, requester,
    decided_at; the snapshot (JSON), recording URL and type for admitted or queued only (NULL
    and empty otherwise: content is kept for admitted records alone); for a blocked verdict
@@ -31,6 +32,7 @@ from datetime import datetime, timedelta
 
 from core.admission import Verdict, next_retry, settle_verdict
 from core.admission_matrix import EventPointer
+from core.dispatch import LiveWork, OpenRecord, conversation_live
 from core.edges import RecordState
 from core.feed import FeedEvent
 from core.intents import intents_for_verdict
@@ -104,22 +106,26 @@ def load(connection: sqlite3.Connection, event_id: int) -> LoadedRecord | None:
     )
 
 
-def conversation_live(connection: sqlite3.Connection, event_id: int, conversation_key: str) -> bool:
-    """A live task on ``conversation_key``, or an older record admitted, queued or dispatched
-    on it (rule 3)."""
-    if not conversation_key:
-        return False
-    task = connection.execute(
-        "SELECT 1 FROM tasks WHERE conversation_key = ? AND ended_at IS NULL LIMIT 1", (conversation_key,)
-    ).fetchone()
-    if task is not None:
-        return True
-    older = connection.execute(
-        "SELECT 1 FROM events WHERE conversation_key = ? AND id < ?"
-        " AND state IN ('admitted', 'queued', 'dispatched') LIMIT 1",
-        (conversation_key, event_id),
-    ).fetchone()
-    return older is not None
+def live_work(connection: sqlite3.Connection, conversation_key: str | None = None) -> LiveWork:
+    """One snapshot for ``core.dispatch``: the open records (admitted, queued, dispatched; only
+    those on ``conversation_key`` when it is given) and the live tasks' conversations and
+    directories. A fetch only: the rules are core's."""
+    on_conversation = "" if conversation_key is None else " AND e.conversation_key = ?"
+    rows = connection.execute(
+        "SELECT e.id, e.bucket_id, e.conversation_key, e.state, e.snapshot IS NOT NULL,"
+        " EXISTS (SELECT 1 FROM task_events te WHERE te.event_id = e.id AND te.retired_at IS NULL)"
+        " FROM events e WHERE e.state IN ('admitted', 'queued', 'dispatched')" + on_conversation,
+        () if conversation_key is None else (conversation_key,),
+    ).fetchall()
+    tasks = connection.execute("SELECT conversation_key, work_dir FROM tasks WHERE ended_at IS NULL").fetchall()
+    return LiveWork(
+        records=tuple(
+            OpenRecord(int(event_id), int(bucket), str(key), RecordState(state), bool(snapshot), bool(on_task))
+            for event_id, bucket, key, state, snapshot, on_task in rows
+        ),
+        task_conversations=frozenset(str(key) for key, _ in tasks if key is not None),
+        task_dirs=frozenset(str(directory) for _, directory in tasks if directory is not None),
+    )
 
 
 def due_blocked(connection: sqlite3.Connection, now: datetime) -> list[tuple[int, int]]:
@@ -146,7 +152,8 @@ def commit_verdict(  # noqa: PLR0917 -- the brief's signature, positional
     current = load(connection, event_id)
     if current is None or current.revision != loaded_revision or not current.pending:
         return False
-    settled = settle_verdict(verdict, conversation_live(connection, event_id, verdict.conversation_key))
+    work = live_work(connection, verdict.conversation_key)
+    settled = settle_verdict(verdict, conversation_live(work, event_id, verdict.conversation_key))
     stamp = format_timestamp(now)
     reason = "" if settled.reason is None else str(settled.reason)
     blocked_at: datetime | None = None

@@ -5,7 +5,8 @@ Rules (spec 1.6, the dispatch invariants):
    originating event's exposure, and moves the records to ``dispatched``, in one transaction,
    before the driver is asked to start anything.
 2. One live task per conversation, per working directory and per event; one live attempt per
-   task. A record starts only if it is the oldest waiting on its conversation.
+   task. A record starts only if it is the oldest waiting on its conversation. The rules are
+   ``core.dispatch``'s, each asked of one snapshot (``records.live_work``).
 3. A task's token is returned once and stored only as its SHA-256.
 4. An attempt's end is one transaction: the attempt ends, each live row is settled by
    ``core.settlement.settle``, the task is superseded (its token refused, its rows retired), and
@@ -24,6 +25,7 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 
+from core.dispatch import startable, task_free
 from core.edges import DeliveryState, RecordState
 from core.intents import Intent, completion_intent, still_running_intent
 from core.settlement import LiveRow, RowSettlement, SettledRow, read_back, settle
@@ -74,26 +76,11 @@ def _checked(cursor: sqlite3.Cursor, what: str) -> None:
 def startable_records(
     connection: sqlite3.Connection, buckets: frozenset[int], limit: int
 ) -> list[tuple[int, int]]:
-    """(event id, project) of the oldest startable record of each free conversation, oldest first.
-
-    Startable: admitted or queued, with its snapshot and a conversation, in a routed project,
-    not on a live task, no live task on its conversation, and no older record waiting there.
-    """
+    """(event id, project) of the oldest startable record of each free conversation, oldest first
+    (``core.dispatch.startable``, from one snapshot)."""
     if not buckets:
         return []
-    marks = ", ".join("?" for _ in buckets)
-    rows = connection.execute(
-        "SELECT e.id, e.bucket_id FROM events e"
-        " WHERE e.state IN ('admitted', 'queued') AND e.snapshot IS NOT NULL AND e.conversation_key <> ''"
-        f" AND e.bucket_id IN ({marks})"
-        " AND NOT EXISTS (SELECT 1 FROM task_events te WHERE te.event_id = e.id AND te.retired_at IS NULL)"
-        " AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.conversation_key = e.conversation_key AND t.ended_at IS NULL)"
-        " AND NOT EXISTS (SELECT 1 FROM events o WHERE o.conversation_key = e.conversation_key AND o.id < e.id"
-        "                 AND o.state IN ('admitted', 'queued', 'dispatched'))"
-        " ORDER BY e.id LIMIT ?",
-        [*sorted(buckets), limit],
-    ).fetchall()
-    return [(row[0], row[1]) for row in rows]
+    return startable(records.live_work(connection), buckets, limit)
 
 
 def launch(
@@ -116,11 +103,7 @@ def launch(
     state, conversation, has_snapshot, trigger, recording_url = found
     if state not in ("admitted", "queued") or not has_snapshot or not conversation:
         raise NotStartable(f"event {event_id} is {state}; it cannot start")
-    busy = connection.execute(
-        "SELECT 1 FROM tasks WHERE ended_at IS NULL AND (conversation_key = ? OR work_dir = ?)",
-        (conversation, work_dir),
-    ).fetchone()
-    if busy is not None:
+    if not task_free(records.live_work(connection, conversation), conversation, work_dir):
         raise NotStartable(f"event {event_id}: its conversation or directory has a live task")
     stamp = format_timestamp(now)
     token = secrets.token_urlsafe(32)
