@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from core.edges import IntentState
-from core.resolution import Abandon, Resend, Resolution, Sent
+from core.resolution import Abandon, Resend, Resolution, Sent, open_decisions
 from core.timestamps import format_timestamp
 from shell.cli.arguments import positive_integer
 from shell.clock import Clock, SystemClock
@@ -50,7 +50,6 @@ from shell.ledger.connection import (
 from shell.ledger.resolution import (
     NoSuchIntent,
     Resolved,
-    decisions_open,
     describe_state,
     is_refused,
     resolve_intent,
@@ -411,7 +410,7 @@ def _offers(row: rows.IntentRow, context: _Context, now: datetime) -> list[dict[
         ),
     }
     offers = []
-    for decision in decisions_open(row.state, row.note, now):
+    for decision in open_decisions(row.state, row.note):
         when, words = meanings[decision]
         offers.append({"decision": decision, "when": when, "command": context.command(*words)})
     return offers

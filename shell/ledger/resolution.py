@@ -7,8 +7,8 @@ Rules:
    check the row count. Nothing else happens inside it, so a running connector waits at most
    a few milliseconds for it; a lock held past the busy timeout is ``LedgerBusy``.
 2. The decision is core's. This module reads the row, writes the move, and words a refusal;
-   it never decides which moves exist. ``decisions_open`` asks core the same question for
-   every decision, so what ``show`` offers is exactly what a decision would be allowed.
+   it never decides which moves exist: what ``show`` offers is ``core.resolution.open_decisions``,
+   exactly what a decision would be allowed.
 3. A receipt belongs to one intent (the ledger's unique index, per message kind). Marking an
    intent sent with a receipt another intent already holds is refused naming that intent
    (``ReceiptOwned``); the database is the judge, the owner is looked up only to name it.
@@ -30,18 +30,12 @@ from returns.result import Failure, Success
 
 from core import notes
 from core.edges import IntentState
-from core.resolution import Abandon, Move, RefusedDecision, Resend, Resolution, Sent, resolve
+from core.resolution import Abandon, Move, RefusedDecision, Resend, Resolution, Sent, open_decisions, resolve
 from shell.errors import EXIT_NOT_FOUND, EXIT_REFUSED, UserError
 from shell.ledger import outbox as rows
 from shell.ledger.connection import Ledger
 
 log = logging.getLogger("connector.resolution")
-
-DECISIONS = ("sent", "abandon", "resend")
-"""The decisions, by the names a person types."""
-
-_WELL_FORMED_BY = "local:check"
-_WELL_FORMED_RECEIPT = 1
 
 _NEEDS = {
     "sent": "only an indeterminate intent can be marked sent",
@@ -86,18 +80,6 @@ def decision_name(resolution: Resolution) -> str:
             return "resend"
 
 
-def _well_formed(decision: str) -> Resolution:
-    """A decision of this kind whose own values (who, receipt) core accepts."""
-    match decision:
-        case "sent":
-            return Sent(_WELL_FORMED_RECEIPT, _WELL_FORMED_BY)
-        case "abandon":
-            return Abandon(_WELL_FORMED_BY)
-        case "resend":
-            return Resend(_WELL_FORMED_BY)
-    raise ValueError(f"no decision is called {decision!r}")
-
-
 def is_refused(state: IntentState, note: str) -> bool:
     """A canceled intent whose request Basecamp refused: nothing was created."""
     return state is IntentState.canceled and note == notes.REFUSED_NOTE
@@ -106,15 +88,6 @@ def is_refused(state: IntentState, note: str) -> bool:
 def waits_for_person(state: IntentState, note: str) -> bool:
     """An intent only a person's decision moves on: indeterminate, or refused."""
     return state is IntentState.indeterminate or is_refused(state, note)
-
-
-def decisions_open(state: IntentState, note: str, now: datetime) -> tuple[str, ...]:
-    """The decisions core would allow for an intent in ``state`` with ``note``, in order."""
-    return tuple(
-        decision
-        for decision in DECISIONS
-        if isinstance(resolve(state, note, _well_formed(decision), now), Success)
-    )
 
 
 def describe_state(state: IntentState, note: str) -> str:
@@ -140,7 +113,7 @@ def refusal_line(row: rows.IntentRow, resolution: Resolution, refused: RefusedDe
     the receipt) is core's own words.
     """
     decision = decision_name(resolution)
-    if isinstance(resolve(row.state, row.note, _well_formed(decision), now), Failure):
+    if decision not in open_decisions(row.state, row.note):
         return f"intent {row.id} is {describe_state(row.state, row.note)}; {_NEEDS[decision]}"
     return f"intent {row.id}: {refused}"
 

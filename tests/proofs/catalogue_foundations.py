@@ -478,6 +478,13 @@ CORE_RESOLUTION = [
         "reset_reconciliation=False, not_before=now,",
         "test_a_resend_starts_the_request_and_its_reconciliation_afresh",
     ),
+    rule(
+        "resolution: a canceled intent Basecamp refused is offered a resend (resolve's own rule)",
+        '        case IntentState.canceled if note == notes.REFUSED_NOTE:\n            allowed = decision == "resend"\n',
+        "",
+        "test_an_indeterminate_intent_offers_every_decision_a_refused_one_only_resend",
+        "test_what_is_offered_is_exactly_what_resolve_allows",
+    ),
 ]
 
 CORE_SMALL = [
