@@ -43,7 +43,7 @@ from enum import StrEnum
 from typing import Protocol
 
 from core import notes
-from core.adoption import Adopt, Indeterminate, decide_adoption, worker_message_ids
+from core.adoption import Adopt, Indeterminate, decide_adoption, rivals, worker_message_ids
 from core.claim import Cancel, Claim, decide_claim
 from core.destinations import Destination, ListedMessage
 from core.edges import IntentState
@@ -305,7 +305,7 @@ class Outbox:
                     connection, current.id, current.destination.kind, matching
                 ),
                 worker_messages=worker_message_ids(current.destination.kind, worker_rows),
-                rivals=rows.rivals(connection, current),
+                rivals=rivals(current.id, rows.without_receipt_at(connection, current)),
             )
             match decision:
                 case Adopt(receipt_id):

@@ -19,15 +19,13 @@ from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
 from datetime import datetime
 
-from core.adoption import Rival
+from core.adoption import Neighbour
 from core.destinations import Destination, MessageKind
 from core.edges import AttemptState, DeliveryState, GuardState, IntentState, RecordState
 from core.intents import Intent, IntentKind
 from core.resolution import Move
 from core.snapshots import AttemptSnapshot, RecordSnapshot, TaskEventSnapshot
 from core.timestamps import format_timestamp, parse_timestamp
-
-RIVAL_STATES = ("pending", "sending", "indeterminate", "abandoned")
 
 
 class IntentMoved(Exception):
@@ -320,15 +318,14 @@ def worker_task_events(connection: sqlite3.Connection, candidates: Iterable[int]
     return found
 
 
-def rivals(connection: sqlite3.Connection, row: IntentRow) -> list[Rival]:
-    """Other intents at the same destination that could claim the same message."""
-    marks = ", ".join("?" for _ in RIVAL_STATES)
+def without_receipt_at(connection: sqlite3.Connection, row: IntentRow) -> list[Neighbour]:
+    """Every intent at ``row``'s destination (kind and recording) that holds no receipt; which of
+    them are rivals is ``core.adoption.rivals``'s rule."""
     return [
-        Rival(intent_id=identifier, body=body)
-        for identifier, body in connection.execute(
-            "SELECT id, body FROM outbox WHERE message_kind = ? AND recording_id = ? AND id <> ?"
-            f" AND receipt_id IS NULL AND state IN ({marks})",
-            [str(row.destination.kind), row.destination.recording_id, row.id, *RIVAL_STATES],
+        Neighbour(intent_id=identifier, state=state, body=body)
+        for identifier, state, body in connection.execute(
+            "SELECT id, state, body FROM outbox WHERE message_kind = ? AND recording_id = ? AND receipt_id IS NULL",
+            [str(row.destination.kind), row.destination.recording_id],
         )
     ]
 
