@@ -115,7 +115,7 @@ def _row(values: Sequence[object]) -> IntentRow:
     )
 
 
-# -- writing intents (the hooks) ----------------------------------------------------------
+# -- writing intents (the transitions that call for them) -----------------------------------
 
 
 def write_intents(connection: sqlite3.Connection, intents: Iterable[Intent], now: datetime) -> int:

@@ -1,4 +1,8 @@
-"""Admission's SQL: the record a decision is made from, and the verdict written back (spec 2.5).
+"""The records (``events``) and intake's checkpoints: the only module that writes either.
+
+Admission's reads and verdict (spec 2.5), intake's seen rows and positions, and every later move
+of a record (dispatched, settled, completed, decided by a person), which the owners of those
+transitions ask for here inside their own transaction.
 
 Rules:
 1. Every function runs inside a transaction its caller opened (``Ledger.write()`` for

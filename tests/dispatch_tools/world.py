@@ -1,7 +1,7 @@
 """A ledger with tasks a worker can be started for, written the way their owners write them.
 
-Admission writes the record and its snapshot (and, through the verdict hook, the guard
-intent); the dispatcher joins records to a task (rows first, then the record to dispatched)
+Admission writes the record and its snapshot (and, in the same transaction, the guard
+intent core calls for); the dispatcher joins records to a task (rows first, then the record to dispatched)
 with the guard armed for a request, and exposes the originating event at launch; the outbox's
 claim marks a guard fired. Each is one transaction, legal under the ledger's triggers, so the
 worker's tools are tested against rows shaped exactly as they will meet them.
