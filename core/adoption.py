@@ -26,6 +26,10 @@ indeterminate, or abandoned, since abandoning one did not prove it absent) has t
 that intent could own the message, so indeterminate, "intent <id> could claim the same message".
 
 Rule 6: otherwise adopt the one candidate. A body with no words never adopts anything.
+
+Rule 7: the rivals of rule 5 are chosen by ``rivals`` from one read of the intents at the
+destination that hold no receipt (``shell.ledger.outbox.without_receipt_at``): every other one
+in a state of ``RIVAL_STATES``.
 """
 
 from __future__ import annotations
@@ -38,6 +42,27 @@ from core import notes
 from core.destinations import ListedMessage, MessageKind
 from core.snapshots import TaskEventSnapshot
 from core.text import message_text
+
+RIVAL_STATES = ("pending", "sending", "indeterminate", "abandoned")
+"""The states of an intent that has, or may yet have, a message at its destination (rule 5)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    """An intent at the same (message kind, recording) holding no receipt, as the ledger reads it."""
+
+    intent_id: int
+    state: str
+    body: str
+
+
+def rivals(intent_id: int, neighbours: Iterable[Neighbour]) -> list[Rival]:
+    """Rule 7: the neighbours of intent ``intent_id`` that could claim the same message."""
+    return [
+        Rival(neighbour.intent_id, neighbour.body)
+        for neighbour in neighbours
+        if neighbour.intent_id != intent_id and neighbour.state in RIVAL_STATES
+    ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,9 @@ reconciliation failures back to zero and no listing scheduled.
 
 Rule 6: the moves are the person's edges of ``core.edges.INTENT_EDGES``; a decision this module
 allows and that table refuses is refused.
+
+Rule 7: ``open_decisions`` names the decisions rules 2-4 and 6 leave open for an intent, by the
+names a person types: exactly those ``resolve`` would allow given well-formed values.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from returns.result import Failure, Result
+from returns.result import Failure, Result, Success
 
 from core import notes
 from core.edges import Actor, IntentState, step
@@ -54,6 +57,11 @@ class Resend:
 
 
 Resolution = Sent | Abandon | Resend
+
+DECISIONS = ("sent", "abandon", "resend")
+"""The decisions, by the names a person types."""
+
+_MOVES_TO = {"sent": IntentState.sent, "abandon": IntentState.abandoned, "resend": IntentState.pending}
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,3 +139,19 @@ def resolve(state: IntentState, note: str, resolution: Resolution, now: datetime
     return step(state, move.state, Actor.person, note).map(lambda _: move).alt(
         lambda illegal: RefusedDecision(f"the intent is {state}: {illegal}")
     )
+
+
+def open_decisions(state: IntentState, note: str) -> tuple[str, ...]:
+    """Rule 7: the decisions a person may make about an intent in ``state`` with ``note``, in order."""
+    return tuple(decision for decision in DECISIONS if _open(state, note, decision))
+
+
+def _open(state: IntentState, note: str, decision: str) -> bool:
+    match state:
+        case IntentState.indeterminate:
+            allowed = True
+        case IntentState.canceled if note == notes.REFUSED_NOTE:
+            allowed = decision == "resend"
+        case _:
+            allowed = False
+    return allowed and isinstance(step(state, _MOVES_TO[decision], Actor.person, note), Success)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Protocol
 
 from core.admission import ReadFailure, ReadFailureKind, RecordingSummary, Verdict, decide
@@ -28,7 +28,6 @@ from core.edges import RecordState
 from shell.clock import Clock
 from shell.ledger import records as ledger_admission
 from shell.ledger.connection import Ledger
-from shell.ledger.records import VerdictHooks
 
 log = logging.getLogger("connector.admission")
 
@@ -73,13 +72,13 @@ class Admission:
         ledger: Ledger,
         reads: SummaryReader,
         settings: AdmissionSettings,
-        hooks: VerdictHooks,
+        guard_delay: timedelta | None,
         clock: Clock,
     ) -> None:
         self._ledger = ledger
         self._reads = reads
         self._settings = settings
-        self._hooks = hooks
+        self._guard_delay = guard_delay
         self._clock = clock
 
     def admit(self, event_id: int, deadline: float) -> Admitted:
@@ -99,7 +98,7 @@ class Admission:
         now = self._clock.now()
         with self._ledger.write() as connection:
             applied = ledger_admission.commit_verdict(
-                connection, event_id, loaded.revision, verdict, now, self._hooks
+                connection, event_id, loaded.revision, verdict, now, self._guard_delay
             )
             after = ledger_admission.load(connection, event_id)
         state = None if after is None else after.state

@@ -14,7 +14,7 @@ Rules:
    flushes their notices, all within ``shutdown_bound``; what is left is sent on the next start.
    The loops are waited for only until that bound: a request in flight on the outbox's thread
    is left in doubt (``sending``), and the next start reconciles it by listing.
-4. ``shadow``: admits and logs; installs no hooks, dispatches nothing and posts nothing.
+4. ``shadow``: admits and logs; writes no intents, dispatches nothing and posts nothing.
 """
 
 from __future__ import annotations
@@ -35,20 +35,13 @@ from shell.basecamp.reads import SummaryReads
 from shell.clock import Clock
 from shell.dispatcher import Dispatcher, DispatchOptions
 from shell.intake import Intake, IntakeFailed
+from shell.ledger import records
 from shell.ledger.connection import Ledger
-from shell.lifecycle_hooks import LifecycleHooks
 from shell.outbox import Outbox, OutboxLedgerError, OutboxOptions
 from shell.start import StartParts, settle_previous
 from shell.worker.driver import CommandDriver, WorkerCommand
 
 log = logging.getLogger("connector.run")
-
-
-class _NoHooks:
-    """A shadow's hooks: a verdict calls for nothing to be sent."""
-
-    def verdict_committed(self, connection: object, event_id: int, decided_at: object) -> int:
-        return 0
 
 
 @dataclass
@@ -67,7 +60,6 @@ class Connector:
 
     def __post_init__(self) -> None:
         configuration = self.configuration
-        self.hooks = LifecycleHooks(guard_delay=configuration.timings.guard_delay)
         routes = {route.project_id: Path(route.directory) for route in configuration.routes}
         settings = AdmissionSettings(
             agent_id=configuration.agent_id,
@@ -87,7 +79,7 @@ class Connector:
             self.ledger,
             SummaryReads(self.client, configuration.agent_id, self.clock),
             settings,
-            _NoHooks() if self.shadow else self.hooks,
+            None if self.shadow else configuration.timings.guard_delay,
             self.clock,
         )
         self.outbox = Outbox(
@@ -110,7 +102,6 @@ class Connector:
             routes,
             driver,
             driver,
-            self.hooks,
             DispatchOptions(concurrency=configuration.concurrency, task_deadline=configuration.task_deadline),
         )
 
@@ -124,9 +115,7 @@ class Connector:
             parts = StartParts(self.outbox, sessions=self.sessions, recovery=self.dispatcher)
             held = settle_previous(parts, deadline).held
         with self.ledger.read() as connection:
-            seen = [
-                row[0] for row in connection.execute("SELECT id FROM events WHERE state = 'seen' ORDER BY id")
-            ]
+            seen = records.seen_ids(connection)
         for event_id in seen:
             self._admit(event_id)
         self._poll()  # the first read fixes the feed position: nothing after the start is missed

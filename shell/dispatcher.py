@@ -36,7 +36,6 @@ from core.snapshots import StopReason
 from shell.crashpoints import pause_at
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger
-from shell.lifecycle_hooks import LifecycleHooks
 from shell.worker.driver import SpawnFailed
 
 log = logging.getLogger("connector.dispatch")
@@ -93,7 +92,6 @@ class Dispatcher:
     routes: Mapping[int, Path]
     driver: WorkerDriver
     recovery: Recovery
-    hooks: LifecycleHooks = field(default_factory=LifecycleHooks)
     options: DispatchOptions = field(default_factory=DispatchOptions)
     _running: dict[int, _Running] = field(default_factory=dict)
     _shutdown: threading.Event = field(default_factory=threading.Event)
@@ -131,7 +129,6 @@ class Dispatcher:
                     StopReason.lost,
                     spawn_failed=False,
                     now=self.ledger.clock.now(),
-                    hooks=self.hooks,
                 )
             log.info(
                 "dispatch attempt=%s task=%d state=ended stop_reason=lost",
@@ -255,7 +252,7 @@ class Dispatcher:
 
     def _still_running(self, launch: tasks.Launch) -> None:
         with self.ledger.write() as connection:
-            self.hooks.still_running(connection, launch.attempt_id, self.ledger.clock.now())
+            tasks.still_running(connection, launch.attempt_id, self.ledger.clock.now())
 
     def _end(self, launch: tasks.Launch, reason: StopReason, *, spawn_failed: bool) -> None:
         with self.ledger.write() as connection:
@@ -265,7 +262,6 @@ class Dispatcher:
                 reason,
                 spawn_failed=spawn_failed,
                 now=self.ledger.clock.now(),
-                hooks=self.hooks,
             )
         log.info(
             "dispatch task=%d attempt=%s state=ended stop_reason=%s settled=%s",

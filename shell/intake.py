@@ -47,6 +47,7 @@ from core.feed import (
 from core.timestamps import format_timestamp, parse_timestamp
 from shell.basecamp.client import BasecampError, FeedRefused
 from shell.clock import Clock
+from shell.ledger import records
 from shell.ledger.connection import Ledger, LedgerError
 
 log = logging.getLogger("connector.intake")
@@ -134,10 +135,8 @@ class Intake:
     def checkpoint(self) -> Checkpoint | None:
         """The lineage's checkpoint, as committed."""
         with self._ledger.read() as connection:
-            row = connection.execute(
-                "SELECT position, last_served_id FROM checkpoints WHERE filter_digest = ?", (self.digest,)
-            ).fetchone()
-        return None if row is None else Checkpoint(str(row[0]), int(row[1]))
+            row = records.checkpoint(connection, self.digest)
+        return None if row is None else Checkpoint(*row)
 
     def poll_once(self, deadline: float) -> IntakeResult:
         """Read pages until the feed has no more, the deadline passes or ``max_pages``."""
@@ -240,23 +239,11 @@ class Intake:
         try:
             with self._ledger.write() as connection:
                 ids = [row.event.id for row in rows]
-                marks = ", ".join("?" for _ in ids)
-                known = (
-                    [
-                        int(found[0])
-                        for found in connection.execute(
-                            f"SELECT id FROM events WHERE id IN ({marks})",  # noqa: S608 -- marks only
-                            ids,
-                        )
-                    ]
-                    if ids
-                    else []
-                )
-                fresh = new_ids(ids, known)
+                fresh = new_ids(ids, records.known_ids(connection, ids))
                 for row in rows:
                     if row.event.id in fresh:
-                        _insert_seen(connection, row, now)
-                _upsert_checkpoint(connection, self.digest, saved, now)
+                        records.insert_seen(connection, row.event, row.created_at, now)
+                records.save_checkpoint(connection, self.digest, saved.position, saved.last_served_id, now)
         except (sqlite3.Error, LedgerError) as error:
             log.error("intake %s: a page could not be recorded (%s)", self._tag, type(error).__name__)
             raise IntakeFailed(f"a page could not be recorded: {type(error).__name__}") from None
@@ -272,36 +259,13 @@ class Intake:
     def _save(self, checkpoint: Checkpoint) -> Checkpoint:
         try:
             with self._ledger.write() as connection:
-                _upsert_checkpoint(connection, self.digest, checkpoint, format_timestamp(self._clock.now()))
+                records.save_checkpoint(
+                    connection,
+                    self.digest,
+                    checkpoint.position,
+                    checkpoint.last_served_id,
+                    format_timestamp(self._clock.now()),
+                )
         except (sqlite3.Error, LedgerError) as error:
             raise IntakeFailed(f"the checkpoint could not be saved: {type(error).__name__}") from None
         return checkpoint
-
-
-def _insert_seen(connection: sqlite3.Connection, row: _Row, now: str) -> None:
-    event = row.event
-    connection.execute(
-        "INSERT INTO events (id, state, event_type, bucket_id, recording_id, creator_id, performed_by_id,"
-        " created_at, seen_at, updated_at) VALUES (?, 'seen', ?, ?, ?, ?, ?, ?, ?, ?)"
-        " ON CONFLICT(id) DO NOTHING",
-        (
-            event.id,
-            event.event_type,
-            event.bucket_id,
-            event.recording_id,
-            event.creator_id,
-            event.performed_by_id,
-            row.created_at,
-            now,
-            now,
-        ),
-    )
-
-
-def _upsert_checkpoint(connection: sqlite3.Connection, digest: str, checkpoint: Checkpoint, now: str) -> None:
-    connection.execute(
-        "INSERT INTO checkpoints (filter_digest, position, last_served_id, updated_at) VALUES (?, ?, ?, ?)"
-        " ON CONFLICT(filter_digest) DO UPDATE SET position = excluded.position,"
-        " last_served_id = excluded.last_served_id, updated_at = excluded.updated_at",
-        (digest, checkpoint.position, checkpoint.last_served_id, now),
-    )

@@ -41,7 +41,7 @@ from enum import StrEnum
 from typing import Protocol
 
 from core import notes
-from core.adoption import Adopt, Indeterminate, decide_adoption, worker_message_ids
+from core.adoption import Adopt, Indeterminate, decide_adoption, rivals, worker_message_ids
 from core.claim import Cancel, Claim, decide_claim
 from core.destinations import Destination, ListedMessage
 from core.edges import IntentState
@@ -66,6 +66,7 @@ from core.reconcile import (
 from core.text import message_text
 from shell.basecamp.client import ListingFailed, Unlistable
 from shell.crashpoints import pause_at
+from shell.ledger import deliveries
 from shell.ledger import outbox as rows
 from shell.ledger.connection import Ledger, LedgerError
 
@@ -183,7 +184,7 @@ class Outbox:
                     case Claim(mark_guard_fired):
                         rows.claim(connection, row.id, now)
                         if mark_guard_fired and row.event_id is not None:
-                            rows.fire_guard(connection, row.event_id)
+                            deliveries.fire_guard(connection, row.event_id)
             if isinstance(decision, Cancel):
                 self._log(row, "canceled", note=decision.note)
                 return SendResult.canceled
@@ -302,7 +303,7 @@ class Outbox:
                     connection, current.id, current.destination.kind, matching
                 ),
                 worker_messages=worker_message_ids(current.destination.kind, worker_rows),
-                rivals=rows.rivals(connection, current),
+                rivals=rivals(current.id, rows.without_receipt_at(connection, current)),
             )
             match decision:
                 case Adopt(receipt_id):

@@ -19,6 +19,7 @@ from types import TracebackType
 
 from core.text import message_lines
 from shell.demo.narration import EventView, IntentView
+from shell.ledger import narration
 from shell.ledger.connection import Ledger, open_ledger_read_only
 
 
@@ -48,10 +49,7 @@ class LedgerView:
     def event_of(self, recording_id: int) -> int | None:
         """The event a request at ``recording_id`` made, once the connector has read it (rule 2)."""
         with self._ledger.read() as connection:
-            found = connection.execute(
-                "SELECT id FROM events WHERE recording_id = ? ORDER BY id LIMIT 1", (recording_id,)
-            ).fetchone()
-        return None if found is None else int(found[0])
+            return narration.event_of_recording(connection, recording_id)
 
     def event(self, event_id: int) -> EventView:
         with self._ledger.read() as connection:
@@ -60,37 +58,18 @@ class LedgerView:
     def live_workers(self) -> list[LiveWorker]:
         """Rule 3."""
         with self._ledger.read() as connection:
-            rows = connection.execute(
-                "SELECT id, pid, pgid, process_started FROM attempts"
-                " WHERE state <> 'ended' AND pid IS NOT NULL AND pgid IS NOT NULL"
-            ).fetchall()
-        return [LiveWorker(str(row[0]), int(row[1]), int(row[2]), str(row[3])) for row in rows]
+            rows = narration.live_processes(connection)
+        return [LiveWorker(*row) for row in rows]
 
 
 def _event(connection: sqlite3.Connection, event_id: int) -> EventView:
-    record = connection.execute(
-        "SELECT state, reason, trigger_name FROM events WHERE id = ?", (event_id,)
-    ).fetchone()
-    if record is None:
+    rows = narration.event_rows(connection, event_id)
+    if rows is None:
         return EventView()
-    joined = connection.execute(
-        "SELECT task_id, pulled_at IS NOT NULL, ack_id, outcome, reply_id FROM task_events"
-        " WHERE event_id = ? ORDER BY task_id DESC LIMIT 1",
-        (event_id,),
-    ).fetchone()
-    task_id, pulled, ack_id, outcome, reply_id = joined if joined is not None else (None, 0, None, "", None)
-    attempt = (
-        connection.execute(
-            "SELECT state, stop_reason FROM attempts WHERE task_id = ? ORDER BY seq DESC LIMIT 1", (task_id,)
-        ).fetchone()
-        if task_id is not None
-        else None
+    record, attempt, intents = rows.record, rows.attempt, rows.intents
+    task_id, pulled, ack_id, outcome, reply_id = (
+        rows.joined if rows.joined is not None else (None, 0, None, "", None)
     )
-    intents = connection.execute(
-        "SELECT id, kind, state, receipt_id, note, body FROM outbox WHERE event_id = ?"
-        " OR attempt_id IN (SELECT id FROM attempts WHERE task_id = ?) ORDER BY id",
-        (event_id, task_id if task_id is not None else -1),
-    ).fetchall()
     return EventView(
         state=str(record[0]),
         reason=str(record[1]),

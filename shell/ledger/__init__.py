@@ -1,1 +1,18 @@
-"""The ledger: the only place SQL runs."""
+"""The ledger: the only place SQL runs (``tests/ledger/test_sql_home.py``).
+
+Rules:
+1. Only modules of this package call ``execute``; everything else asks them, inside a
+   transaction it opened with ``Ledger.read()`` or ``Ledger.write()``.
+2. Each table is written (INSERT, UPDATE, DELETE) from one module
+   (``tests/ledger/test_table_writers.py``); another module that moves a row asks that one,
+   in its own transaction:
+
+   - ``events``: ``records`` (intake's seen rows, verdicts, and every later move of a record)
+   - ``checkpoints``: ``records`` (intake's position per filter lineage)
+   - ``tasks``: ``tasks``
+   - ``attempts``: ``tasks``
+   - ``task_events``: ``deliveries`` (joins, exposure, pulls, guards, reports, settlement)
+   - ``outbox``: ``outbox`` (intents written, claimed, settled, resolved by a person)
+   - ``decisions``: ``decisions``
+   - ``schema_migrations``: ``connection``
+"""

@@ -27,9 +27,10 @@ from returns.result import Failure, Result, Success
 
 from core import decisions
 from core.decisions import Action, Plan, RecordFacts, Refusal
-from core.edges import RecordState
+from core.edges import IntentState, RecordState
 from core.notes import DISCARDED_BY_PERSON
 from core.timestamps import format_timestamp, parse_timestamp
+from shell.ledger import outbox, records
 from shell.ledger.connection import Ledger
 
 
@@ -105,21 +106,22 @@ def _apply(connection: sqlite3.Connection, plan: Plan, by: str, now: datetime) -
          facts.revision, str(plan.to_state)),
     ).lastrowid
     assert decision_id is not None
-    blocked = plan.to_state is RecordState.blocked
-    moved = connection.execute(
-        "UPDATE events SET state = ?, reason = ?, revision = revision + 1, updated_at = ?, decided_at = ?,"
-        " blocked_at = CASE WHEN ? THEN ? END, next_retry_at = ?"
-        " WHERE id = ? AND revision = ?",
-        (str(plan.to_state), plan.to_reason, stamp, stamp, blocked, stamp,
-         None if plan.offer_at is None else format_timestamp(plan.offer_at), facts.event_id, facts.revision),
+    moved = records.decide(
+        connection,
+        facts.event_id,
+        facts.revision,
+        state=plan.to_state,
+        reason=plan.to_reason,
+        offer_at=plan.offer_at,
+        stamp=stamp,
     )
-    if moved.rowcount != 1:  # pragma: no cover -- the facts were read in this same transaction
+    if moved != 1:  # pragma: no cover -- the facts were read in this same transaction
         raise sqlite3.IntegrityError(f"event {facts.event_id} moved during its own decision")
-    canceled, sending = _cancel_pending(connection, facts.event_id, stamp) if plan.cancel_pending else ((), ())
+    canceled, sending = _cancel_pending(connection, facts.event_id, now) if plan.cancel_pending else ((), ())
     return Decided(int(decision_id), plan, by, canceled, sending)
 
 
-def _cancel_pending(connection: sqlite3.Connection, event_id: int, stamp: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def _cancel_pending(connection: sqlite3.Connection, event_id: int, now: datetime) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Cancel the discarded record's pending notices (rule 3); name those already being sent."""
     ours = (
         "(event_id = ? OR task_id IN (SELECT te.task_id FROM task_events te WHERE te.event_id = ?"
@@ -130,10 +132,7 @@ def _cancel_pending(connection: sqlite3.Connection, event_id: int, stamp: str) -
         f"SELECT id FROM outbox WHERE state = 'pending' AND {ours} ORDER BY id", (event_id, event_id)
     )]
     for intent_id in pending:
-        connection.execute(
-            "UPDATE outbox SET state = 'canceled', note = ?, finished_at = ? WHERE id = ? AND state = 'pending'",
-            (DISCARDED_BY_PERSON, stamp, intent_id),
-        )
+        outbox.cancel(connection, intent_id, IntentState.pending, DISCARDED_BY_PERSON, now)
     sending = tuple(row[0] for row in connection.execute(
         f"SELECT id FROM outbox WHERE state = 'sending' AND {ours} ORDER BY id", (event_id, event_id)
     ))

@@ -21,10 +21,9 @@ from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
 from datetime import datetime
 
-from core.adoption import Rival
+from core.adoption import Neighbour
 from core.destinations import Destination, MessageKind
 from core.edges import (
-    GUARD_EDGES,
     INTENT_EDGES,
     Actor,
     AttemptState,
@@ -34,11 +33,10 @@ from core.edges import (
     RecordState,
 )
 from core.intents import Intent, IntentKind
+from core.resolution import Move
 from core.snapshots import AttemptSnapshot, RecordSnapshot, TaskEventSnapshot
 from core.timestamps import format_timestamp, parse_timestamp
 from shell.ledger.moves import asked
-
-RIVAL_STATES = ("pending", "sending", "indeterminate", "abandoned")
 
 
 class IntentMoved(Exception):
@@ -128,7 +126,7 @@ def _row(values: Sequence[object]) -> IntentRow:
     )
 
 
-# -- writing intents (the hooks) ----------------------------------------------------------
+# -- writing intents (the transitions that call for them) -----------------------------------
 
 
 def write_intents(connection: sqlite3.Connection, intents: Iterable[Intent], now: datetime) -> int:
@@ -331,15 +329,14 @@ def worker_task_events(connection: sqlite3.Connection, candidates: Iterable[int]
     return found
 
 
-def rivals(connection: sqlite3.Connection, row: IntentRow) -> list[Rival]:
-    """Other intents at the same destination that could claim the same message."""
-    marks = ", ".join("?" for _ in RIVAL_STATES)
+def without_receipt_at(connection: sqlite3.Connection, row: IntentRow) -> list[Neighbour]:
+    """Every intent at ``row``'s destination (kind and recording) that holds no receipt; which of
+    them are rivals is ``core.adoption.rivals``'s rule."""
     return [
-        Rival(intent_id=identifier, body=body)
-        for identifier, body in connection.execute(
-            "SELECT id, body FROM outbox WHERE message_kind = ? AND recording_id = ? AND id <> ?"
-            f" AND receipt_id IS NULL AND state IN ({marks})",
-            [str(row.destination.kind), row.destination.recording_id, row.id, *RIVAL_STATES],
+        Neighbour(intent_id=identifier, state=state, body=body)
+        for identifier, state, body in connection.execute(
+            "SELECT id, state, body FROM outbox WHERE message_kind = ? AND recording_id = ? AND receipt_id IS NULL",
+            [str(row.destination.kind), row.destination.recording_id],
         )
     ]
 
@@ -378,15 +375,6 @@ def claim(connection: sqlite3.Connection, intent_id: int, now: datetime) -> None
         [format_timestamp(now)],
         to=IntentState.sending,
     )
-
-
-def fire_guard(connection: sqlite3.Connection, event_id: int) -> int:
-    """Mark every armed task row of the event fired: the guard is reported from its claim."""
-    fired = asked(GUARD_EDGES, GuardState.armed, GuardState.fired, Actor.automatic)
-    return connection.execute(
-        "UPDATE task_events SET guard = ? WHERE event_id = ? AND guard = ?",
-        (str(fired), event_id, str(GuardState.armed)),
-    ).rowcount
 
 
 def cancel(
@@ -460,3 +448,28 @@ def make_indeterminate(
             [note, format_timestamp(now), failures],
             to=IntentState.indeterminate,
         )
+
+
+def resolve(connection: sqlite3.Connection, row: IntentRow, move: Move) -> int:
+    """A person's ``move`` (``core.resolution``) written onto ``row`` by compare-and-set on the
+    state and note it was decided from; the row count. The ledger's triggers and its receipt
+    index raise ``sqlite3.IntegrityError`` for the caller to word (``shell.ledger.resolution``)."""
+    assignments = ["state = ?", "note = ?", "resolved_by = ?"]
+    values: list[object] = [str(move.state), move.note, move.resolved_by]
+    if move.receipt_id is not None:
+        assignments.append("receipt_id = ?")
+        values.append(move.receipt_id)
+    if move.reset_reconciliation:
+        assignments += [
+            "sending_at = NULL", "finished_at = NULL", "reconcile_failures = 0", "reconcile_at = NULL"
+        ]
+    elif move.finished_at is not None:
+        assignments.append("finished_at = ?")
+        values.append(format_timestamp(move.finished_at))
+    if move.not_before is not None:
+        assignments.append("not_before = ?")
+        values.append(format_timestamp(move.not_before))
+    return connection.execute(
+        f"UPDATE outbox SET {', '.join(assignments)} WHERE id = ? AND state = ? AND note = ?",
+        [*values, row.id, str(row.state), row.note],
+    ).rowcount

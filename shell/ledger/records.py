@@ -1,4 +1,8 @@
-"""Admission's SQL: the record a decision is made from, and the verdict written back (spec 2.5).
+"""The records (``events``) and intake's checkpoints: the only module that writes either.
+
+Admission's reads and verdict (spec 2.5), intake's seen rows and positions, and every later move
+of a record (dispatched, settled, completed, decided by a person), which the owners of those
+transitions ask for here inside their own transaction.
 
 Rules:
 1. Every function runs inside a transaction its caller opened (``Ledger.write()`` for
@@ -7,9 +11,10 @@ Rules:
    the revision is still the one the decision loaded and the record still awaits a verdict
    (seen or blocked); otherwise it writes nothing and answers False (already decided). An
    applied verdict bumps the revision.
-3. In that same transaction it reads whether the record's conversation is live (a live task
-   on its key, or an older record admitted, queued or dispatched on it) and settles an
-   admitted verdict to queued (``core.admission.settle_verdict``).
+3. In that same transaction it reads one snapshot of the record's conversation (``live_work``),
+   asks ``core.dispatch.conversation_live`` (a live task on its key, or an older record
+   admitted, queued or dispatched on it) and settles an admitted verdict to queued
+   (``core.admission.settle_verdict``).
 4. It writes state, reason, trigger, acknowledge, conversation, reply destination, requester,
    decided_at; the snapshot (JSON), recording URL and type for admitted or queued only (NULL
    and empty otherwise: content is kept for admitted records alone); for a blocked verdict
@@ -17,35 +22,33 @@ Rules:
    (``core.admission.next_retry``).
 5. The verdict's state is admission's move as ``core.edges`` answers it (``shell.ledger.moves``):
    an illegal one is refused before any SQL runs.
-6. Then it calls ``hooks.verdict_committed`` in the same transaction: the guard and holding
-   reply intents commit or roll back with the verdict. A hook that raises rolls both back.
+6. Then, in the same transaction, it reads the record back, asks ``core.intents`` for the
+   intents the verdict calls for (a guard for a request, a holding reply for no route) and
+   writes them: they commit or roll back with the verdict. A ``guard_delay`` of None is a
+   shadow ledger's: it never has anything to send, and no intent is written.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Protocol
+from datetime import datetime, timedelta
 
 from core.admission import Verdict, next_retry, settle_verdict
 from core.admission_matrix import EventPointer
+from core.dispatch import LiveWork, OpenRecord, conversation_live
 from core.edges import RECORD_EDGES, Actor, RecordState
+from core.feed import FeedEvent
+from core.intents import intents_for_verdict
 from core.timestamps import format_timestamp, parse_timestamp
+from shell.ledger import outbox
 from shell.ledger.moves import asked
 
 PENDING_STATES = frozenset({RecordState.seen, RecordState.blocked})
 PERSON_ACTOR = "person"
 """The actor type of a record: intake asks the feed for people's actions only."""
-
-
-class VerdictHooks(Protocol):
-    """What ``commit_verdict`` calls in its transaction (``shell.lifecycle_hooks.LifecycleHooks``)."""
-
-    def verdict_committed(
-        self, connection: sqlite3.Connection, event_id: int, decided_at: datetime
-    ) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +81,19 @@ def load(connection: sqlite3.Connection, event_id: int) -> LoadedRecord | None:
     ).fetchone()
     if found is None:
         return None
-    identifier, event_type, bucket, creator, performer, recording, state, reason, revision, blocked_at, due = found
+    (
+        identifier,
+        event_type,
+        bucket,
+        creator,
+        performer,
+        recording,
+        state,
+        reason,
+        revision,
+        blocked_at,
+        due,
+    ) = found
     pointer = EventPointer(
         id=int(identifier),
         event_type=str(event_type),
@@ -98,22 +113,26 @@ def load(connection: sqlite3.Connection, event_id: int) -> LoadedRecord | None:
     )
 
 
-def conversation_live(connection: sqlite3.Connection, event_id: int, conversation_key: str) -> bool:
-    """A live task on ``conversation_key``, or an older record admitted, queued or dispatched
-    on it (rule 3)."""
-    if not conversation_key:
-        return False
-    task = connection.execute(
-        "SELECT 1 FROM tasks WHERE conversation_key = ? AND ended_at IS NULL LIMIT 1", (conversation_key,)
-    ).fetchone()
-    if task is not None:
-        return True
-    older = connection.execute(
-        "SELECT 1 FROM events WHERE conversation_key = ? AND id < ?"
-        " AND state IN ('admitted', 'queued', 'dispatched') LIMIT 1",
-        (conversation_key, event_id),
-    ).fetchone()
-    return older is not None
+def live_work(connection: sqlite3.Connection, conversation_key: str | None = None) -> LiveWork:
+    """One snapshot for ``core.dispatch``: the open records (admitted, queued, dispatched; only
+    those on ``conversation_key`` when it is given) and the live tasks' conversations and
+    directories. A fetch only: the rules are core's."""
+    on_conversation = "" if conversation_key is None else " AND e.conversation_key = ?"
+    rows = connection.execute(
+        "SELECT e.id, e.bucket_id, e.conversation_key, e.state, e.snapshot IS NOT NULL,"
+        " EXISTS (SELECT 1 FROM task_events te WHERE te.event_id = e.id AND te.retired_at IS NULL)"
+        " FROM events e WHERE e.state IN ('admitted', 'queued', 'dispatched')" + on_conversation,
+        () if conversation_key is None else (conversation_key,),
+    ).fetchall()
+    tasks = connection.execute("SELECT conversation_key, work_dir FROM tasks WHERE ended_at IS NULL").fetchall()
+    return LiveWork(
+        records=tuple(
+            OpenRecord(int(event_id), int(bucket), str(key), RecordState(state), bool(snapshot), bool(on_task))
+            for event_id, bucket, key, state, snapshot, on_task in rows
+        ),
+        task_conversations=frozenset(str(key) for key, _ in tasks if key is not None),
+        task_dirs=frozenset(str(directory) for _, directory in tasks if directory is not None),
+    )
 
 
 def due_blocked(connection: sqlite3.Connection, now: datetime) -> list[tuple[int, int]]:
@@ -134,13 +153,14 @@ def commit_verdict(  # noqa: PLR0917 -- the brief's signature, positional
     loaded_revision: int,
     verdict: Verdict,
     now: datetime,
-    hooks: VerdictHooks,
+    guard_delay: timedelta | None,
 ) -> bool:
     """Write ``verdict`` on the record (rules 2-5); False when it was already decided."""
     current = load(connection, event_id)
     if current is None or current.revision != loaded_revision or not current.pending:
         return False
-    settled = settle_verdict(verdict, conversation_live(connection, event_id, verdict.conversation_key))
+    work = live_work(connection, verdict.conversation_key)
+    settled = settle_verdict(verdict, conversation_live(work, event_id, verdict.conversation_key))
     state = asked(RECORD_EDGES, current.state, settled.state, Actor.admission)
     stamp = format_timestamp(now)
     reason = "" if settled.reason is None else str(settled.reason)
@@ -183,5 +203,124 @@ def commit_verdict(  # noqa: PLR0917 -- the brief's signature, positional
     ).rowcount
     if written != 1:
         return False
-    hooks.verdict_committed(connection, event_id, now)
+    if guard_delay is not None:
+        record = outbox.record(connection, event_id)
+        assert record is not None  # written above, in this transaction
+        outbox.write_intents(connection, intents_for_verdict(record, now, guard_delay), now)
     return True
+
+
+# -- intake: the feed's events recorded as seen, and the lineage's checkpoint ------------------
+
+
+def checkpoint(connection: sqlite3.Connection, digest: str) -> tuple[str, int] | None:
+    """The (position, last served id) of lineage ``digest``, or None."""
+    row = connection.execute(
+        "SELECT position, last_served_id FROM checkpoints WHERE filter_digest = ?", (digest,)
+    ).fetchone()
+    return None if row is None else (str(row[0]), int(row[1]))
+
+
+def known_ids(connection: sqlite3.Connection, ids: Sequence[int]) -> list[int]:
+    """Which of ``ids`` the ledger already records."""
+    if not ids:
+        return []
+    marks = ", ".join("?" for _ in ids)
+    return [
+        int(found[0])
+        for found in connection.execute(
+            f"SELECT id FROM events WHERE id IN ({marks})",
+            list(ids),
+        )
+    ]
+
+
+def insert_seen(connection: sqlite3.Connection, event: FeedEvent, created_at: str, now: str) -> None:
+    """Record a feed event as ``seen``, unless its id is recorded already."""
+    connection.execute(
+        "INSERT INTO events (id, state, event_type, bucket_id, recording_id, creator_id, performed_by_id,"
+        " created_at, seen_at, updated_at) VALUES (?, 'seen', ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT(id) DO NOTHING",
+        (
+            event.id,
+            event.event_type,
+            event.bucket_id,
+            event.recording_id,
+            event.creator_id,
+            event.performed_by_id,
+            created_at,
+            now,
+            now,
+        ),
+    )
+
+
+def save_checkpoint(
+    connection: sqlite3.Connection, digest: str, position: str, last_served_id: int, now: str
+) -> None:
+    """Write lineage ``digest``'s position and last served id."""
+    connection.execute(
+        "INSERT INTO checkpoints (filter_digest, position, last_served_id, updated_at) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT(filter_digest) DO UPDATE SET position = excluded.position,"
+        " last_served_id = excluded.last_served_id, updated_at = excluded.updated_at",
+        (digest, position, last_served_id, now),
+    )
+
+
+def seen_ids(connection: sqlite3.Connection) -> list[int]:
+    """Every record still ``seen`` (awaiting its first verdict), oldest first."""
+    return [
+        int(row[0]) for row in connection.execute("SELECT id FROM events WHERE state = 'seen' ORDER BY id")
+    ]
+
+
+# -- the other transitions' moves of a record (their owners decide; this module writes) ---------
+
+
+def dispatch(connection: sqlite3.Connection, event_id: int, stamp: str, dispatched: RecordState) -> sqlite3.Cursor:
+    """A waiting record joins a task (``shell.ledger.tasks``): dispatched, as core answered."""
+    return connection.execute(
+        "UPDATE events SET state = ?, revision = revision + 1, updated_at = ?"
+        " WHERE id = ? AND state IN ('admitted', 'queued')",
+        (str(dispatched), stamp, event_id),
+    )
+
+
+def settle(connection: sqlite3.Connection, event_id: int, state: RecordState, reason: str, stamp: str) -> None:
+    """A dispatched record moved by its attempt's settlement (``shell.ledger.tasks``)."""
+    connection.execute(
+        "UPDATE events SET state = ?, reason = ?, revision = revision + 1, updated_at = ?"
+        " WHERE id = ? AND state = 'dispatched'",
+        (str(state), reason, stamp, event_id),
+    )
+
+
+def complete(connection: sqlite3.Connection, event_id: int, now: str) -> int:
+    """A worker's completion of a dispatched record (``shell.ledger.worker_calls``); the row count."""
+    return connection.execute(
+        "UPDATE events SET state = 'completed', revision = revision + 1, updated_at = ?"
+        " WHERE id = ? AND state = 'dispatched'",
+        (now, event_id),
+    ).rowcount
+
+
+def decide(
+    connection: sqlite3.Connection,
+    event_id: int,
+    revision: int,
+    *,
+    state: RecordState,
+    reason: str,
+    offer_at: datetime | None,
+    stamp: str,
+) -> int:
+    """A person's decision moves the record (``shell.ledger.decisions``), compare-and-set on its
+    revision; a record blocked again starts a fresh retry window. The row count."""
+    blocked = state is RecordState.blocked
+    return connection.execute(
+        "UPDATE events SET state = ?, reason = ?, revision = revision + 1, updated_at = ?, decided_at = ?,"
+        " blocked_at = CASE WHEN ? THEN ? END, next_retry_at = ?"
+        " WHERE id = ? AND revision = ?",
+        (str(state), reason, stamp, stamp, blocked, stamp,
+         None if offer_at is None else format_timestamp(offer_at), event_id, revision),
+    ).rowcount

@@ -7,8 +7,8 @@ Rules:
    check the row count. Nothing else happens inside it, so a running connector waits at most
    a few milliseconds for it; a lock held past the busy timeout is ``LedgerBusy``.
 2. The decision is core's. This module reads the row, writes the move, and words a refusal;
-   it never decides which moves exist. ``decisions_open`` asks core the same question for
-   every decision, so what ``show`` offers is exactly what a decision would be allowed.
+   it never decides which moves exist: what ``show`` offers is ``core.resolution.open_decisions``,
+   exactly what a decision would be allowed.
 3. A receipt belongs to one intent (the ledger's unique index, per message kind). Marking an
    intent sent with a receipt another intent already holds is refused naming that intent
    (``ReceiptOwned``); the database is the judge, the owner is looked up only to name it.
@@ -30,19 +30,12 @@ from returns.result import Failure, Success
 
 from core import notes
 from core.edges import IntentState
-from core.resolution import Abandon, Move, RefusedDecision, Resend, Resolution, Sent, resolve
-from core.timestamps import format_timestamp
+from core.resolution import Abandon, Move, RefusedDecision, Resend, Resolution, Sent, open_decisions, resolve
 from shell.errors import EXIT_NOT_FOUND, EXIT_REFUSED, UserError
 from shell.ledger import outbox as rows
 from shell.ledger.connection import Ledger
 
 log = logging.getLogger("connector.resolution")
-
-DECISIONS = ("sent", "abandon", "resend")
-"""The decisions, by the names a person types."""
-
-_WELL_FORMED_BY = "local:check"
-_WELL_FORMED_RECEIPT = 1
 
 _NEEDS = {
     "sent": "only an indeterminate intent can be marked sent",
@@ -87,18 +80,6 @@ def decision_name(resolution: Resolution) -> str:
             return "resend"
 
 
-def _well_formed(decision: str) -> Resolution:
-    """A decision of this kind whose own values (who, receipt) core accepts."""
-    match decision:
-        case "sent":
-            return Sent(_WELL_FORMED_RECEIPT, _WELL_FORMED_BY)
-        case "abandon":
-            return Abandon(_WELL_FORMED_BY)
-        case "resend":
-            return Resend(_WELL_FORMED_BY)
-    raise ValueError(f"no decision is called {decision!r}")
-
-
 def is_refused(state: IntentState, note: str) -> bool:
     """A canceled intent whose request Basecamp refused: nothing was created."""
     return state is IntentState.canceled and note == notes.REFUSED_NOTE
@@ -107,15 +88,6 @@ def is_refused(state: IntentState, note: str) -> bool:
 def waits_for_person(state: IntentState, note: str) -> bool:
     """An intent only a person's decision moves on: indeterminate, or refused."""
     return state is IntentState.indeterminate or is_refused(state, note)
-
-
-def decisions_open(state: IntentState, note: str, now: datetime) -> tuple[str, ...]:
-    """The decisions core would allow for an intent in ``state`` with ``note``, in order."""
-    return tuple(
-        decision
-        for decision in DECISIONS
-        if isinstance(resolve(state, note, _well_formed(decision), now), Success)
-    )
 
 
 def describe_state(state: IntentState, note: str) -> str:
@@ -141,7 +113,7 @@ def refusal_line(row: rows.IntentRow, resolution: Resolution, refused: RefusedDe
     the receipt) is core's own words.
     """
     decision = decision_name(resolution)
-    if isinstance(resolve(row.state, row.note, _well_formed(decision), now), Failure):
+    if decision not in open_decisions(row.state, row.note):
         return f"intent {row.id} is {describe_state(row.state, row.note)}; {_NEEDS[decision]}"
     return f"intent {row.id}: {refused}"
 
@@ -177,33 +149,15 @@ def apply_move(connection: sqlite3.Connection, row: rows.IntentRow, move: Move) 
     Runs inside the caller's write transaction; raises (and the caller rolls back) when the
     row moved, a receipt is already owned, or the ledger's triggers refuse the edge.
     """
-    assignments = ["state = ?", "note = ?", "resolved_by = ?"]
-    values: list[object] = [str(move.state), move.note, move.resolved_by]
-    if move.receipt_id is not None:
-        assignments.append("receipt_id = ?")
-        values.append(move.receipt_id)
-    if move.reset_reconciliation:
-        assignments += [
-            "sending_at = NULL", "finished_at = NULL", "reconcile_failures = 0", "reconcile_at = NULL"
-        ]
-    elif move.finished_at is not None:
-        assignments.append("finished_at = ?")
-        values.append(format_timestamp(move.finished_at))
-    if move.not_before is not None:
-        assignments.append("not_before = ?")
-        values.append(format_timestamp(move.not_before))
     try:
-        cursor = connection.execute(
-            f"UPDATE outbox SET {', '.join(assignments)} WHERE id = ? AND state = ? AND note = ?",
-            [*values, row.id, str(row.state), row.note],
-        )
+        moved = rows.resolve(connection, row, move)
     except sqlite3.IntegrityError as error:
         if error.sqlite_errorname == "SQLITE_CONSTRAINT_UNIQUE" and move.receipt_id is not None:
             raise ReceiptOwned(_owned_line(connection, row, move.receipt_id)) from error
         raise ResolutionRefused(
             f"the ledger refused to move intent {row.id} from {row.state} to {move.state}: {error}"
         ) from error
-    if cursor.rowcount != 1:
+    if moved != 1:
         raise ResolutionRefused(
             f"intent {row.id} changed while it was being resolved (it is no longer {row.state}); "
             "nothing was written: look at it again with `show`"

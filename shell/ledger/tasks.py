@@ -5,13 +5,17 @@ Rules (spec 1.6, the dispatch invariants):
    originating event's exposure, and moves the records to ``dispatched``, in one transaction,
    before the driver is asked to start anything.
 2. One live task per conversation, per working directory and per event; one live attempt per
-   task. A record starts only if it is the oldest waiting on its conversation.
+   task. A record starts only if it is the oldest waiting on its conversation. The rules are
+   ``core.dispatch``'s, each asked of one snapshot (``records.live_work``).
 3. A task's token is returned once and stored only as its SHA-256.
 4. An attempt's end is one transaction: the attempt ends, each live row is settled by
    ``core.settlement.settle``, the task is superseded (its token refused, its rows retired), and
-   the completion intent is written by the hook from the rows the settlement wrote.
-5. The functions here never commit: callers hold ``Ledger.write()``.
-6. Every state written here (a record's, a delivery's, an attempt's, a task's) is the
+   the completion intent ``core.intents`` calls for, read back from the rows the settlement
+   wrote, is written (``ON CONFLICT DO NOTHING``) in that same transaction.
+5. A still-running tick of a live attempt counts its occurrence and writes the notice
+   ``core.intents`` calls for, in one transaction; an ended attempt counts nothing more.
+6. The functions here never commit: callers hold ``Ledger.write()``.
+7. Every state written here (a record's, a delivery's, an attempt's, a task's) is the
    dispatcher's move as ``core.edges`` answers it (``shell.ledger.moves``), asked before the SQL
    that writes it; the compare-and-set and the triggers stay behind it.
 """
@@ -24,6 +28,7 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 
+from core.dispatch import startable, task_free
 from core.edges import (
     ATTEMPT_EDGES,
     DELIVERY_EDGES,
@@ -35,12 +40,13 @@ from core.edges import (
     RecordState,
     TaskState,
 )
-from core.settlement import LiveRow, RowSettlement, settle
-from core.snapshots import Settlement, StopReason
+from core.intents import Intent, completion_intent, still_running_intent
+from core.settlement import LiveRow, RowSettlement, SettledRow, read_back, settle
+from core.snapshots import EventOutcome, Settlement, StopReason
 from core.timestamps import format_timestamp
 from shell.crashpoints import pause_at
+from shell.ledger import deliveries, outbox, records
 from shell.ledger.moves import asked
-from shell.lifecycle_hooks import LifecycleHooks
 
 
 class NotStartable(Exception):
@@ -84,26 +90,11 @@ def _checked(cursor: sqlite3.Cursor, what: str) -> None:
 def startable_records(
     connection: sqlite3.Connection, buckets: frozenset[int], limit: int
 ) -> list[tuple[int, int]]:
-    """(event id, project) of the oldest startable record of each free conversation, oldest first.
-
-    Startable: admitted or queued, with its snapshot and a conversation, in a routed project,
-    not on a live task, no live task on its conversation, and no older record waiting there.
-    """
+    """(event id, project) of the oldest startable record of each free conversation, oldest first
+    (``core.dispatch.startable``, from one snapshot)."""
     if not buckets:
         return []
-    marks = ", ".join("?" for _ in buckets)
-    rows = connection.execute(
-        "SELECT e.id, e.bucket_id FROM events e"
-        " WHERE e.state IN ('admitted', 'queued') AND e.snapshot IS NOT NULL AND e.conversation_key <> ''"
-        f" AND e.bucket_id IN ({marks})"
-        " AND NOT EXISTS (SELECT 1 FROM task_events te WHERE te.event_id = e.id AND te.retired_at IS NULL)"
-        " AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.conversation_key = e.conversation_key AND t.ended_at IS NULL)"
-        " AND NOT EXISTS (SELECT 1 FROM events o WHERE o.conversation_key = e.conversation_key AND o.id < e.id"
-        "                 AND o.state IN ('admitted', 'queued', 'dispatched'))"
-        " ORDER BY e.id LIMIT ?",
-        [*sorted(buckets), limit],
-    ).fetchall()
-    return [(row[0], row[1]) for row in rows]
+    return startable(records.live_work(connection), buckets, limit)
 
 
 def launch(
@@ -126,11 +117,7 @@ def launch(
     state, conversation, has_snapshot, trigger, recording_url = found
     if state not in ("admitted", "queued") or not has_snapshot or not conversation:
         raise NotStartable(f"event {event_id} is {state}; it cannot start")
-    busy = connection.execute(
-        "SELECT 1 FROM tasks WHERE ended_at IS NULL AND (conversation_key = ? OR work_dir = ?)",
-        (conversation, work_dir),
-    ).fetchone()
-    if busy is not None:
+    if not task_free(records.live_work(connection, conversation), conversation, work_dir):
         raise NotStartable(f"event {event_id}: its conversation or directory has a live task")
     stamp = format_timestamp(now)
     token = secrets.token_urlsafe(32)
@@ -156,11 +143,7 @@ def launch(
     )
     exposed = asked(DELIVERY_EDGES, DeliveryState.admitted, DeliveryState.exposed, Actor.dispatcher)
     _checked(
-        connection.execute(
-            "UPDATE task_events SET delivery = ?, exposed_at = ?, exposed_attempt_id = ?"
-            " WHERE task_id = ? AND event_id = ? AND delivery = 'admitted'",
-            (str(exposed), stamp, attempt_id, task_id, event_id),
-        ),
+        deliveries.expose_on_launch(connection, task_id, event_id, attempt_id, stamp, exposed=exposed),
         f"event {event_id} could not be exposed on task {task_id}",
     )
     return Launch(task_id, attempt_id, token, joined, str(trigger), str(recording_url))
@@ -184,18 +167,10 @@ def _join(
     if first is not None and first not in waiting:
         raise NotStartable(f"event {first} is not waiting on its conversation")
     for joining in waiting:
-        connection.execute(
-            "INSERT INTO task_events (task_id, event_id, conversation_key, guard)"
-            " SELECT ?, id, conversation_key, CASE acknowledge WHEN 1 THEN 'armed' ELSE '' END FROM events WHERE id = ?",
-            (task_id, joining),
-        )
+        deliveries.join(connection, task_id, joining)
         dispatched = asked(RECORD_EDGES, found[joining], RecordState.dispatched, Actor.dispatcher)
         _checked(
-            connection.execute(
-                "UPDATE events SET state = ?, revision = revision + 1, updated_at = ?"
-                " WHERE id = ? AND state IN ('admitted', 'queued')",
-                (str(dispatched), stamp, joining),
-            ),
+            records.dispatch(connection, joining, stamp, dispatched),
             f"event {joining} moved while joining task {task_id}",
         )
     return tuple(waiting)
@@ -247,7 +222,6 @@ def end_attempt(
     *,
     spawn_failed: bool,
     now: datetime,
-    hooks: LifecycleHooks | None,
 ) -> tuple[RowSettlement, ...]:
     """End the attempt and settle its task, in the caller's one transaction (rule 4)."""
     stamp = format_timestamp(now)
@@ -291,11 +265,7 @@ def end_attempt(
                 completed = asked(
                     DELIVERY_EDGES, delivery_of[decision.event_id], DeliveryState.completed, Actor.dispatcher
                 )
-                connection.execute(
-                    "UPDATE task_events SET delivery = ?, outcome = 'unknown', completed_at = ?"
-                    " WHERE task_id = ? AND event_id = ? AND delivery IN ('exposed', 'delivered')",
-                    (str(completed), stamp, task_id, decision.event_id),
-                )
+                deliveries.settle_unknown(connection, task_id, decision.event_id, stamp, completed)
             _move_record(connection, decision, stamp)
     asked(TASK_EDGES, TaskState.live, TaskState.superseded, Actor.dispatcher)
     _checked(
@@ -307,24 +277,75 @@ def end_attempt(
     )
     for decision in decisions:
         if decision.settlement in (Settlement.withdrawn, Settlement.blocked_again):
-            connection.execute(
-                "UPDATE task_events SET withdrawn_at = ? WHERE task_id = ? AND event_id = ?",
-                (stamp, task_id, decision.event_id),
-            )
+            deliveries.withdraw(connection, task_id, decision.event_id, stamp)
         if decision.settlement in (Settlement.withdrawn, Settlement.blocked_again, Settlement.returned):
             _move_record(connection, decision, stamp)
-    if hooks is not None:
-        hooks.attempt_ended(connection, attempt_id, now)
+    notice = completion(connection, attempt_id, now)
+    if notice is not None:
+        outbox.write_intents(connection, (notice,), now)
     pause_at("in_settlement")  # a crash test kills the process here, before the settlement commits
     return decisions
+
+
+def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> Intent | None:
+    """The completion notice ended attempt ``attempt_id`` calls for (``core.intents``), read back
+    from the rows its settlement wrote; None when no event needs one."""
+    attempt = outbox.attempt(connection, attempt_id)
+    if attempt is None or attempt.live:
+        raise TransitionRefused(f"attempt {attempt_id} has not ended")
+    (originating_event_id,) = connection.execute(
+        "SELECT originating_event_id FROM tasks WHERE id = ?", (attempt.task_id,)
+    ).fetchone()
+    origin = None if originating_event_id is None else outbox.record(connection, originating_event_id)
+    if origin is None:
+        raise TransitionRefused(f"task {attempt.task_id} has no originating record")
+    settled = [
+        read_back(
+            SettledRow(
+                event_id=event_id,
+                delivery=DeliveryState(delivery),
+                outcome=EventOutcome(outcome),
+                reply_id=reply_id,
+                withdrawn=withdrawn_at is not None,
+                record_state=RecordState(state),
+                record_reason=reason,
+            )
+        )
+        for event_id, delivery, outcome, reply_id, withdrawn_at, state, reason in connection.execute(
+            "SELECT te.event_id, te.delivery, te.outcome, te.reply_id, te.withdrawn_at, e.state, e.reason"
+            " FROM task_events te JOIN events e ON e.id = te.event_id WHERE te.task_id = ?"
+            " ORDER BY te.event_id",
+            (attempt.task_id,),
+        )
+    ]
+    return completion_intent(attempt, settled, origin, now)
+
+
+def still_running(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> Intent | None:
+    """A still-running tick of a live attempt: count the occurrence, write its notice (rule 5)."""
+    counted = connection.execute(
+        "UPDATE attempts SET still_running = still_running + 1 WHERE id = ? AND state <> 'ended'",
+        (attempt_id,),
+    ).rowcount
+    if counted != 1:
+        return None
+    occurrence, originating_event_id = connection.execute(
+        "SELECT a.still_running, t.originating_event_id FROM attempts a JOIN tasks t ON t.id = a.task_id"
+        " WHERE a.id = ?",
+        (attempt_id,),
+    ).fetchone()
+    attempt = outbox.attempt(connection, attempt_id)
+    origin = None if originating_event_id is None else outbox.record(connection, originating_event_id)
+    if attempt is None or origin is None:
+        raise TransitionRefused(f"attempt {attempt_id} has no task or no originating record")
+    intent = still_running_intent(attempt, origin, occurrence, now)
+    if intent is not None:
+        outbox.write_intents(connection, (intent,), now)
+    return intent
 
 
 def _move_record(connection: sqlite3.Connection, decision: RowSettlement, stamp: str) -> None:
     if decision.record_to is None:
         return
     moved = asked(RECORD_EDGES, RecordState.dispatched, decision.record_to, Actor.dispatcher)
-    connection.execute(
-        "UPDATE events SET state = ?, reason = ?, revision = revision + 1, updated_at = ?"
-        " WHERE id = ? AND state = 'dispatched'",
-        (str(moved), decision.record_reason, stamp, decision.event_id),
-    )
+    records.settle(connection, decision.event_id, moved, decision.record_reason, stamp)

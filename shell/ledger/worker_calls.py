@@ -49,6 +49,7 @@ from core.dispatch_tools.refusals import Refusal, RefusalKind, refuse
 from core.dispatch_tools.rows import DispatchRow, RecordFacts
 from core.edges import DeliveryState, GuardState, RecordState
 from core.snapshots import EventOutcome
+from shell.ledger import deliveries, records
 from shell.ledger.connection import Ledger
 
 log = logging.getLogger(__name__)
@@ -167,33 +168,11 @@ class DispatchLedger:
         now = self._ledger.timestamp()
         key = (task_id, serve.event_id)
         if serve.expose:
-            _compare_and_set(
-                connection,
-                "UPDATE task_events SET delivery = 'exposed', exposed_at = ?"
-                " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND delivery = 'admitted'",
-                (now, *key),
-                "expose",
-                key,
-            )
+            _compare_and_set(deliveries.expose(connection, now, *key), "expose", key)
         if serve.pull:
-            _compare_and_set(
-                connection,
-                "UPDATE task_events SET pulled_at = ?"
-                " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND pulled_at IS NULL"
-                " AND delivery = 'exposed'",
-                (now, *key),
-                "record the pull of",
-                key,
-            )
+            _compare_and_set(deliveries.pull(connection, now, *key), "record the pull of", key)
         if serve.cancel_guard:
-            _compare_and_set(
-                connection,
-                "UPDATE task_events SET guard = 'canceled'"
-                " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND guard = 'armed'",
-                key,
-                "cancel the guard of",
-                key,
-            )
+            _compare_and_set(deliveries.cancel_guard(connection, *key), "cancel the guard of", key)
         log.info(
             "get_dispatch task %d event %d: exposed %s, first pull %s, guard canceled %s",
             task_id, serve.event_id, serve.expose, serve.pull, serve.cancel_guard,
@@ -203,17 +182,11 @@ class DispatchLedger:
         self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Acknowledge
     ) -> None:
         now = self._ledger.timestamp()
-        where = (
-            " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND pulled_at IS NOT NULL"
-            " AND delivery = 'exposed' AND ack_id IS NULL"
+        _compare_and_set(
+            deliveries.acknowledge(connection, now, decision.ack_id, task_id, event_id),
+            "acknowledge",
+            (task_id, event_id),
         )
-        if decision.ack_id is None:
-            sql = "UPDATE task_events SET delivery = 'delivered', delivered_at = ?" + where
-            parameters: tuple[object, ...] = (now, task_id, event_id)
-        else:
-            sql = "UPDATE task_events SET delivery = 'delivered', delivered_at = ?, ack_id = ?" + where
-            parameters = (now, decision.ack_id, task_id, event_id)
-        _compare_and_set(connection, sql, parameters, "acknowledge", (task_id, event_id))
         log.info(
             "ack_dispatch task %d event %d: exposed -> delivered, ack id %s",
             task_id, event_id, "recorded" if decision.ack_id is not None else "none",
@@ -222,31 +195,22 @@ class DispatchLedger:
     def _complete(self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Complete) -> None:
         now = self._ledger.timestamp()
         report = decision.report
-        columns = (
-            "delivery = 'completed', delivered_at = COALESCE(delivered_at, ?), completed_at = ?,"
-            " outcome = ?, links = ?"
-        )
-        parameters: list[object] = [now, now, str(report.outcome), json.dumps(list(report.links))]
-        if report.reply_id is not None:
-            columns += ", reply_id = ?"
-            parameters.append(report.reply_id)
         _compare_and_set(
-            connection,
-            f"UPDATE task_events SET {columns}"
-            " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND pulled_at IS NOT NULL"
-            " AND delivery IN ('exposed', 'delivered')",
-            (*parameters, task_id, event_id),
+            deliveries.complete(
+                connection,
+                task_id,
+                event_id,
+                now=now,
+                outcome=str(report.outcome),
+                links=json.dumps(list(report.links)),
+                reply_id=report.reply_id,
+            ),
             "complete",
             (task_id, event_id),
         )
         if decision.complete_record:
             _compare_and_set(
-                connection,
-                "UPDATE events SET state = 'completed', revision = revision + 1, updated_at = ?"
-                " WHERE id = ? AND state = 'dispatched'",
-                (now, event_id),
-                "complete the record of",
-                (task_id, event_id),
+                records.complete(connection, event_id, now), "complete the record of", (task_id, event_id)
             )
         log.info(
             "complete_dispatch task %d event %d: delivery completed (%s), record completed %s",
@@ -263,14 +227,8 @@ def _unwrap(result: Result[_Value, Refusal]) -> _Value:
     raise AssertionError("a Result is a Success or a Failure")  # pragma: no cover
 
 
-def _compare_and_set(
-    connection: sqlite3.Connection,
-    sql: str,
-    parameters: tuple[object, ...],
-    what: str,
-    key: tuple[int, int],
-) -> None:
-    changed = connection.execute(sql, parameters).rowcount
+def _compare_and_set(changed: int, what: str, key: tuple[int, int]) -> None:
+    """A worker's move wrote its one row, or the row moved under it and the call rolls back."""
     if changed != 1:
         task_id, event_id = key
         raise DispatchRowMoved(f"could not {what} task {task_id} event {event_id}: the row moved")

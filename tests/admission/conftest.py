@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from core.admission_matrix import AdmissionSettings
+from core.intents import GUARD_DELAY
 from shell.admission import Admission
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.reads import SummaryReads
 from shell.basecamp.standin.server import StandIn
 from shell.clock import FakeClock
 from shell.ledger.connection import Ledger, open_ledger
-from shell.lifecycle_hooks import LifecycleHooks
 from tests.admission.scene import Scene
 
 
@@ -57,5 +57,5 @@ def scene(standin: StandIn, ledger: Ledger, clock: FakeClock, client: BasecampCl
         routed_projects=frozenset({world.projects[0].id, world.projects[1].id}),
     )
     reads = SummaryReads(client, world.agent.id, clock)
-    admission = Admission(ledger, reads, settings, LifecycleHooks(), clock)
+    admission = Admission(ledger, reads, settings, GUARD_DELAY, clock)
     return Scene(standin, ledger, clock, client, reads, settings, admission)

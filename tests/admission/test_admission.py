@@ -11,11 +11,11 @@ import pytest
 from core.admission import ReadFailure, ReadFailureKind, RecordingSummary, Verdict
 from core.admission_matrix import DiscardReason
 from core.edges import RecordState
+from core.intents import GUARD_DELAY
 from core.timestamps import format_timestamp
 from shell.admission import Admission
 from shell.basecamp.standin.faults import Fault, FaultAction
 from shell.ledger import records as ledger_admission
-from shell.lifecycle_hooks import LifecycleHooks
 from tests.admission.scene import Scene
 
 
@@ -283,7 +283,7 @@ class _RacingReads:
     ) -> RecordingSummary | ReadFailure:
         found = self._scene.reads.summary(bucket_id, recording_id, event_type, deadline, event_id=event_id)
         other = Admission(
-            self._scene.ledger, self._scene.reads, self._scene.settings, LifecycleHooks(), self._scene.clock
+            self._scene.ledger, self._scene.reads, self._scene.settings, GUARD_DELAY, self._scene.clock
         )
         assert other.admit(event_id or 0, deadline).applied
         return found
@@ -291,7 +291,7 @@ class _RacingReads:
 
 def test_a_verdict_racing_another_is_not_applied(scene: Scene) -> None:
     event_id = scene.mention(scene.operator_id, scene.routed.recording_ids[0])
-    racing = Admission(scene.ledger, _RacingReads(scene), scene.settings, LifecycleHooks(), scene.clock)
+    racing = Admission(scene.ledger, _RacingReads(scene), scene.settings, GUARD_DELAY, scene.clock)
 
     result = racing.admit(event_id, scene.client.deadline_in(10))
 
@@ -310,7 +310,7 @@ def test_a_stale_revision_writes_nothing(scene: Scene) -> None:
         assert loaded.revision == 1
         verdict = Verdict(RecordState.discarded, DiscardReason.stale)
         stale = ledger_admission.commit_verdict(
-            connection, event_id, 0, verdict, scene.clock.now(), LifecycleHooks()
+            connection, event_id, 0, verdict, scene.clock.now(), GUARD_DELAY
         )
         assert not stale
     assert scene.record(event_id)["state"] == "admitted"

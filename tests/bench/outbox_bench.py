@@ -2,7 +2,7 @@
 
 What it measures, each on a fresh copy of one ledger template, all in one directory (one disk):
 
-1. flush: ``Outbox.flush()`` draining N guard intents already due (written by the real hooks,
+1. flush: ``Outbox.flush()`` draining N guard intents already due (written as the verdict writes them,
    the way ``tests/support/ledger_world`` writes them), through claim -> post -> receipt, with an
    in-process poster that answers at once. Seconds per intent.
 2. floor: raw ``sqlite3`` doing the same two committed writes per intent with the ledger's own
@@ -242,7 +242,7 @@ class MatchingPoster:
 
 class OneTransaction:
     """Stands in for a ``Ledger`` inside ``LedgerWorld``: its ``write()`` yields one transaction
-    already open, so the world's helpers (the same SQL and hooks, one transaction each) write a
+    already open, so the world's helpers (the same SQL and intents, one transaction each) write a
     thousand events in one commit instead of two thousand."""
 
     def __init__(self, connection: sqlite3.Connection, clock: ShiftedClock) -> None:

@@ -27,7 +27,7 @@ def settled_unknown(world: LedgerWorld) -> None:
     launched = world.launch(EVENT)
     with world.ledger.write() as connection:
         tasks.end_attempt(connection, launched.attempt_id, StopReason.lost, spawn_failed=False,
-                          now=world.ledger.clock.now(), hooks=world.hooks)
+                          now=world.ledger.clock.now())
 
 
 def configured(ledger: Ledger, tmp_path: Path) -> Path:

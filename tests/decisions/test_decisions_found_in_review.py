@@ -45,7 +45,6 @@ def settled_unknown(world: LedgerWorld, event_id: int = EVENT) -> None:
             StopReason.lost,
             spawn_failed=False,
             now=world.ledger.clock.now(),
-            hooks=world.hooks,
         )
 
 
@@ -108,10 +107,10 @@ def test_a_persons_redispatch_of_a_blocked_record_outlives_one_transient_failure
     read_failed = Verdict(RecordState.blocked, BlockedReason.read_failed)
     world.seen(EVENT)
     with ledger.write() as connection:  # admission blocks it: its summary read failed
-        assert ledger_admission.commit_verdict(connection, EVENT, 0, read_failed, clock.now(), world.hooks)
+        assert ledger_admission.commit_verdict(connection, EVENT, 0, read_failed, clock.now(), world.guard_delay)
     clock.advance(timedelta(hours=25).total_seconds())
     with ledger.write() as connection:  # the sweep's last retry, past the window: no timer left
-        assert ledger_admission.commit_verdict(connection, EVENT, 1, read_failed, clock.now(), world.hooks)
+        assert ledger_admission.commit_verdict(connection, EVENT, 1, read_failed, clock.now(), world.guard_delay)
     with ledger.read() as connection:
         assert connection.execute("SELECT next_retry_at FROM events WHERE id = ?", (EVENT,)).fetchone() == (
             None,
@@ -122,7 +121,7 @@ def test_a_persons_redispatch_of_a_blocked_record_outlives_one_transient_failure
         (revision,) = connection.execute("SELECT revision FROM events WHERE id = ?", (EVENT,)).fetchone()
     with ledger.write() as connection:  # admission re-runs the read; Basecamp blips once more
         assert ledger_admission.commit_verdict(
-            connection, EVENT, revision, read_failed, clock.now(), world.hooks
+            connection, EVENT, revision, read_failed, clock.now(), world.guard_delay
         )
 
     with ledger.read() as connection:
@@ -161,7 +160,6 @@ def test_a_person_can_stop_a_follow_up_no_worker_has_pulled_from_running(
             StopReason.finished,
             spawn_failed=False,
             now=ledger.clock.now(),
-            hooks=world.hooks,
         )
     with ledger.read() as connection:
         startable = tasks.startable_records(connection, frozenset({PROJECT}), 10)

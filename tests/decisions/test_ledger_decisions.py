@@ -35,7 +35,7 @@ def settle_unreported(world: LedgerWorld, event_id: int = EVENT) -> str:
     clock = world.ledger.clock
     with world.ledger.write() as connection:
         tasks.end_attempt(
-            connection, launched.attempt_id, StopReason.failed, spawn_failed=False, now=clock.now(), hooks=world.hooks
+            connection, launched.attempt_id, StopReason.failed, spawn_failed=False, now=clock.now()
         )
     return launched.attempt_id
 
@@ -81,7 +81,7 @@ def test_a_failure_reported_by_the_worker_may_be_redispatched_a_success_may_not(
         world.report(launched.task_id, event_id, outcome)
         with world.ledger.write() as connection:
             tasks.end_attempt(connection, launched.attempt_id, StopReason.finished, spawn_failed=False,
-                              now=world.ledger.clock.now(), hooks=world.hooks)
+                              now=world.ledger.clock.now())
     assert isinstance(decide(world.ledger, EVENT, Action.redispatch, BY, world.ledger.clock.now()), Success)
     refusal = decide(world.ledger, EVENT + 1, Action.redispatch, BY, world.ledger.clock.now()).failure()
     assert refusal.reason == f"Event {EVENT + 1} succeeded; a success is never run again"
@@ -241,7 +241,7 @@ def test_the_ledger_refuses_a_decision_that_misstates_the_outcome(world: LedgerW
     world.report(launched.task_id, EVENT, "succeeded")
     with world.ledger.write() as connection:
         tasks.end_attempt(connection, launched.attempt_id, StopReason.finished, spawn_failed=False,
-                          now=world.ledger.clock.now(), hooks=world.hooks)
+                          now=world.ledger.clock.now())
     with pytest.raises(sqlite3.IntegrityError, match="terminal"):  # it says unknown; it succeeded
         decide_by_hand(world, "redispatch", "revision", "admitted", "admitted")
     assert record(world.ledger) == ("completed", "", False)

@@ -22,7 +22,6 @@ from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock
 from shell.dispatcher import Dispatcher, DispatchOptions
 from shell.ledger.connection import Ledger, open_ledger
-from shell.lifecycle_hooks import LifecycleHooks
 from shell.outbox import Outbox
 from shell.worker.driver import CommandDriver, WorkerCommand
 from tests.support.ledger_world import PROJECT, LedgerWorld
@@ -98,7 +97,6 @@ def connect(tmp_path: Path) -> Iterator[Callable[..., Connector]]:
         work.mkdir(exist_ok=True)
         clock = SkippingClock()
         ledger = open_ledger(state / "ledger.sqlite3", clock=clock)
-        hooks = LifecycleHooks()
         command = WorkerCommand(
             argv=(sys.executable, "-m", "shell.demo.worker", "--mcp-config", "{mcp_config}"),
             env=(
@@ -124,7 +122,6 @@ def connect(tmp_path: Path) -> Iterator[Callable[..., Connector]]:
             {PROJECT: work},
             driver,
             driver,
-            hooks,
             DispatchOptions(task_deadline=timedelta(seconds=task_deadline), tick=timedelta(seconds=0.05)),
         )
         client = BasecampClient(
@@ -138,7 +135,7 @@ def connect(tmp_path: Path) -> Iterator[Callable[..., Connector]]:
         card = standin.world.projects[0].recording_ids[0]
         return Connector(
             ledger,
-            LedgerWorld(ledger, hooks),
+            LedgerWorld(ledger),
             dispatcher,
             Outbox(ledger, client, standin.world.agent.id),
             standin,

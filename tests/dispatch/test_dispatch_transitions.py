@@ -21,8 +21,6 @@ def launch(ledger: Ledger, event_id: int, work_dir: str = "/srv/work") -> tasks.
 def end(
     ledger: Ledger, attempt_id: str, reason: StopReason, spawn_failed: bool = False
 ) -> tuple[tasks.RowSettlement, ...]:
-    from shell.lifecycle_hooks import LifecycleHooks
-
     with ledger.write() as connection:
         return tasks.end_attempt(
             connection,
@@ -30,7 +28,6 @@ def end(
             reason,
             spawn_failed=spawn_failed,
             now=ledger.clock.now(),
-            hooks=LifecycleHooks(),
         )
 
 

@@ -1,7 +1,7 @@
 """A ledger with tasks a worker can be started for, written the way their owners write them.
 
-Admission writes the record and its snapshot (and, through the verdict hook, the guard
-intent); the dispatcher joins records to a task (rows first, then the record to dispatched)
+Admission writes the record and its snapshot (and, in the same transaction, the guard
+intent core calls for); the dispatcher joins records to a task (rows first, then the record to dispatched)
 with the guard armed for a request, and exposes the originating event at launch; the outbox's
 claim marks a guard fired. Each is one transaction, legal under the ledger's triggers, so the
 worker's tools are tested against rows shaped exactly as they will meet them.
@@ -15,15 +15,16 @@ import json
 import secrets
 import sqlite3
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
-from core.intents import guard_key
+from core.intents import GUARD_DELAY, guard_key, intents_for_verdict
 from core.timestamps import format_timestamp
 from shell.basecamp.standin.world import person_sgid
+from shell.ledger import deliveries
 from shell.ledger import outbox as ledger_outbox
 from shell.ledger.connection import Ledger
 from shell.ledger.worker_calls import DispatchLedger
-from shell.lifecycle_hooks import LifecycleHooks
 
 PROJECT = 2_085_958_504
 AGENT = 1_049_715_999
@@ -63,7 +64,7 @@ class Task:
 @dataclass
 class DispatchWorld:
     ledger: Ledger
-    hooks: LifecycleHooks = field(default_factory=LifecycleHooks)
+    guard_delay: timedelta = GUARD_DELAY
     _attempts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def now(self) -> str:
@@ -105,7 +106,10 @@ class DispatchWorld:
                     event_id,
                 ),
             )
-            self.hooks.verdict_committed(connection, event_id, self.ledger.clock.now())
+            now = self.ledger.clock.now()
+            record = ledger_outbox.record(connection, event_id)
+            assert record is not None
+            ledger_outbox.write_intents(connection, intents_for_verdict(record, now, self.guard_delay), now)
 
     # -- the dispatcher
 
@@ -168,7 +172,7 @@ class DispatchWorld:
                 "SELECT id FROM outbox WHERE intent_key = ?", (guard_key(event_id),)
             ).fetchone()
             ledger_outbox.claim(connection, intent_id, self.ledger.clock.now())
-            ledger_outbox.fire_guard(connection, event_id)
+            deliveries.fire_guard(connection, event_id)
 
     def hold(self) -> None:
         with self.ledger.write() as connection:

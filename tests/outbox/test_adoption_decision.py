@@ -9,7 +9,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.adoption import Adopt, Indeterminate, Rival, decide_adoption, worker_message_ids
+from core.adoption import (
+    RIVAL_STATES,
+    Adopt,
+    Indeterminate,
+    Neighbour,
+    Rival,
+    decide_adoption,
+    rivals,
+    worker_message_ids,
+)
 from core.destinations import ListedMessage, MessageKind
 from core.edges import DeliveryState, GuardState
 from core.snapshots import TaskEventSnapshot
@@ -240,3 +249,14 @@ def test_ten_thousand_matching_messages_are_decided_well_under_fifty_millisecond
         fastest = min(fastest, time.perf_counter() - started)
         assert decision == Indeterminate("9998 matching messages at the destination")
     assert fastest < 0.050
+
+
+def test_rivals_are_the_other_intents_at_the_destination_that_may_have_a_message_there() -> None:
+    neighbours = [
+        Neighbour(1, "sending", "mine"),
+        *(Neighbour(n, state, f"body {n}") for n, state in enumerate(RIVAL_STATES, start=2)),
+        Neighbour(9, "canceled", "refused"),
+        Neighbour(10, "sent", "sent without a receipt"),
+    ]
+    assert rivals(1, neighbours) == [Rival(n, f"body {n}") for n in range(2, 2 + len(RIVAL_STATES))]
+    assert set(RIVAL_STATES) == {"pending", "sending", "indeterminate", "abandoned"}

@@ -20,7 +20,6 @@ from core import notes
 from shell.basecamp.standin.faults import Fault, FaultAction
 from shell.basecamp.standin.server import StandIn
 from shell.ledger.connection import Ledger, open_ledger
-from shell.lifecycle_hooks import LifecycleHooks
 from tests.support.child import REPOSITORY, ChildProcess, wait_until
 from tests.support.ledger_world import LedgerWorld
 
@@ -64,7 +63,7 @@ def sender(ledger: Ledger, standin: StandIn, pause_at: str | None = None) -> Chi
 
 def due_guard(ledger: Ledger, standin: StandIn) -> int:
     """A mention on the world's card, admitted; its guard due at once."""
-    world = LedgerWorld(ledger, LifecycleHooks(guard_delay=timedelta(0)))
+    world = LedgerWorld(ledger, guard_delay=timedelta(0))
     project = standin.world.projects[0]
     world.seen(501, recording_id=project.recordings[0].id)
     with ledger.write() as connection:

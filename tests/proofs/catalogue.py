@@ -133,7 +133,7 @@ OUTBOX = [
     ),
     rule(
         "invariant 9: a guard is reported fired from its claim, in the claim's transaction",
-        "rows.fire_guard(connection, row.event_id)",
+        "deliveries.fire_guard(connection, row.event_id)",
         "pass",
         "test_a_guard_is_reported_fired_from_its_claim",
     ),
@@ -219,7 +219,7 @@ OUTBOX = [
     ),
     rule(
         "invariant 5: no rival at the destination could claim the same message",
-        "rivals=rows.rivals(connection, current),",
+        "rivals=rivals(current.id, rows.without_receipt_at(connection, current)),",
         "rivals=(),",
         "test_a_pending_rival_that_could_claim_the_same_message_makes_it_indeterminate",
         "test_indeterminate_and_abandoned_rivals_block_adoption",
@@ -338,7 +338,7 @@ OUTBOX = [
     ),
 ]
 
-HOOKS_RULES = [
+TRANSITION_INTENTS = [
     rule(
         "invariant 2: one intent per key (a second write for a key writes nothing)",
         ' VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (intent_key) DO NOTHING",',
@@ -347,10 +347,10 @@ HOOKS_RULES = [
         "test_a_request_blocked_for_want_of_a_route_gets_one_holding_reply_at_its_reply_destination",
     ),
     rule(
-        "a hook that cannot read what it answers for raises, rolling its transition back",
-        '            raise HookError(f"event {event_id} has no record")\n',
-        "            return 0\n",
-        "test_a_hook_that_cannot_read_what_it_answers_for_rolls_the_transition_back",
+        "a completion read for an attempt not ended raises, rolling its transition back",
+        '        raise TransitionRefused(f"attempt {attempt_id} has not ended")\n',
+        "        return None\n",
+        "test_a_completion_read_for_an_attempt_not_ended_raises_rolling_its_transition_back",
     ),
     rule(
         "still-running is counted only for a live attempt",
@@ -366,4 +366,4 @@ HOOKS_RULES = [
     ),
 ]
 
-MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *HOOKS_RULES, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING]
+MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING]

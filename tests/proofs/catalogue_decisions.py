@@ -81,7 +81,7 @@ DECISIONS: list[Mutation] = [
     ),
     rule(
         "a discard cancels the record's pending notices in its transaction",
-        "    canceled, sending = _cancel_pending(connection, facts.event_id, stamp) if plan.cancel_pending else ((), ())",
+        "    canceled, sending = _cancel_pending(connection, facts.event_id, now) if plan.cancel_pending else ((), ())",
         "    canceled, sending = (), ()",
         "test_a_discard_cancels_the_pending_guard_and_says_who",
         "test_a_discard_cancels_a_blocked_records_holding_reply",

@@ -35,12 +35,12 @@ DISPATCH: list[Mutation] = [
     ),
     rule(
         "exposure before hand-off: a launch exposes its event before the driver is asked",
-        "            \"UPDATE task_events SET delivery = ?, exposed_at = ?, exposed_attempt_id = ?\"\n"
-        "            \" WHERE task_id = ? AND event_id = ? AND delivery = 'admitted'\",\n"
-        "            (str(exposed), stamp,",
-        '            "UPDATE task_events SET exposed_at = ? , exposed_attempt_id = ?"\n'
-        "            \" WHERE task_id = ? AND event_id = ? AND delivery = 'admitted'\",\n"
-        "            (stamp,",
+        "        \"UPDATE task_events SET delivery = ?, exposed_at = ?, exposed_attempt_id = ?\"\n"
+        "        \" WHERE task_id = ? AND event_id = ? AND delivery = 'admitted'\",\n"
+        "        (str(exposed), stamp,",
+        '        "UPDATE task_events SET exposed_at = ? , exposed_attempt_id = ?"\n'
+        "        \" WHERE task_id = ? AND event_id = ? AND delivery = 'admitted'\",\n"
+        "        (stamp,",
         "test_killed_while_a_worker_runs_the_restart_ends_it_and_settles_it_unknown",
     ),
     rule(
@@ -68,9 +68,22 @@ DISPATCH: list[Mutation] = [
         "test_killed_while_a_worker_runs_the_restart_ends_it_and_settles_it_unknown",
     ),
     rule(
+        "core.dispatch: only the oldest open record of a conversation starts",
+        "            and oldest[record.conversation_key] == record.event_id\n",
+        "",
+        "test_only_the_oldest_waiting_record_of_a_free_conversation_starts",
+        "test_what_starts_is_each_free_conversations_oldest_open_record_oldest_first",
+    ),
+    rule(
+        "core.dispatch: an older open record holds its conversation (a new request there is queued)",
+        "        record.conversation_key == conversation_key and record.event_id < event_id for record in work.records",
+        "        False for record in work.records",
+        "test_a_conversation_is_live_on_a_live_task_or_an_older_open_record",
+    ),
+    rule(
         "one live task per working directory: two workers never edit one checkout at once",
-        "WHERE ended_at IS NULL AND (conversation_key = ? OR work_dir = ?)",
-        "WHERE ended_at IS NULL AND (conversation_key = ? OR work_dir = ? AND 0)",
+        "return conversation_key not in work.task_conversations and work_dir not in work.task_dirs",
+        "return conversation_key not in work.task_conversations",
         "test_at_most_concurrency_workers_and_one_per_directory",
         "test_one_live_task_per_conversation_and_per_directory",
     ),

@@ -478,6 +478,13 @@ CORE_RESOLUTION = [
         "reset_reconciliation=False, not_before=now,",
         "test_a_resend_starts_the_request_and_its_reconciliation_afresh",
     ),
+    rule(
+        "resolution: a canceled intent Basecamp refused is offered a resend (resolve's own rule)",
+        '        case IntentState.canceled if note == notes.REFUSED_NOTE:\n            allowed = decision == "resend"\n',
+        "",
+        "test_an_indeterminate_intent_offers_every_decision_a_refused_one_only_resend",
+        "test_what_is_offered_is_exactly_what_resolve_allows",
+    ),
 ]
 
 CORE_SMALL = [
@@ -1130,6 +1137,25 @@ STANDIN = [
     ),
 ]
 
+LEDGER_HOME = [
+    rule(
+        "only shell/ledger executes SQL: a query anywhere else is found",
+        "            seen = records.seen_ids(connection)\n",
+        "            seen = [row[0] for row in connection.execute(\"SELECT id FROM events WHERE state = 'seen'\")]\n",
+        "test_only_the_ledger_executes_sql",
+    ),
+    rule(
+        "each table has one writing module: a second writer of outbox is found",
+        "        outbox.cancel(connection, intent_id, IntentState.pending, DISCARDED_BY_PERSON, now)\n",
+        "        connection.execute(\n"
+        "            \"UPDATE outbox SET state = 'canceled', note = ?, finished_at = ? WHERE id = ? AND state = 'pending'\",\n"
+        "            (DISCARDED_BY_PERSON, format_timestamp(now), intent_id),\n"
+        "        )\n",
+        "test_each_table_has_one_writing_module",
+        "test_every_table_of_the_map_is_written_where_the_map_says",
+    ),
+]
+
 FOUNDATIONS: list[Mutation] = [
     *CORE_EDGES,
     *CORE_TEMPLATES,
@@ -1140,6 +1166,7 @@ FOUNDATIONS: list[Mutation] = [
     *CORE_RESOLUTION,
     *CORE_SMALL,
     *LEDGER,
+    *LEDGER_HOME,
     *SCHEMA,
     *STANDIN,
 ]

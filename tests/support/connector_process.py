@@ -20,7 +20,6 @@ from types import FrameType
 from shell.basecamp.client import BasecampClient
 from shell.dispatcher import Dispatcher, DispatchOptions
 from shell.ledger.connection import open_ledger
-from shell.lifecycle_hooks import LifecycleHooks
 from shell.outbox import Outbox, OutboxOptions
 from shell.start import StartParts, settle_previous
 from shell.worker.driver import CommandDriver, WorkerCommand
@@ -71,7 +70,6 @@ def main() -> int:
             {args.project: Path(args.work_dir)},
             driver,
             driver,
-            LifecycleHooks(),
             DispatchOptions(tick=timedelta(seconds=0.1)),
         )
         parts = StartParts(outbox, sessions=Path(args.sessions), recovery=dispatcher)

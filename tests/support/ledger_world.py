@@ -1,7 +1,7 @@
 """A ledger with the transitions the outbox answers for, written the way their owners will.
 
 Admission, the dispatcher and a worker's dispatch tools arrive in later issues; until then
-these helpers make the same writes in one transaction each, calling the same hooks, so the
+these helpers make the same writes in one transaction each, writing the intents core calls for, so the
 outbox is tested against rows shaped exactly as it will meet them.
 """
 
@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from core.destinations import Destination, MessageKind
+from core.intents import GUARD_DELAY, intents_for_verdict
 from core.timestamps import format_timestamp
-from shell.ledger import tasks
+from shell.ledger import outbox, tasks
 from shell.ledger.connection import Ledger
 from shell.ledger.tasks import Launch
-from shell.lifecycle_hooks import LifecycleHooks
 
 PROJECT = 2_085_958_504
 SNAPSHOT = '{"type": "Kanban::Card", "title": "A card", "content": "<div>please look</div>"}'
@@ -28,7 +28,7 @@ CAMPFIRE = 1_069_478_985
 @dataclass
 class LedgerWorld:
     ledger: Ledger
-    hooks: LifecycleHooks = field(default_factory=LifecycleHooks)
+    guard_delay: timedelta = GUARD_DELAY
     _attempts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def now(self) -> str:
@@ -65,7 +65,10 @@ class LedgerWorld:
                 " decided_at = ?, updated_at = ?, snapshot = ? WHERE id = ?",
                 (state, reason, int(acknowledge), self.now(), self.now(), snapshot, event_id),
             )
-            self.hooks.verdict_committed(connection, event_id, self.ledger.clock.now())
+            now = self.ledger.clock.now()
+            record = outbox.record(connection, event_id)
+            assert record is not None
+            outbox.write_intents(connection, intents_for_verdict(record, now, self.guard_delay), now)
 
     def request(self, event_id: int, **options: object) -> None:
         """A mention admitted: seen, then the verdict (its guard is due in 30 s)."""
@@ -196,11 +199,14 @@ class LedgerWorld:
                 "UPDATE tasks SET superseded_at = ?, ended_at = ? WHERE id = ?",
                 (self.now(), self.now(), task_id),
             )
-            self.hooks.attempt_ended(connection, attempt_id, self.ledger.clock.now())
+            now = self.ledger.clock.now()
+            notice = tasks.completion(connection, attempt_id, now)
+            if notice is not None:
+                outbox.write_intents(connection, (notice,), now)
 
     def tick(self, attempt_id: str) -> None:
         with self.ledger.write() as connection:
-            self.hooks.still_running(connection, attempt_id, self.ledger.clock.now())
+            tasks.still_running(connection, attempt_id, self.ledger.clock.now())
 
     def hold(self) -> None:
         with self.ledger.write() as connection:

@@ -1,7 +1,7 @@
 """``bin/outbox-resolve show ID``: every column of one intent, and what a person may do with it.
 
 Rules:
-1. The decisions offered are those open now (``shell.ledger.resolution.decisions_open``), each
+1. The decisions offered are those open now (``core.resolution.open_decisions``), each
    as the exact command to run; none when the intent is settled.
 2. The body is printed whole: the connector's own fixed-form words.
 """
@@ -13,13 +13,14 @@ import json
 from datetime import datetime
 from typing import Any
 
+from core.resolution import open_decisions
 from shell.cli.resolve.shared import THE_RULE, Context, age_seconds, destination, human_age, time_text
 from shell.errors import EXIT_OK
 from shell.ledger import outbox as rows
-from shell.ledger.resolution import NoSuchIntent, decisions_open, describe_state, is_refused, waits_for_person
+from shell.ledger.resolution import NoSuchIntent, describe_state, is_refused, waits_for_person
 
 
-def _offers(row: rows.IntentRow, context: Context, now: datetime) -> list[dict[str, str]]:
+def _offers(row: rows.IntentRow, context: Context) -> list[dict[str, str]]:
     meanings = {
         "sent": (
             "you have seen the message in Basecamp: record its id as the receipt",
@@ -32,7 +33,7 @@ def _offers(row: rows.IntentRow, context: Context, now: datetime) -> list[dict[s
         ),
     }
     offers = []
-    for decision in decisions_open(row.state, row.note, now):
+    for decision in open_decisions(row.state, row.note):
         when, words = meanings[decision]
         offers.append({"decision": decision, "when": when, "command": context.command(*words)})
     return offers
@@ -62,7 +63,7 @@ def _details(row: rows.IntentRow, context: Context, now: datetime) -> dict[str, 
         "reconcile_failures": row.reconcile_failures,
         "reconcile_at": time_text(row.reconcile_at),
         "age_seconds": age_seconds(row, now),
-        "decisions": _offers(row, context, now),
+        "decisions": _offers(row, context),
     }
 
 

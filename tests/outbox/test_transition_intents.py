@@ -1,4 +1,4 @@
-"""The hooks: an intent is written in its transition's transaction, one per thing answered for."""
+"""The intents a transition calls for: written in its transaction, one per thing answered for."""
 
 import sqlite3
 
@@ -9,7 +9,6 @@ from core.templates import needs_a_person
 from shell.clock import FakeClock
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger
-from shell.lifecycle_hooks import HookError
 from tests.support.ledger_world import LedgerWorld
 
 
@@ -38,11 +37,13 @@ def test_an_intent_rolls_back_with_its_transition(world: LedgerWorld, ledger: Le
         assert connection.execute("SELECT state, revision FROM events").fetchone() == ("seen", 0)
 
 
-def test_a_hook_that_cannot_read_what_it_answers_for_rolls_the_transition_back(
+def test_a_completion_read_for_an_attempt_not_ended_raises_rolling_its_transition_back(
     world: LedgerWorld, ledger: Ledger
 ) -> None:
-    with pytest.raises(HookError), ledger.write() as connection:
-        world.hooks.verdict_committed(connection, 999, ledger.clock.now())
+    world.request(101)
+    launched = world.launch(101, "/srv")
+    with pytest.raises(tasks.TransitionRefused, match="has not ended"), ledger.write() as connection:
+        tasks.completion(connection, launched.attempt_id, ledger.clock.now())
 
 
 def test_a_request_admitted_or_queued_gets_one_guard_due_thirty_seconds_after_the_verdict(
@@ -145,7 +146,6 @@ def test_a_record_blocked_again_for_a_failed_start_is_read_from_the_record(
                 StopReason.failed,
                 spawn_failed=True,
                 now=ledger.clock.now(),
-                hooks=world.hooks,
             )
     with ledger.read() as connection:
         assert connection.execute("SELECT state, reason FROM events").fetchone() == (

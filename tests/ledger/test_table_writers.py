@@ -1,0 +1,82 @@
+"""Each table is written from one module of ``shell/ledger/``: every ``INSERT``, ``UPDATE``,
+``DELETE`` or ``REPLACE`` in the ledger's source (its string literals, f-strings' text included)
+names a table, and only that table's writer may name it. The map is also stated in
+``shell/ledger/__init__.py``'s docstring; a table the map does not name may not be written."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LEDGER = ROOT / "shell" / "ledger"
+
+WRITERS = {
+    "events": "records.py",
+    "checkpoints": "records.py",
+    "tasks": "tasks.py",
+    "attempts": "tasks.py",
+    "task_events": "deliveries.py",
+    "outbox": "outbox.py",
+    "decisions": "decisions.py",
+    "schema_migrations": "connection.py",
+}
+"""Table -> the one module that writes it (rule of ``shell/ledger/__init__.py``)."""
+
+_WRITE = re.compile(
+    r"\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|REPLACE\s+INTO|DELETE\s+FROM)\s+(\w+)|\bUPDATE\s+(\w+)\s+SET\b",
+    re.IGNORECASE,
+)
+
+
+def tables_written(source: str) -> set[str]:
+    """Every table a write statement in ``source``'s string literals names."""
+    texts = [
+        node.value
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    ]
+    return {
+        (match.group(1) or match.group(2)).lower() for text in texts for match in _WRITE.finditer(text)
+    }
+
+
+def writers() -> dict[str, set[str]]:
+    """Table -> every ledger module that writes it."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(LEDGER.rglob("*.py")):
+        for table in tables_written(path.read_text()):
+            found.setdefault(table, set()).add(path.relative_to(LEDGER).as_posix())
+    return found
+
+
+def test_the_scan_sees_every_form_of_a_write() -> None:
+    source = (
+        'a = "INSERT INTO events (id) VALUES (?) ON CONFLICT(id) DO UPDATE SET id = excluded.id"\n'
+        'b = f"UPDATE outbox SET {sql} WHERE id = ?"\n'
+        'c = "DELETE FROM hold_marker"\n'
+        'd = "INSERT OR IGNORE INTO tasks (id) " "VALUES (1)"\n'
+        'e = "SELECT state FROM attempts"\n'
+    )
+    assert tables_written(source) == {"events", "outbox", "hold_marker", "tasks"}
+
+
+def test_every_table_of_the_map_is_written_where_the_map_says() -> None:
+    assert {table: sorted(modules) for table, modules in writers().items()} == {
+        table: [module] for table, module in WRITERS.items()
+    }
+
+
+@pytest.mark.parametrize("table", sorted(WRITERS))
+def test_each_table_has_one_writing_module(table: str) -> None:
+    modules = writers().get(table, set())
+    assert len(modules) <= 1, f"{table} is written from {sorted(modules)}: fold the writes into {WRITERS[table]}"
+
+
+def test_the_ledger_package_states_the_map() -> None:
+    stated = (LEDGER / "__init__.py").read_text()
+    for table, module in WRITERS.items():
+        assert f"``{table}``: ``{module.removesuffix('.py')}``" in stated, table
