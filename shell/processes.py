@@ -233,3 +233,15 @@ def terminate_group(
     return TerminationResult(
         Termination.survived, "members outlived SIGKILL (uninterruptible?)", ("SIGTERM", "SIGKILL")
     )
+
+
+def is_present(pid: int) -> bool | None:
+    """Whether a process has number ``pid`` now (``kill(pid, 0)``): ``None`` when it is someone
+    else's, present but not provably ours. A liveness probe only: nothing is signaled."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return None
+    return True
