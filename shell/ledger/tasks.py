@@ -15,7 +15,6 @@ Rules (spec 1.6, the dispatch invariants):
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import sqlite3
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from datetime import datetime
 from core.edges import DeliveryState, RecordState
 from core.settlement import LiveRow, RowSettlement, settle
 from core.snapshots import Settlement, StopReason
+from core.task_token import token_sha256
 from core.timestamps import format_timestamp
 from shell.crashpoints import pause_at
 from shell.lifecycle_hooks import LifecycleHooks
@@ -124,7 +124,7 @@ def launch(
         "INSERT INTO tasks (token_sha256, conversation_key, originating_event_id, created_at, deadline_at,"
         " driver, work_dir) VALUES (?, ?, ?, ?, ?, ?, ?)",
         (
-            hashlib.sha256(token.encode()).hexdigest(),
+            token_sha256(token),
             conversation,
             event_id,
             stamp,

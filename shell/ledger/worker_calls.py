@@ -25,7 +25,6 @@ Rules:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import sqlite3
@@ -57,6 +56,7 @@ from core.instruction import (
     refuse,
 )
 from core.snapshots import EventOutcome
+from core.task_token import token_sha256
 from shell.ledger.connection import Ledger
 
 log = logging.getLogger(__name__)
@@ -90,11 +90,6 @@ class Dispatched:
     """``get_dispatch``'s answer: the instruction, or None when nothing waits."""
 
     instruction: Instruction | None
-
-
-def token_sha256(token: str) -> str:
-    """What a task keeps of its token: 64 lowercase hex digits of SHA-256 over its UTF-8 bytes."""
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 class DispatchLedger:
