@@ -648,6 +648,8 @@ LEDGER = [
         "    _exposure(status, what, path, DIRECTORY_MODE, reason)\n",
         "",
         "test_a_directory_others_can_list_is_refused_not_tightened",
+        "test_a_loose_directory_is_refused_never_tightened",
+        "test_a_loose_private_directory_is_refused_not_tightened",
         "test_the_owner_does_not_create_a_file_in_a_loose_directory",
     ),
     rule(
