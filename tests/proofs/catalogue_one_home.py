@@ -1,7 +1,7 @@
 """Rules of issue 9's one home for each OS safety primitive: signals only from
 ``shell/processes.py`` (SIGTERM, grace, SIGKILL written once), file privacy only from
 ``shell/private_files.py`` (one policy), the task token's variable and hash only from
-``core/task_token.py``.
+``core/task_token.py``; and the MCP server's one conversion of a refusal into a value.
 """
 
 from __future__ import annotations
@@ -57,5 +57,11 @@ ONE_HOME: list[Mutation] = [
                 "import hashlib\n\nfrom core.snapshots import Settlement, StopReason\n",
             ),
         ),
+    ),
+    rule(
+        "mcp: a refusal raised inside the ledger's transaction is the tool's refusal, not a ledger failure",
+        "    guarded = safe(exceptions=(DispatchRefused,))(call)\n",
+        "    guarded = safe(exceptions=(KeyError,))(call)\n",
+        "test_refusals_are_tool_errors_the_worker_can_read",
     ),
 ]
