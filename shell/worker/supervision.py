@@ -41,7 +41,6 @@ log = logging.getLogger("connector.worker")
 DEFAULT_GRACE_SECONDS = 30.0
 DEFAULT_STILL_RUNNING_SECONDS = 600.0
 POLL_SECONDS = 0.05
-KILL_WAIT_SECONDS = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +85,7 @@ def _observe(running: RunningWorker) -> Ending | None:
 
 def _reap(running: RunningWorker, poll: float, clock: Clock) -> Ending | None:
     """Reap the leader once it has exited; how it ended, or ``None`` if it would not exit."""
-    until = clock.monotonic() + KILL_WAIT_SECONDS
+    until = clock.monotonic() + processes.KILL_WAIT_SECONDS
     while (ending := _observe(running)) is None:
         if clock.monotonic() >= until:
             return None
