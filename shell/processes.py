@@ -27,7 +27,8 @@ Rules:
 6. ``end_child_group`` signals the group our child leads while that child is unreaped (its
    number cannot be reused) or is provably the recorded process.
 7. This module alone signals processes (a test says so): the children the demo starts go
-   through ``signal_child``; the instance lock's liveness probe is ``is_present``.
+   through ``signal_child`` and ``stop_child``; the instance lock's liveness probe is
+   ``is_present``.
 
 The remaining race is the one every check-then-signal has: between a check and its signal,
 the whole group would have to end, its number be freed and handed to a new session leader.
@@ -315,6 +316,18 @@ def signal_child(process: subprocess.Popen[bytes], number: signal.Signals) -> No
     """Signal a child this process started and has not reaped (``Popen.send_signal`` sends
     nothing to one already reaped, so its number is never someone else's)."""
     process.send_signal(number)
+
+
+def stop_child(process: subprocess.Popen[bytes], grace_seconds: float) -> int | None:
+    """SIGTERM to a child this process started, the grace for it to exit, then SIGKILL (rule 5,
+    for one process rather than a group): its exit code, or ``None`` when it had to be killed."""
+    signal_child(process, signal.SIGTERM)
+    try:
+        return process.wait(timeout=grace_seconds)
+    except subprocess.TimeoutExpired:
+        signal_child(process, signal.SIGKILL)
+        process.wait()
+        return None
 
 
 def is_present(pid: int) -> bool | None:
