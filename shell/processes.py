@@ -1,4 +1,4 @@
-"""Process identity and process-group control, for Linux (spec 3.5).
+"""Process identity and process-group control, for Linux (spec 3.5): the one module that signals.
 
 A pid alone names a process only until the kernel hands the number to another. A pid with the
 process's start time (``/proc/<pid>/stat`` field 22, clock ticks since boot) and the boot's id
@@ -20,8 +20,15 @@ Rules:
 4. Nothing is signaled that cannot be verified: no recorded pid, no recorded start time, a
    leader that is another process now, or a pid or group number of 1 or less. The result
    says so (``unverifiable``), and the caller keeps the attempt live for a person.
-5. ``terminate_group`` sends SIGTERM, waits out the grace for the group's live members to
-   go, then SIGKILL. Zombies are not members: they are dead, and their reaper is not us.
+5. SIGTERM, the grace for the group's live members to go, then SIGKILL is written once
+   (``_escalate``), for both callers: ``terminate_group`` (a group recorded in the ledger) and
+   ``end_child_group`` (the worker the driver started). Zombies are not members: they are
+   dead, and their reaper is not us.
+6. ``end_child_group`` signals the group our child leads while that child is unreaped (its
+   number cannot be reused) or is provably the recorded process.
+7. This module alone signals processes (a test says so): the children the demo starts go
+   through ``signal_child`` and ``stop_child``; the instance lock's liveness probe is
+   ``is_present``.
 
 The remaining race is the one every check-then-signal has: between a check and its signal,
 the whole group would have to end, its number be freed and handed to a new session leader.
@@ -31,6 +38,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -179,14 +188,43 @@ def _signal_group(pgid: int, signal_number: signal.Signals) -> bool:
     return True
 
 
-def _wait_for_members(pgid: int, seconds: float, clock: Clock) -> bool:
+def _wait_for_members(pgid: int, seconds: float, clock: Clock, poll: float = POLL_SECONDS) -> bool:
     """Wait up to ``seconds`` for group ``pgid`` to have no live member; True if it has none."""
     until = clock.monotonic() + max(0.0, seconds)
     while group_members(pgid):
         if clock.monotonic() >= until:
             return False
-        clock.sleep(POLL_SECONDS)
+        clock.sleep(poll)
     return True
+
+
+class _Escalation(StrEnum):
+    """How far ``_escalate`` went."""
+
+    not_sent = "not_sent"  # SIGTERM was not allowed, or found no group
+    ended = "ended"  # the group had no live member within the grace
+    kill_refused = "kill_refused"  # after the grace the group could not be proven ours: no SIGKILL
+    gone_before_kill = "gone_before_kill"  # SIGKILL found no group
+    killed = "killed"  # SIGKILL sent; the group is gone
+    survived = "survived"  # SIGKILL sent; members still live after waiting for them
+
+
+def _escalate(
+    pgid: int, grace: float, clock: Clock, poll: float, may_signal: Callable[[signal.Signals], bool]
+) -> _Escalation:
+    """SIGTERM, the grace, SIGKILL (rule 5): the one implementation. ``may_signal`` is asked
+    just before each signal whether the group is still provably the caller's."""
+    if not (may_signal(signal.SIGTERM) and _signal_group(pgid, signal.SIGTERM)):
+        return _Escalation.not_sent
+    if _wait_for_members(pgid, grace, clock, poll):
+        return _Escalation.ended
+    if not may_signal(signal.SIGKILL):
+        return _Escalation.kill_refused
+    if not _signal_group(pgid, signal.SIGKILL):
+        return _Escalation.gone_before_kill
+    if _wait_for_members(pgid, KILL_WAIT_SECONDS, clock, poll):
+        return _Escalation.killed
+    return _Escalation.survived
 
 
 def terminate_group(
@@ -216,20 +254,89 @@ def terminate_group(
     seen_at = _ticks_now()
     if seen_at is None or not is_same_process(leader_pid, leader_start_time):
         return TerminationResult(Termination.unverifiable, "the leader could not be checked again")
-    if not _signal_group(pgid, signal.SIGTERM):
+
+    def may_signal(number: signal.Signals) -> bool:
+        # SIGTERM follows the check just made; SIGKILL, after the grace, checks again (rule 3).
+        return number == signal.SIGTERM or _provably_ours(pgid, leader_pid, leader_start_time, seen_at)
+
+    step = _escalate(pgid, grace_seconds, clock, POLL_SECONDS, may_signal)
+    if step == _Escalation.not_sent:
         return TerminationResult(Termination.gone, "the group ended before it was signaled")
-    if _wait_for_members(pgid, grace_seconds, clock):
+    if step == _Escalation.ended:
         return TerminationResult(Termination.terminated, "ended within the grace", ("SIGTERM",))
-    if not _provably_ours(pgid, leader_pid, leader_start_time, seen_at):
+    if step == _Escalation.kill_refused:
         return TerminationResult(
             Termination.unverifiable,
             "after SIGTERM the leader was gone and the group held a process younger than it",
             ("SIGTERM",),
         )
-    if not _signal_group(pgid, signal.SIGKILL):
+    if step == _Escalation.gone_before_kill:
         return TerminationResult(Termination.terminated, "ended just after the grace", ("SIGTERM",))
-    if _wait_for_members(pgid, KILL_WAIT_SECONDS, clock):
+    if step == _Escalation.killed:
         return TerminationResult(Termination.killed, "killed after the grace", ("SIGTERM", "SIGKILL"))
     return TerminationResult(
         Termination.survived, "members outlived SIGKILL (uninterruptible?)", ("SIGTERM", "SIGKILL")
     )
+
+
+def _unreaped_child(pid: int) -> bool:
+    """True while ``pid`` is this process's child, alive or a zombie not yet reaped."""
+    if pid <= 1:
+        return False
+    try:
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return False
+    return True
+
+
+def end_child_group(
+    pid: int, process_started: str, grace_seconds: float, clock: Clock, poll: float
+) -> tuple[tuple[str, ...], bool]:
+    """End the group our child ``pid`` leads (rule 6): the signals sent, and whether members
+    survived them all. Each signal goes only while the leader is provably the child: not yet
+    reaped (its number cannot be reused), or the very process ``process_started`` recorded."""
+    if pid <= 1 or not group_members(pid):
+        return (), False
+
+    def may_signal(_: signal.Signals) -> bool:
+        return _unreaped_child(pid) or is_same_process(pid, process_started)
+
+    step = _escalate(pid, grace_seconds, clock, poll, may_signal)
+    if step == _Escalation.not_sent:
+        return (), bool(group_members(pid))
+    if step == _Escalation.ended:
+        return ("SIGTERM",), False
+    if step in (_Escalation.kill_refused, _Escalation.gone_before_kill):
+        return ("SIGTERM",), not _wait_for_members(pid, KILL_WAIT_SECONDS, clock, poll)
+    return ("SIGTERM", "SIGKILL"), step == _Escalation.survived
+
+
+def signal_child(process: subprocess.Popen[bytes], number: signal.Signals) -> None:
+    """Signal a child this process started and has not reaped (``Popen.send_signal`` sends
+    nothing to one already reaped, so its number is never someone else's)."""
+    process.send_signal(number)
+
+
+def stop_child(process: subprocess.Popen[bytes], grace_seconds: float) -> int | None:
+    """SIGTERM to a child this process started, the grace for it to exit, then SIGKILL (rule 5,
+    for one process rather than a group): its exit code, or ``None`` when it had to be killed."""
+    signal_child(process, signal.SIGTERM)
+    try:
+        return process.wait(timeout=grace_seconds)
+    except subprocess.TimeoutExpired:
+        signal_child(process, signal.SIGKILL)
+        process.wait()
+        return None
+
+
+def is_present(pid: int) -> bool | None:
+    """Whether a process has number ``pid`` now (``kill(pid, 0)``): ``None`` when it is someone
+    else's, present but not provably ours. A liveness probe only: nothing is signaled."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return None
+    return True

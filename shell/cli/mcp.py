@@ -25,6 +25,7 @@ import os
 import stat
 import sys
 
+from core.task_token import TASK_TOKEN_ENV
 from shell.cli.arguments import positive_integer
 from shell.cli.main import VERSION
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_REFUSED, UserError
@@ -32,7 +33,7 @@ from shell.ledger.connection import open_existing_ledger
 from shell.ledger.worker_calls import DispatchLedger, DispatchRefused
 from shell.worker.mcp import McpServer, serve
 
-TOKEN_ENV = "BASECAMP_CONNECT_TASK_TOKEN"  # noqa: S105 - the variable's name, not a token
+TOKEN_ENV = TASK_TOKEN_ENV
 MAX_TOKEN_BYTES = 4096
 
 log = logging.getLogger(__name__)

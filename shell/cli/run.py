@@ -24,6 +24,7 @@ from datetime import timedelta
 from pathlib import Path
 from types import FrameType
 
+from shell import private_files
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.identity import check_identity
 from shell.cli.arguments import add_state_arguments, positive_seconds
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"{missing_program}: not started", EXIT_CONFIG)
     directory = paths.directory / SHADOW_DIRECTORY if args.shadow else paths.directory
     if args.shadow:
-        directory.mkdir(mode=0o700, exist_ok=True)
+        private_files.ensure_directory(directory, "shadow directory")
     lock = acquire(directory, configuration.account_id, configuration.agent_id, clock.now())
     ledger_path = StatePaths.at(directory).ledger
     with lock, open_ledger(ledger_path, clock=clock) as ledger:

@@ -7,8 +7,9 @@ Rules:
 2. Its output (stdout and stderr) goes to a log file in the demo's directory; ``start`` waits
    for its ``running ...`` line and answers it, or raises ``ConnectorFailed`` with the log's
    last lines if the child exits or takes longer than ``START_SECONDS``.
-3. Only the pid this object started is ever signaled: ``kill`` is SIGKILL (the scene's crash),
-   ``stop`` is SIGTERM with a bound, then SIGKILL.
+3. Only the pid this object started is ever signaled, through ``shell.processes.signal_child``:
+   ``crash`` is SIGKILL (the scene's crash), ``stop`` is ``stop_child``: SIGTERM with a bound,
+   then SIGKILL.
 4. ``end_left_workers`` ends the worker process groups a dead connector left, each only after
    ``shell.processes.terminate_group`` has checked its leader is the recorded process.
 """
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import IO
 
 from shell.demo.ledger_view import LedgerView
-from shell.processes import terminate_group
+from shell.processes import signal_child, stop_child, terminate_group
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 START_SECONDS = 60.0
@@ -72,14 +73,14 @@ class ConnectorChild:
                 self._forget()
                 raise ConnectorFailed(f"the connector exited at its start:\n{self.tail()}")
             time.sleep(POLL_SECONDS)
-        self.kill()
+        self.crash()
         raise ConnectorFailed(f"the connector did not start within {START_SECONDS:g} s:\n{self.tail()}")
 
-    def kill(self) -> None:
+    def crash(self) -> None:
         """SIGKILL, the scene's crash (rule 3)."""
         if self._process is None:
             return
-        self._process.send_signal(signal.SIGKILL)
+        signal_child(self._process, signal.SIGKILL)
         self._process.wait()
         self._forget()
 
@@ -87,14 +88,10 @@ class ConnectorChild:
         """SIGTERM, then wait ``STOP_SECONDS``; SIGKILL after that. Its exit code (rule 3)."""
         if self._process is None:
             return 0
-        process = self._process
-        process.send_signal(signal.SIGTERM)
-        try:
-            code = process.wait(timeout=STOP_SECONDS)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            raise ConnectorFailed(f"the connector did not stop within {STOP_SECONDS:g} s") from None
+        code = stop_child(self._process, STOP_SECONDS)
         self._forget()
+        if code is None:
+            raise ConnectorFailed(f"the connector did not stop within {STOP_SECONDS:g} s")
         return code
 
     def end_left_workers(self, ledger: LedgerView) -> list[str]:

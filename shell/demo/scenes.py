@@ -169,7 +169,7 @@ class Player:
             played, started, f"the {name}'s POST reached Basecamp, which created it; no answer came back"
         )
         pid = self.connector.pid
-        self.connector.kill()
+        self.connector.crash()
         self._tell(played, started, f"SIGKILL to the connector (pid {pid}) with the {name} in flight")
         running = self.connector.start()
         self._tell(played, started, f"connector restarted (pid {self.connector.pid}): {running}")

@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import shlex
 import sys
 import tempfile
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from core.durations import format_duration
+from shell import private_files
 from shell.cli.main import main as connect
 from shell.demo.connector_child import REPOSITORY
 from shell.errors import EXIT_CONFIG, UserError
@@ -119,9 +119,7 @@ class Stage:
         return stage
 
     def write_token(self, token: str) -> None:
-        descriptor = os.open(self.token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "w") as handle:
-            handle.write(token + "\n")
+        private_files.write_new_file(self.token_file, (token + "\n").encode())
 
     def write_parts(self, parts: dict[int, str]) -> None:
         """Rule 4."""

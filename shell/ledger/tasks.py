@@ -22,7 +22,6 @@ Rules (spec 1.6, the dispatch invariants):
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import sqlite3
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ from core.edges import (
 from core.intents import Intent, completion_intent, still_running_intent
 from core.settlement import LiveRow, RowSettlement, SettledRow, read_back, settle
 from core.snapshots import EventOutcome, Settlement, StopReason
+from core.task_token import token_sha256
 from core.timestamps import format_timestamp
 from shell.crashpoints import pause_at
 from shell.ledger import deliveries, outbox, records
@@ -125,7 +125,7 @@ def launch(
         "INSERT INTO tasks (token_sha256, conversation_key, originating_event_id, created_at, deadline_at,"
         " driver, work_dir) VALUES (?, ?, ?, ?, ?, ?, ?)",
         (
-            hashlib.sha256(token.encode()).hexdigest(),
+            token_sha256(token),
             conversation,
             event_id,
             stamp,

@@ -25,7 +25,6 @@ Rules:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import sqlite3
@@ -49,6 +48,7 @@ from core.dispatch_tools.refusals import Refusal, RefusalKind, refuse
 from core.dispatch_tools.rows import DispatchRow, RecordFacts
 from core.edges import DeliveryState, GuardState, RecordState
 from core.snapshots import EventOutcome
+from core.task_token import token_sha256
 from shell.ledger import deliveries, records
 from shell.ledger.connection import Ledger
 
@@ -83,11 +83,6 @@ class Dispatched:
     """``get_dispatch``'s answer: the instruction, or None when nothing waits."""
 
     instruction: Instruction | None
-
-
-def token_sha256(token: str) -> str:
-    """What a task keeps of its token: 64 lowercase hex digits of SHA-256 over its UTF-8 bytes."""
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 class DispatchLedger:

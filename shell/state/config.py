@@ -3,12 +3,12 @@
 Rules:
 1. One state directory per (account, agent): ``$XDG_STATE_HOME/basecamp-connector/
    <account>-<agent>/`` (``~/.local/state`` when ``XDG_STATE_HOME`` is unset or not absolute),
-   holding ``config.json`` and ``ledger.sqlite3``. The directory is made 0700; the file 0600.
+   holding ``config.json`` and ``ledger.sqlite3``. What is missing is made owner-only.
 2. An existing directory or configuration file that is a symlink, is not its owner's (this
    process's user), or that anyone else may read or write is refused with one line saying how
-   to fix it: never loosened, tightened, followed or overwritten silently.
-3. A write is whole or absent: a new file beside the old one (O_EXCL, 0600, fsynced), then an
-   atomic rename, then the directory is fsynced.
+   to fix it: never loosened, tightened, followed or overwritten silently (the one policy of
+   ``shell.private_files``).
+3. A write is whole or absent (``private_files.write_atomically``).
 4. The token lives in a file of its own, never in the configuration. A token file that is not
    its owner's or that anyone else may read is refused, and so is an empty one. The token is
    never printed, logged or put in an error message: errors name the file, not its content.
@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from pathlib import Path
 from returns.result import Failure
 
 from core.configuration import Configuration, parse_configuration, to_mapping
+from shell import private_files
 from shell.errors import EXIT_CONFIG, UserError
 
 APP_DIRECTORY = "basecamp-connector"
@@ -70,54 +70,17 @@ def state_paths(account_id: int, agent_id: int, environ: Mapping[str, str] | Non
     return StatePaths.at(state_root(environ) / f"{account_id}-{agent_id}")
 
 
-# --- owner-only checks ----------------------------------------------------------------------
-
-
-def _looseness(status: os.stat_result, what: str, path: Path, private_mode: int) -> str | None:
-    """Why ``status`` is not owner-only, or None."""
-    if status.st_uid != os.geteuid():
-        return f"{what} {path} belongs to user {status.st_uid}, not to this user ({os.geteuid()})"
-    if stat.S_IMODE(status.st_mode) & 0o077:
-        return (
-            f"{what} {path} is open to others (mode {stat.S_IMODE(status.st_mode):04o}); "
-            f"make it owner-only: chmod {private_mode:o} {path}"
-        )
-    return None
+# --- owner-only checks: shell.private_files' one policy -------------------------------------
 
 
 def check_private_directory(path: Path) -> None:
     """Refuse an existing directory that is a symlink, not ours, or open to others."""
-    status = os.lstat(path)
-    if stat.S_ISLNK(status.st_mode):
-        raise UserError(f"state directory {path} is a symlink; it must be a real directory", EXIT_CONFIG)
-    if not stat.S_ISDIR(status.st_mode):
-        raise UserError(f"state directory {path} is not a directory", EXIT_CONFIG)
-    problem = _looseness(status, "state directory", path, 0o700)
-    if problem:
-        raise UserError(problem, EXIT_CONFIG)
+    private_files.check_directory(path, "state directory")
 
 
 def ensure_private_directory(path: Path) -> None:
     """Make ``path`` (0700) if it is missing; refuse it if it exists and is not owner-only."""
-    if not path.parent.exists():
-        path.parent.mkdir(mode=0o700, parents=True)
-    try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        pass
-    else:
-        os.chmod(path, 0o700)  # mkdir's mode is masked by the umask
-    check_private_directory(path)
-
-
-def _check_private_file(path: Path, status: os.stat_result, what: str) -> None:
-    if stat.S_ISLNK(status.st_mode):
-        raise UserError(f"{what} {path} is a symlink; it must be a regular file", EXIT_CONFIG)
-    if not stat.S_ISREG(status.st_mode):
-        raise UserError(f"{what} {path} is not a regular file", EXIT_CONFIG)
-    problem = _looseness(status, what, path, 0o600)
-    if problem:
-        raise UserError(problem, EXIT_CONFIG)
+    private_files.ensure_directory(path, "state directory")
 
 
 # --- the configuration file -----------------------------------------------------------------
@@ -132,13 +95,13 @@ def read_config_mapping(path: Path) -> dict[str, object] | None:
     except OSError as error:  # the state directory is a file, or cannot be searched
         raise UserError(f"cannot read {path}: {error.strerror}", EXIT_CONFIG) from error
     check_private_directory(path.parent)
-    _check_private_file(path, status, "configuration file")
+    private_files.check_file_status(status, path, "configuration file")
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError as error:
         raise UserError(f"cannot read {path}: {error.strerror}", EXIT_CONFIG) from error
     with os.fdopen(descriptor, "rb") as handle:
-        _check_private_file(path, os.fstat(handle.fileno()), "configuration file")
+        private_files.check_file_status(os.fstat(handle.fileno()), path, "configuration file")
         raw = handle.read()
     try:
         data = json.loads(raw)
@@ -164,28 +127,9 @@ def save_config(path: Path, configuration: Configuration) -> None:
     """Write ``configuration`` to ``path``, owner-only, whole or not at all (rule 3)."""
     ensure_private_directory(path.parent)
     with contextlib.suppress(FileNotFoundError):
-        _check_private_file(path, os.lstat(path), "configuration file")
+        private_files.check_file(path, "configuration file")
     text = json.dumps(to_mapping(configuration), indent=2, sort_keys=False) + "\n"
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(temporary)
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            os.fchmod(handle.fileno(), 0o600)
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
+    private_files.write_atomically(path, text.encode("utf-8"))
 
 
 # --- the token ------------------------------------------------------------------------------
@@ -200,12 +144,7 @@ def read_token(path: Path) -> str:
     except OSError as error:
         raise UserError(f"cannot read token file {path}: {error.strerror}", EXIT_CONFIG) from error
     with os.fdopen(descriptor, "rb") as handle:
-        status = os.fstat(handle.fileno())
-        if not stat.S_ISREG(status.st_mode):
-            raise UserError(f"token file {path} is not a regular file", EXIT_CONFIG)
-        problem = _looseness(status, "token file", path, 0o600)
-        if problem:
-            raise UserError(problem, EXIT_CONFIG)
+        private_files.check_file_status(os.fstat(handle.fileno()), path, "token file")
         raw = handle.read(64 * 1024)
     try:
         token = raw.decode("utf-8").strip()

@@ -7,7 +7,8 @@ Rules:
 2. The file is named from the parsed, positive account and agent ids, so ``+2914079`` and
    ``02914079`` cannot name two locks for one account.
 3. Beside it, ``connector.lock.json`` says who holds it (pid, start time, account, agent), so
-   a refusal can name the holder. It is diagnostic only: the flock is the truth.
+   a refusal can name the holder. It is diagnostic only: the flock is the truth. Both files
+   are owner-only, by ``shell.private_files``' one policy (a loose lock file is refused).
 4. ``peek`` reads the metadata without taking the lock (``status`` beside a running connector),
    and says whether that pid is present.
 """
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from core.timestamps import format_timestamp, parse_timestamp
+from shell import private_files, processes
 from shell.errors import EXIT_UNAVAILABLE, UserError
 
 LOCK_NAME = "connector.lock"
@@ -75,7 +77,7 @@ def lock_path(state_dir: Path, account_id: int, agent_id: int) -> Path:
 def acquire(state_dir: Path, account_id: int, agent_id: int, now: datetime) -> InstanceLock:
     """Take the lock or raise ``AlreadyRunning`` naming who holds it."""
     path = lock_path(state_dir, account_id, agent_id)
-    descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    descriptor = private_files.open_or_create(path, "lock file")
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -91,7 +93,7 @@ def acquire(state_dir: Path, account_id: int, agent_id: int, now: datetime) -> I
         "account_id": account_id,
         "agent_id": agent_id,
     }
-    _write_private(Path(f"{path}.json"), json.dumps(metadata))
+    private_files.write_atomically(Path(f"{path}.json"), json.dumps(metadata).encode())
     return InstanceLock(descriptor, path)
 
 
@@ -102,7 +104,8 @@ def peek(state_dir: Path, account_id: int, agent_id: int) -> Holder | None:
         holder = Holder(int(raw["pid"]), str(raw["started_at"]), int(raw["account_id"]), int(raw["agent_id"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return Holder(holder.pid, holder.started_at, holder.account_id, holder.agent_id, _present(holder.pid))
+    present = processes.is_present(holder.pid)
+    return Holder(holder.pid, holder.started_at, holder.account_id, holder.agent_id, present)
 
 
 def runs_on_older(state_dir: Path, account_id: int, agent_id: int, config: Path) -> bool:
@@ -121,21 +124,3 @@ def started_before(holder: Holder, path: Path) -> bool:
         return parse_timestamp(holder.started_at) < changed
     except (OSError, ValueError):
         return False
-
-
-def _present(pid: int) -> bool | None:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return None  # someone else's process: present, but not provably ours
-    return True
-
-
-def _write_private(path: Path, text: str) -> None:
-    temporary = path.with_suffix(".tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(descriptor, "w") as handle:
-        handle.write(text)
-    os.replace(temporary, path)

@@ -25,9 +25,9 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping
-from typing import IO, Any, Final, Protocol
+from typing import IO, Any, Final, Protocol, TypeVar
 
-from returns.result import Failure, Result, Success
+from returns.result import Failure, Result, Success, safe
 
 from core.dispatch_tools.arguments import (
     AckRequest,
@@ -44,6 +44,8 @@ from core.edges import DeliveryState
 from shell.ledger.worker_calls import Dispatched, DispatchRefused
 
 log = logging.getLogger(__name__)
+
+_Request = TypeVar("_Request")
 
 SERVER_NAME: Final = "basecamp-connect"
 PROTOCOL_VERSIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first
@@ -349,9 +351,6 @@ class McpServer:
         log.info("tools/call %s", name)
         try:
             answer = self._handlers[name](arguments)
-        except DispatchRefused as refused:
-            log.info("%s refused: %s", name, refused.refusal.kind)
-            return _tool_error(refused.refusal.to_json())
         except Exception as error:
             # The ledger failing, not the worker: the detail is for the log, never the transcript.
             log.error("%s failed: %s: %s", name, type(error).__name__, error)
@@ -367,21 +366,42 @@ class McpServer:
     # -- the tools
 
     def _get_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], Refusal]:
+        @_refusable
         def answer(request: GetRequest) -> Mapping[str, Any]:
             instruction = self._tools.get_dispatch(request).instruction
             if instruction is None:
                 return {"instruction": None, "message": NOTHING_WAITING}
             return {"instruction": instruction.to_json()}
 
-        return read_get_arguments(arguments).map(answer)
+        return read_get_arguments(arguments).bind(answer)
 
     def _ack_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], Refusal]:
-        return read_ack_arguments(arguments).map(lambda request: self._tools.ack_dispatch(request).to_json())
+        @_refusable
+        def answer(request: AckRequest) -> Mapping[str, Any]:
+            return self._tools.ack_dispatch(request).to_json()
+
+        return read_ack_arguments(arguments).bind(answer)
 
     def _complete_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], Refusal]:
-        return read_complete_arguments(arguments).map(
-            lambda request: self._tools.complete_dispatch(request).to_json()
-        )
+        @_refusable
+        def answer(request: CompleteRequest) -> Mapping[str, Any]:
+            return self._tools.complete_dispatch(request).to_json()
+
+        return read_complete_arguments(arguments).bind(answer)
+
+
+def _refusable(
+    call: Callable[[_Request], Mapping[str, Any]],
+) -> Callable[[_Request], Result[Mapping[str, Any], Refusal]]:
+    """A tool's ledger call whose ``DispatchRefused`` (raised inside its transaction, so nothing it
+    began is kept) is the refusal it carries, a ``Failure``: the one place that exception becomes
+    a value. Any other exception is the ledger failing, and stays an exception."""
+    guarded = safe(exceptions=(DispatchRefused,))(call)
+
+    def refusable(request: _Request) -> Result[Mapping[str, Any], Refusal]:
+        return guarded(request).alt(lambda refused: refused.refusal)
+
+    return refusable
 
 
 def _encode(message: object) -> bytes:

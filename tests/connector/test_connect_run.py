@@ -38,7 +38,8 @@ def test_a_mention_is_answered_by_the_worker_and_sigterm_stops_the_connector(
 ) -> None:
     state = configure(standin, tmp_path)
     leftover = state / "sessions" / "att_0123456789abcdef01234567"  # a crashed run's session: it held a token
-    leftover.mkdir(parents=True, mode=0o700)
+    leftover.parent.mkdir(mode=0o700)  # as the connector made it: owner-only, or it is refused
+    leftover.mkdir(mode=0o700)
     (leftover / "mcp.json").write_text('{"mcpServers": {}}')
     environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
     process = subprocess.Popen(

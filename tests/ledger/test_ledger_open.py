@@ -154,7 +154,7 @@ def test_a_symlinked_ledger_is_refused(ledger_path: Path, way_in: str) -> None:
     migrated(ledger_path)
     link = ledger_path.with_name("link.db")
     link.symlink_to(ledger_path)
-    with pytest.raises(LedgerPathRefused, match="the ledger is a symlink"):
+    with pytest.raises(LedgerPathRefused, match=r"the ledger .* is a symlink"):
         OPENERS[way_in](link)
 
 

@@ -122,8 +122,8 @@ DEMO: list[Mutation] = [
     ),
     rule(
         "the demo's token file is owner-only",
-        "os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)",
-        "os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)",
+        '        private_files.write_new_file(self.token_file, (token + "\\n").encode())',
+        '        self.token_file.write_text(token + "\\n")',
         "test_the_stage_is_owner_only_and_the_token_file_too",
     ),
     rule(
@@ -134,7 +134,7 @@ DEMO: list[Mutation] = [
     ),
     rule(
         "scene 5 kills the connector with SIGKILL while the notice is in flight",
-        "        self.connector.kill()\n",
+        "        self.connector.crash()\n",
         "",
         "test_the_demo_passes_from_nothing_and_its_verdict_is_the_standins_own_record",
     ),

@@ -646,23 +646,23 @@ LEDGER = [
     ),
     rule(
         "ledger open: a file others can read is refused, not tightened",
-        '    if status.st_mode & _PRIVATE_BITS:\n        raise LedgerNotPrivate(\n            f"{path}: the ledger is mode',
-        '    if False:\n        raise LedgerNotPrivate(\n            f"{path}: the ledger is mode',
+        "    _exposure(status, what, path, FILE_MODE, reason)\n",
+        "",
         "test_a_file_others_can_read_is_refused_not_tightened",
     ),
     rule(
         "ledger open: a directory that is not 0700 is refused, not tightened",
-        "    if status.st_mode & _PRIVATE_BITS:\n        raise LedgerNotPrivate(\n"
-        "            f\"{directory}: the ledger's directory is mode",
-        "    if False:\n        raise LedgerNotPrivate(\n"
-        "            f\"{directory}: the ledger's directory is mode",
+        "    _exposure(status, what, path, DIRECTORY_MODE, reason)\n",
+        "",
         "test_a_directory_others_can_list_is_refused_not_tightened",
+        "test_a_loose_directory_is_refused_never_tightened",
+        "test_a_loose_private_directory_is_refused_not_tightened",
         "test_the_owner_does_not_create_a_file_in_a_loose_directory",
     ),
     rule(
         "ledger open: a symlink is refused (the file is vetted without following links)",
-        "        status = os.lstat(path)\n    except FileNotFoundError:\n        raise LedgerMissing(",
-        "        status = os.stat(path)\n    except FileNotFoundError:\n        raise LedgerMissing(",
+        "    status = os.lstat(path)\n    check_file_status(status, path, what, reason)\n",
+        "    status = os.stat(path)\n    check_file_status(status, path, what, reason)\n",
         "test_a_symlinked_ledger_is_refused",
     ),
     rule(
@@ -679,21 +679,21 @@ LEDGER = [
     ),
     rule(
         "ledger open: a missing file is an error for open_existing and read-only, never created",
-        "    _check_private_directory(ledger_path.parent)\n    identity = _checked_file(ledger_path)\n",
-        "    _check_private_directory(ledger_path.parent)\n    _create_private_file(ledger_path)\n"
-        "    identity = _checked_file(ledger_path)\n",
+        "    check_private_directory(ledger_path.parent)\n    identity = checked_file(ledger_path)\n",
+        "    check_private_directory(ledger_path.parent)\n    create_private_file(ledger_path)\n"
+        "    identity = checked_file(ledger_path)\n",
         "test_a_missing_ledger_is_an_error_and_nothing_is_created",
     ),
     rule(
         "ledger open: a missing directory is an error for open_existing and read-only, never created",
-        "    ledger_path = _checked_path(path)\n    _check_private_directory(ledger_path.parent)\n",
-        "    ledger_path = _checked_path(path)\n    _ensure_private_directory(ledger_path.parent)\n",
+        "    ledger_path = checked_path(path)\n    check_private_directory(ledger_path.parent)\n",
+        "    ledger_path = checked_path(path)\n    ensure_private_directory(ledger_path.parent)\n",
         "test_a_missing_directory_is_an_error_and_is_not_created",
     ),
     rule(
         "ledger pragmas: the owner puts the ledger in WAL mode",
-        "        _switch_to_wal(connection, ledger_path, busy_timeout)\n        _migrate(",
-        "        _migrate(",
+        "        _switch_to_wal(connection, ledger_path, busy_timeout)\n        migrate(",
+        "        migrate(",
         "test_the_pragmas_are_in_force_on_every_way_in",
     ),
     rule(
@@ -747,18 +747,18 @@ LEDGER = [
         "test_two_processes_migrating_a_fresh_ledger_apply_each_migration_once",
         also=(
             (
-                "def _migrate(connection: sqlite3.Connection, path: Path, clock: Clock, busy_timeout: float)",
-                "def _migrate(connection: sqlite3.Connection, path: Path, clock: Clock, busy_timeout: float,"
-                " read_at_open: int)",
+                "def migrate(ledger: Ledger) -> None:",
+                "def migrate(ledger: Ledger, read_at_open: int) -> None:",
             ),
             (
-                "        _refuse_too_new(_read_version(connection, ledger_path, busy_timeout), ledger_path)\n"
+                "        refuse_too_new(_read_version(connection, ledger_path, busy_timeout), ledger_path)\n"
                 "        _switch_to_wal(connection, ledger_path, busy_timeout)\n"
-                "        _migrate(connection, ledger_path, clock, busy_timeout)\n",
+                "        migrate(Ledger(connection, ledger_path, read_only=False, clock=clock, busy_timeout=busy_timeout))\n",
                 "        read_at_open = _read_version(connection, ledger_path, busy_timeout)\n"
-                "        _refuse_too_new(read_at_open, ledger_path)\n"
+                "        refuse_too_new(read_at_open, ledger_path)\n"
                 "        _switch_to_wal(connection, ledger_path, busy_timeout)\n"
-                "        _migrate(connection, ledger_path, clock, busy_timeout, read_at_open)\n",
+                "        migrate(Ledger(connection, ledger_path, read_only=False, clock=clock, busy_timeout=busy_timeout),"
+                " read_at_open)\n",
             ),
         ),
     ),

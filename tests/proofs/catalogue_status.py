@@ -176,7 +176,7 @@ STATUS: list[Mutation] = [
     # shell/ledger.py (the read-only opener status relies on)
     rule(
         "status: a ledger from a newer program is refused by the read-only opener",
-        "        _refuse_too_new(version, ledger_path)\n        if version < SCHEMA_VERSION:",
+        "        refuse_too_new(version, ledger_path)\n        if version < SCHEMA_VERSION:",
         "        if version < SCHEMA_VERSION:",
         "test_a_ledger_from_a_newer_program_is_refused_in_one_line",
     ),

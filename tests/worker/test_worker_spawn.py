@@ -1,4 +1,4 @@
-"""shell.worker.driver.spawn with the worker program faked (pytest-subprocess): the argv, directory,
+"""shell.worker.spawn with the worker program faked (pytest-subprocess): the argv, directory,
 environment and session config every worker is started with, and how its exit is read.
 """
 
@@ -18,21 +18,13 @@ from pytest_subprocess import FakeProcess
 from core.dispatch_prompt import dispatch_prompt
 from core.snapshots import StopReason
 from core.stop_reasons import Exited, NeverStarted, Signaled
+from core.task_token import TASK_TOKEN_ENV
 from shell.clock import FakeClock
-from shell.worker.driver import (
-    REPOSITORY,
-    TASK_TOKEN_ENV,
-    CommandDriver,
-    RunningWorker,
-    SessionSetupError,
-    SpawnFailed,
-    WorkerCommand,
-    never_started,
-    release,
-    spawn,
-    supervise,
-    sweep_sessions,
-)
+from shell.worker.command import WorkerCommand
+from shell.worker.driver import CommandDriver, release
+from shell.worker.sessions import SessionSetupError, sweep_sessions
+from shell.worker.spawn import REPOSITORY, RunningWorker, SpawnFailed, spawn
+from shell.worker.supervision import never_started, supervise
 from tests.worker.support import ATTEMPT, PROMPT, TOKEN, Attempt
 
 ALLOWED_TOOLS = "mcp__connector__get_dispatch,mcp__connector__ack_dispatch,mcp__connector__complete_dispatch"
@@ -250,14 +242,13 @@ def test_the_session_is_owner_only(fp: FakeProcess, attempt: Attempt) -> None:
         assert path.stat().st_uid == os.geteuid()
 
 
-def test_a_loose_private_directory_is_made_owner_only(
-    fp: FakeProcess, attempt: Attempt, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_loose_private_directory_is_refused_not_tightened(attempt: Attempt) -> None:
     attempt.private_dir.mkdir(mode=0o755)
     attempt.private_dir.chmod(0o755)
-    fp.register(default_argv(attempt))
-    attempt.spawn(WorkerCommand.claude_code(), environ=CONNECTOR_ENVIRONMENT)
-    assert stat.S_IMODE(attempt.private_dir.stat().st_mode) == 0o700
+    with pytest.raises(SessionSetupError, match="open to others"):
+        attempt.spawn(WorkerCommand.claude_code(), environ=CONNECTOR_ENVIRONMENT)
+    assert stat.S_IMODE(attempt.private_dir.stat().st_mode) == 0o755
+    assert list(attempt.private_dir.iterdir()) == []
 
 
 def test_a_private_directory_that_is_a_link_is_refused(attempt: Attempt) -> None:

@@ -1,0 +1,128 @@
+"""The worker program's command: its argv template and its environment.
+
+The worker is Claude Code by default, any program by configuration (``WorkerCommand``).
+
+Rules:
+1. ``argv`` may hold the placeholders ``{prompt}``, ``{mcp_config}`` and ``{work_dir}``,
+   anywhere in an argument; they are replaced in one pass, so a value is never read again as
+   a template. Any other ``{name}`` is refused, so a misspelt placeholder never reaches a
+   worker as text. Other braces are left as they are.
+2. The worker's environment is the allowlist (``PATH HOME LANG LC_* TERM USER LOGNAME SHELL
+   TMPDIR XDG_*``) taken from the connector's environment, plus exactly what the command's
+   configuration names (``pass_env`` values copied, ``env`` values set). The task token's
+   variable can be neither: the token is never in a worker's environment (nor its argv).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.dispatch_prompt import DISPATCH_TOOLS, tool_name
+from core.task_token import TASK_TOKEN_ENV
+
+ENVIRONMENT_NAMES = frozenset({"PATH", "HOME", "LANG", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR"})
+ENVIRONMENT_PREFIXES = ("LC_", "XDG_")
+# Variables of the connector's own that configuration may not hand a worker either.
+CONNECTOR_SECRETS = frozenset({TASK_TOKEN_ENV})
+
+PLACEHOLDERS = frozenset({"prompt", "mcp_config", "work_dir"})
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _is_allowlisted(name: str) -> bool:
+    return name in ENVIRONMENT_NAMES or name.startswith(ENVIRONMENT_PREFIXES)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerCommand:
+    """The worker program's argv template and the environment its configuration adds.
+
+    ``argv`` may hold the placeholders ``{prompt}``, ``{mcp_config}`` and ``{work_dir}``,
+    anywhere in an argument; they are replaced in one pass, so a value is never read again as a
+    template. Any other ``{name}`` is refused, so a misspelt placeholder never reaches a worker
+    as text. Other braces are left as they are.
+    """
+
+    argv: tuple[str, ...]
+    env: tuple[tuple[str, str], ...] = ()  # set to exactly these values
+    pass_env: tuple[str, ...] = ()  # copied from the connector's environment when present
+
+    def __post_init__(self) -> None:
+        if not self.argv or not self.argv[0]:
+            raise ValueError("a worker command needs a program")
+        for argument in self.argv:
+            for name in _PLACEHOLDER.findall(argument):
+                if name not in PLACEHOLDERS:
+                    raise ValueError(
+                        f"unknown placeholder {{{name}}} in the worker command; "
+                        f"known: {', '.join(sorted(PLACEHOLDERS))}"
+                    )
+        for name in [name for name, _ in self.env] + list(self.pass_env):
+            if _VARIABLE.fullmatch(name) is None:
+                raise ValueError(f"{name!r} is not an environment variable name")
+            if name in CONNECTOR_SECRETS:
+                raise ValueError(f"{name} is the connector's own and is never handed to a worker")
+
+    @classmethod
+    def claude_code(
+        cls,
+        program: str = "claude",
+        env: Mapping[str, str] | None = None,
+        pass_env: Iterable[str] = (),
+    ) -> WorkerCommand:
+        """Claude Code in print mode, with only the connector's MCP server and its dispatch tools."""
+        return cls(
+            argv=(
+                program,
+                "-p",
+                "{prompt}",
+                "--mcp-config",
+                "{mcp_config}",
+                "--strict-mcp-config",
+                "--output-format",
+                "json",
+                "--allowedTools",
+                ",".join(tool_name(tool) for tool in DISPATCH_TOOLS),
+            ),
+            env=tuple(sorted((env or {}).items())),
+            pass_env=tuple(pass_env),
+        )
+
+    @classmethod
+    def configured(cls, argv: Iterable[str] | None) -> WorkerCommand:
+        """The configuration's worker command, or Claude Code when it names none."""
+        given = tuple(argv or ())
+        return cls(argv=given) if given else cls.claude_code()
+
+    def program_missing(self) -> str | None:
+        """One line when the program the worker runs is not found (on ``$PATH``, or at its path),
+        so a missing program is said before a request fails in public; None when it is there."""
+        program = self.argv[0] if self.argv else ""
+        if program and shutil.which(program) is not None:
+            return None
+        return (
+            f"worker: the program {program!r} is not found on PATH; install it, or name another "
+            "with setup --worker-command"
+        )
+
+    def render(self, *, prompt: str, mcp_config: Path, work_dir: Path) -> tuple[str, ...]:
+        """The argv for one attempt."""
+        values = {"prompt": prompt, "mcp_config": str(mcp_config), "work_dir": str(work_dir)}
+        return tuple(
+            _PLACEHOLDER.sub(lambda match: values.get(match.group(1), match.group(0)), argument)
+            for argument in self.argv
+        )
+
+    def environment(self, environ: Mapping[str, str]) -> dict[str, str]:
+        """The worker's whole environment, from the connector's (rule 2)."""
+        chosen = {name: value for name, value in environ.items() if _is_allowlisted(name)}
+        chosen.update({name: environ[name] for name in self.pass_env if name in environ})
+        chosen.update(dict(self.env))
+        for name in CONNECTOR_SECRETS:
+            chosen.pop(name, None)
+        return chosen

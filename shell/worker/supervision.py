@@ -1,0 +1,168 @@
+"""Supervise a running worker to its end, and name the stop.
+
+Rules:
+1. ``supervise`` never reaps the worker before its group is done: while the leader is an
+   unreaped zombie its number, and so its group's, cannot be reused, so every signal to the
+   group reaches only the worker's own processes. Members left behind by a worker that exited
+   are stopped the same way (SIGTERM, grace, SIGKILL) before the attempt ends.
+2. At the deadline, or when the connector shuts down, the group gets SIGTERM, the grace, then
+   SIGKILL: ``shell.processes.end_child_group``, the one module that signals. Only a group the
+   worker leads is ever signaled. ``core.stop_reasons`` names the stop from the facts.
+3. A still-running tick that fails is logged; it never abandons a running worker's
+   supervision. A slow tick skips ticks; it never bunches them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from core.snapshots import StopReason
+from core.stop_reasons import (
+    Ending,
+    Exited,
+    NeverStarted,
+    Signaled,
+    StopRequest,
+    Vanished,
+    WorkerEnd,
+    stop_reason,
+)
+from shell import processes
+from shell.clock import Clock
+from shell.worker.spawn import RunningWorker, SpawnFailed
+
+log = logging.getLogger("connector.worker")
+
+DEFAULT_GRACE_SECONDS = 30.0
+DEFAULT_STILL_RUNNING_SECONDS = 600.0
+POLL_SECONDS = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class Supervision:
+    """How a supervised worker ended: the stop reason, and the facts it was named from."""
+
+    stop_reason: StopReason
+    end: WorkerEnd
+    signals: tuple[str, ...] = ()  # what the driver sent the group, in order
+    still_running: int = 0  # still-running ticks reported
+    survivors: bool = False  # members of the group outlived SIGKILL
+
+
+class StopSignal(Protocol):
+    def is_set(self) -> bool: ...
+
+
+def _ending_from_status(returncode: int | None) -> Ending | None:
+    if returncode is None:
+        return None
+    if returncode < 0:
+        return Signaled(-returncode)
+    return Exited(returncode)
+
+
+def _observe(running: RunningWorker) -> Ending | None:
+    """How the leader ended, without reaping it; ``None`` while it runs (rule 5)."""
+    if running.pid <= 1:
+        # Not a process of this machine's (a stand-in Popen): its own status is all there is.
+        return _ending_from_status(running.process.poll())
+    try:
+        result = os.waitid(os.P_PID, running.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        # Someone reaped it: only what Popen kept, if anything, can say how it ended.
+        return _ending_from_status(running.process.returncode) or Vanished()
+    if result is None or result.si_pid == 0:
+        return None
+    if result.si_code == os.CLD_EXITED:
+        return Exited(result.si_status)
+    return Signaled(result.si_status)
+
+
+def _reap(running: RunningWorker, poll: float, clock: Clock) -> Ending | None:
+    """Reap the leader once it has exited; how it ended, or ``None`` if it would not exit."""
+    until = clock.monotonic() + processes.KILL_WAIT_SECONDS
+    while (ending := _observe(running)) is None:
+        if clock.monotonic() >= until:
+            return None
+        clock.sleep(poll)
+    if running.pid > 1 and not isinstance(ending, Vanished):
+        running.process.wait()
+    return ending
+
+
+def supervise(
+    running: RunningWorker,
+    *,
+    deadline_at: datetime | None,
+    stop_event: StopSignal,
+    clock: Clock,
+    still_running_every: float = DEFAULT_STILL_RUNNING_SECONDS,
+    on_tick: Callable[[], None] | None = None,
+    grace_seconds: float = DEFAULT_GRACE_SECONDS,
+    poll_seconds: float = POLL_SECONDS,
+) -> Supervision:
+    """Wait for the worker to end; tick while it runs; stop it at the deadline or at shutdown."""
+    if still_running_every <= 0:
+        raise ValueError("the still-running interval is positive")
+    next_tick = clock.monotonic() + still_running_every
+    ticks = 0
+    requested: StopRequest | None = None
+    signals: tuple[str, ...] = ()
+    survivors = False
+    try:
+        while (ending := _observe(running)) is None:
+            if stop_event.is_set():
+                requested = StopRequest.shutdown
+                break
+            if deadline_at is not None and clock.now() >= deadline_at:
+                requested = StopRequest.deadline
+                break
+            if clock.monotonic() >= next_tick:
+                ticks += 1
+                _tick(running, on_tick)
+                next_tick += still_running_every
+                if next_tick <= clock.monotonic():  # a slow report skips ticks; it never bunches them
+                    next_tick = clock.monotonic() + still_running_every
+            clock.sleep(poll_seconds)
+        if requested is not None:
+            log.info("worker attempt=%s stop=%s pid=%d", running.attempt_id, requested, running.pid)
+        # Whether it was asked to stop or exited and left members behind, the group ends now,
+        # while the unreaped leader still holds its number.
+        if running.leads_its_group:
+            signals, survivors = processes.end_child_group(
+                running.pid, running.process_started, grace_seconds, clock, poll_seconds
+            )
+        ending = _reap(running, poll_seconds, clock)
+    finally:
+        running.mcp_config.unlink(missing_ok=True)
+    end = WorkerEnd(ending if ending is not None else Vanished(), requested)
+    reason = stop_reason(end)
+    log.info(
+        "worker attempt=%s ended stop_reason=%s ending=%s signals=%s",
+        running.attempt_id,
+        reason,
+        end.ending,
+        ",".join(signals) or "-",
+    )
+    return Supervision(reason, end, signals, ticks, survivors or ending is None)
+
+
+def _tick(running: RunningWorker, on_tick: Callable[[], None] | None) -> None:
+    if on_tick is None:
+        return
+    try:
+        on_tick()
+    except Exception:
+        # A failed still-running report must not abandon a running worker's supervision.
+        log.exception("worker attempt=%s: the still-running report failed", running.attempt_id)
+
+
+def never_started(failed: SpawnFailed) -> Supervision:
+    """The supervision of a worker that never started: ``failed``, spawn-failed."""
+    end = WorkerEnd(NeverStarted(failed.detail))
+    return Supervision(stop_reason(end), end)
