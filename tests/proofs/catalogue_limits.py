@@ -1,0 +1,52 @@
+"""The proofs of the rules for working under Basecamp's limits (issue 13): the stand-in's rate
+limit, the client's one budget, the outbox's urgency. Same form as ``tests.proofs.catalogue``."""
+
+from __future__ import annotations
+
+from tests.proofs.mutation import Mutation, rule
+
+LIMITS: list[Mutation] = [
+    rule(
+        "limit: the stand-in answers a request over the limit 429 instead of serving it",
+        "            if len(admitted) < limit.requests:\n",
+        "            if True:\n",
+        "test_the_request_over_the_limit_is_answered_429_with_retry_after_and_creates_nothing",
+        "test_the_window_slides_and_a_refusal_does_not_count",
+    ),
+    rule(
+        "limit: the stand-in's window slides: a request older than the window no longer counts",
+        "            while admitted and admitted[0] <= now - limit.window:\n",
+        "            while False:\n",
+        "test_the_window_slides_and_a_refusal_does_not_count",
+    ),
+    rule(
+        "limit: a request the stand-in refused does not count in its window",
+        "            wait = admitted[0] + limit.window - now\n",
+        "            admitted.append(now)\n            wait = admitted[0] + limit.window - now\n",
+        "test_the_window_slides_and_a_refusal_does_not_count",
+    ),
+    rule(
+        "limit: the stand-in's Retry-After is whole seconds, rounded up, at least one",
+        "return rate_limited_reply(str(max(1, math.ceil(wait))))",
+        "return rate_limited_reply(str(int(wait)))",
+        "test_retry_after_is_whole_seconds_rounded_up_and_at_least_one",
+    ),
+    rule(
+        "limit: the stand-in keeps one window per client address",
+        "admitted = self._admitted.setdefault(address, deque())",
+        'admitted = self._admitted.setdefault("everyone", deque())',
+        "test_each_client_address_has_its_own_window",
+    ),
+    rule(
+        "limit: a rate-limited request takes no scripted fault",
+        "fault = None if limited is not None else server.faults.take(request.method, request.path)",
+        "fault = server.faults.take(request.method, request.path)",
+        "test_a_rate_limited_request_takes_no_fault",
+    ),
+    rule(
+        "limit: the stand-in enforces Basecamp's limit unless told otherwise",
+        "self.limiter = Limiter(RateLimit() if rate_limit is None else rate_limit)",
+        "self.limiter = Limiter(RateLimit.off() if rate_limit is None else rate_limit)",
+        "test_a_stand_in_enforces_basecamps_limit_unless_told_otherwise",
+    ),
+]
