@@ -5,6 +5,10 @@ Rules:
    ``limit`` requests (default 45, a margin under 50) in any window of ``window`` seconds.
 2. After a 429, no request goes before its Retry-After has passed, whatever the window says.
 3. Times are monotonic seconds, handed in; nothing here reads a clock.
+4. Every request of the connector shares one budget (feed polls, reads, listings, posts). A
+   feed poll yields it to a backlog: it waits while the window is nearly full, but never more
+   than ``POLL_YIELD_BOUND`` seconds (``poll_may_go``), so a drain runs at the limit and new
+   mentions are still read at least that often.
 """
 
 from __future__ import annotations
@@ -29,3 +33,28 @@ def wait_before_next(
         oldest_that_counts = recent[len(recent) - limit]
         wait = max(wait, oldest_that_counts + window - now)
     return wait
+
+
+# -- a feed poll yields to a backlog (rule 4) ------------------------------------------------
+
+POLL_YIELD_BOUND = 20.0
+POLL_HEADROOM_SHARE = 0.2
+
+
+def poll_may_go(
+    sent_at: Sequence[float],
+    now: float,
+    waited: float,
+    *,
+    bound: float = POLL_YIELD_BOUND,
+    limit: int = DEFAULT_LIMIT,
+    window: float = DEFAULT_WINDOW_SECONDS,
+) -> bool:
+    """Whether a feed poll may ask for its turn now: when the window has headroom (fewer than
+    ``limit`` less a fifth of it sent in the last ``window``), or once it has yielded ``bound``
+    seconds. While a backlog drains at the limit the window stays full, so polls space out to
+    about one per ``bound``, and never further."""
+    if waited >= bound:
+        return True
+    recent = sum(1 for moment in sent_at if moment > now - window)
+    return recent < limit - max(1, int(limit * POLL_HEADROOM_SHARE))

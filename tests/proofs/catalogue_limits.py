@@ -50,3 +50,31 @@ LIMITS: list[Mutation] = [
         "test_a_stand_in_enforces_basecamps_limit_unless_told_otherwise",
     ),
 ]
+LIMITS += [
+    rule(
+        "limit: a feed poll yields its turn to a backlog",
+        "        if yielding:\n            self._yield(deadline)\n",
+        "        if False:\n            self._yield(deadline)\n",
+        "test_a_poll_waits_for_headroom_where_any_other_request_goes_at_once",
+        "test_a_poll_yields_within_its_bound_and_half_its_deadline",
+    ),
+    rule(
+        "limit: a feed poll yields no longer than its bound",
+        "    if waited >= bound:\n        return True\n",
+        "    if False:\n        return True\n",
+        "test_a_poll_never_yields_longer_than_its_bound",
+        "test_a_poll_yields_within_its_bound_and_half_its_deadline",
+    ),
+    rule(
+        "limit: a feed poll's yield stays within half of what is left to its deadline",
+        "else min(POLL_YIELD_BOUND, (deadline - started) / 2)",
+        "else POLL_YIELD_BOUND",
+        "test_a_poll_yields_within_its_bound_and_half_its_deadline",
+    ),
+    rule(
+        "limit: the client's feed polls are the requests that yield",
+        "answer = self._get(url, deadline, yielding=True)",
+        "answer = self._get(url, deadline, yielding=False)",
+        "test_the_clients_feed_poll_yields_where_its_reads_do_not",
+    ),
+]
