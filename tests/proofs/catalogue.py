@@ -264,8 +264,8 @@ OUTBOX = [
     ),
     rule(
         "invariant 4 across a crash: a restart never posts a sending intent again (SIGKILL)",
-        "FROM outbox WHERE state = 'pending' AND not_before <= ?{kinds}\"\n",
-        "FROM outbox WHERE state IN ('pending', 'sending') AND not_before <= ?{kinds}\"\n",
+        "FROM outbox WHERE state = 'pending' AND kind = ? AND not_before <= ?\"\n",
+        "FROM outbox WHERE state IN ('pending', 'sending') AND kind = ? AND not_before <= ?\"\n",
         "test_outbox_kill.py",
         also=(
             (

@@ -78,3 +78,26 @@ LIMITS += [
         "test_the_clients_feed_poll_yields_where_its_reads_do_not",
     ),
 ]
+LIMITS += [
+    rule(
+        "limit: urgency orders the due intents by kind: guard, holding reply, completion, still-running",
+        "    return (1, URGENCY.index(due.kind), due.not_before, due.id)",
+        "    return (1, 0, due.not_before, due.id)",
+        "test_without_a_starving_intent_the_most_urgent_kind_goes_oldest_first",
+        "test_the_outbox_takes_a_due_guard_before_older_holding_replies_and_notices",
+    ),
+    rule(
+        "limit: urgency never starves a kind: an intent due past the bound goes first",
+        "    if now - due.not_before >= starving_after:\n",
+        "    if False:\n",
+        "test_a_starving_intent_of_any_kind_goes_before_the_rest_oldest_first",
+        "test_a_still_running_notice_waits_behind_a_stream_of_guards_no_longer_than_the_bound",
+        "test_the_outbox_takes_a_starving_notice_before_a_fresh_guard",
+    ),
+    rule(
+        "limit: the outbox asks urgency which due intent goes next",
+        "    chosen = next_to_send((Due(row.id, row.kind, row.not_before) for row in heads), now)",
+        "    chosen = min((Due(row.id, row.kind, row.not_before) for row in heads), key=lambda d: (d.not_before, d.id), default=None)",
+        "test_the_outbox_takes_a_due_guard_before_older_holding_replies_and_notices",
+    ),
+]
