@@ -55,6 +55,7 @@ from core.outbox_policy import (
     RUN_RECONCILE_BATCH,
     may_claim,
     request_timeout,
+    wait_after_batch,
 )
 from core.posting import PostOutcome, Receipt, RefusalCause, Refused, Uncertain
 from core.reconcile import (
@@ -100,6 +101,9 @@ class SendResult(StrEnum):
     no_time = "no_time"
 
 
+CLAIMED = frozenset({SendResult.sent, SendResult.refused, SendResult.uncertain, SendResult.canceled})
+
+
 @dataclass(frozen=True, slots=True)
 class OutboxOptions:
     reconcile_after: timedelta = RECONCILE_AFTER
@@ -117,6 +121,10 @@ class FlushSummary:
 
     def count(self, result: SendResult) -> int:
         return self.results.count(result)
+
+    def claims(self) -> int:
+        """Intents this flush claimed (sent, refused, left uncertain or canceled at the claim)."""
+        return sum(result in CLAIMED for result in self.results)
 
 
 class Outbox:
@@ -360,11 +368,13 @@ class Outbox:
     def run(self, stop: threading.Event) -> None:
         """Tick until ``stop`` is set. A ledger failure is logged and the tick tried again."""
         while not stop.is_set():
+            wait = self._options.tick
             try:
-                self.run_once()
+                claims = self.run_once().claims()
+                wait = wait_after_batch(claims, self._options.run_batch, self._options.tick)
             except OutboxLedgerError as error:
                 log.error("outbox: %s", error)
-            stop.wait(self._options.tick.total_seconds())
+            stop.wait(wait.total_seconds())
 
     # -- helpers ---------------------------------------------------------------------------
 

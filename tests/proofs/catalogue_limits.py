@@ -101,3 +101,18 @@ LIMITS += [
         "test_the_outbox_takes_a_due_guard_before_older_holding_replies_and_notices",
     ),
 ]
+LIMITS += [
+    rule(
+        "limit: after a full batch the running outbox goes on at once; otherwise it waits its tick",
+        "    return timedelta(0) if claims >= batch else tick",
+        "    return tick",
+        "test_a_full_batch_goes_on_at_once_and_a_partial_one_waits_its_tick",
+        "test_the_running_outbox_drains_a_backlog_of_several_batches_without_waiting_a_tick_between",
+    ),
+    rule(
+        "limit: the running outbox asks how long to wait after each batch",
+        "                wait = wait_after_batch(claims, self._options.run_batch, self._options.tick)\n",
+        "                wait = self._options.tick\n",
+        "test_the_running_outbox_drains_a_backlog_of_several_batches_without_waiting_a_tick_between",
+    ),
+]
