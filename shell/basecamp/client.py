@@ -47,6 +47,7 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from core.destinations import Destination, ListedMessage, MessageKind
 from core.feed import FeedFilters, FeedPage, FeedRefusal, read_page, read_refusal
 from core.links import next_link, same_origin, transport_allowed
+from core.pacing import DEFAULT_LIMIT, DEFAULT_WINDOW_SECONDS
 from core.posting import (
     PostOutcome,
     RefusalCause,
@@ -159,8 +160,8 @@ class BasecampClient:
         clock: Clock | None = None,
         post_timeout: float = DEFAULT_POST_TIMEOUT,
         read_timeout: float = DEFAULT_READ_TIMEOUT,
-        requests_per_window: int = 45,
-        window_seconds: float = 10.0,
+        requests_per_window: int = DEFAULT_LIMIT,
+        window_seconds: float = DEFAULT_WINDOW_SECONDS,
     ) -> None:
         origin = base_url.rstrip("/")
         if not transport_allowed(origin):

@@ -4,8 +4,9 @@ Rules:
 1. One ``Pacer`` a client, shared by every thread that uses the client: feed polls, reads,
    listings and posts draw on the same window, so together they stay under the limit.
 2. A turn is claimed atomically: two threads never both take the last place in a window.
-3. After a 429 (``hold_for``) no turn is given before its Retry-After has passed.
-4. A yielding turn (a feed poll) first waits while the window is nearly full, at most
+3. After a 429 (``hold_for``) no turn is given before its Retry-After has passed. With half the
+   window spent, turns are evenly spaced (``core.pacing.spacing_wait``).
+4. A yielding turn (a feed poll) first waits while half the window is spent, at most
    ``POLL_YIELD_BOUND`` seconds and never past half of what is left to its deadline
    (``core.pacing.poll_may_go``), then takes its turn like any other.
 5. Waits are on the client's clock (``sleep``), so a ``FakeClock`` test waits for nothing.
@@ -16,7 +17,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 
-from core.pacing import POLL_YIELD_BOUND, poll_may_go, wait_before_next
+from core.pacing import POLL_YIELD_BOUND, poll_may_go, spacing_wait, wait_before_next
 from shell.clock import Clock
 
 POLL_RECHECK_SECONDS = 0.25
@@ -40,7 +41,11 @@ class Pacer:
 
     def _wait(self, now: float) -> float:
         """Seconds before the next turn; the caller holds the lock."""
-        return wait_before_next(self._recent(now), now, self._held_until, self._limit, self._window)
+        recent = self._recent(now)
+        return max(
+            wait_before_next(recent, now, self._held_until, self._limit, self._window),
+            spacing_wait(recent, now, self._limit, self._window),
+        )
 
     def wait_seconds(self) -> float:
         with self._lock:

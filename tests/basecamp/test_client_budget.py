@@ -4,11 +4,12 @@ enforces the limit."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 
 from core.destinations import Destination, MessageKind
 from core.feed import FeedFilters
-from core.pacing import poll_may_go
+from core.pacing import poll_may_go, spacing_wait
 from core.posting import Receipt
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.pacer import Pacer
@@ -18,10 +19,10 @@ from shell.clock import FakeClock
 from tests.basecamp.conftest import MakeClient
 
 
-def test_a_poll_goes_while_the_window_has_headroom_and_waits_while_it_is_nearly_full() -> None:
-    assert poll_may_go([0.0] * 7, 1.0, 0.0, limit=10, window=10)
-    assert not poll_may_go([0.0] * 8, 1.0, 0.0, limit=10, window=10)
-    assert poll_may_go([0.0] * 8, 10.5, 0.0, limit=10, window=10)  # they left the window
+def test_a_poll_goes_while_the_window_has_headroom_and_waits_while_half_of_it_is_spent() -> None:
+    assert poll_may_go([0.0] * 4, 1.0, 0.0, limit=10, window=10)
+    assert not poll_may_go([0.0] * 5, 1.0, 0.0, limit=10, window=10)
+    assert poll_may_go([0.0] * 5, 10.5, 0.0, limit=10, window=10)  # they left the window
 
 
 def test_a_poll_never_yields_longer_than_its_bound() -> None:
@@ -35,10 +36,11 @@ def test_a_poll_waits_for_headroom_where_any_other_request_goes_at_once() -> Non
     for _ in range(8):
         assert pacer.take_turn(None)
     start = clock.monotonic()
-    assert pacer.take_turn(None)  # a post or a read: there is room
-    assert clock.monotonic() == start
-    assert pacer.take_turn(None, yielding=True)  # a poll: the window is nearly full
-    assert clock.monotonic() - start >= 10.0
+    assert pacer.take_turn(None)  # a post or a read: there is room, one spacing away
+    assert clock.monotonic() - start <= 1.0
+    start = clock.monotonic()
+    assert pacer.take_turn(None, yielding=True)  # a poll: half the window is spent
+    assert clock.monotonic() - start >= 5.0
 
 
 def test_a_poll_yields_within_its_bound_and_half_its_deadline() -> None:
@@ -92,6 +94,24 @@ def test_the_clients_feed_poll_yields_where_its_reads_do_not(
         client.me()
     start = clock.monotonic()
     client.me()
-    assert clock.monotonic() == start
+    assert clock.monotonic() - start <= 1.0
+    start = clock.monotonic()
     client.poll_events(None, None, FeedFilters.of(), start + 60)
-    assert clock.monotonic() - start >= 10.0
+    assert clock.monotonic() - start >= 5.0
+
+
+def test_with_half_the_window_spent_turns_are_evenly_spaced() -> None:
+    assert spacing_wait([0.0] * 4, 0.5, limit=10, window=10) == 0.0
+    assert spacing_wait([0.0] * 5, 0.5, limit=10, window=10) == 0.5
+    assert spacing_wait([0.0] * 5, 2.0, limit=10, window=10) == 0.0
+
+
+def test_a_drain_goes_evenly_so_an_urgent_turn_waits_at_most_one_spacing() -> None:
+    clock = FakeClock()
+    pacer = Pacer(clock, limit=10, window=10.0)
+    moments = []
+    for _ in range(40):
+        assert pacer.take_turn(None)
+        moments.append(clock.monotonic())
+    gaps = [later - earlier for earlier, later in itertools.pairwise(moments[10:])]
+    assert max(gaps) <= 1.0 + 1e-9, "no burst, so no long pause a window later"

@@ -2,7 +2,7 @@
 
 What it runs, all real but the worker: the bundled stand-in on 127.0.0.1 enforcing Basecamp's
 limit (default 50 requests per 10 s per client address), a ledger file, the connector's
-``BasecampClient`` (its default pacing: nine tenths of the limit) and its ``Outbox`` running its
+``BasecampClient`` (its default pacing: 47 of every 50 the limit allows) and its ``Outbox`` running its
 own loop (``Outbox.run``), beside a feed poller reading ``events.json`` every 5 s on the same
 client, as the connector's intake does.
 
@@ -31,6 +31,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from core.feed import FeedFilters
+from core.pacing import DEFAULT_LIMIT
 from core.snapshots import NO_ROUTE
 from core.timestamps import parse_timestamp
 from shell.basecamp.client import BasecampClient, FeedFailed
@@ -45,7 +46,7 @@ from tests.support.ledger_world import LedgerWorld
 DEFAULT_MESSAGES = 1000
 USER_AGENT = "basecamp-connector bench (bench@example.com)"
 POLL_EVERY = 5.0
-CLIENT_SHARE = 0.9  # the client's default: 45 of Basecamp's 50
+CLIENT_SHARE = DEFAULT_LIMIT / 50  # the client's default share of Basecamp's limit: 47 of 50
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -55,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "(last line: burst: use=U%% 429=N guard_late=S s)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="The defaults take about 4 minutes (1,000 messages at 45 per 10 s).",
+        epilog="The defaults take about 4 minutes (1,000 messages at 47 per 10 s).",
     )
     parser.add_argument(
         "--messages",
@@ -69,7 +70,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=RateLimit.parse,
         default=RateLimit(),
         metavar="N/SECONDS",
-        help="the stand-in's rate limit (default 50/10, Basecamp's); the client paces at 9/10 of it",
+        help="the stand-in's rate limit (default 50/10, Basecamp's); the client paces at 47/50 of it",
     )
     parser.set_defaults(run=run)
 

@@ -57,8 +57,8 @@ CLIENT = [
     ),
     rule(
         "the client paces itself under Basecamp's rate limit",
-        "return wait_before_next(self._recent(now), now, self._held_until, self._limit, self._window)",
-        "return max(0.0, self._held_until - now)",
+        "            wait_before_next(recent, now, self._held_until, self._limit, self._window),",
+        "            max(0.0, self._held_until - now),",
         "test_the_client_paces_itself_under_the_rate_limit",
     ),
     rule(

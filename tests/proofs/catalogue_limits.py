@@ -116,3 +116,39 @@ LIMITS += [
         "test_the_running_outbox_drains_a_backlog_of_several_batches_without_waiting_a_tick_between",
     ),
 ]
+LIMITS += [
+    rule(
+        "limit: reconciliation lists a destination once for every intent in doubt there",
+        "        groups.setdefault(row.destination, []).append(row)\n",
+        "        groups.setdefault(row, []).append(row)\n",
+        "test_a_restart_lists_each_destination_once_and_adopts_every_intent",
+        "test_grouping_keeps_first_come_order_within_and_between_destinations",
+    ),
+    rule(
+        "limit: one listing reaches back to the earliest intent of its destination",
+        "        since = min(listing_since(row.sending_at, row.created_at) for row in group)\n",
+        "        since = max(listing_since(row.sending_at, row.created_at) for row in group)\n",
+        "test_one_listing_reaches_back_to_the_earliest_intent_of_its_destination",
+    ),
+    rule(
+        "limit: a failed listing backs off every intent at its destination",
+        "            for row in group:\n                self._listing_failed(",
+        "            for row in group[:1]:\n                self._listing_failed(",
+        "test_a_failed_listing_backs_off_every_intent_at_that_destination",
+    ),
+]
+LIMITS += [
+    rule(
+        "limit: with half the window spent, the client's turns are evenly spaced",
+        "    if not recent or len(recent) * 2 < limit:\n        return 0.0\n",
+        "    if True:\n        return 0.0\n",
+        "test_with_half_the_window_spent_turns_are_evenly_spaced",
+        "test_a_drain_goes_evenly_so_an_urgent_turn_waits_at_most_one_spacing",
+    ),
+    rule(
+        "limit: the pacer spaces its turns",
+        "            spacing_wait(recent, now, self._limit, self._window),\n",
+        "            0.0,\n",
+        "test_a_drain_goes_evenly_so_an_urgent_turn_waits_at_most_one_spacing",
+    ),
+]
