@@ -110,6 +110,7 @@ def describe(standin: StandIn) -> dict[str, Any]:
     return {
         "base_url": standin.base_url,
         "account_url": standin.account_url,
+        "rate_limit": standin.limiter.limit.describe(),
         "account_id": world.account_id,
         "token": world.token,
         "agent_id": world.agent.id,
@@ -135,5 +136,6 @@ def as_text(summary: dict[str, Any]) -> str:
     )
     return (
         f"Basecamp stand-in at {summary['base_url']} account {summary['account_id']} "
-        f"token {summary['token']} agent {summary['agent_id']} | {projects}"
+        f"token {summary['token']} agent {summary['agent_id']} rate limit {summary['rate_limit']}"
+        f" | {projects}"
     )
