@@ -7,8 +7,9 @@ stand-in. Then it runs ``bin/connect status`` on it as a real process, ``--repea
 small watcher process that reports the child's peak RSS (``ru_maxrss`` of its children), and
 takes the median wall time.
 
-It prints a row per size; the last line is ``scale: rss_ratio=R status_ms=M`` where R is the
-peak RSS at the largest size over the smallest, and M the status time (ms) at the largest.
+It prints a row per size, beside ``bin/connect --version`` timed the same way (the start every
+command pays); the last line is ``scale: rss_ratio=R status_ms=M start_ms=S``: R is the peak RSS
+at the largest size over the smallest, M the status time (ms) at the largest, S that start.
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     logging.disable(logging.INFO)
     rows: list[tuple[int, float, float]] = []
+    floor = statistics.median(_watch([CONNECT, "--version"])[1] for _ in range(max(1, args.repeat)))
+    print(f"{'bin/connect --version':>34}   {floor * 1000:7.0f} ms   (the start every status pays)")
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as directory, StandIn(world="demo") as standin:
         for size in args.sizes:
             place = Path(directory) / str(size)
@@ -78,14 +81,18 @@ def run(args: argparse.Namespace) -> int:
             rows.append((size, wall, rss))
             print(f"{size:>8} records and intents   status {wall * 1000:7.0f} ms   peak RSS {rss:6.1f} MB")
     ratio = rows[-1][2] / rows[0][2]
-    print(f"scale: rss_ratio={ratio:.2f} status_ms={rows[-1][1] * 1000:.0f}")
+    print(f"scale: rss_ratio={ratio:.2f} status_ms={rows[-1][1] * 1000:.0f} start_ms={floor * 1000:.0f}")
     return 0
 
 
 def _status(state: Path) -> tuple[int, float, float]:
     """One ``bin/connect status`` run: its exit code, wall seconds and peak RSS in MB."""
+    return _watch([CONNECT, "status", "--state-dir", str(state)])
+
+
+def _watch(command: list[str]) -> tuple[int, float, float]:
     watched = subprocess.run(
-        [sys.executable, "-c", WATCH, CONNECT, "status", "--state-dir", str(state)],
+        [sys.executable, "-c", WATCH, *command],
         capture_output=True,
         text=True,
         check=True,
