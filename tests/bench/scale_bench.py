@@ -25,13 +25,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from core.snapshots import NO_ROUTE
 from core.timestamps import format_timestamp
 from shell.basecamp.standin.server import StandIn
 from shell.ledger.connection import open_ledger
-from tests.bench.outbox_bench import WRITE_BATCH, OneTransaction, ShiftedClock, progress
+from tests.bench.backlog import write_unrouted
+from tests.bench.outbox_bench import ShiftedClock, progress
 from tests.support.configured import configure_connector
-from tests.support.ledger_world import LedgerWorld
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 CONNECT = str(REPOSITORY / "bin" / "connect")
@@ -105,20 +104,14 @@ def _fill(path: Path, size: int) -> None:
     """``size`` mentions blocked without a route, each with its holding reply; 99% sent."""
     clock = ShiftedClock()
     started = time.monotonic()
-    with open_ledger(path) as ledger:
-        for first in range(1, size + 1, WRITE_BATCH):
-            with ledger.write() as connection:
-                world = LedgerWorld(OneTransaction(connection, clock))  # type: ignore[arg-type]
-                for event_id in range(first, min(first + WRITE_BATCH, size + 1)):
-                    world.seen(event_id, recording_id=9_000_000 + event_id % 1000)
-                    world.verdict(event_id, "blocked", reason=NO_ROUTE)
-        with ledger.write() as connection:
-            stamp = format_timestamp(clock.now())
-            connection.execute(
-                "UPDATE outbox SET state = 'sending', sending_at = ? WHERE id % 100 <> 0", (stamp,)
-            )
-            connection.execute(
-                "UPDATE outbox SET state = 'sent', receipt_id = id, finished_at = ? WHERE state = 'sending'",
-                (stamp,),
-            )
+    write_unrouted(path, size, lambda event_id: 9_000_000 + event_id % 1000, clock)
+    with open_ledger(path) as ledger, ledger.write() as connection:
+        stamp = format_timestamp(clock.now())
+        connection.execute(
+            "UPDATE outbox SET state = 'sending', sending_at = ? WHERE id % 100 <> 0", (stamp,)
+        )
+        connection.execute(
+            "UPDATE outbox SET state = 'sent', receipt_id = id, finished_at = ? WHERE state = 'sending'",
+            (stamp,),
+        )
     progress(f"  {size} records and intents written in {time.monotonic() - started:.0f} s")

@@ -22,12 +22,12 @@ import time
 from pathlib import Path
 
 from core.destinations import Destination, MessageKind
-from core.snapshots import NO_ROUTE
 from core.timestamps import format_timestamp
 from shell.clock import SystemClock
 from shell.ledger.connection import open_ledger
 from shell.outbox import Outbox
-from tests.bench.outbox_bench import WRITE_BATCH, OneTransaction, ShiftedClock, progress
+from tests.bench.backlog import write_unrouted
+from tests.bench.outbox_bench import OneTransaction, ShiftedClock, progress
 from tests.support.fake_basecamp import AGENT_ID, FakeBasecamp
 from tests.support.ledger_world import LedgerWorld
 
@@ -99,19 +99,12 @@ def run(args: argparse.Namespace) -> int:
 def _build(path: Path, intents: int, destinations: int) -> int:
     """The crashed ledger (see the module's docstring); the guard's event id."""
     clock = ShiftedClock()
-    with open_ledger(path) as ledger:
-        for first in range(1, intents + 1, WRITE_BATCH):
-            with ledger.write() as connection:
-                world = LedgerWorld(OneTransaction(connection, clock))  # type: ignore[arg-type]
-                for event_id in range(first, min(first + WRITE_BATCH, intents + 1)):
-                    world.seen(event_id, recording_id=FIRST_RECORDING + event_id % destinations)
-                    world.verdict(event_id, "blocked", reason=NO_ROUTE)
-            progress(f"  ... {min(first + WRITE_BATCH - 1, intents)} of {intents} intents written")
-        with ledger.write() as connection:
-            connection.execute(
-                "UPDATE outbox SET state = 'sending', sending_at = ? WHERE state = 'pending'",
-                (format_timestamp(clock.now()),),
-            )
-            world = LedgerWorld(OneTransaction(connection, clock))  # type: ignore[arg-type]
-            world.request(intents + 1)  # admitted an hour ago: its guard is long due
+    write_unrouted(path, intents, lambda event_id: FIRST_RECORDING + event_id % destinations, clock)
+    with open_ledger(path) as ledger, ledger.write() as connection:
+        connection.execute(
+            "UPDATE outbox SET state = 'sending', sending_at = ? WHERE state = 'pending'",
+            (format_timestamp(clock.now()),),
+        )
+        world = LedgerWorld(OneTransaction(connection, clock))  # type: ignore[arg-type]
+        world.request(intents + 1)  # admitted an hour ago: its guard is long due
     return intents + 1
