@@ -152,3 +152,24 @@ LIMITS += [
         "test_a_drain_goes_evenly_so_an_urgent_turn_waits_at_most_one_spacing",
     ),
 ]
+LIMITS += [
+    rule(
+        "mcp start: the server's own entry imports only the mcp command",
+        "    return main([COMMAND, *argv], commands=(COMMAND,))",
+        "    return main([COMMAND, *argv])",
+        "test_the_entry_imports_no_other_command",
+    ),
+    rule(
+        "mcp start: a one-command entry point imports only that command's module",
+        "    for name in commands:  # only these are imported: a one-command entry starts faster",
+        "    for name in COMMANDS:  # only these are imported: a one-command entry starts faster",
+        "test_the_entry_imports_no_other_command",
+    ),
+    rule(
+        "mcp start: the worker's MCP configuration launches this interpreter on the lean entry",
+        '    args = ["-P", "-m", "shell.worker.mcp_entry", "--ledger", str(ledger_path)]',
+        '    args = ["mcp", "--ledger", str(ledger_path)]',
+        "test_the_mcp_config_names_the_connectors_server_with_the_token_in_its_env_only",
+        "test_the_agents_person_id_is_handed_to_the_mcp_server_when_known",
+    ),
+]
