@@ -13,8 +13,9 @@ Rules:
    absence from a short listing would read as "never posted".
 3. Reads retry per ``core.retry`` (429 and 503, at most three attempts) and never past the
    caller's deadline. A ``Link`` is followed only to the same origin.
-4. Pacing: every request waits its turn under ``core.pacing``; a 429 holds every later
-   request until its Retry-After has passed.
+4. Pacing: every request waits its turn in the client's one ``shell.basecamp.pacer.Pacer``; a
+   429 holds every later request until its Retry-After has passed. A feed poll yields its turn
+   to a backlog, within a bound.
 5. The token never appears in a log line, an exception message or a repr. Logs carry the
    method, the path without its query, and the status; never a body.
 6. https is required except to a loopback host.
@@ -33,7 +34,6 @@ import random
 import re
 import socket
 import threading
-from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
 from http.client import HTTPException
@@ -47,7 +47,7 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from core.destinations import Destination, ListedMessage, MessageKind
 from core.feed import FeedFilters, FeedPage, FeedRefusal, read_page, read_refusal
 from core.links import next_link, same_origin, transport_allowed
-from core.pacing import wait_before_next
+from core.pacing import DEFAULT_LIMIT, DEFAULT_WINDOW_SECONDS
 from core.posting import (
     PostOutcome,
     RefusalCause,
@@ -59,6 +59,7 @@ from core.posting import (
 from core.retry import Final, RetryAfter, after_read, parse_retry_after
 from core.text import message_text
 from core.timestamps import parse_timestamp
+from shell.basecamp.pacer import Pacer
 from shell.clock import Clock, SystemClock
 
 log = logging.getLogger("connector.basecamp")
@@ -146,47 +147,6 @@ class _Secret:
     __str__ = __repr__
 
 
-class _Pacer:
-    """Thread-safe bookkeeping for ``core.pacing``."""
-
-    def __init__(self, clock: Clock, limit: int, window: float) -> None:
-        self._clock = clock
-        self._limit = limit
-        self._window = window
-        self._sent: deque[float] = deque()
-        self._held_until = 0.0
-        self._lock = threading.Lock()
-
-    def wait_seconds(self) -> float:
-        with self._lock:
-            now = self._clock.monotonic()
-            while self._sent and self._sent[0] <= now - self._window:
-                self._sent.popleft()
-            return wait_before_next(list(self._sent), now, self._held_until, self._limit, self._window)
-
-    def take_turn(self, deadline: float | None) -> bool:
-        """Wait for a turn and claim it; False if the turn would come after ``deadline``."""
-        while True:
-            wait = self.wait_seconds()
-            now = self._clock.monotonic()
-            if wait <= 0:
-                with self._lock:
-                    self._sent.append(now)
-                return True
-            if deadline is not None and now + wait > deadline:
-                return False
-            self._clock.sleep(wait)
-
-    def held_for(self) -> float:
-        """Seconds a 429's (or 503's) Retry-After still holds every request; 0 when none does."""
-        with self._lock:
-            return max(0.0, self._held_until - self._clock.monotonic())
-
-    def hold_for(self, seconds: float) -> None:
-        with self._lock:
-            self._held_until = max(self._held_until, self._clock.monotonic() + seconds)
-
-
 class BasecampClient:
     """The agent's client for one Basecamp account."""
 
@@ -200,8 +160,8 @@ class BasecampClient:
         clock: Clock | None = None,
         post_timeout: float = DEFAULT_POST_TIMEOUT,
         read_timeout: float = DEFAULT_READ_TIMEOUT,
-        requests_per_window: int = 45,
-        window_seconds: float = 10.0,
+        requests_per_window: int = DEFAULT_LIMIT,
+        window_seconds: float = DEFAULT_WINDOW_SECONDS,
     ) -> None:
         origin = base_url.rstrip("/")
         if not transport_allowed(origin):
@@ -217,7 +177,7 @@ class BasecampClient:
         self._clock: Clock = clock or SystemClock()
         self._post_timeout = post_timeout
         self._read_timeout = read_timeout
-        self._pacer = _Pacer(self._clock, requests_per_window, window_seconds)
+        self._pacer = Pacer(self._clock, requests_per_window, window_seconds)
         self._pool = urllib3.PoolManager(maxsize=4, retries=False)
         self._random = random.Random()  # noqa: S311 -- jitter, not security
         self.last_read_ok_at: float | None = None
@@ -389,7 +349,7 @@ class BasecampClient:
                 query.append(("since", "now" if since is None else str(since)))
             url = f"{self.account_url}/events.json?{urlencode(query)}"
         try:
-            answer = self._get(url, deadline)
+            answer = self._get(url, deadline, yielding=True)
         except ListingFailed as error:
             raise FeedFailed(f"the event feed could not be read: {error}") from None
         if answer.status == 401:
@@ -403,11 +363,12 @@ class BasecampClient:
             raise FeedFailed(f"the event feed answered an unreadable page: {page.failure().reason}")
         return page.unwrap()
 
-    def _get(self, url: str, deadline: float) -> _Answer:
-        """One read, retried per ``core.retry`` within ``deadline``."""
+    def _get(self, url: str, deadline: float, *, yielding: bool = False) -> _Answer:
+        """One read, retried per ``core.retry`` within ``deadline``; a ``yielding`` one (a feed
+        poll) lets a backlog go first (rule 4)."""
         attempts = 0
         while True:
-            if not self._pacer.take_turn(deadline):
+            if not self._pacer.take_turn(deadline, yielding=yielding):
                 raise ListingFailed("the deadline passed while waiting for a turn under the rate limit")
             remaining = deadline - self._clock.monotonic()
             if remaining <= 0:

@@ -14,6 +14,7 @@ from tests.proofs.catalogue_demo import DEMO
 from tests.proofs.catalogue_dispatch import DISPATCH
 from tests.proofs.catalogue_end_to_end import END_TO_END
 from tests.proofs.catalogue_foundations import FOUNDATIONS
+from tests.proofs.catalogue_limits import LIMITS
 from tests.proofs.catalogue_one_home import ONE_HOME
 from tests.proofs.catalogue_operating import OPERATING
 from tests.proofs.catalogue_shutdown import SHUTDOWN
@@ -57,8 +58,8 @@ CLIENT = [
     ),
     rule(
         "the client paces itself under Basecamp's rate limit",
-        "return wait_before_next(list(self._sent), now, self._held_until, self._limit, self._window)",
-        "return max(0.0, self._held_until - now)",
+        "            wait_before_next(recent, now, self._held_until, self._limit, self._window),",
+        "            max(0.0, self._held_until - now),",
         "test_the_client_paces_itself_under_the_rate_limit",
     ),
     rule(
@@ -325,8 +326,8 @@ OUTBOX = [
     ),
     rule(
         "invariant 4 across a crash: a restart never posts a sending intent again (SIGKILL)",
-        "FROM outbox WHERE state = 'pending' AND not_before <= ?{kinds}\"\n",
-        "FROM outbox WHERE state IN ('pending', 'sending') AND not_before <= ?{kinds}\"\n",
+        "FROM outbox WHERE state = 'pending' AND kind = ? AND not_before <= ?\"\n",
+        "FROM outbox WHERE state IN ('pending', 'sending') AND kind = ? AND not_before <= ?\"\n",
         "test_a_restart_inside_the_reconcile_wait_leaves_the_sending_intent_alone",
         "test_outbox_kill.py",
         also=(
@@ -368,4 +369,4 @@ TRANSITION_INTENTS = [
     ),
 ]
 
-MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME]
+MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *LIMITS]

@@ -8,6 +8,9 @@ Rules:
    ``GET /__standin/requests`` lists the recorded requests (bodies as text).
    ``POST /__standin/messages`` seeds a message
    (``{"kind", "recording_id", "creator_id", "content", "created_at"?}``) -> 201 ``{"id"}``.
+   ``GET /__standin/rate-limit`` answers the limit enforced (``{"requests", "window"}``;
+   ``requests`` 0: off); ``PUT /__standin/rate-limit`` with the same object (or
+   ``{"requests": 0}``) changes it from now on.
 3. Bad input answers 400 ``{"error": ...}`` and changes nothing.
 """
 
@@ -19,6 +22,7 @@ from datetime import datetime
 from shell.basecamp.standin.api import BasecampApi
 from shell.basecamp.standin.exchange import Incoming, Reply, error_reply, json_reply
 from shell.basecamp.standin.faults import FaultBook, fault_from_json, fault_to_json
+from shell.basecamp.standin.ratelimit import BASECAMP_WINDOW_SECONDS, Limiter, RateLimit
 from shell.basecamp.standin.recorder import RequestLog
 from shell.basecamp.standin.store import Kind
 
@@ -26,10 +30,11 @@ PREFIX = "/__standin/"
 
 
 class Control:
-    def __init__(self, api: BasecampApi, faults: FaultBook, log: RequestLog) -> None:
+    def __init__(self, api: BasecampApi, faults: FaultBook, log: RequestLog, limiter: Limiter) -> None:
         self._api = api
         self._faults = faults
         self._log = log
+        self._limiter = limiter
 
     def answer(self, request: Incoming) -> Reply:
         route = (request.method, request.path.removeprefix(PREFIX).strip("/"))
@@ -45,6 +50,11 @@ class Control:
                     return json_reply(200, [recorded.to_json() for recorded in self._log.requests()])
                 case ("POST", "messages"):
                     return json_reply(201, {"id": self._seed(json.loads(request.body))})
+                case ("GET", "rate-limit"):
+                    return json_reply(200, _limit_json(self._limiter.limit))
+                case ("PUT", "rate-limit"):
+                    self._limiter.set_limit(_limit_from_json(json.loads(request.body)))
+                    return json_reply(200, _limit_json(self._limiter.limit))
         except (ValueError, TypeError, KeyError) as error:
             return error_reply(400, "Bad Request", message=str(error))
         return error_reply(404, "Not Found")
@@ -61,3 +71,16 @@ class Control:
             datetime.fromisoformat(created_at) if isinstance(created_at, str) else None,
         )
         return message.id
+
+
+def _limit_json(limit: RateLimit) -> dict[str, object]:
+    return {"requests": limit.requests, "window": limit.window}
+
+
+def _limit_from_json(value: object) -> RateLimit:
+    if not isinstance(value, dict) or set(value) - {"requests", "window"}:
+        raise ValueError('a rate limit is {"requests": N, "window": SECONDS}')
+    requests, window = value.get("requests"), value.get("window", BASECAMP_WINDOW_SECONDS)
+    if not isinstance(requests, int) or isinstance(requests, bool) or not isinstance(window, int | float):
+        raise TypeError("a rate limit's requests is a whole number and its window a number of seconds")
+    return RateLimit(requests, float(window))

@@ -20,6 +20,9 @@ Rules:
    add theirs with ``mention`` and ``assign`` (each answers the event's id), and script a 410
    with ``begin_epoch``. ``feed_page_size`` and ``feed_delay`` (seconds; default 0, where
    Basecamp's poll lane waits about 30) shape what ``events.json`` serves.
+6. Basecamp's rate limit is on by default (``rate_limit``: 50 requests per 10 s per client
+   address; ``RateLimit.off()`` for a test that needs more), and can be changed while serving
+   (``set_rate_limit``, or the control API): ``shell.basecamp.standin.ratelimit``.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from shell.basecamp.standin.faults import Fault, FaultBook
 from shell.basecamp.standin.feed import DEFAULT_FEED_PAGE_SIZE, Feed, FeedEvent
 from shell.basecamp.standin.handler import HttpServer
 from shell.basecamp.standin.pagination import BASECAMP_PAGE_SIZES
+from shell.basecamp.standin.ratelimit import Limiter, RateLimit
 from shell.basecamp.standin.recorder import RecordedRequest, RequestLog
 from shell.basecamp.standin.store import Kind, Store
 from shell.basecamp.standin.urls import Urls
@@ -63,6 +67,7 @@ class StandIn:
         keepalive_timeout: float = 5.0,
         feed_page_size: int = DEFAULT_FEED_PAGE_SIZE,
         feed_delay: float = 0.0,
+        rate_limit: RateLimit | None = None,
     ) -> None:
         if not page_sizes or any(size < 1 for size in page_sizes):
             raise ValueError(f"page sizes must be positive, not {tuple(page_sizes)}")
@@ -71,8 +76,14 @@ class StandIn:
         self._now = now
         self._faults = FaultBook()
         self._log = RequestLog()
+        self.limiter = Limiter(RateLimit() if rate_limit is None else rate_limit)
         self._http = HttpServer(
-            port, faults=self._faults, log=self._log, now=now, keepalive_timeout=keepalive_timeout
+            port,
+            faults=self._faults,
+            limiter=self.limiter,
+            log=self._log,
+            now=now,
+            keepalive_timeout=keepalive_timeout,
         )
         self.base_url = self._http.origin
         self.account_url = f"{self.base_url}/{self.world.account_id}"
@@ -88,7 +99,7 @@ class StandIn:
             feed=self.feed,
         )
         self._http.api = self._api
-        self._http.control = Control(self._api, self._faults, self._log)
+        self._http.control = Control(self._api, self._faults, self._log, self.limiter)
         self._thread: threading.Thread | None = None
 
     @property
@@ -126,6 +137,10 @@ class StandIn:
 
     def clear_faults(self) -> None:
         self._faults.clear()
+
+    def set_rate_limit(self, limit: RateLimit) -> None:
+        """Enforce ``limit`` from now on (rule 6)."""
+        self.limiter.set_limit(limit)
 
     def requests(self) -> list[RecordedRequest]:
         """Every Basecamp request that reached the stand-in, in arrival order."""
