@@ -14,6 +14,10 @@ Rules:
    The loops are waited for only until that bound: a request in flight on the outbox's thread
    is left in doubt (``sending``), and the next start reconciles it by listing.
 4. ``shadow``: admits and logs; installs no hooks, dispatches nothing and posts nothing.
+5. ``live`` (the default) runs intake's live lane (``shell.live_lane``) beside the poll loop,
+   from ``run`` on: what it records first is admitted on its thread at once; the poll lane
+   still reads the feed on its schedule, moves the position and catches up whatever the
+   live lane missed.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from shell.dispatcher import Dispatcher, DispatchOptions
 from shell.intake import Intake, IntakeFailed
 from shell.ledger.connection import Ledger
 from shell.lifecycle_hooks import LifecycleHooks
+from shell.live_lane import LiveLane
 from shell.outbox import Outbox, OutboxLedgerError, OutboxOptions
 from shell.worker.driver import CommandDriver, WorkerCommand, sweep_sessions
 
@@ -59,6 +64,7 @@ class Connector:
     sessions: Path
     shadow: bool = False
     poll_every: timedelta = timedelta(seconds=5)
+    live: bool = True  # rule 5
     on_event: Callable[[str], None] = field(default=lambda line: None)
     _stop: threading.Event = field(default_factory=threading.Event)
     _stop_deadline: float | None = None  # monotonic; set by stop() (rule 3)
@@ -80,6 +86,11 @@ class Connector:
             self.client,
             FeedFilters.of(exclude_performers=("self",), actor_types=("person",)),
             self.clock,
+        )
+        self.live_lane = (
+            LiveLane(self.ledger, self.client, self.intake.filters, self.clock, self._heard_live)
+            if self.live
+            else None
         )
         self.admission = Admission(
             self.ledger,
@@ -144,6 +155,9 @@ class Connector:
             loops.append(
                 threading.Thread(target=self.outbox.run, args=(self._stop,), name="outbox", daemon=True)
             )
+        if self.live_lane is not None:
+            lane = self.live_lane
+            loops.append(threading.Thread(target=lane.run, args=(self._stop,), name="live", daemon=True))
         for loop in loops:
             loop.start()
         self._stop.wait()
@@ -175,6 +189,11 @@ class Connector:
         for event_id in result.new_ids:
             self.on_event(f"seen event={event_id}")
             self._admit(event_id)
+
+    def _heard_live(self, event_id: int) -> None:
+        """An event the live lane recorded first (``shell.live_lane``): admitted at once."""
+        self.on_event(f"seen event={event_id} lane=live")
+        self._admit(event_id)
 
     def _admit(self, event_id: int) -> None:
         try:

@@ -10,8 +10,8 @@ Rules:
    event id, ``0`` for all served history). A lineage that never served an event resumes at
    ``start`` too, never at 0 by accident.
 2. One page, one ``BEGIN IMMEDIATE`` transaction: every event of the page becomes an
-   ``events`` row in state ``seen`` (``INSERT ... ON CONFLICT(id) DO NOTHING``: dedupe by id,
-   across restarts), then -- after the rows, in the same transaction -- the page's position
+   ``events`` row in state ``seen``, lane ``poll`` (``shell.ledger.lanes.insert_seen``: dedupe
+   by id, across lanes and restarts), then -- after the rows, in the same transaction -- the page's position
    and last served id. So the position is never ahead of the records: a crash loses nothing
    and a restart reads nothing twice. Intake reads no recording and filters nothing.
 3. ``next`` is followed (through the client, which holds the same-origin rule) while it is
@@ -42,12 +42,12 @@ from core.feed import (
     FiltersChanged,
     InvalidFilter,
     InvalidPosition,
-    new_ids,
 )
 from core.timestamps import format_timestamp, parse_timestamp
 from shell.basecamp.client import BasecampError, FeedRefused
 from shell.clock import Clock
 from shell.ledger.connection import Ledger, LedgerError
+from shell.ledger.lanes import Lane, insert_seen
 
 log = logging.getLogger("connector.intake")
 
@@ -239,23 +239,7 @@ class Intake:
         now = format_timestamp(self._clock.now())
         try:
             with self._ledger.write() as connection:
-                ids = [row.event.id for row in rows]
-                marks = ", ".join("?" for _ in ids)
-                known = (
-                    [
-                        int(found[0])
-                        for found in connection.execute(
-                            f"SELECT id FROM events WHERE id IN ({marks})",  # noqa: S608 -- marks only
-                            ids,
-                        )
-                    ]
-                    if ids
-                    else []
-                )
-                fresh = new_ids(ids, known)
-                for row in rows:
-                    if row.event.id in fresh:
-                        _insert_seen(connection, row, now)
+                fresh = insert_seen(connection, [(row.event, row.created_at) for row in rows], Lane.poll, now)
                 _upsert_checkpoint(connection, self.digest, saved, now)
         except (sqlite3.Error, LedgerError) as error:
             log.error("intake %s: a page could not be recorded (%s)", self._tag, type(error).__name__)
@@ -276,26 +260,6 @@ class Intake:
         except (sqlite3.Error, LedgerError) as error:
             raise IntakeFailed(f"the checkpoint could not be saved: {type(error).__name__}") from None
         return checkpoint
-
-
-def _insert_seen(connection: sqlite3.Connection, row: _Row, now: str) -> None:
-    event = row.event
-    connection.execute(
-        "INSERT INTO events (id, state, event_type, bucket_id, recording_id, creator_id, performed_by_id,"
-        " created_at, seen_at, updated_at) VALUES (?, 'seen', ?, ?, ?, ?, ?, ?, ?, ?)"
-        " ON CONFLICT(id) DO NOTHING",
-        (
-            event.id,
-            event.event_type,
-            event.bucket_id,
-            event.recording_id,
-            event.creator_id,
-            event.performed_by_id,
-            row.created_at,
-            now,
-            now,
-        ),
-    )
 
 
 def _upsert_checkpoint(connection: sqlite3.Connection, digest: str, checkpoint: Checkpoint, now: str) -> None:

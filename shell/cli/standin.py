@@ -21,7 +21,7 @@ from typing import Any
 from shell.basecamp.standin.server import StandIn
 from shell.basecamp.standin.world import WORLDS, World
 from shell.cli.arguments import port
-from shell.errors import EXIT_OK, EXIT_UNAVAILABLE, UserError
+from shell.errors import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, UserError
 
 DESCRIPTION = """\
 Serve a local Basecamp stand-in on 127.0.0.1: Basecamp's comments, boosts and Campfire
@@ -33,6 +33,9 @@ person id, and the world's projects, cards and Campfires (--json: as one JSON ob
 Faults can be scripted from another terminal:
   curl -X POST BASE_URL/__standin/faults -d '{"action": "create_then_drop", "method": "POST"}'
 and the requests it saw read back with: curl BASE_URL/__standin/requests
+The live lane (a ticket from POST ACCOUNT_URL/events/stream_ticket.json, then a WebSocket)
+takes faults too: curl -X POST BASE_URL/__standin/live/faults -d '{"action": "drop"}'
+(refuse, expire_ticket, drop, stall, skip; see shell/basecamp/standin/live_faults.py).
 Stops on Ctrl-C or SIGTERM, exiting 0."""
 
 
@@ -56,13 +59,23 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="demo: three projects, the agent and two other people (default); "
         "empty: one project, one card, one Campfire",
     )
+    parser.add_argument(
+        "--feed-delay",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="the poll lane (events.json) serves an event only this many seconds after it happened, "
+        "as Basecamp's does (about 30); the live lane is not delayed (default 0)",
+    )
     parser.add_argument("--json", action="store_true", help="print the first line as one JSON object")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        standin = StandIn(world=args.world, port=args.port)
+        standin = StandIn(world=args.world, port=args.port, feed_delay=args.feed_delay)
+    except ValueError as error:
+        raise UserError(f"--feed-delay: {error}", EXIT_USAGE) from error
     except OSError as error:
         raise UserError(
             f"cannot listen on 127.0.0.1:{args.port}: {error.strerror or error}", EXIT_UNAVAILABLE

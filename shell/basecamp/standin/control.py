@@ -8,6 +8,12 @@ Rules:
    ``GET /__standin/requests`` lists the recorded requests (bodies as text).
    ``POST /__standin/messages`` seeds a message
    (``{"kind", "recording_id", "creator_id", "content", "created_at"?}``) -> 201 ``{"id"}``.
+   The live lane (``shell.basecamp.standin.live_faults`` says what each fault does):
+   ``POST /__standin/live/faults`` adds one (``{"action": "refuse" | "expire_ticket" |
+   "drop" | "stall" | "skip", "status"?, "delay"?, "times"?}``) -> 201 with the fault;
+   ``GET /__standin/live/faults`` lists those still to happen; ``POST /__standin/live/drop``
+   cuts every open cable connection now -> 200 ``{"dropped": N}``; ``GET /__standin/live``
+   -> ``{"connections": N, "tickets_minted": N}``.
 3. Bad input answers 400 ``{"error": ...}`` and changes nothing.
 """
 
@@ -19,6 +25,8 @@ from datetime import datetime
 from shell.basecamp.standin.api import BasecampApi
 from shell.basecamp.standin.exchange import Incoming, Reply, error_reply, json_reply
 from shell.basecamp.standin.faults import FaultBook, fault_from_json, fault_to_json
+from shell.basecamp.standin.live_faults import live_fault_from_json, live_fault_to_json
+from shell.basecamp.standin.live_stream import LiveStream
 from shell.basecamp.standin.recorder import RequestLog
 from shell.basecamp.standin.store import Kind
 
@@ -26,8 +34,9 @@ PREFIX = "/__standin/"
 
 
 class Control:
-    def __init__(self, api: BasecampApi, faults: FaultBook, log: RequestLog) -> None:
+    def __init__(self, api: BasecampApi, faults: FaultBook, log: RequestLog, live: LiveStream) -> None:
         self._api = api
+        self._live = live
         self._faults = faults
         self._log = log
 
@@ -45,8 +54,26 @@ class Control:
                     return json_reply(200, [recorded.to_json() for recorded in self._log.requests()])
                 case ("POST", "messages"):
                     return json_reply(201, {"id": self._seed(json.loads(request.body))})
+                case (method, path) if path == "live" or path.startswith("live/"):
+                    return self._live_answer(method, path, request.body)
         except (ValueError, TypeError, KeyError) as error:
             return error_reply(400, "Bad Request", message=str(error))
+        return error_reply(404, "Not Found")
+
+    def _live_answer(self, method: str, path: str, body: bytes) -> Reply:
+        live = self._live
+        match (method, path):
+            case ("POST", "live/faults"):
+                fault = live_fault_from_json(json.loads(body))
+                live.faults.add(fault)
+                return json_reply(201, live_fault_to_json(fault))
+            case ("GET", "live/faults"):
+                return json_reply(200, [live_fault_to_json(found) for found in live.faults.pending()])
+            case ("POST", "live/drop"):
+                return json_reply(200, {"dropped": live.drop_all()})
+            case ("GET", "live"):
+                shown = {"connections": live.connections(), "tickets_minted": live.tickets.minted}
+                return json_reply(200, shown)
         return error_reply(404, "Not Found")
 
     def _seed(self, value: object) -> int:

@@ -27,6 +27,8 @@ Rules:
 6. Only events at least ``delay`` seconds old (the stand-in's clock) are served (Basecamp's
    poll lane waits about 30 s; the stand-in's default is 0). They are served in id order:
    a younger event holds back every later one.
+7. The live lane (``shell.basecamp.standin.live_stream``) sees every event the moment it is
+   recorded (``wait_after``): the poll lane's delay is the poll lane's alone.
 """
 
 from __future__ import annotations
@@ -202,6 +204,7 @@ class Feed:
         self.delay = delay
         self._secret = secrets.token_bytes(32)
         self._lock = threading.Lock()
+        self._recorded = threading.Condition(self._lock)
         self._events: list[FeedEvent] = []
         self._next_id = FIRST_EVENT_ID
         self._epoch = 0
@@ -237,6 +240,7 @@ class Feed:
             )
             self._next_id += 1
             self._events.append(event)
+            self._recorded.notify_all()
             return event
 
     def record_message(self, message: Message) -> FeedEvent | None:
@@ -257,6 +261,18 @@ class Feed:
     def events(self) -> list[FeedEvent]:
         with self._lock:
             return list(self._events)
+
+    def newest_id(self) -> int:
+        with self._lock:
+            return self._newest_id()
+
+    def wait_after(self, after: int, timeout: float) -> list[FeedEvent]:
+        """The events after id ``after`` at once, without the poll lane's delay (rule 7);
+        when there is none yet, waits up to ``timeout`` seconds for one to be recorded."""
+        with self._recorded:
+            if self._newest_id() <= after:
+                self._recorded.wait(max(0.0, timeout))
+            return [event for event in self._events if event.id > after]
 
     def event_about(self, recording_id: int) -> FeedEvent | None:
         """The latest event whose recording is ``recording_id``."""

@@ -20,6 +20,10 @@ Rules:
    add theirs with ``mention`` and ``assign`` (each answers the event's id), and script a 410
    with ``begin_epoch``. ``feed_page_size`` and ``feed_delay`` (seconds; default 0, where
    Basecamp's poll lane waits about 30) shape what ``events.json`` serves.
+6. The live lane (``shell.basecamp.standin.live_stream``): ``events/stream_ticket.json``
+   mints tickets for a WebSocket served on a second port (``live.port``), which sends each
+   event as it is recorded; ``add_live_fault`` scripts its faults. ``ticket_ttl`` (seconds)
+   and ``ping_interval`` shape it.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ from shell.basecamp.standin.control import Control
 from shell.basecamp.standin.faults import Fault, FaultBook
 from shell.basecamp.standin.feed import DEFAULT_FEED_PAGE_SIZE, Feed, FeedEvent
 from shell.basecamp.standin.handler import HttpServer
+from shell.basecamp.standin.live_faults import LiveFault
+from shell.basecamp.standin.live_stream import DEFAULT_PING_INTERVAL, DEFAULT_TICKET_TTL, LiveStream
 from shell.basecamp.standin.pagination import BASECAMP_PAGE_SIZES
 from shell.basecamp.standin.recorder import RecordedRequest, RequestLog
 from shell.basecamp.standin.store import Kind, Store
@@ -63,6 +69,8 @@ class StandIn:
         keepalive_timeout: float = 5.0,
         feed_page_size: int = DEFAULT_FEED_PAGE_SIZE,
         feed_delay: float = 0.0,
+        ticket_ttl: int = DEFAULT_TICKET_TTL,
+        ping_interval: float = DEFAULT_PING_INTERVAL,
     ) -> None:
         if not page_sizes or any(size < 1 for size in page_sizes):
             raise ValueError(f"page sizes must be positive, not {tuple(page_sizes)}")
@@ -87,8 +95,10 @@ class StandIn:
             enforce_boost_length=enforce_boost_length,
             feed=self.feed,
         )
+        self.live = LiveStream(self.world, self.feed, now, ticket_ttl=ticket_ttl, ping_interval=ping_interval)
+        self._api.mint_ticket = self.live.tickets.mint
         self._http.api = self._api
-        self._http.control = Control(self._api, self._faults, self._log)
+        self._http.control = Control(self._api, self._faults, self._log, self.live)
         self._thread: threading.Thread | None = None
 
     @property
@@ -99,10 +109,12 @@ class StandIn:
         if self._thread is None:
             self._thread = threading.Thread(target=self._http.serve, name=f"standin:{self.port}", daemon=True)
             self._thread.start()
+            self.live.start()
         return self
 
     def stop(self) -> None:
-        """Stop serving, close every connection, wait for the handlers; the port is freed."""
+        """Stop serving, close every connection, wait for the handlers; the ports are freed."""
+        self.live.stop()
         self._http.stop()
         if self._thread is not None:
             self._thread.join()
@@ -126,6 +138,11 @@ class StandIn:
 
     def clear_faults(self) -> None:
         self._faults.clear()
+        self.live.faults.clear()
+
+    def add_live_fault(self, fault: LiveFault) -> None:
+        """Script a fault of the live lane (``shell.basecamp.standin.live_faults``)."""
+        self.live.faults.add(fault)
 
     def requests(self) -> list[RecordedRequest]:
         """Every Basecamp request that reached the stand-in, in arrival order."""

@@ -1,0 +1,96 @@
+"""Recording feed events, whichever lane heard them, and the live lane's state (migration 10).
+
+Rules:
+1. ``insert_seen`` is the one way an event becomes a record: inside the caller's ``BEGIN
+   IMMEDIATE`` transaction, each event not yet in ``events`` gets a row in state ``seen``
+   with the lane that heard it (``INSERT ... ON CONFLICT(id) DO NOTHING``: one row per id,
+   across lanes and restarts). It answers the ids it newly recorded, in the order given.
+   It never touches a checkpoint: the poll lane alone moves the position.
+2. ``write_lane_state`` keeps the single ``live_lane`` row: a new state stamps ``since``; the
+   same state again keeps it (the reason is the latest). ``connected`` counts a connect,
+   unless the write only counts an overflow (``overflow=True``).
+3. ``read_lane_state`` is for status: None when no live lane ever ran.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from enum import StrEnum
+
+from core.feed import FeedEvent, new_ids
+from core.live import LaneState, LaneStatus
+from shell.ledger.connection import Ledger
+
+
+class Lane(StrEnum):
+    poll = "poll"
+    live = "live"
+    repair = "repair"
+
+
+def insert_seen(
+    connection: sqlite3.Connection, events: Sequence[tuple[FeedEvent, str]], lane: Lane, now: str
+) -> tuple[int, ...]:
+    """Record each (event, its created_at as a ledger timestamp) not yet known (rule 1)."""
+    ids = [event.id for event, _ in events]
+    if not ids:
+        return ()
+    marks = ", ".join("?" for _ in ids)
+    known = [int(row[0]) for row in connection.execute(f"SELECT id FROM events WHERE id IN ({marks})", ids)]
+    fresh = new_ids(ids, known)
+    for event, created_at in events:
+        if event.id not in fresh:
+            continue
+        connection.execute(
+            "INSERT INTO events (id, state, event_type, bucket_id, recording_id, creator_id, performed_by_id,"
+            " created_at, seen_at, updated_at, lane) VALUES (?, 'seen', ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT(id) DO NOTHING",
+            (
+                event.id,
+                event.event_type,
+                event.bucket_id,
+                event.recording_id,
+                event.creator_id,
+                event.performed_by_id,
+                created_at,
+                now,
+                now,
+                lane.value,
+            ),
+        )
+    return fresh
+
+
+def write_lane_state(
+    connection: sqlite3.Connection, state: LaneState, why: str, now: str, *, overflow: bool = False
+) -> None:
+    """Rule 2."""
+    connected = 1 if state is LaneState.connected and not overflow else 0
+    overflows = 1 if overflow else 0
+    connection.execute(
+        "INSERT INTO live_lane (id, state, since, why, connects, overflows, updated_at)"
+        " VALUES (1, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT(id) DO UPDATE SET"
+        " since = CASE WHEN live_lane.state = excluded.state THEN live_lane.since ELSE excluded.since END,"
+        " why = excluded.why,"
+        " state = excluded.state, connects = live_lane.connects + excluded.connects,"
+        " overflows = live_lane.overflows + excluded.overflows, updated_at = excluded.updated_at",
+        (state.value, now, why[:200], connected, overflows, now),
+    )
+
+
+def reset_lane_counts(connection: sqlite3.Connection) -> None:
+    """A connector starting: counts are since this start."""
+    connection.execute("UPDATE live_lane SET connects = 0, overflows = 0")
+
+
+def read_lane_state(ledger: Ledger) -> LaneStatus | None:
+    """Rule 3 (one read transaction)."""
+    with ledger.read() as connection:
+        row = connection.execute(
+            "SELECT state, since, why, connects, overflows FROM live_lane WHERE id = 1"
+        ).fetchone()
+    if row is None:
+        return None
+    return LaneStatus(LaneState(str(row[0])), str(row[1]), str(row[2]), int(row[3]), int(row[4]))

@@ -1,0 +1,118 @@
+"""The live lane's proofs (issue 12): the stand-in's cable and intake's live lane. Same form as
+``tests.proofs.catalogue``."""
+
+from __future__ import annotations
+
+from tests.proofs.mutation import Mutation, rule
+
+LIVE: list[Mutation] = [
+    # shell/basecamp/standin/live_stream.py
+    rule(
+        "live stand-in: a ticket opens one connection only",
+        "            if signature in self._used:\n",
+        "            if False:\n",
+        "test_a_ticket_opens_one_connection_only",
+    ),
+    rule(
+        "live stand-in: a ticket expires by the stand-in's clock",
+        "        if self._now().timestamp() >= expiry:\n",
+        "        if False:\n",
+        "test_a_ticket_expires_by_the_standins_clock",
+    ),
+    rule(
+        "live stand-in: the subscription honours the feed's filters",
+        "            if not subscription.filters.admit(event, agent_id):\n",
+        "            if False:\n",
+        "test_the_subscription_honours_the_feeds_filters",
+    ),
+    rule(
+        "live stand-in: a skipped stretch ends with an overflow frame",
+        "                        self.send({\"identifier\": subscription.identifier, \"message\": overflow})\n",
+        "                        pass\n",
+        "test_fault_skip_drops_events_then_says_overflow",
+        "test_an_overflow_is_counted_and_the_connection_kept",
+    ),
+    rule(
+        "live stand-in: a drop cuts the socket, with no close frame",
+        "                    _cut(self._connection)\n                    return False\n",
+        "                    self._connection.close()\n                    return False\n",
+        "test_fault_drop_cuts_the_connection_instead_of_sending_the_event",
+    ),
+    # shell/basecamp/standin/feed.py
+    rule(
+        "live stand-in: the live lane hears an event the moment it is recorded",
+        "            self._recorded.notify_all()\n",
+        "",
+        "test_an_event_arrives_at_once_while_the_poll_lane_still_holds_it_back",
+    ),
+    # core/live.py
+    rule(
+        "live lane: the reconnect backoff is jittered (half of it drawn)",
+        "    return ceiling / 2 + ceiling / 2 * min(max(draw, 0.0), 1.0)",
+        "    return ceiling",
+        "test_the_backoff_doubles_to_its_cap_with_half_of_it_drawn",
+    ),
+    rule(
+        "live lane: a ticket never prints",
+        "    ticket: str = field(repr=False)\n    expires_in: int\n",
+        "    ticket: str\n    expires_in: int\n",
+        "test_a_ticket_is_read_and_never_printed",
+    ),
+    rule(
+        "live lane: a URL is logged without its query",
+        '    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))',
+        '    return urlunsplit((parts.scheme, parts.netloc, parts.path, parts.query, ""))',
+        "test_a_url_is_shown_without_its_query",
+        "test_no_log_line_carries_the_ticket_or_the_urls_query",
+    ),
+    # shell/live_lane.py
+    rule(
+        "live lane: websockets' own debug lines (ticket and all) are held back",
+        "_WIRE.setLevel(logging.WARNING)\n",
+        "_WIRE.setLevel(logging.DEBUG)\n",
+        "test_no_log_line_carries_the_ticket_or_the_urls_query",
+    ),
+    rule(
+        "live lane: every connection gets a fresh ticket",
+        "        ticket = self._mint()\n",
+        '        ticket = self.__dict__.setdefault("_kept_ticket", self._mint())\n',
+        "test_a_dropped_socket_reconnects_with_a_fresh_ticket",
+    ),
+    rule(
+        "live lane: a stalled connection is given up",
+        "                if self._clock.monotonic() - quiet_since >= self._stale_after:\n",
+        "                if False:\n",
+        "test_a_stalled_connection_is_given_up_and_reopened",
+    ),
+    rule(
+        "live lane: a confirmed subscription ends the backoff",
+        "            case Confirmed():\n                self.failures = 0\n",
+        "            case Confirmed():\n",
+        "test_a_refused_upgrade_is_down_with_its_reason_then_retried",
+    ),
+    rule(
+        "live lane: only the ids it newly recorded are handed on",
+        "        for event_id in fresh:\n            self._on_new(event_id)\n",
+        "        for event_id in [event.id for event in events]:\n            self._on_new(event_id)\n",
+        "test_the_live_lane_hands_on_nothing_the_poll_lane_recorded_first",
+    ),
+    rule(
+        "live lane: the down state is written with its reason",
+        "                self._write_state(LaneState.down, str(down))\n",
+        "                self._write_state(LaneState.connecting, str(down))\n",
+        "test_the_lane_down_is_in_the_ledger_with_why_and_since",
+    ),
+    # shell/ledger/lanes.py
+    rule(
+        "lanes: the record names the lane that heard it",
+        "                lane.value,\n",
+        "                Lane.poll.value,\n",
+        "test_an_event_heard_live_is_recorded_and_handed_on_the_position_untouched",
+    ),
+    rule(
+        "lanes: an overflow is counted",
+        "    overflows = 1 if overflow else 0\n",
+        "    overflows = 0\n",
+        "test_an_overflow_is_counted_and_the_connection_kept",
+    ),
+]
