@@ -115,4 +115,17 @@ LIVE: list[Mutation] = [
         "    overflows = 0\n",
         "test_an_overflow_is_counted_and_the_connection_kept",
     ),
+    # shell/connector.py, shell/cli/status.py
+    rule(
+        "live lane: the connector admits what the live lane recorded, at once",
+        '        self.on_event(f"seen event={event_id} lane=live")\n        self._admit(event_id)\n',
+        '        self.on_event(f"seen event={event_id} lane=live")\n',
+        "test_a_mention_is_heard_live_and_status_tells_the_lane",
+    ),
+    rule(
+        "status: the live lane's state is shown",
+        "        shown.insert(at, lane_line(lane, short_time))\n",
+        "",
+        "test_a_mention_is_heard_live_and_status_tells_the_lane",
+    ),
 ]
