@@ -17,7 +17,8 @@ Rules:
 5. ``live`` (the default) runs intake's live lane (``shell.live_lane``) beside the poll loop,
    from ``run`` on: what it records first is admitted on its thread at once; the poll lane
    still reads the feed on its schedule, moves the position and catches up whatever the
-   live lane missed.
+   live lane missed. What the live lane says it lost is walked for on intake's schedule
+   (``shell.repair``), also on start: an interrupted repair resumes.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from shell.ledger.connection import Ledger
 from shell.lifecycle_hooks import LifecycleHooks
 from shell.live_lane import LiveLane
 from shell.outbox import Outbox, OutboxLedgerError, OutboxOptions
+from shell.repair import Repair
 from shell.worker.driver import CommandDriver, WorkerCommand, sweep_sessions
 
 log = logging.getLogger("connector.run")
@@ -87,11 +89,13 @@ class Connector:
             FeedFilters.of(exclude_performers=("self",), actor_types=("person",)),
             self.clock,
         )
-        self.live_lane = (
-            LiveLane(self.ledger, self.client, self.intake.filters, self.clock, self._heard_live)
-            if self.live
-            else None
-        )
+        self.repair = Repair(self.ledger, self.client, self.intake.filters, self.clock, self._heard_repair)
+        self.live_lane: LiveLane | None = None
+        if self.live:
+            filters = self.intake.filters
+            self.live_lane = LiveLane(
+                self.ledger, self.client, filters, self.clock, self._heard_live, losses=self.repair
+            )
         self.admission = Admission(
             self.ledger,
             SummaryReads(self.client, configuration.agent_id, self.clock),
@@ -168,6 +172,7 @@ class Connector:
     def _intake_loop(self) -> None:
         while not self._stop.is_set():
             self._poll()
+            self._repair_due()
             try:
                 for admitted in self.admission.sweep(self.clock.now()):
                     self.on_event(
@@ -189,6 +194,16 @@ class Connector:
         for event_id in result.new_ids:
             self.on_event(f"seen event={event_id}")
             self._admit(event_id)
+
+    def _repair_due(self) -> None:
+        try:
+            self.repair.run_due(self.clock.monotonic() + 30)
+        except Exception:
+            log.exception("repair: an unexpected failure; trying again")
+
+    def _heard_repair(self, event_id: int) -> None:
+        self.on_event(f"seen event={event_id} lane=repair")
+        self._admit(event_id)
 
     def _heard_live(self, event_id: int) -> None:
         """An event the live lane recorded first (``shell.live_lane``): admitted at once."""

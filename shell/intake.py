@@ -18,9 +18,9 @@ Rules:
    present, the deadline has not passed and fewer than ``max_pages`` pages were read.
 4. Refusals: 400 ``invalid_position`` and 409 drop the position (a committed write) and
    resume with ``since=<last served id>``; 410 resumes at ``since=<epoch_after_id>``, is
-   recorded as the checkpoint's ``last_served_id`` and logged (events before it may never be
-   served). At most two such recoveries a poll; then ``IntakeFailed``. A 400 for a filter
-   is ``FiltersRefused``: retrying will not help.
+   recorded as the checkpoint's ``last_served_id``, logged, and recorded as a gap in the same
+   transaction (events before it may never be served). At most two such recoveries a poll;
+   then ``IntakeFailed``. A 400 for a filter is ``FiltersRefused``: retrying will not help.
 5. A page that cannot be read or recorded saves nothing of itself and raises
    ``IntakeFailed`` (for the caller's backoff); pages committed before it stay committed.
 6. The position and the query string are never in a log line, an exception message or a
@@ -48,6 +48,7 @@ from shell.basecamp.client import BasecampError, FeedRefused
 from shell.clock import Clock
 from shell.ledger.connection import Ledger, LedgerError
 from shell.ledger.lanes import Lane, insert_seen
+from shell.ledger.losses import record_gap
 
 log = logging.getLogger("connector.intake")
 
@@ -209,7 +210,7 @@ class Intake:
                 )
                 return dropped, since, note
             case EpochPassed(epoch_after_id):
-                moved = self._save(Checkpoint("", epoch_after_id))
+                moved = self._save(Checkpoint("", epoch_after_id), gap_after=last)
                 log.warning(
                     "intake %s: the feed's epoch passed; resuming after event %d (last served %d);"
                     " events between may never be served",
@@ -253,10 +254,13 @@ class Intake:
         )
         return fresh, saved
 
-    def _save(self, checkpoint: Checkpoint) -> Checkpoint:
+    def _save(self, checkpoint: Checkpoint, *, gap_after: int | None = None) -> Checkpoint:
+        now = format_timestamp(self._clock.now())
         try:
             with self._ledger.write() as connection:
-                _upsert_checkpoint(connection, self.digest, checkpoint, format_timestamp(self._clock.now()))
+                if gap_after is not None:
+                    record_gap(connection, gap_after, checkpoint.last_served_id, now)
+                _upsert_checkpoint(connection, self.digest, checkpoint, now)
         except (sqlite3.Error, LedgerError) as error:
             raise IntakeFailed(f"the checkpoint could not be saved: {type(error).__name__}") from None
         return checkpoint

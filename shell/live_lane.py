@@ -22,7 +22,9 @@ Rules:
    since the last confirmed subscription) and tries again with a fresh ticket. Meanwhile the
    poll lane goes on alone: nothing is lost, only slower.
 4. An overflow frame (the server dropped events) is logged and counted; the connection stays.
-   The poll lane serves what was dropped.
+   It, and a confirmed connection that drops, is told to ``losses`` (``shell.repair``) as a
+   loss; the first event heard afterwards bounds it. The poll lane serves what was dropped
+   too; the repair walk makes sure of it.
 5. The state is written to the ledger (``live_lane``) at each change, for ``status``; a failure
    to write it is logged and does not stop the lane. ``stop`` (the event ``run`` is given) ends
    the lane within ``STOP_SLICE`` seconds, closing the connection.
@@ -86,6 +88,22 @@ class TicketMinter(Protocol):
     def deadline_in(self, seconds: float) -> float: ...
 
 
+class LossBook(Protocol):
+    """Where the lane tells what it did not hear (``shell.repair.Repair``)."""
+
+    def lost(self, cause: str, after_id: int | None) -> None: ...
+
+    def heard(self, event_id: int) -> None: ...
+
+
+class _NoLosses:
+    def lost(self, cause: str, after_id: int | None) -> None:
+        pass
+
+    def heard(self, event_id: int) -> None:
+        pass
+
+
 class _Down(Exception):
     """Why this connection ended (a short reason, no secret in it)."""
 
@@ -105,6 +123,7 @@ class LiveLane:
         backoff_base: float = 0.5,
         backoff_cap: float = 30.0,
         rng: random.Random | None = None,
+        losses: LossBook | None = None,
     ) -> None:
         self._ledger = ledger
         self._client = client
@@ -114,6 +133,7 @@ class LiveLane:
         self._stale_after = stale_after
         self._backoff = (backoff_base, backoff_cap)
         self._random = rng or random.Random()  # noqa: S311 -- jitter, not security
+        self._losses: LossBook = losses or _NoLosses()
         self.failures = 0
         self.state = LaneState.connecting
         self.why = ""
@@ -127,6 +147,8 @@ class LiveLane:
             except _Down as down:
                 if stop.is_set():
                     break
+                if self.state is LaneState.connected:
+                    self._losses.lost("dropped", None)  # rule 4: what it did not hear meanwhile
                 self.failures += 1
                 self._write_state(LaneState.down, str(down))
                 delay = reconnect_delay(self.failures - 1, self._random.random(), base=self._backoff[0],
@@ -200,7 +222,10 @@ class LiveLane:
                 log.info("live lane: subscribed to EventsChannel")
             case Delivered(events):
                 self._record(events)
+                if events:
+                    self._losses.heard(events[0].id)
             case Overflow(after_id):
+                self._losses.lost("overflow", after_id)
                 log.warning("live lane: the server dropped events after %d; the poll lane will serve them",
                             after_id)  # fmt: skip
                 self._write_state(LaneState.connected, "", overflow=True)

@@ -128,4 +128,59 @@ LIVE: list[Mutation] = [
         "",
         "test_a_mention_is_heard_live_and_status_tells_the_lane",
     ),
+    # losses and gaps: shell/live_lane.py, shell/repair.py, shell/ledger/losses.py, core/losses.py
+    rule(
+        "repair: an overflow is recorded as a loss",
+        '                self._losses.lost("overflow", after_id)\n',
+        "",
+        "test_an_overflow_is_a_loss_the_repair_walk_recovers",
+    ),
+    rule(
+        "repair: a confirmed connection that drops is a loss",
+        '                    self._losses.lost("dropped", None)  # rule 4: what it did not hear meanwhile\n',
+        "                    pass\n",
+        "test_a_dropped_connection_is_a_loss_from_the_newest_record",
+    ),
+    rule(
+        "repair: the event heard next bounds a loss",
+        "                    self._losses.heard(events[0].id)\n",
+        "                    pass\n",
+        "test_an_overflow_is_a_loss_the_repair_walk_recovers",
+    ),
+    rule(
+        "repair: the walk records what it finds under lane repair",
+        "            fresh = insert_seen(connection, rows, Lane.repair, format_timestamp(self._clock.now()))\n",
+        "            fresh = insert_seen(connection, rows, Lane.poll, format_timestamp(self._clock.now()))\n",
+        "test_an_overflow_is_a_loss_the_repair_walk_recovers",
+    ),
+    rule(
+        "repair: a loss not repaired within its window is unrecovered",
+        "    return LossState.unrecovered if now >= loss.window_ends_at else LossState.open",
+        "    return LossState.open",
+        "test_a_loss_the_feed_does_not_serve_within_its_window_is_unrecovered",
+    ),
+    rule(
+        "repair: a bounded walk is done only past its bound",
+        "    return read_through > loss.through_id",
+        "    return True",
+        "test_a_loss_stays_open_while_its_window_lasts",
+    ),
+    rule(
+        "repair: one stretch is one loss",
+        "    if covering is not None:\n        return None\n",
+        "",
+        "test_one_stretch_is_one_loss_and_the_next_event_right_after_leaves_nothing_lost",
+    ),
+    rule(
+        "gaps: a 410 is recorded as a gap",
+        "                    record_gap(connection, gap_after, checkpoint.last_served_id, now)\n",
+        "                    pass\n",
+        "test_a_410_is_recorded_as_a_gap",
+    ),
+    rule(
+        "status: losses and gaps are shown",
+        "        shown.insert(at + 1, losses_line(losses))\n",
+        "",
+        "test_a_mention_is_heard_live_and_status_tells_the_lane",
+    ),
 ]

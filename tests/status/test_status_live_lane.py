@@ -85,9 +85,11 @@ def test_a_mention_is_heard_live_and_status_tells_the_lane(standin: StandIn, tmp
         lane = status(state)["live_lane"]
         assert lane["why"] == "the upgrade was refused: HTTP 503"
         assert lane["connects"] == 1
+        assert status(state)["losses"] == {"open": 1, "repaired": 0, "unrecovered": 0, "gaps": 0}
         text = status_text(state)
         assert "live lane: down since " in text
         assert "intake polls meanwhile" in text
+        assert "losses: 1 open, 0 repaired, 0 unrecovered; gaps: 0" in text, "the dropped connection"
         for output in (text, json.dumps(lane)):
             assert "ticket" not in output
         assert process.poll() is None, "the connector runs on, polling alone"

@@ -23,3 +23,37 @@ CREATE TABLE live_lane (
     overflows  INTEGER NOT NULL DEFAULT 0 CHECK (overflows >= 0),
     updated_at TEXT    NOT NULL
 ) STRICT;
+
+-- gaps:   a stretch of the feed intake may never read: a 410 said the position predates the
+--         feed's epoch, and intake resumed after resumed_after_id; after_id was the last event
+--         served before. Kept for status.
+-- losses: a stretch the live lane did not hear: an overflow (the server dropped events) or a
+--         dropped connection. Events after after_id, through through_id (NULL until an event
+--         heard after the loss bounds it: then the walk reads what the feed serves). From
+--         due_at on, a repair walk reads events.json since=cursor under the lane's filters and
+--         records what no lane has (lane 'repair'; recovered counts them); the loss is
+--         'repaired' once the walk passed through_id (or reached the feed's end), and
+--         'unrecovered' when window_ends_at passed first.
+
+CREATE TABLE gaps (
+    id               INTEGER PRIMARY KEY,
+    after_id         INTEGER NOT NULL CHECK (after_id >= 0),
+    resumed_after_id INTEGER NOT NULL CHECK (resumed_after_id >= 0),
+    recorded_at      TEXT    NOT NULL
+) STRICT;
+
+CREATE TABLE losses (
+    id             INTEGER PRIMARY KEY,
+    cause          TEXT    NOT NULL CHECK (cause IN ('overflow', 'dropped')),
+    after_id       INTEGER NOT NULL CHECK (after_id >= 0),
+    through_id     INTEGER CHECK (through_id IS NULL OR through_id > after_id),
+    cursor         INTEGER NOT NULL CHECK (cursor >= after_id),
+    state          TEXT    NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'repaired', 'unrecovered')),
+    recovered      INTEGER NOT NULL DEFAULT 0 CHECK (recovered >= 0),
+    recorded_at    TEXT    NOT NULL,
+    due_at         TEXT    NOT NULL,
+    window_ends_at TEXT    NOT NULL,
+    settled_at     TEXT
+) STRICT;
+
+CREATE INDEX losses_open ON losses (due_at) WHERE state = 'open';
