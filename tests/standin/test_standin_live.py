@@ -125,7 +125,12 @@ def test_a_ticket_expires_by_the_standins_clock(connect: type[Client]) -> None:
 # -- the channel ---------------------------------------------------------------------------------
 
 
-def test_an_event_arrives_at_once_while_the_poll_lane_still_holds_it_back(live: StandIn, http: Client) -> None:
+def test_an_event_arrives_at_once_while_the_poll_lane_still_holds_it_back(connect: type[Client]) -> None:
+    with StandIn(world="demo", feed_delay=30.0, ping_interval=5.0) as live:  # no ping to wake the sender
+        arrives_at_once(live, connect(live))
+
+
+def arrives_at_once(live: StandIn, http: Client) -> None:
     cable = subscribed(http, exclude_performers="self")
     started = time.monotonic()
     event_id = mention(live)
