@@ -8,12 +8,6 @@ from tests.proofs.mutation import Mutation, rule
 LIVE: list[Mutation] = [
     # shell/basecamp/standin/live_stream.py
     rule(
-        "live stand-in: a ticket opens one connection only",
-        "            if signature in self._used:\n",
-        "            if False:\n",
-        "test_a_ticket_opens_one_connection_only",
-    ),
-    rule(
         "live stand-in: a ticket expires by the stand-in's clock",
         "        if self._now().timestamp() >= expiry:\n",
         "        if False:\n",

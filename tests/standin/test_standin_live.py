@@ -86,7 +86,7 @@ def events_of(found: dict[str, Any]) -> list[int]:
 def test_a_ticket_is_minted_for_the_cable_on_its_own_port(live: StandIn, http: Client) -> None:
     ticket = mint(http)
     assert set(ticket) == {"ticket", "expires_in", "url"}
-    assert ticket["expires_in"] == 60
+    assert ticket["expires_in"] == 120
     assert ticket["url"] == f"ws://127.0.0.1:{live.live.port}/cable?ticket={ticket['ticket']}"
     assert live.live.port != live.port
 
@@ -96,12 +96,10 @@ def test_a_ticket_takes_the_token_and_a_post(http: Client, live: StandIn, connec
     assert http.get("events/stream_ticket.json").status == 405
 
 
-def test_a_ticket_opens_one_connection_only(http: Client) -> None:
+def test_a_ticket_is_replayable_within_its_window(http: Client) -> None:
     url = mint(http)["url"]
     open_cable(url).close()
-    with pytest.raises(InvalidStatus) as refused:
-        open_cable(url)
-    assert refused.value.response.status_code == 401
+    open_cable(url).close()
 
 
 def test_a_forged_or_missing_ticket_is_refused(http: Client) -> None:
@@ -116,7 +114,8 @@ def test_a_ticket_expires_by_the_standins_clock(connect: type[Client]) -> None:
     now = [datetime(2026, 12, 1, 12, tzinfo=UTC)]
     with StandIn(world="empty", clock=lambda: now[0], ticket_ttl=60) as standin:
         url = mint(connect(standin))["url"]
-        now[0] += timedelta(seconds=61)
+        open_cable(url).close()
+        now[0] += timedelta(seconds=60)
         with pytest.raises(InvalidStatus) as refused:
             open_cable(url)
         assert refused.value.response.status_code == 401
@@ -245,3 +244,17 @@ def test_a_standin_never_started_stops_at_once_and_frees_both_ports() -> None:
     for port in ports:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", port))
+
+
+def test_the_official_sdks_create_stream_ticket_works_against_the_standin(live: StandIn) -> None:
+    """A contract test: Basecamp's own Python SDK mints a ticket here, and its URL opens the cable."""
+    from basecamp import Client as SdkClient
+    from basecamp.config import Config
+
+    sdk = SdkClient(config=Config(base_url=live.base_url), access_token=live.world.token,
+                    user_agent="stand-in contract tests (tests@example.com)")  # fmt: skip
+    ticket = sdk.for_account(str(live.world.account_id)).event_feed.create_stream_ticket()
+    assert set(ticket) == {"ticket", "expires_in", "url"}
+    cable = open_cable(ticket["url"])
+    assert frame(cable) == {"type": "welcome"}
+    cable.close()
