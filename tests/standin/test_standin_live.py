@@ -131,6 +131,7 @@ def test_an_event_arrives_at_once_while_the_poll_lane_still_holds_it_back(connec
 
 def arrives_at_once(live: StandIn, http: Client) -> None:
     cable = subscribed(http, exclude_performers="self")
+    time.sleep(0.3)  # the sender is waiting for the feed by now
     started = time.monotonic()
     event_id = mention(live)
     delivered = frame(cable)
