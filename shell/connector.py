@@ -19,6 +19,10 @@ Rules:
    still reads the feed on its schedule, moves the position and catches up whatever the
    live lane missed. What the live lane says it lost is walked for on intake's schedule
    (``shell.repair``), also on start: an interrupted repair resumes.
+6. Backlog: before each read, intake checks how many records wait for a worker
+   (``core.backlog``); at ``backlog_limits.pause`` it stops reading on purpose (the poll lane
+   skips its read, the live lane hangs up), logs it, and status shows it as the live lane's
+   reason; it reads on below the limit.
 """
 
 from __future__ import annotations
@@ -31,9 +35,11 @@ from datetime import timedelta
 from pathlib import Path
 
 from core.admission_matrix import AdmissionSettings
+from core.backlog import BacklogLimits
 from core.configuration import Configuration
 from core.feed import FeedFilters
 from shell.admission import Admission
+from shell.backlog import Backlog
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.reads import SummaryReads
 from shell.clock import Clock
@@ -67,6 +73,7 @@ class Connector:
     shadow: bool = False
     poll_every: timedelta = timedelta(seconds=5)
     live: bool = True  # rule 5
+    backlog_limits: BacklogLimits = field(default_factory=BacklogLimits)  # rule 6
     on_event: Callable[[str], None] = field(default=lambda line: None)
     _stop: threading.Event = field(default_factory=threading.Event)
     _stop_deadline: float | None = None  # monotonic; set by stop() (rule 3)
@@ -89,13 +96,15 @@ class Connector:
             FeedFilters.of(exclude_performers=("self",), actor_types=("person",)),
             self.clock,
         )
+        self.backlog = Backlog(self.ledger, self.backlog_limits)
         self.repair = Repair(self.ledger, self.client, self.intake.filters, self.clock, self._heard_repair)
         self.live_lane: LiveLane | None = None
         if self.live:
             filters = self.intake.filters
             self.live_lane = LiveLane(
-                self.ledger, self.client, filters, self.clock, self._heard_live, losses=self.repair
-            )
+                self.ledger, self.client, filters, self.clock, self._heard_live,
+                losses=self.repair, paused=self.backlog.paused,
+            )  # fmt: skip
         self.admission = Admission(
             self.ledger,
             SummaryReads(self.client, configuration.agent_id, self.clock),
@@ -171,8 +180,9 @@ class Connector:
 
     def _intake_loop(self) -> None:
         while not self._stop.is_set():
-            self._poll()
-            self._repair_due()
+            if self.backlog.check() is None:
+                self._poll()
+                self._repair_due()
             try:
                 for admitted in self.admission.sweep(self.clock.now()):
                     self.on_event(

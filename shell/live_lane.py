@@ -28,6 +28,9 @@ Rules:
 5. The state is written to the ledger (``live_lane``) at each change, for ``status``; a failure
    to write it is logged and does not stop the lane. ``stop`` (the event ``run`` is given) ends
    the lane within ``STOP_SLICE`` seconds, closing the connection.
+6. While intake pauses on purpose (``paused`` answers a reason: ``shell.backlog``), the lane
+   hangs up and stays ``down`` with that reason; it records no loss (the poll lane's position
+   did not move) and counts no failure. It connects again once ``paused`` answers None.
 """
 
 from __future__ import annotations
@@ -104,6 +107,10 @@ class _NoLosses:
         pass
 
 
+class _Paused(Exception):
+    """Intake pauses on purpose (``core.backlog``): the lane hangs up and waits, losing nothing."""
+
+
 class _Down(Exception):
     """Why this connection ended (a short reason, no secret in it)."""
 
@@ -124,6 +131,7 @@ class LiveLane:
         backoff_cap: float = 30.0,
         rng: random.Random | None = None,
         losses: LossBook | None = None,
+        paused: Callable[[], str | None] = lambda: None,
     ) -> None:
         self._ledger = ledger
         self._client = client
@@ -134,6 +142,7 @@ class LiveLane:
         self._backoff = (backoff_base, backoff_cap)
         self._random = rng or random.Random()  # noqa: S311 -- jitter, not security
         self._losses: LossBook = losses or _NoLosses()
+        self._paused = paused
         self.failures = 0
         self.state = LaneState.connecting
         self.why = ""
@@ -142,8 +151,12 @@ class LiveLane:
         """Connect, hear, reconnect (rule 3), until ``stop`` is set."""
         self._write_state(LaneState.connecting, "", reset=True)
         while not stop.is_set():
+            if self._wait_while_paused(stop):
+                break
             try:
                 self._session(stop)
+            except _Paused:
+                continue
             except _Down as down:
                 if stop.is_set():
                     break
@@ -159,6 +172,18 @@ class LiveLane:
                 self._write_state(LaneState.connecting, "")
         if self.state is not LaneState.down:
             self._write_state(LaneState.down, "the connector stopped")
+
+    def _wait_while_paused(self, stop: threading.Event) -> bool:
+        """Rule 6: down while intake pauses on purpose; True when stopped meanwhile."""
+        while (why := self._paused()) is not None:
+            if (self.state, self.why) != (LaneState.down, why):
+                self._write_state(LaneState.down, why)
+                log.warning("live lane: hung up (%s)", why)
+            if stop.wait(STOP_SLICE):
+                return True
+        if self.state is LaneState.down and not stop.is_set():
+            self._write_state(LaneState.connecting, "")
+        return stop.is_set()
 
     # -- one connection ----------------------------------------------------------------------------
 
@@ -200,6 +225,8 @@ class LiveLane:
         subscribed = False
         quiet_since = self._clock.monotonic()
         while not stop.is_set():
+            if self._paused() is not None:
+                raise _Paused
             try:
                 text = connection.recv(timeout=STOP_SLICE)
             except TimeoutError:

@@ -10,6 +10,7 @@ Rules:
    same state again keeps it (the reason is the latest). ``connected`` counts a connect,
    unless the write only counts an overflow (``overflow=True``).
 3. ``read_lane_state`` is for status: None when no live lane ever ran.
+4. ``count_in_states`` counts records, for intake's backlog (``core.backlog``).
 """
 
 from __future__ import annotations
@@ -94,3 +95,11 @@ def read_lane_state(ledger: Ledger) -> LaneStatus | None:
     if row is None:
         return None
     return LaneStatus(LaneState(str(row[0])), str(row[1]), str(row[2]), int(row[3]), int(row[4]))
+
+
+def count_in_states(ledger: Ledger, states: Sequence[str]) -> int:
+    """Records in any of ``states`` (one read transaction): intake's backlog."""
+    marks = ", ".join("?" for _ in states)
+    with ledger.read() as connection:
+        (count,) = connection.execute(f"SELECT COUNT(*) FROM events WHERE state IN ({marks})", tuple(states)).fetchone()
+    return int(count)

@@ -177,4 +177,45 @@ LIVE: list[Mutation] = [
         "",
         "test_a_mention_is_heard_live_and_status_tells_the_lane",
     ),
+    # backlog: core/backlog.py, shell/backlog.py, shell/live_lane.py, shell/connector.py
+    rule(
+        "backlog: at its pause limit intake pauses",
+        "    if depth >= limits.pause:\n",
+        "    if False:\n",
+        "test_the_limits_pause_at_and_above_and_warn_below",
+        "test_the_check_pauses_at_the_limit_and_reads_on_below_it_saying_so_once",
+        "test_past_the_limit_intake_reads_nothing_and_below_it_reads_on_losing_nothing",
+    ),
+    rule(
+        "backlog: the poll lane does not read while intake pauses",
+        "            if self.backlog.check() is None:\n",
+        "            if self.backlog.check() is None or True:\n",
+        "test_past_the_limit_intake_reads_nothing_and_below_it_reads_on_losing_nothing",
+    ),
+    rule(
+        "backlog: the live lane hangs up while intake pauses",
+        "            if self._paused() is not None:\n                raise _Paused\n",
+        "",
+        "test_the_live_lane_hangs_up_while_paused_records_no_loss_and_comes_back",
+        "test_past_the_limit_intake_reads_nothing_and_below_it_reads_on_losing_nothing",
+    ),
+    rule(
+        "backlog: a pause on purpose is no loss and no failure",
+        "                raise _Paused\n",
+        '                raise _Down("paused")\n',
+        "test_the_live_lane_hangs_up_while_paused_records_no_loss_and_comes_back",
+    ),
+    rule(
+        "backlog: the live lane is down with the pause's reason",
+        "                self._write_state(LaneState.down, why)\n",
+        "                pass\n",
+        "test_the_live_lane_hangs_up_while_paused_records_no_loss_and_comes_back",
+        "test_past_the_limit_intake_reads_nothing_and_below_it_reads_on_losing_nothing",
+    ),
+    rule(
+        "backlog: crossings are logged once",
+        "        if found is not None and self._reason is None:\n",
+        "        if found is not None:\n",
+        "test_the_check_pauses_at_the_limit_and_reads_on_below_it_saying_so_once",
+    ),
 ]
