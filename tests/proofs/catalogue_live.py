@@ -218,4 +218,10 @@ LIVE: list[Mutation] = [
         "        if found is not None:\n",
         "test_the_check_pauses_at_the_limit_and_reads_on_below_it_saying_so_once",
     ),
+    rule(
+        "run --no-live polls alone",
+        "            live=not args.no_live,\n",
+        "            live=True,\n",
+        "test_no_live_polls_alone_and_status_says_so",
+    ),
 ]

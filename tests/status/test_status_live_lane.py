@@ -100,3 +100,26 @@ def test_a_mention_is_heard_live_and_status_tells_the_lane(standin: StandIn, tmp
     assert process.returncode == 0
     assert f"seen event={event_id} lane=live" in output
     assert "ticket=" not in errors
+
+
+def test_no_live_polls_alone_and_status_says_so(standin: StandIn, tmp_path: Path) -> None:
+    state = configure_connector(standin, tmp_path)
+    environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
+    process = subprocess.Popen(
+        [CONNECT, "run", "--state-dir", str(state), "--poll-seconds", "0.2", "--no-live"],
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().startswith("running account=")
+        time.sleep(1.5)
+        assert standin.live.tickets.minted == 0
+        assert status(state)["live_lane"] is None
+        assert "live lane: never started (intake polls only)" in status_text(state)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=90)
+    assert process.returncode == 0
