@@ -23,6 +23,9 @@ Rules:
    (``core.backlog``); at ``backlog_limits.pause`` it stops reading on purpose (the poll lane
    skips its read, the live lane hangs up), logs it, and status shows it as the live lane's
    reason; it reads on below the limit.
+7. Membership: every ``membership_every`` (10 min) intake re-reads the agent's projects
+   (``shell.membership``); a project granted since makes the live lane subscribe again, so
+   its events are heard live.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from core.configuration import Configuration
 from core.feed import FeedFilters
 from shell.admission import Admission
 from shell.backlog import Backlog
-from shell.basecamp.client import BasecampClient
+from shell.basecamp.client import BasecampClient, BasecampError
 from shell.basecamp.reads import SummaryReads
 from shell.clock import Clock
 from shell.dispatcher import Dispatcher, DispatchOptions
@@ -48,6 +51,7 @@ from shell.intake import Intake, IntakeFailed
 from shell.ledger.connection import Ledger
 from shell.lifecycle_hooks import LifecycleHooks
 from shell.live_lane import LiveLane
+from shell.membership import DEFAULT_MEMBERSHIP_INTERVAL, Membership
 from shell.outbox import Outbox, OutboxLedgerError, OutboxOptions
 from shell.repair import Repair
 from shell.worker.driver import CommandDriver, WorkerCommand, sweep_sessions
@@ -74,6 +78,7 @@ class Connector:
     poll_every: timedelta = timedelta(seconds=5)
     live: bool = True  # rule 5
     backlog_limits: BacklogLimits = field(default_factory=BacklogLimits)  # rule 6
+    membership_every: timedelta = DEFAULT_MEMBERSHIP_INTERVAL  # rule 7
     on_event: Callable[[str], None] = field(default=lambda line: None)
     _stop: threading.Event = field(default_factory=threading.Event)
     _stop_deadline: float | None = None  # monotonic; set by stop() (rule 3)
@@ -97,6 +102,7 @@ class Connector:
             self.clock,
         )
         self.backlog = Backlog(self.ledger, self.backlog_limits)
+        self.membership = Membership(self.client, self.clock, self.membership_every)
         self.repair = Repair(self.ledger, self.client, self.intake.filters, self.clock, self._heard_repair)
         self.live_lane: LiveLane | None = None
         if self.live:
@@ -183,6 +189,7 @@ class Connector:
             if self.backlog.check() is None:
                 self._poll()
                 self._repair_due()
+                self._membership_due()
             try:
                 for admitted in self.admission.sweep(self.clock.now()):
                     self.on_event(
@@ -204,6 +211,19 @@ class Connector:
         for event_id in result.new_ids:
             self.on_event(f"seen event={event_id}")
             self._admit(event_id)
+
+    def _membership_due(self) -> None:
+        """Rule 7."""
+        if self.live_lane is None or not self.membership.due():
+            return
+        try:
+            granted = self.membership.check(self.clock.monotonic() + 30)
+        except BasecampError as error:
+            log.info("membership: the projects could not be read (%s); later", type(error).__name__)
+            return
+        if granted:
+            log.info("membership: %d project(s) granted; the live lane subscribes again", len(granted))
+            self.live_lane.resubscribe()
 
     def _repair_due(self) -> None:
         try:

@@ -31,6 +31,8 @@ Rules:
 6. While intake pauses on purpose (``paused`` answers a reason: ``shell.backlog``), the lane
    hangs up and stays ``down`` with that reason; it records no loss (the poll lane's position
    did not move) and counts no failure. It connects again once ``paused`` answers None.
+7. ``resubscribe`` (the agent's projects grew: ``shell.membership``) hangs up and connects
+   again at once with a fresh ticket, as a pause does: no loss, no failure, no backoff.
 """
 
 from __future__ import annotations
@@ -107,8 +109,8 @@ class _NoLosses:
         pass
 
 
-class _Paused(Exception):
-    """Intake pauses on purpose (``core.backlog``): the lane hangs up and waits, losing nothing."""
+class _HungUp(Exception):
+    """The lane hangs up on purpose (intake pauses, or it subscribes again): no loss, no failure."""
 
 
 class _Down(Exception):
@@ -143,6 +145,7 @@ class LiveLane:
         self._random = rng or random.Random()  # noqa: S311 -- jitter, not security
         self._losses: LossBook = losses or _NoLosses()
         self._paused = paused
+        self._resubscribe = threading.Event()
         self.failures = 0
         self.state = LaneState.connecting
         self.why = ""
@@ -155,7 +158,7 @@ class LiveLane:
                 break
             try:
                 self._session(stop)
-            except _Paused:
+            except _HungUp:
                 continue
             except _Down as down:
                 if stop.is_set():
@@ -172,6 +175,10 @@ class LiveLane:
                 self._write_state(LaneState.connecting, "")
         if self.state is not LaneState.down:
             self._write_state(LaneState.down, "the connector stopped")
+
+    def resubscribe(self) -> None:
+        """Hang up and subscribe again at once, with a fresh ticket (rule 7)."""
+        self._resubscribe.set()
 
     def _wait_while_paused(self, stop: threading.Event) -> bool:
         """Rule 6: down while intake pauses on purpose; True when stopped meanwhile."""
@@ -226,7 +233,11 @@ class LiveLane:
         quiet_since = self._clock.monotonic()
         while not stop.is_set():
             if self._paused() is not None:
-                raise _Paused
+                raise _HungUp
+            if self._resubscribe.is_set():
+                self._resubscribe.clear()
+                log.info("live lane: subscribing again (the agent's projects changed)")
+                raise _HungUp
             try:
                 text = connection.recv(timeout=STOP_SLICE)
             except TimeoutError:

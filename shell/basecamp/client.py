@@ -366,6 +366,26 @@ class BasecampClient:
             f" within {MAX_PAGES} pages"
         )
 
+    def projects(self, deadline: float) -> frozenset[int]:
+        """The ids of every project the agent is a member of (``projects.json``, every page)."""
+        url = f"{self.account_url}/projects.json"
+        found: set[int] = set()
+        for _ in range(MAX_PAGES):
+            answer = self._get(url, deadline)
+            if answer.status != 200 or not isinstance(answer.body, list):
+                raise ListingFailed(f"projects.json answered HTTP {answer.status}")
+            try:
+                found.update(int(item["id"]) for item in answer.body)
+            except (KeyError, TypeError, ValueError):
+                raise ListingFailed("a listed project could not be read") from None
+            following = next_link(answer.headers.get("link"))
+            if following is None:
+                return frozenset(found)
+            if not same_origin(following, self._origin):
+                raise ListingFailed("projects.json: a next page on another origin")
+            url = following
+        raise ListingFailed(f"projects.json: more than {MAX_PAGES} pages")
+
     def poll_events(
         self,
         since: int | None,

@@ -194,15 +194,15 @@ LIVE: list[Mutation] = [
     ),
     rule(
         "backlog: the live lane hangs up while intake pauses",
-        "            if self._paused() is not None:\n                raise _Paused\n",
+        "            if self._paused() is not None:\n                raise _HungUp\n",
         "",
         "test_the_live_lane_hangs_up_while_paused_records_no_loss_and_comes_back",
         "test_past_the_limit_intake_reads_nothing_and_below_it_reads_on_losing_nothing",
     ),
     rule(
         "backlog: a pause on purpose is no loss and no failure",
-        "                raise _Paused\n",
-        '                raise _Down("paused")\n',
+        "            if self._paused() is not None:\n                raise _HungUp\n",
+        '            if self._paused() is not None:\n                raise _Down("paused")\n',
         "test_the_live_lane_hangs_up_while_paused_records_no_loss_and_comes_back",
     ),
     rule(
@@ -223,5 +223,38 @@ LIVE: list[Mutation] = [
         "            live=not args.no_live,\n",
         "            live=True,\n",
         "test_no_live_polls_alone_and_status_says_so",
+    ),
+    # membership: shell/basecamp/standin/feed.py, live_stream.py; shell/membership.py, live_lane.py, connector.py
+    rule(
+        "membership: the stand-in's cable snapshots the agent's projects when it subscribes",
+        "            if event.bucket_id not in subscription.buckets:\n",
+        "            if False:\n",
+        "test_a_project_granted_later_is_heard_on_a_new_subscription_only",
+        "test_a_withheld_project_is_neither_listed_nor_served_nor_sent",
+    ),
+    rule(
+        "membership: the stand-in's events.json serves only the caller's projects",
+        " and event.bucket_id in visible]",
+        "]",
+        "test_a_withheld_project_is_neither_listed_nor_served_nor_sent",
+    ),
+    rule(
+        "membership: a re-read answers the projects granted since the last",
+        "        granted = frozenset() if self._known is None else now - self._known\n",
+        "        granted: frozenset[int] = frozenset()\n",
+        "test_the_first_read_takes_note_and_later_ones_answer_what_was_granted",
+        "test_a_granted_project_is_heard_live_after_the_connector_rereads_its_projects",
+    ),
+    rule(
+        "membership: a granted project makes the live lane subscribe again",
+        "            self.live_lane.resubscribe()\n",
+        "            pass\n",
+        "test_a_granted_project_is_heard_live_after_the_connector_rereads_its_projects",
+    ),
+    rule(
+        "membership: the live lane hangs up to subscribe again",
+        "            if self._resubscribe.is_set():\n",
+        "            if False:\n",
+        "test_a_granted_project_is_heard_live_after_the_connector_rereads_its_projects",
     ),
 ]

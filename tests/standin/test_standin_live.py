@@ -59,6 +59,18 @@ def frame(cable: ClientConnection, timeout: float = 3.0) -> dict[str, Any]:
             return dict(found)
 
 
+def only_pings(cable: ClientConnection, seconds: float) -> bool:
+    """Whether nothing but pings arrives for ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            if json.loads(cable.recv(timeout=left)).get("type") != "ping":
+                return False
+        except TimeoutError:
+            return True
+    return True
+
+
 def subscribed(http: Client, **params: str) -> ClientConnection:
     cable = open_cable(mint(http)["url"])
     assert frame(cable) == {"type": "welcome"}
@@ -259,3 +271,39 @@ def test_the_official_sdks_create_stream_ticket_works_against_the_standin(live: 
     cable = open_cable(ticket["url"])
     assert frame(cable) == {"type": "welcome"}
     cable.close()
+
+
+def test_a_withheld_project_is_neither_listed_nor_served_nor_sent(connect: type[Client]) -> None:
+    with StandIn(world="demo", ping_interval=0.3) as standin:
+        http = connect(standin)
+        hidden, shown = standin.world.projects[1], standin.world.projects[0]
+        standin.withhold_project(hidden.id)
+        assert [project["id"] for project in http.get("projects.json").json()] == [
+            project.id for project in standin.world.projects if project.id != hidden.id
+        ]
+        cable = subscribed(http)
+        other = person(standin)
+        standin.seed_message("comment", hidden.recording_ids[0], other.id, "not for the agent")
+        heard = standin.seed_message("comment", shown.recording_ids[0], other.id, "for the agent")
+        event = standin.feed.event_about(heard)
+        assert event is not None
+        assert events_of(frame(cable)) == [event.id]
+        assert [item["id"] for item in http.get("events.json?since=0").json()["events"]] == [event.id]
+        cable.close()
+
+
+def test_a_project_granted_later_is_heard_on_a_new_subscription_only(connect: type[Client]) -> None:
+    with StandIn(world="demo", ping_interval=0.3) as standin:
+        http = connect(standin)
+        project = standin.world.projects[1]
+        standin.withhold_project(project.id)
+        before = subscribed(http)
+        standin.grant_project(project.id)
+        after = subscribed(http)
+        said = standin.seed_message("comment", project.recording_ids[0], person(standin).id, "granted")
+        event = standin.feed.event_about(said)
+        assert event is not None
+        assert events_of(frame(after)) == [event.id]
+        assert only_pings(before, seconds=1.0), "the cable snapshots the projects at subscribe"
+        before.close()
+        after.close()

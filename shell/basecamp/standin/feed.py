@@ -29,6 +29,10 @@ Rules:
    a younger event holds back every later one.
 7. The live lane (``shell.basecamp.standin.live_stream``) sees every event the moment it is
    recorded (``wait_after``): the poll lane's delay is the poll lane's alone.
+8. Membership: the agent is a member of every project until ``withhold`` (and again after
+   ``grant``); others see every project. ``events.json`` serves only events of the caller's
+   projects as they are at each read (``visible_buckets``); the cable snapshots them when it
+   subscribes, as Basecamp's does.
 """
 
 from __future__ import annotations
@@ -209,6 +213,7 @@ class Feed:
         self._next_id = FIRST_EVENT_ID
         self._epoch = 0
         self._epoch_after_id = 0
+        self._withheld: set[int] = set()
 
     # -- what happens ------------------------------------------------------------------------
 
@@ -262,6 +267,20 @@ class Feed:
         with self._lock:
             return list(self._events)
 
+    def withhold(self, project_id: int) -> None:
+        """The agent is no member of ``project_id`` (rule 8)."""
+        with self._lock:
+            self._withheld.add(project_id)
+
+    def grant(self, project_id: int) -> None:
+        with self._lock:
+            self._withheld.discard(project_id)
+
+    def visible_buckets(self, person: Person) -> frozenset[int]:
+        """The projects ``person`` is a member of, now (rule 8)."""
+        with self._lock:
+            return self._visible_now(person)
+
     def newest_id(self) -> int:
         with self._lock:
             return self._newest_id()
@@ -307,7 +326,11 @@ class Feed:
                 return refused.reply
             except ValueError:
                 return error_reply(400, "since is an event id, 0 or now", reason="invalid_since")
-            return self._page(filters, digest, after)
+            return self._page(filters, digest, after, self._visible_now(caller))
+
+    def _visible_now(self, caller: Person) -> frozenset[int]:
+        every = {project.id for project in self._world.projects}
+        return frozenset(every - (self._withheld if caller.id == self._world.agent.id else set()))
 
     def _newest_id(self) -> int:
         return self._events[-1].id if self._events else 0
@@ -335,7 +358,7 @@ class Feed:
             raise ValueError(since)
         return int(since)
 
-    def _page(self, filters: Filters, digest: str, after: int) -> Reply:
+    def _page(self, filters: Filters, digest: str, after: int, visible: frozenset[int]) -> Reply:
         agent_id = self._world.agent.id
         cutoff = self._now() - timedelta(seconds=self.delay)
         ready: list[FeedEvent] = []
@@ -345,7 +368,7 @@ class Feed:
             if event.created_at > cutoff:
                 break  # rule 6: a younger event holds back every later one
             ready.append(event)
-        admitted = [event for event in ready if filters.admit(event, agent_id)]
+        admitted = [event for event in ready if filters.admit(event, agent_id) and event.bucket_id in visible]
         page = admitted[: self.page_size]
         more = len(admitted) > self.page_size
         # rule 5: a last page moves past what the filters skipped

@@ -18,6 +18,8 @@ Rules:
    "identifier": "{\\"channel\\":\\"EventsChannel\\", ...filters}"}`` -> ``confirm_subscription``
    with the same identifier, or ``reject_subscription`` for another channel or a filter
    ``events.json`` would refuse (the same names, the same parsing: ``feed.parse_filters``).
+   The person's projects are snapshotted then (``feed`` rule 8): a project granted later is
+   heard on a new subscription only.
 4. From the confirmation on, every event recorded after it that the filters admit is sent at
    once (no poll-lane delay), oldest first, one frame each: ``{"identifier", "message":
    {"events": [<the event as events.json shows it>]}}``. An overflow (fault ``skip``) is
@@ -75,6 +77,7 @@ class TicketRefused(Exception):
 class _Subscription:
     identifier: str
     filters: Filters
+    buckets: frozenset[int]  # the person's projects when it subscribed (feed rule 8)
 
 
 class StreamTickets:
@@ -278,10 +281,11 @@ class _Session:
         except (BadFilter, AttributeError):
             self.send({"identifier": identifier, "type": "reject_subscription"})
             return
-        after = self._stream._feed.newest_id()
+        feed = self._stream._feed
+        after, buckets = feed.newest_id(), feed.visible_buckets(self._person)
         self.send({"identifier": identifier, "type": "confirm_subscription"})
         with self._lock:
-            self._subscription, self._after = _Subscription(identifier, filters), after
+            self._subscription, self._after = _Subscription(identifier, filters, buckets), after
 
     def send_loop(self) -> None:
         stream = self._stream
@@ -310,6 +314,8 @@ class _Session:
                 if self._subscription is not subscription:
                     return True
                 self._after = event.id
+            if event.bucket_id not in subscription.buckets:
+                continue  # a project granted later is heard after a new subscription
             if not subscription.filters.admit(event, agent_id):
                 continue
             taken = self._stream._take_delivery_fault()

@@ -6,7 +6,8 @@ Rules:
    legacy bucket form (``/ACCOUNT/buckets/2/recordings/1/comments.json``), except
    ``my/profile``, ``chats`` (the account's Campfires), ``events`` (the account's event
    feed, ``shell.basecamp.standin.feed``) and ``events/stream_ticket`` (POST only: its live
-   lane, ``shell.basecamp.standin.live_stream``), which have no bucket form.
+   lane, ``shell.basecamp.standin.live_stream``) and ``projects`` (the caller's projects),
+   which have no bucket form.
 3. The ``.json`` suffix may be left off (the OpenAPI document's single-item paths have none).
 4. Parsing is pure: it does not know whether the ids name anything.
 """
@@ -30,13 +31,16 @@ class Endpoint(StrEnum):
     line = "line"
     events = "events"
     stream_ticket = "stream_ticket"
+    projects = "projects"
     card = "card"
     subscription = "subscription"
     recording_events = "recording_events"
 
 
 COLLECTIONS = frozenset({Endpoint.comments, Endpoint.boosts, Endpoint.lines})
-ACCOUNT_WIDE = frozenset({Endpoint.profile, Endpoint.chats, Endpoint.events, Endpoint.stream_ticket})
+ACCOUNT_WIDE = frozenset(
+    {Endpoint.profile, Endpoint.chats, Endpoint.events, Endpoint.stream_ticket, Endpoint.projects}
+)
 
 _PATTERNS: tuple[tuple[Endpoint, re.Pattern[str]], ...] = tuple(
     (endpoint, re.compile(pattern + r"(?:\.json)?"))
@@ -52,6 +56,7 @@ _PATTERNS: tuple[tuple[Endpoint, re.Pattern[str]], ...] = tuple(
         (Endpoint.line, r"chats/(\d+)/lines/(\d+)"),
         (Endpoint.events, r"events"),
         (Endpoint.stream_ticket, r"events/stream_ticket"),
+        (Endpoint.projects, r"projects"),
         (Endpoint.card, r"card_tables/cards/(\d+)"),
         (Endpoint.subscription, r"recordings/(\d+)/subscription"),
         (Endpoint.recording_events, r"recordings/(\d+)/events"),

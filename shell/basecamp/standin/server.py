@@ -228,6 +228,13 @@ class StandIn:
         self._store.assign(card.id, set(), {assignee_id})
         return event.id
 
+    def withhold_project(self, project_id: int) -> None:
+        """The agent is no member of ``project_id`` until ``grant_project`` (feed rule 8)."""
+        self.feed.withhold(project_id)
+
+    def grant_project(self, project_id: int) -> None:
+        self.feed.grant(project_id)
+
     def begin_epoch(self, epoch_after_id: int | None = None) -> int:
         """Every position minted so far answers 410 with ``epoch_after_id`` (default: the
         newest event's id); returns it."""
