@@ -15,6 +15,18 @@ Rules:
    The loops are waited for only until that bound: a request in flight on the outbox's thread
    is left in doubt (``sending``), and the next start reconciles it by listing.
 4. ``shadow``: admits and logs; writes no intents, dispatches nothing and posts nothing.
+5. ``live`` (the default) runs intake's live lane (``shell.live_lane``) beside the poll loop,
+   from ``run`` on: what it records first is admitted on its thread at once; the poll lane
+   still reads the feed on its schedule, moves the position and catches up whatever the
+   live lane missed. What the live lane says it lost is walked for on intake's schedule
+   (``shell.repair``), also on start: an interrupted repair resumes.
+6. Backlog: before each read, intake checks how many records wait for a worker
+   (``core.backlog``); at ``backlog_limits.pause`` it stops reading on purpose (the poll lane
+   skips its read, the live lane hangs up), logs it, and status shows it as the live lane's
+   reason; it reads on below the limit.
+7. Membership: every ``membership_every`` (10 min) intake re-reads the agent's projects
+   (``shell.membership``); a project granted since makes the live lane subscribe again, so
+   its events are heard live.
 """
 
 from __future__ import annotations
@@ -27,17 +39,22 @@ from datetime import timedelta
 from pathlib import Path
 
 from core.admission_matrix import AdmissionSettings
+from core.backlog import BacklogLimits
 from core.configuration import Configuration
 from core.feed import FeedFilters
 from shell.admission import Admission
-from shell.basecamp.client import BasecampClient
+from shell.backlog import Backlog
+from shell.basecamp.client import BasecampClient, BasecampError
 from shell.basecamp.reads import SummaryReads
 from shell.clock import Clock
 from shell.dispatcher import Dispatcher, DispatchOptions
 from shell.intake import Intake, IntakeFailed
 from shell.ledger import records
 from shell.ledger.connection import Ledger
+from shell.live_lane import LiveLane
+from shell.membership import DEFAULT_MEMBERSHIP_INTERVAL, Membership
 from shell.outbox import Outbox, OutboxLedgerError, OutboxOptions
+from shell.repair import Repair
 from shell.start import StartParts, settle_previous
 from shell.worker.driver import CommandDriver, WorkerCommand
 
@@ -54,6 +71,9 @@ class Connector:
     sessions: Path
     shadow: bool = False
     poll_every: timedelta = timedelta(seconds=5)
+    live: bool = True  # rule 5
+    backlog_limits: BacklogLimits = field(default_factory=BacklogLimits)  # rule 6
+    membership_every: timedelta = DEFAULT_MEMBERSHIP_INTERVAL  # rule 7
     on_event: Callable[[str], None] = field(default=lambda line: None)
     _stop: threading.Event = field(default_factory=threading.Event)
     _stop_deadline: float | None = None  # monotonic; set by stop() (rule 3)
@@ -75,6 +95,16 @@ class Connector:
             FeedFilters.of(exclude_performers=("self",), actor_types=("person",)),
             self.clock,
         )
+        self.backlog = Backlog(self.ledger, self.backlog_limits)
+        self.membership = Membership(self.client, self.clock, self.membership_every)
+        self.repair = Repair(self.ledger, self.client, self.intake.filters, self.clock, self._heard_repair)
+        self.live_lane: LiveLane | None = None
+        if self.live:
+            filters = self.intake.filters
+            self.live_lane = LiveLane(
+                self.ledger, self.client, filters, self.clock, self._heard_live,
+                losses=self.repair, paused=self.backlog.paused,
+            )  # fmt: skip
         self.admission = Admission(
             self.ledger,
             SummaryReads(self.client, configuration.agent_id, self.clock),
@@ -131,6 +161,9 @@ class Connector:
             loops.append(
                 threading.Thread(target=self.outbox.run, args=(self._stop,), name="outbox", daemon=True)
             )
+        if self.live_lane is not None:
+            lane = self.live_lane
+            loops.append(threading.Thread(target=lane.run, args=(self._stop,), name="live", daemon=True))
         for loop in loops:
             loop.start()
         self._stop.wait()
@@ -140,7 +173,10 @@ class Connector:
 
     def _intake_loop(self) -> None:
         while not self._stop.is_set():
-            self._poll()
+            if self.backlog.check() is None:
+                self._poll()
+                self._repair_due()
+                self._membership_due()
             try:
                 for admitted in self.admission.sweep(self.clock.now()):
                     self.on_event(
@@ -162,6 +198,34 @@ class Connector:
         for event_id in result.new_ids:
             self.on_event(f"seen event={event_id}")
             self._admit(event_id)
+
+    def _membership_due(self) -> None:
+        """Rule 7."""
+        if self.live_lane is None or not self.membership.due():
+            return
+        try:
+            granted = self.membership.check(self.clock.monotonic() + 30)
+        except BasecampError as error:
+            log.info("membership: the projects could not be read (%s); later", type(error).__name__)
+            return
+        if granted:
+            log.info("membership: %d project(s) granted; the live lane subscribes again", len(granted))
+            self.live_lane.resubscribe()
+
+    def _repair_due(self) -> None:
+        try:
+            self.repair.run_due(self.clock.monotonic() + 30)
+        except Exception:
+            log.exception("repair: an unexpected failure; trying again")
+
+    def _heard_repair(self, event_id: int) -> None:
+        self.on_event(f"seen event={event_id} lane=repair")
+        self._admit(event_id)
+
+    def _heard_live(self, event_id: int) -> None:
+        """An event the live lane recorded first (``shell.live_lane``): admitted at once."""
+        self.on_event(f"seen event={event_id} lane=live")
+        self._admit(event_id)
 
     def _admit(self, event_id: int) -> None:
         try:

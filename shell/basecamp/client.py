@@ -23,6 +23,9 @@ Rules:
    never appears in a log line, an exception message or a repr, and neither does the query
    string or a ``next`` URL (which carries it). A ``next`` on another origin is
    ``FeedFailed``; a 400/409/410 is ``FeedRefused`` with ``core.feed``'s reading of it.
+8. A live-lane ticket (``stream_ticket``) is one POST that creates nothing; it is not retried
+   (the live lane mints a fresh one on its next connect). The ticket and its URL are
+   credentials (``core.live``): never logged, never in an exception message.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from core.destinations import Destination, ListedMessage, MessageKind
 from core.feed import FeedFilters, FeedPage, FeedRefusal, read_page, read_refusal
 from core.links import next_link, same_origin, transport_allowed
+from core.live import StreamTicket, read_ticket
 from core.pacing import DEFAULT_LIMIT, DEFAULT_WINDOW_SECONDS
 from core.posting import (
     PostOutcome,
@@ -322,6 +326,26 @@ class BasecampClient:
             f" within {MAX_PAGES} pages"
         )
 
+    def projects(self, deadline: float) -> frozenset[int]:
+        """The ids of every project the agent is a member of (``projects.json``, every page)."""
+        url = f"{self.account_url}/projects.json"
+        found: set[int] = set()
+        for _ in range(MAX_PAGES):
+            answer = self._get(url, deadline)
+            if answer.status != 200 or not isinstance(answer.body, list):
+                raise ListingFailed(f"projects.json answered HTTP {answer.status}")
+            try:
+                found.update(int(item["id"]) for item in answer.body)
+            except (KeyError, TypeError, ValueError):
+                raise ListingFailed("a listed project could not be read") from None
+            following = next_link(answer.headers.get("link"))
+            if following is None:
+                return frozenset(found)
+            if not same_origin(following, self._origin):
+                raise ListingFailed("projects.json: a next page on another origin")
+            url = following
+        raise ListingFailed(f"projects.json: more than {MAX_PAGES} pages")
+
     def poll_events(
         self,
         since: int | None,
@@ -362,6 +386,38 @@ class BasecampClient:
         if isinstance(page, Failure):
             raise FeedFailed(f"the event feed answered an unreadable page: {page.failure().reason}")
         return page.unwrap()
+
+    def stream_ticket(self, deadline: float) -> StreamTicket:
+        """A fresh ticket for the live lane (rule 8): one request, never retried here."""
+        path = f"/{self.account_id}/events/stream_ticket.json"
+        if not self._pacer.take_turn(deadline):
+            raise BasecampError("no stream ticket: the rate-limit wait passes the deadline")
+        remaining = deadline - self._clock.monotonic()
+        if remaining <= 0:
+            raise BasecampError("no stream ticket: the deadline has passed")
+        try:
+            response = self._pool.request(
+                "POST",
+                self._origin + path,
+                headers=self._headers(),
+                timeout=urllib3.Timeout(total=min(self._read_timeout, remaining)),
+                retries=False,
+                redirect=False,
+            )
+        except (urllib3.exceptions.HTTPError, OSError) as error:
+            raise BasecampError(f"no stream ticket: {type(error).__name__}") from None
+        log.info("POST %s -> %d", path, response.status)
+        if response.status == 401:
+            raise AuthenticationFailed("Basecamp refused the token (401)")
+        if response.status == 429:
+            told = parse_retry_after(response.headers.get("Retry-After"), self._clock.now())
+            self._pacer.hold_for(told if told is not None else 1.0)
+        if response.status not in (200, 201):
+            raise BasecampError(f"no stream ticket: HTTP {response.status}")
+        try:
+            return read_ticket(_decode(response.data))
+        except ValueError as error:
+            raise BasecampError(f"no stream ticket: {error}") from None
 
     def _get(self, url: str, deadline: float, *, yielding: bool = False) -> _Answer:
         """One read, retried per ``core.retry`` within ``deadline``; a ``yielding`` one (a feed

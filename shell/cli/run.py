@@ -73,6 +73,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--poll-seconds", type=positive_seconds, default=5.0, help="how often to read the feed (default 5)"
     )
     parser.add_argument(
+        "--no-live",
+        action="store_true",
+        help="poll the feed only: no live lane (the WebSocket that hears events at once)",
+    )
+    parser.add_argument(
         "--shutdown-seconds",
         type=positive_seconds,
         default=60.0,
@@ -116,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
             directory / "sessions",
             shadow=args.shadow,
             poll_every=timedelta(seconds=args.poll_seconds),
+            live=not args.no_live,
             on_event=lambda line: print(line, flush=True),
         )
         bound = timedelta(seconds=args.shutdown_seconds)

@@ -22,7 +22,7 @@ from shell.basecamp.standin.ratelimit import RateLimit
 from shell.basecamp.standin.server import StandIn
 from shell.basecamp.standin.world import WORLDS, World
 from shell.cli.arguments import port
-from shell.errors import EXIT_OK, EXIT_UNAVAILABLE, UserError
+from shell.errors import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, UserError
 
 DESCRIPTION = """\
 Serve a local Basecamp stand-in on 127.0.0.1: Basecamp's comments, boosts and Campfire
@@ -37,6 +37,9 @@ and the requests it saw read back with: curl BASE_URL/__standin/requests
 Basecamp's rate limit is enforced (--rate-limit, default 50/10: 50 requests per 10 s per
 client address, then 429 with Retry-After); change it while serving with
   curl -X PUT BASE_URL/__standin/rate-limit -d '{"requests": 0}'      (0: off)
+The live lane (a ticket from POST ACCOUNT_URL/events/stream_ticket.json, then a WebSocket)
+takes faults too: curl -X POST BASE_URL/__standin/live/faults -d '{"action": "drop"}'
+(refuse, expire_ticket, drop, stall, skip; see shell/basecamp/standin/live_faults.py).
 Stops on Ctrl-C or SIGTERM, exiting 0."""
 
 
@@ -60,6 +63,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="demo: three projects, the agent and two other people (default); "
         "empty: one project, one card, one Campfire",
     )
+    parser.add_argument(
+        "--feed-delay",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="the poll lane (events.json) serves an event only this many seconds after it happened, "
+        "as Basecamp's does (about 30); the live lane is not delayed (default 0)",
+    )
     parser.add_argument("--json", action="store_true", help="print the first line as one JSON object")
     parser.add_argument(
         "--rate-limit",
@@ -74,7 +85,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     try:
-        standin = StandIn(world=args.world, port=args.port, rate_limit=args.rate_limit)
+        standin = StandIn(
+            world=args.world, port=args.port, rate_limit=args.rate_limit, feed_delay=args.feed_delay
+        )
+    except ValueError as error:
+        raise UserError(f"--feed-delay: {error}", EXIT_USAGE) from error
     except OSError as error:
         raise UserError(
             f"cannot listen on 127.0.0.1:{args.port}: {error.strerror or error}", EXIT_UNAVAILABLE

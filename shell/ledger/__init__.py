@@ -7,12 +7,14 @@ Rules:
    (``tests/ledger/test_table_writers.py``); another module that moves a row asks that one,
    in its own transaction:
 
-   - ``events``: ``records`` (intake's seen rows, verdicts, and every later move of a record)
+   - ``events``: ``records`` (seen rows from every lane, verdicts, every later move of a record)
    - ``checkpoints``: ``records`` (intake's position per filter lineage)
    - ``tasks``: ``tasks``
    - ``attempts``: ``tasks``
    - ``task_events``: ``deliveries`` (joins, exposure, pulls, guards, reports, settlement)
    - ``outbox``: ``outbox`` (intents written, claimed, settled, resolved by a person)
    - ``decisions``: ``decisions``
+   - ``live_lane``: ``lanes`` (the live lane's state)
+   - ``losses``, ``gaps``: ``losses`` (what the live lane missed; what the feed skipped)
    - ``schema_migrations``: ``schema`` (the migrations runner)
 """

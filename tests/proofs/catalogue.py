@@ -15,6 +15,7 @@ from tests.proofs.catalogue_dispatch import DISPATCH
 from tests.proofs.catalogue_end_to_end import END_TO_END
 from tests.proofs.catalogue_foundations import FOUNDATIONS
 from tests.proofs.catalogue_limits import LIMITS
+from tests.proofs.catalogue_live import LIVE
 from tests.proofs.catalogue_one_home import ONE_HOME
 from tests.proofs.catalogue_operating import OPERATING
 from tests.proofs.catalogue_shutdown import SHUTDOWN
@@ -369,4 +370,4 @@ TRANSITION_INTENTS = [
     ),
 ]
 
-MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *LIMITS]
+MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *LIMITS, *LIVE]

@@ -19,6 +19,10 @@ Rules (checked in this order, as Basecamp's edge and then its controllers would)
    what is visible by the stand-in's clock (``lag``); a read by id finds it regardless.
 8. Every comment and Campfire line kept (created or seeded) appends its event to the feed;
    ``GET /{account}/events.json`` is answered by the feed (``shell.basecamp.standin.feed``).
+9. ``GET /{account}/projects.json`` lists the caller's projects (``id``, ``name``; one page):
+   the agent's membership is the feed's (``shell.basecamp.standin.feed`` rule 8).
+10. ``POST /{account}/events/stream_ticket.json`` mints a live-lane ticket
+   (``shell.basecamp.standin.live_stream``); no body is read.
 """
 
 from __future__ import annotations
@@ -84,6 +88,7 @@ class BasecampApi:
         self._page_sizes = tuple(page_sizes)
         self._enforce_boost_length = enforce_boost_length
         self._render = Renderer(world, store, urls, now)
+        self.mint_ticket: Callable[[Person], Reply] | None = None  # set by StandIn (rule 10)
 
     def answer(self, request: Incoming, lag: float = 0.0) -> Reply:
         """The answer to ``request``; ``lag`` seconds hide what it creates from listings."""
@@ -99,6 +104,8 @@ class BasecampApi:
         if request.method not in route.methods():
             allow = (("Allow", ", ".join(sorted(route.methods()))),)
             return error_reply(405, "Method Not Allowed", allow)
+        if route.endpoint is Endpoint.stream_ticket:
+            return self.mint_ticket(person) if self.mint_ticket else not_found()
         if request.method == "POST":
             return self._create(route, request, person, lag)
         return self._read(route, request, person)
@@ -139,6 +146,10 @@ class BasecampApi:
             return json_reply(200, self._render.person(person))
         if route.endpoint is Endpoint.events:
             return self.feed.answer(request, person)
+        if route.endpoint is Endpoint.projects:
+            visible = self.feed.visible_buckets(person)
+            projects = [project for project in self._world.projects if project.id in visible]
+            return json_reply(200, [{"id": project.id, "name": project.name} for project in projects])
         if route.endpoint is Endpoint.chats:
             campfires = [project.campfire for project in self._world.projects]
             return self._listing(request, campfires, self._render.campfire)

@@ -11,6 +11,12 @@ Rules:
    ``GET /__standin/rate-limit`` answers the limit enforced (``{"requests", "window"}``;
    ``requests`` 0: off); ``PUT /__standin/rate-limit`` with the same object (or
    ``{"requests": 0}``) changes it from now on.
+   The live lane (``shell.basecamp.standin.live_faults`` says what each fault does):
+   ``POST /__standin/live/faults`` adds one (``{"action": "refuse" | "expire_ticket" |
+   "drop" | "stall" | "skip", "status"?, "delay"?, "times"?}``) -> 201 with the fault;
+   ``GET /__standin/live/faults`` lists those still to happen; ``POST /__standin/live/drop``
+   cuts every open cable connection now -> 200 ``{"dropped": N}``; ``GET /__standin/live``
+   -> ``{"connections": N, "tickets_minted": N}``.
 3. Bad input answers 400 ``{"error": ...}`` and changes nothing.
 """
 
@@ -22,6 +28,8 @@ from datetime import datetime
 from shell.basecamp.standin.api import BasecampApi
 from shell.basecamp.standin.exchange import Incoming, Reply, error_reply, json_reply
 from shell.basecamp.standin.faults import FaultBook, fault_from_json, fault_to_json
+from shell.basecamp.standin.live_faults import live_fault_from_json, live_fault_to_json
+from shell.basecamp.standin.live_stream import LiveStream
 from shell.basecamp.standin.ratelimit import BASECAMP_WINDOW_SECONDS, Limiter, RateLimit
 from shell.basecamp.standin.recorder import RequestLog
 from shell.basecamp.standin.store import Kind
@@ -30,8 +38,11 @@ PREFIX = "/__standin/"
 
 
 class Control:
-    def __init__(self, api: BasecampApi, faults: FaultBook, log: RequestLog, limiter: Limiter) -> None:
+    def __init__(
+        self, api: BasecampApi, faults: FaultBook, log: RequestLog, limiter: Limiter, live: LiveStream
+    ) -> None:
         self._api = api
+        self._live = live
         self._faults = faults
         self._log = log
         self._limiter = limiter
@@ -55,8 +66,26 @@ class Control:
                 case ("PUT", "rate-limit"):
                     self._limiter.set_limit(_limit_from_json(json.loads(request.body)))
                     return json_reply(200, _limit_json(self._limiter.limit))
+                case (method, path) if path == "live" or path.startswith("live/"):
+                    return self._live_answer(method, path, request.body)
         except (ValueError, TypeError, KeyError) as error:
             return error_reply(400, "Bad Request", message=str(error))
+        return error_reply(404, "Not Found")
+
+    def _live_answer(self, method: str, path: str, body: bytes) -> Reply:
+        live = self._live
+        match (method, path):
+            case ("POST", "live/faults"):
+                fault = live_fault_from_json(json.loads(body))
+                live.faults.add(fault)
+                return json_reply(201, live_fault_to_json(fault))
+            case ("GET", "live/faults"):
+                return json_reply(200, [live_fault_to_json(found) for found in live.faults.pending()])
+            case ("POST", "live/drop"):
+                return json_reply(200, {"dropped": live.drop_all()})
+            case ("GET", "live"):
+                shown = {"connections": live.connections(), "tickets_minted": live.tickets.minted}
+                return json_reply(200, shown)
         return error_reply(404, "Not Found")
 
     def _seed(self, value: object) -> int:
