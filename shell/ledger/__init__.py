@@ -15,6 +15,7 @@ Rules:
    - ``outbox``: ``outbox`` (intents written, claimed, settled, resolved by a person)
    - ``decisions``: ``decisions``
    - ``live_lane``: ``lanes`` (the live lane's state)
-   - ``losses``, ``gaps``: ``losses`` (what the live lane missed; what the feed skipped)
+   - ``losses``: ``losses`` (what the live lane missed, and its repair)
+   - ``gaps``: ``losses`` (what the feed itself skipped: a 410)
    - ``schema_migrations``: ``schema`` (the migrations runner)
 """
