@@ -12,6 +12,9 @@ Rules:
    ``setup``). The check comes after the local ones (the worker program, the lock, the ledger),
    so a person offline still hears of those, and a second ``run`` beside a running one is
    turned away by the lock without a request.
+4. The running connector re-reads its configuration file (``shell.connector`` rule 5): routes
+   change without a restart; an unusable file authorizes nothing, and the lock file's metadata
+   says why (``status`` shows it).
 """
 
 from __future__ import annotations
@@ -117,6 +120,8 @@ def run(args: argparse.Namespace) -> int:
             shadow=args.shadow,
             poll_every=timedelta(seconds=args.poll_seconds),
             on_event=lambda line: print(line, flush=True),
+            config_path=paths.config,
+            note_configuration=lock.note_configuration,
         )
         bound = timedelta(seconds=args.shutdown_seconds)
 
