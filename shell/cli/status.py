@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
+from dataclasses import replace
 
 from core.presentation.status_report import lines, report
 from core.presentation.status_values import (
@@ -106,12 +107,12 @@ def run(args: argparse.Namespace) -> int:
         )
     configuration = load_config(paths.config)
     holder = peek(paths.directory, configuration.account_id, configuration.agent_id)
-    holder = holder or peek_only(paths.directory)
     try:
         with open_ledger_read_only(paths.ledger) as ledger:
             snapshot = read_snapshot(ledger)
     except sqlite3.DatabaseError as error:
         raise UserError(f"{paths.ledger}: the ledger could not be read: {error}", EXIT_CONFIG) from error
+    holder = holder or peek_only(paths.directory)  # the file names other ids since it started
     status = Status(
         account_id=configuration.account_id,
         agent_id=configuration.agent_id,
@@ -119,8 +120,9 @@ def run(args: argparse.Namespace) -> int:
         ledger_path=str(paths.ledger),
         lock_file=None
         if holder is None
-        else LockFile(
-            holder.pid, holder.started_at, pid_status(holder.pid_present), holder.configuration_problem
+        else replace(
+            LockFile(holder.pid, holder.started_at, pid_status(holder.pid_present)),
+            configuration_problem=holder.configuration_problem,
         ),
         ledger=snapshot,
     )

@@ -130,4 +130,5 @@ def _peek_at(path: Path) -> Holder | None:
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    return replace(holder, pid_present=processes.is_present(holder.pid))
+    present = processes.is_present(holder.pid)
+    return replace(holder, pid_present=present)
