@@ -5,8 +5,8 @@ Rules:
    before the request is written. So the client knows which side of the line a failure fell
    on: a connection that could not be opened is ``Refused`` (the request never left);
    anything after it opened -- a timeout, a lost connection, a 5xx, a 2xx without an id -- is
-   ``Uncertain``; a 4xx is ``Refused``. No retry, no redirect, no pooled connection the
-   server may already have closed. (``core.posting`` holds the table.)
+   ``Uncertain``; a 4xx is ``Refused``. No retry (but rule 8's one after a 401), no redirect,
+   no pooled connection the server may already have closed. (``core.posting`` holds the table.)
 2. A listing is exhaustive or it raises: ``Unlistable`` for a 403, a 404 or more than
    ``MAX_PAGES`` pages; ``ListingFailed`` for anything else that stops the walk (a deadline,
    a bad ``Link``, a 5xx after retries, an unreadable page). Never a shorter answer, because
@@ -22,6 +22,10 @@ Rules:
    never appears in a log line, an exception message or a repr, and neither does the query
    string or a ``next`` URL (which carries it). A ``next`` on another origin is
    ``FeedFailed``; a 400/409/410 is ``FeedRefused`` with ``core.feed``'s reading of it.
+8. The token comes from ``shell.basecamp.tokens`` at each request: a bare one as it is, the
+   login's refreshed before it expires. A 401 is an answer given before anything was done, so
+   a request it refused -- a create included -- is made once more when the token source has a
+   fresher token (the SDK's "retry once after a successful 401 token refresh"); never twice.
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ from core.posting import (
 from core.retry import Final, RetryAfter, after_read, parse_retry_after
 from core.text import message_text
 from core.timestamps import parse_timestamp
+from shell.basecamp.tokens import StaticToken, Tokens
 from shell.clock import Clock, SystemClock
 
 log = logging.getLogger("connector.basecamp")
@@ -129,21 +134,7 @@ class _Answer:
     body: Any
 
 
-class _Secret:
-    """A value that never prints."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        return self._value
-
-    def __repr__(self) -> str:
-        return "<redacted>"
-
-    __str__ = __repr__
+_Posted = tuple[PostOutcome, int | None]
 
 
 class _Pacer:
@@ -194,7 +185,7 @@ class BasecampClient:
         self,
         base_url: str,
         account_id: int,
-        token: str,
+        token: str | Tokens,
         user_agent: str,
         *,
         clock: Clock | None = None,
@@ -212,7 +203,7 @@ class BasecampClient:
             raise ValueError("Basecamp requires a User-Agent naming the app and a contact")
         self._origin = origin
         self.account_id = account_id
-        self._token = _Secret(token)
+        self._tokens: Tokens = StaticToken(token) if isinstance(token, str) else token
         self._user_agent = user_agent
         self._clock: Clock = clock or SystemClock()
         self._post_timeout = post_timeout
@@ -250,11 +241,20 @@ class BasecampClient:
             timeout = min(timeout, deadline - self._clock.monotonic())
             if timeout <= 0:
                 return Refused(RefusalCause.not_sent, None, "not sent: the deadline has passed")
-        outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout)
+        payload = json.dumps({"content": body}).encode()
+        token = self._tokens.current()
+        outcome, status = self._post_once(path, payload, timeout, token)
+        if status == 401:  # refused before anything was created (rule 8): once more, refreshed
+            fresh = self._tokens.after_unauthorized(token)
+            if fresh is not None and self._pacer.take_turn(deadline):
+                left = timeout if deadline is None else min(timeout, deadline - self._clock.monotonic())
+                if left > 0:
+                    outcome, status = self._post_once(path, payload, left, fresh)
         log.info("POST %s -> %s", path, type(outcome).__name__.lower())
         return outcome
 
-    def _post_once(self, path: str, payload: bytes, timeout: float) -> PostOutcome:
+    def _post_once(self, path: str, payload: bytes, timeout: float, token: str) -> _Posted:
+        """One request; its outcome, and the status when there was an answer."""
         parts = urlsplit(self._origin)
         connection_class = HTTPSConnection if parts.scheme == "https" else HTTPConnection
         connection = connection_class(parts.hostname or "", parts.port, timeout=timeout)
@@ -262,25 +262,28 @@ class BasecampClient:
             try:
                 connection.connect()
             except (OSError, urllib3.exceptions.HTTPError) as error:
-                return Refused(RefusalCause.not_connected, None, f"could not connect: {type(error).__name__}")
+                cause = f"could not connect: {type(error).__name__}"
+                return Refused(RefusalCause.not_connected, None, cause), None
             # The socket timeout bounds each read, not the exchange: a trickling answer could
             # outlive the deadline. At the deadline the socket is shut, and the wait ends.
             expired = threading.Event()
             watchdog = threading.Timer(timeout, _shut, (connection, expired))
             watchdog.start()
             try:
-                headers = self._headers() | {"Content-Type": "application/json; charset=utf-8"}
+                headers = self._headers(token) | {"Content-Type": "application/json; charset=utf-8"}
                 connection.request("POST", path, body=payload, headers=headers)
                 response = connection.getresponse()
                 raw = response.data  # urllib3 preloads the body inside getresponse()
             except (TimeoutError, urllib3.exceptions.TimeoutError) as error:
-                return Uncertain(UncertainCause.timeout, None, f"no answer in time: {type(error).__name__}")
+                late = f"no answer in time: {type(error).__name__}"
+                return Uncertain(UncertainCause.timeout, None, late), None
             except (OSError, HTTPException, urllib3.exceptions.HTTPError) as error:
                 if expired.is_set():
-                    return Uncertain(UncertainCause.timeout, None, "no whole answer before the deadline")
+                    late = "no whole answer before the deadline"
+                    return Uncertain(UncertainCause.timeout, None, late), None
                 return Uncertain(
                     UncertainCause.connection_lost, None, f"connection lost: {type(error).__name__}"
-                )
+                ), None
             finally:
                 watchdog.cancel()
         finally:
@@ -288,7 +291,7 @@ class BasecampClient:
         retry_after = parse_retry_after(response.headers.get("Retry-After"), self._clock.now())
         if response.status == 429:
             self._pacer.hold_for(retry_after if retry_after is not None else 1.0)
-        return classify_answer(response.status, _decode(raw), retry_after)
+        return classify_answer(response.status, _decode(raw), retry_after), response.status
 
     def _create_path(self, destination: Destination) -> str:
         return self._path_of(destination)
@@ -406,6 +409,7 @@ class BasecampClient:
     def _get(self, url: str, deadline: float) -> _Answer:
         """One read, retried per ``core.retry`` within ``deadline``."""
         attempts = 0
+        replayed = False
         while True:
             if not self._pacer.take_turn(deadline):
                 raise ListingFailed("the deadline passed while waiting for a turn under the rate limit")
@@ -413,7 +417,12 @@ class BasecampClient:
             if remaining <= 0:
                 raise ListingFailed("the deadline passed")
             attempts += 1
-            answer = self._get_once(url, min(self._read_timeout, remaining))
+            token = self._tokens.current()
+            answer = self._get_once(url, min(self._read_timeout, remaining), token)
+            if answer.status == 401 and not replayed and self._tokens.after_unauthorized(token) is not None:
+                replayed = True  # once, with the refreshed token (rule 8)
+                attempts -= 1
+                continue
             retry_after = answer.headers.get("retry-after")
             if answer.status == 429:
                 told = parse_retry_after(retry_after, self._clock.now())
@@ -431,7 +440,7 @@ class BasecampClient:
                         raise ListingFailed(f"HTTP {answer.status}, and the retry would pass the deadline")
                     self._clock.sleep(seconds)
 
-    def _get_once(self, url: str, timeout: float) -> _Answer:
+    def _get_once(self, url: str, timeout: float, token: str) -> _Answer:
         """One GET. A kept-alive connection the server had already closed fails before any
         answer (``ProtocolError``); a read is safe to repeat, so it is asked once more on a fresh
         connection. Nothing else is retried here (``core.retry`` decides, in ``_get``)."""
@@ -445,7 +454,7 @@ class BasecampClient:
                 response = self._pool.request(
                     "GET",
                     url,
-                    headers=self._headers(),
+                    headers=self._headers(token),
                     timeout=urllib3.Timeout(total=left),
                     retries=False,
                     redirect=False,
@@ -462,9 +471,9 @@ class BasecampClient:
         headers = {key.lower(): value for key, value in response.headers.items()}
         return _Answer(response.status, headers, _decode(response.data))
 
-    def _headers(self) -> dict[str, str]:
+    def _headers(self, token: str) -> dict[str, str]:
         return {
-            "Authorization": f"Bearer {self._token.reveal()}",
+            "Authorization": f"Bearer {token}",
             "User-Agent": self._user_agent,
             "Accept": "application/json",
         }

@@ -8,6 +8,10 @@ Rules:
    ``GET /__standin/requests`` lists the recorded requests (bodies as text).
    ``POST /__standin/messages`` seeds a message
    (``{"kind", "recording_id", "creator_id", "content", "created_at"?}``) -> 201 ``{"id"}``.
+   ``POST /__standin/launchpad`` sets Launchpad's ``token_lifetime`` (seconds, for tokens issued
+   from now on) and ``consenting_person_id`` (who the authorize page consents as) ->
+   200 with both; ``POST /__standin/launchpad/expire`` makes every issued access token expire
+   now -> 200 ``{"expired": true}`` (``shell.basecamp.standin.launchpad``).
 3. Bad input answers 400 ``{"error": ...}`` and changes nothing.
 """
 
@@ -45,9 +49,30 @@ class Control:
                     return json_reply(200, [recorded.to_json() for recorded in self._log.requests()])
                 case ("POST", "messages"):
                     return json_reply(201, {"id": self._seed(json.loads(request.body))})
+                case ("POST", "launchpad"):
+                    return json_reply(200, self._launchpad(json.loads(request.body)))
+                case ("POST", "launchpad/expire"):
+                    self._api.launchpad.expire_all()
+                    return json_reply(200, {"expired": True})
         except (ValueError, TypeError, KeyError) as error:
             return error_reply(400, "Bad Request", message=str(error))
         return error_reply(404, "Not Found")
+
+    def _launchpad(self, value: object) -> dict[str, int]:
+        if not isinstance(value, dict):
+            raise TypeError("the settings are a JSON object")
+        launchpad = self._api.launchpad
+        if "token_lifetime" in value:
+            lifetime = value["token_lifetime"]
+            if isinstance(lifetime, bool) or not isinstance(lifetime, int) or lifetime <= 0:
+                raise ValueError("token_lifetime is a positive whole number of seconds")
+            launchpad.token_lifetime = lifetime
+        if "consenting_person_id" in value:
+            person = self._api.person(int(value["consenting_person_id"]))
+            if person is None:
+                raise ValueError("no such person in the world")
+            launchpad.consenting = person
+        return {"token_lifetime": launchpad.token_lifetime, "consenting_person_id": launchpad.consenting.id}
 
     def _seed(self, value: object) -> int:
         if not isinstance(value, dict):

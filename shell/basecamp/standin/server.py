@@ -20,6 +20,8 @@ Rules:
    add theirs with ``mention`` and ``assign`` (each answers the event's id), and script a 410
    with ``begin_epoch``. ``feed_page_size`` and ``feed_delay`` (seconds; default 0, where
    Basecamp's poll lane waits about 30) shape what ``events.json`` serves.
+6. Launchpad's OAuth endpoints are served too (``launchpad``: one registered app, tokens that
+   expire after ``launchpad.token_lifetime`` seconds; ``shell.basecamp.standin.launchpad``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from shell.basecamp.standin.control import Control
 from shell.basecamp.standin.faults import Fault, FaultBook
 from shell.basecamp.standin.feed import DEFAULT_FEED_PAGE_SIZE, Feed, FeedEvent
 from shell.basecamp.standin.handler import HttpServer
+from shell.basecamp.standin.launchpad import Launchpad
 from shell.basecamp.standin.pagination import BASECAMP_PAGE_SIZES
 from shell.basecamp.standin.recorder import RecordedRequest, RequestLog
 from shell.basecamp.standin.store import Kind, Store
@@ -119,6 +122,11 @@ class StandIn:
         traceback: TracebackType | None,
     ) -> None:
         self.stop()
+
+    @property
+    def launchpad(self) -> Launchpad:
+        """Launchpad's OAuth endpoints on this stand-in (``shell.basecamp.standin.launchpad``)."""
+        return self._api.launchpad
 
     def add_fault(self, fault: Fault) -> None:
         """Script a fault; faults are taken in the order added, the first match wins."""
