@@ -134,9 +134,6 @@ class _Answer:
     body: Any
 
 
-_Posted = tuple[PostOutcome, int | None]
-
-
 class _Pacer:
     """Thread-safe bookkeeping for ``core.pacing``."""
 
@@ -241,20 +238,14 @@ class BasecampClient:
             timeout = min(timeout, deadline - self._clock.monotonic())
             if timeout <= 0:
                 return Refused(RefusalCause.not_sent, None, "not sent: the deadline has passed")
-        payload = json.dumps({"content": body}).encode()
         token = self._tokens.current()
-        outcome, status = self._post_once(path, payload, timeout, token)
-        if status == 401:  # refused before anything was created (rule 8): once more, refreshed
-            fresh = self._tokens.after_unauthorized(token)
-            if fresh is not None and self._pacer.take_turn(deadline):
-                left = timeout if deadline is None else min(timeout, deadline - self._clock.monotonic())
-                if left > 0:
-                    outcome, status = self._post_once(path, payload, left, fresh)
+        outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout, token)
+        if isinstance(outcome, Refused) and outcome.status == 401:  # nothing was created (rule 8)
+            outcome = self._after_unauthorized(path, body, deadline, token, outcome)
         log.info("POST %s -> %s", path, type(outcome).__name__.lower())
         return outcome
 
-    def _post_once(self, path: str, payload: bytes, timeout: float, token: str) -> _Posted:
-        """One request; its outcome, and the status when there was an answer."""
+    def _post_once(self, path: str, payload: bytes, timeout: float, token: str) -> PostOutcome:
         parts = urlsplit(self._origin)
         connection_class = HTTPSConnection if parts.scheme == "https" else HTTPConnection
         connection = connection_class(parts.hostname or "", parts.port, timeout=timeout)
@@ -262,8 +253,7 @@ class BasecampClient:
             try:
                 connection.connect()
             except (OSError, urllib3.exceptions.HTTPError) as error:
-                cause = f"could not connect: {type(error).__name__}"
-                return Refused(RefusalCause.not_connected, None, cause), None
+                return Refused(RefusalCause.not_connected, None, f"could not connect: {type(error).__name__}")
             # The socket timeout bounds each read, not the exchange: a trickling answer could
             # outlive the deadline. At the deadline the socket is shut, and the wait ends.
             expired = threading.Event()
@@ -275,15 +265,13 @@ class BasecampClient:
                 response = connection.getresponse()
                 raw = response.data  # urllib3 preloads the body inside getresponse()
             except (TimeoutError, urllib3.exceptions.TimeoutError) as error:
-                late = f"no answer in time: {type(error).__name__}"
-                return Uncertain(UncertainCause.timeout, None, late), None
+                return Uncertain(UncertainCause.timeout, None, f"no answer in time: {type(error).__name__}")
             except (OSError, HTTPException, urllib3.exceptions.HTTPError) as error:
                 if expired.is_set():
-                    late = "no whole answer before the deadline"
-                    return Uncertain(UncertainCause.timeout, None, late), None
+                    return Uncertain(UncertainCause.timeout, None, "no whole answer before the deadline")
                 return Uncertain(
                     UncertainCause.connection_lost, None, f"connection lost: {type(error).__name__}"
-                ), None
+                )
             finally:
                 watchdog.cancel()
         finally:
@@ -291,7 +279,21 @@ class BasecampClient:
         retry_after = parse_retry_after(response.headers.get("Retry-After"), self._clock.now())
         if response.status == 429:
             self._pacer.hold_for(retry_after if retry_after is not None else 1.0)
-        return classify_answer(response.status, _decode(raw), retry_after), response.status
+        return classify_answer(response.status, _decode(raw), retry_after)
+
+    def _after_unauthorized(
+        self, path: str, body: str, deadline: float | None, refused_token: str, refused: PostOutcome
+    ) -> PostOutcome:
+        """Rule 8: once more with a fresher token, if the token source has one and time is left."""
+        fresh = self._tokens.after_unauthorized(refused_token)
+        if fresh is None or not self._pacer.take_turn(deadline):
+            return refused
+        timeout = self._post_timeout
+        if deadline is not None:
+            timeout = min(timeout, deadline - self._clock.monotonic())
+            if timeout <= 0:
+                return refused
+        return self._post_once(path, json.dumps({"content": body}).encode(), timeout, fresh)
 
     def _create_path(self, destination: Destination) -> str:
         return self._path_of(destination)

@@ -138,6 +138,6 @@ class Launchpad:
             "expires_at": expires_at.isoformat().replace("+00:00", "Z"),
             "identity": {"id": 10**9 + person.id, "first_name": first, "last_name": last,
                          "email_address": person.email_address},
-            "accounts": [{"product": "bc3", "id": self._world.account_id, "name": "Stand-in",
+            "accounts": [{"product": "bc3", "id": self._world.account_id, "name": self._world.account_name,
                           "href": self._account_url, "app_href": self._app_url}],
         })  # fmt: skip
