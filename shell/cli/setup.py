@@ -35,6 +35,8 @@ from core.route_reload import RELOAD_EVERY
 from core.setup_changes import Changes, merge
 from shell.basecamp.client import BasecampClient, Person
 from shell.basecamp.identity import check_identity
+from shell.basecamp.tokens import tokens_from
+from shell.clock import SystemClock
 from shell.errors import EXIT_OK, UserError
 from shell.state.config import (
     ConfigurationInvalid,
@@ -43,6 +45,7 @@ from shell.state.config import (
     locate_state,
     read_config_mapping,
     read_token,
+    read_token_file,
     save_config,
 )
 from shell.state.lock import peek
@@ -220,8 +223,9 @@ def _check_on_disk(
 
 def _check_token(configuration: Configuration) -> Person:
     """Who the token acts as; refused unless it is the configured agent (rule 3)."""
-    token = read_token(Path(configuration.token_file))
-    client = BasecampClient(configuration.base_url, configuration.account_id, token, USER_AGENT)
+    token_file = Path(configuration.token_file)
+    tokens = tokens_from(token_file, read_token_file(token_file), SystemClock())  # a login's is refreshed
+    client = BasecampClient(configuration.base_url, configuration.account_id, tokens, USER_AGENT)
     return check_identity(
         client,
         agent_id=configuration.agent_id,

@@ -33,6 +33,14 @@ person id, and the world's projects, cards and Campfires (--json: as one JSON ob
 Faults can be scripted from another terminal:
   curl -X POST BASE_URL/__standin/faults -d '{"action": "create_then_drop", "method": "POST"}'
 and the requests it saw read back with: curl BASE_URL/__standin/requests
+
+It plays Launchpad too (OAuth 2, one registered app: client id standin-client, secret
+standin-secret; it consents as the agent at once), so a login can be tried against it:
+  BASECAMP_CLIENT_SECRET=standin-secret bin/connect login --launchpad BASE_URL \
+      --client-id standin-client --token-file /tmp/agent.token
+Its tokens live two weeks, like Launchpad's, unless told otherwise:
+  curl -X POST BASE_URL/__standin/launchpad -d '{"token_lifetime": 60}'
+  curl -X POST BASE_URL/__standin/launchpad/expire     # every issued token expires now
 Stops on Ctrl-C or SIGTERM, exiting 0."""
 
 
