@@ -17,7 +17,12 @@ Rules:
    token answer without an access token or a positive ``expires_in`` is a problem.
 5. The forms: the authorization-code exchange and the refresh use the standard
    ``grant_type`` names (Launchpad's legacy ``type=web_server``/``type=refresh`` are not sent).
-6. Pure: no I/O, no clock (``now`` is passed in).
+6. The device flow (RFC 8628) only where the server's OAuth discovery
+   (``/.well-known/oauth-authorization-server``) names a ``device_authorization_endpoint``
+   (``device_endpoint``); ``read_device_answer`` reads its answer, and ``poll_verdict`` what a
+   poll of the token endpoint means: ``authorization_pending`` waits, ``slow_down`` waits 5 s
+   longer, anything else ends it.
+7. Pure: no I/O, no clock (``now`` is passed in).
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ LAUNCHPAD = "https://launchpad.37signals.com"
 TOKEN_PATH = "/authorization/token"  # noqa: S105 -- a path, not a password
 AUTHORIZE_PATH = "/authorization/new"
 AUTHORIZATION_PATH = "/authorization.json"
+DISCOVERY_PATH = "/.well-known/oauth-authorization-server"
+DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 MAX_MARGIN = timedelta(days=1)
 FILE_VERSION = 1
 
@@ -160,3 +167,60 @@ def refresh_form(credentials: Credentials) -> dict[str, str]:
         "client_id": credentials.client_id,
         "client_secret": credentials.client_secret,
     }
+
+
+# -- the device flow (rule 6) ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceGrant:
+    device_code: str = field(repr=False)
+    user_code: str
+    verification_uri: str
+    interval: float
+    expires_in: float
+
+
+def device_endpoint(discovery: Any) -> str | None:
+    """The device authorization endpoint the server's discovery offers, or None."""
+    if not isinstance(discovery, dict):
+        return None
+    endpoint = discovery.get("device_authorization_endpoint")
+    return endpoint if isinstance(endpoint, str) and endpoint.strip() else None
+
+
+def read_device_answer(answer: Any) -> DeviceGrant:
+    """The device endpoint's answer; ValueError naming no secret."""
+    if not isinstance(answer, dict):
+        raise ValueError("the device answer is not a JSON object")
+    texts = [answer.get(key) for key in ("device_code", "user_code", "verification_uri")]
+    if not all(isinstance(text, str) and text.strip() for text in texts):
+        raise ValueError("the device answer lacks a device_code, a user_code or a verification_uri")
+    interval = answer.get("interval", 5)
+    expires_in = answer.get("expires_in", 600)
+    numbers = (interval, expires_in)
+    if any(isinstance(n, bool) or not isinstance(n, int | float) or n <= 0 for n in numbers):
+        raise ValueError("the device answer's interval or expires_in is not a positive number")
+    return DeviceGrant(str(texts[0]), str(texts[1]), str(texts[2]), float(interval), float(expires_in))
+
+
+def device_form(client_id: str) -> dict[str, str]:
+    return {"client_id": client_id}
+
+
+def device_token_form(credentials: Credentials, grant: DeviceGrant) -> dict[str, str]:
+    return {
+        "grant_type": DEVICE_GRANT,
+        "device_code": grant.device_code,
+        "client_id": credentials.client_id,
+        "client_secret": credentials.client_secret,
+    }
+
+
+def poll_verdict(error: str, interval: float) -> float | None:
+    """Seconds to wait before polling again, or None when the poll is over (rule 6)."""
+    if error == "authorization_pending":
+        return interval
+    if error == "slow_down":
+        return interval + 5
+    return None

@@ -6,6 +6,8 @@ Rules:
    with the status and Launchpad's ``error`` word, never a token, a secret or a body.
 2. https only, except to a loopback host (the stand-in).
 3. ``authorization`` reads who the access token is and the accounts it reaches.
+4. ``discover`` reads the server's OAuth discovery (None when it has none); ``device_request``
+   starts the device flow where it is offered (``core.oauth`` rule 6).
 """
 
 from __future__ import annotations
@@ -18,14 +20,27 @@ from urllib.parse import urlencode, urlsplit
 import urllib3
 
 from core.links import transport_allowed
-from core.oauth import AUTHORIZATION_PATH, Credentials, from_token_answer
+from core.oauth import (
+    AUTHORIZATION_PATH,
+    DISCOVERY_PATH,
+    Credentials,
+    DeviceGrant,
+    device_form,
+    from_token_answer,
+    read_device_answer,
+)
 
 TIMEOUT = 30.0
 USER_AGENT = "basecamp-connector (https://github.com/basecamp/basecamp-connector)"
 
 
 class LaunchpadFailed(Exception):
-    """Launchpad did not give what was asked; the message names no secret."""
+    """Launchpad did not give what was asked; the message names no secret. ``error`` is the
+    OAuth error word of a 4xx answer (``authorization_pending``, ``invalid_grant``...), or ""."""
+
+    def __init__(self, message: str, error: str = "") -> None:
+        super().__init__(message)
+        self.error = error
 
 
 def _checked(url: str) -> str:
@@ -43,10 +58,32 @@ def token_request(form: dict[str, str], previous: Credentials, now: datetime) ->
     status, data = answer
     if not 200 <= status < 300:
         word = data.get("error") if isinstance(data, dict) else None
-        said = f" ({word})" if isinstance(word, str) and word.isidentifier() else ""
-        raise LaunchpadFailed(f"Launchpad's token endpoint answered HTTP {status}{said}")
+        error = word if isinstance(word, str) and word.isidentifier() else ""
+        said = f" ({error})" if error else ""
+        raise LaunchpadFailed(f"Launchpad's token endpoint answered HTTP {status}{said}", error)
     try:
         return from_token_answer(data, now, previous)
+    except ValueError as error:
+        raise LaunchpadFailed(str(error)) from None
+
+
+def discover(launchpad: str) -> Any:
+    """The server's OAuth discovery document, or None when it has none (rule 4)."""
+    try:
+        status, data = _request("GET", _checked(f"{launchpad.rstrip('/')}{DISCOVERY_PATH}"), headers={})
+    except LaunchpadFailed:
+        return None
+    return data if status == 200 else None
+
+
+def device_request(endpoint: str, client_id: str) -> DeviceGrant:
+    """Ask the device authorization endpoint for a code a person enters elsewhere (rule 4)."""
+    status, data = _request("POST", _checked(endpoint), body=urlencode(device_form(client_id)).encode(),
+                            headers={"Content-Type": "application/x-www-form-urlencoded"})  # fmt: skip
+    if status != 200:
+        raise LaunchpadFailed(f"the device authorization endpoint answered HTTP {status}")
+    try:
+        return read_device_answer(data)
     except ValueError as error:
         raise LaunchpadFailed(str(error)) from None
 

@@ -16,8 +16,10 @@ Rules:
    what is printed is the file's path, the expiry, the identity and the accounts.
 5. The URL to open is written to stderr (stdout is the result; ``--json`` one object), and a
    browser is asked to open it unless ``--no-browser``.
-6. Launchpad offers no device flow; when a server's OAuth discovery offers one this is where it
-   would go. Exit codes: 0 written; 3 a secret or token file problem; 5 Launchpad or the person
+6. ``--device``: the device flow (a code a person enters on any device), where the server's
+   OAuth discovery offers it (``core.oauth`` rule 6); where it does not -- Launchpad today --
+   it is refused with a line saying to sign in by the loopback redirect.
+7. Exit codes: 0 written; 3 a secret or token file problem; 5 Launchpad or the person
    refused; 6 Launchpad unreachable, or no answer in time.
 """
 
@@ -29,6 +31,7 @@ import os
 import secrets
 import sys
 import threading
+import time
 import webbrowser
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -36,10 +39,27 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from core.oauth import LAUNCHPAD, TOKEN_PATH, app, authorize_url, code_form, to_text
+from core.oauth import (
+    LAUNCHPAD,
+    TOKEN_PATH,
+    Credentials,
+    app,
+    authorize_url,
+    code_form,
+    device_endpoint,
+    device_token_form,
+    poll_verdict,
+    to_text,
+)
 from core.timestamps import format_timestamp
 from shell import private_files
-from shell.basecamp.launchpad import LaunchpadFailed, authorization, token_request
+from shell.basecamp.launchpad import (
+    LaunchpadFailed,
+    authorization,
+    device_request,
+    discover,
+    token_request,
+)
 from shell.cli.arguments import positive_seconds
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_REFUSED, EXIT_UNAVAILABLE, UserError
 
@@ -51,6 +71,8 @@ examples:
   bin/connect login --client-id 0123abcd --client-secret-file ~/.config/app.secret \\
       --token-file ~/.config/agent.token --redirect-port 8765
   {SECRET_ENV}=... bin/connect login --client-id 0123abcd --token-file ~/.config/agent.token --json
+  bin/connect login --device --client-id 0123abcd --client-secret-file ~/.config/app.secret \\
+      --token-file ~/.config/agent.token          # where the server offers the device flow
 
 Register the app at https://launchpad.37signals.com/integrations with the redirect URI
 http://127.0.0.1:PORT{CALLBACK_PATH} (the same PORT as --redirect-port), then sign in as the
@@ -87,6 +109,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )  # fmt: skip
     parser.add_argument("--no-browser", action="store_true", help="only print the URL to open")
     parser.add_argument(
+        "--device", action="store_true",
+        help="the device flow (a code to enter on any device), where the server offers it",
+    )  # fmt: skip
+    parser.add_argument(
         "--timeout", type=positive_seconds, default=300.0, metavar="SECONDS",
         help="how long to wait for the sign-in (default 300)",
     )  # fmt: skip
@@ -101,10 +127,26 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.redirect_port <= 65535:
         raise UserError(f"--redirect-port must be 0 to 65535, not {args.redirect_port}", EXIT_CONFIG)
     launchpad = args.launchpad.rstrip("/")
+    registered = app(f"{launchpad}{TOKEN_PATH}", args.client_id, secret, datetime.now(UTC))
+    try:
+        if args.device:
+            credentials = _device_flow(launchpad, registered, args.timeout)
+        else:
+            credentials = _loopback_flow(launchpad, registered, args)
+        found = authorization(launchpad, credentials.access_token)
+    except LaunchpadFailed as error:
+        code = EXIT_REFUSED if "HTTP 4" in str(error) else EXIT_UNAVAILABLE
+        raise UserError(f"{error}; nothing written", code) from None
+    private_files.write_atomically(token_file, to_text(credentials).encode())
+    return _report(args.json, token_file, format_timestamp(credentials.expires_at), found)
+
+
+def _loopback_flow(launchpad: str, registered: Credentials, args: argparse.Namespace) -> Credentials:
+    """Rule 1: the authorization code, by a redirect to 127.0.0.1."""
     state = secrets.token_urlsafe(16)
     with _Callback(args.redirect_port) as callback:
         redirect_uri = f"http://127.0.0.1:{callback.port}{CALLBACK_PATH}"
-        url = authorize_url(launchpad, args.client_id, redirect_uri, state)
+        url = authorize_url(launchpad, registered.client_id, redirect_uri, state)
         print(f"open this page and sign in as the agent: {url}", file=sys.stderr, flush=True)
         if not args.no_browser:
             webbrowser.open(url)
@@ -114,16 +156,34 @@ def run(args: argparse.Namespace) -> int:
     if "error" in answer or answer.get("state") != state or not answer.get("code"):
         said = answer.get("error", "the answer's state is not the one sent")
         raise UserError(f"the sign-in was refused ({said[:80]}); nothing written", EXIT_REFUSED)
-    now = datetime.now(UTC)
-    registered = app(f"{launchpad}{TOKEN_PATH}", args.client_id, secret, now)
-    try:
-        credentials = token_request(code_form(registered, answer["code"], redirect_uri), registered, now)
-        found = authorization(launchpad, credentials.access_token)
-    except LaunchpadFailed as error:
-        code = EXIT_REFUSED if "HTTP 4" in str(error) else EXIT_UNAVAILABLE
-        raise UserError(f"{error}; nothing written", code) from None
-    private_files.write_atomically(token_file, to_text(credentials).encode())
-    return _report(args.json, token_file, format_timestamp(credentials.expires_at), found)
+    form = code_form(registered, answer["code"], redirect_uri)
+    return token_request(form, registered, datetime.now(UTC))
+
+
+def _device_flow(launchpad: str, registered: Credentials, timeout: float) -> Credentials:
+    """Rule 6: a code a person enters on any device, where the server offers it."""
+    endpoint = device_endpoint(discover(launchpad))
+    if endpoint is None:
+        raise UserError(
+            f"{launchpad} offers no device flow (its OAuth discovery names no device authorization "
+            "endpoint): sign in without --device, by the loopback redirect", EXIT_REFUSED,
+        )  # fmt: skip
+    grant = device_request(endpoint, registered.client_id)
+    print(f"on any device, open {grant.verification_uri} and enter the code {grant.user_code}",
+          file=sys.stderr, flush=True)  # fmt: skip
+    ends = time.monotonic() + min(timeout, grant.expires_in)
+    interval = grant.interval
+    while True:
+        if time.monotonic() + interval > ends:
+            raise UserError(f"no sign-in came back within {timeout:g} s; nothing written", EXIT_UNAVAILABLE)
+        time.sleep(interval)
+        try:
+            return token_request(device_token_form(registered, grant), registered, datetime.now(UTC))
+        except LaunchpadFailed as error:
+            wait = poll_verdict(error.error, interval)
+            if wait is None:
+                raise
+            interval = wait
 
 
 def _client_secret(path: str | None) -> str:

@@ -82,4 +82,16 @@ TOKENS: list[Mutation] = [
         "            if issued is None:\n",
         "test_a_401_is_answered_by_one_refresh_and_the_request_once_more",
     ),
+    rule(
+        "token: login's device flow only where the server's discovery offers it",
+        "    if endpoint is None:\n        raise UserError(\n",
+        "    if False:\n        raise UserError(\n",
+        "test_the_device_flow_is_refused_where_the_server_does_not_offer_it",
+    ),
+    rule(
+        "token: a device sign-in still pending is polled again",
+        '    if error == "authorization_pending":\n        return interval\n',
+        '    if error == "authorization_pending":\n        return None\n',
+        "test_the_device_flow_where_the_server_offers_it",
+    ),
 ]

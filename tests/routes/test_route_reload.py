@@ -126,3 +126,11 @@ def test_the_settings_follow_the_authorization() -> None:
     assert (settings.routed_projects, settings.watched_projects, settings.configuration_usable) == (
         {10}, {10}, True
     )
+
+
+def test_the_file_is_re_read_every_2_s_as_the_reference_does() -> None:
+    from datetime import timedelta
+
+    from core.route_reload import RELOAD_EVERY
+
+    assert timedelta(seconds=2) == RELOAD_EVERY  # spec 2.2, connectRoutesTTL

@@ -9,6 +9,7 @@ import os
 import re
 import stat
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.launchpad import CLIENT_ID, CLIENT_SECRET
 from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main as connect
-from shell.errors import EXIT_CONFIG, EXIT_UNAVAILABLE
+from shell.errors import EXIT_CONFIG, EXIT_REFUSED, EXIT_UNAVAILABLE
 
 pytestmark = pytest.mark.slow
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -98,3 +99,30 @@ def test_login_help_has_an_example_and_the_exit_codes(capsys: pytest.CaptureFixt
     assert "bin/connect login --client-id" in said
     assert "exit codes: 0 written" in said
     assert "--json" in said
+
+
+def test_the_device_flow_where_the_server_offers_it(standin: StandIn, tmp_path: Path) -> None:
+    standin.launchpad.device_flow = True
+    process = login(standin, tmp_path, "--device", "--json")
+    assert process.stderr is not None
+    line = process.stderr.readline()
+    found = re.search(r"open (http://\S+) and enter the code (\S+)", line)
+    assert found is not None, line
+    time.sleep(1.5)  # a poll or two: authorization_pending
+    approved = urllib3.request("GET", f"{found.group(1)}?user_code={found.group(2)}", headers={"User-Agent": "a phone"})
+    assert approved.status == 200
+    output, errors = process.communicate(timeout=30)
+    assert process.returncode == 0, errors
+    assert json.loads(output)["identity"]["email_address"] == standin.world.agent.email_address
+    kept = read_token_text((tmp_path / "agent.token").read_text())
+    assert isinstance(kept, Credentials)
+    assert stat.S_IMODE(os.stat(tmp_path / "agent.token").st_mode) == 0o600
+
+
+def test_the_device_flow_is_refused_where_the_server_does_not_offer_it(standin: StandIn, tmp_path: Path) -> None:
+    process = login(standin, tmp_path, "--device")
+    _, errors = process.communicate(timeout=30)
+    assert process.returncode == EXIT_REFUSED
+    assert "offers no device flow" in errors
+    assert "sign in without --device, by the loopback redirect" in errors
+    assert not (tmp_path / "agent.token").exists()

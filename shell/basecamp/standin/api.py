@@ -83,7 +83,9 @@ class BasecampApi:
         launchpad: Launchpad | None = None,
     ) -> None:
         self._world = world
-        self.launchpad = launchpad or Launchpad(world, urls.account_url, urls.account_url, now)
+        self.launchpad = launchpad or Launchpad(
+            world, urls.account_url, urls.account_url, now, urls.account_url.rsplit("/", 1)[0]
+        )
         self.feed = feed or Feed(world, urls.account_url, now)
         self._store = store
         self._urls = urls

@@ -9,9 +9,10 @@ Rules:
    ``POST /__standin/messages`` seeds a message
    (``{"kind", "recording_id", "creator_id", "content", "created_at"?}``) -> 201 ``{"id"}``.
    ``POST /__standin/launchpad`` sets Launchpad's ``token_lifetime`` (seconds, for tokens issued
-   from now on) and ``consenting_person_id`` (who the authorize page consents as) ->
-   200 with both; ``POST /__standin/launchpad/expire`` makes every issued access token expire
-   now -> 200 ``{"expired": true}`` (``shell.basecamp.standin.launchpad``).
+   from now on), ``consenting_person_id`` (who the authorize page consents as) and
+   ``device_flow`` (whether the device flow is offered) -> 200 with all three;
+   ``POST /__standin/launchpad/expire`` makes every issued access token expire now -> 200
+   ``{"expired": true}`` (``shell.basecamp.standin.launchpad``).
 3. Bad input answers 400 ``{"error": ...}`` and changes nothing.
 """
 
@@ -58,7 +59,7 @@ class Control:
             return error_reply(400, "Bad Request", message=str(error))
         return error_reply(404, "Not Found")
 
-    def _launchpad(self, value: object) -> dict[str, int]:
+    def _launchpad(self, value: object) -> dict[str, int | bool]:
         if not isinstance(value, dict):
             raise TypeError("the settings are a JSON object")
         launchpad = self._api.launchpad
@@ -67,12 +68,17 @@ class Control:
             if isinstance(lifetime, bool) or not isinstance(lifetime, int) or lifetime <= 0:
                 raise ValueError("token_lifetime is a positive whole number of seconds")
             launchpad.token_lifetime = lifetime
+        if "device_flow" in value:
+            if not isinstance(value["device_flow"], bool):
+                raise ValueError("device_flow is true or false")
+            launchpad.device_flow = value["device_flow"]
         if "consenting_person_id" in value:
             person = self._api.person(int(value["consenting_person_id"]))
             if person is None:
                 raise ValueError("no such person in the world")
             launchpad.consenting = person
-        return {"token_lifetime": launchpad.token_lifetime, "consenting_person_id": launchpad.consenting.id}
+        return {"token_lifetime": launchpad.token_lifetime, "consenting_person_id": launchpad.consenting.id,
+                "device_flow": launchpad.device_flow}  # fmt: skip
 
     def _seed(self, value: object) -> int:
         if not isinstance(value, dict):

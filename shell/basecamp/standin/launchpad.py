@@ -18,6 +18,13 @@ Rules:
 4. ``person_for(token)`` is the person a live issued access token acts as, for Basecamp's own
    endpoints; an expired one is None (so Basecamp answers 401). World tokens are unaffected.
 5. ``expire_all`` makes every issued access token expire now (a 401 on the next request).
+6. ``GET /.well-known/oauth-authorization-server`` is the OAuth discovery document. Like
+   Launchpad it offers no device flow, unless ``device_flow`` is set (the control API): then it
+   names ``POST /oauth/device`` (``client_id`` -> ``device_code``, ``user_code``,
+   ``verification_uri``, ``interval`` 1, ``expires_in`` 600), a person approves at
+   ``GET /device?user_code=...`` as the consenting person, and the token endpoint takes
+   ``grant_type=urn:ietf:params:oauth:grant-type:device_code``: ``authorization_pending`` until
+   approved, then the pair, once.
 """
 
 from __future__ import annotations
@@ -38,7 +45,11 @@ CLIENT_SECRET = "standin-secret"  # noqa: S105 -- the stand-in's own app, publis
 LAUNCHPAD_LIFETIME = 1209600
 CODE_LIFETIME = timedelta(minutes=5)
 LEGACY_TYPES = {"web_server": "authorization_code", "refresh": "refresh_token"}
-PATHS = ("/authorization/new", "/authorization/token", "/authorization.json")
+DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+PATHS = (
+    "/authorization/new", "/authorization/token", "/authorization.json",
+    "/.well-known/oauth-authorization-server", "/oauth/device", "/device",
+)  # fmt: skip
 
 
 @dataclass
@@ -48,8 +59,13 @@ class _Issued:
 
 
 class Launchpad:
-    def __init__(self, world: World, account_url: str, app_url: str, now: Callable[[], datetime]) -> None:
+    def __init__(
+        self, world: World, account_url: str, app_url: str, now: Callable[[], datetime], origin: str = ""
+    ) -> None:
         self._world = world
+        self._origin = origin
+        self.device_flow = False
+        self._devices: dict[str, tuple[str, Person | None]] = {}  # device code -> user code, approver
         self._account_url = account_url
         self._app_url = app_url
         self._now = now
@@ -70,7 +86,14 @@ class Launchpad:
                 return self._token(form)
             case ("GET", "/authorization.json"):
                 return self._authorization(request.headers.get("authorization", ""))
-        return error_reply(405, "Method Not Allowed")
+            case ("GET", "/.well-known/oauth-authorization-server"):
+                return json_reply(200, self._discovery())
+            case ("POST", "/oauth/device") if self.device_flow:
+                form = dict(parse_qsl(request.body.decode("utf-8", "replace")))
+                return self._device(form.get("client_id", ""))
+            case ("GET", "/device") if self.device_flow:
+                return self._approve(request.query.get("user_code", ""))
+        return error_reply(404, "Not Found")
 
     def person_for(self, token: str) -> Person | None:
         """Rule 4."""
@@ -109,6 +132,14 @@ class Launchpad:
                 if found is None or found[2] <= self._now() or found[1] != form.get("redirect_uri"):
                     return error_reply(400, "invalid_grant")
                 person = found[0]
+            elif grant == DEVICE_GRANT:
+                found_device = self._devices.get(form.get("device_code", ""))
+                if found_device is None:
+                    return error_reply(400, "invalid_grant")
+                if found_device[1] is None:
+                    return error_reply(400, "authorization_pending")
+                del self._devices[form.get("device_code", "")]
+                person = found_device[1]
             elif grant == "refresh_token":
                 refreshed = self._refresh.pop(form.get("refresh_token", ""), None)
                 if refreshed is None:
@@ -118,6 +149,34 @@ class Launchpad:
             else:
                 return error_reply(400, "unsupported_grant_type")
             return json_reply(200, self._issue(person))
+
+    def _discovery(self) -> JsonObject:
+        document: JsonObject = {
+            "issuer": self._origin,
+            "authorization_endpoint": f"{self._origin}/authorization/new",
+            "token_endpoint": f"{self._origin}/authorization/token",
+        }
+        if self.device_flow:
+            document["device_authorization_endpoint"] = f"{self._origin}/oauth/device"
+        return document
+
+    def _device(self, client_id: str) -> Reply:
+        if client_id != CLIENT_ID:
+            return error_reply(400, "invalid_client")
+        device_code, user_code = secrets.token_urlsafe(24), secrets.token_hex(4).upper()
+        with self._lock:
+            self._devices[device_code] = (user_code, None)
+        return json_reply(200, {"device_code": device_code, "user_code": user_code,
+                                "verification_uri": f"{self._origin}/device", "interval": 1,
+                                "expires_in": 600})  # fmt: skip
+
+    def _approve(self, user_code: str) -> Reply:
+        with self._lock:
+            for device_code, (code, _) in self._devices.items():
+                if code == user_code:
+                    self._devices[device_code] = (code, self.consenting)
+                    return Reply(200, (("Content-Type", "text/html; charset=utf-8"),), b"<p>Approved.</p>")
+        return error_reply(404, "Not Found")
 
     def _issue(self, person: Person) -> JsonObject:
         access, refresh = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
