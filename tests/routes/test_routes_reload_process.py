@@ -6,9 +6,7 @@ agent authorizes nothing (the request waits ``blocked(config_unreadable)``, noth
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -21,10 +19,9 @@ from shell.cli.main import main as connect
 from shell.ledger.connection import open_ledger_read_only
 from shell.private_files import write_atomically
 from tests.support.child import wait_until
-from tests.support.configured import configure_connector
+from tests.support.configured import configure_connector, start_run
 
 pytestmark = pytest.mark.slow
-REPOSITORY = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -49,14 +46,8 @@ def test_a_route_added_by_setup_while_the_connector_runs_is_served_within_3_s(
     state = configure_connector(standin, tmp_path, routed=(0,))
     world = standin.world
     agent = world.agent.id
-    environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
-    process = subprocess.Popen(
-        [str(REPOSITORY / "bin" / "connect"), "run", "--state-dir", str(state), "--poll-seconds", "0.2"],
-        env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    process = start_run(state)
     try:
-        assert process.stdout is not None
-        assert process.stdout.readline().startswith("running account=")
         lines: list[str] = []
         stdout = process.stdout
         threading.Thread(target=lambda: lines.extend(line.rstrip("\n") for line in stdout), daemon=True).start()

@@ -4,9 +4,7 @@ are each answered exactly once; the connector refreshed, and kept the new pair i
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,11 +16,10 @@ from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main as connect
 from shell.ledger.connection import open_ledger_read_only
 from tests.support.child import wait_until
-from tests.support.configured import configure_connector
+from tests.support.configured import configure_connector, start_run
 from tests.support.launchpad import token_file_with
 
 pytestmark = pytest.mark.slow
-REPOSITORY = Path(__file__).resolve().parents[2]
 LIFETIME = 6  # refreshed 1.5 s before it expires (a quarter of its life)
 
 
@@ -43,14 +40,8 @@ def test_the_connector_runs_across_token_expiries_with_nothing_lost_or_doubled(
     first = token_file_with(standin, credentials_file)
     assert connect(["setup", "--state-dir", str(state), "--token-file", str(credentials_file)]) == 0
     cards = [*world.projects[0].recording_ids, *world.projects[1].recording_ids]
-    environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
-    process = subprocess.Popen(
-        [str(REPOSITORY / "bin" / "connect"), "run", "--state-dir", str(state), "--poll-seconds", "0.2"],
-        env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    process = start_run(state)
     try:
-        assert process.stdout is not None
-        assert process.stdout.readline().startswith("running account=")
         for number, card in enumerate(cards):
             if number == 1:
                 standin.launchpad.expire_all()  # Launchpad stops honouring the token: a 401, once
