@@ -27,6 +27,10 @@ Rules:
 7. Membership: every ``membership_every`` (10 min) intake re-reads the agent's projects
    (``shell.membership``); a project granted since makes the live lane subscribe again, so
    its events are heard live.
+8. With ``config_path``, a fourth loop re-reads the configuration file every
+   ``core.route_reload.RELOAD_EVERY`` and applies what it authorizes (``shell.state.reload``):
+   a route added, changed or removed is served without a restart; an unusable file authorizes
+   nothing until it is usable again.
 """
 
 from __future__ import annotations
@@ -38,10 +42,11 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
-from core.admission_matrix import AdmissionSettings
+from core.admission_matrix import AdmissionSettings, BlockedReason
 from core.backlog import BacklogLimits
 from core.configuration import Configuration
 from core.feed import FeedFilters
+from core.route_reload import RELOAD_EVERY, Authorization, at_start
 from shell.admission import Admission
 from shell.backlog import Backlog
 from shell.basecamp.client import BasecampClient, BasecampError
@@ -56,6 +61,7 @@ from shell.membership import DEFAULT_MEMBERSHIP_INTERVAL, Membership
 from shell.outbox import Outbox, OutboxLedgerError, OutboxOptions
 from shell.repair import Repair
 from shell.start import StartParts, settle_previous
+from shell.state import reload
 from shell.worker.driver import CommandDriver, WorkerCommand
 
 log = logging.getLogger("connector.run")
@@ -75,19 +81,22 @@ class Connector:
     backlog_limits: BacklogLimits = field(default_factory=BacklogLimits)  # rule 6
     membership_every: timedelta = DEFAULT_MEMBERSHIP_INTERVAL  # rule 7
     on_event: Callable[[str], None] = field(default=lambda line: None)
+    config_path: Path | None = None  # re-read while running (rule 5); None: read once
+    note_configuration: Callable[[str], None] = field(default=lambda problem: None)
     _stop: threading.Event = field(default_factory=threading.Event)
     _stop_deadline: float | None = None  # monotonic; set by stop() (rule 3)
 
     def __post_init__(self) -> None:
         configuration = self.configuration
-        routes = {route.project_id: Path(route.directory) for route in configuration.routes}
-        settings = AdmissionSettings(
-            agent_id=configuration.agent_id,
-            operator_id=configuration.trust.operator_id or 0,
-            trust_mode=configuration.trust.mode,
-            allowlist=frozenset(configuration.trust.allow),
-            routed_projects=frozenset(routes),
-            watched_projects=frozenset(r.project_id for r in configuration.routes if r.watch_completions),
+        authorized = at_start(configuration)
+        settings = reload.routed_settings(
+            AdmissionSettings(
+                agent_id=configuration.agent_id,
+                operator_id=configuration.trust.operator_id or 0,
+                trust_mode=configuration.trust.mode,
+                allowlist=frozenset(configuration.trust.allow),
+            ),
+            authorized,
         )
         self.intake = Intake(
             self.ledger,
@@ -129,10 +138,13 @@ class Connector:
         )
         self.dispatcher = Dispatcher(
             self.ledger,
-            routes,
+            _directories(authorized),
             driver,
             driver,
             DispatchOptions(concurrency=configuration.concurrency, task_deadline=configuration.task_deadline),
+        )
+        self.reloader = reload.Reloader(
+            authorized, self._set_routes, self.note_configuration, self._readmit_unreadable
         )
 
     # -- start ------------------------------------------------------------------------------
@@ -156,6 +168,8 @@ class Connector:
     def run(self) -> None:
         """The three loops (rule 2), until ``stop()``."""
         loops = [threading.Thread(target=self._intake_loop, name="intake", daemon=True)]
+        if self.config_path is not None:
+            loops.append(threading.Thread(target=self._config_loop, name="config", daemon=True))
         if not self.shadow:
             loops.append(threading.Thread(target=self._dispatch_loop, name="dispatch", daemon=True))
             loops.append(
@@ -170,6 +184,25 @@ class Connector:
         for loop in loops:
             bound = None if self._stop_deadline is None else self._stop_deadline - self.clock.monotonic()
             loop.join(timeout=None if bound is None else max(0.0, bound))
+
+    def _config_loop(self) -> None:
+        assert self.config_path is not None
+        while not self._stop.wait(RELOAD_EVERY.total_seconds()):
+            try:
+                for line in self.reloader.apply(reload.read(self.config_path, self.configuration)):
+                    self.on_event(f"configuration: {line}")
+            except Exception:
+                log.exception("configuration: the re-read failed; trying again")
+
+    def _set_routes(self, authorized: Authorization) -> None:
+        self.admission.reconfigure(reload.routed_settings(self.admission.settings, authorized))
+        self.dispatcher.routes = _directories(authorized)
+
+    def _readmit_unreadable(self) -> None:
+        with self.ledger.read() as connection:
+            waiting = records.blocked_for(connection, str(BlockedReason.config_unreadable))
+        for event_id in waiting:
+            self._admit(event_id)
 
     def _intake_loop(self) -> None:
         while not self._stop.is_set():
@@ -262,3 +295,7 @@ class Connector:
             log.error("shutdown: the outbox could not flush: %s", error)
             return False
         return settled
+
+
+def _directories(authorized: Authorization) -> dict[int, Path]:
+    return {route.project_id: Path(route.directory) for route in authorized.routes}

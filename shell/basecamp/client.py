@@ -5,8 +5,8 @@ Rules:
    before the request is written. So the client knows which side of the line a failure fell
    on: a connection that could not be opened is ``Refused`` (the request never left);
    anything after it opened -- a timeout, a lost connection, a 5xx, a 2xx without an id -- is
-   ``Uncertain``; a 4xx is ``Refused``. No retry, no redirect, no pooled connection the
-   server may already have closed. (``core.posting`` holds the table.)
+   ``Uncertain``; a 4xx is ``Refused``. No retry (but rule 8's one after a 401), no redirect,
+   no pooled connection the server may already have closed. (``core.posting`` holds the table.)
 2. A listing is exhaustive or it raises: ``Unlistable`` for a 403, a 404 or more than
    ``MAX_PAGES`` pages; ``ListingFailed`` for anything else that stops the walk (a deadline,
    a bad ``Link``, a 5xx after retries, an unreadable page). Never a shorter answer, because
@@ -26,6 +26,10 @@ Rules:
 8. A live-lane ticket (``stream_ticket``) is one POST that creates nothing; it is not retried
    (the live lane mints a fresh one on its next connect). The ticket and its URL are
    credentials (``core.live``): never logged, never in an exception message.
+9. The token comes from ``shell.basecamp.tokens`` at each request: a bare one as it is, the
+   login's refreshed before it expires. A 401 is an answer given before anything was done, so
+   a request it refused -- a create included -- is made once more when the token source has a
+   fresher token (the SDK's "retry once after a successful 401 token refresh"); never twice.
 """
 
 from __future__ import annotations
@@ -64,6 +68,7 @@ from core.retry import Final, RetryAfter, after_read, parse_retry_after
 from core.text import message_text
 from core.timestamps import parse_timestamp
 from shell.basecamp.pacer import Pacer
+from shell.basecamp.tokens import StaticToken, Tokens
 from shell.clock import Clock, SystemClock
 
 log = logging.getLogger("connector.basecamp")
@@ -134,21 +139,6 @@ class _Answer:
     body: Any
 
 
-class _Secret:
-    """A value that never prints."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        return self._value
-
-    def __repr__(self) -> str:
-        return "<redacted>"
-
-    __str__ = __repr__
 
 
 class BasecampClient:
@@ -158,7 +148,7 @@ class BasecampClient:
         self,
         base_url: str,
         account_id: int,
-        token: str,
+        token: str | Tokens,
         user_agent: str,
         *,
         clock: Clock | None = None,
@@ -176,7 +166,7 @@ class BasecampClient:
             raise ValueError("Basecamp requires a User-Agent naming the app and a contact")
         self._origin = origin
         self.account_id = account_id
-        self._token = _Secret(token)
+        self._tokens: Tokens = StaticToken(token) if isinstance(token, str) else token
         self._user_agent = user_agent
         self._clock: Clock = clock or SystemClock()
         self._post_timeout = post_timeout
@@ -214,11 +204,14 @@ class BasecampClient:
             timeout = min(timeout, deadline - self._clock.monotonic())
             if timeout <= 0:
                 return Refused(RefusalCause.not_sent, None, "not sent: the deadline has passed")
-        outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout)
+        token = self._tokens.current()
+        outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout, token)
+        if isinstance(outcome, Refused) and outcome.status == 401:  # nothing was created (rule 8)
+            outcome = self._after_unauthorized(path, body, deadline, token, outcome)
         log.info("POST %s -> %s", path, type(outcome).__name__.lower())
         return outcome
 
-    def _post_once(self, path: str, payload: bytes, timeout: float) -> PostOutcome:
+    def _post_once(self, path: str, payload: bytes, timeout: float, token: str) -> PostOutcome:
         parts = urlsplit(self._origin)
         connection_class = HTTPSConnection if parts.scheme == "https" else HTTPConnection
         connection = connection_class(parts.hostname or "", parts.port, timeout=timeout)
@@ -233,7 +226,7 @@ class BasecampClient:
             watchdog = threading.Timer(timeout, _shut, (connection, expired))
             watchdog.start()
             try:
-                headers = self._headers() | {"Content-Type": "application/json; charset=utf-8"}
+                headers = self._headers(token) | {"Content-Type": "application/json; charset=utf-8"}
                 connection.request("POST", path, body=payload, headers=headers)
                 response = connection.getresponse()
                 raw = response.data  # urllib3 preloads the body inside getresponse()
@@ -253,6 +246,20 @@ class BasecampClient:
         if response.status == 429:
             self._pacer.hold_for(retry_after if retry_after is not None else 1.0)
         return classify_answer(response.status, _decode(raw), retry_after)
+
+    def _after_unauthorized(
+        self, path: str, body: str, deadline: float | None, refused_token: str, refused: PostOutcome
+    ) -> PostOutcome:
+        """Rule 8: once more with a fresher token, if the token source has one and time is left."""
+        fresh = self._tokens.after_unauthorized(refused_token)
+        if fresh is None or not self._pacer.take_turn(deadline):
+            return refused
+        timeout = self._post_timeout
+        if deadline is not None:
+            timeout = min(timeout, deadline - self._clock.monotonic())
+            if timeout <= 0:
+                return refused
+        return self._post_once(path, json.dumps({"content": body}).encode(), timeout, fresh)
 
     def _create_path(self, destination: Destination) -> str:
         return self._path_of(destination)
@@ -395,11 +402,12 @@ class BasecampClient:
         remaining = deadline - self._clock.monotonic()
         if remaining <= 0:
             raise BasecampError("no stream ticket: the deadline has passed")
+        token = self._tokens.current()
         try:
             response = self._pool.request(
                 "POST",
                 self._origin + path,
-                headers=self._headers(),
+                headers=self._headers(token),
                 timeout=urllib3.Timeout(total=min(self._read_timeout, remaining)),
                 retries=False,
                 redirect=False,
@@ -408,6 +416,7 @@ class BasecampClient:
             raise BasecampError(f"no stream ticket: {type(error).__name__}") from None
         log.info("POST %s -> %d", path, response.status)
         if response.status == 401:
+            self._tokens.after_unauthorized(token)  # the lane's next connect asks with a fresher one
             raise AuthenticationFailed("Basecamp refused the token (401)")
         if response.status == 429:
             told = parse_retry_after(response.headers.get("Retry-After"), self._clock.now())
@@ -423,6 +432,7 @@ class BasecampClient:
         """One read, retried per ``core.retry`` within ``deadline``; a ``yielding`` one (a feed
         poll) lets a backlog go first (rule 4)."""
         attempts = 0
+        replayed = False
         while True:
             if not self._pacer.take_turn(deadline, yielding=yielding):
                 raise ListingFailed("the deadline passed while waiting for a turn under the rate limit")
@@ -430,7 +440,12 @@ class BasecampClient:
             if remaining <= 0:
                 raise ListingFailed("the deadline passed")
             attempts += 1
-            answer = self._get_once(url, min(self._read_timeout, remaining))
+            token = self._tokens.current()
+            answer = self._get_once(url, min(self._read_timeout, remaining), token)
+            if answer.status == 401 and not replayed and self._tokens.after_unauthorized(token) is not None:
+                replayed = True  # once, with the refreshed token (rule 8)
+                attempts -= 1
+                continue
             retry_after = answer.headers.get("retry-after")
             if answer.status == 429:
                 told = parse_retry_after(retry_after, self._clock.now())
@@ -448,7 +463,7 @@ class BasecampClient:
                         raise ListingFailed(f"HTTP {answer.status}, and the retry would pass the deadline")
                     self._clock.sleep(seconds)
 
-    def _get_once(self, url: str, timeout: float) -> _Answer:
+    def _get_once(self, url: str, timeout: float, token: str) -> _Answer:
         """One GET. A kept-alive connection the server had already closed fails before any
         answer (``ProtocolError``); a read is safe to repeat, so it is asked once more on a fresh
         connection. Nothing else is retried here (``core.retry`` decides, in ``_get``)."""
@@ -462,7 +477,7 @@ class BasecampClient:
                 response = self._pool.request(
                     "GET",
                     url,
-                    headers=self._headers(),
+                    headers=self._headers(token),
                     timeout=urllib3.Timeout(total=left),
                     retries=False,
                     redirect=False,
@@ -479,9 +494,9 @@ class BasecampClient:
         headers = {key.lower(): value for key, value in response.headers.items()}
         return _Answer(response.status, headers, _decode(response.data))
 
-    def _headers(self) -> dict[str, str]:
+    def _headers(self, token: str) -> dict[str, str]:
         return {
-            "Authorization": f"Bearer {self._token.reveal()}",
+            "Authorization": f"Bearer {token}",
             "User-Agent": self._user_agent,
             "Accept": "application/json",
         }

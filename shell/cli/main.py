@@ -17,7 +17,7 @@ from shell.cli.seam import answer
 from shell.errors import EXIT_USAGE
 
 VERSION = "0.1.0"
-COMMANDS = ("standin", "mcp", "setup", "run", "status", "redispatch", "discard", "demo")
+COMMANDS = ("standin", "mcp", "login", "setup", "run", "status", "redispatch", "discard", "demo")
 
 
 class _Command(Protocol):

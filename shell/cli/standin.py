@@ -40,6 +40,14 @@ client address, then 429 with Retry-After); change it while serving with
 The live lane (a ticket from POST ACCOUNT_URL/events/stream_ticket.json, then a WebSocket)
 takes faults too: curl -X POST BASE_URL/__standin/live/faults -d '{"action": "drop"}'
 (refuse, expire_ticket, drop, stall, skip; see shell/basecamp/standin/live_faults.py).
+
+It plays Launchpad too (OAuth 2, one registered app: client id standin-client, secret
+standin-secret; it consents as the agent at once), so a login can be tried against it:
+  BASECAMP_CLIENT_SECRET=standin-secret bin/connect login --launchpad BASE_URL \
+      --client-id standin-client --token-file /tmp/agent.token
+Its tokens live two weeks, like Launchpad's, unless told otherwise:
+  curl -X POST BASE_URL/__standin/launchpad -d '{"token_lifetime": 60}'
+  curl -X POST BASE_URL/__standin/launchpad/expire     # every issued token expires now
 Stops on Ctrl-C or SIGTERM, exiting 0."""
 
 

@@ -5,8 +5,10 @@ Rules:
    created, never migrated, never written), in one read transaction
    (``shell.ledger.status``), and the instance lock is never taken: it works beside a running
    connector, and beside none.
-2. Whether a connector runs is read from the lock file's metadata (``shell.state.lock.peek``) and
-   reported as diagnostic, with the pid's presence (``core.presentation.status_values`` rule 2).
+2. Whether a connector runs is read from the lock file's metadata (``shell.state.lock.peek``, or
+   the directory's only lock file when the configuration names other ids) and reported as
+   diagnostic, with the pid's presence and its configuration problem, if any
+   (``core.presentation.status_values`` rule 2).
 3. A missing state directory, configuration or ledger, a ledger from a newer program (or one
    not yet migrated), and a ledger that cannot be read are one line on stderr and
    ``EXIT_CONFIG``; a ledger held busy past the timeout is ``EXIT_UNAVAILABLE``.
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
+from dataclasses import replace
 
 from core.live import lane_line, lane_report
 from core.losses import losses_line, losses_report
@@ -40,7 +43,7 @@ from shell.ledger.lanes import read_lane_state
 from shell.ledger.losses import read_loss_counts
 from shell.ledger.status import read_snapshot
 from shell.state.config import load_config, locate_state
-from shell.state.lock import peek
+from shell.state.lock import peek, peek_only
 
 DESCRIPTION = f"""\
 Show what the connector is doing, from its ledger, without disturbing it.
@@ -52,7 +55,10 @@ lock, so it is safe beside a running connector (and beside none). What it shows:
                      blocked records (and refused messages, held records, a hold, if any)
   lock file          who the lock file says holds the instance lock: its pid, and whether
                      that process is present. Diagnostic only: status takes no lock, and a
-                     connector killed with SIGKILL leaves its lock file behind
+                     connector killed with SIGKILL leaves its lock file behind. When the
+                     running connector's re-read configuration file is unusable (unreadable,
+                     invalid, or naming another account or agent), it says why here: that
+                     connector authorizes nothing until the file is usable again
   hold               whether a person holds the connector (nothing dispatched or posted)
   feed               whether a feed position is kept (never the position itself) and the
                      last event served
@@ -116,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
             snapshot = read_snapshot(ledger)
     except sqlite3.DatabaseError as error:
         raise UserError(f"{paths.ledger}: the ledger could not be read: {error}", EXIT_CONFIG) from error
+    holder = holder or peek_only(paths.directory)  # the file names other ids since it started
     status = Status(
         account_id=configuration.account_id,
         agent_id=configuration.agent_id,
@@ -123,7 +130,10 @@ def run(args: argparse.Namespace) -> int:
         ledger_path=str(paths.ledger),
         lock_file=None
         if holder is None
-        else LockFile(holder.pid, holder.started_at, pid_status(holder.pid_present)),
+        else replace(
+            LockFile(holder.pid, holder.started_at, pid_status(holder.pid_present)),
+            configuration_problem=holder.configuration_problem,
+        ),
         ledger=snapshot,
     )
     if args.json:

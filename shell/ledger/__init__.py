@@ -17,5 +17,5 @@ Rules:
    - ``live_lane``: ``lanes`` (the live lane's state)
    - ``losses``: ``losses`` (what the live lane missed, and its repair)
    - ``gaps``: ``losses`` (what the feed itself skipped: a 410)
-   - ``schema_migrations``: ``schema`` (the migrations runner)
+   - ``schema_migrations``: ``schema`` (the migrations, applied as the ledger opens)
 """

@@ -148,6 +148,16 @@ def due_blocked(connection: sqlite3.Connection, now: datetime) -> list[tuple[int
     ]
 
 
+def blocked_for(connection: sqlite3.Connection, reason: str) -> list[int]:
+    """The event ids of every record blocked for ``reason``, oldest first."""
+    return [
+        int(event_id)
+        for (event_id,) in connection.execute(
+            "SELECT id FROM events WHERE state = 'blocked' AND reason = ? ORDER BY id", (reason,)
+        )
+    ]
+
+
 def commit_verdict(  # noqa: PLR0917 -- the brief's signature, positional
     connection: sqlite3.Connection,
     event_id: int,

@@ -18,8 +18,10 @@ from tests.proofs.catalogue_limits import LIMITS
 from tests.proofs.catalogue_live import LIVE
 from tests.proofs.catalogue_one_home import ONE_HOME
 from tests.proofs.catalogue_operating import OPERATING
+from tests.proofs.catalogue_routes import ROUTES
 from tests.proofs.catalogue_shutdown import SHUTDOWN
 from tests.proofs.catalogue_status import STATUS
+from tests.proofs.catalogue_tokens import TOKENS
 from tests.proofs.catalogue_window import WINDOW
 from tests.proofs.mutation import Mutation, rule
 
@@ -44,10 +46,10 @@ CLIENT = [
     ),
     rule(
         "a create is exactly one request: never retried after doubt",
-        'outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout)',
-        'outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout)\n'
+        'outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout, token)',
+        'outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout, token)\n'
         "        if isinstance(outcome, Uncertain):\n"
-        '            outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout)',
+        '            outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout, token)',
         "test_a_5xx_is_sent_once_and_uncertain",
         "test_created_then_dropped_is_uncertain_sent_once_and_exists",
     ),
@@ -370,4 +372,4 @@ TRANSITION_INTENTS = [
     ),
 ]
 
-MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *LIMITS, *LIVE]
+MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *LIMITS, *LIVE, *ROUTES, *TOKENS]

@@ -17,6 +17,11 @@ Rules:
    ``GET /__standin/live/faults`` lists those still to happen; ``POST /__standin/live/drop``
    cuts every open cable connection now -> 200 ``{"dropped": N}``; ``GET /__standin/live``
    -> ``{"connections": N, "tickets_minted": N}``.
+   ``POST /__standin/launchpad`` sets Launchpad's ``token_lifetime`` (seconds, for tokens issued
+   from now on), ``consenting_person_id`` (who the authorize page consents as) and
+   ``device_flow`` (whether the device flow is offered) -> 200 with all three;
+   ``POST /__standin/launchpad/expire`` makes every issued access token expire now -> 200
+   ``{"expired": true}`` (``shell.basecamp.standin.launchpad``).
 3. Bad input answers 400 ``{"error": ...}`` and changes nothing.
 """
 
@@ -68,6 +73,11 @@ class Control:
                     return json_reply(200, _limit_json(self._limiter.limit))
                 case (method, path) if path == "live" or path.startswith("live/"):
                     return self._live_answer(method, path, request.body)
+                case ("POST", "launchpad"):
+                    return json_reply(200, self._launchpad(json.loads(request.body)))
+                case ("POST", "launchpad/expire"):
+                    self._api.launchpad.expire_all()
+                    return json_reply(200, {"expired": True})
         except (ValueError, TypeError, KeyError) as error:
             return error_reply(400, "Bad Request", message=str(error))
         return error_reply(404, "Not Found")
@@ -87,6 +97,26 @@ class Control:
                 shown = {"connections": live.connections(), "tickets_minted": live.tickets.minted}
                 return json_reply(200, shown)
         return error_reply(404, "Not Found")
+    def _launchpad(self, value: object) -> dict[str, int | bool]:
+        if not isinstance(value, dict):
+            raise TypeError("the settings are a JSON object")
+        launchpad = self._api.launchpad
+        if "token_lifetime" in value:
+            lifetime = value["token_lifetime"]
+            if isinstance(lifetime, bool) or not isinstance(lifetime, int) or lifetime <= 0:
+                raise ValueError("token_lifetime is a positive whole number of seconds")
+            launchpad.token_lifetime = lifetime
+        if "device_flow" in value:
+            if not isinstance(value["device_flow"], bool):
+                raise ValueError("device_flow is true or false")
+            launchpad.device_flow = value["device_flow"]
+        if "consenting_person_id" in value:
+            person = self._api.person(int(value["consenting_person_id"]))
+            if person is None:
+                raise ValueError("no such person in the world")
+            launchpad.consenting = person
+        return {"token_lifetime": launchpad.token_lifetime, "consenting_person_id": launchpad.consenting.id,
+                "device_flow": launchpad.device_flow}  # fmt: skip
 
     def _seed(self, value: object) -> int:
         if not isinstance(value, dict):

@@ -27,6 +27,8 @@ Rules:
    mints tickets for a WebSocket served on a second port (``live.port``), which sends each
    event as it is recorded; ``add_live_fault`` scripts its faults. ``ticket_ttl`` (seconds)
    and ``ping_interval`` shape it.
+8. Launchpad's OAuth endpoints are served too (``launchpad``: one registered app, tokens that
+   expire after ``launchpad.token_lifetime`` seconds; ``shell.basecamp.standin.launchpad``).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from shell.basecamp.standin.control import Control
 from shell.basecamp.standin.faults import Fault, FaultBook
 from shell.basecamp.standin.feed import DEFAULT_FEED_PAGE_SIZE, Feed, FeedEvent
 from shell.basecamp.standin.handler import HttpServer
+from shell.basecamp.standin.launchpad import Launchpad
 from shell.basecamp.standin.live_faults import LiveFault
 from shell.basecamp.standin.live_stream import DEFAULT_PING_INTERVAL, DEFAULT_TICKET_TTL, LiveStream
 from shell.basecamp.standin.pagination import BASECAMP_PAGE_SIZES
@@ -142,6 +145,11 @@ class StandIn:
         traceback: TracebackType | None,
     ) -> None:
         self.stop()
+
+    @property
+    def launchpad(self) -> Launchpad:
+        """Launchpad's OAuth endpoints on this stand-in (``shell.basecamp.standin.launchpad``)."""
+        return self._api.launchpad
 
     def add_fault(self, fault: Fault) -> None:
         """Script a fault; faults are taken in the order added, the first match wins."""
