@@ -1,8 +1,11 @@
 """``bin/connect run``: the connector, until SIGTERM or SIGINT.
 
 Rules:
-1. The instance lock is taken before anything else that touches the state (one connector per
-   account and agent); the start order is the connector's (``shell.connector``); SIGTERM and
+1. The pair's machine-wide lock (``shell.state.pair_lock``) is taken first, once the
+   configuration has named the pair: one connector per (account, agent) per machine, whatever
+   the state directory, and only from the state directory the pair's record names. Then the
+   state directory's own lock (``shell.state.lock``), before anything else touches the state.
+   The start order is the connector's (``shell.connector``); SIGTERM and
    SIGINT stop it within a bound and exit 0. ``--shadow`` keeps its own lock, ledger and feed
    position in ``<state>/shadow/``, so it runs beside the connector and never shares its state.
 2. A configuration, token or ledger problem is one line and exit 3 (``EXIT_CONFIG``); a
@@ -24,6 +27,7 @@ from datetime import timedelta
 from pathlib import Path
 from types import FrameType
 
+from core.configuration import Configuration
 from shell import private_files
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.identity import check_identity
@@ -33,6 +37,7 @@ from shell.connector import Connector
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
 from shell.ledger.connection import open_ledger
 from shell.state.config import StatePaths, load_config, locate_state, read_token
+from shell.state import pair_lock
 from shell.state.lock import acquire
 from shell.worker.driver import WorkerCommand
 
@@ -51,9 +56,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "  bin/connect run --state-dir ~/.local/state/basecamp-connector/999999999-1049715901\n"
             "  bin/connect run --shadow        # beside the running one: admits and logs, posts nothing\n"
             "\n"
-            "exit codes: 0 stopped by SIGTERM or SIGINT; 3 configuration, token, worker program or\n"
-            "ledger (one line says which); 6 another connector runs for this account and agent, or\n"
-            "Basecamp could not be asked who the token is."
+            "exit codes: 0 stopped by SIGTERM or SIGINT; 3 configuration, token, worker program,\n"
+            "ledger, or the pair is served from another state directory (one line says which);\n"
+            "6 another connector on this machine serves this account and agent (the line names its\n"
+            "state directory and pid), or Basecamp could not be asked who the token is."
         ),
         help="run the connector until stopped",
         description=(
@@ -84,8 +90,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     paths = locate_state(args.state_dir, args.account, args.agent)
     configuration = load_config(paths.config)
-    token = read_token(Path(configuration.token_file))
     clock = SystemClock()
+    ids = (configuration.account_id, configuration.agent_id)
+    with pair_lock.acquire(*ids, paths.directory, clock.now(), shadow=args.shadow):
+        pair_lock.refuse_if_served_elsewhere(*ids, paths.directory)
+        return _run_locked(args, paths, configuration, clock)
+
+
+def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Configuration, clock: SystemClock) -> int:
+    """The connector, once this machine's one lock of its (account, agent) is held (rule 1)."""
+    token = read_token(Path(configuration.token_file))
     command = WorkerCommand.configured(configuration.worker_command)
     missing_program = None if args.shadow else command.program_missing()
     if missing_program is not None:  # every request would fail to start, in public
