@@ -28,6 +28,7 @@ from pathlib import Path
 from types import FrameType
 
 from core.configuration import Configuration
+from core.timing_floors import below_floor
 from shell import private_files
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.identity import check_identity
@@ -100,7 +101,10 @@ def run(args: argparse.Namespace) -> int:
 def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Configuration, clock: SystemClock) -> int:
     """The connector, once this machine's one lock of its (account, agent) is held (rule 1)."""
     token = read_token(Path(configuration.token_file))
-    command = WorkerCommand.configured(configuration.worker_command)
+    command = WorkerCommand.configured(configuration.worker_command, configuration.worker_env)
+    poll_floor = below_floor("--poll-seconds", timedelta(seconds=args.poll_seconds), unsafe=configuration.unsafe_test_timings)
+    if poll_floor is not None:
+        raise UserError(poll_floor, EXIT_CONFIG)
     missing_program = None if args.shadow else command.program_missing()
     if missing_program is not None:  # every request would fail to start, in public
         raise UserError(f"{missing_program}: not started", EXIT_CONFIG)

@@ -104,6 +104,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--still-running", metavar="DURATION", help="between still-running notices (10m)")
     parser.add_argument("--reconcile-after", metavar="DURATION",
                         help="before a sending intent is reconciled (60s)")
+    parser.add_argument("--unsafe-test-timings", action=argparse.BooleanOptionalAction, default=None,
+                        help="UNSAFE: lift the timing floors (reconcile after >= 60s, guard delay >= 10s, "
+                        "still-running >= 1m, deadline >= 1m, poll >= 1s), for a demo or a test only; "
+                        "status shows it")
+    parser.add_argument("--worker-env", metavar="NAME", action="append", default=[],
+                        help="pass this variable from the connector's environment to the worker as it is "
+                        "(recorded by name, never by value), e.g. --worker-env ANTHROPIC_API_KEY")
+    parser.add_argument("--remove-worker-env", metavar="NAME", action="append", default=[])
     parser.add_argument("--state-dir", metavar="DIR", help="the state directory (default: derived)")
     parser.add_argument("--check", action=argparse.BooleanOptionalAction, default=True,
                         help="ask Basecamp who the token acts as before writing (default: on)")
@@ -179,6 +187,9 @@ def _changes(args: argparse.Namespace) -> Changes:
         guard_delay=args.guard_delay,
         still_running=args.still_running,
         reconcile_after=args.reconcile_after,
+        unsafe_test_timings=args.unsafe_test_timings,
+        worker_env=tuple(args.worker_env),
+        remove_worker_env=tuple(args.remove_worker_env),
     )
 
 
@@ -263,7 +274,7 @@ def _print(as_json: bool, paths: StatePaths, configuration: Configuration, *, wr
     still_missing = list(missing(configuration))
     if not written:
         still_missing += _disk_problems(paths, configuration)
-    program = WorkerCommand.configured(configuration.worker_command).program_missing()
+    program = WorkerCommand.configured(configuration.worker_command, configuration.worker_env).program_missing()
     still_missing += [] if program is None else [program]
     if as_json:
         summary: dict[str, Any] = {
@@ -317,7 +328,9 @@ def _describe(paths: StatePaths, configuration: Configuration, *, written: bool,
         f"task deadline {format_duration(configuration.task_deadline)}",
         f"  guard delay {format_duration(timings.guard_delay)}; "
         f"still-running every {format_duration(timings.still_running)}; "
-        f"reconcile after {format_duration(timings.reconcile_after)}",
+        f"reconcile after {format_duration(timings.reconcile_after)}"
+        + ("; UNSAFE TEST TIMINGS (the floors are lifted)" if configuration.unsafe_test_timings else ""),
+        f"  worker environment adds {', '.join(configuration.worker_env) or 'nothing'} (by name)",
         f"  ledger {paths.ledger}",
     ]
     return lines

@@ -115,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
         if holder is None
         else LockFile(holder.pid, holder.started_at, pid_status(holder.pid_present)),
         ledger=snapshot,
+        unsafe_test_timings=configuration.unsafe_test_timings,
     )
     if args.json:
         print(json.dumps(report(status), ensure_ascii=False, indent=2))
