@@ -241,3 +241,23 @@ def test_the_token_is_never_an_argument() -> None:
     # --token-env names a variable and --token-fd a descriptor: neither carries the token itself.
     # (setup's --token-file names a file; the token stays in it.)
     assert not [option for option in options if option.startswith("--token") and option not in ("--token-env", "--token-fd")]
+
+
+@pytest.mark.slow
+def test_a_token_given_in_the_environment_is_not_in_the_servers_environment_while_it_serves(
+    world: DispatchWorld, task: Task, ledger_path: Path
+) -> None:
+    server = start(["--ledger", str(ledger_path), "--agent-id", str(AGENT)], environment(**{TOKEN_ENV: task.token}))
+    try:
+        initialized = server.request(
+            "initialize",
+            {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
+        )
+        assert initialized["result"]["protocolVersion"] == "2025-06-18"
+        started_with = Path(f"/proc/{server.process.pid}/environ").read_bytes()
+        assert task.token.encode() not in started_with
+        assert TOKEN_ENV.encode() not in started_with
+        assert server.call("get_dispatch")[1]["instruction"]["event_id"] == 1, "it still serves its task"
+    finally:
+        code, _ = server.close()
+    assert code == 0

@@ -70,4 +70,10 @@ WORLD: list[Mutation] = [
         "    data[\"worker_env\"] = []",
         "test_setup_records_a_worker_env_name_never_its_value",
     ),
+    rule(
+        "a task token given in the environment does not stay in the MCP server's environment",
+        "    if args.token_fd is None:  # it came in the environment: /proc/PID/environ would keep it (rule 6)",
+        "    if False:",
+        "test_a_token_given_in_the_environment_is_not_in_the_servers_environment_while_it_serves",
+    ),
 ]
