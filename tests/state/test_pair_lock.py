@@ -15,7 +15,8 @@ import pytest
 from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main as connect
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_UNAVAILABLE
-from shell.state.pair_lock import PairServed, acquire, record_home, serving_elsewhere
+from shell.state import pair_lock
+from shell.state.pair_lock import RUNTIME_ENV, PairServed, acquire, record_home, serving_elsewhere
 from tests.support.configured import configure_connector
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -52,9 +53,14 @@ def test_a_second_state_directory_of_one_pair_is_refused_naming_the_first_and_it
 def test_the_pair_lock_lives_in_one_owner_only_place_whatever_the_state_home(
     tmp_path: Path, runtime_directory: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "elsewhere"))
+    for home in ("elsewhere", "another"):
+        monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / home))
+        monkeypatch.setenv("HOME", str(tmp_path / home))
+        with monkeypatch.context() as unset:
+            unset.delenv(RUNTIME_ENV)
+            assert pair_lock.runtime_directory() == Path(f"/tmp/basecamp-connector-{os.geteuid()}")
     with acquire(2914079, 42, tmp_path / "a", NOW) as held:
-        assert held.path.parent == runtime_directory
+        assert held.path.parent == runtime_directory  # the tests' own, given by RUNTIME_ENV
         assert os.stat(held.path).st_mode & 0o077 == 0
 
 
@@ -65,6 +71,8 @@ def test_a_recorded_home_names_another_directory_only_while_it_holds_the_pair(tm
     record_home(2914079, 42, first)
     assert serving_elsewhere(2914079, 42, first) is None
     assert serving_elsewhere(2914079, 42, tmp_path / "second") == first
+    (first / "config.json").write_text('{"account_id": 2914079, "agent_id": 43}')
+    assert serving_elsewhere(2914079, 42, tmp_path / "second") is None, "it holds another pair now: stale"
     (first / "config.json").unlink()
     assert serving_elsewhere(2914079, 42, tmp_path / "second") is None, "a record whose directory is gone is stale"
 
