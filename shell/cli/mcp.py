@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         _again_with_the_token_on_a_pipe(args, token)
     ledger = open_existing_ledger(args.ledger)
     with ledger:
-        dispatch = DispatchLedger(ledger, token, args.agent_id)
+        dispatch = DispatchLedger(ledger, token, args.agent_id, process_group=os.getpgrp())
         del token
         match dispatch.check_token():
             case Failure(refusal):

@@ -261,3 +261,35 @@ def test_a_token_given_in_the_environment_is_not_in_the_servers_environment_whil
     finally:
         code, _ = server.close()
     assert code == 0
+
+
+def _running_in_group(world: DispatchWorld, task: Task, pgid: int) -> None:
+    with world.ledger.write() as connection:
+        connection.execute(
+            "INSERT INTO attempts (id, task_id, seq, state, pid, pgid, process_started, launched_at)"
+            " VALUES ('att_00000000000000000000abcd', ?, 1, 'running', ?, ?, '77', ?)",
+            (task.id, pgid, pgid, world.now()),
+        )
+
+
+@pytest.mark.slow
+def test_a_token_read_from_another_attempts_session_is_refused_outside_its_process_group(
+    world: DispatchWorld, task: Task, ledger_path: Path
+) -> None:
+    _running_in_group(world, task, os.getpgrp() + 1)  # the sibling's worker: not this server's group
+    refused = run_to_exit(["--ledger", str(ledger_path)], environment(**{TOKEN_ENV: task.token}))
+    assert refused.returncode == EXIT_REFUSED
+    assert "not in its attempt's process group" in one_line(refused.stderr)
+
+
+@pytest.mark.slow
+def test_a_server_in_its_attempts_process_group_serves(world: DispatchWorld, task: Task, ledger_path: Path) -> None:
+    _running_in_group(world, task, os.getpgrp())  # a server the worker started is in the worker's group
+    server = start(["--ledger", str(ledger_path)], environment(**{TOKEN_ENV: task.token}))
+    try:
+        server.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                      "clientInfo": {"name": "test", "version": "0"}})
+        assert server.call("get_dispatch")[1]["instruction"]["event_id"] == 1
+    finally:
+        code, _ = server.close()
+    assert code == 0

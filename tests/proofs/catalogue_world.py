@@ -76,4 +76,16 @@ WORLD: list[Mutation] = [
         "    if False:",
         "test_a_token_given_in_the_environment_is_not_in_the_servers_environment_while_it_serves",
     ),
+    rule(
+        "the MCP server refuses a token whose attempt recorded another process group",
+        "            if group is not None and int(group[0]) != self._process_group:",
+        "            if False:",
+        "test_a_token_read_from_another_attempts_session_is_refused_outside_its_process_group",
+    ),
+    rule(
+        "bin/connect mcp checks the token against its own process group",
+        "process_group=os.getpgrp())",
+        "process_group=None)",
+        "test_a_token_read_from_another_attempts_session_is_refused_outside_its_process_group",
+    ),
 ]
