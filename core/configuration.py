@@ -319,7 +319,7 @@ def _floors(task_deadline: timedelta, timings: Timings, unsafe: Any, problems: P
         line = below_floor(where, value, unsafe=unsafe)
         if line is not None:
             problems.add(line)
-    return unsafe
+    return bool(unsafe)
 
 
 def _worker_env(value: Any, problems: Problems) -> tuple[str, ...]:

@@ -146,9 +146,10 @@ def merge(existing: Mapping[str, Any], changes: Changes) -> Result[Configuration
     data["timings"] = timings
     if changes.unsafe_test_timings is not None:
         data["unsafe_test_timings"] = changes.unsafe_test_timings
-    names = data.get("worker_env") if isinstance(data.get("worker_env"), list) else []
-    names = [name for name in [*names, *changes.worker_env] if name not in changes.remove_worker_env]
-    data["worker_env"] = list(dict.fromkeys(names))
+    recorded = data.get("worker_env")
+    kept: list[Any] = list(recorded) if isinstance(recorded, list) else []
+    names = [name for name in [*kept, *changes.worker_env] if name not in changes.remove_worker_env]
+    data["worker_env"] = [name for index, name in enumerate(names) if name not in names[:index]]
     parsed = parse_configuration(data)
     if problems.lines:
         later = parsed.failure() if isinstance(parsed, Failure) else ()

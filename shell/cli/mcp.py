@@ -137,9 +137,10 @@ def _again_with_the_token_on_a_pipe(args: argparse.Namespace, token: str) -> Non
     finally:
         os.close(write_end)
     os.set_inheritable(read_end, True)
-    argv = [sys.executable, *(["-P"] if sys.flags.safe_path else []), "-m", "shell.cli", "mcp", "--ledger", args.ledger]
+    interpreter = [sys.executable, *(["-P"] if sys.flags.safe_path else [])]
+    argv = [*interpreter, "-m", "shell.cli", "mcp", "--ledger", args.ledger]
     argv += [] if args.agent_id is None else ["--agent-id", str(args.agent_id)]
-    os.execve(sys.executable, [*argv, "--token-fd", str(read_end)], dict(os.environ))
+    os.execve(sys.executable, [*argv, "--token-fd", str(read_end)], dict(os.environ))  # noqa: S606 -- this program, again
 
 
 def _read_descriptor(descriptor: int) -> bytes:

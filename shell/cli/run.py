@@ -37,8 +37,8 @@ from shell.clock import SystemClock
 from shell.connector import Connector
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
 from shell.ledger.connection import open_ledger
-from shell.state.config import StatePaths, load_config, locate_state, read_token
 from shell.state import pair_lock
+from shell.state.config import StatePaths, load_config, locate_state, read_token
 from shell.state.lock import acquire
 from shell.worker.driver import WorkerCommand
 
@@ -98,11 +98,14 @@ def run(args: argparse.Namespace) -> int:
         return _run_locked(args, paths, configuration, clock)
 
 
-def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Configuration, clock: SystemClock) -> int:
+def _run_locked(
+    args: argparse.Namespace, paths: StatePaths, configuration: Configuration, clock: SystemClock
+) -> int:
     """The connector, once this machine's one lock of its (account, agent) is held (rule 1)."""
     token = read_token(Path(configuration.token_file))
     command = WorkerCommand.configured(configuration.worker_command, configuration.worker_env)
-    poll_floor = below_floor("--poll-seconds", timedelta(seconds=args.poll_seconds), unsafe=configuration.unsafe_test_timings)
+    poll_every = timedelta(seconds=args.poll_seconds)
+    poll_floor = below_floor("--poll-seconds", poll_every, unsafe=configuration.unsafe_test_timings)
     if poll_floor is not None:
         raise UserError(poll_floor, EXIT_CONFIG)
     missing_program = None if args.shadow else command.program_missing()

@@ -35,6 +35,7 @@ from core.setup_changes import Changes, merge
 from shell.basecamp.client import BasecampClient, Person
 from shell.basecamp.identity import check_identity
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
+from shell.state import pair_lock
 from shell.state.config import (
     ConfigurationInvalid,
     StatePaths,
@@ -44,7 +45,6 @@ from shell.state.config import (
     read_token,
     save_config,
 )
-from shell.state import pair_lock
 from shell.state.lock import runs_on_older
 from shell.worker.driver import WorkerCommand
 
@@ -274,7 +274,8 @@ def _print(as_json: bool, paths: StatePaths, configuration: Configuration, *, wr
     still_missing = list(missing(configuration))
     if not written:
         still_missing += _disk_problems(paths, configuration)
-    program = WorkerCommand.configured(configuration.worker_command, configuration.worker_env).program_missing()
+    command = WorkerCommand.configured(configuration.worker_command, configuration.worker_env)
+    program = command.program_missing()
     still_missing += [] if program is None else [program]
     if as_json:
         summary: dict[str, Any] = {

@@ -59,7 +59,7 @@ def runtime_directory(environ: Mapping[str, str] | None = None) -> Path:
         if not os.path.isabs(given):
             raise UserError(f"{RUNTIME_ENV} must be an absolute path, not {given!r}", EXIT_CONFIG)
         return Path(given)
-    return Path("/tmp") / f"basecamp-connector-{os.geteuid()}"
+    return Path("/tmp") / f"basecamp-connector-{os.geteuid()}"  # noqa: S108 -- owner-only, checked (rule 1)
 
 
 def _stem(account_id: int, agent_id: int) -> str:
@@ -75,7 +75,9 @@ def _directory() -> Path:
     return directory
 
 
-def acquire(account_id: int, agent_id: int, state_dir: Path, started_at: datetime, *, shadow: bool = False) -> InstanceLock:
+def acquire(
+    account_id: int, agent_id: int, state_dir: Path, started_at: datetime, *, shadow: bool = False
+) -> InstanceLock:
     """Take the pair's machine-wide lock or raise ``PairServed`` naming its holder (rule 2)."""
     kind = ".shadow" if shadow else ""
     path = _directory() / f"{_stem(account_id, agent_id)}{kind}.pair.lock"

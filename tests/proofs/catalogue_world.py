@@ -66,7 +66,7 @@ WORLD: list[Mutation] = [
     ),
     rule(
         "setup records a worker-env name",
-        "    data[\"worker_env\"] = list(dict.fromkeys(names))",
+        "    data[\"worker_env\"] = [name for index, name in enumerate(names) if name not in names[:index]]",
         "    data[\"worker_env\"] = []",
         "test_setup_records_a_worker_env_name_never_its_value",
     ),

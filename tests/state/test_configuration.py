@@ -206,7 +206,8 @@ def test_timings_below_the_reference_floors_are_refused_unless_the_unsafe_option
     assert [line.split(":")[0] for line in found] == [
         "task_deadline", "timings.guard_delay", "timings.still_running", "timings.reconcile_after"
     ]
-    assert "at least 1m" in found[-1] and "--unsafe-test-timings" in found[-1]
+    assert "at least 1m" in found[-1]
+    assert "--unsafe-test-timings" in found[-1]
     assert parsed(MINIMAL | short | {"unsafe_test_timings": True}).timings.reconcile_after == timedelta(seconds=59)
     assert parsed(MINIMAL | {"timings": {"reconcile_after": "60s", "guard_delay": "10s", "still_running": "1m"},
                              "task_deadline": "1m"}).timings.reconcile_after == timedelta(seconds=60)
