@@ -23,6 +23,7 @@ from pathlib import Path
 
 from core.dispatch_prompt import DISPATCH_TOOLS, tool_name
 from core.task_token import TASK_TOKEN_ENV
+from shell.errors import EXIT_CONFIG, UserError
 
 ENVIRONMENT_NAMES = frozenset({"PATH", "HOME", "LANG", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR"})
 ENVIRONMENT_PREFIXES = ("LC_", "XDG_")
@@ -95,9 +96,14 @@ class WorkerCommand:
 
     @classmethod
     def configured(cls, argv: Iterable[str] | None) -> WorkerCommand:
-        """The configuration's worker command, or Claude Code when it names none."""
+        """The configuration's worker command, or Claude Code when it names none. A command this
+        program cannot run as written (an unknown placeholder) is a ``UserError``: one line,
+        ``EXIT_CONFIG``, before anything starts."""
         given = tuple(argv or ())
-        return cls(argv=given) if given else cls.claude_code()
+        try:
+            return cls(argv=given) if given else cls.claude_code()
+        except ValueError as error:
+            raise UserError(f"worker_command: {error}", EXIT_CONFIG) from None
 
     def program_missing(self) -> str | None:
         """One line when the program the worker runs is not found (on ``$PATH``, or at its path),
