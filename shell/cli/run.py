@@ -98,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
     missing_program = None if args.shadow else command.program_missing()
     if missing_program is not None:  # every request would fail to start, in public
         raise UserError(f"{missing_program}: not started", EXIT_CONFIG)
-    missing_routes = [] if args.shadow else [r for r in configuration.routes if not os.path.isdir(r.directory)]
+    routes = () if args.shadow else configuration.routes
+    missing_routes = [route for route in routes if not os.path.isdir(route.directory)]
     if missing_routes:  # its requests would end in a public "could not be started" notice
         route = missing_routes[0]
         raise UserError(

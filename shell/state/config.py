@@ -164,7 +164,7 @@ def read_token(path: Path) -> str:
             f"token file {path} holds more than one word; it must hold the token alone", EXIT_CONFIG
         )
     if not token.isprintable():
-        raise UserError(f"token file {path} holds a control character; a Basecamp token is printable", EXIT_CONFIG)
+        raise UserError(f"token file {path} holds a control character; a token is printable", EXIT_CONFIG)
     return token
 
 
