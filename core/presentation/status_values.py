@@ -166,6 +166,23 @@ class LedgerSnapshot:
     not_running: tuple[WaitingRecord, ...] = ()
 
 
+LOW_DISK_BYTES = 64 * 1024 * 1024
+"""Below this much free space where the ledger lives, status says the disk is nearly full: a
+write the connector cannot make shows only in its log otherwise."""
+
+
+@dataclass(frozen=True, slots=True)
+class Disk:
+    """The file system the ledger lives on, as measured when status ran."""
+
+    free_bytes: int
+    total_bytes: int
+
+    @property
+    def low(self) -> bool:
+        return self.free_bytes < LOW_DISK_BYTES
+
+
 @dataclass(frozen=True, slots=True)
 class Status:
     """Status's inputs: where it looked, the lock file (None when there is none), the ledger."""
@@ -176,3 +193,4 @@ class Status:
     ledger_path: str
     lock_file: LockFile | None
     ledger: LedgerSnapshot
+    disk: Disk | None = None  # None when it could not be measured

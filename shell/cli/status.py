@@ -14,18 +14,23 @@ Rules:
    position, never a message body.
 5. Text for a person, summary first; ``--json`` prints the report whose keys
    ``core.presentation.status_report`` documents.
+6. The free space where the ledger lives is measured (``statvfs``) and a disk nearly full is in
+   the summary: the connector's writes fail there, and would otherwise show only in its log.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sqlite3
+from pathlib import Path
 
 from core.presentation.status_report import lines, report
 from core.presentation.status_values import (
     LAST_DISPATCHES,
     LAST_WAITING_RECORDS,
+    Disk,
     LockFile,
     Status,
     pid_status,
@@ -48,6 +53,8 @@ lock, so it is safe beside a running connector (and beside none). What it shows:
   lock file          who the lock file says holds the instance lock: its pid, and whether
                      that process is present. Diagnostic only: status takes no lock, and a
                      connector killed with SIGKILL leaves its lock file behind
+  disk               the free space where the ledger lives; a disk nearly full is in the
+                     summary too (the connector's writes fail there first)
   hold               whether a person holds the connector (nothing dispatched or posted)
   feed               whether a feed position is kept (never the position itself) and the
                      last event served
@@ -92,6 +99,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(run=run)
 
 
+def _disk(directory: Path) -> Disk | None:
+    """The free and total space of the file system the ledger lives on (rule 6)."""
+    try:
+        measured = os.statvfs(directory)
+    except OSError:
+        return None
+    return Disk(measured.f_bavail * measured.f_frsize, measured.f_blocks * measured.f_frsize)
+
+
 def run(args: argparse.Namespace) -> int:
     paths = locate_state(args.state_dir, args.account, args.agent)
     if not paths.directory.is_dir():
@@ -115,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
         if holder is None
         else LockFile(holder.pid, holder.started_at, pid_status(holder.pid_present)),
         ledger=snapshot,
+        disk=_disk(paths.directory),
     )
     if args.json:
         print(json.dumps(report(status), ensure_ascii=False, indent=2))
