@@ -22,8 +22,8 @@ Rules:
    never appears in a log line, an exception message or a repr, and neither does the query
    string or a ``next`` URL (which carries it). A ``next`` on another origin is
    ``FeedFailed``; a 400/409/410 is ``FeedRefused`` with ``core.feed``'s reading of it.
-8. No answer is read past ``MAX_ANSWER_BYTES`` (its declared length is checked first, then the
-   bytes as they come): a larger one is a failed read (``ListingFailed``), or for a create
+8. No answer is read past ``MAX_ANSWER_BYTES`` (counted as the bytes come, whatever length it
+   declares): a larger one is a failed read (``ListingFailed``), or for a create
    ``Uncertain`` (the request was sent). A listing whose ``Link`` leads back to a page it has
    read is ``ListingFailed`` at once, not walked until the deadline.
 """
@@ -504,17 +504,13 @@ class AnswerTooLarge(Exception):
 
 def _bounded_body(response: urllib3.BaseHTTPResponse) -> bytes:
     """The answer's body, at most ``MAX_ANSWER_BYTES`` of it, or ``AnswerTooLarge`` (rule 8)."""
-    declared = response.headers.get("content-length", "")
-    too_large = f"the answer is larger than {MAX_ANSWER_BYTES} bytes"
     try:
-        if declared.strip().isdigit() and int(declared) > MAX_ANSWER_BYTES:
-            raise AnswerTooLarge(too_large)
         chunks: list[bytes] = []
         size = 0
         while chunk := response.read(64 * 1024):
             size += len(chunk)
             if size > MAX_ANSWER_BYTES:
-                raise AnswerTooLarge(too_large)
+                raise AnswerTooLarge(f"the answer is larger than {MAX_ANSWER_BYTES} bytes")
             chunks.append(chunk)
         response.release_conn()
         return b"".join(chunks)
