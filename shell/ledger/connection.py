@@ -315,6 +315,9 @@ def _configure(
         if read_only:
             connection.execute("PRAGMA query_only = ON")
     except sqlite3.DatabaseError as error:
+        failure = ledger_failure(error, path, "open the ledger")
+        if isinstance(failure, LedgerNotWritable | LedgerNoSpace):  # the disk, not the file
+            raise failure from error
         raise LedgerUnreadable(f"{path}: SQLite cannot configure the ledger: {error}") from error
 
 

@@ -232,3 +232,30 @@ def test_a_worker_program_that_is_not_there_is_one_line_before_anything_starts(
     )
     assert asked(standin) == before, "nothing asked of Basecamp, nothing posted"
     assert not (state / "ledger.sqlite3").exists()
+
+
+def test_a_ledger_damaged_in_the_middle_is_one_line_and_exit_3(standin: StandIn, tmp_path: Path) -> None:
+    from tests.ledger.test_ledger_bad_disk import damage_the_middle
+
+    state = configure(standin, tmp_path)
+    ledger_path = state / "ledger.sqlite3"
+    damage_the_middle(ledger_path)
+    questions = asked(standin)
+    ran = run(state)
+    assert ran.code == EXIT_CONFIG
+    assert ran.line.startswith(f"error: {ledger_path}: the ledger is damaged (")
+    assert asked(standin) == questions, "refused before anything was asked of Basecamp"
+
+
+def test_a_ledger_that_fails_while_the_start_settles_is_one_line_and_exit_3(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    state = configure(standin, tmp_path)
+    ledger_path = state / "ledger.sqlite3"
+    with open_ledger(ledger_path) as ledger, ledger.write() as connection:
+        connection.execute("DROP TABLE outbox")  # consistent to quick_check, fatal to the start
+    ran = run(state)
+    assert ran.code == EXIT_CONFIG
+    assert ran.line.startswith(f"error: {ledger_path}: ")
+    assert "outbox" in ran.line
+    assert ran.out == "", "it never said it was running"
