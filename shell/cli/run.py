@@ -90,6 +90,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    poll_every = timedelta(seconds=args.poll_seconds)  # the times first: every local check before
+    bound = timedelta(seconds=args.shutdown_seconds)  # a question is asked of anyone
     paths = locate_state(args.state_dir, args.account, args.agent)
     configuration = load_config(paths.config)
     token = read_token(Path(configuration.token_file))
@@ -136,10 +138,9 @@ def run(args: argparse.Namespace) -> int:
             command,
             directory / "sessions",
             shadow=args.shadow,
-            poll_every=timedelta(seconds=args.poll_seconds),
+            poll_every=poll_every,
             on_event=lambda line: print(line, flush=True),
         )
-        bound = timedelta(seconds=args.shutdown_seconds)
 
         def on_signal(signum: int, frame: FrameType | None) -> None:
             connector.stop(bound)
