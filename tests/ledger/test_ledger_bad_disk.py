@@ -1,7 +1,8 @@
 """A ledger the disk or SQLite will not serve is one ``LedgerError`` naming why, at open, before
 anything reads or writes it: damaged in the middle (``quick_check``), no space while migrating
 (rolled back, nothing lost: the next open with room migrates it whole), a state directory on a
-read-only file system. ``bin/connect run`` turns each into one line and exit 3.
+read-only file system. ``bin/connect run`` turns each into one line and exit 3 (a read-only
+state directory is refused already at the instance lock).
 
 The full and read-only disks are real: a small tmpfs mounted for the test, which needs the
 privilege to mount; without it those tests are skipped (the damaged ledger needs nothing).
@@ -16,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from shell.basecamp.standin.server import StandIn
+from shell.cli.main import main as connect
 from shell.errors import EXIT_CONFIG
 from shell.ledger.connection import (
     SCHEMA_VERSION,
@@ -24,6 +27,7 @@ from shell.ledger.connection import (
     LedgerNotWritable,
     open_ledger,
 )
+from tests.support.configured import configure_connector
 
 
 def damage_the_middle(path: Path) -> None:
@@ -91,3 +95,19 @@ def test_a_read_only_state_directory_is_not_writable(tmpfs: Path) -> None:
         open_ledger(path)
     with pytest.raises(LedgerNotWritable, match="Read-only file system"):
         open_ledger(tmpfs / "another.sqlite3")
+
+
+def test_run_on_a_read_only_state_directory_is_one_line_and_exit_3(
+    tmpfs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    remount(tmpfs, "size=4m")
+    with StandIn(world="demo") as standin:
+        state = configure_connector(standin, tmpfs, worker=("true",), base_url=standin.base_url)
+    capsys.readouterr()
+    remount(tmpfs, "ro")
+    assert connect(["run", "--state-dir", str(state)]) == EXIT_CONFIG
+    err = capsys.readouterr().err
+    assert err == (
+        f"error: {state}: cannot take the instance lock: Read-only file system; "
+        "the state directory must be writable\n"
+    )
