@@ -29,6 +29,20 @@ def positive_integer(text: str) -> int:
     return value
 
 
+MAX_DESCRIPTOR = 2**31 - 1
+
+
+def descriptor(text: str) -> int:
+    """An inherited file descriptor's number: a whole number the system can take (0 to 2^31-1)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a descriptor number") from None
+    if not 0 <= value <= MAX_DESCRIPTOR:
+        raise argparse.ArgumentTypeError(f"{text} is not a descriptor number: 0 to {MAX_DESCRIPTOR}")
+    return value
+
+
 def port(text: str) -> int:
     """A TCP port, or 0 for any free one."""
     try:

@@ -224,7 +224,9 @@ def test_the_serving_commands_answer_any_arguments_in_the_documented_set(command
     parser = subparsers(build_parser())[command]
     where = ["--ledger", str(places.ledger)] if command == "mcp" else []
 
-    @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    examples = 15 if command == "mcp" else 6  # mcp refuses fast: no token is ever given it here
+
+    @settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(argv=argv_for([command], parser, places, where))
     def check(argv: list[str]) -> None:
         code, err = run_bounded(argv)

@@ -202,3 +202,11 @@ def test_outbox_resolve_with_json_says_its_errors_as_one_json_object(
     assert json_error(capsys)["exit_code"] == EXIT_CONFIG
     assert resolve(["--json", "show", TOO_LARGE_ID, "--ledger", "x"]) == EXIT_USAGE
     assert json_error(capsys)["exit_code"] == EXIT_USAGE
+
+
+@pytest.mark.parametrize("number", ["9" * 20, "-5", "x"])
+def test_a_token_descriptor_the_system_cannot_take_is_a_usage_error(
+    number: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["mcp", "--ledger", str(tmp_path / "ledger.sqlite3"), "--token-fd", number]
+    assert "is not a descriptor number" in usage_error(capsys, lambda: connect(argv))

@@ -163,4 +163,10 @@ BAD_INPUT = [
         "    if False:\n",
         "test_bin_connect_answers_any_arguments_in_the_documented_set",
     ),
+    rule(
+        "bad input: a token descriptor is a number the system can take",
+        "    if not 0 <= value <= MAX_DESCRIPTOR:\n",
+        "    if False:\n",
+        "test_a_token_descriptor_the_system_cannot_take_is_a_usage_error",
+    ),
 ]
