@@ -136,6 +136,10 @@ class Problems:
         self.lines.append(line)
 
 
+MAX_ID = 2**63 - 1
+"""The largest id the ledger can store (SQLite's INTEGER); a larger one is a typo, refused."""
+
+
 def positive_id(value: Any, where: str, problems: Problems) -> int | None:
     """``value`` as a positive integer id, or None with a problem line naming ``where``."""
     if isinstance(value, bool):
@@ -148,8 +152,8 @@ def positive_id(value: Any, where: str, problems: Problems) -> int | None:
     else:
         problems.add(f"{where}: expected a positive integer id, not {_shown(value)}")
         return None
-    if number <= 0:
-        problems.add(f"{where}: expected a positive integer id, not {number}")
+    if not 0 < number <= MAX_ID:
+        problems.add(f"{where}: expected a positive integer id up to {MAX_ID}, not {number}")
         return None
     return number
 
@@ -161,7 +165,10 @@ def _optional_id(data: Mapping[str, Any], key: str, problems: Problems) -> int |
 def _duration(value: Any, where: str, problems: Problems) -> timedelta | None:
     parsed = parse_duration(value) if isinstance(value, str) else None
     if parsed is None:
-        problems.add(f"{where}: expected a positive duration like 90m, 30s, 2h or 1h30m, not {_shown(value)}")
+        problems.add(
+            f"{where}: expected a positive duration up to a year, like 90m, 30s, 2h or 1h30m, "
+            f"not {_shown(value)}"
+        )
     return parsed
 
 

@@ -2,7 +2,9 @@
 ``1h30m``, ``500ms``.
 
 Rules:
-1. A duration is positive; anything else reads as None, for the caller to name as a problem.
+1. A duration is positive and at most ``MAX_DURATION`` (a year: a deadline or a delay past it
+   is a typo, and a larger one overflows the clock's arithmetic); anything else reads as None,
+   for the caller to name as a problem.
 2. ``format_duration`` writes the shortest text ``parse_duration`` reads back as the same value,
    so a configuration file read and written is unchanged.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
+MAX_DURATION = timedelta(days=366)
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?$")
 
 
@@ -21,8 +24,10 @@ def parse_duration(text: str) -> timedelta | None:
     if found is None or not any(found.groups()):
         return None
     hours, minutes, seconds, milliseconds = (int(part) if part else 0 for part in found.groups())
-    value = timedelta(hours=hours, minutes=minutes, seconds=seconds, milliseconds=milliseconds)
-    return value if value > timedelta(0) else None
+    milliseconds += ((hours * 60 + minutes) * 60 + seconds) * 1000  # whole numbers: never overflows
+    if not 0 < milliseconds <= MAX_DURATION // timedelta(milliseconds=1):
+        return None
+    return timedelta(milliseconds=milliseconds)
 
 
 def format_duration(value: timedelta) -> str:

@@ -4,6 +4,8 @@ Rules:
 1. A person never sees a traceback for bad input: a ``UserError`` becomes one line on stderr
    and its documented exit code, at one seam (``shell.cli.seam``) for both command lines.
 2. No error message carries a token, a message body or a feed position.
+3. A supervisor restarts ``run`` on 1 (a bug) and 6 (passes by itself), never on 2 or 3 (a
+   person must act first): a bad input never becomes a crash loop (README, "Exit codes").
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 EXIT_OK = 0
 EXIT_FAILURE = 1  # the program ran and found something wrong (e.g. a doubled message)
 EXIT_USAGE = 2  # argparse's own code for bad arguments
-EXIT_CONFIG = 3  # missing, unreadable or wrong configuration, ledger or environment
+EXIT_CONFIG = 3  # missing, unreadable or wrong configuration, ledger, disk or environment
 EXIT_NOT_FOUND = 4  # an id that names nothing
 EXIT_REFUSED = 5  # a move the rules do not allow
 EXIT_UNAVAILABLE = 6  # Basecamp or the ledger could not be reached or locked

@@ -15,14 +15,16 @@ Rules:
    and last served id. So the position is never ahead of the records: a crash loses nothing
    and a restart reads nothing twice. Intake reads no recording and filters nothing.
 3. ``next`` is followed (through the client, which holds the same-origin rule) while it is
-   present, the deadline has not passed and fewer than ``max_pages`` pages were read.
+   present, the deadline has not passed and fewer than ``max_pages`` pages were read. A
+   ``next`` already followed in this poll is ``IntakeFailed`` at once: a loop, not a long feed.
 4. Refusals: 400 ``invalid_position`` and 409 drop the position (a committed write) and
    resume with ``since=<last served id>``; 410 resumes at ``since=<epoch_after_id>``, is
    recorded as the checkpoint's ``last_served_id``, logged, and recorded as a gap in the same
    transaction (events before it may never be served). At most two such recoveries a poll;
    then ``IntakeFailed``. A 400 for a filter is ``FiltersRefused``: retrying will not help.
 5. A page that cannot be read or recorded saves nothing of itself and raises
-   ``IntakeFailed`` (for the caller's backoff); pages committed before it stay committed.
+   ``IntakeFailed`` (for the caller's backoff) with the reason, which the caller logs; pages
+   committed before it stay committed.
 6. The position and the query string are never in a log line, an exception message or a
    repr. Logs carry counts, event ids and the first 12 digits of the filter digest.
 """
@@ -146,6 +148,7 @@ class Intake:
         next_url: str | None = None
         fresh: list[int] = []
         recoveries: list[str] = []
+        followed: set[str] = set()
         pages = 0
         while True:
             try:
@@ -157,9 +160,10 @@ class Intake:
                 recoveries.append(note)
                 next_url = None
                 continue
-            except BasecampError as error:
-                log.info("intake %s: the feed could not be read (%s)", self._tag, type(error).__name__)
-                raise IntakeFailed(f"the feed could not be read: {type(error).__name__}") from None
+            except BasecampError as error:  # its words carry no position (the client's rule 7)
+                log.info("intake %s: the feed could not be read (%s: %s)", self._tag, type(error).__name__,
+                         error)
+                raise IntakeFailed(f"the feed could not be read: {type(error).__name__}: {error}") from None
             recorded, checkpoint = self._record(page, checkpoint)
             fresh += recorded
             pages += 1
@@ -167,6 +171,9 @@ class Intake:
             next_url = page.next_url
             if next_url is None:
                 return IntakeResult(tuple(fresh), pages, False, tuple(recoveries))
+            if next_url in followed:
+                raise IntakeFailed("the feed's next page leads back to a page already read this poll")
+            followed.add(next_url)
             if pages >= self._max_pages or self._clock.monotonic() >= deadline:
                 return IntakeResult(tuple(fresh), pages, True, tuple(recoveries))
 
@@ -244,7 +251,7 @@ class Intake:
                 records.save_checkpoint(connection, self.digest, saved.position, saved.last_served_id, now)
         except (sqlite3.Error, LedgerError) as error:
             log.error("intake %s: a page could not be recorded (%s)", self._tag, type(error).__name__)
-            raise IntakeFailed(f"a page could not be recorded: {type(error).__name__}") from None
+            raise IntakeFailed(f"a page could not be recorded: {type(error).__name__}: {error}") from None
         log.info(
             "intake %s: page of %d events recorded, %d new, last served %d",
             self._tag,
@@ -264,5 +271,5 @@ class Intake:
                     connection, self.digest, checkpoint.position, checkpoint.last_served_id, now
                 )
         except (sqlite3.Error, LedgerError) as error:
-            raise IntakeFailed(f"the checkpoint could not be saved: {type(error).__name__}") from None
+            raise IntakeFailed(f"the checkpoint was not saved: {type(error).__name__}: {error}") from None
         return checkpoint

@@ -24,6 +24,8 @@ Rules:
    records, messages waiting for a person, live tasks) say so in the summary instead.
 7. Records not yet running (blocked, admitted, queued) are listed by event id, oldest first, at
    most ``LAST_WAITING_RECORDS``: the ids a person gives ``redispatch`` and ``discard``.
+8. A disk nearly full where the ledger lives is in the summary: the connector's writes fail
+   there first, and otherwise that shows only in its log.
 
 The JSON report (``report``), keys stable; times are the ledger's text (UTC, nine digits):
 
@@ -36,6 +38,8 @@ The JSON report (``report``), keys stable; times are the ledger's text (UTC, nin
                        configuration file authorizes nothing
     running            "yes" | "no" | "unknown", from the lock file (rule 2)
     unsafe_test_timings  true when setup --unsafe-test-timings lifted the timing floors
+    disk               null (not measured), or {free_bytes, total_bytes, low}: where the ledger
+                       lives; low below ``LOW_DISK_BYTES`` free, and the summary says so (rule 8)
     hold               null, or {held_by, held_at}: nothing is dispatched or posted while held
     feed               [{has_position, last_served_id, updated_at}], one per filter set; never
                        the position itself
@@ -61,6 +65,7 @@ from typing import Any
 
 from core.edges import RecordState
 from core.presentation.status_values import (
+    Disk,
     Dispatch,
     DispatchedEvent,
     FeedCheckpoint,
@@ -136,7 +141,17 @@ def summary(status: Status) -> str:
         parts.append("on hold")
     if status.lock_file is not None and status.lock_file.configuration_problem:
         parts.append("configuration unusable: authorizes nothing")
+    if status.disk is not None and status.disk.low:
+        parts.append(f"disk nearly full ({_size(status.disk.free_bytes)} free)")
     return " · ".join(parts)
+
+
+def _size(count: int) -> str:
+    """A byte count for a person: ``512 B``, ``12 kB``, ``3 MB``, ``40 GB``."""
+    for unit, size in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if count >= size:
+            return f"{count // size} {unit}"
+    return f"{count} B"
 
 
 # -- the JSON report -------------------------------------------------------------------------
@@ -222,6 +237,13 @@ def report(status: Status) -> dict[str, Any]:
         "lock_file": _lock_file(status.lock_file),
         "running": running(status.lock_file),
         "unsafe_test_timings": status.unsafe_test_timings,
+        "disk": None
+        if status.disk is None
+        else {
+            "free_bytes": status.disk.free_bytes,
+            "total_bytes": status.disk.total_bytes,
+            "low": status.disk.low,
+        },
         "hold": None
         if snapshot.hold is None
         else {"held_by": snapshot.hold.held_by, "held_at": snapshot.hold.held_at},
@@ -374,6 +396,15 @@ UNSAFE_LINE = (
 )
 
 
+def _disk_lines(disk: Disk | None) -> list[str]:
+    if disk is None:
+        return ["disk: could not be measured"]
+    line = f"disk: {_size(disk.free_bytes)} free of {_size(disk.total_bytes)} where the ledger lives"
+    if disk.low:
+        line += "; nearly full: the connector cannot record what it reads or sends, free some space"
+    return [line]
+
+
 def lines(status: Status) -> list[str]:
     """The text a person reads: the summary first (rule 6), then each part."""
     snapshot = status.ledger
@@ -383,6 +414,7 @@ def lines(status: Status) -> list[str]:
         "",
         f"account {status.account_id}, agent {status.agent_id}; state {status.state_dir}",
         *_lock_lines(status.lock_file),
+        *_disk_lines(status.disk),
     ]
     if status.unsafe_test_timings:
         out.append(UNSAFE_LINE)

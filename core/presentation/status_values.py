@@ -167,6 +167,23 @@ class LedgerSnapshot:
     not_running: tuple[WaitingRecord, ...] = ()
 
 
+LOW_DISK_BYTES = 64 * 1024 * 1024
+"""Below this much free space where the ledger lives, status says the disk is nearly full: a
+write the connector cannot make shows only in its log otherwise."""
+
+
+@dataclass(frozen=True, slots=True)
+class Disk:
+    """The file system the ledger lives on, as measured when status ran."""
+
+    free_bytes: int
+    total_bytes: int
+
+    @property
+    def low(self) -> bool:
+        return self.free_bytes < LOW_DISK_BYTES
+
+
 @dataclass(frozen=True, slots=True)
 class Status:
     """Status's inputs: where it looked, the lock file (None when there is none), the ledger."""
@@ -178,3 +195,4 @@ class Status:
     lock_file: LockFile | None
     ledger: LedgerSnapshot
     unsafe_test_timings: bool = False  # core.timing_floors: the floors are lifted
+    disk: Disk | None = None  # None when it could not be measured

@@ -30,6 +30,10 @@ Rules:
    login's refreshed before it expires. A 401 is an answer given before anything was done, so
    a request it refused -- a create included -- is made once more when the token source has a
    fresher token (the SDK's "retry once after a successful 401 token refresh"); never twice.
+10. No answer is read past ``MAX_ANSWER_BYTES`` (counted as the bytes come, whatever length it
+   declares): a larger one is a failed read (``ListingFailed``), or for a create
+   ``Uncertain`` (the request was sent). A listing whose ``Link`` leads back to a page it has
+   read is ``ListingFailed`` at once, not walked until the deadline.
 """
 
 from __future__ import annotations
@@ -90,6 +94,8 @@ class _NoQueryStrings(logging.Filter):
 logging.getLogger("urllib3.connectionpool").addFilter(_NoQueryStrings())
 
 MAX_PAGES = 200
+MAX_ANSWER_BYTES = 8 * 1024 * 1024
+"""The most of one answer the client reads (rule 8): a page of Basecamp's is a few kB."""
 DEFAULT_POST_TIMEOUT = 60.0
 DEFAULT_READ_TIMEOUT = 30.0
 
@@ -227,11 +233,13 @@ class BasecampClient:
             watchdog.start()
             try:
                 headers = self._headers(token) | {"Content-Type": "application/json; charset=utf-8"}
-                connection.request("POST", path, body=payload, headers=headers)
+                connection.request("POST", path, body=payload, headers=headers, preload_content=False)
                 response = connection.getresponse()
-                raw = response.data  # urllib3 preloads the body inside getresponse()
+                raw = _bounded_body(response)
             except (TimeoutError, urllib3.exceptions.TimeoutError) as error:
                 return Uncertain(UncertainCause.timeout, None, f"no answer in time: {type(error).__name__}")
+            except AnswerTooLarge as error:
+                return Uncertain(UncertainCause.connection_lost, None, f"the answer was not read: {error}")
             except (OSError, HTTPException, urllib3.exceptions.HTTPError) as error:
                 if expired.is_set():
                     return Uncertain(UncertainCause.timeout, None, "no whole answer before the deadline")
@@ -307,7 +315,9 @@ class BasecampClient:
         if newest_first:
             url += "?" + urlencode({"sort": "created_at", "direction": "desc"})
         found: dict[int, ListedMessage] = {}
+        read: set[str] = set()
         for _ in range(MAX_PAGES):
+            read.add(url)
             answer = self._get(url, deadline)
             if answer.status in (403, 404):
                 raise Unlistable(f"{destination.describe()} cannot be listed: HTTP {answer.status}")
@@ -327,6 +337,8 @@ class BasecampClient:
                 return sorted(found.values(), key=lambda m: (m.created_at, m.id))
             if not same_origin(following, url):
                 raise ListingFailed(f"listing {destination.describe()}: a next page on another origin")
+            if following in read:
+                raise ListingFailed(f"listing {destination.describe()}: the Link leads back to a page read")
             url = following
         raise Unlistable(
             f"{destination.describe()} did not reach back to {since:%Y-%m-%dT%H:%M:%SZ}"
@@ -481,6 +493,7 @@ class BasecampClient:
                     timeout=urllib3.Timeout(total=left),
                     retries=False,
                     redirect=False,
+                    preload_content=False,
                 )
                 break
             except urllib3.exceptions.ProtocolError as error:
@@ -492,7 +505,13 @@ class BasecampClient:
                 raise ListingFailed(f"GET {path} failed: {type(error).__name__}") from None
         log.info("GET %s -> %d", path, response.status)
         headers = {key.lower(): value for key, value in response.headers.items()}
-        return _Answer(response.status, headers, _decode(response.data))
+        try:
+            raw = _bounded_body(response)
+        except AnswerTooLarge as error:
+            raise ListingFailed(f"GET {path} failed: {error}") from None
+        except (urllib3.exceptions.HTTPError, OSError) as error:
+            raise ListingFailed(f"GET {path} failed reading the answer: {type(error).__name__}") from None
+        return _Answer(response.status, headers, _decode(raw))
 
     def _headers(self, token: str) -> dict[str, str]:
         return {
@@ -509,6 +528,27 @@ def _shut(connection: HTTPConnection, expired: threading.Event) -> None:
     if sock is not None:
         with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)
+
+
+class AnswerTooLarge(Exception):
+    """An answer longer than ``MAX_ANSWER_BYTES`` (rule 8); its connection is closed unread."""
+
+
+def _bounded_body(response: urllib3.BaseHTTPResponse) -> bytes:
+    """The answer's body, at most ``MAX_ANSWER_BYTES`` of it, or ``AnswerTooLarge`` (rule 8)."""
+    try:
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := response.read(64 * 1024):
+            size += len(chunk)
+            if size > MAX_ANSWER_BYTES:
+                raise AnswerTooLarge(f"the answer is larger than {MAX_ANSWER_BYTES} bytes")
+            chunks.append(chunk)
+        response.release_conn()
+        return b"".join(chunks)
+    except BaseException:
+        response.close()  # the rest is never read: the connection is not reused
+        raise
 
 
 def _decode(raw: bytes) -> Any:

@@ -1,7 +1,8 @@
 """The argument types every command shares, so one kind of value is read one way everywhere.
 
 Rules: a bad value is argparse's own usage error (exit 2) naming the value; nothing here reads
-a file or a clock.
+a file or a clock. A value too large to store or to wait for is a bad value: an id is at most
+``MAX_ID`` (SQLite's INTEGER), a time at most ``MAX_DURATION`` (a year).
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 import argparse
 import math
 
-from core.durations import parse_duration
+from core.configuration import MAX_ID
+from core.durations import MAX_DURATION, parse_duration
 
 MAX_PORT = 65_535
 
@@ -22,6 +24,22 @@ def positive_integer(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{text} is not a positive number")
+    if value > MAX_ID:
+        raise argparse.ArgumentTypeError(f"{text} is larger than any id ({MAX_ID})")
+    return value
+
+
+MAX_DESCRIPTOR = 2**31 - 1
+
+
+def descriptor(text: str) -> int:
+    """An inherited file descriptor's number: a whole number the system can take (0 to 2^31-1)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a descriptor number") from None
+    if not 0 <= value <= MAX_DESCRIPTOR:
+        raise argparse.ArgumentTypeError(f"{text} is not a descriptor number: 0 to {MAX_DESCRIPTOR}")
     return value
 
 
@@ -47,6 +65,8 @@ def positive_seconds(text: str) -> float:
         value = duration.total_seconds()
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"{text} is not a time above zero")
+    if value > MAX_DURATION.total_seconds():
+        raise argparse.ArgumentTypeError(f"{text} is longer than a year")
     return value
 
 

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from shell.cli.seam import answer
+from shell.cli.seam import answer, parse_arguments
 from shell.errors import EXIT_USAGE
 
 VERSION = "0.1.0"
@@ -45,7 +45,7 @@ def build_parser(commands: Sequence[str] = COMMANDS) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, commands: Sequence[str] = COMMANDS) -> int:
     parser = build_parser(commands)
-    args = parser.parse_args(argv)
+    args = parse_arguments(parser, argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(asctime)s %(name)s %(message)s",
@@ -55,7 +55,7 @@ def main(argv: Sequence[str] | None = None, commands: Sequence[str] = COMMANDS) 
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     run: Callable[[argparse.Namespace], int] = args.run
-    return answer(lambda: run(args))
+    return answer(lambda: run(args), as_json=bool(getattr(args, "json", False)))
 
 
 if __name__ == "__main__":

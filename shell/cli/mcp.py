@@ -33,7 +33,7 @@ import sys
 from returns.result import Failure
 
 from core.task_token import TASK_TOKEN_ENV
-from shell.cli.arguments import positive_integer
+from shell.cli.arguments import descriptor, positive_integer
 from shell.cli.main import VERSION
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_REFUSED, UserError
 from shell.ledger.connection import open_existing_ledger
@@ -79,7 +79,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     source.add_argument(
         "--token-fd",
         metavar="N",
-        type=int,
+        type=descriptor,
         help="an inherited pipe or socket carrying the task token; read to its end and closed",
     )
     parser.set_defaults(run=run)

@@ -9,7 +9,10 @@ Rules:
    SIGINT stop it within a bound and exit 0. ``--shadow`` keeps its own lock, ledger and feed
    position in ``<state>/shadow/``, so it runs beside the connector and never shares its state.
 2. A configuration, token or ledger problem is one line and exit 3 (``EXIT_CONFIG``); a
-   ledger from a newer program is refused before anything in it changes.
+   ledger from a newer program is refused before anything in it changes. So is a route to a
+   directory that is not there, a state directory that cannot be written, a ledger damaged
+   anywhere (``quick_check``), a full disk, and any ledger failure while the start settles what
+   the last run left: 3 means a person must act, and a supervisor must not restart on it.
 3. Before the connector starts -- before it reads the feed, reconciles or posts anything --
    the token is asked who it acts as, by ``shell.basecamp.identity`` (the rules are there, shared with
    ``setup``). The check comes after the local ones (the worker program, the lock, the ledger),
@@ -26,7 +29,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
+import sqlite3
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -42,7 +47,8 @@ from shell.cli.arguments import add_state_arguments, positive_seconds
 from shell.clock import SystemClock
 from shell.connector import Connector
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
-from shell.ledger.connection import open_ledger
+from shell.ledger.connection import LedgerError, ledger_failure, open_ledger
+from shell.outbox import OutboxLedgerError
 from shell.state import pair_lock
 from shell.state.config import StatePaths, load_config, locate_state, read_token_file
 from shell.state.lock import acquire
@@ -63,10 +69,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "  bin/connect run --state-dir ~/.local/state/basecamp-connector/999999999-1049715901\n"
             "  bin/connect run --shadow        # beside the running one: admits and logs, posts nothing\n"
             "\n"
-            "exit codes: 0 stopped by SIGTERM or SIGINT; 3 configuration, token, worker program,\n"
-            "ledger, or the pair is served from another state directory (one line says which);\n"
-            "6 another connector on this machine serves this account and agent (the line names its\n"
-            "state directory and pid), or Basecamp could not be asked who the token is."
+            "exit codes: 0 stopped by SIGTERM or SIGINT; 2 usage; 3 configuration, token, worker\n"
+            "program, route directory, state directory or ledger (damaged, full disk, failed at\n"
+            "start), or the pair is served from another state directory (one line says which): a\n"
+            "person must act, do not restart on it; 6 another connector on this machine serves this\n"
+            "account and agent (the line names its state directory and pid), the ledger is busy, or\n"
+            "Basecamp could not be asked who the token is: passes by itself, restart it."
         ),
         help="run the connector until stopped",
         description=(
@@ -100,34 +108,55 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    poll_every = timedelta(seconds=args.poll_seconds)  # the times first: every local check before
+    bound = timedelta(seconds=args.shutdown_seconds)  # a question is asked of anyone
     paths = locate_state(args.state_dir, args.account, args.agent)
     configuration = load_config(paths.config)
     clock = SystemClock()
     ids = (configuration.account_id, configuration.agent_id)
     with pair_lock.acquire(*ids, paths.directory, clock.now(), shadow=args.shadow):
         pair_lock.refuse_if_served_elsewhere(*ids, paths.directory)
-        return _run_locked(args, paths, configuration, clock)
+        return _run_locked(args, paths, configuration, clock, times=(poll_every, bound))
 
 
 def _run_locked(
-    args: argparse.Namespace, paths: StatePaths, configuration: Configuration, clock: SystemClock
+    args: argparse.Namespace,
+    paths: StatePaths,
+    configuration: Configuration,
+    clock: SystemClock,
+    *,
+    times: tuple[timedelta, timedelta],
 ) -> int:
-    """The connector, once this machine's one lock of its (account, agent) is held (rule 1)."""
+    """The connector, once this machine's one lock of its (account, agent) is held (rule 1).
+    ``times``: the feed's interval and the shutdown's bound, read before anything else."""
+    poll_every, bound = times
     token_file = Path(configuration.token_file)
     tokens = tokens_from(token_file, read_token_file(token_file), clock)
     command = WorkerCommand.configured(configuration.worker_command, configuration.worker_env)
-    poll_every = timedelta(seconds=args.poll_seconds)
     poll_floor = below_floor("--poll-seconds", poll_every, unsafe=configuration.unsafe_test_timings)
     if poll_floor is not None:
         raise UserError(poll_floor, EXIT_CONFIG)
     missing_program = None if args.shadow else command.program_missing()
     if missing_program is not None:  # every request would fail to start, in public
         raise UserError(f"{missing_program}: not started", EXIT_CONFIG)
+    routes = () if args.shadow else configuration.routes
+    missing_routes = [route for route in routes if not os.path.isdir(route.directory)]
+    if missing_routes:  # its requests would end in a public "could not be started" notice
+        route = missing_routes[0]
+        raise UserError(
+            f"routes.{route.project_id}.directory: {route.directory} is not an existing directory"
+            f"{f' (and {len(missing_routes) - 1} more)' if len(missing_routes) > 1 else ''}: not started; "
+            "create it, or change the route with bin/connect setup",
+            EXIT_CONFIG,
+        )
     directory = paths.directory / SHADOW_DIRECTORY if args.shadow else paths.directory
-    if args.shadow:
-        private_files.ensure_directory(directory, "shadow directory")
-    lock = acquire(directory, configuration.account_id, configuration.agent_id, clock.now())
     ledger_path = StatePaths.at(directory).ledger
+    try:
+        if args.shadow:
+            private_files.ensure_directory(directory, "shadow directory")
+        lock = acquire(directory, configuration.account_id, configuration.agent_id, clock.now())
+    except OSError as error:  # a read-only state directory, a full disk
+        raise ledger_failure(error, directory, "take the instance lock") from error
     with lock, open_ledger(ledger_path, clock=clock) as ledger:
         client = BasecampClient(
             configuration.base_url, configuration.account_id, tokens, USER_AGENT, clock=clock
@@ -148,20 +177,24 @@ def _run_locked(
             command,
             directory / "sessions",
             shadow=args.shadow,
-            poll_every=timedelta(seconds=args.poll_seconds),
+            poll_every=poll_every,
             live=not args.no_live,
             on_event=lambda line: print(line, flush=True),
             config_path=paths.config,
             note_configuration=lock.note_configuration,
         )
-        bound = timedelta(seconds=args.shutdown_seconds)
 
         def on_signal(signum: int, frame: FrameType | None) -> None:
             connector.stop(bound)
 
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)
-        held = connector.start(timedelta(seconds=60))
+        try:
+            held = connector.start(timedelta(seconds=60))
+        except (sqlite3.Error, OSError) as error:
+            raise ledger_failure(error, ledger_path, "settle what the last run left") from error
+        except OutboxLedgerError as error:
+            raise LedgerError(f"{ledger_path}: the start could not settle the outbox: {error}") from error
         print(
             f"running account={configuration.account_id} agent={configuration.agent_id}"
             f"{' shadow' if args.shadow else ''} held={','.join(held) or 'none'}",

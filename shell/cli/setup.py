@@ -215,9 +215,23 @@ def _given_on_disk(changes: Changes) -> tuple[str, ...]:
     return tuple(problems)
 
 
+def _worker_problem(configuration: Configuration) -> str | None:
+    """Why the worker command cannot run as written, or its program is not there; None if it can."""
+    try:
+        command = WorkerCommand.configured(configuration.worker_command, configuration.worker_env)
+        return command.program_missing()
+    except UserError as error:
+        return str(error)
+
+
 def _disk_problems(paths: StatePaths, configuration: Configuration) -> list[str]:
-    """What the file system says about the routes and the token file, one line each."""
+    """What the file system says about the routes, the token file and the worker command's
+    placeholders, one line each."""
     problems = []
+    try:
+        WorkerCommand.configured(configuration.worker_command, configuration.worker_env)
+    except UserError as error:
+        problems.append(str(error))
     for route in configuration.routes:
         if not os.path.isdir(route.directory):
             problems.append(
@@ -282,9 +296,8 @@ def _print(as_json: bool, paths: StatePaths, configuration: Configuration, *, wr
     still_missing = list(missing(configuration))
     if not written:
         still_missing += _disk_problems(paths, configuration)
-    command = WorkerCommand.configured(configuration.worker_command, configuration.worker_env)
-    program = command.program_missing()
-    still_missing += [] if program is None else [program]
+    program = _worker_problem(configuration)
+    still_missing += [] if program is None or program in still_missing else [program]
     if as_json:
         summary: dict[str, Any] = {
             "written": written,

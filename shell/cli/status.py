@@ -17,14 +17,18 @@ Rules:
 5. Text for a person, summary first; ``--json`` prints the report whose keys
    ``core.presentation.status_report`` documents, ``live_lane`` (``core.live.lane_report``; null
    when no live lane ever ran) and ``losses`` (``core.losses.losses_report``).
+6. The free space where the ledger lives is measured (``statvfs``) and a disk nearly full is in
+   the summary: the connector's writes fail there, and would otherwise show only in its log.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sqlite3
 from dataclasses import replace
+from pathlib import Path
 
 from core.live import lane_line, lane_report
 from core.losses import losses_line, losses_report
@@ -32,6 +36,7 @@ from core.presentation.status_report import lines, report, short_time
 from core.presentation.status_values import (
     LAST_DISPATCHES,
     LAST_WAITING_RECORDS,
+    Disk,
     LockFile,
     Status,
     pid_status,
@@ -59,6 +64,9 @@ lock, so it is safe beside a running connector (and beside none). What it shows:
                      running connector's re-read configuration file is unusable (unreadable,
                      invalid, or naming another account or agent), it says why here: that
                      connector authorizes nothing until the file is usable again
+                     connector killed with SIGKILL leaves its lock file behind
+  disk               the free space where the ledger lives; a disk nearly full is in the
+                     summary too (the connector's writes fail there first)
   hold               whether a person holds the connector (nothing dispatched or posted)
   feed               whether a feed position is kept (never the position itself) and the
                      last event served
@@ -107,6 +115,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(run=run)
 
 
+def _disk(directory: Path) -> Disk | None:
+    """The free and total space of the file system the ledger lives on (rule 6)."""
+    try:
+        measured = os.statvfs(directory)
+    except OSError:
+        return None
+    return Disk(measured.f_bavail * measured.f_frsize, measured.f_blocks * measured.f_frsize)
+
+
 def run(args: argparse.Namespace) -> int:
     paths = locate_state(args.state_dir, args.account, args.agent)
     if not paths.directory.is_dir():
@@ -136,6 +153,7 @@ def run(args: argparse.Namespace) -> int:
         ),
         ledger=snapshot,
         unsafe_test_timings=configuration.unsafe_test_timings,
+        disk=_disk(paths.directory),
     )
     if args.json:
         shown_json = {**report(status), "live_lane": lane_report(lane), "losses": losses_report(losses)}

@@ -21,6 +21,10 @@ Rules:
    not the clock's: a fake clock must not make a lock give up early.
 4. Times written from Python use ``core.timestamps.format_timestamp`` (``ledger.timestamp()``);
    SQL-side stamps use ``SQL_NOW``, the same fixed width.
+5. The owner's way in runs SQLite's ``quick_check`` before it migrates: a ledger damaged in the
+   middle is refused at start, one line (``LedgerCorrupt``), never found by a loop later. What
+   the disk or SQLite says while opening or migrating is a ``LedgerError`` naming it
+   (``shell.ledger.errors.ledger_failure``): a full disk during a migration rolls it back.
 """
 
 from __future__ import annotations
@@ -39,14 +43,18 @@ from core.timestamps import format_timestamp
 from shell.clock import Clock, SystemClock
 from shell.ledger.errors import (
     LedgerBusy,
+    LedgerCorrupt,
     LedgerError,
     LedgerMissing,
     LedgerMisuse,
+    LedgerNoSpace,
     LedgerNotPrivate,
+    LedgerNotWritable,
     LedgerOutOfDate,
     LedgerPathRefused,
     LedgerTooNew,
     LedgerUnreadable,
+    ledger_failure,
 )
 from shell.ledger.files import (
     check_private_directory,
@@ -74,15 +82,20 @@ __all__ = [
     "SQL_NOW",
     "Ledger",
     "LedgerBusy",
+    "LedgerCorrupt",
     "LedgerError",
     "LedgerMissing",
     "LedgerMisuse",
+    "LedgerNoSpace",
     "LedgerNotPrivate",
+    "LedgerNotWritable",
     "LedgerOutOfDate",
     "LedgerPathRefused",
     "LedgerTooNew",
     "LedgerUnreadable",
     "Migration",
+    "check_integrity",
+    "ledger_failure",
     "open_existing_ledger",
     "open_ledger",
     "open_ledger_read_only",
@@ -202,17 +215,24 @@ def open_ledger(
     """The owner's way in: create what is missing (owner-only), migrate, refuse a newer ledger."""
     clock = clock or SystemClock()
     ledger_path = checked_path(path)
-    ensure_private_directory(ledger_path.parent)
-    create_private_file(ledger_path)
+    try:
+        ensure_private_directory(ledger_path.parent)
+        create_private_file(ledger_path)
+    except OSError as error:
+        raise ledger_failure(error, ledger_path, "create the ledger") from error
     identity = checked_file(ledger_path)
     connection = _connect(ledger_path, "rw", busy_timeout)
     try:
         _configure(connection, ledger_path, read_only=False, busy_timeout=busy_timeout)
         refuse_too_new(_read_version(connection, ledger_path, busy_timeout), ledger_path)
+        check_integrity(connection, ledger_path)
         _switch_to_wal(connection, ledger_path, busy_timeout)
         migrate(Ledger(connection, ledger_path, read_only=False, clock=clock, busy_timeout=busy_timeout))
         confirm_same_file(ledger_path, identity)
         tighten_sidecars(ledger_path)
+    except (sqlite3.Error, OSError) as error:
+        connection.close()
+        raise ledger_failure(error, ledger_path, "open and migrate the ledger") from error
     except BaseException:
         connection.close()
         raise
@@ -295,7 +315,25 @@ def _configure(
         if read_only:
             connection.execute("PRAGMA query_only = ON")
     except sqlite3.DatabaseError as error:
+        failure = ledger_failure(error, path, "open the ledger")
+        if isinstance(failure, LedgerNotWritable | LedgerNoSpace):  # the disk, not the file
+            raise failure from error
         raise LedgerUnreadable(f"{path}: SQLite cannot configure the ledger: {error}") from error
+
+
+def check_integrity(connection: sqlite3.Connection, path: Path) -> None:
+    """SQLite's ``quick_check`` of the whole file: a page damaged anywhere is ``LedgerCorrupt``
+    before anything reads or writes it (rule 5)."""
+    try:
+        rows = connection.execute("PRAGMA quick_check").fetchall()
+    except sqlite3.DatabaseError as error:
+        raise LedgerCorrupt(f"{path}: the ledger is damaged ({error}); restore it from a copy") from error
+    problems = [str(row[0]) for row in rows if row[0] != "ok"]
+    if problems:
+        more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
+        raise LedgerCorrupt(
+            f"{path}: the ledger is damaged (quick_check: {problems[0]}{more}); restore it from a copy"
+        )
 
 
 def _switch_to_wal(connection: sqlite3.Connection, path: Path, busy_timeout: float) -> None:

@@ -4,9 +4,19 @@ Rules:
 1. Every refusal of a ledger is a ``LedgerError`` (a ``UserError``); its subclass says why.
 2. ``LedgerMisuse`` is a programming error (a nested transaction, a write on a read-only
    ledger, a closed one), not a person's: it is no ``UserError``.
+3. What the disk or SQLite says while a ledger is opened, migrated or settled at start is one
+   of these, by ``ledger_failure``: corrupt (``quick_check`` or SQLite says so), no space (a
+   full disk, or a file the system will not let grow), not writable (a read-only directory or
+   file system); SQLite's and the system's own words follow. Each is ``EXIT_CONFIG``: a person
+   must act before a restart can help, so a supervisor must not restart on it. A busy ledger
+   stays ``EXIT_UNAVAILABLE``: that passes by itself.
 """
 
 from __future__ import annotations
+
+import errno
+import sqlite3
+from pathlib import Path
 
 from shell.errors import EXIT_CONFIG, EXIT_UNAVAILABLE, UserError
 
@@ -39,6 +49,47 @@ class LedgerOutOfDate(LedgerError):
 
 class LedgerUnreadable(LedgerError):
     """The file is not an SQLite database SQLite can open."""
+
+
+class LedgerCorrupt(LedgerError):
+    """SQLite's integrity check, or SQLite itself, says the file is damaged."""
+
+
+class LedgerNoSpace(LedgerError):
+    """The disk is full, or the file may not grow: the write was rolled back, nothing is lost."""
+
+
+class LedgerNotWritable(LedgerError):
+    """The ledger, or the directory it and its journal live in, cannot be written."""
+
+
+_NO_SPACE = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
+_NOT_WRITABLE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
+_CORRUPT_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+_NOT_WRITABLE_CODES = frozenset({sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM})
+
+
+def ledger_failure(error: sqlite3.Error | OSError, path: Path, doing: str) -> LedgerError:
+    """The ``LedgerError`` a person reads for what the disk or SQLite said while ``doing`` (rule 3)."""
+    if isinstance(error, OSError):
+        said = error.strerror or str(error)
+        if error.errno in _NO_SPACE:
+            return LedgerNoSpace(f"{path}: no space to {doing} ({said}); free some, then start it again")
+        if error.errno in _NOT_WRITABLE:
+            return LedgerNotWritable(f"{path}: cannot {doing}: {said}; the state directory must be writable")
+        return LedgerError(f"{path}: cannot {doing}: {said}")
+    code = getattr(error, "sqlite_errorcode", 0) & 0xFF
+    if code == sqlite3.SQLITE_BUSY:
+        return LedgerBusy(f"{path}: another process holds the ledger's lock while trying to {doing}")
+    if code == sqlite3.SQLITE_FULL or (code == sqlite3.SQLITE_IOERR and "write" in str(error).lower()):
+        return LedgerNoSpace(
+            f"{path}: no space to {doing} ({error}); what was being written was rolled back; free some, then start it again"
+        )
+    if code in _CORRUPT_CODES:
+        return LedgerCorrupt(f"{path}: the ledger is damaged ({error}); restore it from a copy")
+    if code in _NOT_WRITABLE_CODES:
+        return LedgerNotWritable(f"{path}: cannot {doing}: {error}; the state directory must be writable")
+    return LedgerError(f"{path}: SQLite failed to {doing}: {error}")
 
 
 class LedgerBusy(LedgerError):

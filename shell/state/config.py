@@ -10,7 +10,8 @@ Rules:
    ``shell.private_files``).
 3. A write is whole or absent (``private_files.write_atomically``).
 4. The token lives in a file of its own, never in the configuration. A token file that is not
-   its owner's or that anyone else may read is refused, and so is an empty one. The token is
+   its owner's or that anyone else may read is refused, and so is an empty one, a directory, and
+   one holding anything but printable ASCII (it goes in an HTTP header as it is). The token is
    never printed, logged or put in an error message: errors name the file, not its content.
    It holds a bare token or the JSON ``bin/connect login`` writes (``core.oauth`` rule 1).
 5. A configuration file that does not parse or does not validate is refused with every
@@ -138,25 +139,35 @@ def save_config(path: Path, configuration: Configuration) -> None:
 
 
 def read_token_file(path: Path) -> str | Credentials:
-    """The bare token or the login's credentials in ``path`` (``core.oauth`` rule 1); refused
-    when not owner-only, empty or unreadable. Never echoes the content."""
+    """The bare token or the login's credentials in ``path`` (``core.oauth`` rule 1); refused,
+    one line each, when not owner-only, not a regular file, empty, not ASCII, holding a control
+    character, or unreadable. Never echoes the content."""
     try:
-        descriptor = os.open(path, os.O_RDONLY)
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the start
     except FileNotFoundError as error:
         raise UserError(f"token file {path} does not exist", EXIT_CONFIG) from error
     except OSError as error:
         raise UserError(f"cannot read token file {path}: {error.strerror}", EXIT_CONFIG) from error
-    with os.fdopen(descriptor, "rb") as handle:
-        private_files.check_file_status(os.fstat(handle.fileno()), path, "token file")
-        raw = handle.read(64 * 1024)
     try:
-        text = raw.decode("utf-8")
+        private_files.check_file_status(os.fstat(descriptor), path, "token file")  # a directory too
+        raw = os.read(descriptor, 64 * 1024)
+    except OSError as error:
+        raise UserError(f"cannot read token file {path}: {error.strerror}", EXIT_CONFIG) from error
+    finally:
+        os.close(descriptor)
+    try:
+        text = raw.decode("ascii")
     except UnicodeDecodeError:
-        raise UserError(f"token file {path} is not UTF-8 text", EXIT_CONFIG) from None
+        raise UserError(
+            f"token file {path} holds a character that is not ASCII; a Basecamp token is ASCII", EXIT_CONFIG
+        ) from None
     try:
-        return read_token_text(text)
+        found = read_token_text(text)
     except ValueError as error:
         raise UserError(f"token file {path} {error}", EXIT_CONFIG) from None
+    if isinstance(found, str) and not found.isprintable():
+        raise UserError(f"token file {path} holds a control character; a token is printable", EXIT_CONFIG)
+    return found
 
 
 def read_token(path: Path) -> str:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from core.dispatch_prompt import DISPATCH_TOOLS, tool_name
 from core.worker_environment import ALLOWLIST, CONNECTOR_SECRETS, variable_name_problem
+from shell.errors import EXIT_CONFIG, UserError
 
 PLACEHOLDERS = frozenset({"prompt", "mcp_config", "work_dir"})
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -86,9 +87,14 @@ class WorkerCommand:
     @classmethod
     def configured(cls, argv: Iterable[str] | None, pass_env: Iterable[str] = ()) -> WorkerCommand:
         """The configuration's worker command, or Claude Code when it names none; ``pass_env``:
-        the variables ``setup --worker-env`` named."""
+        the variables ``setup --worker-env`` named. A command this program cannot run as written
+        (an unknown placeholder) is a ``UserError``: one line, ``EXIT_CONFIG``, before anything
+        starts."""
         given = tuple(argv or ())
-        return cls(argv=given, pass_env=tuple(pass_env)) if given else cls.claude_code(pass_env=pass_env)
+        try:
+            return cls(argv=given, pass_env=tuple(pass_env)) if given else cls.claude_code(pass_env=pass_env)
+        except ValueError as error:
+            raise UserError(f"worker_command: {error}", EXIT_CONFIG) from None
 
     def program_missing(self) -> str | None:
         """One line when the program the worker runs is not found (on ``$PATH``, or at its path),

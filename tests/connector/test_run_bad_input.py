@@ -243,3 +243,30 @@ def test_run_refuses_a_feed_interval_below_its_floor_without_the_unsafe_option(
     ran = run(state)  # --poll-seconds 0.2
     assert ran.code == EXIT_CONFIG
     assert ran.line.startswith("error: --poll-seconds: at least 1s (the reference's floor), not 200ms")
+
+
+def test_a_ledger_damaged_in_the_middle_is_one_line_and_exit_3(standin: StandIn, tmp_path: Path) -> None:
+    from tests.ledger.test_ledger_bad_disk import damage_the_middle
+
+    state = configure(standin, tmp_path)
+    ledger_path = state / "ledger.sqlite3"
+    damage_the_middle(ledger_path)
+    questions = asked(standin)
+    ran = run(state)
+    assert ran.code == EXIT_CONFIG
+    assert ran.line.startswith(f"error: {ledger_path}: the ledger is damaged (")
+    assert asked(standin) == questions, "refused before anything was asked of Basecamp"
+
+
+def test_a_ledger_that_fails_while_the_start_settles_is_one_line_and_exit_3(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    state = configure(standin, tmp_path)
+    ledger_path = state / "ledger.sqlite3"
+    with open_ledger(ledger_path) as ledger, ledger.write() as connection:
+        connection.execute("DROP TABLE outbox")  # consistent to quick_check, fatal to the start
+    ran = run(state)
+    assert ran.code == EXIT_CONFIG
+    assert ran.line.startswith(f"error: {ledger_path}: ")
+    assert "outbox" in ran.line
+    assert ran.out == "", "it never said it was running"

@@ -752,10 +752,12 @@ LEDGER = [
             ),
             (
                 "        refuse_too_new(_read_version(connection, ledger_path, busy_timeout), ledger_path)\n"
+                "        check_integrity(connection, ledger_path)\n"
                 "        _switch_to_wal(connection, ledger_path, busy_timeout)\n"
                 "        migrate(Ledger(connection, ledger_path, read_only=False, clock=clock, busy_timeout=busy_timeout))\n",
                 "        read_at_open = _read_version(connection, ledger_path, busy_timeout)\n"
                 "        refuse_too_new(read_at_open, ledger_path)\n"
+                "        check_integrity(connection, ledger_path)\n"
                 "        _switch_to_wal(connection, ledger_path, busy_timeout)\n"
                 "        migrate(Ledger(connection, ledger_path, read_only=False, clock=clock, busy_timeout=busy_timeout),"
                 " read_at_open)\n",

@@ -27,8 +27,9 @@ OPERATING: list[Mutation] = [
     ),
     rule(
         "a reader that goes away ends the command quietly (SIGPIPE's exit, no traceback)",
-        "        return error.exit_code\n    except KeyboardInterrupt:\n        return 130\n    except BrokenPipeError:\n        return reader_went_away()\n",
-        "        return error.exit_code\n    except KeyboardInterrupt:\n        return 130\n",
+        "        return _say(str(error), error.exit_code, as_json)\n    except KeyboardInterrupt:\n        return 130\n"
+        "    except BrokenPipeError:\n        return reader_went_away()\n",
+        "        return _say(str(error), error.exit_code, as_json)\n    except KeyboardInterrupt:\n        return 130\n",
         "test_a_reader_that_goes_away_ends_the_command_quietly",
     ),
     rule(
@@ -58,7 +59,7 @@ OPERATING: list[Mutation] = [
     # shell/cli/seam.py: the one error seam of both command lines
     rule(
         "the seam: a UserError is one line on stderr and its own exit code",
-        '        print(f"error: {error}", file=sys.stderr)\n        return error.exit_code\n',
+        "        return _say(str(error), error.exit_code, as_json)\n",
         "        raise\n",
         "test_a_user_error_is_one_line_on_stderr_and_its_exit_code",
         "test_a_lock_held_past_the_busy_timeout_is_a_clear_busy_error_and_changes_nothing",

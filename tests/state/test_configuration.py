@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from returns.result import Failure, Success
 
-from core.configuration import Configuration, TrustMode, missing, parse_configuration, to_mapping
-from core.durations import format_duration, parse_duration
+from core.configuration import MAX_ID, Configuration, TrustMode, missing, parse_configuration, to_mapping
+from core.durations import MAX_DURATION, format_duration, parse_duration
 from core.setup_changes import Changes, merge
 
 MINIMAL: dict[str, Any] = {
@@ -50,6 +50,20 @@ def test_durations_parse(text: str, expected: timedelta) -> None:
 @pytest.mark.parametrize("text", ["", "0s", "90", "m", "-5m", "1.5h", "10 m", "5d", "30sm", "ms"])
 def test_bad_durations_are_refused(text: str) -> None:
     assert parse_duration(text) is None
+
+
+def test_a_duration_is_at_most_a_year_and_a_larger_one_never_overflows() -> None:
+    assert parse_duration("8784h") == MAX_DURATION  # 366 days
+    for text in ("8785h", "99999999h", "9" * 40 + "h", "9" * 40 + "ms"):
+        assert parse_duration(text) is None
+
+
+def test_an_id_is_at_most_what_the_ledger_can_store() -> None:
+    assert parsed({**MINIMAL, "account_id": MAX_ID}).account_id == MAX_ID
+    assert problems({**MINIMAL, "account_id": MAX_ID + 1}) == (
+        f"account_id: expected a positive integer id up to {MAX_ID}, not {MAX_ID + 1}",
+    )
+    assert problems({**MINIMAL, "agent_id": "9" * 30})[0].startswith("agent_id: expected a positive integer id")
 
 
 @pytest.mark.parametrize("text", ["90m", "30s", "2h", "1h30m", "500ms", "1h0m5s", "61m"])

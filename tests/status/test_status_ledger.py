@@ -329,11 +329,13 @@ def test_a_ledger_from_a_newer_program_is_refused_in_one_line(
             (SCHEMA_VERSION + 1, ledger.timestamp()),
         )
     code, out, err = status(capsys, "--state-dir", str(state), "--json")
-    assert (code, out) == (EXIT_CONFIG, "")
-    assert err == (
-        f"error: {ledger.path}: the ledger is at schema {SCHEMA_VERSION + 1}, newer than this "
-        f"program's {SCHEMA_VERSION}; run the newer program\n"
+    said = (
+        f"{ledger.path}: the ledger is at schema {SCHEMA_VERSION + 1}, newer than this "
+        f"program's {SCHEMA_VERSION}; run the newer program"
     )
+    assert code == EXIT_CONFIG
+    assert err == f"error: {said}\n"
+    assert json.loads(out) == {"error": said, "errors": [said], "exit_code": EXIT_CONFIG}  # --json: one object
 
 
 def test_a_ledger_that_cannot_be_read_is_one_line_not_a_traceback(

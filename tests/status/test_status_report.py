@@ -11,6 +11,8 @@ import pytest
 from core.edges import AttemptState, IntentState
 from core.presentation.status_report import lines, queue_depths, report, short_time, summary
 from core.presentation.status_values import (
+    LOW_DISK_BYTES,
+    Disk,
     Dispatch,
     DispatchedEvent,
     FeedCheckpoint,
@@ -321,6 +323,7 @@ def test_the_reports_keys_are_stable_and_documented() -> None:
         "lock_file",
         "running",
         "unsafe_test_timings",
+        "disk",
         "hold",
         "feed",
         "queues",
@@ -366,3 +369,14 @@ def test_status_says_the_timing_floors_are_lifted() -> None:
     assert any(line.startswith("UNSAFE TEST TIMINGS") for line in lines(lifted))
     assert report(lifted)["unsafe_test_timings"] is True
     assert not any("UNSAFE" in line for line in lines(status()))
+
+
+def test_a_disk_nearly_full_is_in_the_summary_the_text_and_the_report() -> None:
+    full = dataclasses.replace(status(), disk=Disk(free_bytes=12_000, total_bytes=1_000_000))
+    assert report(full)["disk"] == {"free_bytes": 12_000, "total_bytes": 1_000_000, "low": True}
+    assert summary(full).endswith(" · disk nearly full (12 kB free)")
+    assert any(line.startswith("disk: 12 kB free of 1 MB") and "nearly full" in line for line in lines(full))
+    roomy = dataclasses.replace(status(), disk=Disk(free_bytes=LOW_DISK_BYTES, total_bytes=10**12))
+    assert report(roomy)["disk"]["low"] is False
+    assert "disk" not in summary(roomy)
+    assert report(status())["disk"] is None

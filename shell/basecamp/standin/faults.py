@@ -17,11 +17,16 @@ Rules:
      stand-in's clock) later; a read by id finds it at once.
    - ``bad_link`` handles it and answers with a ``Link`` to another origin.
    - ``no_id`` handles it and answers without the ``"id"`` of what was created.
+   - ``loop_link`` handles it and answers with a ``Link`` (and, for a JSON object, a ``next``)
+     naming the very URL asked: a walk that follows it loops.
+   - ``oversize`` handles it and answers with ``status`` (default 200) and a body of ``delay``
+     MiB (default 9; JSON whitespace around the real answer): a client must stop reading.
 5. Waits are real seconds. A stop cuts them short, and the request is then dropped.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Callable
@@ -29,6 +34,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from http import HTTPStatus
 from typing import Any
+from urllib.parse import urlencode
 
 from shell.basecamp.standin.exchange import Incoming, Reply, error_reply
 from shell.basecamp.standin.pagination import next_link, page_number
@@ -48,6 +54,8 @@ class FaultAction(StrEnum):
     lag = "lag"
     bad_link = "bad_link"
     no_id = "no_id"
+    loop_link = "loop_link"
+    oversize = "oversize"
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +178,12 @@ def act(fault: Fault, request: Incoming, answer: Answer, wait: Wait) -> Reply | 
             return answer(0.0).with_header("Link", link)
         case FaultAction.no_id:
             return _without_id(answer(0.0))
+        case FaultAction.loop_link:
+            return _looping(request, answer(0.0))
+        case FaultAction.oversize:
+            reply = answer(0.0)
+            padding = b" " * int((fault.delay or 9) * 1024 * 1024)
+            return Reply(fault.status or reply.status, reply.headers, padding + reply.body)
 
 
 def _error(status: int) -> Reply:
@@ -194,3 +208,17 @@ def _without_id(reply: Reply) -> Reply:
         return reply
     del shown["id"]
     return Reply(reply.status, reply.headers, json.dumps(shown, ensure_ascii=False).encode())
+
+
+def _looping(request: Incoming, reply: Reply) -> Reply:
+    """``reply`` with its next page, in the ``Link`` and in a body's ``next``, the URL asked."""
+    asked = f"http://{request.headers.get('host', '')}{request.path}"
+    if request.query:
+        asked += "?" + urlencode(request.query)
+    headers = tuple((name, value) for name, value in reply.headers if name.lower() != "link")
+    body = reply.body
+    with contextlib.suppress(ValueError):
+        shown = json.loads(body)
+        if isinstance(shown, dict):
+            body = json.dumps({**shown, "next": asked}, ensure_ascii=False).encode()
+    return Reply(reply.status, (*headers, ("Link", f'<{asked}>; rel="next"')), body)

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from shell.cli.arguments import positive_integer
 from shell.cli.resolve import decide, listing, show
 from shell.cli.resolve.shared import LEDGER_ENVIRONMENT, PROG, THE_RULE, Context
-from shell.cli.seam import OwnWords, answer
+from shell.cli.seam import OwnWords, answer, parse_arguments
 from shell.clock import Clock, SystemClock
 from shell.errors import EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE
 from shell.ledger.connection import BUSY_TIMEOUT_SECONDS, LedgerBusy
@@ -179,7 +179,7 @@ def main(
 ) -> int:
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parse_arguments(parser, argv)
     except SystemExit as done:  # --help (0) or bad usage (argparse's 2, its message already printed)
         return done.code if isinstance(done.code, int) else EXIT_USAGE
     logging.basicConfig(
@@ -188,4 +188,8 @@ def main(
         stream=sys.stderr,
     )
     run: Callable[[argparse.Namespace, Context], int] = args.run
-    return answer(lambda: run(args, Context(args, clock or SystemClock(), busy_timeout)), OWN_WORDS)
+    return answer(
+        lambda: run(args, Context(args, clock or SystemClock(), busy_timeout)),
+        OWN_WORDS,
+        as_json=bool(args.json),
+    )

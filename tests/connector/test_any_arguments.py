@@ -1,0 +1,238 @@
+"""Every subcommand of ``bin/connect`` and ``bin/outbox-resolve``, driven with generated
+arguments, ends with an exit code from the documented set and never a traceback.
+
+The options each subcommand takes are read from its own parser, so a new option is driven as
+soon as it exists. Their values come from what broke the connector before: ids and times too
+large to store, negative and non-numeric ones, non-ASCII, control characters, unknown
+placeholders, paths to nothing, to a file, to a directory. The state is a real configured state
+directory whose Basecamp is a closed port on 127.0.0.1, so nothing reaches a network and a
+command that gets that far ends at "could not ask" (6).
+
+In-process through the entry functions, for speed; the commands that serve until stopped
+(``standin``, ``mcp``, ``demo``) run as a few real processes, and one that is still running
+after a bound has started, not crashed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import itertools
+import os
+import signal
+import subprocess
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from shell.basecamp.standin.server import StandIn
+from shell.cli.main import build_parser
+from shell.cli.main import main as connect
+from shell.cli.resolve.entry import build_parser as build_resolve_parser
+from shell.cli.resolve.entry import main as resolve
+from shell.errors import (
+    EXIT_BROKEN_PIPE,
+    EXIT_CONFIG,
+    EXIT_FAILURE,
+    EXIT_NOT_FOUND,
+    EXIT_OK,
+    EXIT_REFUSED,
+    EXIT_UNAVAILABLE,
+    EXIT_USAGE,
+)
+from shell.ledger.connection import open_ledger
+from tests.support.configured import configure_connector
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+DOCUMENTED = {EXIT_OK, EXIT_USAGE, EXIT_CONFIG, EXIT_NOT_FOUND, EXIT_REFUSED, EXIT_UNAVAILABLE}
+"""What a command answers for any input: ``EXIT_FAILURE`` (1) is the demo's verdict alone, and a
+traceback's exit is 1 too, so no other command may answer it."""
+IN_PROCESS = ("setup", "run", "status", "redispatch", "discard")
+SERVING = ("standin", "mcp", "demo")
+SERVING_BOUND_SECONDS = 4.0
+
+
+class Places:
+    """The paths a generated argument may name, made once per module."""
+
+    def __init__(self, root: Path, state: Path) -> None:
+        self.state = state
+        self.missing = root / "missing" / "nothing"
+        self.file = root / "a-file"
+        self.file.write_text("not a configuration\n")
+        self.directory = root / "a-directory"
+        self.directory.mkdir(mode=0o700, exist_ok=True)
+        self.non_ascii_token = root / "token-non-ascii"
+        self.non_ascii_token.write_text("tök€n\n")
+        self.non_ascii_token.chmod(0o600)
+        self.ledger = state / "ledger.sqlite3"
+
+    def all(self) -> list[str]:
+        return [str(path) for path in (self.state, self.missing, self.file, self.directory,
+                                       self.non_ascii_token, self.ledger)]  # fmt: skip
+
+
+NASTY = [
+    "", " ", "0", "-1", "7", "9" * 30, "1e30", "-1e30", "nan", "inf", "99999999h", "1h30m", "0s",
+    "500ms", "tök€n", "\x07", "a\nb", "{promt}", "true {promt}", "'unterminated", "1=/nonexistent",
+    "x=y", "=", "--", "-", "https://", "ftp://x", "\u202e", "%s%n", "../../etc/passwd",
+]  # fmt: skip
+
+
+def values(places: Places) -> st.SearchStrategy[str]:
+    return st.one_of(
+        st.sampled_from(NASTY),
+        st.sampled_from(places.all()),
+        st.integers(min_value=-(2**70), max_value=2**70).map(str),
+        st.floats(allow_nan=True, allow_infinity=True).map(repr),
+        st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x00"), max_size=12),
+    )
+
+
+def options_of(parser: argparse.ArgumentParser) -> tuple[list[tuple[str, bool]], int]:
+    """Every option (its first spelling, whether it takes a value) and how many positionals."""
+    options: list[tuple[str, bool]] = []
+    positionals = 0
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction | argparse._VersionAction | argparse._SubParsersAction):
+            continue
+        if action.option_strings:
+            options.append((action.option_strings[0], action.nargs != 0))
+        else:
+            positionals += 1
+    return options, positionals
+
+
+def subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    raise AssertionError("no subcommands")
+
+
+def argv_for(
+    command: list[str], parser: argparse.ArgumentParser, places: Places, where: list[str]
+) -> st.SearchStrategy[list[str]]:
+    """``command``, some of its options with generated values, generated positionals, and
+    usually ``where`` (the state) so the command gets past finding it."""
+    options, positionals = options_of(parser)
+    value = values(places)
+    one = st.sampled_from(options).flatmap(
+        lambda option: value.map(lambda text: [option[0], text]) if option[1] else st.just([option[0]])
+    ) if options else st.just([])  # fmt: skip
+    return st.tuples(
+        st.lists(one, max_size=4),
+        st.lists(value, min_size=0, max_size=positionals + 1),
+        st.booleans(),
+    ).map(lambda drawn: [*command, *(where if drawn[2] else []), *itertools.chain(*drawn[0]), *drawn[1]])
+
+
+@pytest.fixture(scope="module")
+def places(tmp_path_factory: pytest.TempPathFactory) -> Places:
+    root = tmp_path_factory.mktemp("any-arguments")
+    os.chmod(root, 0o700)
+    with StandIn(world="demo") as standin:
+        closed = StandIn(world="demo")
+        nowhere = closed.base_url
+        closed.stop()  # a port that was bound, then freed: nothing listens there
+        state = configure_connector(standin, root, worker=("true",), base_url=nowhere)
+    open_ledger(state / "ledger.sqlite3").close()  # the decisions reach their ledger
+    return Places(root, state)
+
+
+@pytest.fixture(autouse=True)
+def private_home(places: Places, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(places.directory / "xdg"))
+    monkeypatch.delenv("CONNECTOR_LEDGER", raising=False)
+
+
+def ends_in_the_documented_set(entry: Callable[[list[str]], int], argv: list[str]) -> None:
+    saved = {signal.SIGTERM: signal.getsignal(signal.SIGTERM), signal.SIGINT: signal.getsignal(signal.SIGINT)}
+    try:
+        code = entry(argv)
+    except SystemExit as done:  # argparse: --help (0) or bad usage (2)
+        code = done.code if isinstance(done.code, int) else EXIT_USAGE
+    except BaseException:
+        pytest.fail(f"{argv!r} raised:\n{traceback.format_exc()}")
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+    assert code in DOCUMENTED, f"{argv!r} exited {code}"
+
+
+SETTINGS = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", IN_PROCESS)
+def test_bin_connect_answers_any_arguments_in_the_documented_set(
+    command: str, places: Places, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parser = subparsers(build_parser())[command]
+
+    @SETTINGS
+    @given(argv=argv_for([command], parser, places, ["--state-dir", str(places.state)]))
+    def check(argv: list[str]) -> None:
+        ends_in_the_documented_set(connect, argv)
+        assert "Traceback" not in capsys.readouterr().err
+
+    check()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("verb", ["list", "show", "sent", "abandon", "resend"])
+def test_bin_outbox_resolve_answers_any_arguments_in_the_documented_set(
+    verb: str, places: Places, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parser = subparsers(build_resolve_parser())[verb]
+
+    @SETTINGS
+    @given(argv=argv_for([verb], parser, places, ["--state-dir", str(places.state)]))
+    def check(argv: list[str]) -> None:
+        ends_in_the_documented_set(resolve, argv)
+        assert "Traceback" not in capsys.readouterr().err
+
+    check()
+
+
+def run_bounded(argv: list[str]) -> tuple[int | None, str]:
+    """A real ``bin/connect`` process; None when it was still serving at the bound (then ended)."""
+    with subprocess.Popen(
+        [str(REPOSITORY / "bin" / "connect"), *argv],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True, start_new_session=True,
+    ) as process:  # fmt: skip
+        try:
+            _, err = process.communicate(timeout=SERVING_BOUND_SECONDS)
+            return process.returncode, err
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            _, err = process.communicate()
+            return None, err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", SERVING)
+def test_the_serving_commands_answer_any_arguments_in_the_documented_set(command: str, places: Places) -> None:
+    parser = subparsers(build_parser())[command]
+    where = ["--ledger", str(places.ledger)] if command == "mcp" else []
+
+    examples = 15 if command == "mcp" else 6  # mcp refuses fast: no token is ever given it here
+
+    @settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(argv=argv_for([command], parser, places, where))
+    def check(argv: list[str]) -> None:
+        code, err = run_bounded(argv)
+        assert "Traceback" not in err, f"{argv!r}:\n{err}"
+        allowed = DOCUMENTED | ({EXIT_FAILURE} if command == "demo" else set()) | {EXIT_BROKEN_PIPE}
+        assert code is None or code in allowed, f"{argv!r} exited {code}: {err}"
+
+    check()
+
