@@ -58,7 +58,7 @@ CLIENT = [
     rule(
         "a 429 holds every later request until its Retry-After",
         "            self._pacer.hold_for(retry_after if retry_after is not None else 1.0)\n",
-        "",
+        "            pass\n",
         "test_a_429_is_sent_once_refused_and_holds_every_later_request",
     ),
     rule(
