@@ -7,8 +7,10 @@ import pytest
 
 from core import notes
 from core.destinations import Destination
+from core.resolution import Resend
 from shell.clock import FakeClock
 from shell.ledger.connection import Ledger, open_ledger
+from shell.ledger.resolution import resolve_intent
 from shell.outbox import Outbox, OutboxLedgerError, OutboxOptions, SendResult
 from shell.start import StartParts, settle_previous
 from tests.support.fake_basecamp import AGENT_ID, FakeBasecamp, Post
@@ -418,3 +420,20 @@ def test_a_request_that_never_reaches_basecamp_for_a_day_is_given_up_for_a_perso
     assert world.outbox() == [(1, "guard_ack", "canceled", notes.given_up(notes.NOT_CONNECTED))]
     assert 24 * 2 <= basecamp.post_count() <= 24 * 2 + 2
     assert basecamp.messages_at(boost_on(101)) == []
+
+
+def test_a_resent_intent_counts_its_day_afresh(
+    world: LedgerWorld, outbox: Outbox, basecamp: FakeBasecamp, clock: FakeClock
+) -> None:
+    world.request(101)
+    clock.advance(31)
+    basecamp.posts = [Post.not_connected]
+    outbox.flush()
+    clock.advance(25 * 3600)
+    basecamp.posts = [Post.not_connected]
+    outbox.flush()
+    assert world.outbox() == [(1, "guard_ack", "canceled", notes.given_up(notes.NOT_CONNECTED))]
+    resolve_intent(world.ledger, 1, Resend("local:test"))
+    basecamp.posts = [Post.not_connected]
+    assert outbox.flush().results[0] is SendResult.retry, "a new day of retries, not given up at once"
+    assert world.outbox() == [(1, "guard_ack", "pending", notes.NOT_CONNECTED)]

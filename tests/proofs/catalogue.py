@@ -14,6 +14,7 @@ from tests.proofs.catalogue_demo import DEMO
 from tests.proofs.catalogue_dispatch import DISPATCH
 from tests.proofs.catalogue_end_to_end import END_TO_END
 from tests.proofs.catalogue_foundations import FOUNDATIONS
+from tests.proofs.catalogue_not_created import NOT_CREATED
 from tests.proofs.catalogue_one_home import ONE_HOME
 from tests.proofs.catalogue_operating import OPERATING
 from tests.proofs.catalogue_shutdown import SHUTDOWN
@@ -148,7 +149,7 @@ OUTBOX = [
     ),
     rule(
         "a refusal cancels with the refused note and is never listed",
-        "rows.cancel(connection, row.id, IntentState.sending, notes.REFUSED_NOTE, now)",
+        "rows.cancel(connection, row.id, IntentState.sending, note, now)",
         "rows.defer(connection, row.id, now + self._options.reconcile_after)",
         "test_a_refused_request_is_canceled_with_the_note_and_never_listed",
     ),
@@ -301,7 +302,7 @@ OUTBOX = [
     ),
     rule(
         "the sender's moves ask core.edges before any SQL",
-        "        moved = asked(INTENT_EDGES, expected, to, Actor.automatic)\n",
+        "        moved = asked(INTENT_EDGES, expected, to, Actor.automatic, note)\n",
         "        moved = to\n",
         "test_an_illegal_intent_move_is_refused_by_core_before_sql",
     ),
@@ -367,4 +368,4 @@ TRANSITION_INTENTS = [
     ),
 ]
 
-MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME]
+MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *NOT_CREATED]

@@ -63,10 +63,11 @@ class StandIn:
         keepalive_timeout: float = 5.0,
         feed_page_size: int = DEFAULT_FEED_PAGE_SIZE,
         feed_delay: float = 0.0,
+        make_token: Callable[[], str] | None = None,
     ) -> None:
         if not page_sizes or any(size < 1 for size in page_sizes):
             raise ValueError(f"page sizes must be positive, not {tuple(page_sizes)}")
-        self.world: World = build_world(world)
+        self.world: World = build_world(world, make_token)  # make_token: a restart keeps its tokens
         now = clock or _utc_now
         self._now = now
         self._faults = FaultBook()
