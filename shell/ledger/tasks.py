@@ -42,6 +42,7 @@ from core.edges import (
 from core.intents import Intent, completion_intent, still_running_intent
 from core.settlement import LiveRow, RowSettlement, SettledRow, read_back, settle
 from core.snapshots import EventOutcome, Settlement, StopReason
+from core.snapshots import PROGRESS_STAMP_EVERY
 from core.task_token import token_sha256
 from core.timestamps import format_timestamp
 from shell.crashpoints import pause_at
@@ -203,6 +204,16 @@ def mark_running(
             (str(running), pid, pgid, process_started, format_timestamp(now), attempt_id),
         ),
         f"attempt {attempt_id} is no longer launching",
+    )
+
+
+def record_progress(connection: sqlite3.Connection, task_id: int, now: datetime) -> None:
+    """A worker reported: stamp its task's live attempt's ``progress_at``, at most once every
+    ``PROGRESS_STAMP_EVERY`` (spec 3.3), so a still-running notice can say when it last moved."""
+    connection.execute(
+        "UPDATE attempts SET progress_at = ? WHERE task_id = ? AND state <> 'ended'"
+        " AND (progress_at IS NULL OR progress_at <= ?)",
+        (format_timestamp(now), task_id, format_timestamp(now - PROGRESS_STAMP_EVERY)),
     )
 
 
