@@ -29,6 +29,7 @@ from pathlib import Path
 from core.admission_matrix import AdmissionSettings
 from core.configuration import Configuration
 from core.feed import FeedFilters
+from shell.adopted_replies import ReplyAdopter
 from shell.admission import Admission
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.reads import SummaryReads
@@ -103,6 +104,7 @@ class Connector:
             driver,
             driver,
             DispatchOptions(concurrency=configuration.concurrency, task_deadline=configuration.task_deadline),
+            after_settlement=ReplyAdopter(self.ledger, self.client, configuration.agent_id).adopt,
         )
 
     # -- start ------------------------------------------------------------------------------

@@ -20,6 +20,8 @@ Rules:
    None) is not settled: its attempt stays live, its record dispatched and its conversation
    held, so nothing -- not even a person's redispatch -- starts a second worker beside what is
    left of the first. It is logged as needing a person; recovery at the next start decides.
+7. After a settlement commits (at an attempt's end, or in recovery), ``after_settlement`` runs
+   for the task, outside that transaction: the connector's is ``shell.adopted_replies``.
 """
 
 from __future__ import annotations
@@ -93,6 +95,7 @@ class Dispatcher:
     driver: WorkerDriver
     recovery: Recovery
     options: DispatchOptions = field(default_factory=DispatchOptions)
+    after_settlement: Callable[[int], object] | None = None  # rule 7: the adopted-reply rule
     _running: dict[int, _Running] = field(default_factory=dict)
     _shutdown: threading.Event = field(default_factory=threading.Event)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -135,6 +138,7 @@ class Dispatcher:
                 attempt.attempt_id,
                 attempt.task_id,
             )
+            self._settled(attempt.task_id)
         return held
 
     # -- the loop --------------------------------------------------------------------------
@@ -270,6 +274,16 @@ class Dispatcher:
             reason,
             ",".join(f"{row.event_id}:{row.settlement}" for row in settled),
         )
+        self._settled(launch.task_id)
+
+    def _settled(self, task_id: int) -> None:
+        """Rule 7: after the settlement committed, the adopted-reply rule for the task."""
+        if self.after_settlement is None:
+            return
+        if self._shutdown.is_set():  # a shutdown's bound is not spent on listings
+            log.info("dispatch task=%d: no reply adoption during shutdown", task_id)
+            return
+        self.after_settlement(task_id)
 
     def run(self, stop: threading.Event) -> None:
         """Recover, then tick until ``stop``."""

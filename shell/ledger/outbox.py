@@ -494,3 +494,20 @@ def resolve(connection: sqlite3.Connection, row: IntentRow, move: Move) -> int:
         f"UPDATE outbox SET {', '.join(assignments)} WHERE id = ? AND state = ? AND note = ?",
         [*values, row.id, str(row.state), row.note],
     ).rowcount
+
+
+def lifecycle_at(connection: sqlite3.Connection, destination: Destination) -> tuple[frozenset[int], list[str]]:
+    """The receipts of every intent at ``destination`` and the bodies of every non-canceled one
+    there (``core.adopted_reply``'s lifecycle filter: a canceled intent's message provably does
+    not exist)."""
+    receipts: set[int] = set()
+    bodies: list[str] = []
+    for state, receipt_id, body in connection.execute(
+        "SELECT state, receipt_id, body FROM outbox WHERE message_kind = ? AND recording_id = ?",
+        [str(destination.kind), destination.recording_id],
+    ):
+        if receipt_id is not None:
+            receipts.add(int(receipt_id))
+        if state != IntentState.canceled:
+            bodies.append(str(body))
+    return frozenset(receipts), bodies
