@@ -72,7 +72,7 @@ def choose_reply(
     *,
     agent_id: int,
     next_ack_at: datetime | None,
-    worker_messages: Set[int],
+    workers_own: Set[int],
     lifecycle: Lifecycle,
 ) -> int | None:
     """The one reply to adopt for ``row`` (rules 2 and 3), or None."""
@@ -85,7 +85,7 @@ def choose_reply(
         if message.creator_id == agent_id
         and message.created_at > delivered_at
         and (next_ack_at is None or message.created_at < next_ack_at)
-        and message.id not in worker_messages
+        and message.id not in workers_own
         and message.id not in lifecycle.receipts
         and message.text not in lifecycle.words
     }

@@ -14,7 +14,7 @@ Rules:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from enum import StrEnum
 
 from core.destinations import Destination, MessageKind
@@ -24,9 +24,6 @@ NO_ROUTE = "no_route"
 """The blocked reason of a mention or assignment in a project the connector does not serve."""
 
 REPLY_KINDS = frozenset({MessageKind.comment, MessageKind.chat_line})
-
-PROGRESS_STAMP_EVERY = timedelta(seconds=30)
-"""An attempt's ``progress_at`` moves at most this often (spec 3.3): a report is its progress."""
 
 
 class StopReason(StrEnum):
@@ -102,7 +99,7 @@ class AttemptSnapshot:
     task_id: int
     state: AttemptState
     started_at: datetime
-    progress_at: datetime | None  # the worker's last report, stamped at most every PROGRESS_STAMP_EVERY
+    progress_at: datetime | None  # the worker's last report (shell.ledger.tasks.record_progress)
     stop_reason: str
 
     @property

@@ -86,7 +86,7 @@ class ReplyAdopter:
                     listed,
                     agent_id=self._agent_id,
                     next_ack_at=next_acknowledgement(current, task_rows),
-                    worker_messages=frozenset(worker),
+                    workers_own=frozenset(worker),
                     lifecycle=Lifecycle(receipts, frozenset(message_text(body) for body in bodies)),
                 )
                 if reply_id is None or deliveries.adopt_reply(connection, task_id, row.event_id, reply_id) != 1:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import secrets
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from core.dispatch import startable, task_free
 from core.edges import (
@@ -42,7 +42,6 @@ from core.edges import (
 from core.intents import Intent, completion_intent, still_running_intent
 from core.settlement import LiveRow, RowSettlement, SettledRow, read_back, settle
 from core.snapshots import EventOutcome, Settlement, StopReason
-from core.snapshots import PROGRESS_STAMP_EVERY
 from core.task_token import token_sha256
 from core.timestamps import format_timestamp
 from shell.crashpoints import pause_at
@@ -205,6 +204,10 @@ def mark_running(
         ),
         f"attempt {attempt_id} is no longer launching",
     )
+
+
+PROGRESS_STAMP_EVERY = timedelta(seconds=30)
+"""An attempt's ``progress_at`` moves at most this often (spec 3.3): a worker's report is its progress."""
 
 
 def record_progress(connection: sqlite3.Connection, task_id: int, now: datetime) -> None:

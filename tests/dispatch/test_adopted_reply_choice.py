@@ -24,7 +24,7 @@ def reply(message_id: int, after: float, text: str = "done: the login page is fi
 
 def choose(listed: list[ListedMessage], **overrides: object) -> int | None:
     options: dict[str, object] = {
-        "agent_id": AGENT, "next_ack_at": None, "worker_messages": frozenset(), "lifecycle": NOTHING,
+        "agent_id": AGENT, "next_ack_at": None, "workers_own": frozenset(), "lifecycle": NOTHING,
     }
     options.update(overrides)
     return choose_reply(ROW, listed, **options)  # type: ignore[arg-type]
@@ -52,7 +52,7 @@ def test_someone_elses_message_is_not_the_agents_reply() -> None:
 
 
 def test_the_workers_own_acknowledgement_is_not_its_reply() -> None:
-    assert choose([reply(7, 60, "👀"), reply(8, 70)], worker_messages=frozenset({7})) == 8
+    assert choose([reply(7, 60, "👀"), reply(8, 70)], workers_own=frozenset({7})) == 8
 
 
 def test_a_lifecycle_message_is_never_adopted_by_receipt_or_by_words() -> None:
@@ -69,7 +69,7 @@ def test_only_an_unknown_delivered_row_without_a_reply_is_a_candidate() -> None:
     assert not is_candidate(SettledRow(101, EventOutcome.unknown, DELIVERED, adopted_reply_id=5))
     assert choose_reply(
         SettledRow(101, EventOutcome.unknown, DELIVERED, reply_id=5), [reply(7, 60)],
-        agent_id=AGENT, next_ack_at=None, worker_messages=frozenset(), lifecycle=NOTHING,
+        agent_id=AGENT, next_ack_at=None, workers_own=frozenset(), lifecycle=NOTHING,
     ) is None
 
 
@@ -112,7 +112,7 @@ def test_an_adopted_reply_is_the_one_message_every_filter_lets_through(
     receipts: frozenset[int],
     words: frozenset[str],
 ) -> None:
-    chosen = choose(listed, next_ack_at=next_ack_at, worker_messages=worker, lifecycle=Lifecycle(receipts, words))
+    chosen = choose(listed, next_ack_at=next_ack_at, workers_own=worker, lifecycle=Lifecycle(receipts, words))
     passing = {
         message.id
         for message in listed

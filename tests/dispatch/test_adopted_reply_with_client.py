@@ -7,13 +7,16 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from core import notes
 from core.destinations import Destination, MessageKind
+from core.edges import IntentState
 from core.posting import Receipt
 from shell.adopted_replies import ReplyAdopter
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.server import StandIn
 from shell.cli.run import USER_AGENT
 from shell.clock import SystemClock
+from shell.ledger import outbox as intents
 from shell.ledger.connection import open_ledger
 from tests.support.ledger_world import PROJECT, LedgerWorld
 
@@ -24,9 +27,13 @@ def _post(client: BasecampClient, destination: Destination, body: str) -> int:
     return outcome.id
 
 
-def _adoption(tmp_path: Path, replies: list[str]) -> tuple[list[tuple[int, int]], list[int], int | None]:
+def _adoption(
+    tmp_path: Path, replies: list[str], *, notice_canceled: bool = False
+) -> tuple[list[tuple[int, int]], list[int], int | None]:
     """A worker that acknowledged, posted ``replies`` and never reported; the attempt lost.
-    Answers what was adopted, the replies' ids, and the adopted_reply_id the row holds."""
+    A still-running notice was sent there, or (``notice_canceled``) canceled before its claim
+    and the worker replied in its very words. Answers what was adopted, the replies' ids, and the
+    adopted_reply_id the row holds."""
     with StandIn(world="demo") as standin:
         world = standin.world
         client = BasecampClient(standin.base_url, world.account_id, world.token, USER_AGENT)
@@ -45,7 +52,13 @@ def _adoption(tmp_path: Path, replies: list[str]) -> tuple[list[tuple[int, int]]
             ledger_world.tick(attempt_id)  # a still-running notice written, and (say) sent
             with ledger.read() as connection:
                 (notice,) = connection.execute("SELECT body FROM outbox WHERE kind = 'still_running'").fetchone()
-            _post(client, destination, notice)
+            if notice_canceled:
+                with ledger.write() as connection:
+                    (intent_id,) = connection.execute("SELECT id FROM outbox WHERE kind = 'still_running'").fetchone()
+                    intents.cancel(connection, intent_id, IntentState.pending, notes.ALL_REPORTED, ledger.clock.now())
+                replies = [notice]
+            else:
+                _post(client, destination, notice)
             ids = [_post(client, destination, body) for body in replies]
             ledger_world.end_attempt(attempt_id, "lost")
             adopted = ReplyAdopter(ledger, client, world.agent.id).adopt(task_id)
@@ -62,6 +75,14 @@ def test_the_one_reply_a_worker_never_reported_is_adopted_not_the_lifecycle_noti
     assert held == reply_id
 
 
-def test_two_replies_adopt_neither(tmp_path: Path) -> None:
+def test_two_replies_at_the_destination_adopt_neither(tmp_path: Path) -> None:
     adopted, _, held = _adoption(tmp_path, ["Fixed the page.", "And its tests."])
     assert (adopted, held) == ([], None)
+
+
+def test_a_canceled_notice_s_words_never_hide_the_worker_s_reply(tmp_path: Path) -> None:
+    """The PR's review point: a canceled intent proves its message absent, so a worker's reply in
+    the same words is the worker's."""
+    adopted, (reply_id,), held = _adoption(tmp_path, [], notice_canceled=True)
+    assert adopted == [(101, reply_id)]
+    assert held == reply_id

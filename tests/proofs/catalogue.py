@@ -9,6 +9,7 @@ stale rather than prove nothing.
 
 from __future__ import annotations
 
+from tests.proofs.catalogue_adopted_reply import ADOPTED_REPLY
 from tests.proofs.catalogue_decisions import DECISIONS
 from tests.proofs.catalogue_demo import DEMO
 from tests.proofs.catalogue_dispatch import DISPATCH
@@ -368,4 +369,4 @@ TRANSITION_INTENTS = [
     ),
 ]
 
-MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *NOT_CREATED]
+MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *NOT_CREATED, *ADOPTED_REPLY]
