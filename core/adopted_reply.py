@@ -61,7 +61,9 @@ def next_acknowledgement(row: SettledRow, task_rows: Iterable[SettledRow]) -> da
     later = [
         other.delivered_at
         for other in task_rows
-        if other.event_id != row.event_id and other.delivered_at is not None and other.delivered_at > row.delivered_at
+        if other.event_id != row.event_id
+        and other.delivered_at is not None
+        and other.delivered_at > row.delivered_at
     ]
     return min(later, default=None)
 

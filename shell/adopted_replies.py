@@ -89,7 +89,9 @@ class ReplyAdopter:
                     workers_own=frozenset(worker),
                     lifecycle=Lifecycle(receipts, frozenset(message_text(body) for body in bodies)),
                 )
-                if reply_id is None or deliveries.adopt_reply(connection, task_id, row.event_id, reply_id) != 1:
+                if reply_id is None:
+                    continue
+                if deliveries.adopt_reply(connection, task_id, row.event_id, reply_id) != 1:
                     continue
             adopted.append((row.event_id, reply_id))
             log.info("adoption task=%d event=%d: adopted reply %d", task_id, row.event_id, reply_id)

@@ -29,8 +29,8 @@ from pathlib import Path
 from core.admission_matrix import AdmissionSettings
 from core.configuration import Configuration
 from core.feed import FeedFilters
-from shell.adopted_replies import ReplyAdopter
 from shell.admission import Admission
+from shell.adopted_replies import ReplyAdopter
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.reads import SummaryReads
 from shell.clock import Clock

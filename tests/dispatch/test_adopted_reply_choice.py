@@ -117,7 +117,7 @@ def test_an_adopted_reply_is_the_one_message_every_filter_lets_through(
         message.id
         for message in listed
         if message.creator_id == AGENT
-        and DELIVERED < message.created_at
+        and message.created_at > DELIVERED
         and (next_ack_at is None or message.created_at < next_ack_at)
         and message.id not in worker | receipts
         and message.text not in words
@@ -128,4 +128,6 @@ def test_an_adopted_reply_is_the_one_message_every_filter_lets_through(
         assert chosen is None
     if chosen is not None:
         (adopted,) = [message for message in listed if message.id == chosen]
-        assert adopted.creator_id == AGENT and adopted.text not in words and chosen not in worker | receipts
+        assert adopted.creator_id == AGENT
+        assert adopted.text not in words
+        assert chosen not in worker | receipts

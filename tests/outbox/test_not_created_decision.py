@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from hypothesis import given
 from hypothesis import strategies as st
+from returns.result import Success
 
 from core import notes
 from core.edges import INTENT_EDGES, Actor, IntentState
@@ -13,9 +14,9 @@ from core.not_created import (
     FIRST_RETRY_WAIT,
     LONGEST_RETRY_WAIT,
     RETRY_BOUND,
-    StopRetrying,
     Refuse,
     Retry,
+    StopRetrying,
     after_refusal,
     not_created_cause,
 )
@@ -79,16 +80,21 @@ def test_every_outcome_that_never_reached_basecamp_is_retried_later_or_given_up(
         case Retry(note, due_at, kept):
             assert note == cause
             assert kept == (NOW if since is None else since)
-            assert NOW + FIRST_RETRY_WAIT <= due_at
+            assert due_at >= NOW + FIRST_RETRY_WAIT
             if retry_after is None or outcome.status != 429:
                 assert due_at <= NOW + LONGEST_RETRY_WAIT
             else:
                 assert due_at >= NOW + timedelta(seconds=min(retry_after, RETRY_BOUND.total_seconds()))
-            assert INTENT_EDGES.step(IntentState.sending, IntentState.pending, Actor.automatic, note)
+            assert INTENT_EDGES.step(IntentState.sending, IntentState.pending, Actor.automatic, note) == Success(
+                IntentState.pending
+            )
         case StopRetrying(note):
-            assert tried_for is not None and tried_for >= RETRY_BOUND
+            assert tried_for is not None
+            assert tried_for >= RETRY_BOUND
             assert notes.resendable(note)
-            assert INTENT_EDGES.step(IntentState.canceled, IntentState.pending, Actor.person, note)
+            assert INTENT_EDGES.step(IntentState.canceled, IntentState.pending, Actor.person, note) == Success(
+                IntentState.pending
+            )
         case Refuse():
             raise AssertionError(f"{outcome} never reached Basecamp, yet was canceled as refused")
 

@@ -76,7 +76,7 @@ ADOPTED_REPLY: list[Mutation] = [
     ),
     rule(
         "adopted reply: adopted_reply_id is written",
-        "                if reply_id is None or deliveries.adopt_reply(connection, task_id, row.event_id, reply_id) != 1:\n",
+        "                if deliveries.adopt_reply(connection, task_id, row.event_id, reply_id) != 1:\n",
         "                if True:\n",
         "test_the_one_reply_a_worker_never_reported_is_adopted_not_the_lifecycle_notice",
     ),

@@ -978,9 +978,8 @@ class OutboxSimulation(RuleBasedStateMachine):
                 ), f"intent {row.id} never reached Basecamp ({cause}) but is {row.state} ({row.note!r})"
                 assert not self.messages_of.get(row.id), f"intent {row.id} never reached Basecamp yet has a message"
             if row.state is IntentState.canceled and row.note == notes.REFUSED_NOTE:
-                assert isinstance(outcome, Refused) and cause is None, (
-                    f"intent {row.id} carries the refused note unrefused"
-                )
+                assert isinstance(outcome, Refused), f"intent {row.id} carries the refused note unrefused"
+                assert cause is None, f"intent {row.id} carries the refused note, yet never reached Basecamp"
             if row.state is IntentState.canceled:
                 assert row.note, f"intent {row.id} canceled without a note"
                 assert notes.resendable(row.note) or not requested or retried, (
