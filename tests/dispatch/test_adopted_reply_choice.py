@@ -35,7 +35,9 @@ def test_the_one_reply_after_delivery_is_adopted() -> None:
 
 
 def test_a_reply_at_or_before_delivery_is_not_adopted() -> None:
-    assert choose([reply(7, 0), reply(8, -5)]) is None
+    assert choose([reply(7, 0)]) is None
+    assert choose([reply(8, -5)]) is None
+    assert choose([reply(8, -5), reply(9, 0.001)]) == 9
 
 
 def test_a_reply_after_the_next_acknowledgement_is_not_adopted() -> None:
