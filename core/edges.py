@@ -12,9 +12,13 @@ through its dispatch tools (get_dispatch, ack_dispatch, complete_dispatch); a ``
 ``operator``: the same actor, two names) decides through a command. An edge taken by the wrong
 actor is refused. Who moves is the core's concern; the database holds only which pairs exist.
 
-Rule 3: an edge may also require the note the moving row carries. That is how a canceled intent
-returns to pending only when Basecamp refused its request (``REFUSED_NOTE``): nothing was created,
-so a resend cannot double it. A guard canceled by get_dispatch never comes back.
+Rule 3: an edge may also require the note the moving row carries: the note it has, for a
+person's resend, or the note the move writes, for the connector's retry. That is how a canceled
+intent returns to pending only when its note proves nothing was created (``notes.resendable``:
+Basecamp refused the request, or it never reached Basecamp for a day), so a resend cannot double
+it; and how a sending intent goes back to pending only with a cause proving its request never
+reached Basecamp (``notes.NOT_CREATED_NOTES``; ``core.not_created`` decides it). A guard canceled
+by get_dispatch never comes back.
 
 Rule 4: writing the state a row already has is refused unless the table says repeats are allowed.
 An outbox intent never "moves" to where it is: its trigger only sees changes. A record's repeats
@@ -32,11 +36,13 @@ The outbox intent (spec 4.3), ``INTENT_EDGES`` and ``step``::
                                      person     a discard of its record
     sending        -> sent           automatic  receipt recorded, or adopted by reconciliation
     sending        -> indeterminate  automatic  reconciliation could not decide, or gave up
-    sending        -> canceled       automatic  Basecamp refused the request: nothing was created
+    sending        -> canceled       automatic  Basecamp refused the request: nothing was created;
+                                                or it never reached Basecamp for 24 h
+    sending        -> pending        automatic  the request provably never reached Basecamp (a cause)
     indeterminate  -> sent           person     resolved: sent (with the receipt a person found)
     indeterminate  -> abandoned      person     resolved: abandon
     indeterminate  -> pending        person     resolved: resend
-    canceled       -> pending        person     resolved: resend, only with the refused note
+    canceled       -> pending        person     resolved: resend, only with a resendable note
 
 ``sent`` and ``abandoned`` are terminal.
 
@@ -118,7 +124,7 @@ from typing import ClassVar, Generic, TypeVar
 
 from returns.result import Failure, Result, Success
 
-from core.notes import REFUSED_NOTE
+from core.notes import NOT_CREATED_NOTES, REFUSED_NOTE, RESENDABLE_NOTES
 
 __all__ = [
     "ATTEMPT_EDGES",
@@ -233,15 +239,15 @@ StateT = TypeVar("StateT", bound=StrEnum)
 class Edge(Generic[StateT]):
     """One allowed move: from ``source`` to ``target``, by one of ``actors``.
 
-    ``taken_by`` says what takes it, in the domain's words. ``only_with_note``, when set, is the
-    note the moving row must carry for the edge to exist.
+    ``taken_by`` says what takes it, in the domain's words. ``only_with_notes``, when set, are the
+    notes the moving row may carry for the edge to exist (rule 3).
     """
 
     source: StateT
     target: StateT
     actors: frozenset[Actor]
     taken_by: str
-    only_with_note: str | None = None
+    only_with_notes: frozenset[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,11 +303,12 @@ class LifecycleTable(Generic[StateT]):
                 f"only {only} may move {self.name} from {source} to {target} ({edge.taken_by}), "
                 f"not {actor.describe()}",
             )
-        if edge.only_with_note is not None and note != edge.only_with_note:
+        if edge.only_with_notes is not None and note not in edge.only_with_notes:
             return self._refuse(
                 source, target, actor,
                 f"{self.name} moves from {source} to {target} only when its note reads "
-                f"{edge.only_with_note!r}; its note reads {note!r}",
+                f"{' or '.join(repr(words) for words in sorted(edge.only_with_notes))}; "
+                f"its note reads {note!r}",
             )
         return Success(target)
 
@@ -324,13 +331,21 @@ INTENT_EDGES: LifecycleTable[IntentState] = LifecycleTable(
         ),
         Edge(IntentState.sending, IntentState.sent, _AUTOMATIC, "a receipt, or adoption by reconciliation"),
         Edge(IntentState.sending, IntentState.indeterminate, _AUTOMATIC, "reconciliation"),
-        Edge(IntentState.sending, IntentState.canceled, _AUTOMATIC, "Basecamp refusing the request"),
+        Edge(
+            IntentState.sending, IntentState.canceled, _AUTOMATIC,
+            "Basecamp refusing the request, or a day of never reaching it",
+        ),
+        Edge(
+            IntentState.sending, IntentState.pending, _AUTOMATIC,
+            "a retry of a request that provably never reached Basecamp",
+            only_with_notes=NOT_CREATED_NOTES,
+        ),
         Edge(IntentState.indeterminate, IntentState.sent, _PERSON, "a person's resolution: sent"),
         Edge(IntentState.indeterminate, IntentState.abandoned, _PERSON, "a person's resolution: abandon"),
         Edge(IntentState.indeterminate, IntentState.pending, _PERSON, "a person's resolution: resend"),
         Edge(
             IntentState.canceled, IntentState.pending, _PERSON,
-            "a person's resend of a refused request", only_with_note=REFUSED_NOTE,
+            "a person's resend of a request that created nothing", only_with_notes=RESENDABLE_NOTES,
         ),
     ),
 )

@@ -4,14 +4,42 @@ Rules:
 1. A note is fixed words and ids, never a message body or anything a person wrote.
 2. Every note the outbox writes is named here once, so the code that writes one and the code
    that reads one back (a person's resend of a refused intent) compare the same words.
-3. ``REFUSED_NOTE`` is the only note that makes a canceled intent resendable: it says
-   Basecamp answered the request by refusing it, so no message exists.
+3. A canceled intent is resendable by a person only when its note proves no message exists
+   and the connector will not try again on its own: ``REFUSED_NOTE`` (Basecamp refused the
+   request) or a ``given_up`` note (it never reached Basecamp for ``core.not_created``'s bound).
+   ``resendable`` is the one test of that; the ledger's trigger holds the same words.
+4. A ``NOT_CREATED_NOTES`` note is the cause a ``sending -> pending`` move records: the request
+   provably never reached Basecamp, so the connector may try again.
 """
 
 from __future__ import annotations
 
 REFUSED_NOTE = "the request was refused; no message was created"
 """Basecamp refused the create: nothing was posted, and a person may send it again."""
+
+NOT_CONNECTED = "not created: the connection never opened"
+"""The request never left: no connection to Basecamp could be opened."""
+
+NOT_WRITTEN = "not created: the request was never written"
+"""The client declined to write the request (a rate-limit wait past its deadline)."""
+
+RATE_LIMITED = "not created: Basecamp answered 429"
+"""Basecamp rate-limited the request: it created nothing and says when to ask again."""
+
+REQUEST_TIMEOUT = "not created: Basecamp answered 408"
+"""Basecamp timed out waiting for the request: it never had the whole request."""
+
+NOT_CREATED_NOTES = frozenset({NOT_CONNECTED, NOT_WRITTEN, RATE_LIMITED, REQUEST_TIMEOUT})
+"""The causes that prove a request never reached Basecamp (rule 4)."""
+
+
+def given_up(cause: str) -> str:
+    """The note of an intent canceled after trying for the bound; ``cause`` is its last cause."""
+    return f"{cause}; given up after 24 h, for a person"
+
+
+GIVEN_UP_NOTES = frozenset(given_up(cause) for cause in NOT_CREATED_NOTES)
+"""Every note ``given_up`` can write."""
 
 NO_LONGER_CALLED_FOR = "no longer called for"
 """The claim found the record moved on (or gone): the message would now be wrong."""
@@ -58,3 +86,12 @@ def rival_could_claim(intent_id: int) -> str:
 
 DISCARDED_BY_PERSON = "its record was discarded by a person"
 """A person discarded the record this notice was for, before it was sent (``bin/connect discard``)."""
+
+
+RESENDABLE_NOTES = frozenset({REFUSED_NOTE}) | GIVEN_UP_NOTES
+"""The notes of a canceled intent a person may send again (rule 3)."""
+
+
+def resendable(note: str) -> bool:
+    """Whether a canceled intent with ``note`` provably created nothing and waits for a person."""
+    return note in RESENDABLE_NOTES

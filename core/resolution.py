@@ -6,8 +6,9 @@ Rule 2: an indeterminate intent may be resolved ``Sent`` (a person found its mes
 receipt, a positive id, is recorded), ``Abandon`` (it is not to be sent) or ``Resend`` (it goes
 back to pending, to be claimed and requested once more).
 
-Rule 3: a canceled intent may be resent only when Basecamp refused its request (its note is
-``REFUSED_NOTE``): nothing was created, so a resend cannot double it. It cannot be resolved sent
+Rule 3: a canceled intent may be resent only when its note proves nothing was created
+(``notes.resendable``: Basecamp refused its request, or it never reached Basecamp for a day),
+so a resend cannot double it. It cannot be resolved sent
 or abandoned: no message exists to be either.
 
 Rule 4: nothing else may be resolved: a pending or sending intent is still the connector's, and
@@ -120,7 +121,7 @@ def resolve(state: IntentState, note: str, resolution: Resolution, now: datetime
     match state:
         case IntentState.indeterminate:
             pass
-        case IntentState.canceled if note == notes.REFUSED_NOTE:
+        case IntentState.canceled if notes.resendable(note):
             if not isinstance(resolution, Resend):
                 return Failure(RefusedDecision(
                     f"the intent is canceled because Basecamp refused its request, so no message "
@@ -150,7 +151,7 @@ def _open(state: IntentState, note: str, decision: str) -> bool:
     match state:
         case IntentState.indeterminate:
             allowed = True
-        case IntentState.canceled if note == notes.REFUSED_NOTE:
+        case IntentState.canceled if notes.resendable(note):
             allowed = decision == "resend"
         case _:
             allowed = False

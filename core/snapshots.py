@@ -99,7 +99,7 @@ class AttemptSnapshot:
     task_id: int
     state: AttemptState
     started_at: datetime
-    progress_at: datetime | None
+    progress_at: datetime | None  # the worker's last report (shell.ledger.tasks.record_progress)
     stop_reason: str
 
     @property

@@ -48,6 +48,7 @@ from core.configuration import Configuration
 from core.feed import FeedFilters
 from core.route_reload import RELOAD_EVERY, Authorization, at_start
 from shell.admission import Admission
+from shell.adopted_replies import ReplyAdopter
 from shell.backlog import Backlog
 from shell.basecamp.client import BasecampClient, BasecampError
 from shell.basecamp.reads import SummaryReads
@@ -142,6 +143,7 @@ class Connector:
             driver,
             driver,
             DispatchOptions(concurrency=configuration.concurrency, task_deadline=configuration.task_deadline),
+            after_settlement=ReplyAdopter(self.ledger, self.client, configuration.agent_id).adopt,
         )
         self.reloader = reload.Reloader(
             authorized, self._set_routes, self.note_configuration, self._readmit_unreadable

@@ -23,6 +23,8 @@ Rules:
 7. ``routes`` is replaced whole while the connector runs (the re-read configuration): a tick
    reads it once, so a record starts by the old routes or the new; a project that lost its
    route starts nothing (its records wait), and one that gained one starts at the next tick.
+8. After a settlement commits (at an attempt's end, or in recovery), ``after_settlement`` runs
+   for the task, outside that transaction: the connector's is ``shell.adopted_replies``.
 """
 
 from __future__ import annotations
@@ -96,6 +98,7 @@ class Dispatcher:
     driver: WorkerDriver
     recovery: Recovery
     options: DispatchOptions = field(default_factory=DispatchOptions)
+    after_settlement: Callable[[int], object] | None = None  # rule 7: the adopted-reply rule
     _running: dict[int, _Running] = field(default_factory=dict)
     _shutdown: threading.Event = field(default_factory=threading.Event)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -138,6 +141,7 @@ class Dispatcher:
                 attempt.attempt_id,
                 attempt.task_id,
             )
+            self._settled(attempt.task_id)
         return held
 
     # -- the loop --------------------------------------------------------------------------
@@ -274,6 +278,16 @@ class Dispatcher:
             reason,
             ",".join(f"{row.event_id}:{row.settlement}" for row in settled),
         )
+        self._settled(launch.task_id)
+
+    def _settled(self, task_id: int) -> None:
+        """Rule 7: after the settlement committed, the adopted-reply rule for the task."""
+        if self.after_settlement is None:
+            return
+        if self._shutdown.is_set():  # a shutdown's bound is not spent on listings
+            log.info("dispatch task=%d: no reply adoption during shutdown", task_id)
+            return
+        self.after_settlement(task_id)
 
     def run(self, stop: threading.Event) -> None:
         """Recover, then tick until ``stop``."""

@@ -6,8 +6,11 @@ Rules (the outbox's ten invariants, ../shared/reference/lifecycle-outbox-pr.txt)
    own transaction, and that is final (invariants 3 and 9).
 2. At claim time ``core.claim`` decides whether the intent is still called for; if not, it is
    canceled with a note and nothing is sent.
-3. A claimed intent gets exactly one request. A receipt makes it sent; a refusal (nothing was
-   created) cancels it with the refused note, for a person to resend; any doubt leaves it
+3. A claimed intent gets exactly one request. A receipt makes it sent; a request that provably
+   never reached Basecamp (no connection, never written, 429, 408) goes back to pending with its
+   cause, due after ``core.not_created``'s backoff, and is canceled for a person after a day of
+   that; Basecamp's refusal of the message (nothing was created) cancels it with the refused
+   note, for a person to resend; any doubt leaves it
    sending, to be reconciled once the request has had ``reconcile_after`` to land, counted
    from the failure. Nothing sending is ever posted again (invariant 4).
 4. Reconciliation lists each destination once for all its due intents
@@ -47,6 +50,7 @@ from core.claim import Cancel, Claim, decide_claim
 from core.destinations import Destination, ListedMessage
 from core.edges import IntentState
 from core.intents import IntentKind
+from core.not_created import Refuse, Retry, StopRetrying, after_refusal
 from core.outbox_policy import (
     OUTBOX_TICK,
     POST_TIMEOUT,
@@ -94,6 +98,7 @@ class OutboxLedgerError(Exception):
 class SendResult(StrEnum):
     sent = "sent"
     refused = "refused"
+    retry = "retry"  # provably never reached Basecamp: pending again, due after a backoff
     uncertain = "uncertain"
     canceled = "canceled"
     nothing_due = "nothing_due"
@@ -226,26 +231,38 @@ class Outbox:
 
     def _settle_post(self, row: rows.IntentRow, outcome: PostOutcome) -> SendResult:
         now = self._clock.now()
+        if isinstance(outcome, Refused):
+            return self._settle_refusal(row, outcome, now)
         with self._settling("record the post's outcome"), self._ledger.write() as connection:
             match outcome:
                 case Receipt(receipt_id):
                     rows.record_receipt(connection, row.id, receipt_id, "", now)
-                case Refused():
-                    rows.cancel(connection, row.id, IntentState.sending, notes.REFUSED_NOTE, now)
                 case Uncertain():
                     rows.defer(connection, row.id, now + self._options.reconcile_after)
         match outcome:
             case Receipt(receipt_id):
                 self._log(row, "sent", receipt_id=receipt_id)
                 return SendResult.sent
-            case Refused(cause, status, detail):
-                if cause is RefusalCause.not_connected:
-                    self._needs_a_read = True
-                self._log(row, "canceled", note=f"{notes.REFUSED_NOTE} ({detail})", status=status)
-                return SendResult.refused
             case Uncertain(cause, status, _):
                 self._log(row, "sending", note=f"uncertain: {cause}", status=status)
                 return SendResult.uncertain
+
+    def _settle_refusal(self, row: rows.IntentRow, outcome: Refused, now: datetime) -> SendResult:
+        """Nothing was created: pending again if it never reached Basecamp, else canceled (rule 3)."""
+        after = after_refusal(outcome, now, row.retrying_since)
+        with self._settling("record the post's outcome"), self._ledger.write() as connection:
+            match after:
+                case Retry(note, due_at, since):
+                    rows.retry(connection, row.id, note, due_at, since)
+                case StopRetrying(note) | Refuse(note):
+                    rows.cancel(connection, row.id, IntentState.sending, note, now)
+        if outcome.cause is RefusalCause.not_connected:
+            self._needs_a_read = True
+        if isinstance(after, Retry):
+            self._log(row, "pending", note=f"{after.note} ({outcome.detail})", due=after.due_at.isoformat())
+            return SendResult.retry
+        self._log(row, "canceled", note=f"{after.note} ({outcome.detail})", status=outcome.status)
+        return SendResult.refused
 
     def _may_send(self, deadline: float | None) -> bool:
         """No claim while a 429's wait runs, or after a failed connection until a read succeeds."""

@@ -14,7 +14,11 @@ from __future__ import annotations
 
 import sqlite3
 
+from core.adopted_reply import SettledRow
+from core.destinations import Destination, MessageKind
 from core.edges import GUARD_EDGES, Actor, DeliveryState, GuardState
+from core.snapshots import EventOutcome
+from core.timestamps import parse_timestamp
 from shell.ledger.moves import asked
 
 # -- the dispatcher's transitions (shell.ledger.tasks) -------------------------------------------
@@ -147,4 +151,44 @@ def complete(
         " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND pulled_at IS NOT NULL"
         " AND delivery IN ('exposed', 'delivered')",
         (*parameters, task_id, event_id),
+    ).rowcount
+
+
+# -- the adopted-reply rule (shell.adopted_replies) ----------------------------------------------
+
+
+def settled_rows(connection: sqlite3.Connection, task_id: int) -> list[tuple[SettledRow, Destination | None]]:
+    """Every row of a superseded task, as ``core.adopted_reply`` reads it, with its record's reply
+    destination (None when the record names none)."""
+    found: list[tuple[SettledRow, Destination | None]] = []
+    for event_id, outcome, delivered_at, reply_id, adopted, kind, bucket_id, recording_id in connection.execute(
+        "SELECT te.event_id, te.outcome, te.delivered_at, te.reply_id, te.adopted_reply_id,"
+        " e.reply_kind, e.reply_bucket_id, e.reply_recording_id"
+        " FROM task_events te JOIN events e ON e.id = te.event_id"
+        " JOIN tasks t ON t.id = te.task_id WHERE te.task_id = ? AND t.superseded_at IS NOT NULL"
+        " ORDER BY te.event_id",
+        (task_id,),
+    ):
+        row = SettledRow(
+            int(event_id),
+            EventOutcome(str(outcome)),
+            None if delivered_at is None else parse_timestamp(str(delivered_at)),
+            None if reply_id is None else int(reply_id),
+            None if adopted is None else int(adopted),
+        )
+        destination = (
+            Destination(MessageKind(str(kind)), int(bucket_id), int(recording_id))
+            if kind and int(recording_id) > 0
+            else None
+        )
+        found.append((row, destination))
+    return found
+
+
+def adopt_reply(connection: sqlite3.Connection, task_id: int, event_id: int, reply_id: int) -> int:
+    """Write the adopted reply of a row still ``unknown`` with no reply of either kind; the row count."""
+    return connection.execute(
+        "UPDATE task_events SET adopted_reply_id = ? WHERE task_id = ? AND event_id = ?"
+        " AND outcome = 'unknown' AND reply_id IS NULL AND adopted_reply_id IS NULL",
+        (reply_id, task_id, event_id),
     ).rowcount

@@ -67,12 +67,13 @@ class IntentRow:
     resolved_by: str
     reconcile_failures: int
     reconcile_at: datetime | None
+    retrying_since: datetime | None = None
 
 
 _COLUMNS = (
     "id, intent_key, kind, state, event_id, task_id, attempt_id, occurrence, bucket_id, message_kind,"
     " recording_id, body, created_at, not_before, sending_at, finished_at, receipt_id, note,"
-    " resolved_by, reconcile_failures, reconcile_at"
+    " resolved_by, reconcile_failures, reconcile_at, retrying_since"
 )
 
 
@@ -103,6 +104,7 @@ def _row(values: Sequence[object]) -> IntentRow:
         resolved_by,
         failures,
         reconcile_at,
+        retrying_since,
     ) = values
     return IntentRow(
         id=int(str(identifier)),
@@ -124,6 +126,7 @@ def _row(values: Sequence[object]) -> IntentRow:
         resolved_by=str(resolved_by),
         reconcile_failures=int(str(failures)),
         reconcile_at=_time(reconcile_at),
+        retrying_since=_time(retrying_since),
     )
 
 
@@ -367,12 +370,13 @@ def _move(
     values: Sequence[object],
     *,
     to: IntentState | None,
+    note: str = "",
 ) -> None:
     """Compare-and-set from ``expected``; a move ``to`` a state is asked of ``core.edges`` first (rule 5)."""
     if to is None:
         assignments, arguments = sql, [*values]
     else:
-        moved = asked(INTENT_EDGES, expected, to, Actor.automatic)
+        moved = asked(INTENT_EDGES, expected, to, Actor.automatic, note)
         assignments, arguments = f"state = ?, {sql}", [str(moved), *values]
     cursor = connection.execute(
         f"UPDATE outbox SET {assignments} WHERE id = ? AND state = ?", [*arguments, intent_id, str(expected)]
@@ -442,6 +446,22 @@ def defer(
         )
 
 
+def retry(
+    connection: sqlite3.Connection, intent_id: int, note: str, due_at: datetime, since: datetime
+) -> None:
+    """Back to pending a sending intent whose request provably never reached Basecamp, due at
+    ``due_at``, with ``note`` its cause; ``since`` starts or keeps its run of retries."""
+    _move(
+        connection,
+        intent_id,
+        IntentState.sending,
+        "note = ?, not_before = ?, retrying_since = ?, sending_at = NULL",
+        [note, format_timestamp(due_at), format_timestamp(since)],
+        to=IntentState.pending,
+        note=note,
+    )
+
+
 def make_indeterminate(
     connection: sqlite3.Connection, intent_id: int, note: str, now: datetime, failures: int | None = None
 ) -> None:
@@ -476,7 +496,8 @@ def resolve(connection: sqlite3.Connection, row: IntentRow, move: Move) -> int:
         values.append(move.receipt_id)
     if move.reset_reconciliation:
         assignments += [
-            "sending_at = NULL", "finished_at = NULL", "reconcile_failures = 0", "reconcile_at = NULL"
+            "sending_at = NULL", "finished_at = NULL", "reconcile_failures = 0", "reconcile_at = NULL",
+            "retrying_since = NULL",
         ]
     elif move.finished_at is not None:
         assignments.append("finished_at = ?")
@@ -488,3 +509,20 @@ def resolve(connection: sqlite3.Connection, row: IntentRow, move: Move) -> int:
         f"UPDATE outbox SET {', '.join(assignments)} WHERE id = ? AND state = ? AND note = ?",
         [*values, row.id, str(row.state), row.note],
     ).rowcount
+
+
+def lifecycle_at(connection: sqlite3.Connection, destination: Destination) -> tuple[frozenset[int], list[str]]:
+    """The receipts of every intent at ``destination`` and the bodies of every non-canceled one
+    there (``core.adopted_reply``'s lifecycle filter: a canceled intent's message provably does
+    not exist)."""
+    receipts: set[int] = set()
+    bodies: list[str] = []
+    for state, receipt_id, body in connection.execute(
+        "SELECT state, receipt_id, body FROM outbox WHERE message_kind = ? AND recording_id = ?",
+        [str(destination.kind), destination.recording_id],
+    ):
+        if receipt_id is not None:
+            receipts.add(int(receipt_id))
+        if state != IntentState.canceled:
+            bodies.append(str(body))
+    return frozenset(receipts), bodies

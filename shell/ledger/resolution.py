@@ -82,7 +82,7 @@ def decision_name(resolution: Resolution) -> str:
 
 def is_refused(state: IntentState, note: str) -> bool:
     """A canceled intent whose request Basecamp refused: nothing was created."""
-    return state is IntentState.canceled and note == notes.REFUSED_NOTE
+    return state is IntentState.canceled and notes.resendable(note)
 
 
 def waits_for_person(state: IntentState, note: str) -> bool:
@@ -93,7 +93,9 @@ def waits_for_person(state: IntentState, note: str) -> bool:
 def describe_state(state: IntentState, note: str) -> str:
     """An intent's state as a refusal names it, with what it means for a person."""
     match state:
-        case IntentState.canceled if note == notes.REFUSED_NOTE:
+        case IntentState.canceled if notes.resendable(note):
+            if note != notes.REFUSED_NOTE:
+                return f"canceled: it never reached Basecamp ({note}; no message exists)"
             return "canceled because Basecamp refused its request (no message exists)"
         case IntentState.canceled:
             return f"canceled ({note or 'no note'})"

@@ -141,9 +141,9 @@ def _waiting(connection: sqlite3.Connection) -> tuple[WaitingIntent, ...]:
         for intent_id, kind, state, note, event_id, attempt_id, message_kind, bucket_id, recording_id in (
             connection.execute(
                 "SELECT id, kind, state, note, event_id, attempt_id, message_kind, bucket_id, recording_id"
-                " FROM outbox WHERE state = 'indeterminate' OR (state = 'canceled' AND note = ?)"
-                " ORDER BY id",
-                (notes.REFUSED_NOTE,),
+                " FROM outbox WHERE state = 'indeterminate' OR (state = 'canceled' AND note IN"
+                f" ({', '.join('?' * len(notes.RESENDABLE_NOTES))})) ORDER BY id",
+                sorted(notes.RESENDABLE_NOTES),
             )
         )
     )

@@ -22,6 +22,8 @@ Rules:
    (ack_dispatch); ``exposed | delivered -> completed`` with the report, then the record
    ``dispatched -> completed`` (complete_dispatch: the delivery first, so the database reads it
    as a worker's completion of what it pulled).
+   Each report (an acknowledgement, a completion) is the worker's progress: its task's live
+   attempt gets ``progress_at`` (``shell.ledger.tasks.record_progress``) in the same transaction.
 5. The answer is built from the rows as the writes left them, read back in the same transaction.
 6. Every call answers a ``Result``: its value, or the worker-safe ``Refusal`` core decided (a
    ``Failure``, returned as it came: a refusal is decided before anything is written, so its
@@ -56,7 +58,7 @@ from core.dispatch_tools.rows import DispatchRow, RecordFacts
 from core.edges import DeliveryState, GuardState, RecordState
 from core.snapshots import EventOutcome
 from core.task_token import token_sha256
-from shell.ledger import deliveries, records
+from shell.ledger import deliveries, records, tasks
 from shell.ledger.connection import Ledger
 
 log = logging.getLogger(__name__)
@@ -216,6 +218,7 @@ class DispatchLedger:
             "ack_dispatch task %d event %d: exposed -> delivered, ack id %s",
             task_id, event_id, "recorded" if decision.ack_id is not None else "none",
         )
+        tasks.record_progress(connection, task_id, self._ledger.clock.now())
 
     def _complete(self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Complete) -> None:
         now = self._ledger.timestamp()
@@ -237,6 +240,7 @@ class DispatchLedger:
             _compare_and_set(
                 records.complete(connection, event_id, now), "complete the record of", (task_id, event_id)
             )
+        tasks.record_progress(connection, task_id, self._ledger.clock.now())
         log.info(
             "complete_dispatch task %d event %d: delivery completed (%s), record completed %s",
             task_id, event_id, report.outcome, decision.complete_record,

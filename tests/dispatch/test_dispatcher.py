@@ -206,3 +206,21 @@ def test_recovery_never_settles_around_a_group_it_cannot_verify(world: LedgerWor
     launch = world.launch(101, "/srv/project", running_pid=4242)
     assert dispatcher(ledger, FakeDriver(), FakeRecovery(verifiable=False)).recover() == [launch.attempt_id]
     assert states(ledger)[101] == "dispatched"
+
+
+def test_every_settlement_is_followed_by_the_adopted_reply_rule_for_its_task(
+    world: LedgerWorld, ledger: Ledger
+) -> None:
+    world.request(101, recording_id=9)
+    world.request(102, recording_id=10)
+    launched = world.launch(102, "/srv/project", running_pid=4242)
+    settled: list[int] = []
+    running = Dispatcher(
+        ledger, {PROJECT: Path("/srv/project")}, FakeDriver({101: ["finishes"]}), FakeRecovery(),
+        after_settlement=settled.append,
+    )
+    assert running.recover() == []
+    assert settled == [launched.task_id], "recovery's settlement"
+    running.tick()
+    settle_all(running)
+    assert len(settled) == 2, "an attempt's end"

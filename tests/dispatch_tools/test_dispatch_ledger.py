@@ -15,6 +15,7 @@ from returns.result import Failure, Success
 from core.dispatch_tools.arguments import AckRequest, CompleteRequest, Completion, GetRequest
 from core.dispatch_tools.refusals import RefusalKind
 from shell.clock import FakeClock
+from shell.ledger import tasks
 from shell.ledger.connection import Ledger, open_existing_ledger
 from shell.ledger.worker_calls import DispatchLedger
 from tests.dispatch_tools.world import AGENT, REQUESTER, SOMEONE_ELSE, DispatchWorld, Task, mention
@@ -487,3 +488,51 @@ def test_complete_after_ack_keeps_the_ack_id(world: DispatchWorld) -> None:
     row = world.row(task, 1)
     assert (row["delivery"], row["ack_id"], row["outcome"]) == ("completed", 501, "failed")
     assert row["delivered_at"] == delivered_at
+
+
+# -- progress ----------------------------------------------------------------------------------
+
+
+def _progress_at(ledger: Ledger, attempt_id: str) -> str | None:
+    with ledger.read() as connection:
+        found = connection.execute("SELECT progress_at FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
+    return None if found[0] is None else str(found[0])
+
+
+def test_a_workers_reports_stamp_its_attempts_progress_at_most_every_thirty_seconds(
+    world: DispatchWorld, ledger: Ledger, clock: FakeClock
+) -> None:
+    world.request(1)
+    world.request(2)
+    task = world.task(1, 2)
+    attempt_id = world.launch(task)
+    tools = world.tools(task)
+    assert tools.get_dispatch(GetRequest(1)).unwrap().instruction is not None
+    assert _progress_at(ledger, attempt_id) is None, "a pull is not a report"
+    clock.advance(5)
+    tools.ack_dispatch(AckRequest(1, 7001)).unwrap()
+    first = _progress_at(ledger, attempt_id)
+    assert first == world.now()
+    clock.advance(10)
+    tools.complete_dispatch(CompleteRequest(1, Completion("succeeded"))).unwrap()
+    assert _progress_at(ledger, attempt_id) == first, "stamped at most every 30 s"
+    clock.advance(30)
+    assert tools.get_dispatch(GetRequest(2)).unwrap().instruction is not None
+    tools.complete_dispatch(CompleteRequest(2, Completion("failed"))).unwrap()
+    assert _progress_at(ledger, attempt_id) == world.now()
+
+
+def test_a_still_running_notice_after_a_report_says_when_the_worker_last_progressed(
+    world: DispatchWorld, ledger: Ledger, clock: FakeClock
+) -> None:
+    world.request(1)
+    task = world.task(1)
+    attempt_id = world.launch(task)
+    tools = world.tools(task)
+    assert tools.get_dispatch(GetRequest(1)).unwrap().instruction is not None
+    tools.ack_dispatch(AckRequest(1, 7001)).unwrap()
+    clock.advance(600)
+    with ledger.write() as connection:
+        intent = tasks.still_running(connection, attempt_id, clock.now())
+    assert intent is not None
+    assert "Last progress at" in intent.body

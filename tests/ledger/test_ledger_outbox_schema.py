@@ -24,6 +24,7 @@ EDGES = {
     ("sending", "sent"),
     ("sending", "indeterminate"),
     ("sending", "canceled"),
+    ("sending", "pending"),  # only with a cause proving nothing was created (migration 8)
     ("indeterminate", "sent"),
     ("indeterminate", "abandoned"),
     ("indeterminate", "pending"),
@@ -44,13 +45,17 @@ def intent_in(connection: sqlite3.Connection, insert: Insert, state: str, **colu
     return insert(connection, "outbox", state=state, **columns)
 
 
-def move(connection: sqlite3.Connection, intent_id: int, state: str) -> None:
-    """Move an intent, writing what the target state's CHECKs need (the edge trigger decides)."""
+def move(connection: sqlite3.Connection, intent_id: int, state: str, note: str | None = None) -> None:
+    """Move an intent, writing what the target state's CHECKs need (the edge trigger decides).
+    A sending intent moved to pending writes a cause proving nothing was created, unless told."""
+    if note is None:
+        note = notes.NOT_CONNECTED if state == "pending" else ""
     connection.execute(
         "UPDATE outbox SET state = ?, sending_at = coalesce(sending_at, ?),"
-        " receipt_id = CASE WHEN ? = 'sent' THEN coalesce(receipt_id, ?) ELSE receipt_id END"
+        " receipt_id = CASE WHEN ? = 'sent' THEN coalesce(receipt_id, ?) ELSE receipt_id END,"
+        " note = CASE WHEN state = 'sending' THEN ? ELSE note END"
         " WHERE id = ?",
-        (state, STAMP, state, next(_receipts), intent_id),
+        (state, STAMP, state, next(_receipts), note, intent_id),
     )
 
 
@@ -78,6 +83,42 @@ def test_a_refused_intent_may_go_back_to_pending(ledger: Ledger, insert: Insert)
         intent = intent_in(connection, insert, "canceled", note=notes.REFUSED_NOTE)
         move(connection, intent, "pending")
         assert state_of(connection, intent) == "pending"
+
+
+@pytest.mark.parametrize("note", sorted(notes.GIVEN_UP_NOTES))
+def test_an_intent_given_up_unreached_may_go_back_to_pending(ledger: Ledger, insert: Insert, note: str) -> None:
+    with ledger.write() as connection:
+        intent = intent_in(connection, insert, "canceled", note=note)
+        move(connection, intent, "pending")
+        assert state_of(connection, intent) == "pending"
+
+
+@pytest.mark.parametrize("note", sorted(notes.NOT_CREATED_NOTES))
+def test_a_sending_intent_goes_back_to_pending_with_a_cause(ledger: Ledger, insert: Insert, note: str) -> None:
+    with ledger.write() as connection:
+        intent = intent_in(connection, insert, "sending")
+        move(connection, intent, "pending", note)
+        assert state_of(connection, intent) == "pending"
+
+
+@pytest.mark.parametrize("note", ["", notes.REFUSED_NOTE, notes.given_up(notes.RATE_LIMITED), "not created"])
+def test_a_sending_intent_without_such_a_cause_never_goes_back_to_pending(
+    ledger: Ledger, insert: Insert, note: str
+) -> None:
+    with ledger.write() as connection:
+        intent = intent_in(connection, insert, "sending")
+        with pytest.raises(sqlite3.IntegrityError, match=EDGE_REFUSAL):
+            move(connection, intent, "pending", note)
+        assert state_of(connection, intent) == "sending"
+
+
+def test_the_edge_trigger_knows_the_not_created_notes_by_core_s_words() -> None:
+    from shell.ledger.connection import MIGRATIONS
+
+    trigger = MIGRATIONS[7].sql
+    for note in notes.NOT_CREATED_NOTES | notes.RESENDABLE_NOTES:
+        assert f"'{note}'" in trigger
+    assert trigger.count("not created: ") == len(notes.NOT_CREATED_NOTES | notes.GIVEN_UP_NOTES)
 
 
 def test_the_edge_trigger_knows_the_refused_note_by_core_s_words() -> None:

@@ -31,10 +31,16 @@ ALLOWED: dict[tuple[IntentState, IntentState], frozenset[Actor]] = {
     (S.sending, S.sent): frozenset({AUTOMATIC}),
     (S.sending, S.indeterminate): frozenset({AUTOMATIC}),
     (S.sending, S.canceled): frozenset({AUTOMATIC}),
+    (S.sending, S.pending): frozenset({AUTOMATIC}),  # and only with a cause proving nothing was created
     (S.indeterminate, S.sent): frozenset({PERSON}),
     (S.indeterminate, S.abandoned): frozenset({PERSON}),
     (S.indeterminate, S.pending): frozenset({PERSON}),
-    (S.canceled, S.pending): frozenset({PERSON}),  # and only with the refused note
+    (S.canceled, S.pending): frozenset({PERSON}),  # and only with a note proving nothing was created
+}
+# The note each note-bound edge is tried with in the every-pair test.
+NOTE_FOR = {
+    (S.canceled, S.pending): REFUSED_NOTE,
+    (S.sending, S.pending): notes.NOT_CONNECTED,
 }
 
 EVERY_PAIR = list(itertools.product(IntentState, IntentState))
@@ -57,7 +63,7 @@ def test_the_table_has_exactly_the_allowed_pairs() -> None:
 def test_every_pair_of_intent_states_by_every_actor(
     source: IntentState, target: IntentState, actor: Actor
 ) -> None:
-    note = REFUSED_NOTE if (source, target) == (S.canceled, S.pending) else ""
+    note = NOTE_FOR.get((source, target), "")
     expected = actor in ALLOWED.get((source, target), frozenset())
     match step(source, target, actor, note):
         case Success(reached):
@@ -93,7 +99,7 @@ def test_a_refusal_says_the_edge_does_not_exist() -> None:
     ("source", "target"), [pair for pair, actors in ALLOWED.items() if actors == {PERSON}]
 )
 def test_the_connector_cannot_take_a_persons_edge(source: IntentState, target: IntentState) -> None:
-    illegal = step(source, target, AUTOMATIC, REFUSED_NOTE).failure()
+    illegal = step(source, target, AUTOMATIC, NOTE_FOR.get((source, target), "")).failure()
     assert "only a person may move" in illegal.reason
     assert "not the connector" in illegal.reason
 
@@ -102,7 +108,7 @@ def test_the_connector_cannot_take_a_persons_edge(source: IntentState, target: I
     ("source", "target"), [pair for pair, actors in ALLOWED.items() if actors == {AUTOMATIC}]
 )
 def test_a_person_cannot_take_the_connectors_edge(source: IntentState, target: IntentState) -> None:
-    illegal = step(source, target, PERSON).failure()
+    illegal = step(source, target, PERSON, NOTE_FOR.get((source, target), "")).failure()
     assert "only the connector may move" in illegal.reason
     assert "not a person" in illegal.reason
 
@@ -160,3 +166,22 @@ def test_a_table_may_allow_repeats_for_lifecycles_that_have_them() -> None:
     assert isinstance(records.step(RecordState.blocked, RecordState.seen, AUTOMATIC), Failure)
     assert records.edge(RecordState.seen, RecordState.admitted) is not None
     assert records.edge(RecordState.admitted, RecordState.seen) is None
+
+
+@pytest.mark.parametrize("note", sorted(notes.GIVEN_UP_NOTES))
+def test_an_intent_given_up_after_a_day_unreached_may_be_sent_again_by_a_person(note: str) -> None:
+    assert step(S.canceled, S.pending, PERSON, note) == Success(S.pending)
+
+
+@pytest.mark.parametrize("note", sorted(notes.NOT_CREATED_NOTES))
+def test_a_request_that_never_reached_basecamp_goes_back_to_pending(note: str) -> None:
+    assert step(S.sending, S.pending, AUTOMATIC, note) == Success(S.pending)
+
+
+@pytest.mark.parametrize(
+    "note",
+    ["", REFUSED_NOTE, notes.ADOPTED, notes.given_up(notes.NOT_CONNECTED), notes.NOT_CONNECTED + " "],
+)
+def test_a_sending_intent_without_a_cause_proving_nothing_was_created_never_goes_back(note: str) -> None:
+    illegal = step(S.sending, S.pending, AUTOMATIC, note).failure()
+    assert notes.NOT_CONNECTED in illegal.reason

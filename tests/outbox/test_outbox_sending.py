@@ -7,8 +7,10 @@ import pytest
 
 from core import notes
 from core.destinations import Destination
+from core.resolution import Resend
 from shell.clock import FakeClock
 from shell.ledger.connection import Ledger, open_ledger
+from shell.ledger.resolution import resolve_intent
 from shell.outbox import Outbox, OutboxLedgerError, OutboxOptions, SendResult
 from shell.start import StartParts, settle_previous
 from tests.support.fake_basecamp import AGENT_ID, FakeBasecamp, Post
@@ -267,11 +269,13 @@ def test_after_a_failed_connection_nothing_is_claimed_until_a_read_succeeds(
     clock.advance(31)
     basecamp.posts = [Post.not_connected]
     basecamp.reachable = False
-    assert outbox.flush().results == [SendResult.refused, SendResult.waiting]
+    assert outbox.flush().results == [SendResult.retry, SendResult.waiting]
     assert outbox.flush().results == [SendResult.waiting]
-    assert basecamp.post_count() == 1, "one refusal, not a queue of them"
+    assert basecamp.post_count() == 1, "one failed connection, not a queue of them"
     basecamp.reachable = True
     assert outbox.flush().count(SendResult.sent) == 2
+    clock.advance(30)
+    assert outbox.flush().count(SendResult.sent) == 1, "the one that never connected, once"
 
 
 def test_while_a_429_wait_runs_nothing_is_claimed(
@@ -281,10 +285,10 @@ def test_while_a_429_wait_runs_nothing_is_claimed(
     world.request(102)
     clock.advance(31)
     basecamp.posts = [Post.rate_limited]
-    assert outbox.flush().results == [SendResult.refused, SendResult.waiting]
+    assert outbox.flush().results == [SendResult.retry, SendResult.waiting]
     assert world.state_of(2) == "pending"
     clock.advance(30)
-    assert outbox.flush().count(SendResult.sent) == 1
+    assert outbox.flush().count(SendResult.sent) == 2, "the rate-limited one is due again after Retry-After"
 
 
 def test_a_flush_claims_nothing_with_under_five_seconds_left(
@@ -365,3 +369,71 @@ def test_a_follow_up_a_person_discarded_is_not_work_outstanding(
     still = [row[1:] for row in world.outbox() if row[1] == "still_running"]
     assert still == [("still_running", "canceled", notes.ALL_REPORTED)]
     assert basecamp.post_count() == 0
+
+
+@pytest.mark.parametrize("behaviour", [Post.not_connected, Post.rate_limited])
+def test_a_request_that_never_reached_basecamp_goes_back_to_pending_and_is_sent_once(
+    world: LedgerWorld, outbox: Outbox, basecamp: FakeBasecamp, clock: FakeClock, behaviour: Post
+) -> None:
+    world.request(101)
+    clock.advance(31)
+    basecamp.posts = [behaviour]
+    assert outbox.flush().results[0] is SendResult.retry
+    (row,) = world.outbox()
+    assert row[2] == "pending"
+    assert row[3] in notes.NOT_CREATED_NOTES
+    clock.advance(3600)
+    outbox.run_once()
+    outbox.run_once()
+    assert world.outbox() == [(1, "guard_ack", "sent", "")]
+    assert len(basecamp.messages_at(boost_on(101))) == 1
+    assert basecamp.list_count() == 0, "nothing was created, so nothing is listed"
+
+
+def test_a_retried_guard_still_goes_through_the_claim_check(
+    world: LedgerWorld, outbox: Outbox, basecamp: FakeBasecamp, clock: FakeClock
+) -> None:
+    world.request(101)
+    task_id = world.task(101)
+    clock.advance(31)
+    basecamp.posts = [Post.not_connected]
+    outbox.flush()
+    assert world.get_dispatch(task_id, 101) == "fired", "fired at the claim is final for its workers"
+    world.ack(task_id, 101, ack_id=5_000_001)
+    clock.advance(3600)
+    outbox.run_once()
+    assert world.outbox() == [(1, "guard_ack", "canceled", notes.NO_LONGER_CALLED_FOR)]
+    assert basecamp.messages_at(boost_on(101)) == []
+
+
+def test_a_request_that_never_reaches_basecamp_for_a_day_is_given_up_for_a_person(
+    world: LedgerWorld, outbox: Outbox, basecamp: FakeBasecamp, clock: FakeClock
+) -> None:
+    world.request(101)
+    clock.advance(31)
+    for _ in range(60):
+        basecamp.posts = [Post.not_connected]
+        outbox.flush()
+        clock.advance(1800)
+        if world.state_of(1) != "pending":
+            break
+    assert world.outbox() == [(1, "guard_ack", "canceled", notes.given_up(notes.NOT_CONNECTED))]
+    assert 24 * 2 <= basecamp.post_count() <= 24 * 2 + 2
+    assert basecamp.messages_at(boost_on(101)) == []
+
+
+def test_a_resent_intent_counts_its_day_afresh(
+    world: LedgerWorld, outbox: Outbox, basecamp: FakeBasecamp, clock: FakeClock
+) -> None:
+    world.request(101)
+    clock.advance(31)
+    basecamp.posts = [Post.not_connected]
+    outbox.flush()
+    clock.advance(25 * 3600)
+    basecamp.posts = [Post.not_connected]
+    outbox.flush()
+    assert world.outbox() == [(1, "guard_ack", "canceled", notes.given_up(notes.NOT_CONNECTED))]
+    resolve_intent(world.ledger, 1, Resend("local:test"))
+    basecamp.posts = [Post.not_connected]
+    assert outbox.flush().results[0] is SendResult.retry, "a new day of retries, not given up at once"
+    assert world.outbox() == [(1, "guard_ack", "pending", notes.NOT_CONNECTED)]

@@ -9,6 +9,7 @@ stale rather than prove nothing.
 
 from __future__ import annotations
 
+from tests.proofs.catalogue_adopted_reply import ADOPTED_REPLY
 from tests.proofs.catalogue_bad_input import BAD_INPUT
 from tests.proofs.catalogue_decisions import DECISIONS
 from tests.proofs.catalogue_demo import DEMO
@@ -17,6 +18,7 @@ from tests.proofs.catalogue_end_to_end import END_TO_END
 from tests.proofs.catalogue_foundations import FOUNDATIONS
 from tests.proofs.catalogue_limits import LIMITS
 from tests.proofs.catalogue_live import LIVE
+from tests.proofs.catalogue_not_created import NOT_CREATED
 from tests.proofs.catalogue_one_home import ONE_HOME
 from tests.proofs.catalogue_operating import OPERATING
 from tests.proofs.catalogue_routes import ROUTES
@@ -154,7 +156,7 @@ OUTBOX = [
     ),
     rule(
         "a refusal cancels with the refused note and is never listed",
-        "rows.cancel(connection, row.id, IntentState.sending, notes.REFUSED_NOTE, now)",
+        "rows.cancel(connection, row.id, IntentState.sending, note, now)",
         "rows.defer(connection, row.id, now + self._options.reconcile_after)",
         "test_a_refused_request_is_canceled_with_the_note_and_never_listed",
     ),
@@ -307,7 +309,7 @@ OUTBOX = [
     ),
     rule(
         "the sender's moves ask core.edges before any SQL",
-        "        moved = asked(INTENT_EDGES, expected, to, Actor.automatic)\n",
+        "        moved = asked(INTENT_EDGES, expected, to, Actor.automatic, note)\n",
         "        moved = to\n",
         "test_an_illegal_intent_move_is_refused_by_core_before_sql",
     ),
@@ -374,4 +376,4 @@ TRANSITION_INTENTS = [
     ),
 ]
 
-MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *LIMITS, *LIVE, *ROUTES, *TOKENS, *WORLD, *BAD_INPUT]
+MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *LIMITS, *LIVE, *ROUTES, *TOKENS, *WORLD, *BAD_INPUT, *NOT_CREATED, *ADOPTED_REPLY]

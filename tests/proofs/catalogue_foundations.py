@@ -66,13 +66,13 @@ CORE_EDGES = [
     ),
     rule(
         "edges: a canceled intent returns to pending only with the refused note (the table)",
-        "only_with_note=REFUSED_NOTE,",
-        "only_with_note=None,",
+        "only_with_notes=RESENDABLE_NOTES,",
+        "only_with_notes=None,",
         "test_a_canceled_intent_nothing_refused_never_comes_back",
     ),
     rule(
         "edges: the refused-note condition is checked on the move",
-        "        if edge.only_with_note is not None and note != edge.only_with_note:\n",
+        "        if edge.only_with_notes is not None and note not in edge.only_with_notes:\n",
         "        if False:\n",
         "test_a_canceled_intent_nothing_refused_never_comes_back",
     ),
@@ -450,7 +450,7 @@ CORE_RESOLUTION = [
     ),
     rule(
         "resolution: a refused (canceled) intent may be resent",
-        "        case IntentState.canceled if note == notes.REFUSED_NOTE:\n            if not isinstance(resolution, Resend):",
+        "        case IntentState.canceled if notes.resendable(note):\n            if not isinstance(resolution, Resend):",
         "        case IntentState.canceled if False:\n            if not isinstance(resolution, Resend):",
         "test_a_person_may_resend_a_refused_intent",
     ),
@@ -480,7 +480,7 @@ CORE_RESOLUTION = [
     ),
     rule(
         "resolution: a canceled intent Basecamp refused is offered a resend (resolve's own rule)",
-        '        case IntentState.canceled if note == notes.REFUSED_NOTE:\n            allowed = decision == "resend"\n',
+        '        case IntentState.canceled if notes.resendable(note):\n            allowed = decision == "resend"\n',
         "",
         "test_an_indeterminate_intent_offers_every_decision_a_refused_one_only_resend",
         "test_what_is_offered_is_exactly_what_resolve_allows",
@@ -769,14 +769,16 @@ LEDGER = [
 SCHEMA = [
     rule(
         "schema: an outbox intent moves only along its edges (trigger)",
-        "WHEN NEW.state <> OLD.state AND NOT (\n       (OLD.state = 'pending'",
-        "WHEN 0 AND NOT (\n       (OLD.state = 'pending'",
+        "WHEN NEW.state <> OLD.state AND NOT (\n       (OLD.state = 'pending' AND NEW.state IN ('sending', 'canceled'))\n"
+        "    OR (OLD.state = 'sending' AND NEW.state IN ('sent', 'indeterminate', 'canceled'))\n    OR (OLD.state = 'sending' AND NEW.state = 'pending'",
+        "WHEN 0 AND NOT (\n       (OLD.state = 'pending' AND NEW.state IN ('sending', 'canceled'))\n"
+        "    OR (OLD.state = 'sending' AND NEW.state IN ('sent', 'indeterminate', 'canceled'))\n    OR (OLD.state = 'sending' AND NEW.state = 'pending'",
         "test_every_pair_of_outbox_states_against_the_edge_trigger",
     ),
     rule(
-        "schema: a canceled intent returns to pending only with the refused note (trigger)",
-        "\n        AND OLD.note = 'the request was refused; no message was created'))",
-        "))",
+        "schema: a canceled intent returns to pending only with a resendable note (trigger, migration 8)",
+        "    OR (OLD.state = 'canceled' AND NEW.state = 'pending' AND OLD.note IN (",
+        "    OR (OLD.state = 'canceled' AND NEW.state = 'pending' AND 1 OR OLD.note IN (",
         "test_every_pair_of_outbox_states_against_the_edge_trigger",
     ),
     rule(

@@ -87,8 +87,8 @@ STATUS: list[Mutation] = [
     ),
     rule(
         "status: refused intents wait for a person too",
-        "\" FROM outbox WHERE state = 'indeterminate' OR (state = 'canceled' AND note = ?)\"",
-        "\" FROM outbox WHERE state = 'indeterminate' OR (0 AND note = ?)\"",
+        "\" FROM outbox WHERE state = 'indeterminate' OR (state = 'canceled' AND note IN\"",
+        "\" FROM outbox WHERE state = 'indeterminate' OR (0 AND note IN\"",
         "test_the_report_counts_what_the_ledger_holds",
     ),
     rule(

@@ -11,7 +11,7 @@ from returns.result import Failure, Success
 
 from core import notes
 from core.edges import Actor, IntentState, step
-from core.resolution import Abandon, Move, RefusedDecision, Resend, Resolution, Sent, resolve
+from core.resolution import Abandon, Move, RefusedDecision, Resend, Resolution, Sent, open_decisions, resolve
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 BY = "local:jorge"
@@ -140,3 +140,11 @@ def test_sent_needs_a_real_receipt(receipt_id: int) -> None:
     refused = resolve(S.indeterminate, "", Sent(receipt_id, BY), NOW).failure()
     assert "positive" in refused.reason
     assert str(receipt_id) in refused.reason
+
+
+@pytest.mark.parametrize("note", sorted(notes.GIVEN_UP_NOTES))
+def test_a_person_may_resend_an_intent_given_up_after_a_day_unreached(note: str) -> None:
+    assert resolve(S.canceled, note, Resend(BY), NOW) == Success(
+        Move(S.pending, "resolved: resend", BY, reset_reconciliation=True, not_before=NOW)
+    )
+    assert open_decisions(S.canceled, note) == ("resend",)

@@ -83,6 +83,7 @@ from returns.result import Success
 from core import notes
 from core.destinations import Destination, MessageKind
 from core.edges import INTENT_EDGES, Actor, IntentState
+from core.not_created import not_created_cause
 from core.posting import PostOutcome, Receipt, Refused, Uncertain
 from core.reconcile import MAX_RECONCILE_FAILURES
 from core.resolution import Abandon, Resend, Sent
@@ -131,14 +132,14 @@ MAY_HAVE_A_MESSAGE = frozenset({IntentState.sending, IntentState.sent, IntentSta
 AUDIT_SQL = (
     "CREATE TABLE IF NOT EXISTS sim_audit (seq INTEGER PRIMARY KEY AUTOINCREMENT,"
     " intent_id INTEGER NOT NULL, old_state TEXT, new_state TEXT NOT NULL, old_note TEXT,"
-    " old_receipt INTEGER, new_receipt INTEGER)",
+    " old_receipt INTEGER, new_receipt INTEGER, new_note TEXT)",
     "CREATE TRIGGER IF NOT EXISTS sim_audit_insert AFTER INSERT ON outbox BEGIN"
     " INSERT INTO sim_audit (intent_id, old_state, new_state, old_note, old_receipt, new_receipt)"
     " VALUES (NEW.id, NULL, NEW.state, NULL, NULL, NEW.receipt_id); END",
     "CREATE TRIGGER IF NOT EXISTS sim_audit_update AFTER UPDATE ON outbox"
     " WHEN NEW.state IS NOT OLD.state OR NEW.receipt_id IS NOT OLD.receipt_id BEGIN"
-    " INSERT INTO sim_audit (intent_id, old_state, new_state, old_note, old_receipt, new_receipt)"
-    " VALUES (NEW.id, OLD.state, NEW.state, OLD.note, OLD.receipt_id, NEW.receipt_id); END",
+    " INSERT INTO sim_audit (intent_id, old_state, new_state, old_note, old_receipt, new_receipt, new_note)"
+    " VALUES (NEW.id, OLD.state, NEW.state, OLD.note, OLD.receipt_id, NEW.receipt_id, NEW.note); END",
 )
 
 
@@ -278,6 +279,8 @@ class OutboxSimulation(RuleBasedStateMachine):
         # ground truth, kept by SimBasecamp
         self.requested_in_era: set[int] = set()  # intents requested since their last (re)start
         self.era_outcome: dict[int, PostOutcome] = {}
+        self.retrying: set[int] = set()  # whose last request provably never reached Basecamp
+        self.ever_retried: set[int] = set()
         self.messages_of: dict[int, list[int]] = {}
         self.owner_of_message: dict[int, int] = {}
         self.requests = 0
@@ -303,7 +306,8 @@ class OutboxSimulation(RuleBasedStateMachine):
         with self.ledger.read() as connection:
             held = connection.execute("SELECT 1 FROM hold_marker").fetchone() is not None
             sending = [row for row in self._read_rows(connection) if row.state is IntentState.sending]
-            fresh = [row for row in sending if row.id not in self.requested_in_era]
+            # a retry of a request that never reached Basecamp starts a new era: one more request
+            fresh = [row for row in sending if row.id not in self.requested_in_era or row.id in self.retrying]
             assert not held, f"invariant 5: a request to {destination} while the hold marker stands"
             assert len(fresh) == 1, (
                 f"invariant 3/4: a request to {destination} must follow exactly one fresh claim; "
@@ -324,6 +328,8 @@ class OutboxSimulation(RuleBasedStateMachine):
                     f"invariant 9: guard intent {row.id} requested while its task rows read {guards}"
                 )
         self.requested_in_era.add(row.id)
+        self.retrying.discard(row.id)
+        self.era_outcome.pop(row.id, None)
         action, self.in_flight = self.in_flight, None
         if action is not None:
             action()  # another part of the connector commits while this request is in flight
@@ -354,6 +360,10 @@ class OutboxSimulation(RuleBasedStateMachine):
     def outcome_returned(self, intent_id: int, outcome: PostOutcome) -> None:
         self.era_outcome[intent_id] = outcome
         STATS[f"request: {type(outcome).__name__.lower()}"] += 1
+        if isinstance(outcome, Refused) and not_created_cause(outcome) is not None:
+            self.retrying.add(intent_id)
+            self.ever_retried.add(intent_id)
+            STATS["request: never reached Basecamp"] += 1
 
     def agent_message_ids(self, destination: Destination) -> set[int]:
         return {
@@ -391,7 +401,7 @@ class OutboxSimulation(RuleBasedStateMachine):
         with self.ledger.read() as connection:
             rows = self._read_rows(connection)
             audit = connection.execute(
-                "SELECT seq, intent_id, old_state, new_state, old_note, old_receipt, new_receipt"
+                "SELECT seq, intent_id, old_state, new_state, old_note, old_receipt, new_receipt, new_note"
                 " FROM sim_audit WHERE seq > ? ORDER BY seq",
                 (self.audit_seen,),
             ).fetchall()
@@ -703,7 +713,8 @@ class OutboxSimulation(RuleBasedStateMachine):
         self.fake.posts.append(behaviour)
 
     @rule(pattern=st.lists(st.sampled_from([Post.land, Post.lost_after_landing, Post.lost_before_landing,
-                                            Post.refuse]), min_size=1, max_size=3))
+                                            Post.refuse, Post.not_connected, Post.rate_limited]),
+                           min_size=1, max_size=3))
     def basecamp_answers_posts_in_turn(self, pattern: list[Post]) -> None:
         """Until told otherwise, the posts not scripted one by one do these, in turn."""
         self.clean = False
@@ -804,7 +815,7 @@ class OutboxSimulation(RuleBasedStateMachine):
             row
             for row in self.rows.values()
             if row.state is IntentState.indeterminate
-            or (row.state is IntentState.canceled and row.note == notes.REFUSED_NOTE)
+            or (row.state is IntentState.canceled and notes.resendable(row.note))
         ]
 
     @precondition(lambda self: self._resolvable())
@@ -857,14 +868,14 @@ class OutboxSimulation(RuleBasedStateMachine):
 
     def _check_audit(self, connection: sqlite3.Connection, person: bool) -> None:
         audit = connection.execute(
-            "SELECT seq, intent_id, old_state, new_state, old_note, old_receipt, new_receipt"
+            "SELECT seq, intent_id, old_state, new_state, old_note, old_receipt, new_receipt, new_note"
             " FROM sim_audit WHERE seq > ? ORDER BY seq",
             (self.audit_seen,),
         ).fetchall()
         self._judge_audit(audit, Actor.person if person else Actor.automatic)
 
     def _judge_audit(self, audit: list[tuple], actor: Actor) -> None:
-        for seq, intent_id, old_state, new_state, old_note, old_receipt, new_receipt in audit:
+        for seq, intent_id, old_state, new_state, old_note, old_receipt, new_receipt, new_note in audit:
             self.audit_seen = seq
             if old_state is None:
                 assert new_state == IntentState.pending, f"intent {intent_id} was written {new_state}"
@@ -874,7 +885,9 @@ class OutboxSimulation(RuleBasedStateMachine):
                     f"invariant 6: intent {intent_id}'s receipt changed {old_receipt} -> {new_receipt}"
                 )
             if old_state != new_state:
-                moved = INTENT_EDGES.step(IntentState(old_state), IntentState(new_state), actor, old_note)
+                retry = (old_state, new_state) == (IntentState.sending, IntentState.pending)
+                note = new_note if retry else old_note  # a retry's edge reads the cause it writes
+                moved = INTENT_EDGES.step(IntentState(old_state), IntentState(new_state), actor, note)
                 assert isinstance(moved, Success), (
                     f"invariant 7: intent {intent_id} moved {old_state} -> {new_state} by {actor}: {moved}"
                 )
@@ -947,19 +960,33 @@ class OutboxSimulation(RuleBasedStateMachine):
                 assert row.reconcile_failures < MAX_RECONCILE_FAILURES, (
                     f"invariant 10: intent {row.id} still sending after {row.reconcile_failures} failed listings"
                 )
+            retried = row.id in self.retrying
             if row.state is IntentState.pending:
-                assert not requested, f"intent {row.id} is pending again after its request"
-            if isinstance(outcome, Refused):
+                assert not requested or retried, f"intent {row.id} is pending again after its request"
+                if retried:
+                    assert row.note in notes.NOT_CREATED_NOTES, (
+                        f"intent {row.id} is pending again without a cause proving nothing was created"
+                    )
+            cause = not_created_cause(outcome) if isinstance(outcome, Refused) else None
+            if isinstance(outcome, Refused) and cause is None:
                 assert (row.state, row.note) == (IntentState.canceled, notes.REFUSED_NOTE), (
                     f"invariant 6: intent {row.id} was refused but is {row.state} ({row.note!r})"
                 )
+            if cause is not None:
+                assert (row.state, row.note) == (IntentState.pending, cause) or (
+                    row.state is IntentState.canceled and row.note != notes.REFUSED_NOTE
+                ), f"intent {row.id} never reached Basecamp ({cause}) but is {row.state} ({row.note!r})"
+                assert not self.messages_of.get(row.id), f"intent {row.id} never reached Basecamp yet has a message"
             if row.state is IntentState.canceled and row.note == notes.REFUSED_NOTE:
                 assert isinstance(outcome, Refused), f"intent {row.id} carries the refused note unrefused"
+                assert cause is None, f"intent {row.id} carries the refused note, yet never reached Basecamp"
             if row.state is IntentState.canceled:
                 assert row.note, f"intent {row.id} canceled without a note"
-                assert row.note == notes.REFUSED_NOTE or not requested, (
+                assert notes.resendable(row.note) or not requested or retried, (
                     f"intent {row.id} canceled ({row.note}) after its request"
                 )
+                if row.note in notes.GIVEN_UP_NOTES:
+                    assert retried, f"intent {row.id} given up without its request failing to reach Basecamp"
             if row.state in (IntentState.indeterminate, IntentState.abandoned):
                 assert row.note, f"invariant 4: intent {row.id} is {row.state} without a note"
             if isinstance(outcome, Receipt):
@@ -1026,6 +1053,12 @@ class OutboxSimulation(RuleBasedStateMachine):
                 assert row.state in QUIET_STATES, f"invariant 4: intent {row.id} stays {row.state}"
             if row.state in (IntentState.indeterminate, IntentState.abandoned, IntentState.canceled):
                 assert row.note, f"invariant 4: intent {row.id} is {row.state} without a note"
+            if row.id in self.ever_retried:  # a connect failure or a 429: neither lost nor doubled
+                STATS[f"final after a retry: {row.state}"] += 1
+                assert len(self.messages_of.get(row.id, [])) <= 1
+                if row.state is IntentState.sent:
+                    assert self.messages_of.get(row.id) == [row.receipt_id]
+                assert row.state is not IntentState.canceled or row.note not in notes.NOT_CREATED_NOTES
 
 
 OutboxSimulation.TestCase.settings = settings(

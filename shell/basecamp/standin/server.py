@@ -79,10 +79,11 @@ class StandIn:
         rate_limit: RateLimit | None = None,
         ticket_ttl: int = DEFAULT_TICKET_TTL,
         ping_interval: float = DEFAULT_PING_INTERVAL,
+        make_token: Callable[[], str] | None = None,
     ) -> None:
         if not page_sizes or any(size < 1 for size in page_sizes):
             raise ValueError(f"page sizes must be positive, not {tuple(page_sizes)}")
-        self.world: World = build_world(world)
+        self.world: World = build_world(world, make_token)  # make_token: a restart keeps its tokens
         now = clock or _utc_now
         self._now = now
         self._faults = FaultBook()

@@ -1,0 +1,85 @@
+"""A create that provably never reached Basecamp: try it again later, or give it up for a person.
+
+Rules:
+1. A ``Refused`` outcome proves nothing was created. It also proves Basecamp did not refuse the
+   message itself when the connection never opened (``not_connected``), the client never wrote
+   the request (``not_sent``), or Basecamp answered 429 (rate limited) or 408 (it never had the
+   whole request). Those are ``Retry``: ``sending -> pending`` with the cause as the note (one
+   of ``notes.NOT_CREATED_NOTES``). Any other 4xx is Basecamp's refusal of the message:
+   ``Refuse``, canceled with the refused note, for a person (``lifecycle-outbox-pr`` invariant 7).
+2. A retry is due after a backoff: as long as it has been retrying so far, at least
+   ``FIRST_RETRY_WAIT`` and at most ``LONGEST_RETRY_WAIT`` (so the waits roughly double), and
+   never before a 429's Retry-After.
+3. Once it has been retrying for ``RETRY_BOUND`` (24 h), the next such outcome gives it up:
+   ``StopRetrying``, canceled with the cause (``notes.given_up``), which a person may resend.
+4. ``retrying_since`` is when the first retry of this run of tries was recorded (None: this is
+   the first); the shell keeps it and a person's resend clears it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from core import notes
+from core.posting import RefusalCause, Refused
+
+RETRY_BOUND = timedelta(hours=24)
+FIRST_RETRY_WAIT = timedelta(seconds=30)
+LONGEST_RETRY_WAIT = timedelta(minutes=30)
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """Back to pending with ``note`` (the cause), due at ``due_at``; ``since`` starts or keeps the run."""
+
+    note: str
+    due_at: datetime
+    since: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StopRetrying:
+    """Canceled with ``note``: tried for the bound and never reached Basecamp; a person may resend."""
+
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class Refuse:
+    """Basecamp refused the message itself: canceled with the refused note."""
+
+    note: str = notes.REFUSED_NOTE
+
+
+AfterRefusal = Retry | StopRetrying | Refuse
+
+
+def not_created_cause(outcome: Refused) -> str | None:
+    """The note proving ``outcome`` never reached Basecamp (rule 1), or None for Basecamp's own refusal."""
+    match outcome.cause:
+        case RefusalCause.not_connected:
+            return notes.NOT_CONNECTED
+        case RefusalCause.not_sent:
+            return notes.NOT_WRITTEN
+        case RefusalCause.answered if outcome.status == 429:
+            return notes.RATE_LIMITED
+        case RefusalCause.answered if outcome.status == 408:
+            return notes.REQUEST_TIMEOUT
+        case RefusalCause.answered:
+            return None
+
+
+def after_refusal(outcome: Refused, now: datetime, retrying_since: datetime | None) -> AfterRefusal:
+    """What a sending intent whose one request came to ``outcome`` becomes (rules 1-3)."""
+    cause = not_created_cause(outcome)
+    if cause is None:
+        return Refuse()
+    since = now if retrying_since is None else min(retrying_since, now)
+    tried_for = now - since
+    if tried_for >= RETRY_BOUND:
+        return StopRetrying(notes.given_up(cause))
+    wait = min(max(tried_for, FIRST_RETRY_WAIT), LONGEST_RETRY_WAIT)
+    if outcome.retry_after_seconds is not None and outcome.retry_after_seconds > 0:
+        wait = max(wait, timedelta(seconds=min(outcome.retry_after_seconds, RETRY_BOUND.total_seconds())))
+    return Retry(cause, now + wait, since)

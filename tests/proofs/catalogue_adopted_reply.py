@@ -1,0 +1,96 @@
+"""Issue 10 item 3: the adopted-reply rule (spec 3.6 with the PR's filter) and progress_at."""
+
+from __future__ import annotations
+
+from tests.proofs.mutation import Mutation, rule
+
+ADOPTED_REPLY: list[Mutation] = [
+    rule(
+        "adopted reply: exactly one adoptable reply is adopted, several none",
+        "    if len(adoptable) != 1:\n        return None\n    (reply_id,) = adoptable\n",
+        "    if not adoptable:\n        return None\n    reply_id = min(adoptable)\n",
+        "test_two_replies_adopt_neither",
+        "test_two_replies_at_the_destination_adopt_neither",
+        "test_an_adopted_reply_is_the_one_message_every_filter_lets_through",
+    ),
+    rule(
+        "adopted reply: created strictly after the row's delivery",
+        "        and message.created_at > delivered_at\n",
+        "        and True\n",
+        "test_a_reply_at_or_before_delivery_is_not_adopted",
+    ),
+    rule(
+        "adopted reply: created before the task's next acknowledgement",
+        "        and (next_ack_at is None or message.created_at < next_ack_at)\n",
+        "        and True\n",
+        "test_a_reply_after_the_next_acknowledgement_is_not_adopted",
+    ),
+    rule(
+        "adopted reply: the task's next acknowledgement is the earliest later one",
+        "    return min(later, default=None)\n",
+        "    return None\n",
+        "test_the_next_acknowledgement_is_the_earliest_later_one_on_the_task",
+    ),
+    rule(
+        "adopted reply: never the worker's own acknowledgement or reply",
+        "        and message.id not in workers_own\n        and message.id not in lifecycle.receipts\n",
+        "        and True\n        and message.id not in lifecycle.receipts\n",
+        "test_the_workers_own_acknowledgement_is_not_its_reply",
+    ),
+    rule(
+        "adopted reply: never a lifecycle message, by receipt id",
+        "        and message.id not in lifecycle.receipts\n",
+        "        and True\n",
+        "test_a_lifecycle_message_is_never_adopted_by_receipt_or_by_words",
+    ),
+    rule(
+        "adopted reply: never a lifecycle message, by the words of a non-canceled intent",
+        "        and message.text not in lifecycle.words\n",
+        "        and True\n",
+        "test_a_lifecycle_message_is_never_adopted_by_receipt_or_by_words",
+        "test_the_one_reply_a_worker_never_reported_is_adopted_not_the_lifecycle_notice",
+    ),
+    rule(
+        "adopted reply: a canceled intent's words never hide a worker's reply (the PR's review point)",
+        "        if state != IntentState.canceled:\n            bodies.append(str(body))\n",
+        "        bodies.append(str(body))\n",
+        "test_a_canceled_notice_s_words_never_hide_the_worker_s_reply",
+    ),
+    rule(
+        "adopted reply: only an unknown, delivered row with no reply is a candidate",
+        "        and row.adopted_reply_id is None\n    )\n",
+        "    )\n",
+        "test_only_an_unknown_delivered_row_without_a_reply_is_a_candidate",
+    ),
+    rule(
+        "adopted reply: every settlement is followed by the rule for its task",
+        "        self._settled(launch.task_id)\n",
+        "",
+        "test_every_settlement_is_followed_by_the_adopted_reply_rule_for_its_task",
+    ),
+    rule(
+        "adopted reply: recovery's settlement is followed by the rule too",
+        "            self._settled(attempt.task_id)\n",
+        "",
+        "test_every_settlement_is_followed_by_the_adopted_reply_rule_for_its_task",
+    ),
+    rule(
+        "adopted reply: adopted_reply_id is written",
+        "                if deliveries.adopt_reply(connection, task_id, row.event_id, reply_id) != 1:\n",
+        "                if True:\n",
+        "test_the_one_reply_a_worker_never_reported_is_adopted_not_the_lifecycle_notice",
+    ),
+    rule(
+        "progress: a worker's report stamps its attempt's progress_at",
+        '        "UPDATE attempts SET progress_at = ? WHERE task_id = ? AND state <> \'ended\'"\n',
+        '        "UPDATE attempts SET progress_at = progress_at WHERE ? <> \'\' AND task_id = ? AND state <> \'ended\'"\n',
+        "test_a_workers_reports_stamp_its_attempts_progress_at_most_every_thirty_seconds",
+        "test_a_still_running_notice_after_a_report_says_when_the_worker_last_progressed",
+    ),
+    rule(
+        "progress: progress_at moves at most every 30 s",
+        '        " AND (progress_at IS NULL OR progress_at <= ?)",\n',
+        '        " AND (progress_at IS NULL OR progress_at <= ? OR 1)",\n',
+        "test_a_workers_reports_stamp_its_attempts_progress_at_most_every_thirty_seconds",
+    ),
+]
