@@ -14,5 +14,5 @@ Rules:
    - ``task_events``: ``deliveries`` (joins, exposure, pulls, guards, reports, settlement)
    - ``outbox``: ``outbox`` (intents written, claimed, settled, resolved by a person)
    - ``decisions``: ``decisions``
-   - ``schema_migrations``: ``connection``
+   - ``schema_migrations``: ``schema``
 """

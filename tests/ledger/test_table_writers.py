@@ -22,7 +22,7 @@ WRITERS = {
     "task_events": "deliveries.py",
     "outbox": "outbox.py",
     "decisions": "decisions.py",
-    "schema_migrations": "connection.py",
+    "schema_migrations": "schema.py",
 }
 """Table -> the one module that writes it (rule of ``shell/ledger/__init__.py``)."""
 
