@@ -12,6 +12,8 @@ Rules:
    ``setup``). The check comes after the local ones (the worker program, the lock, the ledger),
    so a person offline still hears of those, and a second ``run`` beside a running one is
    turned away by the lock without a request.
+4. ``--hold`` sets the durable hold (``shell.ledger.hold``) after the identity check and before
+   the connector starts: intake and admission run, nothing launches or posts until ``release``.
 """
 
 from __future__ import annotations
@@ -28,10 +30,13 @@ from shell import private_files
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.identity import check_identity
 from shell.cli.arguments import add_state_arguments, positive_seconds
+from shell.cli.hold import reason_of
+from shell.cli.who import deciding_person
 from shell.clock import SystemClock
 from shell.connector import Connector
-from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
+from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_USAGE, UserError
 from shell.ledger.connection import open_ledger
+from shell.ledger.hold import set_hold
 from shell.state.config import StatePaths, load_config, locate_state, read_token
 from shell.state.lock import acquire
 from shell.worker.driver import WorkerCommand
@@ -50,6 +55,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "  bin/connect run --account 999999999 --agent 1049715901\n"
             "  bin/connect run --state-dir ~/.local/state/basecamp-connector/999999999-1049715901\n"
             "  bin/connect run --shadow        # beside the running one: admits and logs, posts nothing\n"
+            "  bin/connect run --hold --reason 'after the upgrade'   # nothing launches or posts until\n"
+            "                                                        # `bin/connect release`\n"
             "\n"
             "exit codes: 0 stopped by SIGTERM or SIGINT; 3 configuration, token, worker program or\n"
             "ledger (one line says which); 6 another connector runs for this account and agent, or\n"
@@ -70,6 +77,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="admit and log on a ledger of its own; dispatch nothing, post nothing",
     )
     parser.add_argument(
+        "--hold",
+        action="store_true",
+        help="set the durable hold before intake starts: nothing launches or posts until `release`",
+    )
+    parser.add_argument(
+        "--reason", metavar="TEXT", default="run --hold", help="why, with --hold (default 'run --hold')"
+    )
+    parser.add_argument("--by", help="who holds it, with --hold (default local:<your user name>)")
+    parser.add_argument(
         "--poll-seconds", type=positive_seconds, default=5.0, help="how often to read the feed (default 5)"
     )
     parser.add_argument(
@@ -82,6 +98,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.hold and args.shadow:
+        raise UserError("--hold is the connector's: a shadow run dispatches and posts nothing", EXIT_USAGE)
+    hold_by = deciding_person(args.by) if args.hold else ""
+    hold_reason = reason_of(args.reason) if args.hold else ""
     paths = locate_state(args.state_dir, args.account, args.agent)
     configuration = load_config(paths.config)
     token = read_token(Path(configuration.token_file))
@@ -107,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
             consequence="not started",
             wrong_person_hint=" (give the agent's own token, or run setup for that person)",
         )
+        if args.hold:  # before intake starts (rule 4)
+            print(set_hold(ledger, hold_by, hold_reason, clock.now()).summary, flush=True)
         connector = Connector(
             configuration,
             ledger,

@@ -14,5 +14,7 @@ Rules:
    - ``task_events``: ``deliveries`` (joins, exposure, pulls, guards, reports, settlement)
    - ``outbox``: ``outbox`` (intents written, claimed, settled, resolved by a person)
    - ``decisions``: ``decisions``
+   - ``hold_marker``: ``hold`` (a person's hold and release)
+   - ``generations``: ``hold``
    - ``schema_migrations``: ``schema``
 """

@@ -52,8 +52,10 @@ def read_snapshot(ledger: Ledger, dispatch_limit: int = LAST_DISPATCHES) -> Ledg
 
 
 def _hold(connection: sqlite3.Connection) -> Hold | None:
-    found = connection.execute("SELECT held_by, held_at FROM hold_marker WHERE id = 1").fetchone()
-    return None if found is None else Hold(str(found[0]), str(found[1]))
+    found = connection.execute(
+        "SELECT held_by, held_at, cause, generation FROM hold_marker WHERE id = 1"
+    ).fetchone()
+    return None if found is None else Hold(str(found[0]), str(found[1]), str(found[2]), int(found[3]))
 
 
 def _feed(connection: sqlite3.Connection) -> tuple[FeedCheckpoint, ...]:
@@ -93,7 +95,7 @@ def _event_ids(connection: sqlite3.Connection, task_id: int) -> tuple[int, ...]:
 def _live_tasks(connection: sqlite3.Connection) -> tuple[LiveTask, ...]:
     rows = connection.execute(
         "SELECT t.id, t.superseded_at IS NOT NULL, t.conversation_key, t.created_at, t.deadline_at,"
-        " a.id, a.state, a.pid, a.launched_at"
+        " a.id, a.state, a.pid, a.launched_at, a.left_at"
         " FROM tasks t LEFT JOIN attempts a ON a.task_id = t.id"
         "  AND a.seq = (SELECT MAX(seq) FROM attempts WHERE task_id = t.id)"
         " WHERE t.ended_at IS NULL ORDER BY t.id"
@@ -107,7 +109,7 @@ def _live_tasks(connection: sqlite3.Connection) -> tuple[LiveTask, ...]:
             deadline_at=None if deadline_at is None else str(deadline_at),
             attempt=None
             if attempt_id is None
-            else LiveAttempt(str(attempt_id), AttemptState(attempt_state), pid, str(launched_at)),
+            else LiveAttempt(str(attempt_id), AttemptState(attempt_state), pid, str(launched_at), left_at),
             event_ids=_event_ids(connection, int(task_id)),
         )
         for (
@@ -120,6 +122,7 @@ def _live_tasks(connection: sqlite3.Connection) -> tuple[LiveTask, ...]:
             attempt_state,
             pid,
             launched_at,
+            left_at,
         ) in rows
     )
 

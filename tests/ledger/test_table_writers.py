@@ -22,6 +22,8 @@ WRITERS = {
     "task_events": "deliveries.py",
     "outbox": "outbox.py",
     "decisions": "decisions.py",
+    "hold_marker": "hold.py",
+    "generations": "hold.py",
     "schema_migrations": "schema.py",
 }
 """Table -> the one module that writes it (rule of ``shell/ledger/__init__.py``)."""
