@@ -86,5 +86,5 @@ def run(args: argparse.Namespace) -> int:
             if args.json:
                 print(json.dumps({"event_id": args.event_id, "settled": False, "summary": why}, indent=2))
             print(f"error: {why}", file=sys.stderr)
-            return EXIT_REFUSED
+            return EXIT_REFUSED  # rule 3
     raise AssertionError("unreachable")  # pragma: no cover

@@ -32,6 +32,7 @@ from core.presentation.status_values import (
     WaitingIntent,
     WaitingRecord,
 )
+from shell.ledger import hold
 from shell.ledger.connection import Ledger
 
 
@@ -52,10 +53,8 @@ def read_snapshot(ledger: Ledger, dispatch_limit: int = LAST_DISPATCHES) -> Ledg
 
 
 def _hold(connection: sqlite3.Connection) -> Hold | None:
-    found = connection.execute(
-        "SELECT held_by, held_at, cause, generation FROM hold_marker WHERE id = 1"
-    ).fetchone()
-    return None if found is None else Hold(str(found[0]), str(found[1]), str(found[2]), int(found[3]))
+    found = hold.standing(connection)
+    return None if found is None else Hold(found.held_by, found.held_at, found.cause, found.generation)
 
 
 def _feed(connection: sqlite3.Connection) -> tuple[FeedCheckpoint, ...]:
