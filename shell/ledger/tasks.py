@@ -185,9 +185,11 @@ def _join(
 
 
 def join_follow_ups(connection: sqlite3.Connection, task_id: int, now: datetime) -> tuple[int, ...]:
-    """Records that arrived on a live task's conversation join it, to be pulled by its worker."""
+    """Records that arrived on a live task's conversation join it, to be pulled by its worker; none
+    joins a task whose token a person's redispatch retired (its worker could never pull them)."""
     found = connection.execute(
-        "SELECT conversation_key FROM tasks WHERE id = ? AND superseded_at IS NULL", (task_id,)
+        "SELECT conversation_key FROM tasks WHERE id = ? AND superseded_at IS NULL AND token_retired_at IS NULL",
+        (task_id,),
     ).fetchone()
     if found is None:
         return ()
@@ -398,3 +400,31 @@ def settle_left_launch(connection: sqlite3.Connection, plan: Settle, by: str, no
         f"attempt {plan.facts.attempt_id} is no longer left mid-launch",
     )
     end_attempt(connection, plan.facts.attempt_id, plan.stop_reason, spawn_failed=plan.spawn_failed, now=now)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedWorker:
+    """The live attempt's recorded process, as a person's redispatch stops it (None fields: not recorded)."""
+
+    attempt_id: str | None
+    pid: int | None
+    pgid: int | None
+    process_started: str
+
+
+def retire_token(connection: sqlite3.Connection, task_id: int, now: datetime) -> RecordedWorker:
+    """A person's redispatch retires live task ``task_id``'s token (its worker's tools are refused
+    from this transaction on); the task runs on until its attempt ends. Its recorded worker."""
+    _checked(
+        connection.execute(
+            "UPDATE tasks SET token_retired_at = COALESCE(token_retired_at, ?) WHERE id = ? AND superseded_at IS NULL",
+            (format_timestamp(now), task_id),
+        ),
+        f"task {task_id} is no longer live",
+    )
+    found = connection.execute(
+        "SELECT id, pid, pgid, process_started FROM attempts WHERE task_id = ? AND state <> 'ended'", (task_id,)
+    ).fetchone()
+    if found is None:
+        return RecordedWorker(None, None, None, "")
+    return RecordedWorker(str(found[0]), found[1], found[2], str(found[3]))

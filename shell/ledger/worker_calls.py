@@ -5,8 +5,9 @@ Rules:
 1. ``DispatchLedger`` keeps the SHA-256 hex of its token, never the token. Nothing here logs,
    stores or raises it; a log line names the task and the event, and the states they moved.
 2. Every call is one ``BEGIN IMMEDIATE`` transaction (``Ledger.write()``) that first resolves
-   the token to a live task (``token_sha256`` equal, ``superseded_at IS NULL``): a token whose
-   task was superseded is refused from that transaction on, whatever the call.
+   the token to a live task (``token_sha256`` equal, ``superseded_at IS NULL``, and no person's
+   redispatch retired it, ``token_retired_at IS NULL``): a token whose task was superseded, or
+   retired, is refused from that transaction on, whatever the call.
 3. Then it reads the task's live rows (``retired_at IS NULL``) with their records, asks
    ``core.dispatch_tools`` what to answer and what to write, and applies each write as a
    compare-and-set on the state it was decided from, its row count checked: a row that moved
@@ -153,7 +154,8 @@ class DispatchLedger:
 
     def _task(self, connection: sqlite3.Connection) -> int:
         found = connection.execute(
-            "SELECT id FROM tasks WHERE token_sha256 = ? AND superseded_at IS NULL", (self._token_sha256,)
+            "SELECT id FROM tasks WHERE token_sha256 = ? AND superseded_at IS NULL AND token_retired_at IS NULL",
+            (self._token_sha256,),
         ).fetchone()
         if found is None:
             raise DispatchRefused(refuse(RefusalKind.task_token_refused))
