@@ -1,5 +1,6 @@
-"""The proofs of issue 11's hold and release (spec 5.5) and of the way out of an attempt left
-mid-launch. Same form as ``tests.proofs.catalogue``."""
+"""The proofs of issue 11's hold and release (spec 5.5), the way out of an attempt left
+mid-launch, and a person's redispatch of a live task (spec 5.3). Same form as
+``tests.proofs.catalogue``."""
 
 from __future__ import annotations
 
@@ -106,5 +107,63 @@ HOLD: list[Mutation] = [
         "    return task.attempt is not None and task.attempt.left_at is not None\n",
         "    return False\n",
         "test_an_attempt_left_mid_launch_is_flagged_for_a_person_with_what_to_check",
+    ),
+    rule(
+        "live redispatch: a record a live task carries is authorized pending on it",
+        "        return _authorized_live(facts, facts.live_task)\n",
+        "        pass\n",
+        "test_a_record_a_live_task_carries_is_authorized_pending_on_that_task",
+        "test_a_redispatch_of_a_live_task_is_authorized_at_once_and_admitted_when_the_task_ends",
+    ),
+    rule(
+        "live redispatch: the same authorization twice is already taken",
+        "    if facts.pending_on == task:\n",
+        "    if False:\n",
+        "test_the_same_live_redispatch_twice_is_already_taken",
+        "test_a_redispatch_of_a_live_task_is_authorized_at_once_and_admitted_when_the_task_ends",
+    ),
+    rule(
+        "live redispatch: the replaced task's token is retired",
+        "        worker = tasks.retire_token(connection, plan.stop_task, now)\n",
+        "        worker = tasks.RecordedWorker(None, None, None, '')\n",
+        "test_a_redispatch_of_a_live_task_is_authorized_at_once_and_admitted_when_the_task_ends",
+    ),
+    rule(
+        "live redispatch: a retired token is refused by the worker's tools",
+        '"SELECT id FROM tasks WHERE token_sha256 = ? AND superseded_at IS NULL AND token_retired_at IS NULL"',
+        '"SELECT id FROM tasks WHERE token_sha256 = ? AND superseded_at IS NULL"',
+        "test_a_redispatch_of_a_live_task_is_authorized_at_once_and_admitted_when_the_task_ends",
+    ),
+    rule(
+        "live redispatch: the task's end admits the record",
+        "    UPDATE events SET state = 'admitted', reason = '', revision = revision + 1, updated_at = NEW.retired_at,",
+        "    UPDATE events SET state = state, reason = '', revision = revision + 1, updated_at = NEW.retired_at,",
+        "test_a_redispatch_of_a_live_task_is_authorized_at_once_and_admitted_when_the_task_ends",
+    ),
+    rule(
+        "live redispatch: a success is never run again, pending or not",
+        "WHEN OLD.retired_at IS NULL AND NEW.retired_at IS NOT NULL AND NEW.outcome IN ('unknown', 'failed')",
+        "WHEN OLD.retired_at IS NULL AND NEW.retired_at IS NOT NULL",
+        "test_a_pending_redispatch_lapses_when_the_worker_succeeds",
+    ),
+    rule(
+        "live redispatch: the command stops the recorded worker",
+        "        result = processes.terminate_group(worker.pgid, worker.pid, worker.process_started, grace)\n",
+        "        result = processes.TerminationResult(processes.Termination.gone, 'not asked')\n",
+        "test_a_redispatch_of_a_live_task_stops_its_worker_and_runs_the_record_again_once",
+    ),
+    rule(
+        "live redispatch: what stopping found is the worker state",
+        '    "terminated": WorkerState.stopped,\n',
+        '    "terminated": WorkerState.gone,\n',
+        "test_what_stopping_the_worker_found_is_its_worker_state",
+        "test_a_redispatch_of_a_live_task_stops_its_worker_and_runs_the_record_again_once",
+    ),
+    rule(
+        "live redispatch: no notice asks a person for the redispatch a person made",
+        "    elif row.record_state == RecordState.admitted:\n        settlement = Settlement.redispatched\n",
+        "",
+        "test_a_row_whose_record_a_pending_redispatch_admitted_reads_back_redispatched_with_no_line",
+        "test_a_redispatch_of_a_live_task_stops_its_worker_and_runs_the_record_again_once",
     ),
 ]
