@@ -8,7 +8,7 @@ import sqlite3
 from datetime import datetime
 
 import pytest
-from returns.result import Result, Success
+from returns.result import Failure, Result, Success
 
 from core.decisions import Action, Refusal
 from core.notes import DISCARDED_BY_PERSON
@@ -18,7 +18,7 @@ from shell.ledger import decisions as ledger_decisions
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger
 from shell.ledger.decisions import Decided, UnknownEvent
-from shell.ledger.worker_calls import DispatchLedger, DispatchRefused
+from shell.ledger.worker_calls import DispatchLedger
 from tests.support.ledger_world import PROJECT, LedgerWorld
 
 EVENT = 501
@@ -119,8 +119,8 @@ def test_a_redispatch_of_a_live_task_is_authorized_at_once_and_admitted_when_the
     assert again.already
     with world.ledger.read() as connection:
         assert connection.execute("SELECT token_retired_at IS NOT NULL FROM tasks").fetchone() == (1,)
-    with pytest.raises(DispatchRefused):  # the replaced task's token is retired
-        DispatchLedger(world.ledger, launched.token, None).check_token()
+    # the replaced task's token is retired: the worker's tools are refused
+    assert isinstance(DispatchLedger(world.ledger, launched.token, None).check_token(), Failure)
     with world.ledger.write() as connection:
         tasks.end_attempt(connection, launched.attempt_id, StopReason.failed, spawn_failed=False,
                           now=world.ledger.clock.now())
