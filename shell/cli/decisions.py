@@ -95,6 +95,8 @@ def _taken(done: Decided, connector_runs: bool, *, stale_configuration: bool) ->
                  " the old one (routes included): restart it first")
     if done.sending_intents:
         line += f"; {len(done.sending_intents)} notice(s) already being sent cannot be called back"
+    if plan.action is Action.redispatch and done.held:
+        line += "; the hold stands, so nothing launches until `bin/connect release`"
     if plan.action is Action.redispatch and not connector_runs:
         line += "; no connector seems to run (lock file, diagnostic): it starts with `bin/connect run`"
     return {

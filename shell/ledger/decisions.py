@@ -24,7 +24,7 @@ Rules:
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from returns.result import Failure, Result, Success
@@ -34,7 +34,7 @@ from core.decisions import Action, Plan, RecordFacts, Refusal
 from core.edges import IntentState, RecordState
 from core.notes import DISCARDED_BY_PERSON
 from core.timestamps import format_timestamp, parse_timestamp
-from shell.ledger import outbox, records, tasks
+from shell.ledger import hold, outbox, records, tasks
 from shell.ledger.connection import Ledger
 from shell.ledger.tasks import RecordedWorker
 
@@ -49,6 +49,7 @@ class Decided:
     canceled_intents: tuple[int, ...]
     sending_intents: tuple[int, ...]  # being sent already: they cannot be called back (rule 3)
     worker: RecordedWorker | None = None  # a live task's worker, for the caller to stop (rule 5)
+    held: bool = False  # the hold stood when it was decided: nothing launches until release
 
 
 class UnknownEvent(Exception):
@@ -67,7 +68,8 @@ def decide(
         planned = decisions.redispatch(facts, now) if action is Action.redispatch else decisions.discard(facts)
         match planned:
             case Success(plan):
-                return Success(_apply(connection, plan, by, now))
+                done = _apply(connection, plan, by, now)
+                return Success(replace(done, held=hold.standing(connection) is not None))
             case Failure(refusal):
                 return Failure(refusal)
     raise AssertionError("unreachable")  # pragma: no cover

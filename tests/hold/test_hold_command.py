@@ -4,12 +4,16 @@ what they print (text and --json), their help, and a bad reason."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+from core.snapshots import StopReason
 from shell.cli.main import main as connect
 from shell.errors import EXIT_USAGE
+from shell.ledger import tasks
 from shell.ledger.connection import Ledger
+from tests.decisions.test_decision_command import configured
 from tests.support.ledger_world import LedgerWorld
 
 
@@ -56,3 +60,18 @@ def test_each_command_has_help_with_an_example_and_its_exit_codes(
     assert f"  bin/connect {command}" in text
     assert "exit codes: 0 " in text
     assert "--json" in text
+
+
+def test_a_redispatch_under_the_hold_says_nothing_launches_until_release(
+    world: LedgerWorld, ledger: Ledger, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    world.request(41)
+    launched = world.launch(41)
+    with ledger.write() as connection:
+        tasks.end_attempt(connection, launched.attempt_id, StopReason.lost, spawn_failed=False, now=ledger.clock.now())
+    state = configured(ledger, tmp_path)
+    assert run(capsys, "hold", "--state-dir", str(state), "--reason", "cutover")[0] == 0
+    code, out, _ = run(capsys, "redispatch", "41", "--state-dir", str(state), "--by", "local:ada")
+    assert code == 0
+    assert "Event 41 admitted again" in out
+    assert "; the hold stands, so nothing launches until `bin/connect release`" in out

@@ -166,4 +166,10 @@ HOLD: list[Mutation] = [
         "test_a_row_whose_record_a_pending_redispatch_admitted_reads_back_redispatched_with_no_line",
         "test_a_redispatch_of_a_live_task_stops_its_worker_and_runs_the_record_again_once",
     ),
+    rule(
+        "the hold: a redispatch under it says nothing launches until release",
+        "    if plan.action is Action.redispatch and done.held:\n",
+        "    if False:\n",
+        "test_a_redispatch_under_the_hold_says_nothing_launches_until_release",
+    ),
 ]
