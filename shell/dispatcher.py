@@ -21,6 +21,9 @@ Rules:
    None) is not settled: its attempt stays live, its record dispatched and its conversation
    held, so nothing -- not even a person's redispatch -- starts a second worker beside what is
    left of the first. It is logged as needing a person; recovery at the next start decides.
+7. ``routes`` is replaced whole while the connector runs (the re-read configuration): a tick
+   reads it once, so a record starts by the old routes or the new; a project that lost its
+   route starts nothing (its records wait), and one that gained one starts at the next tick.
 """
 
 from __future__ import annotations
@@ -161,11 +164,12 @@ class Dispatcher:
         if free <= 0:
             return launches
         with self.ledger.read() as connection:
-            candidates = tasks.startable_records(connection, frozenset(self.routes), free * 4)
+            routes = self.routes  # re-read while running (shell.state.reload): one map per tick
+            candidates = tasks.startable_records(connection, frozenset(routes), free * 4)
         for event_id, bucket_id in candidates:
             if len(launches) >= free:
                 break
-            work_dir = str(self.routes[bucket_id])
+            work_dir = str(routes[bucket_id])
             if self._shutdown.is_set():  # stop() may have run since this tick began
                 break
             if work_dir in busy_dirs:  # a shortcut: launch() refuses a busy directory itself

@@ -7,7 +7,7 @@ Rules:
    (``tests/ledger/test_table_writers.py``); another module that moves a row asks that one,
    in its own transaction:
 
-   - ``events``: ``records`` (intake's seen rows, verdicts, and every later move of a record)
+   - ``events``: ``records`` (seen rows from every lane, verdicts, every later move of a record)
    - ``checkpoints``: ``records`` (intake's position per filter lineage)
    - ``tasks``: ``tasks``
    - ``attempts``: ``tasks``
@@ -16,5 +16,8 @@ Rules:
    - ``decisions``: ``decisions``
    - ``hold_marker``: ``hold`` (a person's hold and release)
    - ``generations``: ``hold``
-   - ``schema_migrations``: ``schema``
+   - ``live_lane``: ``lanes`` (the live lane's state)
+   - ``losses``: ``losses`` (what the live lane missed, and its repair)
+   - ``gaps``: ``losses`` (what the feed itself skipped: a 410)
+   - ``schema_migrations``: ``schema`` (the migrations, applied as the ledger opens)
 """

@@ -24,6 +24,9 @@ WRITERS = {
     "decisions": "decisions.py",
     "hold_marker": "hold.py",
     "generations": "hold.py",
+    "live_lane": "lanes.py",
+    "losses": "losses.py",
+    "gaps": "losses.py",
     "schema_migrations": "schema.py",
 }
 """Table -> the one module that writes it (rule of ``shell/ledger/__init__.py``)."""
