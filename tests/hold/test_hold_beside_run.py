@@ -37,6 +37,12 @@ def command(*words: str, state: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def messages_posted(standin: StandIn) -> int:
+    """POSTs that would create a message (a comment, a boost or a Campfire line): other POSTs, such as
+    the live lane's ticket, are not posts of the connector's voice."""
+    return sum(standin.post_count(path) for path in ("/comments", "/boosts", "/lines"))
+
+
 def ledger_rows(state: Path, sql: str, *values: object) -> list[tuple[object, ...]]:
     with open_ledger_read_only(state / "ledger.sqlite3") as ledger, ledger.read() as connection:
         return list(connection.execute(sql, values).fetchall())
@@ -70,7 +76,7 @@ def test_a_mention_made_under_the_hold_waits_and_is_answered_once_after_release(
         wait_until(lambda: ledger_rows(state, "SELECT state FROM events WHERE id = ?", event) == [("admitted",)])
         time.sleep(GUARD_DELAY_SECONDS + 3)  # its guard is due, dispatch has ticked: still nothing
         assert ledger_rows(state, "SELECT COUNT(*) FROM attempts") == [(0,)]
-        assert standin.post_count() == 0
+        assert messages_posted(standin) == 0
         status = command("status", "--json", state=state)
         assert status.returncode == 0, status.stderr
         hold = json.loads(status.stdout)["hold"]
@@ -88,5 +94,5 @@ def test_a_mention_made_under_the_hold_waits_and_is_answered_once_after_release(
     assert process.returncode == 0
     assert len(replies()) == 1
     assert replies()[0].startswith(f"<div>Done with event {event}")
-    assert standin.post_count() == 2, "one acknowledgement (the guard's or the worker's) and one reply"
+    assert messages_posted(standin) == 2, "one acknowledgement (the guard's or the worker's) and one reply"
     assert ledger_rows(state, "SELECT COUNT(*) FROM attempts") == [(1,)]
