@@ -5,11 +5,16 @@ in the decision's own transaction, and answer ``Success(Plan)`` (what the ledger
 ``Failure(Refusal)`` (one line saying why not, and what to do instead). They read no clock.
 
 Rules:
-1. Nothing live is decided over. A record waiting for its verdict (``seen``), waiting to run
-   (``admitted``, ``queued``: for a redispatch) or carried by a live task (``dispatched``, or
-   ``completed`` by a worker whose task still runs) is refused: the connector has it. One
-   exception, for a discard: a follow-up that joined a live task no worker has handed out yet
-   (``unhanded``) is only waiting to run, and may be discarded.
+1. Nothing live is discarded or decided over. A record waiting for its verdict (``seen``),
+   waiting to run (``admitted``, ``queued``: for a redispatch) or carried by a live task
+   (``dispatched``, or ``completed`` by a worker whose task still runs) is refused: the
+   connector has it. Exceptions: a discard of a follow-up that joined a live task no worker has
+   handed out yet (``unhanded``: only waiting to run); and rule 6.
+6. A redispatch of a record a live task carries (handed out, not a success) is authorized at
+   once and recorded, pending on that task (``stop_task``): the task's token is retired and its
+   worker stopped, and the record is admitted when the task ends, if it settled unknown or
+   failed (the ledger applies it). The same authorization twice is ``already``. What became of
+   the worker is one of ``WorkerState`` (``worker_state``, from what stopping it found).
 2. A redispatch runs again only what may safely run again: a completed record whose outcome
    settled ``unknown`` or ``failed`` becomes ``admitted`` at once (the running connector's
    dispatcher starts it); a success is never run twice, and a discarded record never leaves.
@@ -72,6 +77,8 @@ class RecordFacts:
     retry_at: datetime | None = None
     unhanded: bool = False
     served: bool = True
+    live_task: int | None = None  # the live task carrying it (rule 6)
+    pending_on: int | None = None  # the task its newest decision, a redispatch, waits on
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +92,31 @@ class Plan:
     offer_at: datetime | None  # a blocked record offered back to admission from this moment
     summary: str
     cancel_pending: bool = False
+    stop_task: int | None = None  # rule 6: retire this task's token, stop its worker
+
+
+class WorkerState(StrEnum):
+    """What became of a redispatched live task's worker (rule 6)."""
+
+    stopped = "stopped"  # signaled, and its process group ended
+    gone = "gone"  # nothing of it was left to signal
+    held = "held"  # its group still runs, or could not be proven this task's: nothing more sent
+    not_recorded = "not_recorded"  # no process was recorded for the task's attempt
+
+
+_WORKER_STATES = {
+    "terminated": WorkerState.stopped,
+    "killed": WorkerState.stopped,
+    "gone": WorkerState.gone,
+    "survived": WorkerState.held,
+    "unverifiable": WorkerState.held,
+}
+
+
+def worker_state(termination: str | None) -> WorkerState:
+    """The worker state for what stopping the recorded group found (``shell.processes.Termination``
+    by value), or ``None``: no process was recorded (rule 6)."""
+    return WorkerState.not_recorded if termination is None else _WORKER_STATES[termination]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,15 +135,22 @@ def redispatch(facts: RecordFacts, now: datetime) -> Result[Plan, Refusal]:
     """A person's redispatch of ``facts``' record (rules 1-3, 5)."""
     planned = _redispatch(facts, now)
     match planned:
-        case Success(plan) if plan.to_state is _R.admitted and not facts.served:
+        case Success(plan) if _admits(plan) and not facts.served:
             unserved = ("is in a project the configuration does not serve: nothing would start it; "
                         "add the project's route (setup --route), then redispatch")
             return _refused(facts.event_id, unserved)
     return planned
 
 
+def _admits(plan: Plan) -> bool:
+    """The plan admits the record, now or when its task ends (rules 2, 6)."""
+    return plan.to_state is _R.admitted or plan.stop_task is not None
+
+
 def _redispatch(facts: RecordFacts, now: datetime) -> Result[Plan, Refusal]:
     event = facts.event_id
+    if facts.live_task is not None and not facts.unhanded and facts.state in (_R.dispatched, _R.completed):
+        return _authorized_live(facts, facts.live_task)
     live = _live(facts, Action.redispatch)
     if live is not None:
         return Failure(live)
@@ -136,6 +175,19 @@ def _redispatch(facts: RecordFacts, now: datetime) -> Result[Plan, Refusal]:
             why = f"discarded ({facts.reason or 'no reason'}); a discarded record is never run"
             return _refused(event, why)
     return _refused(event, f"is {facts.state}; nothing to redispatch")
+
+
+def _authorized_live(facts: RecordFacts, task: int) -> Result[Plan, Refusal]:
+    """Rule 6: a record a live task carries, authorized now and admitted when that task ends."""
+    event = facts.event_id
+    if facts.outcome == EventOutcome.succeeded:
+        return _refused(event, "succeeded; a success is never run again")
+    if facts.pending_on == task:
+        why = f"Event {event} was already authorized; it is admitted when its task {task} ends"
+        return Failure(Refusal(event, why, already=True))
+    summary = f"Event {event} authorized; admitted when its task {task} ends"
+    return Success(Plan(Action.redispatch, facts, facts.state, facts.reason, None, summary=summary,
+                        stop_task=task))
 
 
 def discard(facts: RecordFacts) -> Result[Plan, Refusal]:

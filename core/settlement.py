@@ -11,6 +11,9 @@ Rules:
 3. A row never exposed (delivery ``admitted``) was ``returned`` to wait for a task of its own.
 4. A row with a reported outcome (``succeeded`` or ``failed``) keeps it: ``reported``.
 5. Anything else exposed ends ``unknown``: the worker may have acted on it.
+6. A row exposed to a worker whose record is ``admitted`` after the settlement was
+   ``redispatched``: a person's redispatch, authorized while the task ran, was applied as it
+   ended (``core.decisions`` rule 6). No line asks a person for what a person already decided.
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ def read_back(row: SettledRow) -> SettledEvent:
         settlement = Settlement.withdrawn
     elif row.delivery == DeliveryState.admitted:
         settlement = Settlement.returned
+    elif row.record_state == RecordState.admitted:
+        settlement = Settlement.redispatched
     elif row.outcome in (EventOutcome.succeeded, EventOutcome.failed):
         settlement = Settlement.reported
     else:

@@ -53,6 +53,7 @@ class Settlement(StrEnum):
     withdrawn = "withdrawn"  # the first start failed; it goes back for its one automatic retry
     returned = "returned"  # never exposed; it waits for a task of its own
     blocked_again = "blocked_again"  # the worker could not be started, again: blocked(spawn_failed)
+    redispatched = "redispatched"  # read back only: a person's redispatch, pending, was applied at the end
 
 
 @dataclass(frozen=True, slots=True)

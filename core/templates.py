@@ -100,7 +100,7 @@ def completion_line(event: SettledEvent) -> str | None:
     """The completion notice's line for one settled event, or None when it needs none."""
     identifier = event.event_id
     match event.settlement:
-        case Settlement.withdrawn | Settlement.returned:
+        case Settlement.withdrawn | Settlement.returned | Settlement.redispatched:
             return None
         case Settlement.blocked_again:
             return f"Event {identifier}: the worker could not be started. {needs_a_person(identifier)}"

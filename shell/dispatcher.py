@@ -6,7 +6,8 @@ Rules:
    ended only while its leader is provably the same process (pid and start time); then the
    attempt ends ``lost`` and settles. An attempt found ``launching`` with no recorded process,
    or whose group cannot be verified, stays live and keeps its conversation and directory held:
-   it is logged as needing a person, and nothing is settled around it.
+   it is logged as needing a person, and nothing is settled around it. One with no recorded
+   process is marked left (``tasks.mark_left``): a person settles it (``bin/connect settle-launch``).
 2. At most ``concurrency`` workers run. Each tick, follow-ups join their live task first; then
    the oldest startable records of free conversations start, while slots remain.
 3. A launch is committed (task, attempt ``launching``, exposure) before the driver is asked to
@@ -112,9 +113,12 @@ class Dispatcher:
             live = tasks.live_attempts(connection)
         for attempt in live:
             if attempt.pid is None or attempt.pgid is None:
+                with self.ledger.write() as connection:
+                    tasks.mark_left(connection, attempt.attempt_id, self.ledger.clock.now())
                 log.warning(
                     "attempt %s was left mid-launch with no recorded process: its conversation stays held;"
-                    " a person must check for a worker still running for task %d",
+                    " a person must check for a worker still running for task %d, then settle it"
+                    " (bin/connect status says how: bin/connect settle-launch EVENT --ran|--did-not-run)",
                     attempt.attempt_id,
                     attempt.task_id,
                 )

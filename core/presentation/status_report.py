@@ -40,14 +40,15 @@ The JSON report (``report``), keys stable; times are the ledger's text (UTC, nin
     unsafe_test_timings  true when setup --unsafe-test-timings lifted the timing floors
     disk               null (not measured), or {free_bytes, total_bytes, low}: where the ledger
                        lives; low below ``LOW_DISK_BYTES`` free, and the summary says so (rule 8)
-    hold               null, or {held_by, held_at}: nothing is dispatched or posted while held
+    hold               null, or {held_by, held_at, cause, generation}: nothing is dispatched or
+                       posted while held
     feed               [{has_position, last_served_id, updated_at}], one per filter set; never
                        the position itself
     queues             {seen, admitted, queued, blocked, dispatched, completed, discarded, held}
     blocked            {reason: count} of blocked records, reasons sorted
     live_tasks         [{task_id, state ("live" | "superseded"), conversation, created_at,
-                       deadline_at, attempt: null | {attempt_id, state, pid, launched_at},
-                       event_ids}]
+                       deadline_at, attempt: null | {attempt_id, state, pid, launched_at,
+                       needs_person: null | {left_at, check}}, event_ids}] (rule 8)
     waiting_for_person [{intent_id, kind, state ("indeterminate" | "refused"), event_id,
                        attempt_id, message_kind, bucket_id, recording_id, note}]
     dispatches         [{attempt_id, task_id, seq, state, stop_reason, spawn_failed,
@@ -137,6 +138,9 @@ def summary(status: Status) -> str:
         parts.append(_plural(refused, "refused message"))
     if snapshot.held:
         parts.append(_plural(len(snapshot.held), "held record"))
+    left = sum(1 for task in snapshot.live_tasks if left_mid_launch(task))
+    if left:
+        parts.append(_plural(left, "launch", "launches") + " left for a person")
     if snapshot.hold is not None:
         parts.append("on hold")
     if status.lock_file is not None and status.lock_file.configuration_problem:
@@ -168,6 +172,29 @@ def _lock_file(lock_file: LockFile | None) -> dict[str, Any]:
     }
 
 
+def left_mid_launch(task: LiveTask) -> bool:
+    """Rule 8: recovery found this task's attempt launching with no recorded process."""
+    return task.attempt is not None and task.attempt.left_at is not None
+
+
+def settle_launch_check(task: LiveTask) -> str:
+    """What a person checks before settling an attempt left mid-launch, and how (rule 8)."""
+    event = task.event_ids[0] if task.event_ids else 0
+    return (
+        f"a connector stopped between launching task {task.task_id} and recording its worker: check "
+        "whether a worker ran for it (a process of the worker program in the project's directory, "
+        "a reply or a change it made on the recording), then settle it with "
+        f"`bin/connect settle-launch {event} --ran` or `--did-not-run`"
+    )
+
+
+def _needs_person(task: LiveTask) -> dict[str, Any] | None:
+    if not left_mid_launch(task):
+        return None
+    assert task.attempt is not None
+    return {"left_at": task.attempt.left_at, "check": settle_launch_check(task)}
+
+
 def _live_task(task: LiveTask) -> dict[str, Any]:
     attempt = task.attempt
     return {
@@ -183,6 +210,7 @@ def _live_task(task: LiveTask) -> dict[str, Any]:
             "state": str(attempt.state),
             "pid": attempt.pid,
             "launched_at": attempt.launched_at,
+            "needs_person": _needs_person(task),
         },
         "event_ids": list(task.event_ids),
     }
@@ -246,7 +274,12 @@ def report(status: Status) -> dict[str, Any]:
         },
         "hold": None
         if snapshot.hold is None
-        else {"held_by": snapshot.hold.held_by, "held_at": snapshot.hold.held_at},
+        else {
+            "held_by": snapshot.hold.held_by,
+            "held_at": snapshot.hold.held_at,
+            "cause": snapshot.hold.cause,
+            "generation": snapshot.hold.generation,
+        },
         "feed": [
             {
                 "has_position": checkpoint.has_position,
@@ -419,9 +452,11 @@ def lines(status: Status) -> list[str]:
     if status.unsafe_test_timings:
         out.append(UNSAFE_LINE)
     if snapshot.hold is not None:
+        hold = snapshot.hold
+        why = f" ({hold.cause})" if hold.cause else ""
         out.append(
-            f"on hold: held by {snapshot.hold.held_by} since {short_time(snapshot.hold.held_at)}; "
-            "nothing is dispatched or posted until it is released"
+            f"on hold: held by {hold.held_by} since {short_time(hold.held_at)}{why}, generation "
+            f"{hold.generation}; nothing is dispatched or posted until `bin/connect release`"
         )
     out += _feed_lines(snapshot.feed)
     out.append("records: " + " · ".join(f"{state} {count}" for state, count in queues.items()))
@@ -431,7 +466,10 @@ def lines(status: Status) -> list[str]:
         out.append(f"blocked by reason: {by_reason}")
     if snapshot.live_tasks:
         out.append(f"live tasks ({len(snapshot.live_tasks)}):")
-        out += [_live_task_line(task) for task in snapshot.live_tasks]
+        for task in snapshot.live_tasks:
+            out.append(_live_task_line(task))
+            if left_mid_launch(task):
+                out.append(f"    NEEDS A PERSON: {settle_launch_check(task)}")
     if snapshot.waiting:
         out.append(f"lifecycle messages waiting for a person ({len(snapshot.waiting)}):")
         out += [_waiting_line(intent) for intent in snapshot.waiting]

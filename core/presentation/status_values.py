@@ -59,6 +59,8 @@ class LockFile:
 class Hold:
     held_by: str
     held_at: str
+    cause: str = ""
+    generation: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +78,7 @@ class LiveAttempt:
     state: AttemptState
     pid: int | None
     launched_at: str
+    left_at: str | None = None  # a start's recovery found it launching, its process unrecorded
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,12 @@ Rules:
    (diagnostic: the flock is the truth): a redispatch admitted with no connector running waits
    for ``bin/connect run``. A running connector re-reads its routes (``core.route_reload``), so
    nobody is told to restart it.
+5. A redispatch of a record a live task carries is authorized and committed first; then, outside
+   the transaction, the task's recorded worker is stopped by ``shell.processes.terminate_group``
+   (SIGTERM, ``STOP_GRACE_SECONDS``, SIGKILL, each only while its leader is provably the recorded
+   process). The output says what became of it (``worker_state``: stopped, gone, held,
+   not_recorded) and whether a signal was sent (``worker_signaled``). The running connector
+   settles the task when its worker ends, and admits the record then.
 """
 
 from __future__ import annotations
@@ -24,13 +30,15 @@ from typing import Any
 
 from returns.result import Failure, Success
 
-from core.decisions import Action, Refusal
+from core.decisions import Action, Refusal, WorkerState, worker_state
+from shell import processes
 from shell.cli.arguments import add_state_arguments, positive_integer
 from shell.cli.who import deciding_person
 from shell.clock import SystemClock
 from shell.errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_REFUSED, UserError
 from shell.ledger.connection import open_existing_ledger
 from shell.ledger.decisions import Decided, UnknownEvent, decide
+from shell.ledger.tasks import RecordedWorker
 from shell.state.config import load_config, locate_state
 from shell.state.lock import peek
 
@@ -68,7 +76,11 @@ def run(args: argparse.Namespace, action: Action) -> int:
     connector_runs = holder is not None and holder.pid_present is not False
     match decided:
         case Success(done):
-            return _report(args, _taken(done, connector_runs))
+            taken = _taken(done, connector_runs)
+            if done.plan.stop_task is not None:
+                taken.update(_stopped(done.worker))
+                taken["summary"] += f"; its worker {taken.pop('worker_phrase')}"
+            return _report(args, taken)
         case Failure(refusal):
             return _report(args, _refused(action, refusal))
     raise AssertionError("unreachable")  # pragma: no cover
@@ -79,6 +91,8 @@ def _taken(done: Decided, connector_runs: bool) -> dict[str, Any]:
     line = plan.summary
     if done.sending_intents:
         line += f"; {len(done.sending_intents)} notice(s) already being sent cannot be called back"
+    if plan.action is Action.redispatch and done.held:
+        line += "; the hold stands, so nothing launches until `bin/connect release`"
     if plan.action is Action.redispatch and not connector_runs:
         line += "; no connector seems to run (lock file, diagnostic): it starts with `bin/connect run`"
     return {
@@ -93,6 +107,35 @@ def _taken(done: Decided, connector_runs: bool) -> dict[str, Any]:
         "canceled_intents": list(done.canceled_intents),
         "sending_intents": list(done.sending_intents),
         "summary": line,
+    }
+
+
+STOP_GRACE_SECONDS = 10.0
+"""How long a redispatched live task's worker has between SIGTERM and SIGKILL (rule 5)."""
+
+_WORKER_PHRASES = {
+    WorkerState.stopped: "was stopped",
+    WorkerState.gone: "was already gone",
+    WorkerState.held: "could not be proven this task's, or outlived SIGKILL: check it (nothing more sent)",
+    WorkerState.not_recorded: "had no recorded process: its token is retired, so it can do nothing more",
+}
+
+
+def _stopped(worker: RecordedWorker | None) -> dict[str, Any]:
+    """Stop the redispatched live task's recorded worker (rule 5); what became of it."""
+    signals: tuple[str, ...] = ()
+    if worker is None or worker.pid is None or worker.pgid is None:
+        state, note = worker_state(None), "no process was recorded for its attempt"
+    else:
+        grace = STOP_GRACE_SECONDS
+        result = processes.terminate_group(worker.pgid, worker.pid, worker.process_started, grace)
+        state, note, signals = worker_state(str(result.outcome)), result.reason, result.signals
+    return {
+        "worker_state": str(state),
+        "worker_phrase": _WORKER_PHRASES[state],
+        "worker_note": note,
+        "worker_signaled": bool(signals),
+        "pending": True,
     }
 
 

@@ -17,7 +17,10 @@ from shell.cli.seam import answer, parse_arguments
 from shell.errors import EXIT_USAGE
 
 VERSION = "0.1.0"
-COMMANDS = ("standin", "mcp", "login", "setup", "run", "status", "redispatch", "discard", "demo")
+COMMANDS = (
+    "standin", "mcp", "login", "setup", "run", "status", "hold", "release", "redispatch", "discard",
+    "settle-launch", "demo",
+)
 
 
 class _Command(Protocol):
@@ -38,7 +41,7 @@ def build_parser(commands: Sequence[str] = COMMANDS) -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log each transition to stderr")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in commands:  # only these are imported: a one-command entry starts faster
-        module: _Command = importlib.import_module(f"shell.cli.{name}")
+        module: _Command = importlib.import_module(f"shell.cli.{name.replace('-', '_')}")
         module.register(subparsers)
     return parser
 

@@ -19,8 +19,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "record whose outcome is unknown or failed (it is admitted at once, and the running "
             "connector starts a new worker for it), for a blocked one (admission runs again "
             "what blocked it and admits it when that succeeds), and for a held one. Only in a project "
-            "the configuration serves. Refused for a success, a discarded "
-            "record, and anything live. Who decided is recorded. Safe while the connector runs. "
+            "the configuration serves. A record a live task carries is authorized at once: the "
+            "task's token is retired, its worker stopped (SIGTERM, a grace, SIGKILL, only while it is "
+            "provably that worker; worker_state says: stopped, gone, held or not_recorded), and it is "
+            "admitted when that task ends. Refused for a success, a discarded record, and one still "
+            "waiting to run. Who decided is recorded. Safe while the connector runs. "
             "Exit codes: 0 decided; 3 configuration or ledger; 4 no such event; 5 refused."
         ),
     )

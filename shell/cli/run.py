@@ -23,6 +23,8 @@ Rules:
    says why (``status`` shows it).
 5. The token file holds a bare token or ``bin/connect login``'s credentials; the latter are
    refreshed before they expire and once on a 401 (``shell.basecamp.tokens``).
+6. ``--hold`` sets the durable hold (``shell.ledger.hold``) after the identity check and before
+   the connector starts: intake and admission run, nothing launches or posts until ``release``.
 """
 
 from __future__ import annotations
@@ -44,10 +46,13 @@ from shell.basecamp.client import BasecampClient
 from shell.basecamp.identity import check_identity
 from shell.basecamp.tokens import tokens_from
 from shell.cli.arguments import add_state_arguments, positive_seconds
+from shell.cli.hold import reason_of
+from shell.cli.who import deciding_person
 from shell.clock import SystemClock
 from shell.connector import Connector
-from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
+from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_USAGE, UserError
 from shell.ledger.connection import LedgerError, ledger_failure, open_ledger
+from shell.ledger.hold import set_hold
 from shell.outbox import OutboxLedgerError
 from shell.state import pair_lock
 from shell.state.config import StatePaths, load_config, locate_state, read_token_file
@@ -68,6 +73,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "  bin/connect run --account 999999999 --agent 1049715901\n"
             "  bin/connect run --state-dir ~/.local/state/basecamp-connector/999999999-1049715901\n"
             "  bin/connect run --shadow        # beside the running one: admits and logs, posts nothing\n"
+            "  bin/connect run --hold --reason 'after the upgrade'   # nothing launches or posts until\n"
+            "                                                        # `bin/connect release`\n"
             "\n"
             "exit codes: 0 stopped by SIGTERM or SIGINT; 2 usage; 3 configuration, token, worker\n"
             "program, route directory, state directory or ledger (damaged, full disk, failed at\n"
@@ -91,6 +98,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="admit and log on a ledger of its own; dispatch nothing, post nothing",
     )
     parser.add_argument(
+        "--hold",
+        action="store_true",
+        help="set the durable hold before intake starts: nothing launches or posts until `release`",
+    )
+    parser.add_argument(
+        "--reason", metavar="TEXT", default="run --hold", help="why, with --hold (default 'run --hold')"
+    )
+    parser.add_argument("--by", help="who holds it, with --hold (default local:<your user name>)")
+    parser.add_argument(
         "--poll-seconds", type=positive_seconds, default=5.0, help="how often to read the feed (default 5)"
     )
     parser.add_argument(
@@ -110,13 +126,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     poll_every = timedelta(seconds=args.poll_seconds)  # the times first: every local check before
     bound = timedelta(seconds=args.shutdown_seconds)  # a question is asked of anyone
+    if args.hold and args.shadow:
+        raise UserError("--hold is the connector's: a shadow run dispatches and posts nothing", EXIT_USAGE)
+    hold_by = deciding_person(args.by) if args.hold else ""
+    hold_reason = reason_of(args.reason) if args.hold else ""
     paths = locate_state(args.state_dir, args.account, args.agent)
     configuration = load_config(paths.config)
     clock = SystemClock()
     ids = (configuration.account_id, configuration.agent_id)
     with pair_lock.acquire(*ids, paths.directory, clock.now(), shadow=args.shadow):
         pair_lock.refuse_if_served_elsewhere(*ids, paths.directory)
-        return _run_locked(args, paths, configuration, clock, times=(poll_every, bound))
+        return _run_locked(
+            args, paths, configuration, clock, times=(poll_every, bound), hold=(hold_by, hold_reason)
+        )
 
 
 def _run_locked(
@@ -126,10 +148,13 @@ def _run_locked(
     clock: SystemClock,
     *,
     times: tuple[timedelta, timedelta],
+    hold: tuple[str, str],
 ) -> int:
     """The connector, once this machine's one lock of its (account, agent) is held (rule 1).
-    ``times``: the feed's interval and the shutdown's bound, read before anything else."""
+    ``times``: the feed's interval and the shutdown's bound; ``hold``: who holds it and why
+    (with ``--hold``); each read before anything else."""
     poll_every, bound = times
+    hold_by, hold_reason = hold
     token_file = Path(configuration.token_file)
     tokens = tokens_from(token_file, read_token_file(token_file), clock)
     command = WorkerCommand.configured(configuration.worker_command, configuration.worker_env)
@@ -169,6 +194,8 @@ def _run_locked(
             consequence="not started",
             wrong_person_hint=" (give the agent's own token, or run setup for that person)",
         )
+        if args.hold:  # before intake starts (rule 6)
+            print(set_hold(ledger, hold_by, hold_reason, clock.now()).summary, flush=True)
         connector = Connector(
             configuration,
             ledger,

@@ -14,6 +14,8 @@ Rules:
    - ``task_events``: ``deliveries`` (joins, exposure, pulls, guards, reports, settlement)
    - ``outbox``: ``outbox`` (intents written, claimed, settled, resolved by a person)
    - ``decisions``: ``decisions``
+   - ``hold_marker``: ``hold`` (a person's hold and release)
+   - ``generations``: ``hold``
    - ``live_lane``: ``lanes`` (the live lane's state)
    - ``losses``: ``losses`` (what the live lane missed, and its repair)
    - ``gaps``: ``losses`` (what the feed itself skipped: a 410)

@@ -15,12 +15,16 @@ Rules:
    being sent cannot be called back: it is reported, never touched.
 4. Nothing here posts or reads Basecamp: a blocked record is offered back to admission
    (``next_retry_at``), and the running connector re-runs its reads and starts what it admits.
+5. A redispatch of a record a live task carries (``core.decisions`` rule 6) writes its decision
+   row, pending on that task, and retires the task's token (``shell.ledger.tasks``) in the same
+   transaction; the record moves when the task ends (migration 0009's trigger). The task's
+   recorded worker is returned for the caller to stop after the commit: nothing here signals.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from returns.result import Failure, Result, Success
@@ -30,8 +34,9 @@ from core.decisions import Action, Plan, RecordFacts, Refusal
 from core.edges import IntentState, RecordState
 from core.notes import DISCARDED_BY_PERSON
 from core.timestamps import format_timestamp, parse_timestamp
-from shell.ledger import outbox, records
+from shell.ledger import hold, outbox, records, tasks
 from shell.ledger.connection import Ledger
+from shell.ledger.tasks import RecordedWorker
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +48,8 @@ class Decided:
     decided_by: str
     canceled_intents: tuple[int, ...]
     sending_intents: tuple[int, ...]  # being sent already: they cannot be called back (rule 3)
+    worker: RecordedWorker | None = None  # a live task's worker, for the caller to stop (rule 5)
+    held: bool = False  # the hold stood when it was decided: nothing launches until release
 
 
 class UnknownEvent(Exception):
@@ -61,7 +68,8 @@ def decide(
         planned = decisions.redispatch(facts, now) if action is Action.redispatch else decisions.discard(facts)
         match planned:
             case Success(plan):
-                return Success(_apply(connection, plan, by, now))
+                done = _apply(connection, plan, by, now)
+                return Success(replace(done, held=hold.standing(connection) is not None))
             case Failure(refusal):
                 return Failure(refusal)
     raise AssertionError("unreachable")  # pragma: no cover
@@ -75,13 +83,16 @@ def read_facts(connection: sqlite3.Connection, event_id: int, served: frozenset[
         " EXISTS (SELECT 1 FROM task_events WHERE event_id = e.id AND retired_at IS NULL),"
         " NOT EXISTS (SELECT 1 FROM task_events WHERE event_id = e.id"
         "             AND (delivery <> 'admitted' OR pulled_at IS NOT NULL)),"
-        " COALESCE((SELECT action FROM decisions WHERE event_id = e.id ORDER BY id DESC LIMIT 1), '')"
+        " COALESCE((SELECT action FROM decisions WHERE event_id = e.id ORDER BY id DESC LIMIT 1), ''),"
+        " (SELECT task_id FROM task_events WHERE event_id = e.id AND retired_at IS NULL),"
+        " (SELECT pending_task_id FROM decisions WHERE event_id = e.id AND action = 'redispatch'"
+        "  AND id = (SELECT MAX(id) FROM decisions WHERE event_id = e.id))"
         " FROM events e WHERE id = ?",
         (event_id,),
     ).fetchone()
     if found is None:
         return None
-    state, reason, revision, retry_at, bucket_id, outcome, carried, unhanded, last_action = found
+    state, reason, revision, retry_at, bucket_id, outcome, carried, unhanded, last_action, live_task, pending_on = found
     return RecordFacts(
         event_id=event_id,
         state=RecordState(state),
@@ -93,19 +104,26 @@ def read_facts(connection: sqlite3.Connection, event_id: int, served: frozenset[
         retry_at=None if retry_at is None else parse_timestamp(retry_at),
         unhanded=bool(carried) and bool(unhanded),
         served=bucket_id in served,
+        live_task=live_task,
+        pending_on=pending_on,
     )
 
 
 def _apply(connection: sqlite3.Connection, plan: Plan, by: str, now: datetime) -> Decided:
     stamp = format_timestamp(now)
     facts = plan.facts
+    pending = plan.stop_task is not None
     decision_id = connection.execute(
         "INSERT INTO decisions (action, event_id, decided_by, decided_at, from_state, from_reason,"
-        " from_outcome, from_revision, to_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " from_outcome, from_revision, to_state, pending_task_id, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (str(plan.action), facts.event_id, by, stamp, str(facts.state), facts.reason, facts.outcome,
-         facts.revision, str(plan.to_state)),
+         facts.revision, str(RecordState.admitted) if pending else str(plan.to_state), plan.stop_task,
+         f"pending: admitted when task {plan.stop_task} ends" if pending else ""),
     ).lastrowid
     assert decision_id is not None
+    if plan.stop_task is not None:  # rule 5: nothing moves now; the task's end applies it
+        worker = tasks.retire_token(connection, plan.stop_task, now)
+        return Decided(int(decision_id), plan, by, (), (), worker)
     moved = records.decide(
         connection,
         facts.event_id,

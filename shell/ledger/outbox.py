@@ -32,7 +32,7 @@ from core.edges import (
     IntentState,
     RecordState,
 )
-from core.intents import Intent, IntentKind
+from core.intents import Intent, IntentKind, guard_key
 from core.resolution import Move
 from core.snapshots import AttemptSnapshot, RecordSnapshot, TaskEventSnapshot
 from core.timestamps import format_timestamp, parse_timestamp
@@ -526,3 +526,11 @@ def lifecycle_at(connection: sqlite3.Connection, destination: Destination) -> tu
         if state != IntentState.canceled:
             bodies.append(str(body))
     return frozenset(receipts), bodies
+
+
+def pending_guard(connection: sqlite3.Connection, event_id: int) -> int | None:
+    """The id of record ``event_id``'s guard acknowledgement while it is still pending, or None."""
+    found = connection.execute(
+        "SELECT id FROM outbox WHERE intent_key = ? AND state = 'pending'", (guard_key(event_id),)
+    ).fetchone()
+    return None if found is None else int(found[0])

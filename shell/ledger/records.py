@@ -347,3 +347,34 @@ def decide(
         (str(state), reason, stamp, stamp, blocked, stamp,
          None if offer_at is None else format_timestamp(offer_at), event_id, revision),
     ).rowcount
+
+
+def open_records(connection: sqlite3.Connection) -> list[tuple[int, RecordState, int]]:
+    """(event id, state, revision) of every record not terminal, oldest first (a hold's read)."""
+    return [
+        (int(event_id), RecordState(state), int(revision))
+        for event_id, state, revision in connection.execute(
+            "SELECT id, state, revision FROM events WHERE state NOT IN ('completed', 'discarded') ORDER BY id"
+        )
+    ]
+
+
+def tag_for_review(connection: sqlite3.Connection, event_ids: Sequence[int], stamp: str) -> None:
+    """A hold tags each record for a person's review (``shell.ledger.hold``)."""
+    connection.executemany(
+        "UPDATE events SET review = 1, updated_at = ? WHERE id = ?", [(stamp, event_id) for event_id in event_ids]
+    )
+
+
+def hold(connection: sqlite3.Connection, event_id: int, revision: int, held: RecordState, stamp: str) -> int:
+    """A hold moves a waiting record to held (``shell.ledger.hold``), compare-and-set on its
+    revision; the row count."""
+    return connection.execute(
+        "UPDATE events SET state = ?, revision = revision + 1, updated_at = ?"
+        " WHERE id = ? AND revision = ? AND state IN ('admitted', 'queued')",
+        (str(held), stamp, event_id, revision),
+    ).rowcount
+
+
+def held_count(connection: sqlite3.Connection) -> int:
+    return int(connection.execute("SELECT COUNT(*) FROM events WHERE state = 'held'").fetchone()[0])

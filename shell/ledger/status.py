@@ -32,6 +32,7 @@ from core.presentation.status_values import (
     WaitingIntent,
     WaitingRecord,
 )
+from shell.ledger import hold
 from shell.ledger.connection import Ledger
 
 
@@ -52,8 +53,8 @@ def read_snapshot(ledger: Ledger, dispatch_limit: int = LAST_DISPATCHES) -> Ledg
 
 
 def _hold(connection: sqlite3.Connection) -> Hold | None:
-    found = connection.execute("SELECT held_by, held_at FROM hold_marker WHERE id = 1").fetchone()
-    return None if found is None else Hold(str(found[0]), str(found[1]))
+    found = hold.standing(connection)
+    return None if found is None else Hold(found.held_by, found.held_at, found.cause, found.generation)
 
 
 def _feed(connection: sqlite3.Connection) -> tuple[FeedCheckpoint, ...]:
@@ -93,7 +94,7 @@ def _event_ids(connection: sqlite3.Connection, task_id: int) -> tuple[int, ...]:
 def _live_tasks(connection: sqlite3.Connection) -> tuple[LiveTask, ...]:
     rows = connection.execute(
         "SELECT t.id, t.superseded_at IS NOT NULL, t.conversation_key, t.created_at, t.deadline_at,"
-        " a.id, a.state, a.pid, a.launched_at"
+        " a.id, a.state, a.pid, a.launched_at, a.left_at"
         " FROM tasks t LEFT JOIN attempts a ON a.task_id = t.id"
         "  AND a.seq = (SELECT MAX(seq) FROM attempts WHERE task_id = t.id)"
         " WHERE t.ended_at IS NULL ORDER BY t.id"
@@ -107,7 +108,7 @@ def _live_tasks(connection: sqlite3.Connection) -> tuple[LiveTask, ...]:
             deadline_at=None if deadline_at is None else str(deadline_at),
             attempt=None
             if attempt_id is None
-            else LiveAttempt(str(attempt_id), AttemptState(attempt_state), pid, str(launched_at)),
+            else LiveAttempt(str(attempt_id), AttemptState(attempt_state), pid, str(launched_at), left_at),
             event_ids=_event_ids(connection, int(task_id)),
         )
         for (
@@ -120,6 +121,7 @@ def _live_tasks(connection: sqlite3.Connection) -> tuple[LiveTask, ...]:
             attempt_state,
             pid,
             launched_at,
+            left_at,
         ) in rows
     )
 

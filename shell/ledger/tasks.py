@@ -6,7 +6,8 @@ Rules (spec 1.6, the dispatch invariants):
    before the driver is asked to start anything.
 2. One live task per conversation, per working directory and per event; one live attempt per
    task. A record starts only if it is the oldest waiting on its conversation. The rules are
-   ``core.dispatch``'s, each asked of one snapshot (``records.live_work``).
+   ``core.dispatch``'s, each asked of one snapshot (``records.live_work``). Nothing starts
+   while the hold stands (``core.hold.may_launch``, asked in the launch's own transaction).
 3. A task's token is returned once and stored only as its SHA-256.
 4. An attempt's end is one transaction: the attempt ends, each live row is settled by
    ``core.settlement.settle``, the task is superseded (its token refused, its rows retired), and
@@ -14,8 +15,11 @@ Rules (spec 1.6, the dispatch invariants):
    wrote, is written (``ON CONFLICT DO NOTHING``) in that same transaction.
 5. A still-running tick of a live attempt counts its occurrence and writes the notice
    ``core.intents`` calls for, in one transaction; an ended attempt counts nothing more.
-6. The functions here never commit: callers hold ``Ledger.write()``.
-7. Every state written here (a record's, a delivery's, an attempt's, a task's) is the
+6. An attempt a start's recovery finds launching with no recorded process is marked left
+   (``mark_left``); only such an attempt a person settles (``settle_left_launch``), through the
+   same ``end_attempt`` as every other end.
+7. The functions here never commit: callers hold ``Ledger.write()``.
+8. Every state written here (a record's, a delivery's, an attempt's, a task's) is the
    dispatcher's move as ``core.edges`` answers it (``shell.ledger.moves``), asked before the SQL
    that writes it; the compare-and-set and the triggers stay behind it.
 """
@@ -39,13 +43,15 @@ from core.edges import (
     RecordState,
     TaskState,
 )
+from core.hold import may_launch
 from core.intents import Intent, completion_intent, still_running_intent
+from core.launch_settlement import LeftLaunch, Settle
 from core.settlement import LiveRow, RowSettlement, SettledRow, read_back, settle
 from core.snapshots import EventOutcome, Settlement, StopReason
 from core.task_token import token_sha256
 from core.timestamps import format_timestamp
 from shell.crashpoints import pause_at
-from shell.ledger import deliveries, outbox, records
+from shell.ledger import deliveries, hold, outbox, records
 from shell.ledger.moves import asked
 
 
@@ -92,7 +98,7 @@ def startable_records(
 ) -> list[tuple[int, int]]:
     """(event id, project) of the oldest startable record of each free conversation, oldest first
     (``core.dispatch.startable``, from one snapshot)."""
-    if not buckets:
+    if not buckets or not may_launch(hold.standing(connection)):
         return []
     return startable(records.live_work(connection), buckets, limit)
 
@@ -115,6 +121,8 @@ def launch(
     if found is None:
         raise NotStartable(f"event {event_id} has no record")
     state, conversation, has_snapshot, trigger, recording_url = found
+    if not may_launch(hold.standing(connection)):
+        raise NotStartable(f"event {event_id} waits: the connector is held until `bin/connect release`")
     if state not in ("admitted", "queued") or not has_snapshot or not conversation:
         raise NotStartable(f"event {event_id} is {state}; it cannot start")
     if not task_free(records.live_work(connection, conversation), conversation, work_dir):
@@ -177,9 +185,11 @@ def _join(
 
 
 def join_follow_ups(connection: sqlite3.Connection, task_id: int, now: datetime) -> tuple[int, ...]:
-    """Records that arrived on a live task's conversation join it, to be pulled by its worker."""
+    """Records that arrived on a live task's conversation join it, to be pulled by its worker; none
+    joins a task whose token a person's redispatch retired (its worker could never pull them)."""
     found = connection.execute(
-        "SELECT conversation_key FROM tasks WHERE id = ? AND superseded_at IS NULL", (task_id,)
+        "SELECT conversation_key FROM tasks WHERE id = ? AND superseded_at IS NULL AND token_retired_at IS NULL",
+        (task_id,),
     ).fetchone()
     if found is None:
         return ()
@@ -363,3 +373,72 @@ def _move_record(connection: sqlite3.Connection, decision: RowSettlement, stamp:
         return
     moved = asked(RECORD_EDGES, RecordState.dispatched, decision.record_to, Actor.dispatcher)
     records.settle(connection, decision.event_id, moved, decision.record_reason, stamp)
+
+
+def mark_left(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> None:
+    """A start's recovery found ``attempt_id`` launching with no recorded process: left for a person
+    (``core.launch_settlement``). Marked once; the first finding's time is kept."""
+    connection.execute(
+        "UPDATE attempts SET left_at = COALESCE(left_at, ?) WHERE id = ? AND state = 'launching' AND pid IS NULL",
+        (format_timestamp(now), attempt_id),
+    )
+
+
+def left_launch(connection: sqlite3.Connection, event_id: int) -> LeftLaunch | None:
+    """The live attempt of the live task carrying ``event_id``, as a settlement reads it; None when
+    no live task carries it."""
+    found = connection.execute(
+        "SELECT t.id, a.id, a.state = 'launching', a.left_at IS NOT NULL,"
+        " EXISTS (SELECT 1 FROM task_events p WHERE p.task_id = t.id AND p.pulled_at IS NOT NULL)"
+        " FROM task_events te JOIN tasks t ON t.id = te.task_id AND t.ended_at IS NULL"
+        " JOIN attempts a ON a.task_id = t.id AND a.state <> 'ended'"
+        " WHERE te.event_id = ? AND te.retired_at IS NULL",
+        (event_id,),
+    ).fetchone()
+    if found is None:
+        return None
+    task_id, attempt_id, launching, left, pulled = found
+    return LeftLaunch(event_id, int(task_id), str(attempt_id), bool(launching), bool(left), bool(pulled))
+
+
+def settle_left_launch(connection: sqlite3.Connection, plan: Settle, by: str, now: datetime) -> None:
+    """A person's settlement of an attempt left mid-launch (``core.launch_settlement``): who and what
+    they found, then the attempt's end as the dispatcher's own settlement, in the caller's one
+    transaction."""
+    _checked(
+        connection.execute(
+            "UPDATE attempts SET settled_by = ?, settled_as = ? WHERE id = ? AND state = 'launching'"
+            " AND left_at IS NOT NULL",
+            (by, str(plan.claim), plan.facts.attempt_id),
+        ),
+        f"attempt {plan.facts.attempt_id} is no longer left mid-launch",
+    )
+    end_attempt(connection, plan.facts.attempt_id, plan.stop_reason, spawn_failed=plan.spawn_failed, now=now)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedWorker:
+    """The live attempt's recorded process, as a person's redispatch stops it (None fields: not recorded)."""
+
+    attempt_id: str | None
+    pid: int | None
+    pgid: int | None
+    process_started: str
+
+
+def retire_token(connection: sqlite3.Connection, task_id: int, now: datetime) -> RecordedWorker:
+    """A person's redispatch retires live task ``task_id``'s token (its worker's tools are refused
+    from this transaction on); the task runs on until its attempt ends. Its recorded worker."""
+    _checked(
+        connection.execute(
+            "UPDATE tasks SET token_retired_at = COALESCE(token_retired_at, ?) WHERE id = ? AND superseded_at IS NULL",
+            (format_timestamp(now), task_id),
+        ),
+        f"task {task_id} is no longer live",
+    )
+    found = connection.execute(
+        "SELECT id, pid, pgid, process_started FROM attempts WHERE task_id = ? AND state <> 'ended'", (task_id,)
+    ).fetchone()
+    if found is None:
+        return RecordedWorker(None, None, None, "")
+    return RecordedWorker(str(found[0]), found[1], found[2], str(found[3]))

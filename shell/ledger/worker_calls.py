@@ -5,12 +5,13 @@ Rules:
 1. ``DispatchLedger`` keeps the SHA-256 hex of its token, never the token. Nothing here logs,
    stores or raises it; a log line names the task and the event, and the states they moved.
 2. Every call is one ``BEGIN IMMEDIATE`` transaction (``Ledger.write()``) that first resolves
-   the token to a live task (``token_sha256`` equal, ``superseded_at IS NULL``): a token whose
-   task was superseded is refused from that transaction on, whatever the call. Given the
-   server's own process group, a token whose task's live attempt recorded another group is
-   refused too: it was read from another worker's session (a sibling's ``mcp.json``), not
-   handed to this one. While an attempt is still launching no group is recorded and none can
-   be compared: that window is the spawn's length.
+   the token to a live task (``token_sha256`` equal, ``superseded_at IS NULL``, and no person's
+   redispatch retired it, ``token_retired_at IS NULL``): a token whose task was superseded, or
+   retired, is refused from that transaction on, whatever the call. Given the server's own
+   process group, a token whose task's live attempt recorded another group is refused too: it
+   was read from another worker's session (a sibling's ``mcp.json``), not handed to this one.
+   While an attempt is still launching no group is recorded and none can be compared: that
+   window is the spawn's length.
 3. Then it reads the task's live rows (``retired_at IS NULL``) with their records, asks
    ``core.dispatch_tools`` what to answer and what to write, and applies each write as a
    compare-and-set on the state it was decided from, its row count checked: a row that moved
@@ -131,7 +132,8 @@ class DispatchLedger:
 
     def _task(self, connection: sqlite3.Connection) -> Result[int, Refusal]:
         found = connection.execute(
-            "SELECT id FROM tasks WHERE token_sha256 = ? AND superseded_at IS NULL", (self._token_sha256,)
+            "SELECT id FROM tasks WHERE token_sha256 = ? AND superseded_at IS NULL AND token_retired_at IS NULL",
+            (self._token_sha256,),
         ).fetchone()
         if found is None:
             return Failure(refuse(RefusalKind.task_token_refused))

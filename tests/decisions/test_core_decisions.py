@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.decisions import BY_OPERATOR, Action, RecordFacts, discard, redispatch
+from core.decisions import BY_OPERATOR, Action, RecordFacts, WorkerState, discard, redispatch, worker_state
 from core.edges import RECORD_EDGES, Actor, RecordState
+from shell.processes import Termination
 
 R = RecordState
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -145,3 +146,36 @@ def test_a_follow_up_no_worker_was_handed_may_be_discarded_but_not_redispatched(
     assert "is live" in redispatch(waiting, NOW).failure().reason
     handed = facts(R.dispatched, carried=True, unhanded=False)
     assert "is live" in discard(handed).failure().reason
+
+
+@pytest.mark.parametrize(("state", "outcome"), [(R.dispatched, ""), (R.completed, "failed"), (R.completed, "unknown")])
+def test_a_record_a_live_task_carries_is_authorized_pending_on_that_task(state: RecordState, outcome: str) -> None:
+    plan = redispatch(facts(state, outcome, carried=True, live_task=3), NOW).unwrap()
+    assert (plan.stop_task, plan.to_state, plan.offer_at) == (3, state, None)
+    assert plan.summary == "Event 7 authorized; admitted when its task 3 ends"
+
+
+def test_a_live_redispatch_is_refused_for_a_success_an_unhanded_follow_up_and_an_unserved_project() -> None:
+    success = redispatch(facts(R.completed, "succeeded", carried=True, live_task=3), NOW).failure()
+    assert success.reason == "Event 7 succeeded; a success is never run again"
+    unhanded = redispatch(facts(R.dispatched, carried=True, live_task=3, unhanded=True), NOW).failure()
+    assert "is live" in unhanded.reason
+    unserved = redispatch(facts(R.dispatched, carried=True, live_task=3, served=False), NOW).failure()
+    assert "does not serve" in unserved.reason
+
+
+def test_the_same_live_redispatch_twice_is_already_taken() -> None:
+    again = redispatch(facts(R.dispatched, carried=True, live_task=3, pending_on=3), NOW).failure()
+    assert again.already
+    assert again.reason == "Event 7 was already authorized; it is admitted when its task 3 ends"
+
+
+@pytest.mark.parametrize(
+    ("termination", "state"),
+    [("terminated", "stopped"), ("killed", "stopped"), ("gone", "gone"), ("survived", "held"),
+     ("unverifiable", "held"), (None, "not_recorded")],
+)
+def test_what_stopping_the_worker_found_is_its_worker_state(termination: str | None, state: str) -> None:
+    assert worker_state(termination) == WorkerState(state)
+    if termination is not None:
+        assert termination in {member.value for member in Termination}

@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -115,3 +116,55 @@ def test_the_redispatch_a_completion_notice_names_runs_the_record_again_beside_t
 def _state_of(state: Path, event_id: int) -> str:
     with open_ledger_read_only(state / "ledger.sqlite3") as ledger, ledger.read() as connection:
         return str(connection.execute("SELECT state FROM events WHERE id = ?", (event_id,)).fetchone()[0])
+
+
+def test_a_redispatch_of_a_live_task_stops_its_worker_and_runs_the_record_again_once(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    scenes = tmp_path / "scenes.json"
+    state = configure(standin, tmp_path, scenes)
+    environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
+    process = subprocess.Popen(
+        [CONNECT, "run", "--state-dir", str(state), "--poll-seconds", "0.2"],
+        env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    agent = standin.world.agent.id
+    card = standin.world.projects[0].recording_ids[0]
+
+    def by_agent() -> list[str]:
+        return [m["content"] for m in standin.messages("comment", card) if m["creator"]["id"] == agent]
+
+    def pulled() -> bool:
+        with open_ledger_read_only(state / "ledger.sqlite3") as ledger, ledger.read() as connection:
+            return connection.execute("SELECT COUNT(*) FROM task_events WHERE pulled_at IS NOT NULL").fetchone() == (1,)
+
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().startswith("running account=")
+        event = standin.mention(standin.world.people[0], card, "please look")
+        scenes.write_text(json.dumps({str(event): "hang"}))  # pulls its instruction, then hangs
+        wait_until(pulled, timeout=60)
+        scenes.write_text(json.dumps({str(event): "answer"}))
+        redispatched = decide("redispatch", str(event), state=state)
+        assert redispatched.returncode == 0, redispatched.stderr
+        result = json.loads(redispatched.stdout)
+        assert (result["decided"], result["pending"], result["worker_state"], result["worker_signaled"]) == (
+            True, True, "stopped", True
+        )
+        assert result["summary"].startswith(f"Event {event} authorized; admitted when its task 1 ends")
+        wait_until(lambda: any(words.startswith(f"<div>Done with event {event}") for words in by_agent()), timeout=60)
+        time.sleep(2)  # a doubled message would be posted by now
+    finally:
+        process.send_signal(signal.SIGTERM)
+        output, errors = process.communicate(timeout=90)
+        print(output, errors[-4000:], sep="\n")
+    assert process.returncode == 0
+    replies = [words for words in by_agent() if words.startswith("<div>Done with event")]
+    assert replies == [f"<div>Done with event {event}.</div>"], by_agent()
+    assert by_agent() == replies, "no notice asks a person for the redispatch a person made"
+    with open_ledger_read_only(state / "ledger.sqlite3") as ledger, ledger.read() as connection:
+        assert connection.execute("SELECT COUNT(*) FROM tasks WHERE originating_event_id = ?", (event,)).fetchone() == (2,)
+        assert connection.execute("SELECT state FROM events WHERE id = ?", (event,)).fetchone() == ("completed",)
+        assert connection.execute("SELECT outcome FROM task_events ORDER BY task_id").fetchall() == [
+            ("unknown",), ("succeeded",)
+        ]

@@ -8,7 +8,7 @@ import sqlite3
 from datetime import datetime
 
 import pytest
-from returns.result import Result, Success
+from returns.result import Failure, Result, Success
 
 from core.decisions import Action, Refusal
 from core.notes import DISCARDED_BY_PERSON
@@ -18,6 +18,7 @@ from shell.ledger import decisions as ledger_decisions
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger
 from shell.ledger.decisions import Decided, UnknownEvent
+from shell.ledger.worker_calls import DispatchLedger
 from tests.support.ledger_world import PROJECT, LedgerWorld
 
 EVENT = 501
@@ -88,15 +89,60 @@ def test_a_failure_reported_by_the_worker_may_be_redispatched_a_success_may_not(
     assert record(world.ledger, EVENT + 1) == ("completed", "", False)
 
 
-def test_a_completed_record_whose_task_still_runs_is_live(world: LedgerWorld) -> None:
+def test_a_completed_record_whose_task_still_runs_is_live_to_a_discard(world: LedgerWorld) -> None:
     world.request(EVENT)
     launched = world.launch(EVENT)
     world.get_dispatch(launched.task_id, EVENT)
     world.report(launched.task_id, EVENT, "failed")  # reported, but its worker has not exited
-    for action in Action:
-        refusal = decide(world.ledger, EVENT, action, BY, world.ledger.clock.now()).failure()
-        assert "is live" in refusal.reason
+    refusal = decide(world.ledger, EVENT, Action.discard, BY, world.ledger.clock.now()).failure()
+    assert "is live" in refusal.reason
     assert decisions_of(world.ledger) == []
+
+
+@pytest.mark.parametrize("reported", ["failed", None], ids=["completed-failed", "dispatched"])
+def test_a_redispatch_of_a_live_task_is_authorized_at_once_and_admitted_when_the_task_ends(
+    world: LedgerWorld, reported: str | None
+) -> None:
+    world.request(EVENT)
+    launched = world.launch(EVENT, running_pid=4242)
+    world.get_dispatch(launched.task_id, EVENT)
+    if reported is not None:
+        world.report(launched.task_id, EVENT, reported)
+    before = record(world.ledger)
+    done = decide(world.ledger, EVENT, Action.redispatch, BY, world.ledger.clock.now()).unwrap()
+    assert done.plan.stop_task == launched.task_id
+    assert done.plan.summary == f"Event {EVENT} authorized; admitted when its task {launched.task_id} ends"
+    assert done.worker is not None
+    assert (done.worker.attempt_id, done.worker.pid) == (launched.attempt_id, 4242)
+    assert record(world.ledger) == before, "nothing moves while the task runs"
+    again = decide(world.ledger, EVENT, Action.redispatch, BY, world.ledger.clock.now()).failure()
+    assert again.already
+    with world.ledger.read() as connection:
+        assert connection.execute("SELECT token_retired_at IS NOT NULL FROM tasks").fetchone() == (1,)
+    # the replaced task's token is retired: the worker's tools are refused
+    assert isinstance(DispatchLedger(world.ledger, launched.token, None).check_token(), Failure)
+    with world.ledger.write() as connection:
+        tasks.end_attempt(connection, launched.attempt_id, StopReason.failed, spawn_failed=False,
+                          now=world.ledger.clock.now())
+    assert record(world.ledger) == ("admitted", "", False)
+    assert decisions_of(world.ledger) == [
+        ("redispatch", EVENT, BY, before[0], "" if reported is None else reported, "admitted"),
+        ("redispatch", EVENT, BY, "completed", reported or "unknown", "admitted"),
+    ]
+    with world.ledger.read() as connection:
+        assert tasks.startable_records(connection, frozenset({PROJECT}), 4) == [(EVENT, PROJECT)]
+
+
+def test_a_pending_redispatch_lapses_when_the_worker_succeeds(world: LedgerWorld) -> None:
+    world.request(EVENT)
+    launched = world.launch(EVENT, running_pid=4242)
+    world.get_dispatch(launched.task_id, EVENT)
+    decide(world.ledger, EVENT, Action.redispatch, BY, world.ledger.clock.now()).unwrap()
+    world.report(launched.task_id, EVENT, "succeeded")  # written as if before the token retired
+    with world.ledger.write() as connection:
+        tasks.end_attempt(connection, launched.attempt_id, StopReason.finished, spawn_failed=False,
+                          now=world.ledger.clock.now())
+    assert record(world.ledger) == ("completed", "", False), "a success is never run again"
 
 
 def test_a_blocked_record_is_offered_back_to_admission_now(world: LedgerWorld, clock: FakeClock) -> None:

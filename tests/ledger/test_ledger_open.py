@@ -274,7 +274,7 @@ def test_a_missing_directory_is_an_error_and_is_not_created(
 def test_the_existing_way_in_writes(ledger_path: Path) -> None:
     migrated(ledger_path)
     with open_existing_ledger(ledger_path) as ledger, ledger.write() as connection:
-        connection.execute("INSERT INTO hold_marker VALUES (1, 'ana', 'now')")
+        connection.execute("INSERT INTO hold_marker (id, held_by, held_at) VALUES (1, 'ana', 'now')")
     with open_ledger_read_only(ledger_path) as reader, reader.read() as connection:
         assert connection.execute("SELECT held_by FROM hold_marker").fetchone() == ("ana",)
 
@@ -286,7 +286,7 @@ def test_the_read_only_way_in_never_writes(ledger_path: Path) -> None:
         with pytest.raises(LedgerMisuse, match="read-only"), ledger.write():
             pass
         with ledger.read() as connection, pytest.raises(sqlite3.OperationalError):
-            connection.execute("INSERT INTO hold_marker VALUES (1, 'ana', 'now')")
+            connection.execute("INSERT INTO hold_marker (id, held_by, held_at) VALUES (1, 'ana', 'now')")
         assert ledger.schema_version() == SCHEMA_VERSION
     assert hashlib.sha256(ledger_path.read_bytes()).hexdigest() == before
 

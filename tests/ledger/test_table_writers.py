@@ -22,6 +22,8 @@ WRITERS = {
     "task_events": "deliveries.py",
     "outbox": "outbox.py",
     "decisions": "decisions.py",
+    "hold_marker": "hold.py",
+    "generations": "hold.py",
     "live_lane": "lanes.py",
     "losses": "losses.py",
     "gaps": "losses.py",

@@ -52,7 +52,7 @@ DECISIONS: list[Mutation] = [
         "    if facts.state is _R.dispatched or (facts.carried and facts.state is _R.completed):",
         "    if facts.state is _R.dispatched:",
         "test_a_completed_record_its_task_still_carries_is_live",
-        "test_a_completed_record_whose_task_still_runs_is_live",
+        "test_a_completed_record_whose_task_still_runs_is_live_to_a_discard",
     ),
     rule(
         "a record already waiting to run is not redispatched",
@@ -101,7 +101,7 @@ DECISIONS: list[Mutation] = [
     ),
     rule(
         "a redispatch admits a record only in a project the configuration serves",
-        "        case Success(plan) if plan.to_state is _R.admitted and not facts.served:",
+        "        case Success(plan) if _admits(plan) and not facts.served:",
         "        case Success(plan) if False:",
         "test_nothing_is_admitted_again_in_a_project_the_configuration_does_not_serve",
         "test_a_redispatch_never_admits_a_record_no_connector_with_this_configuration_will_start",

@@ -115,8 +115,8 @@ DISPATCH: list[Mutation] = [
     ),
     rule(
         "the token is re-checked inside every call's transaction",
-        '"SELECT id FROM tasks WHERE token_sha256 = ? AND superseded_at IS NULL"',
-        '"SELECT id FROM tasks WHERE token_sha256 = ?"',
+        '"SELECT id FROM tasks WHERE token_sha256 = ? AND superseded_at IS NULL AND token_retired_at IS NULL"',
+        '"SELECT id FROM tasks WHERE token_sha256 = ? AND token_retired_at IS NULL"',
         "test_a_superseded_token_is_refused_by_every_call_from_then_on",
     ),
     rule(

@@ -124,14 +124,14 @@ CORE_TEMPLATES = [
     ),
     rule(
         "templates: an event withdrawn for its retry gets no line",
-        "        case Settlement.withdrawn | Settlement.returned:\n",
-        "        case Settlement.returned:\n",
+        "        case Settlement.withdrawn | Settlement.returned | Settlement.redispatched:\n",
+        "        case Settlement.returned | Settlement.redispatched:\n",
         "test_no_notice_for_events_withdrawn_or_returned",
     ),
     rule(
         "templates: an event returned unexposed gets no line",
-        "        case Settlement.withdrawn | Settlement.returned:\n",
-        "        case Settlement.withdrawn:\n",
+        "        case Settlement.withdrawn | Settlement.returned | Settlement.redispatched:\n",
+        "        case Settlement.withdrawn | Settlement.redispatched:\n",
         "test_no_notice_for_events_withdrawn_or_returned",
     ),
     rule(

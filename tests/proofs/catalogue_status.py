@@ -105,8 +105,8 @@ STATUS: list[Mutation] = [
     ),
     rule(
         "status: a live task shows its worker's pid",
-        '" a.id, a.state, a.pid, a.launched_at"',
-        '" a.id, a.state, NULL, a.launched_at"',
+        '" a.id, a.state, a.pid, a.launched_at, a.left_at"',
+        '" a.id, a.state, NULL, a.launched_at, a.left_at"',
         "test_the_report_counts_what_the_ledger_holds",
     ),
     rule(
@@ -129,8 +129,8 @@ STATUS: list[Mutation] = [
     ),
     rule(
         "status: a hold is read",
-        '"SELECT held_by, held_at FROM hold_marker WHERE id = 1"',
-        '"SELECT held_by, held_at FROM hold_marker WHERE id = 0"',
+        '"SELECT held_by, held_at, cause, generation FROM hold_marker WHERE id = 1"',
+        '"SELECT held_by, held_at, cause, generation FROM hold_marker WHERE id = 0"',
         "test_a_hold_is_reported",
     ),
     # shell/commands/status.py

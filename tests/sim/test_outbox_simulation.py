@@ -532,7 +532,14 @@ class OutboxSimulation(RuleBasedStateMachine):
         if task_id is not None:
             self._launch(task_id)
 
+    def _held(self) -> bool:
+        with self.ledger.read() as connection:
+            return connection.execute("SELECT 1 FROM hold_marker").fetchone() is not None
+
     def _launch(self, task_id: int) -> None:
+        if self._held():  # the dispatcher launches nothing while the hold stands (migration 9 refuses it)
+            STATS["launch waited for the hold's release"] += 1
+            return
         task = self.tasks[task_id]
         task.attempt_id = self.world.attempt(task_id)
         task.live = True
@@ -581,6 +588,8 @@ class OutboxSimulation(RuleBasedStateMachine):
         self._get_dispatch_of(task, event_id, acknowledges)
 
     def _get_dispatch_of(self, task: TaskModel, event_id: int, acknowledges: bool) -> None:
+        if task.attempt_id is None or self._held():  # no worker yet, or its pull refused under the hold
+            return
         guard = self.world.get_dispatch(task.id, event_id)
         STATS[f"get_dispatch: {guard or 'unarmed'}"] += 1
         if guard == "canceled":

@@ -14,11 +14,13 @@ import pytest
 
 from core.configuration import Configuration
 from core.notes import REFUSED_NOTE
+from core.timestamps import parse_timestamp
 from shell.cli.main import main as connect
 from shell.clock import FakeClock
 from shell.errors import EXIT_CONFIG
 from shell.ledger import outbox as rows
 from shell.ledger.connection import SCHEMA_VERSION, Ledger, open_ledger, open_ledger_read_only
+from shell.ledger.hold import set_hold
 from shell.ledger.status import read_snapshot
 from shell.state.config import save_config
 from shell.state.lock import acquire, lock_path
@@ -209,10 +211,16 @@ def test_the_last_twenty_dispatches_are_shown_newest_first(
 
 
 def test_a_hold_is_reported(world: LedgerWorld, state: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    world.hold()
+    set_hold(world.ledger, "local:test", "cutting over", parse_timestamp(world.now()))
     found = status_json(capsys, state)
-    assert found["hold"] == {"held_by": "local:test", "held_at": world.now()}
+    assert found["hold"] == {
+        "held_by": "local:test", "held_at": world.now(), "cause": "cutting over", "generation": 1
+    }
     assert found["summary"].endswith(" · on hold")
+    code, text, _ = status(capsys, "--state-dir", str(state))
+    assert code == 0
+    assert "on hold: held by local:test since" in text
+    assert "(cutting over), generation 1" in text
 
 
 def test_neither_the_feed_position_nor_the_token_is_ever_shown(

@@ -268,10 +268,13 @@ def test_held_records_are_listed_only_when_there_are_some() -> None:
 
 
 def test_a_hold_is_shown_and_summarized() -> None:
-    given = status(snapshot(hold=Hold("local:ops", T0)))
-    assert report(given)["hold"] == {"held_by": "local:ops", "held_at": T0}
+    given = status(snapshot(hold=Hold("local:ops", T0, "cutting over", 3)))
+    assert report(given)["hold"] == {"held_by": "local:ops", "held_at": T0, "cause": "cutting over", "generation": 3}
     assert summary(given).endswith("· on hold")
-    assert any(line.startswith("on hold: held by local:ops") for line in lines(given))
+    assert any(
+        line.startswith("on hold: held by local:ops") and "(cutting over), generation 3" in line
+        for line in lines(given)
+    )
     assert report(status())["hold"] is None
 
 
@@ -289,6 +292,7 @@ def test_live_tasks_show_their_attempt_and_worker_pid() -> None:
             "state": "running",
             "pid": 4242,
             "launched_at": T0,
+            "needs_person": None,
         },
         "event_ids": [10],
     }
@@ -296,6 +300,23 @@ def test_live_tasks_show_their_attempt_and_worker_pid() -> None:
     text = lines(given)
     assert "live tasks (2):" in text
     assert any("task 1 on recording:1: attempt att_" in line and "pid 4242" in line for line in text)
+
+
+def test_an_attempt_left_mid_launch_is_flagged_for_a_person_with_what_to_check() -> None:
+    left = LiveTask(
+        task_id=7, superseded=False, conversation="recording:7", created_at=T0, deadline_at=T1,
+        attempt=LiveAttempt("att_" + "0" * 23 + "7", AttemptState.launching, None, T0, left_at=T1),
+        event_ids=(70, 71),
+    )
+    given = status(snapshot(live_tasks=(left, live_task(2))))
+    flagged, ordinary = report(given)["live_tasks"]
+    assert flagged["attempt"]["needs_person"]["left_at"] == T1
+    assert "bin/connect settle-launch 70 --ran" in flagged["attempt"]["needs_person"]["check"]
+    assert ordinary["attempt"]["needs_person"] is None
+    assert "1 launch left for a person" in summary(given)
+    text = lines(given)
+    assert any(line.startswith("    NEEDS A PERSON:") and "settle-launch 70" in line for line in text)
+    assert sum("NEEDS A PERSON" in line for line in text) == 1
 
 
 def test_a_feed_checkpoint_says_whether_a_position_is_kept_never_which() -> None:

@@ -1,0 +1,97 @@
+"""The durable hold a person sets and releases (spec 5.5), as pure functions.
+
+``hold(standing, records, by, cause)`` answers what one transaction writes when a hold is set;
+``release(standing, held)`` what ``release`` says. They read no clock and no ledger.
+
+Rules:
+1. A hold is a new generation, always: who set it, when and why are kept on that generation.
+   A hold already standing keeps its first setter and time on the marker; only its generation
+   (and its cause, the newest words) moves on.
+2. Every record not terminal when the hold is set (not completed, not discarded) is tagged for
+   review; the ones waiting to run (admitted, queued) move to ``held`` and their guard's pending
+   notice is canceled (``CANCELED_BY_HOLD``): a person redispatches or discards each. A record
+   already held stays held; one waiting for its verdict (seen), blocked, or carried by a task
+   (dispatched) keeps its state with the tag.
+3. While the hold stands nothing launches (``may_launch``), no worker gets its first pull
+   (``core.dispatch_tools``), and the outbox sends nothing; intake, admission and reconciliation
+   go on. Records admitted after the hold was set are not held: they run once it is released.
+4. A release clears the marker and closes its generation; held records stay held. With no hold
+   standing it changes nothing and says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from core.edges import RecordState
+
+_R = RecordState
+TERMINAL = frozenset({_R.completed, _R.discarded})
+WAITING = frozenset({_R.admitted, _R.queued})
+
+
+@dataclass(frozen=True, slots=True)
+class StandingHold:
+    """The hold marker as the ledger holds it."""
+
+    held_by: str
+    held_at: str
+    cause: str
+    generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class RecordAtHold:
+    """One record as the hold's transaction reads it: id, state, revision."""
+
+    event_id: int
+    state: RecordState
+    revision: int
+
+
+@dataclass(frozen=True, slots=True)
+class HoldPlan:
+    """What the hold's one transaction writes (rules 1, 2)."""
+
+    marker_by: str
+    marker_at: str
+    cause: str
+    review: tuple[int, ...]  # every record tagged for review
+    to_hold: tuple[RecordAtHold, ...]  # the waiting ones, moved to held
+    already: bool  # a hold stood already
+
+    def summary(self, generation: int) -> str:
+        moved = f"{len(self.to_hold)} waiting record{'' if len(self.to_hold) == 1 else 's'} held"
+        tagged = f"{len(self.review)} tagged for review"
+        verb = "Hold renewed" if self.already else "Held"
+        return (f"{verb} (generation {generation}): nothing launches or posts until "
+                f"`bin/connect release`; {moved}, {tagged}")
+
+
+def hold(
+    standing: StandingHold | None, records: Sequence[RecordAtHold], by: str, cause: str, stamp: str
+) -> HoldPlan:
+    """The hold ``by`` sets at ``stamp`` for ``cause`` (rules 1, 2)."""
+    open_records = [record for record in records if record.state not in TERMINAL]
+    return HoldPlan(
+        marker_by=by if standing is None else standing.held_by,
+        marker_at=stamp if standing is None else standing.held_at,
+        cause=cause,
+        review=tuple(record.event_id for record in open_records),
+        to_hold=tuple(record for record in open_records if record.state in WAITING),
+        already=standing is not None,
+    )
+
+
+def may_launch(standing: StandingHold | None) -> bool:
+    """Rule 3: nothing launches while a hold stands."""
+    return standing is None
+
+
+def release_summary(standing: StandingHold | None, held_records: int) -> str:
+    """What ``release`` says (rule 4)."""
+    if standing is None:
+        return "No hold stood"
+    records = f"{held_records} held record{'' if held_records == 1 else 's'}"
+    return f"Released; {records} {'stays' if held_records == 1 else 'stay'} held"

@@ -1,0 +1,67 @@
+"""``bin/connect release``: a person clears the durable hold (spec 5.5).
+
+Rules:
+1. One write transaction (``shell.ledger.hold.release``) on the ledger as it exists, safe beside
+   a running connector: from its commit, records admitted after the hold and records a person
+   authorized dispatch, and the outbox sends what is due. Held records stay held until each is
+   redispatched or discarded.
+2. "Released; N held records stay held", or "No hold stood" (not an error), exit 0; ``--json``
+   prints the same facts. The ledger missing or too new is exit 3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from shell.cli.arguments import add_state_arguments
+from shell.cli.who import deciding_person
+from shell.clock import SystemClock
+from shell.errors import EXIT_OK
+from shell.ledger.connection import open_existing_ledger
+from shell.ledger.hold import release
+from shell.state.config import locate_state
+
+EPILOG = """\
+examples:
+  bin/connect release
+  bin/connect release --by ana --json
+
+exit codes: 0 released, or no hold stood; 3 no configuration or usable ledger; 6 the ledger
+stayed busy."""
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "release",
+        help="clear the durable hold; held records stay held",
+        description=(
+            "Clear the durable hold that `bin/connect hold` or `run --hold` set. Records a person\n"
+            "authorized, and records that arrived after the hold, dispatch; held records stay held\n"
+            "until each is redispatched or discarded. Safe while the connector runs."
+        ),
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_state_arguments(parser)
+    parser.add_argument("--by", help="who releases it (default local:<your user name>)")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    by = deciding_person(args.by)
+    paths = locate_state(args.state_dir, args.account, args.agent)
+    clock = SystemClock()
+    with open_existing_ledger(paths.ledger, clock=clock) as ledger:
+        released = release(ledger, by, clock.now())
+    stood = released.hold
+    result = {
+        "released": stood is not None,
+        "released_by": by if stood is not None else None,
+        "generation": None if stood is None else stood.generation,
+        "held_records": released.held_records,
+        "summary": released.summary,
+    }
+    print(json.dumps(result, indent=2) if args.json else result["summary"])
+    return EXIT_OK

@@ -1,0 +1,90 @@
+"""``bin/connect settle-launch EVENT_ID --ran | --did-not-run``: a person settles an attempt a
+connector left mid-launch (issue 11, item 6).
+
+Rules:
+1. The rules are ``core.launch_settlement``'s and the one transaction ``shell.ledger.launches``';
+   the ledger is opened as it exists, so this is safe beside a running connector.
+2. Exactly one of ``--ran`` and ``--did-not-run`` (argparse: exit 2 without one). Who settled it
+   is ``--by``, by default ``local:<user name>``, recorded on the attempt.
+3. Settled: one summary line, exit 0. Refused (no such launch, or ``--did-not-run`` where a
+   worker pulled): one line on stderr, exit 5. ``--json`` prints the same facts on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from returns.result import Failure, Success
+
+from core.launch_settlement import Claim
+from shell.cli.arguments import add_state_arguments, positive_integer
+from shell.cli.who import deciding_person
+from shell.clock import SystemClock
+from shell.errors import EXIT_OK, EXIT_REFUSED
+from shell.ledger.connection import open_existing_ledger
+from shell.ledger.launches import settle_launch
+from shell.state.config import locate_state
+
+EPILOG = """\
+examples:
+  bin/connect status                                  # flags the launch: NEEDS A PERSON
+  bin/connect settle-launch 7000000123 --did-not-run  # no worker ran: it runs again
+  bin/connect settle-launch 7000000123 --ran --json   # a worker may have acted: outcome unknown
+
+exit codes: 0 settled; 2 neither or both of --ran and --did-not-run; 3 no configuration or
+usable ledger; 5 refused (no launch left for a person on that event's task, or a worker pulled
+its instruction, so it ran); 6 the ledger stayed busy."""
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "settle-launch",
+        help="settle an attempt a stopped connector left mid-launch (the worker ran, or did not)",
+        description=(
+            "A connector stopped between launching a worker and recording its process leaves the\n"
+            "attempt launching: nobody can tell whether the worker ran, so its task holds the\n"
+            "conversation and the project's directory and every later request there waits.\n"
+            "`bin/connect status` flags it as NEEDS A PERSON. Check whether a worker ran, then say\n"
+            "so: --did-not-run returns its records to run again; --ran ends it with an unknown\n"
+            "outcome (redispatch or discard each). Either way the project moves again."
+        ),
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "event_id", type=positive_integer, metavar="EVENT_ID", help="an event of the task, as status names it"
+    )
+    found = parser.add_mutually_exclusive_group(required=True)
+    found.add_argument("--ran", dest="claim", action="store_const", const=Claim.ran,
+                       help="a worker ran (or may have): its outcome is unknown")
+    found.add_argument("--did-not-run", dest="claim", action="store_const", const=Claim.did_not_run,
+                       help="no worker process ran: its records wait to run again")
+    add_state_arguments(parser)
+    parser.add_argument("--by", help="who settles it (default local:<your user name>), recorded with it")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    by = deciding_person(args.by)
+    paths = locate_state(args.state_dir, args.account, args.agent)
+    clock = SystemClock()
+    with open_existing_ledger(paths.ledger, clock=clock) as ledger:
+        settled = settle_launch(ledger, args.event_id, args.claim, by, clock.now())
+    match settled:
+        case Success(plan):
+            result = {
+                "event_id": args.event_id, "settled": True, "claim": str(plan.claim), "settled_by": by,
+                "task_id": plan.facts.task_id, "attempt_id": plan.facts.attempt_id,
+                "stop_reason": str(plan.stop_reason), "summary": plan.summary,
+            }
+            print(json.dumps(result, indent=2) if args.json else plan.summary)
+            return EXIT_OK
+        case Failure(why):
+            if args.json:
+                print(json.dumps({"event_id": args.event_id, "settled": False, "summary": why}, indent=2))
+            print(f"error: {why}", file=sys.stderr)
+            return EXIT_REFUSED  # rule 3
+    raise AssertionError("unreachable")  # pragma: no cover
