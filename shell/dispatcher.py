@@ -230,7 +230,9 @@ class Dispatcher:
         pause_at("after_launch")  # a crash test kills the process here: launched, nothing spawned
         outcome = self.driver.spawn(launch, Path(work_dir))
         if isinstance(outcome, SpawnFailed):
-            log.warning("dispatch attempt=%s could not start its worker: %s", launch.attempt_id, outcome.detail)
+            log.warning(
+                "dispatch attempt=%s could not start its worker: %s", launch.attempt_id, outcome.detail
+            )
             self._end(launch, StopReason.failed, spawn_failed=True)
             return None
         with self._lock:

@@ -60,6 +60,8 @@ CHECKS = (
     "no-message-doubled",
     "no-instruction-twice",
     "no-record-lost",
+    "no-live-worker-settled",
+    "connector-never-fails",
     "moves-are-edges",
     "receipts-unique-and-final",
     "nothing-sending-at-quiescence",
@@ -151,19 +153,22 @@ def after_step(run: Run, final: bool) -> list[tuple[str, str]]:
             " WHERE seq > ? ORDER BY seq", (truth.audit_seen,)).fetchall()
         rows = connection.execute(_OUTBOX).fetchall()
         events = dict(connection.execute("SELECT id, state FROM events").fetchall())
-        held_attempts = [a for (a,) in connection.execute(
-            "SELECT id FROM attempts WHERE state <> 'ended'")] if final else []
+        live = [a for (a,) in connection.execute("SELECT id FROM attempts WHERE state <> 'ended'")]
+    alive = {worker.attempt_id for worker in run.workers.alive.values()}
+    for attempt_id in sorted(alive - set(live)):
+        _found(run, "no-live-worker-settled", f"attempt {attempt_id} ended while its worker still runs")
     for seq, table, key, old, new, note, old_receipt, new_receipt, cause in audit:
         truth.audit_seen = seq
         _judge_move(run, table, key, old, new, note or "", old_receipt, new_receipt, cause)
     _judge_outbox(run, rows)
     _judge_exposures(run)
     if final:
-        _judge_end(run, rows, events, held_attempts)
+        _judge_end(run, rows, events, live)
     return truth.violations
 
 
-def _judge_move(run: Run, table: str, key: str, old: str | None, new: str, note: str,
+def _judge_move(  # noqa: PLR0917 -- one audit row, as its columns
+    run: Run, table: str, key: str, old: str | None, new: str, note: str,
                 old_receipt: int | None, new_receipt: int | None, cause: str | None) -> None:
     if old is None:  # an intent written
         kind, _, state = (cause or ":").partition(":")
@@ -219,13 +224,15 @@ def _judge_outbox(run: Run, rows: list[tuple[Any, ...]]) -> None:
         if state == "sending" and failures >= MAX_RECONCILE_FAILURES:
             _found(run, "outbox-10 reconciliation gives up after ten failures",
                    f"intent {identifier} still sending after {failures} failed listings")
-        if state == "sent":
-            if texts.get(receipt) != message_text(body):
-                _found(run, "receipts-unique-and-final",
-                       f"intent {identifier}'s receipt {receipt} is not a message with its words")
+        if state == "sent" and texts.get(receipt) != message_text(body):
+            _found(run, "receipts-unique-and-final",
+                   f"intent {identifier}'s receipt {receipt} is not a message with its words")
         if state == "canceled" and note == notes.REFUSED_NOTE and not _refused(truth.era_outcome.get(identifier)):
             _found(run, "outbox-7 intent states move along their edges, a person's only by a person",
                    f"intent {identifier} carries the refused note, unrefused")
+        if _refused(truth.era_outcome.get(identifier)) and state != "canceled":
+            _found(run, "outbox-7 intent states move along their edges, a person's only by a person",
+                   f"intent {identifier}'s request was refused, yet it is {state}")
         if kind == "guard_ack" and event_id in run.workers.told_to_acknowledge and made:
             _found(run, "outbox-8 a worker told to acknowledge never also gets the guard",
                    f"event {event_id}'s worker was told to acknowledge, and guard intent {identifier} posted")
@@ -264,7 +271,11 @@ def _judge_end(run: Run, rows: list[tuple[Any, ...]], events: dict[int, str], li
         if state in ("indeterminate", "abandoned", "canceled") and not note:
             _found(run, "no-record-lost", f"intent {identifier} is {state} without a note")
     waiting = {event_id for event_id, state in events.items() if state in ("seen", "admitted", "queued", "dispatched")}
-    if waiting and not live:
+    held = set(run.connector.held)
+    orphans = {worker.attempt_id for worker in run.workers.alive.values() if not worker.supervised}
+    for attempt_id in sorted(set(live) - held - orphans):
+        _found(run, "no-record-lost", f"attempt {attempt_id} left live: neither settled nor held for a person")
+    if waiting and not held:
         _found(run, "no-record-lost", f"records {sorted(waiting)} neither answered, notified nor held for a person")
     for event_id in waiting:
         if events[event_id] == "seen":

@@ -62,7 +62,8 @@ class SimDispatcher(Dispatcher):
 
 
 class SimConnector:
-    def __init__(self, path: Path, sessions: Path, work_dir: Path, clock: FakeClock,
+    def __init__(  # noqa: PLR0917 -- the parts a process is made of
+        self, path: Path, sessions: Path, work_dir: Path, clock: FakeClock,
                  basecamp: SimBasecamp, workers: Workers) -> None:
         self.clock = clock
         self.ledger: Ledger = open_ledger(path, clock=clock)

@@ -132,7 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _report(done, coverage, violations, (elapsed, cpu), arguments, len(done) >= COVERAGE_FLOOR)
 
 
-def _report(seeds: list[int], coverage: Counter[str], violations: list[tuple[int, int, str, str]],
+def _report(  # noqa: PLR0917 -- one report's parts
+    seeds: list[int], coverage: Counter[str], violations: list[tuple[int, int, str, str]],
             times: tuple[float, float], arguments: argparse.Namespace, require: bool) -> int:
     elapsed, cpu = times
     unreached = [path for path in REQUIRED if coverage[path] == 0] if require else []

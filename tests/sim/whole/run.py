@@ -99,7 +99,6 @@ class Run:
     def __init__(self, seed: int, steps: int, coverage: Counter[str] | None = None) -> None:
         self.seed, self.steps = seed, steps
         self.rng = random.Random(seed)
-        tasks.secrets = _SeededSecrets(self.rng)  # type: ignore[assignment]
         self.coverage: Counter[str] = coverage if coverage is not None else Counter()
         self.history: list[str] = []
         self.truth = Truth()
@@ -118,12 +117,13 @@ class Run:
         self.next_event = 1
         self.actors: frozenset[Actor] = frozenset({Actor.automatic})
         self.connector = self._connector()
-        self._boot()
 
     # -- the run ----------------------------------------------------------------------------
 
     def play(self) -> None:
+        tasks.secrets = _SeededSecrets(self.rng)  # type: ignore[assignment]
         try:
+            self._boot()
             for number in range(1, self.steps + 1):
                 name, action, actors = self._choose()
                 self.history.append(f"{number:4d} {name}")
@@ -155,6 +155,8 @@ class Run:
             self.note(f"crash: {crash}")
             self.cover("crash: " + str(crash).split(",")[0])
             self._restart()
+        except Exception as error:  # the connector's own code failed: a bug the database's walls caught
+            self.truth.violations.append(("connector-never-fails", f"{type(error).__name__}: {error}"))
 
     def _connector(self) -> SimConnector:
         return SimConnector(self.path, self.directory / "sessions", self.directory / "work",

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from core.destinations import Destination, MessageKind
-from core.dispatch_tools.arguments import AckRequest, Completion, CompleteRequest, GetRequest
+from core.dispatch_tools.arguments import AckRequest, CompleteRequest, Completion, GetRequest
 from core.snapshots import StopReason
 from core.templates import GUARD_ACKNOWLEDGEMENT
 from shell.ledger.connection import Ledger
