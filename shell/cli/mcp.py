@@ -25,12 +25,14 @@ import os
 import stat
 import sys
 
+from returns.result import Failure
+
 from core.task_token import TASK_TOKEN_ENV
 from shell.cli.arguments import positive_integer
 from shell.cli.main import VERSION
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_REFUSED, UserError
 from shell.ledger.connection import open_existing_ledger
-from shell.ledger.worker_calls import DispatchLedger, DispatchRefused
+from shell.ledger.worker_calls import DispatchLedger
 from shell.worker.mcp import McpServer, serve
 
 TOKEN_ENV = TASK_TOKEN_ENV
@@ -84,10 +86,9 @@ def run(args: argparse.Namespace) -> int:
     with ledger:
         dispatch = DispatchLedger(ledger, token, args.agent_id)
         del token
-        try:
-            dispatch.check_token()
-        except DispatchRefused as refused:
-            raise UserError(refused.refusal.message, EXIT_REFUSED) from None
+        match dispatch.check_token():
+            case Failure(refusal):
+                raise UserError(refusal.message, EXIT_REFUSED)
         if args.agent_id is None:
             log.warning("no --agent-id: instructions keep the agent's own mentions")
         serve(sys.stdin.buffer, sys.stdout.buffer, McpServer(dispatch, version=VERSION))

@@ -37,7 +37,7 @@ from shell.cli.main import main as connect
 from shell.demo.connector_child import REPOSITORY
 from shell.errors import EXIT_CONFIG, UserError
 
-GUARD_DELAY = timedelta(seconds=4)
+GUARD_DELAY = timedelta(seconds=8)
 STILL_RUNNING = timedelta(minutes=10)  # longer than the demo: no still-running notice is called for
 RECONCILE_AFTER = timedelta(seconds=2)
 ROUTED_PROJECTS = 2

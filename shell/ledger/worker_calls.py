@@ -19,8 +19,11 @@ Rules:
    ``dispatched -> completed`` (complete_dispatch: the delivery first, so the database reads it
    as a worker's completion of what it pulled).
 5. The answer is built from the rows as the writes left them, read back in the same transaction.
-6. A refusal is raised as ``DispatchRefused`` carrying the worker-safe ``Refusal``; anything
-   else that escapes is the ledger failing, which the MCP seam answers without its detail.
+6. Every call answers a ``Result``: its value, or the worker-safe ``Refusal`` core decided (a
+   ``Failure``, returned as it came: a refusal is decided before anything is written, so its
+   transaction ends having changed nothing). An exception that escapes is the ledger failing
+   (``DispatchRowMoved`` among them: it rolls the call back), which the MCP seam answers
+   without its detail.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import json
 import logging
 import sqlite3
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from returns.result import Failure, Result, Success
 
@@ -54,8 +57,6 @@ from shell.ledger.connection import Ledger
 
 log = logging.getLogger(__name__)
 
-_Value = TypeVar("_Value")
-
 _ROWS = """
 SELECT te.event_id, te.delivery, te.guard, te.pulled_at IS NOT NULL, te.ack_id, te.outcome,
        te.reply_id, te.links,
@@ -64,14 +65,6 @@ SELECT te.event_id, te.delivery, te.guard, te.pulled_at IS NOT NULL, te.ack_id, 
        e.snapshot
   FROM task_events te JOIN events e ON e.id = te.event_id
  WHERE te.task_id = ? AND te.retired_at IS NULL"""
-
-
-class DispatchRefused(Exception):
-    """A refusal the worker may read: its kind and message (``refusal``)."""
-
-    def __init__(self, refusal: Refusal) -> None:
-        super().__init__(f"{refusal.kind}: {refusal.message}")
-        self.refusal = refusal
 
 
 class DispatchRowMoved(Exception):
@@ -103,61 +96,81 @@ class DispatchLedger:
     def __repr__(self) -> str:  # never the token, nor its hash
         return f"DispatchLedger({self._ledger.path})"
 
-    def check_token(self) -> int:
+    def check_token(self) -> Result[int, Refusal]:
         """The live task the token names, in a transaction of its own; refused otherwise."""
         with self._ledger.write() as connection:
             return self._task(connection)
 
     # -- the three tools ------------------------------------------------------------------------
 
-    def get_dispatch(self, request: GetRequest) -> Dispatched:
+    def get_dispatch(self, request: GetRequest) -> Result[Dispatched, Refusal]:
         with self._ledger.write() as connection:
-            task_id = self._task(connection)
-            rows = _rows(connection, task_id)
-            held = connection.execute("SELECT EXISTS (SELECT 1 FROM hold_marker)").fetchone()[0] == 1
-            decision = _unwrap(decide_get(rows, request.event_id, held=held))
-            match decision:
-                case NothingWaiting():
-                    return Dispatched(None)
-                case Serve():
-                    self._serve(connection, task_id, decision)
-            row = _row(connection, task_id, decision.event_id)
-            instruction = None if row is None else build_instruction(row, self._agent_id)
-            if instruction is None:  # the row or its snapshot vanished under the writes
-                raise DispatchRowMoved(f"task {task_id} event {decision.event_id}: nothing to hand out")
-        return Dispatched(instruction)
+            return self._task(connection).bind(lambda task_id: self._get(connection, task_id, request))
 
-    def ack_dispatch(self, request: AckRequest) -> Receipt:
+    def ack_dispatch(self, request: AckRequest) -> Result[Receipt, Refusal]:
         with self._ledger.write() as connection:
-            task_id = self._task(connection)
-            row = _row(connection, task_id, request.event_id)
-            decision = _unwrap(decide_ack(row, request.ack_id))
-            if decision.write:
-                self._acknowledge(connection, task_id, request.event_id, decision)
-                row = _row(connection, task_id, request.event_id)
-            assert row is not None  # decide_ack refuses a missing row
-            return receipt_of(row)
+            return self._task(connection).bind(lambda task_id: self._ack(connection, task_id, request))
 
-    def complete_dispatch(self, request: CompleteRequest) -> Receipt:
+    def complete_dispatch(self, request: CompleteRequest) -> Result[Receipt, Refusal]:
         with self._ledger.write() as connection:
-            task_id = self._task(connection)
-            row = _row(connection, task_id, request.event_id)
-            decision = _unwrap(decide_complete(row, request.completion))
-            if decision.write:
-                self._complete(connection, task_id, request.event_id, decision)
-                row = _row(connection, task_id, request.event_id)
-            assert row is not None  # decide_complete refuses a missing row
-            return receipt_of(row)
+            return self._task(connection).bind(lambda task_id: self._finish(connection, task_id, request))
 
     # -- inside the call's transaction ---------------------------------------------------------
 
-    def _task(self, connection: sqlite3.Connection) -> int:
+    def _task(self, connection: sqlite3.Connection) -> Result[int, Refusal]:
         found = connection.execute(
             "SELECT id FROM tasks WHERE token_sha256 = ? AND superseded_at IS NULL", (self._token_sha256,)
         ).fetchone()
         if found is None:
-            raise DispatchRefused(refuse(RefusalKind.task_token_refused))
-        return int(found[0])
+            return Failure(refuse(RefusalKind.task_token_refused))
+        return Success(int(found[0]))
+
+    def _get(self, connection: sqlite3.Connection, task_id: int, request: GetRequest) -> Result[Dispatched, Refusal]:
+        rows = _rows(connection, task_id)
+        held = connection.execute("SELECT EXISTS (SELECT 1 FROM hold_marker)").fetchone()[0] == 1
+        return decide_get(rows, request.event_id, held=held).map(
+            lambda decision: self._hand_out(connection, task_id, decision)
+        )
+
+    def _hand_out(self, connection: sqlite3.Connection, task_id: int, decision: NothingWaiting | Serve) -> Dispatched:
+        match decision:
+            case NothingWaiting():
+                return Dispatched(None)
+            case Serve():
+                self._serve(connection, task_id, decision)
+        row = _row(connection, task_id, decision.event_id)
+        instruction = None if row is None else build_instruction(row, self._agent_id)
+        if instruction is None:  # the row or its snapshot vanished under the writes
+            raise DispatchRowMoved(f"task {task_id} event {decision.event_id}: nothing to hand out")
+        return Dispatched(instruction)
+
+    def _ack(self, connection: sqlite3.Connection, task_id: int, request: AckRequest) -> Result[Receipt, Refusal]:
+        row = _row(connection, task_id, request.event_id)
+
+        def apply(decision: Acknowledge) -> Receipt:
+            found = row
+            if decision.write:
+                self._acknowledge(connection, task_id, request.event_id, decision)
+                found = _row(connection, task_id, request.event_id)
+            assert found is not None  # decide_ack refuses a missing row
+            return receipt_of(found)
+
+        return decide_ack(row, request.ack_id).map(apply)
+
+    def _finish(
+        self, connection: sqlite3.Connection, task_id: int, request: CompleteRequest
+    ) -> Result[Receipt, Refusal]:
+        row = _row(connection, task_id, request.event_id)
+
+        def apply(decision: Complete) -> Receipt:
+            found = row
+            if decision.write:
+                self._complete(connection, task_id, request.event_id, decision)
+                found = _row(connection, task_id, request.event_id)
+            assert found is not None  # decide_complete refuses a missing row
+            return receipt_of(found)
+
+        return decide_complete(row, request.completion).map(apply)
 
     def _serve(self, connection: sqlite3.Connection, task_id: int, serve: Serve) -> None:
         now = self._ledger.timestamp()
@@ -211,15 +224,6 @@ class DispatchLedger:
             "complete_dispatch task %d event %d: delivery completed (%s), record completed %s",
             task_id, event_id, report.outcome, decision.complete_record,
         )
-
-
-def _unwrap(result: Result[_Value, Refusal]) -> _Value:
-    match result:
-        case Success(value):
-            return value  # type: ignore[no-any-return]
-        case Failure(refusal):
-            raise DispatchRefused(refusal)
-    raise AssertionError("a Result is a Success or a Failure")  # pragma: no cover
 
 
 def _compare_and_set(changed: int, what: str, key: tuple[int, int]) -> None:

@@ -25,9 +25,9 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping
-from typing import IO, Any, Final, Protocol, TypeVar
+from typing import IO, Any, Final, Protocol
 
-from returns.result import Failure, Result, Success, safe
+from returns.result import Failure, Result, Success
 
 from core.dispatch_tools.arguments import (
     AckRequest,
@@ -41,11 +41,10 @@ from core.dispatch_tools.decisions import MAX_LINK_LENGTH, MAX_LINKS
 from core.dispatch_tools.instruction import Receipt
 from core.dispatch_tools.refusals import LEDGER_FAILURE, NOTHING_WAITING, Refusal
 from core.edges import DeliveryState
-from shell.ledger.worker_calls import Dispatched, DispatchRefused
+from shell.ledger.worker_calls import Dispatched
 
 log = logging.getLogger(__name__)
 
-_Request = TypeVar("_Request")
 
 SERVER_NAME: Final = "basecamp-connect"
 PROTOCOL_VERSIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first
@@ -66,9 +65,9 @@ INTERNAL_ERROR: Final = -32603
 class DispatchTools(Protocol):
     """What the server serves: ``shell.ledger.worker_calls.DispatchLedger``, or a fake in a test."""
 
-    def get_dispatch(self, request: GetRequest) -> Dispatched: ...
-    def ack_dispatch(self, request: AckRequest) -> Receipt: ...
-    def complete_dispatch(self, request: CompleteRequest) -> Receipt: ...
+    def get_dispatch(self, request: GetRequest) -> Result[Dispatched, Refusal]: ...
+    def ack_dispatch(self, request: AckRequest) -> Result[Receipt, Refusal]: ...
+    def complete_dispatch(self, request: CompleteRequest) -> Result[Receipt, Refusal]: ...
 
 
 # -- the tools, as a client lists them ----------------------------------------------------------
@@ -366,42 +365,19 @@ class McpServer:
     # -- the tools
 
     def _get_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], Refusal]:
-        @_refusable
-        def answer(request: GetRequest) -> Mapping[str, Any]:
-            instruction = self._tools.get_dispatch(request).instruction
-            if instruction is None:
-                return {"instruction": None, "message": NOTHING_WAITING}
-            return {"instruction": instruction.to_json()}
-
-        return read_get_arguments(arguments).bind(answer)
+        return read_get_arguments(arguments).bind(self._tools.get_dispatch).map(_dispatched_json)
 
     def _ack_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], Refusal]:
-        @_refusable
-        def answer(request: AckRequest) -> Mapping[str, Any]:
-            return self._tools.ack_dispatch(request).to_json()
-
-        return read_ack_arguments(arguments).bind(answer)
+        return read_ack_arguments(arguments).bind(self._tools.ack_dispatch).map(Receipt.to_json)
 
     def _complete_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], Refusal]:
-        @_refusable
-        def answer(request: CompleteRequest) -> Mapping[str, Any]:
-            return self._tools.complete_dispatch(request).to_json()
-
-        return read_complete_arguments(arguments).bind(answer)
+        return read_complete_arguments(arguments).bind(self._tools.complete_dispatch).map(Receipt.to_json)
 
 
-def _refusable(
-    call: Callable[[_Request], Mapping[str, Any]],
-) -> Callable[[_Request], Result[Mapping[str, Any], Refusal]]:
-    """A tool's ledger call whose ``DispatchRefused`` (raised inside its transaction, so nothing it
-    began is kept) is the refusal it carries, a ``Failure``: the one place that exception becomes
-    a value. Any other exception is the ledger failing, and stays an exception."""
-    guarded = safe(exceptions=(DispatchRefused,))(call)
-
-    def refusable(request: _Request) -> Result[Mapping[str, Any], Refusal]:
-        return guarded(request).alt(lambda refused: refused.refusal)
-
-    return refusable
+def _dispatched_json(dispatched: Dispatched) -> Mapping[str, Any]:
+    if dispatched.instruction is None:
+        return {"instruction": None, "message": NOTHING_WAITING}
+    return {"instruction": dispatched.instruction.to_json()}
 
 
 def _encode(message: object) -> bytes:

@@ -10,20 +10,21 @@ import time
 from pathlib import Path
 
 import pytest
+from returns.result import Failure, Success
 
 from core.dispatch_tools.arguments import AckRequest, CompleteRequest, Completion, GetRequest
 from core.dispatch_tools.refusals import RefusalKind
 from shell.clock import FakeClock
 from shell.ledger.connection import Ledger, open_existing_ledger
-from shell.ledger.worker_calls import DispatchLedger, DispatchRefused
+from shell.ledger.worker_calls import DispatchLedger
 from tests.dispatch_tools.world import AGENT, REQUESTER, SOMEONE_ELSE, DispatchWorld, Task, mention
 
 
 def refusal_of(call: object, *args: object) -> RefusalKind:
     assert callable(call)
-    with pytest.raises(DispatchRefused) as refused:
-        call(*args)
-    return refused.value.refusal.kind
+    answer = call(*args)
+    assert isinstance(answer, Failure), f"expected a refusal, got {answer}"
+    return answer.failure().kind
 
 
 def pulled(world: DispatchWorld, event_id: int = 1, **request: object) -> tuple[Task, DispatchLedger]:
@@ -32,7 +33,7 @@ def pulled(world: DispatchWorld, event_id: int = 1, **request: object) -> tuple[
     task = world.task(event_id)
     world.launch(task)
     tools = world.tools(task)
-    assert tools.get_dispatch(GetRequest(event_id)).instruction is not None
+    assert tools.get_dispatch(GetRequest(event_id)).unwrap().instruction is not None
     return task, tools
 
 
@@ -53,7 +54,7 @@ def test_get_dispatch_exposes_pulls_and_cancels_the_guard_and_its_pending_intent
     assert world.guard_intent(1) == ("pending", "")
     assert world.row(task, 1)["delivery"] == "admitted"
 
-    instruction = world.tools(task).get_dispatch(GetRequest(1)).instruction
+    instruction = world.tools(task).get_dispatch(GetRequest(1)).unwrap().instruction
 
     assert instruction is not None
     assert instruction.delivery == "exposed"
@@ -78,7 +79,7 @@ def test_the_guard_intent_is_canceled_in_get_dispatchs_own_transaction(
         )
 
     with pytest.raises(sqlite3.IntegrityError, match="injected"):
-        world.tools(task).get_dispatch(GetRequest(1))
+        world.tools(task).get_dispatch(GetRequest(1)).unwrap()
 
     row = world.row(task, 1)
     assert (row["delivery"], row["guard"], row["pulled_at"]) == ("admitted", "armed", None)
@@ -89,13 +90,13 @@ def test_a_repeat_returns_the_same_instruction_and_writes_nothing(
     world: DispatchWorld, clock: FakeClock, ledger_path: Path
 ) -> None:
     task, tools = pulled(world)
-    first = tools.get_dispatch(GetRequest(1)).instruction
+    first = tools.get_dispatch(GetRequest(1)).unwrap().instruction
     row = world.row(task, 1)
     version = data_version(ledger_path)
     clock.advance(60)
 
-    again = tools.get_dispatch(GetRequest(1)).instruction
-    earliest = tools.get_dispatch(GetRequest(None)).instruction
+    again = tools.get_dispatch(GetRequest(1)).unwrap().instruction
+    earliest = tools.get_dispatch(GetRequest(None)).unwrap().instruction
 
     assert again == first == earliest
     assert world.row(task, 1) == row
@@ -111,7 +112,7 @@ def test_a_pull_of_an_event_exposed_at_launch_records_the_pull_and_keeps_the_exp
     exposed_at = world.row(task, 1)["exposed_at"]
     clock.advance(5)
 
-    world.tools(task).get_dispatch(GetRequest(None))
+    world.tools(task).get_dispatch(GetRequest(None)).unwrap()
 
     row = world.row(task, 1)
     assert row["exposed_at"] == exposed_at
@@ -127,22 +128,22 @@ def test_without_an_event_the_earliest_not_acknowledged_is_served_then_nothing(w
     world.launch(task)
     tools = world.tools(task)
 
-    first = tools.get_dispatch(GetRequest(None)).instruction
+    first = tools.get_dispatch(GetRequest(None)).unwrap().instruction
     assert first is not None
     assert first.event_id == 1
-    tools.ack_dispatch(AckRequest(1, 501))
-    second = tools.get_dispatch(GetRequest(None)).instruction
+    tools.ack_dispatch(AckRequest(1, 501)).unwrap()
+    second = tools.get_dispatch(GetRequest(None)).unwrap().instruction
     assert second is not None
     assert second.event_id == 2
     assert world.row(task, 2)["delivery"] == "exposed"
     assert world.row(task, 3)["delivery"] == "admitted", "only the served event is exposed"
-    tools.complete_dispatch(CompleteRequest(2, Completion("succeeded")))
-    third = tools.get_dispatch(GetRequest(None)).instruction
+    tools.complete_dispatch(CompleteRequest(2, Completion("succeeded"))).unwrap()
+    third = tools.get_dispatch(GetRequest(None)).unwrap().instruction
     assert third is not None
     assert third.event_id == 3
-    tools.complete_dispatch(CompleteRequest(3, Completion("failed")))
+    tools.complete_dispatch(CompleteRequest(3, Completion("failed"))).unwrap()
 
-    assert tools.get_dispatch(GetRequest(None)).instruction is None
+    assert tools.get_dispatch(GetRequest(None)).unwrap().instruction is None
 
 
 def test_the_earliest_skips_a_record_settled_elsewhere_and_naming_it_is_not_dispatchable(
@@ -156,7 +157,7 @@ def test_the_earliest_skips_a_record_settled_elsewhere_and_naming_it_is_not_disp
     tools = world.tools(task)
 
     assert refusal_of(tools.get_dispatch, GetRequest(1)) == RefusalKind.not_dispatchable
-    served = tools.get_dispatch(GetRequest(None)).instruction
+    served = tools.get_dispatch(GetRequest(None)).unwrap().instruction
     assert served is not None
     assert served.event_id == 2
     assert world.row(task, 1)["pulled_at"] is None
@@ -164,14 +165,14 @@ def test_the_earliest_skips_a_record_settled_elsewhere_and_naming_it_is_not_disp
 
 def test_a_completed_record_is_served_again_to_the_worker_that_pulled_it(world: DispatchWorld) -> None:
     _task, tools = pulled(world)
-    tools.complete_dispatch(CompleteRequest(1, Completion("succeeded", reply_id=77)))
+    tools.complete_dispatch(CompleteRequest(1, Completion("succeeded", reply_id=77))).unwrap()
     assert world.record_state(1) == "completed"
 
-    again = tools.get_dispatch(GetRequest(1)).instruction
+    again = tools.get_dispatch(GetRequest(1)).unwrap().instruction
 
     assert again is not None
     assert again.delivery == "completed"
-    assert tools.get_dispatch(GetRequest(None)).instruction is None
+    assert tools.get_dispatch(GetRequest(None)).unwrap().instruction is None
 
 
 def test_guard_acknowledged_when_the_guard_fired_before_the_pull(world: DispatchWorld) -> None:
@@ -180,7 +181,7 @@ def test_guard_acknowledged_when_the_guard_fired_before_the_pull(world: Dispatch
     world.claim_guard(1)
     assert world.row(task, 1)["guard"] == "fired"
 
-    instruction = world.tools(task).get_dispatch(GetRequest(1)).instruction
+    instruction = world.tools(task).get_dispatch(GetRequest(1)).unwrap().instruction
 
     assert instruction is not None
     assert instruction.guard_acknowledged is True
@@ -194,7 +195,7 @@ def test_guard_acknowledged_for_a_task_created_after_the_guard_went_out(world: D
     task = world.task(1)  # outbox_guard_fired_before_task marks the new row fired
     assert world.row(task, 1)["guard"] == "fired"
 
-    instruction = world.tools(task).get_dispatch(GetRequest(None)).instruction
+    instruction = world.tools(task).get_dispatch(GetRequest(None)).unwrap().instruction
 
     assert instruction is not None
     assert instruction.guard_acknowledged is True
@@ -204,7 +205,7 @@ def test_a_request_that_asks_for_nothing_has_no_guard_to_cancel(world: DispatchW
     world.request(1, acknowledge=False)
     task = world.task(1)
 
-    instruction = world.tools(task).get_dispatch(GetRequest(1)).instruction
+    instruction = world.tools(task).get_dispatch(GetRequest(1)).unwrap().instruction
 
     assert instruction is not None
     assert (instruction.acknowledge, instruction.guard_acknowledged) == (False, False)
@@ -217,13 +218,13 @@ def test_under_a_hold_a_first_pull_is_refused_and_nothing_is_written(world: Disp
     first = world.task(1)
     second = world.task(2)
     first_tools = world.tools(first)
-    first_tools.get_dispatch(GetRequest(1))
+    first_tools.get_dispatch(GetRequest(1)).unwrap()
     world.hold()
 
     assert refusal_of(world.tools(second).get_dispatch, GetRequest(2)) == RefusalKind.not_dispatchable
     assert world.row(second, 2)["delivery"] == "admitted"
     assert world.guard_intent(2) == ("pending", "")
-    assert first_tools.get_dispatch(GetRequest(1)).instruction is not None, "a repeat is not a first pull"
+    assert first_tools.get_dispatch(GetRequest(1)).unwrap().instruction is not None, "a repeat is not a first pull"
 
 
 def test_the_instruction_is_the_allowlist_with_the_agents_mention_stripped(world: DispatchWorld) -> None:
@@ -231,7 +232,7 @@ def test_the_instruction_is_the_allowlist_with_the_agents_mention_stripped(world
     world.request(1, content=content)
     task = world.task(1)
 
-    instruction = world.tools(task).get_dispatch(GetRequest(1)).instruction
+    instruction = world.tools(task).get_dispatch(GetRequest(1)).unwrap().instruction
 
     assert instruction is not None
     body = instruction.to_json()
@@ -278,10 +279,8 @@ def test_the_token_is_checked_inside_the_calls_own_transaction(world: DispatchWo
     answers: list[object] = []
 
     def acknowledge() -> None:
-        try:
-            answers.append(tools.ack_dispatch(AckRequest(1, 5)))
-        except DispatchRefused as refused:
-            answers.append(refused.refusal.kind)
+        answer = tools.ack_dispatch(AckRequest(1, 5))
+        answers.append(answer.unwrap() if isinstance(answer, Success) else answer.failure().kind)
 
     rival = sqlite3.connect(ledger_path, isolation_level=None, timeout=5)
     try:
@@ -313,8 +312,8 @@ def test_the_token_is_never_stored_nor_logged(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     task, tools = pulled(world)
-    tools.ack_dispatch(AckRequest(1, 9))
-    tools.complete_dispatch(CompleteRequest(1, Completion("succeeded", 10, ("https://example.com/pr/1",))))
+    tools.ack_dispatch(AckRequest(1, 9)).unwrap()
+    tools.complete_dispatch(CompleteRequest(1, Completion("succeeded", 10, ("https://example.com/pr/1",)))).unwrap()
     world.ledger.close()
 
     stored = b"".join(
@@ -334,7 +333,7 @@ def test_another_tasks_event_is_not_on_this_task(world: DispatchWorld) -> None:
     world.request(2)
     mine = world.task(1)
     theirs = world.task(2)
-    world.tools(theirs).get_dispatch(GetRequest(2))
+    world.tools(theirs).get_dispatch(GetRequest(2)).unwrap()
     tools = world.tools(mine)
 
     assert refusal_of(tools.get_dispatch, GetRequest(2)) == RefusalKind.not_on_task
@@ -374,11 +373,11 @@ def test_ack_moves_exposed_to_delivered_with_the_ack_id_and_a_repeat_answers_the
 ) -> None:
     task, tools = pulled(world)
 
-    receipt = tools.ack_dispatch(AckRequest(1, 501))
+    receipt = tools.ack_dispatch(AckRequest(1, 501)).unwrap()
     row = world.row(task, 1)
     version = data_version(ledger_path)
-    again = tools.ack_dispatch(AckRequest(1, 501))
-    without_id = tools.ack_dispatch(AckRequest(1, None))
+    again = tools.ack_dispatch(AckRequest(1, 501)).unwrap()
+    without_id = tools.ack_dispatch(AckRequest(1, None)).unwrap()
 
     assert receipt.to_json() == {"event_id": 1, "delivery": "delivered", "ack_id": 501}
     assert again == without_id == receipt
@@ -390,7 +389,7 @@ def test_ack_moves_exposed_to_delivered_with_the_ack_id_and_a_repeat_answers_the
 
 def test_a_different_ack_id_after_the_acknowledgement_is_refused(world: DispatchWorld) -> None:
     task, tools = pulled(world)
-    tools.ack_dispatch(AckRequest(1, 501))
+    tools.ack_dispatch(AckRequest(1, 501)).unwrap()
 
     assert refusal_of(tools.ack_dispatch, AckRequest(1, 502)) == RefusalKind.report_conflict
     assert world.row(task, 1)["ack_id"] == 501
@@ -398,7 +397,7 @@ def test_a_different_ack_id_after_the_acknowledgement_is_refused(world: Dispatch
 
 def test_an_ack_id_arriving_after_an_acknowledgement_without_one_is_refused(world: DispatchWorld) -> None:
     task, tools = pulled(world)
-    assert tools.ack_dispatch(AckRequest(1, None)).to_json() == {"event_id": 1, "delivery": "delivered"}
+    assert tools.ack_dispatch(AckRequest(1, None)).unwrap().to_json() == {"event_id": 1, "delivery": "delivered"}
 
     assert refusal_of(tools.ack_dispatch, AckRequest(1, 501)) == RefusalKind.report_conflict
     assert world.row(task, 1)["ack_id"] is None
@@ -406,10 +405,10 @@ def test_an_ack_id_arriving_after_an_acknowledgement_without_one_is_refused(worl
 
 def test_an_ack_after_the_completion_answers_the_completed_receipt(world: DispatchWorld) -> None:
     _, tools = pulled(world)
-    tools.ack_dispatch(AckRequest(1, 501))
-    completed = tools.complete_dispatch(CompleteRequest(1, Completion("succeeded", 77)))
+    tools.ack_dispatch(AckRequest(1, 501)).unwrap()
+    completed = tools.complete_dispatch(CompleteRequest(1, Completion("succeeded", 77))).unwrap()
 
-    assert tools.ack_dispatch(AckRequest(1, 501)) == completed
+    assert tools.ack_dispatch(AckRequest(1, 501)).unwrap() == completed
     assert completed.to_json() == {
         "event_id": 1, "delivery": "completed", "ack_id": 501, "outcome": "succeeded", "reply_id": 77,
     }
@@ -424,7 +423,7 @@ def test_complete_records_the_report_acknowledges_and_completes_the_record(
     task, tools = pulled(world)
     links = ("https://github.com/acme/app/pull/12", "http://example.com/card")
 
-    receipt = tools.complete_dispatch(CompleteRequest(1, Completion("succeeded", 77, links)))
+    receipt = tools.complete_dispatch(CompleteRequest(1, Completion("succeeded", 77, links))).unwrap()
 
     assert receipt.to_json() == {
         "event_id": 1, "delivery": "completed", "outcome": "succeeded", "reply_id": 77, "links": list(links),
@@ -436,7 +435,7 @@ def test_complete_records_the_report_acknowledges_and_completes_the_record(
     assert row["ack_id"] is None
     assert world.record_state(1) == "completed"
     version = data_version(ledger_path)
-    assert tools.complete_dispatch(CompleteRequest(1, Completion("succeeded", 77, links))) == receipt
+    assert tools.complete_dispatch(CompleteRequest(1, Completion("succeeded", 77, links))).unwrap() == receipt
     assert data_version(ledger_path) == version
 
 
@@ -452,7 +451,7 @@ def test_complete_records_the_report_acknowledges_and_completes_the_record(
 )
 def test_a_reported_outcome_stands_against_a_later_report(world: DispatchWorld, different: Completion) -> None:
     task, tools = pulled(world)
-    tools.complete_dispatch(CompleteRequest(1, Completion("succeeded", 77, ("https://example.com/1",))))
+    tools.complete_dispatch(CompleteRequest(1, Completion("succeeded", 77, ("https://example.com/1",)))).unwrap()
     row = world.row(task, 1)
 
     assert refusal_of(tools.complete_dispatch, CompleteRequest(1, different)) == RefusalKind.report_conflict
@@ -480,10 +479,10 @@ def test_an_invalid_report_is_refused_and_writes_nothing(world: DispatchWorld, c
 
 def test_complete_after_ack_keeps_the_ack_id(world: DispatchWorld) -> None:
     task, tools = pulled(world)
-    tools.ack_dispatch(AckRequest(1, 501))
+    tools.ack_dispatch(AckRequest(1, 501)).unwrap()
     delivered_at = world.row(task, 1)["delivered_at"]
 
-    tools.complete_dispatch(CompleteRequest(1, Completion("failed")))
+    tools.complete_dispatch(CompleteRequest(1, Completion("failed"))).unwrap()
 
     row = world.row(task, 1)
     assert (row["delivery"], row["ack_id"], row["outcome"]) == ("completed", 501, "failed")

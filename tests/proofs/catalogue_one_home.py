@@ -59,9 +59,9 @@ ONE_HOME: list[Mutation] = [
         ),
     ),
     rule(
-        "mcp: a refusal raised inside the ledger's transaction is the tool's refusal, not a ledger failure",
-        "    guarded = safe(exceptions=(DispatchRefused,))(call)\n",
-        "    guarded = safe(exceptions=(KeyError,))(call)\n",
+        "mcp: the ledger's refusal is the tool's refusal, a value all the way, not a ledger failure",
+        "        return read_ack_arguments(arguments).bind(self._tools.ack_dispatch).map(Receipt.to_json)\n",
+        "        return read_ack_arguments(arguments).map(lambda r: self._tools.ack_dispatch(r).unwrap().to_json())\n",
         "test_refusals_are_tool_errors_the_worker_can_read",
     ),
 ]
