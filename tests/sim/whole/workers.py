@@ -27,13 +27,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
+from returns.result import Failure, Result, Success
+
 from core.destinations import Destination, MessageKind
 from core.dispatch_tools.arguments import AckRequest, CompleteRequest, Completion, GetRequest
+from core.dispatch_tools.refusals import Refusal
 from core.snapshots import StopReason
 from core.templates import GUARD_ACKNOWLEDGEMENT
 from shell.ledger.connection import Ledger
 from shell.ledger.tasks import Launch
-from shell.ledger.worker_calls import DispatchLedger, DispatchRefused
+from shell.ledger.worker_calls import DispatchLedger
 from shell.worker.spawn import SpawnFailed
 from tests.sim.whole.basecamp import AGENT_ID, CAMPFIRE, Crash, SimBasecamp
 
@@ -186,12 +189,13 @@ class Workers:
                  else Destination(MessageKind.comment, mention.bucket_id, mention.recording_id))
         return self.basecamp.store(where, f"Done: I looked into event {event_id}.", f"worker:{worker.attempt_id}")
 
-    def _call(self, call: Callable[[], _T]) -> _T | None:
-        try:
-            return call()
-        except DispatchRefused as refused:
-            self.on(f"tool refused: {refused.args[0].kind if refused.args else 'refused'}")
-            return None
+    def _call(self, call: Callable[[], Result[_T, Refusal]]) -> _T | None:
+        match call():
+            case Success(value):
+                return value
+            case Failure(refusal):
+                self.on(f"tool refused: {refusal.kind}")
+        return None
 
     def _exit(self, worker: Worker, reason: StopReason) -> StopReason:
         worker.exit_reason = reason
