@@ -29,21 +29,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from core.decisions import Action
 from core.destinations import Destination
-from core.edges import Actor, IntentState
+from core.edges import Actor
 from core.posting import PostOutcome
-from core.resolution import Abandon, Resend, Sent
 from core.snapshots import StopReason
-from shell.ledger import decisions, tasks
+from shell.ledger import tasks
 from shell.ledger.connection import open_ledger
-from shell.ledger.resolution import resolve_intent, waits_for_person
-from tests.sim.whole import checks
+from tests.sim.whole import checks, person
 from tests.sim.whole.basecamp import ROUTED, UNROUTED, Crash, Listing, Post, SimBasecamp
 from tests.sim.whole.connector import STILL_RUNNING_EVERY, SimConnector
 from tests.sim.whole.workers import Worker, Workers
 
-PERSON = "person:26909558"
 SCRATCH = os.environ.get("SIM_DIR") or (
     "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 )
@@ -192,7 +188,7 @@ class Run:
             (8, "fault", self._fault, frozenset({auto})),
             (3, "crash", self._crash, frozenset({auto, Actor.admission, Actor.dispatcher, Actor.worker})),
             (1, "stop and start", self._stop_and_start, frozenset({auto, Actor.admission, Actor.dispatcher})),
-            (4, "person", self._person, frozenset({auto, Actor.person})),
+            (4, "person", lambda: person.act(self), frozenset({auto, Actor.person})),
         ]
         pick = self.rng.randrange(sum(weight for weight, *_ in menu))
         for weight, name, action, actors in menu:
@@ -344,56 +340,6 @@ class Run:
         self.connector = self._connector()
         self.cover("stopped and started")
         self._boot()
-
-    # -- the careful person ------------------------------------------------------------------
-
-    def _person(self) -> None:
-        match self.rng.randrange(3):
-            case 0:
-                self._resolve()
-            case 1:
-                self._decide(Action.redispatch)
-            case _:
-                self._decide(Action.discard)
-
-    def _resolve(self) -> None:
-        with self.connector.ledger.read() as connection:
-            waiting = [
-                (identifier, state, note)
-                for identifier, state, note in connection.execute("SELECT id, state, note FROM outbox ORDER BY id")
-                if waits_for_person(IntentState(state), note)
-            ]
-        if not waiting:
-            return
-        identifier, state, _ = self.rng.choice(waiting)
-        mine = self.basecamp.by_maker.get(f"intent:{identifier}", [])
-        if mine:
-            resolution: Sent | Abandon | Resend = Sent(mine[0], PERSON)
-        elif state == "indeterminate" and self.rng.random() < 0.3:
-            resolution = Abandon(PERSON)
-        else:
-            resolution = Resend(PERSON)
-        resolve_intent(self.connector.ledger, identifier, resolution)
-        self.note(f"person: intent {identifier} {type(resolution).__name__.lower()}")
-        self.cover(f"person: {type(resolution).__name__.lower()} {state}")
-        if isinstance(resolution, Resend):
-            self.truth.requested_in_era.discard(identifier)
-            self.truth.era_outcome.pop(identifier, None)
-
-    def _decide(self, action: Action) -> None:
-        with self.connector.ledger.read() as connection:
-            candidates = [event_id for (event_id,) in connection.execute(
-                "SELECT id FROM events WHERE state IN ('completed', 'blocked', 'admitted', 'queued') ORDER BY id")]
-        if not candidates:
-            return
-        event_id = self.rng.choice(candidates)
-        decided = decisions.decide(self.connector.ledger, event_id, action, PERSON, self.clock.now(),
-                                   served=frozenset({ROUTED}))
-        ok = decided.value_or(None) is not None
-        self.note(f"person: {action} {event_id}: {'done' if ok else 'refused'}")
-        self.cover(f"person: {action} {'done' if ok else 'refused'}")
-        if ok and action is Action.redispatch:
-            self.truth.redispatched[event_id] += 1
 
     # -- quiescence ------------------------------------------------------------------------------
 
