@@ -146,24 +146,32 @@ def request_starts(run: Run, destination: Destination, body: str) -> int:
 # -- after every step ------------------------------------------------------------------------------
 
 def after_step(run: Run, final: bool) -> list[tuple[str, str]]:
+    """Every check, on what changed since the last step (the outbox whole when anything there moved)."""
     truth = run.truth
+    seen = (len(run.basecamp.messages), len(run.workers.told_to_acknowledge))
     with run.connector.ledger.read() as connection:
         audit = connection.execute(
             "SELECT seq, tbl, key, old, new, note, old_receipt, new_receipt, cause FROM sim_audit"
             " WHERE seq > ? ORDER BY seq", (truth.audit_seen,)).fetchall()
-        rows = connection.execute(_OUTBOX).fetchall()
-        events = dict(connection.execute("SELECT id, state FROM events").fetchall())
-        live = [a for (a,) in connection.execute("SELECT id FROM attempts WHERE state <> 'ended'")]
-    alive = {worker.attempt_id for worker in run.workers.alive.values()}
-    for attempt_id in sorted(alive - set(live)):
-        _found(run, "no-live-worker-settled", f"attempt {attempt_id} ended while its worker still runs")
+        tables = {row[1] for row in audit}
+        outbox_moved = final or "outbox" in tables or seen != truth.last_seen
+        rows = connection.execute(_OUTBOX).fetchall() if outbox_moved else []
+        events = dict(connection.execute("SELECT id, state FROM events").fetchall()) if final else {}
+        live = ([a for (a,) in connection.execute("SELECT id FROM attempts WHERE state <> 'ended'")]
+                if final or "attempts" in tables else None)
+    truth.last_seen = seen
+    if live is not None:
+        alive = {worker.attempt_id for worker in run.workers.alive.values()}
+        for attempt_id in sorted(alive - set(live)):
+            _found(run, "no-live-worker-settled", f"attempt {attempt_id} ended while its worker still runs")
     for seq, table, key, old, new, note, old_receipt, new_receipt, cause in audit:
         truth.audit_seen = seq
         _judge_move(run, table, key, old, new, note or "", old_receipt, new_receipt, cause)
-    _judge_outbox(run, rows)
+    if outbox_moved:
+        _judge_outbox(run, rows)
     _judge_exposures(run)
     if final:
-        _judge_end(run, rows, events, live)
+        _judge_end(run, rows, events, live or [])
     return truth.violations
 
 

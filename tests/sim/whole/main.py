@@ -89,6 +89,7 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
     parser.add_argument("--stop-at-first", action="store_true", help="stop at the first violation")
     parser.add_argument("--mutants", action="store_true", help="inject each known bug in a copy; each must be found")
+    parser.add_argument("--only", default="", help="with --mutants: only those whose name holds this text")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout instead of the report")
     arguments = parser.parse_args(argv)
     if arguments.seeds < 1 or arguments.steps < 1 or arguments.jobs < 1:
@@ -102,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments.mutants:
         from tests.sim.whole.mutants import run_mutants
 
-        return run_mutants(arguments.seeds, arguments.steps, arguments.jobs)
+        return run_mutants(arguments.seeds, arguments.steps, arguments.jobs, arguments.only)
     if arguments.seed is not None:
         coverage, violation = run_seed(arguments.seed, arguments.steps, history=not arguments.json)
         return _report([arguments.seed], coverage, [violation] if violation else [], (0.0, 0.0), arguments, False)

@@ -4,7 +4,8 @@ Rules:
 1. A mutant is a catalogued rule of ``tests/proofs`` (its find/replace, by the rule's name), or
    one of this module's own (``OWN``), written the same way (``tests.proofs.mutation.rule``).
    Its text must occur exactly once in core/ and shell/ (``tests.proofs.anchors.SourceTree``).
-   Left out on purpose: rules of parts the simulation replaces (the HTTP client's one request),
+   Left out on purpose: rules of parts the simulation replaces (the HTTP client's one request,
+   ending a real process group),
    rules no interleaving can reach (a flush's own claimed set: nothing returns to pending within
    one flush), rules of the edge table the checks themselves read, and orderings whose effects
    are the same end state (the start's reconcile before its send).
@@ -37,7 +38,6 @@ CATALOGUED = (
     "claim: a guard a worker canceled by get_dispatch is canceled",
     "invariant 4 across a crash: a restart never posts a sending intent again (SIGKILL)",
     "an exposed, unreported instruction ends unknown: it never runs again automatically",
-    "recovery ends a crashed connector's worker before settling its attempt",
 )
 
 OWN = (
@@ -45,6 +45,16 @@ OWN = (
         "skip recovery: the start never settles what a previous process left running",
         "    held = [] if parts.recovery is None else parts.recovery.recover()",
         "    held = []",
+    ),
+    rule(
+        "settle a live worker: recovery settles an attempt without ending its worker's group",
+        "            if not self.recovery.end_recorded_group(attempt.pid, attempt.pgid, attempt.process_started):",
+        "            if False:",
+    ),
+    rule(
+        "a completion notice twice on restart: recovery settles attempts already ended",
+        "FROM attempts WHERE state <> 'ended' ORDER BY launched_at",
+        "FROM attempts ORDER BY launched_at",
     ),
 )
 
@@ -81,9 +91,9 @@ def _hunt(mutation: Mutation, seeds: int, steps: int) -> tuple[str, int | None, 
         shutil.rmtree(copy, ignore_errors=True)
 
 
-def run_mutants(seeds: int, steps: int, jobs: int) -> int:
+def run_mutants(seeds: int, steps: int, jobs: int, only: str = "") -> int:
     remove_abandoned_copies()
-    chosen = mutants()
+    chosen = [mutation for mutation in mutants() if only in mutation.rule]
     with ThreadPoolExecutor(jobs) as pool:
         results = list(pool.map(lambda mutation: _hunt(mutation, seeds, steps), chosen))
     missed = 0

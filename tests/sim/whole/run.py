@@ -88,6 +88,7 @@ class Truth:
     era_outcome: dict[int, PostOutcome | None] = field(default_factory=dict)
     redispatched: Counter[int] = field(default_factory=Counter)
     audit_seen: int = 0
+    last_seen: tuple[int, int] = (0, 0)  # messages stored, workers told to acknowledge
     violations: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -285,8 +286,8 @@ class Run:
 
     def _fault(self) -> None:
         basecamp = self.basecamp
-        match self.rng.randrange(8):
-            case 0 | 1:
+        match self.rng.randrange(9):
+            case 0 | 1 | 8:
                 basecamp.next_posts.append(self.rng.choice(list(Post)))
                 self.note(f"next post: {basecamp.next_posts[-1]}")
             case 2:

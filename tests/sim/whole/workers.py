@@ -42,8 +42,8 @@ from tests.sim.whole.basecamp import AGENT_ID, CAMPFIRE, Crash, SimBasecamp
 
 _T = TypeVar("_T")
 
-TEMPERAMENTS = ("honest", "honest", "honest", "slow", "silent", "crashing", "unreported",
-                "self_acknowledging", "twice")
+TEMPERAMENTS = ("honest", "honest", "honest", "slow", "slow", "silent", "crashing", "unreported",
+                "self_acknowledging", "self_acknowledging", "twice")
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +138,7 @@ class Workers:
         match worker.temperament:
             case "silent":
                 return self._exit(worker, StopReason.finished) if self.rng.random() < 0.3 else None
-            case "slow" if worker.waits < 6:
+            case "slow" if worker.waits < 10:
                 worker.waits += 1
                 return None
             case "crashing" if worker.pulled:
