@@ -26,7 +26,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 
-from tests.sim.whole.run import Run, Violation
+from tests.sim.whole.run import Run, Violation, template_ledger
 
 COVERAGE_FLOOR = 100
 REQUIRED = (
@@ -116,6 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments.jobs == 1:
         results = map(_job, work)
     else:
+        template_ledger()  # made once, before the fork: the children share it, this process removes it
         pool = multiprocessing.get_context("fork").Pool(arguments.jobs)
         results = pool.imap(_job, work, chunksize=4)
     cpu = 0.0

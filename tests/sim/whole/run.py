@@ -18,6 +18,7 @@ Rules:
 
 from __future__ import annotations
 
+import atexit
 import os
 import random
 import shutil
@@ -67,10 +68,12 @@ class _SeededSecrets:
 _TEMPLATE: dict[str, Path] = {}
 
 
-def _template_ledger() -> Path:
-    """A migrated ledger made once per process (with the simulation's audit), copied per run."""
+def template_ledger() -> Path:
+    """A migrated ledger made once per process (with the simulation's audit), copied per run;
+    removed at the exit of the process that made it (``bin/simulate`` makes it before its pool forks)."""
     if "path" not in _TEMPLATE:
         directory = Path(tempfile.mkdtemp(prefix="sim-template-", dir=SCRATCH))
+        atexit.register(shutil.rmtree, directory, ignore_errors=True)
         os.chmod(directory, 0o700)
         path = directory / "ledger.sqlite3"
         with open_ledger(path) as ledger, ledger.write() as connection:
@@ -103,7 +106,7 @@ class Run:
         os.chmod(self.directory, 0o700)
         (self.directory / "state").mkdir(mode=0o700)
         self.path = self.directory / "state" / "ledger.sqlite3"
-        shutil.copyfile(_template_ledger(), self.path)
+        shutil.copyfile(template_ledger(), self.path)
         os.chmod(self.path, 0o600)
         (self.directory / "sessions").mkdir(mode=0o700)
         from shell.clock import FakeClock
