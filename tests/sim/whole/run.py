@@ -380,6 +380,7 @@ class Run:
 
     def request_ended(self, intent_id: int, outcome: PostOutcome | None) -> None:
         self.truth.era_outcome[intent_id] = outcome
+        self.note(f"post for intent {intent_id}: {type(outcome).__name__.lower() if outcome else 'no answer'}")
         if outcome is not None:
             self.cover(f"post: {type(outcome).__name__.lower()}")
 
