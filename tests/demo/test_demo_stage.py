@@ -13,7 +13,7 @@ import pytest
 
 from shell.basecamp.standin.server import StandIn
 from shell.cli.standin import describe
-from shell.demo.stage import Stage, world_from
+from shell.demo.stage import GUARD_DELAY, Stage, world_from
 from shell.errors import UserError
 from shell.state.config import load_config
 
@@ -71,4 +71,4 @@ def test_setup_writes_routes_for_two_projects_and_a_worker_command_with_no_token
     command = configuration.worker_command or ()
     assert command[command.index("--token-file") + 1] == str(stage.token_file)
     assert "shell.demo.worker" in command
-    assert configuration.timings.guard_delay.total_seconds() == 4
+    assert configuration.timings.guard_delay == GUARD_DELAY

@@ -5,63 +5,16 @@ test that failed before its fix."""
 from __future__ import annotations
 
 import sqlite3
-import threading
-import time
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from datetime import datetime
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
-from core.snapshots import StopReason
-from shell.dispatcher import Dispatcher, DispatchOptions, Started
+from shell.dispatcher import Dispatcher, DispatchOptions
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger
-from shell.worker.driver import SpawnFailed
 from tests.support.ledger_world import PROJECT, LedgerWorld
-
-
-@dataclass(frozen=True)
-class FakeProcess:
-    pid: int
-    pgid: int
-    process_started: str
-
-
-@dataclass
-class RecordingDriver:
-    """A driver that records what was asked of it; every spawn starts a (pretend) process."""
-
-    spawned: list[int] = field(default_factory=list)
-    supervised: list[int] = field(default_factory=list)
-    released: list[int] = field(default_factory=list)
-
-    def spawn(self, launch: tasks.Launch, work_dir: Path) -> Started | SpawnFailed:
-        self.spawned.append(launch.task_id)
-        return FakeProcess(pid=50_000 + launch.task_id, pgid=50_000 + launch.task_id, process_started="1")
-
-    def supervise(
-        self, started: Started, deadline_at: datetime, stop: threading.Event, on_tick: Callable[[], None]
-    ) -> StopReason | None:
-        self.supervised.append(started.pid)
-        stop.wait(5)
-        return StopReason.shutdown
-
-    def release(self, started: Started) -> None:
-        self.released.append(started.pid)
-
-
-@dataclass
-class AlwaysGone:
-    def end_recorded_group(self, pid: int, pgid: int, process_started: str) -> bool:
-        return True
-
-
-def _wait_until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
-    until = time.monotonic() + seconds
-    while not condition() and time.monotonic() < until:
-        time.sleep(0.01)
+from tests.support.pretend_workers import AlwaysGone, RecordingDriver, wait_until_or_timeout
 
 # -- finding 3 ------------------------------------------------------------------------------
 
@@ -78,7 +31,7 @@ def test_a_spawned_worker_is_never_left_unsupervised_when_the_ledger_fails(
     driver = RecordingDriver()
     dispatcher = Dispatcher(ledger, {PROJECT: Path("/srv/project")}, driver, AlwaysGone())
     assert len(dispatcher.tick()) == 1
-    _wait_until(lambda: dispatcher.running == 0)
+    wait_until_or_timeout(lambda: dispatcher.running == 0)
     assert driver.spawned == [1]
     # The connector carried on: its slot is free, stop() has nothing to stop and says all settled.
     assert dispatcher.stop(timeout=1) is True
@@ -120,5 +73,5 @@ def test_nothing_is_launched_after_stop_reports_every_worker_settled(
     routes.dispatcher = dispatcher
     dispatcher.tick()
     assert routes.stopped is True  # "every worker stopped and settled"
-    _wait_until(lambda: dispatcher.running == 0)
+    wait_until_or_timeout(lambda: dispatcher.running == 0)
     assert driver.spawned == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -40,7 +41,9 @@ def ledger(tmp_path: Path) -> Iterator[Ledger]:
         yield opened
 
 
-def sender(ledger: Ledger, standin: StandIn, pause_at: str | None = None) -> ChildProcess:
+def sender(
+    ledger: Ledger, standin: StandIn, pause_at: str | None = None, reconcile_after: float = 1
+) -> ChildProcess:
     """The outbox in a child process of its own."""
     return ChildProcess(
         "tests.support.sender_process",
@@ -54,7 +57,7 @@ def sender(ledger: Ledger, standin: StandIn, pause_at: str | None = None) -> Chi
             "--agent",
             str(standin.world.agent.id),
             "--reconcile-after",
-            "1",
+            str(reconcile_after),
         ],
         standin.world.token,
         pause_at=pause_at,
@@ -94,6 +97,27 @@ def test_killed_after_basecamp_created_the_message_the_restart_adopts_it_and_pos
     (message,) = standin.messages("boost", recording)
     assert intent_state(ledger) == ("sent", message["id"], notes.ADOPTED)
     assert standin.post_count() == 1
+
+
+def test_a_restart_inside_the_reconcile_wait_leaves_the_sending_intent_alone(
+    ledger: Ledger, standin: StandIn
+) -> None:
+    """Invariant 4 across a crash, with no race to hide behind: the restarted sender starts long
+    before the intent may be listed, so only its own send passes could post it again -- and none
+    may. (With a 1 s wait, a slow restart adopts the intent first and the rule goes untested.)"""
+    recording = due_guard(ledger, standin)
+    standin.add_fault(Fault(action=FaultAction.create_then_delay, method="POST", delay=30.0))
+    first = sender(ledger, standin)
+    wait_until(lambda: len(standin.messages("boost", recording)) == 1)
+    first.kill()
+
+    second = sender(ledger, standin, reconcile_after=600)
+    assert second.first_line() == "started"
+    time.sleep(0.5)  # five ticks of 0.1 s: five send passes after the start's own
+    posts = standin.post_count()
+    second.stop()
+    assert intent_state(ledger)[0] == "sending"
+    assert posts == 1
 
 
 def test_killed_after_the_claim_before_any_request_the_restart_posts_nothing(

@@ -327,6 +327,7 @@ OUTBOX = [
         "invariant 4 across a crash: a restart never posts a sending intent again (SIGKILL)",
         "FROM outbox WHERE state = 'pending' AND not_before <= ?{kinds}\"\n",
         "FROM outbox WHERE state IN ('pending', 'sending') AND not_before <= ?{kinds}\"\n",
+        "test_a_restart_inside_the_reconcile_wait_leaves_the_sending_intent_alone",
         "test_outbox_kill.py",
         also=(
             (
