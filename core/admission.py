@@ -46,6 +46,10 @@ Rule 7: blocked retries (spec 2.4): ``read_failed``, ``read_unresolved``, ``delt
 ``bucket_mismatch``, ``unroutable``, ...) is not timed: only a person's redispatch re-runs it.
 A record past its window stays blocked: it is never discarded for having failed.
 
+Rule 7a: while the configuration file is unusable (``AdmissionSettings.configuration_usable``
+False) every event the gate lets through is ``blocked(config_unreadable)``: it authorizes
+nothing, and no reply says the project has no route (``core.route_reload`` rule 2).
+
 Rule 8: mentions are read by ``core.mentions``' tag walk, the one that strips the agent's
 own mention from an instruction: a ``bc-attachment`` whose sgid names ``gid://bc3/Person/<id>``.
 """
@@ -291,6 +295,8 @@ def decide(
             return _discarded(discard_reason)
         case Continue(rules, routed, membership_needed):
             pass
+    if not settings.configuration_usable:
+        return _blocked(BlockedReason.config_unreadable)
     if membership_needed:
         if members is None:
             return _blocked(BlockedReason.trust_unverified)

@@ -26,6 +26,10 @@ member of the event's project, which the gate cannot know: it answers ``Continue
 Rule 4: only mentioned and assigned are answered in an unmapped project (later
 ``blocked(no_route)`` and a holding reply); every rule that requires a route is dropped there by
 the gate, before any read, and an event left with none is ``discarded(no_route)``.
+
+Rule 5: while the configuration file is unusable (``configuration_usable`` False:
+``core.route_reload``) no project is known to be served or not: the gate drops no rule for a
+missing route (nothing is discarded for it), and the verdict is ``blocked(config_unreadable)``.
 """
 
 from __future__ import annotations
@@ -130,6 +134,7 @@ class AdmissionSettings:
     projects: frozenset[int] | None = None
     routed_projects: frozenset[int] = frozenset()
     watched_projects: frozenset[int] = frozenset()
+    configuration_usable: bool = True
 
     def routed(self, bucket_id: int) -> bool:
         """Whether the connector serves project ``bucket_id`` (it has a route)."""
@@ -207,7 +212,7 @@ def gate(event: EventPointer, settings: AdmissionSettings) -> GateOutcome:
         if not rules:
             return Discard(DiscardReason.assignment_not_operator)
     routed = settings.routed(event.bucket_id)
-    if not routed:
+    if not routed and settings.configuration_usable:
         rules = tuple(rule for rule in rules if not rule.requires_route)
         if not rules:
             return Discard(DiscardReason.no_route)

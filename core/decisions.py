@@ -105,7 +105,7 @@ def redispatch(facts: RecordFacts, now: datetime) -> Result[Plan, Refusal]:
     match planned:
         case Success(plan) if plan.to_state is _R.admitted and not facts.served:
             unserved = ("is in a project the configuration does not serve: nothing would start it; "
-                        "add the project's route (setup --route), restart, then redispatch")
+                        "add the project's route (setup --route), then redispatch")
             return _refused(facts.event_id, unserved)
     return planned
 

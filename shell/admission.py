@@ -13,6 +13,9 @@ Rules:
 4. The membership read (trust mode ``project``) is not made yet: ``members`` is None, so an
    untrusted performer there is ``blocked(trust_unverified)``, retried on the schedule.
 5. One log line per decision: ids, state and reason, never content.
+6. ``reconfigure`` replaces the settings whole (the routes re-read while the connector runs,
+   ``shell.state.reload``); each decision reads them once, so it is decided by the old settings
+   or the new, never a mix. No summary is read while the configuration authorizes nothing.
 """
 
 from __future__ import annotations
@@ -81,8 +84,17 @@ class Admission:
         self._guard_delay = guard_delay
         self._clock = clock
 
+    def reconfigure(self, settings: AdmissionSettings) -> None:
+        """Decide by ``settings`` from now on (rule 6)."""
+        self._settings = settings
+
+    @property
+    def settings(self) -> AdmissionSettings:
+        return self._settings
+
     def admit(self, event_id: int, deadline: float) -> Admitted:
         """Decide record ``event_id`` and write the verdict (rule 1)."""
+        settings = self._settings
         with self._ledger.read() as connection:
             loaded = ledger_admission.load(connection, event_id)
         if loaded is None or not loaded.pending:
@@ -90,11 +102,11 @@ class Admission:
             return Admitted(event_id, False, None, state, "" if loaded is None else loaded.reason)
         pointer = loaded.pointer
         read: RecordingSummary | ReadFailure = ReadFailure(ReadFailureKind.failed)
-        if isinstance(gate(pointer, self._settings), Continue):
+        if settings.configuration_usable and isinstance(gate(pointer, settings), Continue):
             read = self._reads.summary(
                 pointer.bucket_id, pointer.recording_id, pointer.event_type, deadline, event_id=pointer.id
             )
-        verdict = decide(pointer, self._settings, read, members=None)
+        verdict = decide(pointer, settings, read, members=None)
         now = self._clock.now()
         with self._ledger.write() as connection:
             applied = ledger_admission.commit_verdict(

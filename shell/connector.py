@@ -15,6 +15,22 @@ Rules:
    The loops are waited for only until that bound: a request in flight on the outbox's thread
    is left in doubt (``sending``), and the next start reconciles it by listing.
 4. ``shadow``: admits and logs; writes no intents, dispatches nothing and posts nothing.
+5. ``live`` (the default) runs intake's live lane (``shell.live_lane``) beside the poll loop,
+   from ``run`` on: what it records first is admitted on its thread at once; the poll lane
+   still reads the feed on its schedule, moves the position and catches up whatever the
+   live lane missed. What the live lane says it lost is walked for on intake's schedule
+   (``shell.repair``), also on start: an interrupted repair resumes.
+6. Backlog: before each read, intake checks how many records wait for a worker
+   (``core.backlog``); at ``backlog_limits.pause`` it stops reading on purpose (the poll lane
+   skips its read, the live lane hangs up), logs it, and status shows it as the live lane's
+   reason; it reads on below the limit.
+7. Membership: every ``membership_every`` (10 min) intake re-reads the agent's projects
+   (``shell.membership``); a project granted since makes the live lane subscribe again, so
+   its events are heard live.
+8. With ``config_path``, a fourth loop re-reads the configuration file every
+   ``core.route_reload.RELOAD_EVERY`` and applies what it authorizes (``shell.state.reload``):
+   a route added, changed or removed is served without a restart; an unusable file authorizes
+   nothing until it is usable again.
 """
 
 from __future__ import annotations
@@ -26,19 +42,26 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
-from core.admission_matrix import AdmissionSettings
+from core.admission_matrix import AdmissionSettings, BlockedReason
+from core.backlog import BacklogLimits
 from core.configuration import Configuration
 from core.feed import FeedFilters
+from core.route_reload import RELOAD_EVERY, Authorization, at_start
 from shell.admission import Admission
-from shell.basecamp.client import BasecampClient
+from shell.backlog import Backlog
+from shell.basecamp.client import BasecampClient, BasecampError
 from shell.basecamp.reads import SummaryReads
 from shell.clock import Clock
 from shell.dispatcher import Dispatcher, DispatchOptions
 from shell.intake import Intake, IntakeFailed
 from shell.ledger import records
 from shell.ledger.connection import Ledger
+from shell.live_lane import LiveLane
+from shell.membership import DEFAULT_MEMBERSHIP_INTERVAL, Membership
 from shell.outbox import Outbox, OutboxLedgerError, OutboxOptions
+from shell.repair import Repair
 from shell.start import StartParts, settle_previous
+from shell.state import reload
 from shell.worker.driver import CommandDriver, WorkerCommand
 
 log = logging.getLogger("connector.run")
@@ -54,20 +77,26 @@ class Connector:
     sessions: Path
     shadow: bool = False
     poll_every: timedelta = timedelta(seconds=5)
+    live: bool = True  # rule 5
+    backlog_limits: BacklogLimits = field(default_factory=BacklogLimits)  # rule 6
+    membership_every: timedelta = DEFAULT_MEMBERSHIP_INTERVAL  # rule 7
     on_event: Callable[[str], None] = field(default=lambda line: None)
+    config_path: Path | None = None  # re-read while running (rule 5); None: read once
+    note_configuration: Callable[[str], None] = field(default=lambda problem: None)
     _stop: threading.Event = field(default_factory=threading.Event)
     _stop_deadline: float | None = None  # monotonic; set by stop() (rule 3)
 
     def __post_init__(self) -> None:
         configuration = self.configuration
-        routes = {route.project_id: Path(route.directory) for route in configuration.routes}
-        settings = AdmissionSettings(
-            agent_id=configuration.agent_id,
-            operator_id=configuration.trust.operator_id or 0,
-            trust_mode=configuration.trust.mode,
-            allowlist=frozenset(configuration.trust.allow),
-            routed_projects=frozenset(routes),
-            watched_projects=frozenset(r.project_id for r in configuration.routes if r.watch_completions),
+        authorized = at_start(configuration)
+        settings = reload.routed_settings(
+            AdmissionSettings(
+                agent_id=configuration.agent_id,
+                operator_id=configuration.trust.operator_id or 0,
+                trust_mode=configuration.trust.mode,
+                allowlist=frozenset(configuration.trust.allow),
+            ),
+            authorized,
         )
         self.intake = Intake(
             self.ledger,
@@ -75,6 +104,16 @@ class Connector:
             FeedFilters.of(exclude_performers=("self",), actor_types=("person",)),
             self.clock,
         )
+        self.backlog = Backlog(self.ledger, self.backlog_limits)
+        self.membership = Membership(self.client, self.clock, self.membership_every)
+        self.repair = Repair(self.ledger, self.client, self.intake.filters, self.clock, self._heard_repair)
+        self.live_lane: LiveLane | None = None
+        if self.live:
+            filters = self.intake.filters
+            self.live_lane = LiveLane(
+                self.ledger, self.client, filters, self.clock, self._heard_live,
+                losses=self.repair, paused=self.backlog.paused,
+            )  # fmt: skip
         self.admission = Admission(
             self.ledger,
             SummaryReads(self.client, configuration.agent_id, self.clock),
@@ -99,10 +138,13 @@ class Connector:
         )
         self.dispatcher = Dispatcher(
             self.ledger,
-            routes,
+            _directories(authorized),
             driver,
             driver,
             DispatchOptions(concurrency=configuration.concurrency, task_deadline=configuration.task_deadline),
+        )
+        self.reloader = reload.Reloader(
+            authorized, self._set_routes, self.note_configuration, self._readmit_unreadable
         )
 
     # -- start ------------------------------------------------------------------------------
@@ -126,11 +168,16 @@ class Connector:
     def run(self) -> None:
         """The three loops (rule 2), until ``stop()``."""
         loops = [threading.Thread(target=self._intake_loop, name="intake", daemon=True)]
+        if self.config_path is not None:
+            loops.append(threading.Thread(target=self._config_loop, name="config", daemon=True))
         if not self.shadow:
             loops.append(threading.Thread(target=self._dispatch_loop, name="dispatch", daemon=True))
             loops.append(
                 threading.Thread(target=self.outbox.run, args=(self._stop,), name="outbox", daemon=True)
             )
+        if self.live_lane is not None:
+            lane = self.live_lane
+            loops.append(threading.Thread(target=lane.run, args=(self._stop,), name="live", daemon=True))
         for loop in loops:
             loop.start()
         self._stop.wait()
@@ -138,9 +185,31 @@ class Connector:
             bound = None if self._stop_deadline is None else self._stop_deadline - self.clock.monotonic()
             loop.join(timeout=None if bound is None else max(0.0, bound))
 
+    def _config_loop(self) -> None:
+        assert self.config_path is not None
+        while not self._stop.wait(RELOAD_EVERY.total_seconds()):
+            try:
+                for line in self.reloader.apply(reload.read(self.config_path, self.configuration)):
+                    self.on_event(f"configuration: {line}")
+            except Exception:
+                log.exception("configuration: the re-read failed; trying again")
+
+    def _set_routes(self, authorized: Authorization) -> None:
+        self.admission.reconfigure(reload.routed_settings(self.admission.settings, authorized))
+        self.dispatcher.routes = _directories(authorized)
+
+    def _readmit_unreadable(self) -> None:
+        with self.ledger.read() as connection:
+            waiting = records.blocked_for(connection, str(BlockedReason.config_unreadable))
+        for event_id in waiting:
+            self._admit(event_id)
+
     def _intake_loop(self) -> None:
         while not self._stop.is_set():
-            self._poll()
+            if self.backlog.check() is None:
+                self._poll()
+                self._repair_due()
+                self._membership_due()
             try:
                 for admitted in self.admission.sweep(self.clock.now()):
                     self.on_event(
@@ -162,6 +231,34 @@ class Connector:
         for event_id in result.new_ids:
             self.on_event(f"seen event={event_id}")
             self._admit(event_id)
+
+    def _membership_due(self) -> None:
+        """Rule 7."""
+        if self.live_lane is None or not self.membership.due():
+            return
+        try:
+            granted = self.membership.check(self.clock.monotonic() + 30)
+        except BasecampError as error:
+            log.info("membership: the projects could not be read (%s); later", type(error).__name__)
+            return
+        if granted:
+            log.info("membership: %d project(s) granted; the live lane subscribes again", len(granted))
+            self.live_lane.resubscribe()
+
+    def _repair_due(self) -> None:
+        try:
+            self.repair.run_due(self.clock.monotonic() + 30)
+        except Exception:
+            log.exception("repair: an unexpected failure; trying again")
+
+    def _heard_repair(self, event_id: int) -> None:
+        self.on_event(f"seen event={event_id} lane=repair")
+        self._admit(event_id)
+
+    def _heard_live(self, event_id: int) -> None:
+        """An event the live lane recorded first (``shell.live_lane``): admitted at once."""
+        self.on_event(f"seen event={event_id} lane=live")
+        self._admit(event_id)
 
     def _admit(self, event_id: int) -> None:
         try:
@@ -198,3 +295,7 @@ class Connector:
             log.error("shutdown: the outbox could not flush: %s", error)
             return False
         return settled
+
+
+def _directories(authorized: Authorization) -> dict[int, Path]:
+    return {route.project_id: Path(route.directory) for route in authorized.routes}

@@ -20,7 +20,10 @@ Rules:
    None) is not settled: its attempt stays live, its record dispatched and its conversation
    held, so nothing -- not even a person's redispatch -- starts a second worker beside what is
    left of the first. It is logged as needing a person; recovery at the next start decides.
-7. A worker's life is three steps, each its own transaction(s): ``spawned`` (spawn, record the
+7. ``routes`` is replaced whole while the connector runs (the re-read configuration): a tick
+   reads it once, so a record starts by the old routes or the new; a project that lost its
+   route starts nothing (its records wait), and one that gained one starts at the next tick.
+8. A worker's life is three steps, each its own transaction(s): ``spawned`` (spawn, record the
    process), ``still_running`` (a tick), ``supervised`` (settle why it ended). ``_start`` runs
    them on a thread of its own; the whole-connector simulation (``tests/sim/whole``) runs the
    very same steps one at a time, interleaved with everything else, on one thread.
@@ -161,11 +164,12 @@ class Dispatcher:
         if free <= 0:
             return launches
         with self.ledger.read() as connection:
-            candidates = tasks.startable_records(connection, frozenset(self.routes), free * 4)
+            routes = self.routes  # re-read while running (shell.state.reload): one map per tick
+            candidates = tasks.startable_records(connection, frozenset(routes), free * 4)
         for event_id, bucket_id in candidates:
             if len(launches) >= free:
                 break
-            work_dir = str(self.routes[bucket_id])
+            work_dir = str(routes[bucket_id])
             if self._shutdown.is_set():  # stop() may have run since this tick began
                 break
             if work_dir in busy_dirs:  # a shortcut: launch() refuses a busy directory itself
@@ -223,7 +227,7 @@ class Dispatcher:
             with self._lock:
                 self._running.pop(launch.task_id, None)
 
-    # -- a worker's life in steps (rule 7): the thread above runs them; the simulation one by one --
+    # -- a worker's life in steps (rule 8): the thread above runs them; the simulation one by one --
 
     def spawned(self, launch: tasks.Launch, work_dir: str) -> Started | None:
         """Spawn the launched worker and record its process; None when it never started (settled)."""

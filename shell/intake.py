@@ -10,17 +10,17 @@ Rules:
    event id, ``0`` for all served history). A lineage that never served an event resumes at
    ``start`` too, never at 0 by accident.
 2. One page, one ``BEGIN IMMEDIATE`` transaction: every event of the page becomes an
-   ``events`` row in state ``seen`` (``INSERT ... ON CONFLICT(id) DO NOTHING``: dedupe by id,
-   across restarts), then -- after the rows, in the same transaction -- the page's position
+   ``events`` row in state ``seen``, lane ``poll`` (``shell.ledger.records.insert_seen``: dedupe
+   by id, across lanes and restarts), then -- after the rows, in the same transaction -- the page's position
    and last served id. So the position is never ahead of the records: a crash loses nothing
    and a restart reads nothing twice. Intake reads no recording and filters nothing.
 3. ``next`` is followed (through the client, which holds the same-origin rule) while it is
    present, the deadline has not passed and fewer than ``max_pages`` pages were read.
 4. Refusals: 400 ``invalid_position`` and 409 drop the position (a committed write) and
    resume with ``since=<last served id>``; 410 resumes at ``since=<epoch_after_id>``, is
-   recorded as the checkpoint's ``last_served_id`` and logged (events before it may never be
-   served). At most two such recoveries a poll; then ``IntakeFailed``. A 400 for a filter
-   is ``FiltersRefused``: retrying will not help.
+   recorded as the checkpoint's ``last_served_id``, logged, and recorded as a gap in the same
+   transaction (events before it may never be served). At most two such recoveries a poll;
+   then ``IntakeFailed``. A 400 for a filter is ``FiltersRefused``: retrying will not help.
 5. A page that cannot be read or recorded saves nothing of itself and raises
    ``IntakeFailed`` (for the caller's backoff); pages committed before it stay committed.
 6. The position and the query string are never in a log line, an exception message or a
@@ -42,13 +42,14 @@ from core.feed import (
     FiltersChanged,
     InvalidFilter,
     InvalidPosition,
-    new_ids,
 )
 from core.timestamps import format_timestamp, parse_timestamp
 from shell.basecamp.client import BasecampError, FeedRefused
 from shell.clock import Clock
 from shell.ledger import records
 from shell.ledger.connection import Ledger, LedgerError
+from shell.ledger.lanes import Lane
+from shell.ledger.losses import record_gap
 
 log = logging.getLogger("connector.intake")
 
@@ -208,7 +209,7 @@ class Intake:
                 )
                 return dropped, since, note
             case EpochPassed(epoch_after_id):
-                moved = self._save(Checkpoint("", epoch_after_id))
+                moved = self._save(Checkpoint("", epoch_after_id), gap_after=last)
                 log.warning(
                     "intake %s: the feed's epoch passed; resuming after event %d (last served %d);"
                     " events between may never be served",
@@ -238,11 +239,8 @@ class Intake:
         now = format_timestamp(self._clock.now())
         try:
             with self._ledger.write() as connection:
-                ids = [row.event.id for row in rows]
-                fresh = new_ids(ids, records.known_ids(connection, ids))
-                for row in rows:
-                    if row.event.id in fresh:
-                        records.insert_seen(connection, row.event, row.created_at, now)
+                heard = [(row.event, row.created_at) for row in rows]
+                fresh = records.insert_seen(connection, heard, Lane.poll, now)
                 records.save_checkpoint(connection, self.digest, saved.position, saved.last_served_id, now)
         except (sqlite3.Error, LedgerError) as error:
             log.error("intake %s: a page could not be recorded (%s)", self._tag, type(error).__name__)
@@ -256,15 +254,14 @@ class Intake:
         )
         return fresh, saved
 
-    def _save(self, checkpoint: Checkpoint) -> Checkpoint:
+    def _save(self, checkpoint: Checkpoint, *, gap_after: int | None = None) -> Checkpoint:
+        now = format_timestamp(self._clock.now())
         try:
             with self._ledger.write() as connection:
+                if gap_after is not None:
+                    record_gap(connection, gap_after, checkpoint.last_served_id, now)
                 records.save_checkpoint(
-                    connection,
-                    self.digest,
-                    checkpoint.position,
-                    checkpoint.last_served_id,
-                    format_timestamp(self._clock.now()),
+                    connection, self.digest, checkpoint.position, checkpoint.last_served_id, now
                 )
         except (sqlite3.Error, LedgerError) as error:
             raise IntakeFailed(f"the checkpoint could not be saved: {type(error).__name__}") from None

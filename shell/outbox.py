@@ -10,7 +10,8 @@ Rules (the outbox's ten invariants, ../shared/reference/lifecycle-outbox-pr.txt)
    created) cancels it with the refused note, for a person to resend; any doubt leaves it
    sending, to be reconciled once the request has had ``reconcile_after`` to land, counted
    from the failure. Nothing sending is ever posted again (invariant 4).
-4. Reconciliation lists the destination and applies ``core.adoption``: adopt the one unowned,
+4. Reconciliation lists each destination once for all its due intents
+   (``core.reconcile_groups``) and applies ``core.adoption`` to each: adopt the one unowned,
    non-worker, rival-free match, or leave the intent indeterminate for a person. A failing
    listing backs off (``core.reconcile``) and gives up as indeterminate after ten failures; an
    unlistable destination is indeterminate at once (invariants 5 and 10).
@@ -53,6 +54,7 @@ from core.outbox_policy import (
     RUN_RECONCILE_BATCH,
     may_claim,
     request_timeout,
+    wait_after_batch,
 )
 from core.posting import PostOutcome, Receipt, RefusalCause, Refused, Uncertain
 from core.reconcile import (
@@ -63,6 +65,7 @@ from core.reconcile import (
     after_failed_listing,
     listing_since,
 )
+from core.reconcile_groups import by_destination
 from core.text import message_text
 from shell.basecamp.client import ListingFailed, Unlistable
 from shell.crashpoints import pause_at
@@ -99,6 +102,9 @@ class SendResult(StrEnum):
     no_time = "no_time"
 
 
+CLAIMED = frozenset({SendResult.sent, SendResult.refused, SendResult.uncertain, SendResult.canceled})
+
+
 @dataclass(frozen=True, slots=True)
 class OutboxOptions:
     reconcile_after: timedelta = RECONCILE_AFTER
@@ -116,6 +122,10 @@ class FlushSummary:
 
     def count(self, result: SendResult) -> int:
         return self.results.count(result)
+
+    def claims(self) -> int:
+        """Intents this flush claimed (sent, refused, left uncertain or canceled at the claim)."""
+        return sum(result in CLAIMED for result in self.results)
 
 
 class Outbox:
@@ -266,25 +276,33 @@ class Outbox:
             with self._settling("list sending intents"), self._ledger.read() as connection:
                 due = rows.due_for_reconciliation(connection, now - wait, now, limit)
             listed = 0
-            for row in due:
+            for group in by_destination(due):
                 if deadline is not None and self._clock.monotonic() >= deadline:
                     break
-                self._reconcile_one(row, deadline)
-                listed += 1
+                self._reconcile_at(group, deadline)
+                listed += len(group)
             return listed
 
-    def _reconcile_one(self, row: rows.IntentRow, deadline: float | None) -> None:
-        since = listing_since(row.sending_at, row.created_at)
+    def _reconcile_at(self, group: list[rows.IntentRow], deadline: float | None) -> None:
+        """One listing for every intent of ``group`` (one destination), back to the earliest's
+        ``since``; each intent is then settled on its own, in its own transaction (rule 4)."""
+        since = min(listing_since(row.sending_at, row.created_at) for row in group)
         bound = self._clock.monotonic() + self._options.listing_timeout.total_seconds()
         if deadline is not None:
             bound = min(bound, deadline)
         try:
-            listed = self._poster.list(row.destination, since, self._agent_id, bound)
+            listed = self._poster.list(group[0].destination, since, self._agent_id, bound)
         except ListingFailed as error:
             if deadline is not None and self._clock.monotonic() >= deadline:
                 return  # the caller's bound ended the listing: that says nothing of the destination
-            self._listing_failed(row, isinstance(error, Unlistable), str(error))
+            for row in group:
+                self._listing_failed(row, isinstance(error, Unlistable), str(error))
             return
+        for row in group:
+            self._settle_listing(row, listed)
+
+    def _settle_listing(self, row: rows.IntentRow, listed: list[ListedMessage]) -> None:
+        since = listing_since(row.sending_at, row.created_at)
         now = self._clock.now()
         with self._settling("settle a reconciliation"), self._ledger.write() as connection:
             current = rows.intent(connection, row.id)
@@ -351,11 +369,13 @@ class Outbox:
     def run(self, stop: threading.Event) -> None:
         """Tick until ``stop`` is set. A ledger failure is logged and the tick tried again."""
         while not stop.is_set():
+            wait = self._options.tick
             try:
-                self.run_once()
+                claims = self.run_once().claims()
+                wait = wait_after_batch(claims, self._options.run_batch, self._options.tick)
             except OutboxLedgerError as error:
                 log.error("outbox: %s", error)
-            stop.wait(self._options.tick.total_seconds())
+            stop.wait(wait.total_seconds())
 
     # -- helpers ---------------------------------------------------------------------------
 

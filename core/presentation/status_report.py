@@ -29,9 +29,11 @@ The JSON report (``report``), keys stable; times are the ledger's text (UTC, nin
 
     summary            the text's first line
     account_id, agent_id, state_dir, ledger
-    lock_file          {diagnostic: true, found, pid, started_at, pid_status}; pid_status is
-                       "present" | "absent" | "unknown", and pid, started_at and pid_status
-                       are null when no lock file was found
+    lock_file          {diagnostic: true, found, pid, started_at, pid_status,
+                       configuration_problem}; pid_status is "present" | "absent" | "unknown",
+                       and pid, started_at and pid_status are null when no lock file was found;
+                       configuration_problem is null, or why the running connector's re-read
+                       configuration file authorizes nothing
     running            "yes" | "no" | "unknown", from the lock file (rule 2)
     hold               null, or {held_by, held_at}: nothing is dispatched or posted while held
     feed               [{has_position, last_served_id, updated_at}], one per filter set; never
@@ -131,6 +133,8 @@ def summary(status: Status) -> str:
         parts.append(_plural(len(snapshot.held), "held record"))
     if snapshot.hold is not None:
         parts.append("on hold")
+    if status.lock_file is not None and status.lock_file.configuration_problem:
+        parts.append("configuration unusable: authorizes nothing")
     return " · ".join(parts)
 
 
@@ -144,6 +148,7 @@ def _lock_file(lock_file: LockFile | None) -> dict[str, Any]:
         "pid": None if lock_file is None else lock_file.pid,
         "started_at": None if lock_file is None else lock_file.started_at,
         "pid_status": None if lock_file is None else str(lock_file.pid_status),
+        "configuration_problem": (lock_file.configuration_problem or None) if lock_file else None,
     }
 
 
@@ -273,9 +278,11 @@ def _lock_lines(lock_file: LockFile | None) -> list[str]:
         PidStatus.absent: "that process is gone (a connector that died leaves its lock file behind)",
         PidStatus.unknown: "cannot tell whether that process is present (another user's)",
     }[lock_file.pid_status]
+    problem = lock_file.configuration_problem
     return [
         f"lock file: pid {lock_file.pid}, started {short_time(lock_file.started_at)}; {meaning}",
         "  diagnostic only: status takes no lock, and the kernel's lock, not this file, is the truth",
+        *([f"  configuration: {problem}: it authorizes nothing until it is usable again"] if problem else []),
     ]
 
 

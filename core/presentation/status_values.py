@@ -52,6 +52,7 @@ class LockFile:
     pid: int
     started_at: str
     pid_status: PidStatus
+    configuration_problem: str = ""  # why its re-read configuration authorizes nothing
 
 
 @dataclass(frozen=True, slots=True)

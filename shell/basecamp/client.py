@@ -5,16 +5,17 @@ Rules:
    before the request is written. So the client knows which side of the line a failure fell
    on: a connection that could not be opened is ``Refused`` (the request never left);
    anything after it opened -- a timeout, a lost connection, a 5xx, a 2xx without an id -- is
-   ``Uncertain``; a 4xx is ``Refused``. No retry, no redirect, no pooled connection the
-   server may already have closed. (``core.posting`` holds the table.)
+   ``Uncertain``; a 4xx is ``Refused``. No retry (but rule 8's one after a 401), no redirect,
+   no pooled connection the server may already have closed. (``core.posting`` holds the table.)
 2. A listing is exhaustive or it raises: ``Unlistable`` for a 403, a 404 or more than
    ``MAX_PAGES`` pages; ``ListingFailed`` for anything else that stops the walk (a deadline,
    a bad ``Link``, a 5xx after retries, an unreadable page). Never a shorter answer, because
    absence from a short listing would read as "never posted".
 3. Reads retry per ``core.retry`` (429 and 503, at most three attempts) and never past the
    caller's deadline. A ``Link`` is followed only to the same origin.
-4. Pacing: every request waits its turn under ``core.pacing``; a 429 holds every later
-   request until its Retry-After has passed.
+4. Pacing: every request waits its turn in the client's one ``shell.basecamp.pacer.Pacer``; a
+   429 holds every later request until its Retry-After has passed. A feed poll yields its turn
+   to a backlog, within a bound.
 5. The token never appears in a log line, an exception message or a repr. Logs carry the
    method, the path without its query, and the status; never a body.
 6. https is required except to a loopback host.
@@ -22,6 +23,13 @@ Rules:
    never appears in a log line, an exception message or a repr, and neither does the query
    string or a ``next`` URL (which carries it). A ``next`` on another origin is
    ``FeedFailed``; a 400/409/410 is ``FeedRefused`` with ``core.feed``'s reading of it.
+8. A live-lane ticket (``stream_ticket``) is one POST that creates nothing; it is not retried
+   (the live lane mints a fresh one on its next connect). The ticket and its URL are
+   credentials (``core.live``): never logged, never in an exception message.
+9. The token comes from ``shell.basecamp.tokens`` at each request: a bare one as it is, the
+   login's refreshed before it expires. A 401 is an answer given before anything was done, so
+   a request it refused -- a create included -- is made once more when the token source has a
+   fresher token (the SDK's "retry once after a successful 401 token refresh"); never twice.
 """
 
 from __future__ import annotations
@@ -33,7 +41,6 @@ import random
 import re
 import socket
 import threading
-from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
 from http.client import HTTPException
@@ -47,7 +54,8 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from core.destinations import Destination, ListedMessage, MessageKind
 from core.feed import FeedFilters, FeedPage, FeedRefusal, read_page, read_refusal
 from core.links import next_link, same_origin, transport_allowed
-from core.pacing import wait_before_next
+from core.live import StreamTicket, read_ticket
+from core.pacing import DEFAULT_LIMIT, DEFAULT_WINDOW_SECONDS
 from core.posting import (
     PostOutcome,
     RefusalCause,
@@ -59,6 +67,8 @@ from core.posting import (
 from core.retry import Final, RetryAfter, after_read, parse_retry_after
 from core.text import message_text
 from core.timestamps import parse_timestamp
+from shell.basecamp.pacer import Pacer
+from shell.basecamp.tokens import StaticToken, Tokens
 from shell.clock import Clock, SystemClock
 
 log = logging.getLogger("connector.basecamp")
@@ -129,62 +139,6 @@ class _Answer:
     body: Any
 
 
-class _Secret:
-    """A value that never prints."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        return self._value
-
-    def __repr__(self) -> str:
-        return "<redacted>"
-
-    __str__ = __repr__
-
-
-class _Pacer:
-    """Thread-safe bookkeeping for ``core.pacing``."""
-
-    def __init__(self, clock: Clock, limit: int, window: float) -> None:
-        self._clock = clock
-        self._limit = limit
-        self._window = window
-        self._sent: deque[float] = deque()
-        self._held_until = 0.0
-        self._lock = threading.Lock()
-
-    def wait_seconds(self) -> float:
-        with self._lock:
-            now = self._clock.monotonic()
-            while self._sent and self._sent[0] <= now - self._window:
-                self._sent.popleft()
-            return wait_before_next(list(self._sent), now, self._held_until, self._limit, self._window)
-
-    def take_turn(self, deadline: float | None) -> bool:
-        """Wait for a turn and claim it; False if the turn would come after ``deadline``."""
-        while True:
-            wait = self.wait_seconds()
-            now = self._clock.monotonic()
-            if wait <= 0:
-                with self._lock:
-                    self._sent.append(now)
-                return True
-            if deadline is not None and now + wait > deadline:
-                return False
-            self._clock.sleep(wait)
-
-    def held_for(self) -> float:
-        """Seconds a 429's (or 503's) Retry-After still holds every request; 0 when none does."""
-        with self._lock:
-            return max(0.0, self._held_until - self._clock.monotonic())
-
-    def hold_for(self, seconds: float) -> None:
-        with self._lock:
-            self._held_until = max(self._held_until, self._clock.monotonic() + seconds)
 
 
 class BasecampClient:
@@ -194,14 +148,14 @@ class BasecampClient:
         self,
         base_url: str,
         account_id: int,
-        token: str,
+        token: str | Tokens,
         user_agent: str,
         *,
         clock: Clock | None = None,
         post_timeout: float = DEFAULT_POST_TIMEOUT,
         read_timeout: float = DEFAULT_READ_TIMEOUT,
-        requests_per_window: int = 45,
-        window_seconds: float = 10.0,
+        requests_per_window: int = DEFAULT_LIMIT,
+        window_seconds: float = DEFAULT_WINDOW_SECONDS,
     ) -> None:
         origin = base_url.rstrip("/")
         if not transport_allowed(origin):
@@ -212,12 +166,12 @@ class BasecampClient:
             raise ValueError("Basecamp requires a User-Agent naming the app and a contact")
         self._origin = origin
         self.account_id = account_id
-        self._token = _Secret(token)
+        self._tokens: Tokens = StaticToken(token) if isinstance(token, str) else token
         self._user_agent = user_agent
         self._clock: Clock = clock or SystemClock()
         self._post_timeout = post_timeout
         self._read_timeout = read_timeout
-        self._pacer = _Pacer(self._clock, requests_per_window, window_seconds)
+        self._pacer = Pacer(self._clock, requests_per_window, window_seconds)
         self._pool = urllib3.PoolManager(maxsize=4, retries=False)
         self._random = random.Random()  # noqa: S311 -- jitter, not security
         self.last_read_ok_at: float | None = None
@@ -250,11 +204,14 @@ class BasecampClient:
             timeout = min(timeout, deadline - self._clock.monotonic())
             if timeout <= 0:
                 return Refused(RefusalCause.not_sent, None, "not sent: the deadline has passed")
-        outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout)
+        token = self._tokens.current()
+        outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout, token)
+        if isinstance(outcome, Refused) and outcome.status == 401:  # nothing was created (rule 8)
+            outcome = self._after_unauthorized(path, body, deadline, token, outcome)
         log.info("POST %s -> %s", path, type(outcome).__name__.lower())
         return outcome
 
-    def _post_once(self, path: str, payload: bytes, timeout: float) -> PostOutcome:
+    def _post_once(self, path: str, payload: bytes, timeout: float, token: str) -> PostOutcome:
         parts = urlsplit(self._origin)
         connection_class = HTTPSConnection if parts.scheme == "https" else HTTPConnection
         connection = connection_class(parts.hostname or "", parts.port, timeout=timeout)
@@ -269,7 +226,7 @@ class BasecampClient:
             watchdog = threading.Timer(timeout, _shut, (connection, expired))
             watchdog.start()
             try:
-                headers = self._headers() | {"Content-Type": "application/json; charset=utf-8"}
+                headers = self._headers(token) | {"Content-Type": "application/json; charset=utf-8"}
                 connection.request("POST", path, body=payload, headers=headers)
                 response = connection.getresponse()
                 raw = response.data  # urllib3 preloads the body inside getresponse()
@@ -289,6 +246,20 @@ class BasecampClient:
         if response.status == 429:
             self._pacer.hold_for(retry_after if retry_after is not None else 1.0)
         return classify_answer(response.status, _decode(raw), retry_after)
+
+    def _after_unauthorized(
+        self, path: str, body: str, deadline: float | None, refused_token: str, refused: PostOutcome
+    ) -> PostOutcome:
+        """Rule 8: once more with a fresher token, if the token source has one and time is left."""
+        fresh = self._tokens.after_unauthorized(refused_token)
+        if fresh is None or not self._pacer.take_turn(deadline):
+            return refused
+        timeout = self._post_timeout
+        if deadline is not None:
+            timeout = min(timeout, deadline - self._clock.monotonic())
+            if timeout <= 0:
+                return refused
+        return self._post_once(path, json.dumps({"content": body}).encode(), timeout, fresh)
 
     def _create_path(self, destination: Destination) -> str:
         return self._path_of(destination)
@@ -362,6 +333,26 @@ class BasecampClient:
             f" within {MAX_PAGES} pages"
         )
 
+    def projects(self, deadline: float) -> frozenset[int]:
+        """The ids of every project the agent is a member of (``projects.json``, every page)."""
+        url = f"{self.account_url}/projects.json"
+        found: set[int] = set()
+        for _ in range(MAX_PAGES):
+            answer = self._get(url, deadline)
+            if answer.status != 200 or not isinstance(answer.body, list):
+                raise ListingFailed(f"projects.json answered HTTP {answer.status}")
+            try:
+                found.update(int(item["id"]) for item in answer.body)
+            except (KeyError, TypeError, ValueError):
+                raise ListingFailed("a listed project could not be read") from None
+            following = next_link(answer.headers.get("link"))
+            if following is None:
+                return frozenset(found)
+            if not same_origin(following, self._origin):
+                raise ListingFailed("projects.json: a next page on another origin")
+            url = following
+        raise ListingFailed(f"projects.json: more than {MAX_PAGES} pages")
+
     def poll_events(
         self,
         since: int | None,
@@ -389,7 +380,7 @@ class BasecampClient:
                 query.append(("since", "now" if since is None else str(since)))
             url = f"{self.account_url}/events.json?{urlencode(query)}"
         try:
-            answer = self._get(url, deadline)
+            answer = self._get(url, deadline, yielding=True)
         except ListingFailed as error:
             raise FeedFailed(f"the event feed could not be read: {error}") from None
         if answer.status == 401:
@@ -403,17 +394,58 @@ class BasecampClient:
             raise FeedFailed(f"the event feed answered an unreadable page: {page.failure().reason}")
         return page.unwrap()
 
-    def _get(self, url: str, deadline: float) -> _Answer:
-        """One read, retried per ``core.retry`` within ``deadline``."""
+    def stream_ticket(self, deadline: float) -> StreamTicket:
+        """A fresh ticket for the live lane (rule 8): one request, never retried here."""
+        path = f"/{self.account_id}/events/stream_ticket.json"
+        if not self._pacer.take_turn(deadline):
+            raise BasecampError("no stream ticket: the rate-limit wait passes the deadline")
+        remaining = deadline - self._clock.monotonic()
+        if remaining <= 0:
+            raise BasecampError("no stream ticket: the deadline has passed")
+        token = self._tokens.current()
+        try:
+            response = self._pool.request(
+                "POST",
+                self._origin + path,
+                headers=self._headers(token),
+                timeout=urllib3.Timeout(total=min(self._read_timeout, remaining)),
+                retries=False,
+                redirect=False,
+            )
+        except (urllib3.exceptions.HTTPError, OSError) as error:
+            raise BasecampError(f"no stream ticket: {type(error).__name__}") from None
+        log.info("POST %s -> %d", path, response.status)
+        if response.status == 401:
+            self._tokens.after_unauthorized(token)  # the lane's next connect asks with a fresher one
+            raise AuthenticationFailed("Basecamp refused the token (401)")
+        if response.status == 429:
+            told = parse_retry_after(response.headers.get("Retry-After"), self._clock.now())
+            self._pacer.hold_for(told if told is not None else 1.0)
+        if response.status not in (200, 201):
+            raise BasecampError(f"no stream ticket: HTTP {response.status}")
+        try:
+            return read_ticket(_decode(response.data))
+        except ValueError as error:
+            raise BasecampError(f"no stream ticket: {error}") from None
+
+    def _get(self, url: str, deadline: float, *, yielding: bool = False) -> _Answer:
+        """One read, retried per ``core.retry`` within ``deadline``; a ``yielding`` one (a feed
+        poll) lets a backlog go first (rule 4)."""
         attempts = 0
+        replayed = False
         while True:
-            if not self._pacer.take_turn(deadline):
+            if not self._pacer.take_turn(deadline, yielding=yielding):
                 raise ListingFailed("the deadline passed while waiting for a turn under the rate limit")
             remaining = deadline - self._clock.monotonic()
             if remaining <= 0:
                 raise ListingFailed("the deadline passed")
             attempts += 1
-            answer = self._get_once(url, min(self._read_timeout, remaining))
+            token = self._tokens.current()
+            answer = self._get_once(url, min(self._read_timeout, remaining), token)
+            if answer.status == 401 and not replayed and self._tokens.after_unauthorized(token) is not None:
+                replayed = True  # once, with the refreshed token (rule 8)
+                attempts -= 1
+                continue
             retry_after = answer.headers.get("retry-after")
             if answer.status == 429:
                 told = parse_retry_after(retry_after, self._clock.now())
@@ -431,7 +463,7 @@ class BasecampClient:
                         raise ListingFailed(f"HTTP {answer.status}, and the retry would pass the deadline")
                     self._clock.sleep(seconds)
 
-    def _get_once(self, url: str, timeout: float) -> _Answer:
+    def _get_once(self, url: str, timeout: float, token: str) -> _Answer:
         """One GET. A kept-alive connection the server had already closed fails before any
         answer (``ProtocolError``); a read is safe to repeat, so it is asked once more on a fresh
         connection. Nothing else is retried here (``core.retry`` decides, in ``_get``)."""
@@ -445,7 +477,7 @@ class BasecampClient:
                 response = self._pool.request(
                     "GET",
                     url,
-                    headers=self._headers(),
+                    headers=self._headers(token),
                     timeout=urllib3.Timeout(total=left),
                     retries=False,
                     redirect=False,
@@ -462,9 +494,9 @@ class BasecampClient:
         headers = {key.lower(): value for key, value in response.headers.items()}
         return _Answer(response.status, headers, _decode(response.data))
 
-    def _headers(self) -> dict[str, str]:
+    def _headers(self, token: str) -> dict[str, str]:
         return {
-            "Authorization": f"Bearer {self._token.reveal()}",
+            "Authorization": f"Bearer {token}",
             "User-Agent": self._user_agent,
             "Accept": "application/json",
         }

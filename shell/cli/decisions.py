@@ -11,8 +11,8 @@ Rules:
    unknown event id is one line and exit 4. ``--json`` prints the same facts on stdout.
 4. Whether a connector runs is read from the lock file's metadata, and said only as a hint
    (diagnostic: the flock is the truth): a redispatch admitted with no connector running waits
-   for ``bin/connect run``; one running since before the configuration last changed runs by the
-   old routes, and the person is told to restart it.
+   for ``bin/connect run``. A running connector re-reads its routes (``core.route_reload``), so
+   nobody is told to restart it.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from shell.errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_REFUSED, UserError
 from shell.ledger.connection import open_existing_ledger
 from shell.ledger.decisions import Decided, UnknownEvent, decide
 from shell.state.config import load_config, locate_state
-from shell.state.lock import peek, runs_on_older
+from shell.state.lock import peek
 
 
 def register(
@@ -66,21 +66,17 @@ def run(args: argparse.Namespace, action: Action) -> int:
             raise UserError(f"the ledger holds no event {args.event_id}", EXIT_NOT_FOUND) from None
     holder = peek(paths.directory, configuration.account_id, configuration.agent_id)
     connector_runs = holder is not None and holder.pid_present is not False
-    stale = runs_on_older(paths.directory, configuration.account_id, configuration.agent_id, paths.config)
     match decided:
         case Success(done):
-            return _report(args, _taken(done, connector_runs, stale_configuration=stale))
+            return _report(args, _taken(done, connector_runs))
         case Failure(refusal):
             return _report(args, _refused(action, refusal))
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _taken(done: Decided, connector_runs: bool, *, stale_configuration: bool) -> dict[str, Any]:
+def _taken(done: Decided, connector_runs: bool) -> dict[str, Any]:
     plan = done.plan
     line = plan.summary
-    if stale_configuration:
-        line += ("; the running connector started before its configuration last changed, and runs by"
-                 " the old one (routes included): restart it first")
     if done.sending_intents:
         line += f"; {len(done.sending_intents)} notice(s) already being sent cannot be called back"
     if plan.action is Action.redispatch and not connector_runs:

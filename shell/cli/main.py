@@ -17,14 +17,14 @@ from shell.cli.seam import answer
 from shell.errors import EXIT_USAGE
 
 VERSION = "0.1.0"
-COMMANDS = ("standin", "mcp", "setup", "run", "status", "redispatch", "discard", "demo")
+COMMANDS = ("standin", "mcp", "login", "setup", "run", "status", "redispatch", "discard", "demo")
 
 
 class _Command(Protocol):
     def register(self, subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None: ...
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: Sequence[str] = COMMANDS) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="bin/connect",
         description=(
@@ -37,14 +37,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log each transition to stderr")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in commands:  # only these are imported: a one-command entry starts faster
         module: _Command = importlib.import_module(f"shell.cli.{name}")
         module.register(subparsers)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+def main(argv: Sequence[str] | None = None, commands: Sequence[str] = COMMANDS) -> int:
+    parser = build_parser(commands)
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,

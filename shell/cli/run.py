@@ -12,6 +12,11 @@ Rules:
    ``setup``). The check comes after the local ones (the worker program, the lock, the ledger),
    so a person offline still hears of those, and a second ``run`` beside a running one is
    turned away by the lock without a request.
+4. The running connector re-reads its configuration file (``shell.connector`` rule 5): routes
+   change without a restart; an unusable file authorizes nothing, and the lock file's metadata
+   says why (``status`` shows it).
+5. The token file holds a bare token or ``bin/connect login``'s credentials; the latter are
+   refreshed before they expire and once on a 401 (``shell.basecamp.tokens``).
 """
 
 from __future__ import annotations
@@ -27,12 +32,13 @@ from types import FrameType
 from shell import private_files
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.identity import check_identity
+from shell.basecamp.tokens import tokens_from
 from shell.cli.arguments import add_state_arguments, positive_seconds
 from shell.clock import SystemClock
 from shell.connector import Connector
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
 from shell.ledger.connection import open_ledger
-from shell.state.config import StatePaths, load_config, locate_state, read_token
+from shell.state.config import StatePaths, load_config, locate_state, read_token_file
 from shell.state.lock import acquire
 from shell.worker.driver import WorkerCommand
 
@@ -73,6 +79,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--poll-seconds", type=positive_seconds, default=5.0, help="how often to read the feed (default 5)"
     )
     parser.add_argument(
+        "--no-live",
+        action="store_true",
+        help="poll the feed only: no live lane (the WebSocket that hears events at once)",
+    )
+    parser.add_argument(
         "--shutdown-seconds",
         type=positive_seconds,
         default=60.0,
@@ -84,8 +95,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     paths = locate_state(args.state_dir, args.account, args.agent)
     configuration = load_config(paths.config)
-    token = read_token(Path(configuration.token_file))
+    token_file = Path(configuration.token_file)
     clock = SystemClock()
+    tokens = tokens_from(token_file, read_token_file(token_file), clock)
     command = WorkerCommand.configured(configuration.worker_command)
     missing_program = None if args.shadow else command.program_missing()
     if missing_program is not None:  # every request would fail to start, in public
@@ -97,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     ledger_path = StatePaths.at(directory).ledger
     with lock, open_ledger(ledger_path, clock=clock) as ledger:
         client = BasecampClient(
-            configuration.base_url, configuration.account_id, token, USER_AGENT, clock=clock
+            configuration.base_url, configuration.account_id, tokens, USER_AGENT, clock=clock
         )
         check_identity(
             client,
@@ -116,7 +128,10 @@ def run(args: argparse.Namespace) -> int:
             directory / "sessions",
             shadow=args.shadow,
             poll_every=timedelta(seconds=args.poll_seconds),
+            live=not args.no_live,
             on_event=lambda line: print(line, flush=True),
+            config_path=paths.config,
+            note_configuration=lock.note_configuration,
         )
         bound = timedelta(seconds=args.shutdown_seconds)
 

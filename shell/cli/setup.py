@@ -13,6 +13,9 @@ Rules:
    ``--show`` prints the configuration and what is missing, and writes nothing.
 5. The token is never printed, never in an error, never in the configuration file or argv:
    only the path of its file.
+6. A connector running beside it (lock file, diagnostic) re-reads the file: it serves the new
+   routes within ``core.route_reload.RELOAD_EVERY``; anything else takes effect at its next
+   start. Setup says so, and never asks for a restart to change a route.
 """
 
 from __future__ import annotations
@@ -28,9 +31,12 @@ from returns.result import Failure, Success
 
 from core.configuration import Configuration, TrustMode, missing, to_mapping
 from core.durations import format_duration
+from core.route_reload import RELOAD_EVERY
 from core.setup_changes import Changes, merge
 from shell.basecamp.client import BasecampClient, Person
 from shell.basecamp.identity import check_identity
+from shell.basecamp.tokens import tokens_from
+from shell.clock import SystemClock
 from shell.errors import EXIT_OK, UserError
 from shell.state.config import (
     ConfigurationInvalid,
@@ -39,9 +45,10 @@ from shell.state.config import (
     locate_state,
     read_config_mapping,
     read_token,
+    read_token_file,
     save_config,
 )
-from shell.state.lock import runs_on_older
+from shell.state.lock import peek
 from shell.worker.driver import WorkerCommand
 
 USER_AGENT = "BasecampConnector setup (https://github.com/basecamp/basecamp-cli)"
@@ -216,8 +223,9 @@ def _check_on_disk(
 
 def _check_token(configuration: Configuration) -> Person:
     """Who the token acts as; refused unless it is the configured agent (rule 3)."""
-    token = read_token(Path(configuration.token_file))
-    client = BasecampClient(configuration.base_url, configuration.account_id, token, USER_AGENT)
+    token_file = Path(configuration.token_file)
+    tokens = tokens_from(token_file, read_token_file(token_file), SystemClock())  # a login's is refreshed
+    client = BasecampClient(configuration.base_url, configuration.account_id, tokens, USER_AGENT)
     return check_identity(
         client,
         agent_id=configuration.agent_id,
@@ -245,22 +253,24 @@ def _print(as_json: bool, paths: StatePaths, configuration: Configuration, *, wr
             "agent": None if agent is None else {"id": agent.id, "name": agent.name},
             "config": to_mapping(configuration),
             "missing": still_missing,
-            "restart_needed": written and _restart_needed(paths, configuration),
+            "connector_running": written and _connector_runs(paths, configuration),
         }
         print(json.dumps(summary, indent=2))
         return
     for line in _describe(paths, configuration, written=written, agent=agent):
         print(line)
-    if written and _restart_needed(paths, configuration):
-        print("note: a connector is running (lock file, diagnostic); it read its configuration when it"
-              " started: restart it to use this one")
+    if written and _connector_runs(paths, configuration):
+        print("note: a connector is running (lock file, diagnostic): it serves these routes within"
+              f" {RELOAD_EVERY.total_seconds():g} s; a change to anything else takes effect at its"
+              " next start")
     for line in still_missing:
         print(f"missing: {line}")
 
 
-def _restart_needed(paths: StatePaths, configuration: Configuration) -> bool:
-    """A connector runs that started before this configuration was written (it reads it once)."""
-    return runs_on_older(paths.directory, configuration.account_id, configuration.agent_id, paths.config)
+def _connector_runs(paths: StatePaths, configuration: Configuration) -> bool:
+    """The lock file names a connector that may be running: it re-reads the routes (diagnostic)."""
+    holder = peek(paths.directory, configuration.account_id, configuration.agent_id)
+    return holder is not None and holder.pid_present is not False
 
 
 def _describe(paths: StatePaths, configuration: Configuration, *, written: bool,

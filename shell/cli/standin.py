@@ -18,10 +18,11 @@ import threading
 from types import FrameType
 from typing import Any
 
+from shell.basecamp.standin.ratelimit import RateLimit
 from shell.basecamp.standin.server import StandIn
 from shell.basecamp.standin.world import WORLDS, World
 from shell.cli.arguments import port
-from shell.errors import EXIT_OK, EXIT_UNAVAILABLE, UserError
+from shell.errors import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, UserError
 
 DESCRIPTION = """\
 Serve a local Basecamp stand-in on 127.0.0.1: Basecamp's comments, boosts and Campfire
@@ -33,6 +34,20 @@ person id, and the world's projects, cards and Campfires (--json: as one JSON ob
 Faults can be scripted from another terminal:
   curl -X POST BASE_URL/__standin/faults -d '{"action": "create_then_drop", "method": "POST"}'
 and the requests it saw read back with: curl BASE_URL/__standin/requests
+Basecamp's rate limit is enforced (--rate-limit, default 50/10: 50 requests per 10 s per
+client address, then 429 with Retry-After); change it while serving with
+  curl -X PUT BASE_URL/__standin/rate-limit -d '{"requests": 0}'      (0: off)
+The live lane (a ticket from POST ACCOUNT_URL/events/stream_ticket.json, then a WebSocket)
+takes faults too: curl -X POST BASE_URL/__standin/live/faults -d '{"action": "drop"}'
+(refuse, expire_ticket, drop, stall, skip; see shell/basecamp/standin/live_faults.py).
+
+It plays Launchpad too (OAuth 2, one registered app: client id standin-client, secret
+standin-secret; it consents as the agent at once), so a login can be tried against it:
+  BASECAMP_CLIENT_SECRET=standin-secret bin/connect login --launchpad BASE_URL \
+      --client-id standin-client --token-file /tmp/agent.token
+Its tokens live two weeks, like Launchpad's, unless told otherwise:
+  curl -X POST BASE_URL/__standin/launchpad -d '{"token_lifetime": 60}'
+  curl -X POST BASE_URL/__standin/launchpad/expire     # every issued token expires now
 Stops on Ctrl-C or SIGTERM, exiting 0."""
 
 
@@ -56,13 +71,33 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="demo: three projects, the agent and two other people (default); "
         "empty: one project, one card, one Campfire",
     )
+    parser.add_argument(
+        "--feed-delay",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="the poll lane (events.json) serves an event only this many seconds after it happened, "
+        "as Basecamp's does (about 30); the live lane is not delayed (default 0)",
+    )
     parser.add_argument("--json", action="store_true", help="print the first line as one JSON object")
+    parser.add_argument(
+        "--rate-limit",
+        type=_rate_limit,
+        default=RateLimit(),
+        metavar="N/SECONDS|off",
+        help="Basecamp's limit per client address, enforced with 429 and Retry-After "
+        "(default 50/10, as Basecamp; off: none)",
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        standin = StandIn(world=args.world, port=args.port)
+        standin = StandIn(
+            world=args.world, port=args.port, rate_limit=args.rate_limit, feed_delay=args.feed_delay
+        )
+    except ValueError as error:
+        raise UserError(f"--feed-delay: {error}", EXIT_USAGE) from error
     except OSError as error:
         raise UserError(
             f"cannot listen on 127.0.0.1:{args.port}: {error.strerror or error}", EXIT_UNAVAILABLE
@@ -85,12 +120,20 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _rate_limit(text: str) -> RateLimit:
+    try:
+        return RateLimit.parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def describe(standin: StandIn) -> dict[str, Any]:
     """What a client needs to know about a running stand-in."""
     world: World = standin.world
     return {
         "base_url": standin.base_url,
         "account_url": standin.account_url,
+        "rate_limit": standin.limiter.limit.describe(),
         "account_id": world.account_id,
         "token": world.token,
         "agent_id": world.agent.id,
@@ -116,5 +159,6 @@ def as_text(summary: dict[str, Any]) -> str:
     )
     return (
         f"Basecamp stand-in at {summary['base_url']} account {summary['account_id']} "
-        f"token {summary['token']} agent {summary['agent_id']} | {projects}"
+        f"token {summary['token']} agent {summary['agent_id']} rate limit {summary['rate_limit']}"
+        f" | {projects}"
     )

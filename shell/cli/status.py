@@ -5,15 +5,18 @@ Rules:
    created, never migrated, never written), in one read transaction
    (``shell.ledger.status``), and the instance lock is never taken: it works beside a running
    connector, and beside none.
-2. Whether a connector runs is read from the lock file's metadata (``shell.state.lock.peek``) and
-   reported as diagnostic, with the pid's presence (``core.presentation.status_values`` rule 2).
+2. Whether a connector runs is read from the lock file's metadata (``shell.state.lock.peek``, or
+   the directory's only lock file when the configuration names other ids) and reported as
+   diagnostic, with the pid's presence and its configuration problem, if any
+   (``core.presentation.status_values`` rule 2).
 3. A missing state directory, configuration or ledger, a ledger from a newer program (or one
    not yet migrated), and a ledger that cannot be read are one line on stderr and
    ``EXIT_CONFIG``; a ledger held busy past the timeout is ``EXIT_UNAVAILABLE``.
 4. Nothing secret is printed: never the token (its file is not even read), never a feed
    position, never a message body.
 5. Text for a person, summary first; ``--json`` prints the report whose keys
-   ``core.presentation.status_report`` documents.
+   ``core.presentation.status_report`` documents, ``live_lane`` (``core.live.lane_report``; null
+   when no live lane ever ran) and ``losses`` (``core.losses.losses_report``).
 """
 
 from __future__ import annotations
@@ -21,8 +24,11 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
+from dataclasses import replace
 
-from core.presentation.status_report import lines, report
+from core.live import lane_line, lane_report
+from core.losses import losses_line, losses_report
+from core.presentation.status_report import lines, report, short_time
 from core.presentation.status_values import (
     LAST_DISPATCHES,
     LAST_WAITING_RECORDS,
@@ -33,9 +39,11 @@ from core.presentation.status_values import (
 from shell.cli.arguments import add_state_arguments
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
 from shell.ledger.connection import open_ledger_read_only
+from shell.ledger.lanes import read_lane_state
+from shell.ledger.losses import read_loss_counts
 from shell.ledger.status import read_snapshot
 from shell.state.config import load_config, locate_state
-from shell.state.lock import peek
+from shell.state.lock import peek, peek_only
 
 DESCRIPTION = f"""\
 Show what the connector is doing, from its ledger, without disturbing it.
@@ -47,10 +55,17 @@ lock, so it is safe beside a running connector (and beside none). What it shows:
                      blocked records (and refused messages, held records, a hold, if any)
   lock file          who the lock file says holds the instance lock: its pid, and whether
                      that process is present. Diagnostic only: status takes no lock, and a
-                     connector killed with SIGKILL leaves its lock file behind
+                     connector killed with SIGKILL leaves its lock file behind. When the
+                     running connector's re-read configuration file is unusable (unreadable,
+                     invalid, or naming another account or agent), it says why here: that
+                     connector authorizes nothing until the file is usable again
   hold               whether a person holds the connector (nothing dispatched or posted)
   feed               whether a feed position is kept (never the position itself) and the
                      last event served
+  live lane          whether intake hears events live (the WebSocket) or polls alone: its
+                     state, since when, why it is down, connects and overflows
+  losses             stretches the live lane did not hear (open, repaired by a walk of the
+                     feed, or unrecovered after 10 minutes) and gaps the feed itself skipped
   records            how many records are in each state; blocked ones by reason
   live tasks         tasks holding a conversation, with their worker's attempt and pid
   waiting            lifecycle messages only a person can move on: indeterminate ones (the
@@ -103,9 +118,11 @@ def run(args: argparse.Namespace) -> int:
     holder = peek(paths.directory, configuration.account_id, configuration.agent_id)
     try:
         with open_ledger_read_only(paths.ledger) as ledger:
+            lane, losses = read_lane_state(ledger), read_loss_counts(ledger)
             snapshot = read_snapshot(ledger)
     except sqlite3.DatabaseError as error:
         raise UserError(f"{paths.ledger}: the ledger could not be read: {error}", EXIT_CONFIG) from error
+    holder = holder or peek_only(paths.directory)  # the file names other ids since it started
     status = Status(
         account_id=configuration.account_id,
         agent_id=configuration.agent_id,
@@ -113,11 +130,19 @@ def run(args: argparse.Namespace) -> int:
         ledger_path=str(paths.ledger),
         lock_file=None
         if holder is None
-        else LockFile(holder.pid, holder.started_at, pid_status(holder.pid_present)),
+        else replace(
+            LockFile(holder.pid, holder.started_at, pid_status(holder.pid_present)),
+            configuration_problem=holder.configuration_problem,
+        ),
         ledger=snapshot,
     )
     if args.json:
-        print(json.dumps(report(status), ensure_ascii=False, indent=2))
+        shown_json = {**report(status), "live_lane": lane_report(lane), "losses": losses_report(losses)}
+        print(json.dumps(shown_json, ensure_ascii=False, indent=2))
     else:
-        print("\n".join(lines(status)))
+        shown = lines(status)
+        at = next((index for index, line in enumerate(shown) if line.startswith("records: ")), len(shown))
+        shown.insert(at, lane_line(lane, short_time))
+        shown.insert(at + 1, losses_line(losses))
+        print("\n".join(shown))
     return EXIT_OK

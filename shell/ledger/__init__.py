@@ -7,12 +7,15 @@ Rules:
    (``tests/ledger/test_table_writers.py``); another module that moves a row asks that one,
    in its own transaction:
 
-   - ``events``: ``records`` (intake's seen rows, verdicts, and every later move of a record)
+   - ``events``: ``records`` (seen rows from every lane, verdicts, every later move of a record)
    - ``checkpoints``: ``records`` (intake's position per filter lineage)
    - ``tasks``: ``tasks``
    - ``attempts``: ``tasks``
    - ``task_events``: ``deliveries`` (joins, exposure, pulls, guards, reports, settlement)
    - ``outbox``: ``outbox`` (intents written, claimed, settled, resolved by a person)
    - ``decisions``: ``decisions``
-   - ``schema_migrations``: ``connection``
+   - ``live_lane``: ``lanes`` (the live lane's state)
+   - ``losses``: ``losses`` (what the live lane missed, and its repair)
+   - ``gaps``: ``losses`` (what the feed itself skipped: a 410)
+   - ``schema_migrations``: ``schema`` (the migrations, applied as the ledger opens)
 """

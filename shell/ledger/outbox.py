@@ -36,6 +36,7 @@ from core.intents import Intent, IntentKind
 from core.resolution import Move
 from core.snapshots import AttemptSnapshot, RecordSnapshot, TaskEventSnapshot
 from core.timestamps import format_timestamp, parse_timestamp
+from core.urgency import Due, next_to_send
 from shell.ledger.moves import asked
 
 
@@ -178,24 +179,38 @@ def next_due(
     passed_over: Set[int],
     leaving: Set[IntentKind] = frozenset(),
 ) -> IntentRow | None:
-    """The oldest pending intent due by ``now`` that this flush has not already claimed, of no
-    kind in ``leaving`` (those stay pending, untouched).
+    """The pending intent to send next (``core.urgency``) among those due by ``now``: the oldest
+    due of each kind not in ``leaving`` (those stay pending, untouched), none this flush has
+    already claimed."""
+    heads = [
+        found
+        for kind in IntentKind
+        if kind not in leaving
+        for found in [_oldest_due(connection, now, kind, passed_over)]
+        if found is not None
+    ]
+    chosen = next_to_send((Due(row.id, row.kind, row.not_before) for row in heads), now)
+    return None if chosen is None else next(row for row in heads if row.id == chosen.id)
+
+
+def _oldest_due(
+    connection: sqlite3.Connection, now: datetime, kind: IntentKind, passed_over: Set[int]
+) -> IntentRow | None:
+    """The oldest pending intent of ``kind`` due by ``now`` that this flush has not claimed.
 
     The plain query answers almost always; only when it names an intent this flush already
     claimed (a person put it back to pending mid-flush) is it asked again, past those. Excluding
     every claimed id on every call made a long flush quadratic.
     """
-    left = sorted(str(kind) for kind in leaving)
-    kinds = f" AND kind NOT IN ({', '.join('?' for _ in left)})" if left else ""
-    query = f"SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND not_before <= ?{kinds}"
+    query = f"SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND kind = ? AND not_before <= ?"
     order = " ORDER BY not_before, id LIMIT 1"
-    found = connection.execute(query + order, [format_timestamp(now), *left]).fetchone()
+    found = connection.execute(query + order, [str(kind), format_timestamp(now)]).fetchone()
     if found is None or int(found[0]) not in passed_over:
         return None if found is None else _row(found)
     skipped = sorted(passed_over)
     marks = ", ".join("?" for _ in skipped)
     found = connection.execute(
-        query + f" AND id NOT IN ({marks})" + order, [format_timestamp(now), *left, *skipped]
+        query + f" AND id NOT IN ({marks})" + order, [str(kind), format_timestamp(now), *skipped]
     ).fetchone()
     return None if found is None else _row(found)
 

@@ -40,10 +40,11 @@ from core.admission import Verdict, next_retry, settle_verdict
 from core.admission_matrix import EventPointer
 from core.dispatch import LiveWork, OpenRecord, conversation_live
 from core.edges import RECORD_EDGES, Actor, RecordState
-from core.feed import FeedEvent
+from core.feed import FeedEvent, new_ids
 from core.intents import intents_for_verdict
 from core.timestamps import format_timestamp, parse_timestamp
 from shell.ledger import outbox
+from shell.ledger.lanes import Lane
 from shell.ledger.moves import asked
 
 PENDING_STATES = frozenset({RecordState.seen, RecordState.blocked})
@@ -147,6 +148,16 @@ def due_blocked(connection: sqlite3.Connection, now: datetime) -> list[tuple[int
     ]
 
 
+def blocked_for(connection: sqlite3.Connection, reason: str) -> list[int]:
+    """The event ids of every record blocked for ``reason``, oldest first."""
+    return [
+        int(event_id)
+        for (event_id,) in connection.execute(
+            "SELECT id FROM events WHERE state = 'blocked' AND reason = ? ORDER BY id", (reason,)
+        )
+    ]
+
+
 def commit_verdict(  # noqa: PLR0917 -- the brief's signature, positional
     connection: sqlite3.Connection,
     event_id: int,
@@ -235,24 +246,36 @@ def known_ids(connection: sqlite3.Connection, ids: Sequence[int]) -> list[int]:
     ]
 
 
-def insert_seen(connection: sqlite3.Connection, event: FeedEvent, created_at: str, now: str) -> None:
-    """Record a feed event as ``seen``, unless its id is recorded already."""
-    connection.execute(
-        "INSERT INTO events (id, state, event_type, bucket_id, recording_id, creator_id, performed_by_id,"
-        " created_at, seen_at, updated_at) VALUES (?, 'seen', ?, ?, ?, ?, ?, ?, ?, ?)"
-        " ON CONFLICT(id) DO NOTHING",
-        (
-            event.id,
-            event.event_type,
-            event.bucket_id,
-            event.recording_id,
-            event.creator_id,
-            event.performed_by_id,
-            created_at,
-            now,
-            now,
-        ),
-    )
+def insert_seen(
+    connection: sqlite3.Connection, events: Sequence[tuple[FeedEvent, str]], lane: Lane, now: str
+) -> tuple[int, ...]:
+    """Record each (event, its created_at as a ledger timestamp) not yet known as ``seen``, with the
+    lane that heard it (``ON CONFLICT(id) DO NOTHING``: one row per id); the ids newly recorded."""
+    ids = [event.id for event, _ in events]
+    if not ids:
+        return ()
+    fresh = new_ids(ids, known_ids(connection, ids))
+    for event, created_at in events:
+        if event.id not in fresh:
+            continue
+        connection.execute(
+            "INSERT INTO events (id, state, event_type, bucket_id, recording_id, creator_id, performed_by_id,"
+            " created_at, seen_at, updated_at, lane) VALUES (?, 'seen', ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT(id) DO NOTHING",
+            (
+                event.id,
+                event.event_type,
+                event.bucket_id,
+                event.recording_id,
+                event.creator_id,
+                event.performed_by_id,
+                created_at,
+                now,
+                now,
+                lane.value,
+            ),
+        )
+    return fresh
 
 
 def save_checkpoint(

@@ -12,6 +12,7 @@ Rules:
 4. The token lives in a file of its own, never in the configuration. A token file that is not
    its owner's or that anyone else may read is refused, and so is an empty one. The token is
    never printed, logged or put in an error message: errors name the file, not its content.
+   It holds a bare token or the JSON ``bin/connect login`` writes (``core.oauth`` rule 1).
 5. A configuration file that does not parse or does not validate is refused with every
    problem, one line each (``ConfigurationInvalid``).
 """
@@ -28,6 +29,7 @@ from pathlib import Path
 from returns.result import Failure
 
 from core.configuration import Configuration, parse_configuration, to_mapping
+from core.oauth import Credentials, read_token_text
 from shell import private_files
 from shell.errors import EXIT_CONFIG, UserError
 
@@ -135,8 +137,9 @@ def save_config(path: Path, configuration: Configuration) -> None:
 # --- the token ------------------------------------------------------------------------------
 
 
-def read_token(path: Path) -> str:
-    """The token in ``path``; refused when not owner-only or empty. Never echoes the content."""
+def read_token_file(path: Path) -> str | Credentials:
+    """The bare token or the login's credentials in ``path`` (``core.oauth`` rule 1); refused
+    when not owner-only, empty or unreadable. Never echoes the content."""
     try:
         descriptor = os.open(path, os.O_RDONLY)
     except FileNotFoundError as error:
@@ -147,16 +150,19 @@ def read_token(path: Path) -> str:
         private_files.check_file_status(os.fstat(handle.fileno()), path, "token file")
         raw = handle.read(64 * 1024)
     try:
-        token = raw.decode("utf-8").strip()
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise UserError(f"token file {path} is not UTF-8 text", EXIT_CONFIG) from None
-    if not token:
-        raise UserError(f"token file {path} is empty", EXIT_CONFIG)
-    if any(character.isspace() for character in token):
-        raise UserError(
-            f"token file {path} holds more than one word; it must hold the token alone", EXIT_CONFIG
-        )
-    return token
+    try:
+        return read_token_text(text)
+    except ValueError as error:
+        raise UserError(f"token file {path} {error}", EXIT_CONFIG) from None
+
+
+def read_token(path: Path) -> str:
+    """The access token in ``path``: the bare token, or the login's current access token."""
+    found = read_token_file(path)
+    return found if isinstance(found, str) else found.access_token
 
 
 def locate_state(state_dir: str | None, account: str | int | None, agent: str | int | None) -> StatePaths:

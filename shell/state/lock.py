@@ -11,6 +11,9 @@ Rules:
    are owner-only, by ``shell.private_files``' one policy (a loose lock file is refused).
 4. ``peek`` reads the metadata without taking the lock (``status`` beside a running connector),
    and says whether that pid is present.
+5. The holder says there, too, when its re-read configuration file is unusable
+   (``InstanceLock.note_configuration``, ``core.route_reload``): ``configuration_problem``, one
+   line, empty while the file is usable. Diagnostic, like the rest of the metadata.
 """
 
 from __future__ import annotations
@@ -19,12 +22,12 @@ import contextlib
 import fcntl
 import json
 import os
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from core.timestamps import format_timestamp, parse_timestamp
+from core.timestamps import format_timestamp
 from shell import private_files, processes
 from shell.errors import EXIT_UNAVAILABLE, UserError
 
@@ -44,14 +47,23 @@ class Holder:
     account_id: int
     agent_id: int
     pid_present: bool | None = None
+    configuration_problem: str = ""
 
 
 class InstanceLock:
     """The held lock; ``release()`` (or process death) lets it go."""
 
-    def __init__(self, descriptor: int, path: Path) -> None:
+    def __init__(self, descriptor: int, path: Path, metadata: dict[str, Any]) -> None:
         self._descriptor = descriptor
         self.path = path
+        self._metadata = metadata
+
+    def note_configuration(self, problem: str) -> None:
+        """Say in the metadata why the configuration file authorizes nothing ("" when usable)."""
+        if self._descriptor < 0:
+            return
+        self._metadata = {**self._metadata, "configuration_problem": problem}
+        private_files.write_atomically(Path(f"{self.path}.json"), json.dumps(self._metadata).encode())
 
     def release(self) -> None:
         if self._descriptor >= 0:
@@ -94,33 +106,29 @@ def acquire(state_dir: Path, account_id: int, agent_id: int, now: datetime) -> I
         "agent_id": agent_id,
     }
     private_files.write_atomically(Path(f"{path}.json"), json.dumps(metadata).encode())
-    return InstanceLock(descriptor, path)
+    return InstanceLock(descriptor, path, metadata)
 
 
 def peek(state_dir: Path, account_id: int, agent_id: int) -> Holder | None:
     """Who the metadata says holds the lock, without taking it; None when nothing says."""
+    return _peek_at(Path(f"{lock_path(state_dir, account_id, agent_id)}.json"))
+
+
+def peek_only(state_dir: Path) -> Holder | None:
+    """The one lock file's metadata in ``state_dir``, whatever ids it names (a configuration
+    file edited to name others since the connector started); None unless exactly one."""
+    found = sorted(state_dir.glob(f"*.{LOCK_NAME}.json"))
+    return _peek_at(found[0]) if len(found) == 1 else None
+
+
+def _peek_at(path: Path) -> Holder | None:
     try:
-        raw: Any = json.loads(Path(f"{lock_path(state_dir, account_id, agent_id)}.json").read_text())
-        holder = Holder(int(raw["pid"]), str(raw["started_at"]), int(raw["account_id"]), int(raw["agent_id"]))
-    except (OSError, ValueError, KeyError, TypeError):
+        raw: Any = json.loads(path.read_text())
+        holder = Holder(
+            int(raw["pid"]), str(raw["started_at"]), int(raw["account_id"]), int(raw["agent_id"]),
+            configuration_problem=str(raw.get("configuration_problem") or ""),
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     present = processes.is_present(holder.pid)
-    return Holder(holder.pid, holder.started_at, holder.account_id, holder.agent_id, present)
-
-
-def runs_on_older(state_dir: Path, account_id: int, agent_id: int, config: Path) -> bool:
-    """Whether the lock file names a connector that may be running and started before ``config``
-    last changed: it runs by the configuration it read at start (diagnostic)."""
-    holder = peek(state_dir, account_id, agent_id)
-    return holder is not None and holder.pid_present is not False and started_before(holder, config)
-
-
-def started_before(holder: Holder, path: Path) -> bool:
-    """Whether the connector ``holder`` names started before ``path`` last changed: it read its
-    configuration at start, so a newer file is not what it runs by (diagnostic, like the lock
-    file's metadata itself)."""
-    try:
-        changed = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
-        return parse_timestamp(holder.started_at) < changed
-    except (OSError, ValueError):
-        return False
+    return replace(holder, pid_present=present)

@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 from core.dispatch_prompt import MCP_SERVER_NAME
@@ -40,17 +41,19 @@ class SessionSetupError(Exception):
 def mcp_session_config(
     repository: Path, ledger_path: Path, token: str, agent_id: int | None = None
 ) -> dict[str, object]:
-    """The session's MCP config: one stdio server, the connector's, with the task token in its env."""
-    args = ["mcp", "--ledger", str(ledger_path)]
+    """The session's MCP config: one stdio server, the connector's, with the task token in its env.
+    It is launched the cheapest way: this interpreter on ``shell.worker.mcp_entry`` (what
+    ``bin/connect mcp`` runs, without its script and its other commands)."""
+    args = ["-P", "-m", "shell.worker.mcp_entry", "--ledger", str(ledger_path)]
     if agent_id is not None:
         args += ["--agent-id", str(int(agent_id))]
     return {
         "mcpServers": {
             MCP_SERVER_NAME: {
                 "type": "stdio",
-                "command": str(repository / "bin" / "connect"),
+                "command": sys.executable,
                 "args": args,
-                "env": {TASK_TOKEN_ENV: token},
+                "env": {"PYTHONPATH": str(repository), TASK_TOKEN_ENV: token},
             }
         }
     }

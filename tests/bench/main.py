@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import Protocol
 
-BENCHES = ("outbox",)
+BENCHES = ("outbox", "burst", "start", "scale", "mcp", "latency")
 
 
 class _Bench(Protocol):

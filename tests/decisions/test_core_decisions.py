@@ -134,7 +134,7 @@ def test_every_plan_is_a_persons_edge_and_never_reruns_a_success(  # noqa: PLR09
 def test_nothing_is_admitted_again_in_a_project_the_configuration_does_not_serve() -> None:
     for record in (facts(R.completed, "unknown", served=False), facts(R.held, served=False)):
         refusal = redispatch(record, NOW).failure()
-        assert "add the project's route (setup --route), restart, then redispatch" in refusal.reason
+        assert "add the project's route (setup --route), then redispatch" in refusal.reason
     held_over_a_reason = redispatch(facts(R.held, reason="no_route", served=False), NOW).unwrap()
     assert held_over_a_reason.to_state is R.blocked, "admission decides a blocked record, route or not"
 

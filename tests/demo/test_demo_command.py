@@ -67,6 +67,15 @@ def post_as_agent(standin: StandIn, path: str, body: bytes) -> int:
         connection.close()
 
 
+def message_posts(requests: list[RecordedRequest]) -> list[RecordedRequest]:
+    """The POSTs that ask for a message: all but the live lane's stream tickets."""
+    return [
+        request
+        for request in requests
+        if request.method == "POST" and not request.path.endswith("/events/stream_ticket.json")
+    ]
+
+
 def made(request: RecordedRequest) -> bool:
     """The test's own reading of the record: a POST that created something."""
     return request.status == 201 or request.fault in CREATED_UNANSWERED
@@ -108,7 +117,8 @@ def test_the_demo_passes_from_nothing_and_its_verdict_is_the_standins_own_record
     posted, kinds, doubled, missing, unexpected, passed = verdict.groups()
     assert (doubled, missing, unexpected, passed) == ("0", "0", "0", "PASS")
 
-    posts = [request for request in standin.requests()[begun:] if request.method == "POST"]
+    posts = message_posts(standin.requests()[begun:])
+    assert standin.live.tickets.minted >= 1, "the demo's connector heard the feed on the live lane"
     created = [request for request in posts if made(request)]
     assert int(posted) == len(created) == len(posts), "every POST the stand-in saw created one message"
     assert kinds == ", ".join(f"{count} {kind}" for kind, count in sorted(
@@ -174,7 +184,7 @@ def test_a_doubled_and_a_missing_message_fail_the_verdict_and_the_exit(
     assert [(m["scene"], m["label"]) for m in verdict["missing"]] == [(4, "the completion notice")]
     assert verdict["unexpected"] == []
     assert outcome["line"].endswith("messages doubled: 1, missing: 1, unexpected: 0 -- FAIL")
-    posts = [request for request in standin.requests() if request.method == "POST"]
+    posts = message_posts(standin.requests())
     assert sum(f"/recordings/{archive_card}/comments" in r.path and made(r) for r in posts) == 2
     assert [r.status for r in posts if refused in r.path] == [403], "refused: nothing was created"
     assert verdict["posted"] == sum(made(r) for r in posts)

@@ -22,7 +22,10 @@ WRITERS = {
     "task_events": "deliveries.py",
     "outbox": "outbox.py",
     "decisions": "decisions.py",
-    "schema_migrations": "connection.py",
+    "live_lane": "lanes.py",
+    "losses": "losses.py",
+    "gaps": "losses.py",
+    "schema_migrations": "schema.py",
 }
 """Table -> the one module that writes it (rule of ``shell/ledger/__init__.py``)."""
 

@@ -1,4 +1,4 @@
-"""The outbox with the real client against the stand-in: the client's own pacing (45 requests in
+"""The outbox with the real client against the stand-in: the client's own pacing (47 requests in
 any 10 s, shared by intake, admission and the outbox) is not a rate limit, so a window that
 intake's polls filled never stops the outbox from claiming (found end to end at a 0.2 s poll:
 a due guard still pending 20 s past due)."""
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core.pacing import DEFAULT_LIMIT
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.server import StandIn
 from shell.cli.run import USER_AGENT
@@ -20,7 +21,7 @@ def test_a_full_rate_window_is_not_a_429_the_outbox_still_claims(tmp_path: Path)
     with StandIn(world="demo") as standin:
         world = standin.world
         client = BasecampClient(standin.base_url, world.account_id, world.token, USER_AGENT)
-        for _ in range(45):  # what intake's polls do to the window, as reads that answered 200
+        for _ in range(DEFAULT_LIMIT):  # what intake's polls do to the window, as reads that answered 200
             client.me(client.deadline_in(5))
         assert client.rate_limited_for() == 0, "a full pacing window is not a 429's Retry-After"
         state = tmp_path / "state"

@@ -14,10 +14,14 @@ from tests.proofs.catalogue_demo import DEMO
 from tests.proofs.catalogue_dispatch import DISPATCH
 from tests.proofs.catalogue_end_to_end import END_TO_END
 from tests.proofs.catalogue_foundations import FOUNDATIONS
+from tests.proofs.catalogue_limits import LIMITS
+from tests.proofs.catalogue_live import LIVE
 from tests.proofs.catalogue_one_home import ONE_HOME
 from tests.proofs.catalogue_operating import OPERATING
+from tests.proofs.catalogue_routes import ROUTES
 from tests.proofs.catalogue_shutdown import SHUTDOWN
 from tests.proofs.catalogue_status import STATUS
+from tests.proofs.catalogue_tokens import TOKENS
 from tests.proofs.catalogue_window import WINDOW
 from tests.proofs.mutation import Mutation, rule
 
@@ -42,10 +46,10 @@ CLIENT = [
     ),
     rule(
         "a create is exactly one request: never retried after doubt",
-        'outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout)',
-        'outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout)\n'
+        'outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout, token)',
+        'outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout, token)\n'
         "        if isinstance(outcome, Uncertain):\n"
-        '            outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout)',
+        '            outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout, token)',
         "test_a_5xx_is_sent_once_and_uncertain",
         "test_created_then_dropped_is_uncertain_sent_once_and_exists",
     ),
@@ -57,8 +61,8 @@ CLIENT = [
     ),
     rule(
         "the client paces itself under Basecamp's rate limit",
-        "return wait_before_next(list(self._sent), now, self._held_until, self._limit, self._window)",
-        "return max(0.0, self._held_until - now)",
+        "            wait_before_next(recent, now, self._held_until, self._limit, self._window),",
+        "            max(0.0, self._held_until - now),",
         "test_the_client_paces_itself_under_the_rate_limit",
     ),
     rule(
@@ -325,8 +329,8 @@ OUTBOX = [
     ),
     rule(
         "invariant 4 across a crash: a restart never posts a sending intent again (SIGKILL)",
-        "FROM outbox WHERE state = 'pending' AND not_before <= ?{kinds}\"\n",
-        "FROM outbox WHERE state IN ('pending', 'sending') AND not_before <= ?{kinds}\"\n",
+        "FROM outbox WHERE state = 'pending' AND kind = ? AND not_before <= ?\"\n",
+        "FROM outbox WHERE state IN ('pending', 'sending') AND kind = ? AND not_before <= ?\"\n",
         "test_a_restart_inside_the_reconcile_wait_leaves_the_sending_intent_alone",
         "test_outbox_kill.py",
         also=(
@@ -368,4 +372,4 @@ TRANSITION_INTENTS = [
     ),
 ]
 
-MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME]
+MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *LIMITS, *LIVE, *ROUTES, *TOKENS]

@@ -1113,8 +1113,8 @@ STANDIN = [
     rule(
         "stand-in record: every request is recorded before its fault applies",
         "        number = server.log.record(request, server.now())\n"
-        "        fault = server.faults.take(request.method, request.path)\n",
-        "        fault = server.faults.take(request.method, request.path)\n",
+        "        limited = server.limiter.admit(self.client_address[0])\n",
+        "        limited = server.limiter.admit(self.client_address[0])\n",
         "test_post_count_counts_every_post_that_reached_the_server_whatever_its_fate",
         "test_drop_without_create_closes_without_an_answer_and_creates_nothing",
         also=(

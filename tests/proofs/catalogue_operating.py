@@ -1,6 +1,5 @@
 """The proofs of what an operator meets (issue 5's usability pass): values no command can use,
-a reader that goes away, a worker program that is not there, a configuration a running
-connector has not read, and a read on a connection the server closed. Same form as
+a reader that goes away, a worker program that is not there, and a read on a connection the server closed. Same form as
 ``tests.proofs.catalogue``."""
 
 from __future__ import annotations
@@ -43,24 +42,6 @@ OPERATING: list[Mutation] = [
         "        if program and shutil.which(program) is not None:\n",
         "        if program:\n",
         "test_setup_says_when_the_worker_program_is_not_there",
-    ),
-    rule(
-        "setup beside a running connector says to restart it",
-        "    return holder is not None and holder.pid_present is not False and started_before(holder, config)",
-        "    return False",
-        "test_setup_beside_a_running_connector_says_to_restart_it",
-    ),
-    rule(
-        "a decision beside a connector older than its configuration says to restart it",
-        "    stale = runs_on_older(paths.directory, configuration.account_id, configuration.agent_id, paths.config)",
-        "    stale = False",
-        "test_a_connector_that_started_before_the_configuration_changed_is_to_be_restarted",
-    ),
-    rule(
-        "a connector started after its configuration is not told to restart",
-        "        return parse_timestamp(holder.started_at) < changed\n",
-        "        return True\n",
-        "test_a_connector_started_after_the_configuration_is_not_to_be_restarted",
     ),
     rule(
         "a read on a connection the server closed is asked once more on a fresh one",

@@ -33,8 +33,8 @@ WINDOW: list[Mutation] = [
     ),
     rule(
         "the outbox reads past the kinds a flush leaves pending",
-        "    kinds = f\" AND kind NOT IN ({', '.join('?' for _ in left)})\" if left else \"\"",
-        "    kinds = \"\"",
+        "        if kind not in leaving\n",
+        "        if kind is not None\n",
         "test_a_restart_does_not_post_still_running_for_an_attempt_recovery_is_about_to_end",
     ),
     rule(

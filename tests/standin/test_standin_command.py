@@ -12,7 +12,7 @@ import pytest
 import urllib3
 
 from shell.basecamp.standin.server import StandIn
-from shell.cli.main import main
+from shell.cli.main import build_parser, main
 from shell.cli.standin import as_text, describe
 from shell.errors import EXIT_UNAVAILABLE
 
@@ -82,3 +82,17 @@ def test_a_port_already_taken_is_one_clear_line_and_exit_unavailable(
     error = capsys.readouterr().err
     assert error.startswith(f"error: cannot listen on 127.0.0.1:{taken.port}")
     assert error.count("\n") == 1
+
+
+def test_the_first_line_names_the_rate_limit_the_option_set() -> None:
+    parser = build_parser()
+    for option, expected in (
+        ([], "50/10"),
+        (["--rate-limit", "off"], "off"),
+        (["--rate-limit", "5/1"], "5/1"),
+    ):
+        args = parser.parse_args(["standin", *option])
+        with StandIn(world="empty", rate_limit=args.rate_limit) as standin:
+            summary = describe(standin)
+        assert summary["rate_limit"] == expected
+        assert f"rate limit {expected}" in as_text(summary)

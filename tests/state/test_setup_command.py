@@ -221,7 +221,7 @@ def test_json_output_shape(
     assert code == EXIT_OK
     summary: dict[str, Any] = json.loads(out)
     assert set(summary) == {"written", "state_dir", "config_path", "ledger_path", "checked", "agent", "config",
-                            "missing", "restart_needed"}
+                            "missing", "connector_running"}
     assert summary["written"] is True
     assert summary["checked"] is True
     assert summary["agent"] == {"id": standin.world.agent.id, "name": standin.world.agent.name}
@@ -312,7 +312,7 @@ def test_setup_says_when_the_worker_program_is_not_there(tmp_path: Path, capsys:
     assert "missing: worker: the program 'no-such-worker-program' is not found on PATH" in capsys.readouterr().out
 
 
-def test_setup_beside_a_running_connector_says_to_restart_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_setup_beside_a_running_connector_says_the_routes_are_served_without_a_restart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from shell.state.lock import lock_path
 
     state = tmp_path / "state"
@@ -327,6 +327,8 @@ def test_setup_beside_a_running_connector_says_to_restart_it(tmp_path: Path, cap
         "--agent", "42", "--token-file", str(token), "--operator", "7", "--no-check", "--worker-command", "true",
     ]
     assert main(arguments) == 0
-    assert "note: a connector is running" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "note: a connector is running (lock file, diagnostic): it serves these routes within 2 s" in said
+    assert "restart it" not in said
     assert main([*arguments, "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["restart_needed"] is True
+    assert json.loads(capsys.readouterr().out)["connector_running"] is True

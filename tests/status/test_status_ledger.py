@@ -253,9 +253,22 @@ def test_status_takes_no_lock_and_names_the_holder_the_lock_file_names(
             "pid": os.getpid(),
             "started_at": "2026-11-29T12:00:00.000000000Z",
             "pid_status": "present",
+            "configuration_problem": None,
         }
         assert found["running"] == "yes"
         assert found["summary"].startswith(f"running (lock file: pid {os.getpid()}, present) · ")
+
+
+def test_status_says_why_the_running_connectors_configuration_authorizes_nothing(
+    state: Path, clock: FakeClock, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with acquire(state, ACCOUNT, AGENT, clock.now()) as lock:
+        lock.note_configuration("the configuration file cannot be read: gone")
+        found = status_json(capsys, state)
+        assert found["lock_file"]["configuration_problem"] == "the configuration file cannot be read: gone"
+        assert found["summary"].endswith("configuration unusable: authorizes nothing")
+        lock.note_configuration("")
+        assert status_json(capsys, state)["lock_file"]["configuration_problem"] is None
 
 
 def test_a_lock_file_left_by_a_dead_connector_names_an_absent_pid(

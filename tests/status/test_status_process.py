@@ -89,6 +89,7 @@ def test_status_beside_a_running_connector_then_beside_none(standin: StandIn, tm
         "pid": process.pid,
         "started_at": found["lock_file"]["started_at"],
         "pid_status": "present",
+        "configuration_problem": None,
     }
     assert found["running"] == "yes"
     assert found["queues"] == {

@@ -129,6 +129,7 @@ def test_the_lock_file_is_marked_diagnostic_whether_or_not_there_is_one() -> Non
         "pid": 123,
         "started_at": T0,
         "pid_status": "present",
+        "configuration_problem": None,
     }
     assert report(status())["lock_file"] == {
         "diagnostic": True,
@@ -136,6 +137,7 @@ def test_the_lock_file_is_marked_diagnostic_whether_or_not_there_is_one() -> Non
         "pid": None,
         "started_at": None,
         "pid_status": None,
+        "configuration_problem": None,
     }
 
 

@@ -1,10 +1,13 @@
 """A state directory as `bin/connect setup` writes it against the stand-in, for tests that run the
 connector as a real process: the agent's token in an owner-only file, routes, and the bundled
-demo worker (its own credentials in a token file, never in argv)."""
+demo worker (its own credentials in a token file, never in argv); and ``start_run``, that connector
+running."""
 
 from __future__ import annotations
 
+import os
 import shlex
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -57,3 +60,16 @@ def configure_connector(
     ]  # fmt: skip
     assert connect(arguments) == 0
     return state
+
+
+def start_run(state: Path) -> subprocess.Popen[str]:
+    """``bin/connect run`` on ``state`` (polling every 0.2 s), once it says it is running."""
+    environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
+    process = subprocess.Popen(
+        [str(REPOSITORY / "bin" / "connect"), "run", "--state-dir", str(state), "--poll-seconds", "0.2"],
+        env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    assert line.startswith("running account="), line
+    return process

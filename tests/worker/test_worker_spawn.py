@@ -8,6 +8,7 @@ import json
 import os
 import stat
 import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -214,9 +215,9 @@ def test_the_mcp_config_names_the_connectors_server_with_the_token_in_its_env_on
         "mcpServers": {
             "connector": {
                 "type": "stdio",
-                "command": str(REPOSITORY / "bin" / "connect"),
-                "args": ["mcp", "--ledger", str(attempt.ledger_path.resolve())],
-                "env": {TASK_TOKEN_ENV: TOKEN},
+                "command": sys.executable,
+                "args": ["-P", "-m", "shell.worker.mcp_entry", "--ledger", str(attempt.ledger_path.resolve())],
+                "env": {"PYTHONPATH": str(REPOSITORY), TASK_TOKEN_ENV: TOKEN},
             }
         }
     }
@@ -228,7 +229,9 @@ def test_the_agents_person_id_is_handed_to_the_mcp_server_when_known(
     fp.register(default_argv(attempt))
     running = attempt.spawn(WorkerCommand.claude_code(), environ={}, agent_id=4242)
     server = json.loads(running.mcp_config.read_text())["mcpServers"]["connector"]
-    assert server["args"] == ["mcp", "--ledger", str(attempt.ledger_path.resolve()), "--agent-id", "4242"]
+    assert server["args"] == [
+        "-P", "-m", "shell.worker.mcp_entry", "--ledger", str(attempt.ledger_path.resolve()), "--agent-id", "4242"
+    ]  # fmt: skip
 
 
 def test_the_session_is_owner_only(fp: FakeProcess, attempt: Attempt) -> None:

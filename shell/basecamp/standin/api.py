@@ -19,6 +19,13 @@ Rules (checked in this order, as Basecamp's edge and then its controllers would)
    what is visible by the stand-in's clock (``lag``); a read by id finds it regardless.
 8. Every comment and Campfire line kept (created or seeded) appends its event to the feed;
    ``GET /{account}/events.json`` is answered by the feed (``shell.basecamp.standin.feed``).
+9. ``GET /{account}/projects.json`` lists the caller's projects (``id``, ``name``; one page):
+   the agent's membership is the feed's (``shell.basecamp.standin.feed`` rule 8).
+10. ``POST /{account}/events/stream_ticket.json`` mints a live-lane ticket
+   (``shell.basecamp.standin.live_stream``); no body is read.
+11. Launchpad's paths (``/authorization/new``, ``/authorization/token``, ``/authorization.json``)
+   are answered by ``shell.basecamp.standin.launchpad`` (after the ``User-Agent`` check); a
+   live access token it issued authenticates like the person's own, and an expired one is 401.
 """
 
 from __future__ import annotations
@@ -30,6 +37,8 @@ from typing import TypeVar
 
 from shell.basecamp.standin.exchange import Incoming, JsonObject, Reply, error_reply, json_reply, text_reply
 from shell.basecamp.standin.feed import Feed
+from shell.basecamp.standin.launchpad import PATHS as LAUNCHPAD_PATHS
+from shell.basecamp.standin.launchpad import Launchpad
 from shell.basecamp.standin.pagination import page_headers, page_number, page_of
 from shell.basecamp.standin.representation import Renderer
 from shell.basecamp.standin.routes import COLLECTIONS, Endpoint, Route, parse_route
@@ -75,8 +84,12 @@ class BasecampApi:
         *,
         enforce_boost_length: bool = True,
         feed: Feed | None = None,
+        launchpad: Launchpad | None = None,
     ) -> None:
         self._world = world
+        self.launchpad = launchpad or Launchpad(
+            world, urls.account_url, urls.account_url, now, urls.account_url.rsplit("/", 1)[0]
+        )
         self.feed = feed or Feed(world, urls.account_url, now)
         self._store = store
         self._urls = urls
@@ -84,11 +97,14 @@ class BasecampApi:
         self._page_sizes = tuple(page_sizes)
         self._enforce_boost_length = enforce_boost_length
         self._render = Renderer(world, store, urls, now)
+        self.mint_ticket: Callable[[Person], Reply] | None = None  # set by StandIn (rule 10)
 
     def answer(self, request: Incoming, lag: float = 0.0) -> Reply:
         """The answer to ``request``; ``lag`` seconds hide what it creates from listings."""
         if not request.headers.get("user-agent", "").strip():
             return text_reply(400, MISSING_USER_AGENT)
+        if request.path in LAUNCHPAD_PATHS:
+            return self.launchpad.answer(request)
         person = self._authenticate(request.headers.get("authorization", ""))
         if person is None:
             challenge = (("WWW-Authenticate", 'Bearer realm="Basecamp"'),)
@@ -99,6 +115,8 @@ class BasecampApi:
         if request.method not in route.methods():
             allow = (("Allow", ", ".join(sorted(route.methods()))),)
             return error_reply(405, "Method Not Allowed", allow)
+        if route.endpoint is Endpoint.stream_ticket:
+            return self.mint_ticket(person) if self.mint_ticket else not_found()
         if request.method == "POST":
             return self._create(route, request, person, lag)
         return self._read(route, request, person)
@@ -124,6 +142,9 @@ class BasecampApi:
         self.feed.record_message(message)
         return message
 
+    def person(self, person_id: int) -> Person | None:
+        return self._world.person(person_id)
+
     def shown(self, kind: Kind, recording_id: int) -> list[JsonObject]:
         """Every message of ``kind`` kept on a recording, visible yet or not, as read alone."""
         return [self._render.message(message) for message in self._store.messages(kind, recording_id)]
@@ -132,13 +153,17 @@ class BasecampApi:
         scheme, _, token = authorization.strip().partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return None
-        return self._world.person_with_token(token.strip())
+        return self._world.person_with_token(token.strip()) or self.launchpad.person_for(token.strip())
 
     def _read(self, route: Route, request: Incoming, person: Person) -> Reply:
         if route.endpoint is Endpoint.profile:
             return json_reply(200, self._render.person(person))
         if route.endpoint is Endpoint.events:
             return self.feed.answer(request, person)
+        if route.endpoint is Endpoint.projects:
+            visible = self.feed.visible_buckets(person)
+            projects = [project for project in self._world.projects if project.id in visible]
+            return json_reply(200, [{"id": project.id, "name": project.name} for project in projects])
         if route.endpoint is Endpoint.chats:
             campfires = [project.campfire for project in self._world.projects]
             return self._listing(request, campfires, self._render.campfire)

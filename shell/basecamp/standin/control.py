@@ -8,6 +8,20 @@ Rules:
    ``GET /__standin/requests`` lists the recorded requests (bodies as text).
    ``POST /__standin/messages`` seeds a message
    (``{"kind", "recording_id", "creator_id", "content", "created_at"?}``) -> 201 ``{"id"}``.
+   ``GET /__standin/rate-limit`` answers the limit enforced (``{"requests", "window"}``;
+   ``requests`` 0: off); ``PUT /__standin/rate-limit`` with the same object (or
+   ``{"requests": 0}``) changes it from now on.
+   The live lane (``shell.basecamp.standin.live_faults`` says what each fault does):
+   ``POST /__standin/live/faults`` adds one (``{"action": "refuse" | "expire_ticket" |
+   "drop" | "stall" | "skip", "status"?, "delay"?, "times"?}``) -> 201 with the fault;
+   ``GET /__standin/live/faults`` lists those still to happen; ``POST /__standin/live/drop``
+   cuts every open cable connection now -> 200 ``{"dropped": N}``; ``GET /__standin/live``
+   -> ``{"connections": N, "tickets_minted": N}``.
+   ``POST /__standin/launchpad`` sets Launchpad's ``token_lifetime`` (seconds, for tokens issued
+   from now on), ``consenting_person_id`` (who the authorize page consents as) and
+   ``device_flow`` (whether the device flow is offered) -> 200 with all three;
+   ``POST /__standin/launchpad/expire`` makes every issued access token expire now -> 200
+   ``{"expired": true}`` (``shell.basecamp.standin.launchpad``).
 3. Bad input answers 400 ``{"error": ...}`` and changes nothing.
 """
 
@@ -19,6 +33,9 @@ from datetime import datetime
 from shell.basecamp.standin.api import BasecampApi
 from shell.basecamp.standin.exchange import Incoming, Reply, error_reply, json_reply
 from shell.basecamp.standin.faults import FaultBook, fault_from_json, fault_to_json
+from shell.basecamp.standin.live_faults import live_fault_from_json, live_fault_to_json
+from shell.basecamp.standin.live_stream import LiveStream
+from shell.basecamp.standin.ratelimit import BASECAMP_WINDOW_SECONDS, Limiter, RateLimit
 from shell.basecamp.standin.recorder import RequestLog
 from shell.basecamp.standin.store import Kind
 
@@ -26,10 +43,14 @@ PREFIX = "/__standin/"
 
 
 class Control:
-    def __init__(self, api: BasecampApi, faults: FaultBook, log: RequestLog) -> None:
+    def __init__(
+        self, api: BasecampApi, faults: FaultBook, log: RequestLog, limiter: Limiter, live: LiveStream
+    ) -> None:
         self._api = api
+        self._live = live
         self._faults = faults
         self._log = log
+        self._limiter = limiter
 
     def answer(self, request: Incoming) -> Reply:
         route = (request.method, request.path.removeprefix(PREFIX).strip("/"))
@@ -45,9 +66,57 @@ class Control:
                     return json_reply(200, [recorded.to_json() for recorded in self._log.requests()])
                 case ("POST", "messages"):
                     return json_reply(201, {"id": self._seed(json.loads(request.body))})
+                case ("GET", "rate-limit"):
+                    return json_reply(200, _limit_json(self._limiter.limit))
+                case ("PUT", "rate-limit"):
+                    self._limiter.set_limit(_limit_from_json(json.loads(request.body)))
+                    return json_reply(200, _limit_json(self._limiter.limit))
+                case (method, path) if path == "live" or path.startswith("live/"):
+                    return self._live_answer(method, path, request.body)
+                case ("POST", "launchpad"):
+                    return json_reply(200, self._launchpad(json.loads(request.body)))
+                case ("POST", "launchpad/expire"):
+                    self._api.launchpad.expire_all()
+                    return json_reply(200, {"expired": True})
         except (ValueError, TypeError, KeyError) as error:
             return error_reply(400, "Bad Request", message=str(error))
         return error_reply(404, "Not Found")
+
+    def _live_answer(self, method: str, path: str, body: bytes) -> Reply:
+        live = self._live
+        match (method, path):
+            case ("POST", "live/faults"):
+                fault = live_fault_from_json(json.loads(body))
+                live.faults.add(fault)
+                return json_reply(201, live_fault_to_json(fault))
+            case ("GET", "live/faults"):
+                return json_reply(200, [live_fault_to_json(found) for found in live.faults.pending()])
+            case ("POST", "live/drop"):
+                return json_reply(200, {"dropped": live.drop_all()})
+            case ("GET", "live"):
+                shown = {"connections": live.connections(), "tickets_minted": live.tickets.minted}
+                return json_reply(200, shown)
+        return error_reply(404, "Not Found")
+    def _launchpad(self, value: object) -> dict[str, int | bool]:
+        if not isinstance(value, dict):
+            raise TypeError("the settings are a JSON object")
+        launchpad = self._api.launchpad
+        if "token_lifetime" in value:
+            lifetime = value["token_lifetime"]
+            if isinstance(lifetime, bool) or not isinstance(lifetime, int) or lifetime <= 0:
+                raise ValueError("token_lifetime is a positive whole number of seconds")
+            launchpad.token_lifetime = lifetime
+        if "device_flow" in value:
+            if not isinstance(value["device_flow"], bool):
+                raise ValueError("device_flow is true or false")
+            launchpad.device_flow = value["device_flow"]
+        if "consenting_person_id" in value:
+            person = self._api.person(int(value["consenting_person_id"]))
+            if person is None:
+                raise ValueError("no such person in the world")
+            launchpad.consenting = person
+        return {"token_lifetime": launchpad.token_lifetime, "consenting_person_id": launchpad.consenting.id,
+                "device_flow": launchpad.device_flow}  # fmt: skip
 
     def _seed(self, value: object) -> int:
         if not isinstance(value, dict):
@@ -61,3 +130,16 @@ class Control:
             datetime.fromisoformat(created_at) if isinstance(created_at, str) else None,
         )
         return message.id
+
+
+def _limit_json(limit: RateLimit) -> dict[str, object]:
+    return {"requests": limit.requests, "window": limit.window}
+
+
+def _limit_from_json(value: object) -> RateLimit:
+    if not isinstance(value, dict) or set(value) - {"requests", "window"}:
+        raise ValueError('a rate limit is {"requests": N, "window": SECONDS}')
+    requests, window = value.get("requests"), value.get("window", BASECAMP_WINDOW_SECONDS)
+    if not isinstance(requests, int) or isinstance(requests, bool) or not isinstance(window, int | float):
+        raise TypeError("a rate limit's requests is a whole number and its window a number of seconds")
+    return RateLimit(requests, float(window))

@@ -32,6 +32,7 @@ from typing import Any
 
 from shell.basecamp.standin.exchange import Incoming, Reply, error_reply
 from shell.basecamp.standin.pagination import next_link, page_number
+from shell.basecamp.standin.ratelimit import rate_limited_reply
 
 FOREIGN_ORIGIN = "http://evil.example"
 
@@ -181,9 +182,7 @@ def _error(status: int) -> Reply:
 
 def _rate_limited(retry_after: str | None) -> Reply:
     value = "1" if retry_after is None else retry_after
-    headers = (("Retry-After", value),) if value else ()
-    extra = {"retry_after": int(value)} if value.isdigit() else {}
-    return error_reply(429, "Rate limit exceeded", headers, **extra)
+    return rate_limited_reply(value)
 
 
 def _without_id(reply: Reply) -> Reply:

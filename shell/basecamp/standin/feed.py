@@ -27,6 +27,12 @@ Rules:
 6. Only events at least ``delay`` seconds old (the stand-in's clock) are served (Basecamp's
    poll lane waits about 30 s; the stand-in's default is 0). They are served in id order:
    a younger event holds back every later one.
+7. The live lane (``shell.basecamp.standin.live_stream``) sees every event the moment it is
+   recorded (``wait_after``): the poll lane's delay is the poll lane's alone.
+8. Membership: the agent is a member of every project until ``withhold`` (and again after
+   ``grant``); others see every project. ``events.json`` serves only events of the caller's
+   projects as they are at each read (``visible_buckets``); the cable snapshots them when it
+   subscribes, as Basecamp's does.
 """
 
 from __future__ import annotations
@@ -202,10 +208,12 @@ class Feed:
         self.delay = delay
         self._secret = secrets.token_bytes(32)
         self._lock = threading.Lock()
+        self._recorded = threading.Condition(self._lock)
         self._events: list[FeedEvent] = []
         self._next_id = FIRST_EVENT_ID
         self._epoch = 0
         self._epoch_after_id = 0
+        self._withheld: set[int] = set()
 
     # -- what happens ------------------------------------------------------------------------
 
@@ -237,6 +245,7 @@ class Feed:
             )
             self._next_id += 1
             self._events.append(event)
+            self._recorded.notify_all()
             return event
 
     def record_message(self, message: Message) -> FeedEvent | None:
@@ -257,6 +266,32 @@ class Feed:
     def events(self) -> list[FeedEvent]:
         with self._lock:
             return list(self._events)
+
+    def withhold(self, project_id: int) -> None:
+        """The agent is no member of ``project_id`` (rule 8)."""
+        with self._lock:
+            self._withheld.add(project_id)
+
+    def grant(self, project_id: int) -> None:
+        with self._lock:
+            self._withheld.discard(project_id)
+
+    def visible_buckets(self, person: Person) -> frozenset[int]:
+        """The projects ``person`` is a member of, now (rule 8)."""
+        with self._lock:
+            return self._visible_now(person)
+
+    def newest_id(self) -> int:
+        with self._lock:
+            return self._newest_id()
+
+    def wait_after(self, after: int, timeout: float) -> list[FeedEvent]:
+        """The events after id ``after`` at once, without the poll lane's delay (rule 7);
+        when there is none yet, waits up to ``timeout`` seconds for one to be recorded."""
+        with self._recorded:
+            if self._newest_id() <= after:
+                self._recorded.wait(max(0.0, timeout))
+            return [event for event in self._events if event.id > after]
 
     def event_about(self, recording_id: int) -> FeedEvent | None:
         """The latest event whose recording is ``recording_id``."""
@@ -291,7 +326,11 @@ class Feed:
                 return refused.reply
             except ValueError:
                 return error_reply(400, "since is an event id, 0 or now", reason="invalid_since")
-            return self._page(filters, digest, after)
+            return self._page(filters, digest, after, self._visible_now(caller))
+
+    def _visible_now(self, caller: Person) -> frozenset[int]:
+        every = {project.id for project in self._world.projects}
+        return frozenset(every - (self._withheld if caller.id == self._world.agent.id else set()))
 
     def _newest_id(self) -> int:
         return self._events[-1].id if self._events else 0
@@ -319,7 +358,7 @@ class Feed:
             raise ValueError(since)
         return int(since)
 
-    def _page(self, filters: Filters, digest: str, after: int) -> Reply:
+    def _page(self, filters: Filters, digest: str, after: int, visible: frozenset[int]) -> Reply:
         agent_id = self._world.agent.id
         cutoff = self._now() - timedelta(seconds=self.delay)
         ready: list[FeedEvent] = []
@@ -329,7 +368,7 @@ class Feed:
             if event.created_at > cutoff:
                 break  # rule 6: a younger event holds back every later one
             ready.append(event)
-        admitted = [event for event in ready if filters.admit(event, agent_id)]
+        admitted = [event for event in ready if filters.admit(event, agent_id) and event.bucket_id in visible]
         page = admitted[: self.page_size]
         more = len(admitted) > self.page_size
         # rule 5: a last page moves past what the filters skipped

@@ -5,8 +5,9 @@ Rules:
 1. HTTP/1.1 with keep-alive: every answer carries its ``Content-Length``, so a client can
    pool connections. A connection idle for ``keepalive_timeout`` seconds is closed by the
    server.
-2. A request is read whole, then recorded, then its fault (if any) is taken, then it is
-   answered: a dropped POST is still recorded and counted.
+2. A request is read whole, then recorded, then the rate limit (``shell.basecamp.standin.ratelimit``)
+   may answer it 429, else its fault (if any) is taken, then it is answered: a dropped POST is
+   still recorded and counted; a rate-limited one is recorded and takes no fault.
 3. "Drop" means: close the connection without writing a byte of an answer.
 4. Stopping wakes the accept loop at once, closes every open connection and cuts every
    fault's wait short, so a stop is prompt even with idle keep-alive connections or hanging
@@ -33,6 +34,7 @@ from shell.basecamp.standin.api import BasecampApi
 from shell.basecamp.standin.control import PREFIX, Control
 from shell.basecamp.standin.exchange import Incoming, Reply, error_reply
 from shell.basecamp.standin.faults import FaultBook, act
+from shell.basecamp.standin.ratelimit import Limiter
 from shell.basecamp.standin.recorder import RequestLog
 
 LOGGER = logging.getLogger("shell.basecamp.standin")
@@ -53,11 +55,13 @@ class HttpServer(ThreadingHTTPServer):
         port: int,
         *,
         faults: FaultBook,
+        limiter: Limiter,
         log: RequestLog,
         now: Callable[[], datetime],
         keepalive_timeout: float,
     ) -> None:
         self.faults = faults
+        self.limiter = limiter
         self.log = log
         self.now = now
         self.keepalive_timeout = keepalive_timeout
@@ -161,10 +165,13 @@ class Handler(BaseHTTPRequestHandler):
             return
         server = self.server
         number = server.log.record(request, server.now())
-        fault = server.faults.take(request.method, request.path)
+        limited = server.limiter.admit(self.client_address[0])
+        fault = None if limited is not None else server.faults.take(request.method, request.path)
         try:
-            if fault is None:
-                reply: Reply | None = server.api.answer(request)
+            if limited is not None:
+                reply: Reply | None = limited
+            elif fault is None:
+                reply = server.api.answer(request)
             else:
                 server.log.note_fault(number, fault.action)
                 reply = act(fault, request, lambda lag: server.api.answer(request, lag), server.wait)

@@ -4,8 +4,10 @@ Rules:
 1. Every route lives under ``/{account_id}/``; another account's path names nothing.
 2. Each route answers in its flat form (``/ACCOUNT/recordings/1/comments.json``) and in its
    legacy bucket form (``/ACCOUNT/buckets/2/recordings/1/comments.json``), except
-   ``my/profile``, ``chats`` (the account's Campfires) and ``events`` (the account's event
-   feed, ``shell.basecamp.standin.feed``), which have no bucket form.
+   ``my/profile``, ``chats`` (the account's Campfires), ``events`` (the account's event
+   feed, ``shell.basecamp.standin.feed``) and ``events/stream_ticket`` (POST only: its live
+   lane, ``shell.basecamp.standin.live_stream``) and ``projects`` (the caller's projects),
+   which have no bucket form.
 3. The ``.json`` suffix may be left off (the OpenAPI document's single-item paths have none).
 4. Parsing is pure: it does not know whether the ids name anything.
 """
@@ -28,13 +30,17 @@ class Endpoint(StrEnum):
     lines = "lines"
     line = "line"
     events = "events"
+    stream_ticket = "stream_ticket"
+    projects = "projects"
     card = "card"
     subscription = "subscription"
     recording_events = "recording_events"
 
 
 COLLECTIONS = frozenset({Endpoint.comments, Endpoint.boosts, Endpoint.lines})
-ACCOUNT_WIDE = frozenset({Endpoint.profile, Endpoint.chats, Endpoint.events})
+ACCOUNT_WIDE = frozenset(
+    {Endpoint.profile, Endpoint.chats, Endpoint.events, Endpoint.stream_ticket, Endpoint.projects}
+)
 
 _PATTERNS: tuple[tuple[Endpoint, re.Pattern[str]], ...] = tuple(
     (endpoint, re.compile(pattern + r"(?:\.json)?"))
@@ -49,6 +55,8 @@ _PATTERNS: tuple[tuple[Endpoint, re.Pattern[str]], ...] = tuple(
         (Endpoint.lines, r"chats/(\d+)/lines"),
         (Endpoint.line, r"chats/(\d+)/lines/(\d+)"),
         (Endpoint.events, r"events"),
+        (Endpoint.stream_ticket, r"events/stream_ticket"),
+        (Endpoint.projects, r"projects"),
         (Endpoint.card, r"card_tables/cards/(\d+)"),
         (Endpoint.subscription, r"recordings/(\d+)/subscription"),
         (Endpoint.recording_events, r"recordings/(\d+)/events"),
@@ -67,6 +75,8 @@ class Route:
     ids: tuple[int, ...]
 
     def methods(self) -> frozenset[str]:
+        if self.endpoint is Endpoint.stream_ticket:
+            return frozenset({"POST"})
         return frozenset({"GET", "POST"}) if self.endpoint in COLLECTIONS else frozenset({"GET"})
 
 

@@ -20,6 +20,15 @@ Rules:
    add theirs with ``mention`` and ``assign`` (each answers the event's id), and script a 410
    with ``begin_epoch``. ``feed_page_size`` and ``feed_delay`` (seconds; default 0, where
    Basecamp's poll lane waits about 30) shape what ``events.json`` serves.
+6. Basecamp's rate limit is on by default (``rate_limit``: 50 requests per 10 s per client
+   address; ``RateLimit.off()`` for a test that needs more), and can be changed while serving
+   (``set_rate_limit``, or the control API): ``shell.basecamp.standin.ratelimit``.
+7. The live lane (``shell.basecamp.standin.live_stream``): ``events/stream_ticket.json``
+   mints tickets for a WebSocket served on a second port (``live.port``), which sends each
+   event as it is recorded; ``add_live_fault`` scripts its faults. ``ticket_ttl`` (seconds)
+   and ``ping_interval`` shape it.
+8. Launchpad's OAuth endpoints are served too (``launchpad``: one registered app, tokens that
+   expire after ``launchpad.token_lifetime`` seconds; ``shell.basecamp.standin.launchpad``).
 """
 
 from __future__ import annotations
@@ -36,7 +45,11 @@ from shell.basecamp.standin.control import Control
 from shell.basecamp.standin.faults import Fault, FaultBook
 from shell.basecamp.standin.feed import DEFAULT_FEED_PAGE_SIZE, Feed, FeedEvent
 from shell.basecamp.standin.handler import HttpServer
+from shell.basecamp.standin.launchpad import Launchpad
+from shell.basecamp.standin.live_faults import LiveFault
+from shell.basecamp.standin.live_stream import DEFAULT_PING_INTERVAL, DEFAULT_TICKET_TTL, LiveStream
 from shell.basecamp.standin.pagination import BASECAMP_PAGE_SIZES
+from shell.basecamp.standin.ratelimit import Limiter, RateLimit
 from shell.basecamp.standin.recorder import RecordedRequest, RequestLog
 from shell.basecamp.standin.store import Kind, Store
 from shell.basecamp.standin.urls import Urls
@@ -63,6 +76,9 @@ class StandIn:
         keepalive_timeout: float = 5.0,
         feed_page_size: int = DEFAULT_FEED_PAGE_SIZE,
         feed_delay: float = 0.0,
+        rate_limit: RateLimit | None = None,
+        ticket_ttl: int = DEFAULT_TICKET_TTL,
+        ping_interval: float = DEFAULT_PING_INTERVAL,
     ) -> None:
         if not page_sizes or any(size < 1 for size in page_sizes):
             raise ValueError(f"page sizes must be positive, not {tuple(page_sizes)}")
@@ -71,8 +87,14 @@ class StandIn:
         self._now = now
         self._faults = FaultBook()
         self._log = RequestLog()
+        self.limiter = Limiter(RateLimit() if rate_limit is None else rate_limit)
         self._http = HttpServer(
-            port, faults=self._faults, log=self._log, now=now, keepalive_timeout=keepalive_timeout
+            port,
+            faults=self._faults,
+            limiter=self.limiter,
+            log=self._log,
+            now=now,
+            keepalive_timeout=keepalive_timeout,
         )
         self.base_url = self._http.origin
         self.account_url = f"{self.base_url}/{self.world.account_id}"
@@ -87,8 +109,10 @@ class StandIn:
             enforce_boost_length=enforce_boost_length,
             feed=self.feed,
         )
+        self.live = LiveStream(self.world, self.feed, now, ticket_ttl=ticket_ttl, ping_interval=ping_interval)
+        self._api.mint_ticket = self.live.tickets.mint
         self._http.api = self._api
-        self._http.control = Control(self._api, self._faults, self._log)
+        self._http.control = Control(self._api, self._faults, self._log, self.limiter, self.live)
         self._thread: threading.Thread | None = None
 
     @property
@@ -99,10 +123,12 @@ class StandIn:
         if self._thread is None:
             self._thread = threading.Thread(target=self._http.serve, name=f"standin:{self.port}", daemon=True)
             self._thread.start()
+            self.live.start()
         return self
 
     def stop(self) -> None:
-        """Stop serving, close every connection, wait for the handlers; the port is freed."""
+        """Stop serving, close every connection, wait for the handlers; the ports are freed."""
+        self.live.stop()
         self._http.stop()
         if self._thread is not None:
             self._thread.join()
@@ -120,12 +146,26 @@ class StandIn:
     ) -> None:
         self.stop()
 
+    @property
+    def launchpad(self) -> Launchpad:
+        """Launchpad's OAuth endpoints on this stand-in (``shell.basecamp.standin.launchpad``)."""
+        return self._api.launchpad
+
     def add_fault(self, fault: Fault) -> None:
         """Script a fault; faults are taken in the order added, the first match wins."""
         self._faults.add(fault)
 
     def clear_faults(self) -> None:
         self._faults.clear()
+        self.live.faults.clear()
+
+    def add_live_fault(self, fault: LiveFault) -> None:
+        """Script a fault of the live lane (``shell.basecamp.standin.live_faults``)."""
+        self.live.faults.add(fault)
+
+    def set_rate_limit(self, limit: RateLimit) -> None:
+        """Enforce ``limit`` from now on (rule 6)."""
+        self.limiter.set_limit(limit)
 
     def requests(self) -> list[RecordedRequest]:
         """Every Basecamp request that reached the stand-in, in arrival order."""
@@ -210,6 +250,13 @@ class StandIn:
         )
         self._store.assign(card.id, set(), {assignee_id})
         return event.id
+
+    def withhold_project(self, project_id: int) -> None:
+        """The agent is no member of ``project_id`` until ``grant_project`` (feed rule 8)."""
+        self.feed.withhold(project_id)
+
+    def grant_project(self, project_id: int) -> None:
+        self.feed.grant(project_id)
 
     def begin_epoch(self, epoch_after_id: int | None = None) -> int:
         """Every position minted so far answers 410 with ``epoch_after_id`` (default: the

@@ -1,0 +1,217 @@
+"""The account feed's live lane, as values: a stream ticket, Action Cable's JSON frames, backoff.
+
+Rules:
+1. A stream ticket (``POST /{account}/events/stream_ticket.json``: ``{ticket, expires_in,
+   url}``) is a credential: ``StreamTicket`` never prints its ticket or its URL, and
+   ``redacted`` shows a URL without its query (where the ticket travels). The connector
+   connects to ``url`` verbatim, with a fresh ticket for every connection.
+2. The cable speaks Action Cable's JSON protocol. The server's frames (``read_frame``):
+   ``welcome``, ``ping``, ``confirm_subscription``, ``reject_subscription``, ``disconnect``
+   (with ``reason`` and ``reconnect``), and the channel's messages: ``{"events": [...]}``
+   (feed events of exactly the shape ``events.json`` serves, read by ``core.feed``) or
+   ``{"overflow": {"after_id": N}}`` (the server dropped events after id N). Anything else
+   is ``Unreadable``: the connection is not trusted further.
+3. The subscription is to ``EventsChannel`` and carries the poll lane's filters as channel
+   params, under the names and the comma-separated form of ``events.json``'s query
+   (``subscribe_command``).
+4. Reconnecting waits ``reconnect_delay``: exponential from ``base`` (doubling per failed
+   attempt, at most ``cap``) with equal jitter (half fixed, half drawn), so many connectors
+   that lost one server do not return to it in step.
+5. The lane's state (``LaneStatus``) is ``connecting``, ``connected`` (the subscription was
+   confirmed) or ``down`` (since when, and why); while it is not connected, intake polls
+   alone, and ``lane_line`` says so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from urllib.parse import urlsplit, urlunsplit
+
+from returns.result import Failure
+
+from core.feed import FeedEvent, FeedFilters, read_page
+
+CHANNEL = "EventsChannel"
+SUBPROTOCOL = "actioncable-v1-json"
+
+
+@dataclass(frozen=True, slots=True)
+class StreamTicket:
+    """A minted ticket (rule 1). ``ticket`` and ``url`` never print."""
+
+    ticket: str = field(repr=False)
+    expires_in: int
+    url: str = field(repr=False)
+
+
+def read_ticket(body: object) -> StreamTicket:
+    """The ticket in a 200/201 body; ValueError (naming no value) when it is not one."""
+    if not isinstance(body, dict):
+        raise ValueError("a stream ticket answer is a JSON object")
+    ticket, expires_in, url = body.get("ticket"), body.get("expires_in"), body.get("url")
+    if not isinstance(ticket, str) or not ticket:
+        raise ValueError("a stream ticket answer has no ticket")
+    if isinstance(expires_in, bool) or not isinstance(expires_in, int) or expires_in <= 0:
+        raise ValueError("a stream ticket's expires_in is a positive number of seconds")
+    if not isinstance(url, str) or urlsplit(url).scheme not in ("ws", "wss"):
+        raise ValueError("a stream ticket's url is a ws:// or wss:// URL")
+    return StreamTicket(ticket, expires_in, url)
+
+
+def redacted(url: str) -> str:
+    """``url`` without its query or fragment: what a log line may show (rule 1)."""
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+
+
+def identifier(filters: FeedFilters) -> str:
+    """The subscription's identifier: the channel and the filters as params (rule 3)."""
+    return json.dumps({"channel": CHANNEL, **dict(filters.query())}, sort_keys=True, separators=(",", ":"))
+
+
+def subscribe_command(filters: FeedFilters) -> str:
+    return json.dumps({"command": "subscribe", "identifier": identifier(filters)})
+
+
+# Frames (rule 2).
+
+
+@dataclass(frozen=True, slots=True)
+class Welcome:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Ping:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Confirmed:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Disconnect:
+    reason: str
+    reconnect: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Delivered:
+    events: tuple[FeedEvent, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Overflow:
+    """The server dropped this subscriber's events after ``after_id``."""
+
+    after_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    why: str
+
+
+Frame = Welcome | Ping | Confirmed | Rejected | Disconnect | Delivered | Overflow | Unreadable
+
+_TYPES: dict[str, Frame] = {
+    "welcome": Welcome(),
+    "ping": Ping(),
+    "confirm_subscription": Confirmed(),
+    "reject_subscription": Rejected(),
+}
+
+
+def read_frame(text: str | bytes) -> Frame:
+    """What one frame from the server says (rule 2)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return Unreadable("not JSON")
+    if not isinstance(value, dict):
+        return Unreadable("not a JSON object")
+    kind = value.get("type")
+    if isinstance(kind, str):
+        if kind == "disconnect":
+            return Disconnect(str(value.get("reason", ""))[:80], value.get("reconnect") is True)
+        return _TYPES.get(kind, Unreadable(f"an unknown frame type {kind[:40]!r}"))
+    return _message(value.get("message"))
+
+
+def _message(message: object) -> Frame:
+    if not isinstance(message, dict):
+        return Unreadable("a frame with neither a type nor a message")
+    overflow = message.get("overflow")
+    if isinstance(overflow, dict):
+        after = overflow.get("after_id")
+        if isinstance(after, int) and not isinstance(after, bool) and after >= 0:
+            return Overflow(after)
+        return Unreadable("an overflow without after_id")
+    page = read_page({"events": message.get("events"), "position": "live"})
+    if isinstance(page, Failure):
+        return Unreadable(page.failure().reason)
+    return Delivered(page.unwrap().events)
+
+
+def reconnect_delay(failures: int, draw: float, *, base: float = 0.5, cap: float = 30.0) -> float:
+    """Seconds to wait before attempt ``failures + 1`` (rule 4); ``draw`` is in [0, 1)."""
+    ceiling = min(cap, base * 2.0 ** min(max(failures, 0), 30))
+    return ceiling / 2 + ceiling / 2 * min(max(draw, 0.0), 1.0)
+
+
+# The lane's state, as status shows it (rule 5).
+
+
+class LaneState(StrEnum):
+    connecting = "connecting"
+    connected = "connected"
+    down = "down"
+
+
+@dataclass(frozen=True, slots=True)
+class LaneStatus:
+    """The live lane as the connector last wrote it. ``since`` is a ledger timestamp."""
+
+    state: LaneState
+    since: str
+    why: str = ""
+    connects: int = 0
+    overflows: int = 0
+
+
+def lane_line(status: LaneStatus | None, short_time: Callable[[str], str]) -> str:
+    """One line for ``status``: whether intake hears events live or only polls."""
+    if status is None:
+        return "live lane: never started (intake polls only)"
+    since = short_time(status.since)
+    counts = f"{status.connects} connects, {status.overflows} overflows"
+    match status.state:
+        case LaneState.connected:
+            return f"live lane: connected since {since} ({counts})"
+        case LaneState.connecting:
+            return f"live lane: connecting since {since} ({counts}); intake polls meanwhile"
+        case LaneState.down:
+            return f"live lane: down since {since}: {status.why} ({counts}); intake polls meanwhile"
+
+
+def lane_report(status: LaneStatus | None) -> dict[str, object] | None:
+    """The lane for ``status --json``: ``state``, ``since``, ``why``, ``connects``, ``overflows``."""
+    if status is None:
+        return None
+    return {
+        "state": status.state.value,
+        "since": status.since,
+        "why": status.why,
+        "connects": status.connects,
+        "overflows": status.overflows,
+    }

@@ -1,0 +1,202 @@
+"""Launchpad, as the stand-in plays it: OAuth 2 for one registered app, with tokens that expire.
+
+Rules:
+1. One app is registered: ``CLIENT_ID`` and ``CLIENT_SECRET``, any redirect URI on a loopback
+   host. ``GET /authorization/new?response_type=code&client_id&redirect_uri&state`` consents at
+   once as the consenting person (the agent unless the control API says otherwise) and answers
+   302 to ``redirect_uri?code=...&state=...``; a code is good once, for five minutes.
+2. ``POST /authorization/token`` (a form): ``grant_type=authorization_code`` with ``code``,
+   ``redirect_uri``, ``client_id``, ``client_secret``; or ``grant_type=refresh_token`` with
+   ``refresh_token`` and the client's. Launchpad's legacy ``type=web_server`` and ``type=refresh``
+   are taken too. It answers ``{"access_token", "token_type": "Bearer", "expires_in",
+   "refresh_token"}``; the access token expires after ``token_lifetime`` seconds (Launchpad's
+   1209600 unless set). Each refresh issues a new pair and retires the refresh token it used;
+   the access token it replaces stays good until it expires. Anything wrong is 400
+   ``{"error": "invalid_grant" | "invalid_client" | "unsupported_grant_type" | "invalid_request"}``.
+3. ``GET /authorization.json`` with a live issued access token answers its ``expires_at``, an
+   ``identity`` and the one ``bc3`` account; otherwise 401.
+4. ``person_for(token)`` is the person a live issued access token acts as, for Basecamp's own
+   endpoints; an expired one is None (so Basecamp answers 401). World tokens are unaffected.
+5. ``expire_all`` makes every issued access token expire now (a 401 on the next request).
+6. ``GET /.well-known/oauth-authorization-server`` is the OAuth discovery document. Like
+   Launchpad it offers no device flow, unless ``device_flow`` is set (the control API): then it
+   names ``POST /oauth/device`` (``client_id`` -> ``device_code``, ``user_code``,
+   ``verification_uri``, ``interval`` 1, ``expires_in`` 600), a person approves at
+   ``GET /device?user_code=...`` as the consenting person, and the token endpoint takes
+   ``grant_type=urn:ietf:params:oauth:grant-type:device_code``: ``authorization_pending`` until
+   approved, then the pair, once.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from core.links import is_loopback_host
+from shell.basecamp.standin.exchange import Incoming, JsonObject, Reply, error_reply, json_reply
+from shell.basecamp.standin.world import Person, World
+
+CLIENT_ID = "standin-client"
+CLIENT_SECRET = "standin-secret"  # noqa: S105 -- the stand-in's own app, published on purpose
+LAUNCHPAD_LIFETIME = 1209600
+CODE_LIFETIME = timedelta(minutes=5)
+LEGACY_TYPES = {"web_server": "authorization_code", "refresh": "refresh_token"}
+DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+PATHS = (
+    "/authorization/new", "/authorization/token", "/authorization.json",
+    "/.well-known/oauth-authorization-server", "/oauth/device", "/device",
+)  # fmt: skip
+
+
+@dataclass
+class _Issued:
+    person: Person
+    expires_at: datetime
+
+
+class Launchpad:
+    def __init__(
+        self, world: World, account_url: str, app_url: str, now: Callable[[], datetime], origin: str = ""
+    ) -> None:
+        self._world = world
+        self._origin = origin
+        self.device_flow = False
+        self._devices: dict[str, tuple[str, Person | None]] = {}  # device code -> user code, approver
+        self._account_url = account_url
+        self._app_url = app_url
+        self._now = now
+        self._lock = threading.Lock()
+        self._codes: dict[str, tuple[Person, str, datetime]] = {}
+        self._access: dict[str, _Issued] = {}
+        self._refresh: dict[str, Person] = {}
+        self.token_lifetime = LAUNCHPAD_LIFETIME
+        self.consenting: Person = world.agent
+        self.refreshes = 0
+
+    def answer(self, request: Incoming) -> Reply:
+        match (request.method, request.path):
+            case ("GET", "/authorization/new"):
+                return self._authorize(request.query)
+            case ("POST", "/authorization/token"):
+                form = dict(parse_qsl(request.body.decode("utf-8", "replace"))) | request.query
+                return self._token(form)
+            case ("GET", "/authorization.json"):
+                return self._authorization(request.headers.get("authorization", ""))
+            case ("GET", "/.well-known/oauth-authorization-server"):
+                return json_reply(200, self._discovery())
+            case ("POST", "/oauth/device") if self.device_flow:
+                form = dict(parse_qsl(request.body.decode("utf-8", "replace")))
+                return self._device(form.get("client_id", ""))
+            case ("GET", "/device") if self.device_flow:
+                return self._approve(request.query.get("user_code", ""))
+        return error_reply(404, "Not Found")
+
+    def person_for(self, token: str) -> Person | None:
+        """Rule 4."""
+        with self._lock:
+            issued = self._access.get(token)
+            if issued is None or issued.expires_at <= self._now():
+                return None
+            return issued.person
+
+    def expire_all(self) -> None:
+        """Rule 5."""
+        with self._lock:
+            for issued in self._access.values():
+                issued.expires_at = min(issued.expires_at, self._now())
+
+    def _authorize(self, query: dict[str, str]) -> Reply:
+        redirect = query.get("redirect_uri", "")
+        if query.get("client_id") != CLIENT_ID or query.get("response_type") != "code":
+            return error_reply(400, "invalid_request")
+        if not redirect or not is_loopback_host(urlsplit(redirect).hostname or ""):
+            return error_reply(400, "invalid_request", message="redirect_uri must be on a loopback host")
+        code = secrets.token_urlsafe(16)
+        with self._lock:
+            self._codes[code] = (self.consenting, redirect, self._now() + CODE_LIFETIME)
+        back = {"code": code, **({"state": query["state"]} if "state" in query else {})}
+        separator = "&" if "?" in redirect else "?"
+        return Reply(302, (("Location", f"{redirect}{separator}{urlencode(back)}"),))
+
+    def _token(self, form: dict[str, str]) -> Reply:
+        grant = form.get("grant_type") or LEGACY_TYPES.get(form.get("type", ""), "")
+        if form.get("client_id") != CLIENT_ID or form.get("client_secret") != CLIENT_SECRET:
+            return error_reply(400, "invalid_client")
+        with self._lock:
+            if grant == "authorization_code":
+                found = self._codes.pop(form.get("code", ""), None)
+                if found is None or found[2] <= self._now() or found[1] != form.get("redirect_uri"):
+                    return error_reply(400, "invalid_grant")
+                person = found[0]
+            elif grant == DEVICE_GRANT:
+                found_device = self._devices.get(form.get("device_code", ""))
+                if found_device is None:
+                    return error_reply(400, "invalid_grant")
+                if found_device[1] is None:
+                    return error_reply(400, "authorization_pending")
+                del self._devices[form.get("device_code", "")]
+                person = found_device[1]
+            elif grant == "refresh_token":
+                refreshed = self._refresh.pop(form.get("refresh_token", ""), None)
+                if refreshed is None:
+                    return error_reply(400, "invalid_grant")
+                person = refreshed
+                self.refreshes += 1
+            else:
+                return error_reply(400, "unsupported_grant_type")
+            return json_reply(200, self._issue(person))
+
+    def _discovery(self) -> JsonObject:
+        document: JsonObject = {
+            "issuer": self._origin,
+            "authorization_endpoint": f"{self._origin}/authorization/new",
+            "token_endpoint": f"{self._origin}/authorization/token",
+        }
+        if self.device_flow:
+            document["device_authorization_endpoint"] = f"{self._origin}/oauth/device"
+        return document
+
+    def _device(self, client_id: str) -> Reply:
+        if client_id != CLIENT_ID:
+            return error_reply(400, "invalid_client")
+        device_code, user_code = secrets.token_urlsafe(24), secrets.token_hex(4).upper()
+        with self._lock:
+            self._devices[device_code] = (user_code, None)
+        return json_reply(200, {"device_code": device_code, "user_code": user_code,
+                                "verification_uri": f"{self._origin}/device", "interval": 1,
+                                "expires_in": 600})  # fmt: skip
+
+    def _approve(self, user_code: str) -> Reply:
+        with self._lock:
+            for device_code, (code, _) in self._devices.items():
+                if code == user_code:
+                    self._devices[device_code] = (code, self.consenting)
+                    return Reply(200, (("Content-Type", "text/html; charset=utf-8"),), b"<p>Approved.</p>")
+        return error_reply(404, "Not Found")
+
+    def _issue(self, person: Person) -> JsonObject:
+        access, refresh = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+        self._access[access] = _Issued(person, self._now() + timedelta(seconds=self.token_lifetime))
+        self._refresh[refresh] = person
+        return {"access_token": access, "token_type": "Bearer", "expires_in": self.token_lifetime,
+                "refresh_token": refresh}  # fmt: skip
+
+    def _authorization(self, authorization: str) -> Reply:
+        scheme, _, token = authorization.strip().partition(" ")
+        person = self.person_for(token.strip()) if scheme.lower() == "bearer" else None
+        if person is None:
+            return error_reply(401, "Unauthorized", (("WWW-Authenticate", 'Bearer realm="Launchpad"'),))
+        with self._lock:
+            expires_at = self._access[token.strip()].expires_at
+        first, _, last = person.name.partition(" ")
+        return json_reply(200, {
+            "expires_at": expires_at.isoformat().replace("+00:00", "Z"),
+            "identity": {"id": 10**9 + person.id, "first_name": first, "last_name": last,
+                         "email_address": person.email_address},
+            "accounts": [{"product": "bc3", "id": self._world.account_id, "name": self._world.account_name,
+                          "href": self._account_url, "app_href": self._app_url}],
+        })  # fmt: skip

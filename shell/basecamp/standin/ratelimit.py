@@ -1,0 +1,115 @@
+"""Basecamp's first rate limit, enforced: a sliding window of requests per client address.
+
+Rules:
+1. Basecamp: "the first rate limit you'll commonly encounter is currently 50 requests per 10
+   second period per IP address" (../shared/basecamp/API.md section 6). The stand-in keeps
+   the same: at most ``requests`` Basecamp requests admitted in any ``window`` seconds from
+   one client address (default 50 per 10 s). ``RateLimit.off()`` admits everything.
+2. A request over the limit is answered 429 with ``Retry-After: <whole seconds>`` (the time
+   until the oldest admitted request leaves the window, rounded up, at least 1) and the body
+   ``{"error": "Rate limit exceeded", "retry_after": N}``, as Basecamp and its SDK's schema
+   answer. It creates nothing and takes no fault.
+3. A refused request does not count in the window: a client that waits its Retry-After is
+   admitted then, however often it was refused meanwhile.
+4. The window is on a monotonic clock of real seconds (injectable), not the stand-in's
+   ``clock``: a test may freeze what the stand-in stamps without freezing the limit.
+5. Requests to the control API (``/__standin/``) are never limited. Deciding is atomic:
+   two concurrent requests never both take the last place in a window.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from shell.basecamp.standin.exchange import Reply, error_reply
+
+BASECAMP_REQUESTS = 50
+BASECAMP_WINDOW_SECONDS = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimit:
+    """``requests`` per ``window`` seconds per client address; ``requests == 0`` is off."""
+
+    requests: int = BASECAMP_REQUESTS
+    window: float = BASECAMP_WINDOW_SECONDS
+
+    def __post_init__(self) -> None:
+        if self.requests < 0 or (self.requests and self.window <= 0):
+            raise ValueError(f"a rate limit is a count and a positive window, not {self.describe()}")
+
+    @classmethod
+    def off(cls) -> RateLimit:
+        return cls(0, BASECAMP_WINDOW_SECONDS)
+
+    @classmethod
+    def parse(cls, text: str) -> RateLimit:
+        """``off``, or ``N/S`` (N requests per S seconds), or ``N`` (per 10 s)."""
+        words = text.strip().lower()
+        if words == "off":
+            return cls.off()
+        count, _, seconds = words.partition("/")
+        try:
+            limit = cls(int(count), float(seconds) if seconds else BASECAMP_WINDOW_SECONDS)
+        except ValueError as error:
+            raise ValueError(f"a rate limit is 'off' or N/SECONDS (like 50/10), not {text!r}") from error
+        if limit.requests == 0:
+            raise ValueError("a rate limit of 0 requests is written 'off'")
+        return limit
+
+    @property
+    def enforced(self) -> bool:
+        return self.requests > 0
+
+    def describe(self) -> str:
+        return "off" if self.requests == 0 else f"{self.requests}/{self.window:g}"
+
+
+def rate_limited_reply(retry_after: str) -> Reply:
+    """Basecamp's 429: ``Retry-After`` (none when ``retry_after`` is empty), and the SDK schema's
+    body, ``retry_after`` included when it is a whole number of seconds."""
+    headers = (("Retry-After", retry_after),) if retry_after else ()
+    extra = {"retry_after": int(retry_after)} if retry_after.isdigit() else {}
+    return error_reply(429, "Rate limit exceeded", headers, **extra)
+
+
+class Limiter:
+    """The windows of every client address (rules 1, 3 and 5)."""
+
+    def __init__(self, limit: RateLimit, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self._limit = limit
+        self._monotonic = monotonic
+        self._admitted: dict[str, deque[float]] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def limit(self) -> RateLimit:
+        return self._limit
+
+    def set_limit(self, limit: RateLimit) -> None:
+        """A new limit, from now on; what was admitted still counts."""
+        with self._lock:
+            self._limit = limit
+
+    def admit(self, address: str) -> Reply | None:
+        """None when the request may be answered; else the 429 to answer instead (rule 2)."""
+        with self._lock:
+            limit = self._limit
+            if not limit.enforced:
+                return None
+            now = self._monotonic()
+            admitted = self._admitted.setdefault(address, deque())
+            while admitted and admitted[0] <= now - limit.window:
+                admitted.popleft()
+            while len(admitted) > limit.requests:  # a lowered limit: only the newest matter
+                admitted.popleft()
+            if len(admitted) < limit.requests:
+                admitted.append(now)
+                return None
+            wait = admitted[0] + limit.window - now
+        return rate_limited_reply(str(max(1, math.ceil(wait))))

@@ -1,0 +1,277 @@
+"""``bin/connect login``: obtain the agent's token through Launchpad's OAuth 2, and keep it.
+
+Rules:
+1. The authorization-code flow with a loopback redirect: a one-request HTTP server on
+   127.0.0.1 (``--redirect-port``, 0 for any free port) receives ``code`` and ``state``; a
+   ``state`` that is not the one sent, an ``error``, or no answer within ``--timeout`` ends it
+   with nothing written.
+2. The code is exchanged at Launchpad's token endpoint; ``authorization.json`` then says who
+   the token is and which Basecamp (``bc3``) accounts it reaches, so a person sees whom they
+   signed in as before using it.
+3. The token file gets the access token, the refresh token, the expiry and what a refresh
+   needs (``core.oauth``), owner-only and whole or not at all (``shell.private_files``). An
+   existing file there must be owner-only already; it is replaced.
+4. The client secret is read from ``--client-secret-file`` (owner-only) or the environment
+   (``BASECAMP_CLIENT_SECRET``), never from argv. No token or secret is printed or logged:
+   what is printed is the file's path, the expiry, the identity and the accounts.
+5. The URL to open is written to stderr (stdout is the result; ``--json`` one object), and a
+   browser is asked to open it unless ``--no-browser``.
+6. ``--device``: the device flow (a code a person enters on any device), where the server's
+   OAuth discovery offers it (``core.oauth`` rule 6); where it does not -- Launchpad today --
+   it is refused with a line saying to sign in by the loopback redirect.
+7. Exit codes: 0 written; 3 a secret or token file problem; 5 Launchpad or the person
+   refused; 6 Launchpad unreachable, or no answer in time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import sys
+import threading
+import time
+import webbrowser
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from core.oauth import (
+    LAUNCHPAD,
+    TOKEN_PATH,
+    Credentials,
+    app,
+    authorize_url,
+    code_form,
+    device_endpoint,
+    device_token_form,
+    poll_verdict,
+    to_text,
+)
+from core.timestamps import format_timestamp
+from shell import private_files
+from shell.basecamp.launchpad import (
+    LaunchpadFailed,
+    authorization,
+    device_request,
+    discover,
+    token_request,
+)
+from shell.cli.arguments import positive_seconds
+from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_REFUSED, EXIT_UNAVAILABLE, UserError
+
+SECRET_ENV = "BASECAMP_CLIENT_SECRET"  # noqa: S105 -- the variable's name
+CALLBACK_PATH = "/callback"
+
+EPILOG = f"""\
+examples:
+  bin/connect login --client-id 0123abcd --client-secret-file ~/.config/app.secret \\
+      --token-file ~/.config/agent.token --redirect-port 8765
+  {SECRET_ENV}=... bin/connect login --client-id 0123abcd --token-file ~/.config/agent.token --json
+  bin/connect login --device --client-id 0123abcd --client-secret-file ~/.config/app.secret \\
+      --token-file ~/.config/agent.token          # where the server offers the device flow
+
+Register the app at https://launchpad.37signals.com/integrations with the redirect URI
+http://127.0.0.1:PORT{CALLBACK_PATH} (the same PORT as --redirect-port), then sign in as the
+agent's Basecamp person when the page opens. The connector refreshes the token before it
+expires (two weeks) and keeps the new pair in the same file.
+
+exit codes: 0 written; 3 a client secret or token file problem; 5 Launchpad or the person
+refused (a wrong client, a denied consent, a state that does not match); 6 Launchpad could not
+be reached, or no answer came within --timeout."""
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "login",
+        help="obtain the agent's token through Launchpad (OAuth 2) and keep it owner-only",
+        description=(
+            "Obtain a token for the agent through Launchpad's OAuth 2 authorization-code flow,\n"
+            "with a redirect to this machine (127.0.0.1), and write it -- access token, refresh\n"
+            "token, expiry -- to --token-file, owner-only. Nothing secret is printed."
+        ),
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--client-id", required=True, help="the app's client id (Launchpad integrations)")
+    parser.add_argument(
+        "--client-secret-file", metavar="PATH",
+        help=f"an owner-only file holding the app's client secret (else ${SECRET_ENV})",
+    )  # fmt: skip
+    parser.add_argument("--token-file", required=True, metavar="PATH", help="where to keep the token")
+    parser.add_argument("--launchpad", default=LAUNCHPAD, metavar="URL", help=f"default {LAUNCHPAD}")
+    parser.add_argument(
+        "--redirect-port", type=int, default=0, metavar="PORT",
+        help="the loopback port registered with the app (default 0: any free port)",
+    )  # fmt: skip
+    parser.add_argument("--no-browser", action="store_true", help="only print the URL to open")
+    parser.add_argument(
+        "--device", action="store_true",
+        help="the device flow (a code to enter on any device), where the server offers it",
+    )  # fmt: skip
+    parser.add_argument(
+        "--timeout", type=positive_seconds, default=300.0, metavar="SECONDS",
+        help="how long to wait for the sign-in (default 300)",
+    )  # fmt: skip
+    parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    secret = _client_secret(args.client_secret_file)
+    token_file = Path(os.path.abspath(os.path.expanduser(args.token_file)))
+    _check_destination(token_file)
+    if not 0 <= args.redirect_port <= 65535:
+        raise UserError(f"--redirect-port must be 0 to 65535, not {args.redirect_port}", EXIT_CONFIG)
+    launchpad = args.launchpad.rstrip("/")
+    registered = app(f"{launchpad}{TOKEN_PATH}", args.client_id, secret, datetime.now(UTC))
+    try:
+        if args.device:
+            credentials = _device_flow(launchpad, registered, args.timeout)
+        else:
+            credentials = _loopback_flow(launchpad, registered, args)
+        found = authorization(launchpad, credentials.access_token)
+    except LaunchpadFailed as error:
+        code = EXIT_REFUSED if "HTTP 4" in str(error) else EXIT_UNAVAILABLE
+        raise UserError(f"{error}; nothing written", code) from None
+    private_files.write_atomically(token_file, to_text(credentials).encode())
+    return _report(args.json, token_file, format_timestamp(credentials.expires_at), found)
+
+
+def _loopback_flow(launchpad: str, registered: Credentials, args: argparse.Namespace) -> Credentials:
+    """Rule 1: the authorization code, by a redirect to 127.0.0.1."""
+    state = secrets.token_urlsafe(16)
+    with _Callback(args.redirect_port) as callback:
+        redirect_uri = f"http://127.0.0.1:{callback.port}{CALLBACK_PATH}"
+        url = authorize_url(launchpad, registered.client_id, redirect_uri, state)
+        print(f"open this page and sign in as the agent: {url}", file=sys.stderr, flush=True)
+        if not args.no_browser:
+            webbrowser.open(url)
+        answer = callback.wait(args.timeout)
+    if answer is None:
+        raise UserError(f"no sign-in came back within {args.timeout:g} s; nothing written", EXIT_UNAVAILABLE)
+    if "error" in answer or answer.get("state") != state or not answer.get("code"):
+        said = answer.get("error", "the answer's state is not the one sent")
+        raise UserError(f"the sign-in was refused ({said[:80]}); nothing written", EXIT_REFUSED)
+    form = code_form(registered, answer["code"], redirect_uri)
+    return token_request(form, registered, datetime.now(UTC))
+
+
+def _device_flow(launchpad: str, registered: Credentials, timeout: float) -> Credentials:
+    """Rule 6: a code a person enters on any device, where the server offers it."""
+    endpoint = device_endpoint(discover(launchpad))
+    if endpoint is None:
+        raise UserError(
+            f"{launchpad} offers no device flow (its OAuth discovery names no device authorization "
+            "endpoint): sign in without --device, by the loopback redirect", EXIT_REFUSED,
+        )  # fmt: skip
+    grant = device_request(endpoint, registered.client_id)
+    print(f"on any device, open {grant.verification_uri} and enter the code {grant.user_code}",
+          file=sys.stderr, flush=True)  # fmt: skip
+    ends = time.monotonic() + min(timeout, grant.expires_in)
+    interval = grant.interval
+    while True:
+        if time.monotonic() + interval > ends:
+            raise UserError(f"no sign-in came back within {timeout:g} s; nothing written", EXIT_UNAVAILABLE)
+        time.sleep(interval)
+        try:
+            return token_request(device_token_form(registered, grant), registered, datetime.now(UTC))
+        except LaunchpadFailed as error:
+            wait = poll_verdict(error.error, interval)
+            if wait is None:
+                raise
+            interval = wait
+
+
+def _client_secret(path: str | None) -> str:
+    if path:
+        secret_file = Path(os.path.expanduser(path))
+        try:
+            private_files.check_file(secret_file, "client secret file")
+            secret = secret_file.read_text().strip()
+        except OSError as error:
+            said = f"cannot read client secret file {secret_file}: {error.strerror}"
+            raise UserError(said, EXIT_CONFIG) from None
+    else:
+        secret = os.environ.get(SECRET_ENV, "").strip()
+    if not secret or any(character.isspace() for character in secret):
+        raise UserError(f"no client secret: give --client-secret-file PATH or set {SECRET_ENV}", EXIT_CONFIG)
+    return secret
+
+
+def _check_destination(token_file: Path) -> None:
+    if not token_file.parent.is_dir():
+        raise UserError(f"no directory {token_file.parent} for the token file", EXIT_CONFIG)
+    if token_file.exists() or token_file.is_symlink():
+        private_files.check_file(token_file, "token file", " (it is replaced by the new token)")
+
+
+def _report(as_json: bool, token_file: Path, expires_at: str, found: dict[str, Any]) -> int:
+    raw_identity = found.get("identity")
+    identity: dict[str, Any] = raw_identity if isinstance(raw_identity, dict) else {}
+    listed = found.get("accounts")
+    accounts = [
+        {key: account.get(key) for key in ("id", "name", "href")}
+        for account in (listed if isinstance(listed, list) else [])
+        if isinstance(account, dict) and account.get("product") == "bc3"
+    ]
+    if as_json:
+        print(json.dumps({"token_file": str(token_file), "expires_at": expires_at,
+                          "identity": identity, "accounts": accounts}, indent=2))  # fmt: skip
+        return EXIT_OK
+    name = f"{identity.get('first_name', '')} {identity.get('last_name', '')}".strip()
+    print(f"wrote {token_file} (owner-only); the token expires {expires_at} and is refreshed before then")
+    print(f"  signed in as {name or '?'} <{identity.get('email_address', '?')}>")
+    for account in accounts:
+        print(f"  account {account['id']} {account['name']}: {account['href']}")
+    print("next: bin/connect setup --token-file", token_file, "--account ID --agent PERSON_ID ...")
+    return EXIT_OK
+
+
+class _Callback:
+    """The loopback server that receives the redirect (rule 1): one answer, then done."""
+
+    def __init__(self, port: int) -> None:
+        received: list[dict[str, str]] = []
+        arrived = threading.Event()
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                parts = urlsplit(self.path)
+                if parts.path != CALLBACK_PATH or arrived.is_set():
+                    self.send_error(404)
+                    return
+                received.append(dict(parse_qsl(parts.query)))
+                arrived.set()
+                body = b"<p>Signed in. You can close this page and go back to the terminal.</p>"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:  # the query holds the code
+                return
+
+        try:
+            self._server = HTTPServer(("127.0.0.1", port), Handler)
+        except OSError as error:
+            raise UserError(f"cannot listen on 127.0.0.1:{port}: {error.strerror}", EXIT_CONFIG) from None
+        self._received = received
+        self._arrived = arrived
+        self.port = int(self._server.server_address[1])
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.1,), daemon=True)
+
+    def __enter__(self) -> _Callback:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def wait(self, seconds: float) -> dict[str, str] | None:
+        return self._received[0] if self._arrived.wait(seconds) else None

@@ -1,0 +1,69 @@
+"""The lanes that hear feed events, and the live lane's state (migration 10).
+
+Rules:
+1. ``Lane`` names which lane heard an event; ``shell.ledger.records.insert_seen`` (the events
+   table's one writer) records it: one row per id, across lanes and restarts, and never a
+   checkpoint (the poll lane alone moves the position).
+2. ``write_lane_state`` keeps the single ``live_lane`` row: a new state stamps ``since``; the
+   same state again keeps it (the reason is the latest). ``connected`` counts a connect,
+   unless the write only counts an overflow (``overflow=True``).
+3. ``read_lane_state`` is for status: None when no live lane ever ran.
+4. ``count_in_states`` counts records, for intake's backlog (``core.backlog``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from enum import StrEnum
+
+from core.live import LaneState, LaneStatus
+from shell.ledger.connection import Ledger
+
+
+class Lane(StrEnum):
+    poll = "poll"
+    live = "live"
+    repair = "repair"
+
+
+def write_lane_state(
+    connection: sqlite3.Connection, state: LaneState, why: str, now: str, *, overflow: bool = False
+) -> None:
+    """Rule 2."""
+    connected = 1 if state is LaneState.connected and not overflow else 0
+    overflows = 1 if overflow else 0
+    connection.execute(
+        "INSERT INTO live_lane (id, state, since, why, connects, overflows, updated_at)"
+        " VALUES (1, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT(id) DO UPDATE SET"
+        " since = CASE WHEN live_lane.state = excluded.state THEN live_lane.since ELSE excluded.since END,"
+        " why = excluded.why,"
+        " state = excluded.state, connects = live_lane.connects + excluded.connects,"
+        " overflows = live_lane.overflows + excluded.overflows, updated_at = excluded.updated_at",
+        (state.value, now, why[:200], connected, overflows, now),
+    )
+
+
+def reset_lane_counts(connection: sqlite3.Connection) -> None:
+    """A connector starting: counts are since this start."""
+    connection.execute("UPDATE live_lane SET connects = 0, overflows = 0")
+
+
+def read_lane_state(ledger: Ledger) -> LaneStatus | None:
+    """Rule 3 (one read transaction)."""
+    with ledger.read() as connection:
+        row = connection.execute(
+            "SELECT state, since, why, connects, overflows FROM live_lane WHERE id = 1"
+        ).fetchone()
+    if row is None:
+        return None
+    return LaneStatus(LaneState(str(row[0])), str(row[1]), str(row[2]), int(row[3]), int(row[4]))
+
+
+def count_in_states(ledger: Ledger, states: Sequence[str]) -> int:
+    """Records in any of ``states`` (one read transaction): intake's backlog."""
+    marks = ", ".join("?" for _ in states)
+    with ledger.read() as connection:
+        (count,) = connection.execute(f"SELECT COUNT(*) FROM events WHERE state IN ({marks})", tuple(states)).fetchone()
+    return int(count)

@@ -1,0 +1,5 @@
+-- Migration 9: reserved for another branch of wave i (issue 9); nothing here.
+--
+-- This branch (issue 12) was given number 10, and migrations are numbered without gaps:
+-- this placeholder and 0008 make that so until the branches meet. When they are merged,
+-- the other branch's 0009 replaces this file, which is deleted, never applied as it is.

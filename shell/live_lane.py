@@ -1,0 +1,311 @@
+"""Intake's live lane: a stream ticket, a WebSocket to its URL, ``EventsChannel``; each event
+recorded by the poll lane's own path.
+
+    lane = LiveLane(ledger, client, filters, clock, on_new=admit)
+    threading.Thread(target=lane.run, args=(stop,)).start()
+
+Rules:
+1. One connection at a time, each with a ticket minted just before it (``client.stream_ticket``)
+   and used once. The connection goes to the ticket's ``url`` verbatim. Neither the ticket nor
+   the URL's query is ever logged or stored: a log line shows ``core.live.redacted(url)``, an
+   error only its type and status; ``websockets``' own logging goes to a logger held at WARNING
+   and stripped of query strings.
+2. The lane is ``connected`` once ``EventsChannel`` confirms the subscription (the poll lane's
+   filters, ``core.live.identifier``). Each events frame is recorded in one ``BEGIN IMMEDIATE``
+   transaction by ``shell.ledger.records.insert_seen`` with lane ``live``: one ``events`` row per
+   id whichever lane comes first; no checkpoint is written (the poll lane alone moves the
+   position). Only then are the newly recorded ids handed to ``on_new``, in order.
+3. The lane is ``down`` (since when, why) after a failed mint, a refused upgrade, a dropped
+   socket, a stall (no frame at all, not even a ping, for ``stale_after`` seconds), a
+   ``disconnect``, a rejected subscription, an unreadable frame, or a frame that could not be
+   recorded. Then it waits ``core.live.reconnect_delay`` (jittered; the count of failures
+   since the last confirmed subscription) and tries again with a fresh ticket. Meanwhile the
+   poll lane goes on alone: nothing is lost, only slower.
+4. An overflow frame (the server dropped events) is logged and counted; the connection stays.
+   It, and a confirmed connection that drops, is told to ``losses`` (``shell.repair``) as a
+   loss; the first event heard afterwards bounds it. The poll lane serves what was dropped
+   too; the repair walk makes sure of it.
+5. The state is written to the ledger (``live_lane``) at each change, for ``status``; a failure
+   to write it is logged and does not stop the lane. ``stop`` (the event ``run`` is given) ends
+   the lane within ``STOP_SLICE`` seconds, closing the connection.
+6. While intake pauses on purpose (``paused`` answers a reason: ``shell.backlog``), the lane
+   hangs up and stays ``down`` with that reason; it records no loss (the poll lane's position
+   did not move) and counts no failure. It connects again once ``paused`` answers None.
+7. ``resubscribe`` (the agent's projects grew: ``shell.membership``) hangs up and connects
+   again at once with a fresh ticket, as a pause does: no loss, no failure, no backoff.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import sqlite3
+import threading
+from collections.abc import Callable
+from typing import Protocol
+
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
+from websockets.sync.client import ClientConnection, connect
+from websockets.typing import Subprotocol
+
+from core.feed import FeedEvent, FeedFilters
+from core.live import (
+    SUBPROTOCOL,
+    Confirmed,
+    Delivered,
+    Disconnect,
+    Frame,
+    LaneState,
+    Overflow,
+    Ping,
+    Rejected,
+    StreamTicket,
+    Unreadable,
+    Welcome,
+    read_frame,
+    reconnect_delay,
+    redacted,
+    subscribe_command,
+)
+from core.timestamps import format_timestamp, parse_timestamp
+from shell.basecamp.client import BasecampError, _NoQueryStrings
+from shell.clock import Clock
+from shell.ledger.connection import Ledger, LedgerError
+from shell.ledger.lanes import Lane, reset_lane_counts, write_lane_state
+from shell.ledger.records import insert_seen
+
+log = logging.getLogger("connector.intake.live")
+_WIRE = logging.getLogger("connector.intake.live.websockets")
+_WIRE.setLevel(logging.WARNING)
+_WIRE.addFilter(_NoQueryStrings())
+
+STOP_SLICE = 0.5
+DEFAULT_STALE_AFTER = 10.0
+OPEN_TIMEOUT = 10.0
+CLOSE_TIMEOUT = 2.0
+TICKET_DEADLINE = 15.0
+
+
+class TicketMinter(Protocol):
+    """What the lane needs of ``shell.basecamp.client.BasecampClient``."""
+
+    def stream_ticket(self, deadline: float) -> StreamTicket: ...
+
+    def deadline_in(self, seconds: float) -> float: ...
+
+
+class LossBook(Protocol):
+    """Where the lane tells what it did not hear (``shell.repair.Repair``)."""
+
+    def lost(self, cause: str, after_id: int | None) -> None: ...
+
+    def heard(self, event_id: int) -> None: ...
+
+
+class _NoLosses:
+    def lost(self, cause: str, after_id: int | None) -> None:
+        pass
+
+    def heard(self, event_id: int) -> None:
+        pass
+
+
+class _HungUp(Exception):
+    """The lane hangs up on purpose (intake pauses, or it subscribes again): no loss, no failure."""
+
+
+class _Down(Exception):
+    """Why this connection ended (a short reason, no secret in it)."""
+
+
+class LiveLane:
+    """See the module's rules."""
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        client: TicketMinter,
+        filters: FeedFilters,
+        clock: Clock,
+        on_new: Callable[[int], None],
+        *,
+        stale_after: float = DEFAULT_STALE_AFTER,
+        backoff_base: float = 0.5,
+        backoff_cap: float = 30.0,
+        rng: random.Random | None = None,
+        losses: LossBook | None = None,
+        paused: Callable[[], str | None] = lambda: None,
+    ) -> None:
+        self._ledger = ledger
+        self._client = client
+        self._filters = filters
+        self._clock = clock
+        self._on_new = on_new
+        self._stale_after = stale_after
+        self._backoff = (backoff_base, backoff_cap)
+        self._random = rng or random.Random()  # noqa: S311 -- jitter, not security
+        self._losses: LossBook = losses or _NoLosses()
+        self._paused = paused
+        self._resubscribe = threading.Event()
+        self.failures = 0
+        self.state = LaneState.connecting
+        self.why = ""
+
+    def run(self, stop: threading.Event) -> None:
+        """Connect, hear, reconnect (rule 3), until ``stop`` is set."""
+        self._write_state(LaneState.connecting, "", reset=True)
+        while not stop.is_set():
+            if self._wait_while_paused(stop):
+                break
+            try:
+                self._session(stop)
+            except _HungUp:
+                continue
+            except _Down as down:
+                if stop.is_set():
+                    break
+                if self.state is LaneState.connected:
+                    self._losses.lost("dropped", None)  # rule 4: what it did not hear meanwhile
+                self.failures += 1
+                self._write_state(LaneState.down, str(down))
+                delay = reconnect_delay(self.failures - 1, self._random.random(), base=self._backoff[0],
+                                        cap=self._backoff[1])  # fmt: skip
+                log.warning("live lane down (%s); polling alone, reconnecting in %.1f s", down, delay)
+                if stop.wait(delay):
+                    break
+                self._write_state(LaneState.connecting, "")
+        if self.state is not LaneState.down:
+            self._write_state(LaneState.down, "the connector stopped")
+
+    def resubscribe(self) -> None:
+        """Hang up and subscribe again at once, with a fresh ticket (rule 7)."""
+        self._resubscribe.set()
+
+    def _wait_while_paused(self, stop: threading.Event) -> bool:
+        """Rule 6: down while intake pauses on purpose; True when stopped meanwhile."""
+        while (why := self._paused()) is not None:
+            if (self.state, self.why) != (LaneState.down, why):
+                self._write_state(LaneState.down, why)
+                log.warning("live lane: hung up (%s)", why)
+            if stop.wait(STOP_SLICE):
+                return True
+        if self.state is LaneState.down and not stop.is_set():
+            self._write_state(LaneState.connecting, "")
+        return stop.is_set()
+
+    # -- one connection ----------------------------------------------------------------------------
+
+    def _session(self, stop: threading.Event) -> None:
+        ticket = self._mint()
+        shown = redacted(ticket.url)
+        try:
+            connection = connect(
+                ticket.url,
+                subprotocols=[Subprotocol(SUBPROTOCOL)],
+                proxy=None,
+                open_timeout=OPEN_TIMEOUT,
+                compression=None,
+                close_timeout=CLOSE_TIMEOUT,
+                logger=_WIRE,
+            )
+        except InvalidStatus as refused:
+            raise _Down(f"the upgrade was refused: HTTP {refused.response.status_code}") from None
+        except InvalidURI:
+            raise _Down("the ticket's url is not a WebSocket URL") from None
+        except (InvalidHandshake, OSError, TimeoutError) as error:
+            raise _Down(f"could not connect: {type(error).__name__}") from None
+        log.info("live lane: connected to %s", shown)
+        with connection:
+            try:
+                self._hear(connection, stop)
+            except ConnectionClosed as closed:
+                raise _Down(f"the connection closed ({type(closed).__name__})") from None
+            except OSError as error:
+                raise _Down(f"the connection failed: {type(error).__name__}") from None
+
+    def _mint(self) -> StreamTicket:
+        try:
+            return self._client.stream_ticket(self._client.deadline_in(TICKET_DEADLINE))
+        except BasecampError as error:
+            raise _Down(f"no stream ticket ({type(error).__name__})") from None
+
+    def _hear(self, connection: ClientConnection, stop: threading.Event) -> None:
+        subscribed = False
+        quiet_since = self._clock.monotonic()
+        while not stop.is_set():
+            if self._paused() is not None:
+                raise _HungUp
+            if self._resubscribe.is_set():
+                self._resubscribe.clear()
+                log.info("live lane: subscribing again (the agent's projects changed)")
+                raise _HungUp
+            try:
+                text = connection.recv(timeout=STOP_SLICE)
+            except TimeoutError:
+                if self._clock.monotonic() - quiet_since >= self._stale_after:
+                    raise _Down(f"stalled: nothing heard for {self._stale_after:g} s") from None
+                continue
+            quiet_since = self._clock.monotonic()
+            frame = read_frame(text)
+            if isinstance(frame, Welcome) and not subscribed:
+                connection.send(subscribe_command(self._filters))
+                subscribed = True
+            else:
+                self._on_frame(frame)
+
+    def _on_frame(self, frame: Frame) -> None:
+        match frame:
+            case Confirmed():
+                self.failures = 0
+                self._write_state(LaneState.connected, "")
+                log.info("live lane: subscribed to EventsChannel")
+            case Delivered(events):
+                self._record(events)
+                if events:
+                    self._losses.heard(events[0].id)
+            case Overflow(after_id):
+                self._losses.lost("overflow", after_id)
+                log.warning("live lane: the server dropped events after %d; the poll lane will serve them",
+                            after_id)  # fmt: skip
+                self._write_state(LaneState.connected, "", overflow=True)
+            case Rejected():
+                raise _Down("the subscription was rejected")
+            case Disconnect(reason, _):
+                raise _Down(f"the server disconnected ({reason or 'no reason'})")
+            case Unreadable(why):
+                raise _Down(f"an unreadable frame ({why})")
+            case Ping() | Welcome():
+                pass
+
+    # -- recording (rule 2) ------------------------------------------------------------------------
+
+    def _record(self, events: tuple[FeedEvent, ...]) -> None:
+        try:
+            rows = [(event, format_timestamp(parse_timestamp(event.created_at))) for event in events]
+        except ValueError:
+            raise _Down("an event with an unreadable created_at") from None
+        try:
+            with self._ledger.write() as connection:
+                fresh = insert_seen(connection, rows, Lane.live, format_timestamp(self._clock.now()))
+        except (sqlite3.Error, LedgerError) as error:
+            raise _Down(f"an event could not be recorded ({type(error).__name__})") from None
+        if fresh:
+            log.info("live lane: recorded %s", ", ".join(map(str, fresh)))
+        for event_id in fresh:
+            self._on_new(event_id)
+
+    # -- state (rule 5) ----------------------------------------------------------------------------
+
+    def _write_state(
+        self, state: LaneState, why: str, *, reset: bool = False, overflow: bool = False
+    ) -> None:
+        self.state, self.why = state, why
+        now = format_timestamp(self._clock.now())
+        try:
+            with self._ledger.write() as connection:
+                if reset:
+                    reset_lane_counts(connection)
+                write_lane_state(connection, state, why, now, overflow=overflow)
+        except (sqlite3.Error, LedgerError) as error:
+            log.warning("live lane: its state could not be written (%s)", type(error).__name__)
+

@@ -1,0 +1,175 @@
+"""The proofs of the rules for working under Basecamp's limits (issue 13): the stand-in's rate
+limit, the client's one budget, the outbox's urgency. Same form as ``tests.proofs.catalogue``."""
+
+from __future__ import annotations
+
+from tests.proofs.mutation import Mutation, rule
+
+LIMITS: list[Mutation] = [
+    rule(
+        "limit: the stand-in answers a request over the limit 429 instead of serving it",
+        "            if len(admitted) < limit.requests:\n",
+        "            if True:\n",
+        "test_the_request_over_the_limit_is_answered_429_with_retry_after_and_creates_nothing",
+        "test_the_window_slides_and_a_refusal_does_not_count",
+    ),
+    rule(
+        "limit: the stand-in's window slides: a request older than the window no longer counts",
+        "            while admitted and admitted[0] <= now - limit.window:\n",
+        "            while False:\n",
+        "test_the_window_slides_and_a_refusal_does_not_count",
+    ),
+    rule(
+        "limit: a request the stand-in refused does not count in its window",
+        "            wait = admitted[0] + limit.window - now\n",
+        "            admitted.append(now)\n            wait = admitted[0] + limit.window - now\n",
+        "test_the_window_slides_and_a_refusal_does_not_count",
+    ),
+    rule(
+        "limit: the stand-in's Retry-After is whole seconds, rounded up, at least one",
+        "return rate_limited_reply(str(max(1, math.ceil(wait))))",
+        "return rate_limited_reply(str(int(wait)))",
+        "test_retry_after_is_whole_seconds_rounded_up_and_at_least_one",
+    ),
+    rule(
+        "limit: the stand-in keeps one window per client address",
+        "admitted = self._admitted.setdefault(address, deque())",
+        'admitted = self._admitted.setdefault("everyone", deque())',
+        "test_each_client_address_has_its_own_window",
+    ),
+    rule(
+        "limit: a rate-limited request takes no scripted fault",
+        "fault = None if limited is not None else server.faults.take(request.method, request.path)",
+        "fault = server.faults.take(request.method, request.path)",
+        "test_a_rate_limited_request_takes_no_fault",
+    ),
+    rule(
+        "limit: the stand-in enforces Basecamp's limit unless told otherwise",
+        "self.limiter = Limiter(RateLimit() if rate_limit is None else rate_limit)",
+        "self.limiter = Limiter(RateLimit.off() if rate_limit is None else rate_limit)",
+        "test_a_stand_in_enforces_basecamps_limit_unless_told_otherwise",
+    ),
+]
+LIMITS += [
+    rule(
+        "limit: a feed poll yields its turn to a backlog",
+        "        if yielding:\n            self._yield(deadline)\n",
+        "        if False:\n            self._yield(deadline)\n",
+        "test_a_poll_waits_for_headroom_where_any_other_request_goes_at_once",
+        "test_a_poll_yields_within_its_bound_and_half_its_deadline",
+    ),
+    rule(
+        "limit: a feed poll yields no longer than its bound",
+        "    if waited >= bound:\n        return True\n",
+        "    if False:\n        return True\n",
+        "test_a_poll_never_yields_longer_than_its_bound",
+        "test_a_poll_yields_within_its_bound_and_half_its_deadline",
+    ),
+    rule(
+        "limit: a feed poll's yield stays within half of what is left to its deadline",
+        "else min(POLL_YIELD_BOUND, (deadline - started) / 2)",
+        "else POLL_YIELD_BOUND",
+        "test_a_poll_yields_within_its_bound_and_half_its_deadline",
+    ),
+    rule(
+        "limit: the client's feed polls are the requests that yield",
+        "answer = self._get(url, deadline, yielding=True)",
+        "answer = self._get(url, deadline, yielding=False)",
+        "test_the_clients_feed_poll_yields_where_its_reads_do_not",
+    ),
+]
+LIMITS += [
+    rule(
+        "limit: urgency orders the due intents by kind: guard, holding reply, completion, still-running",
+        "    return (1, URGENCY.index(due.kind), due.not_before, due.id)",
+        "    return (1, 0, due.not_before, due.id)",
+        "test_without_a_starving_intent_the_most_urgent_kind_goes_oldest_first",
+        "test_the_outbox_takes_a_due_guard_before_older_holding_replies_and_notices",
+    ),
+    rule(
+        "limit: urgency never starves a kind: an intent due past the bound goes first",
+        "    if now - due.not_before >= starving_after:\n",
+        "    if False:\n",
+        "test_a_starving_intent_of_any_kind_goes_before_the_rest_oldest_first",
+        "test_a_still_running_notice_waits_behind_a_stream_of_guards_no_longer_than_the_bound",
+        "test_the_outbox_takes_a_starving_notice_before_a_fresh_guard",
+    ),
+    rule(
+        "limit: the outbox asks urgency which due intent goes next",
+        "    chosen = next_to_send((Due(row.id, row.kind, row.not_before) for row in heads), now)",
+        "    chosen = min((Due(row.id, row.kind, row.not_before) for row in heads), key=lambda d: (d.not_before, d.id), default=None)",
+        "test_the_outbox_takes_a_due_guard_before_older_holding_replies_and_notices",
+    ),
+]
+LIMITS += [
+    rule(
+        "limit: after a full batch the running outbox goes on at once; otherwise it waits its tick",
+        "    return timedelta(0) if claims >= batch else tick",
+        "    return tick",
+        "test_a_full_batch_goes_on_at_once_and_a_partial_one_waits_its_tick",
+        "test_the_running_outbox_drains_a_backlog_of_several_batches_without_waiting_a_tick_between",
+    ),
+    rule(
+        "limit: the running outbox asks how long to wait after each batch",
+        "                wait = wait_after_batch(claims, self._options.run_batch, self._options.tick)\n",
+        "                wait = self._options.tick\n",
+        "test_the_running_outbox_drains_a_backlog_of_several_batches_without_waiting_a_tick_between",
+    ),
+]
+LIMITS += [
+    rule(
+        "limit: reconciliation lists a destination once for every intent in doubt there",
+        "        groups.setdefault(row.destination, []).append(row)\n",
+        "        groups.setdefault(row, []).append(row)\n",
+        "test_a_restart_lists_each_destination_once_and_adopts_every_intent",
+        "test_grouping_keeps_first_come_order_within_and_between_destinations",
+    ),
+    rule(
+        "limit: one listing reaches back to the earliest intent of its destination",
+        "        since = min(listing_since(row.sending_at, row.created_at) for row in group)\n",
+        "        since = max(listing_since(row.sending_at, row.created_at) for row in group)\n",
+        "test_one_listing_reaches_back_to_the_earliest_intent_of_its_destination",
+    ),
+    rule(
+        "limit: a failed listing backs off every intent at its destination",
+        "            for row in group:\n                self._listing_failed(",
+        "            for row in group[:1]:\n                self._listing_failed(",
+        "test_a_failed_listing_backs_off_every_intent_at_that_destination",
+    ),
+]
+LIMITS += [
+    rule(
+        "limit: with half the window spent, the client's turns are evenly spaced",
+        "    if not recent or len(recent) * 2 < limit:\n        return 0.0\n",
+        "    if True:\n        return 0.0\n",
+        "test_with_half_the_window_spent_turns_are_evenly_spaced",
+        "test_a_drain_goes_evenly_so_an_urgent_turn_waits_at_most_one_spacing",
+    ),
+    rule(
+        "limit: the pacer spaces its turns",
+        "            spacing_wait(recent, now, self._limit, self._window),\n",
+        "            0.0,\n",
+        "test_a_drain_goes_evenly_so_an_urgent_turn_waits_at_most_one_spacing",
+    ),
+]
+LIMITS += [
+    rule(
+        "mcp start: the server's own entry imports only the mcp command",
+        "    return main([COMMAND, *argv], commands=(COMMAND,))",
+        "    return main([COMMAND, *argv])",
+        "test_the_entry_imports_no_other_command",
+    ),
+    rule(
+        "mcp start: a one-command entry point imports only that command's module",
+        "    for name in commands:  # only these are imported: a one-command entry starts faster",
+        "    for name in COMMANDS:  # only these are imported: a one-command entry starts faster",
+        "test_the_entry_imports_no_other_command",
+    ),
+    rule(
+        "mcp start: the worker's MCP configuration launches this interpreter on the lean entry",
+        '    args = ["-P", "-m", "shell.worker.mcp_entry", "--ledger", str(ledger_path)]',
+        '    args = ["mcp", "--ledger", str(ledger_path)]',
+        "test_the_mcp_config_names_the_connectors_server_with_the_token_in_its_env_only",
+        "test_the_agents_person_id_is_handed_to_the_mcp_server_when_known",
+    ),
+]

@@ -1,0 +1,128 @@
+"""`bin/connect login` as a real process against the stand-in's Launchpad: the authorization-code
+flow with a loopback redirect; the token file it writes is owner-only and works; nothing secret
+is printed; a missing client secret and a sign-in that never comes back write nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import urllib3
+
+from core.oauth import Credentials, read_token_text
+from shell.basecamp.client import BasecampClient
+from shell.basecamp.standin.launchpad import CLIENT_ID, CLIENT_SECRET
+from shell.basecamp.standin.server import StandIn
+from shell.cli.main import main as connect
+from shell.errors import EXIT_CONFIG, EXIT_REFUSED, EXIT_UNAVAILABLE
+
+pytestmark = pytest.mark.slow
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def standin() -> Iterator[StandIn]:
+    with StandIn(world="demo") as server:
+        yield server
+
+
+def login(standin: StandIn, tmp_path: Path, *more: str, secret: str | None = CLIENT_SECRET) -> subprocess.Popen[str]:
+    environment = {key: value for key, value in os.environ.items() if key != "BASECAMP_CLIENT_SECRET"}
+    if secret is not None:
+        environment["BASECAMP_CLIENT_SECRET"] = secret
+    return subprocess.Popen(
+        [str(REPOSITORY / "bin" / "connect"), "login", "--client-id", CLIENT_ID, "--launchpad", standin.base_url,
+         "--token-file", str(tmp_path / "agent.token"), "--no-browser", *more],
+        env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def test_login_obtains_a_token_by_the_loopback_redirect_and_keeps_it_owner_only(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    process = login(standin, tmp_path, "--json")
+    assert process.stderr is not None
+    line = process.stderr.readline()
+    url = re.search(r"(http://\S+)", line)
+    assert url is not None, line
+    assert "redirect_uri=http%3A%2F%2F127.0.0.1%3A" in url.group(1)
+    page = urllib3.request("GET", url.group(1), headers={"User-Agent": "a browser"})  # follows the 302
+    assert page.status == 200
+    assert b"Signed in" in page.data
+    output, errors = process.communicate(timeout=30)
+    assert process.returncode == 0, errors
+    result = json.loads(output)
+    token_file = tmp_path / "agent.token"
+    assert result["token_file"] == str(token_file)
+    assert result["accounts"] == [{"id": standin.world.account_id, "name": "Stand-in Studio", "href": standin.account_url}]
+    assert result["identity"]["email_address"] == standin.world.agent.email_address
+    assert stat.S_IMODE(os.stat(token_file).st_mode) == 0o600
+    kept = read_token_text(token_file.read_text())
+    assert isinstance(kept, Credentials)
+    for secret in (kept.access_token, kept.refresh_token, CLIENT_SECRET):
+        assert secret not in output + line + errors
+    client = BasecampClient(standin.base_url, standin.world.account_id, kept.access_token, "tests (t@example.com)")
+    assert client.me(client.deadline_in(10)).id == standin.world.agent.id
+
+
+def test_without_a_client_secret_nothing_is_asked_or_written(
+    standin: StandIn, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("BASECAMP_CLIENT_SECRET", raising=False)
+    arguments = ["login", "--client-id", CLIENT_ID, "--launchpad", standin.base_url,
+                 "--token-file", str(tmp_path / "agent.token"), "--no-browser"]  # fmt: skip
+    assert connect(arguments) == EXIT_CONFIG
+    assert "no client secret: give --client-secret-file PATH or set BASECAMP_CLIENT_SECRET" in capsys.readouterr().err
+    assert not (tmp_path / "agent.token").exists()
+    assert standin.requests() == []
+
+
+def test_a_sign_in_that_never_comes_back_writes_nothing(standin: StandIn, tmp_path: Path) -> None:
+    process = login(standin, tmp_path, "--timeout", "0.5")
+    _, errors = process.communicate(timeout=30)
+    assert process.returncode == EXIT_UNAVAILABLE
+    assert "no sign-in came back within 0.5 s; nothing written" in errors
+    assert not (tmp_path / "agent.token").exists()
+
+
+def test_login_help_has_an_example_and_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        connect(["login", "--help"])
+    said = capsys.readouterr().out
+    assert "bin/connect login --client-id" in said
+    assert "exit codes: 0 written" in said
+    assert "--json" in said
+
+
+def test_the_device_flow_where_the_server_offers_it(standin: StandIn, tmp_path: Path) -> None:
+    standin.launchpad.device_flow = True
+    process = login(standin, tmp_path, "--device", "--json")
+    assert process.stderr is not None
+    line = process.stderr.readline()
+    found = re.search(r"open (http://\S+) and enter the code (\S+)", line)
+    assert found is not None, line
+    time.sleep(1.5)  # a poll or two: authorization_pending
+    approved = urllib3.request("GET", f"{found.group(1)}?user_code={found.group(2)}", headers={"User-Agent": "a phone"})
+    assert approved.status == 200
+    output, errors = process.communicate(timeout=30)
+    assert process.returncode == 0, errors
+    assert json.loads(output)["identity"]["email_address"] == standin.world.agent.email_address
+    kept = read_token_text((tmp_path / "agent.token").read_text())
+    assert isinstance(kept, Credentials)
+    assert stat.S_IMODE(os.stat(tmp_path / "agent.token").st_mode) == 0o600
+
+
+def test_the_device_flow_is_refused_where_the_server_does_not_offer_it(standin: StandIn, tmp_path: Path) -> None:
+    process = login(standin, tmp_path, "--device")
+    _, errors = process.communicate(timeout=30)
+    assert process.returncode == EXIT_REFUSED
+    assert "offers no device flow" in errors
+    assert "sign in without --device, by the loopback redirect" in errors
+    assert not (tmp_path / "agent.token").exists()
