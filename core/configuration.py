@@ -20,6 +20,9 @@ Rules:
 7. ``missing`` says what a valid configuration still lacks for useful work, one line each;
    none of it stops a setup.
 8. Pure: no I/O; paths are checked as text only.
+9. Timings are held to ``core.timing_floors``' floors unless ``unsafe_test_timings`` is true.
+10. ``worker_env`` names variables the worker gets from the connector's environment as they are
+    (``setup --worker-env NAME``): names only, never values (``core.worker_environment``).
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from returns.result import Failure, Result, Success
 
 from core.durations import format_duration, parse_duration
 from core.links import transport_allowed
+from core.timing_floors import below_floor
+from core.worker_environment import variable_name_problem
 
 VERSION = 1
 MAX_CONCURRENCY = 64
@@ -85,6 +90,8 @@ class Configuration:
     concurrency: int = 2
     task_deadline: timedelta = timedelta(minutes=90)
     timings: Timings = field(default_factory=Timings)
+    unsafe_test_timings: bool = False  # core.timing_floors: lifts every floor (demo, tests)
+    worker_env: tuple[str, ...] = ()  # variable names passed to the worker as they are
 
     def route(self, project_id: int) -> Route | None:
         return next((route for route in self.routes if route.project_id == project_id), None)
@@ -108,6 +115,8 @@ KEYS: dict[str, str] = {
     "concurrency": "--concurrency N",
     "task_deadline": "--deadline DURATION",
     "timings": "--guard-delay / --still-running / --reconcile-after",
+    "unsafe_test_timings": "--unsafe-test-timings",
+    "worker_env": "--worker-env NAME",
 }
 TRUST_KEYS = ("mode", "operator_id", "allow")
 ROUTE_KEYS = ("directory", "class", "watch_completions")
@@ -296,6 +305,39 @@ def _timings(value: Any, problems: Problems) -> Timings:
     return Timings(**found)
 
 
+def _floors(task_deadline: timedelta, timings: Timings, unsafe: Any, problems: Problems) -> bool:
+    """Rule 9: the timings against their floors, unless the explicit option lifts them."""
+    if not isinstance(unsafe, bool):
+        problems.add(f"unsafe_test_timings: expected true or false, not {_shown(unsafe)}")
+        unsafe = False
+    for where, value in (
+        ("task_deadline", task_deadline),
+        ("timings.guard_delay", timings.guard_delay),
+        ("timings.still_running", timings.still_running),
+        ("timings.reconcile_after", timings.reconcile_after),
+    ):
+        line = below_floor(where, value, unsafe=unsafe)
+        if line is not None:
+            problems.add(line)
+    return bool(unsafe)
+
+
+def _worker_env(value: Any, problems: Problems) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        problems.add(f"worker_env: expected a list of variable names, not {_shown(value)}")
+        return ()
+    names = []
+    for name in value:
+        line = variable_name_problem(name)
+        if line is not None:
+            problems.add(f"worker_env: {line}")
+        elif name not in names:
+            names.append(name)
+    return tuple(names)
+
+
 def parse_configuration(data: Any) -> Result[Configuration, tuple[str, ...]]:
     """The configuration in ``data``, or every problem with it, one line each (rule 1)."""
     problems = Problems()
@@ -321,6 +363,8 @@ def parse_configuration(data: Any) -> Result[Configuration, tuple[str, ...]]:
     raw_deadline = data.get("task_deadline", format_duration(DEFAULT_TASK_DEADLINE))
     task_deadline = _duration(raw_deadline, "task_deadline", problems) or DEFAULT_TASK_DEADLINE
     timings = _timings(data.get("timings"), problems)
+    unsafe = _floors(task_deadline, timings, data.get("unsafe_test_timings", False), problems)
+    worker_env = _worker_env(data.get("worker_env"), problems)
     if agent_id is not None:
         if trust.operator_id == agent_id:
             problems.add(f"trust.operator_id: the operator cannot be the agent itself ({agent_id})")
@@ -340,6 +384,8 @@ def parse_configuration(data: Any) -> Result[Configuration, tuple[str, ...]]:
             concurrency=concurrency,
             task_deadline=task_deadline,
             timings=timings,
+            unsafe_test_timings=unsafe,
+            worker_env=worker_env,
         )
     )
 
@@ -373,6 +419,8 @@ def to_mapping(configuration: Configuration) -> dict[str, Any]:
             "still_running": format_duration(configuration.timings.still_running),
             "reconcile_after": format_duration(configuration.timings.reconcile_after),
         },
+        "unsafe_test_timings": configuration.unsafe_test_timings,
+        "worker_env": list(configuration.worker_env),
     }
 
 

@@ -43,6 +43,9 @@ class Changes:
     guard_delay: str | None = None
     still_running: str | None = None
     reconcile_after: str | None = None
+    unsafe_test_timings: bool | None = None
+    worker_env: tuple[str, ...] = ()  # names to add
+    remove_worker_env: tuple[str, ...] = ()
 
 
 def _assignment(text: str, flag: str, what: str, problems: Problems) -> tuple[str, str] | None:
@@ -141,6 +144,12 @@ def merge(existing: Mapping[str, Any], changes: Changes) -> Result[Configuration
         if value is not None:
             timings[key] = value
     data["timings"] = timings
+    if changes.unsafe_test_timings is not None:
+        data["unsafe_test_timings"] = changes.unsafe_test_timings
+    recorded = data.get("worker_env")
+    kept: list[Any] = list(recorded) if isinstance(recorded, list) else []
+    names = [name for name in [*kept, *changes.worker_env] if name not in changes.remove_worker_env]
+    data["worker_env"] = [name for index, name in enumerate(names) if name not in names[:index]]
     parsed = parse_configuration(data)
     if problems.lines:
         later = parsed.failure() if isinstance(parsed, Failure) else ()

@@ -1,6 +1,10 @@
 """Fixtures most folders share: a fake clock, a real owner-only ledger file on it, and the
 ledger world's transitions. A folder's own conftest overrides any of them (the ledger tests
-copy a migrated template; the process tests keep real time for their children)."""
+copy a migrated template; the process tests keep real time for their children).
+
+Every test gets a machine-wide pair-lock directory of its own (``shell.state.pair_lock``, rule 1):
+the stand-in's ids are the same in every test and every worktree on this machine, and one test's
+connector must not be refused for another's."""
 
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,7 +13,16 @@ import pytest
 
 from shell.clock import FakeClock
 from shell.ledger.connection import Ledger, open_ledger
+from shell.state.pair_lock import RUNTIME_ENV
 from tests.support.ledger_world import LedgerWorld
+
+
+@pytest.fixture(autouse=True)
+def runtime_directory(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    directory = tmp_path_factory.mktemp("runtime")
+    directory.chmod(0o700)
+    monkeypatch.setenv(RUNTIME_ENV, str(directory))
+    return directory
 
 
 @pytest.fixture

@@ -35,6 +35,7 @@ The JSON report (``report``), keys stable; times are the ledger's text (UTC, nin
                        configuration_problem is null, or why the running connector's re-read
                        configuration file authorizes nothing
     running            "yes" | "no" | "unknown", from the lock file (rule 2)
+    unsafe_test_timings  true when setup --unsafe-test-timings lifted the timing floors
     hold               null, or {held_by, held_at}: nothing is dispatched or posted while held
     feed               [{has_position, last_served_id, updated_at}], one per filter set; never
                        the position itself
@@ -220,6 +221,7 @@ def report(status: Status) -> dict[str, Any]:
         "ledger": status.ledger_path,
         "lock_file": _lock_file(status.lock_file),
         "running": running(status.lock_file),
+        "unsafe_test_timings": status.unsafe_test_timings,
         "hold": None
         if snapshot.hold is None
         else {"held_by": snapshot.hold.held_by, "held_at": snapshot.hold.held_at},
@@ -366,6 +368,12 @@ def _not_running_line(record: WaitingRecord) -> str:
     )
 
 
+UNSAFE_LINE = (
+    "UNSAFE TEST TIMINGS: the timing floors are lifted (setup --unsafe-test-timings); for a demo "
+    "or a test only: a sending message may be listed before it could land"
+)
+
+
 def lines(status: Status) -> list[str]:
     """The text a person reads: the summary first (rule 6), then each part."""
     snapshot = status.ledger
@@ -376,6 +384,8 @@ def lines(status: Status) -> list[str]:
         f"account {status.account_id}, agent {status.agent_id}; state {status.state_dir}",
         *_lock_lines(status.lock_file),
     ]
+    if status.unsafe_test_timings:
+        out.append(UNSAFE_LINE)
     if snapshot.hold is not None:
         out.append(
             f"on hold: held by {snapshot.hold.held_by} since {short_time(snapshot.hold.held_at)}; "

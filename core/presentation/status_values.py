@@ -177,3 +177,4 @@ class Status:
     ledger_path: str
     lock_file: LockFile | None
     ledger: LedgerSnapshot
+    unsafe_test_timings: bool = False  # core.timing_floors: the floors are lifted

@@ -15,6 +15,11 @@ Rules:
    foreign or out-of-date ledger, or a token that names no live task, is one line on stderr and
    a non-zero exit, before any protocol message.
 5. stdout carries protocol messages only; logs go to stderr. End of stdin ends the server, 0.
+6. A token that came in the environment does not stay there for the server's life: removing it
+   from ``os.environ`` leaves it in ``/proc/PID/environ``, which shows the environment the
+   process was started with. So once it is read, the server execs itself again, same pid, with
+   an environment without it and the token on an inherited pipe (``--token-fd``), before the
+   ledger is opened. The worker's own environment never holds it (``shell.worker.command``).
 """
 
 from __future__ import annotations
@@ -82,9 +87,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     token = take_token(args.token_env, args.token_fd)  # first, before anything else runs
+    if args.token_fd is None:  # it came in the environment: /proc/PID/environ would keep it (rule 6)
+        _again_with_the_token_on_a_pipe(args, token)
     ledger = open_existing_ledger(args.ledger)
     with ledger:
-        dispatch = DispatchLedger(ledger, token, args.agent_id)
+        dispatch = DispatchLedger(ledger, token, args.agent_id, process_group=os.getpgrp())
         del token
         match dispatch.check_token():
             case Failure(refusal):
@@ -120,6 +127,20 @@ def take_token(env_name: str | None, descriptor: int | None) -> str:
     if not token:
         raise UserError("the task token is empty", EXIT_CONFIG)
     return token
+
+
+def _again_with_the_token_on_a_pipe(args: argparse.Namespace, token: str) -> None:
+    """Rule 6: this process again, its environment without the token, the token on a pipe."""
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, token.encode("utf-8"))  # a token fits a pipe's buffer many times over
+    finally:
+        os.close(write_end)
+    os.set_inheritable(read_end, True)
+    interpreter = [sys.executable, *(["-P"] if sys.flags.safe_path else [])]
+    argv = [*interpreter, "-m", "shell.cli", "mcp", "--ledger", args.ledger]
+    argv += [] if args.agent_id is None else ["--agent-id", str(args.agent_id)]
+    os.execve(sys.executable, [*argv, "--token-fd", str(read_end)], dict(os.environ))  # noqa: S606 -- this program, again
 
 
 def _read_descriptor(descriptor: int) -> bytes:

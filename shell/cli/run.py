@@ -1,8 +1,11 @@
 """``bin/connect run``: the connector, until SIGTERM or SIGINT.
 
 Rules:
-1. The instance lock is taken before anything else that touches the state (one connector per
-   account and agent); the start order is the connector's (``shell.connector``); SIGTERM and
+1. The pair's machine-wide lock (``shell.state.pair_lock``) is taken first, once the
+   configuration has named the pair: one connector per (account, agent) per machine, whatever
+   the state directory, and only from the state directory the pair's record names. Then the
+   state directory's own lock (``shell.state.lock``), before anything else touches the state.
+   The start order is the connector's (``shell.connector``); SIGTERM and
    SIGINT stop it within a bound and exit 0. ``--shadow`` keeps its own lock, ledger and feed
    position in ``<state>/shadow/``, so it runs beside the connector and never shares its state.
 2. A configuration, token or ledger problem is one line and exit 3 (``EXIT_CONFIG``); a
@@ -29,6 +32,8 @@ from datetime import timedelta
 from pathlib import Path
 from types import FrameType
 
+from core.configuration import Configuration
+from core.timing_floors import below_floor
 from shell import private_files
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.identity import check_identity
@@ -38,6 +43,7 @@ from shell.clock import SystemClock
 from shell.connector import Connector
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
 from shell.ledger.connection import open_ledger
+from shell.state import pair_lock
 from shell.state.config import StatePaths, load_config, locate_state, read_token_file
 from shell.state.lock import acquire
 from shell.worker.driver import WorkerCommand
@@ -57,9 +63,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "  bin/connect run --state-dir ~/.local/state/basecamp-connector/999999999-1049715901\n"
             "  bin/connect run --shadow        # beside the running one: admits and logs, posts nothing\n"
             "\n"
-            "exit codes: 0 stopped by SIGTERM or SIGINT; 3 configuration, token, worker program or\n"
-            "ledger (one line says which); 6 another connector runs for this account and agent, or\n"
-            "Basecamp could not be asked who the token is."
+            "exit codes: 0 stopped by SIGTERM or SIGINT; 3 configuration, token, worker program,\n"
+            "ledger, or the pair is served from another state directory (one line says which);\n"
+            "6 another connector on this machine serves this account and agent (the line names its\n"
+            "state directory and pid), or Basecamp could not be asked who the token is."
         ),
         help="run the connector until stopped",
         description=(
@@ -95,10 +102,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     paths = locate_state(args.state_dir, args.account, args.agent)
     configuration = load_config(paths.config)
-    token_file = Path(configuration.token_file)
     clock = SystemClock()
+    ids = (configuration.account_id, configuration.agent_id)
+    with pair_lock.acquire(*ids, paths.directory, clock.now(), shadow=args.shadow):
+        pair_lock.refuse_if_served_elsewhere(*ids, paths.directory)
+        return _run_locked(args, paths, configuration, clock)
+
+
+def _run_locked(
+    args: argparse.Namespace, paths: StatePaths, configuration: Configuration, clock: SystemClock
+) -> int:
+    """The connector, once this machine's one lock of its (account, agent) is held (rule 1)."""
+    token_file = Path(configuration.token_file)
     tokens = tokens_from(token_file, read_token_file(token_file), clock)
-    command = WorkerCommand.configured(configuration.worker_command)
+    command = WorkerCommand.configured(configuration.worker_command, configuration.worker_env)
+    poll_every = timedelta(seconds=args.poll_seconds)
+    poll_floor = below_floor("--poll-seconds", poll_every, unsafe=configuration.unsafe_test_timings)
+    if poll_floor is not None:
+        raise UserError(poll_floor, EXIT_CONFIG)
     missing_program = None if args.shadow else command.program_missing()
     if missing_program is not None:  # every request would fail to start, in public
         raise UserError(f"{missing_program}: not started", EXIT_CONFIG)

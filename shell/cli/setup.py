@@ -11,7 +11,10 @@ Rules:
    a Basecamp that cannot be reached is ``EXIT_UNAVAILABLE``.
 4. It prints what it wrote and what is still missing, one line each (``--json``: one object).
    ``--show`` prints the configuration and what is missing, and writes nothing.
-5. The token is never printed, never in an error, never in the configuration file or argv:
+5. One state directory per (account, agent) on this machine: a setup into a second one is
+   refused (``EXIT_CONFIG``) naming the first, unless ``--force`` moves the pair's record
+   (``shell.state.pair_lock`` rule 3); a setup that writes records its directory.
+6. The token is never printed, never in an error, never in the configuration file or argv:
    only the path of its file.
 6. A connector running beside it (lock file, diagnostic) re-reads the file: it serves the new
    routes within ``core.route_reload.RELOAD_EVERY``; anything else takes effect at its next
@@ -37,7 +40,8 @@ from shell.basecamp.client import BasecampClient, Person
 from shell.basecamp.identity import check_identity
 from shell.basecamp.tokens import tokens_from
 from shell.clock import SystemClock
-from shell.errors import EXIT_OK, UserError
+from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
+from shell.state import pair_lock
 from shell.state.config import (
     ConfigurationInvalid,
     StatePaths,
@@ -66,7 +70,14 @@ Examples:
   bin/connect setup --base-url https://3.basecampapi.com --account 999 --agent 42 \\
       --token-file ~/.config/basecamp/agent.token --operator 7 --route 1001=~/src/app
   bin/connect setup --account 999 --agent 42 --class 1001=backend --watch-completions 1001
-  bin/connect setup --account 999 --agent 42 --show"""
+  bin/connect setup --account 999 --agent 42 --show
+  bin/connect setup --state-dir /srv/connector --account 999 --agent 42 --force
+
+One (account, agent) is served from one state directory on a machine: a setup into a second
+one is refused naming the first; --force moves the pair here, and the first one's connector is
+then refused at start. Exit codes: 0 written (or shown); 3 a problem with the configuration,
+the token file, a route or another state directory serving the pair (one line each);
+6 Basecamp could not be asked who the token is."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -100,9 +111,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--still-running", metavar="DURATION", help="between still-running notices (10m)")
     parser.add_argument("--reconcile-after", metavar="DURATION",
                         help="before a sending intent is reconciled (60s)")
+    parser.add_argument("--unsafe-test-timings", action=argparse.BooleanOptionalAction, default=None,
+                        help="UNSAFE: lift the timing floors (reconcile after >= 60s, guard delay >= 10s, "
+                        "still-running >= 1m, deadline >= 1m, poll >= 1s), for a demo or a test only; "
+                        "status shows it")
+    parser.add_argument("--worker-env", metavar="NAME", action="append", default=[],
+                        help="pass this variable from the connector's environment to the worker as it is "
+                        "(recorded by name, never by value), e.g. --worker-env ANTHROPIC_API_KEY")
+    parser.add_argument("--remove-worker-env", metavar="NAME", action="append", default=[])
     parser.add_argument("--state-dir", metavar="DIR", help="the state directory (default: derived)")
     parser.add_argument("--check", action=argparse.BooleanOptionalAction, default=True,
                         help="ask Basecamp who the token acts as before writing (default: on)")
+    parser.add_argument("--force", action="store_true",
+                        help="make this the pair's state directory although another one serves it: the "
+                        "other's connector is then refused at start, and what its ledger still owes "
+                        "(pending messages, running tasks) stays there, for a person")
     parser.add_argument("--show", action="store_true", help="print the configuration; write nothing")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
@@ -124,8 +147,10 @@ def run(args: argparse.Namespace) -> int:
         case Failure(problems):
             raise ConfigurationInvalid("setup", problems + _given_on_disk(changes))
     _check_on_disk(paths, configuration, existing)
+    _check_one_home(paths, configuration, force=args.force)
     agent = _check_token(configuration) if args.check else None
     save_config(paths.config, configuration)
+    pair_lock.record_home(configuration.account_id, configuration.agent_id, paths.directory)
     _print(args.json, paths, configuration, written=True, agent=agent)
     return EXIT_OK
 
@@ -169,6 +194,9 @@ def _changes(args: argparse.Namespace) -> Changes:
         guard_delay=args.guard_delay,
         still_running=args.still_running,
         reconcile_after=args.reconcile_after,
+        unsafe_test_timings=args.unsafe_test_timings,
+        worker_env=tuple(args.worker_env),
+        remove_worker_env=tuple(args.remove_worker_env),
     )
 
 
@@ -221,6 +249,19 @@ def _check_on_disk(
         raise ConfigurationInvalid("setup", tuple(problems))
 
 
+def _check_one_home(paths: StatePaths, configuration: Configuration, *, force: bool) -> None:
+    """One state directory per (account, agent) on this machine (``shell.state.pair_lock`` rule 3)."""
+    other = pair_lock.serving_elsewhere(configuration.account_id, configuration.agent_id, paths.directory)
+    if other is not None and not force:
+        raise UserError(
+            f"account {configuration.account_id} agent {configuration.agent_id} is already served from "
+            f"{other}; two state directories for one pair would post its messages twice. Change that "
+            f"one (--state-dir {other}), or --force to move the pair here: the connector of {other} "
+            "is then refused at start, and what its ledger still owes stays there",
+            EXIT_CONFIG,
+        )
+
+
 def _check_token(configuration: Configuration) -> Person:
     """Who the token acts as; refused unless it is the configured agent (rule 3)."""
     token_file = Path(configuration.token_file)
@@ -241,7 +282,8 @@ def _print(as_json: bool, paths: StatePaths, configuration: Configuration, *, wr
     still_missing = list(missing(configuration))
     if not written:
         still_missing += _disk_problems(paths, configuration)
-    program = WorkerCommand.configured(configuration.worker_command).program_missing()
+    command = WorkerCommand.configured(configuration.worker_command, configuration.worker_env)
+    program = command.program_missing()
     still_missing += [] if program is None else [program]
     if as_json:
         summary: dict[str, Any] = {
@@ -297,7 +339,9 @@ def _describe(paths: StatePaths, configuration: Configuration, *, written: bool,
         f"task deadline {format_duration(configuration.task_deadline)}",
         f"  guard delay {format_duration(timings.guard_delay)}; "
         f"still-running every {format_duration(timings.still_running)}; "
-        f"reconcile after {format_duration(timings.reconcile_after)}",
+        f"reconcile after {format_duration(timings.reconcile_after)}"
+        + ("; UNSAFE TEST TIMINGS (the floors are lifted)" if configuration.unsafe_test_timings else ""),
+        f"  worker environment adds {', '.join(configuration.worker_env) or 'nothing'} (by name)",
         f"  ledger {paths.ledger}",
     ]
     return lines

@@ -135,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
             configuration_problem=holder.configuration_problem,
         ),
         ledger=snapshot,
+        unsafe_test_timings=configuration.unsafe_test_timings,
     )
     if args.json:
         shown_json = {**report(status), "live_lane": lane_report(lane), "losses": losses_report(losses)}

@@ -20,6 +20,9 @@ Rules:
 4. Its Basecamp credentials are its own, never the connector's hand-out: ``--base-url``,
    ``--account`` and ``--token-file`` (an owner-only file), or ``$STANDIN_BASE_URL``,
    ``$STANDIN_ACCOUNT`` and ``$STANDIN_TOKEN``. No token is ever an argument.
+5. A post Basecamp answered 429 created nothing: it is made again after the Retry-After, at
+   most ``RATE_LIMITED_TRIES`` more times. Basecamp's limit is per address, shared with the
+   connector beside it.
 """
 
 from __future__ import annotations
@@ -35,10 +38,11 @@ from pathlib import Path
 from typing import Any
 
 from core.destinations import Destination, MessageKind
-from core.posting import Receipt
+from core.posting import PostOutcome, Receipt, Refused
 from shell.basecamp.client import BasecampClient
 
 SCENE_WAIT_SECONDS = 15.0
+RATE_LIMITED_TRIES = 5
 USER_AGENT = "basecamp-connector demo worker (https://github.com/basecamp/basecamp-connector)"
 _EVENT = re.compile(r"\bEvent (\d+):")
 
@@ -152,6 +156,19 @@ def main(argv: list[str] | None = None) -> int:
         tools.close()
 
 
+def post(basecamp: BasecampClient, destination: Destination, text: str) -> PostOutcome:
+    """One message, posted as a careful worker would: a 429 created nothing, so it is asked again
+    after its Retry-After (a few times at most). The connector and its workers share one
+    address, and Basecamp's limit is per address (rule 5)."""
+    outcome = basecamp.post(destination, text)
+    for _ in range(RATE_LIMITED_TRIES):
+        if not (isinstance(outcome, Refused) and outcome.status == 429):
+            break
+        time.sleep(outcome.retry_after_seconds or 1.0)
+        outcome = basecamp.post(destination, text)
+    return outcome
+
+
 def work(tools: McpClient, basecamp: BasecampClient, part: str) -> int:
     """Rule 1, shaped by ``part`` (rule 3): pull and handle until nothing waits."""
     while True:
@@ -166,9 +183,8 @@ def work(tools: McpClient, basecamp: BasecampClient, part: str) -> int:
             time.sleep(3600)
         recording = instruction["recording"]
         if instruction.get("acknowledge") and not instruction.get("guard_acknowledged"):
-            boost = basecamp.post(
-                Destination(MessageKind.boost, recording["bucket_id"], recording["recording_id"]), "on it"
-            )
+            on_it = Destination(MessageKind.boost, recording["bucket_id"], recording["recording_id"])
+            boost = post(basecamp, on_it, "on it")
             if isinstance(boost, Receipt):
                 tools.call("ack_dispatch", event_id=event_id, ack_id=boost.id)
         if part == "hang_after_ack":
@@ -178,7 +194,8 @@ def work(tools: McpClient, basecamp: BasecampClient, part: str) -> int:
             return 1
         reply_to = instruction["reply_to"]
         kind = MessageKind(reply_to["kind"])
-        reply = basecamp.post(
+        reply = post(
+            basecamp,
             Destination(kind, recording["bucket_id"], reply_to["recording_id"]),
             f"<div>Done with event {event_id}.</div>"
             if kind is MessageKind.comment

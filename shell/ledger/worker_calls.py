@@ -6,7 +6,11 @@ Rules:
    stores or raises it; a log line names the task and the event, and the states they moved.
 2. Every call is one ``BEGIN IMMEDIATE`` transaction (``Ledger.write()``) that first resolves
    the token to a live task (``token_sha256`` equal, ``superseded_at IS NULL``): a token whose
-   task was superseded is refused from that transaction on, whatever the call.
+   task was superseded is refused from that transaction on, whatever the call. Given the
+   server's own process group, a token whose task's live attempt recorded another group is
+   refused too: it was read from another worker's session (a sibling's ``mcp.json``), not
+   handed to this one. While an attempt is still launching no group is recorded and none can
+   be compared: that window is the spawn's length.
 3. Then it reads the task's live rows (``retired_at IS NULL``) with their records, asks
    ``core.dispatch_tools`` what to answer and what to write, and applies each write as a
    compare-and-set on the state it was decided from, its row count checked: a row that moved
@@ -57,6 +61,10 @@ from shell.ledger.connection import Ledger
 
 log = logging.getLogger(__name__)
 
+FOREIGN_GROUP = (
+    "the task token belongs to another worker's session: this server is not in its attempt's process group"
+)
+
 _ROWS = """
 SELECT te.event_id, te.delivery, te.guard, te.pulled_at IS NOT NULL, te.ack_id, te.outcome,
        te.reply_id, te.links,
@@ -82,9 +90,10 @@ class DispatchLedger:
     """The ledger as one worker sees it: the live rows of the task its token names, and nothing
     else. There is no listing."""
 
-    def __init__(self, ledger: Ledger, token: str, agent_id: int | None) -> None:
+    def __init__(self, ledger: Ledger, token: str, agent_id: int | None, process_group: int | None = None) -> None:
         """``agent_id``: the agent's Person, whose own mentions are stripped from instructions
-        (None: none are)."""
+        (None: none are). ``process_group``: the caller's own (``bin/connect mcp``'s); a token whose
+        task's live attempt recorded another group is refused (None: not checked, in-process)."""
         if token.strip() == "":
             raise ValueError("a dispatch needs the task token")
         if agent_id is not None and agent_id <= 0:
@@ -92,6 +101,7 @@ class DispatchLedger:
         self._ledger = ledger
         self._token_sha256 = token_sha256(token)
         self._agent_id = agent_id
+        self._process_group = process_group
 
     def __repr__(self) -> str:  # never the token, nor its hash
         return f"DispatchLedger({self._ledger.path})"
@@ -123,6 +133,13 @@ class DispatchLedger:
         ).fetchone()
         if found is None:
             return Failure(refuse(RefusalKind.task_token_refused))
+        if self._process_group is not None:
+            group = connection.execute(
+                "SELECT pgid FROM attempts WHERE task_id = ? AND state <> 'ended' AND pgid IS NOT NULL",
+                (int(found[0]),),
+            ).fetchone()
+            if group is not None and int(group[0]) != self._process_group:
+                return Failure(refuse(RefusalKind.task_token_refused, FOREIGN_GROUP))
         return Success(int(found[0]))
 
     def _get(self, connection: sqlite3.Connection, task_id: int, request: GetRequest) -> Result[Dispatched, Refusal]:

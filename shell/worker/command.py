@@ -7,10 +7,11 @@ Rules:
    anywhere in an argument; they are replaced in one pass, so a value is never read again as
    a template. Any other ``{name}`` is refused, so a misspelt placeholder never reaches a
    worker as text. Other braces are left as they are.
-2. The worker's environment is the allowlist (``PATH HOME LANG LC_* TERM USER LOGNAME SHELL
-   TMPDIR XDG_*``) taken from the connector's environment, plus exactly what the command's
-   configuration names (``pass_env`` values copied, ``env`` values set). The task token's
-   variable can be neither: the token is never in a worker's environment (nor its argv).
+2. The worker's environment is ``core.worker_environment.ALLOWLIST`` (names, never prefixes)
+   taken from the connector's environment, plus exactly what the command's configuration names
+   (``pass_env`` values copied -- ``setup --worker-env NAME`` -- and ``env`` values set). The
+   task token's variable can be neither: the token is never in a worker's environment (nor its
+   argv).
 """
 
 from __future__ import annotations
@@ -22,20 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.dispatch_prompt import DISPATCH_TOOLS, tool_name
-from core.task_token import TASK_TOKEN_ENV
-
-ENVIRONMENT_NAMES = frozenset({"PATH", "HOME", "LANG", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR"})
-ENVIRONMENT_PREFIXES = ("LC_", "XDG_")
-# Variables of the connector's own that configuration may not hand a worker either.
-CONNECTOR_SECRETS = frozenset({TASK_TOKEN_ENV})
+from core.worker_environment import ALLOWLIST, CONNECTOR_SECRETS, variable_name_problem
 
 PLACEHOLDERS = frozenset({"prompt", "mcp_config", "work_dir"})
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _is_allowlisted(name: str) -> bool:
-    return name in ENVIRONMENT_NAMES or name.startswith(ENVIRONMENT_PREFIXES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,10 +54,9 @@ class WorkerCommand:
                         f"known: {', '.join(sorted(PLACEHOLDERS))}"
                     )
         for name in [name for name, _ in self.env] + list(self.pass_env):
-            if _VARIABLE.fullmatch(name) is None:
-                raise ValueError(f"{name!r} is not an environment variable name")
-            if name in CONNECTOR_SECRETS:
-                raise ValueError(f"{name} is the connector's own and is never handed to a worker")
+            problem = variable_name_problem(name)
+            if problem is not None:
+                raise ValueError(problem)
 
     @classmethod
     def claude_code(
@@ -94,10 +84,11 @@ class WorkerCommand:
         )
 
     @classmethod
-    def configured(cls, argv: Iterable[str] | None) -> WorkerCommand:
-        """The configuration's worker command, or Claude Code when it names none."""
+    def configured(cls, argv: Iterable[str] | None, pass_env: Iterable[str] = ()) -> WorkerCommand:
+        """The configuration's worker command, or Claude Code when it names none; ``pass_env``:
+        the variables ``setup --worker-env`` named."""
         given = tuple(argv or ())
-        return cls(argv=given) if given else cls.claude_code()
+        return cls(argv=given, pass_env=tuple(pass_env)) if given else cls.claude_code(pass_env=pass_env)
 
     def program_missing(self) -> str | None:
         """One line when the program the worker runs is not found (on ``$PATH``, or at its path),
@@ -120,7 +111,7 @@ class WorkerCommand:
 
     def environment(self, environ: Mapping[str, str]) -> dict[str, str]:
         """The worker's whole environment, from the connector's (rule 2)."""
-        chosen = {name: value for name, value in environ.items() if _is_allowlisted(name)}
+        chosen = {name: value for name, value in environ.items() if name in ALLOWLIST}
         chosen.update({name: environ[name] for name in self.pass_env if name in environ})
         chosen.update(dict(self.env))
         for name in CONNECTOR_SECRETS:

@@ -60,7 +60,7 @@ def test_a_mention_is_answered_by_the_worker_and_sigterm_stops_the_connector(
             lambda: any(message["creator"]["id"] == agent for message in standin.messages("comment", card))
         )
         assert connect(["run", "--state-dir", str(state)]) == EXIT_UNAVAILABLE  # one per account and agent
-        assert "a connector already runs" in capsys.readouterr().err
+        assert "a connector already serves account" in capsys.readouterr().err
     finally:
         process.send_signal(signal.SIGTERM)
         output, errors = process.communicate(timeout=90)

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from shell.basecamp.standin.server import StandIn
+from shell.cli.main import main as connect_main
 from shell.errors import EXIT_CONFIG, EXIT_UNAVAILABLE
 from shell.ledger.connection import SCHEMA_VERSION, open_ledger
 from tests.support.configured import configure_connector
@@ -232,3 +233,13 @@ def test_a_worker_program_that_is_not_there_is_one_line_before_anything_starts(
     )
     assert asked(standin) == before, "nothing asked of Basecamp, nothing posted"
     assert not (state / "ledger.sqlite3").exists()
+
+
+def test_run_refuses_a_feed_interval_below_its_floor_without_the_unsafe_option(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    state = configure(standin, tmp_path)
+    assert connect_main(["setup", "--state-dir", str(state), "--no-unsafe-test-timings", "--no-check"]) == 0
+    ran = run(state)  # --poll-seconds 0.2
+    assert ran.code == EXIT_CONFIG
+    assert ran.line.startswith("error: --poll-seconds: at least 1s (the reference's floor), not 200ms")

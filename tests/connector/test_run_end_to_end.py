@@ -170,6 +170,7 @@ class Scene:
             "--guard-delay", f"{GUARD_DELAY_SECONDS}s",
             "--reconcile-after", "2s",
             "--deadline", "1m",
+            "--unsafe-test-timings",
         ]  # fmt: skip
         assert connect(arguments) == 0
 

@@ -241,3 +241,55 @@ def test_the_token_is_never_an_argument() -> None:
     # --token-env names a variable and --token-fd a descriptor: neither carries the token itself.
     # (setup's --token-file names a file; the token stays in it.)
     assert not [option for option in options if option.startswith("--token") and option not in ("--token-env", "--token-fd")]
+
+
+@pytest.mark.slow
+def test_a_token_given_in_the_environment_is_not_in_the_servers_environment_while_it_serves(
+    world: DispatchWorld, task: Task, ledger_path: Path
+) -> None:
+    server = start(["--ledger", str(ledger_path), "--agent-id", str(AGENT)], environment(**{TOKEN_ENV: task.token}))
+    try:
+        initialized = server.request(
+            "initialize",
+            {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
+        )
+        assert initialized["result"]["protocolVersion"] == "2025-06-18"
+        started_with = Path(f"/proc/{server.process.pid}/environ").read_bytes()
+        assert task.token.encode() not in started_with
+        assert TOKEN_ENV.encode() not in started_with
+        assert server.call("get_dispatch")[1]["instruction"]["event_id"] == 1, "it still serves its task"
+    finally:
+        code, _ = server.close()
+    assert code == 0
+
+
+def _running_in_group(world: DispatchWorld, task: Task, pgid: int) -> None:
+    with world.ledger.write() as connection:
+        connection.execute(
+            "INSERT INTO attempts (id, task_id, seq, state, pid, pgid, process_started, launched_at)"
+            " VALUES ('att_00000000000000000000abcd', ?, 1, 'running', ?, ?, '77', ?)",
+            (task.id, pgid, pgid, world.now()),
+        )
+
+
+@pytest.mark.slow
+def test_a_token_read_from_another_attempts_session_is_refused_outside_its_process_group(
+    world: DispatchWorld, task: Task, ledger_path: Path
+) -> None:
+    _running_in_group(world, task, os.getpgrp() + 1)  # the sibling's worker: not this server's group
+    refused = run_to_exit(["--ledger", str(ledger_path)], environment(**{TOKEN_ENV: task.token}))
+    assert refused.returncode == EXIT_REFUSED
+    assert "not in its attempt's process group" in one_line(refused.stderr)
+
+
+@pytest.mark.slow
+def test_a_server_in_its_attempts_process_group_serves(world: DispatchWorld, task: Task, ledger_path: Path) -> None:
+    _running_in_group(world, task, os.getpgrp())  # a server the worker started is in the worker's group
+    server = start(["--ledger", str(ledger_path)], environment(**{TOKEN_ENV: task.token}))
+    try:
+        server.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                      "clientInfo": {"name": "test", "version": "0"}})
+        assert server.call("get_dispatch")[1]["instruction"]["event_id"] == 1
+    finally:
+        code, _ = server.close()
+    assert code == 0

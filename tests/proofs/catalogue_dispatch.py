@@ -121,9 +121,21 @@ DISPATCH: list[Mutation] = [
     ),
     rule(
         "the worker gets only the allowlisted environment",
-        "    return name in ENVIRONMENT_NAMES or name.startswith(ENVIRONMENT_PREFIXES)",
-        "    return True",
+        "        chosen = {name: value for name, value in environ.items() if name in ALLOWLIST}",
+        "        chosen = {name: value for name, value in environ.items() if True}",
         "test_a_secret_in_the_connectors_own_environment_does_not_reach_the_worker",
+    ),
+    rule(
+        "the worker environment's allowlist names variables, never prefixes",
+        "if name in ALLOWLIST}",
+        'if name in ALLOWLIST or name.startswith(("LC_", "XDG_"))}',
+        "test_the_allowlist_names_variables_and_passes_no_prefix",
+    ),
+    rule(
+        "a variable setup --worker-env names reaches the worker",
+        "return cls(argv=given, pass_env=tuple(pass_env)) if given else cls.claude_code(pass_env=pass_env)",
+        "return cls(argv=given) if given else cls.claude_code()",
+        "test_a_variable_setup_names_with_worker_env_is_passed_as_it_is",
     ),
     rule(
         "the worker runs in a process group of its own",
@@ -139,8 +151,8 @@ DISPATCH: list[Mutation] = [
     ),
     rule(
         "one connector per (account, agent): the instance lock refuses a second",
-        "        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)\n",
-        "        pass\n",
+        "        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)\n    except BlockingIOError:\n        os.close(descriptor)\n        holder = peek(",
+        "        pass\n    except BlockingIOError:\n        os.close(descriptor)\n        holder = peek(",
         "test_a_second_connector_is_refused_naming_the_holder",
     ),
     rule(

@@ -82,6 +82,8 @@ def test_the_json_form_reads_back_unchanged() -> None:
             "concurrency": 4,
             "task_deadline": "2h",
             "timings": {"guard_delay": "2s", "still_running": "5s", "reconcile_after": "3s"},
+            "unsafe_test_timings": True,
+            "worker_env": ["ANTHROPIC_API_KEY"],
         }
     )
     assert parsed(to_mapping(configuration)) == configuration
@@ -160,13 +162,13 @@ def test_merge_keeps_what_it_is_not_told_to_change() -> None:
         Changes(
             account_id="999", base_url="https://3.basecampapi.com", agent_id="42", token_file="/t",
             operator_id="7", routes=("1001=/src/app", "1002=/src/web"), classes=("1001=backend",),
-            watch_completions=("1001",), guard_delay="2s",
+            watch_completions=("1001",), guard_delay="12s",
         ),
     ).unwrap()
     second = merge(to_mapping(first), Changes(concurrency="3", remove_routes=("1002",))).unwrap()
     assert second.concurrency == 3
     assert second.trust.operator_id == 7
-    assert second.timings.guard_delay == timedelta(seconds=2)
+    assert second.timings.guard_delay == timedelta(seconds=12)
     assert [route.project_id for route in second.routes] == [1001]
     route = second.route(1001)
     assert route is not None
@@ -196,3 +198,24 @@ def test_missing_says_what_is_still_lacking_one_line_each() -> None:
     assert "holding reply" in lines[-1]
     complete = parsed(MINIMAL | {"trust": {"operator_id": 7}, "routes": {"1": {"directory": "/x"}}})
     assert missing(complete) == ()
+
+
+def test_timings_below_the_reference_floors_are_refused_unless_the_unsafe_option_lifts_them() -> None:
+    short = {"task_deadline": "30s", "timings": {"guard_delay": "2s", "still_running": "5s", "reconcile_after": "59s"}}
+    found = problems(MINIMAL | short)
+    assert [line.split(":")[0] for line in found] == [
+        "task_deadline", "timings.guard_delay", "timings.still_running", "timings.reconcile_after"
+    ]
+    assert "at least 1m" in found[-1]
+    assert "--unsafe-test-timings" in found[-1]
+    assert parsed(MINIMAL | short | {"unsafe_test_timings": True}).timings.reconcile_after == timedelta(seconds=59)
+    assert parsed(MINIMAL | {"timings": {"reconcile_after": "60s", "guard_delay": "10s", "still_running": "1m"},
+                             "task_deadline": "1m"}).timings.reconcile_after == timedelta(seconds=60)
+
+
+def test_worker_env_holds_names_never_the_task_token_variable() -> None:
+    found = problems(MINIMAL | {"worker_env": ["A=B", "BASECAMP_CONNECT_TASK_TOKEN"]})
+    assert found == (
+        "worker_env: 'A=B' is not an environment variable name",
+        "worker_env: BASECAMP_CONNECT_TASK_TOKEN is the connector's own and is never handed to a worker",
+    )

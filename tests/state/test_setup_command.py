@@ -177,7 +177,7 @@ def test_a_repeated_setup_keeps_what_it_is_not_told_to_change(
         str(standin.world.people[1].id), "--route", f"{first}={tmp_path / 'a'}", "--route",
         f"{second}={tmp_path / 'b'}", "--class", f"{first}=backend", "--watch-completions", str(first),
         "--worker-command", "my-worker --prompt {prompt}", "--deadline", "2h", "--guard-delay", "2s",
-        "--still-running", "5s", "--reconcile-after", "3s",
+        "--still-running", "5s", "--reconcile-after", "3s", "--unsafe-test-timings",
     ), capsys)[0] == EXIT_OK
     before = json.loads(config_path(standin).read_text())
     # Only the account and agent, to find the directory: nothing else changes.
@@ -228,7 +228,8 @@ def test_json_output_shape(
     assert summary["ledger_path"].endswith("/ledger.sqlite3")
     assert summary["config"] == json.loads(Path(summary["config_path"]).read_text())
     assert set(summary["config"]) == {"version", "account_id", "base_url", "agent_id", "token_file", "trust",
-                                      "routes", "worker_command", "concurrency", "task_deadline", "timings"}
+                                      "routes", "worker_command", "concurrency", "task_deadline", "timings",
+                                      "unsafe_test_timings", "worker_env"}
     assert summary["config"]["routes"] == {
         str(project): {"directory": str(tmp_path), "class": "", "watch_completions": False}
     }
@@ -332,3 +333,28 @@ def test_setup_beside_a_running_connector_says_the_routes_are_served_without_a_r
     assert "restart it" not in said
     assert main([*arguments, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["connector_running"] is True
+
+
+def test_setup_records_a_worker_env_name_never_its_value(
+    standin: StandIn, state_home: Path, token_file: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret-value")
+    code, out, _ = run(setup_args(standin, token_file, "--worker-env", "ANTHROPIC_API_KEY"), capsys)
+    assert code == EXIT_OK
+    assert "worker environment adds ANTHROPIC_API_KEY (by name)" in out
+    text = config_path(standin).read_text()
+    assert json.loads(text)["worker_env"] == ["ANTHROPIC_API_KEY"]
+    assert "sk-secret-value" not in text + out
+
+
+def test_setup_refuses_timings_below_the_floors_unless_told_they_are_unsafe(
+    standin: StandIn, state_home: Path, token_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(setup_args(standin, token_file, "--reconcile-after", "1s"), capsys)
+    assert code == EXIT_CONFIG
+    assert "timings.reconcile_after: at least 1m" in err
+    assert not config_path(standin).exists()
+    code, out, _ = run(setup_args(standin, token_file, "--reconcile-after", "1s", "--unsafe-test-timings"), capsys)
+    assert code == EXIT_OK
+    assert "UNSAFE TEST TIMINGS" in out

@@ -320,6 +320,7 @@ def test_the_reports_keys_are_stable_and_documented() -> None:
         "ledger",
         "lock_file",
         "running",
+        "unsafe_test_timings",
         "hold",
         "feed",
         "queues",
@@ -358,3 +359,10 @@ def test_records_not_yet_running_are_listed_by_id_with_what_moves_them() -> None
     }
     assert LAST_WAITING_RECORDS == 20
     assert not any("not yet running" in line for line in lines(status()))
+
+
+def test_status_says_the_timing_floors_are_lifted() -> None:
+    lifted = dataclasses.replace(status(), unsafe_test_timings=True)
+    assert any(line.startswith("UNSAFE TEST TIMINGS") for line in lines(lifted))
+    assert report(lifted)["unsafe_test_timings"] is True
+    assert not any("UNSAFE" in line for line in lines(status()))

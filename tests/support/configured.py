@@ -32,7 +32,8 @@ def configure_connector(
     ``routed``: which of the world's projects get a route (each to its own new directory);
     ``scenes``: the demo worker plays each event's part from that file (``--scenes``);
     ``worker``: another worker command instead; ``base_url``: setup writes it unchecked;
-    ``more``: further setup options (timings).
+    ``more``: further setup options (timings). The floors are lifted (``--unsafe-test-timings``):
+    tests read the feed every 0.2 s and reconcile after a second.
     """
     world = standin.world
     state = tmp_path / "state"
@@ -55,7 +56,7 @@ def configure_connector(
         "setup", "--state-dir", str(state), "--base-url", base_url or standin.base_url,
         "--account", str(world.account_id), "--agent", str(world.agent.id),
         "--token-file", str(token_file), "--operator", str(world.people[0].id),
-        *routes, "--worker-command", shlex.join(command), *more,
+        *routes, "--worker-command", shlex.join(command), "--unsafe-test-timings", *more,
         *(["--no-check"] if base_url is not None else []),
     ]  # fmt: skip
     assert connect(arguments) == 0

@@ -54,9 +54,8 @@ CONNECTOR_ENVIRONMENT = {
 ALLOWLISTED = {
     name: value
     for name, value in CONNECTOR_ENVIRONMENT.items()
-    if name in {"PATH", "HOME", "LANG", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR"}
-    or name.startswith(("LC_", "XDG_"))
-}
+    if name in {"PATH", "HOME", "LANG", "LC_ALL", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR"}
+}  # names, not prefixes: XDG_RUNTIME_DIR and LC_TIME were named by no one
 
 
 def default_argv(attempt: Attempt, prompt: str = PROMPT) -> list[str]:
@@ -189,6 +188,20 @@ def test_the_configuration_adds_exactly_what_it_names(fp: FakeProcess, attempt: 
         "ANTHROPIC_API_KEY": "sk-not-passed-unless-configured",
         "CLAUDE_CODE_MAX_OUTPUT_TOKENS": "8000",
     }
+
+
+def test_the_allowlist_names_variables_and_passes_no_prefix(fp: FakeProcess, attempt: Attempt) -> None:
+    fp.register(default_argv(attempt))
+    running = attempt.spawn(WorkerCommand.claude_code(), environ=CONNECTOR_ENVIRONMENT)
+    env = kwargs_of(running)["env"]
+    assert env == ALLOWLISTED
+    assert not {"XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "LC_TIME"} & set(env)
+
+
+def test_a_variable_setup_names_with_worker_env_is_passed_as_it_is(fp: FakeProcess, attempt: Attempt) -> None:
+    fp.register(default_argv(attempt))
+    running = attempt.spawn(WorkerCommand.configured(None, ("XDG_CONFIG_HOME",)), environ=CONNECTOR_ENVIRONMENT)
+    assert kwargs_of(running)["env"] == {**ALLOWLISTED, "XDG_CONFIG_HOME": "/home/agent/.config"}
 
 
 def test_the_task_token_variable_cannot_be_configured_into_a_worker() -> None:

@@ -1,0 +1,144 @@
+"""One connector per (account, agent) per machine, whatever its state directory.
+
+``shell.state.lock`` keeps two processes off one state directory; this module keeps two state
+directories off one (account, agent). Two connectors serving one pair from two state
+directories would each post the lifecycle messages of one event: the holding reply twice.
+
+Rules:
+1. "Machine-wide" means one place every connector of this user agrees on, whatever its state
+   directory, ``XDG_*`` or ``HOME``: ``/tmp/basecamp-connector-<uid>/`` (owner-only, made and
+   checked by ``shell.private_files``; one someone else made first is refused, not used).
+   ``BASECAMP_CONNECTOR_RUNTIME_DIR`` replaces it, for tests and for a machine whose ``/tmp``
+   is private to each service (systemd ``PrivateTmp=``); every connector of a pair must then
+   be given the same one. Another user's connector is another machine as far as this lock
+   goes: the README's threat model says to run the connector under one dedicated account.
+2. ``acquire`` takes an exclusive ``flock`` on ``<account>-<agent>.pair.lock`` there (``--shadow``:
+   ``...shadow.pair.lock``, it posts nothing but is still one per pair), before the connector
+   reads its token or opens its ledger. The kernel drops it when its holder dies, SIGKILL
+   included: no stale lock exists. A second is refused (``PairServed``, exit 6) naming the
+   holder's state directory and pid, from the metadata written beside the lock (diagnostic).
+3. ``<account>-<agent>.home`` records the state directory that serves the pair: written by
+   ``setup`` and by a connector once it holds the lock. ``serving_elsewhere`` names a *different*
+   directory recorded there that still holds a configuration for the pair; ``setup`` refuses
+   to make a second one (``--force`` moves the record) and ``run`` refuses to serve from a
+   directory the record does not name (exit 3). A record whose directory is gone is stale.
+4. The ids are parsed integers, so ``+2914079`` and ``02914079`` name one pair.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from core.timestamps import format_timestamp
+from shell import private_files
+from shell.errors import EXIT_CONFIG, EXIT_UNAVAILABLE, UserError
+from shell.state.lock import InstanceLock
+
+RUNTIME_ENV = "BASECAMP_CONNECTOR_RUNTIME_DIR"
+CONFIG_NAME = "config.json"
+
+
+class PairServed(UserError):
+    """Another connector on this machine serves this (account, agent)."""
+
+    exit_code = EXIT_UNAVAILABLE
+
+
+def runtime_directory(environ: Mapping[str, str] | None = None) -> Path:
+    """The machine-wide place of this user's pair locks (rule 1)."""
+    environ = os.environ if environ is None else environ
+    given = environ.get(RUNTIME_ENV, "")
+    if given:
+        if not os.path.isabs(given):
+            raise UserError(f"{RUNTIME_ENV} must be an absolute path, not {given!r}", EXIT_CONFIG)
+        return Path(given)
+    return Path("/tmp") / f"basecamp-connector-{os.geteuid()}"  # noqa: S108 -- owner-only, checked (rule 1)
+
+
+def _stem(account_id: int, agent_id: int) -> str:
+    for name, value in (("account", account_id), ("agent", agent_id)):
+        if value <= 0:
+            raise UserError(f"an {name} id is a positive integer, not {value}")
+    return f"{account_id}-{agent_id}"
+
+
+def _directory() -> Path:
+    directory = runtime_directory()
+    private_files.ensure_directory(directory, "runtime directory", f"it holds the pair locks ({RUNTIME_ENV})")
+    return directory
+
+
+def acquire(
+    account_id: int, agent_id: int, state_dir: Path, started_at: datetime, *, shadow: bool = False
+) -> InstanceLock:
+    """Take the pair's machine-wide lock or raise ``PairServed`` naming its holder (rule 2)."""
+    kind = ".shadow" if shadow else ""
+    path = _directory() / f"{_stem(account_id, agent_id)}{kind}.pair.lock"
+    descriptor = private_files.open_or_create(path, "pair lock file")
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(descriptor)
+        raise PairServed(
+            f"a connector{' --shadow' if shadow else ''} already serves account {account_id} as agent "
+            f"{agent_id} on this machine ({_holder(path)}); one pair, one connector"
+        ) from None
+    metadata = {"pid": os.getpid(), "state_dir": str(state_dir), "started_at": format_timestamp(started_at)}
+    private_files.write_atomically(Path(f"{path}.json"), json.dumps(metadata).encode())
+    return InstanceLock(descriptor, path, metadata)
+
+
+def _holder(path: Path) -> str:
+    try:
+        raw: Any = json.loads(Path(f"{path}.json").read_text())
+        return f"state directory {raw['state_dir']}, pid {int(raw['pid'])}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "its state directory not recorded"
+
+
+def _home_path(account_id: int, agent_id: int) -> Path:
+    return _directory() / f"{_stem(account_id, agent_id)}.home"
+
+
+def record_home(account_id: int, agent_id: int, state_dir: Path) -> None:
+    """Record ``state_dir`` as the one that serves the pair (rule 3)."""
+    path = _home_path(account_id, agent_id)
+    private_files.write_atomically(path, os.path.abspath(state_dir).encode())
+
+
+def serving_elsewhere(account_id: int, agent_id: int, state_dir: Path) -> Path | None:
+    """Another state directory recorded as serving the pair that still holds its configuration."""
+    path = _home_path(account_id, agent_id)
+    try:
+        private_files.check_file(path, "pair record")
+        recorded = Path(path.read_text())
+    except FileNotFoundError:
+        return None
+    if recorded == Path(os.path.abspath(state_dir)):
+        return None
+    try:
+        raw: Any = json.loads((recorded / CONFIG_NAME).read_text())
+        same = (int(raw["account_id"]), int(raw["agent_id"])) == (account_id, agent_id)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # gone, or no longer this pair's: stale
+    return recorded if same else None
+
+
+def refuse_if_served_elsewhere(account_id: int, agent_id: int, state_dir: Path) -> None:
+    """``run``'s half of rule 3: serve only from the directory the record names; record it if none."""
+    other = serving_elsewhere(account_id, agent_id, state_dir)
+    if other is not None:
+        raise UserError(
+            f"account {account_id} agent {agent_id} is served from {other}, not {state_dir}; "
+            f"run that one, or move it here with: bin/connect setup --state-dir {state_dir} --force",
+            EXIT_CONFIG,
+        )
+    with contextlib.suppress(FileNotFoundError):
+        record_home(account_id, agent_id, state_dir)

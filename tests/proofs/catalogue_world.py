@@ -1,0 +1,91 @@
+"""The proofs of issue 10's items 1, 5 and 6 (I10a): one connector per (account, agent) per
+machine, the timing floors, and the task token's and the worker's environment's security.
+Same form as ``tests.proofs.catalogue``."""
+
+from __future__ import annotations
+
+from tests.proofs.mutation import Mutation, rule
+
+WORLD: list[Mutation] = [
+    rule(
+        "one connector per (account, agent) per machine: the pair lock is exclusive",
+        "        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)\n    except BlockingIOError:\n        os.close(descriptor)\n        raise PairServed(",
+        "        pass\n    except BlockingIOError:\n        os.close(descriptor)\n        raise PairServed(",
+        "test_a_second_state_directory_of_one_pair_is_refused_naming_the_first_and_its_pid",
+        "test_two_connectors_with_two_state_directories_of_one_pair_cannot_both_run",
+    ),
+    rule(
+        "the pair lock lives in one machine-wide place, not in the state directory",
+        '    return Path("/tmp") / f"basecamp-connector-{os.geteuid()}"',
+        '    return Path(os.environ.get("XDG_STATE_HOME", "/tmp")) / f"basecamp-connector-{os.geteuid()}"',
+        "test_the_pair_lock_lives_in_one_owner_only_place_whatever_the_state_home",
+    ),
+    rule(
+        "setup refuses a second state directory for a pair another one serves",
+        "    if other is not None and not force:",
+        "    if False:",
+        "test_two_connectors_with_two_state_directories_of_one_pair_cannot_both_run",
+    ),
+    rule(
+        "run serves a pair only from the state directory its record names",
+        "    other = serving_elsewhere(account_id, agent_id, state_dir)\n    if other is not None:",
+        "    other = serving_elsewhere(account_id, agent_id, state_dir)\n    if False:",
+        "test_two_connectors_with_two_state_directories_of_one_pair_cannot_both_run",
+    ),
+    rule(
+        "a recorded home whose directory no longer holds the pair is stale",
+        "    return recorded if same else None",
+        "    return recorded",
+        "test_a_recorded_home_names_another_directory_only_while_it_holds_the_pair",
+    ),
+    rule(
+        "timings below the reference's floors are refused",
+        "    if unsafe or value >= floor:",
+        "    if True:",
+        "test_timings_below_the_reference_floors_are_refused_unless_the_unsafe_option_lifts_them",
+        "test_setup_refuses_timings_below_the_floors_unless_told_they_are_unsafe",
+    ),
+    rule(
+        "only --unsafe-test-timings lifts the floors",
+        "        line = below_floor(where, value, unsafe=unsafe)",
+        "        line = below_floor(where, value, unsafe=False)",
+        "test_timings_below_the_reference_floors_are_refused_unless_the_unsafe_option_lifts_them",
+        "test_setup_refuses_timings_below_the_floors_unless_told_they_are_unsafe",
+    ),
+    rule(
+        "status shows unsafe test timings",
+        "    if status.unsafe_test_timings:\n        out.append(UNSAFE_LINE)",
+        "    if False:\n        out.append(UNSAFE_LINE)",
+        "test_status_says_the_timing_floors_are_lifted",
+    ),
+    rule(
+        "run's feed interval has a floor too",
+        "    if poll_floor is not None:\n        raise UserError(poll_floor, EXIT_CONFIG)",
+        "    if False:\n        raise UserError(poll_floor, EXIT_CONFIG)",
+        "test_run_refuses_a_feed_interval_below_its_floor_without_the_unsafe_option",
+    ),
+    rule(
+        "setup records a worker-env name",
+        "    data[\"worker_env\"] = [name for index, name in enumerate(names) if name not in names[:index]]",
+        "    data[\"worker_env\"] = []",
+        "test_setup_records_a_worker_env_name_never_its_value",
+    ),
+    rule(
+        "a task token given in the environment does not stay in the MCP server's environment",
+        "    if args.token_fd is None:  # it came in the environment: /proc/PID/environ would keep it (rule 6)",
+        "    if False:",
+        "test_a_token_given_in_the_environment_is_not_in_the_servers_environment_while_it_serves",
+    ),
+    rule(
+        "the MCP server refuses a token whose attempt recorded another process group",
+        "            if group is not None and int(group[0]) != self._process_group:",
+        "            if False:",
+        "test_a_token_read_from_another_attempts_session_is_refused_outside_its_process_group",
+    ),
+    rule(
+        "bin/connect mcp checks the token against its own process group",
+        "process_group=os.getpgrp())",
+        "process_group=None)",
+        "test_a_token_read_from_another_attempts_session_is_refused_outside_its_process_group",
+    ),
+]
