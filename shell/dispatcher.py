@@ -26,6 +26,10 @@ Rules:
    route starts nothing (its records wait), and one that gained one starts at the next tick.
 8. After a settlement commits (at an attempt's end, or in recovery), ``after_settlement`` runs
    for the task, outside that transaction: the connector's is ``shell.adopted_replies``.
+9. A worker's life is three steps, each its own transaction(s): ``spawned`` (spawn, record the
+   process), ``still_running`` (a tick), ``supervised`` (settle why it ended). ``_start`` runs
+   them on a thread of its own; the whole-connector simulation (``tests/sim/whole``) runs the
+   very same steps one at a time, interleaved with everything else, on one thread.
 """
 
 from __future__ import annotations
@@ -99,7 +103,7 @@ class Dispatcher:
     driver: WorkerDriver
     recovery: Recovery
     options: DispatchOptions = field(default_factory=DispatchOptions)
-    after_settlement: Callable[[int], object] | None = None  # rule 7: the adopted-reply rule
+    after_settlement: Callable[[int], object] | None = None  # rule 8: the adopted-reply rule
     _running: dict[int, _Running] = field(default_factory=dict)
     _shutdown: threading.Event = field(default_factory=threading.Event)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -215,44 +219,13 @@ class Dispatcher:
 
     def _work(self, launch: tasks.Launch, work_dir: str, deadline_at: datetime) -> None:
         try:
-            pause_at("after_launch")  # a crash test kills the process here: launched, nothing spawned
-            outcome = self.driver.spawn(launch, Path(work_dir))
-            if isinstance(outcome, SpawnFailed):
-                log.warning(
-                    "dispatch attempt=%s could not start its worker: %s", launch.attempt_id, outcome.detail
-                )
-                self._end(launch, StopReason.failed, spawn_failed=True)
+            started = self.spawned(launch, work_dir)
+            if started is None:
                 return
-            with self._lock:
-                self._running[launch.task_id].started = outcome
-            try:
-                with self.ledger.write() as connection:
-                    tasks.mark_running(
-                        connection,
-                        launch.attempt_id,
-                        pid=outcome.pid,
-                        pgid=outcome.pgid,
-                        process_started=outcome.process_started,
-                        now=self.ledger.clock.now(),
-                    )
-                log.info("dispatch attempt=%s state=running pid=%d", launch.attempt_id, outcome.pid)
-            except Exception:  # a worker that exists is supervised to its end, recorded or not
-                log.exception(
-                    "dispatch attempt=%s: its process could not be recorded; supervising it anyway",
-                    launch.attempt_id,
-                )
             reason = self.driver.supervise(
-                outcome, deadline_at, self._shutdown, lambda: self._still_running(launch)
+                started, deadline_at, self._shutdown, lambda: self.still_running(launch)
             )
-            if reason is None:
-                log.error(
-                    "dispatch attempt=%s: members of its process group outlived SIGKILL; it stays live,"
-                    " unsettled, for a person and the next start's recovery",
-                    launch.attempt_id,
-                )
-                return
-            self._end(launch, reason, spawn_failed=False)
-            self.driver.release(outcome)
+            self.supervised(launch, started, reason)
         except Exception:
             log.exception(
                 "dispatch attempt=%s: the worker's supervision failed; it stays live for recovery",
@@ -262,7 +235,52 @@ class Dispatcher:
             with self._lock:
                 self._running.pop(launch.task_id, None)
 
-    def _still_running(self, launch: tasks.Launch) -> None:
+    # -- a worker's life in steps (rule 8): the thread above runs them; the simulation one by one --
+
+    def spawned(self, launch: tasks.Launch, work_dir: str) -> Started | None:
+        """Spawn the launched worker and record its process; None when it never started (settled)."""
+        pause_at("after_launch")  # a crash test kills the process here: launched, nothing spawned
+        outcome = self.driver.spawn(launch, Path(work_dir))
+        if isinstance(outcome, SpawnFailed):
+            log.warning(
+                "dispatch attempt=%s could not start its worker: %s", launch.attempt_id, outcome.detail
+            )
+            self._end(launch, StopReason.failed, spawn_failed=True)
+            return None
+        with self._lock:
+            self._running[launch.task_id].started = outcome
+        try:
+            with self.ledger.write() as connection:
+                tasks.mark_running(
+                    connection,
+                    launch.attempt_id,
+                    pid=outcome.pid,
+                    pgid=outcome.pgid,
+                    process_started=outcome.process_started,
+                    now=self.ledger.clock.now(),
+                )
+            log.info("dispatch attempt=%s state=running pid=%d", launch.attempt_id, outcome.pid)
+        except Exception:  # a worker that exists is supervised to its end, recorded or not
+            log.exception(
+                "dispatch attempt=%s: its process could not be recorded; supervising it anyway",
+                launch.attempt_id,
+            )
+        return outcome
+
+    def supervised(self, launch: tasks.Launch, started: Started, reason: StopReason | None) -> None:
+        """The worker ended for ``reason``: settle its attempt (rule 4), or leave it live (rule 6)."""
+        if reason is None:
+            log.error(
+                "dispatch attempt=%s: members of its process group outlived SIGKILL; it stays live,"
+                " unsettled, for a person and the next start's recovery",
+                launch.attempt_id,
+            )
+            return
+        self._end(launch, reason, spawn_failed=False)
+        self.driver.release(started)
+
+    def still_running(self, launch: tasks.Launch) -> None:
+        """A still-running tick of the worker's attempt (its notice, when one is due)."""
         with self.ledger.write() as connection:
             tasks.still_running(connection, launch.attempt_id, self.ledger.clock.now())
 
@@ -285,7 +303,7 @@ class Dispatcher:
         self._settled(launch.task_id)
 
     def _settled(self, task_id: int) -> None:
-        """Rule 7: after the settlement committed, the adopted-reply rule for the task."""
+        """Rule 8: after the settlement committed, the adopted-reply rule for the task."""
         if self.after_settlement is None:
             return
         if self._shutdown.is_set():  # a shutdown's bound is not spent on listings

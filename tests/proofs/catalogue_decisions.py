@@ -140,8 +140,8 @@ DECISIONS: list[Mutation] = [
     ),
     rule(
         "a worker whose group outlived SIGKILL is not settled: nothing starts beside what is left of it",
-        "            if reason is None:\n                log.error(",
-        "            if reason is None:\n                reason = StopReason.lost\n            if False:\n                log.error(",
+        "        if reason is None:\n            log.error(",
+        "        if reason is None:\n            reason = StopReason.lost\n        if False:\n            log.error(",
         "test_a_worker_whose_group_outlived_sigkill_is_never_settled_around",
     ),
 ]

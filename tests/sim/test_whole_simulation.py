@@ -1,0 +1,79 @@
+"""The whole-connector simulation in CI: a few hundred seeds, clean; a replay is the same run;
+a bug injected is found and replays at the same step (``bin/simulate`` runs the nightly size).
+
+``SIM_CI_SEEDS`` (default 200) seeds of 200 steps, in chunks of ``CHUNK`` a test.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+
+from shell.start import Started, StartParts, settle_previous
+from tests.sim.whole import connector
+from tests.sim.whole.checks import CHECKS
+from tests.sim.whole.main import REQUIRED, main
+from tests.sim.whole.run import Run, Violation
+
+SEEDS = int(os.environ.get("SIM_CI_SEEDS", "200"))
+CHUNK = 25
+COVERAGE: Counter[str] = Counter()
+
+
+@pytest.fixture(autouse=True)
+def _quiet() -> Iterator[None]:
+    logging.disable(logging.CRITICAL)
+    yield
+    logging.disable(logging.NOTSET)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("first", range(0, SEEDS, CHUNK))
+def test_seeds_run_clean(first: int) -> None:
+    for seed in range(first, min(first + CHUNK, SEEDS)):
+        Run(seed, 200, COVERAGE).play()  # a Violation names its seed, step and check
+
+
+@pytest.mark.slow
+def test_every_required_path_is_reached_by_the_ci_seeds() -> None:
+    if sum(COVERAGE.values()) == 0:  # run alone: count the coverage now
+        for seed in range(SEEDS):
+            Run(seed, 200, COVERAGE).play()
+    assert [path for path in REQUIRED if COVERAGE[path] == 0] == []
+
+
+def test_a_seed_replays_the_same_history() -> None:
+    first, second = Run(7, 120), Run(7, 120)
+    first.play()
+    second.play()
+    assert first.history == second.history
+    assert len(first.history) > 120
+
+
+def _without_recovery(parts: StartParts, deadline: float) -> Started:
+    return settle_previous(StartParts(parts.outbox, parts.sessions, None), deadline)
+
+
+def test_a_bug_is_found_and_replays_at_the_same_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(connector, "settle_previous", _without_recovery)  # the bug: recovery skipped
+    found = []
+    for _ in range(2):
+        for seed in range(40):
+            try:
+                Run(seed, 200).play()
+            except Violation as violation:
+                found.append((violation.seed, violation.step, violation.check))
+                break
+    assert len(found) == 2, "skipping recovery went unnoticed for 40 seeds"
+    assert found[0] == found[1]
+    assert found[0][2] in CHECKS
+
+
+def test_the_command_line_ends_with_its_verdict(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--seeds", "2", "--steps", "40"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "simulate: seeds=2 violations=0"

@@ -1,0 +1,269 @@
+"""The simulated Basecamp: one in-process account behind the connector's three seams.
+
+Rules:
+1. It answers exactly the protocols the connector's parts are built on, and nothing else: the
+   feed (``shell.intake.FeedReader.poll_events``), admission's reads
+   (``shell.admission.SummaryReader``) and the outbox's ``Poster`` (post, list, probe,
+   ``rate_limited_for``). No sockets, no threads, no sleeps: a slow answer advances the
+   simulated clock, and every choice is drawn from the run's one ``random.Random``.
+2. It keeps ground truth the connector cannot see: every message stored (with who made it:
+   which outbox request, or which worker), and every request attributed to the intent whose
+   claim it follows (``Attribution``, supplied by the run). Checks judge the ledger against it.
+3. Faults are scripted one request at a time (``next_posts``, ``next_listings``, ``feed_down``,
+   ``reads``): a create lands, is refused, is lost before or after landing, is rate limited
+   (429), cannot connect; a landed message may be visible only after a lag; a listing fails,
+   hangs to its bound, or is cut short (the client's exhaustive-or-error rule makes a short
+   listing an error); the feed fails; a summary read fails or is throttled.
+4. A crash armed here (``crash_at``) raises ``Crash`` at that point of a request: before the
+   create reaches Basecamp, after it landed (the answer dies with the process), during a
+   listing, or during a summary read.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from core.admission import Author, ReadFailure, ReadFailureKind, RecordingStatus, RecordingSummary
+from core.admission_matrix import CHAT_LINE_CREATED, COMMENT_CREATED
+from core.destinations import Destination, ListedMessage
+from core.feed import FeedEvent, FeedFilters, FeedPage
+from core.posting import PostOutcome, Receipt, RefusalCause, Refused, Uncertain, UncertainCause
+from core.text import message_text
+from core.timestamps import format_timestamp
+from shell.basecamp.client import BasecampError, ListingFailed
+from shell.clock import FakeClock
+
+AGENT_ID = 4_242
+OPERATOR_ID = 26_909_558
+ROUTED = 2_085_958_504
+UNROUTED = 2_085_958_999
+CAMPFIRE = 1_069_478_985
+PAGE_SIZE = 3
+
+
+class Crash(BaseException):
+    """The connector process died here (SIGKILL): nothing after this line of it runs."""
+
+
+class Post(StrEnum):
+    land = "land"
+    refuse = "refuse"
+    lost_after_landing = "lost_after_landing"
+    lost_before_landing = "lost_before_landing"
+    not_connected = "not_connected"
+    rate_limited = "rate_limited"
+
+
+class Listing(StrEnum):
+    answer = "answer"
+    fail = "fail"
+    hang = "hang"  # answers nothing until the caller's bound passes
+    cut_short = "cut_short"  # a page missing: the client's exhaustive rule makes it an error
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    id: int
+    destination: Destination
+    text: str
+    created_at: datetime
+    visible_at: datetime
+    creator_id: int
+    made_by: str  # "intent:<id>", "worker:<attempt>" or "person"
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """One feed event: a person mentions the agent on a recording (a comment or a chat line)."""
+
+    event_id: int
+    bucket_id: int
+    recording_id: int
+    chat: bool
+    created_at: str
+
+
+class Attribution:
+    """What the run tells Basecamp about the connector's requests (rule 2)."""
+
+    def request_starts(self, destination: Destination, body: str) -> int:  # the intent's id
+        raise NotImplementedError
+
+    def request_ended(self, intent_id: int, outcome: PostOutcome | None) -> None:
+        raise NotImplementedError
+
+
+@dataclass
+class SimBasecamp:
+    clock: FakeClock
+    rng: random.Random
+    attribution: Attribution
+    messages: list[Message] = field(default_factory=list)
+    feed: list[Mention] = field(default_factory=list)
+    next_posts: list[Post] = field(default_factory=list)
+    next_listings: list[Listing] = field(default_factory=list)
+    lag_seconds: float = 0.0
+    slow_post_seconds: float = 0.0
+    feed_down: bool = False
+    reads: list[str] = field(default_factory=list)  # "fail" | "throttled", one per summary read
+    crash_at: str | None = None  # before_landing | after_landing | during_listing | during_read
+    held_until: float = 0.0
+    on_fault: Callable[[str], None] = field(default=lambda name: None)
+    by_maker: dict[str, list[int]] = field(default_factory=dict)
+    texts: dict[int, str] = field(default_factory=dict)
+    _next_id: int = 1_069_479_000
+
+    # -- ground truth -------------------------------------------------------------------------
+
+    def store(self, destination: Destination, text: str, made_by: str, creator_id: int = AGENT_ID) -> int:
+        self._next_id += 1
+        now = self.clock.now()
+        self.by_maker.setdefault(made_by, []).append(self._next_id)
+        self.texts[self._next_id] = message_text(text)
+        self.messages.append(
+            Message(self._next_id, destination, message_text(text), now,
+                    now + timedelta(seconds=self.lag_seconds), creator_id, made_by)
+        )
+        return self._next_id
+
+    # -- the feed -------------------------------------------------------------------------------
+
+    def poll_events(
+        self,
+        since: int | None,
+        position: str | None,
+        filters: FeedFilters,
+        deadline: float,
+        *,
+        next_url: str | None = None,
+    ) -> FeedPage:
+        if self.feed_down:
+            self.on_fault("feed failed")
+            raise BasecampError("the feed is down")
+        after = int(next_url or position or since or 0)
+        page = [mention for mention in self.feed if mention.event_id > after][:PAGE_SIZE]
+        more = len([mention for mention in self.feed if mention.event_id > after]) > PAGE_SIZE
+        events = tuple(
+            FeedEvent(
+                id=mention.event_id,
+                kind="chat_line" if mention.chat else "comment",
+                action="created",
+                event_type=CHAT_LINE_CREATED if mention.chat else COMMENT_CREATED,
+                bucket_id=mention.bucket_id,
+                creator_id=OPERATOR_ID,
+                performed_by_id=None,
+                recording_id=mention.recording_id,
+                created_at=mention.created_at,
+                details=None,
+            )
+            for mention in page
+        )
+        last = str(page[-1].event_id if page else after)
+        return FeedPage(events, last, last if more else None)
+
+    def mention(self, event_id: int, bucket_id: int, recording_id: int, chat: bool) -> None:
+        self.feed.append(Mention(event_id, bucket_id, recording_id, chat, format_timestamp(self.clock.now())))
+
+    # -- admission's reads ----------------------------------------------------------------------
+
+    def deadline_in(self, seconds: float) -> float:
+        return self.clock.monotonic() + seconds
+
+    def summary(
+        self, bucket_id: int, recording_id: int, event_type: str, deadline: float, *, event_id: int | None = None
+    ) -> RecordingSummary | ReadFailure:
+        if self.crash_at == "during_read":
+            self.crash_at = None
+            raise Crash("during admission's read")
+        fault = self.reads.pop(0) if self.reads else ""
+        if fault == "fail":
+            self.on_fault("read failed")
+            return ReadFailure(ReadFailureKind.failed)
+        if fault == "throttled":
+            self.on_fault("read throttled (429)")
+            return ReadFailure(ReadFailureKind.throttled, self.clock.now() + timedelta(seconds=60))
+        chat = event_type == CHAT_LINE_CREATED
+        return RecordingSummary(
+            status=RecordingStatus.active,
+            type="Chat::Lines::Text" if chat else "Comment",
+            creator=Author(OPERATOR_ID, "User"),
+            parent_id=CAMPFIRE if chat else recording_id + 1,
+            parent_type="Chat::Transcript" if chat else "Kanban::Card",
+            campfire_id=CAMPFIRE if chat else None,
+            mentioned_person_ids=frozenset({AGENT_ID}),
+            app_url=f"https://3.basecamp.com/999/buckets/{bucket_id}/recordings/{recording_id}",
+            title="A card",
+            content=f"<div>please look at {recording_id}</div>",
+            updated_at=format_timestamp(self.clock.now()),
+        )
+
+    # -- the outbox's Poster --------------------------------------------------------------------
+
+    def post(self, destination: Destination, body: str, deadline: float | None = None) -> PostOutcome:
+        intent_id = self.attribution.request_starts(destination, body)
+        outcome: PostOutcome | None = None
+        try:
+            self.clock.advance(self.slow_post_seconds)
+            self.slow_post_seconds = 0.0
+            if self.crash_at == "before_landing":
+                self.crash_at = None
+                raise Crash("after the claim, before the request reached Basecamp")
+            if self.crash_at == "after_landing":
+                self.crash_at = None
+                self.store(destination, body, f"intent:{intent_id}")
+                raise Crash("after the message was stored, before its receipt was recorded")
+            behaviour = self.next_posts.pop(0) if self.next_posts else Post.land
+            self.on_fault(f"post {behaviour}")
+            match behaviour:
+                case Post.land:
+                    outcome = Receipt(self.store(destination, body, f"intent:{intent_id}"))
+                case Post.lost_after_landing:
+                    self.store(destination, body, f"intent:{intent_id}")
+                    outcome = Uncertain(UncertainCause.connection_lost, None, "lost after landing")
+                case Post.lost_before_landing:
+                    outcome = Uncertain(UncertainCause.timeout, None, "lost before landing")
+                case Post.refuse:
+                    outcome = Refused(RefusalCause.answered, 422, "refused")
+                case Post.not_connected:
+                    outcome = Refused(RefusalCause.not_connected, None, "could not connect")
+                case Post.rate_limited:
+                    self.held_until = self.clock.monotonic() + 30
+                    outcome = Refused(RefusalCause.answered, 429, "rate limited", 30.0)
+            return outcome
+        finally:
+            self.attribution.request_ended(intent_id, outcome)
+
+    def list(
+        self, destination: Destination, since: datetime, creator_id: int, deadline: float
+    ) -> list[ListedMessage]:
+        if self.crash_at == "during_listing":
+            self.crash_at = None
+            raise Crash("during a listing")
+        behaviour = self.next_listings.pop(0) if self.next_listings else Listing.answer
+        if behaviour is not Listing.answer:
+            self.on_fault(f"listing {behaviour}")
+        if behaviour is Listing.fail:
+            raise ListingFailed("the listing failed")
+        if behaviour is Listing.hang:
+            self.clock.advance(max(0.0, deadline - self.clock.monotonic()))
+            raise ListingFailed("the listing ran out of time")
+        if behaviour is Listing.cut_short:
+            raise ListingFailed("a page of the listing was missing")
+        now = self.clock.now()
+        return [
+            ListedMessage(message.id, message.created_at, message.creator_id, message.text)
+            for message in self.messages
+            if message.destination == destination and message.visible_at <= now
+            and message.creator_id == creator_id and message.created_at >= since
+        ]
+
+    def rate_limited_for(self) -> float:
+        return max(0.0, self.held_until - self.clock.monotonic())
+
+    def probe(self, deadline: float) -> None:
+        if self.next_listings and self.next_listings[0] is Listing.fail:
+            raise ListingFailed("unreachable")

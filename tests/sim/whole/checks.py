@@ -1,0 +1,302 @@
+"""The named checks run after every step of a whole-connector run, and at its end.
+
+Rules:
+1. Each check has a name (``CHECKS``) and answers what it found, or nothing. The reference's
+   ten outbox invariants are ``outbox-1`` .. ``outbox-10``
+   (``/work/shared/reference/lifecycle-outbox-pr.txt``); beside them: ``no-message-doubled``,
+   ``no-instruction-twice``, ``no-record-lost`` (at the end), ``moves-are-edges``,
+   ``receipts-unique-and-final``, ``nothing-sending-at-quiescence`` (at the end).
+2. A check judges the ledger against ground truth the connector cannot see: which request
+   stored which message (``SimBasecamp``), which worker was handed which instruction
+   (``Workers.handed``), and what a person decided (``Truth``). Every state change is read from
+   the audit triggers this module adds to the run's ledger (``AUDIT_SQL``), with the actors the
+   step's part may act as.
+3. A check found at a request (``request_starts``: a request that follows no fresh claim, is
+   made under the hold, or fires a guard a worker holds) is recorded and reported after the step:
+   nothing is raised inside the connector's own code.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from returns.result import Success
+
+from core import notes
+from core.destinations import Destination, MessageKind
+from core.edges import (
+    ATTEMPT_EDGES,
+    DELIVERY_EDGES,
+    GUARD_EDGES,
+    INTENT_EDGES,
+    RECORD_EDGES,
+    Actor,
+    AttemptState,
+    DeliveryState,
+    GuardState,
+    IntentState,
+    LifecycleTable,
+    RecordState,
+)
+from core.posting import Receipt
+from core.reconcile import MAX_RECONCILE_FAILURES
+from core.text import message_text
+
+if TYPE_CHECKING:
+    from tests.sim.whole.run import Run
+
+CHECKS = (
+    "outbox-1 intent written with its transition",
+    "outbox-2 one intent per thing",
+    "outbox-3 no request without a sending row",
+    "outbox-4 nothing sending is sent again",
+    "outbox-5 adoption only of its own message",
+    "outbox-6 a receipt belongs to one intent, never changes",
+    "outbox-7 intent states move along their edges, a person's only by a person",
+    "outbox-8 a worker told to acknowledge never also gets the guard",
+    "outbox-9 a guard is fired from its claim",
+    "outbox-10 reconciliation gives up after ten failures",
+    "no-message-doubled",
+    "no-instruction-twice",
+    "no-record-lost",
+    "no-live-worker-settled",
+    "connector-never-fails",
+    "moves-are-edges",
+    "receipts-unique-and-final",
+    "nothing-sending-at-quiescence",
+)
+
+AUDIT_SQL = (
+    "CREATE TABLE IF NOT EXISTS sim_audit (seq INTEGER PRIMARY KEY AUTOINCREMENT, tbl TEXT NOT NULL,"
+    " key TEXT NOT NULL, old TEXT, new TEXT NOT NULL, note TEXT, old_receipt INTEGER, new_receipt INTEGER,"
+    " cause TEXT)",
+    "CREATE TRIGGER sim_outbox_insert AFTER INSERT ON outbox BEGIN INSERT INTO sim_audit"
+    " (tbl, key, old, new, cause) VALUES ('outbox', NEW.id, NULL, NEW.state, NEW.kind || ':' || CASE"
+    " WHEN NEW.kind IN ('guard_ack', 'holding_reply') THEN"
+    " (SELECT state FROM events WHERE id = NEW.event_id) ELSE"
+    " (SELECT state FROM attempts WHERE id = NEW.attempt_id) END); END",
+    "CREATE TRIGGER sim_outbox_update AFTER UPDATE ON outbox WHEN NEW.state IS NOT OLD.state"
+    " OR NEW.receipt_id IS NOT OLD.receipt_id BEGIN INSERT INTO sim_audit"
+    " (tbl, key, old, new, note, old_receipt, new_receipt) VALUES ('outbox', NEW.id, OLD.state, NEW.state,"
+    " OLD.note, OLD.receipt_id, NEW.receipt_id); END",
+    "CREATE TRIGGER sim_events AFTER UPDATE OF state ON events WHEN NEW.state IS NOT OLD.state BEGIN"
+    " INSERT INTO sim_audit (tbl, key, old, new) VALUES ('events', NEW.id, OLD.state, NEW.state); END",
+    "CREATE TRIGGER sim_delivery AFTER UPDATE OF delivery ON task_events WHEN NEW.delivery IS NOT OLD.delivery"
+    " BEGIN INSERT INTO sim_audit (tbl, key, old, new) VALUES ('delivery', NEW.task_id || ':' || NEW.event_id,"
+    " OLD.delivery, NEW.delivery); END",
+    "CREATE TRIGGER sim_guard AFTER UPDATE OF guard ON task_events WHEN NEW.guard IS NOT OLD.guard"
+    " BEGIN INSERT INTO sim_audit (tbl, key, old, new) VALUES ('guard', NEW.task_id || ':' || NEW.event_id,"
+    " OLD.guard, NEW.guard); END",
+    "CREATE TRIGGER sim_attempts AFTER UPDATE OF state ON attempts WHEN NEW.state IS NOT OLD.state BEGIN"
+    " INSERT INTO sim_audit (tbl, key, old, new) VALUES ('attempts', NEW.id, OLD.state, NEW.state); END",
+)
+
+_TABLES: dict[str, tuple[LifecycleTable[Any], type]] = {
+    "outbox": (INTENT_EDGES, IntentState),
+    "events": (RECORD_EDGES, RecordState),
+    "delivery": (DELIVERY_EDGES, DeliveryState),
+    "guard": (GUARD_EDGES, GuardState),
+    "attempts": (ATTEMPT_EDGES, AttemptState),
+}
+_OUTBOX = "SELECT id, kind, state, note, receipt_id, message_kind, bucket_id, recording_id, body, event_id," \
+          " attempt_id, occurrence, reconcile_failures, not_before FROM outbox ORDER BY id"
+
+
+def _found(run: Run, check: str, detail: str) -> None:
+    run.truth.violations.append((check, detail))
+
+
+# -- at a request (rule 3) -------------------------------------------------------------------------
+
+def request_starts(run: Run, destination: Destination, body: str) -> int:
+    """Which intent this request is for; what it breaks, recorded."""
+    truth = run.truth
+    with run.connector.ledger.read() as connection:
+        held = connection.execute("SELECT 1 FROM hold_marker").fetchone() is not None
+        mine = [
+            (identifier, kind, event_id)
+            for (identifier, kind, state, _note, _receipt, message_kind, bucket, recording, text, event_id,
+                 *_rest) in connection.execute(_OUTBOX)
+            if state == "sending" and Destination(MessageKind(message_kind), bucket, recording) == destination
+            and text == body
+        ]
+        fresh = [row for row in mine if row[0] not in truth.requested_in_era]
+        if held:
+            _found(run, "outbox-3 no request without a sending row", f"a request to {destination} under the hold")
+        if not mine:
+            _found(run, "outbox-3 no request without a sending row",
+                   f"a request to {destination} with no intent sending there with its words")
+            return -1
+        if not fresh:
+            _found(run, "outbox-4 nothing sending is sent again",
+                   f"intent {mine[0][0]} requested a second time in one era")
+            return mine[0][0]
+        identifier, kind, event_id = fresh[0]
+        if kind == "guard_ack" and event_id is not None:
+            guards = {guard for (guard,) in connection.execute(
+                "SELECT guard FROM task_events WHERE event_id = ?", (event_id,))}
+            if guards & {"armed", "canceled"}:
+                _found(run, "outbox-9 a guard is fired from its claim",
+                       f"guard intent {identifier} requested while its task rows read {sorted(guards)}")
+    truth.requested_in_era.add(identifier)
+    return identifier
+
+
+# -- after every step ------------------------------------------------------------------------------
+
+def after_step(run: Run, final: bool) -> list[tuple[str, str]]:
+    """Every check, on what changed since the last step (the outbox whole when anything there moved)."""
+    truth = run.truth
+    seen = (len(run.basecamp.messages), len(run.workers.told_to_acknowledge))
+    with run.connector.ledger.read() as connection:
+        audit = connection.execute(
+            "SELECT seq, tbl, key, old, new, note, old_receipt, new_receipt, cause FROM sim_audit"
+            " WHERE seq > ? ORDER BY seq", (truth.audit_seen,)).fetchall()
+        tables = {row[1] for row in audit}
+        outbox_moved = final or "outbox" in tables or seen != truth.last_seen
+        rows = connection.execute(_OUTBOX).fetchall() if outbox_moved else []
+        events = dict(connection.execute("SELECT id, state FROM events").fetchall()) if final else {}
+        live = ([a for (a,) in connection.execute("SELECT id FROM attempts WHERE state <> 'ended'")]
+                if final or "attempts" in tables else None)
+    truth.last_seen = seen
+    if live is not None:
+        alive = {worker.attempt_id for worker in run.workers.alive.values()}
+        for attempt_id in sorted(alive - set(live)):
+            _found(run, "no-live-worker-settled", f"attempt {attempt_id} ended while its worker still runs")
+    for seq, table, key, old, new, note, old_receipt, new_receipt, cause in audit:
+        truth.audit_seen = seq
+        _judge_move(run, table, key, old, new, note or "", old_receipt, new_receipt, cause)
+    if outbox_moved:
+        _judge_outbox(run, rows)
+    _judge_exposures(run)
+    if final:
+        _judge_end(run, rows, events, live or [])
+    return truth.violations
+
+
+def _judge_move(  # noqa: PLR0917 -- one audit row, as its columns
+    run: Run, table: str, key: str, old: str | None, new: str, note: str,
+                old_receipt: int | None, new_receipt: int | None, cause: str | None) -> None:
+    if old is None:  # an intent written
+        kind, _, state = (cause or ":").partition(":")
+        expected = "ended" if kind == "completion" else None
+        wrong = (state in ("", "seen") if kind in ("guard_ack", "holding_reply")
+                 else (state != "ended") if expected else state in ("", "ended"))
+        if wrong:
+            _found(run, "outbox-1 intent written with its transition",
+                   f"intent {key} ({kind}) written while its cause reads {state or 'nothing'}")
+        if new != "pending":
+            _found(run, "outbox-7 intent states move along their edges, a person's only by a person",
+                   f"intent {key} written {new}")
+        return
+    if table == "outbox" and old_receipt is not None and new_receipt != old_receipt:
+        _found(run, "outbox-6 a receipt belongs to one intent, never changes",
+               f"intent {key}'s receipt changed {old_receipt} -> {new_receipt}")
+    if old == new:
+        return
+    edges, states = _TABLES[table]
+    if not any(isinstance(edges.step(states(old), states(new), actor, note), Success) for actor in run.actors):
+        name = ("outbox-7 intent states move along their edges, a person's only by a person"
+                if table == "outbox" else "moves-are-edges")
+        _found(run, name, f"{table} {key} moved {old} -> {new} as one of {sorted(run.actors)}")
+    if table == "outbox" and new == "sent":
+        outcome = run.truth.era_outcome.get(int(key))
+        adopted = not isinstance(outcome, Receipt)
+        run.cover("intent adopted by reconciliation" if adopted and old == "sending" else f"intent sent from {old}")
+        own = set(run.basecamp.by_maker.get(f"intent:{key}", []))
+        if new_receipt not in own and not (old == "indeterminate" and Actor.person in run.actors):
+            _found(run, "outbox-5 adoption only of its own message",
+                   f"intent {key} recorded sent with message {new_receipt}, not made by its request ({sorted(own)})")
+    if table == "outbox" and new in ("indeterminate", "canceled", "abandoned"):
+        run.cover(f"intent {old} -> {new}" + (" (refused)" if new == "canceled" and old == "sending" else ""))
+    if table == "guard" and old == "armed" and new == "canceled":
+        run.cover("guard armed, then canceled by get_dispatch")
+
+
+def _judge_outbox(run: Run, rows: list[tuple[Any, ...]]) -> None:
+    truth = run.truth
+    keys: Counter[tuple[object, ...]] = Counter()
+    receipts: Counter[tuple[str, int]] = Counter()
+    texts = run.basecamp.texts
+    makers = run.basecamp.by_maker
+    for (identifier, kind, state, note, receipt, message_kind, _b, _r, body, event_id, attempt_id, occurrence,
+         failures, _n) in rows:
+        keys[(kind, event_id if kind in ("guard_ack", "holding_reply") else attempt_id,
+              occurrence if kind == "still_running" else 0)] += 1
+        if receipt is not None:
+            receipts[(message_kind, receipt)] += 1
+        made = makers.get(f"intent:{identifier}", [])
+        if len(made) > 1:
+            _found(run, "no-message-doubled", f"intent {identifier} ({kind}) has {len(made)} messages: {made}")
+        if state == "sending" and failures >= MAX_RECONCILE_FAILURES:
+            _found(run, "outbox-10 reconciliation gives up after ten failures",
+                   f"intent {identifier} still sending after {failures} failed listings")
+        if state == "sent" and texts.get(receipt) != message_text(body):
+            _found(run, "receipts-unique-and-final",
+                   f"intent {identifier}'s receipt {receipt} is not a message with its words")
+        if state == "canceled" and note == notes.REFUSED_NOTE and not _refused(truth.era_outcome.get(identifier)):
+            _found(run, "outbox-7 intent states move along their edges, a person's only by a person",
+                   f"intent {identifier} carries the refused note, unrefused")
+        if _refused(truth.era_outcome.get(identifier)) and state != "canceled":
+            _found(run, "outbox-7 intent states move along their edges, a person's only by a person",
+                   f"intent {identifier}'s request was refused, yet it is {state}")
+        if kind == "guard_ack" and event_id in run.workers.told_to_acknowledge and made:
+            _found(run, "outbox-8 a worker told to acknowledge never also gets the guard",
+                   f"event {event_id}'s worker was told to acknowledge, and guard intent {identifier} posted")
+    for key, count in keys.items():
+        if count > 1:
+            _found(run, "outbox-2 one intent per thing", f"{count} intents for {key}")
+    for (kind, receipt), count in receipts.items():
+        if count > 1:
+            _found(run, "outbox-6 a receipt belongs to one intent, never changes", f"{kind} {receipt} owned {count} times")
+
+
+def _refused(outcome: object) -> bool:
+    from core.posting import Refused
+
+    return isinstance(outcome, Refused)
+
+
+def _judge_exposures(run: Run) -> None:
+    for event_id, attempts in run.workers.handed.items():
+        allowed = 1 + run.truth.redispatched[event_id]
+        if len(set(attempts)) > allowed:
+            _found(run, "no-instruction-twice",
+                   f"event {event_id}'s instruction handed to {len(set(attempts))} workers"
+                   f" ({run.truth.redispatched[event_id]} redispatches)")
+
+
+def _judge_end(run: Run, rows: list[tuple[Any, ...]], events: dict[int, str], live: list[str]) -> None:
+    now = run.clock.now()
+    from core.timestamps import parse_timestamp
+
+    for identifier, kind, state, note, *_rest, not_before in rows:
+        if state == "sending":
+            _found(run, "nothing-sending-at-quiescence", f"intent {identifier} ({kind}) stays sending")
+        if state == "pending" and parse_timestamp(not_before) <= now:
+            _found(run, "nothing-sending-at-quiescence", f"intent {identifier} ({kind}) is due and unsent")
+        if state in ("indeterminate", "abandoned", "canceled") and not note:
+            _found(run, "no-record-lost", f"intent {identifier} is {state} without a note")
+    waiting = {event_id for event_id, state in events.items() if state in ("seen", "admitted", "queued", "dispatched")}
+    held = set(run.connector.held)
+    orphans = {worker.attempt_id for worker in run.workers.alive.values() if not worker.supervised}
+    for attempt_id in sorted(set(live) - held - orphans):
+        _found(run, "no-record-lost", f"attempt {attempt_id} left live: neither settled nor held for a person")
+    if waiting and not held:
+        _found(run, "no-record-lost", f"records {sorted(waiting)} neither answered, notified nor held for a person")
+    for event_id in waiting:
+        if events[event_id] == "seen":
+            _found(run, "no-record-lost", f"record {event_id} was never admitted")
+
+
+def busy(run: Run) -> bool:
+    with run.connector.ledger.read() as connection:
+        (count,) = connection.execute(
+            "SELECT COUNT(*) FROM outbox WHERE state = 'sending' OR (state = 'pending' AND not_before <= ?)",
+            (run.connector.ledger.timestamp(),)).fetchone()
+        (moving,) = connection.execute(
+            "SELECT COUNT(*) FROM events WHERE state IN ('seen', 'admitted', 'queued')").fetchone()
+        (held,) = connection.execute("SELECT COUNT(*) FROM attempts WHERE state <> 'ended'").fetchone()
+    working = any(worker.supervised for worker in run.workers.alive.values())
+    return bool(count or (moving and not held) or working or run.connector.dispatcher.pending)

@@ -1,0 +1,109 @@
+"""``bin/simulate --mutants``: each injected bug, applied in a temporary copy, must be found.
+
+Rules:
+1. A mutant is a catalogued rule of ``tests/proofs`` (its find/replace, by the rule's name), or
+   one of this module's own (``OWN``), written the same way (``tests.proofs.mutation.rule``).
+   Its text must occur exactly once in core/ and shell/ (``tests.proofs.anchors.SourceTree``).
+   Left out on purpose: rules of parts the simulation replaces (the HTTP client's one request,
+   ending a real process group),
+   rules no interleaving can reach (a flush's own claimed set: nothing returns to pending within
+   one flush), rules of the edge table the checks themselves read, and orderings whose effects
+   are the same end state (the start's reconcile before its send).
+2. Each is applied in a copy made by ``tests.proofs.runner.make_copy`` (the checkout is never
+   written), where ``bin/simulate --stop-at-first`` runs seeds 0.. up to the budget; the seeds it
+   took are reported. A mutant not found within the budget fails the run.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from tests.proofs.anchors import SourceTree
+from tests.proofs.catalogue import MUTATIONS
+from tests.proofs.mutation import Mutation, rule
+from tests.proofs.runner import REPOSITORY, make_copy, remove_abandoned_copies
+
+CATALOGUED = (
+    "invariant 9: a guard is reported fired from its claim, in the claim's transaction",
+    "invariant 5: a worker's own message is never adopted",
+    "adoption: exactly one candidate, never the first of several",
+    "adoption: a receipt another intent owns is not a candidate",
+    "adoption: a candidate's words must equal the body's",
+    "a refusal cancels with the refused note and is never listed",
+    "claim: a guard a worker canceled by get_dispatch is canceled",
+    "invariant 4 across a crash: a restart never posts a sending intent again (SIGKILL)",
+    "an exposed, unreported instruction ends unknown: it never runs again automatically",
+)
+
+OWN = (
+    rule(
+        "skip recovery: the start never settles what a previous process left running",
+        "    held = [] if parts.recovery is None else parts.recovery.recover()",
+        "    held = []",
+    ),
+    rule(
+        "settle a live worker: recovery settles an attempt without ending its worker's group",
+        "            if not self.recovery.end_recorded_group(attempt.pid, attempt.pgid, attempt.process_started):",
+        "            if False:",
+    ),
+    rule(
+        "a completion notice twice on restart: recovery settles attempts already ended",
+        "FROM attempts WHERE state <> 'ended' ORDER BY launched_at",
+        "FROM attempts ORDER BY launched_at",
+    ),
+)
+
+
+def mutants() -> list[Mutation]:
+    named = {mutation.rule: mutation for mutation in MUTATIONS}
+    return [named[name] for name in CATALOGUED] + list(OWN)
+
+
+def _apply(mutation: Mutation, copy: Path) -> None:
+    tree = SourceTree(copy)
+    for find, replace in mutation.changes:
+        located = tree.locate(find, replace)
+        path = copy / located.path
+        path.write_text(path.read_text("utf-8").replace(find, replace, 1), "utf-8")
+
+
+def _hunt(mutation: Mutation, seeds: int, steps: int) -> tuple[str, int | None, str]:
+    copy = make_copy(REPOSITORY)
+    try:
+        _apply(mutation, copy)
+        finished = subprocess.run(
+            [sys.executable, "-m", "tests.sim.whole.main", "--seeds", str(seeds), "--steps", str(steps),
+             "--stop-at-first"],
+            cwd=copy, capture_output=True, text=True, timeout=3600, check=False,
+        )
+        found = re.search(r"^VIOLATION seed (\d+) step \d+: (.*)$", finished.stdout, re.MULTILINE)
+        if found:
+            return mutation.rule, int(found.group(1)) + 1, found.group(2)[:110]
+        crashed = finished.returncode != 0 and "simulate: seeds=" not in finished.stdout
+        detail = (finished.stderr.strip().splitlines() or ["?"])[-1][:110] if crashed else ""
+        return mutation.rule, (1 if crashed else None), ("the run broke: " + detail) if crashed else ""
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+
+
+def run_mutants(seeds: int, steps: int, jobs: int, only: str = "") -> int:
+    remove_abandoned_copies()
+    chosen = [mutation for mutation in mutants() if only in mutation.rule]
+    with ThreadPoolExecutor(jobs) as pool:
+        results = list(pool.map(lambda mutation: _hunt(mutation, seeds, steps), chosen))
+    missed = 0
+    for name, needed, how in results:
+        if needed is None:
+            missed += 1
+            print(f"  NOT FOUND in {seeds} seeds  {name}")
+        else:
+            print(f"  found in {needed:4d} seeds  {name}\n      {how}")
+    slowest = max((needed for _, needed, _ in results if needed is not None), default=0)
+    print(f"mutants: {len(results) - missed} of {len(results)} found; the slowest took {slowest} seeds")
+    print(f"simulate: mutants={len(results)} missed={missed}")
+    return 1 if missed else 0

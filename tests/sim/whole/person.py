@@ -1,0 +1,78 @@
+"""The careful person: resolves what the outbox left for a person, redispatches and discards.
+
+Rules:
+1. Resolution follows what is true in Basecamp, as a careful person looks before deciding:
+   ``sent`` with the message the intent's own request made when there is one; otherwise
+   ``resend`` (the message is truly absent) or, for an indeterminate intent, sometimes
+   ``abandon``. Every decision goes through ``shell.ledger.resolution.resolve_intent``.
+2. Redispatch and discard go through ``shell.ledger.decisions.decide``, on any record that
+   might take them; a refusal is an answer. A redispatch done widens what the
+   ``no-instruction-twice`` check allows for that event by one worker.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from core.decisions import Action
+from core.edges import IntentState
+from core.resolution import Abandon, Resend, Sent
+from shell.ledger import decisions
+from shell.ledger.resolution import resolve_intent, waits_for_person
+from tests.sim.whole.basecamp import ROUTED
+
+if TYPE_CHECKING:
+    from tests.sim.whole.run import Run
+
+PERSON = "person:26909558"
+
+
+def act(run: Run) -> None:
+    match run.rng.randrange(3):
+        case 0:
+            _resolve(run)
+        case 1:
+            _decide(run, Action.redispatch)
+        case _:
+            _decide(run, Action.discard)
+
+
+def _resolve(run: Run) -> None:
+    with run.connector.ledger.read() as connection:
+        waiting = [
+            (identifier, state, note)
+            for identifier, state, note in connection.execute("SELECT id, state, note FROM outbox ORDER BY id")
+            if waits_for_person(IntentState(state), note)
+        ]
+    if not waiting:
+        return
+    identifier, state, _ = run.rng.choice(waiting)
+    mine = run.basecamp.by_maker.get(f"intent:{identifier}", [])
+    if mine:
+        resolution: Sent | Abandon | Resend = Sent(mine[0], PERSON)
+    elif state == "indeterminate" and run.rng.random() < 0.3:
+        resolution = Abandon(PERSON)
+    else:
+        resolution = Resend(PERSON)
+    resolve_intent(run.connector.ledger, identifier, resolution)
+    run.note(f"person: intent {identifier} {type(resolution).__name__.lower()}")
+    run.cover(f"person: {type(resolution).__name__.lower()} {state}")
+    if isinstance(resolution, Resend):
+        run.truth.requested_in_era.discard(identifier)
+        run.truth.era_outcome.pop(identifier, None)
+
+
+def _decide(run: Run, action: Action) -> None:
+    with run.connector.ledger.read() as connection:
+        candidates = [event_id for (event_id,) in connection.execute(
+            "SELECT id FROM events WHERE state IN ('completed', 'blocked', 'admitted', 'queued') ORDER BY id")]
+    if not candidates:
+        return
+    event_id = run.rng.choice(candidates)
+    decided = decisions.decide(run.connector.ledger, event_id, action, PERSON, run.clock.now(),
+                               served=frozenset({ROUTED}))
+    ok = decided.value_or(None) is not None
+    run.note(f"person: {action} {event_id}: {'done' if ok else 'refused'}")
+    run.cover(f"person: {action} {'done' if ok else 'refused'}")
+    if ok and action is Action.redispatch:
+        run.truth.redispatched[event_id] += 1

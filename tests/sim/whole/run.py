@@ -1,0 +1,388 @@
+"""One seeded run of the whole connector: the step loop, crashes and restarts, a careful person.
+
+Rules:
+1. One seed fixes everything: the run's ``random.Random(seed)`` chooses every step, fault,
+   worker temperament and decision, and stands in for the ledger's own randomness (task tokens
+   and attempt ids), so a seed replays the same history, step for step.
+2. A step is one thing one part of the system does (the menu in ``STEPS``): Basecamp gets a
+   mention, intake polls and admission decides, the dispatcher ticks, a worker acts, its
+   supervision ticks or ends it, the outbox runs, time passes, Basecamp's next answers are
+   scripted, a crash is armed or happens now, the connector is stopped (SIGTERM) and started,
+   a careful person resolves, redispatches or discards. A ``Crash`` anywhere restarts the
+   connector through ``SimConnector.boot`` (the production start path).
+3. After every step the named checks of ``tests.sim.whole.checks`` run; a violation stops the
+   run at that step, with the step's number, the check's name and the history.
+4. At the end: Basecamp heals, time passes, every part runs to quiescence, and the final checks
+   (nothing sending, no record lost) run.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import random
+import shutil
+import sqlite3
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from core.destinations import Destination
+from core.edges import Actor
+from core.posting import PostOutcome
+from core.snapshots import StopReason
+from shell.ledger import tasks
+from shell.ledger.connection import open_ledger
+from tests.sim.whole import checks, person
+from tests.sim.whole.basecamp import ROUTED, UNROUTED, Crash, Listing, Post, SimBasecamp
+from tests.sim.whole.connector import STILL_RUNNING_EVERY, SimConnector
+from tests.sim.whole.workers import Worker, Workers
+
+SCRATCH = os.environ.get("SIM_DIR") or (
+    "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+)
+
+
+class Violation(AssertionError):
+    def __init__(self, seed: int, step: int, check: str, detail: str, history: list[str]) -> None:
+        super().__init__(f"seed {seed} step {step}: {check}: {detail}")
+        self.seed, self.step, self.check, self.detail, self.history = seed, step, check, detail, history
+
+
+class _SeededSecrets:
+    """The ledger's ``secrets``, drawn from the run's random (rule 1)."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self._rng = rng
+
+    def token_urlsafe(self, size: int) -> str:
+        return "tok" + "".join(self._rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(size))
+
+    def token_hex(self, size: int) -> str:
+        return "".join(self._rng.choice("0123456789abcdef") for _ in range(size * 2))
+
+
+_TEMPLATE: dict[str, Path] = {}
+
+
+def template_ledger() -> Path:
+    """A migrated ledger made once per process (with the simulation's audit), copied per run;
+    removed at the exit of the process that made it (``bin/simulate`` makes it before its pool forks)."""
+    if "path" not in _TEMPLATE:
+        directory = Path(tempfile.mkdtemp(prefix="sim-template-", dir=SCRATCH))
+        atexit.register(shutil.rmtree, directory, ignore_errors=True)
+        os.chmod(directory, 0o700)
+        path = directory / "ledger.sqlite3"
+        with open_ledger(path) as ledger, ledger.write() as connection:
+            for statement in checks.AUDIT_SQL:
+                connection.execute(statement)
+        _TEMPLATE["path"] = path
+    return _TEMPLATE["path"]
+
+
+@dataclass
+class Truth:
+    """What happened, as the connector cannot see it (for the checks)."""
+
+    requested_in_era: set[int] = field(default_factory=set)
+    era_outcome: dict[int, PostOutcome | None] = field(default_factory=dict)
+    redispatched: Counter[int] = field(default_factory=Counter)
+    audit_seen: int = 0
+    last_seen: tuple[int, int] = (0, 0)  # messages stored, workers told to acknowledge
+    violations: list[tuple[str, str]] = field(default_factory=list)
+
+
+class Run:
+    def __init__(self, seed: int, steps: int, coverage: Counter[str] | None = None) -> None:
+        self.seed, self.steps = seed, steps
+        self.rng = random.Random(seed)
+        self.coverage: Counter[str] = coverage if coverage is not None else Counter()
+        self.history: list[str] = []
+        self.truth = Truth()
+        self.directory = Path(tempfile.mkdtemp(prefix="sim-run-", dir=SCRATCH))
+        os.chmod(self.directory, 0o700)
+        (self.directory / "state").mkdir(mode=0o700)
+        self.path = self.directory / "state" / "ledger.sqlite3"
+        shutil.copyfile(template_ledger(), self.path)
+        os.chmod(self.path, 0o600)
+        (self.directory / "sessions").mkdir(mode=0o700)
+        from shell.clock import FakeClock
+
+        self.clock = FakeClock()
+        self.basecamp = SimBasecamp(self.clock, self.rng, self, on_fault=self.cover)
+        self.workers = Workers(self.rng, self.basecamp, self.cover)
+        self.next_event = 1
+        self.actors: frozenset[Actor] = frozenset({Actor.automatic})
+        self.connector = self._connector()
+
+    # -- the run ----------------------------------------------------------------------------
+
+    def play(self) -> None:
+        tasks.secrets = _SeededSecrets(self.rng)  # type: ignore[assignment]
+        try:
+            self._boot()
+            for number in range(1, self.steps + 1):
+                name, action, actors = self._choose()
+                self.history.append(f"{number:4d} {name}")
+                self.actors = actors
+                self._guarded(action)
+                self._check(number)
+            self._quiesce()
+            self._check(self.steps + 1, final=True)
+        finally:
+            self.connector.close()
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    def _check(self, number: int, final: bool = False) -> None:
+        found = checks.after_step(self, final)
+        if found:
+            check, detail = found[0]
+            raise Violation(self.seed, number, check, detail, self.history)
+
+    def cover(self, path: str) -> None:
+        self.coverage[path] += 1
+
+    def note(self, line: str) -> None:
+        self.history.append(f"     {line}")
+
+    def _guarded(self, action: Callable[[], None]) -> None:
+        try:
+            action()
+        except Crash as crash:
+            self.note(f"crash: {crash}")
+            self.cover("crash: " + str(crash).split(",")[0])
+            self._restart()
+        except Exception as error:  # the connector's own code failed: a bug the database's walls caught
+            self.truth.violations.append(("connector-never-fails", f"{type(error).__name__}: {error}"))
+
+    def _connector(self) -> SimConnector:
+        return SimConnector(self.path, self.directory / "sessions", self.directory / "work",
+                            self.clock, self.basecamp, self.workers)
+
+    def _boot(self) -> None:
+        self.actors = frozenset({Actor.automatic, Actor.admission, Actor.dispatcher})
+        self.connector.boot()
+        if self.connector.held:
+            self.cover("recovery: attempt held for a person")
+
+    def _restart(self) -> None:
+        """The process died (SIGKILL): a new one opens the same file and starts (rule 2)."""
+        self.connector.close()
+        self.workers.connector_died()
+        self.basecamp.held_until = 0.0  # a Retry-After the dead process knew died with it
+        self.connector = self._connector()
+        self.cover("restart")
+        self._guarded(self._boot)
+
+    # -- the menu ------------------------------------------------------------------------------
+
+    def _choose(self) -> tuple[str, Callable[[], None], frozenset[Actor]]:
+        auto = Actor.automatic
+        menu: list[tuple[int, str, Callable[[], None], frozenset[Actor]]] = [
+            (10, "mention", self._mention, frozenset({auto})),
+            (12, "intake", self._intake, frozenset({auto, Actor.admission})),
+            (10, "dispatch", self._dispatch, frozenset({auto, Actor.dispatcher})),
+            (22, "worker", self._worker, frozenset({auto, Actor.worker, Actor.dispatcher})),
+            (6, "supervision", self._supervision, frozenset({auto, Actor.dispatcher})),
+            (14, "outbox", self._outbox, frozenset({auto})),
+            (10, "time", self._time, frozenset({auto})),
+            (8, "fault", self._fault, frozenset({auto})),
+            (3, "crash", self._crash, frozenset({auto, Actor.admission, Actor.dispatcher, Actor.worker})),
+            (1, "stop and start", self._stop_and_start, frozenset({auto, Actor.admission, Actor.dispatcher})),
+            (4, "person", lambda: person.act(self), frozenset({auto, Actor.person})),
+        ]
+        pick = self.rng.randrange(sum(weight for weight, *_ in menu))
+        for weight, name, action, actors in menu:
+            if pick < weight:
+                return name, action, actors
+            pick -= weight
+        raise AssertionError("unreachable")
+
+    def _mention(self) -> None:
+        event_id = self.next_event
+        self.next_event += 1
+        bucket = ROUTED if self.rng.random() < 0.85 else UNROUTED
+        recording = 555 if self.rng.random() < 0.3 else 1_000_000 + event_id
+        chat = self.rng.random() < 0.2
+        self.basecamp.mention(event_id, bucket, recording, chat)
+        self.note(f"event {event_id} in {'routed' if bucket == ROUTED else 'unrouted'} {recording}{' chat' if chat else ''}")
+
+    def _intake(self) -> None:
+        self.connector.poll()
+        self.connector.sweep()
+
+    def _dispatch(self) -> None:
+        for launch in self.connector.dispatcher.tick():
+            self.note(f"launch task {launch.task_id} events {launch.event_ids}")
+
+    def _worker(self) -> None:
+        dispatcher = self.connector.dispatcher
+        choices: list[object] = [*dispatcher.pending, *self.workers.alive.values()]
+        if not choices:
+            return
+        chosen = self.rng.choice(choices)
+        if not isinstance(chosen, Worker):
+            dispatcher.pending.remove(chosen)  # type: ignore[arg-type]
+            started = dispatcher.spawned(chosen.launch, chosen.work_dir)  # type: ignore[attr-defined]
+            self.note(f"spawn task {chosen.launch.task_id}: {'pid ' + str(started.pid) if started else 'failed'}")  # type: ignore[attr-defined]
+            if started is None:
+                dispatcher.forget(chosen.launch.task_id)  # type: ignore[attr-defined]
+            else:
+                self.connector.last_tick[chosen.launch.attempt_id] = self.clock.monotonic()  # type: ignore[attr-defined]
+            return
+        reason = self.workers.act(chosen, self.connector.ledger)
+        self.note(f"worker {chosen.attempt_id[-6:]} ({chosen.temperament}) on {chosen.current}"
+                  + (f": exits {reason}" if reason else ""))
+        if reason is not None:
+            self._ended(chosen, reason)
+
+    def _ended(self, worker: Worker, reason: StopReason) -> None:
+        assert worker.started is not None
+        if not worker.supervised:
+            self.workers.alive.pop(worker.started.pid, None)  # its process exits; nobody settles it
+            self.cover("orphan worker exits")
+            return
+        self.connector.dispatcher.supervised(worker.launch, worker.started, reason)  # type: ignore[arg-type]
+        self.connector.dispatcher.forget(worker.launch.task_id)
+        self.cover(f"attempt ended: {reason}")
+
+    def _supervision(self) -> None:
+        """The supervising threads' turn: still-running ticks and deadlines, per the clock."""
+        now = self.clock.now()
+        for worker in list(self.workers.alive.values()):
+            if not worker.supervised:
+                continue
+            if now >= self._deadline_of(worker):
+                self._ended(worker, StopReason.deadline)
+                continue
+            last = self.connector.last_tick.get(worker.attempt_id, self.clock.monotonic())
+            if self.clock.monotonic() - last >= STILL_RUNNING_EVERY:
+                self.connector.last_tick[worker.attempt_id] = self.clock.monotonic()
+                self.connector.dispatcher.still_running(worker.launch)
+                self.cover("still-running tick")
+
+    def _deadline_of(self, worker: Worker) -> datetime:
+        with self.connector.ledger.read() as connection:
+            (deadline,) = connection.execute(
+                "SELECT deadline_at FROM tasks WHERE id = ?", (worker.launch.task_id,)).fetchone()
+        from core.timestamps import parse_timestamp
+
+        return parse_timestamp(deadline)
+
+    def _outbox(self) -> None:
+        outbox = self.connector.outbox
+        match self.rng.randrange(3):
+            case 0:
+                outbox.run_once()
+            case 1:
+                outbox.flush(deadline=self.clock.monotonic() + 60)
+            case _:
+                outbox.reconcile(deadline=self.clock.monotonic() + 60)
+
+    def _time(self) -> None:
+        seconds = self.rng.choice([1, 10, 29, 31, 61, 90, 300, 601, 1800, 3700])
+        self.clock.advance(seconds)
+        self.note(f"+{seconds}s")
+
+    def _fault(self) -> None:
+        basecamp = self.basecamp
+        match self.rng.randrange(9):
+            case 0 | 1 | 8:
+                basecamp.next_posts.append(self.rng.choice(list(Post)))
+                self.note(f"next post: {basecamp.next_posts[-1]}")
+            case 2:
+                basecamp.next_listings.append(self.rng.choice(list(Listing)))
+                self.note(f"next listing: {basecamp.next_listings[-1]}")
+            case 3:
+                basecamp.lag_seconds = self.rng.choice([0.0, 0.0, 20.0, 90.0])
+                self.note(f"lag {basecamp.lag_seconds}s")
+            case 4:
+                basecamp.feed_down = not basecamp.feed_down
+                self.note(f"feed down: {basecamp.feed_down}")
+            case 5:
+                basecamp.reads.append(self.rng.choice(["fail", "throttled"]))
+                self.note(f"next read: {basecamp.reads[-1]}")
+            case 6:
+                basecamp.slow_post_seconds = self.rng.choice([10.0, 50.0, 70.0])
+                self.note(f"next post slow {basecamp.slow_post_seconds}s")
+            case _:
+                self.workers.unverifiable = self.rng.random() < 0.3
+                self.note(f"groups unverifiable: {self.workers.unverifiable}")
+
+    def _crash(self) -> None:
+        where = self.rng.choice(["now", "now", "before_landing", "after_landing", "during_listing",
+                                 "during_read", "spawn_before", "spawn_before", "spawn_after"])
+        self.note(f"crash armed: {where}")
+        if where == "now":
+            raise Crash("now, between steps")
+        if where.startswith("spawn_"):
+            self.workers.crash_at_spawn = where.removeprefix("spawn_")
+        else:
+            self.basecamp.crash_at = where
+
+    def _stop_and_start(self) -> None:
+        """SIGTERM: workers stopped (shutdown) and settled, notices flushed, then a clean start."""
+        connector = self.connector
+        connector.dispatcher._shutdown.set()
+        for pending in list(connector.dispatcher.pending):
+            connector.dispatcher.pending.remove(pending)
+            started = connector.dispatcher.spawned(pending.launch, pending.work_dir)
+            if started is not None:
+                worker = self.workers.alive[started.pid]
+                self._ended(worker, StopReason.shutdown)
+            else:
+                connector.dispatcher.forget(pending.launch.task_id)
+        for worker in list(self.workers.alive.values()):
+            if worker.supervised:
+                self._ended(worker, StopReason.shutdown)
+        connector.outbox.flush(deadline=self.clock.monotonic() + 30)
+        connector.close()
+        self.workers.connector_died()
+        self.connector = self._connector()
+        self.cover("stopped and started")
+        self._boot()
+
+    # -- quiescence ------------------------------------------------------------------------------
+
+    def _quiesce(self) -> None:
+        """Rule 4: Basecamp heals, and every part runs until nothing moves."""
+        self.history.append("     -- quiescence --")
+        basecamp = self.basecamp
+        basecamp.next_posts.clear()
+        basecamp.next_listings.clear()
+        basecamp.reads.clear()
+        basecamp.crash_at, basecamp.feed_down, basecamp.slow_post_seconds = None, False, 0.0
+        self.workers.crash_at_spawn, self.workers.unverifiable = None, False
+        for _ in range(40):
+            self.clock.advance(3700)
+            self.actors = frozenset({Actor.automatic, Actor.admission, Actor.dispatcher, Actor.worker})
+            self._guarded(self._intake)
+            self._guarded(self._dispatch)
+            for _ in range(30):
+                if not self.connector.dispatcher.pending and not self.workers.alive:
+                    break
+                self._guarded(self._worker)
+            self._guarded(self._supervision)
+            self._guarded(lambda: self.connector.outbox.run_once() and None)
+            self._guarded(lambda: self.connector.outbox.reconcile() and None)
+            self._guarded(lambda: self.connector.outbox.flush() and None)
+            self._check(self.steps + 1)
+            if not checks.busy(self):
+                return
+
+    # -- what Basecamp tells the run (basecamp.Attribution) ------------------------------------
+
+    def request_starts(self, destination: Destination, body: str) -> int:
+        return checks.request_starts(self, destination, body)
+
+    def request_ended(self, intent_id: int, outcome: PostOutcome | None) -> None:
+        self.truth.era_outcome[intent_id] = outcome
+        self.note(f"post for intent {intent_id}: {type(outcome).__name__.lower() if outcome else 'no answer'}")
+        if outcome is not None:
+            self.cover(f"post: {type(outcome).__name__.lower()}")
+
+    def read(self) -> sqlite3.Connection:
+        return self.connector.ledger.read()  # type: ignore[return-value]
