@@ -79,7 +79,9 @@ AUDIT_SQL = (
     "CREATE TRIGGER sim_outbox_update AFTER UPDATE ON outbox WHEN NEW.state IS NOT OLD.state"
     " OR NEW.receipt_id IS NOT OLD.receipt_id BEGIN INSERT INTO sim_audit"
     " (tbl, key, old, new, note, old_receipt, new_receipt) VALUES ('outbox', NEW.id, OLD.state, NEW.state,"
-    " OLD.note, OLD.receipt_id, NEW.receipt_id); END",
+    # a retry (sending -> pending) is judged by the cause it writes, every other move by the note it left
+    " CASE WHEN OLD.state = 'sending' AND NEW.state = 'pending' THEN NEW.note ELSE OLD.note END,"
+    " OLD.receipt_id, NEW.receipt_id); END",
     "CREATE TRIGGER sim_events AFTER UPDATE OF state ON events WHEN NEW.state IS NOT OLD.state BEGIN"
     " INSERT INTO sim_audit (tbl, key, old, new) VALUES ('events', NEW.id, OLD.state, NEW.state); END",
     "CREATE TRIGGER sim_delivery AFTER UPDATE OF delivery ON task_events WHEN NEW.delivery IS NOT OLD.delivery"
@@ -253,9 +255,12 @@ def _judge_outbox(run: Run, rows: list[tuple[Any, ...]]) -> None:
 
 
 def _refused(outcome: object) -> bool:
+    """Basecamp refused the message itself (a 4xx other than 408 and 429): canceled, for a person.
+    A refusal that proves only that nothing was created is retried (``core.not_created``)."""
+    from core.not_created import not_created_cause
     from core.posting import Refused
 
-    return isinstance(outcome, Refused)
+    return isinstance(outcome, Refused) and not_created_cause(outcome) is None
 
 
 def _judge_exposures(run: Run) -> None:

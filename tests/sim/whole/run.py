@@ -32,7 +32,8 @@ from pathlib import Path
 
 from core.destinations import Destination
 from core.edges import Actor
-from core.posting import PostOutcome
+from core.not_created import not_created_cause
+from core.posting import PostOutcome, Refused
 from core.snapshots import StopReason
 from shell.ledger import tasks
 from shell.ledger.connection import open_ledger
@@ -380,6 +381,11 @@ class Run:
 
     def request_ended(self, intent_id: int, outcome: PostOutcome | None) -> None:
         self.truth.era_outcome[intent_id] = outcome
+        if isinstance(outcome, Refused) and not_created_cause(outcome) is not None:
+            # provably nothing was created: the intent goes back to pending, and its retry is a
+            # request of a new era (``core.not_created``), not a second one of this
+            self.truth.requested_in_era.discard(intent_id)
+            self.cover("post: retried after nothing was created")
         self.note(f"post for intent {intent_id}: {type(outcome).__name__.lower() if outcome else 'no answer'}")
         if outcome is not None:
             self.cover(f"post: {type(outcome).__name__.lower()}")
