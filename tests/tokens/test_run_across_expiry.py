@@ -50,7 +50,7 @@ def test_the_connector_runs_across_token_expiries_with_nothing_lost_or_doubled(
                 # budget spaces fast polls out, so requests can pause for seconds), and then no
                 # request is ever made with it.
                 refreshed = standin.launchpad.refreshes
-                wait_until(lambda: standin.launchpad.refreshes > refreshed, timeout=30)
+                wait_until(lambda refreshed=refreshed: standin.launchpad.refreshes > refreshed, timeout=30)
                 standin.launchpad.expire_all()
             standin.mention(world.people[0], card, f"request {number}")
             wait_until(lambda card=card: _answers(standin, card, agent) == 1, timeout=30)
