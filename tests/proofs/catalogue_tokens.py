@@ -45,6 +45,7 @@ TOKENS: list[Mutation] = [
         "            if answer.status == 401 and not replayed and self._tokens.after_unauthorized(token) is not None:\n",
         "            if False:\n",
         "test_a_401_is_answered_by_one_refresh_and_the_request_once_more",
+        "test_the_connector_runs_across_token_expiries_with_nothing_lost_or_doubled",
     ),
     rule(
         "token: a create refused 401 is made once more after one refresh",

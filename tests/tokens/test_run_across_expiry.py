@@ -44,7 +44,14 @@ def test_the_connector_runs_across_token_expiries_with_nothing_lost_or_doubled(
     try:
         for number, card in enumerate(cards):
             if number == 1:
-                standin.launchpad.expire_all()  # Launchpad stops honouring the token: a 401, once
+                # Launchpad stops honouring a token the connector still counts good: a 401, once.
+                # Right after a refresh, so the token has most of its life left; expired any later,
+                # it may be one the connector replaces before its next request anyway (the shared
+                # budget spaces fast polls out, so requests can pause for seconds), and then no
+                # request is ever made with it.
+                refreshed = standin.launchpad.refreshes
+                wait_until(lambda refreshed=refreshed: standin.launchpad.refreshes > refreshed, timeout=30)
+                standin.launchpad.expire_all()
             standin.mention(world.people[0], card, f"request {number}")
             wait_until(lambda card=card: _answers(standin, card, agent) == 1, timeout=30)
             time.sleep(LIFETIME)  # the next one after the token it was answered with expired
