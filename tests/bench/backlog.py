@@ -1,5 +1,5 @@
 """A ledger written fast for a benchmark: mentions in a project without a route, each blocked
-``no_route`` with its holding reply, by the real hooks, a thousand to a transaction."""
+``no_route`` with its holding reply, by the verdict's own transaction, a thousand to a transaction."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ own loop (``Outbox.run``), beside a feed poller reading ``events.json`` every 5 
 client, as the connector's intake does.
 
 The backlog: N mentions in a project without a route, each blocked ``no_route`` at once, so N
-holding replies fall due together (written by the real hooks, as admission writes them). Plus
+holding replies fall due together (written by the verdict's own transaction, as admission writes them). Plus
 one fresh mention admitted at the start whose guard (a boost) falls due half-way through the
 expected drain.
 
@@ -29,8 +29,6 @@ import threading
 import time
 from datetime import timedelta
 from pathlib import Path
-
-from shell.lifecycle_hooks import LifecycleHooks
 
 from core.feed import FeedFilters
 from core.pacing import DEFAULT_LIMIT
@@ -95,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         clock = SystemClock()
         with open_ledger(state / "ledger.sqlite3", clock=clock) as ledger:
             card = standin.world.projects[0].recording_ids[0]
-            world = LedgerWorld(ledger, hooks=LifecycleHooks(guard_delay=guard_delay))
+            world = LedgerWorld(ledger, guard_delay=guard_delay)
             print(f"queueing {args.messages} holding replies and one guard ...", file=sys.stderr)
             for number in range(1, args.messages + 1):
                 world.seen(number, recording_id=card)

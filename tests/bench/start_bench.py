@@ -2,7 +2,7 @@
 
 What it runs: a ledger left by a crash with S holding replies still ``sending`` (claimed an hour
 ago, each landed, its answer lost) spread evenly over D destinations, plus one guard that fell
-due meanwhile; then ``Outbox.start()``, as the connector starts, against an in-process Basecamp
+due meanwhile; then the start path (``shell.start.settle_previous``), as the connector starts, against an in-process Basecamp
 (``tests.support.fake_basecamp.FakeBasecamp``) holding each intent's message, which counts the
 listings asked of it.
 
@@ -26,6 +26,7 @@ from core.timestamps import format_timestamp
 from shell.clock import SystemClock
 from shell.ledger.connection import open_ledger
 from shell.outbox import Outbox
+from shell.start import StartParts, settle_previous
 from tests.bench.backlog import write_unrouted
 from tests.bench.outbox_bench import OneTransaction, ShiftedClock, progress
 from tests.support.fake_basecamp import AGENT_ID, FakeBasecamp
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
                     basecamp.seed(Destination(MessageKind(kind), bucket, recording), body)
             progress(f"starting over {args.intents} intents in doubt ...")
             began = time.monotonic()
-            Outbox(ledger, basecamp, AGENT_ID).start(clock.monotonic() + 600)
+            settle_previous(StartParts(Outbox(ledger, basecamp, AGENT_ID)), clock.monotonic() + 600)
             wall = time.monotonic() - began
             with ledger.read() as connection:
                 adopted = connection.execute(
