@@ -9,7 +9,9 @@ Rules:
    Campfire; anything else is a ``UserError``.
 2. Everything the demo writes lives in one fresh directory (``mkdtemp``, 0700): the state
    directory, the agent's token file (0600), one work directory per routed project, the
-   scene file the demo worker reads, and the connector's log.
+   scene file the demo worker reads, the connector's log, and the pair locks' runtime directory
+   (``BASECAMP_CONNECTOR_RUNTIME_DIR``, set for the demo and its child connector): the stand-in's
+   ids are fixed, so the demo never meets, nor leaves, a pair record of this machine's own.
 3. The configuration is written by ``bin/connect setup`` itself (the token is checked against
    the stand-in), with routes for the first two projects only, the bundled demo worker as the
    worker command, and the timings shortened (``GUARD_DELAY``, ``STILL_RUNNING``,
@@ -23,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import shlex
 import sys
 import tempfile
@@ -36,6 +39,7 @@ from shell import private_files
 from shell.cli.main import main as connect
 from shell.demo.connector_child import REPOSITORY
 from shell.errors import EXIT_CONFIG, UserError
+from shell.state.pair_lock import RUNTIME_ENV
 
 GUARD_DELAY = timedelta(seconds=8)
 STILL_RUNNING = timedelta(minutes=10)  # longer than the demo: no still-running notice is called for
@@ -109,6 +113,7 @@ class Stage:
     def create(cls) -> Stage:
         """Rule 2."""
         directory = Path(tempfile.mkdtemp(prefix="connect-demo-"))
+        os.environ[RUNTIME_ENV] = str(directory / "runtime")  # rule 2: the demo's own pair locks
         token_file = directory / "agent.token"
         work = tuple(directory / "work" / f"project-{number + 1}" for number in range(ROUTED_PROJECTS))
         for path in work:

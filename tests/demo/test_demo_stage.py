@@ -72,3 +72,40 @@ def test_setup_writes_routes_for_two_projects_and_a_worker_command_with_no_token
     assert command[command.index("--token-file") + 1] == str(stage.token_file)
     assert "shell.demo.worker" in command
     assert configuration.timings.guard_delay == GUARD_DELAY
+
+
+def test_the_demo_keeps_its_own_pair_locks_whatever_this_machine_serves(
+    tmp_path: Any, runtime_directory: Any
+) -> None:
+    """The stand-in's ids are fixed: a pair record this machine already keeps for them (a real
+    setup, a test's) must not stop the demo's setup, and the demo must leave none behind."""
+    with StandIn(world="demo") as standin:
+        world = world_from(describe(standin))
+        elsewhere = Stage.create()  # a first "machine's own" setup of the same ids, in its runtime
+        try:
+            elsewhere.configure(world)
+        finally:
+            shutil.rmtree(elsewhere.directory, ignore_errors=True)
+        kept = sorted(path.name for path in (elsewhere.directory / "runtime").parent.glob("*"))
+        assert kept == [], "the first stage's records went with its directory"
+        import os
+
+        os.environ["BASECAMP_CONNECTOR_RUNTIME_DIR"] = str(runtime_directory)
+        from shell.cli.main import main as connect
+
+        assert connect(["setup", "--state-dir", str(tmp_path / "mine"), "--base-url", standin.base_url,
+                        "--account", str(world.account_id), "--agent", str(world.agent_id),
+                        "--token-file", str(_token_file(tmp_path, standin)), "--no-check"]) == 0  # fmt: skip
+        assert list(runtime_directory.iterdir()), "this machine now keeps a record for the demo's ids"
+        demo = Stage.create()
+        try:
+            demo.configure(world)  # refused before rule 2 kept the demo's pair locks its own
+        finally:
+            shutil.rmtree(demo.directory, ignore_errors=True)
+
+
+def _token_file(tmp_path: Any, standin: StandIn) -> Any:
+    path = tmp_path / "token"
+    path.write_text(standin.world.token)
+    path.chmod(0o600)
+    return path
