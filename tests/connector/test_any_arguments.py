@@ -45,6 +45,7 @@ from shell.errors import (
     EXIT_USAGE,
 )
 from shell.ledger.connection import open_ledger
+from shell.state.pair_lock import RUNTIME_ENV
 from tests.support.configured import configure_connector
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -135,7 +136,10 @@ def argv_for(
 def places(tmp_path_factory: pytest.TempPathFactory) -> Places:
     root = tmp_path_factory.mktemp("any-arguments")
     os.chmod(root, 0o700)
-    with StandIn(world="demo") as standin:
+    # module-scoped, so set up before conftest's per-test runtime directory: its own, never this
+    # machine's (a setup here once left a pair record for the stand-in's ids in the real one)
+    with pytest.MonkeyPatch.context() as patch, StandIn(world="demo") as standin:
+        patch.setenv(RUNTIME_ENV, str(root / "runtime"))
         closed = StandIn(world="demo")
         nowhere = closed.base_url
         closed.stop()  # a port that was bound, then freed: nothing listens there
@@ -147,6 +151,7 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> Places:
 @pytest.fixture(autouse=True)
 def private_home(places: Places, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_STATE_HOME", str(places.directory / "xdg"))
+    monkeypatch.setenv(RUNTIME_ENV, str(places.directory / "runtime"))
     monkeypatch.delenv("CONNECTOR_LEDGER", raising=False)
 
 
