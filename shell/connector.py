@@ -143,7 +143,7 @@ class Connector:
             driver,
             driver,
             DispatchOptions(concurrency=configuration.concurrency, task_deadline=configuration.task_deadline),
-            after_settlement=ReplyAdopter(self.ledger, self.client, configuration.agent_id).adopt,
+            list_replies=ReplyAdopter(self.ledger, self.client, configuration.agent_id).list_replies,
         )
         self.reloader = reload.Reloader(
             authorized, self._set_routes, self.note_configuration, self._readmit_unreadable
