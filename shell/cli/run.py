@@ -51,6 +51,7 @@ from shell.cli.who import deciding_person
 from shell.clock import SystemClock
 from shell.connector import Connector
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_USAGE, UserError
+from shell.ledger import write_failures
 from shell.ledger.connection import LedgerError, ledger_failure, open_ledger
 from shell.ledger.hold import set_hold
 from shell.outbox import OutboxLedgerError
@@ -183,6 +184,7 @@ def _run_locked(
     except OSError as error:  # a read-only state directory, a full disk
         raise ledger_failure(error, directory, "take the instance lock") from error
     with lock, open_ledger(ledger_path, clock=clock) as ledger:
+        write_failures.watch(ledger)  # status shows this connector's failed writes
         client = BasecampClient(
             configuration.base_url, configuration.account_id, tokens, USER_AGENT, clock=clock
         )

@@ -25,6 +25,9 @@ Rules:
    middle is refused at start, one line (``LedgerCorrupt``), never found by a loop later. What
    the disk or SQLite says while opening or migrating is a ``LedgerError`` naming it
    (``shell.ledger.errors.ledger_failure``): a full disk during a migration rolls it back.
+6. A ``Ledger`` may keep a record of its failed writes (``write_failures``, the running
+   connector's: ``shell.ledger.write_failures``): a write whose storage failed is recorded
+   there before its error is raised on, and the next write that commits clears it.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ from shell.ledger.errors import (
     LedgerPathRefused,
     LedgerTooNew,
     LedgerUnreadable,
+    is_storage_failure,
     ledger_failure,
 )
 from shell.ledger.files import (
@@ -74,6 +78,7 @@ from shell.ledger.schema import (
     schema_version,
     split_statements,
 )
+from shell.ledger.write_failures import WriteFailures
 
 __all__ = [
     "BUSY_TIMEOUT_SECONDS",
@@ -134,6 +139,7 @@ class Ledger:
         self.read_only = read_only
         self.clock = clock
         self.busy_timeout = busy_timeout
+        self.write_failures: WriteFailures | None = None  # rule 6
 
     def timestamp(self) -> str:
         """Now, as the ledger stores time."""
@@ -144,8 +150,15 @@ class Ledger:
         """A write transaction: BEGIN IMMEDIATE, COMMIT at the end, ROLLBACK on any exception."""
         if self.read_only:
             raise LedgerMisuse(f"{self.path}: this ledger was opened read-only")
-        with self._transaction("BEGIN IMMEDIATE") as connection:
-            yield connection
+        try:
+            with self._transaction("BEGIN IMMEDIATE") as connection:
+                yield connection
+        except (sqlite3.Error, OSError) as error:
+            if self.write_failures is not None and is_storage_failure(error):
+                self.write_failures.failed(error, self.clock.now())
+            raise
+        if self.write_failures is not None:
+            self.write_failures.succeeded()
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
