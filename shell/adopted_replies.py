@@ -20,7 +20,7 @@ from typing import Protocol
 from core.adopted_reply import Lifecycle, choose_reply, is_candidate, next_acknowledgement
 from core.destinations import Destination, ListedMessage
 from core.text import message_text
-from shell.basecamp.client import ListingFailed
+from shell.basecamp.errors import ListingFailed
 from shell.ledger import deliveries
 from shell.ledger import outbox as intents
 from shell.ledger.connection import Ledger, LedgerError

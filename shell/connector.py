@@ -49,7 +49,8 @@ from core.feed import FeedFilters
 from core.route_reload import RELOAD_EVERY, Authorization, at_start
 from shell.admission import Admission
 from shell.adopted_replies import ReplyAdopter
-from shell.basecamp.client import BasecampClient, BasecampError
+from shell.basecamp.client import BasecampClient
+from shell.basecamp.errors import BasecampError
 from shell.basecamp.reads import SummaryReads
 from shell.clock import Clock
 from shell.dispatcher import Dispatcher, DispatchOptions

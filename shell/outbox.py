@@ -71,7 +71,7 @@ from core.reconcile import (
 )
 from core.reconcile_groups import by_destination
 from core.text import message_text
-from shell.basecamp.client import ListingFailed, Unlistable
+from shell.basecamp.errors import ListingFailed, Unlistable
 from shell.crashpoints import pause_at
 from shell.ledger import deliveries
 from shell.ledger import outbox as rows

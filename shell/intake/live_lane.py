@@ -68,7 +68,8 @@ from core.live import (
     subscribe_command,
 )
 from core.timestamps import format_timestamp, parse_timestamp
-from shell.basecamp.client import BasecampError, _NoQueryStrings
+from shell.basecamp.errors import BasecampError
+from shell.basecamp.wire import NoQueryStrings
 from shell.clock import Clock
 from shell.ledger.connection import Ledger, LedgerError
 from shell.ledger.lanes import Lane, reset_lane_counts, write_lane_state
@@ -77,7 +78,7 @@ from shell.ledger.records import insert_seen
 log = logging.getLogger("connector.intake.live")
 _WIRE = logging.getLogger("connector.intake.live.websockets")
 _WIRE.setLevel(logging.WARNING)
-_WIRE.addFilter(_NoQueryStrings())
+_WIRE.addFilter(NoQueryStrings())
 
 STOP_SLICE = 0.5
 DEFAULT_STALE_AFTER = 10.0

@@ -46,7 +46,7 @@ from core.feed import (
     InvalidPosition,
 )
 from core.timestamps import format_timestamp, parse_timestamp
-from shell.basecamp.client import BasecampError, FeedRefused
+from shell.basecamp.errors import BasecampError, FeedRefused
 from shell.clock import Clock
 from shell.ledger import records
 from shell.ledger.connection import Ledger, LedgerError

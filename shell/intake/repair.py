@@ -30,7 +30,7 @@ from datetime import timedelta
 from core.feed import FeedFilters, FeedPage
 from core.losses import Loss, LossState, settle_state, walk_done
 from core.timestamps import format_timestamp, parse_timestamp
-from shell.basecamp.client import BasecampError
+from shell.basecamp.errors import BasecampError
 from shell.clock import Clock
 from shell.intake.poll_lane import FeedReader
 from shell.ledger.connection import Ledger, LedgerError

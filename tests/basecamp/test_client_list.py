@@ -11,7 +11,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from core.destinations import Destination, MessageKind
-from shell.basecamp.client import MAX_PAGES, ListingFailed, Unlistable
+from shell.basecamp.client import MAX_PAGES
+from shell.basecamp.errors import ListingFailed, Unlistable
 from shell.basecamp.standin.faults import Fault, FaultAction
 from shell.basecamp.standin.server import StandIn
 from shell.clock import FakeClock

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from core.feed import FeedFilters, FeedPage
-from shell.basecamp.client import BasecampClient, FeedFailed
+from shell.basecamp.client import BasecampClient
+from shell.basecamp.errors import FeedFailed
 from shell.basecamp.standin.faults import Fault, FaultAction
 from shell.basecamp.standin.server import StandIn
 from shell.intake.poll_lane import FeedReader, FiltersRefused, Intake, IntakeFailed

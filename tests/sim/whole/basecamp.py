@@ -34,7 +34,7 @@ from core.feed import FeedEvent, FeedFilters, FeedPage
 from core.posting import PostOutcome, Receipt, RefusalCause, Refused, Uncertain, UncertainCause
 from core.text import message_text
 from core.timestamps import format_timestamp
-from shell.basecamp.client import BasecampError, ListingFailed
+from shell.basecamp.errors import BasecampError, ListingFailed
 from shell.clock import FakeClock
 
 AGENT_ID = 4_242
