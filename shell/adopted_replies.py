@@ -21,7 +21,7 @@ from core.adopted_reply import Lifecycle, choose_reply, is_candidate, next_ackno
 from core.destinations import Destination, ListedMessage
 from core.text import message_text
 from shell.basecamp.errors import ListingFailed
-from shell.ledger import deliveries
+from shell.ledger import deliveries, snapshots
 from shell.ledger import outbox as intents
 from shell.ledger.connection import Ledger, LedgerError
 
@@ -76,7 +76,7 @@ class ReplyAdopter:
                 listed_ids = [message.id for message in listed]
                 worker = {
                     identifier
-                    for found in intents.worker_task_events(connection, listed_ids)
+                    for found in snapshots.worker_task_events(connection, listed_ids)
                     for identifier in (found.ack_id, found.reply_id, found.adopted_reply_id)
                     if identifier is not None
                 }

@@ -51,7 +51,7 @@ from core.snapshots import EventOutcome, Settlement, StopReason
 from core.task_token import token_sha256
 from core.timestamps import format_timestamp
 from shell.crashpoints import pause_at
-from shell.ledger import deliveries, hold, outbox, records
+from shell.ledger import deliveries, hold, outbox, records, snapshots
 from shell.ledger.moves import asked
 
 
@@ -314,13 +314,13 @@ def end_attempt(
 def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> Intent | None:
     """The completion notice ended attempt ``attempt_id`` calls for (``core.intents``), read back
     from the rows its settlement wrote; None when no event needs one."""
-    attempt = outbox.attempt(connection, attempt_id)
+    attempt = snapshots.attempt(connection, attempt_id)
     if attempt is None or attempt.live:
         raise TransitionRefused(f"attempt {attempt_id} has not ended")
     (originating_event_id,) = connection.execute(
         "SELECT originating_event_id FROM tasks WHERE id = ?", (attempt.task_id,)
     ).fetchone()
-    origin = None if originating_event_id is None else outbox.record(connection, originating_event_id)
+    origin = None if originating_event_id is None else snapshots.record(connection, originating_event_id)
     if origin is None:
         raise TransitionRefused(f"task {attempt.task_id} has no originating record")
     settled = [
@@ -358,8 +358,8 @@ def still_running(connection: sqlite3.Connection, attempt_id: str, now: datetime
         " WHERE a.id = ?",
         (attempt_id,),
     ).fetchone()
-    attempt = outbox.attempt(connection, attempt_id)
-    origin = None if originating_event_id is None else outbox.record(connection, originating_event_id)
+    attempt = snapshots.attempt(connection, attempt_id)
+    origin = None if originating_event_id is None else snapshots.record(connection, originating_event_id)
     if attempt is None or origin is None:
         raise TransitionRefused(f"attempt {attempt_id} has no task or no originating record")
     intent = still_running_intent(attempt, origin, occurrence, now)
