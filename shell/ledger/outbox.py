@@ -329,24 +329,8 @@ def defer(
     connection: sqlite3.Connection, intent_id: int, reconcile_at: datetime, failures: int | None = None
 ) -> None:
     """Leave a sending intent for reconciliation at ``reconcile_at``: no move, the state stays."""
-    if failures is None:
-        _move(
-            connection,
-            intent_id,
-            IntentState.sending,
-            "reconcile_at = ?",
-            [format_timestamp(reconcile_at)],
-            to=None,
-        )
-    else:
-        _move(
-            connection,
-            intent_id,
-            IntentState.sending,
-            "reconcile_at = ?, reconcile_failures = ?",
-            [format_timestamp(reconcile_at), failures],
-            to=None,
-        )
+    assignments = _counting("reconcile_at = ?", [format_timestamp(reconcile_at)], failures)
+    _move(connection, intent_id, IntentState.sending, *assignments, to=None)
 
 
 def retry(
@@ -368,24 +352,13 @@ def retry(
 def make_indeterminate(
     connection: sqlite3.Connection, intent_id: int, note: str, now: datetime, failures: int | None = None
 ) -> None:
-    if failures is None:
-        _move(
-            connection,
-            intent_id,
-            IntentState.sending,
-            "note = ?, finished_at = ?",
-            [note, format_timestamp(now)],
-            to=IntentState.indeterminate,
-        )
-    else:
-        _move(
-            connection,
-            intent_id,
-            IntentState.sending,
-            "note = ?, finished_at = ?, reconcile_failures = ?",
-            [note, format_timestamp(now), failures],
-            to=IntentState.indeterminate,
-        )
+    assignments = _counting("note = ?, finished_at = ?", [note, format_timestamp(now)], failures)
+    _move(connection, intent_id, IntentState.sending, *assignments, to=IntentState.indeterminate)
+
+
+def _counting(sql: str, values: list[object], failures: int | None) -> tuple[str, list[object]]:
+    """``sql`` and its ``values``, with the reconciliation's failure count set too when given."""
+    return (sql, values) if failures is None else (f"{sql}, reconcile_failures = ?", [*values, failures])
 
 
 def resolve(connection: sqlite3.Connection, row: IntentRow, move: Move) -> int:
