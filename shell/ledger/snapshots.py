@@ -1,5 +1,5 @@
 """The lifecycle snapshots core decides on, read from their tables: a record, its task rows, an
-attempt.
+attempt, the redispatches pending on a task.
 
     record = snapshots.record(connection, event_id)        # a RecordSnapshot, or None
 
@@ -113,3 +113,20 @@ def worker_task_events(connection: sqlite3.Connection, candidates: Iterable[int]
             )
         )
     return found
+
+
+def redispatches_pending_on(connection: sqlite3.Connection, task_id: int) -> list[int]:
+    """The records a person's redispatch pending on task ``task_id`` admits as the task's rows
+    retire (migration 0009's trigger, whose condition this is): completed unknown or failed, with
+    a redispatch on this task their latest decision."""
+    return [
+        int(event_id)
+        for (event_id,) in connection.execute(
+            "SELECT te.event_id FROM task_events te JOIN events e ON e.id = te.event_id"
+            " WHERE te.task_id = ? AND te.retired_at IS NULL AND te.outcome IN ('unknown', 'failed')"
+            " AND e.state = 'completed' AND EXISTS (SELECT 1 FROM decisions d"
+            " WHERE d.id = (SELECT MAX(id) FROM decisions WHERE event_id = te.event_id)"
+            " AND d.action = 'redispatch' AND d.pending_task_id = te.task_id)",
+            (task_id,),
+        )
+    ]

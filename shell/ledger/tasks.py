@@ -22,6 +22,10 @@ Rules (spec 1.6, the dispatch invariants):
 8. Every state written here (a record's, a delivery's, an attempt's, a task's) is the
    dispatcher's move as ``core.edges`` answers it (``shell.ledger.moves``), asked before the SQL
    that writes it; the compare-and-set and the triggers stay behind it.
+9. A person's redispatch pending on the task admits its record as the task's rows retire
+   (migration 0009's trigger writes it, in the statement that supersedes the task): a person's
+   move, asked of ``core.edges`` before that statement like every other
+   (``snapshots.redispatches_pending_on`` reads the records the trigger will move).
 """
 
 from __future__ import annotations
@@ -291,6 +295,8 @@ def end_attempt(
                 )
                 deliveries.settle_unknown(connection, task_id, decision.event_id, stamp, completed)
             _move_record(connection, decision, stamp)
+    for _ in snapshots.redispatches_pending_on(connection, task_id):
+        asked(RECORD_EDGES, RecordState.completed, RecordState.admitted, Actor.person)  # rule 9
     asked(TASK_EDGES, TaskState.live, TaskState.superseded, Actor.dispatcher)
     _checked(
         connection.execute(
