@@ -76,7 +76,6 @@ from shell.clock import Clock, SystemClock
 
 log = logging.getLogger("connector.basecamp")
 
-
 MAX_PAGES = 200
 DEFAULT_POST_TIMEOUT = 60.0
 DEFAULT_READ_TIMEOUT = 30.0
@@ -89,8 +88,6 @@ class Person:
     id: int
     name: str
     attachable_sgid: str
-
-
 
 
 class BasecampClient:
