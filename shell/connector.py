@@ -171,9 +171,9 @@ class Connector:
 
     # -- the loops --------------------------------------------------------------------------
 
-    def run(self, requested: Callable[[], bool] = lambda: False, bound: timedelta | None = None) -> None:
+    def run(self, requested: Callable[[], bool] = lambda: False, within: timedelta | None = None) -> None:
         """The three loops (rule 2), until ``stop()``, or until ``requested()`` answers true: then
-        this thread stops them within ``bound`` (a signal handler only notes the signal)."""
+        this thread stops them ``within`` that bound (a signal handler only notes the signal)."""
         loops = [threading.Thread(target=self._intake_loop, name="intake", daemon=True)]
         if self.config_path is not None:
             loops.append(threading.Thread(target=self._config_loop, name="config", daemon=True))
@@ -189,7 +189,7 @@ class Connector:
             loop.start()
         while not self._stop.wait(REQUEST_CHECK_SECONDS):
             if requested():
-                self.stop(bound if bound is not None else timedelta(seconds=60))
+                self.stop(within if within is not None else timedelta(seconds=60))
         for loop in loops:
             bound = None if self._stop_deadline is None else self._stop_deadline - self.clock.monotonic()
             loop.join(timeout=None if bound is None else max(0.0, bound))
