@@ -21,7 +21,7 @@ from typing import Protocol
 
 from core.adopted_reply import ListedReplies, may_become_candidate
 from core.destinations import Destination, ListedMessage
-from shell.basecamp.client import ListingFailed
+from shell.basecamp.errors import ListingFailed
 from shell.ledger import deliveries
 from shell.ledger.connection import Ledger, LedgerError
 

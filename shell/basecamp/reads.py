@@ -46,7 +46,9 @@ from core.admission_matrix import CHAT_LINE_CREATED, COMMENT_CREATED
 from core.destinations import Destination, MessageKind
 from core.receipt_check import ReadMessage
 from core.timestamps import parse_timestamp
-from shell.basecamp.client import BasecampClient, ListingFailed, _Answer
+from shell.basecamp.client import BasecampClient
+from shell.basecamp.errors import ListingFailed
+from shell.basecamp.wire import Answer
 from shell.clock import Clock, SystemClock
 
 CAMPFIRE_TYPE = "Chat::Transcript"
@@ -190,7 +192,7 @@ class SummaryReads:
     def _answer(self, path: str, deadline: float, readable: Callable[[Any], bool]) -> Any:
         url = f"{self._client.account_url}/{path}.json"
         try:
-            answer: _Answer = self._client._get(url, deadline)  # the client's read machinery
+            answer: Answer = self._client._get(url, deadline)  # the client's read machinery
         except ListingFailed as error:
             if str(error).startswith(("HTTP 429", "HTTP 503")):
                 raise _Failed(self._throttled()) from None

@@ -28,7 +28,7 @@ from core.edges import GUARD_EDGES, Actor, DeliveryState, GuardState
 from core.snapshots import EventOutcome
 from core.text import message_text
 from core.timestamps import parse_timestamp
-from shell.ledger import outbox
+from shell.ledger import outbox, snapshots
 from shell.ledger.moves import asked
 
 log = logging.getLogger("connector.adoption")
@@ -221,7 +221,7 @@ def adopt_listed(connection: sqlite3.Connection, task_id: int, replies: ListedRe
             continue
         worker = {
             identifier
-            for found in outbox.worker_task_events(connection, [message.id for message in listed])
+            for found in snapshots.worker_task_events(connection, [message.id for message in listed])
             for identifier in (found.ack_id, found.reply_id, found.adopted_reply_id)
             if identifier is not None
         }
