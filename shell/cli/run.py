@@ -25,6 +25,8 @@ Rules:
    refreshed before they expire and once on a 401 (``shell.basecamp.tokens``).
 6. ``--hold`` sets the durable hold (``shell.ledger.hold``) after the identity check and before
    the connector starts: intake and admission run, nothing launches or posts until ``release``.
+7. Neither the connector nor the shadow starts while a ``shadow promote`` is unfinished
+   (``shell.state.promotion`` rule 2): its lock is taken, the ledger not yet opened (exit 3).
 """
 
 from __future__ import annotations
@@ -55,13 +57,12 @@ from shell.ledger.connection import LedgerError, ledger_failure, open_ledger
 from shell.ledger.hold import set_hold
 from shell.outbox import OutboxLedgerError
 from shell.state import pair_lock
-from shell.state.config import StatePaths, load_config, locate_state, read_token_file
+from shell.state.config import SHADOW_DIRECTORY, StatePaths, load_config, locate_state, read_token_file
 from shell.state.lock import acquire
+from shell.state.promotion import unless_promoting
 from shell.worker.driver import WorkerCommand
 
 USER_AGENT = "basecamp-connector (https://github.com/basecamp/basecamp-connector)"
-SHADOW_DIRECTORY = "shadow"
-"""``--shadow``'s state, inside the state directory: its own lock, ledger and feed position."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -182,7 +183,7 @@ def _run_locked(
         lock = acquire(directory, configuration.account_id, configuration.agent_id, clock.now())
     except OSError as error:  # a read-only state directory, a full disk
         raise ledger_failure(error, directory, "take the instance lock") from error
-    with lock, open_ledger(ledger_path, clock=clock) as ledger:
+    with lock, open_ledger(unless_promoting(paths.directory, ledger_path), clock=clock) as ledger:  # rule 7
         client = BasecampClient(
             configuration.base_url, configuration.account_id, tokens, USER_AGENT, clock=clock
         )
