@@ -85,8 +85,9 @@ def read_facts(connection: sqlite3.Connection, event_id: int, served: frozenset[
         "             AND (delivery <> 'admitted' OR pulled_at IS NOT NULL)),"
         " COALESCE((SELECT action FROM decisions WHERE event_id = e.id ORDER BY id DESC LIMIT 1), ''),"
         " (SELECT task_id FROM task_events WHERE event_id = e.id AND retired_at IS NULL),"
-        " (SELECT pending_task_id FROM decisions WHERE event_id = e.id AND action = 'redispatch'"
-        "  AND id = (SELECT MAX(id) FROM decisions WHERE event_id = e.id))"
+        " (SELECT pending_task_id FROM decisions d WHERE event_id = e.id AND action = 'redispatch'"
+        "  AND id = (SELECT MAX(id) FROM decisions WHERE event_id = e.id)"
+        "  AND NOT EXISTS (SELECT 1 FROM revoked_redispatches r WHERE r.decision_id = d.id))"
         " FROM events e WHERE id = ?",
         (event_id,),
     ).fetchone()

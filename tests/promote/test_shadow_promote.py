@@ -5,6 +5,8 @@ connector holds its lock; `run` refuses while a promote is unfinished."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -97,3 +99,23 @@ def test_promote_has_help_with_an_example_and_its_exit_codes(capsys: pytest.Capt
     assert "  bin/connect shadow promote" in text
     assert "exit codes: 0 " in text
     assert "--json" in text
+
+
+def test_an_old_ledger_a_killed_connector_left_with_its_log_is_set_aside_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = shadow_state(tmp_path)
+    old = StatePaths.at(state).ledger
+    leave_a_commit_in_the_log = (
+        "import os, sqlite3, sys\n"
+        "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "c.execute('PRAGMA wal_autocheckpoint = 0')\n"
+        "c.execute('UPDATE events SET review = 1 WHERE id = 77')\n"
+        "os._exit(0)\n"  # no close: the commit stays in the -wal, as after a SIGKILL
+    )
+    subprocess.run([sys.executable, "-c", leave_a_commit_in_the_log, str(old)], check=True)
+    assert Path(f"{old}-wal").exists()
+    assert promote(state, capsys)[0] == 0
+    kept = next(state.glob("ledger.before-promote-*.sqlite3"))
+    assert records(kept) == {77: ("admitted", 1)}, "the commit in its log went aside with it"
+    assert not Path(f"{old}-wal").exists(), "no log is left where the promoted ledger now lives"
