@@ -52,7 +52,7 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 DOCUMENTED = {EXIT_OK, EXIT_USAGE, EXIT_CONFIG, EXIT_NOT_FOUND, EXIT_REFUSED, EXIT_UNAVAILABLE}
 """What a command answers for any input: ``EXIT_FAILURE`` (1) is the demo's verdict alone, and a
 traceback's exit is 1 too, so no other command may answer it."""
-IN_PROCESS = ("setup", "run", "status", "redispatch", "discard", "shadow promote")
+IN_PROCESS = ("setup", "run", "status", "redispatch", "discard", "shadow promote", "import")
 """Each a command's words (``shadow promote``: a verb of a command)."""
 SERVING = ("standin", "mcp", "demo")
 SERVING_BOUND_SECONDS = 4.0
