@@ -136,3 +136,20 @@ def test_a_hold_revokes_a_redispatch_waiting_on_a_live_task_with_a_note(world: L
     again = decide(ledger, 7, Action.redispatch, "local:ada", ledger.clock.now(), served=frozenset({PROJECT}))
     assert again.unwrap().plan.to_state == "admitted", "after the release a person redispatches it again"
     assert states(ledger)[7] == ("admitted", 1)
+
+
+def test_a_redispatch_the_hold_revoked_is_authorized_again_after_release_while_its_task_runs(
+    world: LedgerWorld, ledger: Ledger
+) -> None:
+    world.request(8)
+    launched = world.launch(8, running_pid=4242)
+    world.get_dispatch(launched.task_id, 8)
+    served = frozenset({PROJECT})
+    decide(ledger, 8, Action.redispatch, "local:ada", ledger.clock.now(), served=served).unwrap()
+    set_hold(ledger, "local:ana", "cutover", ledger.clock.now())
+    release(ledger, "local:ana", ledger.clock.now())
+    again = decide(ledger, 8, Action.redispatch, "local:ada", ledger.clock.now(), served=served).unwrap()
+    assert again.plan.stop_task == launched.task_id, "a new authorization, not the revoked one's 'already'"
+    with ledger.write() as connection:
+        tasks.end_attempt(connection, launched.attempt_id, StopReason.failed, spawn_failed=False, now=ledger.clock.now())
+    assert states(ledger)[8] == ("admitted", 1)

@@ -66,7 +66,7 @@ CUTOVER: list[Mutation] = [
         "a redispatch a hold revoked may be made again after the release",
         '        "  AND NOT EXISTS (SELECT 1 FROM revoked_redispatches r WHERE r.decision_id = d.id))"\n',
         '        ")"\n',
-        "test_a_hold_revokes_a_redispatch_waiting_on_a_live_task_with_a_note",
+        "test_a_redispatch_the_hold_revoked_is_authorized_again_after_release_while_its_task_runs",
     ),
     rule(
         "a revoked redispatch's record is tagged for review, even one its worker completed",
