@@ -153,19 +153,11 @@ def _take(step: Step, disk: OnDisk, places: tuple[Path, Path], by: str, now: dat
         _rename(shadow_ledger, ledger)
     else:
         marker_path(state).unlink()
-        _sync_directory(state)
+        private_files.sync_directory(state)
 
 
 def _rename(source: Path, target: Path) -> None:
     os.rename(source, target)
-    _sync_directory(target.parent)
+    private_files.sync_directory(target.parent)
     if source.parent != target.parent:
-        _sync_directory(source.parent)
-
-
-def _sync_directory(directory: Path) -> None:
-    descriptor = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
+        private_files.sync_directory(source.parent)
