@@ -73,8 +73,10 @@ def read_limited(path: Path) -> bytes:
     """The file's bytes, refused larger than ``MAX_BYTES`` before it is read whole (rule 2)."""
     try:
         with path.open("rb") as handle:
-            if os.fstat(handle.fileno()).st_size > MAX_BYTES:
-                too_large = f"{path}: larger than {MAX_BYTES // (1024 * 1024)} MB; nothing was changed"
+            size = os.fstat(handle.fileno()).st_size
+            if size > MAX_BYTES:  # said before a byte is read; a stream is cut at one byte more
+                limit = MAX_BYTES // (1024 * 1024)
+                too_large = f"{path}: {size} bytes, larger than {limit} MB; nothing was changed"
                 raise UserError(too_large, EXIT_USAGE)
             raw = handle.read(MAX_BYTES + 1)
     except OSError as error:

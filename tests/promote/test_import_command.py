@@ -85,7 +85,7 @@ def test_a_good_file_tombstones_what_is_done_and_tags_the_rest_in_one_go(
         (entries((1, "done"), (1, "held")), EXIT_REFUSED, "entry 1 (event 1): named again (first at entry 0)"),
         (b"{\"version\": 1, \"entries\": [", EXIT_USAGE, "not JSON"),
         (json.dumps({"version": 2, "entries": []}).encode(), EXIT_USAGE, "version 2: this program reads version 1"),
-        (b" " * (16 * 1024 * 1024 + 1), EXIT_USAGE, "larger than 16 MB"),
+        (b" " * (16 * 1024 * 1024 + 1), EXIT_USAGE, "16777217 bytes, larger than 16 MB"),
     ],
 )
 def test_a_file_that_cannot_be_applied_changes_nothing_and_says_why(
