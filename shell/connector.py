@@ -191,8 +191,8 @@ class Connector:
             if requested():
                 self.stop(within if within is not None else timedelta(seconds=60))
         for loop in loops:
-            bound = None if self._stop_deadline is None else self._stop_deadline - self.clock.monotonic()
-            loop.join(timeout=None if bound is None else max(0.0, bound))
+            remaining = None if self._stop_deadline is None else self._stop_deadline - self.clock.monotonic()
+            loop.join(timeout=None if remaining is None else max(0.0, remaining))
 
     def _config_loop(self) -> None:
         assert self.config_path is not None

@@ -19,8 +19,10 @@ from shell.errors import EXIT_USAGE
 VERSION = "0.1.0"
 COMMANDS = (
     "standin", "mcp", "login", "setup", "run", "status", "hold", "release", "redispatch", "discard",
-    "settle-launch", "demo",
+    "settle-launch", "shadow", "import", "demo",
 )
+MODULES = {"import": "import_file"}
+"""A command whose module cannot be named as the command is (``import`` is Python's word)."""
 
 
 class _Command(Protocol):
@@ -41,7 +43,7 @@ def build_parser(commands: Sequence[str] = COMMANDS) -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log each transition to stderr")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in commands:  # only these are imported: a one-command entry starts faster
-        module: _Command = importlib.import_module(f"shell.cli.{name.replace('-', '_')}")
+        module: _Command = importlib.import_module(f"shell.cli.{MODULES.get(name, name.replace('-', '_'))}")
         module.register(subparsers)
     return parser
 

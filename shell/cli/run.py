@@ -31,6 +31,8 @@ Rules:
    it when the signal lands. SIGUSR1 writes every thread's stack to stderr (the log) and the
    connector goes on: what a person (or the demo, before it gives up on a stop) reads when it
    seems stuck.
+8. Neither the connector nor the shadow starts while a ``shadow promote`` is unfinished
+   (``shell.state.promotion`` rule 2): its lock is taken, the ledger not yet opened (exit 3).
 """
 
 from __future__ import annotations
@@ -63,13 +65,12 @@ from shell.ledger.connection import LedgerError, ledger_failure, open_ledger
 from shell.ledger.hold import set_hold
 from shell.outbox import OutboxLedgerError
 from shell.state import pair_lock
-from shell.state.config import StatePaths, load_config, locate_state, read_token_file
+from shell.state.config import SHADOW_DIRECTORY, StatePaths, load_config, locate_state, read_token_file
 from shell.state.lock import acquire
+from shell.state.promotion import unless_promoting
 from shell.worker.driver import WorkerCommand
 
 USER_AGENT = "basecamp-connector (https://github.com/basecamp/basecamp-connector)"
-SHADOW_DIRECTORY = "shadow"
-"""``--shadow``'s state, inside the state directory: its own lock, ledger and feed position."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -190,7 +191,7 @@ def _run_locked(
         lock = acquire(directory, configuration.account_id, configuration.agent_id, clock.now())
     except OSError as error:  # a read-only state directory, a full disk
         raise ledger_failure(error, directory, "take the instance lock") from error
-    with lock, open_ledger(ledger_path, clock=clock) as ledger:
+    with lock, open_ledger(unless_promoting(paths.directory, ledger_path), clock=clock) as ledger:  # rule 8
         write_failures.watch(ledger)  # status shows this connector's failed writes
         client = BasecampClient(
             configuration.base_url, configuration.account_id, tokens, USER_AGENT, clock=clock

@@ -52,7 +52,8 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 DOCUMENTED = {EXIT_OK, EXIT_USAGE, EXIT_CONFIG, EXIT_NOT_FOUND, EXIT_REFUSED, EXIT_UNAVAILABLE}
 """What a command answers for any input: ``EXIT_FAILURE`` (1) is the demo's verdict alone, and a
 traceback's exit is 1 too, so no other command may answer it."""
-IN_PROCESS = ("setup", "run", "status", "redispatch", "discard")
+IN_PROCESS = ("setup", "run", "status", "redispatch", "discard", "shadow promote", "import")
+"""Each a command's words (``shadow promote``: a verb of a command)."""
 SERVING = ("standin", "mcp", "demo")
 SERVING_BOUND_SECONDS = 4.0
 
@@ -179,10 +180,13 @@ SETTINGS = settings(
 def test_bin_connect_answers_any_arguments_in_the_documented_set(
     command: str, places: Places, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    parser = subparsers(build_parser())[command]
+    words = command.split()
+    parser = build_parser()
+    for word in words:
+        parser = subparsers(parser)[word]
 
     @SETTINGS
-    @given(argv=argv_for([command], parser, places, ["--state-dir", str(places.state)]))
+    @given(argv=argv_for(words, parser, places, ["--state-dir", str(places.state)]))
     def check(argv: list[str]) -> None:
         ends_in_the_documented_set(connect, argv)
         assert "Traceback" not in capsys.readouterr().err

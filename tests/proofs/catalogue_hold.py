@@ -40,8 +40,8 @@ HOLD: list[Mutation] = [
     ),
     rule(
         "the hold: every open record is tagged for review",
-        "        review=tuple(record.event_id for record in open_records),",
-        "        review=(),",
+        "    tagged = [record.event_id for record in open_records]\n",
+        "    tagged: list[int] = []\n",
         "test_a_hold_tags_every_open_record_and_holds_only_the_waiting_ones",
         "test_a_hold_holds_the_waiting_records_and_tags_every_open_one",
     ),
@@ -136,8 +136,8 @@ HOLD: list[Mutation] = [
     ),
     rule(
         "live redispatch: the task's end admits the record",
-        "    UPDATE events SET state = 'admitted', reason = '', revision = revision + 1, updated_at = NEW.retired_at,",
-        "    UPDATE events SET state = state, reason = '', revision = revision + 1, updated_at = NEW.retired_at,",
+        "  UPDATE events SET state = 'admitted', reason = '', revision = revision + 1,\n",  # migration 0012's
+        "  UPDATE events SET state = state, reason = '', revision = revision + 1,\n",
         "test_a_redispatch_of_a_live_task_is_authorized_at_once_and_admitted_when_the_task_ends",
     ),
     rule(
@@ -148,8 +148,8 @@ HOLD: list[Mutation] = [
     ),
     rule(
         "live redispatch: a success is never run again, pending or not",
-        "WHEN OLD.retired_at IS NULL AND NEW.retired_at IS NOT NULL AND NEW.outcome IN ('unknown', 'failed')",
-        "WHEN OLD.retired_at IS NULL AND NEW.retired_at IS NOT NULL",
+        "IS NOT NULL\n AND NEW.outcome IN ('unknown', 'failed')\n",  # migration 0012's
+        "IS NOT NULL\n",
         "test_a_pending_redispatch_lapses_when_the_worker_succeeds",
     ),
     rule(
