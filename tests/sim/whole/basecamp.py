@@ -11,7 +11,10 @@ Rules:
    claim it follows (``Attribution``, supplied by the run). Checks judge the ledger against it.
 3. Faults are scripted one request at a time (``next_posts``, ``next_listings``, ``feed_down``,
    ``reads``): a create lands, is refused, is lost before or after landing, is rate limited
-   (429), cannot connect; a landed message may be visible only after a lag; a listing fails,
+   (429), cannot connect, or -- while it is in flight -- a person signed in as the agent posts
+   the same words, then it lands and its answer is lost (the listing then holds two messages
+   with the intent's words: adoption must take neither); a landed message may be visible only
+   after a lag; a listing fails,
    hangs to its bound, or is cut short (the client's exhaustive-or-error rule makes a short
    listing an error); the feed fails; a summary read fails or is throttled.
 4. A crash armed here (``crash_at``) raises ``Crash`` at that point of a request: before the
@@ -56,6 +59,7 @@ class Post(StrEnum):
     lost_before_landing = "lost_before_landing"
     not_connected = "not_connected"
     rate_limited = "rate_limited"
+    copied_then_lost = "copied_then_lost"  # rule 3: a person's copy first, then lost after landing
 
 
 class Listing(StrEnum):
@@ -222,6 +226,10 @@ class SimBasecamp:
                 case Post.land:
                     outcome = Receipt(self.store(destination, body, f"intent:{intent_id}"))
                 case Post.lost_after_landing:
+                    self.store(destination, body, f"intent:{intent_id}")
+                    outcome = Uncertain(UncertainCause.connection_lost, None, "lost after landing")
+                case Post.copied_then_lost:
+                    self.store(destination, body, "person")  # the agent's account, the same words
                     self.store(destination, body, f"intent:{intent_id}")
                     outcome = Uncertain(UncertainCause.connection_lost, None, "lost after landing")
                 case Post.lost_before_landing:

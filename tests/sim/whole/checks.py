@@ -14,6 +14,9 @@ Rules:
 3. A check found at a request (``request_starts``: a request that follows no fresh claim, is
    made under the hold, or fires a guard a worker holds) is recorded and reported after the step:
    nothing is raised inside the connector's own code.
+4. A step that changed no row through the ledger's one connection (SQLite's ``total_changes``,
+   triggers included) and stored no message is judged without reading the ledger: the audit
+   and the outbox read the same as after the step before.
 """
 
 from __future__ import annotations
@@ -151,6 +154,11 @@ def after_step(run: Run, final: bool) -> list[tuple[str, str]]:
     """Every check, on what changed since the last step (the outbox whole when anything there moved)."""
     truth = run.truth
     seen = (len(run.basecamp.messages), len(run.workers.told_to_acknowledge))
+    changes = (run.connector, run.connector.ledger._connection.total_changes)  # noqa: SLF001 -- rule 4
+    if not final and changes == truth.last_changes and seen == truth.last_seen:
+        _judge_exposures(run)
+        return truth.violations
+    truth.last_changes = changes
     with run.connector.ledger.read() as connection:
         audit = connection.execute(
             "SELECT seq, tbl, key, old, new, note, old_receipt, new_receipt, cause FROM sim_audit"

@@ -66,7 +66,7 @@ class SimConnector:
         self, path: Path, sessions: Path, work_dir: Path, clock: FakeClock,
                  basecamp: SimBasecamp, workers: Workers) -> None:
         self.clock = clock
-        self.ledger: Ledger = open_ledger(path, clock=clock)
+        self.ledger: Ledger = open_ledger(path, clock=clock, unsynced=True)
         self.sessions = sessions
         settings = AdmissionSettings(agent_id=AGENT_ID, operator_id=OPERATOR_ID,
                                      routed_projects=frozenset({ROUTED}))

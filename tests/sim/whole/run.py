@@ -77,7 +77,7 @@ def template_ledger() -> Path:
         atexit.register(shutil.rmtree, directory, ignore_errors=True)
         os.chmod(directory, 0o700)
         path = directory / "ledger.sqlite3"
-        with open_ledger(path) as ledger, ledger.write() as connection:
+        with open_ledger(path, unsynced=True) as ledger, ledger.write() as connection:
             for statement in checks.AUDIT_SQL:
                 connection.execute(statement)
         _TEMPLATE["path"] = path
@@ -93,6 +93,7 @@ class Truth:
     redispatched: Counter[int] = field(default_factory=Counter)
     audit_seen: int = 0
     last_seen: tuple[int, int] = (0, 0)  # messages stored, workers told to acknowledge
+    last_changes: tuple[object, int] | None = None  # (connector, its connection's total_changes)
     violations: list[tuple[str, str]] = field(default_factory=list)
 
 
