@@ -154,7 +154,7 @@ def after_step(run: Run, final: bool) -> list[tuple[str, str]]:
     """Every check, on what changed since the last step (the outbox whole when anything there moved)."""
     truth = run.truth
     seen = (len(run.basecamp.messages), len(run.workers.told_to_acknowledge))
-    changes = (run.connector, run.connector.ledger._connection.total_changes)  # noqa: SLF001 -- rule 4
+    changes = (run.connector, run.connector.ledger._connection.total_changes)
     if not final and changes == truth.last_changes and seen == truth.last_seen:
         _judge_exposures(run)
         return truth.violations

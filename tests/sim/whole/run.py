@@ -19,6 +19,7 @@ Rules:
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import random
 import shutil
@@ -39,7 +40,7 @@ from shell.ledger import tasks
 from shell.ledger.connection import open_ledger
 from tests.sim.whole import checks, person
 from tests.sim.whole.basecamp import ROUTED, UNROUTED, Crash, Listing, Post, SimBasecamp
-from tests.sim.whole.connector import STILL_RUNNING_EVERY, SimConnector
+from tests.sim.whole.connector import STILL_RUNNING_EVERY, Failures, SimConnector
 from tests.sim.whole.workers import Worker, Workers
 
 SCRATCH = os.environ.get("SIM_DIR") or (
@@ -117,6 +118,7 @@ class Run:
         self.basecamp = SimBasecamp(self.clock, self.rng, self, on_fault=self.cover)
         self.workers = Workers(self.rng, self.basecamp, self.cover)
         self.next_event = 1
+        self.failures = Failures()
         self.actors: frozenset[Actor] = frozenset({Actor.automatic})
         self.connector = self._connector()
 
@@ -124,6 +126,7 @@ class Run:
 
     def play(self) -> None:
         tasks.secrets = _SeededSecrets(self.rng)  # type: ignore[assignment]
+        logging.getLogger("connector").addHandler(self.failures)
         try:
             self._boot()
             for number in range(1, self.steps + 1):
@@ -135,10 +138,14 @@ class Run:
             self._quiesce()
             self._check(self.steps + 1, final=True)
         finally:
+            logging.getLogger("connector").removeHandler(self.failures)
             self.connector.close()
             shutil.rmtree(self.directory, ignore_errors=True)
 
     def _check(self, number: int, final: bool = False) -> None:
+        for failure in self.failures.found:  # what a loop of the connector caught and logged
+            self.truth.violations.append(("connector-never-fails", failure))
+        self.failures.found.clear()
         found = checks.after_step(self, final)
         if found:
             check, detail = found[0]
@@ -213,11 +220,10 @@ class Run:
         self.note(f"event {event_id} in {'routed' if bucket == ROUTED else 'unrouted'} {recording}{' chat' if chat else ''}")
 
     def _intake(self) -> None:
-        self.connector.poll()
-        self.connector.sweep()
+        self.connector.connector.intake_turn()
 
     def _dispatch(self) -> None:
-        for launch in self.connector.dispatcher.tick():
+        for launch in self.connector.connector.dispatch_turn():
             self.note(f"launch task {launch.task_id} events {launch.event_ids}")
 
     def _worker(self) -> None:
