@@ -13,7 +13,10 @@ Rules:
    ``reads``): a create lands, is refused, is lost before or after landing, is rate limited
    (429), cannot connect, or -- while it is in flight -- a person signed in as the agent posts
    the same words, then it lands and its answer is lost (the listing then holds two messages
-   with the intent's words: adoption must take neither); a landed message may be visible only
+   with the intent's words: adoption must take neither). The copy is made only where no other
+   intent has those words at that destination (``Attribution.alone``), a second before the
+   create lands: no other intent's listing could tell it from its own message either, and
+   adopting it there would be the design's known limit, not a bug. A landed message may be visible only
    after a lag; a listing fails,
    hangs to its bound, or is cut short (the client's exhaustive-or-error rule makes a short
    listing an error); the feed fails; a summary read fails or is throttled.
@@ -98,6 +101,10 @@ class Attribution:
         raise NotImplementedError
 
     def request_ended(self, intent_id: int, outcome: PostOutcome | None) -> None:
+        raise NotImplementedError
+
+    def alone(self, intent_id: int, destination: Destination, body: str) -> bool:
+        """No other intent has ``body``'s words at ``destination``."""
         raise NotImplementedError
 
 
@@ -229,7 +236,9 @@ class SimBasecamp:
                     self.store(destination, body, f"intent:{intent_id}")
                     outcome = Uncertain(UncertainCause.connection_lost, None, "lost after landing")
                 case Post.copied_then_lost:
-                    self.store(destination, body, "person")  # the agent's account, the same words
+                    if self.attribution.alone(intent_id, destination, body):
+                        self.store(destination, body, "person")  # the agent's account, the same words
+                        self.clock.advance(1)  # a claim after this answer lists from later on
                     self.store(destination, body, f"intent:{intent_id}")
                     outcome = Uncertain(UncertainCause.connection_lost, None, "lost after landing")
                 case Post.lost_before_landing:

@@ -48,6 +48,11 @@ REQUIRED = (
     "still-running tick",
     "attempt ended: deadline",
     "stopped and started",
+    "person: hold set",
+    "person: hold released",
+    "dispatch under a hold",
+    "post rate_limited",
+    "outbox ran during a 429's Retry-After",
 )
 
 

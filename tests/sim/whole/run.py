@@ -8,12 +8,17 @@ Rules:
    mention, intake polls and admission decides, the dispatcher ticks, a worker acts, its
    supervision ticks or ends it, the outbox runs, time passes, Basecamp's next answers are
    scripted, a crash is armed or happens now, the connector is stopped (SIGTERM) and started,
-   a careful person resolves, redispatches or discards. A ``Crash`` anywhere restarts the
-   connector through ``SimConnector.boot`` (the production start path).
+   a careful person resolves, redispatches, discards, holds or releases. A ``Crash`` anywhere restarts the
+   connector through ``SimConnector.boot`` (``Connector.start``, the production start path).
 3. After every step the named checks of ``tests.sim.whole.checks`` run; a violation stops the
    run at that step, with the step's number, the check's name and the history.
-4. At the end: Basecamp heals, time passes, every part runs to quiescence, and the final checks
+4. At the end: Basecamp heals, the person releases a hold still standing, time passes, every
+   part runs to quiescence, and the final checks
    (nothing sending, no record lost) run.
+5. The run keeps one idle connection of its own to the ledger file (``keeper``, never in a
+   transaction), so a connector's close is never the last: its WAL is left as a killed process
+   leaves it, for the next start to read, and the file's shared index is not rebuilt at every
+   restart (a third of a restart's cost).
 """
 
 from __future__ import annotations
@@ -111,6 +116,8 @@ class Run:
         self.path = self.directory / "state" / "ledger.sqlite3"
         shutil.copyfile(template_ledger(), self.path)
         os.chmod(self.path, 0o600)
+        self.keeper = sqlite3.connect(self.path)  # rule 5
+        self.keeper.execute("SELECT 1 FROM sqlite_master").fetchone()
         (self.directory / "sessions").mkdir(mode=0o700)
         from shell.clock import FakeClock
 
@@ -140,6 +147,7 @@ class Run:
         finally:
             logging.getLogger("connector").removeHandler(self.failures)
             self.connector.close()
+            self.keeper.close()
             shutil.rmtree(self.directory, ignore_errors=True)
 
     def _check(self, number: int, final: bool = False) -> None:
@@ -201,7 +209,7 @@ class Run:
             (8, "fault", self._fault, frozenset({auto})),
             (3, "crash", self._crash, frozenset({auto, Actor.admission, Actor.dispatcher, Actor.worker})),
             (1, "stop and start", self._stop_and_start, frozenset({auto, Actor.admission, Actor.dispatcher})),
-            (4, "person", lambda: person.act(self), frozenset({auto, Actor.person})),
+            (6, "person", lambda: person.act(self), frozenset({auto, Actor.person})),
         ]
         pick = self.rng.randrange(sum(weight for weight, *_ in menu))
         for weight, name, action, actors in menu:
@@ -223,8 +231,14 @@ class Run:
         self.connector.connector.intake_turn()
 
     def _dispatch(self) -> None:
+        held = checks.hold_stands(self)
         for launch in self.connector.connector.dispatch_turn():
             self.note(f"launch task {launch.task_id} events {launch.event_ids}")
+            if held:
+                self.truth.violations.append(
+                    ("nothing-launched-under-a-hold", f"task {launch.task_id} launched under the hold"))
+        if held:
+            self.cover("dispatch under a hold")
 
     def _worker(self) -> None:
         dispatcher = self.connector.dispatcher
@@ -282,6 +296,8 @@ class Run:
 
     def _outbox(self) -> None:
         outbox = self.connector.outbox
+        if self.basecamp.rate_limited_for() > 0:
+            self.cover("outbox ran during a 429's Retry-After")
         match self.rng.randrange(3):
             case 0:
                 outbox.run_once()
@@ -364,6 +380,9 @@ class Run:
         basecamp.reads.clear()
         basecamp.crash_at, basecamp.feed_down, basecamp.slow_post_seconds = None, False, 0.0
         self.workers.crash_at_spawn, self.workers.unverifiable = None, False
+        if checks.hold_stands(self):
+            self.actors = frozenset({Actor.automatic, Actor.person})
+            person.release_hold(self)
         for _ in range(40):
             self.clock.advance(3700)
             self.actors = frozenset({Actor.automatic, Actor.admission, Actor.dispatcher, Actor.worker})
@@ -385,6 +404,9 @@ class Run:
 
     def request_starts(self, destination: Destination, body: str) -> int:
         return checks.request_starts(self, destination, body)
+
+    def alone(self, intent_id: int, destination: Destination, body: str) -> bool:
+        return checks.alone(self, intent_id, destination, body)
 
     def request_ended(self, intent_id: int, outcome: PostOutcome | None) -> None:
         self.truth.era_outcome[intent_id] = outcome
