@@ -226,7 +226,10 @@ def _judge_move(  # noqa: PLR0917 -- one audit row, as its columns
     if old == new:
         return
     edges, states = _TABLES[table]
-    if not any(isinstance(edges.step(states(old), states(new), actor, note), Success) for actor in run.actors):
+    actors = run.actors
+    if table == "events" and run.truth.redispatched[int(key)]:
+        actors = actors | {Actor.person}  # a person's redispatch of a live task moves it when the task ends
+    if not any(isinstance(edges.step(states(old), states(new), actor, note), Success) for actor in actors):
         name = ("outbox-7 intent states move along their edges, a person's only by a person"
                 if table == "outbox" else "moves-are-edges")
         _found(run, name, f"{table} {key} moved {old} -> {new} as one of {sorted(run.actors)}")
