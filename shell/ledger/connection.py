@@ -28,6 +28,9 @@ Rules:
 6. A ``Ledger`` may keep a record of its failed writes (``write_failures``, the running
    connector's: ``shell.ledger.write_failures``): a write whose storage failed is recorded
    there before its error is raised on, and the next write that commits clears it.
+7. Every way in is ``synchronous = FULL``; ``open_ledger``'s ``unsynced`` keyword alone sets
+   ``OFF``: for the simulation's throwaway ledgers on a memory-backed directory, where a power
+   loss loses nothing worth keeping. The connector never passes it (a test reads shell/ for it).
 """
 
 from __future__ import annotations
@@ -224,8 +227,10 @@ def open_ledger(
     *,
     clock: Clock | None = None,
     busy_timeout: float = BUSY_TIMEOUT_SECONDS,
+    unsynced: bool = False,
 ) -> Ledger:
-    """The owner's way in: create what is missing (owner-only), migrate, refuse a newer ledger."""
+    """The owner's way in: create what is missing (owner-only), migrate, refuse a newer ledger.
+    ``unsynced``: rule 7, the simulation's only."""
     clock = clock or SystemClock()
     ledger_path = checked_path(path)
     try:
@@ -236,7 +241,7 @@ def open_ledger(
     identity = checked_file(ledger_path)
     connection = _connect(ledger_path, "rw", busy_timeout)
     try:
-        _configure(connection, ledger_path, read_only=False, busy_timeout=busy_timeout)
+        _configure(connection, ledger_path, read_only=False, busy_timeout=busy_timeout, unsynced=unsynced)
         refuse_too_new(_read_version(connection, ledger_path, busy_timeout), ledger_path)
         check_integrity(connection, ledger_path)
         _switch_to_wal(connection, ledger_path, busy_timeout)
@@ -319,12 +324,12 @@ def _connect(path: Path, mode: str, busy_timeout: float) -> sqlite3.Connection:
 
 
 def _configure(
-    connection: sqlite3.Connection, path: Path, *, read_only: bool, busy_timeout: float
+    connection: sqlite3.Connection, path: Path, *, read_only: bool, busy_timeout: float, unsynced: bool = False
 ) -> None:
     try:
         connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
         connection.execute("PRAGMA foreign_keys = ON")
-        connection.execute("PRAGMA synchronous = FULL")
+        connection.execute("PRAGMA synchronous = OFF" if unsynced else "PRAGMA synchronous = FULL")
         if read_only:
             connection.execute("PRAGMA query_only = ON")
     except sqlite3.DatabaseError as error:

@@ -32,6 +32,12 @@ HOLD: list[Mutation] = [
         "test_the_ledger_refuses_a_launch_and_a_first_exposure_under_the_hold",
     ),
     rule(
+        "the hold: get_dispatch serves no first exposure or first pull under it",
+        "    if held and (serve.expose or serve.pull):\n",
+        "    if False and (serve.expose or serve.pull):\n",
+        "test_under_a_hold_only_a_repeat_is_served",
+    ),
+    rule(
         "the hold: waiting records are held",
         "        to_hold=tuple(record for record in open_records if record.state in WAITING),",
         "        to_hold=(),",
