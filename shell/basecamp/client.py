@@ -181,6 +181,7 @@ class BasecampClient:
         self._pool = urllib3.PoolManager(maxsize=4, retries=False)
         self._random = random.Random()  # noqa: S311 -- jitter, not security
         self.last_read_ok_at: float | None = None
+        self.last_answer: tuple[int, str] | None = None  # a read's status and Date header (doctor)
 
     def __repr__(self) -> str:
         return f"BasecampClient({self._origin!r}, account {self.account_id})"
@@ -505,6 +506,7 @@ class BasecampClient:
                 raise ListingFailed(f"GET {path} failed: {type(error).__name__}") from None
         log.info("GET %s -> %d", path, response.status)
         headers = {key.lower(): value for key, value in response.headers.items()}
+        self.last_answer = (response.status, headers.get("date", ""))
         try:
             raw = _bounded_body(response)
         except AnswerTooLarge as error:

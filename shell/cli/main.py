@@ -19,7 +19,7 @@ from shell.errors import EXIT_USAGE
 VERSION = "0.1.0"
 COMMANDS = (
     "standin", "mcp", "login", "setup", "run", "status", "hold", "release", "redispatch", "discard",
-    "settle-launch", "demo",
+    "settle-launch", "doctor", "demo",
 )
 
 
