@@ -239,7 +239,7 @@ def test_beside_a_running_connector_doctor_names_it_and_disturbs_nothing(state: 
         assert connector.poll() is None, "the connector ran throughout"
     finally:
         connector.send_signal(signal.SIGTERM)
-        output, errors = connector.communicate(timeout=90)
+        _, errors = connector.communicate(timeout=90)
     assert connector.returncode == 0, errors[-3000:]
     assert (done.returncode, done.stderr) == (0, ""), done.stdout
     checks = by_name(json.loads(done.stdout))

@@ -102,13 +102,15 @@ def test_a_worker_that_never_shakes_hands_fails_at_the_deadline(standin: StandIn
     assert took < 30
 
 
-def rpc(process: subprocess.Popen[str], message: dict[str, Any]) -> dict[str, Any] | None:
-    assert process.stdin is not None and process.stdout is not None
+def rpc(process: subprocess.Popen[str], message: dict[str, Any]) -> dict[str, Any]:
+    """Send one message; the answer's result (``{}`` for a notification, which has none)."""
+    assert process.stdin is not None
+    assert process.stdout is not None
     process.stdin.write(json.dumps(message) + "\n")
     process.stdin.flush()
     if "id" not in message:
-        return None
-    answer: dict[str, Any] = json.loads(process.stdout.readline())
+        return {}
+    answer: dict[str, Any] = json.loads(process.stdout.readline())["result"]
     return answer
 
 
@@ -124,19 +126,19 @@ def test_a_probe_token_opens_no_ledger_marks_the_handshake_and_refuses_every_too
     ) as server:  # fmt: skip
         asked = {"protocolVersion": "2025-06-18"}
         hello = rpc(server, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": asked})
-        assert hello is not None and hello["result"]["serverInfo"]["name"] == "basecamp-connect"
+        assert hello["serverInfo"]["name"] == "basecamp-connect"
         assert not marker.exists(), "the handshake is complete only once the client says so"
         rpc(server, {"jsonrpc": "2.0", "method": "notifications/initialized"})
         listed = rpc(server, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-        assert listed is not None and len(listed["result"]["tools"]) == 3
+        assert len(listed["tools"]) == 3
         assert marker.exists()
         calls = {"get_dispatch": {}, "ack_dispatch": {"event_id": 1},
                  "complete_dispatch": {"event_id": 1, "outcome": "failed"}}  # fmt: skip
         for number, (tool, arguments) in enumerate(calls.items(), start=3):
             called = rpc(server, {"jsonrpc": "2.0", "id": number, "method": "tools/call",
                                   "params": {"name": tool, "arguments": arguments}})  # fmt: skip
-            assert called is not None and called["result"]["isError"] is True
-            assert json.loads(called["result"]["content"][0]["text"])["message"] == NO_DISPATCH
+            assert called["isError"] is True
+            assert json.loads(called["content"][0]["text"])["message"] == NO_DISPATCH
         assert server.stdin is not None
         server.stdin.close()
         assert server.wait(timeout=30) == 0
