@@ -22,7 +22,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from core.doctor import Handshake
-from core.stop_reasons import Exited, Signaled, StopRequest, Vanished
+from core.stop_reasons import Ending, Exited, Signaled, StopRequest, Vanished
 from core.task_token import PROBE_PREFIX
 from shell.clock import Clock
 from shell.worker.command import WorkerCommand
@@ -95,7 +95,7 @@ def probe(command: WorkerCommand, *, ledger: Path, agent_id: int, seconds: float
     )
 
 
-def _ended(ending: object) -> str:
+def _ended(ending: Ending) -> str:
     match ending:
         case Exited(status):
             return f"exited {status}"
