@@ -67,6 +67,9 @@ from shell.worker.driver import CommandDriver, WorkerCommand
 
 log = logging.getLogger("connector.run")
 
+REQUEST_CHECK_SECONDS = 0.1
+"""How often ``run`` looks for a stop a signal asked for."""
+
 
 @dataclass
 class Connector:
@@ -167,8 +170,9 @@ class Connector:
 
     # -- the loops --------------------------------------------------------------------------
 
-    def run(self) -> None:
-        """The three loops (rule 2), until ``stop()``."""
+    def run(self, requested: Callable[[], bool] = lambda: False, bound: timedelta | None = None) -> None:
+        """The three loops (rule 2), until ``stop()``, or until ``requested()`` answers true: then
+        this thread stops them within ``bound`` (a signal handler only notes the signal)."""
         loops = [threading.Thread(target=self._intake_loop, name="intake", daemon=True)]
         if self.config_path is not None:
             loops.append(threading.Thread(target=self._config_loop, name="config", daemon=True))
@@ -182,7 +186,9 @@ class Connector:
             loops.append(threading.Thread(target=lane.run, args=(self._stop,), name="live", daemon=True))
         for loop in loops:
             loop.start()
-        self._stop.wait()
+        while not self._stop.wait(REQUEST_CHECK_SECONDS):
+            if requested():
+                self.stop(bound if bound is not None else timedelta(seconds=60))
         for loop in loops:
             bound = None if self._stop_deadline is None else self._stop_deadline - self.clock.monotonic()
             loop.join(timeout=None if bound is None else max(0.0, bound))
