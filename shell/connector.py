@@ -190,8 +190,8 @@ class Connector:
             if requested():
                 self.stop(bound if bound is not None else timedelta(seconds=60))
         for loop in loops:
-            bound = None if self._stop_deadline is None else self._stop_deadline - self.clock.monotonic()
-            loop.join(timeout=None if bound is None else max(0.0, bound))
+            left = None if self._stop_deadline is None else self._stop_deadline - self.clock.monotonic()
+            loop.join(timeout=None if left is None else max(0.0, left))
 
     def _config_loop(self) -> None:
         assert self.config_path is not None

@@ -26,7 +26,8 @@ def test_a_child_that_ignores_sigterm_says_where_it_was_before_it_is_killed(tmp_
     errors_path = tmp_path / "stderr.txt"
     with errors_path.open("w") as errors:
         child = subprocess.Popen([sys.executable, "-c", STUBBORN], stdout=subprocess.PIPE, stderr=errors)
-        assert child.stdout is not None and child.stdout.readline() == b"ready\n"
+        assert child.stdout is not None
+        assert child.stdout.readline() == b"ready\n"
         began = time.monotonic()
         assert stop_child(child, 0.3, last_words=signal.SIGUSR1) is None
     assert time.monotonic() - began < 10
@@ -37,5 +38,6 @@ def test_a_child_that_ignores_sigterm_says_where_it_was_before_it_is_killed(tmp_
 def test_a_child_that_stops_is_not_asked_for_last_words(tmp_path: Path) -> None:
     child = subprocess.Popen([sys.executable, "-c", "import time; print('ready', flush=True); time.sleep(60)"],
                              stdout=subprocess.PIPE)  # fmt: skip
-    assert child.stdout is not None and child.stdout.readline() == b"ready\n"
+    assert child.stdout is not None
+    assert child.stdout.readline() == b"ready\n"
     assert stop_child(child, 10, last_words=signal.SIGUSR1) == -signal.SIGTERM
