@@ -237,7 +237,7 @@ def _run_locked(
             f"{' shadow' if args.shadow else ''} held={','.join(held) or 'none'}",
             flush=True,
         )
-        connector.run(requested=lambda: bool(requested), bound=bound)
+        connector.run(requested=lambda: bool(requested), within=bound)
     logging.getLogger("connector.run").info("stopped")
     print("stopped", file=sys.stderr)
     return EXIT_OK

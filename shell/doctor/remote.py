@@ -20,7 +20,8 @@ from core.doctor import (
     server_date,
     token_check,
 )
-from shell.basecamp.client import AuthenticationFailed, BasecampClient, BasecampError
+from shell.basecamp.client import BasecampClient
+from shell.basecamp.errors import AuthenticationFailed, BasecampError
 from shell.clock import Clock
 from shell.errors import UserError
 from shell.state.config import read_token_file

@@ -70,8 +70,8 @@ DOCTOR: list[Mutation] = [
     ),
     rule(
         "doctor: the clock is compared with the Date of Basecamp's answer",
-        '        self.last_answer = (response.status, headers.get("date", ""))\n',
-        '        self.last_answer = (response.status, "")\n',
+        '            self.last_answer = (answer.status, answer.headers.get("date", ""))\n',
+        '            self.last_answer = (answer.status, "")\n',
         "test_a_clock_two_minutes_off_basecamps_date_is_a_warning",
     ),
     rule(
