@@ -149,13 +149,13 @@ def summary(status: Status) -> str:
     if status.lock_file is not None and status.lock_file.configuration_problem:
         parts.append("configuration unusable: authorizes nothing")
     if status.disk is not None and status.disk.low:
-        parts.append(f"disk nearly full ({_size(status.disk.free_bytes)} free)")
+        parts.append(f"disk nearly full ({byte_size(status.disk.free_bytes)} free)")
     if status.write_failure is not None:
         parts.append(f"ledger writes failing since {short_time(status.write_failure.at)}")
     return " · ".join(parts)
 
 
-def _size(count: int) -> str:
+def byte_size(count: int) -> str:
     """A byte count for a person: ``512 B``, ``12 kB``, ``3 MB``, ``40 GB``."""
     for unit, size in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
         if count >= size:
@@ -444,7 +444,7 @@ UNSAFE_LINE = (
 def _disk_lines(disk: Disk | None) -> list[str]:
     if disk is None:
         return ["disk: could not be measured"]
-    line = f"disk: {_size(disk.free_bytes)} free of {_size(disk.total_bytes)} where the ledger lives"
+    line = f"disk: {byte_size(disk.free_bytes)} free of {byte_size(disk.total_bytes)} where the ledger lives"
     if disk.low:
         line += "; nearly full: the connector cannot record what it reads or sends, free some space"
     return [line]

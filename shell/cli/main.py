@@ -19,7 +19,7 @@ from shell.errors import EXIT_USAGE
 VERSION = "0.1.0"
 COMMANDS = (
     "standin", "mcp", "login", "setup", "run", "status", "hold", "release", "redispatch", "discard",
-    "settle-launch", "shadow", "import", "demo",
+    "settle-launch", "shadow", "import", "doctor", "demo",
 )
 MODULES = {"import": "import_file"}
 """A command whose module cannot be named as the command is (``import`` is Python's word)."""
