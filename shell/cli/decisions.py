@@ -33,6 +33,7 @@ from returns.result import Failure, Success
 from core.decisions import Action, Refusal, WorkerState, worker_state
 from shell import processes
 from shell.cli.arguments import add_state_arguments, positive_integer
+from shell.cli.commands import SUMMARIES
 from shell.cli.who import deciding_person
 from shell.clock import SystemClock
 from shell.errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_REFUSED, UserError
@@ -47,10 +48,9 @@ def register(
     subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
     action: Action,
     *,
-    summary: str,
     description: str,
 ) -> None:
-    parser = subparsers.add_parser(action.value, help=summary, description=description)
+    parser = subparsers.add_parser(action.value, help=SUMMARIES[action.value], description=description)
     parser.add_argument(
         "event_id", type=positive_integer, metavar="EVENT_ID",
         help="the record's event id, as notices and `status` name it",

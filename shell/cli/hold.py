@@ -19,6 +19,7 @@ import json
 from typing import Any
 
 from shell.cli.arguments import add_state_arguments
+from shell.cli.commands import SUMMARIES
 from shell.cli.who import deciding_person, one_line
 from shell.clock import SystemClock
 from shell.errors import EXIT_OK, EXIT_USAGE, UserError
@@ -42,7 +43,7 @@ usable ledger; 6 the ledger stayed busy."""
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "hold",
-        help="set the durable hold: nothing launches or posts until `release`",
+        help=SUMMARIES["hold"],
         description=(
             "Set the durable hold. Intake and admission go on; nothing is launched, no worker gets\n"
             "its first instruction and no lifecycle message is posted until `bin/connect release`.\n"

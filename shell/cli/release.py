@@ -15,6 +15,7 @@ import argparse
 import json
 
 from shell.cli.arguments import add_state_arguments
+from shell.cli.commands import SUMMARIES
 from shell.cli.who import deciding_person
 from shell.clock import SystemClock
 from shell.errors import EXIT_OK
@@ -34,7 +35,7 @@ stayed busy."""
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "release",
-        help="clear the durable hold; held records stay held",
+        help=SUMMARIES["release"],
         description=(
             "Clear the durable hold that `bin/connect hold` or `run --hold` set. Records a person\n"
             "authorized, and records that arrived after the hold, dispatch; held records stay held\n"

@@ -161,8 +161,8 @@ LIMITS += [
     ),
     rule(
         "mcp start: a one-command entry point imports only that command's module",
-        "    for name in commands:  # only these are imported: a one-command entry starts faster",
-        "    for name in COMMANDS:  # only these are imported: a one-command entry starts faster",
+        "        if name in commands:  # only these are imported: a one-command start is faster",
+        "        if name in COMMANDS:  # only these are imported: a one-command start is faster",
         "test_the_entry_imports_no_other_command",
     ),
     rule(
