@@ -1,0 +1,1 @@
+-- Reserved: migration 12 is branch w3-P's (promote/import); the lead swaps its file in at merge.

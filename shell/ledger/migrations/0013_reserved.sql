@@ -1,0 +1,1 @@
+-- Reserved: migration 13 is branch w3-R's (resolve); the lead swaps its file in at merge.
