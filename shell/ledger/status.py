@@ -77,8 +77,7 @@ def _blocked(connection: sqlite3.Connection) -> tuple[tuple[str, int], ...]:
     return tuple(
         (str(reason), int(count))
         for reason, count in connection.execute(
-            "SELECT reason, COUNT(*) FROM events INDEXED BY events_blocked_reason"
-            " WHERE state = 'blocked' GROUP BY reason ORDER BY reason"
+            "SELECT reason, COUNT(*) FROM events WHERE state = 'blocked' GROUP BY reason ORDER BY reason"
         )
     )
 

@@ -199,12 +199,6 @@ LIMITS += [  # issue 13's last two targets: bin/connect's start, and status at 1
         "test_a_command_imports_its_own_module_and_no_other",
     ),
     rule(
-        "scale: status's blocked records' count by reason reads its own index",
-        '"SELECT reason, COUNT(*) FROM events INDEXED BY events_blocked_reason"',
-        '"SELECT reason, COUNT(*) FROM events"',
-        "test_every_query_of_status_reads_a_growing_table_through_an_index",
-    ),
-    rule(
         "scale: migration 14: the blocked records' reasons are indexed",
         "CREATE INDEX events_blocked_reason ON events (state, reason) WHERE state = 'blocked';",
         "CREATE INDEX events_blocked_reason ON events (state, id);",
