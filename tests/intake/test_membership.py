@@ -67,6 +67,8 @@ def test_a_granted_project_is_heard_live_after_the_connector_rereads_its_project
             lane = connector.live_lane
             assert lane is not None
             wait_until(lambda: lane.state is LaneState.connected, timeout=10)
+            # the first read only takes note: a grant made before it answered would be in the note
+            wait_until(lambda: connector.membership._known is not None, timeout=10)
             standin.grant_project(project.id)
             wait_until(lambda: standin.live.tickets.minted >= 2 and lane.state is LaneState.connected, timeout=10)
             event_id = standin.mention(standin.world.people[0], project.recording_ids[0], "in the granted one")
