@@ -20,8 +20,8 @@ from typing import Protocol
 from core.adopted_reply import Lifecycle, choose_reply, is_candidate, next_acknowledgement
 from core.destinations import Destination, ListedMessage
 from core.text import message_text
-from shell.basecamp.client import ListingFailed
-from shell.ledger import deliveries
+from shell.basecamp.errors import ListingFailed
+from shell.ledger import deliveries, snapshots
 from shell.ledger import outbox as intents
 from shell.ledger.connection import Ledger, LedgerError
 
@@ -76,7 +76,7 @@ class ReplyAdopter:
                 listed_ids = [message.id for message in listed]
                 worker = {
                     identifier
-                    for found in intents.worker_task_events(connection, listed_ids)
+                    for found in snapshots.worker_task_events(connection, listed_ids)
                     for identifier in (found.ack_id, found.reply_id, found.adopted_reply_id)
                     if identifier is not None
                 }

@@ -15,17 +15,17 @@ Rules:
    The loops are waited for only until that bound: a request in flight on the outbox's thread
    is left in doubt (``sending``), and the next start reconciles it by listing.
 4. ``shadow``: admits and logs; writes no intents, dispatches nothing and posts nothing.
-5. ``live`` (the default) runs intake's live lane (``shell.live_lane``) beside the poll loop,
+5. ``live`` (the default) runs intake's live lane (``shell.intake.live_lane``) beside the poll loop,
    from ``run`` on: what it records first is admitted on its thread at once; the poll lane
    still reads the feed on its schedule, moves the position and catches up whatever the
    live lane missed. What the live lane says it lost is walked for on intake's schedule
-   (``shell.repair``), also on start: an interrupted repair resumes.
+   (``shell.intake.repair``), also on start: an interrupted repair resumes.
 6. Backlog: before each read, intake checks how many records wait for a worker
    (``core.backlog``); at ``backlog_limits.pause`` it stops reading on purpose (the poll lane
    skips its read, the live lane hangs up), logs it, and status shows it as the live lane's
    reason; it reads on below the limit.
 7. Membership: every ``membership_every`` (10 min) intake re-reads the agent's projects
-   (``shell.membership``); a project granted since makes the live lane subscribe again, so
+   (``shell.intake.membership``); a project granted since makes the live lane subscribe again, so
    its events are heard live.
 8. With ``config_path``, a fourth loop re-reads the configuration file every
    ``core.route_reload.RELOAD_EVERY`` and applies what it authorizes (``shell.state.reload``):
@@ -49,23 +49,27 @@ from core.feed import FeedFilters
 from core.route_reload import RELOAD_EVERY, Authorization, at_start
 from shell.admission import Admission
 from shell.adopted_replies import ReplyAdopter
-from shell.backlog import Backlog
-from shell.basecamp.client import BasecampClient, BasecampError
+from shell.basecamp.client import BasecampClient
+from shell.basecamp.errors import BasecampError
 from shell.basecamp.reads import SummaryReads
 from shell.clock import Clock
 from shell.dispatcher import Dispatcher, DispatchOptions
-from shell.intake import Intake, IntakeFailed
+from shell.intake.backlog import Backlog
+from shell.intake.live_lane import LiveLane
+from shell.intake.membership import DEFAULT_MEMBERSHIP_INTERVAL, Membership
+from shell.intake.poll_lane import Intake, IntakeFailed
+from shell.intake.repair import Repair
 from shell.ledger import records
 from shell.ledger.connection import Ledger
-from shell.live_lane import LiveLane
-from shell.membership import DEFAULT_MEMBERSHIP_INTERVAL, Membership
 from shell.outbox import Outbox, OutboxLedgerError, OutboxOptions
-from shell.repair import Repair
 from shell.start import StartParts, settle_previous
 from shell.state import reload
 from shell.worker.driver import CommandDriver, WorkerCommand
 
 log = logging.getLogger("connector.run")
+
+REQUEST_CHECK_SECONDS = 0.1
+"""How often ``run`` looks for a stop a signal asked for."""
 
 
 @dataclass
@@ -167,8 +171,9 @@ class Connector:
 
     # -- the loops --------------------------------------------------------------------------
 
-    def run(self) -> None:
-        """The three loops (rule 2), until ``stop()``."""
+    def run(self, requested: Callable[[], bool] = lambda: False, within: timedelta | None = None) -> None:
+        """The three loops (rule 2), until ``stop()``, or until ``requested()`` answers true: then
+        this thread stops them ``within`` that bound (a signal handler only notes the signal)."""
         loops = [threading.Thread(target=self._intake_loop, name="intake", daemon=True)]
         if self.config_path is not None:
             loops.append(threading.Thread(target=self._config_loop, name="config", daemon=True))
@@ -182,7 +187,9 @@ class Connector:
             loops.append(threading.Thread(target=lane.run, args=(self._stop,), name="live", daemon=True))
         for loop in loops:
             loop.start()
-        self._stop.wait()
+        while not self._stop.wait(REQUEST_CHECK_SECONDS):
+            if requested():
+                self.stop(within if within is not None else timedelta(seconds=60))
         for loop in loops:
             bound = None if self._stop_deadline is None else self._stop_deadline - self.clock.monotonic()
             loop.join(timeout=None if bound is None else max(0.0, bound))
@@ -258,7 +265,7 @@ class Connector:
         self._admit(event_id)
 
     def _heard_live(self, event_id: int) -> None:
-        """An event the live lane recorded first (``shell.live_lane``): admitted at once."""
+        """An event the live lane recorded first (``shell.intake.live_lane``): admitted at once."""
         self.on_event(f"seen event={event_id} lane=live")
         self._admit(event_id)
 

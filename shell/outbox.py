@@ -71,9 +71,9 @@ from core.reconcile import (
 )
 from core.reconcile_groups import by_destination
 from core.text import message_text
-from shell.basecamp.client import ListingFailed, Unlistable
+from shell.basecamp.errors import ListingFailed, Unlistable
 from shell.crashpoints import pause_at
-from shell.ledger import deliveries
+from shell.ledger import deliveries, snapshots
 from shell.ledger import outbox as rows
 from shell.ledger.connection import Ledger, LedgerError
 
@@ -219,12 +219,12 @@ class Outbox:
                     return Cancel(notes.NO_LONGER_CALLED_FOR)
                 return decide_claim(
                     row.kind,
-                    record=rows.record(connection, row.event_id),
-                    task_events=rows.task_events_of_event(connection, row.event_id),
+                    record=snapshots.record(connection, row.event_id),
+                    task_events=snapshots.task_events_of_event(connection, row.event_id),
                 )
             case IntentKind.still_running:
-                found = None if row.attempt_id is None else rows.attempt(connection, row.attempt_id)
-                task_rows = [] if found is None else rows.task_events_of_task(connection, found.task_id)
+                found = None if row.attempt_id is None else snapshots.attempt(connection, row.attempt_id)
+                task_rows = [] if found is None else snapshots.task_events_of_task(connection, found.task_id)
                 return decide_claim(row.kind, attempt=found, task_events=task_rows)
             case IntentKind.completion:
                 return decide_claim(row.kind)
@@ -327,7 +327,7 @@ class Outbox:
                 return
             words = message_text(current.body)
             matching = [message.id for message in listed if message.text == words]
-            worker_rows = rows.worker_task_events(connection, matching)
+            worker_rows = snapshots.worker_task_events(connection, matching)
             decision = decide_adoption(
                 intent_id=current.id,
                 body=current.body,

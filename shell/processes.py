@@ -36,6 +36,7 @@ the whole group would have to end, its number be freed and handed to a new sessi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -54,6 +55,7 @@ STAT_PROCESS_GROUP = 5
 DEAD_STATES = frozenset({"Z", "X", "x"})
 POLL_SECONDS = 0.02
 KILL_WAIT_SECONDS = 5.0
+LAST_WORDS_SECONDS = 2.0  # stop_child: the moment a child has to answer its last-words signal
 
 
 class Termination(StrEnum):
@@ -318,13 +320,21 @@ def signal_child(process: subprocess.Popen[bytes], number: signal.Signals) -> No
     process.send_signal(number)
 
 
-def stop_child(process: subprocess.Popen[bytes], grace_seconds: float) -> int | None:
+def stop_child(
+    process: subprocess.Popen[bytes], grace_seconds: float, last_words: signal.Signals | None = None
+) -> int | None:
     """SIGTERM to a child this process started, the grace for it to exit, then SIGKILL (rule 5,
-    for one process rather than a group): its exit code, or ``None`` when it had to be killed."""
+    for one process rather than a group): its exit code, or ``None`` when it had to be killed.
+    ``last_words``: a signal sent before the SIGKILL, with a moment to answer it (the connector
+    writes its threads' stacks on SIGUSR1), so a child that would not stop says where it was."""
     signal_child(process, signal.SIGTERM)
     try:
         return process.wait(timeout=grace_seconds)
     except subprocess.TimeoutExpired:
+        if last_words is not None:
+            signal_child(process, last_words)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=LAST_WORDS_SECONDS)
         signal_child(process, signal.SIGKILL)
         process.wait()
         return None

@@ -1,12 +1,15 @@
 """The Basecamp HTTP client: one create is one request; a listing is whole or an error.
 
+It decides what is asked, when, and how often; ``shell.basecamp.wire`` makes each request once
+and reads its answer, and a read that fails raises one of ``shell.basecamp.errors``.
+
 Rules:
-1. A create (``post``) is exactly one request, on a connection of its own that is opened
-   before the request is written. So the client knows which side of the line a failure fell
-   on: a connection that could not be opened is ``Refused`` (the request never left);
-   anything after it opened -- a timeout, a lost connection, a 5xx, a 2xx without an id -- is
-   ``Uncertain``; a 4xx is ``Refused``. No retry (but rule 8's one after a 401), no redirect,
-   no pooled connection the server may already have closed. (``core.posting`` holds the table.)
+1. A create (``post``) is exactly one request, made by ``shell.basecamp.wire`` on a connection
+   of its own, so the client knows which side of the line a failure fell on: a connection
+   that could not be opened is ``Refused`` (the request never left); anything after it opened
+   -- a timeout, a lost connection, a 5xx, a 2xx without an id -- is ``Uncertain``; a 4xx is
+   ``Refused``. No retry (but rule 9's one after a 401), no redirect, no pooled connection the
+   server may already have closed. (``core.posting`` holds the table.)
 2. A listing is exhaustive or it raises: ``Unlistable`` for a 403, a 404 or more than
    ``MAX_PAGES`` pages; ``ListingFailed`` for anything else that stops the walk (a deadline,
    a bad ``Link``, a 5xx after retries, an unreadable page). Never a shorter answer, because
@@ -17,7 +20,7 @@ Rules:
    429 holds every later request until its Retry-After has passed. A feed poll yields its turn
    to a backlog, within a bound.
 5. The token never appears in a log line, an exception message or a repr. Logs carry the
-   method, the path without its query, and the status; never a body.
+   method, the path without its query, and the status; never a body (``wire`` rule 4).
 6. https is required except to a loopback host.
 7. The event feed (``poll_events``): one page a call. Its position is a credential: it
    never appears in a log line, an exception message or a repr, and neither does the query
@@ -30,103 +33,52 @@ Rules:
    login's refreshed before it expires. A 401 is an answer given before anything was done, so
    a request it refused -- a create included -- is made once more when the token source has a
    fresher token (the SDK's "retry once after a successful 401 token refresh"); never twice.
-10. No answer is read past ``MAX_ANSWER_BYTES`` (counted as the bytes come, whatever length it
-   declares): a larger one is a failed read (``ListingFailed``), or for a create
+10. No answer is read past ``wire.MAX_ANSWER_BYTES`` (counted as the bytes come, whatever
+   length it declares): a larger one is a failed read (``ListingFailed``), or for a create
    ``Uncertain`` (the request was sent). A listing whose ``Link`` leads back to a page it has
    read is ``ListingFailed`` at once, not walked until the deadline.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import random
-import re
-import socket
-import threading
 from dataclasses import dataclass
 from datetime import datetime
-from http.client import HTTPException
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 import urllib3
 from returns.result import Failure
-from urllib3.connection import HTTPConnection, HTTPSConnection
 
 from core.destinations import Destination, ListedMessage, MessageKind
-from core.feed import FeedFilters, FeedPage, FeedRefusal, read_page, read_refusal
+from core.feed import FeedFilters, FeedPage, read_page, read_refusal
 from core.links import next_link, same_origin, transport_allowed
 from core.live import StreamTicket, read_ticket
 from core.pacing import DEFAULT_LIMIT, DEFAULT_WINDOW_SECONDS
-from core.posting import (
-    PostOutcome,
-    RefusalCause,
-    Refused,
-    Uncertain,
-    UncertainCause,
-    classify_answer,
-)
+from core.posting import PostOutcome, RefusalCause, Refused, classify_answer
 from core.retry import Final, RetryAfter, after_read, parse_retry_after
 from core.text import message_text
 from core.timestamps import parse_timestamp
+from shell.basecamp.errors import (
+    AuthenticationFailed,
+    BasecampError,
+    FeedFailed,
+    FeedRefused,
+    ListingFailed,
+    Unlistable,
+)
 from shell.basecamp.pacer import Pacer
 from shell.basecamp.tokens import StaticToken, Tokens
+from shell.basecamp.wire import Answer, Wire, decode
 from shell.clock import Clock, SystemClock
 
 log = logging.getLogger("connector.basecamp")
 
-
-class _NoQueryStrings(logging.Filter):
-    """urllib3 logs each request line at DEBUG, query and all, and a feed position is a credential:
-    its records leave with every query string redacted."""
-
-    _QUERY = re.compile(r"\?[^\s\"']*")
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        if "?" in message:
-            record.msg, record.args = self._QUERY.sub("?<redacted>", message), ()
-        return True
-
-
-logging.getLogger("urllib3.connectionpool").addFilter(_NoQueryStrings())
-
 MAX_PAGES = 200
-MAX_ANSWER_BYTES = 8 * 1024 * 1024
-"""The most of one answer the client reads (rule 8): a page of Basecamp's is a few kB."""
 DEFAULT_POST_TIMEOUT = 60.0
 DEFAULT_READ_TIMEOUT = 30.0
-
-
-class BasecampError(Exception):
-    """A read that could not be answered."""
-
-
-class ListingFailed(BasecampError):
-    """The listing could not be completed; try again later."""
-
-
-class Unlistable(ListingFailed):
-    """The destination cannot be listed back to the time asked: gone, forbidden or too deep."""
-
-
-class FeedFailed(BasecampError):
-    """A feed page could not be read (transport, deadline, 5xx, an unreadable page, a
-    ``next`` on another origin): back off and try again."""
-
-
-class FeedRefused(FeedFailed):
-    """The feed answered 400, 409 or 410; ``refusal`` says what to do."""
-
-    def __init__(self, refusal: FeedRefusal) -> None:
-        super().__init__(f"the event feed refused the request: {type(refusal).__name__}")
-        self.refusal = refusal
-
-
-class AuthenticationFailed(BasecampError):
-    """Basecamp refused the token (401)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,15 +88,6 @@ class Person:
     id: int
     name: str
     attachable_sgid: str
-
-
-@dataclass(frozen=True, slots=True)
-class _Answer:
-    status: int
-    headers: dict[str, str]
-    body: Any
-
-
 
 
 class BasecampClient:
@@ -173,12 +116,11 @@ class BasecampClient:
         self._origin = origin
         self.account_id = account_id
         self._tokens: Tokens = StaticToken(token) if isinstance(token, str) else token
-        self._user_agent = user_agent
         self._clock: Clock = clock or SystemClock()
         self._post_timeout = post_timeout
         self._read_timeout = read_timeout
         self._pacer = Pacer(self._clock, requests_per_window, window_seconds)
-        self._pool = urllib3.PoolManager(maxsize=4, retries=False)
+        self._wire = Wire(origin, user_agent, self._clock)
         self._random = random.Random()  # noqa: S311 -- jitter, not security
         self.last_read_ok_at: float | None = None
 
@@ -218,42 +160,13 @@ class BasecampClient:
         return outcome
 
     def _post_once(self, path: str, payload: bytes, timeout: float, token: str) -> PostOutcome:
-        parts = urlsplit(self._origin)
-        connection_class = HTTPSConnection if parts.scheme == "https" else HTTPConnection
-        connection = connection_class(parts.hostname or "", parts.port, timeout=timeout)
-        try:
-            try:
-                connection.connect()
-            except (OSError, urllib3.exceptions.HTTPError) as error:
-                return Refused(RefusalCause.not_connected, None, f"could not connect: {type(error).__name__}")
-            # The socket timeout bounds each read, not the exchange: a trickling answer could
-            # outlive the deadline. At the deadline the socket is shut, and the wait ends.
-            expired = threading.Event()
-            watchdog = threading.Timer(timeout, _shut, (connection, expired))
-            watchdog.start()
-            try:
-                headers = self._headers(token) | {"Content-Type": "application/json; charset=utf-8"}
-                connection.request("POST", path, body=payload, headers=headers, preload_content=False)
-                response = connection.getresponse()
-                raw = _bounded_body(response)
-            except (TimeoutError, urllib3.exceptions.TimeoutError) as error:
-                return Uncertain(UncertainCause.timeout, None, f"no answer in time: {type(error).__name__}")
-            except AnswerTooLarge as error:
-                return Uncertain(UncertainCause.connection_lost, None, f"the answer was not read: {error}")
-            except (OSError, HTTPException, urllib3.exceptions.HTTPError) as error:
-                if expired.is_set():
-                    return Uncertain(UncertainCause.timeout, None, "no whole answer before the deadline")
-                return Uncertain(
-                    UncertainCause.connection_lost, None, f"connection lost: {type(error).__name__}"
-                )
-            finally:
-                watchdog.cancel()
-        finally:
-            connection.close()
-        retry_after = parse_retry_after(response.headers.get("Retry-After"), self._clock.now())
-        if response.status == 429:
+        sent = self._wire.create_once(path, payload, timeout, token)
+        if not isinstance(sent, Answer):
+            return sent  # the request never left, or its answer was not read whole
+        retry_after = parse_retry_after(sent.headers.get("Retry-After"), self._clock.now())
+        if sent.status == 429:
             self._pacer.hold_for(retry_after if retry_after is not None else 1.0)
-        return classify_answer(response.status, _decode(raw), retry_after)
+        return classify_answer(sent.status, sent.body, retry_after)
 
     def _after_unauthorized(
         self, path: str, body: str, deadline: float | None, refused_token: str, refused: PostOutcome
@@ -416,14 +329,7 @@ class BasecampClient:
             raise BasecampError("no stream ticket: the deadline has passed")
         token = self._tokens.current()
         try:
-            response = self._pool.request(
-                "POST",
-                self._origin + path,
-                headers=self._headers(token),
-                timeout=urllib3.Timeout(total=min(self._read_timeout, remaining)),
-                retries=False,
-                redirect=False,
-            )
+            response = self._wire.post_pooled(path, min(self._read_timeout, remaining), token)
         except (urllib3.exceptions.HTTPError, OSError) as error:
             raise BasecampError(f"no stream ticket: {type(error).__name__}") from None
         log.info("POST %s -> %d", path, response.status)
@@ -436,11 +342,11 @@ class BasecampClient:
         if response.status not in (200, 201):
             raise BasecampError(f"no stream ticket: HTTP {response.status}")
         try:
-            return read_ticket(_decode(response.data))
+            return read_ticket(decode(response.data))
         except ValueError as error:
             raise BasecampError(f"no stream ticket: {error}") from None
 
-    def _get(self, url: str, deadline: float, *, yielding: bool = False) -> _Answer:
+    def _get(self, url: str, deadline: float, *, yielding: bool = False) -> Answer:
         """One read, retried per ``core.retry`` within ``deadline``; a ``yielding`` one (a feed
         poll) lets a backlog go first (rule 4)."""
         attempts = 0
@@ -453,7 +359,7 @@ class BasecampClient:
                 raise ListingFailed("the deadline passed")
             attempts += 1
             token = self._tokens.current()
-            answer = self._get_once(url, min(self._read_timeout, remaining), token)
+            answer = self._wire.get_once(url, min(self._read_timeout, remaining), token)
             if answer.status == 401 and not replayed and self._tokens.after_unauthorized(token) is not None:
                 replayed = True  # once, with the refreshed token (rule 8)
                 attempts -= 1
@@ -474,88 +380,6 @@ class BasecampClient:
                     if self._clock.monotonic() + seconds >= deadline:
                         raise ListingFailed(f"HTTP {answer.status}, and the retry would pass the deadline")
                     self._clock.sleep(seconds)
-
-    def _get_once(self, url: str, timeout: float, token: str) -> _Answer:
-        """One GET. A kept-alive connection the server had already closed fails before any
-        answer (``ProtocolError``); a read is safe to repeat, so it is asked once more on a fresh
-        connection. Nothing else is retried here (``core.retry`` decides, in ``_get``)."""
-        path = urlsplit(url).path
-        started = self._clock.monotonic()
-        for fresh in (False, True):
-            left = timeout - (self._clock.monotonic() - started)
-            if left <= 0:
-                raise ListingFailed(f"GET {path} failed: the connection closed, and no time was left")
-            try:
-                response = self._pool.request(
-                    "GET",
-                    url,
-                    headers=self._headers(token),
-                    timeout=urllib3.Timeout(total=left),
-                    retries=False,
-                    redirect=False,
-                    preload_content=False,
-                )
-                break
-            except urllib3.exceptions.ProtocolError as error:
-                log.info("GET %s -> %s (the connection closed before an answer)", path, type(error).__name__)
-                if fresh:
-                    raise ListingFailed(f"GET {path} failed: the connection closed, twice") from None
-            except (urllib3.exceptions.HTTPError, OSError) as error:
-                log.info("GET %s -> %s", path, type(error).__name__)
-                raise ListingFailed(f"GET {path} failed: {type(error).__name__}") from None
-        log.info("GET %s -> %d", path, response.status)
-        headers = {key.lower(): value for key, value in response.headers.items()}
-        try:
-            raw = _bounded_body(response)
-        except AnswerTooLarge as error:
-            raise ListingFailed(f"GET {path} failed: {error}") from None
-        except (urllib3.exceptions.HTTPError, OSError) as error:
-            raise ListingFailed(f"GET {path} failed reading the answer: {type(error).__name__}") from None
-        return _Answer(response.status, headers, _decode(raw))
-
-    def _headers(self, token: str) -> dict[str, str]:
-        return {
-            "Authorization": f"Bearer {token}",
-            "User-Agent": self._user_agent,
-            "Accept": "application/json",
-        }
-
-
-def _shut(connection: HTTPConnection, expired: threading.Event) -> None:
-    """The deadline passed mid-exchange: end the wait by shutting the socket."""
-    expired.set()
-    sock = connection.sock
-    if sock is not None:
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)
-
-
-class AnswerTooLarge(Exception):
-    """An answer longer than ``MAX_ANSWER_BYTES`` (rule 8); its connection is closed unread."""
-
-
-def _bounded_body(response: urllib3.BaseHTTPResponse) -> bytes:
-    """The answer's body, at most ``MAX_ANSWER_BYTES`` of it, or ``AnswerTooLarge`` (rule 8)."""
-    try:
-        chunks: list[bytes] = []
-        size = 0
-        while chunk := response.read(64 * 1024):
-            size += len(chunk)
-            if size > MAX_ANSWER_BYTES:
-                raise AnswerTooLarge(f"the answer is larger than {MAX_ANSWER_BYTES} bytes")
-            chunks.append(chunk)
-        response.release_conn()
-        return b"".join(chunks)
-    except BaseException:
-        response.close()  # the rest is never read: the connection is not reused
-        raise
-
-
-def _decode(raw: bytes) -> Any:
-    try:
-        return json.loads(raw) if raw else None
-    except ValueError:
-        return None
 
 
 def _listed(item: Any, kind: MessageKind) -> ListedMessage:

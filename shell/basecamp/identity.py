@@ -13,7 +13,8 @@ Rules (``setup`` and ``run`` both hold them; spec 2.2):
 
 from __future__ import annotations
 
-from shell.basecamp.client import AuthenticationFailed, BasecampClient, BasecampError, Person
+from shell.basecamp.client import BasecampClient, Person
+from shell.basecamp.errors import AuthenticationFailed, BasecampError
 from shell.errors import EXIT_CONFIG, EXIT_UNAVAILABLE, UserError
 
 CHECK_SECONDS = 20.0

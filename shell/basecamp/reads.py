@@ -37,7 +37,9 @@ from core.admission import (
     mentioned_in,
 )
 from core.admission_matrix import CHAT_LINE_CREATED, COMMENT_CREATED
-from shell.basecamp.client import BasecampClient, ListingFailed, _Answer
+from shell.basecamp.client import BasecampClient
+from shell.basecamp.errors import ListingFailed
+from shell.basecamp.wire import Answer
 from shell.clock import Clock, SystemClock
 
 CAMPFIRE_TYPE = "Chat::Transcript"
@@ -163,7 +165,7 @@ class SummaryReads:
     def _answer(self, path: str, deadline: float, readable: Callable[[Any], bool]) -> Any:
         url = f"{self._client.account_url}/{path}.json"
         try:
-            answer: _Answer = self._client._get(url, deadline)  # the client's read machinery
+            answer: Answer = self._client._get(url, deadline)  # the client's read machinery
         except ListingFailed as error:
             if str(error).startswith(("HTTP 429", "HTTP 503")):
                 raise _Failed(self._throttled()) from None

@@ -17,7 +17,6 @@ Rules:
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import threading
@@ -30,6 +29,7 @@ from shell import private_files
 from shell.basecamp.launchpad import LaunchpadFailed, token_request
 from shell.clock import Clock
 from shell.errors import UserError
+from shell.state import flock
 from shell.state.config import read_token_file
 
 log = logging.getLogger("connector.token")
@@ -92,7 +92,7 @@ class RefreshingToken:
             log.warning("token: cannot take the refresh lock: %s", error)
             return False
         try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX)
+            flock.wait_for(descriptor)
             now = self._clock.now()
             on_disk = read_token_file(self._path)
             base = on_disk if isinstance(on_disk, Credentials) else self._credentials

@@ -1,5 +1,6 @@
 """What ``bin/connect redispatch`` and ``bin/connect discard`` share: options, the one
-transaction, and what a person reads (spec 5.3, 5.4).
+transaction, and what a person reads (spec 5.3, 5.4). What every decision command shares (the
+options, who decides, the ledger as it exists, the answer) is ``shell.cli.person``'s.
 
 Rules:
 1. The ledger is opened as it exists (never created, never migrated) and the decision is one
@@ -24,23 +25,19 @@ Rules:
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import Any
 
 from returns.result import Failure, Success
 
 from core.decisions import Action, Refusal, WorkerState, worker_state
 from shell import processes
-from shell.cli.arguments import add_state_arguments, positive_integer
+from shell.cli import person
+from shell.cli.arguments import positive_integer
 from shell.cli.commands import SUMMARIES
-from shell.cli.who import deciding_person
-from shell.clock import SystemClock
-from shell.errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_REFUSED, UserError
-from shell.ledger.connection import open_existing_ledger
+from shell.errors import EXIT_NOT_FOUND, UserError
 from shell.ledger.decisions import Decided, UnknownEvent, decide
 from shell.ledger.tasks import RecordedWorker
-from shell.state.config import load_config, locate_state
+from shell.state.config import load_config
 from shell.state.lock import peek
 
 
@@ -55,24 +52,20 @@ def register(
         "event_id", type=positive_integer, metavar="EVENT_ID",
         help="the record's event id, as notices and `status` name it",
     )
-    add_state_arguments(parser)
-    parser.add_argument("--by", help="who decides (default local:<your user name>), recorded with it")
-    parser.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    person.add_arguments(parser, "who decides (default local:<your user name>), recorded with it")
     parser.set_defaults(run=lambda args: run(args, action))
 
 
 def run(args: argparse.Namespace, action: Action) -> int:
-    by = deciding_person(args.by)
-    paths = locate_state(args.state_dir, args.account, args.agent)
-    configuration = load_config(paths.config)
-    clock = SystemClock()
-    with open_existing_ledger(paths.ledger, clock=clock) as ledger:
+    deciding = person.person_of(args)
+    configuration = load_config(deciding.paths.config)
+    with deciding.ledger() as ledger:
         try:
             served = frozenset(route.project_id for route in configuration.routes)
-            decided = decide(ledger, args.event_id, action, by, clock.now(), served=served)
+            decided = decide(ledger, args.event_id, action, deciding.by, deciding.clock.now(), served=served)
         except UnknownEvent:
             raise UserError(f"the ledger holds no event {args.event_id}", EXIT_NOT_FOUND) from None
-    holder = peek(paths.directory, configuration.account_id, configuration.agent_id)
+    holder = peek(deciding.paths.directory, configuration.account_id, configuration.agent_id)
     connector_runs = holder is not None and holder.pid_present is not False
     match decided:
         case Success(done):
@@ -80,9 +73,10 @@ def run(args: argparse.Namespace, action: Action) -> int:
             if done.plan.stop_task is not None:
                 taken.update(_stopped(done.worker))
                 taken["summary"] += f"; its worker {taken.pop('worker_phrase')}"
-            return _report(args, taken)
+            return person.answer(args, taken)
         case Failure(refusal):
-            return _report(args, _refused(action, refusal))
+            found = _refused(action, refusal)
+            return person.answer(args, found) if refusal.already else person.refused(args, found)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -148,14 +142,3 @@ def _refused(action: Action, refusal: Refusal) -> dict[str, Any]:
         "summary": refusal.reason,
     }
 
-
-def _report(args: argparse.Namespace, result: dict[str, Any]) -> int:
-    refused = not result["decided"] and not result["already"]
-    if args.json:
-        print(json.dumps(result, indent=2))
-    if refused:
-        print(f"error: {result['summary']}", file=sys.stderr)
-        return EXIT_REFUSED
-    if not args.json:
-        print(result["summary"])
-    return EXIT_OK

@@ -15,17 +15,13 @@ Rules:
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
-from shell.cli.arguments import add_state_arguments
+from shell.cli import person
 from shell.cli.commands import SUMMARIES
-from shell.cli.who import deciding_person, one_line
-from shell.clock import SystemClock
-from shell.errors import EXIT_OK, EXIT_USAGE, UserError
-from shell.ledger.connection import open_existing_ledger
+from shell.cli.who import one_line
+from shell.errors import EXIT_USAGE, UserError
 from shell.ledger.hold import HoldSet, set_hold
-from shell.state.config import locate_state
 
 MAX_REASON_LENGTH = 500
 
@@ -53,10 +49,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add_state_arguments(parser)
     parser.add_argument("--reason", required=True, metavar="TEXT", help="why, recorded with the hold")
-    parser.add_argument("--by", help="who holds it (default local:<your user name>)")
-    parser.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    person.add_arguments(parser, "who holds it (default local:<your user name>)")
     parser.set_defaults(run=run)
 
 
@@ -88,12 +82,8 @@ def described(done: HoldSet, by: str) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    by = deciding_person(args.by)
     reason = reason_of(args.reason)
-    paths = locate_state(args.state_dir, args.account, args.agent)
-    clock = SystemClock()
-    with open_existing_ledger(paths.ledger, clock=clock) as ledger:
-        done = set_hold(ledger, by, reason, clock.now())
-    result = described(done, by)
-    print(json.dumps(result, indent=2) if args.json else result["summary"])
-    return EXIT_OK
+    deciding = person.person_of(args)
+    with deciding.ledger() as ledger:
+        done = set_hold(ledger, deciding.by, reason, deciding.clock.now())
+    return person.answer(args, described(done, deciding.by))

@@ -12,16 +12,10 @@ Rules:
 from __future__ import annotations
 
 import argparse
-import json
 
-from shell.cli.arguments import add_state_arguments
+from shell.cli import person
 from shell.cli.commands import SUMMARIES
-from shell.cli.who import deciding_person
-from shell.clock import SystemClock
-from shell.errors import EXIT_OK
-from shell.ledger.connection import open_existing_ledger
 from shell.ledger.hold import release
-from shell.state.config import locate_state
 
 EPILOG = """\
 examples:
@@ -44,25 +38,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add_state_arguments(parser)
-    parser.add_argument("--by", help="who releases it (default local:<your user name>)")
-    parser.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    person.add_arguments(parser, "who releases it (default local:<your user name>)")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    by = deciding_person(args.by)
-    paths = locate_state(args.state_dir, args.account, args.agent)
-    clock = SystemClock()
-    with open_existing_ledger(paths.ledger, clock=clock) as ledger:
-        released = release(ledger, by, clock.now())
+    deciding = person.person_of(args)
+    with deciding.ledger() as ledger:
+        released = release(ledger, deciding.by, deciding.clock.now())
     stood = released.hold
     result = {
         "released": stood is not None,
-        "released_by": by if stood is not None else None,
+        "released_by": deciding.by if stood is not None else None,
         "generation": None if stood is None else stood.generation,
         "held_records": released.held_records,
         "summary": released.summary,
     }
-    print(json.dumps(result, indent=2) if args.json else result["summary"])
-    return EXIT_OK
+    return person.answer(args, result)

@@ -25,11 +25,18 @@ Rules:
    refreshed before they expire and once on a 401 (``shell.basecamp.tokens``).
 6. ``--hold`` sets the durable hold (``shell.ledger.hold``) after the identity check and before
    the connector starts: intake and admission run, nothing launches or posts until ``release``.
+7. A signal handler only notes the signal (a list append: no lock, nothing that can block); the
+   main thread stops the connector. A handler that stopped it itself ran the whole bounded stop
+   inside the handler, and a handler that takes a lock can deadlock on the main thread holding
+   it when the signal lands. SIGUSR1 writes every thread's stack to stderr (the log) and the
+   connector goes on: what a person (or the demo, before it gives up on a stop) reads when it
+   seems stuck.
 """
 
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import logging
 import os
 import signal
@@ -212,11 +219,14 @@ def _run_locked(
             note_configuration=lock.note_configuration,
         )
 
+        requested: list[int] = []
+
         def on_signal(signum: int, frame: FrameType | None) -> None:
-            connector.stop(bound)
+            requested.append(signum)  # rule 7: the main thread stops it
 
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)
+        faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
         try:
             held = connector.start(timedelta(seconds=60))
         except (sqlite3.Error, OSError) as error:
@@ -228,7 +238,7 @@ def _run_locked(
             f"{' shadow' if args.shadow else ''} held={','.join(held) or 'none'}",
             flush=True,
         )
-        connector.run()
+        connector.run(requested=lambda: bool(requested), within=bound)
     logging.getLogger("connector.run").info("stopped")
     print("stopped", file=sys.stderr)
     return EXIT_OK

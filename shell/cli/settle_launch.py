@@ -13,20 +13,14 @@ Rules:
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 
 from returns.result import Failure, Success
 
 from core.launch_settlement import Claim
-from shell.cli.arguments import add_state_arguments, positive_integer
+from shell.cli import person
+from shell.cli.arguments import positive_integer
 from shell.cli.commands import SUMMARIES
-from shell.cli.who import deciding_person
-from shell.clock import SystemClock
-from shell.errors import EXIT_OK, EXIT_REFUSED
-from shell.ledger.connection import open_existing_ledger
 from shell.ledger.launches import settle_launch
-from shell.state.config import locate_state
 
 EPILOG = """\
 examples:
@@ -62,30 +56,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                        help="a worker ran (or may have): its outcome is unknown")
     found.add_argument("--did-not-run", dest="claim", action="store_const", const=Claim.did_not_run,
                        help="no worker process ran: its records wait to run again")
-    add_state_arguments(parser)
-    parser.add_argument("--by", help="who settles it (default local:<your user name>), recorded with it")
-    parser.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    person.add_arguments(parser, "who settles it (default local:<your user name>), recorded with it")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    by = deciding_person(args.by)
-    paths = locate_state(args.state_dir, args.account, args.agent)
-    clock = SystemClock()
-    with open_existing_ledger(paths.ledger, clock=clock) as ledger:
-        settled = settle_launch(ledger, args.event_id, args.claim, by, clock.now())
+    deciding = person.person_of(args)
+    with deciding.ledger() as ledger:
+        settled = settle_launch(ledger, args.event_id, args.claim, deciding.by, deciding.clock.now())
     match settled:
         case Success(plan):
-            result = {
-                "event_id": args.event_id, "settled": True, "claim": str(plan.claim), "settled_by": by,
-                "task_id": plan.facts.task_id, "attempt_id": plan.facts.attempt_id,
+            return person.answer(args, {
+                "event_id": args.event_id, "settled": True, "claim": str(plan.claim),
+                "settled_by": deciding.by, "task_id": plan.facts.task_id, "attempt_id": plan.facts.attempt_id,
                 "stop_reason": str(plan.stop_reason), "summary": plan.summary,
-            }
-            print(json.dumps(result, indent=2) if args.json else plan.summary)
-            return EXIT_OK
-        case Failure(why):
-            if args.json:
-                print(json.dumps({"event_id": args.event_id, "settled": False, "summary": why}, indent=2))
-            print(f"error: {why}", file=sys.stderr)
-            return EXIT_REFUSED  # rule 3
+            })
+        case Failure(why):  # rule 3
+            return person.refused(args, {"event_id": args.event_id, "settled": False, "summary": why})
     raise AssertionError("unreachable")  # pragma: no cover

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import signal
-import threading
+import time
 from types import FrameType
 from typing import Any
 
@@ -103,18 +103,18 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(
             f"cannot listen on 127.0.0.1:{args.port}: {error.strerror or error}", EXIT_UNAVAILABLE
         ) from error
-    stop = threading.Event()
+    stop: list[int] = []
 
     def on_signal(signal_number: int, frame: FrameType | None) -> None:
-        stop.set()
+        stop.append(signal_number)  # no lock in a handler: the main thread may hold it
 
     previous = {number: signal.signal(number, on_signal) for number in (signal.SIGINT, signal.SIGTERM)}
     try:
         with standin:
             summary = describe(standin)
             print(json.dumps(summary) if args.json else as_text(summary), flush=True)
-            while not stop.wait(1.0):
-                pass
+            while not stop:
+                time.sleep(0.2)
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)

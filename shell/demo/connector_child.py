@@ -9,7 +9,7 @@ Rules:
    last lines if the child exits or takes longer than ``START_SECONDS``.
 3. Only the pid this object started is ever signaled, through ``shell.processes.signal_child``:
    ``crash`` is SIGKILL (the scene's crash), ``stop`` is ``stop_child``: SIGTERM with a bound,
-   then SIGKILL.
+   then SIGUSR1 (the connector writes its threads' stacks to the log) and SIGKILL.
 4. ``end_left_workers`` ends the worker process groups a dead connector left, each only after
    ``shell.processes.terminate_group`` has checked its leader is the recorded process.
 """
@@ -88,10 +88,12 @@ class ConnectorChild:
         """SIGTERM, then wait ``STOP_SECONDS``; SIGKILL after that. Its exit code (rule 3)."""
         if self._process is None:
             return 0
-        code = stop_child(self._process, STOP_SECONDS)
+        code = stop_child(self._process, STOP_SECONDS, last_words=signal.SIGUSR1)
         self._forget()
         if code is None:
-            raise ConnectorFailed(f"the connector did not stop within {STOP_SECONDS:g} s")
+            raise ConnectorFailed(
+                f"the connector did not stop within {STOP_SECONDS:g} s (its threads' stacks: {self.log_path})"
+            )
         return code
 
     def end_left_workers(self, ledger: LedgerView) -> list[str]:

@@ -1,4 +1,5 @@
-"""The outbox's SQL: snapshots read for core, and core's decisions written back.
+"""The outbox's SQL: its rows read for core, and core's decisions written back (the record, task
+rows and attempt a claim also reads are ``shell.ledger.snapshots``).
 
 Rules:
 1. Every function runs inside a transaction its caller opened (``Ledger.write()`` or
@@ -26,15 +27,10 @@ from core.destinations import Destination, MessageKind
 from core.edges import (
     INTENT_EDGES,
     Actor,
-    AttemptState,
-    DeliveryState,
-    GuardState,
     IntentState,
-    RecordState,
 )
 from core.intents import Intent, IntentKind, guard_key
 from core.resolution import Move
-from core.snapshots import AttemptSnapshot, RecordSnapshot, TaskEventSnapshot
 from core.timestamps import format_timestamp, parse_timestamp
 from core.urgency import Due, next_to_send
 from shell.ledger.moves import asked
@@ -234,81 +230,6 @@ def is_held(connection: sqlite3.Connection) -> bool:
     return connection.execute("SELECT 1 FROM hold_marker").fetchone() is not None
 
 
-def record(connection: sqlite3.Connection, event_id: int) -> RecordSnapshot | None:
-    found = connection.execute(
-        "SELECT id, state, reason, bucket_id, recording_id, acknowledge, reply_kind, reply_bucket_id,"
-        " reply_recording_id FROM events WHERE id = ?",
-        (event_id,),
-    ).fetchone()
-    if found is None:
-        return None
-    identifier, state, reason, bucket, recording, acknowledge, reply_kind, reply_bucket, reply_recording = (
-        found
-    )
-    return RecordSnapshot(
-        event_id=identifier,
-        state=RecordState(state),
-        reason=reason,
-        bucket_id=bucket,
-        recording_id=recording,
-        acknowledge=bool(acknowledge),
-        reply_kind=MessageKind(reply_kind) if reply_kind else None,
-        reply_bucket_id=reply_bucket,
-        reply_recording_id=reply_recording,
-    )
-
-
-def task_events_of_event(connection: sqlite3.Connection, event_id: int) -> list[TaskEventSnapshot]:
-    rows = connection.execute(
-        "SELECT event_id, delivery, guard, ack_id, reply_id, adopted_reply_id FROM task_events"
-        " WHERE event_id = ?",
-        (event_id,),
-    ).fetchall()
-    return [_task_event(found) for found in rows]
-
-
-def task_events_of_task(connection: sqlite3.Connection, task_id: int) -> list[TaskEventSnapshot]:
-    """The task's rows not yet retired: the instructions its live attempt answers for. A row
-    whose record a person discarded is no instruction any more (it is never handed out)."""
-    rows = connection.execute(
-        "SELECT te.event_id, te.delivery, te.guard, te.ack_id, te.reply_id, te.adopted_reply_id"
-        " FROM task_events te JOIN events e ON e.id = te.event_id"
-        " WHERE te.task_id = ? AND te.retired_at IS NULL AND e.state <> 'discarded'",
-        (task_id,),
-    ).fetchall()
-    return [_task_event(found) for found in rows]
-
-
-def _task_event(found: Sequence[object]) -> TaskEventSnapshot:
-    event_id, delivery, guard, ack_id, reply_id, adopted = found
-    return TaskEventSnapshot(
-        event_id=int(str(event_id)),
-        delivery=DeliveryState(str(delivery)),
-        guard=GuardState(str(guard)),
-        ack_id=None if ack_id is None else int(str(ack_id)),
-        reply_id=None if reply_id is None else int(str(reply_id)),
-        adopted_reply_id=None if adopted is None else int(str(adopted)),
-    )
-
-
-def attempt(connection: sqlite3.Connection, attempt_id: str) -> AttemptSnapshot | None:
-    found = connection.execute(
-        "SELECT id, task_id, state, launched_at, progress_at, stop_reason FROM attempts WHERE id = ?",
-        (attempt_id,),
-    ).fetchone()
-    if found is None:
-        return None
-    identifier, task_id, state, launched_at, progress_at, stop_reason = found
-    return AttemptSnapshot(
-        attempt_id=identifier,
-        task_id=task_id,
-        state=AttemptState(state),
-        started_at=parse_timestamp(launched_at),
-        progress_at=_time(progress_at),
-        stop_reason=stop_reason,
-    )
-
-
 def receipts_owned_by_others(
     connection: sqlite3.Connection, intent_id: int, kind: MessageKind, candidates: Iterable[int]
 ) -> frozenset[int]:
@@ -327,24 +248,6 @@ def receipts_owned_by_others(
             )
         )
     return frozenset(owned)
-
-
-def worker_task_events(connection: sqlite3.Connection, candidates: Iterable[int]) -> list[TaskEventSnapshot]:
-    """Task rows whose worker reported (or had adopted) one of ``candidates`` as its message."""
-    wanted = sorted(set(candidates))
-    found: list[TaskEventSnapshot] = []
-    for start in range(0, len(wanted), 300):
-        chunk = wanted[start : start + 300]
-        marks = ", ".join("?" for _ in chunk)
-        found.extend(
-            _task_event(row)
-            for row in connection.execute(
-                "SELECT event_id, delivery, guard, ack_id, reply_id, adopted_reply_id FROM task_events"
-                f" WHERE ack_id IN ({marks}) OR reply_id IN ({marks}) OR adopted_reply_id IN ({marks})",
-                [*chunk, *chunk, *chunk],
-            )
-        )
-    return found
 
 
 def without_receipt_at(connection: sqlite3.Connection, row: IntentRow) -> list[Neighbour]:
@@ -426,24 +329,8 @@ def defer(
     connection: sqlite3.Connection, intent_id: int, reconcile_at: datetime, failures: int | None = None
 ) -> None:
     """Leave a sending intent for reconciliation at ``reconcile_at``: no move, the state stays."""
-    if failures is None:
-        _move(
-            connection,
-            intent_id,
-            IntentState.sending,
-            "reconcile_at = ?",
-            [format_timestamp(reconcile_at)],
-            to=None,
-        )
-    else:
-        _move(
-            connection,
-            intent_id,
-            IntentState.sending,
-            "reconcile_at = ?, reconcile_failures = ?",
-            [format_timestamp(reconcile_at), failures],
-            to=None,
-        )
+    assignments = _counting("reconcile_at = ?", [format_timestamp(reconcile_at)], failures)
+    _move(connection, intent_id, IntentState.sending, *assignments, to=None)
 
 
 def retry(
@@ -465,24 +352,13 @@ def retry(
 def make_indeterminate(
     connection: sqlite3.Connection, intent_id: int, note: str, now: datetime, failures: int | None = None
 ) -> None:
-    if failures is None:
-        _move(
-            connection,
-            intent_id,
-            IntentState.sending,
-            "note = ?, finished_at = ?",
-            [note, format_timestamp(now)],
-            to=IntentState.indeterminate,
-        )
-    else:
-        _move(
-            connection,
-            intent_id,
-            IntentState.sending,
-            "note = ?, finished_at = ?, reconcile_failures = ?",
-            [note, format_timestamp(now), failures],
-            to=IntentState.indeterminate,
-        )
+    assignments = _counting("note = ?, finished_at = ?", [note, format_timestamp(now)], failures)
+    _move(connection, intent_id, IntentState.sending, *assignments, to=IntentState.indeterminate)
+
+
+def _counting(sql: str, values: list[object], failures: int | None) -> tuple[str, list[object]]:
+    """``sql`` and its ``values``, with the reconciliation's failure count set too when given."""
+    return (sql, values) if failures is None else (f"{sql}, reconcile_failures = ?", [*values, failures])
 
 
 def resolve(connection: sqlite3.Connection, row: IntentRow, move: Move) -> int:

@@ -43,7 +43,7 @@ from core.edges import RECORD_EDGES, Actor, RecordState
 from core.feed import FeedEvent, new_ids
 from core.intents import intents_for_verdict
 from core.timestamps import format_timestamp, parse_timestamp
-from shell.ledger import outbox
+from shell.ledger import outbox, snapshots
 from shell.ledger.lanes import Lane
 from shell.ledger.moves import asked
 
@@ -215,7 +215,7 @@ def commit_verdict(  # noqa: PLR0917 -- the brief's signature, positional
     if written != 1:
         return False
     if guard_delay is not None:
-        record = outbox.record(connection, event_id)
+        record = snapshots.record(connection, event_id)
         assert record is not None  # written above, in this transaction
         outbox.write_intents(connection, intents_for_verdict(record, now, guard_delay), now)
     return True

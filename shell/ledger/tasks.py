@@ -22,6 +22,10 @@ Rules (spec 1.6, the dispatch invariants):
 8. Every state written here (a record's, a delivery's, an attempt's, a task's) is the
    dispatcher's move as ``core.edges`` answers it (``shell.ledger.moves``), asked before the SQL
    that writes it; the compare-and-set and the triggers stay behind it.
+9. A person's redispatch pending on the task admits its record as the task's rows retire
+   (migration 0009's trigger writes it, in the statement that supersedes the task): a person's
+   move, asked of ``core.edges`` before that statement like every other
+   (``snapshots.redispatches_pending_on`` reads the records the trigger will move).
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ from core.snapshots import EventOutcome, Settlement, StopReason
 from core.task_token import token_sha256
 from core.timestamps import format_timestamp
 from shell.crashpoints import pause_at
-from shell.ledger import deliveries, hold_marker, outbox, records
+from shell.ledger import deliveries, hold_marker, outbox, records, snapshots
 from shell.ledger.moves import asked
 
 
@@ -291,6 +295,8 @@ def end_attempt(
                 )
                 deliveries.settle_unknown(connection, task_id, decision.event_id, stamp, completed)
             _move_record(connection, decision, stamp)
+    for _ in snapshots.redispatches_pending_on(connection, task_id):
+        asked(RECORD_EDGES, RecordState.completed, RecordState.admitted, Actor.person)  # rule 9
     asked(TASK_EDGES, TaskState.live, TaskState.superseded, Actor.dispatcher)
     _checked(
         connection.execute(
@@ -314,13 +320,13 @@ def end_attempt(
 def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> Intent | None:
     """The completion notice ended attempt ``attempt_id`` calls for (``core.intents``), read back
     from the rows its settlement wrote; None when no event needs one."""
-    attempt = outbox.attempt(connection, attempt_id)
+    attempt = snapshots.attempt(connection, attempt_id)
     if attempt is None or attempt.live:
         raise TransitionRefused(f"attempt {attempt_id} has not ended")
     (originating_event_id,) = connection.execute(
         "SELECT originating_event_id FROM tasks WHERE id = ?", (attempt.task_id,)
     ).fetchone()
-    origin = None if originating_event_id is None else outbox.record(connection, originating_event_id)
+    origin = None if originating_event_id is None else snapshots.record(connection, originating_event_id)
     if origin is None:
         raise TransitionRefused(f"task {attempt.task_id} has no originating record")
     settled = [
@@ -358,8 +364,8 @@ def still_running(connection: sqlite3.Connection, attempt_id: str, now: datetime
         " WHERE a.id = ?",
         (attempt_id,),
     ).fetchone()
-    attempt = outbox.attempt(connection, attempt_id)
-    origin = None if originating_event_id is None else outbox.record(connection, originating_event_id)
+    attempt = snapshots.attempt(connection, attempt_id)
+    origin = None if originating_event_id is None else snapshots.record(connection, originating_event_id)
     if attempt is None or origin is None:
         raise TransitionRefused(f"attempt {attempt_id} has no task or no originating record")
     intent = still_running_intent(attempt, origin, occurrence, now)

@@ -38,8 +38,9 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from returns.result import Failure, Result, Success
 
@@ -76,6 +77,16 @@ SELECT te.event_id, te.delivery, te.guard, te.pulled_at IS NOT NULL, te.ack_id, 
        e.snapshot
   FROM task_events te JOIN events e ON e.id = te.event_id
  WHERE te.task_id = ? AND te.retired_at IS NULL"""
+
+
+class _Decision(Protocol):
+    """What core decided on a worker's report: ``write``, or the row already says it."""
+
+    @property
+    def write(self) -> bool: ...
+
+
+Decided = TypeVar("Decided", bound=_Decision)
 
 
 class DispatchRowMoved(Exception):
@@ -122,11 +133,23 @@ class DispatchLedger:
 
     def ack_dispatch(self, request: AckRequest) -> Result[Receipt, Refusal]:
         with self._ledger.write() as connection:
-            return self._task(connection).bind(lambda task_id: self._ack(connection, task_id, request))
+            return self._task(connection).bind(
+                lambda task_id: self._report(
+                    connection, task_id, request.event_id, lambda row: decide_ack(row, request.ack_id), self._acknowledge
+                )
+            )
 
     def complete_dispatch(self, request: CompleteRequest) -> Result[Receipt, Refusal]:
         with self._ledger.write() as connection:
-            return self._task(connection).bind(lambda task_id: self._finish(connection, task_id, request))
+            return self._task(connection).bind(
+                lambda task_id: self._report(
+                    connection,
+                    task_id,
+                    request.event_id,
+                    lambda row: decide_complete(row, request.completion),
+                    self._complete,
+                )
+            )
 
     # -- inside the call's transaction ---------------------------------------------------------
 
@@ -165,33 +188,27 @@ class DispatchLedger:
             raise DispatchRowMoved(f"task {task_id} event {decision.event_id}: nothing to hand out")
         return Dispatched(instruction)
 
-    def _ack(self, connection: sqlite3.Connection, task_id: int, request: AckRequest) -> Result[Receipt, Refusal]:
-        row = _row(connection, task_id, request.event_id)
-
-        def apply(decision: Acknowledge) -> Receipt:
-            found = row
-            if decision.write:
-                self._acknowledge(connection, task_id, request.event_id, decision)
-                found = _row(connection, task_id, request.event_id)
-            assert found is not None  # decide_ack refuses a missing row
-            return receipt_of(found)
-
-        return decide_ack(row, request.ack_id).map(apply)
-
-    def _finish(
-        self, connection: sqlite3.Connection, task_id: int, request: CompleteRequest
+    def _report(
+        self,
+        connection: sqlite3.Connection,
+        task_id: int,
+        event_id: int,
+        decide: Callable[[DispatchRow | None], Result[Decided, Refusal]],
+        write: Callable[[sqlite3.Connection, int, int, Decided], None],
     ) -> Result[Receipt, Refusal]:
-        row = _row(connection, task_id, request.event_id)
+        """A worker's report (an acknowledgement, a completion): decided by core on its row,
+        written when core says so, answered from the row as the write left it (rules 3-5)."""
+        row = _row(connection, task_id, event_id)
 
-        def apply(decision: Complete) -> Receipt:
+        def apply(decision: Decided) -> Receipt:
             found = row
             if decision.write:
-                self._complete(connection, task_id, request.event_id, decision)
-                found = _row(connection, task_id, request.event_id)
-            assert found is not None  # decide_complete refuses a missing row
+                write(connection, task_id, event_id, decision)
+                found = _row(connection, task_id, event_id)
+            assert found is not None  # core refuses a missing row
             return receipt_of(found)
 
-        return decide_complete(row, request.completion).map(apply)
+        return decide(row).map(apply)
 
     def _serve(self, connection: sqlite3.Connection, task_id: int, serve: Serve) -> None:
         now = self._ledger.timestamp()

@@ -14,9 +14,10 @@ Rules:
    goes: the README's threat model says to run the connector under one dedicated account.
 2. ``acquire`` takes an exclusive ``flock`` on ``<account>-<agent>.pair.lock`` there (``--shadow``:
    ``...shadow.pair.lock``, it posts nothing but is still one per pair), before the connector
-   reads its token or opens its ledger. The kernel drops it when its holder dies, SIGKILL
-   included: no stale lock exists. A second is refused (``PairServed``, exit 6) naming the
-   holder's state directory and pid, from the metadata written beside the lock (diagnostic).
+   reads its token or opens its ledger (``shell.state.flock``). The kernel drops it when its
+   holder dies, SIGKILL included: no stale lock exists. A second is refused (``PairServed``,
+   exit 6) naming the holder's state directory and pid, from the metadata written beside the
+   lock (diagnostic).
 3. ``<account>-<agent>.home`` records the state directory that serves the pair: written by
    ``setup`` and by a connector once it holds the lock. ``serving_elsewhere`` names a *different*
    directory recorded there that still holds a configuration for the pair; ``setup`` refuses
@@ -28,7 +29,6 @@ Rules:
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 from collections.abc import Mapping
@@ -39,7 +39,7 @@ from typing import Any
 from core.timestamps import format_timestamp
 from shell import private_files
 from shell.errors import EXIT_CONFIG, EXIT_UNAVAILABLE, UserError
-from shell.state.lock import InstanceLock
+from shell.state import flock
 
 RUNTIME_ENV = "BASECAMP_CONNECTOR_RUNTIME_DIR"
 CONFIG_NAME = "config.json"
@@ -62,13 +62,6 @@ def runtime_directory(environ: Mapping[str, str] | None = None) -> Path:
     return Path("/tmp") / f"basecamp-connector-{os.geteuid()}"  # noqa: S108 -- owner-only, checked (rule 1)
 
 
-def _stem(account_id: int, agent_id: int) -> str:
-    for name, value in (("account", account_id), ("agent", agent_id)):
-        if value <= 0:
-            raise UserError(f"an {name} id is a positive integer, not {value}")
-    return f"{account_id}-{agent_id}"
-
-
 def _directory() -> Path:
     directory = runtime_directory()
     private_files.ensure_directory(directory, "runtime directory", f"it holds the pair locks ({RUNTIME_ENV})")
@@ -77,34 +70,30 @@ def _directory() -> Path:
 
 def acquire(
     account_id: int, agent_id: int, state_dir: Path, started_at: datetime, *, shadow: bool = False
-) -> InstanceLock:
+) -> flock.HeldLock:
     """Take the pair's machine-wide lock or raise ``PairServed`` naming its holder (rule 2)."""
     kind = ".shadow" if shadow else ""
-    path = _directory() / f"{_stem(account_id, agent_id)}{kind}.pair.lock"
-    descriptor = private_files.open_or_create(path, "pair lock file")
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(descriptor)
+    path = _directory() / f"{flock.pair_stem(account_id, agent_id)}{kind}.pair.lock"
+    metadata = {"pid": os.getpid(), "state_dir": str(state_dir), "started_at": format_timestamp(started_at)}
+    held = flock.take(path, "pair lock file", metadata, flock.HeldLock)
+    if held is None:
         raise PairServed(
             f"a connector{' --shadow' if shadow else ''} already serves account {account_id} as agent "
             f"{agent_id} on this machine ({_holder(path)}); one pair, one connector"
-        ) from None
-    metadata = {"pid": os.getpid(), "state_dir": str(state_dir), "started_at": format_timestamp(started_at)}
-    private_files.write_atomically(Path(f"{path}.json"), json.dumps(metadata).encode())
-    return InstanceLock(descriptor, path, metadata)
+        )
+    return held
 
 
 def _holder(path: Path) -> str:
+    raw: Any = flock.metadata_of(path)
     try:
-        raw: Any = json.loads(Path(f"{path}.json").read_text())
         return f"state directory {raw['state_dir']}, pid {int(raw['pid'])}"
-    except (OSError, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):
         return "its state directory not recorded"
 
 
 def _home_path(account_id: int, agent_id: int) -> Path:
-    return _directory() / f"{_stem(account_id, agent_id)}.home"
+    return _directory() / f"{flock.pair_stem(account_id, agent_id)}.home"
 
 
 def record_home(account_id: int, agent_id: int, state_dir: Path) -> None:

@@ -14,9 +14,10 @@ import pytest
 
 from core.destinations import Destination, MessageKind
 from core.posting import Uncertain
-from shell.basecamp.client import MAX_ANSWER_BYTES, ListingFailed
+from shell.basecamp.errors import ListingFailed
 from shell.basecamp.standin.faults import Fault, FaultAction
 from shell.basecamp.standin.server import StandIn
+from shell.basecamp.wire import MAX_ANSWER_BYTES
 from tests.basecamp.conftest import MakeClient
 
 LONG_AGO = datetime(2020, 1, 1, tzinfo=UTC)

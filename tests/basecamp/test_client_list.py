@@ -11,7 +11,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from core.destinations import Destination, MessageKind
-from shell.basecamp.client import MAX_PAGES, ListingFailed, Unlistable
+from shell.basecamp.client import MAX_PAGES
+from shell.basecamp.errors import ListingFailed, Unlistable
 from shell.basecamp.standin.faults import Fault, FaultAction
 from shell.basecamp.standin.server import StandIn
 from shell.clock import FakeClock
@@ -230,7 +231,7 @@ def test_the_client_paces_itself_under_the_rate_limit(standin: StandIn, make_cli
 
 
 def test_me_names_the_agent_and_a_wrong_token_is_refused(standin: StandIn, make_client: MakeClient) -> None:
-    from shell.basecamp.client import AuthenticationFailed
+    from shell.basecamp.errors import AuthenticationFailed
 
     assert make_client().me().id == standin.world.agent.id
     with pytest.raises(AuthenticationFailed):

@@ -34,7 +34,8 @@ from core.feed import FeedFilters
 from core.pacing import DEFAULT_LIMIT
 from core.snapshots import NO_ROUTE
 from core.timestamps import parse_timestamp
-from shell.basecamp.client import BasecampClient, FeedFailed
+from shell.basecamp.client import BasecampClient
+from shell.basecamp.errors import FeedFailed
 from shell.basecamp.standin.ratelimit import RateLimit
 from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -157,3 +158,28 @@ def _states(ledger_path: Path) -> list[tuple[str]]:
         return []
     with open_ledger_read_only(ledger_path) as ledger, ledger.read() as connection:
         return [tuple(row) for row in connection.execute("SELECT state FROM events")]  # type: ignore[misc]
+
+
+def test_sigusr1_writes_every_threads_stack_and_the_connector_goes_on(standin: StandIn, tmp_path: Path) -> None:
+    state = configure(standin, tmp_path)
+    environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
+    command = [str(REPOSITORY / "bin" / "connect"), "run", "--state-dir", str(state), "--poll-seconds", "0.5"]
+    errors_path = tmp_path / "stderr.txt"
+    with errors_path.open("w") as errors:
+        process = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=errors, text=True)
+        try:
+            assert process.stdout is not None
+            assert process.stdout.readline().startswith("running account=")
+
+            def dumped_its_loops() -> bool:  # asked again until the loops have started
+                process.send_signal(signal.SIGUSR1)
+                time.sleep(0.2)
+                return "outbox.py" in errors_path.read_text()
+
+            wait_until(dumped_its_loops)
+            assert process.poll() is None, "the stack dump did not stop it"
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.communicate(timeout=30)
+    assert process.returncode == 0
+    assert "Thread 0x" in errors_path.read_text()

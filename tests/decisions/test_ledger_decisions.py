@@ -5,12 +5,14 @@ completed record."""
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from datetime import datetime
 
 import pytest
 from returns.result import Failure, Result, Success
 
 from core.decisions import Action, Refusal
+from core.edges import RECORD_EDGES, RecordState
 from core.notes import DISCARDED_BY_PERSON
 from core.snapshots import StopReason
 from shell.clock import FakeClock
@@ -18,6 +20,7 @@ from shell.ledger import decisions as ledger_decisions
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger
 from shell.ledger.decisions import Decided, UnknownEvent
+from shell.ledger.moves import MoveRefused
 from shell.ledger.worker_calls import DispatchLedger
 from tests.support.ledger_world import PROJECT, LedgerWorld
 
@@ -312,3 +315,22 @@ def test_the_ledger_discards_a_dispatched_record_only_if_no_worker_was_handed_it
     refusal = decide(world.ledger, EVENT, Action.discard, BY, world.ledger.clock.now()).failure()
     assert "is live" in refusal.reason
     assert record(world.ledger) == ("dispatched", "", False)
+
+
+def test_the_redispatch_a_task_end_applies_is_asked_of_core_before_the_task_ends(
+    world: LedgerWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration 0009's trigger writes the move; core.edges is asked for it first, like every other
+    move of the ledger's (ARCHITECTURE rule 4): a table without that edge stops the task's end."""
+    world.request(EVENT)
+    launched = world.launch(EVENT, running_pid=4242)
+    world.get_dispatch(launched.task_id, EVENT)
+    decide(world.ledger, EVENT, Action.redispatch, BY, world.ledger.clock.now()).unwrap()
+    taken = (RecordState.completed, RecordState.admitted)
+    without = [edge for edge in RECORD_EDGES.edges if (edge.source, edge.target) != taken]
+    monkeypatch.setattr(tasks, "RECORD_EDGES", replace(RECORD_EDGES, edges=tuple(without)))
+    refused = pytest.raises(MoveRefused, match="never moves from completed to admitted")
+    with refused, world.ledger.write() as connection:
+        tasks.end_attempt(connection, launched.attempt_id, StopReason.failed, spawn_failed=False,
+                          now=world.ledger.clock.now())
+    assert record(world.ledger) == ("dispatched", "", False), "the whole end rolled back"

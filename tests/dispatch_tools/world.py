@@ -21,7 +21,7 @@ from typing import Any
 from core.intents import GUARD_DELAY, guard_key, intents_for_verdict
 from core.timestamps import format_timestamp
 from shell.basecamp.standin.world import person_sgid
-from shell.ledger import deliveries
+from shell.ledger import deliveries, snapshots
 from shell.ledger import outbox as ledger_outbox
 from shell.ledger.connection import Ledger
 from shell.ledger.worker_calls import DispatchLedger
@@ -107,7 +107,7 @@ class DispatchWorld:
                 ),
             )
             now = self.ledger.clock.now()
-            record = ledger_outbox.record(connection, event_id)
+            record = snapshots.record(connection, event_id)
             assert record is not None
             ledger_outbox.write_intents(connection, intents_for_verdict(record, now, self.guard_delay), now)
 

@@ -12,7 +12,7 @@ from core.feed import FeedFilters
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock
-from shell.intake import FeedReader, Intake
+from shell.intake.poll_lane import FeedReader, Intake
 from shell.ledger.connection import Ledger, open_ledger
 
 MakeIntake = Callable[..., Intake]

@@ -15,16 +15,16 @@ from core.backlog import BacklogLimits, reason, warns
 from core.decisions import Action
 from core.feed import FeedEvent, FeedFilters
 from core.live import LaneState
-from shell.backlog import Backlog
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock
 from shell.connector import Connector
+from shell.intake.backlog import Backlog
+from shell.intake.live_lane import LiveLane
 from shell.ledger.connection import Ledger, open_ledger
 from shell.ledger.decisions import decide
 from shell.ledger.lanes import Lane, read_lane_state
 from shell.ledger.records import insert_seen
-from shell.live_lane import LiveLane
 from shell.state.config import StatePaths, load_config
 from shell.worker.driver import WorkerCommand
 from tests.support.child import wait_until

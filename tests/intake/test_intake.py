@@ -1,4 +1,4 @@
-"""Intake against the real stand-in over HTTP, with a real ledger file (shell.intake rules)."""
+"""Intake against the real stand-in over HTTP, with a real ledger file (shell.intake.poll_lane rules)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from core.feed import FeedFilters, FeedPage
-from shell.basecamp.client import BasecampClient, FeedFailed
+from shell.basecamp.client import BasecampClient
+from shell.basecamp.errors import FeedFailed
 from shell.basecamp.standin.faults import Fault, FaultAction
 from shell.basecamp.standin.server import StandIn
-from shell.intake import FeedReader, FiltersRefused, Intake, IntakeFailed
+from shell.intake.poll_lane import FeedReader, FiltersRefused, Intake, IntakeFailed
 from shell.ledger.connection import Ledger, open_ledger
 
 MakeIntake = Callable[..., Intake]

@@ -14,7 +14,7 @@ import pytest
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.faults import Fault, FaultAction
 from shell.basecamp.standin.server import StandIn
-from shell.intake import IntakeFailed
+from shell.intake.poll_lane import IntakeFailed
 from tests.intake.conftest import MakeIntake
 
 

@@ -21,10 +21,10 @@ from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.live_faults import LiveAction, LiveFault
 from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock
-from shell.intake import Intake
+from shell.intake.live_lane import LiveLane
+from shell.intake.poll_lane import Intake
 from shell.ledger.connection import Ledger
 from shell.ledger.lanes import read_lane_state
-from shell.live_lane import LiveLane
 from tests.support.child import wait_until
 
 

@@ -15,8 +15,8 @@ from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock
 from shell.connector import Connector
+from shell.intake.membership import Membership
 from shell.ledger.connection import open_ledger
-from shell.membership import Membership
 from shell.state.config import StatePaths, load_config
 from shell.worker.driver import WorkerCommand
 from tests.support.child import wait_until

@@ -17,11 +17,11 @@ from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.live_faults import LiveAction, LiveFault
 from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock
-from shell.intake import Intake
+from shell.intake.live_lane import LiveLane
+from shell.intake.poll_lane import Intake
+from shell.intake.repair import Repair
 from shell.ledger.connection import Ledger
 from shell.ledger.losses import read_loss_counts
-from shell.live_lane import LiveLane
-from shell.repair import Repair
 from tests.support.child import wait_until
 
 LossRow = tuple[str, int, int | None, str, int]

@@ -123,7 +123,7 @@ CLIENT = [
     rule(
         "the token never appears in a log line",
         'log.info("GET %s -> %d", path, response.status)',
-        'log.info("GET %s -> %d %s", path, response.status, self._headers(token))',
+        'log.info("GET %s -> %d %s", path, response.status, self.headers(token))',
         "test_the_token_never_appears_in_a_log_a_repr_or_an_error",
     ),
     rule(

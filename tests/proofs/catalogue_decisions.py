@@ -95,8 +95,8 @@ DECISIONS: list[Mutation] = [
     ),
     rule(
         "a refused decision exits non-zero",
-        "        return EXIT_REFUSED\n",
-        "        return EXIT_OK\n",
+        "    print(f\"error: {result['summary']}\", file=sys.stderr)\n    return EXIT_REFUSED\n",
+        "    print(f\"error: {result['summary']}\", file=sys.stderr)\n    return EXIT_OK\n",
         "test_the_redispatch_a_completion_notice_names_runs_the_record_again_beside_the_connector",
     ),
     rule(

@@ -151,8 +151,8 @@ DISPATCH: list[Mutation] = [
     ),
     rule(
         "one connector per (account, agent): the instance lock refuses a second",
-        "        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)\n    except BlockingIOError:\n        os.close(descriptor)\n        holder = peek(",
-        "        pass\n    except BlockingIOError:\n        os.close(descriptor)\n        holder = peek(",
+        "        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)\n    except BlockingIOError:\n        os.close(descriptor)\n        return None\n",
+        "        pass\n    except BlockingIOError:\n        os.close(descriptor)\n        return None\n",
         "test_a_second_connector_is_refused_naming_the_holder",
     ),
     rule(

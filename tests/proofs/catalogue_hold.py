@@ -141,6 +141,12 @@ HOLD: list[Mutation] = [
         "test_a_redispatch_of_a_live_task_is_authorized_at_once_and_admitted_when_the_task_ends",
     ),
     rule(
+        "live redispatch: the task's end asks core.edges before the trigger admits the record",
+        "        asked(RECORD_EDGES, RecordState.completed, RecordState.admitted, Actor.person)  # rule 9\n",
+        "        pass  # rule 9\n",
+        "test_the_redispatch_a_task_end_applies_is_asked_of_core_before_the_task_ends",
+    ),
+    rule(
         "live redispatch: a success is never run again, pending or not",
         "WHEN OLD.retired_at IS NULL AND NEW.retired_at IS NOT NULL AND NEW.outcome IN ('unknown', 'failed')",
         "WHEN OLD.retired_at IS NULL AND NEW.retired_at IS NOT NULL",

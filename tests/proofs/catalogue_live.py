@@ -59,7 +59,7 @@ LIVE: list[Mutation] = [
         "test_a_url_is_shown_without_its_query",
         "test_no_log_line_carries_the_ticket_or_the_urls_query",
     ),
-    # shell/live_lane.py
+    # shell/intake/live_lane.py
     rule(
         "live lane: websockets' own debug lines (ticket and all) are held back",
         "_WIRE.setLevel(logging.WARNING)\n",
@@ -122,7 +122,7 @@ LIVE: list[Mutation] = [
         "",
         "test_a_mention_is_heard_live_and_status_tells_the_lane",
     ),
-    # losses and gaps: shell/live_lane.py, shell/repair.py, shell/ledger/losses.py, core/losses.py
+    # losses and gaps: shell/intake/live_lane.py, shell/intake/repair.py, shell/ledger/losses.py, core/losses.py
     rule(
         "repair: an overflow is recorded as a loss",
         '                self._losses.lost("overflow", after_id)\n',
@@ -177,7 +177,7 @@ LIVE: list[Mutation] = [
         "",
         "test_a_mention_is_heard_live_and_status_tells_the_lane",
     ),
-    # backlog: core/backlog.py, shell/backlog.py, shell/live_lane.py, shell/connector.py
+    # backlog: core/backlog.py, shell/intake/backlog.py, shell/intake/live_lane.py, shell/connector.py
     rule(
         "backlog: at its pause limit intake pauses",
         "    if depth >= limits.pause:\n",
@@ -224,7 +224,7 @@ LIVE: list[Mutation] = [
         "            live=True,\n",
         "test_no_live_polls_alone_and_status_says_so",
     ),
-    # membership: shell/basecamp/standin/feed.py, live_stream.py; shell/membership.py, live_lane.py, connector.py
+    # membership: shell/basecamp/standin/feed.py, live_stream.py; shell/intake/membership.py, live_lane.py, connector.py
     rule(
         "membership: the stand-in's cable snapshots the agent's projects when it subscribes",
         "            if event.bucket_id not in subscription.buckets:\n",

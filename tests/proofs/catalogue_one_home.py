@@ -1,7 +1,8 @@
 """Rules of issue 9's one home for each OS safety primitive: signals only from
 ``shell/processes.py`` (SIGTERM, grace, SIGKILL written once), file privacy only from
-``shell/private_files.py`` (one policy), the task token's variable and hash only from
-``core/task_token.py``; and the MCP server's one conversion of a refusal into a value.
+``shell/private_files.py`` (one policy), file locks only from ``shell/state/flock.py``, the
+task token's variable and hash only from ``core/task_token.py``; and the MCP server's one
+conversion of a refusal into a value.
 """
 
 from __future__ import annotations
@@ -39,6 +40,12 @@ ONE_HOME: list[Mutation] = [
         "        check_file_status(os.fstat(descriptor), path, what)\n",
         "        os.fstat(descriptor)\n",
         "test_a_loose_lock_file_is_refused_and_left_as_it_is",
+    ),
+    rule(
+        "one home: only shell/state/flock.py takes a file lock",
+        "            flock.wait_for(descriptor)\n",
+        '            __import__("fcntl").flock(descriptor, __import__("fcntl").LOCK_EX)\n',
+        "test_only_shell_state_flock_takes_a_file_lock",
     ),
     rule(
         "one home: the task token's variable name is written once",

@@ -20,4 +20,22 @@ SHUTDOWN: list[Mutation] = [
         "            loop.join(timeout=30)",
         "test_sigterm_with_a_notice_in_flight_stops_within_its_bound_and_the_restart_adopts_it",
     ),
+    rule(
+        "a signal only notes the stop; the main thread stops the connector",
+        "            if requested():\n",
+        "            if False:\n",
+        "test_sigterm_with_a_notice_in_flight_stops_within_its_bound_and_the_restart_adopts_it",
+    ),
+    rule(
+        "SIGUSR1 writes every thread's stack and the connector goes on",
+        "        faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)\n",
+        "\n",
+        "test_sigusr1_writes_every_threads_stack_and_the_connector_goes_on",
+    ),
+    rule(
+        "a child that would not stop is asked for its last words before SIGKILL",
+        "            signal_child(process, last_words)\n",
+        "            pass\n",
+        "test_a_child_that_ignores_sigterm_says_where_it_was_before_it_is_killed",
+    ),
 ]

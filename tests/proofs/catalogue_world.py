@@ -9,8 +9,8 @@ from tests.proofs.mutation import Mutation, rule
 WORLD: list[Mutation] = [
     rule(
         "one connector per (account, agent) per machine: the pair lock is exclusive",
-        "        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)\n    except BlockingIOError:\n        os.close(descriptor)\n        raise PairServed(",
-        "        pass\n    except BlockingIOError:\n        os.close(descriptor)\n        raise PairServed(",
+        "        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)\n    except BlockingIOError:\n        os.close(descriptor)\n        return None\n",
+        "        pass\n    except BlockingIOError:\n        os.close(descriptor)\n        return None\n",
         "test_a_second_state_directory_of_one_pair_is_refused_naming_the_first_and_its_pid",
         "test_two_connectors_with_two_state_directories_of_one_pair_cannot_both_run",
     ),

@@ -90,7 +90,7 @@ from core.resolution import Abandon, Resend, Sent
 from core.templates import GUARD_ACKNOWLEDGEMENT
 from core.text import message_text
 from core.timestamps import parse_timestamp
-from shell.basecamp.client import ListingFailed
+from shell.basecamp.errors import ListingFailed
 from shell.clock import FakeClock
 from shell.ledger.connection import Ledger, open_ledger
 from shell.ledger.resolution import ResolutionRefused, resolve_intent, waits_for_person

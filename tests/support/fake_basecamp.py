@@ -16,7 +16,7 @@ from enum import StrEnum
 from core.destinations import Destination, ListedMessage
 from core.posting import PostOutcome, Receipt, RefusalCause, Refused, Uncertain, UncertainCause
 from core.text import message_text
-from shell.basecamp.client import ListingFailed, Unlistable
+from shell.basecamp.errors import ListingFailed, Unlistable
 from shell.clock import Clock
 
 AGENT_ID = 4_242

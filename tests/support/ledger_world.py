@@ -16,7 +16,7 @@ from datetime import timedelta
 from core.destinations import Destination, MessageKind
 from core.intents import GUARD_DELAY, intents_for_verdict
 from core.timestamps import format_timestamp
-from shell.ledger import outbox, tasks
+from shell.ledger import outbox, snapshots, tasks
 from shell.ledger.connection import Ledger
 from shell.ledger.tasks import Launch
 
@@ -66,7 +66,7 @@ class LedgerWorld:
                 (state, reason, int(acknowledge), self.now(), self.now(), snapshot, event_id),
             )
             now = self.ledger.clock.now()
-            record = outbox.record(connection, event_id)
+            record = snapshots.record(connection, event_id)
             assert record is not None
             outbox.write_intents(connection, intents_for_verdict(record, now, self.guard_delay), now)
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from core.oauth import read_token_text
-from shell.basecamp.client import AuthenticationFailed, BasecampClient
+from shell.basecamp.client import BasecampClient
+from shell.basecamp.errors import AuthenticationFailed
 from shell.basecamp.standin.server import StandIn
 from shell.basecamp.tokens import RefreshingToken, StaticToken
 from shell.clock import SystemClock

@@ -2,7 +2,7 @@
 
 Rules:
 1. It answers exactly the protocols the connector's parts are built on, and nothing else: the
-   feed (``shell.intake.FeedReader.poll_events``), admission's reads
+   feed (``shell.intake.poll_lane.FeedReader.poll_events``), admission's reads
    (``shell.admission.SummaryReader``) and the outbox's ``Poster`` (post, list, probe,
    ``rate_limited_for``). No sockets, no threads, no sleeps: a slow answer advances the
    simulated clock, and every choice is drawn from the run's one ``random.Random``.
@@ -34,7 +34,7 @@ from core.feed import FeedEvent, FeedFilters, FeedPage
 from core.posting import PostOutcome, Receipt, RefusalCause, Refused, Uncertain, UncertainCause
 from core.text import message_text
 from core.timestamps import format_timestamp
-from shell.basecamp.client import BasecampError, ListingFailed
+from shell.basecamp.errors import BasecampError, ListingFailed
 from shell.clock import FakeClock
 
 AGENT_ID = 4_242

@@ -24,7 +24,7 @@ from core.feed import FeedFilters
 from shell.admission import Admission
 from shell.clock import FakeClock
 from shell.dispatcher import Dispatcher, DispatchOptions, _Running
-from shell.intake import Intake, IntakeFailed
+from shell.intake.poll_lane import Intake, IntakeFailed
 from shell.ledger import records
 from shell.ledger.connection import Ledger, open_ledger
 from shell.ledger.tasks import Launch

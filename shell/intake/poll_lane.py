@@ -1,4 +1,4 @@
-"""Intake: read the account event feed, write the pointer, hand over the id.
+"""Intake's poll lane: read the account event feed, write the pointer, hand over the id.
 
     intake = Intake(ledger, client, FeedFilters.of(exclude_performers=["self"]), clock)
     result = intake.poll_once(client.deadline_in(30))   # result.new_ids: the ids to offer on
@@ -46,7 +46,7 @@ from core.feed import (
     InvalidPosition,
 )
 from core.timestamps import format_timestamp, parse_timestamp
-from shell.basecamp.client import BasecampError, FeedRefused
+from shell.basecamp.errors import BasecampError, FeedRefused
 from shell.clock import Clock
 from shell.ledger import records
 from shell.ledger.connection import Ledger, LedgerError

@@ -30,9 +30,9 @@ from datetime import timedelta
 from core.feed import FeedFilters, FeedPage
 from core.losses import Loss, LossState, settle_state, walk_done
 from core.timestamps import format_timestamp, parse_timestamp
-from shell.basecamp.client import BasecampError
+from shell.basecamp.errors import BasecampError
 from shell.clock import Clock
-from shell.intake import FeedReader
+from shell.intake.poll_lane import FeedReader
 from shell.ledger.connection import Ledger, LedgerError
 from shell.ledger.lanes import Lane
 from shell.ledger.losses import advance_loss, bound_losses, due_losses, record_loss, settle_loss

@@ -22,16 +22,16 @@ Rules:
    since the last confirmed subscription) and tries again with a fresh ticket. Meanwhile the
    poll lane goes on alone: nothing is lost, only slower.
 4. An overflow frame (the server dropped events) is logged and counted; the connection stays.
-   It, and a confirmed connection that drops, is told to ``losses`` (``shell.repair``) as a
+   It, and a confirmed connection that drops, is told to ``losses`` (``shell.intake.repair``) as a
    loss; the first event heard afterwards bounds it. The poll lane serves what was dropped
    too; the repair walk makes sure of it.
 5. The state is written to the ledger (``live_lane``) at each change, for ``status``; a failure
    to write it is logged and does not stop the lane. ``stop`` (the event ``run`` is given) ends
    the lane within ``STOP_SLICE`` seconds, closing the connection.
-6. While intake pauses on purpose (``paused`` answers a reason: ``shell.backlog``), the lane
+6. While intake pauses on purpose (``paused`` answers a reason: ``shell.intake.backlog``), the lane
    hangs up and stays ``down`` with that reason; it records no loss (the poll lane's position
    did not move) and counts no failure. It connects again once ``paused`` answers None.
-7. ``resubscribe`` (the agent's projects grew: ``shell.membership``) hangs up and connects
+7. ``resubscribe`` (the agent's projects grew: ``shell.intake.membership``) hangs up and connects
    again at once with a fresh ticket, as a pause does: no loss, no failure, no backoff.
 """
 
@@ -68,7 +68,8 @@ from core.live import (
     subscribe_command,
 )
 from core.timestamps import format_timestamp, parse_timestamp
-from shell.basecamp.client import BasecampError, _NoQueryStrings
+from shell.basecamp.errors import BasecampError
+from shell.basecamp.wire import NoQueryStrings
 from shell.clock import Clock
 from shell.ledger.connection import Ledger, LedgerError
 from shell.ledger.lanes import Lane, reset_lane_counts, write_lane_state
@@ -77,7 +78,7 @@ from shell.ledger.records import insert_seen
 log = logging.getLogger("connector.intake.live")
 _WIRE = logging.getLogger("connector.intake.live.websockets")
 _WIRE.setLevel(logging.WARNING)
-_WIRE.addFilter(_NoQueryStrings())
+_WIRE.addFilter(NoQueryStrings())
 
 STOP_SLICE = 0.5
 DEFAULT_STALE_AFTER = 10.0
@@ -95,7 +96,7 @@ class TicketMinter(Protocol):
 
 
 class LossBook(Protocol):
-    """Where the lane tells what it did not hear (``shell.repair.Repair``)."""
+    """Where the lane tells what it did not hear (``shell.intake.repair.Repair``)."""
 
     def lost(self, cause: str, after_id: int | None) -> None: ...
 

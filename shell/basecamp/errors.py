@@ -1,0 +1,46 @@
+"""What a failed read from Basecamp is, one class per thing the caller does about it.
+
+Rules:
+1. ``BasecampError`` is every read that could not be answered; a caller that only backs off
+   catches it. A create never raises: its outcome is a value (``core.posting``).
+2. ``ListingFailed`` (try the listing again later) and its ``Unlistable`` (the destination
+   cannot be listed back to the time asked: gone, forbidden or too deep) are the only ways a
+   listing ends short: never a shorter answer (``shell.basecamp.client`` rule 2).
+3. ``FeedFailed`` backs off; its ``FeedRefused`` carries ``core.feed``'s reading of a 400, 409
+   or 410, and its message names the refusal's kind only: the feed's position is a credential.
+4. ``AuthenticationFailed`` is Basecamp refusing the token (401); a read is asked once more
+   first when a fresher token is at hand (``shell.basecamp.client`` rule 9).
+"""
+
+from __future__ import annotations
+
+from core.feed import FeedRefusal
+
+
+class BasecampError(Exception):
+    """A read that could not be answered."""
+
+
+class ListingFailed(BasecampError):
+    """The listing could not be completed; try again later."""
+
+
+class Unlistable(ListingFailed):
+    """The destination cannot be listed back to the time asked: gone, forbidden or too deep."""
+
+
+class FeedFailed(BasecampError):
+    """A feed page could not be read (transport, deadline, 5xx, an unreadable page, a
+    ``next`` on another origin): back off and try again."""
+
+
+class FeedRefused(FeedFailed):
+    """The feed answered 400, 409 or 410; ``refusal`` says what to do."""
+
+    def __init__(self, refusal: FeedRefusal) -> None:
+        super().__init__(f"the event feed refused the request: {type(refusal).__name__}")
+        self.refusal = refusal
+
+
+class AuthenticationFailed(BasecampError):
+    """Basecamp refused the token (401)."""

@@ -1,0 +1,74 @@
+"""What the commands by which a person decides share: ``hold``, ``release``, ``redispatch``,
+``discard`` and ``settle-launch``.
+
+    parser = subparsers.add_parser("release", ...); add_arguments(parser, "who releases it")
+    person = person_of(args)
+    with person.ledger() as ledger:
+        released = release(ledger, person.by, person.clock.now())
+    return answer(args, {"summary": released.summary, ...})
+
+Rules:
+1. Each takes the state options (``shell.cli.arguments``), ``--by`` and ``--json``.
+2. Who decides is settled first (``shell.cli.who``: ``--by``, or ``local:<user name>``; one
+   line), then the state directory is located; the ledger is opened as it exists, never created
+   and never migrated, so each command is safe beside a running connector, takes no lock and
+   needs no token. Its decision is the one write transaction of its ``shell.ledger`` module.
+3. A decision taken (or one a person had already taken) prints its summary line, or with
+   ``--json`` its facts as one JSON object on stdout, and exits 0. A refusal prints the same
+   JSON with ``--json``, and always one ``error:`` line on stderr, and exits 5 (``EXIT_REFUSED``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from shell.cli.arguments import add_state_arguments
+from shell.cli.who import deciding_person
+from shell.clock import Clock, SystemClock
+from shell.errors import EXIT_OK, EXIT_REFUSED
+from shell.ledger.connection import Ledger, open_existing_ledger
+from shell.state.config import StatePaths, locate_state
+
+
+def add_arguments(parser: argparse.ArgumentParser, by_help: str) -> None:
+    """The state options, ``--by`` (``by_help`` says what it records) and ``--json`` (rule 1)."""
+    add_state_arguments(parser)
+    parser.add_argument("--by", help=by_help)
+    parser.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+
+
+@dataclass(frozen=True, slots=True)
+class Person:
+    """Who decides, and the state the decision is taken on."""
+
+    by: str
+    paths: StatePaths
+    clock: Clock = field(default_factory=SystemClock)
+
+    def ledger(self) -> Ledger:
+        """The ledger as it exists (rule 2); a context manager, closed at its end."""
+        return open_existing_ledger(self.paths.ledger, clock=self.clock)
+
+
+def person_of(args: argparse.Namespace) -> Person:
+    """Who decides, then where (rule 2): a usage error before any file is read."""
+    by = deciding_person(args.by)
+    return Person(by, locate_state(args.state_dir, args.account, args.agent))
+
+
+def answer(args: argparse.Namespace, result: dict[str, Any]) -> int:
+    """A decision taken: its summary, or its facts with ``--json``; exit 0 (rule 3)."""
+    print(json.dumps(result, indent=2) if args.json else result["summary"])
+    return EXIT_OK
+
+
+def refused(args: argparse.Namespace, result: dict[str, Any]) -> int:
+    """A refusal: its facts with ``--json``, one ``error:`` line on stderr; exit 5 (rule 3)."""
+    if args.json:
+        print(json.dumps(result, indent=2))
+    print(f"error: {result['summary']}", file=sys.stderr)
+    return EXIT_REFUSED
