@@ -22,6 +22,7 @@ import json
 from core.doctor import Check, configuration_check, handshake_check, passed, report
 from core.presentation.doctor_text import lines
 from shell.cli.arguments import add_state_arguments, positive_seconds
+from shell.cli.commands import SUMMARIES
 from shell.clock import Clock, SystemClock
 from shell.doctor import local, remote
 from shell.doctor.handshake import probe
@@ -62,7 +63,7 @@ exit codes: 0 nothing failing (warnings allowed); 1 at least one check failing; 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "doctor",
-        help="check what the connector needs, one line each (safe beside a running one)",
+        help=SUMMARIES["doctor"],
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

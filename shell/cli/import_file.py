@@ -25,6 +25,7 @@ from returns.result import Failure, Success
 from core import reconciliation
 from core.reconciliation import MAX_BYTES
 from shell.cli.arguments import add_state_arguments
+from shell.cli.commands import SUMMARIES
 from shell.cli.who import deciding_person
 from shell.clock import SystemClock
 from shell.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, UserError
@@ -51,7 +52,7 @@ ledger stayed busy."""
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "import",
-        help="apply a reconciliation file in one transaction, or nothing",
+        help=SUMMARIES["import"],
         description=(
             "Apply a reconciliation file in one transaction: a tombstone for every entry decided\n"
             "done (discarded as imported_done; a record never seen gets a tombstone row, so it is\n"

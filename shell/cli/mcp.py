@@ -36,6 +36,7 @@ from returns.result import Failure
 
 from core.task_token import TASK_TOKEN_ENV, is_probe
 from shell.cli.arguments import descriptor, positive_integer
+from shell.cli.commands import SUMMARIES
 from shell.cli.main import VERSION
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_REFUSED, UserError
 from shell.ledger.connection import open_existing_ledger
@@ -61,7 +62,7 @@ names (default {TOKEN_ENV}), which is then removed, or from an inherited pipe or
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "mcp",
-        help="serve a worker its dispatch tools over MCP stdio (started by the connector)",
+        help=SUMMARIES["mcp"],
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -55,6 +55,7 @@ from shell.basecamp.client import BasecampClient
 from shell.basecamp.identity import check_identity
 from shell.basecamp.tokens import tokens_from
 from shell.cli.arguments import add_state_arguments, positive_seconds
+from shell.cli.commands import SUMMARIES
 from shell.cli.hold import reason_of
 from shell.cli.who import deciding_person
 from shell.clock import SystemClock
@@ -92,7 +93,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "account and agent (the line names its state directory and pid), the ledger is busy, or\n"
             "Basecamp could not be asked who the token is: passes by itself, restart it."
         ),
-        help="run the connector until stopped",
+        help=SUMMARIES["run"],
         description=(
             "Run the connector: read the account's event feed, admit what is the agent's business,\n"
             "run a worker for it in the project's approved directory, and post the connector's own\n"

@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 
 from shell.cli.arguments import add_state_arguments
+from shell.cli.commands import SUMMARIES
 from shell.cli.who import deciding_person
 from shell.clock import SystemClock
 from shell.errors import EXIT_OK
@@ -42,7 +43,7 @@ connector or the shadow connector runs (the line names its pid), or a ledger sta
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     shadow = subparsers.add_parser(
         "shadow",
-        help="the shadow run's ledger: `shadow promote`",
+        help=SUMMARIES["shadow"],
         description="What to do with the ledger a `bin/connect run --shadow` kept.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,

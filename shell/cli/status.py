@@ -44,6 +44,7 @@ from core.presentation.status_values import (
     pid_status,
 )
 from shell.cli.arguments import add_state_arguments
+from shell.cli.commands import SUMMARIES
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
 from shell.ledger.connection import open_ledger_read_only
 from shell.ledger.lanes import read_lane_state
@@ -106,7 +107,7 @@ not yet migrated, unreadable); 6 the ledger stayed busy."""
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "status",
-        help="what the connector is doing (read-only, takes no lock)",
+        help=SUMMARIES["status"],
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

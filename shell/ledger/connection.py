@@ -10,6 +10,8 @@ Rules:
    migrates, and refuses any schema version but this program's. ``open_ledger_read_only``:
    ``status`` reads through ``mode=ro`` and ``query_only``, never migrates, never writes, and
    refuses a ledger that is out of date or too new. Nothing opens a missing file but the owner.
+   The read-only way keeps at most ``READ_ONLY_CACHE_KIB`` of pages in memory: status scans
+   each index once, so a larger page cache buys it nothing and would grow with the ledger.
 2. One connection per ``Ledger``, in autocommit mode (no implicit transactions); a lock
    makes one thread at a time use it. Every write is ``with ledger.write() as connection:``,
    a ``BEGIN IMMEDIATE`` transaction that commits at the end of the block and rolls back on
@@ -113,6 +115,8 @@ __all__ = [
 
 BUSY_TIMEOUT_SECONDS = 5.0
 BUSY_RETRY_SLEEP_SECONDS = 0.020
+READ_ONLY_CACHE_KIB = 256
+"""The read-only connection's page cache (rule 1); SQLite's default is 2,000 KiB."""
 SQL_NOW = "strftime('%Y-%m-%dT%H:%M:%f', 'now') || '000000Z'"
 
 _BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
@@ -332,6 +336,7 @@ def _configure(
         connection.execute("PRAGMA synchronous = OFF" if unsynced else "PRAGMA synchronous = FULL")
         if read_only:
             connection.execute("PRAGMA query_only = ON")
+            connection.execute(f"PRAGMA cache_size = -{READ_ONLY_CACHE_KIB}")
     except sqlite3.DatabaseError as error:
         failure = ledger_failure(error, path, "open the ledger")
         if isinstance(failure, LedgerNotWritable | LedgerNoSpace):  # the disk, not the file

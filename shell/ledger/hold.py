@@ -8,8 +8,9 @@ Rules:
    notices canceled with the note ``held``. All commit together or not at all.
 2. ``release`` deletes the marker and closes its generation in one transaction; held records
    stay held. With no hold standing it writes nothing.
-3. ``standing`` reads the marker in the caller's transaction: the dispatcher asks it before it
-   launches (``core.hold.may_launch``); the triggers of migration 0009 are the second wall.
+3. ``shell.ledger.hold_marker.standing`` reads the marker in the caller's transaction: the
+   dispatcher asks it before it launches (``core.hold.may_launch``); the triggers of migration
+   0009 are the second wall.
 4. This module writes ``hold_marker``, ``generations`` and ``revoked_redispatches`` only; a
    record's move is ``shell.ledger.records``' and a notice's cancellation ``shell.ledger.outbox``'s.
 5. The same transaction revokes every redispatch still waiting on a live task
@@ -30,6 +31,7 @@ from core.notes import CANCELED_BY_HOLD
 from core.timestamps import format_timestamp
 from shell.ledger import outbox, records
 from shell.ledger.connection import Ledger
+from shell.ledger.hold_marker import standing
 from shell.ledger.moves import asked
 
 
@@ -56,14 +58,6 @@ class Released:
     @property
     def summary(self) -> str:
         return rules.release_summary(self.hold, self.held_records)
-
-
-def standing(connection: sqlite3.Connection) -> StandingHold | None:
-    """The hold marker, or None (rule 3)."""
-    found = connection.execute(
-        "SELECT held_by, held_at, cause, generation FROM hold_marker WHERE id = 1"
-    ).fetchone()
-    return None if found is None else StandingHold(str(found[0]), str(found[1]), str(found[2]), int(found[3]))
 
 
 def set_hold(ledger: Ledger, by: str, cause: str, now: datetime) -> HoldSet:

@@ -57,7 +57,7 @@ from core.snapshots import EventOutcome, Settlement, StopReason
 from core.task_token import token_sha256
 from core.timestamps import format_timestamp
 from shell.crashpoints import pause_at
-from shell.ledger import deliveries, hold, outbox, records, snapshots
+from shell.ledger import deliveries, hold_marker, outbox, records, snapshots
 from shell.ledger.moves import asked
 
 
@@ -104,7 +104,7 @@ def startable_records(
 ) -> list[tuple[int, int]]:
     """(event id, project) of the oldest startable record of each free conversation, oldest first
     (``core.dispatch.startable``, from one snapshot)."""
-    if not buckets or not may_launch(hold.standing(connection)):
+    if not buckets or not may_launch(hold_marker.standing(connection)):
         return []
     return startable(records.live_work(connection), buckets, limit)
 
@@ -127,7 +127,7 @@ def launch(
     if found is None:
         raise NotStartable(f"event {event_id} has no record")
     state, conversation, has_snapshot, trigger, recording_url = found
-    if not may_launch(hold.standing(connection)):
+    if not may_launch(hold_marker.standing(connection)):
         raise NotStartable(f"event {event_id} waits: the connector is held until `bin/connect release`")
     if state not in ("admitted", "queued") or not has_snapshot or not conversation:
         raise NotStartable(f"event {event_id} is {state}; it cannot start")

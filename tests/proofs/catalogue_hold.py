@@ -9,13 +9,13 @@ from tests.proofs.mutation import Mutation, rule
 HOLD: list[Mutation] = [
     rule(
         "the hold: nothing is startable while it stands",
-        "    if not buckets or not may_launch(hold.standing(connection)):\n",
+        "    if not buckets or not may_launch(hold_marker.standing(connection)):\n",
         "    if not buckets:\n",
         "test_nothing_launches_while_the_hold_stands_and_records_admitted_after_it_run_on_release",
     ),
     rule(
         "the hold: a launch asked for under it is refused before any write",
-        "    if not may_launch(hold.standing(connection)):\n        raise NotStartable(",
+        "    if not may_launch(hold_marker.standing(connection)):\n        raise NotStartable(",
         "    if False:\n        raise NotStartable(",
         "test_nothing_launches_while_the_hold_stands_and_records_admitted_after_it_run_on_release",
     ),

@@ -18,7 +18,7 @@ from shell.basecamp.standin.server import StandIn
 from shell.ledger import write_failures
 from shell.ledger.connection import open_ledger_read_only
 from tests.support.child import wait_until
-from tests.support.configured import configure_connector
+from tests.support.configured import POLL_SECONDS, configure_connector
 
 pytestmark = pytest.mark.slow
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -54,7 +54,7 @@ def test_status_beside_a_running_connector_then_beside_none(standin: StandIn, tm
     state = configure(standin, tmp_path)
     environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
     process = subprocess.Popen(
-        [CONNECT, "run", "--state-dir", str(state), "--poll-seconds", "0.2"],
+        [CONNECT, "run", "--state-dir", str(state), "--poll-seconds", str(POLL_SECONDS)],
         env=environment,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
