@@ -81,9 +81,10 @@ def test_a_mention_is_heard_live_and_status_tells_the_lane(standin: StandIn, tmp
 
         standin.add_live_fault(LiveFault(LiveAction.refuse, status=503, times=10_000))
         standin.live.drop_all()
-        wait_until(lambda: lane_state(state) == "down", timeout=20)
+        # down first because the connection closed, then because the reconnect was refused
+        refused = "the upgrade was refused: HTTP 503"
+        wait_until(lambda: lane_state(state) == "down" and status(state)["live_lane"]["why"] == refused, timeout=20)
         lane = status(state)["live_lane"]
-        assert lane["why"] == "the upgrade was refused: HTTP 503"
         assert lane["connects"] == 1
         assert status(state)["losses"] == {"open": 1, "repaired": 0, "unrecovered": 0, "gaps": 0}
         text = status_text(state)
