@@ -18,7 +18,7 @@ from core.adopted_reply import SettledRow
 from core.destinations import Destination, MessageKind
 from core.edges import GUARD_EDGES, Actor, DeliveryState, GuardState
 from core.snapshots import EventOutcome
-from core.timestamps import parse_timestamp
+from shell.ledger.connection import stored_time
 from shell.ledger.moves import asked
 
 # -- the dispatcher's transitions (shell.ledger.tasks) -------------------------------------------
@@ -172,7 +172,7 @@ def settled_rows(connection: sqlite3.Connection, task_id: int) -> list[tuple[Set
         row = SettledRow(
             int(event_id),
             EventOutcome(str(outcome)),
-            None if delivered_at is None else parse_timestamp(str(delivered_at)),
+            stored_time(delivered_at),
             None if reply_id is None else int(reply_id),
             None if adopted is None else int(adopted),
         )
