@@ -144,7 +144,7 @@ class BasecampClient:
 
     def post(self, destination: Destination, body: str, deadline: float | None = None) -> PostOutcome:
         """Create one message at ``destination``: exactly one request, whatever happens."""
-        path = self._create_path(destination)
+        path = self._path_of(destination)
         if not self._pacer.take_turn(deadline):
             return Refused(RefusalCause.not_sent, None, "not sent: the rate-limit wait passes the deadline")
         timeout = self._post_timeout
@@ -181,9 +181,6 @@ class BasecampClient:
             if timeout <= 0:
                 return refused
         return self._post_once(path, json.dumps({"content": body}).encode(), timeout, fresh)
-
-    def _create_path(self, destination: Destination) -> str:
-        return self._path_of(destination)
 
     def _path_of(self, destination: Destination) -> str:
         prefix = f"/{self.account_id}"
