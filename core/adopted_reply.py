@@ -13,11 +13,16 @@ Rules:
    exist; a canceled one provably does not, so its words never hide a worker's reply).
 3. Exactly one adoptable reply is adopted (``choose_reply`` answers its id); none or several:
    None, and the outcome stays ``unknown`` for a person. The outcome is never changed.
+4. The rule runs inside the settlement's own transaction, before the completion notice is
+   written, so the notice asks a person only about what adoption left (``core.templates`` rule
+   6). Its listings are read before that transaction: for each row that ``may_become_candidate``
+   (delivered, no reply of either kind, no outcome reported, so the settlement leaves it
+   ``unknown``), the reply destination listed since delivery (``ListedReplies``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Set
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -42,6 +47,25 @@ class Lifecycle:
 
     receipts: frozenset[int]
     words: frozenset[str]  # message_text of every non-canceled intent's body there
+
+
+@dataclass(frozen=True, slots=True)
+class ListedReplies:
+    """Rule 4: the agent's messages listed at each row's reply destination, read before the
+    settlement, by event id; a row whose listing failed (or was not made) is absent."""
+
+    agent_id: int
+    listed: Mapping[int, tuple[ListedMessage, ...]]
+
+
+def may_become_candidate(row: SettledRow) -> bool:
+    """Rule 4: before its task settles, whether ``row`` may be a candidate once it has."""
+    return (
+        row.outcome not in (EventOutcome.succeeded, EventOutcome.failed)
+        and row.delivered_at is not None
+        and row.reply_id is None
+        and row.adopted_reply_id is None
+    )
 
 
 def is_candidate(row: SettledRow) -> bool:

@@ -17,6 +17,10 @@ Rules:
    go on. Records admitted after the hold was set are not held: they run once it is released.
 4. A release clears the marker and closes its generation; held records stay held. With no hold
    standing it changes nothing and says so.
+5. A hold revokes every redispatch still waiting on a live task (spec 5.5): it is not applied
+   when that task ends, its record is tagged for review (even one its worker already completed),
+   and the revocation carries a note a person reads (``revocation_note``): redispatch it again
+   after the release. A redispatch already applied is a record like any other.
 """
 
 from __future__ import annotations
@@ -51,6 +55,15 @@ class RecordAtHold:
 
 
 @dataclass(frozen=True, slots=True)
+class WaitingRedispatch:
+    """A person's redispatch authorized while a live task carried the record: not applied yet."""
+
+    decision_id: int
+    event_id: int
+    task_id: int
+
+
+@dataclass(frozen=True, slots=True)
 class HoldPlan:
     """What the hold's one transaction writes (rules 1, 2)."""
 
@@ -60,28 +73,45 @@ class HoldPlan:
     review: tuple[int, ...]  # every record tagged for review
     to_hold: tuple[RecordAtHold, ...]  # the waiting ones, moved to held
     already: bool  # a hold stood already
+    revoke: tuple[WaitingRedispatch, ...] = ()  # redispatches waiting on a live task (rule 5)
 
     def summary(self, generation: int) -> str:
         moved = f"{len(self.to_hold)} waiting record{'' if len(self.to_hold) == 1 else 's'} held"
         tagged = f"{len(self.review)} tagged for review"
         verb = "Hold renewed" if self.already else "Held"
+        revoked = (f", {len(self.revoke)} waiting redispatch{'' if len(self.revoke) == 1 else 'es'} revoked"
+                   if self.revoke else "")  # fmt: skip
         return (f"{verb} (generation {generation}): nothing launches or posts until "
-                f"`bin/connect release`; {moved}, {tagged}")
+                f"`bin/connect release`; {moved}, {tagged}{revoked}")
 
 
-def hold(
-    standing: StandingHold | None, records: Sequence[RecordAtHold], by: str, cause: str, stamp: str
+def hold(  # noqa: PLR0917 -- the hold's facts, each its own value
+    standing: StandingHold | None,
+    records: Sequence[RecordAtHold],
+    by: str,
+    cause: str,
+    stamp: str,
+    waiting: Sequence[WaitingRedispatch] = (),
 ) -> HoldPlan:
-    """The hold ``by`` sets at ``stamp`` for ``cause`` (rules 1, 2)."""
+    """The hold ``by`` sets at ``stamp`` for ``cause`` (rules 1, 2, 5); ``waiting``: the
+    redispatches still waiting on a live task."""
     open_records = [record for record in records if record.state not in TERMINAL]
+    tagged = [record.event_id for record in open_records]
     return HoldPlan(
         marker_by=by if standing is None else standing.held_by,
         marker_at=stamp if standing is None else standing.held_at,
         cause=cause,
-        review=tuple(record.event_id for record in open_records),
+        review=(*tagged, *sorted({one.event_id for one in waiting} - set(tagged))),
         to_hold=tuple(record for record in open_records if record.state in WAITING),
         already=standing is not None,
+        revoke=tuple(waiting),
     )
+
+
+def revocation_note(generation: int, revoked: WaitingRedispatch) -> str:
+    """What a person reads on a redispatch the hold revoked (rule 5)."""
+    return (f"revoked by the hold (generation {generation}) before task {revoked.task_id} ended; "
+            f"redispatch event {revoked.event_id} again after `bin/connect release`")
 
 
 def may_launch(standing: StandingHold | None) -> bool:

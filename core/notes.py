@@ -65,7 +65,12 @@ UNLISTABLE = "destination cannot be listed"
 NO_WORDS = "the body has no words to match"
 """An intent whose body reduces to no words: no listing can prove which message is its."""
 
-RESOLVED_SENT = "resolved: sent"
+RESOLVED_SENT_CHECKED = "resolved: sent, receipt checked"
+"""A person marked it sent, and the message was read first: the agent's, with the intent's words."""
+
+RESOLVED_SENT_UNCHECKED = "resolved: sent, receipt unchecked"
+"""A person marked it sent with ``--unchecked``: the receipt was recorded without looking."""
+
 RESOLVED_ABANDON = "resolved: abandon"
 RESOLVED_RESEND = "resolved: resend"
 

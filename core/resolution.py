@@ -3,8 +3,9 @@
 Rule 1: a resolution records who decided. ``by`` is required: not blank, and one line.
 
 Rule 2: an indeterminate intent may be resolved ``Sent`` (a person found its message: the
-receipt, a positive id, is recorded), ``Abandon`` (it is not to be sent) or ``Resend`` (it goes
-back to pending, to be claimed and requested once more).
+receipt, a positive id, is recorded, and the note says whether the message was read and
+checked first, ``core.receipt_check``, or recorded unchecked), ``Abandon`` (it is not to be
+sent) or ``Resend`` (it goes back to pending, to be claimed and requested once more).
 
 Rule 3: a canceled intent may be resent only when its note proves nothing was created
 (``notes.resendable``: Basecamp refused its request, or it never reached Basecamp for a day),
@@ -41,6 +42,7 @@ class Sent:
 
     receipt_id: int
     by: str
+    checked: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,10 +109,9 @@ def resolve(state: IntentState, note: str, resolution: Resolution, now: datetime
                 f"resolving sent needs the id Basecamp gave the message, a positive number, "
                 f"not {receipt_id}"
             ))
-        case Sent(receipt_id=receipt_id):
-            move = Move(
-                IntentState.sent, notes.RESOLVED_SENT, by, receipt_id=receipt_id, finished_at=now,
-            )
+        case Sent(receipt_id=receipt_id, checked=checked):
+            written = notes.RESOLVED_SENT_CHECKED if checked else notes.RESOLVED_SENT_UNCHECKED
+            move = Move(IntentState.sent, written, by, receipt_id=receipt_id, finished_at=now)
         case Abandon():
             move = Move(IntentState.abandoned, notes.RESOLVED_ABANDON, by, finished_at=now)
         case Resend():

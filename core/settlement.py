@@ -37,6 +37,7 @@ class SettledRow:
     withdrawn: bool
     record_state: RecordState
     record_reason: str
+    adopted_reply_id: int | None = None
 
 
 def read_back(row: SettledRow) -> SettledEvent:
@@ -54,7 +55,7 @@ def read_back(row: SettledRow) -> SettledEvent:
     else:
         settlement = Settlement.unknown
     outcome = row.outcome if settlement is Settlement.reported else EventOutcome.unknown
-    return SettledEvent(row.event_id, outcome, row.reply_id, settlement)
+    return SettledEvent(row.event_id, outcome, row.reply_id, settlement, row.adopted_reply_id)
 
 
 # -- the settlement itself ------------------------------------------------------------------

@@ -117,3 +117,4 @@ class SettledEvent:
     outcome: EventOutcome
     reply_id: int | None
     settlement: Settlement
+    adopted_reply_id: int | None = None  # the adopted-reply rule's link next to ``unknown``

@@ -22,9 +22,10 @@ it stays true if it turns out to be the last thing said about a task.
 
 Rule 6: a completion notice names, in event-id order, the events that need a person (failed,
 unknown, could not be started) with the redispatch command, and names an event that succeeded
-with no reply reported without asking anything. An event that succeeded with a reply, was
-withdrawn for its automatic retry, or was returned unexposed gets no line. With no line to write
-there is no notice: ``completion`` answers None.
+with no reply reported without asking anything; so is an unknown event whose reply was adopted
+(spec 3.6: the worker replied, and its reply is there to be read). An event that succeeded with
+a reply, was withdrawn for its automatic retry, or was returned unexposed gets no line. With no
+line to write there is no notice: ``completion`` answers None.
 """
 
 from __future__ import annotations
@@ -113,6 +114,8 @@ def completion_line(event: SettledEvent) -> str | None:
             return f"Event {identifier}: succeeded, with no reply reported."
         case EventOutcome.failed:
             return f"Event {identifier}: failed. {needs_a_person(identifier)}"
+        case EventOutcome.unknown | EventOutcome.none if event.adopted_reply_id is not None:
+            return f"Event {identifier}: the worker replied but did not report on it."
         case EventOutcome.unknown | EventOutcome.none:
             return (
                 f"Event {identifier}: unknown, the worker did not report on it. "

@@ -1,14 +1,16 @@
-"""After a task settles: adopt the reply a worker wrote but never reported (spec 3.6).
+"""Before a task settles: list the replies the adopted-reply rule reads (spec 3.6).
 
 Rules:
-1. ``ReplyAdopter.adopt(task_id)`` runs after the settlement committed, outside it: for each
-   row ``core.adopted_reply`` calls a candidate, it lists the reply destination with the client's
-   exhaustive listing (bounded by ``ADOPTION_SCAN_TIMEOUT``), then, in one write transaction,
-   re-reads the worker's and the lifecycle's messages there, asks ``core.adopted_reply`` for the
-   one reply, and writes ``adopted_reply_id`` by compare-and-set. The outcome stays ``unknown``.
-2. A listing that fails (an error, or cut short) adopts nothing for that row and is logged: a
-   missing adoption costs a person a look; a wrong one would hide a doubled reply.
-3. It never raises for Basecamp; a ledger failure is logged and adopts nothing more.
+1. ``ReplyAdopter.list_replies(task_id)`` runs before the settlement's transaction, outside any
+   transaction: for each row that ``core.adopted_reply.may_become_candidate``, it lists the
+   row's reply destination since its delivery with the client's exhaustive listing (bounded by
+   ``ADOPTION_SCAN_TIMEOUT``). The settlement's own transaction then adopts from these listings
+   (``shell.ledger.deliveries.adopt_listed``) before it writes the completion notice, so the
+   notice asks a person only about what adoption left (``core.adopted_reply`` rule 4).
+2. A listing that fails (an error, or cut short) leaves its row out: nothing is adopted for it,
+   and it is logged. A missing adoption costs a person a look; a wrong one would hide a doubled
+   reply.
+3. It never raises for Basecamp; a ledger failure is logged and lists nothing.
 """
 
 from __future__ import annotations
@@ -17,12 +19,10 @@ import logging
 from datetime import datetime
 from typing import Protocol
 
-from core.adopted_reply import Lifecycle, choose_reply, is_candidate, next_acknowledgement
+from core.adopted_reply import ListedReplies, may_become_candidate
 from core.destinations import Destination, ListedMessage
-from core.text import message_text
 from shell.basecamp.errors import ListingFailed
-from shell.ledger import deliveries, snapshots
-from shell.ledger import outbox as intents
+from shell.ledger import deliveries
 from shell.ledger.connection import Ledger, LedgerError
 
 log = logging.getLogger("connector.adoption")
@@ -40,59 +40,30 @@ class ReplyLister(Protocol):
 
 
 class ReplyAdopter:
-    """Adopts replies for settled tasks of one ledger."""
+    """Lists the replies of tasks about to settle, for one ledger."""
 
     def __init__(self, ledger: Ledger, lister: ReplyLister, agent_id: int) -> None:
         self._ledger = ledger
         self._lister = lister
         self._agent_id = agent_id
 
-    def adopt(self, task_id: int) -> list[tuple[int, int]]:
-        """Rule 1: the (event id, adopted reply id) pairs written for ``task_id``."""
+    def list_replies(self, task_id: int) -> ListedReplies:
+        """Rule 1: the listings of ``task_id``'s rows that may become candidates, by event id."""
+        listed: dict[int, tuple[ListedMessage, ...]] = {}
         try:
-            return self._adopt(task_id)
+            with self._ledger.read() as connection:
+                rows = deliveries.settled_rows(connection, task_id, settled=False)
         except LedgerError as error:
             log.error("adoption task=%d: the ledger failed: %s", task_id, error)
-            return []
-
-    def _adopt(self, task_id: int) -> list[tuple[int, int]]:
-        with self._ledger.read() as connection:
-            rows = deliveries.settled_rows(connection, task_id)
-        adopted: list[tuple[int, int]] = []
+            rows = []
         for row, destination in rows:
-            if not is_candidate(row) or destination is None or row.delivered_at is None:
+            if not may_become_candidate(row) or destination is None or row.delivered_at is None:
                 continue
             bound = self._ledger.clock.monotonic() + ADOPTION_SCAN_TIMEOUT
             try:
-                listed = self._lister.list(destination, row.delivered_at, self._agent_id, bound)
+                found = self._lister.list(destination, row.delivered_at, self._agent_id, bound)
             except ListingFailed as error:
                 log.info("adoption task=%d event=%d: the listing failed: %s", task_id, row.event_id, error)
                 continue
-            with self._ledger.write() as connection:
-                task_rows = [found for found, _ in deliveries.settled_rows(connection, task_id)]
-                current = next((found for found in task_rows if found.event_id == row.event_id), None)
-                if current is None:
-                    continue
-                listed_ids = [message.id for message in listed]
-                worker = {
-                    identifier
-                    for found in snapshots.worker_task_events(connection, listed_ids)
-                    for identifier in (found.ack_id, found.reply_id, found.adopted_reply_id)
-                    if identifier is not None
-                }
-                receipts, bodies = intents.lifecycle_at(connection, destination)
-                reply_id = choose_reply(
-                    current,
-                    listed,
-                    agent_id=self._agent_id,
-                    next_ack_at=next_acknowledgement(current, task_rows),
-                    workers_own=frozenset(worker),
-                    lifecycle=Lifecycle(receipts, frozenset(message_text(body) for body in bodies)),
-                )
-                if reply_id is None:
-                    continue
-                if deliveries.adopt_reply(connection, task_id, row.event_id, reply_id) != 1:
-                    continue
-            adopted.append((row.event_id, reply_id))
-            log.info("adoption task=%d event=%d: adopted reply %d", task_id, row.event_id, reply_id)
-        return adopted
+            listed[row.event_id] = tuple(found)
+        return ListedReplies(self._agent_id, listed)

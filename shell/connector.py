@@ -31,6 +31,13 @@ Rules:
    ``core.route_reload.RELOAD_EVERY`` and applies what it authorizes (``shell.state.reload``):
    a route added, changed or removed is served without a restart; an unusable file authorizes
    nothing until it is usable again.
+9. One turn of each loop is a method (``intake_turn``, ``dispatch_turn``; the outbox's is
+   ``Outbox.run_once``): the threads of ``run`` repeat them, and the whole-connector simulation
+   (``tests/sim/whole``) calls them as its steps, after starting through this ``start``. With
+   ``seams`` the simulation puts its own Basecamp reads, workers and dispatcher (one that runs a
+   worker's life in steps, not on a thread) where the client's reads and ``CommandDriver`` go;
+   everything else is built here, the same way for both. The connector's own code never passes
+   ``seams``.
 """
 
 from __future__ import annotations
@@ -47,13 +54,13 @@ from core.backlog import BacklogLimits
 from core.configuration import Configuration
 from core.feed import FeedFilters
 from core.route_reload import RELOAD_EVERY, Authorization, at_start
-from shell.admission import Admission
+from shell.admission import Admission, SummaryReader
 from shell.adopted_replies import ReplyAdopter
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.errors import BasecampError
 from shell.basecamp.reads import SummaryReads
 from shell.clock import Clock
-from shell.dispatcher import Dispatcher, DispatchOptions
+from shell.dispatcher import Dispatcher, DispatchOptions, Recovery, WorkerDriver
 from shell.intake.backlog import Backlog
 from shell.intake.live_lane import LiveLane
 from shell.intake.membership import DEFAULT_MEMBERSHIP_INTERVAL, Membership
@@ -61,6 +68,7 @@ from shell.intake.poll_lane import Intake, IntakeFailed
 from shell.intake.repair import Repair
 from shell.ledger import records
 from shell.ledger.connection import Ledger
+from shell.ledger.tasks import Launch
 from shell.outbox import Outbox, OutboxLedgerError, OutboxOptions
 from shell.start import StartParts, settle_previous
 from shell.state import reload
@@ -70,6 +78,16 @@ log = logging.getLogger("connector.run")
 
 REQUEST_CHECK_SECONDS = 0.1
 """How often ``run`` looks for a stop a signal asked for."""
+
+
+@dataclass(frozen=True, slots=True)
+class Seams:
+    """Rule 9: what the simulation puts where the client's reads and the worker processes go."""
+
+    reads: SummaryReader
+    driver: WorkerDriver
+    recovery: Recovery
+    dispatcher: type[Dispatcher] = Dispatcher
 
 
 @dataclass
@@ -88,6 +106,7 @@ class Connector:
     on_event: Callable[[str], None] = field(default=lambda line: None)
     config_path: Path | None = None  # re-read while running (rule 5); None: read once
     note_configuration: Callable[[str], None] = field(default=lambda problem: None)
+    seams: Seams | None = None  # rule 9: the simulation's; None: the client's reads, CommandDriver
     _stop: threading.Event = field(default_factory=threading.Event)
     _stop_deadline: float | None = None  # monotonic; set by stop() (rule 3)
 
@@ -119,9 +138,10 @@ class Connector:
                 self.ledger, self.client, filters, self.clock, self._heard_live,
                 losses=self.repair, paused=self.backlog.paused,
             )  # fmt: skip
+        seams = self.seams or self._processes()
         self.admission = Admission(
             self.ledger,
-            SummaryReads(self.client, configuration.agent_id, self.clock),
+            seams.reads,
             settings,
             None if self.shadow else configuration.timings.guard_delay,
             self.clock,
@@ -132,26 +152,29 @@ class Connector:
             configuration.agent_id,
             OutboxOptions(reconcile_after=configuration.timings.reconcile_after),
         )
+        self.dispatcher = seams.dispatcher(
+            self.ledger,
+            _directories(authorized),
+            seams.driver,
+            seams.recovery,
+            DispatchOptions(concurrency=configuration.concurrency, task_deadline=configuration.task_deadline),
+            list_replies=ReplyAdopter(self.ledger, self.client, configuration.agent_id).list_replies,
+        )
+        self.reloader = reload.Reloader(
+            authorized, self._set_routes, self.note_configuration, self._readmit_unreadable
+        )
 
+    def _processes(self) -> Seams:
+        """The production seams: the client's reads, and workers as real processes."""
         driver = CommandDriver(
             self.worker_command,
             private_dir=self.sessions,
             ledger_path=self.ledger.path,
             clock=self.clock,
-            still_running_every=configuration.timings.still_running.total_seconds(),
-            agent_id=configuration.agent_id,
+            still_running_every=self.configuration.timings.still_running.total_seconds(),
+            agent_id=self.configuration.agent_id,
         )
-        self.dispatcher = Dispatcher(
-            self.ledger,
-            _directories(authorized),
-            driver,
-            driver,
-            DispatchOptions(concurrency=configuration.concurrency, task_deadline=configuration.task_deadline),
-            after_settlement=ReplyAdopter(self.ledger, self.client, configuration.agent_id).adopt,
-        )
-        self.reloader = reload.Reloader(
-            authorized, self._set_routes, self.note_configuration, self._readmit_unreadable
-        )
+        return Seams(SummaryReads(self.client, self.configuration.agent_id, self.clock), driver, driver)
 
     # -- start ------------------------------------------------------------------------------
 
@@ -191,8 +214,8 @@ class Connector:
             if requested():
                 self.stop(within if within is not None else timedelta(seconds=60))
         for loop in loops:
-            bound = None if self._stop_deadline is None else self._stop_deadline - self.clock.monotonic()
-            loop.join(timeout=None if bound is None else max(0.0, bound))
+            remaining = None if self._stop_deadline is None else self._stop_deadline - self.clock.monotonic()
+            loop.join(timeout=None if remaining is None else max(0.0, remaining))
 
     def _config_loop(self) -> None:
         assert self.config_path is not None
@@ -215,18 +238,23 @@ class Connector:
 
     def _intake_loop(self) -> None:
         while not self._stop.is_set():
-            if self.backlog.check() is None:
-                self._poll()
-                self._repair_due()
-                self._membership_due()
-            try:
-                for admitted in self.admission.sweep(self.clock.now()):
-                    self.on_event(
-                        f"verdict event={admitted.event_id} state={admitted.state} reason={admitted.reason}"
-                    )
-            except Exception:
-                log.exception("admission: the sweep of blocked records failed; trying again")
+            self.intake_turn()
             self._stop.wait(self.poll_every.total_seconds())
+
+    def intake_turn(self) -> None:
+        """One turn of intake (rule 9): read unless the backlog pauses it, repair, membership;
+        then sweep the blocked records."""
+        if self.backlog.check() is None:
+            self._poll()
+            self._repair_due()
+            self._membership_due()
+        try:
+            for admitted in self.admission.sweep(self.clock.now()):
+                self.on_event(
+                    f"verdict event={admitted.event_id} state={admitted.state} reason={admitted.reason}"
+                )
+        except Exception:
+            log.exception("admission: the sweep of blocked records failed; trying again")
 
     def _poll(self) -> None:
         try:
@@ -279,14 +307,19 @@ class Connector:
 
     def _dispatch_loop(self) -> None:
         while not self._stop.is_set():
-            try:
-                for launch in self.dispatcher.tick():
-                    self.on_event(
-                        f"dispatch task={launch.task_id} events={','.join(map(str, launch.event_ids))}"
-                    )
-            except Exception:
-                log.exception("dispatch: a tick failed; trying again")
+            self.dispatch_turn()
             self._stop.wait(1.0)
+
+    def dispatch_turn(self) -> list[Launch]:
+        """One tick of the dispatcher (rule 9); the launches it made."""
+        try:
+            launches = self.dispatcher.tick()
+        except Exception:
+            log.exception("dispatch: a tick failed; trying again")
+            return []
+        for launch in launches:
+            self.on_event(f"dispatch task={launch.task_id} events={','.join(map(str, launch.event_ids))}")
+        return launches
 
     # -- shutdown ---------------------------------------------------------------------------
 

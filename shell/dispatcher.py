@@ -24,8 +24,10 @@ Rules:
 7. ``routes`` is replaced whole while the connector runs (the re-read configuration): a tick
    reads it once, so a record starts by the old routes or the new; a project that lost its
    route starts nothing (its records wait), and one that gained one starts at the next tick.
-8. After a settlement commits (at an attempt's end, or in recovery), ``after_settlement`` runs
-   for the task, outside that transaction: the connector's is ``shell.adopted_replies``.
+8. Before a settlement (at an attempt's end, or in recovery), ``list_replies`` lists what the
+   adopted-reply rule reads for the task, outside any transaction (the connector's is
+   ``shell.adopted_replies``); the settlement adopts from it in its own transaction, before its
+   completion notice. During a shutdown nothing is listed: its bound is not spent on listings.
 9. A worker's life is three steps, each its own transaction(s): ``spawned`` (spawn, record the
    process), ``still_running`` (a tick), ``supervised`` (settle why it ended). ``_start`` runs
    them on a thread of its own; the whole-connector simulation (``tests/sim/whole``) runs the
@@ -42,6 +44,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Protocol
 
+from core.adopted_reply import ListedReplies
 from core.snapshots import StopReason
 from shell.crashpoints import pause_at
 from shell.ledger import tasks
@@ -103,7 +106,7 @@ class Dispatcher:
     driver: WorkerDriver
     recovery: Recovery
     options: DispatchOptions = field(default_factory=DispatchOptions)
-    after_settlement: Callable[[int], object] | None = None  # rule 8: the adopted-reply rule
+    list_replies: Callable[[int], ListedReplies] | None = None  # rule 8: the adopted-reply rule
     _running: dict[int, _Running] = field(default_factory=dict)
     _shutdown: threading.Event = field(default_factory=threading.Event)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -136,6 +139,7 @@ class Dispatcher:
                 )
                 held.append(attempt.attempt_id)
                 continue
+            replies = self._replies(attempt.task_id)
             with self.ledger.write() as connection:
                 tasks.end_attempt(
                     connection,
@@ -143,13 +147,13 @@ class Dispatcher:
                     StopReason.lost,
                     spawn_failed=False,
                     now=self.ledger.clock.now(),
+                    replies=replies,
                 )
             log.info(
                 "dispatch attempt=%s task=%d state=ended stop_reason=lost",
                 attempt.attempt_id,
                 attempt.task_id,
             )
-            self._settled(attempt.task_id)
         return held
 
     # -- the loop --------------------------------------------------------------------------
@@ -285,6 +289,7 @@ class Dispatcher:
             tasks.still_running(connection, launch.attempt_id, self.ledger.clock.now())
 
     def _end(self, launch: tasks.Launch, reason: StopReason, *, spawn_failed: bool) -> None:
+        replies = self._replies(launch.task_id)
         with self.ledger.write() as connection:
             settled = tasks.end_attempt(
                 connection,
@@ -292,6 +297,7 @@ class Dispatcher:
                 reason,
                 spawn_failed=spawn_failed,
                 now=self.ledger.clock.now(),
+                replies=replies,
             )
         log.info(
             "dispatch task=%d attempt=%s state=ended stop_reason=%s settled=%s",
@@ -300,16 +306,15 @@ class Dispatcher:
             reason,
             ",".join(f"{row.event_id}:{row.settlement}" for row in settled),
         )
-        self._settled(launch.task_id)
 
-    def _settled(self, task_id: int) -> None:
-        """Rule 8: after the settlement committed, the adopted-reply rule for the task."""
-        if self.after_settlement is None:
-            return
+    def _replies(self, task_id: int) -> ListedReplies | None:
+        """Rule 8: before the settlement, what the adopted-reply rule reads for the task."""
+        if self.list_replies is None:
+            return None
         if self._shutdown.is_set():  # a shutdown's bound is not spent on listings
             log.info("dispatch task=%d: no reply adoption during shutdown", task_id)
-            return
-        self.after_settlement(task_id)
+            return None
+        return self.list_replies(task_id)
 
     def run(self, stop: threading.Event) -> None:
         """Recover, then tick until ``stop``."""

@@ -166,11 +166,16 @@ def write_atomically(path: Path, content: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
-    directory = os.open(path.parent, os.O_RDONLY)
+    sync_directory(path.parent)
+
+
+def sync_directory(directory: Path) -> None:
+    """fsync ``directory``, so a rename or unlink in it survives a power cut (rule 4)."""
+    descriptor = os.open(directory, os.O_RDONLY)
     try:
-        os.fsync(directory)
+        os.fsync(descriptor)
     finally:
-        os.close(directory)
+        os.close(descriptor)
 
 
 def own_sidecar(path: Path, what: str) -> None:

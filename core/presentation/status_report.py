@@ -25,7 +25,8 @@ Rules:
 7. Records not yet running (blocked, admitted, queued) are listed by event id, oldest first, at
    most ``LAST_WAITING_RECORDS``: the ids a person gives ``redispatch`` and ``discard``.
 8. A disk nearly full where the ledger lives is in the summary: the connector's writes fail
-   there first, and otherwise that shows only in its log.
+   there first, and otherwise that shows only in its log. So is a write the running connector
+   itself saw fail (``write_failure``), with when and why, until its next write succeeds.
 
 The JSON report (``report``), keys stable; times are the ledger's text (UTC, nine digits):
 
@@ -40,6 +41,8 @@ The JSON report (``report``), keys stable; times are the ledger's text (UTC, nin
     unsafe_test_timings  true when setup --unsafe-test-timings lifted the timing floors
     disk               null (not measured), or {free_bytes, total_bytes, low}: where the ledger
                        lives; low below ``LOW_DISK_BYTES`` free, and the summary says so (rule 8)
+    write_failure      null, or {at, why, pid}: the running connector's last ledger write failed
+                       (disk full, read-only, damaged) and none has succeeded since (rule 8)
     hold               null, or {held_by, held_at, cause, generation}: nothing is dispatched or
                        posted while held
     feed               [{has_position, last_served_id, updated_at}], one per filter set; never
@@ -146,11 +149,13 @@ def summary(status: Status) -> str:
     if status.lock_file is not None and status.lock_file.configuration_problem:
         parts.append("configuration unusable: authorizes nothing")
     if status.disk is not None and status.disk.low:
-        parts.append(f"disk nearly full ({_size(status.disk.free_bytes)} free)")
+        parts.append(f"disk nearly full ({byte_size(status.disk.free_bytes)} free)")
+    if status.write_failure is not None:
+        parts.append(f"ledger writes failing since {short_time(status.write_failure.at)}")
     return " · ".join(parts)
 
 
-def _size(count: int) -> str:
+def byte_size(count: int) -> str:
     """A byte count for a person: ``512 B``, ``12 kB``, ``3 MB``, ``40 GB``."""
     for unit, size in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
         if count >= size:
@@ -271,6 +276,13 @@ def report(status: Status) -> dict[str, Any]:
             "free_bytes": status.disk.free_bytes,
             "total_bytes": status.disk.total_bytes,
             "low": status.disk.low,
+        },
+        "write_failure": None
+        if status.write_failure is None
+        else {
+            "at": status.write_failure.at,
+            "why": status.write_failure.why,
+            "pid": status.write_failure.pid,
         },
         "hold": None
         if snapshot.hold is None
@@ -432,7 +444,7 @@ UNSAFE_LINE = (
 def _disk_lines(disk: Disk | None) -> list[str]:
     if disk is None:
         return ["disk: could not be measured"]
-    line = f"disk: {_size(disk.free_bytes)} free of {_size(disk.total_bytes)} where the ledger lives"
+    line = f"disk: {byte_size(disk.free_bytes)} free of {byte_size(disk.total_bytes)} where the ledger lives"
     if disk.low:
         line += "; nearly full: the connector cannot record what it reads or sends, free some space"
     return [line]
@@ -449,6 +461,12 @@ def lines(status: Status) -> list[str]:
         *_lock_lines(status.lock_file),
         *_disk_lines(status.disk),
     ]
+    if status.write_failure is not None:
+        failed = status.write_failure
+        out.append(
+            f"ledger writes: the connector's last one failed at {short_time(failed.at)}"
+            f" (pid {failed.pid}): {failed.why}; nothing it reads or sends is recorded until one succeeds"
+        )
     if status.unsafe_test_timings:
         out.append(UNSAFE_LINE)
     if snapshot.hold is not None:

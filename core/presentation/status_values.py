@@ -188,6 +188,16 @@ class Disk:
 
 
 @dataclass(frozen=True, slots=True)
+class WriteFailure:
+    """The running connector's last failed ledger write (``shell.ledger.write_failures``): when,
+    why in SQLite's or the system's words, and which process. Cleared by its next good write."""
+
+    at: str  # the ledger's time text (core.timestamps)
+    why: str
+    pid: int
+
+
+@dataclass(frozen=True, slots=True)
 class Status:
     """Status's inputs: where it looked, the lock file (None when there is none), the ledger."""
 
@@ -199,3 +209,4 @@ class Status:
     ledger: LedgerSnapshot
     unsafe_test_timings: bool = False  # core.timing_floors: the floors are lifted
     disk: Disk | None = None  # None when it could not be measured
+    write_failure: WriteFailure | None = None  # None when the connector's last write succeeded

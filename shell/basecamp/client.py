@@ -123,6 +123,7 @@ class BasecampClient:
         self._wire = Wire(origin, user_agent, self._clock)
         self._random = random.Random()  # noqa: S311 -- jitter, not security
         self.last_read_ok_at: float | None = None
+        self.last_answer: tuple[int, str] | None = None  # a read's status and Date header (doctor)
 
     def __repr__(self) -> str:
         return f"BasecampClient({self._origin!r}, account {self.account_id})"
@@ -357,6 +358,7 @@ class BasecampClient:
             attempts += 1
             token = self._tokens.current()
             answer = self._wire.get_once(url, min(self._read_timeout, remaining), token)
+            self.last_answer = (answer.status, answer.headers.get("date", ""))
             if answer.status == 401 and not replayed and self._tokens.after_unauthorized(token) is not None:
                 replayed = True  # once, with the refreshed token (rule 8)
                 attempts -= 1

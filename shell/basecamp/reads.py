@@ -1,4 +1,5 @@
-"""Admission's reads: the recording summary a verdict is decided from (spec 2.3, 6.3).
+"""Admission's reads: the recording summary a verdict is decided from (spec 2.3, 6.3); and one
+message read alone, for a person's check of a receipt (rule 5).
 
 Rules:
 1. ``summary`` answers a ``core.admission.RecordingSummary`` or a ``ReadFailure``; it never
@@ -18,6 +19,11 @@ Rules:
    (``recordings/{id}/events``; None when the event or its details are not there).
 4. Mentions are read by ``core.admission.mentioned_in``. Content is carried in the summary
    (core writes it into the ledger for an admitted verdict only); it is never logged.
+5. ``message`` reads one message alone at a destination (``bin/outbox-resolve sent``'s check of
+   a receipt, ``core.receipt_check``): a comment (``comments/{id}``, standing on its parent), a
+   line (``chats/{c}/lines/{id}``, in Campfire ``c``), a boost (``boosts/{id}``, on its
+   recording). It answers a ``core.receipt_check.ReadMessage`` or a ``ReadFailure`` by rule 2's
+   kinds; an answer without a creator, a place or a time is ``failed``.
 """
 
 from __future__ import annotations
@@ -37,6 +43,9 @@ from core.admission import (
     mentioned_in,
 )
 from core.admission_matrix import CHAT_LINE_CREATED, COMMENT_CREATED
+from core.destinations import Destination, MessageKind
+from core.receipt_check import ReadMessage
+from core.timestamps import parse_timestamp
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.errors import ListingFailed
 from shell.basecamp.wire import Answer
@@ -70,7 +79,7 @@ JsonObject = dict[str, Any]
 
 
 class SummaryReads:
-    """Admission's reads through one client, as the agent ``agent_id``."""
+    """Admission's reads (and rule 5's one message) through one client, as the agent ``agent_id``."""
 
     def __init__(self, client: BasecampClient, agent_id: int, clock: Clock | None = None) -> None:
         self._client = client
@@ -118,6 +127,24 @@ class SummaryReads:
         elif action == "completed":
             summary = _with(summary, subscribed=self._subscribed(recording_id, deadline))
         return summary
+
+    def message(
+        self, destination: Destination, message_id: int, deadline: float
+    ) -> ReadMessage | ReadFailure:
+        """Message ``message_id`` of ``destination``'s kind, read alone (rule 5)."""
+        match destination.kind:
+            case MessageKind.comment:
+                path, person, place = f"comments/{message_id}", "creator", "parent"
+            case MessageKind.chat_line:
+                line = f"chats/{destination.recording_id}/lines/{message_id}"
+                path, person, place = line, "creator", "parent"
+            case MessageKind.boost:
+                path, person, place = f"boosts/{message_id}", "booster", "recording"
+        try:
+            body = self._object(path, deadline)
+            return _read_message(body, person, place)
+        except _Failed as failed:
+            return failed.failure
 
     # -- one read each -------------------------------------------------------------------------
 
@@ -188,6 +215,23 @@ class SummaryReads:
 
 def _is_id(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _read_message(body: JsonObject, person: str, place: str) -> ReadMessage:
+    """Rule 5: one message read alone, or ``_Failed``."""
+    creator, where = body.get(person), body.get(place)
+    try:
+        if not isinstance(creator, dict) or not isinstance(where, dict):
+            raise ValueError("no creator or no place")
+        return ReadMessage(
+            id=int(body["id"]),
+            at_recording_id=int(where["id"]),
+            creator_id=int(creator["id"]),
+            created_at=parse_timestamp(str(body["created_at"])),
+            content=str(body.get("content") or ""),
+        )
+    except (KeyError, TypeError, ValueError):
+        raise _Failed(ReadFailure(ReadFailureKind.failed)) from None
 
 
 def _with(summary: RecordingSummary, **changes: Any) -> RecordingSummary:

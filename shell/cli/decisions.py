@@ -33,6 +33,7 @@ from core.decisions import Action, Refusal, WorkerState, worker_state
 from shell import processes
 from shell.cli import person
 from shell.cli.arguments import positive_integer
+from shell.cli.commands import SUMMARIES
 from shell.errors import EXIT_NOT_FOUND, UserError
 from shell.ledger.decisions import Decided, UnknownEvent, decide
 from shell.ledger.tasks import RecordedWorker
@@ -44,10 +45,9 @@ def register(
     subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
     action: Action,
     *,
-    summary: str,
     description: str,
 ) -> None:
-    parser = subparsers.add_parser(action.value, help=summary, description=description)
+    parser = subparsers.add_parser(action.value, help=SUMMARIES[action.value], description=description)
     parser.add_argument(
         "event_id", type=positive_integer, metavar="EVENT_ID",
         help="the record's event id, as notices and `status` name it",

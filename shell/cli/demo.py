@@ -20,6 +20,7 @@ import json
 import sys
 from pathlib import Path
 
+from shell.cli.commands import SUMMARIES
 from shell.demo.connector_child import ConnectorFailed
 from shell.demo.runner import run_demo
 from shell.demo.standin_link import StandInUnreachable
@@ -57,7 +58,7 @@ Against a stand-in of your own (to watch its record or script faults while the d
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "demo",
-        help="the connector's main job in five narrated scenes, against a Basecamp stand-in",
+        help=SUMMARIES["demo"],
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -13,7 +13,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     decision_cli.register(
         subparsers,
         Action.discard,
-        summary="close a record without running it",
         description=(
             "Close a record without running it, as discarded(by_operator), and record who decided. "
             "Accepted for a record waiting to run, a blocked or held one, and a completed one whose "

@@ -18,6 +18,7 @@ import argparse
 from typing import Any
 
 from shell.cli import person
+from shell.cli.commands import SUMMARIES
 from shell.cli.who import one_line
 from shell.errors import EXIT_USAGE, UserError
 from shell.ledger.hold import HoldSet, set_hold
@@ -38,7 +39,7 @@ usable ledger; 6 the ledger stayed busy."""
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "hold",
-        help="set the durable hold: nothing launches or posts until `release`",
+        help=SUMMARIES["hold"],
         description=(
             "Set the durable hold. Intake and admission go on; nothing is launched, no worker gets\n"
             "its first instruction and no lifecycle message is posted until `bin/connect release`.\n"

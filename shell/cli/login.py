@@ -61,6 +61,7 @@ from shell.basecamp.launchpad import (
     token_request,
 )
 from shell.cli.arguments import positive_seconds
+from shell.cli.commands import SUMMARIES
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_REFUSED, EXIT_UNAVAILABLE, UserError
 
 SECRET_ENV = "BASECAMP_CLIENT_SECRET"  # noqa: S105 -- the variable's name
@@ -87,7 +88,7 @@ be reached, or no answer came within --timeout."""
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "login",
-        help="obtain the agent's token through Launchpad (OAuth 2) and keep it owner-only",
+        help=SUMMARIES["login"],
         description=(
             "Obtain a token for the agent through Launchpad's OAuth 2 authorization-code flow,\n"
             "with a redirect to this machine (127.0.0.1), and write it -- access token, refresh\n"

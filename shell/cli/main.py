@@ -1,7 +1,14 @@
 """``bin/connect``: the argparse entry point. One subcommand a module in this package.
 
-Rule: a subcommand's ``UserError`` becomes a line on stderr and an exit code at the one seam of
-both command lines (``shell.cli.seam``).
+Rules:
+1. A subcommand's ``UserError`` becomes a line on stderr and an exit code at the one seam of
+   both command lines (``shell.cli.seam``).
+2. Only the chosen subcommand's module is imported: every start pays for the imports it makes,
+   and ``status`` has no use for the stand-in, the worker or HTTP. The others are listed by
+   their one-line summary from ``shell.cli.commands`` alone, so ``--help`` lists every one and
+   imports none. The chosen one is the first argument that is not an option (``chosen``): the
+   top level's options (``-h``, ``--version``, ``-v``) take no value, so that is the argument
+   argparse takes for the subcommand too.
 """
 
 from __future__ import annotations
@@ -13,21 +20,23 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from shell.cli.commands import SUMMARIES, module_name
 from shell.cli.seam import answer, parse_arguments
 from shell.errors import EXIT_USAGE
 
 VERSION = "0.1.0"
-COMMANDS = (
-    "standin", "mcp", "login", "setup", "run", "status", "hold", "release", "redispatch", "discard",
-    "settle-launch", "demo",
-)
+COMMANDS = tuple(SUMMARIES)
 
 
 class _Command(Protocol):
     def register(self, subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None: ...
 
 
-def build_parser(commands: Sequence[str] = COMMANDS) -> argparse.ArgumentParser:
+def build_parser(
+    commands: Sequence[str] = COMMANDS, *, listed: Sequence[str] = ()
+) -> argparse.ArgumentParser:
+    """The parser with ``commands`` in full (their modules imported), and each other one of
+    ``listed`` by its summary only."""
     parser = argparse.ArgumentParser(
         prog="bin/connect",
         description=(
@@ -40,15 +49,25 @@ def build_parser(commands: Sequence[str] = COMMANDS) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log each transition to stderr")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in commands:  # only these are imported: a one-command entry starts faster
-        module: _Command = importlib.import_module(f"shell.cli.{name.replace('-', '_')}")
-        module.register(subparsers)
+    for name in COMMANDS:
+        if name in commands:  # only these are imported: a one-command start is faster
+            module: _Command = importlib.import_module(module_name(name))
+            module.register(subparsers)
+        elif name in listed:
+            subparsers.add_parser(name, help=SUMMARIES[name], add_help=False)
     return parser
 
 
+def chosen(argv: Sequence[str]) -> str | None:
+    """The subcommand argparse will take from ``argv``: its first argument that is not an option
+    (rule 2). One that starts with ``-`` names no subcommand, whatever argparse makes of it."""
+    return next((argument for argument in argv if not argument.startswith("-")), None)
+
+
 def main(argv: Sequence[str] | None = None, commands: Sequence[str] = COMMANDS) -> int:
-    parser = build_parser(commands)
-    args = parse_arguments(parser, argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(tuple(name for name in commands if name == chosen(arguments)), listed=commands)
+    args = parse_arguments(parser, arguments)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(asctime)s %(name)s %(message)s",

@@ -20,6 +20,8 @@ Rules:
    process was started with. So once it is read, the server execs itself again, same pid, with
    an environment without it and the token on an inherited pipe (``--token-fd``), before the
    ledger is opened. The worker's own environment never holds it (``shell.worker.command``).
+7. A probe token (``bin/connect doctor --deep``'s) opens no ledger: the server answers the
+   handshake, marks it done and refuses every tool (``shell.worker.probe``).
 """
 
 from __future__ import annotations
@@ -32,13 +34,15 @@ import sys
 
 from returns.result import Failure
 
-from core.task_token import TASK_TOKEN_ENV
+from core.task_token import TASK_TOKEN_ENV, is_probe
 from shell.cli.arguments import descriptor, positive_integer
+from shell.cli.commands import SUMMARIES
 from shell.cli.main import VERSION
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_REFUSED, UserError
 from shell.ledger.connection import open_existing_ledger
 from shell.ledger.worker_calls import DispatchLedger
 from shell.worker.mcp import McpServer, serve
+from shell.worker.probe import serve_probe
 
 TOKEN_ENV = TASK_TOKEN_ENV
 MAX_TOKEN_BYTES = 4096
@@ -58,7 +62,7 @@ names (default {TOKEN_ENV}), which is then removed, or from an inherited pipe or
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "mcp",
-        help="serve a worker its dispatch tools over MCP stdio (started by the connector)",
+        help=SUMMARIES["mcp"],
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -89,6 +93,9 @@ def run(args: argparse.Namespace) -> int:
     token = take_token(args.token_env, args.token_fd)  # first, before anything else runs
     if args.token_fd is None:  # it came in the environment: /proc/PID/environ would keep it (rule 6)
         _again_with_the_token_on_a_pipe(args, token)
+    if is_probe(token):  # doctor --deep's: the handshake and nothing else (rule 7)
+        serve_probe(args.ledger, token, sys.stdin.buffer, sys.stdout.buffer, VERSION)
+        return EXIT_OK
     ledger = open_existing_ledger(args.ledger)
     with ledger:
         dispatch = DispatchLedger(ledger, token, args.agent_id, process_group=os.getpgrp())

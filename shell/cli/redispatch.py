@@ -13,7 +13,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     decision_cli.register(
         subparsers,
         Action.redispatch,
-        summary="run a record again that the connector will not run on its own",
         description=(
             "Authorize a record the connector will not run on its own. Accepted for a completed "
             "record whose outcome is unknown or failed (it is admitted at once, and the running "

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 
 from shell.cli import person
+from shell.cli.commands import SUMMARIES
 from shell.ledger.hold import release
 
 EPILOG = """\
@@ -28,7 +29,7 @@ stayed busy."""
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "release",
-        help="clear the durable hold; held records stay held",
+        help=SUMMARIES["release"],
         description=(
             "Clear the durable hold that `bin/connect hold` or `run --hold` set. Records a person\n"
             "authorized, and records that arrived after the hold, dispatch; held records stay held\n"

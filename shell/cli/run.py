@@ -31,6 +31,8 @@ Rules:
    it when the signal lands. SIGUSR1 writes every thread's stack to stderr (the log) and the
    connector goes on: what a person (or the demo, before it gives up on a stop) reads when it
    seems stuck.
+8. Neither the connector nor the shadow starts while a ``shadow promote`` is unfinished
+   (``shell.state.promotion`` rule 2): its lock is taken, the ledger not yet opened (exit 3).
 """
 
 from __future__ import annotations
@@ -53,22 +55,23 @@ from shell.basecamp.client import BasecampClient
 from shell.basecamp.identity import check_identity
 from shell.basecamp.tokens import tokens_from
 from shell.cli.arguments import add_state_arguments, positive_seconds
+from shell.cli.commands import SUMMARIES
 from shell.cli.hold import reason_of
 from shell.cli.who import deciding_person
 from shell.clock import SystemClock
 from shell.connector import Connector
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_USAGE, UserError
+from shell.ledger import write_failures
 from shell.ledger.connection import LedgerError, ledger_failure, open_ledger
 from shell.ledger.hold import set_hold
 from shell.outbox import OutboxLedgerError
 from shell.state import pair_lock
-from shell.state.config import StatePaths, load_config, locate_state, read_token_file
+from shell.state.config import SHADOW_DIRECTORY, StatePaths, load_config, locate_state, read_token_file
 from shell.state.lock import acquire
+from shell.state.promotion import unless_promoting
 from shell.worker.driver import WorkerCommand
 
 USER_AGENT = "basecamp-connector (https://github.com/basecamp/basecamp-connector)"
-SHADOW_DIRECTORY = "shadow"
-"""``--shadow``'s state, inside the state directory: its own lock, ledger and feed position."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -90,7 +93,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "account and agent (the line names its state directory and pid), the ledger is busy, or\n"
             "Basecamp could not be asked who the token is: passes by itself, restart it."
         ),
-        help="run the connector until stopped",
+        help=SUMMARIES["run"],
         description=(
             "Run the connector: read the account's event feed, admit what is the agent's business,\n"
             "run a worker for it in the project's approved directory, and post the connector's own\n"
@@ -189,7 +192,8 @@ def _run_locked(
         lock = acquire(directory, configuration.account_id, configuration.agent_id, clock.now())
     except OSError as error:  # a read-only state directory, a full disk
         raise ledger_failure(error, directory, "take the instance lock") from error
-    with lock, open_ledger(ledger_path, clock=clock) as ledger:
+    with lock, open_ledger(unless_promoting(paths.directory, ledger_path), clock=clock) as ledger:  # rule 8
+        write_failures.watch(ledger)  # status shows this connector's failed writes
         client = BasecampClient(
             configuration.base_url, configuration.account_id, tokens, USER_AGENT, clock=clock
         )

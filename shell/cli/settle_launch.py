@@ -19,6 +19,7 @@ from returns.result import Failure, Success
 from core.launch_settlement import Claim
 from shell.cli import person
 from shell.cli.arguments import positive_integer
+from shell.cli.commands import SUMMARIES
 from shell.ledger.launches import settle_launch
 
 EPILOG = """\
@@ -35,7 +36,7 @@ its instruction, so it ran); 6 the ledger stayed busy."""
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "settle-launch",
-        help="settle an attempt a stopped connector left mid-launch (the worker ran, or did not)",
+        help=SUMMARIES["settle-launch"],
         description=(
             "A connector stopped between launching a worker and recording its process leaves the\n"
             "attempt launching: nobody can tell whether the worker ran, so its task holds the\n"

@@ -39,6 +39,7 @@ from core.setup_changes import Changes, merge
 from shell.basecamp.client import BasecampClient, Person
 from shell.basecamp.identity import check_identity
 from shell.basecamp.tokens import tokens_from
+from shell.cli.commands import SUMMARIES
 from shell.clock import SystemClock
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
 from shell.state import pair_lock
@@ -83,7 +84,7 @@ the token file, a route or another state directory serving the pair (one line ea
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "setup",
-        help="write and check the configuration for one (account, agent)",
+        help=SUMMARIES["setup"],
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

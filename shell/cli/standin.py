@@ -22,6 +22,7 @@ from shell.basecamp.standin.ratelimit import RateLimit
 from shell.basecamp.standin.server import StandIn
 from shell.basecamp.standin.world import WORLDS, World
 from shell.cli.arguments import port
+from shell.cli.commands import SUMMARIES
 from shell.errors import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, UserError
 
 DESCRIPTION = """\
@@ -54,7 +55,7 @@ Stops on Ctrl-C or SIGTERM, exiting 0."""
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "standin",
-        help="serve a local Basecamp stand-in (for the demo and the tests)",
+        help=SUMMARIES["standin"],
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

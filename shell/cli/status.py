@@ -19,6 +19,8 @@ Rules:
    when no live lane ever ran) and ``losses`` (``core.losses.losses_report``).
 6. The free space where the ledger lives is measured (``statvfs``) and a disk nearly full is in
    the summary: the connector's writes fail there, and would otherwise show only in its log.
+   A write the running connector saw fail is read from its record beside the ledger
+   (``shell.ledger.write_failures``), with when and why, until its next write succeeds.
 """
 
 from __future__ import annotations
@@ -42,11 +44,13 @@ from core.presentation.status_values import (
     pid_status,
 )
 from shell.cli.arguments import add_state_arguments
+from shell.cli.commands import SUMMARIES
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
 from shell.ledger.connection import open_ledger_read_only
 from shell.ledger.lanes import read_lane_state
 from shell.ledger.losses import read_loss_counts
 from shell.ledger.status import read_snapshot
+from shell.ledger.write_failures import read_write_failure
 from shell.state.config import load_config, locate_state
 from shell.state.lock import peek, peek_only
 
@@ -64,9 +68,10 @@ lock, so it is safe beside a running connector (and beside none). What it shows:
                      running connector's re-read configuration file is unusable (unreadable,
                      invalid, or naming another account or agent), it says why here: that
                      connector authorizes nothing until the file is usable again
-                     connector killed with SIGKILL leaves its lock file behind
   disk               the free space where the ledger lives; a disk nearly full is in the
                      summary too (the connector's writes fail there first)
+  ledger writes      a write the running connector saw fail (disk full, read-only, damaged):
+                     when, why and its pid, in the summary too, until its next write succeeds
   hold               whether a person holds the connector (nothing dispatched or posted)
   feed               whether a feed position is kept (never the position itself) and the
                      last event served
@@ -102,7 +107,7 @@ not yet migrated, unreadable); 6 the ledger stayed busy."""
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "status",
-        help="what the connector is doing (read-only, takes no lock)",
+        help=SUMMARIES["status"],
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -154,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
         ledger=snapshot,
         unsafe_test_timings=configuration.unsafe_test_timings,
         disk=_disk(paths.directory),
+        write_failure=read_write_failure(paths.ledger),
     )
     if args.json:
         shown_json = {**report(status), "live_lane": lane_report(lane), "losses": losses_report(losses)}

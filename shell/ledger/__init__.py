@@ -16,6 +16,7 @@ Rules:
    - ``decisions``: ``decisions``
    - ``hold_marker``: ``hold`` (a person's hold and release)
    - ``generations``: ``hold``
+   - ``revoked_redispatches``: ``hold`` (the redispatches a hold revoked)
    - ``live_lane``: ``lanes`` (the live lane's state)
    - ``losses``: ``losses`` (what the live lane missed, and its repair)
    - ``gaps``: ``losses`` (what the feed itself skipped: a 410)

@@ -10,6 +10,8 @@ Rules:
    migrates, and refuses any schema version but this program's. ``open_ledger_read_only``:
    ``status`` reads through ``mode=ro`` and ``query_only``, never migrates, never writes, and
    refuses a ledger that is out of date or too new. Nothing opens a missing file but the owner.
+   The read-only way keeps at most ``READ_ONLY_CACHE_KIB`` of pages in memory: status scans
+   each index once, so a larger page cache buys it nothing and would grow with the ledger.
 2. One connection per ``Ledger``, in autocommit mode (no implicit transactions); a lock
    makes one thread at a time use it. Every write is ``with ledger.write() as connection:``,
    a ``BEGIN IMMEDIATE`` transaction that commits at the end of the block and rolls back on
@@ -26,6 +28,12 @@ Rules:
    middle is refused at start, one line (``LedgerCorrupt``), never found by a loop later. What
    the disk or SQLite says while opening or migrating is a ``LedgerError`` naming it
    (``shell.ledger.errors.ledger_failure``): a full disk during a migration rolls it back.
+6. A ``Ledger`` may keep a record of its failed writes (``write_failures``, the running
+   connector's: ``shell.ledger.write_failures``): a write whose storage failed is recorded
+   there before its error is raised on, and the next write that commits clears it.
+7. Every way in is ``synchronous = FULL``; ``open_ledger``'s ``unsynced`` keyword alone sets
+   ``OFF``: for the simulation's throwaway ledgers on a memory-backed directory, where a power
+   loss loses nothing worth keeping. The connector never passes it (a test reads shell/ for it).
 """
 
 from __future__ import annotations
@@ -56,6 +64,7 @@ from shell.ledger.errors import (
     LedgerPathRefused,
     LedgerTooNew,
     LedgerUnreadable,
+    is_storage_failure,
     ledger_failure,
 )
 from shell.ledger.files import (
@@ -76,6 +85,7 @@ from shell.ledger.schema import (
     schema_version,
     split_statements,
 )
+from shell.ledger.write_failures import WriteFailures
 
 __all__ = [
     "BUSY_TIMEOUT_SECONDS",
@@ -108,6 +118,8 @@ __all__ = [
 
 BUSY_TIMEOUT_SECONDS = 5.0
 BUSY_RETRY_SLEEP_SECONDS = 0.020
+READ_ONLY_CACHE_KIB = 256
+"""The read-only connection's page cache (rule 1); SQLite's default is 2,000 KiB."""
 SQL_NOW = "strftime('%Y-%m-%dT%H:%M:%f', 'now') || '000000Z'"
 
 
@@ -143,6 +155,7 @@ class Ledger:
         self.read_only = read_only
         self.clock = clock
         self.busy_timeout = busy_timeout
+        self.write_failures: WriteFailures | None = None  # rule 6
 
     def timestamp(self) -> str:
         """Now, as the ledger stores time."""
@@ -153,8 +166,15 @@ class Ledger:
         """A write transaction: BEGIN IMMEDIATE, COMMIT at the end, ROLLBACK on any exception."""
         if self.read_only:
             raise LedgerMisuse(f"{self.path}: this ledger was opened read-only")
-        with self._transaction("BEGIN IMMEDIATE") as connection:
-            yield connection
+        try:
+            with self._transaction("BEGIN IMMEDIATE") as connection:
+                yield connection
+        except (sqlite3.Error, OSError) as error:
+            if self.write_failures is not None and is_storage_failure(error):
+                self.write_failures.failed(error, self.clock.now())
+            raise
+        if self.write_failures is not None:
+            self.write_failures.succeeded()
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
@@ -220,8 +240,10 @@ def open_ledger(
     *,
     clock: Clock | None = None,
     busy_timeout: float = BUSY_TIMEOUT_SECONDS,
+    unsynced: bool = False,
 ) -> Ledger:
-    """The owner's way in: create what is missing (owner-only), migrate, refuse a newer ledger."""
+    """The owner's way in: create what is missing (owner-only), migrate, refuse a newer ledger.
+    ``unsynced``: rule 7, the simulation's only."""
     clock = clock or SystemClock()
     ledger_path = checked_path(path)
     try:
@@ -232,7 +254,7 @@ def open_ledger(
     identity = checked_file(ledger_path)
     connection = _connect(ledger_path, "rw", busy_timeout)
     try:
-        _configure(connection, ledger_path, read_only=False, busy_timeout=busy_timeout)
+        _configure(connection, ledger_path, read_only=False, busy_timeout=busy_timeout, unsynced=unsynced)
         refuse_too_new(_read_version(connection, ledger_path, busy_timeout), ledger_path)
         check_integrity(connection, ledger_path)
         _switch_to_wal(connection, ledger_path, busy_timeout)
@@ -315,14 +337,15 @@ def _connect(path: Path, mode: str, busy_timeout: float) -> sqlite3.Connection:
 
 
 def _configure(
-    connection: sqlite3.Connection, path: Path, *, read_only: bool, busy_timeout: float
+    connection: sqlite3.Connection, path: Path, *, read_only: bool, busy_timeout: float, unsynced: bool = False
 ) -> None:
     try:
         connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
         connection.execute("PRAGMA foreign_keys = ON")
-        connection.execute("PRAGMA synchronous = FULL")
+        connection.execute("PRAGMA synchronous = OFF" if unsynced else "PRAGMA synchronous = FULL")
         if read_only:
             connection.execute("PRAGMA query_only = ON")
+            connection.execute(f"PRAGMA cache_size = -{READ_ONLY_CACHE_KIB}")
     except sqlite3.DatabaseError as error:
         failure = ledger_failure(error, path, "open the ledger")
         if isinstance(failure, LedgerNotWritable | LedgerNoSpace):  # the disk, not the file

@@ -19,6 +19,9 @@ Rules:
    row, pending on that task, and retires the task's token (``shell.ledger.tasks``) in the same
    transaction; the record moves when the task ends (migration 0009's trigger). The task's
    recorded worker is returned for the caller to stop after the commit: nothing here signals.
+6. An import's entry decided done (``shell.ledger.reconciliation``, ``core.reconciliation``) is
+   a discard too: ``discard_imported`` writes its decision row (note: where it came from) and
+   moves the record to ``discarded(imported_done)``, cancelling its pending notices (rule 3).
 """
 
 from __future__ import annotations
@@ -30,11 +33,13 @@ from datetime import datetime
 from returns.result import Failure, Result, Success
 
 from core import decisions
+from core.admission_matrix import DiscardReason
 from core.decisions import Action, Plan, RecordFacts, Refusal
 from core.edges import IntentState, RecordState
 from core.notes import DISCARDED_BY_PERSON
+from core.reconciliation import RecordNow
 from core.timestamps import format_timestamp
-from shell.ledger import hold, outbox, records, tasks
+from shell.ledger import hold_marker, outbox, records, tasks
 from shell.ledger.connection import Ledger, stored_time
 from shell.ledger.tasks import RecordedWorker
 
@@ -50,6 +55,9 @@ class Decided:
     sending_intents: tuple[int, ...]  # being sent already: they cannot be called back (rule 3)
     worker: RecordedWorker | None = None  # a live task's worker, for the caller to stop (rule 5)
     held: bool = False  # the hold stood when it was decided: nothing launches until release
+
+
+IMPORTED_DONE = DiscardReason.imported_done
 
 
 class UnknownEvent(Exception):
@@ -69,7 +77,7 @@ def decide(
         match planned:
             case Success(plan):
                 done = _apply(connection, plan, by, now)
-                return Success(replace(done, held=hold.standing(connection) is not None))
+                return Success(replace(done, held=hold_marker.standing(connection) is not None))
             case Failure(refusal):
                 return Failure(refusal)
     raise AssertionError("unreachable")  # pragma: no cover
@@ -85,8 +93,9 @@ def read_facts(connection: sqlite3.Connection, event_id: int, served: frozenset[
         "             AND (delivery <> 'admitted' OR pulled_at IS NOT NULL)),"
         " COALESCE((SELECT action FROM decisions WHERE event_id = e.id ORDER BY id DESC LIMIT 1), ''),"
         " (SELECT task_id FROM task_events WHERE event_id = e.id AND retired_at IS NULL),"
-        " (SELECT pending_task_id FROM decisions WHERE event_id = e.id AND action = 'redispatch'"
-        "  AND id = (SELECT MAX(id) FROM decisions WHERE event_id = e.id))"
+        " (SELECT pending_task_id FROM decisions d WHERE event_id = e.id AND action = 'redispatch'"
+        "  AND id = (SELECT MAX(id) FROM decisions WHERE event_id = e.id)"
+        "  AND NOT EXISTS (SELECT 1 FROM revoked_redispatches r WHERE r.decision_id = d.id))"
         " FROM events e WHERE id = ?",
         (event_id,),
     ).fetchone()
@@ -137,6 +146,24 @@ def _apply(connection: sqlite3.Connection, plan: Plan, by: str, now: datetime) -
         raise sqlite3.IntegrityError(f"event {facts.event_id} moved during its own decision")
     canceled, sending = _cancel_pending(connection, facts.event_id, now) if plan.cancel_pending else ((), ())
     return Decided(int(decision_id), plan, by, canceled, sending)
+
+
+def discard_imported(
+    connection: sqlite3.Connection, record: RecordNow, by: str, now: datetime, note: str
+) -> tuple[int, ...]:
+    """Close ``record`` as an import decided (rule 6), in the caller's transaction; the notices
+    it canceled."""
+    stamp = format_timestamp(now)
+    connection.execute(
+        "INSERT INTO decisions (action, event_id, decided_by, decided_at, from_state, from_reason,"
+        " from_outcome, from_revision, to_state, note) VALUES ('discard', ?, ?, ?, ?, ?, ?, ?, 'discarded', ?)",
+        (record.event_id, by, stamp, str(record.state), record.reason, record.outcome, record.revision, note),
+    )
+    moved = records.decide(connection, record.event_id, record.revision, state=RecordState.discarded,
+                           reason=IMPORTED_DONE, offer_at=None, stamp=stamp)  # fmt: skip
+    if moved != 1:  # pragma: no cover -- the record was read in this same transaction
+        raise sqlite3.IntegrityError(f"event {record.event_id} moved during its own import")
+    return _cancel_pending(connection, record.event_id, now)[0]
 
 
 def _cancel_pending(connection: sqlite3.Connection, event_id: int, now: datetime) -> tuple[tuple[int, ...], tuple[int, ...]]:

@@ -12,14 +12,26 @@ Rules:
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 
-from core.adopted_reply import SettledRow
+from core.adopted_reply import (
+    Lifecycle,
+    ListedReplies,
+    SettledRow,
+    choose_reply,
+    is_candidate,
+    next_acknowledgement,
+)
 from core.destinations import Destination, MessageKind
 from core.edges import GUARD_EDGES, Actor, DeliveryState, GuardState
 from core.snapshots import EventOutcome
+from core.text import message_text
+from shell.ledger import outbox, snapshots
 from shell.ledger.connection import stored_time
 from shell.ledger.moves import asked
+
+log = logging.getLogger("connector.adoption")
 
 # -- the dispatcher's transitions (shell.ledger.tasks) -------------------------------------------
 
@@ -154,20 +166,23 @@ def complete(
     ).rowcount
 
 
-# -- the adopted-reply rule (shell.adopted_replies) ----------------------------------------------
+# -- the adopted-reply rule (core.adopted_reply; its listings: shell.adopted_replies) ----------
 
 
-def settled_rows(connection: sqlite3.Connection, task_id: int) -> list[tuple[SettledRow, Destination | None]]:
-    """Every row of a superseded task, as ``core.adopted_reply`` reads it, with its record's reply
-    destination (None when the record names none)."""
+def settled_rows(
+    connection: sqlite3.Connection, task_id: int, *, settled: bool = True
+) -> list[tuple[SettledRow, Destination | None]]:
+    """Every row of a superseded task (``settled=False``: of a task not yet superseded), as
+    ``core.adopted_reply`` reads it, with its record's reply destination (None when the record
+    names none)."""
     found: list[tuple[SettledRow, Destination | None]] = []
     for event_id, outcome, delivered_at, reply_id, adopted, kind, bucket_id, recording_id in connection.execute(
         "SELECT te.event_id, te.outcome, te.delivered_at, te.reply_id, te.adopted_reply_id,"
         " e.reply_kind, e.reply_bucket_id, e.reply_recording_id"
         " FROM task_events te JOIN events e ON e.id = te.event_id"
-        " JOIN tasks t ON t.id = te.task_id WHERE te.task_id = ? AND t.superseded_at IS NOT NULL"
-        " ORDER BY te.event_id",
-        (task_id,),
+        " JOIN tasks t ON t.id = te.task_id WHERE te.task_id = ?"
+        " AND (t.superseded_at IS NOT NULL) = ? ORDER BY te.event_id",
+        (task_id, settled),
     ):
         row = SettledRow(
             int(event_id),
@@ -192,3 +207,34 @@ def adopt_reply(connection: sqlite3.Connection, task_id: int, event_id: int, rep
         " AND outcome = 'unknown' AND reply_id IS NULL AND adopted_reply_id IS NULL",
         (reply_id, task_id, event_id),
     ).rowcount
+
+
+def adopt_listed(connection: sqlite3.Connection, task_id: int, replies: ListedReplies) -> list[tuple[int, int]]:
+    """``core.adopted_reply`` rule 4, inside the settlement's transaction: for each candidate row
+    of the settled task whose destination was listed, the one reply ``choose_reply`` answers,
+    written by compare-and-set. The (event id, adopted reply id) pairs written."""
+    task_rows = settled_rows(connection, task_id)
+    adopted: list[tuple[int, int]] = []
+    for row, destination in task_rows:
+        listed = replies.listed.get(row.event_id)
+        if listed is None or destination is None or not is_candidate(row):
+            continue
+        worker = {
+            identifier
+            for found in snapshots.worker_task_events(connection, [message.id for message in listed])
+            for identifier in (found.ack_id, found.reply_id, found.adopted_reply_id)
+            if identifier is not None
+        }
+        receipts, bodies = outbox.lifecycle_at(connection, destination)
+        reply_id = choose_reply(
+            row,
+            listed,
+            agent_id=replies.agent_id,
+            next_ack_at=next_acknowledgement(row, [found for found, _ in task_rows]),
+            workers_own=frozenset(worker),
+            lifecycle=Lifecycle(receipts, frozenset(message_text(body) for body in bodies)),
+        )
+        if reply_id is not None and adopt_reply(connection, task_id, row.event_id, reply_id) == 1:
+            adopted.append((row.event_id, reply_id))
+            log.info("adoption task=%d event=%d: adopted reply %d", task_id, row.event_id, reply_id)
+    return adopted

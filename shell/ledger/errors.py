@@ -92,6 +92,21 @@ def ledger_failure(error: sqlite3.Error | OSError, path: Path, doing: str) -> Le
     return LedgerError(f"{path}: SQLite failed to {doing}: {error}")
 
 
+def is_storage_failure(error: BaseException) -> bool:
+    """Whether ``error`` says the ledger's storage failed (full, I/O, read-only, cannot open,
+    damaged): what ``shell.ledger.write_failures`` records. A busy lock, a refused move (a
+    constraint or a trigger) or a bug is not."""
+    if isinstance(error, OSError):
+        return error.errno in _NO_SPACE | _NOT_WRITABLE | {errno.EIO}
+    if not isinstance(error, sqlite3.Error):
+        return False
+    code = getattr(error, "sqlite_errorcode", 0) & 0xFF
+    return code in _STORAGE_CODES
+
+
+_STORAGE_CODES = _CORRUPT_CODES | _NOT_WRITABLE_CODES | {sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR}
+
+
 class LedgerBusy(LedgerError):
     """Another process held the write lock past the busy timeout."""
 

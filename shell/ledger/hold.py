@@ -8,10 +8,14 @@ Rules:
    notices canceled with the note ``held``. All commit together or not at all.
 2. ``release`` deletes the marker and closes its generation in one transaction; held records
    stay held. With no hold standing it writes nothing.
-3. ``standing`` reads the marker in the caller's transaction: the dispatcher asks it before it
-   launches (``core.hold.may_launch``); the triggers of migration 0009 are the second wall.
-4. This module writes ``hold_marker`` and ``generations`` only; a record's move is
-   ``shell.ledger.records``' and a notice's cancellation ``shell.ledger.outbox``'s.
+3. ``shell.ledger.hold_marker.standing`` reads the marker in the caller's transaction: the
+   dispatcher asks it before it launches (``core.hold.may_launch``); the triggers of migration
+   0009 are the second wall.
+4. This module writes ``hold_marker``, ``generations`` and ``revoked_redispatches`` only; a
+   record's move is ``shell.ledger.records``' and a notice's cancellation ``shell.ledger.outbox``'s.
+5. The same transaction revokes every redispatch still waiting on a live task
+   (``core.hold`` rule 5): a ``revoked_redispatches`` row with its note, which migration 0012's
+   trigger reads, so the task's end no longer applies it.
 """
 
 from __future__ import annotations
@@ -22,11 +26,12 @@ from datetime import datetime
 
 from core import hold as rules
 from core.edges import RECORD_EDGES, Actor, IntentState, RecordState
-from core.hold import HoldPlan, RecordAtHold, StandingHold
+from core.hold import HoldPlan, RecordAtHold, StandingHold, WaitingRedispatch
 from core.notes import CANCELED_BY_HOLD
 from core.timestamps import format_timestamp
 from shell.ledger import outbox, records
 from shell.ledger.connection import Ledger
+from shell.ledger.hold_marker import standing
 from shell.ledger.moves import asked
 
 
@@ -55,21 +60,13 @@ class Released:
         return rules.release_summary(self.hold, self.held_records)
 
 
-def standing(connection: sqlite3.Connection) -> StandingHold | None:
-    """The hold marker, or None (rule 3)."""
-    found = connection.execute(
-        "SELECT held_by, held_at, cause, generation FROM hold_marker WHERE id = 1"
-    ).fetchone()
-    return None if found is None else StandingHold(str(found[0]), str(found[1]), str(found[2]), int(found[3]))
-
-
 def set_hold(ledger: Ledger, by: str, cause: str, now: datetime) -> HoldSet:
     """``by`` sets the hold for ``cause`` (rule 1)."""
     stamp = format_timestamp(now)
     with ledger.write() as connection:
         before = standing(connection)
         open_records = [RecordAtHold(*row) for row in records.open_records(connection)]
-        plan = rules.hold(before, open_records, by, cause, stamp)
+        plan = rules.hold(before, open_records, by, cause, stamp, waiting_redispatches(connection))
         generation = connection.execute(
             "INSERT INTO generations (held_by, held_at, cause) VALUES (?, ?, ?)", (by, stamp, cause)
         ).lastrowid
@@ -80,6 +77,11 @@ def set_hold(ledger: Ledger, by: str, cause: str, now: datetime) -> HoldSet:
             (plan.marker_by, plan.marker_at, plan.cause, generation),
         )
         records.tag_for_review(connection, plan.review, stamp)
+        for waiting in plan.revoke:  # rule 5
+            connection.execute(
+                "INSERT INTO revoked_redispatches (decision_id, generation, revoked_at, note) VALUES (?, ?, ?, ?)",
+                (waiting.decision_id, generation, stamp, rules.revocation_note(int(generation), waiting)),
+            )
         canceled: list[int] = []
         for record in plan.to_hold:
             held = asked(RECORD_EDGES, record.state, RecordState.held, Actor.operator)
@@ -90,6 +92,23 @@ def set_hold(ledger: Ledger, by: str, cause: str, now: datetime) -> HoldSet:
                 outbox.cancel(connection, guard, IntentState.pending, CANCELED_BY_HOLD, now)
                 canceled.append(guard)
     return HoldSet(int(generation), plan, tuple(canceled))
+
+
+def waiting_redispatches(connection: sqlite3.Connection) -> list[WaitingRedispatch]:
+    """Each record's newest decision that is a redispatch pending on a task still carrying it,
+    not revoked (rule 5)."""
+    return [
+        WaitingRedispatch(int(decision_id), int(event_id), int(task_id))
+        for decision_id, event_id, task_id in connection.execute(
+            "SELECT d.id, d.event_id, d.pending_task_id FROM decisions d"
+            " WHERE d.action = 'redispatch' AND d.pending_task_id IS NOT NULL"
+            "   AND d.id = (SELECT MAX(id) FROM decisions WHERE event_id = d.event_id)"
+            "   AND EXISTS (SELECT 1 FROM task_events te WHERE te.event_id = d.event_id"
+            "               AND te.task_id = d.pending_task_id AND te.retired_at IS NULL)"
+            "   AND NOT EXISTS (SELECT 1 FROM revoked_redispatches r WHERE r.decision_id = d.id)"
+            " ORDER BY d.id"
+        )
+    ]
 
 
 def release(ledger: Ledger, by: str, now: datetime) -> Released:

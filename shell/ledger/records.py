@@ -373,5 +373,16 @@ def hold(connection: sqlite3.Connection, event_id: int, revision: int, held: Rec
     ).rowcount
 
 
+def tombstone(connection: sqlite3.Connection, event_id: int, stamp: str) -> None:
+    """An import's entry decided done for an event this ledger never saw
+    (``shell.ledger.reconciliation``): discarded(imported_done) from its first row, so intake's
+    ``insert_seen`` finds it known and never admits it."""
+    connection.execute(
+        "INSERT INTO events (id, state, reason, seen_at, updated_at, decided_at)"
+        " VALUES (?, 'discarded', 'imported_done', ?, ?, ?)",
+        (event_id, stamp, stamp, stamp),
+    )
+
+
 def held_count(connection: sqlite3.Connection) -> int:
     return int(connection.execute("SELECT COUNT(*) FROM events WHERE state = 'held'").fetchone()[0])

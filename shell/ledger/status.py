@@ -32,7 +32,7 @@ from core.presentation.status_values import (
     WaitingIntent,
     WaitingRecord,
 )
-from shell.ledger import hold
+from shell.ledger import hold_marker
 from shell.ledger.connection import Ledger
 
 
@@ -53,7 +53,7 @@ def read_snapshot(ledger: Ledger, dispatch_limit: int = LAST_DISPATCHES) -> Ledg
 
 
 def _hold(connection: sqlite3.Connection) -> Hold | None:
-    found = hold.standing(connection)
+    found = hold_marker.standing(connection)
     return None if found is None else Hold(found.held_by, found.held_at, found.cause, found.generation)
 
 

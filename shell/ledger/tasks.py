@@ -10,9 +10,10 @@ Rules (spec 1.6, the dispatch invariants):
    while the hold stands (``core.hold.may_launch``, asked in the launch's own transaction).
 3. A task's token is returned once and stored only as its SHA-256.
 4. An attempt's end is one transaction: the attempt ends, each live row is settled by
-   ``core.settlement.settle``, the task is superseded (its token refused, its rows retired), and
-   the completion intent ``core.intents`` calls for, read back from the rows the settlement
-   wrote, is written (``ON CONFLICT DO NOTHING``) in that same transaction.
+   ``core.settlement.settle``, the task is superseded (its token refused, its rows retired), the
+   adopted-reply rule runs on the replies listed before it (``core.adopted_reply`` rule 4), and
+   the completion intent ``core.intents`` calls for, read back from the rows the settlement and
+   the adoption wrote, is written (``ON CONFLICT DO NOTHING``) in that same transaction.
 5. A still-running tick of a live attempt counts its occurrence and writes the notice
    ``core.intents`` calls for, in one transaction; an ended attempt counts nothing more.
 6. An attempt a start's recovery finds launching with no recorded process is marked left
@@ -35,6 +36,7 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from core.adopted_reply import ListedReplies
 from core.dispatch import startable, task_free
 from core.edges import (
     ATTEMPT_EDGES,
@@ -55,7 +57,7 @@ from core.snapshots import EventOutcome, Settlement, StopReason
 from core.task_token import token_sha256
 from core.timestamps import format_timestamp
 from shell.crashpoints import pause_at
-from shell.ledger import deliveries, hold, outbox, records, snapshots
+from shell.ledger import deliveries, hold_marker, outbox, records, snapshots
 from shell.ledger.moves import asked
 
 
@@ -102,7 +104,7 @@ def startable_records(
 ) -> list[tuple[int, int]]:
     """(event id, project) of the oldest startable record of each free conversation, oldest first
     (``core.dispatch.startable``, from one snapshot)."""
-    if not buckets or not may_launch(hold.standing(connection)):
+    if not buckets or not may_launch(hold_marker.standing(connection)):
         return []
     return startable(records.live_work(connection), buckets, limit)
 
@@ -125,7 +127,7 @@ def launch(
     if found is None:
         raise NotStartable(f"event {event_id} has no record")
     state, conversation, has_snapshot, trigger, recording_url = found
-    if not may_launch(hold.standing(connection)):
+    if not may_launch(hold_marker.standing(connection)):
         raise NotStartable(f"event {event_id} waits: the connector is held until `bin/connect release`")
     if state not in ("admitted", "queued") or not has_snapshot or not conversation:
         raise NotStartable(f"event {event_id} is {state}; it cannot start")
@@ -250,8 +252,10 @@ def end_attempt(
     *,
     spawn_failed: bool,
     now: datetime,
+    replies: ListedReplies | None = None,
 ) -> tuple[RowSettlement, ...]:
-    """End the attempt and settle its task, in the caller's one transaction (rule 4)."""
+    """End the attempt and settle its task, in the caller's one transaction (rule 4); ``replies``:
+    what the adopted-reply rule reads (None: no listing was made, nothing is adopted)."""
     stamp = format_timestamp(now)
     found = connection.execute(
         "SELECT task_id, state FROM attempts WHERE id = ? AND state <> 'ended'", (attempt_id,)
@@ -310,6 +314,8 @@ def end_attempt(
             deliveries.withdraw(connection, task_id, decision.event_id, stamp)
         if decision.settlement in (Settlement.withdrawn, Settlement.blocked_again, Settlement.returned):
             _move_record(connection, decision, stamp)
+    if replies is not None:
+        deliveries.adopt_listed(connection, task_id, replies)
     notice = completion(connection, attempt_id, now)
     if notice is not None:
         outbox.write_intents(connection, (notice,), now)
@@ -339,10 +345,12 @@ def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime) -
                 withdrawn=withdrawn_at is not None,
                 record_state=RecordState(state),
                 record_reason=reason,
+                adopted_reply_id=adopted,
             )
         )
-        for event_id, delivery, outcome, reply_id, withdrawn_at, state, reason in connection.execute(
-            "SELECT te.event_id, te.delivery, te.outcome, te.reply_id, te.withdrawn_at, e.state, e.reason"
+        for event_id, delivery, outcome, reply_id, withdrawn_at, state, reason, adopted in connection.execute(
+            "SELECT te.event_id, te.delivery, te.outcome, te.reply_id, te.withdrawn_at, e.state, e.reason,"
+            " te.adopted_reply_id"
             " FROM task_events te JOIN events e ON e.id = te.event_id WHERE te.task_id = ?"
             " ORDER BY te.event_id",
             (attempt.task_id,),

@@ -37,6 +37,8 @@ from shell.errors import EXIT_CONFIG, UserError
 APP_DIRECTORY = "basecamp-connector"
 CONFIG_NAME = "config.json"
 LEDGER_NAME = "ledger.sqlite3"
+SHADOW_DIRECTORY = "shadow"
+"""``run --shadow``'s state, inside the state directory: its own lock, ledger and feed position."""
 
 
 class ConfigurationInvalid(UserError):

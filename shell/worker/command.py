@@ -96,11 +96,16 @@ class WorkerCommand:
         except ValueError as error:
             raise UserError(f"worker_command: {error}", EXIT_CONFIG) from None
 
+    def program_path(self) -> str | None:
+        """Where the program the worker runs is found (on ``$PATH``, or at its path); None: nowhere."""
+        program = self.argv[0] if self.argv else ""
+        return shutil.which(program) if program else None
+
     def program_missing(self) -> str | None:
         """One line when the program the worker runs is not found (on ``$PATH``, or at its path),
         so a missing program is said before a request fails in public; None when it is there."""
         program = self.argv[0] if self.argv else ""
-        if program and shutil.which(program) is not None:
+        if self.program_path() is not None:
             return None
         return (
             f"worker: the program {program!r} is not found on PATH; install it, or name another "

@@ -18,6 +18,8 @@ Rules:
    error shape is not the tool's output schema. Anything else that fails is the ledger's fault:
    the same shape with kind ``ledger_failure`` and a fixed message; its detail goes to stderr,
    never into the model's transcript.
+5. ``on_initialized`` is called when the client says ``notifications/initialized``: the
+   handshake is complete (``bin/connect doctor --deep``'s probe marks it, ``shell.worker.probe``).
 """
 
 from __future__ import annotations
@@ -247,9 +249,16 @@ def _tool_error(body: Mapping[str, Any]) -> dict[str, Any]:
 class McpServer:
     """One session's protocol: a decoded message in, the reply (or None) out."""
 
-    def __init__(self, tools: DispatchTools, *, version: str = "0.1.0") -> None:
+    def __init__(
+        self,
+        tools: DispatchTools,
+        *,
+        version: str = "0.1.0",
+        on_initialized: Callable[[], None] | None = None,
+    ) -> None:
         self._tools = tools
         self._version = version
+        self._on_initialized = on_initialized
         self._handlers: dict[str, Callable[[Mapping[str, Any]], Result[Mapping[str, Any], Refusal]]] = {
             "get_dispatch": self._get_dispatch,
             "ack_dispatch": self._ack_dispatch,
@@ -308,6 +317,8 @@ class McpServer:
     def _notification(self, method: str) -> None:
         if method == "notifications/initialized":
             log.info("the client is initialized")
+            if self._on_initialized is not None:
+                self._on_initialized()
         # notifications/cancelled: each call is answered before the next line is read, so there is
         # never one in flight to cancel. Any other notification is not this server's business.
 

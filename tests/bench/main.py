@@ -2,16 +2,22 @@
 them (no ``test_`` names), and they print figures rather than pass or fail -- except that each
 checks its own work (every intent it timed really ended ``sent``) and exits 1 when it did not.
 
-One subcommand a module under ``tests/bench``.
+One subcommand a module under ``tests/bench``. Every bench keeps the connector's machine-wide pair
+locks in a directory of its own (``BASECAMP_CONNECTOR_RUNTIME_DIR``), never in this machine's real
+one: the stand-in's ids are fixed, and a record left there would refuse the next setup for them.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import tempfile
 from collections.abc import Sequence
 from typing import Protocol
+
+from shell.state.pair_lock import RUNTIME_ENV
 
 BENCHES = ("outbox", "burst", "start", "scale", "mcp", "latency")
 
@@ -42,10 +48,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.bench is None:
         parser.print_help()
         return 2
-    try:
-        code: int = args.run(args)
-    except KeyboardInterrupt:
-        return 130
+    with tempfile.TemporaryDirectory(prefix="bench-runtime-") as runtime:
+        os.environ[RUNTIME_ENV] = runtime
+        try:
+            code: int = args.run(args)
+        except KeyboardInterrupt:
+            return 130
     return code
 
 

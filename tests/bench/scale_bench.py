@@ -18,6 +18,7 @@ import argparse
 import contextlib
 import json
 import logging
+import os
 import statistics
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from pathlib import Path
 from core.timestamps import format_timestamp
 from shell.basecamp.standin.server import StandIn
 from shell.ledger.connection import open_ledger
+from shell.state.pair_lock import RUNTIME_ENV
 from tests.bench.backlog import write_unrouted
 from tests.bench.outbox_bench import ShiftedClock, progress
 from tests.support.configured import configure_connector
@@ -68,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
         for size in args.sizes:
             place = Path(directory) / str(size)
             place.mkdir()
+            os.environ[RUNTIME_ENV] = str(place / "runtime")  # each size is its own pair's home
             with contextlib.redirect_stdout(sys.stderr):  # setup's report is progress here
                 state = configure_connector(standin, place)
             _fill(state / "ledger.sqlite3", size)

@@ -50,9 +50,11 @@ from tests.support.configured import configure_connector
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 DOCUMENTED = {EXIT_OK, EXIT_USAGE, EXIT_CONFIG, EXIT_NOT_FOUND, EXIT_REFUSED, EXIT_UNAVAILABLE}
-"""What a command answers for any input: ``EXIT_FAILURE`` (1) is the demo's verdict alone, and a
-traceback's exit is 1 too, so no other command may answer it."""
-IN_PROCESS = ("setup", "run", "status", "redispatch", "discard")
+"""What a command answers for any input: ``EXIT_FAILURE`` (1) is the demo's and doctor's verdict
+alone (``FINDS_WRONG``), and a traceback's exit is 1 too, so no other command may answer it."""
+FINDS_WRONG = ("demo", "doctor")
+IN_PROCESS = ("setup", "run", "status", "redispatch", "discard", "shadow promote", "import", "doctor")
+"""Each a command's words (``shadow promote``: a verb of a command)."""
 SERVING = ("standin", "mcp", "demo")
 SERVING_BOUND_SECONDS = 4.0
 
@@ -155,7 +157,7 @@ def private_home(places: Places, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CONNECTOR_LEDGER", raising=False)
 
 
-def ends_in_the_documented_set(entry: Callable[[list[str]], int], argv: list[str]) -> None:
+def ends_in_the_documented_set(entry: Callable[[list[str]], int], argv: list[str], allowed: set[int]) -> None:
     saved = {signal.SIGTERM: signal.getsignal(signal.SIGTERM), signal.SIGINT: signal.getsignal(signal.SIGINT)}
     try:
         code = entry(argv)
@@ -166,7 +168,7 @@ def ends_in_the_documented_set(entry: Callable[[list[str]], int], argv: list[str
     finally:
         for signum, handler in saved.items():
             signal.signal(signum, handler)
-    assert code in DOCUMENTED, f"{argv!r} exited {code}"
+    assert code in allowed, f"{argv!r} exited {code}"
 
 
 SETTINGS = settings(
@@ -179,12 +181,16 @@ SETTINGS = settings(
 def test_bin_connect_answers_any_arguments_in_the_documented_set(
     command: str, places: Places, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    parser = subparsers(build_parser())[command]
+    words = command.split()
+    parser = build_parser()
+    for word in words:
+        parser = subparsers(parser)[word]
+    allowed = DOCUMENTED | ({EXIT_FAILURE} if command in FINDS_WRONG else set())
 
     @SETTINGS
-    @given(argv=argv_for([command], parser, places, ["--state-dir", str(places.state)]))
+    @given(argv=argv_for(words, parser, places, ["--state-dir", str(places.state)]))
     def check(argv: list[str]) -> None:
-        ends_in_the_documented_set(connect, argv)
+        ends_in_the_documented_set(connect, argv, allowed)
         assert "Traceback" not in capsys.readouterr().err
 
     check()
@@ -200,7 +206,7 @@ def test_bin_outbox_resolve_answers_any_arguments_in_the_documented_set(
     @SETTINGS
     @given(argv=argv_for([verb], parser, places, ["--state-dir", str(places.state)]))
     def check(argv: list[str]) -> None:
-        ends_in_the_documented_set(resolve, argv)
+        ends_in_the_documented_set(resolve, argv, DOCUMENTED)
         assert "Traceback" not in capsys.readouterr().err
 
     check()
@@ -236,7 +242,7 @@ def test_the_serving_commands_answer_any_arguments_in_the_documented_set(command
     def check(argv: list[str]) -> None:
         code, err = run_bounded(argv)
         assert "Traceback" not in err, f"{argv!r}:\n{err}"
-        allowed = DOCUMENTED | ({EXIT_FAILURE} if command == "demo" else set()) | {EXIT_BROKEN_PIPE}
+        allowed = DOCUMENTED | ({EXIT_FAILURE} if command in FINDS_WRONG else set()) | {EXIT_BROKEN_PIPE}
         assert code is None or code in allowed, f"{argv!r} exited {code}: {err}"
 
     check()

@@ -18,7 +18,7 @@ from shell.cli.main import main as connect
 from shell.errors import EXIT_UNAVAILABLE
 from shell.ledger.connection import open_ledger_read_only
 from tests.support.child import wait_until
-from tests.support.configured import configure_connector
+from tests.support.configured import POLL_SECONDS, configure_connector
 
 pytestmark = pytest.mark.slow
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -44,7 +44,7 @@ def test_a_mention_is_answered_by_the_worker_and_sigterm_stops_the_connector(
     (leftover / "mcp.json").write_text('{"mcpServers": {}}')
     environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
     process = subprocess.Popen(
-        [str(REPOSITORY / "bin" / "connect"), "run", "--state-dir", str(state), "--poll-seconds", "0.2"],
+        [str(REPOSITORY / "bin" / "connect"), "run", "--state-dir", str(state), "--poll-seconds", str(POLL_SECONDS)],
         env=environment,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -86,7 +86,7 @@ def test_sigterm_with_a_notice_in_flight_stops_within_its_bound_and_the_restart_
     path = f"/recordings/{unrouted}/comments"
     standin.add_fault(Fault(FaultAction.create_then_delay, method="POST", path_contains=path, delay=120))
     environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
-    command = [str(REPOSITORY / "bin" / "connect"), "run", "--state-dir", str(state), "--poll-seconds", "0.2"]
+    command = [str(REPOSITORY / "bin" / "connect"), "run", "--state-dir", str(state), "--poll-seconds", str(POLL_SECONDS)]
 
     def start() -> subprocess.Popen[str]:
         process = subprocess.Popen(
@@ -126,7 +126,7 @@ def test_a_shadow_runs_beside_the_connector_on_its_own_state_and_posts_nothing(
 ) -> None:
     state = configure(standin, tmp_path)
     environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
-    command = [str(REPOSITORY / "bin" / "connect"), "run", "--state-dir", str(state), "--poll-seconds", "0.2"]
+    command = [str(REPOSITORY / "bin" / "connect"), "run", "--state-dir", str(state), "--poll-seconds", str(POLL_SECONDS)]
     processes = [
         subprocess.Popen([*command, *extra], env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for extra in ((), ("--shadow",))

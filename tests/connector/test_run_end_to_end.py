@@ -82,6 +82,7 @@ from shell.basecamp.standin.server import MENTION_TYPE, StandIn
 from shell.cli.main import main as connect
 from shell.cli.run import USER_AGENT as CONNECTOR_USER_AGENT
 from shell.ledger.connection import open_ledger_read_only
+from tests.support.configured import POLL_SECONDS
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -176,7 +177,7 @@ class Scene:
 
     # -- the connector process -------------------------------------------------------------
 
-    def start(self, poll_seconds: float = 0.5) -> None:
+    def start(self, poll_seconds: float = POLL_SECONDS) -> None:
         assert self.process is None
         self.runs += 1
         environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}

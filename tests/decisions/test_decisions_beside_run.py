@@ -19,7 +19,7 @@ from shell.basecamp.standin.server import StandIn
 from shell.errors import EXIT_NOT_FOUND, EXIT_REFUSED
 from shell.ledger.connection import open_ledger_read_only
 from tests.support.child import wait_until
-from tests.support.configured import configure_connector
+from tests.support.configured import POLL_SECONDS, configure_connector
 
 pytestmark = pytest.mark.slow
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -52,7 +52,7 @@ def test_the_redispatch_a_completion_notice_names_runs_the_record_again_beside_t
     state = configure(standin, tmp_path, scenes)
     environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
     process = subprocess.Popen(
-        [CONNECT, "run", "--state-dir", str(state), "--poll-seconds", "0.2"],
+        [CONNECT, "run", "--state-dir", str(state), "--poll-seconds", str(POLL_SECONDS)],
         env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     agent = standin.world.agent.id
@@ -125,7 +125,7 @@ def test_a_redispatch_of_a_live_task_stops_its_worker_and_runs_the_record_again_
     state = configure(standin, tmp_path, scenes)
     environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
     process = subprocess.Popen(
-        [CONNECT, "run", "--state-dir", str(state), "--poll-seconds", "0.2"],
+        [CONNECT, "run", "--state-dir", str(state), "--poll-seconds", str(POLL_SECONDS)],
         env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     agent = standin.world.agent.id

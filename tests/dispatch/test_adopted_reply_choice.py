@@ -8,7 +8,14 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.adopted_reply import Lifecycle, SettledRow, choose_reply, is_candidate, next_acknowledgement
+from core.adopted_reply import (
+    Lifecycle,
+    SettledRow,
+    choose_reply,
+    is_candidate,
+    may_become_candidate,
+    next_acknowledgement,
+)
 from core.destinations import ListedMessage
 from core.snapshots import EventOutcome
 
@@ -73,6 +80,18 @@ def test_only_an_unknown_delivered_row_without_a_reply_is_a_candidate() -> None:
         SettledRow(101, EventOutcome.unknown, DELIVERED, reply_id=5), [reply(7, 60)],
         agent_id=AGENT, next_ack_at=None, workers_own=frozenset(), lifecycle=NOTHING,
     ) is None
+
+
+def test_only_a_row_that_may_become_a_candidate_is_listed_for() -> None:
+    """Before the settlement: a delivered row with no reported outcome and no reply will be left
+    unknown, so it is listed for; a reported one, an undelivered one or one with a reply is not."""
+    assert may_become_candidate(SettledRow(101, EventOutcome.none, DELIVERED))
+    assert may_become_candidate(ROW)
+    assert not may_become_candidate(SettledRow(101, EventOutcome.succeeded, DELIVERED))
+    assert not may_become_candidate(SettledRow(101, EventOutcome.failed, DELIVERED))
+    assert not may_become_candidate(SettledRow(101, EventOutcome.none, None))
+    assert not may_become_candidate(SettledRow(101, EventOutcome.none, DELIVERED, reply_id=5))
+    assert not may_become_candidate(SettledRow(101, EventOutcome.none, DELIVERED, adopted_reply_id=5))
 
 
 def test_the_next_acknowledgement_is_the_earliest_later_one_on_the_task() -> None:

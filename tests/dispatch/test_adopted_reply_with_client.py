@@ -1,22 +1,27 @@
-"""The adopted-reply rule with the real client against the stand-in (spec 3.6): after a settlement,
-the one reply the worker wrote but never reported is adopted; the connector's own lifecycle
-message there, alike or not, never is."""
+"""The adopted-reply rule with the real client against the stand-in (spec 3.6): listed before the
+settlement and adopted inside it, the one reply the worker wrote but never reported is adopted;
+the connector's own lifecycle message there, alike or not, never is; and the completion notice
+written in that transaction asks a person only about what adoption left."""
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from core import notes
 from core.destinations import Destination, MessageKind
 from core.edges import IntentState
 from core.posting import Receipt
+from core.snapshots import StopReason
+from core.text import message_text
 from shell.adopted_replies import ReplyAdopter
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.server import StandIn
 from shell.cli.run import USER_AGENT
 from shell.clock import SystemClock
 from shell.ledger import outbox as intents
+from shell.ledger import tasks
 from shell.ledger.connection import open_ledger
 from tests.support.ledger_world import PROJECT, LedgerWorld
 
@@ -27,13 +32,18 @@ def _post(client: BasecampClient, destination: Destination, body: str) -> int:
     return outcome.id
 
 
-def _adoption(
-    tmp_path: Path, replies: list[str], *, notice_canceled: bool = False
-) -> tuple[list[tuple[int, int]], list[int], int | None]:
+@dataclass(frozen=True)
+class Adoption:
+    ids: list[int]  # the worker's replies
+    held: int | None  # the row's adopted_reply_id
+    notice: str  # the completion notice's words
+
+
+def _adoption(tmp_path: Path, replies: list[str], *, notice_canceled: bool = False) -> Adoption:
     """A worker that acknowledged, posted ``replies`` and never reported; the attempt lost.
     A still-running notice was sent there, or (``notice_canceled``) canceled before its claim
-    and the worker replied in its very words. Answers what was adopted, the replies' ids, and the
-    adopted_reply_id the row holds."""
+    and the worker replied in its very words. Answers the replies' ids, the adopted_reply_id the
+    row holds, and the completion notice's words."""
     with StandIn(world="demo") as standin:
         world = standin.world
         client = BasecampClient(standin.base_url, world.account_id, world.token, USER_AGENT)
@@ -60,29 +70,40 @@ def _adoption(
             else:
                 _post(client, destination, notice)
             ids = [_post(client, destination, body) for body in replies]
-            ledger_world.end_attempt(attempt_id, "lost")
-            adopted = ReplyAdopter(ledger, client, world.agent.id).adopt(task_id)
+            listed = ReplyAdopter(ledger, client, world.agent.id).list_replies(task_id)
+            with ledger.write() as connection:
+                tasks.end_attempt(
+                    connection, attempt_id, StopReason.lost, spawn_failed=False, now=ledger.clock.now(),
+                    replies=listed,
+                )  # fmt: skip
             with ledger.read() as connection:
                 (held,) = connection.execute(
                     "SELECT adopted_reply_id FROM task_events WHERE event_id = 101"
                 ).fetchone()
-            return adopted, ids, held
+                (notice,) = connection.execute("SELECT body FROM outbox WHERE kind = 'completion'").fetchone()
+            return Adoption(ids, held, message_text(notice))
 
 
 def test_the_one_reply_a_worker_never_reported_is_adopted_not_the_lifecycle_notice(tmp_path: Path) -> None:
-    adopted, (reply_id,), held = _adoption(tmp_path, ["Fixed: the login page works again."])
-    assert adopted == [(101, reply_id)]
-    assert held == reply_id
+    adoption = _adoption(tmp_path, ["Fixed: the login page works again."])
+    assert adoption.held == adoption.ids[0]
 
 
-def test_two_replies_at_the_destination_adopt_neither(tmp_path: Path) -> None:
-    adopted, _, held = _adoption(tmp_path, ["Fixed the page.", "And its tests."])
-    assert (adopted, held) == ([], None)
+def test_the_completion_notice_asks_no_person_about_an_event_whose_reply_was_adopted(tmp_path: Path) -> None:
+    adoption = _adoption(tmp_path, ["Fixed: the login page works again."])
+    assert "Event 101: the worker replied but did not report on it." in adoption.notice
+    assert "Needs a person" not in adoption.notice
+    assert "unknown" not in adoption.notice
+
+
+def test_two_replies_at_the_destination_adopt_neither_and_the_notice_asks_a_person(tmp_path: Path) -> None:
+    adoption = _adoption(tmp_path, ["Fixed the page.", "And its tests."])
+    assert adoption.held is None
+    assert "Event 101: unknown, the worker did not report on it. Needs a person" in adoption.notice
 
 
 def test_a_canceled_notice_s_words_never_hide_the_worker_s_reply(tmp_path: Path) -> None:
     """The PR's review point: a canceled intent proves its message absent, so a worker's reply in
     the same words is the worker's."""
-    adopted, (reply_id,), held = _adoption(tmp_path, [], notice_canceled=True)
-    assert adopted == [(101, reply_id)]
-    assert held == reply_id
+    adoption = _adoption(tmp_path, [], notice_canceled=True)
+    assert adoption.held == adoption.ids[0]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from returns.result import Success
 
+from core.adopted_reply import ListedReplies
 from core.launch_settlement import Claim
 from core.snapshots import StopReason
 from shell.dispatcher import Dispatcher, DispatchOptions, Started
@@ -212,22 +213,32 @@ def test_recovery_never_settles_around_a_group_it_cannot_verify(world: LedgerWor
     assert states(ledger)[101] == "dispatched"
 
 
-def test_every_settlement_is_followed_by_the_adopted_reply_rule_for_its_task(
+def test_every_settlement_is_preceded_by_the_adopted_reply_rules_listing_for_its_task(
     world: LedgerWorld, ledger: Ledger
 ) -> None:
     world.request(101, recording_id=9)
     world.request(102, recording_id=10)
     launched = world.launch(102, "/srv/project", running_pid=4242)
-    settled: list[int] = []
+    listed: list[tuple[int, bool]] = []
+
+    def list_replies(task_id: int) -> ListedReplies:
+        with ledger.read() as connection:
+            (settled,) = connection.execute(
+                "SELECT superseded_at IS NOT NULL FROM tasks WHERE id = ?", (task_id,)
+            ).fetchone()
+        listed.append((task_id, bool(settled)))
+        return ListedReplies(1, {})
+
     running = Dispatcher(
         ledger, {PROJECT: Path("/srv/project")}, FakeDriver({101: ["finishes"]}), FakeRecovery(),
-        after_settlement=settled.append,
+        list_replies=list_replies,
     )
     assert running.recover() == []
-    assert settled == [launched.task_id], "recovery's settlement"
+    assert listed == [(launched.task_id, False)], "recovery's settlement"
     running.tick()
     settle_all(running)
-    assert len(settled) == 2, "an attempt's end"
+    assert len(listed) == 2, "an attempt's end"
+    assert not listed[1][1], "listed before its settlement"
 
 
 def test_an_attempt_left_mid_launch_is_marked_and_a_persons_settlement_moves_the_project_on(

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from core.edges import RecordState
-from core.hold import RecordAtHold, StandingHold, hold, may_launch, release_summary
+from core.hold import (
+    RecordAtHold,
+    StandingHold,
+    WaitingRedispatch,
+    hold,
+    may_launch,
+    release_summary,
+    revocation_note,
+)
 
 _R = RecordState
 NOW = "2026-12-01T20:00:00.000000000Z"
@@ -40,3 +48,11 @@ def test_a_release_says_how_many_held_records_stay_held() -> None:
     assert release_summary(standing, 2) == "Released; 2 held records stay held"
     assert release_summary(standing, 1) == "Released; 1 held record stays held"
     assert release_summary(None, 4) == "No hold stood"
+
+
+def test_a_hold_revokes_each_waiting_redispatch_and_tags_its_record_even_completed() -> None:
+    waiting = WaitingRedispatch(decision_id=9, event_id=7, task_id=3)
+    plan = hold(None, [RecordAtHold(5, RecordState.seen, 1)], "local:ana", "cutover", "t", [waiting])
+    assert (plan.revoke, plan.review) == ((waiting,), (5, 7))
+    assert revocation_note(2, waiting) == ("revoked by the hold (generation 2) before task 3 ended; "
+                                           "redispatch event 7 again after `bin/connect release`")

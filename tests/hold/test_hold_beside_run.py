@@ -17,7 +17,7 @@ import pytest
 from shell.basecamp.standin.server import StandIn
 from shell.ledger.connection import open_ledger_read_only
 from tests.support.child import wait_until
-from tests.support.configured import configure_connector
+from tests.support.configured import POLL_SECONDS, configure_connector
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -57,7 +57,7 @@ def test_a_mention_made_under_the_hold_waits_and_is_answered_once_after_release(
     )
     environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
     process = subprocess.Popen(
-        [CONNECT, "run", "--state-dir", str(state), "--poll-seconds", "0.2", "--hold", "--reason", "cutover",
+        [CONNECT, "run", "--state-dir", str(state), "--poll-seconds", str(POLL_SECONDS), "--hold", "--reason", "cutover",
          "--by", "local:ana"],
         env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip

@@ -8,12 +8,15 @@ import sqlite3
 
 import pytest
 
+from core.decisions import Action
 from core.edges import IntentState
 from core.intents import guard_key
 from core.notes import CANCELED_BY_HOLD
+from core.snapshots import StopReason
 from shell.clock import FakeClock
 from shell.ledger import hold, tasks
 from shell.ledger.connection import Ledger
+from shell.ledger.decisions import decide
 from shell.ledger.hold import release, set_hold
 from tests.support.ledger_world import PROJECT, LedgerWorld
 
@@ -111,3 +114,42 @@ def test_a_release_with_no_hold_changes_nothing(world: LedgerWorld, ledger: Ledg
     assert release(ledger, "local:bob", ledger.clock.now()).summary == "Released; 1 held record stays held"
     assert states(ledger)[1] == ("held", 1)
     assert guard_of(ledger, 1)[0] == str(IntentState.canceled)
+
+
+def test_a_hold_revokes_a_redispatch_waiting_on_a_live_task_with_a_note(world: LedgerWorld, ledger: Ledger) -> None:
+    world.request(7)
+    launched = world.launch(7, running_pid=4242)
+    world.get_dispatch(launched.task_id, 7)
+    world.report(launched.task_id, 7, "failed")  # completed by its worker; the task still runs
+    decide(ledger, 7, Action.redispatch, "local:ada", ledger.clock.now(), served=frozenset({PROJECT})).unwrap()
+    done = set_hold(ledger, "local:ana", "cutover", ledger.clock.now())
+    assert [waiting.event_id for waiting in done.plan.revoke] == [7]
+    assert done.summary.endswith(", 1 waiting redispatch revoked")
+    with ledger.read() as connection:
+        note = connection.execute("SELECT note FROM revoked_redispatches").fetchone()[0]
+    assert note == (f"revoked by the hold (generation 1) before task {launched.task_id} ended; "
+                    "redispatch event 7 again after `bin/connect release`")
+    with ledger.write() as connection:
+        tasks.end_attempt(connection, launched.attempt_id, StopReason.failed, spawn_failed=False, now=ledger.clock.now())
+    assert states(ledger)[7] == ("completed", 1), "the revoked redispatch is not applied as its task ends"
+    release(ledger, "local:ana", ledger.clock.now())
+    again = decide(ledger, 7, Action.redispatch, "local:ada", ledger.clock.now(), served=frozenset({PROJECT}))
+    assert again.unwrap().plan.to_state == "admitted", "after the release a person redispatches it again"
+    assert states(ledger)[7] == ("admitted", 1)
+
+
+def test_a_redispatch_the_hold_revoked_is_authorized_again_after_release_while_its_task_runs(
+    world: LedgerWorld, ledger: Ledger
+) -> None:
+    world.request(8)
+    launched = world.launch(8, running_pid=4242)
+    world.get_dispatch(launched.task_id, 8)
+    served = frozenset({PROJECT})
+    decide(ledger, 8, Action.redispatch, "local:ada", ledger.clock.now(), served=served).unwrap()
+    set_hold(ledger, "local:ana", "cutover", ledger.clock.now())
+    release(ledger, "local:ana", ledger.clock.now())
+    again = decide(ledger, 8, Action.redispatch, "local:ada", ledger.clock.now(), served=served).unwrap()
+    assert again.plan.stop_task == launched.task_id, "a new authorization, not the revoked one's 'already'"
+    with ledger.write() as connection:
+        tasks.end_attempt(connection, launched.attempt_id, StopReason.failed, spawn_failed=False, now=ledger.clock.now())
+    assert states(ledger)[8] == ("admitted", 1)

@@ -28,7 +28,7 @@ from shell.ledger.records import insert_seen
 from shell.state.config import StatePaths, load_config
 from shell.worker.driver import WorkerCommand
 from tests.support.child import wait_until
-from tests.support.configured import configure_connector
+from tests.support.configured import POLL_SECONDS, configure_connector
 
 
 def seen(ledger: Ledger, *ids: int) -> None:
@@ -108,11 +108,12 @@ def shadow(standin: StandIn, tmp_path: Path) -> Iterator[tuple[Connector, Ledger
     state = configure_connector(standin, tmp_path)
     configuration = load_config(StatePaths.at(state).config)
     clock = SystemClock()
+    # the connector's own budget, under the stand-in's limit: no 429 holds the lane back
     client = BasecampClient(standin.base_url, standin.world.account_id, standin.world.token,
-                            "backlog tests (tests@example.com)", requests_per_window=10_000)  # fmt: skip
+                            "backlog tests (tests@example.com)")  # fmt: skip
     with open_ledger(tmp_path / "shadow.sqlite3") as ledger:
         connector = Connector(configuration, ledger, client, clock, WorkerCommand.configured(None),
-                              tmp_path / "sessions", shadow=True, poll_every=timedelta(seconds=0.2),
+                              tmp_path / "sessions", shadow=True, poll_every=timedelta(seconds=POLL_SECONDS),
                               backlog_limits=BacklogLimits(warn=1, pause=1))  # fmt: skip
         connector.start(timedelta(seconds=30))
         runner = threading.Thread(target=connector.run, daemon=True)

@@ -17,7 +17,7 @@ import pytest
 from shell.basecamp.standin.server import StandIn
 from shell.ledger.connection import open_ledger_read_only
 from tests.support.child import wait_until
-from tests.support.configured import configure_connector
+from tests.support.configured import POLL_SECONDS, configure_connector
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -38,7 +38,7 @@ def rows(state: Path, query: str) -> list[tuple[Any, ...]]:
 def start(state: Path) -> subprocess.Popen[str]:
     environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
     process = subprocess.Popen(
-        [CONNECT, "run", "--state-dir", str(state), "--poll-seconds", "0.5"],
+        [CONNECT, "run", "--state-dir", str(state), "--poll-seconds", str(POLL_SECONDS)],
         env=environment,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

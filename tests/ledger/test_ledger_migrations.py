@@ -127,3 +127,17 @@ def test_the_triggers_stamp_with_the_same_expression() -> None:
     stamps = re.findall(r"strftime\([^)]*\)\s*\|\|\s*'[^']*'", MIGRATIONS[0].sql)
     assert stamps
     assert set(stamps) == {SQL_NOW}
+
+
+def test_an_up_to_date_ledger_opens_while_another_process_writes(ledger_path: Path) -> None:
+    """Schema rule 5: nothing to migrate is one read, so a start does not wait on a writer's
+    lock (a write transaction per migration did, and gave up after the busy timeout)."""
+    open_ledger(ledger_path).close()
+    writer = sqlite3.connect(ledger_path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        with open_ledger(ledger_path, busy_timeout=0.2) as ledger:
+            assert ledger.schema_version() == SCHEMA_VERSION
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()

@@ -72,6 +72,18 @@ def test_the_pragmas_are_in_force_on_every_way_in(ledger_path: Path, way_in: str
         assert pragma(ledger, "query_only") == (1 if way_in == "read_only" else 0)
 
 
+def test_only_an_explicit_option_leaves_the_ledger_unsynced(ledger_path: Path) -> None:
+    """Connection rule 6: ``unsynced`` sets synchronous OFF (the simulation's throwaway ledgers);
+    the connector's own code never passes it."""
+    with open_ledger(ledger_path, unsynced=True) as ledger:
+        assert pragma(ledger, "synchronous") == 0  # OFF
+    with open_ledger(ledger_path) as ledger:
+        assert pragma(ledger, "synchronous") == 2  # FULL
+    shell = Path(__file__).resolve().parents[2] / "shell"
+    passing = [path for path in shell.rglob("*.py") if "unsynced=True" in path.read_text("utf-8")]
+    assert passing == []
+
+
 def test_the_connection_is_in_autocommit_mode(ledger: Ledger) -> None:
     with ledger.write() as connection:
         assert connection.isolation_level is None

@@ -24,6 +24,7 @@ WRITERS = {
     "decisions": "decisions.py",
     "hold_marker": "hold.py",
     "generations": "hold.py",
+    "revoked_redispatches": "hold.py",
     "live_lane": "lanes.py",
     "losses": "losses.py",
     "gaps": "losses.py",

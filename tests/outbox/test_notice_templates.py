@@ -188,6 +188,17 @@ def test_a_completion_notice_names_what_needs_a_person_in_event_order() -> None:
     )
 
 
+def test_an_unknown_event_whose_reply_was_adopted_is_named_without_asking_a_person() -> None:
+    adopted = SettledEvent(12, EventOutcome.unknown, None, Settlement.unknown, adopted_reply_id=7001)
+    lines = templates.completion(attempt(stop_reason="lost"), [adopted, settled(13, EventOutcome.unknown, None,
+                                                                                 Settlement.unknown)])
+    assert lines is not None
+    assert lines[1:3] == (
+        "Event 12: the worker replied but did not report on it.",
+        "Event 13: unknown, the worker did not report on it. Needs a person: bin/connect redispatch 13",
+    )
+
+
 def test_a_completion_notice_as_a_comment() -> None:
     lines = templates.completion(attempt(stop_reason="lost"), [settled(9, EventOutcome.failed)])
     assert lines is not None

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from tests.proofs.catalogue_adopted_reply import ADOPTED_REPLY
 from tests.proofs.catalogue_bad_input import BAD_INPUT
+from tests.proofs.catalogue_cutover import CUTOVER
 from tests.proofs.catalogue_decisions import DECISIONS
 from tests.proofs.catalogue_demo import DEMO
 from tests.proofs.catalogue_dispatch import DISPATCH
+from tests.proofs.catalogue_doctor import DOCTOR
 from tests.proofs.catalogue_end_to_end import END_TO_END
 from tests.proofs.catalogue_foundations import FOUNDATIONS
 from tests.proofs.catalogue_hold import HOLD
@@ -22,6 +24,7 @@ from tests.proofs.catalogue_live import LIVE
 from tests.proofs.catalogue_not_created import NOT_CREATED
 from tests.proofs.catalogue_one_home import ONE_HOME
 from tests.proofs.catalogue_operating import OPERATING
+from tests.proofs.catalogue_receipt import RECEIPT
 from tests.proofs.catalogue_routes import ROUTES
 from tests.proofs.catalogue_shutdown import SHUTDOWN
 from tests.proofs.catalogue_status import STATUS
@@ -377,4 +380,4 @@ TRANSITION_INTENTS = [
     ),
 ]
 
-MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *LIMITS, *LIVE, *ROUTES, *TOKENS, *WORLD, *BAD_INPUT, *NOT_CREATED, *ADOPTED_REPLY, *HOLD]
+MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *LIMITS, *LIVE, *ROUTES, *TOKENS, *WORLD, *BAD_INPUT, *NOT_CREATED, *ADOPTED_REPLY, *HOLD, *RECEIPT, *CUTOVER, *DOCTOR]

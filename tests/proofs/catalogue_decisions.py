@@ -8,31 +8,32 @@ from tests.proofs.mutation import Mutation, rule
 DECISIONS: list[Mutation] = [
     rule(
         "the ledger moves a completed record only under a decision made at its current revision",
-        "           AND d.from_revision = OLD.revision\n",
-        "",
+        "'completed'\n       AND d.from_revision = OLD.revision\n",  # migration 0012's, the trigger that runs
+        "'completed'\n",
         "test_the_ledger_moves_a_completed_record_only_under_a_decision_at_its_revision",
     ),
     rule(
         "the ledger moves a completed record only once no live task carries it",
-        "    AND NOT EXISTS (SELECT 1 FROM task_events WHERE event_id = NEW.id AND retired_at IS NULL)\n",
-        "",
+        "(\n  OLD.state = 'completed'\n"
+        "  AND NOT EXISTS (SELECT 1 FROM task_events WHERE event_id = NEW.id AND retired_at IS NULL)\n",
+        "(\n  OLD.state = 'completed'\n",
         "test_the_ledger_refuses_a_decision_over_a_record_a_live_task_carries",
     ),
     rule(
         "the ledger moves a completed record only under a decision that states its real outcome",
-        "           AND d.from_outcome = (SELECT outcome FROM task_events WHERE event_id = NEW.id\n"
-        "                                  ORDER BY task_id DESC LIMIT 1)))",
-        "))",
+        "\n       AND d.from_outcome = (SELECT outcome FROM task_events WHERE event_id = NEW.id\n"
+        "                              ORDER BY task_id DESC LIMIT 1)))",
+        "\n))",
         "test_the_ledger_refuses_a_decision_that_misstates_the_outcome",
     ),
     rule(
         "the ledger takes only the move the decision names",
-        "           AND d.to_state = NEW.state\n",
-        "",
+        "\n       AND d.to_state = NEW.state\n",
+        "\n",
         "test_the_ledger_moves_a_completed_record_only_under_a_decision_at_its_revision",
-        also=(("                 AND NEW.reason = 'by_operator' AND d.from_outcome = 'unknown'))",
-               "                 AND NEW.reason = 'by_operator' AND d.from_outcome = 'unknown')"
-               " OR d.action = 'discard')"),),
+        also=(("\n             AND NEW.reason = 'by_operator' AND d.from_outcome = 'unknown')\n",
+               "\n             AND NEW.reason = 'by_operator' AND d.from_outcome = 'unknown')"
+               " OR d.action = 'discard'\n"),),
     ),
     rule(
         "a decision row never changes",

@@ -703,6 +703,18 @@ LEDGER = [
         "test_the_pragmas_are_in_force_on_every_way_in",
     ),
     rule(
+        "ledger pragmas: synchronous is OFF only when unsynced is asked for (the simulation)",
+        '"PRAGMA synchronous = OFF" if unsynced else',
+        '"PRAGMA synchronous = OFF" if True else',
+        "test_only_an_explicit_option_leaves_the_ledger_unsynced",
+    ),
+    rule(
+        "ledger migration: an up-to-date ledger costs one read, no write transaction",
+        "SCHEMA_VERSION:  # rule 5: nothing to do\n            return\n",
+        "SCHEMA_VERSION:  # rule 5: nothing to do\n            pass\n",
+        "test_an_up_to_date_ledger_opens_while_another_process_writes",
+    ),
+    rule(
         "ledger pragmas: foreign keys are enforced",
         '"PRAGMA foreign_keys = ON"',
         '"PRAGMA foreign_keys = OFF"',

@@ -9,13 +9,13 @@ from tests.proofs.mutation import Mutation, rule
 HOLD: list[Mutation] = [
     rule(
         "the hold: nothing is startable while it stands",
-        "    if not buckets or not may_launch(hold.standing(connection)):\n",
+        "    if not buckets or not may_launch(hold_marker.standing(connection)):\n",
         "    if not buckets:\n",
         "test_nothing_launches_while_the_hold_stands_and_records_admitted_after_it_run_on_release",
     ),
     rule(
         "the hold: a launch asked for under it is refused before any write",
-        "    if not may_launch(hold.standing(connection)):\n        raise NotStartable(",
+        "    if not may_launch(hold_marker.standing(connection)):\n        raise NotStartable(",
         "    if False:\n        raise NotStartable(",
         "test_nothing_launches_while_the_hold_stands_and_records_admitted_after_it_run_on_release",
     ),
@@ -32,6 +32,12 @@ HOLD: list[Mutation] = [
         "test_the_ledger_refuses_a_launch_and_a_first_exposure_under_the_hold",
     ),
     rule(
+        "the hold: get_dispatch serves no first exposure or first pull under it",
+        "    if held and (serve.expose or serve.pull):\n",
+        "    if False and (serve.expose or serve.pull):\n",
+        "test_under_a_hold_only_a_repeat_is_served",
+    ),
+    rule(
         "the hold: waiting records are held",
         "        to_hold=tuple(record for record in open_records if record.state in WAITING),",
         "        to_hold=(),",
@@ -40,8 +46,8 @@ HOLD: list[Mutation] = [
     ),
     rule(
         "the hold: every open record is tagged for review",
-        "        review=tuple(record.event_id for record in open_records),",
-        "        review=(),",
+        "    tagged = [record.event_id for record in open_records]\n",
+        "    tagged: list[int] = []\n",
         "test_a_hold_tags_every_open_record_and_holds_only_the_waiting_ones",
         "test_a_hold_holds_the_waiting_records_and_tags_every_open_one",
     ),
@@ -136,8 +142,8 @@ HOLD: list[Mutation] = [
     ),
     rule(
         "live redispatch: the task's end admits the record",
-        "    UPDATE events SET state = 'admitted', reason = '', revision = revision + 1, updated_at = NEW.retired_at,",
-        "    UPDATE events SET state = state, reason = '', revision = revision + 1, updated_at = NEW.retired_at,",
+        "  UPDATE events SET state = 'admitted', reason = '', revision = revision + 1,\n",  # migration 0012's
+        "  UPDATE events SET state = state, reason = '', revision = revision + 1,\n",
         "test_a_redispatch_of_a_live_task_is_authorized_at_once_and_admitted_when_the_task_ends",
     ),
     rule(
@@ -148,8 +154,8 @@ HOLD: list[Mutation] = [
     ),
     rule(
         "live redispatch: a success is never run again, pending or not",
-        "WHEN OLD.retired_at IS NULL AND NEW.retired_at IS NOT NULL AND NEW.outcome IN ('unknown', 'failed')",
-        "WHEN OLD.retired_at IS NULL AND NEW.retired_at IS NOT NULL",
+        "IS NOT NULL\n AND NEW.outcome IN ('unknown', 'failed')\n",  # migration 0012's
+        "IS NOT NULL\n",
         "test_a_pending_redispatch_lapses_when_the_worker_succeeds",
     ),
     rule(

@@ -188,8 +188,8 @@ LIVE: list[Mutation] = [
     ),
     rule(
         "backlog: the poll lane does not read while intake pauses",
-        "            if self.backlog.check() is None:\n",
-        "            if self.backlog.check() is None or True:\n",
+        "        if self.backlog.check() is None:\n",
+        "        if self.backlog.check() is None or True:\n",
         "test_past_the_limit_intake_reads_nothing_and_below_it_reads_on_losing_nothing",
     ),
     rule(

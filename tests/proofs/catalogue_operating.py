@@ -40,9 +40,10 @@ OPERATING: list[Mutation] = [
     ),
     rule(
         "setup says when the worker program is not there",
-        "        if program and shutil.which(program) is not None:\n",
-        "        if program:\n",
+        "        return shutil.which(program) if program else None\n",
+        "        return program or None\n",
         "test_setup_says_when_the_worker_program_is_not_there",
+        "test_doctor_says_when_the_worker_program_is_not_there",
     ),
     rule(
         "a read on a connection the server closed is asked once more on a fresh one",

@@ -16,7 +16,7 @@ SHUTDOWN: list[Mutation] = [
     ),
     rule(
         "the connector waits for its loops only until the shutdown's bound",
-        "            loop.join(timeout=None if bound is None else max(0.0, bound))",
+        "            loop.join(timeout=None if remaining is None else max(0.0, remaining))",
         "            loop.join(timeout=30)",
         "test_sigterm_with_a_notice_in_flight_stops_within_its_bound_and_the_restart_adopts_it",
     ),

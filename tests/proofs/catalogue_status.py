@@ -192,4 +192,43 @@ STATUS: list[Mutation] = [
         "    if False:\n",
         "test_records_not_yet_running_are_listed_by_id_with_what_moves_them",
     ),
+    # the running connector's failed writes (shell/ledger/write_failures.py, connection.py)
+    rule(
+        "failed writes: a write whose storage failed is recorded where status reads it",
+        "            if self.write_failures is not None and is_storage_failure(error):\n"
+        "                self.write_failures.failed(error, self.clock.now())\n",
+        "            pass\n",
+        "test_status_shows_the_connectors_failed_write_until_its_next_good_one",
+    ),
+    rule(
+        "failed writes: the next write that commits clears the record",
+        "        if self.write_failures is not None:\n            self.write_failures.succeeded()\n",
+        "",
+        "test_status_shows_the_connectors_failed_write_until_its_next_good_one",
+    ),
+    rule(
+        "failed writes: a refused move is no failed write",
+        "    return code in _STORAGE_CODES\n",
+        "    return True\n",
+        "test_a_refused_move_is_no_failed_write",
+    ),
+    rule(
+        "failed writes: bin/connect run keeps the record for its ledger",
+        "        write_failures.watch(ledger)  # status shows this connector's failed writes\n",
+        "",
+        "test_status_beside_a_running_connector_then_beside_none",
+    ),
+    rule(
+        "failed writes: status reads the record",
+        "        write_failure=read_write_failure(paths.ledger),\n",
+        "",
+        "test_status_shows_the_connectors_failed_write_until_its_next_good_one",
+    ),
+    rule(
+        "failed writes: the summary says the connector's writes are failing",
+        "    if status.write_failure is not None:\n        parts.append(",
+        "    if False:\n        parts.append(",
+        "test_the_connectors_failed_write_is_in_the_summary_the_text_and_the_report",
+        "test_status_shows_the_connectors_failed_write_until_its_next_good_one",
+    ),
 ]

@@ -28,7 +28,14 @@ def decisions(by: str = BY) -> list[Resolution]:
 
 def test_an_indeterminate_intent_a_person_found_is_sent_with_its_receipt() -> None:
     assert resolve(S.indeterminate, "2 matching messages at the destination", Sent(4242, BY), NOW) == (
-        Success(Move(S.sent, "resolved: sent", BY, receipt_id=4242, finished_at=NOW))
+        Success(Move(S.sent, "resolved: sent, receipt unchecked", BY, receipt_id=4242, finished_at=NOW))
+    )
+
+
+def test_a_receipt_read_and_checked_first_is_recorded_as_checked() -> None:
+    checked = Sent(4242, BY, checked=True)
+    assert resolve(S.indeterminate, "2 matching messages at the destination", checked, NOW) == (
+        Success(Move(S.sent, "resolved: sent, receipt checked", BY, receipt_id=4242, finished_at=NOW))
     )
 
 

@@ -32,15 +32,17 @@ def test_a_person_who_found_the_message_marks_it_sent_with_its_receipt(
 ) -> None:
     intent_id = intents.indeterminate()
     clock.advance(600)
-    ran = run("sent", str(intent_id), "--receipt", "9001", "--by", BY)
+    ran = run("sent", str(intent_id), "--receipt", "9001", "--unchecked", "--by", BY)
     assert ran.code == EXIT_OK, ran.err
     assert ran.out.splitlines() == [
         f"intent {intent_id} (guard_ack, boost on recording 1000101): indeterminate -> sent, by {BY};"
-        " with receipt 9001"
+        " with receipt 9001 (unchecked)"
     ]
     assert ran.err == ""
     row = intents.whole(intent_id)
-    assert (row.state, row.receipt_id, row.note, row.resolved_by) == ("sent", 9001, notes.RESOLVED_SENT, BY)
+    assert (row.state, row.receipt_id, row.note, row.resolved_by) == (
+        "sent", 9001, notes.RESOLVED_SENT_UNCHECKED, BY
+    )
     assert row.finished_at == clock.now()
 
 
@@ -94,16 +96,17 @@ def test_a_refused_intent_may_be_resent(intents: Intents, run: Run, clock: FakeC
 
 def test_a_decision_prints_json_for_a_machine(intents: Intents, run: Run, clock: FakeClock) -> None:
     intent_id = intents.indeterminate()
-    ran = run("--json", "sent", str(intent_id), "--receipt", "77", "--by", BY)
+    ran = run("--json", "sent", str(intent_id), "--receipt", "77", "--unchecked", "--by", BY)
     assert ran.code == EXIT_OK, ran.err
     assert json.loads(ran.out) == {
         "id": intent_id,
         "decision": "sent",
         "from": "indeterminate",
         "to": "sent",
-        "note": notes.RESOLVED_SENT,
+        "note": notes.RESOLVED_SENT_UNCHECKED,
         "resolved_by": BY,
         "receipt_id": 77,
+        "receipt_checked": False,
         "not_before": format_timestamp(intents.whole(intent_id).not_before),
         "finished_at": format_timestamp(clock.now()),
     }
@@ -182,7 +185,7 @@ def test_a_receipt_another_intent_holds_is_refused_naming_it(intents: Intents, r
     owner = intents.sent(555)
     intent_id = intents.indeterminate()
     before = intents.whole(intent_id)
-    ran = run("sent", str(intent_id), "--receipt", "555", "--by", BY)
+    ran = run("sent", str(intent_id), "--receipt", "555", "--unchecked", "--by", BY)
     assert ran.code == EXIT_REFUSED
     assert len(ran.error_lines) == 1
     assert ran.error_lines[0].startswith(f"error: receipt 555 already belongs to intent {owner}")
@@ -192,7 +195,7 @@ def test_a_receipt_another_intent_holds_is_refused_naming_it(intents: Intents, r
 def test_a_receipt_is_one_intents_within_its_kind_only(intents: Intents, run: Run) -> None:
     intents.sent(555)  # a boost
     comment = intents.holding_reply()
-    ran = run("sent", str(comment), "--receipt", "555", "--by", BY)
+    ran = run("sent", str(comment), "--receipt", "555", "--unchecked", "--by", BY)
     assert ran.code == EXIT_OK, ran.err
     assert intents.whole(comment).receipt_id == 555
 

@@ -17,7 +17,7 @@ from shell.cli.main import main as connect
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_UNAVAILABLE
 from shell.state import pair_lock
 from shell.state.pair_lock import RUNTIME_ENV, PairServed, acquire, record_home, serving_elsewhere
-from tests.support.configured import configure_connector
+from tests.support.configured import POLL_SECONDS, configure_connector
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -89,7 +89,7 @@ def test_two_connectors_with_two_state_directories_of_one_pair_cannot_both_run(
                         str(standin.world.account_id), "--agent", str(standin.world.agent.id),
                         "--base-url", standin.base_url, "--token-file", str(tmp_path / "a" / "token")]) == EXIT_CONFIG
         assert f"already served from {first}" in capsys.readouterr().err
-        command = [str(REPOSITORY / "bin" / "connect"), "run", "--poll-seconds", "0.2", "--state-dir"]
+        command = [str(REPOSITORY / "bin" / "connect"), "run", "--poll-seconds", str(POLL_SECONDS), "--state-dir"]
         process = subprocess.Popen([*command, str(first)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             assert process.stdout is not None

@@ -19,7 +19,7 @@ from shell.basecamp.standin.live_faults import LiveAction, LiveFault
 from shell.basecamp.standin.server import StandIn
 from shell.ledger.connection import open_ledger_read_only
 from tests.support.child import wait_until
-from tests.support.configured import configure_connector
+from tests.support.configured import POLL_SECONDS, configure_connector
 
 pytestmark = pytest.mark.slow
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -61,7 +61,7 @@ def test_a_mention_is_heard_live_and_status_tells_the_lane(standin: StandIn, tmp
     state = configure_connector(standin, tmp_path)
     environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
     process = subprocess.Popen(
-        [CONNECT, "run", "--state-dir", str(state), "--poll-seconds", "0.5"],
+        [CONNECT, "run", "--state-dir", str(state), "--poll-seconds", str(POLL_SECONDS)],
         env=environment,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -106,7 +106,7 @@ def test_no_live_polls_alone_and_status_says_so(standin: StandIn, tmp_path: Path
     state = configure_connector(standin, tmp_path)
     environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
     process = subprocess.Popen(
-        [CONNECT, "run", "--state-dir", str(state), "--poll-seconds", "0.2", "--no-live"],
+        [CONNECT, "run", "--state-dir", str(state), "--poll-seconds", str(POLL_SECONDS), "--no-live"],
         env=environment,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

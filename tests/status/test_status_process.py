@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 
 from shell.basecamp.standin.server import StandIn
+from shell.ledger import write_failures
 from shell.ledger.connection import open_ledger_read_only
 from tests.support.child import wait_until
-from tests.support.configured import configure_connector
+from tests.support.configured import POLL_SECONDS, configure_connector
 
 pytestmark = pytest.mark.slow
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -53,7 +54,7 @@ def test_status_beside_a_running_connector_then_beside_none(standin: StandIn, tm
     state = configure(standin, tmp_path)
     environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
     process = subprocess.Popen(
-        [CONNECT, "run", "--state-dir", str(state), "--poll-seconds", "0.2"],
+        [CONNECT, "run", "--state-dir", str(state), "--poll-seconds", str(POLL_SECONDS)],
         env=environment,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -62,6 +63,8 @@ def test_status_beside_a_running_connector_then_beside_none(standin: StandIn, tm
     try:
         assert process.stdout is not None
         assert process.stdout.readline().startswith("running account=")
+        kept = state / write_failures.FILE_NAME
+        assert kept.is_file(), "run keeps its failed writes where status reads them"
         card = standin.world.projects[0].recording_ids[0]
         standin.mention(standin.world.people[0], card, "please take a look")
         agent = standin.world.agent.id
@@ -92,6 +95,7 @@ def test_status_beside_a_running_connector_then_beside_none(standin: StandIn, tm
         "configuration_problem": None,
     }
     assert found["running"] == "yes"
+    assert found["write_failure"] is None
     assert found["queues"] == {
         "seen": 0,
         "admitted": 0,

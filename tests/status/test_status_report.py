@@ -25,6 +25,7 @@ from core.presentation.status_values import (
     PidStatus,
     Status,
     WaitingIntent,
+    WriteFailure,
     pid_status,
 )
 
@@ -345,6 +346,7 @@ def test_the_reports_keys_are_stable_and_documented() -> None:
         "running",
         "unsafe_test_timings",
         "disk",
+        "write_failure",
         "hold",
         "feed",
         "queues",
@@ -390,6 +392,20 @@ def test_status_says_the_timing_floors_are_lifted() -> None:
     assert any(line.startswith("UNSAFE TEST TIMINGS") for line in lines(lifted))
     assert report(lifted)["unsafe_test_timings"] is True
     assert not any("UNSAFE" in line for line in lines(status()))
+
+
+def test_the_connectors_failed_write_is_in_the_summary_the_text_and_the_report() -> None:
+    why = "database or disk is full"
+    failing = dataclasses.replace(status(), write_failure=WriteFailure("2026-11-29T12:03:00.000000000Z", why, 4242))
+    assert report(failing)["write_failure"] == {"at": "2026-11-29T12:03:00.000000000Z", "why": why, "pid": 4242}
+    assert summary(failing).endswith(" · ledger writes failing since 2026-11-29T12:03:00Z")
+    assert any(
+        line.startswith("ledger writes: the connector's last one failed at 2026-11-29T12:03:00Z (pid 4242): " + why)
+        for line in lines(failing)
+    )
+    assert report(status())["write_failure"] is None
+    assert "ledger writes" not in summary(status())
+    assert not any(line.startswith("ledger writes") for line in lines(status()))
 
 
 def test_a_disk_nearly_full_is_in_the_summary_the_text_and_the_report() -> None:

@@ -1,7 +1,13 @@
 """A state directory as `bin/connect setup` writes it against the stand-in, for tests that run the
 connector as a real process: the agent's token in an owner-only file, routes, and the bundled
 demo worker (its own credentials in a token file, never in argv); and ``start_run``, that connector
-running."""
+running.
+
+``POLL_SECONDS`` is the feed-poll interval every test that runs the connector as a process gives
+``run``: the pace the request budget allows polls (``core.pacing``: a poll goes freely while fewer
+than half the window's turns are spent), halved so the test's own reads and posts fit beside them.
+A faster pace filled that half in a few seconds, then every poll waited for it to empty: polls
+arrived in bursts, and a test waiting on the poll lane under load waited seconds for a turn."""
 
 from __future__ import annotations
 
@@ -12,10 +18,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from core.pacing import DEFAULT_LIMIT, DEFAULT_WINDOW_SECONDS, POLL_HEADROOM_SHARE
 from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main as connect
 
 REPOSITORY = Path(__file__).resolve().parents[2]
+POLL_SECONDS = round(DEFAULT_WINDOW_SECONDS / (DEFAULT_LIMIT * POLL_HEADROOM_SHARE / 2), 2)
+"""0.85 s: polls take at most half of the turns the budget leaves them (module docstring)."""
 
 
 def configure_connector(
@@ -33,7 +42,7 @@ def configure_connector(
     ``scenes``: the demo worker plays each event's part from that file (``--scenes``);
     ``worker``: another worker command instead; ``base_url``: setup writes it unchecked;
     ``more``: further setup options (timings). The floors are lifted (``--unsafe-test-timings``):
-    tests read the feed every 0.2 s and reconcile after a second.
+    tests read the feed every ``POLL_SECONDS`` and reconcile after a second.
     """
     world = standin.world
     state = tmp_path / "state"
@@ -64,10 +73,10 @@ def configure_connector(
 
 
 def start_run(state: Path) -> subprocess.Popen[str]:
-    """``bin/connect run`` on ``state`` (polling every 0.2 s), once it says it is running."""
+    """``bin/connect run`` on ``state`` (polling every ``POLL_SECONDS``), once it says it is running."""
     environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
     process = subprocess.Popen(
-        [str(REPOSITORY / "bin" / "connect"), "run", "--state-dir", str(state), "--poll-seconds", "0.2"],
+        [str(REPOSITORY / "bin" / "connect"), "run", "--state-dir", str(state), "--poll-seconds", str(POLL_SECONDS)],
         env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert process.stdout is not None

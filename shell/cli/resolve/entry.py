@@ -40,7 +40,11 @@ Two kinds wait for a person:
 Decisions (each records who decided, with --by):
 
   sent ID --receipt N  indeterminate -> sent. You found the message in Basecamp; N is the
-                       id Basecamp gave it (the boost, comment or chat line).
+                       id Basecamp gave it (the boost, comment or chat line). Message N is
+                       read first, through the configuration beside the ledger: it must be
+                       at the intent's destination, the agent's, with the intent's words,
+                       and not older than the intent's request. --unchecked records it
+                       without looking (the intent's note says so).
   abandon ID           indeterminate -> abandoned. It will never be sent.
   resend ID            indeterminate or refused -> pending. It is due at once and the
                        connector posts it once more; its reconciliation starts afresh.
@@ -55,8 +59,21 @@ The ledger is --ledger PATH, --state-dir DIR (its ledger.sqlite3), or ${LEDGER_E
 It is never created here; these commands are safe beside a running connector (each decision is
 one short transaction).
 
+example: bin/outbox-resolve --state-dir ~/.local/state/basecamp-connector/1-2 sent 17 --receipt 9001
+
 exit codes: 0 done; 2 bad usage; 3 no usable ledger (missing, not a ledger, too new, not
-owner-only); 4 no such intent; 5 the decision is refused; 6 the ledger is busy."""
+owner-only), or no configuration beside it to check a receipt with; 4 no such intent; 5 the
+decision is refused (for sent: message N is not the intent's); 6 the ledger is busy, or
+Basecamp could not be asked about message N (nothing was changed)."""
+
+SENT_EPILOG = """\
+example: bin/outbox-resolve --state-dir DIR sent 17 --receipt 9001
+         bin/outbox-resolve --ledger PATH sent 17 --receipt 9001 --unchecked
+
+exit codes: 0 recorded; 3 no usable ledger, or no configuration beside it (--unchecked needs
+none); 4 no such intent; 5 refused: the intent is not indeterminate, N is another intent's
+receipt, or message N is not the intent's (not found there, someone else's, other words, older
+than the request); 6 the ledger is busy, or Basecamp could not be asked about N."""
 
 OWN_WORDS = (
     OwnWords(
@@ -136,15 +153,25 @@ def build_parser() -> argparse.ArgumentParser:
     sent = commands.add_parser(
         "sent",
         parents=[common],
+        epilog=SENT_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         help="indeterminate -> sent, with the id of the message you found in Basecamp",
         description=(
             "Mark an indeterminate intent sent: you found its message in Basecamp, and N is the "
-            f"id Basecamp gave it. {THE_RULE}"
+            "id Basecamp gave it. Message N is read first (through config.json beside the ledger) "
+            "and recorded only when it is at the intent's destination, the agent's, with the "
+            "intent's words, and not older than its request; --unchecked records it without "
+            f"looking. {THE_RULE}"
         ),
     )
     sent.add_argument("id", metavar="ID", type=positive_integer, help="the intent's id")
     sent.add_argument(
         "--receipt", metavar="N", type=positive_integer, required=True, help="the message's id in Basecamp"
+    )
+    sent.add_argument(
+        "--unchecked",
+        action="store_true",
+        help="record N without reading it at Basecamp first (the intent's note says so)",
     )
     sent.set_defaults(run=decide.run, decision="sent")
 

@@ -7,6 +7,8 @@ Rules:
 2. Reading opens the ledger read-only, deciding opens it as it exists: neither creates,
    migrates or tightens it (rule 1 of ``shell.cli.resolve``).
 3. A command a person is offered names the ledger by its absolute path, quoted for a shell.
+4. The connector's configuration is the ``config.json`` beside the ledger (the state directory
+   ``setup`` wrote holds both): ``sent``'s check of a receipt reads Basecamp through it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from shell.clock import Clock
 from shell.errors import EXIT_USAGE, UserError
 from shell.ledger import outbox as rows
 from shell.ledger.connection import Ledger, open_existing_ledger, open_ledger_read_only
-from shell.state.config import StatePaths
+from shell.state.config import CONFIG_NAME, StatePaths
 
 PROG = "bin/outbox-resolve"
 LEDGER_ENVIRONMENT = "CONNECTOR_LEDGER"
@@ -49,6 +51,7 @@ class Context:
                 f"name the ledger with --ledger PATH, --state-dir DIR or ${LEDGER_ENVIRONMENT}", EXIT_USAGE
             )
         self.ledger_path = os.path.abspath(given)
+        self.config_path = Path(self.ledger_path).parent / CONFIG_NAME
         self.clock = clock
         self.busy_timeout = busy_timeout
         self.json: bool = args.json

@@ -11,7 +11,13 @@ Rules:
    claim it follows (``Attribution``, supplied by the run). Checks judge the ledger against it.
 3. Faults are scripted one request at a time (``next_posts``, ``next_listings``, ``feed_down``,
    ``reads``): a create lands, is refused, is lost before or after landing, is rate limited
-   (429), cannot connect; a landed message may be visible only after a lag; a listing fails,
+   (429), cannot connect, or -- while it is in flight -- a person signed in as the agent posts
+   the same words, then it lands and its answer is lost (the listing then holds two messages
+   with the intent's words: adoption must take neither). The copy is made only where no other
+   intent has those words at that destination (``Attribution.alone``), a second before the
+   create lands: no other intent's listing could tell it from its own message either, and
+   adopting it there would be the design's known limit, not a bug. A landed message may be visible only
+   after a lag; a listing fails,
    hangs to its bound, or is cut short (the client's exhaustive-or-error rule makes a short
    listing an error); the feed fails; a summary read fails or is throttled.
 4. A crash armed here (``crash_at``) raises ``Crash`` at that point of a request: before the
@@ -56,6 +62,7 @@ class Post(StrEnum):
     lost_before_landing = "lost_before_landing"
     not_connected = "not_connected"
     rate_limited = "rate_limited"
+    copied_then_lost = "copied_then_lost"  # rule 3: a person's copy first, then lost after landing
 
 
 class Listing(StrEnum):
@@ -94,6 +101,10 @@ class Attribution:
         raise NotImplementedError
 
     def request_ended(self, intent_id: int, outcome: PostOutcome | None) -> None:
+        raise NotImplementedError
+
+    def alone(self, intent_id: int, destination: Destination, body: str) -> bool:
+        """No other intent has ``body``'s words at ``destination``."""
         raise NotImplementedError
 
 
@@ -222,6 +233,12 @@ class SimBasecamp:
                 case Post.land:
                     outcome = Receipt(self.store(destination, body, f"intent:{intent_id}"))
                 case Post.lost_after_landing:
+                    self.store(destination, body, f"intent:{intent_id}")
+                    outcome = Uncertain(UncertainCause.connection_lost, None, "lost after landing")
+                case Post.copied_then_lost:
+                    if self.attribution.alone(intent_id, destination, body):
+                        self.store(destination, body, "person")  # the agent's account, the same words
+                        self.clock.advance(1)  # a claim after this answer lists from later on
                     self.store(destination, body, f"intent:{intent_id}")
                     outcome = Uncertain(UncertainCause.connection_lost, None, "lost after landing")
                 case Post.lost_before_landing:

@@ -5,15 +5,21 @@ Rules:
    ten outbox invariants are ``outbox-1`` .. ``outbox-10``
    (``/work/shared/reference/lifecycle-outbox-pr.txt``); beside them: ``no-message-doubled``,
    ``no-instruction-twice``, ``no-record-lost`` (at the end), ``moves-are-edges``,
-   ``receipts-unique-and-final``, ``nothing-sending-at-quiescence`` (at the end).
+   ``receipts-unique-and-final``, ``nothing-sending-at-quiescence`` (at the end), and the hold's
+   and the rate limit's: nothing sent or launched and no first pull while a hold stands, no
+   post while a 429's Retry-After runs.
 2. A check judges the ledger against ground truth the connector cannot see: which request
    stored which message (``SimBasecamp``), which worker was handed which instruction
    (``Workers.handed``), and what a person decided (``Truth``). Every state change is read from
    the audit triggers this module adds to the run's ledger (``AUDIT_SQL``), with the actors the
    step's part may act as.
 3. A check found at a request (``request_starts``: a request that follows no fresh claim, is
-   made under the hold, or fires a guard a worker holds) is recorded and reported after the step:
+   made under the hold or during a 429's Retry-After, or fires a guard a worker holds) is
+   recorded and reported after the step:
    nothing is raised inside the connector's own code.
+4. A step that changed no row through the ledger's one connection (SQLite's ``total_changes``,
+   triggers included) and stored no message is judged without reading the ledger: the audit
+   and the outbox read the same as after the step before.
 """
 
 from __future__ import annotations
@@ -65,6 +71,10 @@ CHECKS = (
     "moves-are-edges",
     "receipts-unique-and-final",
     "nothing-sending-at-quiescence",
+    "nothing-sent-under-a-hold",
+    "nothing-launched-under-a-hold",
+    "no-first-pull-under-a-hold",
+    "no-post-during-a-retry-after",
 )
 
 AUDIT_SQL = (
@@ -125,7 +135,10 @@ def request_starts(run: Run, destination: Destination, body: str) -> int:
         ]
         fresh = [row for row in mine if row[0] not in truth.requested_in_era]
         if held:
-            _found(run, "outbox-3 no request without a sending row", f"a request to {destination} under the hold")
+            _found(run, "nothing-sent-under-a-hold", f"a request to {destination} under the hold")
+        if run.basecamp.rate_limited_for() > 0:
+            _found(run, "no-post-during-a-retry-after",
+                   f"a request to {destination} {run.basecamp.rate_limited_for():g} s before a 429's Retry-After ends")
         if not mine:
             _found(run, "outbox-3 no request without a sending row",
                    f"a request to {destination} with no intent sending there with its words")
@@ -145,12 +158,27 @@ def request_starts(run: Run, destination: Destination, body: str) -> int:
     return identifier
 
 
+def alone(run: Run, intent_id: int, destination: Destination, body: str) -> bool:
+    """No other intent has ``body``'s words at ``destination`` (``basecamp.Attribution``)."""
+    with run.connector.ledger.read() as connection:
+        return not any(
+            identifier != intent_id and Destination(MessageKind(kind), bucket, recording) == destination
+            and message_text(text) == message_text(body)
+            for identifier, kind, bucket, recording, text in connection.execute(
+                "SELECT id, message_kind, bucket_id, recording_id, body FROM outbox"))
+
+
 # -- after every step ------------------------------------------------------------------------------
 
 def after_step(run: Run, final: bool) -> list[tuple[str, str]]:
     """Every check, on what changed since the last step (the outbox whole when anything there moved)."""
     truth = run.truth
     seen = (len(run.basecamp.messages), len(run.workers.told_to_acknowledge))
+    changes = (run.connector, run.connector.ledger._connection.total_changes)
+    if not final and changes == truth.last_changes and seen == truth.last_seen:
+        _judge_exposures(run)
+        return truth.violations
+    truth.last_changes = changes
     with run.connector.ledger.read() as connection:
         audit = connection.execute(
             "SELECT seq, tbl, key, old, new, note, old_receipt, new_receipt, cause FROM sim_audit"
@@ -198,7 +226,10 @@ def _judge_move(  # noqa: PLR0917 -- one audit row, as its columns
     if old == new:
         return
     edges, states = _TABLES[table]
-    if not any(isinstance(edges.step(states(old), states(new), actor, note), Success) for actor in run.actors):
+    actors = run.actors
+    if table == "events" and run.truth.redispatched[int(key)]:
+        actors = actors | {Actor.person}  # a person's redispatch of a live task moves it when the task ends
+    if not any(isinstance(edges.step(states(old), states(new), actor, note), Success) for actor in actors):
         name = ("outbox-7 intent states move along their edges, a person's only by a person"
                 if table == "outbox" else "moves-are-edges")
         _found(run, name, f"{table} {key} moved {old} -> {new} as one of {sorted(run.actors)}")
@@ -263,7 +294,15 @@ def _refused(outcome: object) -> bool:
     return isinstance(outcome, Refused) and not_created_cause(outcome) is None
 
 
+def hold_stands(run: Run) -> bool:
+    with run.connector.ledger.read() as connection:
+        return connection.execute("SELECT 1 FROM hold_marker").fetchone() is not None
+
+
 def _judge_exposures(run: Run) -> None:
+    for attempt_id, event_id in run.workers.pulled_under_hold:
+        _found(run, "no-first-pull-under-a-hold", f"attempt {attempt_id} was handed event {event_id} under the hold")
+    run.workers.pulled_under_hold.clear()
     for event_id, attempts in run.workers.handed.items():
         allowed = 1 + run.truth.redispatched[event_id]
         if len(set(attempts)) > allowed:

@@ -1,40 +1,47 @@
-"""The connector under simulation: the production parts, wired as ``shell.connector`` wires them,
-over the simulated Basecamp and workers, and started through the one start path.
+"""The connector under simulation: the production ``shell.connector.Connector``, built over the
+simulated Basecamp and workers, started through its own ``start``.
 
 Rules:
-1. Every part is the production class: ``Intake``, ``Admission``, ``Outbox``, ``Dispatcher`` (its
-   ``_start`` alone is replaced: the worker's life runs in the simulation's steps, not on a
-   thread, through the dispatcher's own ``spawned`` / ``still_running`` / ``supervised``).
-2. ``boot`` opens the ledger file and runs ``shell.start.settle_previous`` with all three parts
-   (reconcile, sweep, recover, send), then admits every seen record again and reads the feed
-   once: ``shell.connector.Connector.start``'s order.
+1. The connector is the production class, built by its own ``__post_init__`` (intake, admission,
+   outbox, dispatcher, the adopted-reply rule, backlog, repair); ``Seams`` (connector rule 9)
+   puts the simulated Basecamp's reads and workers where the client's reads and
+   ``CommandDriver`` go, and ``SimDispatcher`` where ``Dispatcher`` goes: its ``_start`` alone
+   is replaced, so a worker's life runs in the simulation's steps, not on a thread, through the
+   dispatcher's own ``spawned`` / ``still_running`` / ``supervised``. The live lane is off (the
+   simulated Basecamp has no WebSocket).
+2. ``boot`` opens the ledger file (unsynced: a throwaway on a memory-backed directory) and calls
+   ``Connector.start``: the production start path, settle_previous's steps and the re-admission
+   and first read after them. A step of intake or dispatch is the connector's own turn of that
+   loop (``intake_turn``, ``dispatch_turn``).
 3. A crash (``Crash``, at any point) abandons this object and its connection; the next ``boot``
    opens the same file, as a restarted process would.
+4. What the connector logs with a traceback (``log.exception``: a loop caught something it did
+   not expect) is a violation: ``Failures`` collects it for the ``connector-never-fails`` check.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import cast
 
-from core.admission_matrix import AdmissionSettings
-from core.feed import FeedFilters
-from shell.admission import Admission
+from core.configuration import Configuration, Route, Timings, Trust
+from shell.basecamp.client import BasecampClient
 from shell.clock import FakeClock
-from shell.dispatcher import Dispatcher, DispatchOptions, _Running
-from shell.intake.poll_lane import Intake, IntakeFailed
-from shell.ledger import records
+from shell.connector import Connector, Seams
+from shell.dispatcher import Dispatcher, _Running
 from shell.ledger.connection import Ledger, open_ledger
 from shell.ledger.tasks import Launch
-from shell.outbox import Outbox, OutboxOptions
-from shell.start import StartParts, settle_previous
+from shell.worker.command import WorkerCommand
 from tests.sim.whole.basecamp import AGENT_ID, OPERATOR_ID, ROUTED, SimBasecamp
 from tests.sim.whole.workers import Workers
 
 STILL_RUNNING_EVERY = 600.0
 TASK_DEADLINE = timedelta(hours=1)
+START_BOUND = timedelta(seconds=60)
 
 
 @dataclass
@@ -61,48 +68,43 @@ class SimDispatcher(Dispatcher):
             self._running.pop(task_id, None)
 
 
+class Failures(logging.Handler):
+    """Rule 4: every record the connector logged with a traceback."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.found: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info is not None:
+            error = record.exc_info[1]
+            self.found.append(f"{record.getMessage()}: {type(error).__name__}: {error}")
+
+
 class SimConnector:
     def __init__(  # noqa: PLR0917 -- the parts a process is made of
         self, path: Path, sessions: Path, work_dir: Path, clock: FakeClock,
                  basecamp: SimBasecamp, workers: Workers) -> None:
         self.clock = clock
-        self.ledger: Ledger = open_ledger(path, clock=clock)
-        self.sessions = sessions
-        settings = AdmissionSettings(agent_id=AGENT_ID, operator_id=OPERATOR_ID,
-                                     routed_projects=frozenset({ROUTED}))
-        self.intake = Intake(self.ledger, basecamp,
-                             FeedFilters.of(exclude_performers=("self",), actor_types=("person",)), clock, start=0)
-        self.admission = Admission(self.ledger, basecamp, settings, timedelta(seconds=30), clock)
-        self.outbox = Outbox(self.ledger, basecamp, AGENT_ID, OutboxOptions(reconcile_after=timedelta(seconds=60)))
-        self.dispatcher = SimDispatcher(self.ledger, {ROUTED: work_dir}, workers, workers,
-                                        DispatchOptions(concurrency=2, task_deadline=TASK_DEADLINE, driver_name="sim"))
+        self.ledger: Ledger = open_ledger(path, clock=clock, unsynced=True)
+        configuration = Configuration(
+            account_id=999, base_url="https://3.basecampapi.com", agent_id=AGENT_ID, token_file="unused",
+            trust=Trust(operator_id=OPERATOR_ID), routes=(Route(ROUTED, str(work_dir)),),
+            task_deadline=TASK_DEADLINE,
+            timings=Timings(still_running=timedelta(seconds=STILL_RUNNING_EVERY)),
+        )
+        self.connector = Connector(
+            configuration, self.ledger, cast(BasecampClient, basecamp), clock, WorkerCommand.configured(None),
+            sessions, live=False, seams=Seams(basecamp, workers, workers, SimDispatcher),
+        )
+        self.dispatcher = cast(SimDispatcher, self.connector.dispatcher)
+        self.outbox = self.connector.outbox
         self.held: list[str] = []
         self.last_tick: dict[str, float] = {}
 
     def boot(self) -> None:
-        """Rule 2: the production start order."""
-        started = settle_previous(
-            StartParts(self.outbox, sessions=self.sessions, recovery=self.dispatcher),
-            self.clock.monotonic() + 60,
-        )
-        self.held = started.held
-        with self.ledger.read() as connection:
-            seen = records.seen_ids(connection)
-        for event_id in seen:
-            self.admission.admit(event_id, self.clock.monotonic() + 60)
-        self.poll()
-
-    def poll(self) -> None:
-        """One turn of the intake loop: read the feed, admit what is new, sweep the blocked."""
-        try:
-            result = self.intake.poll_once(self.clock.monotonic() + 30)
-        except IntakeFailed:
-            return
-        for event_id in result.new_ids:
-            self.admission.admit(event_id, self.clock.monotonic() + 60)
-
-    def sweep(self) -> None:
-        self.admission.sweep(self.clock.now())
+        """Rule 2: the production start path."""
+        self.held = self.connector.start(START_BOUND)
 
     def close(self) -> None:
         self.ledger.close()

@@ -38,6 +38,9 @@ CATALOGUED = (
     "claim: a guard a worker canceled by get_dispatch is canceled",
     "invariant 4 across a crash: a restart never posts a sending intent again (SIGKILL)",
     "an exposed, unreported instruction ends unknown: it never runs again automatically",
+    "the hold pauses sending (before the database's trigger refuses it)",
+    "the hold: get_dispatch serves no first exposure or first pull under it",
+    "while a 429's wait runs nothing is claimed",
 )
 
 OWN = (
@@ -55,6 +58,13 @@ OWN = (
         "a completion notice twice on restart: recovery settles attempts already ended",
         "FROM attempts WHERE state <> 'ended' ORDER BY launched_at",
         "FROM attempts ORDER BY launched_at",
+    ),
+    rule(
+        "the hold: nothing launches under it (both code walls gone: the trigger alone refuses)",
+        "    if not buckets or not may_launch(hold.standing(connection)):\n",
+        "    if not buckets:\n",
+        also=(("    if not may_launch(hold.standing(connection)):\n        raise NotStartable(",
+               "    if False:\n        raise NotStartable("),),
     ),
 )
 

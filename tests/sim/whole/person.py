@@ -6,8 +6,10 @@ Rules:
    ``resend`` (the message is truly absent) or, for an indeterminate intent, sometimes
    ``abandon``. Every decision goes through ``shell.ledger.resolution.resolve_intent``.
 2. Redispatch and discard go through ``shell.ledger.decisions.decide``, on any record that
-   might take them; a refusal is an answer. A redispatch done widens what the
+   might take them (a held one too); a refusal is an answer. A redispatch done widens what the
    ``no-instruction-twice`` check allows for that event by one worker.
+3. Hold and release go through ``shell.ledger.hold`` (what ``bin/connect hold`` and ``release``
+   call): a hold stands until this person releases it, at the latest when the run ends.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from core.decisions import Action
 from core.edges import IntentState
 from core.resolution import Abandon, Resend, Sent
 from shell.ledger import decisions
+from shell.ledger.hold import release, set_hold
 from shell.ledger.resolution import resolve_intent, waits_for_person
 from tests.sim.whole.basecamp import ROUTED
 
@@ -28,13 +31,25 @@ PERSON = "person:26909558"
 
 
 def act(run: Run) -> None:
-    match run.rng.randrange(3):
-        case 0:
+    match run.rng.randrange(12):
+        case 0 | 1 | 2 | 3 | 4:
             _resolve(run)
-        case 1:
+        case 5 | 6 | 7:
             _decide(run, Action.redispatch)
-        case _:
+        case 8 | 9:
             _decide(run, Action.discard)
+        case 10:
+            set_hold(run.connector.ledger, PERSON, "a look at the queue", run.clock.now())
+            run.note("person: hold")
+            run.cover("person: hold set")
+        case _:
+            release_hold(run)
+
+
+def release_hold(run: Run) -> None:
+    released = release(run.connector.ledger, PERSON, run.clock.now())
+    run.note(f"person: release: {released.summary}")
+    run.cover("person: hold released" if released.hold is not None else "person: release, none stood")
 
 
 def _resolve(run: Run) -> None:
@@ -65,7 +80,7 @@ def _resolve(run: Run) -> None:
 def _decide(run: Run, action: Action) -> None:
     with run.connector.ledger.read() as connection:
         candidates = [event_id for (event_id,) in connection.execute(
-            "SELECT id FROM events WHERE state IN ('completed', 'blocked', 'admitted', 'queued') ORDER BY id")]
+            "SELECT id FROM events WHERE state IN ('completed', 'blocked', 'admitted', 'queued', 'held') ORDER BY id")]
     if not candidates:
         return
     event_id = run.rng.choice(candidates)

@@ -8,17 +8,23 @@ Rules:
    mention, intake polls and admission decides, the dispatcher ticks, a worker acts, its
    supervision ticks or ends it, the outbox runs, time passes, Basecamp's next answers are
    scripted, a crash is armed or happens now, the connector is stopped (SIGTERM) and started,
-   a careful person resolves, redispatches or discards. A ``Crash`` anywhere restarts the
-   connector through ``SimConnector.boot`` (the production start path).
+   a careful person resolves, redispatches, discards, holds or releases. A ``Crash`` anywhere restarts the
+   connector through ``SimConnector.boot`` (``Connector.start``, the production start path).
 3. After every step the named checks of ``tests.sim.whole.checks`` run; a violation stops the
    run at that step, with the step's number, the check's name and the history.
-4. At the end: Basecamp heals, time passes, every part runs to quiescence, and the final checks
+4. At the end: Basecamp heals, the person releases a hold still standing, time passes, every
+   part runs to quiescence, and the final checks
    (nothing sending, no record lost) run.
+5. The run keeps one idle connection of its own to the ledger file (``keeper``, never in a
+   transaction), so a connector's close is never the last: its WAL is left as a killed process
+   leaves it, for the next start to read, and the file's shared index is not rebuilt at every
+   restart (a third of a restart's cost).
 """
 
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import random
 import shutil
@@ -39,7 +45,7 @@ from shell.ledger import tasks
 from shell.ledger.connection import open_ledger
 from tests.sim.whole import checks, person
 from tests.sim.whole.basecamp import ROUTED, UNROUTED, Crash, Listing, Post, SimBasecamp
-from tests.sim.whole.connector import STILL_RUNNING_EVERY, SimConnector
+from tests.sim.whole.connector import STILL_RUNNING_EVERY, Failures, SimConnector
 from tests.sim.whole.workers import Worker, Workers
 
 SCRATCH = os.environ.get("SIM_DIR") or (
@@ -77,7 +83,7 @@ def template_ledger() -> Path:
         atexit.register(shutil.rmtree, directory, ignore_errors=True)
         os.chmod(directory, 0o700)
         path = directory / "ledger.sqlite3"
-        with open_ledger(path) as ledger, ledger.write() as connection:
+        with open_ledger(path, unsynced=True) as ledger, ledger.write() as connection:
             for statement in checks.AUDIT_SQL:
                 connection.execute(statement)
         _TEMPLATE["path"] = path
@@ -93,6 +99,7 @@ class Truth:
     redispatched: Counter[int] = field(default_factory=Counter)
     audit_seen: int = 0
     last_seen: tuple[int, int] = (0, 0)  # messages stored, workers told to acknowledge
+    last_changes: tuple[object, int] | None = None  # (connector, its connection's total_changes)
     violations: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -109,6 +116,8 @@ class Run:
         self.path = self.directory / "state" / "ledger.sqlite3"
         shutil.copyfile(template_ledger(), self.path)
         os.chmod(self.path, 0o600)
+        self.keeper = sqlite3.connect(self.path)  # rule 5
+        self.keeper.execute("SELECT 1 FROM sqlite_master").fetchone()
         (self.directory / "sessions").mkdir(mode=0o700)
         from shell.clock import FakeClock
 
@@ -116,6 +125,7 @@ class Run:
         self.basecamp = SimBasecamp(self.clock, self.rng, self, on_fault=self.cover)
         self.workers = Workers(self.rng, self.basecamp, self.cover)
         self.next_event = 1
+        self.failures = Failures()
         self.actors: frozenset[Actor] = frozenset({Actor.automatic})
         self.connector = self._connector()
 
@@ -123,6 +133,7 @@ class Run:
 
     def play(self) -> None:
         tasks.secrets = _SeededSecrets(self.rng)  # type: ignore[assignment]
+        logging.getLogger("connector").addHandler(self.failures)
         try:
             self._boot()
             for number in range(1, self.steps + 1):
@@ -134,10 +145,15 @@ class Run:
             self._quiesce()
             self._check(self.steps + 1, final=True)
         finally:
+            logging.getLogger("connector").removeHandler(self.failures)
             self.connector.close()
+            self.keeper.close()
             shutil.rmtree(self.directory, ignore_errors=True)
 
     def _check(self, number: int, final: bool = False) -> None:
+        for failure in self.failures.found:  # what a loop of the connector caught and logged
+            self.truth.violations.append(("connector-never-fails", failure))
+        self.failures.found.clear()
         found = checks.after_step(self, final)
         if found:
             check, detail = found[0]
@@ -193,7 +209,7 @@ class Run:
             (8, "fault", self._fault, frozenset({auto})),
             (3, "crash", self._crash, frozenset({auto, Actor.admission, Actor.dispatcher, Actor.worker})),
             (1, "stop and start", self._stop_and_start, frozenset({auto, Actor.admission, Actor.dispatcher})),
-            (4, "person", lambda: person.act(self), frozenset({auto, Actor.person})),
+            (6, "person", lambda: person.act(self), frozenset({auto, Actor.person})),
         ]
         pick = self.rng.randrange(sum(weight for weight, *_ in menu))
         for weight, name, action, actors in menu:
@@ -212,12 +228,17 @@ class Run:
         self.note(f"event {event_id} in {'routed' if bucket == ROUTED else 'unrouted'} {recording}{' chat' if chat else ''}")
 
     def _intake(self) -> None:
-        self.connector.poll()
-        self.connector.sweep()
+        self.connector.connector.intake_turn()
 
     def _dispatch(self) -> None:
-        for launch in self.connector.dispatcher.tick():
+        held = checks.hold_stands(self)
+        for launch in self.connector.connector.dispatch_turn():
             self.note(f"launch task {launch.task_id} events {launch.event_ids}")
+            if held:
+                self.truth.violations.append(
+                    ("nothing-launched-under-a-hold", f"task {launch.task_id} launched under the hold"))
+        if held:
+            self.cover("dispatch under a hold")
 
     def _worker(self) -> None:
         dispatcher = self.connector.dispatcher
@@ -275,6 +296,8 @@ class Run:
 
     def _outbox(self) -> None:
         outbox = self.connector.outbox
+        if self.basecamp.rate_limited_for() > 0:
+            self.cover("outbox ran during a 429's Retry-After")
         match self.rng.randrange(3):
             case 0:
                 outbox.run_once()
@@ -357,6 +380,9 @@ class Run:
         basecamp.reads.clear()
         basecamp.crash_at, basecamp.feed_down, basecamp.slow_post_seconds = None, False, 0.0
         self.workers.crash_at_spawn, self.workers.unverifiable = None, False
+        if checks.hold_stands(self):
+            self.actors = frozenset({Actor.automatic, Actor.person})
+            person.release_hold(self)
         for _ in range(40):
             self.clock.advance(3700)
             self.actors = frozenset({Actor.automatic, Actor.admission, Actor.dispatcher, Actor.worker})
@@ -378,6 +404,9 @@ class Run:
 
     def request_starts(self, destination: Destination, body: str) -> int:
         return checks.request_starts(self, destination, body)
+
+    def alone(self, intent_id: int, destination: Destination, body: str) -> bool:
+        return checks.alone(self, intent_id, destination, body)
 
     def request_ended(self, intent_id: int, outcome: PostOutcome | None) -> None:
         self.truth.era_outcome[intent_id] = outcome

@@ -6,7 +6,9 @@ Rules:
    itself when told to, replies, reports, takes follow-ups), ``slow`` (the same after a long
    wait), ``silent`` (never calls a tool), ``crashing`` (pulls, then dies failed),
    ``unreported`` (pulls and replies in Basecamp, never reports), ``self_acknowledging``
-   (boosts and reports the boost on every instruction), ``twice`` (reports everything twice).
+   (boosts and reports the boost on every instruction), ``twice`` (reports everything twice),
+   ``deliberate`` (pulls, and acknowledges as told only a few actions later: the guard it
+   canceled by pulling stays canceled while its notice falls due).
 2. Each ``act`` is one tool call or one Basecamp write, or the process ending. A refusal from
    the tools is an answer (the worker carries on); a worker never sees the ledger otherwise.
 3. The driver (``SimDriver``) and recovery (``SimRecovery``) are the dispatcher's seams: spawn
@@ -43,7 +45,7 @@ from tests.sim.whole.basecamp import AGENT_ID, CAMPFIRE, Crash, SimBasecamp
 _T = TypeVar("_T")
 
 TEMPERAMENTS = ("honest", "honest", "honest", "slow", "slow", "silent", "crashing", "unreported",
-                "self_acknowledging", "self_acknowledging", "twice")
+                "self_acknowledging", "self_acknowledging", "twice", "deliberate", "deliberate")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +66,7 @@ class Worker:
     reported: set[int] = field(default_factory=set)
     exit_reason: StopReason | None = None
     pulled: list[int] = field(default_factory=list)
+    owed: tuple[int, Destination] | None = None  # an acknowledgement a deliberate worker will make
 
     @property
     def attempt_id(self) -> str:
@@ -80,6 +83,7 @@ class Workers:
     alive: dict[int, Worker] = field(default_factory=dict)  # by pid
     handed: dict[int, list[str]] = field(default_factory=dict)  # event id -> attempts given it
     told_to_acknowledge: set[int] = field(default_factory=set)
+    pulled_under_hold: list[tuple[str, int]] = field(default_factory=list)  # (attempt, event): a violation
     crash_at_spawn: str | None = None  # "before" (nothing started) | "after" (started, unrecorded)
     unverifiable: bool = False
     _next_pid: int = 40_000
@@ -143,8 +147,14 @@ class Workers:
                 return None
             case "crashing" if worker.pulled:
                 return self._exit(worker, StopReason.failed)
+            case "deliberate" if worker.owed is not None:
+                worker.waits += 1
+                if worker.waits % 4 == 0:
+                    self._acknowledge(worker, tools, *worker.owed)
+                    worker.owed = None
+                return None
         if worker.current is None:
-            return self._get(worker, tools)
+            return self._get(worker, tools, ledger)
         event_id = worker.current
         match worker.temperament:
             case "unreported":
@@ -164,7 +174,7 @@ class Workers:
                 worker.current = None
                 return None
 
-    def _get(self, worker: Worker, tools: DispatchLedger) -> StopReason | None:
+    def _get(self, worker: Worker, tools: DispatchLedger, ledger: Ledger) -> StopReason | None:
         answer = self._call(lambda: tools.get_dispatch(GetRequest(None)))
         instruction = None if answer is None else answer.instruction
         if instruction is None:
@@ -173,15 +183,23 @@ class Workers:
         if event_id not in worker.pulled:
             worker.pulled.append(event_id)
             self.handed.setdefault(event_id, []).append(worker.attempt_id)
+            with ledger.read() as connection:
+                if connection.execute("SELECT 1 FROM hold_marker").fetchone() is not None:
+                    self.pulled_under_hold.append((worker.attempt_id, event_id))
         worker.current = event_id
         told = instruction.acknowledge and not instruction.guard_acknowledged
         if told:
             self.told_to_acknowledge.add(event_id)
-        if (told and worker.temperament in ("honest", "slow", "twice")) or worker.temperament == "self_acknowledging":
-            boost = Destination(MessageKind.boost, instruction.bucket_id, instruction.recording_id)
-            ack_id = self.basecamp.store(boost, GUARD_ACKNOWLEDGEMENT, f"worker:{worker.attempt_id}")
-            self._call(lambda: tools.ack_dispatch(AckRequest(event_id, ack_id)))
+        boost = Destination(MessageKind.boost, instruction.bucket_id, instruction.recording_id)
+        if told and worker.temperament == "deliberate":
+            worker.owed = (event_id, boost)
+        elif (told and worker.temperament in ("honest", "slow", "twice")) or worker.temperament == "self_acknowledging":
+            self._acknowledge(worker, tools, event_id, boost)
         return None
+
+    def _acknowledge(self, worker: Worker, tools: DispatchLedger, event_id: int, boost: Destination) -> None:
+        ack_id = self.basecamp.store(boost, GUARD_ACKNOWLEDGEMENT, f"worker:{worker.attempt_id}")
+        self._call(lambda: tools.ack_dispatch(AckRequest(event_id, ack_id)))
 
     def _reply(self, worker: Worker, event_id: int) -> int:
         mention = next(m for m in self.basecamp.feed if m.event_id == event_id)

@@ -1,0 +1,449 @@
+"""``bin/connect doctor``'s verdicts: what each measured fact means -- ok, warning or failing --
+and what a person should do about it. The shell measures (``shell.doctor``); these judge.
+
+Rules:
+1. A check is a name, a verdict, what was found (``detail``) and what to do (``advice``, empty
+   when there is nothing to do). The report is ``ok`` when no check is failing: a warning is
+   something to know, not something that stops the connector.
+2. Failing is what makes ``run`` refuse to start or a request fail in public: a configuration
+   that does not load or names other ids than asked, a token Basecamp refuses or that acts as
+   someone else, a route directory missing or not writable, a worker program not found (or,
+   with ``--deep``, one that does not complete the MCP handshake), a state directory missing,
+   loose or not writable, a ledger too new, unusable or damaged, a disk below
+   ``LOW_DISK_BYTES``, the pair served from another state directory, Basecamp not answering.
+3. Warnings: a bare token (never refreshed: Launchpad's live two weeks), a login token past its
+   expiry (the connector refreshes it first), a token not asked because Basecamp did not answer,
+   a ledger a migration behind (``run`` migrates it) or busy, a disk below ``DISK_WARNING_BYTES``,
+   a running connector whose re-read configuration is unusable, no routes at all, a clock
+   more than ``SKEW_WARNING`` from Basecamp's ``Date``, a probe worker whose group outlived
+   SIGKILL.
+4. A lock held by a running connector is ok: doctor is read beside one, and takes no lock.
+5. Pure: times come in as values; nothing here reads a file, a clock or the network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from email.utils import parsedate_to_datetime
+from enum import StrEnum
+from typing import Any
+
+from core.presentation.status_report import byte_size
+from core.presentation.status_values import LOW_DISK_BYTES
+from core.timestamps import format_timestamp
+
+SKEW_WARNING = timedelta(seconds=60)
+DISK_WARNING_BYTES = 512 * 1024 * 1024
+"""Below this much free space a warning; below ``LOW_DISK_BYTES`` (status's "nearly full")
+failing: the connector's writes fail there first."""
+
+
+class Verdict(StrEnum):
+    ok = "ok"
+    warning = "warning"
+    failing = "failing"
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One line of the report (rule 1)."""
+
+    name: str
+    status: Verdict
+    detail: str
+    advice: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        return {"name": self.name, "status": str(self.status), "detail": self.detail, "advice": self.advice}
+
+
+def passed(checks: Sequence[Check]) -> bool:
+    """True when nothing fails (rule 1)."""
+    return all(check.status != Verdict.failing for check in checks)
+
+
+def report(checks: Sequence[Check]) -> dict[str, Any]:
+    """``--json``: ``{checks: [{name, status, detail, advice}], ok}``."""
+    return {"checks": [check.to_json() for check in checks], "ok": passed(checks)}
+
+
+def _ok(name: str, detail: str) -> Check:
+    return Check(name, Verdict.ok, detail)
+
+
+def _warning(name: str, detail: str, advice: str) -> Check:
+    return Check(name, Verdict.warning, detail, advice)
+
+
+def _failing(name: str, detail: str, advice: str) -> Check:
+    return Check(name, Verdict.failing, detail, advice)
+
+
+# -- the configuration and the state directory ------------------------------------------------
+
+SETUP_ADVICE = "fix it with bin/connect setup (bin/connect setup --show prints what it holds)"
+
+
+def configuration_check(
+    path: str, problem: str | None, named: tuple[int, int], asked: tuple[int | None, int | None]
+) -> Check:
+    """The configuration file: it loads (owner-only, parses, validates) and names the account
+    and agent asked for, when they were (``--account``/``--agent``)."""
+    name = "configuration"
+    if problem is not None:
+        return _failing(name, problem, SETUP_ADVICE)
+    account, agent = named
+    if asked[0] is not None and asked[1] is not None and (account, agent) != asked:
+        return _failing(
+            name,
+            f"{path} names account {account} and agent {agent}, not account {asked[0]} and agent {asked[1]}",
+            "give that pair's own state directory (--state-dir), or run bin/connect setup for it",
+        )
+    return _ok(name, f"{path}: account {account}, agent {agent}")
+
+
+def state_directory_check(path: str, exists: bool, problem: str | None, writable: bool) -> Check:
+    name = "state directory"
+    if not exists:
+        return _failing(name, f"{path} does not exist", "bin/connect setup creates it")
+    if problem is not None:
+        return _failing(name, problem, f"make it this user's own and owner-only: chmod 700 {path}")
+    if not writable:
+        return _failing(
+            name, f"{path} is not writable by this user", "the connector writes its ledger and lock there"
+        )
+    return _ok(name, f"{path}: owner-only and writable")
+
+
+class LedgerTrouble(StrEnum):
+    """Why the ledger could not be opened read-only, as the shell found it."""
+
+    out_of_date = "out_of_date"
+    too_new = "too_new"
+    busy = "busy"
+    damaged = "damaged"
+    unusable = "unusable"
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerFacts:
+    """The ledger as measured: absent, not openable (``trouble`` and the line it gave), or its
+    schema version and what SQLite's integrity check said (``problems``; empty when "ok")."""
+
+    exists: bool
+    trouble: LedgerTrouble | None = None
+    message: str = ""
+    version: int = 0
+    expected: int = 0
+    problems: tuple[str, ...] = ()
+    full_check: bool = False
+
+
+def ledger_check(path: str, facts: LedgerFacts) -> Check:
+    name = "ledger"
+    if not facts.exists:
+        return _ok(name, f"{path} is not created yet: bin/connect run creates it")
+    match facts.trouble:
+        case LedgerTrouble.out_of_date:
+            return _warning(name, facts.message, "start the connector once (bin/connect run) to migrate it")
+        case LedgerTrouble.busy:
+            return _warning(name, facts.message, "run bin/connect doctor again")
+        case LedgerTrouble.too_new:
+            return _failing(name, facts.message, "run the newer program that wrote it")
+        case LedgerTrouble.damaged:
+            return _failing(name, facts.message, "stop the connector and restore the ledger from a copy")
+        case LedgerTrouble.unusable:
+            return _failing(name, facts.message, "")
+    pragma = "integrity_check" if facts.full_check else "quick_check"
+    if facts.problems:
+        more = f" and {len(facts.problems) - 1} more" if len(facts.problems) > 1 else ""
+        return _failing(
+            name,
+            f"{path} is damaged ({pragma}: {facts.problems[0]}{more})",
+            "stop the connector and restore the ledger from a copy",
+        )
+    if facts.version != facts.expected:  # opened read-only, so never: the opening refuses it
+        return _failing(name, f"{path} is at schema {facts.version}, not {facts.expected}", "")
+    return _ok(name, f"{path}: schema {facts.version} (current), {pragma} ok")
+
+
+def disk_check(path: str, free_bytes: int | None, total_bytes: int | None) -> Check:
+    name = "disk"
+    if free_bytes is None or total_bytes is None:
+        return _warning(name, f"the free space at {path} could not be measured", "")
+    found = f"{byte_size(free_bytes)} free of {byte_size(total_bytes)} where the ledger lives"
+    if free_bytes < LOW_DISK_BYTES:
+        return _failing(name, found, "free some space: the connector's writes fail there first")
+    if free_bytes < DISK_WARNING_BYTES:
+        return _warning(name, found, "free some space before the connector's writes fail")
+    return _ok(name, found)
+
+
+@dataclass(frozen=True, slots=True)
+class LockHolder:
+    """What the lock file's metadata says (diagnostic: the flock is the truth)."""
+
+    pid: int
+    started_at: str
+    present: bool | None  # None: a process is there, not provably ours
+    configuration_problem: str = ""
+
+
+def lock_check(holder: LockHolder | None) -> Check:
+    """Who holds the instance lock, as its metadata says (rule 4)."""
+    name = "lock"
+    if holder is None:
+        return _ok(name, "free: no connector runs on this state directory")
+    since = f"pid {holder.pid} since {holder.started_at}"
+    if holder.present is False:
+        return _ok(name, f"free: {since} held it and is gone (stopped without cleaning up, or killed)")
+    if holder.configuration_problem:
+        return _warning(
+            name,
+            f"held by {since}; its re-read configuration file is unusable: {holder.configuration_problem}",
+            "fix the configuration file: that connector authorizes nothing until it is usable",
+        )
+    return _ok(name, f"held by {since}: a connector runs here")
+
+
+def pair_check(ids: tuple[int, int], here: str, elsewhere: str | None, problem: str | None) -> Check:
+    """Whether this state directory is the one that serves its (account, agent) on this machine."""
+    name = "pair"
+    account, agent = ids
+    if problem is not None:
+        return _failing(name, problem, "")
+    if elsewhere is not None:
+        return _failing(
+            name,
+            f"account {account} agent {agent} is served from {elsewhere}, not {here}: run refuses here",
+            f"run that one, or move the pair here: bin/connect setup --state-dir {here} --force",
+        )
+    return _ok(name, f"account {account} agent {agent} is served from this state directory")
+
+
+# -- the routes and the worker --------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RouteFacts:
+    project_id: int
+    directory: str
+    exists: bool
+    is_directory: bool
+    writable: bool
+
+
+def route_checks(routes: Sequence[RouteFacts]) -> list[Check]:
+    """One check per route; a warning when there is none (the connector would serve nobody)."""
+    if not routes:
+        return [
+            _warning(
+                "routes",
+                "none: no project's requests can run",
+                "add one: bin/connect setup --route PROJECT=DIRECTORY",
+            )
+        ]
+    return [_route_check(route) for route in routes]
+
+
+def _route_check(route: RouteFacts) -> Check:
+    name = f"route {route.project_id}"
+    change = f"create it, or change the route: bin/connect setup --route {route.project_id}=DIRECTORY"
+    if not route.exists:
+        return _failing(name, f"{route.directory} does not exist", change)
+    if not route.is_directory:
+        return _failing(name, f"{route.directory} is not a directory", change)
+    if not route.writable:
+        return _failing(
+            name,
+            f"{route.directory} is not writable by this user",
+            "let this user write there (the worker works in it), or change the route",
+        )
+    return _ok(name, f"{route.directory} exists and is writable")
+
+
+def worker_check(program: str, found_at: str | None, problem: str | None) -> Check:
+    name = "worker"
+    advice = "install it, or name another: bin/connect setup --worker-command 'PROGRAM ARGS'"
+    if problem is not None:
+        return _failing(name, problem, "fix it: bin/connect setup --worker-command 'PROGRAM ARGS'")
+    if found_at is None:
+        where = "at that path" if "/" in program else "on PATH"
+        return _failing(name, f"the program {program!r} is not found {where}", advice)
+    return _ok(name, f"{program} found at {found_at}")
+
+
+@dataclass(frozen=True, slots=True)
+class Handshake:
+    """``--deep``: a real spawn of the worker command, as measured. ``ended``: how it ended by
+    itself (e.g. "exited 1"), "" when doctor ended it."""
+
+    initialized: bool
+    seconds: float
+    spawn_failed: str = ""
+    timed_out: bool = False
+    ended: str = ""
+    stderr_tail: str = ""
+    signals: tuple[str, ...] = ()
+    survivors: bool = False
+
+
+HANDSHAKE_ADVICE = (
+    "run the worker command by hand: it must start the MCP server named in the file its "
+    "{mcp_config} placeholder names (Claude Code: --mcp-config {mcp_config})"
+)
+
+
+def handshake_check(facts: Handshake) -> Check:
+    """The worker, spawned as the dispatcher spawns it, completed the MCP handshake with
+    ``bin/connect mcp``, and its process group was ended."""
+    name = "worker handshake"
+    if facts.spawn_failed:
+        return _failing(name, f"the worker could not be started: {facts.spawn_failed}", HANDSHAKE_ADVICE)
+    said = f": {facts.stderr_tail}" if facts.stderr_tail else ""
+    if not facts.initialized:
+        if facts.timed_out:
+            found = f"no MCP handshake with bin/connect mcp within {facts.seconds:.0f} s{said}"
+            return _failing(name, found, HANDSHAKE_ADVICE)
+        found = f"the worker {facts.ended or 'ended'} before completing the MCP handshake{said}"
+        return _failing(name, found, HANDSHAKE_ADVICE)
+    ending = ", ".join(facts.signals) if facts.signals else "nothing left to signal"
+    done = f"completed the MCP handshake with bin/connect mcp in {facts.seconds:.1f} s"
+    if facts.survivors:
+        return _warning(
+            name,
+            f"{done}; members of its process group outlived SIGKILL",
+            "look for the worker's stray processes",
+        )
+    return _ok(name, f"{done}; its process group ended ({ending})")
+
+
+# -- the token and Basecamp -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AnsweredAs:
+    """Basecamp said who the token acts as."""
+
+    person_id: int
+    person_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRefused:
+    """Basecamp answered 401."""
+
+
+@dataclass(frozen=True, slots=True)
+class NotAsked:
+    """Basecamp did not say (``reason``: why)."""
+
+    reason: str
+
+
+Identity = AnsweredAs | TokenRefused | NotAsked
+
+
+@dataclass(frozen=True, slots=True)
+class TokenFacts:
+    """The token file as read: its problem (one line naming no secret), or its kind -- a bare
+    token (``expires_at`` None) or the login's credentials (their expiry)."""
+
+    file: str
+    problem: str | None = None
+    expires_at: datetime | None = None
+
+
+LOGIN_ADVICE = "run bin/connect login for the agent (it stores a token the connector refreshes)"
+
+
+def token_check(token: TokenFacts, agent_id: int, identity: Identity, now: datetime) -> Check:
+    name = "token"
+    if token.problem is not None:
+        return _failing(name, token.problem, LOGIN_ADVICE)
+    expired = token.expires_at is not None and now >= token.expires_at
+    match identity:
+        case TokenRefused() if expired and token.expires_at is not None:
+            return _warning(
+                name,
+                f"the token in {token.file} expired at {format_timestamp(token.expires_at)}; the "
+                "connector refreshes it before its next request",
+                f"if it cannot, {LOGIN_ADVICE}",
+            )
+        case TokenRefused():
+            return _failing(name, f"Basecamp refused the token in {token.file} (401)", LOGIN_ADVICE)
+        case NotAsked(reason):
+            return _warning(name, f"not asked who the token in {token.file} acts as: {reason}", "")
+        case AnsweredAs(person_id, person_name) if person_id != agent_id:
+            return _failing(
+                name,
+                f"the token in {token.file} acts as person {person_id} ({person_name}), "
+                f"not the agent {agent_id}",
+                f"give the agent's own token: {LOGIN_ADVICE}",
+            )
+        case AnsweredAs(_, person_name):
+            return _acting_as_agent(token, f"acts as the agent {agent_id} ({person_name})", now)
+    raise AssertionError("an identity is answered, refused or not asked")  # pragma: no cover
+
+
+def _acting_as_agent(token: TokenFacts, acts: str, now: datetime) -> Check:
+    name = "token"
+    if token.expires_at is None:
+        return _warning(
+            name,
+            f"{acts}; a bare token, never refreshed: Launchpad's tokens expire after two weeks",
+            LOGIN_ADVICE,
+        )
+    days = (token.expires_at - now) / timedelta(days=1)
+    return _ok(
+        name,
+        f"{acts}; expires in {days:.1f} days ({format_timestamp(token.expires_at)}), refreshed before then",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """One request to Basecamp, as measured: whether anything answered (its HTTP status), or
+    why not; its ``Date`` header (None: absent or unreadable) and this machine's clock then."""
+
+    answered: bool
+    status: int = 0
+    error: str = ""
+    server_date: datetime | None = None
+    now: datetime | None = None
+    asked: bool = True  # False: there was no usable token to ask with (``error`` says why)
+
+
+def server_date(header: str) -> datetime | None:
+    """An HTTP ``Date`` header's moment; None when it is absent or not one."""
+    try:
+        moment = parsedate_to_datetime(header.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    return moment if moment.tzinfo is not None else None
+
+
+def basecamp_check(base_url: str, reach: Reach) -> Check:
+    name = "basecamp"
+    if not reach.asked:
+        return _warning(name, f"{base_url} not asked: {reach.error}", "")
+    if not reach.answered:
+        return _failing(
+            name,
+            f"{base_url} did not answer: {reach.error}",
+            "check the network, and the configured base_url (bin/connect setup --base-url)",
+        )
+    answered = f"{base_url} answered (HTTP {reach.status})"
+    if reach.server_date is None or reach.now is None:
+        return _ok(name, f"{answered}; it sent no Date to compare this machine's clock with")
+    skew = (reach.now - reach.server_date).total_seconds()
+    if abs(skew) > SKEW_WARNING.total_seconds():
+        ahead = "ahead of" if skew > 0 else "behind"
+        return _warning(
+            name,
+            f"{answered}; this machine's clock is {abs(skew):.0f} s {ahead} Basecamp's",
+            "synchronize the clock (NTP): token expiry and Retry-After are read by it",
+        )
+    return _ok(name, f"{answered}; this machine's clock is within {abs(skew):.0f} s of Basecamp's")

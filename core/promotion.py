@@ -1,0 +1,113 @@
+"""``shadow promote``'s next step, decided from what is on disk (spec 5.6), as pure functions.
+
+Promote turns the shadow run's ledger into the connector's under the hold, in steps a crash may
+interrupt anywhere. ``next_step(disk)`` reads what the state directory holds (the promote
+marker, the two ledgers, the hold standing in each, the old ledger set aside) and answers the
+one step to take next, that promote is finished, or why it cannot go on. It reads no clock and
+no file: the shell observes, asks, takes the step, observes again.
+
+Rules:
+1. The steps, in order: ``begin`` writes the durable marker (the hold's cause, and the name the
+   connector's existing ledger will be set aside under, if there is one); ``hold`` sets the hold
+   and tags every open shadow record for review in one transaction of the shadow ledger;
+   ``set_aside`` renames the connector's old ledger to the marker's name; ``move`` seals the
+   shadow ledger into one file and renames it into the connector's place; ``finish`` removes the
+   marker. Each step is taken only when the disk says it is not yet done, so running promote
+   again after a crash at any point finishes it, and never sets a second hold.
+2. A step is known done by its own mark: the marker file, the marker's cause on the hold
+   standing in a ledger, the set-aside file, the shadow ledger gone. So a crash leaves either
+   the untouched shadow ledger (before ``hold``), or a held one (shadow or connector's).
+3. Without a marker: a shadow ledger starts promote; none, with the connector's ledger held by
+   an earlier promote, is ``Finished(already=True)``; none at all is ``Stuck``.
+4. Anything else is ``Stuck`` with one line saying what is wrong: promote never guesses (a
+   ledger that appeared in the connector's place after promote began, a marker with neither
+   ledger held).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+CAUSE_PREFIX = "shadow promote"
+"""Every promote's hold cause starts so: ``Finished(already=True)`` recognises one (rule 3)."""
+
+
+class Step(StrEnum):
+    begin = "begin"
+    hold = "hold"
+    set_aside = "set_aside"
+    move = "move"
+    finish = "finish"
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """The durable marker ``begin`` writes: the hold's cause, and the old ledger's new name."""
+
+    cause: str
+    aside: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class OnDisk:
+    """What the state directory holds, as the shell observed it.
+
+    ``*_hold`` is the cause of the hold standing in that ledger (None: no hold, or no ledger);
+    ``aside`` whether the marker's set-aside file exists."""
+
+    marker: Marker | None
+    shadow_ledger: bool
+    shadow_hold: str | None
+    ledger: bool
+    ledger_hold: str | None
+    aside: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    already: bool  # nothing was left to do: an earlier promote finished
+
+
+@dataclass(frozen=True, slots=True)
+class Stuck:
+    why: str
+
+
+Next = Step | Finished | Stuck
+
+
+def marker_for(ledger_exists: bool, stamp: str) -> Marker:
+    """``begin``'s marker at ``stamp`` (a ledger timestamp): the old ledger, if any, is set aside
+    under a name that says when."""
+    safe = stamp.replace(":", "").replace(".", "-")
+    aside = f"ledger.before-promote-{safe}.sqlite3" if ledger_exists else None
+    return Marker(f"{CAUSE_PREFIX} {stamp}", aside)
+
+
+def next_step(disk: OnDisk) -> Next:
+    """The one step to take next (rules 1-4)."""
+    marker = disk.marker
+    if marker is None:
+        if disk.shadow_ledger:
+            return Step.begin
+        if disk.ledger and (disk.ledger_hold or "").startswith(CAUSE_PREFIX):
+            return Finished(already=True)
+        return Stuck("there is no shadow ledger to promote: run `bin/connect run --shadow` first")
+    if disk.shadow_ledger:
+        if disk.shadow_hold != marker.cause:
+            return Step.hold
+        if marker.aside is not None and disk.ledger and not disk.aside:
+            return Step.set_aside
+        if disk.ledger:
+            return Stuck(
+                "a ledger appeared in the connector's state directory after promote began; "
+                "move it away, then run promote again"
+            )
+        return Step.move
+    if disk.ledger and disk.ledger_hold == marker.cause:
+        return Step.finish
+    return Stuck(
+        "promote began, but neither the shadow ledger nor a ledger held by it is there; "
+        "restore the shadow ledger from a copy"
+    )

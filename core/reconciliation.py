@@ -1,0 +1,203 @@
+"""``bin/connect import``: a reconciliation file read and planned against the ledger (reference
+spec 5.6), as pure functions.
+
+``parse(raw)`` reads the file's bytes (version 1: ``{"version": 1, "entries": [{"event_id": 123,
+"decision": "done"}, ...]}``) into entries, or says why it is not such a file. ``plan(entries,
+known, open_ids)`` answers what the one transaction writes, or the first entry it cannot apply
+(its index, its event, why). They read no file and no ledger.
+
+Rules:
+1. A file is at most ``MAX_BYTES`` (16 MB; the shell refuses a larger one before reading it all),
+   UTF-8 JSON, an object whose ``version`` is 1 and whose ``entries`` is a list. Each entry is an
+   object with an ``event_id`` (a positive integer an id can be) and a ``decision``, ``done`` or
+   ``held``. An event named twice is an entry that cannot be applied.
+2. ``done`` closes the record as ``discarded(imported_done)``: a record the ledger never saw gets
+   a tombstone, so intake never admits it; one that is waiting, blocked or held (a person's
+   discard edge in ``core.edges``), or completed with an ``unknown`` or ``failed`` outcome and no
+   task still carrying it, is discarded. One already discarded or completed as a success is done
+   already: nothing changes. A record a live task carries, or one waiting for its verdict, cannot
+   be applied.
+3. Every other record not terminal (not tombstoned, not completed, not discarded) is tagged for
+   review, keeping its state and blocking reason; ``held`` entries name such records. A ``held``
+   entry for a record the ledger never saw changes nothing (it is reported).
+4. The plan is all or nothing: the first entry that cannot be applied is the answer, and the
+   shell then writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from returns.result import Failure, Result, Success
+
+from core.configuration import MAX_ID
+from core.edges import RECORD_EDGES, Actor, RecordState
+from core.snapshots import EventOutcome
+
+MAX_BYTES = 16 * 1024 * 1024
+VERSION = 1
+
+_R = RecordState
+_SETTLED_BADLY = frozenset({EventOutcome.unknown, EventOutcome.failed})
+
+
+class Decision(StrEnum):
+    done = "done"
+    held = "held"
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    index: int
+    event_id: int
+    decision: Decision
+
+
+@dataclass(frozen=True, slots=True)
+class NotAFile:
+    """Why the bytes are not a version-1 reconciliation file (rule 1)."""
+
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unappliable:
+    """The first entry the plan cannot apply (rules 1, 2)."""
+
+    index: int
+    event_id: int | None
+    why: str
+
+    def __str__(self) -> str:
+        event = "" if self.event_id is None else f" (event {self.event_id})"
+        return f"entry {self.index}{event}: {self.why}"
+
+
+@dataclass(frozen=True, slots=True)
+class RecordNow:
+    """What the ledger holds about one named record: its state, newest outcome, revision, and
+    whether a live task row still carries it."""
+
+    event_id: int
+    state: RecordState
+    reason: str
+    outcome: str
+    revision: int
+    carried: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ImportPlan:
+    """What the one transaction writes."""
+
+    entries: int
+    discard: tuple[RecordNow, ...]  # discarded(imported_done), each under a decision row
+    tombstones: tuple[int, ...]  # never seen: a tombstone row each
+    review: tuple[int, ...]  # tagged for review
+    already: tuple[int, ...]  # done already: nothing changes
+    unknown_held: tuple[int, ...]  # held entries the ledger never saw: nothing changes
+
+    @property
+    def summary(self) -> str:
+        return (f"Imported {self.entries} entries: {len(self.discard)} tombstoned, "
+                f"{len(self.tombstones)} tombstones added, {len(self.review)} records tagged for review")
+
+
+def parse(raw: bytes) -> Result[tuple[Entry, ...], NotAFile | Unappliable]:
+    """The file's entries (rule 1)."""
+    if len(raw) > MAX_BYTES:
+        return Failure(NotAFile(f"larger than {MAX_BYTES // (1024 * 1024)} MB"))
+    try:
+        document: Any = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        return Failure(NotAFile(f"not JSON ({error})"))
+    if not isinstance(document, dict):
+        return Failure(NotAFile("not a JSON object with a version and entries"))
+    version = document.get("version")
+    if type(version) is not int or version != VERSION:
+        return Failure(NotAFile(f"version {json.dumps(version)}: this program reads version {VERSION}"))
+    entries = document.get("entries")
+    if not isinstance(entries, list):
+        return Failure(NotAFile("its entries are not a list"))
+    read: list[Entry] = []
+    first_at: dict[int, int] = {}
+    for index, entry in enumerate(entries):
+        match _entry(index, entry):
+            case Success(found):
+                if found.event_id in first_at:
+                    again = f"named again (first at entry {first_at[found.event_id]})"
+                    return Failure(Unappliable(index, found.event_id, again))
+                first_at[found.event_id] = index
+                read.append(found)
+            case Failure(bad):
+                return Failure(bad)
+    return Success(tuple(read))
+
+
+def _entry(index: int, entry: Any) -> Result[Entry, Unappliable]:
+    if not isinstance(entry, dict):
+        return Failure(Unappliable(index, None, "not an object with an event_id and a decision"))
+    event_id = entry.get("event_id")
+    if type(event_id) is not int or not 0 < event_id <= MAX_ID:
+        return Failure(Unappliable(index, None, f"event_id {json.dumps(event_id)} is not a positive id"))
+    decision = entry.get("decision")
+    if decision not in tuple(Decision):
+        why = f"decision {json.dumps(decision)} is neither done nor held"
+        return Failure(Unappliable(index, event_id, why))
+    return Success(Entry(index, event_id, Decision(decision)))
+
+
+def plan(
+    entries: Sequence[Entry], known: Mapping[int, RecordNow], open_ids: Sequence[int]
+) -> Result[ImportPlan, Unappliable]:
+    """What the import writes (rules 2-4); ``known``: the named records the ledger holds;
+    ``open_ids``: every record not terminal."""
+    discard: list[RecordNow] = []
+    tombstones: list[int] = []
+    already: list[int] = []
+    unknown_held: list[int] = []
+    for entry in entries:
+        record = known.get(entry.event_id)
+        if record is None:
+            (tombstones if entry.decision is Decision.done else unknown_held).append(entry.event_id)
+            continue
+        if entry.decision is Decision.held:
+            continue
+        match _done(record):
+            case Success(True):
+                discard.append(record)
+            case Success(False):
+                already.append(record.event_id)
+            case Failure(why):
+                return Failure(Unappliable(entry.index, entry.event_id, why))
+    closed = {record.event_id for record in discard}
+    return Success(ImportPlan(
+        entries=len(entries),
+        discard=tuple(discard),
+        tombstones=tuple(tombstones),
+        review=tuple(event_id for event_id in open_ids if event_id not in closed),
+        already=tuple(already),
+        unknown_held=tuple(unknown_held),
+    ))  # fmt: skip
+
+
+def _done(record: RecordNow) -> Result[bool, str]:
+    """Whether a ``done`` entry discards ``record`` (True) or finds it done already (False)."""
+    state = record.state
+    if state is _R.discarded or (state is _R.completed and record.outcome == EventOutcome.succeeded):
+        return Success(False)
+    if record.carried or state is _R.dispatched:
+        return Failure("a task still carries it; start the connector once so it settles the task, "
+                       "stop it, and import again")
+    if state is _R.completed:
+        if record.outcome in _SETTLED_BADLY:
+            return Success(True)
+        return Failure(f"completed with outcome {record.outcome or 'none'}; only unknown or failed is closed")
+    if isinstance(RECORD_EDGES.step(state, _R.discarded, Actor.operator), Failure):
+        return Failure(f"it is {state}: waiting for its verdict; start the connector once so admission "
+                       "decides it, stop it, and import again")
+    return Success(True)

@@ -1,0 +1,149 @@
+"""What doctor measures on this machine: the state directory and its configuration, the
+ledger (read-only), the free disk, the lock's metadata, the pair's record, the routes'
+directories and the worker program. Rules: ``shell.doctor``."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+from core.configuration import Configuration
+from core.doctor import (
+    Check,
+    LedgerFacts,
+    LedgerTrouble,
+    LockHolder,
+    RouteFacts,
+    configuration_check,
+    disk_check,
+    ledger_check,
+    lock_check,
+    pair_check,
+    route_checks,
+    state_directory_check,
+    worker_check,
+)
+from shell import private_files
+from shell.errors import UserError
+from shell.ledger.connection import (
+    SCHEMA_VERSION,
+    LedgerBusy,
+    LedgerCorrupt,
+    LedgerError,
+    LedgerOutOfDate,
+    LedgerTooNew,
+    open_ledger_read_only,
+)
+from shell.ledger.health import read_health
+from shell.state import pair_lock
+from shell.state.config import ConfigurationInvalid, StatePaths, load_config
+from shell.state.lock import peek, peek_only
+from shell.worker.command import WorkerCommand
+
+_WRITABLE = os.W_OK | os.X_OK
+
+
+def state_directory(paths: StatePaths) -> Check:
+    directory = paths.directory
+    problem = None
+    try:
+        private_files.check_directory(directory, "state directory")
+    except FileNotFoundError:
+        return state_directory_check(str(directory), exists=False, problem=None, writable=False)
+    except (UserError, OSError) as error:
+        problem = str(error)
+    return state_directory_check(str(directory), True, problem, os.access(directory, _WRITABLE))
+
+
+def configuration(
+    paths: StatePaths, asked: tuple[int | None, int | None]
+) -> tuple[Check, Configuration | None]:
+    """The configuration's check, and the configuration when it loads."""
+    try:
+        loaded = load_config(paths.config)
+    except ConfigurationInvalid as error:
+        return configuration_check(str(paths.config), "; ".join(error.problems), (0, 0), asked), None
+    except UserError as error:
+        return configuration_check(str(paths.config), str(error), (0, 0), asked), None
+    named = (loaded.account_id, loaded.agent_id)
+    return configuration_check(str(paths.config), None, named, asked), loaded
+
+
+def routes(loaded: Configuration) -> list[Check]:
+    return route_checks([
+        RouteFacts(
+            route.project_id,
+            route.directory,
+            exists=os.path.exists(route.directory),
+            is_directory=os.path.isdir(route.directory),
+            writable=os.access(route.directory, _WRITABLE),
+        )
+        for route in loaded.routes
+    ])
+
+
+def worker(loaded: Configuration) -> tuple[Check, WorkerCommand | None]:
+    """The worker program's check, and its command when the program is found."""
+    try:
+        command = WorkerCommand.configured(loaded.worker_command, loaded.worker_env)
+    except UserError as error:
+        return worker_check("", None, str(error)), None
+    found = command.program_path()
+    return worker_check(command.argv[0], found, None), command if found is not None else None
+
+
+def ledger(paths: StatePaths, *, full: bool) -> Check:
+    path = paths.ledger
+    if not os.path.lexists(path):
+        return ledger_check(str(path), LedgerFacts(exists=False))
+    try:
+        with open_ledger_read_only(path) as opened:
+            health = read_health(opened, full=full)
+    except LedgerError as error:
+        return ledger_check(str(path), LedgerFacts(True, _trouble(error), str(error)))
+    except sqlite3.DatabaseError as error:  # damage the opening did not reach
+        damaged = LedgerFacts(True, LedgerTrouble.damaged, f"{path} is damaged: {error}")
+        return ledger_check(str(path), damaged)
+    facts = LedgerFacts(True, None, "", health.version, SCHEMA_VERSION, health.problems, full)
+    return ledger_check(str(path), facts)
+
+
+def _trouble(error: LedgerError) -> LedgerTrouble:
+    if isinstance(error, LedgerOutOfDate):
+        return LedgerTrouble.out_of_date
+    if isinstance(error, LedgerTooNew):
+        return LedgerTrouble.too_new
+    if isinstance(error, LedgerBusy):
+        return LedgerTrouble.busy
+    if isinstance(error, LedgerCorrupt):
+        return LedgerTrouble.damaged
+    return LedgerTrouble.unusable
+
+
+def disk(paths: StatePaths) -> Check:
+    try:
+        measured = os.statvfs(paths.directory)
+    except OSError:
+        return disk_check(str(paths.directory), None, None)
+    free, total = measured.f_bavail * measured.f_frsize, measured.f_blocks * measured.f_frsize
+    return disk_check(str(paths.directory), free, total)
+
+
+def lock(paths: StatePaths, loaded: Configuration) -> Check:
+    """Who the instance lock's metadata names (never taking the lock)."""
+    holder = peek(paths.directory, loaded.account_id, loaded.agent_id) or peek_only(paths.directory)
+    if holder is None:
+        return lock_check(None)
+    return lock_check(
+        LockHolder(holder.pid, holder.started_at, holder.pid_present, holder.configuration_problem)
+    )
+
+
+def pair(paths: StatePaths, loaded: Configuration) -> Check:
+    """Whether the pair's machine-wide record names another state directory (``run`` refuses)."""
+    ids = (loaded.account_id, loaded.agent_id)
+    try:
+        elsewhere = pair_lock.serving_elsewhere(*ids, paths.directory)
+    except (UserError, OSError) as error:
+        return pair_check(ids, str(paths.directory), None, str(error))
+    return pair_check(ids, str(paths.directory), None if elsewhere is None else str(elsewhere), None)

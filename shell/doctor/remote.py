@@ -1,0 +1,73 @@
+"""What doctor measures of the token and of Basecamp: the token file as read (never refreshed,
+never written), and one identity request (``my/profile.json``) that says who the token acts as,
+whether Basecamp answers, and its ``Date`` against this machine's clock. Rules: ``shell.doctor``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.configuration import Configuration
+from core.doctor import (
+    AnsweredAs,
+    Check,
+    Identity,
+    NotAsked,
+    Reach,
+    TokenFacts,
+    TokenRefused,
+    basecamp_check,
+    server_date,
+    token_check,
+)
+from shell.basecamp.client import BasecampClient
+from shell.basecamp.errors import AuthenticationFailed, BasecampError
+from shell.clock import Clock
+from shell.errors import UserError
+from shell.state.config import read_token_file
+
+ASK_SECONDS = 10.0
+USER_AGENT = "basecamp-connector doctor (https://github.com/basecamp/basecamp-connector)"
+
+
+def token_and_basecamp(loaded: Configuration, clock: Clock) -> list[Check]:
+    """The token's check and Basecamp's, from one request."""
+    file = loaded.token_file
+    try:
+        found = read_token_file(Path(file))
+    except UserError as error:
+        reach = Reach(answered=False, error="the token file is unusable", asked=False)
+        return [
+            token_check(TokenFacts(file, problem=str(error)), loaded.agent_id, NotAsked(""), clock.now()),
+            basecamp_check(loaded.base_url, reach),
+        ]
+    access = found if isinstance(found, str) else found.access_token
+    expires = None if isinstance(found, str) else found.expires_at
+    identity, reach = _ask(loaded, access, clock)
+    return [
+        token_check(TokenFacts(file, expires_at=expires), loaded.agent_id, identity, clock.now()),
+        basecamp_check(loaded.base_url, reach),
+    ]
+
+
+def _ask(loaded: Configuration, access_token: str, clock: Clock) -> tuple[Identity, Reach]:
+    """Who the token acts as, and how Basecamp answered (its status, its Date, the clock then)."""
+    try:
+        client = BasecampClient(loaded.base_url, loaded.account_id, access_token, USER_AGENT, clock=clock)
+    except ValueError as error:
+        return NotAsked(str(error)), Reach(answered=False, error=str(error))
+    identity: Identity
+    why = ""
+    try:
+        person = client.me(client.deadline_in(ASK_SECONDS))
+        identity = AnsweredAs(person.id, person.name)
+    except AuthenticationFailed:
+        identity = TokenRefused()
+    except BasecampError as failed:
+        why = str(failed)
+        identity = NotAsked(f"Basecamp did not say ({why})")
+    now = clock.now()
+    if client.last_answer is None:
+        return identity, Reach(answered=False, error=why or "no answer")
+    status, date = client.last_answer
+    return identity, Reach(answered=True, status=status, server_date=server_date(date), now=now)

@@ -1,0 +1,63 @@
+"""``shadow promote``'s ledger work: the hold each ledger stands under, and sealing one into a
+single file before it is renamed (spec 5.6; the steps are ``core.promotion``'s).
+
+Rules:
+1. ``hold_cause`` reads the hold standing in a ledger read-only (None: no ledger, no hold, or a
+   ledger too old to hold one yet); it never creates or migrates anything.
+2. ``seal`` checkpoints a ledger's write-ahead log into its main file and leaves it in SQLite's
+   rollback-journal mode, so the ledger is one file whose rename moves all of it (a ``-wal``
+   left beside a renamed file would be lost with its commits). It is idempotent; the next owner's
+   open (``open_ledger``) puts the ledger back in WAL mode. Another process in the ledger makes
+   it ``LedgerBusy`` after the usual bound.
+3. ``counts`` says how many records a promoted ledger tags for review and holds.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from shell.ledger.connection import BUSY_TIMEOUT_SECONDS, open_ledger_read_only
+from shell.ledger.errors import LedgerBusy, LedgerOutOfDate, ledger_failure
+from shell.ledger.files import checked_file
+from shell.ledger.hold_marker import standing
+
+
+def hold_cause(path: Path) -> str | None:
+    """The cause of the hold standing in the ledger at ``path`` (rule 1)."""
+    if not path.exists():
+        return None
+    try:
+        with open_ledger_read_only(path) as ledger, ledger.read() as connection:
+            found = standing(connection)
+    except LedgerOutOfDate:
+        return None
+    return None if found is None else found.cause
+
+
+def seal(path: Path) -> None:
+    """Make the ledger at ``path`` one file (rule 2)."""
+    checked_file(path)
+    try:
+        connection = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_SECONDS)
+    except sqlite3.Error as error:
+        raise ledger_failure(error, path, "open the ledger to seal it") from error
+    try:
+        found = connection.execute("PRAGMA journal_mode = DELETE").fetchone()
+        if found is None or str(found[0]).lower() != "delete":
+            raise LedgerBusy(f"{path}: another process has the ledger open; stop it and run promote again")
+    except sqlite3.OperationalError as error:
+        raise LedgerBusy(
+            f"{path}: another process has the ledger open ({error}); run promote again"
+        ) from error
+    finally:
+        connection.close()
+
+
+def counts(path: Path) -> tuple[int, int]:
+    """(records tagged for review, records held) in the ledger at ``path`` (rule 3)."""
+    with open_ledger_read_only(path) as ledger, ledger.read() as connection:
+        review, held = connection.execute(
+            "SELECT COALESCE(SUM(review), 0), COALESCE(SUM(state = 'held'), 0) FROM events"
+        ).fetchone()
+    return int(review), int(held)
