@@ -145,7 +145,7 @@ class BasecampClient:
 
     def post(self, destination: Destination, body: str, deadline: float | None = None) -> PostOutcome:
         """Create one message at ``destination``: exactly one request, whatever happens."""
-        path = self._create_path(destination)
+        path = self._path_of(destination)
         if not self._pacer.take_turn(deadline):
             return Refused(RefusalCause.not_sent, None, "not sent: the rate-limit wait passes the deadline")
         timeout = self._post_timeout
@@ -183,9 +183,6 @@ class BasecampClient:
                 return refused
         return self._post_once(path, json.dumps({"content": body}).encode(), timeout, fresh)
 
-    def _create_path(self, destination: Destination) -> str:
-        return self._path_of(destination)
-
     def _path_of(self, destination: Destination) -> str:
         prefix = f"/{self.account_id}"
         match destination.kind:
@@ -205,7 +202,7 @@ class BasecampClient:
     def me(self, deadline: float | None = None) -> Person:
         """The person the token acts as."""
         end = deadline if deadline is not None else self.deadline_in(self._read_timeout)
-        answer = self._get(f"{self.account_url}/my/profile.json", end)
+        answer = self.read(f"{self.account_url}/my/profile.json", end)
         if answer.status == 401:
             raise AuthenticationFailed("Basecamp refused the token (401)")
         if answer.status != 200 or not isinstance(answer.body, dict):
@@ -232,7 +229,7 @@ class BasecampClient:
         read: set[str] = set()
         for _ in range(MAX_PAGES):
             read.add(url)
-            answer = self._get(url, deadline)
+            answer = self.read(url, deadline)
             if answer.status in (403, 404):
                 raise Unlistable(f"{destination.describe()} cannot be listed: HTTP {answer.status}")
             if answer.status != 200 or not isinstance(answer.body, list):
@@ -264,7 +261,7 @@ class BasecampClient:
         url = f"{self.account_url}/projects.json"
         found: set[int] = set()
         for _ in range(MAX_PAGES):
-            answer = self._get(url, deadline)
+            answer = self.read(url, deadline)
             if answer.status != 200 or not isinstance(answer.body, list):
                 raise ListingFailed(f"projects.json answered HTTP {answer.status}")
             try:
@@ -306,7 +303,7 @@ class BasecampClient:
                 query.append(("since", "now" if since is None else str(since)))
             url = f"{self.account_url}/events.json?{urlencode(query)}"
         try:
-            answer = self._get(url, deadline, yielding=True)
+            answer = self.read(url, deadline, yielding=True)
         except ListingFailed as error:
             raise FeedFailed(f"the event feed could not be read: {error}") from None
         if answer.status == 401:
@@ -347,7 +344,7 @@ class BasecampClient:
         except ValueError as error:
             raise BasecampError(f"no stream ticket: {error}") from None
 
-    def _get(self, url: str, deadline: float, *, yielding: bool = False) -> Answer:
+    def read(self, url: str, deadline: float, *, yielding: bool = False) -> Answer:
         """One read, retried per ``core.retry`` within ``deadline``; a ``yielding`` one (a feed
         poll) lets a backlog go first (rule 4)."""
         attempts = 0

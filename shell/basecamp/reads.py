@@ -3,7 +3,7 @@ message read alone, for a person's check of a receipt (rule 5).
 
 Rules:
 1. ``summary`` answers a ``core.admission.RecordingSummary`` or a ``ReadFailure``; it never
-   raises for what Basecamp answered. It reads through ``BasecampClient._get`` (paced, 429/503
+   raises for what Basecamp answered. It reads through ``BasecampClient.read`` (paced, 429/503
    retried per ``core.retry``, never past ``deadline``).
 2. Failures: 404 -> ``not_found``; 401/403 -> ``forbidden`` (both end at once); a 429 or 503
    still answered after the client's retries, or a retry that would pass the deadline after
@@ -192,7 +192,7 @@ class SummaryReads:
     def _answer(self, path: str, deadline: float, readable: Callable[[Any], bool]) -> Any:
         url = f"{self._client.account_url}/{path}.json"
         try:
-            answer: Answer = self._client._get(url, deadline)  # the client's read machinery
+            answer: Answer = self._client.read(url, deadline)
         except ListingFailed as error:
             if str(error).startswith(("HTTP 429", "HTTP 503")):
                 raise _Failed(self._throttled()) from None

@@ -22,7 +22,8 @@ Rules:
    for up to five seconds, every 20 ms; then ``LedgerBusy``. Waiting on a lock is real time,
    not the clock's: a fake clock must not make a lock give up early.
 4. Times written from Python use ``core.timestamps.format_timestamp`` (``ledger.timestamp()``);
-   SQL-side stamps use ``SQL_NOW``, the same fixed width.
+   SQL-side stamps use ``SQL_NOW``, the same fixed width. A time column that may be NULL is
+   read back through ``stored_time`` (NULL -> None).
 5. The owner's way in runs SQLite's ``quick_check`` before it migrates: a ledger damaged in the
    middle is refused at start, one line (``LedgerCorrupt``), never found by a loop later. What
    the disk or SQLite says while opening or migrating is a ``LedgerError`` naming it
@@ -43,11 +44,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 from urllib.parse import quote
 
-from core.timestamps import format_timestamp
+from core.timestamps import format_timestamp, parse_timestamp
 from shell.clock import Clock, SystemClock
 from shell.ledger.errors import (
     LedgerBusy,
@@ -111,6 +113,7 @@ __all__ = [
     "open_ledger_read_only",
     "schema_version",
     "split_statements",
+    "stored_time",
 ]
 
 BUSY_TIMEOUT_SECONDS = 5.0
@@ -118,6 +121,12 @@ BUSY_RETRY_SLEEP_SECONDS = 0.020
 READ_ONLY_CACHE_KIB = 256
 """The read-only connection's page cache (rule 1); SQLite's default is 2,000 KiB."""
 SQL_NOW = "strftime('%Y-%m-%dT%H:%M:%f', 'now') || '000000Z'"
+
+
+def stored_time(value: object) -> datetime | None:
+    """A time column's value as a datetime; None where the column is NULL (rule 4)."""
+    return None if value is None else parse_timestamp(str(value))
+
 
 _BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 

@@ -38,9 +38,9 @@ from core.decisions import Action, Plan, RecordFacts, Refusal
 from core.edges import IntentState, RecordState
 from core.notes import DISCARDED_BY_PERSON
 from core.reconciliation import RecordNow
-from core.timestamps import format_timestamp, parse_timestamp
+from core.timestamps import format_timestamp
 from shell.ledger import hold_marker, outbox, records, tasks
-from shell.ledger.connection import Ledger
+from shell.ledger.connection import Ledger, stored_time
 from shell.ledger.tasks import RecordedWorker
 
 
@@ -110,7 +110,7 @@ def read_facts(connection: sqlite3.Connection, event_id: int, served: frozenset[
         outcome=str(outcome),
         carried=bool(carried),
         discarded_by_person=last_action == Action.discard,
-        retry_at=None if retry_at is None else parse_timestamp(retry_at),
+        retry_at=stored_time(retry_at),
         unhanded=bool(carried) and bool(unhanded),
         served=bucket_id in served,
         live_task=live_task,

@@ -27,8 +27,8 @@ from core.destinations import Destination, MessageKind
 from core.edges import GUARD_EDGES, Actor, DeliveryState, GuardState
 from core.snapshots import EventOutcome
 from core.text import message_text
-from core.timestamps import parse_timestamp
 from shell.ledger import outbox, snapshots
+from shell.ledger.connection import stored_time
 from shell.ledger.moves import asked
 
 log = logging.getLogger("connector.adoption")
@@ -187,7 +187,7 @@ def settled_rows(
         row = SettledRow(
             int(event_id),
             EventOutcome(str(outcome)),
-            None if delivered_at is None else parse_timestamp(str(delivered_at)),
+            stored_time(delivered_at),
             None if reply_id is None else int(reply_id),
             None if adopted is None else int(adopted),
         )

@@ -33,6 +33,7 @@ from core.intents import Intent, IntentKind, guard_key
 from core.resolution import Move
 from core.timestamps import format_timestamp, parse_timestamp
 from core.urgency import Due, next_to_send
+from shell.ledger.connection import stored_time
 from shell.ledger.moves import asked
 
 
@@ -73,10 +74,6 @@ _COLUMNS = (
 )
 
 
-def _time(value: object) -> datetime | None:
-    return None if value is None else parse_timestamp(str(value))
-
-
 def _row(values: Sequence[object]) -> IntentRow:
     (
         identifier,
@@ -115,14 +112,14 @@ def _row(values: Sequence[object]) -> IntentRow:
         body=str(body),
         created_at=parse_timestamp(str(created_at)),
         not_before=parse_timestamp(str(not_before)),
-        sending_at=_time(sending_at),
-        finished_at=_time(finished_at),
+        sending_at=stored_time(sending_at),
+        finished_at=stored_time(finished_at),
         receipt_id=None if receipt_id is None else int(str(receipt_id)),
         note=str(note),
         resolved_by=str(resolved_by),
         reconcile_failures=int(str(failures)),
-        reconcile_at=_time(reconcile_at),
-        retrying_since=_time(retrying_since),
+        reconcile_at=stored_time(reconcile_at),
+        retrying_since=stored_time(retrying_since),
     )
 
 

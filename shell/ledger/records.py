@@ -42,8 +42,9 @@ from core.dispatch import LiveWork, OpenRecord, conversation_live
 from core.edges import RECORD_EDGES, Actor, RecordState
 from core.feed import FeedEvent, new_ids
 from core.intents import intents_for_verdict
-from core.timestamps import format_timestamp, parse_timestamp
+from core.timestamps import format_timestamp
 from shell.ledger import outbox, snapshots
+from shell.ledger.connection import stored_time
 from shell.ledger.lanes import Lane
 from shell.ledger.moves import asked
 
@@ -67,10 +68,6 @@ class LoadedRecord:
     def pending(self) -> bool:
         """Whether the record still awaits a verdict (seen, or blocked and offered again)."""
         return self.state in PENDING_STATES
-
-
-def _time(value: object) -> datetime | None:
-    return None if value is None else parse_timestamp(str(value))
 
 
 def load(connection: sqlite3.Connection, event_id: int) -> LoadedRecord | None:
@@ -109,8 +106,8 @@ def load(connection: sqlite3.Connection, event_id: int) -> LoadedRecord | None:
         state=RecordState(state),
         reason=str(reason),
         revision=int(revision),
-        blocked_at=_time(blocked_at),
-        next_retry_at=_time(due),
+        blocked_at=stored_time(blocked_at),
+        next_retry_at=stored_time(due),
     )
 
 

@@ -20,6 +20,7 @@ from core.destinations import MessageKind
 from core.edges import AttemptState, DeliveryState, GuardState, RecordState
 from core.snapshots import AttemptSnapshot, RecordSnapshot, TaskEventSnapshot
 from core.timestamps import parse_timestamp
+from shell.ledger.connection import stored_time
 
 
 def record(connection: sqlite3.Connection, event_id: int) -> RecordSnapshot | None:
@@ -92,7 +93,7 @@ def attempt(connection: sqlite3.Connection, attempt_id: str) -> AttemptSnapshot 
         task_id=task_id,
         state=AttemptState(state),
         started_at=parse_timestamp(launched_at),
-        progress_at=None if progress_at is None else parse_timestamp(progress_at),
+        progress_at=stored_time(progress_at),
         stop_reason=stop_reason,
     )
 

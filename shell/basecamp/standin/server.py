@@ -53,7 +53,7 @@ from shell.basecamp.standin.ratelimit import Limiter, RateLimit
 from shell.basecamp.standin.recorder import RecordedRequest, RequestLog
 from shell.basecamp.standin.store import Kind, Store
 from shell.basecamp.standin.urls import Urls
-from shell.basecamp.standin.world import CARD, Person, World, build_world
+from shell.basecamp.standin.world import CARD, Person, Recording, World, build_world
 
 MENTION_TYPE = "application/vnd.basecamp.mention"
 
@@ -217,16 +217,7 @@ class StandIn:
             raise ValueError(f"no card {card_id} in the world")
         if self.world.person(person_id) is None or self.world.person(assignee_id) is None:
             raise ValueError("the assigner and the assignee are people of the world")
-        event = self.feed.record(
-            "card.assignment_changed",
-            bucket_id=card.bucket_id,
-            creator_id=person_id,
-            recording_id=card.id,
-            created_at=self._now(),
-            details={"added_person_ids": [assignee_id], "removed_person_ids": []},
-        )
-        self._store.assign(card.id, {assignee_id}, set())
-        return event.id
+        return self._assignment_changed(card, person_id, added={assignee_id}, removed=set())
 
     def subscribe(self, person: Person | int, recording_id: int) -> None:
         """``person`` subscribes to ``recording_id`` (``recordings/{id}/subscription.json``)."""
@@ -241,15 +232,21 @@ class StandIn:
         card = self._store.recording(card_id)
         if card is None or card.type != CARD:
             raise ValueError(f"no card {card_id} in the world")
+        return self._assignment_changed(card, person_id, added=set(), removed={assignee_id})
+
+    def _assignment_changed(
+        self, card: Recording, person_id: int, *, added: set[int], removed: set[int]
+    ) -> int:
+        """The ``card.assignment_changed`` event ``person_id`` made, and the card's new assignees."""
         event = self.feed.record(
             "card.assignment_changed",
             bucket_id=card.bucket_id,
             creator_id=person_id,
             recording_id=card.id,
             created_at=self._now(),
-            details={"added_person_ids": [], "removed_person_ids": [assignee_id]},
+            details={"added_person_ids": sorted(added), "removed_person_ids": sorted(removed)},
         )
-        self._store.assign(card.id, set(), {assignee_id})
+        self._store.assign(card.id, added, removed)
         return event.id
 
     def withhold_project(self, project_id: int) -> None:
