@@ -130,8 +130,18 @@ def prove(anchored: Anchored, copy: Path) -> Proof:
             originals.setdefault(place.path, current)
             path.write_text(current.replace(place.find, place.replace, 1), "utf-8")
         result = subprocess.run(
-            [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
-             "-p", "tests.proofs.outcomes", *anchored.node_ids],
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-x",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "tests.proofs.outcomes",
+                *anchored.node_ids,
+            ],
             cwd=copy,
             env={**os.environ, "PROVE_OUTCOMES": str(outcomes_file)},
             capture_output=True,
@@ -232,7 +242,11 @@ def table(proofs: list[Proof]) -> str:
     lines = ["| rule | test | seen red |", "|---|---|---|"]
     for proof in proofs:
         tests = "<br>".join(f"`{test}`" for test in proof.mutation.tests)
-        seen = f"red: {proof.evidence}" if proof.verdict is Verdict.red else f"**{proof.verdict.upper()}**: {proof.evidence}"
+        seen = (
+            f"red: {proof.evidence}"
+            if proof.verdict is Verdict.red
+            else f"**{proof.verdict.upper()}**: {proof.evidence}"
+        )
         lines.append(f"| {proof.mutation.rule} | {tests} | {seen} |")
     return "\n".join(lines)
 
@@ -243,17 +257,28 @@ def main() -> int:
         description="Revert each catalogued rule in a temporary copy of the tree and require its tests to fail.",
         epilog=(
             "Exit codes: 0 every chosen rule red; 1 a rule stayed green, broke the tests' collection, "
-            "or its catalogue entry is stale. Example: bin/prove --jobs 2 > /tmp/proofs.md"
+            "or its catalogue entry is stale; 2 --names names no rule. Example: bin/prove --jobs 2 > /tmp/proofs.md"
         ),
     )
     parser.add_argument("--only", default="", help="only the rules whose names contain this text")
+    parser.add_argument(
+        "--names",
+        type=Path,
+        help="only the rules named in this file, one name a line (e.g. those changed since a commit)",
+    )
     parser.add_argument("--list", action="store_true", help="list the rules and their tests; run nothing")
     parser.add_argument("--check", action="store_true", help="only check that every entry anchors (rule 3)")
     parser.add_argument("--jobs", type=int, default=1, help="copies proving in parallel (default 1)")
     parser.add_argument("--part", default="1/1", help="K/N: every N-th rule from the K-th")
     args = parser.parse_args()
     part, parts = (int(number) for number in args.part.split("/"))
-    chosen = [m for m in MUTATIONS if args.only.lower() in m.rule.lower()][part - 1 :: parts]
+    named = None if args.names is None else set(filter(None, args.names.read_text().splitlines()))
+    if named is not None and (unknown := named - {m.rule for m in MUTATIONS}):
+        print(f"--names: no such rule: {sorted(unknown)[0]!r} (and {len(unknown) - 1} more)", file=sys.stderr)
+        return 2
+    chosen = [
+        m for m in MUTATIONS if args.only.lower() in m.rule.lower() and (named is None or m.rule in named)
+    ][part - 1 :: parts]
     if args.list:
         for mutation in chosen:
             print(f"{mutation.rule}  ->  {' '.join(mutation.tests)}")
