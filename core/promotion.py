@@ -22,6 +22,10 @@ Rules:
 4. Anything else is ``Stuck`` with one line saying what is wrong: promote never guesses (a
    ledger that appeared in the connector's place after promote began, a marker with neither
    ledger held).
+5. A connector's ledger that still has something in flight (a lifecycle message not yet final,
+   a worker attempt not ended) is never set aside: nothing would ever settle it there (the
+   reference refuses any existing ledger, ``ErrLedgerExists``; a settled one is only history).
+   Promote does not begin; the person lets the connector settle it, or settles it, first.
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ class OnDisk:
     ledger: bool
     ledger_hold: str | None
     aside: bool = False
+    ledger_unsettled: str | None = None  # what the connector's ledger has in flight, in words
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +94,12 @@ def next_step(disk: OnDisk) -> Next:
     """The one step to take next (rules 1-4)."""
     marker = disk.marker
     if marker is None:
+        if disk.shadow_ledger and disk.ledger and disk.ledger_unsettled:
+            return Stuck(
+                f"the connector's ledger still holds {disk.ledger_unsettled}: set aside, nothing would "
+                "settle them; run the connector until they settle (or settle them with "
+                "bin/outbox-resolve and bin/connect status's advice), then promote"
+            )
         if disk.shadow_ledger:
             return Step.begin
         if disk.ledger and (disk.ledger_hold or "").startswith(CAUSE_PREFIX):

@@ -10,6 +10,9 @@ Rules:
    open (``open_ledger``) puts the ledger back in WAL mode. Another process in the ledger makes
    it ``LedgerBusy`` after the usual bound.
 3. ``counts`` says how many records a promoted ledger tags for review and holds.
+4. ``unsettled`` says what the connector's own ledger still has in flight -- lifecycle messages
+   not yet final, worker attempts not ended -- read-only; promote will not set such a ledger
+   aside (``core.promotion`` rule 5).
 """
 
 from __future__ import annotations
@@ -61,3 +64,19 @@ def counts(path: Path) -> tuple[int, int]:
             "SELECT COALESCE(SUM(review), 0), COALESCE(SUM(state = 'held'), 0) FROM events"
         ).fetchone()
     return int(review), int(held)
+
+
+def unsettled(path: Path) -> str | None:
+    """What the ledger at ``path`` still has in flight, in words; None when nothing (rule 4)."""
+    if not path.exists():
+        return None
+    with open_ledger_read_only(path) as ledger, ledger.read() as connection:
+        messages = connection.execute(
+            "SELECT count(*) FROM outbox WHERE state IN ('pending', 'sending', 'indeterminate')"
+        ).fetchone()[0]
+        attempts = connection.execute("SELECT count(*) FROM attempts WHERE state <> 'ended'").fetchone()[0]
+    found = [
+        *([f"{messages} lifecycle message(s) not yet final"] if messages else []),
+        *([f"{attempts} worker attempt(s) not ended"] if attempts else []),
+    ]
+    return " and ".join(found) or None

@@ -64,3 +64,15 @@ def test_the_marker_names_the_old_ledger_only_when_there_is_one() -> None:
     )
     aside = marker_for(True, "2026-12-01T22:00:00.123456Z").aside
     assert aside == "ledger.before-promote-2026-12-01T220000-123456Z.sqlite3"
+
+
+def test_a_connector_ledger_with_something_in_flight_is_never_set_aside() -> None:
+    disk = OnDisk(
+        marker=None, shadow_ledger=True, shadow_hold=None, ledger=True, ledger_hold=None,
+        ledger_unsettled="1 worker attempt(s) not ended",
+    )  # fmt: skip
+    stuck = next_step(disk)
+    assert isinstance(stuck, Stuck)
+    assert "still holds 1 worker attempt(s) not ended" in stuck.why
+    settled = OnDisk(marker=None, shadow_ledger=True, shadow_hold=None, ledger=True, ledger_hold=None)
+    assert next_step(settled) is Step.begin

@@ -100,7 +100,9 @@ def test_done_closes_what_waits_or_settled_badly_tombstones_the_unseen_and_tags_
         (now(1, _R.seen), "waiting for its verdict"),
     ],
 )
-def test_done_cannot_close_what_a_task_carries_or_admission_has_not_decided(record: RecordNow, words: str) -> None:
+def test_done_cannot_close_what_a_task_carries_or_admission_has_not_decided(
+    record: RecordNow, words: str
+) -> None:
     entries = [Entry(0, 99, Decision.done), Entry(1, 1, Decision.done)]
     answer = plan(entries, {1: record}, [1])
     assert isinstance(answer, Failure)

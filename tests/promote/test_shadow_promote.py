@@ -14,9 +14,11 @@ import pytest
 from shell.cli.main import main as connect
 from shell.clock import FakeClock
 from shell.errors import EXIT_CONFIG, EXIT_UNAVAILABLE
+from shell.ledger.connection import open_ledger
 from shell.state.config import SHADOW_DIRECTORY, StatePaths
 from shell.state.lock import acquire
 from tests.promote.world import assert_promoted, records, shadow_state
+from tests.support.ledger_world import LedgerWorld
 
 
 def promote(state: Path, capsys: pytest.CaptureFixture[str], *more: str) -> tuple[int, str, str]:
@@ -119,3 +121,19 @@ def test_an_old_ledger_a_killed_connector_left_with_its_log_is_set_aside_whole(
     kept = next(state.glob("ledger.before-promote-*.sqlite3"))
     assert records(kept) == {77: ("admitted", 1)}, "the commit in its log went aside with it"
     assert not Path(f"{old}-wal").exists(), "no log is left where the promoted ledger now lives"
+
+
+def test_an_old_ledger_with_a_message_in_flight_is_not_set_aside_and_nothing_changes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = shadow_state(tmp_path)
+    with open_ledger(StatePaths.at(state).ledger, clock=FakeClock()) as old:
+        LedgerWorld(old).request(78)  # its guard is pending: only this ledger would ever send it
+    shadow_before = records(StatePaths.at(state / SHADOW_DIRECTORY).ledger)
+    code, _, err = promote(state, capsys)
+    assert code == EXIT_CONFIG
+    assert "the connector's ledger still holds 1 lifecycle message(s) not yet final" in err
+    assert not (state / "promote.json").exists(), "promote did not begin"
+    assert records(StatePaths.at(state / SHADOW_DIRECTORY).ledger) == shadow_before
+    assert set(records(StatePaths.at(state).ledger)) == {77, 78}, "the connector's ledger is where it was"
+    assert list(state.glob("ledger.before-promote-*")) == []

@@ -135,4 +135,17 @@ CUTOVER: list[Mutation] = [
         "    if True:\n        match reconciliation.parse(",
         "test_import_refuses_while_the_connector_runs",
     ),
+    rule(
+        "promote never sets aside a connector ledger with something in flight",
+        "        if disk.shadow_ledger and disk.ledger and disk.ledger_unsettled:\n",
+        "        if False:\n",
+        "test_a_connector_ledger_with_something_in_flight_is_never_set_aside",
+        "test_an_old_ledger_with_a_message_in_flight_is_not_set_aside_and_nothing_changes",
+    ),
+    rule(
+        "promote reads what the connector's ledger has in flight before it begins",
+        "        ledger_unsettled=ledgers.unsettled(ledger) if marker is None else None,\n",
+        "        ledger_unsettled=None,\n",
+        "test_an_old_ledger_with_a_message_in_flight_is_not_set_aside_and_nothing_changes",
+    ),
 ]
