@@ -17,17 +17,14 @@ Rules:
 4. Reconnecting waits ``reconnect_delay``: exponential from ``base`` (doubling per failed
    attempt, at most ``cap``) with equal jitter (half fixed, half drawn), so many connectors
    that lost one server do not return to it in step.
-5. The lane's state (``LaneStatus``) is ``connecting``, ``connected`` (the subscription was
-   confirmed) or ``down`` (since when, and why); while it is not connected, intake polls
-   alone, and ``lane_line`` says so.
+5. The lane's state, as status shows it, is ``core.lane_status``'s (status reads it without
+   importing the lane's protocol).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import StrEnum
 from urllib.parse import urlsplit, urlunsplit
 
 from returns.result import Failure
@@ -167,51 +164,3 @@ def reconnect_delay(failures: int, draw: float, *, base: float = 0.5, cap: float
     """Seconds to wait before attempt ``failures + 1`` (rule 4); ``draw`` is in [0, 1)."""
     ceiling = min(cap, base * 2.0 ** min(max(failures, 0), 30))
     return ceiling / 2 + ceiling / 2 * min(max(draw, 0.0), 1.0)
-
-
-# The lane's state, as status shows it (rule 5).
-
-
-class LaneState(StrEnum):
-    connecting = "connecting"
-    connected = "connected"
-    down = "down"
-
-
-@dataclass(frozen=True, slots=True)
-class LaneStatus:
-    """The live lane as the connector last wrote it. ``since`` is a ledger timestamp."""
-
-    state: LaneState
-    since: str
-    why: str = ""
-    connects: int = 0
-    overflows: int = 0
-
-
-def lane_line(status: LaneStatus | None, short_time: Callable[[str], str]) -> str:
-    """One line for ``status``: whether intake hears events live or only polls."""
-    if status is None:
-        return "live lane: never started (intake polls only)"
-    since = short_time(status.since)
-    counts = f"{status.connects} connects, {status.overflows} overflows"
-    match status.state:
-        case LaneState.connected:
-            return f"live lane: connected since {since} ({counts})"
-        case LaneState.connecting:
-            return f"live lane: connecting since {since} ({counts}); intake polls meanwhile"
-        case LaneState.down:
-            return f"live lane: down since {since}: {status.why} ({counts}); intake polls meanwhile"
-
-
-def lane_report(status: LaneStatus | None) -> dict[str, object] | None:
-    """The lane for ``status --json``: ``state``, ``since``, ``why``, ``connects``, ``overflows``."""
-    if status is None:
-        return None
-    return {
-        "state": status.state.value,
-        "since": status.since,
-        "why": status.why,
-        "connects": status.connects,
-        "overflows": status.overflows,
-    }

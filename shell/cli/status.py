@@ -15,7 +15,7 @@ Rules:
 4. Nothing secret is printed: never the token (its file is not even read), never a feed
    position, never a message body.
 5. Text for a person, summary first; ``--json`` prints the report whose keys
-   ``core.presentation.status_report`` documents, ``live_lane`` (``core.live.lane_report``; null
+   ``core.presentation.status_report`` documents, ``live_lane`` (``core.lane_status.lane_report``; null
    when no live lane ever ran) and ``losses`` (``core.losses.losses_report``).
 6. The free space where the ledger lives is measured (``statvfs``) and a disk nearly full is in
    the summary: the connector's writes fail there, and would otherwise show only in its log.
@@ -32,7 +32,7 @@ import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
-from core.live import lane_line, lane_report
+from core.lane_status import lane_line, lane_report
 from core.losses import losses_line, losses_report
 from core.presentation.status_report import lines, report, short_time
 from core.presentation.status_values import (

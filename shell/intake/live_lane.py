@@ -49,13 +49,13 @@ from websockets.sync.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
 from core.feed import FeedEvent, FeedFilters
+from core.lane_status import LaneState
 from core.live import (
     SUBPROTOCOL,
     Confirmed,
     Delivered,
     Disconnect,
     Frame,
-    LaneState,
     Overflow,
     Ping,
     Rejected,
@@ -309,4 +309,3 @@ class LiveLane:
                 write_lane_state(connection, state, why, now, overflow=overflow)
         except (sqlite3.Error, LedgerError) as error:
             log.warning("live lane: its state could not be written (%s)", type(error).__name__)
-

@@ -17,7 +17,7 @@ import sqlite3
 from collections.abc import Sequence
 from enum import StrEnum
 
-from core.live import LaneState, LaneStatus
+from core.lane_status import LaneState, LaneStatus
 from shell.ledger.connection import Ledger
 
 
@@ -65,5 +65,7 @@ def count_in_states(ledger: Ledger, states: Sequence[str]) -> int:
     """Records in any of ``states`` (one read transaction): intake's backlog."""
     marks = ", ".join("?" for _ in states)
     with ledger.read() as connection:
-        (count,) = connection.execute(f"SELECT COUNT(*) FROM events WHERE state IN ({marks})", tuple(states)).fetchone()
+        (count,) = connection.execute(
+            f"SELECT COUNT(*) FROM events WHERE state IN ({marks})", tuple(states)
+        ).fetchone()
     return int(count)

@@ -14,7 +14,7 @@ import pytest
 from core.backlog import BacklogLimits, reason, warns
 from core.decisions import Action
 from core.feed import FeedEvent, FeedFilters
-from core.live import LaneState
+from core.lane_status import LaneState
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock
@@ -33,7 +33,10 @@ from tests.support.configured import POLL_SECONDS, configure_connector
 
 def seen(ledger: Ledger, *ids: int) -> None:
     events = [
-        (FeedEvent(event_id, "comment", "created", "comment.created", 1, 2, None, 3, "x"), "2026-12-01T12:00:00.000000000Z")
+        (
+            FeedEvent(event_id, "comment", "created", "comment.created", 1, 2, None, 3, "x"),
+            "2026-12-01T12:00:00.000000000Z",
+        )
         for event_id in ids
     ]
     with ledger.write() as connection:
@@ -57,7 +60,11 @@ def test_the_check_pauses_at_the_limit_and_reads_on_below_it_saying_so_once(
     seen(ledger, 1)
     assert backlog.check() is None
     seen(ledger, 2)
-    assert backlog.check() == backlog.paused() == "intake paused on purpose: 2 records wait for a worker (pause at 2)"
+    assert (
+        backlog.check()
+        == backlog.paused()
+        == "intake paused on purpose: 2 records wait for a worker (pause at 2)"
+    )
     assert backlog.check() is not None
     with ledger.write() as connection:
         connection.execute("DELETE FROM events WHERE id = 2")
@@ -136,7 +143,9 @@ def test_past_the_limit_intake_reads_nothing_and_below_it_reads_on_losing_nothin
     wait_until(lambda: connector.live_lane is not None and connector.live_lane.state is LaneState.connected)
     first = standin.mention(person, card, "first")
     wait_until(lambda: states(ledger).get(first) == "admitted", timeout=10)
-    wait_until(lambda: connector.live_lane is not None and connector.live_lane.state is LaneState.down, timeout=10)
+    wait_until(
+        lambda: connector.live_lane is not None and connector.live_lane.state is LaneState.down, timeout=10
+    )
     waiting = standin.mention(person, card, "while paused")
     threading.Event().wait(1.5)  # several polls' worth
     assert waiting not in states(ledger), "neither lane read while paused"

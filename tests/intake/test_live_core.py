@@ -7,20 +7,17 @@ import json
 import pytest
 
 from core.feed import FeedFilters
+from core.lane_status import LaneState, LaneStatus, lane_line, lane_report
 from core.live import (
     Confirmed,
     Delivered,
     Disconnect,
-    LaneState,
-    LaneStatus,
     Overflow,
     Ping,
     Rejected,
     Unreadable,
     Welcome,
     identifier,
-    lane_line,
-    lane_report,
     read_frame,
     read_ticket,
     reconnect_delay,
@@ -89,7 +86,10 @@ def test_the_subscription_carries_the_poll_lanes_filters() -> None:
         ({"type": "ping", "message": 1}, Ping()),
         ({"identifier": "x", "type": "confirm_subscription"}, Confirmed()),
         ({"identifier": "x", "type": "reject_subscription"}, Rejected()),
-        ({"type": "disconnect", "reason": "unauthorized", "reconnect": False}, Disconnect("unauthorized", False)),
+        (
+            {"type": "disconnect", "reason": "unauthorized", "reconnect": False},
+            Disconnect("unauthorized", False),
+        ),
         ({"identifier": "x", "message": {"overflow": {"after_id": 6}}}, Overflow(6)),
         ({"type": "surprise"}, Unreadable("an unknown frame type 'surprise'")),
         ({"identifier": "x", "message": {"overflow": {}}}, Unreadable("an overflow without after_id")),
@@ -132,5 +132,11 @@ def test_the_lanes_line_says_whether_intake_hears_live_or_polls_alone() -> None:
     )
     up = LaneStatus(LaneState.connected, "12:00:00", "", 1, 0)
     assert lane_line(up, short) == "live lane: connected since 12:00 (1 connects, 0 overflows)"
-    assert lane_report(up) == {"state": "connected", "since": "12:00:00", "why": "", "connects": 1, "overflows": 0}
+    assert lane_report(up) == {
+        "state": "connected",
+        "since": "12:00:00",
+        "why": "",
+        "connects": 1,
+        "overflows": 0,
+    }
     assert lane_report(None) is None

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from core.feed import FeedFilters
-from core.live import LaneState
+from core.lane_status import LaneState
 from core.timestamps import format_timestamp
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.live_faults import LiveAction, LiveFault
@@ -71,7 +71,14 @@ def running(
 ) -> Iterator[Running]:
     heard: list[int] = []
     lane = LiveLane(
-        ledger, client, filters, SystemClock(), heard.append, stale_after=1.0, backoff_base=0.05, backoff_cap=0.2
+        ledger,
+        client,
+        filters,
+        SystemClock(),
+        heard.append,
+        stale_after=1.0,
+        backoff_base=0.05,
+        backoff_cap=0.2,
     )
     stop = threading.Event()
     thread = threading.Thread(target=lane.run, args=(stop,), daemon=True)
@@ -203,7 +210,11 @@ def test_stopping_writes_the_lane_down(running: Running) -> None:
 
 
 def test_no_log_line_carries_the_ticket_or_the_urls_query(
-    standin: StandIn, ledger: Ledger, client: BasecampClient, filters: FeedFilters, caplog: pytest.LogCaptureFixture
+    standin: StandIn,
+    ledger: Ledger,
+    client: BasecampClient,
+    filters: FeedFilters,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG)
     lane = LiveLane(ledger, client, filters, SystemClock(), lambda event_id: None, stale_after=1.0)

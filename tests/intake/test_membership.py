@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from core.live import LaneState
+from core.lane_status import LaneState
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock
@@ -70,12 +70,19 @@ def test_a_granted_project_is_heard_live_after_the_connector_rereads_its_project
             # the first read only takes note: a grant made before it answered would be in the note
             wait_until(lambda: connector.membership._known is not None, timeout=10)
             standin.grant_project(project.id)
-            wait_until(lambda: standin.live.tickets.minted >= 2 and lane.state is LaneState.connected, timeout=10)
-            event_id = standin.mention(standin.world.people[0], project.recording_ids[0], "in the granted one")
+            wait_until(
+                lambda: standin.live.tickets.minted >= 2 and lane.state is LaneState.connected, timeout=10
+            )
+            event_id = standin.mention(
+                standin.world.people[0], project.recording_ids[0], "in the granted one"
+            )
 
             def recorded() -> list[tuple[int, str]]:
                 with ledger.read() as connection:
-                    return [(int(row[0]), str(row[1])) for row in connection.execute("SELECT id, lane FROM events")]
+                    return [
+                        (int(row[0]), str(row[1]))
+                        for row in connection.execute("SELECT id, lane FROM events")
+                    ]
 
             wait_until(lambda: recorded() == [(event_id, "live")], timeout=5)
             assert lane.failures == 0, "subscribing again is no failure"

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from core.feed import FeedFilters
-from core.live import LaneState
+from core.lane_status import LaneState
 from core.losses import Loss, LossCounts, LossState, losses_line, settle_state, walk_done
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.live_faults import LiveAction, LiveFault
@@ -42,7 +42,9 @@ def losses(ledger: Ledger) -> list[LossRow]:
     with ledger.read() as connection:
         return [
             (str(row[0]), int(row[1]), row[2], str(row[3]), int(row[4]))
-            for row in connection.execute("SELECT cause, after_id, through_id, state, recovered FROM losses ORDER BY id")
+            for row in connection.execute(
+                "SELECT cause, after_id, through_id, state, recovered FROM losses ORDER BY id"
+            )
         ]
 
 
@@ -66,7 +68,14 @@ def lane(
     ledger: Ledger, client: BasecampClient, filters: FeedFilters, repair: Repair, heard: list[int]
 ) -> Iterator[LiveLane]:
     live = LiveLane(
-        ledger, client, filters, SystemClock(), heard.append, stale_after=2.0, backoff_base=0.05, losses=repair
+        ledger,
+        client,
+        filters,
+        SystemClock(),
+        heard.append,
+        stale_after=2.0,
+        backoff_base=0.05,
+        losses=repair,
     )
     stop = threading.Event()
     thread = threading.Thread(target=live.run, args=(stop,), daemon=True)
@@ -88,7 +97,9 @@ def test_an_overflow_is_a_loss_the_repair_walk_recovers(
     skipped = person_mentions(standin, "skipped")
     after = person_mentions(standin, "after")
     wait_until(lambda: heard == [after], timeout=3)
-    assert losses(ledger) == [("overflow", skipped - 1, skipped, "open", 0)], "bounded by the event heard next"
+    assert losses(ledger) == [("overflow", skipped - 1, skipped, "open", 0)], (
+        "bounded by the event heard next"
+    )
     repair.run_due(soon())
     assert losses(ledger) == [("overflow", skipped - 1, skipped, "repaired", 1)]
     assert heard == [after, skipped], "the walk hands on what it recorded first"
