@@ -52,7 +52,9 @@ def tiny(tmp_path: Path) -> Path:
     (tmp_path / "tests" / "proofs").mkdir(parents=True)
     (tmp_path / "tests" / "__init__.py").write_text("")
     (tmp_path / "tests" / "proofs" / "__init__.py").write_text("")
-    shutil.copy(REPOSITORY / "tests" / "proofs" / "outcomes.py", tmp_path / "tests" / "proofs" / "outcomes.py")
+    shutil.copy(
+        REPOSITORY / "tests" / "proofs" / "outcomes.py", tmp_path / "tests" / "proofs" / "outcomes.py"
+    )
     (tmp_path / "tests" / "test_rules.py").write_text(
         "from core.rules import next_amount\n\n\ndef test_the_next_amount_is_one_more() -> None:\n"
         "    assert next_amount(1) == 2\n"
@@ -118,3 +120,20 @@ def test_a_run_killed_mid_proof_leaves_the_checkout_untouched() -> None:
     assert left, "the killed run left its copy"
     remove_abandoned_copies()
     assert not any(copy.exists() for copy in left), "the next run removes a killed run's copy"
+
+
+def test_names_chooses_exactly_the_rules_a_file_names_and_refuses_an_unknown_one(tmp_path: Path) -> None:
+    names = tmp_path / "names.txt"
+    names.write_text(f"{MUTATIONS[0].rule}\n{MUTATIONS[-1].rule}\n")
+    command = [sys.executable, "-m", "tests.proofs.runner", "--names", str(names)]
+    listed = subprocess.run([*command, "--list"], capture_output=True, text=True, check=True, cwd=REPOSITORY)
+    assert [line.split("  ->  ")[0] for line in listed.stdout.splitlines()] == [
+        MUTATIONS[0].rule,
+        MUTATIONS[-1].rule,
+    ]
+    names.write_text("no rule is called this\n")
+    refused = subprocess.run(
+        [*command, "--check"], check=False, capture_output=True, text=True, cwd=REPOSITORY
+    )
+    assert refused.returncode == 2
+    assert "no such rule: 'no rule is called this'" in refused.stderr
