@@ -25,7 +25,9 @@ Rules:
 5. A connector's ledger that still has something in flight (a lifecycle message not yet final,
    a worker attempt not ended) is never set aside: nothing would ever settle it there (the
    reference refuses any existing ledger, ``ErrLedgerExists``; a settled one is only history).
-   Promote does not begin; the person lets the connector settle it, or settles it, first.
+   Promote does not begin, nor set it aside after beginning (``bin/outbox-resolve`` takes no
+   instance lock and may make an intent pending again meanwhile); the person lets the connector
+   settle it, or settles it, first.
 """
 
 from __future__ import annotations
@@ -95,11 +97,7 @@ def next_step(disk: OnDisk) -> Next:
     marker = disk.marker
     if marker is None:
         if disk.shadow_ledger and disk.ledger and disk.ledger_unsettled:
-            return Stuck(
-                f"the connector's ledger still holds {disk.ledger_unsettled}: set aside, nothing would "
-                "settle them; run the connector until they settle (or settle them with "
-                "bin/outbox-resolve and bin/connect status's advice), then promote"
-            )
+            return Stuck(_in_flight(disk.ledger_unsettled))
         if disk.shadow_ledger:
             return Step.begin
         if disk.ledger and (disk.ledger_hold or "").startswith(CAUSE_PREFIX):
@@ -109,6 +107,8 @@ def next_step(disk: OnDisk) -> Next:
         if disk.shadow_hold != marker.cause:
             return Step.hold
         if marker.aside is not None and disk.ledger and not disk.aside:
+            if disk.ledger_unsettled:  # rule 5 again: something may have changed it since begin
+                return Stuck(_in_flight(disk.ledger_unsettled))
             return Step.set_aside
         if disk.ledger:
             return Stuck(
@@ -121,4 +121,12 @@ def next_step(disk: OnDisk) -> Next:
     return Stuck(
         "promote began, but neither the shadow ledger nor a ledger held by it is there; "
         "restore the shadow ledger from a copy"
+    )
+
+
+def _in_flight(what: str) -> str:
+    return (
+        f"the connector's ledger still holds {what}: set aside, nothing would settle them; run "
+        "the connector until they settle (or settle them with bin/outbox-resolve and bin/connect "
+        "status's advice), then promote"
     )

@@ -196,7 +196,11 @@ class Connector:
 
     def run(self, requested: Callable[[], bool] = lambda: False, within: timedelta | None = None) -> None:
         """The three loops (rule 2), until ``stop()``, or until ``requested()`` answers true: then
-        this thread stops them ``within`` that bound (a signal handler only notes the signal)."""
+        this thread stops them ``within`` that bound (a signal handler only notes the signal). A
+        stop asked for while the start settled is taken before any loop makes a turn."""
+        if requested():  # nothing launches or posts after a SIGTERM that came during the start
+            self.stop(within if within is not None else timedelta(seconds=60))
+            return
         loops = [threading.Thread(target=self._intake_loop, name="intake", daemon=True)]
         if self.config_path is not None:
             loops.append(threading.Thread(target=self._config_loop, name="config", daemon=True))

@@ -29,7 +29,8 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -62,6 +63,7 @@ class WriteFailures:
     path: Path
     _descriptor: int
     _recorded: bool
+    _turn: threading.Lock = field(default_factory=threading.Lock)  # the slot and the flag move together
 
     @classmethod
     def beside(cls, ledger_path: Path) -> WriteFailures:
@@ -84,18 +86,22 @@ class WriteFailures:
         text = json.dumps({"at": format_timestamp(now), "why": why, "pid": os.getpid()}, ensure_ascii=True)
         slot = text.encode("ascii")[: SLOT_BYTES - 1].ljust(SLOT_BYTES - 1) + b"\n"
         try:
-            _write_slot(self._descriptor, slot)
-            self._recorded = True
+            with self._turn:
+                _write_slot(self._descriptor, slot)
+                self._recorded = True
         except OSError as failure:
-            log.error("ledger: a write failed (%s), and so did recording it in %s: %s", why, self.path, failure)
+            log.error(
+                "ledger: a write failed (%s), and so did recording it in %s: %s", why, self.path, failure
+            )
 
     def succeeded(self) -> None:
         """Rule 3: a write committed; clear the record if one is there."""
-        if not self._recorded:
-            return
         try:
-            _write_slot(self._descriptor, _BLANK)
-            self._recorded = False
+            with self._turn:
+                if not self._recorded:
+                    return
+                _write_slot(self._descriptor, _BLANK)
+                self._recorded = False
         except OSError as failure:
             log.error("ledger: could not clear %s: %s", self.path, failure)
 

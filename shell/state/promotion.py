@@ -107,7 +107,7 @@ def observe(state: Path, shadow: Path) -> OnDisk:
         ledger=ledger.exists(),
         ledger_hold=ledgers.hold_cause(ledger),
         aside=marker is not None and marker.aside is not None and (state / marker.aside).exists(),
-        ledger_unsettled=ledgers.unsettled(ledger) if marker is None else None,
+        ledger_unsettled=ledgers.unsettled(ledger),
     )
 
 

@@ -76,3 +76,15 @@ def test_a_connector_ledger_with_something_in_flight_is_never_set_aside() -> Non
     assert "still holds 1 worker attempt(s) not ended" in stuck.why
     settled = OnDisk(marker=None, shadow_ledger=True, shadow_hold=None, ledger=True, ledger_hold=None)
     assert next_step(settled) is Step.begin
+
+
+def test_a_ledger_that_has_something_in_flight_again_after_begin_is_not_set_aside() -> None:
+    marker = Marker(f"{CAUSE_PREFIX} then", "ledger.before-promote-then.sqlite3")
+    disk = OnDisk(
+        marker=marker, shadow_ledger=True, shadow_hold=marker.cause, ledger=True, ledger_hold=None,
+        ledger_unsettled="1 lifecycle message(s) not yet final",
+    )  # fmt: skip
+    stuck = next_step(disk)
+    assert isinstance(stuck, Stuck)
+    assert "still holds 1 lifecycle message(s) not yet final" in stuck.why
+    assert next_step(replace(disk, ledger_unsettled=None)) is Step.set_aside

@@ -38,4 +38,10 @@ SHUTDOWN: list[Mutation] = [
         "            pass\n",
         "test_a_child_that_ignores_sigterm_says_where_it_was_before_it_is_killed",
     ),
+    rule(
+        "a stop asked for during the start is taken before any loop makes a turn",
+        "        if requested():  # nothing launches or posts after a SIGTERM that came during the start\n",
+        "        if False:\n",
+        "test_a_stop_asked_for_during_the_start_launches_no_worker",
+    ),
 ]
