@@ -67,7 +67,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from core.edges import RecordState
 from core.presentation.status_values import (
     Disk,
     Dispatch,
@@ -81,6 +80,7 @@ from core.presentation.status_values import (
     WaitingIntent,
     WaitingRecord,
 )
+from core.states import RecordState
 
 REFUSED = "refused"
 """The state a refused intent (canceled with ``REFUSED_NOTE``) is reported in."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from core.edges import AttemptState, IntentState
+from core.states import AttemptState, IntentState
 
 LAST_DISPATCHES = 20
 """How many of the newest dispatches (attempts) the report shows."""

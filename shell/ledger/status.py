@@ -17,7 +17,6 @@ from __future__ import annotations
 import sqlite3
 
 from core import notes
-from core.edges import AttemptState, IntentState
 from core.presentation.status_values import (
     LAST_DISPATCHES,
     LAST_WAITING_RECORDS,
@@ -32,6 +31,7 @@ from core.presentation.status_values import (
     WaitingIntent,
     WaitingRecord,
 )
+from core.states import AttemptState, IntentState
 from shell.ledger import hold_marker
 from shell.ledger.connection import Ledger
 
