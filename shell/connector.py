@@ -78,6 +78,8 @@ log = logging.getLogger("connector.run")
 
 REQUEST_CHECK_SECONDS = 0.1
 """How often ``run`` looks for a stop a signal asked for."""
+STOP_WITHIN = timedelta(seconds=60)
+"""``run``'s bound on a stop a signal asked for, unless its caller gives one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,12 +196,12 @@ class Connector:
 
     # -- the loops --------------------------------------------------------------------------
 
-    def run(self, requested: Callable[[], bool] = lambda: False, within: timedelta | None = None) -> None:
+    def run(self, requested: Callable[[], bool] = lambda: False, within: timedelta = STOP_WITHIN) -> None:
         """The three loops (rule 2), until ``stop()``, or until ``requested()`` answers true: then
         this thread stops them ``within`` that bound (a signal handler only notes the signal). A
         stop asked for while the start settled is taken before any loop makes a turn."""
         if requested():  # nothing launches or posts after a SIGTERM that came during the start
-            self.stop(within if within is not None else timedelta(seconds=60))
+            self.stop(within)
             return
         loops = [threading.Thread(target=self._intake_loop, name="intake", daemon=True)]
         if self.config_path is not None:
@@ -216,7 +218,7 @@ class Connector:
             loop.start()
         while not self._stop.wait(REQUEST_CHECK_SECONDS):
             if requested():
-                self.stop(within if within is not None else timedelta(seconds=60))
+                self.stop(within)
         for loop in loops:
             remaining = None if self._stop_deadline is None else self._stop_deadline - self.clock.monotonic()
             loop.join(timeout=None if remaining is None else max(0.0, remaining))
