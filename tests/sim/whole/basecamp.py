@@ -23,6 +23,13 @@ Rules:
 4. A crash armed here (``crash_at``) raises ``Crash`` at that point of a request: before the
    create reaches Basecamp, after it landed (the answer dies with the process), during a
    listing, or during a summary read.
+5. The feed and the cable (issue 12's faults): ``epoch_after_id`` is the feed's epoch -- a request
+   from a position before it is answered 410 (``EpochPassed``): the events between were
+   expired and may never be served. The feed serves an event only ``SAFETY_DELAY`` after it was
+   made; the cable at once. ``feed_blips`` fails that many next feed requests (a 5xx),
+   whoever makes them (the poll lane or the repair's walk). The cable (``hear``) pushes every
+   mention made since it last pushed; with ``overflow`` armed it drops them instead and says so
+   (Action Cable's overflow frame). ``projects`` answers the agent's projects (membership).
 """
 
 from __future__ import annotations
@@ -36,11 +43,12 @@ from enum import StrEnum
 from core.admission import Author, ReadFailure, ReadFailureKind, RecordingStatus, RecordingSummary
 from core.admission_matrix import CHAT_LINE_CREATED, COMMENT_CREATED
 from core.destinations import Destination, ListedMessage
-from core.feed import FeedEvent, FeedFilters, FeedPage
+from core.feed import EpochPassed, FeedEvent, FeedFilters, FeedPage
+from core.live import Delivered, Overflow
 from core.posting import PostOutcome, Receipt, RefusalCause, Refused, Uncertain, UncertainCause
 from core.text import message_text
 from core.timestamps import format_timestamp
-from shell.basecamp.errors import BasecampError, ListingFailed
+from shell.basecamp.errors import BasecampError, FeedRefused, ListingFailed
 from shell.clock import FakeClock
 
 AGENT_ID = 4_242
@@ -49,6 +57,7 @@ ROUTED = 2_085_958_504
 UNROUTED = 2_085_958_999
 CAMPFIRE = 1_069_478_985
 PAGE_SIZE = 3
+SAFETY_DELAY = timedelta(seconds=30)  # the feed serves an event once it is this old (API.md)
 
 
 class Crash(BaseException):
@@ -92,6 +101,22 @@ class Mention:
     recording_id: int
     chat: bool
     created_at: str
+    at: datetime
+
+
+def _event(mention: Mention) -> FeedEvent:
+    return FeedEvent(
+        id=mention.event_id,
+        kind="chat_line" if mention.chat else "comment",
+        action="created",
+        event_type=CHAT_LINE_CREATED if mention.chat else COMMENT_CREATED,
+        bucket_id=mention.bucket_id,
+        creator_id=OPERATOR_ID,
+        performed_by_id=None,
+        recording_id=mention.recording_id,
+        created_at=mention.created_at,
+        details=None,
+    )
 
 
 class Attribution:
@@ -124,6 +149,10 @@ class SimBasecamp:
     crash_at: str | None = None  # before_landing | after_landing | during_listing | during_read
     held_until: float = 0.0
     on_fault: Callable[[str], None] = field(default=lambda name: None)
+    epoch_after_id: int = 0
+    feed_blips: int = 0
+    overflow: bool = False
+    cable_after: int = 0  # the last mention the cable pushed (or dropped)
     by_maker: dict[str, list[int]] = field(default_factory=dict)
     texts: dict[int, str] = field(default_factory=dict)
     _next_id: int = 1_069_479_000
@@ -152,32 +181,38 @@ class SimBasecamp:
         *,
         next_url: str | None = None,
     ) -> FeedPage:
-        if self.feed_down:
+        if self.feed_down or self.feed_blips:
+            self.feed_blips = max(0, self.feed_blips - 1)
             self.on_fault("feed failed")
             raise BasecampError("the feed is down")
         after = int(next_url or position or since or 0)
-        page = [mention for mention in self.feed if mention.event_id > after][:PAGE_SIZE]
-        more = len([mention for mention in self.feed if mention.event_id > after]) > PAGE_SIZE
-        events = tuple(
-            FeedEvent(
-                id=mention.event_id,
-                kind="chat_line" if mention.chat else "comment",
-                action="created",
-                event_type=CHAT_LINE_CREATED if mention.chat else COMMENT_CREATED,
-                bucket_id=mention.bucket_id,
-                creator_id=OPERATOR_ID,
-                performed_by_id=None,
-                recording_id=mention.recording_id,
-                created_at=mention.created_at,
-                details=None,
-            )
-            for mention in page
-        )
+        if after < self.epoch_after_id:
+            self.on_fault("feed 410: the epoch passed")
+            raise FeedRefused(EpochPassed(self.epoch_after_id))
+        served = self.clock.now() - SAFETY_DELAY
+        ready = [mention for mention in self.feed if mention.event_id > after and mention.at <= served]
+        page, more = ready[:PAGE_SIZE], len(ready) > PAGE_SIZE
+        events = tuple(_event(mention) for mention in page)
         last = str(page[-1].event_id if page else after)
         return FeedPage(events, last, last if more else None)
 
+    def hear(self) -> Delivered | Overflow | None:
+        """The cable's next frame (rule 5): the mentions made since the last, or their overflow."""
+        fresh = [mention for mention in self.feed if mention.event_id > self.cable_after]
+        if not fresh:
+            return None
+        after, self.cable_after = self.cable_after, fresh[-1].event_id
+        if self.overflow:
+            self.overflow = False
+            return Overflow(after)
+        return Delivered(tuple(_event(mention) for mention in fresh))
+
+    def projects(self, deadline: float) -> frozenset[int]:
+        return frozenset({ROUTED, UNROUTED})
+
     def mention(self, event_id: int, bucket_id: int, recording_id: int, chat: bool) -> None:
-        self.feed.append(Mention(event_id, bucket_id, recording_id, chat, format_timestamp(self.clock.now())))
+        now = self.clock.now()
+        self.feed.append(Mention(event_id, bucket_id, recording_id, chat, format_timestamp(now), now))
 
     # -- admission's reads ----------------------------------------------------------------------
 

@@ -66,6 +66,7 @@ CHECKS = (
     "no-message-doubled",
     "no-instruction-twice",
     "no-record-lost",
+    "no-event-missed",
     "no-live-worker-settled",
     "connector-never-fails",
     "moves-are-edges",
@@ -187,6 +188,7 @@ def after_step(run: Run, final: bool) -> list[tuple[str, str]]:
         outbox_moved = final or "outbox" in tables or seen != truth.last_seen
         rows = connection.execute(_OUTBOX).fetchall() if outbox_moved else []
         events = dict(connection.execute("SELECT id, state FROM events").fetchall()) if final else {}
+        gaps = connection.execute("SELECT after_id, resumed_after_id FROM gaps").fetchall() if final else []
         live = ([a for (a,) in connection.execute("SELECT id FROM attempts WHERE state <> 'ended'")]
                 if final or "attempts" in tables else None)
     truth.last_seen = seen
@@ -202,6 +204,7 @@ def after_step(run: Run, final: bool) -> list[tuple[str, str]]:
     _judge_exposures(run)
     if final:
         _judge_end(run, rows, events, live or [])
+        _judge_feed(run, events, gaps)
     return truth.violations
 
 
@@ -332,6 +335,18 @@ def _judge_end(run: Run, rows: list[tuple[Any, ...]], events: dict[int, str], li
     for event_id in waiting:
         if events[event_id] == "seen":
             _found(run, "no-record-lost", f"record {event_id} was never admitted")
+
+
+def _judge_feed(run: Run, events: dict[int, str], gaps: list[tuple[int, int]]) -> None:
+    """Every mention Basecamp's feed held is a record, or was expired unread inside a gap the
+    poll lane recorded from the feed's 410."""
+    for mention in run.basecamp.feed:
+        if mention.event_id in events:
+            continue
+        if any(after < mention.event_id <= resumed for after, resumed in gaps):
+            run.cover("410: an event expired unread, inside a recorded gap")
+            continue
+        _found(run, "no-event-missed", f"event {mention.event_id} is neither a record nor inside a recorded gap")
 
 
 def busy(run: Run) -> bool:

@@ -7,8 +7,9 @@ Rules:
    puts the simulated Basecamp's reads and workers where the client's reads and
    ``CommandDriver`` go, and ``SimDispatcher`` where ``Dispatcher`` goes: its ``_start`` alone
    is replaced, so a worker's life runs in the simulation's steps, not on a thread, through the
-   dispatcher's own ``spawned`` / ``still_running`` / ``supervised``. The live lane is off (the
-   simulated Basecamp has no WebSocket).
+   dispatcher's own ``spawned`` / ``still_running`` / ``supervised``. The live lane is the
+   connector's own (``LiveLane``, wired to the repair), never run: it has no WebSocket, and the
+   run hands it the cable's frames (``SimBasecamp.hear``) as its connection would.
 2. ``boot`` opens the ledger file (unsynced: a throwaway on a memory-backed directory) and calls
    ``Connector.start``: the production start path, settle_previous's steps and the re-admission
    and first read after them. A step of intake or dispatch is the connector's own turn of that
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -84,7 +86,7 @@ class Failures(logging.Handler):
 class SimConnector:
     def __init__(  # noqa: PLR0917 -- the parts a process is made of
         self, path: Path, sessions: Path, work_dir: Path, clock: FakeClock,
-                 basecamp: SimBasecamp, workers: Workers) -> None:
+                 basecamp: SimBasecamp, workers: Workers, on_event: Callable[[str], None]) -> None:
         self.clock = clock
         self.ledger: Ledger = open_ledger(path, clock=clock, unsynced=True)
         configuration = Configuration(
@@ -95,8 +97,10 @@ class SimConnector:
         )
         self.connector = Connector(
             configuration, self.ledger, cast(BasecampClient, basecamp), clock, WorkerCommand.configured(None),
-            sessions, live=False, seams=Seams(basecamp, workers, workers, SimDispatcher),
+            sessions, seams=Seams(basecamp, workers, workers, SimDispatcher), on_event=on_event,
         )
+        assert self.connector.live_lane is not None
+        self.lane = self.connector.live_lane
         self.dispatcher = cast(SimDispatcher, self.connector.dispatcher)
         self.outbox = self.connector.outbox
         self.held: list[str] = []

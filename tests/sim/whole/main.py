@@ -53,6 +53,10 @@ REQUIRED = (
     "dispatch under a hold",
     "post rate_limited",
     "outbox ran during a 429's Retry-After",
+    "live: overflow",
+    "repair: found an event the live lane lost",
+    "feed 410: the epoch passed",
+    "410: an event expired unread, inside a recorded gap",
 )
 
 

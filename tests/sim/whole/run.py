@@ -177,7 +177,12 @@ class Run:
 
     def _connector(self) -> SimConnector:
         return SimConnector(self.path, self.directory / "sessions", self.directory / "work",
-                            self.clock, self.basecamp, self.workers)
+                            self.clock, self.basecamp, self.workers, self._seen)
+
+    def _seen(self, line: str) -> None:
+        """The connector's event log (``Connector.on_event``): what the repair found first."""
+        if line.endswith("lane=repair"):
+            self.cover("repair: found an event the live lane lost")
 
     def _boot(self) -> None:
         self.actors = frozenset({Actor.automatic, Actor.admission, Actor.dispatcher})
@@ -190,6 +195,7 @@ class Run:
         self.connector.close()
         self.workers.connector_died()
         self.basecamp.held_until = 0.0  # a Retry-After the dead process knew died with it
+        self.basecamp.cable_after = self.next_event - 1  # a new subscription hears only what comes next
         self.connector = self._connector()
         self.cover("restart")
         self._guarded(self._boot)
@@ -201,6 +207,7 @@ class Run:
         menu: list[tuple[int, str, Callable[[], None], frozenset[Actor]]] = [
             (10, "mention", self._mention, frozenset({auto})),
             (12, "intake", self._intake, frozenset({auto, Actor.admission})),
+            (6, "live", self._live, frozenset({auto, Actor.admission})),
             (10, "dispatch", self._dispatch, frozenset({auto, Actor.dispatcher})),
             (22, "worker", self._worker, frozenset({auto, Actor.worker, Actor.dispatcher})),
             (6, "supervision", self._supervision, frozenset({auto, Actor.dispatcher})),
@@ -229,6 +236,15 @@ class Run:
 
     def _intake(self) -> None:
         self.connector.connector.intake_turn()
+
+    def _live(self) -> None:
+        """The live lane's turn: the cable's next frame, handled as its connection hands it over."""
+        frame = self.basecamp.hear()
+        if frame is None:
+            return
+        self.note(f"live: {type(frame).__name__.lower()}")
+        self.cover(f"live: {type(frame).__name__.lower()}")
+        self.connector.lane._on_frame(frame)  # what LiveLane._hear does with each frame it reads
 
     def _dispatch(self) -> None:
         held = checks.hold_stands(self)
@@ -313,7 +329,7 @@ class Run:
 
     def _fault(self) -> None:
         basecamp = self.basecamp
-        match self.rng.randrange(9):
+        match self.rng.randrange(12):
             case 0 | 1 | 8:
                 basecamp.next_posts.append(self.rng.choice(list(Post)))
                 self.note(f"next post: {basecamp.next_posts[-1]}")
@@ -332,6 +348,16 @@ class Run:
             case 6:
                 basecamp.slow_post_seconds = self.rng.choice([10.0, 50.0, 70.0])
                 self.note(f"next post slow {basecamp.slow_post_seconds}s")
+            case 9:  # Basecamp under load: the cable drops what it would push, the feed blips once
+                basecamp.overflow, basecamp.feed_blips = True, 1
+                self.note("under load: next cable frame an overflow, next feed request fails")
+            case 10:
+                basecamp.feed_blips = self.rng.choice([1, 2])
+                self.note(f"next {basecamp.feed_blips} feed requests fail")
+            case 11:
+                if basecamp.feed:
+                    basecamp.epoch_after_id = max(basecamp.epoch_after_id, basecamp.feed[-1].event_id - self.rng.choice([0, 1]))
+                    self.note(f"the feed's epoch passes: after {basecamp.epoch_after_id}")
             case _:
                 self.workers.unverifiable = self.rng.random() < 0.3
                 self.note(f"groups unverifiable: {self.workers.unverifiable}")
@@ -365,6 +391,7 @@ class Run:
         connector.outbox.flush(deadline=self.clock.monotonic() + 30)
         connector.close()
         self.workers.connector_died()
+        self.basecamp.cable_after = self.next_event - 1
         self.connector = self._connector()
         self.cover("stopped and started")
         self._boot()
@@ -379,6 +406,7 @@ class Run:
         basecamp.next_listings.clear()
         basecamp.reads.clear()
         basecamp.crash_at, basecamp.feed_down, basecamp.slow_post_seconds = None, False, 0.0
+        basecamp.feed_blips, basecamp.overflow = 0, False
         self.workers.crash_at_spawn, self.workers.unverifiable = None, False
         if checks.hold_stands(self):
             self.actors = frozenset({Actor.automatic, Actor.person})
