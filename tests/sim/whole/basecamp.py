@@ -30,6 +30,8 @@ Rules:
    whoever makes them (the poll lane or the repair's walk). The cable (``hear``) pushes every
    mention made since it last pushed; with ``overflow`` armed it drops them instead and says so
    (Action Cable's overflow frame). ``projects`` answers the agent's projects (membership).
+6. A recording a person put in the trash (``trashed``) refuses every create at it, whatever was
+   scripted, until that person restores it (``tests.sim.whole.person``).
 """
 
 from __future__ import annotations
@@ -148,6 +150,7 @@ class SimBasecamp:
     reads: list[str] = field(default_factory=list)  # "fail" | "throttled", one per summary read
     crash_at: str | None = None  # before_landing | after_landing | during_listing | during_read
     held_until: float = 0.0
+    trashed: set[int] = field(default_factory=set)  # recordings that refuse every create (rule 6)
     on_fault: Callable[[str], None] = field(default=lambda name: None)
     epoch_after_id: int = 0
     feed_blips: int = 0
@@ -263,6 +266,8 @@ class SimBasecamp:
                 self.store(destination, body, f"intent:{intent_id}")
                 raise Crash("after the message was stored, before its receipt was recorded")
             behaviour = self.next_posts.pop(0) if self.next_posts else Post.land
+            if destination.recording_id in self.trashed:
+                behaviour = Post.refuse  # rule 6: refused for as long as it is in the trash
             self.on_fault(f"post {behaviour}")
             match behaviour:
                 case Post.land:

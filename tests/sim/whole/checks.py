@@ -248,6 +248,22 @@ def _judge_move(  # noqa: PLR0917 -- one audit row, as its columns
         run.cover(f"intent {old} -> {new}" + (" (refused)" if new == "canceled" and old == "sending" else ""))
     if table == "guard" and old == "armed" and new == "canceled":
         run.cover("guard armed, then canceled by get_dispatch")
+    if table == "outbox" and (old, new, note) == ("pending", "canceled", notes.RESOLVED_RESEND):
+        _cover_resent_guard(run, int(key))
+
+
+def _cover_resent_guard(run: Run, intent_id: int) -> None:
+    """A resent guard canceled at its claim because a worker pulled its instruction and has not
+    acknowledged it (``core.claim`` rule 1's canceled guard, alone deciding)."""
+    with run.connector.ledger.read() as connection:
+        rows = connection.execute(
+            "SELECT t.guard, t.delivery, e.state FROM outbox o JOIN events e ON e.id = o.event_id"
+            " JOIN task_events t ON t.event_id = o.event_id WHERE o.id = ? AND o.kind = 'guard_ack'",
+            (intent_id,)).fetchall()
+    if (any(guard == "canceled" for guard, _, _ in rows)
+            and not any(delivery in ("delivered", "completed") for _, delivery, _ in rows)
+            and all(state in ("admitted", "queued", "dispatched") for _, _, state in rows)):
+        run.cover("claim: a resent guard canceled, its instruction pulled and unacknowledged")
 
 
 def _judge_outbox(run: Run, rows: list[tuple[Any, ...]]) -> None:

@@ -10,6 +10,11 @@ Rules:
    ``no-instruction-twice`` check allows for that event by one worker.
 3. Hold and release go through ``shell.ledger.hold`` (what ``bin/connect hold`` and ``release``
    call): a hold stands until this person releases it, at the latest when the run ends.
+4. A person may put the card of a recent mention in the trash (by mistake): Basecamp then
+   refuses every create at it (``SimBasecamp.trashed``), and a careful person resends nothing
+   refused there meanwhile. Later they restore it and resend every refused intent at it (what
+   ``bin/connect status`` lists): a refused guard may come back after a worker pulled its
+   instruction, and its claim must then cancel it (``core.claim`` rule 1).
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ PERSON = "person:26909558"
 
 
 def act(run: Run) -> None:
-    match run.rng.randrange(12):
+    match run.rng.randrange(15):
         case 0 | 1 | 2 | 3 | 4:
             _resolve(run)
         case 5 | 6 | 7:
@@ -42,8 +47,12 @@ def act(run: Run) -> None:
             set_hold(run.connector.ledger, PERSON, "a look at the queue", run.clock.now())
             run.note("person: hold")
             run.cover("person: hold set")
-        case _:
+        case 11:
             release_hold(run)
+        case _ if run.basecamp.trashed:
+            _restore(run)
+        case _:
+            _trash(run)
 
 
 def release_hold(run: Run) -> None:
@@ -56,8 +65,10 @@ def _resolve(run: Run) -> None:
     with run.connector.ledger.read() as connection:
         waiting = [
             (identifier, state, note)
-            for identifier, state, note in connection.execute("SELECT id, state, note FROM outbox ORDER BY id")
+            for identifier, state, note, recording in connection.execute(
+                "SELECT id, state, note, recording_id FROM outbox ORDER BY id")
             if waits_for_person(IntentState(state), note)
+            and not (state == "canceled" and recording in run.basecamp.trashed)  # refused again (rule 4)
         ]
     if not waiting:
         return
@@ -77,6 +88,34 @@ def _resolve(run: Run) -> None:
         run.truth.era_outcome.pop(identifier, None)
 
 
+def _trash(run: Run) -> None:
+    recent = run.basecamp.feed[-3:]
+    if recent:
+        recording = run.rng.choice(recent).recording_id
+        run.basecamp.trashed.add(recording)
+        run.note(f"person: trashed recording {recording}")
+        run.cover("person: trashed a recording")
+
+
+def _restore(run: Run) -> None:
+    recording = run.rng.choice(sorted(run.basecamp.trashed))
+    run.basecamp.trashed.discard(recording)
+    with run.connector.ledger.read() as connection:
+        refused = [identifier for identifier, state, note in connection.execute(
+            "SELECT id, state, note FROM outbox WHERE recording_id = ? ORDER BY id", (recording,))
+            if state == "canceled" and waits_for_person(IntentState(state), note)]
+    _resend(run, refused, f"restored recording {recording}")
+    run.cover("person: restored a recording, resent what it refused" if refused else "person: restored a recording")
+
+
+def _resend(run: Run, identifiers: list[int], why: str) -> None:
+    for identifier in identifiers:
+        resolve_intent(run.connector.ledger, identifier, Resend(PERSON))
+        run.note(f"person: intent {identifier} resend ({why})")
+        run.truth.requested_in_era.discard(identifier)
+        run.truth.era_outcome.pop(identifier, None)
+
+
 def _decide(run: Run, action: Action) -> None:
     with run.connector.ledger.read() as connection:
         candidates = [event_id for (event_id,) in connection.execute(
@@ -91,3 +130,4 @@ def _decide(run: Run, action: Action) -> None:
     run.cover(f"person: {action} {'done' if ok else 'refused'}")
     if ok and action is Action.redispatch:
         run.truth.redispatched[event_id] += 1
+

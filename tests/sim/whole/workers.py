@@ -153,6 +153,10 @@ class Workers:
                     self._acknowledge(worker, tools, *worker.owed)
                     worker.owed = None
                 return None
+            case _ if worker.owed is not None:  # the acknowledgement is the call after the pull (rule 2)
+                self._acknowledge(worker, tools, *worker.owed)
+                worker.owed = None
+                return None
         if worker.current is None:
             return self._get(worker, tools, ledger)
         event_id = worker.current
@@ -191,10 +195,9 @@ class Workers:
         if told:
             self.told_to_acknowledge.add(event_id)
         boost = Destination(MessageKind.boost, instruction.bucket_id, instruction.recording_id)
-        if told and worker.temperament == "deliberate":
+        if ((told and worker.temperament in ("honest", "slow", "twice", "deliberate"))
+                or worker.temperament == "self_acknowledging"):
             worker.owed = (event_id, boost)
-        elif (told and worker.temperament in ("honest", "slow", "twice")) or worker.temperament == "self_acknowledging":
-            self._acknowledge(worker, tools, event_id, boost)
         return None
 
     def _acknowledge(self, worker: Worker, tools: DispatchLedger, event_id: int, boost: Destination) -> None:
