@@ -63,6 +63,12 @@ CUTOVER: list[Mutation] = [
         "test_a_hold_revokes_a_redispatch_waiting_on_a_live_task_with_a_note",
     ),
     rule(
+        "hold --json names each redispatch it revoked",
+        "            for one in done.plan.revoke\n",
+        "            for one in ()\n",
+        "test_a_hold_revokes_a_redispatch_waiting_on_a_live_task_with_a_note",
+    ),
+    rule(
         "a redispatch a hold revoked may be made again after the release",
         '        "  AND NOT EXISTS (SELECT 1 FROM revoked_redispatches r WHERE r.decision_id = d.id))"\n',
         '        ")"\n',
