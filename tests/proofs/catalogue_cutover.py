@@ -82,6 +82,12 @@ CUTOVER: list[Mutation] = [
         "test_a_hold_revokes_a_redispatch_waiting_on_a_live_task_with_a_note",
     ),
     rule(
+        "import: a decision that is not a string is named as a bad entry, never raised",
+        "    if not isinstance(decision, str) or decision not in _DECISIONS:\n",
+        "    if decision not in _DECISIONS:\n",
+        "test_a_bad_entry_is_named_by_its_index",
+    ),
+    rule(
         "import: a record never seen, decided done, gets a tombstone",
         "            (tombstones if entry.decision is Decision.done else unknown_held).append(entry.event_id)\n",
         "            unknown_held.append(entry.event_id)\n",
