@@ -4,7 +4,8 @@ Rules:
 1. Each check has a name (``CHECKS``) and answers what it found, or nothing. The reference's
    ten outbox invariants are ``outbox-1`` .. ``outbox-10``
    (``/work/shared/reference/lifecycle-outbox-pr.txt``); beside them: ``no-message-doubled``,
-   ``no-instruction-twice``, ``no-record-lost`` (at the end), ``moves-are-edges``,
+   ``no-instruction-twice``, ``no-record-lost`` and ``no-event-missed`` (at the end: every
+   mention is a record, or was expired unread inside a gap the feed's 410 made), ``moves-are-edges``,
    ``receipts-unique-and-final``, ``nothing-sending-at-quiescence`` (at the end), and the hold's
    and the rate limit's: nothing sent or launched and no first pull while a hold stands, no
    post while a 429's Retry-After runs.

@@ -5,10 +5,11 @@ Rules:
    worker temperament and decision, and stands in for the ledger's own randomness (task tokens
    and attempt ids), so a seed replays the same history, step for step.
 2. A step is one thing one part of the system does (the menu in ``STEPS``): Basecamp gets a
-   mention, intake polls and admission decides, the dispatcher ticks, a worker acts, its
-   supervision ticks or ends it, the outbox runs, time passes, Basecamp's next answers are
-   scripted, a crash is armed or happens now, the connector is stopped (SIGTERM) and started,
-   a careful person resolves, redispatches, discards, holds or releases. A ``Crash`` anywhere restarts the
+   mention, intake polls (and repairs) and admission decides, the live lane hears the cable's
+   next frame, the dispatcher ticks, a worker acts, its supervision ticks or ends it, the
+   outbox runs, time passes, Basecamp's next answers are scripted, a crash is armed or happens
+   now, the connector is stopped (SIGTERM) and started, a careful person resolves,
+   redispatches, discards, holds or releases, trashes or restores a card. A ``Crash`` anywhere restarts the
    connector through ``SimConnector.boot`` (``Connector.start``, the production start path).
 3. After every step the named checks of ``tests.sim.whole.checks`` run; a violation stops the
    run at that step, with the step's number, the check's name and the history.
