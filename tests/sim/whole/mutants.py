@@ -61,9 +61,9 @@ OWN = (
     ),
     rule(
         "the hold: nothing launches under it (both code walls gone: the trigger alone refuses)",
-        "    if not buckets or not may_launch(hold.standing(connection)):\n",
+        "    if not buckets or not may_launch(hold_marker.standing(connection)):\n",
         "    if not buckets:\n",
-        also=(("    if not may_launch(hold.standing(connection)):\n        raise NotStartable(",
+        also=(("    if not may_launch(hold_marker.standing(connection)):\n        raise NotStartable(",
                "    if False:\n        raise NotStartable("),),
     ),
 )
