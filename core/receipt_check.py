@@ -86,8 +86,7 @@ def check_receipt(
         ))
     if found.id in worker_messages:
         return Failure(ReceiptRefused(
-            f"message {receipt_id} is a worker's own (a task reported it as its acknowledgement or"
-            " reply), not the connector's"
+            f"message {receipt_id} is a worker's own (a task's acknowledgement or reply), not the connector's"
         ))
     words = message_text(body)
     if not words:

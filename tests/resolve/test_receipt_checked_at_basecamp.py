@@ -177,8 +177,8 @@ def test_a_workers_own_message_with_the_intents_words_is_refused_as_reconciliati
     assert ran.code == EXIT_REFUSED, ran.err
     (line,) = ran.error_lines
     assert line == (
-        f"error: intent {intent.id}: message {message} is a worker's own (a task reported it as its"
-        " acknowledgement or reply), not the connector's; nothing was changed"
+        f"error: intent {intent.id}: message {message} is a worker's own (a task's acknowledgement or"
+        " reply), not the connector's; nothing was changed"
     )
     answer = json.loads(ran.out)
     assert answer["exit_code"] == EXIT_REFUSED
