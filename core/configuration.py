@@ -57,6 +57,8 @@ class TrustMode(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Trust:
+    """Whose requests the agent acts on: the mode, its operator, the people allowed."""
+
     mode: TrustMode = TrustMode.operator
     operator_id: int | None = None
     allow: tuple[int, ...] = ()
@@ -74,6 +76,8 @@ class Route:
 
 @dataclass(frozen=True, slots=True)
 class Timings:
+    """When the lifecycle messages fall due and when a sending intent is reconciled."""
+
     guard_delay: timedelta = timedelta(seconds=30)
     still_running: timedelta = timedelta(minutes=10)
     reconcile_after: timedelta = timedelta(seconds=60)
@@ -81,6 +85,8 @@ class Timings:
 
 @dataclass(frozen=True, slots=True)
 class Configuration:
+    """One (account, agent)'s configuration, checked (rules 1-10)."""
+
     account_id: int
     base_url: str
     agent_id: int

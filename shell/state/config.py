@@ -50,6 +50,8 @@ class ConfigurationInvalid(UserError):
 
 @dataclass(frozen=True, slots=True)
 class StatePaths:
+    """A state directory and the configuration and ledger files in it."""
+
     directory: Path
     config: Path
     ledger: Path
