@@ -223,6 +223,12 @@ LIMITS += [  # issue 13's last two targets: bin/connect's start, and status at 1
         "test_a_command_imports_its_own_module_and_no_other",
     ),
     rule(
+        "scale: the ledger's migrations are found by path, without importlib.resources",
+        'MIGRATIONS_DIRECTORY = Path(__file__).with_name("migrations")\n',
+        'MIGRATIONS_DIRECTORY = __import__("importlib.resources").resources.files("shell.ledger.migrations")\n',
+        "test_a_command_imports_its_own_module_and_no_other",
+    ),
+    rule(
         "scale: status counts records by state around the blocked ones, never the whole index",
         "            \"SELECT state, COUNT(*) FROM events WHERE state < 'blocked' GROUP BY state UNION ALL\"\n"
         "            \" SELECT state, COUNT(*) FROM events WHERE state > 'blocked' GROUP BY state\"\n",
