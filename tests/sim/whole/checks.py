@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from returns.result import Success
 
 from core import notes
-from core.destinations import Destination, MessageKind
+from core.destinations import Destination
 from core.edges import (
     ATTEMPT_EDGES,
     DELIVERY_EDGES,
@@ -78,7 +78,7 @@ CHECKS = (
 )
 
 AUDIT_SQL = (
-    "CREATE TABLE IF NOT EXISTS sim_audit (seq INTEGER PRIMARY KEY AUTOINCREMENT, tbl TEXT NOT NULL,"
+    "CREATE TABLE IF NOT EXISTS sim_audit (seq INTEGER PRIMARY KEY, tbl TEXT NOT NULL,"
     " key TEXT NOT NULL, old TEXT, new TEXT NOT NULL, note TEXT, old_receipt INTEGER, new_receipt INTEGER,"
     " cause TEXT)",
     "CREATE TRIGGER sim_outbox_insert AFTER INSERT ON outbox BEGIN INSERT INTO sim_audit"
@@ -126,13 +126,10 @@ def request_starts(run: Run, destination: Destination, body: str) -> int:
     truth = run.truth
     with run.connector.ledger.read() as connection:
         held = connection.execute("SELECT 1 FROM hold_marker").fetchone() is not None
-        mine = [
-            (identifier, kind, event_id)
-            for (identifier, kind, state, _note, _receipt, message_kind, bucket, recording, text, event_id,
-                 *_rest) in connection.execute(_OUTBOX)
-            if state == "sending" and Destination(MessageKind(message_kind), bucket, recording) == destination
-            and text == body
-        ]
+        mine = connection.execute(
+            "SELECT id, kind, event_id FROM outbox WHERE state = 'sending' AND message_kind = ?"
+            " AND bucket_id = ? AND recording_id = ? AND body = ? ORDER BY id",
+            (str(destination.kind), destination.bucket_id, destination.recording_id, body)).fetchall()
         fresh = [row for row in mine if row[0] not in truth.requested_in_era]
         if held:
             _found(run, "nothing-sent-under-a-hold", f"a request to {destination} under the hold")
@@ -162,10 +159,10 @@ def alone(run: Run, intent_id: int, destination: Destination, body: str) -> bool
     """No other intent has ``body``'s words at ``destination`` (``basecamp.Attribution``)."""
     with run.connector.ledger.read() as connection:
         return not any(
-            identifier != intent_id and Destination(MessageKind(kind), bucket, recording) == destination
-            and message_text(text) == message_text(body)
-            for identifier, kind, bucket, recording, text in connection.execute(
-                "SELECT id, message_kind, bucket_id, recording_id, body FROM outbox"))
+            message_text(text) == message_text(body)
+            for (text,) in connection.execute(
+                "SELECT body FROM outbox WHERE id <> ? AND message_kind = ? AND bucket_id = ? AND recording_id = ?",
+                (intent_id, str(destination.kind), destination.bucket_id, destination.recording_id)))
 
 
 # -- after every step ------------------------------------------------------------------------------
