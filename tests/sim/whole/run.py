@@ -102,6 +102,7 @@ class Truth:
     audit_seen: int = 0
     last_seen: tuple[int, int] = (0, 0)  # messages stored, workers told to acknowledge
     last_changes: tuple[object, int] | None = None  # (connector, its connection's total_changes)
+    handed_seen: tuple[int, int] = (0, 0)  # instructions handed, redispatches: when exposures were judged
     violations: list[tuple[str, str]] = field(default_factory=list)
 
 
