@@ -50,6 +50,9 @@ class Decision(StrEnum):
     held = "held"
 
 
+_DECISIONS = {str(decision): decision for decision in Decision}
+
+
 @dataclass(frozen=True, slots=True)
 class Entry:
     index: int
@@ -145,10 +148,10 @@ def _entry(index: int, entry: Any) -> Result[Entry, Unappliable]:
     if type(event_id) is not int or not 0 < event_id <= MAX_ID:
         return Failure(Unappliable(index, None, f"event_id {json.dumps(event_id)} is not a positive id"))
     decision = entry.get("decision")
-    if decision not in tuple(Decision):
+    if not isinstance(decision, str) or decision not in _DECISIONS:
         why = f"decision {json.dumps(decision)} is neither done nor held"
         return Failure(Unappliable(index, event_id, why))
-    return Success(Entry(index, event_id, Decision(decision)))
+    return Success(Entry(index, event_id, _DECISIONS[decision]))
 
 
 def plan(

@@ -8,7 +8,8 @@ Rules:
    Intake, admission and reconciliation go on.
 2. Who set it is ``--by``, by default ``local:<user name>`` (``shell.cli.who``); the reason is one
    line. Setting a hold while one stands renews it: a new generation, the first setter kept.
-3. One summary line and exit 0; ``--json`` prints the same facts. The ledger missing or too
+3. One summary line and exit 0; ``--json`` prints the same facts, each revoked redispatch
+   (decision, event, task) among them. The ledger missing or too
    new is exit 3 (``EXIT_CONFIG``).
 """
 
@@ -77,6 +78,10 @@ def described(done: HoldSet, by: str) -> dict[str, Any]:
         "held_records": [record.event_id for record in done.plan.to_hold],
         "tagged_for_review": list(done.plan.review),
         "canceled_intents": list(done.canceled_intents),
+        "revoked_redispatches": [
+            {"decision_id": one.decision_id, "event_id": one.event_id, "task_id": one.task_id}
+            for one in done.plan.revoke
+        ],
         "summary": done.summary,
     }
 

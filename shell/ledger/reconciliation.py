@@ -8,6 +8,9 @@ Rules:
    (``shell.ledger.records.tombstone``) and the review tags commit together. An entry that
    cannot be applied writes nothing at all: the transaction is left before its first write.
 2. Who decided is the person who imported, and each decision's note names the file.
+3. The ledger is asked once which named events it records (``records.recorded_among``), and only
+   those are read one by one; the tombstones are one statement: a 16 MB file of events never
+   seen costs no query per entry.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ def apply(
 ) -> Result[Imported, Unappliable]:
     """Apply ``entries`` from the file ``source`` (rule 1)."""
     with ledger.write() as connection:
-        known = {entry.event_id: found for entry in entries if (found := _record(connection, entry.event_id))}
+        recorded = records.recorded_among(connection, [entry.event_id for entry in entries])
+        known = {event_id: found for event_id in recorded if (found := _record(connection, event_id))}
         open_ids = [event_id for event_id, _, _ in records.open_records(connection)]
         match reconciliation.plan(entries, known, open_ids):
             case Failure(bad):
@@ -53,8 +57,7 @@ def _write(connection: sqlite3.Connection, plan: ImportPlan, by: str, now: datet
     canceled: list[int] = []
     for record in plan.discard:
         canceled += decisions.discard_imported(connection, record, by, now, note)
-    for event_id in plan.tombstones:
-        records.tombstone(connection, event_id, stamp)
+    records.tombstone(connection, plan.tombstones, stamp)
     records.tag_for_review(connection, plan.review, stamp)
     return Imported(plan, tuple(canceled))
 

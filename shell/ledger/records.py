@@ -373,15 +373,26 @@ def hold(connection: sqlite3.Connection, event_id: int, revision: int, held: Rec
     ).rowcount
 
 
-def tombstone(connection: sqlite3.Connection, event_id: int, stamp: str) -> None:
-    """An import's entry decided done for an event this ledger never saw
-    (``shell.ledger.reconciliation``): discarded(imported_done) from its first row, so intake's
-    ``insert_seen`` finds it known and never admits it."""
-    connection.execute(
+def tombstone(connection: sqlite3.Connection, event_ids: Sequence[int], stamp: str) -> None:
+    """An import's entries decided done for events this ledger never saw
+    (``shell.ledger.reconciliation``): discarded(imported_done) from their first row, so intake's
+    ``insert_seen`` finds them known and never admits them. One statement for them all."""
+    connection.executemany(
         "INSERT INTO events (id, state, reason, seen_at, updated_at, decided_at)"
         " VALUES (?, 'discarded', 'imported_done', ?, ?, ?)",
-        (event_id, stamp, stamp, stamp),
+        [(event_id, stamp, stamp, stamp) for event_id in event_ids],
     )
+
+
+def recorded_among(connection: sqlite3.Connection, event_ids: Sequence[int]) -> set[int]:
+    """Which of ``event_ids`` (any number of them: passed as one JSON array, not one variable
+    each) the ledger records."""
+    return {
+        int(found[0])
+        for found in connection.execute(
+            "SELECT id FROM events WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(list(event_ids)),)
+        )
+    }
 
 
 def held_count(connection: sqlite3.Connection) -> int:

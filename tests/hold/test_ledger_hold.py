@@ -13,6 +13,7 @@ from core.edges import IntentState
 from core.intents import guard_key
 from core.notes import CANCELED_BY_HOLD
 from core.snapshots import StopReason
+from shell.cli.hold import described
 from shell.clock import FakeClock
 from shell.ledger import hold, tasks
 from shell.ledger.connection import Ledger
@@ -125,6 +126,10 @@ def test_a_hold_revokes_a_redispatch_waiting_on_a_live_task_with_a_note(world: L
     done = set_hold(ledger, "local:ana", "cutover", ledger.clock.now())
     assert [waiting.event_id for waiting in done.plan.revoke] == [7]
     assert done.summary.endswith(", 1 waiting redispatch revoked")
+    decision_id = done.plan.revoke[0].decision_id
+    assert described(done, "local:ana")["revoked_redispatches"] == [
+        {"decision_id": decision_id, "event_id": 7, "task_id": launched.task_id}
+    ], "hold --json names what it revoked"
     with ledger.read() as connection:
         note = connection.execute("SELECT note FROM revoked_redispatches").fetchone()[0]
     assert note == (f"revoked by the hold (generation 1) before task {launched.task_id} ended; "

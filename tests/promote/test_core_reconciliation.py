@@ -60,6 +60,8 @@ def test_what_is_not_a_version_1_file_says_why(raw: bytes, words: str) -> None:
         ({"event_id": 2**63, "decision": "done"}, "is not a positive id"),
         ({"event_id": True, "decision": "done"}, "event_id true"),
         ({"event_id": 7, "decision": "maybe"}, 'decision "maybe" is neither done nor held'),
+        ({"event_id": 7, "decision": ["done"]}, 'decision ["done"] is neither done nor held'),
+        ({"event_id": 7, "decision": {"done": 1}}, 'decision {"done": 1} is neither done nor held'),
         ({"event_id": 5, "decision": "held"}, "named again (first at entry 0)"),
     ],
 )

@@ -63,6 +63,12 @@ CUTOVER: list[Mutation] = [
         "test_a_hold_revokes_a_redispatch_waiting_on_a_live_task_with_a_note",
     ),
     rule(
+        "hold --json names each redispatch it revoked",
+        "            for one in done.plan.revoke\n",
+        "            for one in ()\n",
+        "test_a_hold_revokes_a_redispatch_waiting_on_a_live_task_with_a_note",
+    ),
+    rule(
         "a redispatch a hold revoked may be made again after the release",
         '        "  AND NOT EXISTS (SELECT 1 FROM revoked_redispatches r WHERE r.decision_id = d.id))"\n',
         '        ")"\n',
@@ -74,6 +80,12 @@ CUTOVER: list[Mutation] = [
         "        review=tuple(tagged),\n",
         "test_a_hold_revokes_each_waiting_redispatch_and_tags_its_record_even_completed",
         "test_a_hold_revokes_a_redispatch_waiting_on_a_live_task_with_a_note",
+    ),
+    rule(
+        "import: a decision that is not a string is named as a bad entry, never raised",
+        "    if not isinstance(decision, str) or decision not in _DECISIONS:\n",
+        "    if decision not in _DECISIONS:\n",
+        "test_a_bad_entry_is_named_by_its_index",
     ),
     rule(
         "import: a record never seen, decided done, gets a tombstone",
