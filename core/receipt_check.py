@@ -9,16 +9,20 @@ Rules:
 2. It must stand at the intent's destination: the recording the comment or boost is on, or the
    Campfire the line is in.
 3. It must be the agent's: its creator (a boost's booster) is the agent.
-4. It must carry the intent's words: ``core.text.message_text`` of its content equals that of
+4. It must not be a worker's own message, however alike its words (reconciliation's rule 3,
+   ``core.adoption``): ``worker_messages`` is what ``core.adoption.worker_message_ids`` answers
+   for the intent's kind from the ledger's task rows naming message N (the shell reads them).
+5. It must carry the intent's words: ``core.text.message_text`` of its content equals that of
    the intent's body. A body with no words proves nothing, so nothing is accepted for it.
-5. It must not be older than the intent's request: created at or after
+6. It must not be older than the intent's request: created at or after
    ``core.reconcile.listing_since`` of the intent (its sending time less the slack).
-6. The first rule that fails is the refusal, one line naming what differed; it never carries
+7. The first rule that fails is the refusal, one line naming what differed; it never carries
    a message's words or the body (``shell.errors`` rule 2).
 """
 
 from __future__ import annotations
 
+from collections.abc import Set
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -65,8 +69,9 @@ def check_receipt(
     agent_id: int,
     since: datetime,
     found: ReadMessage | None,
+    worker_messages: Set[int],
 ) -> Result[ReceiptAccepted, ReceiptRefused]:
-    """Rules 1-6: accept message ``receipt_id`` (``found``; None when it does not exist) as the
+    """Rules 1-7: accept message ``receipt_id`` (``found``; None when it does not exist) as the
     receipt of the intent with ``body`` at ``destination``, or say what differed."""
     where = destination.describe()
     if found is None:
@@ -78,6 +83,10 @@ def check_receipt(
     if found.creator_id != agent_id:
         return Failure(ReceiptRefused(
             f"message {receipt_id} was written by person {found.creator_id}, not by the agent ({agent_id})"
+        ))
+    if found.id in worker_messages:
+        return Failure(ReceiptRefused(
+            f"message {receipt_id} is a worker's own (a task's acknowledgement or reply), not the connector's"
         ))
     words = message_text(body)
     if not words:

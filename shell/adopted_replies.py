@@ -1,21 +1,29 @@
 """Before a task settles: list the replies the adopted-reply rule reads (spec 3.6).
 
 Rules:
-1. ``ReplyAdopter.list_replies(task_id)`` runs before the settlement's transaction, outside any
-   transaction: for each row that ``core.adopted_reply.may_become_candidate``, it lists the
+1. ``ReplyAdopter.list_replies(task_id, stop)`` runs before the settlement's transaction, outside
+   any transaction: for each row that ``core.adopted_reply.may_become_candidate``, it lists the
    row's reply destination since its delivery with the client's exhaustive listing (bounded by
-   ``ADOPTION_SCAN_TIMEOUT``). The settlement's own transaction then adopts from these listings
+   ``ADOPTION_SCAN_TIMEOUT``; each request's urllib3 timeout within that bound). The
+   settlement's own transaction then adopts from these listings
    (``shell.ledger.deliveries.adopt_listed``) before it writes the completion notice, so the
    notice asks a person only about what adoption left (``core.adopted_reply`` rule 4).
 2. A listing that fails (an error, or cut short) leaves its row out: nothing is adopted for it,
    and it is logged. A missing adoption costs a person a look; a wrong one would hide a doubled
    reply.
-3. It never raises for Basecamp; a ledger failure is logged and lists nothing.
+3. ``stop`` is the shutdown's: once it is set, no further destination is listed, and a listing
+   under way is not waited for (its request runs out on a thread of its own, its answer
+   unread). What was listed whole before the stop is kept; the rest is left out, "not known"
+   (rule 2), never guessed. So a stop during a listing settles the attempt with its real
+   reason within the shutdown's bound, instead of leaving it for the next start to end ``lost``.
+4. It never raises for Basecamp; a ledger failure is logged and lists nothing. Anything else a
+   listing raises is raised here, on the caller's thread.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from datetime import datetime
 from typing import Protocol
 
@@ -29,6 +37,8 @@ log = logging.getLogger("connector.adoption")
 
 ADOPTION_SCAN_TIMEOUT = 30.0
 """Seconds one listing of a reply destination may take (spec 3.6's AdoptionScanTimeout)."""
+STOP_CHECK_SECONDS = 0.05
+"""How often a listing under way looks for the shutdown's stop (rule 3)."""
 
 
 class ReplyLister(Protocol):
@@ -47,8 +57,9 @@ class ReplyAdopter:
         self._lister = lister
         self._agent_id = agent_id
 
-    def list_replies(self, task_id: int) -> ListedReplies:
-        """Rule 1: the listings of ``task_id``'s rows that may become candidates, by event id."""
+    def list_replies(self, task_id: int, stop: threading.Event) -> ListedReplies:
+        """Rule 1: the listings of ``task_id``'s rows that may become candidates, by event id,
+        as far as they got before ``stop`` (rule 3)."""
         listed: dict[int, tuple[ListedMessage, ...]] = {}
         try:
             with self._ledger.read() as connection:
@@ -56,14 +67,51 @@ class ReplyAdopter:
         except LedgerError as error:
             log.error("adoption task=%d: the ledger failed: %s", task_id, error)
             rows = []
-        for row, destination in rows:
-            if not may_become_candidate(row) or destination is None or row.delivered_at is None:
-                continue
+        wanted = [
+            (row.event_id, destination, row.delivered_at)
+            for row, destination in rows
+            if may_become_candidate(row) and destination is not None and row.delivered_at is not None
+        ]
+        for event_id, destination, since in wanted:
             bound = self._ledger.clock.monotonic() + ADOPTION_SCAN_TIMEOUT
             try:
-                found = self._lister.list(destination, row.delivered_at, self._agent_id, bound)
+                found = self._unless_stopped(destination, since, bound, stop)
             except ListingFailed as error:
-                log.info("adoption task=%d event=%d: the listing failed: %s", task_id, row.event_id, error)
+                log.info("adoption task=%d event=%d: the listing failed: %s", task_id, event_id, error)
                 continue
-            listed[row.event_id] = tuple(found)
+            if found is None:
+                unknown = [event for event, _, _ in wanted if event not in listed]
+                log.info(
+                    "adoption task=%d: stopped by the shutdown; not known for event(s) %s",
+                    task_id,
+                    ",".join(map(str, unknown)),
+                )
+                break
+            listed[event_id] = tuple(found)
         return ListedReplies(self._agent_id, listed)
+
+    def _unless_stopped(
+        self, destination: Destination, since: datetime, bound: float, stop: threading.Event
+    ) -> list[ListedMessage] | None:
+        """One destination's listing, made on a thread of its own; None once ``stop`` is set first."""
+        if stop.is_set():
+            return None
+        done = threading.Event()
+        answer: list[list[ListedMessage] | BaseException] = []
+
+        def listing() -> None:
+            try:
+                answer.append(self._lister.list(destination, since, self._agent_id, bound))
+            except BaseException as error:  # raised again on the caller's thread (rule 4)
+                answer.append(error)
+            finally:
+                done.set()
+
+        threading.Thread(target=listing, name="adoption-listing", daemon=True).start()
+        while not done.wait(STOP_CHECK_SECONDS):
+            if stop.is_set():
+                return None
+        (outcome,) = answer
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome

@@ -27,7 +27,10 @@ Rules:
 8. Before a settlement (at an attempt's end, or in recovery), ``list_replies`` lists what the
    adopted-reply rule reads for the task, outside any transaction (the connector's is
    ``shell.adopted_replies``); the settlement adopts from it in its own transaction, before its
-   completion notice. During a shutdown nothing is listed: its bound is not spent on listings.
+   completion notice. The listing is given the shutdown's event: once a shutdown begins nothing
+   more is listed and a listing under way is not waited for, so the attempt still settles with
+   its real reason within the shutdown's bound; what was not listed is not known, and nothing is
+   adopted for it.
 9. A worker's life is three steps, each its own transaction(s): ``spawned`` (spawn, record the
    process), ``still_running`` (a tick), ``supervised`` (settle why it ended). ``_start`` runs
    them on a thread of its own; the whole-connector simulation (``tests/sim/whole``) runs the
@@ -106,7 +109,7 @@ class Dispatcher:
     driver: WorkerDriver
     recovery: Recovery
     options: DispatchOptions = field(default_factory=DispatchOptions)
-    list_replies: Callable[[int], ListedReplies] | None = None  # rule 8: the adopted-reply rule
+    list_replies: Callable[[int, threading.Event], ListedReplies] | None = None  # rule 8
     _running: dict[int, _Running] = field(default_factory=dict)
     _shutdown: threading.Event = field(default_factory=threading.Event)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -311,10 +314,7 @@ class Dispatcher:
         """Rule 8: before the settlement, what the adopted-reply rule reads for the task."""
         if self.list_replies is None:
             return None
-        if self._shutdown.is_set():  # a shutdown's bound is not spent on listings
-            log.info("dispatch task=%d: no reply adoption during shutdown", task_id)
-            return None
-        return self.list_replies(task_id)
+        return self.list_replies(task_id, self._shutdown)  # a shutdown cuts the listing short
 
     def run(self, stop: threading.Event) -> None:
         """Recover, then tick until ``stop``."""

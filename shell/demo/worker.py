@@ -16,7 +16,8 @@ Rules:
 3. Parts: ``answer``; ``slow:<seconds>`` (waits before its first pull, so the guard may go
    out); ``fail`` (pulls, then exits 1 without reporting); ``give_up`` (pulls, acknowledges,
    reports ``failed`` with no reply, exits 1); ``hang`` (pulls, then sleeps until killed);
-   ``hang_after_ack``; ``report_failed`` (replies, then reports ``failed``).
+   ``hang_after_ack``; ``report_failed`` (replies, then reports ``failed``); ``reply_unreported``
+   (acknowledges and replies, then exits 0 without reporting: the adopted-reply rule's case).
 4. Its Basecamp credentials are its own, never the connector's hand-out: ``--base-url``,
    ``--account`` and ``--token-file`` (an owner-only file), or ``$STANDIN_BASE_URL``,
    ``$STANDIN_ACCOUNT`` and ``$STANDIN_TOKEN``. No token is ever an argument.
@@ -201,6 +202,8 @@ def work(tools: McpClient, basecamp: BasecampClient, part: str) -> int:
             if kind is MessageKind.comment
             else f"Done with event {event_id}.",
         )
+        if part == "reply_unreported":
+            return 0
         outcome = "failed" if part == "report_failed" else "succeeded"
         report: dict[str, Any] = {"event_id": event_id, "outcome": outcome}
         if isinstance(reply, Receipt):

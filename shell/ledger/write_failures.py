@@ -16,7 +16,8 @@ Rules:
 3. The next write that commits clears it (spaces again); clearing is only written when a record
    is there, so a healthy connector's writes cost nothing here.
 4. Recording and clearing never raise: the failure they report is the caller's to raise, and a
-   record that cannot be written is logged.
+   record that cannot be written is logged. They take turns (one lock): the slot and the flag
+   move together, so a failure recorded while a clear is under way comes after it and stays.
 5. ``watch(ledger)`` is how the running connector (``bin/connect run``) keeps the record for its
    ledger; a record that cannot be made (a full disk at start) is logged, and status falls back
    to measuring free space.

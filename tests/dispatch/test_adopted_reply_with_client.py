@@ -5,6 +5,7 @@ written in that transaction asks a person only about what adoption left."""
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,7 +71,7 @@ def _adoption(tmp_path: Path, replies: list[str], *, notice_canceled: bool = Fal
             else:
                 _post(client, destination, notice)
             ids = [_post(client, destination, body) for body in replies]
-            listed = ReplyAdopter(ledger, client, world.agent.id).list_replies(task_id)
+            listed = ReplyAdopter(ledger, client, world.agent.id).list_replies(task_id, threading.Event())
             with ledger.write() as connection:
                 tasks.end_attempt(
                     connection, attempt_id, StopReason.lost, spawn_failed=False, now=ledger.clock.now(),

@@ -221,7 +221,7 @@ def test_every_settlement_is_preceded_by_the_adopted_reply_rules_listing_for_its
     launched = world.launch(102, "/srv/project", running_pid=4242)
     listed: list[tuple[int, bool]] = []
 
-    def list_replies(task_id: int) -> ListedReplies:
+    def list_replies(task_id: int, stop: threading.Event) -> ListedReplies:
         with ledger.read() as connection:
             (settled,) = connection.execute(
                 "SELECT superseded_at IS NOT NULL FROM tasks WHERE id = ?", (task_id,)

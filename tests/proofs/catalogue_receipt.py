@@ -37,6 +37,19 @@ RECEIPT: list[Mutation] = [
         "test_a_message_that_is_not_the_intents_is_refused_naming_what_differed",
     ),
     rule(
+        "receipt check: a worker's own message is not the intent's, however alike the words",
+        "    if found.id in worker_messages:\n",
+        "    if False:\n",
+        "test_a_workers_own_message_with_the_intents_words_is_refused",
+        "test_a_workers_own_message_with_the_intents_words_is_refused_as_reconciliation_refuses_it",
+    ),
+    rule(
+        "outbox-resolve sent: the receipt check is given the worker's messages the ledger names",
+        "        worker_messages=worker_message_ids(row.destination.kind, workers),\n",
+        "        worker_messages=frozenset(),\n",
+        "test_a_workers_own_message_with_the_intents_words_is_refused_as_reconciliation_refuses_it",
+    ),
+    rule(
         "receipt check: a body without words accepts nothing",
         "    if not words:\n        return Failure(ReceiptRefused(\n",
         "    if False:\n        return Failure(ReceiptRefused(\n",

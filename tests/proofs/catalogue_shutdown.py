@@ -1,6 +1,6 @@
 """The proofs of the shutdown bound: a flush with a deadline never outwaits it behind a request in
-flight, and the connector waits for its loops only until the bound. Same form as
-``tests.proofs.catalogue``."""
+flight, the connector waits for its loops only until the bound, and a reply listing before a
+settlement stops at the shutdown. Same form as ``tests.proofs.catalogue``."""
 
 from __future__ import annotations
 
@@ -37,6 +37,31 @@ SHUTDOWN: list[Mutation] = [
         "            signal_child(process, last_words)\n",
         "            pass\n",
         "test_a_child_that_ignores_sigterm_says_where_it_was_before_it_is_killed",
+    ),
+    rule(
+        "shutdown: the dispatcher gives its shutdown's event to the reply listing before a settlement",
+        "        return self.list_replies(task_id, self._shutdown)",
+        "        return self.list_replies(task_id, threading.Event())",
+        "test_sigterm_during_a_reply_listing_settles_the_attempt_with_its_reason_within_the_bound",
+    ),
+    rule(
+        "shutdown: a reply listing under way is not waited for once the stop comes",
+        "        while not done.wait(STOP_CHECK_SECONDS):\n            if stop.is_set():\n                return None\n",
+        "        done.wait()\n",
+        "test_a_listing_under_way_is_not_waited_for_once_the_stop_comes",
+        "test_sigterm_during_a_reply_listing_settles_the_attempt_with_its_reason_within_the_bound",
+    ),
+    rule(
+        "shutdown: no reply destination is listed after the stop",
+        "        if stop.is_set():\n            return None\n        done = threading.Event()\n",
+        "        done = threading.Event()\n",
+        "test_a_stop_ends_the_listing_between_destinations_and_keeps_what_was_listed_whole",
+    ),
+    rule(
+        "shutdown: what a reply listing raises besides Basecamp's failures reaches the caller's thread",
+        "        if isinstance(outcome, BaseException):\n            raise outcome\n",
+        "        if isinstance(outcome, BaseException):\n            return []\n",
+        "test_what_a_listing_raises_besides_basecamp_s_failures_is_raised_on_the_caller_s_thread",
     ),
     rule(
         "a stop asked for during the start is taken before any loop makes a turn",

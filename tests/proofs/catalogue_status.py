@@ -207,6 +207,18 @@ STATUS: list[Mutation] = [
         "test_status_shows_the_connectors_failed_write_until_its_next_good_one",
     ),
     rule(
+        "failed writes: a clear takes its turn, so a failure recorded meanwhile is kept",
+        "            with self._turn:\n                if not self._recorded:\n",
+        "            if True:\n                if not self._recorded:\n",
+        "test_a_failure_recorded_while_a_clear_is_under_way_is_kept",
+    ),
+    rule(
+        "failed writes: recording a failure takes its turn, never inside a clear",
+        "            with self._turn:\n                _write_slot(self._descriptor, slot)\n",
+        "            if True:\n                _write_slot(self._descriptor, slot)\n",
+        "test_a_failure_recorded_while_a_clear_is_under_way_is_kept",
+    ),
+    rule(
         "failed writes: a refused move is no failed write",
         "    return code in _STORAGE_CODES\n",
         "    return True\n",

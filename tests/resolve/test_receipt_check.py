@@ -27,8 +27,11 @@ def message(**changes: object) -> ReadMessage:
     return ReadMessage(**(values | changes))  # type: ignore[arg-type]
 
 
-def check(found: ReadMessage | None, body: str = BODY) -> object:
-    return check_receipt(receipt_id=9001, body=body, destination=HERE, agent_id=AGENT, since=SINCE, found=found)
+def check(found: ReadMessage | None, body: str = BODY, workers: frozenset[int] = frozenset()) -> object:
+    return check_receipt(
+        receipt_id=9001, body=body, destination=HERE, agent_id=AGENT, since=SINCE, found=found,
+        worker_messages=workers,
+    )  # fmt: skip
 
 
 def test_the_agents_message_with_the_intents_words_at_its_destination_is_accepted() -> None:
@@ -53,6 +56,15 @@ def test_a_message_that_differs_is_refused_naming_what_differed(found: ReadMessa
     refused = check(found)
     assert isinstance(refused, Failure)
     assert str(refused.failure()).startswith(reason)
+
+
+def test_a_workers_own_message_with_the_intents_words_is_refused() -> None:
+    """Reconciliation's rule 3: a worker's acknowledgement or reply is never the connector's,
+    however alike the words (a guard's fixed form is short enough to collide)."""
+    refused = check(message(), workers=frozenset({8000, 9001}))
+    assert isinstance(refused, Failure)
+    assert str(refused.failure()).startswith("message 9001 is a worker's own")
+    assert check(message(), workers=frozenset({8000})) == Success(ReceiptAccepted(9001))
 
 
 def test_a_body_without_words_accepts_nothing() -> None:

@@ -1,6 +1,6 @@
 """``bin/outbox-resolve sent ID --receipt N`` reads message N at the real stand-in (127.0.0.1)
 before recording it: the agent's message with the intent's words is recorded as checked; someone
-else's, other words, an older one, a missing one are refused (5); a stopped Basecamp is 6; and
+else's, a worker's own, other words, an older one, a missing one are refused (5); a stopped Basecamp is 6; and
 ``--unchecked`` records without asking anything."""
 
 from __future__ import annotations
@@ -151,6 +151,38 @@ def test_a_message_that_is_not_the_intents_is_refused_naming_what_differed(case:
     assert expected.format(person=person, agent=agent, card=card, other=other) in line
     assert line.endswith("; nothing was changed")
     assert intent.body not in ran.err
+    assert place.now(intent.id) == intent
+
+
+@pytest.mark.parametrize("reported_as", ["reply", "acknowledgement"])
+def test_a_workers_own_message_with_the_intents_words_is_refused_as_reconciliation_refuses_it(
+    reported_as: str, place: Place
+) -> None:
+    """Reconciliation's rule 3 (``core.adoption``): a message a worker reported as its own is
+    never an intent's receipt, however alike the words; refused (5), in --json as the check's
+    other refusals are, and nothing is written."""
+    intent = place.indeterminate(107, kind="holding_reply")
+    agent = place.standin.world.agent.id
+    message = place.standin.seed_message("comment", place.card, agent, intent.body)  # the worker's post
+    world = LedgerWorld(place.ledger)
+    world.request(207, recording_id=place.card)
+    task_id = world.task(207)
+    world.attempt(task_id)
+    world.get_dispatch(task_id, 207)
+    if reported_as == "reply":
+        world.report(task_id, 207, "succeeded", reply_id=message, ack_id=5_000_207)
+    else:
+        world.ack(task_id, 207, ack_id=message)
+    ran = place.run("--json", "sent", str(intent.id), "--receipt", str(message))
+    assert ran.code == EXIT_REFUSED, ran.err
+    (line,) = ran.error_lines
+    assert line == (
+        f"error: intent {intent.id}: message {message} is a worker's own (a task's acknowledgement or"
+        " reply), not the connector's; nothing was changed"
+    )
+    answer = json.loads(ran.out)
+    assert answer["exit_code"] == EXIT_REFUSED
+    assert "is a worker's own" in answer["error"]
     assert place.now(intent.id) == intent
 
 

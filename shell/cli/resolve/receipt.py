@@ -4,7 +4,9 @@ Rules:
 1. Unless ``--unchecked``, ``sent`` reads the intent (read-only), then message N alone at the
    intent's destination (``shell.basecamp.reads.SummaryReads.message``: the one home of the
    connector's reads), as the connector does: its Basecamp, account, agent and token come from
-   the configuration beside the ledger (``shared`` rule 4). ``core.receipt_check`` decides.
+   the configuration beside the ledger (``shared`` rule 4). ``core.receipt_check`` decides,
+   given the worker's own message ids the ledger holds for N (``snapshots.worker_task_events``,
+   the read reconciliation's rule 3 makes), read with the intent.
 2. An intent the decision is refused for anyway (no such intent, or not one a person may mark
    sent) is not asked about: the decision's own refusal says why, and Basecamp is not read.
 3. A message that cannot be the receipt is ``ReceiptNotTheIntents``, EXIT_REFUSED, one line
@@ -23,6 +25,7 @@ from pathlib import Path
 from returns.result import Failure
 
 from core.admission import ReadFailure, ReadFailureKind
+from core.adoption import worker_message_ids
 from core.configuration import Configuration
 from core.receipt_check import check_receipt
 from core.reconcile import listing_since
@@ -33,6 +36,7 @@ from shell.basecamp.tokens import tokens_from
 from shell.cli.resolve.shared import Context
 from shell.errors import EXIT_CONFIG, EXIT_REFUSED, EXIT_UNAVAILABLE, UserError
 from shell.ledger import outbox as rows
+from shell.ledger import snapshots
 from shell.state.config import load_config, read_token_file
 
 USER_AGENT = "basecamp-connector outbox-resolve (https://github.com/basecamp/basecamp-connector)"
@@ -55,6 +59,7 @@ def check_receipt_at_basecamp(context: Context, intent_id: int, receipt_id: int)
     when the intent is not one to check (rule 2); else the rule's error."""
     with context.read_only() as ledger, ledger.read() as connection:
         row = rows.intent(connection, intent_id)
+        workers = snapshots.worker_task_events(connection, [receipt_id])
     if row is None or "sent" not in open_decisions(row.state, row.note):
         return False
     configuration = _configuration(context.config_path)
@@ -81,6 +86,7 @@ def check_receipt_at_basecamp(context: Context, intent_id: int, receipt_id: int)
         agent_id=configuration.agent_id,
         since=listing_since(row.sending_at, row.created_at),
         found=None if isinstance(read, ReadFailure) else read,
+        worker_messages=worker_message_ids(row.destination.kind, workers),
     )
     if isinstance(verdict, Failure):
         raise ReceiptNotTheIntents(f"intent {intent_id}: {verdict.failure()}; nothing was changed")
