@@ -3,7 +3,10 @@
 Rules:
 1. ``parse_configuration`` turns a mapping (the JSON file, or a mapping a setup has merged) into
    a ``Configuration`` or refuses with *every* problem found, each one self-contained line
-   naming the key and what is wrong with it; never only the first, never a traceback.
+   naming the key and what is wrong with it; never only the first, never a traceback. The
+   refusal is the tuple of those lines, a value like the configuration, not a ``returns``
+   ``Result``: every ``bin/connect`` command reads its configuration, and importing ``returns``
+   was a tenth of ``status``'s start. Callers match on the type.
 2. What may be left out has a default (``DEFAULTS``): trust ``operator``, no routes, the
    default worker (Claude Code), concurrency 2, a 90 min task deadline, a 30 s guard delay, a
    10 min still-running interval, 60 s before a sending intent is reconciled. The account id,
@@ -35,8 +38,6 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
 
-from returns.result import Failure, Result, Success
-
 from core.durations import format_duration, parse_duration
 from core.links import transport_allowed
 from core.timing_floors import below_floor
@@ -56,6 +57,8 @@ class TrustMode(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Trust:
+    """Whose requests the agent acts on: the mode, its operator, the people allowed."""
+
     mode: TrustMode = TrustMode.operator
     operator_id: int | None = None
     allow: tuple[int, ...] = ()
@@ -73,6 +76,8 @@ class Route:
 
 @dataclass(frozen=True, slots=True)
 class Timings:
+    """When the lifecycle messages fall due and when a sending intent is reconciled."""
+
     guard_delay: timedelta = timedelta(seconds=30)
     still_running: timedelta = timedelta(minutes=10)
     reconcile_after: timedelta = timedelta(seconds=60)
@@ -80,6 +85,8 @@ class Timings:
 
 @dataclass(frozen=True, slots=True)
 class Configuration:
+    """One (account, agent)'s configuration, checked (rules 1-10)."""
+
     account_id: int
     base_url: str
     agent_id: int
@@ -345,11 +352,11 @@ def _worker_env(value: Any, problems: Problems) -> tuple[str, ...]:
     return tuple(names)
 
 
-def parse_configuration(data: Any) -> Result[Configuration, tuple[str, ...]]:
+def parse_configuration(data: Any) -> Configuration | tuple[str, ...]:
     """The configuration in ``data``, or every problem with it, one line each (rule 1)."""
     problems = Problems()
     if not isinstance(data, Mapping):
-        return Failure((f"expected a JSON object, not {type(data).__name__}",))
+        return (f"expected a JSON object, not {type(data).__name__}",)
     _unknown(data, tuple(KEYS), "", problems)
     version = data.get("version", VERSION)
     if version != VERSION:
@@ -378,27 +385,25 @@ def parse_configuration(data: Any) -> Result[Configuration, tuple[str, ...]]:
         if agent_id in trust.allow:
             problems.add(f"trust.allow: the agent itself ({agent_id}) cannot be an allowed person")
     if problems.lines or account_id is None or agent_id is None or base_url is None or token_file is None:
-        return Failure(tuple(problems.lines))
-    return Success(
-        Configuration(
-            account_id=account_id,
-            base_url=base_url,
-            agent_id=agent_id,
-            token_file=token_file,
-            trust=trust,
-            routes=routes,
-            worker_command=worker_command,
-            concurrency=concurrency,
-            task_deadline=task_deadline,
-            timings=timings,
-            unsafe_test_timings=unsafe,
-            worker_env=worker_env,
-        )
+        return tuple(problems.lines)
+    return Configuration(
+        account_id=account_id,
+        base_url=base_url,
+        agent_id=agent_id,
+        token_file=token_file,
+        trust=trust,
+        routes=routes,
+        worker_command=worker_command,
+        concurrency=concurrency,
+        task_deadline=task_deadline,
+        timings=timings,
+        unsafe_test_timings=unsafe,
+        worker_env=worker_env,
     )
 
 
 def to_mapping(configuration: Configuration) -> dict[str, Any]:
-    """The JSON form; ``parse_configuration(to_mapping(c)) == Success(c)``."""
+    """The JSON form; ``parse_configuration(to_mapping(c)) == c``."""
     return {
         "version": VERSION,
         "account_id": configuration.account_id,

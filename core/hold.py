@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.edges import RecordState
+from core.states import RecordState
 
 _R = RecordState
 TERMINAL = frozenset({_R.completed, _R.discarded})

@@ -25,6 +25,8 @@ class LossState(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Loss:
+    """A stretch the live lane did not hear, as the ledger keeps it (rules 1-2)."""
+
     id: int
     cause: str
     after_id: int
@@ -50,6 +52,8 @@ def settle_state(done: bool, now: datetime, loss: Loss) -> LossState:
 
 @dataclass(frozen=True, slots=True)
 class LossCounts:
+    """How many losses are in each state, and how many gaps: what status shows."""
+
     open: int = 0
     repaired: int = 0
     unrecovered: int = 0

@@ -174,6 +174,8 @@ def refresh_form(credentials: Credentials) -> dict[str, str]:
 
 @dataclass(frozen=True, slots=True)
 class DeviceGrant:
+    """A device authorization the server granted: the code a person enters, and where."""
+
     device_code: str = field(repr=False)
     user_code: str
     verification_uri: str

@@ -29,8 +29,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from returns.result import Failure
-
 from core.configuration import Configuration, Route, parse_configuration
 
 RELOAD_EVERY = timedelta(seconds=2)
@@ -65,12 +63,12 @@ def authorize(running: Configuration, read: Mapping[str, Any] | str) -> Authoriz
     if isinstance(read, str):
         return Authorization(usable=False, problem=f"the configuration file cannot be read: {read}")
     parsed = parse_configuration(read)
-    if isinstance(parsed, Failure):
-        problems = parsed.failure()
+    if not isinstance(parsed, Configuration):
+        problems = parsed
         first = problems[0] if problems else "it does not validate"
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         return Authorization(usable=False, problem=f"the configuration file is invalid: {first}{more}")
-    now = parsed.unwrap()
+    now = parsed
     if (now.account_id, now.agent_id) != (running.account_id, running.agent_id):
         return Authorization(
             usable=False,

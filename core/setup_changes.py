@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from returns.result import Failure, Result
+from returns.result import Failure, Result, Success
 
 from core.configuration import Configuration, Problems, parse_configuration, positive_id
 
@@ -152,6 +152,6 @@ def merge(existing: Mapping[str, Any], changes: Changes) -> Result[Configuration
     data["worker_env"] = [name for index, name in enumerate(names) if name not in names[:index]]
     parsed = parse_configuration(data)
     if problems.lines:
-        later = parsed.failure() if isinstance(parsed, Failure) else ()
+        later = () if isinstance(parsed, Configuration) else parsed
         return Failure(tuple(problems.lines) + tuple(line for line in later if line not in problems.lines))
-    return parsed
+    return Success(parsed) if isinstance(parsed, Configuration) else Failure(parsed)

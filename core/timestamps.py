@@ -17,7 +17,7 @@ def format_timestamp(moment: datetime) -> str:
     if moment.tzinfo is None:
         raise ValueError("a naive datetime has no zone; the ledger stores UTC")
     utc = moment.astimezone(UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond:06d}000Z"
+    return utc.isoformat(timespec="microseconds")[:26] + "000Z"  # isoformat: about half strftime's cost
 
 
 def parse_timestamp(text: str) -> datetime:

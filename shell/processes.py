@@ -70,6 +70,8 @@ class Termination(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class TerminationResult:
+    """How ending a process group went, why, and the signals sent."""
+
     outcome: Termination
     reason: str
     signals: tuple[str, ...] = ()  # the signals sent to the group, in order
@@ -77,6 +79,8 @@ class TerminationResult:
 
 @dataclass(frozen=True, slots=True)
 class _Stat:
+    """What ``/proc/PID/stat`` says of a process: its state, group and start."""
+
     state: str
     process_group: int
     start_ticks: int

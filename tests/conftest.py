@@ -4,7 +4,11 @@ copy a migrated template; the process tests keep real time for their children).
 
 Every test gets a machine-wide pair-lock directory of its own (``shell.state.pair_lock``, rule 1):
 the stand-in's ids are the same in every test and every worktree on this machine, and one test's
-connector must not be refused for another's."""
+connector must not be refused for another's.
+
+Slow tests are collected first (``pytest_collection_modifyitems``, a stable sort): under
+pytest-xdist (``bin/test``) each worker takes a long test while many are left, and the short
+ones even out the end, instead of a simulation or an end-to-end run starting last."""
 
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +19,10 @@ from shell.clock import FakeClock
 from shell.ledger.connection import Ledger, open_ledger
 from shell.state.pair_lock import RUNTIME_ENV
 from tests.support.ledger_world import LedgerWorld
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture(autouse=True)

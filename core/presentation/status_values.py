@@ -57,6 +57,8 @@ class LockFile:
 
 @dataclass(frozen=True, slots=True)
 class Hold:
+    """A person's hold that stands: who set it, when, why, and its generation."""
+
     held_by: str
     held_at: str
     cause: str = ""
@@ -74,6 +76,8 @@ class FeedCheckpoint:
 
 @dataclass(frozen=True, slots=True)
 class LiveAttempt:
+    """A live task's newest worker attempt: its state, pid and launch."""
+
     attempt_id: str
     state: AttemptState
     pid: int | None
@@ -138,6 +142,8 @@ class Dispatch:
 
 @dataclass(frozen=True, slots=True)
 class HeldRecord:
+    """A record held for a person, with its recording's URL."""
+
     event_id: int
     event_type: str
     trigger: str

@@ -43,10 +43,10 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar
 from urllib.parse import quote
 
 from core.timestamps import format_timestamp, parse_timestamp
@@ -176,11 +176,9 @@ class Ledger:
         if self.write_failures is not None:
             self.write_failures.succeeded()
 
-    @contextmanager
-    def read(self) -> Iterator[sqlite3.Connection]:
+    def read(self) -> AbstractContextManager[sqlite3.Connection]:
         """A read snapshot: every query in the block sees the same committed state."""
-        with self._transaction("BEGIN DEFERRED") as connection:
-            yield connection
+        return self._transaction("BEGIN DEFERRED")
 
     def schema_version(self) -> int:
         with self.read() as connection:
@@ -198,21 +196,51 @@ class Ledger:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    @contextmanager
-    def _transaction(self, begin: str) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            if self._closed:
-                raise LedgerMisuse(f"{self.path}: this ledger is closed")
-            if self._connection.in_transaction:
-                raise LedgerMisuse(f"{self.path}: a transaction is already open; they do not nest")
-            _retry_busy(lambda: self._connection.execute(begin), self.busy_timeout, self.path)
-            try:
-                yield self._connection
-                self._connection.execute("COMMIT")
-            except BaseException:
-                if self._connection.in_transaction:
-                    self._connection.execute("ROLLBACK")
-                raise
+    def _transaction(self, begin: str) -> _Transaction:
+        return _Transaction(self, begin)
+
+
+class _Transaction:
+    """One transaction on a ledger's connection (rule 2), under its lock: ``begin`` on entry,
+    COMMIT at a clean exit, ROLLBACK on any exception, which is raised again. A class, not a
+    generator: the connector opens thousands a minute, and a generator's context costs more."""
+
+    __slots__ = ("_begin", "_ledger")
+
+    def __init__(self, ledger: Ledger, begin: str) -> None:
+        self._ledger = ledger
+        self._begin = begin
+
+    def __enter__(self) -> sqlite3.Connection:
+        ledger = self._ledger
+        ledger._lock.acquire()
+        try:
+            if ledger._closed:
+                raise LedgerMisuse(f"{ledger.path}: this ledger is closed")
+            connection = ledger._connection
+            if connection.in_transaction:
+                raise LedgerMisuse(f"{ledger.path}: a transaction is already open; they do not nest")
+            _retry_busy(lambda: connection.execute(self._begin), ledger.busy_timeout, ledger.path)
+        except BaseException:
+            ledger._lock.release()
+            raise
+        return connection
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> Literal[False]:
+        connection = self._ledger._connection
+        try:
+            if kind is None:
+                try:
+                    connection.execute("COMMIT")
+                except BaseException:
+                    if connection.in_transaction:
+                        connection.execute("ROLLBACK")
+                    raise
+            elif connection.in_transaction:
+                connection.execute("ROLLBACK")  # the block failed
+        finally:
+            self._ledger._lock.release()
+        return False  # the block's exception is raised again, after the rollback
 
 
 def _retry_busy(action: Callable[[], _Result], timeout: float, path: Path) -> _Result:

@@ -10,6 +10,10 @@ Rules:
    never selected.
 4. Dispatches are the newest ``core.presentation.status_values.LAST_DISPATCHES`` attempts by launch time,
    newest first; each carries every event row of its task.
+5. Each record is stepped over once: the blocked ones are counted by reason (their own index,
+   ``events_blocked_reason``) and their count by state is the sum of those, so the count by
+   state reads ``events_state_id`` on either side of ``blocked`` only. (Counting the records
+   in the other states is still one step for each.)
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from core.presentation.status_values import (
     WaitingIntent,
     WaitingRecord,
 )
-from core.states import AttemptState, IntentState
+from core.states import AttemptState, IntentState, RecordState
 from shell.ledger import hold_marker
 from shell.ledger.connection import Ledger
 
@@ -39,11 +43,12 @@ from shell.ledger.connection import Ledger
 def read_snapshot(ledger: Ledger, dispatch_limit: int = LAST_DISPATCHES) -> LedgerSnapshot:
     """Everything status shows from the ledger, read in one transaction (rule 1)."""
     with ledger.read() as connection:
+        blocked = _blocked(connection)
         return LedgerSnapshot(
             hold=_hold(connection),
             feed=_feed(connection),
-            state_counts=_state_counts(connection),
-            blocked=_blocked(connection),
+            state_counts=_state_counts(connection, blocked),
+            blocked=blocked,
             live_tasks=_live_tasks(connection),
             waiting=_waiting(connection),
             dispatches=_dispatches(connection, dispatch_limit),
@@ -66,11 +71,20 @@ def _feed(connection: sqlite3.Connection) -> tuple[FeedCheckpoint, ...]:
     )
 
 
-def _state_counts(connection: sqlite3.Connection) -> tuple[tuple[str, int], ...]:
-    return tuple(
+def _state_counts(
+    connection: sqlite3.Connection, blocked: tuple[tuple[str, int], ...]
+) -> tuple[tuple[str, int], ...]:
+    """Records by state, in the order of the states' names (rule 5)."""
+    counts = [
         (str(state), int(count))
-        for state, count in connection.execute("SELECT state, COUNT(*) FROM events GROUP BY state")
-    )
+        for state, count in connection.execute(
+            "SELECT state, COUNT(*) FROM events WHERE state < 'blocked' GROUP BY state UNION ALL"
+            " SELECT state, COUNT(*) FROM events WHERE state > 'blocked' GROUP BY state"
+        )
+    ]
+    if blocked:
+        counts.append((str(RecordState.blocked), sum(count for _, count in blocked)))
+    return tuple(sorted(counts))
 
 
 def _blocked(connection: sqlite3.Connection) -> tuple[tuple[str, int], ...]:

@@ -27,8 +27,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from returns.result import Failure
-
 from core.configuration import Configuration, parse_configuration, to_mapping
 from core.oauth import Credentials, read_token_text
 from shell import private_files
@@ -52,6 +50,8 @@ class ConfigurationInvalid(UserError):
 
 @dataclass(frozen=True, slots=True)
 class StatePaths:
+    """A state directory and the configuration and ledger files in it."""
+
     directory: Path
     config: Path
     ledger: Path
@@ -123,9 +123,9 @@ def load_config(path: Path) -> Configuration:
     if data is None:
         raise UserError(f"no configuration at {path}: run bin/connect setup", EXIT_CONFIG)
     parsed = parse_configuration(data)
-    if isinstance(parsed, Failure):
-        raise ConfigurationInvalid(str(path), parsed.failure())
-    return parsed.unwrap()
+    if not isinstance(parsed, Configuration):
+        raise ConfigurationInvalid(str(path), parsed)
+    return parsed
 
 
 def save_config(path: Path, configuration: Configuration) -> None:

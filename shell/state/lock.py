@@ -39,6 +39,8 @@ class AlreadyRunning(UserError):
 
 @dataclass(frozen=True, slots=True)
 class Holder:
+    """Who the lock file's metadata says holds the instance lock (rules 3-5)."""
+
     pid: int
     started_at: str
     account_id: int

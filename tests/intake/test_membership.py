@@ -16,7 +16,8 @@ from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock
 from shell.connector import Connector
 from shell.intake.membership import Membership
-from shell.ledger.connection import open_ledger
+from shell.ledger.connection import Ledger, open_ledger
+from shell.ledger.lanes import read_lane_state
 from shell.state.config import StatePaths, load_config
 from shell.worker.driver import WorkerCommand
 from tests.support.child import wait_until
@@ -66,12 +67,21 @@ def test_a_granted_project_is_heard_live_after_the_connector_rereads_its_project
         try:
             lane = connector.live_lane
             assert lane is not None
-            wait_until(lambda: lane.state is LaneState.connected, timeout=10)
+            wait_until(lambda: _subscriptions_confirmed(ledger) >= 1, timeout=10)  # written after lane.state
             # the first read only takes note: a grant made before it answered would be in the note
             wait_until(lambda: connector.membership._known is not None, timeout=10)
+            confirmed = _subscriptions_confirmed(ledger)
             standin.grant_project(project.id)
+            # the second ticket is minted before the new subscription is confirmed (the lane still
+            # says connected meanwhile), and the stand-in sends only what is recorded after the
+            # confirmation: a mention made in between reaches the poll lane alone, 30 s late here
             wait_until(
-                lambda: standin.live.tickets.minted >= 2 and lane.state is LaneState.connected, timeout=10
+                lambda: (
+                    standin.live.tickets.minted >= 2
+                    and _subscriptions_confirmed(ledger) > confirmed
+                    and lane.state is LaneState.connected
+                ),
+                timeout=10,
             )
             event_id = standin.mention(
                 standin.world.people[0], project.recording_ids[0], "in the granted one"
@@ -89,3 +99,9 @@ def test_a_granted_project_is_heard_live_after_the_connector_rereads_its_project
         finally:
             connector.stop(timedelta(seconds=5))
             runner.join(timeout=10)
+
+
+def _subscriptions_confirmed(ledger: Ledger) -> int:
+    """How often the lane's subscription was confirmed since the start (``live_lane.connects``)."""
+    lane = read_lane_state(ledger)
+    return 0 if lane is None else lane.connects

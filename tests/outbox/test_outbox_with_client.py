@@ -13,6 +13,7 @@ from core import notes
 from core.pacing import DEFAULT_LIMIT
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.faults import Fault, FaultAction
+from shell.basecamp.standin.ratelimit import RateLimit
 from shell.basecamp.standin.server import StandIn
 from shell.cli.run import USER_AGENT
 from shell.clock import FakeClock, SystemClock
@@ -20,11 +21,17 @@ from shell.ledger.connection import open_ledger
 from shell.outbox import Outbox, SendResult
 from tests.support.ledger_world import LedgerWorld
 
+WINDOW = 2.0
+
 
 def test_a_full_rate_window_is_not_a_429_the_outbox_still_claims(tmp_path: Path) -> None:
-    with StandIn(world="demo") as standin:
+    # Basecamp's 50 requests and the connector's 47 per window, in a 2 s window instead of 10 s:
+    # the claim waits for the window's first turn to come back, not 10 s of it
+    with StandIn(world="demo", rate_limit=RateLimit(50, WINDOW)) as standin:
         world = standin.world
-        client = BasecampClient(standin.base_url, world.account_id, world.token, USER_AGENT)
+        client = BasecampClient(
+            standin.base_url, world.account_id, world.token, USER_AGENT, window_seconds=WINDOW
+        )
         for _ in range(DEFAULT_LIMIT):  # what intake's polls do to the window, as reads that answered 200
             client.me(client.deadline_in(5))
         assert client.rate_limited_for() == 0, "a full pacing window is not a 429's Retry-After"

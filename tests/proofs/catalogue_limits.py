@@ -211,6 +211,38 @@ LIMITS += [  # issue 13's last two targets: bin/connect's start, and status at 1
         "test_every_query_of_status_reads_a_growing_table_through_an_index",
     ),
     rule(
+        "scale: status reads its configuration without importing returns",
+        "from core.worker_environment import variable_name_problem\n",
+        "from core.worker_environment import variable_name_problem\nfrom returns.result import Result\n",
+        "test_a_command_imports_its_own_module_and_no_other",
+    ),
+    rule(
+        "scale: status reads the hold marker's value without the edge tables",
+        "from core.states import RecordState\n\n_R = RecordState\n",
+        "from core.edges import RecordState\n\n_R = RecordState\n",
+        "test_a_command_imports_its_own_module_and_no_other",
+    ),
+    rule(
+        "scale: the ledger's migrations are found by path, without importlib.resources",
+        'MIGRATIONS_DIRECTORY = Path(__file__).with_name("migrations")\n',
+        'MIGRATIONS_DIRECTORY = __import__("importlib.resources").resources.files("shell.ledger.migrations")\n',
+        "test_a_command_imports_its_own_module_and_no_other",
+    ),
+    rule(
+        "scale: status counts records by state around the blocked ones, never the whole index",
+        "            \"SELECT state, COUNT(*) FROM events WHERE state < 'blocked' GROUP BY state UNION ALL\"\n"
+        "            \" SELECT state, COUNT(*) FROM events WHERE state > 'blocked' GROUP BY state\"\n",
+        "            \"SELECT state, COUNT(*) FROM events WHERE state <> 'blocked' GROUP BY state\"\n",
+        "test_status_never_steps_over_the_whole_events_index",
+    ),
+    rule(
+        "scale: status's blocked count by state is the sum of its counts by reason",
+        "        counts.append((str(RecordState.blocked), sum(count for _, count in blocked)))\n",
+        "        pass\n",
+        "test_the_counts_by_state_hold_every_state_on_either_side_of_blocked",
+        "test_the_numbers_agree_while_a_connector_commits_beside_the_read",
+    ),
+    rule(
         "scale: status's read-only connection keeps a bounded page cache",
         '            connection.execute(f"PRAGMA cache_size = -{READ_ONLY_CACHE_KIB}")',
         "            pass",

@@ -16,8 +16,8 @@ ROUTES: list[Mutation] = [
     ),
     rule(
         "a re-read file that does not validate authorizes nothing",
-        "    if isinstance(parsed, Failure):\n        problems = parsed.failure()\n",
-        "    if False:\n        problems = parsed.failure()\n",
+        "    if not isinstance(parsed, Configuration):\n        problems = parsed\n",
+        "    if False:\n        problems = parsed\n",
         "test_a_file_that_does_not_validate_authorizes_nothing",
     ),
     rule(

@@ -73,9 +73,9 @@ STATUS: list[Mutation] = [
     # shell/ledger_status.py
     rule(
         "status: one read transaction, so the numbers agree beside a connector committing",
-        "    with ledger.read() as connection:\n        return LedgerSnapshot(",
+        "    with ledger.read() as connection:\n        blocked = _blocked(connection)\n",
         '    with __import__("contextlib").nullcontext(ledger._connection) as connection:\n'
-        "        return LedgerSnapshot(",
+        "        blocked = _blocked(connection)\n",
         "test_the_numbers_agree_while_a_connector_commits_beside_the_read",
     ),
     rule(

@@ -3,6 +3,7 @@ touches the checkout, even when killed mid-proof."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -20,6 +21,7 @@ from tests.proofs.catalogue import MUTATIONS
 from tests.proofs.mutation import rule
 from tests.proofs.runner import (
     COPY_PREFIX,
+    OWNER_FILE,
     REPOSITORY,
     Verdict,
     anchor,
@@ -91,6 +93,16 @@ def test_the_copy_is_restored_after_each_proof(tiny: Path) -> None:
     assert (tiny / "core" / "rules.py").read_text() == before
 
 
+def _copies_of(owner: int) -> set[Path]:
+    """The copies ``bin/prove`` process ``owner`` made (each names its owner's pid inside)."""
+    copies = set()
+    for copy in Path(tempfile.gettempdir()).glob(f"{COPY_PREFIX}*"):
+        with contextlib.suppress(OSError):
+            if (copy / OWNER_FILE).read_text() == str(owner):
+                copies.add(copy)
+    return copies
+
+
 def _fingerprint(root: Path) -> dict[str, str]:
     return {name: hashlib.sha256((root / name).read_bytes()).hexdigest() for name in tree_files(root)}
 
@@ -98,7 +110,6 @@ def _fingerprint(root: Path) -> dict[str, str]:
 @pytest.mark.slow
 def test_a_run_killed_mid_proof_leaves_the_checkout_untouched() -> None:
     before = _fingerprint(REPOSITORY)
-    copies_before = set(Path(tempfile.gettempdir()).glob(f"{COPY_PREFIX}*"))
     prover = subprocess.Popen(
         [sys.executable, "-m", "tests.proofs.runner", "--only", "a stored time is UTC"],
         cwd=REPOSITORY,
@@ -116,7 +127,7 @@ def test_a_run_killed_mid_proof_leaves_the_checkout_untouched() -> None:
         os.killpg(prover.pid, signal.SIGKILL)
         prover.wait()
     assert _fingerprint(REPOSITORY) == before
-    left = set(Path(tempfile.gettempdir()).glob(f"{COPY_PREFIX}*")) - copies_before
+    left = _copies_of(prover.pid)  # not another run's: a bin/prove beside this suite keeps its own
     assert left, "the killed run left its copy"
     remove_abandoned_copies()
     assert not any(copy.exists() for copy in left), "the next run removes a killed run's copy"

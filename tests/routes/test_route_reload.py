@@ -75,7 +75,9 @@ def test_a_change_besides_the_routes_waits_for_a_restart_and_says_so() -> None:
 def test_a_usable_file_authorizes_exactly_its_routes(projects: set[int]) -> None:
     routes = {str(project): {"directory": f"/srv/{project}"} for project in projects}
     mapping = file_with(routes=routes)
-    assert authorize(RUNNING, mapping).routes == parse_configuration(mapping).unwrap().routes
+    parsed = parse_configuration(mapping)
+    assert isinstance(parsed, Configuration)
+    assert authorize(RUNNING, mapping).routes == parsed.routes
 
 
 def test_an_unusable_file_is_logged_once_and_its_return_once() -> None:

@@ -1,7 +1,9 @@
 """The whole-connector simulation in CI: a few hundred seeds, clean; a replay is the same run;
 a bug injected is found and replays at the same step (``bin/simulate`` runs the nightly size).
 
-``SIM_CI_SEEDS`` (default 200) seeds of 200 steps, in chunks of ``CHUNK`` a test.
+``SIM_CI_SEEDS`` (default 200) seeds of 200 steps, in chunks of ``CHUNK`` a test. The chunks
+fill this process's ``COVERAGE`` and the coverage test reads it: under pytest-xdist they are
+one group (``ONE_PROCESS``), run by one worker, or the coverage would be a part's.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from tests.sim.whole.run import Run, Violation
 SEEDS = int(os.environ.get("SIM_CI_SEEDS", "200"))
 CHUNK = 25
 COVERAGE: Counter[str] = Counter()
+ONE_PROCESS = pytest.mark.xdist_group("whole-simulation-coverage")
 
 
 @pytest.fixture(autouse=True)
@@ -32,6 +35,7 @@ def _quiet() -> Iterator[None]:
 
 
 @pytest.mark.slow
+@ONE_PROCESS
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("first", range(0, SEEDS, CHUNK))
 def test_seeds_run_clean(first: int) -> None:
@@ -40,6 +44,7 @@ def test_seeds_run_clean(first: int) -> None:
 
 
 @pytest.mark.slow
+@ONE_PROCESS
 def test_every_required_path_is_reached_by_the_ci_seeds() -> None:
     if sum(COVERAGE.values()) == 0:  # run alone: count the coverage now
         for seed in range(SEEDS):

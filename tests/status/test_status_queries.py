@@ -11,6 +11,7 @@ from shell.ledger.connection import READ_ONLY_CACHE_KIB, Ledger, open_ledger_rea
 from shell.ledger.lanes import read_lane_state
 from shell.ledger.losses import read_loss_counts
 from shell.ledger.status import read_snapshot
+from tests.support.ledger_world import LedgerWorld
 
 GROWING = ("events", "outbox", "attempts", "tasks", "task_events")
 """The tables that grow with use; the others hold a row or a few."""
@@ -49,3 +50,25 @@ def test_the_read_only_connection_keeps_a_bounded_page_cache(ledger: Ledger) -> 
         (size,) = connection.execute("PRAGMA cache_size").fetchone()
     assert size == -READ_ONLY_CACHE_KIB  # negative: KiB, whatever the page size
     assert READ_ONLY_CACHE_KIB <= 512
+
+
+def test_status_never_steps_over_the_whole_events_index(ledger: Ledger) -> None:
+    """Records are read by state, through an index narrowed to a state or a range of states,
+    never the whole of one: the blocked ones (most of a ledger nothing routes) are counted once,
+    by reason, and their count by state is the sum of those, not a second pass."""
+    with open_ledger_read_only(ledger.path) as reader, reader.read() as connection:
+        for sql in queries_status_runs(ledger.path):
+            plan = [str(row[3]) for row in connection.execute("EXPLAIN QUERY PLAN " + sql)]
+            assert not any(step.startswith("SCAN events") for step in plan), f"{sql}\n  {plan}"
+
+
+def test_the_counts_by_state_hold_every_state_on_either_side_of_blocked(world: LedgerWorld) -> None:
+    for event_id in range(1, 10):
+        world.seen(event_id)
+    for event_id, state, reason in ((1, "admitted", ""), (2, "admitted", ""), (3, "blocked", "no_route"),
+                                    (4, "blocked", "no_route"), (5, "blocked", "spawn_failed"),
+                                    (6, "queued", ""), (7, "discarded", "")):  # fmt: skip
+        world.verdict(event_id, state, reason)
+    snapshot = read_snapshot(world.ledger)
+    assert snapshot.state_counts == (("admitted", 2), ("blocked", 3), ("discarded", 1), ("queued", 1), ("seen", 2))
+    assert snapshot.blocked == (("no_route", 2), ("spawn_failed", 1))

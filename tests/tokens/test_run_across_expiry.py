@@ -54,7 +54,8 @@ def test_the_connector_runs_across_token_expiries_with_nothing_lost_or_doubled(
                 standin.launchpad.expire_all()
             standin.mention(world.people[0], card, f"request {number}")
             wait_until(lambda card=card: _answers(standin, card, agent) == 1, timeout=30)
-            time.sleep(LIFETIME)  # the next one after the token it was answered with expired
+            if number < len(cards) - 1:
+                time.sleep(LIFETIME)  # the next one after the token it was answered with expired
     finally:
         process.send_signal(signal.SIGTERM)
         output, errors = process.communicate(timeout=90)

@@ -26,12 +26,13 @@ Rules:
 from __future__ import annotations
 
 from collections import Counter
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from returns.result import Success
 
 from core import notes
-from core.destinations import Destination, MessageKind
+from core.destinations import Destination
 from core.edges import (
     ATTEMPT_EDGES,
     DELIVERY_EDGES,
@@ -46,7 +47,8 @@ from core.edges import (
     LifecycleTable,
     RecordState,
 )
-from core.posting import Receipt
+from core.not_created import not_created_cause
+from core.posting import Receipt, Refused
 from core.reconcile import MAX_RECONCILE_FAILURES
 from core.text import message_text
 
@@ -80,7 +82,7 @@ CHECKS = (
 )
 
 AUDIT_SQL = (
-    "CREATE TABLE IF NOT EXISTS sim_audit (seq INTEGER PRIMARY KEY AUTOINCREMENT, tbl TEXT NOT NULL,"
+    "CREATE TABLE IF NOT EXISTS sim_audit (seq INTEGER PRIMARY KEY, tbl TEXT NOT NULL,"
     " key TEXT NOT NULL, old TEXT, new TEXT NOT NULL, note TEXT, old_receipt INTEGER, new_receipt INTEGER,"
     " cause TEXT)",
     "CREATE TRIGGER sim_outbox_insert AFTER INSERT ON outbox BEGIN INSERT INTO sim_audit"
@@ -128,13 +130,10 @@ def request_starts(run: Run, destination: Destination, body: str) -> int:
     truth = run.truth
     with run.connector.ledger.read() as connection:
         held = connection.execute("SELECT 1 FROM hold_marker").fetchone() is not None
-        mine = [
-            (identifier, kind, event_id)
-            for (identifier, kind, state, _note, _receipt, message_kind, bucket, recording, text, event_id,
-                 *_rest) in connection.execute(_OUTBOX)
-            if state == "sending" and Destination(MessageKind(message_kind), bucket, recording) == destination
-            and text == body
-        ]
+        mine = connection.execute(
+            "SELECT id, kind, event_id FROM outbox WHERE state = 'sending' AND message_kind = ?"
+            " AND bucket_id = ? AND recording_id = ? AND body = ? ORDER BY id",
+            (str(destination.kind), destination.bucket_id, destination.recording_id, body)).fetchall()
         fresh = [row for row in mine if row[0] not in truth.requested_in_era]
         if held:
             _found(run, "nothing-sent-under-a-hold", f"a request to {destination} under the hold")
@@ -164,10 +163,10 @@ def alone(run: Run, intent_id: int, destination: Destination, body: str) -> bool
     """No other intent has ``body``'s words at ``destination`` (``basecamp.Attribution``)."""
     with run.connector.ledger.read() as connection:
         return not any(
-            identifier != intent_id and Destination(MessageKind(kind), bucket, recording) == destination
-            and message_text(text) == message_text(body)
-            for identifier, kind, bucket, recording, text in connection.execute(
-                "SELECT id, message_kind, bucket_id, recording_id, body FROM outbox"))
+            _text(text) == _text(body)
+            for (text,) in connection.execute(
+                "SELECT body FROM outbox WHERE id <> ? AND message_kind = ? AND bucket_id = ? AND recording_id = ?",
+                (intent_id, str(destination.kind), destination.bucket_id, destination.recording_id)))
 
 
 # -- after every step ------------------------------------------------------------------------------
@@ -229,11 +228,10 @@ def _judge_move(  # noqa: PLR0917 -- one audit row, as its columns
                f"intent {key}'s receipt changed {old_receipt} -> {new_receipt}")
     if old == new:
         return
-    edges, states = _TABLES[table]
     actors = run.actors
     if table == "events" and run.truth.redispatched[int(key)]:
         actors = actors | {Actor.person}  # a person's redispatch of a live task moves it when the task ends
-    if not any(isinstance(edges.step(states(old), states(new), actor, note), Success) for actor in actors):
+    if not _an_edge(table, old, new, actors, note):
         name = ("outbox-7 intent states move along their edges, a person's only by a person"
                 if table == "outbox" else "moves-are-edges")
         _found(run, name, f"{table} {key} moved {old} -> {new} as one of {sorted(run.actors)}")
@@ -267,6 +265,20 @@ def _cover_resent_guard(run: Run, intent_id: int) -> None:
         run.cover("claim: a resent guard canceled, its instruction pulled and unacknowledged")
 
 
+@lru_cache(maxsize=4096)
+def _an_edge(table: str, old: str, new: str, actors: frozenset[Actor], note: str) -> bool:
+    """Whether one of ``actors`` may move a row of ``table`` from ``old`` to ``new`` (core.edges is
+    pure: a question asked again is answered from memory)."""
+    edges, states = _TABLES[table]
+    return any(isinstance(edges.step(states(old), states(new), actor, note), Success) for actor in actors)
+
+
+@lru_cache(maxsize=4096)
+def _text(body: str) -> str:
+    """``message_text`` of a body (pure: a body seen again is answered from memory)."""
+    return message_text(body)
+
+
 def _judge_outbox(run: Run, rows: list[tuple[Any, ...]]) -> None:
     truth = run.truth
     keys: Counter[tuple[object, ...]] = Counter()
@@ -285,7 +297,7 @@ def _judge_outbox(run: Run, rows: list[tuple[Any, ...]]) -> None:
         if state == "sending" and failures >= MAX_RECONCILE_FAILURES:
             _found(run, "outbox-10 reconciliation gives up after ten failures",
                    f"intent {identifier} still sending after {failures} failed listings")
-        if state == "sent" and texts.get(receipt) != message_text(body):
+        if state == "sent" and texts.get(receipt) != _text(body):
             _found(run, "receipts-unique-and-final",
                    f"intent {identifier}'s receipt {receipt} is not a message with its words")
         if state == "canceled" and note == notes.REFUSED_NOTE and not _refused(truth.era_outcome.get(identifier)):
@@ -308,9 +320,6 @@ def _judge_outbox(run: Run, rows: list[tuple[Any, ...]]) -> None:
 def _refused(outcome: object) -> bool:
     """Basecamp refused the message itself (a 4xx other than 408 and 429): canceled, for a person.
     A refusal that proves only that nothing was created is retried (``core.not_created``)."""
-    from core.not_created import not_created_cause
-    from core.posting import Refused
-
     return isinstance(outcome, Refused) and not_created_cause(outcome) is None
 
 
@@ -323,6 +332,10 @@ def _judge_exposures(run: Run) -> None:
     for attempt_id, event_id in run.workers.pulled_under_hold:
         _found(run, "no-first-pull-under-a-hold", f"attempt {attempt_id} was handed event {event_id} under the hold")
     run.workers.pulled_under_hold.clear()
+    handed = (sum(map(len, run.workers.handed.values())), run.truth.redispatched.total())
+    if handed == run.truth.handed_seen:  # both only grow: nothing handed, nothing redispatched since
+        return
+    run.truth.handed_seen = handed
     for event_id, attempts in run.workers.handed.items():
         allowed = 1 + run.truth.redispatched[event_id]
         if len(set(attempts)) > allowed:

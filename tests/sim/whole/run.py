@@ -31,10 +31,12 @@ import random
 import shutil
 import sqlite3
 import tempfile
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import accumulate
 from pathlib import Path
 
 from core.destinations import Destination
@@ -101,6 +103,7 @@ class Truth:
     audit_seen: int = 0
     last_seen: tuple[int, int] = (0, 0)  # messages stored, workers told to acknowledge
     last_changes: tuple[object, int] | None = None  # (connector, its connection's total_changes)
+    handed_seen: tuple[int, int] = (0, 0)  # instructions handed, redispatches: when exposures were judged
     violations: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -118,7 +121,7 @@ class Run:
         shutil.copyfile(template_ledger(), self.path)
         os.chmod(self.path, 0o600)
         self.keeper = sqlite3.connect(self.path)  # rule 5
-        self.keeper.execute("SELECT 1 FROM sqlite_master").fetchone()
+        self.keeper.execute("PRAGMA user_version").fetchone()  # opens the WAL; parses no schema
         (self.directory / "sessions").mkdir(mode=0o700)
         from shell.clock import FakeClock
 
@@ -129,6 +132,7 @@ class Run:
         self.failures = Failures()
         self.actors: frozenset[Actor] = frozenset({Actor.automatic})
         self.connector = self._connector()
+        self.menu = self._menu()
 
     # -- the run ----------------------------------------------------------------------------
 
@@ -203,7 +207,8 @@ class Run:
 
     # -- the menu ------------------------------------------------------------------------------
 
-    def _choose(self) -> tuple[str, Callable[[], None], frozenset[Actor]]:
+    def _menu(self) -> tuple[list[int], list[tuple[str, Callable[[], None], frozenset[Actor]]]]:
+        """The steps and their weights (rule 2), made once a run: (running totals, entries)."""
         auto = Actor.automatic
         menu: list[tuple[int, str, Callable[[], None], frozenset[Actor]]] = [
             (10, "mention", self._mention, frozenset({auto})),
@@ -219,12 +224,11 @@ class Run:
             (1, "stop and start", self._stop_and_start, frozenset({auto, Actor.admission, Actor.dispatcher})),
             (6, "person", lambda: person.act(self), frozenset({auto, Actor.person})),
         ]
-        pick = self.rng.randrange(sum(weight for weight, *_ in menu))
-        for weight, name, action, actors in menu:
-            if pick < weight:
-                return name, action, actors
-            pick -= weight
-        raise AssertionError("unreachable")
+        return list(accumulate(weight for weight, *_ in menu)), [(name, action, actors) for _, name, action, actors in menu]
+
+    def _choose(self) -> tuple[str, Callable[[], None], frozenset[Actor]]:
+        totals, entries = self.menu
+        return entries[bisect_right(totals, self.rng.randrange(totals[-1]))]
 
     def _mention(self) -> None:
         event_id = self.next_event
