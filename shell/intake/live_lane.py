@@ -252,9 +252,11 @@ class LiveLane:
                 connection.send(subscribe_command(self._filters))
                 subscribed = True
             else:
-                self._on_frame(frame)
+                self.on_frame(frame)
 
-    def _on_frame(self, frame: Frame) -> None:
+    def on_frame(self, frame: Frame) -> None:
+        """What the lane does with each frame it reads after subscribing; public so the whole-
+        connector simulation hands it frames without a socket."""
         match frame:
             case Confirmed():
                 self.failures = 0

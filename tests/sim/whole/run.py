@@ -249,7 +249,7 @@ class Run:
             return
         self.note(f"live: {type(frame).__name__.lower()}")
         self.cover(f"live: {type(frame).__name__.lower()}")
-        self.connector.lane._on_frame(frame)  # what LiveLane._hear does with each frame it reads
+        self.connector.lane.on_frame(frame)  # what LiveLane._hear does with each frame it reads
 
     def _dispatch(self) -> None:
         held = checks.hold_stands(self)
