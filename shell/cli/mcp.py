@@ -145,7 +145,7 @@ def _again_with_the_token_on_a_pipe(args: argparse.Namespace, token: str) -> Non
         os.close(write_end)
     os.set_inheritable(read_end, True)
     interpreter = [sys.executable, *(["-P"] if sys.flags.safe_path else [])]
-    argv = [*interpreter, "-m", "shell.cli", "mcp", "--ledger", args.ledger]
+    argv = [*interpreter, "-m", "shell.worker.mcp_entry", "--ledger", args.ledger]  # the lean entry
     argv += [] if args.agent_id is None else ["--agent-id", str(args.agent_id)]
     os.execve(sys.executable, [*argv, "--token-fd", str(read_end)], dict(os.environ))  # noqa: S606 -- this program, again
 

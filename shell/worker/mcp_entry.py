@@ -7,20 +7,76 @@ Rules:
 2. It is cheaper to start: the connector already runs in a checked environment, so the worker's
    configuration names this interpreter directly (no shell script, no dependency check) and
    only the ``mcp`` command's modules are imported, none of the other commands'.
+3. A token that came in the environment is moved to a pipe *before* the server is imported
+   (``token_on_a_pipe``; ``shell.cli.mcp`` rule 6 says why it moves): the process execs itself
+   again at once, its environment without the token, ``--token-fd`` naming the pipe, so the
+   server's imports are paid once, not twice. Only the argument shapes the connector writes
+   (``--ledger``, ``--agent-id``, ``--token-env``, each as ``--x V`` or ``--x=V``) with a
+   non-blank token are moved here; anything else goes on to the server unchanged, whose own
+   checks answer it (and move a token themselves) exactly as ``bin/connect mcp`` does.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
-from shell.cli.main import main
+from core.task_token import TASK_TOKEN_ENV
 
 COMMAND = "mcp"
+MODULE = "shell.worker.mcp_entry"
+_VALUED = ("--ledger", "--agent-id", "--token-env")
 
 
 def run(argv: list[str]) -> int:
+    from shell.cli.main import main  # noqa: PLC0415 -- after token_on_a_pipe's exec (rule 3)
+
     return main([COMMAND, *argv], commands=(COMMAND,))
 
 
+def token_on_a_pipe(argv: list[str]) -> None:
+    """Rule 3: exec this module again with the environment's token on a pipe; returns only when
+    there is nothing it may move (the server's own checks then decide)."""
+    found = _connector_shape(argv)
+    if found is None:
+        return
+    kept, name = found
+    value = os.environ.get(name)
+    if value is None or not value.strip():
+        return
+    os.environ.pop(name, None)
+    os.environ.pop(TASK_TOKEN_ENV, None)  # a stray default-named token goes too, as the server's
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, value.encode("utf-8", "surrogateescape"))  # fits a pipe's buffer
+    finally:
+        os.close(write_end)
+    os.set_inheritable(read_end, True)
+    interpreter = [sys.executable, *(["-P"] if sys.flags.safe_path else [])]
+    argv_again = [*interpreter, "-m", MODULE, *kept, "--token-fd", str(read_end)]
+    os.execve(sys.executable, argv_again, dict(os.environ))  # noqa: S606 -- this program, again
+
+
+def _connector_shape(argv: list[str]) -> tuple[list[str], str] | None:
+    """``argv`` without its ``--token-env`` and the variable it names, or None when ``argv`` is
+    not only the options the connector writes (rule 3)."""
+    kept: list[str] = []
+    name = TASK_TOKEN_ENV
+    rest = iter(argv)
+    for argument in rest:
+        option, equals, inline = argument.partition("=")
+        if option not in _VALUED:
+            return None
+        value = inline if equals else next(rest, None)
+        if value is None or value.startswith("-"):
+            return None
+        if option == "--token-env":
+            name = value
+        else:
+            kept += [option, value]
+    return kept, name
+
+
 if __name__ == "__main__":
+    token_on_a_pipe(sys.argv[1:])
     sys.exit(run(sys.argv[1:]))

@@ -7,6 +7,7 @@ import json
 import os
 import selectors
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -68,9 +69,13 @@ class Server:
         return self.process.returncode, errors
 
 
-def start(argv: list[str], env: dict[str, str], **popen: Any) -> Server:
+def start(argv: list[str], env: dict[str, str], *, entry: bool = False, **popen: Any) -> Server:
+    """``bin/connect mcp``, or with ``entry`` the lean entry a worker's MCP configuration names."""
+    launcher = [sys.executable, "-P", "-m", "shell.worker.mcp_entry"] if entry else [str(CONNECT), "mcp"]
+    if entry:
+        env = {**env, "PYTHONPATH": str(CONNECT.parents[1])}
     process = subprocess.Popen(
-        [str(CONNECT), "mcp", *argv],
+        [*launcher, *argv],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -244,10 +249,13 @@ def test_the_token_is_never_an_argument() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("entry", [False, True], ids=["bin/connect mcp", "mcp_entry"])
 def test_a_token_given_in_the_environment_is_not_in_the_servers_environment_while_it_serves(
-    world: DispatchWorld, task: Task, ledger_path: Path
+    world: DispatchWorld, task: Task, ledger_path: Path, entry: bool
 ) -> None:
-    server = start(["--ledger", str(ledger_path), "--agent-id", str(AGENT)], environment(**{TOKEN_ENV: task.token}))
+    server = start(
+        ["--ledger", str(ledger_path), "--agent-id", str(AGENT)], environment(**{TOKEN_ENV: task.token}), entry=entry
+    )
     try:
         initialized = server.request(
             "initialize",
@@ -257,6 +265,8 @@ def test_a_token_given_in_the_environment_is_not_in_the_servers_environment_whil
         started_with = Path(f"/proc/{server.process.pid}/environ").read_bytes()
         assert task.token.encode() not in started_with
         assert TOKEN_ENV.encode() not in started_with
+        command_line = Path(f"/proc/{server.process.pid}/cmdline").read_bytes().split(b"\0")
+        assert b"--token-fd" in command_line, "the same pid serves again, the token on a pipe"
         assert server.call("get_dispatch")[1]["instruction"]["event_id"] == 1, "it still serves its task"
     finally:
         code, _ = server.close()

@@ -77,6 +77,25 @@ WORLD: list[Mutation] = [
         "test_a_token_given_in_the_environment_is_not_in_the_servers_environment_while_it_serves",
     ),
     rule(
+        "the lean MCP entry moves an environment token to a pipe before importing the server",
+        "    token_on_a_pipe(sys.argv[1:])\n",
+        "    pass\n",
+        "test_launched_with_a_token_in_the_environment_the_first_process_imports_no_server",
+    ),
+    rule(
+        "the lean MCP entry's move takes the token out of the environment it execs with",
+        "    os.environ.pop(name, None)\n",
+        "    pass\n",
+        "test_a_token_in_the_environment_moves_to_a_pipe_before_the_server_is_imported",
+        "test_a_named_variable_moves_and_anything_else_is_left_to_the_server",
+    ),
+    rule(
+        "the lean MCP entry leaves any argument shape but the connector's to the server",
+        "        if option not in _VALUED:\n            return None\n",
+        "        if option not in _VALUED:\n            continue\n",
+        "test_a_named_variable_moves_and_anything_else_is_left_to_the_server",
+    ),
+    rule(
         "the MCP server refuses a token whose attempt recorded another process group",
         "            if group is not None and int(group[0]) != self._process_group:",
         "            if False:",
