@@ -42,6 +42,7 @@ from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_REFUSED, UserError
 from shell.ledger.connection import open_existing_ledger
 from shell.ledger.worker_calls import DispatchLedger
 from shell.worker.mcp import McpServer, serve
+from shell.worker.mcp_entry import again_with_the_token_on_a_pipe
 from shell.worker.probe import serve_probe
 
 TOKEN_ENV = TASK_TOKEN_ENV
@@ -138,16 +139,9 @@ def take_token(env_name: str | None, descriptor: int | None) -> str:
 
 def _again_with_the_token_on_a_pipe(args: argparse.Namespace, token: str) -> None:
     """Rule 6: this process again, its environment without the token, the token on a pipe."""
-    read_end, write_end = os.pipe()
-    try:
-        os.write(write_end, token.encode("utf-8"))  # a token fits a pipe's buffer many times over
-    finally:
-        os.close(write_end)
-    os.set_inheritable(read_end, True)
-    interpreter = [sys.executable, *(["-P"] if sys.flags.safe_path else [])]
-    argv = [*interpreter, "-m", "shell.worker.mcp_entry", "--ledger", args.ledger]  # the lean entry
-    argv += [] if args.agent_id is None else ["--agent-id", str(args.agent_id)]
-    os.execve(sys.executable, [*argv, "--token-fd", str(read_end)], dict(os.environ))  # noqa: S606 -- this program, again
+    options = ["--ledger", args.ledger]
+    options += [] if args.agent_id is None else ["--agent-id", str(args.agent_id)]
+    again_with_the_token_on_a_pipe(options, token.encode("utf-8"))
 
 
 def _read_descriptor(descriptor: int) -> bytes:

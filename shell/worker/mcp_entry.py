@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import NoReturn
 
 from core.task_token import TASK_TOKEN_ENV
 
@@ -46,14 +47,21 @@ def token_on_a_pipe(argv: list[str]) -> None:
         return
     os.environ.pop(name, None)
     os.environ.pop(TASK_TOKEN_ENV, None)  # a stray default-named token goes too, as the server's
+    again_with_the_token_on_a_pipe(kept, value.encode("utf-8", "surrogateescape"))
+
+
+def again_with_the_token_on_a_pipe(options: list[str], token: bytes) -> NoReturn:
+    """This module again, same pid, with ``options`` and ``token`` on an inherited pipe
+    (``--token-fd``), in the environment as it now stands; the one home of the move, which
+    ``shell.cli.mcp`` (its rule 6) calls too."""
     read_end, write_end = os.pipe()
     try:
-        os.write(write_end, value.encode("utf-8", "surrogateescape"))  # fits a pipe's buffer
+        os.write(write_end, token)  # a token fits a pipe's buffer many times over
     finally:
         os.close(write_end)
     os.set_inheritable(read_end, True)
     interpreter = [sys.executable, *(["-P"] if sys.flags.safe_path else [])]
-    argv_again = [*interpreter, "-m", MODULE, *kept, "--token-fd", str(read_end)]
+    argv_again = [*interpreter, "-m", MODULE, *options, "--token-fd", str(read_end)]
     os.execve(sys.executable, argv_again, dict(os.environ))  # noqa: S606 -- this program, again
 
 
