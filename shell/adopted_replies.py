@@ -11,11 +11,13 @@ Rules:
 2. A listing that fails (an error, or cut short) leaves its row out: nothing is adopted for it,
    and it is logged. A missing adoption costs a person a look; a wrong one would hide a doubled
    reply.
-3. ``stop`` is the shutdown's: once it is set, no further destination is listed, and a listing
-   under way is not waited for (its request runs out on a thread of its own, its answer
-   unread). What was listed whole before the stop is kept; the rest is left out, "not known"
-   (rule 2), never guessed. So a stop during a listing settles the attempt with its real
-   reason within the shutdown's bound, instead of leaving it for the next start to end ``lost``.
+3. ``stop`` is the shutdown's (or, in recovery, the start's): once it is set, no further
+   destination is listed, and a listing under way is not waited for (``shell.stoppable``: its
+   request runs out on a thread of its own, its answer unread). What was listed whole before
+   the stop is kept; the rest is left out, "not known" (rule 2), never guessed. So a stop
+   during a listing settles the attempt with its real reason within the shutdown's bound,
+   instead of leaving it for the next start to end ``lost``. (Recovery, whose reason is
+   ``lost`` either way, settles nothing after the stop: ``shell.dispatcher`` rule 1.)
 4. It never raises for Basecamp; a ledger failure is logged and lists nothing. Anything else a
    listing raises is raised here, on the caller's thread.
 """
@@ -25,6 +27,7 @@ from __future__ import annotations
 import logging
 import threading
 from datetime import datetime
+from functools import partial
 from typing import Protocol
 
 from core.adopted_reply import ListedReplies, may_become_candidate
@@ -32,13 +35,12 @@ from core.destinations import Destination, ListedMessage
 from shell.basecamp.errors import ListingFailed
 from shell.ledger import deliveries
 from shell.ledger.connection import Ledger, LedgerError
+from shell.stoppable import unless_stopped
 
 log = logging.getLogger("connector.adoption")
 
 ADOPTION_SCAN_TIMEOUT = 30.0
 """Seconds one listing of a reply destination may take (spec 3.6's AdoptionScanTimeout)."""
-STOP_CHECK_SECONDS = 0.05
-"""How often a listing under way looks for the shutdown's stop (rule 3)."""
 
 
 class ReplyLister(Protocol):
@@ -75,7 +77,8 @@ class ReplyAdopter:
         for event_id, destination, since in wanted:
             bound = self._ledger.clock.monotonic() + ADOPTION_SCAN_TIMEOUT
             try:
-                found = self._unless_stopped(destination, since, bound, stop)
+                listing = partial(self._lister.list, destination, since, self._agent_id, bound)
+                found = unless_stopped(listing, stop, "adoption-listing")
             except ListingFailed as error:
                 log.info("adoption task=%d event=%d: the listing failed: %s", task_id, event_id, error)
                 continue
@@ -89,29 +92,3 @@ class ReplyAdopter:
                 break
             listed[event_id] = tuple(found)
         return ListedReplies(self._agent_id, listed)
-
-    def _unless_stopped(
-        self, destination: Destination, since: datetime, bound: float, stop: threading.Event
-    ) -> list[ListedMessage] | None:
-        """One destination's listing, made on a thread of its own; None once ``stop`` is set first."""
-        if stop.is_set():
-            return None
-        done = threading.Event()
-        answer: list[list[ListedMessage] | BaseException] = []
-
-        def listing() -> None:
-            try:
-                answer.append(self._lister.list(destination, since, self._agent_id, bound))
-            except BaseException as error:  # raised again on the caller's thread (rule 4)
-                answer.append(error)
-            finally:
-                done.set()
-
-        threading.Thread(target=listing, name="adoption-listing", daemon=True).start()
-        while not done.wait(STOP_CHECK_SECONDS):
-            if stop.is_set():
-                return None
-        (outcome,) = answer
-        if isinstance(outcome, BaseException):
-            raise outcome
-        return outcome

@@ -38,13 +38,23 @@ Rules:
    worker's life in steps, not on a thread) where the client's reads and ``CommandDriver`` go;
    everything else is built here, the same way for both. The connector's own code never passes
    ``seams``.
+10. A stop asked for during the start (``start``'s ``requested``: a signal only notes it, as in
+   ``run``) is watched for on a thread of its own, which sets the connector's stop: the start's
+   listings stop at once (``shell.start`` rule 5), no seen record is admitted again after it, and
+   the feed is not read. ``stopped_in`` then names the step it ended, and its caller does not
+   call ``run``: no loop starts and nothing is flushed -- recovery may have left a previous
+   process's attempt live, and a flush would claim its still-running notice (``shell.start``
+   rule 3). What is due is sent at the next start. A worker group being ended, a request already
+   made, a record being admitted or a read of the feed begun are waited for, each within its own
+   bound.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -111,6 +121,7 @@ class Connector:
     seams: Seams | None = None  # rule 9: the simulation's; None: the client's reads, CommandDriver
     _stop: threading.Event = field(default_factory=threading.Event)
     _stop_deadline: float | None = None  # monotonic; set by stop() (rule 3)
+    stopped_in: str | None = field(default=None, init=False)  # the start's step a stop ended (rule 10)
 
     def __post_init__(self) -> None:
         configuration = self.configuration
@@ -180,26 +191,62 @@ class Connector:
 
     # -- start ------------------------------------------------------------------------------
 
-    def start(self, bound: timedelta) -> list[str]:
-        """Settle what a previous process left, in order (rule 1); the attempts held for a person."""
+    def start(self, bound: timedelta, requested: Callable[[], bool] | None = None) -> list[str]:
+        """Settle what a previous process left, in order (rule 1); the attempts held for a person.
+        Until ``requested()`` answers true (rule 10): then ``stopped_in`` names the step it ended."""
         deadline = self.clock.monotonic() + bound.total_seconds()
         held: list[str] = []
-        if not self.shadow:
-            parts = StartParts(self.outbox, sessions=self.sessions, recovery=self.dispatcher)
-            held = settle_previous(parts, deadline).held
-        with self.ledger.read() as connection:
-            seen = records.seen_ids(connection)
-        for event_id in seen:
-            self._admit(event_id)
-        self._poll()  # the first read fixes the feed position: nothing after the start is missed
+        with self._watching(requested) as stop:
+            if not self.shadow:
+                held = self._settle_previous(deadline, stop)
+            if self.stopped_in is not None:
+                return held
+            with self.ledger.read() as connection:
+                seen = records.seen_ids(connection)
+            for event_id in seen:
+                if self._stop.is_set():
+                    self.stopped_in = "admit"
+                    return held
+                self._admit(event_id)
+            self._poll()  # the first read fixes the feed position: nothing after the start is missed
         return held
+
+    def _settle_previous(self, deadline: float, stop: threading.Event | None) -> list[str]:
+        """``shell.start``'s steps with all their parts (rule 1); the attempts held for a person."""
+        parts = StartParts(self.outbox, sessions=self.sessions, recovery=self.dispatcher)
+        started = settle_previous(parts, deadline, stop)
+        self.stopped_in = started.stopped
+        return started.held
+
+    @contextmanager
+    def _watching(self, requested: Callable[[], bool] | None) -> Iterator[threading.Event | None]:
+        """Rule 10: the connector's stop, set once ``requested()`` answers true; None without it."""
+        if requested is None:
+            yield None
+            return
+        over = threading.Event()
+
+        def watch() -> None:
+            while not over.wait(REQUEST_CHECK_SECONDS):
+                if requested():
+                    self._stop.set()
+                    return
+
+        watcher = threading.Thread(target=watch, name="start-stop", daemon=True)
+        watcher.start()
+        try:
+            yield self._stop
+        finally:
+            over.set()
+            watcher.join()
 
     # -- the loops --------------------------------------------------------------------------
 
     def run(self, requested: Callable[[], bool] = lambda: False, within: timedelta = STOP_WITHIN) -> None:
         """The three loops (rule 2), until ``stop()``, or until ``requested()`` answers true: then
         this thread stops them ``within`` that bound (a signal handler only notes the signal). A
-        stop asked for while the start settled is taken before any loop makes a turn."""
+        stop asked for while the start settled is taken before any loop makes a turn. Not called
+        after a start a stop ended (rule 10)."""
         if requested():  # nothing launches or posts after a SIGTERM that came during the start
             self.stop(within)
             return

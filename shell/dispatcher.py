@@ -8,6 +8,11 @@ Rules:
    or whose group cannot be verified, stays live and keeps its conversation and directory held:
    it is logged as needing a person, and nothing is settled around it. One with no recorded
    process is marked left (``tasks.mark_left``): a person settles it (``bin/connect settle-launch``).
+   ``recover(stop)`` is given the start's stop: once it is set, no further attempt is settled,
+   and one whose reply listing the stop may have cut short (rule 8) is not settled either: they
+   stay live, exactly as they were, and the next start's recovery settles them with their
+   listings whole (its group, ended now, is found gone then). Their reason is ``lost`` either
+   way, so waiting costs nothing, where settling now would leave a reply "not known".
 2. At most ``concurrency`` workers run. Each tick, follow-ups join their live task first; then
    the oldest startable records of free conversations start, while slots remain.
 3. A launch is committed (task, attempt ``launching``, exposure) before the driver is asked to
@@ -75,6 +80,7 @@ class WorkerDriver(Protocol):
     ) -> StopReason | None:
         """Why the worker ended; None when members of its group outlived SIGKILL (rule 6)."""
         ...
+
     def release(self, started: Started) -> None: ...
 
 
@@ -116,12 +122,16 @@ class Dispatcher:
 
     # -- restart ---------------------------------------------------------------------------
 
-    def recover(self) -> list[str]:
-        """Settle what a previous connector left running; the attempts left for a person."""
+    def recover(self, stop: threading.Event | None = None) -> list[str]:
+        """Settle what a previous connector left running, until ``stop`` (rule 1); the attempts
+        left for a person."""
         held: list[str] = []
         with self.ledger.read() as connection:
             live = tasks.live_attempts(connection)
-        for attempt in live:
+        for index, attempt in enumerate(live):
+            if stop is not None and stop.is_set():
+                _left_live(live[index:])
+                break
             if attempt.pid is None or attempt.pgid is None:
                 with self.ledger.write() as connection:
                     tasks.mark_left(connection, attempt.attempt_id, self.ledger.clock.now())
@@ -142,7 +152,10 @@ class Dispatcher:
                 )
                 held.append(attempt.attempt_id)
                 continue
-            replies = self._replies(attempt.task_id)
+            replies = self._replies(attempt.task_id, stop)
+            if stop is not None and stop.is_set():  # its listing may have been cut short
+                _left_live(live[index:])
+                break
             with self.ledger.write() as connection:
                 tasks.end_attempt(
                     connection,
@@ -292,7 +305,7 @@ class Dispatcher:
             tasks.still_running(connection, launch.attempt_id, self.ledger.clock.now())
 
     def _end(self, launch: tasks.Launch, reason: StopReason, *, spawn_failed: bool) -> None:
-        replies = self._replies(launch.task_id)
+        replies = self._replies(launch.task_id, self._shutdown)  # a shutdown cuts the listing short
         with self.ledger.write() as connection:
             settled = tasks.end_attempt(
                 connection,
@@ -310,18 +323,12 @@ class Dispatcher:
             ",".join(f"{row.event_id}:{row.settlement}" for row in settled),
         )
 
-    def _replies(self, task_id: int) -> ListedReplies | None:
-        """Rule 8: before the settlement, what the adopted-reply rule reads for the task."""
+    def _replies(self, task_id: int, stop: threading.Event | None) -> ListedReplies | None:
+        """Rule 8: before the settlement, what the adopted-reply rule reads for the task, as far
+        as it got before ``stop``."""
         if self.list_replies is None:
             return None
-        return self.list_replies(task_id, self._shutdown)  # a shutdown cuts the listing short
-
-    def run(self, stop: threading.Event) -> None:
-        """Recover, then tick until ``stop``."""
-        self.recover()
-        while not stop.is_set():
-            self.tick()
-            stop.wait(self.options.tick.total_seconds())
+        return self.list_replies(task_id, threading.Event() if stop is None else stop)
 
     def stop(self, timeout: float) -> bool:
         """Stop every worker (``shutdown``) and wait until each is settled; False if time ran out."""
@@ -343,3 +350,11 @@ class Dispatcher:
     def running(self) -> int:
         with self._lock:
             return len(self._running)
+
+
+def _left_live(attempts: list[tasks.LiveAttempt]) -> None:
+    """Rule 1: what a stop during recovery leaves for the next start."""
+    log.info(
+        "recovery: stopped; attempt(s) %s stay live, for the next start to settle",
+        ",".join(attempt.attempt_id for attempt in attempts),
+    )

@@ -30,6 +30,11 @@ Rules (the outbox's ten invariants, ../shared/reference/lifecycle-outbox-pr.txt)
    ``MIN_POST_WINDOW`` left nothing is claimed; every request is capped at the deadline.
 9. A flush leaves the intents of a kind in ``leaving`` pending, untouched. Starting is not the
    outbox's: ``shell.start`` runs the one start sequence (reconcile, sweep, recover, send).
+10. ``stop`` (the start's, or the running loop's): once it is set, reconciliation lists no further
+   destination and does not wait for a listing under way (``shell.stoppable``); that group's
+   intents stay exactly as they were -- sending, their failures uncounted -- for a later
+   reconciliation, and are never posted again. A flush given a stop claims nothing after it;
+   a request already made is waited for, within its own timeout.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
+from functools import partial
 from typing import Protocol
 
 from core import notes
@@ -76,6 +82,7 @@ from shell.crashpoints import pause_at
 from shell.ledger import deliveries, snapshots
 from shell.ledger import outbox as rows
 from shell.ledger.connection import Ledger, LedgerError
+from shell.stoppable import unless_stopped
 
 log = logging.getLogger("connector.outbox")
 
@@ -155,12 +162,14 @@ class Outbox:
         limit: int | None = None,
         stop_when_uncertain: bool = False,
         leaving: frozenset[IntentKind] = frozenset(),
+        stop: threading.Event | None = None,
     ) -> FlushSummary:
         """Send what is due, at most ``limit`` claims; never the same intent twice. Intents of a
-        kind in ``leaving`` stay pending, untouched (rule 9)."""
+        kind in ``leaving`` stay pending, untouched (rule 9); nothing is claimed after ``stop``
+        (rule 10)."""
         summary = FlushSummary()
         claimed: set[int] = set()
-        while limit is None or len(claimed) < limit:
+        while (limit is None or len(claimed) < limit) and not (stop is not None and stop.is_set()):
             result = self.send_next(claimed, deadline, leaving)
             summary.results.append(result)
             if result in (SendResult.nothing_due, SendResult.held, SendResult.waiting, SendResult.no_time):
@@ -284,9 +293,14 @@ class Outbox:
     # -- reconciling -----------------------------------------------------------------------
 
     def reconcile(
-        self, age: timedelta | None = None, limit: int | None = None, deadline: float | None = None
+        self,
+        age: timedelta | None = None,
+        limit: int | None = None,
+        deadline: float | None = None,
+        stop: threading.Event | None = None,
     ) -> int:
-        """List the destinations of sending intents older than ``age``; the number listed."""
+        """List the destinations of sending intents older than ``age``, until ``stop`` (rule 10);
+        the number listed."""
         with self._lock:
             now = self._clock.now()
             wait = self._options.reconcile_after if age is None else age
@@ -296,27 +310,43 @@ class Outbox:
             for group in by_destination(due):
                 if deadline is not None and self._clock.monotonic() >= deadline:
                     break
-                self._reconcile_at(group, deadline)
+                if not self._reconcile_at(group, deadline, stop):
+                    break
                 listed += len(group)
             return listed
 
-    def _reconcile_at(self, group: list[rows.IntentRow], deadline: float | None) -> None:
+    def _reconcile_at(
+        self, group: list[rows.IntentRow], deadline: float | None, stop: threading.Event | None
+    ) -> bool:
         """One listing for every intent of ``group`` (one destination), back to the earliest's
-        ``since``; each intent is then settled on its own, in its own transaction (rule 4)."""
+        ``since``; each intent is then settled on its own, in its own transaction (rule 4). False
+        when ``stop`` came first: the group is left as it was (rule 10)."""
         since = min(listing_since(row.sending_at, row.created_at) for row in group)
         bound = self._clock.monotonic() + self._options.listing_timeout.total_seconds()
         if deadline is not None:
             bound = min(bound, deadline)
         try:
-            listed = self._poster.list(group[0].destination, since, self._agent_id, bound)
+            listed = unless_stopped(
+                partial(self._poster.list, group[0].destination, since, self._agent_id, bound),
+                stop,
+                "reconcile-listing",
+            )
         except ListingFailed as error:
             if deadline is not None and self._clock.monotonic() >= deadline:
-                return  # the caller's bound ended the listing: that says nothing of the destination
+                return True  # the caller's bound ended the listing: that says nothing of the destination
             for row in group:
                 self._listing_failed(row, isinstance(error, Unlistable), str(error))
-            return
+            return True
+        if listed is None:
+            log.info(
+                "outbox: stopped while listing %s; intent(s) %s stay sending, for a later reconciliation",
+                group[0].destination.describe(),
+                ",".join(str(row.id) for row in group),
+            )
+            return False
         for row in group:
             self._settle_listing(row, listed)
+        return True
 
     def _settle_listing(self, row: rows.IntentRow, listed: list[ListedMessage]) -> None:
         since = listing_since(row.sending_at, row.created_at)
@@ -377,10 +407,10 @@ class Outbox:
 
     # -- the lifecycle ---------------------------------------------------------------------
 
-    def run_once(self) -> FlushSummary:
-        """One tick: a batch of sends, then at most one listing."""
-        summary = self.flush(limit=self._options.run_batch)
-        self.reconcile(limit=self._options.run_reconcile_batch)
+    def run_once(self, stop: threading.Event | None = None) -> FlushSummary:
+        """One tick: a batch of sends, then at most one listing; ``stop`` cuts either short (rule 10)."""
+        summary = self.flush(limit=self._options.run_batch, stop=stop)
+        self.reconcile(limit=self._options.run_reconcile_batch, stop=stop)
         return summary
 
     def run(self, stop: threading.Event) -> None:
@@ -388,7 +418,7 @@ class Outbox:
         while not stop.is_set():
             wait = self._options.tick
             try:
-                claims = self.run_once().claims()
+                claims = self.run_once(stop).claims()
                 wait = wait_after_batch(claims, self._options.run_batch, self._options.tick)
             except OutboxLedgerError as error:
                 log.error("outbox: %s", error)

@@ -18,11 +18,19 @@ Rules:
    ended its attempt. With a recovery, recovery has run before the send, so the claim check
    decides.
 4. A ledger that cannot be read or settled raises ``OutboxLedgerError``: the start stops there.
+5. ``stop`` (a SIGTERM or SIGINT during the start, ``shell.connector`` rule 10): once it is set,
+   no further step begins, and each step stops short -- reconciliation lists no further
+   destination and does not wait for a listing under way (its intents stay sending, never posted
+   again: ``shell.outbox`` rule 10), recovery settles no further attempt (they stay live:
+   ``shell.dispatcher`` rule 1), the send step claims nothing more. What a step had settled
+   stays settled; the rest stays exactly as it was, for the next start. ``Started.stopped``
+   names the step the stop ended.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -39,7 +47,7 @@ START_STEPS = ("reconcile", "sweep", "recover", "send")
 class Recovery(Protocol):
     """What settles the attempts a previous process left: ``shell.dispatcher.Dispatcher``."""
 
-    def recover(self) -> list[str]: ...
+    def recover(self, stop: threading.Event | None) -> list[str]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,24 +61,38 @@ class StartParts:
 class Started:
     held: list[str]  # the attempts recovery left for a person
     sent: FlushSummary
+    stopped: str | None = None  # the step a stop ended (rule 5); None: every step ran whole
 
 
-def settle_previous(parts: StartParts, deadline: float) -> Started:
-    """Rule 1's steps, in order, within ``deadline`` (monotonic seconds on the ledger's clock)."""
+def settle_previous(parts: StartParts, deadline: float, stop: threading.Event | None = None) -> Started:
+    """Rule 1's steps, in order, within ``deadline`` (monotonic seconds on the ledger's clock),
+    until ``stop`` (rule 5)."""
     _begin("reconcile")
-    parts.outbox.reconcile(deadline=deadline)
+    parts.outbox.reconcile(deadline=deadline, stop=stop)
+    if _stopped(stop, "reconcile"):
+        return Started([], FlushSummary(), "reconcile")
     _begin("sweep")
     if parts.sessions is not None:
         swept = sweep_sessions(parts.sessions)
         if swept:
             log.info("start: removed %d session directories a previous process left", len(swept))
     _begin("recover")
-    held = [] if parts.recovery is None else parts.recovery.recover()
+    held = [] if parts.recovery is None else parts.recovery.recover(stop)
+    if _stopped(stop, "recover"):
+        return Started(held, FlushSummary(), "recover")
     _begin("send")
     leaving = frozenset({IntentKind.still_running}) if parts.recovery is None else frozenset()
-    sent = parts.outbox.flush(deadline=deadline, stop_when_uncertain=True, leaving=leaving)
-    return Started(held, sent)
+    sent = parts.outbox.flush(deadline=deadline, stop_when_uncertain=True, leaving=leaving, stop=stop)
+    return Started(held, sent, "send" if _stopped(stop, "send") else None)
 
 
 def _begin(step: str) -> None:
     log.info("start: %s", step)
+
+
+def _stopped(stop: threading.Event | None, step: str) -> bool:
+    """Rule 5: whether a stop ended ``step``; logged once, when it did."""
+    if stop is None or not stop.is_set():
+        return False
+    log.info("start: stopped during %s; what it had not settled is left as it was, for the next start", step)
+    return True

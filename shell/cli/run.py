@@ -33,6 +33,10 @@ Rules:
    seems stuck.
 8. Neither the connector nor the shadow starts while a ``shadow promote`` is unfinished
    (``shell.state.promotion`` rule 2): its lock is taken, the ledger not yet opened (exit 3).
+9. A SIGTERM or SIGINT during the start stops it there (``shell.connector`` rule 10): no listing
+   is waited for, ``running`` is never printed, stderr says which step it stopped in, then
+   ``stopped``; exit 0. What the start had not settled is left exactly as it was (an intent
+   sending stays sending, an attempt live), for the next start.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ import os
 import signal
 import sqlite3
 import sys
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from types import FrameType
@@ -230,18 +235,33 @@ def _run_locked(
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)
         faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
-        try:
-            held = connector.start(timedelta(seconds=60))
-        except (sqlite3.Error, OSError) as error:
-            raise ledger_failure(error, ledger_path, "settle what the last run left") from error
-        except OutboxLedgerError as error:
-            raise LedgerError(f"{ledger_path}: the start could not settle the outbox: {error}") from error
-        print(
-            f"running account={configuration.account_id} agent={configuration.agent_id}"
-            f"{' shadow' if args.shadow else ''} held={','.join(held) or 'none'}",
-            flush=True,
-        )
-        connector.run(requested=lambda: bool(requested), within=bound)
+        _serve(connector, ledger_path, lambda: bool(requested), bound, _running(configuration, args.shadow))
     logging.getLogger("connector.run").info("stopped")
     print("stopped", file=sys.stderr)
     return EXIT_OK
+
+
+def _serve(
+    connector: Connector, ledger_path: Path, requested: Callable[[], bool], bound: timedelta, running: str
+) -> None:
+    """The start, then the loops until a signal (rule 9: a signal during the start ends it there)."""
+    try:
+        held = connector.start(timedelta(seconds=60), requested=requested)
+    except (sqlite3.Error, OSError) as error:
+        raise ledger_failure(error, ledger_path, "settle what the last run left") from error
+    except OutboxLedgerError as error:
+        raise LedgerError(f"{ledger_path}: the start could not settle the outbox: {error}") from error
+    if connector.stopped_in is not None:
+        print(
+            f"stopped during the start ({connector.stopped_in}): what it had not settled is left"
+            " as it was, for the next start",
+            file=sys.stderr,
+        )
+        return
+    print(f"running {running} held={','.join(held) or 'none'}", flush=True)
+    connector.run(requested=requested, within=bound)
+
+
+def _running(configuration: Configuration, shadow: bool) -> str:
+    """Who ``running`` names: the pair, and whether this is a shadow."""
+    return f"account={configuration.account_id} agent={configuration.agent_id}{' shadow' if shadow else ''}"

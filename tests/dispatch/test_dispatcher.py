@@ -265,3 +265,61 @@ def test_an_attempt_left_mid_launch_is_marked_and_a_persons_settlement_moves_the
             "SELECT stop_reason, spawn_failed, settled_by, settled_as FROM attempts WHERE id = ?",
             (launch.attempt_id,),
         ).fetchone() == ("failed", 1, "local:ana", "did_not_run")
+
+
+def _two_left_running(world: LedgerWorld) -> None:
+    world.request(101, recording_id=9)
+    world.request(102, recording_id=10)
+    world.launch(101, "/srv/project", running_pid=4242)
+    world.launch(102, "/srv/other", running_pid=4343)
+
+
+def _attempt_states(ledger: Ledger) -> list[tuple[str, str]]:
+    with ledger.read() as connection:
+        return [tuple(row) for row in connection.execute("SELECT state, stop_reason FROM attempts ORDER BY pid")]
+
+
+def test_a_stop_during_recoverys_reply_listing_leaves_the_attempts_live_for_the_next_start(
+    world: LedgerWorld, ledger: Ledger
+) -> None:
+    _two_left_running(world)
+    stop = threading.Event()
+    listed: list[int] = []
+
+    def list_replies(task_id: int, given: threading.Event) -> ListedReplies:
+        assert given is stop, "the start's stop reaches the listing"
+        listed.append(task_id)
+        stop.set()  # a SIGTERM lands while the first task's replies are listed: cut short, maybe
+        return ListedReplies(1, {})
+
+    recovery = FakeRecovery()
+    running = Dispatcher(
+        ledger, {PROJECT: Path("/srv/project")}, FakeDriver(), recovery, list_replies=list_replies
+    )
+    assert running.recover(stop) == []
+    assert (len(listed), recovery.ended) == (1, [4242])
+    assert _attempt_states(ledger) == [("running", ""), ("running", "")], "live, exactly as they were"
+    running.list_replies = lambda task_id, given: ListedReplies(1, {})
+    assert running.recover(threading.Event()) == []  # the next start: the group found gone, settled
+    assert _attempt_states(ledger) == [("ended", "lost"), ("ended", "lost")]
+
+
+def test_recovery_given_a_stop_already_set_ends_no_group_and_settles_nothing(
+    world: LedgerWorld, ledger: Ledger
+) -> None:
+    _two_left_running(world)
+    stop = threading.Event()
+    stop.set()
+    listed: list[int] = []
+
+    def list_replies(task_id: int, given: threading.Event) -> ListedReplies:
+        listed.append(task_id)
+        return ListedReplies(1, {})
+
+    recovery = FakeRecovery()
+    running = Dispatcher(
+        ledger, {PROJECT: Path("/srv/project")}, FakeDriver(), recovery, list_replies=list_replies
+    )
+    assert running.recover(stop) == []
+    assert (listed, recovery.ended) == ([], [])
+    assert _attempt_states(ledger) == [("running", ""), ("running", "")]

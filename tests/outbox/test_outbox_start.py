@@ -1,6 +1,10 @@
 """Start (``shell.start``): reconcile what a previous process left, sweep its session files,
-recover its attempts, then send, in that order; a ledger failure stops it."""
+recover its attempts, then send, in that order; a ledger failure stops it, and so does a stop
+(its rule 5), which leaves what it had not settled exactly as it was."""
 
+import threading
+import time
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -8,6 +12,7 @@ import pytest
 
 from core.destinations import Destination, ListedMessage
 from core.posting import PostOutcome
+from shell.basecamp.errors import ListingFailed
 from shell.clock import FakeClock
 from shell.ledger.connection import Ledger
 from shell.outbox import Outbox, OutboxLedgerError, SendResult
@@ -121,7 +126,7 @@ class _WatchingRecovery:
     def __init__(self, world: LedgerWorld, sessions: Path, seen: list[tuple[object, ...]]) -> None:
         self.world, self.sessions, self.seen = world, sessions, seen
 
-    def recover(self) -> list[str]:
+    def recover(self, stop: threading.Event | None) -> list[str]:
         self.seen.append(("recover", self.world.state_of(1), self.sessions.exists()))
         return ["att_held"]
 
@@ -155,3 +160,81 @@ def test_start_runs_every_step_once_in_the_designs_order(
     ]
     assert started.held == ["att_held"]
     assert [world.state_of(n) for n in (1, 2)] == ["sent", "sent"]
+
+
+@dataclass
+class _Hanging(FakeBasecamp):
+    """Its listings do not answer until ``release``; the start's stop comes while one hangs."""
+
+    stop: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+
+    def list(
+        self, destination: Destination, since: datetime, creator_id: int, deadline: float
+    ) -> list[ListedMessage]:
+        self.calls.append(("list", destination))
+        self.stop.set()  # a SIGTERM lands while Basecamp keeps this listing waiting
+        self.release.wait(30)
+        raise ListingFailed("no answer")
+
+
+def _left_sending(world: LedgerWorld, ledger: Ledger, basecamp: FakeBasecamp, clock: FakeClock) -> list[object]:
+    """Intent 1 left sending by a previous process, due for reconciliation; intent 2 pending."""
+    world.request(1)
+    clock.advance(31)
+    basecamp.posts = [Post.lost_after_landing]
+    Outbox(ledger, basecamp, AGENT_ID).flush()
+    clock.advance(600)
+    world.request(2)
+    clock.advance(31)
+    with ledger.read() as connection:
+        return list(connection.execute("SELECT * FROM outbox WHERE id = 1").fetchone())
+
+
+def test_a_stop_during_the_starts_listing_ends_the_start_and_leaves_the_intent_as_it_was(
+    world: LedgerWorld, ledger: Ledger, clock: FakeClock, tmp_path: Path
+) -> None:
+    hanging = _Hanging(clock)
+    before = _left_sending(world, ledger, hanging, clock)
+    seen: list[tuple[object, ...]] = []
+    parts = StartParts(Outbox(ledger, hanging, AGENT_ID), recovery=_WatchingRecovery(world, tmp_path, seen))
+    began = time.monotonic()
+    try:
+        started = settle_previous(parts, clock.monotonic() + 60, hanging.stop)
+    finally:
+        hanging.release.set()
+    assert time.monotonic() - began < 5, "the hanging listing was not waited for"
+    assert started.stopped == "reconcile"
+    assert seen == [], "no step begins after the stop"
+    assert hanging.post_count() == 1, "only the previous process's post: nothing sent"
+    with ledger.read() as connection:
+        after = list(connection.execute("SELECT * FROM outbox WHERE id = 1").fetchone())
+    assert after == before, "sending stays sending, its failures uncounted"
+    assert world.state_of(2) == "pending"
+
+
+def test_a_stop_before_the_start_lists_nothing_and_leaves_everything_as_it_was(
+    world: LedgerWorld, ledger: Ledger, basecamp: FakeBasecamp, clock: FakeClock, tmp_path: Path
+) -> None:
+    _left_sending(world, ledger, basecamp, clock)
+    basecamp.calls.clear()
+    seen: list[tuple[object, ...]] = []
+    stop = threading.Event()
+    stop.set()
+    parts = StartParts(Outbox(ledger, basecamp, AGENT_ID), recovery=_WatchingRecovery(world, tmp_path, seen))
+    started = settle_previous(parts, clock.monotonic() + 60, stop)
+    assert (started.stopped, basecamp.calls, seen) == ("reconcile", [], [])
+    assert [world.state_of(n) for n in (1, 2)] == ["sending", "pending"]
+
+
+def test_a_stop_during_the_starts_send_claims_nothing_more(
+    world: LedgerWorld, ledger: Ledger, basecamp: FakeBasecamp, clock: FakeClock
+) -> None:
+    for event_id in (1, 2, 3):
+        world.request(event_id)
+    clock.advance(31)
+    stop = threading.Event()
+    basecamp.before_post = lambda destination, body: stop.set()  # a SIGTERM lands during the first post
+    started = settle_previous(StartParts(Outbox(ledger, basecamp, AGENT_ID)), clock.monotonic() + 60, stop)
+    assert (started.stopped, started.sent.results) == ("send", [SendResult.sent])
+    assert [world.state_of(n) for n in (1, 2, 3)] == ["sent", "pending", "pending"]

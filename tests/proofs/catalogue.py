@@ -251,32 +251,32 @@ OUTBOX = [
     ),
     rule(
         "invariant 10: a running outbox lists at most one destination a tick",
-        "self.reconcile(limit=self._options.run_reconcile_batch)",
-        "self.reconcile()",
+        "self.reconcile(limit=self._options.run_reconcile_batch, stop=stop)",
+        "self.reconcile(stop=stop)",
         "test_a_running_outbox_sends_a_batch_then_lists_at_most_one_destination",
     ),
     rule(
         "start reconciles what a previous process left before it sends",
-        "    parts.outbox.reconcile(deadline=deadline)\n",
+        "    parts.outbox.reconcile(deadline=deadline, stop=stop)\n",
         "",
         "test_start_settles_what_a_previous_process_left_before_sending",
         also=(
             (
-                "    sent = parts.outbox.flush(deadline=deadline, stop_when_uncertain=True, leaving=leaving)\n",
-                "    sent = parts.outbox.flush(deadline=deadline, stop_when_uncertain=True, leaving=leaving)\n"
-                "    parts.outbox.reconcile(deadline=deadline)\n",
+                "    sent = parts.outbox.flush(deadline=deadline, stop_when_uncertain=True, leaving=leaving, stop=stop)\n",
+                "    sent = parts.outbox.flush(deadline=deadline, stop_when_uncertain=True, leaving=leaving, stop=stop)\n"
+                "    parts.outbox.reconcile(deadline=deadline, stop=stop)\n",
             ),
         ),
     ),
     rule(
         "one start path: the production start settles what a previous process left",
-        "            held = settle_previous(parts, deadline).held\n",
-        "            held = []\n",
+        "                held = self._settle_previous(deadline, stop)\n",
+        "                held = []\n",
         "test_the_production_start_reconciles_and_sweeps_what_a_previous_process_left",
     ),
     rule(
         "the start reconciles: without it a previous process's sending intent is never listed",
-        "    parts.outbox.reconcile(deadline=deadline)\n",
+        "    parts.outbox.reconcile(deadline=deadline, stop=stop)\n",
         "",
         "test_start_runs_every_step_once_in_the_designs_order",
         "test_the_production_start_reconciles_and_sweeps_what_a_previous_process_left",
@@ -295,13 +295,14 @@ OUTBOX = [
     ),
     rule(
         "the start recovers before it sends",
-        "    held = [] if parts.recovery is None else parts.recovery.recover()\n",
+        "    held = [] if parts.recovery is None else parts.recovery.recover(stop)\n",
         "",
         "test_start_runs_every_step_once_in_the_designs_order",
         also=(
             (
-                "    return Started(held, sent)\n",
-                "    held = [] if parts.recovery is None else parts.recovery.recover()\n    return Started(held, sent)\n",
+                "    return Started(held, sent, \"send\" if _stopped(stop, \"send\") else None)\n",
+                "    held = [] if parts.recovery is None else parts.recovery.recover(stop)\n"
+                "    return Started(held, sent, \"send\" if _stopped(stop, \"send\") else None)\n",
             ),
         ),
     ),

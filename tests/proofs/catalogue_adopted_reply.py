@@ -66,13 +66,13 @@ ADOPTED_REPLY: list[Mutation] = [
     ),
     rule(
         "adopted reply: every attempt's end is preceded by the listing for its task",
-        "        replies = self._replies(launch.task_id)\n",
+        "        replies = self._replies(launch.task_id, self._shutdown)",
         "        replies = None\n",
         "test_every_settlement_is_preceded_by_the_adopted_reply_rules_listing_for_its_task",
     ),
     rule(
         "adopted reply: recovery's settlement is preceded by the listing too",
-        "            replies = self._replies(attempt.task_id)\n",
+        "            replies = self._replies(attempt.task_id, stop)\n",
         "            replies = None\n",
         "test_every_settlement_is_preceded_by_the_adopted_reply_rules_listing_for_its_task",
     ),

@@ -109,8 +109,8 @@ BAD_INPUT = [
     ),
     rule(
         "bad input: a ledger failure while the start settles is one line and exit 3",
-        "        except OutboxLedgerError as error:\n            raise LedgerError(",
-        "        except ZeroDivisionError as error:\n            raise LedgerError(",
+        "    except OutboxLedgerError as error:\n        raise LedgerError(",
+        "    except ZeroDivisionError as error:\n        raise LedgerError(",
         "test_a_ledger_that_fails_while_the_start_settles_is_one_line_and_exit_3",
     ),
     rule(

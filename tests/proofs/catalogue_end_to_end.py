@@ -51,8 +51,8 @@ END_TO_END: list[Mutation] = [
     ),
     rule(
         "start: every record intake left seen re-runs admission (killed mid-read, answered once)",
-        "        for event_id in seen:\n            self._admit(event_id)\n",
-        "        for event_id in seen:\n            pass\n",
+        "                self._admit(event_id)\n            self._poll()",
+        "                pass\n            self._poll()",
         "test_each_event_gets_exactly_its_messages_across_a_restart",
     ),
     rule(

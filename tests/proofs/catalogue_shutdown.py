@@ -1,6 +1,7 @@
 """The proofs of the shutdown bound: a flush with a deadline never outwaits it behind a request in
-flight, the connector waits for its loops only until the bound, and a reply listing before a
-settlement stops at the shutdown. Same form as ``tests.proofs.catalogue``."""
+flight, the connector waits for its loops only until the bound, a reply listing before a
+settlement stops at the shutdown, and a stop during the start ends it there, leaving what it
+had not settled as it was. Same form as ``tests.proofs.catalogue``."""
 
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ SHUTDOWN: list[Mutation] = [
     ),
     rule(
         "a signal only notes the stop; the main thread stops the connector",
-        "            if requested():\n",
-        "            if False:\n",
+        "        while not self._stop.wait(REQUEST_CHECK_SECONDS):\n            if requested():\n",
+        "        while not self._stop.wait(REQUEST_CHECK_SECONDS):\n            if False:\n",
         "test_sigterm_with_a_notice_in_flight_stops_within_its_bound_and_the_restart_adopts_it",
     ),
     rule(
@@ -40,27 +41,27 @@ SHUTDOWN: list[Mutation] = [
     ),
     rule(
         "shutdown: the dispatcher gives its shutdown's event to the reply listing before a settlement",
-        "        return self.list_replies(task_id, self._shutdown)",
-        "        return self.list_replies(task_id, threading.Event())",
+        "        replies = self._replies(launch.task_id, self._shutdown)",
+        "        replies = self._replies(launch.task_id, None)",
         "test_sigterm_during_a_reply_listing_settles_the_attempt_with_its_reason_within_the_bound",
     ),
     rule(
         "shutdown: a reply listing under way is not waited for once the stop comes",
-        "        while not done.wait(STOP_CHECK_SECONDS):\n            if stop.is_set():\n                return None\n",
-        "        done.wait()\n",
+        "    while not done.wait(STOP_CHECK_SECONDS):\n        if stop.is_set():\n            return None\n",
+        "    done.wait()\n",
         "test_a_listing_under_way_is_not_waited_for_once_the_stop_comes",
         "test_sigterm_during_a_reply_listing_settles_the_attempt_with_its_reason_within_the_bound",
     ),
     rule(
         "shutdown: no reply destination is listed after the stop",
-        "        if stop.is_set():\n            return None\n        done = threading.Event()\n",
-        "        done = threading.Event()\n",
+        "    if stop.is_set():\n        return None\n    done = threading.Event()\n",
+        "    done = threading.Event()\n",
         "test_a_stop_ends_the_listing_between_destinations_and_keeps_what_was_listed_whole",
     ),
     rule(
         "shutdown: what a reply listing raises besides Basecamp's failures reaches the caller's thread",
-        "        if isinstance(outcome, BaseException):\n            raise outcome\n",
-        "        if isinstance(outcome, BaseException):\n            return []\n",
+        "    if isinstance(outcome, BaseException):\n        raise outcome\n",
+        "    if isinstance(outcome, BaseException):\n        return None\n",
         "test_what_a_listing_raises_besides_basecamp_s_failures_is_raised_on_the_caller_s_thread",
     ),
     rule(
@@ -68,5 +69,75 @@ SHUTDOWN: list[Mutation] = [
         "        if requested():  # nothing launches or posts after a SIGTERM that came during the start\n",
         "        if False:\n",
         "test_a_stop_asked_for_during_the_start_launches_no_worker",
+    ),
+    rule(
+        "stop during start: a signal during the start sets the start's stop",
+        "                if requested():\n                    self._stop.set()\n",
+        "                if False:\n                    self._stop.set()\n",
+        "test_sigterm_during_the_starts_reconciliation_listing_leaves_the_intent_sending_for_the_next_start",
+        "test_sigterm_during_recoverys_reply_listing_leaves_the_attempt_live_for_the_next_start",
+        "test_a_stop_during_the_starts_readmission_admits_no_further_record_and_reads_no_feed",
+    ),
+    rule(
+        "stop during start: reconciliation's listing is made through the stop, not waited for after it",
+        "                partial(self._poster.list, group[0].destination, since, self._agent_id, bound),\n"
+        "                stop,\n",
+        "                partial(self._poster.list, group[0].destination, since, self._agent_id, bound),\n"
+        "                None,\n",
+        "test_a_stop_during_the_starts_listing_ends_the_start_and_leaves_the_intent_as_it_was",
+        "test_sigterm_during_the_starts_reconciliation_listing_leaves_the_intent_sending_for_the_next_start",
+    ),
+    rule(
+        "stop during start: a reconciliation listing the stop cut short counts no failure",
+        "        if listed is None:\n",
+        "        if listed is None:\n            for row in group:\n"
+        "                self._listing_failed(row, False, \"stopped\")\n",
+        "test_a_stop_during_the_starts_listing_ends_the_start_and_leaves_the_intent_as_it_was",
+        "test_sigterm_during_the_starts_reconciliation_listing_leaves_the_intent_sending_for_the_next_start",
+    ),
+    rule(
+        "stop during start: no step begins after a stop during reconciliation",
+        "    if _stopped(stop, \"reconcile\"):\n        return Started([], FlushSummary(), \"reconcile\")\n",
+        "",
+        "test_a_stop_during_the_starts_listing_ends_the_start_and_leaves_the_intent_as_it_was",
+        "test_a_stop_before_the_start_lists_nothing_and_leaves_everything_as_it_was",
+    ),
+    rule(
+        "stop during start: recovery is given the start's stop",
+        "    held = [] if parts.recovery is None else parts.recovery.recover(stop)\n",
+        "    held = [] if parts.recovery is None else parts.recovery.recover(None)\n",
+        "test_sigterm_during_recoverys_reply_listing_leaves_the_attempt_live_for_the_next_start",
+    ),
+    rule(
+        "stop during start: an attempt whose reply listing a stop may have cut short stays live",
+        "            if stop is not None and stop.is_set():  # its listing may have been cut short\n",
+        "            if False:\n",
+        "test_a_stop_during_recoverys_reply_listing_leaves_the_attempts_live_for_the_next_start",
+        "test_sigterm_during_recoverys_reply_listing_leaves_the_attempt_live_for_the_next_start",
+    ),
+    rule(
+        "stop during start: recovery ends no group and settles nothing after the stop",
+        "        for index, attempt in enumerate(live):\n            if stop is not None and stop.is_set():\n",
+        "        for index, attempt in enumerate(live):\n            if False:\n",
+        "test_recovery_given_a_stop_already_set_ends_no_group_and_settles_nothing",
+    ),
+    rule(
+        "stop during start: the send step claims nothing after the stop",
+        "        while (limit is None or len(claimed) < limit) and not (stop is not None and stop.is_set()):\n",
+        "        while limit is None or len(claimed) < limit:\n",
+        "test_a_stop_during_the_starts_send_claims_nothing_more",
+    ),
+    rule(
+        "stop during start: no seen record is admitted again after the stop",
+        "                if self._stop.is_set():\n                    self.stopped_in = \"admit\"\n",
+        "                if False:\n                    self.stopped_in = \"admit\"\n",
+        "test_a_stop_during_the_starts_readmission_admits_no_further_record_and_reads_no_feed",
+    ),
+    rule(
+        "stop during start: run is not called and running not printed; stderr says it stopped",
+        "    if connector.stopped_in is not None:\n        print(\n",
+        "    if False:\n        print(\n",
+        "test_sigterm_during_the_starts_reconciliation_listing_leaves_the_intent_sending_for_the_next_start",
+        "test_sigterm_during_recoverys_reply_listing_leaves_the_attempt_live_for_the_next_start",
     ),
 ]

@@ -46,7 +46,7 @@ CATALOGUED = (
 OWN = (
     rule(
         "skip recovery: the start never settles what a previous process left running",
-        "    held = [] if parts.recovery is None else parts.recovery.recover()",
+        "    held = [] if parts.recovery is None else parts.recovery.recover(stop)",
         "    held = []",
     ),
     rule(
