@@ -5,7 +5,6 @@ counts the POSTs that reached it.
 """
 
 import logging
-import socket
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -18,6 +17,7 @@ from shell.basecamp.standin.faults import Fault, FaultAction
 from shell.basecamp.standin.server import StandIn
 from shell.clock import FakeClock
 from tests.basecamp.conftest import MakeClient
+from tests.support.ports import held_port
 
 
 def a_minute_ago() -> datetime:
@@ -139,11 +139,9 @@ def test_a_2xx_without_an_id_is_uncertain(standin: StandIn, make_client: MakeCli
 
 
 def test_no_connection_is_refused_because_the_request_never_left() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        closed_port = probe.getsockname()[1]
-    client = BasecampClient(f"http://127.0.0.1:{closed_port}", 1, "t", "tests (t@example.com)")
-    outcome = client.post(Destination(MessageKind.comment, 1, 2), "<div>hello</div>")
+    with held_port() as port:  # nothing listens there, and nothing else can take it meanwhile
+        client = BasecampClient(f"http://127.0.0.1:{port}", 1, "t", "tests (t@example.com)")
+        outcome = client.post(Destination(MessageKind.comment, 1, 2), "<div>hello</div>")
     assert isinstance(outcome, Refused)
     assert outcome.cause is RefusalCause.not_connected
 

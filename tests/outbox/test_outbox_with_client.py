@@ -20,6 +20,7 @@ from shell.clock import FakeClock, SystemClock
 from shell.ledger.connection import open_ledger
 from shell.outbox import Outbox, SendResult
 from tests.support.ledger_world import LedgerWorld
+from tests.support.ports import held_port
 
 WINDOW = 2.0
 
@@ -62,16 +63,16 @@ def test_a_post_that_never_connects_goes_back_to_pending_and_lands_once_basecamp
     tmp_path: Path,
 ) -> None:
     clock = FakeClock()
-    down = StandIn(world="demo", make_token=_same_tokens())  # bound, never served: then closed
-    port, world = down.port, down.world
-    down.stop()
-    client = BasecampClient(
-        f"http://127.0.0.1:{port}", world.account_id, world.token, USER_AGENT, clock=clock
-    )
-    recording_id = world.projects[2].recording_ids[0]
     state = tmp_path / "state"
     state.mkdir(mode=0o700)
-    with open_ledger(state / "ledger.sqlite3", clock=clock) as ledger:
+    with held_port() as port, open_ledger(state / "ledger.sqlite3", clock=clock) as ledger:
+        down = StandIn(world="demo", port=port, make_token=_same_tokens())  # never served: then closed
+        world = down.world
+        down.stop()  # the port stays held: nothing answers there, and no other process takes it
+        client = BasecampClient(
+            f"http://127.0.0.1:{port}", world.account_id, world.token, USER_AGENT, clock=clock
+        )
+        recording_id = world.projects[2].recording_ids[0]
         ledger_world = LedgerWorld(ledger)
         _holding_reply(ledger_world, recording_id)
         outbox = Outbox(ledger, client, world.agent.id)
