@@ -30,11 +30,9 @@ Rules (the outbox's ten invariants, ../shared/reference/lifecycle-outbox-pr.txt)
    ``MIN_POST_WINDOW`` left nothing is claimed; every request is capped at the deadline.
 9. A flush leaves the intents of a kind in ``leaving`` pending, untouched. Starting is not the
    outbox's: ``shell.start`` runs the one start sequence (reconcile, sweep, recover, send).
-10. ``stop`` (the start's, or the running loop's): once it is set, reconciliation lists no further
-   destination and does not wait for a listing under way (``shell.stoppable``); that group's
-   intents stay exactly as they were -- sending, their failures uncounted -- for a later
-   reconciliation, and are never posted again. A flush given a stop claims nothing after it;
-   a request already made is waited for, within its own timeout.
+10. Once ``stop`` (the start's, or the loop's) is set, nothing is listed or claimed; a listing under
+   way is not waited for (``shell.stoppable``): its intents stay as they were -- sending, failures
+   uncounted -- for a later reconciliation. A request already made is waited for (its timeout).
 """
 
 from __future__ import annotations
@@ -165,8 +163,7 @@ class Outbox:
         stop: threading.Event | None = None,
     ) -> FlushSummary:
         """Send what is due, at most ``limit`` claims; never the same intent twice. Intents of a
-        kind in ``leaving`` stay pending, untouched (rule 9); nothing is claimed after ``stop``
-        (rule 10)."""
+        kind in ``leaving`` stay pending, untouched (rule 9); none claimed after ``stop`` (rule 10)."""
         summary = FlushSummary()
         claimed: set[int] = set()
         while (limit is None or len(claimed) < limit) and not (stop is not None and stop.is_set()):
@@ -293,12 +290,9 @@ class Outbox:
     # -- reconciling -----------------------------------------------------------------------
 
     def reconcile(
-        self,
-        age: timedelta | None = None,
-        limit: int | None = None,
-        deadline: float | None = None,
+        self, age: timedelta | None = None, limit: int | None = None, deadline: float | None = None,
         stop: threading.Event | None = None,
-    ) -> int:
+    ) -> int:  # fmt: skip
         """List the destinations of sending intents older than ``age``, until ``stop`` (rule 10);
         the number listed."""
         with self._lock:
@@ -326,11 +320,8 @@ class Outbox:
         if deadline is not None:
             bound = min(bound, deadline)
         try:
-            listed = unless_stopped(
-                partial(self._poster.list, group[0].destination, since, self._agent_id, bound),
-                stop,
-                "reconcile-listing",
-            )
+            listing = partial(self._poster.list, group[0].destination, since, self._agent_id, bound)
+            listed = unless_stopped(listing, stop, "reconcile-listing")
         except ListingFailed as error:
             if deadline is not None and self._clock.monotonic() >= deadline:
                 return True  # the caller's bound ended the listing: that says nothing of the destination
@@ -338,11 +329,8 @@ class Outbox:
                 self._listing_failed(row, isinstance(error, Unlistable), str(error))
             return True
         if listed is None:
-            log.info(
-                "outbox: stopped while listing %s; intent(s) %s stay sending, for a later reconciliation",
-                group[0].destination.describe(),
-                ",".join(str(row.id) for row in group),
-            )
+            ids = ",".join(str(row.id) for row in group)
+            log.info("outbox: stopped while listing; intent(s) %s stay sending, to be reconciled later", ids)
             return False
         for row in group:
             self._settle_listing(row, listed)

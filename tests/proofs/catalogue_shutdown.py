@@ -80,10 +80,8 @@ SHUTDOWN: list[Mutation] = [
     ),
     rule(
         "stop during start: reconciliation's listing is made through the stop, not waited for after it",
-        "                partial(self._poster.list, group[0].destination, since, self._agent_id, bound),\n"
-        "                stop,\n",
-        "                partial(self._poster.list, group[0].destination, since, self._agent_id, bound),\n"
-        "                None,\n",
+        "            listed = unless_stopped(listing, stop, \"reconcile-listing\")\n",
+        "            listed = unless_stopped(listing, None, \"reconcile-listing\")\n",
         "test_a_stop_during_the_starts_listing_ends_the_start_and_leaves_the_intent_as_it_was",
         "test_sigterm_during_the_starts_reconciliation_listing_leaves_the_intent_sending_for_the_next_start",
     ),
