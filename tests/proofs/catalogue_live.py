@@ -257,4 +257,10 @@ LIVE: list[Mutation] = [
         "            if False:\n",
         "test_a_granted_project_is_heard_live_after_the_connector_rereads_its_projects",
     ),
+    rule(
+        "membership: the live lane is connecting, not connected, while it subscribes again",
+        "                self._write_state(LaneState.connecting, RESUBSCRIBING)  # not heard until confirmed\n",
+        "                pass\n",
+        "test_subscribing_again_is_connecting_until_confirmed_so_a_refused_upgrade_then_is_no_loss",
+    ),
 ]
