@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections import Counter
 from collections.abc import Iterator
 
@@ -60,8 +61,8 @@ def test_a_seed_replays_the_same_history() -> None:
     assert len(first.history) > 120
 
 
-def _without_recovery(parts: StartParts, deadline: float) -> Started:
-    return settle_previous(StartParts(parts.outbox, parts.sessions, None), deadline)
+def _without_recovery(parts: StartParts, deadline: float, stop: threading.Event | None = None) -> Started:
+    return settle_previous(StartParts(parts.outbox, parts.sessions, None), deadline, stop)
 
 
 def test_a_bug_is_found_and_replays_at_the_same_step(monkeypatch: pytest.MonkeyPatch) -> None:
