@@ -138,4 +138,10 @@ SHUTDOWN: list[Mutation] = [
         "test_sigterm_during_the_starts_reconciliation_listing_leaves_the_intent_sending_for_the_next_start",
         "test_sigterm_during_recoverys_reply_listing_leaves_the_attempt_live_for_the_next_start",
     ),
+    rule(
+        "stop during start: a listing without a stop is made on the caller's thread, no thread spent",
+        "    if stop is None:\n        return call()\n",
+        "",
+        "test_without_a_stop_the_call_is_made_on_the_callers_thread",
+    ),
 ]
