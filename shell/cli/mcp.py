@@ -36,7 +36,7 @@ import sys
 
 from returns.result import Failure
 
-from core.task_token import TASK_TOKEN_ENV, is_probe
+from core.task_token import MAX_TOKEN_BYTES, TASK_TOKEN_ENV, is_probe
 from shell import environment_block
 from shell.cli.arguments import descriptor, positive_integer
 from shell.cli.commands import SUMMARIES
@@ -49,7 +49,6 @@ from shell.worker.mcp_entry import again_with_the_token_on_a_pipe
 from shell.worker.probe import serve_probe
 
 TOKEN_ENV = TASK_TOKEN_ENV
-MAX_TOKEN_BYTES = 4096
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +94,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     token = take_token(args.token_env, args.token_fd)  # first, before anything else runs
-    if args.token_fd is None and not _erased(args.token_env):  # /proc/PID/environ keeps it (rule 6)
+    if args.token_fd is None and not _erased(args.token_env, token):  # /proc/PID/environ keeps it (rule 6)
         _again_with_the_token_on_a_pipe(args, token)
     if is_probe(token):  # doctor --deep's: the handshake and nothing else (rule 7)
         serve_probe(args.ledger, token, sys.stdin.buffer, sys.stdout.buffer, VERSION)
@@ -140,9 +139,9 @@ def take_token(env_name: str | None, descriptor: int | None) -> str:
     return token
 
 
-def _erased(env_name: str | None) -> bool:
+def _erased(env_name: str | None, token: str) -> bool:
     """Rule 6: the environment's token (and a stray default-named one) gone from the block."""
-    return environment_block.erase((env_name or TOKEN_ENV, TOKEN_ENV))
+    return environment_block.erase((env_name or TOKEN_ENV, TOKEN_ENV), token.encode("utf-8"))
 
 
 def _again_with_the_token_on_a_pipe(args: argparse.Namespace, token: str) -> None:

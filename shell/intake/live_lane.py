@@ -201,6 +201,7 @@ class LiveLane:
     # -- one connection ----------------------------------------------------------------------------
 
     def _session(self, stop: threading.Event) -> None:
+        self._resubscribe.clear()  # this subscription is made with the projects as they are now
         ticket = self._mint()
         shown = redacted(ticket.url)
         try:

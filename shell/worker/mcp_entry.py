@@ -25,7 +25,7 @@ import os
 import sys
 from typing import NoReturn
 
-from core.task_token import TASK_TOKEN_ENV
+from core.task_token import MAX_TOKEN_BYTES, TASK_TOKEN_ENV
 from shell import environment_block
 
 COMMAND = "mcp"
@@ -53,7 +53,7 @@ def token_on_a_pipe(argv: list[str]) -> list[str]:
     os.environ.pop(name, None)
     os.environ.pop(TASK_TOKEN_ENV, None)  # a stray default-named token goes too, as the server's
     token = value.encode("utf-8", "surrogateescape")
-    if not environment_block.erase((name, TASK_TOKEN_ENV)):
+    if not environment_block.erase((name, TASK_TOKEN_ENV), token):
         again_with_the_token_on_a_pipe(kept, token)
     return [*kept, "--token-fd", str(_pipe_holding(token))]
 
@@ -70,10 +70,12 @@ def again_with_the_token_on_a_pipe(options: list[str], token: bytes) -> NoReturn
 
 
 def _pipe_holding(token: bytes) -> int:
-    """The read end of a pipe holding ``token``, its write end closed."""
+    """The read end of a pipe holding ``token``, its write end closed: at most one byte more than
+    a token (``core.task_token`` rule 4), so the write never waits for a reader (this process is
+    the reader) and the server still sees an oversized one for what it is."""
     read_end, write_end = os.pipe()
     try:
-        os.write(write_end, token)  # a token fits a pipe's buffer many times over
+        os.write(write_end, token[: MAX_TOKEN_BYTES + 1])  # far below a pipe's buffer
     finally:
         os.close(write_end)
     return read_end

@@ -62,7 +62,7 @@ MOVE_PROBE = (
     "import json, os, sys\n"
     "from shell import environment_block\n"
     "if os.environ.pop('PROBE_BLOCK', '') == 'unwritable':\n"
-    "    environment_block.erase = lambda names: False\n"
+    "    environment_block.erase = lambda names, secret: False\n"
     "def report(how, argv, env):\n"
     "    print(json.dumps({'how': how, 'argv': argv, 'env': sorted(env), 'modules': sorted(sys.modules),\n"
     "                      'token': os.read(int(argv[-1]), 4096).decode(),\n"
@@ -160,3 +160,14 @@ def test_launched_with_a_token_in_the_environment_it_is_erased_before_the_server
         capture_output=True, text=True, env={**environment(), TASK_TOKEN_ENV: "secret-token"}, timeout=60, check=True,
     )  # fmt: skip
     assert json.loads(launched.stdout.splitlines()[-1]) == [False], launched.stderr[-2000:]
+
+
+def test_a_token_larger_than_a_pipe_holds_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """The entry writes the token into a pipe it reads itself: more than a pipe's buffer would wait
+    forever. It writes at most one byte past a token, and the server says what it got."""
+    launched = subprocess.run(
+        [sys.executable, "-P", "-m", "shell.worker.mcp_entry", "--ledger", str(tmp_path / "absent")],
+        capture_output=True, text=True, env={**environment(), TASK_TOKEN_ENV: "a" * 70_000}, timeout=60, check=False,
+    )  # fmt: skip
+    assert launched.returncode != 0
+    assert "more than a token" in launched.stderr

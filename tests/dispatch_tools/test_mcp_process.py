@@ -276,7 +276,7 @@ def test_a_token_given_in_the_environment_is_not_in_the_servers_environment_whil
 UNWRITABLE_BLOCK = (
     "import runpy, sys\n"
     "from shell import environment_block\n"
-    "environment_block.erase = lambda names: False  # a kernel that will not let it be written\n"
+    "environment_block.erase = lambda names, secret: False  # a kernel that will not let it be written\n"
     "if sys.argv[1] == 'entry':\n"
     "    sys.argv[1:2] = []\n"
     "    runpy.run_module('shell.worker.mcp_entry', run_name='__main__', alter_sys=True)\n"

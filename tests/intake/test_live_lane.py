@@ -21,7 +21,7 @@ from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.live_faults import LiveAction, LiveFault
 from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock
-from shell.intake.live_lane import LiveLane
+from shell.intake.live_lane import RESUBSCRIBING, LiveLane
 from shell.intake.poll_lane import Intake
 from shell.ledger.connection import Ledger
 from shell.ledger.lanes import read_lane_state
@@ -253,14 +253,24 @@ def test_subscribing_again_is_connecting_until_confirmed_so_a_refused_upgrade_th
     thread.start()
     try:
         wait_until(lambda: lane.state is LaneState.connected, timeout=10)
-        standin.add_live_fault(LiveFault(LiveAction.refuse))
+        standin.add_live_fault(LiveFault(LiveAction.refuse, delay=2.0))
         lane.resubscribe()
+
+        def written() -> tuple[LaneState, str] | None:
+            found = read_lane_state(ledger)
+            return None if found is None else (found.state, found.why)
+
+        wait_until(lambda: written() != (LaneState.connected, ""), timeout=1.5)  # within the refusal's delay
+        assert written() == (LaneState.connecting, RESUBSCRIBING), "status reads it from the ledger"
+        lane.resubscribe()  # again, before any new subscription: the next one answers both
         wait_until(lambda: lane.state is LaneState.down, timeout=10)
         state = read_lane_state(ledger)
         assert state is not None
         assert "HTTP 503" in state.why
         wait_until(lambda: standin.live.tickets.minted >= 3 and lane.state is LaneState.connected, timeout=10)
         assert lost == [], "no connected lane was lost: it was subscribing again"
+        time.sleep(1.0)  # a hang-up for the second request would come at the next frame (pings: 0.2 s)
+        assert (standin.live.tickets.minted, lane.state) == (3, LaneState.connected), "no connection wasted"
     finally:
         stop.set()
         thread.join(timeout=5)

@@ -72,7 +72,7 @@ WORLD: list[Mutation] = [
     ),
     rule(
         "a task token given in the environment does not stay in the MCP server's environment",
-        "    if args.token_fd is None and not _erased(args.token_env):  # /proc/PID/environ keeps it (rule 6)",
+        "    if args.token_fd is None and not _erased(args.token_env, token):  # /proc/PID/environ keeps it (rule 6)",
         "    if False:",
         "test_a_token_given_in_the_environment_is_not_in_the_servers_environment_while_it_serves",
         "test_where_the_environment_block_cannot_be_erased_the_server_starts_again_with_the_token_on_a_pipe",
@@ -91,8 +91,8 @@ WORLD: list[Mutation] = [
     ),
     rule(
         "the lean MCP entry erases the token where it stands: one interpreter, no exec",
-        "    if not environment_block.erase((name, TASK_TOKEN_ENV)):\n",
-        "    if environment_block.erase((name, TASK_TOKEN_ENV)) or True:\n",
+        "    if not environment_block.erase((name, TASK_TOKEN_ENV), token):\n",
+        "    if environment_block.erase((name, TASK_TOKEN_ENV), token) or True:\n",
         "test_a_token_in_the_environment_moves_to_a_pipe_before_the_server_is_imported",
         "test_launched_with_a_token_in_the_environment_one_interpreter_serves",
     ),
@@ -112,8 +112,8 @@ WORLD: list[Mutation] = [
     ),
     rule(
         "the environment block's named strings are overwritten",
-        "                memory.write(bytes(length))\n",
-        "                memory.write(bytes(0))\n",
+        "                if memory.write(bytes(length)) != length:\n",
+        "                if memory.write(bytes(0)) != 0:\n",
         "test_the_named_variable_is_gone_from_the_block_and_every_other_string_is_as_it_was",
     ),
     rule(
@@ -124,9 +124,46 @@ WORLD: list[Mutation] = [
     ),
     rule(
         "the environment block's erasure answers True only when a second read shows it done",
-        "    return not _strings_named(left, prefixes)\n",
+        "    return not _strings_named(left, prefixes) and secret not in left\n",
         "    return True\n",
         "test_an_erasure_it_cannot_see_done_is_answered_false",
+        "test_the_secret_left_under_another_name_is_no_erasure",
+    ),
+    rule(
+        "the environment block's erasure is none while the secret is left under another name",
+        "prefixes) and secret not in left",
+        "prefixes)",
+        "test_the_secret_left_under_another_name_is_no_erasure",
+    ),
+    rule(
+        "the environment block's erasure is none after a short write",
+        "!= length:\n                    return False\n",
+        "!= length:\n                    pass\n",
+        "test_a_short_write_is_answered_false",
+    ),
+    rule(
+        "the environment block's bounds are read after the program's name, which may hold ')'",
+        'line.rindex(b")")',
+        'line.index(b")")',
+        "test_the_blocks_bounds_are_read_after_the_programs_name_or_refused",
+    ),
+    rule(
+        "the environment block refuses a stat line without env_start and env_end",
+        "    if len(fields) <= first + 1:\n",
+        "    if False:\n",
+        "test_the_blocks_bounds_are_read_after_the_programs_name_or_refused",
+    ),
+    rule(
+        "the environment block refuses a process without a block",
+        "    if not 0 < start < end:\n",
+        "    if False:\n",
+        "test_the_blocks_bounds_are_read_after_the_programs_name_or_refused",
+    ),
+    rule(
+        "the lean MCP entry writes at most one byte past a token into the pipe it reads itself",
+        "token[: MAX_TOKEN_BYTES + 1]",
+        "token",
+        "test_a_token_larger_than_a_pipe_holds_is_refused_not_waited_on",
     ),
     rule(
         "the environment block's erasure answers a failure False, never raises",
