@@ -34,8 +34,8 @@ from typing import Any
 
 from returns.result import Failure, Result, Success
 
-from core.configuration import MAX_ID
 from core.edges import RECORD_EDGES, Actor, RecordState
+from core.ids import MAX_ID
 from core.snapshots import EventOutcome
 
 MAX_BYTES = 16 * 1024 * 1024

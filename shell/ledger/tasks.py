@@ -34,7 +34,7 @@ from __future__ import annotations
 import secrets
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from core.adopted_reply import ListedReplies
 from core.dispatch import startable, task_free
@@ -219,20 +219,6 @@ def mark_running(
             (str(running), pid, pgid, process_started, format_timestamp(now), attempt_id),
         ),
         f"attempt {attempt_id} is no longer launching",
-    )
-
-
-PROGRESS_STAMP_EVERY = timedelta(seconds=30)
-"""An attempt's ``progress_at`` moves at most this often (spec 3.3): a worker's report is its progress."""
-
-
-def record_progress(connection: sqlite3.Connection, task_id: int, now: datetime) -> None:
-    """A worker reported: stamp its task's live attempt's ``progress_at``, at most once every
-    ``PROGRESS_STAMP_EVERY`` (spec 3.3), so a still-running notice can say when it last moved."""
-    connection.execute(
-        "UPDATE attempts SET progress_at = ? WHERE task_id = ? AND state <> 'ended'"
-        " AND (progress_at IS NULL OR progress_at <= ?)",
-        (format_timestamp(now), task_id, format_timestamp(now - PROGRESS_STAMP_EVERY)),
     )
 
 
