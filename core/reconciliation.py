@@ -36,7 +36,7 @@ from returns.result import Failure, Result, Success
 
 from core.edges import RECORD_EDGES, Actor, RecordState
 from core.ids import MAX_ID
-from core.snapshots import EventOutcome
+from core.states import EventOutcome
 
 MAX_BYTES = 16 * 1024 * 1024
 VERSION = 1

@@ -27,7 +27,7 @@ from core.adopted_reply import (
 )
 from core.destinations import Destination, MessageKind
 from core.edges import GUARD_EDGES, Actor, DeliveryState, GuardState
-from core.snapshots import EventOutcome
+from core.states import EventOutcome
 from core.text import message_text
 from shell.ledger import outbox, snapshots
 from shell.ledger.connection import stored_time

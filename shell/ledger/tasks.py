@@ -53,7 +53,8 @@ from core.hold import may_launch
 from core.intents import Intent, completion_intent, still_running_intent
 from core.launch_settlement import LeftLaunch, Settle
 from core.settlement import LiveRow, RowSettlement, SettledRow, read_back, settle
-from core.snapshots import EventOutcome, Settlement, StopReason
+from core.snapshots import Settlement, StopReason
+from core.states import EventOutcome
 from core.task_token import token_sha256
 from core.timestamps import format_timestamp
 from shell.crashpoints import pause_at

@@ -58,7 +58,7 @@ from core.dispatch_tools.instruction import Instruction, Receipt, build_instruct
 from core.dispatch_tools.refusals import Refusal, RefusalKind, refuse
 from core.dispatch_tools.rows import DispatchRow, RecordFacts
 from core.edges import DeliveryState, GuardState, RecordState
-from core.snapshots import EventOutcome
+from core.states import EventOutcome
 from core.task_token import token_sha256
 from shell.ledger import worker_moves
 from shell.ledger.connection import Ledger

@@ -147,11 +147,13 @@ def test_the_token_can_arrive_on_an_inherited_pipe(world: DispatchWorld, task: T
 SERVER_NEVER_IMPORTS = {
     "core.admission", "core.admission_matrix", "core.feed", "core.configuration", "core.settlement",
     "core.launch_settlement", "core.hold", "core.intents", "core.adopted_reply", "core.presentation.status_values",
+    "core.snapshots", "core.destinations",
     "shell.ledger.records", "shell.ledger.tasks", "shell.ledger.deliveries", "shell.ledger.outbox",
 }  # fmt: skip
 """What a worker's server never runs: admission and the feed, the dispatcher and its settlement,
-the outbox, the configuration's parser and status's presentation. Each is a module whose import
-a worker waits on (issue 13: the server answers ``initialize`` within 4x a bare interpreter)."""
+the outbox, the snapshots core reads beside an intent, the configuration's parser and status's
+presentation. Each is a module whose import a worker would wait on (issue 13: the server answers
+``initialize`` within 4x a bare interpreter)."""
 
 
 SERVER_PROBE = (

@@ -269,6 +269,12 @@ LIMITS += [  # issue 13's last figure: the MCP server's start imports only what 
         "test_the_server_imports_only_what_its_tools_use",
     ),
     rule(
+        "mcp start: an event's outcome is a state, imported without the snapshots' values",
+        "from core.edges import DeliveryState, GuardState, RecordState\nfrom core.states import EventOutcome\n\n\n@dataclass",
+        "from core.edges import DeliveryState, GuardState, RecordState\nfrom core.snapshots import EventOutcome\n\n\n@dataclass",
+        "test_the_server_imports_only_what_its_tools_use",
+    ),
+    rule(
         "mcp start: the worker's moves hold a worker's statements only",
         "\"UPDATE attempts SET progress_at = ? WHERE task_id = ? AND state <> 'ended'\"",
         "\"UPDATE attempts SET ended_at = NULL, progress_at = ? WHERE task_id = ? AND state <> 'ended'\"",
