@@ -36,7 +36,7 @@ _VALUED = ("--ledger", "--agent-id", "--token-env")
 def run(argv: list[str]) -> int:
     from shell.cli.main import main  # noqa: PLC0415 -- after token_on_a_pipe (rule 3)
 
-    return main([COMMAND, *argv], commands=(COMMAND,))
+    return main([COMMAND, *argv], commands=(COMMAND,))  # no summary parsers for the other commands
 
 
 def token_on_a_pipe(argv: list[str]) -> list[str]:

@@ -154,12 +154,6 @@ LIMITS += [
 ]
 LIMITS += [
     rule(
-        "mcp start: the server's own entry imports only the mcp command",
-        "    return main([COMMAND, *argv], commands=(COMMAND,))",
-        "    return main([COMMAND, *argv])",
-        "test_the_entry_imports_no_other_command",
-    ),
-    rule(
         "mcp start: a one-command entry point imports only that command's module",
         "        if name in commands:  # only these are imported: a one-command start is faster",
         "        if name in COMMANDS:  # only these are imported: a one-command start is faster",
