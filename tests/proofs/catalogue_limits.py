@@ -154,6 +154,18 @@ LIMITS += [
 ]
 LIMITS += [
     rule(
+        "mcp start: the collector is on again once the server's imports are done",
+        "    gc.freeze()\n    gc.enable()\n",
+        "    gc.freeze()\n",
+        "test_the_collector_is_on_while_the_server_serves_and_its_imports_are_frozen",
+    ),
+    rule(
+        "mcp start: the server's imports are frozen out of every collection's way",
+        "    gc.freeze()\n    gc.enable()\n",
+        "    gc.enable()\n",
+        "test_the_collector_is_on_while_the_server_serves_and_its_imports_are_frozen",
+    ),
+    rule(
         "mcp start: a one-command entry point imports only that command's module",
         "        if name in commands:  # only these are imported: a one-command start is faster",
         "        if name in COMMANDS:  # only these are imported: a one-command start is faster",
