@@ -8,6 +8,8 @@ Rules:
    the token's UTF-8 bytes. A task is created with it and a worker's call is matched by it.
 3. A probe token (``PROBE_PREFIX``) is ``bin/connect doctor --deep``'s: it names no task, and
    the server it starts serves the MCP handshake and nothing else.
+4. A token is at most ``MAX_TOKEN_BYTES`` bytes; whatever carries one carries no more than one
+   byte past that, so the server can tell "more than a token" without reading it all.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import hashlib
 
 TASK_TOKEN_ENV = "BASECAMP_CONNECT_TASK_TOKEN"  # noqa: S105 -- a variable's name, not its value
+MAX_TOKEN_BYTES = 4096  # a task token is 43 bytes; a probe token about 45
 
 
 def token_sha256(token: str) -> str:

@@ -17,9 +17,11 @@ Rules:
 5. stdout carries protocol messages only; logs go to stderr. End of stdin ends the server, 0.
 6. A token that came in the environment does not stay there for the server's life: removing it
    from ``os.environ`` leaves it in ``/proc/PID/environ``, which shows the environment the
-   process was started with. So once it is read, the server execs itself again, same pid, with
-   an environment without it and the token on an inherited pipe (``--token-fd``), before the
-   ledger is opened. The worker's own environment never holds it (``shell.worker.command``).
+   process was started with. So once it is read, it is erased from that block in place
+   (``shell.environment_block``), before the ledger is opened; where that cannot be done and
+   seen done, the server execs itself again, same pid, with an environment without it and the
+   token on an inherited pipe (``--token-fd``). The worker's own environment never holds it
+   (``shell.worker.command``).
 7. A probe token (``bin/connect doctor --deep``'s) opens no ledger: the server answers the
    handshake, marks it done and refuses every tool (``shell.worker.probe``).
 """
@@ -34,7 +36,8 @@ import sys
 
 from returns.result import Failure
 
-from core.task_token import TASK_TOKEN_ENV, is_probe
+from core.task_token import MAX_TOKEN_BYTES, TASK_TOKEN_ENV, is_probe
+from shell import environment_block
 from shell.cli.arguments import descriptor, positive_integer
 from shell.cli.commands import SUMMARIES
 from shell.cli.main import VERSION
@@ -46,7 +49,6 @@ from shell.worker.mcp_entry import again_with_the_token_on_a_pipe
 from shell.worker.probe import serve_probe
 
 TOKEN_ENV = TASK_TOKEN_ENV
-MAX_TOKEN_BYTES = 4096
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +94,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     token = take_token(args.token_env, args.token_fd)  # first, before anything else runs
-    if args.token_fd is None:  # it came in the environment: /proc/PID/environ would keep it (rule 6)
+    if args.token_fd is None and not _erased(args.token_env, token):  # /proc/PID/environ keeps it (rule 6)
         _again_with_the_token_on_a_pipe(args, token)
     if is_probe(token):  # doctor --deep's: the handshake and nothing else (rule 7)
         serve_probe(args.ledger, token, sys.stdin.buffer, sys.stdout.buffer, VERSION)
@@ -135,6 +137,11 @@ def take_token(env_name: str | None, descriptor: int | None) -> str:
     if not token:
         raise UserError("the task token is empty", EXIT_CONFIG)
     return token
+
+
+def _erased(env_name: str | None, token: str) -> bool:
+    """Rule 6: the environment's token (and a stray default-named one) gone from the block."""
+    return environment_block.erase((env_name or TOKEN_ENV, TOKEN_ENV), token.encode("utf-8"))
 
 
 def _again_with_the_token_on_a_pipe(args: argparse.Namespace, token: str) -> None:

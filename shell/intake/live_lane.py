@@ -32,7 +32,10 @@ Rules:
    hangs up and stays ``down`` with that reason; it records no loss (the poll lane's position
    did not move) and counts no failure. It connects again once ``paused`` answers None.
 7. ``resubscribe`` (the agent's projects grew: ``shell.intake.membership``) hangs up and connects
-   again at once with a fresh ticket, as a pause does: no loss, no failure, no backoff.
+   again at once with a fresh ticket, as a pause does: no loss, no failure, no backoff. From the
+   hang-up until the new subscription is confirmed the lane is ``connecting`` (why: subscribing
+   again), never ``connected``: it hears nothing meanwhile, and a connection that fails then is
+   no loss of a connected lane.
 """
 
 from __future__ import annotations
@@ -85,6 +88,7 @@ DEFAULT_STALE_AFTER = 10.0
 OPEN_TIMEOUT = 10.0
 CLOSE_TIMEOUT = 2.0
 TICKET_DEADLINE = 15.0
+RESUBSCRIBING = "subscribing again: the agent's projects changed"
 
 
 class TicketMinter(Protocol):
@@ -197,6 +201,7 @@ class LiveLane:
     # -- one connection ----------------------------------------------------------------------------
 
     def _session(self, stop: threading.Event) -> None:
+        self._resubscribe.clear()  # this subscription is made with the projects as they are now
         ticket = self._mint()
         shown = redacted(ticket.url)
         try:
@@ -239,6 +244,7 @@ class LiveLane:
             if self._resubscribe.is_set():
                 self._resubscribe.clear()
                 log.info("live lane: subscribing again (the agent's projects changed)")
+                self._write_state(LaneState.connecting, RESUBSCRIBING)  # not heard until confirmed
                 raise _HungUp
             try:
                 text = connection.recv(timeout=STOP_SLICE)

@@ -8,12 +8,15 @@ Rules:
    configuration names this interpreter directly (no shell script, no dependency check) and
    only the ``mcp`` command's modules are imported, none of the other commands'.
 3. A token that came in the environment is moved to a pipe *before* the server is imported
-   (``token_on_a_pipe``; ``shell.cli.mcp`` rule 6 says why it moves): the process execs itself
-   again at once, its environment without the token, ``--token-fd`` naming the pipe, so the
-   server's imports are paid once, not twice. Only the argument shapes the connector writes
-   (``--ledger``, ``--agent-id``, ``--token-env``, each as ``--x V`` or ``--x=V``) with a
-   non-blank token are moved here; anything else goes on to the server unchanged, whose own
-   checks answer it (and move a token themselves) exactly as ``bin/connect mcp`` does.
+   (``token_on_a_pipe``; ``shell.cli.mcp`` rule 6 says why it moves): it is erased from the
+   process's initial environment block in place (``shell.environment_block``) and handed to the
+   server on a pipe this process writes and closes (``--token-fd``), so one interpreter starts,
+   not two. Where the block cannot be erased and the erasure seen, the process execs itself
+   again at once instead, its environment without the token, ``--token-fd`` naming the pipe.
+   Only the argument shapes the connector writes (``--ledger``, ``--agent-id``,
+   ``--token-env``, each as ``--x V`` or ``--x=V``) with a non-blank token are moved here;
+   anything else goes on to the server unchanged, whose own checks answer it (and move a token
+   themselves) exactly as ``bin/connect mcp`` does.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ import os
 import sys
 from typing import NoReturn
 
-from core.task_token import TASK_TOKEN_ENV
+from core.task_token import MAX_TOKEN_BYTES, TASK_TOKEN_ENV
+from shell import environment_block
 
 COMMAND = "mcp"
 MODULE = "shell.worker.mcp_entry"
@@ -30,39 +34,51 @@ _VALUED = ("--ledger", "--agent-id", "--token-env")
 
 
 def run(argv: list[str]) -> int:
-    from shell.cli.main import main  # noqa: PLC0415 -- after token_on_a_pipe's exec (rule 3)
+    from shell.cli.main import main  # noqa: PLC0415 -- after token_on_a_pipe (rule 3)
 
     return main([COMMAND, *argv], commands=(COMMAND,))
 
 
-def token_on_a_pipe(argv: list[str]) -> None:
-    """Rule 3: exec this module again with the environment's token on a pipe; returns only when
-    there is nothing it may move (the server's own checks then decide)."""
+def token_on_a_pipe(argv: list[str]) -> list[str]:
+    """Rule 3: ``argv`` for the server with the environment's token moved to a pipe (erased in
+    place, or by exec when it cannot be); ``argv`` itself when there is nothing it may move (the
+    server's own checks then decide)."""
     found = _connector_shape(argv)
     if found is None:
-        return
+        return argv
     kept, name = found
     value = os.environ.get(name)
     if value is None or not value.strip():
-        return
+        return argv
     os.environ.pop(name, None)
     os.environ.pop(TASK_TOKEN_ENV, None)  # a stray default-named token goes too, as the server's
-    again_with_the_token_on_a_pipe(kept, value.encode("utf-8", "surrogateescape"))
+    token = value.encode("utf-8", "surrogateescape")
+    if not environment_block.erase((name, TASK_TOKEN_ENV), token):
+        again_with_the_token_on_a_pipe(kept, token)
+    return [*kept, "--token-fd", str(_pipe_holding(token))]
 
 
 def again_with_the_token_on_a_pipe(options: list[str], token: bytes) -> NoReturn:
     """This module again, same pid, with ``options`` and ``token`` on an inherited pipe
     (``--token-fd``), in the environment as it now stands; the one home of the move, which
     ``shell.cli.mcp`` (its rule 6) calls too."""
-    read_end, write_end = os.pipe()
-    try:
-        os.write(write_end, token)  # a token fits a pipe's buffer many times over
-    finally:
-        os.close(write_end)
+    read_end = _pipe_holding(token)
     os.set_inheritable(read_end, True)
     interpreter = [sys.executable, *(["-P"] if sys.flags.safe_path else [])]
     argv_again = [*interpreter, "-m", MODULE, *options, "--token-fd", str(read_end)]
     os.execve(sys.executable, argv_again, dict(os.environ))  # noqa: S606 -- this program, again
+
+
+def _pipe_holding(token: bytes) -> int:
+    """The read end of a pipe holding ``token``, its write end closed: at most one byte more than
+    a token (``core.task_token`` rule 4), so the write never waits for a reader (this process is
+    the reader) and the server still sees an oversized one for what it is."""
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, token[: MAX_TOKEN_BYTES + 1])  # far below a pipe's buffer
+    finally:
+        os.close(write_end)
+    return read_end
 
 
 def _connector_shape(argv: list[str]) -> tuple[list[str], str] | None:
@@ -86,5 +102,4 @@ def _connector_shape(argv: list[str]) -> tuple[list[str], str] | None:
 
 
 if __name__ == "__main__":
-    token_on_a_pipe(sys.argv[1:])
-    sys.exit(run(sys.argv[1:]))
+    sys.exit(run(token_on_a_pipe(sys.argv[1:])))

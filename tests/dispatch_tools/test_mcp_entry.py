@@ -60,15 +60,21 @@ def test_the_entry_imports_no_other_command(tmp_path: Path) -> None:
 
 MOVE_PROBE = (
     "import json, os, sys\n"
-    "def execve(path, argv, env):\n"
-    "    print(json.dumps({'argv': argv, 'env': sorted(env), 'modules': sorted(sys.modules),\n"
-    "                      'token': os.read(int(argv[-1]), 4096).decode()}))\n"
+    "from shell import environment_block\n"
+    "if os.environ.pop('PROBE_BLOCK', '') == 'unwritable':\n"
+    "    environment_block.erase = lambda names, secret: False\n"
+    "def report(how, argv, env):\n"
+    "    print(json.dumps({'how': how, 'argv': argv, 'env': sorted(env), 'modules': sorted(sys.modules),\n"
+    "                      'token': os.read(int(argv[-1]), 4096).decode(),\n"
+    "                      'block': open('/proc/self/environ', 'rb').read().decode('latin-1')}))\n"
     "    sys.stdout.flush()\n"
+    "def execve(path, argv, env):\n"
+    "    report('exec', argv, env)\n"
     "    os._exit(0)\n"
     "os.execve = execve\n"
     "from shell.worker.mcp_entry import token_on_a_pipe\n"
-    "token_on_a_pipe(sys.argv[1:])\n"
-    "print(json.dumps(None))\n"
+    "moved = token_on_a_pipe(sys.argv[1:])\n"
+    "print(json.dumps(None)) if moved == sys.argv[1:] else report('in place', moved, os.environ)\n"
 )
 
 
@@ -82,7 +88,20 @@ def move(*argv: str, **env: str) -> Any:
 
 def test_a_token_in_the_environment_moves_to_a_pipe_before_the_server_is_imported() -> None:
     moved = move("--ledger", "/x/ledger.sqlite3", "--agent-id=42", **{TASK_TOKEN_ENV: "secret-token"})
-    assert moved["argv"][-6:-1] == ["--ledger", "/x/ledger.sqlite3", "--agent-id", "42", "--token-fd"]
+    assert moved["how"] == "in place", "erased from the block where it stands: no second interpreter"
+    assert moved["argv"][:-1] == ["--ledger", "/x/ledger.sqlite3", "--agent-id", "42", "--token-fd"]
+    assert moved["token"] == "secret-token"
+    assert TASK_TOKEN_ENV not in moved["env"]
+    assert "secret-token" not in moved["block"], "/proc/PID/environ no longer shows it"
+    assert TASK_TOKEN_ENV not in moved["block"]
+    heavy = {"shell.cli.main", "shell.cli.mcp", "shell.ledger.connection", "sqlite3", "returns"}
+    assert not heavy & set(moved["modules"]), "the move comes before the server's imports"
+
+
+def test_where_the_block_cannot_be_erased_the_entry_execs_with_the_token_on_a_pipe() -> None:
+    moved = move("--ledger", "/x/l", "--agent-id=42", PROBE_BLOCK="unwritable", **{TASK_TOKEN_ENV: "secret-token"})
+    assert moved["how"] == "exec"
+    assert moved["argv"][-6:-1] == ["--ledger", "/x/l", "--agent-id", "42", "--token-fd"]
     assert moved["argv"][moved["argv"].index("-m") + 1] == "shell.worker.mcp_entry"
     assert moved["token"] == "secret-token"
     assert TASK_TOKEN_ENV not in moved["env"]
@@ -104,15 +123,51 @@ def test_a_named_variable_moves_and_anything_else_is_left_to_the_server() -> Non
         assert move(*argv, **env) is None, argv
 
 
-def test_launched_with_a_token_in_the_environment_the_first_process_imports_no_server(tmp_path: Path) -> None:
-    """Rule 3 as launched: ``-X importtime`` holds for the first process only (the exec drops it),
-    so its report names what was imported before the exec."""
+def test_launched_with_a_token_in_the_environment_one_interpreter_serves(tmp_path: Path) -> None:
+    """Rule 3 as launched: ``-X importtime`` would not survive an exec (the exec names no such
+    flag), so a report that names the server's own modules says one interpreter did it all."""
     launched = subprocess.run(
         [sys.executable, "-X", "importtime", "-P", "-m", "shell.worker.mcp_entry", "--ledger", str(tmp_path / "absent")],
         capture_output=True, text=True, env={**environment(), TASK_TOKEN_ENV: "secret-token"}, timeout=60, check=False,
     )  # fmt: skip
     imported = {line.rsplit("|", 1)[-1].strip() for line in launched.stderr.splitlines() if line.startswith("import time:")}
-    assert "core.task_token" in imported, launched.stderr[-2000:]
-    assert not {"shell.cli.main", "shell.cli.mcp", "shell.ledger.connection"} & imported
+    assert {"core.task_token", "shell.cli.main", "shell.ledger.connection", "shell.worker.mcp"} <= imported, launched.stderr[-2000:]
     assert launched.returncode != 0
-    assert "absent" in launched.stderr, "the server itself, after the exec, says the ledger is missing"
+    assert "absent" in launched.stderr, "the server itself says the ledger is missing"
+
+
+BEFORE_IMPORT_PROBE = (
+    "import json, runpy, sys\n"
+    "seen = []\n"
+    "def hook(event, args):\n"
+    "    if event == 'import' and args[0] == 'shell.cli.main' and not seen:\n"
+    "        with open('/proc/self/environ', 'rb') as block:\n"
+    "            seen.append(b'secret-token' in block.read())\n"
+    "sys.addaudithook(hook)\n"
+    "try:\n"
+    "    runpy.run_module('shell.worker.mcp_entry', run_name='__main__', alter_sys=True)\n"
+    "except SystemExit:\n"
+    "    pass\n"
+    "print(json.dumps(seen))\n"
+)
+
+
+def test_launched_with_a_token_in_the_environment_it_is_erased_before_the_server_is_imported(tmp_path: Path) -> None:
+    """Rule 3 as launched: when the server's first module is imported, /proc/PID/environ no longer
+    shows the token (the server's own rule 6 would erase it too, but only after its imports)."""
+    launched = subprocess.run(
+        [sys.executable, "-P", "-c", BEFORE_IMPORT_PROBE, "--ledger", str(tmp_path / "absent")],
+        capture_output=True, text=True, env={**environment(), TASK_TOKEN_ENV: "secret-token"}, timeout=60, check=True,
+    )  # fmt: skip
+    assert json.loads(launched.stdout.splitlines()[-1]) == [False], launched.stderr[-2000:]
+
+
+def test_a_token_larger_than_a_pipe_holds_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """The entry writes the token into a pipe it reads itself: more than a pipe's buffer would wait
+    forever. It writes at most one byte past a token, and the server says what it got."""
+    launched = subprocess.run(
+        [sys.executable, "-P", "-m", "shell.worker.mcp_entry", "--ledger", str(tmp_path / "absent")],
+        capture_output=True, text=True, env={**environment(), TASK_TOKEN_ENV: "a" * 70_000}, timeout=60, check=False,
+    )  # fmt: skip
+    assert launched.returncode != 0
+    assert "more than a token" in launched.stderr

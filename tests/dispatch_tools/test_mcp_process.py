@@ -266,6 +266,46 @@ def test_a_token_given_in_the_environment_is_not_in_the_servers_environment_whil
         assert task.token.encode() not in started_with
         assert TOKEN_ENV.encode() not in started_with
         command_line = Path(f"/proc/{server.process.pid}/cmdline").read_bytes().split(b"\0")
+        assert b"--token-fd" not in command_line, "erased where it stood: the process was not started again"
+        assert server.call("get_dispatch")[1]["instruction"]["event_id"] == 1, "it still serves its task"
+    finally:
+        code, _ = server.close()
+    assert code == 0
+
+
+UNWRITABLE_BLOCK = (
+    "import runpy, sys\n"
+    "from shell import environment_block\n"
+    "environment_block.erase = lambda names, secret: False  # a kernel that will not let it be written\n"
+    "if sys.argv[1] == 'entry':\n"
+    "    sys.argv[1:2] = []\n"
+    "    runpy.run_module('shell.worker.mcp_entry', run_name='__main__', alter_sys=True)\n"
+    "from shell.cli.main import main\n"
+    "sys.exit(main(['mcp', *sys.argv[2:]]))\n"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", [False, True], ids=["bin/connect mcp", "mcp_entry"])
+def test_where_the_environment_block_cannot_be_erased_the_server_starts_again_with_the_token_on_a_pipe(
+    world: DispatchWorld, task: Task, ledger_path: Path, entry: bool
+) -> None:
+    argv = ["entry" if entry else "connect", "--ledger", str(ledger_path), "--agent-id", str(AGENT)]
+    env = {**environment(**{TOKEN_ENV: task.token}), "PYTHONPATH": str(CONNECT.parents[1])}
+    server = Server(subprocess.Popen(
+        [sys.executable, "-P", "-c", UNWRITABLE_BLOCK, *argv],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    ))  # fmt: skip
+    try:
+        initialized = server.request(
+            "initialize",
+            {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
+        )
+        assert initialized["result"]["protocolVersion"] == "2025-06-18"
+        started_with = Path(f"/proc/{server.process.pid}/environ").read_bytes()
+        assert task.token.encode() not in started_with
+        assert TOKEN_ENV.encode() not in started_with
+        command_line = Path(f"/proc/{server.process.pid}/cmdline").read_bytes().split(b"\0")
         assert b"--token-fd" in command_line, "the same pid serves again, the token on a pipe"
         assert server.call("get_dispatch")[1]["instruction"]["event_id"] == 1, "it still serves its task"
     finally:

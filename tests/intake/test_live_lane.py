@@ -21,7 +21,7 @@ from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.live_faults import LiveAction, LiveFault
 from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock
-from shell.intake.live_lane import LiveLane
+from shell.intake.live_lane import RESUBSCRIBING, LiveLane
 from shell.intake.poll_lane import Intake
 from shell.ledger.connection import Ledger
 from shell.ledger.lanes import read_lane_state
@@ -230,3 +230,47 @@ def test_no_log_line_carries_the_ticket_or_the_urls_query(
     for record in caplog.records:
         assert "ticket=" not in record.getMessage()
         assert "?" not in record.getMessage() or "/cable" not in record.getMessage()
+
+
+def test_subscribing_again_is_connecting_until_confirmed_so_a_refused_upgrade_then_is_no_loss(
+    standin: StandIn, ledger: Ledger, client: BasecampClient, filters: FeedFilters
+) -> None:
+    """Rule 7: between the hang-up and the new confirmation the lane is not ``connected``: a
+    connection that fails meanwhile is no loss of a connected lane (it heard nothing to lose)."""
+    lost: list[str] = []
+
+    class Book:  # what the lane tells the repair, kept
+        def lost(self, cause: str, after_id: int | None) -> None:
+            lost.append(cause)
+
+        def heard(self, event_id: int) -> None:
+            pass
+
+    lane = LiveLane(ledger, client, filters, SystemClock(), lambda event_id: None, stale_after=1.0,
+                    backoff_base=0.05, backoff_cap=0.2, losses=Book())  # fmt: skip
+    stop = threading.Event()
+    thread = threading.Thread(target=lane.run, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        wait_until(lambda: lane.state is LaneState.connected, timeout=10)
+        standin.add_live_fault(LiveFault(LiveAction.refuse, delay=2.0))
+        lane.resubscribe()
+
+        def written() -> tuple[LaneState, str] | None:
+            found = read_lane_state(ledger)
+            return None if found is None else (found.state, found.why)
+
+        wait_until(lambda: written() != (LaneState.connected, ""), timeout=1.5)  # within the refusal's delay
+        assert written() == (LaneState.connecting, RESUBSCRIBING), "status reads it from the ledger"
+        lane.resubscribe()  # again, before any new subscription: the next one answers both
+        wait_until(lambda: lane.state is LaneState.down, timeout=10)
+        state = read_lane_state(ledger)
+        assert state is not None
+        assert "HTTP 503" in state.why
+        wait_until(lambda: standin.live.tickets.minted >= 3 and lane.state is LaneState.connected, timeout=10)
+        assert lost == [], "no connected lane was lost: it was subscribing again"
+        time.sleep(1.0)  # a hang-up for the second request would come at the next frame (pings: 0.2 s)
+        assert (standin.live.tickets.minted, lane.state) == (3, LaneState.connected), "no connection wasted"
+    finally:
+        stop.set()
+        thread.join(timeout=5)

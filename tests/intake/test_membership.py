@@ -72,8 +72,8 @@ def test_a_granted_project_is_heard_live_after_the_connector_rereads_its_project
             wait_until(lambda: connector.membership._known is not None, timeout=10)
             confirmed = _subscriptions_confirmed(ledger)
             standin.grant_project(project.id)
-            # the second ticket is minted before the new subscription is confirmed (the lane still
-            # says connected meanwhile), and the stand-in sends only what is recorded after the
+            # the second ticket is minted before the new subscription is confirmed (the lane says
+            # connecting meanwhile), and the stand-in sends only what is recorded after the
             # confirmation: a mention made in between reaches the poll lane alone, 30 s late here
             wait_until(
                 lambda: (

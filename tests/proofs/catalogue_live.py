@@ -257,4 +257,28 @@ LIVE: list[Mutation] = [
         "            if False:\n",
         "test_a_granted_project_is_heard_live_after_the_connector_rereads_its_projects",
     ),
+    rule(
+        "membership: the live lane is connecting, not connected, while it subscribes again",
+        "                self._write_state(LaneState.connecting, RESUBSCRIBING)  # not heard until confirmed\n",
+        "                pass\n",
+        "test_subscribing_again_is_connecting_until_confirmed_so_a_refused_upgrade_then_is_no_loss",
+    ),
+    rule(
+        "membership: the live lane's connecting while it subscribes again is written for status",
+        "                self._write_state(LaneState.connecting, RESUBSCRIBING)  # not heard until confirmed\n",
+        "                self.state = LaneState.connecting\n",
+        "test_subscribing_again_is_connecting_until_confirmed_so_a_refused_upgrade_then_is_no_loss",
+    ),
+    rule(
+        "membership: the live lane's next subscription answers every resubscribe asked before it",
+        "        self._resubscribe.clear()  # this subscription is made with the projects as they are now\n",
+        "        pass\n",
+        "test_subscribing_again_is_connecting_until_confirmed_so_a_refused_upgrade_then_is_no_loss",
+    ),
+    rule(
+        "stand-in: a refused upgrade waits the fault's delay",
+        "            self._stopping.wait(fault.delay)\n",
+        "            pass\n",
+        "test_subscribing_again_is_connecting_until_confirmed_so_a_refused_upgrade_then_is_no_loss",
+    ),
 ]

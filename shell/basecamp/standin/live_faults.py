@@ -6,7 +6,8 @@ Rules:
    an event to a subscriber (``drop``, ``stall``, ``skip``). A fault is taken only at its
    own moment, in the order added; the first that fits wins.
 2. What each does:
-   - ``refuse``: the upgrade is answered ``status`` (default 503), no WebSocket.
+   - ``refuse``: the upgrade is answered ``status`` (default 503), no WebSocket, after ``delay``
+     seconds (default at once).
    - ``expire_ticket``: the ticket presented counts as expired: 401, no WebSocket.
    - ``drop``: the TCP connection is cut (no close frame) instead of sending the event.
    - ``stall``: nothing is sent on that connection, not even a ping, for ``delay`` seconds;

@@ -202,6 +202,7 @@ class LiveStream:
         taken = self.faults.take(at_upgrade=True)
         fault = taken[0] if taken else None
         if fault is not None and fault.action is LiveAction.refuse:
+            self._stopping.wait(fault.delay)
             LOGGER.info("cable upgrade refused (fault)")
             return connection.respond(fault.status or 503, "Refused\n")
         tickets = parse_qs(target.query).get("ticket", [])
