@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from core.destinations import ListedMessage
-from core.snapshots import EventOutcome
+from core.states import EventOutcome
 
 
 @dataclass(frozen=True, slots=True)

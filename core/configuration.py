@@ -39,6 +39,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from core.durations import format_duration, parse_duration
+from core.ids import MAX_ID
 from core.links import transport_allowed
 from core.timing_floors import below_floor
 from core.worker_environment import variable_name_problem
@@ -141,10 +142,6 @@ class Problems:
 
     def add(self, line: str) -> None:
         self.lines.append(line)
-
-
-MAX_ID = 2**63 - 1
-"""The largest id the ledger can store (SQLite's INTEGER); a larger one is a typo, refused."""
 
 
 def positive_id(value: Any, where: str, problems: Problems) -> int | None:

@@ -42,7 +42,7 @@ from returns.result import Failure, Result, Success
 
 from core.admission_matrix import DiscardReason
 from core.edges import RecordState
-from core.snapshots import EventOutcome
+from core.states import EventOutcome
 
 BY_OPERATOR = DiscardReason.by_operator
 """The reason a person's discard writes on the record."""

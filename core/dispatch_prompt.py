@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import re
 
+from core.ids import MAX_ID
+
 MCP_SERVER_NAME = "connector"
 """The MCP server's name in the worker's session config; its tools are ``mcp__connector__*``."""
 
@@ -40,8 +42,6 @@ UNKNOWN_TRIGGER = "an event"
 UNKNOWN_RECORDING = "the recording get_dispatch names"
 MAX_TRIGGER_LENGTH = 40
 MAX_URL_LENGTH = 200
-MAX_ID = 2**63 - 1
-"""The largest SQLite INTEGER: an id in the prompt is at most 19 digits."""
 
 _TRIGGER = re.compile(r"[a-z0-9_.]{1,40}")
 # https, a host of DNS labels (no user: "@" is outside every class), an optional port, and a path

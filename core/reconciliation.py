@@ -34,9 +34,9 @@ from typing import Any
 
 from returns.result import Failure, Result, Success
 
-from core.configuration import MAX_ID
 from core.edges import RECORD_EDGES, Actor, RecordState
-from core.snapshots import EventOutcome
+from core.ids import MAX_ID
+from core.states import EventOutcome
 
 MAX_BYTES = 16 * 1024 * 1024
 VERSION = 1

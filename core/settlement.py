@@ -21,7 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.edges import DeliveryState, RecordState
-from core.snapshots import EventOutcome, SettledEvent, Settlement
+from core.snapshots import SettledEvent, Settlement
+from core.states import EventOutcome
 
 SPAWN_FAILED = "spawn_failed"
 

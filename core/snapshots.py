@@ -19,6 +19,7 @@ from enum import StrEnum
 
 from core.destinations import Destination, MessageKind
 from core.edges import AttemptState, DeliveryState, GuardState, RecordState
+from core.states import EventOutcome
 
 NO_ROUTE = "no_route"
 """The blocked reason of a mention or assignment in a project the connector does not serve."""
@@ -34,15 +35,6 @@ class StopReason(StrEnum):
     deadline = "deadline"
     shutdown = "shutdown"
     lost = "lost"
-
-
-class EventOutcome(StrEnum):
-    """An event's outcome on its task: reported by the worker, or settled ``unknown``."""
-
-    none = ""
-    succeeded = "succeeded"
-    failed = "failed"
-    unknown = "unknown"
 
 
 class Settlement(StrEnum):

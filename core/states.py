@@ -1,11 +1,14 @@
-"""The states of the ledger's rows, as values: a record's, an intent's, a task's, an event's delivery
-and guard on a task, an attempt's.
+"""The states of the ledger's rows, as values: a record's, an intent's, a task's, an event's delivery,
+guard and outcome on a task, an attempt's.
 
 Rules:
 1. These are the names the ledger stores; which moves between them are edges is
    ``core.edges``' (which re-exports them, so its callers import one module).
 2. Apart from ``core.edges`` so that what only reads and shows states (``bin/connect status``)
    imports no edge tables and no ``returns``.
+3. An event's outcome on its task (``EventOutcome``, which has no edges) is a stored value too and
+   lives here, not among ``core.snapshots``' values: the worker's MCP server reads and writes it
+   and imports none of those.
 """
 
 from __future__ import annotations
@@ -68,3 +71,12 @@ class AttemptState(StrEnum):
     launching = "launching"
     running = "running"
     ended = "ended"
+
+
+class EventOutcome(StrEnum):
+    """An event's outcome on its task: reported by the worker, or settled ``unknown``."""
+
+    none = ""
+    succeeded = "succeeded"
+    failed = "failed"
+    unknown = "unknown"

@@ -35,7 +35,8 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from core.destinations import MessageKind
-from core.snapshots import AttemptSnapshot, EventOutcome, SettledEvent, Settlement, StopReason
+from core.snapshots import AttemptSnapshot, SettledEvent, Settlement, StopReason
+from core.states import EventOutcome
 from core.timestamps import clock_time
 
 Lines = tuple[str, ...]

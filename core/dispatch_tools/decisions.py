@@ -14,7 +14,7 @@ from core.dispatch_tools.arguments import Completion
 from core.dispatch_tools.refusals import HELD, Refusal, RefusalKind, refuse
 from core.dispatch_tools.rows import DispatchRow, servable
 from core.edges import DeliveryState, GuardState, RecordState
-from core.snapshots import EventOutcome
+from core.states import EventOutcome
 
 MAX_LINKS = 20
 MAX_LINK_LENGTH = 2048

@@ -13,7 +13,7 @@ from typing import Any
 from core.dispatch_tools.rows import DispatchRow, read_snapshot
 from core.edges import DeliveryState, GuardState
 from core.mentions import strip_mentions_of
-from core.snapshots import EventOutcome
+from core.states import EventOutcome
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 
 from core.edges import DeliveryState, GuardState, RecordState
-from core.snapshots import EventOutcome
+from core.states import EventOutcome
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from core.states import AttemptState, IntentState
+from core.write_failure import WriteFailure
 
 LAST_DISPATCHES = 20
 """How many of the newest dispatches (attempts) the report shows."""
@@ -191,16 +192,6 @@ class Disk:
     @property
     def low(self) -> bool:
         return self.free_bytes < LOW_DISK_BYTES
-
-
-@dataclass(frozen=True, slots=True)
-class WriteFailure:
-    """The running connector's last failed ledger write (``shell.ledger.write_failures``): when,
-    why in SQLite's or the system's words, and which process. Cleared by its next good write."""
-
-    at: str  # the ledger's time text (core.timestamps)
-    why: str
-    pid: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import math
 
-from core.configuration import MAX_ID
 from core.durations import MAX_DURATION, parse_duration
+from core.ids import MAX_ID
 
 MAX_PORT = 65_535
 

@@ -1,9 +1,11 @@
 """The task rows (``task_events``): which records a task carries, and how far each delivery went.
 
 Rules:
-1. This module alone writes ``task_events`` (``tests/ledger/test_table_writers.py``): the
-   dispatcher's transitions (``tasks``), a worker's calls (``worker_calls``) and the outbox's
-   claim (``shell.outbox``) ask it, inside the transaction they opened; nothing here commits.
+1. This module writes ``task_events`` (``tests/ledger/test_table_writers.py``): the
+   dispatcher's transitions (``tasks``) and the outbox's claim (``shell.outbox``) ask it, inside
+   the transaction they opened; nothing here commits. A worker's own moves (exposure, pull, the
+   guard's cancel, acknowledgement, completion) are ``shell.ledger.worker_moves``' statements:
+   the MCP server runs them without importing this module's adoption and outbox reads.
 2. Every move is a compare-and-set on the state it was decided from, and returns its row
    count: the caller checks it and raises, so its transaction rolls back, when the row moved.
 3. Nothing here decides: the moves are the lifecycle tables' (``core.edges``), chosen by core;
@@ -25,7 +27,7 @@ from core.adopted_reply import (
 )
 from core.destinations import Destination, MessageKind
 from core.edges import GUARD_EDGES, Actor, DeliveryState, GuardState
-from core.snapshots import EventOutcome
+from core.states import EventOutcome
 from core.text import message_text
 from shell.ledger import outbox, snapshots
 from shell.ledger.connection import stored_time
@@ -90,79 +92,6 @@ def fire_guard(connection: sqlite3.Connection, event_id: int) -> int:
     return connection.execute(
         "UPDATE task_events SET guard = ? WHERE event_id = ? AND guard = ?",
         (str(fired), event_id, str(GuardState.armed)),
-    ).rowcount
-
-
-# -- a worker's calls (shell.ledger.worker_calls) ----------------------------------------------------
-
-
-def expose(connection: sqlite3.Connection, now: str, task_id: int, event_id: int) -> int:
-    """get_dispatch on an admitted row: exposed."""
-    return connection.execute(
-        "UPDATE task_events SET delivery = 'exposed', exposed_at = ?"
-        " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND delivery = 'admitted'",
-        (now, task_id, event_id),
-    ).rowcount
-
-
-def pull(connection: sqlite3.Connection, now: str, task_id: int, event_id: int) -> int:
-    """get_dispatch's first pull of an exposed row."""
-    return connection.execute(
-        "UPDATE task_events SET pulled_at = ?"
-        " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND pulled_at IS NULL"
-        " AND delivery = 'exposed'",
-        (now, task_id, event_id),
-    ).rowcount
-
-
-def cancel_guard(connection: sqlite3.Connection, task_id: int, event_id: int) -> int:
-    """get_dispatch cancels an armed guard: the worker answers for the acknowledgement now."""
-    return connection.execute(
-        "UPDATE task_events SET guard = 'canceled'"
-        " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND guard = 'armed'",
-        (task_id, event_id),
-    ).rowcount
-
-
-def acknowledge(connection: sqlite3.Connection, now: str, ack_id: int | None, task_id: int, event_id: int) -> int:
-    """ack_dispatch: a pulled, exposed row delivered, with the worker's acknowledgement if any."""
-    where = (
-        " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND pulled_at IS NOT NULL"
-        " AND delivery = 'exposed' AND ack_id IS NULL"
-    )
-    if ack_id is None:
-        sql = "UPDATE task_events SET delivery = 'delivered', delivered_at = ?" + where
-        parameters: tuple[object, ...] = (now, task_id, event_id)
-    else:
-        sql = "UPDATE task_events SET delivery = 'delivered', delivered_at = ?, ack_id = ?" + where
-        parameters = (now, ack_id, task_id, event_id)
-    return connection.execute(sql, parameters).rowcount
-
-
-def complete(
-    connection: sqlite3.Connection,
-    task_id: int,
-    event_id: int,
-    *,
-    now: str,
-    outcome: str,
-    links: str,
-    reply_id: int | None,
-) -> int:
-    """complete_dispatch: a pulled row completed with the worker's report."""
-    columns = (
-        "delivery = 'completed', delivered_at = COALESCE(delivered_at, ?), completed_at = ?,"
-        " outcome = ?, links = ?"
-    )
-    parameters: list[object] = [now, now, outcome, links]
-    if reply_id is not None:
-        columns += ", reply_id = ?"
-        parameters.append(reply_id)
-    return connection.execute(
-        f"UPDATE task_events SET {columns}"
-        " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND pulled_at IS NOT NULL"
-        " AND delivery IN ('exposed', 'delivered')",
-        (*parameters, task_id, event_id),
     ).rowcount
 
 

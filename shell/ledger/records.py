@@ -315,15 +315,6 @@ def settle(connection: sqlite3.Connection, event_id: int, state: RecordState, re
     )
 
 
-def complete(connection: sqlite3.Connection, event_id: int, now: str) -> int:
-    """A worker's completion of a dispatched record (``shell.ledger.worker_calls``); the row count."""
-    return connection.execute(
-        "UPDATE events SET state = 'completed', revision = revision + 1, updated_at = ?"
-        " WHERE id = ? AND state = 'dispatched'",
-        (now, event_id),
-    ).rowcount
-
-
 def decide(
     connection: sqlite3.Connection,
     event_id: int,

@@ -34,7 +34,7 @@ from __future__ import annotations
 import secrets
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from core.adopted_reply import ListedReplies
 from core.dispatch import startable, task_free
@@ -53,7 +53,8 @@ from core.hold import may_launch
 from core.intents import Intent, completion_intent, still_running_intent
 from core.launch_settlement import LeftLaunch, Settle
 from core.settlement import LiveRow, RowSettlement, SettledRow, read_back, settle
-from core.snapshots import EventOutcome, Settlement, StopReason
+from core.snapshots import Settlement, StopReason
+from core.states import EventOutcome
 from core.task_token import token_sha256
 from core.timestamps import format_timestamp
 from shell.crashpoints import pause_at
@@ -219,20 +220,6 @@ def mark_running(
             (str(running), pid, pgid, process_started, format_timestamp(now), attempt_id),
         ),
         f"attempt {attempt_id} is no longer launching",
-    )
-
-
-PROGRESS_STAMP_EVERY = timedelta(seconds=30)
-"""An attempt's ``progress_at`` moves at most this often (spec 3.3): a worker's report is its progress."""
-
-
-def record_progress(connection: sqlite3.Connection, task_id: int, now: datetime) -> None:
-    """A worker reported: stamp its task's live attempt's ``progress_at``, at most once every
-    ``PROGRESS_STAMP_EVERY`` (spec 3.3), so a still-running notice can say when it last moved."""
-    connection.execute(
-        "UPDATE attempts SET progress_at = ? WHERE task_id = ? AND state <> 'ended'"
-        " AND (progress_at IS NULL OR progress_at <= ?)",
-        (format_timestamp(now), task_id, format_timestamp(now - PROGRESS_STAMP_EVERY)),
     )
 
 

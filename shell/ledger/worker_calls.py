@@ -24,7 +24,7 @@ Rules:
    ``dispatched -> completed`` (complete_dispatch: the delivery first, so the database reads it
    as a worker's completion of what it pulled).
    Each report (an acknowledgement, a completion) is the worker's progress: its task's live
-   attempt gets ``progress_at`` (``shell.ledger.tasks.record_progress``) in the same transaction.
+   attempt gets ``progress_at`` (``shell.ledger.worker_moves.record_progress``) in the same transaction.
 5. The answer is built from the rows as the writes left them, read back in the same transaction.
 6. Every call answers a ``Result``: its value, or the worker-safe ``Refusal`` core decided (a
    ``Failure``, returned as it came: a refusal is decided before anything is written, so its
@@ -58,9 +58,9 @@ from core.dispatch_tools.instruction import Instruction, Receipt, build_instruct
 from core.dispatch_tools.refusals import Refusal, RefusalKind, refuse
 from core.dispatch_tools.rows import DispatchRow, RecordFacts
 from core.edges import DeliveryState, GuardState, RecordState
-from core.snapshots import EventOutcome
+from core.states import EventOutcome
 from core.task_token import token_sha256
-from shell.ledger import deliveries, records, tasks
+from shell.ledger import worker_moves
 from shell.ledger.connection import Ledger
 
 log = logging.getLogger(__name__)
@@ -214,11 +214,11 @@ class DispatchLedger:
         now = self._ledger.timestamp()
         key = (task_id, serve.event_id)
         if serve.expose:
-            _compare_and_set(deliveries.expose(connection, now, *key), "expose", key)
+            _compare_and_set(worker_moves.expose(connection, now, *key), "expose", key)
         if serve.pull:
-            _compare_and_set(deliveries.pull(connection, now, *key), "record the pull of", key)
+            _compare_and_set(worker_moves.pull(connection, now, *key), "record the pull of", key)
         if serve.cancel_guard:
-            _compare_and_set(deliveries.cancel_guard(connection, *key), "cancel the guard of", key)
+            _compare_and_set(worker_moves.cancel_guard(connection, *key), "cancel the guard of", key)
         log.info(
             "get_dispatch task %d event %d: exposed %s, first pull %s, guard canceled %s",
             task_id, serve.event_id, serve.expose, serve.pull, serve.cancel_guard,
@@ -229,7 +229,7 @@ class DispatchLedger:
     ) -> None:
         now = self._ledger.timestamp()
         _compare_and_set(
-            deliveries.acknowledge(connection, now, decision.ack_id, task_id, event_id),
+            worker_moves.acknowledge(connection, now, decision.ack_id, task_id, event_id),
             "acknowledge",
             (task_id, event_id),
         )
@@ -237,13 +237,13 @@ class DispatchLedger:
             "ack_dispatch task %d event %d: exposed -> delivered, ack id %s",
             task_id, event_id, "recorded" if decision.ack_id is not None else "none",
         )
-        tasks.record_progress(connection, task_id, self._ledger.clock.now())
+        worker_moves.record_progress(connection, task_id, self._ledger.clock.now())
 
     def _complete(self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Complete) -> None:
         now = self._ledger.timestamp()
         report = decision.report
         _compare_and_set(
-            deliveries.complete(
+            worker_moves.complete(
                 connection,
                 task_id,
                 event_id,
@@ -257,9 +257,11 @@ class DispatchLedger:
         )
         if decision.complete_record:
             _compare_and_set(
-                records.complete(connection, event_id, now), "complete the record of", (task_id, event_id)
+                worker_moves.complete_record(connection, event_id, now),
+                "complete the record of",
+                (task_id, event_id),
             )
-        tasks.record_progress(connection, task_id, self._ledger.clock.now())
+        worker_moves.record_progress(connection, task_id, self._ledger.clock.now())
         log.info(
             "complete_dispatch task %d event %d: delivery completed (%s), record completed %s",
             task_id, event_id, report.outcome, decision.complete_record,

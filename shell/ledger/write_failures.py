@@ -36,8 +36,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.presentation.status_values import WriteFailure
 from core.timestamps import format_timestamp, parse_timestamp
+from core.write_failure import WriteFailure
 from shell import private_files
 
 if TYPE_CHECKING:  # connection keeps a WriteFailures

@@ -17,10 +17,14 @@ Rules:
    ``--token-env``, each as ``--x V`` or ``--x=V``) with a non-blank token are moved here;
    anything else goes on to the server unchanged, whose own checks answer it (and move a token
    themselves) exactly as ``bin/connect mcp`` does.
+4. The server's imports run with the collector off, and what they made is frozen (``gc.freeze``)
+   before it is on again: those objects live as long as the server, and no collection walks
+   them, then or later. The collector is on while the server serves.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from typing import NoReturn
@@ -34,9 +38,13 @@ _VALUED = ("--ledger", "--agent-id", "--token-env")
 
 
 def run(argv: list[str]) -> int:
-    from shell.cli.main import main  # noqa: PLC0415 -- after token_on_a_pipe (rule 3)
+    gc.disable()  # rule 4
+    from shell.cli import mcp  # noqa: PLC0415, F401 -- after token_on_a_pipe (rule 3); main finds it imported
+    from shell.cli.main import main  # noqa: PLC0415
 
-    return main([COMMAND, *argv], commands=(COMMAND,))
+    gc.freeze()
+    gc.enable()
+    return main([COMMAND, *argv], commands=(COMMAND,))  # no summary parsers for the other commands
 
 
 def token_on_a_pipe(argv: list[str]) -> list[str]:

@@ -17,7 +17,7 @@ from core.adopted_reply import (
     next_acknowledgement,
 )
 from core.destinations import ListedMessage
-from core.snapshots import EventOutcome
+from core.states import EventOutcome
 
 AGENT, SOMEONE = 1049715901, 1049715902
 DELIVERED = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

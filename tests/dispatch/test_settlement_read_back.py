@@ -6,7 +6,8 @@ import pytest
 
 from core.edges import DeliveryState, RecordState
 from core.settlement import SPAWN_FAILED, SettledRow, read_back
-from core.snapshots import EventOutcome, SettledEvent, Settlement
+from core.snapshots import SettledEvent, Settlement
+from core.states import EventOutcome
 from core.templates import completion_line
 
 

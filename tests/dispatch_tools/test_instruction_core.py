@@ -39,7 +39,7 @@ from core.dispatch_tools.refusals import RefusalKind
 from core.dispatch_tools.rows import DispatchRow, RecordFacts, servable
 from core.edges import DeliveryState, GuardState, RecordState
 from core.mentions import mentioned_person_ids, person_id_from_sgid, strip_mentions_of
-from core.snapshots import EventOutcome
+from core.states import EventOutcome
 from shell.basecamp.standin.world import person_sgid
 
 AGENT = 42

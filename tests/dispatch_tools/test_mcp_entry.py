@@ -171,3 +171,26 @@ def test_a_token_larger_than_a_pipe_holds_is_refused_not_waited_on(tmp_path: Pat
     )  # fmt: skip
     assert launched.returncode != 0
     assert "more than a token" in launched.stderr
+
+
+COLLECTOR_PROBE = (
+    "import gc, json, sys\n"
+    "import shell.cli.main\n"
+    "def main(argv, commands):\n"
+    "    print(json.dumps({'enabled': gc.isenabled(), 'frozen': gc.get_freeze_count()}))\n"
+    "    return 0\n"
+    "shell.cli.main.main = main\n"
+    "from shell.worker.mcp_entry import run\n"
+    "sys.exit(run(['--ledger', 'x']))\n"
+)
+
+
+def test_the_collector_is_on_while_the_server_serves_and_its_imports_are_frozen() -> None:
+    """Rule 4: the collector is off during the imports only; what they made is frozen."""
+    probe = subprocess.run(
+        [sys.executable, "-P", "-c", COLLECTOR_PROBE],
+        capture_output=True, text=True, env=environment(), timeout=60, check=True,
+    )  # fmt: skip
+    state = json.loads(probe.stdout)
+    assert state["enabled"] is True
+    assert state["frozen"] > 1000, "the imports' objects are out of every collection's way"

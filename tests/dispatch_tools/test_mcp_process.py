@@ -144,6 +144,60 @@ def test_the_token_can_arrive_on_an_inherited_pipe(world: DispatchWorld, task: T
     assert code == 0
 
 
+SERVER_NEVER_IMPORTS = {
+    "core.admission", "core.admission_matrix", "core.feed", "core.configuration", "core.settlement",
+    "core.launch_settlement", "core.hold", "core.intents", "core.adopted_reply", "core.presentation.status_values",
+    "core.snapshots", "core.destinations",
+    "shell.ledger.records", "shell.ledger.tasks", "shell.ledger.deliveries", "shell.ledger.outbox",
+}  # fmt: skip
+"""What a worker's server never runs: admission and the feed, the dispatcher and its settlement,
+the outbox, the snapshots core reads beside an intent, the configuration's parser and status's
+presentation. Each is a module whose import a worker would wait on (issue 13: the server answers
+``initialize`` within 4x a bare interpreter)."""
+
+
+SERVER_PROBE = (
+    "import atexit, json, os, runpy, sys\n"
+    "atexit.register(lambda: os.write(2, ('modules ' + json.dumps(sorted(sys.modules)) + '\\n').encode()))\n"
+    "runpy.run_module('shell.worker.mcp_entry', run_name='__main__', alter_sys=True)\n"
+)
+"""The lean entry run as ``-m`` runs it, saying on stderr, as it exits, every module it imported."""
+
+
+@pytest.mark.slow
+def test_the_server_imports_only_what_its_tools_use(world: DispatchWorld, task: Task, ledger_path: Path) -> None:
+    """The lean entry as the connector launches it, one interpreter (the token on a pipe), through
+    all three tools: the modules it holds as it exits are every one its life imported, a late
+    import inside a tool among them."""
+    read_end, write_end = os.pipe()
+    os.write(write_end, task.token.encode())
+    os.close(write_end)
+    try:
+        server = Server(
+            subprocess.Popen(
+                [sys.executable, "-P", "-c", SERVER_PROBE, "--ledger", str(ledger_path), "--agent-id", str(AGENT),
+                 "--token-fd", str(read_end)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(read_end,),
+                env=environment(PYTHONPATH=str(CONNECT.parents[1])),
+            )
+        )  # fmt: skip
+    finally:
+        os.close(read_end)
+    try:
+        server.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {}})
+        assert not server.call("get_dispatch")[0]
+        assert not server.call("ack_dispatch", event_id=1, ack_id=501)[0]
+        assert not server.call("complete_dispatch", event_id=1, outcome="succeeded", reply_id=502)[0]
+    finally:
+        code, errors = server.close()
+    assert code == 0, errors
+    assert world.record_state(1) == "completed"
+    (said,) = [line for line in errors.decode().splitlines() if line.startswith("modules ")]
+    imported = set(json.loads(said.removeprefix("modules ")))
+    assert {"shell.cli.mcp", "shell.ledger.worker_calls", "shell.ledger.worker_moves"} <= imported
+    assert not SERVER_NEVER_IMPORTS & imported
+
+
 def run_to_exit(argv: list[str], env: dict[str, str], **popen: Any) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [str(CONNECT), "mcp", *argv], input=b"", capture_output=True, env=env, timeout=TIMEOUT, check=False, **popen

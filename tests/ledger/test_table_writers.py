@@ -32,22 +32,46 @@ WRITERS = {
 }
 """Table -> the one module that writes it (rule of ``shell/ledger/__init__.py``)."""
 
+WORKER_MOVES = "worker_moves.py"
+WORKER_STATEMENTS = {
+    "task_events": (
+        "UPDATE task_events SET delivery = 'exposed', exposed_at = ?",
+        "UPDATE task_events SET pulled_at = ?",
+        "UPDATE task_events SET guard = 'canceled'",
+        "UPDATE task_events SET delivery = 'delivered', delivered_at = ?",
+    ),
+    "events": ("UPDATE events SET state = 'completed', revision = revision + 1",),
+    "attempts": ("UPDATE attempts SET progress_at = ?",),
+}
+"""The one exception, by statement: a worker's own moves, which ``worker_moves`` writes beside
+the tables' owners (the MCP server imports it, not them); each statement by its head."""
+REPORT_STATEMENT = "UPDATE task_events SET "
+"""complete_dispatch's report, whose columns an f-string joins: this literal, exactly."""
+
 _WRITE = re.compile(
     r"\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|REPLACE\s+INTO|DELETE\s+FROM)\s+(\w+)|\bUPDATE\s+(\w+)\s+SET\b",
     re.IGNORECASE,
 )
 
 
-def tables_written(source: str) -> set[str]:
-    """Every table a write statement in ``source``'s string literals names."""
+def statements(source: str) -> list[tuple[str, str]]:
+    """(table, the statement from its verb to the literal's end) of every write statement in
+    ``source``'s string literals (f-strings' text included)."""
     texts = [
         node.value
         for node in ast.walk(ast.parse(source))
         if isinstance(node, ast.Constant) and isinstance(node.value, str)
     ]
-    return {
-        (match.group(1) or match.group(2)).lower() for text in texts for match in _WRITE.finditer(text)
-    }
+    return [
+        ((match.group(1) or match.group(2)).lower(), text[match.start() :])
+        for text in texts
+        for match in _WRITE.finditer(text)
+    ]
+
+
+def tables_written(source: str) -> set[str]:
+    """Every table a write statement in ``source``'s string literals names."""
+    return {table for table, _ in statements(source)}
 
 
 def writers() -> dict[str, set[str]]:
@@ -72,14 +96,24 @@ def test_the_scan_sees_every_form_of_a_write() -> None:
 
 def test_every_table_of_the_map_is_written_where_the_map_says() -> None:
     assert {table: sorted(modules) for table, modules in writers().items()} == {
-        table: [module] for table, module in WRITERS.items()
+        table: sorted({module, *([WORKER_MOVES] if table in WORKER_STATEMENTS else [])})
+        for table, module in WRITERS.items()
     }
 
 
 @pytest.mark.parametrize("table", sorted(WRITERS))
 def test_each_table_has_one_writing_module(table: str) -> None:
-    modules = writers().get(table, set())
+    modules = writers().get(table, set()) - ({WORKER_MOVES} if table in WORKER_STATEMENTS else set())
     assert len(modules) <= 1, f"{table} is written from {sorted(modules)}: fold the writes into {WRITERS[table]}"
+
+
+def test_the_worker_moves_are_the_workers_statements_only() -> None:
+    """``worker_moves`` is the exception by statement: each of its writes is one a worker's call makes."""
+    found = statements((LEDGER / WORKER_MOVES).read_text())
+    assert {table for table, _ in found} == set(WORKER_STATEMENTS)
+    for table, statement in found:
+        allowed = statement == REPORT_STATEMENT or statement.startswith(WORKER_STATEMENTS[table])
+        assert allowed, f"{WORKER_MOVES} writes {statement!r}: only a worker's own moves belong there"
 
 
 def test_the_ledger_package_states_the_map() -> None:

@@ -23,7 +23,8 @@ from core.intents import (
     still_running_intent,
     still_running_key,
 )
-from core.snapshots import AttemptSnapshot, EventOutcome, RecordSnapshot, SettledEvent, Settlement
+from core.snapshots import AttemptSnapshot, RecordSnapshot, SettledEvent, Settlement
+from core.states import EventOutcome
 from core.text import message_text
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

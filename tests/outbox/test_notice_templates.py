@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from core import templates
 from core.destinations import MessageKind
 from core.edges import AttemptState
-from core.snapshots import AttemptSnapshot, EventOutcome, SettledEvent, Settlement, StopReason
+from core.snapshots import AttemptSnapshot, SettledEvent, Settlement, StopReason
+from core.states import EventOutcome
 from core.text import message_text
 
 SIGNATURE = "automatic notice from the Basecamp connector"

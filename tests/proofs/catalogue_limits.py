@@ -154,10 +154,16 @@ LIMITS += [
 ]
 LIMITS += [
     rule(
-        "mcp start: the server's own entry imports only the mcp command",
-        "    return main([COMMAND, *argv], commands=(COMMAND,))",
-        "    return main([COMMAND, *argv])",
-        "test_the_entry_imports_no_other_command",
+        "mcp start: the collector is on again once the server's imports are done",
+        "    gc.freeze()\n    gc.enable()\n",
+        "    gc.freeze()\n",
+        "test_the_collector_is_on_while_the_server_serves_and_its_imports_are_frozen",
+    ),
+    rule(
+        "mcp start: the server's imports are frozen out of every collection's way",
+        "    gc.freeze()\n    gc.enable()\n",
+        "    gc.enable()\n",
+        "test_the_collector_is_on_while_the_server_serves_and_its_imports_are_frozen",
     ),
     rule(
         "mcp start: a one-command entry point imports only that command's module",
@@ -247,5 +253,37 @@ LIMITS += [  # issue 13's last two targets: bin/connect's start, and status at 1
         '            connection.execute(f"PRAGMA cache_size = -{READ_ONLY_CACHE_KIB}")',
         "            pass",
         "test_the_read_only_connection_keeps_a_bounded_page_cache",
+    ),
+]
+LIMITS += [  # issue 13's last figure: the MCP server's start imports only what its tools use
+    rule(
+        "mcp start: the server's ledger writes import none of the dispatcher's modules",
+        "from shell.ledger import worker_moves\n",
+        "from shell.ledger import tasks, worker_moves\n",
+        "test_the_server_imports_only_what_its_tools_use",
+    ),
+    rule(
+        "mcp start: the ledger's write-failure file imports no status presentation",
+        "from core.write_failure import WriteFailure\nfrom shell import private_files\n",
+        "from core.presentation.status_values import WriteFailure\nfrom shell import private_files\n",
+        "test_the_server_imports_only_what_its_tools_use",
+    ),
+    rule(
+        "mcp start: the command line's argument types import no configuration parser",
+        "from core.ids import MAX_ID\n\nMAX_PORT",
+        "from core.configuration import MAX_ID\n\nMAX_PORT",
+        "test_the_server_imports_only_what_its_tools_use",
+    ),
+    rule(
+        "mcp start: an event's outcome is a state, imported without the snapshots' values",
+        "from core.edges import DeliveryState, GuardState, RecordState\nfrom core.states import EventOutcome\n\n\n@dataclass",
+        "from core.edges import DeliveryState, GuardState, RecordState\nfrom core.snapshots import EventOutcome\n\n\n@dataclass",
+        "test_the_server_imports_only_what_its_tools_use",
+    ),
+    rule(
+        "mcp start: the worker's moves hold a worker's statements only",
+        "\"UPDATE attempts SET progress_at = ? WHERE task_id = ? AND state <> 'ended'\"",
+        "\"UPDATE attempts SET ended_at = NULL, progress_at = ? WHERE task_id = ? AND state <> 'ended'\"",
+        "test_the_worker_moves_are_the_workers_statements_only",
     ),
 ]

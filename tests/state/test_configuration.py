@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 from returns.result import Failure
 
-from core.configuration import MAX_ID, Configuration, TrustMode, missing, parse_configuration, to_mapping
+from core.configuration import Configuration, TrustMode, missing, parse_configuration, to_mapping
 from core.durations import MAX_DURATION, format_duration, parse_duration
+from core.ids import MAX_ID
 from core.setup_changes import Changes, merge
 
 MINIMAL: dict[str, Any] = {

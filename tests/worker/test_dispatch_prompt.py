@@ -8,7 +8,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.dispatch_prompt import (
-    MAX_ID,
     MAX_PROMPT_TOKENS,
     UNKNOWN_RECORDING,
     UNKNOWN_TRIGGER,
@@ -19,6 +18,7 @@ from core.dispatch_prompt import (
     safe_trigger,
     tool_name,
 )
+from core.ids import MAX_ID
 
 URL = "https://3.basecamp.com/195539477/buckets/2085958499/messages/7388531011"
 TRIGGER_ALPHABET = frozenset(string.ascii_lowercase + string.digits + "_.")

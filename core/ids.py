@@ -1,0 +1,13 @@
+"""The ledger's ids: SQLite INTEGER row ids.
+
+Rules:
+1. ``MAX_ID`` is the largest id the ledger can store (2**63 - 1); a larger one is a typo, refused
+   wherever an id is read (the configuration, the command line, the worker's prompt, a listing).
+2. Its own module, imported by all of those: the command line's argument types (which the MCP
+   server's start imports) do not import the configuration's parser for one number.
+"""
+
+from __future__ import annotations
+
+MAX_ID = 2**63 - 1
+"""The largest id the ledger can store (SQLite's INTEGER); a larger one is a typo, refused."""

@@ -1,0 +1,126 @@
+"""A worker's moves: the statements ``shell.ledger.worker_calls`` writes, and nothing else.
+
+Rules:
+1. These are the only writes a worker's call makes, each its own statement, each a compare-and-set
+   returning its row count (the caller checks it; ``record_progress``'s is a stamp, unchecked):
+   - ``task_events`` (whose other statements ``deliveries`` owns): ``expose`` (admitted ->
+     exposed), ``pull`` (the first ``pulled_at``), ``cancel_guard`` (armed -> canceled),
+     ``acknowledge`` (exposed -> delivered, with the ack id), ``complete`` (the worker's report);
+   - ``events`` (whose other statements ``records`` owns): ``complete_record`` (dispatched ->
+     completed);
+   - ``attempts`` (whose other statements ``tasks`` owns): ``record_progress`` (``progress_at``).
+   ``tests/ledger/test_table_writers.py`` holds this module to exactly these statements.
+2. It imports nothing of the dispatcher's, admission's or the outbox's: the MCP server runs
+   these statements and no others, and a worker waits on the server's start
+   (``tests/dispatch_tools/test_mcp_entry.py`` pins the server's imports).
+3. Nothing here decides or commits: ``core.dispatch_tools`` decided the move, the caller holds
+   ``Ledger.write()``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timedelta
+
+from core.timestamps import format_timestamp
+
+# -- task_events -------------------------------------------------------------------------------
+
+
+def expose(connection: sqlite3.Connection, now: str, task_id: int, event_id: int) -> int:
+    """get_dispatch on an admitted row: exposed."""
+    return connection.execute(
+        "UPDATE task_events SET delivery = 'exposed', exposed_at = ?"
+        " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND delivery = 'admitted'",
+        (now, task_id, event_id),
+    ).rowcount
+
+
+def pull(connection: sqlite3.Connection, now: str, task_id: int, event_id: int) -> int:
+    """get_dispatch's first pull of an exposed row."""
+    return connection.execute(
+        "UPDATE task_events SET pulled_at = ?"
+        " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND pulled_at IS NULL"
+        " AND delivery = 'exposed'",
+        (now, task_id, event_id),
+    ).rowcount
+
+
+def cancel_guard(connection: sqlite3.Connection, task_id: int, event_id: int) -> int:
+    """get_dispatch cancels an armed guard: the worker answers for the acknowledgement now."""
+    return connection.execute(
+        "UPDATE task_events SET guard = 'canceled'"
+        " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND guard = 'armed'",
+        (task_id, event_id),
+    ).rowcount
+
+
+def acknowledge(connection: sqlite3.Connection, now: str, ack_id: int | None, task_id: int, event_id: int) -> int:
+    """ack_dispatch: a pulled, exposed row delivered, with the worker's acknowledgement if any."""
+    where = (
+        " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND pulled_at IS NOT NULL"
+        " AND delivery = 'exposed' AND ack_id IS NULL"
+    )
+    if ack_id is None:
+        sql = "UPDATE task_events SET delivery = 'delivered', delivered_at = ?" + where
+        parameters: tuple[object, ...] = (now, task_id, event_id)
+    else:
+        sql = "UPDATE task_events SET delivery = 'delivered', delivered_at = ?, ack_id = ?" + where
+        parameters = (now, ack_id, task_id, event_id)
+    return connection.execute(sql, parameters).rowcount
+
+
+def complete(
+    connection: sqlite3.Connection,
+    task_id: int,
+    event_id: int,
+    *,
+    now: str,
+    outcome: str,
+    links: str,
+    reply_id: int | None,
+) -> int:
+    """complete_dispatch: a pulled row completed with the worker's report."""
+    columns = (
+        "delivery = 'completed', delivered_at = COALESCE(delivered_at, ?), completed_at = ?,"
+        " outcome = ?, links = ?"
+    )
+    parameters: list[object] = [now, now, outcome, links]
+    if reply_id is not None:
+        columns += ", reply_id = ?"
+        parameters.append(reply_id)
+    return connection.execute(
+        f"UPDATE task_events SET {columns}"
+        " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND pulled_at IS NOT NULL"
+        " AND delivery IN ('exposed', 'delivered')",
+        (*parameters, task_id, event_id),
+    ).rowcount
+
+
+# -- events ------------------------------------------------------------------------------------
+
+
+def complete_record(connection: sqlite3.Connection, event_id: int, now: str) -> int:
+    """complete_dispatch, when core says the record is done too: dispatched -> completed; the row count."""
+    return connection.execute(
+        "UPDATE events SET state = 'completed', revision = revision + 1, updated_at = ?"
+        " WHERE id = ? AND state = 'dispatched'",
+        (now, event_id),
+    ).rowcount
+
+
+# -- attempts ----------------------------------------------------------------------------------
+
+
+PROGRESS_STAMP_EVERY = timedelta(seconds=30)
+"""An attempt's ``progress_at`` moves at most this often (spec 3.3): a worker's report is its progress."""
+
+
+def record_progress(connection: sqlite3.Connection, task_id: int, now: datetime) -> None:
+    """A worker reported: stamp its task's live attempt's ``progress_at``, at most once every
+    ``PROGRESS_STAMP_EVERY`` (spec 3.3), so a still-running notice can say when it last moved."""
+    connection.execute(
+        "UPDATE attempts SET progress_at = ? WHERE task_id = ? AND state <> 'ended'"
+        " AND (progress_at IS NULL OR progress_at <= ?)",
+        (format_timestamp(now), task_id, format_timestamp(now - PROGRESS_STAMP_EVERY)),
+    )
