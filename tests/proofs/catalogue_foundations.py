@@ -939,6 +939,33 @@ SCHEMA = [
         ",",
         "test_a_task_event_the_checks_refuse",
     ),
+    # migration 14: the CHECKs' lists of three or more values as comparisons joined by OR
+    rule(
+        "schema: a record's state, its CHECK rewritten by migration 14, is still one of its eight",
+        "'(state = ''seen'' OR state = ''admitted''",
+        "'(1 OR state = ''seen'' OR state = ''admitted''",
+        "test_a_record_the_checks_refuse",
+        "test_each_rewritten_check_allows_exactly_its_list",
+    ),
+    rule(
+        "schema: a loss's state, its CHECK rewritten by migration 14, is still one of its three",
+        "'(state = ''open'' OR state = ''repaired''",
+        "'(1 OR state = ''open'' OR state = ''repaired''",
+        "test_the_checks_no_other_test_writes_against_still_refuse",
+        "test_each_rewritten_check_allows_exactly_its_list",
+    ),
+    rule(
+        "schema: migration 14 leaves no table CHECK naming a list of three or more values",
+        "    '(lane = ''poll'' OR lane = ''live'' OR lane = ''repair'')')\n",
+        "    'lane IN (''poll'', ''live'', ''repair'')')\n",
+        "test_no_table_check_names_a_list_of_three_or_more_values",
+    ),
+    rule(
+        "schema: migration 14 ends with the schema unwritable (writable_schema RESET)",
+        "PRAGMA writable_schema = RESET;",
+        "PRAGMA writable_schema = ON;",
+        "test_the_migration_leaves_the_schema_unwritable",
+    ),
     rule(
         "schema: a task ends only once superseded (CHECK)",
         "    CHECK (ended_at IS NULL OR superseded_at IS NOT NULL)\n",

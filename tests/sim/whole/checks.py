@@ -90,7 +90,7 @@ AUDIT_SQL = (
     " WHEN NEW.kind IN ('guard_ack', 'holding_reply') THEN"
     " (SELECT state FROM events WHERE id = NEW.event_id) ELSE"
     " (SELECT state FROM attempts WHERE id = NEW.attempt_id) END); END",
-    "CREATE TRIGGER sim_outbox_update AFTER UPDATE ON outbox WHEN NEW.state IS NOT OLD.state"
+    "CREATE TRIGGER sim_outbox_update AFTER UPDATE OF state, receipt_id ON outbox WHEN NEW.state IS NOT OLD.state"
     " OR NEW.receipt_id IS NOT OLD.receipt_id BEGIN INSERT INTO sim_audit"
     " (tbl, key, old, new, note, old_receipt, new_receipt) VALUES ('outbox', NEW.id, OLD.state, NEW.state,"
     # a retry (sending -> pending) is judged by the cause it writes, every other move by the note it left

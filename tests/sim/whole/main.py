@@ -18,6 +18,7 @@ Rules:
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import multiprocessing
@@ -126,10 +127,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     violations: list[tuple[int, int, str, str]] = []
     done: list[int] = []
     work = [(seed, arguments.steps) for seed in seeds]
+    template_ledger()  # made once, before any fork: the children share it, this process removes it
+    gc.freeze()  # the imports' objects live as long as the process: no full collection walks them again
     if arguments.jobs == 1:
         results = map(_job, work)
     else:
-        template_ledger()  # made once, before the fork: the children share it, this process removes it
         pool = multiprocessing.get_context("fork").Pool(arguments.jobs)
         results = pool.imap(_job, work, chunksize=4)
     cpu = 0.0
