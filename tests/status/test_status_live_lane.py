@@ -87,8 +87,15 @@ def test_a_mention_is_heard_live_and_status_tells_the_lane(standin: StandIn, tmp
         lane = status(state)["live_lane"]
         assert lane["connects"] == 1
         assert status(state)["losses"] == {"open": 1, "repaired": 0, "unrecovered": 0, "gaps": 0}
-        text = status_text(state)
-        assert "live lane: down since " in text
+        # between refusals the lane says connecting for a moment: read the text while it is down
+        shown: list[str] = []
+
+        def down_in_text() -> bool:
+            shown.append(status_text(state))
+            return "live lane: down since " in shown[-1]
+
+        wait_until(down_in_text, timeout=20)
+        text = shown[-1]
         assert "intake polls meanwhile" in text
         assert "losses: 1 open, 0 repaired, 0 unrecovered; gaps: 0" in text, "the dropped connection"
         for output in (text, json.dumps(lane)):
