@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -83,3 +84,30 @@ def test_a_bug_is_found_and_replays_at_the_same_step(monkeypatch: pytest.MonkeyP
 def test_the_command_line_ends_with_its_verdict(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--seeds", "2", "--steps", "40"]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "simulate: seeds=2 violations=0"
+
+
+def test_a_runs_first_restart_opens_the_file_anew_and_a_later_one_keeps_no_dead_transaction() -> None:
+    """``tests.sim.whole.run`` rule 6: the first restart is a new connection; a later one keeps the
+    dead process's connection with what it had not committed rolled back, as SQLite does for a
+    killed writer."""
+    run = Run(3, 10)
+    try:
+        run._boot()
+        dead = run.connector.ledger._connection
+        run._restart()
+        opened = run.connector.ledger._connection
+        assert opened is not dead, "the first restart opens the file anew"
+        opened.execute("BEGIN IMMEDIATE")
+        opened.execute("CREATE TABLE written_by_the_dead_process (x)")  # never committed
+        run._restart()
+        kept = run.connector.ledger._connection
+        assert kept is opened, "a later restart keeps SQLite's connection"
+        assert not kept.in_transaction
+        assert run.truth.violations == [], "the new connector started over it"
+        with run.connector.ledger.read() as connection:
+            names = {row[0] for row in connection.execute("SELECT name FROM sqlite_schema")}
+        assert "written_by_the_dead_process" not in names
+    finally:
+        run.connector.close()
+        run.keeper.close()
+        shutil.rmtree(run.directory, ignore_errors=True)

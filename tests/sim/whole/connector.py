@@ -14,8 +14,9 @@ Rules:
    ``Connector.start``: the production start path, settle_previous's steps and the re-admission
    and first read after them. A step of intake or dispatch is the connector's own turn of that
    loop (``intake_turn``, ``dispatch_turn``).
-3. A crash (``Crash``, at any point) abandons this object and its connection; the next ``boot``
-   opens the same file, as a restarted process would.
+3. A crash (``Crash``, at any point) or a stop abandons this object; the next one is built over
+   the file opened anew (``open_ledger``, as a restarted process opens it) or over the dead
+   one's SQLite connection, rolled back (``survivor``: ``tests.sim.whole.run`` rule 6 says when).
 4. What the connector logs with a traceback (``log.exception``: a loop caught something it did
    not expect) is a violation: ``Failures`` collects it for the ``connector-never-fails`` check.
 """
@@ -86,9 +87,10 @@ class Failures(logging.Handler):
 class SimConnector:
     def __init__(  # noqa: PLR0917 -- the parts a process is made of
         self, path: Path, sessions: Path, work_dir: Path, clock: FakeClock,
-                 basecamp: SimBasecamp, workers: Workers, on_event: Callable[[str], None]) -> None:
+                 basecamp: SimBasecamp, workers: Workers, on_event: Callable[[str], None],
+                 survivor: Ledger | None = None) -> None:
         self.clock = clock
-        self.ledger: Ledger = open_ledger(path, clock=clock, unsynced=True)
+        self.ledger: Ledger = open_ledger(path, clock=clock, unsynced=True) if survivor is None else survivor
         configuration = Configuration(
             account_id=999, base_url="https://3.basecampapi.com", agent_id=AGENT_ID, token_file="unused",
             trust=Trust(operator_id=OPERATOR_ID), routes=(Route(ROUTED, str(work_dir)),),
