@@ -302,6 +302,20 @@ def test_the_token_is_never_an_argument() -> None:
     assert not [option for option in options if option.startswith("--token") and option not in ("--token-env", "--token-fd")]
 
 
+def initialized_without_the_token(server: Server, token: str) -> list[bytes]:
+    """The server answers initialize, and neither the token nor its variable's name is in
+    /proc/PID/environ; its command line."""
+    initialized = server.request(
+        "initialize",
+        {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
+    )
+    assert initialized["result"]["protocolVersion"] == "2025-06-18"
+    started_with = Path(f"/proc/{server.process.pid}/environ").read_bytes()
+    assert token.encode() not in started_with
+    assert TOKEN_ENV.encode() not in started_with
+    return Path(f"/proc/{server.process.pid}/cmdline").read_bytes().split(b"\0")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("entry", [False, True], ids=["bin/connect mcp", "mcp_entry"])
 def test_a_token_given_in_the_environment_is_not_in_the_servers_environment_while_it_serves(
@@ -311,15 +325,7 @@ def test_a_token_given_in_the_environment_is_not_in_the_servers_environment_whil
         ["--ledger", str(ledger_path), "--agent-id", str(AGENT)], environment(**{TOKEN_ENV: task.token}), entry=entry
     )
     try:
-        initialized = server.request(
-            "initialize",
-            {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
-        )
-        assert initialized["result"]["protocolVersion"] == "2025-06-18"
-        started_with = Path(f"/proc/{server.process.pid}/environ").read_bytes()
-        assert task.token.encode() not in started_with
-        assert TOKEN_ENV.encode() not in started_with
-        command_line = Path(f"/proc/{server.process.pid}/cmdline").read_bytes().split(b"\0")
+        command_line = initialized_without_the_token(server, task.token)
         assert b"--token-fd" not in command_line, "erased where it stood: the process was not started again"
         assert server.call("get_dispatch")[1]["instruction"]["event_id"] == 1, "it still serves its task"
     finally:
@@ -351,15 +357,7 @@ def test_where_the_environment_block_cannot_be_erased_the_server_starts_again_wi
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
     ))  # fmt: skip
     try:
-        initialized = server.request(
-            "initialize",
-            {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
-        )
-        assert initialized["result"]["protocolVersion"] == "2025-06-18"
-        started_with = Path(f"/proc/{server.process.pid}/environ").read_bytes()
-        assert task.token.encode() not in started_with
-        assert TOKEN_ENV.encode() not in started_with
-        command_line = Path(f"/proc/{server.process.pid}/cmdline").read_bytes().split(b"\0")
+        command_line = initialized_without_the_token(server, task.token)
         assert b"--token-fd" in command_line, "the same pid serves again, the token on a pipe"
         assert server.call("get_dispatch")[1]["instruction"]["event_id"] == 1, "it still serves its task"
     finally:
