@@ -103,7 +103,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Run the connector: read the account's event feed, admit what is the agent's business,\n"
             "run a worker for it in the project's approved directory, and post the connector's own\n"
             "lifecycle messages exactly once or not at all. Stops cleanly on SIGTERM or SIGINT,\n"
-            "within --shutdown-seconds. Run it under a supervisor that restarts it on exit."
+            "within --shutdown-seconds; during the start, at once (no `running` line; stderr says\n"
+            "which step it stopped in, and the next start settles the rest). Run it under a\n"
+            "supervisor that restarts it on exit."
         ),
     )
     add_state_arguments(parser)
