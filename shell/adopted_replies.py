@@ -11,9 +11,9 @@ Rules:
 2. A listing that fails (an error, or cut short) leaves its row out: nothing is adopted for it,
    and it is logged. A missing adoption costs a person a look; a wrong one would hide a doubled
    reply.
-3. ``stop`` is the shutdown's (or, in recovery, the start's): once it is set, no further
-   destination is listed, and a listing under way is not waited for (``shell.stoppable``: its
-   request runs out on a thread of its own, its answer unread). What was listed whole before
+3. ``stop`` is the shutdown's (or, in recovery, the start's; None where nothing can stop it):
+   once it is set, no further destination is listed, and a listing under way is not waited for
+   (``shell.stoppable``: its request runs out on a thread of its own, its answer unread). What was listed whole before
    the stop is kept; the rest is left out, "not known" (rule 2), never guessed. So a stop
    during a listing settles the attempt with its real reason within the shutdown's bound,
    instead of leaving it for the next start to end ``lost``. (Recovery, whose reason is
@@ -59,7 +59,7 @@ class ReplyAdopter:
         self._lister = lister
         self._agent_id = agent_id
 
-    def list_replies(self, task_id: int, stop: threading.Event) -> ListedReplies:
+    def list_replies(self, task_id: int, stop: threading.Event | None) -> ListedReplies:
         """Rule 1: the listings of ``task_id``'s rows that may become candidates, by event id,
         as far as they got before ``stop`` (rule 3)."""
         listed: dict[int, tuple[ListedMessage, ...]] = {}

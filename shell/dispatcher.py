@@ -115,7 +115,7 @@ class Dispatcher:
     driver: WorkerDriver
     recovery: Recovery
     options: DispatchOptions = field(default_factory=DispatchOptions)
-    list_replies: Callable[[int, threading.Event], ListedReplies] | None = None  # rule 8
+    list_replies: Callable[[int, threading.Event | None], ListedReplies] | None = None  # rule 8
     _running: dict[int, _Running] = field(default_factory=dict)
     _shutdown: threading.Event = field(default_factory=threading.Event)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -328,7 +328,7 @@ class Dispatcher:
         as it got before ``stop``."""
         if self.list_replies is None:
             return None
-        return self.list_replies(task_id, threading.Event() if stop is None else stop)
+        return self.list_replies(task_id, stop)
 
     def stop(self, timeout: float) -> bool:
         """Stop every worker (``shutdown``) and wait until each is settled; False if time ran out."""

@@ -241,8 +241,7 @@ class LiveLane:
         while not stop.is_set():
             if self._paused() is not None:
                 raise _HungUp
-            if self._resubscribe.is_set():
-                self._resubscribe.clear()
+            if self._resubscribe.is_set():  # cleared as the next session begins
                 log.info("live lane: subscribing again (the agent's projects changed)")
                 self._write_state(LaneState.connecting, RESUBSCRIBING)  # not heard until confirmed
                 raise _HungUp

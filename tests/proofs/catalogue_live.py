@@ -253,7 +253,7 @@ LIVE: list[Mutation] = [
     ),
     rule(
         "membership: the live lane hangs up to subscribe again",
-        "            if self._resubscribe.is_set():\n",
+        "            if self._resubscribe.is_set():  # cleared as the next session begins\n",
         "            if False:\n",
         "test_a_granted_project_is_heard_live_after_the_connector_rereads_its_projects",
     ),
