@@ -13,11 +13,11 @@ Rules:
    reply.
 3. ``stop`` is the shutdown's (or, in recovery, the start's; None where nothing can stop it):
    once it is set, no further destination is listed, and a listing under way is not waited for
-   (``shell.stoppable``: its request runs out on a thread of its own, its answer unread). What was listed whole before
-   the stop is kept; the rest is left out, "not known" (rule 2), never guessed. So a stop
-   during a listing settles the attempt with its real reason within the shutdown's bound,
-   instead of leaving it for the next start to end ``lost``. (Recovery, whose reason is
-   ``lost`` either way, settles nothing after the stop: ``shell.dispatcher`` rule 1.)
+   (``shell.stoppable``: its request runs out on a thread of its own, its answer unread). What
+   was listed whole before the stop is kept; the rest is left out, "not known" (rule 2), never
+   guessed. So a stop during a listing settles the attempt with its real reason within the
+   shutdown's bound, instead of leaving it for the next start to end ``lost``. (Recovery, whose
+   reason is ``lost`` either way, settles nothing after the stop: ``shell.dispatcher`` rule 1.)
 4. It never raises for Basecamp; a ledger failure is logged and lists nothing. Anything else a
    listing raises is raised here, on the caller's thread.
 """
