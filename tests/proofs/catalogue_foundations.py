@@ -679,15 +679,15 @@ LEDGER = [
     ),
     rule(
         "ledger open: a missing file is an error for open_existing and read-only, never created",
-        "    check_private_directory(ledger_path.parent)\n    identity = checked_file(ledger_path)\n",
-        "    check_private_directory(ledger_path.parent)\n    create_private_file(ledger_path)\n"
+        "    check_private_directory(ledger_path)\n    identity = checked_file(ledger_path)\n",
+        "    create_private_file(ledger_path)\n    check_private_directory(ledger_path)\n"
         "    identity = checked_file(ledger_path)\n",
         "test_a_missing_ledger_is_an_error_and_nothing_is_created",
     ),
     rule(
         "ledger open: a missing directory is an error for open_existing and read-only, never created",
-        "    ledger_path = checked_path(path)\n    check_private_directory(ledger_path.parent)\n",
-        "    ledger_path = checked_path(path)\n    ensure_private_directory(ledger_path.parent)\n",
+        "    ledger_path = checked_path(path)\n    check_private_directory(ledger_path)\n",
+        "    ledger_path = checked_path(path)\n    ensure_private_directory(ledger_path)\n",
         "test_a_missing_directory_is_an_error_and_is_not_created",
     ),
     rule(
