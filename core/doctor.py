@@ -31,7 +31,7 @@ from email.utils import parsedate_to_datetime
 from enum import StrEnum
 from typing import Any
 
-from core.presentation.status_report import byte_size
+from core.presentation.formats import byte_size
 from core.presentation.status_values import LOW_DISK_BYTES
 from core.timestamps import format_timestamp
 

@@ -646,13 +646,13 @@ LEDGER = [
     ),
     rule(
         "ledger open: a file others can read is refused, not tightened",
-        "    _exposure(status, what, path, FILE_MODE, reason)\n",
-        "",
+        "        _exposure(status, what, path, FILE_MODE, reason, made_here=_file_made_here(path, kind))\n",
+        "        pass\n",
         "test_a_file_others_can_read_is_refused_not_tightened",
     ),
     rule(
         "ledger open: a directory that is not 0700 is refused, not tightened",
-        "    _exposure(status, what, path, DIRECTORY_MODE, reason)\n",
+        "    _exposure(status, what, path, DIRECTORY_MODE, reason, made_here=directory_made_here(path, holds))\n",
         "",
         "test_a_directory_others_can_list_is_refused_not_tightened",
         "test_a_loose_directory_is_refused_never_tightened",
@@ -661,8 +661,8 @@ LEDGER = [
     ),
     rule(
         "ledger open: a symlink is refused (the file is vetted without following links)",
-        "    status = os.lstat(path)\n    check_file_status(status, path, what, reason)\n",
-        "    status = os.stat(path)\n    check_file_status(status, path, what, reason)\n",
+        "    status = os.lstat(path)\n    check_file_status(status, path, what, reason, kind)\n",
+        "    status = os.stat(path)\n    check_file_status(status, path, what, reason, kind)\n",
         "test_a_symlinked_ledger_is_refused",
     ),
     rule(

@@ -40,6 +40,16 @@ def test_a_mistyped_ledger_in_a_shared_directory_is_said_to_be_missing(
     assert "chmod" not in err
 
 
+def test_a_real_ledger_in_a_shared_directory_gets_no_mode_advice_for_that_directory(
+    shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    open_ledger(tmp_path / "own" / "ledger.sqlite3").close()
+    (tmp_path / "own" / "ledger.sqlite3").rename(shared / "ledger.sqlite3")
+    err = said(capsys, resolve(["--ledger", str(shared / "ledger.sqlite3"), "list"]))
+    assert "not one the connector made" in err
+    assert "chmod" not in err
+
+
 def test_a_new_ledger_in_a_shared_directory_gets_no_mode_advice(shared: Path) -> None:
     with pytest.raises(LedgerNotPrivate) as refused:
         open_ledger(shared / "ledger.sqlite3")
