@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,17 +19,12 @@ from shell.basecamp.standin.launchpad import CLIENT_ID, CLIENT_SECRET
 from shell.basecamp.standin.server import StandIn
 from shell.errors import EXIT_CONFIG
 from shell.ledger.connection import open_ledger, open_ledger_read_only
-from tests.support.configured import configure_connector
+from tests.support.configured import REPOSITORY, configure_connector
 from tests.support.ledger_world import LedgerWorld
+from tests.tokens import test_login_command as login_command
 
 pytestmark = pytest.mark.slow
-REPOSITORY = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def standin() -> Iterator[StandIn]:
-    with StandIn(world="demo") as server:
-        yield server
+standin = login_command.standin  # the fixture: a stand-in whose Launchpad signs in
 
 
 def login(standin: StandIn, token_file: Path) -> subprocess.Popen[str]:
