@@ -17,6 +17,9 @@ Rules:
    It holds a bare token or the JSON ``bin/connect login`` writes (``core.oauth`` rule 1).
 5. A configuration file that does not parse or does not validate is refused with every
    problem, one line each (``ConfigurationInvalid``).
+6. ``is_state_directory`` says whether a directory is a state directory or inside one (under
+   ``state_root``, or holding a configuration or a ledger by name): ``login`` writes no token
+   there (issue 27: a token file named inside one overwrote the ledger).
 """
 
 from __future__ import annotations
