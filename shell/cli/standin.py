@@ -55,7 +55,7 @@ takes faults too: curl -X POST BASE_URL/__standin/live/faults -d '{"action": "dr
 
 It plays Launchpad too (OAuth 2, one registered app: client id standin-client, secret
 standin-secret; it consents as the agent at once), so a login can be tried against it:
-  BASECAMP_CLIENT_SECRET=standin-secret bin/connect login --launchpad BASE_URL \
+  BASECAMP_CLIENT_SECRET=standin-secret bin/connect login --launchpad BASE_URL \\
       --client-id standin-client --token-file /tmp/agent.token
 Its tokens live two weeks, like Launchpad's, unless told otherwise:
   curl -X POST BASE_URL/__standin/launchpad -d '{"token_lifetime": 60}'
