@@ -77,8 +77,9 @@ import pytest
 from core import templates
 from core.destinations import MessageKind
 from core.text import message_text
+from shell.basecamp.standin.api import MENTION_TYPE
 from shell.basecamp.standin.faults import Fault, FaultAction
-from shell.basecamp.standin.server import MENTION_TYPE, StandIn
+from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main as connect
 from shell.cli.run import USER_AGENT as CONNECTOR_USER_AGENT
 from shell.ledger.connection import open_ledger_read_only
