@@ -9,8 +9,9 @@ Rules:
    ``ping`` answers ``{}``. Notifications (no id) are never answered. An unknown method is
    ``-32601``; a line that is not JSON ``-32700``; a message that is not a request ``-32600``;
    bad ``tools/call`` params or an unknown tool ``-32602``.
-3. Three tools, bound to the one task whose token started the server: ``get_dispatch``,
-   ``ack_dispatch``, ``complete_dispatch``. Each answers ``content: [{type: "text", text: <the
+3. Four tools, bound to the one task whose token started the server: ``get_dispatch``,
+   ``ack_dispatch``, ``complete_dispatch`` and ``reply_dispatch`` (the last three carry the
+   worker's words for the connector to post). Each answers ``content: [{type: "text", text: <the
    JSON>}]`` and the same object as ``structuredContent``, which conforms to the tool's
    ``outputSchema``.
 4. A refusal is a tool result with ``isError: true`` whose text is ``{"error": kind, "message":
@@ -35,14 +36,17 @@ from core.dispatch_tools.arguments import (
     AckRequest,
     CompleteRequest,
     GetRequest,
+    ReplyRequest,
     read_ack_arguments,
     read_complete_arguments,
     read_get_arguments,
+    read_reply_arguments,
 )
 from core.dispatch_tools.decisions import MAX_LINK_LENGTH, MAX_LINKS
 from core.dispatch_tools.instruction import Receipt
 from core.dispatch_tools.refusals import LEDGER_FAILURE, NOTHING_WAITING, Refusal
 from core.edges import DeliveryState
+from core.worker_words import BOOST_LIMIT, MAX_ACK_CHARACTERS, MAX_MESSAGE_CHARACTERS, MAX_NOTES, WORDS_STATES
 from shell.ledger.worker_calls import Dispatched
 
 log = logging.getLogger(__name__)
@@ -54,7 +58,8 @@ LEDGER_FAILURE_KIND: Final = "ledger_failure"
 
 BLURB: Final = (
     "Your dispatch from the Basecamp connector: pull the instruction you were started for, "
-    "acknowledge it, and report its outcome. Bound to this task; there is no listing."
+    "acknowledge it, and report its outcome. The connector posts your words in Basecamp for you, "
+    "exactly once. Bound to this task; there is no listing."
 )
 
 PARSE_ERROR: Final = -32700
@@ -70,6 +75,7 @@ class DispatchTools(Protocol):
     def get_dispatch(self, request: GetRequest) -> Result[Dispatched, Refusal]: ...
     def ack_dispatch(self, request: AckRequest) -> Result[Receipt, Refusal]: ...
     def complete_dispatch(self, request: CompleteRequest) -> Result[Receipt, Refusal]: ...
+    def reply_dispatch(self, request: ReplyRequest) -> Result[Receipt, Refusal]: ...
 
 
 # -- the tools, as a client lists them ----------------------------------------------------------
@@ -121,9 +127,27 @@ _RECEIPT_SCHEMA: dict[str, Any] = {
         "outcome": {"type": "string", "enum": ["succeeded", "failed", "unknown"]},
         "reply_id": {"type": "integer"},
         "links": {"type": "array", "items": {"type": "string"}},
+        "message": {
+            "type": "object",
+            "properties": {
+                "state": {"type": "string", "enum": list(WORDS_STATES)},
+                "kind": {"type": "string", "enum": ["boost", "comment", "chat_line"]},
+                "id": {"type": "integer"},
+                "note": {"type": "string"},
+            },
+            "required": ["state"],
+        },
     },
     "required": ["event_id", "delivery"],
 }
+
+_POSTED = (
+    " The connector posts it for you, exactly once: the answer's message says posted (with its id), "
+    "or waiting (it will be posted; do not send it again)."
+)
+_MARKDOWN = (
+    "Markdown at a comment (bold, italics, links, lists, quotes, code blocks), plain text in a Campfire."
+)
 
 _ANNOTATIONS = {
     "readOnlyHint": False,
@@ -168,18 +192,24 @@ TOOLS: Final[tuple[dict[str, Any], ...]] = (
         "name": "ack_dispatch",
         "title": "Acknowledge your dispatch",
         "description": (
-            f"{BLURB} ack_dispatch: acknowledge an instruction you were handed. Marks it delivered and "
-            "records your own acknowledgement (the boost or comment you posted). Safe to retry: a "
-            "repeat answers the same receipt."
+            f"{BLURB} ack_dispatch: acknowledge an instruction you were handed, in your own words "
+            f"(text): up to {BOOST_LIMIT} characters is a boost on the request, longer a short message "
+            f"at reply_to.{_POSTED} Marks it delivered. Safe to retry: a repeat answers the same receipt."
         ),
         "inputSchema": {
             "type": "object",
             "properties": {
                 "event_id": {**_ID, "description": "The event get_dispatch returned."},
+                "text": {
+                    "type": "string",
+                    "maxLength": MAX_ACK_CHARACTERS,
+                    "description": f"Your acknowledgement, e.g. 'On it'. {_MARKDOWN}",
+                },
                 "ack_id": {
                     **_ID,
                     "description": (
-                        "The id of the boost or comment you acknowledged with, when you posted one."
+                        "Only if you posted an acknowledgement yourself, with tools of your own: its id. "
+                        "Never with text."
                     ),
                 },
             },
@@ -194,16 +224,26 @@ TOOLS: Final[tuple[dict[str, Any], ...]] = (
         "title": "Report your dispatch's outcome",
         "description": (
             f"{BLURB} complete_dispatch: report the outcome of an instruction: succeeded or failed, "
-            "with your reply's id and any links (a pull request, a card). Also acknowledges it. A "
-            "repeat of the same report answers the same receipt; a different report is refused, "
-            "because a reported outcome stands."
+            "with your reply to the person who asked (reply) and any links (a pull request, a card)."
+            f"{_POSTED} Also acknowledges it. A repeat of the same report answers the same receipt; "
+            "a different report is refused, because a reported outcome stands."
         ),
         "inputSchema": {
             "type": "object",
             "properties": {
                 "event_id": {**_ID, "description": "The event get_dispatch returned."},
                 "outcome": {"type": "string", "enum": ["succeeded", "failed"]},
-                "reply_id": {**_ID, "description": "The id of the comment or chat line you replied with."},
+                "reply": {
+                    "type": "string",
+                    "maxLength": MAX_MESSAGE_CHARACTERS,
+                    "description": f"Your answer, posted at reply_to. {_MARKDOWN}",
+                },
+                "reply_id": {
+                    **_ID,
+                    "description": (
+                        "Only if you replied yourself, with tools of your own: its id. Never with reply."
+                    ),
+                },
                 "links": {
                     "type": "array",
                     "maxItems": MAX_LINKS,
@@ -212,6 +252,26 @@ TOOLS: Final[tuple[dict[str, Any], ...]] = (
                 },
             },
             "required": ["event_id", "outcome"],
+            "additionalProperties": False,
+        },
+        "outputSchema": _RECEIPT_SCHEMA,
+        "annotations": _ANNOTATIONS,
+    },
+    {
+        "name": "reply_dispatch",
+        "title": "Say something before you finish",
+        "description": (
+            f"{BLURB} reply_dispatch: a message at reply_to before you complete (a question, a note on "
+            f"progress), at most {MAX_NOTES} per event.{_POSTED} Your final answer goes in "
+            "complete_dispatch's reply, not here. The same text again is the same message."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "event_id": {**_ID, "description": "The event get_dispatch returned."},
+                "text": {"type": "string", "maxLength": MAX_MESSAGE_CHARACTERS, "description": _MARKDOWN},
+            },
+            "required": ["event_id", "text"],
             "additionalProperties": False,
         },
         "outputSchema": _RECEIPT_SCHEMA,
@@ -263,6 +323,7 @@ class McpServer:
             "get_dispatch": self._get_dispatch,
             "ack_dispatch": self._ack_dispatch,
             "complete_dispatch": self._complete_dispatch,
+            "reply_dispatch": self._reply_dispatch,
         }
 
     # -- the wire
@@ -383,6 +444,9 @@ class McpServer:
 
     def _complete_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], Refusal]:
         return read_complete_arguments(arguments).bind(self._tools.complete_dispatch).map(Receipt.to_json)
+
+    def _reply_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], Refusal]:
+        return read_reply_arguments(arguments).bind(self._tools.reply_dispatch).map(Receipt.to_json)
 
 
 def _dispatched_json(dispatched: Dispatched) -> Mapping[str, Any]:

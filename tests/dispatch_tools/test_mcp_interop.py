@@ -75,7 +75,7 @@ def test_the_official_client_drives_the_dispatch_tools(world: DispatchWorld, led
 
     assert seen["server"] == "basecamp-connect"
     assert seen["protocol"] in ("2025-11-25", "2025-06-18")
-    assert set(seen["tools"]) == {"get_dispatch", "ack_dispatch", "complete_dispatch"}
+    assert set(seen["tools"]) == {"get_dispatch", "ack_dispatch", "complete_dispatch", "reply_dispatch"}
     assert seen["tools"]["complete_dispatch"].input_schema["required"] == ["event_id", "outcome"]
     is_error, structured, text = seen["get"]
     assert is_error is False

@@ -81,7 +81,7 @@ LIMITS += [
 LIMITS += [
     rule(
         "limit: urgency orders the due intents by kind: guard, holding reply, completion, still-running",
-        "    return (1, URGENCY.index(due.kind), due.not_before, due.id)",
+        "    return (1, rank(due.kind), due.not_before, due.id)",
         "    return (1, 0, due.not_before, due.id)",
         "test_without_a_starving_intent_the_most_urgent_kind_goes_oldest_first",
         "test_the_outbox_takes_a_due_guard_before_older_holding_replies_and_notices",
