@@ -110,7 +110,9 @@ def completion_line(event: SettledEvent) -> str | None:
         case Settlement.reported | Settlement.unknown:
             pass
     match event.outcome:
-        case EventOutcome.succeeded if event.reply_id is not None or event.reply_on_its_way:
+        case EventOutcome.succeeded if event.reply_id is not None:
+            return None
+        case EventOutcome.succeeded if event.reply_on_its_way:
             return None
         case EventOutcome.succeeded:
             return f"Event {identifier}: succeeded, with no reply reported."

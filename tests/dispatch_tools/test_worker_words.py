@@ -234,3 +234,13 @@ def test_the_adopted_reply_rule_leaves_the_workers_posted_words_out(world: Dispa
         receipts, bodies = ledger_outbox.lifecycle_at(connection, Destination(MessageKind.comment, PROJECT, CARD))
     assert len(receipts) == 1
     assert bodies == ["<div>Which branch?</div>"]
+
+
+def test_a_workers_words_go_after_the_guard_and_before_the_connectors_notices() -> None:
+    """What a person waits for first: the acknowledgement beside the guard; the reply and notes,
+    one tier oldest first, before the completion and still-running notices."""
+    from core.urgency import rank
+
+    assert rank(IntentKind.worker_ack) == rank(IntentKind.guard_ack) < rank(IntentKind.holding_reply)
+    assert rank(IntentKind.holding_reply) < rank(IntentKind.worker_reply) == rank(IntentKind.worker_note)
+    assert rank(IntentKind.worker_note) < rank(IntentKind.completion) < rank(IntentKind.still_running)

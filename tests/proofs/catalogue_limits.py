@@ -276,8 +276,8 @@ LIMITS += [  # issue 13's last figure: the MCP server's start imports only what 
     ),
     rule(
         "mcp start: an event's outcome is a state, imported without the snapshots' values",
-        "from core.edges import DeliveryState, GuardState, RecordState\nfrom core.states import EventOutcome\n\n\n@dataclass",
-        "from core.edges import DeliveryState, GuardState, RecordState\nfrom core.snapshots import EventOutcome\n\n\n@dataclass",
+        "from core.intent_kinds import IntentKind\nfrom core.states import EventOutcome\n\n\n@dataclass",
+        "from core.intent_kinds import IntentKind\nfrom core.snapshots import EventOutcome\n\n\n@dataclass",
         "test_the_server_imports_only_what_its_tools_use",
     ),
     rule(
