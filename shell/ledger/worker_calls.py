@@ -153,50 +153,48 @@ class DispatchLedger:
         with self._ledger.write() as connection:
             return self._task(connection)
 
-    # -- the three tools ------------------------------------------------------------------------
+    # -- the four tools -------------------------------------------------------------------------
 
     def get_dispatch(self, request: GetRequest) -> Result[Dispatched, Refusal]:
         with self._ledger.write() as connection:
             return self._task(connection).bind(lambda task_id: self._get(connection, task_id, request))
 
     def ack_dispatch(self, request: AckRequest) -> Result[Receipt, Refusal]:
-        with self._ledger.write() as connection:
-            answered = self._task(connection).bind(
-                lambda task_id: self._report(
-                    connection,
-                    task_id,
-                    request.event_id,
-                    lambda row: decide_ack(row, request.ack_id, request.text, task_id),
-                    self._acknowledge,
-                    words=None if request.text is None else _spoken_of(IntentKind.worker_ack),
-                )
-            )
-        return answered.map(self._awaited)
+        return self._reported(
+            request.event_id,
+            lambda task_id, row: decide_ack(row, request.ack_id, request.text, task_id),
+            self._acknowledge,
+            None if request.text is None else _spoken_of(IntentKind.worker_ack),
+        )
 
     def complete_dispatch(self, request: CompleteRequest) -> Result[Receipt, Refusal]:
-        with self._ledger.write() as connection:
-            answered = self._task(connection).bind(
-                lambda task_id: self._report(
-                    connection,
-                    task_id,
-                    request.event_id,
-                    lambda row: decide_complete(row, request.completion, task_id),
-                    self._complete,
-                    words=None if request.completion.reply is None else _spoken_of(IntentKind.worker_reply),
-                )
-            )
-        return answered.map(self._awaited)
+        return self._reported(
+            request.event_id,
+            lambda task_id, row: decide_complete(row, request.completion, task_id),
+            self._complete,
+            None if request.completion.reply is None else _spoken_of(IntentKind.worker_reply),
+        )
 
     def reply_dispatch(self, request: ReplyRequest) -> Result[Receipt, Refusal]:
+        return self._reported(
+            request.event_id,
+            lambda task_id, row: decide_reply(row, request.text, task_id),
+            self._speak,
+            lambda row, decision: (_spoken_keyed(row, decision.words.key), ""),
+        )
+
+    def _reported(
+        self,
+        event_id: int,
+        decide: Callable[[int, DispatchRow | None], Result[Decided, Refusal]],
+        write: Callable[[sqlite3.Connection, int, int, Decided], None],
+        words: Callable[[DispatchRow, Decided], tuple[Spoken | None, str]] | None,
+    ) -> Result[Receipt, Refusal]:
+        """One report's transaction (rules 2-5), then the wait for its words (rule 7)."""
         with self._ledger.write() as connection:
             answered = self._task(connection).bind(
                 lambda task_id: self._report(
-                    connection,
-                    task_id,
-                    request.event_id,
-                    lambda row: decide_reply(row, request.text, task_id),
-                    self._speak,
-                    words=lambda row, decision: (_spoken_keyed(row, decision.words.key), ""),
+                    connection, task_id, event_id, lambda row: decide(task_id, row), write, words=words
                 )
             )
         return answered.map(self._awaited)

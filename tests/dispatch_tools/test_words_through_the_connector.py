@@ -17,7 +17,8 @@ from shell.cli.mcp import TOKEN_ENV
 from shell.ledger.connection import Ledger, open_ledger
 from tests.dispatch_tools.test_mcp_process import Server, environment, start
 from tests.dispatch_tools.world import AGENT, DispatchWorld, Task
-from tests.support.child import ChildProcess, wait_until
+from tests.outbox.test_outbox_kill import sender
+from tests.support.child import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -33,20 +34,6 @@ def ledger(ledger_path: Path) -> Iterator[Ledger]:
     """The ledger on the system clock: the sender in its child process reads the same time."""
     with open_ledger(ledger_path) as opened:
         yield opened
-
-
-def sender(ledger: Ledger, standin: StandIn, pause_at: str | None = None) -> ChildProcess:
-    """The connector's outbox in a process of its own, as ``bin/connect run`` wires it."""
-    return ChildProcess(
-        "tests.support.sender_process",
-        [
-            "--ledger", str(ledger.path), "--base-url", standin.base_url,
-            "--account", str(standin.world.account_id), "--agent", str(standin.world.agent.id),
-            "--reconcile-after", "1",
-        ],
-        standin.world.token,
-        pause_at=pause_at,
-    )  # fmt: skip
 
 
 def on_the_card(world: DispatchWorld, standin: StandIn) -> tuple[Task, int]:
