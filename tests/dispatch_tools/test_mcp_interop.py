@@ -97,3 +97,47 @@ def test_the_official_client_drives_the_dispatch_tools(world: DispatchWorld, led
     assert world.record_state(1) == "completed"
     assert world.guard_intent(1) == ("canceled", "get_dispatch")
     assert task.token not in seen["stderr"]
+
+
+async def speak(ledger_path: Path, token: str) -> dict[str, Any]:
+    """The worker's words through the official client: each answer is validated by the SDK
+    against the tool's output schema (no connector runs here, so each says it is waiting)."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    seen: dict[str, Any] = {}
+    parameters = StdioServerParameters(
+        command=str(CONNECT),
+        args=["mcp", "--ledger", str(ledger_path), "--agent-id", str(AGENT)],
+        env={TOKEN_ENV: token, "PYTHONPATH": os.environ.get("PYTHONPATH", "")},
+    )
+    with tempfile.TemporaryFile("w+") as errors:
+        async with stdio_client(parameters, errlog=errors) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            await session.call_tool("get_dispatch", {"event_id": 1})
+            for name, arguments in (
+                ("ack_dispatch", {"event_id": 1, "text": "on it"}),
+                ("reply_dispatch", {"event_id": 1, "text": "Which **branch**?"}),
+                ("complete_dispatch", {"event_id": 1, "outcome": "succeeded", "reply": "Done"}),
+                ("ack_dispatch", {"event_id": 1, "text": "on it", "ack_id": 5}),
+            ):
+                answered = await session.call_tool(name, arguments)
+                seen[name if "ack_id" not in arguments else "both"] = (answered.is_error, text_of(answered))
+    return seen
+
+
+@pytest.mark.slow
+def test_the_official_client_hands_over_the_workers_words(world: DispatchWorld, ledger_path: Path) -> None:
+    pytest.importorskip("mcp", reason="the official MCP SDK (pip install mcp) drives the interop test")
+    world.request(1)
+    task: Task = world.task(1)
+
+    seen = anyio.run(speak, ledger_path, task.token)
+
+    for name in ("ack_dispatch", "reply_dispatch", "complete_dispatch"):
+        is_error, body = seen[name]
+        assert is_error is False, body
+        assert body["message"]["state"] == "waiting", body
+    assert seen["complete_dispatch"][1]["delivery"] == "completed"
+    assert seen["both"][0] is True
+    assert seen["both"][1]["error"] == "invalid_arguments"
