@@ -4,6 +4,7 @@ SQLite file, then the real outbox (``shell.outbox``) against a Basecamp with beh
 from __future__ import annotations
 
 import sqlite3
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -260,3 +261,43 @@ def test_reconciliation_counts_a_workers_words_among_the_rivals(world: DispatchW
     assert [state for _, state, *_ in words(world)] == ["indeterminate", "indeterminate"]
     assert world.row(task, 1)["reply_id"] is None
     assert basecamp.post_count() == 2
+
+
+def _settled_after_a_note(world: DispatchWorld, clock: FakeClock, *, own_reply: bool) -> dict[str, Any]:
+    """A worker that acknowledged, said a note through the connector (and, with ``own_reply``,
+    replied with a tool of its own), then ended without reporting; its attempt settled with the
+    reply destination listed, as the dispatcher lists it."""
+    from core.adopted_reply import ListedReplies
+
+    task, tools = pulled(world)
+    tools.ack_dispatch(AckRequest(1, None, "on it")).unwrap()
+    clock.advance(1)
+    tools.reply_dispatch(ReplyRequest(1, "Which branch?")).unwrap()
+    basecamp = FakeBasecamp(clock)
+    outbox(world, basecamp).flush()
+    comments = Destination(MessageKind.comment, PROJECT, CARD)
+    if own_reply:
+        basecamp.seed(comments, "Done, on main.")
+    clock.advance(1)
+    listed = tuple(basecamp.list(comments, clock.now() - timedelta(hours=1), AGENT_ID, 0.0))
+    with world.ledger.write() as connection:
+        (attempt_id,) = connection.execute("SELECT id FROM attempts WHERE task_id = ?", (task.id,)).fetchone()
+        tasks.end_attempt(
+            connection, attempt_id, StopReason.finished, spawn_failed=False, now=clock.now(),
+            replies=ListedReplies(AGENT_ID, {1: listed}),
+        )  # fmt: skip
+    return world.row(task, 1)
+
+
+def test_the_adopted_reply_rule_never_adopts_a_workers_words_the_connector_posted(
+    world: DispatchWorld, clock: FakeClock
+) -> None:
+    """A note posted through the outbox is treated as the connector's own notices are: never the
+    worker's unreported reply; a message the worker posted by other means still is."""
+    assert _settled_after_a_note(world, clock, own_reply=False)["adopted_reply_id"] is None
+
+
+def test_a_reply_the_worker_posted_itself_is_still_adopted_beside_its_note(
+    world: DispatchWorld, clock: FakeClock
+) -> None:
+    assert _settled_after_a_note(world, clock, own_reply=True)["adopted_reply_id"] is not None

@@ -129,6 +129,12 @@ WORDS: list[Mutation] = [
         "test_a_workers_words_go_after_the_guard_and_before_the_connectors_notices",
     ),
     rule(
+        "words: the adopted-reply rule never adopts a worker's words the connector posted",
+        "        receipts, bodies = outbox.lifecycle_at(connection, destination)",
+        "        receipts, bodies = frozenset(), []",
+        "test_the_adopted_reply_rule_never_adopts_a_workers_words_the_connector_posted",
+    ),
+    rule(
         "rich text: the worker's text is escaped, never markup",
         "        elif not edge:\n            out.append(_escape(str(token.content)))",
         "        elif not edge:\n            out.append(str(token.content))",
