@@ -44,7 +44,6 @@ class Spoken:
     state: str
     receipt_id: int | None
     message_kind: str
-    note: str = ""
 
 
 @dataclass(frozen=True, slots=True)

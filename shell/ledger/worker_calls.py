@@ -103,7 +103,7 @@ WORDS_WAIT = 5.0
 WORDS_POLL = 0.1
 
 _WORDS = (
-    "SELECT intent_key, kind, body, state, receipt_id, message_kind, note FROM outbox"
+    "SELECT intent_key, kind, body, state, receipt_id, message_kind FROM outbox"
     " WHERE event_id = ? AND task_id = ? AND kind IN (" + ", ".join(f"'{kind}'" for kind in sorted(WORKER_KINDS)) + ")"
 )
 
@@ -370,16 +370,16 @@ def _row(connection: sqlite3.Connection, task_id: int, event_id: int) -> Dispatc
 
 
 def _spoken(values: tuple[Any, ...]) -> Spoken:
-    key, kind, body, state, receipt_id, message_kind, note = values
+    key, kind, body, state, receipt_id, message_kind = values
     return Spoken(
         str(key), IntentKind(str(kind)), str(body), str(state), None if receipt_id is None else int(receipt_id),
-        str(message_kind), str(note),
+        str(message_kind),
     )  # fmt: skip
 
 
 def _spoken_by_key(connection: sqlite3.Connection, key: str) -> Spoken | None:
     found = connection.execute(
-        "SELECT intent_key, kind, body, state, receipt_id, message_kind, note FROM outbox WHERE intent_key = ?", (key,)
+        "SELECT intent_key, kind, body, state, receipt_id, message_kind FROM outbox WHERE intent_key = ?", (key,)
     ).fetchone()
     return None if found is None else _spoken(found)
 
