@@ -31,6 +31,7 @@ from tests.proofs.catalogue_shutdown import SHUTDOWN
 from tests.proofs.catalogue_status import STATUS
 from tests.proofs.catalogue_tokens import TOKENS
 from tests.proofs.catalogue_window import WINDOW
+from tests.proofs.catalogue_words import WORDS
 from tests.proofs.catalogue_world import WORLD
 from tests.proofs.mutation import Mutation, rule
 
@@ -382,4 +383,4 @@ TRANSITION_INTENTS = [
     ),
 ]
 
-MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *LIMITS, *LIVE, *ROUTES, *TOKENS, *WORLD, *BAD_INPUT, *NOT_CREATED, *ADOPTED_REPLY, *HOLD, *RECEIPT, *CUTOVER, *DOCTOR, *OPS]
+MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *LIMITS, *LIVE, *ROUTES, *TOKENS, *WORLD, *BAD_INPUT, *NOT_CREATED, *ADOPTED_REPLY, *HOLD, *RECEIPT, *CUTOVER, *DOCTOR, *OPS, *WORDS]
