@@ -145,7 +145,8 @@ def _integer(value: object, name: str) -> int:
     return value
 
 
-def _event(value: object) -> FeedEvent:
+def read_event(value: object) -> FeedEvent:
+    """One event of a page (rules 3 and 4); ValueError when it is not one."""
     if not isinstance(value, dict):
         raise ValueError("an event is a JSON object")
     performed_by = value.get("performed_by_id")
@@ -184,7 +185,7 @@ def read_page(body: object) -> Result[FeedPage, PageRejected]:
     if next_url is not None and (not isinstance(next_url, str) or not next_url):
         return Failure(PageRejected("the page's next is not a URL"))
     try:
-        events = tuple(_event(item) for item in raw_events)
+        events = tuple(read_event(item) for item in raw_events)
     except ValueError as error:
         return Failure(PageRejected(str(error)))
     ids = [event.id for event in events]

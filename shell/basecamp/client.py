@@ -26,6 +26,8 @@ Rules:
    never appears in a log line, an exception message or a repr, and neither does the query
    string or a ``next`` URL (which carries it). A ``next`` on another origin is
    ``FeedFailed``; a 400/409/410 is ``FeedRefused`` with ``core.feed``'s reading of it.
+7a. The agent's inbox (``poll_inbox``, ``shell.basecamp.inbox_reads``) is read as the feed is:
+   one page a call, its position and ``next`` never shown; a refusal is ``InboxRefused``.
 8. A live-lane ticket (``stream_ticket``) is one POST that creates nothing; it is not retried
    (the live lane mints a fresh one on its next connect). The ticket and its URL are
    credentials (``core.live``): never logged, never in an exception message.
@@ -54,6 +56,7 @@ from returns.result import Failure
 
 from core.destinations import Destination, ListedMessage, MessageKind
 from core.feed import FeedFilters, FeedPage, read_page, read_refusal
+from core.inbox import InboxPage
 from core.links import next_link, same_origin, transport_allowed
 from core.live import StreamTicket, read_ticket
 from core.pacing import DEFAULT_LIMIT, DEFAULT_WINDOW_SECONDS
@@ -61,6 +64,7 @@ from core.posting import PostOutcome, RefusalCause, Refused, classify_answer
 from core.retry import Final, RetryAfter, after_read, parse_retry_after
 from core.text import message_text
 from core.timestamps import parse_timestamp
+from shell.basecamp import inbox_reads
 from shell.basecamp.errors import (
     AuthenticationFailed,
     BasecampError,
@@ -316,6 +320,12 @@ class BasecampClient:
         if isinstance(page, Failure):
             raise FeedFailed(f"the event feed answered an unreadable page: {page.failure().reason}")
         return page.unwrap()
+
+    def poll_inbox(
+        self, since: int | None, position: str | None, deadline: float, *, next_url: str | None = None
+    ) -> InboxPage:
+        """One page of the agent's inbox (rule 7a): ``shell.basecamp.inbox_reads.poll_inbox``."""
+        return inbox_reads.poll_inbox(self, self._origin, since, position, deadline, next_url=next_url)
 
     def stream_ticket(self, deadline: float) -> StreamTicket:
         """A fresh ticket for the live lane (rule 8): one request, never retried here."""
