@@ -176,7 +176,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         shown = lines(status)
         at = next((index for index, line in enumerate(shown) if line.startswith("records: ")), len(shown))
-        intake = [lane_line(lane, short_time), inbox_line(inbox, short_time), news_line(news, short_time)]
-        shown[at:at] = [*intake, losses_line(losses)]
+        shown.insert(at, lane_line(lane, short_time))
+        shown.insert(at + 1, losses_line(losses))
+        shown[at + 1 : at + 1] = [inbox_line(inbox, short_time), news_line(news, short_time)]
         print("\n".join(shown))
     return EXIT_OK

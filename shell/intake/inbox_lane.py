@@ -138,7 +138,7 @@ class InboxLane:
                 position, next_url = page.position, page.next_url
                 if next_url is None or self._clock.monotonic() >= deadline:
                     break
-                if next_url in followed:
+                if next_url in followed:  # a loop, not a long inbox
                     raise self._failing("the inbox's next page leads back to a page already read")
                 followed.add(next_url)
         except BasecampError as error:  # its words carry no position

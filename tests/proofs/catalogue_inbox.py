@@ -119,6 +119,12 @@ INBOX: list[Mutation] = [
         "test_a_first_read_with_nothing_served_enters_now_and_then_records_what_is_addressed",
     ),
     rule(
+        "schema: migration 15 ends with the schema unwritable (writable_schema RESET)",
+        "PRAGMA writable_schema=RESET;",
+        "PRAGMA writable_schema=ON;",
+        "test_the_migration_leaves_the_schema_unwritable",
+    ),
+    rule(
         "status: each lane's news is written with its events rows",
         "    if fresh:\n        connection.execute(\n"
         '            "INSERT INTO lane_news',

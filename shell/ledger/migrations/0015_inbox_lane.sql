@@ -27,7 +27,7 @@ UPDATE sqlite_master SET sql = replace(sql,
     'lane IN (''poll'', ''live'', ''repair'')',
     '(lane = ''poll'' OR lane = ''live'' OR lane = ''repair'' OR lane = ''inbox'')')
  WHERE type = 'table' AND name = 'events';
-PRAGMA writable_schema = RESET;
+PRAGMA writable_schema=RESET;
 
 CREATE TABLE inbox_lane (
     id            INTEGER PRIMARY KEY CHECK (id = 1),
