@@ -104,6 +104,13 @@ INBOX: list[Mutation] = [
     ),
     # shell/connector.py
     rule(
+        "inbox lane: the connector reads it",
+        "        if not self.inbox.due():\n            return\n",
+        "        if True:\n            return\n",
+        "test_a_braked_mention_is_heard_from_the_inbox_and_answered_once",
+        "test_the_account_lanes_410_asks_the_inbox_in_the_same_turn",
+    ),
+    rule(
         "inbox lane: the account lane's 410 asks the inbox in the same turn",
         "            self.inbox.ask_now()  # rule 7a: what was addressed while the position went stale\n",
         "            pass\n",

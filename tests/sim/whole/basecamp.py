@@ -41,6 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from core.admission import Author, ReadFailure, ReadFailureKind, RecordingStatus, RecordingSummary
 from core.admission_matrix import CHAT_LINE_CREATED, COMMENT_CREATED
@@ -53,7 +54,9 @@ from core.text import message_text
 from core.timestamps import format_timestamp
 from shell.basecamp.errors import BasecampError, FeedRefused, InboxRefused, ListingFailed
 from shell.clock import FakeClock
-from shell.intake.inbox_lane import InboxReader
+
+if TYPE_CHECKING:
+    from tests.sim.whole.inbox import SimInbox
 
 AGENT_ID = 4_242
 OPERATOR_ID = 26_909_558
@@ -160,7 +163,7 @@ class SimBasecamp:
     cable_after: int = 0  # the last mention the cable pushed (or dropped)
     by_maker: dict[str, list[int]] = field(default_factory=dict)
     texts: dict[int, str] = field(default_factory=dict)
-    inbox: InboxReader | None = None  # the agent's inbox (tests.sim.whole.inbox); None: a 403
+    inbox: SimInbox | None = None  # the agent's inbox (tests.sim.whole.inbox); None: a 403
     _next_id: int = 1_069_479_000
 
     # -- ground truth -------------------------------------------------------------------------
@@ -208,6 +211,10 @@ class SimBasecamp:
         if self.inbox is None:
             raise InboxRefused(NotForPrincipal())
         return self.inbox.poll_inbox(since, position, deadline, next_url=next_url)
+
+    def addressed(self) -> list[Mention]:
+        """Every mention made: the feed's, and those Basecamp braked (in the inbox alone)."""
+        return [*self.feed, *(self.inbox.braked if self.inbox is not None else ())]
 
     def hear(self) -> Delivered | Overflow | None:
         """The cable's next frame (rule 5): the mentions made since the last, or their overflow."""
