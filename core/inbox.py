@@ -30,7 +30,7 @@ from types import MappingProxyType
 from returns.result import Failure, Result, Success
 
 from core.admission_matrix import Trigger
-from core.feed import FeedEvent, PageRejected, read_event
+from core.feed import FeedEvent, PageRejected, read_envelope, read_event
 
 REASON_TRIGGERS: Mapping[str, Trigger | None] = MappingProxyType(
     {
@@ -83,15 +83,10 @@ def _item(value: object) -> InboxItem:
 
 def read_inbox_page(body: object) -> Result[InboxPage, PageRejected]:
     """A 200 body as a page, or why it cannot be recorded (rule 2)."""
-    if not isinstance(body, dict):
-        return Failure(PageRejected("the inbox page is not a JSON object"))
-    raw_items, position, next_url = body.get("items"), body.get("position"), body.get("next")
-    if not isinstance(raw_items, list):
-        return Failure(PageRejected("the inbox page has no list of items"))
-    if not isinstance(position, str) or not position:
-        return Failure(PageRejected("the inbox page has no position"))
-    if next_url is not None and (not isinstance(next_url, str) or not next_url):
-        return Failure(PageRejected("the inbox page's next is not a URL"))
+    envelope = read_envelope(body, "items", "the inbox page")
+    if isinstance(envelope, Failure):
+        return Failure(envelope.failure())
+    raw_items, position, next_url = envelope.unwrap()
     try:
         items = tuple(_item(raw) for raw in raw_items)
     except ValueError as error:

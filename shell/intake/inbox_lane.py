@@ -25,7 +25,7 @@ Rules:
    a page that cannot be read, or a failed read: verdict ``failing`` with the reason, nothing of
    the page saved, tried again when next due.
 5. Due every ``every_polls``-th intake turn (``due``), and at once after ``ask_now`` (the account
-   lane's 410). Every request is the client's (``shell.basecamp.inbox_reads``): inside the one
+   lane's 410). Every request is the client's (``shell.basecamp.cursor_reads``): inside the one
    request budget.
 6. The position and the query are never in a log line, an exception message or a repr.
 """

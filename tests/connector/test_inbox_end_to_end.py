@@ -35,7 +35,7 @@ def replies(standin: StandIn, card: int) -> list[int]:
     return [int(number) for text in found for number in re.findall(r"Done with event (\d+)\.", text)]
 
 
-def inbox_reads(standin: StandIn) -> int:
+def cursor_reads(standin: StandIn) -> int:
     return sum(1 for request in standin.requests() if "inbox.json" in request.path)
 
 
@@ -78,7 +78,7 @@ def test_three_mentions_made_while_stopped_past_a_stale_feed_position_are_answer
     card = standin.world.projects[0].recording_ids[0]
     process = start_run(state)
     try:
-        wait_until(lambda: inbox_reads(standin) >= 1)
+        wait_until(lambda: cursor_reads(standin) >= 1)
     finally:
         stop(process)
     asked = [standin.mention(standin.world.people[0], card, f"while you were away {n}") for n in range(3)]
@@ -99,7 +99,7 @@ def test_a_braked_mention_is_heard_from_the_inbox_and_answered_once(standin: Sta
     card = standin.world.projects[0].recording_ids[0]
     process = start_run(state)
     try:
-        wait_until(lambda: inbox_reads(standin) >= 1)
+        wait_until(lambda: cursor_reads(standin) >= 1)
         standin.brake_next()
         braked = standin.mention(standin.world.people[0], card, "Basecamp braked this one")
         wait_until(lambda: replies(standin, card) == [braked], timeout=60)
@@ -125,7 +125,7 @@ def test_a_principal_without_an_inbox_runs_as_today_and_status_says_so(
         wait_until(lambda: replies(standin, card) == [asked], timeout=60)
     finally:
         stop(process)
-    assert inbox_reads(standin) == 1, "the 403 is recorded once, not asked every poll"
+    assert cursor_reads(standin) == 1, "the 403 is recorded once, not asked every poll"
     capsys.readouterr()
     assert connect(["status", "--state-dir", str(state)]) == 0
     shown = capsys.readouterr().out

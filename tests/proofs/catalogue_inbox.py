@@ -62,7 +62,7 @@ INBOX: list[Mutation] = [
         "test_the_events_of_a_page_are_each_once_in_item_order_above_the_floor",
         "test_the_first_read_after_the_feed_served_replays_from_0_above_the_feeds_last_event",
     ),
-    # shell/basecamp/inbox_reads.py
+    # shell/basecamp/cursor_reads.py
     rule(
         "inbox: its read waits its turn in the one request budget",
         "        answer = client.read(url, deadline, yielding=True)\n",
