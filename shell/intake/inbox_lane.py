@@ -13,7 +13,9 @@ Rules:
    (``since=<last item id>``); on the lane's first read ever, ``since=0`` above a floor -- the
    account lane's last served event, so that what the feed already served is not replayed and
    what it never served is -- or ``since=now`` when the account lane has served nothing yet.
-   Events at or below the floor are never recorded from the inbox.
+   Events at or below the floor are never recorded from the inbox. The floor is kept from the
+   first attempt on, even one that failed: a later attempt never raises it past what was
+   addressed meanwhile.
 3. One page, one ``BEGIN IMMEDIATE`` transaction: its items' events (``core.inbox.addressed_events``:
    one per event id, whatever the reasons) through ``shell.ledger.records.insert_seen`` with lane
    ``inbox`` -- one row per id, whichever lane heard it first -- then the position. Intake reads
@@ -94,6 +96,7 @@ class InboxLane:
         self._turns = 0
         self._asked = True  # the first turn reads it
         self.refused = False  # rule 1: a 403 this run
+        self._floor = 0
 
     def ask_now(self) -> None:
         """Rule 5: the account lane's position went stale; read what was addressed meanwhile."""
@@ -114,12 +117,14 @@ class InboxLane:
         with self._ledger.read() as connection:
             state = inbox_lane.read_state(connection)
         if state is None or state.read_at is None:
-            floor = max(0, self._account_floor())
+            kept = state.floor_id if state is not None else 0
+            floor = kept or max(0, self._account_floor())
             position, since = "", (0 if floor else None)
             last = 0
         else:
             floor, position, last = state.floor_id, state.position, state.last_item_id
             since = last
+        self._floor = floor
         fresh: list[int] = []
         followed: set[str] = set()
         next_url: str | None = None
@@ -204,8 +209,7 @@ class InboxLane:
         try:
             with self._ledger.write() as connection:
                 now = format_timestamp(self._clock.now())
-                inbox_lane.write_verdict(
-                    connection, verdict, why, now, position=position, last_item_id=last_item_id
-                )
+                inbox_lane.write_verdict(connection, verdict, why, now, position=position,
+                                         last_item_id=last_item_id, floor_id=self._floor)  # fmt: skip
         except (sqlite3.Error, LedgerError) as error:
             log.error("inbox: its verdict could not be recorded (%s)", type(error).__name__)

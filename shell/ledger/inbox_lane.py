@@ -7,7 +7,8 @@ Rules:
    is never ahead of the records.
 2. ``write_verdict`` changes the verdict (and its reason) and keeps the position and the last
    item id, unless given new ones (a dropped position after the inbox's 400/409, and the last
-   item 0 too after its 410); a new verdict stamps ``verdict_since``, the same again keeps it.
+   item 0 too after its 410), and the floor once set (``floor_id`` sets it where none is yet); a
+   new verdict stamps ``verdict_since``, the same again keeps it.
 3. ``read_state`` answers None when no inbox lane ever ran on this ledger.
 """
 
@@ -76,11 +77,12 @@ def write_verdict(
     *,
     position: str | None = None,
     last_item_id: int | None = None,
+    floor_id: int = 0,
 ) -> None:
     """Rule 2."""
     found = read_state(connection)
     kept = "" if found is None else found.position
-    last, floor = (0, 0) if found is None else (found.last_item_id, found.floor_id)
+    last, floor = (0, floor_id) if found is None else (found.last_item_id, found.floor_id or floor_id)
     values = (
         kept if position is None else position, last if last_item_id is None else last_item_id, floor,
         verdict.value, now, why[:200], None, now,

@@ -198,3 +198,18 @@ def test_the_inboxs_own_410_starts_again_at_since_0_and_the_records_dedupe(
         assert "starting again at since=0" in caplog.text
         assert rows(ledger) == [(heard, "poll", "seen"), (kept, "inbox", "seen")]
         assert expired not in [row[0] for row in rows(ledger)]
+
+
+def test_a_first_read_that_fails_keeps_its_floor_so_what_was_braked_meanwhile_is_heard(
+    standin: StandIn, ledger: Ledger, client: BasecampClient
+) -> None:
+    ada = standin.world.people[0]
+    served = standin.mention(ada, card(standin), "the feed served this one")
+    floors = iter([served])
+    inbox = InboxLane(ledger, client, SystemClock(), lambda: next(floors, 10**12))  # the feed moves on
+    standin.add_fault(Fault(FaultAction.server_error, path_contains="inbox.json", status=500))
+    assert inbox.poll_once(deadline(client)) == ()
+    assert state(ledger).floor_id == served
+    standin.brake_next()
+    braked = standin.mention(ada, card(standin), "braked while the inbox failed")
+    assert inbox.poll_once(deadline(client)) == (braked,)

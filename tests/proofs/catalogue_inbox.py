@@ -84,6 +84,13 @@ INBOX: list[Mutation] = [
         "test_the_first_read_after_the_feed_served_replays_from_0_above_the_feeds_last_event",
     ),
     rule(
+        "inbox lane: a first read that failed keeps its floor",
+        "            floor = kept or max(0, self._account_floor())\n",
+        "            floor = max(0, self._account_floor())\n",
+        "test_a_first_read_that_fails_keeps_its_floor_so_what_was_braked_meanwhile_is_heard",
+        also=(("    last, floor = (0, floor_id) if found is None", "    last, floor = (0, 0) if found is None"),),
+    ),
+    rule(
         "inbox lane: its own 410 starts again at since=0",
         '                return "", 0, 0\n',
         '                raise self._failing("gone")\n',
