@@ -5,7 +5,7 @@ first, the 403 recorded once, its own position and its recoveries."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -18,7 +18,7 @@ from core.intake_status import InboxVerdict
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.faults import Fault, FaultAction
 from shell.basecamp.standin.server import StandIn
-from shell.clock import SystemClock
+from shell.clock import FakeClock, SystemClock
 from shell.intake.inbox_lane import DEFAULT_EVERY_POLLS, InboxLane
 from shell.intake.poll_lane import Intake
 from shell.ledger import inbox_lane
@@ -161,23 +161,15 @@ def test_a_refused_position_resumes_after_the_last_item(
     assert state(ledger).position not in ("", "not-a-position")
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
 @pytest.fixture
-def aging() -> Iterator[tuple[StandIn, Clock]]:
-    clock = Clock()
-    with StandIn(world="demo", clock=clock) as running:
+def aging() -> Iterator[tuple[StandIn, FakeClock]]:
+    clock = FakeClock(datetime(2026, 12, 1, 9, 0, tzinfo=UTC))
+    with StandIn(world="demo", clock=clock.now) as running:
         yield running, clock
 
 
 def test_the_inboxs_own_410_starts_again_at_since_0_and_the_records_dedupe(
-    aging: tuple[StandIn, Clock], tmp_path: Path, caplog: pytest.LogCaptureFixture
+    aging: tuple[StandIn, FakeClock], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     standin, clock = aging
     client = BasecampClient(standin.base_url, standin.world.account_id, standin.world.token,
@@ -188,7 +180,7 @@ def test_the_inboxs_own_410_starts_again_at_since_0_and_the_records_dedupe(
         inbox.poll_once(deadline(client))
         ada = standin.world.people[0]
         expired = standin.mention(ada, card(standin), "expires while the inbox lane is away")
-        clock.now += timedelta(days=31)  # the lane's position is now behind the retention window
+        clock.advance(31 * 86_400)  # the lane's position is now behind the retention window
         heard = standin.mention(ada, card(standin), "the feed hears this one first")
         kept = standin.mention(ada, card(standin), "only the inbox brings this one")
         feed.poll_once(deadline(client))

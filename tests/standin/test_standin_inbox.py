@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -14,29 +14,24 @@ import pytest
 
 from shell.basecamp.standin.faults import Fault, FaultAction
 from shell.basecamp.standin.server import StandIn
+from shell.clock import FakeClock
 
 if TYPE_CHECKING:
     from conftest import Client
 
 
-class Clock:
+THIRTY_ONE_DAYS = 31 * 86_400
+
+
+@pytest.fixture
+def clock() -> FakeClock:
     """The stand-in's clock, moved by the test (retention is 30 days of it)."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
+    return FakeClock(datetime(2026, 12, 1, 9, 0, tzinfo=UTC))
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def standin(clock: Clock) -> Iterator[StandIn]:
-    with StandIn(world="demo", clock=clock) as running:
+def standin(clock: FakeClock) -> Iterator[StandIn]:
+    with StandIn(world="demo", clock=clock.now) as running:
         running.inbox.page_size = 2
         yield running
 
@@ -135,12 +130,12 @@ def test_a_person_gets_a_bare_403(standin: StandIn, agent: Client, connect: type
 
 
 def test_retention_keeps_30_days_and_a_position_behind_it_is_410_resuming_at_since_0(
-    standin: StandIn, agent: Client, clock: Clock
+    standin: StandIn, agent: Client, clock: FakeClock
 ) -> None:
     ada = standin.world.people[0]
     position = agent.get(inbox_path(agent, since="now", reasons="mentioned")).json()["position"]
     standin.mention(ada, card(standin), "an old one")
-    clock.now += timedelta(days=31)
+    clock.advance(THIRTY_ONE_DAYS)
     kept = standin.mention(ada, card(standin), "a fresh one")
     assert [i["event"]["id"] for i in walk(agent, since="0")[0]] == [kept]
     gone = agent.get(inbox_path(agent, position=position, reasons="mentioned"))
@@ -233,7 +228,7 @@ def test_the_official_sdks_poll_inbox_walks_the_standins_inbox(standin: StandIn)
 
 
 def test_the_official_sdk_sees_a_person_refused_and_a_410_it_can_resume_from(
-    standin: StandIn, clock: Clock
+    standin: StandIn, clock: FakeClock
 ) -> None:
     from basecamp.errors import ApiError, ForbiddenError
 
@@ -242,7 +237,7 @@ def test_the_official_sdk_sees_a_person_refused_and_a_410_it_can_resume_from(
     feed = sdk_feed(standin)
     position = feed.poll_inbox(since="now")["position"]
     standin.mention(standin.world.people[0], card(standin), "expires")
-    clock.now += timedelta(days=31)
+    clock.advance(THIRTY_ONE_DAYS)
     with pytest.raises(ApiError) as gone:
         feed.poll_inbox(position=position)
     assert gone.value.http_status == 410
