@@ -5,7 +5,8 @@ Rules:
    worker temperament and decision, and stands in for the ledger's own randomness (task tokens
    and attempt ids), so a seed replays the same history, step for step.
 2. A step is one thing one part of the system does (the menu in ``STEPS``): Basecamp gets a
-   mention, intake polls (and repairs) and admission decides, the live lane hears the cable's
+   feed event (a mention, a subscribed comment, an assignment, a completion), intake polls
+   (and repairs) and admission decides, the live lane hears the cable's
    next frame, the dispatcher ticks, a worker acts, its supervision ticks or ends it, the
    outbox runs, time passes, Basecamp's next answers are scripted, a crash is armed or happens
    now, the connector is stopped (SIGTERM) and started, a careful person resolves,
@@ -13,9 +14,10 @@ Rules:
    connector through ``SimConnector.boot`` (``Connector.start``, the production start path).
 3. After every step the named checks of ``tests.sim.whole.checks`` run; a violation stops the
    run at that step, with the step's number, the check's name and the history.
-4. At the end: Basecamp heals, the person releases a hold still standing, time passes, every
-   part runs to quiescence, and the final checks
-   (nothing sending, no record lost) run.
+4. At the end: Basecamp heals (an outage and a lag run their course), the person releases a
+   hold still standing, time passes, every part runs to quiescence (the supervisors and the
+   outbox between the workers' actions), and the final checks (nothing sending, no record lost)
+   run. A stop's flush has ``SHUTDOWN_BOUND`` and meets a slow Basecamp half the time.
 5. The run keeps one idle connection of its own to the ledger file (``keeper``, never in a
    transaction), so a connector's close is never the last: its WAL is left as a killed process
    leaves it, for the next start to read, and the file's shared index is not rebuilt at every
