@@ -40,11 +40,14 @@ class Adoption:
     notice: str  # the completion notice's words
 
 
-def _adoption(tmp_path: Path, replies: list[str], *, notice_canceled: bool = False) -> Adoption:
+def _adoption(
+    tmp_path: Path, replies: list[str], *, notice_canceled: bool = False, notice_indeterminate: bool = False
+) -> Adoption:
     """A worker that acknowledged, posted ``replies`` and never reported; the attempt lost.
-    A still-running notice was sent there, or (``notice_canceled``) canceled before its claim
-    and the worker replied in its very words. Answers the replies' ids, the adopted_reply_id the
-    row holds, and the completion notice's words."""
+    A still-running notice was sent there; or (``notice_canceled``) canceled before its claim
+    and the worker replied in its very words; or (``notice_indeterminate``) its request landed,
+    its answer was lost and reconciliation left it indeterminate, with no receipt. Answers the
+    replies' ids, the adopted_reply_id the row holds, and the completion notice's words."""
     with StandIn(world="demo") as standin:
         world = standin.world
         client = BasecampClient(standin.base_url, world.account_id, world.token, USER_AGENT)
@@ -68,6 +71,15 @@ def _adoption(tmp_path: Path, replies: list[str], *, notice_canceled: bool = Fal
                     (intent_id,) = connection.execute("SELECT id FROM outbox WHERE kind = 'still_running'").fetchone()
                     intents.cancel(connection, intent_id, IntentState.pending, notes.ALL_REPORTED, ledger.clock.now())
                 replies = [notice]
+            elif notice_indeterminate:
+                with ledger.write() as connection:
+                    (intent_id,) = connection.execute("SELECT id FROM outbox WHERE kind = 'still_running'").fetchone()
+                    intents.claim(connection, intent_id, ledger.clock.now())
+                _post(client, destination, notice)  # it landed; its answer never reached the connector
+                with ledger.write() as connection:
+                    intents.make_indeterminate(
+                        connection, intent_id, notes.matching_messages(0), ledger.clock.now()
+                    )  # fmt: skip
             else:
                 _post(client, destination, notice)
             ids = [_post(client, destination, body) for body in replies]
@@ -108,3 +120,12 @@ def test_a_canceled_notice_s_words_never_hide_the_worker_s_reply(tmp_path: Path)
     the same words is the worker's."""
     adoption = _adoption(tmp_path, [], notice_canceled=True)
     assert adoption.held == adoption.ids[0]
+
+
+def test_an_indeterminate_notice_s_message_is_never_adopted_as_the_worker_s_reply(tmp_path: Path) -> None:
+    """The other half of the PR's filter: an indeterminate intent may exist at the destination with
+    no receipt to exclude it by, so a listed message in its words is never the worker's reply,
+    even when it is the only message there."""
+    adoption = _adoption(tmp_path, [], notice_indeterminate=True)
+    assert adoption.held is None
+    assert "Event 101: unknown, the worker did not report on it. Needs a person" in adoption.notice

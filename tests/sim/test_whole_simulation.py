@@ -1,7 +1,9 @@
 """The whole-connector simulation in CI: a few hundred seeds, clean; a replay is the same run;
 a bug injected is found and replays at the same step (``bin/simulate`` runs the nightly size).
 
-``SIM_CI_SEEDS`` (default 200) seeds of 200 steps, in chunks of ``CHUNK`` a test. The chunks
+``SIM_CI_SEEDS`` (default 600: every required path is reached and every mutant of
+``bin/simulate --mutants`` found within them, the slowest at 515) seeds of 200 steps, in
+chunks of ``CHUNK`` a test. The chunks
 fill this process's ``COVERAGE`` and the coverage test reads it: under pytest-xdist they are
 one group (``ONE_PROCESS``), run by one worker, or the coverage would be a part's.
 """
@@ -23,7 +25,7 @@ from tests.sim.whole.checks import CHECKS
 from tests.sim.whole.main import REQUIRED, main
 from tests.sim.whole.run import Run, Violation
 
-SEEDS = int(os.environ.get("SIM_CI_SEEDS", "200"))
+SEEDS = int(os.environ.get("SIM_CI_SEEDS", "600"))
 CHUNK = 25
 COVERAGE: Counter[str] = Counter()
 ONE_PROCESS = pytest.mark.xdist_group("whole-simulation-coverage")

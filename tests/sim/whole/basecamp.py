@@ -13,7 +13,8 @@ Rules:
    ``reads``): a create lands, is refused, is lost before or after landing, is rate limited
    (429), cannot connect, or -- while it is in flight -- a person signed in as the agent posts
    the same words, then it lands and its answer is lost (the listing then holds two messages
-   with the intent's words: adoption must take neither). The copy is made only where no other
+   with the intent's words: adoption must take neither), or lands lagging (listed only after
+   ``LAGGING``: reconciliation's first look finds nothing, a later listing finds it). The copy is made only where no other
    intent has those words at that destination (``Attribution.alone``), a second before the
    create lands: no other intent's listing could tell it from its own message either, and
    adopting it there would be the design's known limit, not a bug. A landed message may be visible only
@@ -32,6 +33,15 @@ Rules:
    (Action Cable's overflow frame). ``projects`` answers the agent's projects (membership).
 6. A recording a person put in the trash (``trashed``) refuses every create at it, whatever was
    scripted, until that person restores it (``tests.sim.whole.person``).
+7. Every trigger of the matrix reaches the feed (``Kind``): a mention (a comment or a chat line),
+   a comment on a card the agent is subscribed to, an assignment of the agent by the operator,
+   a completed to-do the agent is assigned to; the summary read answers each as Basecamp would.
+8. A 429 carries a ``Retry-After`` drawn from ``RETRY_AFTERS`` (below, at and above the first
+   backoff); a slow create answers no later than the caller's deadline (the real client's bound:
+   past it the answer is lost, landed or not); an outage (``listings_down_until``) fails every
+   listing until it ends, long enough to make reconciliation give up at ten, and every create
+   meanwhile times out, landed or not.
+9. Every listing answered is kept for the step's checks (``listed``: destination, when, what).
 """
 
 from __future__ import annotations
@@ -79,6 +89,21 @@ class Post(StrEnum):
     not_connected = "not_connected"
     rate_limited = "rate_limited"
     copied_then_lost = "copied_then_lost"  # rule 3: a person's copy first, then lost after landing
+    lost_lagging = "lost_lagging"  # lost after landing, and listed only after LAGGING: reconciliation misses it
+
+
+class Kind(StrEnum):
+    """Rule 7: what a feed event is, as the world made it (the connector sees only the feed)."""
+
+    mention = "mention"
+    subscribed = "subscribed"
+    assigned = "assigned"
+    completed = "completed"
+
+
+REQUESTS = frozenset({Kind.mention, Kind.assigned})  # the triggers that ask for something
+RETRY_AFTERS = (5.0, 30.0, 120.0, 900.0)  # rule 8: a 429's Retry-After, seconds
+LAGGING = 300.0  # how long a lagging create stays out of listings: past reconciliation's first look
 
 
 class Listing(StrEnum):
@@ -100,8 +125,19 @@ class Message:
 
 
 @dataclass(frozen=True, slots=True)
+class Listed:
+    """Rule 9: one listing answered: where, from when, at what time, and the messages it held."""
+
+    destination: Destination
+    since: datetime
+    at: datetime
+    messages: tuple[ListedMessage, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Mention:
-    """One feed event: a person mentions the agent on a recording (a comment or a chat line)."""
+    """One feed event (rule 7): a person mentions the agent on a recording (a comment or a chat
+    line), comments on a card it is subscribed to, assigns it a to-do, or completes one."""
 
     event_id: int
     bucket_id: int
@@ -109,14 +145,30 @@ class Mention:
     chat: bool
     created_at: str
     at: datetime
+    kind: Kind = Kind.mention
+
+    @property
+    def event_type(self) -> str:
+        match self.kind:
+            case Kind.assigned:
+                return ASSIGNMENT_CHANGED
+            case Kind.completed:
+                return TODO_COMPLETED
+            case _:
+                return CHAT_LINE_CREATED if self.chat else COMMENT_CREATED
+
+
+ASSIGNMENT_CHANGED = "todo.assignment_changed"
+TODO_COMPLETED = "todo.completed"
 
 
 def _event(mention: Mention) -> FeedEvent:
+    kind, _, action = mention.event_type.partition(".")
     return FeedEvent(
         id=mention.event_id,
-        kind="chat_line" if mention.chat else "comment",
-        action="created",
-        event_type=CHAT_LINE_CREATED if mention.chat else COMMENT_CREATED,
+        kind="chat_line" if mention.chat else kind,
+        action=action.replace("line.", ""),
+        event_type=mention.event_type,
         bucket_id=mention.bucket_id,
         creator_id=OPERATOR_ID,
         performed_by_id=None,
@@ -164,18 +216,21 @@ class SimBasecamp:
     by_maker: dict[str, list[int]] = field(default_factory=dict)
     texts: dict[int, str] = field(default_factory=dict)
     inbox: SimInbox | None = None  # the agent's inbox (tests.sim.whole.inbox); None: a 403
+    listings_down_until: float = 0.0  # rule 8: every listing fails until then (monotonic)
+    listed: list[Listed] = field(default_factory=list)  # rule 9: the listings since the last check
     _next_id: int = 1_069_479_000
 
     # -- ground truth -------------------------------------------------------------------------
 
-    def store(self, destination: Destination, text: str, made_by: str, creator_id: int = AGENT_ID) -> int:
+    def store(self, destination: Destination, text: str, made_by: str, creator_id: int = AGENT_ID,
+              lag: float | None = None) -> int:
         self._next_id += 1
         now = self.clock.now()
         self.by_maker.setdefault(made_by, []).append(self._next_id)
         self.texts[self._next_id] = message_text(text)
         self.messages.append(
             Message(self._next_id, destination, message_text(text), now,
-                    now + timedelta(seconds=self.lag_seconds), creator_id, made_by)
+                    now + timedelta(seconds=self.lag_seconds if lag is None else lag), creator_id, made_by)
         )
         return self._next_id
 
@@ -230,9 +285,12 @@ class SimBasecamp:
     def projects(self, deadline: float) -> frozenset[int]:
         return frozenset({ROUTED, UNROUTED})
 
-    def mention(self, event_id: int, bucket_id: int, recording_id: int, chat: bool) -> None:
+    def mention(self, event_id: int, bucket_id: int, recording_id: int, chat: bool, kind: Kind = Kind.mention) -> None:
         now = self.clock.now()
-        self.feed.append(Mention(event_id, bucket_id, recording_id, chat, format_timestamp(now), now))
+        self.feed.append(Mention(event_id, bucket_id, recording_id, chat, format_timestamp(now), now, kind))
+
+    def kind_of(self, event_id: int) -> Kind | None:
+        return next((mention.kind for mention in self.feed if mention.event_id == event_id), None)
 
     # -- admission's reads ----------------------------------------------------------------------
 
@@ -253,14 +311,20 @@ class SimBasecamp:
             self.on_fault("read throttled (429)")
             return ReadFailure(ReadFailureKind.throttled, self.clock.now() + timedelta(seconds=60))
         chat = event_type == CHAT_LINE_CREATED
+        kind = self.kind_of(event_id) if event_id is not None else Kind.mention
+        comment = event_type == COMMENT_CREATED
+        agent = frozenset({AGENT_ID})
         return RecordingSummary(
             status=RecordingStatus.active,
-            type="Chat::Lines::Text" if chat else "Comment",
+            type="Chat::Lines::Text" if chat else "Comment" if comment else "Todo",
             creator=Author(OPERATOR_ID, "User"),
             parent_id=CAMPFIRE if chat else recording_id + 1,
-            parent_type="Chat::Transcript" if chat else "Kanban::Card",
+            parent_type="Chat::Transcript" if chat else "Kanban::Card" if comment else "Todolist",
             campfire_id=CAMPFIRE if chat else None,
-            mentioned_person_ids=frozenset({AGENT_ID}),
+            mentioned_person_ids=agent if kind is Kind.mention else frozenset(),
+            assignee_ids=agent if kind in (Kind.assigned, Kind.completed) else frozenset(),
+            added_person_ids=agent if kind is Kind.assigned else frozenset(),
+            subscribed=kind is Kind.subscribed,
             app_url=f"https://3.basecamp.com/999/buckets/{bucket_id}/recordings/{recording_id}",
             title="A card",
             content=f"<div>please look at {recording_id}</div>",
@@ -273,8 +337,15 @@ class SimBasecamp:
         intent_id = self.attribution.request_starts(destination, body)
         outcome: PostOutcome | None = None
         try:
-            self.clock.advance(self.slow_post_seconds)
-            self.slow_post_seconds = 0.0
+            slow, self.slow_post_seconds = self.slow_post_seconds, 0.0
+            if deadline is not None and slow > deadline - self.clock.monotonic():  # rule 8: the client's bound
+                self.clock.advance(max(0.0, deadline - self.clock.monotonic()))
+                if self.rng.random() < 0.5:
+                    self.store(destination, body, f"intent:{intent_id}")
+                self.on_fault("post answered nothing by its deadline")
+                outcome = Uncertain(UncertainCause.timeout, None, "no answer by the deadline")
+                return outcome
+            self.clock.advance(slow)
             if self.crash_at == "before_landing":
                 self.crash_at = None
                 raise Crash("after the claim, before the request reached Basecamp")
@@ -283,12 +354,19 @@ class SimBasecamp:
                 self.store(destination, body, f"intent:{intent_id}")
                 raise Crash("after the message was stored, before its receipt was recorded")
             behaviour = self.next_posts.pop(0) if self.next_posts else Post.land
+            if self.clock.monotonic() < self.listings_down_until:  # rule 8: creates time out, landed or not
+                behaviour = self.rng.choice([Post.lost_after_landing, Post.lost_before_landing])
+            elif self.lag_seconds >= LAGGING and behaviour is Post.land and self.rng.random() < 0.5:
+                behaviour = Post.lost_lagging  # so slow to list that its answers time out too
             if destination.recording_id in self.trashed:
                 behaviour = Post.refuse  # rule 6: refused for as long as it is in the trash
             self.on_fault(f"post {behaviour}")
             match behaviour:
                 case Post.land:
                     outcome = Receipt(self.store(destination, body, f"intent:{intent_id}"))
+                case Post.lost_lagging:
+                    self.store(destination, body, f"intent:{intent_id}", lag=LAGGING)
+                    outcome = Uncertain(UncertainCause.connection_lost, None, "lost after landing")
                 case Post.lost_after_landing:
                     self.store(destination, body, f"intent:{intent_id}")
                     outcome = Uncertain(UncertainCause.connection_lost, None, "lost after landing")
@@ -305,8 +383,9 @@ class SimBasecamp:
                 case Post.not_connected:
                     outcome = Refused(RefusalCause.not_connected, None, "could not connect")
                 case Post.rate_limited:
-                    self.held_until = self.clock.monotonic() + 30
-                    outcome = Refused(RefusalCause.answered, 429, "rate limited", 30.0)
+                    retry_after = self.rng.choice(RETRY_AFTERS)
+                    self.held_until = self.clock.monotonic() + retry_after
+                    outcome = Refused(RefusalCause.answered, 429, "rate limited", retry_after)
             return outcome
         finally:
             self.attribution.request_ended(intent_id, outcome)
@@ -318,6 +397,8 @@ class SimBasecamp:
             self.crash_at = None
             raise Crash("during a listing")
         behaviour = self.next_listings.pop(0) if self.next_listings else Listing.answer
+        if self.clock.monotonic() < self.listings_down_until:
+            behaviour = Listing.fail  # rule 8: the outage
         if behaviour is not Listing.answer:
             self.on_fault(f"listing {behaviour}")
         if behaviour is Listing.fail:
@@ -328,16 +409,18 @@ class SimBasecamp:
         if behaviour is Listing.cut_short:
             raise ListingFailed("a page of the listing was missing")
         now = self.clock.now()
-        return [
+        listed = [
             ListedMessage(message.id, message.created_at, message.creator_id, message.text)
             for message in self.messages
             if message.destination == destination and message.visible_at <= now
             and message.creator_id == creator_id and message.created_at >= since
         ]
+        self.listed.append(Listed(destination, since, now, tuple(listed)))
+        return listed
 
     def rate_limited_for(self) -> float:
         return max(0.0, self.held_until - self.clock.monotonic())
 
     def probe(self, deadline: float) -> None:
-        if self.next_listings and self.next_listings[0] is Listing.fail:
+        if (self.next_listings and self.next_listings[0] is Listing.fail) or self.clock.monotonic() < self.listings_down_until:
             raise ListingFailed("unreachable")

@@ -21,6 +21,12 @@ Rules:
 4. A step that changed no row through the ledger's one connection (SQLite's ``total_changes``,
    triggers included) and stored no message is judged without reading the ledger: the audit
    and the outbox read the same as after the step before.
+5. The checks that judge a rule by its own terms (adoption's proof, the adopted reply, the
+   guard's delay and trigger, a retry's wait, a stop's bound) are ``tests.sim.whole.rules``'; they
+   read the audit's ``due``, ``at`` and ``new_note`` (a move's new due time, an intent's creation,
+   the note a move wrote) and the listings Basecamp answered in the step (``SimBasecamp.listed``).
+   An instruction counts as handed for ``no-instruction-twice`` when a worker's prompt named it,
+   pulled or not (``Workers.handed``).
 """
 
 from __future__ import annotations
@@ -51,7 +57,7 @@ from core.not_created import not_created_cause
 from core.posting import Receipt, Refused
 from core.reconcile import MAX_RECONCILE_FAILURES
 from core.text import message_text
-from tests.sim.whole import inbox, words
+from tests.sim.whole import inbox, rules, words
 
 if TYPE_CHECKING:
     from tests.sim.whole.run import Run
@@ -82,24 +88,26 @@ CHECKS = (
     "no-first-pull-under-a-hold",
     "no-post-during-a-retry-after",
     *words.CHECKS,
+    *rules.NAMES,
 )
 
 AUDIT_SQL = (
     "CREATE TABLE IF NOT EXISTS sim_audit (seq INTEGER PRIMARY KEY, tbl TEXT NOT NULL,"
     " key TEXT NOT NULL, old TEXT, new TEXT NOT NULL, note TEXT, old_receipt INTEGER, new_receipt INTEGER,"
-    " cause TEXT)",
+    " cause TEXT, due TEXT, at TEXT, new_note TEXT)",
     "CREATE TRIGGER sim_outbox_insert AFTER INSERT ON outbox BEGIN INSERT INTO sim_audit"
-    " (tbl, key, old, new, cause) VALUES ('outbox', NEW.id, NULL, NEW.state, NEW.kind || ':' || CASE"
+    " (tbl, key, old, new, due, at, cause) VALUES ('outbox', NEW.id, NULL, NEW.state, NEW.not_before,"
+    " NEW.created_at, NEW.kind || ':' || CASE"
     " WHEN NEW.kind IN ('guard_ack', 'holding_reply') THEN"
     " (SELECT state FROM events WHERE id = NEW.event_id) WHEN NEW.kind LIKE 'worker_%' THEN"
     " (SELECT delivery FROM task_events WHERE task_id = NEW.task_id AND event_id = NEW.event_id) ELSE"
     " (SELECT state FROM attempts WHERE id = NEW.attempt_id) END); END",
     "CREATE TRIGGER sim_outbox_update AFTER UPDATE OF state, receipt_id ON outbox WHEN NEW.state IS NOT OLD.state"
     " OR NEW.receipt_id IS NOT OLD.receipt_id BEGIN INSERT INTO sim_audit"
-    " (tbl, key, old, new, note, old_receipt, new_receipt) VALUES ('outbox', NEW.id, OLD.state, NEW.state,"
+    " (tbl, key, old, new, note, old_receipt, new_receipt, due, new_note) VALUES ('outbox', NEW.id, OLD.state,"
     # a retry (sending -> pending) is judged by the cause it writes, every other move by the note it left
-    " CASE WHEN OLD.state = 'sending' AND NEW.state = 'pending' THEN NEW.note ELSE OLD.note END,"
-    " OLD.receipt_id, NEW.receipt_id); END",
+    " NEW.state, CASE WHEN OLD.state = 'sending' AND NEW.state = 'pending' THEN NEW.note ELSE OLD.note END,"
+    " OLD.receipt_id, NEW.receipt_id, NEW.not_before, NEW.note); END",
     "CREATE TRIGGER sim_events AFTER UPDATE OF state ON events WHEN NEW.state IS NOT OLD.state BEGIN"
     " INSERT INTO sim_audit (tbl, key, old, new) VALUES ('events', NEW.id, OLD.state, NEW.state); END",
     "CREATE TRIGGER sim_delivery AFTER UPDATE OF delivery ON task_events WHEN NEW.delivery IS NOT OLD.delivery"
@@ -108,6 +116,9 @@ AUDIT_SQL = (
     "CREATE TRIGGER sim_guard AFTER UPDATE OF guard ON task_events WHEN NEW.guard IS NOT OLD.guard"
     " BEGIN INSERT INTO sim_audit (tbl, key, old, new) VALUES ('guard', NEW.task_id || ':' || NEW.event_id,"
     " OLD.guard, NEW.guard); END",
+    "CREATE TRIGGER sim_adopted AFTER UPDATE OF adopted_reply_id ON task_events WHEN NEW.adopted_reply_id"
+    " IS NOT NULL AND OLD.adopted_reply_id IS NULL BEGIN INSERT INTO sim_audit (tbl, key, old, new) VALUES"
+    " ('adopted', NEW.task_id || ':' || NEW.event_id, NULL, NEW.adopted_reply_id); END",
     "CREATE TRIGGER sim_attempts AFTER UPDATE OF state ON attempts WHEN NEW.state IS NOT OLD.state BEGIN"
     " INSERT INTO sim_audit (tbl, key, old, new) VALUES ('attempts', NEW.id, OLD.state, NEW.state); END",
 )
@@ -120,7 +131,7 @@ _TABLES: dict[str, tuple[LifecycleTable[Any], type]] = {
     "attempts": (ATTEMPT_EDGES, AttemptState),
 }
 _OUTBOX = "SELECT id, kind, state, note, receipt_id, message_kind, bucket_id, recording_id, body, event_id," \
-          " attempt_id, occurrence, reconcile_failures, not_before FROM outbox ORDER BY id"
+          " attempt_id, occurrence, reconcile_failures, not_before, sending_at FROM outbox ORDER BY id"
 
 
 def _found(run: Run, check: str, detail: str) -> None:
@@ -182,11 +193,12 @@ def after_step(run: Run, final: bool) -> list[tuple[str, str]]:
     changes = (run.connector, run.connector.ledger._connection.total_changes)
     if not final and changes == truth.last_changes and seen == truth.last_seen:
         _judge_exposures(run)
+        run.basecamp.listed.clear()
         return truth.violations
     truth.last_changes = changes
     with run.connector.ledger.read() as connection:
         audit = connection.execute(
-            "SELECT seq, tbl, key, old, new, note, old_receipt, new_receipt, cause FROM sim_audit"
+            "SELECT seq, tbl, key, old, new, note, old_receipt, new_receipt, cause, due, at, new_note FROM sim_audit"
             " WHERE seq > ? ORDER BY seq", (truth.audit_seen,)).fetchall()
         tables = {row[1] for row in audit}
         outbox_moved = final or "outbox" in tables or seen != truth.last_seen
@@ -201,11 +213,32 @@ def after_step(run: Run, final: bool) -> list[tuple[str, str]]:
         alive = {worker.attempt_id for worker in run.workers.alive.values()}
         for attempt_id in sorted(alive - set(live)):
             _found(run, "no-live-worker-settled", f"attempt {attempt_id} ended while its worker still runs")
-    for seq, table, key, old, new, note, old_receipt, new_receipt, cause in audit:
+    decided: list[tuple[int, str, int | None, int]] = []
+    written: dict[int, int] = {}  # intent -> the audit row that wrote it, in this step
+    for seq, table, key, old, new, note, old_receipt, new_receipt, cause, due, at, new_note in audit:
         truth.audit_seen = seq
+        if table == "adopted":
+            rules.reply_adopted(run, key, int(new))
+            continue
         _judge_move(run, table, key, old, new, note or "", old_receipt, new_receipt, cause)
+        if table != "outbox":
+            continue
+        if old is None:
+            written[int(key)] = seq
+            rules.written(run, key, (cause or ":").partition(":")[0], due, at)
+        elif new == "indeterminate" and (new_note or "").startswith("listing failed"):
+            run.cover("reconciliation gave up after ten failed listings")
+        elif (old, new) == ("sending", "pending") and note in notes.NOT_CREATED_NOTES:
+            rules.retried(run, key, note, due)
+        elif (old, new) == ("sending", "canceled") and (new_note or "") in notes.GIVEN_UP_NOTES:
+            rules.retried(run, key, new_note or "", None)
+        elif rules.decided_by_a_listing(old, new, new_note or "", not isinstance(
+                truth.era_outcome.get(int(key)), Receipt)):
+            decided.append((int(key), new, new_receipt, seq))
     if outbox_moved:
         _judge_outbox(run, rows)
+        rules.reconciled(run, decided, rows, written)
+    run.basecamp.listed.clear()
     _judge_exposures(run)
     if outbox_moved:
         words.judge(run, final)
@@ -254,6 +287,8 @@ def _judge_move(  # noqa: PLR0917 -- one audit row, as its columns
                    f"intent {key} recorded sent with message {new_receipt}, not made by its request ({sorted(own)})")
     if table == "outbox" and new in ("indeterminate", "canceled", "abandoned"):
         run.cover(f"intent {old} -> {new}" + (" (refused)" if new == "canceled" and old == "sending" else ""))
+    if table == "events" and old == "seen" and new in ("admitted", "queued"):
+        run.cover(f"admitted: {run.basecamp.kind_of(int(key))}")
     if table == "guard" and old == "armed" and new == "canceled":
         run.cover("guard armed, then canceled by get_dispatch")
     if table == "outbox" and (old, new, note) == ("pending", "canceled", notes.RESOLVED_RESEND):
@@ -295,7 +330,7 @@ def _judge_outbox(run: Run, rows: list[tuple[Any, ...]]) -> None:
     texts = run.basecamp.texts
     makers = run.basecamp.by_maker
     for (identifier, kind, state, note, receipt, message_kind, _b, _r, body, event_id, attempt_id, occurrence,
-         failures, _n) in rows:
+         failures, _n, _s) in rows:
         if not kind.startswith("worker_"):  # a worker's words: words.judge counts them per call
             keys[(kind, event_id if kind in ("guard_ack", "holding_reply") else attempt_id,
                   occurrence if kind == "still_running" else 0)] += 1
@@ -358,7 +393,7 @@ def _judge_end(run: Run, rows: list[tuple[Any, ...]], events: dict[int, str], li
     now = run.clock.now()
     from core.timestamps import parse_timestamp
 
-    for identifier, kind, state, note, *_rest, not_before in rows:
+    for identifier, kind, state, note, *_rest, not_before, _sending_at in rows:
         if state == "sending":
             _found(run, "nothing-sending-at-quiescence", f"intent {identifier} ({kind}) stays sending")
         if state == "pending" and parse_timestamp(not_before) <= now:

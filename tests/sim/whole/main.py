@@ -63,6 +63,16 @@ REQUIRED = (
     "repair: found an event the live lane lost",
     "feed 410: the epoch passed",
     "410: an event expired unread, inside a recorded gap",
+    # issue 26: what the world missed
+    "admitted: assigned",
+    "admitted: subscribed",
+    "admitted: completed",
+    "guard: due its delay after the verdict",
+    "reconciliation gave up after ten failed listings",
+    "adopted reply: a worker's",
+    "stop: the flush met a slow Basecamp",
+    "429: Retry-After above the first backoff",
+    "429: Retry-After below the first backoff",
 )
 
 

@@ -42,6 +42,8 @@ CATALOGUED = (
     "the hold: get_dispatch serves no first exposure or first pull under it",
     "while a 429's wait runs nothing is claimed",
     "inbox lane: the connector reads it",
+    "a request is capped at the flush's deadline",
+    "adopted reply: an indeterminate intent's words hide its message, which may exist with no receipt",
 )
 
 OWN = (
@@ -66,6 +68,53 @@ OWN = (
         "    if not buckets:\n",
         also=(("    if not may_launch(hold_marker.standing(connection)):\n        raise NotStartable(",
                "    if False:\n        raise NotStartable("),),
+    ),
+    # issue 26: the kinds an outside set of bugs showed the simulation blind to
+    rule(
+        "adoption: the newest of several matches adopted",
+        "    if len(candidates) != 1:\n        return Indeterminate(notes.matching_messages(len(candidates)))\n",
+        "    if not candidates:\n        return Indeterminate(notes.matching_messages(len(candidates)))\n",
+        also=(("    (receipt_id,) = candidates\n    return Adopt(receipt_id)", "    receipt_id = max(candidates)\n    return Adopt(receipt_id)"),),
+    ),
+    rule(
+        "reconciliation gives up at eleven failed listings, not ten",
+        "    if failures >= MAX_RECONCILE_FAILURES:\n",
+        "    if failures > MAX_RECONCILE_FAILURES:\n",
+    ),
+    rule(
+        "the listing window shifted past the sending time",
+        "    return (sending_at if sending_at is not None else created_at) - slack",
+        "    return (sending_at if sending_at is not None else created_at) + slack",
+    ),
+    rule(
+        "a rival lookup binding the bucket for the recording",
+        "            [str(row.destination.kind), row.destination.recording_id],",
+        "            [str(row.destination.kind), row.destination.bucket_id],",
+    ),
+    rule(
+        "a subscribed comment arms the guard",
+        "SUBSCRIBED = Rule(Trigger.subscribed, requires_route=True)",
+        "SUBSCRIBED = Rule(Trigger.subscribed, requires_route=True, acknowledge=True)",
+    ),
+    rule(
+        "the guard is due at its verdict, not its delay after",
+        "templates.guard_acknowledgement(), decided_at + guard_delay,",
+        "templates.guard_acknowledgement(), decided_at,",
+    ),
+    rule(
+        "a 429's Retry-After shortens a longer backoff",
+        "        wait = max(wait, timedelta(seconds=min(outcome.retry_after_seconds,",
+        "        wait = min(wait, timedelta(seconds=min(outcome.retry_after_seconds,",
+    ),
+    rule(
+        "a 429's Retry-After replaces the backoff",
+        "        wait = max(wait, timedelta(seconds=min(outcome.retry_after_seconds,",
+        "        wait = (timedelta(seconds=min(outcome.retry_after_seconds,",
+    ),
+    rule(
+        "an unpulled prompt is withdrawn for a retry though its worker ran",
+        "            spawn_failed\n            and row.exposed_by_this_attempt\n",
+        "            row.exposed_by_this_attempt\n",
     ),
 )
 

@@ -5,7 +5,8 @@ Rules:
    worker temperament and decision, and stands in for the ledger's own randomness (task tokens
    and attempt ids), so a seed replays the same history, step for step.
 2. A step is one thing one part of the system does (the menu in ``STEPS``): Basecamp gets a
-   mention, intake polls (and repairs) and admission decides, the live lane hears the cable's
+   feed event (a mention, a subscribed comment, an assignment, a completion), intake polls
+   (and repairs) and admission decides, the live lane hears the cable's
    next frame, the dispatcher ticks, a worker acts, its supervision ticks or ends it, the
    outbox runs, time passes, Basecamp's next answers are scripted, a crash is armed or happens
    now, the connector is stopped (SIGTERM) and started, a careful person resolves,
@@ -13,9 +14,10 @@ Rules:
    connector through ``SimConnector.boot`` (``Connector.start``, the production start path).
 3. After every step the named checks of ``tests.sim.whole.checks`` run; a violation stops the
    run at that step, with the step's number, the check's name and the history.
-4. At the end: Basecamp heals, the person releases a hold still standing, time passes, every
-   part runs to quiescence, and the final checks
-   (nothing sending, no record lost) run.
+4. At the end: Basecamp heals (an outage and a lag run their course), the person releases a
+   hold still standing, time passes, every part runs to quiescence (the supervisors and the
+   outbox between the workers' actions), and the final checks (nothing sending, no record lost)
+   run. A stop's flush has ``SHUTDOWN_BOUND`` and meets a slow Basecamp half the time.
 5. The run keeps one idle connection of its own to the ledger file (``keeper``, never in a
    transaction), so a connector's close is never the last: its WAL is left as a killed process
    leaves it, for the next start to read, and the file's shared index is not rebuilt at every
@@ -54,10 +56,14 @@ from core.posting import PostOutcome, Refused
 from core.snapshots import StopReason
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger, open_ledger
-from tests.sim.whole import checks, inbox, person
-from tests.sim.whole.basecamp import ROUTED, UNROUTED, Crash, Listing, Post, SimBasecamp
+from tests.sim.whole import checks, inbox, person, rules
+from tests.sim.whole.basecamp import LAGGING, ROUTED, UNROUTED, Crash, Kind, Listing, Post, SimBasecamp
 from tests.sim.whole.connector import STILL_RUNNING_EVERY, Failures, SimConnector
 from tests.sim.whole.workers import Worker, Workers
+
+KINDS = (Kind.mention,) * 7 + (Kind.subscribed, Kind.assigned, Kind.completed)
+OUTAGES = (600.0, 3 * 3600.0, 8 * 3600.0)  # a listing outage's length: ten failed listings take ~2 h
+SHUTDOWN_BOUND = 30.0  # the flush's bound at a stop, seconds
 
 SCRATCH = os.environ.get("SIM_DIR") or (
     "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
@@ -107,6 +113,7 @@ class Truth:
 
     requested_in_era: set[int] = field(default_factory=set)
     era_outcome: dict[int, PostOutcome | None] = field(default_factory=dict)
+    not_created: dict[int, list[tuple[datetime, Refused]]] = field(default_factory=dict)  # answers unsettled
     redispatched: Counter[int] = field(default_factory=Counter)
     audit_seen: int = 0
     last_seen: tuple[int, int] = (0, 0)  # messages stored, workers told to acknowledge
@@ -257,13 +264,16 @@ class Run:
         return entries[bisect_right(totals, self.rng.randrange(totals[-1]))]
 
     def _mention(self) -> None:
+        """Basecamp's next feed event: a mention, or one of the matrix's other triggers (basecamp rule 7)."""
         event_id = self.next_event
         self.next_event += 1
         bucket = ROUTED if self.rng.random() < 0.85 else UNROUTED
         recording = 555 if self.rng.random() < 0.3 else 1_000_000 + event_id
-        chat = self.rng.random() < 0.2
-        self.basecamp.mention(event_id, bucket, recording, chat)
-        self.note(f"event {event_id} in {'routed' if bucket == ROUTED else 'unrouted'} {recording}{' chat' if chat else ''}")
+        kind = self.rng.choice(KINDS)
+        chat = kind is Kind.mention and self.rng.random() < 0.2
+        self.basecamp.mention(event_id, bucket, recording, chat, kind)
+        self.cover(f"feed: {kind}")
+        self.note(f"event {event_id} ({kind}) in {'routed' if bucket == ROUTED else 'unrouted'} {recording}{' chat' if chat else ''}")
 
     def _intake(self) -> None:
         self.connector.connector.intake_turn()
@@ -360,7 +370,7 @@ class Run:
 
     def _fault(self) -> None:
         basecamp = self.basecamp
-        match self.rng.randrange(12):
+        match self.rng.randrange(13):
             case 0 | 1 | 8:
                 basecamp.next_posts.append(self.rng.choice(list(Post)))
                 self.note(f"next post: {basecamp.next_posts[-1]}")
@@ -368,7 +378,7 @@ class Run:
                 basecamp.next_listings.append(self.rng.choice(list(Listing)))
                 self.note(f"next listing: {basecamp.next_listings[-1]}")
             case 3:
-                basecamp.lag_seconds = self.rng.choice([0.0, 0.0, 20.0, 90.0])
+                basecamp.lag_seconds = self.rng.choice([0.0, 0.0, 20.0, 90.0, LAGGING])
                 self.note(f"lag {basecamp.lag_seconds}s")
             case 4:
                 basecamp.feed_down = not basecamp.feed_down
@@ -389,6 +399,9 @@ class Run:
                 if basecamp.feed:
                     basecamp.epoch_after_id = max(basecamp.epoch_after_id, basecamp.feed[-1].event_id - self.rng.choice([0, 1]))
                     self.note(f"the feed's epoch passes: after {basecamp.epoch_after_id}")
+            case 12:
+                basecamp.listings_down_until = self.clock.monotonic() + self.rng.choice(OUTAGES)
+                self.note(f"listings down for {basecamp.listings_down_until - self.clock.monotonic():g}s")
             case _:
                 self.workers.unverifiable = self.rng.random() < 0.3
                 self.note(f"groups unverifiable: {self.workers.unverifiable}")
@@ -419,7 +432,14 @@ class Run:
         for worker in list(self.workers.alive.values()):
             if worker.supervised:
                 self._ended(worker, StopReason.shutdown)
-        connector.outbox.flush(deadline=self.clock.monotonic() + 30)
+        deadline = self.clock.monotonic() + SHUTDOWN_BOUND
+        if self.rng.random() < 0.5:  # the stop meets a slow Basecamp: its next create takes longer than the bound
+            self.basecamp.slow_post_seconds = self.rng.choice([20.0, 50.0])
+        slow = self.basecamp.slow_post_seconds
+        connector.outbox.flush(deadline=deadline)
+        if slow and not self.basecamp.slow_post_seconds:
+            self.cover("stop: the flush met a slow Basecamp")
+        rules.flushed_within(self, deadline)
         survivor = self._survivor()
         self.workers.connector_died()
         self.basecamp.cable_after = self.next_event - 1
@@ -448,10 +468,13 @@ class Run:
             self.actors = frozenset({Actor.automatic, Actor.admission, Actor.dispatcher, Actor.worker})
             self._guarded(self._intake)
             self._guarded(self._dispatch)
-            for _ in range(30):
+            for _ in range(30):  # the workers' actions, with the supervisors' ticks and the outbox between them
                 if not self.connector.dispatcher.pending and not self.workers.alive:
                     break
                 self._guarded(self._worker)
+                self._guarded(self._supervision)
+                self._guarded(lambda: self.connector.outbox.run_once() and None)
+                self._guarded(lambda: self.connector.outbox.reconcile() and None)
             self._guarded(self._supervision)
             self._guarded(lambda: self.connector.outbox.run_once() and None)
             self._guarded(lambda: self.connector.outbox.reconcile() and None)
@@ -470,6 +493,8 @@ class Run:
 
     def request_ended(self, intent_id: int, outcome: PostOutcome | None) -> None:
         self.truth.era_outcome[intent_id] = outcome
+        if isinstance(outcome, Refused) and not_created_cause(outcome) is not None:
+            self.truth.not_created.setdefault(intent_id, []).append((self.clock.now(), outcome))
         if isinstance(outcome, Refused) and not_created_cause(outcome) is not None:
             # provably nothing was created: the intent goes back to pending, and its retry is a
             # request of a new era (``core.not_created``), not a second one of this

@@ -9,7 +9,9 @@ Rules:
    (boosts and reports the boost on every instruction), ``twice`` (reports everything twice),
    ``deliberate`` (pulls, and acknowledges as told only a few actions later: the guard it
    canceled by pulling stays canceled while its notice falls due), ``speaking`` (hands its words
-   to the tools for the connector to post: ``tests.sim.whole.words``).
+   to the tools for the connector to post: ``tests.sim.whole.words``), ``forgetful`` (pulls,
+   acknowledges, works a while -- each action ``FORGETFUL_STEP`` of the clock, so still-running
+   notices fall due -- then exits without reporting: with one reply, or none).
 2. Each ``act`` is one tool call or one Basecamp write, or the process ending. A refusal from
    the tools is an answer (the worker carries on); a worker never sees the ledger otherwise.
 3. The driver (``SimDriver``) and recovery (``SimRecovery``) are the dispatcher's seams: spawn
@@ -18,6 +20,8 @@ Rules:
    answer that it cannot be verified (a person's case).
 4. A worker whose connector died keeps running (it is another process) until recovery ends it;
    one nobody supervises any more (its process was never recorded) may still call its tools.
+5. ``handed`` is every instruction a worker was given: the event its prompt names, at spawn,
+   and each event it pulled. A worker replies where its instruction says (``reply_to``).
 """
 
 from __future__ import annotations
@@ -42,13 +46,16 @@ from shell.ledger.tasks import Launch
 from shell.ledger.worker_calls import DispatchLedger
 from shell.worker.spawn import SpawnFailed
 from tests.sim.whole import words
-from tests.sim.whole.basecamp import AGENT_ID, CAMPFIRE, Crash, SimBasecamp
+from tests.sim.whole.basecamp import AGENT_ID, Crash, SimBasecamp
 
 _T = TypeVar("_T")
 
+FORGETFUL_STEP = 120.0  # seconds a forgetful worker's every action of work takes
+FORGETFUL_WAITS = 20  # its actions of work: 40 minutes, inside its task's hour
+
 TEMPERAMENTS = ("honest", "honest", "honest", "slow", "slow", "silent", "crashing", "unreported",
                 "self_acknowledging", "self_acknowledging", "twice", "deliberate", "deliberate",
-                words.SPEAKING, words.SPEAKING)
+                words.SPEAKING, words.SPEAKING, "forgetful", "forgetful")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +77,7 @@ class Worker:
     exit_reason: StopReason | None = None
     pulled: list[int] = field(default_factory=list)
     owed: tuple[int, Destination] | None = None  # an acknowledgement a deliberate worker will make
+    reply_to: dict[int, Destination] = field(default_factory=dict)  # by event: its instruction's reply destination
 
     @property
     def attempt_id(self) -> str:
@@ -104,6 +112,7 @@ class Workers:
         started = SimStarted(self._next_pid, self._next_pid, f"{self._next_pid}77")
         worker = Worker(launch, self.rng.choice(TEMPERAMENTS), started)
         self.alive[started.pid] = worker
+        self._given(launch.event_ids[0], worker.attempt_id)  # rule 5: its prompt names the event
         self.on(f"worker {worker.temperament}")
         if self.crash_at_spawn == "after":
             self.crash_at_spawn = None
@@ -160,6 +169,10 @@ class Workers:
                 self._acknowledge(worker, tools, *worker.owed)
                 worker.owed = None
                 return None
+            case "forgetful" if worker.current is not None and worker.waits < FORGETFUL_WAITS:
+                worker.waits += 1
+                self.basecamp.clock.advance(FORGETFUL_STEP)  # its work takes a while: notices fall due meanwhile
+                return None
         if worker.current is None:
             return self._get(worker, tools, ledger)
         event_id = worker.current
@@ -173,6 +186,11 @@ class Workers:
                 worker.reported.add(event_id)
                 worker.current = None
                 return None
+            case "forgetful":
+                if self.rng.random() < 0.5:
+                    self._reply(worker, event_id)
+                worker.current = None
+                return self._exit(worker, StopReason.finished)
             case _:
                 replied = self.rng.random() < 0.8
                 reply_id = self._reply(worker, event_id) if replied else None
@@ -192,9 +210,11 @@ class Workers:
         if instruction is None:
             return self._exit(worker, StopReason.finished)
         event_id = instruction.event_id
+        worker.reply_to[event_id] = Destination(
+            MessageKind(instruction.reply_kind), instruction.bucket_id, instruction.reply_recording_id)
         if event_id not in worker.pulled:
             worker.pulled.append(event_id)
-            self.handed.setdefault(event_id, []).append(worker.attempt_id)
+            self._given(event_id, worker.attempt_id)
             with ledger.read() as connection:
                 if connection.execute("SELECT 1 FROM hold_marker").fetchone() is not None:
                     self.pulled_under_hold.append((worker.attempt_id, event_id))
@@ -203,10 +223,17 @@ class Workers:
         if told:
             self.told_to_acknowledge.add(event_id)
         boost = Destination(MessageKind.boost, instruction.bucket_id, instruction.recording_id)
-        if ((told and worker.temperament in ("honest", "slow", "twice", "deliberate", words.SPEAKING))
+        if ((told and worker.temperament in ("honest", "slow", "twice", "deliberate", words.SPEAKING, "forgetful"))
                 or worker.temperament == "self_acknowledging"):
             worker.owed = (event_id, boost)
+        elif worker.temperament == "forgetful":
+            self._call(lambda: tools.ack_dispatch(AckRequest(event_id, None)))  # delivered, in no words
         return None
+
+    def _given(self, event_id: int, attempt_id: str) -> None:
+        given = self.handed.setdefault(event_id, [])
+        if attempt_id not in given:
+            given.append(attempt_id)
 
     def _acknowledge(self, worker: Worker, tools: DispatchLedger, event_id: int, boost: Destination) -> None:
         if worker.temperament == words.SPEAKING:
@@ -216,9 +243,8 @@ class Workers:
         self._call(lambda: tools.ack_dispatch(AckRequest(event_id, ack_id)))
 
     def _reply(self, worker: Worker, event_id: int) -> int:
-        mention = next(m for m in self.basecamp.addressed() if m.event_id == event_id)
-        where = (Destination(MessageKind.chat_line, mention.bucket_id, CAMPFIRE) if mention.chat
-                 else Destination(MessageKind.comment, mention.bucket_id, mention.recording_id))
+        where = worker.reply_to[event_id]
+        self.basecamp.clock.advance(1)  # writing a reply takes a moment: it is created after the acknowledgement
         return self.basecamp.store(where, f"Done: I looked into event {event_id}.", f"worker:{worker.attempt_id}")
 
     def _call(self, call: Callable[[], Result[_T, Refusal]]) -> _T | None:
