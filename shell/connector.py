@@ -47,6 +47,13 @@ Rules:
    rule 3). What is due is sent at the next start. A worker group being ended, a request already
    made, a record being admitted or a read of the feed begun are waited for, each within its own
    bound.
+11. No loop dies quietly: a turn of intake or dispatch, and the live lane's connection, catch
+   what they did not expect, log it with its traceback and go on. Anything that still escapes a
+   loop's thread is logged once with its traceback and ends the connector (``ended_by`` names
+   the loop; ``run`` exits 1) so its supervisor starts it again: it never runs with a dead lane.
+   (The outbox's thread is one such: what it left claimed the next start reconciles.)
+12. Each loop beats as it turns (``shell.heartbeats``), and ``run``'s main thread writes the
+   beats beside the ledger as it waits, so ``status`` names a loop that is not turning.
 """
 
 from __future__ import annotations
@@ -71,6 +78,7 @@ from shell.basecamp.errors import BasecampError
 from shell.basecamp.reads import SummaryReads
 from shell.clock import Clock
 from shell.dispatcher import Dispatcher, DispatchOptions, Recovery, WorkerDriver
+from shell.heartbeats import Heartbeats
 from shell.intake.backlog import Backlog
 from shell.intake.live_lane import LiveLane
 from shell.intake.membership import DEFAULT_MEMBERSHIP_INTERVAL, Membership
@@ -122,6 +130,7 @@ class Connector:
     _stop: threading.Event = field(default_factory=threading.Event)
     _stop_deadline: float | None = None  # monotonic; set by stop() (rule 3)
     stopped_in: str | None = field(default=None, init=False)  # the start's step a stop ended (rule 10)
+    ended_by: str | None = field(default=None, init=False)  # the loop a failure ended (rule 11)
 
     def __post_init__(self) -> None:
         configuration = self.configuration
@@ -135,6 +144,7 @@ class Connector:
             ),
             authorized,
         )
+        self.heartbeats = Heartbeats(self.clock, self.ledger.path)  # rule 12
         self.intake = Intake(
             self.ledger,
             self.client,
@@ -149,7 +159,7 @@ class Connector:
             filters = self.intake.filters
             self.live_lane = LiveLane(
                 self.ledger, self.client, filters, self.clock, self._heard_live,
-                losses=self.repair, paused=self.backlog.paused,
+                losses=self.repair, paused=self.backlog.paused, beat=lambda: self.heartbeats.beat("live"),
             )  # fmt: skip
         seams = self.seams or self._processes()
         self.admission = Admission(
@@ -250,29 +260,45 @@ class Connector:
         if requested():  # nothing launches or posts after a SIGTERM that came during the start
             self.stop(within)
             return
-        loops = [threading.Thread(target=self._intake_loop, name="intake", daemon=True)]
+        targets: dict[str, Callable[[], None]] = {"intake": self._intake_loop}
         if self.config_path is not None:
-            loops.append(threading.Thread(target=self._config_loop, name="config", daemon=True))
+            targets["config"] = self._config_loop
         if not self.shadow:
-            loops.append(threading.Thread(target=self._dispatch_loop, name="dispatch", daemon=True))
-            loops.append(
-                threading.Thread(target=self.outbox.run, args=(self._stop,), name="outbox", daemon=True)
-            )
+            targets["dispatch"] = self._dispatch_loop
+            targets["outbox"] = lambda: self.outbox.run(self._stop, lambda: self.heartbeats.beat("outbox"))
         if self.live_lane is not None:
             lane = self.live_lane
-            loops.append(threading.Thread(target=lane.run, args=(self._stop,), name="live", daemon=True))
+            targets["live"] = lambda: lane.run(self._stop)
+        loops = [
+            threading.Thread(target=self._guarded, args=(name, target), name=name, daemon=True)
+            for name, target in targets.items()
+        ]
         for loop in loops:
             loop.start()
         while not self._stop.wait(REQUEST_CHECK_SECONDS):
+            self.heartbeats.write_due()
             if requested():
                 self.stop(within)
+            elif self.ended_by is not None:
+                self.stop(within)  # rule 11: the supervisor starts it again
         for loop in loops:
             remaining = None if self._stop_deadline is None else self._stop_deadline - self.clock.monotonic()
             loop.join(timeout=None if remaining is None else max(0.0, remaining))
 
+    def _guarded(self, name: str, target: Callable[[], None]) -> None:
+        """Rule 11: a loop's thread; what escapes it is logged once and ends the connector."""
+        try:
+            target()
+        except Exception:
+            log.critical("the %s loop ended on a failure it did not expect; the connector stops (exit 1)"
+                         " so its supervisor starts it again", name, exc_info=True)  # fmt: skip
+            self.ended_by = name
+
     def _config_loop(self) -> None:
         assert self.config_path is not None
+        self.heartbeats.beat("config")
         while not self._stop.wait(RELOAD_EVERY.total_seconds()):
+            self.heartbeats.beat("config")
             try:
                 for line in self.reloader.apply(reload.read(self.config_path, self.configuration)):
                     self.on_event(f"configuration: {line}")
@@ -291,7 +317,11 @@ class Connector:
 
     def _intake_loop(self) -> None:
         while not self._stop.is_set():
-            self.intake_turn()
+            self.heartbeats.beat("intake")
+            try:
+                self.intake_turn()
+            except Exception:  # rule 11: a turn that failed unexpectedly is tried again
+                log.exception("intake: a turn failed unexpectedly; trying again")
             self._stop.wait(self.poll_every.total_seconds())
 
     def intake_turn(self) -> None:
@@ -331,6 +361,9 @@ class Connector:
         except BasecampError as error:
             log.info("membership: the projects could not be read (%s); later", type(error).__name__)
             return
+        except Exception:  # rule 11
+            log.exception("membership: an unexpected failure; later")
+            return
         if granted:
             log.info("membership: %d project(s) granted; the live lane subscribes again", len(granted))
             self.live_lane.resubscribe()
@@ -360,6 +393,7 @@ class Connector:
 
     def _dispatch_loop(self) -> None:
         while not self._stop.is_set():
+            self.heartbeats.beat("dispatch")
             self.dispatch_turn()
             self._stop.wait(1.0)
 

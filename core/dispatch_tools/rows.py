@@ -4,10 +4,10 @@ may be served (``servable``, rule 2 of ``core.dispatch_tools``).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from core.edges import DeliveryState, GuardState, RecordState
+from core.json_input import decode_json
 from core.states import EventOutcome
 
 
@@ -64,10 +64,7 @@ def read_snapshot(text: str | None) -> RecordingSnapshot | None:
     """The snapshot in ``text``, or None when there is none or it is not a JSON object."""
     if text is None or text == "":
         return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
+    value = decode_json(text).value_or(None)
     if not isinstance(value, dict):
         return None
 

@@ -27,13 +27,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from returns.result import Failure
+
 from core.configuration import Configuration, parse_configuration, to_mapping
+from core.json_input import decode_json
 from core.oauth import Credentials, read_token_text
 from shell import private_files
 from shell.errors import EXIT_CONFIG, UserError
 
 APP_DIRECTORY = "basecamp-connector"
 CONFIG_NAME = "config.json"
+CONFIG_MAX_BYTES = 1024 * 1024
+"""The largest configuration file read (``core.json_input`` bounds its depth too)."""
 LEDGER_NAME = "ledger.sqlite3"
 SHADOW_DIRECTORY = "shadow"
 """``run --shadow``'s state, inside the state directory: its own lock, ledger and feed position."""
@@ -108,10 +113,10 @@ def read_config_mapping(path: Path) -> dict[str, object] | None:
     with os.fdopen(descriptor, "rb") as handle:
         private_files.check_file_status(os.fstat(handle.fileno()), path, "configuration file")
         raw = handle.read()
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise ConfigurationInvalid(str(path), (f"not valid JSON: {error}",)) from error
+    decoded = decode_json(raw, max_bytes=CONFIG_MAX_BYTES)
+    if isinstance(decoded, Failure):
+        raise ConfigurationInvalid(str(path), (f"not valid JSON: {decoded.failure().reason}",))
+    data = decoded.unwrap()
     if not isinstance(data, dict):
         raise ConfigurationInvalid(str(path), (f"expected a JSON object, not {type(data).__name__}",))
     return data

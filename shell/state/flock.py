@@ -28,6 +28,7 @@ import os
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
+from core.json_input import decode_json
 from shell import private_files
 from shell.errors import UserError
 
@@ -88,8 +89,8 @@ def metadata_path(path: Path) -> Path:
 def metadata_of(path: Path) -> Any:
     """What the metadata beside the lock at ``path`` says; None when there is none to read."""
     try:
-        return json.loads(metadata_path(path).read_text())
-    except (OSError, ValueError):
+        return decode_json(metadata_path(path).read_bytes()).value_or(None)
+    except OSError:
         return None
 
 
