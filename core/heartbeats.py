@@ -20,9 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from returns.result import Failure
-
-from core.json_input import decode_json
+from core.json_input import JsonRefused, decode_json
 from core.timestamps import format_timestamp, parse_timestamp
 
 WRITE_EVERY = timedelta(seconds=5)
@@ -46,9 +44,9 @@ def beats_text(loops: Mapping[str, datetime], written_at: datetime) -> str:
 def read_beats(text: bytes | str) -> Beats | None:
     """The record in ``text``, or None when it is not one (rule 3)."""
     decoded = decode_json(text, max_bytes=64 * 1024)
-    if isinstance(decoded, Failure):
+    if isinstance(decoded, JsonRefused):
         return None
-    value = decoded.unwrap()
+    value = decoded.value
     if not isinstance(value, dict) or not isinstance(value.get("loops"), dict):
         return None
     try:

@@ -1,7 +1,8 @@
 """Every JSON the program reads, decoded in one place and within bounds.
 
-    decoded = decode_json(raw)                       # Success(value) or Failure(JsonRefused)
+    decoded = decode_json(raw)                       # Decoded(value), or JsonRefused(reason)
     decoded = decode_json(raw, max_bytes=64 * 1024)  # a smaller bound for a small file
+    value = json_or_none(raw)                        # the value, or None when refused
 
 Configuration, the token file, an import file, Basecamp's and Launchpad's answers, a stream
 ticket, a live-lane frame, a worker's MCP line: all of them come here, and nowhere else calls
@@ -17,7 +18,8 @@ Rules:
 3. Text that is not UTF-8 ('not JSON' too), not JSON, or JSON with ``NaN``/``Infinity`` (not JSON at all) is
    refused with the parser's own words (line and column), which quote no part of the input.
 4. A refusal is a value (``JsonRefused``), never an exception: each caller says in its own
-   terms what the refusal means for it.
+   terms what the refusal means for it. (Plain values, not ``returns``' ``Result``: ``status``
+   reads its configuration through here, and never imports ``returns``.)
 """
 
 from __future__ import annotations
@@ -26,8 +28,6 @@ import json
 import re
 from dataclasses import dataclass
 from typing import Any
-
-from returns.result import Failure, Result, Success
 
 MAX_BYTES = 16 * 1024 * 1024
 """The largest JSON read unless a caller bounds it more (an import file's bound)."""
@@ -39,6 +39,13 @@ _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}"]', re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
+class Decoded:
+    """The JSON value read."""
+
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
 class JsonRefused:
     """Why the input was not decoded (rule 3: no part of the input is quoted)."""
 
@@ -47,24 +54,30 @@ class JsonRefused:
 
 def decode_json(
     raw: bytes | str, *, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH
-) -> Result[Any, JsonRefused]:
+) -> Decoded | JsonRefused:
     """The JSON value in ``raw``, or why it was refused (rules 1-3)."""
     size = len(raw) if isinstance(raw, bytes) else len(raw.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
-        return Failure(JsonRefused(f"larger than {max_bytes} bytes"))
+        return JsonRefused(f"larger than {max_bytes} bytes")
     try:
         text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
     except UnicodeDecodeError as error:
-        return Failure(JsonRefused(f"not JSON (not UTF-8 at byte {error.start})"))
+        return JsonRefused(f"not JSON (not UTF-8 at byte {error.start})")
     deepest = _depth(text, max_depth)
     if deepest is not None:
-        return Failure(JsonRefused(deepest))
+        return JsonRefused(deepest)
     try:
-        return Success(json.loads(text, parse_constant=_no_constant))
+        return Decoded(json.loads(text, parse_constant=_no_constant))
     except ValueError as error:
-        return Failure(JsonRefused(f"not JSON ({_where(error)})"))
+        return JsonRefused(f"not JSON ({_where(error)})")
     except RecursionError:  # rule 2 keeps it from here; a second wall, not the first
-        return Failure(JsonRefused(f"nested deeper than {max_depth}"))
+        return JsonRefused(f"nested deeper than {max_depth}")
+
+
+def json_or_none(raw: bytes | str, *, max_bytes: int = MAX_BYTES) -> Any:
+    """The JSON value in ``raw``, or None when it is refused (for a reader to whom both are no answer)."""
+    decoded = decode_json(raw, max_bytes=max_bytes)
+    return decoded.value if isinstance(decoded, Decoded) else None
 
 
 def _depth(text: str, max_depth: int) -> str | None:

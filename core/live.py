@@ -32,7 +32,7 @@ from urllib.parse import urlsplit, urlunsplit
 from returns.result import Failure
 
 from core.feed import FeedEvent, FeedFilters, read_page
-from core.json_input import decode_json
+from core.json_input import JsonRefused, decode_json
 from core.links import ticket_url_allowed
 
 CHANNEL = "EventsChannel"
@@ -137,9 +137,9 @@ _TYPES: dict[str, Frame] = {
 def read_frame(text: str | bytes) -> Frame:
     """What one frame from the server says (rule 2)."""
     decoded = decode_json(text)
-    if isinstance(decoded, Failure):
-        return Unreadable(decoded.failure().reason)
-    value = decoded.unwrap()
+    if isinstance(decoded, JsonRefused):
+        return Unreadable(decoded.reason)
+    value = decoded.value
     if not isinstance(value, dict):
         return Unreadable("not a JSON object")
     kind = value.get("type")

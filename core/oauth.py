@@ -33,9 +33,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
-from returns.result import Failure
-
-from core.json_input import decode_json
+from core.json_input import JsonRefused, decode_json
 from core.timestamps import format_timestamp, parse_timestamp
 
 LAUNCHPAD = "https://launchpad.37signals.com"
@@ -81,10 +79,10 @@ def read_token_text(text: str) -> str | Credentials:
             raise ValueError("holds more than one word; it must hold the token alone")
         return stripped
     decoded = decode_json(stripped, max_bytes=64 * 1024)
-    if isinstance(decoded, Failure):
-        reason = decoded.failure().reason
+    if isinstance(decoded, JsonRefused):
+        reason = decoded.reason
         raise ValueError(f"is neither a bare token nor the JSON bin/connect login writes ({reason})")
-    return _credentials(decoded.unwrap())
+    return _credentials(decoded.value)
 
 
 def _credentials(data: Any) -> Credentials:

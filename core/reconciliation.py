@@ -36,7 +36,7 @@ from returns.result import Failure, Result, Success
 
 from core.edges import RECORD_EDGES, Actor, RecordState
 from core.ids import MAX_ID
-from core.json_input import decode_json
+from core.json_input import JsonRefused, decode_json
 from core.states import EventOutcome
 
 MAX_BYTES = 16 * 1024 * 1024
@@ -116,9 +116,9 @@ def parse(raw: bytes) -> Result[tuple[Entry, ...], NotAFile | Unappliable]:
     if len(raw) > MAX_BYTES:
         return Failure(NotAFile(f"larger than {MAX_BYTES // (1024 * 1024)} MB"))
     decoded = decode_json(raw, max_bytes=MAX_BYTES)
-    if isinstance(decoded, Failure):
-        return Failure(NotAFile(decoded.failure().reason))
-    document: Any = decoded.unwrap()
+    if isinstance(decoded, JsonRefused):
+        return Failure(NotAFile(decoded.reason))
+    document: Any = decoded.value
     if not isinstance(document, dict):
         return Failure(NotAFile("not a JSON object with a version and entries"))
     version = document.get("version")

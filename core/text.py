@@ -13,6 +13,10 @@ Rules:
    time, so never normalise twice.)
 5. ``message_lines`` is for a person reading, never for matching: the same words, one line
    per line break or block, empty lines dropped.
+6. Linear in the content's length, whatever it holds: a tag is ``<`` to the next ``>`` with no
+   ``<`` between, so each scan for a tag's end stops at the next ``<`` and no character is
+   scanned twice (``<[^>]*>`` scanned to the end from every ``<`` of a line with no ``>``: a
+   listed message of 200,000 ``<`` took 27 s). A ``<`` that opens no tag stays text.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import html
 import re
 
 _BREAK = re.compile(r"<br\s*/?>|</(?:div|p|li|h[1-6]|blockquote|pre)\s*>", re.IGNORECASE)
-_TAG = re.compile(r"<[^>]*>")
+_TAG = re.compile(r"<[^<>]*>")  # rule 6: a tag never spans another "<"
 _SPACE = re.compile(r"\s+")
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.edges import DeliveryState, GuardState, RecordState
-from core.json_input import decode_json
+from core.json_input import json_or_none
 from core.states import EventOutcome
 
 
@@ -64,7 +64,7 @@ def read_snapshot(text: str | None) -> RecordingSnapshot | None:
     """The snapshot in ``text``, or None when there is none or it is not a JSON object."""
     if text is None or text == "":
         return None
-    value = decode_json(text).value_or(None)
+    value = json_or_none(text)
     if not isinstance(value, dict):
         return None
 

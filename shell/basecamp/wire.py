@@ -41,7 +41,7 @@ from urllib.parse import urlsplit
 import urllib3
 from urllib3.connection import HTTPConnection, HTTPSConnection
 
-from core.json_input import decode_json
+from core.json_input import json_or_none
 from core.posting import PostOutcome, RefusalCause, Refused, Uncertain, UncertainCause
 from shell.basecamp.errors import ListingFailed
 from shell.clock import Clock
@@ -219,5 +219,4 @@ def _target(target: str) -> str:
 
 def decode(raw: bytes) -> Any:
     """A body's JSON (rule 6), or None for an empty or unreadable one."""
-    decoded = decode_json(raw)
-    return decoded.value_or(None)
+    return json_or_none(raw)

@@ -37,6 +37,10 @@ Rules:
    is waited for, ``running`` is never printed, stderr says which step it stopped in, then
    ``stopped``; exit 0. What the start had not settled is left exactly as it was (an intent
    sending stays sending, an attempt live), for the next start.
+10. A loop a failure it did not expect ended (``shell.connector`` rule 11) stops the connector as
+   a signal does, then one line ``error: the LOOP loop ended ...`` and exit 1: its supervisor
+   starts it again, and it never runs on with a dead lane.
+11. Core dumps are off (``RLIMIT_CORE`` 0) before anything is read: a core would hold the token.
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ from types import FrameType
 
 from core.configuration import Configuration
 from core.timing_floors import below_floor
-from shell import private_files
+from shell import core_dumps, private_files
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.identity import check_identity
 from shell.basecamp.tokens import tokens_from
@@ -65,7 +69,7 @@ from shell.cli.hold import reason_of
 from shell.cli.who import deciding_person
 from shell.clock import SystemClock
 from shell.connector import Connector
-from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_USAGE, UserError
+from shell.errors import EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UserError
 from shell.ledger import write_failures
 from shell.ledger.connection import LedgerError, ledger_failure, open_ledger
 from shell.ledger.hold import set_hold
@@ -141,6 +145,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    core_dumps.forbid()  # rule 11: before the token is read
     poll_every = timedelta(seconds=args.poll_seconds)  # the times first: every local check before
     bound = timedelta(seconds=args.shutdown_seconds)  # a question is asked of anyone
     if args.hold and args.shadow:
@@ -238,6 +243,10 @@ def _run_locked(
         signal.signal(signal.SIGINT, on_signal)
         faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
         _serve(connector, ledger_path, lambda: bool(requested), bound, _running(configuration, args.shadow))
+    if connector.ended_by is not None:  # connector rule 11: the supervisor starts it again
+        print(f"error: the {connector.ended_by} loop ended on a failure it did not expect (its traceback is"
+              " in the log above); stopped, to be started again", file=sys.stderr)  # fmt: skip
+        return EXIT_FAILURE
     logging.getLogger("connector.run").info("stopped")
     print("stopped", file=sys.stderr)
     return EXIT_OK

@@ -21,6 +21,10 @@ Rules:
    the summary: the connector's writes fail there, and would otherwise show only in its log.
    A write the running connector saw fail is read from its record beside the ledger
    (``shell.ledger.write_failures``), with when and why, until its next write succeeds.
+7. While the lock file's process is present, each loop's heartbeat is read from beside the
+   ledger (``shell.heartbeats``) and a loop not turning (``core.heartbeats`` rule 2) is named:
+   in the ``loops:`` line, in the summary, and in ``--json``'s ``loops`` (null when no running
+   connector's beats are there).
 """
 
 from __future__ import annotations
@@ -30,8 +34,10 @@ import json
 import os
 import sqlite3
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
+from core.heartbeats import beats_line, beats_report, not_turning
 from core.lane_status import lane_line, lane_report
 from core.losses import losses_line, losses_report
 from core.presentation.status_report import lines, report, short_time
@@ -43,6 +49,7 @@ from core.presentation.status_values import (
     Status,
     pid_status,
 )
+from shell import heartbeats
 from shell.cli.arguments import add_state_arguments
 from shell.cli.commands import SUMMARIES
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
@@ -77,6 +84,8 @@ lock, so it is safe beside a running connector (and beside none). What it shows:
                      last event served
   live lane          whether intake hears events live (the WebSocket) or polls alone: its
                      state, since when, why it is down, connects and overflows
+  loops              while a connector runs: whether each of its loops (intake, dispatch,
+                     outbox, live, config) still turns, and when one that does not last did
   losses             stretches the live lane did not hear (open, repaired by a walk of the
                      feed, or unrecovered after 10 minutes) and gaps the feed itself skipped
   records            how many records are in each state; blocked ones by reason
@@ -161,13 +170,20 @@ def run(args: argparse.Namespace) -> int:
         disk=_disk(paths.directory),
         write_failure=read_write_failure(paths.ledger),
     )
+    beats = heartbeats.read(paths.ledger) if holder is not None and holder.pid_present else None
+    now = datetime.now(UTC)
     if args.json:
-        shown_json = {**report(status), "live_lane": lane_report(lane), "losses": losses_report(losses)}
+        shown_json = {**report(status), "live_lane": lane_report(lane), "losses": losses_report(losses),
+                      "loops": None if beats is None else beats_report(beats, now)}  # fmt: skip
         print(json.dumps(shown_json, ensure_ascii=False, indent=2))
     else:
         shown = lines(status)
         at = next((index for index, line in enumerate(shown) if line.startswith("records: ")), len(shown))
         shown.insert(at, lane_line(lane, short_time))
         shown.insert(at + 1, losses_line(losses))
+        if beats is not None:
+            shown.insert(at + 2, beats_line(beats, now))
+            if stalled := not_turning(beats, now):
+                shown[0] += f"; NOT TURNING: {', '.join(stalled)}"
         print("\n".join(shown))
     return EXIT_OK

@@ -58,7 +58,7 @@ from core.dispatch_tools.instruction import Instruction, Receipt, build_instruct
 from core.dispatch_tools.refusals import Refusal, RefusalKind, refuse
 from core.dispatch_tools.rows import DispatchRow, RecordFacts
 from core.edges import DeliveryState, GuardState, RecordState
-from core.json_input import decode_json
+from core.json_input import json_or_none
 from core.states import EventOutcome
 from core.task_token import token_sha256
 from shell.ledger import worker_moves
@@ -322,7 +322,7 @@ def _dispatch_row(row: tuple[Any, ...]) -> DispatchRow:
 
 
 def _links(text: object) -> tuple[str, ...]:
-    value = decode_json(str(text)).value_or(None) if text is not None else []
+    value = json_or_none(str(text)) if text is not None else []
     if not isinstance(value, list):
         return ()
     return tuple(str(link) for link in value)

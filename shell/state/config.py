@@ -27,10 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from returns.result import Failure
-
 from core.configuration import Configuration, parse_configuration, to_mapping
-from core.json_input import decode_json
+from core.json_input import JsonRefused, decode_json
 from core.oauth import Credentials, read_token_text
 from shell import private_files
 from shell.errors import EXIT_CONFIG, UserError
@@ -114,9 +112,9 @@ def read_config_mapping(path: Path) -> dict[str, object] | None:
         private_files.check_file_status(os.fstat(handle.fileno()), path, "configuration file")
         raw = handle.read()
     decoded = decode_json(raw, max_bytes=CONFIG_MAX_BYTES)
-    if isinstance(decoded, Failure):
-        raise ConfigurationInvalid(str(path), (f"not valid JSON: {decoded.failure().reason}",))
-    data = decoded.unwrap()
+    if isinstance(decoded, JsonRefused):
+        raise ConfigurationInvalid(str(path), (f"not valid JSON: {decoded.reason}",))
+    data = decoded.value
     if not isinstance(data, dict):
         raise ConfigurationInvalid(str(path), (f"expected a JSON object, not {type(data).__name__}",))
     return data

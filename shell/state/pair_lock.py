@@ -35,7 +35,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from core.json_input import decode_json
+from core.json_input import json_or_none
 from core.timestamps import format_timestamp
 from shell import private_files
 from shell.errors import EXIT_CONFIG, EXIT_UNAVAILABLE, UserError
@@ -113,7 +113,7 @@ def serving_elsewhere(account_id: int, agent_id: int, state_dir: Path) -> Path |
     if recorded == Path(os.path.abspath(state_dir)):
         return None
     try:
-        raw: Any = decode_json((recorded / CONFIG_NAME).read_bytes()).value_or(None)
+        raw: Any = json_or_none((recorded / CONFIG_NAME).read_bytes())
         same = (int(raw["account_id"]), int(raw["agent_id"])) == (account_id, agent_id)
     except (OSError, ValueError, KeyError, TypeError):
         return None  # gone, or no longer this pair's: stale

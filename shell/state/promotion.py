@@ -25,10 +25,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from returns.result import Failure
-
 from core import promotion
-from core.json_input import decode_json
+from core.json_input import JsonRefused, decode_json
 from core.promotion import Finished, Marker, OnDisk, Step, Stuck
 from core.timestamps import format_timestamp
 from shell import private_files
@@ -88,9 +86,9 @@ def unless_promoting(state: Path, ledger: Path) -> Path:
 def read_marker(state: Path) -> Marker | None:
     try:
         decoded = decode_json(marker_path(state).read_bytes())
-        if isinstance(decoded, Failure):
-            raise ValueError(decoded.failure().reason)
-        raw: Any = decoded.unwrap()
+        if isinstance(decoded, JsonRefused):
+            raise ValueError(decoded.reason)
+        raw: Any = decoded.value
         aside = raw["aside"]
         return Marker(str(raw["cause"]), None if aside is None else str(aside))
     except FileNotFoundError:

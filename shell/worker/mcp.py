@@ -43,7 +43,7 @@ from core.dispatch_tools.decisions import MAX_LINK_LENGTH, MAX_LINKS
 from core.dispatch_tools.instruction import Receipt
 from core.dispatch_tools.refusals import LEDGER_FAILURE, NOTHING_WAITING, Refusal
 from core.edges import DeliveryState
-from core.json_input import decode_json
+from core.json_input import JsonRefused, decode_json
 from shell.ledger.worker_calls import Dispatched
 
 log = logging.getLogger(__name__)
@@ -273,9 +273,9 @@ class McpServer:
         if not line.strip():
             return None
         decoded = decode_json(line)
-        if isinstance(decoded, Failure):  # not JSON, not UTF-8, or too deep or large (core.json_input)
+        if isinstance(decoded, JsonRefused):  # not JSON, not UTF-8, or too deep or large (core.json_input)
             return _encode(_error(None, PARSE_ERROR, "parse error: a line is one JSON-RPC message"))
-        message = decoded.unwrap()
+        message = decoded.value
         if isinstance(message, list):
             if not message:
                 return _encode(_error(None, INVALID_REQUEST, "invalid request: an empty batch"))

@@ -55,3 +55,12 @@ def test_other_zones_are_stored_as_utc_and_basecamp_times_parse() -> None:
     assert format_timestamp(datetime(2026, 1, 1, 14, 0, tzinfo=plus_two)) == "2026-01-01T12:00:00.000000000Z"
     assert parse_timestamp("2026-03-23T22:24:02.130Z") == datetime(2026, 3, 23, 22, 24, 2, 130000, tzinfo=UTC)
     assert clock_time(datetime(2026, 1, 1, 14, 5, tzinfo=plus_two)) == "12:05 UTC"
+
+
+def test_a_less_than_that_opens_no_tag_stays_text_and_a_tag_never_spans_another() -> None:
+    """core.text rule 6: a tag is ``<`` to the next ``>`` with no ``<`` between, which is what
+    keeps normalising linear (``<[^>]*>`` took 27 s over one listed line of 200,000 ``<``)."""
+    assert message_text("2 < 3 <b>yes</b>") == "2 < 3 yes"
+    assert message_text("a <<b>c") == "a <c"
+    hostile = "<" * 200_000
+    assert message_text(hostile) == hostile  # one pass: each scan stops at the next "<"
