@@ -58,6 +58,8 @@ class RecordingSnapshot:
     app_url: str
     content: str
     updated_at: str | None
+    author_id: int | None = None
+    author_trusted: bool = False  # a snapshot that does not say is not trusted (core.admission rule 2)
 
 
 def read_snapshot(text: str | None) -> RecordingSnapshot | None:
@@ -78,6 +80,8 @@ def read_snapshot(text: str | None) -> RecordingSnapshot | None:
         app_url=field("app_url"),
         content=field("content"),
         updated_at=field("updated_at") or None,
+        author_id=int(author) if (author := field("author_id")).isascii() and author.isdigit() else None,
+        author_trusted=field("author_trusted") == "true",
     )
 
 
