@@ -18,7 +18,7 @@ import urllib3
 
 from core.oauth import Credentials, read_token_text
 from shell.basecamp.client import BasecampClient
-from shell.basecamp.standin.launchpad import CLIENT_ID, CLIENT_SECRET
+from shell.basecamp.standin.launchpad import CLIENT_ID
 from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main as connect
 from shell.errors import EXIT_CONFIG, EXIT_REFUSED, EXIT_UNAVAILABLE
@@ -33,10 +33,10 @@ def standin() -> Iterator[StandIn]:
         yield server
 
 
-def login(standin: StandIn, tmp_path: Path, *more: str, secret: str | None = CLIENT_SECRET) -> subprocess.Popen[str]:
+def login(standin: StandIn, tmp_path: Path, *more: str) -> subprocess.Popen[str]:
+    """``bin/connect login`` against the stand-in, its client secret the stand-in's control secret."""
     environment = {key: value for key, value in os.environ.items() if key != "BASECAMP_CLIENT_SECRET"}
-    if secret is not None:
-        environment["BASECAMP_CLIENT_SECRET"] = secret
+    environment["BASECAMP_CLIENT_SECRET"] = standin.control_secret
     return subprocess.Popen(
         [str(REPOSITORY / "bin" / "connect"), "login", "--client-id", CLIENT_ID, "--launchpad", standin.base_url,
          "--token-file", str(tmp_path / "agent.token"), "--no-browser", *more],
@@ -66,7 +66,7 @@ def test_login_obtains_a_token_by_the_loopback_redirect_and_keeps_it_owner_only(
     assert stat.S_IMODE(os.stat(token_file).st_mode) == 0o600
     kept = read_token_text(token_file.read_text())
     assert isinstance(kept, Credentials)
-    for secret in (kept.access_token, kept.refresh_token, CLIENT_SECRET):
+    for secret in (kept.access_token, kept.refresh_token, standin.control_secret):
         assert secret not in output + line + errors
     client = BasecampClient(standin.base_url, standin.world.account_id, kept.access_token, "tests (t@example.com)")
     assert client.me(client.deadline_in(10)).id == standin.world.agent.id

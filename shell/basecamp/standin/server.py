@@ -29,11 +29,15 @@ Rules:
    and ``ping_interval`` shape it.
 8. Launchpad's OAuth endpoints are served too (``launchpad``: one registered app, tokens that
    expire after ``launchpad.token_lifetime`` seconds; ``shell.basecamp.standin.launchpad``).
+9. ``control_secret`` (random unless given: a restart on the same port may keep it) is what a
+   control request over HTTP carries in ``X-Standin-Secret``, and Launchpad's client secret: a
+   stand-in on a shared machine is driven only by whoever read its first line.
 """
 
 from __future__ import annotations
 
 import html
+import secrets
 import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -80,6 +84,7 @@ class StandIn:
         ticket_ttl: int = DEFAULT_TICKET_TTL,
         ping_interval: float = DEFAULT_PING_INTERVAL,
         make_token: Callable[[], str] | None = None,
+        control_secret: str | None = None,
     ) -> None:
         if not page_sizes or any(size < 1 for size in page_sizes):
             raise ValueError(f"page sizes must be positive, not {tuple(page_sizes)}")
@@ -114,6 +119,9 @@ class StandIn:
         self._api.mint_ticket = self.live.tickets.mint
         self._http.api = self._api
         self._http.control = Control(self._api, self._faults, self._log, self.limiter, self.live)
+        self.control_secret = control_secret or secrets.token_urlsafe(24)  # rule 9; a restart may keep it
+        self._http.control_secret = self.control_secret
+        self._api.launchpad.client_secret = self.control_secret
         self._thread: threading.Thread | None = None
 
     @property
