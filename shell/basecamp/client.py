@@ -66,7 +66,7 @@ from core.live import StreamTicket, read_ticket
 from core.pacing import DEFAULT_LIMIT, DEFAULT_WINDOW_SECONDS
 from core.posting import PostOutcome, RefusalCause, Refused, classify_answer
 from core.retry import Final, RetryAfter, after_read, parse_retry_after
-from core.text import message_text
+from core.text import message_text, printable
 from core.timestamps import parse_timestamp
 from shell.basecamp.errors import (
     AuthenticationFailed,
@@ -215,9 +215,10 @@ class BasecampClient:
         if answer.status != 200 or not isinstance(answer.body, dict):
             raise BasecampError(f"my/profile.json answered HTTP {answer.status}")
         try:
-            return Person(
-                int(answer.body["id"]), str(answer.body["name"]), str(answer.body.get("attachable_sgid", ""))
-            )
+            return Person(  # a name is shown to a person: its control characters escaped (core.text)
+                int(answer.body["id"]), printable(str(answer.body["name"])),
+                str(answer.body.get("attachable_sgid", "")),
+            )  # fmt: skip
         except (KeyError, TypeError, ValueError) as error:
             raise BasecampError("my/profile.json answered without a person") from error
 

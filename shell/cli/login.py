@@ -51,6 +51,7 @@ from core.oauth import (
     poll_verdict,
     to_text,
 )
+from core.text import printable
 from core.timestamps import format_timestamp
 from shell import private_files
 from shell.basecamp.launchpad import (
@@ -223,11 +224,12 @@ def _report(as_json: bool, token_file: Path, expires_at: str, found: dict[str, A
         print(json.dumps({"token_file": str(token_file), "expires_at": expires_at,
                           "identity": identity, "accounts": accounts}, indent=2))  # fmt: skip
         return EXIT_OK
-    name = f"{identity.get('first_name', '')} {identity.get('last_name', '')}".strip()
+    name = printable(f"{identity.get('first_name', '')} {identity.get('last_name', '')}".strip())
     print(f"wrote {token_file} (owner-only); the token expires {expires_at} and is refreshed before then")
-    print(f"  signed in as {name or '?'} <{identity.get('email_address', '?')}>")
-    for account in accounts:
-        print(f"  account {account['id']} {account['name']}: {account['href']}")
+    print(f"  signed in as {name or '?'} <{printable(str(identity.get('email_address', '?')))}>")
+    for account in accounts:  # what Launchpad named them, shown escaped (core.text rule 7)
+        shown = printable(f"{account['name']}: {account['href']}")
+        print(f"  account {account['id']} {shown}")
     print("next: bin/connect setup --token-file", token_file, "--account ID --agent PERSON_ID ...")
     return EXIT_OK
 

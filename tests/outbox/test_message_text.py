@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.text import message_text
+from core.text import message_text, printable
 from core.timestamps import clock_time, format_timestamp, parse_timestamp
 
 
@@ -64,3 +64,19 @@ def test_a_less_than_that_opens_no_tag_stays_text_and_a_tag_never_spans_another(
     assert message_text("a <<b>c") == "a <c"
     hostile = "<" * 200_000
     assert message_text(hostile) == hostile  # one pass: each scan stops at the next "<"
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("Ada Lovelace", "Ada Lovelace"),
+        ("Zoë 👀", "Zoë 👀"),
+        ("Ada\x1b[31m red", "Ada\\x1b[31m red"),
+        ("one\ntwo\rthree\tfour", "one\\ntwo\\rthree\\tfour"),
+        ("del\x7f bel\x07 c1\x85", "del\\x7f bel\\x07 c1\\x85"),
+        ("evil\u202egnp.exe", "evil\\u202egnp.exe"),
+    ],
+)
+def test_a_name_is_shown_with_its_control_characters_escaped(name: str, shown: str) -> None:
+    """core.text rule 7: a Basecamp name reaches a terminal as text, never as a command to it."""
+    assert printable(name) == shown
