@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import stat
 import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 import urllib3
@@ -125,4 +127,54 @@ def test_the_device_flow_is_refused_where_the_server_does_not_offer_it(standin: 
     assert process.returncode == EXIT_REFUSED
     assert "offers no device flow" in errors
     assert "sign in without --device, by the loopback redirect" in errors
+    assert not (tmp_path / "agent.token").exists()
+
+
+def _callback_url(process: subprocess.Popen[str]) -> tuple[str, str]:
+    """The URL login asked a person to open, and the callback origin it names."""
+    assert process.stderr is not None
+    line = process.stderr.readline()
+    found = re.search(r"(http://\S+)", line)
+    assert found is not None, line
+    redirect = dict(parse_qsl(urlsplit(found.group(1)).query))["redirect_uri"]
+    return found.group(1), redirect
+
+
+def test_a_stray_callback_without_the_sign_ins_state_is_refused_and_the_login_goes_on(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    """Rule 1: another local user's request to the callback ends nothing; the real one still signs in."""
+    process = login(standin, tmp_path, "--json")
+    url, redirect = _callback_url(process)
+    for stray in (f"{redirect}?code=forged", f"{redirect}?code=forged&state=guessed", f"{redirect}?error=access_denied"):
+        assert urllib3.request("GET", stray, retries=False).status == 400
+    assert process.poll() is None, "a stray callback ended the login"
+    assert urllib3.request("GET", url, headers={"User-Agent": "a browser"}).status == 200  # the real one
+    _, errors = process.communicate(timeout=30)
+    assert process.returncode == 0, errors
+    assert (tmp_path / "agent.token").exists()
+
+
+def test_an_idle_connection_to_the_callback_never_holds_the_login_past_its_timeout(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    process = login(standin, tmp_path, "--timeout", "1")
+    _, redirect = _callback_url(process)
+    parts = urlsplit(redirect)
+    with socket.create_connection((parts.hostname or "", parts.port or 0)):  # opened, and silent
+        _, errors = process.communicate(timeout=30)  # before the fix: waited on the idle connection
+    assert process.returncode == EXIT_UNAVAILABLE
+    assert "no sign-in came back within 1 s; nothing written" in errors
+
+
+def test_a_plain_http_launchpad_is_refused_before_anyone_is_sent_to_sign_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BASECAMP_CLIENT_SECRET", "s")
+    code = connect(["login", "--client-id", CLIENT_ID, "--launchpad", "http://launchpad.example",
+                    "--token-file", str(tmp_path / "agent.token"), "--no-browser", "--timeout", "1"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == EXIT_CONFIG
+    assert "--launchpad must be https" in err
+    assert "open this page" not in err
     assert not (tmp_path / "agent.token").exists()
