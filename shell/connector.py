@@ -260,30 +260,31 @@ class Connector:
         if requested():  # nothing launches or posts after a SIGTERM that came during the start
             self.stop(within)
             return
-        targets: dict[str, Callable[[], None]] = {"intake": self._intake_loop}
-        if self.config_path is not None:
-            targets["config"] = self._config_loop
+        loops = [self._loop("intake", self._intake_loop)]
+        if self.config_path is not None:  # every turn of it catches what it does not expect
+            loops.append(threading.Thread(target=self._config_loop, name="config", daemon=True))
         if not self.shadow:
-            targets["dispatch"] = self._dispatch_loop
-            targets["outbox"] = lambda: self.outbox.run(self._stop, lambda: self.heartbeats.beat("outbox"))
+            loops.append(self._loop("dispatch", self._dispatch_loop))
+            beat = lambda: self.heartbeats.beat("outbox")  # noqa: E731
+            loops.append(self._loop("outbox", lambda: self.outbox.run(self._stop, beat)))
         if self.live_lane is not None:
             lane = self.live_lane
-            targets["live"] = lambda: lane.run(self._stop)
-        loops = [
-            threading.Thread(target=self._guarded, args=(name, target), name=name, daemon=True)
-            for name, target in targets.items()
-        ]
+            loops.append(self._loop("live", lambda: lane.run(self._stop)))
         for loop in loops:
             loop.start()
         while not self._stop.wait(REQUEST_CHECK_SECONDS):
-            self.heartbeats.write_due()
             if requested():
                 self.stop(within)
             elif self.ended_by is not None:
                 self.stop(within)  # rule 11: the supervisor starts it again
+            self.heartbeats.write_due()
         for loop in loops:
             remaining = None if self._stop_deadline is None else self._stop_deadline - self.clock.monotonic()
             loop.join(timeout=None if remaining is None else max(0.0, remaining))
+
+    def _loop(self, name: str, target: Callable[[], None]) -> threading.Thread:
+        """A loop's thread, guarded (rule 11)."""
+        return threading.Thread(target=self._guarded, args=(name, target), name=name, daemon=True)
 
     def _guarded(self, name: str, target: Callable[[], None]) -> None:
         """Rule 11: a loop's thread; what escapes it is logged once and ends the connector."""

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core import json_input
 from core.edges import DeliveryState, GuardState, RecordState
-from core.json_input import json_or_none
 from core.states import EventOutcome
 
 
@@ -66,7 +66,7 @@ def read_snapshot(text: str | None) -> RecordingSnapshot | None:
     """The snapshot in ``text``, or None when there is none or it is not a JSON object."""
     if text is None or text == "":
         return None
-    value = json_or_none(text)
+    value = json_input.json_or_none(text)
     if not isinstance(value, dict):
         return None
 
