@@ -94,6 +94,8 @@ from shell.worker.driver import CommandDriver, WorkerCommand
 
 log = logging.getLogger("connector.run")
 
+BEAT_WHILE_WAITING = 30.0
+"""How often a loop waiting out a long interval beats all the same (rule 12)."""
 REQUEST_CHECK_SECONDS = 0.1
 """How often ``run`` looks for a stop a signal asked for."""
 STOP_WITHIN = timedelta(seconds=60)
@@ -323,7 +325,16 @@ class Connector:
                 self.intake_turn()
             except Exception:  # rule 11: a turn that failed unexpectedly is tried again
                 log.exception("intake: a turn failed unexpectedly; trying again")
-            self._stop.wait(self.poll_every.total_seconds())
+            self._wait_beating("intake", self.poll_every.total_seconds())
+
+    def _wait_beating(self, name: str, seconds: float) -> None:
+        """Wait ``seconds`` (or until stopped), beating as it waits: a long poll interval is a
+        loop that waits, not one that stopped turning (rule 12)."""
+        ends = self.clock.monotonic() + seconds
+        while not self._stop.wait(min(BEAT_WHILE_WAITING, max(0.0, ends - self.clock.monotonic()))):
+            if self.clock.monotonic() >= ends:
+                return
+            self.heartbeats.beat(name)
 
     def intake_turn(self) -> None:
         """One turn of intake (rule 9): read unless the backlog pauses it, repair, membership;

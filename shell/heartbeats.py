@@ -47,14 +47,18 @@ class Heartbeats:
         with self._lock:
             self._loops[name] = now
 
+    def beats(self) -> dict[str, datetime]:
+        """Each loop's last beat, as it is now."""
+        with self._lock:
+            return dict(self._loops)
+
     def write_due(self) -> None:
         """Rule 2."""
         monotonic = self._clock.monotonic()
         if self._written_at is not None and monotonic - self._written_at < WRITE_EVERY.total_seconds():
             return
         self._written_at = monotonic
-        with self._lock:
-            text = beats_text(dict(self._loops), self._clock.now())
+        text = beats_text(self.beats(), self._clock.now())
         try:
             private_files.write_atomically(self._path, text.encode())
         except OSError as error:

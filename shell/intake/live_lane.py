@@ -196,6 +196,7 @@ class LiveLane:
     def _wait_while_paused(self, stop: threading.Event) -> bool:
         """Rule 6: down while intake pauses on purpose; True when stopped meanwhile."""
         while (why := self._paused()) is not None:
+            self._beat()  # a lane held on purpose still turns
             if (self.state, self.why) != (LaneState.down, why):
                 self._write_state(LaneState.down, why)
                 log.warning("live lane: hung up (%s)", why)

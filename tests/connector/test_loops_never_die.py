@@ -17,6 +17,7 @@ import pytest
 from core.feed import FeedFilters
 from core.lane_status import LaneState
 from core.live import StreamTicket
+from shell import connector as connector_module
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.server import StandIn
 from shell.cli.run import USER_AGENT
@@ -37,7 +38,7 @@ class Unexpected(RuntimeError):
 
 
 @contextmanager
-def connector_of(tmp_path: Path) -> Iterator[Connector]:
+def connector_of(tmp_path: Path, poll_every: timedelta = timedelta(seconds=0.2)) -> Iterator[Connector]:
     with StandIn(world="demo") as standin:
         state = configure_connector(standin, tmp_path)
         paths = StatePaths.at(state)
@@ -47,7 +48,7 @@ def connector_of(tmp_path: Path) -> Iterator[Connector]:
         client = BasecampClient(standin.base_url, world.account_id, world.token, USER_AGENT, clock=clock)
         with open_ledger(paths.ledger, clock=clock) as ledger:
             yield Connector(configuration, ledger, client, clock, WorkerCommand.configured(configuration.worker_command),
-                            state / "sessions", poll_every=timedelta(seconds=0.2), live=False)  # fmt: skip
+                            state / "sessions", poll_every=poll_every, live=False)  # fmt: skip
 
 
 @contextmanager
@@ -129,3 +130,12 @@ def test_the_live_lane_is_down_after_an_unexpected_failure_and_connects_again(le
         finally:
             stop.set()
             thread.join(timeout=10)
+
+
+def test_intake_waiting_out_a_long_poll_interval_still_beats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``shell.connector`` rule 12: a loop that waits is not a loop that stopped turning."""
+    monkeypatch.setattr(connector_module, "BEAT_WHILE_WAITING", 0.05)
+    with connector_of(tmp_path, poll_every=timedelta(minutes=10)) as connector, running(connector):
+        wait_until(lambda: "intake" in connector.heartbeats.beats())
+        first = connector.heartbeats.beats()["intake"]
+        wait_until(lambda: connector.heartbeats.beats()["intake"] > first)  # within the ten minutes' wait

@@ -136,6 +136,12 @@ SEC: list[Mutation] = [
         "test_a_loop_that_stopped_turning_is_named_in_the_summary_the_line_and_the_json",
     ),
     rule(
+        "intake waiting out a long poll interval still beats",
+        "            self.heartbeats.beat(name)\n",
+        "            pass\n",
+        "test_intake_waiting_out_a_long_poll_interval_still_beats",
+    ),
+    rule(
         "the running connector writes its loops' heartbeats as it waits",
         "            self.heartbeats.write_due()\n",
         "",
@@ -188,6 +194,12 @@ SEC: list[Mutation] = [
         "        self._api.launchpad.client_secret = self.control_secret",
         "        pass",
         "test_login_obtains_a_token_by_the_loopback_redirect_and_keeps_it_owner_only",
+    ),
+    rule(
+        "the stand-in's Launchpad mints no token without its secret",
+        '        if form.get("client_id") != CLIENT_ID or not known:',
+        '        if form.get("client_id") != CLIENT_ID:',
+        "test_launchpad_mints_no_token_without_the_stand_ins_secret",
     ),
     rule(
         "a runtime directory another user made first is named with what to do",

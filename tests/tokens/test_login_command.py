@@ -12,14 +12,16 @@ import stat
 import subprocess
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 import urllib3
 
-from core.oauth import Credentials, read_token_text
+from core.oauth import TOKEN_PATH, Credentials, app, read_token_text, refresh_form
 from shell.basecamp.client import BasecampClient
+from shell.basecamp.launchpad import LaunchpadFailed, token_request
 from shell.basecamp.standin.launchpad import CLIENT_ID
 from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main as connect
@@ -178,3 +180,12 @@ def test_a_plain_http_launchpad_is_refused_before_anyone_is_sent_to_sign_in(
     assert "--launchpad must be https" in err
     assert "open this page" not in err
     assert not (tmp_path / "agent.token").exists()
+
+
+def test_launchpad_mints_no_token_without_the_stand_ins_secret(standin: StandIn) -> None:
+    """Another local user who did not read the stand-in's first line mints nothing as the agent."""
+    now = datetime.now(UTC)
+    for guessed in ("standin-secret", "", standin.control_secret[:-1]):
+        registered = app(f"{standin.base_url}{TOKEN_PATH}", CLIENT_ID, guessed, now)
+        with pytest.raises(LaunchpadFailed, match="invalid_client"):
+            token_request(refresh_form(registered), registered, now)
