@@ -21,8 +21,9 @@ Rules:
 5. The URL to open is written to stderr (stdout is the result; ``--json`` one object), and a
    browser is asked to open it unless ``--no-browser``.
 6. ``--device``: the device flow (a code a person enters on any device), where the server's
-   OAuth discovery offers it (``core.oauth`` rule 6); where it does not -- Launchpad today --
-   it is refused with a line saying to sign in by the loopback redirect.
+   OAuth discovery offers it on the ``--launchpad`` origin itself (``core.oauth`` rule 6);
+   where it does not -- Launchpad today -- it is refused with a line saying to sign in by the
+   loopback redirect.
 7. A ``--launchpad`` that is not https (plain http only to a loopback address, ``core.links``)
    is refused before any page is opened or URL printed: a sign-in page over plain text would
    hand the password to whoever is on the path.
@@ -46,7 +47,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from core.links import transport_allowed
+from core.links import same_origin, transport_allowed
 from core.oauth import (
     LAUNCHPAD,
     TOKEN_PATH,
@@ -186,9 +187,12 @@ def _device_flow(launchpad: str, registered: Credentials, timeout: float) -> Cre
             f"{launchpad} offers no device flow (its OAuth discovery names no device authorization "
             "endpoint): sign in without --device, by the loopback redirect", EXIT_REFUSED,
         )  # fmt: skip
+    if not same_origin(endpoint, launchpad):  # a discovery document sends nobody elsewhere
+        raise UserError(f"{launchpad}'s OAuth discovery names a device endpoint on another origin: not"
+                        " followed; sign in without --device", EXIT_REFUSED)  # fmt: skip
     grant = device_request(endpoint, registered.client_id)
-    print(f"on any device, open {grant.verification_uri} and enter the code {grant.user_code}",
-          file=sys.stderr, flush=True)  # fmt: skip
+    print(f"on any device, open {printable(grant.verification_uri)} and enter the code"
+          f" {printable(grant.user_code)}", file=sys.stderr, flush=True)  # fmt: skip
     ends = time.monotonic() + min(timeout, grant.expires_in)
     interval = grant.interval
     while True:
