@@ -166,7 +166,7 @@ SEC: list[Mutation] = [
         "the agent's own words on a recording are not a trusted person's",
         "    if author.id == settings.agent_id or author.personable_type == AGENT_PERSONABLE:\n        return False\n",
         "",
-        "test_an_assignment_says_whether_its_cards_author_is_trusted_by_the_mentions_rule",
+        "test_the_agents_own_words_are_not_trusted_even_where_the_agent_is_a_project_member",
     ),
     rule(
         "the instruction names the content's author and whether they are trusted",
