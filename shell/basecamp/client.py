@@ -38,7 +38,10 @@ Rules:
    ``Uncertain`` (the request was sent). A listing whose ``Link`` leads back to a page it has
    read is ``ListingFailed`` at once, not walked until the deadline. The stream ticket's answer
    too.
-11. A URL Basecamp hands back (a ``Link``, a feed's ``next``) is followed only when it is
+11. ``me`` (who the token acts as) raises ``LastingRefusal`` for a 4xx no retry changes
+   (``core.lasting_refusal``: 431 for a huge token among them), never a plain failure a caller
+   would back off on and ask again forever.
+12. A URL Basecamp hands back (a ``Link``, a feed's ``next``) is followed only when it is
    unambiguous and on the configured origin (``core.links`` rules 4-5): a backslash,
    whitespace, a control character or userinfo in it is a failed read. Only its path and query
    are sent, over a connection bound to the configured origin (``wire`` rule 5), so the token
@@ -61,6 +64,7 @@ from returns.result import Failure
 
 from core.destinations import Destination, ListedMessage, MessageKind
 from core.feed import FeedFilters, FeedPage, read_page, read_refusal
+from core.lasting_refusal import lasting
 from core.links import next_link, request_target, same_origin, transport_allowed
 from core.live import StreamTicket, read_ticket
 from core.pacing import DEFAULT_LIMIT, DEFAULT_WINDOW_SECONDS
@@ -73,6 +77,7 @@ from shell.basecamp.errors import (
     BasecampError,
     FeedFailed,
     FeedRefused,
+    LastingRefusal,
     ListingFailed,
     Unlistable,
 )
@@ -212,6 +217,8 @@ class BasecampClient:
         answer = self.read(f"{self.account_url}/my/profile.json", end)
         if answer.status == 401:
             raise AuthenticationFailed("Basecamp refused the token (401)")
+        if lasting(answer.status):
+            raise LastingRefusal(answer.status)
         if answer.status != 200 or not isinstance(answer.body, dict):
             raise BasecampError(f"my/profile.json answered HTTP {answer.status}")
         try:
@@ -358,7 +365,7 @@ class BasecampClient:
     def read(self, url: str, deadline: float, *, yielding: bool = False) -> Answer:
         """One read, retried per ``core.retry`` within ``deadline``; a ``yielding`` one (a feed
         poll) lets a backlog go first (rule 4). Only ``url``'s path and query are sent, on the
-        configured origin's connection; an ambiguous URL or another origin's is never asked (rule 11)."""
+        configured origin's connection; an ambiguous URL or another origin's is never asked (rule 12)."""
         target = request_target(url, self._origin)
         if target is None:
             raise ListingFailed("a URL that is ambiguous or not on the configured origin is not followed")
