@@ -5,7 +5,8 @@ Rules:
    connection is dropped still counts.
 2. The ``Authorization`` and ``X-Standin-Secret`` headers' values are never kept: they read
    ``REDACTED``; nor is a secret or a code a form body or a query carries (``SECRET_FIELDS``:
-   Launchpad's ``client_secret``, ``code``, ``refresh_token``, ``device_code`` ...): each value reads ``REDACTED`` too.
+   Launchpad's ``client_secret``, ``code``, ``refresh_token``, ``device_code`` ...): each value
+   reads ``REDACTED`` too.
 3. ``status`` is what was answered, set just before the answer is written (so a client that
    has its answer finds it recorded); it stays None when the connection was dropped or the
    answer could not be written. ``fault`` is the action applied, or None.
