@@ -246,6 +246,12 @@ SEC: list[Mutation] = [
         also=(("            timeout = IDLE_SECONDS  # an idle connection is dropped, and delays no other\n", ""),),
     ),
     rule(
+        "login --device follows a device endpoint only on the --launchpad origin",
+        "    if not same_origin(endpoint, launchpad):  # a discovery document sends nobody elsewhere",
+        "    if False:  # a discovery document sends nobody elsewhere",
+        "test_a_device_endpoint_on_another_origin_is_not_followed",
+    ),
+    rule(
         "a plain-http Launchpad is refused before anyone is sent to sign in",
         "    if not transport_allowed(launchpad):  # before anyone is sent to a sign-in page in plain text",
         "    if False:  # before anyone is sent to a sign-in page in plain text",

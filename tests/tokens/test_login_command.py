@@ -26,6 +26,7 @@ from shell.basecamp.standin.launchpad import CLIENT_ID
 from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main as connect
 from shell.errors import EXIT_CONFIG, EXIT_REFUSED, EXIT_UNAVAILABLE
+from tests.support.hostile_basecamp import Answered, HostileBasecamp, Trap
 
 pytestmark = pytest.mark.slow
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -189,3 +190,26 @@ def test_launchpad_mints_no_token_without_the_stand_ins_secret(standin: StandIn)
         registered = app(f"{standin.base_url}{TOKEN_PATH}", CLIENT_ID, guessed, now)
         with pytest.raises(LaunchpadFailed, match="invalid_client"):
             token_request(refresh_form(registered), registered, now)
+
+
+def test_a_device_endpoint_on_another_origin_is_not_followed(
+    standin: StandIn, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A discovery document (Launchpad's answer) sends nobody elsewhere: a device endpoint on another
+    origin is refused before the client id is sent to it."""
+    standin.launchpad.device_flow = True
+    with Trap("127.0.0.2") as trap:
+
+        def elsewhere(answer: Answered) -> Answered:
+            if "oauth-authorization-server" not in answer.path:
+                return answer
+            document = {**json.loads(answer.body), "device_authorization_endpoint": f"http://{trap.host}:{trap.port}/d"}
+            return Answered(answer.path, answer.status, answer.headers, json.dumps(document).encode())
+
+        with HostileBasecamp(standin.base_url, elsewhere) as hostile:
+            monkeypatch.setenv("BASECAMP_CLIENT_SECRET", standin.control_secret)
+            code = connect(["login", "--device", "--client-id", CLIENT_ID, "--launchpad", hostile.base_url,
+                            "--token-file", str(tmp_path / "agent.token"), "--no-browser"])  # fmt: skip
+    assert code == EXIT_REFUSED
+    assert "a device endpoint on another origin: not followed" in capsys.readouterr().err
+    assert trap.connections == 0
