@@ -16,7 +16,12 @@ Rule 2: the author of content (a ``*.created`` event) is checked before its rule
 any ``Agent`` personable -> ``discarded(agent_authored)``; trusted when it is the performer, the
 operator, allowlisted (modes with an allowlist) or a project member (mode ``project``);
 otherwise ``discarded(untrusted_author)``. An assignment or a completion is judged by its
-performer (the gate), not by who wrote the recording.
+performer (the gate): the request is the trusted person's act. The recording's words are still
+someone's, and the worker is handed them: their author is judged by the same rule (the agent's
+own words, and members not read, count as not trusted) and the snapshot names them
+(``author_id``, ``author_trusted``), so the instruction says whose words they are and whether
+they are trusted -- text by someone not trusted is data about the work, never its orders
+(``core.dispatch_prompt`` rule 6).
 
 Rule 3: rules are tried in matrix order. mentioned: the agent is among the mentioned people.
 subscribed: the agent is subscribed. assigned: the agent was added by this very event
@@ -236,19 +241,32 @@ def _reply(event: EventPointer, summary: RecordingSummary) -> tuple[str, Message
     return f"recording:{event.recording_id}", MessageKind.comment, event.recording_id
 
 
+def _author_trusted(
+    author: Author, event: EventPointer, settings: AdmissionSettings, members: frozenset[int] | None
+) -> bool | None:
+    """Whether the content's author is trusted (rule 2); None when only the unread membership
+    could tell. The agent's own words are not a person's trust."""
+    if author.id == settings.agent_id or author.personable_type == AGENT_PERSONABLE:
+        return False
+    if author.id == event.performer_id or trusted_without_reading(settings, author.id):
+        return True
+    if settings.trust_mode is TrustMode.project:
+        return None if members is None else author.id in members
+    return False
+
+
 def _author_verdict(
     author: Author, event: EventPointer, settings: AdmissionSettings, members: frozenset[int] | None
 ) -> Verdict | None:
-    """None when the author is trusted (rule 2), else the verdict that ends the decision."""
+    """None when the author of a content event is trusted (rule 2), else the verdict that ends
+    the decision."""
     if author.id == settings.agent_id or author.personable_type == AGENT_PERSONABLE:
         return _discarded(DiscardReason.agent_authored)
-    if author.id == event.performer_id or trusted_without_reading(settings, author.id):
-        return None
-    if settings.trust_mode is TrustMode.project:
-        if members is None:
-            return _blocked(BlockedReason.trust_unverified)
-        if author.id in members:
+    match _author_trusted(author, event, settings, members):
+        case True:
             return None
+        case None:
+            return _blocked(BlockedReason.trust_unverified)
     return _discarded(DiscardReason.untrusted_author)
 
 
@@ -270,7 +288,7 @@ def _match(
             return watching or agent in summary.assignee_ids or summary.subscribed
 
 
-def _snapshot(summary: RecordingSummary) -> Mapping[str, str | None]:
+def _snapshot(summary: RecordingSummary, author_trusted: bool) -> Mapping[str, str | None]:
     return MappingProxyType(
         {
             "type": summary.type,
@@ -278,6 +296,8 @@ def _snapshot(summary: RecordingSummary) -> Mapping[str, str | None]:
             "app_url": summary.app_url,
             "content": summary.content,
             "updated_at": summary.updated_at,
+            "author_id": None if summary.creator is None else str(summary.creator.id),
+            "author_trusted": "true" if author_trusted else "false",  # rule 2
         }
     )
 
@@ -319,12 +339,13 @@ def decide(
         refused = _author_verdict(summary.creator, event, settings, members)
         if refused is not None:
             return refused
+    author_trusted = _author_trusted(summary.creator, event, settings, members) is True  # rule 2
     for rule in rules:
         matched = _match(rule, summary, settings, event)
         if isinstance(matched, BlockedReason):
             return _blocked(matched)
         if matched:  # a mention matches before subscribed is tried: it never falls through
-            return _verdict_for(rule, event, summary, routed, reply)
+            return _verdict_for(rule, event, summary, routed, reply, author_trusted=author_trusted)
     return _discarded(DiscardReason.not_addressed)
 
 
@@ -334,6 +355,8 @@ def _verdict_for(
     summary: RecordingSummary,
     routed: bool,
     reply: tuple[str, MessageKind, int],
+    *,
+    author_trusted: bool,
 ) -> Verdict:
     conversation_key, reply_kind, reply_recording_id = reply
     if not routed and rule.requires_route:
@@ -352,7 +375,7 @@ def _verdict_for(
         reply_bucket_id=event.bucket_id,
         reply_recording_id=reply_recording_id,
         requester_id=requester,
-        snapshot=_snapshot(summary) if admitted else None,
+        snapshot=_snapshot(summary, author_trusted) if admitted else None,
     )
 
 

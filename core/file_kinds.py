@@ -16,9 +16,9 @@ Rules:
 
 from __future__ import annotations
 
-import json
 from enum import StrEnum
 
+from core.json_input import json_or_none
 from core.oauth import read_token_text
 
 HEAD_BYTES = 4096
@@ -58,10 +58,9 @@ def kind_of(head: bytes) -> FileKind:
 
 
 def _json_kind(text: str) -> FileKind:
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return FileKind.other  # cut short at HEAD_BYTES, or not JSON: not one of ours either way
+    data = json_or_none(text)
+    if data is None:
+        return FileKind.other  # cut short at HEAD_BYTES, not JSON, or too deep: not one of ours either way
     if isinstance(data, dict) and "account_id" in data and "agent_id" in data:
         return FileKind.configuration
     try:

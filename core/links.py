@@ -1,4 +1,4 @@
-"""Following a listing's pages: the ``Link`` header, and the same-origin rule.
+"""The URLs Basecamp hands back: a listing's next page, the same-origin rule, what is sent.
 
 Rules:
 1. The next page is the URL of the ``rel="next"`` entry of an RFC 5988 ``Link`` header; no
@@ -6,18 +6,30 @@ Rules:
 2. A next page is followed only to the same origin as the request: scheme, host and port
    (the default port made explicit), compared case-insensitively for scheme and host. Any
    other origin is a failed listing, never a shorter one.
-3. Plain ``http`` is allowed only to a loopback host: localhost, 127.0.0.0/8, ::1, or a
-   name under ``.localhost``.
+3. Plain ``http`` is allowed only to a loopback host, named by address (127.0.0.0/8, ::1) or
+   as ``localhost`` itself; a name under ``.localhost`` is not loopback (it resolves through
+   DNS, which anyone may answer).
+4. A URL from Basecamp is followed only when it is unambiguous: printable ASCII with no
+   backslash, whitespace or control character, and no userinfo (``user@``); parsers disagree on
+   each (``http://OTHER\\@ORIGIN/`` is ``ORIGIN`` to ``urlsplit`` and ``OTHER`` to urllib3). Such
+   a URL has no origin at all.
+5. What is sent is only ``request_target``: the path and query of a URL on the configured
+   origin, written over a connection bound to that origin, so no parsing disagreement can
+   move the request (and its token) to another host.
+6. A stream ticket's URL (``ticket_url_allowed``) is ``wss`` to the configured host (``ws`` only
+   when the configured origin is plain http to loopback), by rule 4's characters.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 _ENTRY = re.compile(r"<([^>]*)>\s*((?:;\s*[^;,]*)*)")
 _REL = re.compile(r"""rel\s*=\s*"?([^";,]*)"?""", re.IGNORECASE)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_UNAMBIGUOUS = re.compile(r"[!-\[\]-~]+")  # printable ASCII but the backslash (rule 4)
 
 
 def next_link(header: str | None) -> str | None:
@@ -33,8 +45,10 @@ def next_link(header: str | None) -> str | None:
 
 
 def origin(url: str) -> tuple[str, str, int] | None:
-    """(scheme, host, port) of an absolute URL, or None if it has none."""
-    parts = urlsplit(url)
+    """(scheme, host, port) of an absolute, unambiguous URL (rule 4), or None if it has none."""
+    parts = _unambiguous(url)
+    if parts is None:
+        return None
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower()
     if scheme not in _DEFAULT_PORTS or not host:
@@ -52,14 +66,51 @@ def same_origin(first: str, second: str) -> bool:
     return left is not None and left == right
 
 
+def _unambiguous(url: str) -> SplitResult | None:
+    """``url`` split, when every parser reads it alike (rule 4); None otherwise."""
+    if not _UNAMBIGUOUS.fullmatch(url):
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    return None if "@" in parts.netloc else parts
+
+
+def request_target(url: str, configured: str) -> str | None:
+    """The path and query to send for ``url`` over the configured origin's connection (rule 5);
+    None when ``url`` is ambiguous or on another origin."""
+    if not same_origin(url, configured):
+        return None
+    parts = urlsplit(url)
+    path = parts.path or "/"
+    if not path.startswith("/") or path.startswith("//"):
+        return None
+    return f"{path}?{parts.query}" if parts.query else path
+
+
+def ticket_url_allowed(url: str, configured: str) -> bool:
+    """Whether the live lane may connect to a stream ticket's ``url`` (rule 6)."""
+    parts, home = _unambiguous(url), origin(configured)
+    if parts is None or home is None or not parts.hostname:
+        return False
+    try:
+        parts.port  # noqa: B018 -- a port that is not a number raises here
+    except ValueError:
+        return False
+    allowed = {"wss"} if home[0] == "https" else {"wss", "ws"}
+    return parts.scheme.lower() in allowed and parts.hostname.lower() == home[1]
+
+
 def is_loopback_host(host: str) -> bool:
-    """Hosts for which plain http is allowed."""
+    """Hosts for which plain http is allowed (rule 3): by address, or ``localhost`` itself."""
     name = host.lower().strip("[]")
-    return (
-        name in {"localhost", "::1"}
-        or name.endswith(".localhost")
-        or re.fullmatch(r"127\.\d{1,3}\.\d{1,3}\.\d{1,3}", name) is not None
-    )
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 def transport_allowed(url: str) -> bool:

@@ -4,7 +4,9 @@ Rules:
 1. A stream ticket (``POST /{account}/events/stream_ticket.json``: ``{ticket, expires_in,
    url}``) is a credential: ``StreamTicket`` never prints its ticket or its URL, and
    ``redacted`` shows a URL without its query (where the ticket travels). The connector
-   connects to ``url`` verbatim, with a fresh ticket for every connection.
+   connects to ``url`` verbatim, with a fresh ticket for every connection, and only when it is
+   ``wss`` to the configured host (``ws`` when that is plain http to loopback), unambiguous by
+   ``core.links`` rule 4: a ticket for another host is no ticket.
 2. The cable speaks Action Cable's JSON protocol. The server's frames (``read_frame``):
    ``welcome``, ``ping``, ``confirm_subscription``, ``reject_subscription``, ``disconnect``
    (with ``reason`` and ``reconnect``), and the channel's messages: ``{"events": [...]}``
@@ -30,6 +32,8 @@ from urllib.parse import urlsplit, urlunsplit
 from returns.result import Failure
 
 from core.feed import FeedEvent, FeedFilters, read_page
+from core.json_input import JsonRefused, decode_json
+from core.links import ticket_url_allowed
 
 CHANNEL = "EventsChannel"
 SUBPROTOCOL = "actioncable-v1-json"
@@ -44,8 +48,9 @@ class StreamTicket:
     url: str = field(repr=False)
 
 
-def read_ticket(body: object) -> StreamTicket:
-    """The ticket in a 200/201 body; ValueError (naming no value) when it is not one."""
+def read_ticket(body: object, configured: str) -> StreamTicket:
+    """The ticket in a 200/201 body; ValueError (naming no value) when it is not one, or when its
+    URL is not ``wss`` to the ``configured`` origin's host (``core.links`` rule 6)."""
     if not isinstance(body, dict):
         raise ValueError("a stream ticket answer is a JSON object")
     ticket, expires_in, url = body.get("ticket"), body.get("expires_in"), body.get("url")
@@ -53,8 +58,8 @@ def read_ticket(body: object) -> StreamTicket:
         raise ValueError("a stream ticket answer has no ticket")
     if isinstance(expires_in, bool) or not isinstance(expires_in, int) or expires_in <= 0:
         raise ValueError("a stream ticket's expires_in is a positive number of seconds")
-    if not isinstance(url, str) or urlsplit(url).scheme not in ("ws", "wss"):
-        raise ValueError("a stream ticket's url is a ws:// or wss:// URL")
+    if not isinstance(url, str) or not ticket_url_allowed(url, configured):
+        raise ValueError("a stream ticket's url is not wss:// (ws:// to loopback) to the configured host")
     return StreamTicket(ticket, expires_in, url)
 
 
@@ -131,10 +136,10 @@ _TYPES: dict[str, Frame] = {
 
 def read_frame(text: str | bytes) -> Frame:
     """What one frame from the server says (rule 2)."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return Unreadable("not JSON")
+    decoded = decode_json(text)
+    if isinstance(decoded, JsonRefused):
+        return Unreadable(decoded.reason)
+    value = decoded.value
     if not isinstance(value, dict):
         return Unreadable("not a JSON object")
     kind = value.get("type")

@@ -33,6 +33,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
+from core.json_input import JsonRefused, decode_json
 from core.timestamps import format_timestamp, parse_timestamp
 
 LAUNCHPAD = "https://launchpad.37signals.com"
@@ -77,11 +78,11 @@ def read_token_text(text: str) -> str | Credentials:
         if any(character.isspace() for character in stripped):
             raise ValueError("holds more than one word; it must hold the token alone")
         return stripped
-    try:
-        data = json.loads(stripped)
-    except ValueError:
-        raise ValueError("is neither a bare token nor the JSON bin/connect login writes") from None
-    return _credentials(data)
+    decoded = decode_json(stripped, max_bytes=64 * 1024)
+    if isinstance(decoded, JsonRefused):
+        reason = decoded.reason
+        raise ValueError(f"is neither a bare token nor the JSON bin/connect login writes ({reason})")
+    return _credentials(decoded.value)
 
 
 def _credentials(data: Any) -> Credentials:

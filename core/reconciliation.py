@@ -36,6 +36,7 @@ from returns.result import Failure, Result, Success
 
 from core.edges import RECORD_EDGES, Actor, RecordState
 from core.ids import MAX_ID
+from core.json_input import JsonRefused, decode_json
 from core.states import EventOutcome
 
 MAX_BYTES = 16 * 1024 * 1024
@@ -114,10 +115,10 @@ def parse(raw: bytes) -> Result[tuple[Entry, ...], NotAFile | Unappliable]:
     """The file's entries (rule 1)."""
     if len(raw) > MAX_BYTES:
         return Failure(NotAFile(f"larger than {MAX_BYTES // (1024 * 1024)} MB"))
-    try:
-        document: Any = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as error:
-        return Failure(NotAFile(f"not JSON ({error})"))
+    decoded = decode_json(raw, max_bytes=MAX_BYTES)
+    if isinstance(decoded, JsonRefused):
+        return Failure(NotAFile(decoded.reason))
+    document: Any = decoded.value
     if not isinstance(document, dict):
         return Failure(NotAFile("not a JSON object with a version and entries"))
     version = document.get("version")

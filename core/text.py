@@ -13,15 +13,24 @@ Rules:
    time, so never normalise twice.)
 5. ``message_lines`` is for a person reading, never for matching: the same words, one line
    per line break or block, empty lines dropped.
+6. Linear in the content's length, whatever it holds: a tag is ``<`` to the next ``>`` with no
+   ``<`` between, so each scan for a tag's end stops at the next ``<`` and no character is
+   scanned twice (``<[^>]*>`` scanned to the end from every ``<`` of a line with no ``>``: a
+   listed message of 200,000 ``<`` took 27 s). A ``<`` that opens no tag stays text.
+7. ``printable`` is what a terminal may be shown of a name or a word from Basecamp: every
+   control or format character (ANSI escapes, newlines, DEL, C1, bidi overrides, line and
+   paragraph separators) escaped as Python writes it (``\\x1b``, ``\\n``, ``\\u202e``), the rest as
+   it is; plain text is unchanged.
 """
 
 from __future__ import annotations
 
 import html
 import re
+import unicodedata
 
 _BREAK = re.compile(r"<br\s*/?>|</(?:div|p|li|h[1-6]|blockquote|pre)\s*>", re.IGNORECASE)
-_TAG = re.compile(r"<[^>]*>")
+_TAG = re.compile(r"<[^<>]*>")  # rule 6: a tag never spans another "<"
 _SPACE = re.compile(r"\s+")
 
 
@@ -37,3 +46,16 @@ def message_lines(content: str) -> tuple[str, ...]:
     """The words of each line of a message, as a person reads it (rule 5)."""
     lines = (message_text(part) for part in _BREAK.split(content))
     return tuple(line for line in lines if line)
+
+
+def printable(text: str) -> str:
+    """``text`` with every control or format character escaped (rule 7)."""
+    if text.isprintable():
+        return text
+    return "".join(_escaped(character) for character in text)
+
+
+def _escaped(character: str) -> str:
+    if character.isprintable() or unicodedata.category(character) in ("Zs",):
+        return character
+    return character.encode("unicode_escape").decode("ascii")

@@ -50,6 +50,13 @@ Rules:
    rule 3). What is due is sent at the next start. A worker group being ended, a request already
    made, a record being admitted or a read of the feed begun are waited for, each within its own
    bound.
+11. No loop dies quietly: a turn of intake or dispatch, and the live lane's connection, catch
+   what they did not expect, log it with its traceback and go on. Anything that still escapes a
+   loop's thread is logged once with its traceback and ends the connector (``ended_by`` names
+   the loop; ``run`` exits 1) so its supervisor starts it again: it never runs with a dead lane.
+   (The outbox's thread is one such: what it left claimed the next start reconciles.)
+12. Each loop beats as it turns (``shell.heartbeats``), and ``run``'s main thread writes the
+   beats beside the ledger as it waits, so ``status`` names a loop that is not turning.
 """
 
 from __future__ import annotations
@@ -74,6 +81,7 @@ from shell.basecamp.errors import BasecampError
 from shell.basecamp.reads import SummaryReads
 from shell.clock import Clock
 from shell.dispatcher import Dispatcher, DispatchOptions, Recovery, WorkerDriver
+from shell.heartbeats import Heartbeats
 from shell.intake.backlog import Backlog
 from shell.intake.inbox_lane import InboxLane
 from shell.intake.live_lane import LiveLane
@@ -90,6 +98,8 @@ from shell.worker.driver import CommandDriver, WorkerCommand
 
 log = logging.getLogger("connector.run")
 
+BEAT_WHILE_WAITING = 30.0
+"""How often a loop waiting out a long interval beats all the same (rule 12)."""
 REQUEST_CHECK_SECONDS = 0.1
 """How often ``run`` looks for a stop a signal asked for."""
 STOP_WITHIN = timedelta(seconds=60)
@@ -126,6 +136,7 @@ class Connector:
     _stop: threading.Event = field(default_factory=threading.Event)
     _stop_deadline: float | None = None  # monotonic; set by stop() (rule 3)
     stopped_in: str | None = field(default=None, init=False)  # the start's step a stop ended (rule 10)
+    ended_by: str | None = field(default=None, init=False)  # the loop a failure ended (rule 11)
 
     def __post_init__(self) -> None:
         configuration = self.configuration
@@ -139,6 +150,7 @@ class Connector:
             ),
             authorized,
         )
+        self.heartbeats = Heartbeats(self.clock, self.ledger.path)  # rule 12
         self.intake = Intake(
             self.ledger,
             self.client,
@@ -154,7 +166,7 @@ class Connector:
             filters = self.intake.filters
             self.live_lane = LiveLane(
                 self.ledger, self.client, filters, self.clock, self._heard_live,
-                losses=self.repair, paused=self.backlog.paused,
+                losses=self.repair, paused=self.backlog.paused, beat=lambda: self.heartbeats.beat("live"),
             )  # fmt: skip
         seams = self.seams or self._processes()
         self.admission = Admission(
@@ -256,29 +268,46 @@ class Connector:
         if requested():  # nothing launches or posts after a SIGTERM that came during the start
             self.stop(within)
             return
-        loops = [threading.Thread(target=self._intake_loop, name="intake", daemon=True)]
-        if self.config_path is not None:
+        loops = [self._loop("intake", self._intake_loop)]
+        if self.config_path is not None:  # every turn of it catches what it does not expect
             loops.append(threading.Thread(target=self._config_loop, name="config", daemon=True))
         if not self.shadow:
-            loops.append(threading.Thread(target=self._dispatch_loop, name="dispatch", daemon=True))
-            loops.append(
-                threading.Thread(target=self.outbox.run, args=(self._stop,), name="outbox", daemon=True)
-            )
+            loops.append(self._loop("dispatch", self._dispatch_loop))
+            beat = lambda: self.heartbeats.beat("outbox")  # noqa: E731
+            loops.append(self._loop("outbox", lambda: self.outbox.run(self._stop, beat)))
         if self.live_lane is not None:
             lane = self.live_lane
-            loops.append(threading.Thread(target=lane.run, args=(self._stop,), name="live", daemon=True))
+            loops.append(self._loop("live", lambda: lane.run(self._stop)))
         for loop in loops:
             loop.start()
         while not self._stop.wait(REQUEST_CHECK_SECONDS):
             if requested():
                 self.stop(within)
+            elif self.ended_by is not None:
+                self.stop(within)  # rule 11: the supervisor starts it again
+            self.heartbeats.write_due()
         for loop in loops:
             remaining = None if self._stop_deadline is None else self._stop_deadline - self.clock.monotonic()
             loop.join(timeout=None if remaining is None else max(0.0, remaining))
 
+    def _loop(self, name: str, target: Callable[[], None]) -> threading.Thread:
+        """A loop's thread, guarded (rule 11)."""
+        return threading.Thread(target=self._guarded, args=(name, target), name=name, daemon=True)
+
+    def _guarded(self, name: str, target: Callable[[], None]) -> None:
+        """Rule 11: a loop's thread; what escapes it is logged once and ends the connector."""
+        try:
+            target()
+        except Exception:
+            log.critical("the %s loop ended on a failure it did not expect; the connector stops (exit 1)"
+                         " so its supervisor starts it again", name, exc_info=True)  # fmt: skip
+            self.ended_by = name
+
     def _config_loop(self) -> None:
         assert self.config_path is not None
+        self.heartbeats.beat("config")
         while not self._stop.wait(RELOAD_EVERY.total_seconds()):
+            self.heartbeats.beat("config")
             try:
                 for line in self.reloader.apply(reload.read(self.config_path, self.configuration)):
                     self.on_event(f"configuration: {line}")
@@ -297,8 +326,21 @@ class Connector:
 
     def _intake_loop(self) -> None:
         while not self._stop.is_set():
-            self.intake_turn()
-            self._stop.wait(self.poll_every.total_seconds())
+            self.heartbeats.beat("intake")
+            try:
+                self.intake_turn()
+            except Exception:  # rule 11: a turn that failed unexpectedly is tried again
+                log.exception("intake: a turn failed unexpectedly; trying again")
+            self._wait_beating("intake", self.poll_every.total_seconds())
+
+    def _wait_beating(self, name: str, seconds: float) -> None:
+        """Wait ``seconds`` (or until stopped), beating as it waits: a long poll interval is a
+        loop that waits, not one that stopped turning (rule 12)."""
+        ends = self.clock.monotonic() + seconds
+        while not self._stop.wait(min(BEAT_WHILE_WAITING, max(0.0, ends - self.clock.monotonic()))):
+            if self.clock.monotonic() >= ends:
+                return
+            self.heartbeats.beat(name)
 
     def intake_turn(self) -> None:
         """One turn of intake (rule 9): read unless the backlog pauses it, repair, membership;
@@ -357,6 +399,9 @@ class Connector:
         except BasecampError as error:
             log.info("membership: the projects could not be read (%s); later", type(error).__name__)
             return
+        except Exception:  # rule 11
+            log.exception("membership: an unexpected failure; later")
+            return
         if granted:
             log.info("membership: %d project(s) granted; the live lane subscribes again", len(granted))
             self.live_lane.resubscribe()
@@ -386,6 +431,7 @@ class Connector:
 
     def _dispatch_loop(self) -> None:
         while not self._stop.is_set():
+            self.heartbeats.beat("dispatch")
             self.dispatch_turn()
             self._stop.wait(1.0)
 

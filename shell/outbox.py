@@ -43,7 +43,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -412,9 +412,11 @@ class Outbox:
         self.reconcile(limit=self._options.run_reconcile_batch, stop=stop)
         return summary
 
-    def run(self, stop: threading.Event) -> None:
-        """Tick until ``stop`` is set. A ledger failure is logged and the tick tried again."""
+    def run(self, stop: threading.Event, beat: Callable[[], None] = lambda: None) -> None:
+        """Tick until ``stop`` is set, calling ``beat`` as each tick starts (``shell.heartbeats``).
+        A ledger failure is logged and the tick tried again."""
         while not stop.is_set():
+            beat()
             wait = self._options.tick
             try:
                 claims = self.run_once(stop).claims()

@@ -2,7 +2,8 @@
 
 Rule 1 of ``core.dispatch_tools``: ``Instruction`` is an allowlist, every field a worker is
 handed named here; the content is admission's snapshot with the agent's own mention stripped
-(``core.mentions``, rule 7).
+(``core.mentions``, rule 7), and ``content_author`` says whose words it is and whether the
+connector trusts them (``core.admission`` rule 2): ``{"id", "trusted"}``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ class Instruction:
     delivery: DeliveryState
     content: str
     content_updated_at: str | None
+    content_author_id: int | None = None
+    content_author_trusted: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -57,6 +60,7 @@ class Instruction:
             "delivery": str(self.delivery),
             "content": self.content,
             "content_updated_at": self.content_updated_at,
+            "content_author": {"id": self.content_author_id, "trusted": self.content_author_trusted},
         }
 
 
@@ -84,6 +88,8 @@ def build_instruction(row: DispatchRow, agent_id: int | None) -> Instruction | N
         delivery=row.delivery,
         content=snapshot.content if agent_id is None else strip_mentions_of(snapshot.content, agent_id),
         content_updated_at=snapshot.updated_at,
+        content_author_id=snapshot.author_id,
+        content_author_trusted=snapshot.author_trusted,
     )
 
 

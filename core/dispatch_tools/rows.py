@@ -4,9 +4,9 @@ may be served (``servable``, rule 2 of ``core.dispatch_tools``).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
+from core import json_input
 from core.edges import DeliveryState, GuardState, RecordState
 from core.intent_kinds import IntentKind
 from core.states import EventOutcome
@@ -78,16 +78,15 @@ class RecordingSnapshot:
     app_url: str
     content: str
     updated_at: str | None
+    author_id: int | None = None
+    author_trusted: bool = False  # a snapshot that does not say is not trusted (core.admission rule 2)
 
 
 def read_snapshot(text: str | None) -> RecordingSnapshot | None:
     """The snapshot in ``text``, or None when there is none or it is not a JSON object."""
     if text is None or text == "":
         return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
+    value = json_input.json_or_none(text)
     if not isinstance(value, dict):
         return None
 
@@ -101,6 +100,8 @@ def read_snapshot(text: str | None) -> RecordingSnapshot | None:
         app_url=field("app_url"),
         content=field("content"),
         updated_at=field("updated_at") or None,
+        author_id=int(author) if (author := field("author_id")).isascii() and author.isdigit() else None,
+        author_trusted=field("author_trusted") == "true",
     )
 
 

@@ -39,10 +39,17 @@ Rules:
 10. No answer is read past ``wire.MAX_ANSWER_BYTES`` (counted as the bytes come, whatever
    length it declares): a larger one is a failed read (``ListingFailed``), or for a create
    ``Uncertain`` (the request was sent). A listing whose ``Link`` leads back to a page it has
-   read is ``ListingFailed`` at once, not walked until the deadline.
+   read is ``ListingFailed`` at once, not walked until the deadline. The stream ticket's answer
+   too.
 11. ``me`` (who the token acts as) raises ``LastingRefusal`` for a 4xx no retry changes
    (``core.lasting_refusal``: 431 for a huge token among them), never a plain failure a caller
    would back off on and ask again forever.
+12. A URL Basecamp hands back (a ``Link``, a feed's ``next``) is followed only when it is
+   unambiguous and on the configured origin (``core.links`` rules 4-5): a backslash,
+   whitespace, a control character or userinfo in it is a failed read. Only its path and query
+   are sent, over a connection bound to the configured origin (``wire`` rule 5), so the token
+   never travels to another host; the stream ticket's URL must be ``wss`` to the configured
+   host (``core.live`` rule 1).
 """
 
 from __future__ import annotations
@@ -62,12 +69,12 @@ from core.destinations import Destination, ListedMessage, MessageKind
 from core.feed import FeedFilters, FeedPage, read_page, read_refusal
 from core.inbox import InboxPage
 from core.lasting_refusal import lasting
-from core.links import next_link, same_origin, transport_allowed
+from core.links import next_link, request_target, same_origin, transport_allowed
 from core.live import StreamTicket, read_ticket
 from core.pacing import DEFAULT_LIMIT, DEFAULT_WINDOW_SECONDS
 from core.posting import PostOutcome, RefusalCause, Refused, classify_answer
 from core.retry import Final, RetryAfter, after_read, parse_retry_after
-from core.text import message_text
+from core.text import message_text, printable
 from core.timestamps import parse_timestamp
 from shell.basecamp import cursor_reads
 from shell.basecamp.errors import (
@@ -81,7 +88,7 @@ from shell.basecamp.errors import (
 )
 from shell.basecamp.pacer import Pacer
 from shell.basecamp.tokens import StaticToken, Tokens
-from shell.basecamp.wire import Answer, Wire, decode
+from shell.basecamp.wire import Answer, AnswerTooLarge, Wire, bounded_body, decode
 from shell.clock import Clock, SystemClock
 
 log = logging.getLogger("connector.basecamp")
@@ -220,9 +227,10 @@ class BasecampClient:
         if answer.status != 200 or not isinstance(answer.body, dict):
             raise BasecampError(f"my/profile.json answered HTTP {answer.status}")
         try:
-            return Person(
-                int(answer.body["id"]), str(answer.body["name"]), str(answer.body.get("attachable_sgid", ""))
-            )
+            return Person(  # a name is shown to a person: its control characters escaped (core.text)
+                int(answer.body["id"]), printable(str(answer.body["name"])),
+                str(answer.body.get("attachable_sgid", "")),
+            )  # fmt: skip
         except (KeyError, TypeError, ValueError) as error:
             raise BasecampError("my/profile.json answered without a person") from error
 
@@ -332,6 +340,9 @@ class BasecampClient:
         token = self._tokens.current()
         try:
             response = self._wire.post_pooled(path, min(self._read_timeout, remaining), token)
+            raw = bounded_body(response)
+        except AnswerTooLarge as error:
+            raise BasecampError(f"no stream ticket: {error}") from None
         except (urllib3.exceptions.HTTPError, OSError) as error:
             raise BasecampError(f"no stream ticket: {type(error).__name__}") from None
         log.info("POST %s -> %d", path, response.status)
@@ -344,13 +355,17 @@ class BasecampClient:
         if response.status not in (200, 201):
             raise BasecampError(f"no stream ticket: HTTP {response.status}")
         try:
-            return read_ticket(decode(response.data))
+            return read_ticket(decode(raw), self._origin)
         except ValueError as error:
             raise BasecampError(f"no stream ticket: {error}") from None
 
     def read(self, url: str, deadline: float, *, yielding: bool = False) -> Answer:
         """One read, retried per ``core.retry`` within ``deadline``; a ``yielding`` one (a feed
-        poll) lets a backlog go first (rule 4)."""
+        poll) lets a backlog go first (rule 4). Only ``url``'s path and query are sent, on the
+        configured origin's connection; an ambiguous URL or another origin's is never asked (rule 12)."""
+        target = request_target(url, self._origin)
+        if target is None:
+            raise ListingFailed("a URL that is ambiguous or not on the configured origin is not followed")
         attempts = 0
         replayed = False
         while True:
@@ -361,7 +376,7 @@ class BasecampClient:
                 raise ListingFailed("the deadline passed")
             attempts += 1
             token = self._tokens.current()
-            answer = self._wire.get_once(url, min(self._read_timeout, remaining), token)
+            answer = self._wire.get_once(target, min(self._read_timeout, remaining), token)
             self.last_answer = (answer.status, answer.headers.get("date", ""))
             if answer.status == 401 and not replayed and self._tokens.after_unauthorized(token) is not None:
                 replayed = True  # once, with the refreshed token (rule 8)

@@ -4,7 +4,9 @@ Rules:
 1. A token request is one POST of a form (``core.oauth``'s fields) to the credentials' token
    URL; a 2xx with a usable answer is new credentials, anything else is ``LaunchpadFailed``
    with the status and Launchpad's ``error`` word, never a token, a secret or a body.
-2. https only, except to a loopback host (the stand-in).
+2. https only, except to a loopback host (the stand-in); every URL by ``core.links``' rules
+   (``transport_allowed``: no userinfo, backslash, whitespace or control character). An answer
+   is read within ``shell.basecamp.wire.MAX_ANSWER_BYTES`` and decoded by ``core.json_input``.
 3. ``authorization`` reads who the access token is and the accounts it reaches.
 4. ``discover`` reads the server's OAuth discovery (None when it has none); ``device_request``
    starts the device flow where it is offered (``core.oauth`` rule 6).
@@ -12,7 +14,6 @@ Rules:
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -29,6 +30,7 @@ from core.oauth import (
     from_token_answer,
     read_device_answer,
 )
+from shell.basecamp.wire import AnswerTooLarge, bounded_body, decode
 
 TIMEOUT = 30.0
 USER_AGENT = "basecamp-connector (https://github.com/basecamp/basecamp-connector)"
@@ -102,10 +104,10 @@ def _request(method: str, url: str, *, body: bytes | None = None,
     try:
         sent = {"User-Agent": USER_AGENT, "Accept": "application/json", **headers}
         response = urllib3.request(method, url, body=body, headers=sent, timeout=TIMEOUT, retries=False,
-                                   redirect=False)  # fmt: skip
+                                   redirect=False, preload_content=False)  # fmt: skip
+        raw = bounded_body(response)
+    except AnswerTooLarge as error:
+        raise LaunchpadFailed(f"{method} {urlsplit(url).path} failed: {error}") from None
     except (urllib3.exceptions.HTTPError, OSError) as error:
         raise LaunchpadFailed(f"{method} {urlsplit(url).path} failed: {type(error).__name__}") from None
-    try:
-        return response.status, json.loads(response.data or b"null")
-    except ValueError:
-        return response.status, None
+    return response.status, decode(raw)

@@ -2,7 +2,7 @@
 
     wire = Wire("https://3.basecampapi.com", "agent (ops@example.com)", clock)
     sent = wire.create_once(path, payload, timeout, token)   # an Answer, or Refused/Uncertain
-    answer = wire.get_once(url, timeout, token)              # an Answer, or ListingFailed
+    answer = wire.get_once(target, timeout, token)           # an Answer, or ListingFailed
 
 Rules:
 1. A create is made on a connection of its own, opened before the request is written: one
@@ -18,12 +18,16 @@ Rules:
 4. The token is only ever in a request's header. Log lines carry the method, the path without
    its query and the status; urllib3's own DEBUG request line leaves with every query string
    redacted (a feed position is a credential). No redirect is followed.
+5. Every request goes over a connection bound to the configured origin (scheme, host, port:
+   ``create_once``'s own connection, or the one pool of that origin) and names only a target,
+   a path and query (``core.links.request_target``): nothing in it can move the request, and
+   its token, to another host. A target that is not an absolute path is refused unsent.
+6. A body is decoded by ``core.json_input.decode`` alone (bounded depth and size).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import re
 import socket
@@ -37,6 +41,7 @@ from urllib.parse import urlsplit
 import urllib3
 from urllib3.connection import HTTPConnection, HTTPSConnection
 
+from core.json_input import json_or_none
 from core.posting import PostOutcome, RefusalCause, Refused, Uncertain, UncertainCause
 from shell.basecamp.errors import ListingFailed
 from shell.clock import Clock
@@ -84,7 +89,7 @@ class Wire:
         self._origin = origin
         self._user_agent = user_agent
         self._clock = clock
-        self._pool = urllib3.PoolManager(maxsize=4, retries=False)
+        self._pool = urllib3.connection_from_url(origin, maxsize=4, retries=False)  # rule 5
 
     def create_once(self, path: str, payload: bytes, timeout: float, token: str) -> Answer | PostOutcome:
         """One POST on a connection of its own (rule 1): its answer, or where it failed."""
@@ -123,20 +128,21 @@ class Wire:
         return Answer(response.status, response.headers, decode(raw))
 
     def post_pooled(self, path: str, timeout: float, token: str) -> urllib3.BaseHTTPResponse:
-        """One POST that creates nothing (a stream ticket), through the pool; urllib3's errors
-        and ``OSError`` are the caller's to turn into its own."""
+        """One POST that creates nothing (a stream ticket), through the pool; its body is the
+        caller's to read (``bounded_body``), urllib3's errors and ``OSError`` its to turn into its own."""
         return self._pool.request(
             "POST",
-            self._origin + path,
+            _target(path),
             headers=self.headers(token),
             timeout=urllib3.Timeout(total=timeout),
             retries=False,
             redirect=False,
+            preload_content=False,  # read by the caller within the bound (rule 3)
         )
 
-    def get_once(self, url: str, timeout: float, token: str) -> Answer:
-        """One GET (rule 2), or ``ListingFailed``."""
-        path = urlsplit(url).path
+    def get_once(self, target: str, timeout: float, token: str) -> Answer:
+        """One GET of ``target`` (a path and query, rule 5) on the origin (rule 2), or ``ListingFailed``."""
+        path = urlsplit(_target(target)).path
         started = self._clock.monotonic()
         for fresh in (False, True):
             left = timeout - (self._clock.monotonic() - started)
@@ -145,7 +151,7 @@ class Wire:
             try:
                 response = self._pool.request(
                     "GET",
-                    url,
+                    target,
                     headers=self.headers(token),
                     timeout=urllib3.Timeout(total=left),
                     retries=False,
@@ -204,8 +210,13 @@ def bounded_body(response: urllib3.BaseHTTPResponse) -> bytes:
         raise
 
 
+def _target(target: str) -> str:
+    """Rule 5: only an absolute path (and its query) is ever written on the origin's connection."""
+    if not target.startswith("/") or target.startswith("//"):
+        raise ListingFailed("a request target that is not a path on the configured origin is not sent")
+    return target
+
+
 def decode(raw: bytes) -> Any:
-    try:
-        return json.loads(raw) if raw else None
-    except ValueError:
-        return None
+    """A body's JSON (rule 6), or None for an empty or unreadable one."""
+    return json_or_none(raw)

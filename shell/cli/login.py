@@ -1,9 +1,13 @@
 """``bin/connect login``: obtain the agent's token through Launchpad's OAuth 2, and keep it.
 
 Rules:
-1. The authorization-code flow with a loopback redirect: a one-request HTTP server on
-   127.0.0.1 (``--redirect-port``, 0 for any free port) receives ``code`` and ``state``; a
-   ``state`` that is not the one sent, an ``error``, or no answer within ``--timeout`` ends it
+1. The authorization-code flow with a loopback redirect: an HTTP server on 127.0.0.1
+   (``--redirect-port``, 0 for any free port) waits for the one callback that carries the
+   ``state`` sent (compared in constant time): that callback's ``code`` (or its ``error``,
+   which ends it refused) is the answer. Any other request -- another path, another state or
+   none, from anyone on the machine -- is answered 400 and the wait goes on. Each connection
+   is served on a thread of its own and dropped after ``IDLE_SECONDS`` of silence, so an idle
+   connection delays nothing: no answer within ``--timeout`` ends it (exit 6), never later,
    with nothing written.
 2. The code is exchanged at Launchpad's token endpoint; ``authorization.json`` then says who
    the token is and which Basecamp (``bc3``) accounts it reaches, so a person sees whom they
@@ -20,9 +24,13 @@ Rules:
 5. The URL to open is written to stderr (stdout is the result; ``--json`` one object), and a
    browser is asked to open it unless ``--no-browser``.
 6. ``--device``: the device flow (a code a person enters on any device), where the server's
-   OAuth discovery offers it (``core.oauth`` rule 6); where it does not -- Launchpad today --
-   it is refused with a line saying to sign in by the loopback redirect.
-7. Exit codes: 0 written; 3 a secret or token file problem; 5 Launchpad or the person
+   OAuth discovery offers it on the ``--launchpad`` origin itself (``core.oauth`` rule 6);
+   where it does not -- Launchpad today -- it is refused with a line saying to sign in by the
+   loopback redirect.
+7. A ``--launchpad`` that is not https (plain http only to a loopback address, ``core.links``)
+   is refused before any page is opened or URL printed: a sign-in page over plain text would
+   hand the password to whoever is on the path.
+8. Exit codes: 0 written; 3 a secret or token file problem; 5 Launchpad or the person
    refused; 6 Launchpad unreachable, or no answer in time.
 """
 
@@ -37,12 +45,13 @@ import threading
 import time
 import webbrowser
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from core.file_kinds import FileKind
+from core.links import same_origin, transport_allowed
 from core.oauth import (
     LAUNCHPAD,
     TOKEN_PATH,
@@ -55,6 +64,7 @@ from core.oauth import (
     poll_verdict,
     to_text,
 )
+from core.text import printable
 from core.timestamps import format_timestamp
 from shell import private_files
 from shell.basecamp.launchpad import (
@@ -71,6 +81,8 @@ from shell.state.config import is_state_directory
 
 SECRET_ENV = "BASECAMP_CLIENT_SECRET"  # noqa: S105 -- the variable's name
 CALLBACK_PATH = "/callback"
+IDLE_SECONDS = 10.0
+"""How long the callback server keeps a silent connection (rule 1)."""
 
 EPILOG = f"""\
 examples:
@@ -137,6 +149,12 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.redirect_port <= 65535:
         raise UserError(f"--redirect-port must be 0 to 65535, not {args.redirect_port}", EXIT_CONFIG)
     launchpad = args.launchpad.rstrip("/")
+    if not transport_allowed(launchpad):  # before anyone is sent to a sign-in page in plain text
+        raise UserError(
+            f"--launchpad must be https (plain http only to a loopback address): {printable(launchpad)};"
+            " nobody was sent to sign in, nothing written",
+            EXIT_CONFIG,
+        )
     registered = app(f"{launchpad}{TOKEN_PATH}", args.client_id, secret, datetime.now(UTC))
     try:
         if args.device:
@@ -154,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
 def _loopback_flow(launchpad: str, registered: Credentials, args: argparse.Namespace) -> Credentials:
     """Rule 1: the authorization code, by a redirect to 127.0.0.1."""
     state = secrets.token_urlsafe(16)
-    with _Callback(args.redirect_port) as callback:
+    with _Callback(args.redirect_port, state) as callback:
         redirect_uri = f"http://127.0.0.1:{callback.port}{CALLBACK_PATH}"
         url = authorize_url(launchpad, registered.client_id, redirect_uri, state)
         print(f"open this page and sign in as the agent: {url}", file=sys.stderr, flush=True)
@@ -163,8 +181,8 @@ def _loopback_flow(launchpad: str, registered: Credentials, args: argparse.Names
         answer = callback.wait(args.timeout)
     if answer is None:
         raise UserError(f"no sign-in came back within {args.timeout:g} s; nothing written", EXIT_UNAVAILABLE)
-    if "error" in answer or answer.get("state") != state or not answer.get("code"):
-        said = answer.get("error", "the answer's state is not the one sent")
+    if "error" in answer or not answer.get("code"):
+        said = answer.get("error", "the answer carries no code")
         raise UserError(f"the sign-in was refused ({said[:80]}); nothing written", EXIT_REFUSED)
     form = code_form(registered, answer["code"], redirect_uri)
     return token_request(form, registered, datetime.now(UTC))
@@ -178,9 +196,12 @@ def _device_flow(launchpad: str, registered: Credentials, timeout: float) -> Cre
             f"{launchpad} offers no device flow (its OAuth discovery names no device authorization "
             "endpoint): sign in without --device, by the loopback redirect", EXIT_REFUSED,
         )  # fmt: skip
+    if not same_origin(endpoint, launchpad):  # a discovery document sends nobody elsewhere
+        raise UserError(f"{launchpad}'s OAuth discovery names a device endpoint on another origin: not"
+                        " followed; sign in without --device", EXIT_REFUSED)  # fmt: skip
     grant = device_request(endpoint, registered.client_id)
-    print(f"on any device, open {grant.verification_uri} and enter the code {grant.user_code}",
-          file=sys.stderr, flush=True)  # fmt: skip
+    print(f"on any device, open {printable(grant.verification_uri)} and enter the code"
+          f" {printable(grant.user_code)}", file=sys.stderr, flush=True)  # fmt: skip
     ends = time.monotonic() + min(timeout, grant.expires_in)
     interval = grant.interval
     while True:
@@ -239,30 +260,40 @@ def _report(as_json: bool, token_file: Path, expires_at: str, found: dict[str, A
         print(json.dumps({"token_file": str(token_file), "expires_at": expires_at,
                           "identity": identity, "accounts": accounts}, indent=2))  # fmt: skip
         return EXIT_OK
-    name = f"{identity.get('first_name', '')} {identity.get('last_name', '')}".strip()
+    name = printable(f"{identity.get('first_name', '')} {identity.get('last_name', '')}".strip())
     print(f"wrote {token_file} (owner-only); the token expires {expires_at} and is refreshed before then")
-    print(f"  signed in as {name or '?'} <{identity.get('email_address', '?')}>")
-    for account in accounts:
-        print(f"  account {account['id']} {account['name']}: {account['href']}")
+    print(f"  signed in as {name or '?'} <{printable(str(identity.get('email_address', '?')))}>")
+    for account in accounts:  # what Launchpad named them, shown escaped (core.text rule 7)
+        shown = printable(f"{account['name']}: {account['href']}")
+        print(f"  account {account['id']} {shown}")
     print("next: bin/connect setup --token-file", token_file, "--account ID --agent PERSON_ID ...")
     return EXIT_OK
 
 
 class _Callback:
-    """The loopback server that receives the redirect (rule 1): one answer, then done."""
+    """The loopback server that receives the redirect (rule 1): the one callback with ``state``."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, state: str) -> None:
         received: list[dict[str, str]] = []
         arrived = threading.Event()
+        lock = threading.Lock()
 
         class Handler(BaseHTTPRequestHandler):
+            timeout = IDLE_SECONDS  # an idle connection is dropped, and delays no other
+
             def do_GET(self) -> None:
                 parts = urlsplit(self.path)
-                if parts.path != CALLBACK_PATH or arrived.is_set():
-                    self.send_error(404)
+                query = dict(parse_qsl(parts.query))
+                given = query.get("state", "")
+                if parts.path != CALLBACK_PATH or not secrets.compare_digest(given.encode(), state.encode()):
+                    self.send_error(400, "not this sign-in's callback")
                     return
-                received.append(dict(parse_qsl(parts.query)))
-                arrived.set()
+                with lock:
+                    if arrived.is_set():
+                        self.send_error(400, "this sign-in is already answered")
+                        return
+                    received.append(query)
+                    arrived.set()
                 body = b"<p>Signed in. You can close this page and go back to the terminal.</p>"
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -274,7 +305,8 @@ class _Callback:
                 return
 
         try:
-            self._server = HTTPServer(("127.0.0.1", port), Handler)
+            self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+            self._server.daemon_threads = True  # a connection left open is never waited for
         except OSError as error:
             raise UserError(f"cannot listen on 127.0.0.1:{port}: {error.strerror}", EXIT_CONFIG) from None
         self._received = received

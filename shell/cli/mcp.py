@@ -37,7 +37,7 @@ import sys
 from returns.result import Failure
 
 from core.task_token import MAX_TOKEN_BYTES, TASK_TOKEN_ENV, is_probe
-from shell import environment_block
+from shell import core_dumps, environment_block
 from shell.cli.arguments import descriptor, positive_integer
 from shell.cli.commands import SUMMARIES
 from shell.cli.main import VERSION
@@ -94,6 +94,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    core_dumps.forbid()  # a core would hold the task token (shell.core_dumps)
     token = take_token(args.token_env, args.token_fd)  # first, before anything else runs
     if args.token_fd is None and not _erased(args.token_env, token):  # /proc/PID/environ keeps it (rule 6)
         _again_with_the_token_on_a_pipe(args, token)

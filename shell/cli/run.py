@@ -41,6 +41,10 @@ Rules:
    mid_launch=ATTEMPTS|none hold=on|off`` -- the attempts a crash left mid-launch, each waiting
    for ``bin/connect settle-launch``, and whether a person's hold stands. Then stdout carries
    one line per transition; stderr carries what goes wrong (and ``stopped``).
+11. A loop a failure it did not expect ended (``shell.connector`` rule 11) stops the connector as
+   a signal does, then one line ``error: the LOOP loop ended ...`` and exit 1: its supervisor
+   starts it again, and it never runs on with a dead lane.
+12. Core dumps are off (``RLIMIT_CORE`` 0) before anything is read: a core would hold the token.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ from types import FrameType
 
 from core.configuration import Configuration
 from core.timing_floors import below_floor
-from shell import private_files
+from shell import core_dumps, private_files
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.identity import check_identity
 from shell.basecamp.tokens import tokens_from
@@ -69,7 +73,7 @@ from shell.cli.hold import reason_of
 from shell.cli.who import deciding_person
 from shell.clock import SystemClock
 from shell.connector import Connector
-from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_USAGE, UserError
+from shell.errors import EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UserError
 from shell.ledger import hold_marker, write_failures
 from shell.ledger.connection import Ledger, LedgerError, ledger_failure, open_ledger
 from shell.ledger.hold import set_hold
@@ -145,6 +149,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    core_dumps.forbid()  # rule 11: before the token is read
     poll_every = timedelta(seconds=args.poll_seconds)  # the times first: every local check before
     bound = timedelta(seconds=args.shutdown_seconds)  # a question is asked of anyone
     if args.hold and args.shadow:
@@ -242,6 +247,10 @@ def _run_locked(
         signal.signal(signal.SIGINT, on_signal)
         faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
         _serve(connector, ledger_path, lambda: bool(requested), bound, _running(configuration, args.shadow))
+    if connector.ended_by is not None:  # connector rule 11: the supervisor starts it again
+        print(f"error: the {connector.ended_by} loop ended on a failure it did not expect (its traceback is"
+              " in the log above); stopped, to be started again", file=sys.stderr)  # fmt: skip
+        return EXIT_FAILURE
     logging.getLogger("connector.run").info("stopped")
     print("stopped", file=sys.stderr)
     return EXIT_OK

@@ -36,30 +36,35 @@ lines (flat and /buckets/... routes), its profile, pagination and errors, faithf
 the demo and for trying the connector without a Basecamp account.
 
 The first line printed names the base URL, the account id, the agent's bearer token and
-person id, the operator's person id (for setup --operator), and the world's projects, cards
-and Campfires (--json: as one JSON object).
+person id, the operator's person id (for setup --operator), the control secret, and the
+world's projects, cards and Campfires (--json: as one JSON object; the secret is
+"control_secret"). The control API answers only requests that carry the secret (SECRET
+below): on a shared machine, whoever did not read the first line cannot drive it.
 A person's mention of the agent, as Basecamp marks it up, from another terminal:
-  curl -X POST BASE_URL/__standin/mentions -d '{"recording_id": CARD_ID, "text": "please look"}'
+  curl -H "X-Standin-Secret: SECRET" -X POST BASE_URL/__standin/mentions \\
+      -d '{"recording_id": CARD_ID, "text": "please look"}'
 (the operator's, unless "creator_id" names another person; it answers the event's id).
 Faults can be scripted from another terminal:
-  curl -X POST BASE_URL/__standin/faults -d '{"action": "create_then_drop", "method": "POST"}'
-removed, every one of them, with: curl -X DELETE BASE_URL/__standin/faults
-and the requests it saw read back with: curl BASE_URL/__standin/requests
+  curl -H "X-Standin-Secret: SECRET" -X POST BASE_URL/__standin/faults \\
+      -d '{"action": "create_then_drop", "method": "POST"}'
+removed, every one of them, with: curl -H "X-Standin-Secret: SECRET" -X DELETE BASE_URL/__standin/faults
+and the requests it saw read back with: curl -H "X-Standin-Secret: SECRET" BASE_URL/__standin/requests
 (secrets and OAuth codes in them read REDACTED)
 Basecamp's rate limit is enforced (--rate-limit, default 50/10: 50 requests per 10 s per
 client address, then 429 with Retry-After); change it while serving with
-  curl -X PUT BASE_URL/__standin/rate-limit -d '{"requests": 0}'      (0: off)
+  curl -H "X-Standin-Secret: SECRET" -X PUT BASE_URL/__standin/rate-limit -d '{"requests": 0}'  (0: off)
 The live lane (a ticket from POST ACCOUNT_URL/events/stream_ticket.json, then a WebSocket)
-takes faults too: curl -X POST BASE_URL/__standin/live/faults -d '{"action": "drop"}'
-(refuse, expire_ticket, drop, stall, skip; see shell/basecamp/standin/live_faults.py).
+takes faults too: curl -H "X-Standin-Secret: SECRET" -X POST BASE_URL/__standin/live/faults \\
+  -d '{"action": "drop"}'  (refuse, expire_ticket, drop, stall, skip; see
+shell/basecamp/standin/live_faults.py).
 
-It plays Launchpad too (OAuth 2, one registered app: client id standin-client, secret
-standin-secret; it consents as the agent at once), so a login can be tried against it:
-  BASECAMP_CLIENT_SECRET=standin-secret bin/connect login --launchpad BASE_URL \\
+It plays Launchpad too (OAuth 2, one registered app: client id standin-client, and the control
+secret as its client secret; it consents as the agent at once), so a login can be tried:
+  BASECAMP_CLIENT_SECRET=SECRET bin/connect login --launchpad BASE_URL \\
       --client-id standin-client --token-file /tmp/agent.token
 Its tokens live two weeks, like Launchpad's, unless told otherwise:
-  curl -X POST BASE_URL/__standin/launchpad -d '{"token_lifetime": 60}'
-  curl -X POST BASE_URL/__standin/launchpad/expire     # every issued token expires now
+  curl -H "X-Standin-Secret: SECRET" -X POST BASE_URL/__standin/launchpad -d '{"token_lifetime": 60}'
+  curl -H "X-Standin-Secret: SECRET" -X POST BASE_URL/__standin/launchpad/expire   # every token expires now
 Stops on Ctrl-C or SIGTERM, exiting 0."""
 
 
@@ -163,6 +168,7 @@ def describe(standin: StandIn) -> dict[str, Any]:
         "rate_limit": standin.limiter.limit.describe(),
         "account_id": world.account_id,
         "token": world.token,
+        "control_secret": standin.control_secret,
         "agent_id": world.agent.id,
         "agent_name": world.agent.name,
         "operator_id": world.operator.id,
@@ -188,6 +194,6 @@ def as_text(summary: dict[str, Any]) -> str:
     return (
         f"Basecamp stand-in at {summary['base_url']} account {summary['account_id']} "
         f"token {summary['token']} agent {summary['agent_id']} operator {summary['operator_id']} "
-        f"rate limit {summary['rate_limit']}"
+        f"control secret {summary['control_secret']} rate limit {summary['rate_limit']}"
         f" | {projects}"
     )

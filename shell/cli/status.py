@@ -25,6 +25,10 @@ Rules:
 7. ``--shadow`` shows a shadow run (``run --shadow``) instead: its own lock and ledger in
    ``<state>/shadow/``, read with the state directory's configuration; so does a ``--state-dir``
    that is such a shadow directory. It shows what the shadow admitted and would have done.
+8. While the lock file's process is present, each loop's heartbeat is read from beside the
+   ledger (``shell.heartbeats``) and a loop not turning (``core.heartbeats`` rule 2) is named:
+   in the ``loops:`` line, in the summary, and in ``--json``'s ``loops`` (null when no running
+   connector's beats are there).
 """
 
 from __future__ import annotations
@@ -34,9 +38,11 @@ import json
 import os
 import sqlite3
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from core.file_kinds import CONFIG_NAME
+from core.heartbeats import beats_line, beats_report, not_turning
 from core.intake_status import inbox_line, intake_report, news_line
 from core.lane_status import lane_line, lane_report
 from core.losses import losses_line, losses_report
@@ -50,6 +56,7 @@ from core.presentation.status_values import (
     Status,
     pid_status,
 )
+from shell import heartbeats
 from shell.cli.arguments import add_state_arguments
 from shell.cli.commands import SUMMARIES
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
@@ -89,6 +96,8 @@ lock, so it is safe beside a running connector (and beside none). What it shows:
                      alone) or failing, and why; whether its position is kept, when it last read
   first heard by     per lane (feed, live, repair, inbox): when it last brought an event no
                      other lane had, and how many in all ("never" for none yet)
+  loops              while a connector runs: whether each of its loops (intake, dispatch,
+                     outbox, live, config) still turns, and when one that does not last did
   losses             stretches the live lane did not hear (open, repaired by a walk of the
                      feed, or unrecovered after 10 minutes) and gaps the feed itself skipped
   lifecycle messages how many of the connector's own messages are in each state, what waits
@@ -195,10 +204,13 @@ def run(args: argparse.Namespace) -> int:
         disk=_disk(paths.directory),
         write_failure=read_write_failure(paths.ledger),
     )
+    beats = heartbeats.read(paths.ledger) if holder is not None and holder.pid_present else None
+    now = datetime.now(UTC)
     if args.json:
         shown_json = {**report(status), "shadow": config != paths.config,
                       "live_lane": lane_report(lane), "losses": losses_report(losses),
-                      "intake": intake_report(news, inbox)}  # fmt: skip
+                      "intake": intake_report(news, inbox),
+                      "loops": None if beats is None else beats_report(beats, now)}  # fmt: skip
         print(json.dumps(shown_json, ensure_ascii=False, indent=2))
     else:
         shown = lines(status)
@@ -210,5 +222,9 @@ def run(args: argparse.Namespace) -> int:
         shown.insert(at, lane_line(lane, short_time))
         shown.insert(at + 1, losses_line(losses))
         shown[at + 1 : at + 1] = [inbox_line(inbox, short_time), news_line(news, short_time)]
+        if beats is not None:
+            shown.insert(at + 4, beats_line(beats, now))  # after the lanes, the inbox's and the losses
+            if stalled := not_turning(beats, now):
+                shown[0] += f"; NOT TURNING: {', '.join(stalled)}"
         print("\n".join(shown))
     return EXIT_OK

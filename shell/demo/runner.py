@@ -82,7 +82,7 @@ def run_demo(standin_file: Path | None, keep: bool, say: Callable[[str], None]) 
     outcome = DemoOutcome()
     with _standin(standin_file) as summary:
         world = world_from(summary)
-        link = StandInLink(world.base_url, world.account_id, world.agent_token)
+        link = StandInLink(world.base_url, world.account_id, world.agent_token, world.control_secret)
         mark = len(link.requests())
         stage = Stage.create()
         outcome.standin, outcome.directory = world.base_url, str(stage.directory)

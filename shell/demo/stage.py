@@ -62,6 +62,7 @@ class DemoWorld:
     agent_id: int
     agent_name: str
     agent_token: str
+    control_secret: str
     operator_id: int
     operator_name: str
     projects: tuple[DemoProject, ...]
@@ -82,6 +83,7 @@ def world_from(summary: Any) -> DemoWorld:
             agent_id=int(summary["agent_id"]),
             agent_name=str(summary["agent_name"]),
             agent_token=str(summary["token"]),
+            control_secret=str(summary["control_secret"]),
             operator_id=int(operator["id"]),
             operator_name=str(operator["name"]),
             projects=projects,

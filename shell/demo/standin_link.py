@@ -6,8 +6,10 @@ Rules:
    stand-in runs the code a person runs.
 2. The control API (``/__standin/``) seeds what people say (it is not recorded as a request,
    so the record of POSTs holds only what the agent's side posted), scripts faults, and reads
-   the record of every request. Basecamp reads (a card's title, a place's messages) go with
-   the agent's token, as any client's would, and are recorded like any request.
+   the record of every request; each control request carries the stand-in's secret
+   (``X-Standin-Secret``: the ``control_secret`` of its first line). Basecamp reads (a card's
+   title, a place's messages) go with the agent's token, as any client's would, and are
+   recorded like any request.
 3. Any failure to talk to the stand-in is a ``StandInUnreachable``, one line, no token in it.
 """
 
@@ -20,6 +22,7 @@ from typing import Any
 import urllib3
 
 from core.destinations import MessageKind
+from shell.basecamp.standin.control import SECRET_HEADER
 from shell.demo.verdict import Place, RecordedPost
 
 USER_AGENT = "basecamp-connector demo (https://github.com/basecamp/basecamp-connector)"
@@ -40,10 +43,11 @@ class Said:
 
 
 class StandInLink:
-    def __init__(self, base_url: str, account_id: int, agent_token: str) -> None:
+    def __init__(self, base_url: str, account_id: int, agent_token: str, control_secret: str) -> None:
         self.base_url = base_url.rstrip("/")
         self.account_id = account_id
         self._token = agent_token
+        self._secret = control_secret
         self._pool = urllib3.PoolManager(retries=False, timeout=TIMEOUT_SECONDS)
 
     # -- the control API ------------------------------------------------------------------------
@@ -102,7 +106,8 @@ class StandInLink:
 
     def _control(self, method: str, name: str, body: dict[str, Any] | None = None) -> Any:
         payload = None if body is None else json.dumps(body).encode()
-        return self._request(method, f"{self.base_url}/__standin/{name}", payload, {})
+        secret = {SECRET_HEADER: self._secret}
+        return self._request(method, f"{self.base_url}/__standin/{name}", payload, secret)
 
     def _basecamp(self, path: str) -> Any:
         headers = {"Authorization": f"Bearer {self._token}", "Accept": "application/json"}

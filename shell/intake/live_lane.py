@@ -36,6 +36,10 @@ Rules:
    hang-up until the new subscription is confirmed the lane is ``connecting`` (why: subscribing
    again), never ``connected``: it hears nothing meanwhile, and a connection that fails then is
    no loss of a connected lane.
+8. What the lane did not expect (anything but the failures above) is a failure like them: logged
+   once with its traceback, the lane ``down`` (why: an unexpected failure, its type), then
+   reconnected after the backoff. The lane never ends but on ``stop``.
+9. ``beat`` is called as each wait for a frame, and each reconnect, begins (``shell.heartbeats``).
 """
 
 from __future__ import annotations
@@ -140,7 +144,9 @@ class LiveLane:
         rng: random.Random | None = None,
         losses: LossBook | None = None,
         paused: Callable[[], str | None] = lambda: None,
+        beat: Callable[[], None] = lambda: None,
     ) -> None:
+        self._beat = beat
         self._ledger = ledger
         self._client = client
         self._filters = filters
@@ -160,10 +166,11 @@ class LiveLane:
         """Connect, hear, reconnect (rule 3), until ``stop`` is set."""
         self._write_state(LaneState.connecting, "", reset=True)
         while not stop.is_set():
+            self._beat()
             if self._wait_while_paused(stop):
                 break
             try:
-                self._session(stop)
+                self._session_guarded(stop)
             except _HungUp:
                 continue
             except _Down as down:
@@ -189,6 +196,7 @@ class LiveLane:
     def _wait_while_paused(self, stop: threading.Event) -> bool:
         """Rule 6: down while intake pauses on purpose; True when stopped meanwhile."""
         while (why := self._paused()) is not None:
+            self._beat()  # a lane held on purpose still turns
             if (self.state, self.why) != (LaneState.down, why):
                 self._write_state(LaneState.down, why)
                 log.warning("live lane: hung up (%s)", why)
@@ -199,6 +207,16 @@ class LiveLane:
         return stop.is_set()
 
     # -- one connection ----------------------------------------------------------------------------
+
+    def _session_guarded(self, stop: threading.Event) -> None:
+        """One connection; what it did not expect is one more way to be down (rule 8)."""
+        try:
+            self._session(stop)
+        except (_HungUp, _Down):
+            raise
+        except Exception as error:
+            log.exception("live lane: an unexpected failure")
+            raise _Down(f"an unexpected failure ({type(error).__name__})") from None
 
     def _session(self, stop: threading.Event) -> None:
         self._resubscribe.clear()  # this subscription is made with the projects as they are now
@@ -239,6 +257,7 @@ class LiveLane:
         subscribed = False
         quiet_since = self._clock.monotonic()
         while not stop.is_set():
+            self._beat()
             if self._paused() is not None:
                 raise _HungUp
             if self._resubscribe.is_set():  # cleared as the next session begins

@@ -67,6 +67,7 @@ from core.dispatch_tools.refusals import Refusal, RefusalKind, refuse
 from core.dispatch_tools.rows import DispatchRow, RecordFacts, Spoken
 from core.edges import DeliveryState, GuardState, RecordState
 from core.intent_kinds import WORKER_KINDS, IntentKind
+from core.json_input import json_or_none
 from core.states import EventOutcome
 from core.task_token import token_sha256
 from core.worker_words import answer, settled
@@ -443,7 +444,7 @@ def _dispatch_row(row: tuple[Any, ...]) -> DispatchRow:
 
 
 def _links(text: object) -> tuple[str, ...]:
-    value = json.loads(str(text)) if text is not None else []
+    value = json_or_none(str(text)) if text is not None else []
     if not isinstance(value, list):
         return ()
     return tuple(str(link) for link in value)

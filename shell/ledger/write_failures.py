@@ -36,6 +36,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core.json_input import json_or_none
 from core.timestamps import format_timestamp, parse_timestamp
 from core.write_failure import WriteFailure
 from shell import private_files
@@ -137,7 +138,7 @@ def read_write_failure(ledger_path: Path) -> WriteFailure | None:
         log.info("status: %s could not be read: %s", path, error)
         return None
     try:
-        found = json.loads(raw) if raw.strip() else None
+        found = json_or_none(raw) if raw.strip() else None
         if not isinstance(found, dict):
             return None
         at = str(found["at"])

@@ -33,11 +33,14 @@ from pathlib import Path
 
 from core.configuration import Configuration, parse_configuration, to_mapping
 from core.file_kinds import CONFIG_NAME, LEDGER_NAME, FileKind
+from core.json_input import JsonRefused, decode_json
 from core.oauth import Credentials, read_token_text
 from shell import private_files
 from shell.errors import EXIT_CONFIG, UserError
 
 APP_DIRECTORY = "basecamp-connector"
+CONFIG_MAX_BYTES = 1024 * 1024
+"""The largest configuration file read (``core.json_input`` bounds its depth too)."""
 SHADOW_DIRECTORY = "shadow"
 """``run --shadow``'s state, inside the state directory: its own lock, ledger and feed position."""
 
@@ -128,10 +131,10 @@ def read_config_mapping(path: Path) -> dict[str, object] | None:
             os.fstat(handle.fileno()), path, "configuration file", kind=FileKind.configuration
         )
         raw = handle.read()
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise ConfigurationInvalid(str(path), (f"not valid JSON: {error}",)) from error
+    decoded = decode_json(raw, max_bytes=CONFIG_MAX_BYTES)
+    if isinstance(decoded, JsonRefused):
+        raise ConfigurationInvalid(str(path), (f"not valid JSON: {decoded.reason}",))
+    data = decoded.value
     if not isinstance(data, dict):
         raise ConfigurationInvalid(str(path), (f"expected a JSON object, not {type(data).__name__}",))
     return data

@@ -28,6 +28,7 @@ import os
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
+from core.json_input import json_or_none
 from shell import private_files
 from shell.errors import UserError
 
@@ -88,8 +89,8 @@ def metadata_path(path: Path) -> Path:
 def metadata_of(path: Path) -> Any:
     """What the metadata beside the lock at ``path`` says; None when there is none to read."""
     try:
-        return json.loads(metadata_path(path).read_text())
-    except (OSError, ValueError):
+        return json_or_none(metadata_path(path).read_bytes())
+    except OSError:
         return None
 
 

@@ -24,18 +24,23 @@ Rules:
    to make a second one (``--force`` moves the record) and ``run`` refuses to serve from a
    directory the record does not name (exit 3). A record whose directory is gone is stale.
 4. The ids are parsed integers, so ``+2914079`` and ``02914079`` name one pair.
+5. The runtime directory is owner-only and this user's, or it is not used: one another user
+   made first in the shared ``/tmp`` (a squatter, who could read or hold the locks) is
+   ``RuntimeDirectorySquatted`` (exit 3), naming it, its owner, and what to do: give
+   ``BASECAMP_CONNECTOR_RUNTIME_DIR`` a directory of this user's own, or have it removed. One
+   of this user's open to others is refused with the ``chmod`` that closes it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from core.json_input import json_or_none
 from core.timestamps import format_timestamp
 from shell import private_files
 from shell.errors import EXIT_CONFIG, EXIT_UNAVAILABLE, UserError
@@ -43,6 +48,12 @@ from shell.state import flock
 
 RUNTIME_ENV = "BASECAMP_CONNECTOR_RUNTIME_DIR"
 CONFIG_NAME = "config.json"
+
+
+class RuntimeDirectorySquatted(UserError):
+    """The runtime directory belongs to another user (rule 5): exit 3, naming what to do."""
+
+    exit_code = EXIT_CONFIG
 
 
 class PairServed(UserError):
@@ -63,8 +74,20 @@ def runtime_directory(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def _directory() -> Path:
+    """The runtime directory, made owner-only or checked to be (rule 5)."""
     directory = runtime_directory()
-    private_files.ensure_directory(directory, "runtime directory", f"it holds the pair locks ({RUNTIME_ENV})")
+    try:
+        reason = f"it holds the pair locks ({RUNTIME_ENV})"
+        private_files.ensure_directory(directory, "runtime directory", reason)
+    except private_files.Exposed as error:
+        if os.lstat(directory).st_uid == os.geteuid():
+            raise  # this user's own, left open: the message says how to close it
+        raise RuntimeDirectorySquatted(
+            f"{error}: another user made it first, so its pair locks cannot be trusted and it is not"
+            f" used; give every connector of this user one owner-only directory of its own with"
+            f" {RUNTIME_ENV} (for example $XDG_RUNTIME_DIR/basecamp-connector), or have an"
+            f" administrator remove {directory}"
+        ) from None
     return directory
 
 
@@ -113,7 +136,7 @@ def serving_elsewhere(account_id: int, agent_id: int, state_dir: Path) -> Path |
     if recorded == Path(os.path.abspath(state_dir)):
         return None
     try:
-        raw: Any = json.loads((recorded / CONFIG_NAME).read_text())
+        raw: Any = json_or_none((recorded / CONFIG_NAME).read_bytes())
         same = (int(raw["account_id"]), int(raw["agent_id"])) == (account_id, agent_id)
     except (OSError, ValueError, KeyError, TypeError):
         return None  # gone, or no longer this pair's: stale

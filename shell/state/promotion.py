@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from core import promotion
+from core.json_input import JsonRefused, decode_json
 from core.promotion import Finished, Marker, OnDisk, Step, Stuck
 from core.timestamps import format_timestamp
 from shell import private_files
@@ -84,7 +85,10 @@ def unless_promoting(state: Path, ledger: Path) -> Path:
 
 def read_marker(state: Path) -> Marker | None:
     try:
-        raw: Any = json.loads(marker_path(state).read_text())
+        decoded = decode_json(marker_path(state).read_bytes())
+        if isinstance(decoded, JsonRefused):
+            raise ValueError(decoded.reason)
+        raw: Any = decoded.value
         aside = raw["aside"]
         return Marker(str(raw["cause"]), None if aside is None else str(aside))
     except FileNotFoundError:

@@ -44,6 +44,7 @@ from core.dispatch_tools.arguments import (
 )
 from core.dispatch_tools.instruction import Receipt
 from core.dispatch_tools.refusals import LEDGER_FAILURE, NOTHING_WAITING, Refusal
+from core.json_input import JsonRefused, decode_json
 from shell.ledger.worker_calls import Dispatched
 from shell.worker.mcp_tools import BLURB, TOOLS
 
@@ -123,10 +124,10 @@ class McpServer:
         """One line from stdin; the line to write back (with its newline), or None."""
         if not line.strip():
             return None
-        try:
-            message = json.loads(line)
-        except ValueError:  # not JSON, or not UTF-8
+        decoded = decode_json(line)
+        if isinstance(decoded, JsonRefused):  # not JSON, not UTF-8, or too deep or large (core.json_input)
             return _encode(_error(None, PARSE_ERROR, "parse error: a line is one JSON-RPC message"))
+        message = decoded.value
         if isinstance(message, list):
             if not message:
                 return _encode(_error(None, INVALID_REQUEST, "invalid request: an empty batch"))

@@ -30,7 +30,7 @@ import sys
 from typing import NoReturn
 
 from core.task_token import MAX_TOKEN_BYTES, TASK_TOKEN_ENV
-from shell import environment_block
+from shell import core_dumps, environment_block
 
 COMMAND = "mcp"
 MODULE = "shell.worker.mcp_entry"
@@ -110,4 +110,5 @@ def _connector_shape(argv: list[str]) -> tuple[list[str], str] | None:
 
 
 if __name__ == "__main__":
+    core_dumps.forbid()  # before the token is read (shell.core_dumps)
     sys.exit(run(token_on_a_pipe(sys.argv[1:])))

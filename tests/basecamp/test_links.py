@@ -2,7 +2,7 @@
 
 import pytest
 
-from core.links import next_link, same_origin, transport_allowed
+from core.links import next_link, request_target, same_origin, transport_allowed
 
 
 @pytest.mark.parametrize(
@@ -51,7 +51,8 @@ def test_same_origin_compares_scheme_host_and_port(first: str, second: str, same
         ("http://127.0.0.1:9", True),
         ("http://127.8.9.10:9", True),
         ("http://localhost:9", True),
-        ("http://standin.localhost:9", True),
+        ("http://standin.localhost:9", False),  # a name DNS answers: loopback only by address
+        ("http://127.999.0.1:9", False),  # no address at all: a name to resolve
         ("http://[::1]:9", True),
         ("http://3.basecampapi.com", False),
         ("http://10.0.0.1", False),
@@ -60,3 +61,34 @@ def test_same_origin_compares_scheme_host_and_port(first: str, second: str, same
 )
 def test_plain_http_only_to_loopback(url: str, allowed: bool) -> None:
     assert transport_allowed(url) is allowed
+
+
+ORIGIN = "http://127.0.0.1:8000"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.2:9\\@127.0.0.1:8000/1/events.json",  # urllib3 connects to 127.0.0.2
+        "http://127.0.0.2:9@127.0.0.1:8000/1/events.json",  # userinfo
+        "http://u:p@127.0.0.1:8000/1/events.json",
+        "http://127.0.0.1:8000/1/ev ents.json",  # whitespace
+        "http://127.0.0.1:8000/1/events.json\t",
+        "http://127.0.0.1:8000/1/events.json?p=\x00",  # control characters
+        "http://127.0.0.1:8000/1/events.json?p=\x7f",
+        "http://127.0.0.1:8000/1/\u00e9vents.json",  # not ASCII: parsers normalise it differently
+        "http://127.0.0.1:8000//127.0.0.2/x",  # a path a client may read as a host
+        "http://127.0.0.1:8001/1/events.json",  # another origin
+    ],
+)
+def test_an_ambiguous_url_has_no_origin_and_no_target(url: str) -> None:
+    assert request_target(url, ORIGIN) is None
+    assert not same_origin(url, ORIGIN) or url.startswith("http://127.0.0.1:8000//")
+
+
+def test_only_the_path_and_query_of_a_url_on_the_origin_are_sent() -> None:
+    assert request_target("http://127.0.0.1:8000/1/events.json?position=a%2Fb", ORIGIN) == (
+        "/1/events.json?position=a%2Fb"
+    )
+    assert request_target("HTTP://127.0.0.1:8000/1/x.json#frag", ORIGIN) == "/1/x.json"
+    assert request_target("http://127.0.0.1:8000", ORIGIN) == "/"

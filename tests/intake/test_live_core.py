@@ -26,6 +26,7 @@ from core.live import (
 )
 
 URL = "wss://cable.example/cable?ticket=SECRET.sig"
+ORIGIN = "https://cable.example"
 EVENT = {
     "id": 7,
     "kind": "comment",
@@ -41,7 +42,7 @@ EVENT = {
 
 
 def test_a_ticket_is_read_and_never_printed() -> None:
-    ticket = read_ticket({"ticket": "SECRET.sig", "expires_in": 60, "url": URL})
+    ticket = read_ticket({"ticket": "SECRET.sig", "expires_in": 60, "url": URL}, ORIGIN)
     assert (ticket.ticket, ticket.expires_in, ticket.url) == ("SECRET.sig", 60, URL)
     assert "SECRET" not in repr(ticket)
 
@@ -58,8 +59,32 @@ def test_a_ticket_is_read_and_never_printed() -> None:
 )
 def test_anything_else_is_no_ticket(body: object) -> None:
     with pytest.raises(ValueError, match="ticket") as refused:
-        read_ticket(body)
+        read_ticket(body, ORIGIN)
     assert "SECRET" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "configured"),
+    [
+        ("ws://cable.example/cable?ticket=SECRET", ORIGIN),  # plain ws to a host served over https
+        ("wss://other.example/cable?ticket=SECRET", ORIGIN),  # another host
+        ("wss://other.example\\@cable.example/cable?ticket=SECRET", ORIGIN),  # parsers disagree
+        ("wss://u@cable.example/cable?ticket=SECRET", ORIGIN),  # userinfo
+        ("wss://cable.example/ca ble?ticket=SECRET", ORIGIN),  # whitespace
+        ("wss://cable.example/cable?ticket=SECRET\x07", ORIGIN),  # a control character
+        ("ws://127.0.0.2:9/cable?ticket=SECRET", "http://127.0.0.1:8000"),  # another loopback host
+    ],
+)
+def test_a_ticket_for_another_host_or_an_ambiguous_url_is_no_ticket(url: str, configured: str) -> None:
+    with pytest.raises(ValueError, match="configured host") as refused:
+        read_ticket({"ticket": "SECRET", "expires_in": 60, "url": url}, configured)
+    assert "SECRET" not in str(refused.value)
+
+
+def test_a_ticket_on_the_configured_host_is_taken_on_any_port() -> None:
+    body = {"ticket": "t", "expires_in": 60, "url": "ws://127.0.0.1:9/cable?ticket=t"}
+    assert read_ticket(body, "http://127.0.0.1:8000").url.startswith("ws://127.0.0.1:9/")
+    assert read_ticket({**body, "url": "wss://cable.example:8443/c"}, ORIGIN).expires_in == 60
 
 
 def test_a_url_is_shown_without_its_query() -> None:

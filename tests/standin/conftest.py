@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from shell.basecamp.standin.control import SECRET_HEADER
 from shell.basecamp.standin.server import StandIn
 
 USER_AGENT = "StandInTests (tests@example.com)"
@@ -45,6 +46,7 @@ class Client:
         headers: dict[str, str | None] = {
             "User-Agent": USER_AGENT,
             "Authorization": f"Bearer {self.token}",
+            SECRET_HEADER: self.standin.control_secret,  # the control API's; Basecamp's routes ignore it
             **(overrides or {}),
         }
         return {name: value for name, value in headers.items() if value is not None}

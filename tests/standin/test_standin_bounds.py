@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from core.mentions import mentioned_person_ids
 from shell.basecamp.standin.bounds import MAX_OVERSIZE_MIB, MAX_SECONDS, MAX_TOKEN_LIFETIME_SECONDS
 from shell.basecamp.standin.faults import Fault, FaultAction
-from shell.basecamp.standin.launchpad import CLIENT_ID, CLIENT_SECRET
+from shell.basecamp.standin.launchpad import CLIENT_ID
 from shell.basecamp.standin.ratelimit import RateLimit
 from shell.basecamp.standin.recorder import REDACTED
 from shell.basecamp.standin.server import StandIn
@@ -122,12 +122,12 @@ def test_delete_removes_every_fault_a_permanent_one_too(client: Client) -> None:
 
 def test_the_record_of_requests_keeps_no_client_secret_and_no_code(client: Client) -> None:
     form = {"grant_type": "authorization_code", "code": "the-one-time-code", "client_id": CLIENT_ID,
-            "client_secret": CLIENT_SECRET, "redirect_uri": "http://127.0.0.1:1/callback"}  # fmt: skip
+            "client_secret": client.standin.control_secret, "redirect_uri": "http://127.0.0.1:1/callback"}  # fmt: skip
     headers = client.headers({"Content-Type": "application/x-www-form-urlencoded", "Authorization": None})
     client.request("POST", f"/authorization/token?{urlencode({'refresh_token': 'the-refresh'})}",
                    urlencode(form).encode(), headers)  # fmt: skip
     record = control(client, "GET", "requests").body.decode()
-    for secret in (CLIENT_SECRET, "the-one-time-code", "the-refresh"):
+    for secret in (client.standin.control_secret, "the-one-time-code", "the-refresh"):
         assert secret not in record
     kept = client.standin.requests()[-1]
     assert kept.query == {"refresh_token": REDACTED}

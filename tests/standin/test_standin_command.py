@@ -66,7 +66,7 @@ def test_the_readable_first_line_names_everything_a_client_needs() -> None:
         line = as_text(describe(standin))
     world = standin.world
     assert "\n" not in line
-    expected = [standin.base_url, str(world.account_id), world.token, str(world.agent.id)]
+    expected = [standin.base_url, str(world.account_id), world.token, str(world.agent.id), standin.control_secret]
     for project in world.projects:
         expected += [str(project.id), str(project.campfire_id), *map(str, project.recording_ids)]
     for text in expected:

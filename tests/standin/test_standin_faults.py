@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from shell.basecamp.standin.control import SECRET_HEADER
 from shell.basecamp.standin.faults import Fault, FaultAction, FaultBook, fault_from_json
 from shell.basecamp.standin.server import StandIn
 from shell.clock import FakeClock
@@ -273,7 +274,8 @@ def test_the_control_api_adds_faults_lists_requests_and_seeds_messages(
     def control(method: str, path: str, value: object = None) -> tuple[int, object]:
         connection = http.client.HTTPConnection("127.0.0.1", standin.port, timeout=5)
         body = None if value is None else json.dumps(value)
-        connection.request(method, f"/__standin/{path}", body, {"Content-Type": "application/json"})
+        headers = {"Content-Type": "application/json", SECRET_HEADER: standin.control_secret}
+        connection.request(method, f"/__standin/{path}", body, headers)
         response = connection.getresponse()
         answer = json.loads(response.read())
         connection.close()
@@ -327,11 +329,12 @@ def test_the_control_api_adds_faults_lists_requests_and_seeds_messages(
     assert control("GET", "nothing-here")[0] == 404
 
 
-def test_the_control_api_is_not_recorded_and_does_not_need_a_token(standin: StandIn) -> None:
-    connection = http.client.HTTPConnection("127.0.0.1", standin.port, timeout=5)
-    connection.request("GET", "/__standin/requests")
-    assert connection.getresponse().status == 200
-    connection.close()
+def test_the_control_api_is_not_recorded_and_needs_its_secret_not_a_token(standin: StandIn) -> None:
+    for headers, status in (({}, 403), ({SECRET_HEADER: "guessed"}, 403), ({SECRET_HEADER: standin.control_secret}, 200)):
+        connection = http.client.HTTPConnection("127.0.0.1", standin.port, timeout=5)
+        connection.request("GET", "/__standin/requests", headers=headers)
+        assert connection.getresponse().status == status
+        connection.close()
     assert standin.requests() == []
 
 

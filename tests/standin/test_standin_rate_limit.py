@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from shell.basecamp.standin.control import SECRET_HEADER
 from shell.basecamp.standin.faults import Fault, FaultAction
 from shell.basecamp.standin.ratelimit import Limiter, RateLimit
 from shell.basecamp.standin.server import StandIn
@@ -138,7 +139,7 @@ def control(standin: StandIn, method: str, body: object = None) -> tuple[int, ob
     connection = http.client.HTTPConnection("127.0.0.1", standin.port, timeout=5)
     try:
         payload = None if body is None else json.dumps(body)
-        connection.request(method, "/__standin/rate-limit", payload)
+        connection.request(method, "/__standin/rate-limit", payload, {SECRET_HEADER: standin.control_secret})
         response = connection.getresponse()
         return response.status, json.loads(response.read())
     finally:

@@ -105,3 +105,33 @@ def test_two_connectors_with_two_state_directories_of_one_pair_cannot_both_run(
         moved = subprocess.run([*command, str(first)], capture_output=True, text=True, timeout=60, check=False)
         assert moved.returncode == EXIT_CONFIG, moved.stderr
         assert f"is served from {second}, not {first}" in moved.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a directory another user's takes root")
+def test_a_runtime_directory_another_user_made_first_is_named_with_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rule 5: a squatter's directory in the shared /tmp is never used, and the refusal says how out."""
+    squatted = tmp_path / "basecamp-connector-squatted"
+    squatted.mkdir(mode=0o700)
+    os.chown(squatted, 65534, 65534)
+    monkeypatch.setenv(RUNTIME_ENV, str(squatted))
+    with pytest.raises(pair_lock.RuntimeDirectorySquatted) as refused:
+        acquire(2914079, 42, tmp_path / "state", NOW)
+    assert refused.value.exit_code == EXIT_CONFIG
+    said = str(refused.value)
+    assert f"runtime directory {squatted} belongs to another user (uid 65534)" in said
+    assert f"{RUNTIME_ENV} (for example $XDG_RUNTIME_DIR/basecamp-connector)" in said
+    assert f"have an administrator remove {squatted}" in said
+    assert list(squatted.iterdir()) == []  # nothing was made in it
+
+
+def test_this_users_runtime_directory_left_open_is_refused_with_the_chmod_that_closes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened = tmp_path / "runtime-open"
+    opened.mkdir()
+    opened.chmod(0o777)
+    monkeypatch.setenv(RUNTIME_ENV, str(opened))
+    with pytest.raises(pair_lock.private_files.Exposed, match=f"chmod 700 {opened}"):
+        acquire(2914079, 42, tmp_path / "state", NOW)

@@ -11,7 +11,7 @@ import urllib3
 
 from core.oauth import TOKEN_PATH, Credentials, app, authorize_url, code_form, to_text
 from shell.basecamp.launchpad import token_request
-from shell.basecamp.standin.launchpad import CLIENT_ID, CLIENT_SECRET
+from shell.basecamp.standin.launchpad import CLIENT_ID
 from shell.basecamp.standin.server import StandIn
 from shell.private_files import write_atomically
 
@@ -25,7 +25,7 @@ def obtain(standin: StandIn) -> Credentials:
     assert answer.status == 302, answer.status
     code = dict(parse_qsl(urlsplit(answer.headers["Location"]).query))["code"]
     now = datetime.now(UTC)
-    registered = app(f"{standin.base_url}{TOKEN_PATH}", CLIENT_ID, CLIENT_SECRET, now)
+    registered = app(f"{standin.base_url}{TOKEN_PATH}", CLIENT_ID, standin.control_secret, now)
     return token_request(code_form(registered, code, REDIRECT), registered, now)
 
 

@@ -7,21 +7,26 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import stat
 import subprocess
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 import urllib3
 
-from core.oauth import Credentials, read_token_text
+from core.oauth import TOKEN_PATH, Credentials, app, read_token_text, refresh_form
 from shell.basecamp.client import BasecampClient
-from shell.basecamp.standin.launchpad import CLIENT_ID, CLIENT_SECRET
+from shell.basecamp.launchpad import LaunchpadFailed, token_request
+from shell.basecamp.standin.launchpad import CLIENT_ID
 from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main as connect
 from shell.errors import EXIT_CONFIG, EXIT_REFUSED, EXIT_UNAVAILABLE
+from tests.support.hostile_basecamp import Answered, HostileBasecamp, Trap
 
 pytestmark = pytest.mark.slow
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -33,10 +38,10 @@ def standin() -> Iterator[StandIn]:
         yield server
 
 
-def login(standin: StandIn, tmp_path: Path, *more: str, secret: str | None = CLIENT_SECRET) -> subprocess.Popen[str]:
+def login(standin: StandIn, tmp_path: Path, *more: str) -> subprocess.Popen[str]:
+    """``bin/connect login`` against the stand-in, its client secret the stand-in's control secret."""
     environment = {key: value for key, value in os.environ.items() if key != "BASECAMP_CLIENT_SECRET"}
-    if secret is not None:
-        environment["BASECAMP_CLIENT_SECRET"] = secret
+    environment["BASECAMP_CLIENT_SECRET"] = standin.control_secret
     return subprocess.Popen(
         [str(REPOSITORY / "bin" / "connect"), "login", "--client-id", CLIENT_ID, "--launchpad", standin.base_url,
          "--token-file", str(tmp_path / "agent.token"), "--no-browser", *more],
@@ -66,7 +71,7 @@ def test_login_obtains_a_token_by_the_loopback_redirect_and_keeps_it_owner_only(
     assert stat.S_IMODE(os.stat(token_file).st_mode) == 0o600
     kept = read_token_text(token_file.read_text())
     assert isinstance(kept, Credentials)
-    for secret in (kept.access_token, kept.refresh_token, CLIENT_SECRET):
+    for secret in (kept.access_token, kept.refresh_token, standin.control_secret):
         assert secret not in output + line + errors
     client = BasecampClient(standin.base_url, standin.world.account_id, kept.access_token, "tests (t@example.com)")
     assert client.me(client.deadline_in(10)).id == standin.world.agent.id
@@ -126,3 +131,85 @@ def test_the_device_flow_is_refused_where_the_server_does_not_offer_it(standin: 
     assert "offers no device flow" in errors
     assert "sign in without --device, by the loopback redirect" in errors
     assert not (tmp_path / "agent.token").exists()
+
+
+def _callback_url(process: subprocess.Popen[str]) -> tuple[str, str]:
+    """The URL login asked a person to open, and the callback origin it names."""
+    assert process.stderr is not None
+    line = process.stderr.readline()
+    found = re.search(r"(http://\S+)", line)
+    assert found is not None, line
+    redirect = dict(parse_qsl(urlsplit(found.group(1)).query))["redirect_uri"]
+    return found.group(1), redirect
+
+
+def test_a_stray_callback_without_the_sign_ins_state_is_refused_and_the_login_goes_on(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    """Rule 1: another local user's request to the callback ends nothing; the real one still signs in."""
+    process = login(standin, tmp_path, "--json")
+    url, redirect = _callback_url(process)
+    for stray in (f"{redirect}?code=forged", f"{redirect}?code=forged&state=guessed", f"{redirect}?error=access_denied"):
+        assert urllib3.request("GET", stray, retries=False).status == 400
+    assert process.poll() is None, "a stray callback ended the login"
+    assert urllib3.request("GET", url, headers={"User-Agent": "a browser"}).status == 200  # the real one
+    _, errors = process.communicate(timeout=30)
+    assert process.returncode == 0, errors
+    assert (tmp_path / "agent.token").exists()
+
+
+def test_an_idle_connection_to_the_callback_never_holds_the_login_past_its_timeout(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    process = login(standin, tmp_path, "--timeout", "1")
+    _, redirect = _callback_url(process)
+    parts = urlsplit(redirect)
+    with socket.create_connection((parts.hostname or "", parts.port or 0)):  # opened, and silent
+        _, errors = process.communicate(timeout=30)  # before the fix: waited on the idle connection
+    assert process.returncode == EXIT_UNAVAILABLE
+    assert "no sign-in came back within 1 s; nothing written" in errors
+
+
+def test_a_plain_http_launchpad_is_refused_before_anyone_is_sent_to_sign_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BASECAMP_CLIENT_SECRET", "s")
+    code = connect(["login", "--client-id", CLIENT_ID, "--launchpad", "http://launchpad.example",
+                    "--token-file", str(tmp_path / "agent.token"), "--no-browser", "--timeout", "1"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == EXIT_CONFIG
+    assert "--launchpad must be https" in err
+    assert "open this page" not in err
+    assert not (tmp_path / "agent.token").exists()
+
+
+def test_launchpad_mints_no_token_without_the_stand_ins_secret(standin: StandIn) -> None:
+    """Another local user who did not read the stand-in's first line mints nothing as the agent."""
+    now = datetime.now(UTC)
+    for guessed in ("standin-secret", "", standin.control_secret[:-1]):
+        registered = app(f"{standin.base_url}{TOKEN_PATH}", CLIENT_ID, guessed, now)
+        with pytest.raises(LaunchpadFailed, match="invalid_client"):
+            token_request(refresh_form(registered), registered, now)
+
+
+def test_a_device_endpoint_on_another_origin_is_not_followed(
+    standin: StandIn, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A discovery document (Launchpad's answer) sends nobody elsewhere: a device endpoint on another
+    origin is refused before the client id is sent to it."""
+    standin.launchpad.device_flow = True
+    with Trap("127.0.0.2") as trap:
+
+        def elsewhere(answer: Answered) -> Answered:
+            if "oauth-authorization-server" not in answer.path:
+                return answer
+            document = {**json.loads(answer.body), "device_authorization_endpoint": f"http://{trap.host}:{trap.port}/d"}
+            return Answered(answer.path, answer.status, answer.headers, json.dumps(document).encode())
+
+        with HostileBasecamp(standin.base_url, elsewhere) as hostile:
+            monkeypatch.setenv("BASECAMP_CLIENT_SECRET", standin.control_secret)
+            code = connect(["login", "--device", "--client-id", CLIENT_ID, "--launchpad", hostile.base_url,
+                            "--token-file", str(tmp_path / "agent.token"), "--no-browser"])  # fmt: skip
+    assert code == EXIT_REFUSED
+    assert "a device endpoint on another origin: not followed" in capsys.readouterr().err
+    assert trap.connections == 0

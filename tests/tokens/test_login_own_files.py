@@ -15,7 +15,7 @@ import pytest
 import urllib3
 
 from core.oauth import Credentials, read_token_text
-from shell.basecamp.standin.launchpad import CLIENT_ID, CLIENT_SECRET
+from shell.basecamp.standin.launchpad import CLIENT_ID
 from shell.basecamp.standin.server import StandIn
 from shell.errors import EXIT_CONFIG
 from shell.ledger.connection import open_ledger, open_ledger_read_only
@@ -28,7 +28,7 @@ standin = login_command.standin  # the fixture: a stand-in whose Launchpad signs
 
 
 def login(standin: StandIn, token_file: Path) -> subprocess.Popen[str]:
-    environment = {**os.environ, "BASECAMP_CLIENT_SECRET": CLIENT_SECRET}
+    environment = {**os.environ, "BASECAMP_CLIENT_SECRET": standin.control_secret}
     return subprocess.Popen(
         [str(REPOSITORY / "bin" / "connect"), "login", "--client-id", CLIENT_ID, "--launchpad", standin.base_url,
          "--token-file", str(token_file), "--no-browser", "--timeout", "30"],

@@ -1,8 +1,13 @@
 """The stand-in's own control API, for a second process or terminal (not Basecamp's).
 
 Rules:
-1. It lives under ``/__standin/`` and asks for no token: the stand-in listens on 127.0.0.1
-   only, and the handler refuses a control request from any other address.
+1. It lives under ``/__standin/`` and asks for no Basecamp token, but for the stand-in's own
+   secret: every control request carries ``X-Standin-Secret: <control_secret>`` (the secret the
+   stand-in printed on its first line), or is answered 403 and does nothing. The stand-in
+   listens on 127.0.0.1 only, and the handler refuses a control request from any other
+   address: but every local user reaches 127.0.0.1, and the secret is what keeps another
+   user of a shared machine from seeding a mention "from the operator" or minting tokens.
+   The check is the handler's (``shell.basecamp.standin.handler``), in one place.
 2. ``POST /__standin/faults`` adds a fault (the JSON of a ``Fault``) -> 201 with the fault;
    ``GET /__standin/faults`` lists the faults still to happen; ``DELETE /__standin/faults``
    removes every one of them (a permanent one too) -> 200 ``{"removed": N}``.
@@ -47,6 +52,8 @@ from shell.basecamp.standin.recorder import RequestLog
 from shell.basecamp.standin.store import Kind
 
 PREFIX = "/__standin/"
+SECRET_HEADER = "X-Standin-Secret"  # noqa: S105 -- the header's name, not a secret
+"""The header every control request carries, holding the stand-in's ``control_secret`` (rule 1)."""
 _MENTION_SHAPE = '{"recording_id": CARD_ID, "text": "...", "creator_id"?: PERSON_ID}'
 
 

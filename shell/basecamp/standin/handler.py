@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import secrets
 import selectors
 import socket
 import threading
@@ -31,7 +32,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from shell.basecamp.standin.api import BasecampApi
-from shell.basecamp.standin.control import PREFIX, Control
+from shell.basecamp.standin.control import PREFIX, SECRET_HEADER, Control
 from shell.basecamp.standin.exchange import Incoming, Reply, error_reply
 from shell.basecamp.standin.faults import FaultBook, act
 from shell.basecamp.standin.ratelimit import Limiter
@@ -49,6 +50,7 @@ class HttpServer(ThreadingHTTPServer):
     daemon_threads = True
     api: BasecampApi
     control: Control
+    control_secret: str
 
     def __init__(
         self,
@@ -187,8 +189,14 @@ class Handler(BaseHTTPRequestHandler):
             server.log.note_status(number, None)
 
     def _control(self, request: Incoming) -> None:
+        """The control API, only from 127.0.0.1 and with the stand-in's secret (``control`` rule 1)."""
         if self.client_address[0] != HOST:
             self._write(error_reply(403, "Forbidden"))
+            return
+        given = request.headers.get(SECRET_HEADER.lower(), "")
+        if not secrets.compare_digest(given.encode(), self.server.control_secret.encode()):
+            needs = f"the control API needs {SECRET_HEADER}: the control_secret the stand-in printed first"
+            self._write(error_reply(403, "Forbidden", message=needs))
             return
         self._write(self.server.control.answer(request))
 

@@ -1,10 +1,12 @@
 """Launchpad, as the stand-in plays it: OAuth 2 for one registered app, with tokens that expire.
 
 Rules:
-1. One app is registered: ``CLIENT_ID`` and ``CLIENT_SECRET``, any redirect URI on a loopback
-   host. ``GET /authorization/new?response_type=code&client_id&redirect_uri&state`` consents at
-   once as the consenting person (the agent unless the control API says otherwise) and answers
-   302 to ``redirect_uri?code=...&state=...``; a code is good once, for five minutes.
+1. One app is registered: ``CLIENT_ID`` and ``client_secret`` -- the stand-in's control secret,
+   printed on its first line (``control_secret``), never a published one: who may mint a token
+   as the agent is who may drive the stand-in. Any redirect URI on a loopback host.
+   ``GET /authorization/new?response_type=code&client_id&redirect_uri&state`` consents at once
+   as the consenting person (the agent unless the control API says otherwise) and answers 302
+   to ``redirect_uri?code=...&state=...``; a code is good once, for five minutes.
 2. ``POST /authorization/token`` (a form): ``grant_type=authorization_code`` with ``code``,
    ``redirect_uri``, ``client_id``, ``client_secret``; or ``grant_type=refresh_token`` with
    ``refresh_token`` and the client's. Launchpad's legacy ``type=web_server`` and ``type=refresh``
@@ -41,7 +43,6 @@ from shell.basecamp.standin.exchange import Incoming, JsonObject, Reply, error_r
 from shell.basecamp.standin.world import Person, World
 
 CLIENT_ID = "standin-client"
-CLIENT_SECRET = "standin-secret"  # noqa: S105 -- the stand-in's own app, published on purpose
 LAUNCHPAD_LIFETIME = 1209600
 CODE_LIFETIME = timedelta(minutes=5)
 LEGACY_TYPES = {"web_server": "authorization_code", "refresh": "refresh_token"}
@@ -74,6 +75,7 @@ class Launchpad:
         self._access: dict[str, _Issued] = {}
         self._refresh: dict[str, Person] = {}
         self.token_lifetime = LAUNCHPAD_LIFETIME
+        self.client_secret = secrets.token_urlsafe(24)  # the stand-in's control secret (rule 1)
         self.consenting: Person = world.agent
         self.refreshes = 0
 
@@ -124,7 +126,9 @@ class Launchpad:
 
     def _token(self, form: dict[str, str]) -> Reply:
         grant = form.get("grant_type") or LEGACY_TYPES.get(form.get("type", ""), "")
-        if form.get("client_id") != CLIENT_ID or form.get("client_secret") != CLIENT_SECRET:
+        given = form.get("client_secret", "")
+        known = secrets.compare_digest(given.encode(), self.client_secret.encode())
+        if form.get("client_id") != CLIENT_ID or not known:
             return error_reply(400, "invalid_client")
         with self._lock:
             if grant == "authorization_code":

@@ -3,9 +3,10 @@
 Rules:
 1. A request is recorded as soon as it is read, before any fault acts on it: a POST whose
    connection is dropped still counts.
-2. The ``Authorization`` header's value is never kept: it reads ``REDACTED``; nor is a secret
-   or a code a form body or a query carries (``SECRET_FIELDS``: Launchpad's ``client_secret``,
-   ``code``, ``refresh_token``, ``device_code`` ...): each value reads ``REDACTED`` too.
+2. The ``Authorization`` and ``X-Standin-Secret`` headers' values are never kept: they read
+   ``REDACTED``; nor is a secret or a code a form body or a query carries (``SECRET_FIELDS``:
+   Launchpad's ``client_secret``, ``code``, ``refresh_token``, ``device_code`` ...): each value
+   reads ``REDACTED`` too.
 3. ``status`` is what was answered, set just before the answer is written (so a client that
    has its answer finds it recorded); it stays None when the connection was dropped or the
    answer could not be written. ``fault`` is the action applied, or None.
@@ -80,6 +81,7 @@ class RequestLog:
         headers = {
             name: REDACTED if name == "authorization" else value for name, value in request.headers.items()
         }
+        headers.update({name: REDACTED for name in headers if name == "x-standin-secret"})
         recorded = RecordedRequest(
             request.method, request.path, _redacted_query(request.query), headers,
             _redacted_body(request.body), None, None, at,

@@ -32,10 +32,14 @@ Rules:
 9. The agent's inbox (``shell.basecamp.standin.inbox``): ``inbox.json`` serves what addressed the
    agent, braked events included; ``brake_next`` brakes the next events (absent from the feed
    and the live lane, present in the inbox).
+10. ``control_secret`` (random unless given: a restart on the same port may keep it) is what a
+   control request over HTTP carries in ``X-Standin-Secret``, and Launchpad's client secret: a
+   stand-in on a shared machine is driven only by whoever read its first line.
 """
 
 from __future__ import annotations
 
+import secrets
 import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -81,6 +85,7 @@ class StandIn:
         ticket_ttl: int = DEFAULT_TICKET_TTL,
         ping_interval: float = DEFAULT_PING_INTERVAL,
         make_token: Callable[[], str] | None = None,
+        control_secret: str | None = None,
         account_id: int | None = None,
     ) -> None:
         if not page_sizes or any(size < 1 for size in page_sizes):
@@ -119,6 +124,9 @@ class StandIn:
         self._api.answer_inbox = self.inbox.answer
         self._http.api = self._api
         self._http.control = Control(self._api, self._faults, self._log, self.limiter, self.live)
+        self.control_secret = control_secret or secrets.token_urlsafe(24)  # rule 9; a restart may keep it
+        self._http.control_secret = self.control_secret
+        self._api.launchpad.client_secret = self.control_secret
         self._thread: threading.Thread | None = None
 
     @property

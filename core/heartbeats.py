@@ -1,0 +1,80 @@
+"""The loops' heartbeats, judged: which loop of a running connector is not turning.
+
+Rules:
+1. Each loop of ``run`` (intake, dispatch, outbox, live, config) beats as it starts a turn; the
+   running connector writes every loop's last beat (``beats_text``) beside the ledger at most
+   every ``WRITE_EVERY``, so ``status`` reads them without asking the connector anything.
+2. A loop is not turning when its last beat is older than ``STALL_AFTER``: longer than any one
+   turn's own bounds (a poll, a repair walk and a membership read are each within 30 s; a
+   reconnect's backoff within 30 s). A thread that died, or hangs, beats no more.
+3. ``read_beats`` reads the file's text through ``core.json_input``: what is not the record is
+   no record (None), never an error -- status then says nothing of the loops.
+4. ``beats_line`` and ``beats_report`` say the same: every loop, turning or not, and when it
+   last turned.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from core.json_input import JsonRefused, decode_json
+from core.timestamps import format_timestamp, parse_timestamp
+
+WRITE_EVERY = timedelta(seconds=5)
+STALL_AFTER = timedelta(minutes=3)
+
+
+@dataclass(frozen=True, slots=True)
+class Beats:
+    """When the record was written, and each loop's last beat."""
+
+    written_at: datetime
+    loops: Mapping[str, datetime]
+
+
+def beats_text(loops: Mapping[str, datetime], written_at: datetime) -> str:
+    """The record ``status`` reads (rule 1)."""
+    named = {name: format_timestamp(at) for name, at in sorted(loops.items())}
+    return json.dumps({"written_at": format_timestamp(written_at), "loops": named}, sort_keys=True)
+
+
+def read_beats(text: bytes | str) -> Beats | None:
+    """The record in ``text``, or None when it is not one (rule 3)."""
+    decoded = decode_json(text, max_bytes=64 * 1024)
+    if isinstance(decoded, JsonRefused):
+        return None
+    value = decoded.value
+    if not isinstance(value, dict) or not isinstance(value.get("loops"), dict):
+        return None
+    try:
+        loops = {str(name): parse_timestamp(str(at)) for name, at in value["loops"].items()}
+        return Beats(parse_timestamp(str(value.get("written_at"))), loops)
+    except ValueError:
+        return None
+
+
+def not_turning(beats: Beats, now: datetime) -> tuple[str, ...]:
+    """The loops whose last beat is older than ``STALL_AFTER`` (rule 2), by name."""
+    return tuple(name for name, at in sorted(beats.loops.items()) if now - at > STALL_AFTER)
+
+
+def beats_report(beats: Beats, now: datetime) -> dict[str, object]:
+    """``status --json``'s ``loops`` (rule 4)."""
+    stalled = set(not_turning(beats, now))
+    return {
+        name: {"last_turn": format_timestamp(at), "turning": name not in stalled}
+        for name, at in sorted(beats.loops.items())
+    }
+
+
+def beats_line(beats: Beats, now: datetime) -> str:
+    """``status``'s ``loops:`` line (rule 4)."""
+    stalled = not_turning(beats, now)
+    turning = [name for name in sorted(beats.loops) if name not in stalled]
+    if not stalled:
+        return f"loops: all turning ({', '.join(turning)})"
+    parts = [f"{name} (last turned {format_timestamp(beats.loops[name])[:19]}Z)" for name in stalled]
+    return f"loops: NOT TURNING: {', '.join(parts)}; turning: {', '.join(turning) or 'none'}"

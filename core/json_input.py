@@ -1,0 +1,107 @@
+"""Every JSON the program reads, decoded in one place and within bounds.
+
+    decoded = decode_json(raw)                       # Decoded(value), or JsonRefused(reason)
+    decoded = decode_json(raw, max_bytes=64 * 1024)  # a smaller bound for a small file
+    value = json_or_none(raw)                        # the value, or None when refused
+
+Configuration, the token file, an import file, Basecamp's and Launchpad's answers, a stream
+ticket, a live-lane frame, a worker's MCP line: all of them come here, and nowhere else calls
+the parser.
+
+Rules:
+1. An input longer than ``max_bytes`` (its UTF-8 bytes; ``MAX_BYTES`` unless told) is refused
+   before anything is parsed.
+2. Nesting deeper than ``max_depth`` arrays and objects (``MAX_DEPTH`` unless told) is refused
+   before the parser sees it, by one linear pass over the text's strings and brackets: the
+   parser's recursion is never reached, so a deep answer is a refusal like any other, never
+   a ``RecursionError`` that escapes its caller's ``except ValueError``.
+3. Text that is not UTF-8 ('not JSON' too), not JSON, or JSON with ``NaN``/``Infinity`` (not JSON at all) is
+   refused with the parser's own words (line and column), which quote no part of the input.
+4. A refusal is a value (``JsonRefused``), never an exception: each caller says in its own
+   terms what the refusal means for it. (Plain values, not ``returns``' ``Result``: ``status``
+   reads its configuration through here, and never imports ``returns``.)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+MAX_BYTES = 16 * 1024 * 1024
+"""The largest JSON read unless a caller bounds it more (an import file's bound)."""
+MAX_DEPTH = 64
+"""The deepest nesting read: Basecamp's answers nest under ten deep, the program's files less."""
+
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}"]', re.DOTALL)
+"""A whole string (skipped), a bracket, or a quote that opens a string never closed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """The JSON value read."""
+
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class JsonRefused:
+    """Why the input was not decoded (rule 3: no part of the input is quoted)."""
+
+    reason: str
+
+
+def decode_json(
+    raw: bytes | str, *, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH
+) -> Decoded | JsonRefused:
+    """The JSON value in ``raw``, or why it was refused (rules 1-3)."""
+    size = len(raw) if isinstance(raw, bytes) else len(raw.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        return JsonRefused(f"larger than {max_bytes} bytes")
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    except UnicodeDecodeError as error:
+        return JsonRefused(f"not JSON (not UTF-8 at byte {error.start})")
+    deepest = _depth(text, max_depth)
+    if deepest is not None:
+        return JsonRefused(deepest)
+    try:
+        return Decoded(json.loads(text, parse_constant=_no_constant))
+    except ValueError as error:
+        return JsonRefused(f"not JSON ({_where(error)})")
+    except RecursionError:  # rule 2 keeps it from here; a second wall, not the first
+        return JsonRefused(f"nested deeper than {max_depth}")
+
+
+def json_or_none(raw: bytes | str, *, max_bytes: int = MAX_BYTES) -> Any:
+    """The JSON value in ``raw``, or None when it is refused (for a reader to whom both are no answer)."""
+    decoded = decode_json(raw, max_bytes=max_bytes)
+    return decoded.value if isinstance(decoded, Decoded) else None
+
+
+def _depth(text: str, max_depth: int) -> str | None:
+    """Rule 2: why ``text`` nests too deep, or None. Linear: each string is matched once."""
+    depth = 0
+    for token in _TOKENS.finditer(text):
+        match token.group():
+            case "[" | "{":
+                depth += 1
+                if depth > max_depth:
+                    return f"nested deeper than {max_depth}"
+            case "]" | "}":
+                depth -= 1
+            case '"':
+                return None  # a string never closed: the parser says where
+    return None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _where(error: ValueError) -> str:
+    """The parser's words without the part of the input some of them quote (rule 3)."""
+    if isinstance(error, json.JSONDecodeError):
+        return f"{error.msg} (line {error.lineno}, column {error.colno})"
+    return str(error).split(":", 1)[0]

@@ -1,0 +1,80 @@
+"""The running connector's heartbeats: each loop's last turn, kept in memory and written beside
+the ledger for ``status`` (``core.heartbeats`` judges them).
+
+Rules:
+1. ``beat(name)`` notes the wall time a loop starts a turn; it never fails and writes nothing.
+2. ``write_due`` is called by ``run``'s main thread as it waits: at most every
+   ``core.heartbeats.WRITE_EVERY`` it replaces ``heartbeats`` beside the ledger (owner-only,
+   whole or not at all: ``shell.private_files``). A write that fails is logged once until one
+   succeeds again; it never stops the connector.
+3. ``read`` is status's: the record, or None when there is none or it cannot be read.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from datetime import datetime
+from pathlib import Path
+
+from core.heartbeats import WRITE_EVERY, Beats, beats_text, read_beats
+from shell import private_files
+from shell.clock import Clock
+
+log = logging.getLogger("connector.run")
+
+FILE_NAME = "heartbeats"
+
+
+def path_beside(ledger_path: Path) -> Path:
+    return ledger_path.parent / FILE_NAME
+
+
+class Heartbeats:
+    """See the module's rules."""
+
+    def __init__(self, clock: Clock, ledger_path: Path) -> None:
+        self._clock = clock
+        self._path = path_beside(ledger_path)
+        self._lock = threading.Lock()
+        self._loops: dict[str, datetime] = {}
+        self._written_at: float | None = None
+        self._failing = False
+
+    def beat(self, name: str) -> None:
+        """Rule 1."""
+        now = self._clock.now()
+        with self._lock:
+            self._loops[name] = now
+
+    def beats(self) -> dict[str, datetime]:
+        """Each loop's last beat, as it is now."""
+        with self._lock:
+            return dict(self._loops)
+
+    def write_due(self) -> None:
+        """Rule 2."""
+        monotonic = self._clock.monotonic()
+        if self._written_at is not None and monotonic - self._written_at < WRITE_EVERY.total_seconds():
+            return
+        self._written_at = monotonic
+        text = beats_text(self.beats(), self._clock.now())
+        try:
+            private_files.write_atomically(self._path, text.encode())
+        except OSError as error:
+            if not self._failing:
+                log.warning("heartbeats: %s could not be written (%s); status cannot see the loops",
+                            self._path, error.strerror)  # fmt: skip
+            self._failing = True
+            return
+        self._failing = False
+
+
+def read(ledger_path: Path) -> Beats | None:
+    """Rule 3."""
+    path = path_beside(ledger_path)
+    try:
+        private_files.check_file(path, "heartbeats file")
+        return read_beats(path.read_bytes())
+    except (OSError, private_files.PrivatePathError):
+        return None
