@@ -5,9 +5,11 @@ dispatch tools and acting in Basecamp (the stand-in) as the agent.
         [--base-url URL --account ID --token-file PATH]
 
 Rules:
-1. It starts the MCP server its config names (as Claude Code would), then: get_dispatch;
-   unless ``guard_acknowledged``, a boost of its own ("on it") and ack_dispatch; a reply at
-   ``reply_to`` ("Done with event N."); complete_dispatch; and pulls again until nothing waits.
+1. It starts the MCP server its config names (as Claude Code would), then: get_dispatch; when
+   its prompt's acknowledgement rule calls for one (``core.dispatch_prompt.acknowledgement_called_for``,
+   the very value the prompt's words are rendered from, never a reading of its own), a boost of
+   its own ("on it") and ack_dispatch; a reply at ``reply_to`` ("Done with event N.");
+   complete_dispatch; and pulls again until nothing waits.
 2. Its part is chosen per event, never by one switch for every conversation: with ``--scenes``
    it reads the event id from its prompt ("Event N:") and its part from that JSON file's
    ``{"N": part}``, waiting up to ``SCENE_WAIT_SECONDS`` for the demo to write it (and playing
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from core.destinations import Destination, MessageKind
+from core.dispatch_prompt import acknowledgement_called_for
 from core.posting import PostOutcome, Receipt, Refused
 from shell.basecamp.client import BasecampClient
 
@@ -183,7 +186,7 @@ def work(tools: McpClient, basecamp: BasecampClient, part: str) -> int:
         if part == "hang":
             time.sleep(3600)
         recording = instruction["recording"]
-        if instruction.get("acknowledge") and not instruction.get("guard_acknowledged"):
+        if acknowledgement_called_for(instruction):
             on_it = Destination(MessageKind.boost, recording["bucket_id"], recording["recording_id"])
             boost = post(basecamp, on_it, "on it")
             if isinstance(boost, Receipt):
