@@ -66,7 +66,9 @@ def test_a_worker_acknowledges_only_when_acknowledge_is_true_and_guard_acknowled
     acknowledged, whatever the guard did; the prompt's words say the same as the rule."""
     instruction = {"acknowledge": acknowledge, "guard_acknowledged": guard_acknowledged}
     assert acknowledgement_called_for(instruction) is called_for
-    step = next(line for line in dispatch_prompt(1, 2, "subscribed", URL).splitlines() if line.startswith("2. "))
+    step = next(
+        line for line in dispatch_prompt(1, 2, "subscribed", URL).splitlines() if line.startswith("2. ")
+    )
     named = dict(re.findall(r"\b(acknowledge|guard_acknowledged) is (true|false)\b", step))
     assert named == {field: str(value).lower() for field, value in ACKNOWLEDGE_WHEN}
     assert named == {"acknowledge": "true", "guard_acknowledged": "false"}
