@@ -20,4 +20,10 @@ FID: list[Mutation] = [
         '        if not instruction.get("guard_acknowledged"):',
         "test_the_worker_acknowledges_as_its_prompt_says_and_no_more",
     ),
+    rule(
+        "a demo read still answered 429 after the client's retries waits its Retry-After and asks again",
+        "            while answer.status in THROTTLED:",
+        "            while False:",
+        "test_a_read_still_rate_limited_after_the_clients_retries_waits_each_retry_after_and_is_answered",
+    ),
 ]
