@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from core.not_created import TokenOutage
 from core.states import AttemptState, IntentState
 from core.write_failure import WriteFailure
 
@@ -175,6 +176,7 @@ class LedgerSnapshot:
     dispatches: tuple[Dispatch, ...]
     held: tuple[HeldRecord, ...]
     not_running: tuple[WaitingRecord, ...] = ()
+    token_outage: TokenOutage | None = None
 
 
 LOW_DISK_BYTES = 64 * 1024 * 1024
