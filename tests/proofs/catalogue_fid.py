@@ -68,4 +68,32 @@ FID: list[Mutation] = [
         "test_creates_refused_for_the_token_make_the_token_check_fail_until_basecamp_answers_it",
         "test_a_lapsed_token_stops_sending_is_named_by_status_and_doctor_and_sending_resumes",
     ),
+    rule(
+        "an attempt that ends while its still-running notice is sending writes the completion notice",
+        "    return completion_intent(attempt, settled, origin, now, notice_in_flight=in_flight)",
+        "    return completion_intent(attempt, settled, origin, now, notice_in_flight=False)",
+        "test_a_worker_that_finishes_while_the_notice_is_between_claim_and_post_leaves_the_end_the_last_word",
+        "test_a_still_running_notice_in_flight_when_its_work_ends_lands_once_and_the_end_has_the_last_word",
+        "test_the_same_seed_reaches_the_race_and_runs_clean",
+    ),
+    rule(
+        "a still-running notice is in flight while it is sending, not before its claim",
+        "\"SELECT 1 FROM outbox WHERE attempt_id = ? AND kind = 'still_running' AND state = 'sending' LIMIT 1\",",
+        "\"SELECT 1 FROM outbox WHERE attempt_id = ? AND kind = 'still_running' AND state = 'pending' LIMIT 1\",",
+        "test_a_worker_that_finishes_while_the_notice_is_between_claim_and_post_leaves_the_end_the_last_word",
+        "test_a_still_running_notice_in_flight_when_its_work_ends_lands_once_and_the_end_has_the_last_word",
+    ),
+    rule(
+        "the completion notice with no event line is the end's first line alone when a notice was in flight",
+        "    if not event_lines and not notice_in_flight:",
+        "    if not event_lines:",
+        "test_an_attempt_whose_events_all_succeeded_with_a_reply_gets_no_notice_unless_one_was_in_flight",
+        "test_the_end_with_a_notice_in_flight_writes_the_completion_intent_at_the_reply_destination",
+    ),
+    rule(
+        "a paused step with a resume file goes on once the file exists",
+        "    if resume is None:\n        threading.Event().wait()",
+        "    if True:\n        threading.Event().wait()",
+        "test_a_worker_that_finishes_while_the_notice_is_between_claim_and_post_leaves_the_end_the_last_word",
+    ),
 ]

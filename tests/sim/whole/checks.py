@@ -51,6 +51,7 @@ from core.not_created import not_created_cause
 from core.posting import Receipt, Refused
 from core.reconcile import MAX_RECONCILE_FAILURES
 from core.text import message_text
+from tests.sim.whole import last_word
 
 if TYPE_CHECKING:
     from tests.sim.whole.run import Run
@@ -79,6 +80,7 @@ CHECKS = (
     "nothing-launched-under-a-hold",
     "no-first-pull-under-a-hold",
     "no-post-during-a-retry-after",
+    last_word.CHECK,
 )
 
 AUDIT_SQL = (
@@ -204,6 +206,7 @@ def after_step(run: Run, final: bool) -> list[tuple[str, str]]:
     _judge_exposures(run)
     if final:
         _judge_end(run, rows, events, live or [])
+        truth.violations += last_word.judge(run)
         _judge_feed(run, events, gaps)
     return truth.violations
 
