@@ -42,12 +42,11 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 from functools import partial
+from types import TracebackType
 from typing import Protocol
 
 from core import notes
@@ -422,26 +421,14 @@ class Outbox:
             return None
         return self._clock.now() + timedelta(seconds=deadline - self._clock.monotonic())
 
-    @contextmanager
-    def _turn(self, deadline: float | None) -> Iterator[bool]:
+    def _turn(self, deadline: float | None) -> _Turn:
         """This process's one lock (rule 5), waited for no longer than ``deadline`` allows: a
         shutdown's flush never outwaits its bound behind a request in flight on another thread."""
-        if deadline is None:
-            acquired = self._lock.acquire()
-        else:
-            acquired = self._lock.acquire(timeout=max(0.0, deadline - self._clock.monotonic()))
-        try:
-            yield acquired
-        finally:
-            if acquired:
-                self._lock.release()
+        timeout = -1.0 if deadline is None else max(0.0, deadline - self._clock.monotonic())
+        return _Turn(self._lock, timeout)
 
-    @contextmanager
-    def _settling(self, what: str) -> Iterator[None]:
-        try:
-            yield
-        except (sqlite3.Error, rows.IntentMoved, LedgerError) as error:
-            raise OutboxLedgerError(f"the ledger could not {what}: {error}") from error
+    def _settling(self, what: str) -> _Settling:
+        return _Settling(what)
 
     def _log(self, row: rows.IntentRow, state: str, **details: object) -> None:
         if not log.isEnabledFor(logging.INFO):
@@ -456,3 +443,39 @@ class Outbox:
             row.attempt_id,
             extra,
         )
+
+
+class _Turn:
+    """The lock held for a ``with`` when it was acquired within ``timeout`` (-1: however long);
+    ``as`` gives whether it was. A plain class: a generator's enter and exit cost more, and a
+    flush takes a turn per intent."""
+
+    def __init__(self, lock: threading.Lock, timeout: float) -> None:
+        self._lock = lock
+        self._timeout = timeout
+        self._acquired = False
+
+    def __enter__(self) -> bool:
+        self._acquired = self._lock.acquire(timeout=self._timeout)
+        return self._acquired
+
+    def __exit__(self, *_: object) -> None:
+        if self._acquired:
+            self._lock.release()
+
+
+class _Settling:
+    """What the ledger raises inside a ``with`` becomes an ``OutboxLedgerError`` naming ``what``
+    could not be done (rule 7)."""
+
+    def __init__(self, what: str) -> None:
+        self._what = what
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        if isinstance(error, (sqlite3.Error, rows.IntentMoved, LedgerError)):
+            raise OutboxLedgerError(f"the ledger could not {self._what}: {error}") from error

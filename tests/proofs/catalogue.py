@@ -339,8 +339,9 @@ OUTBOX = [
     ),
     rule(
         "invariant 4 across a crash: a restart never posts a sending intent again (SIGKILL)",
-        "FROM outbox WHERE state = 'pending' AND kind = ? AND not_before <= ?\"\n",
-        "FROM outbox WHERE state IN ('pending', 'sending') AND kind = ? AND not_before <= ?\"\n",
+        "SELECT * FROM (SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND kind = ? AND not_before <= ?\"\n",
+        "SELECT * FROM (SELECT {_COLUMNS} FROM outbox WHERE state IN ('pending', 'sending') AND kind = ?"
+        " AND not_before <= ?\"\n",
         "test_a_restart_inside_the_reconcile_wait_leaves_the_sending_intent_alone",
         "test_outbox_kill.py",
         also=(

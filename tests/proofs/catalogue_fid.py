@@ -1,4 +1,4 @@
-"""Issue 24's fidelity half (parts 4, 5, 6, 8): the acknowledgement rule the worker is told, the
+"""Issue 24's fidelity half (parts 4, 5, 6, 8, 9): the acknowledgement rule the worker is told, the
 demo's paced reads, a lapsed token as an outage, and the notice in flight when its reason ends.
 Same form as ``tests.proofs.catalogue``."""
 
@@ -95,5 +95,17 @@ FID: list[Mutation] = [
         "    if resume is None:\n        threading.Event().wait()",
         "    if True:\n        threading.Event().wait()",
         "test_a_worker_that_finishes_while_the_notice_is_between_claim_and_post_leaves_the_end_the_last_word",
+    ),
+    rule(
+        "the ledger's own time form is read at once, as the general reading reads it",
+        '        return datetime.fromisoformat(text[:26] + "+00:00")',
+        '        return datetime.fromisoformat(text[:23] + "+00:00")',
+        "test_the_ledgers_form_reads_as_the_general_reading_does_whatever_its_last_three_digits",
+    ),
+    rule(
+        "the heads of every kind, asked in one statement, skip an intent this flush already claimed",
+        "            _row(found) if found[0] not in passed_over else _oldest_due_past(connection, due_by, found[2], passed_over)",
+        "            _row(found)",
+        "test_one_flush_never_claims_an_intent_twice_even_after_a_resend_mid_flush",
     ),
 ]
