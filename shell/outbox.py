@@ -46,7 +46,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 from functools import partial
-from types import TracebackType
 from typing import Protocol
 
 from core import notes
@@ -80,7 +79,8 @@ from shell.basecamp.errors import ListingFailed, Unlistable
 from shell.crashpoints import pause_at
 from shell.ledger import deliveries, snapshots
 from shell.ledger import outbox as rows
-from shell.ledger.connection import Ledger, LedgerError
+from shell.ledger.connection import Ledger
+from shell.outbox_turns import OutboxLedgerError, Settling, Turn
 from shell.stoppable import unless_stopped
 
 log = logging.getLogger("connector.outbox")
@@ -95,10 +95,6 @@ class Poster(Protocol):
     ) -> list[ListedMessage]: ...
     def rate_limited_for(self) -> float: ...
     def probe(self, deadline: float) -> None: ...
-
-
-class OutboxLedgerError(Exception):
-    """The ledger could not be read or settled: the connector must not carry on as if it had."""
 
 
 class SendResult(StrEnum):
@@ -421,14 +417,14 @@ class Outbox:
             return None
         return self._clock.now() + timedelta(seconds=deadline - self._clock.monotonic())
 
-    def _turn(self, deadline: float | None) -> _Turn:
+    def _turn(self, deadline: float | None) -> Turn:
         """This process's one lock (rule 5), waited for no longer than ``deadline`` allows: a
         shutdown's flush never outwaits its bound behind a request in flight on another thread."""
         timeout = -1.0 if deadline is None else max(0.0, deadline - self._clock.monotonic())
-        return _Turn(self._lock, timeout)
+        return Turn(self._lock, timeout)
 
-    def _settling(self, what: str) -> _Settling:
-        return _Settling(what)
+    def _settling(self, what: str) -> Settling:
+        return Settling(what)
 
     def _log(self, row: rows.IntentRow, state: str, **details: object) -> None:
         if not log.isEnabledFor(logging.INFO):
@@ -444,38 +440,3 @@ class Outbox:
             extra,
         )
 
-
-class _Turn:
-    """The lock held for a ``with`` when it was acquired within ``timeout`` (-1: however long);
-    ``as`` gives whether it was. A plain class: a generator's enter and exit cost more, and a
-    flush takes a turn per intent."""
-
-    def __init__(self, lock: threading.Lock, timeout: float) -> None:
-        self._lock = lock
-        self._timeout = timeout
-        self._acquired = False
-
-    def __enter__(self) -> bool:
-        self._acquired = self._lock.acquire(timeout=self._timeout)
-        return self._acquired
-
-    def __exit__(self, *_: object) -> None:
-        if self._acquired:
-            self._lock.release()
-
-
-class _Settling:
-    """What the ledger raises inside a ``with`` becomes an ``OutboxLedgerError`` naming ``what``
-    could not be done (rule 7)."""
-
-    def __init__(self, what: str) -> None:
-        self._what = what
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        if isinstance(error, (sqlite3.Error, rows.IntentMoved, LedgerError)):
-            raise OutboxLedgerError(f"the ledger could not {self._what}: {error}") from error
