@@ -8,7 +8,9 @@ Rules:
 2. Failing is what makes ``run`` refuse to start or a request fail in public: a configuration
    that does not load or names other ids than asked, a token Basecamp refuses (401, or a 4xx
    no retry changes, ``core.lasting_refusal``: a 431 for a huge token) or that acts as someone
-   else, a route directory missing or not writable, a worker program not found (or,
+   else, a token the running connector's creates were refused with (401, after its refresh:
+   ``core.not_created`` rule 5; a warning once Basecamp answers it as the agent), a
+   route directory missing or not writable, a worker program not found (or,
    with ``--deep``, one that does not complete the MCP handshake), a state directory missing,
    loose or not writable, a ledger too new, unusable or damaged, a disk below
    ``LOW_DISK_BYTES``, the pair served from another state directory, Basecamp not answering.
@@ -31,6 +33,7 @@ from email.utils import parsedate_to_datetime
 from enum import StrEnum
 from typing import Any
 
+from core.not_created import TokenOutage
 from core.presentation.formats import byte_size
 from core.presentation.status_values import LOW_DISK_BYTES
 from core.timestamps import format_timestamp
@@ -372,6 +375,7 @@ class TokenFacts:
     file: str
     problem: str | None = None
     expires_at: datetime | None = None
+    outage: TokenOutage | None = None  # the ledger's word: creates refused (401) and waiting
 
 
 LOGIN_ADVICE = "run bin/connect login for the agent (it stores a token the connector refreshes)"
@@ -381,6 +385,8 @@ def token_check(token: TokenFacts, agent_id: int, identity: Identity, now: datet
     name = "token"
     if token.problem is not None:
         return _failing(name, token.problem, LOGIN_ADVICE)
+    if token.outage is not None:
+        return _outage_check(token, token.outage, agent_id, identity)
     expired = token.expires_at is not None and now >= token.expires_at
     match identity:
         case TokenRefused() if expired and token.expires_at is not None:
@@ -409,6 +415,26 @@ def token_check(token: TokenFacts, agent_id: int, identity: Identity, now: datet
         case AnsweredAs(_, person_name):
             return _acting_as_agent(token, f"acts as the agent {agent_id} ({person_name})", now)
     raise AssertionError("an identity is answered, refused or not asked")  # pragma: no cover
+
+
+def _outage_check(token: TokenFacts, outage: TokenOutage, agent_id: int, identity: Identity) -> Check:
+    """``core.not_created`` rule 5 in the ledger: the running connector's creates were refused
+    (401, after its refresh) and wait. Failing, unless Basecamp now answers the token as the
+    agent (then the connector sends them at its next read: a warning)."""
+    waiting = (
+        f"the connector's create was refused (401, after its refresh) at {outage.since}; sending has "
+        f"stopped and {outage.messages} message(s) wait, pending"
+    )
+    match identity:
+        case AnsweredAs(person_id, _) if person_id == agent_id:
+            return _warning(
+                "token",
+                f"{waiting}; Basecamp answers the token in {token.file} as the agent now",
+                "the running connector sends them at its next read; start it if it is not running",
+            )
+    return _failing(
+        "token", f"{waiting}; the token in {token.file} is not accepted as the agent", LOGIN_ADVICE
+    )
 
 
 def _acting_as_agent(token: TokenFacts, acts: str, now: datetime) -> Check:

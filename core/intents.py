@@ -22,7 +22,10 @@ Rule 5: a still-running notice is written only for a live attempt, once per occu
 
 Rule 6: a completion notice is written only for an ended attempt, and only when the completion
 template has a line for some event (``core.templates.completion``), rendered from the rows the
-settlement wrote; due at once.
+settlement wrote, or when a still-running notice of the attempt is ``sending`` as it ends
+(claimed, its request perhaps not yet made: ``notice_in_flight``): then it says only how the
+task ended, and it is the last word, because the outbox makes one request at a time and this
+one is claimed after the notice's. Due at once.
 
 Rule 7: an intent with no destination (a non-positive recording) or a body with no words
 (``core.text.message_text`` empty) is not produced: there would be nothing to post or match.
@@ -128,12 +131,18 @@ def still_running_intent(
 
 
 def completion_intent(
-    attempt: AttemptSnapshot, events: Iterable[SettledEvent], origin: RecordSnapshot, now: datetime
+    attempt: AttemptSnapshot,
+    events: Iterable[SettledEvent],
+    origin: RecordSnapshot,
+    now: datetime,
+    *,
+    notice_in_flight: bool = False,
 ) -> Intent | None:
-    """The completion notice for an ended ``attempt``, from how its settlement left ``events``."""
+    """The completion notice for an ended ``attempt``, from how its settlement left ``events``
+    and whether a still-running notice of it was in flight as it ended (rule 6)."""
     if attempt.live:
         return None
-    lines = templates.completion(attempt, events)
+    lines = templates.completion(attempt, events, notice_in_flight=notice_in_flight)
     reply = origin.reply_destination()
     if lines is None or reply is None:
         return None

@@ -14,6 +14,11 @@ Rules:
    ``StopRetrying``, canceled with the cause (``notes.given_up``), which a person may resend.
 4. ``retrying_since`` is when the first retry of this run of tries was recorded (None: this is
    the first); the shell keeps it and a person's resend clears it.
+5. A 401 -- the client's one refresh already tried -- is Basecamp refusing the agent's token, not
+   the message: an outage of the connector's own. It is ``Retry`` with ``notes.TOKEN_REFUSED``,
+   due at once and never given up (nothing becomes a person's ``resend``): the shell claims
+   nothing more until a read with a token succeeds (``shell.outbox`` rule 6), and ``status``
+   and ``doctor`` name the outage from the intents waiting with that note (``TokenOutage``).
 """
 
 from __future__ import annotations
@@ -55,6 +60,15 @@ class Refuse:
 AfterRefusal = Retry | StopRetrying | Refuse
 
 
+@dataclass(frozen=True, slots=True)
+class TokenOutage:
+    """Rule 5, as the ledger shows it: an intent waits, pending, with ``notes.TOKEN_REFUSED``,
+    the first refused at ``since`` (the ledger's text); ``messages`` intents are pending meanwhile."""
+
+    messages: int
+    since: str
+
+
 def not_created_cause(outcome: Refused) -> str | None:
     """The note proving ``outcome`` never reached Basecamp (rule 1), or None for Basecamp's own refusal."""
     match outcome.cause:
@@ -66,16 +80,20 @@ def not_created_cause(outcome: Refused) -> str | None:
             return notes.RATE_LIMITED
         case RefusalCause.answered if outcome.status == 408:
             return notes.REQUEST_TIMEOUT
+        case RefusalCause.answered if outcome.status == 401:
+            return notes.TOKEN_REFUSED
         case RefusalCause.answered:
             return None
 
 
 def after_refusal(outcome: Refused, now: datetime, retrying_since: datetime | None) -> AfterRefusal:
-    """What a sending intent whose one request came to ``outcome`` becomes (rules 1-3)."""
+    """What a sending intent whose one request came to ``outcome`` becomes (rules 1-3, 5)."""
     cause = not_created_cause(outcome)
     if cause is None:
         return Refuse()
     since = now if retrying_since is None else min(retrying_since, now)
+    if cause == notes.TOKEN_REFUSED:
+        return Retry(cause, now, since)
     tried_for = now - since
     if tried_for >= RETRY_BOUND:
         return StopRetrying(notes.given_up(cause))

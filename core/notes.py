@@ -9,7 +9,8 @@ Rules:
    request) or a ``given_up`` note (it never reached Basecamp for ``core.not_created``'s bound).
    ``resendable`` is the one test of that; the ledger's trigger holds the same words.
 4. A ``NOT_CREATED_NOTES`` note is the cause a ``sending -> pending`` move records: the request
-   provably never reached Basecamp, so the connector may try again.
+   provably never reached Basecamp, so the connector may try again. ``TOKEN_REFUSED`` is one of
+   them and never given up (``core.not_created`` rule 5), so it has no ``given_up`` note.
 """
 
 from __future__ import annotations
@@ -29,7 +30,14 @@ RATE_LIMITED = "not created: Basecamp answered 429"
 REQUEST_TIMEOUT = "not created: Basecamp answered 408"
 """Basecamp timed out waiting for the request: it never had the whole request."""
 
-NOT_CREATED_NOTES = frozenset({NOT_CONNECTED, NOT_WRITTEN, RATE_LIMITED, REQUEST_TIMEOUT})
+TOKEN_REFUSED = "not created: Basecamp refused the token (401)"  # noqa: S105 -- a note, no secret
+"""Basecamp refused the agent's token, after the one refresh: an outage of the connector's, not a
+refusal of the message; it waits, pending, for a token that works."""
+
+GIVING_UP_CAUSES = frozenset({NOT_CONNECTED, NOT_WRITTEN, RATE_LIMITED, REQUEST_TIMEOUT})
+"""The causes ``core.not_created``'s day-long bound gives up on, for a person."""
+
+NOT_CREATED_NOTES = GIVING_UP_CAUSES | {TOKEN_REFUSED}
 """The causes that prove a request never reached Basecamp (rule 4)."""
 
 
@@ -38,7 +46,7 @@ def given_up(cause: str) -> str:
     return f"{cause}; given up after 24 h, for a person"
 
 
-GIVEN_UP_NOTES = frozenset(given_up(cause) for cause in NOT_CREATED_NOTES)
+GIVEN_UP_NOTES = frozenset(given_up(cause) for cause in GIVING_UP_CAUSES)
 """Every note ``given_up`` can write."""
 
 NO_LONGER_CALLED_FOR = "no longer called for"
@@ -88,6 +96,7 @@ def matching_messages(count: int) -> str:
 def rival_could_claim(intent_id: int) -> str:
     """The note of a reconciliation whose one candidate another intent could own."""
     return f"intent {intent_id} could claim the same message"
+
 
 DISCARDED_BY_PERSON = "its record was discarded by a person"
 """A person discarded the record this notice was for, before it was sent (``bin/connect discard``)."""

@@ -26,7 +26,11 @@ with no reply reported without asking anything (a reply the worker gave the conn
 a reply, landed or not); so is an unknown event whose reply was adopted
 (spec 3.6: the worker replied, and its reply is there to be read). An event that succeeded with
 a reply, was withdrawn for its automatic retry, or was returned unexposed gets no line. With no
-line to write there is no notice: ``completion`` answers None.
+line to write there is no notice: ``completion`` answers None -- unless a still-running notice of
+the attempt was in flight when it ended (``notice_in_flight``): then the notice is its first
+line alone, "Task N ended: <how>.", so what the connector says last about ended work is never
+"still working" (the lifecycle PR's review: settlement and the notice in flight meet in the
+ledger, ``core.intents`` rule 6).
 """
 
 from __future__ import annotations
@@ -127,14 +131,17 @@ def completion_line(event: SettledEvent) -> str | None:
             )
 
 
-def completion(attempt: AttemptSnapshot, events: Iterable[SettledEvent]) -> Lines | None:
-    """The notice for an attempt's end, or None when every event's settlement needs no line."""
+def completion(
+    attempt: AttemptSnapshot, events: Iterable[SettledEvent], *, notice_in_flight: bool = False
+) -> Lines | None:
+    """The notice for an attempt's end, or None when every event's settlement needs no line and
+    no still-running notice of it was in flight (rule 6)."""
     event_lines = [
         line
         for event in sorted(events, key=lambda settled: settled.event_id)
         if (line := completion_line(event)) is not None
     ]
-    if not event_lines:
+    if not event_lines and not notice_in_flight:
         return None
     return (
         f"Task {attempt.task_id} ended: {stop_sentence(attempt.stop_reason)}.",

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+LEDGER_FORM_LENGTH = len("2026-11-29T21:53:35.123456789Z")
+
 
 def format_timestamp(moment: datetime) -> str:
     """The ledger's text form of ``moment``."""
@@ -21,7 +23,10 @@ def format_timestamp(moment: datetime) -> str:
 
 
 def parse_timestamp(text: str) -> datetime:
-    """Read a ledger time back; accepts Basecamp's ISO-8601 forms too."""
+    """Read a ledger time back; accepts Basecamp's ISO-8601 forms too. The ledger's own form
+    (rule 1) is read at once: its first six fractional digits are what Python keeps."""
+    if len(text) == LEDGER_FORM_LENGTH and text[19] == "." and text[29] == "Z" and text[26:29].isdigit():
+        return datetime.fromisoformat(text[:26] + "+00:00")
     value = text.strip()
     if value.endswith("Z"):
         value = value[:-1] + "+00:00"

@@ -9,8 +9,9 @@ Rules (the outbox's ten invariants, ../shared/reference/lifecycle-outbox-pr.txt)
 3. A claimed intent gets exactly one request. A receipt makes it sent; a request that provably
    never reached Basecamp (no connection, never written, 429, 408) goes back to pending with its
    cause, due after ``core.not_created``'s backoff, and is canceled for a person after a day of
-   that; Basecamp's refusal of the message (nothing was created) cancels it with the refused
-   note, for a person to resend; any doubt leaves it
+   that; a 401 (Basecamp refused the token, after the client's one refresh) goes back to pending
+   at once and is never given up; Basecamp's refusal of the message (nothing was created)
+   cancels it with the refused note, for a person to resend; any doubt leaves it
    sending, to be reconciled once the request has had ``reconcile_after`` to land, counted
    from the failure. Nothing sending is ever posted again (invariant 4).
 4. Reconciliation lists each destination once for all its due intents
@@ -21,9 +22,10 @@ Rules (the outbox's ten invariants, ../shared/reference/lifecycle-outbox-pr.txt)
 5. Sending and reconciling are serialized by one lock, so an intent this process is sending
    is never reconciled under it. One flush never claims the same intent twice. A flush with a
    deadline waits for the lock no longer than the deadline (a shutdown's bound holds).
-6. The hold pauses sending; reconciliation goes on. After a request that could not connect,
-   nothing more is claimed until a read succeeds; while a 429's Retry-After runs, nothing is
-   claimed: an outage or a rate limit cannot turn a queue of notices into refusals.
+6. The hold pauses sending; reconciliation goes on. After a request that could not connect, or
+   whose token Basecamp refused (401), nothing more is claimed until a read succeeds (with the
+   token, refreshed once if it can be); while a 429's Retry-After runs, nothing is claimed: an
+   outage, a lapsed token or a rate limit cannot turn a queue of notices into refusals.
 7. A ledger that cannot be read or settled raises ``OutboxLedgerError``: it stops a start,
    whatever the deadline does. A listing that fails only backs off.
 8. Deadlines are monotonic seconds on the ledger's clock. With a deadline and less than
@@ -43,8 +45,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -82,7 +83,8 @@ from shell.basecamp.errors import ListingFailed, Unlistable
 from shell.crashpoints import pause_at
 from shell.ledger import deliveries, snapshots
 from shell.ledger import outbox as rows
-from shell.ledger.connection import Ledger, LedgerError
+from shell.ledger.connection import Ledger
+from shell.outbox_turns import OutboxLedgerError, Settling, Turn
 from shell.stoppable import unless_stopped
 
 log = logging.getLogger("connector.outbox")
@@ -105,10 +107,6 @@ class Poster(Protocol):
     ) -> list[ListedMessage]: ...
     def rate_limited_for(self) -> float: ...
     def probe(self, deadline: float) -> None: ...
-
-
-class OutboxLedgerError(Exception):
-    """The ledger could not be read or settled: the connector must not carry on as if it had."""
 
 
 class SendResult(StrEnum):
@@ -273,8 +271,8 @@ class Outbox:
                     rows.retry(connection, row.id, note, due_at, since)
                 case StopRetrying(note) | Refuse(note):
                     rows.cancel(connection, row.id, IntentState.sending, note, now)
-        if outcome.cause is RefusalCause.not_connected:
-            self._needs_a_read = True
+        if outcome.cause is RefusalCause.not_connected or after.note == notes.TOKEN_REFUSED:
+            self._needs_a_read = True  # rule 6: an outage, or a token Basecamp refuses
         if isinstance(after, Retry):
             self._log(row, "pending", note=f"{after.note} ({outcome.detail})", due=after.due_at.isoformat())
             return SendResult.retry
@@ -282,7 +280,8 @@ class Outbox:
         return SendResult.refused
 
     def _may_send(self, deadline: float | None) -> bool:
-        """No claim while a 429's wait runs, or after a failed connection until a read succeeds."""
+        """No claim while a 429's wait runs, or after a failed connection or a refused token
+        until a read succeeds (rule 6)."""
         if self._poster.rate_limited_for() > 0:
             return False
         if not self._needs_a_read:
@@ -293,7 +292,7 @@ class Outbox:
         try:
             self._poster.probe(probe_deadline)
         except Exception as error:
-            log.info("outbox waiting: Basecamp still unreachable (%s)", type(error).__name__)
+            log.info("outbox waiting: no read of Basecamp succeeds yet (%s)", type(error).__name__)
             return False
         self._needs_a_read = False
         return True
@@ -432,26 +431,14 @@ class Outbox:
             return None
         return self._clock.now() + timedelta(seconds=deadline - self._clock.monotonic())
 
-    @contextmanager
-    def _turn(self, deadline: float | None) -> Iterator[bool]:
+    def _turn(self, deadline: float | None) -> Turn:
         """This process's one lock (rule 5), waited for no longer than ``deadline`` allows: a
         shutdown's flush never outwaits its bound behind a request in flight on another thread."""
-        if deadline is None:
-            acquired = self._lock.acquire()
-        else:
-            acquired = self._lock.acquire(timeout=max(0.0, deadline - self._clock.monotonic()))
-        try:
-            yield acquired
-        finally:
-            if acquired:
-                self._lock.release()
+        timeout = -1.0 if deadline is None else max(0.0, deadline - self._clock.monotonic())
+        return Turn(self._lock, timeout)
 
-    @contextmanager
-    def _settling(self, what: str) -> Iterator[None]:
-        try:
-            yield
-        except (sqlite3.Error, rows.IntentMoved, LedgerError) as error:
-            raise OutboxLedgerError(f"the ledger could not {what}: {error}") from error
+    def _settling(self, what: str) -> Settling:
+        return Settling(what)
 
     def _log(self, row: rows.IntentRow, state: str, **details: object) -> None:
         if not log.isEnabledFor(logging.INFO):
@@ -466,3 +453,4 @@ class Outbox:
             row.attempt_id,
             extra,
         )
+

@@ -27,6 +27,9 @@ Rules:
 8. A disk nearly full where the ledger lives is in the summary: the connector's writes fail
    there first, and otherwise that shows only in its log. So is a write the running connector
    itself saw fail (``write_failure``), with when and why, until its next write succeeds.
+9. A token Basecamp refused on a create (``core.not_created`` rule 5: sending has stopped) is in
+   the summary and on a ``token: failing`` line, with how many messages wait and since when,
+   until a create with a working token moves them on.
 
 The JSON report (``report``), keys stable; times are the ledger's text (UTC, nine digits):
 
@@ -43,6 +46,9 @@ The JSON report (``report``), keys stable; times are the ledger's text (UTC, nin
                        lives; low below ``LOW_DISK_BYTES`` free, and the summary says so (rule 8)
     write_failure      null, or {at, why, pid}: the running connector's last ledger write failed
                        (disk full, read-only, damaged) and none has succeeded since (rule 8)
+    token_outage       null, or {since, messages_waiting}: Basecamp refused the agent's token
+                       (401, after the one refresh) on a create; sending waits for a token that
+                       works, and nothing becomes a person's resend (rule 9)
     hold               null, or {held_by, held_at, cause, generation}: nothing is dispatched or
                        posted while held
     feed               [{has_position, last_served_id, updated_at}], one per filter set; never
@@ -72,6 +78,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from core.not_created import TokenOutage
 from core.presentation.formats import byte_size, short_time
 from core.presentation.status_values import (
     Disk,
@@ -168,7 +175,18 @@ def summary(status: Status) -> str:
         parts.append(f"disk nearly full ({byte_size(status.disk.free_bytes)} free)")
     if status.write_failure is not None:
         parts.append(f"ledger writes failing since {short_time(status.write_failure.at)}")
+    if snapshot.token_outage is not None:
+        parts.append(f"token failing since {short_time(snapshot.token_outage.since)}")
     return " · ".join(parts)
+
+
+def token_outage_line(outage: TokenOutage) -> str:
+    """Rule 9's line; doctor's token check says the same."""
+    return (
+        "token: failing -- Basecamp refused it (401, after the refresh) on a create at"
+        f" {short_time(outage.since)}; sending has stopped, {_plural(outage.messages, 'message')}"
+        " waiting, pending; it resumes by itself once a token works (bin/connect login for the agent)"
+    )
 
 
 # -- the JSON report -------------------------------------------------------------------------
@@ -292,6 +310,9 @@ def report(status: Status) -> dict[str, Any]:
             "why": status.write_failure.why,
             "pid": status.write_failure.pid,
         },
+        "token_outage": None
+        if snapshot.token_outage is None
+        else {"since": snapshot.token_outage.since, "messages_waiting": snapshot.token_outage.messages},
         "hold": None
         if snapshot.hold is None
         else {
@@ -454,6 +475,8 @@ def lines(status: Status) -> list[str]:
             f"ledger writes: the connector's last one failed at {short_time(failed.at)}"
             f" (pid {failed.pid}): {failed.why}; nothing it reads or sends is recorded until one succeeds"
         )
+    if snapshot.token_outage is not None:
+        out.append(token_outage_line(snapshot.token_outage))
     if status.unsafe_test_timings:
         out.append(UNSAFE_LINE)
     if snapshot.hold is not None:

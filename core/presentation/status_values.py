@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from core.not_created import TokenOutage
 from core.states import AttemptState, IntentState
 from core.write_failure import WriteFailure
 
@@ -176,6 +177,7 @@ class LedgerSnapshot:
     held: tuple[HeldRecord, ...]
     not_running: tuple[WaitingRecord, ...] = ()
     outbox: tuple[tuple[str, str, int], ...] = ()  # (state, kind, count) of every intent
+    token_outage: TokenOutage | None = None
 
 
 LOW_DISK_BYTES = 64 * 1024 * 1024

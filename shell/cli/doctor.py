@@ -106,7 +106,7 @@ def examine(args: argparse.Namespace, clock: Clock) -> list[Check]:
     checks.append(found)
     if loaded is None:
         return checks
-    checks += remote.token_and_basecamp(loaded, clock)
+    checks += remote.token_and_basecamp(loaded, clock, local.token_outage(paths))
     checks += local.routes(loaded)
     worker, command = local.worker(loaded)
     checks.append(worker)

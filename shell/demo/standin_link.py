@@ -10,7 +10,13 @@ Rules:
    (``X-Standin-Secret``: the ``control_secret`` of its first line). Basecamp reads (a card's
    title, a place's messages) go with the agent's token, as any client's would, and are
    recorded like any request.
-3. Any failure to talk to the stand-in is a ``StandInUnreachable``, one line, no token in it.
+3. Every Basecamp read goes through the connector's own client (``BasecampClient.read``): it
+   waits its turn in a pacer of its own (``READS_PER_WINDOW`` in Basecamp's window, so the
+   demo's bursts leave the address's limit to the connector and its workers beside it), and
+   a 429 holds it until the answer's Retry-After has passed; a read still answered 429 (or
+   503) after the client's retries is asked again, until ``READ_DEADLINE_SECONDS``. Basecamp's
+   limit is per address, and the demo, the connector and its workers share one.
+4. Any failure to talk to the stand-in is a ``StandInUnreachable``, one line, no token in it.
 """
 
 from __future__ import annotations
@@ -22,11 +28,16 @@ from typing import Any
 import urllib3
 
 from core.destinations import MessageKind
+from shell.basecamp.client import BasecampClient
+from shell.basecamp.errors import BasecampError
 from shell.basecamp.standin.control import SECRET_HEADER
 from shell.demo.verdict import Place, RecordedPost
 
 USER_AGENT = "basecamp-connector demo (https://github.com/basecamp/basecamp-connector)"
 TIMEOUT_SECONDS = 10.0
+READS_PER_WINDOW = 10
+READ_DEADLINE_SECONDS = 60.0
+THROTTLED = (429, 503)
 
 
 class StandInUnreachable(Exception):
@@ -46,9 +57,12 @@ class StandInLink:
     def __init__(self, base_url: str, account_id: int, agent_token: str, control_secret: str) -> None:
         self.base_url = base_url.rstrip("/")
         self.account_id = account_id
-        self._token = agent_token
         self._secret = control_secret
         self._pool = urllib3.PoolManager(retries=False, timeout=TIMEOUT_SECONDS)
+        self._basecamp_client = BasecampClient(
+            self.base_url, account_id, agent_token, USER_AGENT,
+            read_timeout=TIMEOUT_SECONDS, requests_per_window=READS_PER_WINDOW,
+        )  # fmt: skip
 
     # -- the control API ------------------------------------------------------------------------
 
@@ -110,8 +124,20 @@ class StandInLink:
         return self._request(method, f"{self.base_url}/__standin/{name}", payload, secret)
 
     def _basecamp(self, path: str) -> Any:
-        headers = {"Authorization": f"Bearer {self._token}", "Accept": "application/json"}
-        return self._request("GET", f"{self.base_url}/{self.account_id}/{path}", None, headers)
+        """Rule 3: a paced read, asked again while Basecamp says to wait, within the deadline."""
+        client = self._basecamp_client
+        deadline = client.deadline_in(READ_DEADLINE_SECONDS)
+        try:
+            answer = client.read(f"{client.account_url}/{path}", deadline)
+            while answer.status in THROTTLED:
+                answer = client.read(f"{client.account_url}/{path}", deadline)
+        except BasecampError as error:
+            raise StandInUnreachable(f"the stand-in did not answer GET /{path}: {error}") from None
+        if not 200 <= answer.status < 300:
+            raise StandInUnreachable(
+                f"the stand-in answered GET /{self.account_id}/{path} with HTTP {answer.status}"
+            )
+        return answer.body
 
     def _request(self, method: str, url: str, payload: bytes | None, headers: dict[str, str]) -> Any:
         headers = {"User-Agent": USER_AGENT, "Content-Type": "application/json", **headers}

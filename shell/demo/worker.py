@@ -6,9 +6,11 @@ dispatch tools, which post its words in Basecamp (the stand-in) for it.
 
 Rules:
 1. It starts the MCP server its config names (as Claude Code would), then: get_dispatch;
-   when asked to acknowledge and unless ``guard_acknowledged``, ack_dispatch with its words
-   ("on it", which the connector posts as a boost); complete_dispatch with its reply ("Done with
-   event N.", posted at ``reply_to``); and pulls again until nothing waits.
+   when its prompt's acknowledgement rule calls for one
+   (``core.dispatch_prompt.acknowledgement_called_for``, the very value the prompt's words are
+   rendered from, never a reading of its own), ack_dispatch with its words ("on it", which the
+   connector posts as a boost); complete_dispatch with its reply ("Done with event N.", posted
+   at ``reply_to``); and pulls again until nothing waits.
 2. Its part is chosen per event, never by one switch for every conversation: with ``--scenes``
    it reads the event id from its prompt ("Event N:") and its part from that JSON file's
    ``{"N": part}``, waiting up to ``SCENE_WAIT_SECONDS`` for the demo to write it (and playing
@@ -42,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from core.destinations import Destination, MessageKind
+from core.dispatch_prompt import acknowledgement_called_for
 from core.posting import PostOutcome, Refused
 from shell.basecamp.client import BasecampClient
 
@@ -192,7 +195,7 @@ def work(tools: McpClient, args: argparse.Namespace, part: str) -> int:
             return 1
         if part == "hang":
             time.sleep(3600)
-        if instruction.get("acknowledge") and not instruction.get("guard_acknowledged"):
+        if acknowledgement_called_for(instruction):
             tools.call("ack_dispatch", event_id=event_id, text="on it")
         if part == "hang_after_ack":
             time.sleep(3600)

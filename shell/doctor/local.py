@@ -23,6 +23,7 @@ from core.doctor import (
     state_directory_check,
     worker_check,
 )
+from core.not_created import TokenOutage
 from shell import private_files
 from shell.errors import UserError
 from shell.ledger.connection import (
@@ -35,6 +36,7 @@ from shell.ledger.connection import (
     open_ledger_read_only,
 )
 from shell.ledger.health import read_health
+from shell.ledger.status import token_outage as read_token_outage
 from shell.state import pair_lock
 from shell.state.config import (
     ConfigurationInvalid,
@@ -114,6 +116,18 @@ def ledger(paths: StatePaths, *, full: bool) -> Check:
         return ledger_check(str(path), damaged)
     facts = LedgerFacts(True, None, "", health.version, SCHEMA_VERSION, health.problems, full)
     return ledger_check(str(path), facts)
+
+
+def token_outage(paths: StatePaths) -> TokenOutage | None:
+    """The ledger's word that the running connector's creates wait on a refused token (read-only,
+    as ``status`` reads it); None when they do not, or the ledger cannot say (its check will)."""
+    if not os.path.lexists(paths.ledger):
+        return None
+    try:
+        with open_ledger_read_only(paths.ledger) as opened, opened.read() as connection:
+            return read_token_outage(connection)
+    except (LedgerError, sqlite3.DatabaseError):
+        return None
 
 
 def _trouble(error: LedgerError) -> LedgerTrouble:

@@ -27,6 +27,7 @@ from core.doctor_inbox import inbox_check
 from core.inbox import NotForPrincipal
 from core.intake_status import InboxVerdict
 from core.lasting_refusal import what_to_fix
+from core.not_created import TokenOutage
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.errors import AuthenticationFailed, BasecampError, InboxRefused, LastingRefusal
 from shell.clock import Clock
@@ -37,8 +38,10 @@ ASK_SECONDS = 10.0
 USER_AGENT = "basecamp-connector doctor (https://github.com/basecamp/basecamp-connector)"
 
 
-def token_and_basecamp(loaded: Configuration, clock: Clock) -> list[Check]:
-    """The token's check and Basecamp's, from one request; the inbox's, from a second."""
+def token_and_basecamp(loaded: Configuration, clock: Clock, outage: TokenOutage | None = None) -> list[Check]:
+    """The token's check and Basecamp's, from one request; the inbox's, from a second. ``outage``
+    is the ledger's word that the running connector's creates were refused with this token
+    (``core.not_created`` rule 5)."""
     file = loaded.token_file
     try:
         found = read_token_file(Path(file))
@@ -53,7 +56,9 @@ def token_and_basecamp(loaded: Configuration, clock: Clock) -> list[Check]:
     expires = None if isinstance(found, str) else found.expires_at
     identity, reach, client = _ask(loaded, access, clock)
     return [
-        token_check(TokenFacts(file, expires_at=expires), loaded.agent_id, identity, clock.now()),
+        token_check(
+            TokenFacts(file, expires_at=expires, outage=outage), loaded.agent_id, identity, clock.now()
+        ),
         basecamp_check(loaded.base_url, reach),
         _inbox(client) if isinstance(identity, AnsweredAs) and client is not None else inbox_check(None),
     ]

@@ -42,8 +42,8 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 from typing import Literal, TypeVar
@@ -161,20 +161,11 @@ class Ledger:
         """Now, as the ledger stores time."""
         return format_timestamp(self.clock.now())
 
-    @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
+    def write(self) -> _Write:
         """A write transaction: BEGIN IMMEDIATE, COMMIT at the end, ROLLBACK on any exception."""
         if self.read_only:
             raise LedgerMisuse(f"{self.path}: this ledger was opened read-only")
-        try:
-            with self._transaction("BEGIN IMMEDIATE") as connection:
-                yield connection
-        except (sqlite3.Error, OSError) as error:
-            if self.write_failures is not None and is_storage_failure(error):
-                self.write_failures.failed(error, self.clock.now())
-            raise
-        if self.write_failures is not None:
-            self.write_failures.succeeded()
+        return _Write(self)
 
     def read(self) -> AbstractContextManager[sqlite3.Connection]:
         """A read snapshot: every query in the block sees the same committed state."""
@@ -241,6 +232,43 @@ class _Transaction:
         finally:
             self._ledger._lock.release()
         return False  # the block's exception is raised again, after the rollback
+
+
+class _Write(_Transaction):
+    """A write transaction whose storage failure -- at its BEGIN, in its block, at its COMMIT -- is
+    recorded (rule 6), and whose clean COMMIT clears the record. A class like ``_Transaction``:
+    every intent the outbox sends opens two."""
+
+    __slots__ = ()
+
+    def __init__(self, ledger: Ledger) -> None:
+        super().__init__(ledger, "BEGIN IMMEDIATE")
+
+    def __enter__(self) -> sqlite3.Connection:
+        try:
+            return super().__enter__()
+        except (sqlite3.Error, OSError) as error:
+            self._failed(error)
+            raise
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> Literal[False]:
+        try:
+            super().__exit__(kind, error, trace)
+        except (sqlite3.Error, OSError) as failure:
+            self._failed(failure)
+            raise
+        failures = self._ledger.write_failures
+        if failures is not None:
+            if kind is None:
+                failures.succeeded()
+            elif isinstance(error, (sqlite3.Error, OSError)):
+                self._failed(error)
+        return False
+
+    def _failed(self, error: BaseException) -> None:
+        failures = self._ledger.write_failures
+        if failures is not None and is_storage_failure(error):
+            failures.failed(error, self._ledger.clock.now())
 
 
 def _retry_busy(action: Callable[[], _Result], timeout: float, path: Path) -> _Result:

@@ -21,6 +21,8 @@ import sqlite3
 from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
+from typing import Any
 
 from core.adoption import Neighbour
 from core.destinations import Destination, MessageKind
@@ -74,53 +76,20 @@ _COLUMNS = (
 )
 
 
-def _row(values: Sequence[object]) -> IntentRow:
+def _row(values: Sequence[Any]) -> IntentRow:
+    """An outbox row as selected by ``_COLUMNS``: SQLite's own types (the columns' CHECKs hold
+    them), read as they come; the sender makes one a claim."""
     (
-        identifier,
-        key,
-        kind,
-        state,
-        event_id,
-        task_id,
-        attempt_id,
-        occurrence,
-        bucket_id,
-        message_kind,
-        recording_id,
-        body,
-        created_at,
-        not_before,
-        sending_at,
-        finished_at,
-        receipt_id,
-        note,
-        resolved_by,
-        failures,
-        reconcile_at,
-        retrying_since,
-    ) = values
+        identifier, key, kind, state, event_id, task_id, attempt_id, occurrence, bucket_id, message_kind,
+        recording_id, body, created_at, not_before, sending_at, finished_at, receipt_id, note, resolved_by,
+        failures, reconcile_at, retrying_since,
+    ) = values  # fmt: skip
     return IntentRow(
-        id=int(str(identifier)),
-        key=str(key),
-        kind=IntentKind(str(kind)),
-        state=IntentState(str(state)),
-        event_id=None if event_id is None else int(str(event_id)),
-        task_id=None if task_id is None else int(str(task_id)),
-        attempt_id=None if attempt_id is None else str(attempt_id),
-        occurrence=int(str(occurrence)),
-        destination=Destination(MessageKind(str(message_kind)), int(str(bucket_id)), int(str(recording_id))),
-        body=str(body),
-        created_at=parse_timestamp(str(created_at)),
-        not_before=parse_timestamp(str(not_before)),
-        sending_at=stored_time(sending_at),
-        finished_at=stored_time(finished_at),
-        receipt_id=None if receipt_id is None else int(str(receipt_id)),
-        note=str(note),
-        resolved_by=str(resolved_by),
-        reconcile_failures=int(str(failures)),
-        reconcile_at=stored_time(reconcile_at),
-        retrying_since=stored_time(retrying_since),
-    )
+        identifier, key, IntentKind(kind), IntentState(state), event_id, task_id, attempt_id, occurrence,
+        Destination(MessageKind(message_kind), bucket_id, recording_id), body, parse_timestamp(created_at),
+        parse_timestamp(not_before), stored_time(sending_at), stored_time(finished_at), receipt_id, note,
+        resolved_by, failures, stored_time(reconcile_at), stored_time(retrying_since),
+    )  # fmt: skip
 
 
 # -- writing intents (the transitions that call for them) -----------------------------------
@@ -177,36 +146,52 @@ def next_due(
 ) -> IntentRow | None:
     """The pending intent to send next (``core.urgency``) among those due by ``now``: the oldest
     due of each kind not in ``leaving`` (those stay pending, untouched), none this flush has
-    already claimed."""
+    already claimed.
+
+    The heads of every kind are asked in one statement (``_HEADS``: one seek of
+    ``outbox_due_by_kind`` each, one round trip); only a head this flush already claimed (a
+    person put it back to pending mid-flush) is asked again, past those. Excluding every
+    claimed id on every call made a long flush quadratic.
+    """
+    kinds = [kind for kind in IntentKind if kind not in leaving]
+    if not kinds:
+        return None
+    due_by = format_timestamp(now)
+    asked_heads = connection.execute(_heads(len(kinds)), [value for kind in kinds for value in (str(kind), due_by)])
     heads = [
-        found
-        for kind in IntentKind
-        if kind not in leaving
-        for found in [_oldest_due(connection, now, kind, passed_over)]
-        if found is not None
+        row
+        for found in asked_heads
+        for row in [
+            _row(found) if found[0] not in passed_over else _oldest_due_past(connection, due_by, found[2], passed_over)
+        ]
+        if row is not None
     ]
     chosen = next_to_send((Due(row.id, row.kind, row.not_before) for row in heads), now)
     return None if chosen is None else next(row for row in heads if row.id == chosen.id)
 
 
-def _oldest_due(
-    connection: sqlite3.Connection, now: datetime, kind: IntentKind, passed_over: Set[int]
-) -> IntentRow | None:
-    """The oldest pending intent of ``kind`` due by ``now`` that this flush has not claimed.
+_HEAD = (
+    f"SELECT * FROM (SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND kind = ? AND not_before <= ?"
+    " ORDER BY not_before, id LIMIT 1)"
+)
 
-    The plain query answers almost always; only when it names an intent this flush already
-    claimed (a person put it back to pending mid-flush) is it asked again, past those. Excluding
-    every claimed id on every call made a long flush quadratic.
-    """
-    query = f"SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND kind = ? AND not_before <= ?"
-    order = " ORDER BY not_before, id LIMIT 1"
-    found = connection.execute(query + order, [str(kind), format_timestamp(now)]).fetchone()
-    if found is None or int(found[0]) not in passed_over:
-        return None if found is None else _row(found)
+
+@cache
+def _heads(kinds: int) -> str:
+    """One statement asking the oldest due pending intent of each of ``kinds`` kinds."""
+    return " UNION ALL ".join([_HEAD] * kinds)
+
+
+def _oldest_due_past(
+    connection: sqlite3.Connection, due_by: str, kind: object, passed_over: Set[int]
+) -> IntentRow | None:
+    """The oldest pending intent of ``kind`` due by ``due_by``, past those this flush claimed."""
     skipped = sorted(passed_over)
     marks = ", ".join("?" for _ in skipped)
     found = connection.execute(
-        query + f" AND id NOT IN ({marks})" + order, [str(kind), format_timestamp(now), *skipped]
+        f"SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND kind = ? AND not_before <= ?"
+        f" AND id NOT IN ({marks}) ORDER BY not_before, id LIMIT 1",
+        [str(kind), due_by, *skipped],
     ).fetchone()
     return None if found is None else _row(found)
 

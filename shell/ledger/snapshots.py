@@ -80,6 +80,16 @@ def _task_event(found: Sequence[object]) -> TaskEventSnapshot:
     )
 
 
+def still_running_in_flight(connection: sqlite3.Connection, attempt_id: str) -> bool:
+    """Whether a still-running notice of the attempt is ``sending``: claimed, its one request
+    perhaps not yet made (``core.intents`` rule 6 reads it as the attempt ends)."""
+    found = connection.execute(
+        "SELECT 1 FROM outbox WHERE attempt_id = ? AND kind = 'still_running' AND state = 'sending' LIMIT 1",
+        (attempt_id,),
+    ).fetchone()
+    return found is not None
+
+
 def attempt(connection: sqlite3.Connection, attempt_id: str) -> AttemptSnapshot | None:
     found = connection.execute(
         "SELECT id, task_id, state, launched_at, progress_at, stop_reason FROM attempts WHERE id = ?",

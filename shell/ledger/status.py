@@ -14,6 +14,9 @@ Rules:
    ``events_blocked_reason``) and their count by state is the sum of those, so the count by
    state reads ``events_state_id`` on either side of ``blocked`` only. (Counting the records
    in the other states is still one step for each.)
+6. A lapsed token (``core.not_created`` rule 5) is read from the intents waiting, pending, with
+   ``notes.TOKEN_REFUSED`` (``token_outage``; doctor reads it the same way): the outage lasts
+   exactly as long as they wait, and the first create a token carries moves them on.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import sqlite3
 
 from core import notes
+from core.not_created import TokenOutage
 from core.presentation.status_values import (
     LAST_DISPATCHES,
     LAST_WAITING_RECORDS,
@@ -55,6 +59,7 @@ def read_snapshot(ledger: Ledger, dispatch_limit: int = LAST_DISPATCHES) -> Ledg
             held=_held(connection),
             not_running=_not_running(connection),
             outbox=_outbox(connection),
+            token_outage=token_outage(connection),
         )
 
 
@@ -66,6 +71,18 @@ def _outbox(connection: sqlite3.Connection) -> tuple[tuple[str, str, int], ...]:
             "SELECT state, kind, COUNT(*) FROM outbox GROUP BY state, kind ORDER BY state, kind"
         )
     )
+
+
+def token_outage(connection: sqlite3.Connection) -> TokenOutage | None:
+    """Rule 6: since when sending waits on a token Basecamp refused, and how many messages are
+    pending meanwhile; None when no intent waits with that note."""
+    (since,) = connection.execute(
+        "SELECT MIN(not_before) FROM outbox WHERE state = 'pending' AND note = ?", (notes.TOKEN_REFUSED,)
+    ).fetchone()
+    if since is None:
+        return None
+    (count,) = connection.execute("SELECT COUNT(*) FROM outbox WHERE state = 'pending'").fetchone()
+    return TokenOutage(int(count), str(since))
 
 
 def _hold(connection: sqlite3.Connection) -> Hold | None:

@@ -312,7 +312,8 @@ def end_attempt(
 
 def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> Intent | None:
     """The completion notice ended attempt ``attempt_id`` calls for (``core.intents``), read back
-    from the rows its settlement wrote; None when no event needs one."""
+    from the rows its settlement wrote and whether a still-running notice of it is in flight
+    (rule 6); None when no event needs one and none is."""
     attempt = snapshots.attempt(connection, attempt_id)
     if attempt is None or attempt.live:
         raise TransitionRefused(f"attempt {attempt_id} has not ended")
@@ -347,7 +348,8 @@ def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime) -
             )
         )
     ]
-    return completion_intent(attempt, settled, origin, now)
+    in_flight = snapshots.still_running_in_flight(connection, attempt_id)
+    return completion_intent(attempt, settled, origin, now, notice_in_flight=in_flight)
 
 
 def still_running(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> Intent | None:

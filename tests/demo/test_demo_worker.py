@@ -7,7 +7,11 @@ import threading
 import time
 from pathlib import Path
 
-from shell.demo.worker import scene_part
+import pytest
+
+from core.destinations import Destination, MessageKind
+from core.posting import Receipt
+from shell.demo.worker import scene_part, work
 
 PROMPT = (
     "You are a worker started by the Basecamp agent connector.\n"
@@ -45,3 +49,48 @@ def test_no_part_in_time_or_no_event_in_the_prompt_plays_answer(tmp_path: Path) 
     assert scene_part(PROMPT, scenes, wait_seconds=0.1) == "answer"
     assert scene_part("no event named here", scenes, wait_seconds=0.1) == "answer"
     assert scene_part(PROMPT, tmp_path / "absent.json", wait_seconds=0.1) == "answer"
+
+
+class Tools:
+    """The connector's dispatch tools, as a worker sees them: one instruction, then nothing."""
+
+    def __init__(self, instruction: dict[str, object]) -> None:
+        self.waiting = [instruction]
+        self.calls: list[tuple[str, dict[str, object]]] = []
+
+    def call(self, tool: str, **arguments: object) -> dict[str, object]:
+        self.calls.append((tool, arguments))
+        if tool == "get_dispatch":
+            return {"instruction": self.waiting.pop() if self.waiting else None}
+        return {}
+
+
+class Basecamp:
+    """Basecamp as the worker posts to it: every post lands, with the next id."""
+
+    def __init__(self) -> None:
+        self.posted: list[tuple[MessageKind, str]] = []
+
+    def post(self, destination: Destination, text: str) -> Receipt:
+        self.posted.append((destination.kind, text))
+        return Receipt(100 + len(self.posted))
+
+
+@pytest.mark.parametrize(
+    ("acknowledge", "guard_acknowledged", "boosted"),
+    [(True, False, True), (True, True, False), (False, False, False), (False, True, False)],
+)
+def test_the_worker_acknowledges_as_its_prompt_says_and_no_more(
+    acknowledge: bool, guard_acknowledged: bool, boosted: bool
+) -> None:
+    """Issue 24 part 6: the bundled worker reads the prompt's rule (core.dispatch_prompt), so a
+    subscribed or completed trigger (``acknowledge`` false) gets no boost from it either."""
+    instruction = {
+        "event_id": 7000000007, "acknowledge": acknowledge, "guard_acknowledged": guard_acknowledged,
+        "recording": {"bucket_id": 1, "recording_id": 2}, "reply_to": {"kind": "comment", "recording_id": 2},
+    }  # fmt: skip
+    tools, basecamp = Tools(instruction), Basecamp()
+    assert work(tools, basecamp, "answer") == 0  # type: ignore[arg-type]
+    assert ((MessageKind.boost, "on it") in basecamp.posted) is boosted
+    assert [tool for tool, _ in tools.calls].count("ack_dispatch") == int(boosted)
+    assert basecamp.posted[-1] == (MessageKind.comment, "<div>Done with event 7000000007.</div>")

@@ -50,7 +50,7 @@ def test_a_408_is_retried() -> None:
     assert not_created_cause(answered(408)) == notes.REQUEST_TIMEOUT
 
 
-@given(st.integers(400, 499).filter(lambda status: status not in (408, 429)))
+@given(st.integers(400, 499).filter(lambda status: status not in (401, 408, 429)))
 def test_basecamp_s_own_refusal_is_canceled_with_the_refused_note(status: int) -> None:
     assert after_refusal(answered(status), NOW, None) == Refuse(notes.REFUSED_NOTE)
     assert not_created_cause(answered(status)) is None
@@ -105,3 +105,19 @@ def test_the_waits_grow_with_the_time_spent_retrying() -> None:
         for tried in (timedelta(0), timedelta(minutes=2), timedelta(minutes=10), timedelta(hours=5))
     ]
     assert waits == [FIRST_RETRY_WAIT, timedelta(minutes=2), timedelta(minutes=10), LONGEST_RETRY_WAIT]
+
+
+@given(st.one_of(st.none(), st.timedeltas(timedelta(0), timedelta(days=30))))
+def test_a_401_after_the_refresh_is_the_tokens_outage_pending_at_once_and_never_a_persons_resend(
+    tried_for: timedelta | None,
+) -> None:
+    """Issue 24 part 5: a lapsed token is not Basecamp refusing the message. It waits, pending,
+    due at once (the outbox claims nothing until a token works), however long it has waited."""
+    since = None if tried_for is None else NOW - tried_for
+    after = after_refusal(answered(401), NOW, since)
+    assert after == Retry(notes.TOKEN_REFUSED, NOW, NOW if since is None else since)
+    assert not notes.resendable(notes.TOKEN_REFUSED)
+    assert notes.given_up(notes.TOKEN_REFUSED) not in notes.RESENDABLE_NOTES
+    assert INTENT_EDGES.step(
+        IntentState.sending, IntentState.pending, Actor.automatic, notes.TOKEN_REFUSED
+    ) == Success(IntentState.pending)

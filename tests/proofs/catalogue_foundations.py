@@ -136,7 +136,7 @@ CORE_TEMPLATES = [
     ),
     rule(
         "templates: no completion notice when nothing needs a line",
-        "    if not event_lines:\n        return None\n",
+        "    if not event_lines and not notice_in_flight:\n        return None\n",
         "",
         "test_no_notice_for_no_events",
         "test_no_notice_when_every_event_succeeded_with_a_reply",
@@ -735,8 +735,8 @@ LEDGER = [
     ),
     rule(
         "ledger transactions: a write is BEGIN IMMEDIATE (the write lock at once)",
-        'with self._transaction("BEGIN IMMEDIATE") as connection:',
-        'with self._transaction("BEGIN DEFERRED") as connection:',
+        'super().__init__(ledger, "BEGIN IMMEDIATE")',
+        'super().__init__(ledger, "BEGIN DEFERRED")',
         "test_a_write_takes_the_write_lock_when_it_begins",
     ),
     rule(

@@ -50,8 +50,9 @@ Counted, not asserted: a still-running notice or a holding reply requested after
 transition that committed between its claim and its request made it late. No check can close
 that window: whatever the sender checks, the worker (another process) can report, or admission
 re-decide, after the check and before the request lands, and a request cannot be recalled. The
-design bounds it instead: at most that one message, recorded sent, never doubled. The two tests
-at the end of this file pin the bound deterministically.
+design bounds it instead: at most that one message, recorded sent, never doubled; and an
+attempt that ends while its still-running notice is sending writes the short completion notice,
+which follows it (``core.intents`` rule 6). The two tests at the end of this file pin both.
 
 Budget: ``OUTBOX_SIM_EXAMPLES`` (default 200) examples of ``OUTBOX_SIM_STEPS`` (default 50) steps;
 ``OUTBOX_SIM_DIR`` names where run directories go (default ``/dev/shm`` when writable, else the
@@ -1093,9 +1094,11 @@ def quiet_world(tmp_path: Path) -> Iterator[tuple[LedgerWorld, FakeBasecamp, Out
         yield LedgerWorld(ledger), basecamp, Outbox(ledger, basecamp, AGENT_ID)
 
 
-def test_a_still_running_notice_in_flight_when_its_work_ends_lands_once_and_is_recorded(
+def test_a_still_running_notice_in_flight_when_its_work_ends_lands_once_and_the_end_has_the_last_word(
     quiet_world: tuple[LedgerWorld, FakeBasecamp, Outbox],
 ) -> None:
+    """The request already on its way lands, once; the attempt's end saw it sending and wrote the
+    short completion notice (core.intents rule 6), which follows it (issue 24 part 4)."""
     world, basecamp, outbox = quiet_world
     world.request(101)
     task_id = world.task(101)
@@ -1104,17 +1107,19 @@ def test_a_still_running_notice_in_flight_when_its_work_ends_lands_once_and_is_r
     world.tick(attempt_id)  # a still-running notice, due now
 
     def the_worker_finishes_while_the_notice_is_in_flight(destination: Destination, body: str) -> None:
+        basecamp.before_post = None  # once: the notice's own request
         world.report(task_id, 101, "succeeded", reply_id=9)
-        world.end_attempt(attempt_id, "finished")  # every event answered: no completion notice
+        world.end_attempt(attempt_id, "finished")  # every event answered, but a notice is in flight
 
     basecamp.before_post = the_worker_finishes_while_the_notice_is_in_flight
     outbox.flush()
     outbox.flush()
     posted = [message.text for message in basecamp.messages_at(comment_on(101))]
-    assert len(posted) == 1, "the one request already on its way lands; nothing follows it"
+    assert len(posted) == 2, "the one request already on its way lands, once; the end's notice follows"
     assert "Working on this as of" in posted[0]
+    assert posted[1].startswith(f"Task {task_id} ended: the worker finished."), "the last word is the end"
     assert [row[1:3] for row in world.outbox() if row[1] == "still_running"] == [("still_running", "sent")]
-    assert basecamp.post_count() == 1
+    assert basecamp.post_count() == 2
 
 
 def test_a_holding_reply_in_flight_when_the_route_arrives_lands_once_and_is_recorded(

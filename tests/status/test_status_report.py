@@ -348,6 +348,7 @@ def test_the_reports_keys_are_stable_and_documented() -> None:
         "unsafe_test_timings",
         "disk",
         "write_failure",
+        "token_outage",
         "hold",
         "feed",
         "queues",

@@ -32,6 +32,7 @@ class Post(StrEnum):
     lost_before_landing = "lost_before_landing"  # not created; the answer never arrives
     not_connected = "not_connected"
     rate_limited = "rate_limited"
+    unauthorized = "unauthorized"  # the token refused (401), after the client's one refresh
 
 
 class Listing(StrEnum):
@@ -85,6 +86,8 @@ class FakeBasecamp:
                 case Post.rate_limited:
                     self.held_until = self.clock.monotonic() + 30
                     return Refused(RefusalCause.answered, 429, "rate limited", 30.0)
+                case Post.unauthorized:
+                    return Refused(RefusalCause.answered, 401, "HTTP 401")
 
     def list(
         self, destination: Destination, since: datetime, creator_id: int, deadline: float

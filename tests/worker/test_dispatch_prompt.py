@@ -8,9 +8,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.dispatch_prompt import (
+    ACKNOWLEDGE_WHEN,
     MAX_PROMPT_TOKENS,
     UNKNOWN_RECORDING,
     UNKNOWN_TRIGGER,
+    acknowledgement_called_for,
     dispatch_prompt,
     estimated_tokens,
     follow_up_prompt,
@@ -38,9 +40,10 @@ def test_the_prompt_walks_the_worker_through_pull_acknowledge_work_reply_report_
     prompt = dispatch_prompt(12, 345, "mention", URL)
     steps = [
         "get_dispatch with event_id 345",
-        "Unless guard_acknowledged is true, acknowledge first, in your own words",
+        "Only when acknowledge is true and guard_acknowledged is false, acknowledge first, in your own words",
         "a boost for a simple request, a short comment for an involved one",
         "ack_dispatch",
+        "Otherwise do not acknowledge",
         "Do the work in this directory",
         "Reply at reply_to in your own words",
         "complete_dispatch",
@@ -50,6 +53,25 @@ def test_the_prompt_walks_the_worker_through_pull_acknowledge_work_reply_report_
     position = prompt.index("\n1. ")
     for step in steps:  # each step is found after the one before it
         position = prompt.index(step, position)
+
+
+@pytest.mark.parametrize(
+    ("acknowledge", "guard_acknowledged", "called_for"),
+    [(True, False, True), (True, True, False), (False, False, False), (False, True, False)],
+)
+def test_a_worker_acknowledges_only_when_acknowledge_is_true_and_guard_acknowledged_false(
+    acknowledge: bool, guard_acknowledged: bool, called_for: bool
+) -> None:
+    """Issue 24 part 6: a subscribed or completed trigger (``acknowledge`` false) is never
+    acknowledged, whatever the guard did; the prompt's words say the same as the rule."""
+    instruction = {"acknowledge": acknowledge, "guard_acknowledged": guard_acknowledged}
+    assert acknowledgement_called_for(instruction) is called_for
+    step = next(
+        line for line in dispatch_prompt(1, 2, "subscribed", URL).splitlines() if line.startswith("2. ")
+    )
+    named = dict(re.findall(r"\b(acknowledge|guard_acknowledged) is (true|false)\b", step))
+    assert named == {field: str(value).lower() for field, value in ACKNOWLEDGE_WHEN}
+    assert named == {"acknowledge": "true", "guard_acknowledged": "false"}
 
 
 def test_the_prompt_names_only_the_connector_servers_four_tools() -> None:

@@ -57,7 +57,7 @@ from core.not_created import not_created_cause
 from core.posting import Receipt, Refused
 from core.reconcile import MAX_RECONCILE_FAILURES
 from core.text import message_text
-from tests.sim.whole import inbox, rules, words
+from tests.sim.whole import inbox, last_word, rules, words
 
 if TYPE_CHECKING:
     from tests.sim.whole.run import Run
@@ -88,6 +88,7 @@ CHECKS = (
     "no-first-pull-under-a-hold",
     "no-post-during-a-retry-after",
     *words.CHECKS,
+    last_word.CHECK,
     *rules.NAMES,
 )
 
@@ -244,6 +245,7 @@ def after_step(run: Run, final: bool) -> list[tuple[str, str]]:
         words.judge(run, final)
     if final:
         _judge_end(run, rows, events, live or [])
+        truth.violations += last_word.judge(run)
         _judge_feed(run, events, gaps)
         inbox.judge(run, events, lanes, gaps)
     return truth.violations

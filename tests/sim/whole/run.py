@@ -56,7 +56,7 @@ from core.posting import PostOutcome, Refused
 from core.snapshots import StopReason
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger, open_ledger
-from tests.sim.whole import checks, inbox, person, rules
+from tests.sim.whole import checks, inbox, last_word, person, rules
 from tests.sim.whole.basecamp import LAGGING, ROUTED, UNROUTED, Crash, Kind, Listing, Post, SimBasecamp
 from tests.sim.whole.connector import STILL_RUNNING_EVERY, Failures, SimConnector
 from tests.sim.whole.workers import Worker, Workers
@@ -486,13 +486,16 @@ class Run:
     # -- what Basecamp tells the run (basecamp.Attribution) ------------------------------------
 
     def request_starts(self, destination: Destination, body: str) -> int:
-        return checks.request_starts(self, destination, body)
+        intent_id = checks.request_starts(self, destination, body)
+        last_word.meanwhile(self, intent_id)
+        return intent_id
 
     def alone(self, intent_id: int, destination: Destination, body: str) -> bool:
         return checks.alone(self, intent_id, destination, body)
 
     def request_ended(self, intent_id: int, outcome: PostOutcome | None) -> None:
         self.truth.era_outcome[intent_id] = outcome
+        last_word.request_ended(self, intent_id, outcome)
         if isinstance(outcome, Refused) and not_created_cause(outcome) is not None:
             self.truth.not_created.setdefault(intent_id, []).append((self.clock.now(), outcome))
         if isinstance(outcome, Refused) and not_created_cause(outcome) is not None:
