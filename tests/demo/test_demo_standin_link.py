@@ -31,7 +31,7 @@ def standin() -> Iterator[StandIn]:
 
 
 def link_to(standin: StandIn) -> StandInLink:
-    return StandInLink(standin.base_url, standin.world.account_id, standin.world.token)
+    return StandInLink(standin.base_url, standin.world.account_id, standin.world.token, standin.control_secret)
 
 
 def test_a_read_still_rate_limited_after_the_clients_retries_waits_each_retry_after_and_is_answered(

@@ -91,6 +91,8 @@ def test_the_worker_acknowledges_as_its_prompt_says_and_no_more(
     }  # fmt: skip
     tools, basecamp = Tools(instruction), Basecamp()
     assert work(tools, basecamp, "answer") == 0  # type: ignore[arg-type]
-    assert ((MessageKind.boost, "on it") in basecamp.posted) is boosted
-    assert [tool for tool, _ in tools.calls].count("ack_dispatch") == int(boosted)
-    assert basecamp.posted[-1] == (MessageKind.comment, "<div>Done with event 7000000007.</div>")
+    acknowledgements = [arguments for tool, arguments in tools.calls if tool == "ack_dispatch"]
+    assert acknowledgements == ([{"event_id": 7000000007, "text": "on it"}] if boosted else [])
+    assert basecamp.posted == [], "the worker's words go to the tools, for the connector to post"
+    (completed,) = [arguments for tool, arguments in tools.calls if tool == "complete_dispatch"]
+    assert completed["reply"] == "Done with event 7000000007."

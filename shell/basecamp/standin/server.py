@@ -124,7 +124,7 @@ class StandIn:
         self._api.answer_inbox = self.inbox.answer
         self._http.api = self._api
         self._http.control = Control(self._api, self._faults, self._log, self.limiter, self.live)
-        self.control_secret = control_secret or secrets.token_urlsafe(24)  # rule 9; a restart may keep it
+        self.control_secret = control_secret or secrets.token_urlsafe(24)  # rule 10; a restart may keep it
         self._http.control_secret = self.control_secret
         self._api.launchpad.client_secret = self.control_secret
         self._thread: threading.Thread | None = None
