@@ -57,6 +57,7 @@ from core.snapshots import Settlement, StopReason
 from core.states import EventOutcome
 from core.task_token import token_sha256
 from core.timestamps import format_timestamp
+from core.worker_stream import WorkerAccount
 from shell.crashpoints import pause_at
 from shell.ledger import deliveries, hold_marker, outbox, records, snapshots
 from shell.ledger.moves import asked
@@ -232,6 +233,28 @@ def live_attempts(connection: sqlite3.Connection) -> list[LiveAttempt]:
     ]
 
 
+def _record_account(connection: sqlite3.Connection, attempt_id: str, account: WorkerAccount) -> None:
+    """What the worker's driver told of its end, on its attempt (migration 15)."""
+    result = account.result
+    connection.execute(
+        "UPDATE attempts SET not_started = ?, worker_result = ?, result_is_error = ?, result_error = ?,"
+        " result_turns = ?, result_cost_usd = ?, result_duration_ms = ?, denied_tools = ?, refusals = ?"
+        " WHERE id = ?",
+        (
+            account.not_started,
+            int(result is not None),
+            int(result is not None and result.is_error),
+            result.error if result else "",
+            max(result.turns, 0) if result else 0,
+            max(result.cost_usd, 0.0) if result else 0.0,
+            max(result.duration_ms, 0) if result else 0,
+            ",".join(result.denials) if result else "",
+            len(result.denials) if result else 0,
+            attempt_id,
+        ),
+    )
+
+
 def end_attempt(
     connection: sqlite3.Connection,
     attempt_id: str,
@@ -240,9 +263,11 @@ def end_attempt(
     spawn_failed: bool,
     now: datetime,
     replies: ListedReplies | None = None,
+    account: WorkerAccount | None = None,
 ) -> tuple[RowSettlement, ...]:
     """End the attempt and settle its task, in the caller's one transaction (rule 4); ``replies``:
-    what the adopted-reply rule reads (None: no listing was made, nothing is adopted)."""
+    what the adopted-reply rule reads (None: no listing was made, nothing is adopted);
+    ``account``: what the worker's driver told of its end, recorded on the attempt."""
     stamp = format_timestamp(now)
     found = connection.execute(
         "SELECT task_id, state FROM attempts WHERE id = ? AND state <> 'ended'", (attempt_id,)
@@ -259,6 +284,8 @@ def end_attempt(
         ),
         f"attempt {attempt_id} ended under us",
     )
+    if account is not None:
+        _record_account(connection, attempt_id, account)
     rows = [
         LiveRow(
             event_id=event_id,

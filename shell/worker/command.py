@@ -12,6 +12,16 @@ Rules:
    (``pass_env`` values copied -- ``setup --worker-env NAME`` -- and ``env`` values set). The
    task token's variable can be neither: the token is never in a worker's environment (nor its
    argv).
+3. A command *speaks stream-json* when its argv asks ``--input-format stream-json`` (Claude Code's
+   own flag): its prompt is then written to its stdin as one user message, never put in argv, and
+   its output is read as Claude Code's stream (``shell.worker.claude_stream``). Its permission
+   mode is the value its argv gives ``--permission-mode`` (``default`` when none).
+4. The default command is Claude Code as the connector can trust it to work: stream-json in and
+   out; host settings ignored (``--setting-sources ""``), so its powers are what this command
+   says; ``--permission-mode acceptEdits`` (it may change files in its directory); only the
+   built-in tools of ``BUILT_IN_TOOLS``; the connector's MCP server alone
+   (``--strict-mcp-config``), its tools allowed without a prompt, and loaded before the first
+   model request (``MCP_CONNECTION_NONBLOCKING=0`` here, ``alwaysLoad`` on its entry).
 """
 
 from __future__ import annotations
@@ -22,9 +32,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.dispatch_prompt import DISPATCH_TOOLS, tool_name
+from core.dispatch_prompt import MCP_SERVER_NAME
 from core.worker_environment import ALLOWLIST, CONNECTOR_SECRETS, variable_name_problem
 from shell.errors import EXIT_CONFIG, UserError
+
+BUILT_IN_TOOLS = ("Read", "Edit", "Write", "NotebookEdit")
+"""The built-in tools the default worker is given: it reads and changes files; it runs nothing."""
+PERMISSION_MODE = "acceptEdits"
+STREAM_JSON = "stream-json"
+BLOCKING_MCP_START = (("MCP_CONNECTION_NONBLOCKING", "0"),)
+"""Claude Code waits for its MCP servers before its first model request."""
 
 PLACEHOLDERS = frozenset({"prompt", "mcp_config", "work_dir"})
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -66,21 +83,30 @@ class WorkerCommand:
         env: Mapping[str, str] | None = None,
         pass_env: Iterable[str] = (),
     ) -> WorkerCommand:
-        """Claude Code in print mode, with only the connector's MCP server and its dispatch tools."""
+        """Claude Code as rule 4 says: stream-json, acceptEdits, the pinned built-in tools, host
+        settings ignored, the connector's MCP server alone and loaded before the first request."""
         return cls(
             argv=(
                 program,
                 "-p",
-                "{prompt}",
+                "--input-format",
+                STREAM_JSON,
+                "--output-format",
+                STREAM_JSON,
+                "--verbose",
+                "--setting-sources",
+                "",
+                "--permission-mode",
+                PERMISSION_MODE,
+                "--tools",
+                ",".join(BUILT_IN_TOOLS),
+                "--allowed-tools",
+                f"mcp__{MCP_SERVER_NAME}",
+                "--strict-mcp-config",
                 "--mcp-config",
                 "{mcp_config}",
-                "--strict-mcp-config",
-                "--output-format",
-                "json",
-                "--allowedTools",
-                ",".join(tool_name(tool) for tool in DISPATCH_TOOLS),
             ),
-            env=tuple(sorted((env or {}).items())),
+            env=tuple(sorted({**dict(BLOCKING_MCP_START), **(env or {})}.items())),
             pass_env=tuple(pass_env),
         )
 
@@ -95,6 +121,16 @@ class WorkerCommand:
             return cls(argv=given, pass_env=tuple(pass_env)) if given else cls.claude_code(pass_env=pass_env)
         except ValueError as error:
             raise UserError(f"worker_command: {error}", EXIT_CONFIG) from None
+
+    @property
+    def speaks_stream_json(self) -> bool:
+        """Rule 3: the argv asks Claude Code's ``--input-format stream-json``."""
+        return _option(self.argv, "--input-format") == STREAM_JSON
+
+    @property
+    def permission_mode(self) -> str:
+        """Rule 3: the permission mode the argv asks for."""
+        return _option(self.argv, "--permission-mode") or "default"
 
     def program_path(self) -> str | None:
         """Where the program the worker runs is found (on ``$PATH``, or at its path); None: nowhere."""
@@ -128,3 +164,13 @@ class WorkerCommand:
         for name in CONNECTOR_SECRETS:
             chosen.pop(name, None)
         return chosen
+
+
+def _option(argv: tuple[str, ...], name: str) -> str | None:
+    """The value ``argv`` gives option ``name`` (``--name value`` or ``--name=value``), or None."""
+    for index, argument in enumerate(argv):
+        if argument == name and index + 1 < len(argv):
+            return argv[index + 1]
+        if argument.startswith(name + "="):
+            return argument[len(name) + 1 :]
+    return None

@@ -11,7 +11,10 @@ Rules:
    the connector's private directory raises ``SessionSetupError``, a program that cannot start
    is ``SpawnFailed``.
 2. ``supervise`` answers why the worker ended, or ``None`` when members of its group outlived
-   SIGKILL: the attempt is then not settled.
+   SIGKILL: the attempt is then not settled. A worker that speaks stream-json (Claude Code) is
+   read as it runs (``shell.worker.claude_stream``), and its answer is a
+   ``core.worker_stream.WorkerAccount``: with the reason it never began its work, when its own
+   output proves that, and its ``result``.
 3. ``release`` removes the attempt's session directory; ``end_recorded_group`` is recovery's
    SIGTERM, grace, SIGKILL of a group a previous connector recorded.
 """
@@ -26,13 +29,16 @@ from pathlib import Path
 from typing import Protocol
 
 from core.dispatch_prompt import dispatch_prompt
-from core.snapshots import StopReason
+from core.stop_reasons import StopRequest
+from core.worker_stream import WorkerAccount, account
 from shell import processes
 from shell.clock import Clock, SystemClock
+from shell.worker.claude_stream import StreamWatch
 from shell.worker.command import WorkerCommand
 from shell.worker.sessions import SessionSetupError, remove_session, sweep_sessions
 from shell.worker.spawn import REPOSITORY, RunningWorker, SpawnFailed, spawn
 from shell.worker.supervision import (
+    AFTER_RESULT_SECONDS,
     DEFAULT_GRACE_SECONDS,
     DEFAULT_STILL_RUNNING_SECONDS,
     StopSignal,
@@ -84,6 +90,7 @@ class CommandDriver:
     clock: Clock = field(default_factory=SystemClock)
     grace_seconds: float = DEFAULT_GRACE_SECONDS
     still_running_every: float = DEFAULT_STILL_RUNNING_SECONDS
+    after_result_seconds: float = AFTER_RESULT_SECONDS
     repository: Path = REPOSITORY
     environ: Mapping[str, str] | None = None
     agent_id: int | None = None  # the agent's Person id: the MCP server strips its own mentions
@@ -105,10 +112,11 @@ class CommandDriver:
 
     def supervise(
         self, started: object, deadline_at: datetime, stop: StopSignal, on_tick: Callable[[], None]
-    ) -> StopReason | None:
-        """Why the worker ended; None when members of its group outlived SIGKILL (not settled)."""
+    ) -> WorkerAccount | None:
+        """How the worker ended; None when members of its group outlived SIGKILL (not settled)."""
         if not isinstance(started, RunningWorker):
             raise TypeError("this driver supervises only the workers it started")
+        stream = self.command.speaks_stream_json
         supervision = supervise(
             started,
             deadline_at=deadline_at,
@@ -117,8 +125,22 @@ class CommandDriver:
             still_running_every=self.still_running_every,
             on_tick=on_tick,
             grace_seconds=self.grace_seconds,
+            watch=StreamWatch(started.stdout) if stream else None,
+            permission_mode=self.command.permission_mode,
+            after_result_seconds=self.after_result_seconds,
         )
-        return None if supervision.survivors else supervision.stop_reason
+        if supervision.survivors:
+            return None
+        cut_short = supervision.end.stop_requested in (StopRequest.deadline, StopRequest.shutdown)
+        told = account(
+            supervision.stop_reason,
+            supervision.facts,
+            permission_mode=self.command.permission_mode,
+            cut_short=cut_short,
+        )
+        if told.not_started:
+            log.warning("worker attempt=%s never began its work: %s", started.attempt_id, told.not_started)
+        return told
 
     def release(self, started: object) -> None:
         if isinstance(started, RunningWorker):

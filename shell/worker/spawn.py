@@ -4,8 +4,12 @@ Rules:
 1. The worker runs in the route's approved directory, with the environment its command gives
    it (``shell.worker.command``), and reaches the connector only through the MCP server its
    session config names (``shell.worker.sessions``).
-2. The worker starts in its own session and process group (``start_new_session``), with stdin
-   closed and stdout and stderr in files of the session directory.
+2. The worker starts in its own session and process group (``start_new_session``), with stdout
+   and stderr in files of the session directory. Its stdin is closed, except for a command that
+   speaks stream-json (``WorkerCommand.speaks_stream_json``): a pipe, on which its prompt is
+   written as one user message (``shell.worker.claude_stream``), and which supervision closes
+   once the worker's turn has its result. ``send_prompt=False`` writes nothing: the worker starts
+   and connects its MCP servers, and no model is asked anything (``doctor --deep``'s probe).
 3. A program that could not be started at all is ``SpawnFailed``, a value: the exec failed, so
    no worker process ever ran (``subprocess.Popen`` reaps the child before it raises).
 4. ``RunningWorker`` is what the ledger records of a worker that exists: pid, group, and the
@@ -22,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shell import processes
+from shell.worker.claude_stream import write_prompt
 from shell.worker.command import WorkerCommand
 from shell.worker.sessions import (
     MCP_CONFIG_NAME,
@@ -77,6 +82,7 @@ def spawn(
     repository: Path = REPOSITORY,
     environ: Mapping[str, str] | None = None,
     agent_id: int | None = None,
+    send_prompt: bool = True,
 ) -> RunningWorker | SpawnFailed:
     """Start the worker for one attempt (rules 1-3)."""
     if not token:
@@ -92,7 +98,7 @@ def spawn(
             argv,
             cwd=work_dir,
             env=command.environment(os.environ if environ is None else environ),
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE if command.speaks_stream_json else subprocess.DEVNULL,
             stdout=out,
             stderr=err,
             start_new_session=True,
@@ -113,6 +119,8 @@ def spawn(
     except ProcessLookupError:
         pgid = process.pid  # already gone (and reaped); start_new_session made it its group's leader
     started = processes.process_start_time(process.pid) or ""
+    if command.speaks_stream_json and send_prompt:
+        write_prompt(process.stdin, prompt)
     log.info("worker attempt=%s started pid=%d pgid=%d", attempt_id, process.pid, pgid)
     return RunningWorker(
         attempt_id=attempt_id,

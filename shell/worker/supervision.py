@@ -10,6 +10,11 @@ Rules:
    worker leads is ever signaled. ``core.stop_reasons`` names the stop from the facts.
 3. A still-running tick that fails is logged; it never abandons a running worker's
    supervision. A slow tick skips ticks; it never bunches them.
+4. A worker whose output is Claude Code's stream (a ``watch``) is read as it runs: an init that
+   is not what was asked (``core.worker_stream.init_problem``) ends its group at once
+   (``not_started``); once its ``result`` is read its stdin is closed, and a worker still running
+   ``after_result_seconds`` later has its group ended (``after_result``). What it wrote last is
+   read once more after it has ended.
 """
 
 from __future__ import annotations
@@ -32,13 +37,16 @@ from core.stop_reasons import (
     WorkerEnd,
     stop_reason,
 )
+from core.worker_stream import StreamFacts, init_problem
 from shell import processes
 from shell.clock import Clock
+from shell.worker.claude_stream import StreamWatch, close_input
 from shell.worker.spawn import RunningWorker, SpawnFailed
 
 log = logging.getLogger("connector.worker")
 
 DEFAULT_GRACE_SECONDS = 30.0
+AFTER_RESULT_SECONDS = 10.0
 DEFAULT_STILL_RUNNING_SECONDS = 600.0
 POLL_SECONDS = 0.05
 
@@ -52,6 +60,7 @@ class Supervision:
     signals: tuple[str, ...] = ()  # what the driver sent the group, in order
     still_running: int = 0  # still-running ticks reported
     survivors: bool = False  # members of the group outlived SIGKILL
+    facts: StreamFacts | None = None  # what a stream-json worker said (rule 4)
 
 
 class StopSignal(Protocol):
@@ -105,6 +114,9 @@ def supervise(
     on_tick: Callable[[], None] | None = None,
     grace_seconds: float = DEFAULT_GRACE_SECONDS,
     poll_seconds: float = POLL_SECONDS,
+    watch: StreamWatch | None = None,
+    permission_mode: str = "",
+    after_result_seconds: float = AFTER_RESULT_SECONDS,
 ) -> Supervision:
     """Wait for the worker to end; tick while it runs; stop it at the deadline or at shutdown."""
     if still_running_every <= 0:
@@ -114,8 +126,20 @@ def supervise(
     requested: StopRequest | None = None
     signals: tuple[str, ...] = ()
     survivors = False
+    hang_after: float | None = None
     try:
         while (ending := _observe(running)) is None:
+            if watch is not None:
+                said = watch.poll()
+                if said.init is not None and init_problem(said.init, permission_mode=permission_mode):
+                    requested = StopRequest.not_started
+                    break
+                if said.result is not None and hang_after is None:
+                    close_input(running.process.stdin)
+                    hang_after = clock.monotonic() + after_result_seconds
+                if hang_after is not None and clock.monotonic() >= hang_after:
+                    requested = StopRequest.after_result
+                    break
             if stop_event.is_set():
                 requested = StopRequest.shutdown
                 break
@@ -140,6 +164,7 @@ def supervise(
         ending = _reap(running, poll_seconds, clock)
     finally:
         running.mcp_config.unlink(missing_ok=True)
+        close_input(running.process.stdin)
     end = WorkerEnd(ending if ending is not None else Vanished(), requested)
     reason = stop_reason(end)
     log.info(
@@ -149,7 +174,8 @@ def supervise(
         end.ending,
         ",".join(signals) or "-",
     )
-    return Supervision(reason, end, signals, ticks, survivors or ending is None)
+    facts = watch.poll() if watch is not None else None
+    return Supervision(reason, end, signals, ticks, survivors or ending is None, facts)
 
 
 def _tick(running: RunningWorker, on_tick: Callable[[], None] | None) -> None:
