@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from core.states import AttemptState, IntentState
+from core.worker_stream import WorkerResult
 from core.write_failure import WriteFailure
 
 LAST_DISPATCHES = 20
@@ -139,6 +140,8 @@ class Dispatch:
     launched_at: str
     ended_at: str | None
     events: tuple[DispatchedEvent, ...]
+    not_started: str = ""  # why a worker that existed never began its work (its own output says)
+    result: WorkerResult | None = None  # what the worker's own result said (Claude Code's)
 
 
 @dataclass(frozen=True, slots=True)

@@ -152,7 +152,7 @@ class ScriptedModel:
     # -- answering ---------------------------------------------------------------------------
 
     def _answer(self, handler: Any, path: str, body: dict[str, Any]) -> None:
-        if not path.split("?")[0].endswith("/v1/messages"):
+        if not path.split("?", maxsplit=1)[0].endswith("/v1/messages"):
             handler._send_json(200, {"input_tokens": 1})
             return
         if not _is_worker_turn(body):

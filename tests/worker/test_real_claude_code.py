@@ -1,0 +1,112 @@
+"""The real Claude Code as the connector's worker, with the default worker command: the real
+connector (``bin/connect run``), the stand-in, and a scripted Messages API
+(``tests/support/scripted_model.py``) that ``ANTHROPIC_BASE_URL`` points Claude Code at.
+
+Each Claude Code start costs about a second, so these are few: one whole mention, and one worker
+that cannot log in. They fail, never skip, where Claude Code is not installed
+(``tests/support/claude_code.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.dispatch_prompt import DISPATCH_TOOLS, tool_name
+from shell.basecamp.standin.server import StandIn
+from shell.ledger.connection import open_ledger_read_only
+from tests.support.child import wait_until
+from tests.support.claude_code import claude_code, worker_environment
+from tests.support.configured import REPOSITORY, configure_connector, start_run
+from tests.support.scripted_model import ScriptedModel, worker_script
+
+pytestmark = pytest.mark.slow
+MODEL_VARIABLES = ("--worker-env", "ANTHROPIC_BASE_URL", "--worker-env", "ANTHROPIC_API_KEY")
+
+
+@pytest.fixture
+def standin() -> Iterator[StandIn]:
+    with StandIn(world="demo") as server:
+        yield server
+
+
+def _rows(state: Path, sql: str) -> list[tuple[object, ...]]:
+    with open_ledger_read_only(state / "ledger.sqlite3") as ledger, ledger.read() as connection:
+        return [tuple(row) for row in connection.execute(sql).fetchall()]
+
+
+def _stop(process: subprocess.Popen[str]) -> str:
+    process.send_signal(signal.SIGTERM)
+    output, errors = process.communicate(timeout=90)
+    return output + errors[-6000:]
+
+
+def test_a_mention_is_worked_by_the_real_claude_code_with_the_default_command(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    claude_code()
+    state = configure_connector(standin, tmp_path, *MODEL_VARIABLES, default_worker=True)
+    work = next(tmp_path.glob("work-*"))
+    with ScriptedModel(script=worker_script(str(work / "done.txt"))) as model:
+        environment = worker_environment(
+            tmp_path / "home", ANTHROPIC_BASE_URL=model.base_url, ANTHROPIC_API_KEY="sk-scripted-model"
+        )
+        process = start_run(state, environment)
+        try:
+            card = standin.world.projects[0].recording_ids[0]
+            standin.mention(standin.world.people[0], card, "please write the file")
+            wait_until(lambda: _rows(state, "SELECT state FROM events") == [("completed",)], timeout=60)
+            wait_until(lambda: _rows(state, "SELECT state FROM attempts") == [("ended",)], timeout=30)
+        finally:
+            log = _stop(process)
+        turns = model.worker_turns()
+    print(log)
+    assert (work / "done.txt").read_text() == "written by the worker\n", "acceptEdits: it changed its directory"
+    first = {tool["name"] for tool in turns[0]["tools"]}
+    assert {tool_name(tool) for tool in DISPATCH_TOOLS} <= first, "the connector's tools are in the first request"
+    assert "Bash" not in first, "the pinned built-in tools only: it runs nothing"
+    assert _rows(state, "SELECT outcome FROM task_events") == [("succeeded",)]
+    ((stop, spawn_failed, not_started, result, is_error, turns_taken, denied),) = _rows(
+        state,
+        "SELECT stop_reason, spawn_failed, not_started, worker_result, result_is_error, result_turns,"
+        " denied_tools FROM attempts",
+    )
+    assert (stop, spawn_failed, not_started, result, is_error, denied) == ("finished", 0, "", 1, 0, "")
+    assert turns_taken == len(turns) >= 4, "get, ack, write, complete: the result's turns"
+
+
+def test_a_worker_that_cannot_log_in_is_a_start_failure_retried_once_then_blocked(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    claude_code()
+    state = configure_connector(standin, tmp_path, *MODEL_VARIABLES, default_worker=True)
+    with ScriptedModel(script=[]) as model:
+        environment = worker_environment(tmp_path / "home", ANTHROPIC_BASE_URL=model.base_url)
+        environment.pop("ANTHROPIC_API_KEY", None)
+        process = start_run(state, environment)
+        try:
+            card = standin.world.projects[0].recording_ids[0]
+            standin.mention(standin.world.people[0], card, "please write the file")
+            wait_until(lambda: _rows(state, "SELECT state, reason FROM events") == [("blocked", "spawn_failed")], 60)
+        finally:
+            log = _stop(process)
+        asked = model.worker_turns()
+    print(log)
+    assert asked == [], "no model was reached"
+    attempts = _rows(state, "SELECT stop_reason, spawn_failed, not_started FROM attempts ORDER BY launched_at")
+    assert len(attempts) == 2, "one automatic retry, then blocked"
+    for stop, spawn_failed, not_started in attempts:
+        assert (stop, spawn_failed) == ("failed", 1)
+        assert "Not logged in" in str(not_started), "Claude Code's own reason"
+    assert _rows(state, "SELECT outcome FROM task_events WHERE outcome = 'unknown'") == []
+    status = subprocess.run(
+        [str(REPOSITORY / "bin" / "connect"), "status", "--state-dir", str(state), "--json"],
+        capture_output=True, text=True, check=True, env=environment,
+    )  # fmt: skip
+    dispatches = json.loads(status.stdout)["dispatches"]
+    assert all("Not logged in" in dispatch["not_started"] for dispatch in dispatches), "status shows the reason"
