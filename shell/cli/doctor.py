@@ -24,7 +24,7 @@ from core.presentation.doctor_text import lines
 from shell.cli.arguments import add_state_arguments, positive_seconds
 from shell.cli.commands import SUMMARIES
 from shell.clock import Clock, SystemClock
-from shell.doctor import local, remote
+from shell.doctor import claude_code, local, remote
 from shell.doctor.handshake import probe
 from shell.errors import EXIT_FAILURE, EXIT_OK, UserError
 from shell.state.config import locate_state
@@ -110,6 +110,8 @@ def examine(args: argparse.Namespace, clock: Clock) -> list[Check]:
     checks += local.routes(loaded)
     worker, command = local.worker(loaded)
     checks.append(worker)
+    if command is not None:
+        checks += claude_code.checks(command)
     if args.deep and command is not None:
         handshake = probe(
             command, ledger=paths.ledger, agent_id=loaded.agent_id, seconds=args.deep_seconds, clock=clock

@@ -21,7 +21,7 @@ from core.dispatch_prompt import DISPATCH_TOOLS, tool_name
 from shell.basecamp.standin.server import StandIn
 from shell.ledger.connection import open_ledger_read_only
 from tests.support.child import wait_until
-from tests.support.claude_code import claude_code, worker_environment
+from tests.support.claude_code import claude_code, pinned_version, worker_environment
 from tests.support.configured import REPOSITORY, configure_connector, start_run
 from tests.support.scripted_model import ScriptedModel, worker_script
 
@@ -110,3 +110,33 @@ def test_a_worker_that_cannot_log_in_is_a_start_failure_retried_once_then_blocke
     )  # fmt: skip
     dispatches = json.loads(status.stdout)["dispatches"]
     assert all("Not logged in" in dispatch["not_started"] for dispatch in dispatches), "status shows the reason"
+
+
+def test_doctor_reads_claude_codes_version_and_login_and_deep_never_reaches_the_model(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    tmp_path.chmod(0o700)
+    state = configure_connector(standin, tmp_path, *MODEL_VARIABLES, default_worker=True)
+    with ScriptedModel(script=worker_script(str(tmp_path / "never.txt"))) as model:
+        logged_out = worker_environment(tmp_path / "home", ANTHROPIC_BASE_URL=model.base_url)
+        logged_out.pop("ANTHROPIC_API_KEY", None)
+        status, checks = _doctor(state, logged_out)
+        assert status != 0
+        assert checks["worker version"]["status"] == "ok"
+        assert checks["worker version"]["detail"] == f"Claude Code {pinned_version()}"
+        assert checks["worker login"]["status"] == "failing", "doctor says it before run does"
+        assert "--worker-env ANTHROPIC_API_KEY" in checks["worker login"]["advice"]
+        logged_in = {**logged_out, "ANTHROPIC_API_KEY": "sk-scripted-model"}
+        status, checks = _doctor(state, logged_in, "--deep")
+        assert checks["worker login"]["status"] == "ok"
+        assert checks["worker handshake"]["status"] == "ok", checks["worker handshake"]
+        assert model.requests == [], "--deep's probe started Claude Code and asked its model nothing"
+
+
+def _doctor(state: Path, environment: dict[str, str], *more: str) -> tuple[int, dict[str, dict[str, str]]]:
+    done = subprocess.run(
+        [str(REPOSITORY / "bin" / "connect"), "doctor", "--state-dir", str(state), "--json", *more],
+        capture_output=True, text=True, timeout=120, check=False, env=environment,
+    )  # fmt: skip
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode, {check["name"]: check for check in json.loads(done.stdout)["checks"]}
