@@ -15,8 +15,8 @@ from tests.proofs.catalogue_cutover import CUTOVER
 from tests.proofs.catalogue_decisions import DECISIONS
 from tests.proofs.catalogue_demo import DEMO
 from tests.proofs.catalogue_dispatch import DISPATCH
-from tests.proofs.catalogue_driver import DRIVER
 from tests.proofs.catalogue_doctor import DOCTOR
+from tests.proofs.catalogue_driver import DRIVER
 from tests.proofs.catalogue_end_to_end import END_TO_END
 from tests.proofs.catalogue_foundations import FOUNDATIONS
 from tests.proofs.catalogue_hold import HOLD
