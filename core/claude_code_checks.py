@@ -13,6 +13,8 @@ Rules:
    name (``setup --worker-env``); anything else (no JSON, another exit) is a warning: doctor
    could not tell, and ``run`` will find out.
 3. Pure: the shell passes in what the program printed and how it exited.
+4. ``allowances_check`` is always ok: it says what the default worker may do beyond its defaults
+   (``core.worker_allowances``), by name, or that it has its defaults only.
 """
 
 from __future__ import annotations
@@ -79,3 +81,13 @@ def auth_check(printed: str, exit_status: int | None) -> Check:
         how = f"{method}, from {source}" if source else method
         return Check(name, Verdict.ok, f"Claude Code can authenticate ({how})")
     return Check(name, Verdict.failing, f"Claude Code is not logged in (auth method {method})", KEY_ADVICE)
+
+
+DEFAULTS = "its defaults only: it reads and edits files in its directory and calls the connector's tools"
+
+
+def allowances_check(named: tuple[str, ...]) -> Check:
+    """Rule 4."""
+    if not named:
+        return Check("worker allowances", Verdict.ok, DEFAULTS)
+    return Check("worker allowances", Verdict.ok, f"beyond its defaults: {'; '.join(named)}")

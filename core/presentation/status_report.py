@@ -39,6 +39,8 @@ The JSON report (``report``), keys stable; times are the ledger's text (UTC, nin
                        configuration file authorizes nothing
     running            "yes" | "no" | "unknown", from the lock file (rule 2)
     unsafe_test_timings  true when setup --unsafe-test-timings lifted the timing floors
+    worker_allowed     [names]: what setup allowed the default worker beyond its defaults
+                       (``Bash(PATTERN)``, ``MCP servers of FILE``), by name
     disk               null (not measured), or {free_bytes, total_bytes, low}: where the ledger
                        lives; low below ``LOW_DISK_BYTES`` free, and the summary says so (rule 8)
     write_failure      null, or {at, why, pid}: the running connector's last ledger write failed
@@ -303,6 +305,7 @@ def report(status: Status) -> dict[str, Any]:
         "lock_file": _lock_file(status.lock_file),
         "running": running(status.lock_file),
         "unsafe_test_timings": status.unsafe_test_timings,
+        "worker_allowed": list(status.worker_allowed),
         "disk": None
         if status.disk is None
         else {
@@ -502,6 +505,8 @@ def lines(status: Status) -> list[str]:
         )
     if status.unsafe_test_timings:
         out.append(UNSAFE_LINE)
+    if status.worker_allowed:
+        out.append(f"worker allowed beyond its defaults: {'; '.join(status.worker_allowed)}")
     if snapshot.hold is not None:
         hold = snapshot.hold
         why = f" ({hold.cause})" if hold.cause else ""

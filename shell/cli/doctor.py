@@ -111,7 +111,7 @@ def examine(args: argparse.Namespace, clock: Clock) -> list[Check]:
     worker, command = local.worker(loaded)
     checks.append(worker)
     if command is not None:
-        checks += claude_code.checks(command)
+        checks += claude_code.checks(command, loaded.worker_allow.named())
     if args.deep and command is not None:
         handshake = probe(
             command, ledger=paths.ledger, agent_id=loaded.agent_id, seconds=args.deep_seconds, clock=clock

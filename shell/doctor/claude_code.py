@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from core.claude_code_checks import auth_check, version_check
+from core.claude_code_checks import allowances_check, auth_check, version_check
 from core.doctor import Check
 from shell.worker.command import WorkerCommand
 
@@ -39,8 +39,13 @@ def _ask(command: WorkerCommand, *arguments: str) -> tuple[str, int | None]:
     return answer.stdout.decode("utf-8", "replace"), answer.returncode
 
 
-def checks(command: WorkerCommand) -> list[Check]:
-    """The version and login checks (rules 1-2); none for a command that is not Claude Code."""
+def checks(command: WorkerCommand, allowed: tuple[str, ...]) -> list[Check]:
+    """The version, login and allowances checks (rules 1-2); none for a command that is not
+    Claude Code. ``allowed``: what setup allowed it beyond its defaults, by name."""
     if not command.speaks_stream_json:
         return []
-    return [version_check(*_ask(command, "--version")), auth_check(*_ask(command, "auth", "status"))]
+    return [
+        version_check(*_ask(command, "--version")),
+        auth_check(*_ask(command, "auth", "status")),
+        allowances_check(allowed),
+    ]
