@@ -152,4 +152,29 @@ DRIVER: list[Mutation] = [
         "test_not_logged_in_is_failing_with_how_to_give_it_a_key_by_name",
         "test_doctor_reads_claude_codes_version_and_login_and_deep_never_reaches_the_model",
     ),
+    rule(
+        "an allowed Bash pattern gives the worker matching commands only",
+        '            *(f"Bash({pattern})" for pattern in patterns),',
+        '            *(["Bash"] if patterns else []),',
+        "test_allowances_widen_the_default_command_by_name",
+        "test_an_allowed_bash_pattern_runs_and_any_other_command_is_refused",
+    ),
+    rule(
+        "a Bash pattern that allows every command is refused",
+        '    if not pattern.replace("*", "").strip():',
+        "    if False:",
+        "test_a_bash_pattern_is_a_plain_rule_and_never_every_command",
+    ),
+    rule(
+        "an MCP file naming the connector's own server is refused",
+        "    if MCP_SERVER_NAME in servers:",
+        "    if False:",
+        "test_an_mcp_file_the_worker_cannot_use_is_refused_before_anything_starts",
+    ),
+    rule(
+        "allowances widen the default worker only, never a configured command",
+        "                if allowed.named():",
+        "                if False:",
+        "test_allowances_beside_a_configured_command_are_refused",
+    ),
 ]

@@ -23,7 +23,7 @@ from shell.ledger.connection import open_ledger_read_only
 from tests.support.child import wait_until
 from tests.support.claude_code import claude_code, pinned_version, worker_environment
 from tests.support.configured import REPOSITORY, configure_connector, start_run
-from tests.support.scripted_model import ScriptedModel, worker_script
+from tests.support.scripted_model import ScriptedModel, Step, worker_script
 
 pytestmark = pytest.mark.slow
 MODEL_VARIABLES = ("--worker-env", "ANTHROPIC_BASE_URL", "--worker-env", "ANTHROPIC_API_KEY")
@@ -78,6 +78,43 @@ def test_a_mention_is_worked_by_the_real_claude_code_with_the_default_command(
     )
     assert (stop, spawn_failed, not_started, result, is_error, denied) == ("finished", 0, "", 1, 0, "")
     assert turns_taken == len(turns) >= 4, "get, ack, write, complete: the result's turns"
+
+
+def test_an_allowed_bash_pattern_runs_and_any_other_command_is_refused(standin: StandIn, tmp_path: Path) -> None:
+    claude_code()
+    allow = ("--worker-allow-bash", "echo *")
+    state = configure_connector(standin, tmp_path, *MODEL_VARIABLES, *allow, default_worker=True)
+    work = next(tmp_path.glob("work-*"))
+    script = [
+        Step("get_dispatch"),
+        Step("Bash", {"command": "echo allowed", "description": "say allowed"}),
+        # Not `touch`: under acceptEdits Claude Code accepts its filesystem commands (touch, mkdir,
+        # mv, cp) in the working directory once it has Bash at all (seen with 2.1.332).
+        Step("Bash", {"command": "python3 -c \"open('forbidden.txt', 'w')\"", "description": "make a file"}),
+        Step("complete_dispatch", {"outcome": "succeeded", "links": []}),
+        Step(text="Done."),
+    ]
+    with ScriptedModel(script=script) as model:
+        environment = worker_environment(
+            tmp_path / "home", ANTHROPIC_BASE_URL=model.base_url, ANTHROPIC_API_KEY="sk-scripted-model"
+        )
+        process = start_run(state, environment)
+        try:
+            card = standin.world.projects[0].recording_ids[0]
+            standin.mention(standin.world.people[0], card, "please run things")
+            wait_until(lambda: _rows(state, "SELECT state FROM attempts") == [("ended",)], timeout=60)
+        finally:
+            log = _stop(process)
+        turns = model.worker_turns()
+    print(log)
+    results = [
+        part for turn in turns for message in turn["messages"] if isinstance(message["content"], list)
+        for part in message["content"] if part.get("type") == "tool_result"
+    ]  # fmt: skip
+    said = json.dumps(results)
+    assert "allowed" in said, "the allowed command ran"
+    assert not (work / "forbidden.txt").exists(), "any other command is refused, never asked"
+    assert _rows(state, "SELECT denied_tools, refusals FROM attempts") == [("Bash", 1)]
 
 
 def test_a_worker_that_cannot_log_in_is_a_start_failure_retried_once_then_blocked(
