@@ -62,6 +62,7 @@ DRIVER: list[Mutation] = [
         "    return clean if len(clean) <= limit else",
         "    return clean if True else",
         "test_an_error_text_is_bounded_whatever_it_says",
+        "test_a_long_error_text_is_cut_with_an_ellipsis",
     ),
     rule(
         "a worker that could not reach its model never began its work, and says why",
@@ -110,8 +111,8 @@ DRIVER: list[Mutation] = [
     ),
     rule(
         "the default worker has the pinned built-in tools only",
-        '                "--tools",\n                ",".join(BUILT_IN_TOOLS),\n',
-        "",
+        "        tools = (*BUILT_IN_TOOLS, *([\"Bash\"] if patterns else []))",
+        "        tools = (\"default\",)",
         "test_claude_code_is_started_with_the_pinned_argv",
         "test_a_mention_is_worked_by_the_real_claude_code_with_the_default_command",
     ),

@@ -92,9 +92,15 @@ def test_a_result_is_read_with_its_denials_by_name_and_an_error_only_when_it_is_
     assert failed.error == "Not logged in · Please run /login"
 
 
-@given(st.text(max_size=2000))
+@given(st.text(max_size=2000) | st.lists(st.sampled_from(["word", "x", "é", "Not logged in"]), max_size=400).map(" ".join))
 def test_an_error_text_is_bounded_whatever_it_says(text: str) -> None:
     assert len(bounded(text)) <= MAX_ERROR_TEXT
+
+
+def test_a_long_error_text_is_cut_with_an_ellipsis() -> None:
+    said = bounded("Not logged in " * 100)
+    assert len(said) == MAX_ERROR_TEXT
+    assert said.endswith("…")
 
 
 def test_secrets_in_an_error_text_are_redacted() -> None:
