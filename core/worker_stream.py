@@ -14,8 +14,12 @@ Rules:
    cost, the duration, the permission denials (each tool's name), and the result's text when it
    is an error. The text is bounded (``MAX_ERROR_TEXT``) and anything shaped like a secret (an
    API key, a bearer token, a task token) is replaced by ``[redacted]`` before it is kept.
-3. ``StreamFacts`` folds the lines in order: the first init, the last result, and whether any
-   connector tool was called. A line that is not a JSON object is ignored, never fatal.
+3. ``StreamFacts`` folds the lines in order: the first init, the last result and how many
+   results, whether any connector tool was called, and (``--replay-user-messages``) how many of
+   the connector's user messages Claude Code has taken (``replays``) and how many it had taken
+   when it wrote its latest result (``answered``): a message sent while a turn runs is taken into
+   that turn, so a result answers every message replayed before it. A line that is not a JSON
+   object is ignored, never fatal.
 4. ``not_started``: the worker never began its work, with the reason, when its output proves it:
    it ended with no init (it could not start), its init failed rule 1, its result is an error no
    model answered (``terminal_reason`` ``api_error``, or no cost and no tool called: "Not logged
@@ -25,6 +29,11 @@ Rules:
    asked for (the deadline, a shutdown) is never a non-start: the worker was cut short, whatever
    its stream said. Otherwise rule 4 says whether it started. The ledger still withdraws only
    what no worker pulled (``core.settlement`` rule 8): a worker's stream never outranks it.
+6. ``resumable``: a later task on a conversation resumes the Claude Code session of the
+   conversation's latest attempt only when that attempt ended ``finished``, began its work,
+   named its session, and left nothing of its task ``unknown``: a session is never resumed into
+   an instruction it may have acted on and not reported (a crash's ``lost``, a deadline, an
+   unreported row), nor after an attempt that did not start (a resume that failed starts fresh).
 """
 
 from __future__ import annotations
@@ -64,6 +73,15 @@ class StreamFacts:
     init: Mapping[str, object] | None = None
     result: WorkerResult | None = None
     connector_called: bool = False
+    results: int = 0  # one a turn
+    replays: int = 0  # the connector's user messages Claude Code has taken
+    answered: int = 0  # replays before the latest result
+
+    @property
+    def session_id(self) -> str:
+        """The Claude Code session the init names ("" before it, or when it names none)."""
+        named = self.init.get("session_id") if self.init is not None else None
+        return named if isinstance(named, str) else ""
 
 
 def bounded(text: str, limit: int = MAX_ERROR_TEXT) -> str:
@@ -115,6 +133,9 @@ def read_result(message: Mapping[str, object]) -> WorkerResult:
         if isinstance(entry, Mapping)
     )
     text = message.get("result")
+    errors = message.get("errors")
+    if not isinstance(text, str) and isinstance(errors, list) and errors:
+        text = "; ".join(str(error) for error in errors)
     return WorkerResult(
         is_error=is_error,
         turns=int(_number(message.get("num_turns"), int)),
@@ -150,7 +171,9 @@ def fold(facts: StreamFacts, line: str) -> StreamFacts:
     if kind == "system" and message.get("subtype") == "init" and facts.init is None:
         return replace(facts, init=message)
     if kind == "result":
-        return replace(facts, result=read_result(message))
+        return replace(facts, result=read_result(message), results=facts.results + 1, answered=facts.replays)
+    if kind == "user" and message.get("isReplay") is True:
+        return replace(facts, replays=facts.replays + 1)
     if kind == "assistant" and not facts.connector_called and _calls_connector(message):
         return replace(facts, connector_called=True)
     return facts
@@ -188,6 +211,7 @@ class WorkerAccount:
     stop_reason: StopReason
     not_started: str = ""
     result: WorkerResult | None = None
+    session_id: str = ""  # the Claude Code session it ran in
 
 
 def account(
@@ -197,4 +221,31 @@ def account(
     if facts is None:
         return WorkerAccount(stop_reason)
     reason = None if cut_short else not_started(facts, permission_mode=permission_mode)
-    return WorkerAccount(StopReason.failed if reason else stop_reason, reason or "", facts.result)
+    return WorkerAccount(
+        StopReason.failed if reason else stop_reason, reason or "", facts.result, facts.session_id
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LatestAttempt:
+    """A conversation's latest attempt, as the ledger holds it (rule 6)."""
+
+    stop_reason: str
+    not_started: str
+    session_id: str
+    left_unknown: bool  # a row of its task settled unknown
+
+
+_SESSION = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def resumable(latest: LatestAttempt | None) -> str:
+    """The session a later task on the conversation resumes, or "" for a fresh one (rule 6)."""
+    if (
+        latest is None
+        or latest.stop_reason != StopReason.finished
+        or latest.not_started
+        or latest.left_unknown
+    ):
+        return ""
+    return latest.session_id if _SESSION.fullmatch(latest.session_id) else ""

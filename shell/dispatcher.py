@@ -13,8 +13,10 @@ Rules:
    stay live, exactly as they were, and the next start's recovery settles them with their
    listings whole (its group, ended now, is found gone then). Their reason is ``lost`` either
    way, so waiting costs nothing, where settling now would leave a reply "not known".
-2. At most ``concurrency`` workers run. Each tick, follow-ups join their live task first; then
-   the oldest startable records of free conversations start, while slots remain.
+2. At most ``concurrency`` workers run. Each tick, follow-ups join their live task first (and
+   the driver gives its running worker a turn for each, ``follow_up``: a turn it could not give
+   leaves the event unpulled, to wait for a task of its own); then the oldest startable records
+   of free conversations start, while slots remain.
 3. A launch is committed (task, attempt ``launching``, exposure) before the driver is asked to
    start anything; the process is recorded (``running``) as soon as it exists.
 4. An attempt ends in one transaction (``shell.ledger.tasks.end_attempt``): settlement,
@@ -86,6 +88,9 @@ class WorkerDriver(Protocol):
         ...
 
     def release(self, started: Started) -> None: ...
+    def follow_up(self, started: Started, event_ids: tuple[int, ...]) -> tuple[int, ...]:
+        """Give the running worker a turn for each event that joined its task; those given."""
+        ...
 
 
 class Recovery(Protocol):
@@ -192,6 +197,7 @@ class Dispatcher:
                 joined = tasks.join_follow_ups(connection, task_id, now)
             if joined:
                 log.info("dispatch task=%d joined=%s", task_id, ",".join(map(str, joined)))
+                self._follow_up(task_id, joined)
         launches: list[tasks.Launch] = []
         if free <= 0:
             return launches
@@ -260,6 +266,17 @@ class Dispatcher:
                 self._running.pop(launch.task_id, None)
 
     # -- a worker's life in steps (rule 8): the thread above runs them; the simulation one by one --
+
+    def _follow_up(self, task_id: int, joined: tuple[int, ...]) -> None:
+        """Rule 2: the running worker's turn for each joined event."""
+        with self._lock:
+            running = self._running.get(task_id)
+            started = running.started if running is not None else None
+        if started is None:
+            return
+        given = self.driver.follow_up(started, joined)
+        if given:
+            log.info("dispatch task=%d follow-up turns=%s", task_id, ",".join(map(str, given)))
 
     def spawned(self, launch: tasks.Launch, work_dir: str) -> Started | None:
         """Spawn the launched worker and record its process; None when it never started (settled)."""

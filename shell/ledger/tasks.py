@@ -59,7 +59,7 @@ from core.task_token import token_sha256
 from core.timestamps import format_timestamp
 from core.worker_stream import WorkerAccount
 from shell.crashpoints import pause_at
-from shell.ledger import deliveries, hold_marker, outbox, records, snapshots
+from shell.ledger import conversation_sessions, deliveries, hold_marker, outbox, records, snapshots
 from shell.ledger.moves import asked
 
 
@@ -84,6 +84,7 @@ class Launch:
     event_ids: tuple[int, ...]
     trigger: str
     recording_url: str
+    resume_session: str = ""  # the conversation's Claude Code session to go on with, or ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +138,7 @@ def launch(
         raise NotStartable(f"event {event_id}: its conversation or directory has a live task")
     stamp = format_timestamp(now)
     token = secrets.token_urlsafe(32)
+    resume = conversation_sessions.resume_session(connection, conversation)  # before this task's attempt
     task_id = connection.execute(
         "INSERT INTO tasks (token_sha256, conversation_key, originating_event_id, created_at, deadline_at,"
         " driver, work_dir) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -162,7 +164,7 @@ def launch(
         deliveries.expose_on_launch(connection, task_id, event_id, attempt_id, stamp, exposed=exposed),
         f"event {event_id} could not be exposed on task {task_id}",
     )
-    return Launch(task_id, attempt_id, token, joined, str(trigger), str(recording_url))
+    return Launch(task_id, attempt_id, token, joined, str(trigger), str(recording_url), resume)
 
 
 def _join(
@@ -238,8 +240,8 @@ def _record_account(connection: sqlite3.Connection, attempt_id: str, account: Wo
     result = account.result
     connection.execute(
         "UPDATE attempts SET not_started = ?, worker_result = ?, result_is_error = ?, result_error = ?,"
-        " result_turns = ?, result_cost_usd = ?, result_duration_ms = ?, denied_tools = ?, refusals = ?"
-        " WHERE id = ?",
+        " result_turns = ?, result_cost_usd = ?, result_duration_ms = ?, denied_tools = ?, refusals = ?,"
+        " session_id = ? WHERE id = ?",
         (
             account.not_started,
             int(result is not None),
@@ -250,6 +252,7 @@ def _record_account(connection: sqlite3.Connection, attempt_id: str, account: Wo
             max(result.duration_ms, 0) if result else 0,
             ",".join(result.denials) if result else "",
             len(result.denials) if result else 0,
+            account.session_id,
             attempt_id,
         ),
     )

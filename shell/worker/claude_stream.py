@@ -7,14 +7,21 @@ Rules:
    being written waits for its newline), and folds them into ``core.worker_stream.StreamFacts``.
    It never reads more than ``MAX_READ_BYTES`` a poll, and a line longer than
    ``MAX_LINE_BYTES`` is dropped whole, so a worker cannot make the connector hold its output.
-3. Once the facts hold a ``result``, the turn is over: ``close_input`` closes the worker's stdin,
+3. Once a ``result`` answers every message given (``core.worker_stream`` rule 3: each was
+   replayed before it), the worker's work is over: ``Turns.close_if_answered`` closes its stdin,
    which tells Claude Code there is no further turn, and it exits.
+4. ``Turns`` gives a running worker its turns, one user message each: the first prompt, then a
+   follow-up prompt for each event that joins its task. A turn is given only while the input is
+   open: once closed, ``give`` answers False and writes nothing (the event waits for a task of its
+   own, never pulled). Giving and closing take one lock, so a turn is never written past a close
+   and a close never cuts off a turn just given.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import threading
 from pathlib import Path
 from typing import IO
 
@@ -47,6 +54,38 @@ def close_input(stdin: IO[bytes] | None) -> None:
         return
     with contextlib.suppress(OSError):
         stdin.close()
+
+
+class Turns:
+    """The turns given to one stream-json worker on its stdin (rule 4)."""
+
+    def __init__(self, stdin: IO[bytes] | None) -> None:
+        self._stdin = stdin
+        self._lock = threading.Lock()
+        self.given = 0
+        self.closed = stdin is None
+
+    def give(self, text: str) -> bool:
+        """Write one turn; False when the input is already closed (nothing written)."""
+        with self._lock:
+            if self.closed:
+                return False
+            write_prompt(self._stdin, text)
+            self.given += 1
+            return True
+
+    def close_if_answered(self, answered: int) -> bool:
+        """Close the input once ``answered`` messages cover every one given (rule 3); True once closed."""
+        with self._lock:
+            if not self.closed and answered >= self.given:
+                close_input(self._stdin)
+                self.closed = True
+            return self.closed
+
+    def close(self) -> None:
+        with self._lock:
+            close_input(self._stdin)
+            self.closed = True
 
 
 class StreamWatch:

@@ -17,8 +17,10 @@ Rules:
    its output is read as Claude Code's stream (``shell.worker.claude_stream``). Its permission
    mode is the value its argv gives ``--permission-mode`` (``default`` when none).
 4. The default command is Claude Code as the connector can trust it to work: stream-json in and
-   out; host settings ignored (``--setting-sources ""``), so its powers are what this command
-   says; ``--permission-mode acceptEdits`` (it may change files in its directory); only the
+   out, each user message replayed when Claude Code takes it (``--replay-user-messages``: a
+   follow-up sent mid-turn joins that turn, and the replay says so); host settings ignored
+   (``--setting-sources ""``), so its powers are what this command says;
+   ``--permission-mode acceptEdits`` (it may change files in its directory); only the
    built-in tools of ``BUILT_IN_TOOLS``; the connector's MCP server alone
    (``--strict-mcp-config``), its tools allowed without a prompt, and loaded before the first
    model request (``MCP_CONNECTION_NONBLOCKING=0`` here, ``alwaysLoad`` on its entry).
@@ -115,6 +117,7 @@ class WorkerCommand:
                 "--output-format",
                 STREAM_JSON,
                 "--verbose",
+                "--replay-user-messages",
                 "--setting-sources",
                 "",
                 "--permission-mode",

@@ -17,6 +17,11 @@ Rules:
    output proves that, and its ``result``.
 3. ``release`` removes the attempt's session directory; ``end_recorded_group`` is recovery's
    SIGTERM, grace, SIGKILL of a group a previous connector recorded.
+4. ``follow_up`` gives a running stream-json worker one more turn for each event that joined its
+   task (``core.dispatch_prompt.follow_up_prompt``); an event whose turn could not be given (the
+   worker's input is closed, or it takes none) is left to the ledger: never pulled, it waits for
+   a task of its own. ``spawn`` resumes the conversation's Claude Code session when the launch
+   names one (``Launch.resume_session``).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
-from core.dispatch_prompt import dispatch_prompt
+from core.dispatch_prompt import dispatch_prompt, follow_up_prompt
 from core.stop_reasons import StopRequest
 from core.worker_stream import WorkerAccount, account
 from shell import processes
@@ -77,6 +82,8 @@ class HasLaunch(Protocol):
     def trigger(self) -> str: ...
     @property
     def recording_url(self) -> str: ...
+    @property
+    def resume_session(self) -> str: ...
 
 
 @dataclass
@@ -108,7 +115,14 @@ class CommandDriver:
             repository=self.repository,
             environ=self.environ,
             agent_id=self.agent_id,
+            resume_session=launch.resume_session,
         )
+
+    def follow_up(self, started: object, event_ids: tuple[int, ...]) -> tuple[int, ...]:
+        """Rule 4: the events whose turn was given to the running worker."""
+        if not isinstance(started, RunningWorker) or started.turns is None:
+            return ()
+        return tuple(event_id for event_id in event_ids if started.turns.give(follow_up_prompt(event_id)))
 
     def supervise(
         self, started: object, deadline_at: datetime, stop: StopSignal, on_tick: Callable[[], None]

@@ -12,7 +12,8 @@ Rules:
    supervision. A slow tick skips ticks; it never bunches them.
 4. A worker whose output is Claude Code's stream (a ``watch``) is read as it runs: an init that
    is not what was asked (``core.worker_stream.init_problem``) ends its group at once
-   (``not_started``); once its ``result`` is read its stdin is closed, and a worker still running
+   (``not_started``); once a ``result`` answers every message given (each replayed before it,
+   ``core.worker_stream`` rule 3) its stdin is closed, and a worker still running
    ``after_result_seconds`` later has its group ended (``after_result``). What it wrote last is
    read once more after it has ended.
 """
@@ -134,8 +135,7 @@ def supervise(
                 if said.init is not None and init_problem(said.init, permission_mode=permission_mode):
                     requested = StopRequest.not_started
                     break
-                if said.result is not None and hang_after is None:
-                    close_input(running.process.stdin)
+                if said.results and hang_after is None and _answered(running, said):
                     hang_after = clock.monotonic() + after_result_seconds
                 if hang_after is not None and clock.monotonic() >= hang_after:
                     requested = StopRequest.after_result
@@ -164,7 +164,8 @@ def supervise(
         ending = _reap(running, poll_seconds, clock)
     finally:
         running.mcp_config.unlink(missing_ok=True)
-        close_input(running.process.stdin)
+        if running.turns is not None:
+            running.turns.close()
     end = WorkerEnd(ending if ending is not None else Vanished(), requested)
     reason = stop_reason(end)
     log.info(
@@ -176,6 +177,15 @@ def supervise(
     )
     facts = watch.poll() if watch is not None else None
     return Supervision(reason, end, signals, ticks, survivors or ending is None, facts)
+
+
+def _answered(running: RunningWorker, said: StreamFacts) -> bool:
+    """Every turn given has its result (rule 4): the input is closed (``Turns``); True once it is.
+    A worker that replays no message (no ``--replay-user-messages``) is answered by any result."""
+    if running.turns is None:
+        close_input(running.process.stdin)
+        return True
+    return running.turns.close_if_answered(said.answered if said.replays else running.turns.given)
 
 
 def _tick(running: RunningWorker, on_tick: Callable[[], None] | None) -> None:

@@ -34,9 +34,9 @@ DRIVER: list[Mutation] = [
         "test_an_init_that_is_not_what_was_asked_ends_the_worker_at_once",
     ),
     rule(
-        "once the worker's result is read its stdin is closed: no further turn, and it exits",
-        "                    close_input(running.process.stdin)\n                    hang_after",
-        "                    hang_after",
+        "once every turn given has its result the worker's stdin is closed: no further turn, and it exits",
+        "            if not self.closed and answered >= self.given:",
+        "            if False:",
         "test_the_prompt_is_a_user_message_on_stdin_and_stdin_closes_after_the_result",
     ),
     rule(
@@ -47,7 +47,7 @@ DRIVER: list[Mutation] = [
     ),
     rule(
         "a stream-json worker's prompt is one user message on its stdin",
-        "    if command.speaks_stream_json and send_prompt:\n        write_prompt(process.stdin, prompt)\n",
+        "    if turns is not None and send_prompt:\n        turns.give(prompt)\n",
         "",
         "test_the_prompt_is_a_user_message_on_stdin_and_stdin_closes_after_the_result",
     ),
@@ -178,5 +178,47 @@ DRIVER: list[Mutation] = [
         "                if allowed.named():",
         "                if False:",
         "test_allowances_beside_a_configured_command_are_refused",
+    ),
+    rule(
+        "a follow-up joining a live task is given to its running worker as a turn",
+        "                self._follow_up(task_id, joined)\n",
+        "",
+        "test_a_follow_up_joins_the_running_worker_and_a_later_task_resumes_the_conversation",
+    ),
+    rule(
+        "a worker's input stays open while a message given is unanswered",
+        "            if not self.closed and answered >= self.given:",
+        "            if not self.closed:",
+        "test_a_turn_is_never_given_after_the_input_closed",
+    ),
+    rule(
+        "no turn is given once the worker's input is closed",
+        "            if self.closed:\n                return False\n",
+        "",
+        "test_a_turn_is_never_given_after_the_input_closed",
+    ),
+    rule(
+        "a result answers the messages replayed before it",
+        "results=facts.results + 1, answered=facts.replays)",
+        "results=facts.results + 1, answered=facts.replays + 1)",
+        "test_a_result_answers_the_messages_replayed_before_it",
+    ),
+    rule(
+        "a later task on a conversation resumes its Claude Code session",
+        "    resume = conversation_sessions.resume_session(connection, conversation)",
+        '    resume = ""',
+        "test_a_follow_up_joins_the_running_worker_and_a_later_task_resumes_the_conversation",
+    ),
+    rule(
+        "a session is resumed only after a clean finish: never into an instruction it may have acted on",
+        "        or latest.stop_reason != StopReason.finished\n        or latest.not_started\n        or latest.left_unknown\n",
+        "        or False\n",
+        "test_a_session_is_resumed_only_after_a_clean_finish",
+    ),
+    rule(
+        "the worker's session is recorded on its attempt",
+        "            account.session_id,\n            attempt_id,",
+        '            "",\n            attempt_id,',
+        "test_a_follow_up_joins_the_running_worker_and_a_later_task_resumes_the_conversation",
     ),
 ]

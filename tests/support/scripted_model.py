@@ -10,16 +10,22 @@ Rules:
 2. A request is a *worker turn* when its tools or its messages name the connector's tools or its
    prompt; anything else Claude Code asks on the side (a title, a quota probe) is answered with
    one word of text and never advances the script.
-3. A worker turn's step is the number of tool results its conversation holds: the script is a list
-   of ``Step``; step N is what the model says after N tool results. Past the script's end, the
-   model ends its turn with text.
+3. A worker turn's step is the number of tool results its conversation holds since its latest
+   task prompt (the connector's dispatch prompt, "Task N."): the script is a list of ``Step``;
+   step N is what the model says after N tool results. A conversation resumed into a later task
+   starts that task's script afresh: ``per_task[k]`` is the script of the conversation's k-th task
+   prompt, when given (``script`` otherwise). Past a script's end, the model ends its turn with
+   text.
 4. A step names a tool by the end of its name (``get_dispatch`` matches
    ``mcp__connector__get_dispatch``), and it is called only when the request lists that tool:
    otherwise the model says so in text and ends its turn, as a model that cannot wait would.
 5. A step's arguments are filled against the listed tool's own schema: each property the schema
-   names is taken from the step's arguments, or else from what the model knows (``event_id`` and
-   ``task_id`` read from the prompt); a property the schema does not name is never sent, so the
-   script works with whichever version of a tool's schema the connector offers.
+   names is taken from the step's arguments, or else from what the model knows (``task_id`` from
+   the prompt; ``event_id`` from the latest ``get_dispatch`` answer, or before any, the latest
+   prompt that names one: a follow-up's turn names its own); a property the schema does not name
+   is never sent, so the script works with whichever version of a tool's schema the connector
+   offers. A ``get_dispatch`` step asks for the event the latest prompt names.
+7. A step's ``delay`` is waited before it is answered: a worker that takes that long to think.
 6. ``answer_error`` makes every worker turn answer that HTTP status with the API's error body
    (an invalid key is a 401).
 """
@@ -29,6 +35,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -36,6 +43,7 @@ from typing import Any
 CONNECTOR_TOOL_PREFIX = "mcp__connector__"
 _EVENT = re.compile(r"event_id (\d+)")
 _TASK = re.compile(r"Task (\d+)\.")
+_PULLED = re.compile(r'"event_id":\s*(\d+)')
 
 
 @dataclass(frozen=True)
@@ -45,6 +53,7 @@ class Step:
     tool: str = ""
     arguments: dict[str, Any] = field(default_factory=dict)
     text: str = ""
+    delay: float = 0.0  # seconds before it is answered (rule 7)
 
 
 def worker_script(file_path: str, reply: str = "Done: wrote the file.") -> list[Step]:
@@ -67,6 +76,19 @@ def _text_of(content: object) -> str:
     return ""
 
 
+def _prompt_text(message: dict[str, Any]) -> str:
+    """A user message's own words (no tool result's)."""
+    if message.get("role") != "user":
+        return ""
+    content = message.get("content")
+    parts = content if isinstance(content, list) else [content]
+    return "\n".join(
+        _text_of(part.get("text", "")) if isinstance(part, dict) and part.get("type") == "text" else _text_of(part)
+        for part in parts
+        if not (isinstance(part, dict) and part.get("type") == "tool_result")
+    )
+
+
 def _tool_results(messages: list[dict[str, Any]]) -> int:
     count = 0
     for message in messages:
@@ -81,8 +103,10 @@ class ScriptedModel:
     """The scripted API (rules 1-6): ``start()``, then ``base_url`` for ``ANTHROPIC_BASE_URL``."""
 
     script: list[Step] = field(default_factory=list)
+    per_task: list[list[Step]] = field(default_factory=list)  # rule 3
     answer_error: int | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)  # every request, in order
+    answers: list[list[dict[str, Any]]] = field(default_factory=list)  # every worker turn's answer
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _server: ThreadingHTTPServer | None = None
 
@@ -165,21 +189,28 @@ class ScriptedModel:
             )
             return
         content, stop = self._next(body)
+        with self._lock:
+            self.answers.append(content)
         self._reply(handler, body, content, stop)
 
     def _next(self, body: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
         messages = body.get("messages") or []
-        step_index = _tool_results(messages)
-        if step_index >= len(self.script):
+        prompts = [index for index, message in enumerate(messages) if _TASK.search(_prompt_text(message))]
+        since = prompts[-1] if prompts else 0
+        step_index = _tool_results(messages[since:])
+        script = self.per_task[len(prompts) - 1] if 0 < len(prompts) <= len(self.per_task) else self.script
+        if step_index >= len(script):
             return [{"type": "text", "text": "Nothing more to do."}], "end_turn"
-        step = self.script[step_index]
+        step = script[step_index]
+        if step.delay:
+            time.sleep(step.delay)
         if not step.tool:
             return [{"type": "text", "text": step.text or "Done."}], "end_turn"
         tools = {tool.get("name", ""): tool for tool in body.get("tools") or [] if isinstance(tool, dict)}
         name = next((listed for listed in tools if listed == step.tool or listed.endswith("__" + step.tool)), None)
         if name is None:
             return [{"type": "text", "text": f"I have no tool {step.tool}; stopping."}], "end_turn"
-        known = _known_values(messages)
+        known = _known_values(messages, asking=step.tool == "get_dispatch")
         schema = tools[name].get("input_schema") or {}
         properties = schema.get("properties") or {}
         arguments = {
@@ -239,12 +270,25 @@ def _is_worker_turn(body: dict[str, Any]) -> bool:
     return any("get_dispatch" in _text_of(message.get("content")) for message in body.get("messages") or [])
 
 
-def _known_values(messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """What the model knows from its conversation: the ids its prompt names."""
-    text = "\n".join(_text_of(message.get("content")) for message in messages if message.get("role") == "user")
+def _known_values(messages: list[dict[str, Any]], *, asking: bool) -> dict[str, Any]:
+    """What the model knows from its conversation (rule 5)."""
+    prompts, answers = [], []
+    for message in messages:
+        content = message.get("content")
+        parts = content if isinstance(content, list) else [content]
+        for part in parts:
+            if isinstance(part, dict) and part.get("type") == "tool_result":
+                answers.append(_text_of(part.get("content")))
+            elif message.get("role") == "user":
+                prompts.append(_text_of(part.get("text", "") if isinstance(part, dict) else part))
     known: dict[str, Any] = {}
-    if (event := _EVENT.search(text)) is not None:
-        known["event_id"] = int(event.group(1))
-    if (task := _TASK.search(text)) is not None:
-        known["task_id"] = int(task.group(1))
+    asked = [int(found) for text in prompts for found in _EVENT.findall(text)]
+    pulled = [int(found) for text in answers for found in _PULLED.findall(text)]
+    if asked and (asking or not pulled):
+        known["event_id"] = asked[-1]
+    elif pulled:
+        known["event_id"] = pulled[-1]
+    tasks = [found for text in prompts for found in _TASK.findall(text)]
+    if tasks:
+        known["task_id"] = int(tasks[0])
     return known

@@ -4,16 +4,18 @@ stdin is closed once its result is read, and a worker that outlives its result i
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
 from core.snapshots import StopReason
 from core.stop_reasons import StopRequest
 from shell.clock import SystemClock
-from shell.worker.claude_stream import StreamWatch
+from shell.worker.claude_stream import StreamWatch, Turns
 from shell.worker.command import WorkerCommand
 from shell.worker.supervision import Supervision, supervise
 from tests.worker.support import PROMPT, Attempt
@@ -91,3 +93,14 @@ def test_a_worker_that_outlives_its_result_has_its_group_ended(attempt: Attempt)
     assert supervision.end.stop_requested == StopRequest.after_result
     assert supervision.stop_reason == StopReason.finished
     assert supervision.signals[:1] == ("SIGTERM",)
+
+
+def test_a_turn_is_never_given_after_the_input_closed(tmp_path: Path) -> None:
+    reader, writer = os.pipe()
+    with os.fdopen(writer, "wb") as stdin, os.fdopen(reader, "rb") as out:
+        turns = Turns(stdin)
+        assert turns.give("first")
+        assert not turns.close_if_answered(0), "a turn given and not yet answered keeps the input open"
+        assert turns.close_if_answered(1)
+        assert not turns.give("too late"), "once closed, a follow-up waits for a task of its own"
+        assert out.read().count(b'"type": "user"') == 1

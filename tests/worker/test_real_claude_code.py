@@ -80,6 +80,50 @@ def test_a_mention_is_worked_by_the_real_claude_code_with_the_default_command(
     assert turns_taken == len(turns) >= 4, "get, ack, write, complete: the result's turns"
 
 
+def test_a_follow_up_joins_the_running_worker_and_a_later_task_resumes_the_conversation(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    claude_code()
+    state = configure_connector(standin, tmp_path, *MODEL_VARIABLES, default_worker=True)
+    first = [
+        Step("get_dispatch"),
+        Step("ack_dispatch", {"text": "On it"}),
+        Step("complete_dispatch", {"outcome": "succeeded", "links": []}, delay=4),  # the follow-up joins
+        Step("get_dispatch"),  # the follow-up's event, as its turn names it
+        Step("complete_dispatch", {"outcome": "succeeded", "links": []}),
+        Step(text="Done."),
+    ]
+    later = [Step("get_dispatch"), Step("complete_dispatch", {"outcome": "succeeded", "links": []}), Step(text="Done.")]
+    with ScriptedModel(per_task=[first, later]) as model:
+        environment = worker_environment(
+            tmp_path / "home", ANTHROPIC_BASE_URL=model.base_url, ANTHROPIC_API_KEY="sk-scripted-model"
+        )
+        process = start_run(state, environment)
+        card = standin.world.projects[0].recording_ids[0]
+        asker = standin.world.people[0]
+        try:
+            standin.mention(asker, card, "please look")
+            wait_until(lambda: _rows(state, "SELECT count(*) FROM task_events WHERE pulled_at IS NOT NULL") == [(1,)])
+            standin.mention(asker, card, "and this too")
+            wait_until(lambda: _rows(state, "SELECT state FROM attempts") == [("ended",)], timeout=60)
+            standin.mention(asker, card, "one more thing")
+            wait_until(lambda: _rows(state, "SELECT count(*) FROM events WHERE state = 'completed'") == [(3,)], 60)
+            wait_until(lambda: _rows(state, "SELECT state FROM attempts WHERE state <> 'ended'") == [], timeout=30)
+        finally:
+            log = _stop(process)
+        turns = model.worker_turns()
+        print(*(json.dumps(answer)[:200] for answer in model.answers), sep="\n")
+    print(log)
+    assert _rows(state, "SELECT task_id, outcome FROM task_events ORDER BY event_id") == [
+        (1, "succeeded"), (1, "succeeded"), (2, "succeeded"),
+    ], "the follow-up was the running worker's, as a turn of its own conversation"  # fmt: skip
+    sessions = _rows(state, "SELECT session_id FROM attempts ORDER BY launched_at")
+    assert len(sessions) == 2
+    assert sessions[0] == sessions[1] != ("",), "the later task went on with the conversation's session"
+    resumed = turns[-1]["messages"]
+    assert "Task 1." in json.dumps(resumed), "the resumed worker remembers the first task"
+
+
 def test_an_allowed_bash_pattern_runs_and_any_other_command_is_refused(standin: StandIn, tmp_path: Path) -> None:
     claude_code()
     allow = ("--worker-allow-bash", "echo *")

@@ -72,6 +72,7 @@ def default_argv(attempt: Attempt) -> list[str]:
         "--output-format",
         "stream-json",
         "--verbose",
+        "--replay-user-messages",
         "--setting-sources",
         "",
         "--permission-mode",
@@ -422,6 +423,7 @@ class _Launch:
     event_ids = (345, 346)
     trigger = "mention"
     recording_url = "https://3.basecamp.com/1/buckets/2/messages/3"
+    resume_session = ""
 
 
 def test_the_driver_prompts_with_the_originating_events_facts(fp: FakeProcess, attempt: Attempt) -> None:

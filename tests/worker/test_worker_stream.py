@@ -13,6 +13,7 @@ from core.snapshots import StopReason
 from core.worker_stream import (
     MAX_ERROR_TEXT,
     REDACTED,
+    LatestAttempt,
     StreamFacts,
     WorkerAccount,
     WorkerResult,
@@ -22,6 +23,7 @@ from core.worker_stream import (
     init_problem,
     not_started,
     read_result,
+    resumable,
 )
 
 TOOLS = ["Read", "mcp__connector__get_dispatch", "mcp__connector__ack_dispatch", "mcp__connector__complete_dispatch"]
@@ -143,3 +145,26 @@ def test_a_stop_the_dispatcher_asked_for_is_never_a_non_start() -> None:
     assert account(StopReason.finished, None, permission_mode="", cut_short=False) == WorkerAccount(
         StopReason.finished
     )
+
+
+def test_a_result_answers_the_messages_replayed_before_it() -> None:
+    replay = {"type": "user", "isReplay": True, "message": {"role": "user", "content": "x"}}
+    first = fold_all([line(replay), line(init()), line(replay), line(result())])
+    assert (first.replays, first.answered, first.results) == (2, 2, 1), "a follow-up taken mid-turn"
+    later = fold_all([line(replay)], first)
+    assert (later.replays, later.answered) == (3, 2), "a message taken after the result: a turn of its own"
+    assert fold_all([line(result())], later).answered == 3
+
+
+def test_a_session_is_resumed_only_after_a_clean_finish() -> None:
+    session = "61eea7ae-1832-47df-aab6-881403c2bbf3"
+    assert resumable(LatestAttempt("finished", "", session, left_unknown=False)) == session
+    assert resumable(None) == ""
+    for latest in (
+        LatestAttempt("lost", "", session, left_unknown=False),  # a crash: it may have acted
+        LatestAttempt("deadline", "", session, left_unknown=False),
+        LatestAttempt("finished", "", session, left_unknown=True),  # it left an instruction unreported
+        LatestAttempt("failed", "the worker ended before its init", session, left_unknown=False),
+        LatestAttempt("finished", "", "not-a-session --dangerously-skip-permissions", left_unknown=False),
+    ):
+        assert resumable(latest) == "", latest
