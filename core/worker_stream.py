@@ -45,25 +45,13 @@ from dataclasses import dataclass, replace
 
 from core.dispatch_prompt import DISPATCH_TOOLS, MCP_SERVER_NAME, tool_name
 from core.snapshots import StopReason
+from core.worker_result import WorkerResult
 
 MAX_ERROR_TEXT = 300
 REDACTED = "[redacted]"
 # An API key (sk-ant-..., sk-...), a bearer token, and any run of 32 or more token characters (a
 # task token is 43 URL-safe characters; a hash, 64 hex digits).
 _SECRET = re.compile(r"sk-[A-Za-z0-9_\-]{6,}|(?i:bearer)\s+\S{8,}|[A-Za-z0-9_\-]{32,}")
-
-
-@dataclass(frozen=True, slots=True)
-class WorkerResult:
-    """Claude Code's ``result``: how its turn ended."""
-
-    is_error: bool
-    turns: int = 0
-    cost_usd: float = 0.0
-    duration_ms: int = 0
-    denials: tuple[str, ...] = ()  # the tools refused, by name, in order
-    error: str = ""  # the result's text when is_error: bounded, no secrets
-    terminal_reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)

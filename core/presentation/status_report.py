@@ -86,7 +86,7 @@ from core.presentation.status_values import (
     WaitingRecord,
 )
 from core.states import RecordState
-from core.worker_stream import WorkerResult
+from core.worker_result import WorkerResult
 
 REFUSED = "refused"
 """The state a refused intent (canceled with ``REFUSED_NOTE``) is reported in."""

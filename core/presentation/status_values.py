@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from core.states import AttemptState, IntentState
-from core.worker_stream import WorkerResult
+from core.worker_result import WorkerResult
 from core.write_failure import WriteFailure
 
 LAST_DISPATCHES = 20

@@ -36,7 +36,7 @@ from core.presentation.status_values import (
     WaitingRecord,
 )
 from core.states import AttemptState, IntentState, RecordState
-from core.worker_stream import WorkerResult
+from core.worker_result import WorkerResult
 from shell.ledger import hold_marker
 from shell.ledger.connection import Ledger
 
