@@ -17,9 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from core.dispatch_prompt import DISPATCH_TOOLS, tool_name
+from core.dispatch_prompt import DISPATCH_TOOLS, MCP_SERVER_NAME, tool_name
+from core.task_token import PROBE_PREFIX
 from shell.basecamp.standin.server import StandIn
 from shell.ledger.connection import open_ledger_read_only
+from shell.worker.claude_stream import user_message
+from shell.worker.command import WorkerCommand
+from shell.worker.sessions import mcp_session_config
 from tests.support.child import wait_until
 from tests.support.claude_code import claude_code, pinned_version, worker_environment
 from tests.support.configured import REPOSITORY, configure_connector, start_run
@@ -221,3 +225,35 @@ def _doctor(state: Path, environment: dict[str, str], *more: str) -> tuple[int, 
     )  # fmt: skip
     assert "Traceback" not in done.stderr, done.stderr
     return done.returncode, {check["name"]: check for check in json.loads(done.stdout)["checks"]}
+
+
+def test_a_slow_mcp_start_with_tool_search_on_still_lists_the_connectors_tools_at_the_first_request(
+    tmp_path: Path,
+) -> None:
+    """The default command's server entry and environment: a 3 s MCP server start and tool search
+    on, and the dispatch tools are in the first model request. (Claude Code 2.1.332 waits in
+    stream-json mode even without ``alwaysLoad`` and ``MCP_CONNECTION_NONBLOCKING=0``; those are
+    proven by the argv and config tests; this holds the behaviour for a later version.)"""
+    program = claude_code()
+    command = WorkerCommand.claude_code(program=str(program))
+    token = PROBE_PREFIX + "0" * 32
+    config = mcp_session_config(REPOSITORY, tmp_path / "ledger.sqlite3", token)
+    entry = config["mcpServers"][MCP_SERVER_NAME]  # type: ignore[index]
+    entry["args"] = ["-c", 'sleep 3; exec "$0" "$@"', entry["command"], *entry["args"]]
+    entry["command"] = "/bin/sh"
+    (tmp_path / "mcp.json").write_text(json.dumps(config))
+    argv = command.render(prompt="", mcp_config=tmp_path / "mcp.json", work_dir=tmp_path)
+    with ScriptedModel(script=[Step("get_dispatch"), Step(text="Done.")]) as model:
+        environment = {
+            **command.environment(worker_environment(tmp_path / "home")),
+            "ANTHROPIC_BASE_URL": model.base_url, "ANTHROPIC_API_KEY": "sk-scripted-model",
+            "ENABLE_TOOL_SEARCH": "true",
+        }  # fmt: skip
+        done = subprocess.run(
+            argv, input=user_message("Task 1. Call get_dispatch with event_id 7."), env=environment,
+            cwd=tmp_path, capture_output=True, timeout=120, check=False,
+        )  # fmt: skip
+        first = model.worker_turns()[0]
+    assert done.returncode == 0, done.stdout[-2000:]
+    listed = {tool["name"] for tool in first["tools"]}
+    assert {tool_name(tool) for tool in DISPATCH_TOOLS} <= listed
