@@ -26,7 +26,6 @@ import argparse
 import contextlib
 import os
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -36,6 +35,7 @@ from pathlib import Path
 from core.timestamps import parse_timestamp
 from shell.basecamp.standin.server import StandIn
 from shell.ledger.connection import open_ledger_read_only
+from tests.bench.latency_bench import percentile
 from tests.support.configured import configure_connector
 from tests.support.scripted_model import ScriptedModel, Step
 
@@ -63,12 +63,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--mentions", type=int, default=DEFAULT_MENTIONS, metavar="N",
                         help=f"mentions, and bare starts (default {DEFAULT_MENTIONS})")  # fmt: skip
     parser.set_defaults(run=run)
-
-
-def _percentile(values: list[float], percent: int) -> float:
-    if len(values) == 1:
-        return values[0]
-    return statistics.quantiles(values, n=100, method="inclusive")[percent - 1]
 
 
 def _environment(home: Path, model: ScriptedModel) -> dict[str, str]:
@@ -100,10 +94,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"{'figure':<10} {'p50 s':>8} {'p95 s':>8}")
     for name, values in (*figures.items(), ("bare", bare)):
         if values:
-            print(f"{name:<10} {_percentile(values, 50):>8.2f} {_percentile(values, 95):>8.2f}")
+            print(f"{name:<10} {percentile(values, 50):>8.2f} {percentile(values, 95):>8.2f}")
         else:
             print(f"{name:<10} {'-':>8} {'-':>8}")
-    acked, floor = _percentile(figures["acked"], 50), _percentile(bare, 50)
+    acked, floor = percentile(figures["acked"], 50), percentile(bare, 50)
     print(f"worker: acked_p50={acked:.2f} s bare_p50={floor:.2f} s ratio={acked / floor:.2f}")
     return 0
 

@@ -30,6 +30,7 @@ from tests.support.configured import REPOSITORY, configure_connector, start_run
 from tests.support.scripted_model import ScriptedModel, Step, worker_script
 
 pytestmark = pytest.mark.slow
+KEY = "sk-scripted-model"
 MODEL_VARIABLES = ("--worker-env", "ANTHROPIC_BASE_URL", "--worker-env", "ANTHROPIC_API_KEY")
 
 
@@ -42,6 +43,12 @@ def standin() -> Iterator[StandIn]:
 def _rows(state: Path, sql: str) -> list[tuple[object, ...]]:
     with open_ledger_read_only(state / "ledger.sqlite3") as ledger, ledger.read() as connection:
         return [tuple(row) for row in connection.execute(sql).fetchall()]
+
+
+def _start(state: Path, tmp_path: Path, model: ScriptedModel) -> subprocess.Popen[str]:
+    """``bin/connect run`` whose worker, the real Claude Code, asks ``model`` with a key."""
+    environment = worker_environment(tmp_path / "home", ANTHROPIC_BASE_URL=model.base_url, ANTHROPIC_API_KEY=KEY)
+    return start_run(state, environment)
 
 
 def _stop(process: subprocess.Popen[str]) -> str:
@@ -57,10 +64,7 @@ def test_a_mention_is_worked_by_the_real_claude_code_with_the_default_command(
     state = configure_connector(standin, tmp_path, *MODEL_VARIABLES, default_worker=True)
     work = next(tmp_path.glob("work-*"))
     with ScriptedModel(script=worker_script(str(work / "done.txt"))) as model:
-        environment = worker_environment(
-            tmp_path / "home", ANTHROPIC_BASE_URL=model.base_url, ANTHROPIC_API_KEY="sk-scripted-model"
-        )
-        process = start_run(state, environment)
+        process = _start(state, tmp_path, model)
         try:
             card = standin.world.projects[0].recording_ids[0]
             standin.mention(standin.world.people[0], card, "please write the file")
@@ -99,10 +103,7 @@ def test_a_follow_up_joins_the_running_worker_and_a_later_task_resumes_the_conve
     ]
     later = [Step("get_dispatch"), Step("complete_dispatch", {"outcome": "succeeded", "links": []}), Step(text="Done.")]
     with ScriptedModel(per_task=[first, later]) as model:
-        environment = worker_environment(
-            tmp_path / "home", ANTHROPIC_BASE_URL=model.base_url, ANTHROPIC_API_KEY="sk-scripted-model"
-        )
-        process = start_run(state, environment)
+        process = _start(state, tmp_path, model)
         card = standin.world.projects[0].recording_ids[0]
         asker = standin.world.people[0]
         try:
@@ -143,10 +144,7 @@ def test_an_allowed_bash_pattern_runs_and_any_other_command_is_refused(standin: 
         Step(text="Done."),
     ]
     with ScriptedModel(script=script) as model:
-        environment = worker_environment(
-            tmp_path / "home", ANTHROPIC_BASE_URL=model.base_url, ANTHROPIC_API_KEY="sk-scripted-model"
-        )
-        process = start_run(state, environment)
+        process = _start(state, tmp_path, model)
         try:
             card = standin.world.projects[0].recording_ids[0]
             standin.mention(standin.world.people[0], card, "please run things")
@@ -211,7 +209,7 @@ def test_doctor_reads_claude_codes_version_and_login_and_deep_never_reaches_the_
         assert checks["worker version"]["detail"] == f"Claude Code {pinned_version()}"
         assert checks["worker login"]["status"] == "failing", "doctor says it before run does"
         assert "--worker-env ANTHROPIC_API_KEY" in checks["worker login"]["advice"]
-        logged_in = {**logged_out, "ANTHROPIC_API_KEY": "sk-scripted-model"}
+        logged_in = {**logged_out, "ANTHROPIC_API_KEY": KEY}
         status, checks = _doctor(state, logged_in, "--deep")
         assert checks["worker login"]["status"] == "ok"
         assert checks["worker handshake"]["status"] == "ok", checks["worker handshake"]
@@ -246,7 +244,7 @@ def test_a_slow_mcp_start_with_tool_search_on_still_lists_the_connectors_tools_a
     with ScriptedModel(script=[Step("get_dispatch"), Step(text="Done.")]) as model:
         environment = {
             **command.environment(worker_environment(tmp_path / "home")),
-            "ANTHROPIC_BASE_URL": model.base_url, "ANTHROPIC_API_KEY": "sk-scripted-model",
+            "ANTHROPIC_BASE_URL": model.base_url, "ANTHROPIC_API_KEY": KEY,
             "ENABLE_TOOL_SEARCH": "true",
         }  # fmt: skip
         done = subprocess.run(
