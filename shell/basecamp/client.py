@@ -37,6 +37,9 @@ Rules:
    length it declares): a larger one is a failed read (``ListingFailed``), or for a create
    ``Uncertain`` (the request was sent). A listing whose ``Link`` leads back to a page it has
    read is ``ListingFailed`` at once, not walked until the deadline.
+11. ``me`` (who the token acts as) raises ``LastingRefusal`` for a 4xx no retry changes
+   (``core.lasting_refusal``: 431 for a huge token among them), never a plain failure a caller
+   would back off on and ask again forever.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ from returns.result import Failure
 
 from core.destinations import Destination, ListedMessage, MessageKind
 from core.feed import FeedFilters, FeedPage, read_page, read_refusal
+from core.lasting_refusal import lasting
 from core.links import next_link, same_origin, transport_allowed
 from core.live import StreamTicket, read_ticket
 from core.pacing import DEFAULT_LIMIT, DEFAULT_WINDOW_SECONDS
@@ -66,6 +70,7 @@ from shell.basecamp.errors import (
     BasecampError,
     FeedFailed,
     FeedRefused,
+    LastingRefusal,
     ListingFailed,
     Unlistable,
 )
@@ -205,6 +210,8 @@ class BasecampClient:
         answer = self.read(f"{self.account_url}/my/profile.json", end)
         if answer.status == 401:
             raise AuthenticationFailed("Basecamp refused the token (401)")
+        if lasting(answer.status):
+            raise LastingRefusal(answer.status)
         if answer.status != 200 or not isinstance(answer.body, dict):
             raise BasecampError(f"my/profile.json answered HTTP {answer.status}")
         try:

@@ -10,6 +10,8 @@ Rules:
    or 410, and its message names the refusal's kind only: the feed's position is a credential.
 4. ``AuthenticationFailed`` is Basecamp refusing the token (401); a read is asked once more
    first when a fresher token is at hand (``shell.basecamp.client`` rule 9).
+5. ``LastingRefusal`` is the identity request answered with a 4xx no retry changes
+   (``core.lasting_refusal``: 431, 400, 403, 404, ...): a person must fix something first.
 """
 
 from __future__ import annotations
@@ -44,3 +46,11 @@ class FeedRefused(FeedFailed):
 
 class AuthenticationFailed(BasecampError):
     """Basecamp refused the token (401)."""
+
+
+class LastingRefusal(BasecampError):
+    """The identity request answered a 4xx that no retry changes (rule 5); ``status`` is it."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"my/profile.json answered HTTP {status}, which no retry changes")
+        self.status = status

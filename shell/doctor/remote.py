@@ -12,6 +12,7 @@ from core.doctor import (
     AnsweredAs,
     Check,
     Identity,
+    LastingRefused,
     NotAsked,
     Reach,
     TokenFacts,
@@ -20,8 +21,9 @@ from core.doctor import (
     server_date,
     token_check,
 )
+from core.lasting_refusal import what_to_fix
 from shell.basecamp.client import BasecampClient
-from shell.basecamp.errors import AuthenticationFailed, BasecampError
+from shell.basecamp.errors import AuthenticationFailed, BasecampError, LastingRefusal
 from shell.clock import Clock
 from shell.errors import UserError
 from shell.state.config import read_token_file
@@ -63,6 +65,12 @@ def _ask(loaded: Configuration, access_token: str, clock: Clock) -> tuple[Identi
         identity = AnsweredAs(person.id, person.name)
     except AuthenticationFailed:
         identity = TokenRefused()
+    except LastingRefusal as refused:
+        fix = what_to_fix(
+            refused.status, token_file=loaded.token_file, account_id=loaded.account_id,
+            base_url=loaded.base_url,
+        )  # fmt: skip
+        identity = LastingRefused(refused.status, fix)
     except BasecampError as failed:
         why = str(failed)
         identity = NotAsked(f"Basecamp did not say ({why})")

@@ -22,9 +22,9 @@ Rules:
    - ``gaps``: ``losses`` (what the feed itself skipped: a 410)
    - ``schema_migrations``: ``schema`` (the migrations, applied as the ledger opens)
 
-   One exception, by statement: a worker's own moves of ``task_events``, ``events`` and
-   ``attempts`` (exposure, pull, the guard's cancel, acknowledgement, completion, the record's
-   completion, the attempt's progress stamp) are ``worker_moves``' statements, and only those: the
-   MCP server runs them, and importing the tables' owners would import the dispatcher, admission
+   One exception, by statement: a worker's own moves of ``task_events``, ``events``,
+   ``attempts`` and ``outbox`` (exposure, pull, the guard's cancel, acknowledgement, completion,
+   the record's completion, the attempt's progress stamp, the worker's words as an intent) are
+   ``worker_moves``' statements, and only those: the MCP server runs them, and importing the tables' owners would import the dispatcher, admission
    and the outbox into every worker's start.
 """

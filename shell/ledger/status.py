@@ -55,7 +55,18 @@ def read_snapshot(ledger: Ledger, dispatch_limit: int = LAST_DISPATCHES) -> Ledg
             dispatches=_dispatches(connection, dispatch_limit),
             held=_held(connection),
             not_running=_not_running(connection),
+            outbox=_outbox(connection),
         )
+
+
+def _outbox(connection: sqlite3.Connection) -> tuple[tuple[str, str, int], ...]:
+    """Every intent, counted by state and kind (the ``outbox_due_by_kind`` index covers it)."""
+    return tuple(
+        (str(state), str(kind), int(count))
+        for state, kind, count in connection.execute(
+            "SELECT state, kind, COUNT(*) FROM outbox GROUP BY state, kind ORDER BY state, kind"
+        )
+    )
 
 
 def _hold(connection: sqlite3.Connection) -> Hold | None:
@@ -205,7 +216,7 @@ def _dispatches(connection: sqlite3.Connection, limit: int) -> tuple[Dispatch, .
 
 
 def _worker_result(said: list[object]) -> WorkerResult:
-    """Migration 15's columns, from ``worker_result`` on, as the result they record."""
+    """Migration 16's columns, from ``worker_result`` on, as the result they record."""
     _, is_error, error, turns, cost, duration, denied = said
     return WorkerResult(
         is_error=bool(is_error),

@@ -28,7 +28,9 @@ LISTS: dict[tuple[str, str], tuple[str, ...]] = {
     ("task_events", "delivery"): ("admitted", "exposed", "delivered", "completed"),
     ("task_events", "guard"): ("", "armed", "canceled", "fired"),
     ("task_events", "outcome"): ("", "succeeded", "failed", "unknown"),
-    ("outbox", "kind"): ("guard_ack", "holding_reply", "still_running", "completion"),
+    ("outbox", "kind"): (
+        "guard_ack", "holding_reply", "still_running", "completion", "worker_ack", "worker_reply", "worker_note",
+    ),  # migration 15 adds the worker's three
     ("outbox", "state"): ("pending", "sending", "sent", "indeterminate", "canceled", "abandoned"),
     ("outbox", "message_kind"): ("boost", "comment", "chat_line"),
     ("live_lane", "state"): ("connecting", "connected", "down"),

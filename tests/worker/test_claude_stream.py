@@ -4,6 +4,7 @@ stdin is closed once its result is read, and a worker that outlives its result i
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import threading
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from core.dispatch_prompt import DISPATCH_TOOLS, tool_name
 from core.snapshots import StopReason
 from core.stop_reasons import StopRequest
 from shell.clock import SystemClock
@@ -27,12 +29,12 @@ pytestmark = pytest.mark.slow
 # argv[3] is "hang" (it then sleeps on after its result).
 PLAYS_CLAUDE_CODE = """
 import json, pathlib, sys, time
-mode, status, after = sys.argv[1:4]
+mode, status, after = sys.argv[1:4]  # argv[4]: the dispatch tools, as Claude Code lists them
 message = json.loads(sys.stdin.readline())
 pathlib.Path("prompt.txt").write_text(message["message"]["content"])
 def say(obj):
     print(json.dumps(obj), flush=True)
-tools = ["mcp__connector__get_dispatch", "mcp__connector__ack_dispatch", "mcp__connector__complete_dispatch"]
+tools = json.loads(sys.argv[4])
 say({"type": "system", "subtype": "init", "tools": tools, "permissionMode": mode,
      "mcp_servers": [{"name": "connector", "status": status}]})
 if status != "connected":
@@ -49,6 +51,7 @@ sys.stdin.read()
 def plays(mode: str, status: str, after: str) -> WorkerCommand:
     return WorkerCommand(
         argv=(sys.executable, "-c", PLAYS_CLAUDE_CODE, mode, status, after,
+              json.dumps([tool_name(tool) for tool in DISPATCH_TOOLS]),
               "--input-format", "stream-json", "--permission-mode", "acceptEdits"),
     )  # fmt: skip
 

@@ -65,8 +65,8 @@ def test_a_mention_is_worked_by_the_real_claude_code_with_the_default_command(
     work = next(tmp_path.glob("work-*"))
     with ScriptedModel(script=worker_script(str(work / "done.txt"))) as model:
         process = _start(state, tmp_path, model)
+        card = standin.world.projects[0].recording_ids[0]
         try:
-            card = standin.world.projects[0].recording_ids[0]
             standin.mention(standin.world.people[0], card, "please write the file")
             wait_until(lambda: _rows(state, "SELECT state FROM events") == [("completed",)], timeout=60)
             wait_until(lambda: _rows(state, "SELECT state FROM attempts") == [("ended",)], timeout=30)
@@ -86,6 +86,15 @@ def test_a_mention_is_worked_by_the_real_claude_code_with_the_default_command(
     )
     assert (stop, spawn_failed, not_started, result, is_error, denied) == ("finished", 0, "", 1, 0, "")
     assert turns_taken == len(turns) >= 4, "get, ack, write, complete: the result's turns"
+    agent = standin.world.agent.id
+    (asking,) = [m["id"] for m in standin.messages("comment", card) if m["creator"]["id"] != agent]
+    assert [b["content"] for b in standin.messages("boost", asking)] == ["On it"], "its own acknowledgement"
+    replies = [m["content"] for m in standin.messages("comment", card) if m["creator"]["id"] == agent]
+    assert len(replies) == 1, "its own reply, and no connector notice"
+    assert "Done: wrote the file." in replies[0]
+    assert _rows(state, "SELECT kind, state FROM outbox ORDER BY id") == [
+        ("guard_ack", "canceled"), ("worker_ack", "sent"), ("worker_reply", "sent"),
+    ]  # fmt: skip
 
 
 def test_a_follow_up_joins_the_running_worker_and_a_later_task_resumes_the_conversation(

@@ -9,6 +9,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from core.dispatch_prompt import DISPATCH_TOOLS, tool_name
 from core.snapshots import StopReason
 from core.worker_stream import (
     MAX_ERROR_TEXT,
@@ -26,7 +27,7 @@ from core.worker_stream import (
     resumable,
 )
 
-TOOLS = ["Read", "mcp__connector__get_dispatch", "mcp__connector__ack_dispatch", "mcp__connector__complete_dispatch"]
+TOOLS = ["Read", *(tool_name(tool) for tool in DISPATCH_TOOLS)]
 
 
 def init(**changes: Any) -> dict[str, Any]:

@@ -26,10 +26,14 @@ Rules (checked in this order, as Basecamp's edge and then its controllers would)
 11. Launchpad's paths (``/authorization/new``, ``/authorization/token``, ``/authorization.json``)
    are answered by ``shell.basecamp.standin.launchpad`` (after the ``User-Agent`` check); a
    live access token it issued authenticates like the person's own, and an expired one is 401.
+12. ``mention`` is a person's comment mentioning the agent as Basecamp marks one up (a
+   ``bc-attachment`` with the agent's ``sgid``): what the control API's ``POST
+   /__standin/mentions`` and ``StandIn.mention`` post.
 """
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
@@ -47,6 +51,7 @@ from shell.basecamp.standin.urls import Urls
 from shell.basecamp.standin.world import CAMPFIRE, CARD, Person, Recording, World
 
 BOOST_MAX_LENGTH = 16
+MENTION_TYPE = "application/vnd.basecamp.mention"
 
 Item = TypeVar("Item")
 
@@ -142,8 +147,26 @@ class BasecampApi:
         self.feed.record_message(message)
         return message
 
+    def mention(self, creator_id: int, recording_id: int, text: str) -> tuple[Message, int]:
+        """``creator_id`` comments on ``recording_id`` mentioning the agent, in Basecamp's markup
+        (rule 12); the comment and its event's id. ValueError as ``seed``."""
+        agent = self._world.agent
+        mention = (
+            f'<bc-attachment sgid="{html.escape(agent.sgid)}" content-type="{MENTION_TYPE}">'
+            f"@{html.escape(agent.name.split()[0])}</bc-attachment>"
+        )
+        content = f"<div>{mention} {html.escape(text)}</div>"
+        message = self.seed(Kind.comment, recording_id, creator_id, content)
+        event = self.feed.event_about(message.id)
+        assert event is not None  # seeding a comment records its event
+        return message, event.id
+
     def person(self, person_id: int) -> Person | None:
         return self._world.person(person_id)
+
+    @property
+    def operator(self) -> Person:
+        return self._world.operator
 
     def shown(self, kind: Kind, recording_id: int) -> list[JsonObject]:
         """Every message of ``kind`` kept on a recording, visible yet or not, as read alone."""

@@ -50,6 +50,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
+from shell.basecamp.standin.bounds import seconds
 from shell.basecamp.standin.exchange import Incoming, JsonObject, Reply, error_reply, json_reply
 from shell.basecamp.standin.representation import basecamp_time
 from shell.basecamp.standin.store import Kind, Message
@@ -199,8 +200,7 @@ class Feed:
     ) -> None:
         if page_size < 1:
             raise ValueError(f"a feed page holds at least one event, not {page_size}")
-        if delay < 0:
-            raise ValueError(f"a delay is not negative: {delay}")
+        delay = seconds(delay, "the feed's delay")
         self._world = world
         self._account_url = account_url
         self._now = now

@@ -33,7 +33,6 @@ Rules:
 
 from __future__ import annotations
 
-import html
 import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -54,8 +53,6 @@ from shell.basecamp.standin.recorder import RecordedRequest, RequestLog
 from shell.basecamp.standin.store import Kind, Store
 from shell.basecamp.standin.urls import Urls
 from shell.basecamp.standin.world import CARD, Person, Recording, World, build_world
-
-MENTION_TYPE = "application/vnd.basecamp.mention"
 
 
 def _utc_now() -> datetime:
@@ -80,10 +77,12 @@ class StandIn:
         ticket_ttl: int = DEFAULT_TICKET_TTL,
         ping_interval: float = DEFAULT_PING_INTERVAL,
         make_token: Callable[[], str] | None = None,
+        account_id: int | None = None,
     ) -> None:
         if not page_sizes or any(size < 1 for size in page_sizes):
             raise ValueError(f"page sizes must be positive, not {tuple(page_sizes)}")
-        self.world: World = build_world(world, make_token)  # make_token: a restart keeps its tokens
+        # make_token: a restart keeps its tokens; account_id: a world with an account id of its own
+        self.world: World = build_world(world, make_token, account_id)
         now = clock or _utc_now
         self._now = now
         self._faults = FaultBook()
@@ -197,17 +196,8 @@ class StandIn:
 
     def mention(self, person: Person | int, recording_id: int, text: str) -> int:
         """``person`` comments on ``recording_id``, mentioning the agent; the event's id."""
-        agent = self.world.agent
-        mention = (
-            f'<bc-attachment sgid="{html.escape(agent.sgid)}" content-type="{MENTION_TYPE}">'
-            f"@{html.escape(agent.name.split()[0])}</bc-attachment>"
-        )
-        content = f"<div>{mention} {html.escape(text)}</div>"
         person_id = person if isinstance(person, int) else person.id
-        message = self._api.seed(Kind.comment, recording_id, person_id, content)
-        event = self.feed.event_about(message.id)
-        assert event is not None  # seeding a comment records its event
-        return event.id
+        return self._api.mention(person_id, recording_id, text)[1]
 
     def assign(self, person: Person | int, card_id: int, assignee_id: int) -> int:
         """``person`` adds ``assignee_id`` to the card's assignees; the event's id."""

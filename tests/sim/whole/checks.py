@@ -51,6 +51,7 @@ from core.not_created import not_created_cause
 from core.posting import Receipt, Refused
 from core.reconcile import MAX_RECONCILE_FAILURES
 from core.text import message_text
+from tests.sim.whole import words
 
 if TYPE_CHECKING:
     from tests.sim.whole.run import Run
@@ -79,6 +80,7 @@ CHECKS = (
     "nothing-launched-under-a-hold",
     "no-first-pull-under-a-hold",
     "no-post-during-a-retry-after",
+    *words.CHECKS,
 )
 
 AUDIT_SQL = (
@@ -88,7 +90,8 @@ AUDIT_SQL = (
     "CREATE TRIGGER sim_outbox_insert AFTER INSERT ON outbox BEGIN INSERT INTO sim_audit"
     " (tbl, key, old, new, cause) VALUES ('outbox', NEW.id, NULL, NEW.state, NEW.kind || ':' || CASE"
     " WHEN NEW.kind IN ('guard_ack', 'holding_reply') THEN"
-    " (SELECT state FROM events WHERE id = NEW.event_id) ELSE"
+    " (SELECT state FROM events WHERE id = NEW.event_id) WHEN NEW.kind LIKE 'worker_%' THEN"
+    " (SELECT delivery FROM task_events WHERE task_id = NEW.task_id AND event_id = NEW.event_id) ELSE"
     " (SELECT state FROM attempts WHERE id = NEW.attempt_id) END); END",
     "CREATE TRIGGER sim_outbox_update AFTER UPDATE OF state, receipt_id ON outbox WHEN NEW.state IS NOT OLD.state"
     " OR NEW.receipt_id IS NOT OLD.receipt_id BEGIN INSERT INTO sim_audit"
@@ -202,6 +205,8 @@ def after_step(run: Run, final: bool) -> list[tuple[str, str]]:
     if outbox_moved:
         _judge_outbox(run, rows)
     _judge_exposures(run)
+    if outbox_moved:
+        words.judge(run, final)
     if final:
         _judge_end(run, rows, events, live or [])
         _judge_feed(run, events, gaps)
@@ -215,6 +220,7 @@ def _judge_move(  # noqa: PLR0917 -- one audit row, as its columns
         kind, _, state = (cause or ":").partition(":")
         expected = "ended" if kind == "completion" else None
         wrong = (state in ("", "seen") if kind in ("guard_ack", "holding_reply")
+                 else state in ("", "admitted") if kind.startswith("worker_")  # a worker's call on what it pulled
                  else (state != "ended") if expected else state in ("", "ended"))
         if wrong:
             _found(run, "outbox-1 intent written with its transition",
@@ -287,8 +293,9 @@ def _judge_outbox(run: Run, rows: list[tuple[Any, ...]]) -> None:
     makers = run.basecamp.by_maker
     for (identifier, kind, state, note, receipt, message_kind, _b, _r, body, event_id, attempt_id, occurrence,
          failures, _n) in rows:
-        keys[(kind, event_id if kind in ("guard_ack", "holding_reply") else attempt_id,
-              occurrence if kind == "still_running" else 0)] += 1
+        if not kind.startswith("worker_"):  # a worker's words: words.judge counts them per call
+            keys[(kind, event_id if kind in ("guard_ack", "holding_reply") else attempt_id,
+                  occurrence if kind == "still_running" else 0)] += 1
         if receipt is not None:
             receipts[(message_kind, receipt)] += 1
         made = makers.get(f"intent:{identifier}", [])
