@@ -16,7 +16,8 @@ Rules:
    position, never a message body.
 5. Text for a person, summary first; ``--json`` prints the report whose keys
    ``core.presentation.status_report`` documents, ``live_lane`` (``core.lane_status.lane_report``; null
-   when no live lane ever ran) and ``losses`` (``core.losses.losses_report``).
+   when no live lane ever ran), ``losses`` (``core.losses.losses_report``) and ``intake``
+   (``core.intake_status.intake_report``: the inbox lane's verdict, each lane's news).
 6. The free space where the ledger lives is measured (``statvfs``) and a disk nearly full is in
    the summary: the connector's writes fail there, and would otherwise show only in its log.
    A write the running connector saw fail is read from its record beside the ledger
@@ -36,6 +37,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from core.file_kinds import CONFIG_NAME
+from core.intake_status import inbox_line, intake_report, news_line
 from core.lane_status import lane_line, lane_report
 from core.losses import losses_line, losses_report
 from core.presentation.formats import short_time
@@ -52,7 +54,7 @@ from shell.cli.arguments import add_state_arguments
 from shell.cli.commands import SUMMARIES
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
 from shell.ledger.connection import open_ledger_read_only
-from shell.ledger.lanes import read_lane_state
+from shell.ledger.lanes import read_intake_status, read_lane_state
 from shell.ledger.losses import read_loss_counts
 from shell.ledger.status import read_snapshot
 from shell.ledger.write_failures import read_write_failure
@@ -82,6 +84,11 @@ lock, so it is safe beside a running connector (and beside none). What it shows:
                      last event served
   live lane          whether intake hears events live (the WebSocket) or polls alone: its
                      state, since when, why it is down, connects and overflows
+  inbox lane         the agent's inbox (what was addressed to it, kept 30 days): available,
+                     not for this principal (a 403: intake hears by the feed and the live lane
+                     alone) or failing, and why; whether its position is kept, when it last read
+  first heard by     per lane (feed, live, repair, inbox): when it last brought an event no
+                     other lane had, and how many in all ("never" for none yet)
   losses             stretches the live lane did not hear (open, repaired by a walk of the
                      feed, or unrecovered after 10 minutes) and gaps the feed itself skipped
   lifecycle messages how many of the connector's own messages are in each state, what waits
@@ -167,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with open_ledger_read_only(paths.ledger) as ledger:
             lane, losses = read_lane_state(ledger), read_loss_counts(ledger)
+            news, inbox = read_intake_status(ledger)
             snapshot = read_snapshot(ledger)
     except sqlite3.DatabaseError as error:
         raise UserError(f"{paths.ledger}: the ledger could not be read: {error}", EXIT_CONFIG) from error
@@ -190,7 +198,8 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.json:
         shown_json = {**report(status), "shadow": config != paths.config,
-                      "live_lane": lane_report(lane), "losses": losses_report(losses)}  # fmt: skip
+                      "live_lane": lane_report(lane), "losses": losses_report(losses),
+                      "intake": intake_report(news, inbox)}  # fmt: skip
         print(json.dumps(shown_json, ensure_ascii=False, indent=2))
     else:
         shown = lines(status)
@@ -201,5 +210,6 @@ def run(args: argparse.Namespace) -> int:
         )
         shown.insert(at, lane_line(lane, short_time))
         shown.insert(at + 1, losses_line(losses))
+        shown[at + 1 : at + 1] = [inbox_line(inbox, short_time), news_line(news, short_time)]
         print("\n".join(shown))
     return EXIT_OK

@@ -9,6 +9,8 @@ Rules:
 
    - ``events``: ``records`` (seen rows from every lane, verdicts, every later move of a record)
    - ``checkpoints``: ``records`` (intake's position per filter lineage)
+   - ``lane_news``: ``records`` (when each lane last recorded what no other had)
+   - ``inbox_lane``: ``inbox_lane`` (the inbox lane's position and verdict)
    - ``tasks``: ``tasks``
    - ``attempts``: ``tasks``
    - ``task_events``: ``deliveries`` (joins, exposure, pulls, guards, reports, settlement)

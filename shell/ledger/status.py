@@ -216,7 +216,7 @@ def _dispatches(connection: sqlite3.Connection, limit: int) -> tuple[Dispatch, .
 
 
 def _worker_result(said: list[object]) -> WorkerResult:
-    """Migration 16's columns, from ``worker_result`` on, as the result they record."""
+    """Migration 17's columns, from ``worker_result`` on, as the result they record."""
     _, is_error, error, turns, cost, duration, denied = said
     return WorkerResult(
         is_error=bool(is_error),

@@ -236,7 +236,7 @@ def live_attempts(connection: sqlite3.Connection) -> list[LiveAttempt]:
 
 
 def _record_account(connection: sqlite3.Connection, attempt_id: str, account: WorkerAccount) -> None:
-    """What the worker's driver told of its end, on its attempt (migration 16)."""
+    """What the worker's driver told of its end, on its attempt (migration 17)."""
     result = account.result
     connection.execute(
         "UPDATE attempts SET not_started = ?, worker_result = ?, result_is_error = ?, result_error = ?,"

@@ -17,6 +17,8 @@ LEDGER = ROOT / "shell" / "ledger"
 WRITERS = {
     "events": "records.py",
     "checkpoints": "records.py",
+    "lane_news": "records.py",
+    "inbox_lane": "inbox_lane.py",
     "tasks": "tasks.py",
     "attempts": "tasks.py",
     "task_events": "deliveries.py",

@@ -98,8 +98,8 @@ WORDS: list[Mutation] = [
     ),
     rule(
         "words: migration 15 ends with the schema unwritable (writable_schema RESET)",
-        "PRAGMA writable_schema=RESET;",
-        "PRAGMA writable_schema=ON;",
+        "PRAGMA writable_schema=RESET;\n",
+        "PRAGMA writable_schema=ON;\n",
         "test_every_migration_that_writes_the_schema_ends_it_unwritable",
     ),
     rule(

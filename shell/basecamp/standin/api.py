@@ -21,6 +21,8 @@ Rules (checked in this order, as Basecamp's edge and then its controllers would)
    ``GET /{account}/events.json`` is answered by the feed (``shell.basecamp.standin.feed``).
 9. ``GET /{account}/projects.json`` lists the caller's projects (``id``, ``name``; one page):
    the agent's membership is the feed's (``shell.basecamp.standin.feed`` rule 8).
+9a. ``GET /{account}/inbox.json`` is answered by the inbox (``shell.basecamp.standin.inbox``,
+   set by ``StandIn``).
 10. ``POST /{account}/events/stream_ticket.json`` mints a live-lane ticket
    (``shell.basecamp.standin.live_stream``); no body is read.
 11. Launchpad's paths (``/authorization/new``, ``/authorization/token``, ``/authorization.json``)
@@ -103,6 +105,7 @@ class BasecampApi:
         self._enforce_boost_length = enforce_boost_length
         self._render = Renderer(world, store, urls, now)
         self.mint_ticket: Callable[[Person], Reply] | None = None  # set by StandIn (rule 10)
+        self.answer_inbox: Callable[[Incoming, Person], Reply] | None = None  # set by StandIn (rule 9a)
 
     def answer(self, request: Incoming, lag: float = 0.0) -> Reply:
         """The answer to ``request``; ``lag`` seconds hide what it creates from listings."""
@@ -183,6 +186,8 @@ class BasecampApi:
             return json_reply(200, self._render.person(person))
         if route.endpoint is Endpoint.events:
             return self.feed.answer(request, person)
+        if route.endpoint is Endpoint.inbox:
+            return self.answer_inbox(request, person) if self.answer_inbox else not_found()
         if route.endpoint is Endpoint.projects:
             visible = self.feed.visible_buckets(person)
             projects = [project for project in self._world.projects if project.id in visible]

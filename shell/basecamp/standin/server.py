@@ -29,6 +29,9 @@ Rules:
    and ``ping_interval`` shape it.
 8. Launchpad's OAuth endpoints are served too (``launchpad``: one registered app, tokens that
    expire after ``launchpad.token_lifetime`` seconds; ``shell.basecamp.standin.launchpad``).
+9. The agent's inbox (``shell.basecamp.standin.inbox``): ``inbox.json`` serves what addressed the
+   agent, braked events included; ``brake_next`` brakes the next events (absent from the feed
+   and the live lane, present in the inbox).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from shell.basecamp.standin.control import Control
 from shell.basecamp.standin.faults import Fault, FaultBook
 from shell.basecamp.standin.feed import DEFAULT_FEED_PAGE_SIZE, Feed, FeedEvent
 from shell.basecamp.standin.handler import HttpServer
+from shell.basecamp.standin.inbox import Inbox
 from shell.basecamp.standin.launchpad import Launchpad
 from shell.basecamp.standin.live_faults import LiveFault
 from shell.basecamp.standin.live_stream import DEFAULT_PING_INTERVAL, DEFAULT_TICKET_TTL, LiveStream
@@ -111,6 +115,8 @@ class StandIn:
         )
         self.live = LiveStream(self.world, self.feed, now, ticket_ttl=ticket_ttl, ping_interval=ping_interval)
         self._api.mint_ticket = self.live.tickets.mint
+        self.inbox = Inbox(self.world, self.feed, self._store, self.account_url, now)
+        self._api.answer_inbox = self.inbox.answer
         self._http.api = self._api
         self._http.control = Control(self._api, self._faults, self._log, self.limiter, self.live)
         self._thread: threading.Thread | None = None
@@ -250,6 +256,11 @@ class StandIn:
         """Every position minted so far answers 410 with ``epoch_after_id`` (default: the
         newest event's id); returns it."""
         return self.feed.begin_epoch(epoch_after_id)
+
+    def brake_next(self, count: int = 1) -> None:
+        """Basecamp's brakes: the next ``count`` events are absent from the feed and the live
+        lane, and still in the inbox (rule 9)."""
+        self.feed.brake_next(count)
 
     def feed_events(self) -> list[FeedEvent]:
         return self.feed.events()

@@ -51,7 +51,7 @@ from core.not_created import not_created_cause
 from core.posting import Receipt, Refused
 from core.reconcile import MAX_RECONCILE_FAILURES
 from core.text import message_text
-from tests.sim.whole import words
+from tests.sim.whole import inbox, words
 
 if TYPE_CHECKING:
     from tests.sim.whole.run import Run
@@ -71,6 +71,7 @@ CHECKS = (
     "no-instruction-twice",
     "no-record-lost",
     "no-event-missed",
+    "no-addressed-event-missed",  # tests.sim.whole.inbox
     "no-live-worker-settled",
     "connector-never-fails",
     "moves-are-edges",
@@ -192,6 +193,7 @@ def after_step(run: Run, final: bool) -> list[tuple[str, str]]:
         rows = connection.execute(_OUTBOX).fetchall() if outbox_moved else []
         events = dict(connection.execute("SELECT id, state FROM events").fetchall()) if final else {}
         gaps = connection.execute("SELECT after_id, resumed_after_id FROM gaps").fetchall() if final else []
+        lanes = dict(connection.execute("SELECT id, lane FROM events").fetchall()) if final else {}
         live = ([a for (a,) in connection.execute("SELECT id FROM attempts WHERE state <> 'ended'")]
                 if final or "attempts" in tables else None)
     truth.last_seen = seen
@@ -210,6 +212,7 @@ def after_step(run: Run, final: bool) -> list[tuple[str, str]]:
     if final:
         _judge_end(run, rows, events, live or [])
         _judge_feed(run, events, gaps)
+        inbox.judge(run, events, lanes, gaps)
     return truth.violations
 
 

@@ -219,7 +219,7 @@ class Workers:
         self._call(lambda: tools.ack_dispatch(AckRequest(event_id, ack_id)))
 
     def _reply(self, worker: Worker, event_id: int) -> int:
-        mention = next(m for m in self.basecamp.feed if m.event_id == event_id)
+        mention = next(m for m in self.basecamp.addressed() if m.event_id == event_id)
         where = (Destination(MessageKind.chat_line, mention.bucket_id, CAMPFIRE) if mention.chat
                  else Destination(MessageKind.comment, mention.bucket_id, mention.recording_id))
         return self.basecamp.store(where, f"Done: I looked into event {event_id}.", f"worker:{worker.attempt_id}")

@@ -1,4 +1,4 @@
--- Migration 16: what a worker said of its own end, kept on its attempt (`bin/connect status`).
+-- Migration 17: what a worker said of its own end, kept on its attempt (`bin/connect status`).
 --
 -- not_started:  why a worker that existed never began its work, as its own output proves it
 --               (Claude Code's init was not what was asked, it could not reach its model, it ended
