@@ -26,6 +26,8 @@ Rules:
 9. Timings are held to ``core.timing_floors``' floors unless ``unsafe_test_timings`` is true.
 10. ``worker_env`` names variables the worker gets from the connector's environment as they are
     (``setup --worker-env NAME``): names only, never values (``core.worker_environment``).
+11. ``worker_allow`` is what the default worker may do beyond its defaults (``setup
+    --worker-allow-bash``, ``--worker-mcp``): by name, ``core.worker_allowances``.
 """
 
 from __future__ import annotations
@@ -38,10 +40,12 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
 
+from core import worker_allowances
 from core.durations import format_duration, parse_duration
 from core.ids import MAX_ID
 from core.links import transport_allowed
 from core.timing_floors import below_floor
+from core.worker_allowances import WorkerAllowances
 from core.worker_environment import variable_name_problem
 
 VERSION = 1
@@ -100,6 +104,7 @@ class Configuration:
     timings: Timings = field(default_factory=Timings)
     unsafe_test_timings: bool = False  # core.timing_floors: lifts every floor (demo, tests)
     worker_env: tuple[str, ...] = ()  # variable names passed to the worker as they are
+    worker_allow: WorkerAllowances = field(default_factory=WorkerAllowances)  # rule 11
 
     def route(self, project_id: int) -> Route | None:
         return next((route for route in self.routes if route.project_id == project_id), None)
@@ -125,6 +130,7 @@ KEYS: dict[str, str] = {
     "timings": "--guard-delay / --still-running / --reconcile-after",
     "unsafe_test_timings": "--unsafe-test-timings",
     "worker_env": "--worker-env NAME",
+    worker_allowances.KEY: "--worker-allow-bash PATTERN / --worker-mcp FILE",
 }
 TRUST_KEYS = ("mode", "operator_id", "allow")
 ROUTE_KEYS = ("directory", "class", "watch_completions")
@@ -376,6 +382,9 @@ def parse_configuration(data: Any) -> Configuration | tuple[str, ...]:
     timings = _timings(data.get("timings"), problems)
     unsafe = _floors(task_deadline, timings, data.get("unsafe_test_timings", False), problems)
     worker_env = _worker_env(data.get("worker_env"), problems)
+    worker_allow, allow_problems = worker_allowances.read(data.get(worker_allowances.KEY))
+    for line in allow_problems:
+        problems.add(line)
     if agent_id is not None:
         if trust.operator_id == agent_id:
             problems.add(f"trust.operator_id: the operator cannot be the agent itself ({agent_id})")
@@ -396,6 +405,7 @@ def parse_configuration(data: Any) -> Configuration | tuple[str, ...]:
         timings=timings,
         unsafe_test_timings=unsafe,
         worker_env=worker_env,
+        worker_allow=worker_allow,
     )
 
 
@@ -430,6 +440,7 @@ def to_mapping(configuration: Configuration) -> dict[str, Any]:
         },
         "unsafe_test_timings": configuration.unsafe_test_timings,
         "worker_env": list(configuration.worker_env),
+        worker_allowances.KEY: worker_allowances.to_mapping(configuration.worker_allow),
     }
 
 

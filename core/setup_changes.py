@@ -17,6 +17,7 @@ from typing import Any
 
 from returns.result import Failure, Result, Success
 
+from core import worker_allowances
 from core.configuration import Configuration, Problems, parse_configuration, positive_id
 
 
@@ -46,6 +47,10 @@ class Changes:
     unsafe_test_timings: bool | None = None
     worker_env: tuple[str, ...] = ()  # names to add
     remove_worker_env: tuple[str, ...] = ()
+    worker_bash: tuple[str, ...] = ()  # Bash patterns to allow (core.worker_allowances)
+    remove_worker_bash: tuple[str, ...] = ()
+    worker_mcp: tuple[str, ...] = ()  # MCP config files to add
+    remove_worker_mcp: tuple[str, ...] = ()
 
 
 def _assignment(text: str, flag: str, what: str, problems: Problems) -> tuple[str, str] | None:
@@ -150,6 +155,13 @@ def merge(existing: Mapping[str, Any], changes: Changes) -> Result[Configuration
     kept: list[Any] = list(recorded) if isinstance(recorded, list) else []
     names = [name for name in [*kept, *changes.worker_env] if name not in changes.remove_worker_env]
     data["worker_env"] = [name for index, name in enumerate(names) if name not in names[:index]]
+    data[worker_allowances.KEY] = worker_allowances.merged(
+        data.get(worker_allowances.KEY),
+        bash=changes.worker_bash,
+        remove_bash=changes.remove_worker_bash,
+        mcp=changes.worker_mcp,
+        remove_mcp=changes.remove_worker_mcp,
+    )
     parsed = parse_configuration(data)
     if problems.lines:
         later = () if isinstance(parsed, Configuration) else parsed

@@ -14,6 +14,10 @@ Rules:
    ``failed``.
 5. A worker that went away without an exit status the driver could read (it was not the
    driver's child, or its status was taken by someone else) is ``lost``: it may have acted.
+6. A worker the driver ended because its own account proved it never began its work
+   (``not_started``: Claude Code's init was not what was asked) ended ``failed``; one the driver
+   ended because it outlived its own ``result`` (``after_result``) ended ``finished``: its turn
+   was over, and only its exit was waited for in vain.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ class StopRequest(StrEnum):
 
     deadline = "deadline"
     shutdown = "shutdown"
+    not_started = "not_started"  # its init proved it never began its work (rule 6)
+    after_result = "after_result"  # it outlived its own result (rule 6)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +75,7 @@ class WorkerEnd:
 
 
 def stop_reason(end: WorkerEnd) -> StopReason:
-    """The attempt's stop reason for ``end`` (rules 1-5)."""
+    """The attempt's stop reason for ``end`` (rules 1-6)."""
     match end:
         case WorkerEnd(ending=NeverStarted()):
             return StopReason.failed
@@ -77,6 +83,10 @@ def stop_reason(end: WorkerEnd) -> StopReason:
             return StopReason.deadline
         case WorkerEnd(stop_requested=StopRequest.shutdown):
             return StopReason.shutdown
+        case WorkerEnd(stop_requested=StopRequest.not_started):
+            return StopReason.failed
+        case WorkerEnd(stop_requested=StopRequest.after_result):
+            return StopReason.finished
         case WorkerEnd(ending=Exited(status=0)):
             return StopReason.finished
         case WorkerEnd(ending=Exited() | Signaled()):

@@ -13,13 +13,17 @@ Rules:
    stay live, exactly as they were, and the next start's recovery settles them with their
    listings whole (its group, ended now, is found gone then). Their reason is ``lost`` either
    way, so waiting costs nothing, where settling now would leave a reply "not known".
-2. At most ``concurrency`` workers run. Each tick, follow-ups join their live task first; then
-   the oldest startable records of free conversations start, while slots remain.
+2. At most ``concurrency`` workers run. Each tick, follow-ups join their live task first (and
+   the driver gives its running worker a turn for each, ``follow_up``: a turn it could not give
+   leaves the event unpulled, to wait for a task of its own); then the oldest startable records
+   of free conversations start, while slots remain.
 3. A launch is committed (task, attempt ``launching``, exposure) before the driver is asked to
    start anything; the process is recorded (``running``) as soon as it exists.
 4. An attempt ends in one transaction (``shell.ledger.tasks.end_attempt``): settlement,
    supersession and the completion intent together. A spawn the driver proved never started a
-   process is ``spawn_failed``; nothing else is.
+   process is ``spawn_failed``, and so is a worker whose driver's account proves it never began
+   its work (``WorkerAccount.not_started``: Claude Code's init, no model, nothing pulled);
+   nothing else is. The account's reason and the worker's result are recorded on the attempt.
 5. ``stop()`` is the connector's shutdown: every worker is stopped (``shutdown``) and settled
    before it returns, within its bound.
 6. A worker whose process group kept members after SIGKILL (the driver's supervision answers
@@ -54,6 +58,7 @@ from typing import Protocol
 
 from core.adopted_reply import ListedReplies
 from core.snapshots import StopReason
+from core.worker_stream import WorkerAccount
 from shell.crashpoints import pause_at
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger
@@ -77,11 +82,15 @@ class WorkerDriver(Protocol):
     def spawn(self, launch: tasks.Launch, work_dir: Path) -> Started | SpawnFailed: ...
     def supervise(
         self, started: Started, deadline_at: datetime, stop: threading.Event, on_tick: Callable[[], None]
-    ) -> StopReason | None:
-        """Why the worker ended; None when members of its group outlived SIGKILL (rule 6)."""
+    ) -> StopReason | WorkerAccount | None:
+        """Why the worker ended (its driver's account, when it keeps one); None when members of
+        its group outlived SIGKILL (rule 6)."""
         ...
 
     def release(self, started: Started) -> None: ...
+    def follow_up(self, started: Started, event_ids: tuple[int, ...]) -> tuple[int, ...]:
+        """Give the running worker a turn for each event that joined its task; those given."""
+        ...
 
 
 class Recovery(Protocol):
@@ -188,6 +197,7 @@ class Dispatcher:
                 joined = tasks.join_follow_ups(connection, task_id, now)
             if joined:
                 log.info("dispatch task=%d joined=%s", task_id, ",".join(map(str, joined)))
+                self._follow_up(task_id, joined)
         launches: list[tasks.Launch] = []
         if free <= 0:
             return launches
@@ -257,6 +267,17 @@ class Dispatcher:
 
     # -- a worker's life in steps (rule 8): the thread above runs them; the simulation one by one --
 
+    def _follow_up(self, task_id: int, joined: tuple[int, ...]) -> None:
+        """Rule 2: the running worker's turn for each joined event."""
+        with self._lock:
+            running = self._running.get(task_id)
+            started = running.started if running is not None else None
+        if started is None:
+            return
+        given = self.driver.follow_up(started, joined)
+        if given:
+            log.info("dispatch task=%d follow-up turns=%s", task_id, ",".join(map(str, given)))
+
     def spawned(self, launch: tasks.Launch, work_dir: str) -> Started | None:
         """Spawn the launched worker and record its process; None when it never started (settled)."""
         pause_at("after_launch")  # a crash test kills the process here: launched, nothing spawned
@@ -287,7 +308,9 @@ class Dispatcher:
             )
         return outcome
 
-    def supervised(self, launch: tasks.Launch, started: Started, reason: StopReason | None) -> None:
+    def supervised(
+        self, launch: tasks.Launch, started: Started, reason: StopReason | WorkerAccount | None
+    ) -> None:
         """The worker ended for ``reason``: settle its attempt (rule 4), or leave it live (rule 6)."""
         if reason is None:
             log.error(
@@ -296,7 +319,8 @@ class Dispatcher:
                 launch.attempt_id,
             )
             return
-        self._end(launch, reason, spawn_failed=False)
+        told = reason if isinstance(reason, WorkerAccount) else WorkerAccount(reason)
+        self._end(launch, told.stop_reason, spawn_failed=bool(told.not_started), account=told)
         self.driver.release(started)
 
     def still_running(self, launch: tasks.Launch) -> None:
@@ -304,7 +328,14 @@ class Dispatcher:
         with self.ledger.write() as connection:
             tasks.still_running(connection, launch.attempt_id, self.ledger.clock.now())
 
-    def _end(self, launch: tasks.Launch, reason: StopReason, *, spawn_failed: bool) -> None:
+    def _end(
+        self,
+        launch: tasks.Launch,
+        reason: StopReason,
+        *,
+        spawn_failed: bool,
+        account: WorkerAccount | None = None,
+    ) -> None:
         replies = self._replies(launch.task_id, self._shutdown)  # a shutdown cuts the listing short
         with self.ledger.write() as connection:
             settled = tasks.end_attempt(
@@ -314,6 +345,7 @@ class Dispatcher:
                 spawn_failed=spawn_failed,
                 now=self.ledger.clock.now(),
                 replies=replies,
+                account=account,
             )
         log.info(
             "dispatch task=%d attempt=%s state=ended stop_reason=%s settled=%s",

@@ -42,6 +42,8 @@ The JSON report (``report``), keys stable; times are the ledger's text (UTC, nin
                        configuration file authorizes nothing
     running            "yes" | "no" | "unknown", from the lock file (rule 2)
     unsafe_test_timings  true when setup --unsafe-test-timings lifted the timing floors
+    worker_allowed     [names]: what setup allowed the default worker beyond its defaults
+                       (``Bash(PATTERN)``, ``MCP servers of FILE``), by name
     disk               null (not measured), or {free_bytes, total_bytes, low}: where the ledger
                        lives; low below ``LOW_DISK_BYTES`` free, and the summary says so (rule 8)
     write_failure      null, or {at, why, pid}: the running connector's last ledger write failed
@@ -61,8 +63,11 @@ The JSON report (``report``), keys stable; times are the ledger's text (UTC, nin
     waiting_for_person [{intent_id, kind, state ("indeterminate" | "refused"), event_id,
                        attempt_id, message_kind, bucket_id, recording_id, note}]
     dispatches         [{attempt_id, task_id, seq, state, stop_reason, spawn_failed,
-                       launched_at, ended_at, events: [{event_id, delivery, outcome,
-                       withdrawn, record_state}]}], newest first
+                       not_started, worker_result, launched_at, ended_at, events: [{event_id,
+                       delivery, outcome, withdrawn, record_state}]}], newest first;
+                       not_started: "" or why a worker that existed never began its work (its
+                       own output proves it); worker_result: null, or what Claude Code's own
+                       result said: {is_error, error, turns, cost_usd, duration_ms, denied_tools}
     held               [{event_id, event_type, trigger, recording_url}]
     outbox             {states: {pending, sending, sent, indeterminate, canceled, abandoned},
                        waiting_to_post: {kind: count} (pending and sending), held_back_by_hold:
@@ -103,6 +108,7 @@ from core.presentation.status_waiting import (
     waits_for,
 )
 from core.states import IntentState, RecordState
+from core.worker_result import WorkerResult
 
 REFUSED = "refused"
 """The state a refused intent (canceled with ``REFUSED_NOTE``) is reported in."""
@@ -261,6 +267,33 @@ def _waiting(intent: WaitingIntent) -> dict[str, Any]:
     }
 
 
+def _worker_result(result: WorkerResult | None) -> dict[str, Any] | None:
+    if result is None:
+        return None
+    return {
+        "is_error": result.is_error,
+        "error": result.error,
+        "turns": result.turns,
+        "cost_usd": result.cost_usd,
+        "duration_ms": result.duration_ms,
+        "denied_tools": list(result.denials),
+    }
+
+
+def _worker_phrase(dispatch: Dispatch) -> str:
+    """What the worker said of its own end, in a few words."""
+    said = f"; never began its work: {dispatch.not_started}" if dispatch.not_started else ""
+    result = dispatch.result
+    if result is not None:
+        error = f"error {result.error!r}, " if result.is_error else ""
+        denied = f", refused {', '.join(result.denials)}" if result.denials else ""
+        said += (
+            f" (its result: {error}{result.turns} turns, ${result.cost_usd:.4f}, "
+            f"{result.duration_ms / 1000:.1f} s{denied})"
+        )
+    return said
+
+
 def _dispatch(dispatch: Dispatch) -> dict[str, Any]:
     return {
         "attempt_id": dispatch.attempt_id,
@@ -269,6 +302,8 @@ def _dispatch(dispatch: Dispatch) -> dict[str, Any]:
         "state": str(dispatch.state),
         "stop_reason": dispatch.stop_reason or None,
         "spawn_failed": dispatch.spawn_failed,
+        "not_started": dispatch.not_started,
+        "worker_result": _worker_result(dispatch.result),
         "launched_at": dispatch.launched_at,
         "ended_at": dispatch.ended_at,
         "events": [
@@ -296,6 +331,7 @@ def report(status: Status) -> dict[str, Any]:
         "lock_file": _lock_file(status.lock_file),
         "running": running(status.lock_file),
         "unsafe_test_timings": status.unsafe_test_timings,
+        "worker_allowed": list(status.worker_allowed),
         "disk": None
         if status.disk is None
         else {
@@ -408,7 +444,7 @@ def _dispatch_line(dispatch: Dispatch) -> str:
     events = "; ".join(_event_phrase(event) for event in dispatch.events) or "no events"
     return (
         f"  {short_time(dispatch.launched_at)}  task {dispatch.task_id}  {dispatch.attempt_id}  "
-        f"{how}: {events}"
+        f"{how}: {events}{_worker_phrase(dispatch)}"
     )
 
 
@@ -479,6 +515,8 @@ def lines(status: Status) -> list[str]:
         out.append(token_outage_line(snapshot.token_outage))
     if status.unsafe_test_timings:
         out.append(UNSAFE_LINE)
+    if status.worker_allowed:
+        out.append(f"worker allowed beyond its defaults: {'; '.join(status.worker_allowed)}")
     if snapshot.hold is not None:
         hold = snapshot.hold
         why = f" ({hold.cause})" if hold.cause else ""

@@ -22,6 +22,7 @@ from enum import StrEnum
 
 from core.not_created import TokenOutage
 from core.states import AttemptState, IntentState
+from core.worker_result import WorkerResult
 from core.write_failure import WriteFailure
 
 LAST_DISPATCHES = 20
@@ -140,6 +141,8 @@ class Dispatch:
     launched_at: str
     ended_at: str | None
     events: tuple[DispatchedEvent, ...]
+    not_started: str = ""  # why a worker that existed never began its work (its own output says)
+    result: WorkerResult | None = None  # what the worker's own result said (Claude Code's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,5 +211,6 @@ class Status:
     lock_file: LockFile | None
     ledger: LedgerSnapshot
     unsafe_test_timings: bool = False  # core.timing_floors: the floors are lifted
+    worker_allowed: tuple[str, ...] = ()  # what setup allowed the default worker, by name
     disk: Disk | None = None  # None when it could not be measured
     write_failure: WriteFailure | None = None  # None when the connector's last write succeeded

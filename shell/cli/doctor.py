@@ -12,6 +12,8 @@ Rules:
 4. ``--deep`` also spawns the worker as the dispatcher does and waits for its MCP handshake
    with ``bin/connect mcp`` (``shell.doctor.handshake``), and runs SQLite's full
    ``integrity_check`` instead of ``quick_check``.
+5. A worker that speaks Claude Code's stream-json (the default) is also asked its version and
+   whether it can authenticate, by Claude Code's own commands (``shell.doctor.claude_code``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from core.presentation.doctor_text import lines
 from shell.cli.arguments import add_state_arguments, positive_seconds
 from shell.cli.commands import SUMMARIES
 from shell.clock import Clock, SystemClock
-from shell.doctor import local, remote
+from shell.doctor import claude_code, local, remote
 from shell.doctor.handshake import probe
 from shell.errors import EXIT_FAILURE, EXIT_OK, UserError
 from shell.state.config import locate_state
@@ -42,8 +44,13 @@ never refreshes or writes the token, and asks Basecamp one question.
   basecamp           answers; this machine's clock against its Date (warning past 60 s)
   route PROJECT      each route's directory exists and is writable
   worker             the worker program is found (on PATH, or at its path)
+  worker version     Claude Code: `claude --version` is 2.1.0 or later (the default worker only)
+  worker login       Claude Code: `claude auth status`, with the worker's environment, holds a
+                     credential (no model is asked; give it a key: setup --worker-env NAME)
+  worker allowances  Claude Code: what setup allowed it beyond its defaults, by name
   worker handshake   --deep: the worker, spawned as the dispatcher spawns it, completes the MCP
-                     handshake with bin/connect mcp; then its process group is ended
+                     handshake with bin/connect mcp; then its process group is ended (Claude
+                     Code is given no turn: its model is never asked)
   ledger             schema current; SQLite's quick_check (--deep: integrity_check)
   disk               free space where the ledger lives (failing under 64 MiB, warning 512 MiB)
   lock               free, or which connector holds it (pid, since when)
@@ -110,6 +117,8 @@ def examine(args: argparse.Namespace, clock: Clock) -> list[Check]:
     checks += local.routes(loaded)
     worker, command = local.worker(loaded)
     checks.append(worker)
+    if command is not None:
+        checks += claude_code.checks(command, loaded.worker_allow.named())
     if args.deep and command is not None:
         handshake = probe(
             command, ledger=paths.ledger, agent_id=loaded.agent_id, seconds=args.deep_seconds, clock=clock

@@ -183,7 +183,7 @@ def _run_locked(
     hold_by, hold_reason = hold
     token_file = Path(configuration.token_file)
     tokens = tokens_from(token_file, read_token_file(token_file), clock)
-    command = WorkerCommand.configured(configuration.worker_command, configuration.worker_env)
+    command = WorkerCommand.of(configuration)
     poll_floor = below_floor("--poll-seconds", poll_every, unsafe=configuration.unsafe_test_timings)
     if poll_floor is not None:
         raise UserError(poll_floor, EXIT_CONFIG)

@@ -120,6 +120,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="pass this variable from the connector's environment to the worker as it is "
                         "(recorded by name, never by value), e.g. --worker-env ANTHROPIC_API_KEY")
     parser.add_argument("--remove-worker-env", metavar="NAME", action="append", default=[])
+    parser.add_argument("--worker-allow-bash", metavar="PATTERN", action="append", default=[],
+                        help="let the default worker (Claude Code) run Bash commands matching PATTERN, "
+                        "in Claude Code's rule form without Bash(...): e.g. --worker-allow-bash 'git status' "
+                        "or 'npm test *'; any other command is refused (recorded as written)")
+    parser.add_argument("--remove-worker-allow-bash", metavar="PATTERN", action="append", default=[])
+    parser.add_argument("--worker-mcp", metavar="FILE", action="append", default=[],
+                        help="give the default worker the MCP servers of this config file "
+                        '({"mcpServers": {...}}) beside the connector\'s, every tool of theirs allowed '
+                        "(recorded by path; read when the worker starts)")
+    parser.add_argument("--remove-worker-mcp", metavar="FILE", action="append", default=[])
     parser.add_argument("--state-dir", metavar="DIR", help="the state directory (default: derived)")
     parser.add_argument("--check", action=argparse.BooleanOptionalAction, default=True,
                         help="ask Basecamp who the token acts as before writing (default: on)")
@@ -198,6 +208,10 @@ def _changes(args: argparse.Namespace) -> Changes:
         unsafe_test_timings=args.unsafe_test_timings,
         worker_env=tuple(args.worker_env),
         remove_worker_env=tuple(args.remove_worker_env),
+        worker_bash=tuple(args.worker_allow_bash),
+        remove_worker_bash=tuple(args.remove_worker_allow_bash),
+        worker_mcp=tuple(os.path.abspath(path) for path in args.worker_mcp),
+        remove_worker_mcp=tuple(os.path.abspath(path) for path in args.remove_worker_mcp),
     )
 
 
@@ -219,7 +233,7 @@ def _given_on_disk(changes: Changes) -> tuple[str, ...]:
 def _worker_problem(configuration: Configuration) -> str | None:
     """Why the worker command cannot run as written, or its program is not there; None if it can."""
     try:
-        command = WorkerCommand.configured(configuration.worker_command, configuration.worker_env)
+        command = WorkerCommand.of(configuration)
         return command.program_missing()
     except UserError as error:
         return str(error)
@@ -230,7 +244,7 @@ def _disk_problems(paths: StatePaths, configuration: Configuration) -> list[str]
     placeholders, one line each."""
     problems = []
     try:
-        WorkerCommand.configured(configuration.worker_command, configuration.worker_env)
+        WorkerCommand.of(configuration)
     except UserError as error:
         problems.append(str(error))
     for route in configuration.routes:
@@ -356,6 +370,7 @@ def _describe(paths: StatePaths, configuration: Configuration, *, written: bool,
         f"reconcile after {format_duration(timings.reconcile_after)}"
         + ("; UNSAFE TEST TIMINGS (the floors are lifted)" if configuration.unsafe_test_timings else ""),
         f"  worker environment adds {', '.join(configuration.worker_env) or 'nothing'} (by name)",
+        f"  worker allowed beyond its defaults: {'; '.join(configuration.worker_allow.named()) or 'nothing'}",
         f"  ledger {paths.ledger}",
     ]
     return lines

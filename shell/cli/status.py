@@ -201,6 +201,7 @@ def run(args: argparse.Namespace) -> int:
         ),
         ledger=snapshot,
         unsafe_test_timings=configuration.unsafe_test_timings,
+        worker_allowed=configuration.worker_allow.named(),
         disk=_disk(paths.directory),
         write_failure=read_write_failure(paths.ledger),
     )

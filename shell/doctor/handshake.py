@@ -12,6 +12,10 @@ Rules:
 3. The handshake is seen when the probe's marker appears beside the ledger; the worker is then
    stopped (SIGTERM, grace, SIGKILL). A worker that ends first, or the time running out, is a
    handshake not seen; the last line the worker wrote to stderr says why, when it said.
+4. The probe never reaches the model: a worker that speaks stream-json (Claude Code) is started
+   with no message on its stdin (``spawn(send_prompt=False)``); it starts and connects its MCP
+   servers, and asks its model nothing until a turn arrives, which none does. (A command that
+   takes its prompt in argv gets the probe's prompt, which tells it to stop.)
 """
 
 from __future__ import annotations
@@ -67,6 +71,7 @@ def probe(command: WorkerCommand, *, ledger: Path, agent_id: int, seconds: float
             started = spawn(
                 command, attempt_id=ATTEMPT, prompt=PROMPT, work_dir=work,
                 private_dir=Path(scratch) / "sessions", ledger_path=ledger, token=token, agent_id=agent_id,
+                send_prompt=False,
             )  # fmt: skip
         except SessionSetupError as error:
             return Handshake(False, 0.0, spawn_failed=str(error))

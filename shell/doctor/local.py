@@ -95,7 +95,7 @@ def routes(loaded: Configuration) -> list[Check]:
 def worker(loaded: Configuration) -> tuple[Check, WorkerCommand | None]:
     """The worker program's check, and its command when the program is found."""
     try:
-        command = WorkerCommand.configured(loaded.worker_command, loaded.worker_env)
+        command = WorkerCommand.of(loaded)
     except UserError as error:
         return worker_check("", None, str(error)), None
     found = command.program_path()

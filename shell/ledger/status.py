@@ -40,6 +40,7 @@ from core.presentation.status_values import (
     WaitingRecord,
 )
 from core.states import AttemptState, IntentState, RecordState
+from core.worker_result import WorkerResult
 from shell.ledger import hold_marker
 from shell.ledger.connection import Ledger
 
@@ -207,7 +208,9 @@ def _dispatched_events(connection: sqlite3.Connection, task_id: int) -> tuple[Di
 
 def _dispatches(connection: sqlite3.Connection, limit: int) -> tuple[Dispatch, ...]:
     rows = connection.execute(
-        "SELECT id, task_id, seq, state, stop_reason, spawn_failed, launched_at, ended_at"
+        "SELECT id, task_id, seq, state, stop_reason, spawn_failed, launched_at, ended_at, not_started,"
+        " worker_result, result_is_error, result_error, result_turns, result_cost_usd,"
+        " result_duration_ms, denied_tools"
         " FROM attempts ORDER BY launched_at DESC, rowid DESC LIMIT ?",
         (limit,),
     ).fetchall()
@@ -222,8 +225,23 @@ def _dispatches(connection: sqlite3.Connection, limit: int) -> tuple[Dispatch, .
             launched_at=str(launched_at),
             ended_at=None if ended_at is None else str(ended_at),
             events=_dispatched_events(connection, int(task_id)),
+            not_started=str(not_started),
+            result=_worker_result(said) if said[0] else None,
         )
-        for attempt_id, task_id, seq, state, stop_reason, spawn_failed, launched_at, ended_at in rows
+        for attempt_id, task_id, seq, state, stop_reason, spawn_failed, launched_at, ended_at, not_started, *said in rows
+    )
+
+
+def _worker_result(said: list[object]) -> WorkerResult:
+    """Migration 18's columns, from ``worker_result`` on, as the result they record."""
+    _, is_error, error, turns, cost, duration, denied = said
+    return WorkerResult(
+        is_error=bool(is_error),
+        turns=int(str(turns)),
+        cost_usd=float(str(cost)),
+        duration_ms=int(str(duration)),
+        denials=tuple(name for name in str(denied).split(",") if name),
+        error=str(error),
     )
 
 

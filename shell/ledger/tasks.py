@@ -57,8 +57,9 @@ from core.snapshots import Settlement, StopReason
 from core.states import EventOutcome
 from core.task_token import token_sha256
 from core.timestamps import format_timestamp
+from core.worker_stream import WorkerAccount
 from shell.crashpoints import pause_at
-from shell.ledger import deliveries, hold_marker, outbox, records, snapshots
+from shell.ledger import conversation_sessions, deliveries, hold_marker, outbox, records, snapshots
 from shell.ledger.moves import asked
 
 
@@ -83,6 +84,7 @@ class Launch:
     event_ids: tuple[int, ...]
     trigger: str
     recording_url: str
+    resume_session: str = ""  # the conversation's Claude Code session to go on with, or ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +138,7 @@ def launch(
         raise NotStartable(f"event {event_id}: its conversation or directory has a live task")
     stamp = format_timestamp(now)
     token = secrets.token_urlsafe(32)
+    resume = conversation_sessions.resume_session(connection, conversation)  # before this task's attempt
     task_id = connection.execute(
         "INSERT INTO tasks (token_sha256, conversation_key, originating_event_id, created_at, deadline_at,"
         " driver, work_dir) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -161,7 +164,7 @@ def launch(
         deliveries.expose_on_launch(connection, task_id, event_id, attempt_id, stamp, exposed=exposed),
         f"event {event_id} could not be exposed on task {task_id}",
     )
-    return Launch(task_id, attempt_id, token, joined, str(trigger), str(recording_url))
+    return Launch(task_id, attempt_id, token, joined, str(trigger), str(recording_url), resume)
 
 
 def _join(
@@ -232,6 +235,29 @@ def live_attempts(connection: sqlite3.Connection) -> list[LiveAttempt]:
     ]
 
 
+def _record_account(connection: sqlite3.Connection, attempt_id: str, account: WorkerAccount) -> None:
+    """What the worker's driver told of its end, on its attempt (migration 18)."""
+    result = account.result
+    connection.execute(
+        "UPDATE attempts SET not_started = ?, worker_result = ?, result_is_error = ?, result_error = ?,"
+        " result_turns = ?, result_cost_usd = ?, result_duration_ms = ?, denied_tools = ?, refusals = ?,"
+        " session_id = ? WHERE id = ?",
+        (
+            account.not_started,
+            int(result is not None),
+            int(result is not None and result.is_error),
+            result.error if result else "",
+            max(result.turns, 0) if result else 0,
+            max(result.cost_usd, 0.0) if result else 0.0,
+            max(result.duration_ms, 0) if result else 0,
+            ",".join(result.denials) if result else "",
+            len(result.denials) if result else 0,
+            account.session_id,
+            attempt_id,
+        ),
+    )
+
+
 def end_attempt(
     connection: sqlite3.Connection,
     attempt_id: str,
@@ -240,9 +266,11 @@ def end_attempt(
     spawn_failed: bool,
     now: datetime,
     replies: ListedReplies | None = None,
+    account: WorkerAccount | None = None,
 ) -> tuple[RowSettlement, ...]:
     """End the attempt and settle its task, in the caller's one transaction (rule 4); ``replies``:
-    what the adopted-reply rule reads (None: no listing was made, nothing is adopted)."""
+    what the adopted-reply rule reads (None: no listing was made, nothing is adopted);
+    ``account``: what the worker's driver told of its end, recorded on the attempt."""
     stamp = format_timestamp(now)
     found = connection.execute(
         "SELECT task_id, state FROM attempts WHERE id = ? AND state <> 'ended'", (attempt_id,)
@@ -259,6 +287,8 @@ def end_attempt(
         ),
         f"attempt {attempt_id} ended under us",
     )
+    if account is not None:
+        _record_account(connection, attempt_id, account)
     rows = [
         LiveRow(
             event_id=event_id,

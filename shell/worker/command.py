@@ -12,19 +12,48 @@ Rules:
    (``pass_env`` values copied -- ``setup --worker-env NAME`` -- and ``env`` values set). The
    task token's variable can be neither: the token is never in a worker's environment (nor its
    argv).
+3. A command *speaks stream-json* when its argv asks ``--input-format stream-json`` (Claude Code's
+   own flag): its prompt is then written to its stdin as one user message, never put in argv, and
+   its output is read as Claude Code's stream (``shell.worker.claude_stream``). Its permission
+   mode is the value its argv gives ``--permission-mode`` (``default`` when none).
+4. The default command is Claude Code as the connector can trust it to work: stream-json in and
+   out, each user message replayed when Claude Code takes it (``--replay-user-messages``: a
+   follow-up sent mid-turn joins that turn, and the replay says so); host settings ignored
+   (``--setting-sources ""``), so its powers are what this command says;
+   ``--permission-mode acceptEdits`` (it may change files in its directory); only the
+   built-in tools of ``BUILT_IN_TOOLS``; the connector's MCP server alone
+   (``--strict-mcp-config``), its tools allowed without a prompt, and loaded before the first
+   model request (``MCP_CONNECTION_NONBLOCKING=0`` here, ``alwaysLoad`` on its entry).
+5. What ``setup`` allowed beyond that (``core.worker_allowances``) widens the default command and
+   nothing else: each Bash pattern adds the ``Bash`` tool and ``Bash(PATTERN)`` to the allowed
+   tools (any other command is refused by Claude Code, never asked); each MCP config file is given
+   to ``--mcp-config`` after the connector's own, and every server it names is allowed
+   (``mcp__NAME``). A file that cannot be read, names no server, or names the connector's server is
+   a ``UserError``, before anything starts; allowances beside a configured ``worker_command`` too
+   (its argv is the person's whole say).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.dispatch_prompt import DISPATCH_TOOLS, tool_name
+from core.configuration import Configuration
+from core.dispatch_prompt import MCP_SERVER_NAME
+from core.worker_allowances import WorkerAllowances
 from core.worker_environment import ALLOWLIST, CONNECTOR_SECRETS, variable_name_problem
 from shell.errors import EXIT_CONFIG, UserError
+
+BUILT_IN_TOOLS = ("Read", "Edit", "Write", "NotebookEdit")
+"""The built-in tools the default worker is given: it reads and changes files; it runs nothing."""
+PERMISSION_MODE = "acceptEdits"
+STREAM_JSON = "stream-json"
+BLOCKING_MCP_START = (("MCP_CONNECTION_NONBLOCKING", "0"),)
+"""Claude Code waits for its MCP servers before its first model request."""
 
 PLACEHOLDERS = frozenset({"prompt", "mcp_config", "work_dir"})
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -65,36 +94,86 @@ class WorkerCommand:
         program: str = "claude",
         env: Mapping[str, str] | None = None,
         pass_env: Iterable[str] = (),
+        bash: Iterable[str] = (),
+        mcp_files: Mapping[str, Iterable[str]] | None = None,
     ) -> WorkerCommand:
-        """Claude Code in print mode, with only the connector's MCP server and its dispatch tools."""
+        """Claude Code as rule 4 says: stream-json, acceptEdits, the pinned built-in tools, host
+        settings ignored, the connector's MCP server alone and loaded before the first request;
+        rule 5's ``bash`` patterns and ``mcp_files`` (each file with the servers it names)."""
+        patterns = tuple(bash)
+        extra = dict(mcp_files or {})
+        tools = (*BUILT_IN_TOOLS, *(["Bash"] if patterns else []))
+        allowed = (
+            f"mcp__{MCP_SERVER_NAME}",
+            *(f"Bash({pattern})" for pattern in patterns),
+            *(f"mcp__{server}" for servers in extra.values() for server in servers),
+        )
         return cls(
             argv=(
                 program,
                 "-p",
-                "{prompt}",
+                "--input-format",
+                STREAM_JSON,
+                "--output-format",
+                STREAM_JSON,
+                "--verbose",
+                "--replay-user-messages",
+                "--setting-sources",
+                "",
+                "--permission-mode",
+                PERMISSION_MODE,
+                "--tools",
+                ",".join(tools),
+                "--allowed-tools",
+                ",".join(allowed),
+                "--strict-mcp-config",
                 "--mcp-config",
                 "{mcp_config}",
-                "--strict-mcp-config",
-                "--output-format",
-                "json",
-                "--allowedTools",
-                ",".join(tool_name(tool) for tool in DISPATCH_TOOLS),
+                *extra,
             ),
-            env=tuple(sorted((env or {}).items())),
+            env=tuple(sorted({**dict(BLOCKING_MCP_START), **(env or {})}.items())),
             pass_env=tuple(pass_env),
         )
 
     @classmethod
-    def configured(cls, argv: Iterable[str] | None, pass_env: Iterable[str] = ()) -> WorkerCommand:
+    def configured(
+        cls, argv: Iterable[str] | None, pass_env: Iterable[str] = (), allow: WorkerAllowances | None = None
+    ) -> WorkerCommand:
         """The configuration's worker command, or Claude Code when it names none; ``pass_env``:
-        the variables ``setup --worker-env`` named. A command this program cannot run as written
-        (an unknown placeholder) is a ``UserError``: one line, ``EXIT_CONFIG``, before anything
-        starts."""
+        the variables ``setup --worker-env`` named; ``allow``: what setup allowed beyond the
+        default (rule 5). A command this program cannot run as written (an unknown placeholder, an
+        unreadable MCP file) is a ``UserError``: one line, ``EXIT_CONFIG``, before anything starts."""
         given = tuple(argv or ())
+        allowed = allow or WorkerAllowances()
         try:
-            return cls(argv=given, pass_env=tuple(pass_env)) if given else cls.claude_code(pass_env=pass_env)
+            if given:
+                if allowed.named():
+                    raise ValueError(
+                        "--worker-allow-bash and --worker-mcp widen the default worker only; "
+                        "a configured worker command's argv says everything it may do"
+                    )
+                return cls(argv=given, pass_env=tuple(pass_env))
+            servers = {path: mcp_servers_of(Path(path)) for path in allowed.mcp_files}
+            return cls.claude_code(pass_env=pass_env, bash=allowed.bash, mcp_files=servers)
         except ValueError as error:
             raise UserError(f"worker_command: {error}", EXIT_CONFIG) from None
+
+    @classmethod
+    def of(cls, configuration: Configuration) -> WorkerCommand:
+        """The worker command ``configuration`` names (``configured``, from its fields)."""
+        return cls.configured(
+            configuration.worker_command, configuration.worker_env, configuration.worker_allow
+        )
+
+    @property
+    def speaks_stream_json(self) -> bool:
+        """Rule 3: the argv asks Claude Code's ``--input-format stream-json``."""
+        return _option(self.argv, "--input-format") == STREAM_JSON
+
+    @property
+    def permission_mode(self) -> str:
+        """Rule 3: the permission mode the argv asks for."""
+        return _option(self.argv, "--permission-mode") or "default"
 
     def program_path(self) -> str | None:
         """Where the program the worker runs is found (on ``$PATH``, or at its path); None: nowhere."""
@@ -128,3 +207,29 @@ class WorkerCommand:
         for name in CONNECTOR_SECRETS:
             chosen.pop(name, None)
         return chosen
+
+
+def mcp_servers_of(path: Path) -> tuple[str, ...]:
+    """The server names an MCP config file gives (rule 5), or ``ValueError`` saying why not."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ValueError(f"the MCP config file {path} cannot be read: {error}") from None
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict) or not servers:
+        raise ValueError(f"the MCP config file {path} names no server under mcpServers")
+    if MCP_SERVER_NAME in servers:
+        raise ValueError(
+            f"the MCP config file {path} names a server {MCP_SERVER_NAME!r}: that name is the connector's"
+        )
+    return tuple(str(name) for name in servers)
+
+
+def _option(argv: tuple[str, ...], name: str) -> str | None:
+    """The value ``argv`` gives option ``name`` (``--name value`` or ``--name=value``), or None."""
+    for index, argument in enumerate(argv):
+        if argument == name and index + 1 < len(argv):
+            return argv[index + 1]
+        if argument.startswith(name + "="):
+            return argument[len(name) + 1 :]
+    return None

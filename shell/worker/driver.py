@@ -11,9 +11,17 @@ Rules:
    the connector's private directory raises ``SessionSetupError``, a program that cannot start
    is ``SpawnFailed``.
 2. ``supervise`` answers why the worker ended, or ``None`` when members of its group outlived
-   SIGKILL: the attempt is then not settled.
+   SIGKILL: the attempt is then not settled. A worker that speaks stream-json (Claude Code) is
+   read as it runs (``shell.worker.claude_stream``), and its answer is a
+   ``core.worker_stream.WorkerAccount``: with the reason it never began its work, when its own
+   output proves that, and its ``result``.
 3. ``release`` removes the attempt's session directory; ``end_recorded_group`` is recovery's
    SIGTERM, grace, SIGKILL of a group a previous connector recorded.
+4. ``follow_up`` gives a running stream-json worker one more turn for each event that joined its
+   task (``core.dispatch_prompt.follow_up_prompt``); an event whose turn could not be given (the
+   worker's input is closed, or it takes none) is left to the ledger: never pulled, it waits for
+   a task of its own. ``spawn`` resumes the conversation's Claude Code session when the launch
+   names one (``Launch.resume_session``).
 """
 
 from __future__ import annotations
@@ -25,14 +33,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
-from core.dispatch_prompt import dispatch_prompt
-from core.snapshots import StopReason
+from core.dispatch_prompt import dispatch_prompt, follow_up_prompt
+from core.stop_reasons import StopRequest
+from core.worker_stream import WorkerAccount, account
 from shell import processes
 from shell.clock import Clock, SystemClock
+from shell.worker.claude_stream import StreamWatch
 from shell.worker.command import WorkerCommand
 from shell.worker.sessions import SessionSetupError, remove_session, sweep_sessions
 from shell.worker.spawn import REPOSITORY, RunningWorker, SpawnFailed, spawn
 from shell.worker.supervision import (
+    AFTER_RESULT_SECONDS,
     DEFAULT_GRACE_SECONDS,
     DEFAULT_STILL_RUNNING_SECONDS,
     StopSignal,
@@ -71,6 +82,8 @@ class HasLaunch(Protocol):
     def trigger(self) -> str: ...
     @property
     def recording_url(self) -> str: ...
+    @property
+    def resume_session(self) -> str: ...
 
 
 @dataclass
@@ -84,6 +97,7 @@ class CommandDriver:
     clock: Clock = field(default_factory=SystemClock)
     grace_seconds: float = DEFAULT_GRACE_SECONDS
     still_running_every: float = DEFAULT_STILL_RUNNING_SECONDS
+    after_result_seconds: float = AFTER_RESULT_SECONDS
     repository: Path = REPOSITORY
     environ: Mapping[str, str] | None = None
     agent_id: int | None = None  # the agent's Person id: the MCP server strips its own mentions
@@ -101,14 +115,22 @@ class CommandDriver:
             repository=self.repository,
             environ=self.environ,
             agent_id=self.agent_id,
+            resume_session=launch.resume_session,
         )
+
+    def follow_up(self, started: object, event_ids: tuple[int, ...]) -> tuple[int, ...]:
+        """Rule 4: the events whose turn was given to the running worker."""
+        if not isinstance(started, RunningWorker) or started.turns is None:
+            return ()
+        return tuple(event_id for event_id in event_ids if started.turns.give(follow_up_prompt(event_id)))
 
     def supervise(
         self, started: object, deadline_at: datetime, stop: StopSignal, on_tick: Callable[[], None]
-    ) -> StopReason | None:
-        """Why the worker ended; None when members of its group outlived SIGKILL (not settled)."""
+    ) -> WorkerAccount | None:
+        """How the worker ended; None when members of its group outlived SIGKILL (not settled)."""
         if not isinstance(started, RunningWorker):
             raise TypeError("this driver supervises only the workers it started")
+        stream = self.command.speaks_stream_json
         supervision = supervise(
             started,
             deadline_at=deadline_at,
@@ -117,8 +139,22 @@ class CommandDriver:
             still_running_every=self.still_running_every,
             on_tick=on_tick,
             grace_seconds=self.grace_seconds,
+            watch=StreamWatch(started.stdout) if stream else None,
+            permission_mode=self.command.permission_mode,
+            after_result_seconds=self.after_result_seconds,
         )
-        return None if supervision.survivors else supervision.stop_reason
+        if supervision.survivors:
+            return None
+        cut_short = supervision.end.stop_requested in (StopRequest.deadline, StopRequest.shutdown)
+        told = account(
+            supervision.stop_reason,
+            supervision.facts,
+            permission_mode=self.command.permission_mode,
+            cut_short=cut_short,
+        )
+        if told.not_started:
+            log.warning("worker attempt=%s never began its work: %s", started.attempt_id, told.not_started)
+        return told
 
     def release(self, started: object) -> None:
         if isinstance(started, RunningWorker):

@@ -51,6 +51,7 @@ def mcp_session_config(
         "mcpServers": {
             MCP_SERVER_NAME: {
                 "type": "stdio",
+                "alwaysLoad": True,  # Claude Code: connected before its first model request
                 "command": sys.executable,
                 "args": args,
                 "env": {"PYTHONPATH": str(repository), TASK_TOKEN_ENV: token},

@@ -4,8 +4,15 @@ Rules:
 1. The worker runs in the route's approved directory, with the environment its command gives
    it (``shell.worker.command``), and reaches the connector only through the MCP server its
    session config names (``shell.worker.sessions``).
-2. The worker starts in its own session and process group (``start_new_session``), with stdin
-   closed and stdout and stderr in files of the session directory.
+2. The worker starts in its own session and process group (``start_new_session``), with stdout
+   and stderr in files of the session directory. Its stdin is closed, except for a command that
+   speaks stream-json (``WorkerCommand.speaks_stream_json``): a pipe, on which its prompt is
+   written as one user message (``shell.worker.claude_stream``), and which supervision closes
+   once every turn given has its result (``shell.worker.claude_stream.Turns``).
+   ``send_prompt=False`` writes nothing: the worker starts and connects its MCP servers, and no
+   model is asked anything (``doctor --deep``'s probe). ``resume_session`` (a session id, from
+   ``core.worker_stream.resumable``) adds ``--resume ID`` for such a command: the conversation's
+   Claude Code session goes on.
 3. A program that could not be started at all is ``SpawnFailed``, a value: the exec failed, so
    no worker process ever ran (``subprocess.Popen`` reaps the child before it raises).
 4. ``RunningWorker`` is what the ledger records of a worker that exists: pid, group, and the
@@ -22,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shell import processes
+from shell.worker.claude_stream import Turns
 from shell.worker.command import WorkerCommand
 from shell.worker.sessions import (
     MCP_CONFIG_NAME,
@@ -50,6 +58,7 @@ class RunningWorker:
     stdout: Path
     stderr: Path
     process: subprocess.Popen[bytes] = field(repr=False)
+    turns: Turns | None = field(default=None, repr=False)  # a stream-json worker's stdin
 
     @property
     def leads_its_group(self) -> bool:
@@ -77,12 +86,16 @@ def spawn(
     repository: Path = REPOSITORY,
     environ: Mapping[str, str] | None = None,
     agent_id: int | None = None,
+    send_prompt: bool = True,
+    resume_session: str = "",
 ) -> RunningWorker | SpawnFailed:
     """Start the worker for one attempt (rules 1-3)."""
     if not token:
         raise ValueError("a worker is started with its task's token")
     mcp_config = private_dir / attempt_id / MCP_CONFIG_NAME
     argv = command.render(prompt=prompt, mcp_config=mcp_config, work_dir=work_dir)
+    if command.speaks_stream_json and resume_session:
+        argv = (*argv, "--resume", resume_session)
     if any(token in argument for argument in argv):
         raise ValueError("the task token may never appear in a worker's argv")
     config = mcp_session_config(repository.resolve(), ledger_path.resolve(), token, agent_id)
@@ -92,7 +105,7 @@ def spawn(
             argv,
             cwd=work_dir,
             env=command.environment(os.environ if environ is None else environ),
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE if command.speaks_stream_json else subprocess.DEVNULL,
             stdout=out,
             stderr=err,
             start_new_session=True,
@@ -113,6 +126,9 @@ def spawn(
     except ProcessLookupError:
         pgid = process.pid  # already gone (and reaped); start_new_session made it its group's leader
     started = processes.process_start_time(process.pid) or ""
+    turns = Turns(process.stdin) if command.speaks_stream_json else None
+    if turns is not None and send_prompt:
+        turns.give(prompt)
     log.info("worker attempt=%s started pid=%d pgid=%d", attempt_id, process.pid, pgid)
     return RunningWorker(
         attempt_id=attempt_id,
@@ -124,4 +140,5 @@ def spawn(
         stdout=session_dir / STDOUT_NAME,
         stderr=session_dir / STDERR_NAME,
         process=process,
+        turns=turns,
     )

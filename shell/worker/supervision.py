@@ -10,6 +10,12 @@ Rules:
    worker leads is ever signaled. ``core.stop_reasons`` names the stop from the facts.
 3. A still-running tick that fails is logged; it never abandons a running worker's
    supervision. A slow tick skips ticks; it never bunches them.
+4. A worker whose output is Claude Code's stream (a ``watch``) is read as it runs: an init that
+   is not what was asked (``core.worker_stream.init_problem``) ends its group at once
+   (``not_started``); once a ``result`` answers every message given (each replayed before it,
+   ``core.worker_stream`` rule 3) its stdin is closed, and a worker still running
+   ``after_result_seconds`` later has its group ended (``after_result``). What it wrote last is
+   read once more after it has ended.
 """
 
 from __future__ import annotations
@@ -32,13 +38,16 @@ from core.stop_reasons import (
     WorkerEnd,
     stop_reason,
 )
+from core.worker_stream import StreamFacts, init_problem
 from shell import processes
 from shell.clock import Clock
+from shell.worker.claude_stream import StreamWatch, close_input
 from shell.worker.spawn import RunningWorker, SpawnFailed
 
 log = logging.getLogger("connector.worker")
 
 DEFAULT_GRACE_SECONDS = 30.0
+AFTER_RESULT_SECONDS = 10.0
 DEFAULT_STILL_RUNNING_SECONDS = 600.0
 POLL_SECONDS = 0.05
 
@@ -52,6 +61,7 @@ class Supervision:
     signals: tuple[str, ...] = ()  # what the driver sent the group, in order
     still_running: int = 0  # still-running ticks reported
     survivors: bool = False  # members of the group outlived SIGKILL
+    facts: StreamFacts | None = None  # what a stream-json worker said (rule 4)
 
 
 class StopSignal(Protocol):
@@ -105,6 +115,9 @@ def supervise(
     on_tick: Callable[[], None] | None = None,
     grace_seconds: float = DEFAULT_GRACE_SECONDS,
     poll_seconds: float = POLL_SECONDS,
+    watch: StreamWatch | None = None,
+    permission_mode: str = "",
+    after_result_seconds: float = AFTER_RESULT_SECONDS,
 ) -> Supervision:
     """Wait for the worker to end; tick while it runs; stop it at the deadline or at shutdown."""
     if still_running_every <= 0:
@@ -114,8 +127,19 @@ def supervise(
     requested: StopRequest | None = None
     signals: tuple[str, ...] = ()
     survivors = False
+    hang_after: float | None = None
     try:
         while (ending := _observe(running)) is None:
+            if watch is not None:
+                said = watch.poll()
+                if said.init is not None and init_problem(said.init, permission_mode=permission_mode):
+                    requested = StopRequest.not_started
+                    break
+                if said.results and hang_after is None and _answered(running, said):
+                    hang_after = clock.monotonic() + after_result_seconds
+                if hang_after is not None and clock.monotonic() >= hang_after:
+                    requested = StopRequest.after_result
+                    break
             if stop_event.is_set():
                 requested = StopRequest.shutdown
                 break
@@ -140,6 +164,8 @@ def supervise(
         ending = _reap(running, poll_seconds, clock)
     finally:
         running.mcp_config.unlink(missing_ok=True)
+        if running.turns is not None:
+            running.turns.close()
     end = WorkerEnd(ending if ending is not None else Vanished(), requested)
     reason = stop_reason(end)
     log.info(
@@ -149,7 +175,17 @@ def supervise(
         end.ending,
         ",".join(signals) or "-",
     )
-    return Supervision(reason, end, signals, ticks, survivors or ending is None)
+    facts = watch.poll() if watch is not None else None
+    return Supervision(reason, end, signals, ticks, survivors or ending is None, facts)
+
+
+def _answered(running: RunningWorker, said: StreamFacts) -> bool:
+    """Every turn given has its result (rule 4): the input is closed (``Turns``); True once it is.
+    A worker that replays no message (no ``--replay-user-messages``) is answered by any result."""
+    if running.turns is None:
+        close_input(running.process.stdin)
+        return True
+    return running.turns.close_if_answered(said.answered if said.replays else running.turns.given)
 
 
 def _tick(running: RunningWorker, on_tick: Callable[[], None] | None) -> None:

@@ -85,13 +85,14 @@ def run(args: argparse.Namespace) -> int:
     for name, timings in results.items():
         for figure in FIGURES:
             values = [getattr(timing, figure) for timing in timings]
-            print(f"{name:<16} {figure:<10} {_percentile(values, 50):>8.2f} {_percentile(values, 95):>8.2f}")
+            print(f"{name:<16} {figure:<10} {percentile(values, 50):>8.2f} {percentile(values, 95):>8.2f}")
     spawned = [timing.spawned for timing in results["live lane on"]]
-    print(f"live p50: {_percentile(spawned, 50):.2f} s")
+    print(f"live p50: {percentile(spawned, 50):.2f} s")
     return 0
 
 
-def _percentile(values: list[float], percent: int) -> float:
+def percentile(values: list[float], percent: int) -> float:
+    """The ``percent``-th percentile of ``values`` (inclusive); the value itself for one."""
     if len(values) == 1:
         return values[0]
     return statistics.quantiles(values, n=100, method="inclusive")[percent - 1]

@@ -64,6 +64,9 @@ class FakeDriver:
     def release(self, started: Started) -> None:
         self.released.append(started.pid)
 
+    def follow_up(self, started: Started, event_ids: tuple[int, ...]) -> tuple[int, ...]:
+        return ()  # joined events wait for the worker's own get_dispatch
+
 
 @dataclass
 class FakeRecovery:

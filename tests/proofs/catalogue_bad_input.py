@@ -41,7 +41,7 @@ BAD_INPUT = [
     ),
     rule(
         "bad input: setup refuses a worker command with an unknown placeholder before it writes",
-        "    try:\n        WorkerCommand.configured(configuration.worker_command, configuration.worker_env)\n"
+        "    try:\n        WorkerCommand.of(configuration)\n"
         "    except UserError as error:\n        problems.append(str(error))\n",
         "",
         "test_setup_refuses_an_unknown_placeholder_and_writes_nothing",

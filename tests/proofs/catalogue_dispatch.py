@@ -133,8 +133,8 @@ DISPATCH: list[Mutation] = [
     ),
     rule(
         "a variable setup --worker-env names reaches the worker",
-        "return cls(argv=given, pass_env=tuple(pass_env)) if given else cls.claude_code(pass_env=pass_env)",
-        "return cls(argv=given) if given else cls.claude_code()",
+        "return cls.claude_code(pass_env=pass_env, bash=allowed.bash, mcp_files=servers)",
+        "return cls.claude_code(bash=allowed.bash, mcp_files=servers)",
         "test_a_variable_setup_names_with_worker_env_is_passed_as_it_is",
     ),
     rule(

@@ -6,8 +6,8 @@ finds both by content and by name, so moving code costs the catalogue nothing).
 
 Rules:
 1. The checkout is never written. Every mutation is applied in a temporary copy of the tree
-   (tracked and untracked files, not ignored ones; ``.venv`` linked, not copied), one copy per
-   job, and restored there after its run. A run killed at any moment leaves the checkout as it
+   (tracked and untracked files, not ignored ones; ``.venv`` and ``.claude-code`` linked, not
+   copied), one copy per job, and restored there after its run. A run killed at any moment leaves the checkout as it
    was; its copy is removed by the next run.
 2. Red means a named test failed: the pytest plugin ``tests.proofs.outcomes`` says which tests
    ran and how. A mutation that stops the tests from being collected (an import or syntax
@@ -109,8 +109,9 @@ def make_copy(root: Path) -> Path:
         target = copy / name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(root / name, target)
-    if (root / ".venv").exists():
-        (copy / ".venv").symlink_to(root / ".venv")
+    for installed in (".venv", ".claude-code"):
+        if (root / installed).exists():
+            (copy / installed).symlink_to(root / installed)
     return copy
 
 

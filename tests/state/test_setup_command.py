@@ -229,7 +229,7 @@ def test_json_output_shape(
     assert summary["config"] == json.loads(Path(summary["config_path"]).read_text())
     assert set(summary["config"]) == {"version", "account_id", "base_url", "agent_id", "token_file", "trust",
                                       "routes", "worker_command", "concurrency", "task_deadline", "timings",
-                                      "unsafe_test_timings", "worker_env"}
+                                      "unsafe_test_timings", "worker_env", "worker_allow"}
     assert summary["config"]["routes"] == {
         str(project): {"directory": str(tmp_path), "class": "", "watch_completions": False}
     }

@@ -346,6 +346,7 @@ def test_the_reports_keys_are_stable_and_documented() -> None:
         "lock_file",
         "running",
         "unsafe_test_timings",
+        "worker_allowed",
         "disk",
         "write_failure",
         "token_outage",

@@ -15,7 +15,7 @@ import os
 import shlex
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from core.pacing import DEFAULT_LIMIT, DEFAULT_WINDOW_SECONDS, POLL_HEADROOM_SHARE
@@ -35,12 +35,14 @@ def configure_connector(
     scenes: Path | None = None,
     worker: Sequence[str] | None = None,
     base_url: str | None = None,
+    default_worker: bool = False,
 ) -> Path:
     """Run ``setup`` into ``tmp_path/state`` and return that directory.
 
     ``routed``: which of the world's projects get a route (each to its own new directory);
     ``scenes``: the demo worker plays each event's part from that file (``--scenes``);
-    ``worker``: another worker command instead; ``base_url``: setup writes it unchecked;
+    ``worker``: another worker command instead; ``default_worker``: no ``--worker-command`` at all
+    (the default, Claude Code, as a person's setup has it); ``base_url``: setup writes it unchecked;
     ``more``: further setup options (timings). The floors are lifted (``--unsafe-test-timings``):
     tests read the feed every ``POLL_SECONDS`` and reconcile after a second.
     """
@@ -65,16 +67,19 @@ def configure_connector(
         "setup", "--state-dir", str(state), "--base-url", base_url or standin.base_url,
         "--account", str(world.account_id), "--agent", str(world.agent.id),
         "--token-file", str(token_file), "--operator", str(world.people[0].id),
-        *routes, "--worker-command", shlex.join(command), "--unsafe-test-timings", *more,
+        *routes, *([] if default_worker else ["--worker-command", shlex.join(command)]),
+        "--unsafe-test-timings", *more,
         *(["--no-check"] if base_url is not None else []),
     ]  # fmt: skip
     assert connect(arguments) == 0
     return state
 
 
-def start_run(state: Path) -> subprocess.Popen[str]:
-    """``bin/connect run`` on ``state`` (polling every ``POLL_SECONDS``), once it says it is running."""
-    environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
+def start_run(state: Path, environment: Mapping[str, str] | None = None) -> subprocess.Popen[str]:
+    """``bin/connect run`` on ``state`` (polling every ``POLL_SECONDS``), once it says it is running;
+    ``environment``: the connector's, instead of this process's."""
+    if environment is None:
+        environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
     process = subprocess.Popen(
         [str(REPOSITORY / "bin" / "connect"), "run", "--state-dir", str(state), "--poll-seconds", str(POLL_SECONDS)],
         env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

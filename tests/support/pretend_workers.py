@@ -45,6 +45,9 @@ class RecordingDriver:
     def release(self, started: Started) -> None:
         self.released.append(started.pid)
 
+    def follow_up(self, started: Started, event_ids: tuple[int, ...]) -> tuple[int, ...]:
+        return ()  # a pretend worker takes no turns: joined events wait to be pulled
+
 
 @dataclass
 class AlwaysGone:

@@ -20,6 +20,7 @@ from core.dispatch_prompt import dispatch_prompt
 from core.snapshots import StopReason
 from core.stop_reasons import Exited, NeverStarted, Signaled
 from core.task_token import TASK_TOKEN_ENV
+from core.worker_stream import WorkerAccount
 from shell.clock import FakeClock
 from shell.worker.command import WorkerCommand
 from shell.worker.driver import CommandDriver, release
@@ -28,10 +29,6 @@ from shell.worker.spawn import REPOSITORY, RunningWorker, SpawnFailed, spawn
 from shell.worker.supervision import never_started, supervise
 from tests.worker.support import ATTEMPT, PROMPT, TOKEN, Attempt
 
-ALLOWED_TOOLS = (
-    "mcp__connector__get_dispatch,mcp__connector__ack_dispatch,mcp__connector__complete_dispatch,"
-    "mcp__connector__reply_dispatch"
-)
 CONNECTOR_ENVIRONMENT = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
     "HOME": "/home/agent",
@@ -61,18 +58,32 @@ ALLOWLISTED = {
 }  # names, not prefixes: XDG_RUNTIME_DIR and LC_TIME were named by no one
 
 
-def default_argv(attempt: Attempt, prompt: str = PROMPT) -> list[str]:
+BLOCKING_MCP_START = {"MCP_CONNECTION_NONBLOCKING": "0"}  # the default worker's own setting
+
+
+def default_argv(attempt: Attempt) -> list[str]:
+    """The default worker: stream-json in and out (the prompt on stdin), host settings ignored,
+    acceptEdits, the pinned built-in tools, the connector's server alone and its tools allowed."""
     return [
         "claude",
         "-p",
-        prompt,
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--replay-user-messages",
+        "--setting-sources",
+        "",
+        "--permission-mode",
+        "acceptEdits",
+        "--tools",
+        "Read,Edit,Write,NotebookEdit",
+        "--allowed-tools",
+        "mcp__connector",
+        "--strict-mcp-config",
         "--mcp-config",
         str(attempt.private_dir / ATTEMPT / "mcp.json"),
-        "--strict-mcp-config",
-        "--output-format",
-        "json",
-        "--allowedTools",
-        ALLOWED_TOOLS,
     ]
 
 
@@ -103,8 +114,8 @@ def test_claude_code_is_started_with_the_pinned_argv(fp: FakeProcess, attempt: A
 def test_the_worker_runs_in_the_routes_directory_in_a_group_of_its_own_with_stdin_closed(
     fp: FakeProcess, attempt: Attempt
 ) -> None:
-    fp.register(default_argv(attempt))
-    running = attempt.spawn(WorkerCommand.claude_code(), environ=CONNECTOR_ENVIRONMENT)
+    fp.register(["agent", PROMPT])
+    running = attempt.spawn(WorkerCommand(argv=("agent", "{prompt}")), environ=CONNECTOR_ENVIRONMENT)
     kwargs = kwargs_of(running)
     assert Path(kwargs["cwd"]) == attempt.work_dir
     assert kwargs["start_new_session"] is True
@@ -161,7 +172,7 @@ def test_a_prompt_that_would_carry_the_token_into_argv_is_refused_and_leaves_no_
 def test_the_worker_gets_only_the_allowlisted_environment(fp: FakeProcess, attempt: Attempt) -> None:
     fp.register(default_argv(attempt))
     running = attempt.spawn(WorkerCommand.claude_code(), environ=CONNECTOR_ENVIRONMENT)
-    assert kwargs_of(running)["env"] == ALLOWLISTED
+    assert kwargs_of(running)["env"] == {**ALLOWLISTED, **BLOCKING_MCP_START}
 
 
 def test_a_secret_in_the_connectors_own_environment_does_not_reach_the_worker(
@@ -188,6 +199,7 @@ def test_the_configuration_adds_exactly_what_it_names(fp: FakeProcess, attempt: 
     running = attempt.spawn(command, environ=CONNECTOR_ENVIRONMENT)
     assert kwargs_of(running)["env"] == {
         **ALLOWLISTED,
+        **BLOCKING_MCP_START,
         "ANTHROPIC_API_KEY": "sk-not-passed-unless-configured",
         "CLAUDE_CODE_MAX_OUTPUT_TOKENS": "8000",
     }
@@ -197,14 +209,18 @@ def test_the_allowlist_names_variables_and_passes_no_prefix(fp: FakeProcess, att
     fp.register(default_argv(attempt))
     running = attempt.spawn(WorkerCommand.claude_code(), environ=CONNECTOR_ENVIRONMENT)
     env = kwargs_of(running)["env"]
-    assert env == ALLOWLISTED
+    assert env == {**ALLOWLISTED, **BLOCKING_MCP_START}
     assert not {"XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "LC_TIME"} & set(env)
 
 
 def test_a_variable_setup_names_with_worker_env_is_passed_as_it_is(fp: FakeProcess, attempt: Attempt) -> None:
     fp.register(default_argv(attempt))
     running = attempt.spawn(WorkerCommand.configured(None, ("XDG_CONFIG_HOME",)), environ=CONNECTOR_ENVIRONMENT)
-    assert kwargs_of(running)["env"] == {**ALLOWLISTED, "XDG_CONFIG_HOME": "/home/agent/.config"}
+    assert kwargs_of(running)["env"] == {
+        **ALLOWLISTED,
+        **BLOCKING_MCP_START,
+        "XDG_CONFIG_HOME": "/home/agent/.config",
+    }
 
 
 def test_the_task_token_variable_cannot_be_configured_into_a_worker() -> None:
@@ -231,6 +247,7 @@ def test_the_mcp_config_names_the_connectors_server_with_the_token_in_its_env_on
         "mcpServers": {
             "connector": {
                 "type": "stdio",
+                "alwaysLoad": True,  # loaded before Claude Code's first model request
                 "command": sys.executable,
                 "args": ["-P", "-m", "shell.worker.mcp_entry", "--ledger", str(attempt.ledger_path.resolve())],
                 "env": {"PYTHONPATH": str(REPOSITORY), TASK_TOKEN_ENV: TOKEN},
@@ -406,13 +423,14 @@ class _Launch:
     event_ids = (345, 346)
     trigger = "mention"
     recording_url = "https://3.basecamp.com/1/buckets/2/messages/3"
+    resume_session = ""
 
 
 def test_the_driver_prompts_with_the_originating_events_facts(fp: FakeProcess, attempt: Attempt) -> None:
     prompt = dispatch_prompt(12, 345, _Launch.trigger, _Launch.recording_url)
-    fp.register(default_argv(attempt, prompt), returncode=0)
+    fp.register(["agent", prompt], returncode=0)
     driver = CommandDriver(
-        WorkerCommand.claude_code(),
+        WorkerCommand(argv=("agent", "{prompt}")),
         attempt.private_dir,
         attempt.ledger_path,
         clock=FakeClock(),
@@ -421,7 +439,8 @@ def test_the_driver_prompts_with_the_originating_events_facts(fp: FakeProcess, a
     started = driver.spawn(_Launch(), attempt.work_dir)
     assert isinstance(started, RunningWorker)
     assert (
-        driver.supervise(started, FakeClock().now(), threading.Event(), lambda: None) == StopReason.finished
+        driver.supervise(started, FakeClock().now(), threading.Event(), lambda: None)
+        == WorkerAccount(StopReason.finished)
     )
     driver.release(started)
     assert not started.session_dir.exists()

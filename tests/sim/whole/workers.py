@@ -128,6 +128,9 @@ class Workers:
     def release(self, started: SimStarted) -> None:
         self.alive.pop(started.pid, None)
 
+    def follow_up(self, started: SimStarted, event_ids: tuple[int, ...]) -> tuple[int, ...]:
+        return ()  # a simulated worker pulls again by itself: joined events wait for its get_dispatch
+
     # -- recovery ----------------------------------------------------------------------------
 
     def end_recorded_group(self, pid: int, pgid: int, process_started: str) -> bool:

@@ -1,0 +1,239 @@
+"""What Claude Code says on its stream-json output, read as the connector's facts.
+
+Claude Code (``--output-format stream-json --verbose``) writes one JSON object a line: a
+``system``/``init`` message once it has started (its tools, its MCP servers and their status,
+its permission mode), the turn's messages, and a ``result`` when the turn ends. This module reads
+those lines; the shell feeds it what the worker wrote.
+
+Rules:
+1. ``init_problem``: the init is what the connector asked for, or the attempt never started its
+   work. The connector's server is listed ``connected``; every dispatch tool it serves is listed
+   as ``mcp__connector__<tool>``; the permission mode is the one asked for. The first thing
+   missing is the reason, in words.
+2. ``read_result``: a ``result`` line becomes a ``WorkerResult``: ``is_error``, the turns, the
+   cost, the duration, the permission denials (each tool's name), and the result's text when it
+   is an error. The text is bounded (``MAX_ERROR_TEXT``) and anything shaped like a secret (an
+   API key, a bearer token, a task token) is replaced by ``[redacted]`` before it is kept.
+3. ``StreamFacts`` folds the lines in order: the first init, the last result and how many
+   results, whether any connector tool was called, and (``--replay-user-messages``) how many of
+   the connector's user messages Claude Code has taken (``replays``) and how many it had taken
+   when it wrote its latest result (``answered``): a message sent while a turn runs is taken into
+   that turn, so a result answers every message replayed before it. A line that is not a JSON
+   object is ignored, never fatal.
+4. ``not_started``: the worker never began its work, with the reason, when its output proves it:
+   it ended with no init (it could not start), its init failed rule 1, its result is an error no
+   model answered (``terminal_reason`` ``api_error``, or no cost and no tool called: "Not logged
+   in"), or it ended having called none of the connector's tools (it never pulled). None
+   otherwise: the worker may have acted, and the ledger's rules decide.
+5. ``account``: what the driver tells the dispatcher of an attempt's end. A stop the dispatcher
+   asked for (the deadline, a shutdown) is never a non-start: the worker was cut short, whatever
+   its stream said. Otherwise rule 4 says whether it started. The ledger still withdraws only
+   what no worker pulled (``core.settlement`` rule 8): a worker's stream never outranks it.
+6. ``resumable``: a later task on a conversation resumes the Claude Code session of the
+   conversation's latest attempt only when that attempt ended ``finished``, began its work,
+   named its session, and left nothing of its task ``unknown``: a session is never resumed into
+   an instruction it may have acted on and not reported (a crash's ``lost``, a deadline, an
+   unreported row), nor after an attempt that did not start (a resume that failed starts fresh).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from core.dispatch_prompt import DISPATCH_TOOLS, MCP_SERVER_NAME, tool_name
+from core.snapshots import StopReason
+from core.worker_result import WorkerResult
+
+MAX_ERROR_TEXT = 300
+REDACTED = "[redacted]"
+# An API key (sk-ant-..., sk-...), a bearer token, and any run of 32 or more token characters (a
+# task token is 43 URL-safe characters; a hash, 64 hex digits).
+_SECRET = re.compile(r"sk-[A-Za-z0-9_\-]{6,}|(?i:bearer)\s+\S{8,}|[A-Za-z0-9_\-]{32,}")
+
+
+@dataclass(frozen=True, slots=True)
+class StreamFacts:
+    """What a worker's stream has said so far (rule 3)."""
+
+    init: Mapping[str, object] | None = None
+    result: WorkerResult | None = None
+    connector_called: bool = False
+    results: int = 0  # one a turn
+    replays: int = 0  # the connector's user messages Claude Code has taken
+    answered: int = 0  # replays before the latest result
+
+    @property
+    def session_id(self) -> str:
+        """The Claude Code session the init names ("" before it, or when it names none)."""
+        named = self.init.get("session_id") if self.init is not None else None
+        return named if isinstance(named, str) else ""
+
+
+def bounded(text: str, limit: int = MAX_ERROR_TEXT) -> str:
+    """``text`` with secrets replaced and cut to ``limit`` characters (rule 2)."""
+    clean = _SECRET.sub(REDACTED, " ".join(text.split()))
+    return clean if len(clean) <= limit else clean[: limit - 1] + "…"
+
+
+def init_problem(
+    init: Mapping[str, object],
+    *,
+    permission_mode: str,
+    tools: Sequence[str] = DISPATCH_TOOLS,
+    server: str = MCP_SERVER_NAME,
+) -> str | None:
+    """Why ``init`` is not what the connector asked for, or None (rule 1)."""
+    servers = init.get("mcp_servers")
+    status = ""
+    if isinstance(servers, list):
+        for entry in servers:
+            if isinstance(entry, Mapping) and entry.get("name") == server:
+                status = str(entry.get("status", ""))
+    if status != "connected":
+        return f"the {server} MCP server is {status or 'not listed'}, not connected"
+    listed = init.get("tools")
+    names = set(listed) if isinstance(listed, list) else set()
+    missing = [tool_name(tool) for tool in tools if tool_name(tool) not in names]
+    if missing:
+        return f"the {server} MCP server's tools are not listed: {', '.join(missing)}"
+    mode = init.get("permissionMode")
+    if mode != permission_mode:
+        return f"the permission mode is {mode!r}, not {permission_mode!r}"
+    return None
+
+
+def _number(value: object, kind: type[int] | type[float]) -> int | float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return kind(0)
+    return kind(value)
+
+
+def read_result(message: Mapping[str, object]) -> WorkerResult:
+    """A ``result`` line as a ``WorkerResult`` (rule 2)."""
+    is_error = message.get("is_error") is True
+    denials = message.get("permission_denials")
+    names = tuple(
+        str(entry.get("tool_name", ""))
+        for entry in (denials if isinstance(denials, list) else [])
+        if isinstance(entry, Mapping)
+    )
+    text = message.get("result")
+    errors = message.get("errors")
+    if not isinstance(text, str) and isinstance(errors, list) and errors:
+        text = "; ".join(str(error) for error in errors)
+    return WorkerResult(
+        is_error=is_error,
+        turns=int(_number(message.get("num_turns"), int)),
+        cost_usd=float(_number(message.get("total_cost_usd"), float)),
+        duration_ms=int(_number(message.get("duration_ms"), int)),
+        denials=names,
+        error=bounded(text if isinstance(text, str) else str(message.get("subtype", ""))) if is_error else "",
+        terminal_reason=str(message.get("terminal_reason") or ""),
+    )
+
+
+def _calls_connector(message: Mapping[str, object]) -> bool:
+    inner = message.get("message")
+    content = inner.get("content") if isinstance(inner, Mapping) else None
+    prefix = f"mcp__{MCP_SERVER_NAME}__"
+    return isinstance(content, list) and any(
+        isinstance(part, Mapping)
+        and part.get("type") == "tool_use"
+        and str(part.get("name", "")).startswith(prefix)
+        for part in content
+    )
+
+
+def fold(facts: StreamFacts, line: str) -> StreamFacts:
+    """``facts`` after one more line of the worker's output (rule 3)."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return facts
+    if not isinstance(message, dict):
+        return facts
+    kind = message.get("type")
+    if kind == "system" and message.get("subtype") == "init" and facts.init is None:
+        return replace(facts, init=message)
+    if kind == "result":
+        return replace(facts, result=read_result(message), results=facts.results + 1, answered=facts.replays)
+    if kind == "user" and message.get("isReplay") is True:
+        return replace(facts, replays=facts.replays + 1)
+    if kind == "assistant" and not facts.connector_called and _calls_connector(message):
+        return replace(facts, connector_called=True)
+    return facts
+
+
+def fold_all(lines: Iterable[str], facts: StreamFacts | None = None) -> StreamFacts:
+    """``facts`` after every line of ``lines``."""
+    folded = facts or StreamFacts()
+    for line in lines:
+        folded = fold(folded, line)
+    return folded
+
+
+def not_started(facts: StreamFacts, *, permission_mode: str) -> str | None:
+    """Why the worker provably never began its work, or None (rule 4). Read once it has ended."""
+    if facts.init is None:
+        return "Claude Code ended before its init message"
+    problem = init_problem(facts.init, permission_mode=permission_mode)
+    if problem is not None:
+        return problem
+    result = facts.result
+    unanswered = result is not None and (result.terminal_reason == "api_error" or result.cost_usd == 0)
+    if result is not None and result.is_error and unanswered and not facts.connector_called:
+        return f"the worker could not reach its model: {result.error or 'no answer'}"
+    if not facts.connector_called:
+        return "the worker ended without pulling its dispatch"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerAccount:
+    """How an attempt's worker ended, as its driver tells it: the stop reason; the reason it never
+    began its work, when its output proves that; and its result, when it wrote one."""
+
+    stop_reason: StopReason
+    not_started: str = ""
+    result: WorkerResult | None = None
+    session_id: str = ""  # the Claude Code session it ran in
+
+
+def account(
+    stop_reason: StopReason, facts: StreamFacts | None, *, permission_mode: str, cut_short: bool
+) -> WorkerAccount:
+    """Rule 5: ``cut_short`` when the dispatcher asked the worker to stop (deadline, shutdown)."""
+    if facts is None:
+        return WorkerAccount(stop_reason)
+    reason = None if cut_short else not_started(facts, permission_mode=permission_mode)
+    return WorkerAccount(
+        StopReason.failed if reason else stop_reason, reason or "", facts.result, facts.session_id
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LatestAttempt:
+    """A conversation's latest attempt, as the ledger holds it (rule 6)."""
+
+    stop_reason: str
+    not_started: str
+    session_id: str
+    left_unknown: bool  # a row of its task settled unknown
+
+
+_SESSION = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def resumable(latest: LatestAttempt | None) -> str:
+    """The session a later task on the conversation resumes, or "" for a fresh one (rule 6)."""
+    if (
+        latest is None
+        or latest.stop_reason != StopReason.finished
+        or latest.not_started
+        or latest.left_unknown
+    ):
+        return ""
+    return latest.session_id if _SESSION.fullmatch(latest.session_id) else ""
