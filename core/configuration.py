@@ -39,7 +39,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from core.durations import format_duration, parse_duration
-from core.ids import MAX_ID
+from core.ids import MAX_ID, id_digits
 from core.links import transport_allowed
 from core.timing_floors import below_floor
 from core.worker_environment import variable_name_problem
@@ -151,7 +151,7 @@ def positive_id(value: Any, where: str, problems: Problems) -> int | None:
         return None
     if isinstance(value, int):
         number = value
-    elif isinstance(value, str) and value.strip().isdigit():
+    elif isinstance(value, str) and id_digits(value.strip()) is not None:
         number = int(value.strip())
     else:
         problems.add(f"{where}: expected a positive integer id, not {_shown(value)}")

@@ -16,7 +16,9 @@ Rules (one policy for every caller):
    it is the ledger's own content, created by SQLite, not by a person, so ``own_sidecar``
    makes it 0600 if it is a regular file of this user's, and refuses it otherwise.
 4. A whole-file write (``write_atomically``) is a new 0600 file beside the target (``O_EXCL``,
-   fsynced), an atomic rename over it, then an fsync of the directory: whole or absent.
+   fsynced), an atomic rename over it, then an fsync of the directory: whole or absent. A whole
+   new file (``create_whole``) is the same, linked into place instead of renamed: never over
+   anything that is there, and never seen half-written, even after a crash.
 5. A missing path raises ``FileNotFoundError`` from the checks, so each caller says in its
    own words what is missing; every other refusal is a ``PrivatePathError`` (a ``UserError``,
    exit code ``EXIT_CONFIG``), whose subclass says whether the path is the wrong kind or
@@ -152,21 +154,40 @@ def open_or_create(path: Path, what: str) -> int:
 
 def write_atomically(path: Path, content: bytes) -> None:
     """Replace ``path`` with ``content``, whole or not at all (rule 4)."""
+    _write_whole(path, content, replace=True)
+
+
+def create_whole(path: Path, content: bytes) -> bool:
+    """Create ``path`` holding ``content``, whole or not at all, never over anything already
+    there (rule 4): whether it was created (False: something was there, left as it was)."""
+    return _write_whole(path, content, replace=False)
+
+
+def _write_whole(path: Path, content: bytes, *, replace: bool) -> bool:
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with contextlib.suppress(FileNotFoundError):
         os.unlink(temporary)
     descriptor = create_file(temporary)
+    created = True
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(content)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(temporary, path)
+        if replace:
+            os.replace(temporary, path)
+        else:
+            try:
+                os.link(temporary, path, follow_symlinks=False)
+            except FileExistsError:
+                created = False
+            os.unlink(temporary)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
     sync_directory(path.parent)
+    return created
 
 
 def sync_directory(directory: Path) -> None:

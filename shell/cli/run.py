@@ -37,6 +37,11 @@ Rules:
    is waited for, ``running`` is never printed, stderr says which step it stopped in, then
    ``stopped``; exit 0. What the start had not settled is left exactly as it was (an intent
    sending stays sending, an attempt live), for the next start.
+10. The handler is installed before anything else runs (``shell.cli.start_signals``): a SIGTERM
+   or SIGINT before the connector's start -- while the interpreter starts, the configuration is
+   read, the locks taken, the ledger opened, Basecamp asked who the token is -- ends ``run``
+   before its next step, one line (``stopped before the start (SIGTERM): nothing was started``),
+   exit 0. A SIGHUP is ignored, said on stderr, at any moment.
 """
 
 from __future__ import annotations
@@ -51,7 +56,6 @@ import sys
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from types import FrameType
 
 from core.configuration import Configuration
 from core.timing_floors import below_floor
@@ -62,6 +66,7 @@ from shell.basecamp.tokens import tokens_from
 from shell.cli.arguments import add_state_arguments, positive_seconds
 from shell.cli.commands import SUMMARIES
 from shell.cli.hold import reason_of
+from shell.cli.start_signals import note_stops, said_hangups, stop_asked, stop_name
 from shell.cli.who import deciding_person
 from shell.clock import SystemClock
 from shell.connector import Connector
@@ -141,6 +146,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    note_stops()  # rule 10: already standing when bin/connect started this process
     poll_every = timedelta(seconds=args.poll_seconds)  # the times first: every local check before
     bound = timedelta(seconds=args.shutdown_seconds)  # a question is asked of anyone
     if args.hold and args.shadow:
@@ -149,6 +155,8 @@ def run(args: argparse.Namespace) -> int:
     hold_reason = reason_of(args.reason) if args.hold else ""
     paths = locate_state(args.state_dir, args.account, args.agent)
     configuration = load_config(paths.config)
+    if stop_asked():
+        return _stopped_before_start()
     clock = SystemClock()
     ids = (configuration.account_id, configuration.agent_id)
     with pair_lock.acquire(*ids, paths.directory, clock.now(), shadow=args.shadow):
@@ -200,6 +208,8 @@ def _run_locked(
     except OSError as error:  # a read-only state directory, a full disk
         raise ledger_failure(error, directory, "take the instance lock") from error
     with lock, open_ledger(unless_promoting(paths.directory, ledger_path), clock=clock) as ledger:  # rule 8
+        if stop_asked():
+            return _stopped_before_start()
         write_failures.watch(ledger)  # status shows this connector's failed writes
         client = BasecampClient(
             configuration.base_url, configuration.account_id, tokens, USER_AGENT, clock=clock
@@ -212,6 +222,8 @@ def _run_locked(
             consequence="not started",
             wrong_person_hint=" (give the agent's own token, or run setup for that person)",
         )
+        if stop_asked():
+            return _stopped_before_start()
         if args.hold:  # before intake starts (rule 6)
             print(set_hold(ledger, hold_by, hold_reason, clock.now()).summary, flush=True)
         connector = Connector(
@@ -228,18 +240,22 @@ def _run_locked(
             config_path=paths.config,
             note_configuration=lock.note_configuration,
         )
-
-        requested: list[int] = []
-
-        def on_signal(signum: int, frame: FrameType | None) -> None:
-            requested.append(signum)  # rule 7: the main thread stops it
-
-        signal.signal(signal.SIGTERM, on_signal)
-        signal.signal(signal.SIGINT, on_signal)
         faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
-        _serve(connector, ledger_path, lambda: bool(requested), bound, _running(configuration, args.shadow))
+        _serve(connector, ledger_path, _stop_requested, bound, _running(configuration, args.shadow))
     logging.getLogger("connector.run").info("stopped")
     print("stopped", file=sys.stderr)
+    return EXIT_OK
+
+
+def _stop_requested() -> bool:
+    """Whether a stop was asked for (rule 7: the main thread stops it); a SIGHUP is said, ignored."""
+    said_hangups()
+    return stop_asked()
+
+
+def _stopped_before_start() -> int:
+    """Rule 10."""
+    print(f"stopped before the start ({stop_name()}): nothing was started", file=sys.stderr)
     return EXIT_OK
 
 

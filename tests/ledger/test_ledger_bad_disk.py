@@ -109,5 +109,5 @@ def test_run_on_a_read_only_state_directory_is_one_line_and_exit_3(
     err = capsys.readouterr().err
     assert err == (
         f"error: {state}: cannot take the instance lock: Read-only file system; "
-        "the state directory must be writable\n"
+        "the state directory must be writable; nothing was changed\n"
     )

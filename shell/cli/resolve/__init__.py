@@ -7,8 +7,8 @@ Rules:
 2. Each decision is one short immediate transaction (``shell.ledger.resolution``), safe beside
    a running connector; a lock held past the busy timeout is "the ledger is busy",
    EXIT_UNAVAILABLE, and nothing was changed.
-3. Who decided is recorded on the intent: ``--by``, by default ``local:<user name>``, made one
-   line without control characters; an empty one is refused.
+3. Who decided is recorded on the intent: ``--by``, by default ``local:<user name>``, as given, one
+   line: one holding a control character, or empty, is refused (``shell.cli.who``).
 4. Errors meet the one seam of both command lines (``shell.cli.seam``): a ``UserError`` is one
    line on stderr and its exit code, a busy ledger and an unreadable one in this program's own
    words; bad usage is argparse's 2. A person never sees a traceback for bad input.
