@@ -47,6 +47,7 @@ from shell.ledger.connection import (
     ledger_failure,
     open_existing_ledger,
 )
+from shell.ledger.errors import is_storage_failure
 from shell.state.config import StatePaths, locate_state
 
 
@@ -82,6 +83,8 @@ class Person:
                 raise
             raise type(error)(f"{error}; the decision was not recorded") from error
         except (sqlite3.Error, OSError) as error:
+            if not is_storage_failure(error):  # a refused move, a bug: its traceback is for a developer
+                raise
             failure = ledger_failure(error, self.paths.ledger, "record the decision")
             raise type(failure)(f"{failure}; the decision was not recorded") from error
 

@@ -6,8 +6,8 @@ Rules:
    ledger, a closed one), not a person's: it is no ``UserError``.
 3. What the disk or SQLite says while a ledger is opened, migrated or settled at start is one
    of these, by ``ledger_failure``: corrupt (``quick_check`` or SQLite says so), no space (a
-   full disk -- SQLite's "disk I/O error" on a file system with no block left too -- or a file
-   the system will not let grow), not writable (a read-only directory or
+   full disk, or a file the system will not let grow -- SQLite's "disk I/O error" where the file
+   system has no block left or ``ulimit -f`` bounds a file too), not writable (a read-only directory or
    file system); SQLite's and the system's own words follow. Each is ``EXIT_CONFIG``: a person
    must act before a restart can help, so a supervisor must not restart on it. A busy ledger
    stays ``EXIT_UNAVAILABLE``: that passes by itself.
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import os
+import resource
 import sqlite3
 from pathlib import Path
 
@@ -87,11 +88,11 @@ def ledger_failure(error: sqlite3.Error | OSError, path: Path, doing: str) -> Le
     code = getattr(error, "sqlite_errorcode", 0) & 0xFF
     if code == sqlite3.SQLITE_BUSY:
         return LedgerBusy(f"{path}: another process holds the ledger's lock while trying to {doing}")
-    if code == sqlite3.SQLITE_FULL or (
-        code == sqlite3.SQLITE_IOERR and ("write" in str(error).lower() or _disk_full(path))
-    ):
+    cannot_grow = _cannot_grow(path) if code == sqlite3.SQLITE_IOERR else ""
+    if code == sqlite3.SQLITE_FULL or (code == sqlite3.SQLITE_IOERR and "write" in str(error).lower()) or cannot_grow:
         return LedgerNoSpace(
-            f"{path}: no space to {doing} ({error}); what was being written was rolled back; free some, then try again"
+            f"{path}: no space to {doing} ({error}{cannot_grow}); what was being written was rolled back; "
+            "free some, then try again"
         )
     if code in _CORRUPT_CODES:
         return LedgerCorrupt(f"{path}: the ledger is damaged ({error}); restore it from a copy")
@@ -100,13 +101,18 @@ def ledger_failure(error: sqlite3.Error | OSError, path: Path, doing: str) -> Le
     return LedgerError(f"{path}: SQLite failed to {doing}: {error}")
 
 
-def _disk_full(path: Path) -> bool:
-    """Whether the file system ``path`` is on has no block left (SQLite's words for a ``-shm`` it
-    could not grow are only "disk I/O error")."""
+def _cannot_grow(path: Path) -> str:
+    """Why a file beside ``path`` may not grow, said after SQLite's "disk I/O error" (its only words
+    for a ``-shm`` or ``-wal`` it could not grow): the file system has no block left, or this
+    process may write no file past a size (``ulimit -f``); "" when neither."""
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if limit != resource.RLIM_INFINITY:
+        return f"; this process may write files of at most {limit} bytes: ulimit -f"
     try:
-        return os.statvfs(path if path.is_dir() else path.parent).f_bavail == 0
+        full = os.statvfs(path if path.is_dir() else path.parent).f_bavail == 0
     except OSError:
-        return False
+        return ""
+    return "; the disk is full" if full else ""
 
 
 def is_storage_failure(error: BaseException) -> bool:
