@@ -25,7 +25,6 @@ Rules:
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sqlite3
 import sys
@@ -34,6 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from shell.cli import streams
 from shell.cli.arguments import add_state_arguments
 from shell.cli.streams import StdoutUnwritable
 from shell.cli.who import deciding_person
@@ -109,6 +109,8 @@ def refused(args: argparse.Namespace, result: dict[str, Any]) -> int:
     """A refusal: its facts with ``--json``, one ``error:`` line on stderr; exit 5 (rule 3)."""
     print(f"error: {result['summary']}", file=sys.stderr)
     if args.json:
-        with contextlib.suppress(StdoutUnwritable):  # the refusal is said on stderr already
+        try:
             print(json.dumps(result, indent=2), flush=True)
+        except StdoutUnwritable:
+            streams.stop_writing()  # the refusal is said on stderr already; 5 stands
     return EXIT_REFUSED

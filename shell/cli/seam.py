@@ -17,7 +17,8 @@ Rules:
 6. Bad usage is an error like any other: one ``error:`` line naming the command and pointing at
    its ``--help``, exit 2 (``EXIT_USAGE``), never argparse's two-line ``usage: ... / prog: error:``.
    Every parser of both command lines is a ``CommandParser`` (a subcommand's parser inherits
-   the class), whose ``error`` raises ``BadUsage`` for ``parse_arguments`` to say.
+   the class), whose ``error`` raises ``BadUsage`` for ``parse_arguments`` to say; what the person
+   typed is shown escaped (``escaped``), so the line stays one line and a terminal never obeys it.
 7. An answer that cannot be written to stdout (``shell.cli.streams`` rule 3) is said on stderr,
    naming standard output, with its exit code (3) and no JSON (stdout is where it could not go);
    stdout is flushed here, inside the seam, so a buffered answer fails where it can be said.
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
@@ -52,7 +54,13 @@ class CommandParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose usage errors are ``BadUsage`` (rule 6), not its own exit."""
 
     def error(self, message: str) -> NoReturn:
-        raise BadUsage(f"{self.prog}: {message} (see `{self.prog} --help`)")
+        raise BadUsage(f"{self.prog}: {escaped(message)} (see `{self.prog} --help`)")
+
+
+def escaped(text: str) -> str:
+    """``text`` with each control or format character shown as its escape (``\\n``, ``\\x1b``):
+    what a person typed, said back on one line, that a terminal shows and never obeys."""
+    return "".join(repr(char)[1:-1] if unicodedata.category(char)[0] == "C" else char for char in text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,4 +125,8 @@ def _say(message: str, exit_code: int, as_json: bool) -> int:
 
 def _print_json(message: str, exit_code: int) -> None:
     lines = message.split("\nerror: ")  # a ConfigurationInvalid's further lines
-    print(json.dumps({"error": lines[0], "errors": lines, "exit_code": exit_code}, ensure_ascii=False))
+    try:
+        said = {"error": lines[0], "errors": lines, "exit_code": exit_code}
+        print(json.dumps(said, ensure_ascii=False), flush=True)
+    except StdoutUnwritable:
+        streams.stop_writing()  # said on stderr already; the exit code stands
