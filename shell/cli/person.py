@@ -107,10 +107,10 @@ def answer(args: argparse.Namespace, result: dict[str, Any]) -> int:
 
 def refused(args: argparse.Namespace, result: dict[str, Any]) -> int:
     """A refusal: its facts with ``--json``, one ``error:`` line on stderr; exit 5 (rule 3)."""
-    print(f"error: {result['summary']}", file=sys.stderr)
     if args.json:
         try:
             print(json.dumps(result, indent=2), flush=True)
         except StdoutUnwritable:
-            streams.stop_writing()  # the refusal is said on stderr already; 5 stands
+            streams.stop_writing()  # the refusal is said on stderr too; 5 stands
+    print(f"error: {result['summary']}", file=sys.stderr)
     return EXIT_REFUSED

@@ -89,7 +89,9 @@ def ledger_failure(error: sqlite3.Error | OSError, path: Path, doing: str) -> Le
     if code == sqlite3.SQLITE_BUSY:
         return LedgerBusy(f"{path}: another process holds the ledger's lock while trying to {doing}")
     cannot_grow = _cannot_grow(path) if code == sqlite3.SQLITE_IOERR else ""
-    if code == sqlite3.SQLITE_FULL or (code == sqlite3.SQLITE_IOERR and "write" in str(error).lower()) or cannot_grow:
+    if cannot_grow:  # SQLite's bare "disk I/O error" where a file may not grow: no space (rule 3)
+        code = sqlite3.SQLITE_FULL
+    if code == sqlite3.SQLITE_FULL or (code == sqlite3.SQLITE_IOERR and "write" in str(error).lower()):
         return LedgerNoSpace(
             f"{path}: no space to {doing} ({error}{cannot_grow}); what was being written was rolled back; "
             "free some, then try again"

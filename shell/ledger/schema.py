@@ -154,8 +154,9 @@ def refuse_too_new(version: int, path: Path) -> None:
 def migrate(ledger: Ledger) -> None:
     """Apply each migration not yet recorded, each in its own immediate transaction (rule 2)."""
     with ledger.read() as connection:
-        if schema_version(connection) == SCHEMA_VERSION and application_id(connection) == APPLICATION_ID:
-            return  # rule 5: nothing to do
+        stamped = application_id(connection) == APPLICATION_ID  # rule 6: else an older one's, to stamp
+        if stamped and schema_version(connection) == SCHEMA_VERSION:  # rule 5: nothing to do
+            return
     with ledger.write() as transaction:
         transaction.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations ("

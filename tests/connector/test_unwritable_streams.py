@@ -103,3 +103,12 @@ def test_run_with_stdout_on_a_full_device_refuses_naming_standard_output(state: 
     assert done.returncode == EXIT_CONFIG, done.stderr
     assert done.stderr.splitlines()[-1] == "error: standard output cannot be written (No space left on device)"
     assert "ledger" not in done.stderr
+
+
+@pytest.mark.parametrize("argv", [["status", "--json", "--bogus"], ["discard", "7", "--json"]], ids=["usage", "not found"])
+def test_an_error_whose_json_cannot_reach_stdout_keeps_its_exit_code(state: Path, argv: list[str]) -> None:
+    with open("/dev/full", "w") as full:
+        done = connect(*argv, "--state-dir", str(state), stdout=full)
+    assert done.returncode == (2 if "--bogus" in argv else EXIT_NOT_FOUND), done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("error: ")

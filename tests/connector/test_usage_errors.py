@@ -124,3 +124,10 @@ def test_the_state_directorys_own_pair_beside_it_is_no_contradiction(
     argv = ["status", "--state-dir", str(state), "--account", "5550001", "--agent", "1049715901"]
     assert connect_code(argv) == 3  # status ran: no ledger yet
     assert "no ledger here" in capsys.readouterr().err
+
+
+def test_bad_usage_shows_what_was_typed_escaped_on_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert connect_code(["status", "two\nlines", "\x1b[2J"]) == EXIT_USAGE
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "two\\nlines \\x1b[2J" in line
+    assert "\x1b" not in line

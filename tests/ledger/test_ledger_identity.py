@@ -24,7 +24,8 @@ from shell.ledger.connection import (
     open_ledger,
     open_ledger_read_only,
 )
-from shell.ledger.schema import APPLICATION_ID
+from shell.ledger.files import create_private_file
+from shell.ledger.schema import APPLICATION_ID, blank_ledger
 from tests.support.configured import configure_connector
 
 WAYS_IN: dict[str, Callable[[Path], object]] = {
@@ -136,3 +137,12 @@ def test_the_commands_refuse_a_foreign_ledger_with_3_and_leave_it_as_it_was(
     assert errors[0].startswith("error: ")
     assert said in errors[0]
     assert ledger_path.read_bytes() == before
+
+
+def test_a_ledger_a_crash_left_before_its_first_migration_opens_and_migrates(ledger_path: Path) -> None:
+    """What the owner's way in creates first, alone, as a crash right after it would leave it: the
+    file is never empty, so the next start knows it for its own (never 'an empty file')."""
+    create_private_file(ledger_path, blank_ledger())
+    assert ledger_path.stat().st_size > 0
+    with open_ledger(ledger_path) as ledger:
+        assert ledger.schema_version() == SCHEMA_VERSION
