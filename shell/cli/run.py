@@ -98,7 +98,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "\n"
             "exit codes: 0 stopped by SIGTERM or SIGINT; 2 usage; 3 configuration, token, worker\n"
             "program, route directory, state directory or ledger (damaged, full disk, failed at\n"
-            "start), or the pair is served from another state directory (one line says which): a\n"
+            "start, not this connector's), standard output that cannot be written, or the pair is\n"
+            "served from another state directory (one line says which): a\n"
             "person must act, do not restart on it; 6 another connector on this machine serves this\n"
             "account and agent (the line names its state directory and pid), the ledger is busy, or\n"
             "Basecamp could not be asked who the token is: passes by itself, restart it."
@@ -109,8 +110,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "run a worker for it in the project's approved directory, and post the connector's own\n"
             "lifecycle messages exactly once or not at all. Stops cleanly on SIGTERM or SIGINT,\n"
             "within --shutdown-seconds; during the start, at once (no `running` line; stderr says\n"
-            "which step it stopped in, and the next start settles the rest). Run it under a\n"
-            "supervisor that restarts it on exit."
+            "which step it stopped in, and the next start settles the rest); before it, in one line.\n"
+            "SIGHUP is ignored (said on stderr): the configuration is re-read every 2 s on its own.\n"
+            "Run it under a supervisor that restarts it on exit."
         ),
     )
     add_state_arguments(parser)
