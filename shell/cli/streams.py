@@ -7,8 +7,10 @@ Rules:
    then take the number 1 or 2 and receive what was meant for a stream, an error keeps its exit
    code with stderr closed, and an answer with nowhere to go is said as such (rule 3), never lost
    in silence.
-2. Both encode what their encoding cannot hold with backslash escapes: ``PYTHONIOENCODING=ascii``
-   or a C locale turns ``·`` into ``\\xb7``, never an answer into a traceback.
+2. Both encode what their encoding cannot hold as ``\\uXXXX`` escapes (``ESCAPE``):
+   ``PYTHONIOENCODING=ascii`` or a C locale turns ``·`` into ``\\u00b7``, never an answer into a
+   traceback -- and inside ``--json``'s strings that escape is JSON's own, so the object still
+   parses to the same text.
 3. A write to stdout that fails -- a full disk, ``/dev/full``, a closed stdout -- is
    ``StdoutUnwritable``: a ``UserError`` (exit 3, ``EXIT_CONFIG``: a person must give the command
    somewhere to write) and no ``OSError``, so nothing that catches a disk's error (a ledger's)
@@ -23,6 +25,7 @@ Rules:
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import io
 import os
@@ -31,6 +34,8 @@ from typing import BinaryIO, cast
 
 from shell.errors import EXIT_CONFIG, UserError
 
+ESCAPE = "connector-json-escape"
+"""The codec error handler of rule 2."""
 _REOPENED = {0: ("/dev/null", os.O_RDONLY), 1: ("/dev/full", os.O_WRONLY), 2: ("/dev/null", os.O_WRONLY)}
 _closed: set[int] = set()
 
@@ -71,6 +76,19 @@ class _Stderr(io.TextIOWrapper):
             super().flush()
 
 
+def _json_escape(error: UnicodeError) -> tuple[str, int]:
+    """Rule 2: each character the encoding cannot hold as JSON's ``\\uXXXX`` (a surrogate pair
+    past U+FFFF)."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    units = error.object[error.start : error.end].encode("utf-16-be")
+    escaped = "".join(f"\\u{int.from_bytes(units[at : at + 2], 'big'):04x}" for at in range(0, len(units), 2))
+    return escaped, error.end
+
+
+codecs.register_error(ESCAPE, _json_escape)
+
+
 def _unwritable(error: OSError) -> StdoutUnwritable:
     why = "it was closed" if 1 in _closed else (error.strerror or str(error))
     return StdoutUnwritable(f"standard output cannot be written ({why})")
@@ -87,9 +105,9 @@ def guard() -> None:
                 os.dup2(opened, descriptor)
                 os.close(opened)
             _closed.add(descriptor)
-    sys.stdout = _Stdout(_buffer(sys.stdout, 1), encoding=_encoding(sys.stdout), errors="backslashreplace",
+    sys.stdout = _Stdout(_buffer(sys.stdout, 1), encoding=_encoding(sys.stdout), errors=ESCAPE,
                          line_buffering=_line_buffered(sys.stdout))  # fmt: skip
-    sys.stderr = _Stderr(_buffer(sys.stderr, 2), encoding=_encoding(sys.stderr), errors="backslashreplace",
+    sys.stderr = _Stderr(_buffer(sys.stderr, 2), encoding=_encoding(sys.stderr), errors=ESCAPE,
                          line_buffering=True)  # fmt: skip
 
 

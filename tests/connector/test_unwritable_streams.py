@@ -6,6 +6,7 @@ cannot hold. ``run`` with an unwritable stdout refuses to run, saying so."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections.abc import Iterator
@@ -93,8 +94,12 @@ def test_the_exit_code_survives_an_unwritable_stderr(state: Path, how: str) -> N
 def test_an_ascii_only_stdout_escapes_what_it_cannot_hold(state: Path) -> None:
     done = connect("status", "--state-dir", str(state), environment={**os.environ, "PYTHONIOENCODING": "ascii"})
     assert done.returncode == EXIT_OK, done.stderr
-    assert "\\xb7" in done.stdout
+    assert "\\u00b7" in done.stdout
     assert "Traceback" not in done.stderr
+    as_json = connect("status", "--json", "--state-dir", str(state),
+                      environment={**os.environ, "PYTHONIOENCODING": "ascii"})  # fmt: skip
+    assert as_json.returncode == EXIT_OK, as_json.stderr
+    assert json.loads(as_json.stdout) == json.loads(connect("status", "--json", "--state-dir", str(state)).stdout)
 
 
 def test_run_with_stdout_on_a_full_device_refuses_naming_standard_output(state: Path) -> None:
