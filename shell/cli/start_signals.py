@@ -1,19 +1,20 @@
-"""``bin/connect run``'s signals from its first instant: a stop asked for before the connector
+"""``bin/connect``'s signals from its first instant: a stop asked for before the connector
 could hear it is kept, never lost and never a death.
 
 Rules:
-1. ``bin/connect`` traps SIGTERM and SIGINT for ``run`` in its own shell (a stop there is one
-   line, ``stopped before the start (SIGTERM): nothing was started``, and exit 0) and ignores
-   SIGHUP, then starts the interpreter with the three blocked (``env --block-signal``): one sent
-   while the interpreter starts waits, pending, for the handler.
+1. ``bin/connect`` starts with SIGTERM, SIGINT and SIGHUP blocked (its first line: GNU ``env
+   --block-signal``), through its shell and into the interpreter: one sent before a handler
+   stands waits, pending, instead of ending a process that has not begun.
 2. ``take_early`` is the first thing ``shell.cli.__main__`` does, before any import that takes
-   time: for ``run`` it installs the handler (``note_stops``) and unblocks the three, so a pending
-   one is noted at once. Every other command keeps the interpreter's defaults.
+   time. For ``run`` it installs the noting handler (``note_stops``) and unblocks the three, so a
+   pending one is noted at once. Every other command unblocks them under the system's defaults
+   (a pending one ends it as it would have), then SIGINT is Python's ``KeyboardInterrupt`` again
+   (130 at the seam).
 3. The handler only notes (a list append: no lock, nothing that can block, as ``shell.cli.run``
    rule 7 says): SIGTERM and SIGINT in ``STOPS``, which ``run`` reads before each step of its
    start (``stop_asked``) and the connector's start and loops read after; SIGHUP in
    ``HANGUPS``, which is ignored -- an ssh hang-up or a habitual ``kill -HUP`` never ends a
-   running connector -- and said once on stderr (``said_hangups``): the configuration is re-read
+   running connector -- and said on stderr (``said_hangups``): the configuration is re-read
    every 2 s on its own, so a SIGHUP has nothing left to ask for.
 4. ``note_stops`` called again keeps what was noted while its handler stood; one called after
    another handler replaced it (a test's, in process) starts from nothing.
@@ -36,9 +37,13 @@ def _note(signum: int, frame: FrameType | None) -> None:
 
 
 def take_early(argv: list[str]) -> None:
-    """Rule 2: ``run``'s handler before anything else runs."""
+    """Rule 2: ``run``'s handler before anything else runs; the defaults for every other command."""
     if next((argument for argument in argv if not argument.startswith("-")), None) == "run":
         note_stops()
+        return
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a pending Ctrl-C ends it as it would have
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {*STOP_SIGNALS, HANGUP})
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def note_stops() -> None:
