@@ -99,7 +99,9 @@ def test_an_ascii_only_stdout_escapes_what_it_cannot_hold(state: Path) -> None:
     as_json = connect("status", "--json", "--state-dir", str(state),
                       environment={**os.environ, "PYTHONIOENCODING": "ascii"})  # fmt: skip
     assert as_json.returncode == EXIT_OK, as_json.stderr
-    assert json.loads(as_json.stdout) == json.loads(connect("status", "--json", "--state-dir", str(state)).stdout)
+    summary = json.loads(as_json.stdout)["summary"]  # the same text as a UTF-8 stdout's (disk figures move)
+    assert "·" in summary
+    assert summary == json.loads(connect("status", "--json", "--state-dir", str(state)).stdout)["summary"]
 
 
 def test_run_with_stdout_on_a_full_device_refuses_naming_standard_output(state: Path) -> None:
