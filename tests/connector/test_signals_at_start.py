@@ -83,3 +83,21 @@ def test_a_hangup_is_ignored_and_said_and_the_connector_goes_on(state: Path) -> 
     assert process.returncode == 0, errors[-2000:]
     assert "SIGHUP ignored: the connector goes on" in errors
     assert errors.rstrip().endswith("stopped")
+
+
+def test_every_other_command_ends_on_sigterm_as_it_always_did() -> None:
+    """The launcher blocks the signals for every command; only ``run`` keeps a handler of its own.
+    A serving command (the stand-in) still ends on SIGTERM, as it always did (its own stop, 0)."""
+    with subprocess.Popen(
+        [str(REPOSITORY / "bin" / "connect"), "standin", "--world", "demo"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    ) as process:  # fmt: skip
+        assert process.stdout is not None
+        assert process.stdout.readline().startswith("Basecamp stand-in at ")
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=BOUND_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            pytest.fail("SIGTERM stayed blocked: the stand-in ran on")
+    assert process.returncode in (0, -signal.SIGTERM)

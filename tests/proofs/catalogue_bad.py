@@ -78,9 +78,16 @@ BAD = [
     ),
     rule(
         "signals: run's noting handler unblocks what the launcher blocked, so a pending stop is heard",
-        "    signal.pthread_sigmask(signal.SIG_UNBLOCK, {*STOP_SIGNALS, HANGUP})\n",
-        "",
+        "            signal.signal(signum, _note)\n    signal.pthread_sigmask(signal.SIG_UNBLOCK, {*STOP_SIGNALS, HANGUP})\n",
+        "            signal.signal(signum, _note)\n",
         "test_a_stop_at_any_moment_of_the_start_exits_0_with_one_line",
+    ),
+    rule(
+        "signals: every other command unblocks what the launcher blocked, under the defaults",
+        "    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a pending Ctrl-C ends it as it would have\n"
+        "    signal.pthread_sigmask(signal.SIG_UNBLOCK, {*STOP_SIGNALS, HANGUP})\n",
+        "    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a pending Ctrl-C ends it as it would have\n",
+        "test_every_other_command_ends_on_sigterm_as_it_always_did",
     ),
     rule(
         "signals: a stop noted before the start ends run before its next step, touching nothing",
