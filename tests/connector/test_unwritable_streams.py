@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,12 +21,6 @@ from tests.support.configured import configure_connector
 
 pytestmark = pytest.mark.slow
 REPOSITORY = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def standin() -> Iterator[StandIn]:
-    with StandIn(world="demo") as server:
-        yield server
 
 
 @pytest.fixture

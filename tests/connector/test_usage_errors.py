@@ -8,28 +8,14 @@ configured state directory."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from core.ids import id_digits
-from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main as connect
 from shell.cli.resolve.entry import main as resolve
 from shell.errors import EXIT_USAGE
-from tests.support.configured import configure_connector
-
-
-@pytest.fixture(scope="module")
-def standin() -> Iterator[StandIn]:
-    with StandIn(world="demo") as server:
-        yield server
-
-
-@pytest.fixture
-def state(standin: StandIn, tmp_path: Path) -> Path:
-    return configure_connector(standin, tmp_path, worker=("true",), base_url=standin.base_url)
 
 
 def connect_code(argv: list[str]) -> int:
