@@ -29,8 +29,9 @@ import json
 import sqlite3
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from shell.cli import streams
@@ -40,6 +41,7 @@ from shell.cli.who import deciding_person
 from shell.clock import Clock, SystemClock
 from shell.errors import EXIT_OK, EXIT_REFUSED
 from shell.ledger.connection import (
+    BUSY_TIMEOUT_SECONDS,
     Ledger,
     LedgerError,
     LedgerNoSpace,
@@ -70,23 +72,28 @@ class Person:
     paths: StatePaths
     clock: Clock = field(default_factory=SystemClock)
 
-    @contextmanager
-    def ledger(self) -> Iterator[Ledger]:
-        """The ledger as it exists (rule 2), closed at the block's end. What the disk or SQLite
-        says while it is opened or the decision written is one line that says nothing was
-        recorded (rule 4): the decision's transaction rolled back whole."""
-        try:
-            with open_existing_ledger(self.paths.ledger, clock=self.clock) as ledger:
-                yield ledger
-        except LedgerError as error:
-            if not isinstance(error, STORAGE_REFUSALS):
-                raise
-            raise type(error)(f"{error}; the decision was not recorded") from error
-        except (sqlite3.Error, OSError) as error:
-            if not is_storage_failure(error):  # a refused move, a bug: its traceback is for a developer
-                raise
-            failure = ledger_failure(error, self.paths.ledger, "record the decision")
-            raise type(failure)(f"{failure}; the decision was not recorded") from error
+    def ledger(self) -> AbstractContextManager[Ledger]:
+        """The ledger as it exists (rule 2), closed at the block's end (``deciding_on``)."""
+        return deciding_on(self.paths.ledger, self.clock)
+
+
+@contextmanager
+def deciding_on(path: Path, clock: Clock, busy_timeout: float = BUSY_TIMEOUT_SECONDS) -> Iterator[Ledger]:
+    """The ledger at ``path`` as it exists, for a person's decision (``bin/outbox-resolve``'s too).
+    What the disk or SQLite says while it is opened or the decision written is one line that
+    says nothing was recorded (rule 4): the decision's transaction rolled back whole."""
+    try:
+        with open_existing_ledger(path, clock=clock, busy_timeout=busy_timeout) as ledger:
+            yield ledger
+    except LedgerError as error:
+        if not isinstance(error, STORAGE_REFUSALS):
+            raise
+        raise type(error)(f"{error}; the decision was not recorded") from error
+    except (sqlite3.Error, OSError) as error:
+        if not is_storage_failure(error):  # a refused move, a bug: its traceback is for a developer
+            raise
+        failure = ledger_failure(error, path, "record the decision")
+        raise type(failure)(f"{failure}; the decision was not recorded") from error
 
 
 def person_of(args: argparse.Namespace) -> Person:

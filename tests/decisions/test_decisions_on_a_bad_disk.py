@@ -16,6 +16,7 @@ import pytest
 
 from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main as connect
+from shell.cli.resolve.entry import main as resolve
 from shell.errors import EXIT_CONFIG
 from shell.ledger.connection import open_ledger
 from tests.support.configured import configure_connector
@@ -115,3 +116,19 @@ def test_a_file_size_bound_is_one_line_naming_it_and_records_nothing(name: str, 
     assert "ulimit -f" in line
     assert "the decision was not recorded" in line
     assert (state / "ledger.sqlite3").read_bytes() == before
+
+
+@pytest.mark.parametrize("verb", [["abandon", "1"], ["resend", "1"], ["sent", "1", "--receipt", "9", "--unchecked"]])
+@pytest.mark.parametrize("disk", ["full", "read-only"])
+def test_outbox_resolves_decision_on_a_bad_disk_says_it_was_not_recorded(
+    verb: list[str], disk: str, mounted_state: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = (mounted_state / "ledger.sqlite3").read_bytes()
+    if disk == "full":
+        fill(mounted_state.parent)
+    else:
+        remount(mounted_state.parent, "ro")
+    capsys.readouterr()
+    assert resolve(["--state-dir", str(mounted_state), "--by", "local:ana", *verb]) == EXIT_CONFIG
+    assert "the decision was not recorded" in one_line_not_recorded(capsys)
+    assert (mounted_state / "ledger.sqlite3").read_bytes() == before

@@ -151,10 +151,11 @@ BAD = [
     ),
     rule(
         "bad disk: a person's decision on a full disk or a bounded file size says it was not recorded",
-        '            raise type(error)(f"{error}; the decision was not recorded") from error',
-        "            raise",
+        '        raise type(error)(f"{error}; the decision was not recorded") from error',
+        "        raise",
         "test_a_full_disk_is_one_line_and_records_nothing",
         "test_a_file_size_bound_is_one_line_naming_it_and_records_nothing",
+        "test_outbox_resolves_decision_on_a_bad_disk_says_it_was_not_recorded",
     ),
     rule(
         "bad disk: the instance lock that cannot be taken is one line, never a traceback",

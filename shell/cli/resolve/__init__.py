@@ -2,8 +2,10 @@
 
 Rules:
 1. ``list`` and ``show`` read through ``open_ledger_read_only``; ``sent``, ``abandon`` and
-   ``resend`` write through ``open_existing_ledger``. Neither creates, migrates or tightens a
-   ledger: a missing, foreign, too new or unprivate file is one line and EXIT_CONFIG.
+   ``resend`` write through ``open_existing_ledger`` (by ``shell.cli.person.deciding_on``: a
+   full disk or a read-only directory says the decision was not recorded). Neither creates,
+   migrates or tightens a ledger: a missing, foreign, too new or unprivate file is one line and
+   EXIT_CONFIG.
 2. Each decision is one short immediate transaction (``shell.ledger.resolution``), safe beside
    a running connector; a lock held past the busy timeout is "the ledger is busy",
    EXIT_UNAVAILABLE, and nothing was changed.
