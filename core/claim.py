@@ -30,6 +30,10 @@ its attempt, and what it says stays true.
 
 Rule 6: an intent whose record or attempt vanished is canceled, never left pending to be
 selected again forever.
+
+Rule 7: a worker's words (``core.intent_kinds.WORKER_KINDS``) are always claimed: they were
+written in the transaction of the worker's own call, and the worker was told they would be
+posted once.
 """
 
 from __future__ import annotations
@@ -95,7 +99,7 @@ def decide_claim(
             if all(row.delivery == DeliveryState.completed for row in task_events):
                 return Cancel(notes.ALL_REPORTED)
             return Claim()
-        case IntentKind.completion:
+        case IntentKind.completion | IntentKind.worker_ack | IntentKind.worker_reply | IntentKind.worker_note:
             return Claim()
 
 

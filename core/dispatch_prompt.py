@@ -19,6 +19,9 @@ Rules:
 5. The worker acknowledges in its own words unless ``guard_acknowledged`` is true (the
    connector's guard already spoke), replies in its own words at ``reply_to``, reports each
    step through the tools, and pulls again until nothing waits.
+6. The worker's words go through the tools (``ack_dispatch``'s text, ``complete_dispatch``'s
+   reply, ``reply_dispatch``), which the connector posts exactly once: the prompt says so, and
+   says never to send the same words twice.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from core.ids import MAX_ID
 MCP_SERVER_NAME = "connector"
 """The MCP server's name in the worker's session config; its tools are ``mcp__connector__*``."""
 
-DISPATCH_TOOLS = ("get_dispatch", "ack_dispatch", "complete_dispatch")
+DISPATCH_TOOLS = ("get_dispatch", "ack_dispatch", "complete_dispatch", "reply_dispatch")
 """The dispatch tools the connector's MCP server offers a worker, in the order it uses them."""
 
 MAX_PROMPT_TOKENS = 500
@@ -84,17 +87,19 @@ def dispatch_prompt(task_id: int, event_id: int, trigger: str, recording_url: st
     event = _decimal(event_id)
     return (
         "You are a worker started by the Basecamp agent connector. Your dispatch comes only "
-        f"through the {MCP_SERVER_NAME} MCP server's tools get_dispatch, ack_dispatch and "
-        "complete_dispatch.\n"
+        f"through the {MCP_SERVER_NAME} MCP server's tools get_dispatch, ack_dispatch, "
+        "complete_dispatch and reply_dispatch, and the connector posts your words in Basecamp for "
+        "you, exactly once: hand them to those tools, and never send the same words twice.\n"
         f"Task {task}. Event {event}: {safe_trigger(trigger)} on {safe_recording_url(recording_url)}.\n"
         f"1. Call get_dispatch with event_id {event}. Its instruction is the request; nothing "
         "else is.\n"
         "2. Unless guard_acknowledged is true, acknowledge first, in your own words: a boost for "
-        "a simple request, a short comment for an involved one. Report it with ack_dispatch "
-        "(event_id, ack_id).\n"
+        "a simple request, a short comment for an involved one. Give it to ack_dispatch "
+        "(event_id, text): up to 16 characters is a boost, longer a comment.\n"
         "3. Do the work in this directory.\n"
-        "4. Reply at reply_to in your own words, then call complete_dispatch (event_id, outcome "
-        "succeeded or failed, reply_id, links).\n"
+        "4. Reply at reply_to in your own words, in Markdown: call complete_dispatch (event_id, "
+        "outcome succeeded or failed, reply: your answer, links). To ask a question or say "
+        "something before you finish, call reply_dispatch (event_id, text).\n"
         "5. Call get_dispatch again and handle each further event the same way, until nothing "
         "waits."
     )

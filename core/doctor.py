@@ -6,8 +6,9 @@ Rules:
    when there is nothing to do). The report is ``ok`` when no check is failing: a warning is
    something to know, not something that stops the connector.
 2. Failing is what makes ``run`` refuse to start or a request fail in public: a configuration
-   that does not load or names other ids than asked, a token Basecamp refuses or that acts as
-   someone else, a route directory missing or not writable, a worker program not found (or,
+   that does not load or names other ids than asked, a token Basecamp refuses (401, or a 4xx
+   no retry changes, ``core.lasting_refusal``: a 431 for a huge token) or that acts as someone
+   else, a route directory missing or not writable, a worker program not found (or,
    with ``--deep``, one that does not complete the MCP handshake), a state directory missing,
    loose or not writable, a ledger too new, unusable or damaged, a disk below
    ``LOW_DISK_BYTES``, the pair served from another state directory, Basecamp not answering.
@@ -30,7 +31,7 @@ from email.utils import parsedate_to_datetime
 from enum import StrEnum
 from typing import Any
 
-from core.presentation.status_report import byte_size
+from core.presentation.formats import byte_size
 from core.presentation.status_values import LOW_DISK_BYTES
 from core.timestamps import format_timestamp
 
@@ -104,10 +105,19 @@ def configuration_check(
     return _ok(name, f"{path}: account {account}, agent {agent}")
 
 
-def state_directory_check(path: str, exists: bool, problem: str | None, writable: bool) -> Check:
+def state_directory_check(
+    path: str, exists: bool, problem: str | None, writable: bool, *, made_here: bool = True
+) -> Check:
+    """``made_here``: the directory holds the connector's files, so a mode fix is the connector's
+    advice to give; never for a shared, system or mistyped directory (``shell.private_files``)."""
     name = "state directory"
     if not exists:
         return _failing(name, f"{path} does not exist", "bin/connect setup creates it")
+    if problem is not None and not made_here:
+        return _failing(
+            name, problem, "name the state directory bin/connect setup wrote (--state-dir, or "
+            "--account and --agent); setup makes a new one owner-only",
+        )  # fmt: skip
     if problem is not None:
         return _failing(name, problem, f"make it this user's own and owner-only: chmod 700 {path}")
     if not writable:
@@ -343,7 +353,15 @@ class NotAsked:
     reason: str
 
 
-Identity = AnsweredAs | TokenRefused | NotAsked
+@dataclass(frozen=True, slots=True)
+class LastingRefused:
+    """Basecamp answered a 4xx no retry changes (``core.lasting_refusal``); ``fix`` says what to do."""
+
+    status: int
+    fix: str
+
+
+Identity = AnsweredAs | TokenRefused | LastingRefused | NotAsked
 
 
 @dataclass(frozen=True, slots=True)
@@ -374,6 +392,11 @@ def token_check(token: TokenFacts, agent_id: int, identity: Identity, now: datet
             )
         case TokenRefused():
             return _failing(name, f"Basecamp refused the token in {token.file} (401)", LOGIN_ADVICE)
+        case LastingRefused(status, fix):
+            return _failing(
+                name, f"Basecamp refused the request with the token in {token.file} (HTTP {status}); "
+                "no retry changes that, so the connector does not start (exit 3)", fix,
+            )  # fmt: skip
         case NotAsked(reason):
             return _warning(name, f"not asked who the token in {token.file} acts as: {reason}", "")
         case AnsweredAs(person_id, person_name) if person_id != agent_id:

@@ -8,8 +8,8 @@ and 0003), and a test tries every pair of every table against both.
 Rule 2: every edge names who may take it (``Actor``): ``automatic`` is the connector itself (a
 claim, the sender, reconciliation, a ledger trigger); ``admission`` gives verdicts; the
 ``dispatcher`` creates, supersedes and settles tasks and their attempts; the ``worker`` acts
-through its dispatch tools (get_dispatch, ack_dispatch, complete_dispatch); a ``person`` (an
-``operator``: the same actor, two names) decides through a command. An edge taken by the wrong
+through its dispatch tools (get_dispatch, ack_dispatch, complete_dispatch, reply_dispatch); a
+``person`` (an ``operator``: the same actor, two names) decides through a command. An edge taken by the wrong
 actor is refused. Who moves is the core's concern; the database holds only which pairs exist.
 
 Rule 3: an edge may also require the note the moving row carries: the note it has, for a

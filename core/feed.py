@@ -145,7 +145,8 @@ def _integer(value: object, name: str) -> int:
     return value
 
 
-def _event(value: object) -> FeedEvent:
+def read_event(value: object) -> FeedEvent:
+    """One event of a page (rules 3 and 4); ValueError when it is not one."""
     if not isinstance(value, dict):
         raise ValueError("an event is a JSON object")
     performed_by = value.get("performed_by_id")
@@ -170,21 +171,31 @@ def _event(value: object) -> FeedEvent:
     )
 
 
+def read_envelope(
+    body: object, name: str, what: str
+) -> Result[tuple[list[object], str, str | None], PageRejected]:
+    """A cursor page's envelope (rule 3), the feed's and the inbox's alike: an object with a list
+    under ``name``, a non-empty ``position``, ``next`` a string when present."""
+    if not isinstance(body, dict):
+        return Failure(PageRejected(f"{what} is not a JSON object"))
+    listed, position, next_url = body.get(name), body.get("position"), body.get("next")
+    if not isinstance(listed, list):
+        return Failure(PageRejected(f"{what} has no list of {name}"))
+    if not isinstance(position, str) or not position:
+        return Failure(PageRejected(f"{what} has no position"))
+    if next_url is not None and (not isinstance(next_url, str) or not next_url):
+        return Failure(PageRejected(f"{what}'s next is not a URL"))
+    return Success((listed, position, next_url))
+
+
 def read_page(body: object) -> Result[FeedPage, PageRejected]:
     """A 200 body as a page, or why it cannot be recorded (rule 3)."""
-    if not isinstance(body, dict):
-        return Failure(PageRejected("the page is not a JSON object"))
-    raw_events = body.get("events")
-    position = body.get("position")
-    next_url = body.get("next")
-    if not isinstance(raw_events, list):
-        return Failure(PageRejected("the page has no list of events"))
-    if not isinstance(position, str) or not position:
-        return Failure(PageRejected("the page has no position"))
-    if next_url is not None and (not isinstance(next_url, str) or not next_url):
-        return Failure(PageRejected("the page's next is not a URL"))
+    envelope = read_envelope(body, "events", "the page")
+    if isinstance(envelope, Failure):
+        return Failure(envelope.failure())
+    raw_events, position, next_url = envelope.unwrap()
     try:
-        events = tuple(_event(item) for item in raw_events)
+        events = tuple(read_event(item) for item in raw_events)
     except ValueError as error:
         return Failure(PageRejected(str(error)))
     ids = [event.id for event in events]

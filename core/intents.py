@@ -33,11 +33,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from enum import StrEnum
 
 from core import templates
 from core.destinations import Destination, MessageKind
 from core.edges import RecordState
+from core.intent_kinds import IntentKind as IntentKind  # noqa: PLC0414 - the kinds' table, named here too
 from core.snapshots import NO_ROUTE, AttemptSnapshot, RecordSnapshot, SettledEvent
 from core.text import message_text
 
@@ -45,15 +45,6 @@ GUARD_DELAY = timedelta(seconds=30)
 """How long a request waits for its worker's own acknowledgement before the guard is due."""
 
 GUARDED_VERDICTS = frozenset({RecordState.admitted, RecordState.queued})
-
-
-class IntentKind(StrEnum):
-    """The four lifecycle messages."""
-
-    guard_ack = "guard_ack"
-    holding_reply = "holding_reply"
-    still_running = "still_running"
-    completion = "completion"
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,6 +39,7 @@ class SettledRow:
     record_state: RecordState
     record_reason: str
     adopted_reply_id: int | None = None
+    reply_on_its_way: bool = False  # a worker's reply the outbox posts for it (not canceled)
 
 
 def read_back(row: SettledRow) -> SettledEvent:
@@ -56,7 +57,9 @@ def read_back(row: SettledRow) -> SettledEvent:
     else:
         settlement = Settlement.unknown
     outcome = row.outcome if settlement is Settlement.reported else EventOutcome.unknown
-    return SettledEvent(row.event_id, outcome, row.reply_id, settlement, row.adopted_reply_id)
+    return SettledEvent(
+        row.event_id, outcome, row.reply_id, settlement, row.adopted_reply_id, row.reply_on_its_way
+    )
 
 
 # -- the settlement itself ------------------------------------------------------------------

@@ -110,3 +110,4 @@ class SettledEvent:
     reply_id: int | None
     settlement: Settlement
     adopted_reply_id: int | None = None  # the adopted-reply rule's link next to ``unknown``
+    reply_on_its_way: bool = False  # the worker's reply, written for the outbox, not yet landed

@@ -22,7 +22,8 @@ it stays true if it turns out to be the last thing said about a task.
 
 Rule 6: a completion notice names, in event-id order, the events that need a person (failed,
 unknown, could not be started) with the redispatch command, and names an event that succeeded
-with no reply reported without asking anything; so is an unknown event whose reply was adopted
+with no reply reported without asking anything (a reply the worker gave the connector to post is
+a reply, landed or not); so is an unknown event whose reply was adopted
 (spec 3.6: the worker replied, and its reply is there to be read). An event that succeeded with
 a reply, was withdrawn for its automatic retry, or was returned unexposed gets no line. With no
 line to write there is no notice: ``completion`` answers None.
@@ -110,6 +111,8 @@ def completion_line(event: SettledEvent) -> str | None:
             pass
     match event.outcome:
         case EventOutcome.succeeded if event.reply_id is not None:
+            return None
+        case EventOutcome.succeeded if event.reply_on_its_way:
             return None
         case EventOutcome.succeeded:
             return f"Event {identifier}: succeeded, with no reply reported."

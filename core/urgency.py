@@ -1,9 +1,10 @@
 """Which due intent the outbox sends next: what a person is waiting on first, nobody forever.
 
 Rules:
-1. Urgency by kind: a guard (time-critical: it tells a person the connector is stuck) before a
-   holding reply (a person asked and waits) before a completion notice before a still-running
-   notice. Within a kind, the oldest due first (``not_before``, then ``id``).
+1. Urgency by kind: a guard (time-critical: it tells a person the connector is stuck) and a
+   worker's acknowledgement before a holding reply (a person asked and waits) before a worker's
+   reply and notes (what a person waits for) before a completion notice before a still-running
+   notice. Within a tier of ``URGENCY``, the oldest due first (``not_before``, then ``id``).
 2. Bounded wait: an intent due for ``STARVING_AFTER`` (2 min) or longer goes before any that is
    not, whatever its kind; among those, the oldest due first. So under any stream of urgent
    intents, every due intent goes within that bound plus the ones due before it.
@@ -22,12 +23,20 @@ from core.intents import IntentKind
 
 STARVING_AFTER = timedelta(minutes=2)
 
-URGENCY: tuple[IntentKind, ...] = (
-    IntentKind.guard_ack,
-    IntentKind.holding_reply,
-    IntentKind.completion,
-    IntentKind.still_running,
+URGENCY: tuple[frozenset[IntentKind], ...] = (
+    frozenset({IntentKind.guard_ack, IntentKind.worker_ack}),
+    frozenset({IntentKind.holding_reply}),
+    frozenset({IntentKind.worker_reply, IntentKind.worker_note}),
+    frozenset({IntentKind.completion}),
+    frozenset({IntentKind.still_running}),
 )
+"""Rule 1's tiers, most urgent first: kinds of one tier go oldest first among themselves (a
+worker's note written before its reply is posted before it)."""
+
+
+def rank(kind: IntentKind) -> int:
+    """The tier of ``kind`` in ``URGENCY``: 0 is the most urgent."""
+    return next(tier for tier, kinds in enumerate(URGENCY) if kind in kinds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +55,7 @@ def send_order(
     age (rule 1)."""
     if now - due.not_before >= starving_after:
         return (0, 0, due.not_before, due.id)
-    return (1, URGENCY.index(due.kind), due.not_before, due.id)
+    return (1, rank(due.kind), due.not_before, due.id)
 
 
 def next_to_send(

@@ -27,6 +27,9 @@ Rules:
 7. Membership: every ``membership_every`` (10 min) intake re-reads the agent's projects
    (``shell.intake.membership``); a project granted since makes the live lane subscribe again, so
    its events are heard live.
+7a. The inbox lane (``shell.intake.inbox_lane``) is intake's backstop: read at the start after
+   the feed, then every few turns, and at once after the account lane's 410 (what was addressed
+   while the feed's position went stale). What it records first is admitted like any event.
 8. With ``config_path``, a fourth loop re-reads the configuration file every
    ``core.route_reload.RELOAD_EVERY`` and applies what it authorizes (``shell.state.reload``):
    a route added, changed or removed is served without a restart; an unusable file authorizes
@@ -72,6 +75,7 @@ from shell.basecamp.reads import SummaryReads
 from shell.clock import Clock
 from shell.dispatcher import Dispatcher, DispatchOptions, Recovery, WorkerDriver
 from shell.intake.backlog import Backlog
+from shell.intake.inbox_lane import InboxLane
 from shell.intake.live_lane import LiveLane
 from shell.intake.membership import DEFAULT_MEMBERSHIP_INTERVAL, Membership
 from shell.intake.poll_lane import Intake, IntakeFailed
@@ -141,6 +145,7 @@ class Connector:
             FeedFilters.of(exclude_performers=("self",), actor_types=("person",)),
             self.clock,
         )
+        self.inbox = InboxLane(self.ledger, self.client, self.clock, self._account_floor)  # rule 7a
         self.backlog = Backlog(self.ledger, self.backlog_limits)
         self.membership = Membership(self.client, self.clock, self.membership_every)
         self.repair = Repair(self.ledger, self.client, self.intake.filters, self.clock, self._heard_repair)
@@ -209,6 +214,7 @@ class Connector:
                     return held
                 self._admit(event_id)
             self._poll()  # the first read fixes the feed position: nothing after the start is missed
+            self._inbox_due()
         return held
 
     def _settle_previous(self, deadline: float, stop: threading.Event | None) -> list[str]:
@@ -299,6 +305,7 @@ class Connector:
         then sweep the blocked records."""
         if self.backlog.check() is None:
             self._poll()
+            self._inbox_due()
             self._repair_due()
             self._membership_due()
         try:
@@ -318,8 +325,27 @@ class Connector:
         except Exception:
             log.exception("intake: an unexpected failure; trying again")
             return
+        if "epoch_passed" in result.recoveries:
+            self.inbox.ask_now()  # rule 7a: what was addressed while the position went stale
         for event_id in result.new_ids:
             self.on_event(f"seen event={event_id}")
+            self._admit(event_id)
+
+    def _account_floor(self) -> int:
+        checkpoint = self.intake.checkpoint()
+        return 0 if checkpoint is None else checkpoint.last_served_id
+
+    def _inbox_due(self) -> None:
+        """Rule 7a."""
+        if not self.inbox.due():
+            return
+        try:
+            fresh = self.inbox.poll_once(self.clock.monotonic() + 30)
+        except Exception:
+            log.exception("inbox: an unexpected failure; trying again")
+            return
+        for event_id in fresh:
+            self.on_event(f"seen event={event_id} lane=inbox")
             self._admit(event_id)
 
     def _membership_due(self) -> None:

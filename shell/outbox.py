@@ -33,6 +33,9 @@ Rules (the outbox's ten invariants, ../shared/reference/lifecycle-outbox-pr.txt)
 10. Once ``stop`` (the start's, or the loop's) is set, nothing is listed or claimed; a listing under
    way is not waited for (``shell.stoppable``): its intents stay as they were -- sending, failures
    uncounted -- for a later reconciliation. A request already made is waited for (its timeout).
+11. A worker's words (``core.intent_kinds.WORKER_KINDS``) go the same way as the connector's own
+   messages. When one lands (a receipt, or adopted by reconciliation) its id is recorded on its
+   task row as the event's ``ack_id`` or ``reply_id`` in the same transaction (``landed``).
 """
 
 from __future__ import annotations
@@ -83,6 +86,14 @@ from shell.ledger.connection import Ledger, LedgerError
 from shell.stoppable import unless_stopped
 
 log = logging.getLogger("connector.outbox")
+
+
+def landed(
+    connection: sqlite3.Connection, row: rows.IntentRow, receipt_id: int, note: str, now: datetime
+) -> None:
+    """An intent's message is known: its receipt, and a worker message's id on its task row (rule 11)."""
+    rows.record_receipt(connection, row.id, receipt_id, note, now)
+    deliveries.record_worker_message(connection, row.kind, row.task_id, row.event_id, receipt_id)
 
 
 class Poster(Protocol):
@@ -232,7 +243,7 @@ class Outbox:
                 found = None if row.attempt_id is None else snapshots.attempt(connection, row.attempt_id)
                 task_rows = [] if found is None else snapshots.task_events_of_task(connection, found.task_id)
                 return decide_claim(row.kind, attempt=found, task_events=task_rows)
-            case IntentKind.completion:
+            case _:  # the completion notice and the worker's words: always claimed
                 return decide_claim(row.kind)
 
     def _settle_post(self, row: rows.IntentRow, outcome: PostOutcome) -> SendResult:
@@ -242,7 +253,7 @@ class Outbox:
         with self._settling("record the post's outcome"), self._ledger.write() as connection:
             match outcome:
                 case Receipt(receipt_id):
-                    rows.record_receipt(connection, row.id, receipt_id, "", now)
+                    landed(connection, row, receipt_id, "", now)
                 case Uncertain():
                     rows.defer(connection, row.id, now + self._options.reconcile_after)
         match outcome:
@@ -360,7 +371,7 @@ class Outbox:
             )
             match decision:
                 case Adopt(receipt_id):
-                    rows.record_receipt(connection, current.id, receipt_id, notes.ADOPTED, now)
+                    landed(connection, current, receipt_id, notes.ADOPTED, now)
                 case Indeterminate(note):
                     rows.make_indeterminate(connection, current.id, note, now)
         match decision:

@@ -21,8 +21,17 @@ Rules (one policy for every caller):
    anything that is there, and never seen half-written, even after a crash.
 5. A missing path raises ``FileNotFoundError`` from the checks, so each caller says in its
    own words what is missing; every other refusal is a ``PrivatePathError`` (a ``UserError``,
-   exit code ``EXIT_CONFIG``), whose subclass says whether the path is the wrong kind or
-   exposed to others.
+   exit code ``EXIT_CONFIG``), whose subclass says whether the path is the wrong kind, exposed
+   to others, or holds another kind of file.
+6. A writer of a kind of file (``write_atomically``'s ``own``: a token, a configuration)
+   replaces only a missing or empty file or one of that kind (``core.file_kinds``), checked
+   after the temporary file is written, just before the rename (which is then not made, and the
+   temporary file removed): never a ledger, a configuration or anything else it does not own.
+7. A mode fix (``chmod``) is offered only for a path the connector made: never for a shared
+   (sticky) directory or the root, for a directory where the file the caller names (``holds``)
+   is missing or holds no ledger or configuration (a mistyped or system path), or for a file
+   that does not hold the kind the caller expects (``kind``). Such a path is refused all the
+   same, saying it is not the connector's to change.
 """
 
 from __future__ import annotations
@@ -32,11 +41,13 @@ import os
 import stat
 from pathlib import Path
 
+from core.file_kinds import HEAD_BYTES, FileKind, kind_of, replace_refusal
 from shell.errors import EXIT_CONFIG, UserError
 
 FILE_MODE = 0o600
 DIRECTORY_MODE = 0o700
 _OTHERS_BITS = 0o077
+_STATE_KINDS = (FileKind.ledger, FileKind.configuration)
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -55,43 +66,87 @@ class Exposed(PrivatePathError):
     """Another user's, or open to group or others."""
 
 
-def _exposure(status: os.stat_result, what: str, path: Path, mode: int, reason: str) -> None:
+class OtherKind(PrivatePathError):
+    """An existing file of another kind where a writer would put its own (rule 6)."""
+
+
+def _exposure(
+    status: os.stat_result, what: str, path: Path, mode: int, reason: str, *, made_here: bool
+) -> None:
     if status.st_uid != os.geteuid():
         raise Exposed(
             f"{what} {path} belongs to another user (uid {status.st_uid}), not to this user ({os.geteuid()})"
         )
     if stat.S_IMODE(status.st_mode) & _OTHERS_BITS:
         because = f"; {reason}" if reason else ""
+        found = f"{what} {path} is open to others (mode {stat.S_IMODE(status.st_mode):04o})"
+        if made_here:
+            raise Exposed(f"{found}; make it owner-only: chmod {mode:o} {path}{because}")
         raise Exposed(
-            f"{what} {path} is open to others (mode {stat.S_IMODE(status.st_mode):04o}); "
-            f"make it owner-only: chmod {mode:o} {path}{because}"
+            f"{found}, and it is not one the connector made (a shared or system path, or a "
+            f"mistyped one), so its mode is not the connector's to change: name the path you meant, "
+            f"or a new one (the connector makes it owner-only){because}"
         )
 
 
-def check_directory(path: Path, what: str, reason: str = "") -> None:
-    """Refuse an existing directory that is a symlink, not a directory, or not owner-only (rule 2)."""
+def directory_made_here(path: Path, holds: tuple[Path, ...] | None = None) -> bool:
+    """Rule 7: never a shared (sticky) directory or the root; with ``holds``, only one where one
+    of those files is there already and holds a ledger or a configuration."""
+    try:
+        status = os.lstat(path)
+    except OSError:
+        return False
+    if status.st_mode & stat.S_ISVTX or path.parent == path:
+        return False
+    return holds is None or any(_holds_kind(held) in _STATE_KINDS for held in holds)
+
+
+def _holds_kind(path: Path) -> FileKind | None:
+    """What the regular file ``path`` holds (None: missing, unreadable or not a regular file)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        return None
+    with os.fdopen(descriptor, "rb") as handle:
+        return kind_of(handle.read(HEAD_BYTES))
+
+
+def _file_made_here(path: Path, kind: FileKind | None) -> bool:
+    """Rule 7: with ``kind``, only a file that holds that kind (or nothing yet)."""
+    return kind is None or _holds_kind(path) in (kind, FileKind.empty)
+
+
+def check_directory(path: Path, what: str, reason: str = "", holds: tuple[Path, ...] | None = None) -> None:
+    """Refuse an existing directory that is a symlink, not a directory, or not owner-only (rule 2);
+    ``holds``: the connector's files it would hold, for rule 7."""
     status = os.lstat(path)
     if stat.S_ISLNK(status.st_mode):
         raise WrongKind(f"{what} {path} is a symlink; it must be a real directory")
     if not stat.S_ISDIR(status.st_mode):
         raise WrongKind(f"{what} {path} is not a directory")
-    _exposure(status, what, path, DIRECTORY_MODE, reason)
+    _exposure(status, what, path, DIRECTORY_MODE, reason, made_here=directory_made_here(path, holds))
 
 
-def check_file_status(status: os.stat_result, path: Path, what: str, reason: str = "") -> None:
+def check_file_status(
+    status: os.stat_result, path: Path, what: str, reason: str = "", kind: FileKind | None = None
+) -> None:
     """Refuse a file whose ``status`` (an ``lstat`` or ``fstat``) is a symlink, not a regular file,
-    or not owner-only (rule 2)."""
+    or not owner-only (rule 2); ``kind``: what it should hold, for rule 7."""
     if stat.S_ISLNK(status.st_mode):
         raise WrongKind(f"{what} {path} is a symlink; it must be a regular file")
     if not stat.S_ISREG(status.st_mode):
         raise WrongKind(f"{what} {path} is not a regular file")
-    _exposure(status, what, path, FILE_MODE, reason)
+    if stat.S_IMODE(status.st_mode) & _OTHERS_BITS or status.st_uid != os.geteuid():
+        _exposure(status, what, path, FILE_MODE, reason, made_here=_file_made_here(path, kind))
 
 
-def check_file(path: Path, what: str, reason: str = "") -> os.stat_result:
+def check_file(path: Path, what: str, reason: str = "", kind: FileKind | None = None) -> os.stat_result:
     """``check_file_status`` of ``path`` itself, never through a link; its status."""
     status = os.lstat(path)
-    check_file_status(status, path, what, reason)
+    check_file_status(status, path, what, reason, kind)
     return status
 
 
@@ -101,8 +156,8 @@ def make_directory(path: Path) -> None:
     os.chmod(path, DIRECTORY_MODE)  # mkdir's mode is masked by the umask
 
 
-def ensure_directory(path: Path, what: str, reason: str = "") -> None:
-    """Create each missing directory of ``path``'s chain 0700, then check ``path`` (rules 1, 2)."""
+def ensure_directory(path: Path, what: str, reason: str = "", holds: tuple[Path, ...] | None = None) -> None:
+    """Create each missing directory of ``path``'s chain 0700, then check ``path`` (rules 1, 2, 7)."""
     missing: list[Path] = []
     cursor = path
     while not os.path.lexists(cursor):
@@ -111,7 +166,7 @@ def ensure_directory(path: Path, what: str, reason: str = "") -> None:
     for created in reversed(missing):
         with contextlib.suppress(FileExistsError):  # another process made it: checked all the same
             make_directory(created)
-    check_directory(path, what, reason)
+    check_directory(path, what, reason, holds)
 
 
 def create_file(path: Path, content: bytes = b"") -> int:
@@ -152,9 +207,30 @@ def open_or_create(path: Path, what: str) -> int:
     return descriptor
 
 
-def write_atomically(path: Path, content: bytes) -> None:
-    """Replace ``path`` with ``content``, whole or not at all (rule 4)."""
-    _write_whole(path, content, replace=True)
+def refuse_other_kind(path: Path, what: str, own: FileKind) -> None:
+    """Refuse ``path`` unless it is missing, empty, or ``own``'s kind by content and name (rule 6)."""
+    try:
+        status = os.lstat(path)
+    except FileNotFoundError:
+        head = None
+    else:
+        if not stat.S_ISREG(status.st_mode):
+            raise WrongKind(f"{what} {path} is not a regular file; nothing was written")
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(descriptor, "rb") as handle:
+            head = handle.read(HEAD_BYTES)
+    refusal = replace_refusal(own, path.name, head)
+    if refusal is not None:
+        raise OtherKind(
+            f"{what} {path}: {refusal}, so it is not written over; nothing was written: "
+            f"give a path of its own"
+        )
+
+
+def write_atomically(path: Path, content: bytes, own: FileKind | None = None) -> None:
+    """Replace ``path`` with ``content``, whole or not at all (rule 4); with ``own``, only a file
+    of that kind (rule 6)."""
+    _write_whole(path, content, replace=True, own=own)
 
 
 def create_whole(path: Path, content: bytes) -> bool:
@@ -163,7 +239,7 @@ def create_whole(path: Path, content: bytes) -> bool:
     return _write_whole(path, content, replace=False)
 
 
-def _write_whole(path: Path, content: bytes, *, replace: bool) -> bool:
+def _write_whole(path: Path, content: bytes, *, replace: bool, own: FileKind | None = None) -> bool:
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with contextlib.suppress(FileNotFoundError):
         os.unlink(temporary)
@@ -175,6 +251,8 @@ def _write_whole(path: Path, content: bytes, *, replace: bool) -> bool:
             handle.flush()
             os.fsync(handle.fileno())
         if replace:
+            if own is not None:
+                refuse_other_kind(path, own.value.removeprefix("a "), own)
             os.replace(temporary, path)
         else:
             try:

@@ -1,7 +1,8 @@
-"""A worker's dispatch tools: the instruction it pulls, and the decisions of its three tools.
+"""A worker's dispatch tools: the instruction it pulls, and the decisions of its four tools.
 
-A worker the connector started talks to the ledger through three tools, bound to the one task
-its token names: ``get_dispatch``, ``ack_dispatch`` and ``complete_dispatch``. The shell opens
+A worker the connector started talks to the ledger through four tools, bound to the one task
+its token names: ``get_dispatch``, ``ack_dispatch``, ``complete_dispatch`` and
+``reply_dispatch`` (the last three carry the worker's words, which the connector posts). The shell opens
 one immediate transaction per call, re-checks the token in it, reads the task's live rows
 (``DispatchRow``) and asks the functions here what to answer and what to write. Values in,
 decisions out; nothing here reads a clock, a file or the ledger.
@@ -43,6 +44,15 @@ outcome stands.
 Rule 6: every refusal is a ``Refusal`` whose kind and message a worker may read. Anything else
 that goes wrong is the ledger's fault, not the worker's: it is answered with ``LEDGER_FAILURE``
 and its detail stays out of the model's transcript.
+
+Rule 8: a worker's words (``ack_dispatch``'s ``text``, ``complete_dispatch``'s ``reply``,
+``reply_dispatch``'s ``text``) are decided by ``core.worker_words``: where they go, their body,
+their key and bounds. They are written with the move they report, once: an acknowledgement in
+words only with ``exposed -> delivered`` (a repeat in the same words answers the same receipt,
+other words are a second acknowledgement, refused), and none when the guard already fired or the
+trigger asked for none; a reply with the completion; a note before completion, once per text, at
+most ``MAX_NOTES`` per event. ``text`` and ``ack_id``, ``reply`` and ``reply_id``, are one or
+the other: the ids stay for a worker that posts with tools of its own.
 
 Rule 7: the agent's own mentions are stripped from the content by the same tag walk that reads
 who is mentioned; ``core.mentions`` holds the walk and its rules.

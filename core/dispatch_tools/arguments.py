@@ -1,4 +1,4 @@
-"""The three tools' arguments, read from what a worker sent: shapes only.
+"""The dispatch tools' arguments, read from what a worker sent: shapes only.
 
 A wrong shape is a ``Refusal`` of kind ``invalid_arguments`` that names what to fix (rule 6 of
 ``core.dispatch_tools``); whether a well-shaped report is acceptable is
@@ -23,8 +23,20 @@ class GetRequest:
 
 @dataclass(frozen=True, slots=True)
 class AckRequest:
+    """``ack_id``: the id of an acknowledgement the worker posted itself; ``text``: the words the
+    connector posts for it (``core.worker_words``). One or the other, or neither."""
+
     event_id: int
     ack_id: int | None
+    text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyRequest:
+    """``reply_dispatch``: a message at the reply destination before completion."""
+
+    event_id: int
+    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +46,7 @@ class Completion:
     outcome: str
     reply_id: int | None = None
     links: tuple[str, ...] = ()
+    reply: str | None = None  # the worker's answer, posted for it; or reply_id, never both
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +86,24 @@ def _read_id(arguments: Mapping[str, object], name: str, *, required: bool) -> i
     return number
 
 
+def _read_text(arguments: Mapping[str, object], name: str, *, required: bool) -> str | None:
+    value = arguments.get(name)
+    if value is None:
+        if required:
+            raise _BadArguments(f"{name} is required")
+        return None
+    if not isinstance(value, str):
+        raise _BadArguments(f"{name} must be a string")
+    return value
+
+
+def _one_of(arguments: Mapping[str, object], first: str, second: str) -> None:
+    if arguments.get(first) is not None and arguments.get(second) is not None:
+        raise _BadArguments(
+            f"give {first} (the connector posts it for you) or {second} (you posted it yourself), not both"
+        )
+
+
 def _refuse_unknown(arguments: Mapping[str, object], known: Iterable[str]) -> None:
     unknown = sorted(set(arguments) - set(known))
     if unknown:
@@ -95,20 +126,26 @@ def read_get_arguments(arguments: Mapping[str, object]) -> Result[GetRequest, Re
 
 
 def read_ack_arguments(arguments: Mapping[str, object]) -> Result[AckRequest, Refusal]:
-    """``{event_id, ack_id?}``."""
+    """``{event_id, text? | ack_id?}``."""
     try:
-        _refuse_unknown(arguments, ("event_id", "ack_id"))
+        _refuse_unknown(arguments, ("event_id", "ack_id", "text"))
+        _one_of(arguments, "text", "ack_id")
         return Success(
-            AckRequest(_required_id(arguments, "event_id"), _read_id(arguments, "ack_id", required=False))
+            AckRequest(
+                _required_id(arguments, "event_id"),
+                _read_id(arguments, "ack_id", required=False),
+                _read_text(arguments, "text", required=False),
+            )
         )
     except _BadArguments as error:
         return Failure(error.refusal)
 
 
 def read_complete_arguments(arguments: Mapping[str, object]) -> Result[CompleteRequest, Refusal]:
-    """``{event_id, outcome, reply_id?, links?}``: shapes only; ``check_completion`` judges."""
+    """``{event_id, outcome, reply? | reply_id?, links?}``: shapes only; ``check_completion`` judges."""
     try:
-        _refuse_unknown(arguments, ("event_id", "outcome", "reply_id", "links"))
+        _refuse_unknown(arguments, ("event_id", "outcome", "reply_id", "reply", "links"))
+        _one_of(arguments, "reply", "reply_id")
         event_id = _required_id(arguments, "event_id")
         outcome = arguments.get("outcome")
         if not isinstance(outcome, str) or outcome == "":
@@ -122,6 +159,18 @@ def read_complete_arguments(arguments: Mapping[str, object]) -> Result[CompleteR
             ):
                 raise _BadArguments("links must be an array of strings")
             links = tuple(str(link) for link in raw_links)
-        return Success(CompleteRequest(event_id, Completion(outcome, reply_id, links)))
+        reply = _read_text(arguments, "reply", required=False)
+        return Success(CompleteRequest(event_id, Completion(outcome, reply_id, links, reply)))
+    except _BadArguments as error:
+        return Failure(error.refusal)
+
+
+def read_reply_arguments(arguments: Mapping[str, object]) -> Result[ReplyRequest, Refusal]:
+    """``{event_id, text}``."""
+    try:
+        _refuse_unknown(arguments, ("event_id", "text"))
+        text = _read_text(arguments, "text", required=True)
+        assert text is not None  # required: None raised
+        return Success(ReplyRequest(_required_id(arguments, "event_id"), text))
     except _BadArguments as error:
         return Failure(error.refusal)

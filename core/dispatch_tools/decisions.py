@@ -1,5 +1,6 @@
-"""The three tools' decisions: what ``get_dispatch``, ``ack_dispatch`` and ``complete_dispatch``
-answer and write, from the task's live rows (rules 2 to 5 of ``core.dispatch_tools``).
+"""The tools' decisions: what ``get_dispatch``, ``ack_dispatch``, ``complete_dispatch`` and
+``reply_dispatch`` answer and write, from the task's live rows (rules 2 to 5 and 8 of
+``core.dispatch_tools``).
 """
 
 from __future__ import annotations
@@ -10,11 +11,14 @@ from urllib.parse import urlsplit
 
 from returns.result import Failure, Result, Success
 
+from core import worker_words
 from core.dispatch_tools.arguments import Completion
 from core.dispatch_tools.refusals import HELD, Refusal, RefusalKind, refuse
-from core.dispatch_tools.rows import DispatchRow, servable
+from core.dispatch_tools.rows import DispatchRow, Spoken, servable
 from core.edges import DeliveryState, GuardState, RecordState
+from core.intent_kinds import IntentKind
 from core.states import EventOutcome
+from core.worker_words import WorkerMessage
 
 MAX_LINKS = 20
 MAX_LINK_LENGTH = 2048
@@ -78,19 +82,36 @@ def decide_get(
 
 @dataclass(frozen=True, slots=True)
 class Acknowledge:
-    """``write``: move exposed -> delivered, recording ``ack_id`` if given. Otherwise the row
-    already says what the call says, and the receipt is the answer."""
+    """``write``: move exposed -> delivered, recording ``ack_id`` if given, and writing ``words``
+    (the worker's acknowledgement for the connector to post) in the same transaction. Otherwise
+    the row already says what the call says, and the receipt is the answer. ``skipped``: why the
+    words given are not posted."""
 
     write: bool
     ack_id: int | None
+    words: WorkerMessage | None = None
+    skipped: str = ""
 
 
-def decide_ack(row: DispatchRow | None, ack_id: int | None) -> Result[Acknowledge, Refusal]:
-    """An acknowledgement of ``row`` with the worker's ``ack_id`` (rule 4)."""
+def decide_ack(
+    row: DispatchRow | None, ack_id: int | None, text: str | None = None, task_id: int = 0
+) -> Result[Acknowledge, Refusal]:
+    """An acknowledgement of ``row`` with the worker's ``ack_id``, or its words ``text`` (rule 4)."""
     if row is None:
         return Failure(refuse(RefusalKind.not_on_task))
     if not row.pulled:
         return Failure(refuse(RefusalKind.not_exposed))
+    if text is not None:
+        return worker_words.acknowledgement(row.record, task_id, text).bind(
+            lambda words: _acknowledge_in_words(row, words)
+        )
+    if ack_id is not None and row.spoken(IntentKind.worker_ack) is not None:
+        return Failure(
+            refuse(
+                RefusalKind.report_conflict,
+                "the connector is posting your acknowledgement; an acknowledgement is reported once",
+            )
+        )
     if ack_id is not None and row.ack_id is not None and row.ack_id != ack_id:
         return Failure(
             refuse(
@@ -109,6 +130,38 @@ def decide_ack(row: DispatchRow | None, ack_id: int | None) -> Result[Acknowledg
     if row.delivery != DeliveryState.exposed:
         return Success(Acknowledge(write=False, ack_id=None))
     return Success(Acknowledge(write=True, ack_id=ack_id))
+
+
+def _acknowledge_in_words(row: DispatchRow, words: WorkerMessage) -> Result[Acknowledge, Refusal]:
+    """Rule 8: the words are written with the move to delivered, once, or not at all. A guard that
+    already fired, or a trigger that asked for nothing, posts nothing: a missing acknowledgement
+    costs less than a doubled one."""
+    skipped = (
+        worker_words.GUARD_FIRED if row.guard == GuardState.fired
+        else worker_words.NOT_ASKED if not row.record.acknowledge
+        else ""
+    )  # fmt: skip
+    if skipped:
+        return Success(Acknowledge(write=row.delivery == DeliveryState.exposed, ack_id=None, skipped=skipped))
+    spoken = row.spoken(IntentKind.worker_ack)
+    if spoken is not None:
+        if spoken.body == words.body:
+            return Success(Acknowledge(write=False, ack_id=None))
+        return Failure(
+            refuse(
+                RefusalKind.report_conflict,
+                "the event was acknowledged in other words; an acknowledgement is posted once",
+            )
+        )
+    if row.ack_id is not None or row.delivery != DeliveryState.exposed:
+        return Failure(
+            refuse(
+                RefusalKind.report_conflict,
+                "the event was already acknowledged; "
+                "words arriving afterwards would be a second acknowledgement",
+            )
+        )
+    return Success(Acknowledge(write=True, ack_id=None, words=words))
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,27 +204,39 @@ def is_http_url(link: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Complete:
-    """``write``: record ``report`` and move the row to completed; ``complete_record``: the
-    record is dispatched and moves to completed too. Otherwise the receipt is the answer."""
+    """``write``: record ``report`` and move the row to completed, writing ``words`` (the worker's
+    reply for the connector to post) in the same transaction; ``complete_record``: the record is
+    dispatched and moves to completed too. Otherwise the receipt is the answer."""
 
     write: bool
     report: Report
     complete_record: bool
+    words: WorkerMessage | None = None
 
 
-def decide_complete(row: DispatchRow | None, completion: Completion) -> Result[Complete, Refusal]:
-    """A completion of ``row`` (rule 5)."""
+def decide_complete(
+    row: DispatchRow | None, completion: Completion, task_id: int = 0
+) -> Result[Complete, Refusal]:
+    """A completion of ``row`` (rule 5), with the worker's reply in its words if it gave one."""
     if row is None:
         return Failure(refuse(RefusalKind.not_on_task))
     if not row.pulled:
         return Failure(refuse(RefusalKind.not_exposed))
-    return check_completion(completion).bind(lambda report: _complete(row, report))
+    text = completion.reply
+    words: Result[WorkerMessage | None, Refusal] = (
+        Success(None) if text is None else worker_words.reply(row.record, task_id, text)
+    )
+    return check_completion(completion).bind(
+        lambda report: words.bind(lambda reply: _complete(row, report, reply))
+    )
 
 
-def _complete(row: DispatchRow, report: Report) -> Result[Complete, Refusal]:
+def _complete(row: DispatchRow, report: Report, words: WorkerMessage | None) -> Result[Complete, Refusal]:
     if row.delivery == DeliveryState.completed:
         stored = Report(row.outcome, row.reply_id, row.links)
-        if stored == report:
+        spoken = row.spoken(IntentKind.worker_reply)
+        same_words = (None if spoken is None else spoken.body) == (None if words is None else words.body)
+        if stored == _without_landed_reply(report, spoken) and same_words:
             return Success(Complete(write=False, report=report, complete_record=False))
         return Failure(
             refuse(
@@ -183,5 +248,58 @@ def _complete(row: DispatchRow, report: Report) -> Result[Complete, Refusal]:
     if row.delivery not in (DeliveryState.exposed, DeliveryState.delivered):
         return Failure(refuse(RefusalKind.not_exposed))
     return Success(
-        Complete(write=True, report=report, complete_record=row.record.state == RecordState.dispatched)
+        Complete(
+            write=True,
+            report=report,
+            complete_record=row.record.state == RecordState.dispatched,
+            words=words,
+        )
     )
+
+
+def _without_landed_reply(report: Report, spoken: Spoken | None) -> Report:
+    """A repeated report, as the row stores it: a reply the connector posted has landed as the row's
+    reply id since the first call."""
+    if spoken is None or spoken.receipt_id is None or report.reply_id is not None:
+        return report
+    return Report(report.outcome, spoken.receipt_id, report.links)
+
+
+@dataclass(frozen=True, slots=True)
+class Speak:
+    """``reply_dispatch``: ``write`` the worker's ``words`` (a note), or they were written already."""
+
+    write: bool
+    words: WorkerMessage
+
+
+def decide_reply(row: DispatchRow | None, text: str, task_id: int = 0) -> Result[Speak, Refusal]:
+    """A message at the reply destination before completion (rule 8): once per body, at most
+    ``MAX_NOTES`` per event on the task, never after the event was reported complete."""
+    if row is None:
+        return Failure(refuse(RefusalKind.not_on_task))
+    if not row.pulled:
+        return Failure(refuse(RefusalKind.not_exposed))
+    return worker_words.note(row.record, task_id, text).bind(lambda words: _speak(row, words))
+
+
+def _speak(row: DispatchRow, words: WorkerMessage) -> Result[Speak, Refusal]:
+    if any(spoken.key == words.key for spoken in row.words):
+        return Success(Speak(write=False, words=words))
+    if row.delivery == DeliveryState.completed:
+        return Failure(
+            refuse(
+                RefusalKind.report_conflict,
+                "the event was reported complete; your last words belong in complete_dispatch's reply",
+            )
+        )
+    notes = sum(spoken.kind is IntentKind.worker_note for spoken in row.words)
+    if notes >= worker_words.MAX_NOTES:
+        return Failure(
+            refuse(
+                RefusalKind.invalid_message,
+                f"at most {worker_words.MAX_NOTES} messages per event before completion; "
+                "say the rest in complete_dispatch's reply",
+            )
+        )
+    return Success(Speak(write=True, words=words))

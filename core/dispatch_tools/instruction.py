@@ -14,6 +14,7 @@ from core.dispatch_tools.rows import DispatchRow, read_snapshot
 from core.edges import DeliveryState, GuardState
 from core.mentions import strip_mentions_of
 from core.states import EventOutcome
+from core.worker_words import WordsAnswer
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +89,9 @@ def build_instruction(row: DispatchRow, agent_id: int | None) -> Instruction | N
 
 @dataclass(frozen=True, slots=True)
 class Receipt:
-    """The delivery an acknowledgement or completion left: ``{event_id, delivery, ack_id?,
-    outcome?, reply_id?, links?}`` (absent fields left out)."""
+    """The delivery an acknowledgement, a completion or a note left: ``{event_id, delivery,
+    ack_id?, outcome?, reply_id?, links?, message?}`` (absent fields left out); ``message`` is
+    what became of the words the call gave the connector to post (``core.worker_words``)."""
 
     event_id: int
     delivery: DeliveryState
@@ -97,6 +99,7 @@ class Receipt:
     outcome: EventOutcome = EventOutcome.none
     reply_id: int | None = None
     links: tuple[str, ...] = ()
+    words: WordsAnswer | None = None
 
     def to_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {"event_id": self.event_id, "delivery": str(self.delivery)}
@@ -108,6 +111,8 @@ class Receipt:
             body["reply_id"] = self.reply_id
         if self.links:
             body["links"] = list(self.links)
+        if self.words is not None:
+            body["message"] = self.words.to_json()
         return body
 
 

@@ -26,6 +26,7 @@ class RefusalKind(StrEnum):
     not_dispatchable = "not_dispatchable"
     invalid_report = "invalid_report"
     invalid_arguments = "invalid_arguments"
+    invalid_message = "invalid_message"
 
 
 MESSAGES: Mapping[RefusalKind, str] = {
@@ -36,6 +37,7 @@ MESSAGES: Mapping[RefusalKind, str] = {
     RefusalKind.not_dispatchable: "the event can no longer be dispatched",
     RefusalKind.invalid_report: "the report is not valid",
     RefusalKind.invalid_arguments: "the arguments are not valid",
+    RefusalKind.invalid_message: "the message cannot be posted as written",
 }
 
 

@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass
 
 from core.edges import DeliveryState, GuardState, RecordState
+from core.intent_kinds import IntentKind
 from core.states import EventOutcome
 
 
@@ -29,6 +30,20 @@ class RecordFacts:
     requester_id: int
     acknowledge: bool
     snapshot: str | None
+    reply_bucket_id: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Spoken:
+    """A worker message already written for a task row, as the ledger reads its intent
+    (``core.worker_words``)."""
+
+    key: str
+    kind: IntentKind
+    body: str
+    state: str
+    receipt_id: int | None
+    message_kind: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +58,15 @@ class DispatchRow:
     outcome: EventOutcome = EventOutcome.none
     reply_id: int | None = None
     links: tuple[str, ...] = ()
+    words: tuple[Spoken, ...] = ()  # the worker's messages the connector posts for this row
 
     @property
     def event_id(self) -> int:
         return self.record.event_id
+
+    def spoken(self, kind: IntentKind) -> Spoken | None:
+        """The first of this row's worker messages of ``kind`` (one at most, bar notes)."""
+        return next((found for found in self.words if found.kind is kind), None)
 
 
 @dataclass(frozen=True, slots=True)

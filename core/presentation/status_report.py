@@ -58,8 +58,13 @@ The JSON report (``report``), keys stable; times are the ledger's text (UTC, nin
                        launched_at, ended_at, events: [{event_id, delivery, outcome,
                        withdrawn, record_state}]}], newest first
     held               [{event_id, event_type, trigger, recording_url}]
-    not_running        [{event_id, state, reason, event_type, next_retry_at}]: blocked,
-                       admitted and queued records, oldest first (rule 7)
+    outbox             {states: {pending, sending, sent, indeterminate, canceled, abandoned},
+                       waiting_to_post: {kind: count} (pending and sending), held_back_by_hold:
+                       the pending ones a standing hold keeps back (0 without one)}
+    not_running        [{event_id, state, reason, event_type, next_retry_at, waits_for
+                       ("admission" | "person" | "hold" | "worker"), decisions (what the rules
+                       accept: ["redispatch", "discard"] for a blocked one, else ["discard"])}]:
+                       blocked, admitted and queued records, oldest first (rule 7)
 """
 
 from __future__ import annotations
@@ -67,6 +72,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from core.presentation.formats import byte_size, short_time
 from core.presentation.status_values import (
     Disk,
     Dispatch,
@@ -78,9 +84,18 @@ from core.presentation.status_values import (
     PidStatus,
     Status,
     WaitingIntent,
-    WaitingRecord,
 )
-from core.states import RecordState
+from core.presentation.status_waiting import (
+    decisions,
+    not_running_advice,
+    not_running_line,
+    outbox_line,
+    outbox_report,
+    outbox_states,
+    records_line,
+    waits_for,
+)
+from core.states import IntentState, RecordState
 
 REFUSED = "refused"
 """The state a refused intent (canceled with ``REFUSED_NOTE``) is reported in."""
@@ -145,7 +160,8 @@ def summary(status: Status) -> str:
     if left:
         parts.append(_plural(left, "launch", "launches") + " left for a person")
     if snapshot.hold is not None:
-        parts.append("on hold")
+        pending = outbox_states(snapshot)[IntentState.pending]
+        parts.append(f"on hold ({_plural(pending, 'message')} kept back)" if pending else "on hold")
     if status.lock_file is not None and status.lock_file.configuration_problem:
         parts.append("configuration unusable: authorizes nothing")
     if status.disk is not None and status.disk.low:
@@ -153,14 +169,6 @@ def summary(status: Status) -> str:
     if status.write_failure is not None:
         parts.append(f"ledger writes failing since {short_time(status.write_failure.at)}")
     return " · ".join(parts)
-
-
-def byte_size(count: int) -> str:
-    """A byte count for a person: ``512 B``, ``12 kB``, ``3 MB``, ``40 GB``."""
-    for unit, size in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
-        if count >= size:
-            return f"{count // size} {unit}"
-    return f"{count} B"
 
 
 # -- the JSON report -------------------------------------------------------------------------
@@ -314,6 +322,7 @@ def report(status: Status) -> dict[str, Any]:
             }
             for record in snapshot.held
         ],
+        "outbox": outbox_report(snapshot),
         "not_running": [
             {
                 "event_id": record.event_id,
@@ -321,6 +330,8 @@ def report(status: Status) -> dict[str, Any]:
                 "reason": record.reason or None,
                 "event_type": record.event_type,
                 "next_retry_at": record.next_retry_at,
+                "waits_for": waits_for(record, snapshot.hold is not None),
+                "decisions": decisions(record),
             }
             for record in snapshot.not_running
         ],
@@ -328,15 +339,6 @@ def report(status: Status) -> dict[str, Any]:
 
 
 # -- the text --------------------------------------------------------------------------------
-
-
-def short_time(stamp: str | None) -> str:
-    """A ledger time to the second, for a person: ``2026-11-29T12:00:00Z`` ("-" for none)."""
-    if not stamp:
-        return "-"
-    if len(stamp) > 19 and stamp[10] == "T" and stamp.endswith("Z"):
-        return stamp[:19] + "Z"
-    return stamp
 
 
 def _lock_lines(lock_file: LockFile | None) -> list[str]:
@@ -420,21 +422,6 @@ def _waiting_line(intent: WaitingIntent) -> str:
     )
 
 
-def _not_running_line(record: WaitingRecord) -> str:
-    if record.state == RecordState.blocked:
-        retry = (
-            f"; admission tries again at {short_time(record.next_retry_at)}"
-            if record.next_retry_at
-            else "; nothing retries it: a person's redispatch or discard"
-        )
-        reason = record.reason or "no reason"
-        return f"  event {record.event_id} blocked ({reason}) {record.event_type}{retry}"
-    return (
-        f"  event {record.event_id} {record.state} {record.event_type}: waiting for a worker slot, "
-        "or for its conversation or project directory to be free"
-    )
-
-
 UNSAFE_LINE = (
     "UNSAFE TEST TIMINGS: the timing floors are lifted (setup --unsafe-test-timings); for a demo "
     "or a test only: a sending message may be listed before it could land"
@@ -477,7 +464,8 @@ def lines(status: Status) -> list[str]:
             f"{hold.generation}; nothing is dispatched or posted until `bin/connect release`"
         )
     out += _feed_lines(snapshot.feed)
-    out.append("records: " + " · ".join(f"{state} {count}" for state, count in queues.items()))
+    out.append(outbox_line(snapshot))
+    out.append(records_line(queues))
     blocked = blocked_by_reason(snapshot)
     if blocked:
         by_reason = " · ".join(f"{reason or '-'} {count}" for reason, count in blocked.items())
@@ -501,8 +489,9 @@ def lines(status: Status) -> list[str]:
         ]
     if snapshot.not_running:
         out.append(f"records not yet running, oldest first ({len(snapshot.not_running)} shown):")
-        out += [_not_running_line(record) for record in snapshot.not_running]
-        out.append("  decide with: bin/connect redispatch EVENT_ID, or bin/connect discard EVENT_ID")
+        held = snapshot.hold is not None
+        out += [not_running_line(record, held) for record in snapshot.not_running]
+        out.append(not_running_advice(snapshot.not_running, held))
     if snapshot.dispatches:
         out.append(f"last {len(snapshot.dispatches)} dispatches, newest first:")
         out += [_dispatch_line(dispatch) for dispatch in snapshot.dispatches]

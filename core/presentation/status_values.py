@@ -175,6 +175,7 @@ class LedgerSnapshot:
     dispatches: tuple[Dispatch, ...]
     held: tuple[HeldRecord, ...]
     not_running: tuple[WaitingRecord, ...] = ()
+    outbox: tuple[tuple[str, str, int], ...] = ()  # (state, kind, count) of every intent
 
 
 LOW_DISK_BYTES = 64 * 1024 * 1024

@@ -26,6 +26,9 @@ Rules:
    never appears in a log line, an exception message or a repr, and neither does the query
    string or a ``next`` URL (which carries it). A ``next`` on another origin is
    ``FeedFailed``; a 400/409/410 is ``FeedRefused`` with ``core.feed``'s reading of it.
+7a. The agent's inbox (``poll_inbox``) is read as the feed is, by the same cursor read
+   (``shell.basecamp.cursor_reads``): one page a call, its position and ``next`` never shown; a
+   refusal is ``InboxRefused``.
 8. A live-lane ticket (``stream_ticket``) is one POST that creates nothing; it is not retried
    (the live lane mints a fresh one on its next connect). The ticket and its URL are
    credentials (``core.live``): never logged, never in an exception message.
@@ -37,6 +40,9 @@ Rules:
    length it declares): a larger one is a failed read (``ListingFailed``), or for a create
    ``Uncertain`` (the request was sent). A listing whose ``Link`` leads back to a page it has
    read is ``ListingFailed`` at once, not walked until the deadline.
+11. ``me`` (who the token acts as) raises ``LastingRefusal`` for a 4xx no retry changes
+   (``core.lasting_refusal``: 431 for a huge token among them), never a plain failure a caller
+   would back off on and ask again forever.
 """
 
 from __future__ import annotations
@@ -54,6 +60,8 @@ from returns.result import Failure
 
 from core.destinations import Destination, ListedMessage, MessageKind
 from core.feed import FeedFilters, FeedPage, read_page, read_refusal
+from core.inbox import InboxPage
+from core.lasting_refusal import lasting
 from core.links import next_link, same_origin, transport_allowed
 from core.live import StreamTicket, read_ticket
 from core.pacing import DEFAULT_LIMIT, DEFAULT_WINDOW_SECONDS
@@ -61,11 +69,13 @@ from core.posting import PostOutcome, RefusalCause, Refused, classify_answer
 from core.retry import Final, RetryAfter, after_read, parse_retry_after
 from core.text import message_text
 from core.timestamps import parse_timestamp
+from shell.basecamp import cursor_reads
 from shell.basecamp.errors import (
     AuthenticationFailed,
     BasecampError,
     FeedFailed,
     FeedRefused,
+    LastingRefusal,
     ListingFailed,
     Unlistable,
 )
@@ -205,6 +215,8 @@ class BasecampClient:
         answer = self.read(f"{self.account_url}/my/profile.json", end)
         if answer.status == 401:
             raise AuthenticationFailed("Basecamp refused the token (401)")
+        if lasting(answer.status):
+            raise LastingRefusal(answer.status)
         if answer.status != 200 or not isinstance(answer.body, dict):
             raise BasecampError(f"my/profile.json answered HTTP {answer.status}")
         try:
@@ -291,23 +303,9 @@ class BasecampClient:
         else after event ``since`` (None: from now). Raises ``FeedRefused`` (400, 409,
         410), ``AuthenticationFailed`` (401) or ``FeedFailed``.
         """
-        if next_url is not None:
-            if not same_origin(next_url, self._origin):
-                raise FeedFailed("the event feed's next page is on another origin")
-            url = next_url
-        else:
-            query: list[tuple[str, str]] = list(filters.query())
-            if position is not None:
-                query.append(("position", position))
-            else:
-                query.append(("since", "now" if since is None else str(since)))
-            url = f"{self.account_url}/events.json?{urlencode(query)}"
-        try:
-            answer = self.read(url, deadline, yielding=True)
-        except ListingFailed as error:
-            raise FeedFailed(f"the event feed could not be read: {error}") from None
-        if answer.status == 401:
-            raise AuthenticationFailed("Basecamp refused the token (401)")
+        answer = cursor_reads.read_cursor(self, self._origin, "events.json", filters.query(), deadline,
+                                          since=since, position=position, next_url=next_url,
+                                          what="the event feed")  # fmt: skip
         if answer.status in (400, 409, 410):
             raise FeedRefused(read_refusal(answer.status, answer.body))
         if answer.status != 200:
@@ -316,6 +314,12 @@ class BasecampClient:
         if isinstance(page, Failure):
             raise FeedFailed(f"the event feed answered an unreadable page: {page.failure().reason}")
         return page.unwrap()
+
+    def poll_inbox(
+        self, since: int | None, position: str | None, deadline: float, *, next_url: str | None = None
+    ) -> InboxPage:
+        """One page of the agent's inbox (rule 7a): ``shell.basecamp.cursor_reads.poll_inbox``."""
+        return cursor_reads.poll_inbox(self, self._origin, since, position, deadline, next_url=next_url)
 
     def stream_ticket(self, deadline: float) -> StreamTicket:
         """A fresh ticket for the live lane (rule 8): one request, never retried here."""

@@ -8,13 +8,18 @@ Rules:
    listing ends short: never a shorter answer (``shell.basecamp.client`` rule 2).
 3. ``FeedFailed`` backs off; its ``FeedRefused`` carries ``core.feed``'s reading of a 400, 409
    or 410, and its message names the refusal's kind only: the feed's position is a credential.
+3a. ``InboxRefused`` carries ``core.inbox``'s reading of the agent inbox's refusal (403, 400,
+   409, 410); like the feed's, its message names the refusal's kind only.
 4. ``AuthenticationFailed`` is Basecamp refusing the token (401); a read is asked once more
    first when a fresher token is at hand (``shell.basecamp.client`` rule 9).
+5. ``LastingRefusal`` is the identity request answered with a 4xx no retry changes
+   (``core.lasting_refusal``: 431, 400, 403, 404, ...): a person must fix something first.
 """
 
 from __future__ import annotations
 
 from core.feed import FeedRefusal
+from core.inbox import InboxRefusal
 
 
 class BasecampError(Exception):
@@ -42,5 +47,21 @@ class FeedRefused(FeedFailed):
         self.refusal = refusal
 
 
+class InboxRefused(FeedFailed):
+    """The inbox answered 400, 403, 409 or 410; ``refusal`` says what to do."""
+
+    def __init__(self, refusal: InboxRefusal) -> None:
+        super().__init__(f"the inbox refused the request: {type(refusal).__name__}")
+        self.refusal = refusal
+
+
 class AuthenticationFailed(BasecampError):
     """Basecamp refused the token (401)."""
+
+
+class LastingRefusal(BasecampError):
+    """The identity request answered a 4xx that no retry changes (rule 5); ``status`` is it."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"my/profile.json answered HTTP {status}, which no retry changes")
+        self.status = status

@@ -5,16 +5,19 @@ Rules (``setup`` and ``run`` both hold them; spec 2.2):
 2. A token acting as anyone but the configured agent is refused, naming both ids: a connector
    running as someone else would post its notices in their name, and its loop guard
    (``exclude_performers=self``) would hide that person's events and let the agent's own in.
-3. A token Basecamp refuses (401) is ``EXIT_CONFIG``; a Basecamp that cannot answer is
-   ``EXIT_UNAVAILABLE``: an identity that cannot be checked is never assumed.
+3. A token Basecamp refuses (401), and any refusal Basecamp will repeat (431 for a huge token,
+   403, 404 and every 4xx ``core.lasting_refusal`` calls lasting), is ``EXIT_CONFIG`` with what
+   to fix; a Basecamp that cannot answer is ``EXIT_UNAVAILABLE``: an identity that cannot be
+   checked is never assumed.
 4. Each refusal is one line ending in what did not happen (``consequence``); the token itself
    is never in it.
 """
 
 from __future__ import annotations
 
+from core.lasting_refusal import what_to_fix
 from shell.basecamp.client import BasecampClient, Person
-from shell.basecamp.errors import AuthenticationFailed, BasecampError
+from shell.basecamp.errors import AuthenticationFailed, BasecampError, LastingRefusal
 from shell.errors import EXIT_CONFIG, EXIT_UNAVAILABLE, UserError
 
 CHECK_SECONDS = 20.0
@@ -36,6 +39,10 @@ def check_identity(
     except AuthenticationFailed as error:
         refused = f"Basecamp refused the token in {token_file} (401): {consequence}"
         raise UserError(refused, EXIT_CONFIG) from error
+    except LastingRefusal as error:
+        account = client.account_id
+        fix = what_to_fix(error.status, token_file=token_file, account_id=account, base_url=base_url)
+        raise UserError(f"{fix}: {consequence}", EXIT_CONFIG) from error
     except BasecampError as error:
         raise UserError(
             f"could not ask {base_url} who the token in {token_file} acts as ({error}): {consequence}"

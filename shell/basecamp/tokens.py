@@ -10,8 +10,9 @@ Rules:
    Under it the file is read again first: credentials another process refreshed are adopted,
    and its refresh token (which Launchpad may have rotated) is the one used.
 4. The new pair is written to the token file whole or not at all
-   (``private_files.write_atomically``, owner-only) before it is used. A refresh that fails is
-   logged (no secret) and the current token is kept until a 401 says it is no longer good.
+   (``private_files.write_atomically``, owner-only, only over a token file) before it is used.
+   A refresh that fails is logged (no secret) and the current token is kept until a 401 says
+   it is no longer good.
 5. No token or secret is ever in a log line, an exception or a repr.
 """
 
@@ -23,6 +24,7 @@ import threading
 from pathlib import Path
 from typing import Protocol
 
+from core.file_kinds import FileKind
 from core.oauth import Credentials, refresh_due, refresh_form, to_text
 from core.timestamps import format_timestamp
 from shell import private_files
@@ -101,7 +103,7 @@ class RefreshingToken:
                 log.info("token: adopted the one another process refreshed")
                 return True
             fresh = token_request(refresh_form(base), base, now)
-            private_files.write_atomically(self._path, to_text(fresh).encode())
+            private_files.write_atomically(self._path, to_text(fresh).encode(), FileKind.token)
             self._credentials = fresh
             self.refreshes += 1
             log.info("token: refreshed (%s); it expires at %s", because, format_timestamp(fresh.expires_at))

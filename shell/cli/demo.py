@@ -20,18 +20,21 @@ import json
 import sys
 from pathlib import Path
 
+from core.durations import format_duration
 from shell.cli.commands import SUMMARIES
 from shell.demo.connector_child import ConnectorFailed
 from shell.demo.runner import run_demo
+from shell.demo.stage import GUARD_DELAY, RECONCILE_AFTER
 from shell.demo.standin_link import StandInUnreachable
 from shell.errors import EXIT_FAILURE, EXIT_OK, EXIT_UNAVAILABLE, UserError
 
-DESCRIPTION = """\
+DESCRIPTION = f"""\
 Watch the connector do its main job, from nothing but this checkout, in about half a minute.
 
 It starts a local Basecamp stand-in with a demo world (three projects; the agent; Ada, the
 operator), writes a demo configuration in a temporary state directory (routes for two
-projects, none for the third; timings shortened: guard delay 4s, reconcile after 2s), and
+projects, none for the third; timings shortened: guard delay {format_duration(GUARD_DELAY)}, reconcile after \
+{format_duration(RECONCILE_AFTER)}), and
 runs the connector (`bin/connect run`) with a bundled demo worker that speaks MCP to the
 connector's dispatch tools, standing in for Claude Code (not needed). Then five scenes, each
 one request by Ada mentioning the agent, narrated as they happen from the connector's ledger:

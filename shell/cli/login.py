@@ -10,7 +10,10 @@ Rules:
    signed in as before using it.
 3. The token file gets the access token, the refresh token, the expiry and what a refresh
    needs (``core.oauth``), owner-only and whole or not at all (``shell.private_files``). An
-   existing file there must be owner-only already; it is replaced.
+   existing file there must be owner-only already and a token file (a bare token or a login's,
+   or empty); it is replaced. Anything else -- a ledger, a configuration, a file of another
+   kind, a name a state directory reserves, any path inside a state directory -- is refused
+   before the sign-in starts and again before the rename, with nothing written (exit 3).
 4. The client secret is read from ``--client-secret-file`` (owner-only) or the environment
    (``BASECAMP_CLIENT_SECRET``), never from argv. No token or secret is printed or logged:
    what is printed is the file's path, the expiry, the identity and the accounts.
@@ -39,6 +42,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from core.file_kinds import FileKind
 from core.oauth import (
     LAUNCHPAD,
     TOKEN_PATH,
@@ -63,6 +67,7 @@ from shell.basecamp.launchpad import (
 from shell.cli.arguments import positive_seconds
 from shell.cli.commands import SUMMARIES
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_REFUSED, EXIT_UNAVAILABLE, UserError
+from shell.state.config import is_state_directory
 
 SECRET_ENV = "BASECAMP_CLIENT_SECRET"  # noqa: S105 -- the variable's name
 CALLBACK_PATH = "/callback"
@@ -80,9 +85,13 @@ http://127.0.0.1:PORT{CALLBACK_PATH} (the same PORT as --redirect-port), then si
 agent's Basecamp person when the page opens. The connector refreshes the token before it
 expires (two weeks) and keeps the new pair in the same file.
 
-exit codes: 0 written; 3 a client secret or token file problem; 5 Launchpad or the person
-refused (a wrong client, a denied consent, a state that does not match); 6 Launchpad could not
-be reached, or no answer came within --timeout."""
+--token-file must be a path of its own: a missing or empty file, or a token file (it is replaced).
+A ledger, a configuration, any other file, or a path inside a state directory is refused before
+the sign-in, and nothing is written.
+
+exit codes: 0 written; 3 a client secret or token file problem (those above among them); 5
+Launchpad or the person refused (a wrong client, a denied consent, a state that does not
+match); 6 Launchpad could not be reached, or no answer came within --timeout."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -138,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     except LaunchpadFailed as error:
         code = EXIT_REFUSED if "HTTP 4" in str(error) else EXIT_UNAVAILABLE
         raise UserError(f"{error}; nothing written", code) from None
-    private_files.write_atomically(token_file, to_text(credentials).encode())
+    private_files.write_atomically(token_file, to_text(credentials).encode(), FileKind.token)
     return _report(args.json, token_file, format_timestamp(credentials.expires_at), found)
 
 
@@ -206,8 +215,15 @@ def _client_secret(path: str | None) -> str:
 def _check_destination(token_file: Path) -> None:
     if not token_file.parent.is_dir():
         raise UserError(f"no directory {token_file.parent} for the token file", EXIT_CONFIG)
+    if is_state_directory(token_file.parent):
+        raise UserError(
+            f"token file {token_file} is inside a state directory ({token_file.parent}), which holds "
+            "the connector's own files; nothing written: keep the token elsewhere, e.g. "
+            "~/.config/agent.token", EXIT_CONFIG,
+        )  # fmt: skip
     if token_file.exists() or token_file.is_symlink():
         private_files.check_file(token_file, "token file", " (it is replaced by the new token)")
+    private_files.refuse_other_kind(token_file, "token file", FileKind.token)
 
 
 def _report(as_json: bool, token_file: Path, expires_at: str, found: dict[str, Any]) -> int:

@@ -54,7 +54,8 @@ log = logging.getLogger(__name__)
 
 DESCRIPTION = f"""\
 Serve a worker its dispatch from the connector over MCP (JSON-RPC on stdin and stdout):
-get_dispatch, ack_dispatch and complete_dispatch, bound to the one task its token names.
+get_dispatch, ack_dispatch, complete_dispatch and reply_dispatch, bound to the one task its
+token names; the worker's words it is handed are posted by the running connector, once.
 There is no listing. The connector writes this command into the worker's MCP configuration.
 
 The task token is never an argument: it is read from the environment variable --token-env

@@ -37,7 +37,11 @@ Rules:
    is waited for, ``running`` is never printed, stderr says which step it stopped in, then
    ``stopped``; exit 0. What the start had not settled is left exactly as it was (an intent
    sending stays sending, an attempt live), for the next start.
-10. The handler is installed before anything else runs (``shell.cli.start_signals``): a SIGTERM
+10. Once started it prints one line on stdout: ``running account=A agent=B [shadow]
+   mid_launch=ATTEMPTS|none hold=on|off`` -- the attempts a crash left mid-launch, each waiting
+   for ``bin/connect settle-launch``, and whether a person's hold stands. Then stdout carries
+   one line per transition; stderr carries what goes wrong (and ``stopped``).
+11. The handler is installed before anything else runs (``shell.cli.start_signals``): a SIGTERM
    or SIGINT before the connector's start -- while the interpreter starts, the configuration is
    read, the locks taken, the ledger opened, Basecamp asked who the token is -- ends ``run``
    before its next step, one line (``stopped before the start (SIGTERM): nothing was started``),
@@ -71,8 +75,8 @@ from shell.cli.who import deciding_person
 from shell.clock import SystemClock
 from shell.connector import Connector
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_USAGE, UserError
-from shell.ledger import write_failures
-from shell.ledger.connection import LedgerError, ledger_failure, open_ledger
+from shell.ledger import hold_marker, write_failures
+from shell.ledger.connection import Ledger, LedgerError, ledger_failure, open_ledger
 from shell.ledger.hold import set_hold
 from shell.outbox import OutboxLedgerError
 from shell.state import pair_lock
@@ -148,7 +152,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    note_stops()  # rule 10: already standing when bin/connect started this process
+    note_stops()  # rule 11: already standing when bin/connect started this process
     poll_every = timedelta(seconds=args.poll_seconds)  # the times first: every local check before
     bound = timedelta(seconds=args.shutdown_seconds)  # a question is asked of anyone
     if args.hold and args.shadow:
@@ -256,7 +260,7 @@ def _stop_requested() -> bool:
 
 
 def _stopped_before_start() -> int:
-    """Rule 10."""
+    """Rule 11."""
     print(f"stopped before the start ({stop_name()}): nothing was started", file=sys.stderr)
     return EXIT_OK
 
@@ -278,8 +282,15 @@ def _serve(
             file=sys.stderr,
         )
         return
-    print(f"running {running} held={','.join(held) or 'none'}", flush=True)
+    print(f"running {running} {_start_facts(connector.ledger, held)}", flush=True)
     connector.run(requested=requested, within=bound)
+
+
+def _start_facts(ledger: Ledger, mid_launch: list[str]) -> str:
+    """Rule 10: the attempts a crash left mid-launch, and whether a person's hold stands."""
+    with ledger.read() as connection:
+        hold = "on" if hold_marker.standing(connection) is not None else "off"
+    return f"mid_launch={','.join(mid_launch) or 'none'} hold={hold}"
 
 
 def _running(configuration: Configuration, shadow: bool) -> str:

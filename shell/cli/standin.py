@@ -2,11 +2,15 @@
 
 Rules:
 1. The first line on stdout says everything a client needs: the base URL, the account, the
-   agent's token and person id, and the ids of the world's projects, cards and Campfires --
-   readable text, or one JSON object with ``--json``. It is flushed at once, so a parent
-   process can read it and go.
+   agent's token and person id, the operator's person id (what ``setup --operator`` takes),
+   and the ids of the world's projects, cards and Campfires -- readable text, or one JSON
+   object with ``--json``. It is flushed at once, so a parent process can read it and go.
 2. It serves until SIGINT or SIGTERM, then stops cleanly and exits 0.
 3. A port it cannot listen on is a ``UserError`` (exit ``EXIT_UNAVAILABLE``).
+4. Every number it is given is bounded (``shell.basecamp.standin.bounds``): ``--feed-delay``
+   and ``--rate-limit``'s window are finite seconds up to a day; NaN, Infinity and the like
+   are usage errors (exit 2). ``--account ID`` gives the world an account id of its own, so
+   two people's stand-ins on one machine serve different (account, agent) pairs.
 """
 
 from __future__ import annotations
@@ -18,12 +22,13 @@ import time
 from types import FrameType
 from typing import Any
 
+from shell.basecamp.standin.bounds import seconds
 from shell.basecamp.standin.ratelimit import RateLimit
 from shell.basecamp.standin.server import StandIn
 from shell.basecamp.standin.world import WORLDS, World
-from shell.cli.arguments import port
+from shell.cli.arguments import port, positive_integer
 from shell.cli.commands import SUMMARIES
-from shell.errors import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, UserError
+from shell.errors import EXIT_OK, EXIT_UNAVAILABLE, UserError
 
 DESCRIPTION = """\
 Serve a local Basecamp stand-in on 127.0.0.1: Basecamp's comments, boosts and Campfire
@@ -31,10 +36,16 @@ lines (flat and /buckets/... routes), its profile, pagination and errors, faithf
 the demo and for trying the connector without a Basecamp account.
 
 The first line printed names the base URL, the account id, the agent's bearer token and
-person id, and the world's projects, cards and Campfires (--json: as one JSON object).
+person id, the operator's person id (for setup --operator), and the world's projects, cards
+and Campfires (--json: as one JSON object).
+A person's mention of the agent, as Basecamp marks it up, from another terminal:
+  curl -X POST BASE_URL/__standin/mentions -d '{"recording_id": CARD_ID, "text": "please look"}'
+(the operator's, unless "creator_id" names another person; it answers the event's id).
 Faults can be scripted from another terminal:
   curl -X POST BASE_URL/__standin/faults -d '{"action": "create_then_drop", "method": "POST"}'
+removed, every one of them, with: curl -X DELETE BASE_URL/__standin/faults
 and the requests it saw read back with: curl BASE_URL/__standin/requests
+(secrets and OAuth codes in them read REDACTED)
 Basecamp's rate limit is enforced (--rate-limit, default 50/10: 50 requests per 10 s per
 client address, then 429 with Retry-After); change it while serving with
   curl -X PUT BASE_URL/__standin/rate-limit -d '{"requests": 0}'      (0: off)
@@ -44,7 +55,7 @@ takes faults too: curl -X POST BASE_URL/__standin/live/faults -d '{"action": "dr
 
 It plays Launchpad too (OAuth 2, one registered app: client id standin-client, secret
 standin-secret; it consents as the agent at once), so a login can be tried against it:
-  BASECAMP_CLIENT_SECRET=standin-secret bin/connect login --launchpad BASE_URL \
+  BASECAMP_CLIENT_SECRET=standin-secret bin/connect login --launchpad BASE_URL \\
       --client-id standin-client --token-file /tmp/agent.token
 Its tokens live two weeks, like Launchpad's, unless told otherwise:
   curl -X POST BASE_URL/__standin/launchpad -d '{"token_lifetime": 60}'
@@ -73,8 +84,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "empty: one project, one card, one Campfire",
     )
     parser.add_argument(
+        "--account",
+        type=positive_integer,
+        default=None,
+        metavar="ID",
+        help="an account id of your own for the world (default: the world's, 5550001 for demo); give "
+        "one when someone else on this machine tries the stand-in too, so your (account, agent) "
+        "pairs differ",
+    )
+    parser.add_argument(
         "--feed-delay",
-        type=float,
+        type=_feed_delay,
         default=0.0,
         metavar="SECONDS",
         help="the poll lane (events.json) serves an event only this many seconds after it happened, "
@@ -95,10 +115,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     try:
         standin = StandIn(
-            world=args.world, port=args.port, rate_limit=args.rate_limit, feed_delay=args.feed_delay
-        )
-    except ValueError as error:
-        raise UserError(f"--feed-delay: {error}", EXIT_USAGE) from error
+            world=args.world, port=args.port, rate_limit=args.rate_limit, feed_delay=args.feed_delay,
+            account_id=args.account,
+        )  # fmt: skip
     except OSError as error:
         raise UserError(
             f"cannot listen on 127.0.0.1:{args.port}: {error.strerror or error}", EXIT_UNAVAILABLE
@@ -121,6 +140,13 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _feed_delay(text: str) -> float:
+    try:
+        return seconds(float(text), "the feed delay")
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _rate_limit(text: str) -> RateLimit:
     try:
         return RateLimit.parse(text)
@@ -139,6 +165,7 @@ def describe(standin: StandIn) -> dict[str, Any]:
         "token": world.token,
         "agent_id": world.agent.id,
         "agent_name": world.agent.name,
+        "operator_id": world.operator.id,
         "people": [{"id": person.id, "name": person.name, "token": person.token} for person in world.people],
         "projects": [
             {
@@ -160,6 +187,7 @@ def as_text(summary: dict[str, Any]) -> str:
     )
     return (
         f"Basecamp stand-in at {summary['base_url']} account {summary['account_id']} "
-        f"token {summary['token']} agent {summary['agent_id']} rate limit {summary['rate_limit']}"
+        f"token {summary['token']} agent {summary['agent_id']} operator {summary['operator_id']} "
+        f"rate limit {summary['rate_limit']}"
         f" | {projects}"
     )

@@ -16,11 +16,15 @@ Rules:
    position, never a message body.
 5. Text for a person, summary first; ``--json`` prints the report whose keys
    ``core.presentation.status_report`` documents, ``live_lane`` (``core.lane_status.lane_report``; null
-   when no live lane ever ran) and ``losses`` (``core.losses.losses_report``).
+   when no live lane ever ran), ``losses`` (``core.losses.losses_report``) and ``intake``
+   (``core.intake_status.intake_report``: the inbox lane's verdict, each lane's news).
 6. The free space where the ledger lives is measured (``statvfs``) and a disk nearly full is in
    the summary: the connector's writes fail there, and would otherwise show only in its log.
    A write the running connector saw fail is read from its record beside the ledger
    (``shell.ledger.write_failures``), with when and why, until its next write succeeds.
+7. ``--shadow`` shows a shadow run (``run --shadow``) instead: its own lock and ledger in
+   ``<state>/shadow/``, read with the state directory's configuration; so does a ``--state-dir``
+   that is such a shadow directory. It shows what the shadow admitted and would have done.
 """
 
 from __future__ import annotations
@@ -32,9 +36,12 @@ import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
+from core.file_kinds import CONFIG_NAME
+from core.intake_status import inbox_line, intake_report, news_line
 from core.lane_status import lane_line, lane_report
 from core.losses import losses_line, losses_report
-from core.presentation.status_report import lines, report, short_time
+from core.presentation.formats import short_time
+from core.presentation.status_report import lines, report
 from core.presentation.status_values import (
     LAST_DISPATCHES,
     LAST_WAITING_RECORDS,
@@ -47,11 +54,11 @@ from shell.cli.arguments import add_state_arguments
 from shell.cli.commands import SUMMARIES
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
 from shell.ledger.connection import open_ledger_read_only
-from shell.ledger.lanes import read_lane_state
+from shell.ledger.lanes import read_intake_status, read_lane_state
 from shell.ledger.losses import read_loss_counts
 from shell.ledger.status import read_snapshot
 from shell.ledger.write_failures import read_write_failure
-from shell.state.config import load_config, locate_state
+from shell.state.config import SHADOW_DIRECTORY, StatePaths, load_config, locate_state
 from shell.state.lock import peek, peek_only
 
 DESCRIPTION = f"""\
@@ -77,17 +84,26 @@ lock, so it is safe beside a running connector (and beside none). What it shows:
                      last event served
   live lane          whether intake hears events live (the WebSocket) or polls alone: its
                      state, since when, why it is down, connects and overflows
+  inbox lane         the agent's inbox (what was addressed to it, kept 30 days): available,
+                     not for this principal (a 403: intake hears by the feed and the live lane
+                     alone) or failing, and why; whether its position is kept, when it last read
+  first heard by     per lane (feed, live, repair, inbox): when it last brought an event no
+                     other lane had, and how many in all ("never" for none yet)
   losses             stretches the live lane did not hear (open, repaired by a walk of the
                      feed, or unrecovered after 10 minutes) and gaps the feed itself skipped
-  records            how many records are in each state; blocked ones by reason
+  lifecycle messages how many of the connector's own messages are in each state, what waits
+                     to be posted by kind, and how many a standing hold keeps back
+  records            how many records are in each state (seen: read, no verdict yet);
+                     blocked ones by reason
   live tasks         tasks holding a conversation, with their worker's attempt and pid
   waiting            lifecycle messages only a person can move on: indeterminate ones (the
                      connector cannot tell whether they were posted) and refused ones;
                      decide with bin/outbox-resolve
   held records       records held for a person, with their recording's URL
   not yet running    blocked, admitted and queued records by event id (the oldest
-                     {LAST_WAITING_RECORDS}), each with its reason and whether admission retries it:
-                     the ids bin/connect redispatch and bin/connect discard take
+                     {LAST_WAITING_RECORDS}), each with its reason and what it waits for (a retry,
+                     a person, the hold, a worker slot), and only the decisions the rules accept:
+                     a blocked one takes redispatch or discard, one waiting to run only discard
   dispatches         the last {LAST_DISPATCHES} worker runs, newest first: stop reason, and each
                      event's delivery and outcome (succeeded, failed, or unknown: the worker
                      may have acted)
@@ -99,6 +115,7 @@ Examples:
   bin/connect status
   bin/connect status --account 999 --agent 42
   bin/connect status --state-dir ~/.local/state/basecamp-connector/999-42 --json
+  bin/connect status --shadow        # what a shadow run (run --shadow) admitted and would do
 
 exit codes: 0 shown; 3 no state directory, configuration or usable ledger (missing, too new,
 not yet migrated, unreadable); 6 the ledger stayed busy."""
@@ -112,6 +129,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_state_arguments(parser)
+    parser.add_argument(
+        "--shadow",
+        action="store_true",
+        help="show the shadow run's ledger (run --shadow, in <state>/shadow/): what it would do",
+    )
     parser.add_argument(
         "--json",
         action="store_true",
@@ -129,18 +151,30 @@ def _disk(directory: Path) -> Disk | None:
     return Disk(measured.f_bavail * measured.f_frsize, measured.f_blocks * measured.f_frsize)
 
 
+def _where(paths: StatePaths, shadow: bool) -> tuple[StatePaths, Path]:
+    """Rule 7: the state (or shadow) directory to show, and the configuration that names it."""
+    if shadow:
+        return StatePaths.at(paths.directory / SHADOW_DIRECTORY), paths.config
+    outer = paths.directory.parent / CONFIG_NAME
+    if paths.directory.name == SHADOW_DIRECTORY and not paths.config.exists() and outer.exists():
+        return paths, outer
+    return paths, paths.config
+
+
 def run(args: argparse.Namespace) -> int:
-    paths = locate_state(args.state_dir, args.account, args.agent)
+    paths, config = _where(locate_state(args.state_dir, args.account, args.agent), args.shadow)
     if not paths.directory.is_dir():
         raise UserError(
-            f"no state directory at {paths.directory}: run bin/connect setup, then bin/connect run",
+            f"no state directory at {paths.directory}: run bin/connect setup, then bin/connect run"
+            f"{' --shadow' if args.shadow else ''}",
             EXIT_CONFIG,
         )
-    configuration = load_config(paths.config)
+    configuration = load_config(config)
     holder = peek(paths.directory, configuration.account_id, configuration.agent_id)
     try:
         with open_ledger_read_only(paths.ledger) as ledger:
             lane, losses = read_lane_state(ledger), read_loss_counts(ledger)
+            news, inbox = read_intake_status(ledger)
             snapshot = read_snapshot(ledger)
     except sqlite3.DatabaseError as error:
         raise UserError(f"{paths.ledger}: the ledger could not be read: {error}", EXIT_CONFIG) from error
@@ -162,12 +196,19 @@ def run(args: argparse.Namespace) -> int:
         write_failure=read_write_failure(paths.ledger),
     )
     if args.json:
-        shown_json = {**report(status), "live_lane": lane_report(lane), "losses": losses_report(losses)}
+        shown_json = {**report(status), "shadow": config != paths.config,
+                      "live_lane": lane_report(lane), "losses": losses_report(losses),
+                      "intake": intake_report(news, inbox)}  # fmt: skip
         print(json.dumps(shown_json, ensure_ascii=False, indent=2))
     else:
         shown = lines(status)
-        at = next((index for index, line in enumerate(shown) if line.startswith("records: ")), len(shown))
+        if config != paths.config:
+            shown[0] = f"shadow run (admits and logs; dispatches and posts nothing) · {shown[0]}"
+        at = next(
+            (index for index, line in enumerate(shown) if line.startswith("lifecycle messages: ")), len(shown)
+        )
         shown.insert(at, lane_line(lane, short_time))
         shown.insert(at + 1, losses_line(losses))
+        shown[at + 1 : at + 1] = [inbox_line(inbox, short_time), news_line(news, short_time)]
         print("\n".join(shown))
     return EXIT_OK

@@ -35,6 +35,9 @@ LABELS = {
     "holding_reply": "holding reply",
     "still_running": "still-running notice",
     "completion": "completion notice",
+    "worker_ack": "the worker's acknowledgement",
+    "worker_reply": "the worker's reply",
+    "worker_note": "the worker's note",
 }
 
 
@@ -114,11 +117,14 @@ def narrate(before: EventView, after: EventView, guard_delay: str) -> tuple[str,
         if intent.kind not in ATTEMPT_NOTICES:
             lines.extend(_intent(earlier.get(intent.id), intent, guard_delay))
     if after.ack_id is not None and before.ack_id is None:
-        lines.append(
-            f"the worker acknowledged with a boost of its own, message {after.ack_id} (ack_dispatch)"
-        )
+        lines.append(f"the event records the worker's acknowledgement, message {after.ack_id}")
     if after.outcome and not before.outcome:
-        reply = f"its reply, message {after.reply_id}" if after.reply_id is not None else "no reply"
+        given = any(intent.kind == "worker_reply" for intent in after.intents)
+        reply = (
+            f"its reply, message {after.reply_id}" if after.reply_id is not None
+            else "its reply, for the connector to post" if given
+            else "no reply"
+        )  # fmt: skip
         lines.append(f"the worker reported '{after.outcome}' with {reply} (complete_dispatch)")
     if moved and after.state in AFTER_THE_WORKER:
         lines.append(_record(after))

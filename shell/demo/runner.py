@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from core.durations import format_duration
+from core.file_kinds import LEDGER_NAME
 from shell.basecamp.standin.server import StandIn
 from shell.cli.standin import describe
 from shell.demo.connector_child import ConnectorChild
@@ -37,7 +38,6 @@ from shell.demo.script import SCENES
 from shell.demo.stage import GUARD_DELAY, RECONCILE_AFTER, DemoWorld, Stage, world_from
 from shell.demo.standin_link import StandInLink
 from shell.errors import EXIT_CONFIG, UserError
-from shell.state.config import LEDGER_NAME
 
 POLL_SECONDS = 0.3
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from core.destinations import MessageKind
 from core.durations import format_duration
-from shell.basecamp.standin.server import MENTION_TYPE
+from shell.basecamp.standin.api import MENTION_TYPE
 from shell.basecamp.standin.world import person_sgid
 from shell.demo.connector_child import ConnectorChild
 from shell.demo.ledger_view import LedgerView

@@ -1,13 +1,14 @@
 """The bundled demo worker: it stands in for Claude Code, speaking MCP to the connector's
-dispatch tools and acting in Basecamp (the stand-in) as the agent.
+dispatch tools, which post its words in Basecamp (the stand-in) for it.
 
     python -m shell.demo.worker --mcp-config FILE [--prompt TEXT --scenes FILE]
         [--base-url URL --account ID --token-file PATH]
 
 Rules:
 1. It starts the MCP server its config names (as Claude Code would), then: get_dispatch;
-   unless ``guard_acknowledged``, a boost of its own ("on it") and ack_dispatch; a reply at
-   ``reply_to`` ("Done with event N."); complete_dispatch; and pulls again until nothing waits.
+   when asked to acknowledge and unless ``guard_acknowledged``, ack_dispatch with its words
+   ("on it", which the connector posts as a boost); complete_dispatch with its reply ("Done with
+   event N.", posted at ``reply_to``); and pulls again until nothing waits.
 2. Its part is chosen per event, never by one switch for every conversation: with ``--scenes``
    it reads the event id from its prompt ("Event N:") and its part from that JSON file's
    ``{"N": part}``, waiting up to ``SCENE_WAIT_SECONDS`` for the demo to write it (and playing
@@ -16,11 +17,13 @@ Rules:
 3. Parts: ``answer``; ``slow:<seconds>`` (waits before its first pull, so the guard may go
    out); ``fail`` (pulls, then exits 1 without reporting); ``give_up`` (pulls, acknowledges,
    reports ``failed`` with no reply, exits 1); ``hang`` (pulls, then sleeps until killed);
-   ``hang_after_ack``; ``report_failed`` (replies, then reports ``failed``); ``reply_unreported``
-   (acknowledges and replies, then exits 0 without reporting: the adopted-reply rule's case).
-4. Its Basecamp credentials are its own, never the connector's hand-out: ``--base-url``,
-   ``--account`` and ``--token-file`` (an owner-only file), or ``$STANDIN_BASE_URL``,
-   ``$STANDIN_ACCOUNT`` and ``$STANDIN_TOKEN``. No token is ever an argument.
+   ``hang_after_ack``; ``report_failed`` (reports ``failed`` with its reply); ``reply_unreported``
+   (acknowledges, replies with a tool of its own, then exits 0 without reporting: the
+   adopted-reply rule's case).
+4. Only ``reply_unreported`` posts by itself, as a worker with Basecamp tools of its own would:
+   with its own credentials, never the connector's hand-out: ``--base-url``, ``--account`` and
+   ``--token-file`` (an owner-only file), or ``$STANDIN_BASE_URL``, ``$STANDIN_ACCOUNT`` and
+   ``$STANDIN_TOKEN``. No token is ever an argument.
 5. A post Basecamp answered 429 created nothing: it is made again after the Retry-After, at
    most ``RATE_LIMITED_TRIES`` more times. Basecamp's limit is per address, shared with the
    connector beside it.
@@ -39,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from core.destinations import Destination, MessageKind
-from core.posting import PostOutcome, Receipt, Refused
+from core.posting import PostOutcome, Refused
 from shell.basecamp.client import BasecampClient
 
 SCENE_WAIT_SECONDS = 15.0
@@ -147,12 +150,11 @@ def main(argv: list[str] | None = None) -> int:
         part = os.environ.get("WORKER_BEHAVIOUR", "answer")
     with open(args.mcp_config) as config_file:
         (server,) = json.load(config_file)["mcpServers"].values()
-    basecamp = basecamp_client(args)
     if part.startswith("slow:"):
         time.sleep(float(part.split(":", 1)[1]))
     tools = McpClient([server["command"], *server.get("args", [])], {**os.environ, **server.get("env", {})})
     try:
-        return work(tools, basecamp, part)
+        return work(tools, args, part)
     finally:
         tools.close()
 
@@ -170,7 +172,15 @@ def post(basecamp: BasecampClient, destination: Destination, text: str) -> PostO
     return outcome
 
 
-def work(tools: McpClient, basecamp: BasecampClient, part: str) -> int:
+def post_own_reply(basecamp: BasecampClient, instruction: dict[str, Any], text: str) -> None:
+    """A reply posted with a tool of the worker's own, never reported (rule 4)."""
+    reply_to = instruction["reply_to"]
+    kind = MessageKind(reply_to["kind"])
+    where = Destination(kind, instruction["recording"]["bucket_id"], reply_to["recording_id"])
+    post(basecamp, where, f"<div>{text}</div>" if kind is MessageKind.comment else text)
+
+
+def work(tools: McpClient, args: argparse.Namespace, part: str) -> int:
     """Rule 1, shaped by ``part`` (rule 3): pull and handle until nothing waits."""
     while True:
         pulled = tools.call("get_dispatch")
@@ -182,33 +192,19 @@ def work(tools: McpClient, basecamp: BasecampClient, part: str) -> int:
             return 1
         if part == "hang":
             time.sleep(3600)
-        recording = instruction["recording"]
         if instruction.get("acknowledge") and not instruction.get("guard_acknowledged"):
-            on_it = Destination(MessageKind.boost, recording["bucket_id"], recording["recording_id"])
-            boost = post(basecamp, on_it, "on it")
-            if isinstance(boost, Receipt):
-                tools.call("ack_dispatch", event_id=event_id, ack_id=boost.id)
+            tools.call("ack_dispatch", event_id=event_id, text="on it")
         if part == "hang_after_ack":
             time.sleep(3600)
         if part == "give_up":
             tools.call("complete_dispatch", event_id=event_id, outcome="failed")
             return 1
-        reply_to = instruction["reply_to"]
-        kind = MessageKind(reply_to["kind"])
-        reply = post(
-            basecamp,
-            Destination(kind, recording["bucket_id"], reply_to["recording_id"]),
-            f"<div>Done with event {event_id}.</div>"
-            if kind is MessageKind.comment
-            else f"Done with event {event_id}.",
-        )
+        reply = f"Done with event {event_id}."
         if part == "reply_unreported":
+            post_own_reply(basecamp_client(args), instruction, reply)
             return 0
         outcome = "failed" if part == "report_failed" else "succeeded"
-        report: dict[str, Any] = {"event_id": event_id, "outcome": outcome}
-        if isinstance(reply, Receipt):
-            report["reply_id"] = reply.id
-        tools.call("complete_dispatch", **report)
+        tools.call("complete_dispatch", event_id=event_id, outcome=outcome, reply=reply)
 
 
 if __name__ == "__main__":

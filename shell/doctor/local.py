@@ -36,7 +36,13 @@ from shell.ledger.connection import (
 )
 from shell.ledger.health import read_health
 from shell.state import pair_lock
-from shell.state.config import ConfigurationInvalid, StatePaths, load_config
+from shell.state.config import (
+    ConfigurationInvalid,
+    StatePaths,
+    check_private_directory,
+    load_config,
+    state_files,
+)
 from shell.state.lock import peek, peek_only
 from shell.worker.command import WorkerCommand
 
@@ -47,12 +53,14 @@ def state_directory(paths: StatePaths) -> Check:
     directory = paths.directory
     problem = None
     try:
-        private_files.check_directory(directory, "state directory")
+        check_private_directory(directory)
     except FileNotFoundError:
         return state_directory_check(str(directory), exists=False, problem=None, writable=False)
     except (UserError, OSError) as error:
         problem = str(error)
-    return state_directory_check(str(directory), True, problem, os.access(directory, _WRITABLE))
+    made_here = private_files.directory_made_here(directory, state_files(directory))
+    writable = os.access(directory, _WRITABLE)
+    return state_directory_check(str(directory), True, problem, writable, made_here=made_here)
 
 
 def configuration(

@@ -9,6 +9,8 @@ Rules:
 
    - ``events``: ``records`` (seen rows from every lane, verdicts, every later move of a record)
    - ``checkpoints``: ``records`` (intake's position per filter lineage)
+   - ``lane_news``: ``records`` (when each lane last recorded what no other had)
+   - ``inbox_lane``: ``inbox_lane`` (the inbox lane's position and verdict)
    - ``tasks``: ``tasks``
    - ``attempts``: ``tasks``
    - ``task_events``: ``deliveries`` (joins, exposure, pulls, guards, reports, settlement)
@@ -22,9 +24,9 @@ Rules:
    - ``gaps``: ``losses`` (what the feed itself skipped: a 410)
    - ``schema_migrations``: ``schema`` (the migrations, applied as the ledger opens)
 
-   One exception, by statement: a worker's own moves of ``task_events``, ``events`` and
-   ``attempts`` (exposure, pull, the guard's cancel, acknowledgement, completion, the record's
-   completion, the attempt's progress stamp) are ``worker_moves``' statements, and only those: the
-   MCP server runs them, and importing the tables' owners would import the dispatcher, admission
+   One exception, by statement: a worker's own moves of ``task_events``, ``events``,
+   ``attempts`` and ``outbox`` (exposure, pull, the guard's cancel, acknowledgement, completion,
+   the record's completion, the attempt's progress stamp, the worker's words as an intent) are
+   ``worker_moves``' statements, and only those: the MCP server runs them, and importing the tables' owners would import the dispatcher, admission
    and the outbox into every worker's start.
 """

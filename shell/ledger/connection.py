@@ -282,7 +282,7 @@ def open_ledger(
     clock = clock or SystemClock()
     ledger_path = checked_path(path)
     try:
-        ensure_private_directory(ledger_path.parent)
+        ensure_private_directory(ledger_path)
         created = create_private_file(ledger_path, blank_ledger())
     except OSError as error:
         raise ledger_failure(error, ledger_path, "create the ledger") from error
@@ -331,7 +331,7 @@ def _open_without_creating(
     path: str | os.PathLike[str], *, read_only: bool, clock: Clock | None, busy_timeout: float
 ) -> Ledger:
     ledger_path = checked_path(path)
-    check_private_directory(ledger_path.parent)
+    check_private_directory(ledger_path)
     identity = checked_file(ledger_path)
     connection = _connect(ledger_path, "ro" if read_only else "rw", busy_timeout)
     try:

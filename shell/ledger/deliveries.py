@@ -27,6 +27,7 @@ from core.adopted_reply import (
 )
 from core.destinations import Destination, MessageKind
 from core.edges import GUARD_EDGES, Actor, DeliveryState, GuardState
+from core.intent_kinds import REPORTED_AS, IntentKind
 from core.states import EventOutcome
 from core.text import message_text
 from shell.ledger import outbox, snapshots
@@ -93,6 +94,27 @@ def fire_guard(connection: sqlite3.Connection, event_id: int) -> int:
         "UPDATE task_events SET guard = ? WHERE event_id = ? AND guard = ?",
         (str(fired), event_id, str(GuardState.armed)),
     ).rowcount
+
+
+# -- a worker's words landed (shell.outbox, shell.ledger.resolution) ------------------------------
+
+
+def record_worker_message(
+    connection: sqlite3.Connection, kind: IntentKind, task_id: int | None, event_id: int | None, receipt_id: int
+) -> int:
+    """A worker message the outbox posted (or a person found) is recorded as its task row's
+    ``ack_id`` or ``reply_id`` (``core.intent_kinds.REPORTED_AS``), unless the row already holds
+    one: a worker never has to report what the connector knows. The row count (0: nothing to
+    record, or the row already had its id)."""
+    column = REPORTED_AS.get(kind)
+    if column is None or task_id is None or event_id is None:
+        return 0
+    changed = connection.execute(
+        f"UPDATE task_events SET {column} = ? WHERE task_id = ? AND event_id = ? AND {column} IS NULL",
+        (receipt_id, task_id, event_id),
+    ).rowcount
+    log.info("worker words task=%s event=%s: %s %d recorded (%d)", task_id, event_id, column, receipt_id, changed)
+    return changed
 
 
 # -- the adopted-reply rule (core.adopted_reply; its listings: shell.adopted_replies) ----------

@@ -17,6 +17,9 @@ Rules:
    a crash never leaves an empty file at the ledger's path), and its one descriptor is closed
    at once: closing a descriptor drops every POSIX lock the process
    holds on the file, SQLite's included, so none may be open on a file SQLite is using.
+5. A missing ledger is said to be missing before its directory's mode is looked at, and a mode
+   fix is offered only for a ledger and a directory the connector made (``private_files`` rule
+   7): never ``chmod 700 /tmp`` for a mistyped path.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from core.file_kinds import FileKind
 from shell import private_files
 from shell.ledger.errors import LedgerMissing, LedgerNotPrivate, LedgerPathRefused
 
@@ -35,6 +39,7 @@ _DIRECTORY = "the ledger's directory"
 _DIRECTORY_REASON = "it must be owner-only, or others could list and swap its files"
 _FILE = "the ledger"
 _FILE_REASON = "it holds feed positions and must be owner-only"
+_NO_LEDGER = "no ledger here; the connector creates it on its first run"
 _creation_lock = threading.Lock()
 
 
@@ -75,16 +80,20 @@ def checked_path(path: str | os.PathLike[str]) -> Path:
     return Path(absolute)
 
 
-def ensure_private_directory(directory: Path) -> None:
-    """Create each missing directory of the chain 0700, then check the last one."""
+def ensure_private_directory(ledger: Path) -> None:
+    """Create each missing directory of the ledger's chain 0700, then check the last one."""
     with _in_ledger_words():
-        private_files.ensure_directory(directory, _DIRECTORY, _DIRECTORY_REASON)
+        private_files.ensure_directory(ledger.parent, _DIRECTORY, _DIRECTORY_REASON, holds=(ledger,))
 
 
-def check_private_directory(directory: Path) -> None:
+def check_private_directory(ledger: Path) -> None:
+    """The ledger's directory, once the ledger is known to be there (rule 5)."""
+    directory = ledger.parent
+    if os.path.isdir(directory) and not os.path.lexists(ledger):
+        raise LedgerMissing(f"{ledger}: {_NO_LEDGER}")
     try:
         with _in_ledger_words():
-            private_files.check_directory(directory, _DIRECTORY, _DIRECTORY_REASON)
+            private_files.check_directory(directory, _DIRECTORY, _DIRECTORY_REASON, holds=(ledger,))
     except FileNotFoundError:
         raise LedgerMissing(f"{directory}: the ledger's directory does not exist") from None
 
@@ -100,11 +109,9 @@ def checked_file(path: Path) -> tuple[int, int]:
     """Vet the ledger file without following a symlink; its (device, inode)."""
     try:
         with _in_ledger_words():
-            status = private_files.check_file(path, _FILE, _FILE_REASON)
+            status = private_files.check_file(path, _FILE, _FILE_REASON, FileKind.ledger)
     except FileNotFoundError:
-        raise LedgerMissing(
-            f"{path}: no ledger here; the connector creates it on its first run"
-        ) from None
+        raise LedgerMissing(f"{path}: {_NO_LEDGER}") from None
     return status.st_dev, status.st_ino
 
 

@@ -9,6 +9,9 @@ Rules:
    unless the write only counts an overflow (``overflow=True``).
 3. ``read_lane_state`` is for status: None when no live lane ever ran.
 4. ``count_in_states`` counts records, for intake's backlog (``core.backlog``).
+5. ``read_intake_status`` is for status too: each lane's news (``lane_news``, written with the
+   events rows by ``shell.ledger.records``) and the inbox lane's row (``shell.ledger.inbox_lane``),
+   in one read transaction; never the inbox's position, only whether one is kept.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ import sqlite3
 from collections.abc import Sequence
 from enum import StrEnum
 
+from core.intake_status import InboxStatus, LaneNews
 from core.lane_status import LaneState, LaneStatus
+from shell.ledger import inbox_lane
 from shell.ledger.connection import Ledger
 
 
@@ -25,6 +30,7 @@ class Lane(StrEnum):
     poll = "poll"
     live = "live"
     repair = "repair"
+    inbox = "inbox"  # migration 16: the agent's inbox (shell.intake.inbox_lane)
 
 
 def write_lane_state(
@@ -69,3 +75,21 @@ def count_in_states(ledger: Ledger, states: Sequence[str]) -> int:
             f"SELECT COUNT(*) FROM events WHERE state IN ({marks})", tuple(states)
         ).fetchone()
     return int(count)
+
+
+def read_intake_status(ledger: Ledger) -> tuple[list[LaneNews], InboxStatus | None]:
+    """Rule 5."""
+    with ledger.read() as connection:
+        news = [
+            LaneNews(str(lane), str(at), int(last), int(count))
+            for lane, at, last, count in connection.execute(
+                "SELECT lane, last_new_at, last_new_id, news FROM lane_news ORDER BY lane"
+            )
+        ]
+        state = inbox_lane.read_state(connection)
+    if state is None:
+        return news, None
+    inbox = InboxStatus(
+        state.verdict, state.verdict_since, state.why, bool(state.position), state.last_item_id, state.read_at
+    )
+    return news, inbox

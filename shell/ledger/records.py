@@ -1,4 +1,5 @@
-"""The records (``events``) and intake's checkpoints: the only module that writes either.
+"""The records (``events``), intake's checkpoints and each lane's news (``lane_news``): the only
+module that writes any of them.
 
 Admission's reads and verdict (spec 2.5), intake's seen rows and positions, and every later move
 of a record (dispatched, settled, completed, decided by a person), which the owners of those
@@ -247,7 +248,8 @@ def insert_seen(
     connection: sqlite3.Connection, events: Sequence[tuple[FeedEvent, str]], lane: Lane, now: str
 ) -> tuple[int, ...]:
     """Record each (event, its created_at as a ledger timestamp) not yet known as ``seen``, with the
-    lane that heard it (``ON CONFLICT(id) DO NOTHING``: one row per id); the ids newly recorded."""
+    lane that heard it (``ON CONFLICT(id) DO NOTHING``: one row per id); the ids newly recorded.
+    When there are some, the lane's ``lane_news`` says so: it brought what no other lane had."""
     ids = [event.id for event, _ in events]
     if not ids:
         return ()
@@ -271,6 +273,13 @@ def insert_seen(
                 now,
                 lane.value,
             ),
+        )
+    if fresh:
+        connection.execute(
+            "INSERT INTO lane_news (lane, last_new_at, last_new_id, news) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT(lane) DO UPDATE SET last_new_at = excluded.last_new_at,"
+            " last_new_id = excluded.last_new_id, news = lane_news.news + excluded.news",
+            (lane.value, now, max(fresh), len(fresh)),
         )
     return fresh
 

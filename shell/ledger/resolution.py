@@ -17,6 +17,8 @@ Rules:
    its state and say why, in one line. A refused decision writes nothing.
 5. The log line of a decision names the intent, both states, the receipt and who decided;
    never the body.
+6. A worker's words marked sent with a receipt get that id on their task row too, as the outbox
+   records one that lands (``shell.ledger.deliveries.record_worker_message``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from core import notes
 from core.edges import IntentState
 from core.resolution import Abandon, Move, RefusedDecision, Resend, Resolution, Sent, open_decisions, resolve
 from shell.errors import EXIT_NOT_FOUND, EXIT_REFUSED, UserError
+from shell.ledger import deliveries
 from shell.ledger import outbox as rows
 from shell.ledger.connection import Ledger
 
@@ -164,6 +167,8 @@ def apply_move(connection: sqlite3.Connection, row: rows.IntentRow, move: Move) 
             f"intent {row.id} changed while it was being resolved (it is no longer {row.state}); "
             "nothing was written: look at it again with `show`"
         )
+    if move.receipt_id is not None:  # a worker's words found: the event's ack_id or reply_id too
+        deliveries.record_worker_message(connection, row.kind, row.task_id, row.event_id, move.receipt_id)
 
 
 def _owned_line(connection: sqlite3.Connection, row: rows.IntentRow, receipt_id: int) -> str:

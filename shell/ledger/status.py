@@ -54,7 +54,18 @@ def read_snapshot(ledger: Ledger, dispatch_limit: int = LAST_DISPATCHES) -> Ledg
             dispatches=_dispatches(connection, dispatch_limit),
             held=_held(connection),
             not_running=_not_running(connection),
+            outbox=_outbox(connection),
         )
+
+
+def _outbox(connection: sqlite3.Connection) -> tuple[tuple[str, str, int], ...]:
+    """Every intent, counted by state and kind (the ``outbox_due_by_kind`` index covers it)."""
+    return tuple(
+        (str(state), str(kind), int(count))
+        for state, kind, count in connection.execute(
+            "SELECT state, kind, COUNT(*) FROM outbox GROUP BY state, kind ORDER BY state, kind"
+        )
+    )
 
 
 def _hold(connection: sqlite3.Connection) -> Hold | None:

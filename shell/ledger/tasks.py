@@ -333,14 +333,18 @@ def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime) -
                 record_state=RecordState(state),
                 record_reason=reason,
                 adopted_reply_id=adopted,
+                reply_on_its_way=bool(on_its_way),
             )
         )
-        for event_id, delivery, outcome, reply_id, withdrawn_at, state, reason, adopted in connection.execute(
-            "SELECT te.event_id, te.delivery, te.outcome, te.reply_id, te.withdrawn_at, e.state, e.reason,"
-            " te.adopted_reply_id"
-            " FROM task_events te JOIN events e ON e.id = te.event_id WHERE te.task_id = ?"
-            " ORDER BY te.event_id",
-            (attempt.task_id,),
+        for event_id, delivery, outcome, reply_id, withdrawn_at, state, reason, adopted, on_its_way in (
+            connection.execute(
+                "SELECT te.event_id, te.delivery, te.outcome, te.reply_id, te.withdrawn_at, e.state, e.reason,"
+                " te.adopted_reply_id, EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = te.event_id"
+                " AND o.task_id = te.task_id AND o.kind = 'worker_reply' AND o.state <> 'canceled')"
+                " FROM task_events te JOIN events e ON e.id = te.event_id WHERE te.task_id = ?"
+                " ORDER BY te.event_id",
+                (attempt.task_id,),
+            )
         )
     ]
     return completion_intent(attempt, settled, origin, now)

@@ -1,5 +1,5 @@
-"""The worker's side of the ledger: the transactions behind ``get_dispatch``, ``ack_dispatch``
-and ``complete_dispatch``, bound to one task token.
+"""The worker's side of the ledger: the transactions behind ``get_dispatch``, ``ack_dispatch``,
+``complete_dispatch`` and ``reply_dispatch``, bound to one task token.
 
 Rules:
 1. ``DispatchLedger`` keeps the SHA-256 hex of its token, never the token. Nothing here logs,
@@ -31,6 +31,12 @@ Rules:
    transaction ends having changed nothing). An exception that escapes is the ledger failing
    (``DispatchRowMoved`` among them: it rolls the call back), which the MCP seam answers
    without its detail.
+7. A worker's words (``ack_dispatch``'s text, ``complete_dispatch``'s reply, ``reply_dispatch``)
+   are an outbox intent written by ``worker_moves.write_words`` in the transaction of the move
+   they report (the acknowledgement, the completion, the progress stamp), keyed so a repeat is one
+   message. The connector's outbox posts them. Once the call committed, it waits up to
+   ``words_wait`` seconds, reading only, for the intent to settle, and answers the message's id
+   when it landed; otherwise that it will be posted once (``core.worker_words`` rule 6).
 """
 
 from __future__ import annotations
@@ -39,27 +45,31 @@ import json
 import logging
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
 from returns.result import Failure, Result, Success
 
-from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest
+from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest
 from core.dispatch_tools.decisions import (
     Acknowledge,
     Complete,
     NothingWaiting,
     Serve,
+    Speak,
     decide_ack,
     decide_complete,
     decide_get,
+    decide_reply,
 )
 from core.dispatch_tools.instruction import Instruction, Receipt, build_instruction, receipt_of
 from core.dispatch_tools.refusals import Refusal, RefusalKind, refuse
-from core.dispatch_tools.rows import DispatchRow, RecordFacts
+from core.dispatch_tools.rows import DispatchRow, RecordFacts, Spoken
 from core.edges import DeliveryState, GuardState, RecordState
+from core.intent_kinds import WORKER_KINDS, IntentKind
 from core.states import EventOutcome
 from core.task_token import token_sha256
+from core.worker_words import answer, settled
 from shell.ledger import worker_moves
 from shell.ledger.connection import Ledger
 
@@ -74,7 +84,7 @@ SELECT te.event_id, te.delivery, te.guard, te.pulled_at IS NOT NULL, te.ack_id, 
        te.reply_id, te.links,
        e.state, e.event_type, e.trigger_name, e.bucket_id, e.recording_id, e.recording_type,
        e.recording_url, e.reply_kind, e.reply_recording_id, e.requester_id, e.acknowledge,
-       e.snapshot
+       e.snapshot, e.reply_bucket_id
   FROM task_events te JOIN events e ON e.id = te.event_id
  WHERE te.task_id = ? AND te.retired_at IS NULL"""
 
@@ -87,6 +97,15 @@ class _Decision(Protocol):
 
 
 Decided = TypeVar("Decided", bound=_Decision)
+
+WORDS_WAIT = 5.0
+"""How long a call that gave words waits for the connector to post them (rule 7)."""
+WORDS_POLL = 0.1
+
+_WORDS = (
+    "SELECT intent_key, kind, body, state, receipt_id, message_kind FROM outbox"
+    " WHERE event_id = ? AND task_id = ? AND kind IN (" + ", ".join(f"'{kind}'" for kind in sorted(WORKER_KINDS)) + ")"
+)
 
 
 class DispatchRowMoved(Exception):
@@ -104,10 +123,18 @@ class DispatchLedger:
     """The ledger as one worker sees it: the live rows of the task its token names, and nothing
     else. There is no listing."""
 
-    def __init__(self, ledger: Ledger, token: str, agent_id: int | None, process_group: int | None = None) -> None:
+    def __init__(
+        self,
+        ledger: Ledger,
+        token: str,
+        agent_id: int | None,
+        process_group: int | None = None,
+        words_wait: float = WORDS_WAIT,
+    ) -> None:
         """``agent_id``: the agent's Person, whose own mentions are stripped from instructions
         (None: none are). ``process_group``: the caller's own (``bin/connect mcp``'s); a token whose
-        task's live attempt recorded another group is refused (None: not checked, in-process)."""
+        task's live attempt recorded another group is refused (None: not checked, in-process).
+        ``words_wait``: how long a call that gave words waits for them to be posted (rule 7)."""
         if token.strip() == "":
             raise ValueError("a dispatch needs the task token")
         if agent_id is not None and agent_id <= 0:
@@ -116,6 +143,7 @@ class DispatchLedger:
         self._token_sha256 = token_sha256(token)
         self._agent_id = agent_id
         self._process_group = process_group
+        self._words_wait = words_wait
 
     def __repr__(self) -> str:  # never the token, nor its hash
         return f"DispatchLedger({self._ledger.path})"
@@ -125,31 +153,51 @@ class DispatchLedger:
         with self._ledger.write() as connection:
             return self._task(connection)
 
-    # -- the three tools ------------------------------------------------------------------------
+    # -- the four tools -------------------------------------------------------------------------
 
     def get_dispatch(self, request: GetRequest) -> Result[Dispatched, Refusal]:
         with self._ledger.write() as connection:
             return self._task(connection).bind(lambda task_id: self._get(connection, task_id, request))
 
     def ack_dispatch(self, request: AckRequest) -> Result[Receipt, Refusal]:
-        with self._ledger.write() as connection:
-            return self._task(connection).bind(
-                lambda task_id: self._report(
-                    connection, task_id, request.event_id, lambda row: decide_ack(row, request.ack_id), self._acknowledge
-                )
-            )
+        return self._reported(
+            request.event_id,
+            lambda task_id, row: decide_ack(row, request.ack_id, request.text, task_id),
+            self._acknowledge,
+            None if request.text is None else _spoken_of(IntentKind.worker_ack),
+        )
 
     def complete_dispatch(self, request: CompleteRequest) -> Result[Receipt, Refusal]:
+        return self._reported(
+            request.event_id,
+            lambda task_id, row: decide_complete(row, request.completion, task_id),
+            self._complete,
+            None if request.completion.reply is None else _spoken_of(IntentKind.worker_reply),
+        )
+
+    def reply_dispatch(self, request: ReplyRequest) -> Result[Receipt, Refusal]:
+        return self._reported(
+            request.event_id,
+            lambda task_id, row: decide_reply(row, request.text, task_id),
+            self._speak,
+            lambda row, decision: (_spoken_keyed(row, decision.words.key), ""),
+        )
+
+    def _reported(
+        self,
+        event_id: int,
+        decide: Callable[[int, DispatchRow | None], Result[Decided, Refusal]],
+        write: Callable[[sqlite3.Connection, int, int, Decided], None],
+        words: Callable[[DispatchRow, Decided], tuple[Spoken | None, str]] | None,
+    ) -> Result[Receipt, Refusal]:
+        """One report's transaction (rules 2-5), then the wait for its words (rule 7)."""
         with self._ledger.write() as connection:
-            return self._task(connection).bind(
+            answered = self._task(connection).bind(
                 lambda task_id: self._report(
-                    connection,
-                    task_id,
-                    request.event_id,
-                    lambda row: decide_complete(row, request.completion),
-                    self._complete,
+                    connection, task_id, event_id, lambda row: decide(task_id, row), write, words=words
                 )
             )
+        return answered.map(self._awaited)
 
     # -- inside the call's transaction ---------------------------------------------------------
 
@@ -195,20 +243,42 @@ class DispatchLedger:
         event_id: int,
         decide: Callable[[DispatchRow | None], Result[Decided, Refusal]],
         write: Callable[[sqlite3.Connection, int, int, Decided], None],
-    ) -> Result[Receipt, Refusal]:
-        """A worker's report (an acknowledgement, a completion): decided by core on its row,
-        written when core says so, answered from the row as the write left it (rules 3-5)."""
+        *,
+        words: Callable[[DispatchRow, Decided], tuple[Spoken | None, str]] | None = None,
+    ) -> Result[tuple[Receipt, Spoken | None], Refusal]:
+        """A worker's report (an acknowledgement, a completion, a note): decided by core on its row,
+        written when core says so, answered from the row as the write left it (rules 3-5), with
+        what became of its words so far when it gave some (rule 7)."""
         row = _row(connection, task_id, event_id)
 
-        def apply(decision: Decided) -> Receipt:
+        def apply(decision: Decided) -> tuple[Receipt, Spoken | None]:
             found = row
             if decision.write:
                 write(connection, task_id, event_id, decision)
                 found = _row(connection, task_id, event_id)
             assert found is not None  # core refuses a missing row
-            return receipt_of(found)
+            receipt = receipt_of(found)
+            if words is None:
+                return receipt, None
+            spoken, skipped = words(found, decision)
+            return replace(receipt, words=answer(spoken, skipped=skipped)), spoken
 
         return decide(row).map(apply)
+
+    def _awaited(self, answered: tuple[Receipt, Spoken | None]) -> Receipt:
+        """Rule 7: after the commit, the words' intent read until it settles, for ``words_wait``."""
+        receipt, spoken = answered
+        if spoken is None or settled(spoken):
+            return receipt
+        clock = self._ledger.clock
+        deadline = clock.monotonic() + self._words_wait
+        while clock.monotonic() < deadline:
+            clock.sleep(WORDS_POLL)
+            with self._ledger.read() as connection:
+                found = _spoken_by_key(connection, spoken.key)
+            if found is not None and settled(found):
+                return _landed(replace(receipt, words=answer(found)), found)
+        return receipt
 
     def _serve(self, connection: sqlite3.Connection, task_id: int, serve: Serve) -> None:
         now = self._ledger.timestamp()
@@ -237,7 +307,14 @@ class DispatchLedger:
             "ack_dispatch task %d event %d: exposed -> delivered, ack id %s",
             task_id, event_id, "recorded" if decision.ack_id is not None else "none",
         )
+        if decision.words is not None:
+            worker_moves.write_words(connection, decision.words, task_id, event_id, self._ledger.clock.now())
         worker_moves.record_progress(connection, task_id, self._ledger.clock.now())
+
+    def _speak(self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Speak) -> None:
+        worker_moves.write_words(connection, decision.words, task_id, event_id, self._ledger.clock.now())
+        worker_moves.record_progress(connection, task_id, self._ledger.clock.now())
+        log.info("reply_dispatch task %d event %d: a note written for the connector to post", task_id, event_id)
 
     def _complete(self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Complete) -> None:
         now = self._ledger.timestamp()
@@ -255,6 +332,8 @@ class DispatchLedger:
             "complete",
             (task_id, event_id),
         )
+        if decision.words is not None:
+            worker_moves.write_words(connection, decision.words, task_id, event_id, self._ledger.clock.now())
         if decision.complete_record:
             _compare_and_set(
                 worker_moves.complete_record(connection, event_id, now),
@@ -284,14 +363,56 @@ def _rows(connection: sqlite3.Connection, task_id: int) -> tuple[DispatchRow, ..
 
 def _row(connection: sqlite3.Connection, task_id: int, event_id: int) -> DispatchRow | None:
     found = connection.execute(_ROWS + " AND te.event_id = ?", (task_id, event_id)).fetchone()
-    return None if found is None else _dispatch_row(found)
+    if found is None:
+        return None
+    words = tuple(_spoken(values) for values in connection.execute(_WORDS + " ORDER BY id", (event_id, task_id)))
+    return replace(_dispatch_row(found), words=words)
+
+
+def _spoken(values: tuple[Any, ...]) -> Spoken:
+    key, kind, body, state, receipt_id, message_kind = values
+    return Spoken(
+        str(key), IntentKind(str(kind)), str(body), str(state), None if receipt_id is None else int(receipt_id),
+        str(message_kind),
+    )  # fmt: skip
+
+
+def _spoken_by_key(connection: sqlite3.Connection, key: str) -> Spoken | None:
+    found = connection.execute(
+        "SELECT intent_key, kind, body, state, receipt_id, message_kind FROM outbox WHERE intent_key = ?", (key,)
+    ).fetchone()
+    return None if found is None else _spoken(found)
+
+
+def _spoken_of(kind: IntentKind) -> Callable[[DispatchRow, Any], tuple[Spoken | None, str]]:
+    """The row's message of ``kind``, or why the words given were not written."""
+
+    def words(row: DispatchRow, decision: Any) -> tuple[Spoken | None, str]:
+        return row.spoken(kind), str(getattr(decision, "skipped", ""))
+
+    return words
+
+
+def _spoken_keyed(row: DispatchRow, key: str) -> Spoken | None:
+    return next((found for found in row.words if found.key == key), None)
+
+
+def _landed(receipt: Receipt, spoken: Spoken) -> Receipt:
+    """The receipt with a landed message's id where the row records it."""
+    if spoken.receipt_id is None:
+        return receipt
+    if spoken.kind is IntentKind.worker_ack:
+        return replace(receipt, ack_id=spoken.receipt_id)
+    if spoken.kind is IntentKind.worker_reply:
+        return replace(receipt, reply_id=spoken.receipt_id)
+    return receipt
 
 
 def _dispatch_row(row: tuple[Any, ...]) -> DispatchRow:
     (
         event_id, delivery, guard, pulled, ack_id, outcome, reply_id, links,
         state, event_type, trigger, bucket_id, recording_id, recording_type,
-        recording_url, reply_kind, reply_recording_id, requester_id, acknowledge, snapshot,
+        recording_url, reply_kind, reply_recording_id, requester_id, acknowledge, snapshot, reply_bucket_id,
     ) = row
     record = RecordFacts(
         event_id=int(event_id),
@@ -307,6 +428,7 @@ def _dispatch_row(row: tuple[Any, ...]) -> DispatchRow:
         requester_id=int(requester_id),
         acknowledge=bool(acknowledge),
         snapshot=None if snapshot is None else str(snapshot),
+        reply_bucket_id=int(reply_bucket_id),
     )
     return DispatchRow(
         record=record,

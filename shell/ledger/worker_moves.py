@@ -8,7 +8,10 @@ Rules:
      ``acknowledge`` (exposed -> delivered, with the ack id), ``complete`` (the worker's report);
    - ``events`` (whose other statements ``records`` owns): ``complete_record`` (dispatched ->
      completed);
-   - ``attempts`` (whose other statements ``tasks`` owns): ``record_progress`` (``progress_at``).
+   - ``attempts`` (whose other statements ``tasks`` owns): ``record_progress`` (``progress_at``);
+   - ``outbox`` (whose other statements ``outbox`` owns): ``write_words`` (a worker's words as an
+     intent, ``ON CONFLICT (intent_key) DO NOTHING``: a repeated call is one message), in the
+     transaction of the move it reports.
    ``tests/ledger/test_table_writers.py`` holds this module to exactly these statements.
 2. It imports nothing of the dispatcher's, admission's or the outbox's: the MCP server runs
    these statements and no others, and a worker waits on the server's start
@@ -23,6 +26,7 @@ import sqlite3
 from datetime import datetime, timedelta
 
 from core.timestamps import format_timestamp
+from core.worker_words import WorkerMessage
 
 # -- task_events -------------------------------------------------------------------------------
 
@@ -124,3 +128,21 @@ def record_progress(connection: sqlite3.Connection, task_id: int, now: datetime)
         " AND (progress_at IS NULL OR progress_at <= ?)",
         (format_timestamp(now), task_id, format_timestamp(now - PROGRESS_STAMP_EVERY)),
     )
+
+
+# -- outbox ------------------------------------------------------------------------------------
+
+
+def write_words(
+    connection: sqlite3.Connection, message: WorkerMessage, task_id: int, event_id: int, now: datetime
+) -> int:
+    """A worker's words as an outbox intent, due at once; 0 when its key was already written."""
+    stamp = format_timestamp(now)
+    return connection.execute(
+        "INSERT INTO outbox (intent_key, kind, event_id, task_id, bucket_id, message_kind, recording_id,"
+        " body, created_at, not_before) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (intent_key) DO NOTHING",
+        (
+            message.key, str(message.kind), event_id, task_id, message.bucket_id, str(message.message_kind),
+            message.recording_id, message.body, stamp, stamp,
+        ),
+    ).rowcount

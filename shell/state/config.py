@@ -8,7 +8,8 @@ Rules:
    process's user), or that anyone else may read or write is refused with one line saying how
    to fix it: never loosened, tightened, followed or overwritten silently (the one policy of
    ``shell.private_files``).
-3. A write is whole or absent (``private_files.write_atomically``).
+3. A write is whole or absent (``private_files.write_atomically``), and replaces only a
+   configuration (``core.file_kinds``): never a token, a ledger or a stranger's file.
 4. The token lives in a file of its own, never in the configuration. A token file that is not
    its owner's or that anyone else may read is refused, and so is an empty one, a directory, and
    one holding anything but printable ASCII (it goes in an HTTP header as it is). The token is
@@ -16,6 +17,9 @@ Rules:
    It holds a bare token or the JSON ``bin/connect login`` writes (``core.oauth`` rule 1).
 5. A configuration file that does not parse or does not validate is refused with every
    problem, one line each (``ConfigurationInvalid``).
+6. ``is_state_directory`` says whether a directory is a state directory or inside one (under
+   ``state_root``, or holding a configuration or a ledger by name): ``login`` writes no token
+   there (issue 27: a token file named inside one overwrote the ledger).
 """
 
 from __future__ import annotations
@@ -28,13 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.configuration import Configuration, parse_configuration, to_mapping
+from core.file_kinds import CONFIG_NAME, LEDGER_NAME, FileKind
 from core.oauth import Credentials, read_token_text
 from shell import private_files
 from shell.errors import EXIT_CONFIG, EXIT_USAGE, UserError
 
 APP_DIRECTORY = "basecamp-connector"
-CONFIG_NAME = "config.json"
-LEDGER_NAME = "ledger.sqlite3"
 SHADOW_DIRECTORY = "shadow"
 """``run --shadow``'s state, inside the state directory: its own lock, ledger and feed position."""
 
@@ -75,17 +78,32 @@ def state_paths(account_id: int, agent_id: int, environ: Mapping[str, str] | Non
     return StatePaths.at(state_root(environ) / f"{account_id}-{agent_id}")
 
 
+def is_state_directory(directory: Path, environ: Mapping[str, str] | None = None) -> bool:
+    """A state directory, or inside one: under ``state_root``, or holding a configuration or a
+    ledger by name (a token or anything a person keeps does not belong there)."""
+    root = state_root(environ).resolve()
+    resolved = directory.resolve()
+    if resolved == root or root in resolved.parents:
+        return True
+    return any(os.path.lexists(resolved / name) for name in (CONFIG_NAME, LEDGER_NAME))
+
+
 # --- owner-only checks: shell.private_files' one policy -------------------------------------
+
+
+def state_files(path: Path) -> tuple[Path, ...]:
+    """What a state directory the connector made holds (``private_files`` rule 7)."""
+    return (path / CONFIG_NAME, path / LEDGER_NAME)
 
 
 def check_private_directory(path: Path) -> None:
     """Refuse an existing directory that is a symlink, not ours, or open to others."""
-    private_files.check_directory(path, "state directory")
+    private_files.check_directory(path, "state directory", holds=state_files(path))
 
 
 def ensure_private_directory(path: Path) -> None:
     """Make ``path`` (0700) if it is missing; refuse it if it exists and is not owner-only."""
-    private_files.ensure_directory(path, "state directory")
+    private_files.ensure_directory(path, "state directory", holds=state_files(path))
 
 
 # --- the configuration file -----------------------------------------------------------------
@@ -100,13 +118,15 @@ def read_config_mapping(path: Path) -> dict[str, object] | None:
     except OSError as error:  # the state directory is a file, or cannot be searched
         raise UserError(f"cannot read {path}: {error.strerror}", EXIT_CONFIG) from error
     check_private_directory(path.parent)
-    private_files.check_file_status(status, path, "configuration file")
+    private_files.check_file_status(status, path, "configuration file", kind=FileKind.configuration)
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError as error:
         raise UserError(f"cannot read {path}: {error.strerror}", EXIT_CONFIG) from error
     with os.fdopen(descriptor, "rb") as handle:
-        private_files.check_file_status(os.fstat(handle.fileno()), path, "configuration file")
+        private_files.check_file_status(
+            os.fstat(handle.fileno()), path, "configuration file", kind=FileKind.configuration
+        )
         raw = handle.read()
     try:
         data = json.loads(raw)
@@ -132,10 +152,10 @@ def save_config(path: Path, configuration: Configuration) -> None:
     """Write ``configuration`` to ``path``, owner-only, whole or not at all (rule 3)."""
     ensure_private_directory(path.parent)
     with contextlib.suppress(FileNotFoundError):
-        private_files.check_file(path, "configuration file")
+        private_files.check_file(path, "configuration file", kind=FileKind.configuration)
     text = json.dumps(to_mapping(configuration), indent=2, sort_keys=False) + "\n"
     try:
-        private_files.write_atomically(path, text.encode("utf-8"))
+        private_files.write_atomically(path, text.encode("utf-8"), FileKind.configuration)
     except OSError as error:  # a full disk, a read-only directory: the old file stands (rule 3)
         raise UserError(
             f"cannot write {path}: {error.strerror or error}; nothing was written (any configuration there "
@@ -158,7 +178,7 @@ def read_token_file(path: Path) -> str | Credentials:
     except OSError as error:
         raise UserError(f"cannot read token file {path}: {error.strerror}", EXIT_CONFIG) from error
     try:
-        private_files.check_file_status(os.fstat(descriptor), path, "token file")  # a directory too
+        private_files.check_file_status(os.fstat(descriptor), path, "token file", kind=FileKind.token)
         raw = os.read(descriptor, 64 * 1024)
     except OSError as error:
         raise UserError(f"cannot read token file {path}: {error.strerror}", EXIT_CONFIG) from error

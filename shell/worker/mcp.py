@@ -9,8 +9,9 @@ Rules:
    ``ping`` answers ``{}``. Notifications (no id) are never answered. An unknown method is
    ``-32601``; a line that is not JSON ``-32700``; a message that is not a request ``-32600``;
    bad ``tools/call`` params or an unknown tool ``-32602``.
-3. Three tools, bound to the one task whose token started the server: ``get_dispatch``,
-   ``ack_dispatch``, ``complete_dispatch``. Each answers ``content: [{type: "text", text: <the
+3. Four tools, bound to the one task whose token started the server: ``get_dispatch``,
+   ``ack_dispatch``, ``complete_dispatch`` and ``reply_dispatch`` (the last three carry the
+   worker's words for the connector to post). Each answers ``content: [{type: "text", text: <the
    JSON>}]`` and the same object as ``structuredContent``, which conforms to the tool's
    ``outputSchema``.
 4. A refusal is a tool result with ``isError: true`` whose text is ``{"error": kind, "message":
@@ -35,15 +36,16 @@ from core.dispatch_tools.arguments import (
     AckRequest,
     CompleteRequest,
     GetRequest,
+    ReplyRequest,
     read_ack_arguments,
     read_complete_arguments,
     read_get_arguments,
+    read_reply_arguments,
 )
-from core.dispatch_tools.decisions import MAX_LINK_LENGTH, MAX_LINKS
 from core.dispatch_tools.instruction import Receipt
 from core.dispatch_tools.refusals import LEDGER_FAILURE, NOTHING_WAITING, Refusal
-from core.edges import DeliveryState
 from shell.ledger.worker_calls import Dispatched
+from shell.worker.mcp_tools import BLURB, TOOLS
 
 log = logging.getLogger(__name__)
 
@@ -52,10 +54,6 @@ SERVER_NAME: Final = "basecamp-connect"
 PROTOCOL_VERSIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first
 LEDGER_FAILURE_KIND: Final = "ledger_failure"
 
-BLURB: Final = (
-    "Your dispatch from the Basecamp connector: pull the instruction you were started for, "
-    "acknowledge it, and report its outcome. Bound to this task; there is no listing."
-)
 
 PARSE_ERROR: Final = -32700
 INVALID_REQUEST: Final = -32600
@@ -70,154 +68,7 @@ class DispatchTools(Protocol):
     def get_dispatch(self, request: GetRequest) -> Result[Dispatched, Refusal]: ...
     def ack_dispatch(self, request: AckRequest) -> Result[Receipt, Refusal]: ...
     def complete_dispatch(self, request: CompleteRequest) -> Result[Receipt, Refusal]: ...
-
-
-# -- the tools, as a client lists them ----------------------------------------------------------
-
-_ID = {"type": "integer", "minimum": 1}
-_DELIVERIES = [str(state) for state in DeliveryState]
-
-_INSTRUCTION_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "event_id": {"type": "integer"},
-        "event_type": {"type": "string"},
-        "trigger": {"type": "string"},
-        "recording": {
-            "type": "object",
-            "properties": {
-                "bucket_id": {"type": "integer"},
-                "recording_id": {"type": "integer"},
-                "type": {"type": "string"},
-                "title": {"type": "string"},
-                "url": {"type": "string"},
-            },
-            "required": ["bucket_id", "recording_id", "type", "title", "url"],
-        },
-        "reply_to": {
-            "type": "object",
-            "properties": {"kind": {"type": "string"}, "recording_id": {"type": "integer"}},
-            "required": ["kind", "recording_id"],
-        },
-        "requester_id": {"type": "integer"},
-        "acknowledge": {"type": "boolean"},
-        "guard_acknowledged": {"type": "boolean"},
-        "delivery": {"type": "string", "enum": _DELIVERIES},
-        "content": {"type": "string"},
-        "content_updated_at": {"type": ["string", "null"]},
-    },
-    "required": [
-        "event_id", "event_type", "trigger", "recording", "reply_to", "requester_id", "acknowledge",
-        "guard_acknowledged", "delivery", "content", "content_updated_at",
-    ],
-}
-
-_RECEIPT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "event_id": {"type": "integer"},
-        "delivery": {"type": "string", "enum": _DELIVERIES},
-        "ack_id": {"type": "integer"},
-        "outcome": {"type": "string", "enum": ["succeeded", "failed", "unknown"]},
-        "reply_id": {"type": "integer"},
-        "links": {"type": "array", "items": {"type": "string"}},
-    },
-    "required": ["event_id", "delivery"],
-}
-
-_ANNOTATIONS = {
-    "readOnlyHint": False,
-    "destructiveHint": False,
-    "idempotentHint": True,
-    "openWorldHint": False,
-}
-
-TOOLS: Final[tuple[dict[str, Any], ...]] = (
-    {
-        "name": "get_dispatch",
-        "title": "Get your dispatch",
-        "description": (
-            f"{BLURB} get_dispatch: the instruction for an event on your task, or, without event_id, "
-            "the earliest you have not acknowledged. Returns the recording, where to reply, who asked, "
-            "the request's content with your own mention removed, whether to acknowledge, and whether "
-            "the connector already acknowledged for you (guard_acknowledged). Calling it records that "
-            "you were handed the instruction; it does not acknowledge. A repeat returns the same "
-            "instruction."
-        ),
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "event_id": {
-                    **_ID,
-                    "description": "An event on your task. Omit for the earliest not yet acknowledged.",
-                },
-            },
-            "additionalProperties": False,
-        },
-        "outputSchema": {
-            "type": "object",
-            "properties": {
-                "instruction": {"anyOf": [{"type": "null"}, _INSTRUCTION_SCHEMA]},
-                "message": {"type": "string"},
-            },
-            "required": ["instruction"],
-        },
-        "annotations": _ANNOTATIONS,
-    },
-    {
-        "name": "ack_dispatch",
-        "title": "Acknowledge your dispatch",
-        "description": (
-            f"{BLURB} ack_dispatch: acknowledge an instruction you were handed. Marks it delivered and "
-            "records your own acknowledgement (the boost or comment you posted). Safe to retry: a "
-            "repeat answers the same receipt."
-        ),
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "event_id": {**_ID, "description": "The event get_dispatch returned."},
-                "ack_id": {
-                    **_ID,
-                    "description": (
-                        "The id of the boost or comment you acknowledged with, when you posted one."
-                    ),
-                },
-            },
-            "required": ["event_id"],
-            "additionalProperties": False,
-        },
-        "outputSchema": _RECEIPT_SCHEMA,
-        "annotations": _ANNOTATIONS,
-    },
-    {
-        "name": "complete_dispatch",
-        "title": "Report your dispatch's outcome",
-        "description": (
-            f"{BLURB} complete_dispatch: report the outcome of an instruction: succeeded or failed, "
-            "with your reply's id and any links (a pull request, a card). Also acknowledges it. A "
-            "repeat of the same report answers the same receipt; a different report is refused, "
-            "because a reported outcome stands."
-        ),
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "event_id": {**_ID, "description": "The event get_dispatch returned."},
-                "outcome": {"type": "string", "enum": ["succeeded", "failed"]},
-                "reply_id": {**_ID, "description": "The id of the comment or chat line you replied with."},
-                "links": {
-                    "type": "array",
-                    "maxItems": MAX_LINKS,
-                    "items": {"type": "string", "maxLength": MAX_LINK_LENGTH},
-                    "description": "http(s) URLs to what the work produced.",
-                },
-            },
-            "required": ["event_id", "outcome"],
-            "additionalProperties": False,
-        },
-        "outputSchema": _RECEIPT_SCHEMA,
-        "annotations": _ANNOTATIONS,
-    },
-)
+    def reply_dispatch(self, request: ReplyRequest) -> Result[Receipt, Refusal]: ...
 
 
 # -- the server ---------------------------------------------------------------------------------
@@ -263,6 +114,7 @@ class McpServer:
             "get_dispatch": self._get_dispatch,
             "ack_dispatch": self._ack_dispatch,
             "complete_dispatch": self._complete_dispatch,
+            "reply_dispatch": self._reply_dispatch,
         }
 
     # -- the wire
@@ -383,6 +235,9 @@ class McpServer:
 
     def _complete_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], Refusal]:
         return read_complete_arguments(arguments).bind(self._tools.complete_dispatch).map(Receipt.to_json)
+
+    def _reply_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], Refusal]:
+        return read_reply_arguments(arguments).bind(self._tools.reply_dispatch).map(Receipt.to_json)
 
 
 def _dispatched_json(dispatched: Dispatched) -> Mapping[str, Any]:

@@ -20,7 +20,7 @@ from typing import IO
 
 from returns.result import Failure, Result
 
-from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest
+from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest
 from core.dispatch_tools.instruction import Receipt
 from core.dispatch_tools.refusals import Refusal, RefusalKind, refuse
 from core.task_token import probe_marker_name
@@ -37,7 +37,7 @@ NO_DISPATCH = (
 
 
 class ProbeTools:
-    """The three tools, each refused (rule 1)."""
+    """The dispatch tools, each refused (rule 1)."""
 
     def get_dispatch(self, request: GetRequest) -> Result[Dispatched, Refusal]:
         return Failure(refuse(RefusalKind.task_token_refused, NO_DISPATCH))
@@ -46,6 +46,9 @@ class ProbeTools:
         return Failure(refuse(RefusalKind.task_token_refused, NO_DISPATCH))
 
     def complete_dispatch(self, request: CompleteRequest) -> Result[Receipt, Refusal]:
+        return Failure(refuse(RefusalKind.task_token_refused, NO_DISPATCH))
+
+    def reply_dispatch(self, request: ReplyRequest) -> Result[Receipt, Refusal]:
         return Failure(refuse(RefusalKind.task_token_refused, NO_DISPATCH))
 
 

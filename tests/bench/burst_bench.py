@@ -4,7 +4,8 @@ What it runs, all real but the worker: the bundled stand-in on 127.0.0.1 enforci
 limit (default 50 requests per 10 s per client address), a ledger file, the connector's
 ``BasecampClient`` (its default pacing: 47 of every 50 the limit allows) and its ``Outbox`` running its
 own loop (``Outbox.run``), beside a feed poller reading ``events.json`` every 5 s on the same
-client, as the connector's intake does.
+client, as the connector's intake does, and its inbox (``inbox.json``) every sixth poll, as the
+inbox lane does (``shell.intake.inbox_lane.DEFAULT_EVERY_POLLS``): both spend from the one budget.
 
 The backlog: N mentions in a project without a route, each blocked ``no_route`` at once, so N
 holding replies fall due together (written by the verdict's own transaction, as admission writes them). Plus
@@ -39,6 +40,7 @@ from shell.basecamp.errors import FeedFailed
 from shell.basecamp.standin.ratelimit import RateLimit
 from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock
+from shell.intake.inbox_lane import DEFAULT_EVERY_POLLS
 from shell.ledger.connection import Ledger, open_ledger
 from shell.outbox import Outbox
 from tests.support.ledger_world import LedgerWorld
@@ -146,11 +148,14 @@ def _drain(ledger: Ledger, client: BasecampClient, agent_id: int, total: int) ->
     def poll() -> None:
         nonlocal polls
         position: str | None = None
+        inbox_position: str | None = None
         while not stop.is_set():
             try:
                 page = client.poll_events(None, position, FeedFilters.of(), client.deadline_in(30))
                 position = page.position or position
                 polls += 1
+                if polls % DEFAULT_EVERY_POLLS == 1:
+                    inbox_position = client.poll_inbox(None, inbox_position, client.deadline_in(30)).position
             except FeedFailed:
                 pass
             stop.wait(POLL_EVERY)

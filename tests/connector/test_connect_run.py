@@ -74,7 +74,9 @@ def test_a_mention_is_answered_by_the_worker_and_sigterm_stops_the_connector(
     acknowledgements = [b["content"] for b in standin.messages("boost", asking)]
     assert acknowledgements == ["on it"], "the worker's own, on the comment that asked; no guard"
     with open_ledger_read_only(state / "ledger.sqlite3") as ledger, ledger.read() as connection:
-        assert connection.execute("SELECT kind, state FROM outbox").fetchall() == [("guard_ack", "canceled")]
+        assert connection.execute("SELECT kind, state FROM outbox").fetchall() == [
+            ("guard_ack", "canceled"), ("worker_ack", "sent"), ("worker_reply", "sent"),  # the worker's words
+        ]
         assert connection.execute("SELECT state FROM events").fetchall() == [("completed",)]
 
 

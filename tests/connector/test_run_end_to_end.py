@@ -48,8 +48,9 @@ First process.
 [SIGTERM.] Third process: nothing to do, and nothing is said again.
 
 What Basecamp holds is read from the stand-in's own store; the connector's voice is told from
-the worker's by the outbox's receipts, and cross-checked against the stand-in's request log:
-every POST with the connector's User-Agent made exactly one notice.
+the worker's by the outbox's receipts (a worker's words, posted by the connector for it, are the
+worker's voice), and cross-checked against the stand-in's request log: every POST with the
+connector's User-Agent made exactly one notice or one of a worker's messages.
 
 The poll is every 0.5 s: the connector's one client paces all its requests (45 in any 10 s);
 a full pacing window is not a rate limit, and the outbox still claims
@@ -77,8 +78,9 @@ import pytest
 from core import templates
 from core.destinations import MessageKind
 from core.text import message_text
+from shell.basecamp.standin.api import MENTION_TYPE
 from shell.basecamp.standin.faults import Fault, FaultAction
-from shell.basecamp.standin.server import MENTION_TYPE, StandIn
+from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main as connect
 from shell.cli.run import USER_AGENT as CONNECTOR_USER_AGENT
 from shell.ledger.connection import open_ledger_read_only
@@ -325,8 +327,15 @@ class Scene:
     # -- what Basecamp holds ---------------------------------------------------------------
 
     def receipts(self) -> set[int]:
-        found = self.query("SELECT receipt_id FROM outbox WHERE receipt_id IS NOT NULL")
+        """The connector's own messages: the receipts of every intent but a worker's words, which
+        the connector posts for the worker, in the worker's voice (issue 21)."""
+        found = self.query("SELECT receipt_id FROM outbox WHERE receipt_id IS NOT NULL AND kind NOT LIKE 'worker_%'")
         return {int(str(row[0])) for row in found}
+
+    def worker_words_posted(self) -> int:
+        """The worker's messages the connector posted for it."""
+        (row,) = self.query("SELECT COUNT(*) FROM outbox WHERE receipt_id IS NOT NULL AND kind LIKE 'worker_%'")
+        return int(str(row[0]))
 
     def said(self) -> Counter[Said]:
         """Every message the agent's account holds on the world's cards, their comments, the
@@ -561,7 +570,10 @@ def test_each_event_gets_exactly_its_messages_across_a_restart(scene: Scene) -> 
     )  # decided before the kill
     assert sum((expected[event_id] for event_id in first), Counter()) == before_restart, "none repeated"
     connector_messages = sum(count for message, count in said.items() if message.voice == "connector")
-    assert scene.connector_posts() == connector_messages == 8, "each connector POST made one notice"
+    assert connector_messages == 8
+    assert scene.connector_posts() == connector_messages + scene.worker_words_posted(), (
+        "each connector POST made one notice or one of a worker's messages"
+    )
 
     # -- what the ledger says
     records = {event_id: scene.record(event_id) for event_id in expected}
@@ -600,7 +612,13 @@ def test_each_event_gets_exactly_its_messages_across_a_restart(scene: Scene) -> 
         crashed: "unknown",
         hung: "unknown",
     }
-    intents = scene.query("SELECT kind, coalesce(event_id, attempt_id), state, note FROM outbox")
+    intents = scene.query(
+        "SELECT kind, coalesce(event_id, attempt_id), state, note FROM outbox WHERE kind NOT LIKE 'worker_%'"
+    )
+    words = scene.query("SELECT kind, event_id, state FROM outbox WHERE kind LIKE 'worker_%'")
+    assert words, "the workers spoke through the connector"
+    assert all(state == "sent" for _, _, state in words), "a worker's words: each posted"
+    assert max(Counter((kind, event_id) for kind, event_id, _ in words).values()) == 1, "once per call"
     attempt = {event_id: scene.attempt_of(event_id)[0] for event_id in (failed, lost, crashed, hung)}
     assert sorted(intents, key=str) == sorted(
         [

@@ -31,7 +31,7 @@ def test_a_worker_told_in_the_order_things_happen_to_it() -> None:
     assert narrate(before, after, "4s") == (
         "the worker pulled its instruction (get_dispatch)",
         "guard boost stood down: the worker pulled its instruction first",
-        "the worker acknowledged with a boost of its own, message 8 (ack_dispatch)",
+        "the event records the worker's acknowledgement, message 8",
         "the worker reported 'succeeded' with its reply, message 9 (complete_dispatch)",
         "the record is completed",
         "the worker's attempt ended: finished",

@@ -104,7 +104,7 @@ def test_a_worker_pulls_acknowledges_and_completes_over_real_stdio(
         assert initialized["result"]["protocolVersion"] == "2025-06-18"
         server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         names = [tool["name"] for tool in server.request("tools/list")["result"]["tools"]]
-        assert names == ["get_dispatch", "ack_dispatch", "complete_dispatch"]
+        assert names == ["get_dispatch", "ack_dispatch", "complete_dispatch", "reply_dispatch"]
 
         failed, got = server.call("get_dispatch")
         assert not failed
@@ -147,13 +147,14 @@ def test_the_token_can_arrive_on_an_inherited_pipe(world: DispatchWorld, task: T
 SERVER_NEVER_IMPORTS = {
     "core.admission", "core.admission_matrix", "core.feed", "core.configuration", "core.settlement",
     "core.launch_settlement", "core.hold", "core.intents", "core.adopted_reply", "core.presentation.status_values",
-    "core.snapshots", "core.destinations",
+    "core.snapshots",
     "shell.ledger.records", "shell.ledger.tasks", "shell.ledger.deliveries", "shell.ledger.outbox",
 }  # fmt: skip
 """What a worker's server never runs: admission and the feed, the dispatcher and its settlement,
 the outbox, the snapshots core reads beside an intent, the configuration's parser and status's
 presentation. Each is a module whose import a worker would wait on (issue 13: the server answers
-``initialize`` within 4x a bare interpreter)."""
+``initialize`` within 4x a bare interpreter). ``core.destinations`` (an enum and a dataclass) is
+imported: a worker's words name where they go (issue 21)."""
 
 
 SERVER_PROBE = (

@@ -118,9 +118,9 @@ def test_a_batch_is_answered_as_a_batch(session: Session) -> None:
     assert [reply["id"] for reply in replies] == ["a", "b"]
 
 
-def test_tools_list_names_three_tools_with_valid_schemas(session: Session) -> None:
+def test_tools_list_names_four_tools_with_valid_schemas(session: Session) -> None:
     tools = session.request("tools/list")["result"]["tools"]
-    assert [tool["name"] for tool in tools] == ["get_dispatch", "ack_dispatch", "complete_dispatch"]
+    assert [tool["name"] for tool in tools] == ["get_dispatch", "ack_dispatch", "complete_dispatch", "reply_dispatch"]
     for tool in tools:
         assert tool["description"].startswith(BLURB)
         Draft202012Validator.check_schema(tool["inputSchema"])

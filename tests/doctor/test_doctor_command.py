@@ -66,8 +66,8 @@ def test_a_state_directory_fresh_from_setup_passes_with_one_warning_for_its_bare
     checks = by_name(found)
     project = standin.world.projects[0].id
     assert list(checks) == [
-        "state directory", "configuration", "token", "basecamp", f"route {project}", "worker", "ledger", "disk",
-        "lock", "pair",
+        "state directory", "configuration", "token", "basecamp", "inbox", f"route {project}", "worker", "ledger",
+        "disk", "lock", "pair",
     ]  # fmt: skip
     assert {name for name, check in checks.items() if check["status"] != "ok"} == {"token"}
     assert checks["token"]["detail"].startswith(f"acts as the agent {standin.world.agent.id} (Claude Agent)")
@@ -80,7 +80,7 @@ def test_the_text_is_one_line_a_check_and_a_last_line(state: Path, capsys: pytes
     assert connect(["doctor", "--state-dir", str(state)]) == 0
     shown = capsys.readouterr().out.splitlines()
     assert shown[0].split() == ["ok", "state", "directory", str(state) + ":", "owner-only", "and", "writable"]
-    assert shown[-1] == "doctor: nothing failing (10 checks, 1 warning)"
+    assert shown[-1] == "doctor: nothing failing (11 checks, 1 warning)"
 
 
 def test_a_ledger_the_connector_made_is_current_and_checked(state: Path, capsys: pytest.CaptureFixture[str]) -> None:

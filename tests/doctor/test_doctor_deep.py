@@ -130,10 +130,11 @@ def test_a_probe_token_opens_no_ledger_marks_the_handshake_and_refuses_every_too
         assert not marker.exists(), "the handshake is complete only once the client says so"
         rpc(server, {"jsonrpc": "2.0", "method": "notifications/initialized"})
         listed = rpc(server, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-        assert len(listed["tools"]) == 3
+        assert len(listed["tools"]) == 4
         assert marker.exists()
         calls = {"get_dispatch": {}, "ack_dispatch": {"event_id": 1},
-                 "complete_dispatch": {"event_id": 1, "outcome": "failed"}}  # fmt: skip
+                 "complete_dispatch": {"event_id": 1, "outcome": "failed"},
+                 "reply_dispatch": {"event_id": 1, "text": "hello"}}  # fmt: skip
         for number, (tool, arguments) in enumerate(calls.items(), start=3):
             called = rpc(server, {"jsonrpc": "2.0", "id": number, "method": "tools/call",
                                   "params": {"name": tool, "arguments": arguments}})  # fmt: skip

@@ -13,6 +13,7 @@ import pytest
 
 from shell.clock import FakeClock
 from shell.ledger.connection import Ledger, open_ledger
+from shell.ledger.schema import MIGRATIONS, split_statements
 
 Insert = Callable[..., int]
 STAMP = "2026-11-29T12:00:00.000000000Z"
@@ -28,7 +29,9 @@ LISTS: dict[tuple[str, str], tuple[str, ...]] = {
     ("task_events", "delivery"): ("admitted", "exposed", "delivered", "completed"),
     ("task_events", "guard"): ("", "armed", "canceled", "fired"),
     ("task_events", "outcome"): ("", "succeeded", "failed", "unknown"),
-    ("outbox", "kind"): ("guard_ack", "holding_reply", "still_running", "completion"),
+    ("outbox", "kind"): (
+        "guard_ack", "holding_reply", "still_running", "completion", "worker_ack", "worker_reply", "worker_note",
+    ),  # migration 15 adds the worker's three
     ("outbox", "state"): ("pending", "sending", "sent", "indeterminate", "canceled", "abandoned"),
     ("outbox", "message_kind"): ("boost", "comment", "chat_line"),
     ("live_lane", "state"): ("connecting", "connected", "down"),
@@ -95,7 +98,18 @@ def test_the_checks_no_other_test_writes_against_still_refuse(ledger: Ledger, in
 
 def test_the_migration_leaves_the_schema_unwritable(ledger_path: Path) -> None:
     """Migration 14 writes table texts through writable_schema, then RESET (off): the connection
-    that migrated a new file goes on with the schema unwritable."""
+    that migrated a new file goes on with the schema unwritable. So does every later migration
+    that writes through it (15): each is checked as it ends, so a later RESET hides no earlier one."""
     with open_ledger(ledger_path, clock=FakeClock()) as fresh, fresh.read() as connection:
         assert connection.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] >= 14
         assert connection.execute("PRAGMA writable_schema").fetchone()[0] == 0
+    connection = sqlite3.connect(ledger_path.with_name("one-by-one.sqlite3"), isolation_level=None)
+    try:
+        for migration in MIGRATIONS:
+            connection.execute("BEGIN IMMEDIATE")
+            for statement in split_statements(migration.sql):
+                connection.execute(statement)
+            connection.execute("COMMIT")
+            assert connection.execute("PRAGMA writable_schema").fetchone()[0] == 0, migration.version
+    finally:
+        connection.close()

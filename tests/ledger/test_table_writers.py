@@ -17,6 +17,8 @@ LEDGER = ROOT / "shell" / "ledger"
 WRITERS = {
     "events": "records.py",
     "checkpoints": "records.py",
+    "lane_news": "records.py",
+    "inbox_lane": "inbox_lane.py",
     "tasks": "tasks.py",
     "attempts": "tasks.py",
     "task_events": "deliveries.py",
@@ -42,6 +44,7 @@ WORKER_STATEMENTS = {
     ),
     "events": ("UPDATE events SET state = 'completed', revision = revision + 1",),
     "attempts": ("UPDATE attempts SET progress_at = ?",),
+    "outbox": ("INSERT INTO outbox (intent_key, kind, event_id, task_id, bucket_id, message_kind, recording_id,",),
 }
 """The one exception, by statement: a worker's own moves, which ``worker_moves`` writes beside
 the tables' owners (the MCP server imports it, not them); each statement by its head."""

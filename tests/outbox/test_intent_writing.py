@@ -73,7 +73,7 @@ def test_keys_are_one_per_thing_answered_for() -> None:
 
 def test_intent_kinds() -> None:
     assert [kind.value for kind in IntentKind] == [
-        "guard_ack", "holding_reply", "still_running", "completion",
+        "guard_ack", "holding_reply", "still_running", "completion", "worker_ack", "worker_reply", "worker_note",
     ]
 
 

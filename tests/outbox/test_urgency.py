@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from core.destinations import Destination, MessageKind
 from core.intents import Intent, IntentKind
-from core.urgency import STARVING_AFTER, URGENCY, Due, next_to_send
+from core.urgency import STARVING_AFTER, Due, next_to_send, rank
 from shell.clock import FakeClock
 from shell.ledger import outbox as rows
 from shell.ledger.connection import Ledger
@@ -42,9 +42,9 @@ def test_without_a_starving_intent_the_most_urgent_kind_goes_oldest_first(candid
     chosen = next_to_send(fresh, NOW)
     if chosen is None:
         return
-    most_urgent = min(URGENCY.index(due.kind) for due in fresh)
-    assert URGENCY.index(chosen.kind) == most_urgent
-    same_kind = [due for due in fresh if due.kind is chosen.kind]
+    most_urgent = min(rank(due.kind) for due in fresh)
+    assert rank(chosen.kind) == most_urgent
+    same_kind = [due for due in fresh if rank(due.kind) == most_urgent]
     assert (chosen.not_before, chosen.id) == min((due.not_before, due.id) for due in same_kind)
 
 

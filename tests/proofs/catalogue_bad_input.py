@@ -48,7 +48,7 @@ BAD_INPUT = [
     ),
     rule(
         "bad input: a token file that is a directory is one line, not a traceback",
-        '        private_files.check_file_status(os.fstat(descriptor), path, "token file")  # a directory too\n',
+        '        private_files.check_file_status(os.fstat(descriptor), path, "token file", kind=FileKind.token)\n',
         "",
         "test_a_token_file_that_is_a_directory_is_one_line",
         also=(("    except OSError as error:\n        raise UserError(f\"cannot read token file {path}: "

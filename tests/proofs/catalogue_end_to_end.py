@@ -21,8 +21,8 @@ END_TO_END: list[Mutation] = [
     ),
     rule(
         "run: an identity that cannot be checked is not assumed: one line and exit 6",
-        "        raise UserError(refused, EXIT_CONFIG) from error\n    except BasecampError as error:\n",
-        "        raise UserError(refused, EXIT_CONFIG) from error\n    except ZeroDivisionError as error:\n",
+        '        raise UserError(f"{fix}: {consequence}", EXIT_CONFIG) from error\n    except BasecampError as error:\n',
+        '        raise UserError(f"{fix}: {consequence}", EXIT_CONFIG) from error\n    except ZeroDivisionError as error:\n',
         "test_a_basecamp_that_cannot_be_asked_is_one_line_and_exit_6",
     ),
     rule(

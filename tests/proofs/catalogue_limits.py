@@ -73,15 +73,15 @@ LIMITS += [
     ),
     rule(
         "limit: the client's feed polls are the requests that yield",
-        "answer = self.read(url, deadline, yielding=True)",
-        "answer = self.read(url, deadline, yielding=False)",
+        "answer = client.read(url, deadline, yielding=True)",  # shell/basecamp/cursor_reads.py
+        "answer = client.read(url, deadline, yielding=False)",
         "test_the_clients_feed_poll_yields_where_its_reads_do_not",
     ),
 ]
 LIMITS += [
     rule(
         "limit: urgency orders the due intents by kind: guard, holding reply, completion, still-running",
-        "    return (1, URGENCY.index(due.kind), due.not_before, due.id)",
+        "    return (1, rank(due.kind), due.not_before, due.id)",
         "    return (1, 0, due.not_before, due.id)",
         "test_without_a_starving_intent_the_most_urgent_kind_goes_oldest_first",
         "test_the_outbox_takes_a_due_guard_before_older_holding_replies_and_notices",
@@ -276,8 +276,8 @@ LIMITS += [  # issue 13's last figure: the MCP server's start imports only what 
     ),
     rule(
         "mcp start: an event's outcome is a state, imported without the snapshots' values",
-        "from core.edges import DeliveryState, GuardState, RecordState\nfrom core.states import EventOutcome\n\n\n@dataclass",
-        "from core.edges import DeliveryState, GuardState, RecordState\nfrom core.snapshots import EventOutcome\n\n\n@dataclass",
+        "from core.intent_kinds import IntentKind\nfrom core.states import EventOutcome\n\n\n@dataclass",
+        "from core.intent_kinds import IntentKind\nfrom core.snapshots import EventOutcome\n\n\n@dataclass",
         "test_the_server_imports_only_what_its_tools_use",
     ),
     rule(

@@ -35,7 +35,7 @@ TOKENS: list[Mutation] = [
     ),
     rule(
         "token: the refreshed pair is kept in the token file",
-        "            private_files.write_atomically(self._path, to_text(fresh).encode())\n",
+        "            private_files.write_atomically(self._path, to_text(fresh).encode(), FileKind.token)\n",
         "",
         "test_a_token_due_for_refresh_is_refreshed_and_the_new_pair_is_kept_owner_only",
         "test_the_connector_runs_across_token_expiries_with_nothing_lost_or_doubled",
@@ -67,7 +67,7 @@ TOKENS: list[Mutation] = [
     ),
     rule(
         "token: login keeps the token file owner-only",
-        "    private_files.write_atomically(token_file, to_text(credentials).encode())\n",
+        "    private_files.write_atomically(token_file, to_text(credentials).encode(), FileKind.token)\n",
         "    token_file.write_text(to_text(credentials))\n",
         "test_login_obtains_a_token_by_the_loopback_redirect_and_keeps_it_owner_only",
     ),

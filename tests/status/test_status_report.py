@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from core.edges import AttemptState, IntentState
-from core.presentation.status_report import lines, queue_depths, report, short_time, summary
+from core.presentation.formats import short_time
+from core.presentation.status_report import lines, queue_depths, report, summary
 from core.presentation.status_values import (
     LOW_DISK_BYTES,
     Disk,
@@ -355,6 +356,7 @@ def test_the_reports_keys_are_stable_and_documented() -> None:
         "waiting_for_person",
         "dispatches",
         "held",
+        "outbox",
         "not_running",
     ]
     documented = module.__doc__ or ""
@@ -379,10 +381,15 @@ def test_records_not_yet_running_are_listed_by_id_with_what_moves_them() -> None
     assert "  event 7 blocked (read_failed) comment.created; admission tries again at 2026-11-29T12:05:30Z" in shown
     assert "  event 8 blocked (no_route) comment.created; nothing retries it: a person's redispatch or discard" in shown
     assert any(line.startswith("  event 9 queued comment.created: waiting for a worker slot") for line in shown)
-    assert "  decide with: bin/connect redispatch EVENT_ID, or bin/connect discard EVENT_ID" in shown
+    assert (
+        "  decide with: a blocked one: bin/connect redispatch EVENT_ID (admission tries it again), or discard; "
+        "one waiting to run: bin/connect discard EVENT_ID to close it (else it runs on its own)"
+    ) in shown  # a redispatch of one waiting to run is refused: never advised
     assert report(status(snapshot(not_running=records)))["not_running"][1] == {
         "event_id": 8, "state": "blocked", "reason": "no_route", "event_type": "comment.created", "next_retry_at": None,
+        "waits_for": "person", "decisions": ["redispatch", "discard"],
     }
+    assert report(status(snapshot(not_running=records)))["not_running"][2]["decisions"] == ["discard"]
     assert LAST_WAITING_RECORDS == 20
     assert not any("not yet running" in line for line in lines(status()))
 

@@ -52,11 +52,11 @@ def test_the_prompt_walks_the_worker_through_pull_acknowledge_work_reply_report_
         position = prompt.index(step, position)
 
 
-def test_the_prompt_names_only_the_connector_servers_three_tools() -> None:
+def test_the_prompt_names_only_the_connector_servers_four_tools() -> None:
     prompt = dispatch_prompt(1, 2, "mention", URL)
     assert "connector MCP server" in prompt
     named = set(re.findall(r"\b[a-z]+_dispatch\b", prompt))
-    assert named == {"get_dispatch", "ack_dispatch", "complete_dispatch"}
+    assert named == {"get_dispatch", "ack_dispatch", "complete_dispatch", "reply_dispatch"}
     assert tool_name("get_dispatch") == "mcp__connector__get_dispatch"
 
 

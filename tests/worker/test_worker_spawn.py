@@ -28,7 +28,10 @@ from shell.worker.spawn import REPOSITORY, RunningWorker, SpawnFailed, spawn
 from shell.worker.supervision import never_started, supervise
 from tests.worker.support import ATTEMPT, PROMPT, TOKEN, Attempt
 
-ALLOWED_TOOLS = "mcp__connector__get_dispatch,mcp__connector__ack_dispatch,mcp__connector__complete_dispatch"
+ALLOWED_TOOLS = (
+    "mcp__connector__get_dispatch,mcp__connector__ack_dispatch,mcp__connector__complete_dispatch,"
+    "mcp__connector__reply_dispatch"
+)
 CONNECTOR_ENVIRONMENT = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
     "HOME": "/home/agent",

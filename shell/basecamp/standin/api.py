@@ -21,15 +21,21 @@ Rules (checked in this order, as Basecamp's edge and then its controllers would)
    ``GET /{account}/events.json`` is answered by the feed (``shell.basecamp.standin.feed``).
 9. ``GET /{account}/projects.json`` lists the caller's projects (``id``, ``name``; one page):
    the agent's membership is the feed's (``shell.basecamp.standin.feed`` rule 8).
+9a. ``GET /{account}/inbox.json`` is answered by the inbox (``shell.basecamp.standin.inbox``,
+   set by ``StandIn``).
 10. ``POST /{account}/events/stream_ticket.json`` mints a live-lane ticket
    (``shell.basecamp.standin.live_stream``); no body is read.
 11. Launchpad's paths (``/authorization/new``, ``/authorization/token``, ``/authorization.json``)
    are answered by ``shell.basecamp.standin.launchpad`` (after the ``User-Agent`` check); a
    live access token it issued authenticates like the person's own, and an expired one is 401.
+12. ``mention`` is a person's comment mentioning the agent as Basecamp marks one up (a
+   ``bc-attachment`` with the agent's ``sgid``): what the control API's ``POST
+   /__standin/mentions`` and ``StandIn.mention`` post.
 """
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
@@ -47,6 +53,7 @@ from shell.basecamp.standin.urls import Urls
 from shell.basecamp.standin.world import CAMPFIRE, CARD, Person, Recording, World
 
 BOOST_MAX_LENGTH = 16
+MENTION_TYPE = "application/vnd.basecamp.mention"
 
 Item = TypeVar("Item")
 
@@ -98,6 +105,7 @@ class BasecampApi:
         self._enforce_boost_length = enforce_boost_length
         self._render = Renderer(world, store, urls, now)
         self.mint_ticket: Callable[[Person], Reply] | None = None  # set by StandIn (rule 10)
+        self.answer_inbox: Callable[[Incoming, Person], Reply] | None = None  # set by StandIn (rule 9a)
 
     def answer(self, request: Incoming, lag: float = 0.0) -> Reply:
         """The answer to ``request``; ``lag`` seconds hide what it creates from listings."""
@@ -142,8 +150,26 @@ class BasecampApi:
         self.feed.record_message(message)
         return message
 
+    def mention(self, creator_id: int, recording_id: int, text: str) -> tuple[Message, int]:
+        """``creator_id`` comments on ``recording_id`` mentioning the agent, in Basecamp's markup
+        (rule 12); the comment and its event's id. ValueError as ``seed``."""
+        agent = self._world.agent
+        mention = (
+            f'<bc-attachment sgid="{html.escape(agent.sgid)}" content-type="{MENTION_TYPE}">'
+            f"@{html.escape(agent.name.split()[0])}</bc-attachment>"
+        )
+        content = f"<div>{mention} {html.escape(text)}</div>"
+        message = self.seed(Kind.comment, recording_id, creator_id, content)
+        event = self.feed.event_about(message.id)
+        assert event is not None  # seeding a comment records its event
+        return message, event.id
+
     def person(self, person_id: int) -> Person | None:
         return self._world.person(person_id)
+
+    @property
+    def operator(self) -> Person:
+        return self._world.operator
 
     def shown(self, kind: Kind, recording_id: int) -> list[JsonObject]:
         """Every message of ``kind`` kept on a recording, visible yet or not, as read alone."""
@@ -160,6 +186,8 @@ class BasecampApi:
             return json_reply(200, self._render.person(person))
         if route.endpoint is Endpoint.events:
             return self.feed.answer(request, person)
+        if route.endpoint is Endpoint.inbox:
+            return self.answer_inbox(request, person) if self.answer_inbox else not_found()
         if route.endpoint is Endpoint.projects:
             visible = self.feed.visible_buckets(person)
             projects = [project for project in self._world.projects if project.id in visible]

@@ -4,10 +4,14 @@ Rules:
 1. It lives under ``/__standin/`` and asks for no token: the stand-in listens on 127.0.0.1
    only, and the handler refuses a control request from any other address.
 2. ``POST /__standin/faults`` adds a fault (the JSON of a ``Fault``) -> 201 with the fault;
-   ``GET /__standin/faults`` lists the faults still to happen.
+   ``GET /__standin/faults`` lists the faults still to happen; ``DELETE /__standin/faults``
+   removes every one of them (a permanent one too) -> 200 ``{"removed": N}``.
    ``GET /__standin/requests`` lists the recorded requests (bodies as text).
    ``POST /__standin/messages`` seeds a message
    (``{"kind", "recording_id", "creator_id", "content", "created_at"?}``) -> 201 ``{"id"}``.
+   ``POST /__standin/mentions`` posts a comment mentioning the agent, as Basecamp marks one up
+   (``{"recording_id", "text", "creator_id"?}``; the creator is the world's operator unless
+   named) -> 201 ``{"id", "event_id"}``: the event the connector's feed then reads.
    ``GET /__standin/rate-limit`` answers the limit enforced (``{"requests", "window"}``;
    ``requests`` 0: off); ``PUT /__standin/rate-limit`` with the same object (or
    ``{"requests": 0}``) changes it from now on.
@@ -22,15 +26,18 @@ Rules:
    ``device_flow`` (whether the device flow is offered) -> 200 with all three;
    ``POST /__standin/launchpad/expire`` makes every issued access token expire now -> 200
    ``{"expired": true}`` (``shell.basecamp.standin.launchpad``).
-3. Bad input answers 400 ``{"error": ...}`` and changes nothing.
+3. Bad input answers 400 ``{"error": ..., "message": what is wrong}`` and changes nothing: a
+   body that is not UTF-8 JSON, holds NaN or Infinity, nests too deep, or a number out of
+   ``shell.basecamp.standin.bounds`` (a ``token_lifetime`` past ten years among them).
 """
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 
+from core.ids import MAX_ID
 from shell.basecamp.standin.api import BasecampApi
+from shell.basecamp.standin.bounds import MAX_TOKEN_LIFETIME_SECONDS, read_json, whole
 from shell.basecamp.standin.exchange import Incoming, Reply, error_reply, json_reply
 from shell.basecamp.standin.faults import FaultBook, fault_from_json, fault_to_json
 from shell.basecamp.standin.live_faults import live_fault_from_json, live_fault_to_json
@@ -40,6 +47,7 @@ from shell.basecamp.standin.recorder import RequestLog
 from shell.basecamp.standin.store import Kind
 
 PREFIX = "/__standin/"
+_MENTION_SHAPE = '{"recording_id": CARD_ID, "text": "...", "creator_id"?: PERSON_ID}'
 
 
 class Control:
@@ -57,28 +65,32 @@ class Control:
         try:
             match route:
                 case ("POST", "faults"):
-                    fault = fault_from_json(json.loads(request.body))
+                    fault = fault_from_json(read_json(request.body))
                     self._faults.add(fault)
                     return json_reply(201, fault_to_json(fault))
                 case ("GET", "faults"):
                     return json_reply(200, [fault_to_json(fault) for fault in self._faults.pending()])
+                case ("DELETE", "faults"):
+                    return json_reply(200, {"removed": self._faults.clear()})
                 case ("GET", "requests"):
                     return json_reply(200, [recorded.to_json() for recorded in self._log.requests()])
                 case ("POST", "messages"):
-                    return json_reply(201, {"id": self._seed(json.loads(request.body))})
+                    return json_reply(201, {"id": self._seed(read_json(request.body))})
+                case ("POST", "mentions"):
+                    return json_reply(201, self._mention(read_json(request.body)))
                 case ("GET", "rate-limit"):
                     return json_reply(200, _limit_json(self._limiter.limit))
                 case ("PUT", "rate-limit"):
-                    self._limiter.set_limit(_limit_from_json(json.loads(request.body)))
+                    self._limiter.set_limit(_limit_from_json(read_json(request.body)))
                     return json_reply(200, _limit_json(self._limiter.limit))
                 case (method, path) if path == "live" or path.startswith("live/"):
                     return self._live_answer(method, path, request.body)
                 case ("POST", "launchpad"):
-                    return json_reply(200, self._launchpad(json.loads(request.body)))
+                    return json_reply(200, self._launchpad(read_json(request.body)))
                 case ("POST", "launchpad/expire"):
                     self._api.launchpad.expire_all()
                     return json_reply(200, {"expired": True})
-        except (ValueError, TypeError, KeyError) as error:
+        except (ValueError, TypeError, KeyError, OverflowError) as error:
             return error_reply(400, "Bad Request", message=str(error))
         return error_reply(404, "Not Found")
 
@@ -86,7 +98,7 @@ class Control:
         live = self._live
         match (method, path):
             case ("POST", "live/faults"):
-                fault = live_fault_from_json(json.loads(body))
+                fault = live_fault_from_json(read_json(body))
                 live.faults.add(fault)
                 return json_reply(201, live_fault_to_json(fault))
             case ("GET", "live/faults"):
@@ -102,10 +114,9 @@ class Control:
             raise TypeError("the settings are a JSON object")
         launchpad = self._api.launchpad
         if "token_lifetime" in value:
-            lifetime = value["token_lifetime"]
-            if isinstance(lifetime, bool) or not isinstance(lifetime, int) or lifetime <= 0:
-                raise ValueError("token_lifetime is a positive whole number of seconds")
-            launchpad.token_lifetime = lifetime
+            launchpad.token_lifetime = whole(
+                value["token_lifetime"], "token_lifetime (seconds)", low=1, high=MAX_TOKEN_LIFETIME_SECONDS
+            )
         if "device_flow" in value:
             if not isinstance(value["device_flow"], bool):
                 raise ValueError("device_flow is true or false")
@@ -117,6 +128,21 @@ class Control:
             launchpad.consenting = person
         return {"token_lifetime": launchpad.token_lifetime, "consenting_person_id": launchpad.consenting.id,
                 "device_flow": launchpad.device_flow}  # fmt: skip
+
+    def _mention(self, value: object) -> dict[str, int]:
+        if not isinstance(value, dict) or not {"recording_id", "text"} <= set(value):
+            raise ValueError(f"a mention is {_MENTION_SHAPE}")
+        unknown = set(value) - {"recording_id", "text", "creator_id"}
+        if unknown:
+            named = ", ".join(sorted(unknown))
+            raise ValueError(f"unknown mention fields {named}: a mention is {_MENTION_SHAPE}")
+        if not isinstance(value["text"], str):
+            raise ValueError("a mention's text is a string")
+        creator = whole(value.get("creator_id", self._api.operator.id), "creator_id", low=1, high=MAX_ID)
+        message, event_id = self._api.mention(
+            creator, whole(value["recording_id"], "recording_id", low=1, high=MAX_ID), value["text"]
+        )
+        return {"id": message.id, "event_id": event_id}
 
     def _seed(self, value: object) -> int:
         if not isinstance(value, dict):

@@ -22,6 +22,8 @@ Rules:
    - ``oversize`` handles it and answers with ``status`` (default 200) and a body of ``delay``
      MiB (default 9; JSON whitespace around the real answer): a client must stop reading.
 5. Waits are real seconds. A stop cuts them short, and the request is then dropped.
+6. Every number is bounded (``shell.basecamp.standin.bounds``): a delay finite, at most a day;
+   ``times`` at most a million; an ``oversize`` body at most 64 MiB.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlencode
 
+from shell.basecamp.standin.bounds import MAX_OVERSIZE_MIB, seconds, whole
 from shell.basecamp.standin.exchange import Incoming, Reply, error_reply
 from shell.basecamp.standin.pagination import next_link, page_number
 from shell.basecamp.standin.ratelimit import rate_limited_reply
@@ -77,6 +80,12 @@ class Fault:
             raise ValueError(f"a fault happens at least once, not {self.times} times")
         if self.delay < 0:
             raise ValueError(f"a delay is not negative: {self.delay}")
+        if self.times is not None:
+            whole(self.times, "a fault's times", low=1)
+        seconds(self.delay, "a fault's delay")
+        if self.action is FaultAction.oversize and self.delay > MAX_OVERSIZE_MIB:
+            said = f"an oversize body (its delay, in MiB) is at most {MAX_OVERSIZE_MIB}, not {self.delay:g}"
+            raise ValueError(said)
         if self.status is not None and not 100 <= self.status <= 599:
             raise ValueError(f"not an HTTP status: {self.status}")
 
@@ -101,8 +110,6 @@ def fault_from_json(value: object) -> Fault:
     ):  # fmt: skip
         if fields.get(name) is not None and not isinstance(fields[name], kind):
             raise TypeError(f"a fault's {name} is a {kind.__name__}")
-    if not isinstance(fields.get("delay", 0.0), int | float):
-        raise TypeError("a fault's delay is a number of seconds")
     return Fault(**fields)
 
 
@@ -121,9 +128,12 @@ class FaultBook:
         with self._lock:
             self._entries.append((fault, fault.times))
 
-    def clear(self) -> None:
+    def clear(self) -> int:
+        """Remove every fault still to happen; how many there were."""
         with self._lock:
+            removed = len(self._entries)
             self._entries.clear()
+            return removed
 
     def pending(self) -> list[Fault]:
         with self._lock:

@@ -33,16 +33,17 @@ Rules:
    ``grant``); others see every project. ``events.json`` serves only events of the caller's
    projects as they are at each read (``visible_buckets``); the cable snapshots them when it
    subscribes, as Basecamp's does.
+9. Brakes (Basecamp's per-account rate ceiling, its agent-to-agent chain breaker): an event
+   recorded while ``brake_next`` has some to brake keeps its id but is served by neither
+   ``events.json`` nor the live lane -- it is simply absent, as a filtered one is. Whoever
+   listens (``listeners``: the inbox, ``shell.basecamp.standin.inbox``) hears every event,
+   braked or not.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
-import hmac
 import json
-import secrets
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -50,7 +51,9 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
+from shell.basecamp.standin.bounds import seconds
 from shell.basecamp.standin.exchange import Incoming, JsonObject, Reply, error_reply, json_reply
+from shell.basecamp.standin.positions import PositionSigner
 from shell.basecamp.standin.representation import basecamp_time
 from shell.basecamp.standin.store import Kind, Message
 from shell.basecamp.standin.world import Person, World
@@ -199,14 +202,13 @@ class Feed:
     ) -> None:
         if page_size < 1:
             raise ValueError(f"a feed page holds at least one event, not {page_size}")
-        if delay < 0:
-            raise ValueError(f"a delay is not negative: {delay}")
+        delay = seconds(delay, "the feed's delay")
         self._world = world
         self._account_url = account_url
         self._now = now
         self.page_size = page_size
         self.delay = delay
-        self._secret = secrets.token_bytes(32)
+        self._signer = PositionSigner()
         self._lock = threading.Lock()
         self._recorded = threading.Condition(self._lock)
         self._events: list[FeedEvent] = []
@@ -214,6 +216,9 @@ class Feed:
         self._epoch = 0
         self._epoch_after_id = 0
         self._withheld: set[int] = set()
+        self._braked: set[int] = set()
+        self._braking = 0
+        self.listeners: list[Callable[[FeedEvent], None]] = []
 
     # -- what happens ------------------------------------------------------------------------
 
@@ -245,8 +250,24 @@ class Feed:
             )
             self._next_id += 1
             self._events.append(event)
+            if self._braking:
+                self._braking -= 1
+                self._braked.add(event.id)
             self._recorded.notify_all()
-            return event
+        for listener in self.listeners:
+            listener(event)
+        return event
+
+    def brake_next(self, count: int = 1) -> None:
+        """The next ``count`` events recorded are braked (rule 9)."""
+        if count < 0:
+            raise ValueError(f"a count of events is not negative: {count}")
+        with self._lock:
+            self._braking += count
+
+    def braked(self, event_id: int) -> bool:
+        with self._lock:
+            return event_id in self._braked
 
     def record_message(self, message: Message) -> FeedEvent | None:
         """The event a kept message makes (rule 1); None for a boost (no event)."""
@@ -289,9 +310,14 @@ class Feed:
         """The events after id ``after`` at once, without the poll lane's delay (rule 7);
         when there is none yet, waits up to ``timeout`` seconds for one to be recorded."""
         with self._recorded:
-            if self._newest_id() <= after:
+            served = self._served_after(after)
+            if not served:
                 self._recorded.wait(max(0.0, timeout))
-            return [event for event in self._events if event.id > after]
+                served = self._served_after(after)
+            return served
+
+    def _served_after(self, after: int) -> list[FeedEvent]:
+        return [event for event in self._events if event.id > after and event.id not in self._braked]
 
     def event_about(self, recording_id: int) -> FeedEvent | None:
         """The latest event whose recording is ``recording_id``."""
@@ -363,7 +389,7 @@ class Feed:
         cutoff = self._now() - timedelta(seconds=self.delay)
         ready: list[FeedEvent] = []
         for event in self._events:
-            if event.id <= after:
+            if event.id <= after or event.id in self._braked:
                 continue
             if event.created_at > cutoff:
                 break  # rule 6: a younger event holds back every later one
@@ -393,28 +419,17 @@ class Feed:
 
     # -- positions (rule 4) ----------------------------------------------------------------------
 
-    def _sign(self, payload: bytes) -> str:
-        return hmac.new(self._secret, payload, hashlib.sha256).hexdigest()
-
     def _mint(self, position: _Position) -> str:
-        payload = json.dumps(
-            {"a": position.account_id, "d": position.digest, "i": position.after, "e": position.epoch},
-            separators=(",", ":"),
-        ).encode()
-        encoded = base64.urlsafe_b64encode(payload).decode().rstrip("=")
-        return f"{encoded}.{self._sign(payload)}"
+        return self._signer.mint(
+            {"a": position.account_id, "d": position.digest, "i": position.after, "e": position.epoch}
+        )
 
     def _read_position(self, token: str) -> _Position:
         invalid = _PositionRefused(error_reply(400, "The position is not valid", reason="invalid_position"))
-        encoded, _, signature = token.partition(".")
-        try:
-            payload = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
-        except (binascii.Error, ValueError):
-            raise invalid from None
-        if not hmac.compare_digest(self._sign(payload), signature):
+        fields = self._signer.read(token)
+        if fields is None:
             raise invalid
         try:
-            fields = json.loads(payload)
             position = _Position(int(fields["a"]), str(fields["d"]), int(fields["i"]), int(fields["e"]))
         except (ValueError, KeyError, TypeError):
             raise invalid from None

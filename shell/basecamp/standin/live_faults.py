@@ -15,6 +15,8 @@ Rules:
    - ``skip``: the event is not sent; after the ``times``-th skipped event an overflow frame
      names the id after which events were dropped (Basecamp's overflow).
 3. ``times`` uses are counted across connections (default 1); taking is atomic.
+4. Bounded (``shell.basecamp.standin.bounds``): a delay finite, at most a day; ``times`` at
+   most a million.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import threading
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
+
+from shell.basecamp.standin.bounds import seconds, whole
 
 
 class LiveAction(StrEnum):
@@ -50,6 +54,8 @@ class LiveFault:
             raise ValueError(f"a fault happens at least once, not {self.times} times")
         if self.delay < 0:
             raise ValueError(f"a delay is not negative: {self.delay}")
+        whole(self.times, "a live fault's times", low=1)
+        seconds(self.delay, "a live fault's delay")
         if self.status is not None and not 400 <= self.status <= 599:
             raise ValueError(f"an upgrade is refused with a 4xx or 5xx, not {self.status}")
 

@@ -4,7 +4,8 @@ Rules:
 1. Basecamp: "the first rate limit you'll commonly encounter is currently 50 requests per 10
    second period per IP address" (../shared/basecamp/API.md section 6). The stand-in keeps
    the same: at most ``requests`` Basecamp requests admitted in any ``window`` seconds from
-   one client address (default 50 per 10 s). ``RateLimit.off()`` admits everything.
+   one client address (default 50 per 10 s). ``RateLimit.off()`` admits everything. Both are
+   bounded (``shell.basecamp.standin.bounds``): no NaN, Infinity or window of a year.
 2. A request over the limit is answered 429 with ``Retry-After: <whole seconds>`` (the time
    until the oldest admitted request leaves the window, rounded up, at least 1) and the body
    ``{"error": "Rate limit exceeded", "retry_after": N}``, as Basecamp and its SDK's schema
@@ -26,6 +27,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from shell.basecamp.standin.bounds import seconds, whole
 from shell.basecamp.standin.exchange import Reply, error_reply
 
 BASECAMP_REQUESTS = 50
@@ -40,8 +42,8 @@ class RateLimit:
     window: float = BASECAMP_WINDOW_SECONDS
 
     def __post_init__(self) -> None:
-        if self.requests < 0 or (self.requests and self.window <= 0):
-            raise ValueError(f"a rate limit is a count and a positive window, not {self.describe()}")
+        whole(self.requests, "a rate limit's requests")
+        seconds(self.window, "a rate limit's window", positive=True)
 
     @classmethod
     def off(cls) -> RateLimit:

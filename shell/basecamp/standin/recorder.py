@@ -3,7 +3,9 @@
 Rules:
 1. A request is recorded as soon as it is read, before any fault acts on it: a POST whose
    connection is dropped still counts.
-2. The ``Authorization`` header's value is never kept: it reads ``REDACTED``.
+2. The ``Authorization`` header's value is never kept: it reads ``REDACTED``; nor is a secret
+   or a code a form body or a query carries (``SECRET_FIELDS``: Launchpad's ``client_secret``,
+   ``code``, ``refresh_token``, ``device_code`` ...): each value reads ``REDACTED`` too.
 3. ``status`` is what was answered, set just before the answer is written (so a client that
    has its answer finds it recorded); it stays None when the connection was dropped or the
    answer could not be written. ``fault`` is the action applied, or None.
@@ -16,11 +18,30 @@ import dataclasses
 import threading
 from dataclasses import dataclass
 from datetime import datetime
+from urllib.parse import parse_qsl, urlencode
 
 from shell.basecamp.standin.exchange import Incoming
 from shell.basecamp.standin.faults import FaultAction
 
 REDACTED = "REDACTED"
+SECRET_FIELDS = frozenset(
+    {"client_secret", "code", "refresh_token", "device_code", "access_token", "code_verifier", "password"}
+)
+
+
+def _redacted_query(query: dict[str, str]) -> dict[str, str]:
+    return {name: REDACTED if name in SECRET_FIELDS else value for name, value in query.items()}
+
+
+def _redacted_body(body: bytes) -> bytes:
+    """A form body with its secrets' values replaced; any other body as it is (rule 2)."""
+    try:
+        pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True)
+    except (UnicodeDecodeError, ValueError):
+        return body
+    if not any(name in SECRET_FIELDS for name, _ in pairs):
+        return body
+    return urlencode([(name, REDACTED if name in SECRET_FIELDS else value) for name, value in pairs]).encode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +81,8 @@ class RequestLog:
             name: REDACTED if name == "authorization" else value for name, value in request.headers.items()
         }
         recorded = RecordedRequest(
-            request.method, request.path, dict(request.query), headers, request.body,
-            None, None, at,
+            request.method, request.path, _redacted_query(request.query), headers,
+            _redacted_body(request.body), None, None, at,
         )  # fmt: skip
         with self._lock:
             self._requests.append(recorded)

@@ -5,7 +5,8 @@ Rules:
 2. Each route answers in its flat form (``/ACCOUNT/recordings/1/comments.json``) and in its
    legacy bucket form (``/ACCOUNT/buckets/2/recordings/1/comments.json``), except
    ``my/profile``, ``chats`` (the account's Campfires), ``events`` (the account's event
-   feed, ``shell.basecamp.standin.feed``) and ``events/stream_ticket`` (POST only: its live
+   feed, ``shell.basecamp.standin.feed``), ``inbox`` (the agent's inbox,
+   ``shell.basecamp.standin.inbox``) and ``events/stream_ticket`` (POST only: its live
    lane, ``shell.basecamp.standin.live_stream``) and ``projects`` (the caller's projects),
    which have no bucket form.
 3. The ``.json`` suffix may be left off (the OpenAPI document's single-item paths have none).
@@ -30,6 +31,7 @@ class Endpoint(StrEnum):
     lines = "lines"
     line = "line"
     events = "events"
+    inbox = "inbox"
     stream_ticket = "stream_ticket"
     projects = "projects"
     card = "card"
@@ -39,7 +41,14 @@ class Endpoint(StrEnum):
 
 COLLECTIONS = frozenset({Endpoint.comments, Endpoint.boosts, Endpoint.lines})
 ACCOUNT_WIDE = frozenset(
-    {Endpoint.profile, Endpoint.chats, Endpoint.events, Endpoint.stream_ticket, Endpoint.projects}
+    {
+        Endpoint.profile,
+        Endpoint.chats,
+        Endpoint.events,
+        Endpoint.inbox,
+        Endpoint.stream_ticket,
+        Endpoint.projects,
+    }
 )
 
 _PATTERNS: tuple[tuple[Endpoint, re.Pattern[str]], ...] = tuple(
@@ -55,6 +64,7 @@ _PATTERNS: tuple[tuple[Endpoint, re.Pattern[str]], ...] = tuple(
         (Endpoint.lines, r"chats/(\d+)/lines"),
         (Endpoint.line, r"chats/(\d+)/lines/(\d+)"),
         (Endpoint.events, r"events"),
+        (Endpoint.inbox, r"inbox"),
         (Endpoint.stream_ticket, r"events/stream_ticket"),
         (Endpoint.projects, r"projects"),
         (Endpoint.card, r"card_tables/cards/(\d+)"),

@@ -29,11 +29,13 @@ Rules:
    and ``ping_interval`` shape it.
 8. Launchpad's OAuth endpoints are served too (``launchpad``: one registered app, tokens that
    expire after ``launchpad.token_lifetime`` seconds; ``shell.basecamp.standin.launchpad``).
+9. The agent's inbox (``shell.basecamp.standin.inbox``): ``inbox.json`` serves what addressed the
+   agent, braked events included; ``brake_next`` brakes the next events (absent from the feed
+   and the live lane, present in the inbox).
 """
 
 from __future__ import annotations
 
-import html
 import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -45,6 +47,7 @@ from shell.basecamp.standin.control import Control
 from shell.basecamp.standin.faults import Fault, FaultBook
 from shell.basecamp.standin.feed import DEFAULT_FEED_PAGE_SIZE, Feed, FeedEvent
 from shell.basecamp.standin.handler import HttpServer
+from shell.basecamp.standin.inbox import Inbox
 from shell.basecamp.standin.launchpad import Launchpad
 from shell.basecamp.standin.live_faults import LiveFault
 from shell.basecamp.standin.live_stream import DEFAULT_PING_INTERVAL, DEFAULT_TICKET_TTL, LiveStream
@@ -54,8 +57,6 @@ from shell.basecamp.standin.recorder import RecordedRequest, RequestLog
 from shell.basecamp.standin.store import Kind, Store
 from shell.basecamp.standin.urls import Urls
 from shell.basecamp.standin.world import CARD, Person, Recording, World, build_world
-
-MENTION_TYPE = "application/vnd.basecamp.mention"
 
 
 def _utc_now() -> datetime:
@@ -80,10 +81,12 @@ class StandIn:
         ticket_ttl: int = DEFAULT_TICKET_TTL,
         ping_interval: float = DEFAULT_PING_INTERVAL,
         make_token: Callable[[], str] | None = None,
+        account_id: int | None = None,
     ) -> None:
         if not page_sizes or any(size < 1 for size in page_sizes):
             raise ValueError(f"page sizes must be positive, not {tuple(page_sizes)}")
-        self.world: World = build_world(world, make_token)  # make_token: a restart keeps its tokens
+        # make_token: a restart keeps its tokens; account_id: a world with an account id of its own
+        self.world: World = build_world(world, make_token, account_id)
         now = clock or _utc_now
         self._now = now
         self._faults = FaultBook()
@@ -112,6 +115,8 @@ class StandIn:
         )
         self.live = LiveStream(self.world, self.feed, now, ticket_ttl=ticket_ttl, ping_interval=ping_interval)
         self._api.mint_ticket = self.live.tickets.mint
+        self.inbox = Inbox(self.world, self.feed, self._store, self.account_url, now)
+        self._api.answer_inbox = self.inbox.answer
         self._http.api = self._api
         self._http.control = Control(self._api, self._faults, self._log, self.limiter, self.live)
         self._thread: threading.Thread | None = None
@@ -197,17 +202,8 @@ class StandIn:
 
     def mention(self, person: Person | int, recording_id: int, text: str) -> int:
         """``person`` comments on ``recording_id``, mentioning the agent; the event's id."""
-        agent = self.world.agent
-        mention = (
-            f'<bc-attachment sgid="{html.escape(agent.sgid)}" content-type="{MENTION_TYPE}">'
-            f"@{html.escape(agent.name.split()[0])}</bc-attachment>"
-        )
-        content = f"<div>{mention} {html.escape(text)}</div>"
         person_id = person if isinstance(person, int) else person.id
-        message = self._api.seed(Kind.comment, recording_id, person_id, content)
-        event = self.feed.event_about(message.id)
-        assert event is not None  # seeding a comment records its event
-        return event.id
+        return self._api.mention(person_id, recording_id, text)[1]
 
     def assign(self, person: Person | int, card_id: int, assignee_id: int) -> int:
         """``person`` adds ``assignee_id`` to the card's assignees; the event's id."""
@@ -260,6 +256,11 @@ class StandIn:
         """Every position minted so far answers 410 with ``epoch_after_id`` (default: the
         newest event's id); returns it."""
         return self.feed.begin_epoch(epoch_after_id)
+
+    def brake_next(self, count: int = 1) -> None:
+        """Basecamp's brakes: the next ``count`` events are absent from the feed and the live
+        lane, and still in the inbox (rule 9)."""
+        self.feed.brake_next(count)
 
     def feed_events(self) -> list[FeedEvent]:
         return self.feed.events()

@@ -10,18 +10,24 @@ Rules:
    agent. Tokens are fresh random strings for each stand-in.
 4. Recording ids (cards, Campfires) are large increasing integers from one counter that
    starts at ``FIRST_RECORDING_ID``; the store carries the same counter on.
-5. A person's ``sgid`` decodes (base64, before ``--``) to ``gid://bc3/Person/<id>``, as a
+5. ``account_id`` gives a world an account id of its own (``bin/connect standin --account``):
+   two people trying the stand-in on one machine then serve different (account, agent) pairs,
+   and the machine-wide pair record (``shell.state.pair_lock``) keeps them apart.
+6. A person's ``sgid`` decodes (base64, before ``--``) to ``gid://bc3/Person/<id>``, as a
    mention's ``sgid`` does.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import itertools
 import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+
+from core.ids import MAX_ID
 
 FIRST_RECORDING_ID = 1_069_479_000
 WORLDS = ("demo", "empty")
@@ -93,6 +99,12 @@ class World:
         return self.agent.token
 
     @property
+    def operator(self) -> Person:
+        """The person the agent works for: the account's owner, the first of ``people``
+        (``setup --operator`` names them; a mention posted through the control API is theirs)."""
+        return self.people[0]
+
+    @property
     def everyone(self) -> tuple[Person, ...]:
         return (self.agent, *self.people)
 
@@ -124,15 +136,23 @@ def person_sgid(person_id: int) -> str:
     return f"{base64.b64encode(global_id).decode()}--{digest}"
 
 
-def build_world(name: str, make_token: Callable[[], str] | None = None) -> World:
-    """The world called ``name`` (one of ``WORLDS``)."""
+def build_world(
+    name: str, make_token: Callable[[], str] | None = None, account_id: int | None = None
+) -> World:
+    """The world called ``name`` (one of ``WORLDS``); ``account_id``: rule 5."""
     token = make_token or (lambda: secrets.token_urlsafe(24))
     ids = itertools.count(FIRST_RECORDING_ID)
     if name == "demo":
-        return _demo(token, ids)
-    if name == "empty":
-        return _empty(token, ids)
-    raise ValueError(f"unknown world {name!r}: choose one of {', '.join(WORLDS)}")
+        world = _demo(token, ids)
+    elif name == "empty":
+        world = _empty(token, ids)
+    else:
+        raise ValueError(f"unknown world {name!r}: choose one of {', '.join(WORLDS)}")
+    if account_id is None:
+        return world
+    if isinstance(account_id, bool) or not 0 < account_id <= MAX_ID:
+        raise ValueError(f"an account id is a positive id up to {MAX_ID}, not {account_id!r}")
+    return dataclasses.replace(world, account_id=account_id)
 
 
 def _person(

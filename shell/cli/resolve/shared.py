@@ -21,13 +21,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from core.file_kinds import CONFIG_NAME
 from core.timestamps import format_timestamp
 from shell.cli.person import deciding_on
 from shell.clock import Clock
 from shell.errors import EXIT_USAGE, UserError
 from shell.ledger import outbox as rows
 from shell.ledger.connection import Ledger, open_ledger_read_only
-from shell.state.config import CONFIG_NAME, StatePaths
+from shell.state.config import StatePaths
 
 PROG = "bin/outbox-resolve"
 LEDGER_ENVIRONMENT = "CONNECTOR_LEDGER"

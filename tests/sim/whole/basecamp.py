@@ -41,17 +41,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from core.admission import Author, ReadFailure, ReadFailureKind, RecordingStatus, RecordingSummary
 from core.admission_matrix import CHAT_LINE_CREATED, COMMENT_CREATED
 from core.destinations import Destination, ListedMessage
 from core.feed import EpochPassed, FeedEvent, FeedFilters, FeedPage
+from core.inbox import InboxPage, NotForPrincipal
 from core.live import Delivered, Overflow
 from core.posting import PostOutcome, Receipt, RefusalCause, Refused, Uncertain, UncertainCause
 from core.text import message_text
 from core.timestamps import format_timestamp
-from shell.basecamp.errors import BasecampError, FeedRefused, ListingFailed
+from shell.basecamp.errors import BasecampError, FeedRefused, InboxRefused, ListingFailed
 from shell.clock import FakeClock
+
+if TYPE_CHECKING:
+    from tests.sim.whole.inbox import SimInbox
 
 AGENT_ID = 4_242
 OPERATOR_ID = 26_909_558
@@ -158,6 +163,7 @@ class SimBasecamp:
     cable_after: int = 0  # the last mention the cable pushed (or dropped)
     by_maker: dict[str, list[int]] = field(default_factory=dict)
     texts: dict[int, str] = field(default_factory=dict)
+    inbox: SimInbox | None = None  # the agent's inbox (tests.sim.whole.inbox); None: a 403
     _next_id: int = 1_069_479_000
 
     # -- ground truth -------------------------------------------------------------------------
@@ -198,6 +204,17 @@ class SimBasecamp:
         events = tuple(_event(mention) for mention in page)
         last = str(page[-1].event_id if page else after)
         return FeedPage(events, last, last if more else None)
+
+    def poll_inbox(self, since: int | None, position: str | None, deadline: float, *,
+                   next_url: str | None = None) -> InboxPage:
+        """No inbox here (a principal that is not an agent), unless ``inbox`` is set."""
+        if self.inbox is None:
+            raise InboxRefused(NotForPrincipal())
+        return self.inbox.poll_inbox(since, position, deadline, next_url=next_url)
+
+    def addressed(self) -> list[Mention]:
+        """Every mention made: the feed's, and those Basecamp braked (in the inbox alone)."""
+        return [*self.feed, *(self.inbox.braked if self.inbox is not None else ())]
 
     def hear(self) -> Delivered | Overflow | None:
         """The cable's next frame (rule 5): the mentions made since the last, or their overflow."""

@@ -51,6 +51,7 @@ from core.not_created import not_created_cause
 from core.posting import Receipt, Refused
 from core.reconcile import MAX_RECONCILE_FAILURES
 from core.text import message_text
+from tests.sim.whole import inbox, words
 
 if TYPE_CHECKING:
     from tests.sim.whole.run import Run
@@ -70,6 +71,7 @@ CHECKS = (
     "no-instruction-twice",
     "no-record-lost",
     "no-event-missed",
+    "no-addressed-event-missed",  # tests.sim.whole.inbox
     "no-live-worker-settled",
     "connector-never-fails",
     "moves-are-edges",
@@ -79,6 +81,7 @@ CHECKS = (
     "nothing-launched-under-a-hold",
     "no-first-pull-under-a-hold",
     "no-post-during-a-retry-after",
+    *words.CHECKS,
 )
 
 AUDIT_SQL = (
@@ -88,7 +91,8 @@ AUDIT_SQL = (
     "CREATE TRIGGER sim_outbox_insert AFTER INSERT ON outbox BEGIN INSERT INTO sim_audit"
     " (tbl, key, old, new, cause) VALUES ('outbox', NEW.id, NULL, NEW.state, NEW.kind || ':' || CASE"
     " WHEN NEW.kind IN ('guard_ack', 'holding_reply') THEN"
-    " (SELECT state FROM events WHERE id = NEW.event_id) ELSE"
+    " (SELECT state FROM events WHERE id = NEW.event_id) WHEN NEW.kind LIKE 'worker_%' THEN"
+    " (SELECT delivery FROM task_events WHERE task_id = NEW.task_id AND event_id = NEW.event_id) ELSE"
     " (SELECT state FROM attempts WHERE id = NEW.attempt_id) END); END",
     "CREATE TRIGGER sim_outbox_update AFTER UPDATE OF state, receipt_id ON outbox WHEN NEW.state IS NOT OLD.state"
     " OR NEW.receipt_id IS NOT OLD.receipt_id BEGIN INSERT INTO sim_audit"
@@ -189,6 +193,7 @@ def after_step(run: Run, final: bool) -> list[tuple[str, str]]:
         rows = connection.execute(_OUTBOX).fetchall() if outbox_moved else []
         events = dict(connection.execute("SELECT id, state FROM events").fetchall()) if final else {}
         gaps = connection.execute("SELECT after_id, resumed_after_id FROM gaps").fetchall() if final else []
+        lanes = dict(connection.execute("SELECT id, lane FROM events").fetchall()) if final else {}
         live = ([a for (a,) in connection.execute("SELECT id FROM attempts WHERE state <> 'ended'")]
                 if final or "attempts" in tables else None)
     truth.last_seen = seen
@@ -202,9 +207,12 @@ def after_step(run: Run, final: bool) -> list[tuple[str, str]]:
     if outbox_moved:
         _judge_outbox(run, rows)
     _judge_exposures(run)
+    if outbox_moved:
+        words.judge(run, final)
     if final:
         _judge_end(run, rows, events, live or [])
         _judge_feed(run, events, gaps)
+        inbox.judge(run, events, lanes, gaps)
     return truth.violations
 
 
@@ -215,6 +223,7 @@ def _judge_move(  # noqa: PLR0917 -- one audit row, as its columns
         kind, _, state = (cause or ":").partition(":")
         expected = "ended" if kind == "completion" else None
         wrong = (state in ("", "seen") if kind in ("guard_ack", "holding_reply")
+                 else state in ("", "admitted") if kind.startswith("worker_")  # a worker's call on what it pulled
                  else (state != "ended") if expected else state in ("", "ended"))
         if wrong:
             _found(run, "outbox-1 intent written with its transition",
@@ -287,8 +296,9 @@ def _judge_outbox(run: Run, rows: list[tuple[Any, ...]]) -> None:
     makers = run.basecamp.by_maker
     for (identifier, kind, state, note, receipt, message_kind, _b, _r, body, event_id, attempt_id, occurrence,
          failures, _n) in rows:
-        keys[(kind, event_id if kind in ("guard_ack", "holding_reply") else attempt_id,
-              occurrence if kind == "still_running" else 0)] += 1
+        if not kind.startswith("worker_"):  # a worker's words: words.judge counts them per call
+            keys[(kind, event_id if kind in ("guard_ack", "holding_reply") else attempt_id,
+                  occurrence if kind == "still_running" else 0)] += 1
         if receipt is not None:
             receipts[(message_kind, receipt)] += 1
         made = makers.get(f"intent:{identifier}", [])

@@ -35,6 +35,7 @@ COVERAGE_FLOOR = 100
 # get_dispatch is canceled"): reached in 1 seed of the first 400 (seed 92); requiring it in CI's
 # 200 seeds would hang on that one seed's history.
 REQUIRED = (
+    "inbox: recorded an event no other lane had",  # tests.sim.whole.inbox
     "intent adopted by reconciliation",
     "intent sending -> indeterminate",
     "intent sending -> canceled (refused)",

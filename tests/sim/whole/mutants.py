@@ -41,6 +41,7 @@ CATALOGUED = (
     "the hold pauses sending (before the database's trigger refuses it)",
     "the hold: get_dispatch serves no first exposure or first pull under it",
     "while a 429's wait runs nothing is claimed",
+    "inbox lane: the connector reads it",
 )
 
 OWN = (

@@ -54,7 +54,7 @@ from core.posting import PostOutcome, Refused
 from core.snapshots import StopReason
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger, open_ledger
-from tests.sim.whole import checks, person
+from tests.sim.whole import checks, inbox, person
 from tests.sim.whole.basecamp import ROUTED, UNROUTED, Crash, Listing, Post, SimBasecamp
 from tests.sim.whole.connector import STILL_RUNNING_EVERY, Failures, SimConnector
 from tests.sim.whole.workers import Worker, Workers
@@ -136,6 +136,7 @@ class Run:
 
         self.clock = FakeClock()
         self.basecamp = SimBasecamp(self.clock, self.rng, self, on_fault=self.cover)
+        inbox.attach(self)  # the agent's inbox (tests.sim.whole.inbox)
         self.workers = Workers(self.rng, self.basecamp, self.cover)
         self.next_event = 1
         self.failures = Failures()
@@ -245,6 +246,9 @@ class Run:
             (3, "crash", self._crash, frozenset({auto, Actor.admission, Actor.dispatcher, Actor.worker})),
             (1, "stop and start", self._stop_and_start, frozenset({auto, Actor.admission, Actor.dispatcher})),
             (6, "person", lambda: person.act(self), frozenset({auto, Actor.person})),
+            (2, "braked mention", lambda: inbox.brake(self), frozenset({auto})),
+            (1, "long outage", lambda: inbox.outage(self), frozenset({auto})),
+            (1, "inbox fault", lambda: inbox.fault(self), frozenset({auto})),
         ]
         return list(accumulate(weight for weight, *_ in menu)), [(name, action, actors) for _, name, action, actors in menu]
 
@@ -435,6 +439,7 @@ class Run:
         basecamp.crash_at, basecamp.feed_down, basecamp.slow_post_seconds = None, False, 0.0
         basecamp.feed_blips, basecamp.overflow = 0, False
         self.workers.crash_at_spawn, self.workers.unverifiable = None, False
+        inbox.heal(self)
         if checks.hold_stands(self):
             self.actors = frozenset({Actor.automatic, Actor.person})
             person.release_hold(self)

@@ -8,7 +8,8 @@ Rules:
    ``unreported`` (pulls and replies in Basecamp, never reports), ``self_acknowledging``
    (boosts and reports the boost on every instruction), ``twice`` (reports everything twice),
    ``deliberate`` (pulls, and acknowledges as told only a few actions later: the guard it
-   canceled by pulling stays canceled while its notice falls due).
+   canceled by pulling stays canceled while its notice falls due), ``speaking`` (hands its words
+   to the tools for the connector to post: ``tests.sim.whole.words``).
 2. Each ``act`` is one tool call or one Basecamp write, or the process ending. A refusal from
    the tools is an answer (the worker carries on); a worker never sees the ledger otherwise.
 3. The driver (``SimDriver``) and recovery (``SimRecovery``) are the dispatcher's seams: spawn
@@ -40,12 +41,14 @@ from shell.ledger.connection import Ledger
 from shell.ledger.tasks import Launch
 from shell.ledger.worker_calls import DispatchLedger
 from shell.worker.spawn import SpawnFailed
+from tests.sim.whole import words
 from tests.sim.whole.basecamp import AGENT_ID, CAMPFIRE, Crash, SimBasecamp
 
 _T = TypeVar("_T")
 
 TEMPERAMENTS = ("honest", "honest", "honest", "slow", "slow", "silent", "crashing", "unreported",
-                "self_acknowledging", "self_acknowledging", "twice", "deliberate", "deliberate")
+                "self_acknowledging", "self_acknowledging", "twice", "deliberate", "deliberate",
+                words.SPEAKING, words.SPEAKING)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +141,7 @@ class Workers:
 
     def act(self, worker: Worker, ledger: Ledger) -> StopReason | None:
         """One action of ``worker`` (rule 2); the reason it ended when this action was its exit."""
-        tools = DispatchLedger(ledger, worker.launch.token, AGENT_ID)
+        tools = DispatchLedger(ledger, worker.launch.token, AGENT_ID, words_wait=0)
         match worker.temperament:
             case "silent":
                 return self._exit(worker, StopReason.finished) if self.rng.random() < 0.3 else None
@@ -165,6 +168,11 @@ class Workers:
                 self._reply(worker, event_id)
                 worker.current = None
                 return self._exit(worker, StopReason.finished)
+            case words.SPEAKING:
+                words.report(tools, self.rng, event_id, "succeeded" if self.rng.random() < 0.85 else "failed")
+                worker.reported.add(event_id)
+                worker.current = None
+                return None
             case _:
                 replied = self.rng.random() < 0.8
                 reply_id = self._reply(worker, event_id) if replied else None
@@ -195,17 +203,20 @@ class Workers:
         if told:
             self.told_to_acknowledge.add(event_id)
         boost = Destination(MessageKind.boost, instruction.bucket_id, instruction.recording_id)
-        if ((told and worker.temperament in ("honest", "slow", "twice", "deliberate"))
+        if ((told and worker.temperament in ("honest", "slow", "twice", "deliberate", words.SPEAKING))
                 or worker.temperament == "self_acknowledging"):
             worker.owed = (event_id, boost)
         return None
 
     def _acknowledge(self, worker: Worker, tools: DispatchLedger, event_id: int, boost: Destination) -> None:
+        if worker.temperament == words.SPEAKING:
+            words.acknowledge(tools, self.rng, event_id)
+            return
         ack_id = self.basecamp.store(boost, GUARD_ACKNOWLEDGEMENT, f"worker:{worker.attempt_id}")
         self._call(lambda: tools.ack_dispatch(AckRequest(event_id, ack_id)))
 
     def _reply(self, worker: Worker, event_id: int) -> int:
-        mention = next(m for m in self.basecamp.feed if m.event_id == event_id)
+        mention = next(m for m in self.basecamp.addressed() if m.event_id == event_id)
         where = (Destination(MessageKind.chat_line, mention.bucket_id, CAMPFIRE) if mention.chat
                  else Destination(MessageKind.comment, mention.bucket_id, mention.recording_id))
         return self.basecamp.store(where, f"Done: I looked into event {event_id}.", f"worker:{worker.attempt_id}")

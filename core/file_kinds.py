@@ -1,0 +1,98 @@
+"""What kind of file a path holds, from its first bytes and its name: so no writer replaces a
+file it does not own, and no advice is given for a file the connector did not make.
+
+Rules:
+1. ``kind_of`` names a file's kind from its first ``HEAD_BYTES``: an SQLite database is a
+   ``ledger`` (its 16-byte header); a JSON object with ``account_id`` and ``agent_id`` is a
+   ``configuration``; the JSON ``bin/connect login`` writes, or one word of printable ASCII, is a
+   ``token``; nothing at all is ``empty``; anything else is ``other``.
+2. A name is a kind too (``kind_of_name``): ``ledger.sqlite3`` and its ``-wal``/``-shm``/
+   ``-journal`` sidecars are the ledger's, ``config.json`` the configuration's, whatever the
+   directory.
+3. ``may_replace``: a writer of ``own`` replaces only a missing or empty file, or one of its own
+   kind whose name is not another kind's (``replace_refusal`` says why not, naming no content).
+4. Pure: bytes and names in, a kind out.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+
+from core.oauth import read_token_text
+
+HEAD_BYTES = 4096
+SQLITE_HEADER = b"SQLite format 3\x00"
+LEDGER_NAME = "ledger.sqlite3"
+CONFIG_NAME = "config.json"
+_LEDGER_SIDECARS = ("-wal", "-shm", "-journal")
+
+
+class FileKind(StrEnum):
+    """A file's kind, in the words a refusal uses."""
+
+    ledger = "a ledger (an SQLite database)"
+    configuration = "a connector configuration"
+    token = "a token file"  # noqa: S105 -- a kind's name
+    empty = "an empty file"
+    other = "a file of another kind"
+
+
+def kind_of(head: bytes) -> FileKind:
+    """Rule 1: ``head`` is the file's first bytes (``HEAD_BYTES`` are enough)."""
+    if head.startswith(SQLITE_HEADER):
+        return FileKind.ledger
+    if not head.strip():
+        return FileKind.empty
+    try:
+        text = head.decode("ascii")
+    except UnicodeDecodeError:
+        return FileKind.other
+    if text.lstrip().startswith("{"):
+        return _json_kind(text)
+    try:
+        read_token_text(text)
+    except ValueError:
+        return FileKind.other
+    return FileKind.token if text.strip().isprintable() else FileKind.other
+
+
+def _json_kind(text: str) -> FileKind:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return FileKind.other  # cut short at HEAD_BYTES, or not JSON: not one of ours either way
+    if isinstance(data, dict) and "account_id" in data and "agent_id" in data:
+        return FileKind.configuration
+    try:
+        read_token_text(text)
+    except ValueError:
+        return FileKind.other
+    return FileKind.token
+
+
+def kind_of_name(name: str) -> FileKind | None:
+    """Rule 2: the kind a file's name reserves, or None."""
+    if name == LEDGER_NAME or any(name == LEDGER_NAME + suffix for suffix in _LEDGER_SIDECARS):
+        return FileKind.ledger
+    if name == CONFIG_NAME:
+        return FileKind.configuration
+    return None
+
+
+def replace_refusal(own: FileKind, name: str, head: bytes | None) -> str | None:
+    """Rule 3: why a writer of ``own`` may not replace the file ``name`` holding ``head`` (None:
+    missing), or None when it may."""
+    by_name = kind_of_name(name)
+    if by_name is not None and by_name is not own:
+        return f"its name ({name}) is reserved for {by_name.value}"
+    if head is None:
+        return None
+    found = kind_of(head)
+    if found in (own, FileKind.empty):
+        return None
+    return f"it holds {found.value}, not {own.value}"
+
+
+def may_replace(own: FileKind, name: str, head: bytes | None) -> bool:
+    return replace_refusal(own, name, head) is None

@@ -1,0 +1,215 @@
+"""Intake's inbox lane: what was addressed to the agent, read as a backstop to the other lanes.
+
+    inbox = InboxLane(ledger, client, clock, account_floor=lambda: intake_last_served_id)
+    inbox.ask_now()                        # the account lane's 410: what was addressed between
+    new_ids = inbox.poll_once(deadline)    # when ``due()``; the ids to offer admission
+
+Rules:
+1. Basecamp serves the inbox to agents only. A 403 means this principal has none: it is recorded
+   once (verdict ``not_for_principal``, shown by status) and not asked again while this lane runs;
+   the next start asks once more (the token may have changed). Intake then hears by the feed
+   and the live lane alone, as before.
+2. Where a read starts: the lane's own position (never the feed's); else after its last item
+   (``since=<last item id>``); on the lane's first read ever, ``since=0`` above a floor -- the
+   account lane's last served event, so that what the feed already served is not replayed and
+   what it never served is -- or ``since=now`` when the account lane has served nothing yet.
+   Events at or below the floor are never recorded from the inbox. The floor is kept from the
+   first attempt on, even one that failed: a later attempt never raises it past what was
+   addressed meanwhile.
+3. One page, one ``BEGIN IMMEDIATE`` transaction: its items' events (``core.inbox.addressed_events``:
+   one per event id, whatever the reasons) through ``shell.ledger.records.insert_seen`` with lane
+   ``inbox`` -- one row per id, whichever lane heard it first -- then the position. Intake reads
+   no recording here: admission decides by the same matrix as for any lane, so an item the
+   matrix would discard is still recorded as seen.
+4. Refusals: the inbox's own 410 (the position fell behind the 30-day retention) starts again
+   at ``since=0`` and lets the per-id record dedupe; a 400 ``invalid_position`` or a 409 drops
+   the position and resumes after the last item. At most two such recoveries a poll. Another 400,
+   a page that cannot be read, or a failed read: verdict ``failing`` with the reason, nothing of
+   the page saved, tried again when next due.
+5. Due every ``every_polls``-th intake turn (``due``), and at once after ``ask_now`` (the account
+   lane's 410). Every request is the client's (``shell.basecamp.cursor_reads``): inside the one
+   request budget.
+6. The position and the query are never in a log line, an exception message or a repr.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Callable
+from typing import Protocol
+
+from core.inbox import (
+    InboxGone,
+    InboxPage,
+    NotForPrincipal,
+    PositionRefused,
+    addressed_events,
+)
+from core.intake_status import InboxVerdict
+from core.timestamps import format_timestamp, parse_timestamp
+from shell.basecamp.errors import BasecampError, InboxRefused
+from shell.clock import Clock
+from shell.ledger import inbox_lane, records
+from shell.ledger.connection import Ledger, LedgerError
+from shell.ledger.lanes import Lane
+
+log = logging.getLogger("connector.intake.inbox")
+
+DEFAULT_EVERY_POLLS = 6
+"""The inbox is a backstop: every sixth intake turn (30 s at the default 5 s poll)."""
+MAX_PAGES = 20
+MAX_RECOVERIES = 2
+
+
+class InboxReader(Protocol):
+    """What the lane needs of ``shell.basecamp.client.BasecampClient``."""
+
+    def poll_inbox(
+        self, since: int | None, position: str | None, deadline: float, *, next_url: str | None = None
+    ) -> InboxPage: ...
+
+
+class _Stop(Exception):
+    """This poll ends here; what it says is already written."""
+
+
+class InboxLane:
+    """See the module's rules."""
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        client: InboxReader,
+        clock: Clock,
+        account_floor: Callable[[], int],
+        *,
+        every_polls: int = DEFAULT_EVERY_POLLS,
+    ) -> None:
+        if every_polls < 1:
+            raise ValueError("the inbox is read at least every turn")
+        self._ledger = ledger
+        self._client = client
+        self._clock = clock
+        self._account_floor = account_floor
+        self._every = every_polls
+        self._turns = 0
+        self._asked = True  # the first turn reads it
+        self.refused = False  # rule 1: a 403 this run
+        self._floor = 0
+
+    def ask_now(self) -> None:
+        """Rule 5: the account lane's position went stale; read what was addressed meanwhile."""
+        self._asked = True
+
+    def due(self) -> bool:
+        """One intake turn: whether the inbox is read in it (rule 5)."""
+        self._turns += 1
+        if self.refused:
+            return False
+        if self._asked or self._turns >= self._every:
+            self._asked, self._turns = False, 0
+            return True
+        return False
+
+    def poll_once(self, deadline: float) -> tuple[int, ...]:
+        """Read pages until the inbox has no more, the deadline or ``MAX_PAGES``; the new ids."""
+        with self._ledger.read() as connection:
+            state = inbox_lane.read_state(connection)
+        if state is None or state.read_at is None:
+            kept = state.floor_id if state is not None else 0
+            floor = kept or max(0, self._account_floor())
+            position, since = "", (0 if floor else None)
+            last = 0
+        else:
+            floor, position, last = state.floor_id, state.position, state.last_item_id
+            since = last
+        self._floor = floor
+        fresh: list[int] = []
+        followed: set[str] = set()
+        next_url: str | None = None
+        recoveries = 0
+        try:
+            for _ in range(MAX_PAGES):
+                try:
+                    page = self._client.poll_inbox(since, position or None, deadline, next_url=next_url)
+                except InboxRefused as refused:
+                    recoveries += 1
+                    position, since, last = self._recover(refused, recoveries, last)
+                    next_url = None
+                    continue
+                last = max(last, page.last_item_id or 0)
+                fresh += self._record(page, last, floor)
+                position, next_url = page.position, page.next_url
+                if next_url is None or self._clock.monotonic() >= deadline:
+                    break
+                if next_url in followed:  # a loop, not a long inbox
+                    raise self._failing("the inbox's next page leads back to a page already read")
+                followed.add(next_url)
+        except BasecampError as error:  # its words carry no position
+            self._failing(f"{type(error).__name__}: {error}")
+        except _Stop:
+            pass
+        if fresh:
+            log.info(
+                "inbox: %d event(s) no other lane had brought: %s", len(fresh), ",".join(map(str, fresh))
+            )
+        return tuple(fresh)
+
+    def _recover(self, refused: InboxRefused, recoveries: int, last: int) -> tuple[str, int, int]:
+        """Rule 4 (and rule 1's 403): the position, since and last item to read on with."""
+        match refused.refusal:
+            case NotForPrincipal():
+                self.refused = True
+                self._verdict(InboxVerdict.not_for_principal, "403: Basecamp's inbox is for agents only")
+                log.warning("inbox: this principal has no inbox (403); intake hears by the feed alone")
+                raise _Stop
+            case _ if recoveries > MAX_RECOVERIES:
+                raise self._failing(f"the inbox refused again after {MAX_RECOVERIES} recoveries")
+            case InboxGone():
+                self._verdict(InboxVerdict.available, "410: resumed at since=0", position="", last_item_id=0)
+                log.warning(
+                    "inbox: the position fell behind the inbox's retention; starting again at since=0"
+                )
+                return "", 0, 0
+            case PositionRefused():
+                self._verdict(InboxVerdict.available, "the position was refused", position="")
+                log.warning("inbox: the position was refused; resuming after item %d", last)
+                return "", last, last
+            case _:
+                raise self._failing(f"the inbox refused the request: {type(refused.refusal).__name__}")
+
+    def _record(self, page: InboxPage, last: int, floor: int) -> tuple[int, ...]:
+        try:
+            rows = [
+                (event, format_timestamp(parse_timestamp(event.created_at)))
+                for event in addressed_events(page.items, floor)
+            ]
+        except ValueError:
+            raise self._failing("the inbox served an event with an unreadable created_at") from None
+        now = format_timestamp(self._clock.now())
+        try:
+            with self._ledger.write() as connection:
+                fresh = records.insert_seen(connection, rows, Lane.inbox, now)
+                inbox_lane.save_page(connection, page.position, last, floor, now)
+        except (sqlite3.Error, LedgerError) as error:
+            log.error("inbox: a page could not be recorded (%s)", type(error).__name__)
+            raise _Stop from None
+        return fresh
+
+    def _failing(self, why: str) -> _Stop:
+        """Verdict ``failing`` written (rule 4); the stop to raise."""
+        log.info("inbox: %s; tried again later", why)
+        self._verdict(InboxVerdict.failing, why)
+        return _Stop()
+
+    def _verdict(
+        self, verdict: InboxVerdict, why: str, *, position: str | None = None, last_item_id: int | None = None
+    ) -> None:
+        try:
+            with self._ledger.write() as connection:
+                now = format_timestamp(self._clock.now())
+                inbox_lane.write_verdict(connection, verdict, why, now, position=position,
+                                         last_item_id=last_item_id, floor_id=self._floor)  # fmt: skip
+        except (sqlite3.Error, LedgerError) as error:
+            log.error("inbox: its verdict could not be recorded (%s)", type(error).__name__)

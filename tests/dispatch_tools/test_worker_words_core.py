@@ -1,0 +1,69 @@
+"""``core.worker_words`` with plain values: where a worker's words go, their body, key and bounds."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.destinations import MessageKind
+from core.dispatch_tools.rows import RecordFacts
+from core.edges import RecordState
+from core.intent_kinds import IntentKind
+from core.worker_words import (
+    BOOST_LIMIT,
+    MAX_ACK_CHARACTERS,
+    acknowledgement,
+    note,
+    note_key,
+    reply,
+)
+
+CARD = RecordFacts(
+    event_id=5, state=RecordState.dispatched, event_type="comment.created", trigger="mentioned", bucket_id=10,
+    recording_id=20, recording_type="Comment", recording_url="", reply_kind="comment", reply_recording_id=30,
+    requester_id=7, acknowledge=True, snapshot=None, reply_bucket_id=10,
+)  # fmt: skip
+CAMPFIRE = replace(CARD, reply_kind="chat_line", reply_recording_id=40)
+
+
+def test_a_few_words_are_a_boost_on_the_recording_that_asked() -> None:
+    message = acknowledgement(CARD, 3, "  👀 on it ").unwrap()
+    assert (message.kind, message.message_kind, message.recording_id, message.body) == (
+        IntentKind.worker_ack, MessageKind.boost, 20, "👀 on it",
+    )
+    assert message.key == "worker_ack:task:3:event:5"
+
+
+def test_a_longer_acknowledgement_goes_to_the_reply_destination_as_a_comment_or_a_plain_line() -> None:
+    text = "x" * (BOOST_LIMIT + 1)
+    at_card = acknowledgement(CARD, 3, text).unwrap()
+    assert (at_card.message_kind, at_card.recording_id, at_card.body) == (MessageKind.comment, 30, f"<div>{text}</div>")
+    in_campfire = acknowledgement(CAMPFIRE, 3, "**on** it, looking now").unwrap()
+    assert (in_campfire.message_kind, in_campfire.recording_id, in_campfire.body) == (
+        MessageKind.chat_line, 40, "**on** it, looking now",
+    )
+    assert acknowledgement(CARD, 3, "x" * (MAX_ACK_CHARACTERS + 1)).failure().kind == "invalid_message"
+
+
+def test_words_with_nowhere_to_go_are_refused() -> None:
+    nowhere = replace(CARD, reply_kind="", reply_recording_id=0)
+    assert reply(nowhere, 3, "Done").failure().message == "this event has no reply destination"
+    assert note(nowhere, 3, "A question").failure().kind == "invalid_message"
+
+
+def test_the_reply_is_one_per_task_row_and_a_note_one_per_text() -> None:
+    assert reply(CARD, 3, "Done").unwrap().key == "worker_reply:task:3:event:5"
+    first, again, other = (note(CARD, 3, text).unwrap() for text in ("Which one?", " Which one? ", "And this?"))
+    assert first.key == again.key != other.key
+
+
+@given(st.text(min_size=1, max_size=200))
+def test_a_notes_key_is_its_bodys(text: str) -> None:
+    message = note(CARD, 3, text).value_or(None)
+    if text.strip():
+        assert message is not None
+        assert message.key == note_key(3, 5, message.body)
+    else:
+        assert message is None, "no words, no note"

@@ -1,0 +1,156 @@
+"""The proofs of a worker's words through the connector (issue 21 part 1): the intents the tools
+write, the Markdown's allowlist, the outbox recording a landed id, and the urgency of the words."""
+
+from __future__ import annotations
+
+from tests.proofs.mutation import Mutation, rule
+
+WORDS: list[Mutation] = [
+    rule(
+        "words: ack_dispatch's text is written as an intent with the move to delivered",
+        "        if decision.words is not None:\n"
+        "            worker_moves.write_words(connection, decision.words, task_id, event_id, self._ledger.clock.now())\n"
+        "        worker_moves.record_progress(connection, task_id, self._ledger.clock.now())\n\n    def _speak(",
+        "        worker_moves.record_progress(connection, task_id, self._ledger.clock.now())\n\n    def _speak(",
+        "test_an_acknowledgement_in_a_few_words_is_a_boost_written_with_the_move_to_delivered",
+    ),
+    rule(
+        "words: an acknowledgement that fits a boost is a boost on the recording that asked",
+        "    if len(words) <= BOOST_LIMIT and \"\\n\" not in words and record.recording_id > 0:",
+        "    if False:",
+        "test_an_acknowledgement_in_a_few_words_is_a_boost_written_with_the_move_to_delivered",
+    ),
+    rule(
+        "words: a comment's Markdown is rendered to Basecamp's rich text",
+        "        body = render_markdown(words)",
+        "        body = words",
+        "test_a_longer_acknowledgement_is_a_comment_in_basecamps_rich_text",
+    ),
+    rule(
+        "words: a repeated note is the same message, not another",
+        "    if any(spoken.key == words.key for spoken in row.words):",
+        "    if False:",
+        "test_notes_are_one_message_per_text_bounded_per_event_and_end_at_completion",
+    ),
+    rule(
+        "words: notes are bounded per event",
+        "    if notes >= worker_words.MAX_NOTES:",
+        "    if False:",
+        "test_notes_are_one_message_per_text_bounded_per_event_and_end_at_completion",
+    ),
+    rule(
+        "words: a message over its bound is refused with the bound",
+        "    if len(words) > MAX_MESSAGE_CHARACTERS:",
+        "    if False:",
+        "test_too_long_or_empty_words_are_refused_with_the_bound_and_nothing_is_written",
+    ),
+    rule(
+        "words: a guard that fired leaves the worker's acknowledgement unposted",
+        "        worker_words.GUARD_FIRED if row.guard == GuardState.fired",
+        "        worker_words.GUARD_FIRED if False",
+        "test_a_guard_that_already_fired_leaves_the_workers_acknowledgement_unposted",
+    ),
+    rule(
+        "words: other words for an acknowledgement already given are a second acknowledgement",
+        "        if spoken.body == words.body:\n            return Success(Acknowledge(write=False, ack_id=None))\n"
+        "        return Failure(",
+        "        if True:\n            return Success(Acknowledge(write=False, ack_id=None))\n"
+        "        return Failure(",
+        "test_a_repeated_call_is_one_message_and_other_words_are_a_second_acknowledgement",
+    ),
+    rule(
+        "words: the call waits for the outbox and answers the message's id",
+        "        if spoken is None or settled(spoken):\n            return receipt\n        clock",
+        "        if True:\n            return receipt\n        clock",
+        "test_the_call_answers_the_messages_id_when_the_outbox_posts_it_within_the_wait",
+    ),
+    rule(
+        "words: a landed worker message is recorded as the event's ack_id or reply_id",
+        "    deliveries.record_worker_message(connection, row.kind, row.task_id, row.event_id, receipt_id)",
+        "    pass",
+        "test_the_outbox_posts_each_once_and_records_its_id_as_the_events_ack_and_reply",
+        "test_the_workers_words_are_posted_once_each_and_answered_with_their_ids",
+    ),
+    rule(
+        "words: reconciliation's adoption records the worker's id too",
+        "                    landed(connection, current, receipt_id, notes.ADOPTED, now)",
+        "                    rows.record_receipt(connection, current.id, receipt_id, notes.ADOPTED, now)",
+        "test_reconciliation_adopting_a_workers_reply_records_it_as_the_reply",
+        "test_the_connector_killed_after_basecamp_created_the_reply_adopts_it_and_posts_nothing",
+    ),
+    rule(
+        "words: a person's sent records the worker's id too",
+        "        deliveries.record_worker_message(connection, row.kind, row.task_id, row.event_id, move.receipt_id)",
+        "        pass",
+        "test_a_person_marking_a_workers_reply_sent_records_it_as_the_reply",
+    ),
+    rule(
+        "words: a reply on its way is a reply to the completion notice",
+        "        case EventOutcome.succeeded if event.reply_on_its_way:\n            return None\n",
+        "",
+        "test_a_reply_on_its_way_is_a_reply_to_the_completion_notice",
+    ),
+    rule(
+        "words: an ack id is written later only as its own worker intent's receipt (migration 15)",
+        "       AND event_id = NEW.event_id AND receipt_id = NEW.ack_id))",
+        "       AND event_id = NEW.event_id))",
+        "test_an_ack_id_is_recorded_only_as_its_own_worker_intents_receipt",
+    ),
+    rule(
+        "words: migration 15 ends with the schema unwritable (writable_schema RESET)",
+        "PRAGMA writable_schema=RESET;\n",
+        "PRAGMA writable_schema=ON;\n",
+        "test_every_migration_that_writes_the_schema_ends_it_unwritable",
+    ),
+    rule(
+        "words: a worker's words name the task row they report on (migration 15)",
+        " AND NOT EXISTS (SELECT 1 FROM task_events WHERE task_id = NEW.task_id AND event_id = NEW.event_id)",
+        " AND 0",
+        "test_a_workers_words_name_the_task_row_they_report_on",
+    ),
+    rule(
+        "words: the outbox's kinds name the worker's three (migration 15)",
+        " OR kind = ''worker_ack'' OR kind = ''worker_reply'' OR kind = ''worker_note'')')",
+        ")')",
+        "test_each_rewritten_check_allows_exactly_its_list",
+    ),
+    rule(
+        "words: a worker's note and reply share one urgency tier, oldest first",
+        "    frozenset({IntentKind.worker_reply, IntentKind.worker_note}),",
+        "    frozenset({IntentKind.worker_reply}),\n    frozenset({IntentKind.worker_note}),",
+        "test_the_outbox_posts_each_once_and_records_its_id_as_the_events_ack_and_reply",
+        "test_a_workers_words_go_after_the_guard_and_before_the_connectors_notices",
+    ),
+    rule(
+        "words: a worker's acknowledgement is as urgent as the guard",
+        "    frozenset({IntentKind.guard_ack, IntentKind.worker_ack}),\n    frozenset({IntentKind.holding_reply}),",
+        "    frozenset({IntentKind.guard_ack}),\n    frozenset({IntentKind.holding_reply}),\n"
+        "    frozenset({IntentKind.worker_ack}),",
+        "test_a_workers_words_go_after_the_guard_and_before_the_connectors_notices",
+    ),
+    rule(
+        "words: the adopted-reply rule never adopts a worker's words the connector posted",
+        "        receipts, bodies = outbox.lifecycle_at(connection, destination)",
+        "        receipts, bodies = frozenset(), []",
+        "test_the_adopted_reply_rule_never_adopts_a_workers_words_the_connector_posted",
+    ),
+    rule(
+        "rich text: the worker's text is escaped, never markup",
+        "        elif not edge:\n            out.append(_escape(str(token.content)))",
+        "        elif not edge:\n            out.append(str(token.content))",
+        "test_html_the_worker_writes_is_text_not_markup",
+    ),
+    rule(
+        "rich text: a link keeps its href only for http(s) and mailto",
+        "    return value if value.lower().startswith(LINK_SCHEMES) else None",
+        "    return value",
+        "test_a_link_to_anything_but_the_web_or_mail_is_text",
+    ),
+    rule(
+        "rich text: every heading is Basecamp's one heading, h1",
+        '    "heading": "h1",',
+        '    "heading": "h2",',
+        "test_every_tag_written_is_on_the_allowlist_and_only_a_link_has_an_attribute",
+        "test_markdown_becomes_basecamps_rich_text",
+    ),
+]
