@@ -16,8 +16,9 @@ Rules:
    ``HANGUPS``, which is ignored -- an ssh hang-up or a habitual ``kill -HUP`` never ends a
    running connector -- and said on stderr (``said_hangups``): the configuration is re-read
    every 2 s on its own, so a SIGHUP has nothing left to ask for.
-4. ``note_stops`` called again keeps what was noted while its handler stood; one called after
-   another handler replaced it (a test's, in process) starts from nothing.
+4. ``run``'s first ``note_stops`` after ``take_early`` keeps what was noted since the process
+   began; every other call starts from nothing, so a run in process (a test's) never inherits a
+   stop an earlier one was asked for.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 HANGUP = signal.SIGHUP
 STOPS: list[int] = []
 HANGUPS: list[int] = []
+_KEPT_FOR_RUN: list[bool] = []
+"""Rule 4: filled by ``take_early``, emptied by ``run``'s first ``note_stops``."""
 
 
 def _note(signum: int, frame: FrameType | None) -> None:
@@ -40,6 +43,7 @@ def take_early(argv: list[str]) -> None:
     """Rule 2: ``run``'s handler before anything else runs; the defaults for every other command."""
     if next((argument for argument in argv if not argument.startswith("-")), None) == "run":
         note_stops()
+        _KEPT_FOR_RUN.append(True)
         return
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # a pending Ctrl-C ends it as it would have
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {*STOP_SIGNALS, HANGUP})
@@ -47,12 +51,14 @@ def take_early(argv: list[str]) -> None:
 
 
 def note_stops() -> None:
-    """Install the noting handler for SIGTERM, SIGINT and SIGHUP (rule 4), then unblock them."""
-    if signal.getsignal(signal.SIGTERM) is not _note:
+    """Install the noting handler for SIGTERM, SIGINT and SIGHUP, then unblock them; what was
+    noted before is kept only for ``run`` after ``take_early`` (rule 4)."""
+    if not _KEPT_FOR_RUN:
         STOPS.clear()
         HANGUPS.clear()
-        for signum in (*STOP_SIGNALS, HANGUP):
-            signal.signal(signum, _note)
+    _KEPT_FOR_RUN.clear()
+    for signum in (*STOP_SIGNALS, HANGUP):
+        signal.signal(signum, _note)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {*STOP_SIGNALS, HANGUP})
 
 

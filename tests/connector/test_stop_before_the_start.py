@@ -20,12 +20,13 @@ from tests.support.configured import configure_connector
 @pytest.fixture
 def standing_handler() -> Iterator[None]:
     saved = {signum: signal.getsignal(signum) for signum in (*start_signals.STOP_SIGNALS, start_signals.HANGUP)}
-    start_signals.note_stops()
+    start_signals.take_early(["run"])  # as shell.cli.__main__ does first
     try:
         yield
     finally:
         for signum, handler in saved.items():
             signal.signal(signum, handler)
+        start_signals.STOPS.clear()
 
 
 def test_a_stop_before_the_start_touches_nothing_and_says_so(
