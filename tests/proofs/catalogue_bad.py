@@ -78,8 +78,8 @@ BAD = [
     ),
     rule(
         "signals: run's noting handler unblocks what the launcher blocked, so a pending stop is heard",
-        "            signal.signal(signum, _note)\n    signal.pthread_sigmask(signal.SIG_UNBLOCK, {*STOP_SIGNALS, HANGUP})\n",
-        "            signal.signal(signum, _note)\n",
+        "        signal.signal(signum, _note)\n    signal.pthread_sigmask(signal.SIG_UNBLOCK, {*STOP_SIGNALS, HANGUP})\n",
+        "        signal.signal(signum, _note)\n",
         "test_a_stop_at_any_moment_of_the_start_exits_0_with_one_line",
     ),
     rule(
