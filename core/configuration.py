@@ -42,7 +42,7 @@ from urllib.parse import urlsplit
 
 from core import worker_allowances
 from core.durations import format_duration, parse_duration
-from core.ids import MAX_ID
+from core.ids import MAX_ID, id_digits
 from core.links import transport_allowed
 from core.timing_floors import below_floor
 from core.worker_allowances import WorkerAllowances
@@ -157,7 +157,7 @@ def positive_id(value: Any, where: str, problems: Problems) -> int | None:
         return None
     if isinstance(value, int):
         number = value
-    elif isinstance(value, str) and value.strip().isdigit():
+    elif isinstance(value, str) and id_digits(value.strip()) is not None:
         number = int(value.strip())
     else:
         problems.add(f"{where}: expected a positive integer id, not {_shown(value)}")

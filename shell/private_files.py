@@ -16,7 +16,9 @@ Rules (one policy for every caller):
    it is the ledger's own content, created by SQLite, not by a person, so ``own_sidecar``
    makes it 0600 if it is a regular file of this user's, and refuses it otherwise.
 4. A whole-file write (``write_atomically``) is a new 0600 file beside the target (``O_EXCL``,
-   fsynced), an atomic rename over it, then an fsync of the directory: whole or absent.
+   fsynced), an atomic rename over it, then an fsync of the directory: whole or absent. A whole
+   new file (``create_whole``) is the same, linked into place instead of renamed: never over
+   anything that is there, and never seen half-written, even after a crash.
 5. A missing path raises ``FileNotFoundError`` from the checks, so each caller says in its
    own words what is missing; every other refusal is a ``PrivatePathError`` (a ``UserError``,
    exit code ``EXIT_CONFIG``), whose subclass says whether the path is the wrong kind, exposed
@@ -228,23 +230,42 @@ def refuse_other_kind(path: Path, what: str, own: FileKind) -> None:
 def write_atomically(path: Path, content: bytes, own: FileKind | None = None) -> None:
     """Replace ``path`` with ``content``, whole or not at all (rule 4); with ``own``, only a file
     of that kind (rule 6)."""
+    _write_whole(path, content, replace=True, own=own)
+
+
+def create_whole(path: Path, content: bytes) -> bool:
+    """Create ``path`` holding ``content``, whole or not at all, never over anything already
+    there (rule 4): whether it was created (False: something was there, left as it was)."""
+    return _write_whole(path, content, replace=False)
+
+
+def _write_whole(path: Path, content: bytes, *, replace: bool, own: FileKind | None = None) -> bool:
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with contextlib.suppress(FileNotFoundError):
         os.unlink(temporary)
     descriptor = create_file(temporary)
+    created = True
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(content)
             handle.flush()
             os.fsync(handle.fileno())
-        if own is not None:
-            refuse_other_kind(path, own.value.removeprefix("a "), own)
-        os.replace(temporary, path)
+        if replace:
+            if own is not None:
+                refuse_other_kind(path, own.value.removeprefix("a "), own)
+            os.replace(temporary, path)
+        else:
+            try:
+                os.link(temporary, path, follow_symlinks=False)
+            except FileExistsError:
+                created = False
+            os.unlink(temporary)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
     sync_directory(path.parent)
+    return created
 
 
 def sync_directory(directory: Path) -> None:

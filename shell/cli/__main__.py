@@ -1,7 +1,17 @@
-"""``python -m shell.cli.main``: ``bin/connect``."""
+"""``python -m shell.cli``: ``bin/connect``. ``run``'s signal handler comes first, before any
+import that takes time (``shell.cli.start_signals``); then the standard streams are made safe
+(``shell.cli.streams``)."""
 
 import sys
 
-from shell.cli.main import main
+from shell.cli.start_signals import take_early
+
+take_early(sys.argv[1:])
+
+from shell.cli.streams import guard  # noqa: E402  (after the handler: rule 2 of start_signals)
+
+guard()
+
+from shell.cli.main import main  # noqa: E402
 
 sys.exit(main())

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 
+from core import ids
 from core.durations import MAX_DURATION, parse_duration
 from core.ids import MAX_ID
 
@@ -17,11 +18,12 @@ MAX_PORT = 65_535
 
 
 def positive_integer(text: str) -> int:
-    """An id or a count: a whole number above zero."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    """An id or a count: a whole number above zero, in ASCII digits alone (``core.ids`` rule 2)."""
+    value = ids.id_digits(text)
+    if value is None:
+        if text.startswith("-") and ids.id_digits(text[1:]) is not None:
+            raise argparse.ArgumentTypeError(f"{text} is not a positive number")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number in ASCII digits 0-9 alone")
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{text} is not a positive number")
     if value > MAX_ID:

@@ -36,3 +36,10 @@ MODULES = {"import": "import_file"}
 def module_name(command: str) -> str:
     """Rule 2."""
     return f"shell.cli.{MODULES.get(command, command.replace('-', '_'))}"
+
+
+def chosen(argv: list[str] | tuple[str, ...]) -> str | None:
+    """The subcommand argparse will take from ``argv``: its first argument that is not an option
+    (``shell.cli.main`` rule 2). One starting with ``-`` names no subcommand, whatever argparse
+    makes of it."""
+    return next((argument for argument in argv if not argument.startswith("-")), None)

@@ -105,7 +105,7 @@ def examine(args: argparse.Namespace, clock: Clock) -> list[Check]:
     reaches, what it runs, what it keeps."""
     asked = (args.account, args.agent)
     try:
-        paths = locate_state(args.state_dir, args.account, args.agent)
+        paths = locate_state(args.state_dir, args.account, args.agent, confirm_pair=False)
     except UserError as error:
         return [configuration_check("", str(error), (0, 0), asked)]
     checks = [local.state_directory(paths)]

@@ -7,7 +7,8 @@ Rules:
    own transactions, and from the commit on nothing launches, is handed out or is posted.
    Intake, admission and reconciliation go on.
 2. Who set it is ``--by``, by default ``local:<user name>`` (``shell.cli.who``); the reason is one
-   line. Setting a hold while one stands renews it: a new generation, the first setter kept.
+   line, refused with a control character (``shell.cli.who`` rule 3). Setting a hold while one
+   stands renews it: a new generation, the first setter kept.
 3. One summary line and exit 0; ``--json`` prints the same facts, each revoked redispatch
    (decision, event, task) among them. The ledger missing or too
    new is exit 3 (``EXIT_CONFIG``).
@@ -20,8 +21,7 @@ from typing import Any
 
 from shell.cli import person
 from shell.cli.commands import SUMMARIES
-from shell.cli.who import one_line
-from shell.errors import EXIT_USAGE, UserError
+from shell.cli.who import person_text
 from shell.ledger.hold import HoldSet, set_hold
 
 MAX_REASON_LENGTH = 500
@@ -56,13 +56,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def reason_of(text: str) -> str:
-    """The reason as one line, never empty (rule 2)."""
-    reason = one_line(text)
-    if not reason:
-        raise UserError("--reason says why the connector is held; it may not be empty", EXIT_USAGE)
-    if len(reason) > MAX_REASON_LENGTH:
-        raise UserError(f"--reason is at most {MAX_REASON_LENGTH} characters", EXIT_USAGE)
-    return reason
+    """The reason as given: one line, never empty (rule 2)."""
+    return person_text(text, "--reason", "says why the connector is held", MAX_REASON_LENGTH)
 
 
 def described(done: HoldSet, by: str) -> dict[str, Any]:

@@ -26,10 +26,10 @@ from core import reconciliation
 from core.reconciliation import MAX_BYTES
 from shell.cli.arguments import add_state_arguments
 from shell.cli.commands import SUMMARIES
+from shell.cli.person import Person
 from shell.cli.who import deciding_person
 from shell.clock import SystemClock
 from shell.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, UserError
-from shell.ledger.connection import open_existing_ledger
 from shell.ledger.reconciliation import apply
 from shell.state.config import load_config, locate_state
 from shell.state.lock import acquire
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
                 raise UserError(f"{path}: {bad}; nothing was changed", EXIT_REFUSED)
             case Success(entries):
                 pass
-        with open_existing_ledger(paths.ledger, clock=clock) as ledger:
+        with Person(by, paths, clock).ledger() as ledger:  # a full disk: one line, nothing recorded
             match apply(ledger, entries, by, clock.now(), path.name):
                 case Failure(bad):
                     raise UserError(f"{path}: {bad}; nothing was changed", EXIT_REFUSED)

@@ -20,9 +20,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from shell.cli.commands import SUMMARIES, module_name
-from shell.cli.seam import answer, parse_arguments
-from shell.errors import EXIT_USAGE
+from shell.cli.commands import SUMMARIES, chosen, module_name
+from shell.cli.seam import JSON_FLAG, CommandParser, answer, bad_usage, parse_arguments
 
 VERSION = "0.1.0"
 COMMANDS = tuple(SUMMARIES)
@@ -37,7 +36,7 @@ def build_parser(
 ) -> argparse.ArgumentParser:
     """The parser with ``commands`` in full (their modules imported), and each other one of
     ``listed`` by its summary only."""
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = CommandParser(
         prog="bin/connect",
         description=(
             "The Basecamp connector: reads an account's event feed, runs a worker for the "
@@ -58,12 +57,6 @@ def build_parser(
     return parser
 
 
-def chosen(argv: Sequence[str]) -> str | None:
-    """The subcommand argparse will take from ``argv``: its first argument that is not an option
-    (rule 2). One that starts with ``-`` names no subcommand, whatever argparse makes of it."""
-    return next((argument for argument in argv if not argument.startswith("-")), None)
-
-
 def main(argv: Sequence[str] | None = None, commands: Sequence[str] = COMMANDS) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(tuple(name for name in commands if name == chosen(arguments)), listed=commands)
@@ -73,9 +66,9 @@ def main(argv: Sequence[str] | None = None, commands: Sequence[str] = COMMANDS) 
         format="%(asctime)s %(name)s %(message)s",
         stream=sys.stderr,
     )
-    if args.command is None:
-        parser.print_help(sys.stderr)
-        return EXIT_USAGE
+    if args.command is None:  # one line like any bad usage (shell.cli.seam rule 6)
+        return bad_usage(f"{parser.prog}: name a command: {', '.join(COMMANDS)} (see `{parser.prog} --help`)",
+                         as_json=JSON_FLAG in arguments)
     run: Callable[[argparse.Namespace], int] = args.run
     return answer(lambda: run(args), as_json=bool(getattr(args, "json", False)))
 

@@ -16,21 +16,40 @@ Rules:
 3. A decision taken (or one a person had already taken) prints its summary line, or with
    ``--json`` its facts as one JSON object on stdout, and exits 0. A refusal prints the same
    JSON with ``--json``, and always one ``error:`` line on stderr, and exits 5 (``EXIT_REFUSED``).
+4. A full disk, a read-only or unreadable state directory, while the ledger is opened or the
+   decision is written, is one line saying the decision was not recorded, exit 3 (its
+   transaction is whole or absent). A decision recorded whose answer cannot be written to
+   stdout says that it was recorded (``shell.cli.streams``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from shell.cli import streams
 from shell.cli.arguments import add_state_arguments
+from shell.cli.streams import StdoutUnwritable
 from shell.cli.who import deciding_person
 from shell.clock import Clock, SystemClock
 from shell.errors import EXIT_OK, EXIT_REFUSED
-from shell.ledger.connection import Ledger, open_existing_ledger
+from shell.ledger.connection import (
+    BUSY_TIMEOUT_SECONDS,
+    Ledger,
+    LedgerError,
+    LedgerNoSpace,
+    LedgerNotWritable,
+    ledger_failure,
+    open_existing_ledger,
+)
+from shell.ledger.errors import is_storage_failure
 from shell.state.config import StatePaths, locate_state
 
 
@@ -41,6 +60,10 @@ def add_arguments(parser: argparse.ArgumentParser, by_help: str) -> None:
     parser.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
 
 
+STORAGE_REFUSALS = (LedgerNoSpace, LedgerNotWritable)
+"""What the disk says at open, in the ledger's words (``shell.ledger.errors`` rule 3)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Person:
     """Who decides, and the state the decision is taken on."""
@@ -49,9 +72,28 @@ class Person:
     paths: StatePaths
     clock: Clock = field(default_factory=SystemClock)
 
-    def ledger(self) -> Ledger:
-        """The ledger as it exists (rule 2); a context manager, closed at its end."""
-        return open_existing_ledger(self.paths.ledger, clock=self.clock)
+    def ledger(self) -> AbstractContextManager[Ledger]:
+        """The ledger as it exists (rule 2), closed at the block's end (``deciding_on``)."""
+        return deciding_on(self.paths.ledger, self.clock)
+
+
+@contextmanager
+def deciding_on(path: Path, clock: Clock, busy_timeout: float = BUSY_TIMEOUT_SECONDS) -> Iterator[Ledger]:
+    """The ledger at ``path`` as it exists, for a person's decision (``bin/outbox-resolve``'s too).
+    What the disk or SQLite says while it is opened or the decision written is one line that
+    says nothing was recorded (rule 4): the decision's transaction rolled back whole."""
+    try:
+        with open_existing_ledger(path, clock=clock, busy_timeout=busy_timeout) as ledger:
+            yield ledger
+    except LedgerError as error:
+        if not isinstance(error, STORAGE_REFUSALS):
+            raise
+        raise type(error)(f"{error}; the decision was not recorded") from error
+    except (sqlite3.Error, OSError) as error:
+        if not is_storage_failure(error):  # a refused move, a bug: its traceback is for a developer
+            raise
+        failure = ledger_failure(error, path, "record the decision")
+        raise type(failure)(f"{failure}; the decision was not recorded") from error
 
 
 def person_of(args: argparse.Namespace) -> Person:
@@ -61,14 +103,21 @@ def person_of(args: argparse.Namespace) -> Person:
 
 
 def answer(args: argparse.Namespace, result: dict[str, Any]) -> int:
-    """A decision taken: its summary, or its facts with ``--json``; exit 0 (rule 3)."""
-    print(json.dumps(result, indent=2) if args.json else result["summary"])
+    """A decision taken: its summary, or its facts with ``--json``; exit 0 (rule 3). An answer
+    stdout cannot take says the decision was recorded (rule 4)."""
+    try:
+        print(json.dumps(result, indent=2) if args.json else result["summary"], flush=True)
+    except StdoutUnwritable as unwritable:
+        raise StdoutUnwritable(f"{unwritable}; the decision was recorded: {result['summary']}") from None
     return EXIT_OK
 
 
 def refused(args: argparse.Namespace, result: dict[str, Any]) -> int:
     """A refusal: its facts with ``--json``, one ``error:`` line on stderr; exit 5 (rule 3)."""
     if args.json:
-        print(json.dumps(result, indent=2))
+        try:
+            print(json.dumps(result, indent=2), flush=True)
+        except StdoutUnwritable:
+            streams.stop_writing()  # the refusal is said on stderr too; 5 stands
     print(f"error: {result['summary']}", file=sys.stderr)
     return EXIT_REFUSED

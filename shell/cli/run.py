@@ -45,6 +45,11 @@ Rules:
    a signal does, then one line ``error: the LOOP loop ended ...`` and exit 1: its supervisor
    starts it again, and it never runs on with a dead lane.
 12. Core dumps are off (``RLIMIT_CORE`` 0) before anything is read: a core would hold the token.
+13. The handler is installed before anything else runs (``shell.cli.start_signals``): a SIGTERM
+   or SIGINT before the connector's start -- while the interpreter starts, the configuration is
+   read, the locks taken, the ledger opened, Basecamp asked who the token is -- ends ``run``
+   before its next step, one line (``stopped before the start (SIGTERM): nothing was started``),
+   exit 0. A SIGHUP is ignored, said on stderr, at any moment.
 """
 
 from __future__ import annotations
@@ -59,7 +64,6 @@ import sys
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from types import FrameType
 
 from core.configuration import Configuration
 from core.timing_floors import below_floor
@@ -70,6 +74,7 @@ from shell.basecamp.tokens import tokens_from
 from shell.cli.arguments import add_state_arguments, positive_seconds
 from shell.cli.commands import SUMMARIES
 from shell.cli.hold import reason_of
+from shell.cli.start_signals import note_stops, said_hangups, stop_asked, stop_name
 from shell.cli.who import deciding_person
 from shell.clock import SystemClock
 from shell.connector import Connector
@@ -101,7 +106,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "\n"
             "exit codes: 0 stopped by SIGTERM or SIGINT; 2 usage; 3 configuration, token, worker\n"
             "program, route directory, state directory or ledger (damaged, full disk, failed at\n"
-            "start), or the pair is served from another state directory (one line says which): a\n"
+            "start, not this connector's), standard output that cannot be written, or the pair is\n"
+            "served from another state directory (one line says which): a\n"
             "person must act, do not restart on it; 6 another connector on this machine serves this\n"
             "account and agent (the line names its state directory and pid), the ledger is busy, or\n"
             "Basecamp could not be asked who the token is: passes by itself, restart it."
@@ -112,8 +118,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "run a worker for it in the project's approved directory, and post the connector's own\n"
             "lifecycle messages exactly once or not at all. Stops cleanly on SIGTERM or SIGINT,\n"
             "within --shutdown-seconds; during the start, at once (no `running` line; stderr says\n"
-            "which step it stopped in, and the next start settles the rest). Run it under a\n"
-            "supervisor that restarts it on exit."
+            "which step it stopped in, and the next start settles the rest); before it, in one line.\n"
+            "SIGHUP is ignored (said on stderr): the configuration is re-read every 2 s on its own.\n"
+            "Run it under a supervisor that restarts it on exit."
         ),
     )
     add_state_arguments(parser)
@@ -149,7 +156,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    core_dumps.forbid()  # rule 11: before the token is read
+    note_stops()  # rule 13: already standing when bin/connect started this process
+    core_dumps.forbid()  # rule 12: before the token is read
     poll_every = timedelta(seconds=args.poll_seconds)  # the times first: every local check before
     bound = timedelta(seconds=args.shutdown_seconds)  # a question is asked of anyone
     if args.hold and args.shadow:
@@ -158,6 +166,8 @@ def run(args: argparse.Namespace) -> int:
     hold_reason = reason_of(args.reason) if args.hold else ""
     paths = locate_state(args.state_dir, args.account, args.agent)
     configuration = load_config(paths.config)
+    if stop_asked():
+        return _stopped_before_start()
     clock = SystemClock()
     ids = (configuration.account_id, configuration.agent_id)
     with pair_lock.acquire(*ids, paths.directory, clock.now(), shadow=args.shadow):
@@ -209,6 +219,8 @@ def _run_locked(
     except OSError as error:  # a read-only state directory, a full disk
         raise ledger_failure(error, directory, "take the instance lock") from error
     with lock, open_ledger(unless_promoting(paths.directory, ledger_path), clock=clock) as ledger:  # rule 8
+        if stop_asked():
+            return _stopped_before_start()
         write_failures.watch(ledger)  # status shows this connector's failed writes
         client = BasecampClient(
             configuration.base_url, configuration.account_id, tokens, USER_AGENT, clock=clock
@@ -221,6 +233,8 @@ def _run_locked(
             consequence="not started",
             wrong_person_hint=" (give the agent's own token, or run setup for that person)",
         )
+        if stop_asked():
+            return _stopped_before_start()
         if args.hold:  # before intake starts (rule 6)
             print(set_hold(ledger, hold_by, hold_reason, clock.now()).summary, flush=True)
         connector = Connector(
@@ -237,22 +251,26 @@ def _run_locked(
             config_path=paths.config,
             note_configuration=lock.note_configuration,
         )
-
-        requested: list[int] = []
-
-        def on_signal(signum: int, frame: FrameType | None) -> None:
-            requested.append(signum)  # rule 7: the main thread stops it
-
-        signal.signal(signal.SIGTERM, on_signal)
-        signal.signal(signal.SIGINT, on_signal)
         faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
-        _serve(connector, ledger_path, lambda: bool(requested), bound, _running(configuration, args.shadow))
+        _serve(connector, ledger_path, _stop_requested, bound, _running(configuration, args.shadow))
     if connector.ended_by is not None:  # connector rule 11: the supervisor starts it again
         print(f"error: the {connector.ended_by} loop ended on a failure it did not expect (its traceback is"
               " in the log above); stopped, to be started again", file=sys.stderr)  # fmt: skip
         return EXIT_FAILURE
     logging.getLogger("connector.run").info("stopped")
     print("stopped", file=sys.stderr)
+    return EXIT_OK
+
+
+def _stop_requested() -> bool:
+    """Whether a stop was asked for (rule 7: the main thread stops it); a SIGHUP is said, ignored."""
+    said_hangups()
+    return stop_asked()
+
+
+def _stopped_before_start() -> int:
+    """Rule 13."""
+    print(f"stopped before the start ({stop_name()}): nothing was started", file=sys.stderr)
     return EXIT_OK
 
 

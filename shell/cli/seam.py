@@ -14,22 +14,53 @@ Rules:
 5. With ``--json`` an error is also one JSON object on stdout, ``{"error": <the first line>,
    "errors": [<every line>], "exit_code": N}``, so a machine reading stdout never reads an
    empty answer as success; bad usage too (``parse_arguments``). stderr says what it always says.
+6. Bad usage is an error like any other: one ``error:`` line naming the command and pointing at
+   its ``--help``, exit 2 (``EXIT_USAGE``), never argparse's two-line ``usage: ... / prog: error:``.
+   Every parser of both command lines is a ``CommandParser`` (a subcommand's parser inherits
+   the class), whose ``error`` raises ``BadUsage`` for ``parse_arguments`` to say; what the person
+   typed is shown escaped (``escaped``), so the line stays one line and a terminal never obeys it.
+7. An answer that cannot be written to stdout (``shell.cli.streams`` rule 3) is said on stderr,
+   naming standard output, with its exit code (3) and no JSON (stdout is where it could not go);
+   stdout is flushed here, inside the seam, so a buffered answer fails where it can be said.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
-import os
 import sys
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NoReturn
 
+from shell.cli import streams
+from shell.cli.streams import StdoutUnwritable
 from shell.errors import EXIT_BROKEN_PIPE, EXIT_USAGE, UserError
 
 JSON_FLAG = "--json"
+
+
+class BadUsage(SystemExit):
+    """What argparse would have printed in two lines and exited 2 for (rule 6): a ``SystemExit``
+    with argparse's code, so a caller of ``parse_args`` itself sees what it always saw."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(EXIT_USAGE)
+        self.message = message
+
+
+class CommandParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose usage errors are ``BadUsage`` (rule 6), not its own exit."""
+
+    def error(self, message: str) -> NoReturn:
+        raise BadUsage(f"{self.prog}: {escaped(message)} (see `{self.prog} --help`)")
+
+
+def escaped(text: str) -> str:
+    """``text`` with each control or format character shown as its escape (``\\n``, ``\\x1b``):
+    what a person typed, said back on one line, that a terminal shows and never obeys."""
+    return "".join(repr(char)[1:-1] if unicodedata.category(char)[0] == "C" else char for char in text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +77,11 @@ def answer(run: Callable[[], int], own_words: Sequence[OwnWords] = (), *, as_jso
     kinds = tuple(words.kind for words in own_words)
     try:
         code = run()
+        streams.flush_answer()  # rule 7: said here, while it can be
+    except StdoutUnwritable as error:
+        print(f"error: {error}", file=sys.stderr)
+        streams.stop_writing()
+        return error.exit_code
     except kinds as error:
         words = next(words for words in own_words if isinstance(error, words.kind))
         return _say(words.line(error), words.exit_code, as_json)
@@ -61,29 +97,23 @@ def answer(run: Callable[[], int], own_words: Sequence[OwnWords] = (), *, as_jso
 def reader_went_away() -> int:
     """After a ``BrokenPipeError`` on stdout: stop writing there (so the interpreter's own flush
     at exit cannot fail again) and answer as a process killed by SIGPIPE would."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
+    streams.stop_writing()
     return EXIT_BROKEN_PIPE
 
 
 def parse_arguments(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
-    """``parser.parse_args(argv)``; with ``--json`` among the arguments, bad usage is also one JSON
-    object on stdout (rule 5) before argparse's own exit."""
+    """``parser.parse_args(argv)``; bad usage is one ``error:`` line (with ``--json`` among the
+    arguments, also one JSON object on stdout) and ``SystemExit(EXIT_USAGE)`` (rules 5, 6)."""
     arguments = list(sys.argv[1:] if argv is None else argv)
-    if JSON_FLAG not in arguments:
-        return parser.parse_args(arguments)
-    said = io.StringIO()
     try:
-        with contextlib.redirect_stderr(said):
-            return parser.parse_args(arguments)
-    except SystemExit as done:
-        if done.code == EXIT_USAGE:
-            lines = [line for line in said.getvalue().splitlines() if line.strip()]
-            _print_json(lines[-1].partition("error: ")[2] or lines[-1] if lines else "bad usage", EXIT_USAGE)
-        raise
-    finally:
-        sys.stderr.write(said.getvalue())
+        return parser.parse_args(arguments)
+    except BadUsage as bad:
+        raise SystemExit(bad_usage(bad.message, as_json=JSON_FLAG in arguments)) from None
+
+
+def bad_usage(message: str, *, as_json: bool) -> int:
+    """Bad usage said as every error is (rule 6): one line, and the JSON object with ``--json``."""
+    return _say(message, EXIT_USAGE, as_json)
 
 
 def _say(message: str, exit_code: int, as_json: bool) -> int:
@@ -95,4 +125,8 @@ def _say(message: str, exit_code: int, as_json: bool) -> int:
 
 def _print_json(message: str, exit_code: int) -> None:
     lines = message.split("\nerror: ")  # a ConfigurationInvalid's further lines
-    print(json.dumps({"error": lines[0], "errors": lines, "exit_code": exit_code}, ensure_ascii=False))
+    try:
+        said = {"error": lines[0], "errors": lines, "exit_code": exit_code}
+        print(json.dumps(said, ensure_ascii=False), flush=True)
+    except StdoutUnwritable:
+        streams.stop_writing()  # said on stderr already; the exit code stands

@@ -167,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _locate(args: argparse.Namespace) -> StatePaths:
-    return locate_state(args.state_dir, args.account, args.agent)
+    return locate_state(args.state_dir, args.account, args.agent, confirm_pair=False)
 
 
 def _absolute(path: str) -> str:

@@ -34,6 +34,9 @@ Rules:
 7. Every way in is ``synchronous = FULL``; ``open_ledger``'s ``unsynced`` keyword alone sets
    ``OFF``: for the simulation's throwaway ledgers on a memory-backed directory, where a power
    loss loses nothing worth keeping. The connector never passes it (a test reads shell/ for it).
+8. Every way in refuses a file that is not this connector's ledger (``shell.ledger.schema``
+   rule 6) before anything else reads or changes it: before ``quick_check``, before the switch
+   to WAL, before a migration. Only a file this call created skips the question.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from shell.ledger.errors import (
     LedgerBusy,
     LedgerCorrupt,
     LedgerError,
+    LedgerForeign,
     LedgerMissing,
     LedgerMisuse,
     LedgerNoSpace,
@@ -80,7 +84,9 @@ from shell.ledger.schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
     Migration,
+    blank_ledger,
     migrate,
+    refuse_foreign,
     refuse_too_new,
     schema_version,
     split_statements,
@@ -96,6 +102,7 @@ __all__ = [
     "LedgerBusy",
     "LedgerCorrupt",
     "LedgerError",
+    "LedgerForeign",
     "LedgerMissing",
     "LedgerMisuse",
     "LedgerNoSpace",
@@ -304,13 +311,15 @@ def open_ledger(
     ledger_path = checked_path(path)
     try:
         ensure_private_directory(ledger_path)
-        create_private_file(ledger_path)
+        created = create_private_file(ledger_path, blank_ledger())
     except OSError as error:
         raise ledger_failure(error, ledger_path, "create the ledger") from error
     identity = checked_file(ledger_path)
     connection = _connect(ledger_path, "rw", busy_timeout)
     try:
         _configure(connection, ledger_path, read_only=False, busy_timeout=busy_timeout, unsynced=unsynced)
+        if not created:
+            _refuse_foreign(connection, ledger_path, busy_timeout)
         refuse_too_new(_read_version(connection, ledger_path, busy_timeout), ledger_path)
         check_integrity(connection, ledger_path)
         _switch_to_wal(connection, ledger_path, busy_timeout)
@@ -355,6 +364,7 @@ def _open_without_creating(
     connection = _connect(ledger_path, "ro" if read_only else "rw", busy_timeout)
     try:
         _configure(connection, ledger_path, read_only=read_only, busy_timeout=busy_timeout)
+        _refuse_foreign(connection, ledger_path, busy_timeout)
         version = _read_version(connection, ledger_path, busy_timeout)
         refuse_too_new(version, ledger_path)
         if version < SCHEMA_VERSION:
@@ -430,6 +440,14 @@ def _switch_to_wal(connection: sqlite3.Connection, path: Path, busy_timeout: flo
     )
     if row is None or str(row[0]).lower() != "wal":
         raise LedgerUnreadable(f"{path}: SQLite would not put the ledger in WAL mode")
+
+
+def _refuse_foreign(connection: sqlite3.Connection, path: Path, busy_timeout: float) -> None:
+    """Rule 8: before anything reads the file's tables or changes it."""
+    try:
+        _retry_busy(lambda: refuse_foreign(connection, path), busy_timeout, path)
+    except sqlite3.DatabaseError as error:
+        raise LedgerUnreadable(f"{path}: not a ledger SQLite can read: {error}") from error
 
 
 def _read_version(connection: sqlite3.Connection, path: Path, busy_timeout: float) -> int:

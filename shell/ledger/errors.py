@@ -6,7 +6,8 @@ Rules:
    ledger, a closed one), not a person's: it is no ``UserError``.
 3. What the disk or SQLite says while a ledger is opened, migrated or settled at start is one
    of these, by ``ledger_failure``: corrupt (``quick_check`` or SQLite says so), no space (a
-   full disk, or a file the system will not let grow), not writable (a read-only directory or
+   full disk, or a file the system will not let grow -- SQLite's "disk I/O error" where the file
+   system has no block left or ``ulimit -f`` bounds a file too), not writable (a read-only directory or
    file system); SQLite's and the system's own words follow. Each is ``EXIT_CONFIG``: a person
    must act before a restart can help, so a supervisor must not restart on it. A busy ledger
    stays ``EXIT_UNAVAILABLE``: that passes by itself.
@@ -15,6 +16,8 @@ Rules:
 from __future__ import annotations
 
 import errno
+import os
+import resource
 import sqlite3
 from pathlib import Path
 
@@ -47,6 +50,10 @@ class LedgerOutOfDate(LedgerError):
     """An older program wrote this ledger and the connector has not migrated it yet."""
 
 
+class LedgerForeign(LedgerError):
+    """The file is not this connector's ledger: empty, or another application's database."""
+
+
 class LedgerUnreadable(LedgerError):
     """The file is not an SQLite database SQLite can open."""
 
@@ -74,22 +81,40 @@ def ledger_failure(error: sqlite3.Error | OSError, path: Path, doing: str) -> Le
     if isinstance(error, OSError):
         said = error.strerror or str(error)
         if error.errno in _NO_SPACE:
-            return LedgerNoSpace(f"{path}: no space to {doing} ({said}); free some, then start it again")
+            return LedgerNoSpace(f"{path}: no space to {doing} ({said}); free some, then try again")
         if error.errno in _NOT_WRITABLE:
             return LedgerNotWritable(f"{path}: cannot {doing}: {said}; the state directory must be writable")
         return LedgerError(f"{path}: cannot {doing}: {said}")
     code = getattr(error, "sqlite_errorcode", 0) & 0xFF
     if code == sqlite3.SQLITE_BUSY:
         return LedgerBusy(f"{path}: another process holds the ledger's lock while trying to {doing}")
+    cannot_grow = _cannot_grow(path) if code == sqlite3.SQLITE_IOERR else ""
+    if cannot_grow:  # SQLite's bare "disk I/O error" where a file may not grow: no space (rule 3)
+        code = sqlite3.SQLITE_FULL
     if code == sqlite3.SQLITE_FULL or (code == sqlite3.SQLITE_IOERR and "write" in str(error).lower()):
         return LedgerNoSpace(
-            f"{path}: no space to {doing} ({error}); what was being written was rolled back; free some, then start it again"
+            f"{path}: no space to {doing} ({error}{cannot_grow}); what was being written was rolled back; "
+            "free some, then try again"
         )
     if code in _CORRUPT_CODES:
         return LedgerCorrupt(f"{path}: the ledger is damaged ({error}); restore it from a copy")
     if code in _NOT_WRITABLE_CODES:
         return LedgerNotWritable(f"{path}: cannot {doing}: {error}; the state directory must be writable")
     return LedgerError(f"{path}: SQLite failed to {doing}: {error}")
+
+
+def _cannot_grow(path: Path) -> str:
+    """Why a file beside ``path`` may not grow, said after SQLite's "disk I/O error" (its only words
+    for a ``-shm`` or ``-wal`` it could not grow): the file system has no block left, or this
+    process may write no file past a size (``ulimit -f``); "" when neither."""
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if limit != resource.RLIM_INFINITY:
+        return f"; this process may write files of at most {limit} bytes: ulimit -f"
+    try:
+        full = os.statvfs(path if path.is_dir() else path.parent).f_bavail == 0
+    except OSError:
+        return ""
+    return "; the disk is full" if full else ""
 
 
 def is_storage_failure(error: BaseException) -> bool:

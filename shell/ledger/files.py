@@ -12,12 +12,14 @@ Rules:
 3. Every refusal is a ``LedgerError``: a symlink or the wrong kind is ``LedgerPathRefused``,
    another user's or a loose mode ``LedgerNotPrivate``, a missing file or directory
    ``LedgerMissing``.
+4. The file is created whole under a lock every opener in the process takes first (a blank
+   database carrying the ledger's identity, ``shell.ledger.schema`` rule 6, linked into place:
+   a crash never leaves an empty file at the ledger's path), and its one descriptor is closed
+   at once: closing a descriptor drops every POSIX lock the process
+   holds on the file, SQLite's included, so none may be open on a file SQLite is using.
 5. A missing ledger is said to be missing before its directory's mode is looked at, and a mode
    fix is offered only for a ledger and a directory the connector made (``private_files`` rule
    7): never ``chmod 700 /tmp`` for a mistyped path.
-4. The file is created under a lock every opener in the process takes first, and its one
-   descriptor is closed at once: closing a descriptor drops every POSIX lock the process
-   holds on the file, SQLite's included, so none may be open on a file SQLite is using.
 """
 
 from __future__ import annotations
@@ -96,13 +98,11 @@ def check_private_directory(ledger: Path) -> None:
         raise LedgerMissing(f"{directory}: the ledger's directory does not exist") from None
 
 
-def create_private_file(path: Path) -> None:
-    """Create the file 0600 if it is missing (rule 4)."""
+def create_private_file(path: Path, content: bytes) -> bool:
+    """Create the file 0600 holding ``content`` if it is missing, whole or not at all (rule 4):
+    whether this call created it."""
     with _creation_lock:
-        try:
-            private_files.write_new_file(path, b"")
-        except FileExistsError:
-            return
+        return private_files.create_whole(path, content)
 
 
 def checked_file(path: Path) -> tuple[int, int]:

@@ -12,6 +12,14 @@ Rules:
 5. A ledger already at this program's version costs one read, no write transaction: every
    start (and every restart of the simulation) opens an up-to-date file, and a start never
    waits on another process's write lock for nothing to do.
+6. A ledger carries this program's schema identity: SQLite's ``application_id`` is
+   ``APPLICATION_ID`` from the moment the file exists (``blank_ledger`` is what is created), and
+   ``user_version`` is the schema version, set in the transaction of each migration. A file
+   that does not carry it is refused before anything reads or changes it (``refuse_foreign``):
+   an empty file, an empty database, another application's database (``LedgerForeign``,
+   EXIT_CONFIG, untouched). A ledger an older connector made before the identity existed
+   (``application_id`` 0 with the ``schema_migrations`` table) is this program's: the owner
+   stamps it once.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shell.ledger.errors import LedgerTooNew
+from shell.ledger.errors import LedgerForeign, LedgerTooNew
 
 if TYPE_CHECKING:
     from shell.ledger.connection import Ledger
@@ -30,6 +38,8 @@ if TYPE_CHECKING:
 MIGRATIONS_DIRECTORY = Path(__file__).with_name("migrations")
 """Beside this module, found from its path: ``importlib.resources`` would cost every start ~2%
 of ``bin/connect status``'s (its readers import ``zipfile`` and ``tempfile``)."""
+APPLICATION_ID = 0x42434E31
+"""``BCN1``, in SQLite's header: this connector's ledger (rule 6)."""
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 
@@ -77,13 +87,60 @@ def split_statements(script: str) -> list[str]:
 
 def schema_version(connection: sqlite3.Connection) -> int:
     """The highest migration recorded in the file (0 for a file never migrated)."""
-    table = connection.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
-    ).fetchone()
-    if table is None:
+    if not _has_migrations(connection):
         return 0
     row = connection.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()
     return int(row[0])
+
+
+def blank_ledger() -> bytes:
+    """An empty SQLite database carrying the ledger's identity at schema 0: what a new ledger
+    file holds from its first byte (rule 6)."""
+    connection = sqlite3.connect(":memory:")
+    try:
+        connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        return connection.serialize()
+    finally:
+        connection.close()
+
+
+def application_id(connection: sqlite3.Connection) -> int:
+    return int(connection.execute("PRAGMA application_id").fetchone()[0])
+
+
+def refuse_foreign(connection: sqlite3.Connection, path: Path) -> None:
+    """Rule 6: ``LedgerForeign`` unless the file is this connector's ledger; it reads, never writes."""
+    found = application_id(connection)
+    if found == APPLICATION_ID:
+        return
+    untouched = "; nothing in it was read or changed: point at the connector's own ledger"
+    if found != 0:
+        raise LedgerForeign(
+            f"{path}: another application's SQLite database (application_id {found:#x}), "
+            f"not this connector's ledger{untouched}"
+        )
+    if _has_migrations(connection):
+        return  # an older connector's ledger, made before the identity (rule 6)
+    tables = [str(row[0]) for row in connection.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name LIMIT 4"
+    )]  # fmt: skip
+    if not path.stat().st_size:
+        raise LedgerForeign(
+            f"{path}: an empty file (0 bytes), not a ledger: a ledger is never empty, so this one's "
+            f"history was replaced by nothing{untouched} (or remove it to start a new ledger)"
+        )
+    if not tables:
+        raise LedgerForeign(f"{path}: an empty SQLite database, not this connector's ledger{untouched}")
+    raise LedgerForeign(
+        f"{path}: another application's SQLite database (tables {', '.join(tables[:3])}"
+        f"{', ...' if len(tables) > 3 else ''}), not this connector's ledger{untouched}"
+    )
+
+
+def _has_migrations(connection: sqlite3.Connection) -> bool:
+    return connection.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ).fetchone() is not None
 
 
 def refuse_too_new(version: int, path: Path) -> None:
@@ -97,13 +154,16 @@ def refuse_too_new(version: int, path: Path) -> None:
 def migrate(ledger: Ledger) -> None:
     """Apply each migration not yet recorded, each in its own immediate transaction (rule 2)."""
     with ledger.read() as connection:
-        if schema_version(connection) == SCHEMA_VERSION:  # rule 5: nothing to do
+        stamped = application_id(connection) == APPLICATION_ID  # rule 6: else an older one's, to stamp
+        if stamped and schema_version(connection) == SCHEMA_VERSION:  # rule 5: nothing to do
             return
     with ledger.write() as transaction:
         transaction.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations ("
             "version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL) STRICT"
         )
+        transaction.execute(f"PRAGMA application_id = {APPLICATION_ID}")  # rule 6: an older one's, stamped
+        transaction.execute(f"PRAGMA user_version = {schema_version(transaction)}")
     for migration in MIGRATIONS:
         with ledger.write() as transaction:
             recorded = schema_version(transaction)  # re-read inside: another may have applied it
@@ -116,3 +176,4 @@ def migrate(ledger: Ledger) -> None:
                 "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
                 (migration.version, ledger.timestamp()),
             )
+            transaction.execute(f"PRAGMA user_version = {migration.version}")  # rule 6

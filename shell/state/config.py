@@ -36,7 +36,7 @@ from core.file_kinds import CONFIG_NAME, LEDGER_NAME, FileKind
 from core.json_input import JsonRefused, decode_json
 from core.oauth import Credentials, read_token_text
 from shell import private_files
-from shell.errors import EXIT_CONFIG, UserError
+from shell.errors import EXIT_CONFIG, EXIT_USAGE, UserError
 
 APP_DIRECTORY = "basecamp-connector"
 CONFIG_MAX_BYTES = 1024 * 1024
@@ -157,7 +157,14 @@ def save_config(path: Path, configuration: Configuration) -> None:
     with contextlib.suppress(FileNotFoundError):
         private_files.check_file(path, "configuration file", kind=FileKind.configuration)
     text = json.dumps(to_mapping(configuration), indent=2, sort_keys=False) + "\n"
-    private_files.write_atomically(path, text.encode("utf-8"), FileKind.configuration)
+    try:
+        private_files.write_atomically(path, text.encode("utf-8"), FileKind.configuration)
+    except OSError as error:  # a full disk, a read-only directory: the old file stands (rule 3)
+        raise UserError(
+            f"cannot write {path}: {error.strerror or error}; nothing was written (any configuration there "
+            "is as it was)",
+            EXIT_CONFIG,
+        ) from error
 
 
 # --- the token ------------------------------------------------------------------------------
@@ -201,10 +208,30 @@ def read_token(path: Path) -> str:
     return found if isinstance(found, str) else found.access_token
 
 
-def locate_state(state_dir: str | None, account: str | int | None, agent: str | int | None) -> StatePaths:
-    """The state directory: ``state_dir``, else from the account and agent ids, else the only one."""
+def locate_state(
+    state_dir: str | None,
+    account: str | int | None,
+    agent: str | int | None,
+    *,
+    confirm_pair: bool = True,
+) -> StatePaths:
+    """The state directory: ``state_dir``, else from the account and agent ids, else the only one.
+    ``--account`` and ``--agent`` come together or not at all; beside ``--state-dir`` they must
+    name the pair its configuration serves (``confirm_pair``; ``setup`` writes them, ``doctor``
+    reports a mismatch as its own check), or the flags contradict each other: bad usage."""
+    if (account is None) != (agent is None):
+        raise UserError("--account and --agent name one pair: give both, or neither", EXIT_USAGE)
     if state_dir:
-        return StatePaths.at(Path(os.path.abspath(os.path.expanduser(state_dir))))
+        paths = StatePaths.at(Path(os.path.abspath(os.path.expanduser(state_dir))))
+        if confirm_pair and account is not None and os.path.lexists(paths.config):
+            configured = load_config(paths.config)
+            if (configured.account_id, configured.agent_id) != (int(account), int(agent or 0)):
+                raise UserError(
+                    f"--state-dir {paths.directory} serves account {configured.account_id} agent "
+                    f"{configured.agent_id}, not --account {account} --agent {agent}: give one or the other",
+                    EXIT_USAGE,
+                )
+        return paths
     if account and agent and str(account).strip().isdigit() and str(agent).strip().isdigit():
         return state_paths(int(account), int(agent))
     if account or agent:

@@ -14,6 +14,8 @@ Rules:
 5. The holder says there, too, when its re-read configuration file is unusable
    (``InstanceLock.note_configuration``, ``core.route_reload``): ``configuration_problem``, one
    line, empty while the file is usable. Diagnostic, like the rest of the metadata.
+6. A state directory the lock cannot be taken in -- read-only, unreadable, on a full disk -- is
+   one line naming why (``shell.ledger.errors.ledger_failure``: exit 3), never a traceback.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from typing import Any
 from core.timestamps import format_timestamp
 from shell import processes
 from shell.errors import EXIT_UNAVAILABLE, UserError
+from shell.ledger.errors import ledger_failure
 from shell.state import flock
 
 LOCK_NAME = "connector.lock"
@@ -70,7 +73,11 @@ def acquire(state_dir: Path, account_id: int, agent_id: int, now: datetime) -> I
         "account_id": account_id,
         "agent_id": agent_id,
     }
-    held = flock.take(path, "lock file", metadata, InstanceLock)
+    try:
+        held = flock.take(path, "lock file", metadata, InstanceLock)
+    except OSError as error:  # rule 6
+        failure = ledger_failure(error, state_dir, "take the instance lock")
+        raise type(failure)(f"{failure}; nothing was changed") from error
     if held is None:
         holder = peek(state_dir, account_id, agent_id)
         who = f"pid {holder.pid}, started {holder.started_at}" if holder else "another process"

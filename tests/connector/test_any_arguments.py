@@ -1,12 +1,19 @@
 """Every subcommand of ``bin/connect`` and ``bin/outbox-resolve``, driven with generated
-arguments, ends with an exit code from the documented set and never a traceback.
+arguments, ends with an exit code from the documented set, never a traceback, an error said as
+one line starting ``error:`` (never argparse's ``usage:``), and nothing recorded lost: the
+ledger's records are all still there, in a ledger that still carries the connector's identity.
 
 The options each subcommand takes are read from its own parser, so a new option is driven as
 soon as it exists. Their values come from what broke the connector before: ids and times too
 large to store, negative and non-numeric ones, non-ASCII, control characters, unknown
-placeholders, paths to nothing, to a file, to a directory. The state is a real configured state
-directory whose Basecamp is a closed port on 127.0.0.1, so nothing reaches a network and a
-command that gets that far ends at "could not ask" (6).
+placeholders, paths to nothing, to a file, to a directory, ids in other scripts' digits or with
+a sign or a space, free text with a newline, an ANSI escape, DEL or BEL (issue 25's families). The
+state is a real configured state directory whose Basecamp is a closed port on 127.0.0.1, so
+nothing reaches a network and a command that gets that far ends at "could not ask" (6). Two
+families need more than arguments and run apart: the same commands on a full disk (a real tmpfs,
+skipped without the privilege to mount), and as real processes with stdout on ``/dev/full`` or
+stderr closed. Deeply nested JSON (a configuration, token or import file) is not among them: its
+bounded decoder is the hardening issue's, and its family belongs beside it.
 
 In-process through the entry functions, for speed; the commands that serve until stopped
 (``standin``, ``mcp``, ``demo``) run as a few real processes, and one that is still running
@@ -19,10 +26,11 @@ import argparse
 import contextlib
 import itertools
 import os
+import shutil
 import signal
 import subprocess
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -44,9 +52,11 @@ from shell.errors import (
     EXIT_UNAVAILABLE,
     EXIT_USAGE,
 )
-from shell.ledger.connection import open_ledger
+from shell.ledger.connection import open_ledger, open_ledger_read_only
 from shell.state.pair_lock import RUNTIME_ENV
 from tests.support.configured import configure_connector
+from tests.support.disks import fill, mounted_tmpfs
+from tests.support.ledger_world import LedgerWorld
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 DOCUMENTED = {EXIT_OK, EXIT_USAGE, EXIT_CONFIG, EXIT_NOT_FOUND, EXIT_REFUSED, EXIT_UNAVAILABLE}
@@ -83,7 +93,10 @@ NASTY = [
     "", " ", "0", "-1", "7", "9" * 30, "1e30", "-1e30", "nan", "inf", "99999999h", "1h30m", "0s",
     "500ms", "tök€n", "\x07", "a\nb", "{promt}", "true {promt}", "'unterminated", "1=/nonexistent",
     "x=y", "=", "--", "-", "https://", "ftp://x", "\u202e", "%s%n", "../../etc/passwd",
+    "٣", "７", "+7", " 7", "7 ", "²", "7_0", "a\x1b[31mb", "ana\x7f", "bell\x07", "two\nlines", "\x1b]0;t\x07",
 ]  # fmt: skip
+"""What broke the connector before, issue 25's families among them: other scripts' digits, a sign
+or a space around an id, control characters in free text."""
 
 
 def values(places: Places) -> st.SearchStrategy[str]:
@@ -146,7 +159,9 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> Places:
         nowhere = closed.base_url
         closed.stop()  # a port that was bound, then freed: nothing listens there
         state = configure_connector(standin, root, worker=("true",), base_url=nowhere)
-    open_ledger(state / "ledger.sqlite3").close()  # the decisions reach their ledger
+    with open_ledger(state / "ledger.sqlite3") as ledger:  # the decisions reach their ledger
+        for event_id in RECORDED:
+            LedgerWorld(ledger).request(event_id)
     return Places(root, state)
 
 
@@ -157,7 +172,28 @@ def private_home(places: Places, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CONNECTOR_LEDGER", raising=False)
 
 
-def ends_in_the_documented_set(entry: Callable[[list[str]], int], argv: list[str], allowed: set[int]) -> None:
+RECORDED = (7, 8, 9)
+"""Records in the state's ledger: a command may decide about one, never lose it."""
+
+
+def nothing_recorded_is_lost(ledger_path: Path) -> None:
+    with open_ledger_read_only(ledger_path) as ledger, ledger.read() as connection:
+        kept = {row[0] for row in connection.execute("SELECT id FROM events")}
+    assert set(RECORDED) <= kept, f"records lost: {set(RECORDED) - kept}"
+
+
+def said_as_one_error(code: int, err: str, argv: list[str]) -> None:
+    """An error is said in lines starting ``error:`` (a configuration's problems, one a line), never
+    argparse's two-line ``usage:``; a traceback never."""
+    assert "Traceback" not in err, f"{argv!r}:\n{err}"
+    assert "usage:" not in err, f"{argv!r}:\n{err}"
+    if code in (EXIT_USAGE, EXIT_CONFIG, EXIT_NOT_FOUND, EXIT_REFUSED, EXIT_UNAVAILABLE):
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert lines, f"{argv!r} exited {code} saying nothing"
+        assert lines[-1].startswith("error: "), f"{argv!r} exited {code}:\n{err}"
+
+
+def ends_in_the_documented_set(entry: Callable[[list[str]], int], argv: list[str], allowed: set[int]) -> int:
     saved = {signal.SIGTERM: signal.getsignal(signal.SIGTERM), signal.SIGINT: signal.getsignal(signal.SIGINT)}
     try:
         code = entry(argv)
@@ -169,6 +205,7 @@ def ends_in_the_documented_set(entry: Callable[[list[str]], int], argv: list[str
         for signum, handler in saved.items():
             signal.signal(signum, handler)
     assert code in allowed, f"{argv!r} exited {code}"
+    return code
 
 
 SETTINGS = settings(
@@ -190,8 +227,9 @@ def test_bin_connect_answers_any_arguments_in_the_documented_set(
     @SETTINGS
     @given(argv=argv_for(words, parser, places, ["--state-dir", str(places.state)]))
     def check(argv: list[str]) -> None:
-        ends_in_the_documented_set(connect, argv, allowed)
-        assert "Traceback" not in capsys.readouterr().err
+        code = ends_in_the_documented_set(connect, argv, allowed)
+        said_as_one_error(code, capsys.readouterr().err, argv)
+        nothing_recorded_is_lost(places.ledger)
 
     check()
 
@@ -206,8 +244,9 @@ def test_bin_outbox_resolve_answers_any_arguments_in_the_documented_set(
     @SETTINGS
     @given(argv=argv_for([verb], parser, places, ["--state-dir", str(places.state)]))
     def check(argv: list[str]) -> None:
-        ends_in_the_documented_set(resolve, argv, DOCUMENTED)
-        assert "Traceback" not in capsys.readouterr().err
+        code = ends_in_the_documented_set(resolve, argv, DOCUMENTED)
+        said_as_one_error(code, capsys.readouterr().err, argv)
+        nothing_recorded_is_lost(places.ledger)
 
     check()
 
@@ -247,3 +286,72 @@ def test_the_serving_commands_answer_any_arguments_in_the_documented_set(command
 
     check()
 
+
+
+@pytest.fixture(scope="module")
+def full_state(places: Places, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A copy of the places' state on a tmpfs written full (skipped without the privilege to mount)."""
+    with mounted_tmpfs(tmp_path_factory.mktemp("full-disk") / "mnt", size="4m") as mount:
+        state = mount / "state"
+        shutil.copytree(places.state, state)
+        nothing_recorded_is_lost(state / "ledger.sqlite3")  # its -shm made while there is room
+        fill(mount)
+        yield state
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [name for name in IN_PROCESS if name != "doctor"])
+def test_bin_connect_answers_any_arguments_on_a_full_disk_in_the_documented_set(
+    command: str, places: Places, full_state: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    words = command.split()
+    parser = build_parser()
+    for word in words:
+        parser = subparsers(parser)[word]
+
+    @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(argv=argv_for(words, parser, places, ["--state-dir", str(full_state)]))
+    def check(argv: list[str]) -> None:
+        code = ends_in_the_documented_set(connect, argv, DOCUMENTED)
+        said_as_one_error(code, capsys.readouterr().err, argv)
+        nothing_recorded_is_lost(full_state / "ledger.sqlite3")
+
+    check()
+
+
+STREAMS = ("stdout on /dev/full", "stdout closed", "stderr closed")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["status", "discard", "hold", "redispatch", "import", "doctor"])
+def test_bin_connect_answers_any_arguments_with_an_unwritable_stream_in_the_documented_set(
+    command: str, places: Places
+) -> None:
+    parser = subparsers(build_parser())[command]
+    allowed = DOCUMENTED | ({EXIT_FAILURE} if command in FINDS_WRONG else set())
+
+    @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(argv=argv_for([command], parser, places, ["--state-dir", str(places.state)]), stream=st.sampled_from(STREAMS))
+    def check(argv: list[str], stream: str) -> None:
+        code, err = run_with_unwritable(argv, stream)
+        assert code in allowed, f"{argv!r} with {stream} exited {code}: {err}"
+        if stream != "stderr closed":
+            said_as_one_error(code, err, argv)
+            if stream.startswith("stdout") and code == EXIT_CONFIG and "standard output" in err:
+                assert "ledger" not in err.splitlines()[-1].partition(";")[0], err
+        nothing_recorded_is_lost(places.ledger)
+
+    check()
+
+
+def run_with_unwritable(argv: list[str], stream: str) -> tuple[int, str]:
+    """A real ``bin/connect`` process with one standard stream unwritable: its code and stderr."""
+    closed = 1 if stream == "stdout closed" else 2 if stream == "stderr closed" else None
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [str(REPOSITORY / "bin" / "connect"), *argv], stdin=subprocess.DEVNULL,
+            stdout=full if stream == "stdout on /dev/full" else subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL if closed == 2 else subprocess.PIPE, text=True, timeout=120, check=False,
+            preexec_fn=None if closed is None else (lambda: os.close(closed)),
+        )  # fmt: skip
+    return done.returncode, done.stderr or ""

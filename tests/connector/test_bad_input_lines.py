@@ -13,29 +13,15 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main as connect
 from shell.cli.resolve.entry import main as resolve
 from shell.errors import EXIT_CONFIG, EXIT_USAGE
-from tests.support.configured import configure_connector
 
 TOO_LARGE_ID = "9" * 30
-
-
-@pytest.fixture(scope="module")
-def standin() -> Iterator[StandIn]:
-    with StandIn(world="demo") as server:
-        yield server
-
-
-@pytest.fixture
-def state(standin: StandIn, tmp_path: Path) -> Path:
-    return configure_connector(standin, tmp_path, worker=("true",), base_url=standin.base_url)
 
 
 def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:

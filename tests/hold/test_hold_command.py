@@ -28,7 +28,7 @@ def test_hold_then_release_as_a_person_types_them(
 ) -> None:
     world.request(31)
     state = str(ledger.path.parent)
-    code, out, err = run(capsys, "hold", "--state-dir", state, "--reason", "cutting\nover", "--by", "local:ana", "--json")
+    code, out, err = run(capsys, "hold", "--state-dir", state, "--reason", " cutting over ", "--by", "local:ana", "--json")
     assert (code, err) == (0, "")
     held = json.loads(out)
     assert (held["generation"], held["held_by"], held["cause"], held["held_records"]) == (1, "local:ana", "cutting over", [31])
@@ -45,8 +45,20 @@ def test_hold_then_release_as_a_person_types_them(
 
 
 def test_a_hold_needs_a_reason_of_words(ledger: Ledger, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "hold", "--state-dir", str(ledger.path.parent), "--reason", " \t ")
+    code, _, err = run(capsys, "hold", "--state-dir", str(ledger.path.parent), "--reason", "   ")
     assert (code, err.strip()) == (EXIT_USAGE, "error: --reason says why the connector is held; it may not be empty")
+
+
+@pytest.mark.parametrize("reason", ["cutting\nover", "\x1b[31mred", "bell\x07", "del\x7f", " \t ", "rtl\u202e"])
+def test_a_reason_with_a_control_character_is_refused_and_nothing_is_held(
+    ledger: Ledger, capsys: pytest.CaptureFixture[str], reason: str
+) -> None:
+    code, out, err = run(capsys, "hold", "--state-dir", str(ledger.path.parent), "--reason", reason)
+    assert (code, out) == (EXIT_USAGE, "")
+    assert err.startswith("error: --reason may not hold control characters")
+    assert err.count("\n") == 1
+    code, out, _ = run(capsys, "release", "--state-dir", str(ledger.path.parent))
+    assert (code, out.strip()) == (0, "No hold stood")
 
 
 @pytest.mark.parametrize("command", ["hold", "release", "settle-launch"])

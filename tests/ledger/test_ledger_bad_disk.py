@@ -11,7 +11,6 @@ privilege to mount; without it those tests are skipped (the damaged ledger needs
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from shell.ledger.connection import (
     open_ledger,
 )
 from tests.support.configured import configure_connector
+from tests.support.disks import mounted_tmpfs, remount
 
 
 def damage_the_middle(path: Path) -> None:
@@ -56,22 +56,8 @@ def test_a_ledger_damaged_in_the_middle_is_refused_at_open_and_left_as_it_is(tmp
 
 @pytest.fixture
 def tmpfs(tmp_path: Path) -> Iterator[Path]:
-    mount = tmp_path / "mnt"
-    mount.mkdir(mode=0o700)
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=48k,mode=0700", "tmpfs", str(mount)],
-        capture_output=True, check=False,
-    )  # fmt: skip
-    if mounted.returncode != 0:
-        pytest.skip("a tmpfs cannot be mounted here (needs the privilege to mount)")
-    try:
+    with mounted_tmpfs(tmp_path / "mnt") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-def remount(mount: Path, options: str) -> None:
-    subprocess.run(["mount", "-o", f"remount,{options}", str(mount)], check=True)
 
 
 def test_a_full_disk_during_a_migration_is_no_space_and_loses_nothing(tmpfs: Path) -> None:
@@ -109,5 +95,5 @@ def test_run_on_a_read_only_state_directory_is_one_line_and_exit_3(
     err = capsys.readouterr().err
     assert err == (
         f"error: {state}: cannot take the instance lock: Read-only file system; "
-        "the state directory must be writable\n"
+        "the state directory must be writable; nothing was changed\n"
     )

@@ -3,7 +3,6 @@ at once; and the two ways a time is stamped (Python's, SQL's) have the same fixe
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
 import subprocess
@@ -23,6 +22,7 @@ from shell.ledger.connection import (
     open_ledger,
     split_statements,
 )
+from shell.ledger.schema import blank_ledger
 
 FIXED_WIDTH = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z$")
 PROJECT = Path(ledger_module.__file__).resolve().parents[2]
@@ -58,7 +58,8 @@ def test_two_processes_migrating_a_fresh_ledger_apply_each_migration_once(
     """The test holds the write lock on a fresh (WAL, unmigrated) file while four openers
     start, so all of them read version 0 before any can migrate; then lets them race."""
     ledger_path = ledger_directory / "connector.db"
-    os.close(os.open(ledger_path, os.O_CREAT | os.O_WRONLY, 0o600))
+    ledger_path.write_bytes(blank_ledger())  # a new ledger, as the owner creates it
+    ledger_path.chmod(0o600)
     gate = sqlite3.connect(ledger_path, isolation_level=None)
     gate.execute("PRAGMA journal_mode = WAL")
     gate.execute("BEGIN IMMEDIATE")

@@ -28,6 +28,7 @@ from shell.ledger.connection import (
     open_ledger,
     open_ledger_read_only,
 )
+from shell.ledger.schema import blank_ledger
 
 OPENERS = {
     "owner": open_ledger,
@@ -245,7 +246,8 @@ def test_a_ledger_newer_than_the_program_is_refused(ledger_path: Path, way_in: s
 def test_a_ledger_not_yet_migrated_is_refused_without_migrating(
     ledger_path: Path, way_in: str
 ) -> None:
-    ledger_path.touch(mode=0o600)
+    ledger_path.write_bytes(blank_ledger())  # a new ledger, as the owner creates it, not yet migrated
+    ledger_path.chmod(0o600)
     with pytest.raises(LedgerOutOfDate, match="schema 0"):
         OPENERS[way_in](ledger_path)
     connection = sqlite3.connect(ledger_path)

@@ -153,9 +153,10 @@ BAD_INPUT = [
     ),
     rule(
         "bad input: with --json a usage error is also one JSON object on stdout",
-        '            _print_json(lines[-1].partition("error: ")[2] or lines[-1] if lines else "bad usage", EXIT_USAGE)\n',
-        "            pass\n",
+        "        raise SystemExit(bad_usage(bad.message, as_json=JSON_FLAG in arguments)) from None",
+        "        raise SystemExit(bad_usage(bad.message, as_json=False)) from None",
         "test_with_json_a_usage_error_is_one_json_object",
+        "test_bad_usage_with_json_is_the_documented_object",
     ),
     rule(
         "bad input: any arguments: the property test finds a time too long for the clock (run converts it first)",

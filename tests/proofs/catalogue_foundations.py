@@ -680,7 +680,7 @@ LEDGER = [
     rule(
         "ledger open: a missing file is an error for open_existing and read-only, never created",
         "    check_private_directory(ledger_path)\n    identity = checked_file(ledger_path)\n",
-        "    create_private_file(ledger_path)\n    check_private_directory(ledger_path)\n"
+        "    create_private_file(ledger_path, blank_ledger())\n    check_private_directory(ledger_path)\n"
         "    identity = checked_file(ledger_path)\n",
         "test_a_missing_ledger_is_an_error_and_nothing_is_created",
     ),

@@ -24,7 +24,7 @@ OPS: list[Mutation] = [
     ),
     rule(
         "a token or configuration writer renames only over its own kind",
-        '        if own is not None:\n            refuse_other_kind(path, own.value.removeprefix("a "), own)\n',
+        '            if own is not None:\n                refuse_other_kind(path, own.value.removeprefix("a "), own)\n',
         "",
         "test_a_token_writer_renames_over_no_ledger_with_records",
         "test_save_config_refuses_a_config_json_that_holds_a_token_and_leaves_it",

@@ -224,13 +224,24 @@ def test_who_decided_may_be_named_after_the_command_too(intents: Intents, run: R
     assert intents.whole(intent_id).resolved_by == "local:jorge"
 
 
-@pytest.mark.parametrize("given", ["", "   ", "\n\t\x00"])
+@pytest.mark.parametrize("given", ["", "   "])
 def test_an_empty_name_for_who_decided_is_refused(intents: Intents, run: Run, given: str) -> None:
     intent_id = intents.indeterminate()
     before = intents.whole(intent_id)
     ran = run("abandon", str(intent_id), "--by", given)
     assert ran.code == EXIT_USAGE
     assert ran.error_lines == ["error: --by names who decided; it may not be empty"]
+    assert intents.whole(intent_id) == before
+
+
+@pytest.mark.parametrize("given", ["\n\t\x00", "ana\nbob", "\x1b[2Jana", "ana\x07", "ana\x7f"])
+def test_a_name_with_a_control_character_is_refused_never_stored(intents: Intents, run: Run, given: str) -> None:
+    intent_id = intents.indeterminate()
+    before = intents.whole(intent_id)
+    ran = run("abandon", str(intent_id), "--by", given)
+    assert ran.code == EXIT_USAGE
+    assert len(ran.error_lines) == 1
+    assert ran.error_lines[0].startswith("error: --by may not hold control characters")
     assert intents.whole(intent_id) == before
 
 

@@ -65,7 +65,7 @@ def test_another_programs_database_is_refused_and_left_as_it_is(
     ran = run(*argv, "--by", "local:ana", ledger=foreign)
     assert ran.code == EXIT_CONFIG
     assert len(ran.error_lines) == 1
-    assert "schema 0" in ran.err
+    assert "another application's SQLite database (tables recipes)" in ran.err
     assert foreign.read_bytes() == before
 
 

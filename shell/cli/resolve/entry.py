@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from shell.cli.arguments import positive_integer
 from shell.cli.resolve import decide, listing, show
 from shell.cli.resolve.shared import LEDGER_ENVIRONMENT, PROG, THE_RULE, Context
-from shell.cli.seam import OwnWords, answer, parse_arguments
+from shell.cli.seam import CommandParser, OwnWords, answer, parse_arguments
 from shell.clock import Clock, SystemClock
 from shell.errors import EXIT_CONFIG, EXIT_UNAVAILABLE, EXIT_USAGE
 from shell.ledger.connection import BUSY_TIMEOUT_SECONDS, LedgerBusy
@@ -118,7 +118,7 @@ def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = CommandParser(
         prog=PROG,
         description=DESCRIPTION,
         epilog=EPILOG,

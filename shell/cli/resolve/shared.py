@@ -16,16 +16,18 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from core.file_kinds import CONFIG_NAME
 from core.timestamps import format_timestamp
+from shell.cli.person import deciding_on
 from shell.clock import Clock
 from shell.errors import EXIT_USAGE, UserError
 from shell.ledger import outbox as rows
-from shell.ledger.connection import Ledger, open_existing_ledger, open_ledger_read_only
+from shell.ledger.connection import Ledger, open_ledger_read_only
 from shell.state.config import StatePaths
 
 PROG = "bin/outbox-resolve"
@@ -60,8 +62,9 @@ class Context:
     def read_only(self) -> Ledger:
         return open_ledger_read_only(self.ledger_path, clock=self.clock, busy_timeout=self.busy_timeout)
 
-    def writable(self) -> Ledger:
-        return open_existing_ledger(self.ledger_path, clock=self.clock, busy_timeout=self.busy_timeout)
+    def writable(self) -> AbstractContextManager[Ledger]:
+        """For a decision: a full disk or a read-only directory says it was not recorded."""
+        return deciding_on(Path(self.ledger_path), self.clock, self.busy_timeout)
 
     def command(self, *words: str) -> str:
         return shlex.join([PROG, "--ledger", self.ledger_path, *words])

@@ -1,0 +1,84 @@
+"""``bin/connect``'s signals from its first instant: a stop asked for before the connector
+could hear it is kept, never lost and never a death.
+
+Rules:
+1. ``bin/connect`` starts with SIGTERM, SIGINT and SIGHUP blocked (its first line: GNU ``env
+   --block-signal``), through its shell and into the interpreter: one sent before a handler
+   stands waits, pending, instead of ending a process that has not begun.
+2. ``take_early`` is the first thing ``shell.cli.__main__`` does, before any import that takes
+   time. For ``run`` it installs the noting handler (``note_stops``) and unblocks the three, so a
+   pending one is noted at once. Every other command unblocks them under the system's defaults
+   (a pending one ends it as it would have), then SIGINT is Python's ``KeyboardInterrupt`` again
+   (130 at the seam).
+3. The handler only notes (a list append: no lock, nothing that can block, as ``shell.cli.run``
+   rule 7 says): SIGTERM and SIGINT in ``STOPS``, which ``run`` reads before each step of its
+   start (``stop_asked``) and the connector's start and loops read after; SIGHUP in
+   ``HANGUPS``, which is ignored -- an ssh hang-up or a habitual ``kill -HUP`` never ends a
+   running connector -- and said on stderr (``said_hangups``): the configuration is re-read
+   every 2 s on its own, so a SIGHUP has nothing left to ask for.
+4. ``run``'s first ``note_stops`` after ``take_early`` keeps what was noted since the process
+   began; every other call starts from nothing, so a run in process (a test's) never inherits a
+   stop an earlier one was asked for.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from types import FrameType
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+HANGUP = signal.SIGHUP
+STOPS: list[int] = []
+HANGUPS: list[int] = []
+_KEPT_FOR_RUN: list[bool] = []
+"""Rule 4: filled by ``take_early``, emptied by ``run``'s first ``note_stops``."""
+
+
+def _note(signum: int, frame: FrameType | None) -> None:
+    (HANGUPS if signum == HANGUP else STOPS).append(signum)  # rule 3: only notes
+
+
+def take_early(argv: list[str]) -> None:
+    """Rule 2: ``run``'s handler before anything else runs; the defaults for every other command."""
+    if next((argument for argument in argv if not argument.startswith("-")), None) == "run":
+        note_stops()
+        _KEPT_FOR_RUN.append(True)
+        return
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a pending Ctrl-C ends it as it would have
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {*STOP_SIGNALS, HANGUP})
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def note_stops() -> None:
+    """Install the noting handler for SIGTERM, SIGINT and SIGHUP, then unblock them; what was
+    noted before is kept only for ``run`` after ``take_early`` (rule 4)."""
+    if not _KEPT_FOR_RUN:
+        STOPS.clear()
+        HANGUPS.clear()
+    _KEPT_FOR_RUN.clear()
+    for signum in (*STOP_SIGNALS, HANGUP):
+        signal.signal(signum, _note)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {*STOP_SIGNALS, HANGUP})
+
+
+def stop_asked() -> bool:
+    """Whether SIGTERM or SIGINT has been noted (rule 3)."""
+    return bool(STOPS)
+
+
+def stop_name() -> str:
+    """The first stop noted, by name: ``SIGTERM``."""
+    return signal.Signals(STOPS[0]).name if STOPS else ""
+
+
+def said_hangups() -> None:
+    """Each SIGHUP noted since the last call, said on stderr as ignored (rule 3)."""
+    while HANGUPS:
+        HANGUPS.pop()
+        print(
+            "SIGHUP ignored: the connector goes on (its configuration is re-read every 2 s on its own;"
+            " stop it with SIGTERM)",
+            file=sys.stderr,
+            flush=True,
+        )
