@@ -18,7 +18,8 @@ Rules:
    its ``--help``, exit 2 (``EXIT_USAGE``), never argparse's two-line ``usage: ... / prog: error:``.
    Every parser of both command lines is a ``CommandParser`` (a subcommand's parser inherits
    the class), whose ``error`` raises ``BadUsage`` for ``parse_arguments`` to say; what the person
-   typed is shown escaped (``escaped``), so the line stays one line and a terminal never obeys it.
+   typed is shown escaped (``core.text.printable``), so the line stays one line and a terminal never
+   obeys it; so is every text an error's line carries (a path, a name: ``_say``).
 7. An answer that cannot be written to stdout (``shell.cli.streams`` rule 3) is said on stderr,
    naming standard output, with its exit code (3) and no JSON (stdout is where it could not go);
    stdout is flushed here, inside the seam, so a buffered answer fails where it can be said.
@@ -29,11 +30,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
+from core.text import printable as escaped
 from shell.cli import streams
 from shell.cli.streams import StdoutUnwritable
 from shell.errors import EXIT_BROKEN_PIPE, EXIT_USAGE, UserError
@@ -55,12 +56,6 @@ class CommandParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise BadUsage(f"{self.prog}: {escaped(message)} (see `{self.prog} --help`)")
-
-
-def escaped(text: str) -> str:
-    """``text`` with each control or format character shown as its escape (``\\n``, ``\\x1b``):
-    what a person typed, said back on one line, that a terminal shows and never obeys."""
-    return "".join(repr(char)[1:-1] if unicodedata.category(char)[0] == "C" else char for char in text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +112,9 @@ def bad_usage(message: str, *, as_json: bool) -> int:
 
 
 def _say(message: str, exit_code: int, as_json: bool) -> int:
+    """Rule 1's line(s): every control character but the line breaks between an error's own lines
+    escaped, whatever text (a path, a name) the message carries."""
+    message = "\n".join(escaped(line) for line in message.split("\n"))
     print(f"error: {message}", file=sys.stderr)
     if as_json:
         _print_json(message, exit_code)

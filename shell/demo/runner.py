@@ -18,7 +18,6 @@ Rules:
 from __future__ import annotations
 
 import contextlib
-import json
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -28,6 +27,7 @@ from typing import Any
 
 from core.durations import format_duration
 from core.file_kinds import LEDGER_NAME
+from core.json_input import Decoded, decode_json
 from shell.basecamp.standin.server import StandIn
 from shell.cli.standin import describe
 from shell.demo.connector_child import ConnectorChild
@@ -159,15 +159,16 @@ def _standin(standin_file: Path | None) -> Iterator[Any]:
 
 def _description(path: Path) -> Any:
     try:
-        text = path.read_text()
+        raw = path.read_bytes()
     except OSError as error:
         raise UserError(
             f"cannot read the stand-in's description {path}: {error.strerror}", EXIT_CONFIG
         ) from None
-    line = next((found for found in text.splitlines() if found.strip()), "")
-    try:
-        return json.loads(line)
-    except ValueError:
+    line = next((found for found in raw.splitlines() if found.strip()), b"")
+    decoded = decode_json(line)  # the one bounded decoder: a binary file is refused, not a traceback
+    if not isinstance(decoded, Decoded):
         raise UserError(
-            f"{path} does not hold the JSON line `bin/connect standin --json` prints", EXIT_CONFIG
-        ) from None
+            f"{path} does not hold the JSON line `bin/connect standin --json` prints ({decoded.reason})",
+            EXIT_CONFIG,
+        )
+    return decoded.value

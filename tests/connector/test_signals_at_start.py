@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from shell.basecamp.standin.server import StandIn
+from shell.state.pair_lock import RUNTIME_ENV
 from tests.support.configured import POLL_SECONDS, configure_connector
 
 pytestmark = pytest.mark.slow
@@ -30,7 +31,12 @@ BOUND_SECONDS = 30
 def state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     root = tmp_path_factory.mktemp("signals-at-start")
     os.chmod(root, 0o700)
-    with StandIn(world="demo") as standin:
+    runtime = tmp_path_factory.mktemp("signals-at-start-runtime")
+    runtime.chmod(0o700)
+    # A module's fixture runs before the autouse per-test pair-lock directory (tests/conftest.py):
+    # its setup gets one of its own too, never the machine's, which other runs may hold.
+    with pytest.MonkeyPatch.context() as patch, StandIn(world="demo") as standin:
+        patch.setenv(RUNTIME_ENV, str(runtime))
         yield configure_connector(standin, root, worker=("true",))
 
 
