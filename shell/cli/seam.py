@@ -40,6 +40,7 @@ from shell.cli.streams import StdoutUnwritable
 from shell.errors import EXIT_BROKEN_PIPE, EXIT_USAGE, UserError
 
 JSON_FLAG = "--json"
+_LINES = "\nerror: "  # between the lines of one error (a ConfigurationInvalid's)
 
 
 class BadUsage(SystemExit):
@@ -112,9 +113,10 @@ def bad_usage(message: str, *, as_json: bool) -> int:
 
 
 def _say(message: str, exit_code: int, as_json: bool) -> int:
-    """Rule 1's line(s): every control character but the line breaks between an error's own lines
-    escaped, whatever text (a path, a name) the message carries."""
-    message = "\n".join(escaped(line) for line in message.split("\n"))
+    """Rule 1's line(s): each of an error's own lines (a ``ConfigurationInvalid`` joins them with
+    ``\nerror: ``) with every control character escaped, a newline too, whatever text (a path, a
+    name) it carries."""
+    message = _LINES.join(escaped(line) for line in message.split(_LINES))
     print(f"error: {message}", file=sys.stderr)
     if as_json:
         _print_json(message, exit_code)
@@ -122,7 +124,7 @@ def _say(message: str, exit_code: int, as_json: bool) -> int:
 
 
 def _print_json(message: str, exit_code: int) -> None:
-    lines = message.split("\nerror: ")  # a ConfigurationInvalid's further lines
+    lines = message.split(_LINES)  # a ConfigurationInvalid's further lines
     try:
         said = {"error": lines[0], "errors": lines, "exit_code": exit_code}
         print(json.dumps(said, ensure_ascii=False), flush=True)

@@ -23,6 +23,7 @@ from tests.proofs.catalogue_fid import FID
 from tests.proofs.catalogue_foundations import FOUNDATIONS
 from tests.proofs.catalogue_hold import HOLD
 from tests.proofs.catalogue_inbox import INBOX
+from tests.proofs.catalogue_lead import LEAD
 from tests.proofs.catalogue_limits import LIMITS
 from tests.proofs.catalogue_live import LIVE
 from tests.proofs.catalogue_not_created import NOT_CREATED
@@ -390,4 +391,4 @@ TRANSITION_INTENTS = [
     ),
 ]
 
-MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *LIMITS, *LIVE, *ROUTES, *TOKENS, *WORLD, *BAD_INPUT, *NOT_CREATED, *ADOPTED_REPLY, *HOLD, *RECEIPT, *CUTOVER, *DOCTOR, *OPS, *WORDS, *INBOX, *SIM, *SEC, *FID, *DRIVER, *BAD]
+MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *LIMITS, *LIVE, *ROUTES, *TOKENS, *WORLD, *BAD_INPUT, *NOT_CREATED, *ADOPTED_REPLY, *HOLD, *RECEIPT, *CUTOVER, *DOCTOR, *OPS, *WORDS, *INBOX, *SIM, *SEC, *FID, *DRIVER, *BAD, *LEAD]
