@@ -56,7 +56,7 @@ class CommandParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose usage errors are ``BadUsage`` (rule 6), not its own exit."""
 
     def error(self, message: str) -> NoReturn:
-        raise BadUsage(f"{self.prog}: {escaped(message)} (see `{self.prog} --help`)")
+        raise BadUsage(f"{self.prog}: {message} (see `{self.prog} --help`)")  # escaped where said (_say)
 
 
 @dataclass(frozen=True, slots=True)
