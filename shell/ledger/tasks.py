@@ -159,7 +159,10 @@ def launch(
         "INSERT INTO attempts (id, task_id, seq, state, launched_at) VALUES (?, ?, 1, 'launching', ?)",
         (attempt_id, task_id, stamp),
     )
-    exposed = asked(DELIVERY_EDGES, DeliveryState.admitted, DeliveryState.exposed, Actor.dispatcher)
+    (delivery,) = connection.execute(
+        "SELECT delivery FROM task_events WHERE task_id = ? AND event_id = ?", (task_id, event_id)
+    ).fetchone()
+    exposed = asked(DELIVERY_EDGES, DeliveryState(delivery), DeliveryState.exposed, Actor.dispatcher)
     _checked(
         deliveries.expose_on_launch(connection, task_id, event_id, attempt_id, stamp, exposed=exposed),
         f"event {event_id} could not be exposed on task {task_id}",
@@ -215,12 +218,15 @@ def mark_running(
     process_started: str,
     now: datetime,
 ) -> None:
-    running = asked(ATTEMPT_EDGES, AttemptState.launching, AttemptState.running, Actor.dispatcher)
+    found = connection.execute("SELECT state FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
+    if found is None:
+        raise TransitionRefused(f"attempt {attempt_id} does not exist")
+    running = asked(ATTEMPT_EDGES, AttemptState(found[0]), AttemptState.running, Actor.dispatcher)
     _checked(
         connection.execute(
             "UPDATE attempts SET state = ?, pid = ?, pgid = ?, process_started = ?, running_at = ?"
-            " WHERE id = ? AND state = 'launching'",
-            (str(running), pid, pgid, process_started, format_timestamp(now), attempt_id),
+            " WHERE id = ? AND state = ?",
+            (str(running), pid, pgid, process_started, format_timestamp(now), attempt_id, found[0]),
         ),
         f"attempt {attempt_id} is no longer launching",
     )
@@ -316,9 +322,13 @@ def end_attempt(
                 )
                 deliveries.settle_unknown(connection, task_id, decision.event_id, stamp, completed)
             _move_record(connection, decision, stamp)
-    for _ in snapshots.redispatches_pending_on(connection, task_id):
-        asked(RECORD_EDGES, RecordState.completed, RecordState.admitted, Actor.person)  # rule 9
-    asked(TASK_EDGES, TaskState.live, TaskState.superseded, Actor.dispatcher)
+    for pending in snapshots.redispatches_pending_on(connection, task_id):
+        (record_state,) = connection.execute("SELECT state FROM events WHERE id = ?", (pending,)).fetchone()
+        asked(RECORD_EDGES, RecordState(record_state), RecordState.admitted, Actor.person)  # rule 9
+    (superseded,) = connection.execute(
+        "SELECT superseded_at IS NOT NULL FROM tasks WHERE id = ?", (task_id,)
+    ).fetchone()
+    asked(TASK_EDGES, TaskState.superseded if superseded else TaskState.live, TaskState.superseded, Actor.dispatcher)
     _checked(
         connection.execute(
             "UPDATE tasks SET superseded_at = ?, ended_at = ? WHERE id = ? AND superseded_at IS NULL",
@@ -408,7 +418,10 @@ def still_running(connection: sqlite3.Connection, attempt_id: str, now: datetime
 def _move_record(connection: sqlite3.Connection, decision: RowSettlement, stamp: str) -> None:
     if decision.record_to is None:
         return
-    moved = asked(RECORD_EDGES, RecordState.dispatched, decision.record_to, Actor.dispatcher)
+    (record_state,) = connection.execute(
+        "SELECT state FROM events WHERE id = ?", (decision.event_id,)
+    ).fetchone()
+    moved = asked(RECORD_EDGES, RecordState(record_state), decision.record_to, Actor.dispatcher)
     records.settle(connection, decision.event_id, moved, decision.record_reason, stamp)
 
 
