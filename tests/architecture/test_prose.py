@@ -36,7 +36,8 @@ OUTSIDE = tuple(
 
 
 def _modules() -> list[Path]:
-    return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py") if "__pycache__" not in p.parts)
+    found = (p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))
+    return sorted(p for p in found if "__pycache__" not in p.parts)
 
 
 def _dotted(path: Path) -> str:
@@ -71,7 +72,7 @@ def dangling_rule_references() -> list[str]:
 
 
 def outside_citations() -> list[str]:
-    files = [p for p in _modules()]
+    files = list(_modules())
     files += [p for p in (ROOT / "bin").iterdir() if p.is_file()]
     files += [p for p in (ROOT / "tests").rglob("*.py") if p != Path(__file__).resolve()]
     found = []
