@@ -164,7 +164,7 @@ def _mention_end(text: str, position: int) -> int:
 
 
 def strip_mentions_of(rich_text: str, person_id: int) -> str:
-    """``rich_text`` without any mention of ``person_id`` (rule 7)."""
+    """``rich_text`` without any mention of ``person_id`` (rule 7 of core.dispatch_tools)."""
     if person_id not in mentioned_person_ids(rich_text):
         return rich_text
     pieces: list[str] = []

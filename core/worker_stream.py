@@ -28,7 +28,7 @@ Rules:
 5. ``account``: what the driver tells the dispatcher of an attempt's end. A stop the dispatcher
    asked for (the deadline, a shutdown) is never a non-start: the worker was cut short, whatever
    its stream said. Otherwise rule 4 says whether it started. The ledger still withdraws only
-   what no worker pulled (``core.settlement`` rule 8): a worker's stream never outranks it.
+   what no worker pulled (as ``core.settlement`` settles it): a worker's stream never outranks it.
 6. ``resumable``: a later task on a conversation resumes the Claude Code session of the
    conversation's latest attempt only when that attempt ended ``finished``, began its work,
    named its session, and left nothing of its task ``unknown``: a session is never resumed into

@@ -8,7 +8,7 @@ from shell.cli.start_signals import take_early
 
 take_early(sys.argv[1:])
 
-from shell.cli.streams import guard  # noqa: E402  (after the handler: rule 2 of start_signals)
+from shell.cli.streams import guard  # noqa: E402  (after the handler: rule 2 of shell.cli.start_signals)
 
 guard()
 

@@ -66,7 +66,7 @@ def main(argv: Sequence[str] | None = None, commands: Sequence[str] = COMMANDS) 
         format="%(asctime)s %(name)s %(message)s",
         stream=sys.stderr,
     )
-    if args.command is None:  # one line like any bad usage (shell.cli.seam rule 6)
+    if args.command is None:  # one line like any bad usage (rule 6 of shell.cli.seam)
         return bad_usage(f"{parser.prog}: name a command: {', '.join(COMMANDS)} (see `{parser.prog} --help`)",
                          as_json=JSON_FLAG in arguments)
     run: Callable[[argparse.Namespace], int] = args.run

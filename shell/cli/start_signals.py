@@ -10,8 +10,9 @@ Rules:
    pending one is noted at once. Every other command unblocks them under the system's defaults
    (a pending one ends it as it would have), then SIGINT is Python's ``KeyboardInterrupt`` again
    (130 at the seam).
-3. The handler only notes (a list append: no lock, nothing that can block, as ``shell.cli.run``
-   rule 7 says): SIGTERM and SIGINT in ``STOPS``, which ``run`` reads before each step of its
+3. The handler only notes (a list append: no lock, nothing that can block, as
+   rule 7 of shell.cli.run says): SIGTERM and SIGINT in ``STOPS``, which ``run`` reads before
+   each step of its
    start (``stop_asked``) and the connector's start and loops read after; SIGHUP in
    ``HANGUPS``, which is ignored -- an ssh hang-up or a habitual ``kill -HUP`` never ends a
    running connector -- and said on stderr (``said_hangups``): the configuration is re-read

@@ -160,7 +160,7 @@ class Intake:
                 recoveries.append(note)
                 next_url = None
                 continue
-            except BasecampError as error:  # its words carry no position (the client's rule 7)
+            except BasecampError as error:  # its words carry no position (rule 7 of shell.basecamp.client)
                 log.info("intake %s: the feed could not be read (%s: %s)", self._tag, type(error).__name__,
                          error)
                 raise IntakeFailed(f"the feed could not be read: {type(error).__name__}: {error}") from None

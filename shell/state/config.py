@@ -95,7 +95,7 @@ def is_state_directory(directory: Path, environ: Mapping[str, str] | None = None
 
 
 def state_files(path: Path) -> tuple[Path, ...]:
-    """What a state directory the connector made holds (``private_files`` rule 7)."""
+    """What a state directory the connector made holds (rule 7 of shell.private_files)."""
     return (path / CONFIG_NAME, path / LEDGER_NAME)
 
 

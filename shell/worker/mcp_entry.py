@@ -69,7 +69,7 @@ def token_on_a_pipe(argv: list[str]) -> list[str]:
 def again_with_the_token_on_a_pipe(options: list[str], token: bytes) -> NoReturn:
     """This module again, same pid, with ``options`` and ``token`` on an inherited pipe
     (``--token-fd``), in the environment as it now stands; the one home of the move, which
-    ``shell.cli.mcp`` (its rule 6) calls too."""
+    ``shell.cli.mcp`` (rule 6 of shell.cli.mcp) calls too."""
     read_end = _pipe_holding(token)
     os.set_inheritable(read_end, True)
     interpreter = [sys.executable, *(["-P"] if sys.flags.safe_path else [])]

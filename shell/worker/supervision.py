@@ -77,7 +77,7 @@ def _ending_from_status(returncode: int | None) -> Ending | None:
 
 
 def _observe(running: RunningWorker) -> Ending | None:
-    """How the leader ended, without reaping it; ``None`` while it runs (rule 5)."""
+    """How the leader ended, without reaping it; ``None`` while it runs (rule 1)."""
     if running.pid <= 1:
         # Not a process of this machine's (a stand-in Popen): its own status is all there is.
         return _ending_from_status(running.process.poll())

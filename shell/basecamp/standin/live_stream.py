@@ -18,8 +18,8 @@ Rules:
    "identifier": "{\\"channel\\":\\"EventsChannel\\", ...filters}"}`` -> ``confirm_subscription``
    with the same identifier, or ``reject_subscription`` for another channel or a filter
    ``events.json`` would refuse (the same names, the same parsing: ``feed.parse_filters``).
-   The person's projects are snapshotted then (``feed`` rule 8): a project granted later is
-   heard on a new subscription only.
+   The person's projects are snapshotted then (rule 8 of shell.basecamp.standin.feed): a
+   project granted later is heard on a new subscription only.
 4. From the confirmation on, every event recorded after it that the filters admit is sent at
    once (no poll-lane delay), oldest first, one frame each: ``{"identifier", "message":
    {"events": [<the event as events.json shows it>]}}``. An overflow (fault ``skip``) is
@@ -77,7 +77,8 @@ class TicketRefused(Exception):
 class _Subscription:
     identifier: str
     filters: Filters
-    buckets: frozenset[int]  # the person's projects when it subscribed (feed rule 8)
+    # the person's projects when it subscribed (rule 8 of shell.basecamp.standin.feed)
+    buckets: frozenset[int]
 
 
 class StreamTickets:

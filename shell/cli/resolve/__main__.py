@@ -4,7 +4,7 @@ import sys
 
 from shell.cli.streams import guard
 
-guard()  # the standard streams made safe first (shell.cli.streams rule 1)
+guard()  # the standard streams made safe first (rule 1 of shell.cli.streams)
 
 from shell.cli.resolve.entry import main  # noqa: E402
 
