@@ -44,7 +44,7 @@ Campfire; ``comment.created`` -> ``recording:<parent id>``, a comment on the par
 Rule 6: ``settle_verdict``: an admitted verdict whose conversation is live (a task running, or
 an older admitted record) is ``queued``; nothing else changes.
 
-Rule 7: blocked retries (spec 2.4): ``read_failed``, ``read_unresolved``, ``delta_unverified``,
+Rule 7: blocked retries: ``read_failed``, ``read_unresolved``, ``delta_unverified``,
 ``trust_unverified`` and ``throttled`` are retried every ``BLOCKED_RETRY_INTERVAL`` within
 ``BLOCKED_RETRY_WINDOW`` of being blocked (``throttled`` at its ``retry_at``, never before);
 ``config_unreadable`` every interval, unbounded; every other reason (``no_route``,

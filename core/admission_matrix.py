@@ -1,6 +1,6 @@
 """Admission's first half: the trigger matrix, the reasons, and the gate that reads nothing.
 
-Rule 1: the matrix (``MATRIX``, spec 2.3) maps an event type to its rules, in order. A rule
+Rule 1: the matrix (``MATRIX``) maps an event type to its rules, in order. A rule
 names its trigger and three flags: ``operator_only`` (only the operator's action counts),
 ``requires_route`` (only in a project the connector serves) and ``acknowledge`` (a person
 asked for something: the guard and a holding reply apply). v1 has four triggers::
@@ -89,7 +89,7 @@ AGENT_ACTOR = "agent"
 
 
 class DiscardReason(StrEnum):
-    """Why a record was discarded: terminal, a verified verdict (spec 2.4)."""
+    """Why a record was discarded: terminal, a verified verdict."""
 
     invalid_pointer = "invalid_pointer"
     not_in_matrix = "not_in_matrix"

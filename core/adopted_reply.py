@@ -1,4 +1,4 @@
-"""The adopted-reply rule (spec 3.6, with the reference PR's body-fallback filter): a worker that
+"""The adopted-reply rule (with a body-fallback filter): a worker that
 replied but never reported has its reply adopted, next to its ``unknown`` outcome.
 
 Rules:

@@ -1,4 +1,4 @@
-"""A person's decisions on a record: redispatch and discard (spec 5.3, 5.4), as pure functions.
+"""A person's decisions on a record: redispatch and discard, as pure functions.
 
 ``redispatch(facts, now)`` and ``discard(facts)`` take what the ledger holds about one record, read
 in the decision's own transaction, and answer ``Success(Plan)`` (what the ledger writes) or

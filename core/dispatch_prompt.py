@@ -1,4 +1,4 @@
-"""The words the connector says to a worker: fixed, with no content (spec 3.2).
+"""The words the connector says to a worker: fixed, with no content.
 
 The worker learns its request only by pulling it through the connector's MCP server (named
 ``connector``; Claude Code sees its tools as ``mcp__connector__get_dispatch`` and so on). The
@@ -44,7 +44,7 @@ DISPATCH_TOOLS = ("get_dispatch", "ack_dispatch", "complete_dispatch", "reply_di
 """The dispatch tools the connector's MCP server offers a worker, in the order it uses them."""
 
 MAX_PROMPT_TOKENS = 500
-"""The budget for anything the connector itself says to a worker (spec 3.1)."""
+"""The budget for anything the connector itself says to a worker."""
 
 CHARACTERS_PER_TOKEN = 4
 

@@ -29,7 +29,7 @@ task): such a pair is a move like any other, taken only by the actors its edge n
 Rule 5: ``step`` answers ``Success(target)`` or ``Failure(IllegalMove)``, naming both states, the
 actor and why. It never raises for a refused move: a refusal is an answer, not a crash.
 
-The outbox intent (spec 4.3), ``INTENT_EDGES`` and ``step``::
+The outbox intent, ``INTENT_EDGES`` and ``step``::
 
     pending        -> sending        automatic  claim (committed before any request)
     pending        -> canceled       automatic  claim finds it no longer called for; get_dispatch; held
@@ -46,7 +46,7 @@ The outbox intent (spec 4.3), ``INTENT_EDGES`` and ``step``::
 
 ``sent`` and ``abandoned`` are terminal.
 
-The record (``events.state``; spec 1.4, the #736-#739 contract, and #741's simple hold edges),
+The record (``events.state``, with the hold's simple edges),
 ``RECORD_EDGES``; repeats allowed (rule 4)::
 
     seen        -> admitted    admission             verdict, conversation not live
@@ -78,12 +78,12 @@ The record (``events.state``; spec 1.4, the #736-#739 contract, and #741's simpl
     completed   -> admitted    person                a redispatch, the outcome settled unknown or failed
     completed   -> discarded   person                a discard, the outcome settled unknown
 
-``discarded`` is terminal, and so is ``completed`` but for #741's two decision edges: the ledger
+``discarded`` is terminal, and so is ``completed`` but for a person's two decision edges: the ledger
 takes them only under a person's decision row made at the record's current revision, once no live
 task carries the record (migration 0006; ``core.decisions`` decides them). A dispatched record is
 discarded the same way, and only while no worker was handed it (its row never exposed or pulled). ``blocked ->
 dispatched`` is in the original map with no caller ("a task needs an instruction, and blocked has
-none"), so it is not an edge here. #741's import edge is not built.
+none"), so it is not an edge here. The import edge is not built.
 
 The task (``tasks.superseded_at``: NULL is live), ``TASK_EDGES``::
 

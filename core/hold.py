@@ -1,4 +1,4 @@
-"""The durable hold a person sets and releases (spec 5.5), as pure functions.
+"""The durable hold a person sets and releases, as pure functions.
 
 ``hold(standing, records, by, cause)`` answers what one transaction writes when a hold is set;
 ``release(standing, held)`` what ``release`` says. They read no clock and no ledger.
@@ -17,7 +17,7 @@ Rules:
    go on. Records admitted after the hold was set are not held: they run once it is released.
 4. A release clears the marker and closes its generation; held records stay held. With no hold
    standing it changes nothing and says so.
-5. A hold revokes every redispatch still waiting on a live task (spec 5.5): it is not applied
+5. A hold revokes every redispatch still waiting on a live task: it is not applied
    when that task ends, its record is tagged for review (even one its worker already completed),
    and the revocation carries a note a person reads (``revocation_note``): redispatch it again
    after the release. A redispatch already applied is a record like any other.

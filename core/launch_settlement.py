@@ -1,4 +1,4 @@
-"""A person settles an attempt left mid-launch (issue 11, item 6), as a pure function.
+"""A person settles an attempt left mid-launch, as a pure function.
 
 A connector killed between committing a launch and recording its worker's process leaves an
 attempt ``launching`` with no pid. The next start's recovery cannot tell whether a worker ran, so

@@ -1,4 +1,4 @@
-"""``shadow promote``'s next step, decided from what is on disk (spec 5.6), as pure functions.
+"""``shadow promote``'s next step, decided from what is on disk, as pure functions.
 
 Promote turns the shadow run's ledger into the connector's under the hold, in steps a crash may
 interrupt anywhere. ``next_step(disk)`` reads what the state directory holds (the promote

@@ -6,7 +6,7 @@ Rules:
    One listing then answers every intent of a group, reaching back to the earliest ``since``
    among them; each intent's adoption still reads only what was created since its own.
 2. So a restart with 10,000 stale intents over 1,000 destinations makes about 1,000 listings,
-   not 10,000 (issue 13, item 4).
+   not 10,000.
 3. Pure: it only groups what it is handed.
 """
 

@@ -1,5 +1,5 @@
-"""``bin/connect import``: a reconciliation file read and planned against the ledger (reference
-spec 5.6), as pure functions.
+"""``bin/connect import``: a reconciliation file read and planned against the ledger, as pure
+functions.
 
 ``parse(raw)`` reads the file's bytes (version 1: ``{"version": 1, "entries": [{"event_id": 123,
 "decision": "done"}, ...]}``) into entries, or says why it is not such a file. ``plan(entries,

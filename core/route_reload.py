@@ -1,6 +1,6 @@
 """What a re-read configuration file authorizes the running connector to do.
 
-The running connector re-reads its configuration file every ``RELOAD_EVERY`` (spec 2.2,
+The running connector re-reads its configuration file every ``RELOAD_EVERY`` (
 ``connectRoutesTTL``); this module decides, from the configuration it started with and what the
 file holds now, which projects it may serve.
 

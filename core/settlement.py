@@ -88,7 +88,7 @@ class RowSettlement:
 
 
 def settle(rows: tuple[LiveRow, ...] | list[LiveRow], spawn_failed: bool) -> tuple[RowSettlement, ...]:
-    """How an attempt's end settles each live row of its task (spec 3.4).
+    """How an attempt's end settles each live row of its task.
 
     Rule 6: a reported outcome stands: a completed row is ``reported`` and nothing moves.
     Rule 7: a row never exposed nor pulled is ``returned``: its record goes back to admitted, to

@@ -28,7 +28,7 @@ REPLY_KINDS = frozenset({MessageKind.comment, MessageKind.chat_line})
 
 
 class StopReason(StrEnum):
-    """Why an attempt ended: the dispatcher's own record (spec 3.3)."""
+    """Why an attempt ended: the dispatcher's own record."""
 
     finished = "finished"
     failed = "failed"
@@ -38,7 +38,7 @@ class StopReason(StrEnum):
 
 
 class Settlement(StrEnum):
-    """How an attempt's end settled one event of its task (spec 3.4)."""
+    """How an attempt's end settled one event of its task."""
 
     reported = "reported"  # the worker's reported outcome stands
     unknown = "unknown"  # exposed and never reported: the worker may have acted on it

@@ -17,7 +17,7 @@ from enum import StrEnum
 
 
 class IntentState(StrEnum):
-    """An outbox intent's state (spec 4.3)."""
+    """An outbox intent's state."""
 
     pending = "pending"  # written and not yet asked for
     sending = "sending"  # claimed for a request; the request may or may not have reached Basecamp

@@ -1,4 +1,4 @@
-"""Why an attempt ended, from what the worker driver saw (spec 3.3).
+"""Why an attempt ended, from what the worker driver saw.
 
 The driver reports facts: how the worker's process ended, and whether the dispatcher asked it
 to stop. This module alone turns them into the attempt's stop reason.

@@ -24,7 +24,7 @@ Rule 6: a completion notice names, in event-id order, the events that need a per
 unknown, could not be started) with the redispatch command, and names an event that succeeded
 with no reply reported without asking anything (a reply the worker gave the connector to post is
 a reply, landed or not); so is an unknown event whose reply was adopted
-(spec 3.6: the worker replied, and its reply is there to be read). An event that succeeded with
+(the worker replied, and its reply is there to be read). An event that succeeded with
 a reply, was withdrawn for its automatic retry, or was returned unexposed gets no line. With no
 line to write there is no notice: ``completion`` answers None -- unless a still-running notice of
 the attempt was in flight when it ended (``notice_in_flight``): then the notice is its first

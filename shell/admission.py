@@ -1,4 +1,4 @@
-"""Admission in the shell: load a record, gate it, read what it needs, decide, commit (spec 2.3-2.5).
+"""Admission in the shell: load a record, gate it, read what it needs, decide, commit.
 
 Rules:
 1. ``admit`` loads a seen or blocked record and its revision (a read transaction), runs the

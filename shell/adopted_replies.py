@@ -1,4 +1,4 @@
-"""Before a task settles: list the replies the adopted-reply rule reads (spec 3.6).
+"""Before a task settles: list the replies the adopted-reply rule reads.
 
 Rules:
 1. ``ReplyAdopter.list_replies(task_id, stop)`` runs before the settlement's transaction, outside
@@ -40,7 +40,7 @@ from shell.stoppable import unless_stopped
 log = logging.getLogger("connector.adoption")
 
 ADOPTION_SCAN_TIMEOUT = 30.0
-"""Seconds one listing of a reply destination may take (spec 3.6's AdoptionScanTimeout)."""
+"""Seconds one listing of a reply destination may take."""
 
 
 class ReplyLister(Protocol):

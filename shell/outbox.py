@@ -1,6 +1,6 @@
 """The sender: claim, exactly one request, then a receipt -- or, after doubt, a listing.
 
-Rules (the outbox's ten invariants, ../shared/reference/lifecycle-outbox-pr.txt):
+Rules (the outbox's ten invariants):
 1. The only path to a request is a claim: pending -> sending, committed, by compare-and-set,
    before the request is made. A guard's armed task events are marked fired in the claim's
    own transaction, and that is final (invariants 3 and 9).

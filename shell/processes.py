@@ -1,4 +1,4 @@
-"""Process identity and process-group control, for Linux (spec 3.5): the one module that signals.
+"""Process identity and process-group control, for Linux: the one module that signals.
 
 A pid alone names a process only until the kernel hands the number to another. A pid with the
 process's start time (``/proc/<pid>/stat`` field 22, clock ticks since boot) and the boot's id

@@ -1,8 +1,8 @@
 """The dispatch tools' arguments, read from what a worker sent: shapes only.
 
-A wrong shape is a ``Refusal`` of kind ``invalid_arguments`` that names what to fix (rule 6 of
-``core.dispatch_tools``); whether a well-shaped report is acceptable is
-``core.dispatch_tools.decisions.check_completion``'s to judge (rule 5).
+A wrong shape is a ``Refusal`` of kind ``invalid_arguments`` that names what to fix
+(rule 6 of ``core.dispatch_tools``); whether a well-shaped report is acceptable is
+``core.dispatch_tools.decisions.check_completion``'s to judge (rule 5 of ``core.dispatch_tools``).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class ReplyRequest:
 
 @dataclass(frozen=True, slots=True)
 class Completion:
-    """A worker's report as it sent it; checked by ``check_completion`` (rule 5)."""
+    """A worker's report as sent; checked by ``check_completion`` (rule 5 of ``core.dispatch_tools``)."""
 
     outcome: str
     reply_id: int | None = None

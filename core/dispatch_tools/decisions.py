@@ -96,7 +96,8 @@ class Acknowledge:
 def decide_ack(
     row: DispatchRow | None, ack_id: int | None, text: str | None = None, task_id: int = 0
 ) -> Result[Acknowledge, Refusal]:
-    """An acknowledgement of ``row`` with the worker's ``ack_id``, or its words ``text`` (rule 4)."""
+    """An acknowledgement of ``row`` with the worker's ``ack_id``, or its words ``text``
+    (rule 4 of ``core.dispatch_tools``)."""
     if row is None:
         return Failure(refuse(RefusalKind.not_on_task))
     if not row.pulled:
@@ -217,7 +218,8 @@ class Complete:
 def decide_complete(
     row: DispatchRow | None, completion: Completion, task_id: int = 0
 ) -> Result[Complete, Refusal]:
-    """A completion of ``row`` (rule 5), with the worker's reply in its words if it gave one."""
+    """A completion of ``row`` (rule 5 of ``core.dispatch_tools``), with the worker's reply in
+    its words if it gave one."""
     if row is None:
         return Failure(refuse(RefusalKind.not_on_task))
     if not row.pulled:
@@ -274,8 +276,9 @@ class Speak:
 
 
 def decide_reply(row: DispatchRow | None, text: str, task_id: int = 0) -> Result[Speak, Refusal]:
-    """A message at the reply destination before completion (rule 8): once per body, at most
-    ``MAX_NOTES`` per event on the task, never after the event was reported complete."""
+    """A message at the reply destination before completion (rule 8 of ``core.dispatch_tools``):
+    once per body, at most ``MAX_NOTES`` per event on the task, never after the event was
+    reported complete."""
     if row is None:
         return Failure(refuse(RefusalKind.not_on_task))
     if not row.pulled:

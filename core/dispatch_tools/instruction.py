@@ -1,9 +1,9 @@
 """The instruction a worker pulls and the receipt its reports leave.
 
 Rule 1 of ``core.dispatch_tools``: ``Instruction`` is an allowlist, every field a worker is
-handed named here; the content is admission's snapshot with the agent's own mention stripped
-(``core.mentions``, rule 7), and ``content_author`` says whose words it is and whether the
-connector trusts them (``core.admission`` rule 2): ``{"id", "trusted"}``.
+handed named here; the content is admission's snapshot with the agent's own mention
+stripped (``core.mentions``; rule 7 of ``core.dispatch_tools``), and ``content_author`` says
+whose words it is and whether the connector trusts them (``core.admission`` rule 2): ``{"id", "trusted"}``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from core.worker_words import WordsAnswer
 
 @dataclass(frozen=True, slots=True)
 class Instruction:
-    """What ``get_dispatch`` hands a worker: every field it may see is named here (rule 1)."""
+    """What ``get_dispatch`` hands a worker: every field it may see is named here
+    (rule 1 of core.dispatch_tools)."""
 
     event_id: int
     event_type: str

@@ -79,7 +79,7 @@ class RecordingSnapshot:
     content: str
     updated_at: str | None
     author_id: int | None = None
-    author_trusted: bool = False  # a snapshot that does not say is not trusted (core.admission rule 2)
+    author_trusted: bool = False  # a snapshot that does not say is not trusted (rule 2 of core.admission)
 
 
 def read_snapshot(text: str | None) -> RecordingSnapshot | None:
@@ -106,7 +106,7 @@ def read_snapshot(text: str | None) -> RecordingSnapshot | None:
 
 
 def servable(row: DispatchRow) -> bool:
-    """Whether this row's instruction may be handed to the worker (rule 2)."""
+    """Whether this row's instruction may be handed to the worker (rule 2 of ``core.dispatch_tools``)."""
     state = row.record.state
     if not (state == RecordState.dispatched or (state == RecordState.completed and row.pulled)):
         return False

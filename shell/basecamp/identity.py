@@ -1,6 +1,6 @@
 """Who the token acts as, asked of Basecamp before anything is written or started.
 
-Rules (``setup`` and ``run`` both hold them; spec 2.2):
+Rules (``setup`` and ``run`` both hold them):
 1. The answer is one ``my/profile.json`` read within ``CHECK_SECONDS``.
 2. A token acting as anyone but the configured agent is refused, naming both ids: a connector
    running as someone else would post its notices in their name, and its loop guard

@@ -1,4 +1,4 @@
-"""Admission's reads: the recording summary a verdict is decided from (spec 2.3, 6.3); and one
+"""Admission's reads: the recording summary a verdict is decided from; and one
 message read alone, for a person's check of a receipt (rule 5).
 
 Rules:

@@ -1,5 +1,5 @@
 """What ``bin/connect redispatch`` and ``bin/connect discard`` share: options, the one
-transaction, and what a person reads (spec 5.3, 5.4). What every decision command shares (the
+transaction, and what a person reads. What every decision command shares (the
 options, who decides, the ledger as it exists, the answer) is ``shell.cli.person``'s.
 
 Rules:

@@ -1,4 +1,4 @@
-"""``bin/connect discard EVENT_ID``: a person closes a record without running it (spec 5.4).
+"""``bin/connect discard EVENT_ID``: a person closes a record without running it.
 The rules are ``core.decisions``'; the command is ``shell.cli.decisions``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``bin/connect hold --reason TEXT``: a person sets the durable hold (spec 5.5).
+"""``bin/connect hold --reason TEXT``: a person sets the durable hold.
 
 Rules:
 1. The ledger is opened as it exists (never created, never migrated) and the hold is one write

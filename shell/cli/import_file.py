@@ -1,5 +1,5 @@
-"""``bin/connect import FILE``: a reconciliation file applied in one transaction, or nothing
-(reference spec 5.6). The module is named ``import_file``: ``import`` is Python's own word.
+"""``bin/connect import FILE``: a reconciliation file applied in one transaction, or nothing.
+The module is named ``import_file``: ``import`` is Python's own word.
 
 Rules:
 1. The connector must be stopped: import takes its instance lock (``shell.state.lock``) for the

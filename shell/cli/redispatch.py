@@ -1,5 +1,5 @@
 """``bin/connect redispatch EVENT_ID``: a person authorizes a record the connector will not run
-on its own (spec 5.3). The rules are ``core.decisions``'; the command is ``shell.cli.decisions``."""
+on its own. The rules are ``core.decisions``'; the command is ``shell.cli.decisions``."""
 
 from __future__ import annotations
 

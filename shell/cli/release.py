@@ -1,4 +1,4 @@
-"""``bin/connect release``: a person clears the durable hold (spec 5.5).
+"""``bin/connect release``: a person clears the durable hold.
 
 Rules:
 1. One write transaction (``shell.ledger.hold.release``) on the ledger as it exists, safe beside

@@ -1,5 +1,5 @@
 """``bin/connect settle-launch EVENT_ID --ran | --did-not-run``: a person settles an attempt a
-connector left mid-launch (issue 11, item 6).
+connector left mid-launch.
 
 Rules:
 1. The rules are ``core.launch_settlement``'s and the one transaction ``shell.ledger.launches``';

@@ -1,5 +1,5 @@
 """``bin/connect shadow promote``: the shadow run's ledger becomes the connector's, under the hold
-(spec 5.6).
+.
 
 Rules:
 1. Both connectors must be stopped: promote takes both instance locks (``shell.state.lock``), the

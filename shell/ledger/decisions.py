@@ -1,4 +1,4 @@
-"""A person's redispatch or discard, written to the ledger in one transaction (spec 5.3, 5.4).
+"""A person's redispatch or discard, written to the ledger in one transaction.
 
 Rules:
 1. ``decide`` reads the record's facts, asks ``core.decisions`` and writes its plan inside one

@@ -1,4 +1,4 @@
-"""The hold marker and its generations: set and released in one transaction each (spec 5.5).
+"""The hold marker and its generations: set and released in one transaction each.
 
 Rules:
 1. ``set_hold`` reads the marker and every open record, asks ``core.hold.hold`` and writes its

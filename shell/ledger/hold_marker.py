@@ -1,4 +1,4 @@
-"""The hold marker, read: whether a person's hold stands (spec 5.5).
+"""The hold marker, read: whether a person's hold stands.
 
 Rules:
 1. ``standing`` reads the marker in the caller's transaction. The dispatcher asks it before it
@@ -14,7 +14,7 @@ from core.hold import StandingHold
 
 
 def standing(connection: sqlite3.Connection) -> StandingHold | None:
-    """The hold marker, or None (rule 3)."""
+    """The hold marker, or None (rule 1)."""
     found = connection.execute(
         "SELECT held_by, held_at, cause, generation FROM hold_marker WHERE id = 1"
     ).fetchone()

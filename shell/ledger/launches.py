@@ -1,4 +1,4 @@
-"""A person's settlement of an attempt left mid-launch, in one transaction (issue 11, item 6).
+"""A person's settlement of an attempt left mid-launch, in one transaction.
 
 Rules:
 1. ``settle_launch`` reads the live attempt of the task carrying the event, asks

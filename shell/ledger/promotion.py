@@ -1,5 +1,5 @@
 """``shadow promote``'s ledger work: the hold each ledger stands under, and sealing one into a
-single file before it is renamed (spec 5.6; the steps are ``core.promotion``'s).
+single file before it is renamed (the steps are ``core.promotion``'s).
 
 Rules:
 1. ``hold_cause`` reads the hold standing in a ledger read-only (None: no ledger, no hold, or a

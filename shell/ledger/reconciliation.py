@@ -1,5 +1,5 @@
 """``bin/connect import``'s one transaction: a reconciliation file's entries applied to the
-ledger, or nothing (reference spec 5.6; the plan is ``core.reconciliation``'s).
+ledger, or nothing (the plan is ``core.reconciliation``'s).
 
 Rules:
 1. ``apply`` reads every named record and every open one, asks ``core.reconciliation.plan`` and

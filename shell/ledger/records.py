@@ -1,7 +1,7 @@
 """The records (``events``), intake's checkpoints and each lane's news (``lane_news``): the only
 module that writes any of them.
 
-Admission's reads and verdict (spec 2.5), intake's seen rows and positions, and every later move
+Admission's reads and verdict, intake's seen rows and positions, and every later move
 of a record (dispatched, settled, completed, decided by a person), which the owners of those
 transitions ask for here inside their own transaction.
 
@@ -156,7 +156,7 @@ def blocked_for(connection: sqlite3.Connection, reason: str) -> list[int]:
     ]
 
 
-def commit_verdict(  # noqa: PLR0917 -- the brief's signature, positional
+def commit_verdict(  # noqa: PLR0917 -- a verdict's parts, positional
     connection: sqlite3.Connection,
     event_id: int,
     loaded_revision: int,

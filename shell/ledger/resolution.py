@@ -1,4 +1,4 @@
-"""A person's resolution of an outbox intent, written to the ledger (spec 4.10).
+"""A person's resolution of an outbox intent, written to the ledger.
 
 Rules:
 1. One decision is one short ``BEGIN IMMEDIATE`` transaction: read the intent, ask

@@ -1,6 +1,6 @@
 """The dispatcher's transitions: one transaction each, compare-and-set, in the lifecycle's order.
 
-Rules (spec 1.6, the dispatch invariants):
+Rules (the dispatch invariants):
 1. Exposure before hand-off: a launch creates the task, its attempt (``launching``) and the
    originating event's exposure, and moves the records to ``dispatched``, in one transaction,
    before the driver is asked to start anything.

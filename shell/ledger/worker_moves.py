@@ -117,12 +117,12 @@ def complete_record(connection: sqlite3.Connection, event_id: int, now: str) -> 
 
 
 PROGRESS_STAMP_EVERY = timedelta(seconds=30)
-"""An attempt's ``progress_at`` moves at most this often (spec 3.3): a worker's report is its progress."""
+"""An attempt's ``progress_at`` moves at most this often: a worker's report is its progress."""
 
 
 def record_progress(connection: sqlite3.Connection, task_id: int, now: datetime) -> None:
     """A worker reported: stamp its task's live attempt's ``progress_at``, at most once every
-    ``PROGRESS_STAMP_EVERY`` (spec 3.3), so a still-running notice can say when it last moved."""
+    ``PROGRESS_STAMP_EVERY``, so a still-running notice can say when it last moved."""
     connection.execute(
         "UPDATE attempts SET progress_at = ? WHERE task_id = ? AND state <> 'ended'"
         " AND (progress_at IS NULL OR progress_at <= ?)",

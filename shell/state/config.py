@@ -19,7 +19,7 @@ Rules:
    problem, one line each (``ConfigurationInvalid``).
 6. ``is_state_directory`` says whether a directory is a state directory or inside one (under
    ``state_root``, or holding a configuration or a ledger by name): ``login`` writes no token
-   there (issue 27: a token file named inside one overwrote the ledger).
+   there (a token file named inside one once overwrote the ledger).
 """
 
 from __future__ import annotations

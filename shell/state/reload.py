@@ -1,4 +1,4 @@
-"""Re-reading the configuration file while the connector runs (spec 2.2, ``connectRoutesTTL``).
+"""Re-reading the configuration file while the connector runs (``connectRoutesTTL``).
 
 Rules:
 1. ``read`` reads the file by ``shell.state.config``'s one policy (owner-only, no symlink, JSON

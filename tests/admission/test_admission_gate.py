@@ -1,4 +1,4 @@
-"""core.admission_matrix: the trigger matrix (spec 2.3) and the gate, which reads nothing."""
+"""core.admission_matrix: the trigger matrix and the gate, which reads nothing."""
 
 from __future__ import annotations
 

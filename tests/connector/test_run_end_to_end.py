@@ -328,7 +328,7 @@ class Scene:
 
     def receipts(self) -> set[int]:
         """The connector's own messages: the receipts of every intent but a worker's words, which
-        the connector posts for the worker, in the worker's voice (issue 21)."""
+        the connector posts for the worker, in the worker's voice."""
         found = self.query("SELECT receipt_id FROM outbox WHERE receipt_id IS NOT NULL AND kind NOT LIKE 'worker_%'")
         return {int(str(row[0])) for row in found}
 

@@ -1,5 +1,5 @@
 """`bin/connect settle-launch`: a person settles an attempt a stopped connector left mid-launch
-(issue 11, item 6), in-process on a real ledger: only an attempt recovery marked left, --ran ends
+, in-process on a real ledger: only an attempt recovery marked left, --ran ends
 it unknown with its completion notice, --did-not-run is refused once a worker pulled, and the
 command's text, --json and exit codes."""
 

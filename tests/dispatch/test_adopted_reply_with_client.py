@@ -1,4 +1,4 @@
-"""The adopted-reply rule with the real client against the stand-in (spec 3.6): listed before the
+"""The adopted-reply rule with the real client against the stand-in: listed before the
 settlement and adopted inside it, the one reply the worker wrote but never reported is adopted;
 the connector's own lifecycle message there, alike or not, never is; and the completion notice
 written in that transaction asks a person only about what adoption left."""

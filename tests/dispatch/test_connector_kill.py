@@ -154,7 +154,7 @@ def test_killed_at_launching_a_persons_settlement_lets_the_running_connector_ans
     [
         ("slow:60", "SELECT 1 FROM attempts WHERE state = 'running'"),
         ("hang", "SELECT 1 FROM task_events WHERE pulled_at IS NOT NULL"),
-        # acknowledged, and its words posted by the connector (issue 21): killed after the boost landed
+        # acknowledged, and its words posted by the connector: killed after the boost landed
         ("hang_after_ack", "SELECT 1 FROM outbox WHERE kind = 'worker_ack' AND state = 'sent'"),
     ],
     ids=["running", "after-get-dispatch", "after-ack-dispatch"],

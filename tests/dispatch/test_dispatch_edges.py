@@ -2,7 +2,7 @@
 edges, and only by whom each edge names.
 
 Every pair of states of every table is tried by every actor against ``LifecycleTable.step``;
-the expected answer comes from a copy of the contract written out by hand below (spec 1.4), so
+the expected answer comes from a copy of the contract written out by hand below, so
 the tables in core/edges.py are checked against an independent copy rather than against
 themselves.
 """
@@ -72,9 +72,9 @@ RECORD: Contract = {
     (R.held, R.queued): by(OPERATOR),
     (R.held, R.blocked): by(OPERATOR),
     (R.held, R.discarded): by(OPERATOR),
-    (R.dispatched, R.discarded): by(OPERATOR),  # a follow-up never handed out, discarded (issue 5)
-    (R.completed, R.admitted): by(OPERATOR),  # a redispatch after the outcome settled (spec 5.3)
-    (R.completed, R.discarded): by(OPERATOR),  # a discard after the outcome settled (spec 5.4)
+    (R.dispatched, R.discarded): by(OPERATOR),  # a follow-up never handed out, discarded
+    (R.completed, R.admitted): by(OPERATOR),  # a redispatch after the outcome settled
+    (R.completed, R.discarded): by(OPERATOR),  # a discard after the outcome settled
 }
 TASK: Contract = {(T.live, T.superseded): by(DISPATCHER, OPERATOR)}
 DELIVERY: Contract = {

@@ -154,7 +154,7 @@ SERVER_NEVER_IMPORTS = {
 the outbox, the snapshots core reads beside an intent, the configuration's parser and status's
 presentation. Each is a module whose import a worker would wait on (issue 13: the server answers
 ``initialize`` within 4x a bare interpreter). ``core.destinations`` (an enum and a dataclass) is
-imported: a worker's words name where they go (issue 21)."""
+imported: a worker's words name where they go."""
 
 
 SERVER_PROBE = (

@@ -1,4 +1,4 @@
-"""``core.hold``: what a hold writes and what a release says, as plain values (spec 5.5)."""
+"""``core.hold``: what a hold writes and what a release says, as plain values."""
 
 from __future__ import annotations
 

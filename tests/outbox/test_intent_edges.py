@@ -23,7 +23,7 @@ from core.edges import (
 S = IntentState
 AUTOMATIC, PERSON = Actor.automatic, Actor.person
 
-# The contract, written out by hand (spec 4.3), so the table in core/edges.py is checked
+# The contract, written out by hand, so the table in core/edges.py is checked
 # against an independent copy rather than against itself.
 ALLOWED: dict[tuple[IntentState, IntentState], frozenset[Actor]] = {
     (S.pending, S.sending): frozenset({AUTOMATIC}),

@@ -1,4 +1,4 @@
-"""Reconciliation lists each destination once for every intent in doubt there (issue 13)."""
+"""Reconciliation lists each destination once for every intent in doubt there."""
 
 from __future__ import annotations
 

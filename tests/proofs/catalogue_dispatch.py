@@ -1,4 +1,4 @@
-"""The dispatch rules' proofs (issue 4): settlement, recovery, the dispatcher, the driver and
+"""The dispatch rules' proofs: settlement, recovery, the dispatcher, the driver and
 the dispatch tools. Same form as ``tests.proofs.catalogue``."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The proofs of issue 11's hold and release (spec 5.5), the way out of an attempt left
-mid-launch, and a person's redispatch of a live task (spec 5.3). Same form as
+"""The proofs of issue 11's hold and release, the way out of an attempt left
+mid-launch, and a person's redispatch of a live task. Same form as
 ``tests.proofs.catalogue``."""
 
 from __future__ import annotations

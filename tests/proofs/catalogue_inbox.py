@@ -1,4 +1,4 @@
-"""The agent's inbox lane's proofs (issue 23): the stand-in's inbox and brakes, intake's inbox
+"""The agent's inbox lane's proofs: the stand-in's inbox and brakes, intake's inbox
 lane, its budget, status and doctor. Same form as ``tests.proofs.catalogue``."""
 
 from __future__ import annotations

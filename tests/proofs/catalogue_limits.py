@@ -1,4 +1,4 @@
-"""The proofs of the rules for working under Basecamp's limits (issue 13): the stand-in's rate
+"""The proofs of the rules for working under Basecamp's limits: the stand-in's rate
 limit, the client's one budget, the outbox's urgency. Same form as ``tests.proofs.catalogue``."""
 
 from __future__ import annotations

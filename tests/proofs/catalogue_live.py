@@ -1,4 +1,4 @@
-"""The live lane's proofs (issue 12): the stand-in's cable and intake's live lane. Same form as
+"""The live lane's proofs: the stand-in's cable and intake's live lane. Same form as
 ``tests.proofs.catalogue``."""
 
 from __future__ import annotations

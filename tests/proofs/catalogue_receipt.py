@@ -1,4 +1,4 @@
-"""The proofs of ``bin/outbox-resolve sent``'s check of a receipt (issue 10): message N is read
+"""The proofs of ``bin/outbox-resolve sent``'s check of a receipt: message N is read
 at the intent's destination and must be the intent's before it is recorded. Same form as
 ``tests.proofs.catalogue``."""
 

@@ -1,4 +1,4 @@
-"""The proofs of routes that reload (issue 11, item 4): what a re-read configuration file
+"""The proofs of routes that reload: what a re-read configuration file
 authorizes (``core.route_reload``), admission while it authorizes nothing, the running
 connector applying it, and the commands that no longer ask for a restart. Same form as
 ``tests.proofs.catalogue``."""

@@ -1,4 +1,4 @@
-"""The proofs of tokens that outlive two weeks (issue 11, item 7): the token file's two forms
+"""The proofs of tokens that outlive two weeks: the token file's two forms
 (``core.oauth``), refreshing before expiry and once on a 401 (``shell.basecamp.tokens``, the
 client's rule 8), the new pair kept, never two refreshes at once, ``bin/connect login``, and the
 stand-in's Launchpad. Same form as ``tests.proofs.catalogue``."""

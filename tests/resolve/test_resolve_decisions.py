@@ -1,4 +1,4 @@
-"""A person's decisions (spec 4.10): each allowed move and what it writes; every other move refused
+"""A person's decisions: each allowed move and what it writes; every other move refused
 with one line naming the state; a receipt belongs to one intent; who decided is recorded."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Rules:
 1. Basecamp: "the first rate limit you'll commonly encounter is currently 50 requests per 10
-   second period per IP address" (../shared/basecamp/API.md section 6). The stand-in keeps
+   second period per IP address" (Basecamp's API documentation, section 6). The stand-in keeps
    the same: at most ``requests`` Basecamp requests admitted in any ``window`` seconds from
    one client address (default 50 per 10 s). ``RateLimit.off()`` admits everything. Both are
    bounded (``shell.basecamp.standin.bounds``): no NaN, Infinity or window of a year.

@@ -1,5 +1,5 @@
 """The simulated agent's inbox, Basecamp's brakes and long outages, and the check
-``no-addressed-event-missed`` (issue 23).
+``no-addressed-event-missed``.
 
 Rules:
 1. Every mention addresses the agent: the inbox holds one item per mention, the feed's and the

@@ -1,4 +1,4 @@
-"""Checks that judge a rule by its own terms, not by the outcome a run usually shows (issue 26).
+"""Checks that judge a rule by its own terms, not by the outcome a run usually shows.
 
 A check of ``tests.sim.whole.checks`` that asks only whether the usual outcome came out passes a
 bug whose outcome is the same in most worlds: the newest of two matches adopted is most often
