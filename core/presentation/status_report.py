@@ -1,95 +1,41 @@
-"""What ``bin/connect status`` says: one snapshot of values in, a report and its lines out.
+"""What ``bin/connect status`` reports as JSON: one snapshot of values in, a report out.
 
 The shell reads the lock file's metadata and one read transaction of the ledger
-(``shell.ledger.status``) into the values of ``core.presentation.status_values``; this module
-turns them into the JSON report and the lines a person reads. Pure: no I/O, no clock.
+(``shell.ledger.status``) into ``core.presentation.status_values``; ``report`` turns them into
+the JSON report and ``core.presentation.status_text`` into the lines a person reads. Pure.
 
 Rules:
-1. Reading is not deciding, and it shows nothing secret: no field here can hold a feed
-   position (a checkpoint is only ``has_position``), a token, a task's token hash or a message
-   body. The report is built from these values alone.
-2. Whether a connector runs is the lock file's metadata, and it is always marked diagnostic:
-   ``running`` is said only when the file names a pid that is present; ``not running`` when it
-   names a pid that is absent or when there is no file; ``perhaps running`` when the pid's
-   presence cannot be told (someone else's process). The kernel's flock is the truth, and
-   status never takes it.
-3. Queue depths name every record state, zero included, in the lifecycle's order, so the keys
-   are the same in every report.
-4. Waiting for a person: every indeterminate intent, and every intent Basecamp refused
-   (canceled with ``REFUSED_NOTE``): only a person moves either. They are counted apart.
-5. Dispatches are the newest ``LAST_DISPATCHES`` attempts, newest first, each with its stop
-   reason (``null`` while the attempt is live) and each event's delivery and outcome (``null``
-   until one is reported or settled).
-6. The text starts with one summary line; sections a person need not read when empty (held
-   records, messages waiting for a person, live tasks) say so in the summary instead.
-7. Records not yet running (blocked, admitted, queued) are listed by event id, oldest first, at
-   most ``LAST_WAITING_RECORDS``: the ids a person gives ``redispatch`` and ``discard``.
-8. A disk nearly full where the ledger lives is in the summary: the connector's writes fail
-   there first, and otherwise that shows only in its log. So is a write the running connector
-   itself saw fail (``write_failure``), with when and why, until its next write succeeds.
-9. A token Basecamp refused on a create (``core.not_created`` rule 5: sending has stopped) is in
-   the summary and on a ``token: failing`` line, with how many messages wait and since when,
-   until a create with a working token moves them on.
+1. Reading is not deciding, and it shows nothing secret: no field can hold a feed position, a
+   token, a task's token hash or a message body.
+2. Whether a connector runs is the lock file's metadata, always marked diagnostic: ``running``
+   only when its pid is present, ``not running`` when absent or no file, ``perhaps running``
+   when presence cannot be told. The kernel's flock is the truth; status never takes it.
+3. Queue depths name every record state, zero included, in the lifecycle's order.
+4. Waiting for a person: every indeterminate intent and every refused one (canceled with
+   ``REFUSED_NOTE``), counted apart.
+5. Dispatches are the newest ``LAST_DISPATCHES`` attempts, newest first, with stop reason and
+   each event's delivery and outcome (``null`` until known).
+6. The text starts with one summary line; empty sections a person need not read say so there.
+7. Records not yet running are listed by event id, oldest first, at most
+   ``LAST_WAITING_RECORDS``: the ids ``redispatch`` and ``discard`` take.
+8. A disk nearly full where the ledger lives, a write the running connector saw fail
+   (``write_failure``) and a task's attempt left mid-launch are in the summary.
+9. A token Basecamp refused on a create (rule 5 of core.not_created) is in the summary and on
+   a ``token: failing`` line until a create with a working token moves the messages on.
 
-The JSON report (``report``), keys stable; times are the ledger's text (UTC, nine digits):
-
-    summary            the text's first line
-    account_id, agent_id, state_dir, ledger
-    lock_file          {diagnostic: true, found, pid, started_at, pid_status,
-                       configuration_problem}; pid_status is "present" | "absent" | "unknown",
-                       and pid, started_at and pid_status are null when no lock file was found;
-                       configuration_problem is null, or why the running connector's re-read
-                       configuration file authorizes nothing
-    running            "yes" | "no" | "unknown", from the lock file (rule 2)
-    unsafe_test_timings  true when setup --unsafe-test-timings lifted the timing floors
-    worker_allowed     [names]: what setup allowed the default worker beyond its defaults
-                       (``Bash(PATTERN)``, ``MCP servers of FILE``), by name
-    disk               null (not measured), or {free_bytes, total_bytes, low}: where the ledger
-                       lives; low below ``LOW_DISK_BYTES`` free, and the summary says so (rule 8)
-    write_failure      null, or {at, why, pid}: the running connector's last ledger write failed
-                       (disk full, read-only, damaged) and none has succeeded since (rule 8)
-    token_outage       null, or {since, messages_waiting}: Basecamp refused the agent's token
-                       (401, after the one refresh) on a create; sending waits for a token that
-                       works, and nothing becomes a person's resend (rule 9)
-    hold               null, or {held_by, held_at, cause, generation}: nothing is dispatched or
-                       posted while held
-    feed               [{has_position, last_served_id, updated_at}], one per filter set; never
-                       the position itself
-    queues             {seen, admitted, queued, blocked, dispatched, completed, discarded, held}
-    blocked            {reason: count} of blocked records, reasons sorted
-    live_tasks         [{task_id, state ("live" | "superseded"), conversation, created_at,
-                       deadline_at, attempt: null | {attempt_id, state, pid, launched_at,
-                       needs_person: null | {left_at, check}}, event_ids}] (rule 8)
-    waiting_for_person [{intent_id, kind, state ("indeterminate" | "refused"), event_id,
-                       attempt_id, message_kind, bucket_id, recording_id, note}]
-    dispatches         [{attempt_id, task_id, seq, state, stop_reason, spawn_failed,
-                       not_started, worker_result, launched_at, ended_at, events: [{event_id,
-                       delivery, outcome, withdrawn, record_state}]}], newest first;
-                       not_started: "" or why a worker that existed never began its work (its
-                       own output proves it); worker_result: null, or what Claude Code's own
-                       result said: {is_error, error, turns, cost_usd, duration_ms, denied_tools}
-    held               [{event_id, event_type, trigger, recording_url}]
-    outbox             {states: {pending, sending, sent, indeterminate, canceled, abandoned},
-                       waiting_to_post: {kind: count} (pending and sending), held_back_by_hold:
-                       the pending ones a standing hold keeps back (0 without one)}
-    not_running        [{event_id, state, reason, event_type, next_retry_at, waits_for
-                       ("admission" | "person" | "hold" | "worker"), decisions (what the rules
-                       accept: ["redispatch", "discard"] for a blocked one, else ["discard"])}]:
-                       blocked, admitted and queued records, oldest first (rule 7)
+The report's keys, stable, times the ledger's text: summary, account_id, agent_id, state_dir,
+ledger, lock_file, running, unsafe_test_timings, worker_allowed, disk, write_failure,
+token_outage, hold, feed, queues, blocked, live_tasks, waiting_for_person, dispatches, held,
+outbox, not_running.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from core.not_created import TokenOutage
 from core.presentation.formats import byte_size, short_time
 from core.presentation.status_values import (
-    Disk,
     Dispatch,
-    DispatchedEvent,
-    FeedCheckpoint,
     LedgerSnapshot,
     LiveTask,
     LockFile,
@@ -99,12 +45,8 @@ from core.presentation.status_values import (
 )
 from core.presentation.status_waiting import (
     decisions,
-    not_running_advice,
-    not_running_line,
-    outbox_line,
     outbox_report,
     outbox_states,
-    records_line,
     waits_for,
 )
 from core.states import IntentState, RecordState
@@ -146,11 +88,11 @@ def _running_phrase(lock_file: LockFile | None) -> str:
     return f"{words} (lock file: pid {lock_file.pid}, {lock_file.pid_status})"
 
 
-def _plural(count: int, one: str, many: str | None = None) -> str:
+def plural(count: int, one: str, many: str | None = None) -> str:
     return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
-def _waiting_state(intent: WaitingIntent) -> str:
+def waiting_state(intent: WaitingIntent) -> str:
     return REFUSED if intent.refused else str(intent.state)
 
 
@@ -161,20 +103,20 @@ def summary(status: Status) -> str:
     refused = sum(1 for intent in snapshot.waiting if intent.refused)
     parts = [
         _running_phrase(status.lock_file),
-        _plural(len(snapshot.live_tasks), "live task"),
-        _plural(indeterminate, "indeterminate message"),
+        plural(len(snapshot.live_tasks), "live task"),
+        plural(indeterminate, "indeterminate message"),
         f"{queue_depths(snapshot)[RecordState.blocked]} blocked",
     ]
     if refused:
-        parts.append(_plural(refused, "refused message"))
+        parts.append(plural(refused, "refused message"))
     if snapshot.held:
-        parts.append(_plural(len(snapshot.held), "held record"))
+        parts.append(plural(len(snapshot.held), "held record"))
     left = sum(1 for task in snapshot.live_tasks if left_mid_launch(task))
     if left:
-        parts.append(_plural(left, "launch", "launches") + " left for a person")
+        parts.append(plural(left, "launch", "launches") + " left for a person")
     if snapshot.hold is not None:
         pending = outbox_states(snapshot)[IntentState.pending]
-        parts.append(f"on hold ({_plural(pending, 'message')} kept back)" if pending else "on hold")
+        parts.append(f"on hold ({plural(pending, 'message')} kept back)" if pending else "on hold")
     if status.lock_file is not None and status.lock_file.configuration_problem:
         parts.append("configuration unusable: authorizes nothing")
     if status.disk is not None and status.disk.low:
@@ -184,15 +126,6 @@ def summary(status: Status) -> str:
     if snapshot.token_outage is not None:
         parts.append(f"token failing since {short_time(snapshot.token_outage.since)}")
     return " · ".join(parts)
-
-
-def token_outage_line(outage: TokenOutage) -> str:
-    """Rule 9's line; doctor's token check says the same."""
-    return (
-        "token: failing -- Basecamp refused it (401, after the refresh) on a create at"
-        f" {short_time(outage.since)}; sending has stopped, {_plural(outage.messages, 'message')}"
-        " waiting, pending; it resumes by itself once a token works (bin/connect login for the agent)"
-    )
 
 
 # -- the JSON report -------------------------------------------------------------------------
@@ -257,7 +190,7 @@ def _waiting(intent: WaitingIntent) -> dict[str, Any]:
     return {
         "intent_id": intent.intent_id,
         "kind": intent.kind,
-        "state": _waiting_state(intent),
+        "state": waiting_state(intent),
         "event_id": intent.event_id,
         "attempt_id": intent.attempt_id,
         "message_kind": intent.message_kind,
@@ -278,20 +211,6 @@ def _worker_result(result: WorkerResult | None) -> dict[str, Any] | None:
         "duration_ms": result.duration_ms,
         "denied_tools": list(result.denials),
     }
-
-
-def _worker_phrase(dispatch: Dispatch) -> str:
-    """What the worker said of its own end, in a few words."""
-    said = f"; never began its work: {dispatch.not_started}" if dispatch.not_started else ""
-    result = dispatch.result
-    if result is not None:
-        error = f"error {result.error!r}, " if result.is_error else ""
-        denied = f", refused {', '.join(result.denials)}" if result.denials else ""
-        said += (
-            f" (its result: {error}{result.turns} turns, ${result.cost_usd:.4f}, "
-            f"{result.duration_ms / 1000:.1f} s{denied})"
-        )
-    return said
 
 
 def _dispatch(dispatch: Dispatch) -> dict[str, Any]:
@@ -320,7 +239,7 @@ def _dispatch(dispatch: Dispatch) -> dict[str, Any]:
 
 
 def report(status: Status) -> dict[str, Any]:
-    """The JSON report; its keys are documented in this module's docstring."""
+    """The JSON report; its keys are named in this module's docstring."""
     snapshot = status.ledger
     return {
         "summary": summary(status),
@@ -393,169 +312,3 @@ def report(status: Status) -> dict[str, Any]:
             for record in snapshot.not_running
         ],
     }
-
-
-# -- the text --------------------------------------------------------------------------------
-
-
-def _lock_lines(lock_file: LockFile | None) -> list[str]:
-    if lock_file is None:
-        return ["lock file: none (no connector has said it holds the lock; diagnostic only)"]
-    meaning = {
-        PidStatus.present: "that process is present",
-        PidStatus.absent: "that process is gone (a connector that died leaves its lock file behind)",
-        PidStatus.unknown: "cannot tell whether that process is present (another user's)",
-    }[lock_file.pid_status]
-    problem = lock_file.configuration_problem
-    return [
-        f"lock file: pid {lock_file.pid}, started {short_time(lock_file.started_at)}; {meaning}",
-        "  diagnostic only: status takes no lock, and the kernel's lock, not this file, is the truth",
-        *([f"  configuration: {problem}: it authorizes nothing until it is usable again"] if problem else []),
-    ]
-
-
-def _feed_lines(feed: Sequence[FeedCheckpoint]) -> list[str]:
-    if not feed:
-        return ["feed: never read (no checkpoint yet)"]
-    lines = []
-    for checkpoint in feed:
-        kept = (
-            "position kept"
-            if checkpoint.has_position
-            else "no position (resumes after the last served event)"
-        )
-        lines.append(
-            f"feed: {kept}; last served event {checkpoint.last_served_id}; "
-            f"updated {short_time(checkpoint.updated_at)}"
-        )
-    return lines
-
-
-def _event_phrase(event: DispatchedEvent) -> str:
-    if event.withdrawn:
-        return f"event {event.event_id} withdrawn (the worker could not be started), now {event.record_state}"
-    if event.outcome:
-        return f"event {event.event_id} {event.outcome}"
-    return f"event {event.event_id} no outcome yet ({event.delivery})"
-
-
-def _dispatch_line(dispatch: Dispatch) -> str:
-    how = f"ended {dispatch.stop_reason}" if dispatch.stop_reason else str(dispatch.state)
-    events = "; ".join(_event_phrase(event) for event in dispatch.events) or "no events"
-    return (
-        f"  {short_time(dispatch.launched_at)}  task {dispatch.task_id}  {dispatch.attempt_id}  "
-        f"{how}: {events}{_worker_phrase(dispatch)}"
-    )
-
-
-def _live_task_line(task: LiveTask) -> str:
-    attempt = task.attempt
-    if attempt is None:
-        worker = "no attempt"
-    else:
-        pid = f", pid {attempt.pid}" if attempt.pid is not None else ""
-        worker = (
-            f"attempt {attempt.attempt_id} {attempt.state}{pid}, launched {short_time(attempt.launched_at)}"
-        )
-    superseded = " (superseded)" if task.superseded else ""
-    events = ", ".join(str(event_id) for event_id in task.event_ids) or "none"
-    return (
-        f"  task {task.task_id}{superseded} on {task.conversation or '-'}: {worker}; "
-        f"deadline {short_time(task.deadline_at)}; events {events}"
-    )
-
-
-def _waiting_line(intent: WaitingIntent) -> str:
-    where = (
-        f"campfire {intent.recording_id}"
-        if intent.message_kind == "chat_line"
-        else f"recording {intent.recording_id}"
-    )
-    event = f", event {intent.event_id}" if intent.event_id is not None else ""
-    note = f" ({intent.note})" if intent.note else ""
-    return (
-        f"  intent {intent.intent_id}: {intent.kind} {_waiting_state(intent)}{event}, "
-        f"a {intent.message_kind} on {where} in project {intent.bucket_id}{note}"
-    )
-
-
-UNSAFE_LINE = (
-    "UNSAFE TEST TIMINGS: the timing floors are lifted (setup --unsafe-test-timings); for a demo "
-    "or a test only: a sending message may be listed before it could land"
-)
-
-
-def _disk_lines(disk: Disk | None) -> list[str]:
-    if disk is None:
-        return ["disk: could not be measured"]
-    line = f"disk: {byte_size(disk.free_bytes)} free of {byte_size(disk.total_bytes)} where the ledger lives"
-    if disk.low:
-        line += "; nearly full: the connector cannot record what it reads or sends, free some space"
-    return [line]
-
-
-def lines(status: Status) -> list[str]:
-    """The text a person reads: the summary first (rule 6), then each part."""
-    snapshot = status.ledger
-    queues = queue_depths(snapshot)
-    out = [
-        summary(status),
-        "",
-        f"account {status.account_id}, agent {status.agent_id}; state {status.state_dir}",
-        *_lock_lines(status.lock_file),
-        *_disk_lines(status.disk),
-    ]
-    if status.write_failure is not None:
-        failed = status.write_failure
-        out.append(
-            f"ledger writes: the connector's last one failed at {short_time(failed.at)}"
-            f" (pid {failed.pid}): {failed.why}; nothing it reads or sends is recorded until one succeeds"
-        )
-    if snapshot.token_outage is not None:
-        out.append(token_outage_line(snapshot.token_outage))
-    if status.unsafe_test_timings:
-        out.append(UNSAFE_LINE)
-    if status.worker_allowed:
-        out.append(f"worker allowed beyond its defaults: {'; '.join(status.worker_allowed)}")
-    if snapshot.hold is not None:
-        hold = snapshot.hold
-        why = f" ({hold.cause})" if hold.cause else ""
-        out.append(
-            f"on hold: held by {hold.held_by} since {short_time(hold.held_at)}{why}, generation "
-            f"{hold.generation}; nothing is dispatched or posted until `bin/connect release`"
-        )
-    out += _feed_lines(snapshot.feed)
-    out.append(outbox_line(snapshot))
-    out.append(records_line(queues))
-    blocked = blocked_by_reason(snapshot)
-    if blocked:
-        by_reason = " · ".join(f"{reason or '-'} {count}" for reason, count in blocked.items())
-        out.append(f"blocked by reason: {by_reason}")
-    if snapshot.live_tasks:
-        out.append(f"live tasks ({len(snapshot.live_tasks)}):")
-        for task in snapshot.live_tasks:
-            out.append(_live_task_line(task))
-            if left_mid_launch(task):
-                out.append(f"    NEEDS A PERSON: {settle_launch_check(task)}")
-    if snapshot.waiting:
-        out.append(f"lifecycle messages waiting for a person ({len(snapshot.waiting)}):")
-        out += [_waiting_line(intent) for intent in snapshot.waiting]
-        out.append(f"  decide with: bin/outbox-resolve --ledger {status.ledger_path} show ID")
-    if snapshot.held:
-        out.append(f"held records ({len(snapshot.held)}):")
-        out += [
-            f"  event {record.event_id} {record.event_type or '-'} ({record.trigger or 'no trigger'})"
-            f" {record.recording_url or ''}".rstrip()
-            for record in snapshot.held
-        ]
-    if snapshot.not_running:
-        out.append(f"records not yet running, oldest first ({len(snapshot.not_running)} shown):")
-        held = snapshot.hold is not None
-        out += [not_running_line(record, held) for record in snapshot.not_running]
-        out.append(not_running_advice(snapshot.not_running, held))
-    if snapshot.dispatches:
-        out.append(f"last {len(snapshot.dispatches)} dispatches, newest first:")
-        out += [_dispatch_line(dispatch) for dispatch in snapshot.dispatches]
-    else:
-        out.append("dispatches: none yet")
-    return out
