@@ -9,6 +9,7 @@ from core.snapshots import Settlement, StopReason
 from shell.clock import FakeClock
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger
+from shell.ledger.moves import MoveRefused
 from tests.support.ledger_world import PROJECT, LedgerWorld
 
 ROUTED = frozenset({PROJECT})
@@ -107,13 +108,14 @@ def test_a_follow_up_on_the_conversation_joins_the_live_task(world: LedgerWorld,
 
 
 def test_mark_running_records_the_process_once(world: LedgerWorld, ledger: Ledger) -> None:
+    """The second is refused by core.edges from the attempt's real state (running), before SQL."""
     world.request(101)
     launched = launch(ledger, 101)
     with ledger.write() as connection:
         tasks.mark_running(
             connection, launched.attempt_id, pid=10, pgid=10, process_started="123", now=ledger.clock.now()
         )
-    with pytest.raises(tasks.TransitionRefused), ledger.write() as connection:
+    with pytest.raises(MoveRefused, match="running"), ledger.write() as connection:
         tasks.mark_running(
             connection, launched.attempt_id, pid=11, pgid=11, process_started="9", now=ledger.clock.now()
         )
