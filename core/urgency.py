@@ -1,10 +1,8 @@
 """Which due intent the outbox sends next: what a person is waiting on first, nobody forever.
 
 Rules:
-1. Urgency by kind: a guard (time-critical: it tells a person the connector is stuck) and a
-   worker's acknowledgement before a holding reply (a person asked and waits) before a worker's
-   reply and notes (what a person waits for) before a completion notice before a still-running
-   notice. Within a tier of ``URGENCY``, the oldest due first (``not_before``, then ``id``).
+1. Urgency by kind: the tiers are ``core.message_kinds.KINDS``'s (what a person waits on
+   first); within a tier of ``URGENCY``, the oldest due first (``not_before``, then ``id``).
 2. Bounded wait: an intent due for ``STARVING_AFTER`` (2 min) or longer goes before any that is
    not, whatever its kind; among those, the oldest due first. So under any stream of urgent
    intents, every due intent goes within that bound plus the ones due before it.
@@ -20,16 +18,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from core.intents import IntentKind
+from core.message_kinds import urgency_tiers
 
 STARVING_AFTER = timedelta(minutes=2)
 
-URGENCY: tuple[frozenset[IntentKind], ...] = (
-    frozenset({IntentKind.guard_ack, IntentKind.worker_ack}),
-    frozenset({IntentKind.holding_reply}),
-    frozenset({IntentKind.worker_reply, IntentKind.worker_note}),
-    frozenset({IntentKind.completion}),
-    frozenset({IntentKind.still_running}),
-)
+URGENCY: tuple[frozenset[IntentKind], ...] = urgency_tiers()
 """Rule 1's tiers, most urgent first: kinds of one tier go oldest first among themselves (a
 worker's note written before its reply is posted before it)."""
 

@@ -58,6 +58,7 @@ from core.claim import Cancel, Claim, decide_claim
 from core.destinations import Destination, ListedMessage
 from core.edges import IntentState
 from core.intents import IntentKind
+from core.message_kinds import KINDS, ClaimNeeds
 from core.not_created import Refuse, Retry, StopRetrying, after_refusal
 from core.outbox_policy import (
     OUTBOX_TICK,
@@ -228,8 +229,8 @@ class Outbox:
             return self._settle_post(row, outcome)
 
     def _claim_decision(self, connection: sqlite3.Connection, row: rows.IntentRow) -> Claim | Cancel:
-        match row.kind:
-            case IntentKind.guard_ack | IntentKind.holding_reply:
+        match KINDS[row.kind].needs:
+            case ClaimNeeds.event:
                 if row.event_id is None:
                     return Cancel(notes.NO_LONGER_CALLED_FOR)
                 return decide_claim(
@@ -237,11 +238,11 @@ class Outbox:
                     record=snapshots.record(connection, row.event_id),
                     task_events=snapshots.task_events_of_event(connection, row.event_id),
                 )
-            case IntentKind.still_running:
+            case ClaimNeeds.attempt:
                 found = None if row.attempt_id is None else snapshots.attempt(connection, row.attempt_id)
                 task_rows = [] if found is None else snapshots.task_events_of_task(connection, found.task_id)
                 return decide_claim(row.kind, attempt=found, task_events=task_rows)
-            case _:  # the completion notice and the worker's words: always claimed
+            case ClaimNeeds.nothing:
                 return decide_claim(row.kind)
 
     def _settle_post(self, row: rows.IntentRow, outcome: PostOutcome) -> SendResult:

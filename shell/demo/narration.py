@@ -22,6 +22,7 @@ import textwrap
 from dataclasses import dataclass
 
 from core import notes
+from core.message_kinds import label
 
 WIDTH = 72
 MOVING_STATES = frozenset({"", "seen", "admitted", "queued", "dispatched"})
@@ -29,17 +30,6 @@ FINAL_INTENT_STATES = frozenset({"sent", "canceled", "indeterminate", "abandoned
 AFTER_THE_WORKER = frozenset({"dispatched", "completed"})  # told after what the worker did
 ATTEMPT_NOTICES = frozenset({"still_running", "completion"})  # told after the attempt's news
 QUOTE_WIDTH = 88
-
-LABELS = {
-    "guard_ack": "guard boost",
-    "holding_reply": "holding reply",
-    "still_running": "still-running notice",
-    "completion": "completion notice",
-    "worker_ack": "the worker's acknowledgement",
-    "worker_reply": "the worker's reply",
-    "worker_note": "the worker's note",
-}
-
 
 @dataclass(frozen=True, slots=True)
 class IntentView:
@@ -81,10 +71,6 @@ def quote(words: str, width: int = QUOTE_WIDTH) -> str:
     its own lines (``\\n`` in ``words``) starting a line of its own."""
     lines = f"'{words}'".split("\n")
     return "\n".join(wrapped for line in lines for wrapped in textwrap.wrap(line, width)) or "''"
-
-
-def label(kind: str) -> str:
-    return LABELS.get(kind, kind)
 
 
 def settled(view: EventView) -> bool:

@@ -27,11 +27,12 @@ from dataclasses import dataclass, field
 
 from core.destinations import MessageKind
 from core.durations import format_duration
+from core.message_kinds import label
 from shell.basecamp.standin.api import MENTION_TYPE
 from shell.basecamp.standin.world import person_sgid
 from shell.demo.connector_child import ConnectorChild
 from shell.demo.ledger_view import LedgerView
-from shell.demo.narration import EventView, label, narrate, settled
+from shell.demo.narration import EventView, narrate, settled
 from shell.demo.script import Scene, Where, expectations, reply_place, worker_part
 from shell.demo.stage import GUARD_DELAY, DemoWorld, Stage
 from shell.demo.standin_link import StandInLink
