@@ -155,7 +155,8 @@ def _disk_lines(disk: Disk | None) -> list[str]:
 
 
 def lines(status: Status) -> list[str]:
-    """The text a person reads: the summary first (rule 6), then each part."""
+    """The text a person reads, the summary first and then each part:
+    rule 6 of core.presentation.status_report."""
     snapshot = status.ledger
     queues = queue_depths(snapshot)
     out = [

@@ -170,9 +170,13 @@ def save_config(path: Path, configuration: Configuration) -> None:
 # --- the token ------------------------------------------------------------------------------
 
 
+MAX_TOKEN_FILE_BYTES = 64 * 1024
+"""The most a token file may hold: a token or a login's credentials is far less."""
+
+
 def read_token_file(path: Path) -> str | Credentials:
     """The bare token or the login's credentials in ``path`` (``core.oauth`` rule 1); refused,
-    one line each, when not owner-only, not a regular file, empty, not ASCII, holding a control
+    one line each, when not owner-only, not a regular file, empty, over 64 KiB, not ASCII, holding a control
     character, or unreadable. Never echoes the content."""
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the start
@@ -182,11 +186,17 @@ def read_token_file(path: Path) -> str | Credentials:
         raise UserError(f"cannot read token file {path}: {error.strerror}", EXIT_CONFIG) from error
     try:
         private_files.check_file_status(os.fstat(descriptor), path, "token file", kind=FileKind.token)
-        raw = os.read(descriptor, 64 * 1024)
+        raw = os.read(descriptor, MAX_TOKEN_FILE_BYTES + 1)
     except OSError as error:
         raise UserError(f"cannot read token file {path}: {error.strerror}", EXIT_CONFIG) from error
     finally:
         os.close(descriptor)
+    if len(raw) > MAX_TOKEN_FILE_BYTES:  # cut, it would be read as a token it is not
+        raise UserError(
+            f"token file {path} holds more than {MAX_TOKEN_FILE_BYTES // 1024} KiB; a token file holds"
+            " one token or a login's credentials",
+            EXIT_CONFIG,
+        )
     try:
         text = raw.decode("ascii")
     except UnicodeDecodeError:

@@ -131,6 +131,17 @@ def test_a_token_that_cannot_go_in_a_header_is_one_line(
     assert content not in line
 
 
+def test_a_token_file_over_the_bound_is_refused_whole_never_read_cut(
+    state: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    token = token_file(state)
+    token.write_text("t" * (64 * 1024 + 1))  # cut at 64 KiB it would read as a token
+    assert connect(["run", "--state-dir", str(state)]) == EXIT_CONFIG
+    assert one_error_line(capsys) == (
+        f"error: token file {token} holds more than 64 KiB; a token file holds one token or a login's credentials"
+    )
+
+
 def test_run_refuses_a_route_to_a_missing_directory_before_anything_starts(
     state: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -13,3 +13,18 @@ DECIDE: list[Mutation] = [
         "test_mark_running_records_the_process_once",
     ),
 ]
+
+KINDS: list[Mutation] = [
+    rule(
+        "kinds: a kind without a row in the kind table is an error at import, never at run time",
+        '    raise ImportError(f"message kinds without a row in KINDS: {sorted(_missing)}")\n',
+        "    pass\n",
+        "test_a_kind_without_a_row_fails_at_import",
+    ),
+    rule(
+        "a token file over 64 KiB is refused whole, never read cut as a token",
+        "    if len(raw) > MAX_TOKEN_FILE_BYTES:  # cut, it would be read as a token it is not\n",
+        "    if False:\n",
+        "test_a_token_file_over_the_bound_is_refused_whole_never_read_cut",
+    ),
+]
