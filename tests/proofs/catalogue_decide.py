@@ -1,4 +1,5 @@
-"""The ledger's moves ask core.edges from the row's real state, never from a literal. Same form as
+"""Stop 21's rules: the ledger's moves ask core.edges from the row's real state, never from a
+literal; the kind table is complete; a token file is read whole or refused. Same form as
 ``tests.proofs.catalogue``."""
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ KINDS: list[Mutation] = [
         "    pass\n",
         "test_a_kind_without_a_row_fails_at_import",
     ),
+]
+
+TOKEN_FILE: list[Mutation] = [
     rule(
         "a token file over 64 KiB is refused whole, never read cut as a token",
         "    if len(raw) > MAX_TOKEN_FILE_BYTES:  # cut, it would be read as a token it is not\n",
