@@ -4,7 +4,7 @@ The shell runs ``core.admission_matrix.gate`` first (no reads); when it answers 
 reads the project's membership (trust mode ``project`` only) and the recording's summary, then
 asks ``decide`` for the verdict, and ``settle_verdict`` in the transaction that writes it.
 
-Rule 1: the decision order is the spec's (2.3), cheapest first: the gate; the membership (a
+Rule 1: the decision order is fixed, cheapest first: the gate; the membership (a
 performer the gate could not trust: not read -> ``blocked(trust_unverified)``, not a member ->
 ``discarded(untrusted_performer)``); the summary read (a ``ReadFailure`` is always ``blocked``,
 never discarded: ``read_failed``, ``throttled`` with its ``retry_at``, ``read_unresolved``,

@@ -158,7 +158,7 @@ class Actor(StrEnum):
     dispatcher = "dispatcher"  # tasks, attempts and their settlement
     worker = "worker"  # the worker's dispatch tools, bound to its task's token
 
-    operator: ClassVar[Actor]  # the spec's word for the person who decides; set below, not a member
+    operator: ClassVar[Actor]  # the person who decides; set below, not a member
 
     def describe(self) -> str:
         """The actor as a refusal names it."""

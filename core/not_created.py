@@ -6,7 +6,7 @@ Rules:
    the request (``not_sent``), or Basecamp answered 429 (rate limited) or 408 (it never had the
    whole request). Those are ``Retry``: ``sending -> pending`` with the cause as the note (one
    of ``notes.NOT_CREATED_NOTES``). Any other 4xx is Basecamp's refusal of the message:
-   ``Refuse``, canceled with the refused note, for a person (``lifecycle-outbox-pr`` invariant 7).
+   ``Refuse``, canceled with the refused note, for a person.
 2. A retry is due after a backoff: as long as it has been retrying so far, at least
    ``FIRST_RETRY_WAIT`` and at most ``LONGEST_RETRY_WAIT`` (so the waits roughly double), and
    never before a 429's Retry-After.

@@ -1,4 +1,4 @@
-"""Admission against a real stand-in and a real ledger: verdicts, intents, races (spec 2.3-2.5)."""
+"""Admission against a real stand-in and a real ledger: verdicts, intents, races."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ The options each subcommand takes are read from its own parser, so a new option 
 soon as it exists. Their values come from what broke the connector before: ids and times too
 large to store, negative and non-numeric ones, non-ASCII, control characters, unknown
 placeholders, paths to nothing, to a file, to a directory, ids in other scripts' digits or with
-a sign or a space, free text with a newline, an ANSI escape, DEL or BEL (issue 25's families). The
+a sign or a space, free text with a newline, an ANSI escape, DEL or BEL. The
 state is a real configured state directory whose Basecamp is a closed port on 127.0.0.1, so
 nothing reaches a network and a command that gets that far ends at "could not ask" (6). Two
 families need more than arguments and run apart: the same commands on a full disk (a real tmpfs,
@@ -95,7 +95,7 @@ NASTY = [
     "x=y", "=", "--", "-", "https://", "ftp://x", "\u202e", "%s%n", "../../etc/passwd",
     "٣", "７", "+7", " 7", "7 ", "²", "7_0", "a\x1b[31mb", "ana\x7f", "bell\x07", "two\nlines", "\x1b]0;t\x07",
 ]  # fmt: skip
-"""What broke the connector before, issue 25's families among them: other scripts' digits, a sign
+"""What broke the connector before: other scripts' digits, a sign
 or a space around an id, control characters in free text."""
 
 

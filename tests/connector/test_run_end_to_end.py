@@ -3,8 +3,8 @@ exactly the messages the design note asks for, and restarts in the middle repeat
 
 Three connector processes, one after another on one state directory, read the demo world's
 feed: Website Launch and Mobile App have routes, Archive has none. What each event is owed
-(``reference/lifecycle-outbox-pr.txt``, "The messages"; ``connector-spec.md`` 2.3 trigger
-matrix, 3.4 settlement, 4.4 intent kinds), in the order the scene makes them:
+(``core.admission``'s trigger matrix, ``core.settlement``, ``core.message_kinds``), in the order
+the scene makes them:
 
 First process.
 * A mention on a routed card; a mention in a routed Campfire; the operator assigning the agent

@@ -1,4 +1,4 @@
-"""`bin/connect run`'s first line names what it counts (issue 27 part 6): ``mid_launch=`` the
+"""`bin/connect run`'s first line names what it counts: ``mid_launch=`` the
 attempts a crash left mid-launch for ``settle-launch`` (it was ``held=``, read as the hold), and
 ``hold=on|off``, whether a person's hold stands; as a real process against the stand-in."""
 

@@ -1,5 +1,5 @@
-"""A refusal Basecamp will repeat is exit 3 with what to fix, never exit 6 ("restart, it passes")
-(issue 27 part 4): a token file so large Basecamp answers 431, and a 403 or 404 on the identity
+"""A refusal Basecamp will repeat is exit 3 with what to fix, never exit 6 ("restart, it passes"):
+a token file so large Basecamp answers 431, and a 403 or 404 on the identity
 request, against `bin/connect run` as a real process and `bin/connect doctor`; a refusal a later
 try can pass (429) stays exit 6. Plain values for ``core.lasting_refusal`` first."""
 

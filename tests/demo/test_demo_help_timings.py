@@ -1,4 +1,4 @@
-"""`bin/connect demo --help` names the timings the demo really uses (issue 27 part 6): it said the
+"""`bin/connect demo --help` names the timings the demo really uses: it said the
 guard delay was 4 s while the demo ran with 8 s."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """shell.demo.standin_link: the demo's Basecamp reads keep to the limit the demo shares with the
-connector and its workers (issue 24 part 8): paced, and a 429 waited out, never the end of the demo.
+connector and its workers: paced, and a 429 waited out, never the end of the demo.
 
-The cause of the demo tests' 429 (issue 26; `test_a_doubled_and_a_missing_message_fail_the_verdict_and_the_exit`
+The cause of the demo tests' 429 (`test_a_doubled_and_a_missing_message_fail_the_verdict_and_the_exit`
 on a fresh clone): the verdict's reads (and a scene's card title) went straight to the stand-in,
 unpaced and never asked again, in the same 10 s window as a restarted connector's catch-up; one
 429 among them was `StandInUnreachable`, exit 6.

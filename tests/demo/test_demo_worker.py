@@ -83,7 +83,7 @@ class Basecamp:
 def test_the_worker_acknowledges_as_its_prompt_says_and_no_more(
     acknowledge: bool, guard_acknowledged: bool, boosted: bool
 ) -> None:
-    """Issue 24 part 6: the bundled worker reads the prompt's rule (core.dispatch_prompt), so a
+    """The bundled worker reads the prompt's rule (core.dispatch_prompt), so a
     subscribed or completed trigger (``acknowledge`` false) gets no boost from it either."""
     instruction = {
         "event_id": 7000000007, "acknowledge": acknowledge, "guard_acknowledged": guard_acknowledged,

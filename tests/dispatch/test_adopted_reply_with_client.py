@@ -116,14 +116,14 @@ def test_two_replies_at_the_destination_adopt_neither_and_the_notice_asks_a_pers
 
 
 def test_a_canceled_notice_s_words_never_hide_the_worker_s_reply(tmp_path: Path) -> None:
-    """The PR's review point: a canceled intent proves its message absent, so a worker's reply in
+    """A canceled intent proves its message absent, so a worker's reply in
     the same words is the worker's."""
     adoption = _adoption(tmp_path, [], notice_canceled=True)
     assert adoption.held == adoption.ids[0]
 
 
 def test_an_indeterminate_notice_s_message_is_never_adopted_as_the_worker_s_reply(tmp_path: Path) -> None:
-    """The other half of the PR's filter: an indeterminate intent may exist at the destination with
+    """The other half of the adopted-reply filter: an indeterminate intent may exist at the destination with
     no receipt to exclude it by, so a listed message in its words is never the worker's reply,
     even when it is the only message there."""
     adoption = _adoption(tmp_path, [], notice_indeterminate=True)

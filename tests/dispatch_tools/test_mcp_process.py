@@ -152,8 +152,8 @@ SERVER_NEVER_IMPORTS = {
 }  # fmt: skip
 """What a worker's server never runs: admission and the feed, the dispatcher and its settlement,
 the outbox, the snapshots core reads beside an intent, the configuration's parser and status's
-presentation. Each is a module whose import a worker would wait on (issue 13: the server answers
-``initialize`` within 4x a bare interpreter). ``core.destinations`` (an enum and a dataclass) is
+presentation. Each is a module whose import a worker would wait on (the server answers
+``initialize`` within a few times a bare interpreter's start). ``core.destinations`` (an enum and a dataclass) is
 imported: a worker's words name where they go."""
 
 

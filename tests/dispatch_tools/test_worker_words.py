@@ -1,4 +1,4 @@
-"""A worker's words through the connector (issue 21 part 1): the tools' transactions on a real
+"""A worker's words through the connector: the tools' transactions on a real
 SQLite file, then the real outbox (``shell.outbox``) against a Basecamp with behaviour."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``core.doctor``'s token check reads the ledger's word of a lapsed token (issue 24 part 5): the
+"""``core.doctor``'s token check reads the ledger's word of a lapsed token: the
 running connector's creates were refused (401, after its refresh) and wait, pending."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Migration 15: a worker's words in the outbox (issue 21 part 1), held at the database."""
+"""Migration 15: a worker's words in the outbox, held at the database."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``core.timestamps.parse_timestamp`` reads the ledger's own fixed-width form at once (the
 outbox reads two a claim) and answers exactly what the general reading answers; anything else
-in that width goes the general way (issue 24 part 9)."""
+in that width goes the general way."""
 
 from __future__ import annotations
 

@@ -111,7 +111,7 @@ def test_the_waits_grow_with_the_time_spent_retrying() -> None:
 def test_a_401_after_the_refresh_is_the_tokens_outage_pending_at_once_and_never_a_persons_resend(
     tried_for: timedelta | None,
 ) -> None:
-    """Issue 24 part 5: a lapsed token is not Basecamp refusing the message. It waits, pending,
+    """A lapsed token is not Basecamp refusing the message. It waits, pending,
     due at once (the outbox claims nothing until a token works), however long it has waited."""
     since = None if tried_for is None else NOW - tried_for
     after = after_refusal(answered(401), NOW, since)

@@ -1,6 +1,5 @@
 """The still-running notice in flight when its attempt ends: settlement and the notice meet in the
-ledger (issue 24 part 4; the lifecycle PR's review, twice: "have settlement enqueue a terminal
-notice whenever one is already sending").
+ledger: settlement enqueues a terminal notice whenever one is already sending.
 
 The claim checks the attempt is live; the POST comes after the claim committed; the worker --
 another process -- can finish in between. When every event succeeded with a reply no completion

@@ -1,4 +1,4 @@
-"""Issue 26: the rule no test held (the adopted-reply filter's indeterminate half)."""
+"""The rule no test held (the adopted-reply filter's indeterminate half)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 10 item 3: the adopted-reply rule (spec 3.6 with the PR's filter) and progress_at."""
+"""The adopted-reply rule (with its filter of the connector's own messages) and progress_at."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ ADOPTED_REPLY: list[Mutation] = [
         "test_the_one_reply_a_worker_never_reported_is_adopted_not_the_lifecycle_notice",
     ),
     rule(
-        "adopted reply: a canceled intent's words never hide a worker's reply (the PR's review point)",
+        "adopted reply: a canceled intent's words never hide a worker's reply",
         "        if state != IntentState.canceled:\n            bodies.append(str(body))\n",
         "        bodies.append(str(body))\n",
         "test_a_canceled_notice_s_words_never_hide_the_worker_s_reply",

@@ -1,4 +1,4 @@
-"""The proofs of issue 25 (bad input, second round) and issue 27's signals at the start and its
+"""The proofs of bad input (second round) and of signals at the start and its
 unwritable standard streams. Same form as ``tests.proofs.catalogue``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The proofs of issue 10's item 4: every bad input is one line and a documented exit code,
+"""The proofs of bad input: every bad input is one line and a documented exit code,
 nothing lost, no crash loop. Same form as ``tests.proofs.catalogue``."""
 
 from __future__ import annotations

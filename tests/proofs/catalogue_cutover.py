@@ -1,4 +1,4 @@
-"""The proofs of cutting over from a shadow run (issue 11, point 2; reference spec 5.5, 5.6):
+"""The proofs of cutting over from a shadow run:
 `shadow promote`'s steps and locks, `import`'s one transaction, and a hold's revoking of waiting
 redispatches. Same form as ``tests.proofs.catalogue``."""
 

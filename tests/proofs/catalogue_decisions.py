@@ -1,4 +1,4 @@
-"""The proofs of a person's decisions (issue 5: ``redispatch`` and ``discard``). Same form as
+"""The proofs of a person's decisions (``redispatch`` and ``discard``). Same form as
 ``tests.proofs.catalogue``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The proofs of ``bin/connect doctor`` (issue 11, point 3): each verdict that fails or warns,
+"""The proofs of ``bin/connect doctor``: each verdict that fails or warns,
 the exit code, the read-only ledger, the lock's holder, and ``--deep``'s probe. Same form as
 ``tests.proofs.catalogue``."""
 

@@ -1,4 +1,4 @@
-"""The real worker's rules' proofs (issue 21, parts 2, 3, 5 and 6): the Claude Code driver that
+"""The real worker's rules' proofs: the Claude Code driver that
 reads what Claude Code says, the default command that can work, and doctor knowing the real
 worker. Same form as ``tests.proofs.catalogue``."""
 

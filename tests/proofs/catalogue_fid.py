@@ -1,4 +1,4 @@
-"""Issue 24's fidelity half (parts 4, 5, 6, 8, 9): the acknowledgement rule the worker is told, the
+"""Fidelity: the acknowledgement rule the worker is told, the
 demo's paced reads, a lapsed token as an outage, and the notice in flight when its reason ends.
 Same form as ``tests.proofs.catalogue``."""
 

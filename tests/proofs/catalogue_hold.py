@@ -1,4 +1,4 @@
-"""The proofs of issue 11's hold and release, the way out of an attempt left
+"""The proofs of the hold and release, the way out of an attempt left
 mid-launch, and a person's redispatch of a live task. Same form as
 ``tests.proofs.catalogue``."""
 

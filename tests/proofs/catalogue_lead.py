@@ -1,4 +1,4 @@
-"""The proofs of what the lead's merge of this stop's branches added. Same form as ``tests.proofs.catalogue``."""
+"""The proofs of what a merge of several branches added. Same form as ``tests.proofs.catalogue``."""
 
 from __future__ import annotations
 

@@ -179,7 +179,7 @@ LIMITS += [
         "test_the_agents_person_id_is_handed_to_the_mcp_server_when_known",
     ),
 ]
-LIMITS += [  # issue 13's last two targets: bin/connect's start, and status at 100k records
+LIMITS += [  # bin/connect's start, and status at 100k records
     rule(
         "scale: bin/connect start: only the chosen subcommand's module is imported",
         "    parser = build_parser(tuple(name for name in commands if name == chosen(arguments)), listed=commands)",
@@ -255,7 +255,7 @@ LIMITS += [  # issue 13's last two targets: bin/connect's start, and status at 1
         "test_the_read_only_connection_keeps_a_bounded_page_cache",
     ),
 ]
-LIMITS += [  # issue 13's last figure: the MCP server's start imports only what its tools use
+LIMITS += [  # the MCP server's start imports only what its tools use
     rule(
         "mcp start: the server's ledger writes import none of the dispatcher's modules",
         "from shell.ledger import worker_moves\n",

@@ -1,4 +1,4 @@
-"""Issue 10 item 2: a request that provably never reached Basecamp goes back to pending, not to canceled."""
+"""A request that provably never reached Basecamp goes back to pending, not to canceled."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rules of issue 9's one home for each OS safety primitive: signals only from
+"""Rules of one home for each OS safety primitive: signals only from
 ``shell/processes.py`` (SIGTERM, grace, SIGKILL written once), file privacy only from
 ``shell/private_files.py`` (one policy), file locks only from ``shell/state/flock.py``, the
 task token's variable and hash only from ``core/task_token.py``; and the MCP server's one

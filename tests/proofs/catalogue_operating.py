@@ -1,4 +1,4 @@
-"""The proofs of what an operator meets (issue 5's usability pass): values no command can use,
+"""The proofs of what an operator meets: values no command can use,
 a reader that goes away, a worker program that is not there, and a read on a connection the server closed. Same form as
 ``tests.proofs.catalogue``."""
 

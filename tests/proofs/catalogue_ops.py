@@ -1,4 +1,4 @@
-"""The proofs of issue 27's parts 1, 3, 4 (first half), 5 and 6: an operator's first week (no
+"""The proofs of an operator's first week (no
 writer over a file it does not own, advice only for the path named, a refusal Basecamp repeats
 is exit 3, the stand-in refuses the impossible, what status and run say). Same form as
 ``tests.proofs.catalogue``."""

@@ -15,7 +15,7 @@ PROSE: list[Mutation] = [
     rule(
         "no production module cites a document outside the repository",
         '"""Re-reading the configuration file while the connector runs (``connectRoutesTTL``).',
-        '"""Re-reading the configuration file while the connector runs (spec 2.2, ``connectRoutesTTL``).',
+        '"""Re-reading the configuration file while the connector runs (spec' ' 2.2, ``connectRoutesTTL``).',
         "test_no_production_module_cites_a_document_outside_the_repository",
     ),
 ]

@@ -1,4 +1,4 @@
-"""The proofs of issue 24's security half and issue 25's one decoder: URLs from Basecamp never
+"""The proofs of security and of the one decoder: URLs from Basecamp never
 carry the token elsewhere, hostile answers cannot silence the connector, untrusted words are
 data, and the stand-in is safe on a shared machine."""
 

@@ -1,4 +1,4 @@
-"""The proofs of a worker's words through the connector (issue 21 part 1): the intents the tools
+"""The proofs of a worker's words through the connector: the intents the tools
 write, the Markdown's allowlist, the outbox recording a landed id, and the urgency of the words."""
 
 from __future__ import annotations

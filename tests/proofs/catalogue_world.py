@@ -1,4 +1,4 @@
-"""The proofs of issue 10's items 1, 5 and 6 (I10a): one connector per (account, agent) per
+"""The proofs of one connector per (account, agent) per
 machine, the timing floors, and the task token's and the worker's environment's security.
 Same form as ``tests.proofs.catalogue``."""
 

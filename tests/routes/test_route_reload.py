@@ -135,4 +135,4 @@ def test_the_file_is_re_read_every_2_s_as_the_reference_does() -> None:
 
     from core.route_reload import RELOAD_EVERY
 
-    assert timedelta(seconds=2) == RELOAD_EVERY  # spec 2.2, connectRoutesTTL
+    assert timedelta(seconds=2) == RELOAD_EVERY  # connectRoutesTTL

@@ -1,5 +1,5 @@
 """``bin/simulate``'s check ``last-word-never-still-working`` (``tests.sim.whole.last_word``) finds
-an attempt's end that ignores its still-running notice in flight (issue 24 part 4), and the
+an attempt's end that ignores its still-running notice in flight, and the
 world reaches the race it judges."""
 
 from __future__ import annotations

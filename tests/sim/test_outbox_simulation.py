@@ -1098,7 +1098,7 @@ def test_a_still_running_notice_in_flight_when_its_work_ends_lands_once_and_the_
     quiet_world: tuple[LedgerWorld, FakeBasecamp, Outbox],
 ) -> None:
     """The request already on its way lands, once; the attempt's end saw it sending and wrote the
-    short completion notice (core.intents rule 6), which follows it (issue 24 part 4)."""
+    short completion notice (core.intents rule 6), which follows it."""
     world, basecamp, outbox = quiet_world
     world.request(101)
     task_id = world.task(101)

@@ -1,4 +1,4 @@
-"""The stand-in refuses the impossible (issue 27 part 5), through its control API over real HTTP:
+"""The stand-in refuses the impossible, through its control API over real HTTP:
 finite, bounded numbers everywhere (delays, windows, sizes, lifetimes, counts), a clear 400 for
 every bad body that changes nothing, faults removable, no secret or OAuth code in its record of
 requests, a mention posted as Basecamp marks one up, and a world with an account id of its own."""

@@ -1,4 +1,4 @@
-"""Advice only for the path named (issue 27 part 3): a missing ledger is said to be missing, and
+"""Advice only for the path named: a missing ledger is said to be missing, and
 a mode fix (``chmod``) is offered only for a path the connector made, never for a shared
 (sticky) directory, a system directory or a stranger's file; real files and directories, through
 the real command lines."""

@@ -1,4 +1,4 @@
-"""No writer of a token or a configuration replaces a file of another kind (issue 27 part 1):
+"""No writer of a token or a configuration replaces a file of another kind:
 ``core.file_kinds`` on plain values, then ``save_config`` and ``write_atomically`` on real files,
 a real ledger with records among them."""
 

@@ -1,4 +1,4 @@
-"""`bin/connect status` says what waits (issue 27 part 6), on real ledger files: the outbox's
+"""`bin/connect status` says what waits, on real ledger files: the outbox's
 counts (a guard waiting under a hold shows), what each record not yet running waits for (the
 hold, not a worker slot, while one stands), only the decisions the rules accept, "seen"
 explained, and a shadow run's own state directory read with its parent's configuration."""

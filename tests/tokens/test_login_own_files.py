@@ -1,4 +1,4 @@
-"""`bin/connect login` writes over no file it does not own (issue 27 part 1), as a real process
+"""`bin/connect login` writes over no file it does not own, as a real process
 against the stand-in's Launchpad: one test per kind of file. A ledger with records, a
 configuration, a stranger's file, a name a state directory reserves and a path inside a state
 directory are each refused before the sign-in starts (exit 3, no URL offered), and each is

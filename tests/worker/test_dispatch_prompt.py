@@ -62,7 +62,7 @@ def test_the_prompt_walks_the_worker_through_pull_acknowledge_work_reply_report_
 def test_a_worker_acknowledges_only_when_acknowledge_is_true_and_guard_acknowledged_false(
     acknowledge: bool, guard_acknowledged: bool, called_for: bool
 ) -> None:
-    """Issue 24 part 6: a subscribed or completed trigger (``acknowledge`` false) is never
+    """A subscribed or completed trigger (``acknowledge`` false) is never
     acknowledged, whatever the guard did; the prompt's words say the same as the rule."""
     instruction = {"acknowledge": acknowledge, "guard_acknowledged": guard_acknowledged}
     assert acknowledgement_called_for(instruction) is called_for

@@ -24,7 +24,7 @@ Rules:
 4. A crash armed here (``crash_at``) raises ``Crash`` at that point of a request: before the
    create reaches Basecamp, after it landed (the answer dies with the process), during a
    listing, or during a summary read.
-5. The feed and the cable (issue 12's faults): ``epoch_after_id`` is the feed's epoch -- a request
+5. The feed and the cable: ``epoch_after_id`` is the feed's epoch -- a request
    from a position before it is answered 410 (``EpochPassed``): the events between were
    expired and may never be served. The feed serves an event only ``SAFETY_DELAY`` after it was
    made; the cable at once. ``feed_blips`` fails that many next feed requests (a 5xx),

@@ -1,9 +1,8 @@
 """The named checks run after every step of a whole-connector run, and at its end.
 
 Rules:
-1. Each check has a name (``CHECKS``) and answers what it found, or nothing. The reference's
-   ten outbox invariants are ``outbox-1`` .. ``outbox-10``
-   (``/work/shared/reference/lifecycle-outbox-pr.txt``); beside them: ``no-message-doubled``,
+1. Each check has a name (``CHECKS``) and answers what it found, or nothing. The outbox's
+   ten invariants are ``outbox-1`` .. ``outbox-10`` (``CHECKS`` says each); beside them: ``no-message-doubled``,
    ``no-instruction-twice``, ``no-record-lost`` and ``no-event-missed`` (at the end: every
    mention is a record, or was expired unread inside a gap the feed's 410 made), ``moves-are-edges``,
    ``receipts-unique-and-final``, ``nothing-sending-at-quiescence`` (at the end), and the hold's

@@ -1,5 +1,5 @@
 """The check ``last-word-never-still-working``: a still-running notice that lands after its attempt
-ended is followed by that attempt's completion notice (issue 24 part 4, ``core.intents`` rule 6).
+ended is followed by that attempt's completion notice (``core.intents`` rule 6).
 
 Rules:
 1. The world makes the race (``meanwhile``): when the outbox's request for a still-running notice

@@ -63,7 +63,7 @@ REQUIRED = (
     "repair: found an event the live lane lost",
     "feed 410: the epoch passed",
     "410: an event expired unread, inside a recorded gap",
-    # issue 26: what the world missed
+    # what the world once missed
     "admitted: assigned",
     "admitted: subscribed",
     "admitted: completed",

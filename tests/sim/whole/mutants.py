@@ -69,7 +69,7 @@ OWN = (
         also=(("    if not may_launch(hold_marker.standing(connection)):\n        raise NotStartable(",
                "    if False:\n        raise NotStartable("),),
     ),
-    # issue 26: the kinds an outside set of bugs showed the simulation blind to
+    # the kinds an outside set of bugs showed the simulation blind to
     rule(
         "adoption: the newest of several matches adopted",
         "    if len(candidates) != 1:\n        return Indeterminate(notes.matching_messages(len(candidates)))\n",

@@ -1,4 +1,4 @@
-"""A worker's words in the whole-connector simulation (issue 21 part 1): the ``speaking`` worker,
+"""A worker's words in the whole-connector simulation: the ``speaking`` worker,
 and the named checks on what the connector posted for it.
 
 Rules:
