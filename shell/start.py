@@ -13,10 +13,9 @@ Rules:
    three; a test or the simulation passes the outbox alone, with a stand-in or a simulated
    Basecamp behind it, and drives this same sequence.
 3. Without a recovery the send step leaves every still-running notice pending, unread: each live
-   attempt belongs to a previous process, and whether its worker still runs is recovery's to say
-   (review finding 2). After recovery the next flush claims it, or cancels it because recovery
-   ended its attempt. With a recovery, recovery has run before the send, so the claim check
-   decides.
+   attempt belongs to a previous process, and whether its worker still runs is recovery's to say.
+   After recovery the next flush claims it, or cancels it because recovery ended its attempt.
+   With a recovery, recovery has run before the send, so the claim check decides.
 4. A ledger that cannot be read or settled raises ``OutboxLedgerError``: the start stops there.
 5. ``stop`` (a SIGTERM or SIGINT during the start, ``shell.connector`` rule 10): once it is set,
    no further step begins, and each step stops short -- reconciliation lists no further

@@ -10,5 +10,7 @@ def test_the_readme_layout_names_every_module_of_core_and_shell_where_it_lives_a
     text = README.read_text()
     assert written(text), "README.md has no rendered layout (python -m tests.architecture.layout --write)"
     found = differences(text)
-    assert not found, "README.md's layout differs from the tree (redraw: python -m tests.architecture.layout --write):\n" + "\n".join(found)
-
+    assert not found, (
+        "README.md's layout differs from the tree (redraw: python -m tests.architecture.layout --write):\n"
+        + "\n".join(found)
+    )

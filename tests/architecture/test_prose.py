@@ -36,6 +36,7 @@ OUTSIDE = tuple(
         r"\bthe " + r"spec(?:'s)?\b",
         r"\bthe " + r"PR's\b",
         r"\bthe " + r"lead\b",
+        r"\b(?:review )?" + r"findings? \d",  # a review kept elsewhere
     )
 )
 

@@ -1,6 +1,6 @@
-"""Review of "redispatch and discard" (core/decisions.py, shell/ledger_decisions.py,
-shell/decision_cli.py, migration 0006): each finding a test that failed before its fix (all four
-fixed; each was seen red with --runxfail before, and by bin/prove after).
+"""What a review of "redispatch and discard" (core/decisions.py, shell/ledger/decisions.py,
+shell/cli/decisions.py, migration 0006) found: each finding a test that failed before its fix
+(all fixed; each was seen red with --runxfail before, and by bin/prove after).
 
 Real ledger files throughout (the root conftest's ``ledger``, ``world`` and ``clock``); the
 command is run through ``shell.cli.main`` against a state directory configured the way
@@ -75,9 +75,6 @@ def state_of(ledger: Ledger, event_id: int = EVENT) -> tuple[str, str]:
     return str(state), str(reason)
 
 
-# -- finding 1 ------------------------------------------------------------------------------
-
-
 def test_a_redispatch_never_admits_a_record_no_connector_with_this_configuration_will_start(
     world: LedgerWorld, ledger: Ledger, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -96,9 +93,6 @@ def test_a_redispatch_never_admits_a_record_no_connector_with_this_configuration
         f"exit {code}, told {said.strip()!r}: the record now waits as admitted for a start that "
         "cannot come, and nothing (no holding reply, no sweep) will ever say so"
     )
-
-
-# -- finding 2 ------------------------------------------------------------------------------
 
 
 def test_a_persons_redispatch_of_a_blocked_record_outlives_one_transient_failure(
@@ -132,9 +126,6 @@ def test_a_persons_redispatch_of_a_blocked_record_outlives_one_transient_failure
     assert due is not None, (
         "the authorized record is never offered to admission again without a second redispatch"
     )
-
-
-# -- finding 4 ------------------------------------------------------------------------------
 
 
 def test_a_person_can_stop_a_follow_up_no_worker_has_pulled_from_running(

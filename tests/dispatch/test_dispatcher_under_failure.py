@@ -16,9 +16,6 @@ from shell.ledger.connection import Ledger
 from tests.support.ledger_world import PROJECT, LedgerWorld
 from tests.support.pretend_workers import AlwaysGone, RecordingDriver, wait_until_or_timeout
 
-# -- finding 3 ------------------------------------------------------------------------------
-
-
 def test_a_spawned_worker_is_never_left_unsupervised_when_the_ledger_fails(
     world: LedgerWorld, ledger: Ledger, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -38,9 +35,6 @@ def test_a_spawned_worker_is_never_left_unsupervised_when_the_ledger_fails(
     # The rule: a worker process that exists is supervised to its end (deadline, shutdown), or the
     # connector stops. Here it was neither supervised nor ended.
     assert driver.supervised == [50_001]
-
-
-# -- finding 6 ------------------------------------------------------------------------------
 
 
 class _RoutesThatStopMidTick(Mapping[int, Path]):

@@ -159,7 +159,7 @@ def test_a_still_running_notice_for_a_live_attempt_with_work_outstanding_is_clai
 
 
 def test_a_still_running_notice_stands_down_once_every_instruction_was_reported() -> None:
-    """Review finding 1: the worker reported everything; its process has yet to exit."""
+    """The worker reported everything; its process has yet to exit."""
     rows = [row(DeliveryState.completed), row(DeliveryState.completed)]
     decision = decide_claim(IntentKind.still_running, attempt=attempt(AttemptState.running), task_events=rows)
     assert decision == Cancel("every instruction was reported before the notice went out")

@@ -45,7 +45,6 @@ def _finished_work_with_a_live_attempt(world: LedgerWorld, ledger: Ledger) -> st
 
 REPLY_DESTINATION = Destination(MessageKind.comment, PROJECT, 1_000_101)
 
-# -- finding 1 ------------------------------------------------------------------------------
 # Fixed: a still-running notice is claimed only while some instruction of its task is not yet
 # reported (core.claim rule 4). What stays open is narrower and cannot be closed by any check:
 # work reported *while the request is on the wire* (tests/sim, the claim-to-request window).
@@ -64,7 +63,6 @@ def test_a_still_running_notice_stands_down_when_its_work_was_reported_before_th
     assert _still_running_posts(basecamp, REPLY_DESTINATION) == []
 
 
-# -- finding 2 ------------------------------------------------------------------------------
 # Fixed: a start without recovery passes over still-running notices (shell.start rule 3).
 
 

@@ -1,5 +1,5 @@
 """The proofs of the claim-to-request window's fixes: a still-running notice stands down once its
-work was reported, and start leaves still-running notices to recovery (review findings 1, 2)."""
+work was reported, and start leaves still-running notices to recovery."""
 
 from __future__ import annotations
 
