@@ -16,6 +16,7 @@ from shell.ledger.connection import Ledger
 from tests.support.ledger_world import PROJECT, LedgerWorld
 from tests.support.pretend_workers import AlwaysGone, RecordingDriver, wait_until_or_timeout
 
+
 def test_a_spawned_worker_is_never_left_unsupervised_when_the_ledger_fails(
     world: LedgerWorld, ledger: Ledger, monkeypatch: pytest.MonkeyPatch
 ) -> None:
