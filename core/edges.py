@@ -1,118 +1,25 @@
 """The lifecycles the connector keeps, as data: every state, every allowed move, and who may make it.
 
-Rule 1: a lifecycle is a ``LifecycleTable``: a closed set of ``Edge`` values. A pair of states
-that is not an edge of the table is refused, whoever asks. Nothing outside this module decides
-which moves exist; the ledger's triggers hold the same pairs at the database (migrations 0001
-and 0003), and a test tries every pair of every table against both.
+Rule 1: a lifecycle is a ``LifecycleTable``, a closed set of ``Edge`` values; a pair of states
+that is not an edge is refused, whoever asks. Nothing outside this module decides which moves
+exist; the ledger's triggers hold the same pairs, and a test tries every pair of every table
+against both. ``print(RECORD_EDGES)`` (or any table) lists its edges.
 
-Rule 2: every edge names who may take it (``Actor``): ``automatic`` is the connector itself (a
-claim, the sender, reconciliation, a ledger trigger); ``admission`` gives verdicts; the
-``dispatcher`` creates, supersedes and settles tasks and their attempts; the ``worker`` acts
-through its dispatch tools (get_dispatch, ack_dispatch, complete_dispatch, reply_dispatch); a
-``person`` (an ``operator``: the same actor, two names) decides through a command. An edge taken by the wrong
-actor is refused. Who moves is the core's concern; the database holds only which pairs exist.
+Rule 2: every edge names who may take it (``Actor``); an edge taken by the wrong actor is
+refused. Who moves is the core's concern; the database holds only which pairs exist.
 
-Rule 3: an edge may also require the note the moving row carries: the note it has, for a
-person's resend, or the note the move writes, for the connector's retry. That is how a canceled
-intent returns to pending only when its note proves nothing was created (``notes.resendable``:
-Basecamp refused the request, or it never reached Basecamp for a day), so a resend cannot double
-it; and how a sending intent goes back to pending only with a cause proving its request never
-reached Basecamp (``notes.NOT_CREATED_NOTES``; ``core.not_created`` decides it). A guard canceled
-by get_dispatch never comes back.
+Rule 3: an edge may also require the note the moving row carries, so a canceled intent returns
+to pending only when its note proves nothing was created (``notes.resendable``), and a sending
+intent only with a cause proving its request never reached Basecamp (``core.not_created``): a
+resend or a retry cannot double a message.
 
-Rule 4: writing the state a row already has is refused unless the table says repeats are allowed.
-An outbox intent never "moves" to where it is: its trigger only sees changes. A record's repeats
-are allowed, whoever writes them, except where the table lists the pair as an edge of its own
-(blocked -> blocked is admission re-deciding; dispatched -> dispatched is a redispatch onto a new
-task): such a pair is a move like any other, taken only by the actors its edge names.
+Rule 4: writing the state a row already has is refused unless the table allows repeats (only
+the record's does). A repeat the table lists as an edge of its own (blocked -> blocked is
+admission re-deciding; dispatched -> dispatched a redispatch onto a new task) is a move like any
+other, taken only by its edge's actors.
 
 Rule 5: ``step`` answers ``Success(target)`` or ``Failure(IllegalMove)``, naming both states, the
-actor and why. It never raises for a refused move: a refusal is an answer, not a crash.
-
-The outbox intent, ``INTENT_EDGES`` and ``step``::
-
-    pending        -> sending        automatic  claim (committed before any request)
-    pending        -> canceled       automatic  claim finds it no longer called for; get_dispatch; held
-                                     person     a discard of its record
-    sending        -> sent           automatic  receipt recorded, or adopted by reconciliation
-    sending        -> indeterminate  automatic  reconciliation could not decide, or gave up
-    sending        -> canceled       automatic  Basecamp refused the request: nothing was created;
-                                                or it never reached Basecamp for 24 h
-    sending        -> pending        automatic  the request provably never reached Basecamp (a cause)
-    indeterminate  -> sent           person     resolved: sent (with the receipt a person found)
-    indeterminate  -> abandoned      person     resolved: abandon
-    indeterminate  -> pending        person     resolved: resend
-    canceled       -> pending        person     resolved: resend, only with a resendable note
-
-``sent`` and ``abandoned`` are terminal.
-
-The record (``events.state``, with the hold's simple edges),
-``RECORD_EDGES``; repeats allowed (rule 4)::
-
-    seen        -> admitted    admission             verdict, conversation not live
-    seen        -> queued      admission             verdict, conversation live
-    seen        -> blocked     admission             verdict
-    seen        -> discarded   admission             verdict
-    blocked     -> admitted    admission             re-decided
-    blocked     -> queued      admission             re-decided, conversation live
-    blocked     -> blocked     admission             re-decided: still blocked
-    blocked     -> discarded   admission, person     verdict, or an operator's discard
-    admitted    -> dispatched  dispatcher            joins a task (create_task)
-    queued      -> dispatched  dispatcher            joins a task (create_task)
-    dispatched  -> dispatched  dispatcher            a redispatch onto a new task
-    dispatched  -> admitted    dispatcher            superseded never exposed, or withdrawn for its one retry
-    dispatched  -> blocked     dispatcher            withdrawn again: the worker could not be started twice
-    dispatched  -> completed   worker, dispatcher    complete_dispatch, or the settlement
-    admitted    -> queued      admission, dispatcher lifecycle bookkeeping
-    admitted    -> blocked     admission, dispatcher lifecycle bookkeeping
-    queued      -> blocked     admission, dispatcher lifecycle bookkeeping
-    admitted    -> discarded   person                an operator's discard
-    queued      -> discarded   person                an operator's discard
-    admitted    -> held        person                a hold
-    queued      -> held        person                a hold
-    held        -> admitted    person                a release, or a redispatch
-    held        -> queued      person                a release, conversation live
-    held        -> blocked     person                a redispatch of a record held over a blocking reason
-    held        -> discarded   person                an operator's discard
-    dispatched  -> discarded   person                a discard of a follow-up its task never handed out
-    completed   -> admitted    person                a redispatch, the outcome settled unknown or failed
-    completed   -> discarded   person                a discard, the outcome settled unknown
-
-``discarded`` is terminal, and so is ``completed`` but for a person's two decision edges: the ledger
-takes them only under a person's decision row made at the record's current revision, once no live
-task carries the record (migration 0006; ``core.decisions`` decides them). A dispatched record is
-discarded the same way, and only while no worker was handed it (its row never exposed or pulled). ``blocked ->
-dispatched`` is in the original map with no caller ("a task needs an instruction, and blocked has
-none"), so it is not an edge here. The import edge is not built.
-
-The task (``tasks.superseded_at``: NULL is live), ``TASK_EDGES``::
-
-    live        -> superseded  dispatcher, person    supersede_task; an operator's redispatch
-
-``superseded`` is final: the token is refused and the task's rows are retired.
-
-The delivery (``task_events.delivery``), forward only, never skipping exposure, ``DELIVERY_EDGES``::
-
-    admitted    -> exposed     worker, dispatcher    get_dispatch; the dispatcher at launch
-    exposed     -> delivered   worker                ack_dispatch (the ack id is written with it, or never)
-    exposed     -> completed   worker, dispatcher    complete_dispatch; the settlement (gone before its ack)
-    delivered   -> completed   worker, dispatcher    complete_dispatch; the settlement
-
-A withdrawal (``withdrawn_at``, the one automatic retry after a proven spawn failure) is a mark on
-an exposed row, not a delivery state.
-
-The guard (``task_events.guard``), written ``''`` or ``armed`` at insert only, ``GUARD_EDGES``::
-
-    armed       -> canceled    worker                get_dispatch
-    armed       -> fired       automatic             the guard acknowledgement's claim
-
-The attempt (``attempts.state``), forward only, ``ATTEMPT_EDGES``::
-
-    launching   -> running     dispatcher            the driver started the process (mark_running)
-    launching   -> ended       dispatcher            the settlement (spawn failed, or lost mid-launch)
-    running     -> ended       dispatcher            the settlement
-
-An ended attempt's stop reason never changes. Only the record table allows repeats.
+actor and why; a refusal is an answer, never a raise.
 """
 
 
@@ -224,6 +131,15 @@ class LifecycleTable(Generic[StateT]):
             if not edge.actors:
                 raise ValueError(f"{self.name}: the edge {edge.source} -> {edge.target} has no actor")
 
+    def __str__(self) -> str:
+        """The table for a reader: one edge a line, its actors and what takes it."""
+        width = max(len(edge.source) for edge in self.edges)
+        return "\n".join(
+            f"{edge.source:<{width}} -> {edge.target:<{width}}  "
+            f"{', '.join(sorted(edge.actors)):<22} {edge.taken_by}"
+            for edge in self.edges
+        )
+
     def edge(self, source: StateT, target: StateT) -> Edge[StateT] | None:
         """The edge from ``source`` to ``target``, or None when the table has none."""
         for edge in self.edges:
@@ -265,6 +181,7 @@ class LifecycleTable(Generic[StateT]):
 _AUTOMATIC = frozenset({Actor.automatic})
 _PERSON = frozenset({Actor.person})
 
+# ``sent`` and ``abandoned`` are terminal.
 INTENT_EDGES: LifecycleTable[IntentState] = LifecycleTable(
     name="an outbox intent",
     edges=(
@@ -311,6 +228,9 @@ _OPERATOR = frozenset({Actor.operator})
 
 _R = RecordState
 
+# ``discarded`` is terminal, ``completed`` too but for a person's two decision edges (``core.decisions``
+# decides them; the ledger takes them only under a decision row at the record's revision). No
+# ``blocked -> dispatched``: a task needs an instruction, and blocked has none.
 RECORD_EDGES: LifecycleTable[RecordState] = LifecycleTable(
     name="a record",
     repeats_allowed=True,
@@ -349,6 +269,7 @@ RECORD_EDGES: LifecycleTable[RecordState] = LifecycleTable(
     ),
 )
 
+# ``superseded`` is final: its token is refused and its rows retired.
 TASK_EDGES: LifecycleTable[TaskState] = LifecycleTable(
     name="a task",
     edges=(
@@ -361,6 +282,7 @@ TASK_EDGES: LifecycleTable[TaskState] = LifecycleTable(
 
 _D = DeliveryState
 
+# Forward only, never skipping exposure; a withdrawal (the one retry) is a mark on an exposed row.
 DELIVERY_EDGES: LifecycleTable[DeliveryState] = LifecycleTable(
     name="a delivery",
     edges=(
@@ -371,6 +293,7 @@ DELIVERY_EDGES: LifecycleTable[DeliveryState] = LifecycleTable(
     ),
 )
 
+# Written ``''`` or ``armed`` at insert only.
 GUARD_EDGES: LifecycleTable[GuardState] = LifecycleTable(
     name="a guard",
     edges=(
@@ -381,6 +304,7 @@ GUARD_EDGES: LifecycleTable[GuardState] = LifecycleTable(
 
 _A = AttemptState
 
+# Forward only; an ended attempt's stop reason never changes.
 ATTEMPT_EDGES: LifecycleTable[AttemptState] = LifecycleTable(
     name="an attempt",
     edges=(

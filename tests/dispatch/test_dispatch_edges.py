@@ -253,3 +253,13 @@ def test_an_operator_is_a_person_for_the_intent_table_too() -> None:
 )
 def test_a_refusal_names_the_actor_in_words(actor: Actor, words: str) -> None:
     assert actor.describe() == words
+
+
+def test_a_table_renders_for_a_reader_one_line_an_edge_with_its_actors_and_what_takes_it() -> None:
+    for table in (INTENT_EDGES, RECORD_EDGES, TASK_EDGES, DELIVERY_EDGES, GUARD_EDGES, ATTEMPT_EDGES):
+        lines = str(table).splitlines()
+        assert len(lines) == len(table.edges)
+        for line, edge in zip(lines, table.edges, strict=True):
+            assert line.split()[:3] == [edge.source, "->", edge.target]
+            assert all(actor in line for actor in edge.actors)
+            assert line.endswith(edge.taken_by)
