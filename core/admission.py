@@ -1,62 +1,48 @@
 """Admission's second half: the verdict on a record, from the gate and what the shell read.
 
-The shell runs ``core.admission_matrix.gate`` first (no reads); when it answers ``Continue`` it
-reads the project's membership (trust mode ``project`` only) and the recording's summary, then
-asks ``decide`` for the verdict, and ``settle_verdict`` in the transaction that writes it.
+The shell runs ``core.admission_matrix.gate`` first (no reads); on ``Continue`` it reads the
+membership (trust mode ``project``) and the recording's summary, asks ``decide`` for the
+verdict, and ``settle_verdict`` in the transaction that writes it.
 
-Rule 1: the decision order is fixed, cheapest first: the gate; the membership (a
-performer the gate could not trust: not read -> ``blocked(trust_unverified)``, not a member ->
-``discarded(untrusted_performer)``); the summary read (a ``ReadFailure`` is always ``blocked``,
-never discarded: ``read_failed``, ``throttled`` with its ``retry_at``, ``read_unresolved``,
-``bucket_mismatch``, ``unroutable``); ``drafted``/``trashed`` -> ``discarded(stale)``; a missing
-creator, parent (a comment) or Campfire (a chat line) -> ``blocked(read_failed)``; the author;
-the rules in order; the route; ``admitted``.
+Rule 1: cheapest first: the gate; the membership (not read -> ``blocked(trust_unverified)``,
+not a member -> ``discarded(untrusted_performer)``); the summary (a ``ReadFailure`` is always
+blocked, never discarded); drafted or trashed -> ``discarded(stale)``; a missing creator,
+parent or Campfire -> ``blocked(read_failed)``; the author; the rules in order; the route.
 
 Rule 2: the author of content (a ``*.created`` event) is checked before its rules: the agent or
-any ``Agent`` personable -> ``discarded(agent_authored)``; trusted when it is the performer, the
-operator, allowlisted (modes with an allowlist) or a project member (mode ``project``);
-otherwise ``discarded(untrusted_author)``. An assignment or a completion is judged by its
-performer (the gate): the request is the trusted person's act. The recording's words are still
-someone's, and the worker is handed them: their author is judged by the same rule (the agent's
-own words, and members not read, count as not trusted) and the snapshot names them
-(``author_id``, ``author_trusted``), so the instruction says whose words they are and whether
-they are trusted -- text by someone not trusted is data about the work, never its orders
+any ``Agent`` is ``discarded(agent_authored)``; the performer, the operator, the allowlisted or a
+project member is trusted; anyone else ``discarded(untrusted_author)``. An assignment or a
+completion is the performer's act (the gate judges it), but the recording's words are still
+someone's: the snapshot names their author and whether trusted (``author_id``,
+``author_trusted``), so words from someone not trusted are data about the work, never its orders
 (``core.dispatch_prompt`` rule 6).
 
-Rule 3: rules are tried in matrix order. mentioned: the agent is among the mentioned people.
-subscribed: the agent is subscribed. assigned: the agent was added by this very event
-(``added_person_ids``; None: the event's details could not be read -> ``blocked(delta_unverified)``)
-and is still assigned. completed: the route watches completions, or the agent is assigned or
-subscribed. A comment that mentions the agent never falls through to subscribed. No rule
-matches -> ``discarded(not_addressed)``.
+Rule 3: rules are tried in matrix order (mentioned, subscribed, assigned -- added by this very
+event and still assigned; unreadable details -> ``blocked(delta_unverified)`` -- completed). A
+comment that mentions the agent never falls through to subscribed. No match ->
+``discarded(not_addressed)``.
 
-Rule 4: a matched trigger in a project with no route is ``blocked(no_route)`` when it is a
-request (mentioned, assigned: it keeps its trigger and reply destination, for the holding
-reply) and ``discarded(no_route)`` otherwise. Only ``admitted`` carries a snapshot (type,
-title, app_url, content, updated_at): content is written for admitted records alone.
-``acknowledge`` is true exactly for a mentioned or assigned trigger that was admitted or
-blocked(no_route).
+Rule 4: a matched trigger with no route is ``blocked(no_route)`` for a request (mentioned,
+assigned: it keeps its reply destination, for the holding reply) and ``discarded(no_route)``
+otherwise. Only ``admitted`` carries a snapshot's content. ``acknowledge`` is true exactly for
+a mentioned or assigned trigger admitted or blocked(no_route).
 
-Rule 5: conversation and reply: ``chat.line.created`` -> ``campfire:<id>``, a chat line in that
-Campfire; ``comment.created`` -> ``recording:<parent id>``, a comment on the parent; otherwise
-``recording:<recording id>``, a comment on the recording itself.
+Rule 5: a chat line's conversation and reply are its Campfire; a comment's, its parent; anything
+else's, the recording itself.
 
-Rule 6: ``settle_verdict``: an admitted verdict whose conversation is live (a task running, or
-an older admitted record) is ``queued``; nothing else changes.
+Rule 6: ``settle_verdict``: an admitted verdict whose conversation is live is ``queued``.
 
-Rule 7: blocked retries: ``read_failed``, ``read_unresolved``, ``delta_unverified``,
-``trust_unverified`` and ``throttled`` are retried every ``BLOCKED_RETRY_INTERVAL`` within
-``BLOCKED_RETRY_WINDOW`` of being blocked (``throttled`` at its ``retry_at``, never before);
-``config_unreadable`` every interval, unbounded; every other reason (``no_route``,
-``bucket_mismatch``, ``unroutable``, ...) is not timed: only a person's redispatch re-runs it.
-A record past its window stays blocked: it is never discarded for having failed.
+Rule 7: a blocked record whose reason may pass (``RETRIED_WITHIN_WINDOW``) is retried every
+``BLOCKED_RETRY_INTERVAL`` within ``BLOCKED_RETRY_WINDOW`` (``throttled`` never before its
+``retry_at``), ``config_unreadable`` without end; any other reason waits for a person's
+redispatch. A record past its window stays blocked, never discarded for having failed.
 
-Rule 7a: while the configuration file is unusable (``AdmissionSettings.configuration_usable``
-False) every event the gate lets through is ``blocked(config_unreadable)``: it authorizes
-nothing, and no reply says the project has no route (``core.route_reload`` rule 2).
+Rule 7a: while the configuration file is unusable every event the gate lets through is
+``blocked(config_unreadable)``: it authorizes nothing, and no reply says a project has no route
+(``core.route_reload`` rule 2).
 
-Rule 8: mentions are read by ``core.mentions``' tag walk, the one that strips the agent's
-own mention from an instruction: a ``bc-attachment`` whose sgid names ``gid://bc3/Person/<id>``.
+Rule 8: mentions are read by ``core.mentions``' tag walk, the one that strips the agent's own
+mention from an instruction.
 """
 
 from __future__ import annotations

@@ -4,52 +4,35 @@ It decides what is asked, when, and how often; ``shell.basecamp.wire`` makes eac
 and reads its answer, and a read that fails raises one of ``shell.basecamp.errors``.
 
 Rules:
-1. A create (``post``) is exactly one request, made by ``shell.basecamp.wire`` on a connection
-   of its own, so the client knows which side of the line a failure fell on: a connection
-   that could not be opened is ``Refused`` (the request never left); anything after it opened
-   -- a timeout, a lost connection, a 5xx, a 2xx without an id -- is ``Uncertain``; a 4xx is
-   ``Refused``. No retry (but rule 9's one after a 401), no redirect, no pooled connection the
-   server may already have closed. (``core.posting`` holds the table.)
-2. A listing is exhaustive or it raises: ``Unlistable`` for a 403, a 404 or more than
-   ``MAX_PAGES`` pages; ``ListingFailed`` for anything else that stops the walk (a deadline,
-   a bad ``Link``, a 5xx after retries, an unreadable page). Never a shorter answer, because
-   absence from a short listing would read as "never posted".
-3. Reads retry per ``core.retry`` (429 and 503, at most three attempts) and never past the
-   caller's deadline. A ``Link`` is followed only to the same origin.
-4. Pacing: every request waits its turn in the client's one ``shell.basecamp.pacer.Pacer``; a
-   429 holds every later request until its Retry-After has passed. A feed poll yields its turn
-   to a backlog, within a bound.
-5. The token never appears in a log line, an exception message or a repr. Logs carry the
-   method, the path without its query, and the status; never a body (``wire`` rule 4).
+1. A create (``post``) is exactly one request on a connection of its own, so the client knows
+   which side of the line a failure fell on (``core.posting`` reads it: ``Refused`` or
+   ``Uncertain``). No retry (but rule 9's one after a 401), no redirect, no pooled connection.
+2. A listing is exhaustive or it raises (``Unlistable``, ``ListingFailed``), never a shorter
+   answer: absence from a short listing would read as "never posted".
+3. Reads retry per ``core.retry``, never past the caller's deadline.
+4. Every request waits its turn in the client's one ``Pacer``; a 429 holds every later request
+   until its Retry-After; a feed poll yields its turn to a backlog, within a bound.
+5. The token never appears in a log line, an exception message or a repr; logs carry the method,
+   the path without its query, and the status, never a body (``wire`` rule 4).
 6. https is required except to a loopback host.
-7. The event feed (``poll_events``): one page a call. Its position is a credential: it
-   never appears in a log line, an exception message or a repr, and neither does the query
-   string or a ``next`` URL (which carries it). A ``next`` on another origin is
-   ``FeedFailed``; a 400/409/410 is ``FeedRefused`` with ``core.feed``'s reading of it.
-7a. The agent's inbox (``poll_inbox``) is read as the feed is, by the same cursor read
-   (``shell.basecamp.cursor_reads``): one page a call, its position and ``next`` never shown; a
+7. The event feed (``poll_events``): one page a call. Its position is a credential, and so are
+   the query string and a ``next`` URL: never shown. A refusal is ``FeedRefused`` with
+   ``core.feed``'s reading of it.
+7a. The agent's inbox (``poll_inbox``) is read as the feed is, by the same cursor read; a
    refusal is ``InboxRefused``.
-8. A live-lane ticket (``stream_ticket``) is one POST that creates nothing; it is not retried
-   (the live lane mints a fresh one on its next connect). The ticket and its URL are
-   credentials (``core.live``): never logged, never in an exception message.
-9. The token comes from ``shell.basecamp.tokens`` at each request: a bare one as it is, the
-   login's refreshed before it expires. A 401 is an answer given before anything was done, so
-   a request it refused -- a create included -- is made once more when the token source has a
-   fresher token (the SDK's "retry once after a successful 401 token refresh"); never twice.
-10. No answer is read past ``wire.MAX_ANSWER_BYTES`` (counted as the bytes come, whatever
-   length it declares): a larger one is a failed read (``ListingFailed``), or for a create
-   ``Uncertain`` (the request was sent). A listing whose ``Link`` leads back to a page it has
-   read is ``ListingFailed`` at once, not walked until the deadline. The stream ticket's answer
-   too.
-11. ``me`` (who the token acts as) raises ``LastingRefusal`` for a 4xx no retry changes
-   (``core.lasting_refusal``: 431 for a huge token among them), never a plain failure a caller
-   would back off on and ask again forever.
-12. A URL Basecamp hands back (a ``Link``, a feed's ``next``) is followed only when it is
-   unambiguous and on the configured origin (``core.links`` rules 4-5): a backslash,
-   whitespace, a control character or userinfo in it is a failed read. Only its path and query
-   are sent, over a connection bound to the configured origin (``wire`` rule 5), so the token
-   never travels to another host; the stream ticket's URL must be ``wss`` to the configured
-   host (``core.live`` rule 1).
+8. A live-lane ticket (``stream_ticket``) is one POST that creates nothing, never retried; the
+   ticket and its URL are credentials (``core.live``).
+9. The token comes from ``shell.basecamp.tokens`` at each request. A 401 is refused before
+   anything was done, so its request -- a create included -- is made once more when the token
+   source has a fresher token; never twice.
+10. No answer is read past ``wire.MAX_ANSWER_BYTES``, whatever length it declares: a larger one
+   is a failed read, or for a create ``Uncertain``. A listing whose ``Link`` leads back to a
+   page it read fails at once.
+11. ``me`` raises ``LastingRefusal`` for a 4xx no retry changes (``core.lasting_refusal``), never
+   a failure a caller would back off on and ask again forever.
+12. A URL Basecamp hands back is followed only when unambiguous and on the configured origin
+   (``core.links`` rules 4-5), and only its path and query are sent, over a connection bound to
+   that origin (``wire`` rule 5): the token never travels to another host.
 """
 
 from __future__ import annotations

@@ -1,44 +1,30 @@
 """Intake's live lane: a stream ticket, a WebSocket to its URL, ``EventsChannel``; each event
 recorded by the poll lane's own path.
 
-    lane = LiveLane(ledger, client, filters, clock, on_new=admit)
-    threading.Thread(target=lane.run, args=(stop,)).start()
-
 Rules:
-1. One connection at a time, each with a ticket minted just before it (``client.stream_ticket``)
-   and used once. The connection goes to the ticket's ``url`` verbatim. Neither the ticket nor
-   the URL's query is ever logged or stored: a log line shows ``core.live.redacted(url)``, an
-   error only its type and status; ``websockets``' own logging goes to a logger held at WARNING
-   and stripped of query strings.
-2. The lane is ``connected`` once ``EventsChannel`` confirms the subscription (the poll lane's
-   filters, ``core.live.identifier``). Each events frame is recorded in one ``BEGIN IMMEDIATE``
-   transaction by ``shell.ledger.records.insert_seen`` with lane ``live``: one ``events`` row per
-   id whichever lane comes first; no checkpoint is written (the poll lane alone moves the
-   position). Only then are the newly recorded ids handed to ``on_new``, in order.
-3. The lane is ``down`` (since when, why) after a failed mint, a refused upgrade, a dropped
-   socket, a stall (no frame at all, not even a ping, for ``stale_after`` seconds), a
-   ``disconnect``, a rejected subscription, an unreadable frame, or a frame that could not be
-   recorded. Then it waits ``core.live.reconnect_delay`` (jittered; the count of failures
-   since the last confirmed subscription) and tries again with a fresh ticket. Meanwhile the
-   poll lane goes on alone: nothing is lost, only slower.
-4. An overflow frame (the server dropped events) is logged and counted; the connection stays.
-   It, and a confirmed connection that drops, is told to ``losses`` (``shell.intake.repair``) as a
-   loss; the first event heard afterwards bounds it. The poll lane serves what was dropped
-   too; the repair walk makes sure of it.
-5. The state is written to the ledger (``live_lane``) at each change, for ``status``; a failure
-   to write it is logged and does not stop the lane. ``stop`` (the event ``run`` is given) ends
-   the lane within ``STOP_SLICE`` seconds, closing the connection.
-6. While intake pauses on purpose (``paused`` answers a reason: ``shell.intake.backlog``), the lane
-   hangs up and stays ``down`` with that reason; it records no loss (the poll lane's position
-   did not move) and counts no failure. It connects again once ``paused`` answers None.
-7. ``resubscribe`` (the agent's projects grew: ``shell.intake.membership``) hangs up and connects
-   again at once with a fresh ticket, as a pause does: no loss, no failure, no backoff. From the
-   hang-up until the new subscription is confirmed the lane is ``connecting`` (why: subscribing
-   again), never ``connected``: it hears nothing meanwhile, and a connection that fails then is
-   no loss of a connected lane.
-8. What the lane did not expect (anything but the failures above) is a failure like them: logged
-   once with its traceback, the lane ``down`` (why: an unexpected failure, its type), then
-   reconnected after the backoff. The lane never ends but on ``stop``.
+1. One connection at a time, each with a ticket minted just before it and used once, to the
+   ticket's ``url`` verbatim. Neither the ticket nor the URL's query is logged or stored (a log
+   line shows ``core.live.redacted(url)``; ``websockets``' own logger is held at WARNING and
+   stripped of query strings).
+2. The lane is ``connected`` once ``EventsChannel`` confirms the subscription. Each events frame
+   is recorded in one transaction by ``shell.ledger.records.insert_seen`` (one row per id,
+   whichever lane comes first; no checkpoint: the poll lane alone moves the position); only
+   then are the new ids handed to ``on_new``, in order.
+3. Any failure (a mint, the upgrade, the socket, a stall of ``stale_after`` seconds without a
+   frame, a refused subscription, a frame unread or unrecorded) leaves the lane ``down`` (since
+   when, why) until ``core.live.reconnect_delay`` has passed; the poll lane goes on alone
+   meanwhile: nothing is lost, only slower.
+4. An overflow frame, or a confirmed connection that drops, is a loss told to
+   ``shell.intake.repair`` (the first event heard afterwards bounds it); the connection stays.
+5. The state is written to the ledger at each change, for ``status`` (a failed write is logged,
+   not fatal). ``stop`` ends the lane within ``STOP_SLICE`` seconds.
+6. While intake pauses on purpose (``paused`` answers a reason) the lane hangs up and stays
+   ``down`` with that reason: no loss, no failure counted.
+7. ``resubscribe`` (the agent's projects grew) hangs up and connects again at once, as a pause
+   does; until the new subscription is confirmed the lane is ``connecting``, never
+   ``connected``, and a failure then is no loss of a connected lane.
+8. What the lane did not expect is a failure like the others, logged once with its traceback;
+   the lane never ends but on ``stop``.
 9. ``beat`` is called as each wait for a frame, and each reconnect, begins (``shell.heartbeats``).
 """
 

@@ -2,41 +2,28 @@
 ``complete_dispatch`` and ``reply_dispatch``, bound to one task token.
 
 Rules:
-1. ``DispatchLedger`` keeps the SHA-256 hex of its token, never the token. Nothing here logs,
-   stores or raises it; a log line names the task and the event, and the states they moved.
-2. Every call is one ``BEGIN IMMEDIATE`` transaction (``Ledger.write()``) that first resolves
-   the token to a live task (``token_sha256`` equal, ``superseded_at IS NULL``, and no person's
-   redispatch retired it, ``token_retired_at IS NULL``): a token whose task was superseded, or
-   retired, is refused from that transaction on, whatever the call. Given the server's own
-   process group, a token whose task's live attempt recorded another group is refused too: it
-   was read from another worker's session (a sibling's ``mcp.json``), not handed to this one.
-   While an attempt is still launching no group is recorded and none can be compared: that
-   window is the spawn's length.
-3. Then it reads the task's live rows (``retired_at IS NULL``) with their records, asks
-   ``core.dispatch_tools`` what to answer and what to write, and applies each write as a
-   compare-and-set on the state it was decided from, its row count checked: a row that moved
+1. ``DispatchLedger`` keeps the SHA-256 hex of its token, never the token; nothing here logs,
+   stores or raises it.
+2. Every call is one immediate transaction that first resolves the token to a live task (not
+   superseded, not retired by a person's redispatch): a token whose task ended is refused from
+   that transaction on. Given the server's own process group, a token whose task's live attempt
+   recorded another group is refused too: it was read from another worker's session. While an
+   attempt is still launching no group is recorded: that window is the spawn's length.
+3. It reads the task's live rows, asks ``core.dispatch_tools`` what to answer and write, and
+   applies each write as a compare-and-set on the state it was decided from: a row that moved
    under the call raises ``DispatchRowMoved`` and the whole call rolls back.
-4. Only the moves the lifecycle tables give a worker are written, each in its own statement:
-   delivery ``admitted -> exposed``, the first ``pulled_at`` on an exposed row, guard
-   ``armed -> canceled`` (get_dispatch: the outbox trigger cancels the pending guard intent in
-   this same transaction); ``exposed -> delivered`` with the ack id, if any, in that statement
-   (ack_dispatch); ``exposed | delivered -> completed`` with the report, then the record
-   ``dispatched -> completed`` (complete_dispatch: the delivery first, so the database reads it
-   as a worker's completion of what it pulled).
-   Each report (an acknowledgement, a completion) is the worker's progress: its task's live
-   attempt gets ``progress_at`` (``shell.ledger.worker_moves.record_progress``) in the same transaction.
-5. The answer is built from the rows as the writes left them, read back in the same transaction.
-6. Every call answers a ``Result``: its value, or the worker-safe ``Refusal`` core decided (a
-   ``Failure``, returned as it came: a refusal is decided before anything is written, so its
-   transaction ends having changed nothing). An exception that escapes is the ledger failing
-   (``DispatchRowMoved`` among them: it rolls the call back), which the MCP seam answers
+4. Only the moves the lifecycle tables give a worker are written, each in its own statement
+   (the delivery before the record, so the database reads a completion as the worker's of what
+   it pulled). Each report is the worker's progress: its live attempt's ``progress_at`` moves in
+   the same transaction.
+5. The answer is built from the rows as the writes left them, in the same transaction.
+6. Every call answers a ``Result``: its value, or the ``Refusal`` core decided before anything
+   was written. An exception that escapes is the ledger failing, which the MCP seam answers
    without its detail.
-7. A worker's words (``ack_dispatch``'s text, ``complete_dispatch``'s reply, ``reply_dispatch``)
-   are an outbox intent written by ``worker_moves.write_words`` in the transaction of the move
-   they report (the acknowledgement, the completion, the progress stamp), keyed so a repeat is one
-   message. The connector's outbox posts them. Once the call committed, it waits up to
-   ``words_wait`` seconds, reading only, for the intent to settle, and answers the message's id
-   when it landed; otherwise that it will be posted once (``core.worker_words`` rule 6).
+7. A worker's words are an outbox intent written (``worker_moves.write_words``) with the move
+   they report, keyed so a repeat is one message. After the commit the call waits up to
+   ``words_wait`` seconds, reading only, and answers the message's id if it landed; otherwise
+   that it will be posted once (``core.worker_words`` rule 6).
 """
 
 from __future__ import annotations

@@ -1,39 +1,17 @@
 """The stand-in's own control API, for a second process or terminal (not Basecamp's).
 
 Rules:
-1. It lives under ``/__standin/`` and asks for no Basecamp token, but for the stand-in's own
-   secret: every control request carries ``X-Standin-Secret: <control_secret>`` (the secret the
-   stand-in printed on its first line), or is answered 403 and does nothing. The stand-in
-   listens on 127.0.0.1 only, and the handler refuses a control request from any other
-   address: but every local user reaches 127.0.0.1, and the secret is what keeps another
-   user of a shared machine from seeding a mention "from the operator" or minting tokens.
-   The check is the handler's (``shell.basecamp.standin.handler``), in one place.
-2. ``POST /__standin/faults`` adds a fault (the JSON of a ``Fault``) -> 201 with the fault;
-   ``GET /__standin/faults`` lists the faults still to happen; ``DELETE /__standin/faults``
-   removes every one of them (a permanent one too) -> 200 ``{"removed": N}``.
-   ``GET /__standin/requests`` lists the recorded requests (bodies as text).
-   ``POST /__standin/messages`` seeds a message
-   (``{"kind", "recording_id", "creator_id", "content", "created_at"?}``) -> 201 ``{"id"}``.
-   ``POST /__standin/mentions`` posts a comment mentioning the agent, as Basecamp marks one up
-   (``{"recording_id", "text", "creator_id"?}``; the creator is the world's operator unless
-   named) -> 201 ``{"id", "event_id"}``: the event the connector's feed then reads.
-   ``GET /__standin/rate-limit`` answers the limit enforced (``{"requests", "window"}``;
-   ``requests`` 0: off); ``PUT /__standin/rate-limit`` with the same object (or
-   ``{"requests": 0}``) changes it from now on.
-   The live lane (``shell.basecamp.standin.live_faults`` says what each fault does):
-   ``POST /__standin/live/faults`` adds one (``{"action": "refuse" | "expire_ticket" |
-   "drop" | "stall" | "skip", "status"?, "delay"?, "times"?}``) -> 201 with the fault;
-   ``GET /__standin/live/faults`` lists those still to happen; ``POST /__standin/live/drop``
-   cuts every open cable connection now -> 200 ``{"dropped": N}``; ``GET /__standin/live``
-   -> ``{"connections": N, "tickets_minted": N}``.
-   ``POST /__standin/launchpad`` sets Launchpad's ``token_lifetime`` (seconds, for tokens issued
-   from now on), ``consenting_person_id`` (who the authorize page consents as) and
-   ``device_flow`` (whether the device flow is offered) -> 200 with all three;
-   ``POST /__standin/launchpad/expire`` makes every issued access token expire now -> 200
-   ``{"expired": true}`` (``shell.basecamp.standin.launchpad``).
-3. Bad input answers 400 ``{"error": ..., "message": what is wrong}`` and changes nothing: a
-   body that is not UTF-8 JSON, holds NaN or Infinity, nests too deep, or a number out of
-   ``shell.basecamp.standin.bounds`` (a ``token_lifetime`` past ten years among them).
+1. It lives under ``/__standin/`` and asks for no Basecamp token but for the stand-in's own
+   secret in ``X-Standin-Secret``, or answers 403 and does nothing. The stand-in listens on
+   127.0.0.1 only, and every local user reaches that: the secret keeps another user of a shared
+   machine from seeding a mention "from the operator" or minting tokens. The handler
+   (``shell.basecamp.standin.handler``) checks it, in one place.
+2. Its requests (faults, the request record, seeded messages and mentions, the rate limit, the
+   live lane's faults, Launchpad's settings) are the README's table "The stand-in's control
+   API"; ``answer`` below routes them.
+3. Bad input answers 400 ``{"error", "message"}`` and changes nothing: a body that is not UTF-8
+   JSON, holds NaN or Infinity, nests too deep, or a number out of
+   ``shell.basecamp.standin.bounds``.
 """
 
 from __future__ import annotations

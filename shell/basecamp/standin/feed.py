@@ -1,43 +1,28 @@
 """The account event feed of the stand-in: ``GET /{account}/events.json``.
 
 Rules:
-1. Every comment and every Campfire line kept (posted through the API or seeded) appends a
-   ``FeedEvent`` (``comment.created``, ``chat.line.created``); a scene may append others
-   (``card.assignment_changed``). Event ids come from the feed's own increasing counter:
-   a later event has a larger id. ``recording_id`` is the new recording (the comment, the
-   line) or the card; ``details.parent_recording_id`` names what a comment or line is on.
-2. Where to start: ``position`` (a token from an earlier page) wins; else ``since`` -- a
-   decimal id to start after, ``0`` for all history, or ``now`` (the default: after the
-   newest event). A malformed ``since`` -> 400 ``reason: invalid_since``.
-3. Filters (comma-separated lists): ``buckets`` (at most 100 ids), ``types``, ``creators``,
-   ``performers``, ``exclude_performers`` (ids or ``self``, the caller), ``actor_types``
-   (``agent``: the world's agent; ``person``: anyone else). A malformed filter -> 400
-   ``reason: invalid_filter``. An event's performer is ``performed_by_id`` when set, else
-   its creator.
-4. The position is opaque to clients: base64url of JSON (account, filter digest, last id,
-   epoch) and an HMAC-SHA256 under a secret of this stand-in. A position it did not mint,
-   or minted for another account -> 400 ``{"error", "reason": "invalid_position"}``; minted
-   for another filter set -> 409 ``{"error", "filters_digest", "position_digest"}``; minted
-   before the current epoch (``begin_epoch``) -> 410 ``{"error", "epoch_after_id",
-   "resume"}``.
-5. 200 ``{"events": [...], "position": "...", "next": "<absolute URL>"}``, oldest first, at
-   most ``page_size`` events; ``next`` (the same filters and the new position, on the
-   stand-in's origin) only while more events remain to serve. The position of a page moves
-   past events the filters skipped, so a later page never re-reads them.
-6. Only events at least ``delay`` seconds old (the stand-in's clock) are served (Basecamp's
-   poll lane waits about 30 s; the stand-in's default is 0). They are served in id order:
-   a younger event holds back every later one.
-7. The live lane (``shell.basecamp.standin.live_stream``) sees every event the moment it is
-   recorded (``wait_after``): the poll lane's delay is the poll lane's alone.
-8. Membership: the agent is a member of every project until ``withhold`` (and again after
-   ``grant``); others see every project. ``events.json`` serves only events of the caller's
-   projects as they are at each read (``visible_buckets``); the cable snapshots them when it
-   subscribes, as Basecamp's does.
-9. Brakes (Basecamp's per-account rate ceiling, its agent-to-agent chain breaker): an event
-   recorded while ``brake_next`` has some to brake keeps its id but is served by neither
-   ``events.json`` nor the live lane -- it is simply absent, as a filtered one is. Whoever
-   listens (``listeners``: the inbox, ``shell.basecamp.standin.inbox``) hears every event,
-   braked or not.
+1. Every comment and Campfire line kept (posted or seeded) appends a ``FeedEvent``; a scene may
+   append others. Ids come from the feed's own increasing counter.
+2. Where to start: ``position`` (from an earlier page) wins; else ``since``: an id to start
+   after, ``0`` for all history, or ``now`` (the default). A malformed one is a 400
+   ``invalid_since``.
+3. Filters are comma-separated lists (``buckets``, ``types``, ``creators``, ``performers``,
+   ``exclude_performers``, ``actor_types``); a malformed one is a 400 ``invalid_filter``. An
+   event's performer is ``performed_by_id`` when set, else its creator.
+4. The position is opaque: signed JSON (account, filter digest, last id, epoch). One it did not
+   mint, or for another account, is a 400 ``invalid_position``; for another filter set a 409;
+   from before the current epoch (``begin_epoch``) a 410 with ``epoch_after_id`` and ``resume``.
+5. A page is oldest first, at most ``page_size`` events, with ``next`` only while more remain;
+   its position moves past events the filters skipped, so a later page never re-reads them.
+6. Only events at least ``delay`` seconds old are served, in id order: a younger event holds
+   back every later one.
+7. The live lane sees every event the moment it is recorded: the delay is the poll lane's alone.
+8. The agent is a member of every project until ``withhold`` (again after ``grant``); a read
+   serves only events of the caller's projects as they are then, and the cable snapshots them
+   when it subscribes, as Basecamp's does.
+9. An event recorded while ``brake_next`` has some to brake keeps its id but is served by
+   neither ``events.json`` nor the live lane, as Basecamp's rate ceiling and chain breaker do;
+   ``listeners`` (the inbox) hear every event, braked or not.
 """
 
 from __future__ import annotations

@@ -1,40 +1,26 @@
-"""``StandIn``: a local Basecamp on 127.0.0.1, for the demo and the tests.
-
-    with StandIn(world="empty", page_sizes=(2, 2, 2, 2)) as standin:
-        standin.account_url        # http://127.0.0.1:PORT/ACCOUNT
-        standin.world.token        # the agent's bearer token
-        standin.add_fault(Fault(FaultAction.create_then_drop, method="POST"))
+"""A local Basecamp on 127.0.0.1 (``StandIn``), for the demo and the tests.
 
 Rules:
-1. It is faithful, not kind: it checks what Basecamp checks and answers what Basecamp
-   answers (``shell.basecamp.standin.api``), so a client bug shows here before it shows in Basecamp.
-2. The port is bound when the ``StandIn`` is made (``base_url`` is known at once); serving
-   starts with ``start()`` or ``with``; ``stop()`` (or leaving the ``with``) closes every
-   connection and waits for the handlers.
-3. Its clock (``clock``: a callable answering an aware UTC datetime; default real time)
-   stamps what is created, what is listed (``lag``) and every recorded request. Waits of
-   faults are real seconds.
-4. Faults, the request record and seeding are Python methods here, and the same over HTTP
-   under ``/__standin/`` (``shell.basecamp.standin.control``).
-5. The event feed (``shell.basecamp.standin.feed``): every comment and line kept is an event; scenes
-   add theirs with ``mention`` and ``assign`` (each answers the event's id), and script a 410
-   with ``begin_epoch``. ``feed_page_size`` and ``feed_delay`` (seconds; default 0, where
-   Basecamp's poll lane waits about 30) shape what ``events.json`` serves.
-6. Basecamp's rate limit is on by default (``rate_limit``: 50 requests per 10 s per client
-   address; ``RateLimit.off()`` for a test that needs more), and can be changed while serving
-   (``set_rate_limit``, or the control API): ``shell.basecamp.standin.ratelimit``.
-7. The live lane (``shell.basecamp.standin.live_stream``): ``events/stream_ticket.json``
-   mints tickets for a WebSocket served on a second port (``live.port``), which sends each
-   event as it is recorded; ``add_live_fault`` scripts its faults. ``ticket_ttl`` (seconds)
-   and ``ping_interval`` shape it.
-8. Launchpad's OAuth endpoints are served too (``launchpad``: one registered app, tokens that
-   expire after ``launchpad.token_lifetime`` seconds; ``shell.basecamp.standin.launchpad``).
-9. The agent's inbox (``shell.basecamp.standin.inbox``): ``inbox.json`` serves what addressed the
-   agent, braked events included; ``brake_next`` brakes the next events (absent from the feed
-   and the live lane, present in the inbox).
-10. ``control_secret`` (random unless given: a restart on the same port may keep it) is what a
-   control request over HTTP carries in ``X-Standin-Secret``, and Launchpad's client secret: a
-   stand-in on a shared machine is driven only by whoever read its first line.
+1. It is faithful, not kind: it checks what Basecamp checks and answers what Basecamp answers
+   (``shell.basecamp.standin.api``), so a client bug shows here before it shows in Basecamp.
+2. The port is bound when the ``StandIn`` is made; serving starts with ``start()`` or ``with``;
+   ``stop()`` closes every connection and waits for the handlers.
+3. Its clock (default real time) stamps what is created, listed and requested; a fault's waits
+   are real seconds.
+4. Faults, the request record and seeding are methods here, and the same over HTTP under
+   ``/__standin/`` (``shell.basecamp.standin.control``).
+5. The event feed, the live lane, Launchpad's OAuth and the agent's inbox are served by their
+   own modules (``feed``, ``live_stream``, ``launchpad``, ``inbox``), shaped by this class's
+   arguments.
+6. Basecamp's rate limit is on by default (``rate_limit``; ``RateLimit.off()`` for a test that
+   needs more) and can be changed while serving.
+7. The live lane's WebSocket is served on a second port (``live.port``).
+8. Launchpad's tokens expire after ``launchpad.token_lifetime`` seconds.
+9. ``brake_next`` brakes the next events: absent from the feed and the live lane, present in the
+   inbox.
+10. ``control_secret`` (random unless given) is what a control request carries in
+   ``X-Standin-Secret``, and Launchpad's client secret: a stand-in on a shared machine is driven
+   only by whoever read its first line.
 """
 
 from __future__ import annotations
