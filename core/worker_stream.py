@@ -1,39 +1,27 @@
 """What Claude Code says on its stream-json output, read as the connector's facts.
 
-Claude Code (``--output-format stream-json --verbose``) writes one JSON object a line: a
-``system``/``init`` message once it has started (its tools, its MCP servers and their status,
-its permission mode), the turn's messages, and a ``result`` when the turn ends. This module reads
-those lines; the shell feeds it what the worker wrote.
+Claude Code writes one JSON object a line: a ``system``/``init`` once it has started, the turn's
+messages, and a ``result`` when the turn ends. The shell feeds this module what the worker wrote.
 
 Rules:
-1. ``init_problem``: the init is what the connector asked for, or the attempt never started its
-   work. The connector's server is listed ``connected``; every dispatch tool it serves is listed
-   as ``mcp__connector__<tool>``; the permission mode is the one asked for. The first thing
-   missing is the reason, in words.
-2. ``read_result``: a ``result`` line becomes a ``WorkerResult``: ``is_error``, the turns, the
-   cost, the duration, the permission denials (each tool's name), and the result's text when it
-   is an error. The text is bounded (``MAX_ERROR_TEXT``) and anything shaped like a secret (an
-   API key, a bearer token, a task token) is replaced by ``[redacted]`` before it is kept.
-3. ``StreamFacts`` folds the lines in order: the first init, the last result and how many
-   results, whether any connector tool was called, and (``--replay-user-messages``) how many of
-   the connector's user messages Claude Code has taken (``replays``) and how many it had taken
-   when it wrote its latest result (``answered``): a message sent while a turn runs is taken into
-   that turn, so a result answers every message replayed before it. A line that is not a JSON
-   object is ignored, never fatal.
-4. ``not_started``: the worker never began its work, with the reason, when its output proves it:
-   it ended with no init (it could not start), its init failed rule 1, its result is an error no
-   model answered (``terminal_reason`` ``api_error``, or no cost and no tool called: "Not logged
-   in"), or it ended having called none of the connector's tools (it never pulled). None
-   otherwise: the worker may have acted, and the ledger's rules decide.
-5. ``account``: what the driver tells the dispatcher of an attempt's end. A stop the dispatcher
-   asked for (the deadline, a shutdown) is never a non-start: the worker was cut short, whatever
-   its stream said. Otherwise rule 4 says whether it started. The ledger still withdraws only
-   what no worker pulled (as ``core.settlement`` settles it): a worker's stream never outranks it.
-6. ``resumable``: a later task on a conversation resumes the Claude Code session of the
-   conversation's latest attempt only when that attempt ended ``finished``, began its work,
-   named its session, and left nothing of its task ``unknown``: a session is never resumed into
-   an instruction it may have acted on and not reported (a crash's ``lost``, a deadline, an
-   unreported row), nor after an attempt that did not start (a resume that failed starts fresh).
+1. ``init_problem``: the init is what the connector asked for (its server ``connected``, every
+   dispatch tool listed, the permission mode asked for), or the attempt never started its work;
+   the first thing missing is the reason, in words.
+2. ``read_result``: a ``result`` line becomes a ``WorkerResult``; its error text is bounded
+   (``MAX_ERROR_TEXT``) and anything shaped like a secret is ``[redacted]`` before it is kept.
+3. ``StreamFacts`` folds the lines in order. A message sent while a turn runs is taken into that
+   turn, so a result answers every message replayed before it (``replays``, ``answered``). A line
+   that is not a JSON object is ignored, never fatal.
+4. ``not_started``: the worker never began its work, with the reason, only when its output proves
+   it (no init, an init rule 1 refuses, an error no model answered, or none of the connector's
+   tools called). None otherwise: the worker may have acted, and the ledger's rules decide.
+5. ``account``: a stop the dispatcher asked for is never a non-start: the worker was cut short.
+   Otherwise rule 4 says. The ledger still withdraws only what no worker pulled: a worker's
+   stream never outranks it.
+6. ``resumable``: a later task resumes the conversation's Claude Code session only after an
+   attempt that ended ``finished``, began its work, named its session and left nothing
+   ``unknown``: a session is never resumed into an instruction it may have acted on and not
+   reported.
 """
 
 from __future__ import annotations

@@ -1,37 +1,27 @@
 """``bin/connect login``: obtain the agent's token through Launchpad's OAuth 2, and keep it.
 
 Rules:
-1. The authorization-code flow with a loopback redirect: an HTTP server on 127.0.0.1
-   (``--redirect-port``, 0 for any free port) waits for the one callback that carries the
-   ``state`` sent (compared in constant time): that callback's ``code`` (or its ``error``,
-   which ends it refused) is the answer. Any other request -- another path, another state or
-   none, from anyone on the machine -- is answered 400 and the wait goes on. Each connection
-   is served on a thread of its own and dropped after ``IDLE_SECONDS`` of silence, so an idle
-   connection delays nothing: no answer within ``--timeout`` ends it (exit 6), never later,
-   with nothing written.
-2. The code is exchanged at Launchpad's token endpoint; ``authorization.json`` then says who
-   the token is and which Basecamp (``bc3``) accounts it reaches, so a person sees whom they
-   signed in as before using it.
-3. The token file gets the access token, the refresh token, the expiry and what a refresh
-   needs (``core.oauth``), owner-only and whole or not at all (``shell.private_files``). An
-   existing file there must be owner-only already and a token file (a bare token or a login's,
-   or empty); it is replaced. Anything else -- a ledger, a configuration, a file of another
-   kind, a name a state directory reserves, any path inside a state directory -- is refused
-   before the sign-in starts and again before the rename, with nothing written (exit 3).
-4. The client secret is read from ``--client-secret-file`` (owner-only) or the environment
-   (``BASECAMP_CLIENT_SECRET``), never from argv. No token or secret is printed or logged:
-   what is printed is the file's path, the expiry, the identity and the accounts.
-5. The URL to open is written to stderr (stdout is the result; ``--json`` one object), and a
-   browser is asked to open it unless ``--no-browser``.
-6. ``--device``: the device flow (a code a person enters on any device), where the server's
-   OAuth discovery offers it on the ``--launchpad`` origin itself (``core.oauth`` rule 6);
-   where it does not -- Launchpad today -- it is refused with a line saying to sign in by the
-   loopback redirect.
-7. A ``--launchpad`` that is not https (plain http only to a loopback address, ``core.links``)
-   is refused before any page is opened or URL printed: a sign-in page over plain text would
-   hand the password to whoever is on the path.
-8. Exit codes: 0 written; 3 a secret or token file problem; 5 Launchpad or the person
-   refused; 6 Launchpad unreachable, or no answer in time.
+1. The authorization-code flow with a loopback redirect: a server on 127.0.0.1 waits for the one
+   callback carrying the ``state`` sent (compared in constant time); any other request, from
+   anyone on the machine, is answered 400 and the wait goes on. Each connection has its own
+   thread and is dropped after ``IDLE_SECONDS`` of silence, so no answer within ``--timeout``
+   ends it (exit 6), never later, with nothing written.
+2. The code is exchanged for a token, and ``authorization.json`` says whom it is and which
+   Basecamp accounts it reaches, so a person sees whom they signed in as before using it.
+3. The token file (what a refresh needs too, ``core.oauth``) is written owner-only, whole or not
+   at all (``shell.private_files``), over nothing but an owner-only token file: anything else
+   there is refused before the sign-in starts and again before the rename (exit 3).
+4. The client secret comes from ``--client-secret-file`` or ``BASECAMP_CLIENT_SECRET``, never
+   argv. No token or secret is printed or logged.
+5. The URL to open goes to stderr (stdout is the result), and to a browser unless
+   ``--no-browser``.
+6. ``--device``: the device flow, where the server's OAuth discovery offers it on the
+   ``--launchpad`` origin (``core.oauth`` rule 6); elsewhere -- Launchpad today -- it is refused,
+   saying to sign in by the loopback redirect.
+7. A ``--launchpad`` that is not https (http only to loopback) is refused before any page opens:
+   a sign-in page in plain text hands the password to whoever is on the path.
+8. Exit codes: 0 written; 3 a secret or token file problem; 5 refused; 6 unreachable or no
+   answer in time.
 """
 
 from __future__ import annotations

@@ -1,34 +1,22 @@
 """Intake's inbox lane: what was addressed to the agent, read as a backstop to the other lanes.
 
-    inbox = InboxLane(ledger, client, clock, account_floor=lambda: intake_last_served_id)
-    inbox.ask_now()                        # the account lane's 410: what was addressed between
-    new_ids = inbox.poll_once(deadline)    # when ``due()``; the ids to offer admission
-
 Rules:
-1. Basecamp serves the inbox to agents only. A 403 means this principal has none: it is recorded
-   once (verdict ``not_for_principal``, shown by status) and not asked again while this lane runs;
-   the next start asks once more (the token may have changed). Intake then hears by the feed
-   and the live lane alone, as before.
-2. Where a read starts: the lane's own position (never the feed's); else after its last item
-   (``since=<last item id>``); on the lane's first read ever, ``since=0`` above a floor -- the
-   account lane's last served event, so that what the feed already served is not replayed and
-   what it never served is -- or ``since=now`` when the account lane has served nothing yet.
-   Events at or below the floor are never recorded from the inbox. The floor is kept from the
-   first attempt on, even one that failed: a later attempt never raises it past what was
-   addressed meanwhile.
-3. One page, one ``BEGIN IMMEDIATE`` transaction: its items' events (``core.inbox.addressed_events``:
-   one per event id, whatever the reasons) through ``shell.ledger.records.insert_seen`` with lane
-   ``inbox`` -- one row per id, whichever lane heard it first -- then the position. Intake reads
-   no recording here: admission decides by the same matrix as for any lane, so an item the
-   matrix would discard is still recorded as seen.
-4. Refusals: the inbox's own 410 (the position fell behind the 30-day retention) starts again
-   at ``since=0`` and lets the per-id record dedupe; a 400 ``invalid_position`` or a 409 drops
-   the position and resumes after the last item. At most two such recoveries a poll. Another 400,
-   a page that cannot be read, or a failed read: verdict ``failing`` with the reason, nothing of
-   the page saved, tried again when next due.
-5. Due every ``every_polls``-th intake turn (``due``), and at once after ``ask_now`` (the account
-   lane's 410). Every request is the client's (``shell.basecamp.cursor_reads``): inside the one
-   request budget.
+1. Basecamp serves the inbox to agents only. A 403 is recorded once (``not_for_principal``, shown
+   by status) and not asked again while this lane runs; intake then hears by the feed and the
+   live lane alone.
+2. A read starts at the lane's own position (never the feed's), else after its last item; on
+   its first read ever, ``since=0`` above a floor -- the account lane's last served event, so
+   what the feed served is not replayed and what it never served is -- or ``since=now`` when
+   the account lane has served nothing. Events at or below the floor are never recorded from the
+   inbox; the floor is kept from the first attempt on, even a failed one.
+3. One page, one transaction: its events (``core.inbox.addressed_events``) recorded by
+   ``shell.ledger.records.insert_seen`` (one row per id, whichever lane heard it first), then the
+   position. Admission decides them by the same matrix as for any lane.
+4. The inbox's own 410 starts again at ``since=0`` (the per-id record dedupes); a 400
+   ``invalid_position`` or a 409 resumes after the last item; at most two such recoveries a
+   poll. Any other failure is verdict ``failing`` with its reason, nothing of the page saved.
+5. Due every ``every_polls``-th intake turn, and at once after ``ask_now`` (the account lane's
+   410); every request is inside the client's one budget.
 6. The position and the query are never in a log line, an exception message or a repr.
 """
 

@@ -3,34 +3,25 @@
 The worker is Claude Code by default, any program by configuration (``WorkerCommand``).
 
 Rules:
-1. ``argv`` may hold the placeholders ``{prompt}``, ``{mcp_config}`` and ``{work_dir}``,
-   anywhere in an argument; they are replaced in one pass, so a value is never read again as
-   a template. Any other ``{name}`` is refused, so a misspelt placeholder never reaches a
-   worker as text. Other braces are left as they are.
-2. The worker's environment is ``core.worker_environment.ALLOWLIST`` (names, never prefixes)
-   taken from the connector's environment, plus exactly what the command's configuration names
-   (``pass_env`` values copied -- ``setup --worker-env NAME`` -- and ``env`` values set). The
-   task token's variable can be neither: the token is never in a worker's environment (nor its
-   argv).
-3. A command *speaks stream-json* when its argv asks ``--input-format stream-json`` (Claude Code's
-   own flag): its prompt is then written to its stdin as one user message, never put in argv, and
-   its output is read as Claude Code's stream (``shell.worker.claude_stream``). Its permission
-   mode is the value its argv gives ``--permission-mode`` (``default`` when none).
-4. The default command is Claude Code as the connector can trust it to work: stream-json in and
-   out, each user message replayed when Claude Code takes it (``--replay-user-messages``: a
-   follow-up sent mid-turn joins that turn, and the replay says so); host settings ignored
-   (``--setting-sources ""``), so its powers are what this command says;
-   ``--permission-mode acceptEdits`` (it may change files in its directory); only the
-   built-in tools of ``BUILT_IN_TOOLS``; the connector's MCP server alone
-   (``--strict-mcp-config``), its tools allowed without a prompt, and loaded before the first
-   model request (``MCP_CONNECTION_NONBLOCKING=0`` here, ``alwaysLoad`` on its entry).
-5. What ``setup`` allowed beyond that (``core.worker_allowances``) widens the default command and
-   nothing else: each Bash pattern adds the ``Bash`` tool and ``Bash(PATTERN)`` to the allowed
-   tools (any other command is refused by Claude Code, never asked); each MCP config file is given
-   to ``--mcp-config`` after the connector's own, and every server it names is allowed
-   (``mcp__NAME``). A file that cannot be read, names no server, or names the connector's server is
-   a ``UserError``, before anything starts; allowances beside a configured ``worker_command`` too
-   (its argv is the person's whole say).
+1. ``argv`` may hold ``{prompt}``, ``{mcp_config}`` and ``{work_dir}`` anywhere in an argument,
+   replaced in one pass, so a value is never read again as a template. Any other ``{name}`` is
+   refused: a misspelt placeholder never reaches a worker as text.
+2. The worker's environment is ``core.worker_environment.ALLOWLIST`` taken from the connector's,
+   plus exactly what the command's configuration names (``pass_env``, ``env``). The task token's
+   variable can be neither: the token is never in a worker's environment nor its argv.
+3. A command *speaks stream-json* when its argv asks ``--input-format stream-json``: its prompt
+   goes to its stdin as one user message, never argv, and its output is read as Claude Code's
+   stream (``shell.worker.claude_stream``).
+4. The default command is Claude Code as the connector can trust it to work (``WorkerCommand.claude_code``
+   says each flag): stream-json both ways with user messages replayed, so a follow-up joins the
+   turn it reached; host settings ignored, so its powers are this command's; file edits in its
+   directory; only ``BUILT_IN_TOOLS`` and the connector's MCP server, loaded before the first
+   model request.
+5. What ``setup`` allowed (``core.worker_allowances``) widens the default command and nothing
+   else: a Bash pattern allows that pattern alone, an MCP config file's servers are allowed
+   after the connector's own. A file that cannot be read, names no server or names the
+   connector's is a ``UserError`` before anything starts; allowances beside a configured
+   ``worker_command`` too (its argv is the person's whole say).
 """
 
 from __future__ import annotations

@@ -2,35 +2,22 @@
 
 Rules (checked in this order, as Basecamp's edge and then its controllers would):
 1. No ``User-Agent`` -> 400 ``text/plain``, no JSON at all.
-2. No ``Authorization: Bearer <token>`` of a person in the world -> 401
-   ``{"error": "Unauthorized"}``.
-3. A path that names no route -> 404 ``{"error": "Not Found"}``; a route that does not take
-   the method -> 405.
-4. An unknown recording, Campfire, comment, boost or line -> 404, as is one whose bucket is
-   not the one a legacy path names, and a place the kind cannot be posted on (a comment on a
-   Campfire, a line in a card).
-5. A POST: a body that is not ``application/json`` -> 415; malformed JSON -> 400; missing or
-   blank ``content`` -> 422; a boost over 16 code points -> 422 when ``enforce_boost_length``
-   (real Basecamp does not enforce it; its clients do).
-6. A create answers 201 with the whole object and a ``Location``; its creator is the token's
-   person; its ``created_at`` is the stand-in's clock.
-7. Listings are paginated (``shell.basecamp.standin.pagination``), oldest first; a Campfire's lines
-   honour ``sort=created_at|updated_at`` and ``direction=asc|desc``. A listing shows only
+2. No bearer token of a person in the world (or a live one Launchpad issued) -> 401.
+3. A path that names no route -> 404; a route that does not take the method -> 405.
+4. An unknown recording, Campfire, comment, boost or line -> 404, as is one outside the bucket a
+   legacy path names, and a place the kind cannot be posted on.
+5. A POST: not ``application/json`` -> 415; malformed JSON -> 400; blank ``content`` -> 422; a
+   boost over 16 code points -> 422 only when ``enforce_boost_length`` (Basecamp's clients
+   enforce it, Basecamp does not).
+6. A create answers 201 with the whole object and a ``Location``, by the token's person, at the
+   stand-in's clock.
+7. Listings are paginated (``shell.basecamp.standin.pagination``), oldest first, showing only
    what is visible by the stand-in's clock (``lag``); a read by id finds it regardless.
-8. Every comment and Campfire line kept (created or seeded) appends its event to the feed;
-   ``GET /{account}/events.json`` is answered by the feed (``shell.basecamp.standin.feed``).
-9. ``GET /{account}/projects.json`` lists the caller's projects (``id``, ``name``; one page):
-   the agent's membership is the feed's (``shell.basecamp.standin.feed`` rule 8).
-9a. ``GET /{account}/inbox.json`` is answered by the inbox (``shell.basecamp.standin.inbox``,
-   set by ``StandIn``).
-10. ``POST /{account}/events/stream_ticket.json`` mints a live-lane ticket
-   (``shell.basecamp.standin.live_stream``); no body is read.
-11. Launchpad's paths (``/authorization/new``, ``/authorization/token``, ``/authorization.json``)
-   are answered by ``shell.basecamp.standin.launchpad`` (after the ``User-Agent`` check); a
-   live access token it issued authenticates like the person's own, and an expired one is 401.
-12. ``mention`` is a person's comment mentioning the agent as Basecamp marks one up (a
-   ``bc-attachment`` with the agent's ``sgid``): what the control API's ``POST
-   /__standin/mentions`` and ``StandIn.mention`` post.
+8. The feed, the projects (the agent's membership is the feed's), the inbox, the live lane's
+   ticket and Launchpad are answered by their own modules; every comment and line kept appends
+   its event to the feed.
+9. ``mention`` is a person's comment mentioning the agent as Basecamp marks one up: what the
+   control API's ``mentions`` and ``StandIn.mention`` post.
 """
 
 from __future__ import annotations
