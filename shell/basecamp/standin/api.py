@@ -91,7 +91,7 @@ class BasecampApi:
         self._page_sizes = tuple(page_sizes)
         self._enforce_boost_length = enforce_boost_length
         self._render = Renderer(world, store, urls, now)
-        self.mint_ticket: Callable[[Person], Reply] | None = None  # set by StandIn (rule 10)
+        self.mint_ticket: Callable[[Person], Reply] | None = None  # set by StandIn (rule 8)
         self.answer_inbox: Callable[[Incoming, Person], Reply] | None = None  # set by StandIn (rule 9a)
 
     def answer(self, request: Incoming, lag: float = 0.0) -> Reply:
@@ -139,7 +139,7 @@ class BasecampApi:
 
     def mention(self, creator_id: int, recording_id: int, text: str) -> tuple[Message, int]:
         """``creator_id`` comments on ``recording_id`` mentioning the agent, in Basecamp's markup
-        (rule 12); the comment and its event's id. ValueError as ``seed``."""
+        (rule 9); the comment and its event's id. ValueError as ``seed``."""
         agent = self._world.agent
         mention = (
             f'<bc-attachment sgid="{html.escape(agent.sgid)}" content-type="{MENTION_TYPE}">'
