@@ -3,30 +3,30 @@
 Rules:
 1. Only modules of this package call ``execute``; everything else asks them, inside a
    transaction it opened with ``Ledger.read()`` or ``Ledger.write()``.
-2. Each table is written (INSERT, UPDATE, DELETE) from one module
-   (``tests/ledger/test_table_writers.py``); another module that moves a row asks that one,
-   in its own transaction:
-
-   - ``events``: ``records`` (seen rows from every lane, verdicts, every later move of a record)
-   - ``checkpoints``: ``records`` (intake's position per filter lineage)
-   - ``lane_news``: ``records`` (when each lane last recorded what no other had)
-   - ``inbox_lane``: ``inbox_lane`` (the inbox lane's position and verdict)
-   - ``tasks``: ``tasks``
-   - ``attempts``: ``tasks``
-   - ``task_events``: ``deliveries`` (joins, exposure, pulls, guards, reports, settlement)
-   - ``outbox``: ``outbox`` (intents written, claimed, settled, resolved by a person)
-   - ``decisions``: ``decisions``
-   - ``hold_marker``: ``hold`` (a person's hold and release)
-   - ``generations``: ``hold``
-   - ``revoked_redispatches``: ``hold`` (the redispatches a hold revoked)
-   - ``live_lane``: ``lanes`` (the live lane's state)
-   - ``losses``: ``losses`` (what the live lane missed, and its repair)
-   - ``gaps``: ``losses`` (what the feed itself skipped: a 410)
-   - ``schema_migrations``: ``schema`` (the migrations, applied as the ledger opens)
-
-   One exception, by statement: a worker's own moves of ``task_events``, ``events``,
-   ``attempts`` and ``outbox`` (exposure, pull, the guard's cancel, acknowledgement, completion,
-   the record's completion, the attempt's progress stamp, the worker's words as an intent) are
-   ``worker_moves``' statements, and only those: the MCP server runs them, and importing the tables' owners would import the dispatcher, admission
-   and the outbox into every worker's start.
+2. Each table is written (INSERT, UPDATE, DELETE) from one module, ``TABLE_WRITERS`` below
+   (``tests/ledger/test_table_writers.py``); another module that moves a row asks that one, in
+   its own transaction. One exception, by statement: a worker's own moves (exposure, pull, the
+   guard's cancel, acknowledgement, completion, the attempt's progress stamp, its words as an
+   intent) are ``worker_moves``' statements, and only those: the MCP server runs them, and
+   importing the tables' owners would import the dispatcher, admission and the outbox into
+   every worker's start.
 """
+
+TABLE_WRITERS: dict[str, str] = {
+    "events": "records",  # seen rows from every lane, verdicts, every later move of a record
+    "checkpoints": "records",  # intake's position per filter lineage
+    "lane_news": "records",  # when each lane last recorded what no other had
+    "inbox_lane": "inbox_lane",
+    "tasks": "tasks",
+    "attempts": "tasks",
+    "task_events": "deliveries",  # joins, exposure, pulls, guards, reports, settlement
+    "outbox": "outbox",  # intents written, claimed, settled, resolved by a person
+    "decisions": "decisions",
+    "hold_marker": "hold",  # a person's hold and release
+    "generations": "hold",
+    "revoked_redispatches": "hold",  # the redispatches a hold revoked
+    "live_lane": "lanes",
+    "losses": "losses",  # what the live lane missed, and its repair
+    "gaps": "losses",  # what the feed itself skipped: a 410
+    "schema_migrations": "schema",  # the migrations, applied as the ledger opens
+}
