@@ -1,34 +1,26 @@
 """``bin/connect status``: what the connector is doing, read beside it without disturbing it.
 
 Rules:
-1. Reading is not deciding: the ledger is opened with ``open_ledger_read_only`` (never
-   created, never migrated, never written), in one read transaction
-   (``shell.ledger.status``), and the instance lock is never taken: it works beside a running
-   connector, and beside none.
-2. Whether a connector runs is read from the lock file's metadata (``shell.state.lock.peek``, or
-   the directory's only lock file when the configuration names other ids) and reported as
-   diagnostic, with the pid's presence and its configuration problem, if any
+1. Reading is not deciding: the ledger is opened read-only (never created, migrated or written)
+   in one read transaction (``shell.ledger.status``), and the instance lock is never taken: it
+   works beside a running connector, and beside none.
+2. Whether a connector runs is read from the lock file's metadata (``shell.state.lock.peek``) and
+   reported with the pid's presence and its configuration problem, if any
    (``core.presentation.status_values`` rule 2).
-3. A missing state directory, configuration or ledger, a ledger from a newer program (or one
-   not yet migrated), and a ledger that cannot be read are one line on stderr and
-   ``EXIT_CONFIG``; a ledger held busy past the timeout is ``EXIT_UNAVAILABLE``.
-4. Nothing secret is printed: never the token (its file is not even read), never a feed
-   position, never a message body.
-5. Text for a person, summary first; ``--json`` prints the report whose keys
-   ``core.presentation.status_report`` documents, ``live_lane`` (``core.lane_status.lane_report``; null
-   when no live lane ever ran), ``losses`` (``core.losses.losses_report``) and ``intake``
-   (``core.intake_status.intake_report``: the inbox lane's verdict, each lane's news).
-6. The free space where the ledger lives is measured (``statvfs``) and a disk nearly full is in
-   the summary: the connector's writes fail there, and would otherwise show only in its log.
-   A write the running connector saw fail is read from its record beside the ledger
-   (``shell.ledger.write_failures``), with when and why, until its next write succeeds.
-7. ``--shadow`` shows a shadow run (``run --shadow``) instead: its own lock and ledger in
-   ``<state>/shadow/``, read with the state directory's configuration; so does a ``--state-dir``
-   that is such a shadow directory. It shows what the shadow admitted and would have done.
-8. While the lock file's process is present, each loop's heartbeat is read from beside the
-   ledger (``shell.heartbeats``) and a loop not turning (``core.heartbeats`` rule 2) is named:
-   in the ``loops:`` line, in the summary, and in ``--json``'s ``loops`` (null when no running
-   connector's beats are there).
+3. A missing state directory, configuration or ledger, a ledger too new or not yet migrated, and
+   one that cannot be read are one line on stderr and ``EXIT_CONFIG``; a ledger busy past the
+   timeout is ``EXIT_UNAVAILABLE``.
+4. Nothing secret is printed: never the token (its file is not even read), a feed position or a
+   message body.
+5. Text for a person, summary first; ``--json`` prints the report ``core.presentation.status_report``
+   documents.
+6. The free space where the ledger lives is measured, and a disk nearly full is in the summary,
+   as is a write the running connector saw fail (``shell.ledger.write_failures``) until its next
+   write succeeds: both would otherwise show only in its log.
+7. ``--shadow`` (or a ``--state-dir`` that is a shadow directory) shows a shadow run instead: its
+   own lock and ledger, read with the state directory's configuration.
+8. While the lock file's process is present, a loop not turning (``core.heartbeats`` rule 2) is
+   named, from the heartbeats beside the ledger (``shell.heartbeats``).
 """
 
 from __future__ import annotations

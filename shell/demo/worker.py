@@ -1,34 +1,25 @@
 """The bundled demo worker: it stands in for Claude Code, speaking MCP to the connector's
 dispatch tools, which post its words in Basecamp (the stand-in) for it.
 
-    python -m shell.demo.worker --mcp-config FILE [--prompt TEXT --scenes FILE]
-        [--base-url URL --account ID --token-file PATH]
-
 Rules:
-1. It starts the MCP server its config names (as Claude Code would), then: get_dispatch;
-   when its prompt's acknowledgement rule calls for one
-   (``core.dispatch_prompt.acknowledgement_called_for``, the very value the prompt's words are
-   rendered from, never a reading of its own), ack_dispatch with its words ("on it", which the
-   connector posts as a boost); complete_dispatch with its reply ("Done with event N.", posted
-   at ``reply_to``); and pulls again until nothing waits.
-2. Its part is chosen per event, never by one switch for every conversation: with ``--scenes``
-   it reads the event id from its prompt ("Event N:") and its part from that JSON file's
-   ``{"N": part}``, waiting up to ``SCENE_WAIT_SECONDS`` for the demo to write it (and playing
-   ``answer`` if it never does). Without ``--scenes`` the part is ``$WORKER_BEHAVIOUR``
-   (default ``answer``): the tests' way.
+1. It starts the MCP server its config names (as Claude Code would), then pulls; acknowledges
+   only when its prompt's acknowledgement rule calls for one
+   (``core.dispatch_prompt.acknowledgement_called_for``, the value the prompt's words are
+   rendered from, never a reading of its own); completes with its reply; and pulls again until
+   nothing waits.
+2. Its part is chosen per event: with ``--scenes`` from that JSON file (``{"N": part}``, waiting
+   up to ``SCENE_WAIT_SECONDS`` for the demo to write it, else ``answer``); without, from
+   ``$WORKER_BEHAVIOUR`` (default ``answer``): the tests' way.
 3. Parts: ``answer``; ``slow:<seconds>`` (waits before its first pull, so the guard may go
-   out); ``fail`` (pulls, then exits 1 without reporting); ``give_up`` (pulls, acknowledges,
-   reports ``failed`` with no reply, exits 1); ``hang`` (pulls, then sleeps until killed);
-   ``hang_after_ack``; ``report_failed`` (reports ``failed`` with its reply); ``reply_unreported``
-   (acknowledges, replies with a tool of its own, then exits 0 without reporting: the
-   adopted-reply rule's case).
+   out); ``fail`` (pulls, exits 1 unreported); ``give_up`` (acknowledges, reports ``failed``
+   without a reply, exits 1); ``hang`` and ``hang_after_ack`` (sleep until killed);
+   ``report_failed`` (``failed`` with its reply); ``reply_unreported`` (replies with a tool of its
+   own, exits 0 unreported: the adopted-reply rule's case).
 4. Only ``reply_unreported`` posts by itself, as a worker with Basecamp tools of its own would:
-   with its own credentials, never the connector's hand-out: ``--base-url``, ``--account`` and
-   ``--token-file`` (an owner-only file), or ``$STANDIN_BASE_URL``, ``$STANDIN_ACCOUNT`` and
-   ``$STANDIN_TOKEN``. No token is ever an argument.
+   with its own credentials (an owner-only token file, or ``$STANDIN_TOKEN``), never the
+   connector's, and never a token as an argument.
 5. A post Basecamp answered 429 created nothing: it is made again after the Retry-After, at
-   most ``RATE_LIMITED_TRIES`` more times. Basecamp's limit is per address, shared with the
-   connector beside it.
+   most ``RATE_LIMITED_TRIES`` more times (the limit is per address, shared with the connector).
 """
 
 from __future__ import annotations
