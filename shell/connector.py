@@ -1,62 +1,43 @@
 """The connector as one running thing: its parts wired in the order the design requires.
 
 Rules:
-1. Start (before intake, admission or dispatch run) is ``shell.start.settle_previous`` with all
-   its parts: the outbox reconciles what a previous process left sending; the session files a
-   previous process left (they can hold a task token) are removed; the dispatcher recovers what
-   a previous process left running; then the outbox sends what is due. (A pending still-running
-   notice of an attempt recovery is about to end is canceled by its claim check, because
-   recovery ran first.) A ledger that cannot be settled stops the start. Then every seen record
-   is admitted again and the feed is read once.
+1. Start is ``shell.start.settle_previous`` with all its parts (reconcile, sweep, recover, send;
+   a ledger that cannot be settled stops the start); then every seen record is admitted again
+   and the feed is read once.
 2. Then three loops run together until asked to stop: intake and admission; the dispatcher;
-   the outbox. Every seen record re-runs admission on start.
-3. Shutdown: intake stops, workers are stopped (``shutdown``) and settled, and the outbox
-   flushes their notices, all within ``shutdown_bound``; what is left is sent on the next start.
-   The loops are waited for only until that bound: a request in flight on the outbox's thread
-   is left in doubt (``sending``), and the next start reconciles it by listing.
+   the outbox.
+3. Shutdown: intake stops, workers are stopped and settled, and the outbox flushes their
+   notices, all within ``shutdown_bound``; the loops are waited for only that long. A request in
+   flight is left ``sending``, and the next start reconciles it by listing.
 4. ``shadow``: admits and logs; writes no intents, dispatches nothing and posts nothing.
-5. ``live`` (the default) runs intake's live lane (``shell.intake.live_lane``) beside the poll loop,
-   from ``run`` on: what it records first is admitted on its thread at once; the poll lane
-   still reads the feed on its schedule, moves the position and catches up whatever the
-   live lane missed. What the live lane says it lost is walked for on intake's schedule
-   (``shell.intake.repair``), also on start: an interrupted repair resumes.
-6. Backlog: before each read, intake checks how many records wait for a worker
-   (``core.backlog``); at ``backlog_limits.pause`` it stops reading on purpose (the poll lane
-   skips its read, the live lane hangs up), logs it, and status shows it as the live lane's
-   reason; it reads on below the limit.
-7. Membership: every ``membership_every`` (10 min) intake re-reads the agent's projects
-   (``shell.intake.membership``); a project granted since makes the live lane subscribe again, so
-   its events are heard live.
-7a. The inbox lane (``shell.intake.inbox_lane``) is intake's backstop: read at the start after
-   the feed, then every few turns, and at once after the account lane's 410 (what was addressed
-   while the feed's position went stale). What it records first is admitted like any event.
+5. ``live`` (the default) runs intake's live lane beside the poll loop: what it records first is
+   admitted on its thread at once; the poll lane still moves the position and catches up what
+   the live lane missed, and what the live lane says it lost is walked for
+   (``shell.intake.repair``), on start too.
+6. Backlog: at ``backlog_limits.pause`` records waiting for a worker (``core.backlog``) intake
+   stops reading on purpose, and status says so; it reads on below the limit.
+7. Membership: every ``membership_every`` intake re-reads the agent's projects; a project granted
+   since makes the live lane subscribe again.
+7a. The inbox lane is intake's backstop: read at the start after the feed, then every few turns,
+   and at once after the account lane's 410.
 8. With ``config_path``, a fourth loop re-reads the configuration file every
-   ``core.route_reload.RELOAD_EVERY`` and applies what it authorizes (``shell.state.reload``):
-   a route added, changed or removed is served without a restart; an unusable file authorizes
-   nothing until it is usable again.
-9. One turn of each loop is a method (``intake_turn``, ``dispatch_turn``; the outbox's is
-   ``Outbox.run_once``): the threads of ``run`` repeat them, and the whole-connector simulation
-   (``tests/sim/whole``) calls them as its steps, after starting through this ``start``. With
-   ``seams`` the simulation puts its own Basecamp reads, workers and dispatcher (one that runs a
-   worker's life in steps, not on a thread) where the client's reads and ``CommandDriver`` go;
-   everything else is built here, the same way for both. The connector's own code never passes
-   ``seams``.
-10. A stop asked for during the start (``start``'s ``requested``: a signal only notes it, as in
-   ``run``) is watched for on a thread of its own, which sets the connector's stop: the start's
-   listings stop at once (``shell.start`` rule 5), no seen record is admitted again after it, and
-   the feed is not read. ``stopped_in`` then names the step it ended, and its caller does not
-   call ``run``: no loop starts and nothing is flushed -- recovery may have left a previous
-   process's attempt live, and a flush would claim its still-running notice (``shell.start``
-   rule 3). What is due is sent at the next start. A worker group being ended, a request already
-   made, a record being admitted or a read of the feed begun are waited for, each within its own
-   bound.
-11. No loop dies quietly: a turn of intake or dispatch, and the live lane's connection, catch
-   what they did not expect, log it with its traceback and go on. Anything that still escapes a
-   loop's thread is logged once with its traceback and ends the connector (``ended_by`` names
-   the loop; ``run`` exits 1) so its supervisor starts it again: it never runs with a dead lane.
-   (The outbox's thread is one such: what it left claimed the next start reconciles.)
+   ``core.route_reload.RELOAD_EVERY`` and applies what it authorizes (``shell.state.reload``).
+9. One turn of each loop is a method (``intake_turn``, ``dispatch_turn``, ``Outbox.run_once``):
+   ``run``'s threads repeat them, and the whole-connector simulation calls them as its steps.
+   With ``seams`` the simulation puts its own reads, workers and dispatcher in place; everything
+   else is built here, the same way for both. The connector's own code never passes ``seams``.
+10. A stop asked for during the start is watched for on a thread of its own, which sets the
+   connector's stop: the start's listings stop at once (``shell.start`` rule 5), nothing more is
+   admitted or read, and ``stopped_in`` names the step it ended. No loop starts and nothing is
+   flushed: recovery may have left a previous process's attempt live, and a flush would claim
+   its still-running notice (``shell.start`` rule 3). What is under way is waited for, each
+   within its own bound.
+11. No loop dies quietly: a turn of intake or dispatch, and the live lane's connection, log what
+   they did not expect and go on. What still escapes a loop's thread ends the connector
+   (``ended_by``; ``run`` exits 1) so its supervisor starts it again: it never runs with a dead
+   lane.
 12. Each loop beats as it turns (``shell.heartbeats``), and ``run``'s main thread writes the
-   beats beside the ledger as it waits, so ``status`` names a loop that is not turning.
+   beats beside the ledger, so ``status`` names a loop that is not turning.
 """
 
 from __future__ import annotations

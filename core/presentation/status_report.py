@@ -1,32 +1,25 @@
 """What ``bin/connect status`` reports as JSON: one snapshot of values in, a report out.
 
-The shell reads the lock file's metadata and one read transaction of the ledger
-(``shell.ledger.status``) into ``core.presentation.status_values``; ``report`` turns them into
-the JSON report and ``core.presentation.status_text`` into the lines a person reads. Pure.
+``report`` turns ``core.presentation.status_values`` into the JSON report (its keys are
+stable; times are the ledger's text), ``core.presentation.status_text`` into the lines a person
+reads. Pure.
 
 Rules:
 1. Reading is not deciding, and it shows nothing secret: no field can hold a feed position, a
    token, a task's token hash or a message body.
 2. Whether a connector runs is the lock file's metadata, always marked diagnostic: ``running``
-   only when its pid is present, ``not running`` when absent or no file, ``perhaps running``
-   when presence cannot be told. The kernel's flock is the truth; status never takes it.
+   only when its pid is present, ``perhaps running`` when presence cannot be told. The kernel's
+   flock is the truth; status never takes it.
 3. Queue depths name every record state, zero included, in the lifecycle's order.
-4. Waiting for a person: every indeterminate intent and every refused one (canceled with
-   ``REFUSED_NOTE``), counted apart.
-5. Dispatches are the newest ``LAST_DISPATCHES`` attempts, newest first, with stop reason and
-   each event's delivery and outcome (``null`` until known).
+4. Waiting for a person: every indeterminate intent and every refused one, counted apart.
+5. Dispatches are the newest ``LAST_DISPATCHES`` attempts, newest first (``null`` until known).
 6. The text starts with one summary line; empty sections a person need not read say so there.
 7. Records not yet running are listed by event id, oldest first, at most
    ``LAST_WAITING_RECORDS``: the ids ``redispatch`` and ``discard`` take.
-8. A disk nearly full where the ledger lives, a write the running connector saw fail
-   (``write_failure``) and a task's attempt left mid-launch are in the summary.
-9. A token Basecamp refused on a create (rule 5 of core.not_created) is in the summary and on
-   a ``token: failing`` line until a create with a working token moves the messages on.
-
-The report's keys, stable, times the ledger's text: summary, account_id, agent_id, state_dir,
-ledger, lock_file, running, unsafe_test_timings, worker_allowed, disk, write_failure,
-token_outage, hold, feed, queues, blocked, live_tasks, waiting_for_person, dispatches, held,
-outbox, not_running.
+8. A disk nearly full, a write the running connector saw fail and an attempt left mid-launch
+   are in the summary.
+9. A token Basecamp refused on a create (rule 5 of core.not_created) is in the summary and on a
+   ``token: failing`` line until a create with a working token moves the messages on.
 """
 
 from __future__ import annotations

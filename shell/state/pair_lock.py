@@ -1,34 +1,26 @@
 """One connector per (account, agent) per machine, whatever its state directory.
 
 ``shell.state.lock`` keeps two processes off one state directory; this module keeps two state
-directories off one (account, agent). Two connectors serving one pair from two state
-directories would each post the lifecycle messages of one event: the holding reply twice.
+directories off one (account, agent), which would each post every lifecycle message once.
 
 Rules:
-1. "Machine-wide" means one place every connector of this user agrees on, whatever its state
-   directory, ``XDG_*`` or ``HOME``: ``/tmp/basecamp-connector-<uid>/`` (owner-only, made and
-   checked by ``shell.private_files``; one someone else made first is refused, not used).
-   ``BASECAMP_CONNECTOR_RUNTIME_DIR`` replaces it, for tests and for a machine whose ``/tmp``
-   is private to each service (systemd ``PrivateTmp=``); every connector of a pair must then
-   be given the same one. Another user's connector is another machine as far as this lock
-   goes: the README's threat model says to run the connector under one dedicated account.
-2. ``acquire`` takes an exclusive ``flock`` on ``<account>-<agent>.pair.lock`` there (``--shadow``:
-   ``...shadow.pair.lock``, it posts nothing but is still one per pair), before the connector
-   reads its token or opens its ledger (``shell.state.flock``). The kernel drops it when its
-   holder dies, SIGKILL included: no stale lock exists. A second is refused (``PairServed``,
-   exit 6) naming the holder's state directory and pid, from the metadata written beside the
-   lock (diagnostic).
-3. ``<account>-<agent>.home`` records the state directory that serves the pair: written by
-   ``setup`` and by a connector once it holds the lock. ``serving_elsewhere`` names a *different*
-   directory recorded there that still holds a configuration for the pair; ``setup`` refuses
-   to make a second one (``--force`` moves the record) and ``run`` refuses to serve from a
-   directory the record does not name (exit 3). A record whose directory is gone is stale.
+1. "Machine-wide" is one place every connector of this user agrees on, whatever its state
+   directory or ``HOME``: ``/tmp/basecamp-connector-<uid>/``, or
+   ``BASECAMP_CONNECTOR_RUNTIME_DIR`` (for tests, and for a private ``/tmp``: every connector of
+   a pair must then be given the same one). Another user's connector is another machine to this
+   lock: the README's threat model says to run under one dedicated account.
+2. ``acquire`` takes an exclusive ``flock`` on ``<account>-<agent>.pair.lock`` there (a shadow
+   has its own, still one per pair) before the connector reads its token or opens its ledger.
+   The kernel drops it when its holder dies: no stale lock exists. A second is refused
+   (``PairServed``, exit 6), naming the holder's state directory and pid.
+3. ``<account>-<agent>.home`` records the state directory that serves the pair (written by
+   ``setup`` and by a connector holding the lock): ``setup`` refuses to make a second one
+   (``--force`` moves the record) and ``run`` refuses to serve from another (exit 3). A record
+   whose directory is gone is stale.
 4. The ids are parsed integers, so ``+2914079`` and ``02914079`` name one pair.
 5. The runtime directory is owner-only and this user's, or it is not used: one another user
-   made first in the shared ``/tmp`` (a squatter, who could read or hold the locks) is
-   ``RuntimeDirectorySquatted`` (exit 3), naming it, its owner, and what to do: give
-   ``BASECAMP_CONNECTOR_RUNTIME_DIR`` a directory of this user's own, or have it removed. One
-   of this user's open to others is refused with the ``chmod`` that closes it.
+   made first (who could read or hold the locks) is ``RuntimeDirectorySquatted`` (exit 3), saying
+   what to do; one of this user's open to others is refused with the ``chmod`` that closes it.
 """
 
 from __future__ import annotations

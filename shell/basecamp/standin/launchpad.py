@@ -1,32 +1,23 @@
 """Launchpad, as the stand-in plays it: OAuth 2 for one registered app, with tokens that expire.
 
 Rules:
-1. One app is registered: ``CLIENT_ID`` and ``client_secret`` -- the stand-in's control secret,
-   printed on its first line (``control_secret``), never a published one: who may mint a token
-   as the agent is who may drive the stand-in. Any redirect URI on a loopback host.
-   ``GET /authorization/new?response_type=code&client_id&redirect_uri&state`` consents at once
-   as the consenting person (the agent unless the control API says otherwise) and answers 302
-   to ``redirect_uri?code=...&state=...``; a code is good once, for five minutes.
-2. ``POST /authorization/token`` (a form): ``grant_type=authorization_code`` with ``code``,
-   ``redirect_uri``, ``client_id``, ``client_secret``; or ``grant_type=refresh_token`` with
-   ``refresh_token`` and the client's. Launchpad's legacy ``type=web_server`` and ``type=refresh``
-   are taken too. It answers ``{"access_token", "token_type": "Bearer", "expires_in",
-   "refresh_token"}``; the access token expires after ``token_lifetime`` seconds (Launchpad's
-   1209600 unless set). Each refresh issues a new pair and retires the refresh token it used;
-   the access token it replaces stays good until it expires. Anything wrong is 400
-   ``{"error": "invalid_grant" | "invalid_client" | "unsupported_grant_type" | "invalid_request"}``.
-3. ``GET /authorization.json`` with a live issued access token answers its ``expires_at``, an
-   ``identity`` and the one ``bc3`` account; otherwise 401.
-4. ``person_for(token)`` is the person a live issued access token acts as, for Basecamp's own
-   endpoints; an expired one is None (so Basecamp answers 401). World tokens are unaffected.
-5. ``expire_all`` makes every issued access token expire now (a 401 on the next request).
-6. ``GET /.well-known/oauth-authorization-server`` is the OAuth discovery document. Like
-   Launchpad it offers no device flow, unless ``device_flow`` is set (the control API): then it
-   names ``POST /oauth/device`` (``client_id`` -> ``device_code``, ``user_code``,
-   ``verification_uri``, ``interval`` 1, ``expires_in`` 600), a person approves at
-   ``GET /device?user_code=...`` as the consenting person, and the token endpoint takes
-   ``grant_type=urn:ietf:params:oauth:grant-type:device_code``: ``authorization_pending`` until
-   approved, then the pair, once.
+1. One app is registered: ``CLIENT_ID``, with the stand-in's control secret as its client secret
+   (who may mint a token as the agent is who may drive the stand-in), and any loopback redirect
+   URI. ``/authorization/new`` consents at once as the consenting person (the agent unless the
+   control API says otherwise); a code is good once, for five minutes.
+2. ``/authorization/token`` takes the authorization-code and refresh grants (and Launchpad's
+   legacy ``type=`` forms). An access token expires after ``token_lifetime`` seconds
+   (Launchpad's two weeks unless set). Each refresh issues a new pair and retires the refresh
+   token it used; the access token it replaces stays good until it expires. Anything wrong is a
+   400 with OAuth's error word.
+3. ``/authorization.json`` with a live issued token answers its expiry, identity and the one
+   ``bc3`` account; otherwise 401.
+4. ``person_for(token)`` is whom a live issued token acts as, for Basecamp's own endpoints; an
+   expired one is None (a 401). World tokens are unaffected.
+5. ``expire_all`` makes every issued access token expire now.
+6. The OAuth discovery document offers no device flow, like Launchpad, unless ``device_flow`` is
+   set: then ``/oauth/device`` issues codes a person approves at ``/device``, and the token
+   endpoint answers ``authorization_pending`` until approved, then the pair, once.
 """
 
 from __future__ import annotations
