@@ -1,8 +1,10 @@
 """What ``bin/connect status`` reports as JSON: one snapshot of values in, a report out.
 
-``report`` turns ``core.presentation.status_values`` into the JSON report (its keys are
-stable; times are the ledger's text), ``core.presentation.status_text`` into the lines a person
-reads. Pure.
+``report`` turns ``core.presentation.status_values`` into the JSON report,
+``core.presentation.status_text`` into the lines a person reads. Pure. The report's keys,
+stable, times the ledger's text: summary, account_id, agent_id, state_dir, ledger, lock_file,
+running, unsafe_test_timings, worker_allowed, disk, write_failure, token_outage, hold, feed,
+queues, blocked, live_tasks, waiting_for_person, dispatches, held, outbox, not_running.
 
 Rules:
 1. Reading is not deciding, and it shows nothing secret: no field can hold a feed position, a
