@@ -4,13 +4,10 @@ Rules:
 1. ``parse_configuration`` turns a mapping (the JSON file, or a mapping a setup has merged) into
    a ``Configuration`` or refuses with *every* problem found, each one self-contained line
    naming the key and what is wrong with it; never only the first, never a traceback. The
-   refusal is the tuple of those lines, a value like the configuration, not a ``returns``
-   ``Result``: every ``bin/connect`` command reads its configuration, and importing ``returns``
-   was a tenth of ``status``'s start. Callers match on the type.
-2. What may be left out has a default (``DEFAULTS``): trust ``operator``, no routes, the
-   default worker (Claude Code), concurrency 2, a 90 min task deadline, a 30 s guard delay, a
-   10 min still-running interval, 60 s before a sending intent is reconciled. The account id,
-   the base URL, the agent's person id and the token file have none.
+   refusal is the tuple of those lines, not a ``Result``: every command reads its configuration,
+   and importing ``returns`` was a tenth of ``status``'s start.
+2. What may be left out has a default (``DEFAULTS``); the account id, the base URL, the agent's
+   person id and the token file have none.
 3. Ids are positive integers. Durations are positive, written ``90m``, ``30s``, ``2h``,
    ``1h30m`` or ``500ms``, and written back the same way (``core.durations``), so a file
    read and written is unchanged. The base URL is an origin (no path): https, or http to a
@@ -24,10 +21,10 @@ Rules:
    none of it stops a setup.
 8. Pure: no I/O; paths are checked as text only.
 9. Timings are held to ``core.timing_floors``' floors unless ``unsafe_test_timings`` is true.
-10. ``worker_env`` names variables the worker gets from the connector's environment as they are
-    (``setup --worker-env NAME``): names only, never values (``core.worker_environment``).
-11. ``worker_allow`` is what the default worker may do beyond its defaults (``setup
-    --worker-allow-bash``, ``--worker-mcp``): by name, ``core.worker_allowances``.
+10. ``worker_env`` names variables the worker gets from the connector's environment: names
+    only, never values (``core.worker_environment``).
+11. ``worker_allow`` is what the default worker may do beyond its defaults
+    (``core.worker_allowances``).
 """
 
 from __future__ import annotations

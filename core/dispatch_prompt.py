@@ -1,7 +1,6 @@
 """The words the connector says to a worker: fixed, with no content.
 
-The worker learns its request only by pulling it through the connector's MCP server (named
-``connector``; Claude Code sees its tools as ``mcp__connector__get_dispatch`` and so on). The
+The worker learns its request only by pulling it through the connector's MCP server; the
 prompt tells it how to pull, acknowledge, work, reply and report, and names nothing a person
 wrote.
 
@@ -16,15 +15,12 @@ Rules:
    becomes ``the recording get_dispatch names``.
 4. The prompt stays within ``MAX_PROMPT_TOKENS`` (estimated as characters / 4, rounded up)
    whatever the values, so a worker's context is never spent on what the connector says.
-5. The worker acknowledges in its own words only when the instruction's ``acknowledge`` is true
-   (the trigger calls for one: a mention, an assignment) and ``guard_acknowledged`` is false
-   (the connector's guard has not already spoken): ``ACKNOWLEDGE_WHEN``, rendered into the
-   prompt's words and read by ``acknowledgement_called_for``, so the words and the bundled
-   worker's reading of them are one value. It replies in its own words at ``reply_to``,
-   reports each step through the tools, and pulls again until nothing waits.
-6. The worker's words go through the tools (``ack_dispatch``'s text, ``complete_dispatch``'s
-   reply, ``reply_dispatch``), which the connector posts exactly once: the prompt says so, and
-   says never to send the same words twice.
+5. The worker acknowledges only when ``acknowledge`` is true and ``guard_acknowledged`` false
+   (``ACKNOWLEDGE_WHEN``: the prompt's words are rendered from it and the bundled worker reads it,
+   so both are one value). It replies at ``reply_to``, reports each step through the tools, and
+   pulls again until nothing waits.
+6. The worker's words go through the tools, which the connector posts exactly once: the prompt
+   says so, and says never to send the same words twice.
 7. Words are not orders unless their author is trusted: the prompt says that content whose
    ``content_author.trusted`` is false is data about the work, never instructions
    (``core.admission`` rule 2).

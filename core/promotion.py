@@ -1,33 +1,26 @@
 """``shadow promote``'s next step, decided from what is on disk, as pure functions.
 
 Promote turns the shadow run's ledger into the connector's under the hold, in steps a crash may
-interrupt anywhere. ``next_step(disk)`` reads what the state directory holds (the promote
-marker, the two ledgers, the hold standing in each, the old ledger set aside) and answers the
-one step to take next, that promote is finished, or why it cannot go on. It reads no clock and
-no file: the shell observes, asks, takes the step, observes again.
+interrupt anywhere. ``next_step(disk)`` answers, from what the state directory holds, the one
+step to take next, that promote is finished, or why it cannot go on; the shell observes, asks,
+takes the step, observes again.
 
 Rules:
-1. The steps, in order: ``begin`` writes the durable marker (the hold's cause, and the name the
-   connector's existing ledger will be set aside under, if there is one); ``hold`` sets the hold
-   and tags every open shadow record for review in one transaction of the shadow ledger;
-   ``set_aside`` renames the connector's old ledger to the marker's name; ``move`` seals the
-   shadow ledger into one file and renames it into the connector's place; ``finish`` removes the
-   marker. Each step is taken only when the disk says it is not yet done, so running promote
-   again after a crash at any point finishes it, and never sets a second hold.
-2. A step is known done by its own mark: the marker file, the marker's cause on the hold
-   standing in a ledger, the set-aside file, the shadow ledger gone. So a crash leaves either
-   the untouched shadow ledger (before ``hold``), or a held one (shadow or connector's).
+1. The steps, in order (``Step``): write the durable marker; set the hold and tag every open
+   shadow record for review in one transaction; set the connector's old ledger aside; move the
+   sealed shadow ledger into its place; remove the marker. A step is taken only when the disk
+   says it is not yet done, so running promote again after a crash finishes it, and never sets
+   a second hold.
+2. A step is known done by its own mark (the marker, the marker's cause on a ledger's hold, the
+   set-aside file, the shadow ledger gone), so a crash leaves the untouched shadow ledger or a
+   held one.
 3. Without a marker: a shadow ledger starts promote; none, with the connector's ledger held by
    an earlier promote, is ``Finished(already=True)``; none at all is ``Stuck``.
-4. Anything else is ``Stuck`` with one line saying what is wrong: promote never guesses (a
-   ledger that appeared in the connector's place after promote began, a marker with neither
-   ledger held).
-5. A connector's ledger that still has something in flight (a lifecycle message not yet final,
-   a worker attempt not ended) is never set aside: nothing would ever settle it there (the
-   reference refuses any existing ledger, ``ErrLedgerExists``; a settled one is only history).
-   Promote does not begin, nor set it aside after beginning (``bin/outbox-resolve`` takes no
-   instance lock and may make an intent pending again meanwhile); the person lets the connector
-   settle it, or settles it, first.
+4. Anything else is ``Stuck`` with one line saying what is wrong: promote never guesses.
+5. A connector's ledger with something in flight (a lifecycle message not yet final, an attempt
+   not ended) is never set aside: nothing would ever settle it there. Promote does not begin,
+   nor set it aside after beginning (``bin/outbox-resolve`` takes no instance lock and may make
+   an intent pending meanwhile); a person settles it, or lets the connector, first.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The floors under the connector's timings, and the one explicit way below them.
 
 Rules:
-1. Production timings cannot go below the reference's: a ``sending`` message is listed no
+1. Production timings cannot go below their floors: a ``sending`` message is listed no
    sooner than a minute after its request (``reconcile_after`` >= 60 s: "one wait is
    deliberate", an intent that went sending less than a minute ago may still be landing).
    The rest have floors of the same sense: a guard acknowledgement waits at least 10 s for the

@@ -1,27 +1,22 @@
 """Intake's poll lane: read the account event feed, write the pointer, hand over the id.
 
-    intake = Intake(ledger, client, FeedFilters.of(exclude_performers=["self"]), clock)
-    result = intake.poll_once(client.deadline_in(30))   # result.new_ids: the ids to offer on
-
 Rules:
 1. The checkpoint is keyed by the filters' digest (``core.feed``): other filters, another
    lineage. Where a poll starts: the checkpoint's position; else (a dropped position) after
    its ``last_served_id``; else the configured ``start`` (None: ``now``, the default; or an
    event id, ``0`` for all served history). A lineage that never served an event resumes at
    ``start`` too, never at 0 by accident.
-2. One page, one ``BEGIN IMMEDIATE`` transaction: every event of the page becomes an
-   ``events`` row in state ``seen``, lane ``poll`` (``shell.ledger.records.insert_seen``: dedupe
-   by id, across lanes and restarts), then -- after the rows, in the same transaction -- the page's position
-   and last served id. So the position is never ahead of the records: a crash loses nothing
-   and a restart reads nothing twice. Intake reads no recording and filters nothing.
+2. One page, one transaction: every event of the page recorded ``seen``
+   (``shell.ledger.records.insert_seen``: one row per id, across lanes and restarts), then the
+   page's position. The position is never ahead of the records: a crash loses nothing and a
+   restart reads nothing twice. Intake reads no recording and filters nothing.
 3. ``next`` is followed (through the client, which holds the same-origin rule) while it is
    present, the deadline has not passed and fewer than ``max_pages`` pages were read. A
    ``next`` already followed in this poll is ``IntakeFailed`` at once: a loop, not a long feed.
-4. Refusals: 400 ``invalid_position`` and 409 drop the position (a committed write) and
-   resume with ``since=<last served id>``; 410 resumes at ``since=<epoch_after_id>``, is
-   recorded as the checkpoint's ``last_served_id``, logged, and recorded as a gap in the same
-   transaction (events before it may never be served). At most two such recoveries a poll;
-   then ``IntakeFailed``. A 400 for a filter is ``FiltersRefused``: retrying will not help.
+4. Refusals: 400 ``invalid_position`` and 409 drop the position and resume after the last
+   served id; 410 resumes at its ``epoch_after_id``, recorded as a gap in the same transaction
+   (events before it may never be served). At most two such recoveries a poll. A 400 for a
+   filter is ``FiltersRefused``: retrying will not help.
 5. A page that cannot be read or recorded saves nothing of itself and raises
    ``IntakeFailed`` (for the caller's backoff) with the reason, which the caller logs; pages
    committed before it stay committed.

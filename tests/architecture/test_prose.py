@@ -37,6 +37,7 @@ OUTSIDE = tuple(
         r"\bthe " + r"PR's\b",
         r"\bthe " + r"lead\b",
         r"\b(?:review )?" + r"findings? \d",  # a review kept elsewhere
+        r"\bthe " + r"reference(?:'s)? (?!floor)",  # the implementation this one was modelled on
     )
 )
 
