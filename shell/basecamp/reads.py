@@ -3,27 +3,20 @@ message read alone, for a person's check of a receipt (rule 5).
 
 Rules:
 1. ``summary`` answers a ``core.admission.RecordingSummary`` or a ``ReadFailure``; it never
-   raises for what Basecamp answered. It reads through ``BasecampClient.read`` (paced, 429/503
-   retried per ``core.retry``, never past ``deadline``).
-2. Failures: 404 -> ``not_found``; 401/403 -> ``forbidden`` (both end at once); a 429 or 503
-   still answered after the client's retries, or a retry that would pass the deadline after
-   a 429 -> ``throttled`` with ``retry_at`` (when the client's pacer lets the next request
-   go); a recording in another bucket than the event said -> ``bucket_mismatch``; an event
-   type with no typed read -> ``unroutable``; a line found in no Campfire of its bucket ->
-   ``unresolved``; anything else (transport, deadline, 5xx, an unreadable body) -> ``failed``.
-3. What is read, by event type: a comment (``comments/{id}``) and whether the agent is
-   subscribed to its parent; a chat line (``chats/{c}/lines/{id}``, ``c`` found among the
-   bucket's Campfires); a card (``card_tables/cards/{id}``), to-do (``todos/{id}``) or message
-   (``messages/{id}``), and for a completion whether the agent is subscribed to it; for an
-   assignment the people this very event added, from the recording's events
-   (``recordings/{id}/events``; None when the event or its details are not there).
-4. Mentions are read by ``core.admission.mentioned_in``. Content is carried in the summary
-   (core writes it into the ledger for an admitted verdict only); it is never logged.
-5. ``message`` reads one message alone at a destination (``bin/outbox-resolve sent``'s check of
-   a receipt, ``core.receipt_check``): a comment (``comments/{id}``, standing on its parent), a
-   line (``chats/{c}/lines/{id}``, in Campfire ``c``), a boost (``boosts/{id}``, on its
-   recording). It answers a ``core.receipt_check.ReadMessage`` or a ``ReadFailure`` by rule 2's
-   kinds; an answer without a creator, a place or a time is ``failed``.
+   raises for what Basecamp answered. It reads through ``BasecampClient.read`` (paced, retried
+   per ``core.retry``, never past ``deadline``).
+2. A failure's kind says whether waiting helps: ``not_found`` and ``forbidden`` end at once; a
+   429 or 503 the retries could not outlast is ``throttled`` with ``retry_at`` (when the pacer
+   lets the next request go); ``bucket_mismatch``, ``unroutable`` and ``unresolved`` name what
+   the event got wrong; anything else is ``failed``.
+3. What is read follows the event's type: the recording, whether the agent is subscribed where
+   that matters, and for an assignment the people this very event added (None when its
+   details are not there).
+4. Mentions are read by ``core.admission.mentioned_in``. Content is carried in the summary (core
+   writes it for an admitted verdict only); it is never logged.
+5. ``message`` reads one comment, line or boost alone (``bin/outbox-resolve sent``'s check,
+   ``core.receipt_check``), answering a ``ReadMessage`` or a ``ReadFailure`` by rule 2's kinds;
+   an answer without a creator, a place or a time is ``failed``.
 """
 
 from __future__ import annotations

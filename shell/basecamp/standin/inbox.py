@@ -2,29 +2,20 @@
 ``event_feed.poll_inbox``) documents it.
 
 Rules:
-1. Addressing: the inbox hears every event the feed records (``Feed.listeners``), braked or not
-   (``shell.basecamp.standin.feed`` rule 9). A comment or Campfire line addresses each person it
-   mentions (``mentioned``) and each subscriber of what it is on (``subscribed``); an assignment
-   each person it adds (``assigned``). Each (event, person, reason) is one item with its own
-   increasing ``addressing_id``: one event can address a person for several reasons. An item is
-   never self-addressed (the event's performer is never addressed by it).
-2. Agents only: a caller not in ``agents`` (the world's agent, by default) gets a bare 403 -- no
-   body at all (``head :forbidden``).
-3. Where to start: ``position`` (an inbox position this inbox minted for this account, principal
-   and filter set) wins; else ``since`` -- ``0`` (the earliest retained item), ``now`` (the
-   default: after the newest item) or an item id to start after. A malformed ``since`` -> 400
-   ``reason: invalid_since``; a position not minted here, or for another principal -> 400
-   ``reason: invalid_position``; for another filter set -> 409 ``{"error", "filters_digest",
-   "position_digest"}``.
-4. Filters: ``reasons`` (of ``REASONS``), ``types``, ``buckets`` (at most 100 ids); malformed ->
-   400 ``reason: invalid_filter``.
-5. Retention: an item addressed more than ``retention`` (30 days of the stand-in's clock) ago is
-   not served. A position whose last item is older than an item retention dropped has fallen
-   behind the window -> 410 ``{"error", "resume"}``, ``resume`` the URL of ``since=0``: no epoch,
-   unlike the feed's 410. Items whose event's project the caller no longer sees are dropped at
-   read time.
-6. 200 ``{"items": [...], "position": "...", "next"?}``: oldest first (item id order), at most
-   ``page_size`` items; ``next`` (same filters, the new position) only while more remain. The
+1. Addressing: the inbox hears every event the feed records, braked or not
+   (``shell.basecamp.standin.feed`` rule 9). An event addresses each person it mentions, each
+   subscriber of what it is on, and each person an assignment adds; each (event, person, reason)
+   is one item with its own increasing id. An event never addresses its own performer.
+2. Agents only: any other caller gets a bare 403, no body at all.
+3. Where to start: ``position`` (minted here for this account, principal and filter set) wins;
+   else ``since``: ``0``, ``now`` (the default) or an item id. The refusals are the feed's (400
+   ``invalid_since`` or ``invalid_position``, 409 for another filter set).
+4. Filters: ``reasons`` (of ``REASONS``), ``types``, ``buckets``; malformed -> 400
+   ``invalid_filter``.
+5. An item older than ``retention`` (30 days) is not served; a position behind that window is a
+   410 whose ``resume`` is ``since=0`` (no epoch, unlike the feed's). Items of a project the
+   caller no longer sees are dropped at read time.
+6. A page is oldest first, at most ``page_size`` items, ``next`` only while more remain; the
    position moves past what the filters skipped.
 """
 

@@ -1,31 +1,22 @@
 """The stand-in's live lane: stream tickets and the Action Cable WebSocket (``EventsChannel``).
 
 Rules:
-1. ``POST /{account}/events/stream_ticket.json`` (authenticated like every request) answers
-   201 ``{"ticket", "expires_in", "url"}``. A ticket is base64url JSON (account, person,
-   expiry, nonce) and an HMAC-SHA256 under a secret of this stand-in: good for
-   ``ticket_ttl`` seconds of the stand-in's clock, for as many connections as are opened
-   within them (as Basecamp's: "a replayable bearer credential within its window"; nothing is
-   consumed, so a replayed mint is harmless). ``url`` is
-   ``ws://127.0.0.1:<live port>/cable?ticket=<ticket>``; clients connect to it verbatim.
-2. The WebSocket is served by ``websockets``' threaded server on a port of its own (the HTTP
-   side stays a plain ``http.server``). The upgrade: another path -> 404; a ticket missing,
-   forged, for another account or expired -> 401; a scripted fault may
-   refuse it first (``shell.basecamp.standin.live_faults``). The ``actioncable-v1-json``
-   subprotocol is chosen when offered.
-3. Action Cable's JSON protocol: ``{"type": "welcome"}`` first, ``{"type": "ping",
-   "message": <unix time>}`` every ``ping_interval`` seconds. ``{"command": "subscribe",
-   "identifier": "{\\"channel\\":\\"EventsChannel\\", ...filters}"}`` -> ``confirm_subscription``
-   with the same identifier, or ``reject_subscription`` for another channel or a filter
-   ``events.json`` would refuse (the same names, the same parsing: ``feed.parse_filters``).
-   The person's projects are snapshotted then (rule 8 of shell.basecamp.standin.feed): a
-   project granted later is heard on a new subscription only.
+1. ``POST /{account}/events/stream_ticket.json`` answers 201 ``{"ticket", "expires_in", "url"}``.
+   A ticket is signed (account, person, expiry, nonce), good for ``ticket_ttl`` seconds of the
+   stand-in's clock and for as many connections as open within them, as Basecamp's is (nothing
+   is consumed, so a replayed mint is harmless). Clients connect to ``url`` verbatim.
+2. The WebSocket is served on a port of its own. The upgrade: another path -> 404; a ticket
+   missing, forged, for another account or expired -> 401; a scripted fault may refuse it first
+   (``shell.basecamp.standin.live_faults``).
+3. Action Cable's JSON protocol: a welcome, a ping every ``ping_interval`` seconds, and a
+   subscription to ``EventsChannel`` confirmed, or rejected for another channel or a filter
+   ``events.json`` would refuse (the same parsing). The person's projects are snapshotted then
+   (rule 8 of shell.basecamp.standin.feed): a project granted later is heard on a new
+   subscription only.
 4. From the confirmation on, every event recorded after it that the filters admit is sent at
-   once (no poll-lane delay), oldest first, one frame each: ``{"identifier", "message":
-   {"events": [<the event as events.json shows it>]}}``. An overflow (fault ``skip``) is
-   ``{"identifier", "message": {"overflow": {"after_id": N}}}``.
-5. Stopping closes the listening socket and every connection (code 1001); senders notice
-   within a ping interval. Nothing here logs a ticket or a query string.
+   once, oldest first, one frame each, as ``events.json`` shows it; an overflow (fault ``skip``)
+   is an ``overflow`` frame naming ``after_id``.
+5. Stopping closes every connection (code 1001). Nothing here logs a ticket or a query string.
 """
 
 from __future__ import annotations
