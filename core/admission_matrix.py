@@ -3,20 +3,12 @@
 Rule 1: the matrix (``MATRIX``) maps an event type to its rules, in order. A rule
 names its trigger and three flags: ``operator_only`` (only the operator's action counts),
 ``requires_route`` (only in a project the connector serves) and ``acknowledge`` (a person
-asked for something: the guard and a holding reply apply). v1 has four triggers::
-
-    comment.created                                     mentioned (ack), subscribed (requires route)
-    message / todo / card / chat.line .created          mentioned (ack)
-    todo.assignment_changed, card.assignment_changed    assigned (operator only, ack)
-    todo.completed, card.completed                      completed (requires route)
+asked for something: the guard and a holding reply apply).
 
 Rule 2: the gate decides from the feed event (a pointer) and the settings alone, cheapest first,
 and answers ``Continue`` with the rules still in play or ``Discard`` with the first reason that
-holds: ``invalid_pointer`` (a non-positive id), ``not_in_matrix``, ``agent_authored`` (the agent
-created or performed it, or an agent actor did), ``delegated`` (performed by someone other than
-its creator: an agent acting for a person), ``out_of_scope`` (a bucket outside ``--project``),
-``untrusted_performer``, ``assignment_not_operator`` (an operator-only rule, performed by someone
-else), ``no_route`` (a project with no route, and no rule left that does not require one).
+holds, in ``gate``'s order; ``delegated`` (performed by someone other than its creator) is an
+agent acting for a person.
 
 Rule 3: the performer is ``performed_by_id``, or the creator when there is none. The operator is
 trusted in every mode; ``allowlist`` adds the allowlisted ids; ``project`` adds any non-client

@@ -1,9 +1,5 @@
 """Every JSON the program reads, decoded in one place and within bounds.
 
-    decoded = decode_json(raw)                       # Decoded(value), or JsonRefused(reason)
-    decoded = decode_json(raw, max_bytes=64 * 1024)  # a smaller bound for a small file
-    value = json_or_none(raw)                        # the value, or None when refused
-
 Configuration, the token file, an import file, Basecamp's and Launchpad's answers, a stream
 ticket, a live-lane frame, a worker's MCP line: all of them come here, and nowhere else calls
 the parser.
@@ -15,11 +11,11 @@ Rules:
    before the parser sees it, by one linear pass over the text's strings and brackets: the
    parser's recursion is never reached, so a deep answer is a refusal like any other, never
    a ``RecursionError`` that escapes its caller's ``except ValueError``.
-3. Text that is not UTF-8 ('not JSON' too), not JSON, or JSON with ``NaN``/``Infinity`` (not JSON at all) is
-   refused with the parser's own words (line and column), which quote no part of the input.
-4. A refusal is a value (``JsonRefused``), never an exception: each caller says in its own
-   terms what the refusal means for it. (Plain values, not ``returns``' ``Result``: ``status``
-   reads its configuration through here, and never imports ``returns``.)
+3. Text that is not UTF-8, not JSON, or holds ``NaN``/``Infinity`` is refused with the parser's
+   own words (line and column), which quote no part of the input.
+4. A refusal is a value (``JsonRefused``), never an exception, so each caller says what it means
+   for it; a plain value, not a ``Result``: ``status`` reads its configuration through here and
+   never imports ``returns``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
 """One request on the wire and its answer, read within bounds; nothing decides here.
 
-    wire = Wire("https://3.basecampapi.com", "agent (ops@example.com)", clock)
-    sent = wire.create_once(path, payload, timeout, token)   # an Answer, or Refused/Uncertain
-    answer = wire.get_once(target, timeout, token)           # an Answer, or ListingFailed
-
 Rules:
 1. A create is made on a connection of its own, opened before the request is written: one
    that could not be opened is ``Refused`` (the request never left); anything after it opened

@@ -1,12 +1,6 @@
 """What the commands by which a person decides share: ``hold``, ``release``, ``redispatch``,
 ``discard`` and ``settle-launch``.
 
-    parser = subparsers.add_parser("release", ...); add_arguments(parser, "who releases it")
-    person = person_of(args)
-    with person.ledger() as ledger:
-        released = release(ledger, person.by, person.clock.now())
-    return answer(args, {"summary": released.summary, ...})
-
 Rules:
 1. Each takes the state options (``shell.cli.arguments``), ``--by`` and ``--json``.
 2. Who decides is settled first (``shell.cli.who``: ``--by``, or ``local:<user name>``; one

@@ -3,8 +3,7 @@
 Rules:
 1. A person never sees a traceback for something they can fix: a ``UserError`` becomes one
    line on stderr, ``error: <what is wrong>``, and its exit code (``shell.errors`` documents
-   the codes: 0 done, 1 found wrong, 2 usage, 3 configuration or ledger, 4 not found,
-   5 refused, 6 unavailable, 141 the reader went away).
+   the codes).
 2. A command line may say some errors in its own words first (``OwnWords``): outbox-resolve
    says a busy ledger changed nothing, and an unreadable ledger is EXIT_CONFIG there. They are
    checked before the plain ``UserError`` line, in the order given.
@@ -16,10 +15,9 @@ Rules:
    empty answer as success; bad usage too (``parse_arguments``). stderr says what it always says.
 6. Bad usage is an error like any other: one ``error:`` line naming the command and pointing at
    its ``--help``, exit 2 (``EXIT_USAGE``), never argparse's two-line ``usage: ... / prog: error:``.
-   Every parser of both command lines is a ``CommandParser`` (a subcommand's parser inherits
-   the class), whose ``error`` raises ``BadUsage`` for ``parse_arguments`` to say; what the person
-   typed is shown escaped (``core.text.printable``), so the line stays one line and a terminal never
-   obeys it; so is every text an error's line carries (a path, a name: ``_say``).
+   Every parser is a ``CommandParser``, whose ``error`` raises ``BadUsage``; what the person
+   typed, and every text an error's line carries, is shown escaped (``core.text.printable``), so
+   the line stays one line and a terminal never obeys it.
 7. An answer that cannot be written to stdout (``shell.cli.streams`` rule 3) is said on stderr,
    naming standard output, with its exit code (3) and no JSON (stdout is where it could not go);
    stdout is flushed here, inside the seam, so a buffered answer fails where it can be said.

@@ -1,19 +1,13 @@
 """Loss repair: what the live lane did not hear is looked for by a walk of the feed of its own.
 
-    repair = Repair(ledger, client, filters, clock, on_new=admit)
-    repair.lost("overflow", after_id)      # the live lane heard an overflow
-    repair.heard(event_id)                 # ... and then an event: the loss is bounded
-    repair.run_due(deadline)               # on intake's schedule
-
 Rules:
 1. A loss is recorded (``shell.ledger.losses``) when the live lane hears an overflow or a
    connection it had confirmed drops; it is due ``interval`` seconds later (60: longer than
    the poll lane's safety delay of about 30 s, so the feed serves what was lost).
-2. A due loss is walked under its own cursor: ``events.json?since=<cursor>`` with the lane's
-   filters, page by page (``next``). Each page is one ``BEGIN IMMEDIATE`` transaction: its
-   events through ``shell.ledger.records.insert_seen`` with lane ``repair`` (one row per id,
-   whichever lane comes first), then the loss's cursor. The ids newly recorded are handed to
-   ``on_new``. The poll lane's checkpoint is never touched.
+2. A due loss is walked under its own cursor with the lane's filters, one transaction a page:
+   its events recorded (``shell.ledger.records.insert_seen``, one row per id whichever lane
+   comes first), then the cursor; the new ids go to ``on_new``. The poll lane's checkpoint is
+   never touched.
 3. The walk ends as ``core.losses`` says: repaired, or, past the loss's window (10 min),
    unrecovered; otherwise the loss stays open and is walked again on a later call. A walk
    that cannot read the feed leaves the loss as it was (logged; retried later).
