@@ -5,21 +5,13 @@ Rules:
 1. A check is a name, a verdict, what was found (``detail``) and what to do (``advice``, empty
    when there is nothing to do). The report is ``ok`` when no check is failing: a warning is
    something to know, not something that stops the connector.
-2. Failing is what makes ``run`` refuse to start or a request fail in public: a configuration
-   that does not load or names other ids than asked, a token Basecamp refuses (401, or a 4xx
-   no retry changes, ``core.lasting_refusal``: a 431 for a huge token) or that acts as someone
-   else, a token the running connector's creates were refused with (401, after its refresh:
-   ``core.not_created`` rule 5; a warning once Basecamp answers it as the agent), a
-   route directory missing or not writable, a worker program not found (or,
-   with ``--deep``, one that does not complete the MCP handshake), a state directory missing,
-   loose or not writable, a ledger too new, unusable or damaged, a disk below
-   ``LOW_DISK_BYTES``, the pair served from another state directory, Basecamp not answering.
-3. Warnings: a bare token (never refreshed: Launchpad's live two weeks), a login token past its
-   expiry (the connector refreshes it first), a token not asked because Basecamp did not answer,
-   a ledger a migration behind (``run`` migrates it) or busy, a disk below ``DISK_WARNING_BYTES``,
-   a running connector whose re-read configuration is unusable, no routes at all, a clock
-   more than ``SKEW_WARNING`` from Basecamp's ``Date``, a probe worker whose group outlived
-   SIGKILL.
+2. Failing is what makes ``run`` refuse to start or a request fail in public (a token
+   Basecamp refuses, ``core.lasting_refusal``; creates refused with it, ``core.not_created`` rule
+   5; a disk below ``LOW_DISK_BYTES``; ...).
+3. A warning is what a person should know while the connector still works (a token never
+   refreshed or past expiry, a ledger a migration behind, a disk below ``DISK_WARNING_BYTES``, a
+   clock more than ``SKEW_WARNING`` off Basecamp's, ...). The README's doctor table lists both,
+   check by check.
 4. A lock held by a running connector is ok: doctor is read beside one, and takes no lock.
 5. Pure: times come in as values; nothing here reads a file, a clock or the network.
 """

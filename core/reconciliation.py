@@ -1,16 +1,13 @@
 """``bin/connect import``: a reconciliation file read and planned against the ledger, as pure
 functions.
 
-``parse(raw)`` reads the file's bytes (version 1: ``{"version": 1, "entries": [{"event_id": 123,
-"decision": "done"}, ...]}``) into entries, or says why it is not such a file. ``plan(entries,
-known, open_ids)`` answers what the one transaction writes, or the first entry it cannot apply
-(its index, its event, why). They read no file and no ledger.
+``parse`` reads the file's bytes into entries, or says why it is not such a file; ``plan``
+answers what the one transaction writes, or the first entry it cannot apply and why.
 
 Rules:
-1. A file is at most ``MAX_BYTES`` (16 MB; the shell refuses a larger one before reading it all),
-   UTF-8 JSON, an object whose ``version`` is 1 and whose ``entries`` is a list. Each entry is an
-   object with an ``event_id`` (a positive integer an id can be) and a ``decision``, ``done`` or
-   ``held``. An event named twice is an entry that cannot be applied.
+1. A file is at most ``MAX_BYTES`` of JSON, ``{"version": 1, "entries": [{"event_id",
+   "decision": "done" | "held"}, ...]}``. An event named twice is an entry that cannot be
+   applied.
 2. ``done`` closes the record as ``discarded(imported_done)``: a record the ledger never saw gets
    a tombstone, so intake never admits it; one that is waiting, blocked or held (a person's
    discard edge in ``core.edges``), or completed with an ``unknown`` or ``failed`` outcome and no

@@ -14,10 +14,9 @@ Rules:
    tags); at a Campfire the text is a plain line, as written (trimmed); a boost is plain text.
 4. Text with no words, text over its bound, and a message with nowhere to go (no reply
    destination, no recording) are refused with what to change; nothing is written.
-5. Keys, one message each however often the call is repeated: ``worker_ack:task:<t>:event:<e>``,
-   ``worker_reply:task:<t>:event:<e>``, ``worker_note:task:<t>:event:<e>:<16 hex of the body's
-   SHA-256>`` (the same note twice is one message; another is another). At most ``MAX_NOTES``
-   notes per event on a task.
+5. A key makes one message however often the call is repeated: one acknowledgement and one
+   reply per task and event, one note per text (its body's hash in the key), at most
+   ``MAX_NOTES`` notes per event on a task.
 6. What the worker is told of its words (``WordsAnswer``): ``posted`` with the message id once it
    landed; ``waiting`` while it is pending or being sent (it will be posted once: do not send it
    again); ``uncertain`` when reconciliation left it for a person; ``refused`` when Basecamp

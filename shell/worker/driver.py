@@ -1,20 +1,15 @@
 """The worker driver: start the worker program for an attempt, and supervise it to its end.
 
-The driver is what the dispatcher calls (``CommandDriver``). Its parts, one concern each:
-``shell.worker.command`` (the argv template and the environment), ``shell.worker.sessions``
-(the session directory and the MCP config that carries the task token), ``shell.worker.spawn``
-(starting the program in a process group of its own) and ``shell.worker.supervision``
-(waiting, ticking, stopping, naming the stop). Signals go through ``shell.processes`` alone.
+The dispatcher calls ``CommandDriver``; its parts are ``shell.worker.command``, ``sessions``,
+``spawn`` and ``supervision``, one concern each. Signals go through ``shell.processes`` alone.
 
 Rules:
 1. ``spawn`` builds the attempt's prompt from its ``Launch`` and starts the worker; a fault of
    the connector's private directory raises ``SessionSetupError``, a program that cannot start
    is ``SpawnFailed``.
 2. ``supervise`` answers why the worker ended, or ``None`` when members of its group outlived
-   SIGKILL: the attempt is then not settled. A worker that speaks stream-json (Claude Code) is
-   read as it runs (``shell.worker.claude_stream``), and its answer is a
-   ``core.worker_stream.WorkerAccount``: with the reason it never began its work, when its own
-   output proves that, and its ``result``.
+   SIGKILL: the attempt is then not settled. A worker that speaks stream-json is read as it runs
+   (``shell.worker.claude_stream``) into a ``core.worker_stream.WorkerAccount``.
 3. ``release`` removes the attempt's session directory; ``end_recorded_group`` is recovery's
    SIGTERM, grace, SIGKILL of a group a previous connector recorded.
 4. ``follow_up`` gives a running stream-json worker one more turn for each event that joined its

@@ -4,15 +4,11 @@ Rules:
 1. Transport (MCP stdio): one JSON-RPC 2.0 message per line on stdin, one per line on stdout,
    UTF-8, no embedded newlines. Nothing but protocol messages is ever written to stdout; logs go
    to stderr. End of stdin ends the server.
-2. ``initialize`` answers the protocol version the client asked for when this server speaks it
-   (``PROTOCOL_VERSIONS``), else the newest it speaks; its capabilities are ``tools`` only.
-   ``ping`` answers ``{}``. Notifications (no id) are never answered. An unknown method is
-   ``-32601``; a line that is not JSON ``-32700``; a message that is not a request ``-32600``;
-   bad ``tools/call`` params or an unknown tool ``-32602``.
-3. Four tools, bound to the one task whose token started the server: ``get_dispatch``,
-   ``ack_dispatch``, ``complete_dispatch`` and ``reply_dispatch`` (the last three carry the
-   worker's words for the connector to post). Each answers ``content: [{type: "text", text: <the
-   JSON>}]`` and the same object as ``structuredContent``, which conforms to the tool's
+2. ``initialize`` answers the client's protocol version when this server speaks it
+   (``PROTOCOL_VERSIONS``), else its newest; its capabilities are ``tools`` only. Notifications
+   are never answered; errors are JSON-RPC's codes.
+3. The four dispatch tools, bound to the one task whose token started the server, each answer
+   their JSON as text and as ``structuredContent``, which conforms to the tool's
    ``outputSchema``.
 4. A refusal is a tool result with ``isError: true`` whose text is ``{"error": kind, "message":
    ...}`` -- the worker reads it and may correct itself. It carries no ``structuredContent``: the
