@@ -1,18 +1,14 @@
 """The account feed's live lane, as values: a stream ticket, Action Cable's JSON frames, backoff.
 
 Rules:
-1. A stream ticket (``POST /{account}/events/stream_ticket.json``: ``{ticket, expires_in,
-   url}``) is a credential: ``StreamTicket`` never prints its ticket or its URL, and
+1. A stream ticket is a credential: ``StreamTicket`` never prints its ticket or its URL, and
    ``redacted`` shows a URL without its query (where the ticket travels). The connector
    connects to ``url`` verbatim, with a fresh ticket for every connection, and only when it is
    ``wss`` to the configured host (``ws`` when that is plain http to loopback), unambiguous by
    ``core.links`` rule 4: a ticket for another host is no ticket.
-2. The cable speaks Action Cable's JSON protocol. The server's frames (``read_frame``):
-   ``welcome``, ``ping``, ``confirm_subscription``, ``reject_subscription``, ``disconnect``
-   (with ``reason`` and ``reconnect``), and the channel's messages: ``{"events": [...]}``
-   (feed events of exactly the shape ``events.json`` serves, read by ``core.feed``) or
-   ``{"overflow": {"after_id": N}}`` (the server dropped events after id N). Anything else
-   is ``Unreadable``: the connection is not trusted further.
+2. The cable speaks Action Cable's JSON protocol (``read_frame`` reads each frame the server
+   sends; a channel message's events are read by ``core.feed``, as ``events.json``'s are).
+   Anything else is ``Unreadable``: the connection is not trusted further.
 3. The subscription is to ``EventsChannel`` and carries the poll lane's filters as channel
    params, under the names and the comma-separated form of ``events.json``'s query
    (``subscribe_command``).

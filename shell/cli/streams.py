@@ -2,21 +2,18 @@
 
 Rules:
 1. ``guard`` is among the first things each entry does (``shell.cli.__main__``,
-   ``shell.cli.resolve.__main__``). A standard descriptor that is closed is opened anew: stdin and
-   stderr on ``/dev/null``, stdout on ``/dev/full``. No file a command opens -- a ledger -- can
-   then take the number 1 or 2 and receive what was meant for a stream, an error keeps its exit
-   code with stderr closed, and an answer with nowhere to go is said as such (rule 3), never lost
-   in silence.
+   ``shell.cli.resolve.__main__``). A closed standard descriptor is opened anew (stdout on
+   ``/dev/full``, the others on ``/dev/null``), so no file a command opens -- a ledger -- can take
+   the number 1 or 2 and receive what was meant for a stream, and an answer with nowhere to go
+   is said as such (rule 3).
 2. Both encode what their encoding cannot hold as ``\\uXXXX`` escapes (``ESCAPE``):
    ``PYTHONIOENCODING=ascii`` or a C locale turns ``·`` into ``\\u00b7``, never an answer into a
    traceback -- and inside ``--json``'s strings that escape is JSON's own, so the object still
    parses to the same text.
-3. A write to stdout that fails -- a full disk, ``/dev/full``, a closed stdout -- is
-   ``StdoutUnwritable``: a ``UserError`` (exit 3, ``EXIT_CONFIG``: a person must give the command
-   somewhere to write) and no ``OSError``, so nothing that catches a disk's error (a ledger's)
-   can take it for one. What it says names standard output; a decision's command adds whether the
-   decision was recorded (``shell.cli.person``). A reader gone away stays ``BrokenPipeError``
-   (141, ``shell.cli.seam`` rule 3).
+3. A write to stdout that fails is ``StdoutUnwritable``: a ``UserError`` (exit 3: a person must
+   give the command somewhere to write), not an ``OSError``, so nothing that catches a disk's
+   error can take it for one. A reader gone away stays ``BrokenPipeError`` (``shell.cli.seam``
+   rule 3).
 4. A write to stderr that fails is dropped: there is nowhere left to say it, and the exit code
    still says what happened.
 5. ``flush_answer`` flushes stdout where the seam can still say a failure; ``stop_writing`` then

@@ -11,14 +11,8 @@ Rules:
    EXIT_UNAVAILABLE, and nothing was changed.
 3. Who decided is recorded on the intent: ``--by``, by default ``local:<user name>``, as given, one
    line: one holding a control character, or empty, is refused (``shell.cli.who``).
-4. Errors meet the one seam of both command lines (``shell.cli.seam``): a ``UserError`` is one
-   line on stderr and its exit code, a busy ledger and an unreadable one in this program's own
-   words; bad usage is argparse's 2. A person never sees a traceback for bad input.
-5. Output is for a person, or with ``--json`` for a machine (stdout only; an error is one
-   line on stderr and, with ``--json``, one JSON object on stdout too). ``show`` prints the
-   body: the connector's own fixed-form words. No log line carries a body.
-
-One verb a module: ``listing`` (list), ``show``, ``decide`` (sent, abandon, resend); ``shared``
-holds what they share (the ledger they were pointed at, how an intent is shown); ``entry`` is
-the parser and ``main``. Who decided is ``shell.cli.who``, shared with ``bin/connect``.
+4. Errors meet the one seam of both command lines (``shell.cli.seam``), a busy ledger and an
+   unreadable one in this program's own words.
+5. Output is for a person, or with ``--json`` for a machine. ``show`` prints the body: the
+   connector's own fixed-form words. No log line carries a body.
 """
