@@ -8,17 +8,13 @@ Rules:
 2. A feed position is a credential-like token: never built, parsed, logged or shown. No
    value here prints it (``repr=False``), and neither is a ``next`` URL printed, since it
    carries the position in its query.
-3. A page is read whole or refused (``read_page``): an object with a list of events, each
-   with an integer ``id`` and the pointer's fields; ids strictly increasing; a non-empty
-   ``position``; ``next`` a string when present. A page that breaks any of these is
-   ``Failure(PageRejected)``: no part of it may be recorded.
+3. A page is read whole or refused (``read_page``: ids strictly increasing, a position, each
+   event a pointer): a page that breaks any of it is ``Failure(PageRejected)``, and no part of it
+   may be recorded.
 4. An event is a thin pointer. Its ``details`` are kept as given (a JSON object or None).
-5. The feed's refusals are a closed set (``read_refusal``): ``InvalidPosition`` (400
-   ``invalid_position``: resume with ``since``), ``InvalidFilter`` (400 otherwise: fix the
-   filters), ``FiltersChanged`` (409: the position was minted for another filter set),
-   ``EpochPassed`` (410 with an integer ``epoch_after_id``: resume after it). A 410
-   without ``epoch_after_id`` is ``InvalidPosition``-like only in spirit: it is refused as
-   ``Unexpected`` so the caller backs off rather than guesses.
+5. The feed's refusals are a closed set (``read_refusal``), each saying what to do next; a 410
+   without an integer ``epoch_after_id`` is ``Unexpected``, so the caller backs off rather than
+   guesses.
 6. ``new_ids``: the ids of a page not already known, in page order, each once.
 """
 

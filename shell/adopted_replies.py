@@ -3,21 +3,18 @@
 Rules:
 1. ``ReplyAdopter.list_replies(task_id, stop)`` runs before the settlement's transaction, outside
    any transaction: for each row that ``core.adopted_reply.may_become_candidate``, it lists the
-   row's reply destination since its delivery with the client's exhaustive listing (bounded by
-   ``ADOPTION_SCAN_TIMEOUT``; each request's urllib3 timeout within that bound). The
-   settlement's own transaction then adopts from these listings
-   (``shell.ledger.deliveries.adopt_listed``) before it writes the completion notice, so the
-   notice asks a person only about what adoption left (``core.adopted_reply`` rule 4).
+   row's reply destination since its delivery, exhaustively, within ``ADOPTION_SCAN_TIMEOUT``.
+   The settlement's transaction then adopts from these listings before it writes the completion
+   notice, so the notice asks a person only about what adoption left (``core.adopted_reply``
+   rule 4).
 2. A listing that fails (an error, or cut short) leaves its row out: nothing is adopted for it,
    and it is logged. A missing adoption costs a person a look; a wrong one would hide a doubled
    reply.
 3. ``stop`` is the shutdown's (or, in recovery, the start's; None where nothing can stop it):
    once it is set, no further destination is listed, and a listing under way is not waited for
-   (``shell.stoppable``: its request runs out on a thread of its own, its answer unread). What
-   was listed whole before the stop is kept; the rest is left out, "not known" (rule 2), never
+   (``shell.stoppable``). What was listed whole is kept; the rest is "not known" (rule 2), never
    guessed. So a stop during a listing settles the attempt with its real reason within the
-   shutdown's bound, instead of leaving it for the next start to end ``lost``. (Recovery, whose
-   reason is ``lost`` either way, settles nothing after the stop: ``shell.dispatcher`` rule 1.)
+   shutdown's bound, instead of leaving it for the next start to end ``lost``.
 4. It never raises for Basecamp; a ledger failure is logged and lists nothing. Anything else a
    listing raises is raised here, on the caller's thread.
 """

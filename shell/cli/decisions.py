@@ -6,7 +6,7 @@ Rules:
 1. The ledger is opened as it exists (never created, never migrated) and the decision is one
    write transaction (``shell.ledger.decisions``), so both commands are safe beside a running
    connector; they take no instance lock and need no token.
-2. Who decided is ``--by``, by default ``local:<user name>``, one line (``shell.cli.who``).
+2. Who decided is ``shell.cli.who``'s.
 3. A decision taken prints one summary line and exits 0. A refusal is one line on stderr and
    exit 5; a decision already taken (a record a person discarded) is one line and exit 0; an
    unknown event id is one line and exit 4. ``--json`` prints the same facts on stdout.
@@ -14,12 +14,10 @@ Rules:
    (diagnostic: the flock is the truth): a redispatch admitted with no connector running waits
    for ``bin/connect run``. A running connector re-reads its routes (``core.route_reload``), so
    nobody is told to restart it.
-5. A redispatch of a record a live task carries is authorized and committed first; then, outside
-   the transaction, the task's recorded worker is stopped by ``shell.processes.terminate_group``
-   (SIGTERM, ``STOP_GRACE_SECONDS``, SIGKILL, each only while its leader is provably the recorded
-   process). The output says what became of it (``worker_state``: stopped, gone, held,
-   not_recorded) and whether a signal was sent (``worker_signaled``). The running connector
-   settles the task when its worker ends, and admits the record then.
+5. A redispatch of a record a live task carries is committed first; then, outside the
+   transaction, the task's recorded worker is stopped (``shell.processes.terminate_group``) and
+   the output says what became of it (``worker_state``, ``worker_signaled``). The running
+   connector settles the task when its worker ends, and admits the record then.
 """
 
 from __future__ import annotations

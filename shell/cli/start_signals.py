@@ -10,13 +10,10 @@ Rules:
    pending one is noted at once. Every other command unblocks them under the system's defaults
    (a pending one ends it as it would have), then SIGINT is Python's ``KeyboardInterrupt`` again
    (130 at the seam).
-3. The handler only notes (a list append: no lock, nothing that can block, as
-   rule 7 of shell.cli.run says): SIGTERM and SIGINT in ``STOPS``, which ``run`` reads before
-   each step of its
-   start (``stop_asked``) and the connector's start and loops read after; SIGHUP in
-   ``HANGUPS``, which is ignored -- an ssh hang-up or a habitual ``kill -HUP`` never ends a
-   running connector -- and said on stderr (``said_hangups``): the configuration is re-read
-   every 2 s on its own, so a SIGHUP has nothing left to ask for.
+3. The handler only notes (a list append: nothing that can block, rule 7 of shell.cli.run):
+   SIGTERM and SIGINT in ``STOPS``, which ``run``'s start and the connector's loops read; SIGHUP
+   in ``HANGUPS``, ignored but said on stderr -- an ssh hang-up never ends a running connector,
+   and the configuration is re-read on its own, so a SIGHUP has nothing left to ask for.
 4. ``run``'s first ``note_stops`` after ``take_early`` keeps what was noted since the process
    began; every other call starts from nothing, so a run in process (a test's) never inherits a
    stop an earlier one was asked for.
