@@ -38,6 +38,7 @@ OUTSIDE = tuple(
         r"\bthe " + r"lead\b",
         r"\b(?:review )?" + r"findings? \d",  # a review kept elsewhere
         r"\bthe " + r"reference(?:'s)? (?!floor)",  # the implementation this one was modelled on
+        r"\bstop " + r"\d+'s\b",  # a stop of the work, not of the code
     )
 )
 

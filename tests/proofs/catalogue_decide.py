@@ -1,4 +1,4 @@
-"""Stop 21's rules: the ledger's moves ask core.edges from the row's real state, never from a
+"""The ledger's moves ask core.edges from the row's real state, never from a
 literal; the kind table is complete; a token file is read whole or refused. Same form as
 ``tests.proofs.catalogue``."""
 
