@@ -1,27 +1,21 @@
 """Launchpad's OAuth 2 as values: the token file's two forms, the token answer, when to refresh.
 
-Basecamp's API takes only OAuth 2 tokens from Launchpad (``launchpad.37signals.com``): an
-access token lives two weeks (``expires_in: 1209600``) and comes with a refresh token.
+Basecamp's API takes only OAuth 2 tokens from Launchpad: an access token lives two weeks and
+comes with a refresh token.
 
 Rules:
-1. A token file holds either a bare access token (one word: it keeps working, and is never
-   refreshed) or the JSON ``Credentials`` ``bin/connect login`` writes: access token, refresh
-   token, when it expires and when it was obtained, the token URL and the app's client id and
-   secret (a refresh needs them). ``read_token_text`` tells them apart by the first character.
+1. A token file holds either a bare access token (never refreshed) or the JSON ``Credentials``
+   ``bin/connect login`` writes, with what a refresh needs; ``read_token_text`` tells them apart
+   by the first character.
 2. No secret is ever in a repr, a log line or an error: ``Credentials``' repr names only the
    expiry, and problems name what is wrong, never a value.
 3. A refresh is due ``refresh_margin`` before expiry: a day, or a quarter of the token's
    lifetime when that is shorter (a two-week token is refreshed a day early).
-4. ``from_token_answer`` reads Launchpad's answer (``access_token``, ``expires_in``,
-   ``refresh_token``); a refresh answer without a ``refresh_token`` keeps the old one. A
-   token answer without an access token or a positive ``expires_in`` is a problem.
-5. The forms: the authorization-code exchange and the refresh use the standard
-   ``grant_type`` names (Launchpad's legacy ``type=web_server``/``type=refresh`` are not sent).
-6. The device flow (RFC 8628) only where the server's OAuth discovery
-   (``/.well-known/oauth-authorization-server``) names a ``device_authorization_endpoint``
-   (``device_endpoint``); ``read_device_answer`` reads its answer, and ``poll_verdict`` what a
-   poll of the token endpoint means: ``authorization_pending`` waits, ``slow_down`` waits 5 s
-   longer, anything else ends it.
+4. ``from_token_answer``: a refresh answer without a ``refresh_token`` keeps the old one; an
+   answer without an access token or a positive ``expires_in`` is a problem.
+5. The forms use the standard ``grant_type`` names, never Launchpad's legacy ``type=``.
+6. The device flow (RFC 8628) only where the server's OAuth discovery names a
+   ``device_authorization_endpoint``; ``poll_verdict`` says what a poll's answer means.
 7. Pure: no I/O, no clock (``now`` is passed in).
 """
 

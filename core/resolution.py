@@ -2,21 +2,16 @@
 
 Rule 1: a resolution records who decided. ``by`` is required: not blank, and one line.
 
-Rule 2: an indeterminate intent may be resolved ``Sent`` (a person found its message: the
-receipt, a positive id, is recorded, and the note says whether the message was read and
-checked first, ``core.receipt_check``, or recorded unchecked), ``Abandon`` (it is not to be
-sent) or ``Resend`` (it goes back to pending, to be claimed and requested once more).
+Rule 2: an indeterminate intent may be resolved ``Sent`` (a person found its message; the note
+says whether it was checked first, ``core.receipt_check``), ``Abandon`` or ``Resend``.
 
 Rule 3: a canceled intent may be resent only when its note proves nothing was created
-(``notes.resendable``: Basecamp refused its request, or it never reached Basecamp for a day),
-so a resend cannot double it. It cannot be resolved sent
-or abandoned: no message exists to be either.
+(``notes.resendable``), so a resend cannot double it; no message exists to be sent or abandoned.
 
 Rule 4: nothing else may be resolved: a pending or sending intent is still the connector's, and
 a sent, abandoned or otherwise canceled one is settled. The refusal names the state.
 
-Rule 5: a resend starts the request afresh: due now, sending and finished times cleared, the
-reconciliation failures back to zero and no listing scheduled.
+Rule 5: a resend starts the request afresh, as if never claimed.
 
 Rule 6: the moves are the person's edges of ``core.edges.INTENT_EDGES``; a decision this module
 allows and that table refuses is refused.
