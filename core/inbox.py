@@ -1,23 +1,16 @@
 """The agent's inbox as intake reads it (``GET /inbox.json``, Basecamp SDK 0.29.1 ``poll_inbox``).
 
 Rules:
-1. Reasons map onto the admission matrix's triggers (``REASON_TRIGGERS``): mentioned and pinged
-   onto ``mentioned``, assigned onto ``assigned``, subscribed onto ``subscribed``, watched onto
-   ``completed``; boosted onto none (v1 answers no boost). Intake asks for the reasons that map
-   onto a trigger (``ASKED_REASONS``); what it records is admitted by the same matrix, so an
-   item the matrix would discard is still recorded as seen, and discarded there.
-2. A page is read whole or refused (``read_inbox_page``): an object with a list of items, each
-   ``{"addressing_id", "reason", "addressed_at", "event"}`` with an integer ``addressing_id``
-   (strictly increasing along the page), a string reason and an event the feed's own reading
-   accepts (``core.feed.read_event``); a non-empty ``position``; ``next`` a string when present.
+1. Reasons map onto the admission matrix's triggers (``REASON_TRIGGERS``); intake asks for those
+   that map onto one (``ASKED_REASONS``), and what it records is admitted by the same matrix, so
+   an item the matrix would discard is still recorded as seen, and discarded there.
+2. A page is read whole or refused (``read_inbox_page``: ids strictly increasing, each item's
+   event one the feed's own reading accepts, a position).
 3. An inbox position is a credential like the feed's: no value here prints it.
 4. ``addressed_events``: the events of a page's items, each once (one event can be addressed
    for several reasons: deduplicated by event id, as the ledger records one row per event), in
    item order, leaving out those at or below ``floor`` (history from before the lane entered).
-5. Refusals (``read_inbox_refusal``): 403 -> ``NotForPrincipal`` (the inbox is for agents only:
-   this principal has none); 410 -> ``InboxGone`` (the position fell behind the retention
-   window: start again at ``since=0``); 400 ``invalid_position`` and 409 -> ``PositionRefused``
-   (resume after the last item read); any other 400 -> ``FiltersRefused``; else ``Unexpected``.
+5. Refusals are a closed set (``read_inbox_refusal``), each saying what to do next.
 """
 
 from __future__ import annotations

@@ -2,17 +2,10 @@
 
 Rules:
 1. These are the only writes a worker's call makes, each its own statement, each a compare-and-set
-   returning its row count (the caller checks it; ``record_progress``'s is a stamp, unchecked):
-   - ``task_events`` (whose other statements ``deliveries`` owns): ``expose`` (admitted ->
-     exposed), ``pull`` (the first ``pulled_at``), ``cancel_guard`` (armed -> canceled),
-     ``acknowledge`` (exposed -> delivered, with the ack id), ``complete`` (the worker's report);
-   - ``events`` (whose other statements ``records`` owns): ``complete_record`` (dispatched ->
-     completed);
-   - ``attempts`` (whose other statements ``tasks`` owns): ``record_progress`` (``progress_at``);
-   - ``outbox`` (whose other statements ``outbox`` owns): ``write_words`` (a worker's words as an
-     intent, ``ON CONFLICT (intent_key) DO NOTHING``: a repeated call is one message), in the
-     transaction of the move it reports.
-   ``tests/ledger/test_table_writers.py`` holds this module to exactly these statements.
+   returning its row count for the caller to check (``record_progress``'s is a stamp). The other
+   statements of these tables are their owners' (``shell.ledger.TABLE_WRITERS``);
+   ``tests/ledger/test_table_writers.py`` holds this module to exactly these. A worker's words
+   are an intent keyed so a repeated call is one message.
 2. It imports nothing of the dispatcher's, admission's or the outbox's: the MCP server runs
    these statements and no others, and a worker waits on the server's start
    (``tests/dispatch_tools/test_mcp_entry.py`` pins the server's imports).

@@ -3,8 +3,6 @@ connector's locks are made of (``shell.state.lock``: one process per state direc
 ``shell.state.pair_lock``: one state directory per pair on a machine), and the one place a
 file lock is taken (``wait_for``: the token file's refresh, one process at a time).
 
-    held = flock.take(path, "lock file", {"pid": os.getpid()})   # None: another holds it
-
 Rules:
 1. ``take`` is non-blocking: the lock is had at once or not at all (None, its descriptor
    closed). It is held for the life of the descriptor; the kernel drops it when its holder

@@ -6,13 +6,10 @@ Rules:
    session config names (``shell.worker.sessions``).
 2. The worker starts in its own session and process group (``start_new_session``), with stdout
    and stderr in files of the session directory. Its stdin is closed, except for a command that
-   speaks stream-json (``WorkerCommand.speaks_stream_json``): a pipe, on which its prompt is
-   written as one user message (``shell.worker.claude_stream``), and which supervision closes
-   once every turn given has its result (``shell.worker.claude_stream.Turns``).
-   ``send_prompt=False`` writes nothing: the worker starts and connects its MCP servers, and no
-   model is asked anything (``doctor --deep``'s probe). ``resume_session`` (a session id, from
-   ``core.worker_stream.resumable``) adds ``--resume ID`` for such a command: the conversation's
-   Claude Code session goes on.
+   speaks stream-json: a pipe for its prompt as one user message, which supervision closes once
+   every turn given has its result. ``send_prompt=False`` writes nothing, so no model is asked
+   anything (``doctor --deep``'s probe); ``resume_session`` goes on with a conversation's Claude
+   Code session.
 3. A program that could not be started at all is ``SpawnFailed``, a value: the exec failed, so
    no worker process ever ran (``subprocess.Popen`` reaps the child before it raises).
 4. ``RunningWorker`` is what the ledger records of a worker that exists: pid, group, and the
