@@ -2,21 +2,19 @@
 
 Rule 1: a sending intent is reconciled by listing its destination, never by posting again.
 
-Rule 2: a request that failed on the wire may still land. An intent is due for reconciliation
-only once its ``sending_at`` is at least ``RECONCILE_AFTER`` (1 min) old, and only when its
-``reconcile_at`` is absent or not in the future. An uncertain post sets ``reconcile_at`` to
-``RECONCILE_AFTER`` counted from the failure, not the claim (``reconcile_at_after_uncertain_post``).
+Rule 2: a request that failed on the wire may still land, so an intent is due for
+reconciliation only once its ``sending_at`` is ``RECONCILE_AFTER`` old and its ``reconcile_at``
+is not in the future; an uncertain post counts that wait from the failure, not the claim.
 
-Rule 3: the listing reaches back to the sending time (or, lacking one, the creation time) less
-``RECONCILE_SLACK`` (2 min), for clock skew between the connector and Basecamp.
+Rule 3: the listing reaches back to the sending (else the creation) time less
+``RECONCILE_SLACK``, for clock skew between the connector and Basecamp.
 
-Rule 4: a failed listing settles nothing. It counts one more failure and backs off:
-``BACKOFF_START`` (30 s) doubling per failure, capped at ``BACKOFF_MAX`` (30 min).
+Rule 4: a failed listing settles nothing: it counts one more failure and backs off, doubling
+from ``BACKOFF_START`` up to ``BACKOFF_MAX``.
 
 Rule 5: reconciliation gives up, and the intent becomes indeterminate, when the destination
-cannot be listed at all ("destination cannot be listed"), or when the failures reach
-``MAX_RECONCILE_FAILURES`` (10): "listing failed <n> times", with that same count recorded, so
-the count a person reads is the count that gave up.
+cannot be listed at all, or when the failures reach ``MAX_RECONCILE_FAILURES``, recording that
+same count, so the count a person reads is the count that gave up.
 """
 
 from __future__ import annotations

@@ -6,9 +6,8 @@ Rules:
    mentioning the agent, on a place of its own, so no two scenes share a conversation or a
    destination.
 2. A scene with a worker names the part the bundled demo worker plays for its event
-   (``shell.demo.worker``): ``answer``, ``slow:<seconds>`` (longer than the guard delay, so the
-   guard goes out first) or ``give_up`` (acknowledges, reports failed, exits 1). A scene in the
-   project with no route has no worker.
+   (``shell.demo.worker`` rule 3); a slow part outlasts the guard delay, so the guard goes out
+   first. A scene in the project with no route has no worker.
 3. ``in_flight`` scenes have their notice's one POST created by the stand-in and its answer
    held back, and the connector is killed with SIGKILL while it waits; the restart must adopt
    the message by listing, never post it again.

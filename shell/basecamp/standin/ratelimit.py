@@ -1,15 +1,13 @@
 """Basecamp's first rate limit, enforced: a sliding window of requests per client address.
 
 Rules:
-1. Basecamp: "the first rate limit you'll commonly encounter is currently 50 requests per 10
-   second period per IP address" (Basecamp's API documentation, section 6). The stand-in keeps
-   the same: at most ``requests`` Basecamp requests admitted in any ``window`` seconds from
-   one client address (default 50 per 10 s). ``RateLimit.off()`` admits everything. Both are
-   bounded (``shell.basecamp.standin.bounds``): no NaN, Infinity or window of a year.
-2. A request over the limit is answered 429 with ``Retry-After: <whole seconds>`` (the time
-   until the oldest admitted request leaves the window, rounded up, at least 1) and the body
-   ``{"error": "Rate limit exceeded", "retry_after": N}``, as Basecamp and its SDK's schema
-   answer. It creates nothing and takes no fault.
+1. Basecamp documents its first rate limit as 50 requests per 10 seconds per IP address; the
+   stand-in admits at most ``requests`` in any ``window`` seconds from one client address
+   (default the same). ``RateLimit.off()`` admits everything; both are bounded
+   (``shell.basecamp.standin.bounds``).
+2. A request over the limit is answered 429 with ``Retry-After`` (whole seconds until the oldest
+   admitted request leaves the window, at least 1), as Basecamp answers; it creates nothing and
+   takes no fault.
 3. A refused request does not count in the window: a client that waits its Retry-After is
    admitted then, however often it was refused meanwhile.
 4. The window is on a monotonic clock of real seconds (injectable), not the stand-in's
