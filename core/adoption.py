@@ -15,9 +15,7 @@ candidate: a receipt belongs to exactly one intent. Receipt ids are scoped per k
 passes only those of the intent's kind.
 
 Rule 3: a worker's own message is never a candidate, however alike the words (the guard's fixed
-form is short enough to collide). For a boost destination that is every acknowledgement id the
-workers reported; for a comment or a chat line, every acknowledgement, reply and adopted reply
-id (``worker_message_ids``).
+form is short enough to collide): ``worker_message_ids`` names them for a destination's kind.
 
 Rule 4: not exactly one candidate: indeterminate, "<n> matching messages at the destination".
 
@@ -27,9 +25,8 @@ that intent could own the message, so indeterminate, "intent <id> could claim th
 
 Rule 6: otherwise adopt the one candidate. A body with no words never adopts anything.
 
-Rule 7: the rivals of rule 5 are chosen by ``rivals`` from one read of the intents at the
-destination that hold no receipt (``shell.ledger.outbox.without_receipt_at``): every other one
-in a state of ``RIVAL_STATES``.
+Rule 7: the rivals of rule 5 are chosen by ``rivals`` (``RIVAL_STATES``) from one read of the
+intents at the destination that hold no receipt.
 """
 
 from __future__ import annotations

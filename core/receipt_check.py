@@ -9,13 +9,10 @@ Rules:
 2. It must stand at the intent's destination: the recording the comment or boost is on, or the
    Campfire the line is in.
 3. It must be the agent's: its creator (a boost's booster) is the agent.
-4. It must not be a worker's own message, however alike its words (reconciliation's rule 3,
-   ``core.adoption``): ``worker_messages`` is what ``core.adoption.worker_message_ids`` answers
-   for the intent's kind from the ledger's task rows naming message N (the shell reads them).
-5. It must carry the intent's words: ``core.text.message_text`` of its content equals that of
-   the intent's body. A body with no words proves nothing, so nothing is accepted for it.
-6. It must not be older than the intent's request: created at or after
-   ``core.reconcile.listing_since`` of the intent (its sending time less the slack).
+4. It must not be a worker's own message, however alike its words (``core.adoption`` rule 3).
+5. It must carry the intent's words (``core.text.message_text``); a body with no words proves
+   nothing, so nothing is accepted for it.
+6. It must not be older than the intent's request (``core.reconcile.listing_since``).
 7. The first rule that fails is the refusal, one line naming what differed; it never carries
    a message's words or the body (``shell.errors`` rule 2).
 """

@@ -1,18 +1,16 @@
 """The running connector's failed ledger writes, kept where ``status`` can read them.
 
-A disk that fills, a file system remounted read-only, a ledger damaged under a running connector:
-each makes the connector's writes fail, and that used to show only in its log while ``status``
-said all was well. So the connector records its last failed write beside the ledger.
+A full disk, a read-only remount or a damaged ledger makes the running connector's writes fail,
+which would show only in its log while ``status`` said all was well; so the connector records
+its last failed write beside the ledger.
 
 Rules:
-1. The record is one owner-only file beside the ledger, ``write-failure``
-   (``shell.private_files.open_or_create``), of a fixed ``SLOT_BYTES`` filled with real bytes
-   when it is made: a record is written over those bytes in place (``pwrite``, then ``fsync``),
-   so recording needs no new block on a full disk, and no write to the ledger or its directory.
-2. A write counts when SQLite or the system says the storage failed (``errors.is_storage_failure``:
-   full, I/O, read-only, cannot open, damaged); a refused move, a busy lock or a bug does not.
-   The record is when (``core.timestamps``), why (SQLite's or the system's words, cut to
-   ``WHY_CHARS``; never a body or a token) and which process.
+1. The record is one owner-only file beside the ledger, of ``SLOT_BYTES`` filled when it is
+   made and written over in place, so recording needs no new block on a full disk, and no write
+   to the ledger or its directory.
+2. A write counts when SQLite or the system says the storage failed
+   (``errors.is_storage_failure``); a refused move, a busy lock or a bug does not. The record is
+   when, why (cut to ``WHY_CHARS``; never a body or a token) and which process.
 3. The next write that commits clears it (spaces again); clearing is only written when a record
    is there, so a healthy connector's writes cost nothing here.
 4. Recording and clearing never raise: the failure they report is the caller's to raise, and a
