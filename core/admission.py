@@ -9,13 +9,11 @@ not a member -> ``discarded(untrusted_performer)``); the summary (a ``ReadFailur
 blocked, never discarded); drafted or trashed -> ``discarded(stale)``; a missing creator,
 parent or Campfire -> ``blocked(read_failed)``; the author; the rules in order; the route.
 
-Rule 2: the author of content (a ``*.created`` event) is checked before its rules: the agent or
-any ``Agent`` is ``discarded(agent_authored)``; the performer, the operator, the allowlisted or a
-project member is trusted; anyone else ``discarded(untrusted_author)``. An assignment or a
-completion is the performer's act (the gate judges it), but the recording's words are still
-someone's: the snapshot names their author and whether trusted (``author_id``,
-``author_trusted``), so words from someone not trusted are data about the work, never its orders
-(``core.dispatch_prompt`` rule 6).
+Rule 2: the author of content (a ``*.created`` event) is checked before its rules: an agent's is
+``discarded(agent_authored)``, one not trusted ``discarded(untrusted_author)``. An assignment or a
+completion is the performer's act, but the recording's words are still someone's: the snapshot
+names their author and whether trusted, so words from someone not trusted are data about the
+work, never its orders (``core.dispatch_prompt`` rule 6).
 
 Rule 3: rules are tried in matrix order (mentioned, subscribed, assigned -- added by this very
 event and still assigned; unreadable details -> ``blocked(delta_unverified)`` -- completed). A

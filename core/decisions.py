@@ -1,8 +1,8 @@
 """A person's decisions on a record: redispatch and discard, as pure functions.
 
-``redispatch(facts, now)`` and ``discard(facts)`` take what the ledger holds about one record, read
-in the decision's own transaction, and answer ``Success(Plan)`` (what the ledger writes) or
-``Failure(Refusal)`` (one line saying why not, and what to do instead). They read no clock.
+``redispatch`` and ``discard`` take what the ledger holds about one record, read in the
+decision's own transaction, and answer ``Success(Plan)`` (what the ledger writes) or
+``Failure(Refusal)`` (one line saying why not, and what to do instead).
 
 Rules:
 1. Nothing live is discarded or decided over. A record waiting for its verdict (``seen``),
@@ -10,20 +10,18 @@ Rules:
    (``dispatched``, or ``completed`` by a worker whose task still runs) is refused: the
    connector has it. Exceptions: a discard of a follow-up that joined a live task no worker has
    handed out yet (``unhanded``: only waiting to run); and rule 6.
-6. A redispatch of a record a live task carries (handed out, not a success) is authorized at
-   once and recorded, pending on that task (``stop_task``): the task's token is retired and its
-   worker stopped, and the record is admitted when the task ends, if it settled unknown or
-   failed (the ledger applies it). The same authorization twice is ``already``. What became of
-   the worker is one of ``WorkerState`` (``worker_state``, from what stopping it found).
+6. A redispatch of a record a live task carries (handed out, not a success) is recorded pending
+   on that task (``stop_task``): its token is retired and its worker stopped, and the ledger
+   admits the record when the task ends unknown or failed. The same authorization twice is
+   ``already``.
 2. A redispatch runs again only what may safely run again: a completed record whose outcome
    settled ``unknown`` or ``failed`` becomes ``admitted`` at once (the running connector's
    dispatcher starts it); a success is never run twice, and a discarded record never leaves.
    A record is admitted only in a project the configuration serves (``served``): anywhere
    else no connector would start it, so the redispatch is refused until the route is added.
 3. A blocked record keeps its state and reason and is offered back to admission at once (not
-   before a throttled read's server deadline), with a fresh retry window from the decision:
-   admission re-runs what blocked it and admits it the moment that succeeds. A held record
-   returns to admitted, or to blocked (offered at once) when it was held over a blocking reason.
+   before a throttled read's deadline) with a fresh retry window. A held record returns to
+   admitted, or to blocked (offered at once) when it was held over a blocking reason.
 4. A discard closes a record the connector would not close alone: one waiting to run, blocked,
    held, or completed with an ``unknown`` outcome. It becomes ``discarded(by_operator)`` and its
    pending lifecycle messages are not sent (``cancel_pending``). A record a person already
