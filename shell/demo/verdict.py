@@ -6,9 +6,8 @@ Rules:
    purpose (the faults ``create_then_drop`` and ``create_then_delay``); or unanswered with no
    fault at all (the create ran, the answer could not be written). A POST answered with any
    other status, or dropped or refused by a fault that creates nothing, posted nothing.
-2. A POST's place is read from its path alone: ``recordings/<id>/comments``,
-   ``recordings/<id>/boosts`` or ``chats/<id>/lines``, flat or under ``buckets/<id>/``, in the
-   demo's account. Its words are ``core.text.message_text`` of the JSON body's ``content``.
+2. A POST's place is read from its path alone; its words are ``core.text.message_text`` of its
+   body's ``content``.
 3. Doubled: a posted message whose words were already posted at the same place, or one that
    matches an expectation an earlier message already met (two acknowledgements of one request,
    in any words, are one too many). A message is counted once, whichever makes it extra.

@@ -10,13 +10,10 @@ Rules:
    never selected.
 4. Dispatches are the newest ``core.presentation.status_values.LAST_DISPATCHES`` attempts by launch time,
    newest first; each carries every event row of its task.
-5. Each record is stepped over once: the blocked ones are counted by reason (their own index,
-   ``events_blocked_reason``) and their count by state is the sum of those, so the count by
-   state reads ``events_state_id`` on either side of ``blocked`` only. (Counting the records
-   in the other states is still one step for each.)
-6. A lapsed token (``core.not_created`` rule 5) is read from the intents waiting, pending, with
-   ``notes.TOKEN_REFUSED`` (``token_outage``; doctor reads it the same way): the outage lasts
-   exactly as long as they wait, and the first create a token carries moves them on.
+5. Each record is stepped over once: the blocked ones are counted by reason (their own index),
+   and the count by state takes blocked's from that sum.
+6. A lapsed token (``core.not_created`` rule 5) is read from the intents pending with
+   ``notes.TOKEN_REFUSED``, as doctor reads it: the outage lasts exactly as long as they wait.
 """
 
 from __future__ import annotations

@@ -12,8 +12,7 @@ Rules:
 4. ``peek`` reads the metadata without taking the lock (``status`` beside a running connector),
    and says whether that pid is present.
 5. The holder says there, too, when its re-read configuration file is unusable
-   (``InstanceLock.note_configuration``, ``core.route_reload``): ``configuration_problem``, one
-   line, empty while the file is usable. Diagnostic, like the rest of the metadata.
+   (``configuration_problem``, one line; empty while it is usable).
 6. A state directory the lock cannot be taken in -- read-only, unreadable, on a full disk -- is
    one line naming why (``shell.ledger.errors.ledger_failure``: exit 3), never a traceback.
 """

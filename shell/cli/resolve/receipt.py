@@ -1,19 +1,15 @@
 """``bin/outbox-resolve sent ID --receipt N``'s check: message N is read before it is recorded.
 
 Rules:
-1. Unless ``--unchecked``, ``sent`` reads the intent (read-only), then message N alone at the
-   intent's destination (``shell.basecamp.reads.SummaryReads.message``: the one home of the
-   connector's reads), as the connector does: its Basecamp, account, agent and token come from
-   the configuration beside the ledger (``shared`` rule 4). ``core.receipt_check`` decides,
-   given the worker's own message ids the ledger holds for N (``snapshots.worker_task_events``,
-   the read reconciliation's rule 3 makes), read with the intent.
+1. Unless ``--unchecked``, ``sent`` reads the intent, then message N alone at its destination
+   (``shell.basecamp.reads``), with the configuration beside the ledger (``shared`` rule 4);
+   ``core.receipt_check`` decides, given the worker's own message ids the ledger holds for N.
 2. An intent the decision is refused for anyway (no such intent, or not one a person may mark
    sent) is not asked about: the decision's own refusal says why, and Basecamp is not read.
 3. A message that cannot be the receipt is ``ReceiptNotTheIntents``, EXIT_REFUSED, one line
    naming what differed; nothing is written.
-4. Basecamp not answering -- unreachable, throttled past the read's bound, refusing the token,
-   an answer that cannot be read -- is ``ReceiptUnreadable``, EXIT_UNAVAILABLE: nothing is
-   written, and the line says ``--unchecked`` records it without looking.
+4. Basecamp not answering (or refusing the token, or unreadable) is ``ReceiptUnreadable``,
+   EXIT_UNAVAILABLE: nothing is written, and the line says ``--unchecked`` records it unread.
 5. No configuration beside the ledger is the configuration's own refusal (EXIT_CONFIG), with a
    line naming ``--state-dir`` and ``--unchecked``.
 """
