@@ -3,14 +3,10 @@ whether it can authenticate, judged from what Claude Code itself printed (``shel
 measures, without a model call).
 
 Rules:
-1. ``claude --version`` prints ``X.Y.Z (Claude Code)``. A version older than ``OLDEST_SUPPORTED``
-   is failing: the driver relies on its stream-json ``init`` (``mcp_servers``, ``permissionMode``),
-   ``--setting-sources``, ``--tools`` and a server entry's ``alwaysLoad``. Output that names no
-   version, or a program that would not say, is failing too: the driver cannot know what it runs.
-2. ``claude auth status`` prints JSON and exits 0 when Claude Code holds a credential
-   (``loggedIn``), 1 when it holds none. Logged in is ok, naming how (``authMethod``, and the
-   variable when a key came from one); not logged in is failing, with how to give it a key by
-   name (``setup --worker-env``); anything else (no JSON, another exit) is a warning: doctor
+1. A version older than ``OLDEST_SUPPORTED`` is failing (the driver relies on flags and fields
+   it added), and so is output that names no version: the driver cannot know what it runs.
+2. ``claude auth status``: logged in is ok, naming how; not logged in is failing, with how to
+   give it a key by name (``setup --worker-env``); an answer it cannot read is a warning: doctor
    could not tell, and ``run`` will find out.
 3. Pure: the shell passes in what the program printed and how it exited.
 4. ``allowances_check`` is always ok: it says what the default worker may do beyond its defaults

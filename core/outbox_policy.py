@@ -1,12 +1,11 @@
 """How the sender paces itself: batch sizes, and how a deadline bounds a claim and its request.
 
-Rule 1: a running outbox sends at most ``RUN_BATCH`` (16) intents, then lists at most
-``RUN_RECONCILE_BATCH`` (1) due destination, every ``OUTBOX_TICK`` (1 s; at once after a full
-batch, rule 4): a queue arriving as fast as it can be posted cannot starve reconciliation, and a
-due guard waits at most one listing.
+Rule 1: a running outbox sends at most ``RUN_BATCH`` intents, then lists at most
+``RUN_RECONCILE_BATCH`` due destinations, every ``OUTBOX_TICK`` (rule 4): a queue arriving as
+fast as it can be posted cannot starve reconciliation, and a due guard waits at most one listing.
 
-Rule 2: one request is bounded by ``POST_TIMEOUT`` (1 min), and never outlives the deadline its
-caller carries (the shutdown flush's, the start's): ``request_timeout``.
+Rule 2: one request is bounded by ``POST_TIMEOUT``, and never outlives the deadline its caller
+carries (``request_timeout``).
 
 Rule 3: with a deadline and less than ``min(MIN_POST_WINDOW, POST_TIMEOUT)`` left, nothing is
 claimed (``may_claim``): a claim then would only leave the intent sending for a person. It stays

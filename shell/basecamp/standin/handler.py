@@ -12,9 +12,8 @@ Rules:
 4. Stopping wakes the accept loop at once, closes every open connection and cuts every
    fault's wait short, so a stop is prompt even with idle keep-alive connections or hanging
    requests.
-5. Nothing is printed; each request is logged (method, path, status) on the
-   ``shell.basecamp.standin`` logger, never a header, a body or the query string (the event feed's
-   position travels in the query and is a credential).
+5. Nothing is printed; each request is logged (method, path, status), never a header, a body
+   or the query string (where the feed's position, a credential, travels).
 """
 
 from __future__ import annotations
