@@ -2,9 +2,9 @@
 
 Rules:
 1. Basecamp's cable snapshots the agent's projects when it subscribes; a project granted later
-   is heard live only on a new subscription. So every ``interval`` (10 min) intake re-reads ``projects.json``; ``check`` answers the
-   projects granted since the last read (none on the first read: it only takes note), and
-   the connector then has the live lane subscribe again (``LiveLane.resubscribe``).
+   is heard live only on a new subscription. So every ``interval`` (10 min) intake re-reads
+   ``projects.json``; ``check`` answers the projects granted since the last read (none on the
+   first read: it only takes note), and the connector has the live lane subscribe again.
 2. A project withdrawn needs nothing: the cable stops sending its events by itself.
 3. A read that fails changes nothing and is tried at the next interval (logged by the caller).
 """
