@@ -1,37 +1,31 @@
 """Owner-only files and directories: the one home of the connector's file privacy.
 
-The ledger, the configuration, the token file, the instance lock and its metadata, the worker's
-session files (which hold a task token) and the demo's staged token all go through here. Nothing
-else in ``shell/`` names a file mode, ``O_EXCL`` or ``fchmod`` (a test says so).
+The ledger, the configuration, the token file, the locks, the worker's session files (which
+hold a task token) and the demo's staged token all go through here; nothing else in ``shell/``
+names a file mode, ``O_EXCL`` or ``fchmod`` (a test says so).
 
 Rules (one policy for every caller):
-1. What the connector creates it creates owner-only: each missing directory 0700, each file
-   0600, set again after creation so the umask cannot loosen it. A file is created with
-   ``O_EXCL | O_NOFOLLOW``: never an existing one, never through a link.
-2. What already exists is checked, never loosened, never tightened: a directory or file that
-   is a symlink, is not the kind expected, is another user's, or gives any bit to group or
-   others is refused (``PrivatePathError``), with one line that says how to fix it. A
-   person's loose directory is their decision to look at, not the connector's to undo.
-3. The one exception is a file SQLite makes beside a checked ledger (``-wal``, ``-shm``):
-   it is the ledger's own content, created by SQLite, not by a person, so ``own_sidecar``
-   makes it 0600 if it is a regular file of this user's, and refuses it otherwise.
-4. A whole-file write (``write_atomically``) is a new 0600 file beside the target (``O_EXCL``,
-   fsynced), an atomic rename over it, then an fsync of the directory: whole or absent. A whole
-   new file (``create_whole``) is the same, linked into place instead of renamed: never over
-   anything that is there, and never seen half-written, even after a crash.
-5. A missing path raises ``FileNotFoundError`` from the checks, so each caller says in its
-   own words what is missing; every other refusal is a ``PrivatePathError`` (a ``UserError``,
-   exit code ``EXIT_CONFIG``), whose subclass says whether the path is the wrong kind, exposed
-   to others, or holds another kind of file.
-6. A writer of a kind of file (``write_atomically``'s ``own``: a token, a configuration)
-   replaces only a missing or empty file or one of that kind (``core.file_kinds``), checked
-   after the temporary file is written, just before the rename (which is then not made, and the
-   temporary file removed): never a ledger, a configuration or anything else it does not own.
+1. What the connector creates it creates owner-only (0700, 0600, set again after creation so
+   the umask cannot loosen it), with ``O_EXCL | O_NOFOLLOW``: never an existing file, never
+   through a link.
+2. What already exists is checked, never loosened, never tightened: a symlink, the wrong kind,
+   another user's, or any bit for group or others is refused (``PrivatePathError``) with one
+   line saying how to fix it. A person's loose directory is theirs to look at, not ours to undo.
+3. The one exception is a file SQLite makes beside a checked ledger (``-wal``, ``-shm``): the
+   ledger's own content, so ``own_sidecar`` makes it 0600 if it is a regular file of this
+   user's, and refuses it otherwise.
+4. A whole-file write (``write_atomically``) is a new 0600 file beside the target, fsynced,
+   renamed over it, then the directory fsynced: whole or absent. ``create_whole`` links the new
+   file into place instead: never over anything there, never seen half-written.
+5. A missing path raises ``FileNotFoundError``, so each caller says in its own words what is
+   missing; every other refusal is a ``PrivatePathError`` (exit ``EXIT_CONFIG``), whose subclass
+   says whether the path is the wrong kind, exposed, or holds another kind of file.
+6. A writer of a kind of file (``write_atomically``'s ``own``) replaces only a missing or empty
+   file or one of that kind (``core.file_kinds``), checked just before the rename: never a
+   ledger, a configuration or anything else it does not own.
 7. A mode fix (``chmod``) is offered only for a path the connector made: never for a shared
-   (sticky) directory or the root, for a directory where the file the caller names (``holds``)
-   is missing or holds no ledger or configuration (a mistyped or system path), or for a file
-   that does not hold the kind the caller expects (``kind``). Such a path is refused all the
-   same, saying it is not the connector's to change.
+   (sticky) directory or the root, a directory where the file the caller names is missing or
+   not the connector's, or a file not of the kind expected; such a path is refused all the same.
 """
 
 from __future__ import annotations
