@@ -2,16 +2,13 @@
 last time each lane brought what the others had not.
 
 Rules:
-1. ``InboxVerdict``: what intake knows of the agent's inbox -- ``available``,
-   ``not_for_principal`` (a 403: this principal has none; intake hears by the feed and the live
-   lane alone, and a braked event or one past a stale feed position can go unheard) or
-   ``failing`` (with why). ``inbox_line`` says it in one line, with the lane's position (kept or
-   not, never which), its last item and when it last read.
+1. ``InboxVerdict``: what intake knows of the agent's inbox. Without one (``not_for_principal``)
+   intake hears by the feed and the live lane alone, and a braked event or one past a stale feed
+   position can go unheard. ``inbox_line`` says it in one line, never which position is kept.
 2. ``LaneNews``: per lane, when it last recorded an event no other lane had, which, and how many
    in all. ``news_line`` names every lane, ``never`` for one that brought nothing yet: a lane
    that never brings news while another does is a lane that is not needed, or not working.
-3. ``intake_report`` is the same for ``status --json``: ``{"inbox": {...} | null, "news": {lane:
-   {...} | null}}``. Nothing here holds a position.
+3. ``intake_report`` is the same for ``status --json``. Nothing here holds a position.
 4. Light like ``core.lane_status``: ``bin/connect status`` imports it on every look.
 """
 

@@ -1,10 +1,9 @@
 """Keeping under Basecamp's rate limit, as a function of what was already sent.
 
 Rules:
-1. Basecamp's first limit is about 50 requests per 10 s per IP; the client keeps to
-   ``limit`` requests (default 47: a margin of three under 50, for a request's travel time and
-   the odd request of a worker on the same address; evenly spaced turns, rule 5, keep bursts
-   from eating it) in any window of ``window`` seconds.
+1. Basecamp's first limit is about 50 requests per 10 s per IP; the client keeps to ``limit``
+   (a margin under 50, for a request's travel time and a worker's requests from the same
+   address) in any window of ``window`` seconds.
 2. After a 429, no request goes before its Retry-After has passed, whatever the window says.
 3. Times are monotonic seconds, handed in; nothing here reads a clock.
 4. Every request of the connector shares one budget (feed polls, reads, listings, posts). A

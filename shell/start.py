@@ -9,21 +9,18 @@ Rules:
    previous process left running and names those held for a person; ``send`` -- the outbox sends
    what is due, stopping at the first send that may not have landed.
 2. A start is assembled from parts (``StartParts``): the outbox always; the session directory and
-   the recovery when a dispatcher runs. The production connector (``shell.connector``) passes all
-   three; a test or the simulation passes the outbox alone, with a stand-in or a simulated
-   Basecamp behind it, and drives this same sequence.
+   the recovery when a dispatcher runs. The connector passes all three; a test or the simulation
+   may pass the outbox alone, and drives this same sequence.
 3. Without a recovery the send step leaves every still-running notice pending, unread: each live
    attempt belongs to a previous process, and whether its worker still runs is recovery's to say.
    After recovery the next flush claims it, or cancels it because recovery ended its attempt.
    With a recovery, recovery has run before the send, so the claim check decides.
 4. A ledger that cannot be read or settled raises ``OutboxLedgerError``: the start stops there.
 5. ``stop`` (a SIGTERM or SIGINT during the start, ``shell.connector`` rule 10): once it is set,
-   no further step begins, and each step stops short -- reconciliation lists no further
-   destination and does not wait for a listing under way (its intents stay sending, never posted
-   again: ``shell.outbox`` rule 10), recovery settles no further attempt (they stay live:
-   ``shell.dispatcher`` rule 1), the send step claims nothing more. What a step had settled
-   stays settled; the rest stays exactly as it was, for the next start. ``Started.stopped``
-   names the step the stop ended.
+   no further step begins and each step stops short (reconciliation lists no further
+   destination, ``shell.outbox`` rule 10; recovery settles no further attempt,
+   ``shell.dispatcher`` rule 1; the send step claims nothing more). What a step settled stays
+   settled; the rest stays as it was, for the next start. ``Started.stopped`` names the step.
 """
 
 from __future__ import annotations

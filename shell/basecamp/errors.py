@@ -13,7 +13,7 @@ Rules:
 4. ``AuthenticationFailed`` is Basecamp refusing the token (401); a read is asked once more
    first when a fresher token is at hand (``shell.basecamp.client`` rule 9).
 5. ``LastingRefusal`` is the identity request answered with a 4xx no retry changes
-   (``core.lasting_refusal``: 431, 400, 403, 404, ...): a person must fix something first.
+   (``core.lasting_refusal``): a person must fix something first.
 """
 
 from __future__ import annotations
