@@ -1,4 +1,4 @@
-"""Before a task settles: list the replies the adopted-reply rule reads.
+"""The replies the adopted-reply rule reads, listed before a task settles.
 
 Rules:
 1. ``ReplyAdopter.list_replies(task_id, stop)`` runs before the settlement's transaction, outside

@@ -1,4 +1,4 @@
-"""Membership: the agent's projects, re-read on a schedule, so the live lane hears a new one.
+"""The agent's projects (membership), re-read on a schedule, so the live lane hears a new one.
 
 Rules:
 1. Basecamp's cable snapshots the agent's projects when it subscribes; a project granted later
