@@ -18,9 +18,9 @@ def docstrings(path: Path) -> list[tuple[int, int]]:
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, DOCUMENTED) and node.body:
             first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                if isinstance(first.value.value, str):
-                    found.append((first.lineno, first.end_lineno - first.lineno + 1))
+            value = first.value if isinstance(first, ast.Expr) else None
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                found.append((first.lineno, first.end_lineno - first.lineno + 1))
     return found
 
 
