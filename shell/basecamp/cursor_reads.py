@@ -9,9 +9,8 @@ Rules:
    of the lane asks with the same one.
 2. The read is the client's ``read`` (its pacer, its retries, a poll's yielding turn): both
    spend from the one request budget, and yield to a backlog.
-3. 401 -> ``AuthenticationFailed``; a read that could not be made -> ``FeedFailed``. The inbox's
-   400, 403, 409, 410 -> ``InboxRefused`` with ``core.inbox``'s reading; another status or an
-   unreadable page -> ``FeedFailed``. The position, the query and a ``next`` never appear in a
+3. A failure raises one of ``shell.basecamp.errors`` (a refusal with ``core.feed``'s or
+   ``core.inbox``'s reading of it); the position, the query and a ``next`` never appear in a
    message.
 """
 

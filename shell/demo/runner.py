@@ -1,10 +1,9 @@
 """The whole demo, start to end: the stand-in, the stage, the connector, five scenes, the ending.
 
 Rules:
-1. Without a stand-in handed to it (``standin_file``: the JSON line ``bin/connect standin
-   --json`` prints), the demo starts its own, in this process, with the demo world, and stops
-   it at the end. A handed stand-in is left running, and only the requests it records after
-   the demo began are judged.
+1. Without a stand-in handed to it (``standin_file``) the demo starts its own, in this process,
+   and stops it at the end; a handed one is left running, and only the requests it records
+   after the demo began are judged.
 2. The connector is ``bin/connect run`` as a child process (``shell.demo.connector_child``),
    started once the configuration is written and stopped with SIGTERM after the last scene.
    Whatever happens -- a failure, Ctrl-C -- it is stopped before the demo returns, and any

@@ -1,5 +1,5 @@
-"""``shadow promote`` on disk: its durable marker, what the state directory holds, and each step
-. Which step comes next is ``core.promotion.next_step``'s decision alone.
+"""``shadow promote`` on disk: its durable marker, what the state directory holds, and each step.
+Which step comes next is ``core.promotion.next_step``'s decision alone.
 
 Rules:
 1. ``promote`` is called holding both instance locks (the connector's and the shadow's); it
