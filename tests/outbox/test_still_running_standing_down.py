@@ -47,7 +47,7 @@ REPLY_DESTINATION = Destination(MessageKind.comment, PROJECT, 1_000_101)
 
 # -- finding 1 ------------------------------------------------------------------------------
 # Fixed: a still-running notice is claimed only while some instruction of its task is not yet
-# reported (core.claim rule 4). What stays open is narrower and cannot be closed by any check:
+# reported (core.message_kinds rule 5). What stays open is narrower and cannot be closed by any check:
 # work reported *while the request is on the wire* (tests/sim, the claim-to-request window).
 
 
