@@ -41,7 +41,7 @@ def test_every_kind_has_a_row_with_every_part() -> None:
 
 @pytest.mark.parametrize("part", PARTS)
 def test_a_kind_lacking_any_part_fails_the_walk(part: str) -> None:
-    lacking = {**KINDS, IntentKind.completion: replace(KINDS[IntentKind.completion], **{part: None})}
+    lacking = {**KINDS, IntentKind.completion: replace(KINDS[IntentKind.completion], **{part: None})}  # type: ignore[arg-type]
     assert missing_parts(lacking) == [f"completion.{part}"]
 
 
