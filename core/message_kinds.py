@@ -62,6 +62,7 @@ class Where(StrEnum):
     asking_recording = "asking_recording"  # a boost on the recording that asked
     reply = "reply"  # the record's reply destination (``RecordSnapshot.reply_destination``)
     boost_or_reply = "boost_or_reply"  # a boost when the words fit one, else the reply destination
+    # (``core.worker_words`` rule 1: a worker's acknowledgement)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,13 +201,10 @@ def decide_claim(kind: IntentKind, facts: ClaimFacts = ClaimFacts()) -> ClaimDec
     return KINDS[kind].claim(facts)
 
 
-def destination(
-    kind: IntentKind, record: RecordSnapshot, *, fits_a_boost: bool = False
-) -> Destination | None:
-    """Where an intent of ``kind`` about ``record`` goes by its row's ``Where``, or None when
-    it has nowhere; ``fits_a_boost`` says whether the words fit a boost (``boost_or_reply``)."""
-    where = KINDS[kind].where
-    if where is Where.asking_recording or (where is Where.boost_or_reply and fits_a_boost):
+def destination(kind: IntentKind, record: RecordSnapshot) -> Destination | None:
+    """Where the connector's intent of ``kind`` about ``record`` goes by its row's ``Where``, or
+    None when it has nowhere. (A worker's words are placed by ``core.worker_words``, from them.)"""
+    if KINDS[kind].where is Where.asking_recording:
         if record.recording_id <= 0 or record.bucket_id < 0:
             return None
         return Destination(MessageKind.boost, record.bucket_id, record.recording_id)
