@@ -4,9 +4,8 @@ Rule 1: an intent is written by the ledger in the transaction of the transition 
 it (a verdict, a still-running tick, an attempt's end); the functions here take that
 transaction's snapshot values and answer which intents it writes. Nothing here reads a clock.
 
-Rule 2: one intent per thing answered for, by key; a second write of a key writes nothing:
-``guard_ack:event:<event id>``, ``holding_reply:event:<event id>``,
-``still_running:attempt:<attempt id>:<occurrence>``, ``completion:attempt:<attempt id>``.
+Rule 2: one intent per thing answered for, by its kind's key (``core.message_kinds``); a second
+write of a key writes nothing. Its destination, body and key are its row's.
 
 Rule 3: the guard acknowledgement is called for by a request (``acknowledge``) whose verdict is
 admitted or queued (a queued event still asked for something). It is a boost on the event's own
@@ -36,11 +35,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import cast
 
 from core import templates
-from core.destinations import Destination, MessageKind
+from core.destinations import Destination
 from core.edges import RecordState
 from core.intent_kinds import IntentKind as IntentKind  # noqa: PLC0414 - the kinds' table, named here too
+from core.message_kinds import KINDS, destination
 from core.snapshots import NO_ROUTE, AttemptSnapshot, RecordSnapshot, SettledEvent
 from core.text import message_text
 
@@ -65,26 +66,6 @@ class Intent:
     not_before: datetime
 
 
-def guard_key(event_id: int) -> str:
-    """The key of an event's guard acknowledgement."""
-    return f"guard_ack:event:{event_id}"
-
-
-def holding_reply_key(event_id: int) -> str:
-    """The key of an event's holding reply."""
-    return f"holding_reply:event:{event_id}"
-
-
-def still_running_key(attempt_id: str, occurrence: int) -> str:
-    """The key of an attempt's still-running notice number ``occurrence``."""
-    return f"still_running:attempt:{attempt_id}:{occurrence}"
-
-
-def completion_key(attempt_id: str) -> str:
-    """The key of an attempt's completion notice."""
-    return f"completion:attempt:{attempt_id}"
-
-
 def intents_for_verdict(
     record: RecordSnapshot, decided_at: datetime, guard_delay: timedelta = GUARD_DELAY
 ) -> tuple[Intent, ...]:
@@ -92,22 +73,14 @@ def intents_for_verdict(
     if not record.acknowledge:
         return ()
     if record.state in GUARDED_VERDICTS:
-        if record.recording_id <= 0 or record.bucket_id < 0:
-            return ()
-        boost = Destination(MessageKind.boost, record.bucket_id, record.recording_id)
         guard = _intent(
-            guard_key(record.event_id), IntentKind.guard_ack, boost,
-            templates.guard_acknowledgement(), decided_at + guard_delay,
+            IntentKind.guard_ack, record, (record.event_id,), (), decided_at + guard_delay,
             event_id=record.event_id,
         )
         return () if guard is None else (guard,)
     if record.state == RecordState.blocked and record.reason == NO_ROUTE:
-        reply = record.reply_destination()
-        if reply is None:
-            return ()
         holding = _intent(
-            holding_reply_key(record.event_id), IntentKind.holding_reply, reply,
-            templates.holding_reply(record.event_id), decided_at,
+            IntentKind.holding_reply, record, (record.event_id,), (record.event_id,), decided_at,
             event_id=record.event_id,
         )
         return () if holding is None else (holding,)
@@ -120,12 +93,8 @@ def still_running_intent(
     """The still-running notice for a tick of ``attempt``; ``origin`` is its task's originating record."""
     if not attempt.live or occurrence < 1:
         return None
-    reply = origin.reply_destination()
-    if reply is None:
-        return None
     return _intent(
-        still_running_key(attempt.attempt_id, occurrence), IntentKind.still_running, reply,
-        templates.still_running(attempt, occurrence, now), now,
+        IntentKind.still_running, origin, (attempt.attempt_id, occurrence), (attempt, occurrence, now), now,
         task_id=attempt.task_id, attempt_id=attempt.attempt_id, occurrence=occurrence,
     )
 
@@ -142,32 +111,37 @@ def completion_intent(
     and whether a still-running notice of it was in flight as it ended (rule 6)."""
     if attempt.live:
         return None
-    lines = templates.completion(attempt, events, notice_in_flight=notice_in_flight)
-    reply = origin.reply_destination()
-    if lines is None or reply is None:
-        return None
     return _intent(
-        completion_key(attempt.attempt_id), IntentKind.completion, reply, lines, now,
+        IntentKind.completion, origin, (attempt.attempt_id,), (attempt, tuple(events)), now,
         task_id=attempt.task_id, attempt_id=attempt.attempt_id,
+        template_options={"notice_in_flight": notice_in_flight},
     )
 
 
 def _intent(
-    key: str,
     kind: IntentKind,
-    destination: Destination,
-    lines: templates.Lines,
+    about: RecordSnapshot,
+    key_parts: tuple[object, ...],
+    template_parts: tuple[object, ...],
     not_before: datetime,
     *,
     event_id: int | None = None,
     task_id: int | None = None,
     attempt_id: str | None = None,
     occurrence: int = 0,
+    template_options: dict[str, object] | None = None,
 ) -> Intent | None:
-    body = templates.render(lines, destination.kind)
+    """The intent of ``kind`` about ``about`` by its row: its key from ``key_parts``, its body
+    from its template given ``template_parts`` (None: no line to write), where its row says."""
+    spec = KINDS[kind]
+    place = destination(kind, about)
+    lines = cast("templates.Lines | None", spec.template(*template_parts, **(template_options or {})))
+    if place is None or lines is None:
+        return None
+    body = templates.render(lines, place.kind)
     if not message_text(body):
         return None
     return Intent(
-        key=key, kind=kind, event_id=event_id, task_id=task_id, attempt_id=attempt_id,
-        occurrence=occurrence, destination=destination, body=body, not_before=not_before,
+        key=spec.key(*key_parts), kind=kind, event_id=event_id, task_id=task_id, attempt_id=attempt_id,
+        occurrence=occurrence, destination=place, body=body, not_before=not_before,
     )

@@ -1,19 +1,51 @@
-"""The outbox's message kinds as one table: each kind's label, urgency tier and claim snapshot.
+"""The outbox's message kinds as one table: each kind's every rule, looked up, never restated.
+
+A kind's row in ``KINDS`` holds its label (the words a reader sees), its urgency tier (0 the
+most urgent, ``core.urgency``), its key (one message per key), where it goes (``Where``), the
+snapshot its claim reads (``ClaimNeeds``), its claim rule (claim or cancel, from that snapshot)
+and its template (how its body is made). Whoever writes, orders, claims or tells of an intent
+asks the row, so adding a kind is its ``IntentKind`` member, its row here, and the one
+transition that calls for it.
 
 Rules:
-1. Every ``IntentKind`` has one row in ``KINDS`` with every part filled; a kind without a row
-   is an error at import, not at run time.
-2. What is derived from the table is not restated: the urgency tiers (``core.urgency``), the
-   narrator's labels (``shell.demo.narration``) and which snapshot the outbox reads before its
-   claim (``shell.outbox``) are lookups of it.
+1. Every ``IntentKind`` has one row with every part filled; a kind without a row is an error
+   at import, not at run time.
+2. The claim is the only way to ``sending`` and so to a request. The shell selects the oldest
+   due pending intent, reads the snapshot its row names, asks ``decide_claim``, and writes the
+   answer with a compare-and-set from ``pending`` in the same immediate transaction, committed
+   before any request is made. An intent whose record or attempt vanished is canceled, never
+   left pending to be selected again forever.
+3. A guard acknowledgement is still called for only while its record exists, asked for an
+   acknowledgement, is admitted, queued or dispatched, and no task row of the event has its
+   guard canceled (a worker pulled its instruction) or its delivery delivered or completed (a
+   worker acknowledged or finished); otherwise it is canceled, "no longer called for". A claimed
+   guard is fired from its claim: every armed task row of the event is marked fired in the
+   claim's own transaction (``Claim.mark_guard_fired``), so no worker asking while the request
+   is in flight acknowledges a second time. That is final, even if Basecamp then refuses the
+   request: an acknowledgement goes missing rather than doubled.
+4. A holding reply is still called for only while its record is blocked with reason
+   ``no_route``: if the route arrived and the record moved on, the reply is wrong.
+5. A still-running notice is still called for only while its attempt exists and has not ended,
+   and some instruction on its task is not yet reported complete, so the connector's last word
+   on finished work is never "still working on this" (a worker that reported everything and has
+   yet to exit is not still working on it).
+6. A completion notice is always claimed: it was written from the settlement that ended its
+   attempt, and what it says stays true. So are a worker's words (``core.intent_kinds``): they
+   were written in the transaction of the worker's own call, and the worker was told they would
+   be posted once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from core import notes, templates, worker_words
+from core.destinations import Destination, MessageKind
+from core.edges import DeliveryState, GuardState, RecordState
 from core.intent_kinds import IntentKind
+from core.snapshots import NO_ROUTE, AttemptSnapshot, RecordSnapshot, TaskEventSnapshot
 
 
 class ClaimNeeds(StrEnum):
@@ -24,28 +56,159 @@ class ClaimNeeds(StrEnum):
     nothing = "nothing"  # always claimed
 
 
+class Where(StrEnum):
+    """How a kind's destination is found, from the record it answers for."""
+
+    asking_recording = "asking_recording"  # a boost on the recording that asked
+    reply = "reply"  # the record's reply destination (``RecordSnapshot.reply_destination``)
+    boost_or_reply = "boost_or_reply"  # a boost when the words fit one, else the reply destination
+    # (``core.worker_words`` rule 1: a worker's acknowledgement)
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimFacts:
+    """What a claim reads (rule 2), as its kind's ``ClaimNeeds`` says: ``record`` the event's
+    record, None when it is gone; ``task_events`` every task row of the event, or every live row
+    of the attempt's task; ``attempt`` the intent's attempt, None when it is gone."""
+
+    record: RecordSnapshot | None = None
+    task_events: Sequence[TaskEventSnapshot] = ()
+    attempt: AttemptSnapshot | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """Move the intent to ``sending`` (committed) and make its one request.
+
+    ``mark_guard_fired``: in the same transaction, mark every armed task row of the event fired.
+    """
+
+    mark_guard_fired: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Cancel:
+    """Move the intent to ``canceled`` with ``note``; no request is ever made for it."""
+
+    note: str
+
+
+ClaimDecision = Claim | Cancel
+ClaimRule = Callable[[ClaimFacts], ClaimDecision]
+
+GUARD_STANDING_STATES = frozenset({RecordState.admitted, RecordState.queued, RecordState.dispatched})
+ACKNOWLEDGED_DELIVERIES = frozenset({DeliveryState.delivered, DeliveryState.completed})
+
+
 @dataclass(frozen=True, slots=True)
 class KindSpec:
-    """One kind's parts: ``urgency`` is its tier, 0 the most urgent."""
+    """One kind's parts (see the module's docstring). ``key`` and ``template`` take the ids and
+    values of the transition that writes the kind."""
 
     label: str
     urgency: int
     needs: ClaimNeeds
+    key: Callable[..., str]
+    where: Where
+    claim: ClaimRule
+    template: Callable[..., object]
+
+
+def guard_key(event_id: int) -> str:
+    """The key of an event's guard acknowledgement."""
+    return f"guard_ack:event:{event_id}"
+
+
+def holding_reply_key(event_id: int) -> str:
+    """The key of an event's holding reply."""
+    return f"holding_reply:event:{event_id}"
+
+
+def still_running_key(attempt_id: str, occurrence: int) -> str:
+    """The key of an attempt's still-running notice number ``occurrence``."""
+    return f"still_running:attempt:{attempt_id}:{occurrence}"
+
+
+def completion_key(attempt_id: str) -> str:
+    """The key of an attempt's completion notice."""
+    return f"completion:attempt:{attempt_id}"
+
+
+def guard_claim(facts: ClaimFacts) -> ClaimDecision:
+    """Rule 3."""
+    record, task_events = facts.record, facts.task_events
+    if record is None or not _guard_still_called_for(record, task_events):
+        return Cancel(notes.NO_LONGER_CALLED_FOR)
+    return Claim(mark_guard_fired=True)
+
+
+def _guard_still_called_for(record: RecordSnapshot, task_events: Sequence[TaskEventSnapshot]) -> bool:
+    if not record.acknowledge or record.state not in GUARD_STANDING_STATES:
+        return False
+    return not any(
+        row.guard == GuardState.canceled or row.delivery in ACKNOWLEDGED_DELIVERIES
+        for row in task_events
+    )
+
+
+def holding_reply_claim(facts: ClaimFacts) -> ClaimDecision:
+    """Rule 4."""
+    record = facts.record
+    if record is None or record.state != RecordState.blocked or record.reason != NO_ROUTE:
+        return Cancel(notes.NO_LONGER_CALLED_FOR)
+    return Claim()
+
+
+def still_running_claim(facts: ClaimFacts) -> ClaimDecision:
+    """Rule 5."""
+    attempt, task_events = facts.attempt, facts.task_events
+    if attempt is None or not attempt.live:
+        return Cancel(notes.ATTEMPT_ENDED)
+    if all(row.delivery == DeliveryState.completed for row in task_events):
+        return Cancel(notes.ALL_REPORTED)
+    return Claim()
+
+
+def always_claimed(facts: ClaimFacts) -> ClaimDecision:
+    """Rule 6."""
+    return Claim()
 
 
 KINDS: dict[IntentKind, KindSpec] = {
-    IntentKind.guard_ack: KindSpec("guard boost", 0, ClaimNeeds.event),
-    IntentKind.worker_ack: KindSpec("the worker's acknowledgement", 0, ClaimNeeds.nothing),
-    IntentKind.holding_reply: KindSpec("holding reply", 1, ClaimNeeds.event),
-    IntentKind.worker_reply: KindSpec("the worker's reply", 2, ClaimNeeds.nothing),
-    IntentKind.worker_note: KindSpec("the worker's note", 2, ClaimNeeds.nothing),
-    IntentKind.completion: KindSpec("completion notice", 3, ClaimNeeds.nothing),
-    IntentKind.still_running: KindSpec("still-running notice", 4, ClaimNeeds.attempt),
-}
+    IntentKind.guard_ack: KindSpec("guard boost", 0, ClaimNeeds.event,
+        guard_key, Where.asking_recording, guard_claim, templates.guard_acknowledgement),
+    IntentKind.worker_ack: KindSpec("the worker's acknowledgement", 0, ClaimNeeds.nothing,
+        worker_words.ack_key, Where.boost_or_reply, always_claimed, worker_words.acknowledgement),
+    IntentKind.holding_reply: KindSpec("holding reply", 1, ClaimNeeds.event,
+        holding_reply_key, Where.reply, holding_reply_claim, templates.holding_reply),
+    IntentKind.worker_reply: KindSpec("the worker's reply", 2, ClaimNeeds.nothing,
+        worker_words.reply_key, Where.reply, always_claimed, worker_words.reply),
+    IntentKind.worker_note: KindSpec("the worker's note", 2, ClaimNeeds.nothing,
+        worker_words.note_key, Where.reply, always_claimed, worker_words.note),
+    IntentKind.completion: KindSpec("completion notice", 3, ClaimNeeds.nothing,
+        completion_key, Where.reply, always_claimed, templates.completion),
+    IntentKind.still_running: KindSpec("still-running notice", 4, ClaimNeeds.attempt,
+        still_running_key, Where.reply, still_running_claim, templates.still_running),
+}  # fmt: skip
 
 _missing = set(IntentKind) - set(KINDS)
 if _missing:  # rule 1
     raise ImportError(f"message kinds without a row in KINDS: {sorted(_missing)}")
+
+
+def decide_claim(kind: IntentKind, facts: ClaimFacts = ClaimFacts()) -> ClaimDecision:
+    """Claim or cancel a pending intent of ``kind`` by its row's claim rule (rule 2)."""
+    return KINDS[kind].claim(facts)
+
+
+def destination(kind: IntentKind, record: RecordSnapshot) -> Destination | None:
+    """Where the connector's intent of ``kind`` about ``record`` goes by its row's ``Where``, or
+    None when it has nowhere. (A worker's words are placed by ``core.worker_words``, from them.)"""
+    if KINDS[kind].where is Where.asking_recording:
+        if record.recording_id <= 0 or record.bucket_id < 0:
+            return None
+        return Destination(MessageKind.boost, record.bucket_id, record.recording_id)
+    return record.reply_destination()
 
 
 def urgency_tiers(table: dict[IntentKind, KindSpec] = KINDS) -> tuple[frozenset[IntentKind], ...]:

@@ -4,8 +4,9 @@ Rules (the outbox's ten invariants):
 1. The only path to a request is a claim: pending -> sending, committed, by compare-and-set,
    before the request is made. A guard's armed task events are marked fired in the claim's
    own transaction, and that is final (invariants 3 and 9).
-2. At claim time ``core.claim`` decides whether the intent is still called for; if not, it is
-   canceled with a note and nothing is sent.
+2. At claim time its kind's claim rule (``core.message_kinds``) decides, from the snapshot its
+   kind's row names (``shell.outbox_claims``), whether the intent is still called for; if not,
+   it is canceled with a note and nothing is sent.
 3. A claimed intent gets exactly one request. A receipt makes it sent; a request that provably
    never reached Basecamp (no connection, never written, 429, 408) goes back to pending with its
    cause, due after ``core.not_created``'s backoff, and is canceled for a person after a day of
@@ -54,11 +55,10 @@ from typing import Protocol
 
 from core import notes
 from core.adoption import Adopt, Indeterminate, decide_adoption, rivals, worker_message_ids
-from core.claim import Cancel, Claim, decide_claim
 from core.destinations import Destination, ListedMessage
 from core.edges import IntentState
 from core.intents import IntentKind
-from core.message_kinds import KINDS, ClaimNeeds
+from core.message_kinds import Cancel, Claim, decide_claim
 from core.not_created import Refuse, Retry, StopRetrying, after_refusal
 from core.outbox_policy import (
     OUTBOX_TICK,
@@ -85,6 +85,7 @@ from shell.crashpoints import pause_at
 from shell.ledger import deliveries, snapshots
 from shell.ledger import outbox as rows
 from shell.ledger.connection import Ledger
+from shell.outbox_claims import claim_facts
 from shell.outbox_turns import OutboxLedgerError, Settling, Turn
 from shell.stoppable import unless_stopped
 
@@ -208,7 +209,7 @@ class Outbox:
                 if row is None:
                     return SendResult.nothing_due
                 claimed.add(row.id)
-                decision = self._claim_decision(connection, row)
+                decision = decide_claim(row.kind, claim_facts(connection, row))
                 match decision:
                     case Cancel(note):
                         rows.cancel(connection, row.id, IntentState.pending, note, now)
@@ -227,23 +228,6 @@ class Outbox:
             )
             pause_at("after_post")
             return self._settle_post(row, outcome)
-
-    def _claim_decision(self, connection: sqlite3.Connection, row: rows.IntentRow) -> Claim | Cancel:
-        match KINDS[row.kind].needs:
-            case ClaimNeeds.event:
-                if row.event_id is None:
-                    return Cancel(notes.NO_LONGER_CALLED_FOR)
-                return decide_claim(
-                    row.kind,
-                    record=snapshots.record(connection, row.event_id),
-                    task_events=snapshots.task_events_of_event(connection, row.event_id),
-                )
-            case ClaimNeeds.attempt:
-                found = None if row.attempt_id is None else snapshots.attempt(connection, row.attempt_id)
-                task_rows = [] if found is None else snapshots.task_events_of_task(connection, found.task_id)
-                return decide_claim(row.kind, attempt=found, task_events=task_rows)
-            case ClaimNeeds.nothing:
-                return decide_claim(row.kind)
 
     def _settle_post(self, row: rows.IntentRow, outcome: PostOutcome) -> SendResult:
         now = self._clock.now()
@@ -454,4 +438,3 @@ class Outbox:
             row.attempt_id,
             extra,
         )
-

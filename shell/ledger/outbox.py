@@ -31,7 +31,8 @@ from core.edges import (
     Actor,
     IntentState,
 )
-from core.intents import Intent, IntentKind, guard_key
+from core.intents import Intent, IntentKind
+from core.message_kinds import guard_key
 from core.resolution import Move
 from core.timestamps import format_timestamp, parse_timestamp
 from core.urgency import Due, next_to_send

@@ -40,7 +40,7 @@ First process.
 * Side by side: a mention whose worker is slower to pull than the guard delay -- the
   connector's ``👀 received`` boost on the comment that asked, then no boost from the worker
   (it is told guard_acknowledged), its reply, no notice; and a mention whose worker dies
-  before it pulls -- its guard waits until due and is then canceled (``core.claim`` rule 1:
+  before it pulls -- its guard waits until due and is then canceled (``core.message_kinds`` rule 3:
   the record completed), and one completion notice says unknown.
 * A mention whose worker is still at work at SIGTERM: the shutdown stops and settles it and
   flushes one completion notice (the connector shut down and stopped the worker; unknown).

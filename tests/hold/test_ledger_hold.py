@@ -10,7 +10,7 @@ import pytest
 
 from core.decisions import Action
 from core.edges import IntentState
-from core.intents import guard_key
+from core.message_kinds import guard_key
 from core.notes import CANCELED_BY_HOLD
 from core.snapshots import StopReason
 from shell.cli.hold import described

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from core import notes
-from core.intents import guard_key
+from core.message_kinds import guard_key
 from shell.ledger.connection import Ledger
 
 Insert = Callable[..., int]

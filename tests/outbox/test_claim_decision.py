@@ -1,7 +1,8 @@
-"""core.claim: at claim time an intent is claimed only while it is still called for."""
+"""core.message_kinds' claim rules: at claim time an intent is claimed only while it is still called for."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -9,14 +10,24 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.claim import Cancel, Claim, decide_claim
 from core.destinations import MessageKind
 from core.edges import AttemptState, DeliveryState, GuardState, RecordState
 from core.intents import IntentKind
+from core.message_kinds import Cancel, Claim, ClaimDecision, ClaimFacts, decide_claim
 from core.snapshots import AttemptSnapshot, RecordSnapshot, TaskEventSnapshot
 
 NO_LONGER = Cancel("no longer called for")
 ATTEMPT_ENDED = Cancel("the attempt ended before the notice went out")
+
+
+def decided(
+    kind: IntentKind,
+    record: RecordSnapshot | None = None,
+    task_events: Iterable[TaskEventSnapshot] = (),
+    attempt: AttemptSnapshot | None = None,
+) -> ClaimDecision:
+    """``decide_claim`` with the facts its kind's snapshot reads."""
+    return decide_claim(kind, ClaimFacts(record, tuple(task_events), attempt))
 
 
 def record(**changes: object) -> RecordSnapshot:
@@ -56,7 +67,7 @@ def attempt(state: AttemptState) -> AttemptSnapshot:
 
 @pytest.mark.parametrize("state", [RecordState.admitted, RecordState.queued, RecordState.dispatched])
 def test_a_guard_still_called_for_is_claimed_and_fires_its_task_rows(state: RecordState) -> None:
-    decision = decide_claim(IntentKind.guard_ack, record=record(state=state))
+    decision = decided(IntentKind.guard_ack, record=record(state=state))
     assert decision == Claim(mark_guard_fired=True)
 
 
@@ -71,18 +82,18 @@ def test_a_guard_still_called_for_is_claimed_and_fires_its_task_rows(state: Reco
     ],
 )
 def test_a_guard_waits_through_rows_nobody_acknowledged(rows: tuple[TaskEventSnapshot, ...]) -> None:
-    decision = decide_claim(
+    decision = decided(
         IntentKind.guard_ack, record=record(state=RecordState.dispatched), task_events=rows
     )
     assert decision == Claim(mark_guard_fired=True)
 
 
 def test_a_guard_whose_record_vanished_is_canceled() -> None:
-    assert decide_claim(IntentKind.guard_ack, record=None) == NO_LONGER
+    assert decided(IntentKind.guard_ack, record=None) == NO_LONGER
 
 
 def test_a_guard_for_a_record_that_asks_for_nothing_is_canceled() -> None:
-    assert decide_claim(IntentKind.guard_ack, record=record(acknowledge=False)) == NO_LONGER
+    assert decided(IntentKind.guard_ack, record=record(acknowledge=False)) == NO_LONGER
 
 
 @pytest.mark.parametrize(
@@ -96,12 +107,12 @@ def test_a_guard_for_a_record_that_asks_for_nothing_is_canceled() -> None:
     ],
 )
 def test_a_guard_for_a_record_that_moved_on_is_canceled(state: RecordState) -> None:
-    assert decide_claim(IntentKind.guard_ack, record=record(state=state)) == NO_LONGER
+    assert decided(IntentKind.guard_ack, record=record(state=state)) == NO_LONGER
 
 
 def test_a_guard_a_worker_canceled_by_get_dispatch_is_canceled() -> None:
     rows = (row(DeliveryState.exposed, GuardState.canceled),)
-    decision = decide_claim(
+    decision = decided(
         IntentKind.guard_ack, record=record(state=RecordState.dispatched), task_events=rows
     )
     assert decision == NO_LONGER
@@ -111,7 +122,7 @@ def test_a_guard_a_worker_canceled_by_get_dispatch_is_canceled() -> None:
 def test_a_guard_for_an_event_a_worker_acknowledged_is_canceled(delivery: DeliveryState) -> None:
     # One retired row acknowledged, one live row armed: the event has been acknowledged.
     rows = (row(delivery, GuardState.armed), row(DeliveryState.admitted, GuardState.armed))
-    decision = decide_claim(
+    decision = decided(
         IntentKind.guard_ack, record=record(state=RecordState.dispatched), task_events=rows
     )
     assert decision == NO_LONGER
@@ -121,7 +132,7 @@ def test_a_guard_for_an_event_a_worker_acknowledged_is_canceled(delivery: Delive
 
 
 def test_a_holding_reply_still_blocked_for_no_route_is_claimed() -> None:
-    decision = decide_claim(
+    decision = decided(
         IntentKind.holding_reply, record=record(state=RecordState.blocked, reason="no_route")
     )
     assert decision == Claim(mark_guard_fired=False)
@@ -138,12 +149,12 @@ def test_a_holding_reply_still_blocked_for_no_route_is_claimed() -> None:
     ],
 )
 def test_a_holding_reply_stands_down_when_the_record_moved_on(state: RecordState, reason: str) -> None:
-    decision = decide_claim(IntentKind.holding_reply, record=record(state=state, reason=reason))
+    decision = decided(IntentKind.holding_reply, record=record(state=state, reason=reason))
     assert decision == NO_LONGER
 
 
 def test_a_holding_reply_whose_record_vanished_is_canceled() -> None:
-    assert decide_claim(IntentKind.holding_reply, record=None) == NO_LONGER
+    assert decided(IntentKind.holding_reply, record=None) == NO_LONGER
 
 
 # -- the still-running notice ---------------------------------------------------------------
@@ -155,38 +166,38 @@ def test_a_still_running_notice_for_a_live_attempt_with_work_outstanding_is_clai
     state: AttemptState, outstanding: DeliveryState
 ) -> None:
     rows = [row(DeliveryState.completed), row(outstanding)]
-    assert decide_claim(IntentKind.still_running, attempt=attempt(state), task_events=rows) == Claim()
+    assert decided(IntentKind.still_running, attempt=attempt(state), task_events=rows) == Claim()
 
 
 def test_a_still_running_notice_stands_down_once_every_instruction_was_reported() -> None:
     """The worker reported everything; its process has yet to exit."""
     rows = [row(DeliveryState.completed), row(DeliveryState.completed)]
-    decision = decide_claim(IntentKind.still_running, attempt=attempt(AttemptState.running), task_events=rows)
+    decision = decided(IntentKind.still_running, attempt=attempt(AttemptState.running), task_events=rows)
     assert decision == Cancel("every instruction was reported before the notice went out")
 
 
 def test_a_still_running_notice_is_not_posted_after_the_attempt_ended() -> None:
-    decision = decide_claim(IntentKind.still_running, attempt=attempt(AttemptState.ended))
+    decision = decided(IntentKind.still_running, attempt=attempt(AttemptState.ended))
     assert decision == ATTEMPT_ENDED
 
 
 def test_a_still_running_notice_with_no_attempt_is_canceled() -> None:
-    assert decide_claim(IntentKind.still_running, attempt=None) == ATTEMPT_ENDED
+    assert decided(IntentKind.still_running, attempt=None) == ATTEMPT_ENDED
 
 
 # -- the completion notice ------------------------------------------------------------------
 
 
 def test_a_completion_notice_is_always_claimed_and_fires_no_guard() -> None:
-    assert decide_claim(IntentKind.completion) == Claim(mark_guard_fired=False)
-    assert decide_claim(IntentKind.completion, record=record(state=RecordState.completed)) == Claim()
+    assert decided(IntentKind.completion) == Claim(mark_guard_fired=False)
+    assert decided(IntentKind.completion, record=record(state=RecordState.completed)) == Claim()
 
 
 def test_only_a_guard_claim_marks_guards_fired() -> None:
     decisions = [
-        decide_claim(IntentKind.holding_reply, record=record(state=RecordState.blocked, reason="no_route")),
-        decide_claim(IntentKind.still_running, attempt=attempt(AttemptState.running), task_events=[row()]),
-        decide_claim(IntentKind.completion),
+        decided(IntentKind.holding_reply, record=record(state=RecordState.blocked, reason="no_route")),
+        decided(IntentKind.still_running, attempt=attempt(AttemptState.running), task_events=[row()]),
+        decided(IntentKind.completion),
     ]
     assert all(decision == Claim(mark_guard_fired=False) for decision in decisions)
 
@@ -217,5 +228,5 @@ def test_a_guard_is_claimed_exactly_when_the_rule_says(
         and snapshot.state in ("admitted", "queued", "dispatched")
         and not any(r.guard == "canceled" or r.delivery in ("delivered", "completed") for r in rows)
     )
-    decision = decide_claim(IntentKind.guard_ack, record=snapshot, task_events=rows)
+    decision = decided(IntentKind.guard_ack, record=snapshot, task_events=rows)
     assert decision == (Claim(mark_guard_fired=True) if called_for else NO_LONGER)

@@ -24,6 +24,7 @@ from tests.proofs.catalogue_fid import FID
 from tests.proofs.catalogue_foundations import FOUNDATIONS
 from tests.proofs.catalogue_hold import HOLD
 from tests.proofs.catalogue_inbox import INBOX
+from tests.proofs.catalogue_kinds import KIND_TABLE
 from tests.proofs.catalogue_lead import LEAD
 from tests.proofs.catalogue_limits import LIMITS
 from tests.proofs.catalogue_live import LIVE
@@ -163,7 +164,7 @@ OUTBOX = [
     ),
     rule(
         "at claim time an intent no longer called for is canceled, not sent",
-        "decision = self._claim_decision(connection, row)",
+        "decision = decide_claim(row.kind, claim_facts(connection, row))",
         "decision = Claim()",
         "test_a_guard_no_longer_called_for_is_canceled_at_claim",
         "test_a_holding_reply_stands_down_when_the_route_arrives",
@@ -393,4 +394,4 @@ TRANSITION_INTENTS = [
     ),
 ]
 
-MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *LIMITS, *LIVE, *ROUTES, *TOKENS, *WORLD, *BAD_INPUT, *NOT_CREATED, *ADOPTED_REPLY, *HOLD, *RECEIPT, *CUTOVER, *DOCTOR, *OPS, *WORDS, *INBOX, *SIM, *SEC, *FID, *DRIVER, *BAD, *LEAD, *PROSE, *DECIDE, *KINDS, *TOKEN_FILE]
+MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *LIMITS, *LIVE, *ROUTES, *TOKENS, *WORLD, *BAD_INPUT, *NOT_CREATED, *ADOPTED_REPLY, *HOLD, *RECEIPT, *CUTOVER, *DOCTOR, *OPS, *WORDS, *INBOX, *SIM, *SEC, *FID, *DRIVER, *BAD, *LEAD, *PROSE, *DECIDE, *KINDS, *TOKEN_FILE, *KIND_TABLE]

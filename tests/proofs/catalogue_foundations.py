@@ -182,14 +182,14 @@ CORE_INTENTS = [
     ),
     rule(
         "intents: the guard is due the guard delay after the verdict",
-        "templates.guard_acknowledgement(), decided_at + guard_delay,",
-        "templates.guard_acknowledgement(), decided_at,",
+        "IntentKind.guard_ack, record, (record.event_id,), (), decided_at + guard_delay,",
+        "IntentKind.guard_ack, record, (record.event_id,), (), decided_at,",
         "test_the_guard_is_due_thirty_seconds_after_the_verdict",
     ),
     rule(
         "intents: the guard boosts the event's own recording",
-        "boost = Destination(MessageKind.boost, record.bucket_id, record.recording_id)",
-        "boost = Destination(MessageKind.boost, record.reply_bucket_id, max(record.reply_recording_id, 1))",
+        "return Destination(MessageKind.boost, record.bucket_id, record.recording_id)",
+        "return Destination(MessageKind.boost, record.reply_bucket_id, max(record.reply_recording_id, 1))",
         "test_the_guard_boosts_the_events_own_recording_not_the_reply_destination",
     ),
     rule(
@@ -206,9 +206,9 @@ CORE_INTENTS = [
     ),
     rule(
         "intents: a holding reply only where the record has a reply destination",
-        "        reply = record.reply_destination()\n        if reply is None:\n            return ()\n",
-        "        reply = record.reply_destination() or Destination(\n"
-        "            MessageKind.comment, record.bucket_id, max(record.recording_id, 1)\n        )\n",
+        "    return record.reply_destination()\n\n\ndef urgency_tiers(",
+        "    return record.reply_destination() or Destination(\n"
+        "        MessageKind.comment, record.bucket_id, max(record.recording_id, 1)\n    )\n\n\ndef urgency_tiers(",
         "test_no_holding_reply_without_a_reply_destination",
     ),
     rule(
@@ -259,8 +259,8 @@ CORE_CLAIM = [
     ),
     rule(
         "claim: a claimed guard fires its task rows",
-        "            return Claim(mark_guard_fired=True)\n",
-        "            return Claim()\n",
+        "    return Claim(mark_guard_fired=True)\n",
+        "    return Claim()\n",
         "test_a_guard_still_called_for_is_claimed_and_fires_its_task_rows",
     ),
     rule(

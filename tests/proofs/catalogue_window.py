@@ -8,15 +8,15 @@ from tests.proofs.mutation import Mutation, rule
 WINDOW: list[Mutation] = [
     rule(
         "a still-running notice stands down once every instruction of its task was reported",
-        "            if all(row.delivery == DeliveryState.completed for row in task_events):\n",
-        "            if False:\n",
+        "    if all(row.delivery == DeliveryState.completed for row in task_events):\n",
+        "    if False:\n",
         "test_a_still_running_notice_stands_down_once_every_instruction_was_reported",
         "test_a_still_running_notice_stands_down_when_its_work_was_reported_before_the_claim",
     ),
     rule(
         "the claim reads the still-running notice's task rows",
-        "                return decide_claim(row.kind, attempt=found, task_events=task_rows)",
-        "                return decide_claim(row.kind, attempt=found, task_events=[])",
+        "    return ClaimFacts(attempt=found, task_events=task_rows)",
+        "    return ClaimFacts(attempt=found, task_events=[])",
         "test_a_still_running_notice_is_posted_while_its_attempt_runs_with_work_outstanding",
     ),
     rule(

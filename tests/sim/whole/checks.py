@@ -298,7 +298,7 @@ def _judge_move(  # noqa: PLR0917 -- one audit row, as its columns
 
 def _cover_resent_guard(run: Run, intent_id: int) -> None:
     """A resent guard canceled at its claim because a worker pulled its instruction and has not
-    acknowledged it (``core.claim`` rule 1's canceled guard, alone deciding)."""
+    acknowledged it (``core.message_kinds`` rule 3's canceled guard, alone deciding)."""
     with run.connector.ledger.read() as connection:
         rows = connection.execute(
             "SELECT t.guard, t.delivery, e.state FROM outbox o JOIN events e ON e.id = o.event_id"

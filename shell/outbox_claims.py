@@ -1,0 +1,49 @@
+"""What the outbox's claim reads before it decides: the snapshot its kind's row names.
+
+``core.message_kinds`` says, for each kind, which snapshot its claim reads (``ClaimNeeds``) and
+the rule that decides from it; ``READS`` holds the one reader of each snapshot, run in the
+claim's own transaction, so the decision and its write see one ledger. A new kind names a
+snapshot already read and needs nothing here; only a new ``ClaimNeeds`` needs a reader.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from core.message_kinds import KINDS, ClaimFacts, ClaimNeeds
+from shell.ledger import snapshots
+from shell.ledger.outbox import IntentRow
+
+Reader = Callable[[sqlite3.Connection, IntentRow], ClaimFacts]
+
+
+def _event(connection: sqlite3.Connection, row: IntentRow) -> ClaimFacts:
+    if row.event_id is None:
+        return ClaimFacts()
+    return ClaimFacts(
+        record=snapshots.record(connection, row.event_id),
+        task_events=snapshots.task_events_of_event(connection, row.event_id),
+    )
+
+
+def _attempt(connection: sqlite3.Connection, row: IntentRow) -> ClaimFacts:
+    found = None if row.attempt_id is None else snapshots.attempt(connection, row.attempt_id)
+    task_rows = [] if found is None else snapshots.task_events_of_task(connection, found.task_id)
+    return ClaimFacts(attempt=found, task_events=task_rows)
+
+
+def _nothing(connection: sqlite3.Connection, row: IntentRow) -> ClaimFacts:
+    return ClaimFacts()
+
+
+READS: dict[ClaimNeeds, Reader] = {
+    ClaimNeeds.event: _event,
+    ClaimNeeds.attempt: _attempt,
+    ClaimNeeds.nothing: _nothing,
+}
+
+
+def claim_facts(connection: sqlite3.Connection, row: IntentRow) -> ClaimFacts:
+    """The snapshot ``row``'s kind's claim reads, in the caller's transaction."""
+    return READS[KINDS[row.kind].needs](connection, row)
