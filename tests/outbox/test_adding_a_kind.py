@@ -95,7 +95,7 @@ def test_the_new_kind_is_written_claimed_posted_once_and_receipted(
 FLOW_TEST = "tests/outbox/test_the_added_kind_flow.py"
 LEDGER_REFUSES_THE_KIND = "sqlite3.IntegrityError: CHECK constraint failed: (kind = 'guard_ack' OR"
 """The ledger's refusal of a kind its migrations do not list: gone once its vocabulary is
-generated from ``IntentKind`` (issue 22 part 2)."""
+generated from ``IntentKind``."""
 
 
 def production(path: str) -> bool:

@@ -1,4 +1,4 @@
-"""Issue 22 part 1's rules: the kind table holds every part of every kind, and the outbox's claim,
+"""The kind table's rules: the kind table holds every part of every kind, and the outbox's claim,
 its routing and the intents' keys are lookups of it. Same form as ``tests.proofs.catalogue``."""
 
 from __future__ import annotations
