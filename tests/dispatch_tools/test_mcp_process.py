@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from shell.cli.mcp import TOKEN_ENV, take_token
+from shell.cli.mcp import NOT_ERASED, TOKEN_ENV, take_token
 from shell.errors import EXIT_CONFIG, EXIT_REFUSED, UserError
 from tests.dispatch_tools.world import AGENT, DispatchWorld, Task
 
@@ -338,32 +338,36 @@ UNWRITABLE_BLOCK = (
     "import runpy, sys\n"
     "from shell import environment_block\n"
     "environment_block.erase = lambda names, secret: False  # a kernel that will not let it be written\n"
-    "if sys.argv[1] == 'entry':\n"
-    "    sys.argv[1:2] = []\n"
+    "if sys.argv.pop(1) == 'entry':\n"
     "    runpy.run_module('shell.worker.mcp_entry', run_name='__main__', alter_sys=True)\n"
     "from shell.cli.main import main\n"
-    "sys.exit(main(['mcp', *sys.argv[2:]]))\n"
+    "sys.exit(main(['mcp', *sys.argv[1:]]))\n"
 )
+INITIALIZE = json.dumps({
+    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
+}).encode() + b"\n"  # fmt: skip
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("entry", [False, True], ids=["bin/connect mcp", "mcp_entry"])
-def test_where_the_environment_block_cannot_be_erased_the_server_starts_again_with_the_token_on_a_pipe(
+def test_where_the_environment_block_cannot_be_erased_the_server_refuses_to_start_with_exit_3(
     world: DispatchWorld, task: Task, ledger_path: Path, entry: bool
 ) -> None:
+    """A live task's token, a kernel that will not let the block be written: one line saying why
+    and what to do, exit 3, no protocol message, the task's instruction as it was."""
     argv = ["entry" if entry else "connect", "--ledger", str(ledger_path), "--agent-id", str(AGENT)]
     env = {**environment(**{TOKEN_ENV: task.token}), "PYTHONPATH": str(CONNECT.parents[1])}
-    server = Server(subprocess.Popen(
+    before = world.row(task, 1)
+    refused = subprocess.run(
         [sys.executable, "-P", "-c", UNWRITABLE_BLOCK, *argv],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-    ))  # fmt: skip
-    try:
-        command_line = initialized_without_the_token(server, task.token)
-        assert b"--token-fd" in command_line, "the same pid serves again, the token on a pipe"
-        assert server.call("get_dispatch")[1]["instruction"]["event_id"] == 1, "it still serves its task"
-    finally:
-        code, _ = server.close()
-    assert code == 0
+        input=INITIALIZE, capture_output=True, env=env, timeout=TIMEOUT, check=False,
+    )  # fmt: skip
+    assert refused.returncode == EXIT_CONFIG
+    assert refused.stderr.decode() == f"error: {NOT_ERASED}\n"
+    assert refused.stdout == b"", "no answer to initialize: it never served"
+    assert task.token.encode() not in refused.stderr
+    assert world.row(task, 1) == before, "its instruction untouched: no call reached the ledger"
 
 
 def _running_in_group(world: DispatchWorld, task: Task, pgid: int) -> None:
