@@ -11,10 +11,10 @@ Rules:
    (``token_on_a_pipe``; ``shell.cli.mcp`` rule 6 says why it moves): it is erased from the
    process's initial environment block in place (``shell.environment_block``) and handed to the
    server on a pipe this process writes and closes (``--token-fd``). Where the block cannot be
-   erased and the erasure seen, nothing is moved: the token is put back in ``os.environ`` and
-   the server, finding it there and the block as unerasable, refuses to start (its rule 6), in
-   its own words. Only the argument shapes the connector writes (``--ledger``, ``--agent-id``,
-   ``--token-env``, each as ``--x V`` or ``--x=V``) with a non-blank token are moved here;
+   erased and the erasure seen, nothing is moved: the token is put back in ``os.environ``, and
+   the server finds it there, cannot erase it either and refuses to start in its own words
+   (``shell.cli.mcp`` rule 6). Only the argument shapes the connector writes (``--ledger``,
+   ``--agent-id``, ``--token-env``, each as ``--x V`` or ``--x=V``) with a non-blank token are moved here;
    anything else goes on to the server unchanged, whose own checks answer it (and move a token
    themselves) exactly as ``bin/connect mcp`` does.
 4. The server's imports run with the collector off, and what they made is frozen (``gc.freeze``)

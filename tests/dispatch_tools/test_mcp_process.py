@@ -147,12 +147,12 @@ def test_the_token_can_arrive_on_an_inherited_pipe(world: DispatchWorld, task: T
 SERVER_NEVER_IMPORTS = {
     "core.admission", "core.admission_matrix", "core.feed", "core.configuration", "core.settlement",
     "core.launch_settlement", "core.hold", "core.intents", "core.adopted_reply", "core.presentation.status_values",
-    "core.snapshots",
+    "core.snapshots", "core.edges",
     "shell.ledger.records", "shell.ledger.tasks", "shell.ledger.deliveries", "shell.ledger.outbox",
 }  # fmt: skip
 """What a worker's server never runs: admission and the feed, the dispatcher and its settlement,
-the outbox, the snapshots core reads beside an intent, the configuration's parser and status's
-presentation. Each is a module whose import a worker would wait on (issue 13: the server answers
+the outbox, the snapshots core reads beside an intent, the lifecycle tables (its tools read the
+state vocabularies, ``core.states``), the configuration's parser and status's presentation. Each is a module whose import a worker would wait on (issue 13: the server answers
 ``initialize`` within 4x a bare interpreter). ``core.destinations`` (an enum and a dataclass) is
 imported: a worker's words name where they go."""
 
@@ -197,6 +197,36 @@ def test_the_server_imports_only_what_its_tools_use(world: DispatchWorld, task: 
     imported = set(json.loads(said.removeprefix("modules ")))
     assert {"shell.cli.mcp", "shell.ledger.worker_calls", "shell.ledger.worker_moves"} <= imported
     assert not SERVER_NEVER_IMPORTS & imported
+
+
+START_NEVER_IMPORTS = {
+    "core.mentions", "html", "core.oauth", "shutil", "core.edges", "core.configuration",
+    "core.presentation.status_values",
+}  # fmt: skip
+"""What the server's start, to its ``initialize`` answer, never imports: an instruction's mention
+stripping (the first ``get_dispatch`` imports it), a token file's reader (only a file that is not
+a ledger is read as one), argparse's terminal width through ``shutil`` (``shell.cli.seam`` rule 8),
+the lifecycle tables, the configuration's parser and status's values."""
+
+
+@pytest.mark.slow
+def test_the_servers_start_to_its_initialize_answer_imports_none_of_what_it_needs_later(
+    task: Task, ledger_path: Path
+) -> None:
+    """As the connector launches it, the token in its environment: ``-X importtime`` names every
+    module its life imported, and this life is ``initialize`` and the end of stdin."""
+    started = subprocess.run(
+        [sys.executable, "-X", "importtime", "-P", "-m", "shell.worker.mcp_entry", "--ledger", str(ledger_path),
+         "--agent-id", str(AGENT)],
+        input=INITIALIZE, capture_output=True, timeout=TIMEOUT, check=False,
+        env=environment(PYTHONPATH=str(CONNECT.parents[1]), **{TOKEN_ENV: task.token}),
+    )  # fmt: skip
+    assert started.returncode == 0, started.stderr[-2000:]
+    assert b'"result"' in started.stdout
+    lines = started.stderr.decode().splitlines()
+    imported = {line.rsplit("|", 1)[-1].strip() for line in lines if line.startswith("import time:")}
+    assert {"shell.cli.mcp", "shell.ledger.worker_calls", "core.dispatch_tools.instruction"} <= imported
+    assert not START_NEVER_IMPORTS & imported
 
 
 def run_to_exit(argv: list[str], env: dict[str, str], **popen: Any) -> subprocess.CompletedProcess[bytes]:
