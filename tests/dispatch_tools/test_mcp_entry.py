@@ -12,6 +12,7 @@ from typing import Any
 from core.task_token import TASK_TOKEN_ENV
 from shell.cli.mcp import NOT_ERASED
 from shell.errors import EXIT_CONFIG
+from tests.dispatch_tools.test_mcp_process import UNWRITABLE_BLOCK
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 CONNECT = str(REPOSITORY / "bin" / "connect")
@@ -90,17 +91,6 @@ def test_a_token_in_the_environment_moves_to_a_pipe_before_the_server_is_importe
     assert TASK_TOKEN_ENV not in moved["block"]
     heavy = {"shell.cli.main", "shell.cli.mcp", "shell.ledger.connection", "sqlite3", "returns"}
     assert not heavy & set(moved["modules"]), "the move comes before the server's imports"
-
-
-UNWRITABLE_BLOCK = (
-    "import runpy, sys\n"
-    "from shell import environment_block\n"
-    "environment_block.erase = lambda names, secret: False  # a kernel that will not let it be written\n"
-    "if sys.argv.pop(1) == 'entry':\n"
-    "    runpy.run_module('shell.worker.mcp_entry', run_name='__main__', alter_sys=True)\n"
-    "from shell.cli.main import main\n"
-    "sys.exit(main(['mcp', *sys.argv[1:]]))\n"
-)
 
 
 def unerasable(launcher: str, *argv: str) -> subprocess.CompletedProcess[str]:
