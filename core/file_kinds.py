@@ -19,7 +19,6 @@ from __future__ import annotations
 from enum import StrEnum
 
 from core.json_input import json_or_none
-from core.oauth import read_token_text
 
 HEAD_BYTES = 4096
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -50,11 +49,7 @@ def kind_of(head: bytes) -> FileKind:
         return FileKind.other
     if text.lstrip().startswith("{"):
         return _json_kind(text)
-    try:
-        read_token_text(text)
-    except ValueError:
-        return FileKind.other
-    return FileKind.token if text.strip().isprintable() else FileKind.other
+    return FileKind.token if _reads_as_token(text) and text.strip().isprintable() else FileKind.other
 
 
 def _json_kind(text: str) -> FileKind:
@@ -63,11 +58,19 @@ def _json_kind(text: str) -> FileKind:
         return FileKind.other  # cut short at HEAD_BYTES, not JSON, or too deep: not one of ours either way
     if isinstance(data, dict) and "account_id" in data and "agent_id" in data:
         return FileKind.configuration
+    return FileKind.token if _reads_as_token(text) else FileKind.other
+
+
+def _reads_as_token(text: str) -> bool:
+    """Whether ``text`` reads as a token file (``core.oauth``), imported only for a file that is
+    not a ledger: every process that opens a ledger imports this module, the MCP server among them."""
+    from core.oauth import read_token_text  # noqa: PLC0415 -- see the docstring
+
     try:
         read_token_text(text)
     except ValueError:
-        return FileKind.other
-    return FileKind.token
+        return False
+    return True
 
 
 def kind_of_name(name: str) -> FileKind | None:

@@ -24,7 +24,6 @@ Rules:
 
 from __future__ import annotations
 
-import html
 import re
 import unicodedata
 
@@ -35,6 +34,8 @@ _SPACE = re.compile(r"\s+")
 
 def message_text(content: str) -> str:
     """Reduce a message's content (HTML or plain text) to its words."""
+    import html  # noqa: PLC0415 -- here, not at the top: every command's error seam imports this module
+
     spaced = _BREAK.sub(" ", content)
     untagged = _TAG.sub("", spaced)
     decoded = html.unescape(untagged)

@@ -15,8 +15,8 @@ Rules:
    (``/proc/self/environ``) finds neither a ``NAME=`` string nor ``secret`` anywhere in it (a
    copy under another name is no erasure). Every failure (no ``/proc``, a ``stat`` line it
    cannot read, a block it cannot write or read, a short write) answers False and raises
-   nothing, and the caller then keeps the secret out another way (``shell.worker.mcp_entry``
-   and ``shell.cli.mcp`` exec the process again).
+   nothing, and the server then refuses to start (``shell.cli.mcp`` rule 6; the lean entry,
+   ``shell.worker.mcp_entry``, puts the token back for the server to find and refuse).
 3. It is called before the process starts a thread or a child: nothing else reads the block
    while it is written; and after the caller has removed the names from ``os.environ``
    (``unsetenv``), so nothing this process starts inherits them and libc's ``environ`` no

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from returns.result import Failure, Result, Success
 
 from core.dispatch_tools.refusals import Refusal, RefusalKind, refuse
+from core.ids import MAX_ID
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +82,7 @@ def _read_id(arguments: Mapping[str, object], name: str, *, required: bool) -> i
         number = int(value)
     elif isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
         number = int(value.strip())
-    if number is None or number <= 0 or number >= 2**63:
+    if number is None or number <= 0 or number > MAX_ID:
         raise _BadArguments(f"{name} must be a positive integer id")
     return number
 

@@ -15,9 +15,8 @@ from core import worker_words
 from core.dispatch_tools.arguments import Completion
 from core.dispatch_tools.refusals import HELD, Refusal, RefusalKind, refuse
 from core.dispatch_tools.rows import DispatchRow, Spoken, servable
-from core.edges import DeliveryState, GuardState, RecordState
 from core.intent_kinds import IntentKind
-from core.states import EventOutcome
+from core.states import DeliveryState, EventOutcome, GuardState, RecordState
 from core.worker_words import WorkerMessage
 
 MAX_LINKS = 20

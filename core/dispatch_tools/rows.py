@@ -7,9 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core import json_input
-from core.edges import DeliveryState, GuardState, RecordState
 from core.intent_kinds import IntentKind
-from core.states import EventOutcome
+from core.states import DeliveryState, EventOutcome, GuardState, RecordState
 
 
 @dataclass(frozen=True, slots=True)

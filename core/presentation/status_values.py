@@ -23,14 +23,12 @@ from enum import StrEnum
 from core.not_created import TokenOutage
 from core.states import AttemptState, IntentState
 from core.worker_result import WorkerResult
-from core.write_failure import WriteFailure
 
 LAST_DISPATCHES = 20
 """How many of the newest dispatches (attempts) the report shows."""
 
 LAST_WAITING_RECORDS = 20
 """How many records not yet running (blocked, admitted, queued) the report lists by id."""
-
 
 
 class PidStatus(StrEnum):
@@ -198,6 +196,17 @@ class Disk:
     @property
     def low(self) -> bool:
         return self.free_bytes < LOW_DISK_BYTES
+
+
+@dataclass(frozen=True, slots=True)
+class WriteFailure:
+    """The running connector's last failed ledger write (``shell.ledger.write_failures``): when
+    (the ledger's time text, ``core.timestamps``), why in SQLite's or the system's words, and
+    which process. Cleared by its next good write."""
+
+    at: str
+    why: str
+    pid: int
 
 
 @dataclass(frozen=True, slots=True)

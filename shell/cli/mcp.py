@@ -19,9 +19,8 @@ Rules:
    from ``os.environ`` leaves it in ``/proc/PID/environ``, which shows the environment the
    process was started with. So once it is read, it is erased from that block in place
    (``shell.environment_block``), before the ledger is opened; where that cannot be done and
-   seen done, the server execs itself again, same pid, with an environment without it and the
-   token on an inherited pipe (``--token-fd``). The worker's own environment never holds it
-   (``shell.worker.command``).
+   seen done, the server refuses to start (``EXIT_CONFIG``, one line saying why and what to
+   do). The worker's own environment never holds it (``shell.worker.command``).
 7. A probe token (``bin/connect doctor --deep``'s) opens no ledger: the server answers the
    handshake, marks it done and refuses every tool (``shell.worker.probe``).
 """
@@ -45,10 +44,15 @@ from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_REFUSED, UserError
 from shell.ledger.connection import open_existing_ledger
 from shell.ledger.worker_calls import DispatchLedger
 from shell.worker.mcp import McpServer, serve
-from shell.worker.mcp_entry import again_with_the_token_on_a_pipe
 from shell.worker.probe import serve_probe
 
 TOKEN_ENV = TASK_TOKEN_ENV
+NOT_ERASED = (
+    "the task token cannot be erased from this process's initial environment, where "
+    "/proc/PID/environ would show it for the server's life: refusing to start. Run it where a "
+    "process may write its own /proc/self/mem (Linux 3.5 or later, /proc mounted read-write), "
+    "or hand the token over on a pipe (--token-fd)"
+)  # rule 6
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     core_dumps.forbid()  # a core would hold the task token (shell.core_dumps)
     token = take_token(args.token_env, args.token_fd)  # first, before anything else runs
     if args.token_fd is None and not _erased(args.token_env, token):  # /proc/PID/environ keeps it (rule 6)
-        _again_with_the_token_on_a_pipe(args, token)
+        raise UserError(NOT_ERASED, EXIT_CONFIG)
     if is_probe(token):  # doctor --deep's: the handshake and nothing else (rule 7)
         serve_probe(args.ledger, token, sys.stdin.buffer, sys.stdout.buffer, VERSION)
         return EXIT_OK
@@ -144,13 +148,6 @@ def take_token(env_name: str | None, descriptor: int | None) -> str:
 def _erased(env_name: str | None, token: str) -> bool:
     """Rule 6: the environment's token (and a stray default-named one) gone from the block."""
     return environment_block.erase((env_name or TOKEN_ENV, TOKEN_ENV), token.encode("utf-8"))
-
-
-def _again_with_the_token_on_a_pipe(args: argparse.Namespace, token: str) -> None:
-    """Rule 6: this process again, its environment without the token, the token on a pipe."""
-    options = ["--ledger", args.ledger]
-    options += [] if args.agent_id is None else ["--agent-id", str(args.agent_id)]
-    again_with_the_token_on_a_pipe(options, token.encode("utf-8"))
 
 
 def _read_descriptor(descriptor: int) -> bytes:

@@ -79,9 +79,9 @@ from shell.cli.who import deciding_person
 from shell.clock import SystemClock
 from shell.connector import Connector
 from shell.errors import EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UserError
-from shell.ledger import hold_marker, write_failures
+from shell.ledger import write_failures
 from shell.ledger.connection import Ledger, LedgerError, ledger_failure, open_ledger
-from shell.ledger.hold import set_hold
+from shell.ledger.hold import set_hold, standing
 from shell.outbox_turns import OutboxLedgerError
 from shell.state import pair_lock
 from shell.state.config import SHADOW_DIRECTORY, StatePaths, load_config, locate_state, read_token_file
@@ -298,7 +298,7 @@ def _serve(
 def _start_facts(ledger: Ledger, mid_launch: list[str]) -> str:
     """Rule 10: the attempts a crash left mid-launch, and whether a person's hold stands."""
     with ledger.read() as connection:
-        hold = "on" if hold_marker.standing(connection) is not None else "off"
+        hold = "on" if standing(connection) is not None else "off"
     return f"mid_launch={','.join(mid_launch) or 'none'} hold={hold}"
 
 

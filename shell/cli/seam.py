@@ -21,12 +21,16 @@ Rules:
 7. An answer that cannot be written to stdout (``shell.cli.streams`` rule 3) is said on stderr,
    naming standard output, with its exit code (3) and no JSON (stdout is where it could not go);
    stdout is flushed here, inside the seam, so a buffered answer fails where it can be said.
+8. A parser's help is as wide as the terminal, read as ``shutil`` reads it, but without
+   ``shutil``: argparse would import it (and the compression modules it imports, some
+   milliseconds of every command's start) to check each argument a parser adds.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -52,6 +56,10 @@ class BadUsage(SystemExit):
 
 class CommandParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose usage errors are ``BadUsage`` (rule 6), not its own exit."""
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        """argparse's formatter, the terminal's width read here (rule 8)."""
+        return self.formatter_class(prog=self.prog, width=_columns() - 2)  # type: ignore[call-arg]
 
     def error(self, message: str) -> NoReturn:
         raise BadUsage(f"{self.prog}: {message} (see `{self.prog} --help`)")  # escaped where said (_say)
@@ -86,6 +94,17 @@ def answer(run: Callable[[], int], own_words: Sequence[OwnWords] = (), *, as_jso
     except BrokenPipeError:
         return reader_went_away()
     return code
+
+
+def _columns() -> int:
+    """What ``shutil.get_terminal_size().columns`` answers: ``$COLUMNS``, else the terminal's, else 80."""
+    columns = int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
 
 
 def reader_went_away() -> int:

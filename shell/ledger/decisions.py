@@ -39,7 +39,7 @@ from core.edges import IntentState, RecordState
 from core.notes import DISCARDED_BY_PERSON
 from core.reconciliation import RecordNow
 from core.timestamps import format_timestamp
-from shell.ledger import hold_marker, outbox, records, tasks
+from shell.ledger import hold, outbox, records, tasks
 from shell.ledger.connection import Ledger, stored_time
 from shell.ledger.tasks import RecordedWorker
 
@@ -77,7 +77,7 @@ def decide(
         match planned:
             case Success(plan):
                 done = _apply(connection, plan, by, now)
-                return Success(replace(done, held=hold_marker.standing(connection) is not None))
+                return Success(replace(done, held=hold.standing(connection) is not None))
             case Failure(refusal):
                 return Failure(refusal)
     raise AssertionError("unreachable")  # pragma: no cover

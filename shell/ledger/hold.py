@@ -1,4 +1,4 @@
-"""The hold marker and its generations: set and released in one transaction each.
+"""The hold marker and its generations: set and released in one transaction each, and read.
 
 Rules:
 1. ``set_hold`` reads the marker and every open record, asks ``core.hold.hold`` and writes its
@@ -8,14 +8,16 @@ Rules:
    notices canceled with the note ``held``. All commit together or not at all.
 2. ``release`` deletes the marker and closes its generation in one transaction; held records
    stay held. With no hold standing it writes nothing.
-3. ``shell.ledger.hold_marker.standing`` reads the marker in the caller's transaction: the
-   dispatcher asks it before it launches (``core.hold.may_launch``); the triggers of migration
-   0009 are the second wall.
+3. ``standing`` reads the marker in the caller's transaction: the dispatcher asks it before it
+   launches (``core.hold.may_launch``), a decision after it decides, and ``status`` shows it;
+   the triggers of migration 0009 are the second wall.
 4. This module writes ``hold_marker``, ``generations`` and ``revoked_redispatches`` only; a
    record's move is ``shell.ledger.records``' and a notice's cancellation ``shell.ledger.outbox``'s.
 5. The same transaction revokes every redispatch still waiting on a live task
    (``core.hold`` rule 5): a ``revoked_redispatches`` row with its note, which migration 0012's
    trigger reads, so the task's end no longer applies it.
+6. The writing side's modules (records, the outbox, the edge tables) are imported by the two
+   functions that write, when they run: a reader of the marker (``status``) imports none of them.
 """
 
 from __future__ import annotations
@@ -25,14 +27,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from core import hold as rules
-from core.edges import RECORD_EDGES, Actor, IntentState, RecordState
 from core.hold import HoldPlan, RecordAtHold, StandingHold, WaitingRedispatch
 from core.notes import CANCELED_BY_HOLD
+from core.states import IntentState, RecordState
 from core.timestamps import format_timestamp
-from shell.ledger import outbox, records
 from shell.ledger.connection import Ledger
-from shell.ledger.hold_marker import standing
-from shell.ledger.moves import asked
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +59,20 @@ class Released:
         return rules.release_summary(self.hold, self.held_records)
 
 
+def standing(connection: sqlite3.Connection) -> StandingHold | None:
+    """The hold marker, or None (rule 3)."""
+    found = connection.execute(
+        "SELECT held_by, held_at, cause, generation FROM hold_marker WHERE id = 1"
+    ).fetchone()
+    return None if found is None else StandingHold(str(found[0]), str(found[1]), str(found[2]), int(found[3]))
+
+
 def set_hold(ledger: Ledger, by: str, cause: str, now: datetime) -> HoldSet:
     """``by`` sets the hold for ``cause`` (rule 1)."""
+    from core.edges import RECORD_EDGES, Actor  # noqa: PLC0415 -- rule 6
+    from shell.ledger import outbox, records  # noqa: PLC0415 -- rule 6
+    from shell.ledger.moves import asked  # noqa: PLC0415 -- rule 6
+
     stamp = format_timestamp(now)
     with ledger.write() as connection:
         before = standing(connection)
@@ -113,6 +124,8 @@ def waiting_redispatches(connection: sqlite3.Connection) -> list[WaitingRedispat
 
 def release(ledger: Ledger, by: str, now: datetime) -> Released:
     """``by`` releases the hold (rule 2)."""
+    from shell.ledger import records  # noqa: PLC0415 -- rule 6
+
     with ledger.write() as connection:
         before = standing(connection)
         if before is not None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from shell.ledger.connection import BUSY_TIMEOUT_SECONDS, open_ledger_read_only
 from shell.ledger.errors import LedgerBusy, LedgerOutOfDate, ledger_failure
 from shell.ledger.files import checked_file
-from shell.ledger.hold_marker import standing
+from shell.ledger.hold import standing
 
 
 def hold_cause(path: Path) -> str | None:

@@ -38,7 +38,7 @@ from core.presentation.status_values import (
 )
 from core.states import AttemptState, IntentState, RecordState
 from core.worker_result import WorkerResult
-from shell.ledger import hold_marker
+from shell.ledger import hold
 from shell.ledger.connection import Ledger
 
 
@@ -84,7 +84,7 @@ def token_outage(connection: sqlite3.Connection) -> TokenOutage | None:
 
 
 def _hold(connection: sqlite3.Connection) -> Hold | None:
-    found = hold_marker.standing(connection)
+    found = hold.standing(connection)
     return None if found is None else Hold(found.held_by, found.held_at, found.cause, found.generation)
 
 

@@ -59,7 +59,8 @@ from core.task_token import token_sha256
 from core.timestamps import format_timestamp
 from core.worker_stream import WorkerAccount
 from shell.crashpoints import pause_at
-from shell.ledger import conversation_sessions, deliveries, hold_marker, outbox, records, snapshots
+from shell.ledger import conversation_sessions, deliveries, outbox, records, snapshots
+from shell.ledger import hold as hold_marker
 from shell.ledger.moves import asked
 
 

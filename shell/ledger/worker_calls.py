@@ -52,10 +52,9 @@ from core.dispatch_tools.decisions import (
 from core.dispatch_tools.instruction import Instruction, Receipt, build_instruction, receipt_of
 from core.dispatch_tools.refusals import Refusal, RefusalKind, refuse
 from core.dispatch_tools.rows import DispatchRow, RecordFacts, Spoken
-from core.edges import DeliveryState, GuardState, RecordState
 from core.intent_kinds import WORKER_KINDS, IntentKind
 from core.json_input import json_or_none
-from core.states import EventOutcome
+from core.states import DeliveryState, EventOutcome, GuardState, RecordState
 from core.task_token import token_sha256
 from core.worker_words import answer, settled
 from shell.ledger import worker_moves

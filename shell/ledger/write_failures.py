@@ -21,6 +21,8 @@ Rules:
    to measuring free space.
 6. ``read_write_failure`` is status's reading: None for no file, a blank one, or one it cannot
    read as a record; a file that is loose or not a regular file is refused as every private file.
+   It imports status's values (``WriteFailure``) when it is called: every process that opens a
+   ledger imports this module, the MCP server among them, and none but status reads a record.
 """
 
 from __future__ import annotations
@@ -36,10 +38,10 @@ from typing import TYPE_CHECKING
 
 from core.json_input import json_or_none
 from core.timestamps import format_timestamp, parse_timestamp
-from core.write_failure import WriteFailure
 from shell import private_files
 
 if TYPE_CHECKING:  # connection keeps a WriteFailures
+    from core.presentation.status_values import WriteFailure
     from shell.ledger.connection import Ledger
 
 log = logging.getLogger("connector.ledger")
@@ -126,6 +128,8 @@ def _write_slot(descriptor: int, slot: bytes) -> None:
 
 def read_write_failure(ledger_path: Path) -> WriteFailure | None:
     """Rule 6: the last failed write recorded beside ``ledger_path``, or None."""
+    from core.presentation.status_values import WriteFailure  # noqa: PLC0415 -- rule 6: status's alone
+
     path = path_beside(ledger_path)
     try:
         private_files.check_file(path, WHAT)

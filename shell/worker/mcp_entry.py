@@ -10,11 +10,11 @@ Rules:
 3. A token that came in the environment is moved to a pipe *before* the server is imported
    (``token_on_a_pipe``; ``shell.cli.mcp`` rule 6 says why it moves): it is erased from the
    process's initial environment block in place (``shell.environment_block``) and handed to the
-   server on a pipe this process writes and closes (``--token-fd``), so one interpreter starts,
-   not two. Where the block cannot be erased and the erasure seen, the process execs itself
-   again at once instead, its environment without the token, ``--token-fd`` naming the pipe.
-   Only the argument shapes the connector writes (``--ledger``, ``--agent-id``,
-   ``--token-env``, each as ``--x V`` or ``--x=V``) with a non-blank token are moved here;
+   server on a pipe this process writes and closes (``--token-fd``). Where the block cannot be
+   erased and the erasure seen, nothing is moved: the token is put back in ``os.environ``, and
+   the server finds it there, cannot erase it either and refuses to start in its own words
+   (``shell.cli.mcp`` rule 6). Only the argument shapes the connector writes (``--ledger``,
+   ``--agent-id``, ``--token-env``, each as ``--x V`` or ``--x=V``) with a non-blank token are moved here;
    anything else goes on to the server unchanged, whose own checks answer it (and move a token
    themselves) exactly as ``bin/connect mcp`` does.
 4. The server's imports run with the collector off, and what they made is frozen (``gc.freeze``)
@@ -27,13 +27,11 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from typing import NoReturn
 
 from core.task_token import MAX_TOKEN_BYTES, TASK_TOKEN_ENV
 from shell import core_dumps, environment_block
 
 COMMAND = "mcp"
-MODULE = "shell.worker.mcp_entry"
 _VALUED = ("--ledger", "--agent-id", "--token-env")
 
 
@@ -49,7 +47,7 @@ def run(argv: list[str]) -> int:
 
 def token_on_a_pipe(argv: list[str]) -> list[str]:
     """Rule 3: ``argv`` for the server with the environment's token moved to a pipe (erased in
-    place, or by exec when it cannot be); ``argv`` itself when there is nothing it may move (the
+    place); ``argv`` itself when there is nothing it may move or the block cannot be erased (the
     server's own checks then decide)."""
     found = _connector_shape(argv)
     if found is None:
@@ -58,23 +56,12 @@ def token_on_a_pipe(argv: list[str]) -> list[str]:
     value = os.environ.get(name)
     if value is None or not value.strip():
         return argv
-    os.environ.pop(name, None)
-    os.environ.pop(TASK_TOKEN_ENV, None)  # a stray default-named token goes too, as the server's
+    taken = {key: os.environ.pop(key) for key in (name, TASK_TOKEN_ENV) if key in os.environ}  # a stray too
     token = value.encode("utf-8", "surrogateescape")
     if not environment_block.erase((name, TASK_TOKEN_ENV), token):
-        again_with_the_token_on_a_pipe(kept, token)
+        os.environ.update(taken)  # put back: the server finds it there and refuses to start (rule 3)
+        return argv
     return [*kept, "--token-fd", str(_pipe_holding(token))]
-
-
-def again_with_the_token_on_a_pipe(options: list[str], token: bytes) -> NoReturn:
-    """This module again, same pid, with ``options`` and ``token`` on an inherited pipe
-    (``--token-fd``), in the environment as it now stands; the one home of the move, which
-    ``shell.cli.mcp`` (rule 6 of shell.cli.mcp) calls too."""
-    read_end = _pipe_holding(token)
-    os.set_inheritable(read_end, True)
-    interpreter = [sys.executable, *(["-P"] if sys.flags.safe_path else [])]
-    argv_again = [*interpreter, "-m", MODULE, *options, "--token-fd", str(read_end)]
-    os.execve(sys.executable, argv_again, dict(os.environ))  # noqa: S606 -- this program, again
 
 
 def _pipe_holding(token: bytes) -> int:

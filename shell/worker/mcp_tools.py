@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from core.dispatch_tools.decisions import MAX_LINK_LENGTH, MAX_LINKS
-from core.edges import DeliveryState
+from core.states import DeliveryState
 from core.worker_words import BOOST_LIMIT, MAX_ACK_CHARACTERS, MAX_MESSAGE_CHARACTERS, MAX_NOTES, WORDS_STATES
 
 BLURB: Final = (

@@ -31,10 +31,11 @@ PROBE = (
 HEAVY = {
     "urllib3", "websockets", "hypothesis", "shell.basecamp.client", "shell.basecamp.standin.server",
     "shell.connector", "shell.worker.driver", "shell.ledger.outbox", "shell.ledger.records",
-    "shell.ledger.hold", "returns", "core.edges", "importlib.resources",
+    "shell.ledger.moves", "returns", "core.edges", "importlib.resources",
 }  # fmt: skip
-"""What status never needs: HTTP, the stand-in, the worker, the ledger's writing side, the
-edge tables and ``returns`` (a tenth of its start; it decides nothing), and
+"""What status never needs: HTTP, the stand-in, the worker, the ledger's writing side (the hold's
+among it: ``shell.ledger.hold``, which status imports to read the marker, imports it only when it
+writes), the edge tables and ``returns`` (a tenth of its start; it decides nothing), and
 ``importlib.resources`` (the migrations are found by path)."""
 
 

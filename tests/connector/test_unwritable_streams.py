@@ -16,7 +16,7 @@ import pytest
 from shell.basecamp.standin.server import StandIn
 from shell.errors import EXIT_CONFIG, EXIT_NOT_FOUND, EXIT_OK
 from shell.ledger.connection import open_ledger, open_ledger_read_only
-from shell.ledger.hold_marker import standing
+from shell.ledger.hold import standing
 from tests.support.configured import configure_connector
 
 pytestmark = pytest.mark.slow

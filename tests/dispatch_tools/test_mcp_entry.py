@@ -10,6 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from core.task_token import TASK_TOKEN_ENV
+from shell.cli.mcp import NOT_ERASED
+from shell.errors import EXIT_CONFIG
+from tests.dispatch_tools.test_mcp_process import UNWRITABLE_BLOCK
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 CONNECT = str(REPOSITORY / "bin" / "connect")
@@ -62,21 +65,12 @@ def test_the_entry_imports_no_other_command(tmp_path: Path) -> None:
 
 MOVE_PROBE = (
     "import json, os, sys\n"
-    "from shell import environment_block\n"
-    "if os.environ.pop('PROBE_BLOCK', '') == 'unwritable':\n"
-    "    environment_block.erase = lambda names, secret: False\n"
-    "def report(how, argv, env):\n"
-    "    print(json.dumps({'how': how, 'argv': argv, 'env': sorted(env), 'modules': sorted(sys.modules),\n"
-    "                      'token': os.read(int(argv[-1]), 4096).decode(),\n"
-    "                      'block': open('/proc/self/environ', 'rb').read().decode('latin-1')}))\n"
-    "    sys.stdout.flush()\n"
-    "def execve(path, argv, env):\n"
-    "    report('exec', argv, env)\n"
-    "    os._exit(0)\n"
-    "os.execve = execve\n"
     "from shell.worker.mcp_entry import token_on_a_pipe\n"
     "moved = token_on_a_pipe(sys.argv[1:])\n"
-    "print(json.dumps(None)) if moved == sys.argv[1:] else report('in place', moved, os.environ)\n"
+    "print(json.dumps(None if moved == sys.argv[1:] else {\n"
+    "    'argv': moved, 'env': sorted(os.environ), 'modules': sorted(sys.modules),\n"
+    "    'token': os.read(int(moved[-1]), 4096).decode(),\n"
+    "    'block': open('/proc/self/environ', 'rb').read().decode('latin-1')}))\n"
 )
 
 
@@ -90,7 +84,6 @@ def move(*argv: str, **env: str) -> Any:
 
 def test_a_token_in_the_environment_moves_to_a_pipe_before_the_server_is_imported() -> None:
     moved = move("--ledger", "/x/ledger.sqlite3", "--agent-id=42", **{TASK_TOKEN_ENV: "secret-token"})
-    assert moved["how"] == "in place", "erased from the block where it stands: no second interpreter"
     assert moved["argv"][:-1] == ["--ledger", "/x/ledger.sqlite3", "--agent-id", "42", "--token-fd"]
     assert moved["token"] == "secret-token"
     assert TASK_TOKEN_ENV not in moved["env"]
@@ -100,15 +93,24 @@ def test_a_token_in_the_environment_moves_to_a_pipe_before_the_server_is_importe
     assert not heavy & set(moved["modules"]), "the move comes before the server's imports"
 
 
-def test_where_the_block_cannot_be_erased_the_entry_execs_with_the_token_on_a_pipe() -> None:
-    moved = move("--ledger", "/x/l", "--agent-id=42", PROBE_BLOCK="unwritable", **{TASK_TOKEN_ENV: "secret-token"})
-    assert moved["how"] == "exec"
-    assert moved["argv"][-6:-1] == ["--ledger", "/x/l", "--agent-id", "42", "--token-fd"]
-    assert moved["argv"][moved["argv"].index("-m") + 1] == "shell.worker.mcp_entry"
-    assert moved["token"] == "secret-token"
-    assert TASK_TOKEN_ENV not in moved["env"]
-    heavy = {"shell.cli.main", "shell.cli.mcp", "shell.ledger.connection", "sqlite3", "returns"}
-    assert not heavy & set(moved["modules"]), "the exec comes before the server's imports"
+def unerasable(launcher: str, *argv: str) -> subprocess.CompletedProcess[str]:
+    """The entry or ``bin/connect mcp``'s own ``main``, on a kernel whose block cannot be erased."""
+    return subprocess.run(
+        [sys.executable, "-P", "-c", UNWRITABLE_BLOCK, launcher, *argv],
+        capture_output=True, text=True, env={**environment(), TASK_TOKEN_ENV: "secret-token"}, timeout=60,
+        check=False,
+    )  # fmt: skip
+
+
+def test_where_the_block_cannot_be_erased_the_entry_refuses_to_start_as_bin_connect_mcp_does(tmp_path: Path) -> None:
+    """Rule 3: nothing is moved and the server itself refuses, exit 3, before it opens the ledger
+    (an absent one here: the refusal, not the missing ledger, is what it says)."""
+    argv = ("--ledger", str(tmp_path / "absent.sqlite3"), "--agent-id=42")
+    entry, command = unerasable("entry", *argv), unerasable("connect", *argv)
+    assert entry.returncode == command.returncode == EXIT_CONFIG
+    assert entry.stderr == command.stderr == f"error: {NOT_ERASED}\n"
+    assert entry.stdout == command.stdout == ""
+    assert "secret-token" not in entry.stderr
 
 
 def test_a_named_variable_moves_and_anything_else_is_left_to_the_server() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from shell.cli.mcp import TOKEN_ENV, take_token
+from shell.cli.mcp import NOT_ERASED, TOKEN_ENV, take_token
 from shell.errors import EXIT_CONFIG, EXIT_REFUSED, UserError
 from tests.dispatch_tools.world import AGENT, DispatchWorld, Task
 
@@ -147,13 +147,14 @@ def test_the_token_can_arrive_on_an_inherited_pipe(world: DispatchWorld, task: T
 SERVER_NEVER_IMPORTS = {
     "core.admission", "core.admission_matrix", "core.feed", "core.configuration", "core.settlement",
     "core.launch_settlement", "core.hold", "core.intents", "core.adopted_reply", "core.presentation.status_values",
-    "core.snapshots",
+    "core.snapshots", "core.edges",
     "shell.ledger.records", "shell.ledger.tasks", "shell.ledger.deliveries", "shell.ledger.outbox",
 }  # fmt: skip
 """What a worker's server never runs: admission and the feed, the dispatcher and its settlement,
-the outbox, the snapshots core reads beside an intent, the configuration's parser and status's
-presentation. Each is a module whose import a worker would wait on (the server answers
-``initialize`` within a few times a bare interpreter's start). ``core.destinations`` (an enum and a dataclass) is
+the outbox, the snapshots core reads beside an intent, the lifecycle tables (its tools read the
+state vocabularies, ``core.states``), the configuration's parser and status's presentation. Each
+is a module whose import a worker would wait on (the server answers ``initialize`` within a few
+times a bare interpreter's start). ``core.destinations`` (an enum and a dataclass) is
 imported: a worker's words name where they go."""
 
 
@@ -197,6 +198,36 @@ def test_the_server_imports_only_what_its_tools_use(world: DispatchWorld, task: 
     imported = set(json.loads(said.removeprefix("modules ")))
     assert {"shell.cli.mcp", "shell.ledger.worker_calls", "shell.ledger.worker_moves"} <= imported
     assert not SERVER_NEVER_IMPORTS & imported
+
+
+START_NEVER_IMPORTS = {
+    "core.mentions", "html", "core.oauth", "shutil", "core.edges", "core.configuration",
+    "core.presentation.status_values",
+}  # fmt: skip
+"""What the server's start, to its ``initialize`` answer, never imports: an instruction's mention
+stripping (the first ``get_dispatch`` imports it), a token file's reader (only a file that is not
+a ledger is read as one), argparse's terminal width through ``shutil`` (``shell.cli.seam`` rule 8),
+the lifecycle tables, the configuration's parser and status's values."""
+
+
+@pytest.mark.slow
+def test_the_servers_start_to_its_initialize_answer_imports_none_of_what_it_needs_later(
+    task: Task, ledger_path: Path
+) -> None:
+    """As the connector launches it, the token in its environment: ``-X importtime`` names every
+    module its life imported, and this life is ``initialize`` and the end of stdin."""
+    started = subprocess.run(
+        [sys.executable, "-X", "importtime", "-P", "-m", "shell.worker.mcp_entry", "--ledger", str(ledger_path),
+         "--agent-id", str(AGENT)],
+        input=INITIALIZE, capture_output=True, timeout=TIMEOUT, check=False,
+        env=environment(PYTHONPATH=str(CONNECT.parents[1]), **{TOKEN_ENV: task.token}),
+    )  # fmt: skip
+    assert started.returncode == 0, started.stderr[-2000:]
+    assert b'"result"' in started.stdout
+    lines = started.stderr.decode().splitlines()
+    imported = {line.rsplit("|", 1)[-1].strip() for line in lines if line.startswith("import time:")}
+    assert {"shell.cli.mcp", "shell.ledger.worker_calls", "core.dispatch_tools.instruction"} <= imported
+    assert not START_NEVER_IMPORTS & imported
 
 
 def run_to_exit(argv: list[str], env: dict[str, str], **popen: Any) -> subprocess.CompletedProcess[bytes]:
@@ -338,32 +369,36 @@ UNWRITABLE_BLOCK = (
     "import runpy, sys\n"
     "from shell import environment_block\n"
     "environment_block.erase = lambda names, secret: False  # a kernel that will not let it be written\n"
-    "if sys.argv[1] == 'entry':\n"
-    "    sys.argv[1:2] = []\n"
+    "if sys.argv.pop(1) == 'entry':\n"
     "    runpy.run_module('shell.worker.mcp_entry', run_name='__main__', alter_sys=True)\n"
     "from shell.cli.main import main\n"
-    "sys.exit(main(['mcp', *sys.argv[2:]]))\n"
+    "sys.exit(main(['mcp', *sys.argv[1:]]))\n"
 )
+INITIALIZE = json.dumps({
+    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}},
+}).encode() + b"\n"  # fmt: skip
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("entry", [False, True], ids=["bin/connect mcp", "mcp_entry"])
-def test_where_the_environment_block_cannot_be_erased_the_server_starts_again_with_the_token_on_a_pipe(
+def test_where_the_environment_block_cannot_be_erased_the_server_refuses_to_start_with_exit_3(
     world: DispatchWorld, task: Task, ledger_path: Path, entry: bool
 ) -> None:
+    """A live task's token, a kernel that will not let the block be written: one line saying why
+    and what to do, exit 3, no protocol message, the task's instruction as it was."""
     argv = ["entry" if entry else "connect", "--ledger", str(ledger_path), "--agent-id", str(AGENT)]
     env = {**environment(**{TOKEN_ENV: task.token}), "PYTHONPATH": str(CONNECT.parents[1])}
-    server = Server(subprocess.Popen(
+    before = world.row(task, 1)
+    refused = subprocess.run(
         [sys.executable, "-P", "-c", UNWRITABLE_BLOCK, *argv],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-    ))  # fmt: skip
-    try:
-        command_line = initialized_without_the_token(server, task.token)
-        assert b"--token-fd" in command_line, "the same pid serves again, the token on a pipe"
-        assert server.call("get_dispatch")[1]["instruction"]["event_id"] == 1, "it still serves its task"
-    finally:
-        code, _ = server.close()
-    assert code == 0
+        input=INITIALIZE, capture_output=True, env=env, timeout=TIMEOUT, check=False,
+    )  # fmt: skip
+    assert refused.returncode == EXIT_CONFIG
+    assert refused.stderr.decode() == f"error: {NOT_ERASED}\n"
+    assert refused.stdout == b"", "no answer to initialize: it never served"
+    assert task.token.encode() not in refused.stderr
+    assert world.row(task, 1) == before, "its instruction untouched: no call reached the ledger"
 
 
 def _running_in_group(world: DispatchWorld, task: Task, pgid: int) -> None:

@@ -200,8 +200,8 @@ LIMITS += [  # bin/connect's start, and status at 100k records
     ),
     rule(
         "scale: status reads the hold marker without the hold's writing side",
-        "from shell.ledger import hold_marker\n",
-        "from shell.ledger import hold, hold_marker\n",
+        "from core.timestamps import format_timestamp\nfrom shell.ledger.connection import Ledger\n",
+        "from core.timestamps import format_timestamp\nfrom shell.ledger import records\nfrom shell.ledger.connection import Ledger\n",
         "test_a_command_imports_its_own_module_and_no_other",
     ),
     rule(
@@ -264,7 +264,8 @@ LIMITS += [  # the MCP server's start imports only what its tools use
     ),
     rule(
         "mcp start: the ledger's write-failure file imports no status presentation",
-        "from core.write_failure import WriteFailure\nfrom shell import private_files\n",
+        "from core.timestamps import format_timestamp, parse_timestamp\nfrom shell import private_files\n",
+        "from core.timestamps import format_timestamp, parse_timestamp\n"
         "from core.presentation.status_values import WriteFailure\nfrom shell import private_files\n",
         "test_the_server_imports_only_what_its_tools_use",
     ),
@@ -276,8 +277,8 @@ LIMITS += [  # the MCP server's start imports only what its tools use
     ),
     rule(
         "mcp start: an event's outcome is a state, imported without the snapshots' values",
-        "from core.intent_kinds import IntentKind\nfrom core.states import EventOutcome\n\n\n@dataclass",
-        "from core.intent_kinds import IntentKind\nfrom core.snapshots import EventOutcome\n\n\n@dataclass",
+        "from core.states import DeliveryState, EventOutcome, GuardState, RecordState\n\n\n@dataclass(frozen=True, slots=True)\nclass RecordFacts",
+        "from core.snapshots import EventOutcome\nfrom core.states import DeliveryState, GuardState, RecordState\n\n\n@dataclass(frozen=True, slots=True)\nclass RecordFacts",
         "test_the_server_imports_only_what_its_tools_use",
     ),
     rule(

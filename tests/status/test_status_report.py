@@ -27,9 +27,9 @@ from core.presentation.status_values import (
     PidStatus,
     Status,
     WaitingIntent,
+    WriteFailure,
     pid_status,
 )
-from core.write_failure import WriteFailure
 
 T0 = "2026-11-29T12:00:00.000000000Z"
 T1 = "2026-11-29T12:05:30.250000000Z"

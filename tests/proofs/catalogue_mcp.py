@@ -1,0 +1,52 @@
+"""Issue 22 part 6's rules: the MCP server's start imports only what its initialize answer needs
+(what a tool call, a file that is not a ledger or another command needs is imported where it is
+used). The token hand-off's own entries are in ``tests.proofs.catalogue_world``. Same form as
+``tests.proofs.catalogue``."""
+
+from __future__ import annotations
+
+from tests.proofs.mutation import Mutation, rule
+
+START = "test_the_servers_start_to_its_initialize_answer_imports_none_of_what_it_needs_later"
+
+MCP: list[Mutation] = [
+    rule(
+        "mcp start: argparse's help width is read without shutil",
+        "    def _get_formatter(self) -> argparse.HelpFormatter:\n",
+        "    def _unused_formatter(self) -> argparse.HelpFormatter:\n",
+        START,
+    ),
+    rule(
+        "mcp start: a message's text imports html only when it reads one",
+        "import re\nimport unicodedata\n\n_BREAK",
+        "import html\nimport re\nimport unicodedata\n\n_BREAK",
+        START,
+    ),
+    rule(
+        "mcp start: an instruction's mention stripping is imported at the first get_dispatch",
+        "from core.dispatch_tools.rows import DispatchRow, read_snapshot\n",
+        "from core.dispatch_tools.rows import DispatchRow, read_snapshot\nfrom core.mentions import strip_mentions_of\n",
+        START,
+    ),
+    rule(
+        "mcp start: a file's kind reads a token file's text only for a file that is not a ledger",
+        "from core.json_input import json_or_none\n\nHEAD_BYTES",
+        "from core.json_input import json_or_none\nfrom core.oauth import read_token_text\n\nHEAD_BYTES",
+        START,
+    ),
+    rule(
+        "mcp start: the worker's calls read the state vocabularies without the lifecycle tables",
+        "from core.states import DeliveryState, EventOutcome, GuardState, RecordState\nfrom core.task_token",
+        "from core.edges import DeliveryState, GuardState, RecordState\nfrom core.states import EventOutcome\n"
+        "from core.task_token",
+        START,
+        "test_the_server_imports_only_what_its_tools_use",
+    ),
+    rule(
+        "mcp start: the tools' list reads the delivery states without the lifecycle tables",
+        "from core.states import DeliveryState\nfrom core.worker_words",
+        "from core.edges import DeliveryState\nfrom core.worker_words",
+        START,
+        "test_the_server_imports_only_what_its_tools_use",
+    ),
+]
