@@ -1,4 +1,4 @@
-"""Issue 22 part 6's rules: the MCP server's start imports only what its initialize answer needs
+"""The MCP server's start imports only what its initialize answer needs
 (what a tool call, a file that is not a ledger or another command needs is imported where it is
 used). The token hand-off's own entries are in ``tests.proofs.catalogue_world``. Same form as
 ``tests.proofs.catalogue``."""
