@@ -30,7 +30,7 @@ def comments(standin: StandIn) -> Destination:
 
 
 def test_a_listing_answer_past_the_cap_is_a_failed_read(standin: StandIn, make_client: MakeClient) -> None:
-    standin.add_fault(Fault(FaultAction.oversize, method="GET", delay=OVER_THE_CAP_MIB))
+    standin.add_fault(Fault(FaultAction.oversize, method="GET", size_mib=OVER_THE_CAP_MIB))
     client = make_client()
     with pytest.raises(ListingFailed, match=f"larger than {MAX_ANSWER_BYTES} bytes"):
         client.list(comments(standin), LONG_AGO, standin.world.agent.id, client.deadline_in(10))
@@ -38,13 +38,13 @@ def test_a_listing_answer_past_the_cap_is_a_failed_read(standin: StandIn, make_c
 
 
 def test_an_answer_within_the_cap_is_read_whole(standin: StandIn, make_client: MakeClient) -> None:
-    standin.add_fault(Fault(FaultAction.oversize, method="GET", delay=1))
+    standin.add_fault(Fault(FaultAction.oversize, method="GET", size_mib=1))
     client = make_client()
     assert client.list(comments(standin), LONG_AGO, standin.world.agent.id, client.deadline_in(10)) == []
 
 
 def test_a_create_answered_past_the_cap_is_uncertain(standin: StandIn, make_client: MakeClient) -> None:
-    standin.add_fault(Fault(FaultAction.oversize, method="POST", delay=OVER_THE_CAP_MIB))
+    standin.add_fault(Fault(FaultAction.oversize, method="POST", size_mib=OVER_THE_CAP_MIB))
     client = make_client()
     outcome = client.post(comments(standin), "hello", client.deadline_in(10))
     assert isinstance(outcome, Uncertain), outcome

@@ -78,7 +78,7 @@ def test_every_request_is_a_path_on_the_configured_origins_own_pool(standin: Sta
 
 def test_a_stream_ticket_answer_past_the_bound_or_deep_is_no_ticket(standin: StandIn) -> None:
     client = client_of(standin.base_url, standin)
-    standin.add_fault(Fault(FaultAction.oversize, path_contains="stream_ticket", delay=MAX_ANSWER_BYTES / 2**20 + 1))
+    standin.add_fault(Fault(FaultAction.oversize, path_contains="stream_ticket", size_mib=MAX_ANSWER_BYTES / 2**20 + 1))
     with pytest.raises(BasecampError, match=f"larger than {MAX_ANSWER_BYTES} bytes"):
         client.stream_ticket(client.deadline_in(10))
     with HostileBasecamp(standin.base_url, lambda a: Answered(a.path, a.status, a.headers, DEEP)) as hostile:
@@ -91,7 +91,7 @@ def test_a_stream_ticket_answer_past_the_bound_or_deep_is_no_ticket(standin: Sta
 def test_launchpads_answer_past_the_bound_or_deep_is_a_failed_refresh(standin: StandIn) -> None:
     now = datetime.now(UTC)
     registered = app(f"{standin.base_url}{TOKEN_PATH}", CLIENT_ID, standin.control_secret, now)
-    standin.add_fault(Fault(FaultAction.oversize, path_contains="/authorization/token", delay=MAX_ANSWER_BYTES / 2**20 + 1))
+    standin.add_fault(Fault(FaultAction.oversize, path_contains="/authorization/token", size_mib=MAX_ANSWER_BYTES / 2**20 + 1))
     with pytest.raises(LaunchpadFailed, match=f"larger than {MAX_ANSWER_BYTES} bytes"):
         token_request(refresh_form(registered), registered, now)
     with HostileBasecamp(standin.base_url, lambda a: Answered(a.path, 200, a.headers, DEEP)) as hostile:

@@ -129,8 +129,8 @@ OPS: list[Mutation] = [
     ),
     rule(
         "stand-in bounds: an oversize fault's body is at most 64 MiB",
-        "        if self.action is FaultAction.oversize and self.delay > MAX_OVERSIZE_MIB:\n",
-        "        if False:\n",
+        "    if not math.isfinite(value) or not 0 < value <= MAX_OVERSIZE_MIB:\n",
+        "    if not math.isfinite(value) or not 0 < value:\n",
         "test_a_fault_out_of_bounds_is_a_400_that_adds_nothing",
     ),
     rule(

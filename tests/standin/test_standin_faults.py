@@ -291,6 +291,7 @@ def test_the_control_api_adds_faults_lists_requests_and_seeds_messages(
         "retry_after": None,
         "delay": 0.0,
         "times": 1,
+        "size_mib": None,
     }
     assert control("GET", "faults")[1] == [fault]
     assert control("POST", "faults", {"action": "nonsense"})[0] == 400

@@ -46,6 +46,15 @@ def whole(value: object, what: str, *, low: int = 0, high: int = MAX_COUNT) -> i
     return value
 
 
+def mebibytes(value: object, what: str) -> float:
+    """Rule 3: ``value`` as an ``oversize`` body's MiB, more than 0, or ValueError naming ``what``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{what} is a number of MiB, not {value!r}")
+    if not math.isfinite(value) or not 0 < value <= MAX_OVERSIZE_MIB:
+        raise ValueError(f"{what} is more than 0 MiB and at most {MAX_OVERSIZE_MIB}, not {value!r}")
+    return float(value)
+
+
 def _no_constant(name: str) -> object:
     raise ValueError(f"the body holds {name}, which is not a number JSON allows")
 

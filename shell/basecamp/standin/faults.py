@@ -19,8 +19,9 @@ Rules:
    - ``no_id`` handles it and answers without the ``"id"`` of what was created.
    - ``loop_link`` handles it and answers with a ``Link`` (and, for a JSON object, a ``next``)
      naming the very URL asked: a walk that follows it loops.
-   - ``oversize`` handles it and answers with ``status`` (default 200) and a body of ``delay``
-     MiB (default 9; JSON whitespace around the real answer): a client must stop reading.
+   - ``oversize`` handles it and answers with ``status`` (default 200) and a body of
+     ``size_mib`` MiB (default 9; JSON whitespace around the real answer): a client must stop
+     reading. Only an oversize fault has a ``size_mib``, and it has no ``delay``.
 5. Waits are real seconds. A stop cuts them short, and the request is then dropped.
 6. Every number is bounded (``shell.basecamp.standin.bounds``): a delay finite, at most a day;
    ``times`` at most a million; an ``oversize`` body at most 64 MiB.
@@ -38,12 +39,13 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlencode
 
-from shell.basecamp.standin.bounds import MAX_OVERSIZE_MIB, seconds, whole
+from shell.basecamp.standin.bounds import mebibytes, seconds, whole
 from shell.basecamp.standin.exchange import Incoming, Reply, error_reply
 from shell.basecamp.standin.pagination import next_link, page_number
 from shell.basecamp.standin.ratelimit import rate_limited_reply
 
 FOREIGN_ORIGIN = "http://evil.example"
+DEFAULT_OVERSIZE_MIB = 9
 
 
 class FaultAction(StrEnum):
@@ -72,6 +74,7 @@ class Fault:
     retry_after: str | None = None
     delay: float = 0.0
     times: int | None = 1
+    size_mib: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.action, FaultAction):
@@ -83,9 +86,12 @@ class Fault:
         if self.times is not None:
             whole(self.times, "a fault's times", low=1)
         seconds(self.delay, "a fault's delay")
-        if self.action is FaultAction.oversize and self.delay > MAX_OVERSIZE_MIB:
-            said = f"an oversize body (its delay, in MiB) is at most {MAX_OVERSIZE_MIB}, not {self.delay:g}"
-            raise ValueError(said)
+        if self.action is FaultAction.oversize and self.delay:
+            raise ValueError("an oversize fault has no delay: its body's size is its size_mib")
+        if self.size_mib is not None:
+            if self.action is not FaultAction.oversize:
+                raise ValueError(f"only an oversize fault has a size_mib, not a {self.action} fault")
+            mebibytes(self.size_mib, "an oversize fault's size_mib")
         if self.status is not None and not 100 <= self.status <= 599:
             raise ValueError(f"not an HTTP status: {self.status}")
 
@@ -192,7 +198,7 @@ def act(fault: Fault, request: Incoming, answer: Answer, wait: Wait) -> Reply | 
             return _looping(request, answer(0.0))
         case FaultAction.oversize:
             reply = answer(0.0)
-            padding = b" " * int((fault.delay or 9) * 1024 * 1024)
+            padding = b" " * int((fault.size_mib or DEFAULT_OVERSIZE_MIB) * 1024 * 1024)
             return Reply(fault.status or reply.status, reply.headers, padding + reply.body)
 
 
