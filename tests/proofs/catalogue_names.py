@@ -1,4 +1,4 @@
-"""Issue 22 part 5's rules: names that say one thing -- a stand-in ``oversize`` fault's size is
+"""Names that say one thing -- a stand-in ``oversize`` fault's size is
 its own field, never its delay. Same form as ``tests.proofs.catalogue``."""
 
 from __future__ import annotations
