@@ -25,8 +25,7 @@ from core.edges import (
     RecordState,
     TaskState,
 )
-from core.settlement import RowSettlement
-from core.snapshots import Settlement
+from core.settlement import RowStep
 from shell.clock import FakeClock
 from shell.ledger import outbox as rows
 from shell.ledger import tasks
@@ -69,10 +68,12 @@ def test_the_dispatcher_may_not_discard_a_record_core_refuses_before_sql(
     rule stops the dispatcher taking it."""
     world.request(101)
     world.launch(101)
-    discard = RowSettlement(101, Settlement.unknown, RecordState.discarded)
+    discard = RowStep(
+        101, DeliveryState.exposed, complete_delivery=False, withdraw=False, record_to=RecordState.discarded
+    )
     with ledger.write() as connection, _statements(connection) as ran:
         with pytest.raises(MoveRefused, match="only a person may move a record from dispatched to discarded"):
-            tasks._move_record(connection, discard, world.now())  # the move itself
+            tasks._apply(connection, 0, (discard,), world.now())  # the move itself
         assert not [statement for statement in ran if statement.lstrip().upper().startswith("UPDATE")]
     with ledger.read() as connection:
         assert connection.execute("SELECT state FROM events WHERE id = 101").fetchone() == ("dispatched",)
