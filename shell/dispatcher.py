@@ -51,12 +51,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Protocol
 
 from core.adopted_reply import ListedReplies
+from core.recovery import RecoveryFacts, RecoveryStep, recovery_step
 from core.snapshots import StopReason
 from core.worker_stream import WorkerAccount
 from shell.crashpoints import pause_at
@@ -132,39 +133,59 @@ class Dispatcher:
     # -- restart ---------------------------------------------------------------------------
 
     def recover(self, stop: threading.Event | None = None) -> list[str]:
-        """Settle what a previous connector left running, until ``stop`` (rule 1); the attempts
-        left for a person."""
+        """Settle what a previous connector left running, until ``stop`` (rule 1), each step the
+        one ``core.recovery`` answers; the attempts left for a person."""
         held: list[str] = []
         with self.ledger.read() as connection:
             live = tasks.live_attempts(connection)
         for index, attempt in enumerate(live):
-            if stop is not None and stop.is_set():
-                _left_live(live[index:])
-                break
-            if attempt.pid is None or attempt.pgid is None:
-                with self.ledger.write() as connection:
-                    tasks.mark_left(connection, attempt.attempt_id, self.ledger.clock.now())
-                log.warning(
-                    "attempt %s was left mid-launch with no recorded process: its conversation stays held;"
-                    " a person must check for a worker still running for task %d, then settle it"
-                    " (bin/connect status says how: bin/connect settle-launch EVENT --ran|--did-not-run)",
-                    attempt.attempt_id,
-                    attempt.task_id,
-                )
-                held.append(attempt.attempt_id)
-                continue
-            if not self.recovery.end_recorded_group(attempt.pid, attempt.pgid, attempt.process_started):
-                log.warning(
-                    "attempt %s: its process group %d cannot be verified as ours; it stays live and held",
-                    attempt.attempt_id,
-                    attempt.pgid,
-                )
-                held.append(attempt.attempt_id)
-                continue
-            replies = self._replies(attempt.task_id, stop)
-            if stop is not None and stop.is_set():  # its listing may have been cut short
-                _left_live(live[index:])
-                break
+            replies: ListedReplies | None = None
+            found = RecoveryFacts(attempt.pid is not None and attempt.pgid is not None, stopped=False)
+            while True:
+                found = replace(found, stopped=stop is not None and stop.is_set())
+                step = recovery_step(found)
+                if step is RecoveryStep.leave_live:
+                    _left_live(live[index:])
+                    return held
+                if step is RecoveryStep.end_group:
+                    found = replace(found, group_gone=self._end_group(attempt))
+                elif step is RecoveryStep.list_replies:
+                    replies = self._replies(attempt.task_id, stop)
+                    found = replace(found, listed=True)
+                else:
+                    self._recovered(attempt, step, replies)
+                    if step is not RecoveryStep.settle_lost:
+                        held.append(attempt.attempt_id)
+                    break
+        return held
+
+    def _end_group(self, attempt: tasks.LiveAttempt) -> bool:
+        """Recovery's ending of ``attempt``'s recorded group: True when it is gone (rule 1)."""
+        assert attempt.pid is not None, "core.recovery ends only a recorded group"
+        assert attempt.pgid is not None, "core.recovery ends only a recorded group"
+        return self.recovery.end_recorded_group(attempt.pid, attempt.pgid, attempt.process_started)
+
+    def _recovered(
+        self, attempt: tasks.LiveAttempt, step: RecoveryStep, replies: ListedReplies | None
+    ) -> None:
+        """Recovery's last step for ``attempt``: marked left, held, or settled lost."""
+        if step is RecoveryStep.mark_left:
+            with self.ledger.write() as connection:
+                tasks.mark_left(connection, attempt.attempt_id, self.ledger.clock.now())
+            log.warning(
+                "attempt %s was left mid-launch with no recorded process: its conversation stays held;"
+                " a person must check for a worker still running for task %d, then settle it"
+                " (bin/connect status says how: bin/connect settle-launch EVENT --ran|--did-not-run)",
+                attempt.attempt_id,
+                attempt.task_id,
+            )
+        elif step is RecoveryStep.held:
+            log.warning(
+                "attempt %s: its process group %d cannot be verified as ours; it stays live and held",
+                attempt.attempt_id,
+                attempt.pgid,
+            )
+        else:
             with self.ledger.write() as connection:
                 tasks.end_attempt(
                     connection,
@@ -179,7 +200,6 @@ class Dispatcher:
                 attempt.attempt_id,
                 attempt.task_id,
             )
-        return held
 
     # -- the loop --------------------------------------------------------------------------
 

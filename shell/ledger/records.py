@@ -19,8 +19,7 @@ Rules:
 4. It writes state, reason, trigger, acknowledge, conversation, reply destination, requester,
    decided_at; the snapshot (JSON), recording URL and type for admitted or queued only (NULL
    and empty otherwise: content is kept for admitted records alone); for a blocked verdict
-   ``blocked_at`` (kept while the reason stays the same), ``retry_at`` and ``next_retry_at``
-   (``core.admission.next_retry``).
+   ``blocked_at``, ``retry_at`` and ``next_retry_at`` as ``core.blocked_retry`` answers them.
 5. The verdict's state is admission's move as ``core.edges`` answers it (``shell.ledger.moves``):
    an illegal one is refused before any SQL runs.
 6. Then, in the same transaction, it reads the record back, asks ``core.intents`` for the
@@ -37,8 +36,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from core.admission import Verdict, next_retry, settle_verdict
+from core.admission import Verdict, settle_verdict
 from core.admission_matrix import EventPointer
+from core.blocked_retry import BlockedBefore, blocked_times
 from core.dispatch import LiveWork, OpenRecord, conversation_live
 from core.edges import RECORD_EDGES, Actor, RecordState
 from core.feed import FeedEvent, new_ids
@@ -173,12 +173,8 @@ def commit_verdict(  # noqa: PLR0917 -- a verdict's parts, positional
     state = asked(RECORD_EDGES, current.state, settled.state, Actor.admission)
     stamp = format_timestamp(now)
     reason = "" if settled.reason is None else str(settled.reason)
-    blocked_at: datetime | None = None
-    next_retry_at: datetime | None = None
-    if settled.state is RecordState.blocked:
-        same_reason = current.state is RecordState.blocked and current.reason == reason
-        blocked_at = current.blocked_at if same_reason and current.blocked_at is not None else now
-        next_retry_at = next_retry(reason, blocked_at, now, settled.retry_at)
+    before = BlockedBefore(current.state, current.reason, current.blocked_at)
+    times = blocked_times(before, settled.state, reason, now, settled.retry_at)  # core.blocked_retry
     snapshot = None if settled.snapshot is None else json.dumps(dict(settled.snapshot), sort_keys=True)
     recording_url = "" if settled.snapshot is None else str(settled.snapshot.get("app_url") or "")
     recording_type = "" if settled.snapshot is None else str(settled.snapshot.get("type") or "")
@@ -203,9 +199,9 @@ def commit_verdict(  # noqa: PLR0917 -- a verdict's parts, positional
             recording_type,
             stamp,
             stamp,
-            None if blocked_at is None else format_timestamp(blocked_at),
+            None if times.blocked_at is None else format_timestamp(times.blocked_at),
             None if settled.retry_at is None else format_timestamp(settled.retry_at),
-            None if next_retry_at is None else format_timestamp(next_retry_at),
+            None if times.next_retry_at is None else format_timestamp(times.next_retry_at),
             event_id,
             loaded_revision,
         ),
