@@ -71,8 +71,8 @@ def waiting(record: OpenRecord) -> bool:
 
 def joining(work: LiveWork, conversation_key: str) -> tuple[OpenRecord, ...]:
     """Rule 4: the records waiting on ``conversation_key`` a task on it takes, oldest first."""
-    on_it = (record for record in work.records if record.conversation_key == conversation_key and waiting(record))
-    return tuple(sorted(on_it, key=lambda record: record.event_id))
+    on_it = [record for record in work.records if record.conversation_key == conversation_key]
+    return tuple(sorted(filter(waiting, on_it), key=lambda record: record.event_id))
 
 
 def startable(work: LiveWork, buckets: Set[int], limit: int) -> list[tuple[int, int]]:

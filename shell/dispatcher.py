@@ -7,7 +7,7 @@ Rules:
    attempt ends ``lost`` and settles. An attempt found ``launching`` with no recorded process,
    or whose group cannot be verified, stays live and keeps its conversation and directory held:
    it is logged as needing a person, and nothing is settled around it. One with no recorded
-   process is marked left (``tasks.mark_left``): a person settles it (``bin/connect settle-launch``).
+   process is marked left (``launches.mark_left``): a person settles it (``bin/connect settle-launch``).
    ``recover(stop)`` is given the start's stop: once it is set, no further attempt is settled,
    and one whose reply listing the stop may have cut short (rule 8) is not settled either: they
    stay live, exactly as they were, and the next start's recovery settles them with their
@@ -61,7 +61,7 @@ from core.recovery import RecoveryFacts, RecoveryStep, recovery_step
 from core.snapshots import StopReason
 from core.worker_stream import WorkerAccount
 from shell.crashpoints import pause_at
-from shell.ledger import tasks
+from shell.ledger import launches, tasks
 from shell.ledger.connection import Ledger
 from shell.worker.driver import SpawnFailed
 
@@ -171,7 +171,7 @@ class Dispatcher:
         """Recovery's last step for ``attempt``: marked left, held, or settled lost."""
         if step is RecoveryStep.mark_left:
             with self.ledger.write() as connection:
-                tasks.mark_left(connection, attempt.attempt_id, self.ledger.clock.now())
+                launches.mark_left(connection, attempt.attempt_id, self.ledger.clock.now())
             log.warning(
                 "attempt %s was left mid-launch with no recorded process: its conversation stays held;"
                 " a person must check for a worker still running for task %d, then settle it"

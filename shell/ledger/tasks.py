@@ -16,9 +16,8 @@ Rules (the dispatch invariants):
    the adoption wrote, is written (``ON CONFLICT DO NOTHING``) in that same transaction.
 5. A still-running tick of a live attempt counts its occurrence and writes the notice
    ``core.intents`` calls for, in one transaction; an ended attempt counts nothing more.
-6. An attempt a start's recovery finds launching with no recorded process is marked left
-   (``mark_left``); only such an attempt a person settles (``settle_left_launch``), through the
-   same ``end_attempt`` as every other end.
+6. An attempt left mid-launch is marked, and settled by a person, in ``shell.ledger.launches``,
+   through the same ``end_attempt`` as every other end.
 7. The functions here never commit: callers hold ``Ledger.write()``.
 8. Every state written here (a record's, a delivery's, an attempt's, a task's) is the
    dispatcher's move as ``core.edges`` answers it (``shell.ledger.moves``), asked before the SQL
@@ -51,7 +50,6 @@ from core.edges import (
 )
 from core.hold import may_launch
 from core.intents import Intent, completion_intent, still_running_intent
-from core.launch_settlement import LeftLaunch, Settle
 from core.settlement import LiveRow, RowSettlement, RowStep, SettledRow, read_back, settlement_plan
 from core.snapshots import StopReason
 from core.states import EventOutcome
@@ -97,7 +95,7 @@ class LiveAttempt:
     process_started: str
 
 
-def _checked(cursor: sqlite3.Cursor, what: str) -> None:
+def checked(cursor: sqlite3.Cursor, what: str) -> None:
     if cursor.rowcount != 1:
         raise TransitionRefused(what)
 
@@ -164,7 +162,7 @@ def launch(
         "SELECT delivery FROM task_events WHERE task_id = ? AND event_id = ?", (task_id, event_id)
     ).fetchone()
     exposed = asked(DELIVERY_EDGES, DeliveryState(delivery), DeliveryState.exposed, Actor.dispatcher)
-    _checked(
+    checked(
         deliveries.expose_on_launch(connection, task_id, event_id, attempt_id, stamp, exposed=exposed),
         f"event {event_id} could not be exposed on task {task_id}",
     )
@@ -183,7 +181,7 @@ def _join(
     for record in found:
         deliveries.join(connection, task_id, record.event_id)
         dispatched = asked(RECORD_EDGES, record.state, RecordState.dispatched, Actor.dispatcher)
-        _checked(
+        checked(
             records.dispatch(connection, record.event_id, stamp, dispatched),
             f"event {record.event_id} moved while joining task {task_id}",
         )
@@ -216,7 +214,7 @@ def mark_running(
     if found is None:
         raise TransitionRefused(f"attempt {attempt_id} does not exist")
     running = asked(ATTEMPT_EDGES, AttemptState(found[0]), AttemptState.running, Actor.dispatcher)
-    _checked(
+    checked(
         connection.execute(
             "UPDATE attempts SET state = ?, pid = ?, pgid = ?, process_started = ?, running_at = ?"
             " WHERE id = ? AND state = ?",
@@ -279,7 +277,7 @@ def end_attempt(
         raise TransitionRefused(f"attempt {attempt_id} has already ended or does not exist")
     task_id, attempt_state = found
     ended = asked(ATTEMPT_EDGES, AttemptState(attempt_state), AttemptState.ended, Actor.dispatcher)
-    _checked(
+    checked(
         connection.execute(
             "UPDATE attempts SET state = ?, stop_reason = ?, spawn_failed = ?, ended_at = ?"
             " WHERE id = ? AND state = ?",
@@ -311,11 +309,11 @@ def end_attempt(
     for pending in snapshots.redispatches_pending_on(connection, task_id):
         (record_state,) = connection.execute("SELECT state FROM events WHERE id = ?", (pending,)).fetchone()
         asked(RECORD_EDGES, RecordState(record_state), RecordState.admitted, Actor.person)  # rule 9
-    (superseded,) = connection.execute(
-        "SELECT superseded_at IS NOT NULL FROM tasks WHERE id = ?", (task_id,)
+    (task_state,) = connection.execute(
+        "SELECT CASE WHEN superseded_at IS NULL THEN 'live' ELSE 'superseded' END FROM tasks WHERE id = ?", (task_id,)
     ).fetchone()
-    asked(TASK_EDGES, TaskState.superseded if superseded else TaskState.live, TaskState.superseded, Actor.dispatcher)
-    _checked(
+    asked(TASK_EDGES, TaskState(task_state), TaskState.superseded, Actor.dispatcher)
+    checked(
         connection.execute(
             "UPDATE tasks SET superseded_at = ?, ended_at = ? WHERE id = ? AND superseded_at IS NULL",
             (stamp, stamp, task_id),
@@ -413,47 +411,6 @@ def _apply(connection: sqlite3.Connection, task_id: int, steps: tuple[RowStep, .
             records.settle(connection, step.event_id, moved, step.record_reason, stamp)
 
 
-def mark_left(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> None:
-    """A start's recovery found ``attempt_id`` launching with no recorded process: left for a person
-    (``core.launch_settlement``). Marked once; the first finding's time is kept."""
-    connection.execute(
-        "UPDATE attempts SET left_at = COALESCE(left_at, ?) WHERE id = ? AND state = 'launching' AND pid IS NULL",
-        (format_timestamp(now), attempt_id),
-    )
-
-
-def left_launch(connection: sqlite3.Connection, event_id: int) -> LeftLaunch | None:
-    """The live attempt of the live task carrying ``event_id``, as a settlement reads it; None when
-    no live task carries it."""
-    found = connection.execute(
-        "SELECT t.id, a.id, a.state = 'launching', a.left_at IS NOT NULL,"
-        " EXISTS (SELECT 1 FROM task_events p WHERE p.task_id = t.id AND p.pulled_at IS NOT NULL)"
-        " FROM task_events te JOIN tasks t ON t.id = te.task_id AND t.ended_at IS NULL"
-        " JOIN attempts a ON a.task_id = t.id AND a.state <> 'ended'"
-        " WHERE te.event_id = ? AND te.retired_at IS NULL",
-        (event_id,),
-    ).fetchone()
-    if found is None:
-        return None
-    task_id, attempt_id, launching, left, pulled = found
-    return LeftLaunch(event_id, int(task_id), str(attempt_id), bool(launching), bool(left), bool(pulled))
-
-
-def settle_left_launch(connection: sqlite3.Connection, plan: Settle, by: str, now: datetime) -> None:
-    """A person's settlement of an attempt left mid-launch (``core.launch_settlement``): who and what
-    they found, then the attempt's end as the dispatcher's own settlement, in the caller's one
-    transaction."""
-    _checked(
-        connection.execute(
-            "UPDATE attempts SET settled_by = ?, settled_as = ? WHERE id = ? AND state = 'launching'"
-            " AND left_at IS NOT NULL",
-            (by, str(plan.claim), plan.facts.attempt_id),
-        ),
-        f"attempt {plan.facts.attempt_id} is no longer left mid-launch",
-    )
-    end_attempt(connection, plan.facts.attempt_id, plan.stop_reason, spawn_failed=plan.spawn_failed, now=now)
-
-
 @dataclass(frozen=True, slots=True)
 class RecordedWorker:
     """The live attempt's recorded process, as a person's redispatch stops it (None fields: not recorded)."""
@@ -467,7 +424,7 @@ class RecordedWorker:
 def retire_token(connection: sqlite3.Connection, task_id: int, now: datetime) -> RecordedWorker:
     """A person's redispatch retires live task ``task_id``'s token (its worker's tools are refused
     from this transaction on); the task runs on until its attempt ends. Its recorded worker."""
-    _checked(
+    checked(
         connection.execute(
             "UPDATE tasks SET token_retired_at = COALESCE(token_retired_at, ?) WHERE id = ? AND superseded_at IS NULL",
             (format_timestamp(now), task_id),
