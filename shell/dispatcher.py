@@ -2,17 +2,11 @@
 worker, and settle the attempt when it ends.
 
 Rules:
-1. ``recover()`` runs before anything is dispatched. A live attempt's recorded process group is
-   ended only while its leader is provably the same process (pid and start time); then the
-   attempt ends ``lost`` and settles. An attempt found ``launching`` with no recorded process,
-   or whose group cannot be verified, stays live and keeps its conversation and directory held:
-   it is logged as needing a person, and nothing is settled around it. One with no recorded
-   process is marked left (``launches.mark_left``): a person settles it (``bin/connect settle-launch``).
-   ``recover(stop)`` is given the start's stop: once it is set, no further attempt is settled,
-   and one whose reply listing the stop may have cut short (rule 8) is not settled either: they
-   stay live, exactly as they were, and the next start's recovery settles them with their
-   listings whole (its group, ended now, is found gone then). Their reason is ``lost`` either
-   way, so waiting costs nothing, where settling now would leave a reply "not known".
+1. ``recover()`` runs before anything is dispatched, and is given the start's stop. It takes each
+   attempt a previous connector left live one step at a time, each step the one
+   ``core.recovery`` answers from what it has found (its rules: a stop leaves the rest live, an
+   attempt with no recorded process is marked left for a person, an unverifiable group is held,
+   a gone group's attempt settles ``lost`` once its replies are listed whole, rule 8).
 2. At most ``concurrency`` workers run. Each tick, follow-ups join their live task first (and
    the driver gives its running worker a turn for each, ``follow_up``: a turn it could not give
    leaves the event unpulled, to wait for a task of its own); then the oldest startable records

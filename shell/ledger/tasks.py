@@ -9,11 +9,11 @@ Rules (the dispatch invariants):
    ``core.dispatch``'s, each asked of one snapshot (``records.live_work``). Nothing starts
    while the hold stands (``core.hold.may_launch``, asked in the launch's own transaction).
 3. A task's token is returned once and stored only as its SHA-256.
-4. An attempt's end is one transaction: the attempt ends, each live row is settled by
-   ``core.settlement.settle``, the task is superseded (its token refused, its rows retired), the
-   adopted-reply rule runs on the replies listed before it (``core.adopted_reply`` rule 4), and
-   the completion intent ``core.intents`` calls for, read back from the rows the settlement and
-   the adoption wrote, is written (``ON CONFLICT DO NOTHING``) in that same transaction.
+4. An attempt's end is one transaction: the attempt ends, the plan
+   ``core.settlement.settlement_plan`` returns is applied (decided there, not here), the task is
+   superseded (its token refused, its rows retired), the adopted-reply rule runs on the replies
+   listed before it (``core.adopted_reply`` rule 4), and the completion intent ``core.intents``
+   calls for, read back from the rows the settlement and the adoption wrote, is written (``ON CONFLICT DO NOTHING``) in that same transaction.
 5. A still-running tick of a live attempt counts its occurrence and writes the notice
    ``core.intents`` calls for, in one transaction; an ended attempt counts nothing more.
 6. An attempt left mid-launch is marked, and settled by a person, in ``shell.ledger.launches``,
