@@ -13,7 +13,8 @@ Rules (the dispatch invariants):
    ``core.settlement.settlement_plan`` returns is applied (decided there, not here), the task is
    superseded (its token refused, its rows retired), the adopted-reply rule runs on the replies
    listed before it (``core.adopted_reply`` rule 4), and the completion intent ``core.intents``
-   calls for, read back from the rows the settlement and the adoption wrote, is written (``ON CONFLICT DO NOTHING``) in that same transaction.
+   calls for, read back from the rows the settlement and the adoption wrote, is written
+   (``ON CONFLICT DO NOTHING``) in that same transaction.
 5. A still-running tick of a live attempt counts its occurrence and writes the notice
    ``core.intents`` calls for, in one transaction; an ended attempt counts nothing more.
 6. An attempt left mid-launch is marked, and settled by a person, in ``shell.ledger.launches``,
