@@ -11,7 +11,8 @@ Rules:
    cannot be verified stays live and held, and nothing is settled around it.
 4. A gone group's attempt is settled ``lost`` after the replies the adopted-reply rule reads are
    listed, unless a stop came meanwhile: the listing may have been cut short, and the attempt
-   stays live for the next start, whose listing is whole.
+   stays live for the next start, whose listing is whole. Its reason is ``lost`` either way, so
+   waiting costs nothing, where settling now could call a reply "not known".
 """
 
 from __future__ import annotations
