@@ -39,7 +39,7 @@ from datetime import datetime, timedelta
 from core.admission import Verdict, settle_verdict
 from core.admission_matrix import EventPointer
 from core.blocked_retry import BlockedBefore, blocked_times
-from core.dispatch import LiveWork, OpenRecord, conversation_live
+from core.dispatch import OPEN_STATES, LiveWork, OpenRecord, conversation_live
 from core.edges import RECORD_EDGES, Actor, RecordState
 from core.feed import FeedEvent, new_ids
 from core.intents import intents_for_verdict
@@ -50,6 +50,7 @@ from shell.ledger.lanes import Lane
 from shell.ledger.moves import asked
 
 PENDING_STATES = frozenset({RecordState.seen, RecordState.blocked})
+_OPEN = tuple(sorted(map(str, OPEN_STATES)))  # what live_work fetches: core.dispatch's open states
 PERSON_ACTOR = "person"
 """The actor type of a record: intake asks the feed for people's actions only."""
 
@@ -120,8 +121,8 @@ def live_work(connection: sqlite3.Connection, conversation_key: str | None = Non
     rows = connection.execute(
         "SELECT e.id, e.bucket_id, e.conversation_key, e.state, e.snapshot IS NOT NULL,"
         " EXISTS (SELECT 1 FROM task_events te WHERE te.event_id = e.id AND te.retired_at IS NULL)"
-        " FROM events e WHERE e.state IN ('admitted', 'queued', 'dispatched')" + on_conversation,
-        () if conversation_key is None else (conversation_key,),
+        f" FROM events e WHERE e.state IN ({', '.join('?' * len(_OPEN))})" + on_conversation,
+        (*_OPEN, *(() if conversation_key is None else (conversation_key,))),
     ).fetchall()
     tasks = connection.execute("SELECT conversation_key, work_dir FROM tasks WHERE ended_at IS NULL").fetchall()
     return LiveWork(
