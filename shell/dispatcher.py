@@ -55,7 +55,7 @@ from core.recovery import RecoveryFacts, RecoveryStep, recovery_step
 from core.snapshots import StopReason
 from core.worker_stream import WorkerAccount
 from shell.crashpoints import pause_at
-from shell.ledger import launches, tasks
+from shell.ledger import tasks
 from shell.ledger.connection import Ledger
 from shell.worker.driver import SpawnFailed
 
@@ -165,7 +165,7 @@ class Dispatcher:
         """Recovery's last step for ``attempt``: marked left, held, or settled lost."""
         if step is RecoveryStep.mark_left:
             with self.ledger.write() as connection:
-                launches.mark_left(connection, attempt.attempt_id, self.ledger.clock.now())
+                tasks.mark_left(connection, attempt.attempt_id, self.ledger.clock.now())
             log.warning(
                 "attempt %s was left mid-launch with no recorded process: its conversation stays held;"
                 " a person must check for a worker still running for task %d, then settle it"

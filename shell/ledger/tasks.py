@@ -17,8 +17,9 @@ Rules (the dispatch invariants):
    (``ON CONFLICT DO NOTHING``) in that same transaction.
 5. A still-running tick of a live attempt counts its occurrence and writes the notice
    ``core.intents`` calls for, in one transaction; an ended attempt counts nothing more.
-6. An attempt left mid-launch is marked, and settled by a person, in ``shell.ledger.launches``,
-   through the same ``end_attempt`` as every other end.
+6. An attempt a start's recovery finds launching with no recorded process is marked left
+   (``mark_left``); only such an attempt a person settles (``settle_left_launch``), through the
+   same ``end_attempt`` as every other end.
 7. The functions here never commit: callers hold ``Ledger.write()``.
 8. Every state written here (a record's, a delivery's, an attempt's, a task's) is the
    dispatcher's move as ``core.edges`` answers it (``shell.ledger.moves``), asked before the SQL
@@ -51,15 +52,16 @@ from core.edges import (
 )
 from core.hold import may_launch
 from core.intents import Intent, completion_intent, still_running_intent
-from core.settlement import LiveRow, RowSettlement, RowStep, SettledRow, read_back, settlement_plan
+from core.launch_settlement import LeftLaunch, Settle
+from core.settlement import RowSettlement, RowStep, read_back, settlement_plan
 from core.snapshots import StopReason
-from core.states import EventOutcome
 from core.task_token import token_sha256
 from core.timestamps import format_timestamp
 from core.worker_stream import WorkerAccount
 from shell.crashpoints import pause_at
 from shell.ledger import conversation_sessions, deliveries, hold_marker, outbox, records, snapshots
 from shell.ledger.moves import asked
+from shell.ledger.settlement_rows import live_rows, settled_rows
 
 
 class NotStartable(Exception):
@@ -96,7 +98,7 @@ class LiveAttempt:
     process_started: str
 
 
-def checked(cursor: sqlite3.Cursor, what: str) -> None:
+def _checked(cursor: sqlite3.Cursor, what: str) -> None:
     if cursor.rowcount != 1:
         raise TransitionRefused(what)
 
@@ -163,7 +165,7 @@ def launch(
         "SELECT delivery FROM task_events WHERE task_id = ? AND event_id = ?", (task_id, event_id)
     ).fetchone()
     exposed = asked(DELIVERY_EDGES, DeliveryState(delivery), DeliveryState.exposed, Actor.dispatcher)
-    checked(
+    _checked(
         deliveries.expose_on_launch(connection, task_id, event_id, attempt_id, stamp, exposed=exposed),
         f"event {event_id} could not be exposed on task {task_id}",
     )
@@ -182,7 +184,7 @@ def _join(
     for record in found:
         deliveries.join(connection, task_id, record.event_id)
         dispatched = asked(RECORD_EDGES, record.state, RecordState.dispatched, Actor.dispatcher)
-        checked(
+        _checked(
             records.dispatch(connection, record.event_id, stamp, dispatched),
             f"event {record.event_id} moved while joining task {task_id}",
         )
@@ -215,7 +217,7 @@ def mark_running(
     if found is None:
         raise TransitionRefused(f"attempt {attempt_id} does not exist")
     running = asked(ATTEMPT_EDGES, AttemptState(found[0]), AttemptState.running, Actor.dispatcher)
-    checked(
+    _checked(
         connection.execute(
             "UPDATE attempts SET state = ?, pid = ?, pgid = ?, process_started = ?, running_at = ?"
             " WHERE id = ? AND state = ?",
@@ -278,7 +280,7 @@ def end_attempt(
         raise TransitionRefused(f"attempt {attempt_id} has already ended or does not exist")
     task_id, attempt_state = found
     ended = asked(ATTEMPT_EDGES, AttemptState(attempt_state), AttemptState.ended, Actor.dispatcher)
-    checked(
+    _checked(
         connection.execute(
             "UPDATE attempts SET state = ?, stop_reason = ?, spawn_failed = ?, ended_at = ?"
             " WHERE id = ? AND state = ?",
@@ -288,23 +290,7 @@ def end_attempt(
     )
     if account is not None:
         _record_account(connection, attempt_id, account)
-    rows = [
-        LiveRow(
-            event_id=event_id,
-            delivery=DeliveryState(delivery),
-            exposed_by_this_attempt=exposed_by == attempt_id,
-            pulled=pulled_at is not None,
-            withdrawn_before=bool(withdrawn_before),
-            record_state=RecordState(record_state),
-        )
-        for event_id, delivery, exposed_by, pulled_at, withdrawn_before, record_state in connection.execute(
-            "SELECT te.event_id, te.delivery, te.exposed_attempt_id, te.pulled_at,"
-            " EXISTS (SELECT 1 FROM task_events w WHERE w.event_id = te.event_id AND w.withdrawn_at IS NOT NULL),"
-            " e.state FROM task_events te JOIN events e ON e.id = te.event_id"
-            " WHERE te.task_id = ? AND te.retired_at IS NULL ORDER BY te.event_id",
-            (task_id,),
-        )
-    ]
+    rows = live_rows(connection, task_id, attempt_id)
     plan = settlement_plan(rows, spawn_failed)
     _apply(connection, task_id, plan.before, stamp)
     for pending in snapshots.redispatches_pending_on(connection, task_id):
@@ -314,7 +300,7 @@ def end_attempt(
         "SELECT CASE WHEN superseded_at IS NULL THEN 'live' ELSE 'superseded' END FROM tasks WHERE id = ?", (task_id,)
     ).fetchone()
     asked(TASK_EDGES, TaskState(task_state), TaskState.superseded, Actor.dispatcher)
-    checked(
+    _checked(
         connection.execute(
             "UPDATE tasks SET superseded_at = ?, ended_at = ? WHERE id = ? AND superseded_at IS NULL",
             (stamp, stamp, task_id),
@@ -344,31 +330,7 @@ def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime) -
     origin = None if originating_event_id is None else snapshots.record(connection, originating_event_id)
     if origin is None:
         raise TransitionRefused(f"task {attempt.task_id} has no originating record")
-    settled = [
-        read_back(
-            SettledRow(
-                event_id=event_id,
-                delivery=DeliveryState(delivery),
-                outcome=EventOutcome(outcome),
-                reply_id=reply_id,
-                withdrawn=withdrawn_at is not None,
-                record_state=RecordState(state),
-                record_reason=reason,
-                adopted_reply_id=adopted,
-                reply_on_its_way=bool(on_its_way),
-            )
-        )
-        for event_id, delivery, outcome, reply_id, withdrawn_at, state, reason, adopted, on_its_way in (
-            connection.execute(
-                "SELECT te.event_id, te.delivery, te.outcome, te.reply_id, te.withdrawn_at, e.state, e.reason,"
-                " te.adopted_reply_id, EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = te.event_id"
-                " AND o.task_id = te.task_id AND o.kind = 'worker_reply' AND o.state <> 'canceled')"
-                " FROM task_events te JOIN events e ON e.id = te.event_id WHERE te.task_id = ?"
-                " ORDER BY te.event_id",
-                (attempt.task_id,),
-            )
-        )
-    ]
+    settled = [read_back(row) for row in settled_rows(connection, attempt.task_id)]
     in_flight = snapshots.still_running_in_flight(connection, attempt_id)
     return completion_intent(attempt, settled, origin, now, notice_in_flight=in_flight)
 
@@ -412,6 +374,47 @@ def _apply(connection: sqlite3.Connection, task_id: int, steps: tuple[RowStep, .
             records.settle(connection, step.event_id, moved, step.record_reason, stamp)
 
 
+def mark_left(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> None:
+    """A start's recovery found ``attempt_id`` launching with no recorded process: left for a person
+    (``core.launch_settlement``). Marked once; the first finding's time is kept."""
+    connection.execute(
+        "UPDATE attempts SET left_at = COALESCE(left_at, ?) WHERE id = ? AND state = 'launching' AND pid IS NULL",
+        (format_timestamp(now), attempt_id),
+    )
+
+
+def left_launch(connection: sqlite3.Connection, event_id: int) -> LeftLaunch | None:
+    """The live attempt of the live task carrying ``event_id``, as a settlement reads it; None when
+    no live task carries it."""
+    found = connection.execute(
+        "SELECT t.id, a.id, a.state = 'launching', a.left_at IS NOT NULL,"
+        " EXISTS (SELECT 1 FROM task_events p WHERE p.task_id = t.id AND p.pulled_at IS NOT NULL)"
+        " FROM task_events te JOIN tasks t ON t.id = te.task_id AND t.ended_at IS NULL"
+        " JOIN attempts a ON a.task_id = t.id AND a.state <> 'ended'"
+        " WHERE te.event_id = ? AND te.retired_at IS NULL",
+        (event_id,),
+    ).fetchone()
+    if found is None:
+        return None
+    task_id, attempt_id, launching, left, pulled = found
+    return LeftLaunch(event_id, int(task_id), str(attempt_id), bool(launching), bool(left), bool(pulled))
+
+
+def settle_left_launch(connection: sqlite3.Connection, plan: Settle, by: str, now: datetime) -> None:
+    """A person's settlement of an attempt left mid-launch (``core.launch_settlement``): who and what
+    they found, then the attempt's end as the dispatcher's own settlement, in the caller's one
+    transaction."""
+    _checked(
+        connection.execute(
+            "UPDATE attempts SET settled_by = ?, settled_as = ? WHERE id = ? AND state = 'launching'"
+            " AND left_at IS NOT NULL",
+            (by, str(plan.claim), plan.facts.attempt_id),
+        ),
+        f"attempt {plan.facts.attempt_id} is no longer left mid-launch",
+    )
+    end_attempt(connection, plan.facts.attempt_id, plan.stop_reason, spawn_failed=plan.spawn_failed, now=now)
+
+
 @dataclass(frozen=True, slots=True)
 class RecordedWorker:
     """The live attempt's recorded process, as a person's redispatch stops it (None fields: not recorded)."""
@@ -425,7 +428,7 @@ class RecordedWorker:
 def retire_token(connection: sqlite3.Connection, task_id: int, now: datetime) -> RecordedWorker:
     """A person's redispatch retires live task ``task_id``'s token (its worker's tools are refused
     from this transaction on); the task runs on until its attempt ends. Its recorded worker."""
-    checked(
+    _checked(
         connection.execute(
             "UPDATE tasks SET token_retired_at = COALESCE(token_retired_at, ?) WHERE id = ? AND superseded_at IS NULL",
             (format_timestamp(now), task_id),

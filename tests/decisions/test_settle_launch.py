@@ -13,7 +13,7 @@ from returns.result import Failure
 from core.launch_settlement import Claim
 from shell.cli.main import main as connect
 from shell.errors import EXIT_REFUSED, EXIT_USAGE
-from shell.ledger import launches, tasks
+from shell.ledger import tasks
 from shell.ledger.connection import Ledger
 from shell.ledger.launches import settle_launch
 from tests.support.ledger_world import LedgerWorld
@@ -25,7 +25,7 @@ def left_mid_launch(world: LedgerWorld) -> tasks.Launch:
     world.request(EVENT)
     launched = world.launch(EVENT)
     with world.ledger.write() as connection:
-        launches.mark_left(connection, launched.attempt_id, world.ledger.clock.now())
+        tasks.mark_left(connection, launched.attempt_id, world.ledger.clock.now())
     return launched
 
 
