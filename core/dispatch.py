@@ -10,6 +10,9 @@ Rules:
    conversation, is in a routed project, is on no live task row, no live task is on its
    conversation, and no older record on its conversation is admitted, queued or dispatched.
    The oldest first, at most ``limit``.
+4. A task takes every record waiting on its conversation (``joining``): admitted or queued,
+   with its snapshot, on no live task row (``waiting``, rule 3's own test of a record), oldest
+   first; the launch and a live task's follow-ups alike.
 """
 
 from __future__ import annotations
@@ -61,6 +64,17 @@ def task_free(work: LiveWork, conversation_key: str, work_dir: str) -> bool:
     return conversation_key not in work.task_conversations and work_dir not in work.task_dirs
 
 
+def waiting(record: OpenRecord) -> bool:
+    """Rule 3's test of the record itself: admitted or queued, with its snapshot, on no live task row."""
+    return record.state in WAITING_STATES and record.has_snapshot and not record.on_live_task
+
+
+def joining(work: LiveWork, conversation_key: str) -> tuple[OpenRecord, ...]:
+    """Rule 4: the records waiting on ``conversation_key`` a task on it takes, oldest first."""
+    on_it = [record for record in work.records if record.conversation_key == conversation_key]
+    return tuple(sorted(filter(waiting, on_it), key=lambda record: record.event_id))
+
+
 def startable(work: LiveWork, buckets: Set[int], limit: int) -> list[tuple[int, int]]:
     """Rule 3: (event id, project) of the oldest startable record of each free conversation."""
     oldest: dict[str, int] = {}
@@ -73,11 +87,9 @@ def startable(work: LiveWork, buckets: Set[int], limit: int) -> list[tuple[int, 
         if len(found) >= limit:
             break
         if (
-            record.state in WAITING_STATES
-            and record.has_snapshot
+            waiting(record)
             and record.conversation_key
             and record.bucket_id in buckets
-            and not record.on_live_task
             and record.conversation_key not in work.task_conversations
             and oldest[record.conversation_key] == record.event_id
         ):

@@ -28,6 +28,7 @@ from typing import Any
 from core.not_created import TokenOutage
 from core.presentation.formats import byte_size
 from core.presentation.status_values import LOW_DISK_BYTES
+from core.route_preflight import RouteFacts, route_advice, route_problem
 from core.timestamps import format_timestamp
 
 SKEW_WARNING = timedelta(seconds=60)
@@ -231,15 +232,6 @@ def pair_check(ids: tuple[int, int], here: str, elsewhere: str | None, problem: 
 # -- the routes and the worker --------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class RouteFacts:
-    project_id: int
-    directory: str
-    exists: bool
-    is_directory: bool
-    writable: bool
-
-
 def route_checks(routes: Sequence[RouteFacts]) -> list[Check]:
     """One check per route; a warning when there is none (the connector would serve nobody)."""
     if not routes:
@@ -254,18 +246,11 @@ def route_checks(routes: Sequence[RouteFacts]) -> list[Check]:
 
 
 def _route_check(route: RouteFacts) -> Check:
+    """The route's check: ``core.route_preflight``'s judgement, in its words."""
     name = f"route {route.project_id}"
-    change = f"create it, or change the route: bin/connect setup --route {route.project_id}=DIRECTORY"
-    if not route.exists:
-        return _failing(name, f"{route.directory} does not exist", change)
-    if not route.is_directory:
-        return _failing(name, f"{route.directory} is not a directory", change)
-    if not route.writable:
-        return _failing(
-            name,
-            f"{route.directory} is not writable by this user",
-            "let this user write there (the worker works in it), or change the route",
-        )
+    problem = route_problem(route)
+    if problem is not None:
+        return _failing(name, problem, route_advice(route))
     return _ok(name, f"{route.directory} exists and is writable")
 
 

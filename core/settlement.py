@@ -135,3 +135,58 @@ def settle(rows: tuple[LiveRow, ...] | list[LiveRow], spawn_failed: bool) -> tup
                 RowSettlement(row.event_id, Settlement.unknown, RecordState.completed if dispatched else None)
             )
     return tuple(settled)
+
+
+# -- the plan ``shell.ledger.tasks.end_attempt`` applies ----------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RowStep:
+    """One row's writes in a settlement's plan, in the state the settlement found it."""
+
+    event_id: int
+    delivery: DeliveryState  # as found
+    complete_delivery: bool  # exposed or delivered, unreported: completed, outcome unknown
+    withdraw: bool  # the row is withdrawn (its one automatic retry, or blocked again)
+    record_to: RecordState | None  # None: the record stays where it is
+    record_reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SettlementPlan:
+    """An attempt's settlement as writes, in their order: ``before`` the task is superseded (the
+    ``unknown`` rows), then ``after`` it (the rows withdrawn, blocked again or returned)."""
+
+    settled: tuple[RowSettlement, ...]
+    before: tuple[RowStep, ...]
+    after: tuple[RowStep, ...]
+
+
+_AFTER_SUPERSESSION = frozenset({Settlement.withdrawn, Settlement.blocked_again, Settlement.returned})
+
+
+def settlement_plan(rows: tuple[LiveRow, ...] | list[LiveRow], spawn_failed: bool) -> SettlementPlan:
+    """The writes ``settle`` calls for: an unknown row's exposed or delivered delivery is
+    completed and its record moved before the supersession; a withdrawn or blocked-again row is
+    withdrawn, and its record (and a returned row's) moved, after it; a reported row writes
+    nothing."""
+    settled = settle(rows, spawn_failed)
+    delivery_of = {row.event_id: row.delivery for row in rows}
+
+    def step(decision: RowSettlement) -> RowStep:
+        delivery = delivery_of[decision.event_id]
+        unknown = decision.settlement is Settlement.unknown
+        return RowStep(
+            decision.event_id,
+            delivery,
+            complete_delivery=unknown and delivery in (DeliveryState.exposed, DeliveryState.delivered),
+            withdraw=decision.settlement in (Settlement.withdrawn, Settlement.blocked_again),
+            record_to=decision.record_to,
+            record_reason=decision.record_reason,
+        )
+
+    return SettlementPlan(
+        settled,
+        before=tuple(step(decision) for decision in settled if decision.settlement is Settlement.unknown),
+        after=tuple(step(decision) for decision in settled if decision.settlement in _AFTER_SUPERSESSION),
+    )

@@ -2,17 +2,11 @@
 worker, and settle the attempt when it ends.
 
 Rules:
-1. ``recover()`` runs before anything is dispatched. A live attempt's recorded process group is
-   ended only while its leader is provably the same process (pid and start time); then the
-   attempt ends ``lost`` and settles. An attempt found ``launching`` with no recorded process,
-   or whose group cannot be verified, stays live and keeps its conversation and directory held:
-   it is logged as needing a person, and nothing is settled around it. One with no recorded
-   process is marked left (``tasks.mark_left``): a person settles it (``bin/connect settle-launch``).
-   ``recover(stop)`` is given the start's stop: once it is set, no further attempt is settled,
-   and one whose reply listing the stop may have cut short (rule 8) is not settled either: they
-   stay live, exactly as they were, and the next start's recovery settles them with their
-   listings whole (its group, ended now, is found gone then). Their reason is ``lost`` either
-   way, so waiting costs nothing, where settling now would leave a reply "not known".
+1. ``recover()`` runs before anything is dispatched, and is given the start's stop. It takes each
+   attempt a previous connector left live one step at a time, each step the one
+   ``core.recovery`` answers from what it has found (its rules: a stop leaves the rest live, an
+   attempt with no recorded process is marked left for a person, an unverifiable group is held,
+   a gone group's attempt settles ``lost`` once its replies are listed whole, rule 8).
 2. At most ``concurrency`` workers run. Each tick, follow-ups join their live task first (and
    the driver gives its running worker a turn for each, ``follow_up``: a turn it could not give
    leaves the event unpulled, to wait for a task of its own); then the oldest startable records
@@ -51,12 +45,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Protocol
 
 from core.adopted_reply import ListedReplies
+from core.recovery import RecoveryFacts, RecoveryStep, recovery_step
 from core.snapshots import StopReason
 from core.worker_stream import WorkerAccount
 from shell.crashpoints import pause_at
@@ -132,39 +127,59 @@ class Dispatcher:
     # -- restart ---------------------------------------------------------------------------
 
     def recover(self, stop: threading.Event | None = None) -> list[str]:
-        """Settle what a previous connector left running, until ``stop`` (rule 1); the attempts
-        left for a person."""
+        """Settle what a previous connector left running, until ``stop`` (rule 1), each step the
+        one ``core.recovery`` answers; the attempts left for a person."""
         held: list[str] = []
         with self.ledger.read() as connection:
             live = tasks.live_attempts(connection)
         for index, attempt in enumerate(live):
-            if stop is not None and stop.is_set():
-                _left_live(live[index:])
-                break
-            if attempt.pid is None or attempt.pgid is None:
-                with self.ledger.write() as connection:
-                    tasks.mark_left(connection, attempt.attempt_id, self.ledger.clock.now())
-                log.warning(
-                    "attempt %s was left mid-launch with no recorded process: its conversation stays held;"
-                    " a person must check for a worker still running for task %d, then settle it"
-                    " (bin/connect status says how: bin/connect settle-launch EVENT --ran|--did-not-run)",
-                    attempt.attempt_id,
-                    attempt.task_id,
-                )
-                held.append(attempt.attempt_id)
-                continue
-            if not self.recovery.end_recorded_group(attempt.pid, attempt.pgid, attempt.process_started):
-                log.warning(
-                    "attempt %s: its process group %d cannot be verified as ours; it stays live and held",
-                    attempt.attempt_id,
-                    attempt.pgid,
-                )
-                held.append(attempt.attempt_id)
-                continue
-            replies = self._replies(attempt.task_id, stop)
-            if stop is not None and stop.is_set():  # its listing may have been cut short
-                _left_live(live[index:])
-                break
+            replies: ListedReplies | None = None
+            found = RecoveryFacts(attempt.pid is not None and attempt.pgid is not None, stopped=False)
+            while True:
+                found = replace(found, stopped=stop is not None and stop.is_set())
+                step = recovery_step(found)
+                if step is RecoveryStep.leave_live:
+                    _left_live(live[index:])
+                    return held
+                if step is RecoveryStep.end_group:
+                    found = replace(found, group_gone=self._end_group(attempt))
+                elif step is RecoveryStep.list_replies:
+                    replies = self._replies(attempt.task_id, stop)
+                    found = replace(found, listed=True)
+                else:
+                    self._recovered(attempt, step, replies)
+                    if step is not RecoveryStep.settle_lost:
+                        held.append(attempt.attempt_id)
+                    break
+        return held
+
+    def _end_group(self, attempt: tasks.LiveAttempt) -> bool:
+        """Recovery's ending of ``attempt``'s recorded group: True when it is gone (rule 1)."""
+        assert attempt.pid is not None, "core.recovery ends only a recorded group"
+        assert attempt.pgid is not None, "core.recovery ends only a recorded group"
+        return self.recovery.end_recorded_group(attempt.pid, attempt.pgid, attempt.process_started)
+
+    def _recovered(
+        self, attempt: tasks.LiveAttempt, step: RecoveryStep, replies: ListedReplies | None
+    ) -> None:
+        """Recovery's last step for ``attempt``: marked left, held, or settled lost."""
+        if step is RecoveryStep.mark_left:
+            with self.ledger.write() as connection:
+                tasks.mark_left(connection, attempt.attempt_id, self.ledger.clock.now())
+            log.warning(
+                "attempt %s was left mid-launch with no recorded process: its conversation stays held;"
+                " a person must check for a worker still running for task %d, then settle it"
+                " (bin/connect status says how: bin/connect settle-launch EVENT --ran|--did-not-run)",
+                attempt.attempt_id,
+                attempt.task_id,
+            )
+        elif step is RecoveryStep.held:
+            log.warning(
+                "attempt %s: its process group %d cannot be verified as ours; it stays live and held",
+                attempt.attempt_id,
+                attempt.pgid,
+            )
+        else:
             with self.ledger.write() as connection:
                 tasks.end_attempt(
                     connection,
@@ -179,7 +194,6 @@ class Dispatcher:
                 attempt.attempt_id,
                 attempt.task_id,
             )
-        return held
 
     # -- the loop --------------------------------------------------------------------------
 

@@ -57,7 +57,6 @@ from __future__ import annotations
 import argparse
 import faulthandler
 import logging
-import os
 import signal
 import sqlite3
 import sys
@@ -66,6 +65,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from core.configuration import Configuration
+from core.route_preflight import route_advice, route_problem
 from core.timing_floors import below_floor
 from shell import core_dumps, private_files
 from shell.basecamp.client import BasecampClient
@@ -87,6 +87,7 @@ from shell.state import pair_lock
 from shell.state.config import SHADOW_DIRECTORY, StatePaths, load_config, locate_state, read_token_file
 from shell.state.lock import acquire
 from shell.state.promotion import unless_promoting
+from shell.state.route_directories import route_facts
 from shell.worker.driver import WorkerCommand
 
 USER_AGENT = "basecamp-connector (https://github.com/basecamp/basecamp-connector)"
@@ -201,15 +202,12 @@ def _run_locked(
     if missing_program is not None:  # every request would fail to start, in public
         raise UserError(f"{missing_program}: not started", EXIT_CONFIG)
     routes = () if args.shadow else configuration.routes
-    missing_routes = [route for route in routes if not os.path.isdir(route.directory)]
-    if missing_routes:  # its requests would end in a public "could not be started" notice
-        route = missing_routes[0]
-        raise UserError(
-            f"routes.{route.project_id}.directory: {route.directory} is not an existing directory"
-            f"{f' (and {len(missing_routes) - 1} more)' if len(missing_routes) > 1 else ''}: not started; "
-            "create it, or change the route with bin/connect setup",
-            EXIT_CONFIG,
-        )
+    facts = [route_facts(route.project_id, route.directory) for route in routes]
+    failing = [route for route in facts if route_problem(route) is not None]
+    if failing:  # its requests would end in a public "could not be started" notice (core.route_preflight)
+        more = f" (and {len(failing) - 1} more)" if len(failing) > 1 else ""
+        first = failing[0]
+        raise UserError(f"{route_problem(first)}{more}: not started; {route_advice(first)}", EXIT_CONFIG)
     directory = paths.directory / SHADOW_DIRECTORY if args.shadow else paths.directory
     ledger_path = StatePaths.at(directory).ledger
     try:

@@ -34,6 +34,7 @@ from returns.result import Failure, Success
 
 from core.configuration import Configuration, TrustMode, missing, to_mapping
 from core.durations import format_duration
+from core.route_preflight import route_problems
 from core.route_reload import RELOAD_EVERY
 from core.setup_changes import Changes, merge
 from shell.basecamp.client import BasecampClient, Person
@@ -54,6 +55,7 @@ from shell.state.config import (
     save_config,
 )
 from shell.state.lock import peek
+from shell.state.route_directories import route_facts
 from shell.worker.driver import WorkerCommand
 
 USER_AGENT = "BasecampConnector setup (https://github.com/basecamp/basecamp-cli)"
@@ -217,11 +219,11 @@ def _changes(args: argparse.Namespace) -> Changes:
 
 def _given_on_disk(changes: Changes) -> tuple[str, ...]:
     """The file-system problems of the paths given, for a setup refused for other reasons too."""
-    problems = []
+    problems: list[str] = []
     for text in changes.routes:
         project, sign, directory = text.partition("=")
-        if sign and directory and not os.path.isdir(directory):
-            problems.append(f"routes.{project.strip()}.directory: {directory} is not an existing directory")
+        if sign and directory and project.strip().isdigit():  # a bad project is a problem of its own
+            problems.extend(route_problems([route_facts(int(project), directory)]))
     if changes.token_file:
         try:
             read_token(Path(changes.token_file))
@@ -247,11 +249,8 @@ def _disk_problems(paths: StatePaths, configuration: Configuration) -> list[str]
         WorkerCommand.of(configuration)
     except UserError as error:
         problems.append(str(error))
-    for route in configuration.routes:
-        if not os.path.isdir(route.directory):
-            problems.append(
-                f"routes.{route.project_id}.directory: {route.directory} is not an existing directory"
-            )
+    routes = [route_facts(route.project_id, route.directory) for route in configuration.routes]
+    problems.extend(route_problems(routes))
     token_path = Path(configuration.token_file)
     if os.path.abspath(token_path) == os.path.abspath(paths.config):
         problems.append("token_file: the token cannot live in the configuration file itself")

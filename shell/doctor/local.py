@@ -13,7 +13,6 @@ from core.doctor import (
     LedgerFacts,
     LedgerTrouble,
     LockHolder,
-    RouteFacts,
     configuration_check,
     disk_check,
     ledger_check,
@@ -46,9 +45,8 @@ from shell.state.config import (
     state_files,
 )
 from shell.state.lock import peek, peek_only
+from shell.state.route_directories import WRITABLE, route_facts
 from shell.worker.command import WorkerCommand
-
-_WRITABLE = os.W_OK | os.X_OK
 
 
 def state_directory(paths: StatePaths) -> Check:
@@ -61,7 +59,7 @@ def state_directory(paths: StatePaths) -> Check:
     except (UserError, OSError) as error:
         problem = str(error)
     made_here = private_files.directory_made_here(directory, state_files(directory))
-    writable = os.access(directory, _WRITABLE)
+    writable = os.access(directory, WRITABLE)
     return state_directory_check(str(directory), True, problem, writable, made_here=made_here)
 
 
@@ -80,16 +78,7 @@ def configuration(
 
 
 def routes(loaded: Configuration) -> list[Check]:
-    return route_checks([
-        RouteFacts(
-            route.project_id,
-            route.directory,
-            exists=os.path.exists(route.directory),
-            is_directory=os.path.isdir(route.directory),
-            writable=os.access(route.directory, _WRITABLE),
-        )
-        for route in loaded.routes
-    ])
+    return route_checks([route_facts(route.project_id, route.directory) for route in loaded.routes])
 
 
 def worker(loaded: Configuration) -> tuple[Check, WorkerCommand | None]:

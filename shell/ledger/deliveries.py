@@ -88,12 +88,19 @@ def withdraw(connection: sqlite3.Connection, task_id: int, event_id: int, stamp:
 
 
 def fire_guard(connection: sqlite3.Connection, event_id: int) -> int:
-    """Mark every armed task row of the event fired: the guard is reported from its claim."""
-    fired = asked(GUARD_EDGES, GuardState.armed, GuardState.fired, Actor.automatic)
-    return connection.execute(
-        "UPDATE task_events SET guard = ? WHERE event_id = ? AND guard = ?",
-        (str(fired), event_id, str(GuardState.armed)),
-    ).rowcount
+    """Mark every armed task row of the event fired, each move asked from the guard read on its
+    row: the guard is reported from its claim."""
+    armed = connection.execute(
+        "SELECT task_id, guard FROM task_events WHERE event_id = ? AND guard = ?", (event_id, str(GuardState.armed))
+    ).fetchall()
+    count = 0
+    for task_id, guard in armed:
+        fired = asked(GUARD_EDGES, GuardState(guard), GuardState.fired, Actor.automatic)
+        count += connection.execute(
+            "UPDATE task_events SET guard = ? WHERE task_id = ? AND event_id = ? AND guard = ?",
+            (str(fired), task_id, event_id, guard),
+        ).rowcount
+    return count
 
 
 # -- a worker's words landed (shell.outbox, shell.ledger.resolution) ------------------------------

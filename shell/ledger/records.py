@@ -19,8 +19,7 @@ Rules:
 4. It writes state, reason, trigger, acknowledge, conversation, reply destination, requester,
    decided_at; the snapshot (JSON), recording URL and type for admitted or queued only (NULL
    and empty otherwise: content is kept for admitted records alone); for a blocked verdict
-   ``blocked_at`` (kept while the reason stays the same), ``retry_at`` and ``next_retry_at``
-   (``core.admission.next_retry``).
+   ``blocked_at``, ``retry_at`` and ``next_retry_at`` as ``core.blocked_retry`` answers them.
 5. The verdict's state is admission's move as ``core.edges`` answers it (``shell.ledger.moves``):
    an illegal one is refused before any SQL runs.
 6. Then, in the same transaction, it reads the record back, asks ``core.intents`` for the
@@ -37,9 +36,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from core.admission import Verdict, next_retry, settle_verdict
+from core.admission import Verdict, settle_verdict
 from core.admission_matrix import EventPointer
-from core.dispatch import LiveWork, OpenRecord, conversation_live
+from core.blocked_retry import BlockedBefore, blocked_times
+from core.dispatch import OPEN_STATES, LiveWork, OpenRecord, conversation_live
 from core.edges import RECORD_EDGES, Actor, RecordState
 from core.feed import FeedEvent, new_ids
 from core.intents import intents_for_verdict
@@ -50,6 +50,7 @@ from shell.ledger.lanes import Lane
 from shell.ledger.moves import asked
 
 PENDING_STATES = frozenset({RecordState.seen, RecordState.blocked})
+_OPEN = tuple(sorted(map(str, OPEN_STATES)))  # what live_work fetches: core.dispatch's open states
 PERSON_ACTOR = "person"
 """The actor type of a record: intake asks the feed for people's actions only."""
 
@@ -120,8 +121,8 @@ def live_work(connection: sqlite3.Connection, conversation_key: str | None = Non
     rows = connection.execute(
         "SELECT e.id, e.bucket_id, e.conversation_key, e.state, e.snapshot IS NOT NULL,"
         " EXISTS (SELECT 1 FROM task_events te WHERE te.event_id = e.id AND te.retired_at IS NULL)"
-        " FROM events e WHERE e.state IN ('admitted', 'queued', 'dispatched')" + on_conversation,
-        () if conversation_key is None else (conversation_key,),
+        f" FROM events e WHERE e.state IN ({', '.join('?' * len(_OPEN))})" + on_conversation,
+        (*_OPEN, *(() if conversation_key is None else (conversation_key,))),
     ).fetchall()
     tasks = connection.execute("SELECT conversation_key, work_dir FROM tasks WHERE ended_at IS NULL").fetchall()
     return LiveWork(
@@ -173,12 +174,8 @@ def commit_verdict(  # noqa: PLR0917 -- a verdict's parts, positional
     state = asked(RECORD_EDGES, current.state, settled.state, Actor.admission)
     stamp = format_timestamp(now)
     reason = "" if settled.reason is None else str(settled.reason)
-    blocked_at: datetime | None = None
-    next_retry_at: datetime | None = None
-    if settled.state is RecordState.blocked:
-        same_reason = current.state is RecordState.blocked and current.reason == reason
-        blocked_at = current.blocked_at if same_reason and current.blocked_at is not None else now
-        next_retry_at = next_retry(reason, blocked_at, now, settled.retry_at)
+    before = BlockedBefore(current.state, current.reason, current.blocked_at)
+    times = blocked_times(before, settled.state, reason, now, settled.retry_at)  # core.blocked_retry
     snapshot = None if settled.snapshot is None else json.dumps(dict(settled.snapshot), sort_keys=True)
     recording_url = "" if settled.snapshot is None else str(settled.snapshot.get("app_url") or "")
     recording_type = "" if settled.snapshot is None else str(settled.snapshot.get("type") or "")
@@ -203,9 +200,9 @@ def commit_verdict(  # noqa: PLR0917 -- a verdict's parts, positional
             recording_type,
             stamp,
             stamp,
-            None if blocked_at is None else format_timestamp(blocked_at),
+            None if times.blocked_at is None else format_timestamp(times.blocked_at),
             None if settled.retry_at is None else format_timestamp(settled.retry_at),
-            None if next_retry_at is None else format_timestamp(next_retry_at),
+            None if times.next_retry_at is None else format_timestamp(times.next_retry_at),
             event_id,
             loaded_revision,
         ),

@@ -9,11 +9,12 @@ Rules (the dispatch invariants):
    ``core.dispatch``'s, each asked of one snapshot (``records.live_work``). Nothing starts
    while the hold stands (``core.hold.may_launch``, asked in the launch's own transaction).
 3. A task's token is returned once and stored only as its SHA-256.
-4. An attempt's end is one transaction: the attempt ends, each live row is settled by
-   ``core.settlement.settle``, the task is superseded (its token refused, its rows retired), the
-   adopted-reply rule runs on the replies listed before it (``core.adopted_reply`` rule 4), and
-   the completion intent ``core.intents`` calls for, read back from the rows the settlement and
-   the adoption wrote, is written (``ON CONFLICT DO NOTHING``) in that same transaction.
+4. An attempt's end is one transaction: the attempt ends, the plan
+   ``core.settlement.settlement_plan`` returns is applied (decided there, not here), the task is
+   superseded (its token refused, its rows retired), the adopted-reply rule runs on the replies
+   listed before it (``core.adopted_reply`` rule 4), and the completion intent ``core.intents``
+   calls for, read back from the rows the settlement and the adoption wrote, is written
+   (``ON CONFLICT DO NOTHING``) in that same transaction.
 5. A still-running tick of a live attempt counts its occurrence and writes the notice
    ``core.intents`` calls for, in one transaction; an ended attempt counts nothing more.
 6. An attempt a start's recovery finds launching with no recorded process is marked left
@@ -37,7 +38,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from core.adopted_reply import ListedReplies
-from core.dispatch import startable, task_free
+from core.dispatch import LiveWork, joining, startable, task_free
 from core.edges import (
     ATTEMPT_EDGES,
     DELIVERY_EDGES,
@@ -52,9 +53,8 @@ from core.edges import (
 from core.hold import may_launch
 from core.intents import Intent, completion_intent, still_running_intent
 from core.launch_settlement import LeftLaunch, Settle
-from core.settlement import LiveRow, RowSettlement, SettledRow, read_back, settle
-from core.snapshots import Settlement, StopReason
-from core.states import EventOutcome
+from core.settlement import RowSettlement, RowStep, read_back, settlement_plan
+from core.snapshots import StopReason
 from core.task_token import token_sha256
 from core.timestamps import format_timestamp
 from core.worker_stream import WorkerAccount
@@ -62,6 +62,7 @@ from shell.crashpoints import pause_at
 from shell.ledger import conversation_sessions, deliveries, outbox, records, snapshots
 from shell.ledger import hold as hold_marker
 from shell.ledger.moves import asked
+from shell.ledger.settlement_rows import live_rows, settled_rows
 
 
 class NotStartable(Exception):
@@ -135,7 +136,8 @@ def launch(
         raise NotStartable(f"event {event_id} waits: the connector is held until `bin/connect release`")
     if state not in ("admitted", "queued") or not has_snapshot or not conversation:
         raise NotStartable(f"event {event_id} is {state}; it cannot start")
-    if not task_free(records.live_work(connection, conversation), conversation, work_dir):
+    work = records.live_work(connection, conversation)
+    if not task_free(work, conversation, work_dir):
         raise NotStartable(f"event {event_id}: its conversation or directory has a live task")
     stamp = format_timestamp(now)
     token = secrets.token_urlsafe(32)
@@ -154,7 +156,7 @@ def launch(
         ),
     ).lastrowid
     assert task_id is not None
-    joined = _join(connection, task_id, conversation, stamp, first=event_id)
+    joined = _join(connection, task_id, (conversation, work), stamp, first=event_id)
     attempt_id = "att_" + secrets.token_hex(12)
     connection.execute(
         "INSERT INTO attempts (id, task_id, seq, state, launched_at) VALUES (?, ?, 1, 'launching', ?)",
@@ -172,30 +174,22 @@ def launch(
 
 
 def _join(
-    connection: sqlite3.Connection, task_id: int, conversation: str, stamp: str, first: int | None = None
+    connection: sqlite3.Connection, task_id: int, on: tuple[str, LiveWork], stamp: str, first: int | None = None
 ) -> tuple[int, ...]:
-    """Put every record waiting on the conversation onto the task, oldest first, then dispatch them."""
-    found = {
-        row[0]: RecordState(row[1])
-        for row in connection.execute(
-            "SELECT e.id, e.state FROM events e WHERE e.conversation_key = ? AND e.state IN ('admitted', 'queued')"
-            " AND e.snapshot IS NOT NULL"
-            " AND NOT EXISTS (SELECT 1 FROM task_events te WHERE te.event_id = e.id AND te.retired_at IS NULL)"
-            " ORDER BY e.id",
-            (conversation,),
-        )
-    }
-    waiting = list(found)
+    """Put every record waiting on the conversation onto the task, oldest first
+    (``core.dispatch.joining``, of ``on``: the conversation and its snapshot), then dispatch them."""
+    found = joining(on[1], on[0])
+    waiting = tuple(record.event_id for record in found)
     if first is not None and first not in waiting:
         raise NotStartable(f"event {first} is not waiting on its conversation")
-    for joining in waiting:
-        deliveries.join(connection, task_id, joining)
-        dispatched = asked(RECORD_EDGES, found[joining], RecordState.dispatched, Actor.dispatcher)
+    for record in found:
+        deliveries.join(connection, task_id, record.event_id)
+        dispatched = asked(RECORD_EDGES, record.state, RecordState.dispatched, Actor.dispatcher)
         _checked(
-            records.dispatch(connection, joining, stamp, dispatched),
-            f"event {joining} moved while joining task {task_id}",
+            records.dispatch(connection, record.event_id, stamp, dispatched),
+            f"event {record.event_id} moved while joining task {task_id}",
         )
-    return tuple(waiting)
+    return waiting
 
 
 def join_follow_ups(connection: sqlite3.Connection, task_id: int, now: datetime) -> tuple[int, ...]:
@@ -207,7 +201,8 @@ def join_follow_ups(connection: sqlite3.Connection, task_id: int, now: datetime)
     ).fetchone()
     if found is None:
         return ()
-    return _join(connection, task_id, found[0], format_timestamp(now))
+    work = records.live_work(connection, found[0])
+    return _join(connection, task_id, (found[0], work), format_timestamp(now))
 
 
 def mark_running(
@@ -296,40 +291,16 @@ def end_attempt(
     )
     if account is not None:
         _record_account(connection, attempt_id, account)
-    rows = [
-        LiveRow(
-            event_id=event_id,
-            delivery=DeliveryState(delivery),
-            exposed_by_this_attempt=exposed_by == attempt_id,
-            pulled=pulled_at is not None,
-            withdrawn_before=bool(withdrawn_before),
-            record_state=RecordState(record_state),
-        )
-        for event_id, delivery, exposed_by, pulled_at, withdrawn_before, record_state in connection.execute(
-            "SELECT te.event_id, te.delivery, te.exposed_attempt_id, te.pulled_at,"
-            " EXISTS (SELECT 1 FROM task_events w WHERE w.event_id = te.event_id AND w.withdrawn_at IS NOT NULL),"
-            " e.state FROM task_events te JOIN events e ON e.id = te.event_id"
-            " WHERE te.task_id = ? AND te.retired_at IS NULL ORDER BY te.event_id",
-            (task_id,),
-        )
-    ]
-    decisions = settle(rows, spawn_failed)
-    delivery_of = {row.event_id: row.delivery for row in rows}
-    for decision in decisions:
-        if decision.settlement is Settlement.unknown:
-            if delivery_of[decision.event_id] in (DeliveryState.exposed, DeliveryState.delivered):
-                completed = asked(
-                    DELIVERY_EDGES, delivery_of[decision.event_id], DeliveryState.completed, Actor.dispatcher
-                )
-                deliveries.settle_unknown(connection, task_id, decision.event_id, stamp, completed)
-            _move_record(connection, decision, stamp)
+    rows = live_rows(connection, task_id, attempt_id)
+    plan = settlement_plan(rows, spawn_failed)
+    _apply(connection, task_id, plan.before, stamp)
     for pending in snapshots.redispatches_pending_on(connection, task_id):
         (record_state,) = connection.execute("SELECT state FROM events WHERE id = ?", (pending,)).fetchone()
         asked(RECORD_EDGES, RecordState(record_state), RecordState.admitted, Actor.person)  # rule 9
-    (superseded,) = connection.execute(
-        "SELECT superseded_at IS NOT NULL FROM tasks WHERE id = ?", (task_id,)
+    (task_state,) = connection.execute(
+        "SELECT CASE WHEN superseded_at IS NULL THEN 'live' ELSE 'superseded' END FROM tasks WHERE id = ?", (task_id,)
     ).fetchone()
-    asked(TASK_EDGES, TaskState.superseded if superseded else TaskState.live, TaskState.superseded, Actor.dispatcher)
+    asked(TASK_EDGES, TaskState(task_state), TaskState.superseded, Actor.dispatcher)
     _checked(
         connection.execute(
             "UPDATE tasks SET superseded_at = ?, ended_at = ? WHERE id = ? AND superseded_at IS NULL",
@@ -337,18 +308,14 @@ def end_attempt(
         ),
         f"task {task_id} was already superseded",
     )
-    for decision in decisions:
-        if decision.settlement in (Settlement.withdrawn, Settlement.blocked_again):
-            deliveries.withdraw(connection, task_id, decision.event_id, stamp)
-        if decision.settlement in (Settlement.withdrawn, Settlement.blocked_again, Settlement.returned):
-            _move_record(connection, decision, stamp)
+    _apply(connection, task_id, plan.after, stamp)
     if replies is not None:
         deliveries.adopt_listed(connection, task_id, replies)
     notice = completion(connection, attempt_id, now)
     if notice is not None:
         outbox.write_intents(connection, (notice,), now)
     pause_at("in_settlement")  # a crash test kills the process here, before the settlement commits
-    return decisions
+    return plan.settled
 
 
 def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> Intent | None:
@@ -364,31 +331,7 @@ def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime) -
     origin = None if originating_event_id is None else snapshots.record(connection, originating_event_id)
     if origin is None:
         raise TransitionRefused(f"task {attempt.task_id} has no originating record")
-    settled = [
-        read_back(
-            SettledRow(
-                event_id=event_id,
-                delivery=DeliveryState(delivery),
-                outcome=EventOutcome(outcome),
-                reply_id=reply_id,
-                withdrawn=withdrawn_at is not None,
-                record_state=RecordState(state),
-                record_reason=reason,
-                adopted_reply_id=adopted,
-                reply_on_its_way=bool(on_its_way),
-            )
-        )
-        for event_id, delivery, outcome, reply_id, withdrawn_at, state, reason, adopted, on_its_way in (
-            connection.execute(
-                "SELECT te.event_id, te.delivery, te.outcome, te.reply_id, te.withdrawn_at, e.state, e.reason,"
-                " te.adopted_reply_id, EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = te.event_id"
-                " AND o.task_id = te.task_id AND o.kind = 'worker_reply' AND o.state <> 'canceled')"
-                " FROM task_events te JOIN events e ON e.id = te.event_id WHERE te.task_id = ?"
-                " ORDER BY te.event_id",
-                (attempt.task_id,),
-            )
-        )
-    ]
+    settled = [read_back(row) for row in settled_rows(connection, attempt.task_id)]
     in_flight = snapshots.still_running_in_flight(connection, attempt_id)
     return completion_intent(attempt, settled, origin, now, notice_in_flight=in_flight)
 
@@ -416,14 +359,20 @@ def still_running(connection: sqlite3.Connection, attempt_id: str, now: datetime
     return intent
 
 
-def _move_record(connection: sqlite3.Connection, decision: RowSettlement, stamp: str) -> None:
-    if decision.record_to is None:
-        return
-    (record_state,) = connection.execute(
-        "SELECT state FROM events WHERE id = ?", (decision.event_id,)
-    ).fetchone()
-    moved = asked(RECORD_EDGES, RecordState(record_state), decision.record_to, Actor.dispatcher)
-    records.settle(connection, decision.event_id, moved, decision.record_reason, stamp)
+def _apply(connection: sqlite3.Connection, task_id: int, steps: tuple[RowStep, ...], stamp: str) -> None:
+    """Write a settlement plan's steps (``core.settlement.settlement_plan``), each move asked."""
+    for step in steps:
+        if step.complete_delivery:
+            completed = asked(DELIVERY_EDGES, step.delivery, DeliveryState.completed, Actor.dispatcher)
+            deliveries.settle_unknown(connection, task_id, step.event_id, stamp, completed)
+        if step.withdraw:
+            deliveries.withdraw(connection, task_id, step.event_id, stamp)
+        if step.record_to is not None:
+            (record_state,) = connection.execute(
+                "SELECT state FROM events WHERE id = ?", (step.event_id,)
+            ).fetchone()
+            moved = asked(RECORD_EDGES, RecordState(record_state), step.record_to, Actor.dispatcher)
+            records.settle(connection, step.event_id, moved, step.record_reason, stamp)
 
 
 def mark_left(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> None:

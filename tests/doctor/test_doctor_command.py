@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from core.oauth import Credentials, to_text
+from core.route_preflight import RouteFacts, route_problem
 from shell.basecamp.standin.server import StandIn
 from shell.cli.doctor import examine
 from shell.cli.main import main as connect
@@ -120,7 +121,8 @@ def test_a_missing_route_directory_fails(state: Path, standin: StandIn, capsys: 
     work.rmdir()
     code, found = doctor(state, capsys)
     assert (code, found["ok"]) == (1, False)
-    assert failing(found) == {f"route {project}": f"{work} does not exist"}
+    gone = RouteFacts(project, str(work), exists=False, is_directory=False, writable=False)
+    assert failing(found) == {f"route {project}": route_problem(gone)}  # core.route_preflight's words
     assert by_name(found)[f"route {project}"]["advice"].startswith("create it, or change the route")
 
 

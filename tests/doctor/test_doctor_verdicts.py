@@ -20,7 +20,6 @@ from core.doctor import (
     LockHolder,
     NotAsked,
     Reach,
-    RouteFacts,
     TokenFacts,
     TokenRefused,
     Verdict,
@@ -41,6 +40,7 @@ from core.doctor import (
 )
 from core.presentation.doctor_text import lines
 from core.presentation.status_values import LOW_DISK_BYTES
+from core.route_preflight import RouteFacts
 from core.task_token import PROBE_PREFIX, is_probe, probe_marker_name
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -95,10 +95,14 @@ def test_a_route_directory_missing_not_a_directory_or_not_writable_fails() -> No
         RouteFacts(3, "/w/3", exists=True, is_directory=True, writable=False),
         RouteFacts(4, "/w/4", exists=True, is_directory=True, writable=True),
     ])
-    assert (missing.name, missing.status, missing.detail) == ("route 1", Verdict.failing, "/w/1 does not exist")
+    assert (missing.name, missing.status) == ("route 1", Verdict.failing)
+    assert missing.detail == "routes.1.directory: /w/1 does not exist"  # core.route_preflight's words
     assert "bin/connect setup --route 1=DIRECTORY" in missing.advice
-    assert (file.status, file.detail) == (Verdict.failing, "/w/2 is not a directory")
-    assert (readonly.status, readonly.detail) == (Verdict.failing, "/w/3 is not writable by this user")
+    assert (file.status, file.detail) == (Verdict.failing, "routes.2.directory: /w/2 is not a directory")
+    assert (readonly.status, readonly.detail) == (
+        Verdict.failing,
+        "routes.3.directory: /w/3 is not writable by this user",
+    )
     assert good.status == Verdict.ok
     (none,) = route_checks([])
     assert (none.name, none.status) == ("routes", Verdict.warning)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from core.route_preflight import RouteFacts, route_advice, route_problem
 from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main as connect
 from shell.errors import EXIT_CONFIG
@@ -88,7 +89,8 @@ def test_run_on_a_read_only_state_directory_is_one_line_and_exit_3(
 ) -> None:
     remount(tmpfs, "size=4m")
     with StandIn(world="demo") as standin:
-        state = configure_connector(standin, tmpfs, worker=("true",), base_url=standin.base_url)
+        # no route: one on this mount would be refused first, as no directory a worker can write
+        state = configure_connector(standin, tmpfs, routed=(), worker=("true",), base_url=standin.base_url)
     capsys.readouterr()
     remount(tmpfs, "ro")
     assert connect(["run", "--state-dir", str(state)]) == EXIT_CONFIG
@@ -97,3 +99,18 @@ def test_run_on_a_read_only_state_directory_is_one_line_and_exit_3(
         f"error: {state}: cannot take the instance lock: Read-only file system; "
         "the state directory must be writable; nothing was changed\n"
     )
+
+
+def test_run_refuses_a_route_directory_this_user_cannot_write(
+    tmpfs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The route preflight judges writability for run as for doctor: a worker could not work there."""
+    remount(tmpfs, "size=4m")
+    with StandIn(world="demo") as standin:
+        state = configure_connector(standin, tmpfs, worker=("true",), base_url=standin.base_url)
+        project = standin.world.projects[0].id
+    capsys.readouterr()
+    remount(tmpfs, "ro")
+    assert connect(["run", "--state-dir", str(state)]) == EXIT_CONFIG
+    readonly = RouteFacts(project, str(tmpfs / f"work-{project}"), exists=True, is_directory=True, writable=False)
+    assert capsys.readouterr().err == f"error: {route_problem(readonly)}: not started; {route_advice(readonly)}\n"

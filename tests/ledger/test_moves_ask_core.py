@@ -3,10 +3,12 @@ move is refused by core, with no UPDATE run, whatever the triggers would have sa
 
 from __future__ import annotations
 
+import ast
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
+from pathlib import Path
 from typing import TypeVar
 
 import pytest
@@ -25,8 +27,7 @@ from core.edges import (
     RecordState,
     TaskState,
 )
-from core.settlement import RowSettlement
-from core.snapshots import Settlement
+from core.settlement import RowStep
 from shell.clock import FakeClock
 from shell.ledger import outbox as rows
 from shell.ledger import tasks
@@ -69,10 +70,12 @@ def test_the_dispatcher_may_not_discard_a_record_core_refuses_before_sql(
     rule stops the dispatcher taking it."""
     world.request(101)
     world.launch(101)
-    discard = RowSettlement(101, Settlement.unknown, RecordState.discarded)
+    discard = RowStep(
+        101, DeliveryState.exposed, complete_delivery=False, withdraw=False, record_to=RecordState.discarded
+    )
     with ledger.write() as connection, _statements(connection) as ran:
         with pytest.raises(MoveRefused, match="only a person may move a record from dispatched to discarded"):
-            tasks._move_record(connection, discard, world.now())  # the move itself
+            tasks._apply(connection, 0, (discard,), world.now())  # the move itself
         assert not [statement for statement in ran if statement.lstrip().upper().startswith("UPDATE")]
     with ledger.read() as connection:
         assert connection.execute("SELECT state FROM events WHERE id = 101").fetchone() == ("dispatched",)
@@ -110,3 +113,26 @@ def test_every_table_family_refuses_an_illegal_move_of_the_connector(move: _Ask)
     with pytest.raises(MoveRefused) as refused:
         move()
     assert refused.value.illegal.reason in str(refused.value)
+
+
+def _literal_state(node: ast.expr) -> bool:
+    """``XState.member``, or a choice between such literals."""
+    if isinstance(node, ast.IfExp):
+        return _literal_state(node.body) or _literal_state(node.orelse)
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id.endswith("State")
+
+
+def test_no_move_in_the_ledger_is_asked_from_a_literal_state() -> None:
+    """``asked`` checks nothing when its source is a literal: every call in ``shell/ledger`` passes
+    the state read from the row (or the one its caller's compare-and-set expects)."""
+    literal = [
+        f"{path.name}:{node.lineno}"
+        for path in sorted((Path(__file__).parents[2] / "shell" / "ledger").glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "asked"
+        and len(node.args) >= 2
+        and _literal_state(node.args[1])
+    ]
+    assert literal == []

@@ -334,8 +334,8 @@ OUTBOX = [
     ),
     rule(
         "the dispatcher's record moves ask core.edges: its actor rule, which no trigger holds",
-        "    moved = asked(RECORD_EDGES, RecordState(record_state), decision.record_to, Actor.dispatcher)\n",
-        "    moved = decision.record_to\n",
+        "            moved = asked(RECORD_EDGES, RecordState(record_state), step.record_to, Actor.dispatcher)\n",
+        "            moved = step.record_to\n",
         "test_the_dispatcher_may_not_discard_a_record_core_refuses_before_sql",
     ),
     rule(

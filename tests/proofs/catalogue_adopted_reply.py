@@ -98,7 +98,7 @@ ADOPTED_REPLY: list[Mutation] = [
     ),
     rule(
         "adopted reply: the notice reads the adopted reply back from the settled rows",
-        "                adopted_reply_id=adopted,\n",
+        "            adopted_reply_id=adopted,\n",
         "",
         "test_the_completion_notice_asks_no_person_about_an_event_whose_reply_was_adopted",
     ),

@@ -45,20 +45,21 @@ DISPATCH: list[Mutation] = [
     ),
     rule(
         "recovery holds an attempt left mid-launch and settles nothing around it",
-        "            if attempt.pid is None or attempt.pgid is None:\n",
-        "            if False:\n",
+        "    if not facts.recorded_process:\n        return RecoveryStep.mark_left\n",
+        "",
         "test_recovery_holds_an_attempt_left_mid_launch_and_starts_nothing_there",
         also=(
             (
-                "            if not self.recovery.end_recorded_group(attempt.pid, attempt.pgid, attempt.process_started):",
-                "            if attempt.pid is not None and attempt.pgid is not None and not self.recovery.end_recorded_group(attempt.pid, attempt.pgid, attempt.process_started):",
+                '        assert attempt.pid is not None, "core.recovery ends only a recorded group"\n'
+                '        assert attempt.pgid is not None, "core.recovery ends only a recorded group"\n',
+                "        if attempt.pid is None or attempt.pgid is None:\n            return True\n",
             ),
         ),
     ),
     rule(
         "recovery never settles around a group it cannot verify",
-        "            if not self.recovery.end_recorded_group(attempt.pid, attempt.pgid, attempt.process_started):",
-        "            if not self.recovery.end_recorded_group(attempt.pid, attempt.pgid, attempt.process_started) and False:",
+        "    if not facts.group_gone:\n        return RecoveryStep.held\n",
+        "",
         "test_recovery_never_settles_around_a_group_it_cannot_verify",
     ),
     rule(

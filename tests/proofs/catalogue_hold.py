@@ -86,7 +86,7 @@ HOLD: list[Mutation] = [
     ),
     rule(
         "left mid-launch: recovery marks the attempt for a person",
-        "                    tasks.mark_left(connection, attempt.attempt_id, self.ledger.clock.now())\n",
+        "                tasks.mark_left(connection, attempt.attempt_id, self.ledger.clock.now())\n",
         "                    pass\n",
         "test_an_attempt_left_mid_launch_is_marked_and_a_persons_settlement_moves_the_project_on",
     ),

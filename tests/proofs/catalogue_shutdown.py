@@ -108,15 +108,15 @@ SHUTDOWN: list[Mutation] = [
     ),
     rule(
         "stop during start: an attempt whose reply listing a stop may have cut short stays live",
-        "            if stop is not None and stop.is_set():  # its listing may have been cut short\n",
-        "            if False:\n",
+        "    if facts.stopped:  # its listing may have been cut short (rule 4)\n",
+        "    if False:\n",
         "test_a_stop_during_recoverys_reply_listing_leaves_the_attempts_live_for_the_next_start",
         "test_sigterm_during_recoverys_reply_listing_leaves_the_attempt_live_for_the_next_start",
     ),
     rule(
         "stop during start: recovery ends no group and settles nothing after the stop",
-        "        for index, attempt in enumerate(live):\n            if stop is not None and stop.is_set():\n",
-        "        for index, attempt in enumerate(live):\n            if False:\n",
+        "    if facts.group_gone is None and facts.stopped:  # nothing is done to it yet (rule 1)\n",
+        "    if False:\n",
         "test_recovery_given_a_stop_already_set_ends_no_group_and_settles_nothing",
     ),
     rule(

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from core.route_preflight import RouteFacts, route_problem
 from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_UNAVAILABLE, UserError
@@ -252,7 +253,8 @@ def test_show_prints_the_config_and_what_is_missing(
     assert code == EXIT_OK
     assert out.startswith(f"configuration at {config_path(standin)}")
     assert f"route {project} -> {route}" in out
-    assert f"missing: routes.{project}.directory: {route} is not an existing directory" in out
+    gone = RouteFacts(project, str(route), exists=False, is_directory=False, writable=False)
+    assert f"missing: {route_problem(gone)}" in out  # core.route_preflight's words
 
 
 @pytest.mark.usefixtures("state_home")

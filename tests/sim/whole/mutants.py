@@ -54,8 +54,8 @@ OWN = (
     ),
     rule(
         "settle a live worker: recovery settles an attempt without ending its worker's group",
-        "            if not self.recovery.end_recorded_group(attempt.pid, attempt.pgid, attempt.process_started):",
-        "            if False:",
+        "                    found = replace(found, group_gone=self._end_group(attempt))\n",
+        "                    found = replace(found, group_gone=True)\n",
     ),
     rule(
         "a completion notice twice on restart: recovery settles attempts already ended",
