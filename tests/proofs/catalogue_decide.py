@@ -13,7 +13,7 @@ DECIDE: list[Mutation] = [
         "    running = asked(ATTEMPT_EDGES, AttemptState.launching, AttemptState.running, Actor.dispatcher)\n",
         "test_mark_running_records_the_process_once",
     ),
-    # issue 22 part 3: decisions out of the shell
+    # decisions out of the shell: core decides, the ledger applies
     rule(
         "settlement plan: an unknown row's exposed or delivered delivery is completed, outcome unknown",
         "            complete_delivery=unknown and delivery in (DeliveryState.exposed, DeliveryState.delivered),\n",
