@@ -23,6 +23,7 @@ Rules:
    - ``losses``: ``losses`` (what the live lane missed, and its repair)
    - ``gaps``: ``losses`` (what the feed itself skipped: a 410)
    - ``schema_migrations``: ``schema`` (the migrations, applied as the ledger opens)
+   - ``sqlite_master``: ``rules`` (a vocabulary's CHECK removed once: core's rules are triggers)
 
    One exception, by statement: a worker's own moves of ``task_events``, ``events``,
    ``attempts`` and ``outbox`` (exposure, pull, the guard's cancel, acknowledgement, completion,
