@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from core.destinations import MessageKind
 from core.edges import (
     ATTEMPT_EDGES,
     DELIVERY_EDGES,
@@ -44,6 +45,13 @@ from core.edges import (
     RECORD_EDGES,
     LifecycleTable,
 )
+from core.intake_status import LANES
+from core.intent_kinds import IntentKind
+from core.lane_status import LaneState
+from core.launch_settlement import Claim
+from core.losses import LossState
+from core.snapshots import REPLY_KINDS, StopReason
+from core.states import AttemptState, DeliveryState, EventOutcome, GuardState, IntentState, RecordState
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,15 +76,6 @@ LIFECYCLES = (
 
 def vocabularies() -> tuple[tuple[str, str, tuple[str, ...]], ...]:
     """Each vocabulary column as (table, column, its values in core's order)."""
-    from core.destinations import MessageKind
-    from core.intake_status import LANES
-    from core.intent_kinds import IntentKind
-    from core.lane_status import LaneState
-    from core.launch_settlement import Claim
-    from core.losses import LossState
-    from core.snapshots import REPLY_KINDS, StopReason
-    from core.states import AttemptState, DeliveryState, EventOutcome, GuardState, IntentState, RecordState
-
     def values(*enums: type[StrEnum] | Iterable[str]) -> tuple[str, ...]:
         return tuple(str(value) for enum in enums for value in enum)
 
@@ -107,7 +106,7 @@ def _one_of(expression: str, values: Iterable[str]) -> str:
 
 
 def _words(values: Sequence[str]) -> str:
-    shown = [repr(value) if not value else value for value in values]
+    shown = [value or repr(value) for value in values]
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
 
 

@@ -156,7 +156,7 @@ def refuse_too_new(version: int, path: Path) -> None:
 
 def migrate(ledger: Ledger) -> None:
     """Apply each migration not yet recorded, each in its own immediate transaction (rule 2)."""
-    from shell.ledger import rules  # the owner's alone: core's tables, which a reader never needs
+    from shell.ledger import rules  # noqa: PLC0415 -- the owner's alone: core's tables, no reader's
 
     with ledger.read() as connection:
         stamped = application_id(connection) == APPLICATION_ID  # rule 6: else an older one's, to stamp

@@ -82,11 +82,12 @@ OUTBOX_STATES = ("pending", "sending", "sent", "indeterminate", "canceled", "aba
 NOTES = ("", "get_dispatch", "not created", *sorted(notes.NOT_CREATED_NOTES | notes.RESENDABLE_NOTES))
 
 
-def _each(connection: sqlite3.Connection, write: Callable[[], object]) -> bool:
-    """``write`` under a savepoint: whether it was accepted (a refusal undoes only itself)."""
+def _each(connection: sqlite3.Connection, write: Callable[..., object], *args: Any, **columns: Any) -> bool:
+    """``write(*args, **columns)`` under a savepoint: whether it was accepted (a refusal undoes
+    only itself)."""
     connection.execute("SAVEPOINT attempt")
     try:
-        write()
+        write(*args, **columns)
     except sqlite3.IntegrityError:
         connection.execute("ROLLBACK TO attempt")
         return False
@@ -105,11 +106,12 @@ def _outbox_outcomes(ledger: Ledger, source: str, target: str) -> list[tuple[str
                 sending_at=None if source in ("pending", "canceled") else STAMP,
                 receipt_id=next(receipts) if source == "sent" else None,
             )
-            accepted = _each(connection, lambda: connection.execute(
+            accepted = _each(
+                connection, connection.execute,
                 "UPDATE outbox SET state = ?, note = ?, sending_at = coalesce(sending_at, ?),"
                 " receipt_id = CASE WHEN ? = 'sent' THEN coalesce(receipt_id, ?) ELSE receipt_id END WHERE id = ?",
                 (target, new_note, STAMP, target, next(receipts), intent),
-            ))
+            )
             found.append((old_note, new_note, accepted))
     return found
 
@@ -134,15 +136,16 @@ def _attempt_outcomes(ledger: Ledger) -> list[tuple[str, str, str, str, bool]]:
             ("launching", "running", "ended"), STOP_REASONS, ("launching", "running", "ended"), STOP_REASONS
         ):
             attempt = f"att_{next(ids):024x}"
-            if not _each(connection, lambda: insert_row(
-                connection, "attempts", id=attempt, task_id=task, seq=int(attempt[4:], 16), state=source,
-                stop_reason=stop,
-            )):
+            if not _each(
+                connection, insert_row, connection, "attempts", id=attempt, task_id=task, seq=int(attempt[4:], 16),
+                state=source, stop_reason=stop,
+            ):
                 found.append((source, stop, target, new_stop, False))
                 continue
-            accepted = _each(connection, lambda: connection.execute(
-                "UPDATE attempts SET state = ?, stop_reason = ? WHERE id = ?", (target, new_stop, attempt)
-            ))
+            accepted = _each(
+                connection, connection.execute,
+                "UPDATE attempts SET state = ?, stop_reason = ? WHERE id = ?", (target, new_stop, attempt),
+            )
             found.append((source, stop, target, new_stop, accepted))
     return found
 
@@ -187,14 +190,14 @@ def _vocabulary_outcomes(ledger: Ledger, table: str, column: str, values: tuple[
         for number, value in enumerate(tried, start=1):
             if needs:
                 insert_row(connection, "events", id=number)
-            found.append((value, _each(connection, lambda: write(connection, number, value))))
+            found.append((value, _each(connection, write, connection, number, value)))
         if table in ("events", "outbox", "task_events", "attempts"):
             key = {"events": "id", "outbox": "id", "task_events": "event_id", "attempts": "seq"}[table]
             kept = connection.execute(f"SELECT {key} FROM {table} ORDER BY {key} LIMIT 1").fetchone()
             if kept is not None and column not in ("state", "delivery", "guard"):
                 for value in tried:
-                    found.append((f"update {value}", _each(connection, lambda: connection.execute(
-                        f"UPDATE {table} SET {column} = ? WHERE {key} = ?", (value, kept[0])))))
+                    update = f"UPDATE {table} SET {column} = ? WHERE {key} = ?"
+                    found.append((f"update {value}", _each(connection, connection.execute, update, (value, kept[0]))))
     return found
 
 
@@ -277,7 +280,7 @@ def test_a_ledger_main_made_at_any_version_is_brought_up_to_date_on_open(
     assert _schema(old) == _schema(ledger_directory / "new.db")
     with open_ledger(old, clock=FakeClock()) as upgraded, upgraded.write() as writing:
         writing.execute("UPDATE events SET lane = 'inbox' WHERE id = 7")  # migration 16's value
-        with pytest.raises(sqlite3.IntegrityError, match="outbox.kind holds only"):
+        with pytest.raises(sqlite3.IntegrityError, match=r"outbox\.kind holds only"):
             insert_row(writing, "outbox", intent_key="x", kind="worker_shout")
 
 
