@@ -1,8 +1,10 @@
 """The ledger's schema: the numbered migrations, the version a file is at, and the runner.
 
 Rules:
-1. Migrations are numbered files ``shell/ledger/migrations/NNNN_name.sql``, never edited once
-   shipped, numbered 1, 2, 3... without gaps (checked at import).
+1. Migrations are numbered files ``shell/ledger/migrations/NNNN_name.sql``, numbered 1, 2, 3...
+   without gaps (checked at import), never edited once shipped but to take out what a generated
+   rule now holds (rule 7): a ledger that ran the old text has it replaced as the rules come up
+   to date, and ``tests/support/frozen_migrations`` keeps main's text of schema 18 to prove it.
 2. Each runs in its own ``BEGIN IMMEDIATE`` transaction that re-reads the recorded version
    inside it, so two processes opening a fresh ledger apply each migration once.
 3. A ledger written by a newer program is refused (``LedgerTooNew``): an older program does

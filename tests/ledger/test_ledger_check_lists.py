@@ -15,6 +15,7 @@ from shell.clock import FakeClock
 from shell.ledger import rules
 from shell.ledger.connection import Ledger, open_ledger
 from shell.ledger.schema import MIGRATIONS, split_statements
+from tests.support.frozen_ledger import build
 
 Insert = Callable[..., int]
 STAMP = "2026-11-29T12:00:00.000000000Z"
@@ -96,12 +97,15 @@ def test_the_checks_no_other_test_writes_against_still_refuse(ledger: Ledger, in
 
 
 def test_the_migration_leaves_the_schema_unwritable(ledger_path: Path) -> None:
-    """The generated rules remove a vocabulary's CHECK through writable_schema, then RESET (off):
-    the connection that migrated a new file goes on with the schema unwritable; no migration
-    leaves it writable either (each is checked as it ends)."""
-    with open_ledger(ledger_path, clock=FakeClock()) as fresh, fresh.read() as connection:
-        assert connection.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] >= 14
-        assert connection.execute("PRAGMA writable_schema").fetchone()[0] == 0
+    """The generated rules remove an older ledger's vocabulary CHECKs through writable_schema, then
+    RESET (off): the connection that brought main's ledger up to date goes on with the schema
+    unwritable, as does one that made a new file; no migration leaves it writable either (each is
+    checked as it ends)."""
+    build(ledger_path.with_name("main.sqlite3"))
+    for path in (ledger_path.with_name("main.sqlite3"), ledger_path):
+        with open_ledger(path, clock=FakeClock()) as opened, opened.read() as connection:
+            assert connection.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] >= 14
+            assert connection.execute("PRAGMA writable_schema").fetchone()[0] == 0
     connection = sqlite3.connect(ledger_path.with_name("one-by-one.sqlite3"), isolation_level=None)
     try:
         for migration in MIGRATIONS:

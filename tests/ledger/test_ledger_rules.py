@@ -259,6 +259,23 @@ def _rows(path: Path) -> list[tuple[Any, ...]]:
         connection.close()
 
 
+REPLACED = {
+    "outbox_state_edges",
+    "events_state_edges",
+    "task_events_delivery_moves_forward",
+    "task_events_guard_settles_once",
+    "attempts_state_moves_forward",
+}
+"""Main's hand-written edge triggers: a later edge of core's would be refused by one left standing."""
+
+
+def test_the_hand_written_edge_triggers_are_gone_from_a_new_ledger(ledger: Ledger) -> None:
+    with ledger.read() as connection:
+        names = {str(row[0]) for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    assert names & REPLACED == set()
+    assert {name for name in names if name.startswith("rule_")} == set(rules.generated())
+
+
 @pytest.mark.parametrize("version", range(1, FROZEN_VERSION + 1))
 def test_a_ledger_main_made_at_any_version_is_brought_up_to_date_on_open(
     ledger_directory: Path, version: int
@@ -278,6 +295,7 @@ def test_a_ledger_main_made_at_any_version_is_brought_up_to_date_on_open(
         pass
     assert _rows(old) == before
     assert _schema(old) == _schema(ledger_directory / "new.db")
+    assert {name for _, name, _, _ in _schema(old)} & REPLACED == set()
     with open_ledger(old, clock=FakeClock()) as upgraded, upgraded.write() as writing:
         writing.execute("UPDATE events SET lane = 'inbox' WHERE id = 7")  # migration 16's value
         with pytest.raises(sqlite3.IntegrityError, match=r"outbox\.kind holds only"):

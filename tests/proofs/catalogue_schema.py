@@ -42,6 +42,7 @@ GENERATED_RULES: list[Mutation] = [
         '        connection.execute(f"DROP TRIGGER IF EXISTS {lifecycle.replaces}")\n',
         "        pass\n",
         "test_a_ledger_main_made_at_any_version_is_brought_up_to_date_on_open",
+        "test_the_hand_written_edge_triggers_are_gone_from_a_new_ledger",
     ),
     rule(
         "rules: a generated rule whose text the file holds otherwise is written again on open",
