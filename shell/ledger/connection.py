@@ -27,9 +27,10 @@ Rules:
 3. Every way in is ``synchronous = FULL``; ``open_ledger``'s ``unsynced`` keyword alone sets
    ``OFF``: for the simulation's throwaway ledgers on a memory-backed directory, where a power
    loss loses nothing worth keeping. The connector never passes it (a test reads shell/ for it).
-4. Every way in refuses a file that is not this connector's ledger (``shell.ledger.schema``
-   rule 6) before anything else reads or changes it: before ``quick_check``, before the switch
-   to WAL, before a migration. Only a file this call created skips the question.
+4. Every way in refuses a file that is not this connector's ledger
+   (``shell.ledger.schema`` rule 6) before anything else reads or changes it: before
+   ``quick_check``, before the switch to WAL, before a migration. Only a file this call created
+   skips the question.
 """
 
 from __future__ import annotations

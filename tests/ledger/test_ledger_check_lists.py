@@ -92,7 +92,7 @@ def test_the_checks_no_other_test_writes_against_still_refuse(ledger: Ledger, in
         lambda connection: connection.execute("UPDATE live_lane SET state = 'asleep' WHERE id = 1"),
     ]
     for refusal in refusals:
-        with ledger.write() as connection, pytest.raises(sqlite3.IntegrityError, match="holds only"):
+        with ledger.write() as connection, pytest.raises(sqlite3.IntegrityError, match="a value core does not name"):
             refusal(connection)
 
 

@@ -79,7 +79,10 @@ def test_every_pair_of_every_lifecycle_has_main_s_outcome(
 
 
 OUTBOX_STATES = ("pending", "sending", "sent", "indeterminate", "canceled", "abandoned")
-NOTES = ("", "get_dispatch", "not created", *sorted(notes.NOT_CREATED_NOTES | notes.RESENDABLE_NOTES))
+NOTES = (
+    "", "get_dispatch", "not created", "|".join(sorted(notes.NOT_CREATED_NOTES)[:2]),
+    *sorted(notes.NOT_CREATED_NOTES | notes.RESENDABLE_NOTES),
+)
 
 
 def _each(connection: sqlite3.Connection, write: Callable[..., object], *args: Any, **columns: Any) -> bool:
@@ -116,7 +119,11 @@ def _outbox_outcomes(ledger: Ledger, source: str, target: str) -> list[tuple[str
     return found
 
 
-@pytest.mark.parametrize(("source", "target"), list(itertools.product(OUTBOX_STATES, OUTBOX_STATES)))
+FORGED = ("sending|sent", "sent|pending", "pending>sending", "")
+"""Targets no state is: a value the rule could mistake for a listed pair if it looked carelessly."""
+
+
+@pytest.mark.parametrize(("source", "target"), list(itertools.product(OUTBOX_STATES, OUTBOX_STATES + FORGED)))
 def test_every_outbox_pair_with_every_note_has_main_s_outcome(
     ledger: Ledger, frozen: Ledger, source: str, target: str
 ) -> None:
@@ -124,7 +131,7 @@ def test_every_outbox_pair_with_every_note_has_main_s_outcome(
     assert _outbox_outcomes(ledger, source, target) == _outbox_outcomes(frozen, source, target)
 
 
-STOP_REASONS = ("", "finished", "failed", "lost", "bogus")
+STOP_REASONS = ("", "finished", "failed", "lost", "bogus", "finished|lost")
 
 
 def _attempt_outcomes(ledger: Ledger) -> list[tuple[str, str, str, str, bool]]:
@@ -133,7 +140,8 @@ def _attempt_outcomes(ledger: Ledger) -> list[tuple[str, str, str, str, bool]]:
     with ledger.write() as connection:
         task = insert_row(connection, "tasks")
         for source, stop, target, new_stop in itertools.product(
-            ("launching", "running", "ended"), STOP_REASONS, ("launching", "running", "ended"), STOP_REASONS
+            ("launching", "running", "ended"), STOP_REASONS, ("launching", "running", "ended", "running|ended"),
+            STOP_REASONS,
         ):
             attempt = f"att_{next(ids):024x}"
             if not _each(
@@ -183,7 +191,7 @@ def _vocabulary_writes(table: str, column: str) -> tuple[Callable[[sqlite3.Conne
 
 def _vocabulary_outcomes(ledger: Ledger, table: str, column: str, values: tuple[str, ...]) -> list[tuple[str, bool]]:
     write, needs = _vocabulary_writes(table, column)
-    tried = (*values, "bogus", values[-1] + " ", values[-1].upper() + "X")
+    tried = (*values, "bogus", values[-1] + " ", values[-1].upper() + "X", "|".join(values[:2]), "|")
     found = []
     with ledger.write() as connection:
         insert_row(connection, "tasks")
@@ -218,7 +226,7 @@ def test_every_vocabulary_refuses_exactly_what_core_does_not_name(
     """The generated rule itself, inserting and updating: each value core does not name is refused
     by the vocabulary, each it names is not (another rule may still refuse the row)."""
     write, needs = _vocabulary_writes(table, column)
-    tried = (*values, "bogus", values[-1] + " ", values[-1].upper() + "X", "")
+    tried = (*values, "bogus", values[-1] + " ", values[-1].upper() + "X", "|".join(values[:2]), "|", "")
     refused_by_vocabulary = set()
     with ledger.write() as connection:
         insert_row(connection, "tasks")
@@ -229,7 +237,8 @@ def test_every_vocabulary_refuses_exactly_what_core_does_not_name(
             try:
                 write(connection, number, value)
             except sqlite3.IntegrityError as refusal:
-                if str(refusal).startswith(f"{table}.{column} holds only "):
+                said = str(refusal)
+                if said.startswith(f"{table}.") and column in said and said.endswith(": a value core does not name"):
                     refused_by_vocabulary.add(value)
             connection.execute("ROLLBACK TO attempt")
             connection.execute("RELEASE attempt")
@@ -298,7 +307,7 @@ def test_a_ledger_main_made_at_any_version_is_brought_up_to_date_on_open(
     assert {name for _, name, _, _ in _schema(old)} & REPLACED == set()
     with open_ledger(old, clock=FakeClock()) as upgraded, upgraded.write() as writing:
         writing.execute("UPDATE events SET lane = 'inbox' WHERE id = 7")  # migration 16's value
-        with pytest.raises(sqlite3.IntegrityError, match=r"outbox\.kind holds only"):
+        with pytest.raises(sqlite3.IntegrityError, match=r"outbox\.kind.*: a value core does not name"):
             insert_row(writing, "outbox", intent_key="x", kind="worker_shout")
 
 
