@@ -50,8 +50,8 @@ FID: list[Mutation] = [
     ),
     rule(
         "the ledger lets a sending intent back to pending with the token's 401 as its cause (the cause the move writes)",
-        '                note = "NEW.note" if edge.notes_written_by_the_move else "OLD.note"\n',
-        '                note = "OLD.note"\n',
+        '            note = "NEW.note" if edge.notes_written_by_the_move else "OLD.note"\n',
+        '            note = "OLD.note"\n',
         'test_a_sending_intent_goes_back_to_pending_with_a_cause',
         'test_the_edge_rule_judges_the_cause_a_move_writes_and_the_note_a_resend_finds',
     ),

@@ -782,14 +782,14 @@ LEDGER = [
 SCHEMA = [
     rule(
         'schema: an outbox intent moves only along its edges (generated rule)',
-        '        f"WHEN NOT ({changed}) AND NOT (\\n       " + "\\n    OR ".join(allowed) + ")\\n"\n',
-        '        f"WHEN 0 AND NOT (\\n       " + "\\n    OR ".join(allowed) + ")\\n"\n',
+        '    when = f"NOT ({changed}) AND NOT (\\n       " + "\\n    OR ".join(allowed) + ")"\n',
+        '    when = f"0 AND NOT (\\n       " + "\\n    OR ".join(allowed) + ")"\n',
         'test_every_pair_of_outbox_states_against_the_edge_trigger',
     ),
     rule(
         'schema: a canceled intent returns to pending only with a resendable note (generated rule)',
-        '                    f" AND {_one_of(note, sorted(edge.only_with_notes))})"\n',
-        '                    ")"\n',
+        '                f"({pair} = {_quote(f\'{edge.source}>{edge.target}\')} AND {_one_of(note, sorted(edge.only_with_notes))})"\n',
+        '                f"({pair} = {_quote(f\'{edge.source}>{edge.target}\')})"\n',
         'test_every_pair_of_outbox_states_against_the_edge_trigger',
     ),
     rule(
@@ -872,8 +872,8 @@ SCHEMA = [
     ),
     rule(
         'schema: a guard settles once, armed to canceled or fired (generated rule)',
-        '        f"WHEN NOT ({changed}) AND NOT (\\n       " + "\\n    OR ".join(allowed) + ")\\n"\n',
-        '        f"WHEN 0 AND NOT (\\n       " + "\\n    OR ".join(allowed) + ")\\n"\n',
+        '    when = f"NOT ({changed}) AND NOT (\\n       " + "\\n    OR ".join(allowed) + ")"\n',
+        '    when = f"0 AND NOT (\\n       " + "\\n    OR ".join(allowed) + ")"\n',
         'test_every_pair_of_guards_against_the_settles_once_trigger',
     ),
     rule(
@@ -890,8 +890,8 @@ SCHEMA = [
     ),
     rule(
         'schema: an attempt moves forward only (generated rule)',
-        '        f"WHEN NOT ({changed}) AND NOT (\\n       " + "\\n    OR ".join(allowed) + ")\\n"\n',
-        '        f"WHEN 0 AND NOT (\\n       " + "\\n    OR ".join(allowed) + ")\\n"\n',
+        '    when = f"NOT ({changed}) AND NOT (\\n       " + "\\n    OR ".join(allowed) + ")"\n',
+        '    when = f"0 AND NOT (\\n       " + "\\n    OR ".join(allowed) + ")"\n',
         'test_every_pair_of_attempt_states_against_the_forward_trigger',
     ),
     rule(
@@ -941,11 +941,18 @@ SCHEMA = [
     ),
     # migration 14: the CHECKs' lists of three or more values as comparisons joined by OR
     rule(
-        "schema: a vocabulary is a test of each of its values joined by OR (no IN list's b-tree), and only those",
-        '    return "(" + " OR ".join(f"{expression} = {_quote(value)}" for value in values) + ")"\n',
-        '    return "(1 OR " + " OR ".join(f"{expression} = {_quote(value)}" for value in values) + ")"\n',
-        'test_a_record_the_checks_refuse',
-        'test_the_generated_vocabularies_are_the_migrations_lists',
+        "schema: a vocabulary is a value found whole in its one list (no IN list's b-tree, no OR chain to parse), and only those",
+        "    return f\"(instr({_quote(listed)}, '|' || {expression} || '|') > 0 AND {expression} NOT GLOB '*|*')\"\n",
+        "    return f\"(1 OR instr({_quote(listed)}, '|' || {expression} || '|') > 0 AND {expression} NOT GLOB '*|*')\"\n",
+        "test_a_record_the_checks_refuse",
+        "test_every_vocabulary_refuses_exactly_what_core_does_not_name",
+    ),
+    rule(
+        "schema: a value holding the lists' separator is never taken for the values it joins",
+        "    return f\"(instr({_quote(listed)}, '|' || {expression} || '|') > 0 AND {expression} NOT GLOB '*|*')\"\n",
+        "    return f\"(instr({_quote(listed)}, '|' || {expression} || '|') > 0)\"\n",
+        "test_every_vocabulary_refuses_exactly_what_core_does_not_name",
+        "test_every_outbox_pair_with_every_note_has_main_s_outcome",
     ),
     rule(
         "schema: a loss's state is one of its three (generated vocabulary)",

@@ -87,8 +87,8 @@ NOT_CREATED: list[Mutation] = [
     ),
     rule(
         'not created: sending -> pending only with a cause proving nothing was created (generated rule)',
-        '                    f" AND {_one_of(note, sorted(edge.only_with_notes))})"\n',
-        '                    ")"\n',
+        '                f"({pair} = {_quote(f\'{edge.source}>{edge.target}\')} AND {_one_of(note, sorted(edge.only_with_notes))})"\n',
+        '                f"({pair} = {_quote(f\'{edge.source}>{edge.target}\')})"\n',
         'test_a_sending_intent_without_such_a_cause_never_goes_back_to_pending',
     ),
     rule(

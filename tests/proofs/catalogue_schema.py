@@ -7,8 +7,8 @@ from __future__ import annotations
 from tests.proofs.mutation import Mutation, rule
 
 _EDGE_WHEN = (
-    '        f"WHEN NOT ({changed}) AND NOT (\\n       " + "\\n    OR ".join(allowed) + ")\\n"\n',
-    '        f"WHEN 0 AND NOT (\\n       " + "\\n    OR ".join(allowed) + ")\\n"\n',
+    '    when = f"NOT ({changed}) AND NOT (\\n       " + "\\n    OR ".join(allowed) + ")"\n',
+    '    when = f"0 AND NOT (\\n       " + "\\n    OR ".join(allowed) + ")"\n',
 )
 
 GENERATED_RULES: list[Mutation] = [
@@ -26,15 +26,20 @@ GENERATED_RULES: list[Mutation] = [
     ),
     rule(
         "rules: a vocabulary holds on insert (generated from core's enums)",
-        '        triggers.update([_vocabulary_trigger(table, "INSERT", columns)])\n',
+        '        triggers.update([_vocabulary_trigger(table, "INSERT", tuple(columns))])\n',
         "        pass\n",
         "test_every_vocabulary_refuses_exactly_what_core_does_not_name",
     ),
     rule(
-        "rules: a vocabulary holds on update where no lifecycle rule judges the column",
-        "        if unjudged:\n",
-        "        if False:\n",
+        "rules: a vocabulary holds on update where no lifecycle rule judges the column (in the lifecycle's trigger)",
+        '        when = f"({when})\\n OR {outside}"\n',
+        '        when = f"({when})"\n',
         "test_every_value_of_every_vocabulary_has_main_s_outcome",
+    ),
+    rule(
+        "rules: a vocabulary holds on update in a table no lifecycle rule judges (live_lane, losses)",
+        "        if unjudged.get(table):\n",
+        "        if False:\n",
         "test_the_checks_no_other_test_writes_against_still_refuse",
     ),
     rule(
