@@ -54,7 +54,6 @@ from core.losses import LossState
 from core.snapshots import REPLY_KINDS, StopReason
 from core.states import AttemptState, DeliveryState, EventOutcome, GuardState, IntentState, RecordState
 
-
 Vocabulary = tuple[tuple[str, tuple[str, ...]], ...]
 """Some columns of one table, each with its values."""
 

@@ -14,7 +14,6 @@ from tests.proofs.catalogue_bad import BAD
 from tests.proofs.catalogue_bad_input import BAD_INPUT
 from tests.proofs.catalogue_cutover import CUTOVER
 from tests.proofs.catalogue_decide import DECIDE, KINDS, TOKEN_FILE
-from tests.proofs.catalogue_schema import GENERATED_RULES
 from tests.proofs.catalogue_decisions import DECISIONS
 from tests.proofs.catalogue_demo import DEMO
 from tests.proofs.catalogue_dispatch import DISPATCH
@@ -35,6 +34,7 @@ from tests.proofs.catalogue_ops import OPS
 from tests.proofs.catalogue_prose import PROSE
 from tests.proofs.catalogue_receipt import RECEIPT
 from tests.proofs.catalogue_routes import ROUTES
+from tests.proofs.catalogue_schema import GENERATED_RULES
 from tests.proofs.catalogue_sec import SEC
 from tests.proofs.catalogue_shutdown import SHUTDOWN
 from tests.proofs.catalogue_SIM import SIM
