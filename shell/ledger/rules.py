@@ -10,14 +10,16 @@ Rules:
    ``only_with_notes`` exists only for a row whose note (the one the move writes, or the one the
    row carried: ``notes_written_by_the_move``) is one of them.
 2. ``vocabularies()``: one ``BEFORE INSERT`` trigger per table refuses a value outside a column's
-   vocabulary, and one ``BEFORE UPDATE OF`` its columns no lifecycle trigger judges (a lifecycle
-   trigger refuses any value that is no edge's target). A new enum member (a message kind) is a
-   new vocabulary with no migration. A value is looked up whole in one ``|``-joined list
+   vocabulary; on update, the columns no edge judges (an edge rule refuses any value that is no
+   edge's target) are judged in the table's lifecycle trigger, or in one of their own where the
+   table has none: every trigger is one more for each reopen to parse. A new enum member (a
+   message kind) is a new vocabulary with no migration. A value is looked up whole in one ``|``-joined list
    (``instr``), never an IN list of constants (SQLite builds a temporary b-tree of one at every
    statement that evaluates it) nor a chain of ORs (a long expression every reopen parses).
 3. ``bring_up_to_date`` runs after the migrations, in one ``BEGIN IMMEDIATE`` that reads the file
    again: it creates each generated trigger whose text the file lacks, drops the hand-written
-   triggers and the vocabulary CHECKs the migrations wrote (the generated rules replace them:
+   triggers and the vocabulary CHECKs an earlier version's migrations wrote (``replaces``; the
+   generated rules hold them now:
    a CHECK cannot be altered, and an older connector's CHECK would refuse a newer vocabulary),
    and drops a ``rule_`` trigger no longer generated. ``in_force`` is the one read a reopen
    costs: the file's ``rule_`` triggers, compared by text; equal means nothing to write.
