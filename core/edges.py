@@ -99,6 +99,9 @@ class Edge(Generic[StateT]):
     actors: frozenset[Actor]
     taken_by: str
     only_with_notes: frozenset[str] | None = None
+    notes_written_by_the_move: bool = False
+    """Whether ``only_with_notes`` judges the note the move writes (its cause), not the one the row
+    carried before it: the ledger's generated rule reads ``NEW.note`` or ``OLD.note`` by it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +203,7 @@ INTENT_EDGES: LifecycleTable[IntentState] = LifecycleTable(
             IntentState.sending, IntentState.pending, _AUTOMATIC,
             "a retry of a request that provably never reached Basecamp",
             only_with_notes=NOT_CREATED_NOTES,
+            notes_written_by_the_move=True,
         ),
         Edge(IntentState.indeterminate, IntentState.sent, _PERSON, "a person's resolution: sent"),
         Edge(IntentState.indeterminate, IntentState.abandoned, _PERSON, "a person's resolution: abandon"),

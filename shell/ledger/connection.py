@@ -1,58 +1,45 @@
-"""The ledger: one SQLite file, the connector's whole durable state. Open and transact.
+"""Opening the ledger: the three ways in, and what each checks before a ``Ledger`` is handed out.
 
-Where a ledger may live and its privacy are ``shell.ledger.files``; the migrations and their
-runner ``shell.ledger.schema``; the errors ``shell.ledger.errors``. Their public names are
-importable from here too, where every caller imports them.
+What a caller does with a ``Ledger`` (its transactions, busy retries, time columns) is
+``shell.ledger.transactions``; where a ledger may live and its privacy ``shell.ledger.files``;
+the migrations and their runner ``shell.ledger.schema``; the errors ``shell.ledger.errors``.
+Their public names are importable from here too, where every caller imports them.
 
 Rules:
-1. Three ways in. ``open_ledger``: the owner (the connector, a person's decision commands)
-   creates and migrates. ``open_existing_ledger``: a worker's server never creates, never
-   migrates, and refuses any schema version but this program's. ``open_ledger_read_only``:
-   ``status`` reads through ``mode=ro`` and ``query_only``, never migrates, never writes, and
-   refuses a ledger that is out of date or too new. Nothing opens a missing file but the owner.
-   The read-only way keeps at most ``READ_ONLY_CACHE_KIB`` of pages in memory: status scans
-   each index once, so a larger page cache buys it nothing and would grow with the ledger.
-2. One connection per ``Ledger``, in autocommit mode (no implicit transactions); a lock
-   makes one thread at a time use it. Every write is ``with ledger.write() as connection:``,
-   a ``BEGIN IMMEDIATE`` transaction that commits at the end of the block and rolls back on
-   any exception (which is re-raised). A consistent multi-query read is ``ledger.read()``.
-   Transactions do not nest.
-3. SQLite's busy handler is not consulted for every lock (switching a fresh file to WAL),
-   so opening a transaction and switching to WAL retry on ``SQLITE_BUSY``/``SQLITE_LOCKED``
-   for up to five seconds, every 20 ms; then ``LedgerBusy``. Waiting on a lock is real time,
-   not the clock's: a fake clock must not make a lock give up early.
-4. Times written from Python use ``core.timestamps.format_timestamp`` (``ledger.timestamp()``);
-   SQL-side stamps use ``SQL_NOW``, the same fixed width. A time column that may be NULL is
-   read back through ``stored_time`` (NULL -> None).
-5. The owner's way in runs SQLite's ``quick_check`` before it migrates: a ledger damaged in the
+1. Three ways in, by what the caller may do to the file:
+   - ``open_ledger``, the owner's (the connector's ``run``; ``promote`` on its shadow copy): creates
+     a missing file (owner-only, carrying the ledger's identity), runs ``quick_check``, switches
+     to WAL, migrates and brings the generated rules up to date, refuses a newer ledger.
+   - ``open_existing_ledger``, a writer's that is not the owner (the worker's MCP server; a
+     person's commands -- ``resolve``'s writes, ``discard``, ``redispatch``, ``hold``,
+     ``release``, ``settle-launch``, ``import`` -- through ``shell.cli.person``): never creates,
+     never migrates, never brings the generated rules up to date, refuses any
+     schema version but this program's; it switches the file to WAL, its only write.
+   - ``open_ledger_read_only``, a reader's (``status``, ``doctor``, ``resolve list|show``,
+     ``promote``'s checks): ``mode=ro`` and ``query_only``, never creates, never migrates, never
+     writes, refuses a ledger out of date or too new, and keeps at most ``READ_ONLY_CACHE_KIB``
+     of pages in memory (a reader scans each index once: a larger cache buys nothing).
+   Nothing opens a missing file but the owner.
+2. The owner's way in runs SQLite's ``quick_check`` before it migrates: a ledger damaged in the
    middle is refused at start, one line (``LedgerCorrupt``), never found by a loop later. What
    the disk or SQLite says while opening or migrating is a ``LedgerError`` naming it
    (``shell.ledger.errors.ledger_failure``): a full disk during a migration rolls it back.
-6. A ``Ledger`` may keep a record of its failed writes (``write_failures``, the running
-   connector's: ``shell.ledger.write_failures``): a write whose storage failed is recorded
-   there before its error is raised on, and the next write that commits clears it.
-7. Every way in is ``synchronous = FULL``; ``open_ledger``'s ``unsynced`` keyword alone sets
+3. Every way in is ``synchronous = FULL``; ``open_ledger``'s ``unsynced`` keyword alone sets
    ``OFF``: for the simulation's throwaway ledgers on a memory-backed directory, where a power
    loss loses nothing worth keeping. The connector never passes it (a test reads shell/ for it).
-8. Every way in refuses a file that is not this connector's ledger (``shell.ledger.schema``
-   rule 6) before anything else reads or changes it: before ``quick_check``, before the switch
-   to WAL, before a migration. Only a file this call created skips the question.
+4. Every way in refuses a file that is not this connector's ledger
+   (``shell.ledger.schema`` rule 6) before anything else reads or changes it: before
+   ``quick_check``, before the switch to WAL, before a migration. Only a file this call created
+   skips the question.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
-import threading
-import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager
-from datetime import datetime
 from pathlib import Path
-from typing import Literal, TypeVar
 from urllib.parse import quote
 
-from core.timestamps import format_timestamp, parse_timestamp
 from shell.clock import Clock, SystemClock
 from shell.ledger.errors import (
     LedgerBusy,
@@ -68,7 +55,6 @@ from shell.ledger.errors import (
     LedgerPathRefused,
     LedgerTooNew,
     LedgerUnreadable,
-    is_storage_failure,
     ledger_failure,
 )
 from shell.ledger.files import (
@@ -91,7 +77,7 @@ from shell.ledger.schema import (
     schema_version,
     split_statements,
 )
-from shell.ledger.write_failures import WriteFailures
+from shell.ledger.transactions import BUSY_TIMEOUT_SECONDS, SQL_NOW, Ledger, retry_busy, stored_time
 
 __all__ = [
     "BUSY_TIMEOUT_SECONDS",
@@ -123,179 +109,8 @@ __all__ = [
     "stored_time",
 ]
 
-BUSY_TIMEOUT_SECONDS = 5.0
-BUSY_RETRY_SLEEP_SECONDS = 0.020
 READ_ONLY_CACHE_KIB = 256
 """The read-only connection's page cache (rule 1); SQLite's default is 2,000 KiB."""
-SQL_NOW = "strftime('%Y-%m-%dT%H:%M:%f', 'now') || '000000Z'"
-
-
-def stored_time(value: object) -> datetime | None:
-    """A time column's value as a datetime; None where the column is NULL (rule 4)."""
-    return None if value is None else parse_timestamp(str(value))
-
-
-_BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
-
-_Result = TypeVar("_Result")
-
-
-# The ledger.
-
-
-class Ledger:
-    """One SQLite connection to one ledger file. Use ``write()`` and ``read()``."""
-
-    def __init__(
-        self,
-        connection: sqlite3.Connection,
-        path: Path,
-        *,
-        read_only: bool,
-        clock: Clock,
-        busy_timeout: float,
-    ) -> None:
-        self._connection = connection
-        self._lock = threading.RLock()
-        self._closed = False
-        self.path = path
-        self.read_only = read_only
-        self.clock = clock
-        self.busy_timeout = busy_timeout
-        self.write_failures: WriteFailures | None = None  # rule 6
-
-    def timestamp(self) -> str:
-        """Now, as the ledger stores time."""
-        return format_timestamp(self.clock.now())
-
-    def write(self) -> _Write:
-        """A write transaction: BEGIN IMMEDIATE, COMMIT at the end, ROLLBACK on any exception."""
-        if self.read_only:
-            raise LedgerMisuse(f"{self.path}: this ledger was opened read-only")
-        return _Write(self)
-
-    def read(self) -> AbstractContextManager[sqlite3.Connection]:
-        """A read snapshot: every query in the block sees the same committed state."""
-        return self._transaction("BEGIN DEFERRED")
-
-    def schema_version(self) -> int:
-        with self.read() as connection:
-            return schema_version(connection)
-
-    def close(self) -> None:
-        with self._lock:
-            if not self._closed:
-                self._closed = True
-                self._connection.close()
-
-    def __enter__(self) -> Ledger:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def _transaction(self, begin: str) -> _Transaction:
-        return _Transaction(self, begin)
-
-
-class _Transaction:
-    """One transaction on a ledger's connection (rule 2), under its lock: ``begin`` on entry,
-    COMMIT at a clean exit, ROLLBACK on any exception, which is raised again. A class, not a
-    generator: the connector opens thousands a minute, and a generator's context costs more."""
-
-    __slots__ = ("_begin", "_ledger")
-
-    def __init__(self, ledger: Ledger, begin: str) -> None:
-        self._ledger = ledger
-        self._begin = begin
-
-    def __enter__(self) -> sqlite3.Connection:
-        ledger = self._ledger
-        ledger._lock.acquire()
-        try:
-            if ledger._closed:
-                raise LedgerMisuse(f"{ledger.path}: this ledger is closed")
-            connection = ledger._connection
-            if connection.in_transaction:
-                raise LedgerMisuse(f"{ledger.path}: a transaction is already open; they do not nest")
-            _retry_busy(lambda: connection.execute(self._begin), ledger.busy_timeout, ledger.path)
-        except BaseException:
-            ledger._lock.release()
-            raise
-        return connection
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> Literal[False]:
-        connection = self._ledger._connection
-        try:
-            if kind is None:
-                try:
-                    connection.execute("COMMIT")
-                except BaseException:
-                    if connection.in_transaction:
-                        connection.execute("ROLLBACK")
-                    raise
-            elif connection.in_transaction:
-                connection.execute("ROLLBACK")  # the block failed
-        finally:
-            self._ledger._lock.release()
-        return False  # the block's exception is raised again, after the rollback
-
-
-class _Write(_Transaction):
-    """A write transaction whose storage failure -- at its BEGIN, in its block, at its COMMIT -- is
-    recorded (rule 6), and whose clean COMMIT clears the record. A class like ``_Transaction``:
-    every intent the outbox sends opens two."""
-
-    __slots__ = ()
-
-    def __init__(self, ledger: Ledger) -> None:
-        super().__init__(ledger, "BEGIN IMMEDIATE")
-
-    def __enter__(self) -> sqlite3.Connection:
-        try:
-            return super().__enter__()
-        except (sqlite3.Error, OSError) as error:
-            self._failed(error)
-            raise
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> Literal[False]:
-        try:
-            super().__exit__(kind, error, trace)
-        except (sqlite3.Error, OSError) as failure:
-            self._failed(failure)
-            raise
-        failures = self._ledger.write_failures
-        if failures is not None:
-            if kind is None:
-                failures.succeeded()
-            elif isinstance(error, (sqlite3.Error, OSError)):
-                self._failed(error)
-        return False
-
-    def _failed(self, error: BaseException) -> None:
-        failures = self._ledger.write_failures
-        if failures is not None and is_storage_failure(error):
-            failures.failed(error, self._ledger.clock.now())
-
-
-def _retry_busy(action: Callable[[], _Result], timeout: float, path: Path) -> _Result:
-    """Run ``action``, again every 20 ms while SQLite answers busy or locked, up to ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return action()
-        except sqlite3.OperationalError as error:
-            code = error.sqlite_errorcode & 0xFF
-            if code not in _BUSY_CODES:
-                raise
-            if time.monotonic() >= deadline:
-                raise LedgerBusy(
-                    f"{path}: another process holds the ledger's lock; gave up after {timeout:g} s"
-                ) from error
-            time.sleep(BUSY_RETRY_SLEEP_SECONDS)
-
-
-# Opening.
 
 
 def open_ledger(
@@ -306,7 +121,7 @@ def open_ledger(
     unsynced: bool = False,
 ) -> Ledger:
     """The owner's way in: create what is missing (owner-only), migrate, refuse a newer ledger.
-    ``unsynced``: rule 7, the simulation's only."""
+    ``unsynced``: rule 3, the simulation's only."""
     clock = clock or SystemClock()
     ledger_path = checked_path(path)
     try:
@@ -421,7 +236,7 @@ def _configure(
 
 def check_integrity(connection: sqlite3.Connection, path: Path) -> None:
     """SQLite's ``quick_check`` of the whole file: a page damaged anywhere is ``LedgerCorrupt``
-    before anything reads or writes it (rule 5)."""
+    before anything reads or writes it (rule 2)."""
     try:
         rows = connection.execute("PRAGMA quick_check").fetchall()
     except sqlite3.DatabaseError as error:
@@ -435,7 +250,7 @@ def check_integrity(connection: sqlite3.Connection, path: Path) -> None:
 
 
 def _switch_to_wal(connection: sqlite3.Connection, path: Path, busy_timeout: float) -> None:
-    row = _retry_busy(
+    row = retry_busy(
         lambda: connection.execute("PRAGMA journal_mode = WAL").fetchone(), busy_timeout, path
     )
     if row is None or str(row[0]).lower() != "wal":
@@ -443,15 +258,15 @@ def _switch_to_wal(connection: sqlite3.Connection, path: Path, busy_timeout: flo
 
 
 def _refuse_foreign(connection: sqlite3.Connection, path: Path, busy_timeout: float) -> None:
-    """Rule 8: before anything reads the file's tables or changes it."""
+    """Rule 4: before anything reads the file's tables or changes it."""
     try:
-        _retry_busy(lambda: refuse_foreign(connection, path), busy_timeout, path)
+        retry_busy(lambda: refuse_foreign(connection, path), busy_timeout, path)
     except sqlite3.DatabaseError as error:
         raise LedgerUnreadable(f"{path}: not a ledger SQLite can read: {error}") from error
 
 
 def _read_version(connection: sqlite3.Connection, path: Path, busy_timeout: float) -> int:
     try:
-        return _retry_busy(lambda: schema_version(connection), busy_timeout, path)
+        return retry_busy(lambda: schema_version(connection), busy_timeout, path)
     except sqlite3.DatabaseError as error:
         raise LedgerUnreadable(f"{path}: not a ledger SQLite can read: {error}") from error

@@ -1,15 +1,17 @@
 """The ledger's schema: the numbered migrations, the version a file is at, and the runner.
 
 Rules:
-1. Migrations are numbered files ``shell/ledger/migrations/NNNN_name.sql``, never edited once
-   shipped, numbered 1, 2, 3... without gaps (checked at import).
+1. Migrations are numbered files ``shell/ledger/migrations/NNNN_name.sql``, numbered 1, 2, 3...
+   without gaps (checked at import), never edited once shipped but to take out what a generated
+   rule now holds (rule 7): a ledger that ran the old text has it replaced as the rules come up
+   to date, and ``tests/support/frozen_migrations`` keeps main's text of schema 18 to prove it.
 2. Each runs in its own ``BEGIN IMMEDIATE`` transaction that re-reads the recorded version
    inside it, so two processes opening a fresh ledger apply each migration once.
 3. A ledger written by a newer program is refused (``LedgerTooNew``): an older program does
    not understand the rows and triggers a newer one relies on.
 4. ``executescript`` would COMMIT the migration's transaction first, so a migration's
    statements run one at a time inside it (``split_statements``).
-5. A ledger already at this program's version costs one read, no write transaction: every
+5. A ledger already at this program's version and rules costs one read, no write transaction: every
    start (and every restart of the simulation) opens an up-to-date file, and a start never
    waits on another process's write lock for nothing to do.
 6. A ledger carries this program's schema identity: SQLite's ``application_id`` is
@@ -20,6 +22,9 @@ Rules:
    EXIT_CONFIG, untouched). A ledger an older connector made before the identity existed
    (``application_id`` 0 with the ``schema_migrations`` table) is this program's: the owner
    stamps it once.
+7. The rules core holds -- a lifecycle's edges, a column's vocabulary -- are no migration's: after
+   the migrations, ``shell.ledger.rules`` brings the file's generated triggers up to date in one
+   more transaction; an up-to-date file's reopen reads them once and writes nothing (rule 5).
 """
 
 from __future__ import annotations
@@ -153,10 +158,12 @@ def refuse_too_new(version: int, path: Path) -> None:
 
 def migrate(ledger: Ledger) -> None:
     """Apply each migration not yet recorded, each in its own immediate transaction (rule 2)."""
+    from shell.ledger import rules  # noqa: PLC0415 -- the owner's alone: core's tables, no reader's
+
     with ledger.read() as connection:
         stamped = application_id(connection) == APPLICATION_ID  # rule 6: else an older one's, to stamp
-        if stamped and schema_version(connection) == SCHEMA_VERSION:  # rule 5: nothing to do
-            return
+        if stamped and schema_version(connection) == SCHEMA_VERSION and rules.in_force(connection):
+            return  # rule 5: nothing to do
     with ledger.write() as transaction:
         transaction.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations ("
@@ -177,3 +184,5 @@ def migrate(ledger: Ledger) -> None:
                 (migration.version, ledger.timestamp()),
             )
             transaction.execute(f"PRAGMA user_version = {migration.version}")  # rule 6
+    with ledger.write() as transaction:
+        rules.bring_up_to_date(transaction)  # rule 7

@@ -1,6 +1,6 @@
-"""Migration 14: every table CHECK that names a list of three or more values names them as
-comparisons joined by OR (SQLite builds a temporary b-tree for such an IN list at every write that
-checks it). The same rule: each column still allows exactly its list, and refuses anything else."""
+"""The vocabulary columns: no table CHECK names a list of three or more values (SQLite builds a
+temporary b-tree for such an IN list at every write that checks it); each column's vocabulary is
+a rule generated from core (``shell.ledger.rules``), the values listed here, and nothing else."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from shell.clock import FakeClock
+from shell.ledger import rules
 from shell.ledger.connection import Ledger, open_ledger
 from shell.ledger.schema import MIGRATIONS, split_statements
+from tests.support.frozen_ledger import build
 
 Insert = Callable[..., int]
 STAMP = "2026-11-29T12:00:00.000000000Z"
@@ -22,7 +24,7 @@ ATTEMPT = "att_" + "0" * 24
 LISTS: dict[tuple[str, str], tuple[str, ...]] = {
     ("events", "state"): ("seen", "admitted", "queued", "blocked", "dispatched", "completed", "discarded", "held"),
     ("events", "reply_kind"): ("", "comment", "chat_line"),
-    ("events", "lane"): ("poll", "live", "repair"),
+    ("events", "lane"): ("poll", "live", "repair", "inbox"),  # migration 16 adds the inbox
     ("attempts", "state"): ("launching", "running", "ended"),
     ("attempts", "stop_reason"): ("", "finished", "failed", "deadline", "shutdown", "lost"),
     ("attempts", "settled_as"): ("", "ran", "did_not_run"),
@@ -37,7 +39,8 @@ LISTS: dict[tuple[str, str], tuple[str, ...]] = {
     ("live_lane", "state"): ("connecting", "connected", "down"),
     ("losses", "state"): ("open", "repaired", "unrecovered"),
 }
-"""Each column whose CHECK named three or more values, and those values, as the migrations wrote them."""
+"""Each column whose CHECK named three or more values, and those values, as the migrations wrote them
+(15 and 16 widened two): what the generated vocabularies hold, written down apart from core."""
 
 _IN_LIST = re.compile(r"\w+\s+IN\s*\(\s*'[^']*'\s*,\s*'[^']*'\s*,[^)]*\)")
 
@@ -54,21 +57,18 @@ def test_no_table_check_names_a_list_of_three_or_more_values(ledger: Ledger) -> 
     assert [(name, found) for name, sql in tables if sql for found in _IN_LIST.findall(sql)] == []
 
 
+def test_the_generated_vocabularies_are_the_migrations_lists() -> None:
+    assert {(table, column): values for table, column, values in rules.vocabularies()} == LISTS
+
+
 @pytest.mark.parametrize(("table", "column"), list(LISTS), ids=[f"{t}.{c}" for t, c in LISTS])
-def test_each_rewritten_check_allows_exactly_its_list(ledger: Ledger, table: str, column: str) -> None:
-    """The CHECK as the migrated ledger holds it, asked of each listed value, of NULL (which a CHECK
-    lets pass) and of values it never named."""
-    chain = re.search(rf"\({column} = '[^)]*'\)", _table_sql(ledger, table))
-    assert chain is not None, f"{table}.{column}: no comparisons joined by OR"
-    allowed = LISTS[(table, column)]
-    with ledger.read() as connection:
-
-        def passes(value: str | None) -> object:
-            return connection.execute(f"SELECT {chain[0]} FROM (SELECT ? AS {column})", (value,)).fetchone()[0]
-
-        assert [passes(value) for value in allowed] == [1] * len(allowed)
-        assert passes(None) is None
-        assert [passes(value) for value in ("bogus", allowed[-1] + " ", allowed[-1].upper() + "X")] == [0, 0, 0]
+def test_no_vocabulary_is_a_check_any_longer(ledger: Ledger, table: str, column: str) -> None:
+    """A CHECK cannot be altered: a vocabulary there would need its text edited for each new value."""
+    sql = _table_sql(ledger, table)
+    assert rules.without_vocabulary_checks(table, sql) == sql
+    first, second = (re.escape(f"'{value}'") for value in LISTS[(table, column)][:2])
+    assert not re.search(rf"\b{column}\s+IN\s*\(\s*{first},\s*{second}", sql)  # as migration 1 wrote it
+    assert not re.search(rf"\b{column} = {first} OR {column} = {second}", sql)  # as migration 14 did
 
 
 def test_the_checks_no_other_test_writes_against_still_refuse(ledger: Ledger, insert: Insert) -> None:
@@ -92,17 +92,20 @@ def test_the_checks_no_other_test_writes_against_still_refuse(ledger: Ledger, in
         lambda connection: connection.execute("UPDATE live_lane SET state = 'asleep' WHERE id = 1"),
     ]
     for refusal in refusals:
-        with ledger.write() as connection, pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+        with ledger.write() as connection, pytest.raises(sqlite3.IntegrityError, match="a value core does not name"):
             refusal(connection)
 
 
 def test_the_migration_leaves_the_schema_unwritable(ledger_path: Path) -> None:
-    """Migration 14 writes table texts through writable_schema, then RESET (off): the connection
-    that migrated a new file goes on with the schema unwritable. So does every later migration
-    that writes through it (15): each is checked as it ends, so a later RESET hides no earlier one."""
-    with open_ledger(ledger_path, clock=FakeClock()) as fresh, fresh.read() as connection:
-        assert connection.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] >= 14
-        assert connection.execute("PRAGMA writable_schema").fetchone()[0] == 0
+    """The generated rules remove an older ledger's vocabulary CHECKs through writable_schema, then
+    RESET (off): the connection that brought main's ledger up to date goes on with the schema
+    unwritable, as does one that made a new file; no migration leaves it writable either (each is
+    checked as it ends)."""
+    build(ledger_path.with_name("main.sqlite3"))
+    for path in (ledger_path.with_name("main.sqlite3"), ledger_path):
+        with open_ledger(path, clock=FakeClock()) as opened, opened.read() as connection:
+            assert connection.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] >= 14
+            assert connection.execute("PRAGMA writable_schema").fetchone()[0] == 0
     connection = sqlite3.connect(ledger_path.with_name("one-by-one.sqlite3"), isolation_level=None)
     try:
         for migration in MIGRATIONS:

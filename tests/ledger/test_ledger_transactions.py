@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from shell.ledger import connection as ledger_module
+from shell.ledger import transactions as ledger_module
 from shell.ledger.connection import Ledger, LedgerBusy, LedgerMisuse, open_ledger
 
 Insert = Callable[..., int]
@@ -124,7 +124,7 @@ def test_begin_is_retried_while_sqlite_answers_busy(monkeypatch: pytest.MonkeyPa
             raise error
         return answer
 
-    assert ledger_module._retry_busy(flaky, 1.0, Path("x")) == "done"
+    assert ledger_module.retry_busy(flaky, 1.0, Path("x")) == "done"
 
 
 def test_any_other_error_is_not_retried() -> None:
@@ -137,7 +137,7 @@ def test_any_other_error_is_not_retried() -> None:
         raise error
 
     with pytest.raises(sqlite3.OperationalError, match="disk"):
-        ledger_module._retry_busy(broken, 1.0, Path("x"))
+        ledger_module.retry_busy(broken, 1.0, Path("x"))
     assert calls == [1]
 
 

@@ -31,6 +31,7 @@ WRITERS = {
     "losses": "losses.py",
     "gaps": "losses.py",
     "schema_migrations": "schema.py",
+    "sqlite_master": "rules.py",
 }
 """Table -> the one module that writes it (rule of ``shell/ledger/__init__.py``)."""
 

@@ -165,7 +165,7 @@ def test_an_outcome_is_recorded_only_on_the_row_it_claimed(
 
     def break_the_edge(destination: Destination, body: str) -> None:
         with ledger.write() as connection:  # what only a broken edge trigger could do
-            connection.execute("DROP TRIGGER outbox_state_edges")
+            connection.execute("DROP TRIGGER rule_outbox_state_edges")
             connection.execute("UPDATE outbox SET state = 'pending', sending_at = NULL")
 
     basecamp.before_post = break_the_edge

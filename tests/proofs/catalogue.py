@@ -37,6 +37,7 @@ from tests.proofs.catalogue_ops import OPS
 from tests.proofs.catalogue_prose import PROSE
 from tests.proofs.catalogue_receipt import RECEIPT
 from tests.proofs.catalogue_routes import ROUTES
+from tests.proofs.catalogue_schema import GENERATED_RULES
 from tests.proofs.catalogue_sec import SEC
 from tests.proofs.catalogue_shutdown import SHUTDOWN
 from tests.proofs.catalogue_SIM import SIM
@@ -396,4 +397,4 @@ TRANSITION_INTENTS = [
     ),
 ]
 
-MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *LIMITS, *LIVE, *ROUTES, *TOKENS, *WORLD, *BAD_INPUT, *NOT_CREATED, *ADOPTED_REPLY, *HOLD, *RECEIPT, *CUTOVER, *DOCTOR, *OPS, *WORDS, *INBOX, *SIM, *SEC, *FID, *DRIVER, *BAD, *LEAD, *PROSE, *DECIDE, *KINDS, *TOKEN_FILE, *KIND_TABLE, *MCP, *NAMES]
+MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *LIMITS, *LIVE, *ROUTES, *TOKENS, *WORLD, *BAD_INPUT, *NOT_CREATED, *ADOPTED_REPLY, *HOLD, *RECEIPT, *CUTOVER, *DOCTOR, *OPS, *WORDS, *INBOX, *SIM, *SEC, *FID, *DRIVER, *BAD, *LEAD, *PROSE, *DECIDE, *KINDS, *TOKEN_FILE, *KIND_TABLE, *MCP, *NAMES, *GENERATED_RULES]

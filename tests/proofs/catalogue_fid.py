@@ -49,11 +49,11 @@ FID: list[Mutation] = [
         "test_a_lapsed_token_stops_sending_is_named_by_status_and_doctor_and_sending_resumes",
     ),
     rule(
-        "the ledger lets a sending intent back to pending with the token's 401 as its cause",
-        "         OR NEW.note = 'not created: Basecamp refused the token (401)'))",
-        "))",
-        "test_a_sending_intent_goes_back_to_pending_with_a_cause",
-        "test_the_edge_trigger_knows_the_not_created_notes_by_core_s_words",
+        "the ledger lets a sending intent back to pending with the token's 401 as its cause (the cause the move writes)",
+        '            note = "NEW.note" if edge.notes_written_by_the_move else "OLD.note"\n',
+        '            note = "OLD.note"\n',
+        'test_a_sending_intent_goes_back_to_pending_with_a_cause',
+        'test_the_edge_rule_judges_the_cause_a_move_writes_and_the_note_a_resend_finds',
     ),
     rule(
         "status names a lapsed token from the intents waiting on it",

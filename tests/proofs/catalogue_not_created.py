@@ -86,10 +86,10 @@ NOT_CREATED: list[Mutation] = [
         "test_a_sending_intent_without_a_cause_proving_nothing_was_created_never_goes_back",
     ),
     rule(
-        "not created: sending -> pending only with a cause proving nothing was created (trigger)",
-        "    OR (OLD.state = 'sending' AND NEW.state = 'pending' AND NEW.note IN (",
-        "    OR (OLD.state = 'sending' AND NEW.state = 'pending' AND 1 OR NEW.note IN (",
-        "test_a_sending_intent_without_such_a_cause_never_goes_back_to_pending",
+        'not created: sending -> pending only with a cause proving nothing was created (generated rule)',
+        '                f"({pair} = {_quote(f\'{edge.source}>{edge.target}\')} AND {_one_of(note, sorted(edge.only_with_notes))})"\n',
+        '                f"({pair} = {_quote(f\'{edge.source}>{edge.target}\')})"\n',
+        'test_a_sending_intent_without_such_a_cause_never_goes_back_to_pending',
     ),
     rule(
         "not created: an intent given up after a day may be resent by a person",

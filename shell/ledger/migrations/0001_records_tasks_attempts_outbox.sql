@@ -2,12 +2,14 @@
 -- marker. Never edited once shipped; later issues add their columns in their own files.
 --
 -- Rules this file holds at the database (the last line, not a defence against raw SQL):
---  1. Every lifecycle column has a CHECK naming its states; every table is STRICT.
+--  1. Every table is STRICT. Which values a lifecycle or vocabulary column holds, and which
+--     moves between them are edges, are rules generated from core (shell.ledger.rules), applied
+--     after the migrations: this file once wrote them as CHECKs and triggers, which an older
+--     ledger drops as it comes up to date.
 --  2. One live task per conversation, one live task per event, one live attempt per task,
 --     one intent per key, one intent per receipt (per message kind): unique indexes, so two
 --     writers on one file cannot both win.
---  3. Lifecycles move only along their edges (triggers): an outbox intent along §4.3's
---     table, a guard armed -> canceled | fired once, an attempt forward, a supersession once.
+--  3. A supersession happens once (a trigger); the lifecycles' edges are rule 1's.
 --  4. A worker's get_dispatch cancels the pending guard intent in its own write; a task
 --     created after the guard went out is told it fired.
 --  5. Nothing moves to sending while the hold marker stands.
@@ -18,8 +20,7 @@
 -- The record: one row per feed event id.
 CREATE TABLE events (
     id                 INTEGER PRIMARY KEY,
-    state              TEXT    NOT NULL CHECK (state IN ('seen', 'admitted', 'queued',
-                           'blocked', 'dispatched', 'completed', 'discarded', 'held')),
+    state              TEXT    NOT NULL,
     reason             TEXT    NOT NULL DEFAULT '',
     event_type         TEXT    NOT NULL DEFAULT '',
     bucket_id          INTEGER NOT NULL DEFAULT 0,
@@ -28,8 +29,7 @@ CREATE TABLE events (
     trigger_name       TEXT    NOT NULL DEFAULT '',
     acknowledge        INTEGER NOT NULL DEFAULT 0 CHECK (acknowledge IN (0, 1)),
     conversation_key   TEXT    NOT NULL DEFAULT '',
-    reply_kind         TEXT    NOT NULL DEFAULT ''
-                           CHECK (reply_kind IN ('', 'comment', 'chat_line')),
+    reply_kind         TEXT    NOT NULL DEFAULT '',
     reply_bucket_id    INTEGER NOT NULL DEFAULT 0,
     reply_recording_id INTEGER NOT NULL DEFAULT 0,
     revision           INTEGER NOT NULL DEFAULT 0,
@@ -66,10 +66,8 @@ CREATE TABLE attempts (
                         AND substr(id, 5) NOT GLOB '*[^0-9a-f]*'),
     task_id         INTEGER NOT NULL REFERENCES tasks (id),
     seq             INTEGER NOT NULL CHECK (seq >= 1),
-    state           TEXT    NOT NULL DEFAULT 'launching'
-                        CHECK (state IN ('launching', 'running', 'ended')),
-    stop_reason     TEXT    NOT NULL DEFAULT '' CHECK (stop_reason IN ('', 'finished',
-                        'failed', 'deadline', 'shutdown', 'lost')),
+    state           TEXT    NOT NULL DEFAULT 'launching',
+    stop_reason     TEXT    NOT NULL DEFAULT '',
     pid             INTEGER,
     pgid            INTEGER,
     process_started TEXT    NOT NULL DEFAULT '',
@@ -91,10 +89,8 @@ CREATE TABLE task_events (
     task_id            INTEGER NOT NULL REFERENCES tasks (id),
     event_id           INTEGER NOT NULL REFERENCES events (id),
     conversation_key   TEXT    NOT NULL DEFAULT '',
-    delivery           TEXT    NOT NULL DEFAULT 'admitted'
-                           CHECK (delivery IN ('admitted', 'exposed', 'delivered', 'completed')),
-    guard              TEXT    NOT NULL DEFAULT ''
-                           CHECK (guard IN ('', 'armed', 'canceled', 'fired')),
+    delivery           TEXT    NOT NULL DEFAULT 'admitted',
+    guard              TEXT    NOT NULL DEFAULT '',
     exposed_at         TEXT,
     delivered_at       TEXT,
     completed_at       TEXT,
@@ -102,8 +98,7 @@ CREATE TABLE task_events (
     withdrawn_at       TEXT,
     retired_at         TEXT,
     ack_id             INTEGER,
-    outcome            TEXT    NOT NULL DEFAULT ''
-                           CHECK (outcome IN ('', 'succeeded', 'failed', 'unknown')),
+    outcome            TEXT    NOT NULL DEFAULT '',
     reply_id           INTEGER,
     adopted_reply_id   INTEGER,
     links              TEXT    NOT NULL DEFAULT '[]' CHECK (CASE WHEN json_valid(links)
@@ -122,16 +117,14 @@ CREATE INDEX task_events_conversation ON task_events (conversation_key)
 CREATE TABLE outbox (
     id                 INTEGER PRIMARY KEY AUTOINCREMENT,
     intent_key         TEXT    NOT NULL UNIQUE CHECK (intent_key <> ''),
-    kind               TEXT    NOT NULL CHECK (kind IN ('guard_ack', 'holding_reply',
-                           'still_running', 'completion')),
-    state              TEXT    NOT NULL DEFAULT 'pending' CHECK (state IN ('pending',
-                           'sending', 'sent', 'indeterminate', 'canceled', 'abandoned')),
+    kind               TEXT    NOT NULL,
+    state              TEXT    NOT NULL DEFAULT 'pending',
     event_id           INTEGER REFERENCES events (id),
     task_id            INTEGER REFERENCES tasks (id),
     attempt_id         TEXT    REFERENCES attempts (id),
     occurrence         INTEGER NOT NULL DEFAULT 0,
     bucket_id          INTEGER NOT NULL,
-    message_kind       TEXT    NOT NULL CHECK (message_kind IN ('boost', 'comment', 'chat_line')),
+    message_kind       TEXT    NOT NULL,
     recording_id       INTEGER NOT NULL CHECK (recording_id > 0),
     body               TEXT    NOT NULL CHECK (body <> ''),
     created_at         TEXT    NOT NULL,
@@ -162,17 +155,6 @@ CREATE TABLE hold_marker (
 
 -- Outbox triggers.
 
-CREATE TRIGGER outbox_state_edges
-BEFORE UPDATE OF state ON outbox
-WHEN NEW.state <> OLD.state AND NOT (
-       (OLD.state = 'pending' AND NEW.state IN ('sending', 'canceled'))
-    OR (OLD.state = 'sending' AND NEW.state IN ('sent', 'indeterminate', 'canceled'))
-    OR (OLD.state = 'indeterminate' AND NEW.state IN ('sent', 'abandoned', 'pending'))
-    OR (OLD.state = 'canceled' AND NEW.state = 'pending'
-        AND OLD.note = 'the request was refused; no message was created'))
-BEGIN
-    SELECT RAISE(ABORT, 'an outbox intent never moves along that edge');
-END;
 
 CREATE TRIGGER outbox_receipt_is_final
 BEFORE UPDATE OF receipt_id ON outbox
@@ -226,12 +208,6 @@ BEGIN
     SELECT RAISE(ABORT, 'a guard is written empty or armed; it settles later');
 END;
 
-CREATE TRIGGER task_events_guard_settles_once
-BEFORE UPDATE OF guard ON task_events
-WHEN NEW.guard <> OLD.guard AND NOT (OLD.guard = 'armed' AND NEW.guard IN ('canceled', 'fired'))
-BEGIN
-    SELECT RAISE(ABORT, 'a guard settles once: armed to canceled or fired, never back');
-END;
 
 CREATE TRIGGER task_events_are_not_deleted
 BEFORE DELETE ON task_events
@@ -246,11 +222,3 @@ BEGIN
     SELECT RAISE(ABORT, 'a superseded task stays superseded');
 END;
 
-CREATE TRIGGER attempts_state_moves_forward
-BEFORE UPDATE OF state, stop_reason ON attempts
-WHEN NOT (NEW.state = OLD.state AND NEW.stop_reason = OLD.stop_reason)
- AND NOT (OLD.state = 'launching' AND NEW.state IN ('running', 'ended'))
- AND NOT (OLD.state = 'running' AND NEW.state = 'ended')
-BEGIN
-    SELECT RAISE(ABORT, 'an attempt moves forward only: launching, running, ended');
-END;

@@ -1,19 +1,16 @@
 -- Migration 3: the dispatch lifecycle at the database (spec 1.4-1.6).
 --
 -- core/edges.py holds every lifecycle table as data: which pairs of states exist, and who may
--- take each. These triggers hold the same pairs here (who moves is the core's concern; a
--- database cannot tell a worker from the dispatcher), plus the structural rules that tie the
--- record, its task rows and its tasks together. tests/ledger/test_ledger_dispatch_lifecycle.py
--- tries every pair of every table against both, so the two cannot drift apart.
+-- take each; the ledger holds the same pairs as rules generated from it (shell.ledger.rules).
+-- These triggers are the structural rules that tie the record, its task rows and its tasks
+-- together. tests/ledger/test_ledger_dispatch_lifecycle.py tries every pair of every table.
 --
--- Already held by migration 1, not repeated here: a guard written '' or armed and settled
--- once, armed -> canceled | fired (task_events_guard_starts_unsettled,
--- task_events_guard_settles_once); an attempt forward only (attempts_state_moves_forward); a
--- supersession once (tasks_supersession_is_final); task events never deleted.
+-- Already held by migration 1, not repeated here: a guard written '' or armed
+-- (task_events_guard_starts_unsettled); a supersession once (tasks_supersession_is_final);
+-- task events never deleted.
 --
--- Each refusal is owned by one trigger: a pair that is not an edge is refused by its table's
--- edge trigger alone, and the structural triggers look only at pairs that are edges, so a
--- refusal's message says which rule it broke. Writing the value a column already has is not a
+-- A pair that is not an edge is refused by its table's generated edge rule; the structural
+-- triggers look only at pairs that are edges, so a refusal's message says which rule it broke. Writing the value a column already has is not a
 -- move: these triggers see changes only (a record's repeat, dispatched -> dispatched, is the
 -- one exception: it is a redispatch, checked like an entry).
 --
@@ -22,34 +19,7 @@
 
 -- The record.
 
--- Any pair of record states not in core.edges.RECORD_EDGES. Out of completed and discarded:
--- events_terminal_is_terminal. Repeats are allowed.
-CREATE TRIGGER events_state_edges
-BEFORE UPDATE OF state ON events
-WHEN NEW.state <> OLD.state AND OLD.state NOT IN ('completed', 'discarded') AND NOT (
-       (OLD.state = 'seen' AND NEW.state IN ('admitted', 'queued', 'blocked', 'discarded'))
-    OR (OLD.state = 'blocked' AND NEW.state IN ('admitted', 'queued', 'discarded'))
-    OR (OLD.state = 'admitted' AND NEW.state IN ('queued', 'blocked', 'dispatched', 'discarded',
-                                                 'held'))
-    OR (OLD.state = 'queued' AND NEW.state IN ('blocked', 'dispatched', 'discarded', 'held'))
-    OR (OLD.state = 'dispatched' AND NEW.state IN ('admitted', 'blocked', 'completed'))
-    OR (OLD.state = 'held' AND NEW.state IN ('admitted', 'queued', 'blocked', 'discarded')))
-BEGIN
-    SELECT RAISE(ABORT, 'a seen record moves only to admitted, queued, blocked or discarded')
-     WHERE OLD.state = 'seen';
-    SELECT RAISE(ABORT, 'a blocked record moves only to admitted, queued or discarded')
-     WHERE OLD.state = 'blocked';
-    SELECT RAISE(ABORT,
-        'an admitted record moves only to queued, blocked, dispatched, discarded or held')
-     WHERE OLD.state = 'admitted';
-    SELECT RAISE(ABORT, 'a queued record moves only to blocked, dispatched, discarded or held')
-     WHERE OLD.state = 'queued';
-    SELECT RAISE(ABORT, 'a dispatched record moves only to admitted, blocked or completed')
-     WHERE OLD.state = 'dispatched';
-    SELECT RAISE(ABORT, 'a held record moves only to admitted, queued, blocked or discarded')
-     WHERE OLD.state = 'held';
-END;
-
+-- Out of completed, the edges core names (a person's decision) are taken only under a decision.
 CREATE TRIGGER events_terminal_is_terminal
 BEFORE UPDATE OF state ON events
 WHEN NEW.state <> OLD.state AND OLD.state IN ('completed', 'discarded')
@@ -132,24 +102,6 @@ BEFORE UPDATE OF conversation_key ON task_events
 WHEN NEW.conversation_key IS NOT OLD.conversation_key
 BEGIN
     SELECT RAISE(ABORT, 'a task event keeps the conversation it joined with');
-END;
-
--- The delivery: core.edges.DELIVERY_EDGES, forward only, never skipping exposure.
-CREATE TRIGGER task_events_delivery_moves_forward
-BEFORE UPDATE OF delivery ON task_events
-WHEN NEW.delivery <> OLD.delivery AND NOT (
-       (OLD.delivery = 'admitted' AND NEW.delivery = 'exposed')
-    OR (OLD.delivery = 'exposed' AND NEW.delivery IN ('delivered', 'completed'))
-    OR (OLD.delivery = 'delivered' AND NEW.delivery = 'completed'))
-BEGIN
-    SELECT RAISE(ABORT, 'an admitted delivery moves only to exposed: exposure comes first')
-     WHERE OLD.delivery = 'admitted';
-    SELECT RAISE(ABORT, 'an exposed delivery moves only forward, to delivered or completed')
-     WHERE OLD.delivery = 'exposed';
-    SELECT RAISE(ABORT, 'a delivered delivery moves only forward, to completed')
-     WHERE OLD.delivery = 'delivered';
-    SELECT RAISE(ABORT, 'a completed delivery is final')
-     WHERE OLD.delivery = 'completed';
 END;
 
 -- A worker acknowledges and completes what it pulled (pulled_at, written by get_dispatch);

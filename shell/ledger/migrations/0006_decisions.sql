@@ -13,7 +13,8 @@
 -- Each needs the record's newest decision to be that move, made at the record's current
 -- revision. A success is never run again; discarded never leaves.
 --
--- One more edge, also a person's only: dispatched -> discarded, for a follow-up that joined a
+-- One more edge (core/edges.py's, held by the generated edge rule), also a person's only:
+-- dispatched -> discarded, for a follow-up that joined a
 -- live task and was never handed out (its live row still at delivery admitted, never pulled).
 -- Its row stays on the task, unservable (its record is discarded), and is retired with it.
 --
@@ -69,34 +70,6 @@ WHEN NEW.state <> OLD.state AND OLD.state IN ('completed', 'discarded') AND NOT 
                                   ORDER BY task_id DESC LIMIT 1)))
 BEGIN
     SELECT RAISE(ABORT, 'a completed or discarded record is terminal: its state never changes');
-END;
-
-DROP TRIGGER events_state_edges;
-
-CREATE TRIGGER events_state_edges
-BEFORE UPDATE OF state ON events
-WHEN NEW.state <> OLD.state AND OLD.state NOT IN ('completed', 'discarded') AND NOT (
-       (OLD.state = 'seen' AND NEW.state IN ('admitted', 'queued', 'blocked', 'discarded'))
-    OR (OLD.state = 'blocked' AND NEW.state IN ('admitted', 'queued', 'discarded'))
-    OR (OLD.state = 'admitted' AND NEW.state IN ('queued', 'blocked', 'dispatched', 'discarded',
-                                                 'held'))
-    OR (OLD.state = 'queued' AND NEW.state IN ('blocked', 'dispatched', 'discarded', 'held'))
-    OR (OLD.state = 'dispatched' AND NEW.state IN ('admitted', 'blocked', 'completed', 'discarded'))
-    OR (OLD.state = 'held' AND NEW.state IN ('admitted', 'queued', 'blocked', 'discarded')))
-BEGIN
-    SELECT RAISE(ABORT, 'a seen record moves only to admitted, queued, blocked or discarded')
-     WHERE OLD.state = 'seen';
-    SELECT RAISE(ABORT, 'a blocked record moves only to admitted, queued or discarded')
-     WHERE OLD.state = 'blocked';
-    SELECT RAISE(ABORT,
-        'an admitted record moves only to queued, blocked, dispatched, discarded or held')
-     WHERE OLD.state = 'admitted';
-    SELECT RAISE(ABORT, 'a queued record moves only to blocked, dispatched, discarded or held')
-     WHERE OLD.state = 'queued';
-    SELECT RAISE(ABORT, 'a dispatched record moves only to admitted, blocked, completed or discarded')
-     WHERE OLD.state = 'dispatched';
-    SELECT RAISE(ABORT, 'a held record moves only to admitted, queued, blocked or discarded')
-     WHERE OLD.state = 'held';
 END;
 
 -- dispatched -> discarded: only a person's discard made at this revision, and only while no row

@@ -41,8 +41,7 @@ ALTER TABLE decisions ADD COLUMN pending_task_id INTEGER REFERENCES tasks (id);
 
 ALTER TABLE attempts ADD COLUMN left_at TEXT;
 ALTER TABLE attempts ADD COLUMN settled_by TEXT;
-ALTER TABLE attempts ADD COLUMN settled_as TEXT NOT NULL DEFAULT ''
-    CHECK (settled_as IN ('', 'ran', 'did_not_run'));
+ALTER TABLE attempts ADD COLUMN settled_as TEXT NOT NULL DEFAULT '';
 
 CREATE TRIGGER attempts_refused_under_hold
 BEFORE INSERT ON attempts

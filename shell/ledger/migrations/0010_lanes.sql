@@ -12,11 +12,11 @@
 --              overflows: overflow frames heard (events the server dropped; the poll lane,
 --              which alone moves the position, serves them).
 
-ALTER TABLE events ADD COLUMN lane TEXT NOT NULL DEFAULT 'poll' CHECK (lane IN ('poll', 'live', 'repair'));
+ALTER TABLE events ADD COLUMN lane TEXT NOT NULL DEFAULT 'poll';
 
 CREATE TABLE live_lane (
     id         INTEGER PRIMARY KEY CHECK (id = 1),
-    state      TEXT    NOT NULL CHECK (state IN ('connecting', 'connected', 'down')),
+    state      TEXT    NOT NULL,
     since      TEXT    NOT NULL,
     why        TEXT    NOT NULL DEFAULT '',
     connects   INTEGER NOT NULL DEFAULT 0 CHECK (connects >= 0),
@@ -48,7 +48,7 @@ CREATE TABLE losses (
     after_id       INTEGER NOT NULL CHECK (after_id >= 0),
     through_id     INTEGER CHECK (through_id IS NULL OR through_id > after_id),
     cursor         INTEGER NOT NULL CHECK (cursor >= after_id),
-    state          TEXT    NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'repaired', 'unrecovered')),
+    state          TEXT    NOT NULL DEFAULT 'open',
     recovered      INTEGER NOT NULL DEFAULT 0 CHECK (recovered >= 0),
     recorded_at    TEXT    NOT NULL,
     due_at         TEXT    NOT NULL,

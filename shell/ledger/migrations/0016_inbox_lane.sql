@@ -2,11 +2,9 @@
 --
 -- events.lane: may also be 'inbox' -- the event was recorded first by the inbox lane (an event
 --              addressed to the agent that neither the feed nor the live lane had brought: a
---              braked one, or one past a stale feed position). The CHECK is widened in place as
---              migration 14 rewrote it (writable_schema, this migration's one transaction), only
---              where its text stands exactly as migration 14 left it: every row already in the
---              table passes the wider rule. (A ledger whose text differs keeps the narrower rule,
---              and the inbox lane's pages are not recorded there: logged, retried.)
+--              braked one, or one past a stale feed position). The lane's vocabulary is
+--              core.intake_status.LANES, held by a trigger generated from it (shell.ledger.rules);
+--              this migration once widened the CHECK in the table's text.
 -- inbox_lane:  one row (id = 1): the inbox lane's own position and what is known of the inbox.
 --              position: the inbox's opaque token, a credential ('' before the first page, or
 --              dropped after a 400/409/410); last_item_id: the newest addressing id whose events
@@ -19,12 +17,6 @@
 -- lane_news:   one row per lane: the last time that lane recorded an event no other lane had
 --              (last_new_at, last_new_id), and how many (news), for status.
 
-PRAGMA writable_schema = ON;
-UPDATE sqlite_master SET sql = replace(sql,
-    '(lane = ''poll'' OR lane = ''live'' OR lane = ''repair'')',
-    '(lane = ''poll'' OR lane = ''live'' OR lane = ''repair'' OR lane = ''inbox'')')
- WHERE type = 'table' AND name = 'events';
-PRAGMA writable_schema=RESET;  -- the events table read again
 
 CREATE TABLE inbox_lane (
     id            INTEGER PRIMARY KEY CHECK (id = 1),
