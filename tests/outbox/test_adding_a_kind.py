@@ -93,9 +93,6 @@ def test_the_new_kind_is_written_claimed_posted_once_and_receipted(
     assert receipt == (message.id,)
 '''
 FLOW_TEST = "tests/outbox/test_the_added_kind_flow.py"
-LEDGER_REFUSES_THE_KIND = "sqlite3.IntegrityError: CHECK constraint failed: (kind = 'guard_ack' OR"
-"""The ledger's refusal of a kind its migrations do not list: gone once its vocabulary is
-generated from ``IntentKind``."""
 
 
 def production(path: str) -> bool:
@@ -132,17 +129,4 @@ def test_adding_a_kind_touches_at_most_three_production_files_and_works(tmp_path
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/outbox/test_message_kinds.py", FLOW_TEST],
         cwd=copy, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
-    output = ran.stdout + ran.stderr
-    if ran.returncode != 0 and _only_the_ledger_refused_the_kind(output):
-        pytest.xfail("the ledger's vocabulary of kinds is still migrations' text, not IntentKind's")
-    assert ran.returncode == 0, output
-
-
-def _only_the_ledger_refused_the_kind(output: str) -> bool:
-    """Everything passed but the flow, and the flow failed on the ledger's CHECK of its kind."""
-    failed = [line for line in output.splitlines() if line.startswith(("FAILED ", "ERROR "))]
-    return (
-        len(failed) == 1
-        and failed[0].startswith(f"FAILED {FLOW_TEST}::")
-        and output.count(LEDGER_REFUSES_THE_KIND) == 1
-    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr

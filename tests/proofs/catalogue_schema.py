@@ -1,4 +1,4 @@
-"""Issue 22 part 2's rules: the ledger's lifecycle and vocabulary rules generated from core
+"""The ledger's lifecycle and vocabulary rules generated from core
 (``shell.ledger.rules``), equivalent to main's hand-written ones, and an old ledger brought up to
 date on open. Same form as ``tests.proofs.catalogue``."""
 
