@@ -23,12 +23,6 @@ MCP: list[Mutation] = [
         START,
     ),
     rule(
-        "mcp start: an instruction's mention stripping is imported at the first get_dispatch",
-        "from core.dispatch_tools.rows import DispatchRow, read_snapshot\n",
-        "from core.dispatch_tools.rows import DispatchRow, read_snapshot\nfrom core.mentions import strip_mentions_of\n",
-        START,
-    ),
-    rule(
         "mcp start: a file's kind reads a token file's text only for a file that is not a ledger",
         "from core.json_input import json_or_none\n\nHEAD_BYTES",
         "from core.json_input import json_or_none\nfrom core.oauth import read_token_text\n\nHEAD_BYTES",
