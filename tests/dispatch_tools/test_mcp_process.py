@@ -201,12 +201,13 @@ def test_the_server_imports_only_what_its_tools_use(world: DispatchWorld, task: 
 
 START_NEVER_IMPORTS = {
     "core.mentions", "html", "core.oauth", "shutil", "core.edges", "core.configuration",
-    "core.presentation.status_values",
+    "core.presentation.status_values", "shell.worker.probe",
 }  # fmt: skip
 """What the server's start, to its ``initialize`` answer, never imports: an instruction's mention
 stripping (the first ``get_dispatch`` imports it), a token file's reader (only a file that is not
 a ledger is read as one), argparse's terminal width through ``shutil`` (``shell.cli.seam`` rule 8),
-the lifecycle tables, the configuration's parser and status's values."""
+the lifecycle tables, the configuration's parser, status's values, and the probe's tools (only a
+probe token's start serves them)."""
 
 FIRST_CALL_IMPORTS = {
     "core.dispatch_tools.decisions", "core.dispatch_tools.instruction", "core.dispatch_tools.arguments",

@@ -97,4 +97,10 @@ MCP += [
         START,
         FIRST_CALL,
     ),
+    rule(
+        "mcp start: only a probe token's start imports the probe's tools",
+        "from shell.worker.mcp import McpServer, serve\n\nTOKEN_ENV",
+        "from shell.worker.mcp import McpServer, serve\nfrom shell.worker.probe import serve_probe\n\nTOKEN_ENV",
+        START,
+    ),
 ]
