@@ -32,17 +32,10 @@ from typing import Any
 from returns.result import Failure, Result, Success
 
 from core.destinations import MessageKind
+from core.dispatch_tools.bounds import BOOST_LIMIT, MAX_ACK_CHARACTERS, MAX_MESSAGE_CHARACTERS
 from core.dispatch_tools.refusals import Refusal, RefusalKind, refuse
 from core.dispatch_tools.rows import RecordFacts, Spoken
 from core.intent_kinds import IntentKind
-
-BOOST_LIMIT = 16
-MAX_ACK_CHARACTERS = 500
-MAX_MESSAGE_CHARACTERS = 10_000
-MAX_NOTES = 5
-
-WORDS_STATES = ("posted", "waiting", "uncertain", "refused", "not_posted")
-"""Rule 6: every state a call's answer gives its words."""
 
 WAITING_NOTE = "The connector will post it exactly once; do not send it again."
 UNCERTAIN_NOTE = "It may or may not have been posted; a person will settle it. Do not send it again."

@@ -13,14 +13,12 @@ from returns.result import Failure, Result, Success
 
 from core import worker_words
 from core.dispatch_tools.arguments import Completion
+from core.dispatch_tools.bounds import MAX_LINK_LENGTH, MAX_LINKS, MAX_NOTES
 from core.dispatch_tools.refusals import HELD, Refusal, RefusalKind, refuse
 from core.dispatch_tools.rows import DispatchRow, Spoken, servable
 from core.intent_kinds import IntentKind
 from core.states import DeliveryState, EventOutcome, GuardState, RecordState
 from core.worker_words import WorkerMessage
-
-MAX_LINKS = 20
-MAX_LINK_LENGTH = 2048
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,11 +294,11 @@ def _speak(row: DispatchRow, words: WorkerMessage) -> Result[Speak, Refusal]:
             )
         )
     notes = sum(spoken.kind is IntentKind.worker_note for spoken in row.words)
-    if notes >= worker_words.MAX_NOTES:
+    if notes >= MAX_NOTES:
         return Failure(
             refuse(
                 RefusalKind.invalid_message,
-                f"at most {worker_words.MAX_NOTES} messages per event before completion; "
+                f"at most {MAX_NOTES} messages per event before completion; "
                 "say the rest in complete_dispatch's reply",
             )
         )

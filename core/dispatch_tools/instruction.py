@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.dispatch_tools.rows import DispatchRow, read_snapshot
+from core.mentions import strip_mentions_of
 from core.states import DeliveryState, EventOutcome, GuardState
 from core.worker_words import WordsAnswer
 
@@ -66,8 +67,6 @@ class Instruction:
 def build_instruction(row: DispatchRow, agent_id: int | None) -> Instruction | None:
     """The instruction for ``row`` as its writes left it; None if its snapshot is unreadable.
     ``agent_id`` is the agent's Person, whose own mentions are stripped (None: none are)."""
-    from core.mentions import strip_mentions_of  # noqa: PLC0415 -- at the first get_dispatch, not the server's start
-
     snapshot = read_snapshot(row.record.snapshot)
     if snapshot is None:
         return None

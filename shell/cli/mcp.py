@@ -44,7 +44,6 @@ from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_REFUSED, UserError
 from shell.ledger.connection import open_existing_ledger
 from shell.ledger.worker_calls import DispatchLedger
 from shell.worker.mcp import McpServer, serve
-from shell.worker.probe import serve_probe
 
 TOKEN_ENV = TASK_TOKEN_ENV
 NOT_ERASED = (
@@ -103,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
     if args.token_fd is None and not _erased(args.token_env, token):  # /proc/PID/environ keeps it (rule 6)
         raise UserError(NOT_ERASED, EXIT_CONFIG)
     if is_probe(token):  # doctor --deep's: the handshake and nothing else (rule 7)
+        from shell.worker.probe import serve_probe  # noqa: PLC0415 -- only a probe token's start reads it
+
         serve_probe(args.ledger, token, sys.stdin.buffer, sys.stdout.buffer, VERSION)
         return EXIT_OK
     ledger = open_existing_ledger(args.ledger)

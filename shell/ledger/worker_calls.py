@@ -24,6 +24,9 @@ Rules:
    they report, keyed so a repeat is one message. After the commit the call waits up to
    ``words_wait`` seconds, reading only, and answers the message's id if it landed; otherwise
    that it will be posted once (``core.worker_words`` rule 6).
+8. The server's start imports only what ``check_token`` runs: core's decisions, the instruction,
+   the rows' classes, the words and the worker's moves are imported by the first tool call that
+   uses them (a worker waits on the start; ``tests/dispatch_tools/test_mcp_process.py`` pins it).
 """
 
 from __future__ import annotations
@@ -33,32 +36,23 @@ import logging
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from returns.result import Failure, Result, Success
 
-from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest
-from core.dispatch_tools.decisions import (
-    Acknowledge,
-    Complete,
-    NothingWaiting,
-    Serve,
-    Speak,
-    decide_ack,
-    decide_complete,
-    decide_get,
-    decide_reply,
-)
-from core.dispatch_tools.instruction import Instruction, Receipt, build_instruction, receipt_of
 from core.dispatch_tools.refusals import Refusal, RefusalKind, refuse
-from core.dispatch_tools.rows import DispatchRow, RecordFacts, Spoken
 from core.intent_kinds import WORKER_KINDS, IntentKind
 from core.json_input import json_or_none
 from core.states import DeliveryState, EventOutcome, GuardState, RecordState
 from core.task_token import token_sha256
-from core.worker_words import answer, settled
-from shell.ledger import worker_moves
 from shell.ledger.connection import Ledger
+
+if TYPE_CHECKING:
+    from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest
+    from core.dispatch_tools.decisions import Acknowledge, Complete, NothingWaiting, Serve, Speak
+    from core.dispatch_tools.instruction import Instruction, Receipt
+    from core.dispatch_tools.rows import DispatchRow, Spoken
+
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +141,8 @@ class DispatchLedger:
             return self._task(connection).bind(lambda task_id: self._get(connection, task_id, request))
 
     def ack_dispatch(self, request: AckRequest) -> Result[Receipt, Refusal]:
+        from core.dispatch_tools.decisions import decide_ack  # noqa: PLC0415 -- rule 8
+
         return self._reported(
             request.event_id,
             lambda task_id, row: decide_ack(row, request.ack_id, request.text, task_id),
@@ -155,6 +151,8 @@ class DispatchLedger:
         )
 
     def complete_dispatch(self, request: CompleteRequest) -> Result[Receipt, Refusal]:
+        from core.dispatch_tools.decisions import decide_complete  # noqa: PLC0415 -- rule 8
+
         return self._reported(
             request.event_id,
             lambda task_id, row: decide_complete(row, request.completion, task_id),
@@ -163,6 +161,8 @@ class DispatchLedger:
         )
 
     def reply_dispatch(self, request: ReplyRequest) -> Result[Receipt, Refusal]:
+        from core.dispatch_tools.decisions import decide_reply  # noqa: PLC0415 -- rule 8
+
         return self._reported(
             request.event_id,
             lambda task_id, row: decide_reply(row, request.text, task_id),
@@ -205,6 +205,8 @@ class DispatchLedger:
         return Success(int(found[0]))
 
     def _get(self, connection: sqlite3.Connection, task_id: int, request: GetRequest) -> Result[Dispatched, Refusal]:
+        from core.dispatch_tools.decisions import decide_get  # noqa: PLC0415 -- rule 8
+
         rows = _rows(connection, task_id)
         held = connection.execute("SELECT EXISTS (SELECT 1 FROM hold_marker)").fetchone()[0] == 1
         return decide_get(rows, request.event_id, held=held).map(
@@ -212,6 +214,9 @@ class DispatchLedger:
         )
 
     def _hand_out(self, connection: sqlite3.Connection, task_id: int, decision: NothingWaiting | Serve) -> Dispatched:
+        from core.dispatch_tools.decisions import NothingWaiting, Serve  # noqa: PLC0415 -- rule 8
+        from core.dispatch_tools.instruction import build_instruction  # noqa: PLC0415 -- rule 8
+
         match decision:
             case NothingWaiting():
                 return Dispatched(None)
@@ -236,6 +241,9 @@ class DispatchLedger:
         """A worker's report (an acknowledgement, a completion, a note): decided by core on its row,
         written when core says so, answered from the row as the write left it (rules 3-5), with
         what became of its words so far when it gave some (rule 7)."""
+        from core.dispatch_tools.instruction import receipt_of  # noqa: PLC0415 -- rule 8
+        from core.worker_words import answer  # noqa: PLC0415 -- rule 8
+
         row = _row(connection, task_id, event_id)
 
         def apply(decision: Decided) -> tuple[Receipt, Spoken | None]:
@@ -254,6 +262,8 @@ class DispatchLedger:
 
     def _awaited(self, answered: tuple[Receipt, Spoken | None]) -> Receipt:
         """Rule 7: after the commit, the words' intent read until it settles, for ``words_wait``."""
+        from core.worker_words import answer, settled  # noqa: PLC0415 -- rule 8
+
         receipt, spoken = answered
         if spoken is None or settled(spoken):
             return receipt
@@ -268,6 +278,8 @@ class DispatchLedger:
         return receipt
 
     def _serve(self, connection: sqlite3.Connection, task_id: int, serve: Serve) -> None:
+        from shell.ledger import worker_moves  # noqa: PLC0415 -- rule 8
+
         now = self._ledger.timestamp()
         key = (task_id, serve.event_id)
         if serve.expose:
@@ -284,6 +296,8 @@ class DispatchLedger:
     def _acknowledge(
         self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Acknowledge
     ) -> None:
+        from shell.ledger import worker_moves  # noqa: PLC0415 -- rule 8
+
         now = self._ledger.timestamp()
         _compare_and_set(
             worker_moves.acknowledge(connection, now, decision.ack_id, task_id, event_id),
@@ -299,11 +313,15 @@ class DispatchLedger:
         worker_moves.record_progress(connection, task_id, self._ledger.clock.now())
 
     def _speak(self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Speak) -> None:
+        from shell.ledger import worker_moves  # noqa: PLC0415 -- rule 8
+
         worker_moves.write_words(connection, decision.words, task_id, event_id, self._ledger.clock.now())
         worker_moves.record_progress(connection, task_id, self._ledger.clock.now())
         log.info("reply_dispatch task %d event %d: a note written for the connector to post", task_id, event_id)
 
     def _complete(self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Complete) -> None:
+        from shell.ledger import worker_moves  # noqa: PLC0415 -- rule 8
+
         now = self._ledger.timestamp()
         report = decision.report
         _compare_and_set(
@@ -357,6 +375,8 @@ def _row(connection: sqlite3.Connection, task_id: int, event_id: int) -> Dispatc
 
 
 def _spoken(values: tuple[Any, ...]) -> Spoken:
+    from core.dispatch_tools.rows import Spoken  # noqa: PLC0415 -- rule 8
+
     key, kind, body, state, receipt_id, message_kind = values
     return Spoken(
         str(key), IntentKind(str(kind)), str(body), str(state), None if receipt_id is None else int(receipt_id),
@@ -396,6 +416,8 @@ def _landed(receipt: Receipt, spoken: Spoken) -> Receipt:
 
 
 def _dispatch_row(row: tuple[Any, ...]) -> DispatchRow:
+    from core.dispatch_tools.rows import DispatchRow, RecordFacts  # noqa: PLC0415 -- rule 8
+
     (
         event_id, delivery, guard, pulled, ack_id, outcome, reply_id, links,
         state, event_type, trigger, bucket_id, recording_id, recording_type,

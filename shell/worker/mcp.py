@@ -17,6 +17,9 @@ Rules:
    never into the model's transcript.
 5. ``on_initialized`` is called when the client says ``notifications/initialized``: the
    handshake is complete (``bin/connect doctor --deep``'s probe marks it, ``shell.worker.probe``).
+6. The tools' arguments and receipts (``core.dispatch_tools.arguments``, ``.instruction``) are
+   imported by the call that reads them, not at the start: ``initialize`` and ``tools/list``
+   need neither, and a worker waits on the start.
 """
 
 from __future__ import annotations
@@ -24,25 +27,18 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping
-from typing import IO, Any, Final, Protocol
+from typing import IO, TYPE_CHECKING, Any, Final, Protocol
 
 from returns.result import Failure, Result, Success
 
-from core.dispatch_tools.arguments import (
-    AckRequest,
-    CompleteRequest,
-    GetRequest,
-    ReplyRequest,
-    read_ack_arguments,
-    read_complete_arguments,
-    read_get_arguments,
-    read_reply_arguments,
-)
-from core.dispatch_tools.instruction import Receipt
 from core.dispatch_tools.refusals import LEDGER_FAILURE, NOTHING_WAITING, Refusal
 from core.json_input import JsonRefused, decode_json
-from shell.ledger.worker_calls import Dispatched
 from shell.worker.mcp_tools import BLURB, TOOLS
+
+if TYPE_CHECKING:
+    from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest
+    from core.dispatch_tools.instruction import Receipt
+    from shell.ledger.worker_calls import Dispatched
 
 log = logging.getLogger(__name__)
 
@@ -225,15 +221,26 @@ class McpServer:
     # -- the tools
 
     def _get_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], Refusal]:
+        from core.dispatch_tools.arguments import read_get_arguments  # noqa: PLC0415 -- rule 6
+
         return read_get_arguments(arguments).bind(self._tools.get_dispatch).map(_dispatched_json)
 
     def _ack_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], Refusal]:
+        from core.dispatch_tools.arguments import read_ack_arguments  # noqa: PLC0415 -- rule 6
+        from core.dispatch_tools.instruction import Receipt  # noqa: PLC0415 -- rule 6
+
         return read_ack_arguments(arguments).bind(self._tools.ack_dispatch).map(Receipt.to_json)
 
     def _complete_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], Refusal]:
+        from core.dispatch_tools.arguments import read_complete_arguments  # noqa: PLC0415 -- rule 6
+        from core.dispatch_tools.instruction import Receipt  # noqa: PLC0415 -- rule 6
+
         return read_complete_arguments(arguments).bind(self._tools.complete_dispatch).map(Receipt.to_json)
 
     def _reply_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], Refusal]:
+        from core.dispatch_tools.arguments import read_reply_arguments  # noqa: PLC0415 -- rule 6
+        from core.dispatch_tools.instruction import Receipt  # noqa: PLC0415 -- rule 6
+
         return read_reply_arguments(arguments).bind(self._tools.reply_dispatch).map(Receipt.to_json)
 
 

@@ -9,16 +9,25 @@ Rules:
    ``reply_to``), Markdown at a comment and plain text in a Campfire, and that a repeat is the
    same message, so nothing needs to be sent twice.
 3. The bounds shown (``maxLength``, ``maxItems``) are those core enforces (``core.worker_words``,
-   ``core.dispatch_tools.decisions``); a schema is advice to the client, core is the judge.
+   ``core.dispatch_tools.decisions``), read from their plain home ``core.dispatch_tools.bounds``
+   so the server's start builds none of the classes that enforce them; a schema is advice to
+   the client, core is the judge.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-from core.dispatch_tools.decisions import MAX_LINK_LENGTH, MAX_LINKS
+from core.dispatch_tools.bounds import (
+    BOOST_LIMIT,
+    MAX_ACK_CHARACTERS,
+    MAX_LINK_LENGTH,
+    MAX_LINKS,
+    MAX_MESSAGE_CHARACTERS,
+    MAX_NOTES,
+    WORDS_STATES,
+)
 from core.states import DeliveryState
-from core.worker_words import BOOST_LIMIT, MAX_ACK_CHARACTERS, MAX_MESSAGE_CHARACTERS, MAX_NOTES, WORDS_STATES
 
 BLURB: Final = (
     "Your dispatch from the Basecamp connector: pull the instruction you were started for, "

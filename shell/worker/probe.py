@@ -16,17 +16,19 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from returns.result import Failure, Result
 
-from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest
-from core.dispatch_tools.instruction import Receipt
 from core.dispatch_tools.refusals import Refusal, RefusalKind, refuse
 from core.task_token import probe_marker_name
 from shell import private_files
-from shell.ledger.worker_calls import Dispatched
 from shell.worker.mcp import McpServer, serve
+
+if TYPE_CHECKING:  # the tools' classes: a tool call's imports (``shell.worker.mcp`` rule 6)
+    from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest
+    from core.dispatch_tools.instruction import Receipt
+    from shell.ledger.worker_calls import Dispatched
 
 log = logging.getLogger(__name__)
 

@@ -20,9 +20,8 @@ from core.dispatch_tools.arguments import (
     read_complete_arguments,
     read_get_arguments,
 )
+from core.dispatch_tools.bounds import MAX_LINK_LENGTH, MAX_LINKS
 from core.dispatch_tools.decisions import (
-    MAX_LINK_LENGTH,
-    MAX_LINKS,
     Acknowledge,
     Complete,
     NothingWaiting,

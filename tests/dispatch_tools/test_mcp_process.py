@@ -202,12 +202,24 @@ def test_the_server_imports_only_what_its_tools_use(world: DispatchWorld, task: 
 
 START_NEVER_IMPORTS = {
     "core.mentions", "html", "core.oauth", "shutil", "core.edges", "core.configuration",
-    "core.presentation.status_values",
+    "core.presentation.status_values", "shell.worker.probe",
 }  # fmt: skip
 """What the server's start, to its ``initialize`` answer, never imports: an instruction's mention
 stripping (the first ``get_dispatch`` imports it), a token file's reader (only a file that is not
 a ledger is read as one), argparse's terminal width through ``shutil`` (``shell.cli.seam`` rule 8),
-the lifecycle tables, the configuration's parser and status's values."""
+the lifecycle tables, the configuration's parser, status's values, and the probe's tools (only a
+probe token's start serves them)."""
+
+FIRST_CALL_IMPORTS = {
+    "core.dispatch_tools.decisions", "core.dispatch_tools.instruction", "core.dispatch_tools.arguments",
+    "core.dispatch_tools.rows", "core.worker_words", "core.destinations", "shell.ledger.worker_moves",
+}  # fmt: skip
+"""What neither the start nor ``tools/list`` imports, the first tool call does: core's decisions,
+the instruction and the receipt, the tools' arguments, the rows' classes, the worker's words and
+where they go, and the worker's moves (``shell.ledger.worker_calls`` rule 8, ``shell.worker.mcp``
+rule 6). The schemas ``tools/list`` answers read their bounds from ``core.dispatch_tools.bounds``."""
+
+TOOLS_LIST = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).encode() + b"\n"
 
 
 @pytest.mark.slow
@@ -216,18 +228,54 @@ def test_the_servers_start_to_its_initialize_answer_imports_none_of_what_it_need
 ) -> None:
     """As the connector launches it, the token in its environment: ``-X importtime`` names every
     module its life imported, and this life is ``initialize`` and the end of stdin."""
+    imported = _imported_by(task, ledger_path, INITIALIZE)
+    assert {"shell.cli.mcp", "shell.ledger.worker_calls", "shell.worker.mcp_tools"} <= imported
+    assert not START_NEVER_IMPORTS & imported
+    assert not FIRST_CALL_IMPORTS & imported
+
+
+@pytest.mark.slow
+def test_the_tools_list_imports_none_of_what_the_first_tool_call_needs(task: Task, ledger_path: Path) -> None:
+    """``initialize`` then ``tools/list``, as a client starts: the schemas are answered whole and
+    nothing only a tool call runs was imported; a ``get_dispatch`` then imports it."""
+    listed = _imported_by(task, ledger_path, INITIALIZE + TOOLS_LIST)
+    assert not FIRST_CALL_IMPORTS & listed
+    called = _imported_by(task, ledger_path, INITIALIZE + TOOLS_LIST + GET_DISPATCH)
+    assert called >= FIRST_CALL_IMPORTS
+
+
+GET_DISPATCH = (
+    json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "get_dispatch", "arguments": {}},
+        }
+    ).encode()
+    + b"\n"
+)
+
+
+def _imported_by(task: Task, ledger_path: Path, lines: bytes) -> set[str]:
+    """Every module the lean entry imported, launched as the connector launches it (the token in
+    its environment), over a life of ``lines`` then the end of stdin; each request answered."""
     started = subprocess.run(
         [sys.executable, "-X", "importtime", "-P", "-m", "shell.worker.mcp_entry", "--ledger", str(ledger_path),
          "--agent-id", str(AGENT)],
-        input=INITIALIZE, capture_output=True, timeout=TIMEOUT, check=False,
+        input=lines, capture_output=True, timeout=TIMEOUT, check=False,
         env=environment(PYTHONPATH=str(CONNECT.parents[1]), **{TOKEN_ENV: task.token}),
     )  # fmt: skip
     assert started.returncode == 0, started.stderr[-2000:]
-    assert b'"result"' in started.stdout
-    lines = started.stderr.decode().splitlines()
-    imported = {line.rsplit("|", 1)[-1].strip() for line in lines if line.startswith("import time:")}
-    assert {"shell.cli.mcp", "shell.ledger.worker_calls", "core.dispatch_tools.instruction"} <= imported
-    assert not START_NEVER_IMPORTS & imported
+    answers = [json.loads(line) for line in started.stdout.splitlines()]
+    assert len(answers) == lines.count(b"\n"), answers
+    assert all("result" in answer for answer in answers), answers
+    if b"tools/list" in lines:
+        assert [tool["name"] for tool in answers[1]["result"]["tools"]] == [
+            "get_dispatch", "ack_dispatch", "complete_dispatch", "reply_dispatch",
+        ]  # fmt: skip
+    errors = started.stderr.decode().splitlines()
+    return {line.rsplit("|", 1)[-1].strip() for line in errors if line.startswith("import time:")}
 
 
 def run_to_exit(argv: list[str], env: dict[str, str], **popen: Any) -> subprocess.CompletedProcess[bytes]:

@@ -11,11 +11,12 @@ import pytest
 
 from core.destinations import Destination, MessageKind
 from core.dispatch_tools.arguments import AckRequest, CompleteRequest, Completion, GetRequest, ReplyRequest
+from core.dispatch_tools.bounds import MAX_MESSAGE_CHARACTERS, MAX_NOTES
 from core.dispatch_tools.instruction import Receipt
 from core.intent_kinds import IntentKind
 from core.resolution import Sent
 from core.snapshots import StopReason
-from core.worker_words import MAX_MESSAGE_CHARACTERS, MAX_NOTES, WAITING_NOTE
+from core.worker_words import WAITING_NOTE
 from shell.clock import FakeClock
 from shell.ledger import outbox as ledger_outbox
 from shell.ledger import tasks, worker_moves

@@ -8,12 +8,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.destinations import MessageKind
+from core.dispatch_tools.bounds import BOOST_LIMIT, MAX_ACK_CHARACTERS
 from core.dispatch_tools.rows import RecordFacts
 from core.edges import RecordState
 from core.intent_kinds import IntentKind
 from core.worker_words import (
-    BOOST_LIMIT,
-    MAX_ACK_CHARACTERS,
     acknowledgement,
     note,
     note_key,

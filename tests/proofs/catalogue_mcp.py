@@ -23,12 +23,6 @@ MCP: list[Mutation] = [
         START,
     ),
     rule(
-        "mcp start: an instruction's mention stripping is imported at the first get_dispatch",
-        "from core.dispatch_tools.rows import DispatchRow, read_snapshot\n",
-        "from core.dispatch_tools.rows import DispatchRow, read_snapshot\nfrom core.mentions import strip_mentions_of\n",
-        START,
-    ),
-    rule(
         "mcp start: a file's kind reads a token file's text only for a file that is not a ledger",
         "from core.json_input import json_or_none\n\nHEAD_BYTES",
         "from core.json_input import json_or_none\nfrom core.oauth import read_token_text\n\nHEAD_BYTES",
@@ -44,9 +38,69 @@ MCP: list[Mutation] = [
     ),
     rule(
         "mcp start: the tools' list reads the delivery states without the lifecycle tables",
-        "from core.states import DeliveryState\nfrom core.worker_words",
-        "from core.edges import DeliveryState\nfrom core.worker_words",
+        "from core.states import DeliveryState\n\nBLURB",
+        "from core.edges import DeliveryState\n\nBLURB",
         START,
         "test_the_server_imports_only_what_its_tools_use",
+    ),
+]
+
+FIRST_CALL = "test_the_tools_list_imports_none_of_what_the_first_tool_call_needs"
+
+MCP += [
+    rule(
+        "mcp start: the worker's calls import core's decisions at the first tool call",
+        "from shell.ledger.connection import Ledger\n\nif TYPE_CHECKING:\n",
+        "from shell.ledger.connection import Ledger\nfrom core.dispatch_tools.decisions import decide_get\n\n"
+        "if TYPE_CHECKING:\n",
+        START,
+        FIRST_CALL,
+    ),
+    rule(
+        "mcp start: the worker's calls import the worker's moves at the first write",
+        "from core.task_token import token_sha256\nfrom shell.ledger.connection import Ledger\n",
+        "from core.task_token import token_sha256\nfrom shell.ledger import worker_moves\n"
+        "from shell.ledger.connection import Ledger\n",
+        START,
+        FIRST_CALL,
+    ),
+    rule(
+        "mcp start: the worker's calls name the tools' classes for type checking only",
+        "\nif TYPE_CHECKING:\n    from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest\n"
+        "    from core.dispatch_tools.decisions",
+        "\nif True:\n    from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest\n"
+        "    from core.dispatch_tools.decisions",
+        START,
+        FIRST_CALL,
+    ),
+    rule(
+        "mcp start: the server reads a tool's arguments and receipts at its first call",
+        "if TYPE_CHECKING:\n    from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest\n"
+        "    from core.dispatch_tools.instruction import Receipt\n    from shell.ledger.worker_calls import Dispatched\n",
+        "if True:\n    from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest\n"
+        "    from core.dispatch_tools.instruction import Receipt\n    from shell.ledger.worker_calls import Dispatched\n",
+        START,
+        FIRST_CALL,
+    ),
+    rule(
+        "mcp start: the probe names the tools' classes for type checking only",
+        "if TYPE_CHECKING:  # the tools' classes: a tool call's imports",
+        "if True:  # the tools' classes: a tool call's imports",
+        START,
+        FIRST_CALL,
+    ),
+    rule(
+        "mcp start: tools/list's schemas read their bounds from plain data, not from core's decisions",
+        "from core.dispatch_tools.bounds import (\n    BOOST_LIMIT,\n    MAX_ACK_CHARACTERS,\n    MAX_LINK_LENGTH,",
+        "from core.dispatch_tools.decisions import MAX_LINK_LENGTH\nfrom core.dispatch_tools.bounds import (\n"
+        "    BOOST_LIMIT,\n    MAX_ACK_CHARACTERS,\n    MAX_LINK_LENGTH,",
+        START,
+        FIRST_CALL,
+    ),
+    rule(
+        "mcp start: only a probe token's start imports the probe's tools",
+        "from shell.worker.mcp import McpServer, serve\n\nTOKEN_ENV",
+        "from shell.worker.mcp import McpServer, serve\nfrom shell.worker.probe import serve_probe\n\nTOKEN_ENV",
+        START,
     ),
 ]

@@ -34,7 +34,7 @@ WORDS: list[Mutation] = [
     ),
     rule(
         "words: notes are bounded per event",
-        "    if notes >= worker_words.MAX_NOTES:",
+        "    if notes >= MAX_NOTES:",
         "    if False:",
         "test_notes_are_one_message_per_text_bounded_per_event_and_end_at_completion",
     ),
