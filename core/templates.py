@@ -29,8 +29,7 @@ a reply, was withdrawn for its automatic retry, or was returned unexposed gets n
 line to write there is no notice: ``completion`` answers None -- unless a still-running notice of
 the attempt was in flight when it ended (``notice_in_flight``): then the notice is its first
 line alone, "Task N ended: <how>.", so what the connector says last about ended work is never
-"still working" (the lifecycle PR's review: settlement and the notice in flight meet in the
-ledger, ``core.intents`` rule 6).
+"still working" (settlement and the notice in flight meet in the ledger, ``core.intents`` rule 6).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ Rules:
    ``setup``). The check comes after the local ones (the worker program, the lock, the ledger),
    so a person offline still hears of those, and a second ``run`` beside a running one is
    turned away by the lock without a request.
-4. The running connector re-reads its configuration file (``shell.connector`` rule 5): routes
+4. The running connector re-reads its configuration file (``shell.connector`` rule 8): routes
    change without a restart; an unusable file authorizes nothing, and the lock file's metadata
    says why (``status`` shows it).
 5. The token file holds a bare token or ``bin/connect login``'s credentials; the latter are

@@ -34,7 +34,7 @@ OUTSIDE = tuple(
         r"\bconnector-" + r"spec\b",
         r"\blifecycle-outbox-" + r"pr\b",
         r"\bthe " + r"spec(?:'s)?\b",
-        r"\bthe " + r"PR's\b",
+        r"\b(?:the|lifecycle) " + r"PR's\b",
         r"\bthe " + r"lead\b",
         r"\b(?:review )?" + r"findings? \d",  # a review kept elsewhere
         r"\bthe " + r"reference(?:'s)? (?!floor)",  # the implementation this one was modelled on
