@@ -138,38 +138,58 @@ def intents_in(connection: sqlite3.Connection, states: Sequence[IntentState]) ->
     return [_row(found) for found in rows]
 
 
+@dataclass(frozen=True, slots=True)
+class DueNow:
+    """What a claim reads first, in one statement: whether the hold stands, and the pending
+    intent to send next (None when none is due)."""
+
+    held: bool
+    row: IntentRow | None
+
+
 def next_due(
     connection: sqlite3.Connection,
     now: datetime,
     passed_over: Set[int],
     leaving: Set[IntentKind] = frozenset(),
 ) -> IntentRow | None:
-    """The pending intent to send next (``core.urgency``) among those due by ``now``: the oldest
-    due of each kind not in ``leaving`` (those stay pending, untouched), none this flush has
-    already claimed.
+    """The pending intent to send next, hold or none (``due_now``)."""
+    return due_now(connection, now, passed_over, leaving).row
 
-    The heads of every kind are asked in one statement (``_HEADS``: one seek of
+
+def due_now(
+    connection: sqlite3.Connection,
+    now: datetime,
+    passed_over: Set[int],
+    leaving: Set[IntentKind] = frozenset(),
+) -> DueNow:
+    """Whether the hold stands, and the pending intent to send next (``core.urgency``) among
+    those due by ``now``: the oldest due of each kind not in ``leaving`` (those stay pending,
+    untouched), none this flush has already claimed.
+
+    The hold and the heads of every kind are asked in one statement (``_heads``: one seek of
     ``outbox_due_by_kind`` each, one round trip); only a head this flush already claimed (a
     person put it back to pending mid-flush) is asked again, past those. Excluding every
-    claimed id on every call made a long flush quadratic.
+    claimed id on every call made a long flush quadratic. Only the chosen head is made a row.
     """
-    kinds = [kind for kind in IntentKind if kind not in leaving]
-    if not kinds:
-        return None
+    kinds = [kind for kind in _KINDS if kind not in leaving]
     due_by = format_timestamp(now)
-    asked_heads = connection.execute(_heads(len(kinds)), [value for kind in kinds for value in (str(kind), due_by)])
+    asked_heads = connection.execute(_heads(len(kinds)), [value for kind in kinds for value in (kind, due_by)])
+    first = asked_heads.fetchone()
+    held = first[0] is not None
     heads = [
-        row
-        for found in asked_heads
-        for row in [
-            _row(found) if found[0] not in passed_over else _oldest_due_past(connection, due_by, found[2], passed_over)
-        ]
-        if row is not None
+        head
+        for found in (first, *asked_heads)
+        if found[1] is not None
+        for head in [found if found[1] not in passed_over else _oldest_due_past(connection, due_by, found[3], passed_over)]
+        if head is not None
     ]
-    chosen = next_to_send((Due(row.id, row.kind, row.not_before) for row in heads), now)
-    return None if chosen is None else next(row for row in heads if row.id == chosen.id)
+    chosen = next_to_send((Due(head[1], _KIND[head[3]], parse_timestamp(head[14])) for head in heads), now)
+    return DueNow(held, None if chosen is None else _row(next(head for head in heads if head[1] == chosen.id)[1:]))
 
 
+_KINDS = tuple(IntentKind)
+_KIND = {str(kind): kind for kind in IntentKind}
 _HEAD = (
     f"SELECT * FROM (SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND kind = ? AND not_before <= ?"
     " ORDER BY not_before, id LIMIT 1)"
@@ -178,22 +198,25 @@ _HEAD = (
 
 @cache
 def _heads(kinds: int) -> str:
-    """One statement asking the oldest due pending intent of each of ``kinds`` kinds."""
-    return " UNION ALL ".join([_HEAD] * kinds)
+    """One statement: a first column saying whether the hold stands (NULL: it does not), then
+    the oldest due pending intent of each of ``kinds`` kinds -- one row of NULLs when none is."""
+    heads = " UNION ALL ".join([_HEAD] * kinds) if kinds else f"SELECT {_COLUMNS} FROM outbox WHERE 0"
+    return f"SELECT (SELECT 1 FROM hold_marker), heads.* FROM (SELECT 1) LEFT JOIN ({heads}) AS heads ON 1"
 
 
 def _oldest_due_past(
     connection: sqlite3.Connection, due_by: str, kind: object, passed_over: Set[int]
-) -> IntentRow | None:
-    """The oldest pending intent of ``kind`` due by ``due_by``, past those this flush claimed."""
+) -> tuple[Any, ...] | None:
+    """The oldest pending intent of ``kind`` due by ``due_by``, past those this flush claimed,
+    as a head (its first column the hold's, unread)."""
     skipped = sorted(passed_over)
     marks = ", ".join("?" for _ in skipped)
     found = connection.execute(
-        f"SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND kind = ? AND not_before <= ?"
+        f"SELECT NULL, {_COLUMNS} FROM outbox WHERE state = 'pending' AND kind = ? AND not_before <= ?"
         f" AND id NOT IN ({marks}) ORDER BY not_before, id LIMIT 1",
         [str(kind), due_by, *skipped],
     ).fetchone()
-    return None if found is None else _row(found)
+    return None if found is None else tuple(found)
 
 
 def due_for_reconciliation(
@@ -206,10 +229,6 @@ def due_for_reconciliation(
         (format_timestamp(sent_before), format_timestamp(now), -1 if limit is None else limit),
     ).fetchall()
     return [_row(found) for found in rows]
-
-
-def is_held(connection: sqlite3.Connection) -> bool:
-    return connection.execute("SELECT 1 FROM hold_marker").fetchone() is not None
 
 
 def receipts_owned_by_others(
