@@ -234,11 +234,8 @@ class Outbox:
             case ClaimNeeds.event:
                 if row.event_id is None:
                     return Cancel(notes.NO_LONGER_CALLED_FOR)
-                return decide_claim(
-                    row.kind,
-                    record=snapshots.record(connection, row.event_id),
-                    task_events=snapshots.task_events_of_event(connection, row.event_id),
-                )
+                record, task_events = snapshots.record_and_task_events(connection, row.event_id)
+                return decide_claim(row.kind, record=record, task_events=task_events)
             case ClaimNeeds.attempt:
                 found = None if row.attempt_id is None else snapshots.attempt(connection, row.attempt_id)
                 task_rows = [] if found is None else snapshots.task_events_of_task(connection, found.task_id)
