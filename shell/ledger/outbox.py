@@ -167,56 +167,53 @@ def due_now(
     those due by ``now``: the oldest due of each kind not in ``leaving`` (those stay pending,
     untouched), none this flush has already claimed.
 
-    The hold and the heads of every kind are asked in one statement (``_heads``: one seek of
-    ``outbox_due_by_kind`` each, one round trip); only a head this flush already claimed (a
-    person put it back to pending mid-flush) is asked again, past those. Excluding every
-    claimed id on every call made a long flush quadratic. Only the chosen head is made a row.
+    The heads of every kind are asked in one statement (``_heads``: one seek of
+    ``outbox_due_by_kind`` each, one round trip), which finds none while the hold stands; only
+    then is the hold asked. Only a head this flush already claimed (a person put it back to
+    pending mid-flush) is asked again, past those: excluding every claimed id on every call made
+    a long flush quadratic. Only the chosen head is made a row.
     """
-    kinds = [kind for kind in _KINDS if kind not in leaving]
     due_by = format_timestamp(now)
-    asked_heads = connection.execute(_heads(len(kinds)), [value for kind in kinds for value in (kind, due_by)])
-    first = asked_heads.fetchone()
-    held = first[0] is not None
     heads = [
         head
-        for found in (first, *asked_heads)
-        if found[1] is not None
-        for head in [found if found[1] not in passed_over else _oldest_due_past(connection, due_by, found[3], passed_over)]
+        for found in connection.execute(_heads(frozenset(leaving)), (due_by,))
+        for head in [found if found[0] not in passed_over else _oldest_due_past(connection, due_by, found[2], passed_over)]
         if head is not None
     ]
-    chosen = next_to_send((Due(head[1], _KIND[head[3]], parse_timestamp(head[14])) for head in heads), now)
-    return DueNow(held, None if chosen is None else _row(next(head for head in heads if head[1] == chosen.id)[1:]))
+    if not heads:
+        return DueNow(connection.execute("SELECT 1 FROM hold_marker").fetchone() is not None, None)
+    chosen = next_to_send((Due(head[0], _KIND[head[2]], parse_timestamp(head[13])) for head in heads), now)
+    return DueNow(False, None if chosen is None else _row(next(head for head in heads if head[0] == chosen.id)))
 
 
-_KINDS = tuple(IntentKind)
 _KIND = {str(kind): kind for kind in IntentKind}
-_HEAD = (
-    f"SELECT * FROM (SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND kind = ? AND not_before <= ?"
-    " ORDER BY not_before, id LIMIT 1)"
-)
 
 
 @cache
-def _heads(kinds: int) -> str:
-    """One statement: a first column saying whether the hold stands (NULL: it does not), then
-    the oldest due pending intent of each of ``kinds`` kinds -- one row of NULLs when none is."""
-    heads = " UNION ALL ".join([_HEAD] * kinds) if kinds else f"SELECT {_COLUMNS} FROM outbox WHERE 0"
-    return f"SELECT (SELECT 1 FROM hold_marker), heads.* FROM (SELECT 1) LEFT JOIN ({heads}) AS heads ON 1"
+def _heads(leaving: frozenset[IntentKind]) -> str:
+    """One statement asking the oldest pending intent due by ``?1`` of each kind not in
+    ``leaving`` (the kinds are the enum's own words, written into the statement): none while the
+    hold stands."""
+    heads = [
+        f"SELECT * FROM (SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND kind = '{kind}'"
+        " AND not_before <= ?1 AND NOT EXISTS (SELECT 1 FROM hold_marker) ORDER BY not_before, id LIMIT 1)"
+        for kind in IntentKind
+        if kind not in leaving
+    ]
+    return " UNION ALL ".join(heads) if heads else f"SELECT {_COLUMNS} FROM outbox WHERE ?1 AND 0"
 
 
 def _oldest_due_past(
     connection: sqlite3.Connection, due_by: str, kind: object, passed_over: Set[int]
-) -> tuple[Any, ...] | None:
-    """The oldest pending intent of ``kind`` due by ``due_by``, past those this flush claimed,
-    as a head (its first column the hold's, unread)."""
+) -> Sequence[Any] | None:
+    """The oldest pending intent of ``kind`` due by ``due_by``, past those this flush claimed."""
     skipped = sorted(passed_over)
     marks = ", ".join("?" for _ in skipped)
-    found = connection.execute(
-        f"SELECT NULL, {_COLUMNS} FROM outbox WHERE state = 'pending' AND kind = ? AND not_before <= ?"
+    return connection.execute(  # type: ignore[no-any-return]
+        f"SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND kind = ? AND not_before <= ?"
         f" AND id NOT IN ({marks}) ORDER BY not_before, id LIMIT 1",
         [str(kind), due_by, *skipped],
     ).fetchone()
-    return None if found is None else tuple(found)
 
 
 def due_for_reconciliation(
