@@ -78,18 +78,25 @@ _COLUMNS = (
 
 def _row(values: Sequence[Any]) -> IntentRow:
     """An outbox row as selected by ``_COLUMNS``: SQLite's own types (the columns' CHECKs hold
-    them), read as they come; the sender makes one a claim."""
+    them), read as they come; the sender makes one a claim. Its words become the enums' members
+    by a look-up of each enum's own table (a call of the enum costs several times more)."""
     (
         identifier, key, kind, state, event_id, task_id, attempt_id, occurrence, bucket_id, message_kind,
         recording_id, body, created_at, not_before, sending_at, finished_at, receipt_id, note, resolved_by,
         failures, reconcile_at, retrying_since,
     ) = values  # fmt: skip
     return IntentRow(
-        identifier, key, IntentKind(kind), IntentState(state), event_id, task_id, attempt_id, occurrence,
-        Destination(MessageKind(message_kind), bucket_id, recording_id), body, parse_timestamp(created_at),
-        parse_timestamp(not_before), stored_time(sending_at), stored_time(finished_at), receipt_id, note,
-        resolved_by, failures, stored_time(reconcile_at), stored_time(retrying_since),
+        identifier, key, _KIND[kind], _STATE[state], event_id, task_id, attempt_id, occurrence,
+        Destination(_MESSAGE_KIND[message_kind], bucket_id, recording_id), body, parse_timestamp(created_at),
+        parse_timestamp(not_before), None if sending_at is None else parse_timestamp(sending_at),
+        None if finished_at is None else parse_timestamp(finished_at), receipt_id, note, resolved_by, failures,
+        stored_time(reconcile_at), stored_time(retrying_since),
     )  # fmt: skip
+
+
+_KIND: dict[str, IntentKind] = {str(kind): kind for kind in IntentKind}
+_STATE: dict[str, IntentState] = {str(state): state for state in IntentState}
+_MESSAGE_KIND: dict[str, MessageKind] = {str(kind): kind for kind in MessageKind}
 
 
 # -- writing intents (the transitions that call for them) -----------------------------------
@@ -186,9 +193,6 @@ def due_now(
     return DueNow(False, None if chosen is None else _row(next(head for head in heads if head[0] == chosen.id)))
 
 
-_KIND = {str(kind): kind for kind in IntentKind}
-
-
 @cache
 def _heads(leaving: frozenset[IntentKind]) -> str:
     """One statement asking the oldest pending intent due by ``?1`` of each kind not in
@@ -275,15 +279,23 @@ def _move(
 ) -> None:
     """Compare-and-set from ``expected``; a move ``to`` a state is asked of ``core.edges`` first (rule 5)."""
     if to is None:
-        assignments, arguments = sql, [*values]
+        cursor = connection.execute(_update(sql), [*values, intent_id, expected])
     else:
-        moved = asked(INTENT_EDGES, expected, to, Actor.automatic, note)
-        assignments, arguments = f"state = ?, {sql}", [str(moved), *values]
-    cursor = connection.execute(
-        f"UPDATE outbox SET {assignments} WHERE id = ? AND state = ?", [*arguments, intent_id, str(expected)]
-    )
+        cursor = connection.execute(_update(f"state = ?, {sql}"), [_moved(expected, to, note), *values, intent_id, expected])
     if cursor.rowcount != 1:
         raise IntentMoved(f"intent {intent_id} is no longer {expected}")
+
+
+@cache
+def _moved(expected: IntentState, to: IntentState, note: str) -> IntentState:
+    """The state ``core.edges`` lets the connector write for this move (rule 5), kept: its table
+    is a constant, so an answer once given stands; a refusal raises, and is never kept."""
+    return asked(INTENT_EDGES, expected, to, Actor.automatic, note)
+
+
+@cache
+def _update(assignments: str) -> str:
+    return f"UPDATE outbox SET {assignments} WHERE id = ? AND state = ?"
 
 
 def claim(connection: sqlite3.Connection, intent_id: int, now: datetime) -> None:

@@ -57,15 +57,21 @@ def _record(found: Sequence[Any]) -> RecordSnapshot:
     )
     return RecordSnapshot(
         event_id=identifier,
-        state=RecordState(state),
+        state=_RECORD_STATE[state],
         reason=reason,
         bucket_id=bucket,
         recording_id=recording,
         acknowledge=bool(acknowledge),
-        reply_kind=MessageKind(reply_kind) if reply_kind else None,
+        reply_kind=_MESSAGE_KIND[reply_kind] if reply_kind else None,
         reply_bucket_id=reply_bucket,
         reply_recording_id=reply_recording,
     )
+
+
+# A claim reads a record an intent: its words become the enums' members by a look-up of each
+# enum's own table (a call of the enum costs several times more).
+_RECORD_STATE: dict[str, RecordState] = {str(state): state for state in RecordState}
+_MESSAGE_KIND: dict[str, MessageKind] = {str(kind): kind for kind in MessageKind}
 
 
 def task_events_of_task(connection: sqlite3.Connection, task_id: int) -> list[TaskEventSnapshot]:
