@@ -178,7 +178,8 @@ def due_now(
     ``outbox_due_by_kind`` each, one round trip), which finds none while the hold stands; only
     then is the hold asked. Only a head this flush already claimed (a person put it back to
     pending mid-flush) is asked again, past those: excluding every claimed id on every call made
-    a long flush quadratic. Only the chosen head is made a row.
+    a long flush quadratic. Only the chosen head is made a row; the order of kinds is asked only
+    when more than one kind is due.
     """
     due_by = format_timestamp(now)
     heads = [
@@ -189,6 +190,8 @@ def due_now(
     ]
     if not heads:
         return DueNow(connection.execute("SELECT 1 FROM hold_marker").fetchone() is not None, None)
+    if len(heads) == 1:  # one kind due: its head goes next, whatever the order of kinds
+        return DueNow(False, _row(heads[0]))
     chosen = next_to_send((Due(head[0], _KIND[head[2]], parse_timestamp(head[13])) for head in heads), now)
     return DueNow(False, None if chosen is None else _row(next(head for head in heads if head[0] == chosen.id)))
 

@@ -183,8 +183,8 @@ OUTBOX = [
     ),
     rule(
         "one flush never claims an intent twice",
-        "row = rows.next_due(connection, now, claimed, leaving)",
-        "row = rows.next_due(connection, now, (), leaving)",
+        "due = rows.due_now(connection, now, claimed, leaving)",
+        "due = rows.due_now(connection, now, (), leaving)",
         "test_one_flush_never_claims_an_intent_twice_even_after_a_resend_mid_flush",
     ),
     rule(
@@ -195,8 +195,8 @@ OUTBOX = [
     ),
     rule(
         "the hold pauses sending (before the database's trigger refuses it)",
-        "if rows.is_held(connection):",
-        "if False:",
+        " AND not_before <= ?1 AND NOT EXISTS (SELECT 1 FROM hold_marker) ORDER BY not_before, id LIMIT 1)\"",
+        " AND not_before <= ?1 ORDER BY not_before, id LIMIT 1)\"",
         "test_the_hold_pauses_sending_and_reconciliation_goes_on",
     ),
     rule(
@@ -325,8 +325,8 @@ OUTBOX = [
     ),
     rule(
         "the sender's moves ask core.edges before any SQL",
-        "        moved = asked(INTENT_EDGES, expected, to, Actor.automatic, note)\n",
-        "        moved = to\n",
+        "    return asked(INTENT_EDGES, expected, to, Actor.automatic, note)\n",
+        "    return to\n",
         "test_an_illegal_intent_move_is_refused_by_core_before_sql",
     ),
     rule(
@@ -349,9 +349,9 @@ OUTBOX = [
     ),
     rule(
         "invariant 4 across a crash: a restart never posts a sending intent again (SIGKILL)",
-        "SELECT * FROM (SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND kind = ? AND not_before <= ?\"\n",
-        "SELECT * FROM (SELECT {_COLUMNS} FROM outbox WHERE state IN ('pending', 'sending') AND kind = ?"
-        " AND not_before <= ?\"\n",
+        "SELECT * FROM (SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND kind = '{kind}'\"\n",
+        "SELECT * FROM (SELECT {_COLUMNS} FROM outbox WHERE state IN ('pending', 'sending')"
+        " AND kind = '{kind}'\"\n",
         "test_a_restart_inside_the_reconcile_wait_leaves_the_sending_intent_alone",
         "test_outbox_kill.py",
         also=(
