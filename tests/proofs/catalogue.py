@@ -31,6 +31,7 @@ from tests.proofs.catalogue_not_created import NOT_CREATED
 from tests.proofs.catalogue_one_home import ONE_HOME
 from tests.proofs.catalogue_operating import OPERATING
 from tests.proofs.catalogue_ops import OPS
+from tests.proofs.catalogue_perf import PERF
 from tests.proofs.catalogue_prose import PROSE
 from tests.proofs.catalogue_receipt import RECEIPT
 from tests.proofs.catalogue_routes import ROUTES
@@ -393,4 +394,4 @@ TRANSITION_INTENTS = [
     ),
 ]
 
-MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *LIMITS, *LIVE, *ROUTES, *TOKENS, *WORLD, *BAD_INPUT, *NOT_CREATED, *ADOPTED_REPLY, *HOLD, *RECEIPT, *CUTOVER, *DOCTOR, *OPS, *WORDS, *INBOX, *SIM, *SEC, *FID, *DRIVER, *BAD, *LEAD, *PROSE, *DECIDE, *KINDS, *TOKEN_FILE]
+MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *LIMITS, *LIVE, *ROUTES, *TOKENS, *WORLD, *BAD_INPUT, *NOT_CREATED, *ADOPTED_REPLY, *HOLD, *RECEIPT, *CUTOVER, *DOCTOR, *OPS, *WORDS, *INBOX, *SIM, *SEC, *FID, *DRIVER, *BAD, *LEAD, *PROSE, *DECIDE, *KINDS, *TOKEN_FILE, *PERF]
