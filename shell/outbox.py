@@ -203,9 +203,10 @@ class Outbox:
             if not self._may_send(deadline):
                 return SendResult.waiting
             with self._settling("claim"), self._ledger.write() as connection:
-                if rows.is_held(connection):
+                due = rows.due_now(connection, now, claimed, leaving)
+                if due.held:
                     return SendResult.held
-                row = rows.next_due(connection, now, claimed, leaving)
+                row = due.row
                 if row is None:
                     return SendResult.nothing_due
                 claimed.add(row.id)

@@ -21,10 +21,8 @@ Reader = Callable[[sqlite3.Connection, IntentRow], ClaimFacts]
 def _event(connection: sqlite3.Connection, row: IntentRow) -> ClaimFacts:
     if row.event_id is None:
         return ClaimFacts()
-    return ClaimFacts(
-        record=snapshots.record(connection, row.event_id),
-        task_events=snapshots.task_events_of_event(connection, row.event_id),
-    )
+    record, task_events = snapshots.record_and_task_events(connection, row.event_id)
+    return ClaimFacts(record=record, task_events=task_events)
 
 
 def _attempt(connection: sqlite3.Connection, row: IntentRow) -> ClaimFacts:

@@ -79,18 +79,25 @@ _COLUMNS = (
 
 def _row(values: Sequence[Any]) -> IntentRow:
     """An outbox row as selected by ``_COLUMNS``: SQLite's own types (the columns' CHECKs hold
-    them), read as they come; the sender makes one a claim."""
+    them), read as they come; the sender makes one a claim. Its words become the enums' members
+    by a look-up of each enum's own table (a call of the enum costs several times more)."""
     (
         identifier, key, kind, state, event_id, task_id, attempt_id, occurrence, bucket_id, message_kind,
         recording_id, body, created_at, not_before, sending_at, finished_at, receipt_id, note, resolved_by,
         failures, reconcile_at, retrying_since,
     ) = values  # fmt: skip
     return IntentRow(
-        identifier, key, IntentKind(kind), IntentState(state), event_id, task_id, attempt_id, occurrence,
-        Destination(MessageKind(message_kind), bucket_id, recording_id), body, parse_timestamp(created_at),
-        parse_timestamp(not_before), stored_time(sending_at), stored_time(finished_at), receipt_id, note,
-        resolved_by, failures, stored_time(reconcile_at), stored_time(retrying_since),
+        identifier, key, _KIND[kind], _STATE[state], event_id, task_id, attempt_id, occurrence,
+        Destination(_MESSAGE_KIND[message_kind], bucket_id, recording_id), body, parse_timestamp(created_at),
+        parse_timestamp(not_before), None if sending_at is None else parse_timestamp(sending_at),
+        None if finished_at is None else parse_timestamp(finished_at), receipt_id, note, resolved_by, failures,
+        stored_time(reconcile_at), stored_time(retrying_since),
     )  # fmt: skip
+
+
+_KIND: dict[str, IntentKind] = {str(kind): kind for kind in IntentKind}
+_STATE: dict[str, IntentState] = {str(state): state for state in IntentState}
+_MESSAGE_KIND: dict[str, MessageKind] = {str(kind): kind for kind in MessageKind}
 
 
 # -- writing intents (the transitions that call for them) -----------------------------------
@@ -139,62 +146,82 @@ def intents_in(connection: sqlite3.Connection, states: Sequence[IntentState]) ->
     return [_row(found) for found in rows]
 
 
+@dataclass(frozen=True, slots=True)
+class DueNow:
+    """What a claim reads first, in one statement: whether the hold stands, and the pending
+    intent to send next (None when none is due)."""
+
+    held: bool
+    row: IntentRow | None
+
+
 def next_due(
     connection: sqlite3.Connection,
     now: datetime,
     passed_over: Set[int],
     leaving: Set[IntentKind] = frozenset(),
 ) -> IntentRow | None:
-    """The pending intent to send next (``core.urgency``) among those due by ``now``: the oldest
-    due of each kind not in ``leaving`` (those stay pending, untouched), none this flush has
-    already claimed.
+    """The pending intent to send next, hold or none (``due_now``)."""
+    return due_now(connection, now, passed_over, leaving).row
 
-    The heads of every kind are asked in one statement (``_HEADS``: one seek of
-    ``outbox_due_by_kind`` each, one round trip); only a head this flush already claimed (a
-    person put it back to pending mid-flush) is asked again, past those. Excluding every
-    claimed id on every call made a long flush quadratic.
+
+def due_now(
+    connection: sqlite3.Connection,
+    now: datetime,
+    passed_over: Set[int],
+    leaving: Set[IntentKind] = frozenset(),
+) -> DueNow:
+    """Whether the hold stands, and the pending intent to send next (``core.urgency``) among
+    those due by ``now``: the oldest due of each kind not in ``leaving`` (those stay pending,
+    untouched), none this flush has already claimed.
+
+    The heads of every kind are asked in one statement (``_heads``: one seek of
+    ``outbox_due_by_kind`` each, one round trip), which finds none while the hold stands; only
+    then is the hold asked. Only a head this flush already claimed (a person put it back to
+    pending mid-flush) is asked again, past those: excluding every claimed id on every call made
+    a long flush quadratic. Only the chosen head is made a row; the order of kinds is asked only
+    when more than one kind is due.
     """
-    kinds = [kind for kind in IntentKind if kind not in leaving]
-    if not kinds:
-        return None
     due_by = format_timestamp(now)
-    asked_heads = connection.execute(_heads(len(kinds)), [value for kind in kinds for value in (str(kind), due_by)])
     heads = [
-        row
-        for found in asked_heads
-        for row in [
-            _row(found) if found[0] not in passed_over else _oldest_due_past(connection, due_by, found[2], passed_over)
-        ]
-        if row is not None
+        head
+        for found in connection.execute(_heads(frozenset(leaving)), (due_by,))
+        for head in [found if found[0] not in passed_over else _oldest_due_past(connection, due_by, found[2], passed_over)]
+        if head is not None
     ]
-    chosen = next_to_send((Due(row.id, row.kind, row.not_before) for row in heads), now)
-    return None if chosen is None else next(row for row in heads if row.id == chosen.id)
-
-
-_HEAD = (
-    f"SELECT * FROM (SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND kind = ? AND not_before <= ?"
-    " ORDER BY not_before, id LIMIT 1)"
-)
+    if not heads:
+        return DueNow(connection.execute("SELECT 1 FROM hold_marker").fetchone() is not None, None)
+    if len(heads) == 1:  # one kind due: its head goes next, whatever the order of kinds
+        return DueNow(False, _row(heads[0]))
+    chosen = next_to_send((Due(head[0], _KIND[head[2]], parse_timestamp(head[13])) for head in heads), now)
+    return DueNow(False, None if chosen is None else _row(next(head for head in heads if head[0] == chosen.id)))
 
 
 @cache
-def _heads(kinds: int) -> str:
-    """One statement asking the oldest due pending intent of each of ``kinds`` kinds."""
-    return " UNION ALL ".join([_HEAD] * kinds)
+def _heads(leaving: frozenset[IntentKind]) -> str:
+    """One statement asking the oldest pending intent due by ``?1`` of each kind not in
+    ``leaving`` (the kinds are the enum's own words, written into the statement): none while the
+    hold stands."""
+    heads = [
+        f"SELECT * FROM (SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND kind = '{kind}'"
+        " AND not_before <= ?1 AND NOT EXISTS (SELECT 1 FROM hold_marker) ORDER BY not_before, id LIMIT 1)"
+        for kind in IntentKind
+        if kind not in leaving
+    ]
+    return " UNION ALL ".join(heads) if heads else f"SELECT {_COLUMNS} FROM outbox WHERE ?1 AND 0"
 
 
 def _oldest_due_past(
     connection: sqlite3.Connection, due_by: str, kind: object, passed_over: Set[int]
-) -> IntentRow | None:
+) -> Sequence[Any] | None:
     """The oldest pending intent of ``kind`` due by ``due_by``, past those this flush claimed."""
     skipped = sorted(passed_over)
     marks = ", ".join("?" for _ in skipped)
-    found = connection.execute(
+    return connection.execute(  # type: ignore[no-any-return]
         f"SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND kind = ? AND not_before <= ?"
         f" AND id NOT IN ({marks}) ORDER BY not_before, id LIMIT 1",
         [str(kind), due_by, *skipped],
     ).fetchone()
-    return None if found is None else _row(found)
 
 
 def due_for_reconciliation(
@@ -207,10 +234,6 @@ def due_for_reconciliation(
         (format_timestamp(sent_before), format_timestamp(now), -1 if limit is None else limit),
     ).fetchall()
     return [_row(found) for found in rows]
-
-
-def is_held(connection: sqlite3.Connection) -> bool:
-    return connection.execute("SELECT 1 FROM hold_marker").fetchone() is not None
 
 
 def receipts_owned_by_others(
@@ -260,15 +283,23 @@ def _move(
 ) -> None:
     """Compare-and-set from ``expected``; a move ``to`` a state is asked of ``core.edges`` first (rule 5)."""
     if to is None:
-        assignments, arguments = sql, [*values]
+        cursor = connection.execute(_update(sql), [*values, intent_id, expected])
     else:
-        moved = asked(INTENT_EDGES, expected, to, Actor.automatic, note)
-        assignments, arguments = f"state = ?, {sql}", [str(moved), *values]
-    cursor = connection.execute(
-        f"UPDATE outbox SET {assignments} WHERE id = ? AND state = ?", [*arguments, intent_id, str(expected)]
-    )
+        cursor = connection.execute(_update(f"state = ?, {sql}"), [_moved(expected, to, note), *values, intent_id, expected])
     if cursor.rowcount != 1:
         raise IntentMoved(f"intent {intent_id} is no longer {expected}")
+
+
+@cache
+def _moved(expected: IntentState, to: IntentState, note: str) -> IntentState:
+    """The state ``core.edges`` lets the connector write for this move (rule 5), kept: its table
+    is a constant, so an answer once given stands; a refusal raises, and is never kept."""
+    return asked(INTENT_EDGES, expected, to, Actor.automatic, note)
+
+
+@cache
+def _update(assignments: str) -> str:
+    return f"UPDATE outbox SET {assignments} WHERE id = ? AND state = ?"
 
 
 def claim(connection: sqlite3.Connection, intent_id: int, now: datetime) -> None:

@@ -2,6 +2,7 @@
 attempt, the redispatches pending on a task.
 
     record = snapshots.record(connection, event_id)        # a RecordSnapshot, or None
+    record, rows = snapshots.record_and_task_events(connection, event_id)   # a claim's, at once
 
 Rules:
 1. Reads only, inside a transaction the caller opened (``Ledger.read()`` or ``Ledger.write()``),
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from core.destinations import MessageKind
 from core.edges import AttemptState, DeliveryState, GuardState, RecordState
@@ -24,36 +26,52 @@ from shell.ledger.connection import stored_time
 
 
 def record(connection: sqlite3.Connection, event_id: int) -> RecordSnapshot | None:
+    found = connection.execute(f"SELECT {_RECORD} FROM events e WHERE e.id = ?", (event_id,)).fetchone()
+    return None if found is None else _record(found)
+
+
+def record_and_task_events(
+    connection: sqlite3.Connection, event_id: int
+) -> tuple[RecordSnapshot | None, list[TaskEventSnapshot]]:
+    """The event's record and every task row of the event, live or retired, in one statement
+    (a claim reads both, ``bin/bench outbox``): (None, []) when the record is gone."""
     found = connection.execute(
-        "SELECT id, state, reason, bucket_id, recording_id, acknowledge, reply_kind, reply_bucket_id,"
-        " reply_recording_id FROM events WHERE id = ?",
+        f"SELECT {_RECORD}, te.event_id, te.delivery, te.guard, te.ack_id, te.reply_id, te.adopted_reply_id"
+        " FROM events e LEFT JOIN task_events te ON te.event_id = e.id WHERE e.id = ?",
         (event_id,),
-    ).fetchone()
-    if found is None:
-        return None
+    ).fetchall()
+    if not found:
+        return None, []
+    return _record(found[0]), [_task_event(values[9:]) for values in found if values[9] is not None]
+
+
+_RECORD = (
+    "e.id, e.state, e.reason, e.bucket_id, e.recording_id, e.acknowledge, e.reply_kind, e.reply_bucket_id,"
+    " e.reply_recording_id"
+)
+
+
+def _record(found: Sequence[Any]) -> RecordSnapshot:
     identifier, state, reason, bucket, recording, acknowledge, reply_kind, reply_bucket, reply_recording = (
-        found
+        found[:9]
     )
     return RecordSnapshot(
         event_id=identifier,
-        state=RecordState(state),
+        state=_RECORD_STATE[state],
         reason=reason,
         bucket_id=bucket,
         recording_id=recording,
         acknowledge=bool(acknowledge),
-        reply_kind=MessageKind(reply_kind) if reply_kind else None,
+        reply_kind=_MESSAGE_KIND[reply_kind] if reply_kind else None,
         reply_bucket_id=reply_bucket,
         reply_recording_id=reply_recording,
     )
 
 
-def task_events_of_event(connection: sqlite3.Connection, event_id: int) -> list[TaskEventSnapshot]:
-    rows = connection.execute(
-        "SELECT event_id, delivery, guard, ack_id, reply_id, adopted_reply_id FROM task_events"
-        " WHERE event_id = ?",
-        (event_id,),
-    ).fetchall()
-    return [_task_event(found) for found in rows]
+# A claim reads a record an intent: its words become the enums' members by a look-up of each
+# enum's own table (a call of the enum costs several times more).
+_RECORD_STATE: dict[str, RecordState] = {str(state): state for state in RecordState}
+_MESSAGE_KIND: dict[str, MessageKind] = {str(kind): kind for kind in MessageKind}
 
 
 def task_events_of_task(connection: sqlite3.Connection, task_id: int) -> list[TaskEventSnapshot]:

@@ -34,6 +34,7 @@ from tests.proofs.catalogue_not_created import NOT_CREATED
 from tests.proofs.catalogue_one_home import ONE_HOME
 from tests.proofs.catalogue_operating import OPERATING
 from tests.proofs.catalogue_ops import OPS
+from tests.proofs.catalogue_perf import PERF
 from tests.proofs.catalogue_prose import PROSE
 from tests.proofs.catalogue_receipt import RECEIPT
 from tests.proofs.catalogue_routes import ROUTES
@@ -187,8 +188,8 @@ OUTBOX = [
     ),
     rule(
         "one flush never claims an intent twice",
-        "row = rows.next_due(connection, now, claimed, leaving)",
-        "row = rows.next_due(connection, now, (), leaving)",
+        "due = rows.due_now(connection, now, claimed, leaving)",
+        "due = rows.due_now(connection, now, (), leaving)",
         "test_one_flush_never_claims_an_intent_twice_even_after_a_resend_mid_flush",
     ),
     rule(
@@ -199,8 +200,8 @@ OUTBOX = [
     ),
     rule(
         "the hold pauses sending (before the database's trigger refuses it)",
-        "if rows.is_held(connection):",
-        "if False:",
+        " AND not_before <= ?1 AND NOT EXISTS (SELECT 1 FROM hold_marker) ORDER BY not_before, id LIMIT 1)\"",
+        " AND not_before <= ?1 ORDER BY not_before, id LIMIT 1)\"",
         "test_the_hold_pauses_sending_and_reconciliation_goes_on",
     ),
     rule(
@@ -329,8 +330,8 @@ OUTBOX = [
     ),
     rule(
         "the sender's moves ask core.edges before any SQL",
-        "        moved = asked(INTENT_EDGES, expected, to, Actor.automatic, note)\n",
-        "        moved = to\n",
+        "    return asked(INTENT_EDGES, expected, to, Actor.automatic, note)\n",
+        "    return to\n",
         "test_an_illegal_intent_move_is_refused_by_core_before_sql",
     ),
     rule(
@@ -353,9 +354,9 @@ OUTBOX = [
     ),
     rule(
         "invariant 4 across a crash: a restart never posts a sending intent again (SIGKILL)",
-        "SELECT * FROM (SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND kind = ? AND not_before <= ?\"\n",
-        "SELECT * FROM (SELECT {_COLUMNS} FROM outbox WHERE state IN ('pending', 'sending') AND kind = ?"
-        " AND not_before <= ?\"\n",
+        "SELECT * FROM (SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND kind = '{kind}'\"\n",
+        "SELECT * FROM (SELECT {_COLUMNS} FROM outbox WHERE state IN ('pending', 'sending')"
+        " AND kind = '{kind}'\"\n",
         "test_a_restart_inside_the_reconcile_wait_leaves_the_sending_intent_alone",
         "test_outbox_kill.py",
         also=(
@@ -397,4 +398,4 @@ TRANSITION_INTENTS = [
     ),
 ]
 
-MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *LIMITS, *LIVE, *ROUTES, *TOKENS, *WORLD, *BAD_INPUT, *NOT_CREATED, *ADOPTED_REPLY, *HOLD, *RECEIPT, *CUTOVER, *DOCTOR, *OPS, *WORDS, *INBOX, *SIM, *SEC, *FID, *DRIVER, *BAD, *LEAD, *PROSE, *DECIDE, *KINDS, *TOKEN_FILE, *KIND_TABLE, *MCP, *NAMES, *GENERATED_RULES]
+MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *LIMITS, *LIVE, *ROUTES, *TOKENS, *WORLD, *BAD_INPUT, *NOT_CREATED, *ADOPTED_REPLY, *HOLD, *RECEIPT, *CUTOVER, *DOCTOR, *OPS, *WORDS, *INBOX, *SIM, *SEC, *FID, *DRIVER, *BAD, *LEAD, *PROSE, *DECIDE, *KINDS, *TOKEN_FILE, *KIND_TABLE, *MCP, *NAMES, *GENERATED_RULES, *PERF]

@@ -33,8 +33,8 @@ WINDOW: list[Mutation] = [
     ),
     rule(
         "the outbox reads past the kinds a flush leaves pending",
-        "[kind for kind in IntentKind if kind not in leaving]",
-        "[kind for kind in IntentKind if kind is not None]",
+        "        for kind in IntentKind\n        if kind not in leaving\n",
+        "        for kind in IntentKind\n        if kind is not None\n",
         "test_a_restart_does_not_post_still_running_for_an_attempt_recovery_is_about_to_end",
     ),
     rule(
