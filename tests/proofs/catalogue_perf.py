@@ -1,4 +1,4 @@
-"""Issue 24 part 9's rules: the outbox's claim reads, folded into fewer statements for speed
+"""The outbox's claim reads, folded into fewer statements for speed
 (``bin/bench outbox``), still read all they must. Same form as ``tests.proofs.catalogue``."""
 
 from __future__ import annotations
