@@ -31,7 +31,7 @@ from core.states import EventOutcome
 
 
 @dataclass(frozen=True, slots=True)
-class SettledRow:
+class AdoptionRow:
     """A row of a settled task, as the rule reads it."""
 
     event_id: int
@@ -42,7 +42,7 @@ class SettledRow:
 
 
 @dataclass(frozen=True, slots=True)
-class Lifecycle:
+class LifecycleMessages:
     """What the connector's own lifecycle messages at one destination look like."""
 
     receipts: frozenset[int]
@@ -58,7 +58,7 @@ class ListedReplies:
     listed: Mapping[int, tuple[ListedMessage, ...]]
 
 
-def may_become_candidate(row: SettledRow) -> bool:
+def may_become_candidate(row: AdoptionRow) -> bool:
     """Rule 4: before its task settles, whether ``row`` may be a candidate once it has."""
     return (
         row.outcome not in (EventOutcome.succeeded, EventOutcome.failed)
@@ -68,7 +68,7 @@ def may_become_candidate(row: SettledRow) -> bool:
     )
 
 
-def is_candidate(row: SettledRow) -> bool:
+def is_candidate(row: AdoptionRow) -> bool:
     """Rule 1."""
     return (
         row.outcome == EventOutcome.unknown
@@ -78,7 +78,7 @@ def is_candidate(row: SettledRow) -> bool:
     )
 
 
-def next_acknowledgement(row: SettledRow, task_rows: Iterable[SettledRow]) -> datetime | None:
+def next_acknowledgement(row: AdoptionRow, task_rows: Iterable[AdoptionRow]) -> datetime | None:
     """The earliest acknowledgement on the task after ``row``'s own; None when there is none."""
     if row.delivered_at is None:
         return None
@@ -93,13 +93,13 @@ def next_acknowledgement(row: SettledRow, task_rows: Iterable[SettledRow]) -> da
 
 
 def choose_reply(
-    row: SettledRow,
+    row: AdoptionRow,
     listed: Iterable[ListedMessage],
     *,
     agent_id: int,
     next_ack_at: datetime | None,
     workers_own: Set[int],
-    lifecycle: Lifecycle,
+    lifecycle: LifecycleMessages,
 ) -> int | None:
     """The one reply to adopt for ``row`` (rules 2 and 3), or None."""
     if not is_candidate(row) or row.delivered_at is None:

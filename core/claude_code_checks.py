@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 
-from core.doctor import Check, Verdict
+from core.doctor import Check, CheckStatus
 
 OLDEST_SUPPORTED = (2, 1, 0)
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
@@ -41,7 +41,7 @@ def version_check(printed: str, exit_status: int | None) -> Check:
         said = " ".join(printed.split())[:120] or "nothing"
         return Check(
             name,
-            Verdict.failing,
+            CheckStatus.failing,
             f"the worker program did not say its version (exit {exit_status}): {said}",
             "run it by hand: claude --version",
         )
@@ -49,12 +49,12 @@ def version_check(printed: str, exit_status: int | None) -> Check:
     if version < OLDEST_SUPPORTED:
         return Check(
             name,
-            Verdict.failing,
+            CheckStatus.failing,
             f"Claude Code {_dotted(version)} is older than {_dotted(OLDEST_SUPPORTED)}, "
             "the oldest the driver supports",
             "update it: npm install -g @anthropic-ai/claude-code",
         )
-    return Check(name, Verdict.ok, f"Claude Code {_dotted(version)}")
+    return Check(name, CheckStatus.ok, f"Claude Code {_dotted(version)}")
 
 
 def auth_check(printed: str, exit_status: int | None) -> Check:
@@ -67,7 +67,7 @@ def auth_check(printed: str, exit_status: int | None) -> Check:
     if not isinstance(status, dict) or exit_status not in (0, 1):
         return Check(
             name,
-            Verdict.warning,
+            CheckStatus.warning,
             f"claude auth status said nothing doctor can read (exit {exit_status})",
             "run it by hand, with the worker's environment: claude auth status",
         )
@@ -75,8 +75,9 @@ def auth_check(printed: str, exit_status: int | None) -> Check:
     if status.get("loggedIn") is True and exit_status == 0:
         source = status.get("apiKeySource")
         how = f"{method}, from {source}" if source else method
-        return Check(name, Verdict.ok, f"Claude Code can authenticate ({how})")
-    return Check(name, Verdict.failing, f"Claude Code is not logged in (auth method {method})", KEY_ADVICE)
+        return Check(name, CheckStatus.ok, f"Claude Code can authenticate ({how})")
+    return Check(name, CheckStatus.failing, f"Claude Code is not logged in (auth method {method})",
+                 KEY_ADVICE)
 
 
 DEFAULTS = "its defaults only: it reads and edits files in its directory and calls the connector's tools"
@@ -85,5 +86,5 @@ DEFAULTS = "its defaults only: it reads and edits files in its directory and cal
 def allowances_check(named: tuple[str, ...]) -> Check:
     """Rule 4."""
     if not named:
-        return Check("worker allowances", Verdict.ok, DEFAULTS)
-    return Check("worker allowances", Verdict.ok, f"beyond its defaults: {'; '.join(named)}")
+        return Check("worker allowances", CheckStatus.ok, DEFAULTS)
+    return Check("worker allowances", CheckStatus.ok, f"beyond its defaults: {'; '.join(named)}")

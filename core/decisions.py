@@ -2,7 +2,7 @@
 
 ``redispatch`` and ``discard`` take what the ledger holds about one record, read in the
 decision's own transaction, and answer ``Success(Plan)`` (what the ledger writes) or
-``Failure(Refusal)`` (one line saying why not, and what to do instead).
+``Failure(DecisionRefused)`` (one line saying why not, and what to do instead).
 
 Rules:
 1. Nothing live is discarded or decided over. A record waiting for its verdict (``seen``),
@@ -118,7 +118,7 @@ def worker_state(termination: str | None) -> WorkerState:
 
 
 @dataclass(frozen=True, slots=True)
-class Refusal:
+class DecisionRefused:
     """Why a decision was not taken; ``already`` when it had been taken before (not an error)."""
 
     event_id: int
@@ -129,7 +129,7 @@ class Refusal:
         return self.reason
 
 
-def redispatch(facts: RecordFacts, now: datetime) -> Result[Plan, Refusal]:
+def redispatch(facts: RecordFacts, now: datetime) -> Result[Plan, DecisionRefused]:
     """A person's redispatch of ``facts``' record (rules 1-3, 5)."""
     planned = _redispatch(facts, now)
     match planned:
@@ -145,7 +145,7 @@ def _admits(plan: Plan) -> bool:
     return plan.to_state is _R.admitted or plan.stop_task is not None
 
 
-def _redispatch(facts: RecordFacts, now: datetime) -> Result[Plan, Refusal]:
+def _redispatch(facts: RecordFacts, now: datetime) -> Result[Plan, DecisionRefused]:
     event = facts.event_id
     if facts.live_task is not None and not facts.unhanded and facts.state in (_R.dispatched, _R.completed):
         return _authorized_live(facts, facts.live_task)
@@ -175,25 +175,27 @@ def _redispatch(facts: RecordFacts, now: datetime) -> Result[Plan, Refusal]:
     return _refused(event, f"is {facts.state}; nothing to redispatch")
 
 
-def _authorized_live(facts: RecordFacts, task: int) -> Result[Plan, Refusal]:
+def _authorized_live(facts: RecordFacts, task: int) -> Result[Plan, DecisionRefused]:
     """Rule 6: a record a live task carries, authorized now and admitted when that task ends."""
     event = facts.event_id
     if facts.outcome == EventOutcome.succeeded:
         return _refused(event, "succeeded; a success is never run again")
     if facts.pending_on == task:
         why = f"Event {event} was already authorized; it is admitted when its task {task} ends"
-        return Failure(Refusal(event, why, already=True))
+        return Failure(DecisionRefused(event, why, already=True))
     summary = f"Event {event} authorized; admitted when its task {task} ends"
     return Success(Plan(Action.redispatch, facts, facts.state, facts.reason, None, summary=summary,
                         stop_task=task))
 
 
-def discard(facts: RecordFacts) -> Result[Plan, Refusal]:
+def discard(facts: RecordFacts) -> Result[Plan, DecisionRefused]:
     """A person's discard of ``facts``' record (rules 1, 4, 5)."""
     event = facts.event_id
     if facts.state is _R.discarded:
         if facts.discarded_by_person:
-            return Failure(Refusal(event, f"Event {event} was already discarded by a person", already=True))
+            return Failure(
+                DecisionRefused(event, f"Event {event} was already discarded by a person", already=True)
+            )
         return _refused(event, f"was already discarded by the connector ({facts.reason or 'no reason'})")
     live = _live(facts, Action.discard)
     if live is not None:
@@ -217,20 +219,24 @@ def _offered_again(facts: RecordFacts, now: datetime) -> Plan:
     return Plan(Action.redispatch, facts, _R.blocked, facts.reason, offer, summary=summary)
 
 
-def _live(facts: RecordFacts, action: Action) -> Refusal | None:
+def _live(facts: RecordFacts, action: Action) -> DecisionRefused | None:
     """The refusal for a record the connector still has (rule 1), or None."""
     event = facts.event_id
     if facts.state is _R.seen:
-        return Refusal(event, f"Event {event} is waiting for admission's verdict; decide it once it has one")
+        return DecisionRefused(
+            event, f"Event {event} is waiting for admission's verdict; decide it once it has one"
+        )
     if action is Action.discard and facts.state is _R.dispatched and facts.unhanded:
         return None  # a follow-up no worker was handed: only waiting to run (rule 1)
     if facts.state is _R.dispatched or (facts.carried and facts.state is _R.completed):
-        return Refusal(event, f"Event {event} is live: a worker's task still carries it; "
+        return DecisionRefused(event, f"Event {event} is live: a worker's task still carries it; "
                               f"{action} it after that task ends")
     if action is Action.redispatch and facts.state in (_R.admitted, _R.queued):
-        return Refusal(event, f"Event {event} is already {facts.state}: it runs when its conversation frees")
+        return DecisionRefused(
+            event, f"Event {event} is already {facts.state}: it runs when its conversation frees"
+        )
     return None
 
 
-def _refused(event: int, why: str) -> Result[Plan, Refusal]:
-    return Failure(Refusal(event, f"Event {event} {why}"))
+def _refused(event: int, why: str) -> Result[Plan, DecisionRefused]:
+    return Failure(DecisionRefused(event, f"Event {event} {why}"))

@@ -37,7 +37,7 @@ DISK_WARNING_BYTES = 512 * 1024 * 1024
 failing: the connector's writes fail there first."""
 
 
-class Verdict(StrEnum):
+class CheckStatus(StrEnum):
     ok = "ok"
     warning = "warning"
     failing = "failing"
@@ -48,7 +48,7 @@ class Check:
     """One line of the report (rule 1)."""
 
     name: str
-    status: Verdict
+    status: CheckStatus
     detail: str
     advice: str = ""
 
@@ -58,7 +58,7 @@ class Check:
 
 def passed(checks: Sequence[Check]) -> bool:
     """True when nothing fails (rule 1)."""
-    return all(check.status != Verdict.failing for check in checks)
+    return all(check.status != CheckStatus.failing for check in checks)
 
 
 def report(checks: Sequence[Check]) -> dict[str, Any]:
@@ -67,15 +67,15 @@ def report(checks: Sequence[Check]) -> dict[str, Any]:
 
 
 def _ok(name: str, detail: str) -> Check:
-    return Check(name, Verdict.ok, detail)
+    return Check(name, CheckStatus.ok, detail)
 
 
 def _warning(name: str, detail: str, advice: str) -> Check:
-    return Check(name, Verdict.warning, detail, advice)
+    return Check(name, CheckStatus.warning, detail, advice)
 
 
 def _failing(name: str, detail: str, advice: str) -> Check:
-    return Check(name, Verdict.failing, detail, advice)
+    return Check(name, CheckStatus.failing, detail, advice)
 
 
 # -- the configuration and the state directory ------------------------------------------------

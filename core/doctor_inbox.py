@@ -12,7 +12,7 @@ Rules:
 
 from __future__ import annotations
 
-from core.doctor import Check, Verdict
+from core.doctor import Check, CheckStatus
 from core.intake_status import InboxVerdict
 
 NAME = "inbox"
@@ -22,18 +22,18 @@ def inbox_check(verdict: InboxVerdict | None, why: str = "") -> Check:
     """Rules 1 to 3; ``None``: not asked."""
     match verdict:
         case InboxVerdict.available:
-            return Check(NAME, Verdict.ok, "available to this token: what is addressed to the agent is heard"
-                         " even when the feed does not bring it")  # fmt: skip
+            return Check(NAME, CheckStatus.ok, "available to this token: what is addressed to the agent is"
+                         " heard even when the feed does not bring it")  # fmt: skip
         case InboxVerdict.not_for_principal:
             return Check(
-                NAME, Verdict.warning,
+                NAME, CheckStatus.warning,
                 "Basecamp serves no inbox to this token's principal (403: agents only)",
                 "intake hears by the feed and the live lane alone: a braked event, or one past a stale"
                 " feed position, can go unheard; give the connector an agent principal's token",
             )  # fmt: skip
         case InboxVerdict.failing:
-            return Check(NAME, Verdict.warning, f"the inbox could not be read: {why}",
+            return Check(NAME, CheckStatus.warning, f"the inbox could not be read: {why}",
                          "run starts and reads it again; see bin/connect status")  # fmt: skip
         case None:
-            return Check(NAME, Verdict.warning, f"not asked: {why or 'the token was not usable'}",
+            return Check(NAME, CheckStatus.warning, f"not asked: {why or 'the token was not usable'}",
                          "fix the token check first")  # fmt: skip

@@ -13,7 +13,7 @@ Rules:
    may be recorded.
 4. An event is a thin pointer. Its ``details`` are kept as given (a JSON object or None).
 5. The feed's refusals are a closed set (``read_refusal``), each saying what to do next; a 410
-   without an integer ``epoch_after_id`` is ``Unexpected``, so the caller backs off rather than
+   without an integer ``epoch_after_id`` is ``UnexpectedFeedAnswer``, so the caller backs off rather than
    guesses.
 6. ``new_ids``: the ids of a page not already known, in page order, each once.
 """
@@ -230,13 +230,13 @@ class EpochPassed:
 
 
 @dataclass(frozen=True, slots=True)
-class Unexpected:
+class UnexpectedFeedAnswer:
     """Any other answer: back off and try again later."""
 
     status: int
 
 
-FeedRefusal = InvalidPosition | InvalidFilter | FiltersChanged | EpochPassed | Unexpected
+FeedRefusal = InvalidPosition | InvalidFilter | FiltersChanged | EpochPassed | UnexpectedFeedAnswer
 
 
 def read_refusal(status: int, body: object) -> FeedRefusal:
@@ -253,9 +253,9 @@ def read_refusal(status: int, body: object) -> FeedRefusal:
             after = fields.get("epoch_after_id")
             if isinstance(after, int) and not isinstance(after, bool) and after >= 0:
                 return EpochPassed(after)
-            return Unexpected(status)
+            return UnexpectedFeedAnswer(status)
         case _:
-            return Unexpected(status)
+            return UnexpectedFeedAnswer(status)
 
 
 def new_ids(page_ids: Iterable[int], known: Iterable[int]) -> tuple[int, ...]:

@@ -118,16 +118,16 @@ class PositionRefused:
 
 
 @dataclass(frozen=True, slots=True)
-class FiltersRefused:
+class InboxFiltersRefused:
     """Any other 400: the request's filters are wrong; retrying will not help."""
 
 
 @dataclass(frozen=True, slots=True)
-class Unexpected:
+class UnexpectedInboxAnswer:
     status: int
 
 
-InboxRefusal = NotForPrincipal | InboxGone | PositionRefused | FiltersRefused | Unexpected
+InboxRefusal = NotForPrincipal | InboxGone | PositionRefused | InboxFiltersRefused | UnexpectedInboxAnswer
 
 
 def read_inbox_refusal(status: int, body: object) -> InboxRefusal:
@@ -143,6 +143,6 @@ def read_inbox_refusal(status: int, body: object) -> InboxRefusal:
         case 409:
             return PositionRefused()
         case 400:
-            return FiltersRefused()
+            return InboxFiltersRefused()
         case _:
-            return Unexpected(status)
+            return UnexpectedInboxAnswer(status)

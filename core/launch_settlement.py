@@ -29,7 +29,7 @@ from returns.result import Failure, Result, Success
 from core.snapshots import StopReason
 
 
-class Claim(StrEnum):
+class LaunchFinding(StrEnum):
     """What the person found."""
 
     ran = "ran"
@@ -53,13 +53,13 @@ class Settle:
     """How the attempt ends."""
 
     facts: LeftLaunch
-    claim: Claim
+    claim: LaunchFinding
     stop_reason: StopReason
     spawn_failed: bool
     summary: str
 
 
-def settle(facts: LeftLaunch | None, event_id: int, claim: Claim) -> Result[Settle, str]:
+def settle(facts: LeftLaunch | None, event_id: int, claim: LaunchFinding) -> Result[Settle, str]:
     """The end of the attempt left mid-launch for ``event_id``'s task (rules 1-3), or why not."""
     if facts is None:
         return Failure(f"Event {event_id} is on no live task: there is no launch to settle")
@@ -69,7 +69,7 @@ def settle(facts: LeftLaunch | None, event_id: int, claim: Claim) -> Result[Sett
             f"Event {event_id}'s task {task} has no attempt left mid-launch ({attempt} is not one a"
             " start's recovery found launching with no recorded process); nothing to settle"
         )
-    if claim is Claim.did_not_run:
+    if claim is LaunchFinding.did_not_run:
         if facts.pulled:
             return Failure(
                 f"Event {event_id}'s task {task}: the ledger shows a worker pulled its instruction, so a"

@@ -1,7 +1,7 @@
 """What one create request can come to: the closed set the outbox relies on.
 
 Rules:
-1. A create is one request. Its outcome is exactly one of: ``Receipt`` (Basecamp created the
+1. A create is one request. Its outcome is exactly one of: ``Created`` (Basecamp created the
    message and named its id), ``Refused`` (nothing was created: Basecamp answered 4xx, or no
    connection could be opened, so the request never left), or ``Uncertain`` (the message
    may exist: a timeout, a connection lost after the request was written, a 5xx, a 2xx
@@ -37,7 +37,7 @@ class UncertainCause(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Receipt:
+class Created:
     """Basecamp created the message; ``id`` is its id."""
 
     id: int
@@ -62,7 +62,7 @@ class Uncertain:
     detail: str
 
 
-PostOutcome = Receipt | Refused | Uncertain
+PostOutcome = Created | Refused | Uncertain
 
 
 def classify_answer(status: int, body: Any, retry_after_seconds: float | None = None) -> PostOutcome:
@@ -75,7 +75,7 @@ def classify_answer(status: int, body: Any, retry_after_seconds: float | None = 
     if 200 <= status < 300:
         created = body.get("id") if isinstance(body, dict) else None
         if isinstance(created, int) and not isinstance(created, bool) and created > 0:
-            return Receipt(created)
+            return Created(created)
         return Uncertain(UncertainCause.no_id, status, f"HTTP {status} without a message id")
     if 400 <= status < 500:
         return Refused(

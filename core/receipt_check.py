@@ -12,7 +12,7 @@ Rules:
 4. It must not be a worker's own message, however alike its words (``core.adoption`` rule 3).
 5. It must carry the intent's words (``core.text.message_text``); a body with no words proves
    nothing, so nothing is accepted for it.
-6. It must not be older than the intent's request (``core.reconcile.listing_since``).
+6. It must not be older than the intent's request (``core.reconcile_schedule.listing_since``).
 7. The first rule that fails is the refusal, one line naming what differed; it never carries
    a message's words or the body (``shell.errors`` rule 2).
 """

@@ -33,8 +33,8 @@ from returns.result import Failure, Result, Success
 
 from core.destinations import MessageKind
 from core.dispatch_tools.bounds import BOOST_LIMIT, MAX_ACK_CHARACTERS, MAX_MESSAGE_CHARACTERS
-from core.dispatch_tools.refusals import Refusal, RefusalKind, refuse
-from core.dispatch_tools.rows import RecordFacts, Spoken
+from core.dispatch_tools.refusals import RefusalKind, ToolRefusal, refuse
+from core.dispatch_tools.rows import InstructionRecord, Spoken
 from core.intent_kinds import IntentKind
 
 WAITING_NOTE = "The connector will post it exactly once; do not send it again."
@@ -89,7 +89,7 @@ def note_key(task_id: int, event_id: int, body: str) -> str:
     return f"worker_note:task:{task_id}:event:{event_id}:{digest}"
 
 
-def acknowledgement(record: RecordFacts, task_id: int, text: str) -> Result[WorkerMessage, Refusal]:
+def acknowledgement(record: InstructionRecord, task_id: int, text: str) -> Result[WorkerMessage, ToolRefusal]:
     """Rule 1: a boost when ``text`` fits one, else a short message at the reply destination."""
     words = text.strip()
     if not words:
@@ -112,7 +112,7 @@ def acknowledgement(record: RecordFacts, task_id: int, text: str) -> Result[Work
     return _at_reply_destination(record, ack_key(task_id, record.event_id), IntentKind.worker_ack, words)
 
 
-def reply(record: RecordFacts, task_id: int, text: str) -> Result[WorkerMessage, Refusal]:
+def reply(record: InstructionRecord, task_id: int, text: str) -> Result[WorkerMessage, ToolRefusal]:
     """Rule 2: the worker's answer, at the reply destination."""
     return _bounded(text).bind(
         lambda words: _at_reply_destination(
@@ -121,7 +121,7 @@ def reply(record: RecordFacts, task_id: int, text: str) -> Result[WorkerMessage,
     )
 
 
-def note(record: RecordFacts, task_id: int, text: str) -> Result[WorkerMessage, Refusal]:
+def note(record: InstructionRecord, task_id: int, text: str) -> Result[WorkerMessage, ToolRefusal]:
     """Rule 2: a message before completion, keyed by its body (rule 5)."""
 
     def keyed(message: WorkerMessage) -> WorkerMessage:
@@ -158,7 +158,7 @@ def settled(spoken: Spoken) -> bool:
     return spoken.state not in ("pending", "sending")
 
 
-def _bounded(text: str) -> Result[str, Refusal]:
+def _bounded(text: str) -> Result[str, ToolRefusal]:
     words = text.strip()
     if not words:
         return Failure(refuse(RefusalKind.invalid_message, "the text has no words"))
@@ -174,8 +174,8 @@ def _bounded(text: str) -> Result[str, Refusal]:
 
 
 def _at_reply_destination(
-    record: RecordFacts, key: str, kind: IntentKind, words: str
-) -> Result[WorkerMessage, Refusal]:
+    record: InstructionRecord, key: str, kind: IntentKind, words: str
+) -> Result[WorkerMessage, ToolRefusal]:
     reply_kinds = (MessageKind.comment, MessageKind.chat_line)
     if record.reply_kind not in reply_kinds or record.reply_recording_id <= 0:
         return Failure(refuse(RefusalKind.invalid_message, "this event has no reply destination"))

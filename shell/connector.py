@@ -61,7 +61,7 @@ from shell.basecamp.client import BasecampClient
 from shell.basecamp.errors import BasecampError
 from shell.basecamp.reads import SummaryReads
 from shell.clock import Clock
-from shell.dispatcher import Dispatcher, DispatchOptions, Recovery, WorkerDriver
+from shell.dispatcher import Dispatcher, DispatchOptions, GroupEnder, WorkerDriver
 from shell.heartbeats import Heartbeats
 from shell.intake.backlog import Backlog
 from shell.intake.inbox_lane import InboxLane
@@ -94,7 +94,7 @@ class Seams:
 
     reads: SummaryReader
     driver: WorkerDriver
-    recovery: Recovery
+    recovery: GroupEnder
     dispatcher: type[Dispatcher] = Dispatcher
 
 

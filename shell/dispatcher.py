@@ -62,7 +62,7 @@ from shell.worker.driver import SpawnFailed
 log = logging.getLogger("connector.dispatch")
 
 
-class Started(Protocol):
+class WorkerProcess(Protocol):
     """A worker process that exists."""
 
     @property
@@ -74,21 +74,25 @@ class Started(Protocol):
 
 
 class WorkerDriver(Protocol):
-    def spawn(self, launch: tasks.Launch, work_dir: Path) -> Started | SpawnFailed: ...
+    def spawn(self, launch: tasks.Launch, work_dir: Path) -> WorkerProcess | SpawnFailed: ...
     def supervise(
-        self, started: Started, deadline_at: datetime, stop: threading.Event, on_tick: Callable[[], None]
+        self,
+        started: WorkerProcess,
+        deadline_at: datetime,
+        stop: threading.Event,
+        on_tick: Callable[[], None],
     ) -> StopReason | WorkerAccount | None:
         """Why the worker ended (its driver's account, when it keeps one); None when members of
         its group outlived SIGKILL (rule 6)."""
         ...
 
-    def release(self, started: Started) -> None: ...
-    def follow_up(self, started: Started, event_ids: tuple[int, ...]) -> tuple[int, ...]:
+    def release(self, started: WorkerProcess) -> None: ...
+    def follow_up(self, started: WorkerProcess, event_ids: tuple[int, ...]) -> tuple[int, ...]:
         """Give the running worker a turn for each event that joined its task; those given."""
         ...
 
 
-class Recovery(Protocol):
+class GroupEnder(Protocol):
     """How recovery ends a process group a previous connector left: ``shell.processes``."""
 
     def end_recorded_group(self, pid: int, pgid: int, process_started: str) -> bool:
@@ -109,7 +113,7 @@ class _Running:
     launch: tasks.Launch
     work_dir: str
     thread: threading.Thread
-    started: Started | None = None
+    started: WorkerProcess | None = None
 
 
 @dataclass
@@ -117,7 +121,7 @@ class Dispatcher:
     ledger: Ledger
     routes: Mapping[int, Path]
     driver: WorkerDriver
-    recovery: Recovery
+    recovery: GroupEnder
     options: DispatchOptions = field(default_factory=DispatchOptions)
     list_replies: Callable[[int, threading.Event | None], ListedReplies] | None = None  # rule 8
     _running: dict[int, _Running] = field(default_factory=dict)
@@ -153,14 +157,14 @@ class Dispatcher:
                     break
         return held
 
-    def _end_group(self, attempt: tasks.LiveAttempt) -> bool:
+    def _end_group(self, attempt: tasks.LiveAttemptRow) -> bool:
         """Recovery's ending of ``attempt``'s recorded group: True when it is gone (rule 1)."""
         assert attempt.pid is not None, "core.recovery ends only a recorded group"
         assert attempt.pgid is not None, "core.recovery ends only a recorded group"
         return self.recovery.end_recorded_group(attempt.pid, attempt.pgid, attempt.process_started)
 
     def _recovered(
-        self, attempt: tasks.LiveAttempt, step: RecoveryStep, replies: ListedReplies | None
+        self, attempt: tasks.LiveAttemptRow, step: RecoveryStep, replies: ListedReplies | None
     ) -> None:
         """Recovery's last step for ``attempt``: marked left, held, or settled lost."""
         if step is RecoveryStep.mark_left:
@@ -292,7 +296,7 @@ class Dispatcher:
         if given:
             log.info("dispatch task=%d follow-up turns=%s", task_id, ",".join(map(str, given)))
 
-    def spawned(self, launch: tasks.Launch, work_dir: str) -> Started | None:
+    def spawned(self, launch: tasks.Launch, work_dir: str) -> WorkerProcess | None:
         """Spawn the launched worker and record its process; None when it never started (settled)."""
         pause_at("after_launch")  # a crash test kills the process here: launched, nothing spawned
         outcome = self.driver.spawn(launch, Path(work_dir))
@@ -323,7 +327,7 @@ class Dispatcher:
         return outcome
 
     def supervised(
-        self, launch: tasks.Launch, started: Started, reason: StopReason | WorkerAccount | None
+        self, launch: tasks.Launch, started: WorkerProcess, reason: StopReason | WorkerAccount | None
     ) -> None:
         """The worker ended for ``reason``: settle its attempt (rule 4), or leave it live (rule 6)."""
         if reason is None:
@@ -398,7 +402,7 @@ class Dispatcher:
             return len(self._running)
 
 
-def _left_live(attempts: list[tasks.LiveAttempt]) -> None:
+def _left_live(attempts: list[tasks.LiveAttemptRow]) -> None:
     """Rule 1: what a stop during recovery leaves for the next start."""
     log.info(
         "recovery: stopped; attempt(s) %s stay live, for the next start to settle",

@@ -18,7 +18,7 @@ Rules (the outbox's ten invariants):
 4. Reconciliation lists each destination once for all its due intents
    (``core.reconcile_groups``) and applies ``core.adoption`` to each: adopt the one unowned,
    non-worker, rival-free match, or leave the intent indeterminate for a person. A failing
-   listing backs off (``core.reconcile``) and gives up as indeterminate after ten failures; an
+   listing backs off (``core.reconcile_schedule``) and gives up as indeterminate after ten failures; an
    unlistable destination is indeterminate at once (invariants 5 and 10).
 5. Sending and reconciling are serialized by one lock, so an intent this process is sending
    is never reconciled under it. One flush never claims the same intent twice. A flush with a
@@ -69,8 +69,9 @@ from core.outbox_policy import (
     request_timeout,
     wait_after_batch,
 )
-from core.posting import PostOutcome, Receipt, RefusalCause, Refused, Uncertain
-from core.reconcile import (
+from core.posting import Created, PostOutcome, RefusalCause, Refused, Uncertain
+from core.reconcile_groups import by_destination
+from core.reconcile_schedule import (
     LISTING_TIMEOUT,
     RECONCILE_AFTER,
     Backoff,
@@ -78,7 +79,6 @@ from core.reconcile import (
     after_failed_listing,
     listing_since,
 )
-from core.reconcile_groups import by_destination
 from core.text import message_text
 from shell.basecamp.errors import ListingFailed, Unlistable
 from shell.crashpoints import pause_at
@@ -236,12 +236,12 @@ class Outbox:
             return self._settle_refusal(row, outcome, now)
         with self._settling("record the post's outcome"), self._ledger.write() as connection:
             match outcome:
-                case Receipt(receipt_id):
+                case Created(receipt_id):
                     landed(connection, row, receipt_id, "", now)
                 case Uncertain():
                     rows.defer(connection, row.id, now + self._options.reconcile_after)
         match outcome:
-            case Receipt(receipt_id):
+            case Created(receipt_id):
                 self._log(row, "sent", receipt_id=receipt_id)
                 return SendResult.sent
             case Uncertain(cause, status, _):

@@ -20,7 +20,7 @@ Rules:
    no further step begins and each step stops short (reconciliation lists no further
    destination, ``shell.outbox`` rule 10; recovery settles no further attempt,
    ``shell.dispatcher`` rule 1; the send step claims nothing more). What a step settled stays
-   settled; the rest stays as it was, for the next start. ``Started.stopped`` names the step.
+   settled; the rest stays as it was, for the next start. ``StartReport.stopped`` names the step.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ log = logging.getLogger("connector.start")
 START_STEPS = ("reconcile", "sweep", "recover", "send")
 
 
-class Recovery(Protocol):
+class AttemptRecovery(Protocol):
     """What settles the attempts a previous process left: ``shell.dispatcher.Dispatcher``."""
 
     def recover(self, stop: threading.Event | None) -> list[str]: ...
@@ -50,23 +50,23 @@ class Recovery(Protocol):
 class StartParts:
     outbox: Outbox
     sessions: Path | None = None
-    recovery: Recovery | None = None
+    recovery: AttemptRecovery | None = None
 
 
 @dataclass(frozen=True, slots=True)
-class Started:
+class StartReport:
     held: list[str]  # the attempts recovery left for a person
     sent: FlushSummary
     stopped: str | None = None  # the step a stop ended (rule 5); None: every step ran whole
 
 
-def settle_previous(parts: StartParts, deadline: float, stop: threading.Event | None = None) -> Started:
+def settle_previous(parts: StartParts, deadline: float, stop: threading.Event | None = None) -> StartReport:
     """Rule 1's steps, in order, within ``deadline`` (monotonic seconds on the ledger's clock),
     until ``stop`` (rule 5)."""
     _begin("reconcile")
     parts.outbox.reconcile(deadline=deadline, stop=stop)
     if _stopped(stop, "reconcile"):
-        return Started([], FlushSummary(), "reconcile")
+        return StartReport([], FlushSummary(), "reconcile")
     _begin("sweep")
     if parts.sessions is not None:
         swept = sweep_sessions(parts.sessions)
@@ -75,11 +75,11 @@ def settle_previous(parts: StartParts, deadline: float, stop: threading.Event | 
     _begin("recover")
     held = [] if parts.recovery is None else parts.recovery.recover(stop)
     if _stopped(stop, "recover"):
-        return Started(held, FlushSummary(), "recover")
+        return StartReport(held, FlushSummary(), "recover")
     _begin("send")
     leaving = frozenset({IntentKind.still_running}) if parts.recovery is None else frozenset()
     sent = parts.outbox.flush(deadline=deadline, stop_when_uncertain=True, leaving=leaving, stop=stop)
-    return Started(held, sent, "send" if _stopped(stop, "send") else None)
+    return StartReport(held, sent, "send" if _stopped(stop, "send") else None)
 
 
 def _begin(step: str) -> None:

@@ -24,7 +24,7 @@ Rule 5: ``complete_dispatch`` reports an outcome, an optional reply id and bound
 (``invalid_report`` otherwise, checked after the token and the pull); it also acknowledges. A
 reported outcome stands: the same report answers the same receipt, another is refused.
 
-Rule 6: every refusal is a ``Refusal`` a worker may read; anything else is the ledger's fault,
+Rule 6: every refusal is a ``ToolRefusal`` a worker may read; anything else is the ledger's fault,
 answered with ``LEDGER_FAILURE``, its detail kept out of the model's transcript.
 
 Rule 7: the agent's own mentions are stripped from the content by the tag walk that reads who

@@ -1,6 +1,6 @@
 """The dispatch tools' arguments, read from what a worker sent: shapes only.
 
-A wrong shape is a ``Refusal`` of kind ``invalid_arguments`` that names what to fix
+A wrong shape is a ``ToolRefusal`` of kind ``invalid_arguments`` that names what to fix
 (rule 6 of ``core.dispatch_tools``); whether a well-shaped report is acceptable is
 ``core.dispatch_tools.decisions.check_completion``'s to judge (rule 5 of ``core.dispatch_tools``).
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from returns.result import Failure, Result, Success
 
-from core.dispatch_tools.refusals import Refusal, RefusalKind, refuse
+from core.dispatch_tools.refusals import RefusalKind, ToolRefusal, refuse
 from core.ids import MAX_ID
 
 
@@ -117,7 +117,7 @@ def _required_id(arguments: Mapping[str, object], name: str) -> int:
     return number
 
 
-def read_get_arguments(arguments: Mapping[str, object]) -> Result[GetRequest, Refusal]:
+def read_get_arguments(arguments: Mapping[str, object]) -> Result[GetRequest, ToolRefusal]:
     """``{event_id?}``."""
     try:
         _refuse_unknown(arguments, ("event_id",))
@@ -126,7 +126,7 @@ def read_get_arguments(arguments: Mapping[str, object]) -> Result[GetRequest, Re
         return Failure(error.refusal)
 
 
-def read_ack_arguments(arguments: Mapping[str, object]) -> Result[AckRequest, Refusal]:
+def read_ack_arguments(arguments: Mapping[str, object]) -> Result[AckRequest, ToolRefusal]:
     """``{event_id, text? | ack_id?}``."""
     try:
         _refuse_unknown(arguments, ("event_id", "ack_id", "text"))
@@ -142,7 +142,7 @@ def read_ack_arguments(arguments: Mapping[str, object]) -> Result[AckRequest, Re
         return Failure(error.refusal)
 
 
-def read_complete_arguments(arguments: Mapping[str, object]) -> Result[CompleteRequest, Refusal]:
+def read_complete_arguments(arguments: Mapping[str, object]) -> Result[CompleteRequest, ToolRefusal]:
     """``{event_id, outcome, reply? | reply_id?, links?}``: shapes only; ``check_completion`` judges."""
     try:
         _refuse_unknown(arguments, ("event_id", "outcome", "reply_id", "reply", "links"))
@@ -166,7 +166,7 @@ def read_complete_arguments(arguments: Mapping[str, object]) -> Result[CompleteR
         return Failure(error.refusal)
 
 
-def read_reply_arguments(arguments: Mapping[str, object]) -> Result[ReplyRequest, Refusal]:
+def read_reply_arguments(arguments: Mapping[str, object]) -> Result[ReplyRequest, ToolRefusal]:
     """``{event_id, text}``."""
     try:
         _refuse_unknown(arguments, ("event_id", "text"))

@@ -14,7 +14,7 @@ from returns.result import Failure, Result, Success
 from core import worker_words
 from core.dispatch_tools.arguments import Completion
 from core.dispatch_tools.bounds import MAX_LINK_LENGTH, MAX_LINKS, MAX_NOTES
-from core.dispatch_tools.refusals import HELD, Refusal, RefusalKind, refuse
+from core.dispatch_tools.refusals import HELD, RefusalKind, ToolRefusal, refuse
 from core.dispatch_tools.rows import DispatchRow, Spoken, servable
 from core.intent_kinds import IntentKind
 from core.states import DeliveryState, EventOutcome, GuardState, RecordState
@@ -47,7 +47,7 @@ WAITING = frozenset({DeliveryState.admitted, DeliveryState.exposed})
 
 def decide_get(
     rows: Sequence[DispatchRow], event_id: int | None, *, held: bool = False
-) -> Result[GetDecision, Refusal]:
+) -> Result[GetDecision, ToolRefusal]:
     """Which row ``get_dispatch`` serves and what it writes first (rules 2 and 3).
 
     ``rows`` are the live rows of the token's task; ``held`` is whether the hold marker stands.
@@ -92,7 +92,7 @@ class Acknowledge:
 
 def decide_ack(
     row: DispatchRow | None, ack_id: int | None, text: str | None = None, task_id: int = 0
-) -> Result[Acknowledge, Refusal]:
+) -> Result[Acknowledge, ToolRefusal]:
     """An acknowledgement of ``row`` with the worker's ``ack_id``, or its words ``text``
     (rule 4 of ``core.dispatch_tools``)."""
     if row is None:
@@ -130,7 +130,7 @@ def decide_ack(
     return Success(Acknowledge(write=True, ack_id=ack_id))
 
 
-def _acknowledge_in_words(row: DispatchRow, words: WorkerMessage) -> Result[Acknowledge, Refusal]:
+def _acknowledge_in_words(row: DispatchRow, words: WorkerMessage) -> Result[Acknowledge, ToolRefusal]:
     """Rule 8: the words are written with the move to delivered, once, or not at all. A guard that
     already fired, or a trigger that asked for nothing, posts nothing: a missing acknowledgement
     costs less than a doubled one."""
@@ -171,7 +171,7 @@ class Report:
     links: tuple[str, ...]
 
 
-def check_completion(completion: Completion) -> Result[Report, Refusal]:
+def check_completion(completion: Completion) -> Result[Report, ToolRefusal]:
     """The report a worker can correct: the outcome is one of two, the links are http(s) URLs."""
     if completion.outcome not in (EventOutcome.succeeded, EventOutcome.failed):
         return Failure(refuse(RefusalKind.invalid_report, 'outcome must be "succeeded" or "failed"'))
@@ -214,7 +214,7 @@ class Complete:
 
 def decide_complete(
     row: DispatchRow | None, completion: Completion, task_id: int = 0
-) -> Result[Complete, Refusal]:
+) -> Result[Complete, ToolRefusal]:
     """A completion of ``row`` (rule 5 of ``core.dispatch_tools``), with the worker's reply in
     its words if it gave one."""
     if row is None:
@@ -222,7 +222,7 @@ def decide_complete(
     if not row.pulled:
         return Failure(refuse(RefusalKind.not_exposed))
     text = completion.reply
-    words: Result[WorkerMessage | None, Refusal] = (
+    words: Result[WorkerMessage | None, ToolRefusal] = (
         Success(None) if text is None else worker_words.reply(row.record, task_id, text)
     )
     return check_completion(completion).bind(
@@ -230,7 +230,7 @@ def decide_complete(
     )
 
 
-def _complete(row: DispatchRow, report: Report, words: WorkerMessage | None) -> Result[Complete, Refusal]:
+def _complete(row: DispatchRow, report: Report, words: WorkerMessage | None) -> Result[Complete, ToolRefusal]:
     if row.delivery == DeliveryState.completed:
         stored = Report(row.outcome, row.reply_id, row.links)
         spoken = row.spoken(IntentKind.worker_reply)
@@ -272,7 +272,7 @@ class Speak:
     words: WorkerMessage
 
 
-def decide_reply(row: DispatchRow | None, text: str, task_id: int = 0) -> Result[Speak, Refusal]:
+def decide_reply(row: DispatchRow | None, text: str, task_id: int = 0) -> Result[Speak, ToolRefusal]:
     """A message at the reply destination before completion (rule 8 of ``core.dispatch_tools``):
     once per body, at most ``MAX_NOTES`` per event on the task, never after the event was
     reported complete."""
@@ -283,7 +283,7 @@ def decide_reply(row: DispatchRow | None, text: str, task_id: int = 0) -> Result
     return worker_words.note(row.record, task_id, text).bind(lambda words: _speak(row, words))
 
 
-def _speak(row: DispatchRow, words: WorkerMessage) -> Result[Speak, Refusal]:
+def _speak(row: DispatchRow, words: WorkerMessage) -> Result[Speak, ToolRefusal]:
     if any(spoken.key == words.key for spoken in row.words):
         return Success(Speak(write=False, words=words))
     if row.delivery == DeliveryState.completed:

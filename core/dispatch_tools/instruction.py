@@ -94,7 +94,7 @@ def build_instruction(row: DispatchRow, agent_id: int | None) -> Instruction | N
 
 
 @dataclass(frozen=True, slots=True)
-class Receipt:
+class DeliveryReceipt:
     """The delivery an acknowledgement, a completion or a note left: ``{event_id, delivery,
     ack_id?, outcome?, reply_id?, links?, message?}`` (absent fields left out); ``message`` is
     what became of the words the call gave the connector to post (``core.worker_words``)."""
@@ -122,5 +122,5 @@ class Receipt:
         return body
 
 
-def receipt_of(row: DispatchRow) -> Receipt:
-    return Receipt(row.event_id, row.delivery, row.ack_id, row.outcome, row.reply_id, row.links)
+def receipt_of(row: DispatchRow) -> DeliveryReceipt:
+    return DeliveryReceipt(row.event_id, row.delivery, row.ack_id, row.outcome, row.reply_id, row.links)

@@ -1,6 +1,6 @@
 """What a worker's dispatch call answers when it does not serve: refusals, and the fixed words.
 
-Rule 6 of ``core.dispatch_tools``: every refusal is a ``Refusal`` whose kind and message a
+Rule 6 of ``core.dispatch_tools``: every refusal is a ``ToolRefusal`` whose kind and message a
 worker may read. Anything else that goes wrong is the ledger's fault, not the worker's: it is
 answered with ``LEDGER_FAILURE`` and its detail stays out of the model's transcript.
 """
@@ -42,7 +42,7 @@ MESSAGES: Mapping[RefusalKind, str] = {
 
 
 @dataclass(frozen=True, slots=True)
-class Refusal:
+class ToolRefusal:
     """An answer, not a fault: ``kind`` for a program, ``message`` for the worker to read."""
 
     kind: RefusalKind
@@ -52,6 +52,6 @@ class Refusal:
         return {"error": str(self.kind), "message": self.message}
 
 
-def refuse(kind: RefusalKind, message: str | None = None) -> Refusal:
+def refuse(kind: RefusalKind, message: str | None = None) -> ToolRefusal:
     """The refusal of ``kind``, with its fixed message unless the worker has something to fix."""
-    return Refusal(kind, message if message is not None else MESSAGES[kind])
+    return ToolRefusal(kind, message if message is not None else MESSAGES[kind])

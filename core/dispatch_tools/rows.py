@@ -12,7 +12,7 @@ from core.states import DeliveryState, EventOutcome, GuardState, RecordState
 
 
 @dataclass(frozen=True, slots=True)
-class RecordFacts:
+class InstructionRecord:
     """A record (``events``) as the instruction needs it. ``snapshot`` is the JSON text admission
     wrote (type, title, app_url, content, updated_at), None when the record carries none."""
 
@@ -49,7 +49,7 @@ class Spoken:
 class DispatchRow:
     """One live row of the token's task (``task_events``) with its record."""
 
-    record: RecordFacts
+    record: InstructionRecord
     delivery: DeliveryState
     guard: GuardState
     pulled: bool

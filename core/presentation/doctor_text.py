@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from core.doctor import Check, Verdict
+from core.doctor import Check, CheckStatus
 
 
 def lines(checks: Sequence[Check]) -> list[str]:
@@ -22,8 +22,8 @@ def lines(checks: Sequence[Check]) -> list[str]:
 
 
 def summary(checks: Sequence[Check]) -> str:
-    failing = sum(check.status == Verdict.failing for check in checks)
-    warnings = sum(check.status == Verdict.warning for check in checks)
+    failing = sum(check.status == CheckStatus.failing for check in checks)
+    warnings = sum(check.status == CheckStatus.warning for check in checks)
     warned = f"{warnings} warning{'s' if warnings != 1 else ''}"
     if failing:
         return f"doctor: {failing} failing, {warned}"

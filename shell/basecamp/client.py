@@ -82,7 +82,7 @@ DEFAULT_READ_TIMEOUT = 30.0
 
 
 @dataclass(frozen=True, slots=True)
-class Person:
+class Profile:
     """The authenticated person, as ``my/profile.json`` answers."""
 
     id: int
@@ -199,7 +199,7 @@ class BasecampClient:
         """A cheap read that succeeds only while Basecamp answers this token."""
         self.me(deadline)
 
-    def me(self, deadline: float | None = None) -> Person:
+    def me(self, deadline: float | None = None) -> Profile:
         """The person the token acts as."""
         end = deadline if deadline is not None else self.deadline_in(self._read_timeout)
         answer = self.read(f"{self.account_url}/my/profile.json", end)
@@ -210,7 +210,7 @@ class BasecampClient:
         if answer.status != 200 or not isinstance(answer.body, dict):
             raise BasecampError(f"my/profile.json answered HTTP {answer.status}")
         try:
-            return Person(  # a name is shown to a person: its control characters escaped (core.text)
+            return Profile(  # a name is shown to a person: its control characters escaped (core.text)
                 int(answer.body["id"]), printable(str(answer.body["name"])),
                 str(answer.body.get("attachable_sgid", "")),
             )  # fmt: skip

@@ -16,7 +16,7 @@ Rules (``setup`` and ``run`` both hold them):
 from __future__ import annotations
 
 from core.lasting_refusal import what_to_fix
-from shell.basecamp.client import BasecampClient, Person
+from shell.basecamp.client import BasecampClient, Profile
 from shell.basecamp.errors import AuthenticationFailed, BasecampError, LastingRefusal
 from shell.errors import EXIT_CONFIG, EXIT_UNAVAILABLE, UserError
 
@@ -32,7 +32,7 @@ def check_identity(
     consequence: str,
     wrong_person_hint: str = "",
     unreachable_hint: str = "",
-) -> Person:
+) -> Profile:
     """The person the token acts as, when it is the agent; else one line (rules 2-4)."""
     try:
         person = client.me(client.deadline_in(CHECK_SECONDS))

@@ -27,7 +27,7 @@ from typing import Any
 
 from returns.result import Failure, Success
 
-from core.decisions import Action, Refusal, WorkerState, worker_state
+from core.decisions import Action, DecisionRefused, WorkerState, worker_state
 from shell import processes
 from shell.cli import person
 from shell.cli.arguments import positive_integer
@@ -131,7 +131,7 @@ def _stopped(worker: RecordedWorker | None) -> dict[str, Any]:
     }
 
 
-def _refused(action: Action, refusal: Refusal) -> dict[str, Any]:
+def _refused(action: Action, refusal: DecisionRefused) -> dict[str, Any]:
     return {
         "event_id": refusal.event_id,
         "action": str(action),

@@ -5,8 +5,8 @@ Rules:
 1. The connector must be stopped: import takes its instance lock (``shell.state.lock``) for the
    whole of its work, and refuses naming the holder while it runs (exit 6).
 2. The file is at most 16 MB, refused larger before it is read whole (its size first, then a read
-   of at most one byte more). Reading and checking it is ``core.reconciliation.parse``; applying
-   it ``shell.ledger.reconciliation.apply``, one transaction.
+   of at most one byte more). Reading and checking it is ``core.import_file.parse``; applying
+   it ``shell.ledger.import_file.apply``, one transaction.
 3. A file that cannot be read or is not a version-1 reconciliation file is exit 2; an entry that
    cannot be applied is exit 5, naming the first such entry (its index, its event, why) and
    saying nothing was changed. The ledger missing or too new is exit 3.
@@ -22,15 +22,15 @@ from pathlib import Path
 
 from returns.result import Failure, Success
 
-from core import reconciliation
-from core.reconciliation import MAX_BYTES
+from core import import_file
+from core.import_file import MAX_BYTES
 from shell.cli.arguments import add_state_arguments
 from shell.cli.commands import SUMMARIES
-from shell.cli.person import Person
+from shell.cli.person import Decider
 from shell.cli.who import deciding_person
 from shell.clock import SystemClock
 from shell.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, UserError
-from shell.ledger.reconciliation import apply
+from shell.ledger.import_file import apply
 from shell.state.config import load_config, locate_state
 from shell.state.lock import acquire
 
@@ -92,14 +92,14 @@ def run(args: argparse.Namespace) -> int:
     configuration = load_config(paths.config)
     clock = SystemClock()
     with acquire(paths.directory, configuration.account_id, configuration.agent_id, clock.now()):
-        match reconciliation.parse(read_limited(path)):
-            case Failure(reconciliation.NotAFile(why=why)):
+        match import_file.parse(read_limited(path)):
+            case Failure(import_file.NotAFile(why=why)):
                 raise UserError(f"{path}: {why}; nothing was changed", EXIT_USAGE)
             case Failure(bad):
                 raise UserError(f"{path}: {bad}; nothing was changed", EXIT_REFUSED)
             case Success(entries):
                 pass
-        with Person(by, paths, clock).ledger() as ledger:  # a full disk: one line, nothing recorded
+        with Decider(by, paths, clock).ledger() as ledger:  # a full disk: one line, nothing recorded
             match apply(ledger, entries, by, clock.now(), path.name):
                 case Failure(bad):
                     raise UserError(f"{path}: {bad}; nothing was changed", EXIT_REFUSED)

@@ -59,7 +59,7 @@ STORAGE_REFUSALS = (LedgerNoSpace, LedgerNotWritable)
 
 
 @dataclass(frozen=True, slots=True)
-class Person:
+class Decider:
     """Who decides, and the state the decision is taken on."""
 
     by: str
@@ -90,10 +90,10 @@ def deciding_on(path: Path, clock: Clock, busy_timeout: float = BUSY_TIMEOUT_SEC
         raise type(failure)(f"{failure}; the decision was not recorded") from error
 
 
-def person_of(args: argparse.Namespace) -> Person:
+def person_of(args: argparse.Namespace) -> Decider:
     """Who decides, then where (rule 2): a usage error before any file is read."""
     by = deciding_person(args.by)
-    return Person(by, locate_state(args.state_dir, args.account, args.agent))
+    return Decider(by, locate_state(args.state_dir, args.account, args.agent))
 
 
 def answer(args: argparse.Namespace, result: dict[str, Any]) -> int:

@@ -16,7 +16,7 @@ import argparse
 
 from returns.result import Failure, Success
 
-from core.launch_settlement import Claim
+from core.launch_settlement import LaunchFinding
 from shell.cli import person
 from shell.cli.arguments import positive_integer
 from shell.cli.commands import SUMMARIES
@@ -52,9 +52,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "event_id", type=positive_integer, metavar="EVENT_ID", help="an event of the task, as status names it"
     )
     found = parser.add_mutually_exclusive_group(required=True)
-    found.add_argument("--ran", dest="claim", action="store_const", const=Claim.ran,
+    found.add_argument("--ran", dest="claim", action="store_const", const=LaunchFinding.ran,
                        help="a worker ran (or may have): its outcome is unknown")
-    found.add_argument("--did-not-run", dest="claim", action="store_const", const=Claim.did_not_run,
+    found.add_argument("--did-not-run", dest="claim", action="store_const", const=LaunchFinding.did_not_run,
                        help="no worker process ran: its records wait to run again")
     person.add_arguments(parser, "who settles it (default local:<your user name>), recorded with it")
     parser.set_defaults(run=run)

@@ -37,7 +37,7 @@ from core.durations import format_duration
 from core.route_preflight import route_problems
 from core.route_reload import RELOAD_EVERY
 from core.setup_changes import Changes, merge
-from shell.basecamp.client import BasecampClient, Person
+from shell.basecamp.client import BasecampClient, Profile
 from shell.basecamp.identity import check_identity
 from shell.basecamp.tokens import tokens_from
 from shell.cli.commands import SUMMARIES
@@ -290,7 +290,7 @@ def _check_one_home(paths: StatePaths, configuration: Configuration, *, force: b
         )
 
 
-def _check_token(configuration: Configuration) -> Person:
+def _check_token(configuration: Configuration) -> Profile:
     """Who the token acts as; refused unless it is the configured agent (rule 3)."""
     token_file = Path(configuration.token_file)
     tokens = tokens_from(token_file, read_token_file(token_file), SystemClock())  # a login's is refreshed
@@ -306,7 +306,7 @@ def _check_token(configuration: Configuration) -> Person:
 
 
 def _print(as_json: bool, paths: StatePaths, configuration: Configuration, *, written: bool,
-           agent: Person | None) -> None:
+           agent: Profile | None) -> None:
     still_missing = list(missing(configuration))
     if not written:
         still_missing += _disk_problems(paths, configuration)
@@ -343,7 +343,7 @@ def _connector_runs(paths: StatePaths, configuration: Configuration) -> bool:
 
 
 def _describe(paths: StatePaths, configuration: Configuration, *, written: bool,
-              agent: Person | None) -> list[str]:
+              agent: Profile | None) -> list[str]:
     trust = configuration.trust
     checked = f" ({agent.name}: the token answers as the agent)" if agent else " (token not checked)"
     lines = [

@@ -20,7 +20,7 @@ from core.text import message_text
 from shell.demo.narration import abbreviate
 from shell.demo.scenes import Played
 from shell.demo.standin_link import Said, StandInLink
-from shell.demo.verdict import Verdict, judge, posted_messages, verdict_line
+from shell.demo.verdict import DemoTally, judge, posted_messages, verdict_line
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +34,7 @@ class Holding:
 
 @dataclass(frozen=True, slots=True)
 class Ending:
-    verdict: Verdict
+    verdict: DemoTally
     posts: int
     holdings: tuple[Holding, ...]
     problems: tuple[str, ...]

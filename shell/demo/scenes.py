@@ -33,7 +33,7 @@ from shell.basecamp.standin.world import person_sgid
 from shell.demo.connector_child import ConnectorChild
 from shell.demo.ledger_view import LedgerView
 from shell.demo.narration import EventView, narrate, settled
-from shell.demo.script import Scene, Where, expectations, reply_place, worker_part
+from shell.demo.script import Scene, ScenePlace, expectations, reply_place, worker_part
 from shell.demo.stage import GUARD_DELAY, DemoWorld, Stage
 from shell.demo.standin_link import StandInLink
 from shell.demo.verdict import Expected, Place
@@ -80,7 +80,7 @@ class Player:
     def play(self, scene: Scene) -> Played:
         project = self.world.projects[scene.project]
         card = project.cards[scene.card]
-        if scene.where is Where.campfire:
+        if scene.where is ScenePlace.campfire:
             kind, recording, place_name = (
                 MessageKind.chat_line,
                 project.campfire,

@@ -32,7 +32,7 @@ SLOW_WORKER_MARGIN = timedelta(seconds=4)
 """How much longer than the guard delay the slow worker waits before it pulls."""
 
 
-class Where(StrEnum):
+class ScenePlace(StrEnum):
     card = "card"  # a comment on one of the project's cards
     campfire = "campfire"  # a line in the project's Campfire
 
@@ -51,24 +51,24 @@ class Scene:
     number: int
     title: str
     project: int  # the world's project, by position: 0 and 1 have routes, 2 has none
-    where: Where
-    card: int  # the card, by position in its project (for ``Where.card``)
+    where: ScenePlace
+    card: int  # the card, by position in its project (for ``ScenePlace.card``)
     words: str  # what the operator says after mentioning the agent
     part: Part
     in_flight: bool = False
 
 
 SCENES: tuple[Scene, ...] = (
-    Scene(1, "a mention answered by the worker", 0, Where.card, 0,
+    Scene(1, "a mention answered by the worker", 0, ScenePlace.card, 0,
           "the signup button says Sgin up, please fix it", Part.answer),
-    Scene(2, "a slow worker, so the guard boost goes out", 0, Where.card, 1,
+    Scene(2, "a slow worker, so the guard boost goes out", 0, ScenePlace.card, 1,
           "please draft the release notes", Part.slow),
-    Scene(3, "a mention in a project with no route, so the holding reply goes out", 2, Where.card, 0,
+    Scene(3, "a mention in a project with no route, so the holding reply goes out", 2, ScenePlace.card, 0,
           "could you look at these old ideas?", Part.none),
     Scene(4, "a worker that fails, so the completion notice names the event and the redispatch command",
-          1, Where.card, 0, "the settings screen crashes on open", Part.give_up),
+          1, ScenePlace.card, 0, "the settings screen crashes on open", Part.give_up),
     Scene(5, "the connector killed with SIGKILL while a notice is in flight, then restarted", 2,
-          Where.campfire, 0, "anyone for a clean-up of the archive?", Part.none, in_flight=True),
+          ScenePlace.campfire, 0, "anyone for a clean-up of the archive?", Part.none, in_flight=True),
 )  # fmt: skip
 
 
@@ -81,7 +81,7 @@ def worker_part(scene: Scene, guard_delay: timedelta) -> str:
 
 def reply_place(scene: Scene, card_id: int, campfire_id: int) -> Place:
     """Where the scene's replies and notices go: the card's comments, or the Campfire."""
-    if scene.where is Where.campfire:
+    if scene.where is ScenePlace.campfire:
         return Place(MessageKind.chat_line, campfire_id)
     return Place(MessageKind.comment, card_id)
 

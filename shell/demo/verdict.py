@@ -89,7 +89,7 @@ class Expected:
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class DemoTally:
     posted: tuple[Posted, ...]
     doubled: tuple[Posted, ...]
     missing: tuple[Expected, ...]
@@ -143,7 +143,7 @@ def posted_messages(posts: Iterable[RecordedPost], account_id: int) -> tuple[Pos
     return tuple(found)
 
 
-def judge(posted: Iterable[Posted], expected: Iterable[Expected]) -> Verdict:
+def judge(posted: Iterable[Posted], expected: Iterable[Expected]) -> DemoTally:
     """Rules 3 and 4: each posted message is extra, meets an expectation, or is unexpected."""
     expectations = tuple(expected)
     seen: set[Posted] = set()
@@ -160,10 +160,10 @@ def judge(posted: Iterable[Posted], expected: Iterable[Expected]) -> Verdict:
             met.add(expectation)
         seen.add(message)
     missing = tuple(wanted for wanted in expectations if wanted not in met)
-    return Verdict(tuple(every), tuple(doubled), missing, tuple(unexpected))
+    return DemoTally(tuple(every), tuple(doubled), missing, tuple(unexpected))
 
 
-def verdict_line(verdict: Verdict, problems: int = 0) -> str:
+def verdict_line(verdict: DemoTally, problems: int = 0) -> str:
     """The demo's last line; ``problems`` counts scenes that did not happen as scripted, and any
     one of them fails the demo as a doubled or missing message does."""
     kinds = ", ".join(f"{count} {kind}" for kind, count in verdict.by_kind().items())

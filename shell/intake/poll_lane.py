@@ -16,7 +16,7 @@ Rules:
 4. Refusals: 400 ``invalid_position`` and 409 drop the position and resume after the last
    served id; 410 resumes at its ``epoch_after_id``, recorded as a gap in the same transaction
    (events before it may never be served). At most two such recoveries a poll. A 400 for a
-   filter is ``FiltersRefused``: retrying will not help.
+   filter is ``FeedFiltersRefused``: retrying will not help.
 5. A page that cannot be read or recorded saves nothing of itself and raises
    ``IntakeFailed`` (for the caller's backoff) with the reason, which the caller logs; pages
    committed before it stay committed.
@@ -58,7 +58,7 @@ class IntakeFailed(Exception):
     """A page could not be read or recorded; nothing of it was saved. Back off, retry."""
 
 
-class FiltersRefused(IntakeFailed):
+class FeedFiltersRefused(IntakeFailed):
     """The feed refused the filters (400 ``invalid_filter``); they must be fixed."""
 
 
@@ -222,7 +222,7 @@ class Intake:
                 return moved, epoch_after_id, "epoch_passed"
             case InvalidFilter():
                 log.error("intake %s: the feed refused the filters", self._tag)
-                raise FiltersRefused("the event feed refused the filters; fix them") from None
+                raise FeedFiltersRefused("the event feed refused the filters; fix them") from None
             case _:
                 raise IntakeFailed(f"the event feed refused the request: {type(refused.refusal).__name__}")
 

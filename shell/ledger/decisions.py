@@ -19,7 +19,7 @@ Rules:
    row, pending on that task, and retires the task's token (``shell.ledger.tasks``) in the same
    transaction; the record moves when the task ends (migration 0009's trigger). The task's
    recorded worker is returned for the caller to stop after the commit: nothing here signals.
-6. An import's entry decided done (``shell.ledger.reconciliation``, ``core.reconciliation``) is
+6. An import's entry decided done (``shell.ledger.import_file``, ``core.import_file``) is
    a discard too: ``discard_imported`` writes its decision row (note: where it came from) and
    moves the record to ``discarded(imported_done)``, cancelling its pending notices (rule 3).
 """
@@ -34,10 +34,10 @@ from returns.result import Failure, Result, Success
 
 from core import decisions
 from core.admission_matrix import DiscardReason
-from core.decisions import Action, Plan, RecordFacts, Refusal
+from core.decisions import Action, DecisionRefused, Plan, RecordFacts
 from core.edges import IntentState, RecordState
+from core.import_file import RecordNow
 from core.notes import DISCARDED_BY_PERSON
-from core.reconciliation import RecordNow
 from core.timestamps import format_timestamp
 from shell.ledger import hold, outbox, records, tasks
 from shell.ledger.connection import Ledger, stored_time
@@ -66,7 +66,7 @@ class UnknownEvent(Exception):
 
 def decide(
     ledger: Ledger, event_id: int, action: Action, by: str, now: datetime, *, served: frozenset[int]
-) -> Result[Decided, Refusal]:
+) -> Result[Decided, DecisionRefused]:
     """Take ``by``'s ``action`` on record ``event_id`` (rule 1); ``served`` are the projects the
     configuration routes. Raises ``UnknownEvent``."""
     with ledger.write() as connection:

@@ -18,9 +18,9 @@ import logging
 import sqlite3
 
 from core.adopted_reply import (
-    Lifecycle,
+    AdoptionRow,
+    LifecycleMessages,
     ListedReplies,
-    SettledRow,
     choose_reply,
     is_candidate,
     next_acknowledgement,
@@ -129,11 +129,11 @@ def record_worker_message(
 
 def settled_rows(
     connection: sqlite3.Connection, task_id: int, *, settled: bool = True
-) -> list[tuple[SettledRow, Destination | None]]:
+) -> list[tuple[AdoptionRow, Destination | None]]:
     """Every row of a superseded task (``settled=False``: of a task not yet superseded), as
     ``core.adopted_reply`` reads it, with its record's reply destination (None when the record
     names none)."""
-    found: list[tuple[SettledRow, Destination | None]] = []
+    found: list[tuple[AdoptionRow, Destination | None]] = []
     for event_id, outcome, delivered_at, reply_id, adopted, kind, bucket_id, recording_id in connection.execute(
         "SELECT te.event_id, te.outcome, te.delivered_at, te.reply_id, te.adopted_reply_id,"
         " e.reply_kind, e.reply_bucket_id, e.reply_recording_id"
@@ -142,7 +142,7 @@ def settled_rows(
         " AND (t.superseded_at IS NOT NULL) = ? ORDER BY te.event_id",
         (task_id, settled),
     ):
-        row = SettledRow(
+        row = AdoptionRow(
             int(event_id),
             EventOutcome(str(outcome)),
             stored_time(delivered_at),
@@ -190,7 +190,7 @@ def adopt_listed(connection: sqlite3.Connection, task_id: int, replies: ListedRe
             agent_id=replies.agent_id,
             next_ack_at=next_acknowledgement(row, [found for found, _ in task_rows]),
             workers_own=frozenset(worker),
-            lifecycle=Lifecycle(receipts, frozenset(message_text(body) for body in bodies)),
+            lifecycle=LifecycleMessages(receipts, frozenset(message_text(body) for body in bodies)),
         )
         if reply_id is not None and adopt_reply(connection, task_id, row.event_id, reply_id) == 1:
             adopted.append((row.event_id, reply_id))

@@ -16,12 +16,12 @@ from datetime import datetime
 from returns.result import Failure, Result, Success
 
 from core import launch_settlement
-from core.launch_settlement import Claim, Settle
+from core.launch_settlement import LaunchFinding, Settle
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger
 
 
-def settle_launch(ledger: Ledger, event_id: int, claim: Claim, by: str, now: datetime) -> Result[Settle, str]:
+def settle_launch(ledger: Ledger, event_id: int, claim: LaunchFinding, by: str, now: datetime) -> Result[Settle, str]:
     """``by`` settles the attempt left mid-launch for ``event_id``'s task as ``claim`` (rule 1)."""
     with ledger.write() as connection:
         planned = launch_settlement.settle(tasks.left_launch(connection, event_id), event_id, claim)

@@ -372,7 +372,7 @@ def hold(connection: sqlite3.Connection, event_id: int, revision: int, held: Rec
 
 def tombstone(connection: sqlite3.Connection, event_ids: Sequence[int], stamp: str) -> None:
     """An import's entries decided done for events this ledger never saw
-    (``shell.ledger.reconciliation``): discarded(imported_done) from their first row, so intake's
+    (``shell.ledger.import_file``): discarded(imported_done) from their first row, so intake's
     ``insert_seen`` finds them known and never admits them. One statement for them all."""
     connection.executemany(
         "INSERT INTO events (id, state, reason, seen_at, updated_at, decided_at)"

@@ -51,7 +51,7 @@ from core.edges import (
 from core.intake_status import LANES
 from core.intent_kinds import IntentKind
 from core.lane_status import LaneState
-from core.launch_settlement import Claim
+from core.launch_settlement import LaunchFinding
 from core.losses import LossState
 from core.snapshots import REPLY_KINDS, StopReason
 from core.states import AttemptState, DeliveryState, EventOutcome, GuardState, IntentState, RecordState
@@ -91,7 +91,7 @@ def vocabularies() -> tuple[tuple[str, str, tuple[str, ...]], ...]:
         ("events", "lane", tuple(LANES)),
         ("attempts", "state", values(AttemptState)),
         ("attempts", "stop_reason", ("", *values(StopReason))),
-        ("attempts", "settled_as", ("", *values(Claim))),
+        ("attempts", "settled_as", ("", *values(LaunchFinding))),
         ("task_events", "delivery", values(DeliveryState)),
         ("task_events", "guard", values(GuardState)),
         ("task_events", "outcome", values(EventOutcome)),

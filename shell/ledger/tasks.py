@@ -90,7 +90,7 @@ class Launch:
 
 
 @dataclass(frozen=True, slots=True)
-class LiveAttempt:
+class LiveAttemptRow:
     attempt_id: str
     task_id: int
     launching: bool
@@ -228,9 +228,9 @@ def mark_running(
     )
 
 
-def live_attempts(connection: sqlite3.Connection) -> list[LiveAttempt]:
+def live_attempts(connection: sqlite3.Connection) -> list[LiveAttemptRow]:
     return [
-        LiveAttempt(attempt_id, task_id, state == "launching", pid, pgid, started)
+        LiveAttemptRow(attempt_id, task_id, state == "launching", pid, pgid, started)
         for attempt_id, task_id, state, pid, pgid, started in connection.execute(
             "SELECT id, task_id, state, pid, pgid, process_started FROM attempts WHERE state <> 'ended' ORDER BY launched_at"
         )

@@ -17,7 +17,7 @@ Rules:
    it pulled). Each report is the worker's progress: its live attempt's ``progress_at`` moves in
    the same transaction.
 5. The answer is built from the rows as the writes left them, in the same transaction.
-6. Every call answers a ``Result``: its value, or the ``Refusal`` core decided before anything
+6. Every call answers a ``Result``: its value, or the ``ToolRefusal`` core decided before anything
    was written. An exception that escapes is the ledger failing, which the MCP seam answers
    without its detail.
 7. A worker's words are an outbox intent written (``worker_moves.write_words``) with the move
@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from returns.result import Failure, Result, Success
 
-from core.dispatch_tools.refusals import Refusal, RefusalKind, refuse
+from core.dispatch_tools.refusals import RefusalKind, ToolRefusal, refuse
 from core.intent_kinds import WORKER_KINDS, IntentKind
 from core.json_input import json_or_none
 from core.states import DeliveryState, EventOutcome, GuardState, RecordState
@@ -50,7 +50,7 @@ from shell.ledger.connection import Ledger
 if TYPE_CHECKING:
     from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest
     from core.dispatch_tools.decisions import Acknowledge, Complete, NothingWaiting, Serve, Speak
-    from core.dispatch_tools.instruction import Instruction, Receipt
+    from core.dispatch_tools.instruction import DeliveryReceipt, Instruction
     from core.dispatch_tools.rows import DispatchRow, Spoken
 
 
@@ -129,18 +129,18 @@ class DispatchLedger:
     def __repr__(self) -> str:  # never the token, nor its hash
         return f"DispatchLedger({self._ledger.path})"
 
-    def check_token(self) -> Result[int, Refusal]:
+    def check_token(self) -> Result[int, ToolRefusal]:
         """The live task the token names, in a transaction of its own; refused otherwise."""
         with self._ledger.write() as connection:
             return self._task(connection)
 
     # -- the four tools -------------------------------------------------------------------------
 
-    def get_dispatch(self, request: GetRequest) -> Result[Dispatched, Refusal]:
+    def get_dispatch(self, request: GetRequest) -> Result[Dispatched, ToolRefusal]:
         with self._ledger.write() as connection:
             return self._task(connection).bind(lambda task_id: self._get(connection, task_id, request))
 
-    def ack_dispatch(self, request: AckRequest) -> Result[Receipt, Refusal]:
+    def ack_dispatch(self, request: AckRequest) -> Result[DeliveryReceipt, ToolRefusal]:
         from core.dispatch_tools.decisions import decide_ack  # noqa: PLC0415 -- rule 8
 
         return self._reported(
@@ -150,7 +150,7 @@ class DispatchLedger:
             None if request.text is None else _spoken_of(IntentKind.worker_ack),
         )
 
-    def complete_dispatch(self, request: CompleteRequest) -> Result[Receipt, Refusal]:
+    def complete_dispatch(self, request: CompleteRequest) -> Result[DeliveryReceipt, ToolRefusal]:
         from core.dispatch_tools.decisions import decide_complete  # noqa: PLC0415 -- rule 8
 
         return self._reported(
@@ -160,7 +160,7 @@ class DispatchLedger:
             None if request.completion.reply is None else _spoken_of(IntentKind.worker_reply),
         )
 
-    def reply_dispatch(self, request: ReplyRequest) -> Result[Receipt, Refusal]:
+    def reply_dispatch(self, request: ReplyRequest) -> Result[DeliveryReceipt, ToolRefusal]:
         from core.dispatch_tools.decisions import decide_reply  # noqa: PLC0415 -- rule 8
 
         return self._reported(
@@ -173,10 +173,10 @@ class DispatchLedger:
     def _reported(
         self,
         event_id: int,
-        decide: Callable[[int, DispatchRow | None], Result[Decided, Refusal]],
+        decide: Callable[[int, DispatchRow | None], Result[Decided, ToolRefusal]],
         write: Callable[[sqlite3.Connection, int, int, Decided], None],
         words: Callable[[DispatchRow, Decided], tuple[Spoken | None, str]] | None,
-    ) -> Result[Receipt, Refusal]:
+    ) -> Result[DeliveryReceipt, ToolRefusal]:
         """One report's transaction (rules 2-5), then the wait for its words (rule 7)."""
         with self._ledger.write() as connection:
             answered = self._task(connection).bind(
@@ -188,7 +188,7 @@ class DispatchLedger:
 
     # -- inside the call's transaction ---------------------------------------------------------
 
-    def _task(self, connection: sqlite3.Connection) -> Result[int, Refusal]:
+    def _task(self, connection: sqlite3.Connection) -> Result[int, ToolRefusal]:
         found = connection.execute(
             "SELECT id FROM tasks WHERE token_sha256 = ? AND superseded_at IS NULL AND token_retired_at IS NULL",
             (self._token_sha256,),
@@ -204,7 +204,7 @@ class DispatchLedger:
                 return Failure(refuse(RefusalKind.task_token_refused, FOREIGN_GROUP))
         return Success(int(found[0]))
 
-    def _get(self, connection: sqlite3.Connection, task_id: int, request: GetRequest) -> Result[Dispatched, Refusal]:
+    def _get(self, connection: sqlite3.Connection, task_id: int, request: GetRequest) -> Result[Dispatched, ToolRefusal]:
         from core.dispatch_tools.decisions import decide_get  # noqa: PLC0415 -- rule 8
 
         rows = _rows(connection, task_id)
@@ -233,11 +233,11 @@ class DispatchLedger:
         connection: sqlite3.Connection,
         task_id: int,
         event_id: int,
-        decide: Callable[[DispatchRow | None], Result[Decided, Refusal]],
+        decide: Callable[[DispatchRow | None], Result[Decided, ToolRefusal]],
         write: Callable[[sqlite3.Connection, int, int, Decided], None],
         *,
         words: Callable[[DispatchRow, Decided], tuple[Spoken | None, str]] | None = None,
-    ) -> Result[tuple[Receipt, Spoken | None], Refusal]:
+    ) -> Result[tuple[DeliveryReceipt, Spoken | None], ToolRefusal]:
         """A worker's report (an acknowledgement, a completion, a note): decided by core on its row,
         written when core says so, answered from the row as the write left it (rules 3-5), with
         what became of its words so far when it gave some (rule 7)."""
@@ -246,7 +246,7 @@ class DispatchLedger:
 
         row = _row(connection, task_id, event_id)
 
-        def apply(decision: Decided) -> tuple[Receipt, Spoken | None]:
+        def apply(decision: Decided) -> tuple[DeliveryReceipt, Spoken | None]:
             found = row
             if decision.write:
                 write(connection, task_id, event_id, decision)
@@ -260,7 +260,7 @@ class DispatchLedger:
 
         return decide(row).map(apply)
 
-    def _awaited(self, answered: tuple[Receipt, Spoken | None]) -> Receipt:
+    def _awaited(self, answered: tuple[DeliveryReceipt, Spoken | None]) -> DeliveryReceipt:
         """Rule 7: after the commit, the words' intent read until it settles, for ``words_wait``."""
         from core.worker_words import answer, settled  # noqa: PLC0415 -- rule 8
 
@@ -404,7 +404,7 @@ def _spoken_keyed(row: DispatchRow, key: str) -> Spoken | None:
     return next((found for found in row.words if found.key == key), None)
 
 
-def _landed(receipt: Receipt, spoken: Spoken) -> Receipt:
+def _landed(receipt: DeliveryReceipt, spoken: Spoken) -> DeliveryReceipt:
     """The receipt with a landed message's id where the row records it."""
     if spoken.receipt_id is None:
         return receipt
@@ -416,14 +416,14 @@ def _landed(receipt: Receipt, spoken: Spoken) -> Receipt:
 
 
 def _dispatch_row(row: tuple[Any, ...]) -> DispatchRow:
-    from core.dispatch_tools.rows import DispatchRow, RecordFacts  # noqa: PLC0415 -- rule 8
+    from core.dispatch_tools.rows import DispatchRow, InstructionRecord  # noqa: PLC0415 -- rule 8
 
     (
         event_id, delivery, guard, pulled, ack_id, outcome, reply_id, links,
         state, event_type, trigger, bucket_id, recording_id, recording_type,
         recording_url, reply_kind, reply_recording_id, requester_id, acknowledge, snapshot, reply_bucket_id,
     ) = row
-    record = RecordFacts(
+    record = InstructionRecord(
         event_id=int(event_id),
         state=RecordState(state),
         event_type=str(event_type),

@@ -31,13 +31,13 @@ from typing import IO, TYPE_CHECKING, Any, Final, Protocol
 
 from returns.result import Failure, Result, Success
 
-from core.dispatch_tools.refusals import LEDGER_FAILURE, NOTHING_WAITING, Refusal
+from core.dispatch_tools.refusals import LEDGER_FAILURE, NOTHING_WAITING, ToolRefusal
 from core.json_input import JsonRefused, decode_json
 from shell.worker.mcp_tools import BLURB, TOOLS
 
 if TYPE_CHECKING:
     from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest
-    from core.dispatch_tools.instruction import Receipt
+    from core.dispatch_tools.instruction import DeliveryReceipt
     from shell.ledger.worker_calls import Dispatched
 
 log = logging.getLogger(__name__)
@@ -58,10 +58,10 @@ INTERNAL_ERROR: Final = -32603
 class DispatchTools(Protocol):
     """What the server serves: ``shell.ledger.worker_calls.DispatchLedger``, or a fake in a test."""
 
-    def get_dispatch(self, request: GetRequest) -> Result[Dispatched, Refusal]: ...
-    def ack_dispatch(self, request: AckRequest) -> Result[Receipt, Refusal]: ...
-    def complete_dispatch(self, request: CompleteRequest) -> Result[Receipt, Refusal]: ...
-    def reply_dispatch(self, request: ReplyRequest) -> Result[Receipt, Refusal]: ...
+    def get_dispatch(self, request: GetRequest) -> Result[Dispatched, ToolRefusal]: ...
+    def ack_dispatch(self, request: AckRequest) -> Result[DeliveryReceipt, ToolRefusal]: ...
+    def complete_dispatch(self, request: CompleteRequest) -> Result[DeliveryReceipt, ToolRefusal]: ...
+    def reply_dispatch(self, request: ReplyRequest) -> Result[DeliveryReceipt, ToolRefusal]: ...
 
 
 # -- the server ---------------------------------------------------------------------------------
@@ -103,7 +103,7 @@ class McpServer:
         self._tools = tools
         self._version = version
         self._on_initialized = on_initialized
-        self._handlers: dict[str, Callable[[Mapping[str, Any]], Result[Mapping[str, Any], Refusal]]] = {
+        self._handlers: dict[str, Callable[[Mapping[str, Any]], Result[Mapping[str, Any], ToolRefusal]]] = {
             "get_dispatch": self._get_dispatch,
             "ack_dispatch": self._ack_dispatch,
             "complete_dispatch": self._complete_dispatch,
@@ -220,28 +220,32 @@ class McpServer:
 
     # -- the tools
 
-    def _get_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], Refusal]:
+    def _get_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:
         from core.dispatch_tools.arguments import read_get_arguments  # noqa: PLC0415 -- rule 6
 
         return read_get_arguments(arguments).bind(self._tools.get_dispatch).map(_dispatched_json)
 
-    def _ack_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], Refusal]:
+    def _ack_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:
         from core.dispatch_tools.arguments import read_ack_arguments  # noqa: PLC0415 -- rule 6
-        from core.dispatch_tools.instruction import Receipt  # noqa: PLC0415 -- rule 6
+        from core.dispatch_tools.instruction import DeliveryReceipt  # noqa: PLC0415 -- rule 6
 
-        return read_ack_arguments(arguments).bind(self._tools.ack_dispatch).map(Receipt.to_json)
+        return read_ack_arguments(arguments).bind(self._tools.ack_dispatch).map(DeliveryReceipt.to_json)
 
-    def _complete_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], Refusal]:
+    def _complete_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:
         from core.dispatch_tools.arguments import read_complete_arguments  # noqa: PLC0415 -- rule 6
-        from core.dispatch_tools.instruction import Receipt  # noqa: PLC0415 -- rule 6
+        from core.dispatch_tools.instruction import DeliveryReceipt  # noqa: PLC0415 -- rule 6
 
-        return read_complete_arguments(arguments).bind(self._tools.complete_dispatch).map(Receipt.to_json)
+        return (
+            read_complete_arguments(arguments)
+            .bind(self._tools.complete_dispatch)
+            .map(DeliveryReceipt.to_json)
+        )
 
-    def _reply_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], Refusal]:
+    def _reply_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:
         from core.dispatch_tools.arguments import read_reply_arguments  # noqa: PLC0415 -- rule 6
-        from core.dispatch_tools.instruction import Receipt  # noqa: PLC0415 -- rule 6
+        from core.dispatch_tools.instruction import DeliveryReceipt  # noqa: PLC0415 -- rule 6
 
-        return read_reply_arguments(arguments).bind(self._tools.reply_dispatch).map(Receipt.to_json)
+        return read_reply_arguments(arguments).bind(self._tools.reply_dispatch).map(DeliveryReceipt.to_json)
 
 
 def _dispatched_json(dispatched: Dispatched) -> Mapping[str, Any]:

@@ -20,14 +20,14 @@ from typing import IO, TYPE_CHECKING
 
 from returns.result import Failure, Result
 
-from core.dispatch_tools.refusals import Refusal, RefusalKind, refuse
+from core.dispatch_tools.refusals import RefusalKind, ToolRefusal, refuse
 from core.task_token import probe_marker_name
 from shell import private_files
 from shell.worker.mcp import McpServer, serve
 
 if TYPE_CHECKING:  # the tools' classes: a tool call's imports (``shell.worker.mcp`` rule 6)
     from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest
-    from core.dispatch_tools.instruction import Receipt
+    from core.dispatch_tools.instruction import DeliveryReceipt
     from shell.ledger.worker_calls import Dispatched
 
 log = logging.getLogger(__name__)
@@ -41,16 +41,16 @@ NO_DISPATCH = (
 class ProbeTools:
     """The dispatch tools, each refused (rule 1)."""
 
-    def get_dispatch(self, request: GetRequest) -> Result[Dispatched, Refusal]:
+    def get_dispatch(self, request: GetRequest) -> Result[Dispatched, ToolRefusal]:
         return Failure(refuse(RefusalKind.task_token_refused, NO_DISPATCH))
 
-    def ack_dispatch(self, request: AckRequest) -> Result[Receipt, Refusal]:
+    def ack_dispatch(self, request: AckRequest) -> Result[DeliveryReceipt, ToolRefusal]:
         return Failure(refuse(RefusalKind.task_token_refused, NO_DISPATCH))
 
-    def complete_dispatch(self, request: CompleteRequest) -> Result[Receipt, Refusal]:
+    def complete_dispatch(self, request: CompleteRequest) -> Result[DeliveryReceipt, ToolRefusal]:
         return Failure(refuse(RefusalKind.task_token_refused, NO_DISPATCH))
 
-    def reply_dispatch(self, request: ReplyRequest) -> Result[Receipt, Refusal]:
+    def reply_dispatch(self, request: ReplyRequest) -> Result[DeliveryReceipt, ToolRefusal]:
         return Failure(refuse(RefusalKind.task_token_refused, NO_DISPATCH))
 
 

@@ -13,7 +13,7 @@ import pytest
 from core.admission import Author, DiscardReason, Verdict, decide
 from core.dispatch_prompt import dispatch_prompt
 from core.dispatch_tools.instruction import build_instruction
-from core.dispatch_tools.rows import DispatchRow, RecordFacts
+from core.dispatch_tools.rows import DispatchRow, InstructionRecord
 from core.edges import DeliveryState, GuardState, RecordState
 from tests.admission.test_admission_verdict import (
     AGENT,
@@ -35,7 +35,7 @@ def _handed(verdict: Verdict) -> dict[str, object]:
     """What the worker is handed of an admitted verdict: the instruction's ``content_author``."""
     assert verdict.state is RecordState.admitted, verdict
     assert verdict.snapshot is not None
-    facts = RecordFacts(1, RecordState.dispatched, "card.assignment_changed", str(verdict.trigger), 10, 5,
+    facts = InstructionRecord(1, RecordState.dispatched, "card.assignment_changed", str(verdict.trigger), 10, 5,
                         "Kanban::Card", "", "comment", 5, verdict.requester_id, verdict.acknowledge,
                         json.dumps(dict(verdict.snapshot)))  # fmt: skip
     instruction = build_instruction(DispatchRow(facts, DeliveryState.exposed, GuardState.armed, False), AGENT)

@@ -10,7 +10,7 @@ import threading
 from core.destinations import Destination, MessageKind
 from core.feed import FeedFilters
 from core.pacing import poll_may_go, spacing_wait
-from core.posting import Receipt
+from core.posting import Created
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.pacer import Pacer
 from shell.basecamp.standin.ratelimit import RateLimit
@@ -79,7 +79,7 @@ def test_posts_and_polls_together_draw_no_429_from_a_limited_stand_in() -> None:
             outcomes.append(client.post(card, f"<div>message {number}</div>", client.deadline_in(10)))
         poller.join()
         statuses = [request.status for request in standin.requests()]
-    assert all(isinstance(outcome, Receipt) for outcome in outcomes)
+    assert all(isinstance(outcome, Created) for outcome in outcomes)
     assert len(pages) == 3
     assert 429 not in statuses
     assert len(statuses) == 28

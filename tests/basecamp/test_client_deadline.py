@@ -8,7 +8,7 @@ import threading
 import time
 
 from core.destinations import Destination, MessageKind
-from core.posting import Receipt
+from core.posting import Created
 from shell.basecamp.client import BasecampClient
 
 
@@ -49,5 +49,5 @@ def test_a_create_never_outlives_its_deadline() -> None:
     elapsed = time.monotonic() - started
     server.join(6)
     assert elapsed < 1.5, f"the request ran {elapsed:.1f} s past a 1 s deadline (outcome {outcome})"
-    assert not isinstance(outcome, Receipt)
+    assert not isinstance(outcome, Created)
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from core.destinations import Destination, MessageKind
-from core.posting import Receipt, RefusalCause, Refused, Uncertain, UncertainCause
+from core.posting import Created, RefusalCause, Refused, Uncertain, UncertainCause
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.faults import Fault, FaultAction
 from shell.basecamp.standin.server import StandIn
@@ -31,7 +31,7 @@ def comment_on(standin: StandIn) -> Destination:
 
 def test_a_created_message_is_a_receipt_naming_its_id(standin: StandIn, make_client: MakeClient) -> None:
     outcome = make_client().post(comment_on(standin), "<div>hello</div>")
-    assert isinstance(outcome, Receipt)
+    assert isinstance(outcome, Created)
     stored = standin.messages("comment", comment_on(standin).recording_id)
     assert [message["id"] for message in stored] == [outcome.id]
     assert standin.post_count() == 1
@@ -46,7 +46,7 @@ def test_each_kind_posts_to_its_own_route(
     project = standin.world.projects[0]
     where = project.campfire_id if kind is MessageKind.chat_line else project.recording_ids[0]
     outcome = make_client().post(Destination(kind, project.id, where), "👀 received")
-    assert isinstance(outcome, Receipt)
+    assert isinstance(outcome, Created)
     assert [message["id"] for message in standin.messages(str(kind), where)] == [outcome.id]
 
 
@@ -173,7 +173,7 @@ def test_a_keep_alive_connection_the_server_closed_is_never_a_second_request(
         )
         time.sleep(0.5)
         outcomes.append(client.post(where, "<div>after idle</div>"))
-        assert all(isinstance(outcome, Receipt) for outcome in outcomes)
+        assert all(isinstance(outcome, Created) for outcome in outcomes)
         assert standin.post_count() == 4
         assert len(standin.messages("comment", project.recording_ids[0])) == 4
 

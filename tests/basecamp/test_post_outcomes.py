@@ -2,12 +2,12 @@
 
 import pytest
 
-from core.posting import Receipt, RefusalCause, Refused, Uncertain, UncertainCause, classify_answer
+from core.posting import Created, RefusalCause, Refused, Uncertain, UncertainCause, classify_answer
 
 
 @pytest.mark.parametrize("status", [200, 201])
 def test_a_2xx_with_an_id_is_a_receipt(status: int) -> None:
-    assert classify_answer(status, {"id": 1069479407}) == Receipt(1069479407)
+    assert classify_answer(status, {"id": 1069479407}) == Created(1069479407)
 
 
 @pytest.mark.parametrize(

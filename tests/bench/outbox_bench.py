@@ -50,7 +50,7 @@ from core import notes, templates
 from core.adoption import Adopt, Rival, decide_adoption
 from core.destinations import Destination, ListedMessage, MessageKind
 from core.outbox_policy import RUN_BATCH
-from core.posting import PostOutcome, Receipt
+from core.posting import Created, PostOutcome
 from core.text import message_text
 from core.timestamps import format_timestamp
 from shell.ledger.connection import BUSY_TIMEOUT_SECONDS, Ledger, open_ledger
@@ -197,7 +197,7 @@ class InstantPoster:
         self.posts += 1
         if self.posts % PROGRESS_EVERY == 0:
             progress(f"  ... {self.posts} posted")
-        return Receipt(next(self.receipts))
+        return Created(next(self.receipts))
 
     def list(
         self, destination: Destination, since: datetime, creator_id: int, deadline: float

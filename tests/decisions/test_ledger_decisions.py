@@ -11,7 +11,7 @@ from datetime import datetime
 import pytest
 from returns.result import Failure, Result, Success
 
-from core.decisions import Action, Refusal
+from core.decisions import Action, DecisionRefused
 from core.edges import RECORD_EDGES, RecordState
 from core.notes import DISCARDED_BY_PERSON
 from core.snapshots import StopReason
@@ -28,7 +28,7 @@ EVENT = 501
 BY = "local:ada"
 
 
-def decide(ledger: Ledger, event_id: int, action: Action, by: str, now: datetime) -> Result[Decided, Refusal]:
+def decide(ledger: Ledger, event_id: int, action: Action, by: str, now: datetime) -> Result[Decided, DecisionRefused]:
     """A decision under a configuration that routes the world's project."""
     return ledger_decisions.decide(ledger, event_id, action, by, now, served=frozenset({PROJECT}))
 

@@ -10,7 +10,7 @@ import json
 import pytest
 from returns.result import Failure
 
-from core.launch_settlement import Claim
+from core.launch_settlement import LaunchFinding
 from shell.cli.main import main as connect
 from shell.errors import EXIT_REFUSED, EXIT_USAGE
 from shell.ledger import tasks
@@ -38,12 +38,12 @@ def settle(capsys: pytest.CaptureFixture[str], ledger: Ledger, *words: str) -> t
 def test_a_launch_in_progress_is_never_settled_by_a_person(world: LedgerWorld, ledger: Ledger) -> None:
     world.request(EVENT)
     world.launch(EVENT)  # launching, but recovery never found it left: its connector may be spawning it
-    refused = settle_launch(ledger, EVENT, Claim.did_not_run, "local:ada", ledger.clock.now())
+    refused = settle_launch(ledger, EVENT, LaunchFinding.did_not_run, "local:ada", ledger.clock.now())
     assert isinstance(refused, Failure)
     assert "has no attempt left mid-launch" in refused.failure()
     with ledger.read() as connection:
         assert connection.execute("SELECT state FROM attempts").fetchone() == ("launching",)
-    nothing = settle_launch(ledger, 999, Claim.ran, "local:ada", ledger.clock.now())
+    nothing = settle_launch(ledger, 999, LaunchFinding.ran, "local:ada", ledger.clock.now())
     assert isinstance(nothing, Failure)
     assert nothing.failure() == "Event 999 is on no live task: there is no launch to settle"
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 from core import templates
 from core.destinations import MessageKind
 from core.text import message_text
-from shell.demo.script import SCENES, Part, Where, expectations, reply_place, worker_part
+from shell.demo.script import SCENES, Part, ScenePlace, expectations, reply_place, worker_part
 from shell.demo.verdict import Place, Posted, judge
 
 EVENT, REQUEST, CARD, CAMPFIRE = 7000000003, 1069479010, 1069479001, 1069479006
@@ -39,7 +39,7 @@ def test_the_slow_worker_waits_past_the_guard_delay() -> None:
 def test_replies_go_to_the_card_or_the_campfire() -> None:
     assert reply_place(SCENES[0], CARD, CAMPFIRE) == Place(MessageKind.comment, CARD)
     assert reply_place(SCENES[4], CARD, CAMPFIRE) == Place(MessageKind.chat_line, CAMPFIRE)
-    assert SCENES[4].where is Where.campfire
+    assert SCENES[4].where is ScenePlace.campfire
 
 
 def test_an_answered_request_calls_for_one_acknowledgement_in_any_words_and_the_workers_reply() -> None:

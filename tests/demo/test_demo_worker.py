@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from core.destinations import Destination, MessageKind
-from core.posting import Receipt
+from core.posting import Created
 from shell.demo.worker import scene_part, work
 
 PROMPT = (
@@ -71,9 +71,9 @@ class Basecamp:
     def __init__(self) -> None:
         self.posted: list[tuple[MessageKind, str]] = []
 
-    def post(self, destination: Destination, text: str) -> Receipt:
+    def post(self, destination: Destination, text: str) -> Created:
         self.posted.append((destination.kind, text))
-        return Receipt(100 + len(self.posted))
+        return Created(100 + len(self.posted))
 
 
 @pytest.mark.parametrize(

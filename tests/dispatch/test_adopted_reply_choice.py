@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.adopted_reply import (
-    Lifecycle,
-    SettledRow,
+    AdoptionRow,
+    LifecycleMessages,
     choose_reply,
     is_candidate,
     may_become_candidate,
@@ -21,8 +21,8 @@ from core.states import EventOutcome
 
 AGENT, SOMEONE = 1049715901, 1049715902
 DELIVERED = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
-ROW = SettledRow(101, EventOutcome.unknown, DELIVERED)
-NOTHING = Lifecycle(frozenset(), frozenset())
+ROW = AdoptionRow(101, EventOutcome.unknown, DELIVERED)
+NOTHING = LifecycleMessages(frozenset(), frozenset())
 
 
 def reply(message_id: int, after: float, text: str = "done: the login page is fixed", creator: int = AGENT) -> ListedMessage:
@@ -66,18 +66,18 @@ def test_the_workers_own_acknowledgement_is_not_its_reply() -> None:
 
 def test_a_lifecycle_message_is_never_adopted_by_receipt_or_by_words() -> None:
     notice = "Still working on this."
-    assert choose([reply(7, 60, notice), reply(8, 70)], lifecycle=Lifecycle(frozenset({7}), frozenset())) == 8
-    assert choose([reply(7, 60, notice), reply(8, 70)], lifecycle=Lifecycle(frozenset(), frozenset({notice}))) == 8
+    assert choose([reply(7, 60, notice), reply(8, 70)], lifecycle=LifecycleMessages(frozenset({7}), frozenset())) == 8
+    assert choose([reply(7, 60, notice), reply(8, 70)], lifecycle=LifecycleMessages(frozenset(), frozenset({notice}))) == 8
 
 
 def test_only_an_unknown_delivered_row_without_a_reply_is_a_candidate() -> None:
     assert is_candidate(ROW)
-    assert not is_candidate(SettledRow(101, EventOutcome.succeeded, DELIVERED))
-    assert not is_candidate(SettledRow(101, EventOutcome.unknown, None))
-    assert not is_candidate(SettledRow(101, EventOutcome.unknown, DELIVERED, reply_id=5))
-    assert not is_candidate(SettledRow(101, EventOutcome.unknown, DELIVERED, adopted_reply_id=5))
+    assert not is_candidate(AdoptionRow(101, EventOutcome.succeeded, DELIVERED))
+    assert not is_candidate(AdoptionRow(101, EventOutcome.unknown, None))
+    assert not is_candidate(AdoptionRow(101, EventOutcome.unknown, DELIVERED, reply_id=5))
+    assert not is_candidate(AdoptionRow(101, EventOutcome.unknown, DELIVERED, adopted_reply_id=5))
     assert choose_reply(
-        SettledRow(101, EventOutcome.unknown, DELIVERED, reply_id=5), [reply(7, 60)],
+        AdoptionRow(101, EventOutcome.unknown, DELIVERED, reply_id=5), [reply(7, 60)],
         agent_id=AGENT, next_ack_at=None, workers_own=frozenset(), lifecycle=NOTHING,
     ) is None
 
@@ -85,22 +85,22 @@ def test_only_an_unknown_delivered_row_without_a_reply_is_a_candidate() -> None:
 def test_only_a_row_that_may_become_a_candidate_is_listed_for() -> None:
     """Before the settlement: a delivered row with no reported outcome and no reply will be left
     unknown, so it is listed for; a reported one, an undelivered one or one with a reply is not."""
-    assert may_become_candidate(SettledRow(101, EventOutcome.none, DELIVERED))
+    assert may_become_candidate(AdoptionRow(101, EventOutcome.none, DELIVERED))
     assert may_become_candidate(ROW)
-    assert not may_become_candidate(SettledRow(101, EventOutcome.succeeded, DELIVERED))
-    assert not may_become_candidate(SettledRow(101, EventOutcome.failed, DELIVERED))
-    assert not may_become_candidate(SettledRow(101, EventOutcome.none, None))
-    assert not may_become_candidate(SettledRow(101, EventOutcome.none, DELIVERED, reply_id=5))
-    assert not may_become_candidate(SettledRow(101, EventOutcome.none, DELIVERED, adopted_reply_id=5))
+    assert not may_become_candidate(AdoptionRow(101, EventOutcome.succeeded, DELIVERED))
+    assert not may_become_candidate(AdoptionRow(101, EventOutcome.failed, DELIVERED))
+    assert not may_become_candidate(AdoptionRow(101, EventOutcome.none, None))
+    assert not may_become_candidate(AdoptionRow(101, EventOutcome.none, DELIVERED, reply_id=5))
+    assert not may_become_candidate(AdoptionRow(101, EventOutcome.none, DELIVERED, adopted_reply_id=5))
 
 
 def test_the_next_acknowledgement_is_the_earliest_later_one_on_the_task() -> None:
     rows = [
         ROW,
-        SettledRow(102, EventOutcome.succeeded, DELIVERED + timedelta(seconds=300)),
-        SettledRow(103, EventOutcome.unknown, DELIVERED + timedelta(seconds=120)),
-        SettledRow(104, EventOutcome.unknown, DELIVERED - timedelta(seconds=120)),
-        SettledRow(105, EventOutcome.unknown, None),
+        AdoptionRow(102, EventOutcome.succeeded, DELIVERED + timedelta(seconds=300)),
+        AdoptionRow(103, EventOutcome.unknown, DELIVERED + timedelta(seconds=120)),
+        AdoptionRow(104, EventOutcome.unknown, DELIVERED - timedelta(seconds=120)),
+        AdoptionRow(105, EventOutcome.unknown, None),
     ]
     assert next_acknowledgement(ROW, rows) == DELIVERED + timedelta(seconds=120)
     assert next_acknowledgement(rows[1], rows) is None
@@ -133,7 +133,7 @@ def test_an_adopted_reply_is_the_one_message_every_filter_lets_through(
     receipts: frozenset[int],
     words: frozenset[str],
 ) -> None:
-    chosen = choose(listed, next_ack_at=next_ack_at, workers_own=worker, lifecycle=Lifecycle(receipts, words))
+    chosen = choose(listed, next_ack_at=next_ack_at, workers_own=worker, lifecycle=LifecycleMessages(receipts, words))
     passing = {
         message.id
         for message in listed

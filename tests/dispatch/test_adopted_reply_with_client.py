@@ -13,7 +13,7 @@ from pathlib import Path
 from core import notes
 from core.destinations import Destination, MessageKind
 from core.edges import IntentState
-from core.posting import Receipt
+from core.posting import Created
 from core.snapshots import StopReason
 from core.text import message_text
 from shell.adopted_replies import ReplyAdopter
@@ -29,7 +29,7 @@ from tests.support.ledger_world import PROJECT, LedgerWorld
 
 def _post(client: BasecampClient, destination: Destination, body: str) -> int:
     outcome = client.post(destination, body, client.deadline_in(10))
-    assert isinstance(outcome, Receipt), outcome
+    assert isinstance(outcome, Created), outcome
     return outcome.id
 
 

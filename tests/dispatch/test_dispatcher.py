@@ -10,9 +10,9 @@ from pathlib import Path
 from returns.result import Success
 
 from core.adopted_reply import ListedReplies
-from core.launch_settlement import Claim
+from core.launch_settlement import LaunchFinding
 from core.snapshots import StopReason
-from shell.dispatcher import Dispatcher, DispatchOptions, Started
+from shell.dispatcher import Dispatcher, DispatchOptions, WorkerProcess
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger
 from shell.ledger.launches import settle_launch
@@ -36,7 +36,7 @@ class FakeDriver:
     released: list[int] = field(default_factory=list)
     _behaviour: dict[int, str] = field(default_factory=dict)
 
-    def spawn(self, launch: tasks.Launch, work_dir: Path) -> Started | SpawnFailed:
+    def spawn(self, launch: tasks.Launch, work_dir: Path) -> WorkerProcess | SpawnFailed:
         event_id = launch.event_ids[0]
         behaviour = self.plans.get(event_id, ["finishes"]).pop(0)
         self.spawned.append(event_id)
@@ -48,7 +48,7 @@ class FakeDriver:
         )
 
     def supervise(
-        self, started: Started, deadline_at: datetime, stop: threading.Event, on_tick: Callable[[], None]
+        self, started: WorkerProcess, deadline_at: datetime, stop: threading.Event, on_tick: Callable[[], None]
     ) -> StopReason | None:
         behaviour = self._behaviour[started.pid - 40_000]
         if behaviour == "outlives_sigkill":
@@ -61,10 +61,10 @@ class FakeDriver:
             return StopReason.finished
         return StopReason.failed if behaviour == "fails" else StopReason.finished
 
-    def release(self, started: Started) -> None:
+    def release(self, started: WorkerProcess) -> None:
         self.released.append(started.pid)
 
-    def follow_up(self, started: Started, event_ids: tuple[int, ...]) -> tuple[int, ...]:
+    def follow_up(self, started: WorkerProcess, event_ids: tuple[int, ...]) -> tuple[int, ...]:
         return ()  # joined events wait for the worker's own get_dispatch
 
 
@@ -256,7 +256,7 @@ def test_an_attempt_left_mid_launch_is_marked_and_a_persons_settlement_moves_the
     with ledger.read() as connection:
         assert connection.execute("SELECT left_at IS NOT NULL FROM attempts").fetchone() == (1,)
     assert running.tick() == []
-    settled = settle_launch(ledger, 102, Claim.did_not_run, "local:ana", ledger.clock.now())
+    settled = settle_launch(ledger, 102, LaunchFinding.did_not_run, "local:ana", ledger.clock.now())
     assert isinstance(settled, Success)
     assert states(ledger)[101] == "admitted"  # 102 joined the launch: any event of the task names it
     assert [launched.event_ids for launched in running.tick()] == [(101, 102)]

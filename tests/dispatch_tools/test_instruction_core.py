@@ -35,7 +35,7 @@ from core.dispatch_tools.decisions import (
 )
 from core.dispatch_tools.instruction import build_instruction, receipt_of
 from core.dispatch_tools.refusals import RefusalKind
-from core.dispatch_tools.rows import DispatchRow, RecordFacts, servable
+from core.dispatch_tools.rows import DispatchRow, InstructionRecord, servable
 from core.edges import DeliveryState, GuardState, RecordState
 from core.mentions import mentioned_person_ids, person_id_from_sgid, strip_mentions_of
 from core.states import EventOutcome
@@ -48,8 +48,8 @@ SNAPSHOT = json.dumps(
 )
 
 
-def record(event_id: int = 1, state: RecordState = RecordState.dispatched, snapshot: str | None = SNAPSHOT) -> RecordFacts:
-    return RecordFacts(
+def record(event_id: int = 1, state: RecordState = RecordState.dispatched, snapshot: str | None = SNAPSHOT) -> InstructionRecord:
+    return InstructionRecord(
         event_id=event_id, state=state, event_type="comment.created", trigger="mentioned", bucket_id=10,
         recording_id=20, recording_type="", recording_url="", reply_kind="comment", reply_recording_id=20,
         requester_id=7, acknowledge=True, snapshot=snapshot,

@@ -11,7 +11,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest
-from core.dispatch_tools.instruction import Receipt
+from core.dispatch_tools.instruction import DeliveryReceipt
 from core.dispatch_tools.refusals import LEDGER_FAILURE
 from shell.ledger.worker_calls import Dispatched
 from shell.worker.mcp import BLURB, PROTOCOL_VERSIONS, TOOLS, McpServer, serve
@@ -180,10 +180,10 @@ class BrokenLedger:
     def get_dispatch(self, request: GetRequest) -> Dispatched:
         raise OSError("disk I/O error at /secret/path/connector.db")
 
-    def ack_dispatch(self, request: AckRequest) -> Receipt:
+    def ack_dispatch(self, request: AckRequest) -> DeliveryReceipt:
         raise RuntimeError("boom")
 
-    def complete_dispatch(self, request: CompleteRequest) -> Receipt:
+    def complete_dispatch(self, request: CompleteRequest) -> DeliveryReceipt:
         raise KeyError("x")
 
 

@@ -12,7 +12,7 @@ import pytest
 from core.destinations import Destination, MessageKind
 from core.dispatch_tools.arguments import AckRequest, CompleteRequest, Completion, GetRequest, ReplyRequest
 from core.dispatch_tools.bounds import MAX_MESSAGE_CHARACTERS, MAX_NOTES
-from core.dispatch_tools.instruction import Receipt
+from core.dispatch_tools.instruction import DeliveryReceipt
 from core.intent_kinds import IntentKind
 from core.resolution import Sent
 from core.snapshots import StopReason
@@ -170,7 +170,7 @@ def test_the_call_answers_the_messages_id_when_the_outbox_posts_it_within_the_wa
         sender.flush()
 
     monkeypatch.setattr(clock, "sleep", connector_runs)
-    receipt: Receipt = tools.ack_dispatch(AckRequest(1, None, "on it")).unwrap()
+    receipt: DeliveryReceipt = tools.ack_dispatch(AckRequest(1, None, "on it")).unwrap()
     (boost,) = basecamp.messages_at(Destination(MessageKind.boost, PROJECT, CARD))
     assert receipt.to_json()["message"] == {"state": "posted", "kind": "boost", "id": boost.id}
     assert receipt.ack_id == boost.id

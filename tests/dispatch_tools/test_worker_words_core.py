@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from core.destinations import MessageKind
 from core.dispatch_tools.bounds import BOOST_LIMIT, MAX_ACK_CHARACTERS
-from core.dispatch_tools.rows import RecordFacts
+from core.dispatch_tools.rows import InstructionRecord
 from core.edges import RecordState
 from core.intent_kinds import IntentKind
 from core.worker_words import (
@@ -19,7 +19,7 @@ from core.worker_words import (
     reply,
 )
 
-CARD = RecordFacts(
+CARD = InstructionRecord(
     event_id=5, state=RecordState.dispatched, event_type="comment.created", trigger="mentioned", bucket_id=10,
     recording_id=20, recording_type="Comment", recording_url="", reply_kind="comment", reply_recording_id=30,
     requester_id=7, acknowledge=True, snapshot=None, reply_bucket_id=10,

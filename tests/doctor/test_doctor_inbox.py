@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from core.doctor import Verdict
+from core.doctor import CheckStatus
 from core.doctor_inbox import inbox_check
 from core.intake_status import InboxVerdict
 from shell.basecamp.standin.faults import Fault, FaultAction
@@ -65,5 +65,5 @@ def test_an_inbox_that_fails_is_a_warning_that_says_why(
 
 
 def test_not_asked_is_a_warning() -> None:
-    assert inbox_check(None).status is Verdict.warning
-    assert inbox_check(InboxVerdict.available).status is Verdict.ok
+    assert inbox_check(None).status is CheckStatus.warning
+    assert inbox_check(InboxVerdict.available).status is CheckStatus.ok

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from core.doctor import AnsweredAs, Identity, NotAsked, TokenFacts, TokenRefused, Verdict, token_check
+from core.doctor import AnsweredAs, CheckStatus, Identity, NotAsked, TokenFacts, TokenRefused, token_check
 from core.not_created import TokenOutage
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
@@ -18,14 +18,14 @@ OUTAGE = TokenOutage(3, "2026-12-02T11:58:00.000000000Z")
 @pytest.mark.parametrize(
     ("identity", "verdict"),
     [
-        (TokenRefused(), Verdict.failing),
-        (NotAsked("Basecamp did not say"), Verdict.failing),
-        (AnsweredAs(7, "Ada"), Verdict.failing),
-        (AnsweredAs(AGENT, "Claude"), Verdict.warning),
+        (TokenRefused(), CheckStatus.failing),
+        (NotAsked("Basecamp did not say"), CheckStatus.failing),
+        (AnsweredAs(7, "Ada"), CheckStatus.failing),
+        (AnsweredAs(AGENT, "Claude"), CheckStatus.warning),
     ],
 )
 def test_creates_refused_for_the_token_make_the_token_check_fail_until_basecamp_answers_it(
-    identity: Identity, verdict: Verdict
+    identity: Identity, verdict: CheckStatus
 ) -> None:
     check = token_check(TokenFacts("/t", outage=OUTAGE), AGENT, identity, NOW)
     assert check.status == verdict
@@ -35,4 +35,4 @@ def test_creates_refused_for_the_token_make_the_token_check_fail_until_basecamp_
 
 def test_without_an_outage_a_token_basecamp_answers_as_the_agent_is_not_failing() -> None:
     check = token_check(TokenFacts("/t", expires_at=NOW.replace(day=10)), AGENT, AnsweredAs(AGENT, "Claude"), NOW)
-    assert check.status == Verdict.ok
+    assert check.status == CheckStatus.ok

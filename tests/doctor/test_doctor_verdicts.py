@@ -14,6 +14,7 @@ from core.doctor import (
     DISK_WARNING_BYTES,
     AnsweredAs,
     Check,
+    CheckStatus,
     Handshake,
     LedgerFacts,
     LedgerTrouble,
@@ -22,7 +23,6 @@ from core.doctor import (
     Reach,
     TokenFacts,
     TokenRefused,
-    Verdict,
     basecamp_check,
     configuration_check,
     disk_check,
@@ -48,8 +48,8 @@ AGENT = 42
 
 
 def test_the_report_fails_on_a_failing_check_and_never_on_a_warning() -> None:
-    ok, warning, failing = (Check("a", Verdict.ok, "x"), Check("b", Verdict.warning, "y", "do"),
-                            Check("c", Verdict.failing, "z", "fix"))  # fmt: skip
+    ok, warning, failing = (Check("a", CheckStatus.ok, "x"), Check("b", CheckStatus.warning, "y", "do"),
+                            Check("c", CheckStatus.failing, "z", "fix"))  # fmt: skip
     assert passed([ok, warning])
     assert not passed([ok, warning, failing])
     assert report([ok, failing]) == {
@@ -62,30 +62,30 @@ def test_the_report_fails_on_a_failing_check_and_never_on_a_warning() -> None:
 
 
 def test_the_text_is_one_line_a_check_then_what_it_comes_to() -> None:
-    shown = lines([Check("lock", Verdict.ok, "free"), Check("route 7", Verdict.failing, "/x does not exist", "mk")])
+    shown = lines([Check("lock", CheckStatus.ok, "free"), Check("route 7", CheckStatus.failing, "/x does not exist", "mk")])
     assert shown == [
         "ok       lock     free",
         "failing  route 7  /x does not exist -- mk",
         "doctor: 1 failing, 0 warnings",
     ]
-    assert lines([Check("lock", Verdict.warning, "w", "a")])[-1] == "doctor: nothing failing (1 checks, 1 warning)"
+    assert lines([Check("lock", CheckStatus.warning, "w", "a")])[-1] == "doctor: nothing failing (1 checks, 1 warning)"
 
 
 def test_a_configuration_that_does_not_load_or_names_other_ids_fails() -> None:
-    assert configuration_check("/s/config.json", "open to others", (0, 0), (None, None)).status == Verdict.failing
+    assert configuration_check("/s/config.json", "open to others", (0, 0), (None, None)).status == CheckStatus.failing
     other = configuration_check("/s/config.json", None, (999, 41), (999, AGENT))
     assert (other.status, other.detail) == (
-        Verdict.failing, "/s/config.json names account 999 and agent 41, not account 999 and agent 42",
+        CheckStatus.failing, "/s/config.json names account 999 and agent 41, not account 999 and agent 42",
     )  # fmt: skip
-    assert configuration_check("/s/config.json", None, (999, AGENT), (999, AGENT)).status == Verdict.ok
-    assert configuration_check("/s/config.json", None, (999, AGENT), (None, None)).status == Verdict.ok
+    assert configuration_check("/s/config.json", None, (999, AGENT), (999, AGENT)).status == CheckStatus.ok
+    assert configuration_check("/s/config.json", None, (999, AGENT), (None, None)).status == CheckStatus.ok
 
 
 def test_a_state_directory_missing_loose_or_not_writable_fails() -> None:
-    assert state_directory_check("/s", False, None, False).status == Verdict.failing
-    assert state_directory_check("/s", True, "open to others", True).status == Verdict.failing
-    assert state_directory_check("/s", True, None, False).status == Verdict.failing
-    assert state_directory_check("/s", True, None, True).status == Verdict.ok
+    assert state_directory_check("/s", False, None, False).status == CheckStatus.failing
+    assert state_directory_check("/s", True, "open to others", True).status == CheckStatus.failing
+    assert state_directory_check("/s", True, None, False).status == CheckStatus.failing
+    assert state_directory_check("/s", True, None, True).status == CheckStatus.ok
 
 
 def test_a_route_directory_missing_not_a_directory_or_not_writable_fails() -> None:
@@ -95,98 +95,98 @@ def test_a_route_directory_missing_not_a_directory_or_not_writable_fails() -> No
         RouteFacts(3, "/w/3", exists=True, is_directory=True, writable=False),
         RouteFacts(4, "/w/4", exists=True, is_directory=True, writable=True),
     ])
-    assert (missing.name, missing.status) == ("route 1", Verdict.failing)
+    assert (missing.name, missing.status) == ("route 1", CheckStatus.failing)
     assert missing.detail == "routes.1.directory: /w/1 does not exist"  # core.route_preflight's words
     assert "bin/connect setup --route 1=DIRECTORY" in missing.advice
-    assert (file.status, file.detail) == (Verdict.failing, "routes.2.directory: /w/2 is not a directory")
+    assert (file.status, file.detail) == (CheckStatus.failing, "routes.2.directory: /w/2 is not a directory")
     assert (readonly.status, readonly.detail) == (
-        Verdict.failing,
+        CheckStatus.failing,
         "routes.3.directory: /w/3 is not writable by this user",
     )
-    assert good.status == Verdict.ok
+    assert good.status == CheckStatus.ok
     (none,) = route_checks([])
-    assert (none.name, none.status) == ("routes", Verdict.warning)
+    assert (none.name, none.status) == ("routes", CheckStatus.warning)
 
 
 def test_a_worker_program_not_found_fails() -> None:
     assert worker_check("claude", None, None).detail == "the program 'claude' is not found on PATH"
     assert worker_check("/opt/x", None, None).detail == "the program '/opt/x' is not found at that path"
-    assert worker_check("claude", None, None).status == Verdict.failing
-    assert worker_check("", None, "worker_command: unknown placeholder").status == Verdict.failing
-    assert worker_check("claude", "/usr/bin/claude", None).status == Verdict.ok
+    assert worker_check("claude", None, None).status == CheckStatus.failing
+    assert worker_check("", None, "worker_command: unknown placeholder").status == CheckStatus.failing
+    assert worker_check("claude", "/usr/bin/claude", None).status == CheckStatus.ok
 
 
 def test_the_handshake_is_ok_only_when_it_completed() -> None:
     done = handshake_check(Handshake(True, 1.25, signals=("SIGTERM",)))
     assert (done.status, done.detail) == (
-        Verdict.ok,
+        CheckStatus.ok,
         "completed the MCP handshake with bin/connect mcp in 1.2 s; its process group ended (SIGTERM)",
     )
-    assert handshake_check(Handshake(True, 1.0, survivors=True)).status == Verdict.warning
+    assert handshake_check(Handshake(True, 1.0, survivors=True)).status == CheckStatus.warning
     exited = handshake_check(Handshake(False, 0.4, ended="exited 1", stderr_tail="no such option"))
     assert (exited.status, exited.detail) == (
-        Verdict.failing, "the worker exited 1 before completing the MCP handshake: no such option",
+        CheckStatus.failing, "the worker exited 1 before completing the MCP handshake: no such option",
     )  # fmt: skip
     late = handshake_check(Handshake(False, 30.0, timed_out=True))
-    assert (late.status, late.detail) == (Verdict.failing, "no MCP handshake with bin/connect mcp within 30 s")
-    assert handshake_check(Handshake(False, 0.0, spawn_failed="ENOENT")).status == Verdict.failing
+    assert (late.status, late.detail) == (CheckStatus.failing, "no MCP handshake with bin/connect mcp within 30 s")
+    assert handshake_check(Handshake(False, 0.0, spawn_failed="ENOENT")).status == CheckStatus.failing
 
 
 def test_the_ledger_absent_is_ok_behind_a_warning_and_damaged_or_too_new_fails() -> None:
-    assert ledger_check("/l", LedgerFacts(exists=False)).status == Verdict.ok
+    assert ledger_check("/l", LedgerFacts(exists=False)).status == CheckStatus.ok
     current = ledger_check("/l", LedgerFacts(True, version=13, expected=13))
-    assert (current.status, current.detail) == (Verdict.ok, "/l: schema 13 (current), quick_check ok")
+    assert (current.status, current.detail) == (CheckStatus.ok, "/l: schema 13 (current), quick_check ok")
     assert ledger_check("/l", LedgerFacts(True, version=13, expected=13, full_check=True)).detail.endswith(
         "integrity_check ok"
     )
     damaged = ledger_check("/l", LedgerFacts(True, version=13, expected=13, problems=("page 4", "page 5")))
-    assert (damaged.status, damaged.detail) == (Verdict.failing, "/l is damaged (quick_check: page 4 and 1 more)")
+    assert (damaged.status, damaged.detail) == (CheckStatus.failing, "/l is damaged (quick_check: page 4 and 1 more)")
     verdicts = {trouble: ledger_check("/l", LedgerFacts(True, trouble, "said")).status for trouble in LedgerTrouble}
     assert verdicts == {
-        LedgerTrouble.out_of_date: Verdict.warning,
-        LedgerTrouble.busy: Verdict.warning,
-        LedgerTrouble.too_new: Verdict.failing,
-        LedgerTrouble.damaged: Verdict.failing,
-        LedgerTrouble.unusable: Verdict.failing,
+        LedgerTrouble.out_of_date: CheckStatus.warning,
+        LedgerTrouble.busy: CheckStatus.warning,
+        LedgerTrouble.too_new: CheckStatus.failing,
+        LedgerTrouble.damaged: CheckStatus.failing,
+        LedgerTrouble.unusable: CheckStatus.failing,
     }
 
 
 @pytest.mark.parametrize(
     ("free", "verdict"),
     [
-        (0, Verdict.failing),
-        (LOW_DISK_BYTES - 1, Verdict.failing),
-        (LOW_DISK_BYTES, Verdict.warning),
-        (DISK_WARNING_BYTES - 1, Verdict.warning),
-        (DISK_WARNING_BYTES, Verdict.ok),
+        (0, CheckStatus.failing),
+        (LOW_DISK_BYTES - 1, CheckStatus.failing),
+        (LOW_DISK_BYTES, CheckStatus.warning),
+        (DISK_WARNING_BYTES - 1, CheckStatus.warning),
+        (DISK_WARNING_BYTES, CheckStatus.ok),
     ],
 )
-def test_free_disk_below_the_thresholds_warns_then_fails(free: int, verdict: Verdict) -> None:
+def test_free_disk_below_the_thresholds_warns_then_fails(free: int, verdict: CheckStatus) -> None:
     assert disk_check("/s", free, 10**12).status == verdict
 
 
 def test_an_unmeasured_disk_is_a_warning() -> None:
-    assert disk_check("/s", None, None).status == Verdict.warning
+    assert disk_check("/s", None, None).status == CheckStatus.warning
 
 
 def test_the_lock_held_by_a_running_connector_is_ok_and_names_it() -> None:
     assert lock_check(None).detail == "free: no connector runs on this state directory"
     held = lock_check(LockHolder(4242, "2026-12-01T12:00:00Z", True))
     assert (held.status, held.detail) == (
-        Verdict.ok, "held by pid 4242 since 2026-12-01T12:00:00Z: a connector runs here",
+        CheckStatus.ok, "held by pid 4242 since 2026-12-01T12:00:00Z: a connector runs here",
     )  # fmt: skip
     gone = lock_check(LockHolder(4242, "2026-12-01T12:00:00Z", False))
-    assert (gone.status, gone.detail.startswith("free: pid 4242")) == (Verdict.ok, True)
+    assert (gone.status, gone.detail.startswith("free: pid 4242")) == (CheckStatus.ok, True)
     unusable = lock_check(LockHolder(4242, "t", True, "config.json names another agent"))
-    assert unusable.status == Verdict.warning
+    assert unusable.status == CheckStatus.warning
 
 
 def test_a_pair_served_from_another_state_directory_fails() -> None:
     served = pair_check((999, AGENT), "/here", "/there", None)
     assert (served.status, served.advice) == (
-        Verdict.failing, "run that one, or move the pair here: bin/connect setup --state-dir /here --force",
+        CheckStatus.failing, "run that one, or move the pair here: bin/connect setup --state-dir /here --force",
     )  # fmt: skip
-    assert pair_check((999, AGENT), "/here", None, None).status == Verdict.ok
+    assert pair_check((999, AGENT), "/here", None, None).status == CheckStatus.ok
 
 
 BARE = TokenFacts("/t")
@@ -196,45 +196,45 @@ LOGIN = TokenFacts("/t", expires_at=NOW + timedelta(days=10, hours=12))
 def test_a_token_that_acts_as_the_agent_is_ok_with_its_days_left_and_a_bare_one_warns() -> None:
     login = token_check(LOGIN, AGENT, AnsweredAs(AGENT, "Claude"), NOW)
     assert (login.status, login.detail) == (
-        Verdict.ok,
+        CheckStatus.ok,
         "acts as the agent 42 (Claude); expires in 10.5 days (2026-12-12T00:00:00.000000000Z), refreshed before then",
     )
     bare = token_check(BARE, AGENT, AnsweredAs(AGENT, "Claude"), NOW)
-    assert bare.status == Verdict.warning
+    assert bare.status == CheckStatus.warning
     assert "bin/connect login" in bare.advice
 
 
 def test_a_token_refused_or_acting_as_someone_else_fails() -> None:
     other = token_check(BARE, AGENT, AnsweredAs(7, "Ada"), NOW)
     assert (other.status, other.detail) == (
-        Verdict.failing, "the token in /t acts as person 7 (Ada), not the agent 42",
+        CheckStatus.failing, "the token in /t acts as person 7 (Ada), not the agent 42",
     )  # fmt: skip
-    assert token_check(BARE, AGENT, TokenRefused(), NOW).status == Verdict.failing
-    assert token_check(LOGIN, AGENT, TokenRefused(), NOW).status == Verdict.failing  # not expired: refused
-    assert token_check(TokenFacts("/t", problem="open to others"), AGENT, NotAsked(""), NOW).status == Verdict.failing
+    assert token_check(BARE, AGENT, TokenRefused(), NOW).status == CheckStatus.failing
+    assert token_check(LOGIN, AGENT, TokenRefused(), NOW).status == CheckStatus.failing  # not expired: refused
+    assert token_check(TokenFacts("/t", problem="open to others"), AGENT, NotAsked(""), NOW).status == CheckStatus.failing
 
 
 def test_an_expired_login_token_refused_is_a_warning_the_connector_refreshes_it() -> None:
     expired = TokenFacts("/t", expires_at=NOW - timedelta(hours=1))
-    assert token_check(expired, AGENT, TokenRefused(), NOW).status == Verdict.warning
+    assert token_check(expired, AGENT, TokenRefused(), NOW).status == CheckStatus.warning
 
 
 def test_a_token_not_asked_is_a_warning() -> None:
-    assert token_check(BARE, AGENT, NotAsked("Basecamp did not say"), NOW).status == Verdict.warning
+    assert token_check(BARE, AGENT, NotAsked("Basecamp did not say"), NOW).status == CheckStatus.warning
 
 
 def test_basecamp_not_answering_fails() -> None:
     down = basecamp_check("http://b", Reach(answered=False, error="connection refused"))
-    assert (down.status, down.detail) == (Verdict.failing, "http://b did not answer: connection refused")
-    assert basecamp_check("http://b", Reach(answered=False, asked=False, error="no token")).status == Verdict.warning
+    assert (down.status, down.detail) == (CheckStatus.failing, "http://b did not answer: connection refused")
+    assert basecamp_check("http://b", Reach(answered=False, asked=False, error="no token")).status == CheckStatus.warning
 
 
 @pytest.mark.parametrize(
     ("skew", "verdict"),
-    [(0, Verdict.ok), (60, Verdict.ok), (-60, Verdict.ok), (61, Verdict.warning), (-61, Verdict.warning),
-     (3600, Verdict.warning)],
+    [(0, CheckStatus.ok), (60, CheckStatus.ok), (-60, CheckStatus.ok), (61, CheckStatus.warning), (-61, CheckStatus.warning),
+     (3600, CheckStatus.warning)],
 )  # fmt: skip
-def test_a_clock_skew_beyond_a_minute_either_way_is_a_warning(skew: int, verdict: Verdict) -> None:
+def test_a_clock_skew_beyond_a_minute_either_way_is_a_warning(skew: int, verdict: CheckStatus) -> None:
     reach = Reach(answered=True, status=200, server_date=NOW, now=NOW + timedelta(seconds=skew))
     assert basecamp_check("http://b", reach).status == verdict
 
@@ -244,7 +244,7 @@ def test_the_skew_says_which_way() -> None:
     assert basecamp_check("http://b", ahead).detail.endswith("this machine's clock is 90 s ahead of Basecamp's")
     behind = Reach(answered=True, status=401, server_date=NOW, now=NOW - timedelta(seconds=90))
     assert basecamp_check("http://b", behind).detail.endswith("90 s behind Basecamp's")
-    assert basecamp_check("http://b", Reach(answered=True, status=200)).status == Verdict.ok
+    assert basecamp_check("http://b", Reach(answered=True, status=200)).status == CheckStatus.ok
 
 
 def test_an_http_date_is_read_and_anything_else_is_none() -> None:

@@ -14,7 +14,7 @@ from core.feed import (
     InvalidFilter,
     InvalidPosition,
     PageRejected,
-    Unexpected,
+    UnexpectedFeedAnswer,
     new_ids,
     read_page,
     read_refusal,
@@ -86,9 +86,9 @@ def test_refusals_are_a_closed_set() -> None:
     assert isinstance(read_refusal(400, {"error": "bad buckets", "reason": "invalid_filter"}), InvalidFilter)
     assert read_refusal(409, {"error": "x"}) == FiltersChanged()
     assert read_refusal(410, {"error": "x", "epoch_after_id": 7}) == EpochPassed(7)
-    assert read_refusal(410, {"error": "x"}) == Unexpected(410)
-    assert read_refusal(410, {"epoch_after_id": True}) == Unexpected(410)
-    assert read_refusal(500, None) == Unexpected(500)
+    assert read_refusal(410, {"error": "x"}) == UnexpectedFeedAnswer(410)
+    assert read_refusal(410, {"epoch_after_id": True}) == UnexpectedFeedAnswer(410)
+    assert read_refusal(500, None) == UnexpectedFeedAnswer(500)
 
 
 def test_new_ids_are_the_unknown_ones_in_order_each_once() -> None:

@@ -13,12 +13,12 @@ from core.admission_matrix import MATRIX, Trigger
 from core.inbox import (
     ASKED_REASONS,
     REASON_TRIGGERS,
-    FiltersRefused,
+    InboxFiltersRefused,
     InboxGone,
     InboxItem,
     NotForPrincipal,
     PositionRefused,
-    Unexpected,
+    UnexpectedInboxAnswer,
     addressed_events,
     read_inbox_page,
     read_inbox_refusal,
@@ -77,8 +77,8 @@ def test_the_refusals() -> None:
     assert read_inbox_refusal(410, {"error": "gone", "resume": "u"}) == InboxGone()
     assert read_inbox_refusal(400, {"reason": "invalid_position"}) == PositionRefused()
     assert read_inbox_refusal(409, {}) == PositionRefused()
-    assert read_inbox_refusal(400, {"reason": "invalid_filter"}) == FiltersRefused()
-    assert read_inbox_refusal(500, {}) == Unexpected(500)
+    assert read_inbox_refusal(400, {"reason": "invalid_filter"}) == InboxFiltersRefused()
+    assert read_inbox_refusal(500, {}) == UnexpectedInboxAnswer(500)
 
 
 def test_each_reason_maps_onto_a_trigger_the_matrix_has_or_none() -> None:

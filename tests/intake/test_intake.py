@@ -15,7 +15,7 @@ from shell.basecamp.client import BasecampClient
 from shell.basecamp.errors import FeedFailed
 from shell.basecamp.standin.faults import Fault, FaultAction
 from shell.basecamp.standin.server import StandIn
-from shell.intake.poll_lane import FeedReader, FiltersRefused, Intake, IntakeFailed
+from shell.intake.poll_lane import FeedFiltersRefused, FeedReader, Intake, IntakeFailed
 from shell.ledger.connection import Ledger, open_ledger
 
 MakeIntake = Callable[..., Intake]
@@ -312,7 +312,7 @@ def test_a_passed_epoch_resumes_after_epoch_after_id_and_says_so(
 
 
 def test_refused_filters_are_their_own_error(client: BasecampClient, make_intake: MakeIntake) -> None:
-    with pytest.raises(FiltersRefused):
+    with pytest.raises(FeedFiltersRefused):
         make_intake(with_filters=FeedFilters(actor_types=("robot",))).poll_once(deadline(client))
 
 

@@ -1,4 +1,4 @@
-"""core.reconcile and core.outbox_policy: when to list, how far back, how to back off, when to stop."""
+"""core.reconcile_schedule and core.outbox_policy: when to list, how far back, how to back off, when to stop."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core import outbox_policy, reconcile
-from core.reconcile import (
+from core import outbox_policy, reconcile_schedule
+from core.reconcile_schedule import (
     Backoff,
     GiveUp,
     after_failed_listing,
@@ -25,11 +25,11 @@ SECOND = timedelta(seconds=1)
 
 def test_the_constants_are_the_specs() -> None:
     durations = {
-        "RECONCILE_AFTER": reconcile.RECONCILE_AFTER,
-        "RECONCILE_SLACK": reconcile.RECONCILE_SLACK,
-        "BACKOFF_START": reconcile.BACKOFF_START,
-        "BACKOFF_MAX": reconcile.BACKOFF_MAX,
-        "LISTING_TIMEOUT": reconcile.LISTING_TIMEOUT,
+        "RECONCILE_AFTER": reconcile_schedule.RECONCILE_AFTER,
+        "RECONCILE_SLACK": reconcile_schedule.RECONCILE_SLACK,
+        "BACKOFF_START": reconcile_schedule.BACKOFF_START,
+        "BACKOFF_MAX": reconcile_schedule.BACKOFF_MAX,
+        "LISTING_TIMEOUT": reconcile_schedule.LISTING_TIMEOUT,
         "POST_TIMEOUT": outbox_policy.POST_TIMEOUT,
         "MIN_POST_WINDOW": outbox_policy.MIN_POST_WINDOW,
         "OUTBOX_TICK": outbox_policy.OUTBOX_TICK,
@@ -45,7 +45,7 @@ def test_the_constants_are_the_specs() -> None:
         "OUTBOX_TICK": 1,
     }
     counts = {
-        "MAX_RECONCILE_FAILURES": reconcile.MAX_RECONCILE_FAILURES,
+        "MAX_RECONCILE_FAILURES": reconcile_schedule.MAX_RECONCILE_FAILURES,
         "RUN_BATCH": outbox_policy.RUN_BATCH,
         "RUN_RECONCILE_BATCH": outbox_policy.RUN_RECONCILE_BATCH,
     }

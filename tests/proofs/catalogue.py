@@ -316,9 +316,9 @@ OUTBOX = [
         "test_start_runs_every_step_once_in_the_designs_order",
         also=(
             (
-                "    return Started(held, sent, \"send\" if _stopped(stop, \"send\") else None)\n",
+                "    return StartReport(held, sent, \"send\" if _stopped(stop, \"send\") else None)\n",
                 "    held = [] if parts.recovery is None else parts.recovery.recover(stop)\n"
-                "    return Started(held, sent, \"send\" if _stopped(stop, \"send\") else None)\n",
+                "    return StartReport(held, sent, \"send\" if _stopped(stop, \"send\") else None)\n",
             ),
         ),
     ),

@@ -143,8 +143,8 @@ CUTOVER: list[Mutation] = [
     rule(
         "import takes the connector's instance lock",
         "    with acquire(paths.directory, configuration.account_id, configuration.agent_id, clock.now()):\n"
-        "        match reconciliation.parse(",
-        "    if True:\n        match reconciliation.parse(",
+        "        match import_file.parse(",
+        "    if True:\n        match import_file.parse(",
         "test_import_refuses_while_the_connector_runs",
     ),
     rule(

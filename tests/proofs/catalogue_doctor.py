@@ -115,8 +115,8 @@ DOCTOR: list[Mutation] = [
     ),
     rule(
         "doctor: a warning never fails the report",
-        "    return all(check.status != Verdict.failing for check in checks)\n",
-        "    return all(check.status == Verdict.ok for check in checks)\n",
+        "    return all(check.status != CheckStatus.failing for check in checks)\n",
+        "    return all(check.status == CheckStatus.ok for check in checks)\n",
         "test_the_report_fails_on_a_failing_check_and_never_on_a_warning",
         "test_a_state_directory_fresh_from_setup_passes_with_one_warning_for_its_bare_token",
     ),

@@ -76,9 +76,9 @@ MCP += [
     rule(
         "mcp start: the server reads a tool's arguments and receipts at its first call",
         "if TYPE_CHECKING:\n    from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest\n"
-        "    from core.dispatch_tools.instruction import Receipt\n    from shell.ledger.worker_calls import Dispatched\n",
+        "    from core.dispatch_tools.instruction import DeliveryReceipt\n    from shell.ledger.worker_calls import Dispatched\n",
         "if True:\n    from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest\n"
-        "    from core.dispatch_tools.instruction import Receipt\n    from shell.ledger.worker_calls import Dispatched\n",
+        "    from core.dispatch_tools.instruction import DeliveryReceipt\n    from shell.ledger.worker_calls import Dispatched\n",
         START,
         FIRST_CALL,
     ),

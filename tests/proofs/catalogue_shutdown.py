@@ -95,7 +95,7 @@ SHUTDOWN: list[Mutation] = [
     ),
     rule(
         "stop during start: no step begins after a stop during reconciliation",
-        "    if _stopped(stop, \"reconcile\"):\n        return Started([], FlushSummary(), \"reconcile\")\n",
+        "    if _stopped(stop, \"reconcile\"):\n        return StartReport([], FlushSummary(), \"reconcile\")\n",
         "",
         "test_a_stop_during_the_starts_listing_ends_the_start_and_leaves_the_intent_as_it_was",
         "test_a_stop_before_the_start_lists_nothing_and_leaves_everything_as_it_was",

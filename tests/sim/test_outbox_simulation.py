@@ -85,8 +85,8 @@ from core import notes
 from core.destinations import Destination, MessageKind
 from core.edges import INTENT_EDGES, Actor, IntentState
 from core.not_created import not_created_cause
-from core.posting import PostOutcome, Receipt, Refused, Uncertain
-from core.reconcile import MAX_RECONCILE_FAILURES
+from core.posting import Created, PostOutcome, Refused, Uncertain
+from core.reconcile_schedule import MAX_RECONCILE_FAILURES
 from core.resolution import Abandon, Resend, Sent
 from core.templates import GUARD_ACKNOWLEDGEMENT
 from core.text import message_text
@@ -999,7 +999,7 @@ class OutboxSimulation(RuleBasedStateMachine):
                     assert retried, f"intent {row.id} given up without its request failing to reach Basecamp"
             if row.state in (IntentState.indeterminate, IntentState.abandoned):
                 assert row.note, f"invariant 4: intent {row.id} is {row.state} without a note"
-            if isinstance(outcome, Receipt):
+            if isinstance(outcome, Created):
                 assert (row.state, row.receipt_id) == (IntentState.sent, outcome.id), (
                     f"intent {row.id} got receipt {outcome.id} but is {row.state} ({row.receipt_id})"
                 )

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 import pytest
 
 from shell import connector
-from shell.start import Started, StartParts, settle_previous
+from shell.start import StartParts, StartReport, settle_previous
 from tests.sim.whole.checks import CHECKS
 from tests.sim.whole.main import REQUIRED, main
 from tests.sim.whole.run import Run, Violation
@@ -64,7 +64,7 @@ def test_a_seed_replays_the_same_history() -> None:
     assert len(first.history) > 120
 
 
-def _without_recovery(parts: StartParts, deadline: float, stop: threading.Event | None = None) -> Started:
+def _without_recovery(parts: StartParts, deadline: float, stop: threading.Event | None = None) -> StartReport:
     return settle_previous(StartParts(parts.outbox, parts.sessions, None), deadline, stop)
 
 

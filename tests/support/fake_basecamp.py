@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from core.destinations import Destination, ListedMessage
-from core.posting import PostOutcome, Receipt, RefusalCause, Refused, Uncertain, UncertainCause
+from core.posting import Created, PostOutcome, RefusalCause, Refused, Uncertain, UncertainCause
 from core.text import message_text
 from shell.basecamp.errors import ListingFailed, Unlistable
 from shell.clock import Clock
@@ -73,7 +73,7 @@ class FakeBasecamp:
             behaviour = self.posts.pop(0) if self.posts else Post.land
             match behaviour:
                 case Post.land:
-                    return Receipt(self._store(destination, body, AGENT_ID))
+                    return Created(self._store(destination, body, AGENT_ID))
                 case Post.lost_after_landing:
                     self._store(destination, body, AGENT_ID)
                     return Uncertain(UncertainCause.connection_lost, None, "lost after landing")

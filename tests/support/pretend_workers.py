@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 from core.snapshots import StopReason
-from shell.dispatcher import Started
+from shell.dispatcher import WorkerProcess
 from shell.ledger import tasks
 from shell.worker.driver import SpawnFailed
 
@@ -31,21 +31,21 @@ class RecordingDriver:
     supervised: list[int] = field(default_factory=list)
     released: list[int] = field(default_factory=list)
 
-    def spawn(self, launch: tasks.Launch, work_dir: Path) -> Started | SpawnFailed:
+    def spawn(self, launch: tasks.Launch, work_dir: Path) -> WorkerProcess | SpawnFailed:
         self.spawned.append(launch.task_id)
         return FakeProcess(pid=50_000 + launch.task_id, pgid=50_000 + launch.task_id, process_started="1")
 
     def supervise(
-        self, started: Started, deadline_at: datetime, stop: threading.Event, on_tick: Callable[[], None]
+        self, started: WorkerProcess, deadline_at: datetime, stop: threading.Event, on_tick: Callable[[], None]
     ) -> StopReason | None:
         self.supervised.append(started.pid)
         stop.wait(5)
         return StopReason.shutdown
 
-    def release(self, started: Started) -> None:
+    def release(self, started: WorkerProcess) -> None:
         self.released.append(started.pid)
 
-    def follow_up(self, started: Started, event_ids: tuple[int, ...]) -> tuple[int, ...]:
+    def follow_up(self, started: WorkerProcess, event_ids: tuple[int, ...]) -> tuple[int, ...]:
         return ()  # a pretend worker takes no turns: joined events wait to be pulled
 
 

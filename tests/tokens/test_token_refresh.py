@@ -71,14 +71,14 @@ def test_a_create_refused_401_is_made_once_more_after_the_refresh_and_lands_once
     standin: StandIn, tmp_path: Path
 ) -> None:
     from core.destinations import Destination, MessageKind
-    from core.posting import Receipt
+    from core.posting import Created
 
     tokens, _ = refreshing(standin, tmp_path, lifetime=3600)
     client = BasecampClient(standin.base_url, standin.world.account_id, tokens, UA)
     card = standin.world.projects[0].recording_ids[0]
     standin.launchpad.expire_all()
     outcome = client.post(Destination(MessageKind.comment, standin.world.projects[0].id, card), "<div>hi</div>")
-    assert isinstance(outcome, Receipt)
+    assert isinstance(outcome, Created)
     agent = standin.world.agent.id
     assert len([m for m in standin.messages("comment", card) if m["creator"]["id"] == agent]) == 1
     assert [r.status for r in standin.requests() if r.method == "POST" and "comments" in r.path] == [401, 201]

@@ -34,7 +34,7 @@ from shell.basecamp.standin.launchpad import PATHS as LAUNCHPAD_PATHS
 from shell.basecamp.standin.launchpad import Launchpad
 from shell.basecamp.standin.pagination import page_headers, page_number, page_of
 from shell.basecamp.standin.representation import Renderer
-from shell.basecamp.standin.routes import COLLECTIONS, Endpoint, Route, parse_route
+from shell.basecamp.standin.routes import COLLECTIONS, Endpoint, EndpointMatch, parse_route
 from shell.basecamp.standin.store import Kind, Message, Store, accepts
 from shell.basecamp.standin.urls import Urls
 from shell.basecamp.standin.world import CAMPFIRE, CARD, Person, Recording, World
@@ -168,7 +168,7 @@ class BasecampApi:
             return None
         return self._world.person_with_token(token.strip()) or self.launchpad.person_for(token.strip())
 
-    def _read(self, route: Route, request: Incoming, person: Person) -> Reply:
+    def _read(self, route: EndpointMatch, request: Incoming, person: Person) -> Reply:
         if route.endpoint is Endpoint.profile:
             return json_reply(200, self._render.person(person))
         if route.endpoint is Endpoint.events:
@@ -205,7 +205,7 @@ class BasecampApi:
             return not_found()
         return json_reply(200, self._render.message(message))
 
-    def _read_recording(self, route: Route, request: Incoming, person: Person) -> Reply:
+    def _read_recording(self, route: EndpointMatch, request: Incoming, person: Person) -> Reply:
         """A card, a recording's subscription, a recording's events (admission's reads)."""
         recording = self._recording(route, route.ids[0])
         if recording is None:
@@ -222,7 +222,7 @@ class BasecampApi:
         events.reverse()  # newest first, as Basecamp lists a recording's events
         return self._listing(request, events, self._render.recording_event)
 
-    def _create(self, route: Route, request: Incoming, person: Person, lag: float) -> Reply:
+    def _create(self, route: EndpointMatch, request: Incoming, person: Person, lag: float) -> Reply:
         kind = KIND_OF[route.endpoint]
         destination = self._destination(route, kind)
         if destination is None:
@@ -263,18 +263,18 @@ class BasecampApi:
         headers = page_headers(page, self._urls.origin, request.path, request.query)
         return json_reply(200, [show(item) for item in page.items], headers)
 
-    def _recording(self, route: Route, recording_id: int) -> Recording | None:
+    def _recording(self, route: EndpointMatch, recording_id: int) -> Recording | None:
         """The recording, if it exists in the bucket a legacy path names (rule 4)."""
         recording = self._store.recording(recording_id)
         if recording is None or route.bucket_id not in (None, recording.bucket_id):
             return None
         return recording
 
-    def _destination(self, route: Route, kind: Kind) -> Recording | None:
+    def _destination(self, route: EndpointMatch, kind: Kind) -> Recording | None:
         recording = self._recording(route, route.ids[0])
         return recording if recording is not None and accepts(kind, recording) else None
 
-    def _message(self, route: Route, kind: Kind) -> Message | None:
+    def _message(self, route: EndpointMatch, kind: Kind) -> Message | None:
         message = self._store.message(kind, route.ids[-1])
         if message is None or route.bucket_id not in (None, message.bucket_id):
             return None

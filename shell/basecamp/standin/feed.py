@@ -1,7 +1,7 @@
 """The account event feed of the stand-in: ``GET /{account}/events.json``.
 
 Rules:
-1. Every comment and Campfire line kept (posted or seeded) appends a ``FeedEvent``; a scene may
+1. Every comment and Campfire line kept (posted or seeded) appends a ``StandinFeedEvent``; a scene may
    append others. Ids come from the feed's own increasing counter.
 2. Where to start: ``position`` (from an earlier page) wins; else ``since``: an id to start
    after, ``0`` for all history, or ``now`` (the default). A malformed one is a 400
@@ -51,7 +51,7 @@ FILTER_NAMES = ("buckets", "types", "creators", "performers", "exclude_performer
 
 
 @dataclass(frozen=True, slots=True)
-class FeedEvent:
+class StandinFeedEvent:
     """One event of the feed (rule 1)."""
 
     id: int
@@ -111,7 +111,7 @@ class Filters:
         }
         return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()
 
-    def admit(self, event: FeedEvent, agent_id: int) -> bool:
+    def admit(self, event: StandinFeedEvent, agent_id: int) -> bool:
         performer = event.performer_id
         actor = "agent" if performer == agent_id else "person"
         return (
@@ -196,14 +196,14 @@ class Feed:
         self._signer = PositionSigner()
         self._lock = threading.Lock()
         self._recorded = threading.Condition(self._lock)
-        self._events: list[FeedEvent] = []
+        self._events: list[StandinFeedEvent] = []
         self._next_id = FIRST_EVENT_ID
         self._epoch = 0
         self._epoch_after_id = 0
         self._withheld: set[int] = set()
         self._braked: set[int] = set()
         self._braking = 0
-        self.listeners: list[Callable[[FeedEvent], None]] = []
+        self.listeners: list[Callable[[StandinFeedEvent], None]] = []
 
     # -- what happens ------------------------------------------------------------------------
 
@@ -217,11 +217,11 @@ class Feed:
         created_at: datetime,
         performed_by_id: int | None = None,
         details: Mapping[str, Any] | None = None,
-    ) -> FeedEvent:
+    ) -> StandinFeedEvent:
         """Append an event; ``kind`` and ``action`` come from ``event_type`` (``a.b.action``)."""
         kind, _, action = event_type.rpartition(".")
         with self._lock:
-            event = FeedEvent(
+            event = StandinFeedEvent(
                 id=self._next_id,
                 kind=kind.replace(".", "_"),
                 action=action,
@@ -254,7 +254,7 @@ class Feed:
         with self._lock:
             return event_id in self._braked
 
-    def record_message(self, message: Message) -> FeedEvent | None:
+    def record_message(self, message: Message) -> StandinFeedEvent | None:
         """The event a kept message makes (rule 1); None for a boost (no event)."""
         event_types = {Kind.comment: "comment.created", Kind.chat_line: "chat.line.created"}
         event_type = event_types.get(message.kind)
@@ -269,7 +269,7 @@ class Feed:
             details={"parent_recording_id": message.recording_id},
         )
 
-    def events(self) -> list[FeedEvent]:
+    def events(self) -> list[StandinFeedEvent]:
         with self._lock:
             return list(self._events)
 
@@ -291,7 +291,7 @@ class Feed:
         with self._lock:
             return self._newest_id()
 
-    def wait_after(self, after: int, timeout: float) -> list[FeedEvent]:
+    def wait_after(self, after: int, timeout: float) -> list[StandinFeedEvent]:
         """The events after id ``after`` at once, without the poll lane's delay (rule 7);
         when there is none yet, waits up to ``timeout`` seconds for one to be recorded."""
         with self._recorded:
@@ -301,10 +301,10 @@ class Feed:
                 served = self._served_after(after)
             return served
 
-    def _served_after(self, after: int) -> list[FeedEvent]:
+    def _served_after(self, after: int) -> list[StandinFeedEvent]:
         return [event for event in self._events if event.id > after and event.id not in self._braked]
 
-    def event_about(self, recording_id: int) -> FeedEvent | None:
+    def event_about(self, recording_id: int) -> StandinFeedEvent | None:
         """The latest event whose recording is ``recording_id``."""
         with self._lock:
             return next(
@@ -372,7 +372,7 @@ class Feed:
     def _page(self, filters: Filters, digest: str, after: int, visible: frozenset[int]) -> Reply:
         agent_id = self._world.agent.id
         cutoff = self._now() - timedelta(seconds=self.delay)
-        ready: list[FeedEvent] = []
+        ready: list[StandinFeedEvent] = []
         for event in self._events:
             if event.id <= after or event.id in self._braked:
                 continue

@@ -31,7 +31,7 @@ from urllib.parse import urlencode
 
 from core.mentions import mentioned_person_ids
 from shell.basecamp.standin.exchange import Incoming, JsonObject, Reply, error_reply, json_reply
-from shell.basecamp.standin.feed import MAX_BUCKETS, BadFilter, Feed, FeedEvent
+from shell.basecamp.standin.feed import MAX_BUCKETS, BadFilter, Feed, StandinFeedEvent
 from shell.basecamp.standin.positions import PositionSigner
 from shell.basecamp.standin.representation import basecamp_time
 from shell.basecamp.standin.store import Kind, Store
@@ -46,14 +46,14 @@ MESSAGE_KINDS = {"comment.created": Kind.comment, "chat.line.created": Kind.chat
 
 
 @dataclass(frozen=True, slots=True)
-class InboxItem:
+class Addressing:
     """One addressing of one person by one event, for one reason (rule 1)."""
 
     addressing_id: int
     person_id: int
     reason: str
     addressed_at: datetime
-    event: FeedEvent
+    event: StandinFeedEvent
 
     def to_json(self) -> JsonObject:
         return {
@@ -79,7 +79,7 @@ class _Filters:
         }
         return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()
 
-    def admit(self, item: InboxItem) -> bool:
+    def admit(self, item: Addressing) -> bool:
         return (
             (not self.reasons or item.reason in self.reasons)
             and (not self.types or item.event.event_type in self.types)
@@ -122,18 +122,18 @@ class Inbox:
         self.agents: set[int] = {world.agent.id}
         self._signer = PositionSigner()
         self._lock = threading.Lock()
-        self._items: list[InboxItem] = []
+        self._items: list[Addressing] = []
         self._next_id = FIRST_ADDRESSING_ID
         feed.listeners.append(self.hear)
 
     # -- addressing (rule 1) -------------------------------------------------------------------
 
-    def hear(self, event: FeedEvent) -> None:
+    def hear(self, event: StandinFeedEvent) -> None:
         for person_id, reason in self._addressed(event):
             if person_id != event.performer_id:
                 self.address(event, person_id, reason)
 
-    def _addressed(self, event: FeedEvent) -> list[tuple[int, str]]:
+    def _addressed(self, event: StandinFeedEvent) -> list[tuple[int, str]]:
         kind = MESSAGE_KINDS.get(event.event_type)
         if kind is not None:
             message = self._store.message(kind, event.recording_id)
@@ -148,17 +148,17 @@ class Inbox:
             return [(int(person), "assigned") for person in event.details.get("added_person_ids", ())]
         return []
 
-    def address(self, event: FeedEvent, person_id: int, reason: str) -> InboxItem:
+    def address(self, event: StandinFeedEvent, person_id: int, reason: str) -> Addressing:
         """Address ``person_id`` by ``event`` for ``reason`` now (a scene may add its own)."""
         if reason not in REASONS:
             raise ValueError(f"a reason is one of {', '.join(REASONS)}")
         with self._lock:
-            item = InboxItem(self._next_id, person_id, reason, self._now(), event)
+            item = Addressing(self._next_id, person_id, reason, self._now(), event)
             self._next_id += 1
             self._items.append(item)
             return item
 
-    def items(self, person_id: int) -> list[InboxItem]:
+    def items(self, person_id: int) -> list[Addressing]:
         with self._lock:
             return [item for item in self._items if item.person_id == person_id]
 

@@ -44,7 +44,7 @@ from websockets.sync.server import Server, ServerConnection, serve
 from websockets.typing import Subprotocol
 
 from shell.basecamp.standin.exchange import JsonObject, Reply, json_reply
-from shell.basecamp.standin.feed import BadFilter, Feed, FeedEvent, Filters, parse_filters
+from shell.basecamp.standin.feed import BadFilter, Feed, Filters, StandinFeedEvent, parse_filters
 from shell.basecamp.standin.live_faults import LiveAction, LiveFault, LiveFaults
 from shell.basecamp.standin.world import Person, World
 
@@ -299,7 +299,7 @@ class _Session:
         except ConnectionClosed:
             return
 
-    def _deliver(self, subscription: _Subscription, events: Sequence[FeedEvent]) -> bool:
+    def _deliver(self, subscription: _Subscription, events: Sequence[StandinFeedEvent]) -> bool:
         """Send what the filters admit; False when the connection was cut (fault ``drop``)."""
         agent_id = self._stream._world.agent.id
         for event in events:

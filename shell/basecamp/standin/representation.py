@@ -24,7 +24,7 @@ from shell.basecamp.standin.urls import Urls
 from shell.basecamp.standin.world import Person, Recording, World
 
 if TYPE_CHECKING:  # feed imports this module for basecamp_time
-    from shell.basecamp.standin.feed import FeedEvent
+    from shell.basecamp.standin.feed import StandinFeedEvent
 
 WORLD_CREATED_AT = "2026-01-05T09:00:00.000Z"
 
@@ -169,7 +169,7 @@ class Renderer:
             "subscribers": [self._creator(person_id) for person_id in subscribers],
         }
 
-    def recording_event(self, event: FeedEvent) -> JsonObject:
+    def recording_event(self, event: StandinFeedEvent) -> JsonObject:
         """``Event``: one entry of a recording's events."""
         return {
             "id": event.id,

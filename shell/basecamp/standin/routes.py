@@ -76,7 +76,7 @@ _ACCOUNT = re.compile(r"/(\d+)/(?:buckets/(\d+)/)?(.*)")
 
 
 @dataclass(frozen=True, slots=True)
-class Route:
+class EndpointMatch:
     """An endpoint and its ids. ``ids`` are the path's numbers in order: the recording or
     Campfire, then the line; or the single comment or boost."""
 
@@ -90,7 +90,7 @@ class Route:
         return frozenset({"GET", "POST"}) if self.endpoint in COLLECTIONS else frozenset({"GET"})
 
 
-def parse_route(path: str, account_id: int) -> Route | None:
+def parse_route(path: str, account_id: int) -> EndpointMatch | None:
     """The route ``path`` names in account ``account_id``, or None."""
     account = _ACCOUNT.fullmatch(path)
     if account is None or int(account.group(1)) != account_id:
@@ -103,5 +103,5 @@ def parse_route(path: str, account_id: int) -> Route | None:
         if bucket is not None and endpoint in ACCOUNT_WIDE:
             return None
         ids = tuple(int(number) for number in found.groups())
-        return Route(endpoint, int(bucket) if bucket is not None else None, ids)
+        return EndpointMatch(endpoint, int(bucket) if bucket is not None else None, ids)
     return None

@@ -35,7 +35,7 @@ from typing import Any
 from shell.basecamp.standin.api import BasecampApi
 from shell.basecamp.standin.control import Control
 from shell.basecamp.standin.faults import Fault, FaultBook
-from shell.basecamp.standin.feed import DEFAULT_FEED_PAGE_SIZE, Feed, FeedEvent
+from shell.basecamp.standin.feed import DEFAULT_FEED_PAGE_SIZE, Feed, StandinFeedEvent
 from shell.basecamp.standin.handler import HttpServer
 from shell.basecamp.standin.inbox import Inbox
 from shell.basecamp.standin.launchpad import Launchpad
@@ -256,5 +256,5 @@ class StandIn:
         lane, and still in the inbox (rule 9)."""
         self.feed.brake_next(count)
 
-    def feed_events(self) -> list[FeedEvent]:
+    def feed_events(self) -> list[StandinFeedEvent]:
         return self.feed.events()

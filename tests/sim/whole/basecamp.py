@@ -59,7 +59,7 @@ from core.destinations import Destination, ListedMessage
 from core.feed import EpochPassed, FeedEvent, FeedFilters, FeedPage
 from core.inbox import InboxPage, NotForPrincipal
 from core.live import Delivered, Overflow
-from core.posting import PostOutcome, Receipt, RefusalCause, Refused, Uncertain, UncertainCause
+from core.posting import Created, PostOutcome, RefusalCause, Refused, Uncertain, UncertainCause
 from core.text import message_text
 from core.timestamps import format_timestamp
 from shell.basecamp.errors import BasecampError, FeedRefused, InboxRefused, ListingFailed
@@ -363,7 +363,7 @@ class SimBasecamp:
             self.on_fault(f"post {behaviour}")
             match behaviour:
                 case Post.land:
-                    outcome = Receipt(self.store(destination, body, f"intent:{intent_id}"))
+                    outcome = Created(self.store(destination, body, f"intent:{intent_id}"))
                 case Post.lost_lagging:
                     self.store(destination, body, f"intent:{intent_id}", lag=LAGGING)
                     outcome = Uncertain(UncertainCause.connection_lost, None, "lost after landing")

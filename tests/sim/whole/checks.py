@@ -53,8 +53,8 @@ from core.edges import (
     RecordState,
 )
 from core.not_created import not_created_cause
-from core.posting import Receipt, Refused
-from core.reconcile import MAX_RECONCILE_FAILURES
+from core.posting import Created, Refused
+from core.reconcile_schedule import MAX_RECONCILE_FAILURES
 from core.text import message_text
 from tests.sim.whole import inbox, last_word, rules, words
 
@@ -233,7 +233,7 @@ def after_step(run: Run, final: bool) -> list[tuple[str, str]]:
         elif (old, new) == ("sending", "canceled") and (new_note or "") in notes.GIVEN_UP_NOTES:
             rules.retried(run, key, new_note or "", None)
         elif rules.decided_by_a_listing(old, new, new_note or "", not isinstance(
-                truth.era_outcome.get(int(key)), Receipt)):
+                truth.era_outcome.get(int(key)), Created)):
             decided.append((int(key), new, new_receipt, seq))
     if outbox_moved:
         _judge_outbox(run, rows)
@@ -280,7 +280,7 @@ def _judge_move(  # noqa: PLR0917 -- one audit row, as its columns
         _found(run, name, f"{table} {key} moved {old} -> {new} as one of {sorted(run.actors)}")
     if table == "outbox" and new == "sent":
         outcome = run.truth.era_outcome.get(int(key))
-        adopted = not isinstance(outcome, Receipt)
+        adopted = not isinstance(outcome, Created)
         run.cover("intent adopted by reconciliation" if adopted and old == "sending" else f"intent sent from {old}")
         own = set(run.basecamp.by_maker.get(f"intent:{key}", []))
         if new_receipt not in own and not (old == "indeterminate" and Actor.person in run.actors):

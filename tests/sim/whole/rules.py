@@ -12,7 +12,7 @@ Rules:
    the agent, not a worker's, not another intent's receipt), and had no rival (another intent
    there with no receipt, in a rival state, with the same words) -- whoever was picked.
    A reconciliation that found no match or several listed from its sending time less the slack
-   too (``core.reconcile`` rule 3).
+   too (``core.reconcile_schedule`` rule 3).
 2. No adopted reply (``core.adopted_reply``) is a message the simulated Basecamp records as made
    by one of the connector's own intents: a lifecycle notice, whatever its intent's state.
 3. A guard or a holding reply is written only for a request (a mention or an assignment), and a
@@ -32,7 +32,7 @@ from core import notes
 from core.adoption import RIVAL_STATES
 from core.configuration import Timings
 from core.not_created import FIRST_RETRY_WAIT, LONGEST_RETRY_WAIT
-from core.reconcile import RECONCILE_SLACK
+from core.reconcile_schedule import RECONCILE_SLACK
 from core.text import message_text
 from core.timestamps import parse_timestamp
 from tests.sim.whole.basecamp import REQUESTS

@@ -38,7 +38,7 @@ from returns.result import Failure, Result, Success
 
 from core.destinations import Destination, MessageKind
 from core.dispatch_tools.arguments import AckRequest, CompleteRequest, Completion, GetRequest
-from core.dispatch_tools.refusals import Refusal
+from core.dispatch_tools.refusals import ToolRefusal
 from core.snapshots import StopReason
 from core.templates import GUARD_ACKNOWLEDGEMENT
 from shell.ledger.connection import Ledger
@@ -250,7 +250,7 @@ class Workers:
         self.basecamp.clock.advance(1)  # writing a reply takes a moment: it is created after the acknowledgement
         return self.basecamp.store(where, f"Done: I looked into event {event_id}.", f"worker:{worker.attempt_id}")
 
-    def _call(self, call: Callable[[], Result[_T, Refusal]]) -> _T | None:
+    def _call(self, call: Callable[[], Result[_T, ToolRefusal]]) -> _T | None:
         match call():
             case Success(value):
                 return value

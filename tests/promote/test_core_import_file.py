@@ -1,4 +1,4 @@
-"""``core.reconciliation`` with plain values: what a version-1 file is, and what each entry does
+"""``core.import_file`` with plain values: what a version-1 file is, and what each entry does
 to the record it names (or why it cannot)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from returns.result import Failure, Success
 
 from core.edges import RecordState
-from core.reconciliation import (
+from core.import_file import (
     MAX_BYTES,
     Decision,
     Entry,

@@ -1,8 +1,8 @@
 """``bin/connect import``'s one transaction: a reconciliation file's entries applied to the
-ledger, or nothing (the plan is ``core.reconciliation``'s).
+ledger, or nothing (the plan is ``core.import_file``'s).
 
 Rules:
-1. ``apply`` reads every named record and every open one, asks ``core.reconciliation.plan`` and
+1. ``apply`` reads every named record and every open one, asks ``core.import_file.plan`` and
    writes its answer inside one ``BEGIN IMMEDIATE`` transaction: the discards (each with its
    decision row, ``shell.ledger.decisions.discard_imported``), the tombstones
    (``shell.ledger.records.tombstone``) and the review tags commit together. An entry that
@@ -22,8 +22,8 @@ from datetime import datetime
 
 from returns.result import Failure, Result, Success
 
-from core import reconciliation
-from core.reconciliation import Entry, ImportPlan, RecordNow, Unappliable
+from core import import_file
+from core.import_file import Entry, ImportPlan, RecordNow, Unappliable
 from core.timestamps import format_timestamp
 from shell.ledger import decisions, records
 from shell.ledger.connection import Ledger
@@ -43,7 +43,7 @@ def apply(
         recorded = records.recorded_among(connection, [entry.event_id for entry in entries])
         known = {event_id: found for event_id in recorded if (found := _record(connection, event_id))}
         open_ids = [event_id for event_id, _, _ in records.open_records(connection)]
-        match reconciliation.plan(entries, known, open_ids):
+        match import_file.plan(entries, known, open_ids):
             case Failure(bad):
                 return Failure(bad)
             case Success(plan):
