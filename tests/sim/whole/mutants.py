@@ -98,8 +98,8 @@ OWN = (
     ),
     rule(
         "the guard is due at its verdict, not its delay after",
-        "templates.guard_acknowledgement(), decided_at + guard_delay,",
-        "templates.guard_acknowledgement(), decided_at,",
+        "IntentKind.guard_ack, record, (record.event_id,), (), decided_at + guard_delay,",
+        "IntentKind.guard_ack, record, (record.event_id,), (), decided_at,",
     ),
     rule(
         "a 429's Retry-After shortens a longer backoff",
