@@ -21,8 +21,8 @@ Rules:
    rolls a migration back.
 3. Every way in is ``synchronous = FULL``; only ``open_ledger``'s ``unsynced`` sets ``OFF``, for
    the simulation's throwaway ledgers in memory. The connector never passes it (a test checks).
-4. Every way in refuses a file that is not this connector's ledger (``shell.ledger.schema``
-   rule 6) before anything reads or changes it; only a file this call created skips the question.
+4. Every way in refuses a file that is not this connector's ledger (``shell.ledger.schema`` rule 6)
+   before anything reads or changes it; only a file this call created skips the question.
 """
 
 from __future__ import annotations
