@@ -13,8 +13,9 @@ Rules:
 6. At ``backlog_limits.pause`` records waiting for a worker (``core.backlog``) intake stops
    reading, and status says so.
 7. Every ``membership_every`` intake re-reads the agent's projects; a newly granted one makes the
-   live lane subscribe again. The inbox lane is intake's backstop: at the start after the feed,
-   every few turns, and at once after the account lane's 410.
+   live lane subscribe again.
+7a. The inbox lane is intake's backstop: at the start after the feed, every few turns, and at
+   once after the account lane's 410.
 8. With ``config_path`` a fourth loop re-reads the configuration every
    ``core.route_reload.RELOAD_EVERY`` and applies what it authorizes (``shell.state.reload``).
 9. One turn of each loop is a method (``intake_turn``, ``dispatch_turn``, ``Outbox.run_once``):

@@ -303,7 +303,7 @@ class BasecampClient:
     def poll_inbox(
         self, since: int | None, position: str | None, deadline: float, *, next_url: str | None = None
     ) -> InboxPage:
-        """One page of the agent's inbox (rule 7a): ``shell.basecamp.cursor_reads.poll_inbox``."""
+        """One page of the agent's inbox (rule 7): ``shell.basecamp.cursor_reads.poll_inbox``."""
         return cursor_reads.poll_inbox(self, self._origin, since, position, deadline, next_url=next_url)
 
     def stream_ticket(self, deadline: float) -> StreamTicket:
