@@ -1,46 +1,40 @@
 """Admission's second half: the verdict on a record, from the gate and what the shell read.
 
-The shell runs ``core.admission_matrix.gate`` first (no reads); on ``Continue`` it reads the
-membership (trust mode ``project``) and the recording's summary, asks ``decide`` for the
-verdict, and ``settle_verdict`` in the transaction that writes it.
+The shell runs ``core.admission_matrix.gate`` (no reads); on ``Continue`` it reads the membership
+(trust mode ``project``) and the recording's summary, asks ``decide``, and runs
+``settle_verdict`` in the transaction that writes the verdict.
 
-Rule 1: cheapest first: the gate; the membership (not read -> ``blocked(trust_unverified)``,
-not a member -> ``discarded(untrusted_performer)``); the summary (a ``ReadFailure`` is always
-blocked, never discarded); drafted or trashed -> ``discarded(stale)``; a missing creator,
-parent or Campfire -> ``blocked(read_failed)``; the author; the rules in order; the route.
+Rule 1: cheapest first: the gate; the membership (unread -> ``blocked(trust_unverified)``, not a
+member -> ``discarded(untrusted_performer)``); the summary (a ``ReadFailure`` blocks, never
+discards); drafted or trashed -> ``discarded(stale)``; a missing creator, parent or Campfire ->
+``blocked(read_failed)``; the author; the rules in order; the route.
 
-Rule 2: the author of content (a ``*.created`` event) is checked before its rules: an agent's is
-``discarded(agent_authored)``, one not trusted ``discarded(untrusted_author)``. An assignment or a
-completion is the performer's act, but the recording's words are still someone's: the snapshot
-names their author and whether trusted, so words from someone not trusted are data about the
-work, never its orders (``core.dispatch_prompt`` rule 6).
+Rule 2: content's author (a ``*.created`` event) is checked before its rules: an agent's is
+``discarded(agent_authored)``, an untrusted one's ``discarded(untrusted_author)``. For an
+assignment or completion the snapshot still names the words' author and whether trusted, so
+untrusted words are data, never orders (``core.dispatch_prompt`` rule 6).
 
-Rule 3: rules are tried in matrix order (mentioned, subscribed, assigned -- added by this very
-event and still assigned; unreadable details -> ``blocked(delta_unverified)`` -- completed). A
-comment that mentions the agent never falls through to subscribed. No match ->
-``discarded(not_addressed)``.
+Rule 3: rules go in matrix order: mentioned, subscribed, assigned (by this very event and still
+assigned; unreadable details -> ``blocked(delta_unverified)``), completed. A comment that
+mentions the agent never falls through to subscribed. No match -> ``discarded(not_addressed)``.
 
 Rule 4: a matched trigger with no route is ``blocked(no_route)`` for a request (mentioned,
-assigned: it keeps its reply destination, for the holding reply) and ``discarded(no_route)``
-otherwise. Only ``admitted`` carries a snapshot's content. ``acknowledge`` is true exactly for
-a mentioned or assigned trigger admitted or blocked(no_route).
+assigned: it keeps its reply destination) and ``discarded(no_route)`` otherwise. Only
+``admitted`` carries content. ``acknowledge`` is true exactly for a mentioned or assigned
+trigger admitted or blocked(no_route).
 
 Rule 5: a chat line's conversation and reply are its Campfire; a comment's, its parent; anything
 else's, the recording itself.
 
 Rule 6: ``settle_verdict``: an admitted verdict whose conversation is live is ``queued``.
 
-Rule 7: a blocked record whose reason may pass (``RETRIED_WITHIN_WINDOW``) is retried every
-``BLOCKED_RETRY_INTERVAL`` within ``BLOCKED_RETRY_WINDOW`` (``throttled`` never before its
-``retry_at``), ``config_unreadable`` without end; any other reason waits for a person's
-redispatch. A record past its window stays blocked, never discarded for having failed.
-
-Rule 7a: while the configuration file is unusable every event the gate lets through is
-``blocked(config_unreadable)``: it authorizes nothing, and no reply says a project has no route
+Rule 7: a blocked reason in ``RETRIED_WITHIN_WINDOW`` is retried every ``BLOCKED_RETRY_INTERVAL``
+within ``BLOCKED_RETRY_WINDOW`` (``throttled`` not before ``retry_at``; ``config_unreadable``
+without end); any other waits for a redispatch. Past its window a record stays blocked. While
+the configuration is unusable every event the gate passes is ``blocked(config_unreadable)``
 (``core.route_reload`` rule 2).
 
-Rule 8: mentions are read by ``core.mentions``' tag walk, the one that strips the agent's own
-mention from an instruction.
+Rule 8: mentions are read by ``core.mentions``' tag walk, which strips the agent's own mention.
 """
 
 from __future__ import annotations

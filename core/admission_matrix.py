@@ -1,28 +1,23 @@
 """Admission's first half: the trigger matrix, the reasons, and the gate that reads nothing.
 
-Rule 1: the matrix (``MATRIX``) maps an event type to its rules, in order. A rule
-names its trigger and three flags: ``operator_only`` (only the operator's action counts),
-``requires_route`` (only in a project the connector serves) and ``acknowledge`` (a person
-asked for something: the guard and a holding reply apply).
+Rule 1: ``MATRIX`` maps an event type to its rules, in order: each a trigger and three flags,
+``operator_only``, ``requires_route`` and ``acknowledge`` (a person asked for something: the
+guard and a holding reply apply).
 
-Rule 2: the gate decides from the feed event (a pointer) and the settings alone, cheapest first,
-and answers ``Continue`` with the rules still in play or ``Discard`` with the first reason that
-holds, in ``gate``'s order; ``delegated`` (performed by someone other than its creator) is an
-agent acting for a person.
+Rule 2: the gate decides from the feed event and the settings alone, cheapest first, answering
+``Continue`` with the rules still in play or ``Discard`` with the first reason that holds;
+``delegated`` (performed by someone other than its creator) is an agent acting for a person.
 
-Rule 3: the performer is ``performed_by_id``, or the creator when there is none. The operator is
-trusted in every mode; ``allowlist`` adds the allowlisted ids; ``project`` adds any non-client
-member of the event's project, which the gate cannot know: it answers ``Continue`` with
-``membership_needed`` and the verdict decides from the membership read (``core.admission``).
+Rule 3: the performer is ``performed_by_id``, else the creator. The operator is trusted in every
+mode; ``allowlist`` adds the allowed ids; ``project`` adds any non-client member of the project,
+which the gate cannot know: ``Continue`` with ``membership_needed``, for ``core.admission``.
 
-Rule 4: only mentioned and assigned are answered in an unmapped project (later
-``blocked(no_route)`` and a holding reply); every rule that requires a route is dropped there by
-the gate, before any read, and an event left with none is ``discarded(no_route)``.
+Rule 4: in an unmapped project only mentioned and assigned are answered (``blocked(no_route)``
+and a holding reply, later); the gate drops every rule that requires a route, and an event left
+with none is ``discarded(no_route)``.
 
-Rule 5: while the configuration file is unusable (``configuration_usable`` False:
-``core.route_reload``) no project is known to be served or not: the gate drops no rule for a
-missing route (nothing is discarded for it), and the verdict is ``blocked(config_unreadable)``.
-"""
+Rule 5: while the configuration is unusable (``configuration_usable`` False) the gate drops no
+rule for a missing route, and the verdict is ``blocked(config_unreadable)``."""
 
 from __future__ import annotations
 

@@ -2,23 +2,19 @@
 replied but never reported has its reply adopted, next to its ``unknown`` outcome.
 
 Rules:
-1. A candidate is a settled task row whose outcome is ``unknown``, delivered (acknowledged:
-   ``delivered_at`` set), with no ``reply_id`` and no ``adopted_reply_id`` (``is_candidate``).
-2. Of the agent's messages listed at the candidate's reply destination, a reply is adoptable when
-   it was created strictly after the row's delivery and strictly before the task's next
-   acknowledgement (the earliest ``delivered_at`` of the task's rows later than this one; none:
-   no bound), and it is none of: a worker's own message (any ``ack_id``, ``reply_id`` or
-   ``adopted_reply_id``), a lifecycle message by receipt id, or a message with the words of any
-   non-canceled lifecycle intent at that destination (an indeterminate or abandoned one may
-   exist; a canceled one provably does not, so its words never hide a worker's reply).
-3. Exactly one adoptable reply is adopted (``choose_reply`` answers its id); none or several:
-   None, and the outcome stays ``unknown`` for a person. The outcome is never changed.
-4. The rule runs inside the settlement's own transaction, before the completion notice is
-   written, so the notice asks a person only about what adoption left (``core.templates`` rule
-   6). Its listings are read before that transaction: for each row that ``may_become_candidate``
-   (delivered, no reply of either kind, no outcome reported, so the settlement leaves it
-   ``unknown``), the reply destination listed since delivery (``ListedReplies``).
-"""
+1. A candidate is a settled task row whose outcome is ``unknown``, delivered (``delivered_at``
+   set), with no ``reply_id`` and no ``adopted_reply_id`` (``is_candidate``).
+2. Of the agent's messages listed at its reply destination, a reply is adoptable when created
+   strictly after the row's delivery and strictly before the task's next acknowledgement (none:
+   no bound), and it is not a worker's own message (any ``ack_id``, ``reply_id`` or
+   ``adopted_reply_id``), a lifecycle message by receipt, or one with the words of a non-canceled
+   lifecycle intent there (a canceled one provably does not exist, so its words hide nothing).
+3. Exactly one adoptable reply is adopted (``choose_reply``); none or several: None, and the
+   outcome stays ``unknown`` for a person. The outcome is never changed.
+4. The rule runs inside the settlement's transaction, before the completion notice is written,
+   so the notice asks only about what adoption left (``core.templates`` rule 6). Its listings
+   are read before that transaction, for each row that ``may_become_candidate``
+   (``ListedReplies``)."""
 
 from __future__ import annotations
 

@@ -2,32 +2,28 @@
 
 A ``sending`` intent's request may or may not have created its message. Reconciliation lists the
 destination (never posts) and asks ``decide_adoption`` whether the listing proves which message
-is the intent's. Anything short of proof leaves the intent indeterminate for a person: a missing
-message costs less than a doubled one, and a wrong adoption would hide one.
+is the intent's. Short of proof the intent is left indeterminate for a person: a missing message
+costs less than a doubled one, and a wrong adoption would hide one.
 
-Rule 1: a candidate is a listed message by the agent, created at or after ``since`` (the sending
-time less the slack), whose words (``core.text.message_text``, already applied to the listing)
-equal the words of the intent's body. Candidates are counted by id, so a message listed twice is
-one candidate.
+Rule 1: a candidate is a listed message by the agent, created at or after ``since`` (sending time
+less the slack), whose words (``core.text.message_text``) equal the intent body's; counted by id.
 
-Rule 2: a message that is already another intent's receipt of the same message kind is not a
-candidate: a receipt belongs to exactly one intent. Receipt ids are scoped per kind; the shell
-passes only those of the intent's kind.
+Rule 2: a message already another intent's receipt of the same kind is not a candidate (the
+shell passes the receipt ids of the intent's kind).
 
-Rule 3: a worker's own message is never a candidate, however alike the words (the guard's fixed
-form is short enough to collide): ``worker_message_ids`` names them for a destination's kind.
+Rule 3: a worker's own message is never a candidate, however alike the words
+(``worker_message_ids``): the guard's fixed form is short enough to collide.
 
 Rule 4: not exactly one candidate: indeterminate, "<n> matching messages at the destination".
 
-Rule 5: one candidate, but another unfinished intent at the same destination (pending, sending,
-indeterminate, or abandoned, since abandoning one did not prove it absent) has the same words:
-that intent could own the message, so indeterminate, "intent <id> could claim the same message".
+Rule 5: one candidate, but another unfinished intent at the destination (pending, sending,
+indeterminate, or abandoned: abandoning did not prove it absent) has the same words:
+indeterminate, "intent <id> could claim the same message".
 
 Rule 6: otherwise adopt the one candidate. A body with no words never adopts anything.
 
-Rule 7: the rivals of rule 5 are chosen by ``rivals`` (``RIVAL_STATES``) from one read of the
-intents at the destination that hold no receipt.
-"""
+Rule 7: rule 5's rivals are chosen by ``rivals`` (``RIVAL_STATES``) from one read of the intents
+at the destination holding no receipt."""
 
 from __future__ import annotations
 

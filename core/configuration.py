@@ -1,30 +1,20 @@
 """The connector's configuration for one (account, agent): a value, its defaults, its checks.
 
 Rules:
-1. ``parse_configuration`` turns a mapping (the JSON file, or a mapping a setup has merged) into
-   a ``Configuration`` or refuses with *every* problem found, each one self-contained line
-   naming the key and what is wrong with it; never only the first, never a traceback. The
-   refusal is the tuple of those lines, not a ``Result``: every command reads its configuration,
-   and importing ``returns`` was a tenth of ``status``'s start.
-2. What may be left out has a default (``DEFAULTS``); the account id, the base URL, the agent's
-   person id and the token file have none.
-3. Ids are positive integers. Durations are positive, written ``90m``, ``30s``, ``2h``,
-   ``1h30m`` or ``500ms``, and written back the same way (``core.durations``), so a file
-   read and written is unchanged. The base URL is an origin (no path): https, or http to a
-   loopback host only.
+1. ``parse_configuration`` turns a mapping into a ``Configuration`` or refuses with *every*
+   problem, each a line naming its key, never a traceback; as a tuple, not a ``Result``
+   (importing ``returns`` was a tenth of ``status``'s start).
+2. What may be left out has a default; the account id, base URL, agent id and token file do not.
+3. Ids are positive integers; durations (``core.durations``) positive and written back as read;
+   the base URL an origin, https or http to loopback.
 4. The token is never a value here: the configuration names the *file* that holds it.
-5. A route is a project id -> an absolute directory, a class (free text, may be empty) and
-   whether completions are watched. Whether the directory exists is the shell's to check.
-6. One setup's changes are merged into an existing mapping by ``core.setup_changes``, whose
-   problem lines join these (``Problems``, ``positive_id``).
-7. ``missing`` says what a valid configuration still lacks for useful work, one line each;
-   none of it stops a setup.
+5. A route: project id -> absolute directory, class, watch_completions (the shell checks the directory).
+6. A setup's changes are merged by ``core.setup_changes``, whose problem lines join these.
+7. ``missing`` says what a valid configuration still lacks for useful work; none of it stops a setup.
 8. Pure: no I/O; paths are checked as text only.
-9. Timings are held to ``core.timing_floors``' floors unless ``unsafe_test_timings`` is true.
-10. ``worker_env`` names variables the worker gets from the connector's environment: names
-    only, never values (``core.worker_environment``).
-11. ``worker_allow`` is what the default worker may do beyond its defaults
-    (``core.worker_allowances``).
+9. Timings are held to ``core.timing_floors`` unless ``unsafe_test_timings`` is true.
+10. ``worker_env`` names variables passed from the connector's environment, never values.
+11. ``worker_allow`` is what the default worker may do beyond its defaults (``core.worker_allowances``).
 """
 
 from __future__ import annotations
@@ -324,12 +314,8 @@ def _floors(task_deadline: timedelta, timings: Timings, unsafe: Any, problems: P
     if not isinstance(unsafe, bool):
         problems.add(f"unsafe_test_timings: expected true or false, not {_shown(unsafe)}")
         unsafe = False
-    for where, value in (
-        ("task_deadline", task_deadline),
-        ("timings.guard_delay", timings.guard_delay),
-        ("timings.still_running", timings.still_running),
-        ("timings.reconcile_after", timings.reconcile_after),
-    ):
+    timed = [(f"timings.{key}", getattr(timings, key)) for key in TIMING_KEYS]
+    for where, value in [("task_deadline", task_deadline), *timed]:
         line = below_floor(where, value, unsafe=unsafe)
         if line is not None:
             problems.add(line)

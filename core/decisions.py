@@ -1,34 +1,28 @@
 """A person's decisions on a record: redispatch and discard, as pure functions.
 
-``redispatch`` and ``discard`` take what the ledger holds about one record, read in the
-decision's own transaction, and answer ``Success(Plan)`` (what the ledger writes) or
-``Failure(DecisionRefused)`` (one line saying why not, and what to do instead).
+Each takes what the ledger holds about one record, read in the decision's own transaction, and
+answers ``Success(Plan)`` or ``Failure(DecisionRefused)`` (why not, and what to do instead).
 
 Rules:
-1. Nothing live is discarded or decided over. A record waiting for its verdict (``seen``),
-   waiting to run (``admitted``, ``queued``: for a redispatch) or carried by a live task
-   (``dispatched``, or ``completed`` by a worker whose task still runs) is refused: the
-   connector has it. Exceptions: a discard of a follow-up that joined a live task no worker has
-   handed out yet (``unhanded``: only waiting to run); and rule 6.
+1. Nothing live is discarded or decided over: a record ``seen``, waiting to run (``admitted``,
+   ``queued``: for a redispatch) or carried by a live task (``dispatched``, or ``completed`` by a
+   worker whose task still runs) is refused. Exceptions: discarding a follow-up that joined a
+   live task no worker has handed out yet (``unhanded``); and rule 6.
 6. A redispatch of a record a live task carries (handed out, not a success) is recorded pending
-   on that task (``stop_task``): its token is retired and its worker stopped, and the ledger
-   admits the record when the task ends unknown or failed. The same authorization twice is
-   ``already``.
-2. A redispatch runs again only what may safely run again: a completed record whose outcome
-   settled ``unknown`` or ``failed`` becomes ``admitted`` at once (the running connector's
-   dispatcher starts it); a success is never run twice, and a discarded record never leaves.
-   A record is admitted only in a project the configuration serves (``served``): anywhere
-   else no connector would start it, so the redispatch is refused until the route is added.
+   on that task (``stop_task``): its token retired, its worker stopped, and the ledger admits the
+   record when the task ends unknown or failed. The same authorization twice is ``already``.
+2. A redispatch runs again only what may: a completed record settled ``unknown`` or ``failed``
+   becomes ``admitted`` at once; a success never runs twice, a discarded record never leaves.
+   It is refused outside a project the configuration serves (``served``): nothing would start it.
 3. A blocked record keeps its state and reason and is offered back to admission at once (not
-   before a throttled read's deadline) with a fresh retry window. A held record returns to
-   admitted, or to blocked (offered at once) when it was held over a blocking reason.
-4. A discard closes a record the connector would not close alone: one waiting to run, blocked,
-   held, or completed with an ``unknown`` outcome. It becomes ``discarded(by_operator)`` and its
-   pending lifecycle messages are not sent (``cancel_pending``). A record a person already
-   discarded is ``already`` (not an error); any other discarded or settled record is refused.
-5. Every plan carries the record as it was (state, reason, outcome, revision): the ledger writes
-   them on the decision row, and takes the move only at that revision (compare-and-set).
-"""
+   before a throttled read's deadline) with a fresh window. A held record returns to admitted,
+   or to blocked when it was held over a blocking reason.
+4. A discard closes what the connector would not close alone: waiting, blocked, held, or
+   completed ``unknown``. It becomes ``discarded(by_operator)`` and its pending messages are
+   canceled (``cancel_pending``). Discarded by a person already is ``already``; any other
+   discarded or settled record is refused.
+5. Every plan carries the record as it was (state, reason, outcome, revision), written on the
+   decision row; the move is taken only at that revision (compare-and-set)."""
 
 from __future__ import annotations
 

@@ -2,17 +2,14 @@
 admission's decisions, as pure functions of one snapshot (``shell.ledger.records.live_work``).
 
 Rules:
-1. A conversation is live when a live task (not ended) is on it, or an older record on it is
-   admitted, queued or dispatched (``conversation_live``): a new request there waits (queued).
-2. A task may be created for a conversation and a directory only when no live task is on either
-   (``task_free``): one live task per conversation and per working directory.
+1. A conversation is live when a live task is on it, or an older record on it is admitted,
+   queued or dispatched (``conversation_live``): a new request there waits (queued).
+2. A task is created only when no live task is on its conversation or directory (``task_free``).
 3. A record may start (``startable``) when it is admitted or queued, has its snapshot and a
-   conversation, is in a routed project, is on no live task row, no live task is on its
-   conversation, and no older record on its conversation is admitted, queued or dispatched.
-   The oldest first, at most ``limit``.
-4. A task takes every record waiting on its conversation (``joining``): admitted or queued,
-   with its snapshot, on no live task row (``waiting``, rule 3's own test of a record), oldest
-   first; the launch and a live task's follow-ups alike.
+   conversation, is in a routed project, is on no live task row, and its conversation is not
+   live; oldest first, at most ``limit``.
+4. A task takes every record waiting on its conversation (``joining``: admitted or queued, with
+   its snapshot, on no live task row, rule 3's ``waiting``), oldest first, at launch and after.
 """
 
 from __future__ import annotations

@@ -1,26 +1,22 @@
 """The lifecycles the connector keeps, as data: every state, every allowed move, and who may make it.
 
 Rule 1: a lifecycle is a ``LifecycleTable``, a closed set of ``Edge`` values; a pair of states
-that is not an edge is refused, whoever asks. Nothing outside this module decides which moves
-exist; the ledger's triggers hold the same pairs, and a test tries every pair of every table
-against both. ``print(RECORD_EDGES)`` (or any table) lists its edges.
+that is not an edge is refused, whoever asks. Nothing else decides which moves exist; the
+ledger's triggers hold the same pairs, and a test tries every pair of every table against both.
 
-Rule 2: every edge names who may take it (``Actor``); an edge taken by the wrong actor is
-refused. Who moves is the core's concern; the database holds only which pairs exist.
+Rule 2: every edge names who may take it (``Actor``); the wrong actor is refused. Who moves is
+core's concern; the database holds only which pairs exist.
 
-Rule 3: an edge may also require the note the moving row carries, so a canceled intent returns
-to pending only when its note proves nothing was created (``notes.resendable``), and a sending
-intent only with a cause proving its request never reached Basecamp (``core.not_created``): a
-resend or a retry cannot double a message.
+Rule 3: an edge may require the moving row's note: a canceled intent returns to pending only
+when its note proves nothing was created (``notes.resendable``), a sending one only with a cause
+proving its request never reached Basecamp (``core.not_created``), so no message doubles.
 
-Rule 4: writing the state a row already has is refused unless the table allows repeats (only
-the record's does). A repeat the table lists as an edge of its own (blocked -> blocked is
-admission re-deciding; dispatched -> dispatched a redispatch onto a new task) is a move like any
-other, taken only by its edge's actors.
+Rule 4: writing the state a row has is refused unless the table allows repeats (only the
+record's does); a repeat listed as an edge (blocked -> blocked, dispatched -> dispatched) is a
+move like any other.
 
-Rule 5: ``step`` answers ``Success(target)`` or ``Failure(IllegalMove)``, naming both states, the
-actor and why; a refusal is an answer, never a raise.
-"""
+Rule 5: ``step`` answers ``Success(target)`` or ``Failure(IllegalMove)`` naming both states, the
+actor and why; a refusal is an answer, never a raise."""
 
 
 from __future__ import annotations

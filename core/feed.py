@@ -1,22 +1,17 @@
 """The account event feed as intake reads it: filters and their digest, a page, its errors.
 
 Rules:
-1. The filters are the checkpoint's identity. ``FeedFilters`` keeps each filter as a sorted
-   tuple without repeats, so two spellings of one filter set are one value; ``digest()`` is
-   the SHA-256 (64 lowercase hex digits) of its canonical JSON. Changing a filter starts a
-   new lineage under a new digest; it never resumes another's position.
-2. A feed position is a credential-like token: never built, parsed, logged or shown. No
-   value here prints it (``repr=False``), and neither is a ``next`` URL printed, since it
-   carries the position in its query.
+1. The filters are the checkpoint's identity: ``FeedFilters`` keeps each as a sorted tuple
+   without repeats, so two spellings are one value; ``digest()`` is the SHA-256 hex of its
+   canonical JSON. Changing a filter starts a new lineage, never resuming another's position.
+2. A feed position is a credential-like token: never built, parsed, logged or shown
+   (``repr=False``), nor is a ``next`` URL, which carries it.
 3. A page is read whole or refused (``read_page``: ids strictly increasing, a position, each
-   event a pointer): a page that breaks any of it is ``Failure(PageRejected)``, and no part of it
-   may be recorded.
-4. An event is a thin pointer. Its ``details`` are kept as given (a JSON object or None).
+   event a pointer), else ``Failure(PageRejected)`` and nothing of it is recorded.
+4. An event is a thin pointer; its ``details`` are kept as given (a JSON object or None).
 5. The feed's refusals are a closed set (``read_refusal``), each saying what to do next; a 410
-   without an integer ``epoch_after_id`` is ``UnexpectedFeedAnswer``, so the caller backs off rather than
-   guesses.
-6. ``new_ids``: the ids of a page not already known, in page order, each once.
-"""
+   without an integer ``epoch_after_id`` is ``UnexpectedFeedAnswer``: back off, never guess.
+6. ``new_ids``: the ids of a page not already known, in page order, each once."""
 
 from __future__ import annotations
 

@@ -1,27 +1,22 @@
 """The durable hold a person sets and releases, as pure functions.
 
-``hold(standing, records, by, cause)`` answers what one transaction writes when a hold is set;
-``release(standing, held)`` what ``release`` says. They read no clock and no ledger.
+``hold(standing, records, by, cause)`` answers what the setting transaction writes;
+``release(standing, held)`` what ``release`` says. No clock, no ledger.
 
 Rules:
-1. A hold is a new generation, always: who set it, when and why are kept on that generation.
-   A hold already standing keeps its first setter and time on the marker; only its generation
-   (and its cause, the newest words) moves on.
-2. Every record not terminal when the hold is set (not completed, not discarded) is tagged for
-   review; the ones waiting to run (admitted, queued) move to ``held`` and their guard's pending
-   notice is canceled (``CANCELED_BY_HOLD``): a person redispatches or discards each. A record
-   already held stays held; one waiting for its verdict (seen), blocked, or carried by a task
-   (dispatched) keeps its state with the tag.
+1. A hold is a new generation, always, keeping who set it, when and why. A hold already standing
+   keeps its first setter and time on the marker; only its generation and cause move on.
+2. Every record not terminal is tagged for review; those waiting to run (admitted, queued) move
+   to ``held`` and their guard's pending notice is canceled (``CANCELED_BY_HOLD``), for a person
+   to redispatch or discard. Seen, blocked and dispatched records keep their state with the tag.
 3. While the hold stands nothing launches (``may_launch``), no worker gets its first pull
-   (``core.dispatch_tools``), and the outbox sends nothing; intake, admission and reconciliation
-   go on. Records admitted after the hold was set are not held: they run once it is released.
+   (``core.dispatch_tools``), the outbox sends nothing; intake, admission and reconciliation go
+   on. Records admitted after the hold are not held: they run once it is released.
 4. A release clears the marker and closes its generation; held records stay held. With no hold
    standing it changes nothing and says so.
-5. A hold revokes every redispatch still waiting on a live task: it is not applied
-   when that task ends, its record is tagged for review (even one its worker already completed),
-   and the revocation carries a note a person reads (``revocation_note``): redispatch it again
-   after the release. A redispatch already applied is a record like any other.
-"""
+5. A hold revokes every redispatch still waiting on a live task: its record is tagged for review
+   (even one its worker completed) with a note to redispatch again after the release
+   (``revocation_note``). A redispatch already applied is a record like any other."""
 
 from __future__ import annotations
 

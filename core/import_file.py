@@ -1,25 +1,19 @@
 """``bin/connect import``: a reconciliation file read and planned against the ledger, as pure
 functions.
 
-``parse`` reads the file's bytes into entries, or says why it is not such a file; ``plan``
-answers what the one transaction writes, or the first entry it cannot apply and why.
+``parse`` reads the file's bytes into entries, or says why not; ``plan`` answers what the one
+transaction writes, or the first entry it cannot apply and why.
 
 Rules:
 1. A file is at most ``MAX_BYTES`` of JSON, ``{"version": 1, "entries": [{"event_id",
-   "decision": "done" | "held"}, ...]}``. An event named twice is an entry that cannot be
-   applied.
-2. ``done`` closes the record as ``discarded(imported_done)``: a record the ledger never saw gets
-   a tombstone, so intake never admits it; one that is waiting, blocked or held (a person's
-   discard edge in ``core.edges``), or completed with an ``unknown`` or ``failed`` outcome and no
-   task still carrying it, is discarded. One already discarded or completed as a success is done
-   already: nothing changes. A record a live task carries, or one waiting for its verdict, cannot
-   be applied.
-3. Every other record not terminal (not tombstoned, not completed, not discarded) is tagged for
-   review, keeping its state and blocking reason; ``held`` entries name such records. A ``held``
-   entry for a record the ledger never saw changes nothing (it is reported).
-4. The plan is all or nothing: the first entry that cannot be applied is the answer, and the
-   shell then writes nothing.
-"""
+   "decision": "done" | "held"}, ...]}``. An event named twice cannot be applied.
+2. ``done`` closes the record as ``discarded(imported_done)``: one the ledger never saw gets a
+   tombstone, so intake never admits it; one waiting, blocked or held, or completed ``unknown``
+   or ``failed`` with no task carrying it, is discarded; one discarded or succeeded already is
+   left. A record a live task carries, or one awaiting its verdict, cannot be applied.
+3. Every other record not terminal is tagged for review, keeping its state and reason; ``held``
+   entries name such records, and one for a record never seen changes nothing (it is reported).
+4. The plan is all or nothing: the first entry that cannot be applied is the answer."""
 
 from __future__ import annotations
 

@@ -1,34 +1,29 @@
 """Which lifecycle messages a transition calls for: their keys, destinations, bodies and due times.
 
-Rule 1: an intent is written by the ledger in the transaction of the transition that calls for
-it (a verdict, a still-running tick, an attempt's end); the functions here take that
-transaction's snapshot values and answer which intents it writes. Nothing here reads a clock.
+Rule 1: an intent is written in the transaction of the transition that calls for it (a verdict,
+a still-running tick, an attempt's end), from that transaction's snapshot values. Nothing here
+reads a clock.
 
 Rule 2: one intent per thing answered for, by its kind's key (``core.message_kinds``); a second
-write of a key writes nothing. Its destination, body and key are its row's.
+write of a key writes nothing.
 
-Rule 3: the guard acknowledgement is called for by a request (``acknowledge``) whose verdict is
-admitted or queued (a queued event still asked for something). It is a boost on the event's own
-recording, due ``GUARD_DELAY`` (30 s) after the verdict, so a worker that acknowledges first
-cancels it. A trigger that asks for nothing (subscribed, completed) never arms it.
+Rule 3: a request (``acknowledge``) admitted or queued calls for the guard acknowledgement: a
+boost on the event's recording, due ``GUARD_DELAY`` after the verdict, so a worker that
+acknowledges first cancels it. Subscribed and completed triggers never arm it.
 
-Rule 4: the holding reply is called for by a request blocked with reason ``no_route`` whose
-record has a reply destination (a comment or a Campfire line, recording > 0). It is due at once.
-No other verdict calls for one.
+Rule 4: a request blocked with ``no_route`` whose record has a reply destination calls for the
+holding reply, due at once; no other verdict does.
 
-Rule 5: a still-running notice is written only for a live attempt, once per occurrence
-(counted from 1), at the reply destination of the task's originating event, due at once.
+Rule 5: a still-running notice is written only for a live attempt, once per occurrence (from 1),
+at the reply destination of the task's originating event, due at once.
 
-Rule 6: a completion notice is written only for an ended attempt, and only when the completion
-template has a line for some event (``core.templates.completion``), rendered from the rows the
-settlement wrote, or when a still-running notice of the attempt is ``sending`` as it ends
-(claimed, its request perhaps not yet made: ``notice_in_flight``): then it says only how the
-task ended, and it is the last word, because the outbox makes one request at a time and this
-one is claimed after the notice's. Due at once.
+Rule 6: a completion notice is written only for an ended attempt: when the completion template
+has a line (``core.templates.completion``), or when a still-running notice is ``sending`` as it
+ends (``notice_in_flight``): then it says only how the task ended, and it is the last word, as
+the outbox makes one request at a time and claims this one after the notice. Due at once.
 
-Rule 7: an intent with no destination (a non-positive recording) or a body with no words
-(``core.text.message_text`` empty) is not produced: there would be nothing to post or match.
-"""
+Rule 7: no intent without a destination (a non-positive recording) or words
+(``core.text.message_text`` empty): nothing to post or match."""
 
 from __future__ import annotations
 

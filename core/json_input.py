@@ -1,22 +1,18 @@
 """Every JSON the program reads, decoded in one place and within bounds.
 
-Configuration, the token file, an import file, Basecamp's and Launchpad's answers, a stream
-ticket, a live-lane frame, a worker's MCP line: all of them come here, and nowhere else calls
-the parser.
+Configuration, token and import files, Basecamp's and Launchpad's answers, tickets, live frames,
+a worker's MCP lines: all come here, and nowhere else calls the parser.
 
 Rules:
-1. An input longer than ``max_bytes`` (its UTF-8 bytes; ``MAX_BYTES`` unless told) is refused
-   before anything is parsed.
-2. Nesting deeper than ``max_depth`` arrays and objects (``MAX_DEPTH`` unless told) is refused
-   before the parser sees it, by one linear pass over the text's strings and brackets: the
-   parser's recursion is never reached, so a deep answer is a refusal like any other, never
-   a ``RecursionError`` that escapes its caller's ``except ValueError``.
-3. Text that is not UTF-8, not JSON, or holds ``NaN``/``Infinity`` is refused with the parser's
-   own words (line and column), which quote no part of the input.
-4. A refusal is a value (``JsonRefused``), never an exception, so each caller says what it means
-   for it; a plain value, not a ``Result``: ``status`` reads its configuration through here and
-   never imports ``returns``.
-"""
+1. An input longer than ``max_bytes`` (UTF-8 bytes; ``MAX_BYTES`` unless told) is refused before
+   anything is parsed.
+2. Nesting deeper than ``max_depth`` (``MAX_DEPTH``) is refused before the parser sees it, by one
+   linear pass over strings and brackets, so a deep answer is a refusal like any other, never a
+   ``RecursionError`` escaping its caller's ``except ValueError``.
+3. Text not UTF-8, not JSON, or holding ``NaN``/``Infinity`` is refused with the parser's own
+   words (line and column), which quote no part of the input.
+4. A refusal is a value (``JsonRefused``), never an exception, and not a ``Result``: ``status``
+   reads its configuration through here and never imports ``returns``."""
 
 from __future__ import annotations
 

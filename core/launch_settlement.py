@@ -1,23 +1,20 @@
 """A person settles an attempt left mid-launch, as a pure function.
 
 A connector killed between committing a launch and recording its worker's process leaves an
-attempt ``launching`` with no pid. The next start's recovery cannot tell whether a worker ran, so
-it leaves the task live (its conversation and directory held) and marks the attempt ``left``.
-Only a person can look; ``settle(facts, claim)`` turns what they found into the attempt's end.
+attempt ``launching`` with no pid. Recovery cannot tell whether a worker ran, so it keeps the
+task live and marks the attempt ``left``; ``settle(facts, claim)`` turns what a person found into
+the attempt's end.
 
 Rules:
-1. Only an attempt a start's recovery marked left (``left``), still launching, is settled here:
-   the process that launched it is gone (recovery runs under the instance lock of the next
-   one). Anything else -- a launch in progress, a running or ended attempt -- is refused.
-2. ``did_not_run``: no worker process ever existed, as a spawn proven failed: the attempt ends
-   ``failed`` with ``spawn_failed``, so the settlement withdraws its exposure and the record
-   waits to run again (or is blocked ``spawn_failed`` if it was withdrawn once before). Refused
-   when the ledger shows a worker pulled an instruction of the task: a worker did run.
-3. ``ran``: a worker may have acted: the attempt ends ``lost`` and each exposed row settles
-   ``unknown``, as recovery settles a worker it ended; a person may redispatch it afterwards.
-4. Either way the task is superseded (its token refused) in the same transaction, and the
-   project's later records move again.
-"""
+1. Only an attempt marked ``left``, still launching, is settled here (its launcher is gone:
+   recovery runs under the next one's instance lock); anything else is refused.
+2. ``did_not_run``: as a proven spawn failure, the attempt ends ``failed`` with ``spawn_failed``,
+   its exposure withdrawn and the record waiting to run again (or blocked ``spawn_failed`` once
+   withdrawn before). Refused when a worker pulled an instruction of the task: one did run.
+3. ``ran``: a worker may have acted: the attempt ends ``lost``, each exposed row ``unknown``, as
+   recovery settles a worker it ended.
+4. Either way the task is superseded in the same transaction, and the project's later records
+   move again."""
 
 from __future__ import annotations
 

@@ -1,24 +1,20 @@
 """The URLs Basecamp hands back: a listing's next page, the same-origin rule, what is sent.
 
 Rules:
-1. The next page is the URL of the ``rel="next"`` entry of an RFC 5988 ``Link`` header; no
-   header, a blank one, or one without ``next`` means this was the last page.
-2. A next page is followed only to the same origin as the request: scheme, host and port
-   (the default port made explicit), compared case-insensitively for scheme and host. Any
-   other origin is a failed listing, never a shorter one.
-3. Plain ``http`` is allowed only to a loopback host, named by address (127.0.0.0/8, ::1) or
-   as ``localhost`` itself; a name under ``.localhost`` is not loopback (it resolves through
-   DNS, which anyone may answer).
-4. A URL from Basecamp is followed only when it is unambiguous: printable ASCII with no
-   backslash, whitespace or control character, and no userinfo (``user@``); parsers disagree on
-   each (``http://OTHER\\@ORIGIN/`` is ``ORIGIN`` to ``urlsplit`` and ``OTHER`` to urllib3). Such
-   a URL has no origin at all.
-5. What is sent is only ``request_target``: the path and query of a URL on the configured
-   origin, written over a connection bound to that origin, so no parsing disagreement can
-   move the request (and its token) to another host.
+1. The next page is the ``rel="next"`` URL of a ``Link`` header; none means the last page.
+2. A next page is followed only to the request's origin (scheme, host, port with the default made
+   explicit; scheme and host compared case-insensitively); any other is a failed listing, never
+   a shorter one.
+3. Plain ``http`` is allowed only to a loopback host, by address (127.0.0.0/8, ::1) or
+   ``localhost`` itself; a name under ``.localhost`` resolves through DNS and is not loopback.
+4. A URL from Basecamp is followed only when unambiguous: printable ASCII with no backslash,
+   whitespace, control character or userinfo, on each of which parsers disagree
+   (``http://OTHER\\@ORIGIN/`` is ``ORIGIN`` to ``urlsplit``, ``OTHER`` to urllib3). Such a URL
+   has no origin at all.
+5. What is sent is only ``request_target``, the path and query of a URL on the configured
+   origin, over a connection bound to it: no parsing disagreement can move the request.
 6. A stream ticket's URL (``ticket_url_allowed``) is ``wss`` to the configured host (``ws`` only
-   when the configured origin is plain http to loopback), by rule 4's characters.
-"""
+   for plain http to loopback), by rule 4's characters."""
 
 from __future__ import annotations
 

@@ -1,23 +1,17 @@
 """The account feed's live lane, as values: a stream ticket, Action Cable's JSON frames, backoff.
 
 Rules:
-1. A stream ticket is a credential: ``StreamTicket`` never prints its ticket or its URL, and
-   ``redacted`` shows a URL without its query (where the ticket travels). The connector
-   connects to ``url`` verbatim, with a fresh ticket for every connection, and only when it is
-   ``wss`` to the configured host (``ws`` when that is plain http to loopback), unambiguous by
-   ``core.links`` rule 4: a ticket for another host is no ticket.
-2. The cable speaks Action Cable's JSON protocol (``read_frame`` reads each frame the server
-   sends; a channel message's events are read by ``core.feed``, as ``events.json``'s are).
-   Anything else is ``Unreadable``: the connection is not trusted further.
-3. The subscription is to ``EventsChannel`` and carries the poll lane's filters as channel
-   params, under the names and the comma-separated form of ``events.json``'s query
-   (``subscribe_command``).
-4. Reconnecting waits ``reconnect_delay``: exponential from ``base`` (doubling per failed
-   attempt, at most ``cap``) with equal jitter (half fixed, half drawn), so many connectors
-   that lost one server do not return to it in step.
-5. The lane's state, as status shows it, is ``core.lane_status``'s (status reads it without
-   importing the lane's protocol).
-"""
+1. A stream ticket is a credential: ``StreamTicket`` never prints its ticket or URL, and
+   ``redacted`` shows a URL without its query. The connector connects to ``url`` verbatim, with
+   a fresh ticket each time, only when ``wss`` to the configured host (``ws`` for plain http to
+   loopback), unambiguous by ``core.links`` rule 4.
+2. ``read_frame`` reads Action Cable's JSON frames (a channel message's events by ``core.feed``,
+   as ``events.json``'s); anything else is ``Unreadable``: the connection is not trusted further.
+3. The subscription is to ``EventsChannel`` with the poll lane's filters as channel params, in
+   ``events.json``'s names and form (``subscribe_command``).
+4. ``reconnect_delay`` is exponential from ``base`` (at most ``cap``) with equal jitter, so many
+   connectors that lost one server do not return in step.
+5. The lane's state, as status shows it, is ``core.lane_status``'s."""
 
 from __future__ import annotations
 

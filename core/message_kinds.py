@@ -1,38 +1,25 @@
 """The outbox's message kinds as one table: each kind's every rule, looked up, never restated.
 
-A kind's row in ``KINDS`` holds its label (the words a reader sees), its urgency tier (0 the
-most urgent, ``core.urgency``), its key (one message per key), where it goes (``Where``), the
-snapshot its claim reads (``ClaimNeeds``), its claim rule (claim or cancel, from that snapshot)
-and its template (how its body is made). Whoever writes, orders, claims or tells of an intent
-asks the row, so adding a kind is its ``IntentKind`` member, its row here, and the one
-transition that calls for it.
+Whoever writes, orders, claims or tells of an intent asks its row in ``KINDS``, so adding a kind
+is its ``IntentKind`` member, its row, and the one transition that calls for it.
 
 Rules:
-1. Every ``IntentKind`` has one row with every part filled; a kind without a row is an error
-   at import, not at run time.
-2. The claim is the only way to ``sending`` and so to a request. The shell selects the oldest
-   due pending intent, reads the snapshot its row names, asks ``decide_claim``, and writes the
-   answer with a compare-and-set from ``pending`` in the same immediate transaction, committed
-   before any request is made. An intent whose record or attempt vanished is canceled, never
-   left pending to be selected again forever.
-3. A guard acknowledgement is still called for only while its record exists, asked for an
-   acknowledgement, is admitted, queued or dispatched, and no task row of the event has its
-   guard canceled (a worker pulled its instruction) or its delivery delivered or completed (a
-   worker acknowledged or finished); otherwise it is canceled, "no longer called for". A claimed
-   guard is fired from its claim: every armed task row of the event is marked fired in the
-   claim's own transaction (``Claim.mark_guard_fired``), so no worker asking while the request
-   is in flight acknowledges a second time. That is final, even if Basecamp then refuses the
-   request: an acknowledgement goes missing rather than doubled.
-4. A holding reply is still called for only while its record is blocked with reason
-   ``no_route``: if the route arrived and the record moved on, the reply is wrong.
-5. A still-running notice is still called for only while its attempt exists and has not ended,
-   and some instruction on its task is not yet reported complete, so the connector's last word
-   on finished work is never "still working on this" (a worker that reported everything and has
-   yet to exit is not still working on it).
-6. A completion notice is always claimed: it was written from the settlement that ended its
-   attempt, and what it says stays true. So are a worker's words (``core.intent_kinds``): they
-   were written in the transaction of the worker's own call, and the worker was told they would
-   be posted once.
+1. Every ``IntentKind`` has one row with every part filled, or import fails.
+2. The claim is the only way to ``sending`` and so to a request. The shell selects the oldest due
+   pending intent, reads the snapshot its row names, asks ``decide_claim``, and writes the
+   answer by compare-and-set from ``pending`` in one immediate transaction, committed before any
+   request. An intent whose record or attempt vanished is canceled, never selected forever.
+3. A guard acknowledgement is called for only while its record, asked for one, is admitted,
+   queued or dispatched and no task row of the event has its guard canceled (a worker pulled)
+   or its delivery delivered or completed. A claimed guard marks every armed row fired in the
+   claim's transaction (``Claim.mark_guard_fired``), so no worker acknowledges a second time --
+   final even if Basecamp refuses: an acknowledgement goes missing rather than doubled.
+4. A holding reply is called for only while its record is blocked with ``no_route``.
+5. A still-running notice is called for only while its attempt has not ended and some
+   instruction on its task is not reported complete: the last word on finished work is never
+   "still working on this".
+6. A completion notice is always claimed: what its settlement says stays true. So are a worker's
+   words (``core.intent_kinds``), written in the worker's own call and promised to be posted once.
 """
 
 from __future__ import annotations

@@ -1,25 +1,20 @@
 """A create that provably never reached Basecamp: try it again later, or give it up for a person.
 
 Rules:
-1. A ``Refused`` outcome proves nothing was created. It also proves Basecamp did not refuse the
-   message itself when the connection never opened (``not_connected``), the client never wrote
-   the request (``not_sent``), or Basecamp answered 429 (rate limited) or 408 (it never had the
-   whole request). Those are ``Retry``: ``sending -> pending`` with the cause as the note (one
-   of ``notes.NOT_CREATED_NOTES``). Any other 4xx is Basecamp's refusal of the message:
-   ``Refuse``, canceled with the refused note, for a person.
-2. A retry is due after a backoff: as long as it has been retrying so far, at least
-   ``FIRST_RETRY_WAIT`` and at most ``LONGEST_RETRY_WAIT`` (so the waits roughly double), and
-   never before a 429's Retry-After.
-3. Once it has been retrying for ``RETRY_BOUND`` (24 h), the next such outcome gives it up:
-   ``StopRetrying``, canceled with the cause (``notes.given_up``), which a person may resend.
-4. ``retrying_since`` is when the first retry of this run of tries was recorded (None: this is
-   the first); the shell keeps it and a person's resend clears it.
-5. A 401 -- the client's one refresh already tried -- is Basecamp refusing the agent's token, not
-   the message: an outage of the connector's own. It is ``Retry`` with ``notes.TOKEN_REFUSED``,
-   due at once and never given up (nothing becomes a person's ``resend``): the shell claims
-   nothing more until a read with a token succeeds (``shell.outbox`` rule 6), and ``status``
-   and ``doctor`` name the outage from the intents waiting with that note (``TokenOutage``).
-"""
+1. A ``Refused`` outcome proves nothing was created, and that Basecamp did not refuse the message
+   itself when the connection never opened (``not_connected``), the request was never written
+   (``not_sent``), or Basecamp answered 429 or 408. Those are ``Retry``: ``sending -> pending``
+   with the cause as the note (``notes.NOT_CREATED_NOTES``). Any other 4xx is ``Refuse``:
+   canceled with the refused note, for a person.
+2. A retry waits as long as it has been retrying so far, within ``FIRST_RETRY_WAIT`` and
+   ``LONGEST_RETRY_WAIT`` (so waits roughly double), and never before a 429's Retry-After.
+3. After ``RETRY_BOUND`` of retrying the next such outcome is ``StopRetrying``: canceled with the
+   cause (``notes.given_up``), for a person to resend.
+4. ``retrying_since`` is when this run of tries began (None: the first); a resend clears it.
+5. A 401, the client's one refresh tried, refuses the agent's token, not the message: the
+   connector's own outage. It is ``Retry`` with ``notes.TOKEN_REFUSED``, due at once, never given
+   up; the shell claims nothing more until a read with a token succeeds (``shell.outbox`` rule 6),
+   and ``status`` and ``doctor`` name the outage (``TokenOutage``)."""
 
 from __future__ import annotations
 

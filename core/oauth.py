@@ -1,23 +1,20 @@
 """Launchpad's OAuth 2 as values: the token file's two forms, the token answer, when to refresh.
 
-Basecamp's API takes only OAuth 2 tokens from Launchpad: an access token lives two weeks and
-comes with a refresh token.
+Basecamp takes only Launchpad's OAuth 2 tokens: an access token lives two weeks, with a refresh
+token.
 
 Rules:
-1. A token file holds either a bare access token (never refreshed) or the JSON ``Credentials``
-   ``bin/connect login`` writes, with what a refresh needs; ``read_token_text`` tells them apart
-   by the first character.
-2. No secret is ever in a repr, a log line or an error: ``Credentials``' repr names only the
-   expiry, and problems name what is wrong, never a value.
-3. A refresh is due ``refresh_margin`` before expiry: a day, or a quarter of the token's
-   lifetime when that is shorter (a two-week token is refreshed a day early).
-4. ``from_token_answer``: a refresh answer without a ``refresh_token`` keeps the old one; an
-   answer without an access token or a positive ``expires_in`` is a problem.
+1. A token file holds a bare access token (never refreshed) or the JSON ``Credentials``
+   ``login`` writes; ``read_token_text`` tells them apart by the first character.
+2. No secret is in a repr, a log or an error: ``Credentials``' repr names only the expiry.
+3. A refresh is due ``refresh_margin`` before expiry: a day, or a quarter of the lifetime when
+   shorter.
+4. ``from_token_answer``: an answer without a ``refresh_token`` keeps the old one; one without an
+   access token or a positive ``expires_in`` is a problem.
 5. The forms use the standard ``grant_type`` names, never Launchpad's legacy ``type=``.
-6. The device flow (RFC 8628) only where the server's OAuth discovery names a
+6. The device flow only where the server's OAuth discovery names a
    ``device_authorization_endpoint``; ``poll_verdict`` says what a poll's answer means.
-7. Pure: no I/O, no clock (``now`` is passed in).
-"""
+7. Pure: no I/O, no clock (``now`` is passed in)."""
 
 from __future__ import annotations
 

@@ -1,27 +1,22 @@
 """``shadow promote``'s next step, decided from what is on disk, as pure functions.
 
 Promote turns the shadow run's ledger into the connector's under the hold, in steps a crash may
-interrupt anywhere. ``next_step(disk)`` answers, from what the state directory holds, the one
-step to take next, that promote is finished, or why it cannot go on; the shell observes, asks,
-takes the step, observes again.
+interrupt anywhere: ``next_step(disk)`` answers the one step to take next, that promote is
+finished, or why it cannot go on; the shell observes, asks, takes the step, observes again.
 
 Rules:
-1. The steps, in order (``Step``): write the durable marker; set the hold and tag every open
-   shadow record for review in one transaction; set the connector's old ledger aside; move the
-   sealed shadow ledger into its place; remove the marker. A step is taken only when the disk
-   says it is not yet done, so running promote again after a crash finishes it, and never sets
-   a second hold.
-2. A step is known done by its own mark (the marker, the marker's cause on a ledger's hold, the
-   set-aside file, the shadow ledger gone), so a crash leaves the untouched shadow ledger or a
-   held one.
+1. The steps (``Step``): write the durable marker; set the hold and tag every open shadow record
+   for review in one transaction; set the old ledger aside; move the sealed shadow ledger into
+   its place; remove the marker. A step is taken only when the disk says it is not done, so a
+   rerun after a crash finishes it and never sets a second hold.
+2. A step is known done by its own mark (the marker, its cause on a ledger's hold, the set-aside
+   file, the shadow ledger gone), so a crash leaves the shadow ledger untouched or held.
 3. Without a marker: a shadow ledger starts promote; none, with the connector's ledger held by
    an earlier promote, is ``Finished(already=True)``; none at all is ``Stuck``.
 4. Anything else is ``Stuck`` with one line saying what is wrong: promote never guesses.
-5. A connector's ledger with something in flight (a lifecycle message not yet final, an attempt
-   not ended) is never set aside: nothing would ever settle it there. Promote does not begin,
-   nor set it aside after beginning (``bin/outbox-resolve`` takes no instance lock and may make
-   an intent pending meanwhile); a person settles it, or lets the connector, first.
-"""
+5. A ledger with something in flight (a message not final, an attempt not ended) is never set
+   aside, before or after promote begins (``bin/outbox-resolve`` takes no lock and may make an
+   intent pending meanwhile): nothing would settle it there; a person settles it first."""
 
 from __future__ import annotations
 

@@ -1,21 +1,18 @@
 """Whether a message a person names may be recorded as an indeterminate intent's receipt.
 
-``bin/outbox-resolve sent ID --receipt N`` records that message N is the intent's. Before it
-does, the message is read alone at the intent's destination and ``check_receipt`` decides, with
-the comparisons reconciliation uses to adopt (``core.adoption`` rule 1):
+Before ``bin/outbox-resolve sent ID --receipt N`` records message N as the intent's, it is read
+alone and ``check_receipt`` decides, by reconciliation's comparisons (``core.adoption`` rule 1):
 
 Rules:
-1. A message that was not found (Basecamp answered it does not exist) is refused.
-2. It must stand at the intent's destination: the recording the comment or boost is on, or the
-   Campfire the line is in.
+1. A message Basecamp says does not exist is refused.
+2. It must stand at the intent's destination (the recording it is on, the Campfire it is in).
 3. It must be the agent's: its creator (a boost's booster) is the agent.
 4. It must not be a worker's own message, however alike its words (``core.adoption`` rule 3).
 5. It must carry the intent's words (``core.text.message_text``); a body with no words proves
-   nothing, so nothing is accepted for it.
+   nothing.
 6. It must not be older than the intent's request (``core.reconcile_schedule.listing_since``).
-7. The first rule that fails is the refusal, one line naming what differed; it never carries
-   a message's words or the body (``shell.errors`` rule 2).
-"""
+7. The first rule that fails is the refusal, one line naming what differed, never carrying a
+   message's words (``shell.errors`` rule 2)."""
 
 from __future__ import annotations
 

@@ -2,20 +2,18 @@
 
 Rule 1: a sending intent is reconciled by listing its destination, never by posting again.
 
-Rule 2: a request that failed on the wire may still land, so an intent is due for
-reconciliation only once its ``sending_at`` is ``RECONCILE_AFTER`` old and its ``reconcile_at``
-is not in the future; an uncertain post counts that wait from the failure, not the claim.
+Rule 2: a request that failed on the wire may still land, so an intent is due only once its
+``sending_at`` is ``RECONCILE_AFTER`` old and its ``reconcile_at`` is not in the future; an
+uncertain post counts that wait from the failure.
 
-Rule 3: the listing reaches back to the sending (else the creation) time less
-``RECONCILE_SLACK``, for clock skew between the connector and Basecamp.
+Rule 3: the listing reaches back to the sending (else creation) time less ``RECONCILE_SLACK``,
+for clock skew.
 
-Rule 4: a failed listing settles nothing: it counts one more failure and backs off, doubling
-from ``BACKOFF_START`` up to ``BACKOFF_MAX``.
+Rule 4: a failed listing settles nothing: it counts a failure and backs off, doubling from
+``BACKOFF_START`` up to ``BACKOFF_MAX``.
 
-Rule 5: reconciliation gives up, and the intent becomes indeterminate, when the destination
-cannot be listed at all, or when the failures reach ``MAX_RECONCILE_FAILURES``, recording that
-same count, so the count a person reads is the count that gave up.
-"""
+Rule 5: reconciliation gives up (indeterminate) when the destination cannot be listed at all, or
+at ``MAX_RECONCILE_FAILURES``, recording the count that gave up."""
 
 from __future__ import annotations
 

@@ -1,19 +1,16 @@
 """Recovery's decision tree: what a start does next with one attempt a previous connector left
-live, as a pure function of what it has found so far (``shell.dispatcher`` asks it after each
-step and does what it answers, one step at a time).
+live, from what it has found so far (``shell.dispatcher`` asks after each step).
 
 Rules:
-1. A stop set before anything is done to an attempt leaves it, and every later one, live
-   exactly as it was: the next start recovers them.
-2. An attempt with no recorded process is marked left for a person (``bin/connect
-   settle-launch``); its group is never ended, nor the attempt settled, here.
-3. A recorded group is ended only while its leader is provably the one recorded; one that
-   cannot be verified stays live and held, and nothing is settled around it.
+1. A stop set before anything is done to an attempt leaves it, and every later one, live as it
+   was, for the next start.
+2. An attempt with no recorded process is marked left for a person (``settle-launch``); its
+   group is never ended, nor the attempt settled, here.
+3. A recorded group is ended only while its leader is provably the one recorded; one that cannot
+   be verified stays live and held, and nothing is settled around it.
 4. A gone group's attempt is settled ``lost`` after the replies the adopted-reply rule reads are
-   listed, unless a stop came meanwhile: the listing may have been cut short, and the attempt
-   stays live for the next start, whose listing is whole. Its reason is ``lost`` either way, so
-   waiting costs nothing, where settling now could call a reply "not known".
-"""
+   listed, unless a stop came meanwhile (the listing may be short): it then waits for the next
+   start, which costs nothing, where settling now could call a reply "not known"."""
 
 from __future__ import annotations
 

@@ -1,24 +1,23 @@
 """What a person may decide about an outbox intent the connector will not decide alone.
 
-Rule 1: a resolution records who decided. ``by`` is required: not blank, and one line.
+Rule 1: a resolution records who decided: ``by`` is required, not blank, one line.
 
 Rule 2: an indeterminate intent may be resolved ``Sent`` (a person found its message; the note
-says whether it was checked first, ``core.receipt_check``), ``Abandon`` or ``Resend``.
+says whether it was checked, ``core.receipt_check``), ``Abandon`` or ``Resend``.
 
 Rule 3: a canceled intent may be resent only when its note proves nothing was created
-(``notes.resendable``), so a resend cannot double it; no message exists to be sent or abandoned.
+(``notes.resendable``); it has no message to be sent or abandoned.
 
-Rule 4: nothing else may be resolved: a pending or sending intent is still the connector's, and
-a sent, abandoned or otherwise canceled one is settled. The refusal names the state.
+Rule 4: nothing else may be resolved: pending or sending is the connector's, sent, abandoned or
+otherwise canceled is settled. The refusal names the state.
 
 Rule 5: a resend starts the request afresh, as if never claimed.
 
-Rule 6: the moves are the person's edges of ``core.edges.INTENT_EDGES``; a decision this module
-allows and that table refuses is refused.
+Rule 6: the moves are the person's edges of ``core.edges.INTENT_EDGES``; what that table refuses
+is refused.
 
-Rule 7: ``open_decisions`` names the decisions rules 2-4 and 6 leave open for an intent, by the
-names a person types: exactly those ``resolve`` would allow given well-formed values.
-"""
+Rule 7: ``open_decisions`` names, as a person types them, exactly the decisions rules 2-4 and 6
+leave open for an intent."""
 
 from __future__ import annotations
 

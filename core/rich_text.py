@@ -1,23 +1,19 @@
 """A worker's Markdown, rendered to Basecamp's rich-text subset: an allowlist, nothing else passes.
 
 Rules:
-1. Markdown is parsed by markdown-it-py (CommonMark, plus strikethrough), with raw HTML off: an
-   HTML tag the worker writes is text, escaped, never markup.
-2. The HTML is written here from the parser's tokens, never by the parser's own renderer: every
-   tag this module emits is in ``ALLOWED_TAGS`` (Basecamp 4's rich-text subset, which Basecamp 5
-   widens: ``div h1 br strong em strike a pre ol ul li blockquote``), looked up in ``BLOCK_TAGS``
-   and ``INLINE_TAGS``. A token with no entry keeps its text and loses its markup.
-3. A paragraph is a ``<div>``; every heading level is ``<h1>``; a fenced or indented code block is
-   ``<pre>``; inline code and images keep their text (an image becomes a link to its source when
-   that is an http(s) URL); a line break, soft or hard, is ``<br>``; a rule is dropped. Top-level
-   blocks are separated by one ``<br>``.
-4. A link keeps its ``href`` only when it is an ``http``, ``https`` or ``mailto`` URL; any other
-   (``javascript:``, a relative path) is text. The ``href`` is the only attribute ever written,
-   quoted and escaped.
+1. Markdown is parsed by markdown-it-py (CommonMark, plus strikethrough) with raw HTML off: a
+   tag the worker writes is escaped text, never markup.
+2. The HTML is written here from the parser's tokens, never by its renderer: every tag emitted
+   is in ``ALLOWED_TAGS`` (Basecamp 4's subset), looked up in ``BLOCK_TAGS`` and
+   ``INLINE_TAGS``; a token with no entry keeps its text and loses its markup.
+3. A paragraph is a ``<div>``; every heading ``<h1>``; a code block ``<pre>``; inline code and
+   images keep their text (an image with an http(s) source becomes a link to it); a line break
+   ``<br>``; a rule is dropped. Top-level blocks are separated by one ``<br>``.
+4. A link keeps its ``href`` only for an ``http``, ``https`` or ``mailto`` URL, else it is text.
+   ``href`` is the only attribute ever written, quoted and escaped.
 5. Text is HTML-escaped once (quotes too, in attributes); the parser already decoded entities.
-6. A pure function of the text: the same Markdown renders the same body, so a repeated call is
-   the same message and reconciliation compares the same words (``core.text.message_text``).
-"""
+6. Pure: the same Markdown renders the same body, so a repeated call is the same message and
+   reconciliation compares the same words (``core.text.message_text``)."""
 
 from __future__ import annotations
 

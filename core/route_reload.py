@@ -1,26 +1,19 @@
 """What a re-read configuration file authorizes the running connector to do.
 
-The running connector re-reads its configuration file every ``RELOAD_EVERY`` (
-``connectRoutesTTL``); this module decides, from the configuration it started with and what the
-file holds now, which projects it may serve.
+The running connector re-reads its configuration every ``RELOAD_EVERY``; this decides, from the
+configuration it started with and what the file holds now, which projects it may serve.
 
 Rules:
-1. A file that parses and names the running connector's account and agent authorizes exactly
-   its routes (``Authorization.routes``): a route added, changed or removed takes effect
-   without a restart.
-2. A file that cannot be read, does not parse or validate, or names another account or agent
-   authorizes nothing (``usable`` False, no routes) until it is usable again: nothing is
-   dispatched and a request is ``blocked(config_unreadable)``, never answered as if its project
-   had no route. ``problem`` says why, one line.
-3. Only the routes are taken from a re-read file. The rest (trust, worker, timings, token,
-   base URL) is what the connector started with: a change there needs a restart, and ``pending``
-   says so, one line, so a person is told instead of left to guess.
-4. ``news`` is what to log when a re-read file is applied: a line only when what is authorized
-   changed (usable again, unusable for a new reason, routes changed), so an unusable file is
-   logged once, not every 2 s.
-5. Pure: the shell reads the file and hands over its mapping, or the one line saying why it
-   could not.
-"""
+1. A file that parses and names the running account and agent authorizes exactly its routes
+   (``Authorization.routes``): routes change without a restart.
+2. A file unreadable, invalid, or naming another account or agent authorizes nothing (``usable``
+   False) until usable again: nothing is dispatched and a request is
+   ``blocked(config_unreadable)``, never answered as if unrouted. ``problem`` says why.
+3. Only the routes are taken from a re-read file; a change to the rest (trust, worker, timings,
+   token, base URL) needs a restart, and ``pending`` says so, one line.
+4. ``news`` is a line to log only when what is authorized changed, so an unusable file is logged
+   once, not every 2 s.
+5. Pure: the shell hands over the file's mapping, or the one line saying why it could not."""
 
 from __future__ import annotations
 

@@ -1,19 +1,17 @@
 """How an attempt's settlement reads back from the rows it wrote.
 
 The completion notice is rendered from the ledger, not from what the settling code meant to
-write: "what is posted is what the ledger says". This module turns one task row and its
-record, as they stand after the settlement, into the ``SettledEvent`` the notice reads.
+write: this turns one task row and its record, as they stand after the settlement, into the
+``SettledEvent`` the notice reads.
 
 Rules:
 1. A row withdrawn for its one automatic retry is ``withdrawn``: no line.
-2. A record left ``blocked`` for ``spawn_failed`` is ``blocked_again``: the worker could not be
-   started a second time. This is read from the record, not assumed.
+2. A record left ``blocked`` for ``spawn_failed`` is ``blocked_again``, read from the record.
 3. A row never exposed (delivery ``admitted``) was ``returned`` to wait for a task of its own.
 4. A row with a reported outcome (``succeeded`` or ``failed``) keeps it: ``reported``.
 5. Anything else exposed ends ``unknown``: the worker may have acted on it.
-6. A row exposed to a worker whose record is ``admitted`` after the settlement was
-   ``redispatched``: a person's redispatch, authorized while the task ran, was applied as it
-   ended (``core.decisions`` rule 6). No line asks a person for what a person already decided.
+6. An exposed row whose record is ``admitted`` after the settlement was ``redispatched`` by a
+   person while the task ran (``core.decisions`` rule 6): no line asks what a person decided.
 """
 
 from __future__ import annotations
@@ -88,18 +86,12 @@ class RowSettlement:
 
 
 def settle(rows: tuple[LiveRow, ...] | list[LiveRow], spawn_failed: bool) -> tuple[RowSettlement, ...]:
-    """How an attempt's end settles each live row of its task.
-
-    Rule 6: a reported outcome stands: a completed row is ``reported`` and nothing moves.
-    Rule 7: a row never exposed nor pulled is ``returned``: its record goes back to admitted, to
-    wait for a task of its own. (Whatever a row's delivery says, a pull means a worker saw it.)
-    Rule 8: a launch exposure no worker pulled, on an attempt the driver proved never started a
-    process, is ``withdrawn`` for the one automatic retry (record admitted); if the event already
-    used that retry, it is ``blocked_again`` (record blocked, ``spawn_failed``).
-    Rule 9: anything else exposed ends ``unknown``, record completed: the worker may have acted on
-    it, so it is never run again automatically. A record something else already moved (a
-    person's discard) is settled where it was put.
-    """
+    """How an attempt's end settles each live row of its task: the write side of the module's
+    rules. A reported row stands (rule 4); one never pulled nor exposed is returned (rule 3: a
+    pull means a worker saw it, whatever its delivery says); a launch exposure no worker pulled,
+    on a proven spawn failure, is withdrawn for its one retry, or blocked again once used (rules
+    1-2); anything else exposed ends unknown, record completed (rule 5). A record a person
+    already moved is settled where it was put."""
     settled = []
     for row in rows:
         dispatched = row.record_state == RecordState.dispatched

@@ -1,23 +1,19 @@
 """Why an attempt ended, from what the worker driver saw.
 
-The driver reports facts: how the worker's process ended, and whether the dispatcher asked it
-to stop. This module alone turns them into the attempt's stop reason.
+The driver reports facts (how the process ended, whether the dispatcher asked it to stop); this
+module alone turns them into the attempt's stop reason.
 
 Rules:
-1. A worker that could not be started at all ended ``failed`` (and its attempt is marked
-   spawn-failed: no process existed, so it cannot have acted).
-2. A stop the dispatcher asked for is named for its cause, whatever the worker's exit looked
-   like: ``deadline`` when the task's deadline passed, ``shutdown`` when the connector shut
-   down. "An exit the dispatcher caused is not a failure."
-3. Otherwise, exit status 0 is ``finished``: the worker ended its turn and exited cleanly.
-4. Otherwise, a non-zero exit status, or death by a signal the dispatcher did not send, is
-   ``failed``.
-5. A worker that went away without an exit status the driver could read (it was not the
-   driver's child, or its status was taken by someone else) is ``lost``: it may have acted.
-6. A worker the driver ended because its own account proved it never began its work
-   (``not_started``: Claude Code's init was not what was asked) ended ``failed``; one the driver
-   ended because it outlived its own ``result`` (``after_result``) ended ``finished``: its turn
-   was over, and only its exit was waited for in vain.
+1. A worker that could not be started ended ``failed``, its attempt spawn-failed: no process
+   existed, so it cannot have acted.
+2. A stop the dispatcher asked for is named for its cause whatever the exit: ``deadline`` or
+   ``shutdown``. An exit the dispatcher caused is not a failure.
+3. Otherwise, exit status 0 is ``finished``.
+4. Otherwise, a non-zero exit, or death by a signal the dispatcher did not send, is ``failed``.
+5. A worker gone without an exit status the driver could read (not its child, or reaped by
+   another) is ``lost``: it may have acted.
+6. A worker the driver ended because its account proved it never began (``not_started``) ended
+   ``failed``; one ended for outliving its own ``result`` (``after_result``) ended ``finished``.
 """
 
 from __future__ import annotations

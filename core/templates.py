@@ -1,36 +1,28 @@
 """Every word the connector posts in its own voice, rendered from record values alone.
 
-Rule 1: no content, no model, no free text. A notice is fixed words filled with ids, states,
-stop reasons and ``HH:MM UTC`` times from ledger records, so it can be rendered again from the
-records and matched against what Basecamp holds (``core.text.message_text``).
+Rule 1: no content, no model, no free text: fixed words filled with ids, states, stop reasons
+and ``HH:MM UTC`` times from ledger records, so a notice can be rendered again and matched
+against what Basecamp holds (``core.text.message_text``).
 
-Rule 2: a template gives lines; ``render`` gives the body for one message kind:
-a comment is ``<div>`` + the HTML-escaped lines joined by ``<br>`` + ``</div>``; a chat line is
-the plain lines joined by a newline; a boost is its one plain line, at most
-``BOOST_LIMIT`` (16) code points, or rendering refuses it.
+Rule 2: a template gives lines; ``render`` gives one kind's body: a comment is the HTML-escaped
+lines joined by ``<br>`` in a ``<div>``; a chat line the plain lines joined by newlines; a boost
+its one plain line of at most ``BOOST_LIMIT`` code points, or rendering refuses it.
 
-Rule 3: the guard acknowledgement is ``👀 received`` and carries no event id: a boost is a few
-characters, so two guards on one recording are ambiguous to reconciliation, which leaves them
-indeterminate rather than guess.
+Rule 3: the guard acknowledgement ``👀 received`` carries no event id (a boost is a few
+characters), so two guards on one recording are left indeterminate by reconciliation.
 
-Rule 4: a notice that asks a person for something names our own command,
-``bin/connect redispatch <event id>``, and every notice ends with a line naming what it answers
-for and the signature ``automatic notice from the Basecamp connector``.
+Rule 4: a notice asking a person for something names ``bin/connect redispatch <event id>``;
+every notice ends naming what it answers for and ``automatic notice from the Basecamp connector``.
 
-Rule 5: a still-running notice is a record of a moment ("Working on this as of HH:MM UTC"), so
-it stays true if it turns out to be the last thing said about a task.
+Rule 5: a still-running notice records a moment ("Working on this as of HH:MM UTC"), so it stays
+true if it is the last thing said about a task.
 
 Rule 6: a completion notice names, in event-id order, the events that need a person (failed,
-unknown, could not be started) with the redispatch command, and names an event that succeeded
-with no reply reported without asking anything (a reply the worker gave the connector to post is
-a reply, landed or not); so is an unknown event whose reply was adopted
-(the worker replied, and its reply is there to be read). An event that succeeded with
-a reply, was withdrawn for its automatic retry, or was returned unexposed gets no line. With no
-line to write there is no notice: ``completion`` answers None -- unless a still-running notice of
-the attempt was in flight when it ended (``notice_in_flight``): then the notice is its first
-line alone, "Task N ended: <how>.", so what the connector says last about ended work is never
-"still working" (settlement and the notice in flight meet in the ledger, ``core.intents`` rule 6).
-"""
+unknown, could not be started) with the redispatch command, and without asking anything an event
+that succeeded with no reply reported, or an unknown one whose reply was adopted. Other events
+get no line; with no line ``completion`` answers None -- unless a still-running notice was in
+flight when the attempt ended (``notice_in_flight``): then it is "Task N ended: <how>." alone,
+so the last word about ended work is never "still working" (``core.intents`` rule 6)."""
 
 from __future__ import annotations
 

@@ -1,26 +1,22 @@
 """The words of a message, as matching compares them.
 
-Basecamp may wrap or re-attribute the rich text it stores; the words stay. So a body is
-compared with what a listing answers only after both are reduced to their words:
+Basecamp may wrap or re-attribute the rich text it stores; the words stay. So a body is compared
+with a listing only after both are reduced to their words:
 
 Rules:
-1. ``<br>`` in any form, and the closing tags of blocks (``div p li h1..h6 blockquote pre``),
+1. ``<br>`` in any form and the closing tags of blocks (``div p li h1..h6 blockquote pre``)
    become a space; every other tag is dropped.
-2. HTML entities are decoded after tags are dropped, so an escaped ``&lt;b&gt;`` stays text.
+2. Entities are decoded after tags are dropped, so an escaped ``&lt;b&gt;`` stays text.
 3. Runs of whitespace collapse to one space; the result is trimmed.
-4. Both sides of a comparison go through this same function: the rendered body and the
-   listed content. (It is not idempotent: decoded ``&lt;b&gt;`` reads as a tag the second
-   time, so never normalise twice.)
-5. ``message_lines`` is for a person reading, never for matching: the same words, one line
-   per line break or block, empty lines dropped.
-6. Linear in the content's length, whatever it holds: a tag is ``<`` to the next ``>`` with no
-   ``<`` between, so no character is scanned twice (a regular expression that scanned to the end
-   from every ``<`` took 27 s over 200,000 of them). A ``<`` that opens no tag stays text.
-7. ``printable`` is what a terminal may be shown of a name or a word from Basecamp: every
-   control or format character (ANSI escapes, newlines, DEL, C1, bidi overrides, line and
-   paragraph separators) escaped as Python writes it (``\\x1b``, ``\\n``, ``\\u202e``), the rest as
-   it is; plain text is unchanged.
-"""
+4. Both sides of a comparison go through this function. It is not idempotent (decoded
+   ``&lt;b&gt;`` reads as a tag the second time): never normalise twice.
+5. ``message_lines`` is for a person reading, never matching: one line per break or block.
+6. Linear in the content's length: a tag is ``<`` to the next ``>`` with no ``<`` between, so no
+   character is scanned twice (a regular expression took 27 s over 200,000 ``<``). A ``<`` that
+   opens no tag stays text.
+7. ``printable`` is what a terminal may be shown of a name or word from Basecamp: every control
+   or format character (ANSI escapes, newlines, DEL, C1, bidi overrides, separators) escaped as
+   Python writes it (``\\x1b``, ``\\u202e``); plain text is unchanged."""
 
 from __future__ import annotations
 

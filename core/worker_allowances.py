@@ -1,23 +1,20 @@
 """What a person allowed the default worker (Claude Code) beyond what it has by default, as the
 configuration records it: by name, never by content.
 
-By default the worker reads and edits files in its approved directory and calls the connector's
-dispatch tools; it runs no command and reaches no other MCP server (``shell.worker.command``).
+By default the worker reads and edits files in its directory and calls the connector's tools;
+it runs no command and reaches no other MCP server (``shell.worker.command``).
 
 Rules:
-1. ``bash`` holds Bash command patterns, in Claude Code's permission-rule form without the
-   ``Bash(...)`` around them (``git status``, ``npm test *``): each gives the worker the Bash tool
-   for commands that match it, and nothing else. A pattern is 1 to ``MAX_PATTERN`` characters with
-   no ``(``, ``)``, ``,`` or control character, and is not only spaces or ``*``: a pattern that
-   allows every command is refused (a person who wants that names another worker command).
-2. ``mcp_files`` holds absolute paths of MCP config files (``{"mcpServers": {...}}``) whose
-   servers the worker also starts, every tool of theirs allowed. What a file holds is read when
-   the worker's command is built, never recorded here. A server named ``connector`` in such a
-   file is refused then: that name is the connector's own (``shell.worker.command``).
-3. Each list keeps its first occurrence of a value and its order. The lists are read from and
-   written to the configuration's ``worker_allow`` key (``{"bash": [...], "mcp_files": [...]}``).
-4. Pure: paths are checked as text only.
-"""
+1. ``bash`` holds Bash command patterns in Claude Code's permission-rule form without
+   ``Bash(...)`` (``git status``, ``npm test *``), each allowing matching commands alone. A
+   pattern is 1 to ``MAX_PATTERN`` characters without ``(``, ``)``, ``,`` or a control
+   character, and not only spaces or ``*``: one allowing every command is refused.
+2. ``mcp_files`` holds absolute paths of MCP config files whose servers the worker also starts,
+   every tool allowed; their content is read when the command is built, never recorded here. A
+   server there named ``connector`` is refused then: that name is the connector's own.
+3. Each list keeps a value's first occurrence, in order, under the configuration's
+   ``worker_allow`` key.
+4. Pure: paths are checked as text only."""
 
 from __future__ import annotations
 

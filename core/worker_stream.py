@@ -1,28 +1,24 @@
 """What Claude Code says on its stream-json output, read as the connector's facts.
 
-Claude Code writes one JSON object a line: a ``system``/``init`` once it has started, the turn's
-messages, and a ``result`` when the turn ends. The shell feeds this module what the worker wrote.
+Claude Code writes one JSON object a line: a ``system``/``init`` once started, the turn's
+messages, and a ``result`` when the turn ends.
 
 Rules:
 1. ``init_problem``: the init is what the connector asked for (its server ``connected``, every
-   dispatch tool listed, the permission mode asked for), or the attempt never started its work;
-   the first thing missing is the reason, in words.
-2. ``read_result``: a ``result`` line becomes a ``WorkerResult``; its error text is bounded
-   (``MAX_ERROR_TEXT``) and anything shaped like a secret is ``[redacted]`` before it is kept.
-3. ``StreamFacts`` folds the lines in order. A message sent while a turn runs is taken into that
-   turn, so a result answers every message replayed before it (``replays``, ``answered``). A line
-   that is not a JSON object is ignored, never fatal.
-4. ``not_started``: the worker never began its work, with the reason, only when its output proves
-   it (no init, an init rule 1 refuses, an error no model answered, or none of the connector's
-   tools called). None otherwise: the worker may have acted, and the ledger's rules decide.
-5. ``account``: a stop the dispatcher asked for is never a non-start: the worker was cut short.
-   Otherwise rule 4 says. The ledger still withdraws only what no worker pulled: a worker's
-   stream never outranks it.
-6. ``resumable``: a later task resumes the conversation's Claude Code session only after an
-   attempt that ended ``finished``, began its work, named its session and left nothing
-   ``unknown``: a session is never resumed into an instruction it may have acted on and not
-   reported.
-"""
+   dispatch tool listed, the permission mode asked), or the attempt never started its work; the
+   first thing missing is the reason.
+2. ``read_result``: a ``result`` line becomes a ``WorkerResult``, its error text bounded
+   (``MAX_ERROR_TEXT``) and anything shaped like a secret ``[redacted]``.
+3. ``StreamFacts`` folds the lines in order. A message sent while a turn runs joins that turn,
+   so a result answers every message replayed before it (``replays``, ``answered``). A line that
+   is not a JSON object is ignored.
+4. ``not_started`` is the reason the worker never began, only when its output proves it (no
+   init, an init rule 1 refuses, an error no model answered, none of the connector's tools
+   called); else None: the worker may have acted, and the ledger's rules decide.
+5. ``account``: a stop the dispatcher asked for is never a non-start; otherwise rule 4 says. The
+   ledger still withdraws only what no worker pulled.
+6. ``resumable``: a later task resumes the conversation's session only after an attempt that
+   ended ``finished``, began its work, named its session and left nothing ``unknown``."""
 
 from __future__ import annotations
 

@@ -1,26 +1,24 @@
 """A worker's words, posted for it by the connector: where each goes, its body, its key, its bounds.
 
-The worker never holds a Basecamp credential. It hands its words to its dispatch tools, which
-write them as outbox intents in the transaction of the move they report; the outbox posts them
-with the promise it keeps for the connector's own messages (``core.intent_kinds``).
+The worker holds no Basecamp credential: its dispatch tools write its words as outbox intents
+with the move they report, and the outbox posts them with the promise it keeps for its own
+messages (``core.intent_kinds``).
 
 Rules:
 1. The acknowledgement (``ack_dispatch``'s ``text``) is a boost on the recording that asked when
-   it fits a boost (one line of at most ``BOOST_LIMIT``, 16, code points); otherwise a short
-   message, at most ``MAX_ACK_CHARACTERS``, at the event's reply destination.
+   it fits one (one line of at most ``BOOST_LIMIT`` code points); else a message of at most
+   ``MAX_ACK_CHARACTERS`` at the event's reply destination.
 2. The reply (``complete_dispatch``'s ``reply``) and a note (``reply_dispatch``'s ``text``) go to
    the reply destination, at most ``MAX_MESSAGE_CHARACTERS``.
-3. At a comment destination the text is Markdown, rendered by ``core.rich_text`` (an allowlist of
-   tags); at a Campfire the text is a plain line, as written (trimmed); a boost is plain text.
-4. Text with no words, text over its bound, and a message with nowhere to go (no reply
-   destination, no recording) are refused with what to change; nothing is written.
-5. A key makes one message however often the call is repeated: one acknowledgement and one
-   reply per task and event, one note per text (its body's hash in the key), at most
-   ``MAX_NOTES`` notes per event on a task.
-6. What the worker is told of its words (``WordsAnswer``): ``posted`` with the message id once it
-   landed; ``waiting`` while it is pending or being sent (it will be posted once: do not send it
-   again); ``uncertain`` when reconciliation left it for a person; ``refused`` when Basecamp
-   refused it (nothing was created); ``not_posted`` with the reason when nothing was written.
+3. At a comment the text is Markdown rendered by ``core.rich_text`` (an allowlist of tags); at a
+   Campfire a plain line, trimmed; a boost plain text.
+4. Text with no words or over its bound, or with nowhere to go, is refused with what to change;
+   nothing is written.
+5. A key makes one message however often the call is repeated: one acknowledgement and one reply
+   per task and event, one note per text (its hash in the key), at most ``MAX_NOTES`` an event.
+6. The worker is told (``WordsAnswer.state``) ``posted`` with the id once landed; ``waiting``
+   while pending or sending (do not send it again); ``uncertain`` when left for a person;
+   ``refused`` when Basecamp refused it; ``not_posted`` with the reason when nothing was written.
 """
 
 from __future__ import annotations

@@ -1,22 +1,18 @@
 """Admission in the shell: load a record, gate it, read what it needs, decide, commit.
 
 Rules:
-1. ``admit`` loads a seen or blocked record and its revision (a read transaction), runs the
-   core gate (no reads), reads the recording's summary only when the gate let it through
-   (outside any transaction: a read never holds the ledger's lock), asks ``core.admission``
-   for the verdict, and writes it with ``shell.ledger.records.commit_verdict`` in one
-   ``BEGIN IMMEDIATE`` transaction with the intents it calls for.
-2. A verdict that finds the revision moved is not applied: the record was decided by someone
-   else, and that decision stands (``Admitted.applied`` is False).
-3. ``sweep`` offers every blocked record whose next retry is due back to ``admit``; the
-   compare-and-set on the revision keeps a record from being decided twice.
+1. ``admit`` loads a seen or blocked record and its revision, runs the core gate, reads the
+   recording's summary only when the gate let it through (outside any transaction: a read never
+   holds the ledger's lock), asks ``core.admission``, and writes the verdict with
+   ``shell.ledger.records.commit_verdict`` in one ``BEGIN IMMEDIATE`` with its intents.
+2. A verdict that finds the revision moved is not applied: that other decision stands
+   (``Admitted.applied`` is False).
+3. ``sweep`` offers every blocked record whose next retry is due back to ``admit``.
 4. The membership read (trust mode ``project``) is not made yet: ``members`` is None, so an
    untrusted performer there is ``blocked(trust_unverified)``, retried on the schedule.
 5. One log line per decision: ids, state and reason, never content.
-6. ``reconfigure`` replaces the settings whole (the routes re-read while the connector runs,
-   ``shell.state.reload``); each decision reads them once, so it is decided by the old settings
-   or the new, never a mix. No summary is read while the configuration authorizes nothing.
-"""
+6. ``reconfigure`` replaces the settings whole (``shell.state.reload``); each decision reads them
+   once, never a mix. No summary is read while the configuration authorizes nothing."""
 
 from __future__ import annotations
 

@@ -1,23 +1,18 @@
 """The replies the adopted-reply rule reads, listed before a task settles.
 
 Rules:
-1. ``ReplyAdopter.list_replies(task_id, stop)`` runs before the settlement's transaction, outside
-   any transaction: for each row that ``core.adopted_reply.may_become_candidate``, it lists the
-   row's reply destination since its delivery, exhaustively, within ``ADOPTION_SCAN_TIMEOUT``.
-   The settlement's transaction then adopts from these listings before it writes the completion
-   notice, so the notice asks a person only about what adoption left (``core.adopted_reply``
-   rule 4).
-2. A listing that fails (an error, or cut short) leaves its row out: nothing is adopted for it,
-   and it is logged. A missing adoption costs a person a look; a wrong one would hide a doubled
-   reply.
-3. ``stop`` is the shutdown's (or, in recovery, the start's; None where nothing can stop it):
-   once it is set, no further destination is listed, and a listing under way is not waited for
-   (``shell.stoppable``). What was listed whole is kept; the rest is "not known" (rule 2), never
-   guessed. So a stop during a listing settles the attempt with its real reason within the
-   shutdown's bound, instead of leaving it for the next start to end ``lost``.
-4. It never raises for Basecamp; a ledger failure is logged and lists nothing. Anything else a
-   listing raises is raised here, on the caller's thread.
-"""
+1. ``ReplyAdopter.list_replies(task_id, stop)`` runs outside any transaction: for each row that
+   ``core.adopted_reply.may_become_candidate`` it lists the reply destination since delivery,
+   exhaustively, within ``ADOPTION_SCAN_TIMEOUT``, for the settlement to adopt from before its
+   completion notice (``core.adopted_reply`` rule 4).
+2. A listing that fails or is cut short leaves its row out, logged: a missing adoption costs a
+   person a look; a wrong one would hide a doubled reply.
+3. ``stop`` is the shutdown's (in recovery the start's; None: nothing stops it): once set no
+   further destination is listed and a listing under way is not waited for
+   (``shell.stoppable``); the rest is "not known" (rule 2). So the attempt settles with its real
+   reason within the shutdown's bound.
+4. It never raises for Basecamp; a ledger failure is logged and lists nothing. Anything else is
+   raised on the caller's thread."""
 
 from __future__ import annotations
 

@@ -1,44 +1,34 @@
 """The connector as one running thing: its parts wired in the order the design requires.
 
 Rules:
-1. Start is ``shell.start.settle_previous`` with all its parts (reconcile, sweep, recover, send;
-   a ledger that cannot be settled stops the start); then every seen record is admitted again
-   and the feed is read once.
-2. Then three loops run together until asked to stop: intake and admission; the dispatcher;
-   the outbox.
-3. Shutdown: intake stops, workers are stopped and settled, and the outbox flushes their
-   notices, all within ``shutdown_bound``; the loops are waited for only that long. A request in
-   flight is left ``sending``, and the next start reconciles it by listing.
-4. ``shadow``: admits and logs; writes no intents, dispatches nothing and posts nothing.
+1. Start is ``shell.start.settle_previous`` with all its parts (a ledger that cannot be settled
+   stops the start); then every seen record is admitted again and the feed is read once.
+2. Then three loops run until asked to stop: intake and admission; the dispatcher; the outbox.
+3. Shutdown stops intake, stops and settles workers, and flushes their notices, within
+   ``shutdown_bound``. A request in flight stays ``sending`` for the next start to reconcile.
+4. ``shadow`` admits and logs; it writes no intents, dispatches and posts nothing.
 5. ``live`` (the default) runs intake's live lane beside the poll loop: what it records first is
-   admitted on its thread at once; the poll lane still moves the position and catches up what
-   the live lane missed, and what the live lane says it lost is walked for
-   (``shell.intake.repair``), on start too.
-6. Backlog: at ``backlog_limits.pause`` records waiting for a worker (``core.backlog``) intake
-   stops reading on purpose, and status says so; it reads on below the limit.
-7. Membership: every ``membership_every`` intake re-reads the agent's projects; a project granted
-   since makes the live lane subscribe again.
-7a. The inbox lane is intake's backstop: read at the start after the feed, then every few turns,
-   and at once after the account lane's 410.
-8. With ``config_path``, a fourth loop re-reads the configuration file every
+   admitted at once; the poll lane still moves the position and catches up, and what the live
+   lane says it lost is walked for (``shell.intake.repair``), on start too.
+6. At ``backlog_limits.pause`` records waiting for a worker (``core.backlog``) intake stops
+   reading, and status says so.
+7. Every ``membership_every`` intake re-reads the agent's projects; a newly granted one makes the
+   live lane subscribe again.
+7a. The inbox lane is intake's backstop: at the start after the feed, every few turns, and at
+   once after the account lane's 410.
+8. With ``config_path`` a fourth loop re-reads the configuration every
    ``core.route_reload.RELOAD_EVERY`` and applies what it authorizes (``shell.state.reload``).
 9. One turn of each loop is a method (``intake_turn``, ``dispatch_turn``, ``Outbox.run_once``):
-   ``run``'s threads repeat them, and the whole-connector simulation calls them as its steps.
-   With ``seams`` the simulation puts its own reads, workers and dispatcher in place; everything
-   else is built here, the same way for both. The connector's own code never passes ``seams``.
-10. A stop asked for during the start is watched for on a thread of its own, which sets the
-   connector's stop: the start's listings stop at once (``shell.start`` rule 5), nothing more is
-   admitted or read, and ``stopped_in`` names the step it ended. No loop starts and nothing is
-   flushed: recovery may have left a previous process's attempt live, and a flush would claim
-   its still-running notice (``shell.start`` rule 3). What is under way is waited for, each
-   within its own bound.
-11. No loop dies quietly: a turn of intake or dispatch, and the live lane's connection, log what
-   they did not expect and go on. What still escapes a loop's thread ends the connector
-   (``ended_by``; ``run`` exits 1) so its supervisor starts it again: it never runs with a dead
-   lane.
-12. Each loop beats as it turns (``shell.heartbeats``), and ``run``'s main thread writes the
-   beats beside the ledger, so ``status`` names a loop that is not turning.
-"""
+   ``run``'s threads repeat them and the simulation calls them as steps, putting its own reads,
+   workers and dispatcher in place through ``seams`` (which production never passes).
+10. A stop asked for during the start, watched for on its own thread, stops the start's listings
+   (``shell.start`` rule 5) and admission; ``stopped_in`` names the step. No loop starts and
+   nothing is flushed: a flush could claim a still-running previous attempt's notice
+   (``shell.start`` rule 3).
+11. No loop dies quietly: intake, dispatch and the live lane log what they did not expect and go
+   on; what still escapes a loop's thread ends the connector (``ended_by``; ``run`` exits 1).
+12. Each loop beats as it turns (``shell.heartbeats``), written beside the ledger by ``run``'s
+   main thread, so ``status`` names a loop that is not turning."""
 
 from __future__ import annotations
 

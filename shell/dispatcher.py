@@ -2,43 +2,29 @@
 worker, and settle the attempt when it ends.
 
 Rules:
-1. ``recover()`` runs before anything is dispatched, and is given the start's stop. It takes each
-   attempt a previous connector left live one step at a time, each step the one
-   ``core.recovery`` answers from what it has found (its rules: a stop leaves the rest live, an
-   attempt with no recorded process is marked left for a person, an unverifiable group is held,
-   a gone group's attempt settles ``lost`` once its replies are listed whole, rule 8).
-2. At most ``concurrency`` workers run. Each tick, follow-ups join their live task first (and
-   the driver gives its running worker a turn for each, ``follow_up``: a turn it could not give
-   leaves the event unpulled, to wait for a task of its own); then the oldest startable records
-   of free conversations start, while slots remain.
-3. A launch is committed (task, attempt ``launching``, exposure) before the driver is asked to
-   start anything; the process is recorded (``running``) as soon as it exists.
-4. An attempt ends in one transaction (``shell.ledger.tasks.end_attempt``): settlement,
-   supersession and the completion intent together. A spawn the driver proved never started a
-   process is ``spawn_failed``, and so is a worker whose driver's account proves it never began
-   its work (``WorkerAccount.not_started``: Claude Code's init, no model, nothing pulled);
-   nothing else is. The account's reason and the worker's result are recorded on the attempt.
-5. ``stop()`` is the connector's shutdown: every worker is stopped (``shutdown``) and settled
-   before it returns, within its bound.
-6. A worker whose process group kept members after SIGKILL (the driver's supervision answers
-   None) is not settled: its attempt stays live, its record dispatched and its conversation
-   held, so nothing -- not even a person's redispatch -- starts a second worker beside what is
-   left of the first. It is logged as needing a person; recovery at the next start decides.
-7. ``routes`` is replaced whole while the connector runs (the re-read configuration): a tick
-   reads it once, so a record starts by the old routes or the new; a project that lost its
-   route starts nothing (its records wait), and one that gained one starts at the next tick.
-8. Before a settlement (at an attempt's end, or in recovery), ``list_replies`` lists what the
-   adopted-reply rule reads for the task, outside any transaction (the connector's is
-   ``shell.adopted_replies``); the settlement adopts from it in its own transaction, before its
-   completion notice. The listing is given the shutdown's event: once a shutdown begins nothing
-   more is listed and a listing under way is not waited for, so the attempt still settles with
-   its real reason within the shutdown's bound; what was not listed is not known, and nothing is
-   adopted for it.
-9. A worker's life is three steps, each its own transaction(s): ``spawned`` (spawn, record the
-   process), ``still_running`` (a tick), ``supervised`` (settle why it ended). ``_start`` runs
-   them on a thread of its own; the whole-connector simulation (``tests/sim/whole``) runs the
-   very same steps one at a time, interleaved with everything else, on one thread.
-"""
+1. ``recover()`` runs before anything is dispatched, given the start's stop: it takes each
+   attempt a previous connector left live one step at a time, as ``core.recovery`` answers.
+2. At most ``concurrency`` workers run. Each tick, follow-ups join their live task first (the
+   driver gives the running worker a turn, ``follow_up``; a turn it could not give leaves the
+   event unpulled); then the oldest startable records of free conversations start.
+3. A launch is committed (task, attempt ``launching``, exposure) before the driver starts
+   anything; the process is recorded (``running``) as soon as it exists.
+4. An attempt ends in one transaction (``shell.ledger.tasks.end_attempt``). ``spawn_failed`` is
+   only a spawn proved never to have started a process, or a worker whose account proves it
+   never began (``WorkerAccount.not_started``); the reason and result are recorded.
+5. ``stop()`` stops (``shutdown``) and settles every worker within its bound.
+6. A process group that kept members after SIGKILL (supervision answers None) is not settled:
+   attempt live, record dispatched, conversation held, so nothing -- not even a redispatch --
+   starts a second worker beside it. It is logged for a person; the next start's recovery decides.
+7. ``routes`` is replaced whole when the configuration is re-read; a tick reads it once, so a
+   record starts by the old routes or the new, and a project without one starts nothing.
+8. Before a settlement, ``list_replies`` lists what the adopted-reply rule reads, outside any
+   transaction (``shell.adopted_replies``); the settlement adopts from it in its own. The listing
+   is given the shutdown's event: once a shutdown begins nothing more is listed or waited for,
+   so the attempt settles with its real reason in bound, adopting nothing unlisted.
+9. A worker's life is three steps, each its own transaction(s): ``spawned``, ``still_running``
+   (a tick), ``supervised``. ``_start`` runs them on a thread of its own; ``tests/sim/whole``
+   runs the same steps interleaved on one thread."""
 
 from __future__ import annotations
 

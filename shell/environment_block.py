@@ -1,27 +1,21 @@
 """The process's initial environment block: erasing a variable from what ``/proc/PID/environ``
 shows, in place.
 
-``os.environ.pop`` (``unsetenv``) removes a variable from the environment this process passes
-on, but ``/proc/PID/environ`` shows the block the kernel copied onto the stack at ``exec``, and
-that block keeps it. This module overwrites it there, so a secret given in the environment (a
-task token) is gone from ``/proc/PID/environ`` without starting the process again.
+``unsetenv`` removes a variable from what this process passes on, but ``/proc/PID/environ``
+shows the block copied at ``exec``, which keeps it; overwriting it there removes a secret (a
+task token) without starting the process again.
 
 Rules:
-1. ``erase(names, secret)`` overwrites with NUL bytes every ``NAME=...`` string of the block
-   (each string that begins with one of the names and ``=`` at a string boundary), through
-   ``/proc/self/mem``, writing nothing outside the block's bounds (``/proc/self/stat``'s
+1. ``erase(names, secret)`` overwrites with NUL bytes every ``NAME=...`` string of the block,
+   through ``/proc/self/mem``, writing nothing outside the block's bounds (``/proc/self/stat``'s
    ``env_start`` and ``env_end``) and nothing but those strings.
-2. It answers True only when every write wrote all it was given and a second read of the block
-   (``/proc/self/environ``) finds neither a ``NAME=`` string nor ``secret`` anywhere in it (a
-   copy under another name is no erasure). Every failure (no ``/proc``, a ``stat`` line it
-   cannot read, a block it cannot write or read, a short write) answers False and raises
-   nothing, and the server then refuses to start (``shell.cli.mcp`` rule 6; the lean entry,
-   ``shell.worker.mcp_entry``, puts the token back for the server to find and refuse).
-3. It is called before the process starts a thread or a child: nothing else reads the block
-   while it is written; and after the caller has removed the names from ``os.environ``
-   (``unsetenv``), so nothing this process starts inherits them and libc's ``environ`` no
-   longer points at the strings it erases.
-"""
+2. It answers True only when every write was whole and a second read (``/proc/self/environ``)
+   finds neither a ``NAME=`` string nor ``secret`` anywhere. Every failure answers False and
+   raises nothing; the server then refuses to start (``shell.cli.mcp`` rule 6; the lean entry
+   ``shell.worker.mcp_entry`` puts the token back for the server to refuse).
+3. It is called before any thread or child starts, so nothing reads the block while it is
+   written, and after the names left ``os.environ``, so libc's ``environ`` no longer points at
+   what it erases."""
 
 from __future__ import annotations
 

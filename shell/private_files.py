@@ -1,32 +1,25 @@
 """Owner-only files and directories: the one home of the connector's file privacy.
 
-The ledger, the configuration, the token file, the locks, the worker's session files (which
-hold a task token) and the demo's staged token all go through here; nothing else in ``shell/``
-names a file mode, ``O_EXCL`` or ``fchmod`` (a test says so).
+The ledger, configuration, token file, locks, the worker's session files and the demo's staged
+token all go through here; nothing else in ``shell/`` names a file mode, ``O_EXCL`` or
+``fchmod`` (a test says so).
 
 Rules (one policy for every caller):
-1. What the connector creates it creates owner-only (0700, 0600, set again after creation so
-   the umask cannot loosen it), with ``O_EXCL | O_NOFOLLOW``: never an existing file, never
-   through a link.
-2. What already exists is checked, never loosened, never tightened: a symlink, the wrong kind,
-   another user's, or any bit for group or others is refused (``PrivatePathError``) with one
-   line saying how to fix it. A person's loose directory is theirs to look at, not ours to undo.
-3. The one exception is a file SQLite makes beside a checked ledger (``-wal``, ``-shm``): the
-   ledger's own content, so ``own_sidecar`` makes it 0600 if it is a regular file of this
-   user's, and refuses it otherwise.
-4. A whole-file write (``write_atomically``) is a new 0600 file beside the target, fsynced,
-   renamed over it, then the directory fsynced: whole or absent. ``create_whole`` links the new
-   file into place instead: never over anything there, never seen half-written.
-5. A missing path raises ``FileNotFoundError``, so each caller says in its own words what is
-   missing; every other refusal is a ``PrivatePathError`` (exit ``EXIT_CONFIG``), whose subclass
-   says whether the path is the wrong kind, exposed, or holds another kind of file.
-6. A writer of a kind of file (``write_atomically``'s ``own``) replaces only a missing or empty
-   file or one of that kind (``core.file_kinds``), checked just before the rename: never a
-   ledger, a configuration or anything else it does not own.
-7. A mode fix (``chmod``) is offered only for a path the connector made: never for a shared
-   (sticky) directory or the root, a directory where the file the caller names is missing or
-   not the connector's, or a file not of the kind expected; such a path is refused all the same.
-"""
+1. What the connector creates is owner-only (0700, 0600, set again after creation against the
+   umask), with ``O_EXCL | O_NOFOLLOW``: never an existing file, never through a link.
+2. What exists is checked, never loosened or tightened: a symlink, the wrong kind, another
+   user's, or any group or other bit is refused (``PrivatePathError``) with how to fix it.
+3. The exception is SQLite's ``-wal`` and ``-shm`` beside a checked ledger: ``own_sidecar``
+   makes a regular file of this user's 0600 and refuses anything else.
+4. ``write_atomically`` writes a new 0600 file beside the target, fsyncs, renames it over, then
+   fsyncs the directory: whole or absent. ``create_whole`` links it into place instead, never
+   over anything.
+5. A missing path raises ``FileNotFoundError``, for the caller to word; every other refusal is a
+   ``PrivatePathError`` (exit ``EXIT_CONFIG``), its subclass saying which kind.
+6. ``write_atomically``'s ``own`` replaces only a missing or empty file or one of its kind
+   (``core.file_kinds``), checked just before the rename.
+7. A mode fix (``chmod``) is offered only for a path the connector made: never a sticky
+   directory or the root, nor where the named file is missing or not the kind expected."""
 
 from __future__ import annotations
 

@@ -1,34 +1,29 @@
 """Process identity and process-group control, for Linux: the one module that signals.
 
-A pid alone names a process only until the kernel hands the number to another. A pid with the
-process's start time (``/proc/<pid>/stat`` field 22) and the boot's id names exactly one
-process, ever: that triple is what the ledger records, and what every signal here is checked
-against first.
+A pid names a process only until the kernel reuses it; the pid with its start time
+(``/proc/<pid>/stat`` field 22) and the boot's id names one process ever. The ledger records
+that triple, and every signal here is checked against it first.
 
 Rules:
-1. ``process_start_time`` is opaque text, ``<boot id>:<ticks>``; ``None`` when the process does
-   not exist or ``/proc`` cannot say. Equal text means the same process.
-2. A process group is signaled only after its leader was checked, just before the signal, to
-   be the recorded process. A leader that is an unreaped zombie is still that process: its
-   number, and so the group's, cannot be reused until it is reaped.
+1. ``process_start_time`` is opaque text, ``<boot id>:<ticks>``, or ``None`` when the process is
+   gone or ``/proc`` cannot say. Equal text means the same process.
+2. A group is signaled only after its leader was checked, just before, to be the recorded
+   process. An unreaped zombie leader still is: its number cannot be reused until reaped.
 3. A group whose leader is gone is signaled only when every live member started before the
-   moment its leader was last seen to be the recorded process. Linux never reuses a number
-   while any process still has it as its pid, group or session, so a member older than that
-   moment is provably the original group's; a younger one makes the group unverifiable.
-4. Nothing is signaled that cannot be verified (no recorded pid or start time, a leader that is
-   another process now, a number of 1 or less): the result says ``unverifiable``, and the
-   caller keeps the attempt live for a person.
-5. SIGTERM, the grace, then SIGKILL is written once (``_escalate``), for a group the ledger
-   recorded (``terminate_group``) and for the worker the driver started (``end_child_group``).
-   Zombies are not members: they are dead, and their reaper is not us.
-6. ``end_child_group`` signals the group our child leads while that child is unreaped or is
-   provably the recorded process.
-7. This module alone signals processes (a test says so): the demo's children go through
-   ``signal_child`` and ``stop_child``; the instance lock's liveness probe is ``is_present``.
+   leader was last seen to be the recorded process: Linux never reuses a number still some
+   process's pid, group or session, so such a member is the original group's.
+4. Nothing unverifiable is signaled (no recorded pid or start time, a leader now another
+   process, a number of 1 or less): the result is ``unverifiable`` and the attempt stays live.
+5. SIGTERM, the grace, then SIGKILL is written once (``_escalate``), for a recorded group
+   (``terminate_group``) and the driver's own child (``end_child_group``). Zombies are not
+   members: they are dead and we are not their reaper.
+6. ``end_child_group`` signals our child's group while the child is unreaped or provably the
+   recorded process.
+7. Only this module signals (a test says so): the demo uses ``signal_child`` and
+   ``stop_child``; the instance lock's probe is ``is_present``.
 
-The remaining race is every check-then-signal's: between a check and its signal, the whole
-group would have to end, its number be freed and handed to a new session leader.
-"""
+The race left is every check-then-signal's: between check and signal the whole group would have
+to end and its number go to a new session leader."""
 
 from __future__ import annotations
 

@@ -1,26 +1,20 @@
 """The one start path: what a previous process left is settled, in one order, before anything runs.
 
 Rules:
-1. The steps, in this order (``START_STEPS``), each logged as it begins (``start: <step>``):
-   ``reconcile`` -- the outbox lists the destinations of what a previous process left sending,
-   each listing within its own bound (``OutboxOptions.listing_timeout``) and all within the
-   start's deadline; ``sweep`` -- the session directories a previous process left (their files
-   can hold a task token) are removed; ``recover`` -- the dispatcher settles the attempts a
-   previous process left running and names those held for a person; ``send`` -- the outbox sends
-   what is due, stopping at the first send that may not have landed.
-2. A start is assembled from parts (``StartParts``): the outbox always; the session directory and
-   the recovery when a dispatcher runs. The connector passes all three; a test or the simulation
-   may pass the outbox alone, and drives this same sequence.
-3. Without a recovery the send step leaves every still-running notice pending, unread: each live
-   attempt belongs to a previous process, and whether its worker still runs is recovery's to say.
-   After recovery the next flush claims it, or cancels it because recovery ended its attempt.
-   With a recovery, recovery has run before the send, so the claim check decides.
+1. The steps (``START_STEPS``), each logged as it begins (``start: <step>``): ``reconcile`` lists
+   the destinations of what was left sending, each within ``OutboxOptions.listing_timeout`` and
+   all within the start's deadline; ``sweep`` removes left session directories (they can hold a
+   task token); ``recover`` settles attempts left running and names those held for a person;
+   ``send`` sends what is due, stopping at the first send that may not have landed.
+2. A start is assembled from ``StartParts``: the outbox always; the session directory and the
+   recovery when a dispatcher runs. The connector passes all three; a test may pass the outbox.
+3. Without a recovery the send step leaves every still-running notice pending: each live attempt
+   is a previous process's, and whether its worker runs is recovery's to say. With one, recovery
+   has run before the send, so the claim check decides.
 4. A ledger that cannot be read or settled raises ``OutboxLedgerError``: the start stops there.
-5. ``stop`` (a SIGTERM or SIGINT during the start, ``shell.connector`` rule 10): once it is set,
-   no further step begins and each step stops short (reconciliation lists no further
-   destination, ``shell.outbox`` rule 10; recovery settles no further attempt,
-   ``shell.dispatcher`` rule 1; the send step claims nothing more). What a step settled stays
-   settled; the rest stays as it was, for the next start. ``StartReport.stopped`` names the step.
+5. Once ``stop`` is set (``shell.connector`` rule 10) no step begins and each stops short
+   (``shell.outbox`` rule 10; ``shell.dispatcher`` rule 1; send claims nothing more). What was
+   settled stays; the rest waits for the next start. ``StartReport.stopped`` names the step.
 """
 
 from __future__ import annotations

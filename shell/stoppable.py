@@ -2,17 +2,14 @@
 makes before a settlement honours the shutdown's (or the start's) stop.
 
 Rules:
-1. ``unless_stopped(call, stop)`` makes ``call`` on a daemon thread of its own and answers what it
-   answered, or None once ``stop`` is set first: none is begun after the stop, and one under way
-   is not waited for (its request runs out on its thread, within its own deadline, its answer
-   unread). ``stop`` is looked at every ``STOP_CHECK_SECONDS``.
+1. ``unless_stopped(call, stop)`` makes ``call`` on a daemon thread and answers its answer, or
+   None once ``stop`` is set first: none begins after the stop, and one under way is not waited
+   for (it runs out within its own deadline, unread). ``stop`` is looked at every
+   ``STOP_CHECK_SECONDS``.
 2. What the call raises is raised again on the caller's thread.
-3. Only a call that writes nothing goes through it (the reply listing of
-   ``shell.adopted_replies``, the reconciliation listing of ``shell.outbox``): an abandoned call
-   leaves nothing half done, and its caller writes only from what was answered whole.
-4. Without a stop (None) the call is made on the caller's thread: nothing can cut it short, so
-   no thread is spent on it (the simulation, the tests that drive one turn).
-"""
+3. Only a call that writes nothing goes through it (``shell.adopted_replies``', the outbox's
+   reconciliation listing), so an abandoned one leaves nothing half done.
+4. Without a stop (None) the call is made on the caller's thread, spending no thread."""
 
 from __future__ import annotations
 

@@ -1,39 +1,33 @@
 """The Basecamp HTTP client: one create is one request; a listing is whole or an error.
 
-It decides what is asked, when, and how often; ``shell.basecamp.wire`` makes each request once
-and reads its answer, and a read that fails raises one of ``shell.basecamp.errors``.
+It decides what is asked, when and how often; ``shell.basecamp.wire`` makes each request once,
+and a failed read raises one of ``shell.basecamp.errors``.
 
 Rules:
 1. A create (``post``) is exactly one request on a connection of its own, so the client knows
-   which side of the line a failure fell on (``core.posting`` reads it: ``Refused`` or
-   ``Uncertain``). No retry (but rule 9's one after a 401), no redirect, no pooled connection.
-2. A listing is exhaustive or it raises (``Unlistable``, ``ListingFailed``), never a shorter
-   answer: absence from a short listing would read as "never posted".
+   which side of the line a failure fell on (``core.posting``: ``Refused`` or ``Uncertain``). No
+   retry (but rule 9's after a 401), no redirect, no pooled connection.
+2. A listing is exhaustive or raises (``Unlistable``, ``ListingFailed``): absence from a short
+   listing would read as "never posted".
 3. Reads retry per ``core.retry``, never past the caller's deadline.
-4. Every request waits its turn in the client's one ``Pacer``; a 429 holds every later request
-   until its Retry-After; a feed poll yields its turn to a backlog, within a bound.
-5. The token never appears in a log line, an exception message or a repr; logs carry the method,
-   the path without its query, and the status, never a body (``wire`` rule 4).
+4. Every request waits its turn in one ``Pacer``; a 429 holds every later request until its
+   Retry-After; a feed poll yields its turn to a backlog, within a bound.
+5. The token never appears in a log, an exception or a repr; logs carry method, path without
+   query, and status, never a body (``wire`` rule 4).
 6. https is required except to a loopback host.
-7. The event feed (``poll_events``): one page a call. Its position is a credential, and so are
-   the query string and a ``next`` URL: never shown. A refusal is ``FeedRefused`` with
-   ``core.feed``'s reading of it.
-7a. The agent's inbox (``poll_inbox``) is read as the feed is, by the same cursor read; a
-   refusal is ``InboxRefused``.
+7. ``poll_events`` reads one feed page a call; its position, query string and ``next`` URL are
+   credentials. A refusal is ``FeedRefused`` with ``core.feed``'s reading; the inbox
+   (``poll_inbox``) is read the same way, refused as ``InboxRefused``.
 8. A live-lane ticket (``stream_ticket``) is one POST that creates nothing, never retried; the
    ticket and its URL are credentials (``core.live``).
 9. The token comes from ``shell.basecamp.tokens`` at each request. A 401 is refused before
-   anything was done, so its request -- a create included -- is made once more when the token
-   source has a fresher token; never twice.
-10. No answer is read past ``wire.MAX_ANSWER_BYTES``, whatever length it declares: a larger one
-   is a failed read, or for a create ``Uncertain``. A listing whose ``Link`` leads back to a
-   page it read fails at once.
-11. ``me`` raises ``LastingRefusal`` for a 4xx no retry changes (``core.lasting_refusal``), never
-   a failure a caller would back off on and ask again forever.
+   anything was done, so its request (a create too) is made once more if a fresher token exists.
+10. No answer is read past ``wire.MAX_ANSWER_BYTES``: more is a failed read, or for a create
+   ``Uncertain``. A listing whose ``Link`` leads back to a page it read fails at once.
+11. ``me`` raises ``LastingRefusal`` for a 4xx no retry changes (``core.lasting_refusal``).
 12. A URL Basecamp hands back is followed only when unambiguous and on the configured origin
-   (``core.links`` rules 4-5), and only its path and query are sent, over a connection bound to
-   that origin (``wire`` rule 5): the token never travels to another host.
-"""
+   (``core.links`` rules 4-5), sending only path and query over a connection bound to that
+   origin (``wire`` rule 5): the token never travels to another host."""
 
 from __future__ import annotations
 
@@ -309,7 +303,7 @@ class BasecampClient:
     def poll_inbox(
         self, since: int | None, position: str | None, deadline: float, *, next_url: str | None = None
     ) -> InboxPage:
-        """One page of the agent's inbox (rule 7a): ``shell.basecamp.cursor_reads.poll_inbox``."""
+        """One page of the agent's inbox (rule 7): ``shell.basecamp.cursor_reads.poll_inbox``."""
         return cursor_reads.poll_inbox(self, self._origin, since, position, deadline, next_url=next_url)
 
     def stream_ticket(self, deadline: float) -> StreamTicket:

@@ -1,6 +1,6 @@
 """Cursor-style reads, one page a call: the account event feed (``events.json``, the client's
 ``poll_events``) and the agent's inbox (``inbox.json``, ``poll_inbox``), through the client's one
-budget (``shell.basecamp.client`` rules 7 and 7a).
+budget (``shell.basecamp.client`` rule 7).
 
 Rules:
 1. From ``next_url`` (a previous page's ``next``, only on the client's own origin) when given;

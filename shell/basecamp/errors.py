@@ -3,18 +3,15 @@
 Rules:
 1. ``BasecampError`` is every read that could not be answered; a caller that only backs off
    catches it. A create never raises: its outcome is a value (``core.posting``).
-2. ``ListingFailed`` (try the listing again later) and its ``Unlistable`` (the destination
-   cannot be listed back to the time asked: gone, forbidden or too deep) are the only ways a
-   listing ends short: never a shorter answer (``shell.basecamp.client`` rule 2).
-3. ``FeedFailed`` backs off; its ``FeedRefused`` carries ``core.feed``'s reading of a 400, 409
-   or 410, and its message names the refusal's kind only: the feed's position is a credential.
-3a. ``InboxRefused`` carries ``core.inbox``'s reading of the agent inbox's refusal (403, 400,
-   409, 410); like the feed's, its message names the refusal's kind only.
-4. ``AuthenticationFailed`` is Basecamp refusing the token (401); a read is asked once more
-   first when a fresher token is at hand (``shell.basecamp.client`` rule 9).
+2. ``ListingFailed`` (try again later) and its ``Unlistable`` (gone, forbidden or too deep) are
+   the only ways a listing ends short (``shell.basecamp.client`` rule 2).
+3. ``FeedFailed`` backs off; its ``FeedRefused`` carries ``core.feed``'s reading of a 400, 409 or
+   410, and ``InboxRefused`` ``core.inbox``'s of the inbox's refusal; their messages name the
+   refusal's kind only (a position is a credential).
+4. ``AuthenticationFailed`` is Basecamp refusing the token (401), after one more try with a
+   fresher token (``shell.basecamp.client`` rule 9).
 5. ``LastingRefusal`` is the identity request answered with a 4xx no retry changes
-   (``core.lasting_refusal``): a person must fix something first.
-"""
+   (``core.lasting_refusal``): a person must fix something first."""
 
 from __future__ import annotations
 

@@ -2,22 +2,20 @@
 message read alone, for a person's check of a receipt (rule 5).
 
 Rules:
-1. ``summary`` answers a ``core.admission.RecordingSummary`` or a ``ReadFailure``; it never
-   raises for what Basecamp answered. It reads through ``BasecampClient.read`` (paced, retried
-   per ``core.retry``, never past ``deadline``).
+1. ``summary`` answers a ``core.admission.RecordingSummary`` or a ``ReadFailure``, never raising
+   for what Basecamp answered, through ``BasecampClient.read`` (paced, retried, within
+   ``deadline``).
 2. A failure's kind says whether waiting helps: ``not_found`` and ``forbidden`` end at once; a
-   429 or 503 the retries could not outlast is ``throttled`` with ``retry_at`` (when the pacer
-   lets the next request go); ``bucket_mismatch``, ``unroutable`` and ``unresolved`` name what
-   the event got wrong; anything else is ``failed``.
-3. What is read follows the event's type: the recording, whether the agent is subscribed where
-   that matters, and for an assignment the people this very event added (None when its
-   details are not there).
-4. Mentions are read by ``core.admission.mentioned_in``. Content is carried in the summary (core
-   writes it for an admitted verdict only); it is never logged.
-5. ``message`` reads one comment, line or boost alone (``bin/outbox-resolve sent``'s check,
-   ``core.receipt_check``), answering a ``ReadMessage`` or a ``ReadFailure`` by rule 2's kinds;
-   an answer without a creator, a place or a time is ``failed``.
-"""
+   429 or 503 the retries could not outlast is ``throttled`` with ``retry_at``;
+   ``bucket_mismatch``, ``unroutable`` and ``unresolved`` name what the event got wrong; anything
+   else is ``failed``.
+3. What is read follows the event's type: the recording, the agent's subscription where it
+   matters, and for an assignment the people this event added (None without its details).
+4. Mentions are read by ``core.admission.mentioned_in``. Content is carried in the summary,
+   never logged.
+5. ``message`` reads one comment, line or boost (``core.receipt_check``), answering a
+   ``ReadMessage`` or a ``ReadFailure`` of rule 2's kinds; without a creator, place or time it
+   is ``failed``."""
 
 from __future__ import annotations
 

@@ -2,19 +2,14 @@
 
 Rules:
 1. ``StaticToken`` is a bare token file's token: never refreshed; a 401 stays a 401.
-2. ``RefreshingToken`` refreshes when ``core.oauth.refresh_due`` says so (before expiry), and
-   once on a 401 for the token that was refused; a 401 for a token already replaced is
-   answered with the replacement, without asking Launchpad again.
-3. Never twice in parallel: one lock in the process, and an exclusive ``flock`` on
-   ``<token file>.lock`` across processes (a shadow beside the connector shares the file).
-   Under it the file is read again first: credentials another process refreshed are adopted,
-   and its refresh token (which Launchpad may have rotated) is the one used.
-4. The new pair is written to the token file whole or not at all
-   (``private_files.write_atomically``, owner-only, only over a token file) before it is used.
-   A refresh that fails is logged (no secret) and the current token is kept until a 401 says
-   it is no longer good.
-5. No token or secret is ever in a log line, an exception or a repr.
-"""
+2. ``RefreshingToken`` refreshes when ``core.oauth.refresh_due`` says, and once on a 401 for the
+   refused token; a 401 for a token already replaced gets the replacement without asking again.
+3. Never twice in parallel: one lock in the process and a ``flock`` on ``<token file>.lock``
+   across processes. Under it the file is read again first, so credentials another process
+   refreshed (and its possibly rotated refresh token) are adopted.
+4. The new pair is written whole (``private_files.write_atomically``, only over a token file)
+   before it is used. A failed refresh is logged and the current token kept until a 401.
+5. No token or secret is ever in a log line, an exception or a repr."""
 
 from __future__ import annotations
 

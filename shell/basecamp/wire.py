@@ -1,25 +1,22 @@
 """One request on the wire and its answer, read within bounds; nothing decides here.
 
 Rules:
-1. A create is made on a connection of its own, opened before the request is written: one
-   that could not be opened is ``Refused`` (the request never left); anything after it opened
-   -- a timeout, a lost connection, an answer too large -- is ``Uncertain``. At the deadline a
-   watchdog shuts the socket, so a trickling answer cannot outlive it. Never retried here.
-2. A read goes through the pool; a kept-alive connection the server had already closed fails
-   before any answer (``ProtocolError``) and is asked once more on a fresh connection, within
-   the same timeout. Nothing else is retried here (``shell.basecamp.client`` and
-   ``core.retry`` decide).
-3. No answer is read past ``MAX_ANSWER_BYTES``, counted as the bytes come whatever length it
-   declares; the rest is never read and its connection not reused.
-4. The token is only ever in a request's header. Log lines carry the method, the path without
-   its query and the status; urllib3's own DEBUG request line leaves with every query string
-   redacted (a feed position is a credential). No redirect is followed.
-5. Every request goes over a connection bound to the configured origin (scheme, host, port:
-   ``create_once``'s own connection, or the one pool of that origin) and names only a target,
-   a path and query (``core.links.request_target``): nothing in it can move the request, and
-   its token, to another host. A target that is not an absolute path is refused unsent.
-6. A body is decoded by ``core.json_input.decode`` alone (bounded depth and size).
-"""
+1. A create goes on a connection of its own, opened before the request is written: one that
+   could not open is ``Refused``; anything after (a timeout, a lost connection, an answer too
+   large) is ``Uncertain``. At the deadline a watchdog shuts the socket, so a trickling answer
+   cannot outlive it. Never retried here.
+2. A read goes through the pool; a kept-alive connection the server had closed fails before any
+   answer (``ProtocolError``) and is asked once more on a fresh one, within the same timeout.
+   Nothing else is retried here (``shell.basecamp.client``, ``core.retry``).
+3. No answer is read past ``MAX_ANSWER_BYTES``, counted as bytes come whatever length is
+   declared; the rest is never read and the connection not reused.
+4. The token is only ever in a request's header. Logs carry method, path without query and
+   status; urllib3's DEBUG line has every query redacted (a feed position is a credential). No
+   redirect is followed.
+5. Every request goes over a connection bound to the configured origin and names only a path and
+   query (``core.links.request_target``): nothing can move it, and its token, to another host. A
+   target that is not an absolute path is refused unsent.
+6. A body is decoded by ``core.json_input.decode`` alone (bounded depth and size)."""
 
 from __future__ import annotations
 

@@ -1,23 +1,19 @@
 """What ``bin/connect redispatch`` and ``bin/connect discard`` share: options, the one
-transaction, and what a person reads. What every decision command shares (the
-options, who decides, the ledger as it exists, the answer) is ``shell.cli.person``'s.
+transaction, and what a person reads (what every decision command shares is ``shell.cli.person``'s).
 
 Rules:
-1. The ledger is opened as it exists (never created, never migrated) and the decision is one
-   write transaction (``shell.ledger.decisions``), so both commands are safe beside a running
-   connector; they take no instance lock and need no token.
+1. The ledger is opened as it exists and the decision is one write transaction
+   (``shell.ledger.decisions``), safe beside a running connector: no instance lock, no token.
 2. Who decided is ``shell.cli.who``'s.
-3. A decision taken prints one summary line and exits 0. A refusal is one line on stderr and
-   exit 5; a decision already taken (a record a person discarded) is one line and exit 0; an
-   unknown event id is one line and exit 4. ``--json`` prints the same facts on stdout.
-4. Whether a connector runs is read from the lock file's metadata, and said only as a hint
-   (diagnostic: the flock is the truth): a redispatch admitted with no connector running waits
-   for ``bin/connect run``. A running connector re-reads its routes (``core.route_reload``), so
-   nobody is told to restart it.
-5. A redispatch of a record a live task carries is committed first; then, outside the
-   transaction, the task's recorded worker is stopped (``shell.processes.terminate_group``) and
-   the output says what became of it (``worker_state``, ``worker_signaled``). The running
-   connector settles the task when its worker ends, and admits the record then.
+3. A decision taken prints one line, exit 0; a refusal one line on stderr, exit 5; one already
+   taken (a record a person discarded) exit 0; an unknown event id exit 4. ``--json`` prints the
+   same facts on stdout.
+4. Whether a connector runs is read from the lock file's metadata, said only as a hint: a
+   redispatch admitted with none running waits for ``run``. A running one re-reads its routes
+   (``core.route_reload``), so nobody is told to restart it.
+5. A redispatch of a record a live task carries is committed first; then the task's worker is
+   stopped (``shell.processes.terminate_group``) and the output says what became of it
+   (``worker_state``, ``worker_signaled``). The connector admits the record as the task ends.
 """
 
 from __future__ import annotations

@@ -1,20 +1,15 @@
 """``bin/connect doctor``: what would stop the connector, found before a request fails in public.
 
 Rules:
-1. Each check is one line: ok, warning or failing, its subject, what was found and what to do
-   (``core.doctor`` judges; ``shell.doctor`` measures). ``--json`` prints ``{checks: [{name,
-   status, detail, advice}], ok}``.
-2. Exit 0 when nothing is failing (warnings allowed), 1 when something is, 2 for bad usage.
-   Even a state directory that cannot be found is a failing check, not an error line: the
-   answer keeps one shape.
-3. Usable beside a running connector (``shell.doctor`` rule 1): it takes no lock and opens
-   the ledger read-only.
+1. Each check is one line (``core.doctor`` judges; ``shell.doctor`` measures); ``--json`` prints
+   ``core.doctor.report``.
+2. Exit 0 when nothing is failing, 1 when something is, 2 for bad usage. Even a state directory
+   that cannot be found is a failing check, not an error line: the answer keeps one shape.
+3. Usable beside a running connector (``shell.doctor`` rule 1): no lock, the ledger read-only.
 4. ``--deep`` also spawns the worker as the dispatcher does and waits for its MCP handshake
-   with ``bin/connect mcp`` (``shell.doctor.handshake``), and runs SQLite's full
-   ``integrity_check`` instead of ``quick_check``.
-5. A worker that speaks Claude Code's stream-json (the default) is also asked its version and
-   whether it can authenticate, by Claude Code's own commands (``shell.doctor.claude_code``).
-"""
+   (``shell.doctor.handshake``), and runs SQLite's full ``integrity_check``.
+5. A stream-json worker (the default) is also asked its version and whether it can authenticate,
+   by Claude Code's own commands (``shell.doctor.claude_code``)."""
 
 from __future__ import annotations
 

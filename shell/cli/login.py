@@ -2,26 +2,21 @@
 
 Rules:
 1. The authorization-code flow with a loopback redirect: a server on 127.0.0.1 waits for the one
-   callback carrying the ``state`` sent (compared in constant time); any other request, from
-   anyone on the machine, is answered 400 and the wait goes on. Each connection has its own
-   thread and is dropped after ``IDLE_SECONDS`` of silence, so no answer within ``--timeout``
-   ends it (exit 6), never later, with nothing written.
+   callback carrying the ``state`` sent (compared in constant time); any other request is
+   answered 400 and the wait goes on. Each connection has its thread, dropped after
+   ``IDLE_SECONDS`` of silence, so ``--timeout`` ends it (exit 6), never later, writing nothing.
 2. The code is exchanged for a token, and ``authorization.json`` says whom it is and which
-   Basecamp accounts it reaches, so a person sees whom they signed in as before using it.
-3. The token file (what a refresh needs too, ``core.oauth``) is written owner-only, whole or not
-   at all (``shell.private_files``), over nothing but an owner-only token file: anything else
-   there is refused before the sign-in starts and again before the rename (exit 3).
+   accounts it reaches, shown before it is used.
+3. The token file (with what a refresh needs, ``core.oauth``) is written owner-only and whole
+   (``shell.private_files``), over nothing but an owner-only token file: anything else is refused
+   before the sign-in and again before the rename (exit 3).
 4. The client secret comes from ``--client-secret-file`` or ``BASECAMP_CLIENT_SECRET``, never
    argv. No token or secret is printed or logged.
-5. The URL to open goes to stderr (stdout is the result), and to a browser unless
-   ``--no-browser``.
-6. ``--device``: the device flow, where the server's OAuth discovery offers it on the
-   ``--launchpad`` origin (``core.oauth`` rule 6); elsewhere -- Launchpad today -- it is refused,
-   saying to sign in by the loopback redirect.
-7. A ``--launchpad`` that is not https (http only to loopback) is refused before any page opens:
-   a sign-in page in plain text hands the password to whoever is on the path.
-8. Exit codes: 0 written; 3 a secret or token file problem; 5 refused; 6 unreachable or no
-   answer in time.
+5. The URL to open goes to stderr (stdout is the result), and to a browser unless ``--no-browser``.
+6. ``--device`` is the device flow where the server's OAuth discovery offers it (``core.oauth``
+   rule 6); elsewhere, Launchpad today, it is refused, pointing to the loopback redirect.
+7. A ``--launchpad`` that is not https (http only to loopback) is refused before any page opens.
+8. Exit codes: 0 written; 3 a secret or token file problem; 5 refused; 6 unreachable or no answer.
 """
 
 from __future__ import annotations

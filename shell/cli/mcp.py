@@ -1,29 +1,25 @@
 """``bin/connect mcp``: serve a worker its dispatch tools over MCP stdio, bound to one task.
 
 Rules:
-1. The task token never arrives in argv. It comes in the environment variable the worker's MCP
-   configuration declares (``--token-env``, default ``BASECAMP_CONNECT_TASK_TOKEN``), or on an
-   inherited pipe or socket (``--token-fd N``) that the parent writes and closes. It is read
-   once, first: the variable is removed from ``os.environ`` (and so from anything this process
-   could start) and the descriptor is read to its end and closed, before the ledger is opened.
-2. With ``--token-fd``, a token also left in ``$BASECAMP_CONNECT_TASK_TOKEN`` is removed and the
-   server refuses to start: a token has one way in. A descriptor that is standard I/O, a regular
-   file or anything but a pipe or a socket is refused and left alone.
-3. ``--agent-id`` names the agent's Person, whose own mentions are stripped from the content
-   handed out; without it the content keeps them (and a warning says so on stderr).
-4. The ledger is opened with ``open_existing_ledger``: never created, never migrated. A missing,
-   foreign or out-of-date ledger, or a token that names no live task, is one line on stderr and
-   a non-zero exit, before any protocol message.
+1. The task token never arrives in argv: it comes in the variable the worker's MCP configuration
+   declares (``--token-env``, default ``BASECAMP_CONNECT_TASK_TOKEN``) or on an inherited pipe
+   or socket (``--token-fd N``). It is read once, first, before the ledger is opened: the
+   variable is removed from ``os.environ``, the descriptor read to its end and closed.
+2. With ``--token-fd``, a token also left in the variable is removed and the server refuses to
+   start: one way in. A descriptor that is standard I/O, a regular file or anything but a pipe
+   or socket is refused and left alone.
+3. ``--agent-id`` names the agent, whose own mentions are stripped from content; without it they
+   stay (a warning says so).
+4. The ledger is opened with ``open_existing_ledger``. A missing, foreign or out-of-date ledger,
+   or a token naming no live task, is one line on stderr and a non-zero exit, before any
+   protocol message.
 5. stdout carries protocol messages only; logs go to stderr. End of stdin ends the server, 0.
-6. A token that came in the environment does not stay there for the server's life: removing it
-   from ``os.environ`` leaves it in ``/proc/PID/environ``, which shows the environment the
-   process was started with. So once it is read, it is erased from that block in place
-   (``shell.environment_block``), before the ledger is opened; where that cannot be done and
-   seen done, the server refuses to start (``EXIT_CONFIG``, one line saying why and what to
-   do). The worker's own environment never holds it (``shell.worker.command``).
-7. A probe token (``bin/connect doctor --deep``'s) opens no ledger: the server answers the
-   handshake, marks it done and refuses every tool (``shell.worker.probe``).
-"""
+6. A token from the environment is erased in place from the block ``/proc/PID/environ`` shows
+   (``shell.environment_block``) before the ledger is opened; where that cannot be done and seen
+   done the server refuses to start (``EXIT_CONFIG``). The worker's environment never holds it
+   (``shell.worker.command``).
+7. A probe token (``doctor --deep``'s) opens no ledger: the server answers the handshake, marks
+   it done and refuses every tool (``shell.worker.probe``)."""
 
 from __future__ import annotations
 

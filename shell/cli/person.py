@@ -3,18 +3,15 @@
 
 Rules:
 1. Each takes the state options (``shell.cli.arguments``), ``--by`` and ``--json``.
-2. Who decides is settled first (``shell.cli.who``: ``--by``, or ``local:<user name>``; one
-   line), then the state directory is located; the ledger is opened as it exists, never created
-   and never migrated, so each command is safe beside a running connector, takes no lock and
-   needs no token. Its decision is the one write transaction of its ``shell.ledger`` module.
-3. A decision taken (or one a person had already taken) prints its summary line, or with
-   ``--json`` its facts as one JSON object on stdout, and exits 0. A refusal prints the same
-   JSON with ``--json``, and always one ``error:`` line on stderr, and exits 5 (``EXIT_REFUSED``).
-4. A full disk, a read-only or unreadable state directory, while the ledger is opened or the
-   decision is written, is one line saying the decision was not recorded, exit 3 (its
-   transaction is whole or absent). A decision recorded whose answer cannot be written to
-   stdout says that it was recorded (``shell.cli.streams``).
-"""
+2. Who decides is settled first (``shell.cli.who``), then the state directory located; the
+   ledger is opened as it exists, so each command is safe beside a running connector, takes no
+   lock and needs no token. Its decision is its ``shell.ledger`` module's one write transaction.
+3. A decision taken (or already taken) prints its summary line, or with ``--json`` one object,
+   exit 0. A refusal prints the same JSON with ``--json`` and always one ``error:`` line on
+   stderr, exit 5 (``EXIT_REFUSED``).
+4. A full disk or a read-only or unreadable state directory is one line saying the decision was
+   not recorded, exit 3. A decision recorded whose answer cannot be written says it was recorded
+   (``shell.cli.streams``)."""
 
 from __future__ import annotations
 

@@ -1,56 +1,38 @@
 """``bin/connect run``: the connector, until SIGTERM or SIGINT.
 
 Rules:
-1. The pair's machine-wide lock (``shell.state.pair_lock``) is taken first, once the
-   configuration has named the pair: one connector per (account, agent) per machine, whatever
-   the state directory, and only from the state directory the pair's record names. Then the
-   state directory's own lock (``shell.state.lock``), before anything else touches the state.
-   The start order is the connector's (``shell.connector``); SIGTERM and
-   SIGINT stop it within a bound and exit 0. ``--shadow`` keeps its own lock, ledger and feed
-   position in ``<state>/shadow/``, so it runs beside the connector and never shares its state.
-2. A configuration, token or ledger problem is one line and exit 3 (``EXIT_CONFIG``); a
-   ledger from a newer program is refused before anything in it changes. So is a route to a
-   directory that is not there, a state directory that cannot be written, a ledger damaged
-   anywhere (``quick_check``), a full disk, and any ledger failure while the start settles what
-   the last run left: 3 means a person must act, and a supervisor must not restart on it.
-3. Before the connector starts -- before it reads the feed, reconciles or posts anything --
-   the token is asked who it acts as, by ``shell.basecamp.identity`` (the rules are there, shared with
-   ``setup``). The check comes after the local ones (the worker program, the lock, the ledger),
-   so a person offline still hears of those, and a second ``run`` beside a running one is
-   turned away by the lock without a request.
-4. The running connector re-reads its configuration file (``shell.connector`` rule 8): routes
-   change without a restart; an unusable file authorizes nothing, and the lock file's metadata
-   says why (``status`` shows it).
-5. The token file holds a bare token or ``bin/connect login``'s credentials; the latter are
-   refreshed before they expire and once on a 401 (``shell.basecamp.tokens``).
-6. ``--hold`` sets the durable hold (``shell.ledger.hold``) after the identity check and before
-   the connector starts: intake and admission run, nothing launches or posts until ``release``.
-7. A signal handler only notes the signal (a list append: no lock, nothing that can block); the
-   main thread stops the connector. A handler that stopped it itself ran the whole bounded stop
-   inside the handler, and a handler that takes a lock can deadlock on the main thread holding
-   it when the signal lands. SIGUSR1 writes every thread's stack to stderr (the log) and the
-   connector goes on: what a person (or the demo, before it gives up on a stop) reads when it
-   seems stuck.
-8. Neither the connector nor the shadow starts while a ``shadow promote`` is unfinished
-   (``shell.state.promotion`` rule 2): its lock is taken, the ledger not yet opened (exit 3).
-9. A SIGTERM or SIGINT during the start stops it there (``shell.connector`` rule 10): no listing
-   is waited for, ``running`` is never printed, stderr says which step it stopped in, then
-   ``stopped``; exit 0. What the start had not settled is left exactly as it was (an intent
-   sending stays sending, an attempt live), for the next start.
-10. Once started it prints one line on stdout: ``running account=A agent=B [shadow]
-   mid_launch=ATTEMPTS|none hold=on|off`` -- the attempts a crash left mid-launch, each waiting
-   for ``bin/connect settle-launch``, and whether a person's hold stands. Then stdout carries
-   one line per transition; stderr carries what goes wrong (and ``stopped``).
-11. A loop a failure it did not expect ended (``shell.connector`` rule 11) stops the connector as
-   a signal does, then one line ``error: the LOOP loop ended ...`` and exit 1: its supervisor
-   starts it again, and it never runs on with a dead lane.
+1. The pair's machine-wide lock (``shell.state.pair_lock``) is taken first: one connector per
+   (account, agent) per machine, and only from the state directory the pair's record names;
+   then the state directory's lock (``shell.state.lock``). ``--shadow`` keeps its own lock,
+   ledger and feed position in ``<state>/shadow/``, so it never shares the connector's state.
+2. A configuration, token or ledger problem is one line and exit 3 (``EXIT_CONFIG``): a ledger
+   from a newer program (refused before anything changes), a missing route directory, an
+   unwritable state directory, a damaged ledger, a full disk, a ledger failure while the start
+   settles the last run. 3 means a person must act; a supervisor must not restart on it.
+3. Who the token acts as is asked (``shell.basecamp.identity``) before the connector reads,
+   reconciles or posts anything, and after the local checks, so a person offline still hears
+   of those and a second ``run`` is turned away by the lock without a request.
+4. The running connector re-reads its configuration (``shell.connector`` rule 8); an unusable
+   file authorizes nothing and the lock file's metadata says why.
+5. The token file holds a bare token or ``login``'s credentials, refreshed before they expire
+   and once on a 401 (``shell.basecamp.tokens``).
+6. ``--hold`` sets the durable hold (``shell.ledger.hold``) after the identity check: intake and
+   admission run, nothing launches or posts until ``release``.
+7. A signal handler only appends to a list; the main thread stops the connector. A handler that
+   stopped it would run the bounded stop inside the handler, and one that took a lock could
+   deadlock against the main thread. SIGUSR1 writes every thread's stack to stderr and goes on.
+8. Neither connector nor shadow starts while a ``shadow promote`` is unfinished
+   (``shell.state.promotion`` rule 2): exit 3, the lock taken, the ledger not opened.
+9. A SIGTERM or SIGINT during the start stops it there (``shell.connector`` rule 10): stderr says
+   which step, then ``stopped``, exit 0; what the start had not settled is left for the next one.
+10. Once started, stdout gets ``running account=A agent=B [shadow] mid_launch=ATTEMPTS|none
+   hold=on|off``, then one line per transition; stderr carries what goes wrong.
+11. A loop ended by a failure it did not expect (``shell.connector`` rule 11) stops the connector
+   as a signal does, then ``error: the LOOP loop ended ...`` and exit 1, for the supervisor.
 12. Core dumps are off (``RLIMIT_CORE`` 0) before anything is read: a core would hold the token.
-13. The handler is installed before anything else runs (``shell.cli.start_signals``): a SIGTERM
-   or SIGINT before the connector's start -- while the interpreter starts, the configuration is
-   read, the locks taken, the ledger opened, Basecamp asked who the token is -- ends ``run``
-   before its next step, one line (``stopped before the start (SIGTERM): nothing was started``),
-   exit 0. A SIGHUP is ignored, said on stderr, at any moment.
-"""
+13. The handler is installed first (``shell.cli.start_signals``): a SIGTERM or SIGINT before the
+   start ends ``run`` before its next step (``stopped before the start (SIGTERM): nothing was
+   started``), exit 0. SIGHUP is ignored, said on stderr."""
 
 from __future__ import annotations
 

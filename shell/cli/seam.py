@@ -1,30 +1,24 @@
 """The one error seam of both command lines, ``bin/connect`` and ``bin/outbox-resolve``.
 
 Rules:
-1. A person never sees a traceback for something they can fix: a ``UserError`` becomes one
-   line on stderr, ``error: <what is wrong>``, and its exit code (``shell.errors`` documents
-   the codes).
-2. A command line may say some errors in its own words first (``OwnWords``): outbox-resolve
-   says a busy ledger changed nothing, and an unreadable ledger is EXIT_CONFIG there. They are
-   checked before the plain ``UserError`` line, in the order given.
+1. A person never sees a traceback for something they can fix: a ``UserError`` is one line on
+   stderr, ``error: <what is wrong>``, and its exit code (``shell.errors``).
+2. A command line may word some errors itself first (``OwnWords``, checked in order): for
+   outbox-resolve a busy ledger changed nothing, and an unreadable one is EXIT_CONFIG.
 3. Ctrl-C is 130, quietly. A reader that goes away (``| head``) ends the command as SIGPIPE
    would, 141, with nothing on stderr.
 4. Nothing else is caught here: anything else is a bug, and its traceback is for a developer.
-5. With ``--json`` an error is also one JSON object on stdout, ``{"error": <the first line>,
-   "errors": [<every line>], "exit_code": N}``, so a machine reading stdout never reads an
-   empty answer as success; bad usage too (``parse_arguments``). stderr says what it always says.
-6. Bad usage is an error like any other: one ``error:`` line naming the command and pointing at
-   its ``--help``, exit 2 (``EXIT_USAGE``), never argparse's two-line ``usage: ... / prog: error:``.
-   Every parser is a ``CommandParser``, whose ``error`` raises ``BadUsage``; what the person
-   typed, and every text an error's line carries, is shown escaped (``core.text.printable``), so
-   the line stays one line and a terminal never obeys it.
+5. With ``--json`` an error is also one object on stdout, ``{"error", "errors", "exit_code"}``,
+   so a machine never reads an empty answer as success; bad usage too.
+6. Bad usage is one ``error:`` line naming the command and its ``--help``, exit 2
+   (``EXIT_USAGE``), never argparse's two lines: every parser is a ``CommandParser``, whose
+   ``error`` raises ``BadUsage``. What a person typed is shown escaped (``core.text.printable``),
+   so the line stays one line and a terminal never obeys it.
 7. An answer that cannot be written to stdout (``shell.cli.streams`` rule 3) is said on stderr,
-   naming standard output, with its exit code (3) and no JSON (stdout is where it could not go);
-   stdout is flushed here, inside the seam, so a buffered answer fails where it can be said.
-8. A parser's help is as wide as the terminal, read as ``shutil`` reads it, but without
-   ``shutil``: argparse would import it (and the compression modules it imports, some
-   milliseconds of every command's start) to check each argument a parser adds.
-"""
+   exit 3, no JSON; stdout is flushed inside the seam, so a buffered answer fails where it can
+   be said.
+8. A parser's help is as wide as the terminal, read as ``shutil`` would, without importing it
+   (argparse would, with its compression modules: milliseconds of every start)."""
 
 from __future__ import annotations
 

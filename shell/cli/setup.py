@@ -1,24 +1,20 @@
 """``bin/connect setup``: write, check and show one (account, agent)'s configuration.
 
 Rules:
-1. A setup creates the configuration or updates it: what it is not told to change is kept
+1. A setup creates or updates the configuration, keeping what it is not told to change
    (``core.setup_changes.merge``); ``--remove-route`` drops a route.
-2. Nothing is written unless everything checks: every problem is printed, one line each,
-   and the exit code is ``EXIT_CONFIG``. Route directories must exist; relative paths are
-   taken from the current directory and written absolute. The token file must be owner-only.
-3. Unless ``--no-check``, the token is asked who it acts as (``my/profile.json``) before
-   anything is written; a token acting as anyone but ``--agent`` is refused (``EXIT_CONFIG``),
-   a Basecamp that cannot be reached is ``EXIT_UNAVAILABLE``.
-4. It prints what it wrote and what is still missing, one line each (``--json``: one object).
-   ``--show`` prints the configuration and what is missing, and writes nothing.
-5. One state directory per (account, agent) on this machine: a setup into a second one is
-   refused (``EXIT_CONFIG``) naming the first, unless ``--force`` moves the pair's record
-   (``shell.state.pair_lock`` rule 3); a setup that writes records its directory.
-6. The token is never printed, never in an error, never in the configuration file or argv:
-   only the path of its file.
-6. A connector running beside it (lock file, diagnostic) re-reads the file: it serves the new
-   routes within ``core.route_reload.RELOAD_EVERY``; anything else takes effect at its next
-   start. Setup says so, and never asks for a restart to change a route.
+2. Nothing is written unless everything checks: every problem is printed, exit ``EXIT_CONFIG``.
+   Route directories must exist (relative ones are written absolute); the token file must be
+   owner-only.
+3. Unless ``--no-check``, the token is asked who it acts as before anything is written: anyone
+   but ``--agent`` is refused (``EXIT_CONFIG``); an unreachable Basecamp is ``EXIT_UNAVAILABLE``.
+4. It prints what it wrote and what is still missing (``--json``: one object); ``--show`` prints
+   the configuration and what is missing, writing nothing.
+5. One state directory per (account, agent) on this machine: a setup into a second is refused
+   naming the first, unless ``--force`` moves the pair's record (``shell.state.pair_lock`` rule 3).
+6. The token is never printed, in an error, in the configuration or in argv: only its file's path.
+7. A connector running beside it re-reads the file and serves new routes within
+   ``core.route_reload.RELOAD_EVERY``; anything else waits for its next start, and setup says so.
 """
 
 from __future__ import annotations

@@ -2,22 +2,18 @@
 could hear it is kept, never lost and never a death.
 
 Rules:
-1. ``bin/connect`` starts with SIGTERM, SIGINT and SIGHUP blocked (its first line: GNU ``env
-   --block-signal``), through its shell and into the interpreter: one sent before a handler
-   stands waits, pending, instead of ending a process that has not begun.
-2. ``take_early`` is the first thing ``shell.cli.__main__`` does, before any import that takes
-   time. For ``run`` it installs the noting handler (``note_stops``) and unblocks the three, so a
-   pending one is noted at once. Every other command unblocks them under the system's defaults
-   (a pending one ends it as it would have), then SIGINT is Python's ``KeyboardInterrupt`` again
-   (130 at the seam).
-3. The handler only notes (a list append: nothing that can block, rule 7 of shell.cli.run):
-   SIGTERM and SIGINT in ``STOPS``, which ``run``'s start and the connector's loops read; SIGHUP
-   in ``HANGUPS``, ignored but said on stderr -- an ssh hang-up never ends a running connector,
-   and the configuration is re-read on its own, so a SIGHUP has nothing left to ask for.
+1. ``bin/connect`` starts with SIGTERM, SIGINT and SIGHUP blocked (GNU ``env --block-signal``),
+   through its shell into the interpreter: one sent before a handler stands waits, pending.
+2. ``take_early`` is the first thing ``shell.cli.__main__`` does. For ``run`` it installs the
+   noting handler (``note_stops``) and unblocks the three, so a pending one is noted at once;
+   every other command unblocks them under the defaults, then SIGINT is ``KeyboardInterrupt``
+   again (130 at the seam).
+3. The handler only notes (rule 7 of shell.cli.run): SIGTERM and SIGINT in ``STOPS``, read by
+   ``run``'s start and the loops; SIGHUP in ``HANGUPS``, ignored but said on stderr (an ssh
+   hang-up never ends a connector, and the configuration is re-read on its own).
 4. ``run``'s first ``note_stops`` after ``take_early`` keeps what was noted since the process
-   began; every other call starts from nothing, so a run in process (a test's) never inherits a
-   stop an earlier one was asked for.
-"""
+   began; every other call starts from nothing, so a run in process (a test's) never inherits
+   an earlier stop."""
 
 from __future__ import annotations
 

@@ -1,27 +1,23 @@
 """``bin/connect status``: what the connector is doing, read beside it without disturbing it.
 
 Rules:
-1. Reading is not deciding: the ledger is opened read-only (never created, migrated or written)
-   in one read transaction (``shell.ledger.status``), and the instance lock is never taken: it
-   works beside a running connector, and beside none.
-2. Whether a connector runs is read from the lock file's metadata (``shell.state.lock.peek``) and
-   reported with the pid's presence and its configuration problem, if any
-   (``core.presentation.status_values`` rule 2).
-3. A missing state directory, configuration or ledger, a ledger too new or not yet migrated, and
-   one that cannot be read are one line on stderr and ``EXIT_CONFIG``; a ledger busy past the
-   timeout is ``EXIT_UNAVAILABLE``.
-4. Nothing secret is printed: never the token (its file is not even read), a feed position or a
-   message body.
-5. Text for a person, summary first; ``--json`` prints the report ``core.presentation.status_report``
-   documents.
-6. The free space where the ledger lives is measured, and a disk nearly full is in the summary,
-   as is a write the running connector saw fail (``shell.ledger.write_failures``) until its next
-   write succeeds: both would otherwise show only in its log.
-7. ``--shadow`` (or a ``--state-dir`` that is a shadow directory) shows a shadow run instead: its
-   own lock and ledger, read with the state directory's configuration.
+1. Reading is not deciding: the ledger is opened read-only in one read transaction
+   (``shell.ledger.status``) and the instance lock is never taken, so it works beside a running
+   connector, and beside none.
+2. Whether a connector runs is read from the lock file's metadata (``shell.state.lock.peek``),
+   with the pid's presence and its configuration problem (``core.presentation.status_values``
+   rule 2).
+3. A missing state directory, configuration or ledger, a ledger too new, unmigrated or
+   unreadable is one line and ``EXIT_CONFIG``; one busy past the timeout ``EXIT_UNAVAILABLE``.
+4. Nothing secret is printed: never the token (its file is not read), a feed position or a body.
+5. Text for a person, summary first; ``--json`` prints ``core.presentation.status_report``.
+6. A disk nearly full where the ledger lives is in the summary, as is a write the running
+   connector saw fail (``shell.ledger.write_failures``) until one succeeds: both would otherwise
+   show only in its log.
+7. ``--shadow`` (or a shadow ``--state-dir``) shows the shadow run: its own lock and ledger, with
+   the state directory's configuration.
 8. While the lock file's process is present, a loop not turning (``core.heartbeats`` rule 2) is
-   named, from the heartbeats beside the ledger (``shell.heartbeats``).
-"""
+   named, from the heartbeats beside the ledger (``shell.heartbeats``)."""
 
 from __future__ import annotations
 

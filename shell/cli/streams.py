@@ -3,22 +3,16 @@
 Rules:
 1. ``guard`` is among the first things each entry does (``shell.cli.__main__``,
    ``shell.cli.resolve.__main__``). A closed standard descriptor is opened anew (stdout on
-   ``/dev/full``, the others on ``/dev/null``), so no file a command opens -- a ledger -- can take
-   the number 1 or 2 and receive what was meant for a stream, and an answer with nowhere to go
-   is said as such (rule 3).
-2. Both encode what their encoding cannot hold as ``\\uXXXX`` escapes (``ESCAPE``):
-   ``PYTHONIOENCODING=ascii`` or a C locale turns ``·`` into ``\\u00b7``, never an answer into a
-   traceback -- and inside ``--json``'s strings that escape is JSON's own, so the object still
-   parses to the same text.
-3. A write to stdout that fails is ``StdoutUnwritable``: a ``UserError`` (exit 3: a person must
-   give the command somewhere to write), not an ``OSError``, so nothing that catches a disk's
-   error can take it for one. A reader gone away stays ``BrokenPipeError`` (``shell.cli.seam``
-   rule 3).
-4. A write to stderr that fails is dropped: there is nowhere left to say it, and the exit code
-   still says what happened.
+   ``/dev/full``, the others on ``/dev/null``), so no file a command opens can take number 1 or
+   2, and an answer with nowhere to go is said as such (rule 3).
+2. Both encode what their encoding cannot hold as ``\\uXXXX`` (``ESCAPE``): an ascii or C locale
+   turns ``·`` into ``\\u00b7``, never a traceback, and inside ``--json`` that is JSON's own escape.
+3. A failed write to stdout is ``StdoutUnwritable``, a ``UserError`` (exit 3), not an
+   ``OSError`` that a disk's handler could take for its own. A reader gone away stays
+   ``BrokenPipeError`` (``shell.cli.seam`` rule 3).
+4. A failed write to stderr is dropped: there is nowhere left to say it; the exit code does.
 5. ``flush_answer`` flushes stdout where the seam can still say a failure; ``stop_writing`` then
-   points stdout at ``/dev/null``, so the interpreter's own flush at exit cannot fail again.
-"""
+   points stdout at ``/dev/null``, so the flush at exit cannot fail again."""
 
 from __future__ import annotations
 

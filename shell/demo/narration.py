@@ -1,20 +1,16 @@
 """What the demo says as a scene happens: the ledger's view of one event, before and after.
 
 Rules:
-1. The narration is read, never inferred: each line names a change between two views of the
-   ledger (``EventView``), taken read-only while the connector runs. A change that happened
-   between two looks and was undone by the second is not told; a state skipped over is not
-   told either, only where the record is now.
-2. Lines come in the order things happen to an event: the verdict, the worker's start, its
-   pull, the guard or holding reply, its acknowledgement, its report, the record's completion,
-   the attempt's end, then the attempt's own notices (still-running, completion).
-3. A notice is named by its kind's label; a sent notice says whether it was posted or
-   adopted by reconciliation (not posted again); a canceled or indeterminate one says its note.
-   A posted notice is quoted whole, wrapped on lines of its own (``quote``); elsewhere message
-   words are abbreviated to ``WIDTH`` characters, on one line.
-4. A scene is settled when its record has left the states that still move (seen, admitted,
-   queued, dispatched), its attempt (if any) has ended, and every notice of it is final.
-"""
+1. The narration is read, never inferred: each line names a change between two read-only views
+   of the ledger (``EventView``); what changed and was undone between two looks, or a state
+   skipped over, is not told.
+2. Lines come in the order things happen to an event: verdict, worker start, pull, guard or
+   holding reply, acknowledgement, report, completion, the attempt's end, then its notices.
+3. A notice is named by its kind's label; a sent one says whether posted or adopted, a canceled
+   or indeterminate one its note. A posted notice is quoted whole (``quote``); other words are
+   cut to ``WIDTH`` characters, on one line.
+4. A scene is settled when its record has left the moving states (seen, admitted, queued,
+   dispatched), its attempt has ended, and every notice of it is final."""
 
 from __future__ import annotations
 

@@ -2,21 +2,18 @@
 they happen.
 
 Rules:
-1. A scene is one request: the operator's comment (or Campfire line) mentioning the agent,
-   seeded through the stand-in's control API. The demo finds the event it made in the ledger
-   and writes the worker's part for that event (``shell.demo.script.worker_part``) before the
-   worker can need it.
-2. While the scene runs, the ledger is looked at read-only every ``LOOK_SECONDS`` and every
-   change is told (``shell.demo.narration.narrate``), stamped with the seconds since the
-   request was made. A scene ends when it is settled, or after ``SCENE_SECONDS`` (a problem).
-3. An ``in_flight`` scene first scripts the stand-in to create the next line at its place and
-   hold back the answer. Once the stand-in's record shows that POST unanswered and the ledger
-   shows the notice ``sending``, the connector (the pid the demo started, no other) gets
-   SIGKILL and is started again; the scene then waits for the restart to settle the notice. A
-   notice that was never caught in flight is a problem: the scene did not happen.
+1. A scene is one request, the operator's comment or Campfire line mentioning the agent, seeded
+   through the control API. The demo finds its event in the ledger and writes the worker's part
+   for it (``shell.demo.script.worker_part``) before the worker can need it.
+2. While it runs the ledger is read every ``LOOK_SECONDS`` and each change told
+   (``shell.demo.narration.narrate``), stamped with seconds since the request. A scene ends when
+   settled, or after ``SCENE_SECONDS`` (a problem).
+3. An ``in_flight`` scene scripts the stand-in to create the next line and hold back the answer.
+   Once that POST is unanswered and the notice ``sending``, the demo's own connector gets
+   SIGKILL and is started again, and the scene waits for the restart to settle the notice; one
+   never caught in flight is a problem.
 4. Each scene answers what it calls for (``shell.demo.script.expectations``) and where its
-   messages are, for the verdict and the final listing; the verdict itself is not decided here.
-"""
+   messages are; the verdict is not decided here."""
 
 from __future__ import annotations
 

@@ -1,21 +1,18 @@
 """The demo's five scenes as data, and the messages each one calls for.
 
 Rules:
-1. The scenes run in order, one at a time, in the stand-in's demo world: the first two
-   projects have routes, the third has none. Each scene is one request by the operator,
-   mentioning the agent, on a place of its own, so no two scenes share a conversation or a
-   destination.
-2. A scene with a worker names the part the bundled demo worker plays for its event
-   (``shell.demo.worker`` rule 3); a slow part outlasts the guard delay, so the guard goes out
-   first. A scene in the project with no route has no worker.
-3. ``in_flight`` scenes have their notice's one POST created by the stand-in and its answer
-   held back, and the connector is killed with SIGKILL while it waits; the restart must adopt
-   the message by listing, never post it again.
-4. ``expectations`` names every message a scene calls for, at its place: an acknowledgement
-   (any boost on the request, the worker's or the guard's; exactly the guard's for a slow
-   worker), the worker's reply, a holding reply in exactly the connector's words, a completion
-   notice naming the event and the redispatch command. Nothing else is called for.
-"""
+1. The scenes run in order, one at a time, in the stand-in's demo world (the first two projects
+   routed, the third not); each is one request by the operator mentioning the agent, on a place
+   of its own, so no two share a conversation or a destination.
+2. A scene with a worker names the demo worker's part for its event (``shell.demo.worker``
+   rule 3); a slow part outlasts the guard delay, so the guard goes out first. A scene in the
+   unrouted project has no worker.
+3. ``in_flight`` scenes have their notice's POST created and its answer held back, and the
+   connector SIGKILLed while it waits; the restart must adopt the message by listing.
+4. ``expectations`` names every message a scene calls for, at its place: an acknowledgement (any
+   boost on the request; exactly the guard's for a slow worker), the worker's reply, a holding
+   reply in the connector's words, a completion notice naming the event and the redispatch
+   command. Nothing else is called for."""
 
 from __future__ import annotations
 

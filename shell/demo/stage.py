@@ -2,22 +2,17 @@
 with the demo's configuration in it.
 
 Rules:
-1. The world comes from the stand-in's own description, the object ``bin/connect standin
-   --json`` prints (``shell.cli.standin.describe``): base URL, account, the agent's token
-   and id, the people, the projects with their cards and Campfires. It must be a demo world:
-   at least three projects, the first two with a card each, the third with a card and a
-   Campfire; anything else is a ``UserError``.
-2. Everything the demo writes lives in one fresh directory (``mkdtemp``, 0700): the state
-   directory, the agent's token file (0600), one work directory per routed project, the
-   scene file the demo worker reads, the connector's log, and the pair locks' runtime directory
-   (``BASECAMP_CONNECTOR_RUNTIME_DIR``, set for the demo and its child connector): the stand-in's
-   ids are fixed, so the demo never meets, nor leaves, a pair record of this machine's own.
-3. The configuration is written by ``bin/connect setup`` itself (the token is checked against
-   the stand-in), with routes for the first two projects only, the bundled demo worker as the
-   worker command, and the timings shortened (``GUARD_DELAY``, ``STILL_RUNNING``,
-   ``RECONCILE_AFTER``). The worker command names the token file, never the token.
-4. The scene file is rewritten whole (a new file, then a rename) each time a part is added,
-   so the worker never reads half of it.
+1. The world comes from the stand-in's own description (``bin/connect standin --json``,
+   ``shell.cli.standin.describe``). It must be a demo world: at least three projects, the first
+   two with a card each, the third with a card and a Campfire; anything else is a ``UserError``.
+2. Everything the demo writes lives in one fresh 0700 directory (``mkdtemp``): the state
+   directory, the token file, a work directory per routed project, the scene file, the log, and
+   the pair locks' runtime directory (``BASECAMP_CONNECTOR_RUNTIME_DIR``): the stand-in's ids are
+   fixed, so the demo never meets, nor leaves, a pair record of this machine's own.
+3. The configuration is written by ``bin/connect setup`` itself (checking the token against the
+   stand-in): routes for the first two projects only, the demo worker as the worker command
+   (naming the token file, never the token), the timings shortened.
+4. The scene file is rewritten whole (a new file, then a rename) each time a part is added.
 """
 
 from __future__ import annotations

@@ -1,21 +1,16 @@
 """The demo's line to the stand-in: its control API, and Basecamp reads as the agent.
 
 Rules:
-1. Everything goes over HTTP to the stand-in's base URL, whether the demo started the
-   stand-in itself or was handed one (``--standin``): one path, so the test that hands it a
-   stand-in runs the code a person runs.
-2. The control API (``/__standin/``) seeds what people say (it is not recorded as a request,
-   so the record of POSTs holds only what the agent's side posted), scripts faults, and reads
-   the record of every request; each control request carries the stand-in's secret
-   (``X-Standin-Secret``: the ``control_secret`` of its first line). Basecamp reads (a card's
-   title, a place's messages) go with the agent's token, as any client's would, and are
-   recorded like any request.
-3. Every Basecamp read goes through the connector's own client (``BasecampClient.read``): it
-   waits its turn in a pacer of its own (``READS_PER_WINDOW`` in Basecamp's window, so the
-   demo's bursts leave the address's limit to the connector and its workers beside it), and
-   a 429 holds it until the answer's Retry-After has passed; a read still answered 429 (or
-   503) after the client's retries is asked again, until ``READ_DEADLINE_SECONDS``. Basecamp's
-   limit is per address, and the demo, the connector and its workers share one.
+1. Everything goes over HTTP to the stand-in's base URL, whether the demo started it or was
+   handed one (``--standin``): the test that hands it one runs the code a person runs.
+2. The control API (``/__standin/``, each request carrying ``X-Standin-Secret``) seeds what
+   people say (not recorded as a request, so the record of POSTs holds only the agent side's),
+   scripts faults and reads the request record. Basecamp reads go with the agent's token and
+   are recorded like any request.
+3. Every Basecamp read goes through ``BasecampClient.read`` with a pacer of its own
+   (``READS_PER_WINDOW``, leaving the address's limit to the connector and its workers); a read
+   still answered 429 or 503 after the client's retries is asked again until
+   ``READ_DEADLINE_SECONDS``.
 4. Any failure to talk to the stand-in is a ``StandInUnreachable``, one line, no token in it.
 """
 

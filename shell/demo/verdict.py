@@ -1,21 +1,17 @@
 """The demo's verdict: what the stand-in's own record of POSTs says was posted, doubled, missing.
 
 Rules:
-1. The judge is the stand-in's record of every request, never the ledger. A recorded POST is a
-   posted message when it created one: answered 2xx; or created and then left unanswered on
-   purpose (the faults ``create_then_drop`` and ``create_then_delay``); or unanswered with no
-   fault at all (the create ran, the answer could not be written). A POST answered with any
-   other status, or dropped or refused by a fault that creates nothing, posted nothing.
+1. The judge is the stand-in's record of every request, never the ledger. A recorded POST posted
+   a message when answered 2xx, when created then left unanswered on purpose
+   (``create_then_drop``, ``create_then_delay``), or when unanswered with no fault (the create
+   ran, the answer could not be written); otherwise it posted nothing.
 2. A POST's place is read from its path alone; its words are ``core.text.message_text`` of its
    body's ``content``.
-3. Doubled: a posted message whose words were already posted at the same place, or one that
-   matches an expectation an earlier message already met (two acknowledgements of one request,
-   in any words, are one too many). A message is counted once, whichever makes it extra.
-4. Missing: an expectation no posted message meets. Unexpected: a posted message that is neither
-   doubled nor meets an expectation (a notice nobody called for).
-5. The demo passes only when doubled, missing and unexpected are all zero, and every scene
-   happened as scripted.
-"""
+3. Doubled: a message whose words were already posted at its place, or one meeting an
+   expectation an earlier message met (two acknowledgements of one request, in any words). A
+   message is counted once, whichever makes it extra.
+4. Missing: an expectation no message meets. Unexpected: a message neither doubled nor expected.
+5. The demo passes only when all three are zero and every scene happened as scripted."""
 
 from __future__ import annotations
 

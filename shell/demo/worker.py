@@ -2,25 +2,19 @@
 dispatch tools, which post its words in Basecamp (the stand-in) for it.
 
 Rules:
-1. It starts the MCP server its config names (as Claude Code would), then pulls; acknowledges
-   only when its prompt's acknowledgement rule calls for one
-   (``core.dispatch_prompt.acknowledgement_called_for``, the value the prompt's words are
-   rendered from, never a reading of its own); completes with its reply; and pulls again until
-   nothing waits.
+1. It starts the MCP server its config names, then pulls; acknowledges only when
+   ``core.dispatch_prompt.acknowledgement_called_for`` says (the value the prompt is rendered
+   from); completes with its reply; and pulls again until nothing waits.
 2. Its part is chosen per event: with ``--scenes`` from that JSON file (``{"N": part}``, waiting
-   up to ``SCENE_WAIT_SECONDS`` for the demo to write it, else ``answer``); without, from
-   ``$WORKER_BEHAVIOUR`` (default ``answer``): the tests' way.
-3. Parts: ``answer``; ``slow:<seconds>`` (waits before its first pull, so the guard may go
-   out); ``fail`` (pulls, exits 1 unreported); ``give_up`` (acknowledges, reports ``failed``
-   without a reply, exits 1); ``hang`` and ``hang_after_ack`` (sleep until killed);
-   ``report_failed`` (``failed`` with its reply); ``reply_unreported`` (replies with a tool of its
-   own, exits 0 unreported: the adopted-reply rule's case).
-4. Only ``reply_unreported`` posts by itself, as a worker with Basecamp tools of its own would:
-   with its own credentials (an owner-only token file, or ``$STANDIN_TOKEN``), never the
-   connector's, and never a token as an argument.
-5. A post Basecamp answered 429 created nothing: it is made again after the Retry-After, at
-   most ``RATE_LIMITED_TRIES`` more times (the limit is per address, shared with the connector).
-"""
+   up to ``SCENE_WAIT_SECONDS``, else ``answer``); without, from ``$WORKER_BEHAVIOUR``.
+3. Parts: ``answer``; ``slow:<seconds>`` (waits before its first pull); ``fail`` (pulls, exits 1
+   unreported); ``give_up`` (acknowledges, reports ``failed`` without a reply); ``hang`` and
+   ``hang_after_ack``; ``report_failed`` (``failed`` with its reply); ``reply_unreported``
+   (replies with a tool of its own, exits 0 unreported: the adopted-reply rule's case).
+4. Only ``reply_unreported`` posts by itself, with its own credentials (an owner-only token file
+   or ``$STANDIN_TOKEN``), never the connector's, never a token as an argument.
+5. A post answered 429 created nothing: it is made again after the Retry-After, at most
+   ``RATE_LIMITED_TRIES`` more times."""
 
 from __future__ import annotations
 

@@ -2,18 +2,15 @@
 server (``bin/connect mcp``, as the session config names it) has completed the handshake.
 
 Rules:
-1. One home: ``shell.worker.spawn`` starts it and ``shell.worker.supervision`` ends it, as for
-   any attempt. Only the token differs: a probe token (``core.task_token.PROBE_PREFIX``), which
-   names no task and grants nothing (``shell.worker.probe``).
-2. It runs in a scratch directory of its own (owner-only, removed after), never a route's:
-   the worker is told there is no dispatch and to stop, and is ended once the handshake is seen.
+1. One home: ``shell.worker.spawn`` starts it and ``shell.worker.supervision`` ends it; only the
+   token differs, a probe token (``core.task_token.PROBE_PREFIX``) that grants nothing
+   (``shell.worker.probe``).
+2. It runs in a scratch owner-only directory, removed after, never a route's.
 3. The handshake is seen when the probe's marker appears beside the ledger; the worker is then
-   stopped (SIGTERM, grace, SIGKILL). A worker that ends first, or the time running out, is a
-   handshake not seen; the last line the worker wrote to stderr says why, when it said.
-4. The probe never reaches the model: a worker that speaks stream-json gets no message on its
-   stdin, so it connects its MCP servers and asks nothing; a command that takes its prompt in
-   argv gets the probe's prompt, which tells it to stop.
-"""
+   stopped. A worker that ends first, or time running out, is a handshake not seen; the worker's
+   last stderr line says why, when it said.
+4. The probe never reaches the model: a stream-json worker gets no message, so it connects its
+   servers and asks nothing; a command taking its prompt in argv is told to stop."""
 
 from __future__ import annotations
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.configuration import Configuration
-from core.doctor import (
+from core.doctor import Check
+from core.doctor_basecamp import (
     AnsweredAs,
-    Check,
     Identity,
     LastingRefused,
     NotAsked,

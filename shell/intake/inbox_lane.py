@@ -2,23 +2,19 @@
 
 Rules:
 1. Basecamp serves the inbox to agents only. A 403 is recorded once (``not_for_principal``, shown
-   by status) and not asked again while this lane runs; intake then hears by the feed and the
-   live lane alone.
-2. A read starts at the lane's own position (never the feed's), else after its last item; on
-   its first read ever, ``since=0`` above a floor -- the account lane's last served event, so
-   what the feed served is not replayed and what it never served is -- or ``since=now`` when
-   the account lane has served nothing. Events at or below the floor are never recorded from the
-   inbox; the floor is kept from the first attempt on, even a failed one.
+   by status) and not asked again while this lane runs.
+2. A read starts at the lane's own position, else after its last item; on its first read ever
+   at ``since=0`` above a floor (the account lane's last served event: what the feed served is
+   not replayed, what it never served is), or ``since=now`` when the account lane served
+   nothing. Nothing at or below the floor is recorded; the floor is kept from the first try on.
 3. One page, one transaction: its events (``core.inbox.addressed_events``) recorded by
-   ``shell.ledger.records.insert_seen`` (one row per id, whichever lane heard it first), then the
-   position. Admission decides them by the same matrix as for any lane.
-4. The inbox's own 410 starts again at ``since=0`` (the per-id record dedupes); a 400
-   ``invalid_position`` or a 409 resumes after the last item; at most two such recoveries a
-   poll. Any other failure is verdict ``failing`` with its reason, nothing of the page saved.
+   ``shell.ledger.records.insert_seen``, then the position. Admission decides them as any lane's.
+4. The inbox's 410 starts again at ``since=0`` (records dedupe by id); a 400
+   ``invalid_position`` or 409 resumes after the last item; at most two such a poll. Any other
+   failure is verdict ``failing`` with its reason, nothing of the page saved.
 5. Due every ``every_polls``-th intake turn, and at once after ``ask_now`` (the account lane's
-   410); every request is inside the client's one budget.
-6. The position and the query are never in a log line, an exception message or a repr.
-"""
+   410), inside the client's one budget.
+6. The position and the query are never logged, raised or in a repr."""
 
 from __future__ import annotations
 

@@ -2,29 +2,26 @@
 recorded by the poll lane's own path.
 
 Rules:
-1. One connection at a time, each with a ticket minted just before it and used once, to the
-   ticket's ``url`` verbatim. Neither the ticket nor the URL's query is logged or stored (a log
-   line shows ``core.live.redacted(url)``; ``websockets``' own logger is held at WARNING and
-   stripped of query strings).
+1. One connection at a time, each with a ticket minted just before and used once, to its ``url``
+   verbatim. Neither ticket nor query is logged or stored (``core.live.redacted(url)``;
+   ``websockets``' logger is held at WARNING and stripped of query strings).
 2. The lane is ``connected`` once ``EventsChannel`` confirms the subscription. Each events frame
    is recorded in one transaction by ``shell.ledger.records.insert_seen`` (one row per id,
-   whichever lane comes first; no checkpoint: the poll lane alone moves the position); only
-   then are the new ids handed to ``on_new``, in order.
-3. Any failure (a mint, the upgrade, the socket, a stall of ``stale_after`` seconds without a
-   frame, a refused subscription, a frame unread or unrecorded) leaves the lane ``down`` (since
-   when, why) until ``core.live.reconnect_delay`` has passed; the poll lane goes on alone
-   meanwhile: nothing is lost, only slower.
+   whichever lane is first; only the poll lane moves the position); then the new ids go to
+   ``on_new``, in order.
+3. Any failure (mint, upgrade, socket, ``stale_after`` seconds without a frame, a refused
+   subscription, a frame unread or unrecorded) leaves the lane ``down`` (since when, why) for
+   ``core.live.reconnect_delay``; the poll lane goes on alone: slower, nothing lost.
 4. An overflow frame, or a confirmed connection that drops, is a loss told to
-   ``shell.intake.repair`` (the first event heard afterwards bounds it); the connection stays.
-5. The state is written to the ledger at each change, for ``status`` (a failed write is logged,
-   not fatal). ``stop`` ends the lane within ``STOP_SLICE`` seconds.
-6. While intake pauses on purpose (``paused`` answers a reason) the lane hangs up and stays
-   ``down`` with that reason: no loss, no failure counted.
-7. ``resubscribe`` (the agent's projects grew) hangs up and connects again at once, as a pause
-   does; until the new subscription is confirmed the lane is ``connecting``, never
-   ``connected``, and a failure then is no loss of a connected lane.
+   ``shell.intake.repair`` (the first event heard afterwards bounds it).
+5. The state is written to the ledger at each change, for ``status`` (a failed write is logged).
+   ``stop`` ends the lane within ``STOP_SLICE`` seconds.
+6. While intake pauses on purpose (``paused``) the lane hangs up, ``down`` with that reason: no
+   loss, no failure.
+7. ``resubscribe`` (the agent's projects grew) hangs up and connects again at once; until the new
+   subscription is confirmed the lane is ``connecting``, and a failure then is no loss.
 8. What the lane did not expect is a failure like the others, logged once with its traceback;
-   the lane never ends but on ``stop``.
+   the lane ends only on ``stop``.
 9. ``beat`` is called as each wait for a frame, and each reconnect, begins (``shell.heartbeats``).
 """
 

@@ -2,27 +2,21 @@
 
 Rules:
 1. The checkpoint is keyed by the filters' digest (``core.feed``): other filters, another
-   lineage. Where a poll starts: the checkpoint's position; else (a dropped position) after
-   its ``last_served_id``; else the configured ``start`` (None: ``now``, the default; or an
-   event id, ``0`` for all served history). A lineage that never served an event resumes at
-   ``start`` too, never at 0 by accident.
-2. One page, one transaction: every event of the page recorded ``seen``
-   (``shell.ledger.records.insert_seen``: one row per id, across lanes and restarts), then the
-   page's position. The position is never ahead of the records: a crash loses nothing and a
-   restart reads nothing twice. Intake reads no recording and filters nothing.
-3. ``next`` is followed (through the client, which holds the same-origin rule) while it is
-   present, the deadline has not passed and fewer than ``max_pages`` pages were read. A
-   ``next`` already followed in this poll is ``IntakeFailed`` at once: a loop, not a long feed.
-4. Refusals: 400 ``invalid_position`` and 409 drop the position and resume after the last
-   served id; 410 resumes at its ``epoch_after_id``, recorded as a gap in the same transaction
-   (events before it may never be served). At most two such recoveries a poll. A 400 for a
-   filter is ``FeedFiltersRefused``: retrying will not help.
-5. A page that cannot be read or recorded saves nothing of itself and raises
-   ``IntakeFailed`` (for the caller's backoff) with the reason, which the caller logs; pages
-   committed before it stay committed.
-6. The position and the query string are never in a log line, an exception message or a
-   repr. Logs carry counts, event ids and the first 12 digits of the filter digest.
-"""
+   lineage. A poll starts at the checkpoint's position; else after its ``last_served_id``; else
+   at the configured ``start`` (None: ``now``; or an event id, ``0`` for all history). A lineage
+   that never served an event resumes at ``start`` too, never at 0 by accident.
+2. One page, one transaction: every event recorded ``seen`` (``shell.ledger.records.insert_seen``:
+   one row per id, across lanes and restarts), then the page's position, never ahead of the
+   records: a crash loses nothing, a restart reads nothing twice. Intake filters nothing.
+3. ``next`` is followed (the client holds the same-origin rule) while present, before the
+   deadline, under ``max_pages``; a ``next`` already followed this poll is ``IntakeFailed``.
+4. 400 ``invalid_position`` and 409 drop the position and resume after the last served id; 410
+   resumes at ``epoch_after_id``, recorded as a gap in the same transaction. At most two such a
+   poll. A 400 for a filter is ``FeedFiltersRefused``: retrying will not help.
+5. A page that cannot be read or recorded saves nothing and raises ``IntakeFailed`` with the
+   reason, for the caller's backoff; pages committed before it stay.
+6. The position and query string are never logged, raised or in a repr; logs carry counts, event
+   ids and the filter digest's first 12 digits."""
 
 from __future__ import annotations
 

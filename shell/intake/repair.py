@@ -2,17 +2,14 @@
 
 Rules:
 1. A loss is recorded (``shell.ledger.losses``) when the live lane hears an overflow or a
-   connection it had confirmed drops; it is due ``interval`` seconds later (60: longer than
-   the poll lane's safety delay of about 30 s, so the feed serves what was lost).
+   confirmed connection drops; it is due ``interval`` seconds later, past the poll lane's
+   safety delay, so the feed serves what was lost.
 2. A due loss is walked under its own cursor with the lane's filters, one transaction a page:
-   its events recorded (``shell.ledger.records.insert_seen``, one row per id whichever lane
-   comes first), then the cursor; the new ids go to ``on_new``. The poll lane's checkpoint is
-   never touched.
-3. The walk ends as ``core.losses`` says: repaired, or, past the loss's window (10 min),
-   unrecovered; otherwise the loss stays open and is walked again on a later call. A walk
-   that cannot read the feed leaves the loss as it was (logged; retried later).
-4. Logs carry loss ids, event ids and counts; never a position or a query.
-"""
+   events recorded (``shell.ledger.records.insert_seen``), then the cursor; new ids go to
+   ``on_new``. The poll lane's checkpoint is never touched.
+3. The walk ends as ``core.losses`` says: repaired, or past the loss's window unrecovered; else
+   the loss stays open for a later call. A walk that cannot read the feed leaves it as it was.
+4. Logs carry loss ids, event ids and counts; never a position or a query."""
 
 from __future__ import annotations
 

@@ -1,36 +1,28 @@
 """Opening the ledger: the three ways in, and what each checks before a ``Ledger`` is handed out.
 
-What a caller does with a ``Ledger`` (its transactions, busy retries, time columns) is
-``shell.ledger.transactions``; where a ledger may live and its privacy ``shell.ledger.files``;
-the migrations and their runner ``shell.ledger.schema``; the errors ``shell.ledger.errors``.
-Their public names are importable from here too, where every caller imports them.
+Using a ``Ledger`` is ``shell.ledger.transactions``; where it may live ``shell.ledger.files``;
+migrations ``shell.ledger.schema``; errors ``shell.ledger.errors``. Their public names are
+importable from here too, where every caller imports them.
 
 Rules:
-1. Three ways in, by what the caller may do to the file:
-   - ``open_ledger``, the owner's (the connector's ``run``; ``promote`` on its shadow copy): creates
-     a missing file (owner-only, carrying the ledger's identity), runs ``quick_check``, switches
-     to WAL, migrates and brings the generated rules up to date, refuses a newer ledger.
-   - ``open_existing_ledger``, a writer's that is not the owner (the worker's MCP server; a
-     person's commands -- ``resolve``'s writes, ``discard``, ``redispatch``, ``hold``,
-     ``release``, ``settle-launch``, ``import`` -- through ``shell.cli.person``): never creates,
-     never migrates, never brings the generated rules up to date, refuses any
-     schema version but this program's; it switches the file to WAL, its only write.
+1. Three ways in, by what the caller may do to the file; only the owner opens a missing one:
+   - ``open_ledger``, the owner's (``run``; ``promote`` on its shadow copy): creates a missing
+     file (owner-only, with the ledger's identity), ``quick_check``, WAL, migrates, brings the
+     generated rules up to date, refuses a newer ledger.
+   - ``open_existing_ledger``, another writer's (the worker's MCP server; a person's commands
+     through ``shell.cli.person``): never creates or migrates, refuses any schema version but
+     this program's; switching to WAL is its only write.
    - ``open_ledger_read_only``, a reader's (``status``, ``doctor``, ``resolve list|show``,
-     ``promote``'s checks): ``mode=ro`` and ``query_only``, never creates, never migrates, never
-     writes, refuses a ledger out of date or too new, and keeps at most ``READ_ONLY_CACHE_KIB``
-     of pages in memory (a reader scans each index once: a larger cache buys nothing).
-   Nothing opens a missing file but the owner.
-2. The owner's way in runs SQLite's ``quick_check`` before it migrates: a ledger damaged in the
-   middle is refused at start, one line (``LedgerCorrupt``), never found by a loop later. What
-   the disk or SQLite says while opening or migrating is a ``LedgerError`` naming it
-   (``shell.ledger.errors.ledger_failure``): a full disk during a migration rolls it back.
-3. Every way in is ``synchronous = FULL``; ``open_ledger``'s ``unsynced`` keyword alone sets
-   ``OFF``: for the simulation's throwaway ledgers on a memory-backed directory, where a power
-   loss loses nothing worth keeping. The connector never passes it (a test reads shell/ for it).
-4. Every way in refuses a file that is not this connector's ledger
-   (``shell.ledger.schema`` rule 6) before anything else reads or changes it: before
-   ``quick_check``, before the switch to WAL, before a migration. Only a file this call created
-   skips the question.
+     ``promote``'s checks): ``mode=ro`` and ``query_only``, refuses a ledger out of date or too
+     new, caches at most ``READ_ONLY_CACHE_KIB`` (a reader scans each index once).
+2. The owner runs ``quick_check`` before it migrates: a damaged ledger is refused at start
+   (``LedgerCorrupt``), not found by a loop later. What the disk or SQLite says while opening
+   or migrating is a ``LedgerError`` (``shell.ledger.errors.ledger_failure``); a full disk
+   rolls a migration back.
+3. Every way in is ``synchronous = FULL``; only ``open_ledger``'s ``unsynced`` sets ``OFF``, for
+   the simulation's throwaway ledgers in memory. The connector never passes it (a test checks).
+4. Every way in refuses a file that is not this connector's ledger (``shell.ledger.schema`` rule 6)
+   before anything reads or changes it; only a file this call created skips the question.
 """
 
 from __future__ import annotations

@@ -1,27 +1,23 @@
 """A person's redispatch or discard, written to the ledger in one transaction.
 
 Rules:
-1. ``decide`` reads the record's facts, asks ``core.decisions`` and writes its plan inside one
-   ``BEGIN IMMEDIATE`` transaction: the decision row (who, when, the record as it was), the
-   record's move, and the cancellation of its pending notices commit together or not at all.
-   The connector's own writes take the same lock, so this is safe while it runs; whichever
-   commits first, the other sees its result.
-2. The move is a compare-and-set on the record's revision, and the ledger's triggers (migration
-   0006) let a completed or dispatched record move only under a decision made at that revision.
-   A record a person blocks again starts a fresh retry window (``blocked_at`` is the decision);
-   one moved to blocked or discarded loses its snapshot (the ledger's trigger drops it).
-3. A discard cancels the record's pending notices (its guard acknowledgement, its holding reply)
-   and the pending notices of a task every record of which is now discarded. A notice already
-   being sent cannot be called back: it is reported, never touched.
+1. ``decide`` reads the record's facts, asks ``core.decisions`` and writes its plan in one
+   ``BEGIN IMMEDIATE``: the decision row (who, when, the record as it was), the record's move and
+   the cancellation of its pending notices commit together. The connector takes the same lock,
+   so this is safe while it runs.
+2. The move is a compare-and-set on the record's revision, and migration 0006's triggers let a
+   completed or dispatched record move only under a decision at that revision. Blocked again, a
+   record starts a fresh retry window; blocked or discarded, it loses its snapshot (a trigger).
+3. A discard cancels the record's pending notices, and those of a task whose every record is now
+   discarded. A notice already sending cannot be called back: it is reported, never touched.
 4. Nothing here posts or reads Basecamp: a blocked record is offered back to admission
-   (``next_retry_at``), and the running connector re-runs its reads and starts what it admits.
+   (``next_retry_at``) for the running connector.
 5. A redispatch of a record a live task carries (``core.decisions`` rule 6) writes its decision
-   row, pending on that task, and retires the task's token (``shell.ledger.tasks``) in the same
+   row pending on that task and retires the task's token (``shell.ledger.tasks``) in the same
    transaction; the record moves when the task ends (migration 0009's trigger). The task's
-   recorded worker is returned for the caller to stop after the commit: nothing here signals.
-6. An import's entry decided done (``shell.ledger.import_file``, ``core.import_file``) is
-   a discard too: ``discard_imported`` writes its decision row (note: where it came from) and
-   moves the record to ``discarded(imported_done)``, cancelling its pending notices (rule 3).
+   worker is returned for the caller to stop after the commit.
+6. An import's entry decided done (``core.import_file``) is a discard too: ``discard_imported``
+   moves the record to ``discarded(imported_done)``, its note saying whence (rule 3 holds).
 """
 
 from __future__ import annotations

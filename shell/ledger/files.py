@@ -2,25 +2,20 @@
 
 Rules:
 1. One file, never in memory: a ledger's whole promise is that a crash is a delay. An empty
-   path, an in-memory name, an SQLite URI and a path holding ``?``, ``#`` or ``%`` are
-   refused before SQLite sees them.
-2. The ledger is a credential file (it holds feed positions): a regular file, not a symlink,
-   this user's, owner-only; its directory a real directory, this user's, owner-only (0700).
-   A looser existing file or directory is refused, never tightened (``shell.private_files``).
-   The owner's way in creates what is missing owner-only; the ``-wal``/``-shm`` sidecars
-   SQLite makes are set to 0600 after every open.
-3. Every refusal is a ``LedgerError``: a symlink or the wrong kind is ``LedgerPathRefused``,
-   another user's or a loose mode ``LedgerNotPrivate``, a missing file or directory
-   ``LedgerMissing``.
+   path, an in-memory name, an SQLite URI and a path holding ``?``, ``#`` or ``%`` are refused
+   before SQLite sees them.
+2. The ledger is a credential file (it holds feed positions): a regular file, this user's,
+   owner-only, in a directory likewise (0700); looser is refused, never tightened. The owner's
+   way in creates what is missing owner-only; SQLite's ``-wal``/``-shm`` are set to 0600 after
+   every open.
+3. Every refusal is a ``LedgerError``: ``LedgerPathRefused`` (a symlink, the wrong kind),
+   ``LedgerNotPrivate`` (another user's, a loose mode), ``LedgerMissing``.
 4. The file is created whole under a lock every opener in the process takes first (a blank
-   database carrying the ledger's identity, ``shell.ledger.schema`` rule 6, linked into place:
-   a crash never leaves an empty file at the ledger's path), and its one descriptor is closed
-   at once: closing a descriptor drops every POSIX lock the process
-   holds on the file, SQLite's included, so none may be open on a file SQLite is using.
+   database with the ledger's identity, ``shell.ledger.schema`` rule 6, linked into place), and
+   its descriptor closed at once: closing one drops every POSIX lock the process holds on the
+   file, SQLite's included.
 5. A missing ledger is said to be missing before its directory's mode is looked at, and a mode
-   fix is offered only for a ledger and a directory the connector made (``private_files`` rule
-   7): never ``chmod 700 /tmp`` for a mistyped path.
-"""
+   fix is offered only for what the connector made (``shell.private_files`` rule 7)."""
 
 from __future__ import annotations
 

@@ -2,23 +2,20 @@
 
 Rules:
 1. ``set_hold`` reads the marker and every open record, asks ``core.hold.hold`` and writes its
-   plan inside one ``BEGIN IMMEDIATE`` transaction: a new generation, the marker (a standing
-   hold keeps its first setter and time), the review tag on every open record, the waiting
-   ones moved to held (a person's move, asked of ``core.edges``) and their pending guard
-   notices canceled with the note ``held``. All commit together or not at all.
+   plan in one ``BEGIN IMMEDIATE``: a new generation, the marker, the review tags, the waiting
+   records moved to held (a person's move, asked of ``core.edges``) and their pending guards
+   canceled with the note ``held``.
 2. ``release`` deletes the marker and closes its generation in one transaction; held records
    stay held. With no hold standing it writes nothing.
-3. ``standing`` reads the marker in the caller's transaction: the dispatcher asks it before it
-   launches (``core.hold.may_launch``), a decision after it decides, and ``status`` shows it;
-   the triggers of migration 0009 are the second wall.
+3. ``standing`` reads the marker in the caller's transaction: the dispatcher before it launches
+   (``core.hold.may_launch``), a decision after it decides, ``status``; migration 0009's
+   triggers are the second wall.
 4. This module writes ``hold_marker``, ``generations`` and ``revoked_redispatches`` only; a
    record's move is ``shell.ledger.records``' and a notice's cancellation ``shell.ledger.outbox``'s.
-5. The same transaction revokes every redispatch still waiting on a live task
-   (``core.hold`` rule 5): a ``revoked_redispatches`` row with its note, which migration 0012's
-   trigger reads, so the task's end no longer applies it.
-6. The writing side's modules (records, the outbox, the edge tables) are imported by the two
-   functions that write, when they run: a reader of the marker (``status``) imports none of them.
-"""
+5. The same transaction revokes every redispatch waiting on a live task (``core.hold`` rule 5):
+   a ``revoked_redispatches`` row, which migration 0012's trigger reads at the task's end.
+6. The writing side's modules are imported by the two functions that write, when they run: a
+   reader of the marker (``status``) imports none of them."""
 
 from __future__ import annotations
 

@@ -2,18 +2,14 @@
 single file before it is renamed (the steps are ``core.promotion``'s).
 
 Rules:
-1. ``hold_cause`` reads the hold standing in a ledger read-only (None: no ledger, no hold, or a
-   ledger too old to hold one yet); it never creates or migrates anything.
-2. ``seal`` checkpoints a ledger's write-ahead log into its main file and leaves it in SQLite's
-   rollback-journal mode, so the ledger is one file whose rename moves all of it (a ``-wal``
-   left beside a renamed file would be lost with its commits). It is idempotent; the next owner's
-   open (``open_ledger``) puts the ledger back in WAL mode. Another process in the ledger makes
-   it ``LedgerBusy`` after the usual bound.
+1. ``hold_cause`` reads a ledger's standing hold read-only (None: no ledger, no hold, or a ledger
+   too old to hold one).
+2. ``seal`` checkpoints the write-ahead log into the main file and leaves rollback-journal mode,
+   so a rename moves all of it (a ``-wal`` left behind would lose its commits). Idempotent; the
+   next ``open_ledger`` restores WAL. Another process in the ledger makes it ``LedgerBusy``.
 3. ``counts`` says how many records a promoted ledger tags for review and holds.
-4. ``unsettled`` says what the connector's own ledger still has in flight -- lifecycle messages
-   not yet final, worker attempts not ended -- read-only; promote will not set such a ledger
-   aside (``core.promotion`` rule 5).
-"""
+4. ``unsettled`` says, read-only, what the connector's ledger still has in flight (messages not
+   final, attempts not ended): promote will not set it aside (``core.promotion`` rule 5)."""
 
 from __future__ import annotations
 

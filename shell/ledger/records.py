@@ -1,31 +1,22 @@
 """The records (``events``), intake's checkpoints and each lane's news (``lane_news``): the only
-module that writes any of them.
-
-Admission's reads and verdict, intake's seen rows and positions, and every later move
-of a record (dispatched, settled, completed, decided by a person), which the owners of those
-transitions ask for here inside their own transaction.
+module that writes any of them, inside the transaction of whoever owns the move.
 
 Rules:
-1. Every function runs inside a transaction its caller opened (``Ledger.write()`` for
-   ``commit_verdict``, ``Ledger.read()`` or ``write()`` for the reads); none commits.
-2. ``commit_verdict`` is a compare-and-set on the record's ``revision``: it applies only when
-   the revision is still the one the decision loaded and the record still awaits a verdict
-   (seen or blocked); otherwise it writes nothing and answers False (already decided). An
-   applied verdict bumps the revision.
-3. In that same transaction it reads one snapshot of the record's conversation (``live_work``),
-   asks ``core.dispatch.conversation_live`` (a live task on its key, or an older record
-   admitted, queued or dispatched on it) and settles an admitted verdict to queued
+1. Every function runs inside its caller's transaction (``Ledger.write()`` for
+   ``commit_verdict``, ``read()`` or ``write()`` for the reads); none commits.
+2. ``commit_verdict`` is a compare-and-set on ``revision``: it applies only while the revision
+   is the one the decision loaded and the record awaits a verdict (seen or blocked); otherwise it
+   writes nothing and answers False. An applied verdict bumps the revision.
+3. In that transaction it reads one ``live_work`` snapshot of the conversation, asks
+   ``core.dispatch.conversation_live``, and settles an admitted verdict to queued
    (``core.admission.settle_verdict``).
-4. It writes state, reason, trigger, acknowledge, conversation, reply destination, requester,
-   decided_at; the snapshot (JSON), recording URL and type for admitted or queued only (NULL
-   and empty otherwise: content is kept for admitted records alone); for a blocked verdict
-   ``blocked_at``, ``retry_at`` and ``next_retry_at`` as ``core.blocked_retry`` answers them.
-5. The verdict's state is admission's move as ``core.edges`` answers it (``shell.ledger.moves``):
-   an illegal one is refused before any SQL runs.
-6. Then, in the same transaction, it reads the record back, asks ``core.intents`` for the
-   intents the verdict calls for (a guard for a request, a holding reply for no route) and
-   writes them: they commit or roll back with the verdict. A ``guard_delay`` of None is a
-   shadow ledger's: it never has anything to send, and no intent is written.
+4. Content (the snapshot, recording URL and type) is kept for admitted or queued records alone;
+   a blocked verdict writes ``blocked_at``, ``retry_at`` and ``next_retry_at`` from
+   ``core.blocked_retry``.
+5. The verdict's state is admission's move as ``core.edges`` answers it (``shell.ledger.moves``),
+   refused before any SQL.
+6. The intents the verdict calls for (``core.intents``) are written in the same transaction, from
+   the record read back; a ``guard_delay`` of None is a shadow ledger's, which writes none.
 """
 
 from __future__ import annotations

@@ -1,25 +1,20 @@
 """A person's resolution of an outbox intent, written to the ledger.
 
 Rules:
-1. One decision is one short ``BEGIN IMMEDIATE`` transaction: read the intent, ask
-   ``core.resolution.resolve`` what it may become, write that ``Move`` by compare-and-set on
-   the state and note it read (``UPDATE ... WHERE id = ? AND state = ? AND note = ?``), and
-   check the row count. Nothing else happens inside it, so a running connector waits at most
-   a few milliseconds for it; a lock held past the busy timeout is ``LedgerBusy``.
-2. The decision is core's. This module reads the row, writes the move, and words a refusal;
-   it never decides which moves exist: what ``show`` offers is ``core.resolution.open_decisions``,
-   exactly what a decision would be allowed.
-3. A receipt belongs to one intent (the ledger's unique index, per message kind). Marking an
-   intent sent with a receipt another intent already holds is refused naming that intent
-   (``ReceiptOwned``); the database is the judge, the owner is looked up only to name it.
-4. Every refusal is a ``UserError`` with its exit code: ``NoSuchIntent`` (EXIT_NOT_FOUND),
-   ``ResolutionRefused`` and ``ReceiptOwned`` (EXIT_REFUSED). Its words name the intent and
-   its state and say why, in one line. A refused decision writes nothing.
-5. The log line of a decision names the intent, both states, the receipt and who decided;
-   never the body.
-6. A worker's words marked sent with a receipt get that id on their task row too, as the outbox
-   records one that lands (``shell.ledger.deliveries.record_worker_message``).
-"""
+1. One decision is one short ``BEGIN IMMEDIATE``: read the intent, ask
+   ``core.resolution.resolve``, write that ``Move`` by compare-and-set on the state and note read,
+   check the row count. Nothing else runs inside, so a running connector waits milliseconds; a
+   lock held past the busy timeout is ``LedgerBusy``.
+2. The decision is core's: this reads the row, writes the move and words a refusal; what ``show``
+   offers is ``core.resolution.open_decisions``, exactly what a decision may do.
+3. A receipt belongs to one intent (a unique index per message kind): marking one sent with a
+   receipt another holds is ``ReceiptOwned``, naming that intent; the database judges.
+4. Every refusal is a one-line ``UserError`` naming the intent, its state and why:
+   ``NoSuchIntent`` (EXIT_NOT_FOUND), ``ResolutionRefused`` and ``ReceiptOwned`` (EXIT_REFUSED).
+   A refused decision writes nothing.
+5. A decision's log line names the intent, both states, the receipt and who; never the body.
+6. A worker's words marked sent get the receipt on their task row too, as the outbox records one
+   that lands (``shell.ledger.deliveries.record_worker_message``)."""
 
 from __future__ import annotations
 

@@ -1,33 +1,26 @@
 """The ledger's rules generated from core: which moves of a lifecycle column are edges, and which
-values a vocabulary column holds. Core writes each rule down once (``core.edges``, the enums);
-this module turns it into SQLite triggers named ``rule_...``, so no migration restates it.
+values a vocabulary column holds, as SQLite triggers named ``rule_...``, so no migration
+restates what ``core.edges`` and the enums write down once.
 
 Rules:
 1. ``LIFECYCLES``: one ``BEFORE UPDATE`` trigger per lifecycle column refuses a change that is not
-   an edge of its ``core.edges`` table (who moves is core's concern: a database cannot tell a
-   worker from the dispatcher). Writing the value a column holds is not a move; a column's
-   ``companions`` (an attempt's ``stop_reason``) change only along an edge too. An edge with
-   ``only_with_notes`` exists only for a row whose note (the one the move writes, or the one the
-   row carried: ``notes_written_by_the_move``) is one of them.
+   an edge of its ``core.edges`` table (who moves is core's concern). Writing the value held is
+   not a move; ``companions`` (an attempt's ``stop_reason``) change only along an edge too. An
+   ``only_with_notes`` edge exists only for a row whose note (``notes_written_by_the_move``) is
+   one of them.
 2. ``vocabularies()``: one ``BEFORE INSERT`` trigger per table refuses a value outside a column's
-   vocabulary; on update, the columns no edge judges (an edge rule refuses any value that is no
-   edge's target) are judged in the table's lifecycle trigger, or in one of their own where the
-   table has none: every trigger is one more for each reopen to parse. A new enum member (a
-   message kind) is a new vocabulary with no migration. A value is looked up whole in one ``|``-joined list
-   (``instr``), never an IN list of constants (SQLite builds a temporary b-tree of one at every
-   statement that evaluates it) nor a chain of ORs (a long expression every reopen parses).
-3. ``bring_up_to_date`` runs after the migrations, in one ``BEGIN IMMEDIATE`` that reads the file
-   again: it creates each generated trigger whose text the file lacks, drops the hand-written
-   triggers and the vocabulary CHECKs an earlier version's migrations wrote (``replaces``; the
-   generated rules hold them now:
-   a CHECK cannot be altered, and an older connector's CHECK would refuse a newer vocabulary),
-   and drops a ``rule_`` trigger no longer generated. ``in_force`` is the one read a reopen
-   costs: the file's ``rule_`` triggers, compared by text; equal means nothing to write.
-4. A CHECK is removed from a table's text through ``writable_schema``, as SQLite documents for
-   removing a CHECK (no page of the file changes); only a CHECK that is exactly a vocabulary test
-   of the column, as the migrations of any earlier version wrote it (an IN list, or comparisons
-   joined by OR), and then the schema is read again (``RESET``).
-"""
+   vocabulary; on update the columns no edge judges are judged in the table's lifecycle trigger,
+   or one of their own (each trigger is parsed at every reopen). A new enum member needs no
+   migration. A value is looked up in one ``|``-joined list (``instr``): an IN list builds a
+   temporary b-tree at every statement, a chain of ORs is a long expression to parse.
+3. ``bring_up_to_date`` runs after the migrations in one ``BEGIN IMMEDIATE``: it creates each
+   generated trigger the file lacks, drops what an earlier version wrote by hand (``replaces``:
+   triggers and vocabulary CHECKs, since a CHECK cannot be altered and an old one would refuse
+   a newer vocabulary), and drops a ``rule_`` trigger no longer generated. ``in_force``, the one
+   read a reopen costs, compares the file's ``rule_`` triggers by text.
+4. A CHECK is removed through ``writable_schema``, as SQLite documents (no page changes), and
+   only one that is exactly a vocabulary test as an earlier migration wrote it; the schema is
+   then read again (``RESET``)."""
 
 from __future__ import annotations
 

@@ -1,30 +1,25 @@
 """The ledger's schema: the numbered migrations, the version a file is at, and the runner.
 
 Rules:
-1. Migrations are numbered files ``shell/ledger/migrations/NNNN_name.sql``, numbered 1, 2, 3...
-   without gaps (checked at import), never edited once shipped but to take out what a generated
-   rule now holds (rule 7): a ledger that ran the old text has it replaced as the rules come up
-   to date, and ``tests/support/frozen_migrations`` keeps main's text of schema 18 to prove it.
-2. Each runs in its own ``BEGIN IMMEDIATE`` transaction that re-reads the recorded version
-   inside it, so two processes opening a fresh ledger apply each migration once.
-3. A ledger written by a newer program is refused (``LedgerTooNew``): an older program does
-   not understand the rows and triggers a newer one relies on.
-4. ``executescript`` would COMMIT the migration's transaction first, so a migration's
-   statements run one at a time inside it (``split_statements``).
-5. A ledger already at this program's version and rules costs one read, no write transaction: every
-   start (and every restart of the simulation) opens an up-to-date file, and a start never
-   waits on another process's write lock for nothing to do.
-6. A ledger carries this program's schema identity: SQLite's ``application_id`` is
-   ``APPLICATION_ID`` from the moment the file exists (``blank_ledger`` is what is created), and
-   ``user_version`` is the schema version, set in the transaction of each migration. A file
-   that does not carry it is refused before anything reads or changes it (``refuse_foreign``):
-   an empty file, an empty database, another application's database (``LedgerForeign``,
-   EXIT_CONFIG, untouched). A ledger an older connector made before the identity existed
-   (``application_id`` 0 with the ``schema_migrations`` table) is this program's: the owner
-   stamps it once.
-7. The rules core holds -- a lifecycle's edges, a column's vocabulary -- are no migration's: after
-   the migrations, ``shell.ledger.rules`` brings the file's generated triggers up to date in one
-   more transaction; an up-to-date file's reopen reads them once and writes nothing (rule 5).
+1. Migrations are files ``shell/ledger/migrations/NNNN_name.sql``, numbered without gaps
+   (checked at import), never edited once shipped but to take out what a generated rule now
+   holds (rule 7); ``tests/support/frozen_migrations`` keeps schema 18's text to prove a ledger
+   that ran it is brought up to date.
+2. Each runs in its own ``BEGIN IMMEDIATE`` that re-reads the version inside it, so two
+   processes opening a fresh ledger apply each migration once.
+3. A ledger written by a newer program is refused (``LedgerTooNew``): its rows and triggers are
+   not understood here.
+4. ``executescript`` would COMMIT first, so a migration's statements run one at a time
+   (``split_statements``).
+5. A ledger at this version and rules costs one read and no write transaction: a start never
+   waits on another's write lock for nothing to do.
+6. A ledger carries this program's identity: ``application_id`` is ``APPLICATION_ID`` from its
+   creation (``blank_ledger``) and ``user_version`` the schema version, set in each migration's
+   transaction. A file without it (empty, or another application's) is refused untouched
+   (``refuse_foreign``, ``LedgerForeign``, EXIT_CONFIG). An older connector's ledger
+   (``application_id`` 0 with ``schema_migrations``) is stamped once by the owner.
+7. What core holds (edges, vocabularies) is no migration's: ``shell.ledger.rules`` brings the
+   generated triggers up to date in one more transaction after the migrations (rule 5 holds).
 """
 
 from __future__ import annotations

@@ -1,20 +1,18 @@
 """What ``bin/connect status`` reads from the ledger: one snapshot, in one read transaction.
 
 Rules:
-1. One read transaction (``ledger.read()``) for every query, so the numbers agree with each
-   other: a connector committing beside it changes the next status, never half of this one.
-2. Reading only: the caller opens the ledger with ``open_ledger_read_only`` (``mode=ro`` and
-   ``query_only``); nothing here writes, takes the instance lock or migrates.
-3. Nothing secret leaves the ledger: a checkpoint's position is read only as whether one is
-   kept (``position <> ''``), never its text; a task's token hash and a message's body are
-   never selected.
-4. Dispatches are the newest ``core.presentation.status_values.LAST_DISPATCHES`` attempts by launch time,
-   newest first; each carries every event row of its task.
-5. Each record is stepped over once: the blocked ones are counted by reason (their own index),
-   and the count by state takes blocked's from that sum.
+1. One read transaction (``ledger.read()``) for every query, so the numbers agree: a connector
+   committing beside it changes the next status, never half of this one.
+2. Reading only: the caller opens the ledger with ``open_ledger_read_only``; nothing here writes,
+   locks or migrates.
+3. Nothing secret leaves the ledger: a position is read only as whether one is kept, never its
+   text; a token hash or a message body is never selected.
+4. Dispatches are the newest ``core.presentation.status_values.LAST_DISPATCHES`` attempts by
+   launch time, each with every event row of its task.
+5. Each record is stepped over once: blocked ones counted by reason (their own index), and the
+   count by state takes blocked's from that sum.
 6. A lapsed token (``core.not_created`` rule 5) is read from the intents pending with
-   ``notes.TOKEN_REFUSED``, as doctor reads it: the outage lasts exactly as long as they wait.
-"""
+   ``notes.TOKEN_REFUSED``, as doctor reads it."""
 
 from __future__ import annotations
 

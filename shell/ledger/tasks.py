@@ -1,34 +1,27 @@
 """The dispatcher's transitions: one transaction each, compare-and-set, in the lifecycle's order.
 
 Rules (the dispatch invariants):
-1. Exposure before hand-off: a launch creates the task, its attempt (``launching``) and the
-   originating event's exposure, and moves the records to ``dispatched``, in one transaction,
-   before the driver is asked to start anything.
-2. One live task per conversation, per working directory and per event; one live attempt per
-   task. A record starts only if it is the oldest waiting on its conversation. The rules are
-   ``core.dispatch``'s, each asked of one snapshot (``records.live_work``). Nothing starts
-   while the hold stands (``core.hold.may_launch``, asked in the launch's own transaction).
+1. Exposure before hand-off: a launch creates the task, its ``launching`` attempt and the
+   event's exposure, and moves the records to ``dispatched``, in one transaction, before the
+   driver starts anything.
+2. One live task per conversation, working directory and event; one live attempt per task; a
+   record starts only as the oldest waiting on its conversation (``core.dispatch``, asked of one
+   ``records.live_work`` snapshot). Nothing starts under the hold (``core.hold.may_launch``).
 3. A task's token is returned once and stored only as its SHA-256.
-4. An attempt's end is one transaction: the attempt ends, the plan
-   ``core.settlement.settlement_plan`` returns is applied (decided there, not here), the task is
-   superseded (its token refused, its rows retired), the adopted-reply rule runs on the replies
-   listed before it (``core.adopted_reply`` rule 4), and the completion intent ``core.intents``
-   calls for, read back from the rows the settlement and the adoption wrote, is written
-   (``ON CONFLICT DO NOTHING``) in that same transaction.
-5. A still-running tick of a live attempt counts its occurrence and writes the notice
-   ``core.intents`` calls for, in one transaction; an ended attempt counts nothing more.
-6. An attempt a start's recovery finds launching with no recorded process is marked left
-   (``mark_left``); only such an attempt a person settles (``settle_left_launch``), through the
-   same ``end_attempt`` as every other end.
+4. An attempt's end is one transaction: the attempt ends, ``core.settlement.settlement_plan``'s
+   plan is applied, the task is superseded, the adopted-reply rule runs on replies listed
+   before (``core.adopted_reply`` rule 4), and the completion intent ``core.intents`` calls for,
+   read back from those rows, is written (``ON CONFLICT DO NOTHING``).
+5. A still-running tick of a live attempt counts its occurrence and writes its notice in one
+   transaction; an ended attempt counts nothing more.
+6. An attempt recovery finds launching with no recorded process is marked left (``mark_left``);
+   only such a one a person settles (``settle_left_launch``), through ``end_attempt``.
 7. The functions here never commit: callers hold ``Ledger.write()``.
-8. Every state written here (a record's, a delivery's, an attempt's, a task's) is the
-   dispatcher's move as ``core.edges`` answers it (``shell.ledger.moves``), asked before the SQL
-   that writes it; the compare-and-set and the triggers stay behind it.
-9. A person's redispatch pending on the task admits its record as the task's rows retire
-   (migration 0009's trigger writes it, in the statement that supersedes the task): a person's
-   move, asked of ``core.edges`` before that statement like every other
-   (``snapshots.redispatches_pending_on`` reads the records the trigger will move).
-"""
+8. Every state written here is the dispatcher's move as ``core.edges`` answers it
+   (``shell.ledger.moves``), asked before its SQL; compare-and-set and triggers stay behind it.
+9. A redispatch pending on the task admits its record as the task's rows retire (migration
+   0009's trigger, in the superseding statement): a person's move, asked of ``core.edges``
+   first (``snapshots.redispatches_pending_on`` reads the records the trigger will move)."""
 
 from __future__ import annotations
 

@@ -2,32 +2,27 @@
 ``complete_dispatch`` and ``reply_dispatch``, bound to one task token.
 
 Rules:
-1. ``DispatchLedger`` keeps the SHA-256 hex of its token, never the token; nothing here logs,
-   stores or raises it.
-2. Every call is one immediate transaction that first resolves the token to a live task (not
-   superseded, not retired by a person's redispatch): a token whose task ended is refused from
-   that transaction on. Given the server's own process group, a token whose task's live attempt
-   recorded another group is refused too: it was read from another worker's session. While an
-   attempt is still launching no group is recorded: that window is the spawn's length.
-3. It reads the task's live rows, asks ``core.dispatch_tools`` what to answer and write, and
-   applies each write as a compare-and-set on the state it was decided from: a row that moved
-   under the call raises ``DispatchRowMoved`` and the whole call rolls back.
-4. Only the moves the lifecycle tables give a worker are written, each in its own statement
-   (the delivery before the record, so the database reads a completion as the worker's of what
-   it pulled). Each report is the worker's progress: its live attempt's ``progress_at`` moves in
-   the same transaction.
+1. ``DispatchLedger`` keeps its token's SHA-256 hex, never the token; nothing here logs, stores
+   or raises it.
+2. Every call is one immediate transaction that first resolves the token to a live task: a token
+   whose task ended or was retired is refused from then on, and so is one whose live attempt
+   recorded another process group than the server's (another worker's session). While an
+   attempt launches no group is recorded: that window is the spawn's length.
+3. Core (``core.dispatch_tools``) decides from the task's live rows; each write is a
+   compare-and-set on the state it was decided from: a moved row raises ``DispatchRowMoved`` and
+   the call rolls back.
+4. Only a worker's moves are written, each its own statement (the delivery before the record, so
+   the database reads a completion as the worker's); each report moves the live attempt's
+   ``progress_at`` in the same transaction.
 5. The answer is built from the rows as the writes left them, in the same transaction.
-6. Every call answers a ``Result``: its value, or the ``ToolRefusal`` core decided before anything
-   was written. An exception that escapes is the ledger failing, which the MCP seam answers
-   without its detail.
-7. A worker's words are an outbox intent written (``worker_moves.write_words``) with the move
-   they report, keyed so a repeat is one message. After the commit the call waits up to
-   ``words_wait`` seconds, reading only, and answers the message's id if it landed; otherwise
-   that it will be posted once (``core.worker_words`` rule 6).
-8. The server's start imports only what ``check_token`` runs: core's decisions, the instruction,
-   the rows' classes, the words and the worker's moves are imported by the first tool call that
-   uses them (a worker waits on the start; ``tests/dispatch_tools/test_mcp_process.py`` pins it).
-"""
+6. Every call answers a ``Result``: its value, or core's ``ToolRefusal`` before any write. An
+   exception is the ledger failing, answered by the MCP seam without its detail.
+7. A worker's words are an outbox intent written (``worker_moves.write_words``) with the move they
+   report, keyed so a repeat is one message. After the commit the call waits up to
+   ``words_wait`` seconds, reading only, for the message's id; else it answers that it will be
+   posted once (``core.worker_words`` rule 6).
+8. The server's start imports only what ``check_token`` runs; the rest is imported by the first
+   tool call that uses it (``tests/dispatch_tools/test_mcp_process.py`` pins it)."""
 
 from __future__ import annotations
 
@@ -101,8 +96,7 @@ class Dispatched:
 
 
 class DispatchLedger:
-    """The ledger as one worker sees it: the live rows of the task its token names, and nothing
-    else. There is no listing."""
+    """The ledger as one worker sees it: the live rows of its token's task, and no listing."""
 
     def __init__(
         self,
@@ -112,10 +106,8 @@ class DispatchLedger:
         process_group: int | None = None,
         words_wait: float = WORDS_WAIT,
     ) -> None:
-        """``agent_id``: the agent's Person, whose own mentions are stripped from instructions
-        (None: none are). ``process_group``: the caller's own (``bin/connect mcp``'s); a token whose
-        task's live attempt recorded another group is refused (None: not checked, in-process).
-        ``words_wait``: how long a call that gave words waits for them to be posted (rule 7)."""
+        """``agent_id``: whose mentions are stripped (None: none). ``process_group``: the caller's
+        own, checked by rule 2 (None: not checked, in-process). ``words_wait``: rule 7's wait."""
         if token.strip() == "":
             raise ValueError("a dispatch needs the task token")
         if agent_id is not None and agent_id <= 0:
@@ -238,9 +230,7 @@ class DispatchLedger:
         *,
         words: Callable[[DispatchRow, Decided], tuple[Spoken | None, str]] | None = None,
     ) -> Result[tuple[DeliveryReceipt, Spoken | None], ToolRefusal]:
-        """A worker's report (an acknowledgement, a completion, a note): decided by core on its row,
-        written when core says so, answered from the row as the write left it (rules 3-5), with
-        what became of its words so far when it gave some (rule 7)."""
+        """A worker's report (an acknowledgement, a completion, a note), by rules 3-5 and 7."""
         from core.dispatch_tools.instruction import receipt_of  # noqa: PLC0415 -- rule 8
         from core.worker_words import answer  # noqa: PLC0415 -- rule 8
 

@@ -1,28 +1,23 @@
 """The running connector's failed ledger writes, kept where ``status`` can read them.
 
-A full disk, a read-only remount or a damaged ledger makes the running connector's writes fail,
-which would show only in its log while ``status`` said all was well; so the connector records
-its last failed write beside the ledger.
+A full disk, a read-only remount or a damaged ledger would otherwise show only in the log while
+``status`` said all was well.
 
 Rules:
-1. The record is one owner-only file beside the ledger, of ``SLOT_BYTES`` filled when it is
-   made and written over in place, so recording needs no new block on a full disk, and no write
-   to the ledger or its directory.
-2. A write counts when SQLite or the system says the storage failed
-   (``errors.is_storage_failure``); a refused move, a busy lock or a bug does not. The record is
-   when, why (cut to ``WHY_CHARS``; never a body or a token) and which process.
-3. The next write that commits clears it (spaces again); clearing is only written when a record
-   is there, so a healthy connector's writes cost nothing here.
-4. Recording and clearing never raise: the failure they report is the caller's to raise, and a
-   record that cannot be written is logged. They take turns (one lock): the slot and the flag
-   move together, so a failure recorded while a clear is under way comes after it and stays.
-5. ``watch(ledger)`` is how the running connector (``bin/connect run``) keeps the record for its
-   ledger; a record that cannot be made (a full disk at start) is logged, and status falls back
-   to measuring free space.
-6. ``read_write_failure`` is status's reading: None for no file, a blank one, or one it cannot
-   read as a record; a file that is loose or not a regular file is refused as every private file.
-   It imports status's values (``WriteFailure``) when it is called: every process that opens a
-   ledger imports this module, the MCP server among them, and none but status reads a record.
+1. The record is one owner-only file beside the ledger, ``SLOT_BYTES`` filled when made and
+   written over in place: recording needs no new block and no write to the ledger or directory.
+2. A write counts when the storage failed (``errors.is_storage_failure``); a refused move, a busy
+   lock or a bug does not. It records when, why (cut to ``WHY_CHARS``; never a body or token) and
+   which process.
+3. The next committed write clears it, written only when a record is there: healthy writes cost
+   nothing here.
+4. Recording and clearing never raise (the caller raises; an unwritable record is logged), and
+   take turns under one lock, so a failure recorded during a clear comes after it and stays.
+5. ``watch(ledger)`` keeps the record for ``run``'s ledger; one that cannot be made (a full disk
+   at start) is logged, and status falls back to measuring free space.
+6. ``read_write_failure`` is status's reading: None for no file, a blank or unreadable one; a
+   loose or irregular file is refused as every private file. It imports ``WriteFailure`` when
+   called: every ledger-opening process imports this module, and only status reads a record.
 """
 
 from __future__ import annotations

@@ -2,25 +2,21 @@
 
 Rules:
 1. One state directory per (account, agent): ``$XDG_STATE_HOME/basecamp-connector/
-   <account>-<agent>/`` (``~/.local/state`` when ``XDG_STATE_HOME`` is unset or not absolute),
-   holding ``config.json`` and ``ledger.sqlite3``. What is missing is made owner-only.
-2. An existing directory or configuration file that is a symlink, is not its owner's (this
-   process's user), or that anyone else may read or write is refused with one line saying how
-   to fix it: never loosened, tightened, followed or overwritten silently (the one policy of
-   ``shell.private_files``).
+   <account>-<agent>/`` (``~/.local/state`` when unset or not absolute), holding
+   ``config.json`` and ``ledger.sqlite3``. What is missing is made owner-only.
+2. An existing directory or configuration that is a symlink, another user's, or open to anyone
+   else is refused with how to fix it, never loosened, tightened or followed
+   (``shell.private_files``).
 3. A write is whole or absent (``private_files.write_atomically``), and replaces only a
-   configuration (``core.file_kinds``): never a token, a ledger or a stranger's file.
-4. The token lives in a file of its own, never in the configuration. A token file that is not
-   its owner's or that anyone else may read is refused, and so is an empty one, a directory, and
-   one holding anything but printable ASCII (it goes in an HTTP header as it is). The token is
-   never printed, logged or put in an error message: errors name the file, not its content.
-   It holds a bare token or the JSON ``bin/connect login`` writes (``core.oauth`` rule 1).
-5. A configuration file that does not parse or does not validate is refused with every
-   problem, one line each (``ConfigurationInvalid``).
-6. ``is_state_directory`` says whether a directory is a state directory or inside one (under
-   ``state_root``, or holding a configuration or a ledger by name): ``login`` writes no token
-   there (a token file named inside one once overwrote the ledger).
-"""
+   configuration (``core.file_kinds``).
+4. The token lives in its own file, a bare token or ``login``'s JSON (``core.oauth`` rule 1),
+   refused when not private, empty, a directory, or holding anything but printable ASCII (it
+   goes in an HTTP header as it is). Errors name the file, never its content.
+5. A configuration that does not parse or validate is refused with every problem, one line each
+   (``ConfigurationInvalid``).
+6. ``is_state_directory`` says whether a directory is, or is inside, a state directory (under
+   ``state_root``, or holding a configuration or ledger by name): ``login`` writes no token there
+   (one once overwrote the ledger)."""
 
 from __future__ import annotations
 

@@ -1,21 +1,18 @@
-"""One exclusive ``flock`` with its holder's metadata beside it: the OS primitive both of the
-connector's locks are made of (``shell.state.lock``: one process per state directory;
-``shell.state.pair_lock``: one state directory per pair on a machine), and the one place a
-file lock is taken (``wait_for``: the token file's refresh, one process at a time).
+"""One exclusive ``flock`` with its holder's metadata beside it: what both of the connector's locks
+are made of (``shell.state.lock``, ``shell.state.pair_lock``), and the one place a file lock is
+taken (``wait_for``: the token file's refresh, one process at a time).
 
 Rules:
-1. ``take`` is non-blocking: the lock is had at once or not at all (None, its descriptor
-   closed). It is held for the life of the descriptor; the kernel drops it when its holder
-   dies, SIGKILL included, so no stale lock exists and none is ever cleaned up.
-2. The lock file and ``<lock>.json`` beside it are owner-only, by ``shell.private_files``' one
-   policy (a loose one is refused). The metadata says who holds the lock, for a refusal to
-   name; it is diagnostic only: the flock is the truth. It is written whole (atomically) when
+1. ``take`` is non-blocking: the lock is had at once or not at all (None, its descriptor closed).
+   It lives as long as its descriptor; the kernel drops it when its holder dies, SIGKILL
+   included, so no stale lock exists.
+2. The lock file and ``<lock>.json`` are owner-only (``shell.private_files``). The metadata says
+   who holds the lock, for a refusal to name; the flock is the truth. It is written whole when
    taken and at each ``note``, and removed at ``release`` before the lock is let go.
-3. ``wait_for`` blocks until the lock on an open descriptor is had; closing the descriptor lets
-   it go. No metadata: it is held for a moment, not for a life.
-4. A lock is named for a pair from its parsed, positive ids (``pair_stem``), so ``+2914079``
-   and ``02914079`` cannot name two locks for one account.
-"""
+3. ``wait_for`` blocks until the lock on an open descriptor is had; closing lets it go. No
+   metadata: it is held for a moment.
+4. A pair's lock is named from its parsed, positive ids (``pair_stem``), so ``+2914079`` and
+   ``02914079`` cannot name two locks."""
 
 from __future__ import annotations
 

@@ -1,21 +1,17 @@
 """One connector per (account, agent): an instance lock the kernel drops when its holder dies.
 
 Rules:
-1. The lock is an exclusive ``flock`` on ``connector.lock`` in the state directory
-   (``shell.state.flock``), held for the life of the process. No stale-lock cleanup exists or
-   is needed: a dead process holds no flock, SIGKILL included.
-2. The file is named from the parsed, positive account and agent ids, so ``+2914079`` and
-   ``02914079`` cannot name two locks for one account.
-3. Beside it, ``connector.lock.json`` says who holds it (pid, start time, account, agent), so
-   a refusal can name the holder. It is diagnostic only: the flock is the truth. Both files
-   are owner-only, by ``shell.private_files``' one policy (a loose lock file is refused).
+1. The lock is ``shell.state.flock``'s on ``connector.lock`` in the state directory, held for
+   the life of the process: a dead process holds none, so nothing is cleaned up.
+2. The file is named from the parsed account and agent ids (``shell.state.flock`` rule 4).
+3. ``connector.lock.json`` beside it says who holds it (pid, start time, account, agent), so a
+   refusal can name the holder; it is diagnostic only (``shell.state.flock`` rule 2).
 4. ``peek`` reads the metadata without taking the lock (``status`` beside a running connector),
    and says whether that pid is present.
-5. The holder says there, too, when its re-read configuration file is unusable
-   (``configuration_problem``, one line; empty while it is usable).
-6. A state directory the lock cannot be taken in -- read-only, unreadable, on a full disk -- is
-   one line naming why (``shell.ledger.errors.ledger_failure``: exit 3), never a traceback.
-"""
+5. The holder says there, too, when its re-read configuration is unusable
+   (``configuration_problem``, one line; empty while usable).
+6. A state directory the lock cannot be taken in (read-only, unreadable, a full disk) is one line
+   naming why (``shell.ledger.errors.ledger_failure``: exit 3), never a traceback."""
 from __future__ import annotations
 
 import os

@@ -1,27 +1,23 @@
 """One connector per (account, agent) per machine, whatever its state directory.
 
-``shell.state.lock`` keeps two processes off one state directory; this module keeps two state
-directories off one (account, agent), which would each post every lifecycle message once.
+``shell.state.lock`` keeps two processes off one state directory; this keeps two state
+directories off one (account, agent), which would each post every lifecycle message.
 
 Rules:
 1. "Machine-wide" is one place every connector of this user agrees on, whatever its state
-   directory or ``HOME``: ``/tmp/basecamp-connector-<uid>/``, or
-   ``BASECAMP_CONNECTOR_RUNTIME_DIR`` (for tests, and for a private ``/tmp``: every connector of
-   a pair must then be given the same one). Another user's connector is another machine to this
-   lock: the README's threat model says to run under one dedicated account.
-2. ``acquire`` takes an exclusive ``flock`` on ``<account>-<agent>.pair.lock`` there (a shadow
-   has its own, still one per pair) before the connector reads its token or opens its ledger.
-   The kernel drops it when its holder dies: no stale lock exists. A second is refused
-   (``PairServed``, exit 6), naming the holder's state directory and pid.
-3. ``<account>-<agent>.home`` records the state directory that serves the pair (written by
-   ``setup`` and by a connector holding the lock): ``setup`` refuses to make a second one
-   (``--force`` moves the record) and ``run`` refuses to serve from another (exit 3). A record
-   whose directory is gone is stale.
+   directory or ``HOME``: ``/tmp/basecamp-connector-<uid>/``, or ``BASECAMP_CONNECTOR_RUNTIME_DIR``
+   (tests; a private ``/tmp``, where a pair's connectors must share it). Another user's connector
+   is another machine to this lock: run under one dedicated account.
+2. ``acquire`` takes an exclusive ``flock`` on ``<account>-<agent>.pair.lock`` (a shadow has its
+   own) before the token is read or the ledger opened; the kernel drops it with its holder. A
+   second is refused (``PairServed``, exit 6), naming the holder's state directory and pid.
+3. ``<account>-<agent>.home`` records the state directory serving the pair (written by ``setup``
+   and the lock's holder): ``setup`` refuses a second (``--force`` moves it) and ``run`` refuses
+   to serve from another (exit 3). A record whose directory is gone is stale.
 4. The ids are parsed integers, so ``+2914079`` and ``02914079`` name one pair.
-5. The runtime directory is owner-only and this user's, or it is not used: one another user
-   made first (who could read or hold the locks) is ``RuntimeDirectorySquatted`` (exit 3), saying
-   what to do; one of this user's open to others is refused with the ``chmod`` that closes it.
-"""
+5. The runtime directory is owner-only and this user's, or unused: one another user made first
+   is ``RuntimeDirectorySquatted`` (exit 3); one of ours open to others is refused with the
+   ``chmod`` that closes it."""
 
 from __future__ import annotations
 

@@ -2,19 +2,16 @@
 Which step comes next is ``core.promotion.next_step``'s decision alone.
 
 Rules:
-1. ``promote`` is called holding both instance locks (the connector's and the shadow's); it
-   observes, asks core for the next step, takes it, and observes again until core says finished
-   or stuck. Every step boundary is a crash point (``shell.crashpoints``): a test SIGKILLs the
-   process there and runs promote again.
-2. The marker (``promote.json`` in the state directory) is written whole or not at all
-   (``shell.private_files.write_atomically``) and removed last. While it stands, ``run`` (the
-   connector's and the shadow's) refuses to start (``unless_promoting``), so no new ledger
-   can appear in either place before promote finishes.
-3. The hold is ``shell.ledger.hold.set_hold``'s one transaction (one home), with the marker's
-   cause, so a ledger held by this promote is known by its cause.
-4. A rename is of one sealed file (``shell.ledger.promotion.seal``) within one file system,
-   followed by an fsync of the directory: the file is in one place or the other, whole.
-"""
+1. ``promote`` runs holding both instance locks (the connector's and the shadow's): it observes,
+   asks core, takes the step, observes again, until finished or stuck. Every step boundary is a
+   crash point (``shell.crashpoints``) a test SIGKILLs at.
+2. The marker (``promote.json``) is written whole (``shell.private_files.write_atomically``) and
+   removed last. While it stands ``run`` refuses to start (``unless_promoting``), so no new
+   ledger appears before promote finishes.
+3. The hold is ``shell.ledger.hold.set_hold``'s one transaction, with the marker's cause, so a
+   ledger held by this promote is known by its cause.
+4. A rename is of one sealed file (``shell.ledger.promotion.seal``) within one file system, then
+   an fsync of the directory: the file is in one place or the other, whole."""
 
 from __future__ import annotations
 

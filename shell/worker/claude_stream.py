@@ -1,21 +1,16 @@
 """The connector's side of Claude Code's stream-json: the prompt in, the worker's lines read out.
 
 Rules:
-1. ``write_prompt`` writes the prompt as one stream-json user message and flushes it; a worker
-   that already closed its end is no error here (its output says why it ended).
-2. ``StreamWatch`` reads the worker's stdout file as it grows, whole lines only (a line still
-   being written waits for its newline), and folds them into ``core.worker_stream.StreamFacts``.
-   It never reads more than ``MAX_READ_BYTES`` a poll, and a line longer than
-   ``MAX_LINE_BYTES`` is dropped whole, so a worker cannot make the connector hold its output.
-3. Once a ``result`` answers every message given (``core.worker_stream`` rule 3: each was
-   replayed before it), the worker's work is over: ``Turns.close_if_answered`` closes its stdin,
-   which tells Claude Code there is no further turn, and it exits.
-4. ``Turns`` gives a running worker its turns, one user message each: the first prompt, then a
-   follow-up prompt for each event that joins its task. A turn is given only while the input is
-   open: once closed, ``give`` answers False and writes nothing (the event waits for a task of its
-   own, never pulled). Giving and closing take one lock, so a turn is never written past a close
-   and a close never cuts off a turn just given.
-"""
+1. ``write_prompt`` writes the prompt as one user message and flushes; a worker that closed its
+   end is no error here (its output says why it ended).
+2. ``StreamWatch`` reads the stdout file as it grows, whole lines only, into
+   ``core.worker_stream.StreamFacts``: at most ``MAX_READ_BYTES`` a poll, and a line over
+   ``MAX_LINE_BYTES`` dropped whole, so a worker cannot make the connector hold its output.
+3. Once a ``result`` answers every message given (``core.worker_stream`` rule 3), the work is
+   over: ``Turns.close_if_answered`` closes stdin, and Claude Code exits.
+4. ``Turns`` gives a running worker its turns, one user message each (the first prompt, then a
+   follow-up per joining event), only while the input is open: once closed ``give`` answers False
+   and the event waits for a task of its own. Giving and closing share one lock."""
 
 from __future__ import annotations
 

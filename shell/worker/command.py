@@ -5,24 +5,20 @@ The worker is Claude Code by default, any program by configuration (``WorkerComm
 Rules:
 1. ``argv`` may hold ``{prompt}``, ``{mcp_config}`` and ``{work_dir}`` anywhere in an argument,
    replaced in one pass, so a value is never read again as a template. Any other ``{name}`` is
-   refused: a misspelt placeholder never reaches a worker as text.
-2. The worker's environment is ``core.worker_environment.ALLOWLIST`` taken from the connector's,
-   plus exactly what the command's configuration names (``pass_env``, ``env``). The task token's
-   variable can be neither: the token is never in a worker's environment nor its argv.
-3. A command *speaks stream-json* when its argv asks ``--input-format stream-json``: its prompt
-   goes to its stdin as one user message, never argv, and its output is read as Claude Code's
-   stream (``shell.worker.claude_stream``).
-4. The default command is Claude Code as the connector can trust it to work (``WorkerCommand.claude_code``
-   says each flag): stream-json both ways with user messages replayed, so a follow-up joins the
-   turn it reached; host settings ignored, so its powers are this command's; file edits in its
-   directory; only ``BUILT_IN_TOOLS`` and the connector's MCP server, loaded before the first
-   model request.
-5. What ``setup`` allowed (``core.worker_allowances``) widens the default command and nothing
-   else: a Bash pattern allows that pattern alone, an MCP config file's servers are allowed
-   after the connector's own. A file that cannot be read, names no server or names the
-   connector's is a ``UserError`` before anything starts; allowances beside a configured
-   ``worker_command`` too (its argv is the person's whole say).
-"""
+   refused: a misspelt placeholder never reaches a worker.
+2. The worker's environment is ``core.worker_environment.ALLOWLIST`` from the connector's, plus
+   what the command's configuration names (``pass_env``, ``env``), never the task token's
+   variable: the token is never in a worker's environment or argv.
+3. A command that asks ``--input-format stream-json`` gets its prompt on stdin as one user
+   message, and its output is read as Claude Code's stream (``shell.worker.claude_stream``).
+4. The default command is Claude Code as the connector can trust it (``WorkerCommand.claude_code``
+   says each flag): stream-json both ways, replayed user messages so a follow-up joins its turn,
+   host settings ignored, edits in its directory, only ``BUILT_IN_TOOLS`` and the connector's
+   MCP server, loaded before the first model request.
+5. What ``setup`` allowed (``core.worker_allowances``) widens the default command alone: a Bash
+   pattern allows itself, an MCP config's servers come after the connector's. A file unreadable,
+   naming no server or the connector's is a ``UserError`` before anything starts; so are
+   allowances beside a configured ``worker_command`` (its argv is the person's whole say)."""
 
 from __future__ import annotations
 

@@ -4,20 +4,17 @@ The dispatcher calls ``CommandDriver``; its parts are ``shell.worker.command``, 
 ``spawn`` and ``supervision``, one concern each. Signals go through ``shell.processes`` alone.
 
 Rules:
-1. ``spawn`` builds the attempt's prompt from its ``Launch`` and starts the worker; a fault of
-   the connector's private directory raises ``SessionSetupError``, a program that cannot start
-   is ``SpawnFailed``.
-2. ``supervise`` answers why the worker ended, or ``None`` when members of its group outlived
-   SIGKILL: the attempt is then not settled. A worker that speaks stream-json is read as it runs
+1. ``spawn`` builds the prompt from the ``Launch`` and starts the worker (resuming the
+   conversation's session when ``Launch.resume_session`` names one); a fault of the private
+   directory raises ``SessionSetupError``, a program that cannot start is ``SpawnFailed``.
+2. ``supervise`` answers why the worker ended, or ``None`` when its group outlived SIGKILL (the
+   attempt is not settled). A stream-json worker is read as it runs
    (``shell.worker.claude_stream``) into a ``core.worker_stream.WorkerAccount``.
-3. ``release`` removes the attempt's session directory; ``end_recorded_group`` is recovery's
-   SIGTERM, grace, SIGKILL of a group a previous connector recorded.
+3. ``release`` removes the session directory; ``end_recorded_group`` is recovery's SIGTERM,
+   grace, SIGKILL of a group a previous connector recorded.
 4. ``follow_up`` gives a running stream-json worker one more turn for each event that joined its
-   task (``core.dispatch_prompt.follow_up_prompt``); an event whose turn could not be given (the
-   worker's input is closed, or it takes none) is left to the ledger: never pulled, it waits for
-   a task of its own. ``spawn`` resumes the conversation's Claude Code session when the launch
-   names one (``Launch.resume_session``).
-"""
+   task (``core.dispatch_prompt.follow_up_prompt``); an event whose turn could not be given is
+   left unpulled, to wait for a task of its own."""
 
 from __future__ import annotations
 

@@ -1,26 +1,22 @@
 """The worker's dispatch tools over MCP: a small stdio server, no dependencies.
 
 Rules:
-1. Transport (MCP stdio): one JSON-RPC 2.0 message per line on stdin, one per line on stdout,
-   UTF-8, no embedded newlines. Nothing but protocol messages is ever written to stdout; logs go
-   to stderr. End of stdin ends the server.
-2. ``initialize`` answers the client's protocol version when this server speaks it
-   (``PROTOCOL_VERSIONS``), else its newest; its capabilities are ``tools`` only. Notifications
-   are never answered; errors are JSON-RPC's codes.
-3. The four dispatch tools, bound to the one task whose token started the server, each answer
-   their JSON as text and as ``structuredContent``, which conforms to the tool's
-   ``outputSchema``.
-4. A refusal is a tool result with ``isError: true`` whose text is ``{"error": kind, "message":
-   ...}`` -- the worker reads it and may correct itself. It carries no ``structuredContent``: the
-   error shape is not the tool's output schema. Anything else that fails is the ledger's fault:
-   the same shape with kind ``ledger_failure`` and a fixed message; its detail goes to stderr,
-   never into the model's transcript.
-5. ``on_initialized`` is called when the client says ``notifications/initialized``: the
-   handshake is complete (``bin/connect doctor --deep``'s probe marks it, ``shell.worker.probe``).
+1. MCP stdio: one JSON-RPC 2.0 message per line on stdin and on stdout, UTF-8. stdout carries
+   protocol messages only; logs go to stderr. End of stdin ends the server.
+2. ``initialize`` answers the client's protocol version when spoken here (``PROTOCOL_VERSIONS``),
+   else the newest; capabilities are ``tools`` only. Notifications are never answered; errors
+   are JSON-RPC's codes.
+3. The four dispatch tools, bound to the task whose token started the server, answer their JSON
+   as text and as ``structuredContent`` conforming to the tool's ``outputSchema``.
+4. A refusal is a result with ``isError: true`` and text ``{"error": kind, "message": ...}``, for
+   the worker to correct itself, without ``structuredContent`` (not the output schema). Anything
+   else is kind ``ledger_failure`` with a fixed message; its detail goes to stderr, never into
+   the model's transcript.
+5. ``on_initialized`` is called on ``notifications/initialized``: the handshake is complete
+   (``doctor --deep``'s probe marks it, ``shell.worker.probe``).
 6. The tools' arguments and receipts (``core.dispatch_tools.arguments``, ``.instruction``) are
-   imported by the call that reads them, not at the start: ``initialize`` and ``tools/list``
-   need neither, and a worker waits on the start.
-"""
+   imported by the call that reads them: ``initialize`` and ``tools/list`` need neither, and a
+   worker waits on the start."""
 
 from __future__ import annotations
 

@@ -2,24 +2,20 @@
 ``PYTHON -P -m shell.worker.mcp_entry --ledger LEDGER [--agent-id N]``.
 
 Rules:
-1. It is ``bin/connect mcp``: the same options, the same exits and the same stderr lines
-   (``shell.cli.main.main`` with the one command), so nothing about the server differs.
+1. It is ``bin/connect mcp`` (``shell.cli.main.main`` with the one command): the same options,
+   exits and stderr lines.
 2. It is cheaper to start: the connector already runs in a checked environment, so the worker's
-   configuration names this interpreter directly (no shell script, no dependency check) and
-   only the ``mcp`` command's modules are imported, none of the other commands'.
-3. A token that came in the environment is moved to a pipe *before* the server is imported
-   (``token_on_a_pipe``; ``shell.cli.mcp`` rule 6 says why it moves): it is erased from the
-   process's initial environment block in place (``shell.environment_block``) and handed to the
-   server on a pipe this process writes and closes (``--token-fd``). Where the block cannot be
-   erased and the erasure seen, nothing is moved: the token is put back in ``os.environ``, and
-   the server finds it there, cannot erase it either and refuses to start in its own words
-   (``shell.cli.mcp`` rule 6). Only the argument shapes the connector writes (``--ledger``,
-   ``--agent-id``, ``--token-env``, each as ``--x V`` or ``--x=V``) with a non-blank token are moved here;
-   anything else goes on to the server unchanged, whose own checks answer it (and move a token
-   themselves) exactly as ``bin/connect mcp`` does.
-4. The server's imports run with the collector off, and what they made is frozen (``gc.freeze``)
-   before it is on again: those objects live as long as the server, and no collection walks
-   them, then or later. The collector is on while the server serves.
+   configuration names this interpreter directly (no shell script, no dependency check) and only
+   the ``mcp`` command's modules are imported.
+3. A token from the environment is moved to a pipe *before* the server is imported
+   (``token_on_a_pipe``; ``shell.cli.mcp`` rule 6 says why): erased from the initial environment
+   block (``shell.environment_block``) and handed over on a pipe (``--token-fd``). Where the
+   erasure cannot be done and seen, the token goes back in ``os.environ`` for the server to
+   refuse in its own words. Only the shapes the connector writes (``--ledger``, ``--agent-id``,
+   ``--token-env``, as ``--x V`` or ``--x=V``) with a non-blank token are moved here; anything
+   else reaches the server unchanged.
+4. The server's imports run with the collector off and what they made is frozen (``gc.freeze``)
+   before it is on again: those objects live as long as the server, and no collection walks them.
 """
 
 from __future__ import annotations

@@ -2,16 +2,14 @@
 and the files the worker's output goes to.
 
 Rules:
-1. The task token is never in argv and never in the worker's environment. It is written once,
-   into the MCP server's ``env`` in the attempt's session config: a 0600 file in a 0700
-   directory of the connector's private directory (``shell.private_files``' one policy: a
-   loose private directory is refused, never tightened). The config file is removed when the
-   attempt ends; the whole session directory when the dispatcher releases the attempt.
+1. The task token is never in argv or the worker's environment: it is written once, into the
+   MCP server's ``env`` in the session config, a 0600 file in a 0700 directory of the private
+   directory (``shell.private_files``). The config is removed when the attempt ends, the session
+   directory when the dispatcher releases it.
 2. An attempt id names a directory: letters, digits and ``_`` only, at most 64.
-3. A fault of the connector's own private directory raises ``SessionSetupError``: it is no
-   record's fault, and no worker is started.
-4. ``sweep_sessions`` removes every session a previous connector left: their files can hold a
-   token.
+3. A fault of the private directory raises ``SessionSetupError``: no record's fault, and no
+   worker is started.
+4. ``sweep_sessions`` removes every session a previous connector left: they can hold a token.
 """
 
 from __future__ import annotations

@@ -1,20 +1,17 @@
 """Start the worker program for one attempt.
 
 Rules:
-1. The worker runs in the route's approved directory, with the environment its command gives
-   it (``shell.worker.command``), and reaches the connector only through the MCP server its
-   session config names (``shell.worker.sessions``).
-2. The worker starts in its own session and process group (``start_new_session``), with stdout
-   and stderr in files of the session directory. Its stdin is closed, except for a command that
-   speaks stream-json: a pipe for its prompt as one user message, which supervision closes once
-   every turn given has its result. ``send_prompt=False`` writes nothing, so no model is asked
-   anything (``doctor --deep``'s probe); ``resume_session`` goes on with a conversation's Claude
-   Code session.
-3. A program that could not be started at all is ``SpawnFailed``, a value: the exec failed, so
-   no worker process ever ran (``subprocess.Popen`` reaps the child before it raises).
-4. ``RunningWorker`` is what the ledger records of a worker that exists: pid, group, and the
-   process's start time (``shell.processes``), so nothing later signals another's process.
-"""
+1. The worker runs in the route's approved directory, with its command's environment
+   (``shell.worker.command``), and reaches the connector only through the MCP server its session
+   config names (``shell.worker.sessions``).
+2. It starts in its own session and process group (``start_new_session``), stdout and stderr in
+   session files. Its stdin is closed, except a stream-json command's pipe for its prompt, which
+   supervision closes once every turn has its result. ``send_prompt=False`` writes nothing
+   (``doctor --deep``'s probe); ``resume_session`` goes on with a conversation's session.
+3. A program that could not be started is ``SpawnFailed``, a value: no worker process ever ran
+   (``subprocess.Popen`` reaps the child before it raises).
+4. ``RunningWorker`` is what the ledger records of a worker: pid, group and start time
+   (``shell.processes``), so nothing later signals another's process."""
 
 from __future__ import annotations
 

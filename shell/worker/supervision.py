@@ -1,22 +1,19 @@
 """Supervise a running worker to its end, and name the stop.
 
 Rules:
-1. ``supervise`` never reaps the worker before its group is done: while the leader is an
-   unreaped zombie its number, and so its group's, cannot be reused, so every signal to the
-   group reaches only the worker's own processes. Members left behind by a worker that exited
-   are stopped the same way (SIGTERM, grace, SIGKILL) before the attempt ends.
-2. At the deadline, or when the connector shuts down, the group gets SIGTERM, the grace, then
-   SIGKILL: ``shell.processes.end_child_group``, the one module that signals. Only a group the
-   worker leads is ever signaled. ``core.stop_reasons`` names the stop from the facts.
-3. A still-running tick that fails is logged; it never abandons a running worker's
-   supervision. A slow tick skips ticks; it never bunches them.
-4. A worker whose output is Claude Code's stream (a ``watch``) is read as it runs: an init that
-   is not what was asked (``core.worker_stream.init_problem``) ends its group at once
-   (``not_started``); once a ``result`` answers every message given (each replayed before it,
-   ``core.worker_stream`` rule 3) its stdin is closed, and a worker still running
-   ``after_result_seconds`` later has its group ended (``after_result``). What it wrote last is
-   read once more after it has ended.
-"""
+1. ``supervise`` never reaps the worker before its group is done: an unreaped leader's number,
+   and its group's, cannot be reused, so every signal reaches only the worker's own processes.
+   Members left by a worker that exited are stopped the same way before the attempt ends.
+2. At the deadline or shutdown the group gets SIGTERM, the grace, then SIGKILL
+   (``shell.processes.end_child_group``); only a group the worker leads. ``core.stop_reasons``
+   names the stop.
+3. A still-running tick that fails is logged and never abandons supervision; a slow tick skips
+   ticks, never bunches them.
+4. Claude Code's stream (a ``watch``) is read as it runs: an init not as asked
+   (``core.worker_stream.init_problem``) ends the group at once (``not_started``); once a
+   ``result`` answers every message given (``core.worker_stream`` rule 3) stdin is closed, and a
+   worker still running ``after_result_seconds`` later is ended (``after_result``). Its last
+   output is read once more after it ended."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """core.route_reload: what a re-read configuration file authorizes, and what is logged of it;
-and admission while it authorizes nothing (core.admission rule 7a)."""
+and admission while it authorizes nothing (core.admission rule 7)."""
 
 from __future__ import annotations
 

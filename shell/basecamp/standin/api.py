@@ -7,18 +7,15 @@ Rules (checked in this order, as Basecamp's edge and then its controllers would)
 4. An unknown recording, Campfire, comment, boost or line -> 404, as is one outside the bucket a
    legacy path names, and a place the kind cannot be posted on.
 5. A POST: not ``application/json`` -> 415; malformed JSON -> 400; blank ``content`` -> 422; a
-   boost over 16 code points -> 422 only when ``enforce_boost_length`` (Basecamp's clients
+   boost over 16 code points -> 422 only with ``enforce_boost_length`` (Basecamp's clients
    enforce it, Basecamp does not).
 6. A create answers 201 with the whole object and a ``Location``, by the token's person, at the
    stand-in's clock.
-7. Listings are paginated (``shell.basecamp.standin.pagination``), oldest first, showing only
-   what is visible by the stand-in's clock (``lag``); a read by id finds it regardless.
-8. The feed, the projects (the agent's membership is the feed's), the inbox, the live lane's
-   ticket and Launchpad are answered by their own modules; every comment and line kept appends
-   its event to the feed.
-9. ``mention`` is a person's comment mentioning the agent as Basecamp marks one up: what the
-   control API's ``mentions`` and ``StandIn.mention`` post.
-"""
+7. Listings are paginated (``shell.basecamp.standin.pagination``), oldest first, showing what is
+   visible by the stand-in's clock (``lag``); a read by id finds it regardless.
+8. The feed, projects, inbox, live ticket and Launchpad are their own modules'; every comment and
+   line kept appends its event to the feed.
+9. ``mention`` is a person's comment mentioning the agent as Basecamp marks one up."""
 
 from __future__ import annotations
 

@@ -3,17 +3,13 @@ and control bodies it can read, or a ``ValueError`` naming what is wrong (a 400 
 API, a usage error on the command line).
 
 Rules:
-1. A duration -- a fault's delay, a live fault's delay, the rate limit's window, the feed's
-   delay -- is a finite number of seconds from 0 to ``MAX_SECONDS`` (a day); a window is more
+1. A duration is a finite number of seconds from 0 to ``MAX_SECONDS`` (a day); a window is more
    than 0. NaN and Infinity are refused, never slept on.
-2. A count -- a fault's ``times``, the rate limit's requests -- is a whole number (not a
-   boolean) up to ``MAX_COUNT``.
-3. An ``oversize`` fault's body is at most ``MAX_OVERSIZE_MIB``; a token lifetime at most
-   ``MAX_TOKEN_LIFETIME_SECONDS`` (ten years: a later expiry is past what a date can hold).
-4. A control body (``read_json``) is UTF-8 JSON with no NaN or Infinity (nor a number like
-   ``1e400`` that reads as one), nested at most
-   ``MAX_DEPTH`` deep; anything else is a ``ValueError``, never a dropped connection.
-"""
+2. A count is a whole number (not a boolean) up to ``MAX_COUNT``.
+3. An ``oversize`` body is at most ``MAX_OVERSIZE_MIB``; a token lifetime at most
+   ``MAX_TOKEN_LIFETIME_SECONDS`` (later is past what a date can hold).
+4. A control body (``read_json``) is UTF-8 JSON with no NaN or Infinity (nor ``1e400``), nested at
+   most ``MAX_DEPTH`` deep; anything else is a ``ValueError``, never a dropped connection."""
 
 from __future__ import annotations
 

@@ -5,23 +5,8 @@ Rules:
 2. Faults are consumed in the order they were added; the first that matches wins. A fault
    with ``times=None`` matches every request it fits and is never used up.
 3. Taking a fault is atomic: two concurrent requests never both use the last ``times``.
-4. What each action does (``act``):
-   - ``refuse`` answers ``status`` (default 403), ``server_error`` answers ``status`` (default
-     500), ``rate_limit`` answers 429 with ``Retry-After`` (default ``"1"``; ``""`` sends
-     none): none of them creates anything.
-   - ``drop_without_create`` closes the connection without an answer and creates nothing.
-   - ``create_then_drop`` handles the request (a POST creates) and closes without an answer.
-   - ``create_then_delay`` handles it, then answers only after ``delay`` seconds.
-   - ``hang`` waits ``delay`` seconds, then handles it normally.
-   - ``lag`` handles it; what a POST creates shows in listings only ``delay`` seconds (of the
-     stand-in's clock) later; a read by id finds it at once.
-   - ``bad_link`` handles it and answers with a ``Link`` to another origin.
-   - ``no_id`` handles it and answers without the ``"id"`` of what was created.
-   - ``loop_link`` handles it and answers with a ``Link`` (and, for a JSON object, a ``next``)
-     naming the very URL asked: a walk that follows it loops.
-   - ``oversize`` handles it and answers with ``status`` (default 200) and a body of
-     ``size_mib`` MiB (default 9; JSON whitespace around the real answer): a client must stop
-     reading. Only an oversize fault has a ``size_mib``, and it has no ``delay``.
+4. What each action does is ``act``'s, said beside each ``FaultAction``. Only ``refuse``,
+   ``server_error``, ``rate_limit`` and ``drop_without_create`` create nothing.
 5. Waits are real seconds. A stop cuts them short, and the request is then dropped.
 6. Every number is bounded (``shell.basecamp.standin.bounds``): a delay finite, at most a day;
    ``times`` at most a million; an ``oversize`` body at most 64 MiB.
@@ -49,23 +34,23 @@ DEFAULT_OVERSIZE_MIB = 9
 
 
 class FaultAction(StrEnum):
-    refuse = "refuse"
-    rate_limit = "rate_limit"
-    server_error = "server_error"
-    create_then_drop = "create_then_drop"
-    create_then_delay = "create_then_delay"
-    drop_without_create = "drop_without_create"
-    hang = "hang"
-    lag = "lag"
-    bad_link = "bad_link"
-    no_id = "no_id"
-    loop_link = "loop_link"
-    oversize = "oversize"
+    refuse = "refuse"  # answers ``status`` (default 403)
+    rate_limit = "rate_limit"  # 429 with ``Retry-After`` (default "1"; "" sends none)
+    server_error = "server_error"  # answers ``status`` (default 500)
+    create_then_drop = "create_then_drop"  # handles it (a POST creates), closes without an answer
+    create_then_delay = "create_then_delay"  # handles it, answers after ``delay`` seconds
+    drop_without_create = "drop_without_create"  # closes without an answer
+    hang = "hang"  # waits ``delay`` seconds, then handles it
+    lag = "lag"  # a POST's creation shows in listings ``delay`` (stand-in) seconds later; by id at once
+    bad_link = "bad_link"  # answers with a ``Link`` to another origin
+    no_id = "no_id"  # answers without the created thing's ``"id"``
+    loop_link = "loop_link"  # a ``Link`` (and JSON ``next``) naming the URL asked: a walk loops
+    oversize = "oversize"  # ``status`` (200) and ``size_mib`` MiB (9) of padded body; no ``delay``
 
 
 @dataclass(frozen=True, slots=True)
 class Fault:
-    """One scripted misbehaviour; see the module's rules for each action."""
+    """One scripted misbehaviour (rule 4)."""
 
     action: FaultAction
     method: str | None = None

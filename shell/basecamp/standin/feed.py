@@ -1,29 +1,27 @@
 """The account event feed of the stand-in: ``GET /{account}/events.json``.
 
 Rules:
-1. Every comment and Campfire line kept (posted or seeded) appends a ``StandinFeedEvent``; a scene may
-   append others. Ids come from the feed's own increasing counter.
-2. Where to start: ``position`` (from an earlier page) wins; else ``since``: an id to start
-   after, ``0`` for all history, or ``now`` (the default). A malformed one is a 400
-   ``invalid_since``.
+1. Every comment and Campfire line kept (posted or seeded) appends a ``StandinFeedEvent``; a
+   scene may append others. Ids come from the feed's own increasing counter.
+2. Where to start: ``position`` wins; else ``since``: an id to start after, ``0`` for all
+   history, or ``now`` (the default). A malformed one is a 400 ``invalid_since``.
 3. Filters are comma-separated lists (``buckets``, ``types``, ``creators``, ``performers``,
    ``exclude_performers``, ``actor_types``); a malformed one is a 400 ``invalid_filter``. An
    event's performer is ``performed_by_id`` when set, else its creator.
-4. The position is opaque: signed JSON (account, filter digest, last id, epoch). One it did not
-   mint, or for another account, is a 400 ``invalid_position``; for another filter set a 409;
-   from before the current epoch (``begin_epoch``) a 410 with ``epoch_after_id`` and ``resume``.
+4. The position is opaque signed JSON (account, filter digest, last id, epoch). One it did not
+   mint, or another account's, is a 400 ``invalid_position``; another filter set's a 409; one
+   from before ``begin_epoch`` a 410 with ``epoch_after_id`` and ``resume``.
 5. A page is oldest first, at most ``page_size`` events, with ``next`` only while more remain;
-   its position moves past events the filters skipped, so a later page never re-reads them.
-6. Only events at least ``delay`` seconds old are served, in id order: a younger event holds
-   back every later one.
+   its position moves past events the filters skipped.
+6. Only events at least ``delay`` seconds old are served, in id order: a younger one holds back
+   every later one.
 7. The live lane sees every event the moment it is recorded: the delay is the poll lane's alone.
 8. The agent is a member of every project until ``withhold`` (again after ``grant``); a read
-   serves only events of the caller's projects as they are then, and the cable snapshots them
-   when it subscribes, as Basecamp's does.
-9. An event recorded while ``brake_next`` has some to brake keeps its id but is served by
-   neither ``events.json`` nor the live lane, as Basecamp's rate ceiling and chain breaker do;
-   ``listeners`` (the inbox) hear every event, braked or not.
-"""
+   serves only the caller's projects as they are then, and the cable snapshots them when it
+   subscribes, as Basecamp's does.
+9. An event recorded while ``brake_next`` has some to brake keeps its id but is served neither
+   by ``events.json`` nor the live lane, as Basecamp's rate ceiling does; ``listeners`` (the
+   inbox) hear every event."""
 
 from __future__ import annotations
 

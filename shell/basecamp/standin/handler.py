@@ -2,19 +2,15 @@
 connection.
 
 Rules:
-1. HTTP/1.1 with keep-alive: every answer carries its ``Content-Length``, so a client can
-   pool connections. A connection idle for ``keepalive_timeout`` seconds is closed by the
-   server.
-2. A request is read whole, then recorded, then the rate limit (``shell.basecamp.standin.ratelimit``)
-   may answer it 429, else its fault (if any) is taken, then it is answered: a dropped POST is
-   still recorded and counted; a rate-limited one is recorded and takes no fault.
+1. HTTP/1.1 with keep-alive: every answer carries its ``Content-Length``, so a client can pool
+   connections; one idle for ``keepalive_timeout`` seconds is closed.
+2. A request is read whole, recorded, then may be answered 429 by the rate limit
+   (``shell.basecamp.standin.ratelimit``, taking no fault), else its fault is taken, then it is
+   answered; a dropped POST is still recorded.
 3. "Drop" means: close the connection without writing a byte of an answer.
-4. Stopping wakes the accept loop at once, closes every open connection and cuts every
-   fault's wait short, so a stop is prompt even with idle keep-alive connections or hanging
-   requests.
-5. Nothing is printed; each request is logged (method, path, status), never a header, a body
-   or the query string (where the feed's position, a credential, travels).
-"""
+4. Stopping wakes the accept loop, closes every connection and cuts every fault's wait short.
+5. Nothing is printed; each request is logged (method, path, status), never a header, a body or
+   the query string."""
 
 from __future__ import annotations
 

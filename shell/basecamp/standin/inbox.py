@@ -1,23 +1,20 @@
-"""The agent's inbox of the stand-in: ``GET /{account}/inbox.json``, as Basecamp's SDK (0.29.1,
-``event_feed.poll_inbox``) documents it.
+"""The agent's inbox of the stand-in: ``GET /{account}/inbox.json``.
 
 Rules:
-1. Addressing: the inbox hears every event the feed records, braked or not
+1. The inbox hears every event the feed records, braked or not
    (``shell.basecamp.standin.feed`` rule 9). An event addresses each person it mentions, each
-   subscriber of what it is on, and each person an assignment adds; each (event, person, reason)
-   is one item with its own increasing id. An event never addresses its own performer.
+   subscriber of what it is on, and each person an assignment adds, never its own performer;
+   each (event, person, reason) is one item with its own increasing id.
 2. Agents only: any other caller gets a bare 403, no body at all.
-3. Where to start: ``position`` (minted here for this account, principal and filter set) wins;
-   else ``since``: ``0``, ``now`` (the default) or an item id. The refusals are the feed's (400
-   ``invalid_since`` or ``invalid_position``, 409 for another filter set).
+3. ``position`` (minted for this account, principal and filter set) wins; else ``since``:
+   ``0``, ``now`` (the default) or an item id. The refusals are the feed's.
 4. Filters: ``reasons`` (of ``REASONS``), ``types``, ``buckets``; malformed -> 400
    ``invalid_filter``.
-5. An item older than ``retention`` (30 days) is not served; a position behind that window is a
-   410 whose ``resume`` is ``since=0`` (no epoch, unlike the feed's). Items of a project the
-   caller no longer sees are dropped at read time.
+5. An item older than ``retention`` is not served; a position behind it is a 410 whose
+   ``resume`` is ``since=0`` (no epoch). Items of a project the caller no longer sees are
+   dropped at read time.
 6. A page is oldest first, at most ``page_size`` items, ``next`` only while more remain; the
-   position moves past what the filters skipped.
-"""
+   position moves past what the filters skipped."""
 
 from __future__ import annotations
 

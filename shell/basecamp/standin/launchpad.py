@@ -2,23 +2,20 @@
 
 Rules:
 1. One app is registered: ``CLIENT_ID``, with the stand-in's control secret as its client secret
-   (who may mint a token as the agent is who may drive the stand-in), and any loopback redirect
-   URI. ``/authorization/new`` consents at once as the consenting person (the agent unless the
+   (who may mint a token as the agent is who may drive the stand-in), and any loopback redirect.
+   ``/authorization/new`` consents at once as the consenting person (the agent unless the
    control API says otherwise); a code is good once, for five minutes.
-2. ``/authorization/token`` takes the authorization-code and refresh grants (and Launchpad's
-   legacy ``type=`` forms). An access token expires after ``token_lifetime`` seconds
-   (Launchpad's two weeks unless set). Each refresh issues a new pair and retires the refresh
-   token it used; the access token it replaces stays good until it expires. Anything wrong is a
-   400 with OAuth's error word.
+2. ``/authorization/token`` takes the code and refresh grants (and the legacy ``type=`` forms).
+   An access token expires after ``token_lifetime`` seconds. Each refresh issues a new pair and
+   retires the refresh token used; the replaced access token stays good until it expires.
+   Anything wrong is a 400 with OAuth's error word.
 3. ``/authorization.json`` with a live issued token answers its expiry, identity and the one
    ``bc3`` account; otherwise 401.
-4. ``person_for(token)`` is whom a live issued token acts as, for Basecamp's own endpoints; an
-   expired one is None (a 401). World tokens are unaffected.
+4. ``person_for(token)`` is whom a live issued token acts as; an expired one is None (a 401).
 5. ``expire_all`` makes every issued access token expire now.
-6. The OAuth discovery document offers no device flow, like Launchpad, unless ``device_flow`` is
-   set: then ``/oauth/device`` issues codes a person approves at ``/device``, and the token
-   endpoint answers ``authorization_pending`` until approved, then the pair, once.
-"""
+6. The discovery document offers no device flow unless ``device_flow`` is set: then
+   ``/oauth/device`` issues codes a person approves at ``/device``, and the token endpoint
+   answers ``authorization_pending`` until then, then the pair, once."""
 
 from __future__ import annotations
 

@@ -2,22 +2,13 @@
 add them.
 
 Rules:
-1. Two moments take a fault: the upgrade (``refuse``, ``expire_ticket``) and the sending of
-   an event to a subscriber (``drop``, ``stall``, ``skip``). A fault is taken only at its
-   own moment, in the order added; the first that fits wins.
-2. What each does:
-   - ``refuse``: the upgrade is answered ``status`` (default 503), no WebSocket, after ``delay``
-     seconds (default at once).
-   - ``expire_ticket``: the ticket presented counts as expired: 401, no WebSocket.
-   - ``drop``: the TCP connection is cut (no close frame) instead of sending the event.
-   - ``stall``: nothing is sent on that connection, not even a ping, for ``delay`` seconds;
-     then the event and what followed it are sent.
-   - ``skip``: the event is not sent; after the ``times``-th skipped event an overflow frame
-     names the id after which events were dropped (Basecamp's overflow).
+1. Two moments take a fault: the upgrade (``refuse``, ``expire_ticket``) and the sending of an
+   event to a subscriber (``drop``, ``stall``, ``skip``), each only at its own moment, in the
+   order added; the first that fits wins.
+2. What each does is said beside its ``LiveAction``.
 3. ``times`` uses are counted across connections (default 1); taking is atomic.
 4. Bounded (``shell.basecamp.standin.bounds``): a delay finite, at most a day; ``times`` at
-   most a million.
-"""
+   most a million."""
 
 from __future__ import annotations
 
@@ -30,11 +21,11 @@ from shell.basecamp.standin.bounds import seconds, whole
 
 
 class LiveAction(StrEnum):
-    refuse = "refuse"
-    expire_ticket = "expire_ticket"
-    drop = "drop"
-    stall = "stall"
-    skip = "skip"
+    refuse = "refuse"  # the upgrade answered ``status`` (503) after ``delay`` seconds, no WebSocket
+    expire_ticket = "expire_ticket"  # the ticket counts as expired: 401, no WebSocket
+    drop = "drop"  # the TCP connection cut (no close frame) instead of the event
+    stall = "stall"  # nothing sent, not even a ping, for ``delay``; then the event and what followed
+    skip = "skip"  # not sent; after the ``times``-th an overflow frame names the id dropped after
 
 
 UPGRADE_ACTIONS = frozenset({LiveAction.refuse, LiveAction.expire_ticket})

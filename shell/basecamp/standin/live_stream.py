@@ -3,19 +3,17 @@
 Rules:
 1. ``POST /{account}/events/stream_ticket.json`` answers 201 ``{"ticket", "expires_in", "url"}``.
    A ticket is signed (account, person, expiry, nonce), good for ``ticket_ttl`` seconds of the
-   stand-in's clock and for as many connections as open within them, as Basecamp's is (nothing
-   is consumed, so a replayed mint is harmless). Clients connect to ``url`` verbatim.
-2. The WebSocket is served on a port of its own. The upgrade: another path -> 404; a ticket
-   missing, forged, for another account or expired -> 401; a scripted fault may refuse it first
+   stand-in's clock and for every connection opened within them, as Basecamp's is.
+2. The WebSocket has a port of its own. The upgrade: another path -> 404; a ticket missing,
+   forged, another account's or expired -> 401; a scripted fault may refuse it first
    (``shell.basecamp.standin.live_faults``).
 3. Action Cable's JSON protocol: a welcome, a ping every ``ping_interval`` seconds, and a
    subscription to ``EventsChannel`` confirmed, or rejected for another channel or a filter
-   ``events.json`` would refuse (the same parsing). The person's projects are snapshotted then
-   (rule 8 of shell.basecamp.standin.feed): a project granted later is heard on a new
-   subscription only.
-4. From the confirmation on, every event recorded after it that the filters admit is sent at
-   once, oldest first, one frame each, as ``events.json`` shows it; an overflow (fault ``skip``)
-   is an ``overflow`` frame naming ``after_id``.
+   ``events.json`` would refuse. The person's projects are snapshotted then
+   (rule 8 of shell.basecamp.standin.feed).
+4. From the confirmation on, every later event the filters admit is sent at once, one frame
+   each, as ``events.json`` shows it; an overflow (fault ``skip``) is an ``overflow`` frame
+   naming ``after_id``.
 5. Stopping closes every connection (code 1001). Nothing here logs a ticket or a query string.
 """
 

@@ -1,20 +1,15 @@
 """Basecamp's first rate limit, enforced: a sliding window of requests per client address.
 
 Rules:
-1. Basecamp documents its first rate limit as 50 requests per 10 seconds per IP address; the
-   stand-in admits at most ``requests`` in any ``window`` seconds from one client address
-   (default the same). ``RateLimit.off()`` admits everything; both are bounded
+1. At most ``requests`` in any ``window`` seconds from one client address (by default
+   Basecamp's 50 per 10 s); ``RateLimit.off()`` admits everything; both bounded
    (``shell.basecamp.standin.bounds``).
 2. A request over the limit is answered 429 with ``Retry-After`` (whole seconds until the oldest
-   admitted request leaves the window, at least 1), as Basecamp answers; it creates nothing and
-   takes no fault.
-3. A refused request does not count in the window: a client that waits its Retry-After is
-   admitted then, however often it was refused meanwhile.
-4. The window is on a monotonic clock of real seconds (injectable), not the stand-in's
-   ``clock``: a test may freeze what the stand-in stamps without freezing the limit.
-5. Requests to the control API (``/__standin/``) are never limited. Deciding is atomic:
-   two concurrent requests never both take the last place in a window.
-"""
+   admitted request leaves the window, at least 1); it creates nothing and takes no fault.
+3. A refused request does not count: a client that waits its Retry-After is admitted then.
+4. The window runs on a monotonic clock of real seconds (injectable), not the stand-in's
+   ``clock``, so a test may freeze the stamps without freezing the limit.
+5. The control API (``/__standin/``) is never limited. Deciding is atomic."""
 
 from __future__ import annotations
 

@@ -1,27 +1,24 @@
 """A local Basecamp on 127.0.0.1 (``StandIn``), for the demo and the tests.
 
 Rules:
-1. It is faithful, not kind: it checks what Basecamp checks and answers what Basecamp answers
-   (``shell.basecamp.standin.api``), so a client bug shows here before it shows in Basecamp.
+1. It is faithful, not kind: it checks and answers what Basecamp does
+   (``shell.basecamp.standin.api``), so a client bug shows here first.
 2. The port is bound when the ``StandIn`` is made; serving starts with ``start()`` or ``with``;
    ``stop()`` closes every connection and waits for the handlers.
 3. Its clock (default real time) stamps what is created, listed and requested; a fault's waits
    are real seconds.
 4. Faults, the request record and seeding are methods here, and the same over HTTP under
    ``/__standin/`` (``shell.basecamp.standin.control``).
-5. The event feed, the live lane, Launchpad's OAuth and the agent's inbox are served by their
-   own modules (``feed``, ``live_stream``, ``launchpad``, ``inbox``), shaped by this class's
-   arguments.
-6. Basecamp's rate limit is on by default (``rate_limit``; ``RateLimit.off()`` for a test that
-   needs more) and can be changed while serving.
+5. The feed, the live lane, Launchpad's OAuth and the inbox are their own modules (``feed``,
+   ``live_stream``, ``launchpad``, ``inbox``), shaped by this class's arguments.
+6. Basecamp's rate limit is on by default (``rate_limit``; ``RateLimit.off()``), changeable while
+   serving.
 7. The live lane's WebSocket is served on a second port (``live.port``).
 8. Launchpad's tokens expire after ``launchpad.token_lifetime`` seconds.
-9. ``brake_next`` brakes the next events: absent from the feed and the live lane, present in the
-   inbox.
+9. ``brake_next`` brakes the next events: absent from the feed and live lane, present in the inbox.
 10. ``control_secret`` (random unless given) is what a control request carries in
-   ``X-Standin-Secret``, and Launchpad's client secret: a stand-in on a shared machine is driven
-   only by whoever read its first line.
-"""
+   ``X-Standin-Secret``, and Launchpad's client secret: on a shared machine only whoever read
+   the stand-in's first line drives it."""
 
 from __future__ import annotations
 

@@ -1,21 +1,18 @@
 """The world a stand-in serves: one account, its people and their tokens, its projects.
 
 Rules:
-1. A world is a value, built once when the stand-in starts; what people post later lives in
-   the store (``shell.basecamp.standin.store``), never here.
-2. ``demo``: the agent, two other people, three projects each with cards and one Campfire
-   (the third is meant to be a project with no route). ``empty``: the agent, one other
-   person, one project with one card and one Campfire -- somewhere to post, nothing more.
-3. Every person has a token of their own, so a test can post as someone other than the
-   agent. Tokens are fresh random strings for each stand-in.
-4. Recording ids (cards, Campfires) are large increasing integers from one counter that
-   starts at ``FIRST_RECORDING_ID``; the store carries the same counter on.
-5. ``account_id`` gives a world an account id of its own (``bin/connect standin --account``):
-   two people trying the stand-in on one machine then serve different (account, agent) pairs,
-   and the machine-wide pair record (``shell.state.pair_lock``) keeps them apart.
+1. A world is a value built once when the stand-in starts; what people post later lives in the
+   store (``shell.basecamp.standin.store``).
+2. ``demo``: the agent, two other people, three projects with cards and a Campfire each (the
+   third meant to have no route). ``empty``: the agent, one other person, one project with one
+   card and one Campfire.
+3. Every person has a fresh random token of their own, so a test can post as someone else.
+4. Recording ids are large integers from one counter starting at ``FIRST_RECORDING_ID``, which
+   the store carries on.
+5. ``account_id`` gives a world an account of its own (``bin/connect standin --account``), so two
+   people trying the stand-in on one machine serve different pairs (``shell.state.pair_lock``).
 6. A person's ``sgid`` decodes (base64, before ``--``) to ``gid://bc3/Person/<id>``, as a
-   mention's ``sgid`` does.
-"""
+   mention's does."""
 
 from __future__ import annotations
 
