@@ -85,7 +85,7 @@ from shell.crashpoints import pause_at
 from shell.ledger import deliveries, snapshots
 from shell.ledger import outbox as rows
 from shell.ledger.connection import Ledger
-from shell.outbox_claims import claim_facts
+from shell.outbox_claims import any_armed, claim_facts
 from shell.outbox_turns import OutboxLedgerError, Settling, Turn
 from shell.stoppable import unless_stopped
 
@@ -93,7 +93,11 @@ log = logging.getLogger("connector.outbox")
 
 
 def landed(
-    connection: sqlite3.Connection, row: rows.IntentRow, receipt_id: int, note: str, now: datetime
+    connection: sqlite3.Connection,
+    row: rows.IntentRow | rows.ClaimRow,
+    receipt_id: int,
+    note: str,
+    now: datetime,
 ) -> None:
     """An intent's message is known: its receipt, and a worker message's id on its task row (rule 11)."""
     rows.record_receipt(connection, row.id, receipt_id, note, now)
@@ -210,13 +214,14 @@ class Outbox:
                 if row is None:
                     return SendResult.nothing_due
                 claimed.add(row.id)
-                decision = decide_claim(row.kind, claim_facts(connection, row))
+                facts = claim_facts(connection, row)
+                decision = decide_claim(row.kind, facts)
                 match decision:
                     case Cancel(note):
                         rows.cancel(connection, row.id, IntentState.pending, note, now)
                     case Claim(mark_guard_fired):
                         rows.claim(connection, row.id, now)
-                        if mark_guard_fired and row.event_id is not None:
+                        if mark_guard_fired and row.event_id is not None and any_armed(facts):
                             deliveries.fire_guard(connection, row.event_id)
             if isinstance(decision, Cancel):
                 self._log(row, "canceled", note=decision.note)
@@ -230,7 +235,7 @@ class Outbox:
             pause_at("after_post")
             return self._settle_post(row, outcome)
 
-    def _settle_post(self, row: rows.IntentRow, outcome: PostOutcome) -> SendResult:
+    def _settle_post(self, row: rows.ClaimRow, outcome: PostOutcome) -> SendResult:
         now = self._clock.now()
         if isinstance(outcome, Refused):
             return self._settle_refusal(row, outcome, now)
@@ -248,7 +253,7 @@ class Outbox:
                 self._log(row, "sending", note=f"uncertain: {cause}", status=status)
                 return SendResult.uncertain
 
-    def _settle_refusal(self, row: rows.IntentRow, outcome: Refused, now: datetime) -> SendResult:
+    def _settle_refusal(self, row: rows.ClaimRow, outcome: Refused, now: datetime) -> SendResult:
         """Nothing was created: pending again if it never reached Basecamp, else canceled (rule 3)."""
         after = after_refusal(outcome, now, row.retrying_since)
         with self._settling("record the post's outcome"), self._ledger.write() as connection:
@@ -426,7 +431,7 @@ class Outbox:
     def _settling(self, what: str) -> Settling:
         return Settling(what)
 
-    def _log(self, row: rows.IntentRow, state: str, **details: object) -> None:
+    def _log(self, row: rows.IntentRow | rows.ClaimRow, state: str, **details: object) -> None:
         if not log.isEnabledFor(logging.INFO):
             return
         extra = "".join(f" {key}={value}" for key, value in details.items() if value is not None)
