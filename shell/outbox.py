@@ -50,7 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
-from functools import partial
+from functools import cache, partial
 from typing import Protocol
 
 from core import notes
@@ -69,7 +69,7 @@ from core.outbox_policy import (
     request_timeout,
     wait_after_batch,
 )
-from core.posting import Created, PostOutcome, RefusalCause, Refused, Uncertain
+from core.posting import Created, PostOutcome, RefusalCause, Refused
 from core.reconcile_groups import by_destination
 from core.reconcile_schedule import (
     LISTING_TIMEOUT,
@@ -102,6 +102,12 @@ def landed(
     """An intent's message is known: its receipt, and a worker message's id on its task row (rule 11)."""
     rows.record_receipt(connection, row.id, receipt_id, note, now)
     deliveries.record_worker_message(connection, row.kind, row.task_id, row.event_id, receipt_id)
+
+
+@cache
+def _settling(what: str) -> Settling:
+    """One ``Settling`` per ``what``, kept: it holds nothing else, and a flush enters two an intent."""
+    return Settling(what)
 
 
 class Poster(Protocol):
@@ -240,18 +246,15 @@ class Outbox:
         if isinstance(outcome, Refused):
             return self._settle_refusal(row, outcome, now)
         with self._settling("record the post's outcome"), self._ledger.write() as connection:
-            match outcome:
-                case Created(receipt_id):
-                    landed(connection, row, receipt_id, "", now)
-                case Uncertain():
-                    rows.defer(connection, row.id, now + self._options.reconcile_after)
-        match outcome:
-            case Created(receipt_id):
-                self._log(row, "sent", receipt_id=receipt_id)
-                return SendResult.sent
-            case Uncertain(cause, status, _):
-                self._log(row, "sending", note=f"uncertain: {cause}", status=status)
-                return SendResult.uncertain
+            if isinstance(outcome, Created):
+                landed(connection, row, outcome.id, "", now)
+            else:
+                rows.defer(connection, row.id, now + self._options.reconcile_after)
+        if isinstance(outcome, Created):
+            self._log(row, "sent", receipt_id=outcome.id)
+            return SendResult.sent
+        self._log(row, "sending", note=f"uncertain: {outcome.cause}", status=outcome.status)
+        return SendResult.uncertain
 
     def _settle_refusal(self, row: rows.ClaimRow, outcome: Refused, now: datetime) -> SendResult:
         """Nothing was created: pending again if it never reached Basecamp, else canceled (rule 3)."""
@@ -429,7 +432,7 @@ class Outbox:
         return Turn(self._lock, timeout)
 
     def _settling(self, what: str) -> Settling:
-        return Settling(what)
+        return _settling(what)
 
     def _log(self, row: rows.IntentRow | rows.ClaimRow, state: str, **details: object) -> None:
         if not log.isEnabledFor(logging.INFO):

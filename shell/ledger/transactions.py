@@ -159,18 +159,19 @@ class _Write(_Transaction):
     __slots__ = ()
 
     def __init__(self, ledger: Ledger) -> None:
-        super().__init__(ledger, "BEGIN IMMEDIATE")
+        self._ledger = ledger
+        self._begin = "BEGIN IMMEDIATE"
 
     def __enter__(self) -> sqlite3.Connection:
         try:
-            return super().__enter__()
+            return _Transaction.__enter__(self)
         except (sqlite3.Error, OSError) as error:
             self._failed(error)
             raise
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> Literal[False]:
         try:
-            super().__exit__(kind, error, trace)
+            _Transaction.__exit__(self, kind, error, trace)
         except (sqlite3.Error, OSError) as failure:
             self._failed(failure)
             raise
