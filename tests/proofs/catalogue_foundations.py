@@ -736,8 +736,8 @@ LEDGER = [
     ),
     rule(
         "ledger transactions: a write is BEGIN IMMEDIATE (the write lock at once)",
-        'super().__init__(ledger, "BEGIN IMMEDIATE")',
-        'super().__init__(ledger, "BEGIN DEFERRED")',
+        '        self._begin = "BEGIN IMMEDIATE"\n',
+        '        self._begin = "BEGIN DEFERRED"\n',
         "test_a_write_takes_the_write_lock_when_it_begins",
     ),
     rule(
