@@ -85,6 +85,7 @@ from shell.crashpoints import pause_at
 from shell.ledger import deliveries, snapshots
 from shell.ledger import outbox as rows
 from shell.ledger.connection import Ledger
+from shell.ledger.outbox_due import ClaimRow, due_now
 from shell.outbox_claims import any_armed, claim_facts
 from shell.outbox_turns import OutboxLedgerError, Settling, Turn
 from shell.stoppable import unless_stopped
@@ -94,7 +95,7 @@ log = logging.getLogger("connector.outbox")
 
 def landed(
     connection: sqlite3.Connection,
-    row: rows.IntentRow | rows.ClaimRow,
+    row: rows.IntentRow | ClaimRow,
     receipt_id: int,
     note: str,
     now: datetime,
@@ -212,8 +213,8 @@ class Outbox:
                 return SendResult.no_time
             if not self._may_send(deadline):
                 return SendResult.waiting
-            with self._settling("claim"), self._ledger.write() as connection:
-                due = rows.due_now(connection, now, claimed, leaving)
+            with _settling("claim"), self._ledger.write() as connection:
+                due = due_now(connection, now, claimed, leaving)
                 if due.held:
                     return SendResult.held
                 row = due.row
@@ -241,11 +242,11 @@ class Outbox:
             pause_at("after_post")
             return self._settle_post(row, outcome)
 
-    def _settle_post(self, row: rows.ClaimRow, outcome: PostOutcome) -> SendResult:
+    def _settle_post(self, row: ClaimRow, outcome: PostOutcome) -> SendResult:
         now = self._clock.now()
         if isinstance(outcome, Refused):
             return self._settle_refusal(row, outcome, now)
-        with self._settling("record the post's outcome"), self._ledger.write() as connection:
+        with _settling("record the post's outcome"), self._ledger.write() as connection:
             if isinstance(outcome, Created):
                 landed(connection, row, outcome.id, "", now)
             else:
@@ -256,10 +257,10 @@ class Outbox:
         self._log(row, "sending", note=f"uncertain: {outcome.cause}", status=outcome.status)
         return SendResult.uncertain
 
-    def _settle_refusal(self, row: rows.ClaimRow, outcome: Refused, now: datetime) -> SendResult:
+    def _settle_refusal(self, row: ClaimRow, outcome: Refused, now: datetime) -> SendResult:
         """Nothing was created: pending again if it never reached Basecamp, else canceled (rule 3)."""
         after = after_refusal(outcome, now, row.retrying_since)
-        with self._settling("record the post's outcome"), self._ledger.write() as connection:
+        with _settling("record the post's outcome"), self._ledger.write() as connection:
             match after:
                 case Retry(note, due_at, since):
                     rows.retry(connection, row.id, note, due_at, since)
@@ -302,7 +303,7 @@ class Outbox:
         with self._lock:
             now = self._clock.now()
             wait = self._options.reconcile_after if age is None else age
-            with self._settling("list sending intents"), self._ledger.read() as connection:
+            with _settling("list sending intents"), self._ledger.read() as connection:
                 due = rows.due_for_reconciliation(connection, now - wait, now, limit)
             listed = 0
             for group in by_destination(due):
@@ -343,7 +344,7 @@ class Outbox:
     def _settle_listing(self, row: rows.IntentRow, listed: list[ListedMessage]) -> None:
         since = listing_since(row.sending_at, row.created_at)
         now = self._clock.now()
-        with self._settling("settle a reconciliation"), self._ledger.write() as connection:
+        with _settling("settle a reconciliation"), self._ledger.write() as connection:
             current = rows.intent(connection, row.id)
             if current is None or current.state is not IntentState.sending:
                 return
@@ -375,7 +376,7 @@ class Outbox:
 
     def _listing_failed(self, row: rows.IntentRow, unlistable: bool, detail: str) -> None:
         now = self._clock.now()
-        with self._settling("record a failed listing"), self._ledger.write() as connection:
+        with _settling("record a failed listing"), self._ledger.write() as connection:
             current = rows.intent(connection, row.id)
             if current is None or current.state is not IntentState.sending:
                 return
@@ -431,10 +432,7 @@ class Outbox:
         timeout = -1.0 if deadline is None else max(0.0, deadline - self._clock.monotonic())
         return Turn(self._lock, timeout)
 
-    def _settling(self, what: str) -> Settling:
-        return _settling(what)
-
-    def _log(self, row: rows.IntentRow | rows.ClaimRow, state: str, **details: object) -> None:
+    def _log(self, row: rows.IntentRow | ClaimRow, state: str, **details: object) -> None:
         if not log.isEnabledFor(logging.INFO):
             return
         extra = "".join(f" {key}={value}" for key, value in details.items() if value is not None)

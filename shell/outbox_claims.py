@@ -14,7 +14,7 @@ from collections.abc import Callable
 from core.edges import GuardState
 from core.message_kinds import KINDS, ClaimFacts, ClaimNeeds
 from shell.ledger import snapshots
-from shell.ledger.outbox import ClaimRow
+from shell.ledger.outbox_due import ClaimRow
 
 Reader = Callable[[sqlite3.Connection, ClaimRow], ClaimFacts]
 

@@ -188,8 +188,8 @@ OUTBOX = [
     ),
     rule(
         "one flush never claims an intent twice",
-        "due = rows.due_now(connection, now, claimed, leaving)",
-        "due = rows.due_now(connection, now, (), leaving)",
+        "due = due_now(connection, now, claimed, leaving)",
+        "due = due_now(connection, now, (), leaving)",
         "test_one_flush_never_claims_an_intent_twice_even_after_a_resend_mid_flush",
     ),
     rule(
