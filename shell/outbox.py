@@ -50,7 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
-from functools import partial
+from functools import cache, partial
 from typing import Protocol
 
 from core import notes
@@ -69,7 +69,7 @@ from core.outbox_policy import (
     request_timeout,
     wait_after_batch,
 )
-from core.posting import Created, PostOutcome, RefusalCause, Refused, Uncertain
+from core.posting import Created, PostOutcome, RefusalCause, Refused
 from core.reconcile_groups import by_destination
 from core.reconcile_schedule import (
     LISTING_TIMEOUT,
@@ -85,7 +85,8 @@ from shell.crashpoints import pause_at
 from shell.ledger import deliveries, snapshots
 from shell.ledger import outbox as rows
 from shell.ledger.connection import Ledger
-from shell.outbox_claims import claim_facts
+from shell.ledger.outbox_due import ClaimRow, due_now
+from shell.outbox_claims import any_armed, claim_facts
 from shell.outbox_turns import OutboxLedgerError, Settling, Turn
 from shell.stoppable import unless_stopped
 
@@ -93,11 +94,21 @@ log = logging.getLogger("connector.outbox")
 
 
 def landed(
-    connection: sqlite3.Connection, row: rows.IntentRow, receipt_id: int, note: str, now: datetime
+    connection: sqlite3.Connection,
+    row: rows.IntentRow | ClaimRow,
+    receipt_id: int,
+    note: str,
+    now: datetime,
 ) -> None:
     """An intent's message is known: its receipt, and a worker message's id on its task row (rule 11)."""
     rows.record_receipt(connection, row.id, receipt_id, note, now)
     deliveries.record_worker_message(connection, row.kind, row.task_id, row.event_id, receipt_id)
+
+
+@cache
+def _settling(what: str) -> Settling:
+    """One ``Settling`` per ``what``, kept: it holds nothing else, and a flush enters two an intent."""
+    return Settling(what)
 
 
 class Poster(Protocol):
@@ -202,21 +213,22 @@ class Outbox:
                 return SendResult.no_time
             if not self._may_send(deadline):
                 return SendResult.waiting
-            with self._settling("claim"), self._ledger.write() as connection:
-                due = rows.due_now(connection, now, claimed, leaving)
+            with _settling("claim"), self._ledger.write() as connection:
+                due = due_now(connection, now, claimed, leaving)
                 if due.held:
                     return SendResult.held
                 row = due.row
                 if row is None:
                     return SendResult.nothing_due
                 claimed.add(row.id)
-                decision = decide_claim(row.kind, claim_facts(connection, row))
+                facts = claim_facts(connection, row)
+                decision = decide_claim(row.kind, facts)
                 match decision:
                     case Cancel(note):
                         rows.cancel(connection, row.id, IntentState.pending, note, now)
                     case Claim(mark_guard_fired):
                         rows.claim(connection, row.id, now)
-                        if mark_guard_fired and row.event_id is not None:
+                        if mark_guard_fired and row.event_id is not None and any_armed(facts):
                             deliveries.fire_guard(connection, row.event_id)
             if isinstance(decision, Cancel):
                 self._log(row, "canceled", note=decision.note)
@@ -230,28 +242,25 @@ class Outbox:
             pause_at("after_post")
             return self._settle_post(row, outcome)
 
-    def _settle_post(self, row: rows.IntentRow, outcome: PostOutcome) -> SendResult:
+    def _settle_post(self, row: ClaimRow, outcome: PostOutcome) -> SendResult:
         now = self._clock.now()
         if isinstance(outcome, Refused):
             return self._settle_refusal(row, outcome, now)
-        with self._settling("record the post's outcome"), self._ledger.write() as connection:
-            match outcome:
-                case Created(receipt_id):
-                    landed(connection, row, receipt_id, "", now)
-                case Uncertain():
-                    rows.defer(connection, row.id, now + self._options.reconcile_after)
-        match outcome:
-            case Created(receipt_id):
-                self._log(row, "sent", receipt_id=receipt_id)
-                return SendResult.sent
-            case Uncertain(cause, status, _):
-                self._log(row, "sending", note=f"uncertain: {cause}", status=status)
-                return SendResult.uncertain
+        with _settling("record the post's outcome"), self._ledger.write() as connection:
+            if isinstance(outcome, Created):
+                landed(connection, row, outcome.id, "", now)
+            else:
+                rows.defer(connection, row.id, now + self._options.reconcile_after)
+        if isinstance(outcome, Created):
+            self._log(row, "sent", receipt_id=outcome.id)
+            return SendResult.sent
+        self._log(row, "sending", note=f"uncertain: {outcome.cause}", status=outcome.status)
+        return SendResult.uncertain
 
-    def _settle_refusal(self, row: rows.IntentRow, outcome: Refused, now: datetime) -> SendResult:
+    def _settle_refusal(self, row: ClaimRow, outcome: Refused, now: datetime) -> SendResult:
         """Nothing was created: pending again if it never reached Basecamp, else canceled (rule 3)."""
         after = after_refusal(outcome, now, row.retrying_since)
-        with self._settling("record the post's outcome"), self._ledger.write() as connection:
+        with _settling("record the post's outcome"), self._ledger.write() as connection:
             match after:
                 case Retry(note, due_at, since):
                     rows.retry(connection, row.id, note, due_at, since)
@@ -294,7 +303,7 @@ class Outbox:
         with self._lock:
             now = self._clock.now()
             wait = self._options.reconcile_after if age is None else age
-            with self._settling("list sending intents"), self._ledger.read() as connection:
+            with _settling("list sending intents"), self._ledger.read() as connection:
                 due = rows.due_for_reconciliation(connection, now - wait, now, limit)
             listed = 0
             for group in by_destination(due):
@@ -335,7 +344,7 @@ class Outbox:
     def _settle_listing(self, row: rows.IntentRow, listed: list[ListedMessage]) -> None:
         since = listing_since(row.sending_at, row.created_at)
         now = self._clock.now()
-        with self._settling("settle a reconciliation"), self._ledger.write() as connection:
+        with _settling("settle a reconciliation"), self._ledger.write() as connection:
             current = rows.intent(connection, row.id)
             if current is None or current.state is not IntentState.sending:
                 return
@@ -367,7 +376,7 @@ class Outbox:
 
     def _listing_failed(self, row: rows.IntentRow, unlistable: bool, detail: str) -> None:
         now = self._clock.now()
-        with self._settling("record a failed listing"), self._ledger.write() as connection:
+        with _settling("record a failed listing"), self._ledger.write() as connection:
             current = rows.intent(connection, row.id)
             if current is None or current.state is not IntentState.sending:
                 return
@@ -423,10 +432,7 @@ class Outbox:
         timeout = -1.0 if deadline is None else max(0.0, deadline - self._clock.monotonic())
         return Turn(self._lock, timeout)
 
-    def _settling(self, what: str) -> Settling:
-        return Settling(what)
-
-    def _log(self, row: rows.IntentRow, state: str, **details: object) -> None:
+    def _log(self, row: rows.IntentRow | ClaimRow, state: str, **details: object) -> None:
         if not log.isEnabledFor(logging.INFO):
             return
         extra = "".join(f" {key}={value}" for key, value in details.items() if value is not None)

@@ -1,5 +1,6 @@
-"""The outbox's SQL: its rows read for core, and core's decisions written back (the record, task
-rows and attempt a claim also reads are ``shell.ledger.snapshots``).
+"""The outbox's SQL: its rows read for core, and core's decisions written back (what a claim
+reads first is ``shell.ledger.outbox_due``; the record, task rows and attempt it also reads are
+``shell.ledger.snapshots``).
 
 Rules:
 1. Every function runs inside a transaction its caller opened (``Ledger.write()`` or
@@ -18,10 +19,10 @@ Rules:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence, Set
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from core.adoption import Neighbour
@@ -35,7 +36,6 @@ from core.intents import Intent, IntentKind
 from core.message_kinds import guard_key
 from core.resolution import Move
 from core.timestamps import format_timestamp, parse_timestamp
-from core.urgency import Due, next_to_send
 from shell.ledger.connection import stored_time
 from shell.ledger.moves import asked
 
@@ -146,82 +146,12 @@ def intents_in(connection: sqlite3.Connection, states: Sequence[IntentState]) ->
     return [_row(found) for found in rows]
 
 
-@dataclass(frozen=True, slots=True)
-class DueNow:
-    """What a claim reads first, in one statement: whether the hold stands, and the pending
-    intent to send next (None when none is due)."""
-
-    held: bool
-    row: IntentRow | None
-
-
-def next_due(
-    connection: sqlite3.Connection,
-    now: datetime,
-    passed_over: Set[int],
-    leaving: Set[IntentKind] = frozenset(),
-) -> IntentRow | None:
-    """The pending intent to send next, hold or none (``due_now``)."""
-    return due_now(connection, now, passed_over, leaving).row
-
-
-def due_now(
-    connection: sqlite3.Connection,
-    now: datetime,
-    passed_over: Set[int],
-    leaving: Set[IntentKind] = frozenset(),
-) -> DueNow:
-    """Whether the hold stands, and the pending intent to send next (``core.urgency``) among
-    those due by ``now``: the oldest due of each kind not in ``leaving`` (those stay pending,
-    untouched), none this flush has already claimed.
-
-    The heads of every kind are asked in one statement (``_heads``: one seek of
-    ``outbox_due_by_kind`` each, one round trip), which finds none while the hold stands; only
-    then is the hold asked. Only a head this flush already claimed (a person put it back to
-    pending mid-flush) is asked again, past those: excluding every claimed id on every call made
-    a long flush quadratic. Only the chosen head is made a row; the order of kinds is asked only
-    when more than one kind is due.
-    """
-    due_by = format_timestamp(now)
-    heads = [
-        head
-        for found in connection.execute(_heads(frozenset(leaving)), (due_by,))
-        for head in [found if found[0] not in passed_over else _oldest_due_past(connection, due_by, found[2], passed_over)]
-        if head is not None
-    ]
-    if not heads:
-        return DueNow(connection.execute("SELECT 1 FROM hold_marker").fetchone() is not None, None)
-    if len(heads) == 1:  # one kind due: its head goes next, whatever the order of kinds
-        return DueNow(False, _row(heads[0]))
-    chosen = next_to_send((Due(head[0], _KIND[head[2]], parse_timestamp(head[13])) for head in heads), now)
-    return DueNow(False, None if chosen is None else _row(next(head for head in heads if head[0] == chosen.id)))
-
-
-@cache
-def _heads(leaving: frozenset[IntentKind]) -> str:
-    """One statement asking the oldest pending intent due by ``?1`` of each kind not in
-    ``leaving`` (the kinds are the enum's own words, written into the statement): none while the
-    hold stands."""
-    heads = [
-        f"SELECT * FROM (SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND kind = '{kind}'"
-        " AND not_before <= ?1 AND NOT EXISTS (SELECT 1 FROM hold_marker) ORDER BY not_before, id LIMIT 1)"
-        for kind in IntentKind
-        if kind not in leaving
-    ]
-    return " UNION ALL ".join(heads) if heads else f"SELECT {_COLUMNS} FROM outbox WHERE ?1 AND 0"
-
-
-def _oldest_due_past(
-    connection: sqlite3.Connection, due_by: str, kind: object, passed_over: Set[int]
-) -> Sequence[Any] | None:
-    """The oldest pending intent of ``kind`` due by ``due_by``, past those this flush claimed."""
-    skipped = sorted(passed_over)
-    marks = ", ".join("?" for _ in skipped)
-    return connection.execute(  # type: ignore[no-any-return]
-        f"SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND kind = ? AND not_before <= ?"
-        f" AND id NOT IN ({marks}) ORDER BY not_before, id LIMIT 1",
-        [str(kind), due_by, *skipped],
-    ).fetchone()
+@lru_cache(maxsize=1)
+def _stamp(now: datetime) -> str:
+    """``format_timestamp``, kept for the last moment asked: a claim's ``sending_at`` is the
+    ``now`` its ``due_now`` read by, formatted once. Equal aware datetimes are one instant, so
+    they have one text."""
+    return format_timestamp(now)
 
 
 def due_for_reconciliation(
@@ -308,7 +238,7 @@ def claim(connection: sqlite3.Connection, intent_id: int, now: datetime) -> None
         intent_id,
         IntentState.pending,
         "sending_at = ?",
-        [format_timestamp(now)],
+        [_stamp(now)],
         to=IntentState.sending,
     )
 

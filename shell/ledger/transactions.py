@@ -128,7 +128,7 @@ class _Transaction:
             connection = ledger._connection
             if connection.in_transaction:
                 raise LedgerMisuse(f"{ledger.path}: a transaction is already open; they do not nest")
-            retry_busy(lambda: connection.execute(self._begin), ledger.busy_timeout, ledger.path)
+            retry_busy(connection.execute, ledger.busy_timeout, ledger.path, self._begin)
         except BaseException:
             ledger._lock.release()
             raise
@@ -159,18 +159,19 @@ class _Write(_Transaction):
     __slots__ = ()
 
     def __init__(self, ledger: Ledger) -> None:
-        super().__init__(ledger, "BEGIN IMMEDIATE")
+        self._ledger = ledger
+        self._begin = "BEGIN IMMEDIATE"
 
     def __enter__(self) -> sqlite3.Connection:
         try:
-            return super().__enter__()
+            return _Transaction.__enter__(self)
         except (sqlite3.Error, OSError) as error:
             self._failed(error)
             raise
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> Literal[False]:
         try:
-            super().__exit__(kind, error, trace)
+            _Transaction.__exit__(self, kind, error, trace)
         except (sqlite3.Error, OSError) as failure:
             self._failed(failure)
             raise
@@ -188,16 +189,19 @@ class _Write(_Transaction):
             failures.failed(error, self._ledger.clock.now())
 
 
-def retry_busy(action: Callable[[], _Result], timeout: float, path: Path) -> _Result:
-    """Run ``action``, again every 20 ms while SQLite answers busy or locked, up to ``timeout``."""
-    deadline = time.monotonic() + timeout
+def retry_busy(action: Callable[..., _Result], timeout: float, path: Path, *args: object) -> _Result:
+    """Run ``action(*args)``, again every 20 ms while SQLite answers busy or locked, up to
+    ``timeout`` from the first busy answer (a transaction's BEGIN asks the clock only then)."""
+    deadline: float | None = None
     while True:
         try:
-            return action()
+            return action(*args)
         except sqlite3.OperationalError as error:
             code = error.sqlite_errorcode & 0xFF
             if code not in _BUSY_CODES:
                 raise
+            if deadline is None:
+                deadline = time.monotonic() + timeout
             if time.monotonic() >= deadline:
                 raise LedgerBusy(
                     f"{path}: another process holds the ledger's lock; gave up after {timeout:g} s"

@@ -14,6 +14,10 @@ What it measures, each on a fresh copy of one ledger template, all in one direct
    so every intent is adopted. Seconds per intent.
 4. adoption: ``core.adoption.decide_adoption`` over an L-message listing. Seconds per decision.
 
+Interleaved: the same flush and floor on two copies, taking turns every ``INTERLEAVE_BLOCK``
+intents until both are drained, each side's time summed; the median of these runs' ratios is
+printed as ``interleaved ratio``, which a disk whose fsync time swings between runs moves less.
+
 Beside 1, the same N intents drained by ``flush(limit=16)`` called until one finds nothing due:
 the batch ``Outbox.run_once`` sends each tick (the tick's one-second wait is not counted).
 
@@ -68,6 +72,7 @@ DEFAULT_DECISIONS = 25
 WRITE_BATCH = 1_000  # events written per setup transaction
 PROGRESS_EVERY = 2_000  # poster calls between progress lines during a timed step
 BATCHED = f"flush(limit={RUN_BATCH})"  # the batch Outbox.run_once sends a tick
+INTERLEAVE_BLOCK = 100  # intents each side moves before the other takes its turn (the interleaved run)
 AGE = timedelta(hours=1)  # how far back the setup's clock runs: guards due, sendings stale
 
 
@@ -377,34 +382,41 @@ def time_flush_batched(path: Path, intents: int) -> Run:
     return time_flush(path, intents, limit=RUN_BATCH)
 
 
+def floor_moves(connection: sqlite3.Connection, ids: list[int], receipts: Iterator[int]) -> None:
+    """The floor's two committed writes for each of ``ids``: claimed, then sent."""
+    for intent_id in ids:
+        connection.execute("BEGIN IMMEDIATE")
+        claimed = connection.execute(
+            "UPDATE outbox SET state = 'sending', sending_at = ? WHERE id = ? AND state = 'pending'",
+            (format_timestamp(datetime.now(UTC)), intent_id),
+        ).rowcount
+        connection.execute("COMMIT")
+        connection.execute("BEGIN IMMEDIATE")
+        settled = connection.execute(
+            "UPDATE outbox SET state = 'sent', receipt_id = ?, finished_at = ?"
+            " WHERE id = ? AND state = 'sending'",
+            (next(receipts), format_timestamp(datetime.now(UTC)), intent_id),
+        ).rowcount
+        connection.execute("COMMIT")
+        if claimed != 1 or settled != 1:
+            raise BenchFailed(f"the floor could not move intent {intent_id}")
+
+
+def _due_ids(connection: sqlite3.Connection) -> list[int]:
+    return [
+        row[0]
+        for row in connection.execute("SELECT id FROM outbox WHERE state = 'pending' ORDER BY not_before, id")
+    ]
+
+
 def time_floor(path: Path, intents: int) -> Run:
     connection = raw_connection(path)
     try:
         settings = settings_of(connection)
-        ids = [
-            row[0]
-            for row in connection.execute(
-                "SELECT id FROM outbox WHERE state = 'pending' ORDER BY not_before, id"
-            )
-        ]
+        ids = _due_ids(connection)
         receipts = itertools.count(5_000_000_000)
         watch = Stopwatch()
-        for intent_id in ids:
-            connection.execute("BEGIN IMMEDIATE")
-            claimed = connection.execute(
-                "UPDATE outbox SET state = 'sending', sending_at = ? WHERE id = ? AND state = 'pending'",
-                (format_timestamp(datetime.now(UTC)), intent_id),
-            ).rowcount
-            connection.execute("COMMIT")
-            connection.execute("BEGIN IMMEDIATE")
-            settled = connection.execute(
-                "UPDATE outbox SET state = 'sent', receipt_id = ?, finished_at = ?"
-                " WHERE id = ? AND state = 'sending'",
-                (next(receipts), format_timestamp(datetime.now(UTC)), intent_id),
-            ).rowcount
-            connection.execute("COMMIT")
-            if claimed != 1 or settled != 1:
-                raise BenchFailed(f"the floor could not move intent {intent_id}")
+        floor_moves(connection, ids, receipts)
         result = watch.stop(settings)
         found = states(connection)
     finally:
@@ -412,6 +424,46 @@ def time_floor(path: Path, intents: int) -> Run:
     if found != {"sent": intents}:
         raise BenchFailed(f"after the floor the outbox holds {found}")
     return result
+
+
+def time_interleaved(flush_path: Path, floor_path: Path, intents: int, block: int) -> tuple[Run, Run]:
+    """``flush(limit=block)`` and the floor's writes for ``block`` intents, alternated block by
+    block (each on its own copy of the template, one disk) until both are drained, each side's
+    time summed: a slow stretch of the disk or the machine falls on both alike. The flush's
+    figure includes one flush call's setup per block (the ``flush()`` row has one in all)."""
+    poster = InstantPoster()
+    connection = raw_connection(floor_path)
+    wall = {"flush": 0.0, "floor": 0.0}
+    cpu = {"flush": 0.0, "floor": 0.0}
+    sent = 0
+    try:
+        floor_settings = settings_of(connection)
+        ids = _due_ids(connection)
+        receipts = itertools.count(5_000_000_000)
+        with open_ledger(flush_path) as ledger:
+            flush_settings = _ledger_settings(ledger)
+            outbox = Outbox(ledger, poster, AGENT_ID)
+            for index, start in enumerate(range(0, intents, block)):
+                order = ["flush", "floor"] if index % 2 == 0 else ["floor", "flush"]
+                for name in order:
+                    watch = Stopwatch()
+                    if name == "flush":
+                        sent += outbox.flush(limit=block).count(SendResult.sent)
+                    else:
+                        floor_moves(connection, ids[start : start + block], receipts)
+                    run = watch.stop("")
+                    wall[name] += run.seconds
+                    cpu[name] += run.cpu
+            with ledger.read() as reading:
+                flushed = states(reading)
+        floored = states(connection)
+    finally:
+        connection.close()
+    if sent != intents or flushed != {"sent": intents} or poster.posts != intents:
+        raise BenchFailed(f"the interleaved flush sent {sent} of {intents}; the outbox holds {flushed}")
+    if floored != {"sent": intents}:
+        raise BenchFailed(f"after the interleaved floor the outbox holds {floored}")
+    return Run(wall["flush"], cpu["flush"], flush_settings), Run(wall["floor"], cpu["floor"], floor_settings)
 
 
 def time_start(path: Path, stale: int, profiler: cProfile.Profile | None = None) -> Run:
@@ -657,6 +709,28 @@ def _run(args: argparse.Namespace, directory: Path) -> int:
     floor = Median(floor_runs, args.intents)
     batched = Median(batched_runs, args.intents)
 
+    out("")
+    out(
+        f"1+2 interleaved: the same intents, flush(limit={INTERLEAVE_BLOCK}) and the floor taking turns "
+        f"every {INTERLEAVE_BLOCK} intents, each side's time summed"
+    )
+    turns: list[tuple[Run, Run]] = []
+    for repeat in range(1, args.repeat + 1):
+        progress(f"run {repeat}/{args.repeat}: flush and floor interleaved, {args.intents} intents each")
+        turn = time_interleaved(
+            copy_ledger(flush_template, directory / f"interleaved-flush-{repeat}.sqlite3"),
+            copy_ledger(flush_template, directory / f"interleaved-floor-{repeat}.sqlite3"),
+            args.intents,
+            INTERLEAVE_BLOCK,
+        )
+        turns.append(turn)
+        out(f"  run {repeat} (ratio {turn[0].seconds / turn[1].seconds:.2f}):")
+        out(f"    {describe_run('flush', turn[0], args.intents)}")
+        out(f"    {describe_run('floor', turn[1], args.intents)}")
+    interleaved = Median([flushed for flushed, _ in turns], args.intents)
+    interleaved_floor = Median([floored for _, floored in turns], args.intents)
+    interleaved_ratio = statistics.median(flushed.seconds / floored.seconds for flushed, floored in turns)
+
     start: Median | None = None
     if args.stale:
         out("")
@@ -713,6 +787,8 @@ def _run(args: argparse.Namespace, directory: Path) -> int:
         f"{us(flush.cpu_each - floor.cpu_each):>12}"
     )
     out(batched.row(f"outbox flush(limit={RUN_BATCH}) until dry, {args.intents} intents"))
+    out(interleaved.row(f"interleaved: outbox, {args.intents} intents"))
+    out(interleaved_floor.row(f"interleaved: raw sqlite floor, {args.intents} intents"))
     if start is not None:
         out(start.row(f"outbox start, {args.stale} stale intents adopted"))
     if decision_median is not None:
@@ -725,6 +801,10 @@ def _run(args: argparse.Namespace, directory: Path) -> int:
     out(
         f"cpu ratio: {flush.cpu_each / floor.cpu_each:.2f} "
         "(flush CPU per intent over floor CPU per intent: steadier than wall on a busy machine)"
+    )
+    out(
+        f"interleaved ratio: {interleaved_ratio:.2f} (the median of the interleaved runs' ratios: "
+        "the disk's slow stretches fall on both sides alike)"
     )
     out(f"ratio: {flush_each / floor_each:.2f}")
     return 0

@@ -37,3 +37,22 @@ def test_a_guard_whose_event_a_worker_acknowledged_is_canceled_at_claim(
     assert outbox.flush().results[0] is SendResult.canceled
     assert world.outbox() == [(1, "guard_ack", "canceled", notes.NO_LONGER_CALLED_FOR)]
     assert basecamp.post_count() == 0
+
+
+def test_a_guard_with_no_armed_task_row_is_claimed_without_asking_the_task_rows_again(
+    world: LedgerWorld, outbox: Outbox, basecamp: FakeBasecamp, clock: FakeClock
+) -> None:
+    """The claim's snapshot already holds every task row of the guard's event: with none armed,
+    marking them fired has nothing to mark, and no statement asks again."""
+    world.request(101)
+    clock.advance(31)
+    statements: list[str] = []
+    with world.ledger.read() as connection:
+        connection.set_trace_callback(statements.append)
+    try:
+        assert outbox.flush().results[0] is SendResult.sent
+    finally:
+        with world.ledger.read() as connection:
+            connection.set_trace_callback(None)
+    assert basecamp.post_count() == 1
+    assert [sql for sql in statements if sql.startswith("SELECT task_id, guard FROM task_events")] == []

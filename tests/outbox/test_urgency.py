@@ -13,6 +13,7 @@ from core.intents import Intent, IntentKind
 from core.urgency import STARVING_AFTER, Due, next_to_send, rank
 from shell.clock import FakeClock
 from shell.ledger import outbox as rows
+from shell.ledger import outbox_due as heads
 from shell.ledger.connection import Ledger
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -100,12 +101,12 @@ def test_the_outbox_takes_a_due_guard_before_older_holding_replies_and_notices(
     order = []
     claimed: set[int] = set()
     with ledger.read() as connection:
-        while (row := rows.next_due(connection, clock.now(), claimed)) is not None:
+        while (row := heads.next_due(connection, clock.now(), claimed)) is not None:
             order.append(row.key)
             claimed.add(row.id)
     assert order == ["guard", "holding-old", "holding-new", "done", "running"]
     with ledger.read() as connection:
-        found = rows.next_due(connection, clock.now(), set(), frozenset({IntentKind.guard_ack}))
+        found = heads.next_due(connection, clock.now(), set(), frozenset({IntentKind.guard_ack}))
     assert found is not None
     assert found.key == "holding-old", "a kind the flush leaves is never chosen"
     assert guard in claimed
@@ -115,6 +116,6 @@ def test_the_outbox_takes_a_starving_notice_before_a_fresh_guard(ledger: Ledger,
     write(ledger, clock, IntentKind.guard_ack, "guard", 0)
     write(ledger, clock, IntentKind.still_running, "running", STARVING_AFTER.total_seconds())
     with ledger.read() as connection:
-        found = rows.next_due(connection, clock.now(), set())
+        found = heads.next_due(connection, clock.now(), set())
     assert found is not None
     assert found.key == "running"

@@ -168,7 +168,7 @@ OUTBOX = [
     ),
     rule(
         "at claim time an intent no longer called for is canceled, not sent",
-        "decision = decide_claim(row.kind, claim_facts(connection, row))",
+        "decision = decide_claim(row.kind, facts)",
         "decision = Claim()",
         "test_a_guard_no_longer_called_for_is_canceled_at_claim",
         "test_a_holding_reply_stands_down_when_the_route_arrives",
@@ -188,8 +188,8 @@ OUTBOX = [
     ),
     rule(
         "one flush never claims an intent twice",
-        "due = rows.due_now(connection, now, claimed, leaving)",
-        "due = rows.due_now(connection, now, (), leaving)",
+        "due = due_now(connection, now, claimed, leaving)",
+        "due = due_now(connection, now, (), leaving)",
         "test_one_flush_never_claims_an_intent_twice_even_after_a_resend_mid_flush",
     ),
     rule(
@@ -354,17 +354,17 @@ OUTBOX = [
     ),
     rule(
         "invariant 4 across a crash: a restart never posts a sending intent again (SIGKILL)",
-        "SELECT * FROM (SELECT {_COLUMNS} FROM outbox WHERE state = 'pending' AND kind = '{kind}'\"\n",
-        "SELECT * FROM (SELECT {_COLUMNS} FROM outbox WHERE state IN ('pending', 'sending')"
+        "SELECT * FROM (SELECT {_CLAIM_COLUMNS} FROM outbox WHERE state = 'pending' AND kind = '{kind}'\"\n",
+        "SELECT * FROM (SELECT {_CLAIM_COLUMNS} FROM outbox WHERE state IN ('pending', 'sending')"
         " AND kind = '{kind}'\"\n",
         "test_a_restart_inside_the_reconcile_wait_leaves_the_sending_intent_alone",
         "test_outbox_kill.py",
         also=(
             (
-                "        IntentState.pending,\n        \"sending_at = ?\",\n        [format_timestamp(now)],\n"
+                "        IntentState.pending,\n        \"sending_at = ?\",\n        [_stamp(now)],\n"
                 "        to=IntentState.sending,\n",
                 '        IntentState(connection.execute("SELECT state FROM outbox WHERE id = ?", (intent_id,)).fetchone()[0]),\n'
-                "        \"state = 'sending', sending_at = ?\",\n        [format_timestamp(now)],\n        to=None,\n",
+                "        \"state = 'sending', sending_at = ?\",\n        [_stamp(now)],\n        to=None,\n",
             ),
         ),
     ),

@@ -736,8 +736,8 @@ LEDGER = [
     ),
     rule(
         "ledger transactions: a write is BEGIN IMMEDIATE (the write lock at once)",
-        'super().__init__(ledger, "BEGIN IMMEDIATE")',
-        'super().__init__(ledger, "BEGIN DEFERRED")',
+        '        self._begin = "BEGIN IMMEDIATE"\n',
+        '        self._begin = "BEGIN DEFERRED"\n',
         "test_a_write_takes_the_write_lock_when_it_begins",
     ),
     rule(
@@ -752,6 +752,7 @@ LEDGER = [
         "        return False  # the block's exception is raised again, after the rollback\n",
         "        return True\n",
         "test_an_exception_rolls_the_write_back_and_is_raised",
+        also=(("                self._failed(error)\n        return False\n", "                self._failed(error)\n        return True\n"),),
     ),
     rule(
         "ledger migration: each migration re-reads the version inside its own transaction",

@@ -96,8 +96,8 @@ LIMITS += [
     ),
     rule(
         "limit: the outbox asks urgency which due intent goes next",
-        "    chosen = next_to_send((Due(head[0], _KIND[head[2]], parse_timestamp(head[13])) for head in heads), now)",
-        "    chosen = min((Due(head[0], _KIND[head[2]], parse_timestamp(head[13])) for head in heads), key=lambda d: (d.not_before, d.id), default=None)",
+        "    chosen = next_to_send(candidates, now)\n",
+        "    chosen = min(candidates, key=lambda d: (d.not_before, d.id), default=None)\n",
         "test_the_outbox_takes_a_due_guard_before_older_holding_replies_and_notices",
     ),
 ]

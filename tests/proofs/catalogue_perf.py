@@ -24,4 +24,22 @@ PERF: list[Mutation] = [
         "    return\n",
         "test_outbox_kill.py",
     ),
+    rule(
+        "perf: a guard's claim asks its event's task rows again only when its snapshot holds an armed one",
+        " and row.event_id is not None and any_armed(facts):\n",
+        " and row.event_id is not None:\n",
+        "test_a_guard_with_no_armed_task_row_is_claimed_without_asking_the_task_rows_again",
+    ),
+    rule(
+        "perf: the claim's snapshot names an armed task row, so the guard's claim still fires it",
+        "    return any(found.guard is GuardState.armed for found in facts.task_events)\n",
+        "    return False\n",
+        "test_a_guard_is_reported_fired_from_its_claim",
+    ),
+    rule(
+        "perf: the claim's partial row still carries the start of a run of retries",
+        "Destination(_MESSAGE_KIND[message_kind], bucket_id, recording_id), body, stored_time(since),\n",
+        "Destination(_MESSAGE_KIND[message_kind], bucket_id, recording_id), body, None,\n",
+        "test_a_request_that_never_reaches_basecamp_for_a_day_is_given_up_for_a_person",
+    ),
 ]
