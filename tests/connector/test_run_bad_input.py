@@ -17,14 +17,17 @@ import sqlite3
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from shell.basecamp.standin.server import StandIn
+from shell.cli import run as run_command
 from shell.cli.main import main as connect_main
 from shell.errors import EXIT_CONFIG, EXIT_UNAVAILABLE
-from shell.ledger.connection import SCHEMA_VERSION, open_ledger
+from shell.ledger.connection import SCHEMA_VERSION, LedgerError, open_ledger
+from shell.outbox_turns import OutboxLedgerError
 from tests.support.configured import configure_connector
 
 pytestmark = pytest.mark.slow
@@ -270,3 +273,28 @@ def test_a_ledger_that_fails_while_the_start_settles_is_one_line_and_exit_3(
     assert ran.line.startswith(f"error: {ledger_path}: ")
     assert "outbox" in ran.line
     assert ran.out == "", "it never said it was running"
+
+
+class _StartFailsInTheOutbox:
+    """A connector whose start fails where the outbox settles: what ``_serve`` must turn into
+    the one-line ledger error (a broken table now fails at open, before the start)."""
+
+    stopped_in = None
+
+    def start(self, within: object, requested: object) -> object:
+        raise OutboxLedgerError("the ledger could not claim: disk I/O error")
+
+    def run(self, requested: object, within: object) -> None:
+        raise AssertionError("a start that failed never runs")
+
+
+def test_an_outbox_failure_during_the_start_is_the_ledger_error_naming_the_outbox(tmp_path: Path) -> None:
+    ledger_path = tmp_path / "ledger.sqlite3"
+    with pytest.raises(LedgerError) as raised:
+        run_command._serve(
+            _StartFailsInTheOutbox(),  # type: ignore[arg-type]
+            ledger_path, lambda: False, timedelta(seconds=1), "x",
+        )  # fmt: skip
+    assert str(raised.value) == (
+        f"{ledger_path}: the start could not settle the outbox: the ledger could not claim: disk I/O error"
+    )

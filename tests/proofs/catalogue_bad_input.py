@@ -112,6 +112,7 @@ BAD_INPUT = [
         "    except OutboxLedgerError as error:\n        raise LedgerError(",
         "    except ZeroDivisionError as error:\n        raise LedgerError(",
         "test_a_ledger_that_fails_while_the_start_settles_is_one_line_and_exit_3",
+        "test_an_outbox_failure_during_the_start_is_the_ledger_error_naming_the_outbox",
     ),
     rule(
         "bad input: no answer is read past MAX_ANSWER_BYTES",

@@ -83,13 +83,6 @@ MCP += [
         FIRST_CALL,
     ),
     rule(
-        "mcp start: the probe names the tools' classes for type checking only",
-        "if TYPE_CHECKING:  # the tools' classes: a tool call's imports",
-        "if True:  # the tools' classes: a tool call's imports",
-        START,
-        FIRST_CALL,
-    ),
-    rule(
         "mcp start: tools/list's schemas read their bounds from plain data, not from core's decisions",
         "from core.dispatch_tools.bounds import (\n    BOOST_LIMIT,\n    MAX_ACK_CHARACTERS,\n    MAX_LINK_LENGTH,",
         "from core.dispatch_tools.decisions import MAX_LINK_LENGTH\nfrom core.dispatch_tools.bounds import (\n"
