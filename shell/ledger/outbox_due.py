@@ -71,16 +71,6 @@ class DueNow:
     row: ClaimRow | None
 
 
-def next_due(
-    connection: sqlite3.Connection,
-    now: datetime,
-    passed_over: Set[int],
-    leaving: Set[IntentKind] = frozenset(),
-) -> ClaimRow | None:
-    """The pending intent to send next, hold or none (``due_now``)."""
-    return due_now(connection, now, passed_over, leaving).row
-
-
 def due_now(
     connection: sqlite3.Connection,
     now: datetime,

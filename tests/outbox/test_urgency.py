@@ -101,12 +101,12 @@ def test_the_outbox_takes_a_due_guard_before_older_holding_replies_and_notices(
     order = []
     claimed: set[int] = set()
     with ledger.read() as connection:
-        while (row := heads.next_due(connection, clock.now(), claimed)) is not None:
+        while (row := heads.due_now(connection, clock.now(), claimed).row) is not None:
             order.append(row.key)
             claimed.add(row.id)
     assert order == ["guard", "holding-old", "holding-new", "done", "running"]
     with ledger.read() as connection:
-        found = heads.next_due(connection, clock.now(), set(), frozenset({IntentKind.guard_ack}))
+        found = heads.due_now(connection, clock.now(), set(), frozenset({IntentKind.guard_ack})).row
     assert found is not None
     assert found.key == "holding-old", "a kind the flush leaves is never chosen"
     assert guard in claimed
@@ -116,6 +116,6 @@ def test_the_outbox_takes_a_starving_notice_before_a_fresh_guard(ledger: Ledger,
     write(ledger, clock, IntentKind.guard_ack, "guard", 0)
     write(ledger, clock, IntentKind.still_running, "running", STARVING_AFTER.total_seconds())
     with ledger.read() as connection:
-        found = heads.next_due(connection, clock.now(), set())
+        found = heads.due_now(connection, clock.now(), set()).row
     assert found is not None
     assert found.key == "running"

@@ -77,7 +77,7 @@ def test_a_resend_of_an_indeterminate_intent_starts_it_afresh_and_due_now(
     assert row.not_before == clock.now()
     assert row.receipt_id is None
     with intents.ledger.read() as connection:
-        due = heads.next_due(connection, clock.now(), ())
+        due = heads.due_now(connection, clock.now(), ()).row
     assert due is not None
     assert due.id == intent_id, "the sender's next claim is the resent intent"
 
