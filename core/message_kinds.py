@@ -27,12 +27,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Protocol
 
 from core import notes, templates, worker_words
 from core.destinations import Destination, MessageKind
 from core.edges import DeliveryState, GuardState, RecordState
 from core.intent_kinds import IntentKind
-from core.snapshots import NO_ROUTE, AttemptSnapshot, RecordSnapshot, TaskEventSnapshot
+from core.snapshots import NO_ROUTE, AttemptSnapshot, RecordSnapshot
 
 
 class ClaimNeeds(StrEnum):
@@ -52,14 +53,36 @@ class Where(StrEnum):
     # (``core.worker_words`` rule 1: a worker's acknowledgement)
 
 
+class RecordClaimView(Protocol):
+    """What a claim rule reads of a record: ``core.snapshots.ClaimRecord``, as a claim is read
+    (``shell.ledger.outbox_due``), or a whole ``RecordSnapshot``."""
+
+    @property
+    def state(self) -> RecordState: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def acknowledge(self) -> bool: ...
+
+
+class TaskRowClaimView(Protocol):
+    """What a claim rule reads of a task row: ``core.snapshots.ClaimTaskRow`` or a whole
+    ``TaskEventSnapshot``."""
+
+    @property
+    def delivery(self) -> DeliveryState: ...
+    @property
+    def guard(self) -> GuardState: ...
+
+
 @dataclass(frozen=True, slots=True)
 class ClaimFacts:
     """What a claim reads (rule 2), as its kind's ``ClaimNeeds`` says: ``record`` the event's
     record, None when it is gone; ``task_events`` every task row of the event, or every live row
     of the attempt's task; ``attempt`` the intent's attempt, None when it is gone."""
 
-    record: RecordSnapshot | None = None
-    task_events: Sequence[TaskEventSnapshot] = ()
+    record: RecordClaimView | None = None
+    task_events: Sequence[TaskRowClaimView] = ()
     attempt: AttemptSnapshot | None = None
 
 
@@ -121,15 +144,18 @@ def completion_key(attempt_id: str) -> str:
     return f"completion:attempt:{attempt_id}"
 
 
+_CLAIM_FIRING_THE_GUARD = Claim(mark_guard_fired=True)  # a value: one serves every guard's claim
+
+
 def guard_claim(facts: ClaimFacts) -> ClaimDecision:
     """Rule 3."""
     record, task_events = facts.record, facts.task_events
     if record is None or not _guard_still_called_for(record, task_events):
         return Cancel(notes.NO_LONGER_CALLED_FOR)
-    return Claim(mark_guard_fired=True)
+    return _CLAIM_FIRING_THE_GUARD
 
 
-def _guard_still_called_for(record: RecordSnapshot, task_events: Sequence[TaskEventSnapshot]) -> bool:
+def _guard_still_called_for(record: RecordClaimView, task_events: Sequence[TaskRowClaimView]) -> bool:
     if not record.acknowledge or record.state not in GUARD_STANDING_STATES:
         return False
     return not any(

@@ -87,7 +87,7 @@ from shell.ledger import outbox as rows
 from shell.ledger.connection import Ledger
 from shell.ledger.outbox_due import ClaimRow, due_now
 from shell.outbox_claims import any_armed, claim_facts
-from shell.outbox_turns import OutboxLedgerError, Settling, Turn
+from shell.outbox_turns import LEDGER_FAILURES, OutboxLedgerError, Settling, ledger_failure
 from shell.stoppable import unless_stopped
 
 log = logging.getLogger("connector.outbox")
@@ -203,17 +203,28 @@ class Outbox:
         deadline: float | None = None,
         leaving: frozenset[IntentKind] = frozenset(),
     ) -> SendResult:
-        """Claim the next due intent and make its one request."""
-        with self._turn(deadline) as mine:
-            if not mine:
-                return SendResult.no_time
-            now = self._clock.now()
-            deadline_at = self._wall(deadline)
-            if not may_claim(now, deadline_at, self._options.post_timeout):
-                return SendResult.no_time
-            if not self._may_send(deadline):
-                return SendResult.waiting
-            with _settling("claim"), self._ledger.write() as connection:
+        """Claim the next due intent and make its one request, holding this process's one lock
+        (rule 5), waited for no longer than ``deadline`` allows: a shutdown's flush never outwaits
+        its bound behind a request in flight on another thread."""
+        wait = -1.0 if deadline is None else max(0.0, deadline - self._clock.monotonic())
+        if not self._lock.acquire(timeout=wait):
+            return SendResult.no_time
+        try:
+            return self._claim_and_post(claimed, deadline, leaving)
+        finally:
+            self._lock.release()
+
+    def _claim_and_post(
+        self, claimed: set[int], deadline: float | None, leaving: frozenset[IntentKind]
+    ) -> SendResult:
+        now = self._clock.now()
+        deadline_at = self._wall(deadline)
+        if not may_claim(now, deadline_at, self._options.post_timeout):
+            return SendResult.no_time
+        if not self._may_send(deadline):
+            return SendResult.waiting
+        try:  # rule 7; the hot path's two writes are not wrapped in a ``Settling`` (bin/bench outbox)
+            with self._ledger.write() as connection:
                 due = due_now(connection, now, claimed, leaving)
                 if due.held:
                     return SendResult.held
@@ -221,7 +232,7 @@ class Outbox:
                 if row is None:
                     return SendResult.nothing_due
                 claimed.add(row.id)
-                facts = claim_facts(connection, row)
+                facts = claim_facts(connection, row, due)
                 decision = decide_claim(row.kind, facts)
                 match decision:
                     case Cancel(note):
@@ -230,29 +241,37 @@ class Outbox:
                         rows.claim(connection, row.id, now)
                         if mark_guard_fired and row.event_id is not None and any_armed(facts):
                             deliveries.fire_guard(connection, row.event_id)
-            if isinstance(decision, Cancel):
-                self._log(row, "canceled", note=decision.note)
-                return SendResult.canceled
+        except LEDGER_FAILURES as error:
+            raise ledger_failure("claim", error) from error
+        informing = log.isEnabledFor(logging.INFO)
+        if isinstance(decision, Cancel):
+            self._log(row, "canceled", note=decision.note)
+            return SendResult.canceled
+        if informing:
             self._log(row, "sending")
-            pause_at("after_claim")
-            timeout = request_timeout(self._clock.now(), self._wall(deadline), self._options.post_timeout)
-            outcome = self._poster.post(
-                row.destination, row.body, self._clock.monotonic() + timeout.total_seconds()
-            )
-            pause_at("after_post")
-            return self._settle_post(row, outcome)
+        pause_at("after_claim")
+        timeout = request_timeout(self._clock.now(), self._wall(deadline), self._options.post_timeout)
+        outcome = self._poster.post(
+            row.destination, row.body, self._clock.monotonic() + timeout.total_seconds()
+        )
+        pause_at("after_post")
+        return self._settle_post(row, outcome, informing)
 
-    def _settle_post(self, row: ClaimRow, outcome: PostOutcome) -> SendResult:
+    def _settle_post(self, row: ClaimRow, outcome: PostOutcome, informing: bool) -> SendResult:
         now = self._clock.now()
         if isinstance(outcome, Refused):
             return self._settle_refusal(row, outcome, now)
-        with _settling("record the post's outcome"), self._ledger.write() as connection:
-            if isinstance(outcome, Created):
-                landed(connection, row, outcome.id, "", now)
-            else:
-                rows.defer(connection, row.id, now + self._options.reconcile_after)
+        try:
+            with self._ledger.write() as connection:
+                if isinstance(outcome, Created):
+                    landed(connection, row, outcome.id, "", now)
+                else:
+                    rows.defer(connection, row.id, now + self._options.reconcile_after)
+        except LEDGER_FAILURES as error:
+            raise ledger_failure("record the post's outcome", error) from error
         if isinstance(outcome, Created):
-            self._log(row, "sent", receipt_id=outcome.id)
+            if informing:
+                self._log(row, "sent", receipt_id=outcome.id)
             return SendResult.sent
         self._log(row, "sending", note=f"uncertain: {outcome.cause}", status=outcome.status)
         return SendResult.uncertain
@@ -425,12 +444,6 @@ class Outbox:
         if deadline is None:
             return None
         return self._clock.now() + timedelta(seconds=deadline - self._clock.monotonic())
-
-    def _turn(self, deadline: float | None) -> Turn:
-        """This process's one lock (rule 5), waited for no longer than ``deadline`` allows: a
-        shutdown's flush never outwaits its bound behind a request in flight on another thread."""
-        timeout = -1.0 if deadline is None else max(0.0, deadline - self._clock.monotonic())
-        return Turn(self._lock, timeout)
 
     def _log(self, row: rows.IntentRow | ClaimRow, state: str, **details: object) -> None:
         if not log.isEnabledFor(logging.INFO):

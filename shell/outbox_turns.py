@@ -1,19 +1,17 @@
-"""The outbox's two plain context managers, and the error its ledger failures become.
+"""The error the outbox's ledger failures become, and the context manager that makes them so.
 
 Rules:
-1. ``Turn``: the outbox's one lock for a ``with``, when acquired within its timeout (-1: however
-   long); ``as`` gives whether it was (``shell.outbox`` rule 5).
-2. ``Settling``: what the ledger raises inside a ``with`` -- an SQLite error, a row that moved,
-   a ledger failure -- becomes an ``OutboxLedgerError`` naming what could not be done
-   (``shell.outbox`` rule 7).
-3. Classes, not generators: a flush enters each twice an intent, and a generator's context
-   costs more (``bin/bench outbox``).
+1. What the ledger raises -- an SQLite error, a row that moved, a ledger failure
+   (``LEDGER_FAILURES``) -- becomes an ``OutboxLedgerError`` naming what could not be done
+   (``ledger_failure``; ``shell.outbox`` rule 7).
+2. ``Settling`` does so for a ``with``. The send path's two writes an intent catch
+   ``LEDGER_FAILURES`` themselves: a ``with`` costs two calls, an intent's ``try`` none
+   (``bin/bench outbox``).
 """
 
 from __future__ import annotations
 
 import sqlite3
-import threading
 from types import TracebackType
 
 from shell.ledger import outbox as rows
@@ -24,21 +22,12 @@ class OutboxLedgerError(Exception):
     """The ledger could not be read or settled: the connector must not carry on as if it had."""
 
 
-class Turn:
-    """Rule 1."""
+LEDGER_FAILURES = (sqlite3.Error, rows.IntentMoved, LedgerError)
 
-    def __init__(self, lock: threading.Lock, timeout: float) -> None:
-        self._lock = lock
-        self._timeout = timeout
-        self._acquired = False
 
-    def __enter__(self) -> bool:
-        self._acquired = self._lock.acquire(timeout=self._timeout)
-        return self._acquired
-
-    def __exit__(self, *_: object) -> None:
-        if self._acquired:
-            self._lock.release()
+def ledger_failure(what: str, error: BaseException) -> OutboxLedgerError:
+    """Rule 1: raise it ``from error``."""
+    return OutboxLedgerError(f"the ledger could not {what}: {error}")
 
 
 class Settling:
@@ -53,5 +42,5 @@ class Settling:
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
-        if isinstance(error, (sqlite3.Error, rows.IntentMoved, LedgerError)):
-            raise OutboxLedgerError(f"the ledger could not {self._what}: {error}") from error
+        if isinstance(error, LEDGER_FAILURES):
+            raise ledger_failure(self._what, error) from error

@@ -2,7 +2,7 @@
 attempt, the redispatches pending on a task.
 
     record = snapshots.record(connection, event_id)        # a RecordSnapshot, or None
-    record, rows = snapshots.record_and_task_events(connection, event_id)   # a claim's, at once
+    record, rows = snapshots.claim_event(found, start)      # a claim's, read with its intent
 
 Rules:
 1. Reads only, inside a transaction the caller opened (``Ledger.read()`` or ``Ledger.write()``),
@@ -20,43 +20,49 @@ from typing import Any
 
 from core.destinations import MessageKind
 from core.edges import AttemptState, DeliveryState, GuardState, RecordState
-from core.snapshots import AttemptSnapshot, RecordSnapshot, TaskEventSnapshot
+from core.snapshots import AttemptSnapshot, ClaimRecord, ClaimTaskRow, RecordSnapshot, TaskEventSnapshot
 from core.timestamps import parse_timestamp
 from shell.ledger.connection import stored_time
 
 
 def record(connection: sqlite3.Connection, event_id: int) -> RecordSnapshot | None:
     found = connection.execute(f"SELECT {_RECORD} FROM events e WHERE e.id = ?", (event_id,)).fetchone()
-    return None if found is None else _record(found)
+    return None if found is None else _record(event_id, found)
 
 
-def record_and_task_events(
-    connection: sqlite3.Connection, event_id: int
-) -> tuple[RecordSnapshot | None, list[TaskEventSnapshot]]:
-    """The event's record and every task row of the event, live or retired, in one statement
-    (a claim reads both, ``bin/bench outbox``): (None, []) when the record is gone."""
-    found = connection.execute(
-        f"SELECT {_RECORD}, te.event_id, te.delivery, te.guard, te.ack_id, te.reply_id, te.adopted_reply_id"
-        " FROM events e LEFT JOIN task_events te ON te.event_id = e.id WHERE e.id = ?",
-        (event_id,),
-    ).fetchall()
-    if not found:
+CLAIM_EVENT_COLUMNS = "e.state, e.reason, e.acknowledge, te.delivery, te.guard"
+"""A claim's snapshot of its event (``core.snapshots.ClaimRecord`` and a ``ClaimTaskRow`` a task
+row of the event, live or retired), as columns of the intent's own statement, joined by
+``CLAIM_EVENT_JOIN`` and read back by ``claim_event``: one statement, not two, and only the
+columns the claim rules read (``bin/bench outbox``)."""
+CLAIM_EVENT_JOIN = "LEFT JOIN events e ON e.id = {intent}.event_id LEFT JOIN task_events te ON te.event_id = e.id"
+CLAIM_EVENT_WIDTH = CLAIM_EVENT_COLUMNS.count(",") + 1
+
+
+def claim_event(found: Sequence[Sequence[Any]], start: int) -> tuple[ClaimRecord | None, list[ClaimTaskRow]]:
+    """The claim's snapshot ``CLAIM_EVENT_COLUMNS`` hold from ``start`` on, in the rows one
+    intent's statement answered (one a task row of its event): (None, []) when the record is gone."""
+    if not found or found[0][start] is None:
         return None, []
-    return _record(found[0]), [_task_event(values[9:]) for values in found if values[9] is not None]
+    state, reason, acknowledge = found[0][start : start + 3]
+    record = ClaimRecord(_RECORD_STATE[state], reason, bool(acknowledge))
+    task = start + 3
+    return record, [
+        ClaimTaskRow(_DELIVERY[values[task]], _GUARD[values[task + 1]]) for values in found if values[task] is not None
+    ]
 
 
 _RECORD = (
-    "e.id, e.state, e.reason, e.bucket_id, e.recording_id, e.acknowledge, e.reply_kind, e.reply_bucket_id,"
+    "e.state, e.reason, e.bucket_id, e.recording_id, e.acknowledge, e.reply_kind, e.reply_bucket_id,"
     " e.reply_recording_id"
 )
+_RECORD_WIDTH = _RECORD.count(",") + 1
 
 
-def _record(found: Sequence[Any]) -> RecordSnapshot:
-    identifier, state, reason, bucket, recording, acknowledge, reply_kind, reply_bucket, reply_recording = (
-        found[:9]
-    )
+def _record(event_id: int, found: Sequence[Any]) -> RecordSnapshot:
+    state, reason, bucket, recording, acknowledge, reply_kind, reply_bucket, reply_recording = found[:_RECORD_WIDTH]
     return RecordSnapshot(
-        event_id=identifier,
+        event_id=event_id,
         state=_RECORD_STATE[state],
         reason=reason,
         bucket_id=bucket,
@@ -72,6 +78,8 @@ def _record(found: Sequence[Any]) -> RecordSnapshot:
 # enum's own table (a call of the enum costs several times more).
 _RECORD_STATE: dict[str, RecordState] = {str(state): state for state in RecordState}
 _MESSAGE_KIND: dict[str, MessageKind] = {str(kind): kind for kind in MessageKind}
+_DELIVERY: dict[str, DeliveryState] = {str(state): state for state in DeliveryState}
+_GUARD: dict[str, GuardState] = {str(state): state for state in GuardState}
 
 
 def task_events_of_task(connection: sqlite3.Connection, task_id: int) -> list[TaskEventSnapshot]:

@@ -78,11 +78,11 @@ class Ledger:
         """Now, as the ledger stores time."""
         return format_timestamp(self.clock.now())
 
-    def write(self) -> _Write:
+    def write(self) -> _Transaction:
         """A write transaction: BEGIN IMMEDIATE, COMMIT at the end, ROLLBACK on any exception."""
         if self.read_only:
             raise LedgerMisuse(f"{self.path}: this ledger was opened read-only")
-        return _Write(self)
+        return _Transaction(self, "BEGIN IMMEDIATE", records=True)
 
     def read(self) -> AbstractContextManager[sqlite3.Connection]:
         """A read snapshot: every query in the block sees the same committed state."""
@@ -110,14 +110,17 @@ class Ledger:
 
 class _Transaction:
     """One transaction on a ledger's connection (rule 1), under its lock: ``begin`` on entry,
-    COMMIT at a clean exit, ROLLBACK on any exception, which is raised again. A class, not a
-    generator: the connector opens thousands a minute, and a generator's context costs more."""
+    COMMIT at a clean exit, ROLLBACK on any exception, which is raised again. A write's
+    (``records``) storage failure -- at its BEGIN, in its block, at its COMMIT -- is recorded,
+    and its clean COMMIT clears the record (rule 4). One class, no generator, no parent's
+    methods to call: every intent the outbox sends opens two (``bin/bench outbox``)."""
 
-    __slots__ = ("_begin", "_ledger")
+    __slots__ = ("_begin", "_ledger", "_records")
 
-    def __init__(self, ledger: Ledger, begin: str) -> None:
+    def __init__(self, ledger: Ledger, begin: str, records: bool = False) -> None:
         self._ledger = ledger
         self._begin = begin
+        self._records = records
 
     def __enter__(self) -> sqlite3.Connection:
         ledger = self._ledger
@@ -128,14 +131,20 @@ class _Transaction:
             connection = ledger._connection
             if connection.in_transaction:
                 raise LedgerMisuse(f"{ledger.path}: a transaction is already open; they do not nest")
-            retry_busy(connection.execute, ledger.busy_timeout, ledger.path, self._begin)
-        except BaseException:
+            try:
+                connection.execute(self._begin)
+            except sqlite3.OperationalError:  # busy, perhaps: rule 2 tries again (or raises what it is)
+                retry_busy(connection.execute, ledger.busy_timeout, ledger.path, self._begin)
+        except BaseException as error:
             ledger._lock.release()
+            if self._records and isinstance(error, (sqlite3.Error, OSError)):
+                self._failed(error)
             raise
         return connection
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> Literal[False]:
-        connection = self._ledger._connection
+        ledger = self._ledger
+        connection = ledger._connection
         try:
             if kind is None:
                 try:
@@ -146,42 +155,19 @@ class _Transaction:
                     raise
             elif connection.in_transaction:
                 connection.execute("ROLLBACK")  # the block failed
-        finally:
-            self._ledger._lock.release()
-        return False  # the block's exception is raised again, after the rollback
-
-
-class _Write(_Transaction):
-    """A write transaction whose storage failure -- at its BEGIN, in its block, at its COMMIT -- is
-    recorded (rule 4), and whose clean COMMIT clears the record. A class like ``_Transaction``:
-    every intent the outbox sends opens two."""
-
-    __slots__ = ()
-
-    def __init__(self, ledger: Ledger) -> None:
-        self._ledger = ledger
-        self._begin = "BEGIN IMMEDIATE"
-
-    def __enter__(self) -> sqlite3.Connection:
-        try:
-            return _Transaction.__enter__(self)
-        except (sqlite3.Error, OSError) as error:
-            self._failed(error)
+        except BaseException as failure:
+            ledger._lock.release()
+            if self._records and isinstance(failure, (sqlite3.Error, OSError)):
+                self._failed(failure)
             raise
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> Literal[False]:
-        try:
-            _Transaction.__exit__(self, kind, error, trace)
-        except (sqlite3.Error, OSError) as failure:
-            self._failed(failure)
-            raise
-        failures = self._ledger.write_failures
-        if failures is not None:
+        ledger._lock.release()
+        failures = ledger.write_failures
+        if self._records and failures is not None:
             if kind is None:
                 failures.succeeded()
             elif isinstance(error, (sqlite3.Error, OSError)):
                 self._failed(error)
-        return False
+        return False  # the block's exception is raised again, after the rollback
 
     def _failed(self, error: BaseException) -> None:
         failures = self._ledger.write_failures

@@ -104,7 +104,7 @@ FID: list[Mutation] = [
     ),
     rule(
         "the heads of every kind, asked in one statement, skip an intent this flush already claimed",
-        "        for head in [found if found[0] not in passed_over else _oldest_due_past(connection, due_by, found[2], passed_over)]",
+        "        for head in [found if identifier not in passed_over else _oldest_due_past(connection, due_by, found[0][2], passed_over)]",
         "        for head in [found]",
         "test_one_flush_never_claims_an_intent_twice_even_after_a_resend_mid_flush",
     ),

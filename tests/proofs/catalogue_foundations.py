@@ -259,8 +259,8 @@ CORE_CLAIM = [
     ),
     rule(
         "claim: a claimed guard fires its task rows",
-        "    return Claim(mark_guard_fired=True)\n",
-        "    return Claim()\n",
+        "_CLAIM_FIRING_THE_GUARD = Claim(mark_guard_fired=True)",
+        "_CLAIM_FIRING_THE_GUARD = Claim()",
         "test_a_guard_still_called_for_is_claimed_and_fires_its_task_rows",
     ),
     rule(
@@ -736,8 +736,8 @@ LEDGER = [
     ),
     rule(
         "ledger transactions: a write is BEGIN IMMEDIATE (the write lock at once)",
-        '        self._begin = "BEGIN IMMEDIATE"\n',
-        '        self._begin = "BEGIN DEFERRED"\n',
+        'return _Transaction(self, "BEGIN IMMEDIATE", records=True)',
+        'return _Transaction(self, "BEGIN DEFERRED", records=True)',
         "test_a_write_takes_the_write_lock_when_it_begins",
     ),
     rule(
@@ -752,7 +752,6 @@ LEDGER = [
         "        return False  # the block's exception is raised again, after the rollback\n",
         "        return True\n",
         "test_an_exception_rolls_the_write_back_and_is_raised",
-        also=(("                self._failed(error)\n        return False\n", "                self._failed(error)\n        return True\n"),),
     ),
     rule(
         "ledger migration: each migration re-reads the version inside its own transaction",

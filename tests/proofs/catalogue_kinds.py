@@ -27,8 +27,8 @@ KIND_TABLE: list[Mutation] = [
     ),
     rule(
         "kinds: the shell's claim reads the snapshot its kind's row names (routing is a lookup)",
-        "    return READS[KINDS[row.kind].needs](connection, row)\n",
-        "    return READS[ClaimNeeds.nothing](connection, row)\n",
+        "    return READS[KINDS[row.kind].needs](connection, row, due)\n",
+        "    return READS[ClaimNeeds.nothing](connection, row, due)\n",
         "test_a_due_guard_is_claimed_posted_once_and_receipted",
         "test_a_still_running_notice_is_posted_while_its_attempt_runs_with_work_outstanding",
     ),

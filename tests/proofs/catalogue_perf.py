@@ -14,8 +14,8 @@ PERF: list[Mutation] = [
     ),
     rule(
         "perf: the claim's one statement reads the task rows of the guard's event beside its record",
-        "    return _record(found[0]), [_task_event(values[9:]) for values in found if values[9] is not None]\n",
-        "    return _record(found[0]), []\n",
+        "        ClaimTaskRow(_DELIVERY[values[task]], _GUARD[values[task + 1]]) for values in found if values[task] is not None\n",
+        "        ClaimTaskRow(_DELIVERY[values[task]], _GUARD[values[task + 1]]) for values in found if False\n",
         "test_a_guard_whose_event_a_worker_acknowledged_is_canceled_at_claim",
     ),
     rule(
@@ -41,5 +41,24 @@ PERF: list[Mutation] = [
         "Destination(_MESSAGE_KIND[message_kind], bucket_id, recording_id), body, stored_time(since),\n",
         "Destination(_MESSAGE_KIND[message_kind], bucket_id, recording_id), body, None,\n",
         "test_a_request_that_never_reaches_basecamp_for_a_day_is_given_up_for_a_person",
+    ),
+    rule(
+        "perf: a guard's record and the task rows of its event come with its head, in its statement",
+        "    if KINDS[kind].needs is ClaimNeeds.event:\n        join = ",
+        "    if False:\n        join = ",
+        "test_a_due_guard_is_claimed_posted_once_and_receipted",
+        "test_a_guards_claim_reads_its_event_in_the_heads_one_statement",
+    ),
+    rule(
+        "perf: a claim is one read: the event's reader asks nothing the head did not bring",
+        "    return due.facts\n",
+        '    connection.execute("SELECT 1 FROM events").fetchall()\n    return due.facts\n',
+        "test_a_guards_claim_reads_its_event_in_the_heads_one_statement",
+    ),
+    rule(
+        "perf: a head read without its event's snapshot is refused, never decided on nothing",
+        "    if due.facts is None:\n",
+        "    if False:\n",
+        "test_a_head_read_without_its_events_snapshot_is_refused_not_claimed",
     ),
 ]

@@ -10,8 +10,8 @@ from tests.proofs.mutation import Mutation, rule
 SHUTDOWN: list[Mutation] = [
     rule(
         "a flush with a deadline waits for the outbox's lock no longer than the deadline",
-        "        timeout = -1.0 if deadline is None else max(0.0, deadline - self._clock.monotonic())",
-        "        timeout = -1.0",
+        "        wait = -1.0 if deadline is None else max(0.0, deadline - self._clock.monotonic())",
+        "        wait = -1.0",
         "test_a_flush_with_a_deadline_does_not_outwait_it_behind_a_request_in_flight",
         "test_sigterm_with_a_notice_in_flight_stops_within_its_bound_and_the_restart_adopts_it",
     ),
