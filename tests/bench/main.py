@@ -19,7 +19,7 @@ from typing import Protocol
 
 from shell.state.pair_lock import RUNTIME_ENV
 
-BENCHES = ("outbox", "burst", "start", "scale", "mcp", "latency", "worker")
+BENCHES = ("outbox", "instructions", "burst", "start", "scale", "mcp", "latency", "worker")
 
 
 class _Bench(Protocol):

@@ -83,14 +83,16 @@ def test_a_guards_claim_reads_its_event_in_the_heads_one_statement(
     try:
         with world.ledger.write() as connection:
             due = due_now(connection, clock.now(), set())
-            assert due.row is not None and due.row.kind is IntentKind.guard_ack
+            assert due.row is not None
+            assert due.row.kind is IntentKind.guard_ack
             facts = claim_facts(connection, due.row, due)
     finally:
         with world.ledger.read() as connection:
             connection.set_trace_callback(None)
     reads = [sql for sql in statements if sql.startswith("SELECT")]
     assert len(reads) == 1, reads
-    assert facts.record is not None and facts.record.acknowledge
+    assert facts.record is not None
+    assert facts.record.acknowledge
     assert due.row.event_id == 101
     assert [(row.delivery, row.guard) for row in facts.task_events] == [(DeliveryState.admitted, GuardState.armed)]
 
@@ -102,6 +104,7 @@ def test_a_head_read_without_its_events_snapshot_is_refused_not_claimed(world: L
     clock.advance(31)
     with world.ledger.write() as connection:
         due = due_now(connection, clock.now(), set())
-        assert due.row is not None and due.facts is not None
+        assert due.row is not None
+        assert due.facts is not None
         with pytest.raises(ValueError, match="without its event's snapshot"):
             claim_facts(connection, due.row, DueNow(False, due.row))
