@@ -135,6 +135,7 @@ class SendResult(StrEnum):
 
 
 CLAIMED = frozenset({SendResult.sent, SendResult.refused, SendResult.uncertain, SendResult.canceled})
+_ENDS_A_FLUSH = frozenset({SendResult.nothing_due, SendResult.held, SendResult.waiting, SendResult.no_time})
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +192,7 @@ class Outbox:
         while (limit is None or len(claimed) < limit) and not (stop is not None and stop.is_set()):
             result = self.send_next(claimed, deadline, leaving)
             summary.results.append(result)
-            if result in (SendResult.nothing_due, SendResult.held, SendResult.waiting, SendResult.no_time):
+            if result in _ENDS_A_FLUSH:
                 break
             if stop_when_uncertain and result is SendResult.uncertain:
                 break

@@ -73,6 +73,10 @@ class Ledger:
         self.clock = clock
         self.busy_timeout = busy_timeout
         self.write_failures: WriteFailures | None = None  # rule 4
+        # A transaction holds nothing of one use (its state is the ledger's lock and connection),
+        # so each kind is made once and handed out again: the outbox opens two an intent.
+        self._write = _Transaction(self, "BEGIN IMMEDIATE", records=True)
+        self._read = _Transaction(self, "BEGIN DEFERRED")
 
     def timestamp(self) -> str:
         """Now, as the ledger stores time."""
@@ -82,11 +86,11 @@ class Ledger:
         """A write transaction: BEGIN IMMEDIATE, COMMIT at the end, ROLLBACK on any exception."""
         if self.read_only:
             raise LedgerMisuse(f"{self.path}: this ledger was opened read-only")
-        return _Transaction(self, "BEGIN IMMEDIATE", records=True)
+        return self._write
 
     def read(self) -> AbstractContextManager[sqlite3.Connection]:
         """A read snapshot: every query in the block sees the same committed state."""
-        return self._transaction("BEGIN DEFERRED")
+        return self._read
 
     def schema_version(self) -> int:
         with self.read() as connection:
@@ -103,9 +107,6 @@ class Ledger:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-    def _transaction(self, begin: str) -> _Transaction:
-        return _Transaction(self, begin)
 
 
 class _Transaction:

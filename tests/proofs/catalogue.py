@@ -330,8 +330,8 @@ OUTBOX = [
     ),
     rule(
         "the sender's moves ask core.edges before any SQL",
-        "    return asked(INTENT_EDGES, expected, to, Actor.automatic, note)\n",
-        "    return to\n",
+        "    return _WORD[asked(INTENT_EDGES, expected, to, Actor.automatic, note)]\n",
+        "    return _WORD[to]\n",
         "test_an_illegal_intent_move_is_refused_by_core_before_sql",
     ),
     rule(

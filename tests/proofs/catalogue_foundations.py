@@ -736,8 +736,8 @@ LEDGER = [
     ),
     rule(
         "ledger transactions: a write is BEGIN IMMEDIATE (the write lock at once)",
-        'return _Transaction(self, "BEGIN IMMEDIATE", records=True)',
-        'return _Transaction(self, "BEGIN DEFERRED", records=True)',
+        'self._write = _Transaction(self, "BEGIN IMMEDIATE", records=True)',
+        'self._write = _Transaction(self, "BEGIN DEFERRED", records=True)',
         "test_a_write_takes_the_write_lock_when_it_begins",
     ),
     rule(

@@ -61,4 +61,10 @@ PERF: list[Mutation] = [
         "    if False:\n",
         "test_a_head_read_without_its_events_snapshot_is_refused_not_claimed",
     ),
+    rule(
+        "perf: a move binds the state it expects as its plain word, not the enum member",
+        "[_moved(expected, to, note), *values, intent_id, _WORD[expected]])",
+        "[_moved(expected, to, note), *values, intent_id, expected])",
+        "test_a_claim_and_its_receipt_bind_each_state_as_its_plain_word",
+    ),
 ]
