@@ -30,7 +30,8 @@ def record(connection: sqlite3.Connection, event_id: int) -> RecordSnapshot | No
     return None if found is None else _record(event_id, found)
 
 
-CLAIM_EVENT_COLUMNS = "e.state, e.reason, e.acknowledge, te.delivery, te.guard"
+_CLAIM_RECORD = "e.state, e.reason, e.acknowledge"
+CLAIM_EVENT_COLUMNS = f"{_CLAIM_RECORD}, te.delivery, te.guard"
 """A claim's snapshot of its event (``core.snapshots.ClaimRecord`` and a ``ClaimTaskRow`` a task
 row of the event, live or retired), as columns of the intent's own statement, joined by
 ``CLAIM_EVENT_JOIN`` and read back by ``claim_event``: one statement, not two, and only the
@@ -44,9 +45,9 @@ def claim_event(found: Sequence[Sequence[Any]], start: int) -> tuple[ClaimRecord
     intent's statement answered (one a task row of its event): (None, []) when the record is gone."""
     if not found or found[0][start] is None:
         return None, []
-    state, reason, acknowledge = found[0][start : start + 3]
+    task = start + _CLAIM_RECORD.count(",") + 1  # where a task row's columns begin
+    state, reason, acknowledge = found[0][start:task]
     record = ClaimRecord(_RECORD_STATE[state], reason, bool(acknowledge))
-    task = start + 3
     return record, [
         ClaimTaskRow(_DELIVERY[values[task]], _GUARD[values[task + 1]]) for values in found if values[task] is not None
     ]
@@ -56,11 +57,10 @@ _RECORD = (
     "e.state, e.reason, e.bucket_id, e.recording_id, e.acknowledge, e.reply_kind, e.reply_bucket_id,"
     " e.reply_recording_id"
 )
-_RECORD_WIDTH = _RECORD.count(",") + 1
 
 
 def _record(event_id: int, found: Sequence[Any]) -> RecordSnapshot:
-    state, reason, bucket, recording, acknowledge, reply_kind, reply_bucket, reply_recording = found[:_RECORD_WIDTH]
+    state, reason, bucket, recording, acknowledge, reply_kind, reply_bucket, reply_recording = found
     return RecordSnapshot(
         event_id=event_id,
         state=_RECORD_STATE[state],
