@@ -20,7 +20,8 @@ Rules:
    admission run, nothing launches or posts until ``release``.
 7. A signal handler only appends to a list; the main thread stops the connector. A handler that
    stopped it would run the bounded stop inside the handler, and one that took a lock could
-   deadlock against the main thread. SIGUSR1 writes every thread's stack to stderr and goes on.
+   deadlock against the main thread. SIGUSR1 writes every thread's stack to stderr and goes on
+   (``shell.stack_dumps``: written by a thread of its own, never by faulthandler's handler).
 8. Neither connector nor shadow starts while a ``shadow promote`` is unfinished
    (``shell.state.promotion`` rule 2): exit 3, the lock taken, the ledger not opened.
 9. A SIGTERM or SIGINT during the start stops it there (``shell.connector`` rule 10): stderr says
@@ -37,9 +38,7 @@ Rules:
 from __future__ import annotations
 
 import argparse
-import faulthandler
 import logging
-import signal
 import sqlite3
 import sys
 from collections.abc import Callable
@@ -49,7 +48,7 @@ from pathlib import Path
 from core.configuration import Configuration
 from core.route_preflight import route_advice, route_problem
 from core.timing_floors import below_floor
-from shell import core_dumps, private_files
+from shell import core_dumps, private_files, stack_dumps
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.identity import check_identity
 from shell.basecamp.tokens import tokens_from
@@ -231,8 +230,8 @@ def _run_locked(
             config_path=paths.config,
             note_configuration=lock.note_configuration,
         )
-        faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
-        _serve(connector, ledger_path, _stop_requested, bound, _running(configuration, args.shadow))
+        with stack_dumps.on_sigusr1():  # rule 7
+            _serve(connector, ledger_path, _stop_requested, bound, _running(configuration, args.shadow))
     if connector.ended_by is not None:  # connector rule 11: the supervisor starts it again
         print(f"error: the {connector.ended_by} loop ended on a failure it did not expect (its traceback is"
               " in the log above); stopped, to be started again", file=sys.stderr)  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -9,23 +10,26 @@ import time
 from pathlib import Path
 
 from shell.processes import stop_child
+from tests.support.child import REPOSITORY
 
 STUBBORN = """
-import faulthandler, signal, sys, time
+import signal, time
+from shell import stack_dumps
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
-faulthandler.register(signal.SIGUSR1, all_threads=True)
-print("ready", flush=True)
 def stuck_here():
     while True:
         time.sleep(0.05)
-stuck_here()
+with stack_dumps.on_sigusr1():  # as the connector writes its stacks
+    print("ready", flush=True)
+    stuck_here()
 """
 
 
 def test_a_child_that_ignores_sigterm_says_where_it_was_before_it_is_killed(tmp_path: Path) -> None:
     errors_path = tmp_path / "stderr.txt"
     with errors_path.open("w") as errors:
-        child = subprocess.Popen([sys.executable, "-c", STUBBORN], stdout=subprocess.PIPE, stderr=errors)
+        child = subprocess.Popen([sys.executable, "-c", STUBBORN], stdout=subprocess.PIPE, stderr=errors,
+                                 env={**os.environ, "PYTHONPATH": str(REPOSITORY)})  # fmt: skip
         assert child.stdout is not None
         assert child.stdout.readline() == b"ready\n"
         began = time.monotonic()

@@ -29,9 +29,60 @@ SHUTDOWN: list[Mutation] = [
     ),
     rule(
         "SIGUSR1 writes every thread's stack and the connector goes on",
-        "        faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)\n",
-        "\n",
+        "        with stack_dumps.on_sigusr1():  # rule 7\n",
+        "        if True:  # rule 7\n",
         "test_sigusr1_writes_every_threads_stack_and_the_connector_goes_on",
+    ),
+    rule(
+        "stack dumps: never from faulthandler's handler, which dies of SIGSEGV while threads start and end",
+        "    earlier_handler = signal.signal(signal.SIGUSR1, _ignore)\n",
+        "    earlier_handler = signal.getsignal(signal.SIGUSR1)\n"
+        '    __import__("faulthandler").register(signal.SIGUSR1, fd, all_threads=True)\n',
+        "test_a_process_starting_and_ending_threads_lives_through_hundreds_of_dumps",
+    ),
+    rule(
+        "stack dumps: the wakeup pipe carries SIGUSR1, so a main thread waiting in C gets its stack at once",
+        "    earlier_handler = signal.signal(signal.SIGUSR1, _ignore)\n"
+        "    earlier_wakeup = signal.set_wakeup_fd(writable, warn_on_full_buffer=False)\n",
+        "    earlier_handler = signal.signal(signal.SIGUSR1, lambda *_: os.write(writable, bytes([signal.SIGUSR1])))\n"
+        "    earlier_wakeup = signal.set_wakeup_fd(-1)\n",
+        "test_a_main_thread_waiting_in_c_on_a_locked_ledger_gets_its_stack_written_at_once",
+    ),
+    rule(
+        "stack dumps: another signal's number in the wakeup pipe writes no stacks",
+        "        for _ in range(chunk.count(signal.SIGUSR1)):\n",
+        "        for _ in range(len(chunk)):\n",
+        "test_another_signal_in_the_wakeup_pipe_writes_no_stacks",
+    ),
+    rule(
+        "stack dumps: the thread that writes them is left out of them",
+        "sys._current_frames().items() if ident != leave_out}",
+        "sys._current_frames().items() if ident != -1}",
+        "test_the_stacks_name_each_thread_and_its_calls_most_recent_first_and_leave_out_the_asker",
+    ),
+    rule(
+        "stack dumps: a dump that cannot be written is dropped and the dumper goes on",
+        "    with contextlib.suppress(OSError):\n        while data:\n",
+        "    with contextlib.nullcontext():\n        while data:\n",
+        "test_a_dump_that_cannot_be_written_is_dropped_and_the_dumper_goes_on",
+    ),
+    rule(
+        "stack dumps: the block puts back the wakeup descriptor it found",
+        "        signal.set_wakeup_fd(earlier_wakeup)\n",
+        "        pass\n",
+        "test_the_block_puts_back_the_handler_and_the_wakeup_it_found_and_its_thread_ends",
+    ),
+    rule(
+        "stack dumps: the block puts back the SIGUSR1 handler it found",
+        "        signal.signal(signal.SIGUSR1, earlier_handler)\n",
+        "        pass\n",
+        "test_the_block_puts_back_the_handler_and_the_wakeup_it_found_and_its_thread_ends",
+    ),
+    rule(
+        "stack dumps: off the main thread nothing is installed",
+        "    if threading.current_thread() is not threading.main_thread():\n",
+        "    if False:\n",
+        "test_off_the_main_thread_nothing_is_installed",
     ),
     rule(
         "a child that would not stop is asked for its last words before SIGKILL",
