@@ -1,25 +1,34 @@
-"""Every thread's stack on SIGUSR1, written by a thread of its own: the one home of SIGUSR1.
+"""Every thread's stack on SIGUSR1, written by a thread of its own: the one home of SIGUSR1's handler.
 
 Rules:
 1. ``faulthandler``'s dump is not used: its signal handler walks every thread's frames without
    the GIL, and in CPython 3.11 a thread that starts or ends meanwhile makes it read freed memory,
    so the process dies of SIGSEGV (python/cpython#116008). A connector starts and ends threads all
    the time, and a stack dump must never be the thing that kills it.
-2. SIGUSR1's Python handler does nothing (``shell.cli.run`` rule 7: a handler only notes). The
-   C-level handler writes the signal's number to the wakeup pipe (``signal.set_wakeup_fd``), so
-   the dump never waits for the main thread to reach Python code: a main thread blocked in a
-   join, a sleep or a call into C still gets its stack written.
-3. The dumping thread reads the pipe and, for each SIGUSR1, writes every other thread's stack
-   (``sys._current_frames``, read under the GIL, so no frame changes while it is read), most
-   recent call first, at most ``FRAMES_PER_THREAD`` frames a thread, and no source lines (no file
-   is read). Another signal's number in the pipe is ignored.
+2. SIGUSR1's Python handler does nothing (``shell.cli.run`` rule 7: a handler only notes), and
+   interrupts no system call (SA_RESTART, as faulthandler had it). The C-level handler writes the
+   signal's number to the wakeup pipe (``signal.set_wakeup_fd``), so the dump never waits for the
+   main thread to reach Python code: a main thread blocked in a join, a sleep or a call into C
+   that lets the GIL go (sqlite's busy wait on a locked ledger) still gets its stack written. A
+   thread that holds the GIL in C gets none until it lets go (py-spy reads such a process).
+3. The dumping thread reads the pipe and, for what it read at once, writes one dump if a SIGUSR1
+   is among it (signals that queued while a dump was written are one dump; another signal's
+   number is ignored): every other thread, by name, most recent call first, at most
+   ``FRAMES_PER_THREAD`` frames a thread and no source lines (no file is read). The list of
+   threads is taken under the GIL (``sys._current_frames``); each stack is walked from it, so a
+   thread may move on while another's stack is written, but no frame is read freed.
 4. A dump is written to the file descriptor itself (2 by default) in ``os.write`` calls, never
    through ``sys.stderr``'s buffer, which the interrupted thread may be in the middle of. A
    failure to write it is dropped: the connector goes on.
-5. ``on_sigusr1`` installs all of this for the length of its block and then puts back the
-   handler and the wakeup descriptor it found; the pipe is closed and the thread ends. Off the
-   main thread (a test's run in process) it installs nothing: only the main thread may set a
-   handler.
+5. ``on_sigusr1`` installs all of this for the length of its block, then puts back the handler
+   and the wakeup descriptor it found and closes the pipe's writing end; the dumping thread reads
+   the pipe's end, closes its own end and ends. The block's end waits ``JOIN_SECONDS`` for a
+   dump under way, no longer (one stuck on a stderr nobody reads would hold a stop forever; the
+   thread is a daemon). Off the main thread (a test's run in process) it installs nothing: only
+   the main thread may set a handler.
+6. Once it stands, SIGUSR1 is unblocked in the main thread: ``bin/connect`` starts with it blocked
+   (``shell.cli.start_signals`` rule 1), so one sent while the interpreter started waited,
+   pending, and is dumped now. It stays unblocked after the block.
 """
 
 from __future__ import annotations
@@ -35,6 +44,8 @@ from types import FrameType
 
 FRAMES_PER_THREAD = 100
 """Rule 3, as ``faulthandler`` had it."""
+JOIN_SECONDS = 2.0
+"""Rule 5: how long the block's end waits for a dump under way."""
 
 
 def _ignore(signum: int, frame: FrameType | None) -> None:
@@ -50,28 +61,38 @@ def on_sigusr1(fd: int = 2) -> Iterator[None]:
     readable, writable = os.pipe2(os.O_CLOEXEC)
     os.set_blocking(writable, False)  # set_wakeup_fd's condition: a signal handler never blocks
     dumper = threading.Thread(target=_dump_on_each, args=(readable, fd), name="stack-dumps", daemon=True)
-    dumper.start()
-    earlier_handler = signal.signal(signal.SIGUSR1, _ignore)
-    earlier_wakeup = signal.set_wakeup_fd(writable, warn_on_full_buffer=False)
+    earlier_handler = signal.getsignal(signal.SIGUSR1)
+    earlier_wakeup: int | None = None
     try:
+        dumper.start()
+        signal.signal(signal.SIGUSR1, _ignore)
+        signal.siginterrupt(signal.SIGUSR1, False)  # rule 2: SA_RESTART
+        earlier_wakeup = signal.set_wakeup_fd(writable, warn_on_full_buffer=False)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})  # rule 6: one pending is dumped now
         yield
     finally:
-        signal.set_wakeup_fd(earlier_wakeup)
-        signal.signal(signal.SIGUSR1, earlier_handler)
-        os.close(writable)  # the dumper reads the end of the pipe and ends
-        dumper.join()
-        os.close(readable)
+        if earlier_wakeup is not None:
+            signal.set_wakeup_fd(earlier_wakeup)
+        signal.signal(signal.SIGUSR1, signal.SIG_DFL if earlier_handler is None else earlier_handler)
+        os.close(writable)  # the dumper reads the end of the pipe, closes its own end and ends
+        if dumper.ident is None:  # it never started: its end is this block's to close
+            os.close(readable)
+        else:
+            dumper.join(JOIN_SECONDS)
 
 
 def _dump_on_each(readable: int, fd: int) -> None:
-    """Rule 3: one dump for each SIGUSR1 in the pipe, until it is closed."""
-    while chunk := os.read(readable, 64):
-        for _ in range(chunk.count(signal.SIGUSR1)):
-            _write(fd, stacks(threading.get_ident()))
+    """Rule 3: a dump for what was read at once, if a SIGUSR1 is among it, until the pipe ends."""
+    try:
+        while chunk := os.read(readable, 4096):
+            if signal.SIGUSR1 in chunk:
+                _write(fd, stacks(threading.get_ident()))
+    finally:
+        os.close(readable)
 
 
 def stacks(leave_out: int) -> str:
-    """Every thread's stack but ``leave_out``'s, most recent call first, in faulthandler's form."""
+    """Every thread's stack but ``leave_out``'s, most recent call first: faulthandler's lines, and names."""
     names = {thread.ident: thread.name for thread in threading.enumerate()}
     frames = {ident: frame for ident, frame in sys._current_frames().items() if ident != leave_out}
     count = f"{len(frames)} thread" if len(frames) == 1 else f"{len(frames)} threads"

@@ -20,8 +20,9 @@ Rules:
    admission run, nothing launches or posts until ``release``.
 7. A signal handler only appends to a list; the main thread stops the connector. A handler that
    stopped it would run the bounded stop inside the handler, and one that took a lock could
-   deadlock against the main thread. SIGUSR1 writes every thread's stack to stderr and goes on
-   (``shell.stack_dumps``: written by a thread of its own, never by faulthandler's handler).
+   deadlock against the main thread. SIGUSR1 writes every thread's stack to stderr and goes on,
+   from the start's first step to ``stopped`` (``shell.stack_dumps``: written by a thread of its
+   own, never by faulthandler's handler, which can kill the process it asks about).
 8. Neither connector nor shadow starts while a ``shadow promote`` is unfinished
    (``shell.state.promotion`` rule 2): exit 3, the lock taken, the ledger not opened.
 9. A SIGTERM or SIGINT during the start stops it there (``shell.connector`` rule 10): stderr says
@@ -140,6 +141,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     note_stops()  # rule 13: already standing when bin/connect started this process
     core_dumps.forbid()  # rule 12: before the token is read
+    with stack_dumps.on_sigusr1():  # rule 7: from the first step of the start to `stopped`
+        return _run_checked(args)
+
+
+def _run_checked(args: argparse.Namespace) -> int:
+    """The local checks, then this machine's lock of the pair (rule 1), then the connector."""
     poll_every = timedelta(seconds=args.poll_seconds)  # the times first: every local check before
     bound = timedelta(seconds=args.shutdown_seconds)  # a question is asked of anyone
     if args.hold and args.shadow:
@@ -230,8 +237,7 @@ def _run_locked(
             config_path=paths.config,
             note_configuration=lock.note_configuration,
         )
-        with stack_dumps.on_sigusr1():  # rule 7
-            _serve(connector, ledger_path, _stop_requested, bound, _running(configuration, args.shadow))
+        _serve(connector, ledger_path, _stop_requested, bound, _running(configuration, args.shadow))
     if connector.ended_by is not None:  # connector rule 11: the supervisor starts it again
         print(f"error: the {connector.ended_by} loop ended on a failure it did not expect (its traceback is"
               " in the log above); stopped, to be started again", file=sys.stderr)  # fmt: skip

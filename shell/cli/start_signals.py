@@ -2,12 +2,14 @@
 could hear it is kept, never lost and never a death.
 
 Rules:
-1. ``bin/connect`` starts with SIGTERM, SIGINT and SIGHUP blocked (GNU ``env --block-signal``),
-   through its shell into the interpreter: one sent before a handler stands waits, pending.
+1. ``bin/connect`` starts with SIGTERM, SIGINT, SIGHUP and SIGUSR1 blocked (GNU ``env
+   --block-signal``), through its shell into the interpreter: one sent before a handler stands
+   waits, pending.
 2. ``take_early`` is the first thing ``shell.cli.__main__`` does. For ``run`` it installs the
-   noting handler (``note_stops``) and unblocks the three, so a pending one is noted at once;
-   every other command unblocks them under the defaults, then SIGINT is ``KeyboardInterrupt``
-   again (130 at the seam).
+   noting handler (``note_stops``) and unblocks the first three, so a pending one is noted at
+   once; SIGUSR1 waits for ``run``'s stack dumps (``shell.stack_dumps`` unblocks it), so one sent
+   during the interpreter's start is a dump, not a death. Every other command unblocks all four
+   under the defaults, then SIGINT is ``KeyboardInterrupt`` again (130 at the seam).
 3. The handler only notes (rule 7 of shell.cli.run): SIGTERM and SIGINT in ``STOPS``, read by
    ``run``'s start and the loops; SIGHUP in ``HANGUPS``, ignored but said on stderr (an ssh
    hang-up never ends a connector, and the configuration is re-read on its own).
@@ -23,6 +25,8 @@ from types import FrameType
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 HANGUP = signal.SIGHUP
+BLOCKED_AT_START = {*STOP_SIGNALS, HANGUP, signal.SIGUSR1}
+"""Rule 1: what ``bin/connect``'s first line blocks."""
 STOPS: list[int] = []
 HANGUPS: list[int] = []
 _KEPT_FOR_RUN: list[bool] = []
@@ -40,7 +44,7 @@ def take_early(argv: list[str]) -> None:
         _KEPT_FOR_RUN.append(True)
         return
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # a pending Ctrl-C ends it as it would have
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {*STOP_SIGNALS, HANGUP})
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, BLOCKED_AT_START)
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 

@@ -7,7 +7,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -163,25 +163,56 @@ def _states(ledger_path: Path) -> list[tuple[str]]:
 
 
 def test_sigusr1_writes_every_threads_stack_and_the_connector_goes_on(standin: StandIn, tmp_path: Path) -> None:
-    state = configure(standin, tmp_path)
-    environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
-    command = [str(REPOSITORY / "bin" / "connect"), "run", "--state-dir", str(state), "--poll-seconds", "0.5"]
     errors_path = tmp_path / "stderr.txt"
-    with errors_path.open("w") as errors:
-        process = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=errors, text=True)
-        try:
-            assert process.stdout is not None
-            assert process.stdout.readline().startswith("running account=")
-
-            def dumped_its_loops() -> bool:  # asked again until the loops have started
-                process.send_signal(signal.SIGUSR1)
-                time.sleep(0.2)
-                return "outbox.py" in errors_path.read_text()
-
-            wait_until(dumped_its_loops)
-            assert process.poll() is None, "the stack dump did not stop it"
-        finally:
-            process.send_signal(signal.SIGTERM)
-            process.communicate(timeout=30)
+    process = _run_logging_to(configure(standin, tmp_path), errors_path)
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().startswith("running account=")
+        wait_until(_dumps_naming("outbox.py", process, errors_path))  # asked again until the loops have started
+        assert process.poll() is None, "the stack dump did not stop it"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
     assert process.returncode == 0
     assert "Thread 0x" in errors_path.read_text()
+
+
+def test_sigusr1_during_the_start_writes_the_stacks_and_the_start_goes_on(standin: StandIn, tmp_path: Path) -> None:
+    state = configure(standin, tmp_path)
+    standin.add_fault(Fault(FaultAction.hang, method="GET", path_contains="my/profile.json", delay=3))
+    asked_before = _profile_reads(standin)  # setup asked too
+    errors_path = tmp_path / "stderr.txt"
+    process = _run_logging_to(state, errors_path)
+    try:
+        wait_until(lambda: _profile_reads(standin) > asked_before)  # the start is in its identity check
+        wait_until(_dumps_naming("check_identity", process, errors_path), timeout=2)  # its answer hangs 3 s
+        assert process.stdout is not None
+        assert process.stdout.readline().startswith("running account="), "the start went on"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+    assert process.returncode == 0
+
+
+def _run_logging_to(state: Path, errors_path: Path) -> subprocess.Popen[str]:
+    """``bin/connect run`` as a real process, its stderr in ``errors_path``."""
+    environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
+    command = [str(REPOSITORY / "bin" / "connect"), "run", "--state-dir", str(state), "--poll-seconds", "0.5"]
+    with errors_path.open("w") as errors:
+        return subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=errors, text=True)
+
+
+def _dumps_naming(text: str, process: subprocess.Popen[str], errors_path: Path) -> Callable[[], bool]:
+    """A condition that sends SIGUSR1 and holds once the stacks written name ``text``."""
+
+    def named() -> bool:
+        assert process.poll() is None, f"SIGUSR1 ended it ({process.returncode})"
+        process.send_signal(signal.SIGUSR1)
+        time.sleep(0.2)
+        return text in errors_path.read_text()
+
+    return named
+
+
+def _profile_reads(standin: StandIn) -> int:
+    return sum(1 for request in standin.requests() if "my/profile.json" in request.path)

@@ -23,6 +23,7 @@ from tests.support.configured import POLL_SECONDS, configure_connector
 pytestmark = pytest.mark.slow
 REPOSITORY = Path(__file__).resolve().parents[2]
 TRIES = 20
+DUMP_TRIES = 6
 EARLIEST, LATEST = 0.01, 0.3
 BOUND_SECONDS = 30
 
@@ -70,6 +71,24 @@ def test_a_stop_at_any_moment_of_the_start_exits_0_with_one_line(
         assert _said_stopped(errors), f"try {attempt + 1} ({delay:.2f} s): {errors[-400:]}"
 
 
+def test_a_stack_dump_asked_at_any_moment_of_the_start_is_written_and_the_connector_goes_on(state: Path) -> None:
+    environment = dict(os.environ)
+    for attempt in range(DUMP_TRIES):
+        delay = EARLIEST + (LATEST - EARLIEST) * attempt / (DUMP_TRIES - 1)
+        process = _started(state, environment)
+        try:
+            time.sleep(delay)
+            process.send_signal(signal.SIGUSR1)
+            assert process.stdout is not None
+            line = process.stdout.readline()
+            assert line.startswith("running account="), f"try {attempt + 1} ({delay:.2f} s): {process.poll()}"
+        finally:
+            process.send_signal(signal.SIGTERM)
+            _, errors = process.communicate(timeout=BOUND_SECONDS)
+        assert process.returncode == 0, f"try {attempt + 1} ({delay:.2f} s): exit {process.returncode}"
+        assert "(SIGUSR1; the connector goes on)" in errors, f"try {attempt + 1} ({delay:.2f} s): {errors[-400:]}"
+
+
 def _said_stopped(errors: str) -> bool:
     lines = [line for line in errors.splitlines() if line.strip()]
     return bool(lines) and (lines[-1] == "stopped" or lines[-1].startswith("stopped before the start ("))
@@ -94,16 +113,26 @@ def test_a_hangup_is_ignored_and_said_and_the_connector_goes_on(state: Path) -> 
 def test_every_other_command_ends_on_sigterm_as_it_always_did() -> None:
     """The launcher blocks the signals for every command; only ``run`` keeps a handler of its own.
     A serving command (the stand-in) still ends on SIGTERM, as it always did (its own stop, 0)."""
+    assert _standin_signaled(signal.SIGTERM) in (0, -signal.SIGTERM)
+
+
+def test_every_other_command_has_sigusr1_back_as_it_always_was() -> None:
+    """The launcher blocks SIGUSR1 too; every command but ``run`` unblocks it under the default,
+    so neither it nor a child it starts keeps it blocked (the default ends the stand-in)."""
+    assert _standin_signaled(signal.SIGUSR1) == -signal.SIGUSR1
+
+
+def _standin_signaled(signum: signal.Signals) -> int:
+    """``bin/connect standin``, sent ``signum`` once it serves: its exit code."""
     with subprocess.Popen(
         [str(REPOSITORY / "bin" / "connect"), "standin", "--world", "demo"],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     ) as process:  # fmt: skip
         assert process.stdout is not None
         assert process.stdout.readline().startswith("Basecamp stand-in at ")
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(signum)
         try:
-            process.wait(timeout=BOUND_SECONDS)
+            return process.wait(timeout=BOUND_SECONDS)
         except subprocess.TimeoutExpired:
             process.kill()
-            pytest.fail("SIGTERM stayed blocked: the stand-in ran on")
-    assert process.returncode in (0, -signal.SIGTERM)
+            pytest.fail(f"{signum.name} stayed blocked: the stand-in ran on")

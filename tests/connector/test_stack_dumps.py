@@ -70,6 +70,49 @@ print("wakeup put back" if signal.set_wakeup_fd(-1) == -1 else "wakeup left")
 print("dumper ended" if all(t.name != "stack-dumps" for t in threading.enumerate()) else "dumper left")
 """
 
+A_FLOOD = """
+import os, signal, time
+from shell import stack_dumps
+with stack_dumps.on_sigusr1():
+    for _ in range(3000):
+        os.kill(os.getpid(), signal.SIGUSR1)
+    time.sleep(0.5)
+"""
+
+INTO_A_PIPE_NOBODY_READS = """
+import fcntl, os, signal, threading, time
+from shell import stack_dumps
+readable, writable = os.pipe()
+fcntl.fcntl(writable, fcntl.F_SETPIPE_SZ, 4096)
+release = threading.Event()
+for _ in range(40):
+    threading.Thread(target=release.wait, daemon=True).start()
+began = time.monotonic()
+with stack_dumps.on_sigusr1(writable):
+    os.kill(os.getpid(), signal.SIGUSR1)
+    time.sleep(0.5)
+    began = time.monotonic()
+print(f"{time.monotonic() - began:.1f}", flush=True)
+"""
+
+SYSTEM_CALL = """
+import ctypes, os, signal, threading, time
+from shell import stack_dumps
+libc = ctypes.CDLL(None, use_errno=True)
+readable, writable = os.pipe()
+main = threading.get_ident()
+def later():
+    time.sleep(0.3)
+    signal.pthread_kill(main, signal.SIGUSR1)
+    time.sleep(0.3)
+    os.write(writable, b"x")
+with stack_dumps.on_sigusr1():
+    threading.Thread(target=later).start()
+    buffer = ctypes.create_string_buffer(1)
+    got = libc.read(readable, buffer, 1)
+    print(got, "read" if got == 1 else os.strerror(ctypes.get_errno()))
+"""
+
 OTHER_SIGNALS = """
 import os, signal, time
 from shell import stack_dumps
@@ -97,7 +140,12 @@ def _ran(script: str, tmp_path: Path) -> tuple[int, str, str]:
     """A child run to its end: its exit code, stdout and stderr."""
     errors = tmp_path / "stderr.txt"
     child = _child(script, errors=errors)
-    out, _ = child.communicate("", timeout=30)
+    try:
+        out, _ = child.communicate("", timeout=30)
+    finally:
+        if child.poll() is None:  # it hung: the test fails, the child is not left behind
+            child.kill()
+            child.wait()
     return child.returncode, out, errors.read_text()
 
 
@@ -157,6 +205,22 @@ def test_another_signal_in_the_wakeup_pipe_writes_no_stacks(tmp_path: Path) -> N
     code, out, errors = _ran(OTHER_SIGNALS, tmp_path)
     assert (code, out) == (0, "hung up\n")
     assert errors.count(DUMP_HEADER) == 1
+
+
+def test_signals_that_queue_while_a_dump_is_written_are_one_dump(tmp_path: Path) -> None:
+    code, _, errors = _ran(A_FLOOD, tmp_path)
+    assert code == 0
+    assert 1 <= errors.count(DUMP_HEADER) < 1000, "3,000 signals sent at once"
+
+
+def test_the_blocks_end_waits_for_a_dump_stuck_on_a_full_pipe_no_longer_than_its_bound(tmp_path: Path) -> None:
+    code, out, _ = _ran(INTO_A_PIPE_NOBODY_READS, tmp_path)
+    assert code == 0
+    assert float(out) <= stack_dumps.JOIN_SECONDS + 1
+
+
+def test_sigusr1_interrupts_no_system_call_in_c(tmp_path: Path) -> None:
+    assert _ran(SYSTEM_CALL, tmp_path)[:2] == (0, "1 read\n")
 
 
 def test_off_the_main_thread_nothing_is_installed() -> None:

@@ -79,7 +79,7 @@ BAD = [
     rule(
         "signals: every other command unblocks what the launcher blocked, under the defaults",
         "    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a pending Ctrl-C ends it as it would have\n"
-        "    signal.pthread_sigmask(signal.SIG_UNBLOCK, {*STOP_SIGNALS, HANGUP})\n",
+        "    signal.pthread_sigmask(signal.SIG_UNBLOCK, BLOCKED_AT_START)\n",
         "    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a pending Ctrl-C ends it as it would have\n",
         "test_every_other_command_ends_on_sigterm_as_it_always_did",
     ),

@@ -29,29 +29,74 @@ SHUTDOWN: list[Mutation] = [
     ),
     rule(
         "SIGUSR1 writes every thread's stack and the connector goes on",
-        "        with stack_dumps.on_sigusr1():  # rule 7\n",
-        "        if True:  # rule 7\n",
+        "    with stack_dumps.on_sigusr1():  # rule 7: from the first step of the start to `stopped`\n"
+        "        return _run_checked(args)\n",
+        "    return _run_checked(args)\n",
         "test_sigusr1_writes_every_threads_stack_and_the_connector_goes_on",
+        "test_sigusr1_during_the_start_writes_the_stacks_and_the_start_goes_on",
+    ),
+    rule(
+        "SIGUSR1 writes the stacks during the start too, not only once the loops run",
+        "    with stack_dumps.on_sigusr1():  # rule 7: from the first step of the start to `stopped`\n"
+        "        return _run_checked(args)\n",
+        "    return _run_checked(args)\n",
+        "test_sigusr1_during_the_start_writes_the_stacks_and_the_start_goes_on",
+        also=((
+            "        _serve(connector, ledger_path, _stop_requested, bound, _running(configuration, args.shadow))\n",
+            "        with stack_dumps.on_sigusr1():\n"
+            "            _serve(connector, ledger_path, _stop_requested, bound, _running(configuration, args.shadow))\n",
+        ),),
+    ),
+    rule(
+        "stack dumps: SIGUSR1 is unblocked once they stand",
+        "        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})  # rule 6: one pending is dumped now\n",
+        "",
+        "test_a_stack_dump_asked_at_any_moment_of_the_start_is_written_and_the_connector_goes_on",
+    ),
+    rule(
+        "every command but run unblocks SIGUSR1 under its default",
+        "    signal.pthread_sigmask(signal.SIG_UNBLOCK, BLOCKED_AT_START)",
+        "    signal.pthread_sigmask(signal.SIG_UNBLOCK, {*STOP_SIGNALS, HANGUP})",
+        "test_every_other_command_has_sigusr1_back_as_it_always_was",
+    ),
+    rule(
+        "stack dumps: signals that queue while a dump is written are one dump",
+        "            if signal.SIGUSR1 in chunk:\n                _write(fd, stacks(threading.get_ident()))\n",
+        "            for _ in range(chunk.count(signal.SIGUSR1)):\n                _write(fd, stacks(threading.get_ident()))\n",
+        "test_signals_that_queue_while_a_dump_is_written_are_one_dump",
+    ),
+    rule(
+        "stack dumps: the block's end waits for a dump under way no longer than its bound",
+        "            dumper.join(JOIN_SECONDS)\n",
+        "            dumper.join()\n",
+        "test_the_blocks_end_waits_for_a_dump_stuck_on_a_full_pipe_no_longer_than_its_bound",
+    ),
+    rule(
+        "stack dumps: SIGUSR1 interrupts no system call (SA_RESTART)",
+        "        signal.siginterrupt(signal.SIGUSR1, False)  # rule 2: SA_RESTART\n",
+        "",
+        "test_sigusr1_interrupts_no_system_call_in_c",
     ),
     rule(
         "stack dumps: never from faulthandler's handler, which dies of SIGSEGV while threads start and end",
-        "    earlier_handler = signal.signal(signal.SIGUSR1, _ignore)\n",
-        "    earlier_handler = signal.getsignal(signal.SIGUSR1)\n"
-        '    __import__("faulthandler").register(signal.SIGUSR1, fd, all_threads=True)\n',
+        "        signal.signal(signal.SIGUSR1, _ignore)\n",
+        '        __import__("faulthandler").register(signal.SIGUSR1, fd, all_threads=True)\n',
         "test_a_process_starting_and_ending_threads_lives_through_hundreds_of_dumps",
     ),
     rule(
         "stack dumps: the wakeup pipe carries SIGUSR1, so a main thread waiting in C gets its stack at once",
-        "    earlier_handler = signal.signal(signal.SIGUSR1, _ignore)\n"
-        "    earlier_wakeup = signal.set_wakeup_fd(writable, warn_on_full_buffer=False)\n",
-        "    earlier_handler = signal.signal(signal.SIGUSR1, lambda *_: os.write(writable, bytes([signal.SIGUSR1])))\n"
-        "    earlier_wakeup = signal.set_wakeup_fd(-1)\n",
+        "        signal.signal(signal.SIGUSR1, _ignore)\n",
+        "        signal.signal(signal.SIGUSR1, lambda *_: os.write(writable, bytes([signal.SIGUSR1])))\n",
         "test_a_main_thread_waiting_in_c_on_a_locked_ledger_gets_its_stack_written_at_once",
+        also=((
+            "        earlier_wakeup = signal.set_wakeup_fd(writable, warn_on_full_buffer=False)\n",
+            "        earlier_wakeup = signal.set_wakeup_fd(-1)\n",
+        ),),
     ),
     rule(
         "stack dumps: another signal's number in the wakeup pipe writes no stacks",
-        "        for _ in range(chunk.count(signal.SIGUSR1)):\n",
-        "        for _ in range(len(chunk)):\n",
+        "            if signal.SIGUSR1 in chunk:\n",
+        "            if chunk:\n",
         "test_another_signal_in_the_wakeup_pipe_writes_no_stacks",
     ),
     rule(
@@ -74,7 +119,7 @@ SHUTDOWN: list[Mutation] = [
     ),
     rule(
         "stack dumps: the block puts back the SIGUSR1 handler it found",
-        "        signal.signal(signal.SIGUSR1, earlier_handler)\n",
+        "        signal.signal(signal.SIGUSR1, signal.SIG_DFL if earlier_handler is None else earlier_handler)\n",
         "        pass\n",
         "test_the_block_puts_back_the_handler_and_the_wakeup_it_found_and_its_thread_ends",
     ),
