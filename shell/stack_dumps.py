@@ -60,7 +60,7 @@ def on_sigusr1(fd: int = 2) -> Iterator[None]:
         return
     readable, writable = os.pipe2(os.O_CLOEXEC)
     os.set_blocking(writable, False)  # set_wakeup_fd's condition: a signal handler never blocks
-    dumper = threading.Thread(target=_dump_on_each, args=(readable, fd), name="stack-dumps", daemon=True)
+    dumper = threading.Thread(target=_dump_when_asked, args=(readable, fd), name="stack-dumps", daemon=True)
     earlier_handler = signal.getsignal(signal.SIGUSR1)
     earlier_wakeup: int | None = None
     try:
@@ -81,7 +81,7 @@ def on_sigusr1(fd: int = 2) -> Iterator[None]:
             dumper.join(JOIN_SECONDS)
 
 
-def _dump_on_each(readable: int, fd: int) -> None:
+def _dump_when_asked(readable: int, fd: int) -> None:
     """Rule 3: a dump for what was read at once, if a SIGUSR1 is among it, until the pipe ends."""
     try:
         while chunk := os.read(readable, 4096):
