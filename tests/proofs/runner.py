@@ -4,20 +4,17 @@ Each entry of ``tests/proofs/catalogue.py`` names a rule, the source text that h
 that text becomes without the rule, and the tests that must fail then (``tests.proofs.anchors``
 finds both by content and by name, so moving code costs the catalogue nothing).
 
-Rules:
-1. The checkout is never written. Every mutation is applied in a temporary copy of the tree
-   (tracked and untracked files, not ignored ones; ``.venv`` and ``.claude-code`` linked, not
-   copied), one copy per job, and restored there after its run. A run killed at any moment leaves the checkout as it
-   was; its copy is removed by the next run.
-2. Red means a named test failed: the pytest plugin ``tests.proofs.outcomes`` says which tests
-   ran and how. A mutation that stops the tests from being collected (an import or syntax
-   error), or after which none of the named tests ran, is *broken*, never red; one whose tests
-   pass is *green*. Either fails the run, naming the rule.
-3. A catalogue whose text or test names no single place is stale, and fails the run before
-   anything is proven (``--check`` does only that, in a second).
+The checkout is never written: every mutation is applied in a temporary copy of the tree
+(tracked and untracked files, not ignored ones; ``.venv`` and ``.claude-code`` linked, not
+copied), one copy per job, restored there after each run; a run killed at any moment leaves the
+checkout as it was, and its copy is removed by the next run. Red means a named test failed, as
+the pytest plugin ``tests.proofs.outcomes`` says: a mutation that stops the tests from being
+collected, or after which none of the named tests ran, is *broken*, never red; one whose tests
+pass is *green*; either fails the run. A catalogue whose text or test names no single place is
+stale, and fails the run before anything is proven (``--check`` does only that).
 
-Not part of ``bin/test`` (it runs the suite hundreds of times); run it after changing a rule,
-and paste its table into ``tests/PROOFS.md``.
+Not part of ``bin/test`` (it runs the suite hundreds of times); run it after changing a rule
+with ``--record``, which keeps ``tests/PROOFS.md``'s record (``tests.proofs.record``).
 """
 
 from __future__ import annotations
@@ -26,6 +23,7 @@ import argparse
 import json
 import os
 import queue
+import re
 import shutil
 import subprocess
 import sys
@@ -36,9 +34,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from tests.proofs.anchors import Located, NamedTests, SourceTree, StaleCatalogue
+from tests.proofs.anchors import Located, NamedTests, SourceTree, StaleCatalogue, mutated
 from tests.proofs.catalogue import MUTATIONS
 from tests.proofs.mutation import Mutation
+from tests.proofs.record import HEAD, PROOFS, Row, fingerprint, problems, rewritten
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 COPY_PREFIX = "bin-prove-"
@@ -71,12 +70,12 @@ class Anchored:
 
 
 def anchor(mutation: Mutation, tree: SourceTree, index: NamedTests) -> Anchored:
-    """Rule 3: raises ``StaleCatalogue`` when the entry names no single place."""
+    """Raises ``StaleCatalogue`` when the entry names no single place."""
     places = tuple(tree.locate(find, replace) for find, replace in mutation.changes)
     return Anchored(mutation, places, index.node_ids(mutation.tests))
 
 
-# -- the copy (rule 1) ----------------------------------------------------------------------
+# -- the copy -------------------------------------------------------------------------
 
 
 def tree_files(root: Path) -> list[str]:
@@ -91,7 +90,7 @@ def tree_files(root: Path) -> list[str]:
 
 
 def remove_abandoned_copies() -> None:
-    """Copies whose run was killed (rule 1): their owner's pid is gone."""
+    """Copies whose run was killed: their owner's pid is gone."""
     for copy in Path(tempfile.gettempdir()).glob(f"{COPY_PREFIX}*"):
         try:
             owner = int((copy / OWNER_FILE).read_text())
@@ -115,7 +114,7 @@ def make_copy(root: Path) -> Path:
     return copy
 
 
-# -- one proof (rule 2) ---------------------------------------------------------------------
+# -- one proof ------------------------------------------------------------------------
 
 
 def prove(anchored: Anchored, copy: Path) -> Proof:
@@ -125,11 +124,9 @@ def prove(anchored: Anchored, copy: Path) -> Proof:
     outcomes_file = copy / ".bin-prove-outcomes.json"
     outcomes_file.unlink(missing_ok=True)
     try:
-        for place in anchored.places:
-            path = copy / place.path
-            current = path.read_text("utf-8")
-            originals.setdefault(place.path, current)
-            path.write_text(current.replace(place.find, place.replace, 1), "utf-8")
+        originals = {place.path: (copy / place.path).read_text("utf-8") for place in anchored.places}
+        for relative, text in mutated(originals, anchored.places).items():
+            (copy / relative).write_text(text, "utf-8")
         result = subprocess.run(
             [
                 sys.executable,
@@ -158,7 +155,7 @@ def prove(anchored: Anchored, copy: Path) -> Proof:
 
 
 def judge(outcomes_file: Path, node_ids: tuple[str, ...], stdout: str) -> tuple[Verdict, str]:
-    """Rule 2, from what the plugin wrote."""
+    """Red, green or broken, from what the plugin wrote."""
     if not outcomes_file.exists():
         return Verdict.broken, _last_line(stdout) or "pytest wrote no outcomes"
     written = json.loads(outcomes_file.read_text())
@@ -169,7 +166,7 @@ def judge(outcomes_file: Path, node_ids: tuple[str, ...], stdout: str) -> tuple[
     failed = [node for node, outcome in ours.items() if outcome == "failed"]
     if failed:
         quoted = next((line for line in stdout.splitlines() if line.startswith(("FAILED", "ERROR"))), "")
-        return Verdict.red, quoted or f"FAILED {failed[0]}"
+        return Verdict.red, _without_paths(quoted or f"FAILED {failed[0]}")
     if not any(outcome == "passed" for outcome in ours.values()):
         return Verdict.broken, "none of the named tests ran"
     return Verdict.green, _last_line(stdout)
@@ -179,6 +176,11 @@ def _named(node: str, node_ids: tuple[str, ...]) -> bool:
     """``node`` (perhaps parametrized) is one of ``node_ids`` or inside a named module."""
     bare = node.split("[", 1)[0]
     return any(bare == wanted or bare.startswith(wanted + "::") for wanted in node_ids)
+
+
+def _without_paths(line: str) -> str:
+    """A pytest line with its tests named as the catalogue names them: no file, no class."""
+    return re.sub(r"\S*\.py::(?:\w+::)?", "", line.split(" - ", 1)[0])
 
 
 def _last_line(text: str) -> str:
@@ -202,7 +204,7 @@ def anchor_all(mutations: list[Mutation], root: Path) -> tuple[list[Anchored], l
 
 
 def run_all(anchored: list[Anchored], jobs: int) -> list[Proof]:
-    """Prove each entry in one of ``jobs`` copies (rule 1); the proofs in catalogue order."""
+    """Prove each entry in one of ``jobs`` copies; the proofs in catalogue order."""
     remove_abandoned_copies()
     work: queue.Queue[tuple[int, Anchored]] = queue.Queue()
     for number, entry in enumerate(anchored):
@@ -239,17 +241,9 @@ def run_all(anchored: list[Anchored], jobs: int) -> list[Proof]:
     return [proofs[number] for number in sorted(proofs)]
 
 
-def table(proofs: list[Proof]) -> str:
-    lines = ["| rule | test | seen red |", "|---|---|---|"]
-    for proof in proofs:
-        tests = "<br>".join(f"`{test}`" for test in proof.mutation.tests)
-        seen = (
-            f"red: {proof.evidence}"
-            if proof.verdict is Verdict.red
-            else f"**{proof.verdict.upper()}**: {proof.evidence}"
-        )
-        lines.append(f"| {proof.mutation.rule} | {tests} | {seen} |")
-    return "\n".join(lines)
+def recorded(proof: Proof) -> Row:
+    seen = f"red: {proof.evidence}" if proof.verdict is Verdict.red else f"**{proof.verdict.upper()}**: {proof.evidence}"
+    return Row(proof.mutation.rule, proof.mutation.tests, seen, fingerprint(proof.mutation))
 
 
 def main() -> int:
@@ -258,7 +252,8 @@ def main() -> int:
         description="Revert each catalogued rule in a temporary copy of the tree and require its tests to fail.",
         epilog=(
             "Exit codes: 0 every chosen rule red; 1 a rule stayed green, broke the tests' collection, "
-            "or its catalogue entry is stale; 2 --names names no rule. Example: bin/prove --jobs 2 > /tmp/proofs.md"
+            "or its catalogue entry is stale; 2 --names names no rule. "
+            "Example, after a change: bin/prove --unrecorded --record --jobs 2"
         ),
     )
     parser.add_argument("--only", default="", help="only the rules whose names contain this text")
@@ -268,7 +263,13 @@ def main() -> int:
         help="only the rules named in this file, one name a line (e.g. those changed since a commit)",
     )
     parser.add_argument("--list", action="store_true", help="list the rules and their tests; run nothing")
-    parser.add_argument("--check", action="store_true", help="only check that every entry anchors (rule 3)")
+    parser.add_argument("--check", action="store_true", help="only check that every entry anchors")
+    parser.add_argument(
+        "--unrecorded",
+        action="store_true",
+        help="only the rules tests/PROOFS.md does not record as red for their mutation as it is now",
+    )
+    parser.add_argument("--record", action="store_true", help="write the proofs' rows into tests/PROOFS.md")
     parser.add_argument("--jobs", type=int, default=1, help="copies proving in parallel (default 1)")
     parser.add_argument("--part", default="1/1", help="K/N: every N-th rule from the K-th")
     args = parser.parse_args()
@@ -277,8 +278,13 @@ def main() -> int:
     if named is not None and (unknown := named - {m.rule for m in MUTATIONS}):
         print(f"--names: no such rule: {sorted(unknown)[0]!r} (and {len(unknown) - 1} more)", file=sys.stderr)
         return 2
+    unproven = {problem.split(": ", 1)[0] for problem in problems(PROOFS.read_text(), MUTATIONS)}
     chosen = [
-        m for m in MUTATIONS if args.only.lower() in m.rule.lower() and (named is None or m.rule in named)
+        m
+        for m in MUTATIONS
+        if args.only.lower() in m.rule.lower()
+        and (named is None or m.rule in named)
+        and (not args.unrecorded or m.rule in unproven)
     ][part - 1 :: parts]
     if args.list:
         for mutation in chosen:
@@ -291,7 +297,10 @@ def main() -> int:
         print(f"{len(anchored)} of {len(chosen)} entries anchor to one place each.")
         return 1 if stale else 0
     proofs = run_all(anchored, args.jobs)
-    print(table(proofs))
+    print("\n".join([*HEAD, *(recorded(proof).line() for proof in proofs)]))
+    if args.record:
+        proven = {proof.mutation.rule: recorded(proof) for proof in proofs}
+        PROOFS.write_text(rewritten(PROOFS.read_text(), MUTATIONS, proven))
     red = sum(proof.verdict is Verdict.red for proof in proofs)
     print(f"\n{red} of {len(proofs)} rules seen red without them.")
     return 0 if red == len(proofs) else 1

@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.proofs.anchors import NamedTests, SourceTree, StaleCatalogue
+from tests.proofs.anchors import NamedTests, SourceTree, StaleCatalogue, mutated
 from tests.proofs.catalogue import MUTATIONS
 from tests.proofs.mutation import rule
+from tests.proofs.record import PROOFS, problems
 from tests.proofs.runner import (
     COPY_PREFIX,
     OWNER_FILE,
@@ -43,6 +44,24 @@ def test_every_catalogue_entry_anchors_to_one_place_in_the_tree() -> None:
             stale.append(f"{mutation.rule}: {why}")
     assert stale == []
     assert len({mutation.rule for mutation in MUTATIONS}) == len(MUTATIONS), "every rule is named once"
+
+
+def test_every_catalogue_entry_applies_and_leaves_its_module_compiling() -> None:
+    tree, broken = SourceTree(REPOSITORY), []
+    for mutation in MUTATIONS:
+        places = [tree.locate(find, replace) for find, replace in mutation.changes]
+        for path, text in mutated({place.path: tree.text(place.path) for place in places}, places).items():
+            if path.endswith(".py"):
+                try:
+                    compile(text, path, "exec")
+                except SyntaxError as error:
+                    broken.append(f"{mutation.rule}: {path}: {error}")
+    assert broken == []
+
+
+def test_the_record_holds_every_rule_seen_red_for_its_mutation_as_it_is() -> None:
+    found = problems(PROOFS.read_text(), MUTATIONS)
+    assert not found, f"{len(found)} rules the record does not hold:\n" + "\n".join(found[:40])
 
 
 @pytest.fixture
@@ -85,6 +104,43 @@ def test_a_mutation_whose_test_does_not_exist_is_stale(tiny: Path) -> None:
     mutation = rule("a rule", RULE_TEXT, "", "test_nobody_wrote")
     with pytest.raises(StaleCatalogue, match="names 0 things"):
         anchor(mutation, SourceTree(tiny), NamedTests(tiny))
+
+
+def test_a_rule_rewrapped_and_recommented_stays_anchored_and_red(tiny: Path) -> None:
+    rules = tiny / "core" / "rules.py"
+    rules.write_text("def next_amount(amount: int) -> int:\n    return amount + \\\n        1  # one more\n")
+    assert verdict_of(tiny, "    return amount\n") is Verdict.red
+    assert verdict_of(tiny, "    return 2 if amount == 1 else amount\n") is Verdict.green
+
+
+def test_a_replacement_follows_its_code_into_a_deeper_block(tmp_path: Path) -> None:
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "rules.py").write_text(
+        "class Amounts:\n    def next(self, amount: int) -> int:\n        if amount:  # a rule\n"
+        "            return amount + 1\n        return 1\n"
+    )
+    tree = SourceTree(tmp_path)
+    place = tree.locate("    if amount:\n        return amount + 1\n", "    if amount:\n        return amount\n")
+    assert place.applied(tree.text("core/rules.py")) == (
+        "class Amounts:\n    def next(self, amount: int) -> int:\n        if amount:\n"
+        "            return amount\n        return 1\n"
+    )
+
+
+def test_a_fragment_cut_inside_a_string_anchors_only_as_written(tmp_path: Path) -> None:
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "rules.py").write_text('NOTE = (\n    "one "\n    "two"\n)\n')
+    tree = SourceTree(tmp_path)
+    assert tree.locate('"one "\n    "tw', '"one "\n    "tw').start == 13
+    with pytest.raises(StaleCatalogue, match="0 times"):
+        tree.locate('"one " "tw', "")
+
+
+def test_a_rule_whose_tokens_occur_twice_and_whose_text_nowhere_is_stale(tmp_path: Path) -> None:
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "rules.py").write_text("a = b  +  1\nc = (b +\n     1)\n")
+    with pytest.raises(StaleCatalogue, match="2 times"):
+        SourceTree(tmp_path).locate("b + 1", "b")
 
 
 def test_the_copy_is_restored_after_each_proof(tiny: Path) -> None:

@@ -23,7 +23,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from tests.proofs.anchors import SourceTree
+from tests.proofs.anchors import SourceTree, mutated
 from tests.proofs.catalogue import MUTATIONS
 from tests.proofs.mutation import Mutation, rule
 from tests.proofs.runner import REPOSITORY, make_copy, remove_abandoned_copies
@@ -126,10 +126,9 @@ def mutants() -> list[Mutation]:
 
 def _apply(mutation: Mutation, copy: Path) -> None:
     tree = SourceTree(copy)
-    for find, replace in mutation.changes:
-        located = tree.locate(find, replace)
-        path = copy / located.path
-        path.write_text(path.read_text("utf-8").replace(find, replace, 1), "utf-8")
+    places = [tree.locate(find, replace) for find, replace in mutation.changes]
+    for relative, text in mutated({place.path: tree.text(place.path) for place in places}, places).items():
+        (copy / relative).write_text(text, "utf-8")
 
 
 def _hunt(mutation: Mutation, seeds: int, steps: int) -> tuple[str, int | None, str]:
