@@ -1,29 +1,21 @@
-"""Reconciliation's decision: from one listing of the destination, adopt exactly one message or none.
+"""Whether a message Basecamp holds is an intent's: reconciliation's adoption from a listing, and
+the check of a receipt a person names.
 
 A ``sending`` intent's request may or may not have created its message. Reconciliation lists the
-destination (never posts) and asks ``decide_adoption`` whether the listing proves which message
-is the intent's. Short of proof the intent is left indeterminate for a person: a missing message
-costs less than a doubled one, and a wrong adoption would hide one.
+destination (never posts) and adopts a message only when the listing proves it is the intent's;
+short of proof the intent is left indeterminate for a person: a missing message costs less than a
+doubled one, and a wrong adoption would hide one. A candidate is a listed message by the agent,
+created at or after ``since`` (sending time less the slack), whose words (``core.text.message_text``)
+equal the intent body's, that is not already another intent's receipt of the same kind and is not
+a worker's own message however alike the words (the guard's fixed form is short enough to
+collide). Exactly one candidate is adopted -- unless another unfinished intent at the destination
+(``RIVAL_STATES``: abandoning did not prove its message absent) has the same words; a body with no
+words adopts nothing.
 
-Rule 1: a candidate is a listed message by the agent, created at or after ``since`` (sending time
-less the slack), whose words (``core.text.message_text``) equal the intent body's; counted by id.
-
-Rule 2: a message already another intent's receipt of the same kind is not a candidate (the
-shell passes the receipt ids of the intent's kind).
-
-Rule 3: a worker's own message is never a candidate, however alike the words
-(``worker_message_ids``): the guard's fixed form is short enough to collide.
-
-Rule 4: not exactly one candidate: indeterminate, "<n> matching messages at the destination".
-
-Rule 5: one candidate, but another unfinished intent at the destination (pending, sending,
-indeterminate, or abandoned: abandoning did not prove it absent) has the same words:
-indeterminate, "intent <id> could claim the same message".
-
-Rule 6: otherwise adopt the one candidate. A body with no words never adopts anything.
-
-Rule 7: rule 5's rivals are chosen by ``rivals`` (``RIVAL_STATES``) from one read of the intents
-at the destination holding no receipt."""
+Before ``bin/outbox-resolve sent ID --receipt N`` records message N as an intent's, N is read alone
+and held to the same comparisons (``check_receipt``); the first that fails is the refusal, one
+line naming what differed, never the message's words.
+"""
 
 from __future__ import annotations
 
@@ -31,13 +23,16 @@ from collections.abc import Iterable, Set
 from dataclasses import dataclass
 from datetime import datetime
 
+from returns.result import Failure, Result, Success
+
 from core import notes
-from core.destinations import ListedMessage, MessageKind
+from core.destinations import Destination, ListedMessage, MessageKind
 from core.snapshots import TaskEventSnapshot
 from core.text import message_text
+from core.timestamps import format_timestamp
 
 RIVAL_STATES = ("pending", "sending", "indeterminate", "abandoned")
-"""The states of an intent that has, or may yet have, a message at its destination (rule 5)."""
+"""The states of an intent that has, or may yet have, a message at its destination."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +45,7 @@ class Neighbour:
 
 
 def rivals(intent_id: int, neighbours: Iterable[Neighbour]) -> list[Rival]:
-    """Rule 7: the neighbours of intent ``intent_id`` that could claim the same message."""
+    """The neighbours of intent ``intent_id`` that could claim the same message."""
     return [
         Rival(neighbour.intent_id, neighbour.body)
         for neighbour in neighbours
@@ -60,8 +55,8 @@ def rivals(intent_id: int, neighbours: Iterable[Neighbour]) -> list[Rival]:
 
 @dataclass(frozen=True, slots=True)
 class Rival:
-    """Another intent at the same (message kind, recording) that is pending, sending,
-    indeterminate or abandoned: one that has or may yet have a message there without a receipt."""
+    """Another intent at the same (message kind, recording) that has or may yet have a message
+    there without a receipt."""
 
     intent_id: int
     body: str
@@ -126,3 +121,76 @@ def decide_adoption(
             return Indeterminate(notes.rival_could_claim(rival.intent_id))
     (receipt_id,) = candidates
     return Adopt(receipt_id)
+
+
+# -- a receipt a person names ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ReadMessage:
+    """One message read alone by its id: where it stands, who wrote it, when, and its content."""
+
+    id: int
+    at_recording_id: int  # the recording a comment or boost is on; the Campfire of a line
+    creator_id: int
+    created_at: datetime
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiptAccepted:
+    """Message ``receipt_id`` is the intent's: the agent's, at its destination, with its words."""
+
+    receipt_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiptRefused:
+    """Why the message cannot be the intent's receipt, in one line for the person who named it."""
+
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def check_receipt(
+    *,
+    receipt_id: int,
+    body: str,
+    destination: Destination,
+    agent_id: int,
+    since: datetime,
+    found: ReadMessage | None,
+    worker_messages: Set[int],
+) -> Result[ReceiptAccepted, ReceiptRefused]:
+    """Accept message ``receipt_id`` (``found``; None when it does not exist) as the receipt of the
+    intent with ``body`` at ``destination``, or say what differed."""
+    where = destination.describe()
+    if found is None:
+        return Failure(ReceiptRefused(f"message {receipt_id} was not found at {where}"))
+    if found.at_recording_id != destination.recording_id:
+        return Failure(ReceiptRefused(
+            f"message {receipt_id} is on {found.at_recording_id}, not at the intent's destination ({where})"
+        ))
+    if found.creator_id != agent_id:
+        return Failure(ReceiptRefused(
+            f"message {receipt_id} was written by person {found.creator_id}, not by the agent ({agent_id})"
+        ))
+    if found.id in worker_messages:
+        return Failure(ReceiptRefused(
+            f"message {receipt_id} is a worker's own (a task's acknowledgement or reply), not the connector's"
+        ))
+    words = message_text(body)
+    if not words:
+        return Failure(ReceiptRefused(
+            f"the intent's body has no words, so no message can be shown to be its ({where})"
+        ))
+    if message_text(found.content) != words:
+        return Failure(ReceiptRefused(f"message {receipt_id} does not carry the intent's words"))
+    if found.created_at < since:
+        return Failure(ReceiptRefused(
+            f"message {receipt_id} was created at {format_timestamp(found.created_at)}, before the "
+            f"intent's request (not before {format_timestamp(since)})"
+        ))
+    return Success(ReceiptAccepted(receipt_id))

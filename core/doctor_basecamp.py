@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
 
 from core.doctor import Check, _failing, _ok, _warning
-from core.not_created import TokenOutage
+from core.posting import TokenOutage
 from core.timestamps import format_timestamp
 
 SKEW_WARNING = timedelta(seconds=60)

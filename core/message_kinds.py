@@ -1,45 +1,46 @@
-"""The outbox's message kinds as one table: each kind's every rule, looked up, never restated.
+"""The outbox's message kinds as one table, and the intents a transition calls for.
 
-Whoever writes, orders, claims or tells of an intent asks its row in ``KINDS``, so adding a kind
-is its ``IntentKind`` member, its row, and the one transition that calls for it.
+Each ``IntentKind`` has one row in ``KINDS``, or import fails: its label, its urgency (what a
+person waits on first; the outbox claims the lowest first), the snapshot its claim reads, its
+key, where it goes and its template. Whoever writes, orders, claims or tells of an intent asks
+the row, so adding a kind is its member, its row and the transition that calls for it.
 
-Rules:
-1. Every ``IntentKind`` has one row with every part filled, or import fails.
-2. The claim is the only way to ``sending`` and so to a request. The shell selects the oldest due
-   pending intent, reads the snapshot its row names, asks ``decide_claim``, and writes the
-   answer by compare-and-set from ``pending`` in one immediate transaction, committed before any
-   request. An intent whose record or attempt vanished is canceled, never selected forever.
-3. A guard acknowledgement is called for only while its record, asked for one, is admitted,
-   queued or dispatched and no task row of the event has its guard canceled (a worker pulled)
-   or its delivery delivered or completed. A claimed guard marks every armed row fired in the
-   claim's transaction (``Claim.mark_guard_fired``), so no worker acknowledges a second time --
-   final even if Basecamp refuses: an acknowledgement goes missing rather than doubled.
-4. A holding reply is called for only while its record is blocked with ``no_route``.
-5. A still-running notice is called for only while its attempt has not ended and some
-   instruction on its task is not reported complete: the last word on finished work is never
-   "still working on this".
-6. A completion notice is always claimed: what its settlement says stays true. So are a worker's
-   words (``core.intent_kinds``), written in the worker's own call and promised to be posted once.
+An intent is written in the transaction of the transition that calls for it, from that
+transaction's values, one per thing answered for: a second write of its key writes nothing. It
+has a destination and words, or it is not written. At claim time the kind's rule decides, from a
+snapshot read in the claim's transaction, whether the message is still called for; one that is
+not is canceled and never sent. A claimed guard marks its event's armed task rows fired in the
+same transaction, so no worker acknowledges a second time: an acknowledgement goes missing
+rather than doubled. A completion notice, and a worker's words, are always claimed: what was
+written stays true.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Protocol
+from typing import cast
 
 from core import notes, templates, worker_words
 from core.destinations import Destination, MessageKind
 from core.edges import DeliveryState, GuardState, RecordState
 from core.intent_kinds import IntentKind
-from core.snapshots import NO_ROUTE, AttemptSnapshot, RecordSnapshot
+from core.snapshots import NO_ROUTE, AttemptSnapshot, RecordSnapshot, SettledEvent, TaskEventSnapshot
+from core.text import message_text
+
+GUARD_DELAY = timedelta(seconds=30)
+"""How long a request waits for its worker's own acknowledgement before the guard is due."""
+
+STARVING_AFTER = timedelta(minutes=2)
+"""An intent due this long goes before any that is not, whatever its kind: no kind waits past it."""
 
 
 class ClaimNeeds(StrEnum):
     """The snapshot a claim of the kind reads."""
 
-    event = "event"  # the event's record and every task row of the event
+    event = "event"  # the event's record and every task row of the event, live or retired
     attempt = "attempt"  # the attempt and the live task rows of its task
     nothing = "nothing"  # always claimed
 
@@ -48,52 +49,25 @@ class Where(StrEnum):
     """How a kind's destination is found, from the record it answers for."""
 
     asking_recording = "asking_recording"  # a boost on the recording that asked
-    reply = "reply"  # the record's reply destination (``RecordSnapshot.reply_destination``)
+    reply = "reply"  # the record's reply destination
     boost_or_reply = "boost_or_reply"  # a boost when the words fit one, else the reply destination
-    # (``core.worker_words`` rule 1: a worker's acknowledgement)
-
-
-class RecordClaimView(Protocol):
-    """What a claim rule reads of a record: ``core.snapshots.ClaimRecord``, as a claim is read
-    (``shell.ledger.outbox_due``), or a whole ``RecordSnapshot``."""
-
-    @property
-    def state(self) -> RecordState: ...
-    @property
-    def reason(self) -> str: ...
-    @property
-    def acknowledge(self) -> bool: ...
-
-
-class TaskRowClaimView(Protocol):
-    """What a claim rule reads of a task row: ``core.snapshots.ClaimTaskRow`` or a whole
-    ``TaskEventSnapshot``."""
-
-    @property
-    def delivery(self) -> DeliveryState: ...
-    @property
-    def guard(self) -> GuardState: ...
 
 
 @dataclass(frozen=True, slots=True)
 class ClaimFacts:
-    """What a claim reads (rule 2), as its kind's ``ClaimNeeds`` says: ``record`` the event's
-    record, None when it is gone; ``task_events`` every task row of the event, or every live row
-    of the attempt's task; ``attempt`` the intent's attempt, None when it is gone."""
+    """What a claim reads, as its kind's ``ClaimNeeds`` says: ``record`` None when it is gone."""
 
-    record: RecordClaimView | None = None
-    task_events: Sequence[TaskRowClaimView] = ()
+    record: RecordSnapshot | None = None
+    task_events: Sequence[TaskEventSnapshot] = ()
     attempt: AttemptSnapshot | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Claim:
-    """Move the intent to ``sending`` (committed) and make its one request.
+    """Move the intent to ``sending`` (committed) and make its one request; ``fires_guard``: mark
+    every armed task row of the event fired in the same transaction."""
 
-    ``mark_guard_fired``: in the same transaction, mark every armed task row of the event fired.
-    """
-
-    mark_guard_fired: bool = False
+    fires_guard: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,68 +78,54 @@ class Cancel:
 
 
 ClaimDecision = Claim | Cancel
-ClaimRule = Callable[[ClaimFacts], ClaimDecision]
-
-GUARD_STANDING_STATES = frozenset({RecordState.admitted, RecordState.queued, RecordState.dispatched})
-ACKNOWLEDGED_DELIVERIES = frozenset({DeliveryState.delivered, DeliveryState.completed})
 
 
 @dataclass(frozen=True, slots=True)
 class KindSpec:
-    """One kind's parts (see the module's docstring). ``key`` and ``template`` take the ids and
-    values of the transition that writes the kind."""
+    """One kind's row; ``key`` and ``template`` take the values of the transition that writes it."""
 
     label: str
     urgency: int
     needs: ClaimNeeds
     key: Callable[..., str]
     where: Where
-    claim: ClaimRule
+    claim: Callable[[ClaimFacts], ClaimDecision]
     template: Callable[..., object]
 
 
 def guard_key(event_id: int) -> str:
-    """The key of an event's guard acknowledgement."""
     return f"guard_ack:event:{event_id}"
 
 
 def holding_reply_key(event_id: int) -> str:
-    """The key of an event's holding reply."""
     return f"holding_reply:event:{event_id}"
 
 
 def still_running_key(attempt_id: str, occurrence: int) -> str:
-    """The key of an attempt's still-running notice number ``occurrence``."""
     return f"still_running:attempt:{attempt_id}:{occurrence}"
 
 
 def completion_key(attempt_id: str) -> str:
-    """The key of an attempt's completion notice."""
     return f"completion:attempt:{attempt_id}"
 
 
-_CLAIM_FIRING_THE_GUARD = Claim(mark_guard_fired=True)  # a value: one serves every guard's claim
+GUARD_STANDING_STATES = frozenset({RecordState.admitted, RecordState.queued, RecordState.dispatched})
+ACKNOWLEDGED_DELIVERIES = frozenset({DeliveryState.delivered, DeliveryState.completed})
 
 
 def guard_claim(facts: ClaimFacts) -> ClaimDecision:
-    """Rule 3."""
-    record, task_events = facts.record, facts.task_events
-    if record is None or not _guard_still_called_for(record, task_events):
+    """Called for while its record, asked for one, stands admitted, queued or dispatched and no
+    task row of the event has its guard canceled (a worker pulled) or was delivered or completed."""
+    record, rows = facts.record, facts.task_events
+    if record is None or not record.acknowledge or record.state not in GUARD_STANDING_STATES:
         return Cancel(notes.NO_LONGER_CALLED_FOR)
-    return _CLAIM_FIRING_THE_GUARD
-
-
-def _guard_still_called_for(record: RecordClaimView, task_events: Sequence[TaskRowClaimView]) -> bool:
-    if not record.acknowledge or record.state not in GUARD_STANDING_STATES:
-        return False
-    return not any(
-        row.guard == GuardState.canceled or row.delivery in ACKNOWLEDGED_DELIVERIES
-        for row in task_events
-    )
+    if any(row.guard == GuardState.canceled or row.delivery in ACKNOWLEDGED_DELIVERIES for row in rows):
+        return Cancel(notes.NO_LONGER_CALLED_FOR)
+    return Claim(fires_guard=True)
 
 
 def holding_reply_claim(facts: ClaimFacts) -> ClaimDecision:
-    """Rule 4."""
+    """Called for only while its record is blocked with ``no_route``."""
     record = facts.record
     if record is None or record.state != RecordState.blocked or record.reason != NO_ROUTE:
         return Cancel(notes.NO_LONGER_CALLED_FOR)
@@ -173,17 +133,16 @@ def holding_reply_claim(facts: ClaimFacts) -> ClaimDecision:
 
 
 def still_running_claim(facts: ClaimFacts) -> ClaimDecision:
-    """Rule 5."""
-    attempt, task_events = facts.attempt, facts.task_events
-    if attempt is None or not attempt.live:
+    """Called for only while its attempt has not ended and some instruction on its task is not
+    reported complete: the last word on finished work is never "still working on this"."""
+    if facts.attempt is None or not facts.attempt.live:
         return Cancel(notes.ATTEMPT_ENDED)
-    if all(row.delivery == DeliveryState.completed for row in task_events):
+    if all(row.delivery == DeliveryState.completed for row in facts.task_events):
         return Cancel(notes.ALL_REPORTED)
     return Claim()
 
 
 def always_claimed(facts: ClaimFacts) -> ClaimDecision:
-    """Rule 6."""
     return Claim()
 
 
@@ -204,19 +163,17 @@ KINDS: dict[IntentKind, KindSpec] = {
         still_running_key, Where.reply, still_running_claim, templates.still_running),
 }  # fmt: skip
 
-_missing = set(IntentKind) - set(KINDS)
-if _missing:  # rule 1
+if _missing := set(IntentKind) - set(KINDS):
     raise ImportError(f"message kinds without a row in KINDS: {sorted(_missing)}")
 
 
 def decide_claim(kind: IntentKind, facts: ClaimFacts = ClaimFacts()) -> ClaimDecision:
-    """Claim or cancel a pending intent of ``kind`` by its row's claim rule (rule 2)."""
     return KINDS[kind].claim(facts)
 
 
 def destination(kind: IntentKind, record: RecordSnapshot) -> Destination | None:
-    """Where the connector's intent of ``kind`` about ``record`` goes by its row's ``Where``, or
-    None when it has nowhere. (A worker's words are placed by ``core.worker_words``, from them.)"""
+    """Where the connector's intent of ``kind`` about ``record`` goes, or None when it has nowhere.
+    (A worker's words are placed by ``core.worker_words``.)"""
     if KINDS[kind].where is Where.asking_recording:
         if record.recording_id <= 0 or record.bucket_id < 0:
             return None
@@ -224,13 +181,112 @@ def destination(kind: IntentKind, record: RecordSnapshot) -> Destination | None:
     return record.reply_destination()
 
 
-def urgency_tiers(table: dict[IntentKind, KindSpec] = KINDS) -> tuple[frozenset[IntentKind], ...]:
-    """The kinds grouped by tier, most urgent first."""
-    tiers = sorted({spec.urgency for spec in table.values()})
-    return tuple(frozenset(kind for kind, spec in table.items() if spec.urgency == tier) for tier in tiers)
-
-
 def label(kind: str) -> str:
     """The words a reader sees for ``kind``; an unknown kind is shown as itself."""
     spec = KINDS.get(kind)  # type: ignore[call-overload]
     return kind if spec is None else spec.label
+
+
+# -- the intents transitions call for ---------------------------------------------------------
+
+GUARDED_VERDICTS = frozenset({RecordState.admitted, RecordState.queued})
+
+
+@dataclass(frozen=True, slots=True)
+class Intent:
+    """One message to post exactly once or not at all, as the ledger writes it."""
+
+    key: str
+    kind: IntentKind
+    event_id: int | None
+    task_id: int | None
+    attempt_id: str | None
+    occurrence: int
+    destination: Destination
+    body: str
+    not_before: datetime
+
+
+def intents_for_verdict(
+    record: RecordSnapshot, decided_at: datetime, guard_delay: timedelta = GUARD_DELAY
+) -> tuple[Intent, ...]:
+    """A request admitted or queued calls for the guard, due ``guard_delay`` after the verdict (a
+    worker that acknowledges first cancels it); one blocked ``no_route`` calls for the holding
+    reply, due at once. Subscribed and completed triggers (no ``acknowledge``) call for nothing."""
+    if not record.acknowledge:
+        return ()
+    if record.state in GUARDED_VERDICTS:
+        guard = _intent(
+            IntentKind.guard_ack, record, (record.event_id,), (), decided_at + guard_delay,
+            event_id=record.event_id,
+        )
+        return () if guard is None else (guard,)
+    if record.state == RecordState.blocked and record.reason == NO_ROUTE:
+        holding = _intent(
+            IntentKind.holding_reply, record, (record.event_id,), (record.event_id,), decided_at,
+            event_id=record.event_id,
+        )
+        return () if holding is None else (holding,)
+    return ()
+
+
+def still_running_intent(
+    attempt: AttemptSnapshot, origin: RecordSnapshot, occurrence: int, now: datetime
+) -> Intent | None:
+    """A live attempt's still-running notice number ``occurrence`` (from 1), at the reply
+    destination of its task's originating record ``origin``, due at once."""
+    if not attempt.live or occurrence < 1:
+        return None
+    return _intent(
+        IntentKind.still_running, origin, (attempt.attempt_id, occurrence), (attempt, occurrence, now), now,
+        task_id=attempt.task_id, attempt_id=attempt.attempt_id, occurrence=occurrence,
+    )
+
+
+def completion_intent(
+    attempt: AttemptSnapshot,
+    events: Iterable[SettledEvent],
+    origin: RecordSnapshot,
+    now: datetime,
+    *,
+    notice_in_flight: bool = False,
+) -> Intent | None:
+    """An ended attempt's completion notice, when its template has a line for how settlement left
+    ``events``, or when a still-running notice of it was ``sending`` as it ended
+    (``notice_in_flight``): then it says only how the task ended, and it is the last word, since
+    the outbox makes one request at a time and claims it after the notice. Due at once."""
+    if attempt.live:
+        return None
+    return _intent(
+        IntentKind.completion, origin, (attempt.attempt_id,), (attempt, tuple(events)), now,
+        task_id=attempt.task_id, attempt_id=attempt.attempt_id,
+        template_options={"notice_in_flight": notice_in_flight},
+    )
+
+
+def _intent(
+    kind: IntentKind,
+    about: RecordSnapshot,
+    key_parts: tuple[object, ...],
+    template_parts: tuple[object, ...],
+    not_before: datetime,
+    *,
+    event_id: int | None = None,
+    task_id: int | None = None,
+    attempt_id: str | None = None,
+    occurrence: int = 0,
+    template_options: dict[str, object] | None = None,
+) -> Intent | None:
+    """The intent of ``kind`` about ``about`` by its row, or None with no destination or words."""
+    spec = KINDS[kind]
+    place = destination(kind, about)
+    lines = cast("templates.Lines | None", spec.template(*template_parts, **(template_options or {})))
+    if place is None or lines is None:
+        return None
+    body = templates.render(lines, place.kind)
+    if not message_text(body):
+        return None
+    return Intent(
+        key=spec.key(*key_parts), kind=kind, event_id=event_id, task_id=task_id, attempt_id=attempt_id,
+        occurrence=occurrence, destination=place, body=body, not_before=not_before,
+    )

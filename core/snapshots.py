@@ -85,25 +85,6 @@ class TaskEventSnapshot:
 
 
 @dataclass(frozen=True, slots=True)
-class ClaimRecord:
-    """A record as a claim reads it (``core.message_kinds`` rules 3 and 4): only what the claim
-    rules decide on, read with the intent in one statement (``shell.ledger.outbox_due``), where
-    each column fetched costs (``bin/bench outbox``)."""
-
-    state: RecordState
-    reason: str
-    acknowledge: bool
-
-
-@dataclass(frozen=True, slots=True)
-class ClaimTaskRow:
-    """A task row as a claim reads it: its delivery and its guard (as ``ClaimRecord``)."""
-
-    delivery: DeliveryState
-    guard: GuardState
-
-
-@dataclass(frozen=True, slots=True)
 class AttemptSnapshot:
     """One worker run. ``started_at`` is its launch; ``stop_reason`` is empty while it is live."""
 

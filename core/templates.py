@@ -1,28 +1,20 @@
 """Every word the connector posts in its own voice, rendered from record values alone.
 
-Rule 1: no content, no model, no free text: fixed words filled with ids, states, stop reasons
-and ``HH:MM UTC`` times from ledger records, so a notice can be rendered again and matched
-against what Basecamp holds (``core.text.message_text``).
-
-Rule 2: a template gives lines; ``render`` gives one kind's body: a comment is the HTML-escaped
-lines joined by ``<br>`` in a ``<div>``; a chat line the plain lines joined by newlines; a boost
-its one plain line of at most ``BOOST_LIMIT`` code points, or rendering refuses it.
-
-Rule 3: the guard acknowledgement ``👀 received`` carries no event id (a boost is a few
-characters), so two guards on one recording are left indeterminate by reconciliation.
-
-Rule 4: a notice asking a person for something names ``bin/connect redispatch <event id>``;
-every notice ends naming what it answers for and ``automatic notice from the Basecamp connector``.
-
-Rule 5: a still-running notice records a moment ("Working on this as of HH:MM UTC"), so it stays
-true if it is the last thing said about a task.
-
-Rule 6: a completion notice names, in event-id order, the events that need a person (failed,
-unknown, could not be started) with the redispatch command, and without asking anything an event
-that succeeded with no reply reported, or an unknown one whose reply was adopted. Other events
-get no line; with no line ``completion`` answers None -- unless a still-running notice was in
-flight when the attempt ended (``notice_in_flight``): then it is "Task N ended: <how>." alone,
-so the last word about ended work is never "still working" (``core.intents`` rule 6)."""
+No content, no model, no free text: fixed words filled with ids, states, stop reasons and
+``HH:MM UTC`` times, so a notice can be rendered again and matched against what Basecamp holds.
+A template gives lines; ``render`` makes one kind's body: a comment's escaped lines joined by
+``<br>`` in a ``<div>``, a chat line's plain lines joined by newlines, a boost's one plain line of
+at most ``BOOST_LIMIT`` code points. The guard's ``👀 received`` carries no event id (a boost is a
+few characters), so two guards on one recording are left indeterminate by reconciliation. A
+notice asking a person for something names ``bin/connect redispatch <event id>``; every notice
+ends naming what it answers for and ``automatic notice from the Basecamp connector``. A
+still-running notice records its moment, so it stays true if it is the last word about a task.
+A completion notice names, in event-id order, the events that need a person (failed, unknown,
+could not be started) and, asking nothing, an event that succeeded with no reply or an unknown
+one whose reply was adopted; with no such line there is no notice, unless a still-running notice
+was in flight as the attempt ended: then it says only how the task ended, so the last word about
+ended work is never "still working".
+"""
 
 from __future__ import annotations
 
@@ -125,8 +117,8 @@ def completion_line(event: SettledEvent) -> str | None:
 def completion(
     attempt: AttemptSnapshot, events: Iterable[SettledEvent], *, notice_in_flight: bool = False
 ) -> Lines | None:
-    """The notice for an attempt's end, or None when every event's settlement needs no line and
-    no still-running notice of it was in flight (rule 6)."""
+    """The notice for an attempt's end, or None when no event needs a line and no still-running
+    notice of it was in flight."""
     event_lines = [
         line
         for event in sorted(events, key=lambda settled: settled.event_id)

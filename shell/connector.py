@@ -62,8 +62,7 @@ from shell.intake.repair import Repair
 from shell.ledger import records
 from shell.ledger.connection import Ledger
 from shell.ledger.tasks import Launch
-from shell.outbox import Outbox, OutboxOptions
-from shell.outbox_turns import OutboxLedgerError
+from shell.outbox import Outbox, OutboxLedgerError, OutboxOptions
 from shell.start import StartParts, settle_previous
 from shell.state import reload
 from shell.worker.driver import CommandDriver, WorkerCommand

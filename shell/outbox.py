@@ -1,44 +1,28 @@
 """The sender: claim, exactly one request, then a receipt -- or, after doubt, a listing.
 
-Rules (the outbox's ten invariants):
-1. The only path to a request is a claim: pending -> sending, committed, by compare-and-set,
-   before the request is made. A guard's armed task events are marked fired in the claim's
-   own transaction, and that is final (invariants 3 and 9).
-2. At claim time its kind's claim rule (``core.message_kinds``) decides, from the snapshot its
-   kind's row names (``shell.outbox_claims``), whether the intent is still called for; if not,
-   it is canceled with a note and nothing is sent.
-3. A claimed intent gets exactly one request. A receipt makes it sent; a request that provably
-   never reached Basecamp (no connection, never written, 429, 408) goes back to pending with its
-   cause, due after ``core.not_created``'s backoff, and is canceled for a person after a day of
-   that; a 401 (Basecamp refused the token, after the client's one refresh) goes back to pending
-   at once and is never given up; Basecamp's refusal of the message (nothing was created)
-   cancels it with the refused note, for a person to resend; any doubt leaves it
-   sending, to be reconciled once the request has had ``reconcile_after`` to land, counted
-   from the failure. Nothing sending is ever posted again (invariant 4).
-4. Reconciliation lists each destination once for all its due intents
-   (``core.reconcile_groups``) and applies ``core.adoption`` to each: adopt the one unowned,
-   non-worker, rival-free match, or leave the intent indeterminate for a person. A failing
-   listing backs off (``core.reconcile_schedule``) and gives up as indeterminate after ten failures; an
-   unlistable destination is indeterminate at once (invariants 5 and 10).
-5. Sending and reconciling are serialized by one lock, so an intent this process is sending
-   is never reconciled under it. One flush never claims the same intent twice. A flush with a
-   deadline waits for the lock no longer than the deadline (a shutdown's bound holds).
-6. The hold pauses sending; reconciliation goes on. After a request that could not connect, or
-   whose token Basecamp refused (401), nothing more is claimed until a read succeeds (with the
-   token, refreshed once if it can be); while a 429's Retry-After runs, nothing is claimed: an
-   outage, a lapsed token or a rate limit cannot turn a queue of notices into refusals.
-7. A ledger that cannot be read or settled raises ``OutboxLedgerError``: it stops a start,
-   whatever the deadline does. A listing that fails only backs off.
-8. Deadlines are monotonic seconds on the ledger's clock. With a deadline and less than
-   ``MIN_POST_WINDOW`` left nothing is claimed; every request is capped at the deadline.
-9. A flush leaves the intents of a kind in ``leaving`` pending, untouched. Starting is not the
-   outbox's: ``shell.start`` runs the one start sequence (reconcile, sweep, recover, send).
-10. Once ``stop`` (the start's, or the loop's) is set, nothing is listed or claimed; a listing under
-   way is not waited for (``shell.stoppable``): its intents stay as they were -- sending, failures
-   uncounted -- for a later reconciliation. A request already made is waited for (its timeout).
-11. A worker's words (``core.intent_kinds.WORKER_KINDS``) go the same way as the connector's own
-   messages. When one lands (a receipt, or adopted by reconciliation) its id is recorded on its
-   task row as the event's ``ack_id`` or ``reply_id`` in the same transaction (``landed``).
+The only path to a request is a claim: ``pending -> sending``, committed by compare-and-set before
+the request is made, after the kind's claim rule (``core.message_kinds``) has decided from a
+snapshot read in the claim's transaction that the message is still called for. A claimed intent
+gets exactly one request, and what came of it is ``core.posting``'s to say: a receipt makes it
+sent; a refusal that proves it never reached Basecamp sends it back to pending; Basecamp's refusal
+of the message cancels it for a person; any doubt leaves it sending, to be reconciled by listing
+its destination once the request has had time to land. Nothing sending is ever posted again.
+Reconciliation lists each destination once for all its due intents and adopts a message only as
+``core.adoption`` allows; a listing that keeps failing, or a destination that cannot be listed,
+leaves the intent indeterminate for a person. A worker's words go the same way; when one lands,
+its id is recorded on its task row, in the same transaction, as the event's ``ack_id`` or
+``reply_id``.
+
+Sending and reconciling hold one lock, so an intent this process is sending is never reconciled
+under it, and one flush never claims the same intent twice. The hold pauses sending, never
+reconciliation. After a request that could not connect, or whose token Basecamp refused, nothing
+more is claimed until a read succeeds; while a 429's Retry-After runs, nothing is claimed: an
+outage, a lapsed token or a rate limit cannot turn a queue of notices into refusals. Deadlines are
+monotonic seconds on the ledger's clock: a flush waits for the lock no longer than its deadline,
+claims nothing with too little time left, and caps every request at it. Once ``stop`` is set
+nothing more is listed or claimed; a listing under way is not waited for (``shell.stoppable``) and
+its intents stay as they were, while a request already made is waited for. A ledger that cannot
+be read or settled raises ``OutboxLedgerError``; a listing that fails only backs off.
 """
 
 from __future__ import annotations
@@ -46,69 +30,77 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
-from functools import cache, partial
+from functools import partial
 from typing import Protocol
 
 from core import notes
 from core.adoption import Adopt, Indeterminate, decide_adoption, rivals, worker_message_ids
 from core.destinations import Destination, ListedMessage
 from core.edges import IntentState
-from core.intents import IntentKind
+from core.intent_kinds import IntentKind
 from core.message_kinds import Cancel, Claim, decide_claim
-from core.not_created import Refuse, Retry, StopRetrying, after_refusal
-from core.outbox_policy import (
+from core.posting import (
+    LISTING_TIMEOUT,
     OUTBOX_TICK,
     POST_TIMEOUT,
+    RECONCILE_AFTER,
     RUN_BATCH,
     RUN_RECONCILE_BATCH,
+    Backoff,
+    Created,
+    GiveUp,
+    PostOutcome,
+    RefusalCause,
+    Refuse,
+    Refused,
+    Retry,
+    StopRetrying,
+    after_failed_listing,
+    after_refusal,
+    by_destination,
+    listing_since,
     may_claim,
     request_timeout,
     wait_after_batch,
-)
-from core.posting import Created, PostOutcome, RefusalCause, Refused
-from core.reconcile_groups import by_destination
-from core.reconcile_schedule import (
-    LISTING_TIMEOUT,
-    RECONCILE_AFTER,
-    Backoff,
-    GiveUp,
-    after_failed_listing,
-    listing_since,
 )
 from core.text import message_text
 from shell.basecamp.errors import ListingFailed, Unlistable
 from shell.crashpoints import pause_at
 from shell.ledger import deliveries, snapshots
 from shell.ledger import outbox as rows
-from shell.ledger.connection import Ledger
-from shell.ledger.outbox_due import ClaimRow, due_now
-from shell.outbox_claims import any_armed, claim_facts
-from shell.outbox_turns import LEDGER_FAILURES, OutboxLedgerError, Settling, ledger_failure
+from shell.ledger.connection import Ledger, LedgerError
 from shell.stoppable import unless_stopped
 
 log = logging.getLogger("connector.outbox")
 
 
+class OutboxLedgerError(Exception):
+    """The ledger could not be read or settled: the connector must not carry on as if it had."""
+
+
+LEDGER_FAILURES = (sqlite3.Error, rows.IntentMoved, LedgerError)
+
+
+@contextmanager
+def _settling(what: str) -> Iterator[None]:
+    """What the ledger raises inside becomes an ``OutboxLedgerError`` naming what failed."""
+    try:
+        yield
+    except LEDGER_FAILURES as error:
+        raise OutboxLedgerError(f"the ledger could not {what}: {error}") from error
+
+
 def landed(
-    connection: sqlite3.Connection,
-    row: rows.IntentRow | ClaimRow,
-    receipt_id: int,
-    note: str,
-    now: datetime,
+    connection: sqlite3.Connection, row: rows.IntentRow, receipt_id: int, note: str, now: datetime
 ) -> None:
-    """An intent's message is known: its receipt, and a worker message's id on its task row (rule 11)."""
+    """An intent's message is known: its receipt, and a worker message's id on its task row."""
     rows.record_receipt(connection, row.id, receipt_id, note, now)
     deliveries.record_worker_message(connection, row.kind, row.task_id, row.event_id, receipt_id)
-
-
-@cache
-def _settling(what: str) -> Settling:
-    """One ``Settling`` per ``what``, kept: it holds nothing else, and a flush enters two an intent."""
-    return Settling(what)
 
 
 class Poster(Protocol):
@@ -135,7 +127,7 @@ class SendResult(StrEnum):
 
 
 CLAIMED = frozenset({SendResult.sent, SendResult.refused, SendResult.uncertain, SendResult.canceled})
-_ENDS_A_FLUSH = frozenset({SendResult.nothing_due, SendResult.held, SendResult.waiting, SendResult.no_time})
+ENDS_A_FLUSH = frozenset({SendResult.nothing_due, SendResult.held, SendResult.waiting, SendResult.no_time})
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,28 +177,23 @@ class Outbox:
         leaving: frozenset[IntentKind] = frozenset(),
         stop: threading.Event | None = None,
     ) -> FlushSummary:
-        """Send what is due, at most ``limit`` claims; never the same intent twice. Intents of a
-        kind in ``leaving`` stay pending, untouched (rule 9); none claimed after ``stop`` (rule 10)."""
+        """Send what is due, at most ``limit`` claims; intents of a kind in ``leaving`` stay
+        pending, untouched."""
         summary = FlushSummary()
         claimed: set[int] = set()
         while (limit is None or len(claimed) < limit) and not (stop is not None and stop.is_set()):
             result = self.send_next(claimed, deadline, leaving)
             summary.results.append(result)
-            if result in _ENDS_A_FLUSH:
-                break
-            if stop_when_uncertain and result is SendResult.uncertain:
+            if result in ENDS_A_FLUSH or (stop_when_uncertain and result is SendResult.uncertain):
                 break
         return summary
 
     def send_next(
-        self,
-        claimed: set[int],
-        deadline: float | None = None,
-        leaving: frozenset[IntentKind] = frozenset(),
+        self, claimed: set[int], deadline: float | None = None, leaving: frozenset[IntentKind] = frozenset()
     ) -> SendResult:
-        """Claim the next due intent and make its one request, holding this process's one lock
-        (rule 5), waited for no longer than ``deadline`` allows: a shutdown's flush never outwaits
-        its bound behind a request in flight on another thread."""
+        """Claim the next due intent and make its one request, holding the lock no longer than
+        ``deadline`` allows: a shutdown's flush never outwaits its bound behind a request in
+        flight on another thread."""
         wait = -1.0 if deadline is None else max(0.0, deadline - self._clock.monotonic())
         if not self._lock.acquire(timeout=wait):
             return SendResult.no_time
@@ -219,66 +206,48 @@ class Outbox:
         self, claimed: set[int], deadline: float | None, leaving: frozenset[IntentKind]
     ) -> SendResult:
         now = self._clock.now()
-        deadline_at = self._wall(deadline)
-        if not may_claim(now, deadline_at, self._options.post_timeout):
+        if not may_claim(now, self._wall(deadline), self._options.post_timeout):
             return SendResult.no_time
         if not self._may_send(deadline):
             return SendResult.waiting
-        try:  # rule 7; the hot path's two writes are not wrapped in a ``Settling`` (bin/bench outbox)
-            with self._ledger.write() as connection:
-                due = due_now(connection, now, claimed, leaving)
-                if due.held:
-                    return SendResult.held
-                row = due.row
-                if row is None:
-                    return SendResult.nothing_due
-                claimed.add(row.id)
-                facts = claim_facts(connection, row, due)
-                decision = decide_claim(row.kind, facts)
-                match decision:
-                    case Cancel(note):
-                        rows.cancel(connection, row.id, IntentState.pending, note, now)
-                    case Claim(mark_guard_fired):
-                        rows.claim(connection, row.id, now)
-                        if mark_guard_fired and row.event_id is not None and any_armed(facts):
-                            deliveries.fire_guard(connection, row.event_id)
-        except LEDGER_FAILURES as error:
-            raise ledger_failure("claim", error) from error
-        informing = log.isEnabledFor(logging.INFO)
+        with _settling("claim"), self._ledger.write() as connection:
+            row = rows.next_due(connection, now, claimed, leaving)
+            if row is None:
+                return SendResult.held if rows.held(connection) else SendResult.nothing_due
+            claimed.add(row.id)
+            decision = decide_claim(row.kind, rows.claim_snapshot(connection, row))
+            match decision:
+                case Cancel(note):
+                    rows.cancel(connection, row.id, IntentState.pending, note, now)
+                case Claim(fires_guard):
+                    rows.claim(connection, row.id, now)
+                    if fires_guard and row.event_id is not None:
+                        deliveries.fire_guard(connection, row.event_id)
         if isinstance(decision, Cancel):
             self._log(row, "canceled", note=decision.note)
             return SendResult.canceled
-        if informing:
-            self._log(row, "sending")
+        self._log(row, "sending")
         pause_at("after_claim")
         timeout = request_timeout(self._clock.now(), self._wall(deadline), self._options.post_timeout)
-        outcome = self._poster.post(
-            row.destination, row.body, self._clock.monotonic() + timeout.total_seconds()
-        )
+        request_deadline = self._clock.monotonic() + timeout.total_seconds()
+        outcome = self._poster.post(row.destination, row.body, request_deadline)
         pause_at("after_post")
-        return self._settle_post(row, outcome, informing)
-
-    def _settle_post(self, row: ClaimRow, outcome: PostOutcome, informing: bool) -> SendResult:
-        now = self._clock.now()
         if isinstance(outcome, Refused):
-            return self._settle_refusal(row, outcome, now)
-        try:
-            with self._ledger.write() as connection:
-                if isinstance(outcome, Created):
-                    landed(connection, row, outcome.id, "", now)
-                else:
-                    rows.defer(connection, row.id, now + self._options.reconcile_after)
-        except LEDGER_FAILURES as error:
-            raise ledger_failure("record the post's outcome", error) from error
+            return self._settle_refusal(row, outcome)
+        with _settling("record the post's outcome"), self._ledger.write() as connection:
+            if isinstance(outcome, Created):
+                landed(connection, row, outcome.id, "", self._clock.now())
+            else:
+                rows.defer(connection, row.id, self._clock.now() + self._options.reconcile_after)
         if isinstance(outcome, Created):
-            if informing:
-                self._log(row, "sent", receipt_id=outcome.id)
+            self._log(row, "sent", receipt_id=outcome.id)
             return SendResult.sent
         self._log(row, "sending", note=f"uncertain: {outcome.cause}", status=outcome.status)
         return SendResult.uncertain
 
-    def _settle_refusal(self, row: ClaimRow, outcome: Refused, now: datetime) -> SendResult:
-        """Nothing was created: pending again if it never reached Basecamp, else canceled (rule 3)."""
+    def _settle_refusal(self, row: rows.IntentRow, outcome: Refused) -> SendResult:
+        """Nothing was created: pending again if it never reached Basecamp, else canceled."""
+        now = self._clock.now()
         after = after_refusal(outcome, now, row.retrying_since)
         with _settling("record the post's outcome"), self._ledger.write() as connection:
             match after:
@@ -287,7 +256,7 @@ class Outbox:
                 case StopRetrying(note) | Refuse(note):
                     rows.cancel(connection, row.id, IntentState.sending, note, now)
         if outcome.cause is RefusalCause.not_connected or after.note == notes.TOKEN_REFUSED:
-            self._needs_a_read = True  # rule 6: an outage, or a token Basecamp refuses
+            self._needs_a_read = True
         if isinstance(after, Retry):
             self._log(row, "pending", note=f"{after.note} ({outcome.detail})", due=after.due_at.isoformat())
             return SendResult.retry
@@ -296,7 +265,7 @@ class Outbox:
 
     def _may_send(self, deadline: float | None) -> bool:
         """No claim while a 429's wait runs, or after a failed connection or a refused token
-        until a read succeeds (rule 6)."""
+        until a read succeeds."""
         if self._poster.rate_limited_for() > 0:
             return False
         if not self._needs_a_read:
@@ -318,8 +287,8 @@ class Outbox:
         self, age: timedelta | None = None, limit: int | None = None, deadline: float | None = None,
         stop: threading.Event | None = None,
     ) -> int:  # fmt: skip
-        """List the destinations of sending intents older than ``age``, until ``stop`` (rule 10);
-        the number listed."""
+        """List the destinations of sending intents older than ``age`` (by default the time a
+        request needs to land), until ``stop``; the number of intents listed."""
         with self._lock:
             now = self._clock.now()
             wait = self._options.reconcile_after if age is None else age
@@ -338,8 +307,8 @@ class Outbox:
         self, group: list[rows.IntentRow], deadline: float | None, stop: threading.Event | None
     ) -> bool:
         """One listing for every intent of ``group`` (one destination), back to the earliest's
-        ``since``; each intent is then settled on its own, in its own transaction (rule 4). False
-        when ``stop`` came first: the group is left as it was (rule 10)."""
+        ``since``; each intent then settled in its own transaction. False when ``stop`` came
+        first: the group is left as it was."""
         since = min(listing_since(row.sending_at, row.created_at) for row in group)
         bound = self._clock.monotonic() + self._options.listing_timeout.total_seconds()
         if deadline is not None:
@@ -410,25 +379,22 @@ class Outbox:
             case Backoff(reconcile_at, failures):
                 log.info(
                     "outbox intent=%d listing failed (%d): %s; next at %s",
-                    row.id,
-                    failures,
-                    detail,
-                    reconcile_at.isoformat(),
-                )
+                    row.id, failures, detail, reconcile_at.isoformat(),
+                )  # fmt: skip
             case GiveUp(note, failures):
                 self._log(row, "indeterminate", note=note)
 
     # -- the lifecycle ---------------------------------------------------------------------
 
     def run_once(self, stop: threading.Event | None = None) -> FlushSummary:
-        """One tick: a batch of sends, then at most one listing; ``stop`` cuts either short (rule 10)."""
+        """One tick: a batch of sends, then at most one listing; ``stop`` cuts either short."""
         summary = self.flush(limit=self._options.run_batch, stop=stop)
         self.reconcile(limit=self._options.run_reconcile_batch, stop=stop)
         return summary
 
     def run(self, stop: threading.Event, beat: Callable[[], None] = lambda: None) -> None:
-        """Tick until ``stop`` is set, calling ``beat`` as each tick starts (``shell.heartbeats``).
-        A ledger failure is logged and the tick tried again."""
+        """Tick until ``stop`` is set, calling ``beat`` as each tick starts. A ledger failure is
+        logged and the tick tried again."""
         while not stop.is_set():
             beat()
             wait = self._options.tick
@@ -439,23 +405,14 @@ class Outbox:
                 log.error("outbox: %s", error)
             stop.wait(wait.total_seconds())
 
-    # -- helpers ---------------------------------------------------------------------------
-
     def _wall(self, deadline: float | None) -> datetime | None:
         if deadline is None:
             return None
         return self._clock.now() + timedelta(seconds=deadline - self._clock.monotonic())
 
-    def _log(self, row: rows.IntentRow | ClaimRow, state: str, **details: object) -> None:
-        if not log.isEnabledFor(logging.INFO):
-            return
+    def _log(self, row: rows.IntentRow, state: str, **details: object) -> None:
         extra = "".join(f" {key}={value}" for key, value in details.items() if value is not None)
         log.info(
             "outbox intent=%d kind=%s state=%s event=%s attempt=%s%s",
-            row.id,
-            row.kind,
-            state,
-            row.event_id,
-            row.attempt_id,
-            extra,
-        )
+            row.id, row.kind, state, row.event_id, row.attempt_id, extra,
+        )  # fmt: skip

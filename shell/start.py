@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from core.intents import IntentKind
+from core.intent_kinds import IntentKind
 from shell.outbox import FlushSummary, Outbox
 from shell.worker.driver import sweep_sessions
 

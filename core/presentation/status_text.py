@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from core.not_created import TokenOutage
+from core.posting import TokenOutage
 from core.presentation.formats import byte_size, short_time
 from core.presentation.status_report import (
     blocked_by_reason,

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from core.not_created import TokenOutage
+from core.posting import TokenOutage
 from core.states import AttemptState, IntentState
 from core.worker_result import WorkerResult
 

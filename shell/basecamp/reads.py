@@ -34,8 +34,8 @@ from core.admission import (
     mentioned_in,
 )
 from core.admission_matrix import CHAT_LINE_CREATED, COMMENT_CREATED
+from core.adoption import ReadMessage
 from core.destinations import Destination, MessageKind
-from core.receipt_check import ReadMessage
 from core.timestamps import parse_timestamp
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.errors import ListingFailed

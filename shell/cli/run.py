@@ -64,7 +64,7 @@ from shell.errors import EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UserErr
 from shell.ledger import write_failures
 from shell.ledger.connection import Ledger, LedgerError, ledger_failure, open_ledger
 from shell.ledger.hold import set_hold, standing
-from shell.outbox_turns import OutboxLedgerError
+from shell.outbox import OutboxLedgerError
 from shell.state import pair_lock
 from shell.state.config import SHADOW_DIRECTORY, StatePaths, load_config, locate_state, read_token_file
 from shell.state.lock import acquire

@@ -22,7 +22,7 @@ from core.doctor import (
     state_directory_check,
     worker_check,
 )
-from core.not_created import TokenOutage
+from core.posting import TokenOutage
 from shell import private_files
 from shell.errors import UserError
 from shell.ledger.connection import (

@@ -27,7 +27,7 @@ from core.doctor_inbox import inbox_check
 from core.inbox import NotForPrincipal
 from core.intake_status import InboxVerdict
 from core.lasting_refusal import what_to_fix
-from core.not_created import TokenOutage
+from core.posting import TokenOutage
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.errors import AuthenticationFailed, BasecampError, InboxRefused, LastingRefusal
 from shell.clock import Clock

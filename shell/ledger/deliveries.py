@@ -1,15 +1,11 @@
 """The task rows (``task_events``): which records a task carries, and how far each delivery went.
 
-Rules:
-1. This module writes ``task_events`` (``tests/ledger/test_table_writers.py``): the
-   dispatcher's transitions (``tasks``) and the outbox's claim (``shell.outbox``) ask it, inside
-   the transaction they opened; nothing here commits. A worker's own moves (exposure, pull, the
-   guard's cancel, acknowledgement, completion) are ``shell.ledger.worker_moves``' statements:
-   the MCP server runs them without importing this module's adoption and outbox reads.
-2. Every move is a compare-and-set on the state it was decided from, and returns its row
-   count: the caller checks it and raises, so its transaction rolls back, when the row moved.
-3. Nothing here decides: the moves are the lifecycle tables' (``core.edges``), chosen by core;
-   the dispatcher's and the guard's states are those ``shell.ledger.moves.asked`` answered.
+This module writes ``task_events``: the dispatcher's transitions and the outbox's claim ask it,
+inside the transaction they opened, and nothing here commits or decides. A move is a
+compare-and-set on the state it was decided from, its row count returned for the caller to check;
+the states are those core's lifecycle tables answered. A worker's own moves (exposure, pull, the
+guard's cancel, acknowledgement, completion) are ``shell.ledger.worker_moves``' statements, so the
+MCP server runs them without importing this module's adoption and outbox reads.
 """
 
 from __future__ import annotations
@@ -109,10 +105,8 @@ def fire_guard(connection: sqlite3.Connection, event_id: int) -> int:
 def record_worker_message(
     connection: sqlite3.Connection, kind: IntentKind, task_id: int | None, event_id: int | None, receipt_id: int
 ) -> int:
-    """A worker message the outbox posted (or a person found) is recorded as its task row's
-    ``ack_id`` or ``reply_id`` (``core.intent_kinds.REPORTED_AS``), unless the row already holds
-    one: a worker never has to report what the connector knows. The row count (0: nothing to
-    record, or the row already had its id)."""
+    """A worker message the outbox posted (or a person found) recorded as its task row's
+    ``ack_id`` or ``reply_id``, unless the row already holds one; the row count."""
     column = REPORTED_AS.get(kind)
     if column is None or task_id is None or event_id is None:
         return 0
@@ -168,9 +162,9 @@ def adopt_reply(connection: sqlite3.Connection, task_id: int, event_id: int, rep
 
 
 def adopt_listed(connection: sqlite3.Connection, task_id: int, replies: ListedReplies) -> list[tuple[int, int]]:
-    """``core.adopted_reply`` rule 4, inside the settlement's transaction: for each candidate row
-    of the settled task whose destination was listed, the one reply ``choose_reply`` answers,
-    written by compare-and-set. The (event id, adopted reply id) pairs written."""
+    """Inside the settlement's transaction: for each candidate row of the settled task whose
+    destination was listed, the one reply ``choose_reply`` answers, written by compare-and-set.
+    The (event id, adopted reply id) pairs written."""
     task_rows = settled_rows(connection, task_id)
     adopted: list[tuple[int, int]] = []
     for row, destination in task_rows:

@@ -33,7 +33,7 @@ from core.blocked_retry import BlockedBefore, blocked_times
 from core.dispatch import OPEN_STATES, LiveWork, OpenRecord, conversation_live
 from core.edges import RECORD_EDGES, Actor, RecordState
 from core.feed import FeedEvent, new_ids
-from core.intents import intents_for_verdict
+from core.message_kinds import intents_for_verdict
 from core.timestamps import format_timestamp
 from shell.ledger import outbox, snapshots
 from shell.ledger.connection import stored_time

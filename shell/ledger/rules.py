@@ -46,6 +46,7 @@ from core.intent_kinds import IntentKind
 from core.lane_status import LaneState
 from core.launch_settlement import LaunchFinding
 from core.losses import LossState
+from core.message_kinds import KINDS
 from core.snapshots import REPLY_KINDS, StopReason
 from core.states import AttemptState, DeliveryState, EventOutcome, GuardState, IntentState, RecordState
 
@@ -170,9 +171,15 @@ def _vocabulary_trigger(table: str, event: str, columns: Vocabulary) -> tuple[st
     return name, f"CREATE TRIGGER {name}\nBEFORE {on} ON {table}\nWHEN {when}\nBEGIN\n    SELECT RAISE(ABORT, {_quote(said)});\nEND"
 
 
+URGENCY = "CASE kind " + " ".join(f"WHEN '{kind}' THEN {spec.urgency}" for kind, spec in KINDS.items()) + " END"
+"""An intent's urgency, as the kind table gives it (``core.message_kinds``), in SQL."""
+CLAIM_ORDER = "rule_outbox_claim_order"
+"""The index the outbox's claim reads its order from (``shell.ledger.outbox.next_due``)."""
+
+
 @functools.cache
 def generated() -> dict[str, str]:
-    """Every generated trigger, name -> its text exactly as ``sqlite_master`` keeps it."""
+    """Every generated trigger and index, name -> its text exactly as ``sqlite_master`` keeps it."""
     judged = {(lifecycle.table, lifecycle.column) for lifecycle in LIFECYCLES}
     by_table: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
     for table, column, values in vocabularies():
@@ -188,12 +195,19 @@ def generated() -> dict[str, str]:
         triggers.update([_vocabulary_trigger(table, "INSERT", tuple(columns))])
         if unjudged.get(table):
             triggers.update([_vocabulary_trigger(table, "UPDATE", unjudged[table])])
+    triggers[CLAIM_ORDER] = f"CREATE INDEX {CLAIM_ORDER} ON outbox (state, ({URGENCY}), not_before, id)"
     return triggers
 
 
 def _rule_triggers(connection: sqlite3.Connection) -> dict[str, str]:
-    rows = connection.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name GLOB 'rule_*'")
+    rows = connection.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type IN ('trigger', 'index') AND name GLOB 'rule_*'"
+    )
     return {str(name): str(sql) for name, sql in rows}
+
+
+def _drop(connection: sqlite3.Connection, name: str, sql: str) -> None:
+    connection.execute(f"DROP {'INDEX' if sql.startswith('CREATE INDEX') else 'TRIGGER'} IF EXISTS {name}")
 
 
 def in_force(connection: sqlite3.Connection) -> bool:
@@ -240,8 +254,8 @@ def bring_up_to_date(connection: sqlite3.Connection) -> None:
     for lifecycle in LIFECYCLES:
         connection.execute(f"DROP TRIGGER IF EXISTS {lifecycle.replaces}")
     for name in held.keys() - wanted.keys():
-        connection.execute(f"DROP TRIGGER {name}")
+        _drop(connection, name, held[name])
     for name, sql in wanted.items():
         if held.get(name) != sql:
-            connection.execute(f"DROP TRIGGER IF EXISTS {name}")
+            _drop(connection, name, held.get(name, sql))
             connection.execute(sql)

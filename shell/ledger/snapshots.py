@@ -1,15 +1,10 @@
 """The lifecycle snapshots core decides on, read from their tables: a record, its task rows, an
 attempt, the redispatches pending on a task.
 
-    record = snapshots.record(connection, event_id)        # a RecordSnapshot, or None
-    record, rows = snapshots.claim_event(found, start)      # a claim's, read with its intent
-
-Rules:
-1. Reads only, inside a transaction the caller opened (``Ledger.read()`` or ``Ledger.write()``),
-   so a decision is made from one consistent snapshot and applied in the same transaction.
-2. A task's rows are the instructions its live attempt answers for: a retired row, or one whose
-   record a person discarded, is none (it is never handed out).
-3. Lists of ids are asked in chunks, under SQLite's bound on a statement's parameters.
+Reads only, inside a transaction the caller opened, so a decision is made from one consistent
+snapshot and applied in the same transaction. A task's rows are the instructions its live attempt
+answers for: a retired row, or one whose record a person discarded, is none. Lists of ids are
+asked in chunks, under SQLite's bound on a statement's parameters.
 """
 
 from __future__ import annotations
@@ -20,7 +15,7 @@ from typing import Any
 
 from core.destinations import MessageKind
 from core.edges import AttemptState, DeliveryState, GuardState, RecordState
-from core.snapshots import AttemptSnapshot, ClaimRecord, ClaimTaskRow, RecordSnapshot, TaskEventSnapshot
+from core.snapshots import AttemptSnapshot, RecordSnapshot, TaskEventSnapshot
 from core.timestamps import parse_timestamp
 from shell.ledger.connection import stored_time
 
@@ -28,29 +23,6 @@ from shell.ledger.connection import stored_time
 def record(connection: sqlite3.Connection, event_id: int) -> RecordSnapshot | None:
     found = connection.execute(f"SELECT {_RECORD} FROM events e WHERE e.id = ?", (event_id,)).fetchone()
     return None if found is None else _record(event_id, found)
-
-
-_CLAIM_RECORD = "e.state, e.reason, e.acknowledge"
-CLAIM_EVENT_COLUMNS = f"{_CLAIM_RECORD}, te.delivery, te.guard"
-"""A claim's snapshot of its event (``core.snapshots.ClaimRecord`` and a ``ClaimTaskRow`` a task
-row of the event, live or retired), as columns of the intent's own statement, joined by
-``CLAIM_EVENT_JOIN`` and read back by ``claim_event``: one statement, not two, and only the
-columns the claim rules read (``bin/bench outbox``)."""
-CLAIM_EVENT_JOIN = "LEFT JOIN events e ON e.id = {intent}.event_id LEFT JOIN task_events te ON te.event_id = e.id"
-CLAIM_EVENT_WIDTH = CLAIM_EVENT_COLUMNS.count(",") + 1
-
-
-def claim_event(found: Sequence[Sequence[Any]], start: int) -> tuple[ClaimRecord | None, list[ClaimTaskRow]]:
-    """The claim's snapshot ``CLAIM_EVENT_COLUMNS`` hold from ``start`` on, in the rows one
-    intent's statement answered (one a task row of its event): (None, []) when the record is gone."""
-    if not found or found[0][start] is None:
-        return None, []
-    task = start + _CLAIM_RECORD.count(",") + 1  # where a task row's columns begin
-    state, reason, acknowledge = found[0][start:task]
-    record = ClaimRecord(_RECORD_STATE[state], reason, bool(acknowledge))
-    return record, [
-        ClaimTaskRow(_DELIVERY[values[task]], _GUARD[values[task + 1]]) for values in found if values[task] is not None
-    ]
 
 
 _RECORD = (
@@ -63,31 +35,31 @@ def _record(event_id: int, found: Sequence[Any]) -> RecordSnapshot:
     state, reason, bucket, recording, acknowledge, reply_kind, reply_bucket, reply_recording = found
     return RecordSnapshot(
         event_id=event_id,
-        state=_RECORD_STATE[state],
+        state=RecordState(state),
         reason=reason,
         bucket_id=bucket,
         recording_id=recording,
         acknowledge=bool(acknowledge),
-        reply_kind=_MESSAGE_KIND[reply_kind] if reply_kind else None,
+        reply_kind=MessageKind(reply_kind) if reply_kind else None,
         reply_bucket_id=reply_bucket,
         reply_recording_id=reply_recording,
     )
 
 
-# A claim reads a record an intent: its words become the enums' members by a look-up of each
-# enum's own table (a call of the enum costs several times more).
-_RECORD_STATE: dict[str, RecordState] = {str(state): state for state in RecordState}
-_MESSAGE_KIND: dict[str, MessageKind] = {str(kind): kind for kind in MessageKind}
-_DELIVERY: dict[str, DeliveryState] = {str(state): state for state in DeliveryState}
-_GUARD: dict[str, GuardState] = {str(state): state for state in GuardState}
+_TASK_EVENT = "te.event_id, te.delivery, te.guard, te.ack_id, te.reply_id, te.adopted_reply_id"
+
+
+def task_events_of_event(connection: sqlite3.Connection, event_id: int) -> list[TaskEventSnapshot]:
+    """Every task row of the event, live or retired: what a guard's claim reads."""
+    rows = connection.execute(f"SELECT {_TASK_EVENT} FROM task_events te WHERE te.event_id = ?", (event_id,))
+    return [_task_event(found) for found in rows]
 
 
 def task_events_of_task(connection: sqlite3.Connection, task_id: int) -> list[TaskEventSnapshot]:
     """The task's rows not yet retired: the instructions its live attempt answers for. A row
     whose record a person discarded is no instruction any more (it is never handed out)."""
     rows = connection.execute(
-        "SELECT te.event_id, te.delivery, te.guard, te.ack_id, te.reply_id, te.adopted_reply_id"
-        " FROM task_events te JOIN events e ON e.id = te.event_id"
+        f"SELECT {_TASK_EVENT} FROM task_events te JOIN events e ON e.id = te.event_id"
         " WHERE te.task_id = ? AND te.retired_at IS NULL AND e.state <> 'discarded'",
         (task_id,),
     ).fetchall()
@@ -108,7 +80,7 @@ def _task_event(found: Sequence[object]) -> TaskEventSnapshot:
 
 def still_running_in_flight(connection: sqlite3.Connection, attempt_id: str) -> bool:
     """Whether a still-running notice of the attempt is ``sending``: claimed, its one request
-    perhaps not yet made (``core.intents`` rule 6 reads it as the attempt ends)."""
+    perhaps not yet made (the attempt's completion notice then says how it ended)."""
     found = connection.execute(
         "SELECT 1 FROM outbox WHERE attempt_id = ? AND kind = 'still_running' AND state = 'sending' LIMIT 1",
         (attempt_id,),

@@ -19,7 +19,7 @@ from __future__ import annotations
 import sqlite3
 
 from core import notes
-from core.not_created import TokenOutage
+from core.posting import TokenOutage
 from core.presentation.status_values import (
     LAST_DISPATCHES,
     LAST_WAITING_RECORDS,

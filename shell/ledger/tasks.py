@@ -44,8 +44,8 @@ from core.edges import (
     TaskState,
 )
 from core.hold import may_launch
-from core.intents import Intent, completion_intent, still_running_intent
 from core.launch_settlement import LeftLaunch, Settle
+from core.message_kinds import Intent, completion_intent, still_running_intent
 from core.settlement import RowSettlement, RowStep, read_back, settlement_plan
 from core.snapshots import StopReason
 from core.task_token import token_sha256

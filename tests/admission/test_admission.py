@@ -11,7 +11,7 @@ import pytest
 from core.admission import ReadFailure, ReadFailureKind, RecordingSummary, Verdict
 from core.admission_matrix import DiscardReason
 from core.edges import RecordState
-from core.intents import GUARD_DELAY
+from core.message_kinds import GUARD_DELAY
 from core.timestamps import format_timestamp
 from shell.admission import Admission
 from shell.basecamp.standin.faults import Fault, FaultAction

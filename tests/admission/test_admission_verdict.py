@@ -37,7 +37,8 @@ from core.admission_matrix import MATRIX
 from core.destinations import Destination, MessageKind
 from core.dispatch_tools.rows import read_snapshot
 from core.edges import RecordState
-from core.intents import IntentKind, intents_for_verdict
+from core.intent_kinds import IntentKind
+from core.message_kinds import intents_for_verdict
 
 AGENT = 900
 OPERATOR = 100

@@ -53,8 +53,7 @@ from urllib.parse import quote
 from core import notes, templates
 from core.adoption import Adopt, Rival, decide_adoption
 from core.destinations import Destination, ListedMessage, MessageKind
-from core.outbox_policy import RUN_BATCH
-from core.posting import Created, PostOutcome
+from core.posting import RUN_BATCH, Created, PostOutcome
 from core.text import message_text
 from core.timestamps import format_timestamp
 from shell.ledger.connection import BUSY_TIMEOUT_SECONDS, Ledger, open_ledger

@@ -27,7 +27,7 @@ from shell.cli import run as run_command
 from shell.cli.main import main as connect_main
 from shell.errors import EXIT_CONFIG, EXIT_UNAVAILABLE
 from shell.ledger.connection import SCHEMA_VERSION, LedgerError, open_ledger
-from shell.outbox_turns import OutboxLedgerError
+from shell.outbox import OutboxLedgerError
 from tests.support.configured import configure_connector
 
 pytestmark = pytest.mark.slow

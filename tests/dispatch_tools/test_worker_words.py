@@ -241,7 +241,10 @@ def test_the_adopted_reply_rule_leaves_the_workers_posted_words_out(world: Dispa
 def test_a_workers_words_go_after_the_guard_and_before_the_connectors_notices() -> None:
     """What a person waits for first: the acknowledgement beside the guard; the reply and notes,
     one tier oldest first, before the completion and still-running notices."""
-    from core.urgency import rank
+    from core.message_kinds import KINDS
+
+    def rank(kind: IntentKind) -> int:
+        return KINDS[kind].urgency
 
     assert rank(IntentKind.worker_ack) == rank(IntentKind.guard_ack) < rank(IntentKind.holding_reply)
     assert rank(IntentKind.holding_reply) < rank(IntentKind.worker_reply) == rank(IntentKind.worker_note)

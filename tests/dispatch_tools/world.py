@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from core.intents import GUARD_DELAY, intents_for_verdict
-from core.message_kinds import guard_key
+from core.message_kinds import GUARD_DELAY, guard_key, intents_for_verdict
 from core.timestamps import format_timestamp
 from shell.basecamp.standin.world import person_sgid
 from shell.ledger import deliveries, snapshots

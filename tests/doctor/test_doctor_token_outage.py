@@ -9,7 +9,7 @@ import pytest
 
 from core.doctor import CheckStatus
 from core.doctor_basecamp import AnsweredAs, Identity, NotAsked, TokenFacts, TokenRefused, token_check
-from core.not_created import TokenOutage
+from core.posting import TokenOutage
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 AGENT = 1049715901

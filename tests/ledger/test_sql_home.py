@@ -41,7 +41,7 @@ def test_the_walk_sees_every_form_of_an_sql_call() -> None:
 
 def test_the_walk_covers_core_and_the_shell_outside_the_ledger() -> None:
     found = {path.relative_to(ROOT).as_posix() for path in modules_outside_the_ledger()}
-    assert {"shell/connector.py", "shell/intake/poll_lane.py", "core/intents.py"} <= found
+    assert {"shell/connector.py", "shell/intake/poll_lane.py", "core/message_kinds.py"} <= found
     assert not any(name.startswith("shell/ledger/") for name in found)
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from core.destinations import MessageKind
 from core.edges import AttemptState, DeliveryState, GuardState, RecordState
-from core.intents import IntentKind
+from core.intent_kinds import IntentKind
 from core.message_kinds import Cancel, Claim, ClaimDecision, ClaimFacts, decide_claim
 from core.snapshots import AttemptSnapshot, RecordSnapshot, TaskEventSnapshot
 
@@ -68,7 +68,7 @@ def attempt(state: AttemptState) -> AttemptSnapshot:
 @pytest.mark.parametrize("state", [RecordState.admitted, RecordState.queued, RecordState.dispatched])
 def test_a_guard_still_called_for_is_claimed_and_fires_its_task_rows(state: RecordState) -> None:
     decision = decided(IntentKind.guard_ack, record=record(state=state))
-    assert decision == Claim(mark_guard_fired=True)
+    assert decision == Claim(fires_guard=True)
 
 
 @pytest.mark.parametrize(
@@ -85,7 +85,7 @@ def test_a_guard_waits_through_rows_nobody_acknowledged(rows: tuple[TaskEventSna
     decision = decided(
         IntentKind.guard_ack, record=record(state=RecordState.dispatched), task_events=rows
     )
-    assert decision == Claim(mark_guard_fired=True)
+    assert decision == Claim(fires_guard=True)
 
 
 def test_a_guard_whose_record_vanished_is_canceled() -> None:
@@ -135,7 +135,7 @@ def test_a_holding_reply_still_blocked_for_no_route_is_claimed() -> None:
     decision = decided(
         IntentKind.holding_reply, record=record(state=RecordState.blocked, reason="no_route")
     )
-    assert decision == Claim(mark_guard_fired=False)
+    assert decision == Claim(fires_guard=False)
 
 
 @pytest.mark.parametrize(
@@ -189,7 +189,7 @@ def test_a_still_running_notice_with_no_attempt_is_canceled() -> None:
 
 
 def test_a_completion_notice_is_always_claimed_and_fires_no_guard() -> None:
-    assert decided(IntentKind.completion) == Claim(mark_guard_fired=False)
+    assert decided(IntentKind.completion) == Claim(fires_guard=False)
     assert decided(IntentKind.completion, record=record(state=RecordState.completed)) == Claim()
 
 
@@ -199,7 +199,7 @@ def test_only_a_guard_claim_marks_guards_fired() -> None:
         decided(IntentKind.still_running, attempt=attempt(AttemptState.running), task_events=[row()]),
         decided(IntentKind.completion),
     ]
-    assert all(decision == Claim(mark_guard_fired=False) for decision in decisions)
+    assert all(decision == Claim(fires_guard=False) for decision in decisions)
 
 
 # -- whatever the snapshot says -------------------------------------------------------------
@@ -229,4 +229,4 @@ def test_a_guard_is_claimed_exactly_when_the_rule_says(
         and not any(r.guard == "canceled" or r.delivery in ("delivered", "completed") for r in rows)
     )
     decision = decided(IntentKind.guard_ack, record=snapshot, task_events=rows)
-    assert decision == (Claim(mark_guard_fired=True) if called_for else NO_LONGER)
+    assert decision == (Claim(fires_guard=True) if called_for else NO_LONGER)

@@ -12,8 +12,17 @@ from hypothesis import strategies as st
 from core import templates
 from core.destinations import Destination, MessageKind
 from core.edges import AttemptState, RecordState
-from core.intents import GUARD_DELAY, IntentKind, completion_intent, intents_for_verdict, still_running_intent
-from core.message_kinds import completion_key, guard_key, holding_reply_key, still_running_key
+from core.intent_kinds import IntentKind
+from core.message_kinds import (
+    GUARD_DELAY,
+    completion_intent,
+    completion_key,
+    guard_key,
+    holding_reply_key,
+    intents_for_verdict,
+    still_running_intent,
+    still_running_key,
+)
 from core.snapshots import AttemptSnapshot, RecordSnapshot, SettledEvent, Settlement
 from core.states import EventOutcome
 from core.text import message_text

@@ -8,10 +8,14 @@ from dataclasses import fields, replace
 
 import pytest
 
+from core.edges import IntentState
 from core.intent_kinds import IntentKind
 from core.message_kinds import KINDS, Cancel, Claim, ClaimFacts, ClaimNeeds, KindSpec, Where
-from core.urgency import URGENCY
-from shell.outbox_claims import READS
+from shell.ledger import outbox as rows
+from shell.ledger.connection import Ledger
+from shell.ledger.outbox import claim_snapshot
+from shell.ledger.rules import URGENCY
+from tests.support.ledger_world import LedgerWorld
 
 PARTS = tuple(field.name for field in fields(KindSpec))
 
@@ -51,12 +55,18 @@ def test_a_kind_without_a_row_fails_the_walk() -> None:
     ]
 
 
-def test_every_snapshot_a_claim_needs_has_its_reader() -> None:
-    assert set(READS) == set(ClaimNeeds)
+def test_every_snapshot_a_claim_needs_has_its_reader(ledger: Ledger, world: LedgerWorld) -> None:
+    world.request(101)
+    with ledger.read() as connection:
+        (row,) = rows.intents_in(connection, [IntentState.pending])
+        for needs in ClaimNeeds:
+            kind = next(kind for kind, spec in KINDS.items() if spec.needs is needs)
+            assert isinstance(claim_snapshot(connection, replace(row, kind=kind)), ClaimFacts), needs
 
 
-def test_the_urgency_tiers_are_the_tables() -> None:
-    assert {kind for tier in URGENCY for kind in tier} == set(IntentKind)
+def test_the_claim_order_gives_every_kind_its_tables_urgency() -> None:
+    assert all(f"WHEN '{kind}' THEN {spec.urgency}" in URGENCY for kind, spec in KINDS.items())
+    assert set(KINDS) == set(IntentKind)
 
 
 def test_a_kind_without_a_row_fails_at_import() -> None:

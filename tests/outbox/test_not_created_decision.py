@@ -10,17 +10,18 @@ from returns.result import Success
 
 from core import notes
 from core.edges import INTENT_EDGES, Actor, IntentState
-from core.not_created import (
+from core.posting import (
     FIRST_RETRY_WAIT,
     LONGEST_RETRY_WAIT,
     RETRY_BOUND,
+    RefusalCause,
     Refuse,
+    Refused,
     Retry,
     StopRetrying,
     after_refusal,
     not_created_cause,
 )
-from core.posting import RefusalCause, Refused
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 NOT_CONNECTED = Refused(RefusalCause.not_connected, None, "could not connect")

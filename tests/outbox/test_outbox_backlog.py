@@ -6,7 +6,7 @@ import threading
 import time
 from datetime import timedelta
 
-from core.outbox_policy import RUN_BATCH, wait_after_batch
+from core.posting import RUN_BATCH, wait_after_batch
 from shell.clock import FakeClock
 from shell.ledger.connection import Ledger
 from shell.outbox import Outbox, OutboxOptions

@@ -3,7 +3,7 @@
 import contextlib
 
 from core import notes
-from core.reconcile_schedule import MAX_RECONCILE_FAILURES
+from core.posting import MAX_RECONCILE_FAILURES
 from shell.clock import FakeClock
 from shell.ledger.connection import Ledger
 from shell.outbox import Outbox, SendResult

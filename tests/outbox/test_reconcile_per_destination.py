@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from core import notes
 from core.destinations import Destination, MessageKind
-from core.reconcile_groups import by_destination
+from core.posting import by_destination
 from shell.clock import FakeClock
 from shell.outbox import Outbox, SendResult
 from tests.support.fake_basecamp import FakeBasecamp, Listing, Post

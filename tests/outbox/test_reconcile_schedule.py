@@ -1,4 +1,5 @@
-"""core.reconcile_schedule and core.outbox_policy: when to list, how far back, how to back off, when to stop."""
+"""When a sending intent is listed, how far back, how a failed listing backs off, when it stops
+(``core.posting``; the due intents are the ledger's query)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,26 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core import outbox_policy, reconcile_schedule
-from core.reconcile_schedule import (
+from core import posting
+from core.destinations import Destination, ListedMessage, MessageKind
+from core.edges import IntentState
+from core.intent_kinds import IntentKind
+from core.message_kinds import Intent
+from core.posting import (
     Backoff,
     GiveUp,
+    PostOutcome,
+    Uncertain,
+    UncertainCause,
     after_failed_listing,
     backoff_delay,
-    due_for_reconciliation,
     listing_since,
-    reconcile_at_after_uncertain_post,
 )
+from shell.clock import FakeClock
+from shell.ledger import outbox as rows
+from shell.ledger.connection import Ledger
+from shell.outbox import Outbox
+from tests.support.fake_basecamp import AGENT_ID
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 SECOND = timedelta(seconds=1)
@@ -25,14 +36,14 @@ SECOND = timedelta(seconds=1)
 
 def test_the_constants_are_the_specs() -> None:
     durations = {
-        "RECONCILE_AFTER": reconcile_schedule.RECONCILE_AFTER,
-        "RECONCILE_SLACK": reconcile_schedule.RECONCILE_SLACK,
-        "BACKOFF_START": reconcile_schedule.BACKOFF_START,
-        "BACKOFF_MAX": reconcile_schedule.BACKOFF_MAX,
-        "LISTING_TIMEOUT": reconcile_schedule.LISTING_TIMEOUT,
-        "POST_TIMEOUT": outbox_policy.POST_TIMEOUT,
-        "MIN_POST_WINDOW": outbox_policy.MIN_POST_WINDOW,
-        "OUTBOX_TICK": outbox_policy.OUTBOX_TICK,
+        "RECONCILE_AFTER": posting.RECONCILE_AFTER,
+        "RECONCILE_SLACK": posting.RECONCILE_SLACK,
+        "BACKOFF_START": posting.BACKOFF_START,
+        "BACKOFF_MAX": posting.BACKOFF_MAX,
+        "LISTING_TIMEOUT": posting.LISTING_TIMEOUT,
+        "POST_TIMEOUT": posting.POST_TIMEOUT,
+        "MIN_POST_WINDOW": posting.MIN_POST_WINDOW,
+        "OUTBOX_TICK": posting.OUTBOX_TICK,
     }
     assert {name: value.total_seconds() for name, value in durations.items()} == {
         "RECONCILE_AFTER": 60,
@@ -45,9 +56,9 @@ def test_the_constants_are_the_specs() -> None:
         "OUTBOX_TICK": 1,
     }
     counts = {
-        "MAX_RECONCILE_FAILURES": reconcile_schedule.MAX_RECONCILE_FAILURES,
-        "RUN_BATCH": outbox_policy.RUN_BATCH,
-        "RUN_RECONCILE_BATCH": outbox_policy.RUN_RECONCILE_BATCH,
+        "MAX_RECONCILE_FAILURES": posting.MAX_RECONCILE_FAILURES,
+        "RUN_BATCH": posting.RUN_BATCH,
+        "RUN_RECONCILE_BATCH": posting.RUN_RECONCILE_BATCH,
     }
     assert counts == {"MAX_RECONCILE_FAILURES": 10, "RUN_BATCH": 16, "RUN_RECONCILE_BATCH": 1}
 
@@ -65,36 +76,82 @@ def test_without_a_sending_time_a_listing_reaches_back_past_the_creation_time() 
     assert listing_since(None, created) == created - timedelta(minutes=2)
 
 
-# -- when an intent is due ------------------------------------------------------------------
+# -- when an intent is due (the ledger's query) ----------------------------------------------
 
 
-def test_a_young_sending_intent_is_left_to_land() -> None:
-    sending_at = NOW - timedelta(seconds=59)
-    assert not due_for_reconciliation(sending_at, None, NOW)
-    assert due_for_reconciliation(sending_at, None, NOW + SECOND)
+def sending(ledger: Ledger, clock: FakeClock, reconcile_at: datetime | None = None) -> int:
+    """A sending intent whose request was made at ``clock.now()``."""
+    intent = Intent("k", IntentKind.completion, None, None, None, 0, Destination(MessageKind.comment, 1, 7),
+                    "<div>done</div>", clock.now())  # fmt: skip
+    with ledger.write() as connection:
+        rows.write_intents(connection, [intent], clock.now())
+        (identifier,) = connection.execute("SELECT id FROM outbox").fetchone()
+        rows.claim(connection, identifier, clock.now())
+        if reconcile_at is not None:
+            rows.defer(connection, identifier, reconcile_at)
+    return int(identifier)
 
 
-def test_a_sending_intent_a_minute_old_is_due() -> None:
-    assert due_for_reconciliation(NOW - timedelta(minutes=1), None, NOW)
-    assert due_for_reconciliation(NOW - timedelta(days=3), None, NOW)
+def due(ledger: Ledger, now: datetime, wait: timedelta = posting.RECONCILE_AFTER) -> list[int]:
+    with ledger.read() as connection:
+        return [row.id for row in rows.due_for_reconciliation(connection, now - wait, now, None)]
 
 
-def test_a_backed_off_intent_waits_for_its_time() -> None:
-    sending_at = NOW - timedelta(hours=1)
-    assert not due_for_reconciliation(sending_at, NOW + SECOND, NOW)
-    assert due_for_reconciliation(sending_at, NOW, NOW)
-    assert due_for_reconciliation(sending_at, NOW - SECOND, NOW)
+def test_a_young_sending_intent_is_left_to_land(ledger: Ledger, clock: FakeClock) -> None:
+    identifier = sending(ledger, clock)
+    assert due(ledger, clock.now() + timedelta(seconds=59)) == []
+    assert due(ledger, clock.now() + timedelta(minutes=1)) == [identifier]
 
 
-def test_the_wait_can_be_set_by_the_caller() -> None:
-    sending_at = NOW - SECOND
-    assert not due_for_reconciliation(sending_at, None, NOW)
-    assert due_for_reconciliation(sending_at, None, NOW, wait=timedelta(0))
+def test_a_sending_intent_a_minute_old_is_due(ledger: Ledger, clock: FakeClock) -> None:
+    identifier = sending(ledger, clock)
+    assert due(ledger, clock.now() + timedelta(minutes=1)) == [identifier]
+    assert due(ledger, clock.now() + timedelta(days=3)) == [identifier]
 
 
-def test_an_uncertain_post_is_given_a_minute_from_its_failure() -> None:
-    failed_at = NOW + timedelta(seconds=55)  # the request timed out long after the claim
-    assert reconcile_at_after_uncertain_post(failed_at) == failed_at + timedelta(minutes=1)
+def test_a_backed_off_intent_waits_for_its_time(ledger: Ledger, clock: FakeClock) -> None:
+    later = clock.now() + timedelta(hours=1)
+    identifier = sending(ledger, clock, reconcile_at=later)
+    assert due(ledger, later - SECOND) == []
+    assert due(ledger, later) == [identifier]
+    assert due(ledger, later + SECOND) == [identifier]
+
+
+def test_the_wait_can_be_set_by_the_caller(ledger: Ledger, clock: FakeClock) -> None:
+    identifier = sending(ledger, clock)
+    assert due(ledger, clock.now() + SECOND) == []
+    assert due(ledger, clock.now() + SECOND, wait=timedelta(0)) == [identifier]
+
+
+class SlowUncertain:
+    """A Basecamp whose create takes 55 s and then leaves it unknown whether it landed."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        self.clock = clock
+
+    def post(self, destination: Destination, body: str, deadline: float | None = None) -> PostOutcome:
+        self.clock.advance(55)
+        return Uncertain(UncertainCause.timeout, None, "no answer in time")
+
+    def list(self, destination: Destination, since: datetime, creator_id: int, deadline: float) -> list[ListedMessage]:
+        return []
+
+    def rate_limited_for(self) -> float:
+        return 0.0
+
+    def probe(self, deadline: float) -> None:
+        return None
+
+
+def test_an_uncertain_post_is_given_a_minute_from_its_failure(ledger: Ledger, clock: FakeClock) -> None:
+    intent = Intent("k", IntentKind.completion, None, None, None, 0, Destination(MessageKind.comment, 1, 7),
+                    "<div>done</div>", clock.now())  # fmt: skip
+    with ledger.write() as connection:
+        rows.write_intents(connection, [intent], clock.now())
+    Outbox(ledger, SlowUncertain(clock), AGENT_ID).flush()
+    with ledger.read() as connection:
+        (row,) = rows.intents_in(connection, [IntentState.sending])
+    assert row.reconcile_at == clock.now() + timedelta(minutes=1)  # the request failed 55 s after its claim
 
 
 # -- a failed listing -----------------------------------------------------------------------
@@ -159,23 +216,23 @@ def test_a_failed_listing_always_counts_itself(failures_before: int) -> None:
 
 
 def test_a_request_is_bounded_by_the_post_timeout() -> None:
-    assert outbox_policy.request_timeout(NOW, None) == timedelta(minutes=1)
-    assert outbox_policy.request_timeout(NOW, NOW + timedelta(minutes=5)) == timedelta(minutes=1)
+    assert posting.request_timeout(NOW, None) == timedelta(minutes=1)
+    assert posting.request_timeout(NOW, NOW + timedelta(minutes=5)) == timedelta(minutes=1)
 
 
 def test_a_request_never_outlives_its_callers_deadline() -> None:
-    assert outbox_policy.request_timeout(NOW, NOW + 7 * SECOND) == 7 * SECOND
-    assert outbox_policy.request_timeout(NOW, NOW - SECOND) == timedelta(0)
+    assert posting.request_timeout(NOW, NOW + 7 * SECOND) == 7 * SECOND
+    assert posting.request_timeout(NOW, NOW - SECOND) == timedelta(0)
 
 
 def test_nothing_is_claimed_with_less_than_the_post_window_left() -> None:
-    assert outbox_policy.may_claim(NOW, None)
-    assert outbox_policy.may_claim(NOW, NOW + 5 * SECOND)
-    assert not outbox_policy.may_claim(NOW, NOW + 5 * SECOND - timedelta(microseconds=1))
-    assert not outbox_policy.may_claim(NOW, NOW - SECOND)
+    assert posting.may_claim(NOW, None)
+    assert posting.may_claim(NOW, NOW + 5 * SECOND)
+    assert not posting.may_claim(NOW, NOW + 5 * SECOND - timedelta(microseconds=1))
+    assert not posting.may_claim(NOW, NOW - SECOND)
 
 
 def test_a_short_post_timeout_shortens_the_window() -> None:
     # PostTimeout 1 s with 1.5 s left: there is time for one bounded request.
-    assert outbox_policy.may_claim(NOW, NOW + 1.5 * SECOND, post_timeout=SECOND)
-    assert not outbox_policy.may_claim(NOW, NOW + 0.5 * SECOND, post_timeout=SECOND)
+    assert posting.may_claim(NOW, NOW + 1.5 * SECOND, post_timeout=SECOND)
+    assert not posting.may_claim(NOW, NOW + 0.5 * SECOND, post_timeout=SECOND)

@@ -19,7 +19,8 @@ import pytest
 from core import templates
 from core.destinations import Destination, MessageKind
 from core.edges import AttemptState
-from core.intents import IntentKind, completion_intent
+from core.intent_kinds import IntentKind
+from core.message_kinds import completion_intent
 from core.snapshots import AttemptSnapshot, RecordSnapshot, SettledEvent, Settlement
 from core.states import EventOutcome, RecordState
 from shell.basecamp.standin.server import StandIn

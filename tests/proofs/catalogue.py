@@ -167,12 +167,12 @@ OUTBOX = [
         "test_a_guard_is_reported_fired_from_its_claim",
     ),
     rule(
-        "at claim time an intent no longer called for is canceled, not sent",
-        "decision = decide_claim(row.kind, facts)",
-        "decision = Claim()",
-        "test_a_guard_no_longer_called_for_is_canceled_at_claim",
-        "test_a_holding_reply_stands_down_when_the_route_arrives",
-        "test_a_still_running_notice_is_never_posted_after_its_attempt_ended",
+        'at claim time an intent no longer called for is canceled, not sent',
+        'decision = decide_claim(row.kind, rows.claim_snapshot(connection, row))',
+        'decision = Claim()',
+        'test_a_guard_no_longer_called_for_is_canceled_at_claim',
+        'test_a_holding_reply_stands_down_when_the_route_arrives',
+        'test_a_still_running_notice_is_never_posted_after_its_attempt_ended',
     ),
     rule(
         "a refusal cancels with the refused note and is never listed",
@@ -181,16 +181,16 @@ OUTBOX = [
         "test_a_refused_request_is_canceled_with_the_note_and_never_listed",
     ),
     rule(
-        "a failed post is given its minute counted from the failure, not the claim",
-        "rows.defer(connection, row.id, now + self._options.reconcile_after)",
-        "rows.defer(connection, row.id, row.not_before + self._options.reconcile_after)",
-        "test_a_failed_post_is_given_its_minute_from_the_failure_not_the_claim",
+        'a failed post is given its minute counted from the failure, not the claim',
+        'rows.defer(connection, row.id, self._clock.now() + self._options.reconcile_after)',
+        'rows.defer(connection, row.id, now + self._options.reconcile_after)',
+        'test_a_failed_post_is_given_its_minute_from_the_failure_not_the_claim',
     ),
     rule(
-        "one flush never claims an intent twice",
-        "due = due_now(connection, now, claimed, leaving)",
-        "due = due_now(connection, now, (), leaving)",
-        "test_one_flush_never_claims_an_intent_twice_even_after_a_resend_mid_flush",
+        'one flush never claims an intent twice',
+        'row = rows.next_due(connection, now, claimed, leaving)',
+        'row = rows.next_due(connection, now, (), leaving)',
+        'test_one_flush_never_claims_an_intent_twice_even_after_a_resend_mid_flush',
     ),
     rule(
         "an outcome is recorded only on the row it claimed (compare-and-set)",
@@ -200,9 +200,9 @@ OUTBOX = [
     ),
     rule(
         "the hold pauses sending (before the database's trigger refuses it)",
-        '        _head(kind, "not_before <= ?1 AND NOT EXISTS (SELECT 1 FROM hold_marker)")\n',
-        '        _head(kind, "not_before <= ?1")\n',
-        "test_the_hold_pauses_sending_and_reconciliation_goes_on",
+        'f"WHERE NOT EXISTS (SELECT 1 FROM hold_marker) AND id = coalesce("',
+        'f"WHERE id = coalesce("',
+        'test_the_hold_pauses_sending_and_reconciliation_goes_on',
     ),
     rule(
         "after a failed connection nothing is claimed until a read succeeds",
@@ -217,10 +217,10 @@ OUTBOX = [
         "test_while_a_429_wait_runs_nothing_is_claimed",
     ),
     rule(
-        "with under five seconds left nothing is claimed",
-        "if not may_claim(now, deadline_at, self._options.post_timeout):",
-        "if False:",
-        "test_a_flush_claims_nothing_with_under_five_seconds_left",
+        'with under five seconds left nothing is claimed',
+        'if not may_claim(now, self._wall(deadline), self._options.post_timeout):',
+        'if False:',
+        'test_a_flush_claims_nothing_with_under_five_seconds_left',
     ),
     rule(
         "a request is capped at the flush's deadline",
@@ -330,9 +330,9 @@ OUTBOX = [
     ),
     rule(
         "the sender's moves ask core.edges before any SQL",
-        "    return _WORD[asked(INTENT_EDGES, expected, to, Actor.automatic, note)]\n",
-        "    return _WORD[to]\n",
-        "test_an_illegal_intent_move_is_refused_by_core_before_sql",
+        'columns = {"state": str(asked(INTENT_EDGES, expected, to, Actor.automatic, edge_note)), **columns}',
+        'columns = {"state": str(to), **columns}',
+        'test_an_illegal_intent_move_is_refused_by_core_before_sql',
     ),
     rule(
         "the dispatcher's record moves ask core.edges: its actor rule, which no trigger holds",
@@ -347,24 +347,19 @@ OUTBOX = [
         "test_moves_ask_core.py",
     ),
     rule(
-        "start stops sending at the first send that may not have landed",
-        "if stop_when_uncertain and result is SendResult.uncertain:",
-        "if False:",
-        "test_start_stops_sending_at_the_first_send_that_may_not_have_landed",
+        'start stops sending at the first send that may not have landed',
+        'if result in ENDS_A_FLUSH or (stop_when_uncertain and result is SendResult.uncertain):',
+        'if result in ENDS_A_FLUSH:',
+        'test_start_stops_sending_at_the_first_send_that_may_not_have_landed',
     ),
     rule(
-        "invariant 4 across a crash: a restart never posts a sending intent again (SIGKILL)",
-        "FROM outbox WHERE state = 'pending' AND kind = '{kind}' AND {condition}\"\n",
-        "FROM outbox WHERE state IN ('pending', 'sending') AND kind = '{kind}' AND {condition}\"\n",
-        "test_a_restart_inside_the_reconcile_wait_leaves_the_sending_intent_alone",
-        "test_outbox_kill.py",
+        'invariant 4 across a crash: a restart never posts a sending intent again (SIGKILL)',
+        'condition = "state = \'pending\' AND not_before <= ?"',
+        'condition = "state IN (\'pending\', \'sending\') AND not_before <= ?"',
+        'test_a_restart_inside_the_reconcile_wait_leaves_the_sending_intent_alone',
+        'test_outbox_kill.py',
         also=(
-            (
-                "        IntentState.pending,\n        \"sending_at = ?\",\n        [_stamp(now)],\n"
-                "        to=IntentState.sending,\n",
-                '        IntentState(connection.execute("SELECT state FROM outbox WHERE id = ?", (intent_id,)).fetchone()[0]),\n'
-                "        \"state = 'sending', sending_at = ?\",\n        [_stamp(now)],\n        to=None,\n",
-            ),
+            ('_move(connection, intent_id, IntentState.pending, IntentState.sending, sending_at=format_timestamp(now))', '_move(connection, intent_id, IntentState(connection.execute("SELECT state FROM outbox WHERE id = ?", (intent_id,)).fetchone()[0]), None, state="sending", sending_at=format_timestamp(now))'),
         ),
     ),
 ]

@@ -27,10 +27,10 @@ KIND_TABLE: list[Mutation] = [
     ),
     rule(
         "kinds: the shell's claim reads the snapshot its kind's row names (routing is a lookup)",
-        "    return READS[KINDS[row.kind].needs](connection, row, due)\n",
-        "    return READS[ClaimNeeds.nothing](connection, row, due)\n",
-        "test_a_due_guard_is_claimed_posted_once_and_receipted",
-        "test_a_still_running_notice_is_posted_while_its_attempt_runs_with_work_outstanding",
+        'match KINDS[row.kind].needs:',
+        'match ClaimNeeds.nothing:',
+        'test_a_due_guard_is_claimed_posted_once_and_receipted',
+        'test_a_still_running_notice_is_posted_while_its_attempt_runs_with_work_outstanding',
     ),
     rule(
         "kinds: an intent's key is its kind's row's key",
@@ -39,11 +39,9 @@ KIND_TABLE: list[Mutation] = [
         "test_a_verdict_calls_for_at_most_one_intent_and_only_as_the_rules_say",
     ),
     rule(
-        "kinds: an added kind is in the outbox's send order without an edit there (tiers from the table)",
-        "URGENCY: tuple[frozenset[IntentKind], ...] = urgency_tiers()\n",
-        "URGENCY: tuple[frozenset[IntentKind], ...] = tuple(frozenset({IntentKind(name)}) for name in (\n"
-        "    'guard_ack', 'worker_ack', 'holding_reply', 'worker_reply', 'worker_note', 'completion', 'still_running'\n"
-        "))\n",
-        "test_adding_a_kind_touches_at_most_three_production_files_and_works",
+        "kinds: an added kind is in the claim's order without an edit there (urgency from the table)",
+        'URGENCY = "CASE kind " + " ".join(f"WHEN \'{kind}\' THEN {spec.urgency}" for kind, spec in KINDS.items()) + " END"',
+        'URGENCY = "CASE kind WHEN \'guard_ack\' THEN 0 WHEN \'worker_ack\' THEN 0 WHEN \'holding_reply\' THEN 1 WHEN \'worker_reply\' THEN 2 WHEN \'worker_note\' THEN 2 WHEN \'completion\' THEN 3 WHEN \'still_running\' THEN 4 END"',
+        'test_adding_a_kind_touches_at_most_two_production_files_and_works',
     ),
 ]

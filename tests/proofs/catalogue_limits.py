@@ -80,25 +80,19 @@ LIMITS += [
 ]
 LIMITS += [
     rule(
-        "limit: urgency orders the due intents by kind: guard, holding reply, completion, still-running",
-        "    return (1, rank(due.kind), due.not_before, due.id)",
-        "    return (1, 0, due.not_before, due.id)",
-        "test_without_a_starving_intent_the_most_urgent_kind_goes_oldest_first",
-        "test_the_outbox_takes_a_due_guard_before_older_holding_replies_and_notices",
+        'limit: urgency orders the due intents by kind: guard, holding reply, completion, still-running',
+        'f" ORDER BY {URGENCY}, not_before, id LIMIT 1))"',
+        'f" ORDER BY not_before, id LIMIT 1))"',
+        'test_without_a_starving_intent_the_most_urgent_kind_goes_oldest_first',
+        'test_the_outbox_takes_a_due_guard_before_older_holding_replies_and_notices',
     ),
     rule(
-        "limit: urgency never starves a kind: an intent due past the bound goes first",
-        "    if now - due.not_before >= starving_after:\n",
-        "    if False:\n",
-        "test_a_starving_intent_of_any_kind_goes_before_the_rest_oldest_first",
-        "test_a_still_running_notice_waits_behind_a_stream_of_guards_no_longer_than_the_bound",
-        "test_the_outbox_takes_a_starving_notice_before_a_fresh_guard",
-    ),
-    rule(
-        "limit: the outbox asks urgency which due intent goes next",
-        "    chosen = next_to_send(candidates, now)\n",
-        "    chosen = min(candidates, key=lambda d: (d.not_before, d.id), default=None)\n",
-        "test_the_outbox_takes_a_due_guard_before_older_holding_replies_and_notices",
+        'limit: urgency never starves a kind: an intent due past the bound goes first',
+        'f"(SELECT id FROM outbox WHERE {condition} ORDER BY not_before, id LIMIT 1),"',
+        'f"(SELECT NULL WHERE {condition}),"',
+        'test_a_starving_intent_of_any_kind_goes_before_the_rest_oldest_first',
+        'test_a_still_running_notice_waits_behind_a_stream_of_guards_no_longer_than_the_bound',
+        'test_the_outbox_takes_a_starving_notice_before_a_fresh_guard',
     ),
 ]
 LIMITS += [

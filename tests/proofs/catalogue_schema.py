@@ -56,10 +56,10 @@ GENERATED_RULES: list[Mutation] = [
         "test_a_rule_changed_in_the_file_is_written_again_on_open",
     ),
     rule(
-        "rules: a rule_ trigger core no longer generates is dropped on open",
-        '        connection.execute(f"DROP TRIGGER {name}")\n',
-        "        pass\n",
-        "test_a_rule_changed_in_the_file_is_written_again_on_open",
+        'rules: a rule_ trigger core no longer generates is dropped on open',
+        '        _drop(connection, name, held[name])\n',
+        '        pass\n',
+        'test_a_rule_changed_in_the_file_is_written_again_on_open',
     ),
     rule(
         "rules: the generated rules are brought up to date after the migrations, also for a ledger made today",

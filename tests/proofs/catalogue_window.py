@@ -7,11 +7,11 @@ from tests.proofs.mutation import Mutation, rule
 
 WINDOW: list[Mutation] = [
     rule(
-        "a still-running notice stands down once every instruction of its task was reported",
-        "    if all(row.delivery == DeliveryState.completed for row in task_events):\n",
-        "    if False:\n",
-        "test_a_still_running_notice_stands_down_once_every_instruction_was_reported",
-        "test_a_still_running_notice_stands_down_when_its_work_was_reported_before_the_claim",
+        'a still-running notice stands down once every instruction of its task was reported',
+        'if all(row.delivery == DeliveryState.completed for row in facts.task_events):',
+        'if False:',
+        'test_a_still_running_notice_stands_down_once_every_instruction_was_reported',
+        'test_a_still_running_notice_stands_down_when_its_work_was_reported_before_the_claim',
     ),
     rule(
         "the claim reads the still-running notice's task rows",
@@ -32,10 +32,10 @@ WINDOW: list[Mutation] = [
         "test_a_start_with_recovery_recovers_first_so_its_send_cancels_the_notice_of_an_ended_attempt",
     ),
     rule(
-        "the outbox reads past the kinds a flush leaves pending",
-        "        for kind in IntentKind\n        if kind not in leaving\n",
-        "        for kind in IntentKind\n        if kind is not None\n",
-        "test_a_restart_does_not_post_still_running_for_an_attempt_recovery_is_about_to_end",
+        'the outbox reads past the kinds a flush leaves pending',
+        '    if leaving:\n        condition +=',
+        '    if False:\n        condition +=',
+        'test_a_restart_does_not_post_still_running_for_an_attempt_recovery_is_about_to_end',
     ),
     rule(
         "a follow-up a person discarded is not work outstanding for a still-running notice",

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from returns.result import Failure, Success
 
+from core.adoption import ReadMessage, ReceiptAccepted, check_receipt
 from core.destinations import Destination, MessageKind
-from core.receipt_check import ReadMessage, ReceiptAccepted, check_receipt
 
 AGENT = 1_049_715_901
 SINCE = datetime(2026, 11, 29, 11, 58, tzinfo=UTC)

@@ -13,7 +13,7 @@ from core import notes
 from core.timestamps import format_timestamp
 from shell.clock import FakeClock
 from shell.errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_REFUSED, EXIT_USAGE
-from shell.ledger import outbox_due as heads
+from shell.ledger import outbox as rows
 from tests.resolve.resolve_world import Intents, Run
 
 BY = "person:26909558"
@@ -77,7 +77,7 @@ def test_a_resend_of_an_indeterminate_intent_starts_it_afresh_and_due_now(
     assert row.not_before == clock.now()
     assert row.receipt_id is None
     with intents.ledger.read() as connection:
-        due = heads.due_now(connection, clock.now(), ()).row
+        due = rows.next_due(connection, clock.now())
     assert due is not None
     assert due.id == intent_id, "the sender's next claim is the resent intent"
 

@@ -84,9 +84,7 @@ from returns.result import Success
 from core import notes
 from core.destinations import Destination, MessageKind
 from core.edges import INTENT_EDGES, Actor, IntentState
-from core.not_created import not_created_cause
-from core.posting import Created, PostOutcome, Refused, Uncertain
-from core.reconcile_schedule import MAX_RECONCILE_FAILURES
+from core.posting import MAX_RECONCILE_FAILURES, Created, PostOutcome, Refused, Uncertain, not_created_cause
 from core.resolution import Abandon, Resend, Sent
 from core.templates import GUARD_ACKNOWLEDGEMENT
 from core.text import message_text

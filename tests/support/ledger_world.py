@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from core.destinations import Destination, MessageKind
-from core.intents import GUARD_DELAY, intents_for_verdict
+from core.message_kinds import GUARD_DELAY, intents_for_verdict
 from core.timestamps import format_timestamp
 from shell.ledger import outbox, snapshots, tasks
 from shell.ledger.connection import Ledger

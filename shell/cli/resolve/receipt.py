@@ -21,10 +21,9 @@ from pathlib import Path
 from returns.result import Failure
 
 from core.admission import ReadFailure, ReadFailureKind
-from core.adoption import worker_message_ids
+from core.adoption import check_receipt, worker_message_ids
 from core.configuration import Configuration
-from core.receipt_check import check_receipt
-from core.reconcile_schedule import listing_since
+from core.posting import listing_since
 from core.resolution import open_decisions
 from shell.basecamp.client import DEFAULT_READ_TIMEOUT, BasecampClient
 from shell.basecamp.reads import SummaryReads

@@ -52,9 +52,7 @@ from core.edges import (
     LifecycleTable,
     RecordState,
 )
-from core.not_created import not_created_cause
-from core.posting import Created, Refused
-from core.reconcile_schedule import MAX_RECONCILE_FAILURES
+from core.posting import MAX_RECONCILE_FAILURES, Created, Refused, not_created_cause
 from core.text import message_text
 from tests.sim.whole import inbox, last_word, rules, words
 

@@ -31,8 +31,7 @@ from typing import TYPE_CHECKING, Any
 from core import notes
 from core.adoption import RIVAL_STATES
 from core.configuration import Timings
-from core.not_created import FIRST_RETRY_WAIT, LONGEST_RETRY_WAIT
-from core.reconcile_schedule import RECONCILE_SLACK
+from core.posting import FIRST_RETRY_WAIT, LONGEST_RETRY_WAIT, RECONCILE_SLACK
 from core.text import message_text
 from core.timestamps import parse_timestamp
 from tests.sim.whole.basecamp import REQUESTS

@@ -51,8 +51,7 @@ from pathlib import Path
 
 from core.destinations import Destination
 from core.edges import Actor
-from core.not_created import not_created_cause
-from core.posting import PostOutcome, Refused
+from core.posting import PostOutcome, Refused, not_created_cause
 from core.snapshots import StopReason
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger, open_ledger
