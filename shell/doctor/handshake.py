@@ -1,37 +1,53 @@
-"""``doctor --deep``: the worker command spawned as the dispatcher spawns it, until its MCP
-server (``bin/connect mcp``, as the session config names it) has completed the handshake.
+"""``doctor --deep``'s probe, both ends: the worker command spawned as the dispatcher spawns it
+(``shell.worker.spawn``, ended by ``shell.worker.driver.supervise``) with a probe token instead of
+a task's, and the MCP server's answer to that token.
 
-Rules:
-1. One home: ``shell.worker.spawn`` starts it and ``shell.worker.supervision`` ends it; only the
-   token differs, a probe token (``core.task_token.PROBE_PREFIX``) that grants nothing
-   (``shell.worker.probe``).
-2. It runs in a scratch owner-only directory, removed after, never a route's.
-3. The handshake is seen when the probe's marker appears beside the ledger; the worker is then
-   stopped. A worker that ends first, or time running out, is a handshake not seen; the worker's
-   last stderr line says why, when it said.
-4. The probe never reaches the model: a stream-json worker gets no message, so it connects its
-   servers and asks nothing; a command taking its prompt in argv is told to stop."""
+A probe token (``core.task_token.PROBE_PREFIX``) names no task and grants nothing: the server
+opens no ledger, answers the handshake as it always does and refuses every tool call, telling the
+worker there is no dispatch and to stop. When the client says ``notifications/initialized`` the
+server creates an empty owner-only marker beside the ledger, named from the token's hash; a
+marker that cannot be written is logged, and the handshake is then not seen. Doctor waits for the
+marker, then ends the worker's group; a worker that ends first, or time running out, is a
+handshake not seen, and the worker's last stderr line says why when it said. The worker runs in a
+scratch owner-only directory, never a route's, and never reaches the model: a stream-json worker
+is given no message, and a command taking its prompt in argv is told to stop."""
 
 from __future__ import annotations
 
+import logging
 import secrets
 import tempfile
 from datetime import timedelta
 from pathlib import Path
+from typing import IO, TYPE_CHECKING
 
+from returns.result import Failure, Result
+
+from core.dispatch_tools.refusals import RefusalKind, ToolRefusal, refuse
 from core.doctor import Handshake
 from core.stop_reasons import Ending, Exited, Signaled, StopRequest, Vanished
-from core.task_token import PROBE_PREFIX
+from core.task_token import PROBE_PREFIX, probe_marker_name
+from shell import private_files
 from shell.clock import Clock
 from shell.worker.command import WorkerCommand
-from shell.worker.probe import marker_path
-from shell.worker.sessions import SessionSetupError, remove_session
-from shell.worker.spawn import SpawnFailed, spawn
-from shell.worker.supervision import supervise
+from shell.worker.driver import supervise
+from shell.worker.mcp import McpServer, serve
+from shell.worker.spawn import SessionSetupError, SpawnFailed, remove_session, spawn
+
+if TYPE_CHECKING:
+    from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest
+    from core.dispatch_tools.instruction import DeliveryReceipt
+    from shell.ledger.worker_calls import Dispatched
+
+log = logging.getLogger(__name__)
 
 PROMPT = (
     "bin/connect doctor is checking that you start with the Basecamp connector's MCP server. "
     "There is no dispatch and nothing to do: stop now."
+)
+NO_DISPATCH = (
+    "this is bin/connect doctor checking that you start with the connector's MCP server: "
+    "there is no dispatch; stop now"
 )
 ATTEMPT = "doctor_probe"
 GRACE_SECONDS = 2.0
@@ -40,7 +56,7 @@ STDERR_TAIL = 300
 
 
 class _Seen:
-    """The supervision's stop signal: set once the probe's marker exists (rule 3)."""
+    """The supervision's stop signal: set once the probe's marker exists."""
 
     def __init__(self, marker: Path, clock: Clock) -> None:
         self._marker = marker
@@ -55,7 +71,7 @@ class _Seen:
 
 
 def probe(command: WorkerCommand, *, ledger: Path, agent_id: int, seconds: float, clock: Clock) -> Handshake:
-    """Spawn the worker with a probe token and wait for its MCP handshake (rules 1-3)."""
+    """Spawn the worker with a probe token and wait for its MCP handshake."""
     token = PROBE_PREFIX + secrets.token_hex(16)
     marker = marker_path(ledger, token)
     with tempfile.TemporaryDirectory(prefix="connector-doctor-") as scratch:
@@ -112,3 +128,39 @@ def _last_line(path: Path) -> str:
         return ""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1][:STDERR_TAIL] if lines else ""
+
+
+# -- the server's end --------------------------------------------------------------------------
+
+
+class ProbeTools:
+    """The dispatch tools, each refused."""
+
+    def get_dispatch(self, request: GetRequest) -> Result[Dispatched, ToolRefusal]:
+        return Failure(refuse(RefusalKind.task_token_refused, NO_DISPATCH))
+
+    def ack_dispatch(self, request: AckRequest) -> Result[DeliveryReceipt, ToolRefusal]:
+        return Failure(refuse(RefusalKind.task_token_refused, NO_DISPATCH))
+
+    def complete_dispatch(self, request: CompleteRequest) -> Result[DeliveryReceipt, ToolRefusal]:
+        return Failure(refuse(RefusalKind.task_token_refused, NO_DISPATCH))
+
+    def reply_dispatch(self, request: ReplyRequest) -> Result[DeliveryReceipt, ToolRefusal]:
+        return Failure(refuse(RefusalKind.task_token_refused, NO_DISPATCH))
+
+
+def marker_path(ledger: str | Path, token: str) -> Path:
+    return Path(ledger).parent / probe_marker_name(token)
+
+
+def serve_probe(ledger: str, token: str, reader: IO[bytes], writer: IO[bytes], version: str) -> None:
+    marker = marker_path(ledger, token)
+
+    def mark() -> None:
+        try:
+            private_files.write_new_file(marker, b"")
+        except OSError as error:
+            log.warning("doctor's probe: the handshake's marker could not be written: %s", error.strerror)
+
+    log.info("doctor's probe: serving the handshake only")
+    serve(reader, writer, McpServer(ProbeTools(), version=version, on_initialized=mark))

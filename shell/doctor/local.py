@@ -1,12 +1,20 @@
 """What doctor measures on this machine: the state directory and its configuration, the
 ledger (read-only), the free disk, the lock's metadata, the pair's record, the routes'
-directories and the worker program. Rules: ``shell.doctor``."""
+directories, the worker program and, when it speaks Claude Code's stream-json, Claude Code's own
+word on its version and login (``core.claude_code_checks`` judges).
+
+Claude Code is asked only questions that reach no model (``--version``, ``auth status``), with
+the environment the worker gets and its stdin closed, within ``CLAUDE_CODE_SECONDS`` each; a
+program that does not answer in time is judged as having said nothing. Another program's flags
+mean nothing here: it is not asked."""
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import subprocess
 
+from core.claude_code_checks import allowances_check, auth_check, version_check
 from core.configuration import Configuration
 from core.doctor import (
     Check,
@@ -47,6 +55,8 @@ from shell.state.config import (
 from shell.state.lock import peek, peek_only
 from shell.state.route_directories import WRITABLE, route_facts
 from shell.worker.command import WorkerCommand
+
+CLAUDE_CODE_SECONDS = 20.0
 
 
 def state_directory(paths: StatePaths) -> Check:
@@ -158,3 +168,32 @@ def pair(paths: StatePaths, loaded: Configuration) -> Check:
     except (UserError, OSError) as error:
         return pair_check(ids, str(paths.directory), None, str(error))
     return pair_check(ids, str(paths.directory), None if elsewhere is None else str(elsewhere), None)
+
+
+def claude_code(command: WorkerCommand, allowed: tuple[str, ...]) -> list[Check]:
+    """The version, login and allowances checks; ``allowed``: what setup allowed beyond the
+    defaults, by name."""
+    if not command.speaks_stream_json:
+        return []
+    return [
+        version_check(*_ask(command, "--version")),
+        auth_check(*_ask(command, "auth", "status")),
+        allowances_check(allowed),
+    ]
+
+
+def _ask(command: WorkerCommand, *arguments: str) -> tuple[str, int | None]:
+    try:
+        answer = subprocess.run(
+            [command.argv[0], *arguments],
+            env=command.environment(os.environ),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=CLAUDE_CODE_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return "", None
+    except OSError as error:
+        return str(error.strerror or error), None
+    return answer.stdout.decode("utf-8", "replace"), answer.returncode

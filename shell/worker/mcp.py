@@ -1,22 +1,21 @@
 """The worker's dispatch tools over MCP: a small stdio server, no dependencies.
 
-Rules:
-1. MCP stdio: one JSON-RPC 2.0 message per line on stdin and on stdout, UTF-8. stdout carries
-   protocol messages only; logs go to stderr. End of stdin ends the server.
-2. ``initialize`` answers the client's protocol version when spoken here (``PROTOCOL_VERSIONS``),
-   else the newest; capabilities are ``tools`` only. Notifications are never answered; errors
-   are JSON-RPC's codes.
-3. The four dispatch tools, bound to the task whose token started the server, answer their JSON
-   as text and as ``structuredContent`` conforming to the tool's ``outputSchema``.
-4. A refusal is a result with ``isError: true`` and text ``{"error": kind, "message": ...}``, for
-   the worker to correct itself, without ``structuredContent`` (not the output schema). Anything
-   else is kind ``ledger_failure`` with a fixed message; its detail goes to stderr, never into
-   the model's transcript.
-5. ``on_initialized`` is called on ``notifications/initialized``: the handshake is complete
-   (``doctor --deep``'s probe marks it, ``shell.worker.probe``).
-6. The tools' arguments and receipts (``core.dispatch_tools.arguments``, ``.instruction``) are
-   imported by the call that reads them: ``initialize`` and ``tools/list`` need neither, and a
-   worker waits on the start."""
+MCP stdio is one JSON-RPC 2.0 message a line on stdin and on stdout, UTF-8; stdout carries
+protocol messages only, logs go to stderr, and the end of stdin ends the server. ``initialize``
+answers the client's protocol version when spoken here, else the newest, with the ``tools``
+capability alone; a notification is never answered. The four dispatch tools, bound to the task
+whose token started the server, answer their JSON as text and as ``structuredContent`` that
+conforms to the tool's ``outputSchema``. A refusal is a result with ``isError`` and the text
+``{"error": kind, "message": ...}`` for the worker to correct itself; anything else is
+``ledger_failure`` with a fixed message, its detail on stderr, never in the model's transcript.
+
+``TOOLS`` is what ``tools/list`` answers, in the order a worker uses them. Every input schema
+refuses properties it does not name. The descriptions say what a worker needs to act: the
+connector posts its words for it, exactly once, where each goes, and a repeat is the same
+message. The bounds shown are core's, read from ``core.dispatch_tools.bounds``: a schema is
+advice to the client, core is the judge. The start stays cheap, for a worker waits on it: the
+tools' arguments and receipts are imported by the call that reads them, and the schemas build
+none of the classes that enforce their bounds."""
 
 from __future__ import annotations
 
@@ -27,9 +26,18 @@ from typing import IO, TYPE_CHECKING, Any, Final, Protocol
 
 from returns.result import Failure, Result, Success
 
+from core.dispatch_tools.bounds import (
+    BOOST_LIMIT,
+    MAX_ACK_CHARACTERS,
+    MAX_LINK_LENGTH,
+    MAX_LINKS,
+    MAX_MESSAGE_CHARACTERS,
+    MAX_NOTES,
+    WORDS_STATES,
+)
 from core.dispatch_tools.refusals import LEDGER_FAILURE, NOTHING_WAITING, ToolRefusal
 from core.json_input import JsonRefused, decode_json
-from shell.worker.mcp_tools import BLURB, TOOLS
+from core.states import DeliveryState
 
 if TYPE_CHECKING:
     from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest
@@ -38,17 +46,219 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-
 SERVER_NAME: Final = "basecamp-connect"
 PROTOCOL_VERSIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first
 LEDGER_FAILURE_KIND: Final = "ledger_failure"
-
-
 PARSE_ERROR: Final = -32700
 INVALID_REQUEST: Final = -32600
 METHOD_NOT_FOUND: Final = -32601
 INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
+
+BLURB: Final = (
+    "Your dispatch from the Basecamp connector: pull the instruction you were started for, "
+    "acknowledge it, and report its outcome. The connector posts your words in Basecamp for you, "
+    "exactly once. Bound to this task; there is no listing."
+)
+
+_ID = {"type": "integer", "minimum": 1}
+_DELIVERIES = [str(state) for state in DeliveryState]
+
+_INSTRUCTION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "event_id": {"type": "integer"},
+        "event_type": {"type": "string"},
+        "trigger": {"type": "string"},
+        "recording": {
+            "type": "object",
+            "properties": {
+                "bucket_id": {"type": "integer"},
+                "recording_id": {"type": "integer"},
+                "type": {"type": "string"},
+                "title": {"type": "string"},
+                "url": {"type": "string"},
+            },
+            "required": ["bucket_id", "recording_id", "type", "title", "url"],
+        },
+        "reply_to": {
+            "type": "object",
+            "properties": {"kind": {"type": "string"}, "recording_id": {"type": "integer"}},
+            "required": ["kind", "recording_id"],
+        },
+        "requester_id": {"type": "integer"},
+        "acknowledge": {"type": "boolean"},
+        "guard_acknowledged": {"type": "boolean"},
+        "delivery": {"type": "string", "enum": _DELIVERIES},
+        "content": {"type": "string"},
+        "content_updated_at": {"type": ["string", "null"]},
+    },
+    "required": [
+        "event_id", "event_type", "trigger", "recording", "reply_to", "requester_id", "acknowledge",
+        "guard_acknowledged", "delivery", "content", "content_updated_at",
+    ],
+}
+
+_RECEIPT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "event_id": {"type": "integer"},
+        "delivery": {"type": "string", "enum": _DELIVERIES},
+        "ack_id": {"type": "integer"},
+        "outcome": {"type": "string", "enum": ["succeeded", "failed", "unknown"]},
+        "reply_id": {"type": "integer"},
+        "links": {"type": "array", "items": {"type": "string"}},
+        "message": {
+            "type": "object",
+            "properties": {
+                "state": {"type": "string", "enum": list(WORDS_STATES)},
+                "kind": {"type": "string", "enum": ["boost", "comment", "chat_line"]},
+                "id": {"type": "integer"},
+                "note": {"type": "string"},
+            },
+            "required": ["state"],
+        },
+    },
+    "required": ["event_id", "delivery"],
+}
+
+_POSTED = (
+    " The connector posts it for you, exactly once: the answer's message says posted (with its id), "
+    "or waiting (it will be posted; do not send it again)."
+)
+_MARKDOWN = (
+    "Markdown at a comment (bold, italics, links, lists, quotes, code blocks), plain text in a Campfire."
+)
+
+_ANNOTATIONS = {
+    "readOnlyHint": False,
+    "destructiveHint": False,
+    "idempotentHint": True,
+    "openWorldHint": False,
+}
+
+TOOLS: Final[tuple[dict[str, Any], ...]] = (
+    {
+        "name": "get_dispatch",
+        "title": "Get your dispatch",
+        "description": (
+            f"{BLURB} get_dispatch: the instruction for an event on your task, or, without event_id, "
+            "the earliest you have not acknowledged. Returns the recording, where to reply, who asked, "
+            "the request's content with your own mention removed, whether to acknowledge, and whether "
+            "the connector already acknowledged for you (guard_acknowledged). Calling it records that "
+            "you were handed the instruction; it does not acknowledge. A repeat returns the same "
+            "instruction."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "event_id": {
+                    **_ID,
+                    "description": "An event on your task. Omit for the earliest not yet acknowledged.",
+                },
+            },
+            "additionalProperties": False,
+        },
+        "outputSchema": {
+            "type": "object",
+            "properties": {
+                "instruction": {"anyOf": [{"type": "null"}, _INSTRUCTION_SCHEMA]},
+                "message": {"type": "string"},
+            },
+            "required": ["instruction"],
+        },
+        "annotations": _ANNOTATIONS,
+    },
+    {
+        "name": "ack_dispatch",
+        "title": "Acknowledge your dispatch",
+        "description": (
+            f"{BLURB} ack_dispatch: acknowledge an instruction you were handed, in your own words "
+            f"(text): up to {BOOST_LIMIT} characters is a boost on the request, longer a short message "
+            f"at reply_to.{_POSTED} Marks it delivered. Safe to retry: a repeat answers the same receipt."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "event_id": {**_ID, "description": "The event get_dispatch returned."},
+                "text": {
+                    "type": "string",
+                    "maxLength": MAX_ACK_CHARACTERS,
+                    "description": f"Your acknowledgement, e.g. 'On it'. {_MARKDOWN}",
+                },
+                "ack_id": {
+                    **_ID,
+                    "description": (
+                        "Only if you posted an acknowledgement yourself, with tools of your own: its id. "
+                        "Never with text."
+                    ),
+                },
+            },
+            "required": ["event_id"],
+            "additionalProperties": False,
+        },
+        "outputSchema": _RECEIPT_SCHEMA,
+        "annotations": _ANNOTATIONS,
+    },
+    {
+        "name": "complete_dispatch",
+        "title": "Report your dispatch's outcome",
+        "description": (
+            f"{BLURB} complete_dispatch: report the outcome of an instruction: succeeded or failed, "
+            "with your reply to the person who asked (reply) and any links (a pull request, a card)."
+            f"{_POSTED} Also acknowledges it. A repeat of the same report answers the same receipt; "
+            "a different report is refused, because a reported outcome stands."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "event_id": {**_ID, "description": "The event get_dispatch returned."},
+                "outcome": {"type": "string", "enum": ["succeeded", "failed"]},
+                "reply": {
+                    "type": "string",
+                    "maxLength": MAX_MESSAGE_CHARACTERS,
+                    "description": f"Your answer, posted at reply_to. {_MARKDOWN}",
+                },
+                "reply_id": {
+                    **_ID,
+                    "description": (
+                        "Only if you replied yourself, with tools of your own: its id. Never with reply."
+                    ),
+                },
+                "links": {
+                    "type": "array",
+                    "maxItems": MAX_LINKS,
+                    "items": {"type": "string", "maxLength": MAX_LINK_LENGTH},
+                    "description": "http(s) URLs to what the work produced.",
+                },
+            },
+            "required": ["event_id", "outcome"],
+            "additionalProperties": False,
+        },
+        "outputSchema": _RECEIPT_SCHEMA,
+        "annotations": _ANNOTATIONS,
+    },
+    {
+        "name": "reply_dispatch",
+        "title": "Say something before you finish",
+        "description": (
+            f"{BLURB} reply_dispatch: a message at reply_to before you complete (a question, a note on "
+            f"progress), at most {MAX_NOTES} per event.{_POSTED} Your final answer goes in "
+            "complete_dispatch's reply, not here. The same text again is the same message."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "event_id": {**_ID, "description": "The event get_dispatch returned."},
+                "text": {"type": "string", "maxLength": MAX_MESSAGE_CHARACTERS, "description": _MARKDOWN},
+            },
+            "required": ["event_id", "text"],
+            "additionalProperties": False,
+        },
+        "outputSchema": _RECEIPT_SCHEMA,
+        "annotations": _ANNOTATIONS,
+    },
+)
 
 
 class DispatchTools(Protocol):
@@ -58,9 +268,6 @@ class DispatchTools(Protocol):
     def ack_dispatch(self, request: AckRequest) -> Result[DeliveryReceipt, ToolRefusal]: ...
     def complete_dispatch(self, request: CompleteRequest) -> Result[DeliveryReceipt, ToolRefusal]: ...
     def reply_dispatch(self, request: ReplyRequest) -> Result[DeliveryReceipt, ToolRefusal]: ...
-
-
-# -- the server ---------------------------------------------------------------------------------
 
 
 class _RpcError(Exception):
@@ -75,11 +282,8 @@ def _error(request_id: object, code: int, message: str) -> dict[str, Any]:
 
 
 def _tool_result(body: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "content": [{"type": "text", "text": json.dumps(body, ensure_ascii=False)}],
-        "structuredContent": dict(body),
-        "isError": False,
-    }
+    text = [{"type": "text", "text": json.dumps(body, ensure_ascii=False)}]
+    return {"content": text, "structuredContent": dict(body), "isError": False}
 
 
 def _tool_error(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -105,8 +309,6 @@ class McpServer:
             "complete_dispatch": self._complete_dispatch,
             "reply_dispatch": self._reply_dispatch,
         }
-
-    # -- the wire
 
     def handle_line(self, line: bytes) -> bytes | None:
         """One line from stdin; the line to write back (with its newline), or None."""
@@ -135,11 +337,8 @@ class McpServer:
             return None  # a response to a request this server never sends; nothing to say
         valid_id = isinstance(request_id, str | int) and not isinstance(request_id, bool)
         if message.get("jsonrpc") != "2.0" or not isinstance(method, str) or (has_id and not valid_id):
-            return _error(
-                request_id if valid_id else None,
-                INVALID_REQUEST,
-                "invalid request: jsonrpc 2.0, a method, an id",
-            )
+            shown = request_id if valid_id else None
+            return _error(shown, INVALID_REQUEST, "invalid request: jsonrpc 2.0, a method, an id")
         params = message.get("params", {})
         if not has_id:
             self._notification(method)
@@ -214,22 +413,20 @@ class McpServer:
                 return _tool_error(refusal.to_json())
         raise AssertionError("a Result is a Success or a Failure")  # pragma: no cover
 
-    # -- the tools
-
     def _get_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:
-        from core.dispatch_tools.arguments import read_get_arguments  # noqa: PLC0415 -- rule 6
+        from core.dispatch_tools.arguments import read_get_arguments  # noqa: PLC0415
 
         return read_get_arguments(arguments).bind(self._tools.get_dispatch).map(_dispatched_json)
 
     def _ack_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:
-        from core.dispatch_tools.arguments import read_ack_arguments  # noqa: PLC0415 -- rule 6
-        from core.dispatch_tools.instruction import DeliveryReceipt  # noqa: PLC0415 -- rule 6
+        from core.dispatch_tools.arguments import read_ack_arguments  # noqa: PLC0415
+        from core.dispatch_tools.instruction import DeliveryReceipt  # noqa: PLC0415
 
         return read_ack_arguments(arguments).bind(self._tools.ack_dispatch).map(DeliveryReceipt.to_json)
 
     def _complete_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:
-        from core.dispatch_tools.arguments import read_complete_arguments  # noqa: PLC0415 -- rule 6
-        from core.dispatch_tools.instruction import DeliveryReceipt  # noqa: PLC0415 -- rule 6
+        from core.dispatch_tools.arguments import read_complete_arguments  # noqa: PLC0415
+        from core.dispatch_tools.instruction import DeliveryReceipt  # noqa: PLC0415
 
         return (
             read_complete_arguments(arguments)
@@ -238,8 +435,8 @@ class McpServer:
         )
 
     def _reply_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:
-        from core.dispatch_tools.arguments import read_reply_arguments  # noqa: PLC0415 -- rule 6
-        from core.dispatch_tools.instruction import DeliveryReceipt  # noqa: PLC0415 -- rule 6
+        from core.dispatch_tools.arguments import read_reply_arguments  # noqa: PLC0415
+        from core.dispatch_tools.instruction import DeliveryReceipt  # noqa: PLC0415
 
         return read_reply_arguments(arguments).bind(self._tools.reply_dispatch).map(DeliveryReceipt.to_json)
 

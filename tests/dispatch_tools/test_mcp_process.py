@@ -202,7 +202,7 @@ def test_the_server_imports_only_what_its_tools_use(world: DispatchWorld, task: 
 
 START_NEVER_IMPORTS = {
     "core.mentions", "html", "core.oauth", "shutil", "core.edges", "core.configuration",
-    "core.presentation.status_values", "shell.worker.probe",
+    "core.presentation.status_values", "shell.doctor.handshake",
 }  # fmt: skip
 """What the server's start, to its ``initialize`` answer, never imports: an instruction's mention
 stripping (the first ``get_dispatch`` imports it), a token file's reader (only a file that is not
@@ -229,7 +229,7 @@ def test_the_servers_start_to_its_initialize_answer_imports_none_of_what_it_need
     """As the connector launches it, the token in its environment: ``-X importtime`` names every
     module its life imported, and this life is ``initialize`` and the end of stdin."""
     imported = _imported_by(task, ledger_path, INITIALIZE)
-    assert {"shell.cli.mcp", "shell.ledger.worker_calls", "shell.worker.mcp_tools"} <= imported
+    assert {"shell.cli.mcp", "shell.ledger.worker_calls", "shell.worker.mcp"} <= imported
     assert not START_NEVER_IMPORTS & imported
     assert not FIRST_CALL_IMPORTS & imported
 

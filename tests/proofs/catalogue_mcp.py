@@ -93,7 +93,7 @@ MCP += [
     rule(
         "mcp start: only a probe token's start imports the probe's tools",
         "from shell.worker.mcp import McpServer, serve\n\nTOKEN_ENV",
-        "from shell.worker.mcp import McpServer, serve\nfrom shell.worker.probe import serve_probe\n\nTOKEN_ENV",
+        "from shell.worker.mcp import McpServer, serve\nfrom shell.doctor.handshake import serve_probe\n\nTOKEN_ENV",
         START,
     ),
 ]

@@ -23,10 +23,15 @@ from core.task_token import TASK_TOKEN_ENV
 from core.worker_stream import WorkerAccount
 from shell.clock import FakeClock
 from shell.worker.command import WorkerCommand
-from shell.worker.driver import CommandDriver, release
-from shell.worker.sessions import SessionSetupError, sweep_sessions
-from shell.worker.spawn import REPOSITORY, RunningWorker, SpawnFailed, spawn
-from shell.worker.supervision import never_started, supervise
+from shell.worker.driver import CommandDriver, never_started, release, supervise
+from shell.worker.spawn import (
+    REPOSITORY,
+    RunningWorker,
+    SessionSetupError,
+    SpawnFailed,
+    spawn,
+    sweep_sessions,
+)
 from tests.worker.support import ATTEMPT, PROMPT, TOKEN, Attempt
 
 CONNECTOR_ENVIRONMENT = {
