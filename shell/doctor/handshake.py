@@ -1,16 +1,13 @@
-"""``doctor --deep``'s probe, both ends: the worker command spawned as the dispatcher spawns it
-(``shell.worker.spawn``, ended by ``shell.worker.driver.supervise``) with a probe token instead of
-a task's, and the MCP server's answer to that token.
+"""``doctor --deep``'s probe, both ends: the worker spawned as the dispatcher spawns it, but with
+a probe token, and the MCP server's answer to that token.
 
-A probe token (``core.task_token.PROBE_PREFIX``) names no task and grants nothing: the server
-opens no ledger, answers the handshake as it always does and refuses every tool call, telling the
-worker there is no dispatch and to stop. When the client says ``notifications/initialized`` the
-server creates an empty owner-only marker beside the ledger, named from the token's hash; a
-marker that cannot be written is logged, and the handshake is then not seen. Doctor waits for the
-marker, then ends the worker's group; a worker that ends first, or time running out, is a
-handshake not seen, and the worker's last stderr line says why when it said. The worker runs in a
-scratch owner-only directory, never a route's, and never reaches the model: a stream-json worker
-is given no message, and a command taking its prompt in argv is told to stop."""
+A probe token names no task and grants nothing: the server opens no ledger, answers the
+handshake and refuses every tool, telling the worker to stop. On ``notifications/initialized``
+it creates an owner-only marker beside the ledger, named from the token's hash (one it cannot
+write is logged: the handshake is then not seen). Doctor waits for the marker, then ends the
+worker's group; a worker that ends first, or time running out, is a handshake not seen, with the
+worker's last stderr line. The worker runs in a scratch directory, never a route's, and never
+reaches the model: a stream-json worker is given no message."""
 
 from __future__ import annotations
 
@@ -19,7 +16,7 @@ import secrets
 import tempfile
 from datetime import timedelta
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, Any
 
 from returns.result import Failure, Result
 
@@ -30,14 +27,8 @@ from core.task_token import PROBE_PREFIX, probe_marker_name
 from shell import private_files
 from shell.clock import Clock
 from shell.worker.command import WorkerCommand
-from shell.worker.driver import supervise
+from shell.worker.driver import SessionSetupError, SpawnFailed, remove_session, spawn, supervise
 from shell.worker.mcp import McpServer, serve
-from shell.worker.spawn import SessionSetupError, SpawnFailed, remove_session, spawn
-
-if TYPE_CHECKING:
-    from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest
-    from core.dispatch_tools.instruction import DeliveryReceipt
-    from shell.ledger.worker_calls import Dispatched
 
 log = logging.getLogger(__name__)
 
@@ -136,17 +127,10 @@ def _last_line(path: Path) -> str:
 class ProbeTools:
     """The dispatch tools, each refused."""
 
-    def get_dispatch(self, request: GetRequest) -> Result[Dispatched, ToolRefusal]:
+    def _refuse(self, request: object) -> Result[Any, ToolRefusal]:
         return Failure(refuse(RefusalKind.task_token_refused, NO_DISPATCH))
 
-    def ack_dispatch(self, request: AckRequest) -> Result[DeliveryReceipt, ToolRefusal]:
-        return Failure(refuse(RefusalKind.task_token_refused, NO_DISPATCH))
-
-    def complete_dispatch(self, request: CompleteRequest) -> Result[DeliveryReceipt, ToolRefusal]:
-        return Failure(refuse(RefusalKind.task_token_refused, NO_DISPATCH))
-
-    def reply_dispatch(self, request: ReplyRequest) -> Result[DeliveryReceipt, ToolRefusal]:
-        return Failure(refuse(RefusalKind.task_token_refused, NO_DISPATCH))
+    get_dispatch = ack_dispatch = complete_dispatch = reply_dispatch = _refuse
 
 
 def marker_path(ledger: str | Path, token: str) -> Path:

@@ -1,16 +1,13 @@
 """Intake's inbox lane: what was addressed to the agent, read as a backstop to the other lanes.
 
-Basecamp serves the inbox to agents only: a 403 is recorded once (``not_for_principal``, shown by
-status) and not asked again while the lane runs. A read starts at the lane's own position, else
-after its last item; its first read ever starts at ``since=0`` above a floor, the account lane's
-last served event (what the feed served is not replayed, what it never served is), or at
-``since=now`` when the feed served nothing; nothing at or below the floor is recorded, and the
-floor is kept from the first try on. One page is one transaction: its events recorded as any
-lane's, then the position. The inbox's 410 starts again at ``since=0`` (records dedupe by id); a
-400 ``invalid_position`` or a 409 resumes after the last item; at most two such a poll. Any other
-failure is verdict ``failing`` with its reason, nothing of the page saved. The lane is due every
-``every_polls``-th intake turn, and at once after ``ask_now`` (the feed's 410), inside the client's
-one budget. The position and the query are never logged, raised or in a repr."""
+Basecamp serves the inbox to agents only: a 403 is recorded once and not asked again this run. A
+read starts at the lane's position, else after its last item; the first read ever at ``since=0``
+above a floor, the feed's last served event (``since=now`` when it served none); nothing at or
+below the floor is recorded, and the floor is kept from the first try on. One page is one
+transaction. The inbox's 410 starts again at ``since=0``; a refused position resumes after the
+last item; at most two such a poll. Any other failure is verdict ``failing``, nothing of the page
+saved. The lane is due every ``every_polls``-th intake turn, and at once after ``ask_now``. The
+position and the query are never logged, raised or in a repr."""
 
 from __future__ import annotations
 
@@ -19,13 +16,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Protocol
 
-from core.inbox import (
-    InboxGone,
-    InboxPage,
-    NotForPrincipal,
-    PositionRefused,
-    addressed_events,
-)
+from core.inbox import InboxGone, InboxPage, NotForPrincipal, PositionRefused, addressed_events
 from core.intake_status import InboxVerdict
 from core.timestamps import format_timestamp
 from shell.basecamp.errors import BasecampError, InboxRefused
@@ -56,12 +47,7 @@ class _Stop(Exception):
 
 class InboxLane:
     def __init__(
-        self,
-        ledger: Ledger,
-        client: InboxReader,
-        clock: Clock,
-        account_floor: Callable[[], int],
-        *,
+        self, ledger: Ledger, client: InboxReader, clock: Clock, account_floor: Callable[[], int], *,
         every_polls: int = DEFAULT_EVERY_POLLS,
     ) -> None:
         if every_polls < 1:

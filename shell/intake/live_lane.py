@@ -1,26 +1,17 @@
 """Intake's live lane: a stream ticket, a WebSocket to its URL, ``EventsChannel``; each event
-recorded by the poll lane's own path. Beside it, the agent's projects re-read on a schedule, so
-it subscribes again when one is granted.
+recorded by the poll lane's own path. Beside it, the agent's projects re-read on a schedule.
 
-One connection at a time, each with a ticket minted just before and used once, to its ``url``
-verbatim; neither ticket nor query is logged or stored (``websockets``' logger is held at WARNING
-and stripped of query strings). The lane is ``connected`` once ``EventsChannel`` confirms the
-subscription; each events frame is recorded in one transaction (one row per id, whichever lane is
-first; only the poll lane moves the position), then its new ids go to ``on_new`` in order. Any
-failure, the unexpected too (logged once with its traceback), leaves the lane ``down`` with its
-reason for ``core.live.reconnect_delay`` while the poll lane goes on alone: slower, nothing lost.
-An overflow frame, or a confirmed connection that drops, is a loss told to the repair (the first
-event heard afterwards bounds it). While intake pauses on purpose the lane hangs up, ``down`` with
-that reason: no loss, no failure. ``resubscribe`` hangs up and connects again at once, and the
-lane is ``connecting`` until the new subscription is confirmed. The state is written at each
-change, for ``status``; ``beat`` is called as each wait for a frame and each reconnect begins;
-``stop`` ends the lane within ``STOP_SLICE`` seconds, and nothing else does.
+Each connection has a ticket minted just before and used once; neither ticket nor query is
+logged or stored. The lane is ``connected`` once the subscription is confirmed; a frame's events
+are recorded in one transaction, then its new ids go to ``on_new`` in order. Any failure, the
+unexpected too, leaves the lane ``down`` with its reason for ``core.live.reconnect_delay`` while
+the poll lane goes on alone. An overflow, or a confirmed connection that drops, is a loss told to
+the repair, bounded by the next event heard. While intake pauses, the lane hangs up: no loss, no
+failure. Its state is written at each change, for ``status``; only ``stop`` ends it.
 
-Basecamp's cable snapshots the agent's projects when it subscribes, so a project granted later is
-heard live only on a new subscription: every ``interval`` ``Membership.check`` re-reads
-``projects.json`` and answers the projects granted since the last read (none on the first), and
-the connector has the lane subscribe again. A project withdrawn needs nothing: the cable stops
-sending its events by itself."""
+Basecamp's cable snapshots the agent's projects when it subscribes, so ``Membership.check``
+answers the projects granted since its last read, and the connector has the lane subscribe
+again (``connecting`` until confirmed). A project withdrawn needs nothing."""
 
 from __future__ import annotations
 
@@ -36,25 +27,9 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from websockets.sync.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
+from core import live
 from core.feed import FeedEvent, FeedFilters
 from core.lane_status import LaneState
-from core.live import (
-    SUBPROTOCOL,
-    Confirmed,
-    Delivered,
-    Disconnect,
-    Frame,
-    Overflow,
-    Ping,
-    Rejected,
-    StreamTicket,
-    Unreadable,
-    Welcome,
-    read_frame,
-    reconnect_delay,
-    redacted,
-    subscribe_command,
-)
 from core.timestamps import format_timestamp
 from shell.basecamp.errors import BasecampError
 from shell.basecamp.wire import NoQueryStrings
@@ -81,7 +56,7 @@ DEFAULT_MEMBERSHIP_INTERVAL = timedelta(minutes=10)
 class TicketMinter(Protocol):
     """What the lane needs of ``shell.basecamp.client.BasecampClient``."""
 
-    def stream_ticket(self, deadline: float) -> StreamTicket: ...
+    def stream_ticket(self, deadline: float) -> live.StreamTicket: ...
 
     def deadline_in(self, seconds: float) -> float: ...
 
@@ -112,20 +87,10 @@ class _Down(Exception):
 
 class LiveLane:
     def __init__(
-        self,
-        ledger: Ledger,
-        client: TicketMinter,
-        filters: FeedFilters,
-        clock: Clock,
-        on_new: Callable[[int], None],
-        *,
-        stale_after: float = DEFAULT_STALE_AFTER,
-        backoff_base: float = 0.5,
-        backoff_cap: float = 30.0,
-        rng: random.Random | None = None,
-        losses: LossBook | None = None,
-        paused: Callable[[], str | None] = lambda: None,
-        beat: Callable[[], None] = lambda: None,
+        self, ledger: Ledger, client: TicketMinter, filters: FeedFilters, clock: Clock,
+        on_new: Callable[[int], None], *, stale_after: float = DEFAULT_STALE_AFTER, backoff_base: float = 0.5,
+        backoff_cap: float = 30.0, rng: random.Random | None = None, losses: LossBook | None = None,
+        paused: Callable[[], str | None] = lambda: None, beat: Callable[[], None] = lambda: None,
     ) -> None:
         self._beat = beat
         self._ledger = ledger
@@ -161,8 +126,8 @@ class LiveLane:
                     self._losses.lost("dropped", None)  # what it did not hear meanwhile
                 self.failures += 1
                 self._write_state(LaneState.down, str(down))
-                delay = reconnect_delay(self.failures - 1, self._random.random(), base=self._backoff[0],
-                                        cap=self._backoff[1])  # fmt: skip
+                base, cap = self._backoff
+                delay = live.reconnect_delay(self.failures - 1, self._random.random(), base=base, cap=cap)
                 log.warning("live lane down (%s); polling alone, reconnecting in %.1f s", down, delay)
                 if stop.wait(delay):
                     break
@@ -200,11 +165,11 @@ class LiveLane:
     def _session(self, stop: threading.Event) -> None:
         self._resubscribe.clear()  # this subscription is made with the projects as they are now
         ticket = self._mint()
-        shown = redacted(ticket.url)
+        shown = live.redacted(ticket.url)
         try:
             connection = connect(
                 ticket.url,
-                subprotocols=[Subprotocol(SUBPROTOCOL)],
+                subprotocols=[Subprotocol(live.SUBPROTOCOL)],
                 proxy=None,
                 open_timeout=OPEN_TIMEOUT,
                 compression=None,
@@ -226,7 +191,7 @@ class LiveLane:
             except OSError as error:
                 raise _Down(f"the connection failed: {type(error).__name__}") from None
 
-    def _mint(self) -> StreamTicket:
+    def _mint(self) -> live.StreamTicket:
         try:
             return self._client.stream_ticket(self._client.deadline_in(TICKET_DEADLINE))
         except BasecampError as error:
@@ -250,37 +215,37 @@ class LiveLane:
                     raise _Down(f"stalled: nothing heard for {self._stale_after:g} s") from None
                 continue
             quiet_since = self._clock.monotonic()
-            frame = read_frame(text)
-            if isinstance(frame, Welcome) and not subscribed:
-                connection.send(subscribe_command(self._filters))
+            frame = live.read_frame(text)
+            if isinstance(frame, live.Welcome) and not subscribed:
+                connection.send(live.subscribe_command(self._filters))
                 subscribed = True
             else:
                 self.on_frame(frame)
 
-    def on_frame(self, frame: Frame) -> None:
+    def on_frame(self, frame: live.Frame) -> None:
         """What the lane does with each frame it reads after subscribing; public so the whole-
         connector simulation hands it frames without a socket."""
         match frame:
-            case Confirmed():
+            case live.Confirmed():
                 self.failures = 0
                 self._write_state(LaneState.connected, "")
                 log.info("live lane: subscribed to EventsChannel")
-            case Delivered(events):
+            case live.Delivered(events):
                 self._record(events)
                 if events:
                     self._losses.heard(events[0].id)
-            case Overflow(after_id):
+            case live.Overflow(after_id):
                 self._losses.lost("overflow", after_id)
                 log.warning("live lane: the server dropped events after %d; the poll lane will serve them",
                             after_id)  # fmt: skip
                 self._write_state(LaneState.connected, "", overflow=True)
-            case Rejected():
+            case live.Rejected():
                 raise _Down("the subscription was rejected")
-            case Disconnect(reason, _):
+            case live.Disconnect(reason, _):
                 raise _Down(f"the server disconnected ({reason or 'no reason'})")
-            case Unreadable(why):
+            case live.Unreadable(why):
                 raise _Down(f"an unreadable frame ({why})")
-            case Ping() | Welcome():
+            case live.Ping() | live.Welcome():
                 pass
 
     def _record(self, events: tuple[FeedEvent, ...]) -> None:

@@ -1,29 +1,19 @@
 """Intake's poll lane: read the account's event feed, record each event once, move the position;
 beside it the backlog pause before each read, and the walk that repairs what the live lane lost.
 
-A lineage's checkpoint is keyed by the filters' digest (``core.feed``): other filters, another
-lineage. A poll starts at the checkpoint's position, else after its ``last_served_id``, else at
-the configured ``start`` (None: now; an event id; 0 for all history), never at 0 by accident. One
-page is one transaction: every event recorded ``seen`` by ``shell.ledger.records.insert_seen`` (one
-row per id, across lanes and restarts), then the page's position, never ahead of the records.
-Intake filters nothing. ``next`` is followed while present, before the deadline and under
-``max_pages``; a ``next`` already followed fails the poll. A 400 ``invalid_position`` or a 409
-drops the position and resumes after the last served id; a 410 resumes at ``epoch_after_id``,
-recorded as a gap in the same transaction; at most two such a poll. A refused filter is
-``FeedFiltersRefused``: retrying will not help. A page that cannot be read or recorded saves
-nothing and raises ``IntakeFailed``, for the caller's backoff. The position and the query string
-are never logged, raised or in a repr; logs carry counts, event ids and the digest's first 12
-digits.
+A lineage's checkpoint is keyed by the filters' digest. A poll starts at its position, else
+after its ``last_served_id``, else at the configured ``start`` (None: now; 0: all history). One
+page is one transaction: every event recorded ``seen`` (one row per id, across lanes and
+restarts), then the position, never ahead of the records. ``next`` is followed while present,
+before the deadline and under ``max_pages``. A refused position (400, 409) resumes after the
+last served id; a passed epoch (410) at ``epoch_after_id``, a gap recorded in the same
+transaction; at most two such a poll. A page that cannot be read or recorded saves nothing and
+raises ``IntakeFailed`` for the caller's backoff. The position and the query are never logged,
+raised or in a repr.
 
-The backlog (``core.backlog``) is read before each read: ``check`` answers the pause's reason and
-logs each crossing once, ``paused`` the last reason without reading (the live lane asks it
-often); a ledger that cannot be read pauses nothing.
-
-A loss the live lane tells (an overflow, a confirmed connection that dropped) is due
-``interval`` later, past the poll lane's safety delay, so the feed serves what was lost; it is
-walked under a cursor of its own with the lane's filters, a transaction a page, as lane
-``repair``, and the poll lane's checkpoint is never touched. The walk ends as ``core.losses``
-says, repaired or past its window unrecovered; else the loss stays open for a later walk."""
+The backlog check logs each crossing once; a ledger that cannot be read pauses nothing. A loss
+the live lane tells is walked once due, past the feed's safety delay, under a cursor of its own
+(the checkpoint is never touched), until ``core.losses`` says it is repaired or past its window."""
 
 from __future__ import annotations
 
@@ -81,12 +71,7 @@ class FeedReader(Protocol):
     """What intake needs of ``shell.basecamp.client.BasecampClient``."""
 
     def poll_events(
-        self,
-        since: int | None,
-        position: str | None,
-        filters: FeedFilters,
-        deadline: float,
-        *,
+        self, since: int | None, position: str | None, filters: FeedFilters, deadline: float, *,
         next_url: str | None = None,
     ) -> FeedPage: ...
 
@@ -114,14 +99,8 @@ class Intake:
     """The feed reader of one filter set."""
 
     def __init__(
-        self,
-        ledger: Ledger,
-        client: FeedReader,
-        filters: FeedFilters,
-        clock: Clock,
-        *,
-        start: int | None = None,
-        max_pages: int = DEFAULT_MAX_PAGES,
+        self, ledger: Ledger, client: FeedReader, filters: FeedFilters, clock: Clock, *,
+        start: int | None = None, max_pages: int = DEFAULT_MAX_PAGES,
     ) -> None:
         if start is not None and start < 0:
             raise ValueError(f"a start is an event id or 0, not {start}")
@@ -292,14 +271,8 @@ class Repair:
     """The losses the live lane tells, and the walks of the feed that look for what they lost."""
 
     def __init__(
-        self,
-        ledger: Ledger,
-        client: FeedReader,
-        filters: FeedFilters,
-        clock: Clock,
-        on_new: Callable[[int], None],
-        *,
-        interval: timedelta = DEFAULT_REPAIR_INTERVAL,
+        self, ledger: Ledger, client: FeedReader, filters: FeedFilters, clock: Clock,
+        on_new: Callable[[int], None], *, interval: timedelta = DEFAULT_REPAIR_INTERVAL,
         window: timedelta = DEFAULT_REPAIR_WINDOW,
     ) -> None:
         self._ledger = ledger

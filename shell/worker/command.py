@@ -1,19 +1,15 @@
 """The worker program: its argv template, its environment, and Claude Code's stream-json.
 
-The worker is Claude Code by default, any program by configuration. Its argv may hold
-``{prompt}``, ``{mcp_config}`` and ``{work_dir}``, replaced in one pass so a value is never read
-again as a template; any other ``{name}`` is refused, so a misspelt placeholder never reaches a
-worker. Its environment is ``core.worker_environment.ALLOWLIST`` from the connector's plus what
-its configuration names, never the task token: the token is in neither its environment nor its
-argv. What ``setup`` allowed (a Bash pattern, an MCP file's servers) widens the default command
-alone; a configured command's argv is the person's whole say.
+The worker is Claude Code by default, any program by configuration. Its argv's ``{prompt}``,
+``{mcp_config}`` and ``{work_dir}`` are replaced in one pass, so a value is never read again as a
+template, and any other ``{name}`` is refused. Its environment is the allowlist from the
+connector's plus what its configuration names, never the task token. What ``setup`` allowed
+widens the default command alone: a configured command's argv is the person's whole say.
 
-A command that asks ``--input-format stream-json`` gets its turns on stdin, one user message
-each, and its stdout is read as Claude Code's stream: whole lines only, at most
-``MAX_READ_BYTES`` a poll, a line over ``MAX_LINE_BYTES`` dropped whole, so a worker cannot make
-the connector hold its output. Once a result answers every message given, stdin is closed and
-Claude Code exits; a turn is given only while stdin is open, else the event waits for a task of
-its own."""
+A stream-json command gets its turns on stdin, one user message each, and its stdout is read as
+Claude Code's stream: whole lines, at most ``MAX_READ_BYTES`` a poll, a line over
+``MAX_LINE_BYTES`` dropped whole, so a worker cannot make the connector hold its output. Once a
+result answers every message given, stdin closes and Claude Code exits; no turn is given after."""
 
 from __future__ import annotations
 
@@ -67,12 +63,8 @@ class WorkerCommand:
 
     @classmethod
     def claude_code(
-        cls,
-        program: str = "claude",
-        env: Mapping[str, str] | None = None,
-        pass_env: Iterable[str] = (),
-        bash: Iterable[str] = (),
-        mcp_files: Mapping[str, Iterable[str]] | None = None,
+        cls, program: str = "claude", env: Mapping[str, str] | None = None, pass_env: Iterable[str] = (),
+        bash: Iterable[str] = (), mcp_files: Mapping[str, Iterable[str]] | None = None,
     ) -> WorkerCommand:
         """Claude Code as the connector can trust it: stream-json both ways, replayed user messages
         so a follow-up joins its turn, host settings ignored, edits in its directory, only

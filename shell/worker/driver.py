@@ -1,31 +1,42 @@
-"""The worker driver the dispatcher calls: start the worker for an attempt, supervise it to its
-end and name the stop, give it follow-up turns, release its session.
+"""The worker driver the dispatcher calls: start the worker for an attempt in a session of its
+own, supervise it to its end and name the stop, give it follow-up turns, release its session.
 
-Supervision never reaps the worker before its group is done: an unreaped leader's number, and
-its group's, cannot be reused, so every signal reaches only the worker's own processes. At the
-deadline or shutdown the group gets SIGTERM, the grace, then SIGKILL, and only a group the
-worker leads; members left by a worker that exited are ended the same way before the attempt
-ends; signals go through ``shell.processes`` alone. A still-running report that fails is logged
-and never abandons supervision; a slow one skips ticks, never bunches them.
+The session is an owner-only directory of the private directory named by the attempt id: the MCP
+config (the one place the task token is written, a 0600 file), and the files the worker's output
+goes to. The config goes when the attempt ends, the session when the dispatcher releases it, and
+every session a previous connector left at start. A fault of the private directory is
+``SessionSetupError``: no record's fault, and no worker is started. The worker runs in the
+route's directory with its command's environment, in a process group of its own, and reaches
+the connector only through the MCP server its config names. A program that could not start is
+``SpawnFailed``, a value: no worker process ever ran. ``RunningWorker`` is what the ledger
+records of a worker: pid, group and start time, so nothing later signals another's process.
 
-Claude Code's stream is read as it runs: an init not as asked ends the group at once
-(``not_started``); once a result answers every message given, stdin is closed, and a worker still
-running ``after_result_seconds`` later is ended (``after_result``); its last output is read once
-more after it ended. A group that outlived SIGKILL leaves the attempt unsettled. Each event that
-joins a running task is one more turn; an event whose turn could not be given waits for a task
-of its own."""
+Supervision never reaps the worker before its group is done, so an unreaped leader holds its
+number and its group's and every signal reaches only the worker's own processes. At the deadline
+or shutdown the group gets SIGTERM, the grace, then SIGKILL, and only a group the worker leads;
+members left by a worker that exited are ended the same way. A still-running report that fails is
+logged and never abandons supervision; a slow one skips ticks, never bunches them. Claude Code's
+stream is read as it runs: an init not as asked ends the group at once; once a result answers
+every message given, stdin is closed, and a worker still running ``after_result_seconds`` later
+is ended. A group that outlived SIGKILL leaves the attempt unsettled. An event whose follow-up
+turn could not be given waits for a task of its own."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import re
+import shutil
+import subprocess
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from core.dispatch_prompt import dispatch_prompt, follow_up_prompt
+from core.dispatch_prompt import MCP_SERVER_NAME, dispatch_prompt, follow_up_prompt
 from core.snapshots import StopReason
 from core.stop_reasons import (
     Ending,
@@ -37,38 +48,184 @@ from core.stop_reasons import (
     WorkerEnd,
     stop_reason,
 )
+from core.task_token import TASK_TOKEN_ENV
 from core.worker_stream import StreamFacts, WorkerAccount, account, init_problem
-from shell import processes
+from shell import private_files, processes
 from shell.clock import Clock, SystemClock
-from shell.worker.command import StreamWatch, WorkerCommand, close_input
-from shell.worker.spawn import (
-    REPOSITORY,
-    RunningWorker,
-    SessionSetupError,
-    SpawnFailed,
-    remove_session,
-    spawn,
-    sweep_sessions,
-)
+from shell.worker.command import StreamWatch, Turns, WorkerCommand, close_input
 
 if TYPE_CHECKING:
     from shell.ledger.tasks import Launch
 
-__all__ = [  # the names the shell imports from here
-    "CommandDriver",
-    "SessionSetupError",
-    "SpawnFailed",
-    "WorkerCommand",
-    "release",
-    "sweep_sessions",
-]
+__all__ = ["CommandDriver", "SessionSetupError", "SpawnFailed", "WorkerCommand", "release", "sweep_sessions"]
 
 log = logging.getLogger("connector.worker")
 
+REPOSITORY = Path(__file__).resolve().parents[2]
+MCP_CONFIG_NAME = "mcp.json"
+STDOUT_NAME = "stdout"
+STDERR_NAME = "stderr"
+_ATTEMPT_ID = re.compile(r"[A-Za-z0-9_]{1,64}")
 DEFAULT_GRACE_SECONDS = 30.0
 AFTER_RESULT_SECONDS = 10.0
 DEFAULT_STILL_RUNNING_SECONDS = 600.0
 POLL_SECONDS = 0.05
+
+
+class SessionSetupError(Exception):
+    """The connector's private directory could not hold an attempt's session: no worker was started."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RunningWorker:
+    attempt_id: str
+    pid: int
+    pgid: int
+    process_started: str  # processes.process_start_time: "" if /proc could not say
+    session_dir: Path
+    mcp_config: Path
+    stdout: Path
+    stderr: Path
+    process: subprocess.Popen[bytes] = field(repr=False)
+    turns: Turns | None = field(default=None, repr=False)  # a stream-json worker's stdin
+
+    @property
+    def leads_its_group(self) -> bool:
+        """The only group the driver ever signals is one the worker leads."""
+        return self.pid > 1 and self.pgid == self.pid
+
+
+@dataclass(frozen=True, slots=True)
+class SpawnFailed:
+    attempt_id: str
+    detail: str
+
+
+def spawn(
+    command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Path, private_dir: Path,
+    ledger_path: Path, token: str, repository: Path = REPOSITORY, environ: Mapping[str, str] | None = None,
+    agent_id: int | None = None, send_prompt: bool = True, resume_session: str = "",
+) -> RunningWorker | SpawnFailed:
+    if not token:
+        raise ValueError("a worker is started with its task's token")
+    mcp_config = private_dir / attempt_id / MCP_CONFIG_NAME
+    argv = command.render(prompt=prompt, mcp_config=mcp_config, work_dir=work_dir)
+    if command.speaks_stream_json and resume_session:
+        argv = (*argv, "--resume", resume_session)
+    if any(token in argument for argument in argv):
+        raise ValueError("the task token may never appear in a worker's argv")
+    config = mcp_session_config(repository.resolve(), ledger_path.resolve(), token, agent_id)
+    session_dir, out, err = open_session(private_dir, attempt_id, config)
+    try:
+        process = subprocess.Popen(
+            argv,
+            cwd=work_dir,
+            env=command.environment(os.environ if environ is None else environ),
+            stdin=subprocess.PIPE if command.speaks_stream_json else subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as error:  # Popen reaps the child before it raises
+        remove_session(session_dir)
+        return _spawn_failed(attempt_id, error)
+    finally:
+        os.close(out)
+        os.close(err)
+    turns = Turns(process.stdin) if command.speaks_stream_json else None
+    running = _running(attempt_id, process, session_dir, turns)
+    if turns is not None and send_prompt:
+        turns.give(prompt)
+    return running
+
+
+def _spawn_failed(attempt_id: str, error: OSError) -> SpawnFailed:
+    detail = f"{type(error).__name__}: {error.strerror or error}"
+    if error.filename is not None:
+        detail += f": {error.filename}"
+    log.warning("worker attempt=%s could not start: %s", attempt_id, detail)
+    return SpawnFailed(attempt_id, detail)
+
+
+def _running(
+    attempt_id: str, process: subprocess.Popen[bytes], session_dir: Path, turns: Turns | None
+) -> RunningWorker:
+    try:
+        pgid = os.getpgid(process.pid)  # the kernel's answer; /proc may be unreadable
+    except ProcessLookupError:
+        pgid = process.pid  # already gone (and reaped); start_new_session made it its group's leader
+    started = processes.process_start_time(process.pid) or ""
+    log.info("worker attempt=%s started pid=%d pgid=%d", attempt_id, process.pid, pgid)
+    files = (session_dir / MCP_CONFIG_NAME, session_dir / STDOUT_NAME, session_dir / STDERR_NAME)
+    return RunningWorker(attempt_id, process.pid, pgid, started, session_dir, *files, process, turns)
+
+
+def mcp_session_config(
+    repository: Path, ledger_path: Path, token: str, agent_id: int | None = None
+) -> dict[str, object]:
+    """One stdio server, the connector's, with the task token in its env, launched the cheapest
+    way: this interpreter on ``shell.worker.mcp_entry`` (``bin/connect mcp`` without its script)."""
+    args = ["-P", "-m", "shell.worker.mcp_entry", "--ledger", str(ledger_path)]
+    if agent_id is not None:
+        args += ["--agent-id", str(int(agent_id))]
+    return {
+        "mcpServers": {
+            MCP_SERVER_NAME: {
+                "type": "stdio",
+                "alwaysLoad": True,  # Claude Code: connected before its first model request
+                "command": sys.executable,
+                "args": args,
+                "env": {"PYTHONPATH": str(repository), TASK_TOKEN_ENV: token},
+            }
+        }
+    }
+
+
+def open_session(private_dir: Path, attempt_id: str, config: dict[str, object]) -> tuple[Path, int, int]:
+    """The attempt's session directory with its MCP config; descriptors for stdout and stderr."""
+    if _ATTEMPT_ID.fullmatch(attempt_id) is None:
+        raise SessionSetupError("an attempt id names a directory: letters, digits and _ only")
+    try:
+        private_files.ensure_directory(private_dir, "the worker sessions' directory")
+    except private_files.PrivatePathError as error:
+        raise SessionSetupError(str(error)) from error
+    except OSError as error:
+        why = f"the private directory {private_dir} is unusable: {error.strerror}"
+        raise SessionSetupError(why) from error
+    session_dir = private_dir / attempt_id
+    try:
+        private_files.make_directory(session_dir)
+    except OSError as error:
+        raise SessionSetupError(f"the session directory for {attempt_id}: {error.strerror}") from error
+    try:
+        private_files.write_new_file(session_dir / MCP_CONFIG_NAME, json.dumps(config, indent=2).encode())
+        out = private_files.create_file(session_dir / STDOUT_NAME)
+        try:
+            err = private_files.create_file(session_dir / STDERR_NAME)
+        except BaseException:
+            os.close(out)
+            raise
+    except OSError as error:
+        shutil.rmtree(session_dir, ignore_errors=True)
+        raise SessionSetupError(f"the session for {attempt_id}: {error.strerror}") from error
+    return session_dir, out, err
+
+
+def remove_session(session_dir: Path) -> None:
+    shutil.rmtree(session_dir, ignore_errors=True)
+
+
+def sweep_sessions(private_dir: Path) -> list[str]:
+    """Remove every session directory a previous connector left; the names removed."""
+    if not private_dir.is_dir():
+        return []
+    removed: list[str] = []
+    for entry in sorted(private_dir.iterdir()):
+        if entry.is_dir() and not entry.is_symlink() and entry.name.startswith("att_"):
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry.name)
+    return removed
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,17 +245,10 @@ class StopSignal(Protocol):
 
 
 def supervise(
-    running: RunningWorker,
-    *,
-    deadline_at: datetime | None,
-    stop_event: StopSignal,
-    clock: Clock,
-    still_running_every: float = DEFAULT_STILL_RUNNING_SECONDS,
-    on_tick: Callable[[], None] | None = None,
-    grace_seconds: float = DEFAULT_GRACE_SECONDS,
-    poll_seconds: float = POLL_SECONDS,
-    watch: StreamWatch | None = None,
-    permission_mode: str = "",
+    running: RunningWorker, *, deadline_at: datetime | None, stop_event: StopSignal, clock: Clock,
+    still_running_every: float = DEFAULT_STILL_RUNNING_SECONDS, on_tick: Callable[[], None] | None = None,
+    grace_seconds: float = DEFAULT_GRACE_SECONDS, poll_seconds: float = POLL_SECONDS,
+    watch: StreamWatch | None = None, permission_mode: str = "",
     after_result_seconds: float = AFTER_RESULT_SECONDS,
 ) -> Supervision:
     """Wait for the worker to end; tick while it runs; stop it at the deadline or at shutdown."""
@@ -133,16 +283,8 @@ def supervise(
 
 
 def _wait(
-    running: RunningWorker,
-    watch: StreamWatch | None,
-    stop_event: StopSignal,
-    deadline_at: datetime | None,
-    clock: Clock,
-    *,
-    on_tick: Callable[[], None] | None,
-    every: float,
-    poll: float,
-    mode: str,
+    running: RunningWorker, watch: StreamWatch | None, stop_event: StopSignal, deadline_at: datetime | None,
+    clock: Clock, *, on_tick: Callable[[], None] | None, every: float, poll: float, mode: str,
     after_result: float,
 ) -> tuple[StopRequest | None, int]:
     """Poll until the leader ends (None) or a stop is due (which); and the ticks reported."""
@@ -251,19 +393,13 @@ class CommandDriver:
 
     def spawn(self, launch: Launch, work_dir: Path) -> RunningWorker | SpawnFailed:
         """Start the worker, resuming the conversation's session when the launch names one."""
+        prompt = dispatch_prompt(launch.task_id, launch.event_ids[0], launch.trigger, launch.recording_url)
         return spawn(
-            self.command,
-            attempt_id=launch.attempt_id,
-            prompt=dispatch_prompt(launch.task_id, launch.event_ids[0], launch.trigger, launch.recording_url),
-            work_dir=work_dir,
-            private_dir=self.private_dir,
-            ledger_path=self.ledger_path,
-            token=launch.token,
-            repository=self.repository,
-            environ=self.environ,
-            agent_id=self.agent_id,
+            self.command, attempt_id=launch.attempt_id, prompt=prompt, work_dir=work_dir,
+            private_dir=self.private_dir, ledger_path=self.ledger_path, token=launch.token,
+            repository=self.repository, environ=self.environ, agent_id=self.agent_id,
             resume_session=launch.resume_session,
-        )
+        )  # fmt: skip
 
     def follow_up(self, started: object, event_ids: tuple[int, ...]) -> tuple[int, ...]:
         """The events whose turn was given to the running worker."""
@@ -278,18 +414,12 @@ class CommandDriver:
         if not isinstance(started, RunningWorker):
             raise TypeError("this driver supervises only the workers it started")
         mode = self.command.permission_mode
+        watch = StreamWatch(started.stdout) if self.command.speaks_stream_json else None
         supervision = supervise(
-            started,
-            deadline_at=deadline_at,
-            stop_event=stop,
-            clock=self.clock,
-            still_running_every=self.still_running_every,
-            on_tick=on_tick,
-            grace_seconds=self.grace_seconds,
-            watch=StreamWatch(started.stdout) if self.command.speaks_stream_json else None,
-            permission_mode=mode,
-            after_result_seconds=self.after_result_seconds,
-        )
+            started, deadline_at=deadline_at, stop_event=stop, clock=self.clock, on_tick=on_tick,
+            still_running_every=self.still_running_every, grace_seconds=self.grace_seconds, watch=watch,
+            permission_mode=mode, after_result_seconds=self.after_result_seconds,
+        )  # fmt: skip
         if supervision.survivors:
             return None
         cut_short = supervision.end.stop_requested in (StopRequest.deadline, StopRequest.shutdown)
@@ -306,8 +436,5 @@ class CommandDriver:
         """Recovery: True when the group a previous connector recorded is gone (ended now, or already)."""
         result = processes.terminate_group(pgid, pid, process_started, self.grace_seconds, self.clock)
         log.info("worker recovery pgid=%d outcome=%s: %s", pgid, result.outcome, result.reason)
-        return result.outcome in (
-            processes.Termination.gone,
-            processes.Termination.terminated,
-            processes.Termination.killed,
-        )
+        ended = processes.Termination
+        return result.outcome in (ended.gone, ended.terminated, ended.killed)

@@ -1,21 +1,17 @@
 """The worker's dispatch tools over MCP: a small stdio server, no dependencies.
 
-MCP stdio is one JSON-RPC 2.0 message a line on stdin and on stdout, UTF-8; stdout carries
-protocol messages only, logs go to stderr, and the end of stdin ends the server. ``initialize``
-answers the client's protocol version when spoken here, else the newest, with the ``tools``
-capability alone; a notification is never answered. The four dispatch tools, bound to the task
-whose token started the server, answer their JSON as text and as ``structuredContent`` that
-conforms to the tool's ``outputSchema``. A refusal is a result with ``isError`` and the text
-``{"error": kind, "message": ...}`` for the worker to correct itself; anything else is
-``ledger_failure`` with a fixed message, its detail on stderr, never in the model's transcript.
+One JSON-RPC 2.0 message a line on stdin and on stdout; stdout carries protocol messages only,
+and the end of stdin ends the server. ``initialize`` answers the client's protocol version when
+spoken here, else the newest; a notification is never answered. The four tools, bound to the
+task whose token started the server, answer their JSON as text and as ``structuredContent``. A
+refusal is a result with ``isError`` and ``{"error": kind, "message": ...}``, for the worker to
+correct itself; any other failure is ``ledger_failure`` with a fixed message, its detail on
+stderr, never in the model's transcript.
 
-``TOOLS`` is what ``tools/list`` answers, in the order a worker uses them. Every input schema
-refuses properties it does not name. The descriptions say what a worker needs to act: the
-connector posts its words for it, exactly once, where each goes, and a repeat is the same
-message. The bounds shown are core's, read from ``core.dispatch_tools.bounds``: a schema is
-advice to the client, core is the judge. The start stays cheap, for a worker waits on it: the
-tools' arguments and receipts are imported by the call that reads them, and the schemas build
-none of the classes that enforce their bounds."""
+``TOOLS`` is what ``tools/list`` answers, in the order a worker uses them; an input schema refuses
+what it does not name. Their bounds are core's, read from ``core.dispatch_tools.bounds``: a schema
+is advice, core is the judge. A worker waits on the start, so the tools' arguments and receipts
+are imported by the first call that reads them."""
 
 from __future__ import annotations
 
@@ -61,67 +57,48 @@ BLURB: Final = (
     "exactly once. Bound to this task; there is no listing."
 )
 
+_INT, _STR, _BOOL = {"type": "integer"}, {"type": "string"}, {"type": "boolean"}
 _ID = {"type": "integer", "minimum": 1}
-_DELIVERIES = [str(state) for state in DeliveryState]
+_DELIVERY = {"type": "string", "enum": [str(state) for state in DeliveryState]}
+_EVENT = {**_ID, "description": "The event get_dispatch returned."}
+_EARLIEST = "An event on your task. Omit for the earliest not yet acknowledged."
+_ANNOTATIONS = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True,
+                "openWorldHint": False}  # fmt: skip
 
-_INSTRUCTION_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "event_id": {"type": "integer"},
-        "event_type": {"type": "string"},
-        "trigger": {"type": "string"},
-        "recording": {
-            "type": "object",
-            "properties": {
-                "bucket_id": {"type": "integer"},
-                "recording_id": {"type": "integer"},
-                "type": {"type": "string"},
-                "title": {"type": "string"},
-                "url": {"type": "string"},
-            },
-            "required": ["bucket_id", "recording_id", "type", "title", "url"],
-        },
-        "reply_to": {
-            "type": "object",
-            "properties": {"kind": {"type": "string"}, "recording_id": {"type": "integer"}},
-            "required": ["kind", "recording_id"],
-        },
-        "requester_id": {"type": "integer"},
-        "acknowledge": {"type": "boolean"},
-        "guard_acknowledged": {"type": "boolean"},
-        "delivery": {"type": "string", "enum": _DELIVERIES},
-        "content": {"type": "string"},
-        "content_updated_at": {"type": ["string", "null"]},
-    },
-    "required": [
-        "event_id", "event_type", "trigger", "recording", "reply_to", "requester_id", "acknowledge",
-        "guard_acknowledged", "delivery", "content", "content_updated_at",
-    ],
-}
 
-_RECEIPT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "event_id": {"type": "integer"},
-        "delivery": {"type": "string", "enum": _DELIVERIES},
-        "ack_id": {"type": "integer"},
-        "outcome": {"type": "string", "enum": ["succeeded", "failed", "unknown"]},
-        "reply_id": {"type": "integer"},
-        "links": {"type": "array", "items": {"type": "string"}},
-        "message": {
-            "type": "object",
-            "properties": {
-                "state": {"type": "string", "enum": list(WORDS_STATES)},
-                "kind": {"type": "string", "enum": ["boost", "comment", "chat_line"]},
-                "id": {"type": "integer"},
-                "note": {"type": "string"},
-            },
-            "required": ["state"],
-        },
-    },
-    "required": ["event_id", "delivery"],
-}
+def _object(required: list[str] | None = None, **properties: object) -> dict[str, Any]:
+    """An object schema: every property required, unless ``required`` names which."""
+    return {"type": "object", "properties": properties, "required": required or list(properties)}
 
+
+def _input(*required: str, **properties: object) -> dict[str, Any]:
+    """A tool's arguments: no property it does not name."""
+    return {"type": "object", "properties": properties, **({"required": list(required)} if required else {}),
+            "additionalProperties": False}  # fmt: skip
+
+
+def _tool(name: str, title: str, description: str, arguments: object, answer: object) -> dict[str, Any]:
+    return {"name": name, "title": title, "description": f"{BLURB} {name}: {description}",
+            "inputSchema": arguments, "outputSchema": answer, "annotations": _ANNOTATIONS}  # fmt: skip
+
+
+_INSTRUCTION_SCHEMA = _object(
+    event_id=_INT, event_type=_STR, trigger=_STR,
+    recording=_object(bucket_id=_INT, recording_id=_INT, type=_STR, title=_STR, url=_STR),
+    reply_to=_object(kind=_STR, recording_id=_INT),
+    requester_id=_INT, acknowledge=_BOOL, guard_acknowledged=_BOOL, delivery=_DELIVERY, content=_STR,
+    content_updated_at={"type": ["string", "null"]},
+)  # fmt: skip
+_RECEIPT_SCHEMA = _object(
+    ["event_id", "delivery"],
+    event_id=_INT, delivery=_DELIVERY, ack_id=_INT,
+    outcome={"type": "string", "enum": ["succeeded", "failed", "unknown"]},
+    reply_id=_INT, links={"type": "array", "items": _STR},
+    message=_object(
+        ["state"], state={"type": "string", "enum": list(WORDS_STATES)},
+        kind={"type": "string", "enum": ["boost", "comment", "chat_line"]}, id=_INT, note=_STR,
+    ),
+)  # fmt: skip
 _POSTED = (
     " The connector posts it for you, exactly once: the answer's message says posted (with its id), "
     "or waiting (it will be posted; do not send it again)."
@@ -130,135 +107,73 @@ _MARKDOWN = (
     "Markdown at a comment (bold, italics, links, lists, quotes, code blocks), plain text in a Campfire."
 )
 
-_ANNOTATIONS = {
-    "readOnlyHint": False,
-    "destructiveHint": False,
-    "idempotentHint": True,
-    "openWorldHint": False,
-}
-
 TOOLS: Final[tuple[dict[str, Any], ...]] = (
-    {
-        "name": "get_dispatch",
-        "title": "Get your dispatch",
-        "description": (
-            f"{BLURB} get_dispatch: the instruction for an event on your task, or, without event_id, "
-            "the earliest you have not acknowledged. Returns the recording, where to reply, who asked, "
-            "the request's content with your own mention removed, whether to acknowledge, and whether "
-            "the connector already acknowledged for you (guard_acknowledged). Calling it records that "
-            "you were handed the instruction; it does not acknowledge. A repeat returns the same "
-            "instruction."
+    _tool(
+        "get_dispatch",
+        "Get your dispatch",
+        "the instruction for an event on your task, or, without event_id, the earliest you have not "
+        "acknowledged. Returns the recording, where to reply, who asked, the request's content with your "
+        "own mention removed, whether to acknowledge, and whether the connector already acknowledged for "
+        "you (guard_acknowledged). Calling it records that you were handed the instruction; it does not "
+        "acknowledge. A repeat returns the same instruction.",
+        _input(event_id={**_ID, "description": _EARLIEST}),
+        _object(["instruction"], instruction={"anyOf": [{"type": "null"}, _INSTRUCTION_SCHEMA]},
+                message=_STR),
+    ),
+    _tool(
+        "ack_dispatch",
+        "Acknowledge your dispatch",
+        f"acknowledge an instruction you were handed, in your own words (text): up to {BOOST_LIMIT} "
+        f"characters is a boost on the request, longer a short message at reply_to.{_POSTED} Marks it "
+        "delivered. Safe to retry: a repeat answers the same receipt.",
+        _input(
+            "event_id",
+            event_id=_EVENT,
+            text={"type": "string", "maxLength": MAX_ACK_CHARACTERS,
+                  "description": f"Your acknowledgement, e.g. 'On it'. {_MARKDOWN}"},
+            ack_id={**_ID, "description": "Only if you posted an acknowledgement yourself, with tools of "
+                    "your own: its id. Never with text."},
         ),
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "event_id": {
-                    **_ID,
-                    "description": "An event on your task. Omit for the earliest not yet acknowledged.",
-                },
-            },
-            "additionalProperties": False,
-        },
-        "outputSchema": {
-            "type": "object",
-            "properties": {
-                "instruction": {"anyOf": [{"type": "null"}, _INSTRUCTION_SCHEMA]},
-                "message": {"type": "string"},
-            },
-            "required": ["instruction"],
-        },
-        "annotations": _ANNOTATIONS,
-    },
-    {
-        "name": "ack_dispatch",
-        "title": "Acknowledge your dispatch",
-        "description": (
-            f"{BLURB} ack_dispatch: acknowledge an instruction you were handed, in your own words "
-            f"(text): up to {BOOST_LIMIT} characters is a boost on the request, longer a short message "
-            f"at reply_to.{_POSTED} Marks it delivered. Safe to retry: a repeat answers the same receipt."
+        _RECEIPT_SCHEMA,
+    ),
+    _tool(
+        "complete_dispatch",
+        "Report your dispatch's outcome",
+        "report the outcome of an instruction: succeeded or failed, with your reply to the person who "
+        f"asked (reply) and any links (a pull request, a card).{_POSTED} Also acknowledges it. A repeat of "
+        "the same report answers the same receipt; a different report is refused, because a reported "
+        "outcome stands.",
+        _input(
+            "event_id", "outcome",
+            event_id=_EVENT,
+            outcome={"type": "string", "enum": ["succeeded", "failed"]},
+            reply={"type": "string", "maxLength": MAX_MESSAGE_CHARACTERS,
+                   "description": f"Your answer, posted at reply_to. {_MARKDOWN}"},
+            reply_id={**_ID, "description": "Only if you replied yourself, with tools of your own: its id. "
+                      "Never with reply."},
+            links={"type": "array", "maxItems": MAX_LINKS,
+                   "items": {"type": "string", "maxLength": MAX_LINK_LENGTH},
+                   "description": "http(s) URLs to what the work produced."},
         ),
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "event_id": {**_ID, "description": "The event get_dispatch returned."},
-                "text": {
-                    "type": "string",
-                    "maxLength": MAX_ACK_CHARACTERS,
-                    "description": f"Your acknowledgement, e.g. 'On it'. {_MARKDOWN}",
-                },
-                "ack_id": {
-                    **_ID,
-                    "description": (
-                        "Only if you posted an acknowledgement yourself, with tools of your own: its id. "
-                        "Never with text."
-                    ),
-                },
-            },
-            "required": ["event_id"],
-            "additionalProperties": False,
-        },
-        "outputSchema": _RECEIPT_SCHEMA,
-        "annotations": _ANNOTATIONS,
-    },
-    {
-        "name": "complete_dispatch",
-        "title": "Report your dispatch's outcome",
-        "description": (
-            f"{BLURB} complete_dispatch: report the outcome of an instruction: succeeded or failed, "
-            "with your reply to the person who asked (reply) and any links (a pull request, a card)."
-            f"{_POSTED} Also acknowledges it. A repeat of the same report answers the same receipt; "
-            "a different report is refused, because a reported outcome stands."
+        _RECEIPT_SCHEMA,
+    ),
+    _tool(
+        "reply_dispatch",
+        "Say something before you finish",
+        f"a message at reply_to before you complete (a question, a note on progress), at most {MAX_NOTES} "
+        f"per event.{_POSTED} Your final answer goes in complete_dispatch's reply, not here. The same text "
+        "again is the same message.",
+        _input(
+            "event_id", "text",
+            event_id=_EVENT,
+            text={"type": "string", "maxLength": MAX_MESSAGE_CHARACTERS, "description": _MARKDOWN},
         ),
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "event_id": {**_ID, "description": "The event get_dispatch returned."},
-                "outcome": {"type": "string", "enum": ["succeeded", "failed"]},
-                "reply": {
-                    "type": "string",
-                    "maxLength": MAX_MESSAGE_CHARACTERS,
-                    "description": f"Your answer, posted at reply_to. {_MARKDOWN}",
-                },
-                "reply_id": {
-                    **_ID,
-                    "description": (
-                        "Only if you replied yourself, with tools of your own: its id. Never with reply."
-                    ),
-                },
-                "links": {
-                    "type": "array",
-                    "maxItems": MAX_LINKS,
-                    "items": {"type": "string", "maxLength": MAX_LINK_LENGTH},
-                    "description": "http(s) URLs to what the work produced.",
-                },
-            },
-            "required": ["event_id", "outcome"],
-            "additionalProperties": False,
-        },
-        "outputSchema": _RECEIPT_SCHEMA,
-        "annotations": _ANNOTATIONS,
-    },
-    {
-        "name": "reply_dispatch",
-        "title": "Say something before you finish",
-        "description": (
-            f"{BLURB} reply_dispatch: a message at reply_to before you complete (a question, a note on "
-            f"progress), at most {MAX_NOTES} per event.{_POSTED} Your final answer goes in "
-            "complete_dispatch's reply, not here. The same text again is the same message."
-        ),
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "event_id": {**_ID, "description": "The event get_dispatch returned."},
-                "text": {"type": "string", "maxLength": MAX_MESSAGE_CHARACTERS, "description": _MARKDOWN},
-            },
-            "required": ["event_id", "text"],
-            "additionalProperties": False,
-        },
-        "outputSchema": _RECEIPT_SCHEMA,
-        "annotations": _ANNOTATIONS,
-    },
-)
+        _RECEIPT_SCHEMA,
+    ),
+)  # fmt: skip
+
+
+_TOOL_NAMES = frozenset(tool["name"] for tool in TOOLS)
 
 
 class DispatchTools(Protocol):
@@ -294,21 +209,12 @@ class McpServer:
     """One session's protocol: a decoded message in, the reply (or None) out."""
 
     def __init__(
-        self,
-        tools: DispatchTools,
-        *,
-        version: str = "0.1.0",
+        self, tools: DispatchTools, *, version: str = "0.1.0",
         on_initialized: Callable[[], None] | None = None,
     ) -> None:
         self._tools = tools
         self._version = version
         self._on_initialized = on_initialized
-        self._handlers: dict[str, Callable[[Mapping[str, Any]], Result[Mapping[str, Any], ToolRefusal]]] = {
-            "get_dispatch": self._get_dispatch,
-            "ack_dispatch": self._ack_dispatch,
-            "complete_dispatch": self._complete_dispatch,
-            "reply_dispatch": self._reply_dispatch,
-        }
 
     def handle_line(self, line: bytes) -> bytes | None:
         """One line from stdin; the line to write back (with its newline), or None."""
@@ -394,13 +300,13 @@ class McpServer:
         arguments = params.get("arguments")
         if arguments is None:
             arguments = {}
-        if not isinstance(name, str) or name not in self._handlers:
+        if not isinstance(name, str) or name not in _TOOL_NAMES:
             raise _RpcError(INVALID_PARAMS, f"unknown tool: {name}")
         if not isinstance(arguments, dict):
             raise _RpcError(INVALID_PARAMS, "invalid params: arguments is an object")
         log.info("tools/call %s", name)
         try:
-            answer = self._handlers[name](arguments)
+            answer = self._answer(name, arguments)
         except Exception as error:
             # The ledger failing, not the worker: the detail is for the log, never the transcript.
             log.error("%s failed: %s: %s", name, type(error).__name__, error)
@@ -413,32 +319,20 @@ class McpServer:
                 return _tool_error(refusal.to_json())
         raise AssertionError("a Result is a Success or a Failure")  # pragma: no cover
 
-    def _get_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:
-        from core.dispatch_tools.arguments import read_get_arguments  # noqa: PLC0415
-
-        return read_get_arguments(arguments).bind(self._tools.get_dispatch).map(_dispatched_json)
-
-    def _ack_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:
-        from core.dispatch_tools.arguments import read_ack_arguments  # noqa: PLC0415
+    def _answer(self, name: str, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:
+        from core.dispatch_tools import arguments as given  # noqa: PLC0415
         from core.dispatch_tools.instruction import DeliveryReceipt  # noqa: PLC0415
 
-        return read_ack_arguments(arguments).bind(self._tools.ack_dispatch).map(DeliveryReceipt.to_json)
-
-    def _complete_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:
-        from core.dispatch_tools.arguments import read_complete_arguments  # noqa: PLC0415
-        from core.dispatch_tools.instruction import DeliveryReceipt  # noqa: PLC0415
-
-        return (
-            read_complete_arguments(arguments)
-            .bind(self._tools.complete_dispatch)
-            .map(DeliveryReceipt.to_json)
-        )
-
-    def _reply_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:
-        from core.dispatch_tools.arguments import read_reply_arguments  # noqa: PLC0415
-        from core.dispatch_tools.instruction import DeliveryReceipt  # noqa: PLC0415
-
-        return read_reply_arguments(arguments).bind(self._tools.reply_dispatch).map(DeliveryReceipt.to_json)
+        tools, receipt = self._tools, DeliveryReceipt.to_json
+        match name:
+            case "get_dispatch":
+                return given.read_get_arguments(arguments).bind(tools.get_dispatch).map(_dispatched_json)
+            case "ack_dispatch":
+                return given.read_ack_arguments(arguments).bind(tools.ack_dispatch).map(receipt)
+            case "complete_dispatch":
+                return given.read_complete_arguments(arguments).bind(tools.complete_dispatch).map(receipt)
+            case _:  # reply_dispatch
+                return given.read_reply_arguments(arguments).bind(tools.reply_dispatch).map(receipt)
 
 
 def _dispatched_json(dispatched: Dispatched) -> Mapping[str, Any]:

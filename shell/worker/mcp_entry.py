@@ -1,17 +1,13 @@
 """The MCP server's own entry point, as a worker's MCP configuration launches it:
 ``PYTHON -P -m shell.worker.mcp_entry --ledger LEDGER [--agent-id N]``.
 
-It is ``bin/connect mcp``, with the same options, exits and stderr lines, but cheaper to start:
-the connector already runs in a checked environment, so the configuration names this interpreter
-directly (no shell script, no dependency check) and only the ``mcp`` command's modules are
-imported, with the collector off, what they made then frozen out of every collection's way.
-
-A token from the environment is moved to a pipe before the server is imported: erased from the
-initial environment block (``shell.environment_block``), the block ``/proc/PID/environ`` shows,
-and handed over on ``--token-fd``. Where the erasure cannot be done and seen, the token goes back
-in ``os.environ`` for the server to refuse in its own words. Only the shapes the connector writes
-(``--ledger``, ``--agent-id``, ``--token-env``, as ``--x V`` or ``--x=V``) with a non-blank token
-are moved; anything else reaches the server unchanged."""
+It is ``bin/connect mcp`` (same options, exits and stderr lines) without the shell script and
+the dependency check, the connector's environment being checked already, and with the
+collector off while the server's modules import, then frozen out of every collection's way.
+A token in the environment is erased from the initial environment block and handed over on a
+pipe before the server is imported; where that cannot be done and seen, it goes back in
+``os.environ`` for the server to refuse. Only the options the connector writes are moved;
+anything else reaches the server unchanged."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ launches it, beside a bare interpreter's start.
 
 It writes a ledger with one launched task (its token live), then, ``--repeat`` times and
 interleaved: ``python -c pass`` to its exit; the server launched from the worker's MCP
-configuration exactly as ``shell.worker.spawn.mcp_session_config`` writes it (this interpreter
+configuration exactly as ``shell.worker.driver.mcp_session_config`` writes it (this interpreter
 on ``shell.worker.mcp_entry``), timed from the start to its ``initialize`` answer; and the same
 through ``bin/connect mcp``, the way it was launched before. Medians, and the last line
 ``mcp: ratio=R connect_ratio=C`` (each over the bare start, same run).
@@ -25,7 +25,7 @@ from pathlib import Path
 from core.task_token import TASK_TOKEN_ENV
 from shell.clock import SystemClock
 from shell.ledger.connection import open_ledger
-from shell.worker.spawn import mcp_session_config
+from shell.worker.driver import mcp_session_config
 from tests.support.ledger_world import LedgerWorld
 
 REPOSITORY = Path(__file__).resolve().parents[2]
