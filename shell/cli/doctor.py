@@ -5,7 +5,7 @@ Rules:
    ``core.doctor.report``.
 2. Exit 0 when nothing is failing, 1 when something is, 2 for bad usage. Even a state directory
    that cannot be found is a failing check, not an error line: the answer keeps one shape.
-3. Usable beside a running connector (``shell.doctor`` rule 1): no lock, the ledger read-only.
+3. Usable beside a running connector (``shell.doctor``): no lock, the ledger read-only.
 4. ``--deep`` also spawns the worker as the dispatcher does and waits for its MCP handshake
    (``shell.doctor.handshake``), and runs SQLite's full ``integrity_check``.
 5. A stream-json worker (the default) is also asked its version and whether it can authenticate,

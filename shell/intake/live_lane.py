@@ -168,14 +168,9 @@ class LiveLane:
         shown = live.redacted(ticket.url)
         try:
             connection = connect(
-                ticket.url,
-                subprotocols=[Subprotocol(live.SUBPROTOCOL)],
-                proxy=None,
-                open_timeout=OPEN_TIMEOUT,
-                compression=None,
-                close_timeout=CLOSE_TIMEOUT,
-                logger=_WIRE,
-            )
+                ticket.url, subprotocols=[Subprotocol(live.SUBPROTOCOL)], proxy=None, compression=None,
+                open_timeout=OPEN_TIMEOUT, close_timeout=CLOSE_TIMEOUT, logger=_WIRE,
+            )  # fmt: skip
         except InvalidStatus as refused:
             raise _Down(f"the upgrade was refused: HTTP {refused.response.status_code}") from None
         except InvalidURI:

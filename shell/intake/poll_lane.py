@@ -181,11 +181,9 @@ class Intake:
     ) -> tuple[Checkpoint, int | None, str]:
         """Drop the position, committed; where to resume, and a note."""
         last = checkpoint.last_served_id if checkpoint is not None else 0
-        match refused.refusal:
+        match refusal := refused.refusal:
             case InvalidPosition() | FiltersChanged():
-                note = (
-                    "invalid_position" if isinstance(refused.refusal, InvalidPosition) else "filters_changed"
-                )
+                note = "filters_changed" if isinstance(refusal, FiltersChanged) else "invalid_position"
                 dropped = self._save(Checkpoint("", last))
                 since = self._resume_point(dropped)
                 log.warning("intake %s: the feed refused the position (%s); resuming after event %s",
@@ -201,7 +199,7 @@ class Intake:
                 log.error("intake %s: the feed refused the filters", self._tag)
                 raise FeedFiltersRefused("the event feed refused the filters; fix them") from None
             case _:
-                raise IntakeFailed(f"the event feed refused the request: {type(refused.refusal).__name__}")
+                raise IntakeFailed(f"the event feed refused the request: {type(refusal).__name__}")
 
     def _record(self, page: FeedPage, checkpoint: Checkpoint | None) -> tuple[tuple[int, ...], Checkpoint]:
         try:
@@ -228,9 +226,8 @@ class Intake:
             with self._ledger.write() as connection:
                 if gap_after is not None:
                     record_gap(connection, gap_after, checkpoint.last_served_id, now)
-                records.save_checkpoint(
-                    connection, self.digest, checkpoint.position, checkpoint.last_served_id, now
-                )
+                saved = checkpoint.position, checkpoint.last_served_id
+                records.save_checkpoint(connection, self.digest, *saved, now)
         except (sqlite3.Error, LedgerError) as error:
             raise IntakeFailed(f"the checkpoint was not saved: {type(error).__name__}: {error}") from None
         return checkpoint

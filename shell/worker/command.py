@@ -66,10 +66,9 @@ class WorkerCommand:
         cls, program: str = "claude", env: Mapping[str, str] | None = None, pass_env: Iterable[str] = (),
         bash: Iterable[str] = (), mcp_files: Mapping[str, Iterable[str]] | None = None,
     ) -> WorkerCommand:
-        """Claude Code as the connector can trust it: stream-json both ways, replayed user messages
-        so a follow-up joins its turn, host settings ignored, edits in its directory, only
-        ``BUILT_IN_TOOLS`` and the connector's MCP server (loaded before the first model request),
-        then the ``bash`` patterns and ``mcp_files`` (each with the servers it names) setup allowed."""
+        """Claude Code as the connector can trust it: replayed user messages so a follow-up joins its
+        turn, host settings ignored, only ``BUILT_IN_TOOLS``, the connector's MCP server and what setup
+        allowed (``bash`` patterns, ``mcp_files`` with the servers each names)."""
         patterns = tuple(bash)
         extra = dict(mcp_files or {})
         tools = (*BUILT_IN_TOOLS, *(["Bash"] if patterns else []))
@@ -110,9 +109,8 @@ class WorkerCommand:
 
     @classmethod
     def of(cls, configuration: Configuration) -> WorkerCommand:
-        return cls.configured(
-            configuration.worker_command, configuration.worker_env, configuration.worker_allow
-        )
+        named = configuration
+        return cls.configured(named.worker_command, named.worker_env, named.worker_allow)
 
     @property
     def speaks_stream_json(self) -> bool:

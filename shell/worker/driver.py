@@ -306,7 +306,11 @@ def _wait(
             return StopRequest.deadline, ticks
         if clock.monotonic() >= next_tick:
             ticks += 1
-            _tick(running, on_tick)
+            try:
+                if on_tick is not None:
+                    on_tick()
+            except Exception:
+                log.exception("worker attempt=%s: the still-running report failed", running.attempt_id)
             next_tick += every
             if next_tick <= clock.monotonic():  # a slow report skips ticks; it never bunches them
                 next_tick = clock.monotonic() + every
@@ -358,15 +362,6 @@ def _answered(running: RunningWorker, said: StreamFacts) -> bool:
         close_input(running.process.stdin)
         return True
     return running.turns.close_if_answered(said.answered if said.replays else running.turns.given)
-
-
-def _tick(running: RunningWorker, on_tick: Callable[[], None] | None) -> None:
-    if on_tick is None:
-        return
-    try:
-        on_tick()
-    except Exception:
-        log.exception("worker attempt=%s: the still-running report failed", running.attempt_id)
 
 
 def never_started(failed: SpawnFailed) -> Supervision:

@@ -38,8 +38,8 @@ MCP: list[Mutation] = [
     ),
     rule(
         "mcp start: the tools' list reads the delivery states without the lifecycle tables",
-        "from core.states import DeliveryState\n\nBLURB",
-        "from core.edges import DeliveryState\n\nBLURB",
+        "from core.states import DeliveryState\n\nif TYPE_CHECKING:",
+        "from core.edges import DeliveryState\n\nif TYPE_CHECKING:",
         START,
         "test_the_server_imports_only_what_its_tools_use",
     ),
