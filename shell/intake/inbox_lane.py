@@ -6,8 +6,8 @@ above a floor, the feed's last served event (``since=now`` when it served none);
 below the floor is recorded, and the floor is kept from the first try on. One page is one
 transaction. The inbox's 410 starts again at ``since=0``; a refused position resumes after the
 last item; at most two such a poll. Any other failure is verdict ``failing``, nothing of the page
-saved. The lane is due every ``every_polls``-th intake turn, and at once after ``ask_now``. The
-position and the query are never logged, raised or in a repr."""
+saved. The lane is due every ``every_polls``-th intake turn, and at once after ``ask_now``,
+inside the client's one budget. The position and the query are never logged, raised or in a repr."""
 
 from __future__ import annotations
 
