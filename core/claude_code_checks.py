@@ -1,5 +1,5 @@
 """``bin/connect doctor``'s verdicts on the real worker, Claude Code: the version it reports and
-whether it can authenticate, judged from what Claude Code itself printed (``shell.doctor.claude_code``
+whether it can authenticate, judged from what Claude Code itself printed (``shell.doctor.local``
 measures, without a model call).
 
 Rules:

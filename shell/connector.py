@@ -9,7 +9,7 @@ Rules:
 4. ``shadow`` admits and logs; it writes no intents, dispatches and posts nothing.
 5. ``live`` (the default) runs intake's live lane beside the poll loop: what it records first is
    admitted at once; the poll lane still moves the position and catches up, and what the live
-   lane says it lost is walked for (``shell.intake.repair``), on start too.
+   lane says it lost is walked for (``shell.intake.poll_lane``), on start too.
 6. At ``backlog_limits.pause`` records waiting for a worker (``core.backlog``) intake stops
    reading, and status says so.
 7. Every ``membership_every`` intake re-reads the agent's projects; a newly granted one makes the
@@ -53,12 +53,9 @@ from shell.basecamp.reads import SummaryReads
 from shell.clock import Clock
 from shell.dispatcher import Dispatcher, DispatchOptions, GroupEnder, WorkerDriver
 from shell.heartbeats import Heartbeats
-from shell.intake.backlog import Backlog
 from shell.intake.inbox_lane import InboxLane
-from shell.intake.live_lane import LiveLane
-from shell.intake.membership import DEFAULT_MEMBERSHIP_INTERVAL, Membership
-from shell.intake.poll_lane import Intake, IntakeFailed
-from shell.intake.repair import Repair
+from shell.intake.live_lane import DEFAULT_MEMBERSHIP_INTERVAL, LiveLane, Membership
+from shell.intake.poll_lane import Backlog, Intake, IntakeFailed, Repair
 from shell.ledger import records
 from shell.ledger.connection import Ledger
 from shell.ledger.tasks import Launch

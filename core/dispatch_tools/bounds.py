@@ -1,7 +1,7 @@
 """The bounds a worker's words and reports are held to: plain numbers and names, one home.
 
 ``core.worker_words`` and ``core.dispatch_tools.decisions`` enforce them; the MCP server's tool
-definitions (``shell.worker.mcp_tools``) show them in the schemas ``tools/list`` answers. They
+definitions (``shell.worker.mcp``) show them in the schemas ``tools/list`` answers. They
 live here, apart from the dataclasses that enforce them, so the server's start reads them without
 building those classes: a worker waits on that start.
 """

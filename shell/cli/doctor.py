@@ -5,11 +5,11 @@ Rules:
    ``core.doctor.report``.
 2. Exit 0 when nothing is failing, 1 when something is, 2 for bad usage. Even a state directory
    that cannot be found is a failing check, not an error line: the answer keeps one shape.
-3. Usable beside a running connector (``shell.doctor`` rule 1): no lock, the ledger read-only.
+3. Usable beside a running connector (``shell.doctor``): no lock, the ledger read-only.
 4. ``--deep`` also spawns the worker as the dispatcher does and waits for its MCP handshake
    (``shell.doctor.handshake``), and runs SQLite's full ``integrity_check``.
 5. A stream-json worker (the default) is also asked its version and whether it can authenticate,
-   by Claude Code's own commands (``shell.doctor.claude_code``)."""
+   by Claude Code's own commands (``shell.doctor.local``)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from core.presentation.doctor_text import lines
 from shell.cli.arguments import add_state_arguments, positive_seconds
 from shell.cli.commands import SUMMARIES
 from shell.clock import Clock, SystemClock
-from shell.doctor import claude_code, local, remote
+from shell.doctor import local, remote
 from shell.doctor.handshake import probe
 from shell.errors import EXIT_FAILURE, EXIT_OK, UserError
 from shell.state.config import locate_state
@@ -113,7 +113,7 @@ def examine(args: argparse.Namespace, clock: Clock) -> list[Check]:
     worker, command = local.worker(loaded)
     checks.append(worker)
     if command is not None:
-        checks += claude_code.checks(command, loaded.worker_allow.named())
+        checks += local.claude_code(command, loaded.worker_allow.named())
     if args.deep and command is not None:
         handshake = probe(
             command, ledger=paths.ledger, agent_id=loaded.agent_id, seconds=args.deep_seconds, clock=clock

@@ -19,7 +19,7 @@ Rules:
    done the server refuses to start (``EXIT_CONFIG``). The worker's environment never holds it
    (``shell.worker.command``).
 7. A probe token (``doctor --deep``'s) opens no ledger: the server answers the handshake, marks
-   it done and refuses every tool (``shell.worker.probe``)."""
+   it done and refuses every tool (``shell.doctor.handshake``)."""
 
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     if args.token_fd is None and not _erased(args.token_env, token):  # /proc/PID/environ keeps it (rule 6)
         raise UserError(NOT_ERASED, EXIT_CONFIG)
     if is_probe(token):  # doctor --deep's: the handshake and nothing else (rule 7)
-        from shell.worker.probe import serve_probe  # noqa: PLC0415 -- only a probe token's start reads it
+        from shell.doctor.handshake import serve_probe  # noqa: PLC0415 -- only a probe token's start reads it
 
         serve_probe(args.ledger, token, sys.stdin.buffer, sys.stdout.buffer, VERSION)
         return EXIT_OK

@@ -1,37 +1,44 @@
-"""``doctor --deep``: the worker command spawned as the dispatcher spawns it, until its MCP
-server (``bin/connect mcp``, as the session config names it) has completed the handshake.
+"""``doctor --deep``'s probe, both ends: the worker spawned as the dispatcher spawns it, but with
+a probe token, and the MCP server's answer to that token.
 
-Rules:
-1. One home: ``shell.worker.spawn`` starts it and ``shell.worker.supervision`` ends it; only the
-   token differs, a probe token (``core.task_token.PROBE_PREFIX``) that grants nothing
-   (``shell.worker.probe``).
-2. It runs in a scratch owner-only directory, removed after, never a route's.
-3. The handshake is seen when the probe's marker appears beside the ledger; the worker is then
-   stopped. A worker that ends first, or time running out, is a handshake not seen; the worker's
-   last stderr line says why, when it said.
-4. The probe never reaches the model: a stream-json worker gets no message, so it connects its
-   servers and asks nothing; a command taking its prompt in argv is told to stop."""
+A probe token names no task and grants nothing: the server opens no ledger, answers the
+handshake and refuses every tool, telling the worker to stop. On ``notifications/initialized``
+it creates an owner-only marker beside the ledger, named from the token's hash (one it cannot
+write is logged: the handshake is then not seen). Doctor waits for the marker, then ends the
+worker's group; a worker that ends first, or time running out, is a handshake not seen, with the
+worker's last stderr line. The worker runs in a scratch directory, never a route's, and never
+reaches the model: a stream-json worker is given no message."""
 
 from __future__ import annotations
 
+import logging
 import secrets
 import tempfile
 from datetime import timedelta
 from pathlib import Path
+from typing import IO, Any
 
+from returns.result import Failure, Result
+
+from core.dispatch_tools.refusals import RefusalKind, ToolRefusal, refuse
 from core.doctor import Handshake
 from core.stop_reasons import Ending, Exited, Signaled, StopRequest, Vanished
-from core.task_token import PROBE_PREFIX
+from core.task_token import PROBE_PREFIX, probe_marker_name
+from shell import private_files
 from shell.clock import Clock
 from shell.worker.command import WorkerCommand
-from shell.worker.probe import marker_path
-from shell.worker.sessions import SessionSetupError, remove_session
-from shell.worker.spawn import SpawnFailed, spawn
-from shell.worker.supervision import supervise
+from shell.worker.driver import SessionSetupError, SpawnFailed, remove_session, spawn, supervise
+from shell.worker.mcp import McpServer, serve
+
+log = logging.getLogger(__name__)
 
 PROMPT = (
     "bin/connect doctor is checking that you start with the Basecamp connector's MCP server. "
     "There is no dispatch and nothing to do: stop now."
+)
+NO_DISPATCH = (
+    "this is bin/connect doctor checking that you start with the connector's MCP server: "
+    "there is no dispatch; stop now"
 )
 ATTEMPT = "doctor_probe"
 GRACE_SECONDS = 2.0
@@ -40,7 +47,7 @@ STDERR_TAIL = 300
 
 
 class _Seen:
-    """The supervision's stop signal: set once the probe's marker exists (rule 3)."""
+    """The supervision's stop signal: set once the probe's marker exists."""
 
     def __init__(self, marker: Path, clock: Clock) -> None:
         self._marker = marker
@@ -55,7 +62,7 @@ class _Seen:
 
 
 def probe(command: WorkerCommand, *, ledger: Path, agent_id: int, seconds: float, clock: Clock) -> Handshake:
-    """Spawn the worker with a probe token and wait for its MCP handshake (rules 1-3)."""
+    """Spawn the worker with a probe token and wait for its MCP handshake."""
     token = PROBE_PREFIX + secrets.token_hex(16)
     marker = marker_path(ledger, token)
     with tempfile.TemporaryDirectory(prefix="connector-doctor-") as scratch:
@@ -112,3 +119,32 @@ def _last_line(path: Path) -> str:
         return ""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1][:STDERR_TAIL] if lines else ""
+
+
+# -- the server's end --------------------------------------------------------------------------
+
+
+class ProbeTools:
+    """The dispatch tools, each refused."""
+
+    def _refuse(self, request: object) -> Result[Any, ToolRefusal]:
+        return Failure(refuse(RefusalKind.task_token_refused, NO_DISPATCH))
+
+    get_dispatch = ack_dispatch = complete_dispatch = reply_dispatch = _refuse
+
+
+def marker_path(ledger: str | Path, token: str) -> Path:
+    return Path(ledger).parent / probe_marker_name(token)
+
+
+def serve_probe(ledger: str, token: str, reader: IO[bytes], writer: IO[bytes], version: str) -> None:
+    marker = marker_path(ledger, token)
+
+    def mark() -> None:
+        try:
+            private_files.write_new_file(marker, b"")
+        except OSError as error:
+            log.warning("doctor's probe: the handshake's marker could not be written: %s", error.strerror)
+
+    log.info("doctor's probe: serving the handshake only")
+    serve(reader, writer, McpServer(ProbeTools(), version=version, on_initialized=mark))

@@ -1,27 +1,18 @@
 """What doctor measures on this machine: the state directory and its configuration, the
 ledger (read-only), the free disk, the lock's metadata, the pair's record, the routes'
-directories and the worker program. Rules: ``shell.doctor``."""
+directories and the worker program; a stream-json worker is Claude Code, asked its version and
+login by its own commands (no model call), with the worker's environment, each within
+``CLAUDE_CODE_SECONDS`` or judged as having said nothing."""
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import subprocess
 
+from core import doctor
+from core.claude_code_checks import allowances_check, auth_check, version_check
 from core.configuration import Configuration
-from core.doctor import (
-    Check,
-    LedgerFacts,
-    LedgerTrouble,
-    LockHolder,
-    configuration_check,
-    disk_check,
-    ledger_check,
-    lock_check,
-    pair_check,
-    route_checks,
-    state_directory_check,
-    worker_check,
-)
 from core.posting import TokenOutage
 from shell import private_files
 from shell.errors import UserError
@@ -48,63 +39,65 @@ from shell.state.lock import peek, peek_only
 from shell.state.route_directories import WRITABLE, route_facts
 from shell.worker.command import WorkerCommand
 
+CLAUDE_CODE_SECONDS = 20.0
 
-def state_directory(paths: StatePaths) -> Check:
+
+def state_directory(paths: StatePaths) -> doctor.Check:
     directory = paths.directory
     problem = None
     try:
         check_private_directory(directory)
     except FileNotFoundError:
-        return state_directory_check(str(directory), exists=False, problem=None, writable=False)
+        return doctor.state_directory_check(str(directory), exists=False, problem=None, writable=False)
     except (UserError, OSError) as error:
         problem = str(error)
     made_here = private_files.directory_made_here(directory, state_files(directory))
     writable = os.access(directory, WRITABLE)
-    return state_directory_check(str(directory), True, problem, writable, made_here=made_here)
+    return doctor.state_directory_check(str(directory), True, problem, writable, made_here=made_here)
 
 
 def configuration(
     paths: StatePaths, asked: tuple[int | None, int | None]
-) -> tuple[Check, Configuration | None]:
+) -> tuple[doctor.Check, Configuration | None]:
     """The configuration's check, and the configuration when it loads."""
     try:
         loaded = load_config(paths.config)
     except ConfigurationInvalid as error:
-        return configuration_check(str(paths.config), "; ".join(error.problems), (0, 0), asked), None
+        return doctor.configuration_check(str(paths.config), "; ".join(error.problems), (0, 0), asked), None
     except UserError as error:
-        return configuration_check(str(paths.config), str(error), (0, 0), asked), None
+        return doctor.configuration_check(str(paths.config), str(error), (0, 0), asked), None
     named = (loaded.account_id, loaded.agent_id)
-    return configuration_check(str(paths.config), None, named, asked), loaded
+    return doctor.configuration_check(str(paths.config), None, named, asked), loaded
 
 
-def routes(loaded: Configuration) -> list[Check]:
-    return route_checks([route_facts(route.project_id, route.directory) for route in loaded.routes])
+def routes(loaded: Configuration) -> list[doctor.Check]:
+    return doctor.route_checks([route_facts(route.project_id, route.directory) for route in loaded.routes])
 
 
-def worker(loaded: Configuration) -> tuple[Check, WorkerCommand | None]:
+def worker(loaded: Configuration) -> tuple[doctor.Check, WorkerCommand | None]:
     """The worker program's check, and its command when the program is found."""
     try:
         command = WorkerCommand.of(loaded)
     except UserError as error:
-        return worker_check("", None, str(error)), None
+        return doctor.worker_check("", None, str(error)), None
     found = command.program_path()
-    return worker_check(command.argv[0], found, None), command if found is not None else None
+    return doctor.worker_check(command.argv[0], found, None), command if found is not None else None
 
 
-def ledger(paths: StatePaths, *, full: bool) -> Check:
+def ledger(paths: StatePaths, *, full: bool) -> doctor.Check:
     path = paths.ledger
     if not os.path.lexists(path):
-        return ledger_check(str(path), LedgerFacts(exists=False))
+        return doctor.ledger_check(str(path), doctor.LedgerFacts(exists=False))
     try:
         with open_ledger_read_only(path) as opened:
             health = read_health(opened, full=full)
     except LedgerError as error:
-        return ledger_check(str(path), LedgerFacts(True, _trouble(error), str(error)))
+        return doctor.ledger_check(str(path), doctor.LedgerFacts(True, _trouble(error), str(error)))
     except sqlite3.DatabaseError as error:  # damage the opening did not reach
-        damaged = LedgerFacts(True, LedgerTrouble.damaged, f"{path} is damaged: {error}")
-        return ledger_check(str(path), damaged)
-    facts = LedgerFacts(True, None, "", health.version, SCHEMA_VERSION, health.problems, full)
-    return ledger_check(str(path), facts)
+        damaged = doctor.LedgerFacts(True, doctor.LedgerTrouble.damaged, f"{path} is damaged: {error}")
+        return doctor.ledger_check(str(path), damaged)
+    facts = doctor.LedgerFacts(True, None, "", health.version, SCHEMA_VERSION, health.problems, full)
+    return doctor.ledger_check(str(path), facts)
 
 
 def token_outage(paths: StatePaths) -> TokenOutage | None:
@@ -119,42 +112,71 @@ def token_outage(paths: StatePaths) -> TokenOutage | None:
         return None
 
 
-def _trouble(error: LedgerError) -> LedgerTrouble:
+def _trouble(error: LedgerError) -> doctor.LedgerTrouble:
     if isinstance(error, LedgerOutOfDate):
-        return LedgerTrouble.out_of_date
+        return doctor.LedgerTrouble.out_of_date
     if isinstance(error, LedgerTooNew):
-        return LedgerTrouble.too_new
+        return doctor.LedgerTrouble.too_new
     if isinstance(error, LedgerBusy):
-        return LedgerTrouble.busy
+        return doctor.LedgerTrouble.busy
     if isinstance(error, LedgerCorrupt):
-        return LedgerTrouble.damaged
-    return LedgerTrouble.unusable
+        return doctor.LedgerTrouble.damaged
+    return doctor.LedgerTrouble.unusable
 
 
-def disk(paths: StatePaths) -> Check:
+def disk(paths: StatePaths) -> doctor.Check:
     try:
         measured = os.statvfs(paths.directory)
     except OSError:
-        return disk_check(str(paths.directory), None, None)
+        return doctor.disk_check(str(paths.directory), None, None)
     free, total = measured.f_bavail * measured.f_frsize, measured.f_blocks * measured.f_frsize
-    return disk_check(str(paths.directory), free, total)
+    return doctor.disk_check(str(paths.directory), free, total)
 
 
-def lock(paths: StatePaths, loaded: Configuration) -> Check:
+def lock(paths: StatePaths, loaded: Configuration) -> doctor.Check:
     """Who the instance lock's metadata names (never taking the lock)."""
     holder = peek(paths.directory, loaded.account_id, loaded.agent_id) or peek_only(paths.directory)
     if holder is None:
-        return lock_check(None)
-    return lock_check(
-        LockHolder(holder.pid, holder.started_at, holder.pid_present, holder.configuration_problem)
+        return doctor.lock_check(None)
+    return doctor.lock_check(
+        doctor.LockHolder(holder.pid, holder.started_at, holder.pid_present, holder.configuration_problem)
     )
 
 
-def pair(paths: StatePaths, loaded: Configuration) -> Check:
+def pair(paths: StatePaths, loaded: Configuration) -> doctor.Check:
     """Whether the pair's machine-wide record names another state directory (``run`` refuses)."""
     ids = (loaded.account_id, loaded.agent_id)
     try:
         elsewhere = pair_lock.serving_elsewhere(*ids, paths.directory)
     except (UserError, OSError) as error:
-        return pair_check(ids, str(paths.directory), None, str(error))
-    return pair_check(ids, str(paths.directory), None if elsewhere is None else str(elsewhere), None)
+        return doctor.pair_check(ids, str(paths.directory), None, str(error))
+    return doctor.pair_check(ids, str(paths.directory), None if elsewhere is None else str(elsewhere), None)
+
+
+def claude_code(command: WorkerCommand, allowed: tuple[str, ...]) -> list[doctor.Check]:
+    """The version, login and allowances checks; ``allowed``: what setup allowed beyond the
+    defaults, by name."""
+    if not command.speaks_stream_json:
+        return []
+    return [
+        version_check(*_ask(command, "--version")),
+        auth_check(*_ask(command, "auth", "status")),
+        allowances_check(allowed),
+    ]
+
+
+def _ask(command: WorkerCommand, *arguments: str) -> tuple[str, int | None]:
+    try:
+        answer = subprocess.run(
+            [command.argv[0], *arguments],
+            env=command.environment(os.environ),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=CLAUDE_CODE_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return "", None
+    except OSError as error:
+        return str(error.strerror or error), None
+    return answer.stdout.decode("utf-8", "replace"), answer.returncode

@@ -2,8 +2,7 @@
 never written), one identity request (``my/profile.json``) that says who the token acts as,
 whether Basecamp answers, and its ``Date`` against this machine's clock; then, once the token
 answered as someone, one read of the agent's inbox (``inbox.json?since=now``: it moves nothing)
-that says whether Basecamp serves it to this token (``core.doctor_inbox``). Rules: ``shell.doctor``.
-"""
+that says whether Basecamp serves it to this token (``core.doctor_inbox``)."""
 
 from __future__ import annotations
 
@@ -40,8 +39,7 @@ USER_AGENT = "basecamp-connector doctor (https://github.com/basecamp/basecamp-co
 
 def token_and_basecamp(loaded: Configuration, clock: Clock, outage: TokenOutage | None = None) -> list[Check]:
     """The token's check and Basecamp's, from one request; the inbox's, from a second. ``outage``
-    is the ledger's word that the running connector's creates were refused with this token
-    (``core.not_created`` rule 5)."""
+    is the ledger's word that the running connector's creates were refused with this token."""
     file = loaded.token_file
     try:
         found = read_token_file(Path(file))

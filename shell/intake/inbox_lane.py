@@ -1,20 +1,13 @@
 """Intake's inbox lane: what was addressed to the agent, read as a backstop to the other lanes.
 
-Rules:
-1. Basecamp serves the inbox to agents only. A 403 is recorded once (``not_for_principal``, shown
-   by status) and not asked again while this lane runs.
-2. A read starts at the lane's own position, else after its last item; on its first read ever
-   at ``since=0`` above a floor (the account lane's last served event: what the feed served is
-   not replayed, what it never served is), or ``since=now`` when the account lane served
-   nothing. Nothing at or below the floor is recorded; the floor is kept from the first try on.
-3. One page, one transaction: its events (``core.inbox.addressed_events``) recorded by
-   ``shell.ledger.records.insert_seen``, then the position. Admission decides them as any lane's.
-4. The inbox's 410 starts again at ``since=0`` (records dedupe by id); a 400
-   ``invalid_position`` or 409 resumes after the last item; at most two such a poll. Any other
-   failure is verdict ``failing`` with its reason, nothing of the page saved.
-5. Due every ``every_polls``-th intake turn, and at once after ``ask_now`` (the account lane's
-   410), inside the client's one budget.
-6. The position and the query are never logged, raised or in a repr."""
+Basecamp serves the inbox to agents only: a 403 is recorded once and not asked again this run. A
+read starts at the lane's position, else after its last item; the first read ever at ``since=0``
+above a floor, the feed's last served event (``since=now`` when it served none); nothing at or
+below the floor is recorded, and the floor is kept from the first try on. One page is one
+transaction. The inbox's 410 starts again at ``since=0``; a refused position resumes after the
+last item; at most two such a poll. Any other failure is verdict ``failing``, nothing of the page
+saved. The lane is due every ``every_polls``-th intake turn, and at once after ``ask_now``,
+inside the client's one budget. The position and the query are never logged, raised or in a repr."""
 
 from __future__ import annotations
 
@@ -23,25 +16,19 @@ import sqlite3
 from collections.abc import Callable
 from typing import Protocol
 
-from core.inbox import (
-    InboxGone,
-    InboxPage,
-    NotForPrincipal,
-    PositionRefused,
-    addressed_events,
-)
+from core.inbox import InboxGone, InboxPage, NotForPrincipal, PositionRefused, addressed_events
 from core.intake_status import InboxVerdict
-from core.timestamps import format_timestamp, parse_timestamp
+from core.timestamps import format_timestamp
 from shell.basecamp.errors import BasecampError, InboxRefused
 from shell.clock import Clock
+from shell.intake.poll_lane import stamped
 from shell.ledger import inbox_lane, records
 from shell.ledger.connection import Ledger, LedgerError
 from shell.ledger.lanes import Lane
 
 log = logging.getLogger("connector.intake.inbox")
 
-DEFAULT_EVERY_POLLS = 6
-"""The inbox is a backstop: every sixth intake turn (30 s at the default 5 s poll)."""
+DEFAULT_EVERY_POLLS = 6  # a backstop: every sixth intake turn (30 s at the default 5 s poll)
 MAX_PAGES = 20
 MAX_RECOVERIES = 2
 
@@ -59,15 +46,8 @@ class _Stop(Exception):
 
 
 class InboxLane:
-    """See the module's rules."""
-
     def __init__(
-        self,
-        ledger: Ledger,
-        client: InboxReader,
-        clock: Clock,
-        account_floor: Callable[[], int],
-        *,
+        self, ledger: Ledger, client: InboxReader, clock: Clock, account_floor: Callable[[], int], *,
         every_polls: int = DEFAULT_EVERY_POLLS,
     ) -> None:
         if every_polls < 1:
@@ -79,15 +59,15 @@ class InboxLane:
         self._every = every_polls
         self._turns = 0
         self._asked = True  # the first turn reads it
-        self.refused = False  # rule 1: a 403 this run
+        self.refused = False  # a 403 this run
         self._floor = 0
 
     def ask_now(self) -> None:
-        """Rule 5: the account lane's position went stale; read what was addressed meanwhile."""
+        """The account lane's position went stale; read what was addressed meanwhile."""
         self._asked = True
 
     def due(self) -> bool:
-        """One intake turn: whether the inbox is read in it (rule 5)."""
+        """One intake turn: whether the inbox is read in it."""
         self._turns += 1
         if self.refused:
             return False
@@ -141,7 +121,7 @@ class InboxLane:
         return tuple(fresh)
 
     def _recover(self, refused: InboxRefused, recoveries: int, last: int) -> tuple[str, int, int]:
-        """Rule 4 (and rule 1's 403): the position, since and last item to read on with."""
+        """The position, since and last item to read on with after a refusal."""
         match refused.refusal:
             case NotForPrincipal():
                 self.refused = True
@@ -165,10 +145,7 @@ class InboxLane:
 
     def _record(self, page: InboxPage, last: int, floor: int) -> tuple[int, ...]:
         try:
-            rows = [
-                (event, format_timestamp(parse_timestamp(event.created_at)))
-                for event in addressed_events(page.items, floor)
-            ]
+            rows = stamped(addressed_events(page.items, floor))
         except ValueError:
             raise self._failing("the inbox served an event with an unreadable created_at") from None
         now = format_timestamp(self._clock.now())
@@ -182,7 +159,7 @@ class InboxLane:
         return fresh
 
     def _failing(self, why: str) -> _Stop:
-        """Verdict ``failing`` written (rule 4); the stop to raise."""
+        """Verdict ``failing`` written; the stop to raise."""
         log.info("inbox: %s; tried again later", why)
         self._verdict(InboxVerdict.failing, why)
         return _Stop()

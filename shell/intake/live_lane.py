@@ -1,29 +1,17 @@
 """Intake's live lane: a stream ticket, a WebSocket to its URL, ``EventsChannel``; each event
-recorded by the poll lane's own path.
+recorded by the poll lane's own path. Beside it, the agent's projects re-read on a schedule.
 
-Rules:
-1. One connection at a time, each with a ticket minted just before and used once, to its ``url``
-   verbatim. Neither ticket nor query is logged or stored (``core.live.redacted(url)``;
-   ``websockets``' logger is held at WARNING and stripped of query strings).
-2. The lane is ``connected`` once ``EventsChannel`` confirms the subscription. Each events frame
-   is recorded in one transaction by ``shell.ledger.records.insert_seen`` (one row per id,
-   whichever lane is first; only the poll lane moves the position); then the new ids go to
-   ``on_new``, in order.
-3. Any failure (mint, upgrade, socket, ``stale_after`` seconds without a frame, a refused
-   subscription, a frame unread or unrecorded) leaves the lane ``down`` (since when, why) for
-   ``core.live.reconnect_delay``; the poll lane goes on alone: slower, nothing lost.
-4. An overflow frame, or a confirmed connection that drops, is a loss told to
-   ``shell.intake.repair`` (the first event heard afterwards bounds it).
-5. The state is written to the ledger at each change, for ``status`` (a failed write is logged).
-   ``stop`` ends the lane within ``STOP_SLICE`` seconds.
-6. While intake pauses on purpose (``paused``) the lane hangs up, ``down`` with that reason: no
-   loss, no failure.
-7. ``resubscribe`` (the agent's projects grew) hangs up and connects again at once; until the new
-   subscription is confirmed the lane is ``connecting``, and a failure then is no loss.
-8. What the lane did not expect is a failure like the others, logged once with its traceback;
-   the lane ends only on ``stop``.
-9. ``beat`` is called as each wait for a frame, and each reconnect, begins (``shell.heartbeats``).
-"""
+Each connection has a ticket minted just before and used once; neither ticket nor query is
+logged or stored. The lane is ``connected`` once the subscription is confirmed; a frame's events
+are recorded in one transaction, then its new ids go to ``on_new`` in order. Any failure, the
+unexpected too, leaves the lane ``down`` with its reason for ``core.live.reconnect_delay`` while
+the poll lane goes on alone. An overflow, or a confirmed connection that drops, is a loss told to
+the repair, bounded by the next event heard. While intake pauses, the lane hangs up: no loss, no
+failure. Its state is written at each change, for ``status``; only ``stop`` ends it.
+
+Basecamp's cable snapshots the agent's projects when it subscribes, so ``Membership.check``
+answers the projects granted since its last read, and the connector has the lane subscribe
+again (``connecting`` until confirmed). A project withdrawn needs nothing."""
 
 from __future__ import annotations
 
@@ -32,35 +20,21 @@ import random
 import sqlite3
 import threading
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Protocol
 
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 from websockets.sync.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
+from core import live
 from core.feed import FeedEvent, FeedFilters
 from core.lane_status import LaneState
-from core.live import (
-    SUBPROTOCOL,
-    Confirmed,
-    Delivered,
-    Disconnect,
-    Frame,
-    Overflow,
-    Ping,
-    Rejected,
-    StreamTicket,
-    Unreadable,
-    Welcome,
-    read_frame,
-    reconnect_delay,
-    redacted,
-    subscribe_command,
-)
-from core.timestamps import format_timestamp, parse_timestamp
+from core.timestamps import format_timestamp
 from shell.basecamp.errors import BasecampError
 from shell.basecamp.wire import NoQueryStrings
 from shell.clock import Clock
+from shell.intake.poll_lane import stamped
 from shell.ledger.connection import Ledger, LedgerError
 from shell.ledger.lanes import Lane, reset_lane_counts, write_lane_state
 from shell.ledger.records import insert_seen
@@ -76,18 +50,19 @@ OPEN_TIMEOUT = 10.0
 CLOSE_TIMEOUT = 2.0
 TICKET_DEADLINE = 15.0
 RESUBSCRIBING = "subscribing again: the agent's projects changed"
+DEFAULT_MEMBERSHIP_INTERVAL = timedelta(minutes=10)
 
 
 class TicketMinter(Protocol):
     """What the lane needs of ``shell.basecamp.client.BasecampClient``."""
 
-    def stream_ticket(self, deadline: float) -> StreamTicket: ...
+    def stream_ticket(self, deadline: float) -> live.StreamTicket: ...
 
     def deadline_in(self, seconds: float) -> float: ...
 
 
 class LossBook(Protocol):
-    """Where the lane tells what it did not hear (``shell.intake.repair.Repair``)."""
+    """Where the lane tells what it did not hear (``shell.intake.poll_lane.Repair``)."""
 
     def lost(self, cause: str, after_id: int | None) -> None: ...
 
@@ -111,23 +86,11 @@ class _Down(Exception):
 
 
 class LiveLane:
-    """See the module's rules."""
-
     def __init__(
-        self,
-        ledger: Ledger,
-        client: TicketMinter,
-        filters: FeedFilters,
-        clock: Clock,
-        on_new: Callable[[int], None],
-        *,
-        stale_after: float = DEFAULT_STALE_AFTER,
-        backoff_base: float = 0.5,
-        backoff_cap: float = 30.0,
-        rng: random.Random | None = None,
-        losses: LossBook | None = None,
-        paused: Callable[[], str | None] = lambda: None,
-        beat: Callable[[], None] = lambda: None,
+        self, ledger: Ledger, client: TicketMinter, filters: FeedFilters, clock: Clock,
+        on_new: Callable[[int], None], *, stale_after: float = DEFAULT_STALE_AFTER, backoff_base: float = 0.5,
+        backoff_cap: float = 30.0, rng: random.Random | None = None, losses: LossBook | None = None,
+        paused: Callable[[], str | None] = lambda: None, beat: Callable[[], None] = lambda: None,
     ) -> None:
         self._beat = beat
         self._ledger = ledger
@@ -146,7 +109,7 @@ class LiveLane:
         self.why = ""
 
     def run(self, stop: threading.Event) -> None:
-        """Connect, hear, reconnect (rule 3), until ``stop`` is set."""
+        """Connect, hear, reconnect, until ``stop`` is set."""
         self._write_state(LaneState.connecting, "", reset=True)
         while not stop.is_set():
             self._beat()
@@ -160,11 +123,11 @@ class LiveLane:
                 if stop.is_set():
                     break
                 if self.state is LaneState.connected:
-                    self._losses.lost("dropped", None)  # rule 4: what it did not hear meanwhile
+                    self._losses.lost("dropped", None)  # what it did not hear meanwhile
                 self.failures += 1
                 self._write_state(LaneState.down, str(down))
-                delay = reconnect_delay(self.failures - 1, self._random.random(), base=self._backoff[0],
-                                        cap=self._backoff[1])  # fmt: skip
+                base, cap = self._backoff
+                delay = live.reconnect_delay(self.failures - 1, self._random.random(), base=base, cap=cap)
                 log.warning("live lane down (%s); polling alone, reconnecting in %.1f s", down, delay)
                 if stop.wait(delay):
                     break
@@ -173,11 +136,11 @@ class LiveLane:
             self._write_state(LaneState.down, "the connector stopped")
 
     def resubscribe(self) -> None:
-        """Hang up and subscribe again at once, with a fresh ticket (rule 7)."""
+        """Hang up and subscribe again at once, with a fresh ticket."""
         self._resubscribe.set()
 
     def _wait_while_paused(self, stop: threading.Event) -> bool:
-        """Rule 6: down while intake pauses on purpose; True when stopped meanwhile."""
+        """Down while intake pauses on purpose; True when stopped meanwhile."""
         while (why := self._paused()) is not None:
             self._beat()  # a lane held on purpose still turns
             if (self.state, self.why) != (LaneState.down, why):
@@ -189,10 +152,8 @@ class LiveLane:
             self._write_state(LaneState.connecting, "")
         return stop.is_set()
 
-    # -- one connection ----------------------------------------------------------------------------
-
     def _session_guarded(self, stop: threading.Event) -> None:
-        """One connection; what it did not expect is one more way to be down (rule 8)."""
+        """One connection; what it did not expect is one more way to be down."""
         try:
             self._session(stop)
         except (_HungUp, _Down):
@@ -204,17 +165,12 @@ class LiveLane:
     def _session(self, stop: threading.Event) -> None:
         self._resubscribe.clear()  # this subscription is made with the projects as they are now
         ticket = self._mint()
-        shown = redacted(ticket.url)
+        shown = live.redacted(ticket.url)
         try:
             connection = connect(
-                ticket.url,
-                subprotocols=[Subprotocol(SUBPROTOCOL)],
-                proxy=None,
-                open_timeout=OPEN_TIMEOUT,
-                compression=None,
-                close_timeout=CLOSE_TIMEOUT,
-                logger=_WIRE,
-            )
+                ticket.url, subprotocols=[Subprotocol(live.SUBPROTOCOL)], proxy=None, compression=None,
+                open_timeout=OPEN_TIMEOUT, close_timeout=CLOSE_TIMEOUT, logger=_WIRE,
+            )  # fmt: skip
         except InvalidStatus as refused:
             raise _Down(f"the upgrade was refused: HTTP {refused.response.status_code}") from None
         except InvalidURI:
@@ -230,7 +186,7 @@ class LiveLane:
             except OSError as error:
                 raise _Down(f"the connection failed: {type(error).__name__}") from None
 
-    def _mint(self) -> StreamTicket:
+    def _mint(self) -> live.StreamTicket:
         try:
             return self._client.stream_ticket(self._client.deadline_in(TICKET_DEADLINE))
         except BasecampError as error:
@@ -254,44 +210,42 @@ class LiveLane:
                     raise _Down(f"stalled: nothing heard for {self._stale_after:g} s") from None
                 continue
             quiet_since = self._clock.monotonic()
-            frame = read_frame(text)
-            if isinstance(frame, Welcome) and not subscribed:
-                connection.send(subscribe_command(self._filters))
+            frame = live.read_frame(text)
+            if isinstance(frame, live.Welcome) and not subscribed:
+                connection.send(live.subscribe_command(self._filters))
                 subscribed = True
             else:
                 self.on_frame(frame)
 
-    def on_frame(self, frame: Frame) -> None:
+    def on_frame(self, frame: live.Frame) -> None:
         """What the lane does with each frame it reads after subscribing; public so the whole-
         connector simulation hands it frames without a socket."""
         match frame:
-            case Confirmed():
+            case live.Confirmed():
                 self.failures = 0
                 self._write_state(LaneState.connected, "")
                 log.info("live lane: subscribed to EventsChannel")
-            case Delivered(events):
+            case live.Delivered(events):
                 self._record(events)
                 if events:
                     self._losses.heard(events[0].id)
-            case Overflow(after_id):
+            case live.Overflow(after_id):
                 self._losses.lost("overflow", after_id)
                 log.warning("live lane: the server dropped events after %d; the poll lane will serve them",
                             after_id)  # fmt: skip
                 self._write_state(LaneState.connected, "", overflow=True)
-            case Rejected():
+            case live.Rejected():
                 raise _Down("the subscription was rejected")
-            case Disconnect(reason, _):
+            case live.Disconnect(reason, _):
                 raise _Down(f"the server disconnected ({reason or 'no reason'})")
-            case Unreadable(why):
+            case live.Unreadable(why):
                 raise _Down(f"an unreadable frame ({why})")
-            case Ping() | Welcome():
+            case live.Ping() | live.Welcome():
                 pass
-
-    # -- recording (rule 2) ------------------------------------------------------------------------
 
     def _record(self, events: tuple[FeedEvent, ...]) -> None:
         try:
-            rows = [(event, format_timestamp(parse_timestamp(event.created_at))) for event in events]
+            rows = stamped(events)
         except ValueError:
             raise _Down("an event with an unreadable created_at") from None
         try:
@@ -303,8 +257,6 @@ class LiveLane:
             log.info("live lane: recorded %s", ", ".join(map(str, fresh)))
         for event_id in fresh:
             self._on_new(event_id)
-
-    # -- state (rule 5) ----------------------------------------------------------------------------
 
     def _write_state(
         self, state: LaneState, why: str, *, reset: bool = False, overflow: bool = False
@@ -318,3 +270,32 @@ class LiveLane:
                 write_lane_state(connection, state, why, now, overflow=overflow)
         except (sqlite3.Error, LedgerError) as error:
             log.warning("live lane: its state could not be written (%s)", type(error).__name__)
+
+
+class ProjectLister(Protocol):
+    """What membership needs of ``shell.basecamp.client.BasecampClient``."""
+
+    def projects(self, deadline: float) -> frozenset[int]: ...
+
+
+class Membership:
+    def __init__(
+        self, client: ProjectLister, clock: Clock, interval: timedelta = DEFAULT_MEMBERSHIP_INTERVAL
+    ) -> None:
+        self._client = client
+        self._clock = clock
+        self._interval = interval.total_seconds()
+        self._known: frozenset[int] | None = None
+        self._next_at = clock.monotonic()
+
+    def due(self) -> bool:
+        return self._clock.monotonic() >= self._next_at
+
+    def check(self, deadline: float) -> frozenset[int]:
+        """The projects granted since the last read; raises what the client raises (a read that
+        fails changes nothing, and is tried at the next interval)."""
+        self._next_at = self._clock.monotonic() + self._interval
+        now = self._client.projects(deadline)
+        granted = frozenset() if self._known is None else now - self._known
+        self._known = now
+        return granted

@@ -1,61 +1,47 @@
-"""The worker program's command: its argv template and its environment.
+"""The worker program: its argv template, its environment, and Claude Code's stream-json.
 
-The worker is Claude Code by default, any program by configuration (``WorkerCommand``).
+The worker is Claude Code by default, any program by configuration. Its argv's ``{prompt}``,
+``{mcp_config}`` and ``{work_dir}`` are replaced in one pass, so a value is never read again as a
+template, and any other ``{name}`` is refused. Its environment is the allowlist from the
+connector's plus what its configuration names, never the task token. What ``setup`` allowed
+widens the default command alone: a configured command's argv is the person's whole say.
 
-Rules:
-1. ``argv`` may hold ``{prompt}``, ``{mcp_config}`` and ``{work_dir}`` anywhere in an argument,
-   replaced in one pass, so a value is never read again as a template. Any other ``{name}`` is
-   refused: a misspelt placeholder never reaches a worker.
-2. The worker's environment is ``core.worker_environment.ALLOWLIST`` from the connector's, plus
-   what the command's configuration names (``pass_env``, ``env``), never the task token's
-   variable: the token is never in a worker's environment or argv.
-3. A command that asks ``--input-format stream-json`` gets its prompt on stdin as one user
-   message, and its output is read as Claude Code's stream (``shell.worker.claude_stream``).
-4. The default command is Claude Code as the connector can trust it (``WorkerCommand.claude_code``
-   says each flag): stream-json both ways, replayed user messages so a follow-up joins its turn,
-   host settings ignored, edits in its directory, only ``BUILT_IN_TOOLS`` and the connector's
-   MCP server, loaded before the first model request.
-5. What ``setup`` allowed (``core.worker_allowances``) widens the default command alone: a Bash
-   pattern allows itself, an MCP config's servers come after the connector's. A file unreadable,
-   naming no server or the connector's is a ``UserError`` before anything starts; so are
-   allowances beside a configured ``worker_command`` (its argv is the person's whole say)."""
+A stream-json command gets its turns on stdin, one user message each, and its stdout is read as
+Claude Code's stream: whole lines, at most ``MAX_READ_BYTES`` a poll, a line over
+``MAX_LINE_BYTES`` dropped whole, so a worker cannot make the connector hold its output. Once a
+result answers every message given, stdin closes and Claude Code exits; no turn is given after."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from core.configuration import Configuration
 from core.dispatch_prompt import MCP_SERVER_NAME
 from core.worker_allowances import WorkerAllowances
 from core.worker_environment import ALLOWLIST, CONNECTOR_SECRETS, variable_name_problem
+from core.worker_stream import StreamFacts, fold
 from shell.errors import EXIT_CONFIG, UserError
 
-BUILT_IN_TOOLS = ("Read", "Edit", "Write", "NotebookEdit")
-"""The built-in tools the default worker is given: it reads and changes files; it runs nothing."""
+BUILT_IN_TOOLS = ("Read", "Edit", "Write", "NotebookEdit")  # it reads and changes files; it runs nothing
 PERMISSION_MODE = "acceptEdits"
 STREAM_JSON = "stream-json"
-BLOCKING_MCP_START = (("MCP_CONNECTION_NONBLOCKING", "0"),)
-"""Claude Code waits for its MCP servers before its first model request."""
-
+BLOCKING_MCP_START = (("MCP_CONNECTION_NONBLOCKING", "0"),)  # its servers load before its first request
 PLACEHOLDERS = frozenset({"prompt", "mcp_config", "work_dir"})
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+MAX_READ_BYTES = 1 << 20
+MAX_LINE_BYTES = 4 << 20
 
 
 @dataclass(frozen=True, slots=True)
 class WorkerCommand:
-    """The worker program's argv template and the environment its configuration adds.
-
-    ``argv`` may hold the placeholders ``{prompt}``, ``{mcp_config}`` and ``{work_dir}``,
-    anywhere in an argument; they are replaced in one pass, so a value is never read again as a
-    template. Any other ``{name}`` is refused, so a misspelt placeholder never reaches a worker
-    as text. Other braces are left as they are.
-    """
-
     argv: tuple[str, ...]
     env: tuple[tuple[str, str], ...] = ()  # set to exactly these values
     pass_env: tuple[str, ...] = ()  # copied from the connector's environment when present
@@ -77,16 +63,12 @@ class WorkerCommand:
 
     @classmethod
     def claude_code(
-        cls,
-        program: str = "claude",
-        env: Mapping[str, str] | None = None,
-        pass_env: Iterable[str] = (),
-        bash: Iterable[str] = (),
-        mcp_files: Mapping[str, Iterable[str]] | None = None,
+        cls, program: str = "claude", env: Mapping[str, str] | None = None, pass_env: Iterable[str] = (),
+        bash: Iterable[str] = (), mcp_files: Mapping[str, Iterable[str]] | None = None,
     ) -> WorkerCommand:
-        """Claude Code as rule 4 says: stream-json, acceptEdits, the pinned built-in tools, host
-        settings ignored, the connector's MCP server alone and loaded before the first request;
-        rule 5's ``bash`` patterns and ``mcp_files`` (each file with the servers it names)."""
+        """Claude Code as the connector can trust it: replayed user messages so a follow-up joins its
+        turn, host settings ignored, only ``BUILT_IN_TOOLS``, the connector's MCP server and what setup
+        allowed (``bash`` patterns, ``mcp_files`` with the servers each names)."""
         patterns = tuple(bash)
         extra = dict(mcp_files or {})
         tools = (*BUILT_IN_TOOLS, *(["Bash"] if patterns else []))
@@ -95,41 +77,21 @@ class WorkerCommand:
             *(f"Bash({pattern})" for pattern in patterns),
             *(f"mcp__{server}" for servers in extra.values() for server in servers),
         )
-        return cls(
-            argv=(
-                program,
-                "-p",
-                "--input-format",
-                STREAM_JSON,
-                "--output-format",
-                STREAM_JSON,
-                "--verbose",
-                "--replay-user-messages",
-                "--setting-sources",
-                "",
-                "--permission-mode",
-                PERMISSION_MODE,
-                "--tools",
-                ",".join(tools),
-                "--allowed-tools",
-                ",".join(allowed),
-                "--strict-mcp-config",
-                "--mcp-config",
-                "{mcp_config}",
-                *extra,
-            ),
-            env=tuple(sorted({**dict(BLOCKING_MCP_START), **(env or {})}.items())),
-            pass_env=tuple(pass_env),
-        )
+        argv = (
+            program, "-p", "--input-format", STREAM_JSON, "--output-format", STREAM_JSON, "--verbose",
+            "--replay-user-messages", "--setting-sources", "", "--permission-mode", PERMISSION_MODE,
+            "--tools", ",".join(tools), "--allowed-tools", ",".join(allowed),
+            "--strict-mcp-config", "--mcp-config", "{mcp_config}", *extra,
+        )  # fmt: skip
+        environment = tuple(sorted({**dict(BLOCKING_MCP_START), **(env or {})}.items()))
+        return cls(argv=argv, env=environment, pass_env=tuple(pass_env))
 
     @classmethod
     def configured(
         cls, argv: Iterable[str] | None, pass_env: Iterable[str] = (), allow: WorkerAllowances | None = None
     ) -> WorkerCommand:
-        """The configuration's worker command, or Claude Code when it names none; ``pass_env``:
-        the variables ``setup --worker-env`` named; ``allow``: what setup allowed beyond the
-        default (rule 5). A command this program cannot run as written (an unknown placeholder, an
-        unreadable MCP file) is a ``UserError``: one line, ``EXIT_CONFIG``, before anything starts."""
+        """The configuration's worker command, or Claude Code widened by ``allow`` when it names
+        none. A command this program cannot run as written is a ``UserError`` before anything starts."""
         given = tuple(argv or ())
         allowed = allow or WorkerAllowances()
         try:
@@ -147,39 +109,31 @@ class WorkerCommand:
 
     @classmethod
     def of(cls, configuration: Configuration) -> WorkerCommand:
-        """The worker command ``configuration`` names (``configured``, from its fields)."""
-        return cls.configured(
-            configuration.worker_command, configuration.worker_env, configuration.worker_allow
-        )
+        named = configuration
+        return cls.configured(named.worker_command, named.worker_env, named.worker_allow)
 
     @property
     def speaks_stream_json(self) -> bool:
-        """Rule 3: the argv asks Claude Code's ``--input-format stream-json``."""
         return _option(self.argv, "--input-format") == STREAM_JSON
 
     @property
     def permission_mode(self) -> str:
-        """Rule 3: the permission mode the argv asks for."""
         return _option(self.argv, "--permission-mode") or "default"
 
     def program_path(self) -> str | None:
-        """Where the program the worker runs is found (on ``$PATH``, or at its path); None: nowhere."""
-        program = self.argv[0] if self.argv else ""
-        return shutil.which(program) if program else None
+        """Where the program is found (on ``$PATH``, or at its path); None: nowhere."""
+        return shutil.which(self.argv[0])
 
     def program_missing(self) -> str | None:
-        """One line when the program the worker runs is not found (on ``$PATH``, or at its path),
-        so a missing program is said before a request fails in public; None when it is there."""
-        program = self.argv[0] if self.argv else ""
+        """One line when the program is not found, said before a request fails in public."""
         if self.program_path() is not None:
             return None
         return (
-            f"worker: the program {program!r} is not found on PATH; install it, or name another "
+            f"worker: the program {self.argv[0]!r} is not found on PATH; install it, or name another "
             "with setup --worker-command"
         )
 
     def render(self, *, prompt: str, mcp_config: Path, work_dir: Path) -> tuple[str, ...]:
-        """The argv for one attempt."""
         values = {"prompt": prompt, "mcp_config": str(mcp_config), "work_dir": str(work_dir)}
         return tuple(
             _PLACEHOLDER.sub(lambda match: values.get(match.group(1), match.group(0)), argument)
@@ -187,7 +141,6 @@ class WorkerCommand:
         )
 
     def environment(self, environ: Mapping[str, str]) -> dict[str, str]:
-        """The worker's whole environment, from the connector's (rule 2)."""
         chosen = {name: value for name, value in environ.items() if name in ALLOWLIST}
         chosen.update({name: environ[name] for name in self.pass_env if name in environ})
         chosen.update(dict(self.env))
@@ -197,7 +150,7 @@ class WorkerCommand:
 
 
 def mcp_servers_of(path: Path) -> tuple[str, ...]:
-    """The server names an MCP config file gives (rule 5), or ``ValueError`` saying why not."""
+    """The server names an MCP config file gives, or ``ValueError`` saying why not."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
@@ -220,3 +173,81 @@ def _option(argv: tuple[str, ...], name: str) -> str | None:
         if argument.startswith(name + "="):
             return argument[len(name) + 1 :]
     return None
+
+
+# -- Claude Code's stream-json ----------------------------------------------------------------
+
+
+def user_message(text: str) -> bytes:
+    message = {"type": "user", "message": {"role": "user", "content": text}}
+    return (json.dumps(message) + "\n").encode()
+
+
+def close_input(stdin: IO[bytes] | None) -> None:
+    if stdin is None or stdin.closed:
+        return
+    with contextlib.suppress(OSError):
+        stdin.close()
+
+
+class Turns:
+    """The turns given to one stream-json worker on its stdin; giving and closing share one lock."""
+
+    def __init__(self, stdin: IO[bytes] | None) -> None:
+        self._stdin = stdin
+        self._lock = threading.Lock()
+        self.given = 0
+        self.closed = stdin is None
+
+    def give(self, text: str) -> bool:
+        """Write one turn; False when the input is already closed (nothing written)."""
+        with self._lock:
+            if self.closed or self._stdin is None:
+                return False
+            with contextlib.suppress(OSError, ValueError):  # a worker that closed its end says why
+                self._stdin.write(user_message(text))
+                self._stdin.flush()
+            self.given += 1
+            return True
+
+    def close_if_answered(self, answered: int) -> bool:
+        """Close the input once ``answered`` messages cover every one given; True once closed."""
+        with self._lock:
+            if not self.closed and answered >= self.given:
+                close_input(self._stdin)
+                self.closed = True
+            return self.closed
+
+    def close(self) -> None:
+        with self._lock:
+            close_input(self._stdin)
+            self.closed = True
+
+
+class StreamWatch:
+    """The facts of one worker's stream, read from its stdout file as it grows."""
+
+    def __init__(self, stdout: Path) -> None:
+        self._path = stdout
+        self._offset = 0
+        self._partial = b""
+        self._dropping = False
+        self.facts = StreamFacts()
+
+    def poll(self) -> StreamFacts:
+        try:
+            with self._path.open("rb") as file:
+                file.seek(self._offset)
+                chunk = file.read(MAX_READ_BYTES)
+        except OSError:
+            return self.facts
+        self._offset += len(chunk)
+        *lines, self._partial = (self._partial + chunk).split(b"\n")
+        for line in lines:
+            if self._dropping:  # the rest of a line too long to keep
+                self._dropping = False
+                continue
+            self.facts = fold(self.facts, line.decode("utf-8", "replace"))
+        if len(self._partial) > MAX_LINE_BYTES:
+            self._partial, self._dropping = b"", True
+        return self.facts

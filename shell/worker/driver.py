@@ -1,88 +1,380 @@
-"""The worker driver: start the worker program for an attempt, and supervise it to its end.
+"""The worker driver the dispatcher calls: start the worker for an attempt in a session of its
+own, supervise it to its end and name the stop, give it follow-up turns, release its session.
 
-The dispatcher calls ``CommandDriver``; its parts are ``shell.worker.command``, ``sessions``,
-``spawn`` and ``supervision``, one concern each. Signals go through ``shell.processes`` alone.
+The session is an owner-only directory of the private directory named by the attempt id: the MCP
+config (the one place the task token is written, a 0600 file), and the files the worker's output
+goes to. The config goes when the attempt ends, the session when the dispatcher releases it, and
+every session a previous connector left at start. A fault of the private directory is
+``SessionSetupError``: no record's fault, and no worker is started. The worker runs in the
+route's directory with its command's environment, in a process group of its own, and reaches
+the connector only through the MCP server its config names. A program that could not start is
+``SpawnFailed``, a value: no worker process ever ran. ``RunningWorker`` is what the ledger
+records of a worker: pid, group and start time, so nothing later signals another's process.
 
-Rules:
-1. ``spawn`` builds the prompt from the ``Launch`` and starts the worker (resuming the
-   conversation's session when ``Launch.resume_session`` names one); a fault of the private
-   directory raises ``SessionSetupError``, a program that cannot start is ``SpawnFailed``.
-2. ``supervise`` answers why the worker ended, or ``None`` when its group outlived SIGKILL (the
-   attempt is not settled). A stream-json worker is read as it runs
-   (``shell.worker.claude_stream``) into a ``core.worker_stream.WorkerAccount``.
-3. ``release`` removes the session directory; ``end_recorded_group`` is recovery's SIGTERM,
-   grace, SIGKILL of a group a previous connector recorded.
-4. ``follow_up`` gives a running stream-json worker one more turn for each event that joined its
-   task (``core.dispatch_prompt.follow_up_prompt``); an event whose turn could not be given is
-   left unpulled, to wait for a task of its own."""
+Supervision never reaps the worker before its group is done, so an unreaped leader holds its
+number and its group's and every signal reaches only the worker's own processes. At the deadline
+or shutdown the group gets SIGTERM, the grace, then SIGKILL, and only a group the worker leads;
+members left by a worker that exited are ended the same way. A still-running report that fails is
+logged and never abandons supervision; a slow one skips ticks, never bunches them. Claude Code's
+stream is read as it runs: an init not as asked ends the group at once; once a result answers
+every message given, stdin is closed, and a worker still running ``after_result_seconds`` later
+is ended. A group that outlived SIGKILL leaves the attempt unsettled. An event whose follow-up
+turn could not be given waits for a task of its own."""
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from core.dispatch_prompt import dispatch_prompt, follow_up_prompt
-from core.stop_reasons import StopRequest
-from core.worker_stream import WorkerAccount, account
-from shell import processes
-from shell.clock import Clock, SystemClock
-from shell.worker.claude_stream import StreamWatch
-from shell.worker.command import WorkerCommand
-from shell.worker.sessions import SessionSetupError, remove_session, sweep_sessions
-from shell.worker.spawn import REPOSITORY, RunningWorker, SpawnFailed, spawn
-from shell.worker.supervision import (
-    AFTER_RESULT_SECONDS,
-    DEFAULT_GRACE_SECONDS,
-    DEFAULT_STILL_RUNNING_SECONDS,
-    StopSignal,
-    supervise,
+from core.dispatch_prompt import MCP_SERVER_NAME, dispatch_prompt, follow_up_prompt
+from core.snapshots import StopReason
+from core.stop_reasons import (
+    Ending,
+    Exited,
+    NeverStarted,
+    Signaled,
+    StopRequest,
+    Vanished,
+    WorkerEnd,
+    stop_reason,
 )
+from core.task_token import TASK_TOKEN_ENV
+from core.worker_stream import StreamFacts, WorkerAccount, account, init_problem
+from shell import private_files, processes
+from shell.clock import Clock, SystemClock
+from shell.worker.command import StreamWatch, Turns, WorkerCommand, close_input
 
-__all__ = [  # the names the shell imports from here
-    "CommandDriver",
-    "SessionSetupError",
-    "SpawnFailed",
-    "WorkerCommand",
-    "release",
-    "sweep_sessions",
-]
+if TYPE_CHECKING:
+    from shell.ledger.tasks import Launch
+
+__all__ = ["CommandDriver", "SessionSetupError", "SpawnFailed", "WorkerCommand", "release", "sweep_sessions"]
 
 log = logging.getLogger("connector.worker")
 
+REPOSITORY = Path(__file__).resolve().parents[2]
+MCP_CONFIG_NAME = "mcp.json"
+STDOUT_NAME = "stdout"
+STDERR_NAME = "stderr"
+_ATTEMPT_ID = re.compile(r"[A-Za-z0-9_]{1,64}")
+DEFAULT_GRACE_SECONDS = 30.0
+AFTER_RESULT_SECONDS = 10.0
+DEFAULT_STILL_RUNNING_SECONDS = 600.0
+POLL_SECONDS = 0.05
+
+
+class SessionSetupError(Exception):
+    """The connector's private directory could not hold an attempt's session: no worker was started."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RunningWorker:
+    attempt_id: str
+    pid: int
+    pgid: int
+    process_started: str  # processes.process_start_time: "" if /proc could not say
+    session_dir: Path
+    mcp_config: Path
+    stdout: Path
+    stderr: Path
+    process: subprocess.Popen[bytes] = field(repr=False)
+    turns: Turns | None = field(default=None, repr=False)  # a stream-json worker's stdin
+
+    @property
+    def leads_its_group(self) -> bool:
+        """The only group the driver ever signals is one the worker leads."""
+        return self.pid > 1 and self.pgid == self.pid
+
+
+@dataclass(frozen=True, slots=True)
+class SpawnFailed:
+    attempt_id: str
+    detail: str
+
+
+def spawn(
+    command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Path, private_dir: Path,
+    ledger_path: Path, token: str, repository: Path = REPOSITORY, environ: Mapping[str, str] | None = None,
+    agent_id: int | None = None, send_prompt: bool = True, resume_session: str = "",
+) -> RunningWorker | SpawnFailed:
+    if not token:
+        raise ValueError("a worker is started with its task's token")
+    mcp_config = private_dir / attempt_id / MCP_CONFIG_NAME
+    argv = command.render(prompt=prompt, mcp_config=mcp_config, work_dir=work_dir)
+    if command.speaks_stream_json and resume_session:
+        argv = (*argv, "--resume", resume_session)
+    if any(token in argument for argument in argv):
+        raise ValueError("the task token may never appear in a worker's argv")
+    config = mcp_session_config(repository.resolve(), ledger_path.resolve(), token, agent_id)
+    session_dir, out, err = open_session(private_dir, attempt_id, config)
+    try:
+        process = subprocess.Popen(
+            argv,
+            cwd=work_dir,
+            env=command.environment(os.environ if environ is None else environ),
+            stdin=subprocess.PIPE if command.speaks_stream_json else subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as error:  # Popen reaps the child before it raises
+        remove_session(session_dir)
+        return _spawn_failed(attempt_id, error)
+    finally:
+        os.close(out)
+        os.close(err)
+    turns = Turns(process.stdin) if command.speaks_stream_json else None
+    running = _running(attempt_id, process, session_dir, turns)
+    if turns is not None and send_prompt:
+        turns.give(prompt)
+    return running
+
+
+def _spawn_failed(attempt_id: str, error: OSError) -> SpawnFailed:
+    detail = f"{type(error).__name__}: {error.strerror or error}"
+    if error.filename is not None:
+        detail += f": {error.filename}"
+    log.warning("worker attempt=%s could not start: %s", attempt_id, detail)
+    return SpawnFailed(attempt_id, detail)
+
+
+def _running(
+    attempt_id: str, process: subprocess.Popen[bytes], session_dir: Path, turns: Turns | None
+) -> RunningWorker:
+    try:
+        pgid = os.getpgid(process.pid)  # the kernel's answer; /proc may be unreadable
+    except ProcessLookupError:
+        pgid = process.pid  # already gone (and reaped); start_new_session made it its group's leader
+    started = processes.process_start_time(process.pid) or ""
+    log.info("worker attempt=%s started pid=%d pgid=%d", attempt_id, process.pid, pgid)
+    files = (session_dir / MCP_CONFIG_NAME, session_dir / STDOUT_NAME, session_dir / STDERR_NAME)
+    return RunningWorker(attempt_id, process.pid, pgid, started, session_dir, *files, process, turns)
+
+
+def mcp_session_config(
+    repository: Path, ledger_path: Path, token: str, agent_id: int | None = None
+) -> dict[str, object]:
+    """One stdio server, the connector's, with the task token in its env, launched the cheapest
+    way: this interpreter on ``shell.worker.mcp_entry`` (``bin/connect mcp`` without its script)."""
+    args = ["-P", "-m", "shell.worker.mcp_entry", "--ledger", str(ledger_path)]
+    if agent_id is not None:
+        args += ["--agent-id", str(int(agent_id))]
+    return {
+        "mcpServers": {
+            MCP_SERVER_NAME: {
+                "type": "stdio",
+                "alwaysLoad": True,  # Claude Code: connected before its first model request
+                "command": sys.executable,
+                "args": args,
+                "env": {"PYTHONPATH": str(repository), TASK_TOKEN_ENV: token},
+            }
+        }
+    }
+
+
+def open_session(private_dir: Path, attempt_id: str, config: dict[str, object]) -> tuple[Path, int, int]:
+    """The attempt's session directory with its MCP config; descriptors for stdout and stderr."""
+    if _ATTEMPT_ID.fullmatch(attempt_id) is None:
+        raise SessionSetupError("an attempt id names a directory: letters, digits and _ only")
+    try:
+        private_files.ensure_directory(private_dir, "the worker sessions' directory")
+    except private_files.PrivatePathError as error:
+        raise SessionSetupError(str(error)) from error
+    except OSError as error:
+        why = f"the private directory {private_dir} is unusable: {error.strerror}"
+        raise SessionSetupError(why) from error
+    session_dir = private_dir / attempt_id
+    try:
+        private_files.make_directory(session_dir)
+    except OSError as error:
+        raise SessionSetupError(f"the session directory for {attempt_id}: {error.strerror}") from error
+    try:
+        private_files.write_new_file(session_dir / MCP_CONFIG_NAME, json.dumps(config, indent=2).encode())
+        out = private_files.create_file(session_dir / STDOUT_NAME)
+        try:
+            err = private_files.create_file(session_dir / STDERR_NAME)
+        except BaseException:
+            os.close(out)
+            raise
+    except OSError as error:
+        shutil.rmtree(session_dir, ignore_errors=True)
+        raise SessionSetupError(f"the session for {attempt_id}: {error.strerror}") from error
+    return session_dir, out, err
+
+
+def remove_session(session_dir: Path) -> None:
+    shutil.rmtree(session_dir, ignore_errors=True)
+
+
+def sweep_sessions(private_dir: Path) -> list[str]:
+    """Remove every session directory a previous connector left; the names removed."""
+    if not private_dir.is_dir():
+        return []
+    removed: list[str] = []
+    for entry in sorted(private_dir.iterdir()):
+        if entry.is_dir() and not entry.is_symlink() and entry.name.startswith("att_"):
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry.name)
+    return removed
+
+
+@dataclass(frozen=True, slots=True)
+class Supervision:
+    """How a supervised worker ended: the stop reason, and the facts it was named from."""
+
+    stop_reason: StopReason
+    end: WorkerEnd
+    signals: tuple[str, ...] = ()  # what the driver sent the group, in order
+    still_running: int = 0  # still-running ticks reported
+    survivors: bool = False  # members of the group outlived SIGKILL
+    facts: StreamFacts | None = None  # what a stream-json worker said
+
+
+class StopSignal(Protocol):
+    def is_set(self) -> bool: ...
+
+
+def supervise(
+    running: RunningWorker, *, deadline_at: datetime | None, stop_event: StopSignal, clock: Clock,
+    still_running_every: float = DEFAULT_STILL_RUNNING_SECONDS, on_tick: Callable[[], None] | None = None,
+    grace_seconds: float = DEFAULT_GRACE_SECONDS, poll_seconds: float = POLL_SECONDS,
+    watch: StreamWatch | None = None, permission_mode: str = "",
+    after_result_seconds: float = AFTER_RESULT_SECONDS,
+) -> Supervision:
+    """Wait for the worker to end; tick while it runs; stop it at the deadline or at shutdown."""
+    if still_running_every <= 0:
+        raise ValueError("the still-running interval is positive")
+    signals: tuple[str, ...] = ()
+    survivors = False
+    try:
+        requested, ticks = _wait(
+            running, watch, stop_event, deadline_at, clock, on_tick=on_tick, every=still_running_every,
+            poll=poll_seconds, mode=permission_mode, after_result=after_result_seconds,
+        )  # fmt: skip
+        if requested is not None:
+            log.info("worker attempt=%s stop=%s pid=%d", running.attempt_id, requested, running.pid)
+        # Whether it was asked to stop or exited and left members behind, the group ends now,
+        # while the unreaped leader still holds its number.
+        if running.leads_its_group:
+            signals, survivors = processes.end_child_group(
+                running.pid, running.process_started, grace_seconds, clock, poll_seconds
+            )
+        ending = _reap(running, poll_seconds, clock)
+    finally:
+        running.mcp_config.unlink(missing_ok=True)
+        if running.turns is not None:
+            running.turns.close()
+    end = WorkerEnd(ending if ending is not None else Vanished(), requested)
+    reason = stop_reason(end)
+    log.info("worker attempt=%s ended stop_reason=%s ending=%s signals=%s",
+             running.attempt_id, reason, end.ending, ",".join(signals) or "-")  # fmt: skip
+    facts = watch.poll() if watch is not None else None
+    return Supervision(reason, end, signals, ticks, survivors or ending is None, facts)
+
+
+def _wait(
+    running: RunningWorker, watch: StreamWatch | None, stop_event: StopSignal, deadline_at: datetime | None,
+    clock: Clock, *, on_tick: Callable[[], None] | None, every: float, poll: float, mode: str,
+    after_result: float,
+) -> tuple[StopRequest | None, int]:
+    """Poll until the leader ends (None) or a stop is due (which); and the ticks reported."""
+    next_tick = clock.monotonic() + every
+    ticks = 0
+    hang_after: float | None = None
+    while _observe(running) is None:
+        if watch is not None:
+            said = watch.poll()
+            if said.init is not None and init_problem(said.init, permission_mode=mode):
+                return StopRequest.not_started, ticks
+            if said.results and hang_after is None and _answered(running, said):
+                hang_after = clock.monotonic() + after_result
+            if hang_after is not None and clock.monotonic() >= hang_after:
+                return StopRequest.after_result, ticks
+        if stop_event.is_set():
+            return StopRequest.shutdown, ticks
+        if deadline_at is not None and clock.now() >= deadline_at:
+            return StopRequest.deadline, ticks
+        if clock.monotonic() >= next_tick:
+            ticks += 1
+            try:
+                if on_tick is not None:
+                    on_tick()
+            except Exception:
+                log.exception("worker attempt=%s: the still-running report failed", running.attempt_id)
+            next_tick += every
+            if next_tick <= clock.monotonic():  # a slow report skips ticks; it never bunches them
+                next_tick = clock.monotonic() + every
+        clock.sleep(poll)
+    return None, ticks
+
+
+def _ending_from_status(returncode: int | None) -> Ending | None:
+    if returncode is None:
+        return None
+    if returncode < 0:
+        return Signaled(-returncode)
+    return Exited(returncode)
+
+
+def _observe(running: RunningWorker) -> Ending | None:
+    """How the leader ended, without reaping it; ``None`` while it runs."""
+    if running.pid <= 1:
+        # Not a process of this machine's (a stand-in Popen): its own status is all there is.
+        return _ending_from_status(running.process.poll())
+    try:
+        result = os.waitid(os.P_PID, running.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        # Someone reaped it: only what Popen kept, if anything, can say how it ended.
+        return _ending_from_status(running.process.returncode) or Vanished()
+    if result is None or result.si_pid == 0:
+        return None
+    if result.si_code == os.CLD_EXITED:
+        return Exited(result.si_status)
+    return Signaled(result.si_status)
+
+
+def _reap(running: RunningWorker, poll: float, clock: Clock) -> Ending | None:
+    """Reap the leader once it has exited; how it ended, or ``None`` if it would not exit."""
+    until = clock.monotonic() + processes.KILL_WAIT_SECONDS
+    while (ending := _observe(running)) is None:
+        if clock.monotonic() >= until:
+            return None
+        clock.sleep(poll)
+    if running.pid > 1 and not isinstance(ending, Vanished):
+        running.process.wait()
+    return ending
+
+
+def _answered(running: RunningWorker, said: StreamFacts) -> bool:
+    """Every turn given has its result, and the input is closed; True once it is. A worker that
+    replays no message (no ``--replay-user-messages``) is answered by any result."""
+    if running.turns is None:
+        close_input(running.process.stdin)
+        return True
+    return running.turns.close_if_answered(said.answered if said.replays else running.turns.given)
+
+
+def never_started(failed: SpawnFailed) -> Supervision:
+    end = WorkerEnd(NeverStarted(failed.detail))
+    return Supervision(stop_reason(end), end)
+
 
 def release(running: RunningWorker) -> None:
-    """Remove the attempt's session directory (its config and output)."""
     remove_session(running.session_dir)
-
-
-class HasLaunch(Protocol):
-    """What the driver needs of a launch (``shell.ledger.tasks.Launch`` has it)."""
-
-    @property
-    def task_id(self) -> int: ...
-    @property
-    def attempt_id(self) -> str: ...
-    @property
-    def token(self) -> str: ...
-    @property
-    def event_ids(self) -> tuple[int, ...]: ...
-    @property
-    def trigger(self) -> str: ...
-    @property
-    def recording_url(self) -> str: ...
-    @property
-    def resume_session(self) -> str: ...
 
 
 @dataclass
 class CommandDriver:
-    """The driver the dispatcher calls: ``spawn``, ``supervise``, ``release``, and recovery's
-    ``end_recorded_group``."""
-
     command: WorkerCommand
     private_dir: Path
     ledger_path: Path
@@ -94,24 +386,18 @@ class CommandDriver:
     environ: Mapping[str, str] | None = None
     agent_id: int | None = None  # the agent's Person id: the MCP server strips its own mentions
 
-    def spawn(self, launch: HasLaunch, work_dir: Path) -> RunningWorker | SpawnFailed:
-        event_id = launch.event_ids[0]
+    def spawn(self, launch: Launch, work_dir: Path) -> RunningWorker | SpawnFailed:
+        """Start the worker, resuming the conversation's session when the launch names one."""
+        prompt = dispatch_prompt(launch.task_id, launch.event_ids[0], launch.trigger, launch.recording_url)
         return spawn(
-            self.command,
-            attempt_id=launch.attempt_id,
-            prompt=dispatch_prompt(launch.task_id, event_id, launch.trigger, launch.recording_url),
-            work_dir=work_dir,
-            private_dir=self.private_dir,
-            ledger_path=self.ledger_path,
-            token=launch.token,
-            repository=self.repository,
-            environ=self.environ,
-            agent_id=self.agent_id,
+            self.command, attempt_id=launch.attempt_id, prompt=prompt, work_dir=work_dir,
+            private_dir=self.private_dir, ledger_path=self.ledger_path, token=launch.token,
+            repository=self.repository, environ=self.environ, agent_id=self.agent_id,
             resume_session=launch.resume_session,
-        )
+        )  # fmt: skip
 
     def follow_up(self, started: object, event_ids: tuple[int, ...]) -> tuple[int, ...]:
-        """Rule 4: the events whose turn was given to the running worker."""
+        """The events whose turn was given to the running worker."""
         if not isinstance(started, RunningWorker) or started.turns is None:
             return ()
         return tuple(event_id for event_id in event_ids if started.turns.give(follow_up_prompt(event_id)))
@@ -122,28 +408,17 @@ class CommandDriver:
         """How the worker ended; None when members of its group outlived SIGKILL (not settled)."""
         if not isinstance(started, RunningWorker):
             raise TypeError("this driver supervises only the workers it started")
-        stream = self.command.speaks_stream_json
+        mode = self.command.permission_mode
+        watch = StreamWatch(started.stdout) if self.command.speaks_stream_json else None
         supervision = supervise(
-            started,
-            deadline_at=deadline_at,
-            stop_event=stop,
-            clock=self.clock,
-            still_running_every=self.still_running_every,
-            on_tick=on_tick,
-            grace_seconds=self.grace_seconds,
-            watch=StreamWatch(started.stdout) if stream else None,
-            permission_mode=self.command.permission_mode,
-            after_result_seconds=self.after_result_seconds,
-        )
+            started, deadline_at=deadline_at, stop_event=stop, clock=self.clock, on_tick=on_tick,
+            still_running_every=self.still_running_every, grace_seconds=self.grace_seconds, watch=watch,
+            permission_mode=mode, after_result_seconds=self.after_result_seconds,
+        )  # fmt: skip
         if supervision.survivors:
             return None
         cut_short = supervision.end.stop_requested in (StopRequest.deadline, StopRequest.shutdown)
-        told = account(
-            supervision.stop_reason,
-            supervision.facts,
-            permission_mode=self.command.permission_mode,
-            cut_short=cut_short,
-        )
+        told = account(supervision.stop_reason, supervision.facts, permission_mode=mode, cut_short=cut_short)
         if told.not_started:
             log.warning("worker attempt=%s never began its work: %s", started.attempt_id, told.not_started)
         return told
@@ -153,11 +428,8 @@ class CommandDriver:
             release(started)
 
     def end_recorded_group(self, pid: int, pgid: int, process_started: str) -> bool:
-        """Recovery: True when the recorded group is gone (ended now, or already)."""
+        """Recovery: True when the group a previous connector recorded is gone (ended now, or already)."""
         result = processes.terminate_group(pgid, pid, process_started, self.grace_seconds, self.clock)
         log.info("worker recovery pgid=%d outcome=%s: %s", pgid, result.outcome, result.reason)
-        return result.outcome in (
-            processes.Termination.gone,
-            processes.Termination.terminated,
-            processes.Termination.killed,
-        )
+        ended = processes.Termination
+        return result.outcome in (ended.gone, ended.terminated, ended.killed)

@@ -1,22 +1,17 @@
 """The worker's dispatch tools over MCP: a small stdio server, no dependencies.
 
-Rules:
-1. MCP stdio: one JSON-RPC 2.0 message per line on stdin and on stdout, UTF-8. stdout carries
-   protocol messages only; logs go to stderr. End of stdin ends the server.
-2. ``initialize`` answers the client's protocol version when spoken here (``PROTOCOL_VERSIONS``),
-   else the newest; capabilities are ``tools`` only. Notifications are never answered; errors
-   are JSON-RPC's codes.
-3. The four dispatch tools, bound to the task whose token started the server, answer their JSON
-   as text and as ``structuredContent`` conforming to the tool's ``outputSchema``.
-4. A refusal is a result with ``isError: true`` and text ``{"error": kind, "message": ...}``, for
-   the worker to correct itself, without ``structuredContent`` (not the output schema). Anything
-   else is kind ``ledger_failure`` with a fixed message; its detail goes to stderr, never into
-   the model's transcript.
-5. ``on_initialized`` is called on ``notifications/initialized``: the handshake is complete
-   (``doctor --deep``'s probe marks it, ``shell.worker.probe``).
-6. The tools' arguments and receipts (``core.dispatch_tools.arguments``, ``.instruction``) are
-   imported by the call that reads them: ``initialize`` and ``tools/list`` need neither, and a
-   worker waits on the start."""
+One JSON-RPC 2.0 message a line on stdin and on stdout; stdout carries protocol messages only,
+and the end of stdin ends the server. ``initialize`` answers the client's protocol version when
+spoken here, else the newest; a notification is never answered. The four tools, bound to the
+task whose token started the server, answer their JSON as text and as ``structuredContent``. A
+refusal is a result with ``isError`` and ``{"error": kind, "message": ...}``, for the worker to
+correct itself; any other failure is ``ledger_failure`` with a fixed message, its detail on
+stderr, never in the model's transcript.
+
+``TOOLS`` is what ``tools/list`` answers, in the order a worker uses them; an input schema refuses
+what it does not name. Their bounds are core's, read from ``core.dispatch_tools.bounds``: a schema
+is advice, core is the judge. A worker waits on the start, so the tools' arguments and receipts
+are imported by the first call that reads them."""
 
 from __future__ import annotations
 
@@ -27,9 +22,18 @@ from typing import IO, TYPE_CHECKING, Any, Final, Protocol
 
 from returns.result import Failure, Result, Success
 
+from core.dispatch_tools.bounds import (
+    BOOST_LIMIT,
+    MAX_ACK_CHARACTERS,
+    MAX_LINK_LENGTH,
+    MAX_LINKS,
+    MAX_MESSAGE_CHARACTERS,
+    MAX_NOTES,
+    WORDS_STATES,
+)
 from core.dispatch_tools.refusals import LEDGER_FAILURE, NOTHING_WAITING, ToolRefusal
 from core.json_input import JsonRefused, decode_json
-from shell.worker.mcp_tools import BLURB, TOOLS
+from core.states import DeliveryState
 
 if TYPE_CHECKING:
     from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest
@@ -38,17 +42,138 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-
 SERVER_NAME: Final = "basecamp-connect"
 PROTOCOL_VERSIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first
 LEDGER_FAILURE_KIND: Final = "ledger_failure"
-
-
 PARSE_ERROR: Final = -32700
 INVALID_REQUEST: Final = -32600
 METHOD_NOT_FOUND: Final = -32601
 INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
+
+BLURB: Final = (
+    "Your dispatch from the Basecamp connector: pull the instruction you were started for, "
+    "acknowledge it, and report its outcome. The connector posts your words in Basecamp for you, "
+    "exactly once. Bound to this task; there is no listing."
+)
+
+_INT, _STR, _BOOL = {"type": "integer"}, {"type": "string"}, {"type": "boolean"}
+_ID = {"type": "integer", "minimum": 1}
+_DELIVERY = {"type": "string", "enum": [str(state) for state in DeliveryState]}
+_EVENT = {**_ID, "description": "The event get_dispatch returned."}
+_EARLIEST = "An event on your task. Omit for the earliest not yet acknowledged."
+_ANNOTATIONS = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True,
+                "openWorldHint": False}  # fmt: skip
+
+
+def _object(required: list[str] | None = None, **properties: object) -> dict[str, Any]:
+    """An object schema: every property required, unless ``required`` names which."""
+    return {"type": "object", "properties": properties, "required": required or list(properties)}
+
+
+def _input(*required: str, **properties: object) -> dict[str, Any]:
+    """A tool's arguments: no property it does not name."""
+    return {"type": "object", "properties": properties, **({"required": list(required)} if required else {}),
+            "additionalProperties": False}  # fmt: skip
+
+
+def _tool(name: str, title: str, description: str, arguments: object, answer: object) -> dict[str, Any]:
+    return {"name": name, "title": title, "description": f"{BLURB} {name}: {description}",
+            "inputSchema": arguments, "outputSchema": answer, "annotations": _ANNOTATIONS}  # fmt: skip
+
+
+_INSTRUCTION_SCHEMA = _object(
+    event_id=_INT, event_type=_STR, trigger=_STR,
+    recording=_object(bucket_id=_INT, recording_id=_INT, type=_STR, title=_STR, url=_STR),
+    reply_to=_object(kind=_STR, recording_id=_INT),
+    requester_id=_INT, acknowledge=_BOOL, guard_acknowledged=_BOOL, delivery=_DELIVERY, content=_STR,
+    content_updated_at={"type": ["string", "null"]},
+)  # fmt: skip
+_RECEIPT_SCHEMA = _object(
+    ["event_id", "delivery"],
+    event_id=_INT, delivery=_DELIVERY, ack_id=_INT,
+    outcome={"type": "string", "enum": ["succeeded", "failed", "unknown"]},
+    reply_id=_INT, links={"type": "array", "items": _STR},
+    message=_object(
+        ["state"], state={"type": "string", "enum": list(WORDS_STATES)},
+        kind={"type": "string", "enum": ["boost", "comment", "chat_line"]}, id=_INT, note=_STR,
+    ),
+)  # fmt: skip
+_POSTED = (
+    " The connector posts it for you, exactly once: the answer's message says posted (with its id), "
+    "or waiting (it will be posted; do not send it again)."
+)
+_MARKDOWN = (
+    "Markdown at a comment (bold, italics, links, lists, quotes, code blocks), plain text in a Campfire."
+)
+
+TOOLS: Final[tuple[dict[str, Any], ...]] = (
+    _tool(
+        "get_dispatch",
+        "Get your dispatch",
+        "the instruction for an event on your task, or, without event_id, the earliest you have not "
+        "acknowledged. Returns the recording, where to reply, who asked, the request's content with your "
+        "own mention removed, whether to acknowledge, and whether the connector already acknowledged for "
+        "you (guard_acknowledged). Calling it records that you were handed the instruction; it does not "
+        "acknowledge. A repeat returns the same instruction.",
+        _input(event_id={**_ID, "description": _EARLIEST}),
+        _object(["instruction"], instruction={"anyOf": [{"type": "null"}, _INSTRUCTION_SCHEMA]},
+                message=_STR),
+    ),
+    _tool(
+        "ack_dispatch",
+        "Acknowledge your dispatch",
+        f"acknowledge an instruction you were handed, in your own words (text): up to {BOOST_LIMIT} "
+        f"characters is a boost on the request, longer a short message at reply_to.{_POSTED} Marks it "
+        "delivered. Safe to retry: a repeat answers the same receipt.",
+        _input(
+            "event_id",
+            event_id=_EVENT,
+            text={"type": "string", "maxLength": MAX_ACK_CHARACTERS,
+                  "description": f"Your acknowledgement, e.g. 'On it'. {_MARKDOWN}"},
+            ack_id={**_ID, "description": "Only if you posted an acknowledgement yourself, with tools of "
+                    "your own: its id. Never with text."},
+        ),
+        _RECEIPT_SCHEMA,
+    ),
+    _tool(
+        "complete_dispatch",
+        "Report your dispatch's outcome",
+        "report the outcome of an instruction: succeeded or failed, with your reply to the person who "
+        f"asked (reply) and any links (a pull request, a card).{_POSTED} Also acknowledges it. A repeat of "
+        "the same report answers the same receipt; a different report is refused, because a reported "
+        "outcome stands.",
+        _input(
+            "event_id", "outcome",
+            event_id=_EVENT,
+            outcome={"type": "string", "enum": ["succeeded", "failed"]},
+            reply={"type": "string", "maxLength": MAX_MESSAGE_CHARACTERS,
+                   "description": f"Your answer, posted at reply_to. {_MARKDOWN}"},
+            reply_id={**_ID, "description": "Only if you replied yourself, with tools of your own: its id. "
+                      "Never with reply."},
+            links={"type": "array", "maxItems": MAX_LINKS,
+                   "items": {"type": "string", "maxLength": MAX_LINK_LENGTH},
+                   "description": "http(s) URLs to what the work produced."},
+        ),
+        _RECEIPT_SCHEMA,
+    ),
+    _tool(
+        "reply_dispatch",
+        "Say something before you finish",
+        f"a message at reply_to before you complete (a question, a note on progress), at most {MAX_NOTES} "
+        f"per event.{_POSTED} Your final answer goes in complete_dispatch's reply, not here. The same text "
+        "again is the same message.",
+        _input(
+            "event_id", "text",
+            event_id=_EVENT,
+            text={"type": "string", "maxLength": MAX_MESSAGE_CHARACTERS, "description": _MARKDOWN},
+        ),
+        _RECEIPT_SCHEMA,
+    ),
+)  # fmt: skip
+
+
+_TOOL_NAMES = frozenset(tool["name"] for tool in TOOLS)
 
 
 class DispatchTools(Protocol):
@@ -58,9 +183,6 @@ class DispatchTools(Protocol):
     def ack_dispatch(self, request: AckRequest) -> Result[DeliveryReceipt, ToolRefusal]: ...
     def complete_dispatch(self, request: CompleteRequest) -> Result[DeliveryReceipt, ToolRefusal]: ...
     def reply_dispatch(self, request: ReplyRequest) -> Result[DeliveryReceipt, ToolRefusal]: ...
-
-
-# -- the server ---------------------------------------------------------------------------------
 
 
 class _RpcError(Exception):
@@ -75,11 +197,8 @@ def _error(request_id: object, code: int, message: str) -> dict[str, Any]:
 
 
 def _tool_result(body: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "content": [{"type": "text", "text": json.dumps(body, ensure_ascii=False)}],
-        "structuredContent": dict(body),
-        "isError": False,
-    }
+    text = [{"type": "text", "text": json.dumps(body, ensure_ascii=False)}]
+    return {"content": text, "structuredContent": dict(body), "isError": False}
 
 
 def _tool_error(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -90,23 +209,12 @@ class McpServer:
     """One session's protocol: a decoded message in, the reply (or None) out."""
 
     def __init__(
-        self,
-        tools: DispatchTools,
-        *,
-        version: str = "0.1.0",
+        self, tools: DispatchTools, *, version: str = "0.1.0",
         on_initialized: Callable[[], None] | None = None,
     ) -> None:
         self._tools = tools
         self._version = version
         self._on_initialized = on_initialized
-        self._handlers: dict[str, Callable[[Mapping[str, Any]], Result[Mapping[str, Any], ToolRefusal]]] = {
-            "get_dispatch": self._get_dispatch,
-            "ack_dispatch": self._ack_dispatch,
-            "complete_dispatch": self._complete_dispatch,
-            "reply_dispatch": self._reply_dispatch,
-        }
-
-    # -- the wire
 
     def handle_line(self, line: bytes) -> bytes | None:
         """One line from stdin; the line to write back (with its newline), or None."""
@@ -135,11 +243,8 @@ class McpServer:
             return None  # a response to a request this server never sends; nothing to say
         valid_id = isinstance(request_id, str | int) and not isinstance(request_id, bool)
         if message.get("jsonrpc") != "2.0" or not isinstance(method, str) or (has_id and not valid_id):
-            return _error(
-                request_id if valid_id else None,
-                INVALID_REQUEST,
-                "invalid request: jsonrpc 2.0, a method, an id",
-            )
+            shown = request_id if valid_id else None
+            return _error(shown, INVALID_REQUEST, "invalid request: jsonrpc 2.0, a method, an id")
         params = message.get("params", {})
         if not has_id:
             self._notification(method)
@@ -195,13 +300,13 @@ class McpServer:
         arguments = params.get("arguments")
         if arguments is None:
             arguments = {}
-        if not isinstance(name, str) or name not in self._handlers:
+        if not isinstance(name, str) or name not in _TOOL_NAMES:
             raise _RpcError(INVALID_PARAMS, f"unknown tool: {name}")
         if not isinstance(arguments, dict):
             raise _RpcError(INVALID_PARAMS, "invalid params: arguments is an object")
         log.info("tools/call %s", name)
         try:
-            answer = self._handlers[name](arguments)
+            answer = self._answer(name, arguments)
         except Exception as error:
             # The ledger failing, not the worker: the detail is for the log, never the transcript.
             log.error("%s failed: %s: %s", name, type(error).__name__, error)
@@ -214,34 +319,20 @@ class McpServer:
                 return _tool_error(refusal.to_json())
         raise AssertionError("a Result is a Success or a Failure")  # pragma: no cover
 
-    # -- the tools
+    def _answer(self, name: str, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:
+        from core.dispatch_tools import arguments as given  # noqa: PLC0415
+        from core.dispatch_tools.instruction import DeliveryReceipt  # noqa: PLC0415
 
-    def _get_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:
-        from core.dispatch_tools.arguments import read_get_arguments  # noqa: PLC0415 -- rule 6
-
-        return read_get_arguments(arguments).bind(self._tools.get_dispatch).map(_dispatched_json)
-
-    def _ack_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:
-        from core.dispatch_tools.arguments import read_ack_arguments  # noqa: PLC0415 -- rule 6
-        from core.dispatch_tools.instruction import DeliveryReceipt  # noqa: PLC0415 -- rule 6
-
-        return read_ack_arguments(arguments).bind(self._tools.ack_dispatch).map(DeliveryReceipt.to_json)
-
-    def _complete_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:
-        from core.dispatch_tools.arguments import read_complete_arguments  # noqa: PLC0415 -- rule 6
-        from core.dispatch_tools.instruction import DeliveryReceipt  # noqa: PLC0415 -- rule 6
-
-        return (
-            read_complete_arguments(arguments)
-            .bind(self._tools.complete_dispatch)
-            .map(DeliveryReceipt.to_json)
-        )
-
-    def _reply_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:
-        from core.dispatch_tools.arguments import read_reply_arguments  # noqa: PLC0415 -- rule 6
-        from core.dispatch_tools.instruction import DeliveryReceipt  # noqa: PLC0415 -- rule 6
-
-        return read_reply_arguments(arguments).bind(self._tools.reply_dispatch).map(DeliveryReceipt.to_json)
+        tools, receipt = self._tools, DeliveryReceipt.to_json
+        match name:
+            case "get_dispatch":
+                return given.read_get_arguments(arguments).bind(tools.get_dispatch).map(_dispatched_json)
+            case "ack_dispatch":
+                return given.read_ack_arguments(arguments).bind(tools.ack_dispatch).map(receipt)
+            case "complete_dispatch":
+                return given.read_complete_arguments(arguments).bind(tools.complete_dispatch).map(receipt)
+            case _:  # reply_dispatch
+                return given.read_reply_arguments(arguments).bind(tools.reply_dispatch).map(receipt)
 
 
 def _dispatched_json(dispatched: Dispatched) -> Mapping[str, Any]:

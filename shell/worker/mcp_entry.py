@@ -1,22 +1,13 @@
 """The MCP server's own entry point, as a worker's MCP configuration launches it:
 ``PYTHON -P -m shell.worker.mcp_entry --ledger LEDGER [--agent-id N]``.
 
-Rules:
-1. It is ``bin/connect mcp`` (``shell.cli.main.main`` with the one command): the same options,
-   exits and stderr lines.
-2. It is cheaper to start: the connector already runs in a checked environment, so the worker's
-   configuration names this interpreter directly (no shell script, no dependency check) and only
-   the ``mcp`` command's modules are imported.
-3. A token from the environment is moved to a pipe *before* the server is imported
-   (``token_on_a_pipe``; ``shell.cli.mcp`` rule 6 says why): erased from the initial environment
-   block (``shell.environment_block``) and handed over on a pipe (``--token-fd``). Where the
-   erasure cannot be done and seen, the token goes back in ``os.environ`` for the server to
-   refuse in its own words. Only the shapes the connector writes (``--ledger``, ``--agent-id``,
-   ``--token-env``, as ``--x V`` or ``--x=V``) with a non-blank token are moved here; anything
-   else reaches the server unchanged.
-4. The server's imports run with the collector off and what they made is frozen (``gc.freeze``)
-   before it is on again: those objects live as long as the server, and no collection walks them.
-"""
+It is ``bin/connect mcp`` (same options, exits and stderr lines) without the shell script and
+the dependency check, the connector's environment being checked already, and with the
+collector off while the server's modules import, then frozen out of every collection's way.
+A token in the environment is erased from the initial environment block and handed over on a
+pipe before the server is imported; where that cannot be done and seen, it goes back in
+``os.environ`` for the server to refuse. Only the options the connector writes are moved;
+anything else reaches the server unchanged."""
 
 from __future__ import annotations
 
@@ -32,8 +23,8 @@ _VALUED = ("--ledger", "--agent-id", "--token-env")
 
 
 def run(argv: list[str]) -> int:
-    gc.disable()  # rule 4
-    from shell.cli import mcp  # noqa: PLC0415, F401 -- after token_on_a_pipe (rule 3); main finds it imported
+    gc.disable()
+    from shell.cli import mcp  # noqa: PLC0415, F401 -- after token_on_a_pipe; main finds it imported
     from shell.cli.main import main  # noqa: PLC0415
 
     gc.freeze()
@@ -42,9 +33,8 @@ def run(argv: list[str]) -> int:
 
 
 def token_on_a_pipe(argv: list[str]) -> list[str]:
-    """Rule 3: ``argv`` for the server with the environment's token moved to a pipe (erased in
-    place); ``argv`` itself when there is nothing it may move or the block cannot be erased (the
-    server's own checks then decide)."""
+    """``argv`` for the server with the environment's token moved to a pipe; ``argv`` itself when
+    there is nothing it may move or the block cannot be erased (the server's checks then decide)."""
     found = _connector_shape(argv)
     if found is None:
         return argv
@@ -55,15 +45,15 @@ def token_on_a_pipe(argv: list[str]) -> list[str]:
     taken = {key: os.environ.pop(key) for key in (name, TASK_TOKEN_ENV) if key in os.environ}  # a stray too
     token = value.encode("utf-8", "surrogateescape")
     if not environment_block.erase((name, TASK_TOKEN_ENV), token):
-        os.environ.update(taken)  # put back: the server finds it there and refuses to start (rule 3)
+        os.environ.update(taken)  # put back: the server finds it there and refuses to start
         return argv
     return [*kept, "--token-fd", str(_pipe_holding(token))]
 
 
 def _pipe_holding(token: bytes) -> int:
-    """The read end of a pipe holding ``token``, its write end closed: at most one byte more than
-    a token (``core.task_token`` rule 4), so the write never waits for a reader (this process is
-    the reader) and the server still sees an oversized one for what it is."""
+    """The read end of a pipe holding ``token``, its write end closed: at most one byte past a
+    token's bound, so the write never waits for a reader (this process is the reader) and the
+    server still sees an oversized one for what it is."""
     read_end, write_end = os.pipe()
     try:
         os.write(write_end, token[: MAX_TOKEN_BYTES + 1])  # far below a pipe's buffer
@@ -74,7 +64,7 @@ def _pipe_holding(token: bytes) -> int:
 
 def _connector_shape(argv: list[str]) -> tuple[list[str], str] | None:
     """``argv`` without its ``--token-env`` and the variable it names, or None when ``argv`` is
-    not only the options the connector writes (rule 3)."""
+    not only the options the connector writes."""
     kept: list[str] = []
     name = TASK_TOKEN_ENV
     rest = iter(argv)

@@ -25,7 +25,7 @@ from pathlib import Path
 from core.task_token import TASK_TOKEN_ENV
 from shell.clock import SystemClock
 from shell.ledger.connection import open_ledger
-from shell.worker.sessions import mcp_session_config
+from shell.worker.driver import mcp_session_config
 from tests.support.ledger_world import LedgerWorld
 
 REPOSITORY = Path(__file__).resolve().parents[2]

@@ -202,7 +202,7 @@ def test_the_server_imports_only_what_its_tools_use(world: DispatchWorld, task: 
 
 START_NEVER_IMPORTS = {
     "core.mentions", "html", "core.oauth", "shutil", "core.edges", "core.configuration",
-    "core.presentation.status_values", "shell.worker.probe",
+    "core.presentation.status_values", "shell.doctor.handshake",
 }  # fmt: skip
 """What the server's start, to its ``initialize`` answer, never imports: an instruction's mention
 stripping (the first ``get_dispatch`` imports it), a token file's reader (only a file that is not
@@ -216,8 +216,7 @@ FIRST_CALL_IMPORTS = {
 }  # fmt: skip
 """What neither the start nor ``tools/list`` imports, the first tool call does: core's decisions,
 the instruction and the receipt, the tools' arguments, the rows' classes, the worker's words and
-where they go, and the worker's moves (``shell.ledger.worker_calls`` rule 8, ``shell.worker.mcp``
-rule 6). The schemas ``tools/list`` answers read their bounds from ``core.dispatch_tools.bounds``."""
+where they go, and the worker's moves: each is imported by the call that reads it. The schemas ``tools/list`` answers read their bounds from ``core.dispatch_tools.bounds``."""
 
 TOOLS_LIST = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).encode() + b"\n"
 
@@ -229,7 +228,7 @@ def test_the_servers_start_to_its_initialize_answer_imports_none_of_what_it_need
     """As the connector launches it, the token in its environment: ``-X importtime`` names every
     module its life imported, and this life is ``initialize`` and the end of stdin."""
     imported = _imported_by(task, ledger_path, INITIALIZE)
-    assert {"shell.cli.mcp", "shell.ledger.worker_calls", "shell.worker.mcp_tools"} <= imported
+    assert {"shell.cli.mcp", "shell.ledger.worker_calls", "shell.worker.mcp"} <= imported
     assert not START_NEVER_IMPORTS & imported
     assert not FIRST_CALL_IMPORTS & imported
 

@@ -16,7 +16,7 @@ import pytest
 
 from core.task_token import PROBE_PREFIX, TASK_TOKEN_ENV
 from shell.basecamp.standin.server import StandIn
-from shell.worker.probe import NO_DISPATCH, marker_path
+from shell.doctor.handshake import NO_DISPATCH, marker_path
 from tests.support.child import wait_until
 from tests.support.configured import configure_connector
 

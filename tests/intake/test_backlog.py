@@ -19,8 +19,8 @@ from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock
 from shell.connector import Connector
-from shell.intake.backlog import Backlog
 from shell.intake.live_lane import LiveLane
+from shell.intake.poll_lane import Backlog
 from shell.ledger.connection import Ledger, open_ledger
 from shell.ledger.decisions import decide
 from shell.ledger.lanes import Lane, read_lane_state

@@ -1,7 +1,7 @@
 """A feed that misbehaves ends a poll with its reason, never a silent or endless one: a ``next``
 that leads back to a page already read this poll is ``IntakeFailed`` at once (not walked until
 the deadline and reported as a rate-limit wait), and a failure says why, in words that carry no
-position (rule 6: the position-free log test in ``test_intake.py`` covers these words too).
+position (the position-free log test in ``test_intake.py`` covers these words too).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock
 from shell.connector import Connector
-from shell.intake.membership import Membership
+from shell.intake.live_lane import Membership
 from shell.ledger.connection import Ledger, open_ledger
 from shell.ledger.lanes import read_lane_state
 from shell.state.config import StatePaths, load_config

@@ -18,8 +18,7 @@ from shell.basecamp.standin.live_faults import LiveAction, LiveFault
 from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock
 from shell.intake.live_lane import LiveLane
-from shell.intake.poll_lane import Intake
-from shell.intake.repair import Repair
+from shell.intake.poll_lane import Intake, Repair
 from shell.ledger.connection import Ledger
 from shell.ledger.losses import read_loss_counts
 from tests.support.child import wait_until

@@ -29,8 +29,8 @@ DRIVER: list[Mutation] = [
     ),
     rule(
         "an init that is not what was asked ends the worker's group at once",
-        "                    requested = StopRequest.not_started\n                    break\n",
-        "                    pass\n",
+        "                return StopRequest.not_started, ticks\n",
+        "                pass\n",
         "test_an_init_that_is_not_what_was_asked_ends_the_worker_at_once",
     ),
     rule(
@@ -41,8 +41,8 @@ DRIVER: list[Mutation] = [
     ),
     rule(
         "a worker that outlives its result has its group ended",
-        "                if hang_after is not None and clock.monotonic() >= hang_after:",
-        "                if False:",
+        "            if hang_after is not None and clock.monotonic() >= hang_after:",
+        "            if False:",
         "test_a_worker_that_outlives_its_result_has_its_group_ended",
     ),
     rule(
@@ -118,7 +118,7 @@ DRIVER: list[Mutation] = [
     ),
     rule(
         "the default worker ignores the host's settings",
-        '                "--setting-sources",\n                "",\n',
+        '"--setting-sources", "", ',
         "",
         "test_claude_code_is_started_with_the_pinned_argv",
     ),
@@ -193,7 +193,7 @@ DRIVER: list[Mutation] = [
     ),
     rule(
         "no turn is given once the worker's input is closed",
-        "            if self.closed:\n                return False\n",
+        "            if self.closed or self._stdin is None:\n                return False\n",
         "",
         "test_a_turn_is_never_given_after_the_input_closed",
     ),

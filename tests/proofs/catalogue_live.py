@@ -80,8 +80,8 @@ LIVE: list[Mutation] = [
     ),
     rule(
         "live lane: a confirmed subscription ends the backoff",
-        "            case Confirmed():\n                self.failures = 0\n",
-        "            case Confirmed():\n",
+        "            case live.Confirmed():\n                self.failures = 0\n",
+        "            case live.Confirmed():\n",
         "test_a_refused_upgrade_is_down_with_its_reason_then_retried",
     ),
     rule(
@@ -131,7 +131,7 @@ LIVE: list[Mutation] = [
     ),
     rule(
         "repair: a confirmed connection that drops is a loss",
-        '                    self._losses.lost("dropped", None)  # rule 4: what it did not hear meanwhile\n',
+        '                    self._losses.lost("dropped", None)  # what it did not hear meanwhile\n',
         "                    pass\n",
         "test_a_dropped_connection_is_a_loss_from_the_newest_record",
     ),
@@ -143,8 +143,8 @@ LIVE: list[Mutation] = [
     ),
     rule(
         "repair: the walk records what it finds under lane repair",
-        "            fresh = insert_seen(connection, rows, Lane.repair, format_timestamp(self._clock.now()))\n",
-        "            fresh = insert_seen(connection, rows, Lane.poll, format_timestamp(self._clock.now()))\n",
+        "            fresh = records.insert_seen(connection, rows, Lane.repair, format_timestamp(self._clock.now()))\n",
+        "            fresh = records.insert_seen(connection, rows, Lane.poll, format_timestamp(self._clock.now()))\n",
         "test_an_overflow_is_a_loss_the_repair_walk_recovers",
     ),
     rule(

@@ -38,8 +38,8 @@ MCP: list[Mutation] = [
     ),
     rule(
         "mcp start: the tools' list reads the delivery states without the lifecycle tables",
-        "from core.states import DeliveryState\n\nBLURB",
-        "from core.edges import DeliveryState\n\nBLURB",
+        "from core.states import DeliveryState\n\nif TYPE_CHECKING:",
+        "from core.edges import DeliveryState\n\nif TYPE_CHECKING:",
         START,
         "test_the_server_imports_only_what_its_tools_use",
     ),
@@ -93,7 +93,7 @@ MCP += [
     rule(
         "mcp start: only a probe token's start imports the probe's tools",
         "from shell.worker.mcp import McpServer, serve\n\nTOKEN_ENV",
-        "from shell.worker.mcp import McpServer, serve\nfrom shell.worker.probe import serve_probe\n\nTOKEN_ENV",
+        "from shell.worker.mcp import McpServer, serve\nfrom shell.doctor.handshake import serve_probe\n\nTOKEN_ENV",
         START,
     ),
 ]

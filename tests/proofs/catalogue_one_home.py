@@ -67,8 +67,8 @@ ONE_HOME: list[Mutation] = [
     ),
     rule(
         "mcp: the ledger's refusal is the tool's refusal, a value all the way, not a ledger failure",
-        "        return read_ack_arguments(arguments).bind(self._tools.ack_dispatch).map(DeliveryReceipt.to_json)\n",
-        "        return read_ack_arguments(arguments).map(lambda r: self._tools.ack_dispatch(r).unwrap().to_json())\n",
+        "                return given.read_ack_arguments(arguments).bind(tools.ack_dispatch).map(receipt)\n",
+        "                return given.read_ack_arguments(arguments).map(lambda r: receipt(tools.ack_dispatch(r).unwrap()))\n",
         "test_refusals_are_tool_errors_the_worker_can_read",
     ),
 ]

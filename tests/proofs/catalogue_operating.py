@@ -40,8 +40,8 @@ OPERATING: list[Mutation] = [
     ),
     rule(
         "setup says when the worker program is not there",
-        "        return shutil.which(program) if program else None\n",
-        "        return program or None\n",
+        "        return shutil.which(self.argv[0])\n",
+        "        return self.argv[0]\n",
         "test_setup_says_when_the_worker_program_is_not_there",
         "test_doctor_says_when_the_worker_program_is_not_there",
     ),

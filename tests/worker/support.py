@@ -14,7 +14,7 @@ from pathlib import Path
 
 from shell import processes
 from shell.worker.command import WorkerCommand
-from shell.worker.spawn import RunningWorker, SpawnFailed, spawn
+from shell.worker.driver import RunningWorker, SpawnFailed, spawn
 
 ATTEMPT = "att_" + "0123456789abcdef01234567"
 TOKEN = "tok_Zm9vYmFyYmF6cXV4cXV1eF9ub3RfYV9yZWFsX3Rva2Vu"

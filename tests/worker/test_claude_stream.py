@@ -17,9 +17,8 @@ from core.dispatch_prompt import DISPATCH_TOOLS, tool_name
 from core.snapshots import StopReason
 from core.stop_reasons import StopRequest
 from shell.clock import SystemClock
-from shell.worker.claude_stream import StreamWatch, Turns
-from shell.worker.command import WorkerCommand
-from shell.worker.supervision import Supervision, supervise
+from shell.worker.command import StreamWatch, Turns, WorkerCommand
+from shell.worker.driver import Supervision, supervise
 from tests.worker.support import PROMPT, Attempt
 
 pytestmark = pytest.mark.slow

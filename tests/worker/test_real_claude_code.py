@@ -21,9 +21,8 @@ from core.dispatch_prompt import DISPATCH_TOOLS, MCP_SERVER_NAME, tool_name
 from core.task_token import PROBE_PREFIX
 from shell.basecamp.standin.server import StandIn
 from shell.ledger.connection import open_ledger_read_only
-from shell.worker.claude_stream import user_message
-from shell.worker.command import WorkerCommand
-from shell.worker.sessions import mcp_session_config
+from shell.worker.command import WorkerCommand, user_message
+from shell.worker.driver import mcp_session_config
 from tests.support.child import wait_until
 from tests.support.claude_code import claude_code, pinned_version, worker_environment
 from tests.support.configured import REPOSITORY, configure_connector, start_run

@@ -24,7 +24,7 @@ from core.stop_reasons import Exited, Signaled, StopRequest
 from shell import processes
 from shell.clock import FakeClock, SystemClock
 from shell.processes import Termination, terminate_group
-from shell.worker.supervision import supervise
+from shell.worker.driver import supervise
 from tests.worker.support import Attempt, live, wait_for
 
 pytestmark = pytest.mark.slow

@@ -1,4 +1,4 @@
-"""shell.worker.spawn with the worker program faked (pytest-subprocess): the argv, directory,
+"""shell.worker.driver's spawn with the worker program faked (pytest-subprocess): the argv, directory,
 environment and session config every worker is started with, and how its exit is read.
 """
 
@@ -23,10 +23,18 @@ from core.task_token import TASK_TOKEN_ENV
 from core.worker_stream import WorkerAccount
 from shell.clock import FakeClock
 from shell.worker.command import WorkerCommand
-from shell.worker.driver import CommandDriver, release
-from shell.worker.sessions import SessionSetupError, sweep_sessions
-from shell.worker.spawn import REPOSITORY, RunningWorker, SpawnFailed, spawn
-from shell.worker.supervision import never_started, supervise
+from shell.worker.driver import (
+    REPOSITORY,
+    CommandDriver,
+    RunningWorker,
+    SessionSetupError,
+    SpawnFailed,
+    never_started,
+    release,
+    spawn,
+    supervise,
+    sweep_sessions,
+)
 from tests.worker.support import ATTEMPT, PROMPT, TOKEN, Attempt
 
 CONNECTOR_ENVIRONMENT = {

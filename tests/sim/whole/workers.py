@@ -44,7 +44,7 @@ from core.templates import GUARD_ACKNOWLEDGEMENT
 from shell.ledger.connection import Ledger
 from shell.ledger.tasks import Launch
 from shell.ledger.worker_calls import DispatchLedger
-from shell.worker.spawn import SpawnFailed
+from shell.worker.driver import SpawnFailed
 from tests.sim.whole import words
 from tests.sim.whole.basecamp import AGENT_ID, Crash, SimBasecamp
 
