@@ -1,16 +1,12 @@
-"""``bin/connect standin``: serve a local Basecamp stand-in until stopped.
+"""``bin/connect standin``: serve a local Basecamp stand-in until SIGINT or SIGTERM, then stop
+cleanly and exit 0.
 
-Rules:
-1. The first line on stdout says everything a client needs: the base URL, the account, the
-   agent's token and person id, the operator's person id (what ``setup --operator`` takes),
-   and the ids of the world's projects, cards and Campfires -- readable text, or one JSON
-   object with ``--json``. It is flushed at once, so a parent process can read it and go.
-2. It serves until SIGINT or SIGTERM, then stops cleanly and exits 0.
-3. A port it cannot listen on is a ``UserError`` (exit ``EXIT_UNAVAILABLE``).
-4. Every number it is given is bounded (``shell.basecamp.standin.bounds``): ``--feed-delay``
-   and ``--rate-limit``'s window are finite seconds up to a day; NaN, Infinity and the like
-   are usage errors (exit 2). ``--account ID`` gives the world an account id of its own, so
-   two people's stand-ins on one machine serve different (account, agent) pairs.
+The first line on stdout says everything a client needs -- the base URL, the account, the agent's
+token and person id, the operator's person id (what ``setup --operator`` takes), the control
+secret, and the ids of the world's projects, cards and Campfires -- as readable text, or one JSON
+object with ``--json``, flushed at once so a parent process can read it and go. A port it cannot
+listen on is a ``UserError`` (exit ``EXIT_UNAVAILABLE``); a number out of bounds (``--feed-delay``,
+``--rate-limit``'s window: finite seconds up to a day) is a usage error.
 """
 
 from __future__ import annotations
@@ -22,8 +18,7 @@ import time
 from types import FrameType
 from typing import Any
 
-from shell.basecamp.standin.bounds import seconds
-from shell.basecamp.standin.ratelimit import RateLimit
+from shell.basecamp.standin.faults import RateLimit, seconds
 from shell.basecamp.standin.server import StandIn
 from shell.basecamp.standin.world import WORLDS, World
 from shell.cli.arguments import port, positive_integer
@@ -56,7 +51,7 @@ client address, then 429 with Retry-After); change it while serving with
 The live lane (a ticket from POST ACCOUNT_URL/events/stream_ticket.json, then a WebSocket)
 takes faults too: curl -H "X-Standin-Secret: SECRET" -X POST BASE_URL/__standin/live/faults \\
   -d '{"action": "drop"}'  (refuse, expire_ticket, drop, stall, skip; see
-shell/basecamp/standin/live_faults.py).
+shell/basecamp/standin/feed.py).
 
 It plays Launchpad too (OAuth 2, one registered app: client id standin-client, and the control
 secret as its client secret; it consents as the agent at once), so a login can be tried:
