@@ -51,7 +51,7 @@ client address, then 429 with Retry-After); change it while serving with
 The live lane (a ticket from POST ACCOUNT_URL/events/stream_ticket.json, then a WebSocket)
 takes faults too: curl -H "X-Standin-Secret: SECRET" -X POST BASE_URL/__standin/live/faults \\
   -d '{"action": "drop"}'  (refuse, expire_ticket, drop, stall, skip; see
-shell/basecamp/standin/feed.py).
+shell/basecamp/standin/faults.py).
 
 It plays Launchpad too (OAuth 2, one registered app: client id standin-client, and the control
 secret as its client secret; it consents as the agent at once), so a login can be tried:

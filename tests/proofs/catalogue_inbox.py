@@ -6,7 +6,7 @@ from __future__ import annotations
 from tests.proofs.mutation import Mutation, rule
 
 INBOX: list[Mutation] = [
-    # shell/basecamp/standin/inbox.py, feed.py
+    # shell/basecamp/standin/lanes.py
     rule(
         "inbox stand-in: a principal that is not an agent gets a bare 403",
         "            return Reply(403)  # rule 2: the agent guard's bare head :forbidden\n",

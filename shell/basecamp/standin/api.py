@@ -1,24 +1,20 @@
-"""Basecamp's API as the stand-in answers it when nothing goes wrong: its routes, its JSON, its
-geared pagination and its refusals.
+"""Basecamp's API as the stand-in answers it when nothing goes wrong: routes, JSON, pages, refusals.
 
-The stand-in is faithful, not kind, so a client's bug shows here first. A request is checked in
-the order Basecamp's edge and then its controllers check it: no ``User-Agent`` is a 400 in plain
-text, no JSON at all; no bearer token of a person in the world (or a live one Launchpad issued) is
-a 401; a path that names no route is a 404 and a method the route does not take a 405; an unknown
-recording, or one outside the bucket a legacy path names, or a place the kind cannot be posted on
-is a 404. A POST that is not ``application/json`` is a 415, malformed JSON a 400, blank content a
-422, and a boost over 16 code points a 422 only with ``enforce_boost_length`` (Basecamp's clients
-enforce it, Basecamp does not). A create answers 201 with the whole object and a ``Location``, as
-the token's person, at the stand-in's clock; every comment and line kept appends its event to the
-feed.
+It is faithful, not kind, so a client's bug shows here first. A request is checked in the order
+Basecamp's edge and then its controllers check it: no ``User-Agent`` is a 400 in plain text; no
+bearer token of a person in the world (or a live one Launchpad issued) a 401; a path naming no
+route a 404, a method the route does not take a 405; an unknown recording, one outside the bucket a
+legacy path names, or a place the kind cannot be posted on a 404. A POST not ``application/json``
+is a 415, malformed JSON a 400, blank content a 422, a boost over 16 code points a 422 only with
+``enforce_boost_length`` (Basecamp's clients enforce it, Basecamp does not). A create answers 201
+with the whole object and a ``Location``, as the token's person, at the stand-in's clock.
 
-Every route answers under ``/{account}/`` in its flat form and in its legacy ``buckets/{id}/``
-form (but the account-wide ones), with or without ``.json``. The JSON follows Basecamp's OpenAPI
-document: every required field, every value of its declared type (a string is never ``null``),
-times in UTC with milliseconds, and every URL absolute on the stand-in's own origin and
-bucket-scoped, as Basecamp's stay even when the request used a flat route. Listings are oldest
-first, showing what is visible by the stand-in's clock; page ``n`` holds ``sizes[n-1]`` items (15,
-30, 50, then 100 for every later page), and a ``Link`` names the next page only while more remain.
+Every route answers under ``/{account}/`` flat and in its legacy ``buckets/{id}/`` form (but the
+account-wide ones), with or without ``.json``. The JSON is Basecamp's OpenAPI document's: every
+required field, every value of its declared type, times in UTC with milliseconds, every URL
+absolute on the stand-in's origin and bucket-scoped. Listings are oldest first, showing what is
+visible by the stand-in's clock, in geared pages (15, 30, 50, then 100) with a ``Link`` to the
+next only while more remain.
 """
 
 from __future__ import annotations
@@ -34,24 +30,15 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import urlencode
 
-from shell.basecamp.standin.world import (
-    CAMPFIRE,
-    CARD,
-    COMMENT,
-    Kind,
-    Message,
-    Person,
-    Recording,
-    Store,
-    World,
-    accepts,
-)
+from shell.basecamp.standin.world import CAMPFIRE, CARD, COMMENT, Kind
 
 if TYPE_CHECKING:  # the lanes and Launchpad answer in this module's values
-    from shell.basecamp.standin.feed import Feed, Inbox, StandinFeedEvent, StreamTickets
+    from shell.basecamp.standin.lanes import Feed, Inbox, StandinFeedEvent, StreamTickets
     from shell.basecamp.standin.launchpad import Launchpad
+    from shell.basecamp.standin.world import Message, Person, Recording, Store, World
 
 JsonObject = dict[str, Any]
+Headers = tuple[tuple[str, str], ...]
 Item = TypeVar("Item")
 
 BASECAMP_PAGE_SIZES = (15, 30, 50, 100)
@@ -85,20 +72,20 @@ class Reply:
     """An answer; its writer adds ``Content-Length``, so every one can share a keep-alive connection."""
 
     status: int
-    headers: tuple[tuple[str, str], ...] = ()
+    headers: Headers = ()
     body: bytes = b""
 
     def header(self, name: str) -> str | None:
         return next((value for key, value in self.headers if key.lower() == name.lower()), None)
 
 
-def json_reply(status: int, value: object, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
+def json_reply(status: int, value: object, headers: Headers = ()) -> Reply:
     body = json.dumps(value, ensure_ascii=False).encode("utf-8")
     json_type = ("Content-Type", "application/json; charset=utf-8")
     return Reply(status, (json_type, ("X-Request-Id", uuid.uuid4().hex), *headers), body)
 
 
-def error_reply(status: int, error: str, headers: tuple[tuple[str, str], ...] = (), **extra: object) -> Reply:
+def error_reply(status: int, error: str, headers: Headers = (), **extra: object) -> Reply:
     return json_reply(status, {"error": error, **extra}, headers)
 
 
@@ -141,16 +128,8 @@ class Endpoint(StrEnum):
 
 
 COLLECTIONS = frozenset({Endpoint.comments, Endpoint.boosts, Endpoint.lines})
-ACCOUNT_WIDE = frozenset(
-    {
-        Endpoint.profile,
-        Endpoint.chats,
-        Endpoint.events,
-        Endpoint.inbox,
-        Endpoint.stream_ticket,
-        Endpoint.projects,
-    }
-)
+ACCOUNT_WIDE = frozenset({Endpoint.profile, Endpoint.chats, Endpoint.events, Endpoint.inbox,
+                          Endpoint.stream_ticket, Endpoint.projects})  # fmt: skip
 KIND_OF = {
     Endpoint.comments: Kind.comment, Endpoint.comment: Kind.comment, Endpoint.boosts: Kind.boost,
     Endpoint.boost: Kind.boost, Endpoint.lines: Kind.chat_line, Endpoint.line: Kind.chat_line,
@@ -160,7 +139,7 @@ _ACCOUNT = re.compile(r"/(\d+)/(?:buckets/(\d+)/)?(.*)")
 
 
 @dataclass(frozen=True, slots=True)
-class Route:
+class EndpointMatch:
     """An endpoint and the path's ids in order: the recording or Campfire, then the line; or the
     one comment or boost."""
 
@@ -174,7 +153,7 @@ class Route:
         return frozenset({"GET", "POST"}) if self.endpoint in COLLECTIONS else frozenset({"GET"})
 
 
-def parse_route(path: str, account_id: int) -> Route | None:
+def parse_route(path: str, account_id: int) -> EndpointMatch | None:
     """Pure: it does not know whether the ids name anything."""
     account = _ACCOUNT.fullmatch(path)
     if account is None or int(account.group(1)) != account_id:
@@ -186,7 +165,8 @@ def parse_route(path: str, account_id: int) -> Route | None:
             continue
         if bucket is not None and endpoint in ACCOUNT_WIDE:
             return None
-        return Route(endpoint, int(bucket) if bucket is not None else None, tuple(map(int, found.groups())))
+        ids = tuple(int(number) for number in found.groups())
+        return EndpointMatch(endpoint, int(bucket) if bucket is not None else None, ids)
     return None
 
 
@@ -213,9 +193,7 @@ def page_of(items: Sequence[Item], number: int, sizes: Sequence[int]) -> Page[It
     return Page(items[start:end], number, len(items), end < len(items))
 
 
-def page_headers(
-    page: Page[Any], origin: str, path: str, query: dict[str, str]
-) -> tuple[tuple[str, str], ...]:
+def page_headers(page: Page[Any], origin: str, path: str, query: dict[str, str]) -> Headers:
     headers = [("X-Total-Count", str(page.total))]
     if page.has_next:
         headers.append(("Link", next_link(origin, path, query, page.number)))
@@ -223,11 +201,8 @@ def page_headers(
 
 
 def next_link(origin: str, path: str, query: dict[str, str], number: int) -> str:
-    return f'<{page_url(origin, path, query, number + 1)}>; rel="next"'
-
-
-def page_url(origin: str, path: str, query: dict[str, str], page: int) -> str:
-    return f"{origin}{path}?{urlencode({**query, 'page': str(page)})}"
+    """The ``Link`` naming page ``number + 1`` on ``origin``."""
+    return f"<{origin}{path}?{urlencode({**query, 'page': str(number + 1)})}>; rel=\"next\""
 
 
 class Renderer:
@@ -241,7 +216,7 @@ class Renderer:
         self._now = now
 
     def api_url(self, recording: Recording, suffix: str = "") -> str:
-        return f"{self.account_url}/buckets/{recording.bucket_id}/{self._path(recording)}{suffix}.json"
+        return f"{self.account_url}/buckets/{recording.bucket_id}/{recording.path}{suffix}.json"
 
     def app_url(self, recording: Recording, parent: Recording | None = None) -> str:
         """A recording's page (served elsewhere by Basecamp, named on this origin here); a
@@ -251,18 +226,7 @@ class Renderer:
         bucket = f"{self.account_url}/buckets/{recording.bucket_id}"
         if recording.type.startswith("Chat::Lines::"):
             return f"{bucket}/chats/{recording.parent_id}@{recording.id}"
-        return f"{bucket}/{self._path(recording)}"
-
-    def _path(self, recording: Recording) -> str:
-        if recording.type == CARD:
-            return f"card_tables/cards/{recording.id}"
-        if recording.type == CAMPFIRE:
-            return f"chats/{recording.id}"
-        if recording.type == COMMENT:
-            return f"comments/{recording.id}"
-        if recording.type.startswith("Chat::Lines::"):
-            return f"chats/{recording.parent_id}/lines/{recording.id}"
-        return f"recordings/{recording.id}"
+        return f"{bucket}/{recording.path}"
 
     def person(self, person: Person) -> JsonObject:
         return {
@@ -307,14 +271,14 @@ class Renderer:
             **self._recording_fields(campfire, WORLD_CREATED_AT),
             "position": 1,
             "bucket": self.bucket(campfire.bucket_id),
-            "creator": self.person(self._owner()),
+            "creator": self.person(self.world.operator),
             "topic": campfire.title,
             "lines_url": self.api_url(campfire, "/lines"),
             "files_url": self.api_url(campfire, "/uploads"),
         }
 
     def card(self, card: Recording) -> JsonObject:
-        """Made by the account's owner when the world began."""
+        """Made by the account's owner, the operator, when the world began."""
         column = f"{self.account_url}/buckets/{card.bucket_id}/card_tables/columns/{card.bucket_id}"
         return {
             **self._recording_fields(card, WORLD_CREATED_AT),
@@ -325,14 +289,14 @@ class Renderer:
             "parent": {"id": card.bucket_id, "title": "Card Table", "type": "Kanban::Column",
                        "url": f"{column}.json", "app_url": column},
             "bucket": self.bucket(card.bucket_id),
-            "creator": self.person(self._owner()),
-            "assignees": [self.creator(person_id) for person_id in self._store.assignees(card.id)],
+            "creator": self.person(self.world.operator),
+            "assignees": [self.creator(person_id) for person_id in self._store.joined("assignees", card.id)],
             "completion_subscribers": [], "steps": [],
             **self._boosts(card),
         }  # fmt: skip
 
     def subscription(self, recording: Recording, viewer: Person) -> JsonObject:
-        subscribers = self._store.subscribers(recording.id)
+        subscribers = self._store.joined("subscribers", recording.id)
         return {
             "subscribed": viewer.id in subscribers,
             "count": len(subscribers),
@@ -380,9 +344,6 @@ class Renderer:
     def _recording_url(self, recording: Recording, what: str) -> str:
         return f"{self.account_url}/buckets/{recording.bucket_id}/recordings/{recording.id}/{what}.json"
 
-    def _owner(self) -> Person:
-        return next((person for person in self.world.everyone if person.owner), self.world.agent)
-
     def _recording(self, recording_id: int) -> Recording:
         recording = self._store.recording(recording_id)
         if recording is None:
@@ -398,8 +359,8 @@ class BasecampApi:
     lane's tickets and Launchpad answer their own."""
 
     def __init__(
-        self, world: World, store: Store, origin: str, now: Callable[[], datetime], page_sizes: Sequence[int], *,
-        feed: Feed, inbox: Inbox, tickets: StreamTickets, launchpad: Launchpad, enforce_boost_length: bool = True,
+        self, world: World, store: Store, origin: str, now: Callable[[], datetime], page_sizes: Sequence[int],
+        *, feed: Feed, inbox: Inbox, tickets: StreamTickets, launchpad: Launchpad, enforce_boost_length: bool,
     ) -> None:  # fmt: skip
         self.world = world
         self._store = store
@@ -439,13 +400,13 @@ class BasecampApi:
         """Place a message as if ``creator_id`` had posted it at ``created_at`` (default: now);
         ValueError when the place, the person or the time is not one."""
         recording = self._store.recording(recording_id)
-        if recording is None or not accepts(kind, recording):
+        if recording is None or not kind.accepts(recording):
             raise ValueError(f"no recording {recording_id} takes a {kind}")
         if self.world.person(creator_id) is None:
             raise ValueError(f"no person {creator_id} in the world")
         if created_at is not None and created_at.tzinfo is None:
             raise ValueError("a naive created_at has no zone; give a UTC time")
-        message = self._store.post(kind, recording, creator_id, content, created_at or self._now())
+        message = self._store.post(kind, recording, creator_id, content, created_at=created_at or self._now())
         self.feed.record_message(message)
         return message
 
@@ -473,7 +434,7 @@ class BasecampApi:
             return None
         return self.world.person_with_token(token.strip()) or self.launchpad.person_for(token.strip())
 
-    def _read(self, route: Route, request: Incoming, person: Person) -> Reply:
+    def _read(self, route: EndpointMatch, request: Incoming, person: Person) -> Reply:
         match route.endpoint:
             case Endpoint.profile:
                 return json_reply(200, self._render.person(person))
@@ -508,7 +469,7 @@ class BasecampApi:
             return not_found()
         return json_reply(200, self._render.message(message))
 
-    def _read_recording(self, route: Route, request: Incoming, person: Person) -> Reply:
+    def _read_recording(self, route: EndpointMatch, request: Incoming, person: Person) -> Reply:
         """A Campfire, a card, a recording's subscription or its events (admission's reads)."""
         recording = self._recording(route, route.ids[0])
         if recording is None:
@@ -529,7 +490,7 @@ class BasecampApi:
         events.reverse()  # newest first, as Basecamp lists a recording's events
         return self._listing(request, events, self._render.recording_event)
 
-    def _create(self, route: Route, request: Incoming, person: Person, lag: float) -> Reply:
+    def _create(self, route: EndpointMatch, request: Incoming, person: Person, lag: float) -> Reply:
         kind = KIND_OF[route.endpoint]
         destination = self._destination(route, kind)
         if destination is None:
@@ -547,9 +508,10 @@ class BasecampApi:
         if kind is Kind.boost and self._enforce_boost_length and len(content) > BOOST_MAX_LENGTH:
             return error_reply(422, f"Content is too long (maximum is {BOOST_MAX_LENGTH} characters)")
         rich_text = kind is Kind.chat_line and body.get("content_type") == "text/html"
-        now = self._now()
-        visible_at = now + timedelta(seconds=lag)
-        created = self._store.post(kind, destination, person.id, content, now, visible_at, rich_text)
+        now, later = self._now(), timedelta(seconds=lag)
+        created = self._store.post(
+            kind, destination, person.id, content, created_at=now, visible_at=now + later, rich_text=rich_text
+        )
         self.feed.record_message(created)
         shown = self._render.message(created)
         if kind is Kind.boost:
@@ -563,13 +525,13 @@ class BasecampApi:
         headers = page_headers(page, self._origin, request.path, request.query)
         return json_reply(200, [show(item) for item in page.items], headers)
 
-    def _recording(self, route: Route, recording_id: int) -> Recording | None:
+    def _recording(self, route: EndpointMatch, recording_id: int) -> Recording | None:
         """The recording, if it is in the bucket a legacy path names."""
         recording = self._store.recording(recording_id)
         if recording is None or route.bucket_id not in (None, recording.bucket_id):
             return None
         return recording
 
-    def _destination(self, route: Route, kind: Kind) -> Recording | None:
+    def _destination(self, route: EndpointMatch, kind: Kind) -> Recording | None:
         recording = self._recording(route, route.ids[0])
-        return recording if recording is not None and accepts(kind, recording) else None
+        return recording if recording is not None and kind.accepts(recording) else None

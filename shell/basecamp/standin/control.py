@@ -27,9 +27,10 @@ from shell.basecamp.standin.faults import (
     RateLimit,
     RequestLog,
     fault_from_json,
+    live_fault_from_json,
     whole,
 )  # fmt: skip
-from shell.basecamp.standin.feed import LiveStream, live_fault_from_json
+from shell.basecamp.standin.lanes import LiveStream
 from shell.basecamp.standin.world import Kind
 
 PREFIX = "/__standin/"
@@ -180,11 +181,9 @@ class Control:
         if not isinstance(value, dict):
             raise TypeError("a message is a JSON object")
         created_at = value.get("created_at")
-        message = self._api.seed(
-            Kind(str(value["kind"])), int(value["recording_id"]), int(value["creator_id"]), str(value["content"]),
-            datetime.fromisoformat(created_at) if isinstance(created_at, str) else None,
-        )  # fmt: skip
-        return message.id
+        kind, content = Kind(str(value["kind"])), str(value["content"])
+        when = datetime.fromisoformat(created_at) if isinstance(created_at, str) else None
+        return self._api.seed(kind, int(value["recording_id"]), int(value["creator_id"]), content, when).id
 
 
 def _limit_json(limit: RateLimit) -> dict[str, object]:

@@ -289,6 +289,50 @@ def _looping(request: Incoming, reply: Reply) -> Reply:
     return _with_link(reply, f'<{asked}>; rel="next"', body)
 
 
+class LiveAction(StrEnum):
+    """A live fault: at the upgrade (``refuse``, ``expire_ticket``) or instead of sending an
+    event to a subscriber (the others), each only at its own moment."""
+
+    refuse = "refuse"  # the upgrade answered ``status`` (503) after ``delay`` seconds, no WebSocket
+    expire_ticket = "expire_ticket"  # the ticket counts as expired: 401, no WebSocket
+    drop = "drop"  # the TCP connection cut (no close frame) instead of the event
+    stall = "stall"  # nothing sent, not even a ping, for ``delay``; then the event and what followed
+    skip = "skip"  # not sent; after the ``times``-th an overflow frame names the id dropped after
+
+
+@dataclass(frozen=True, slots=True)
+class LiveFault:
+    """``times`` counts uses across connections."""
+
+    action: LiveAction
+    status: int | None = None
+    delay: float = 0.0
+    times: int = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.action, LiveAction):
+            raise TypeError(f"a live fault's action is a LiveAction, not {self.action!r}")
+        check_use(self.times, self.delay, "a live fault")
+        if self.status is not None and not 400 <= self.status <= 599:
+            raise ValueError(f"an upgrade is refused with a 4xx or 5xx, not {self.status}")
+
+    @property
+    def at_upgrade(self) -> bool:
+        return self.action in (LiveAction.refuse, LiveAction.expire_ticket)
+
+
+def live_fault_from_json(value: object) -> LiveFault:
+    fields = known_fields(value, LiveFault.__dataclass_fields__, "live fault")
+    status, delay, times = fields.get("status"), fields.get("delay", 0.0), fields.get("times", 1)
+    if status is not None and (isinstance(status, bool) or not isinstance(status, int)):
+        raise TypeError("a live fault's status is an integer")
+    if isinstance(delay, bool) or not isinstance(delay, int | float):
+        raise TypeError("a live fault's delay is a number of seconds")
+    if isinstance(times, bool) or not isinstance(times, int):
+        raise TypeError("a live fault's times is an integer")
+    return LiveFault(LiveAction(str(fields.get("action"))), status, float(delay), times)
+
+
 @dataclass(frozen=True, slots=True)
 class RateLimit:
     """``requests`` per ``window`` seconds per client address; ``requests == 0`` is off."""

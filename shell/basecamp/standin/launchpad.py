@@ -136,8 +136,8 @@ class Launchpad:
             access, refresh = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
             self._access[access] = _Issued(person, self._now() + timedelta(seconds=self.token_lifetime))
             self._refresh[refresh] = person
-        return json_reply(200, {"access_token": access, "token_type": "Bearer", "expires_in": self.token_lifetime,
-                                "refresh_token": refresh})  # fmt: skip
+        issued = {"access_token": access, "token_type": "Bearer", "expires_in": self.token_lifetime}
+        return json_reply(200, {**issued, "refresh_token": refresh})
 
     def _device(self, client_id: str) -> Reply:
         if client_id != CLIENT_ID:

@@ -32,6 +32,7 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from shell.basecamp.standin import faults, lanes
 from shell.basecamp.standin.api import (
     BASECAMP_PAGE_SIZES,
     BasecampApi,
@@ -41,25 +42,6 @@ from shell.basecamp.standin.api import (
     error_reply,
 )
 from shell.basecamp.standin.control import PREFIX, SECRET_HEADER, Control
-from shell.basecamp.standin.faults import (
-    Fault,
-    FaultBook,
-    Limiter,
-    RateLimit,
-    RecordedRequest,
-    RequestLog,
-    act,
-)
-from shell.basecamp.standin.feed import (
-    DEFAULT_FEED_PAGE_SIZE,
-    DEFAULT_PING_INTERVAL,
-    DEFAULT_TICKET_TTL,
-    Feed,
-    Inbox,
-    LiveFault,
-    LiveStream,
-    StandinFeedEvent,
-)  # fmt: skip
 from shell.basecamp.standin.launchpad import Launchpad
 from shell.basecamp.standin.world import CARD, Kind, Person, Store, World, build_world
 
@@ -72,10 +54,11 @@ class StandIn:
     def __init__(
         self, world: str = "demo", *, port: int = 0, page_sizes: Sequence[int] = BASECAMP_PAGE_SIZES,
         clock: Callable[[], datetime] | None = None, enforce_boost_length: bool = True,
-        keepalive_timeout: float = 5.0, feed_page_size: int = DEFAULT_FEED_PAGE_SIZE, feed_delay: float = 0.0,
-        rate_limit: RateLimit | None = None, ticket_ttl: int = DEFAULT_TICKET_TTL,
-        ping_interval: float = DEFAULT_PING_INTERVAL, make_token: Callable[[], str] | None = None,
-        control_secret: str | None = None, account_id: int | None = None,
+        keepalive_timeout: float = 5.0, feed_page_size: int = lanes.DEFAULT_FEED_PAGE_SIZE,
+        feed_delay: float = 0.0, rate_limit: faults.RateLimit | None = None,
+        ticket_ttl: int = lanes.DEFAULT_TICKET_TTL, ping_interval: float = lanes.DEFAULT_PING_INTERVAL,
+        make_token: Callable[[], str] | None = None, control_secret: str | None = None,
+        account_id: int | None = None,
     ) -> None:  # fmt: skip
         if not page_sizes or any(size < 1 for size in page_sizes):
             raise ValueError(f"page sizes must be positive, not {tuple(page_sizes)}")
@@ -83,16 +66,16 @@ class StandIn:
         now = clock or (lambda: datetime.now(UTC))
         self._now = now
         self.control_secret = control_secret or secrets.token_urlsafe(24)
-        self._faults = FaultBook()
-        self._log = RequestLog()
-        self.limiter = Limiter(RateLimit() if rate_limit is None else rate_limit)
+        self._faults = faults.FaultBook()
+        self._log = faults.RequestLog()
+        self.limiter = faults.Limiter(faults.RateLimit() if rate_limit is None else rate_limit)
         self._http = HttpServer(port, self, keepalive_timeout)
         self.base_url = f"http://{HOST}:{self.port}"
         self.account_url = f"{self.base_url}/{self.world.account_id}"
         self._store = Store(self.world)
-        self.feed = Feed(self.world, self.account_url, now, page_size=feed_page_size, delay=feed_delay)
-        self.live = LiveStream(self.world, self.feed, now, ticket_ttl=ticket_ttl, ping_interval=ping_interval)
-        self.inbox = Inbox(self.world, self.feed, self._store, self.account_url, now)
+        self.feed = lanes.Feed(self.world, self.account_url, now, page_size=feed_page_size, delay=feed_delay)
+        self.live = lanes.LiveStream(self.world, self.feed, now, ticket_ttl, ping_interval)
+        self.inbox = lanes.Inbox(self.world, self.feed, self._store, self.account_url, now)
         self.launchpad = Launchpad(self.world, self.base_url, now, self.control_secret)
         self.api = BasecampApi(
             self.world, self._store, self.base_url, now, page_sizes, feed=self.feed, inbox=self.inbox,
@@ -128,7 +111,7 @@ class StandIn:
     ) -> None:
         self.stop()
 
-    def add_fault(self, fault: Fault) -> None:
+    def add_fault(self, fault: faults.Fault) -> None:
         """Faults are taken in the order added; the first that matches wins."""
         self._faults.add(fault)
 
@@ -136,13 +119,13 @@ class StandIn:
         self._faults.clear()
         self.live.faults.clear()
 
-    def add_live_fault(self, fault: LiveFault) -> None:
+    def add_live_fault(self, fault: faults.LiveFault) -> None:
         self.live.faults.add(fault)
 
-    def set_rate_limit(self, limit: RateLimit) -> None:
+    def set_rate_limit(self, limit: faults.RateLimit) -> None:
         self.limiter.set_limit(limit)
 
-    def requests(self) -> list[RecordedRequest]:
+    def requests(self) -> list[faults.RecordedRequest]:
         """Every Basecamp request that reached the stand-in, in arrival order."""
         return self._log.requests()
 
@@ -177,14 +160,14 @@ class StandIn:
             "card.assignment_changed", bucket_id=card.bucket_id, creator_id=person_id, recording_id=card.id,
             created_at=self._now(), details={"added_person_ids": [assignee_id], "removed_person_ids": []},
         )  # fmt: skip
-        self._store.assign(card.id, assignee_id)
+        self._store.join("assignees", card.id, assignee_id)
         return event.id
 
     def subscribe(self, person: Person | int, recording_id: int) -> None:
         person_id = _person_id(person)
         if self._store.recording(recording_id) is None or self.world.person(person_id) is None:
             raise ValueError("a subscription joins a person and a recording of the world")
-        self._store.subscribe(person_id, recording_id)
+        self._store.join("subscribers", recording_id, person_id)
 
     def withhold_project(self, project_id: int) -> None:
         """The agent is no member of ``project_id`` until ``grant_project``."""
@@ -201,7 +184,7 @@ class StandIn:
         and still in the inbox."""
         self.feed.brake_next(count)
 
-    def feed_events(self) -> list[StandinFeedEvent]:
+    def feed_events(self) -> list[lanes.StandinFeedEvent]:
         return self.feed.events()
 
 
@@ -231,7 +214,7 @@ class HttpServer(ThreadingHTTPServer):
         with self._connections_lock:
             self._connections.add(connection)
         if self.stopping.is_set():
-            _close(connection)
+            lanes.cut(connection)
 
     def untrack(self, connection: socket.socket) -> None:
         with self._connections_lock:
@@ -255,7 +238,7 @@ class HttpServer(ThreadingHTTPServer):
         with self._connections_lock:
             connections = list(self._connections)
         for connection in connections:
-            _close(connection)
+            lanes.cut(connection)
 
     def server_close(self) -> None:
         super().server_close()
@@ -264,11 +247,6 @@ class HttpServer(ThreadingHTTPServer):
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         LOGGER.debug("connection from %s ended with an error", client_address, exc_info=True)
-
-
-def _close(connection: socket.socket) -> None:
-    with contextlib.suppress(OSError):
-        connection.shutdown(socket.SHUT_RDWR)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -291,7 +269,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self._serve()
 
-    do_POST = do_PUT = do_PATCH = do_DELETE = do_GET
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_GET  # noqa: N815 -- http.server dispatches on these names
 
     def _serve(self) -> None:
         request = self._read()
@@ -311,7 +289,7 @@ class Handler(BaseHTTPRequestHandler):
                 reply = standin.api.answer(request)
             else:
                 standin._log.note(number, fault=fault.action)
-                reply = act(fault, request, lambda lag: standin.api.answer(request, lag), server.wait)
+                reply = faults.act(fault, request, lambda lag: standin.api.answer(request, lag), server.wait)
         except Exception:
             LOGGER.exception("the stand-in failed on %s %s", request.method, request.path)
             reply = error_reply(500, "Internal Server Error")

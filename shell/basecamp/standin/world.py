@@ -59,6 +59,19 @@ class Recording:
     title: str
     parent_id: int | None = None
 
+    @property
+    def path(self) -> str:
+        """Its resource's path in its bucket, without ``.json``."""
+        if self.type == CARD:
+            return f"card_tables/cards/{self.id}"
+        if self.type == CAMPFIRE:
+            return f"chats/{self.id}"
+        if self.type == COMMENT:
+            return f"comments/{self.id}"
+        if self.type.startswith("Chat::Lines::"):
+            return f"chats/{self.parent_id}/lines/{self.id}"
+        return f"recordings/{self.id}"
+
 
 @dataclass(frozen=True, slots=True)
 class Project:
@@ -116,9 +129,7 @@ class World:
         return next((project for project in self.projects if project.id == project_id), None)
 
     def recordings(self) -> tuple[Recording, ...]:
-        return tuple(
-            recording for project in self.projects for recording in (*project.recordings, project.campfire)
-        )
+        return tuple(found for project in self.projects for found in (*project.recordings, project.campfire))
 
 
 def person_sgid(person_id: int) -> str:
@@ -148,9 +159,8 @@ def build_world(
     agent = person(1_049_715_901, "Claude Agent", title="Coding agent")
     ada = person(1_049_715_902, "Ada Lovelace", owner=True)
     if name == "empty":
-        world = World(
-            5_550_002, "Empty Account", agent, (ada,), (project(2_085_958_501, "Sandbox", "A card"),)
-        )
+        sandbox = project(2_085_958_501, "Sandbox", "A card")
+        world = World(5_550_002, "Empty Account", agent, (ada,), (sandbox,))
     else:
         people = (ada, person(1_049_715_903, "Grace Hopper"))
         world = World(5_550_001, "Stand-in Studio", agent, people, (
@@ -170,6 +180,15 @@ class Kind(StrEnum):
     boost = "boost"
     chat_line = "chat_line"
 
+    def accepts(self, recording: Recording) -> bool:
+        """A comment goes on what is commentable (never a comment, a Campfire or a line), a boost
+        on anything but a Campfire, a line in a Campfire."""
+        if self is Kind.comment:
+            return recording.type not in NOT_COMMENTABLE
+        if self is Kind.boost:
+            return recording.type != CAMPFIRE
+        return recording.type == CAMPFIRE
+
 
 @dataclass(frozen=True, slots=True)
 class Message:
@@ -185,79 +204,48 @@ class Message:
     visible_at: datetime
 
 
-def accepts(kind: Kind, recording: Recording) -> bool:
-    """A comment goes on what is commentable (never a comment, a Campfire or a line), a boost on
-    anything but a Campfire, a line in a Campfire."""
-    if kind is Kind.comment:
-        return recording.type not in NOT_COMMENTABLE
-    if kind is Kind.boost:
-        return recording.type != CAMPFIRE
-    return recording.type == CAMPFIRE
-
-
 def plain_text(content: str) -> str:
     """Rich text without its markup: what Basecamp shows as a rich line's title."""
     return " ".join(html.unescape(re.sub(r"<[^>]*>", " ", content)).split())
 
 
 class Store:
-    """Messages, the recordings they are posted on, subscriptions and assignees."""
+    """Messages, the recordings they are posted on, and the people joined to a recording (its
+    ``subscribers``, a card's ``assignees``)."""
 
     def __init__(self, world: World) -> None:
         self._lock = threading.Lock()
         self._recordings = {recording.id: recording for recording in world.recordings()}
         self._next_id = max(self._recordings, default=0) + 1
         self._messages: dict[Kind, dict[int, Message]] = {kind: {} for kind in Kind}
-        self._subscribers: dict[int, set[int]] = {}
-        self._assignees: dict[int, set[int]] = {}
+        self._joined: dict[tuple[str, int], set[int]] = {}
 
-    def subscribe(self, person_id: int, recording_id: int) -> None:
+    def join(self, relation: str, recording_id: int, person_id: int) -> None:
         with self._lock:
-            self._subscribers.setdefault(recording_id, set()).add(person_id)
+            self._joined.setdefault((relation, recording_id), set()).add(person_id)
 
-    def subscribers(self, recording_id: int) -> list[int]:
+    def joined(self, relation: str, recording_id: int) -> list[int]:
         with self._lock:
-            return sorted(self._subscribers.get(recording_id, ()))
-
-    def assign(self, recording_id: int, person_id: int) -> None:
-        with self._lock:
-            self._assignees.setdefault(recording_id, set()).add(person_id)
-
-    def assignees(self, recording_id: int) -> list[int]:
-        with self._lock:
-            return sorted(self._assignees.get(recording_id, ()))
+            return sorted(self._joined.get((relation, recording_id), ()))
 
     def recording(self, recording_id: int) -> Recording | None:
         with self._lock:
             return self._recordings.get(recording_id)
 
     def post(
-        self, kind: Kind, on: Recording, creator_id: int, content: str, created_at: datetime,
+        self, kind: Kind, on: Recording, creator_id: int, content: str, *, created_at: datetime,
         visible_at: datetime | None = None, rich_text: bool = False,
     ) -> Message:  # fmt: skip
-        """Keep a new message on ``on``; the caller has checked ``accepts(kind, on)``."""
+        """Keep a new message on ``on``; the caller has checked ``kind.accepts(on)``."""
+        line = (RICH_TEXT_LINE, plain_text(content)) if rich_text else (TEXT_LINE, content)
+        shape = {Kind.comment: (COMMENT, f"Re: {on.title}"), Kind.chat_line: line}.get(kind)
+        visible = visible_at or created_at
         with self._lock:
             message_id, self._next_id = self._next_id, self._next_id + 1
-            message = Message(
-                kind,
-                message_id,
-                on.id,
-                on.bucket_id,
-                creator_id,
-                content,
-                created_at,
-                visible_at or created_at,
-            )
+            if shape is not None:
+                self._recordings[message_id] = Recording(message_id, on.bucket_id, *shape, on.id)
+            message = Message(kind, message_id, on.id, on.bucket_id, creator_id, content, created_at, visible)
             self._messages[kind][message_id] = message
-            if kind is Kind.comment:
-                self._recordings[message_id] = Recording(
-                    message_id, on.bucket_id, COMMENT, f"Re: {on.title}", on.id
-                )
-            elif kind is Kind.chat_line:
-                line_type, title = (
-                    (RICH_TEXT_LINE, plain_text(content)) if rich_text else (TEXT_LINE, content)
-                )
-                self._recordings[message_id] = Recording(message_id, on.bucket_id, line_type, title, on.id)
             return message
 
     def message(self, kind: Kind, message_id: int) -> Message | None:

@@ -1,37 +1,30 @@
 """The three lanes an event reaches a client by: the account feed (``events.json``), the agent's
 inbox (``inbox.json``) and the live lane (Action Cable's ``EventsChannel`` on a WebSocket).
 
-Every comment and Campfire line kept appends an event to the feed, with an id from the feed's own
-counter; a scene may record others. An event's performer is ``performed_by_id`` when set, else its
-creator. The agent is a member of every project until ``withhold`` (again after ``grant``): a read
-serves only the caller's projects as they are then, and the cable snapshots them when it
-subscribes, as Basecamp's does. An event recorded while ``brake_next`` has some to brake keeps its
-id but is served by neither ``events.json`` nor the cable, as Basecamp's rate ceiling does; the
-inbox hears every event.
+Every comment and Campfire line kept appends an event to the feed; a scene may record others. An
+event's performer is ``performed_by_id`` when set, else its creator. The agent is a member of every
+project until ``withhold`` (again after ``grant``): a read serves the caller's projects as they are
+then, and the cable snapshots them when it subscribes, as Basecamp's does. An event recorded while
+``brake_next`` has some to brake is served by neither ``events.json`` nor the cable, as Basecamp's
+rate ceiling does; the inbox hears every event.
 
-``events.json`` starts at ``position`` if given, else ``since`` (an id to start after, ``0`` for
-all history, or ``now``, the default). A position is opaque and signed: one it did not mint, or
-another account's, is a 400 ``invalid_position``, another filter set's a 409, one from before
-``begin_epoch`` a 410 with ``epoch_after_id`` and ``resume``. Filters are comma-separated lists; a
-malformed one is a 400 ``invalid_filter``. A page is oldest first, at most ``page_size`` events,
-with ``next`` only while more remain, and its position moves past what the filters skipped. Only
-events at least ``delay`` seconds old are served, in id order, so a younger one holds back every
-later one; the live lane has no delay.
+``events.json`` starts at a ``position`` (opaque and signed: one it did not mint or another
+account's is a 400, another filter set's a 409, one from before ``begin_epoch`` a 410 with
+``epoch_after_id`` and ``resume``), else at ``since`` (an id, ``0``, or ``now``). A page is oldest
+first with ``next`` only while more remain, its position past what the filters skipped. Only
+events ``delay`` seconds old are served, in id order, so a younger one holds back every later one.
 
-The inbox addresses each person an event mentions, each subscriber of what it is on, and each
-person an assignment adds, never its own performer: each (event, person, reason) is one item. It
-serves agents only (anyone else gets a bare 403), starts as the feed does (its position minted for
-this principal too), filters by ``reasons``, ``types`` and ``buckets``, keeps an item 30 days (a
-position behind that is a 410 whose ``resume`` is ``since=0``), and drops items of a project the
-caller no longer sees at read time.
+The inbox addresses each person an event mentions, each subscriber of what it is on and each
+person an assignment adds, never its performer: one item each. It serves agents only (anyone else
+gets a bare 403), starts as the feed does, keeps an item 30 days (a position behind that is a 410
+resuming at ``since=0``), and drops items of a project the caller no longer sees.
 
-The live lane: ``stream_ticket.json`` mints a signed ticket good for ``ticket_ttl`` seconds of
-the stand-in's clock, for every connection opened within them. Its WebSocket has a port of its
-own; an upgrade to another path is a 404, one with a ticket missing, forged, another account's or
-expired a 401. A connection gets a welcome, a ping every ``ping_interval`` seconds, and its
-subscription confirmed, or rejected for another channel or a filter ``events.json`` would refuse;
-from then on every later event the filters admit is sent at once, as ``events.json`` shows it.
-Stopping closes every connection (code 1001). Nothing here logs a ticket or a query string.
+A stream ticket is signed and good for ``ticket_ttl`` seconds of the stand-in's clock, for every
+connection opened within them; an upgrade to another path is a 404, one whose ticket is missing,
+forged, another account's or expired a 401. A connection gets a welcome, a ping every
+``ping_interval`` seconds, its subscription confirmed (or rejected for another channel or a filter
+``events.json`` would refuse), then every later event the filters admit at once, without the poll
+lane's delay. Stopping closes every connection (code 1001). Nothing logs a ticket or a query.
 """
 
 from __future__ import annotations
@@ -50,7 +43,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from enum import StrEnum
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -62,7 +54,7 @@ from websockets.typing import Subprotocol
 
 from core.mentions import mentioned_person_ids
 from shell.basecamp.standin.api import Incoming, JsonObject, Reply, basecamp_time, error_reply, json_reply
-from shell.basecamp.standin.faults import Book, check_use, known_fields, seconds
+from shell.basecamp.standin.faults import Book, LiveAction, LiveFault, seconds
 from shell.basecamp.standin.world import Kind, Message, Person, Store, World
 
 FIRST_EVENT_ID = 7_000_000_001
@@ -76,6 +68,7 @@ REASONS = ("mentioned", "assigned", "subscribed", "watched", "pinged", "boosted"
 FEED_FILTERS = ("buckets", "types", "creators", "performers", "exclude_performers", "actor_types")
 INBOX_FILTERS = ("reasons", "types", "buckets")
 EVENT_TYPES = {Kind.comment: "comment.created", Kind.chat_line: "chat.line.created"}
+KIND_OF_EVENT = {event_type: kind for kind, event_type in EVENT_TYPES.items()}
 HOST = "127.0.0.1"
 CABLE_PATH = "/cable"
 CHANNEL = "EventsChannel"
@@ -106,12 +99,9 @@ class StandinFeedEvent:
         return self.performed_by_id if self.performed_by_id is not None else self.creator_id
 
     def to_json(self) -> JsonObject:
-        return {
-            "id": self.id, "kind": self.kind, "action": self.action, "event_type": self.event_type,
-            "bucket_id": self.bucket_id, "creator_id": self.creator_id, "performed_by_id": self.performed_by_id,
-            "recording_id": self.recording_id, "created_at": basecamp_time(self.created_at),
-            "details": dict(self.details) if self.details is not None else None,
-        }  # fmt: skip
+        shown = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        details = dict(self.details) if self.details is not None else None
+        return {**shown, "created_at": basecamp_time(self.created_at), "details": details}
 
 
 class BadFilter(ValueError):
@@ -290,8 +280,8 @@ class Feed(_Lane):
         kind, _, action = event_type.rpartition(".")
         with self._lock:
             event = StandinFeedEvent(
-                self._next_id, kind.replace(".", "_"), action, event_type, bucket_id, creator_id, recording_id,
-                created_at, performed_by_id, details,
+                self._next_id, kind.replace(".", "_"), action, event_type, bucket_id, creator_id,
+                recording_id, created_at, performed_by_id, details,
             )  # fmt: skip
             self._next_id += 1
             self._events.append(event)
@@ -350,9 +340,7 @@ class Feed(_Lane):
 
     def event_about(self, recording_id: int) -> StandinFeedEvent | None:
         with self._lock:
-            return next(
-                (event for event in reversed(self._events) if event.recording_id == recording_id), None
-            )
+            return next((event for event in self._events[::-1] if event.recording_id == recording_id), None)
 
     def begin_epoch(self, epoch_after_id: int | None = None) -> int:
         """Every position minted so far answers 410 with ``epoch_after_id`` (default: the newest
@@ -374,12 +362,10 @@ class Feed(_Lane):
                 after = self._start(request.query, filters, digest)
             except _Refused as refused:
                 return refused.reply
-            agent_id, visible, ready = self._world.agent.id, self._visible_now(caller), self._ready(after)
-            admitted = [
-                event for event in ready if filters.admit(event, agent_id) and event.bucket_id in visible
-            ]
+            agent, visible, ready = self._world.agent.id, self._visible_now(caller), self._ready(after)
+            shown = [event for event in ready if filters.admit(event, agent) and event.bucket_id in visible]
             last = ready[-1].id if ready else after
-            return self._page("events", admitted, last, dict(filters.raw), d=digest, e=self._epoch)
+            return self._page("events", shown, last, dict(filters.raw), d=digest, e=self._epoch)
 
     def _start(self, query: Mapping[str, str], filters: Filters, digest: str) -> int:
         token = query.get("position")
@@ -433,10 +419,8 @@ class Addressing:
 
 
 class Inbox(_Lane):
-    def __init__(
-        self, world: World, feed: Feed, store: Store, account_url: str, now: Callable[[], datetime]
-    ) -> None:
-        super().__init__(world, f"{account_url}/inbox.json", now, DEFAULT_INBOX_PAGE_SIZE)
+    def __init__(self, world: World, feed: Feed, store: Store, url: str, now: Callable[[], datetime]) -> None:
+        super().__init__(world, f"{url}/inbox.json", now, DEFAULT_INBOX_PAGE_SIZE)
         self._feed = feed
         self._store = store
         self.retention = RETENTION
@@ -453,17 +437,14 @@ class Inbox(_Lane):
                     self._next_id += 1
 
     def _addressed(self, event: StandinFeedEvent) -> list[tuple[int, str]]:
-        kind = next(
-            (kind for kind, event_type in EVENT_TYPES.items() if event_type == event.event_type), None
-        )
+        kind = KIND_OF_EVENT.get(event.event_type)
         if kind is not None:
             message = self._store.message(kind, event.recording_id)
             if message is None:
                 return []
+            subscribers = self._store.joined("subscribers", message.recording_id)
             mentioned = [(person, "mentioned") for person in mentioned_person_ids(message.content)]
-            return mentioned + [
-                (person, "subscribed") for person in self._store.subscribers(message.recording_id)
-            ]
+            return mentioned + [(person, "subscribed") for person in subscribers]
         if event.event_type.endswith(".assignment_changed") and event.details is not None:
             return [(int(person), "assigned") for person in event.details.get("added_person_ids", ())]
         return []
@@ -498,12 +479,7 @@ class Inbox(_Lane):
             return self._page("items", wanted, last, raw, p=caller.id, d=digest)
 
     def _start(
-        self,
-        query: Mapping[str, str],
-        caller: Person,
-        digest: str,
-        retained: datetime,
-        raw: Mapping[str, str],
+        self, query: Mapping[str, str], caller: Person, digest: str, retained: datetime, raw: dict[str, str]
     ) -> int:
         token = query.get("position")
         if token is None:
@@ -513,50 +489,6 @@ class Inbox(_Lane):
             resume = self._link({**raw, "since": "0"})
             raise _Refused(error_reply(410, "The position fell behind the inbox's retention", resume=resume))
         return after
-
-
-class LiveAction(StrEnum):
-    """A live fault: at the upgrade (``refuse``, ``expire_ticket``) or instead of sending an
-    event to a subscriber (the others), each only at its own moment."""
-
-    refuse = "refuse"  # the upgrade answered ``status`` (503) after ``delay`` seconds, no WebSocket
-    expire_ticket = "expire_ticket"  # the ticket counts as expired: 401, no WebSocket
-    drop = "drop"  # the TCP connection cut (no close frame) instead of the event
-    stall = "stall"  # nothing sent, not even a ping, for ``delay``; then the event and what followed
-    skip = "skip"  # not sent; after the ``times``-th an overflow frame names the id dropped after
-
-
-@dataclass(frozen=True, slots=True)
-class LiveFault:
-    """``times`` counts uses across connections."""
-
-    action: LiveAction
-    status: int | None = None
-    delay: float = 0.0
-    times: int = 1
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.action, LiveAction):
-            raise TypeError(f"a live fault's action is a LiveAction, not {self.action!r}")
-        check_use(self.times, self.delay, "a live fault")
-        if self.status is not None and not 400 <= self.status <= 599:
-            raise ValueError(f"an upgrade is refused with a 4xx or 5xx, not {self.status}")
-
-    @property
-    def at_upgrade(self) -> bool:
-        return self.action in (LiveAction.refuse, LiveAction.expire_ticket)
-
-
-def live_fault_from_json(value: object) -> LiveFault:
-    fields = known_fields(value, LiveFault.__dataclass_fields__, "live fault")
-    status, delay, times = fields.get("status"), fields.get("delay", 0.0), fields.get("times", 1)
-    if status is not None and (isinstance(status, bool) or not isinstance(status, int)):
-        raise TypeError("a live fault's status is an integer")
-    if isinstance(delay, bool) or not isinstance(delay, int | float):
-        raise TypeError("a live fault's delay is a number of seconds")
-    if isinstance(times, bool) or not isinstance(times, int):
-        raise TypeError("a live fault's times is an integer")
-    return LiveFault(LiveAction(str(fields.get("action"))), status, float(delay), times)
 
 
 class TicketRefused(Exception):
@@ -579,9 +511,8 @@ class StreamTickets:
         ticket = self._signer.mint(fields)
         with self._lock:
             self.minted += 1
-        return json_reply(
-            201, {"ticket": ticket, "expires_in": self.ttl, "url": f"{self._url}?ticket={ticket}"}
-        )
+        body = {"ticket": ticket, "expires_in": self.ttl, "url": f"{self._url}?ticket={ticket}"}
+        return json_reply(201, body)
 
     def redeem(self, ticket: str) -> Person:
         """The person a good ticket was minted for; ``TicketRefused`` otherwise."""
@@ -601,9 +532,8 @@ class LiveStream:
     """The cable's server: bound when made, serving after ``start``."""
 
     def __init__(
-        self, world: World, feed: Feed, now: Callable[[], datetime], *,
-        ticket_ttl: int = DEFAULT_TICKET_TTL, ping_interval: float = DEFAULT_PING_INTERVAL,
-    ) -> None:  # fmt: skip
+        self, world: World, feed: Feed, now: Callable[[], datetime], ticket_ttl: int, ping_interval: float
+    ) -> None:
         self.world = world
         self.feed = feed
         self.faults: Book[LiveFault] = Book()
@@ -647,7 +577,7 @@ class LiveStream:
         with self._lock:
             found = [connection for connection in self._server.connections if id(connection) in self._people]
         for connection in found:
-            _cut(connection)
+            cut(connection.socket)
         return len(found)
 
     def take_fault(self, at_upgrade: bool) -> tuple[LiveFault, bool] | None:
@@ -783,7 +713,7 @@ class _Session:
                 fault, last = taken
                 if fault.action is LiveAction.drop:
                     LOGGER.info("cable: connection cut before event %d (fault)", event.id)
-                    _cut(self._connection)
+                    cut(self._connection.socket)
                     return False
                 if fault.action is LiveAction.skip:
                     if self._skipped_after is None:
@@ -803,7 +733,7 @@ def _select_subprotocol(connection: ServerConnection, offered: Sequence[Subproto
     return SUBPROTOCOL if SUBPROTOCOL in offered else None
 
 
-def _cut(connection: ServerConnection) -> None:
-    """End the TCP connection without a close frame (fault ``drop``)."""
+def cut(connection: socket.socket) -> None:
+    """End a TCP connection at once: no answer, no close frame."""
     with contextlib.suppress(OSError):
-        connection.socket.shutdown(socket.SHUT_RDWR)
+        connection.shutdown(socket.SHUT_RDWR)
