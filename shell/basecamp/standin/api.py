@@ -266,6 +266,9 @@ class Renderer:
         }
         return {**shown, "content_attachments": []} if message.kind is Kind.comment else shown
 
+    def listed(self, message: Message) -> JsonObject:
+        return self.message(message, alone=False)
+
     def campfire(self, campfire: Recording) -> JsonObject:
         return {
             **self._recording_fields(campfire, WORLD_CREATED_AT),
@@ -417,9 +420,8 @@ class BasecampApi:
             f'<bc-attachment sgid="{html.escape(agent.sgid)}" content-type="{MENTION_TYPE}">'
             f"@{html.escape(agent.name.split()[0])}</bc-attachment>"
         )
-        message = self.seed(
-            Kind.comment, recording_id, creator_id, f"<div>{mention} {html.escape(text)}</div>"
-        )
+        content = f"<div>{mention} {html.escape(text)}</div>"
+        message = self.seed(Kind.comment, recording_id, creator_id, content)
         event = self.feed.event_about(message.id)
         assert event is not None  # seeding a comment records its event
         return message, event.id
@@ -459,9 +461,7 @@ class BasecampApi:
             messages = self._store.messages(kind, destination.id, self._now())
             if kind is Kind.chat_line and request.query.get("direction") == "desc":
                 messages.reverse()
-            return self._listing(
-                request, messages, lambda message: self._render.message(message, alone=False)
-            )
+            return self._listing(request, messages, self._render.listed)
         message = self._store.message(kind, route.ids[-1])
         if message is None or route.bucket_id not in (None, message.bucket_id):
             return not_found()
@@ -474,18 +474,15 @@ class BasecampApi:
         recording = self._recording(route, route.ids[0])
         if recording is None:
             return not_found()
-        if route.endpoint is Endpoint.chat:
-            return (
-                json_reply(200, self._render.campfire(recording))
-                if recording.type == CAMPFIRE
-                else not_found()
-            )
-        if route.endpoint is Endpoint.card:
-            return json_reply(200, self._render.card(recording)) if recording.type == CARD else not_found()
-        if route.endpoint is Endpoint.subscription:
-            if recording.type == CAMPFIRE:
+        match route.endpoint:
+            case Endpoint.chat if recording.type == CAMPFIRE:
+                return json_reply(200, self._render.campfire(recording))
+            case Endpoint.card if recording.type == CARD:
+                return json_reply(200, self._render.card(recording))
+            case Endpoint.subscription if recording.type != CAMPFIRE:
+                return json_reply(200, self._render.subscription(recording, person))
+            case Endpoint.chat | Endpoint.card | Endpoint.subscription:
                 return not_found()
-            return json_reply(200, self._render.subscription(recording, person))
         events = [event for event in self.feed.events() if event.recording_id == recording.id]
         events.reverse()  # newest first, as Basecamp lists a recording's events
         return self._listing(request, events, self._render.recording_event)

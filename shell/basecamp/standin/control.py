@@ -1,14 +1,12 @@
-"""The stand-in's own control API under ``/__standin/``, for a second process or terminal: its
-faults, its record of requests, seeded messages and mentions, the rate limit, the live lane's
-faults and Launchpad's settings (the README's table "The stand-in's control API").
+"""The stand-in's own control API under ``/__standin/``, for a second process or terminal (the
+README's table "The stand-in's control API").
 
-It asks for no Basecamp token but for the stand-in's own secret in ``X-Standin-Secret``, or
-answers 403 and does nothing: the stand-in listens on 127.0.0.1, which every local user reaches,
-and the secret keeps another user of a shared machine from seeding a mention "from the operator"
-or minting tokens (the handler checks it, in one place). A bad body answers 400 ``{"error",
-"message"}`` and changes nothing: one that is not UTF-8 JSON, holds NaN or Infinity (or
-``1e400``), nests more than ``MAX_DEPTH`` deep, or a number out of bounds -- never a dropped
-connection.
+It asks for no Basecamp token but for the stand-in's secret in ``X-Standin-Secret`` (the handler
+checks it, in one place), or answers 403 and does nothing: 127.0.0.1 is every local user's, and
+the secret keeps another user of a shared machine from seeding a mention "from the operator" or
+minting tokens. A bad body -- not UTF-8 JSON, holding NaN or Infinity (or ``1e400``), nested more
+than ``MAX_DEPTH`` deep, or a number out of bounds -- is a 400 ``{"error", "message"}`` that
+changes nothing, never a dropped connection.
 """
 
 from __future__ import annotations

@@ -1,23 +1,17 @@
-"""What befalls a request before Basecamp's answer: it is recorded, it may be refused by the rate
-limit, and it may meet a scripted fault.
+"""What befalls a request before Basecamp answers it: the record, the rate limit, scripted faults.
 
-The record keeps every request as soon as it is read, before any fault acts on it (a POST whose
-connection is dropped still counts), with the status answered once it is written; the control
-API's own requests are not recorded. It never keeps a secret: the ``Authorization`` and
-``X-Standin-Secret`` headers, and each secret or code a query or form body carries (Launchpad's
-``client_secret``, ``code``, ``refresh_token`` ...), read ``REDACTED``.
+The record keeps every request as it is read, before any fault acts (a dropped POST still counts),
+and the status once written; it never keeps a secret (the ``Authorization`` and
+``X-Standin-Secret`` headers, and each secret or code a query or form carries, read ``REDACTED``).
+Basecamp's rate limit is enforced per client address: at most ``requests`` in any sliding
+``window`` (50 per 10 s), on a monotonic clock, not the stand-in's. A request over it is a 429
+whose ``Retry-After`` is whole seconds until the oldest admitted one leaves the window (at least
+1); it creates nothing, takes no fault, and does not count.
 
-Basecamp's first rate limit is enforced per client address: at most ``requests`` in any sliding
-``window`` seconds (Basecamp's 50 per 10 s by default). A request over it is answered 429 with a
-``Retry-After`` of whole seconds until the oldest admitted request leaves the window (at least 1);
-it creates nothing, takes no fault, and does not count. The window runs on a monotonic clock, not
-the stand-in's, so a test may freeze the stamps without freezing the limit.
-
-A fault matches by method and by a substring of the path (either may be any); faults are taken in
-the order added, the first match wins, and taking one is atomic. ``times=None`` never wears out.
-What each action does is said beside it; waits are real seconds, and a stop cuts them short (the
-request is then dropped). Every number the stand-in is told is finite and bounded: a duration
-from 0 to a day, a count up to a million, an ``oversize`` body up to 64 MiB.
+A fault matches by method and path substring; faults are taken in the order added, atomically,
+the first match winning, and ``times=None`` never wears out. What each action does is said beside
+it; its waits are real seconds a stop cuts short. Every number is finite and bounded: a duration up
+to a day, a count up to a million, an ``oversize`` body up to 64 MiB.
 """
 
 from __future__ import annotations
@@ -34,7 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from http import HTTPStatus
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 from urllib.parse import parse_qsl, urlencode
 
 from shell.basecamp.standin.api import Incoming, Reply, error_reply, next_link, page_number
@@ -148,28 +142,14 @@ class Fault:
 def fault_from_json(value: object) -> Fault:
     fields = known_fields(value, Fault.__dataclass_fields__, "fault")
     fields["action"] = FaultAction(str(fields.get("action")))
-    for name, kind in (
-        ("method", str),
-        ("path_contains", str),
-        ("retry_after", str),
-        ("status", int),
-        ("times", int),
-    ):
+    for name, kind in (("method", str), ("path_contains", str), ("retry_after", str), ("status", int),
+                       ("times", int)):  # fmt: skip
         if fields.get(name) is not None and not isinstance(fields[name], kind):
             raise TypeError(f"a fault's {name} is a {kind.__name__}")
     return Fault(**fields)
 
 
-def fault_to_json(fault: Fault | Any) -> dict[str, Any]:
-    return {name: getattr(fault, name) for name in fault.__dataclass_fields__}
-
-
-class Scripted(Protocol):
-    @property
-    def times(self) -> int | None: ...
-
-
-F = TypeVar("F", bound=Scripted)
+F = TypeVar("F", "Fault", "LiveFault")
 
 
 class Book(Generic[F]):

@@ -1,30 +1,27 @@
 """The three lanes an event reaches a client by: the account feed (``events.json``), the agent's
 inbox (``inbox.json``) and the live lane (Action Cable's ``EventsChannel`` on a WebSocket).
 
-Every comment and Campfire line kept appends an event to the feed; a scene may record others. An
-event's performer is ``performed_by_id`` when set, else its creator. The agent is a member of every
-project until ``withhold`` (again after ``grant``): a read serves the caller's projects as they are
-then, and the cable snapshots them when it subscribes, as Basecamp's does. An event recorded while
-``brake_next`` has some to brake is served by neither ``events.json`` nor the cable, as Basecamp's
-rate ceiling does; the inbox hears every event.
+Every comment and Campfire line kept appends an event to the feed; its performer is
+``performed_by_id`` when set, else its creator. The agent is a member of every project until
+``withhold`` (again after ``grant``): a read serves the caller's projects as they are then, and the
+cable snapshots them when it subscribes. An event recorded while ``brake_next`` has some to brake
+is served by neither ``events.json`` nor the cable, as Basecamp's rate ceiling does; the inbox
+hears every event.
 
-``events.json`` starts at a ``position`` (opaque and signed: one it did not mint or another
-account's is a 400, another filter set's a 409, one from before ``begin_epoch`` a 410 with
-``epoch_after_id`` and ``resume``), else at ``since`` (an id, ``0``, or ``now``). A page is oldest
-first with ``next`` only while more remain, its position past what the filters skipped. Only
-events ``delay`` seconds old are served, in id order, so a younger one holds back every later one.
-
-The inbox addresses each person an event mentions, each subscriber of what it is on and each
-person an assignment adds, never its performer: one item each. It serves agents only (anyone else
-gets a bare 403), starts as the feed does, keeps an item 30 days (a position behind that is a 410
-resuming at ``since=0``), and drops items of a project the caller no longer sees.
+``events.json`` starts at a signed ``position`` (one it did not mint or another account's is a
+400, another filter set's a 409, one from before ``begin_epoch`` a 410 with ``resume``), else at
+``since`` (an id, ``0`` or ``now``). A page is oldest first, with ``next`` only while more remain,
+its position past what the filters skipped; only events ``delay`` seconds old are served, in id
+order, so a younger one holds back every later one. The inbox addresses each person an event
+mentions, each subscriber and each person an assignment adds, never its performer; it serves
+agents only (others get a bare 403), keeps an item 30 days (a position behind that is a 410
+resuming at ``since=0``) and drops items of a project the caller no longer sees.
 
 A stream ticket is signed and good for ``ticket_ttl`` seconds of the stand-in's clock, for every
-connection opened within them; an upgrade to another path is a 404, one whose ticket is missing,
-forged, another account's or expired a 401. A connection gets a welcome, a ping every
-``ping_interval`` seconds, its subscription confirmed (or rejected for another channel or a filter
-``events.json`` would refuse), then every later event the filters admit at once, without the poll
-lane's delay. Stopping closes every connection (code 1001). Nothing logs a ticket or a query.
+connection opened within them; an upgrade elsewhere is a 404, with a ticket missing, forged,
+another account's or expired a 401. A connection gets a welcome, a ping every ``ping_interval``,
+its subscription confirmed (or rejected for another channel or a filter ``events.json`` refuses),
+then every later event the filters admit at once. Nothing logs a ticket or a query.
 """
 
 from __future__ import annotations

@@ -1,17 +1,12 @@
 """Launchpad, as the stand-in plays it: OAuth 2 for one registered app, with tokens that expire.
 
-One app is registered: ``CLIENT_ID``, whose client secret is the stand-in's control secret (who
-may mint a token as the agent is who may drive the stand-in), with any loopback redirect.
-``/authorization/new`` consents at once as the consenting person (the agent unless the control
-API says otherwise); a code is good once, for five minutes. ``/authorization/token`` takes the
-code and refresh grants (and the legacy ``type=`` forms); an access token expires after
-``token_lifetime`` seconds, and each refresh issues a new pair and retires the refresh token used
-(the access token it replaces stays good until it expires). Anything wrong is a 400 with OAuth's
-error word. ``/authorization.json`` with a live issued token answers its expiry, identity and
-the one ``bc3`` account; anything else is a 401. The discovery document offers no device flow
-unless ``device_flow`` is set: then ``/oauth/device`` issues codes a person approves at
-``/device``, and the token endpoint answers ``authorization_pending`` until then, then the pair,
-once.
+The app is ``CLIENT_ID`` with the stand-in's control secret as its client secret (who may mint a
+token as the agent is who may drive the stand-in), and any loopback redirect. Consent is at once,
+as the consenting person (the agent unless told otherwise); a code is good once, for five minutes.
+An access token expires after ``token_lifetime`` seconds; each refresh issues a new pair and
+retires the refresh token used. Anything wrong is a 400 with OAuth's error word; a token neither
+issued nor live is a 401. The device flow is offered only when ``device_flow`` is set: a code a
+person approves at ``/device``, ``authorization_pending`` until then, then the pair, once.
 """
 
 from __future__ import annotations

@@ -2,19 +2,15 @@
 
 The port is bound when the ``StandIn`` is made; serving starts with ``start()`` or ``with``, and
 ``stop()`` closes every connection, cuts every fault's wait short and waits for the handlers. Its
-clock (real time unless given) stamps what is created, listed and requested; a fault's waits are
-real seconds. Faults, the request record and seeding are methods here, and the same over HTTP
-under ``/__standin/``. The live lane's WebSocket has a second port (``live.port``).
-``control_secret`` (random unless given, so a restart may keep it) is what a control request
-carries, and Launchpad's client secret: on a shared machine only whoever read the stand-in's
-first line drives it.
+clock (real time unless given) stamps what is created, listed and requested. ``control_secret``
+(random unless given, so a restart may keep it) is what a control request carries, and
+Launchpad's client secret: on a shared machine only whoever read the first line drives it.
 
-The transport is HTTP/1.1 with keep-alive, one handler thread a connection: every answer carries
-its ``Content-Length``, and a connection idle for ``keepalive_timeout`` seconds is closed. A
-request is read whole and recorded, then may be answered 429 by the rate limit (taking no fault),
-else meets its fault, else is answered. "Drop" means closing the connection without writing a
-byte of an answer. Nothing is printed; each request is logged by method, path and status, never
-a header, a body or the query string.
+HTTP/1.1 with keep-alive, a thread a connection: every answer carries its ``Content-Length``, and
+a connection idle ``keepalive_timeout`` seconds is closed. A request is read whole and recorded,
+then may be answered 429 by the rate limit (taking no fault), else meets its fault, else is
+answered; a drop closes the connection without a byte of an answer. Each request is logged by
+method, path and status, never a header, a body or the query string.
 """
 
 from __future__ import annotations

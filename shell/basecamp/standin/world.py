@@ -1,16 +1,11 @@
-"""The world a stand-in serves, and what people post in it.
+"""The world a stand-in serves -- one account, the agent and the people beside it, projects with
+cards and a Campfire each -- and the store of what is posted in it later.
 
-A world is a value built once when the stand-in starts: one account, the agent and the people
-beside it, each with a random bearer token of their own (so a test can post as someone else), and
-projects with cards and a Campfire each. ``demo`` has three projects (the third meant to have no
-route), ``empty`` one. ``account_id`` gives a world an account of its own, so two people trying
-the stand-in on one machine serve different (account, agent) pairs.
-
-The store keeps what is posted later -- comments, boosts, Campfire lines -- behind one lock. Ids
-come from one increasing counter carried on from the world's recordings, so an id names one thing
-and a later thing has a larger one. A comment and a line are recordings too (they can be boosted);
-a boost is not. A message may be hidden from listings until ``visible_at`` (the ``lag`` fault);
-read by its id it is found at once.
+Every person has a random token of their own, so a test can post as someone else; ``account_id``
+gives a world an account of its own, so two stand-ins on one machine serve different (account,
+agent) pairs. Ids come from one increasing counter, carried on from the world's recordings. A
+comment and a line are recordings too (they can be boosted); a boost is not. A message may be
+hidden from listings until ``visible_at`` (the ``lag`` fault); read by its id it is found at once.
 """
 
 from __future__ import annotations
