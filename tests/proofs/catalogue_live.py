@@ -28,7 +28,7 @@ LIVE: list[Mutation] = [
     ),
     rule(
         "live stand-in: a drop cuts the socket, with no close frame",
-        "                    _cut(self._connection)\n                    return False\n",
+        "                    cut(self._connection.socket)\n                    return False\n",
         "                    self._connection.close()\n                    return False\n",
         "test_fault_drop_cuts_the_connection_instead_of_sending_the_event",
     ),
@@ -277,7 +277,7 @@ LIVE: list[Mutation] = [
     ),
     rule(
         "stand-in: a refused upgrade waits the fault's delay",
-        "            self._stopping.wait(fault.delay)\n",
+        "            self.stopping.wait(fault.delay)\n",
         "            pass\n",
         "test_subscribing_again_is_connecting_until_confirmed_so_a_refused_upgrade_then_is_no_loss",
     ),
