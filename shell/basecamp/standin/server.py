@@ -197,24 +197,14 @@ class HttpServer(ThreadingHTTPServer):
         self.standin = standin
         self.keepalive_timeout = keepalive_timeout
         self.stopping = threading.Event()
-        self._connections: set[socket.socket] = set()
-        self._connections_lock = threading.Lock()
+        self.connections: set[socket.socket] = set()
+        self.connections_lock = threading.Lock()
         self._wake_reader, self._wake_writer = socket.socketpair()
         super().__init__((HOST, port), Handler)  # binds; on failure, closes all of the above
 
     def wait(self, seconds: float) -> bool:
         """Sleep ``seconds``; False (at once) when the server stops meanwhile."""
         return not self.stopping.wait(max(0.0, seconds))
-
-    def track(self, connection: socket.socket) -> None:
-        with self._connections_lock:
-            self._connections.add(connection)
-        if self.stopping.is_set():
-            lanes.cut(connection)
-
-    def untrack(self, connection: socket.socket) -> None:
-        with self._connections_lock:
-            self._connections.discard(connection)
 
     def serve(self) -> None:
         """Accept connections until ``stop``, which wakes the loop at once (no polling)."""
@@ -231,8 +221,8 @@ class HttpServer(ThreadingHTTPServer):
         self.stopping.set()
         with contextlib.suppress(OSError):
             self._wake_writer.send(b"\0")
-        with self._connections_lock:
-            connections = list(self._connections)
+        with self.connections_lock:
+            connections = list(self.connections)
         for connection in connections:
             lanes.cut(connection)
 
@@ -254,13 +244,17 @@ class Handler(BaseHTTPRequestHandler):
     def setup(self) -> None:
         super().setup()
         self.connection.settimeout(self.server.keepalive_timeout)
-        self.server.track(self.connection)
+        with self.server.connections_lock:
+            self.server.connections.add(self.connection)
+        if self.server.stopping.is_set():
+            lanes.cut(self.connection)
 
     def finish(self) -> None:
         try:
             super().finish()
         finally:
-            self.server.untrack(self.connection)
+            with self.server.connections_lock:
+                self.server.connections.discard(self.connection)
 
     def do_GET(self) -> None:
         self._serve()
