@@ -1,16 +1,10 @@
-"""``bin/connect standin``: serve a local Basecamp stand-in until stopped.
+"""``bin/connect standin``: serve a local Basecamp stand-in until SIGINT or SIGTERM, then exit 0.
 
-Rules:
-1. The first line on stdout says everything a client needs: the base URL, the account, the
-   agent's token and person id, the operator's person id (what ``setup --operator`` takes),
-   and the ids of the world's projects, cards and Campfires -- readable text, or one JSON
-   object with ``--json``. It is flushed at once, so a parent process can read it and go.
-2. It serves until SIGINT or SIGTERM, then stops cleanly and exits 0.
-3. A port it cannot listen on is a ``UserError`` (exit ``EXIT_UNAVAILABLE``).
-4. Every number it is given is bounded (``shell.basecamp.standin.bounds``): ``--feed-delay``
-   and ``--rate-limit``'s window are finite seconds up to a day; NaN, Infinity and the like
-   are usage errors (exit 2). ``--account ID`` gives the world an account id of its own, so
-   two people's stand-ins on one machine serve different (account, agent) pairs.
+The first line on stdout, flushed at once so a parent can read it and go, says all a client
+needs: the base URL, the account, the agent's token and id, the operator's id (for ``setup
+--operator``), the control secret, and the world's projects, cards and Campfires (``--json``: one
+object). A port it cannot listen on is exit ``EXIT_UNAVAILABLE``; a number out of bounds
+(``--feed-delay``, ``--rate-limit``'s window: finite seconds up to a day) is a usage error.
 """
 
 from __future__ import annotations
@@ -19,16 +13,18 @@ import argparse
 import json
 import signal
 import time
+from collections.abc import Callable
 from types import FrameType
-from typing import Any
+from typing import Any, TypeVar
 
-from shell.basecamp.standin.bounds import seconds
-from shell.basecamp.standin.ratelimit import RateLimit
+from shell.basecamp.standin.faults import RateLimit, seconds
 from shell.basecamp.standin.server import StandIn
 from shell.basecamp.standin.world import WORLDS, World
 from shell.cli.arguments import port, positive_integer
 from shell.cli.commands import SUMMARIES
 from shell.errors import EXIT_OK, EXIT_UNAVAILABLE, UserError
+
+T = TypeVar("T")
 
 DESCRIPTION = """\
 Serve a local Basecamp stand-in on 127.0.0.1: Basecamp's comments, boosts and Campfire
@@ -56,7 +52,7 @@ client address, then 429 with Retry-After); change it while serving with
 The live lane (a ticket from POST ACCOUNT_URL/events/stream_ticket.json, then a WebSocket)
 takes faults too: curl -H "X-Standin-Secret: SECRET" -X POST BASE_URL/__standin/live/faults \\
   -d '{"action": "drop"}'  (refuse, expire_ticket, drop, stall, skip; see
-shell/basecamp/standin/live_faults.py).
+shell/basecamp/standin/faults.py).
 
 It plays Launchpad too (OAuth 2, one registered app: client id standin-client, and the control
 secret as its client secret; it consents as the agent at once), so a login can be tried:
@@ -70,50 +66,35 @@ Stops on Ctrl-C or SIGTERM, exiting 0."""
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "standin",
-        help=SUMMARIES["standin"],
-        description=DESCRIPTION,
+        "standin", help=SUMMARIES["standin"], description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
+    parser.add_argument(
+        "--port", type=port, default=0, help="port to listen on at 127.0.0.1 (default 0: any free port)"
     )
     parser.add_argument(
-        "--port",
-        type=port,
-        default=0,
-        help="port to listen on at 127.0.0.1 (default 0: any free port)",
-    )
-    parser.add_argument(
-        "--world",
-        choices=WORLDS,
-        default="demo",
+        "--world", choices=WORLDS, default="demo",
         help="demo: three projects, the agent and two other people (default); "
         "empty: one project, one card, one Campfire",
-    )
+    )  # fmt: skip
     parser.add_argument(
-        "--account",
-        type=positive_integer,
-        default=None,
-        metavar="ID",
+        "--account", type=positive_integer, default=None, metavar="ID",
         help="an account id of your own for the world (default: the world's, 5550001 for demo); give "
         "one when someone else on this machine tries the stand-in too, so your (account, agent) "
         "pairs differ",
-    )
+    )  # fmt: skip
     parser.add_argument(
-        "--feed-delay",
-        type=_feed_delay,
-        default=0.0,
+        "--feed-delay", type=_checked(lambda text: seconds(float(text), "the feed delay")), default=0.0,
         metavar="SECONDS",
         help="the poll lane (events.json) serves an event only this many seconds after it happened, "
         "as Basecamp's does (about 30); the live lane is not delayed (default 0)",
-    )
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the first line as one JSON object")
     parser.add_argument(
-        "--rate-limit",
-        type=_rate_limit,
-        default=RateLimit(),
-        metavar="N/SECONDS|off",
+        "--rate-limit", type=_checked(RateLimit.parse), default=RateLimit(), metavar="N/SECONDS|off",
         help="Basecamp's limit per client address, enforced with 429 and Retry-After "
         "(default 50/10, as Basecamp; off: none)",
-    )
+    )  # fmt: skip
     parser.set_defaults(run=run)
 
 
@@ -145,18 +126,16 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _feed_delay(text: str) -> float:
-    try:
-        return seconds(float(text), "the feed delay")
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+def _checked(parse: Callable[[str], T]) -> Callable[[str], T]:
+    """``parse``, its ValueError a usage error saying what is wrong."""
 
+    def checked(text: str) -> T:
+        try:
+            return parse(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
 
-def _rate_limit(text: str) -> RateLimit:
-    try:
-        return RateLimit.parse(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+    return checked
 
 
 def describe(standin: StandIn) -> dict[str, Any]:
@@ -174,12 +153,8 @@ def describe(standin: StandIn) -> dict[str, Any]:
         "operator_id": world.operator.id,
         "people": [{"id": person.id, "name": person.name, "token": person.token} for person in world.people],
         "projects": [
-            {
-                "id": project.id,
-                "name": project.name,
-                "cards": list(project.recording_ids),
-                "campfire": project.campfire_id,
-            }
+            {"id": project.id, "name": project.name, "cards": list(project.recording_ids),
+             "campfire": project.campfire_id}
             for project in world.projects
         ],
     }

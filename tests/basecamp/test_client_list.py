@@ -13,8 +13,7 @@ import pytest
 from core.destinations import Destination, MessageKind
 from shell.basecamp.client import MAX_PAGES
 from shell.basecamp.errors import ListingFailed, Unlistable
-from shell.basecamp.standin.faults import Fault, FaultAction
-from shell.basecamp.standin.ratelimit import RateLimit
+from shell.basecamp.standin.faults import Fault, FaultAction, RateLimit
 from shell.basecamp.standin.server import StandIn
 from shell.clock import FakeClock
 from tests.basecamp.conftest import MakeClient

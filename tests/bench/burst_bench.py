@@ -37,7 +37,7 @@ from core.snapshots import NO_ROUTE
 from core.timestamps import parse_timestamp
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.errors import FeedFailed
-from shell.basecamp.standin.ratelimit import RateLimit
+from shell.basecamp.standin.faults import RateLimit
 from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock
 from shell.intake.inbox_lane import DEFAULT_EVERY_POLLS

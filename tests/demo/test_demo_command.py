@@ -20,8 +20,7 @@ import pytest
 
 from core.destinations import Destination, MessageKind
 from shell.basecamp.client import BasecampClient
-from shell.basecamp.standin.faults import Fault, FaultAction
-from shell.basecamp.standin.recorder import RecordedRequest
+from shell.basecamp.standin.faults import Fault, FaultAction, RecordedRequest
 from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main as connect
 from shell.cli.standin import describe

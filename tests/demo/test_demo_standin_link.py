@@ -15,8 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from core.destinations import MessageKind
-from shell.basecamp.standin.faults import Fault, FaultAction
-from shell.basecamp.standin.ratelimit import RateLimit
+from shell.basecamp.standin.faults import Fault, FaultAction, RateLimit
 from shell.basecamp.standin.server import StandIn
 from shell.demo.standin_link import StandInLink
 from shell.demo.verdict import Place

@@ -18,7 +18,7 @@ from core.feed import FeedFilters
 from core.lane_status import LaneState
 from core.timestamps import format_timestamp
 from shell.basecamp.client import BasecampClient
-from shell.basecamp.standin.live_faults import LiveAction, LiveFault
+from shell.basecamp.standin.faults import LiveAction, LiveFault
 from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock
 from shell.intake.live_lane import RESUBSCRIBING, LiveLane

@@ -14,7 +14,7 @@ from core.feed import FeedFilters
 from core.lane_status import LaneState
 from core.losses import Loss, LossCounts, LossState, losses_line, settle_state, walk_done
 from shell.basecamp.client import BasecampClient
-from shell.basecamp.standin.live_faults import LiveAction, LiveFault
+from shell.basecamp.standin.faults import LiveAction, LiveFault
 from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock
 from shell.intake.live_lane import LiveLane

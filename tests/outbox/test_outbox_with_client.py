@@ -12,8 +12,7 @@ from pathlib import Path
 from core import notes
 from core.pacing import DEFAULT_LIMIT
 from shell.basecamp.client import BasecampClient
-from shell.basecamp.standin.faults import Fault, FaultAction
-from shell.basecamp.standin.ratelimit import RateLimit
+from shell.basecamp.standin.faults import Fault, FaultAction, RateLimit
 from shell.basecamp.standin.server import StandIn
 from shell.cli.run import USER_AGENT
 from shell.clock import FakeClock, SystemClock

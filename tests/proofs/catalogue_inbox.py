@@ -6,10 +6,10 @@ from __future__ import annotations
 from tests.proofs.mutation import Mutation, rule
 
 INBOX: list[Mutation] = [
-    # shell/basecamp/standin/inbox.py, feed.py
+    # shell/basecamp/standin/lanes.py
     rule(
         "inbox stand-in: a principal that is not an agent gets a bare 403",
-        "            return Reply(403)  # rule 2: the agent guard's bare head :forbidden\n",
+        "            return Reply(403)  # the agent guard's bare head :forbidden\n",
         "            pass\n",
         "test_a_person_gets_a_bare_403",
         "test_the_official_sdk_sees_a_person_refused_and_a_410_it_can_resume_from",
@@ -28,8 +28,8 @@ INBOX: list[Mutation] = [
     ),
     rule(
         "inbox stand-in: a position behind the retention window is its own 410",
-        "            if any(item.addressing_id > after and item.addressed_at < retained for item in self._items):\n",
-        "            if False:\n",
+        "        if any(item.id > after and item.addressed_at < retained for item in self._items):\n",
+        "        if False:\n",
         "test_retention_keeps_30_days_and_a_position_behind_it_is_410_resuming_at_since_0",
         "test_the_official_sdk_sees_a_person_refused_and_a_410_it_can_resume_from",
     ),

@@ -39,14 +39,14 @@ LIMITS: list[Mutation] = [
     ),
     rule(
         "limit: a rate-limited request takes no scripted fault",
-        "fault = None if limited is not None else server.faults.take(request.method, request.path)",
-        "fault = server.faults.take(request.method, request.path)",
+        "fault = None if limited is not None else standin._faults.take(request.method, request.path)",
+        "fault = standin._faults.take(request.method, request.path)",
         "test_a_rate_limited_request_takes_no_fault",
     ),
     rule(
         "limit: the stand-in enforces Basecamp's limit unless told otherwise",
-        "self.limiter = Limiter(RateLimit() if rate_limit is None else rate_limit)",
-        "self.limiter = Limiter(RateLimit.off() if rate_limit is None else rate_limit)",
+        "self.limiter = faults.Limiter(faults.RateLimit() if rate_limit is None else rate_limit)",
+        "self.limiter = faults.Limiter(faults.RateLimit.off() if rate_limit is None else rate_limit)",
         "test_a_stand_in_enforces_basecamps_limit_unless_told_otherwise",
     ),
 ]

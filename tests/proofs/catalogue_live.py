@@ -6,7 +6,7 @@ from __future__ import annotations
 from tests.proofs.mutation import Mutation, rule
 
 LIVE: list[Mutation] = [
-    # shell/basecamp/standin/live_stream.py
+    # shell/basecamp/standin/lanes.py
     rule(
         "live stand-in: a ticket expires by the stand-in's clock",
         "        if self._now().timestamp() >= expiry:\n",
@@ -28,11 +28,11 @@ LIVE: list[Mutation] = [
     ),
     rule(
         "live stand-in: a drop cuts the socket, with no close frame",
-        "                    _cut(self._connection)\n                    return False\n",
+        "                    cut(self._connection.socket)\n                    return False\n",
         "                    self._connection.close()\n                    return False\n",
         "test_fault_drop_cuts_the_connection_instead_of_sending_the_event",
     ),
-    # shell/basecamp/standin/feed.py
+    # shell/basecamp/standin/lanes.py
     rule(
         "live stand-in: the live lane hears an event the moment it is recorded",
         "            self._recorded.notify_all()\n",
@@ -224,7 +224,7 @@ LIVE: list[Mutation] = [
         "            live=True,\n",
         "test_no_live_polls_alone_and_status_says_so",
     ),
-    # membership: shell/basecamp/standin/feed.py, live_stream.py; shell/intake/membership.py, live_lane.py, connector.py
+    # membership: shell/basecamp/standin/lanes.py; shell/intake/membership.py, live_lane.py, connector.py
     rule(
         "membership: the stand-in's cable snapshots the agent's projects when it subscribes",
         "            if event.bucket_id not in subscription.buckets:\n",
@@ -277,7 +277,7 @@ LIVE: list[Mutation] = [
     ),
     rule(
         "stand-in: a refused upgrade waits the fault's delay",
-        "            self._stopping.wait(fault.delay)\n",
+        "            self.stopping.wait(fault.delay)\n",
         "            pass\n",
         "test_subscribing_again_is_connecting_until_confirmed_so_a_refused_upgrade_then_is_no_loss",
     ),

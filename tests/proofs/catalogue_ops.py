@@ -153,14 +153,14 @@ OPS: list[Mutation] = [
     ),
     rule(
         "stand-in: the request log keeps no secret or code a form body carries",
-        "            _redacted_body(request.body), None, None, at,",
-        "            request.body, None, None, at,",
+        "_redacted_body(request.body), None, None, at",
+        "request.body, None, None, at",
         "test_the_record_of_requests_keeps_no_client_secret_and_no_code",
     ),
     rule(
         "stand-in: the request log keeps no secret or code a query carries",
-        "            request.method, request.path, _redacted_query(request.query), headers,",
-        "            request.method, request.path, dict(request.query), headers,",
+        "query = {name: REDACTED if name in SECRET_FIELDS else value for name, value in request.query.items()}",
+        "query = dict(request.query)",
         "test_the_record_of_requests_keeps_no_client_secret_and_no_code",
     ),
     rule(

@@ -185,14 +185,14 @@ SEC: list[Mutation] = [
     # -- the stand-in safe on a shared machine
     rule(
         "the stand-in's control API needs its secret",
-        "        if not secrets.compare_digest(given.encode(), self.server.control_secret.encode()):",
+        "        if not secrets.compare_digest(given.encode(), self.server.standin.control_secret.encode()):",
         "        if False:",
         "test_the_control_api_is_not_recorded_and_needs_its_secret_not_a_token",
     ),
     rule(
         "the stand-in's Launchpad client secret is its control secret, not a published one",
-        "        self._api.launchpad.client_secret = self.control_secret",
-        "        pass",
+        "        self.launchpad = Launchpad(self.world, self.base_url, now, self.control_secret)",
+        "        self.launchpad = Launchpad(self.world, self.base_url, now, secrets.token_urlsafe(24))",
         "test_login_obtains_a_token_by_the_loopback_redirect_and_keeps_it_owner_only",
     ),
     rule(

@@ -13,11 +13,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.mentions import mentioned_person_ids
-from shell.basecamp.standin.bounds import MAX_OVERSIZE_MIB, MAX_SECONDS, MAX_TOKEN_LIFETIME_SECONDS
-from shell.basecamp.standin.faults import Fault, FaultAction
+from shell.basecamp.standin.control import MAX_TOKEN_LIFETIME_SECONDS
+from shell.basecamp.standin.faults import (
+    MAX_OVERSIZE_MIB,
+    MAX_SECONDS,
+    REDACTED,
+    Fault,
+    FaultAction,
+    RateLimit,
+)
 from shell.basecamp.standin.launchpad import CLIENT_ID
-from shell.basecamp.standin.ratelimit import RateLimit
-from shell.basecamp.standin.recorder import REDACTED
 from shell.basecamp.standin.server import StandIn
 from shell.cli.main import build_parser
 from shell.cli.standin import as_text, describe

@@ -18,7 +18,7 @@ from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, InvalidS
 from websockets.sync.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
-from shell.basecamp.standin.live_faults import LiveAction, LiveFault
+from shell.basecamp.standin.faults import LiveAction, LiveFault
 from shell.basecamp.standin.server import StandIn
 from shell.basecamp.standin.world import Person
 

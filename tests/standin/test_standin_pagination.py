@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from shell.basecamp.standin.pagination import BASECAMP_PAGE_SIZES, page_of
+from shell.basecamp.standin.api import BASECAMP_PAGE_SIZES, page_of
 from shell.basecamp.standin.server import StandIn
 
 if TYPE_CHECKING:

@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from shell.basecamp.standin.control import SECRET_HEADER
-from shell.basecamp.standin.faults import Fault, FaultAction
-from shell.basecamp.standin.ratelimit import Limiter, RateLimit
+from shell.basecamp.standin.faults import Fault, FaultAction, Limiter, RateLimit
 from shell.basecamp.standin.server import StandIn
 
 if TYPE_CHECKING:

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from shell.basecamp.standin.faults import Fault, FaultAction
-from shell.basecamp.standin.recorder import REDACTED
+from shell.basecamp.standin.faults import REDACTED, Fault, FaultAction
 from shell.basecamp.standin.server import StandIn
 from shell.clock import FakeClock
 

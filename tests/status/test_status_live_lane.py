@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from shell.basecamp.standin.live_faults import LiveAction, LiveFault
+from shell.basecamp.standin.faults import LiveAction, LiveFault
 from shell.basecamp.standin.server import StandIn
 from shell.ledger.connection import open_ledger_read_only
 from tests.support.child import wait_until

@@ -1,132 +1,411 @@
-"""Basecamp's behaviour, endpoint by endpoint: what a request gets when nothing goes wrong.
+"""Basecamp's API as the stand-in answers it when nothing goes wrong: routes, JSON, pages, refusals.
 
-Rules (checked in this order, as Basecamp's edge and then its controllers would):
-1. No ``User-Agent`` -> 400 ``text/plain``, no JSON at all.
-2. No bearer token of a person in the world (or a live one Launchpad issued) -> 401.
-3. A path that names no route -> 404; a route that does not take the method -> 405.
-4. An unknown recording, Campfire, comment, boost or line -> 404, as is one outside the bucket a
-   legacy path names, and a place the kind cannot be posted on.
-5. A POST: not ``application/json`` -> 415; malformed JSON -> 400; blank ``content`` -> 422; a
-   boost over 16 code points -> 422 only with ``enforce_boost_length`` (Basecamp's clients
-   enforce it, Basecamp does not).
-6. A create answers 201 with the whole object and a ``Location``, by the token's person, at the
-   stand-in's clock.
-7. Listings are paginated (``shell.basecamp.standin.pagination``), oldest first, showing what is
-   visible by the stand-in's clock (``lag``); a read by id finds it regardless.
-8. The feed, projects, inbox, live ticket and Launchpad are their own modules'; every comment and
-   line kept appends its event to the feed.
-9. ``mention`` is a person's comment mentioning the agent as Basecamp marks one up."""
+It is faithful, not kind, so a client's bug shows here first. A request is checked in the order
+Basecamp's edge and then its controllers check it: no ``User-Agent`` is a 400 in plain text; no
+bearer token of a person in the world (or a live one Launchpad issued) a 401; a path naming no
+route a 404, a method the route does not take a 405; an unknown recording, one outside the bucket a
+legacy path names, or a place the kind cannot be posted on a 404. A POST not ``application/json``
+is a 415, malformed JSON a 400, blank content a 422, a boost over 16 code points a 422 only with
+``enforce_boost_length`` (Basecamp's clients enforce it, Basecamp does not). A create answers 201
+with the whole object and a ``Location``, as the token's person, at the stand-in's clock.
+
+Every route answers under ``/{account}/`` flat and in its legacy ``buckets/{id}/`` form (but the
+account-wide ones), with or without ``.json``. The JSON is Basecamp's OpenAPI document's: every
+required field, every value of its declared type, times in UTC with milliseconds, every URL
+absolute on the stand-in's origin and bucket-scoped. Listings are oldest first, showing what is
+visible by the stand-in's clock, in geared pages (15, 30, 50, then 100) with a ``Link`` to the
+next only while more remain.
+"""
 
 from __future__ import annotations
 
 import html
 import json
+import re
+import uuid
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
-from typing import TypeVar
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from urllib.parse import urlencode
 
-from shell.basecamp.standin.exchange import Incoming, JsonObject, Reply, error_reply, json_reply, text_reply
-from shell.basecamp.standin.feed import Feed
-from shell.basecamp.standin.launchpad import PATHS as LAUNCHPAD_PATHS
-from shell.basecamp.standin.launchpad import Launchpad
-from shell.basecamp.standin.pagination import page_headers, page_number, page_of
-from shell.basecamp.standin.representation import Renderer
-from shell.basecamp.standin.routes import COLLECTIONS, Endpoint, EndpointMatch, parse_route
-from shell.basecamp.standin.store import Kind, Message, Store, accepts
-from shell.basecamp.standin.urls import Urls
-from shell.basecamp.standin.world import CAMPFIRE, CARD, Person, Recording, World
+from shell.basecamp.standin.world import CAMPFIRE, CARD, COMMENT, Kind
 
-BOOST_MAX_LENGTH = 16
-MENTION_TYPE = "application/vnd.basecamp.mention"
+if TYPE_CHECKING:  # the lanes and Launchpad answer in this module's values
+    from shell.basecamp.standin.lanes import Feed, Inbox, StandinFeedEvent, StreamTickets
+    from shell.basecamp.standin.launchpad import Launchpad
+    from shell.basecamp.standin.world import Message, Person, Recording, Store, World
 
+JsonObject = dict[str, Any]
+Headers = tuple[tuple[str, str], ...]
 Item = TypeVar("Item")
 
-KIND_OF: dict[Endpoint, Kind] = {
-    Endpoint.comments: Kind.comment,
-    Endpoint.comment: Kind.comment,
-    Endpoint.boosts: Kind.boost,
-    Endpoint.boost: Kind.boost,
-    Endpoint.lines: Kind.chat_line,
-    Endpoint.line: Kind.chat_line,
-}
-
-RECORDING_READS = frozenset({Endpoint.card, Endpoint.subscription, Endpoint.recording_events})
-
+BASECAMP_PAGE_SIZES = (15, 30, 50, 100)
+BOOST_MAX_LENGTH = 16
+MENTION_TYPE = "application/vnd.basecamp.mention"
+WORLD_CREATED_AT = "2026-01-05T09:00:00.000Z"
+LAUNCHPAD_PATHS = (
+    "/authorization/new", "/authorization/token", "/authorization.json",
+    "/.well-known/oauth-authorization-server", "/oauth/device", "/device",
+)  # fmt: skip
 MISSING_USER_AGENT = (
     "Bad Request: a User-Agent header is required. Name your application and a way to "
     "reach you, e.g. `User-Agent: MyApp (me@example.com)`.\n"
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Incoming:
+    """A request read whole (so a fault that drops the connection still sees and records all of
+    it); header names lower case, the query keeping a repeated parameter's last value."""
+
+    method: str
+    path: str
+    query: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """An answer; its writer adds ``Content-Length``, so every one can share a keep-alive connection."""
+
+    status: int
+    headers: Headers = ()
+    body: bytes = b""
+
+    def header(self, name: str) -> str | None:
+        return next((value for key, value in self.headers if key.lower() == name.lower()), None)
+
+
+def json_reply(status: int, value: object, headers: Headers = ()) -> Reply:
+    body = json.dumps(value, ensure_ascii=False).encode("utf-8")
+    json_type = ("Content-Type", "application/json; charset=utf-8")
+    return Reply(status, (json_type, ("X-Request-Id", uuid.uuid4().hex), *headers), body)
+
+
+def error_reply(status: int, error: str, headers: Headers = (), **extra: object) -> Reply:
+    return json_reply(status, {"error": error, **extra}, headers)
+
+
+def text_reply(status: int, text: str) -> Reply:
+    headers = (("Content-Type", "text/plain; charset=utf-8"), ("X-Request-Id", uuid.uuid4().hex))
+    return Reply(status, headers, text.encode("utf-8"))
+
+
 def not_found() -> Reply:
     return error_reply(404, "Not Found")
 
 
+def basecamp_time(moment: datetime) -> str:
+    """``2026-03-23T22:24:02.130Z``."""
+    if moment.tzinfo is None:
+        raise ValueError("a naive datetime has no zone; Basecamp times are UTC")
+    utc = moment.astimezone(UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+class Endpoint(StrEnum):
+    """Each route by its path under the account; its numbers are the route's ids."""
+
+    profile = r"my/profile"
+    comments = r"recordings/(\d+)/comments"
+    comment = r"comments/(\d+)"
+    boosts = r"recordings/(\d+)/boosts"
+    boost = r"boosts/(\d+)"
+    chats = r"chats"
+    chat = r"chats/(\d+)"
+    lines = r"chats/(\d+)/lines"
+    line = r"chats/(\d+)/lines/(\d+)"
+    events = r"events"
+    inbox = r"inbox"
+    stream_ticket = r"events/stream_ticket"
+    projects = r"projects"
+    card = r"card_tables/cards/(\d+)"
+    subscription = r"recordings/(\d+)/subscription"
+    recording_events = r"recordings/(\d+)/events"
+
+
+COLLECTIONS = frozenset({Endpoint.comments, Endpoint.boosts, Endpoint.lines})
+ACCOUNT_WIDE = frozenset({Endpoint.profile, Endpoint.chats, Endpoint.events, Endpoint.inbox,
+                          Endpoint.stream_ticket, Endpoint.projects})  # fmt: skip
+KIND_OF = {
+    Endpoint.comments: Kind.comment, Endpoint.comment: Kind.comment, Endpoint.boosts: Kind.boost,
+    Endpoint.boost: Kind.boost, Endpoint.lines: Kind.chat_line, Endpoint.line: Kind.chat_line,
+}  # fmt: skip
+_PATTERNS = tuple((endpoint, re.compile(endpoint.value + r"(?:\.json)?")) for endpoint in Endpoint)
+_ACCOUNT = re.compile(r"/(\d+)/(?:buckets/(\d+)/)?(.*)")
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointMatch:
+    """An endpoint and the path's ids in order: the recording or Campfire, then the line; or the
+    one comment or boost."""
+
+    endpoint: Endpoint
+    bucket_id: int | None
+    ids: tuple[int, ...]
+
+    def methods(self) -> frozenset[str]:
+        if self.endpoint is Endpoint.stream_ticket:
+            return frozenset({"POST"})
+        return frozenset({"GET", "POST"}) if self.endpoint in COLLECTIONS else frozenset({"GET"})
+
+
+def parse_route(path: str, account_id: int) -> EndpointMatch | None:
+    """Pure: it does not know whether the ids name anything."""
+    account = _ACCOUNT.fullmatch(path)
+    if account is None or int(account.group(1)) != account_id:
+        return None
+    bucket = account.group(2)
+    for endpoint, pattern in _PATTERNS:
+        found = pattern.fullmatch(account.group(3))
+        if found is None:
+            continue
+        if bucket is not None and endpoint in ACCOUNT_WIDE:
+            return None
+        ids = tuple(int(number) for number in found.groups())
+        return EndpointMatch(endpoint, int(bucket) if bucket is not None else None, ids)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[Item]):
+    items: Sequence[Item]
+    number: int
+    total: int
+    has_next: bool
+
+
+def page_number(query: dict[str, str]) -> int:
+    """``?page=N``; a missing, malformed or non-positive one is page 1."""
+    try:
+        return max(int(query.get("page", "1")), 1)
+    except ValueError:
+        return 1
+
+
+def page_of(items: Sequence[Item], number: int, sizes: Sequence[int]) -> Page[Item]:
+    before = number - 1
+    start = sum(sizes[:before]) + max(0, before - len(sizes)) * sizes[-1]
+    end = start + sizes[min(before, len(sizes) - 1)]
+    return Page(items[start:end], number, len(items), end < len(items))
+
+
+def page_headers(page: Page[Any], origin: str, path: str, query: dict[str, str]) -> Headers:
+    headers = [("X-Total-Count", str(page.total))]
+    if page.has_next:
+        headers.append(("Link", next_link(origin, path, query, page.number)))
+    return tuple(headers)
+
+
+def next_link(origin: str, path: str, query: dict[str, str], number: int) -> str:
+    """The ``Link`` naming page ``number + 1`` on ``origin``."""
+    return f"<{origin}{path}?{urlencode({**query, 'page': str(number + 1)})}>; rel=\"next\""
+
+
+class Renderer:
+    """The world and the store's messages as Basecamp's JSON (``Person``, ``Comment``, ``Boost``,
+    ``CampfireLine``, ``Campfire``, ``Card``, ``Subscription``, ``Event``)."""
+
+    def __init__(self, world: World, store: Store, origin: str, now: Callable[[], datetime]) -> None:
+        self.world = world
+        self._store = store
+        self.account_url = f"{origin}/{world.account_id}"
+        self._now = now
+
+    def api_url(self, recording: Recording, suffix: str = "") -> str:
+        return f"{self.account_url}/buckets/{recording.bucket_id}/{recording.path}{suffix}.json"
+
+    def app_url(self, recording: Recording, parent: Recording | None = None) -> str:
+        """A recording's page (served elsewhere by Basecamp, named on this origin here); a
+        comment's is its parent's page with an anchor."""
+        if recording.type == COMMENT and parent is not None:
+            return f"{self.app_url(parent)}#__recording_{recording.id}"
+        bucket = f"{self.account_url}/buckets/{recording.bucket_id}"
+        if recording.type.startswith("Chat::Lines::"):
+            return f"{bucket}/chats/{recording.parent_id}@{recording.id}"
+        return f"{bucket}/{recording.path}"
+
+    def person(self, person: Person) -> JsonObject:
+        return {
+            "id": person.id, "attachable_sgid": person.sgid, "name": person.name,
+            "email_address": person.email_address, "personable_type": "User", "title": person.title,
+            "bio": "", "location": "", "created_at": WORLD_CREATED_AT, "updated_at": WORLD_CREATED_AT,
+            "admin": person.admin, "owner": person.owner, "client": False, "employee": True,
+            "time_zone": "Etc/UTC", "avatar_url": f"{self.account_url}/people/{person.id}/avatar.png",
+            "company": {"id": 1_033_447_001, "name": self.world.account_name}, "can_ping": True,
+            "can_manage_projects": person.admin, "can_manage_people": person.admin,
+            "can_access_timesheet": person.admin, "can_access_hill_charts": True,
+        }  # fmt: skip
+
+    def message(self, message: Message, *, alone: bool = True) -> JsonObject:
+        """As a read of it answers (``alone``; a boost then names what it boosts), or as a listing
+        shows it."""
+        if message.kind is Kind.boost:
+            shown: JsonObject = {
+                "id": message.id, "content": message.content, "created_at": basecamp_time(message.created_at),
+                "booster": self.creator(message.creator_id),
+            }  # fmt: skip
+            if alone:
+                boosted = self._recording(message.recording_id)
+                shown["recording"] = self.parent(boosted, self._parent_of(boosted))
+            return shown
+        recording = self._recording(message.id)
+        parent = self._parent_of(recording)
+        if parent is None:
+            raise LookupError(f"recording {recording.id} has no parent")
+        shown = {
+            **self._recording_fields(recording, basecamp_time(message.created_at), parent),
+            **self._boosts(recording),
+            "parent": self.parent(parent, self._parent_of(parent)),
+            "bucket": self.bucket(recording.bucket_id),
+            "creator": self.creator(message.creator_id),
+            "content": message.content,
+        }
+        return {**shown, "content_attachments": []} if message.kind is Kind.comment else shown
+
+    def listed(self, message: Message) -> JsonObject:
+        return self.message(message, alone=False)
+
+    def campfire(self, campfire: Recording) -> JsonObject:
+        return {
+            **self._recording_fields(campfire, WORLD_CREATED_AT),
+            "position": 1,
+            "bucket": self.bucket(campfire.bucket_id),
+            "creator": self.person(self.world.operator),
+            "topic": campfire.title,
+            "lines_url": self.api_url(campfire, "/lines"),
+            "files_url": self.api_url(campfire, "/uploads"),
+        }
+
+    def card(self, card: Recording) -> JsonObject:
+        """Made by the account's owner, the operator, when the world began."""
+        column = f"{self.account_url}/buckets/{card.bucket_id}/card_tables/columns/{card.bucket_id}"
+        return {
+            **self._recording_fields(card, WORLD_CREATED_AT),
+            "subscription_url": self._recording_url(card, "subscription"),
+            "position": 1, "content": "", "description": "", "description_attachments": [], "due_on": None,
+            "completed": False, "comments_count": len(self._store.messages(Kind.comment, card.id)),
+            "comments_url": self.api_url(card, "/comments"),
+            "parent": {"id": card.bucket_id, "title": "Card Table", "type": "Kanban::Column",
+                       "url": f"{column}.json", "app_url": column},
+            "bucket": self.bucket(card.bucket_id),
+            "creator": self.person(self.world.operator),
+            "assignees": [self.creator(person_id) for person_id in self._store.joined("assignees", card.id)],
+            "completion_subscribers": [], "steps": [],
+            **self._boosts(card),
+        }  # fmt: skip
+
+    def subscription(self, recording: Recording, viewer: Person) -> JsonObject:
+        subscribers = self._store.joined("subscribers", recording.id)
+        return {
+            "subscribed": viewer.id in subscribers,
+            "count": len(subscribers),
+            "url": self._recording_url(recording, "subscription"),
+            "subscribers": [self.creator(person_id) for person_id in subscribers],
+        }
+
+    def recording_event(self, event: StandinFeedEvent) -> JsonObject:
+        return {
+            "id": event.id, "recording_id": event.recording_id, "action": event.action,
+            "details": dict(event.details or {}), "created_at": basecamp_time(event.created_at),
+            "creator": self.creator(event.creator_id),
+        }  # fmt: skip
+
+    def parent(self, recording: Recording, parent: Recording | None = None) -> JsonObject:
+        return {
+            "id": recording.id, "title": recording.title, "type": recording.type,
+            "url": self.api_url(recording), "app_url": self.app_url(recording, parent),
+        }  # fmt: skip
+
+    def bucket(self, bucket_id: int) -> JsonObject:
+        project = self.world.project(bucket_id)
+        return {"id": bucket_id, "name": project.name if project else "", "type": "Project"}
+
+    def creator(self, person_id: int) -> JsonObject:
+        person = self.world.person(person_id)
+        if person is None:
+            raise LookupError(f"no person {person_id} in the world")
+        return self.person(person)
+
+    def _recording_fields(
+        self, recording: Recording, stamp: str, parent: Recording | None = None
+    ) -> JsonObject:
+        return {
+            "id": recording.id, "status": "active", "visible_to_clients": False, "created_at": stamp,
+            "updated_at": stamp, "title": recording.title, "inherits_status": True, "type": recording.type,
+            "url": self.api_url(recording), "app_url": self.app_url(recording, parent),
+        }  # fmt: skip
+
+    def _boosts(self, recording: Recording) -> JsonObject:
+        """A recording's boosts, counted as a listing would show them."""
+        boosts = self._store.messages(Kind.boost, recording.id, self._now())
+        return {"boosts_count": len(boosts), "boosts_url": self._recording_url(recording, "boosts")}
+
+    def _recording_url(self, recording: Recording, what: str) -> str:
+        return f"{self.account_url}/buckets/{recording.bucket_id}/recordings/{recording.id}/{what}.json"
+
+    def _recording(self, recording_id: int) -> Recording:
+        recording = self._store.recording(recording_id)
+        if recording is None:
+            raise LookupError(f"no recording {recording_id} in the store")
+        return recording
+
+    def _parent_of(self, recording: Recording) -> Recording | None:
+        return self._recording(recording.parent_id) if recording.parent_id else None
+
+
 class BasecampApi:
-    """Answers Basecamp requests from the world and the store."""
+    """Answers Basecamp's requests from the world and the store; the feed, the inbox, the live
+    lane's tickets and Launchpad answer their own."""
 
     def __init__(
-        self,
-        world: World,
-        store: Store,
-        urls: Urls,
-        now: Callable[[], datetime],
-        page_sizes: Sequence[int],
-        *,
-        enforce_boost_length: bool = True,
-        feed: Feed | None = None,
-        launchpad: Launchpad | None = None,
-    ) -> None:
-        self._world = world
-        self.launchpad = launchpad or Launchpad(
-            world, urls.account_url, urls.account_url, now, urls.account_url.rsplit("/", 1)[0]
-        )
-        self.feed = feed or Feed(world, urls.account_url, now)
+        self, world: World, store: Store, origin: str, now: Callable[[], datetime], page_sizes: Sequence[int],
+        *, feed: Feed, inbox: Inbox, tickets: StreamTickets, launchpad: Launchpad, enforce_boost_length: bool,
+    ) -> None:  # fmt: skip
+        self.world = world
         self._store = store
-        self._urls = urls
+        self._origin = origin
         self._now = now
         self._page_sizes = tuple(page_sizes)
         self._enforce_boost_length = enforce_boost_length
-        self._render = Renderer(world, store, urls, now)
-        self.mint_ticket: Callable[[Person], Reply] | None = None  # set by StandIn (rule 8)
-        self.answer_inbox: Callable[[Incoming, Person], Reply] | None = None  # set by StandIn (rule 9a)
+        self._render = Renderer(world, store, origin, now)
+        self.feed = feed
+        self._inbox = inbox
+        self._tickets = tickets
+        self.launchpad = launchpad
 
     def answer(self, request: Incoming, lag: float = 0.0) -> Reply:
-        """The answer to ``request``; ``lag`` seconds hide what it creates from listings."""
+        """``lag`` seconds hide what it creates from listings."""
         if not request.headers.get("user-agent", "").strip():
             return text_reply(400, MISSING_USER_AGENT)
         if request.path in LAUNCHPAD_PATHS:
             return self.launchpad.answer(request)
         person = self._authenticate(request.headers.get("authorization", ""))
         if person is None:
-            challenge = (("WWW-Authenticate", 'Bearer realm="Basecamp"'),)
-            return error_reply(401, "Unauthorized", challenge)
-        route = parse_route(request.path, self._world.account_id)
+            return error_reply(401, "Unauthorized", (("WWW-Authenticate", 'Bearer realm="Basecamp"'),))
+        route = parse_route(request.path, self.world.account_id)
         if route is None:
             return not_found()
         if request.method not in route.methods():
-            allow = (("Allow", ", ".join(sorted(route.methods()))),)
-            return error_reply(405, "Method Not Allowed", allow)
+            return error_reply(405, "Method Not Allowed", (("Allow", ", ".join(sorted(route.methods()))),))
         if route.endpoint is Endpoint.stream_ticket:
-            return self.mint_ticket(person) if self.mint_ticket else not_found()
+            return self._tickets.mint(person)
         if request.method == "POST":
             return self._create(route, request, person, lag)
         return self._read(route, request, person)
 
     def seed(
-        self,
-        kind: Kind,
-        recording_id: int,
-        creator_id: int,
-        content: str,
-        created_at: datetime | None = None,
+        self, kind: Kind, recording_id: int, creator_id: int, content: str, created_at: datetime | None = None
     ) -> Message:
-        """Place a message directly, as if ``creator_id`` had posted it at ``created_at``
-        (default: now). ValueError when the place, the person or the time is not one."""
+        """Place a message as if ``creator_id`` had posted it at ``created_at`` (default: now);
+        ValueError when the place, the person or the time is not one."""
         recording = self._store.recording(recording_id)
-        if recording is None or not accepts(kind, recording):
+        if recording is None or not kind.accepts(recording):
             raise ValueError(f"no recording {recording_id} takes a {kind}")
-        if self._world.person(creator_id) is None:
+        if self.world.person(creator_id) is None:
             raise ValueError(f"no person {creator_id} in the world")
         if created_at is not None and created_at.tzinfo is None:
             raise ValueError("a naive created_at has no zone; give a UTC time")
@@ -135,9 +414,8 @@ class BasecampApi:
         return message
 
     def mention(self, creator_id: int, recording_id: int, text: str) -> tuple[Message, int]:
-        """``creator_id`` comments on ``recording_id`` mentioning the agent, in Basecamp's markup
-        (rule 9); the comment and its event's id. ValueError as ``seed``."""
-        agent = self._world.agent
+        """``creator_id``'s comment mentioning the agent as Basecamp marks one up, and its event's id."""
+        agent = self.world.agent
         mention = (
             f'<bc-attachment sgid="{html.escape(agent.sgid)}" content-type="{MENTION_TYPE}">'
             f"@{html.escape(agent.name.split()[0])}</bc-attachment>"
@@ -148,44 +426,33 @@ class BasecampApi:
         assert event is not None  # seeding a comment records its event
         return message, event.id
 
-    def person(self, person_id: int) -> Person | None:
-        return self._world.person(person_id)
-
-    @property
-    def operator(self) -> Person:
-        return self._world.operator
-
     def shown(self, kind: Kind, recording_id: int) -> list[JsonObject]:
-        """Every message of ``kind`` kept on a recording, visible yet or not, as read alone."""
+        """Every message of ``kind`` on a recording, visible yet or not, as read alone."""
         return [self._render.message(message) for message in self._store.messages(kind, recording_id)]
 
     def _authenticate(self, authorization: str) -> Person | None:
         scheme, _, token = authorization.strip().partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return None
-        return self._world.person_with_token(token.strip()) or self.launchpad.person_for(token.strip())
+        return self.world.person_with_token(token.strip()) or self.launchpad.person_for(token.strip())
 
     def _read(self, route: EndpointMatch, request: Incoming, person: Person) -> Reply:
-        if route.endpoint is Endpoint.profile:
-            return json_reply(200, self._render.person(person))
-        if route.endpoint is Endpoint.events:
-            return self.feed.answer(request, person)
-        if route.endpoint is Endpoint.inbox:
-            return self.answer_inbox(request, person) if self.answer_inbox else not_found()
-        if route.endpoint is Endpoint.projects:
-            visible = self.feed.visible_buckets(person)
-            projects = [project for project in self._world.projects if project.id in visible]
-            return json_reply(200, [{"id": project.id, "name": project.name} for project in projects])
-        if route.endpoint is Endpoint.chats:
-            campfires = [project.campfire for project in self._world.projects]
-            return self._listing(request, campfires, self._render.campfire)
-        if route.endpoint is Endpoint.chat:
-            campfire = self._recording(route, route.ids[0])
-            if campfire is None or campfire.type != CAMPFIRE:
-                return not_found()
-            return json_reply(200, self._render.campfire(campfire))
-        if route.endpoint in RECORDING_READS:
-            return self._read_recording(route, request, person)
+        match route.endpoint:
+            case Endpoint.profile:
+                return json_reply(200, self._render.person(person))
+            case Endpoint.events:
+                return self.feed.answer(request, person)
+            case Endpoint.inbox:
+                return self._inbox.answer(request, person)
+            case Endpoint.projects:
+                visible = self.feed.visible_buckets(person)
+                shown = [{"id": project.id, "name": project.name} for project in self.world.projects]
+                return json_reply(200, [project for project in shown if project["id"] in visible])
+            case Endpoint.chats:
+                campfires = [project.campfire for project in self.world.projects]
+                return self._listing(request, campfires, self._render.campfire)
+            case Endpoint.chat | Endpoint.card | Endpoint.subscription | Endpoint.recording_events:
+                return self._read_recording(route, request, person)
         kind = KIND_OF[route.endpoint]
         if route.endpoint in COLLECTIONS:
             destination = self._destination(route, kind)
@@ -194,27 +461,28 @@ class BasecampApi:
             messages = self._store.messages(kind, destination.id, self._now())
             if kind is Kind.chat_line and request.query.get("direction") == "desc":
                 messages.reverse()
-            return self._listing(
-                request, messages, lambda message: self._render.message(message, alone=False)
-            )
-        message = self._message(route, kind)
-        if message is None:
+            return self._listing(request, messages, self._render.listed)
+        message = self._store.message(kind, route.ids[-1])
+        if message is None or route.bucket_id not in (None, message.bucket_id):
+            return not_found()
+        if kind is Kind.chat_line and message.recording_id != route.ids[0]:
             return not_found()
         return json_reply(200, self._render.message(message))
 
     def _read_recording(self, route: EndpointMatch, request: Incoming, person: Person) -> Reply:
-        """A card, a recording's subscription, a recording's events (admission's reads)."""
+        """A Campfire, a card, a recording's subscription or its events (admission's reads)."""
         recording = self._recording(route, route.ids[0])
         if recording is None:
             return not_found()
-        if route.endpoint is Endpoint.card:
-            if recording.type != CARD:
+        match route.endpoint:
+            case Endpoint.chat if recording.type == CAMPFIRE:
+                return json_reply(200, self._render.campfire(recording))
+            case Endpoint.card if recording.type == CARD:
+                return json_reply(200, self._render.card(recording))
+            case Endpoint.subscription if recording.type != CAMPFIRE:
+                return json_reply(200, self._render.subscription(recording, person))
+            case Endpoint.chat | Endpoint.card | Endpoint.subscription:
                 return not_found()
-            return json_reply(200, self._render.card(recording))
-        if route.endpoint is Endpoint.subscription:
-            if recording.type == CAMPFIRE:
-                return not_found()
-            return json_reply(200, self._render.subscription(recording, person))
         events = [event for event in self.feed.events() if event.recording_id == recording.id]
         events.reverse()  # newest first, as Basecamp lists a recording's events
         return self._listing(request, events, self._render.recording_event)
@@ -235,33 +503,27 @@ class BasecampApi:
         if not isinstance(content, str) or not content.strip():
             return error_reply(422, "Content can't be blank")
         if kind is Kind.boost and self._enforce_boost_length and len(content) > BOOST_MAX_LENGTH:
-            message = f"Content is too long (maximum is {BOOST_MAX_LENGTH} characters)"
-            return error_reply(422, message)
+            return error_reply(422, f"Content is too long (maximum is {BOOST_MAX_LENGTH} characters)")
         rich_text = kind is Kind.chat_line and body.get("content_type") == "text/html"
-        now = self._now()
+        now, later = self._now(), timedelta(seconds=lag)
         created = self._store.post(
-            kind,
-            destination,
-            person.id,
-            content,
-            created_at=now,
-            visible_at=now + timedelta(seconds=lag),
-            rich_text=rich_text,
+            kind, destination, person.id, content, created_at=now, visible_at=now + later, rich_text=rich_text
         )
         self.feed.record_message(created)
         shown = self._render.message(created)
-        location = (
-            self._urls.boost(created.bucket_id, created.id) if kind is Kind.boost else str(shown["app_url"])
-        )
+        if kind is Kind.boost:
+            location = f"{self._render.account_url}/buckets/{created.bucket_id}/boosts/{created.id}.json"
+        else:
+            location = str(shown["app_url"])
         return json_reply(201, shown, (("Location", location),))
 
     def _listing(self, request: Incoming, items: Sequence[Item], show: Callable[[Item], JsonObject]) -> Reply:
         page = page_of(items, page_number(request.query), self._page_sizes)
-        headers = page_headers(page, self._urls.origin, request.path, request.query)
+        headers = page_headers(page, self._origin, request.path, request.query)
         return json_reply(200, [show(item) for item in page.items], headers)
 
     def _recording(self, route: EndpointMatch, recording_id: int) -> Recording | None:
-        """The recording, if it exists in the bucket a legacy path names (rule 4)."""
+        """The recording, if it is in the bucket a legacy path names."""
         recording = self._store.recording(recording_id)
         if recording is None or route.bucket_id not in (None, recording.bucket_id):
             return None
@@ -269,12 +531,4 @@ class BasecampApi:
 
     def _destination(self, route: EndpointMatch, kind: Kind) -> Recording | None:
         recording = self._recording(route, route.ids[0])
-        return recording if recording is not None and accepts(kind, recording) else None
-
-    def _message(self, route: EndpointMatch, kind: Kind) -> Message | None:
-        message = self._store.message(kind, route.ids[-1])
-        if message is None or route.bucket_id not in (None, message.bucket_id):
-            return None
-        if kind is Kind.chat_line and message.recording_id != route.ids[0]:
-            return None
-        return message
+        return recording if recording is not None and kind.accepts(recording) else None

@@ -1,38 +1,86 @@
-"""The stand-in's own control API, for a second process or terminal (not Basecamp's).
+"""The stand-in's own control API under ``/__standin/``, for a second process or terminal (the
+README's table "The stand-in's control API").
 
-Rules:
-1. It lives under ``/__standin/`` and asks for no Basecamp token but for the stand-in's own
-   secret in ``X-Standin-Secret``, or answers 403 and does nothing. The stand-in listens on
-   127.0.0.1 only, and every local user reaches that: the secret keeps another user of a shared
-   machine from seeding a mention "from the operator" or minting tokens. The handler
-   (``shell.basecamp.standin.handler``) checks it, in one place.
-2. Its requests (faults, the request record, seeded messages and mentions, the rate limit, the
-   live lane's faults, Launchpad's settings) are the README's table "The stand-in's control
-   API"; ``answer`` below routes them.
-3. Bad input answers 400 ``{"error", "message"}`` and changes nothing: a body that is not UTF-8
-   JSON, holds NaN or Infinity, nests too deep, or a number out of
-   ``shell.basecamp.standin.bounds``.
+It asks for no Basecamp token but for the stand-in's secret in ``X-Standin-Secret`` (the handler
+checks it, in one place), or answers 403 and does nothing: 127.0.0.1 is every local user's, and
+the secret keeps another user of a shared machine from seeding a mention "from the operator" or
+minting tokens. A bad body -- not UTF-8 JSON, holding NaN or Infinity (or ``1e400``), nested more
+than ``MAX_DEPTH`` deep, or a number out of bounds -- is a 400 ``{"error", "message"}`` that
+changes nothing, never a dropped connection.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import math
 from datetime import datetime
 
 from core.ids import MAX_ID
-from shell.basecamp.standin.api import BasecampApi
-from shell.basecamp.standin.bounds import MAX_TOKEN_LIFETIME_SECONDS, read_json, whole
-from shell.basecamp.standin.exchange import Incoming, Reply, error_reply, json_reply
-from shell.basecamp.standin.faults import FaultBook, fault_from_json, fault_to_json
-from shell.basecamp.standin.live_faults import live_fault_from_json, live_fault_to_json
-from shell.basecamp.standin.live_stream import LiveStream
-from shell.basecamp.standin.ratelimit import BASECAMP_WINDOW_SECONDS, Limiter, RateLimit
-from shell.basecamp.standin.recorder import RequestLog
-from shell.basecamp.standin.store import Kind
+from shell.basecamp.standin.api import BasecampApi, Incoming, Reply, error_reply, json_reply
+from shell.basecamp.standin.faults import (
+    BASECAMP_WINDOW_SECONDS,
+    FaultBook,
+    Limiter,
+    RateLimit,
+    RequestLog,
+    fault_from_json,
+    live_fault_from_json,
+    whole,
+)  # fmt: skip
+from shell.basecamp.standin.lanes import LiveStream
+from shell.basecamp.standin.world import Kind
 
 PREFIX = "/__standin/"
 SECRET_HEADER = "X-Standin-Secret"  # noqa: S105 -- the header's name, not a secret
-"""The header every control request carries, holding the stand-in's ``control_secret`` (rule 1)."""
+MAX_DEPTH = 32
+MAX_TOKEN_LIFETIME_SECONDS = 10 * 365 * 86_400  # later is past what a date can hold
 _MENTION_SHAPE = '{"recording_id": CARD_ID, "text": "...", "creator_id"?: PERSON_ID}'
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"the body holds {name}, which is not a number JSON allows")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the body holds {text}, a number too large to be finite")
+    return value
+
+
+def read_json(body: bytes) -> object:
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("the body is not UTF-8") from None
+    if _depth(text) > MAX_DEPTH:
+        raise ValueError(f"the body is nested more than {MAX_DEPTH} deep")
+    try:
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    except json.JSONDecodeError as error:
+        where = f"line {error.lineno} column {error.colno}"
+        raise ValueError(f"the body is not JSON: {error.msg} at {where}") from None
+
+
+def _depth(text: str) -> int:
+    """How deep brackets nest outside strings (read before ``json`` recurses into them)."""
+    deepest = depth = 0
+    in_string = escaped = False
+    for character in text:
+        if escaped:
+            escaped = False
+        elif in_string:
+            escaped = character == "\\"
+            in_string = character != '"'
+        elif character == '"':
+            in_string = True
+        elif character in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif character in "]}":
+            depth -= 1
+    return deepest
 
 
 class Control:
@@ -46,15 +94,15 @@ class Control:
         self._limiter = limiter
 
     def answer(self, request: Incoming) -> Reply:
-        route = (request.method, request.path.removeprefix(PREFIX).strip("/"))
+        route, live = (request.method, request.path.removeprefix(PREFIX).strip("/")), self._live
         try:
             match route:
                 case ("POST", "faults"):
                     fault = fault_from_json(read_json(request.body))
                     self._faults.add(fault)
-                    return json_reply(201, fault_to_json(fault))
+                    return json_reply(201, dataclasses.asdict(fault))
                 case ("GET", "faults"):
-                    return json_reply(200, [fault_to_json(fault) for fault in self._faults.pending()])
+                    return json_reply(200, [dataclasses.asdict(fault) for fault in self._faults.pending()])
                 case ("DELETE", "faults"):
                     return json_reply(200, {"removed": self._faults.clear()})
                 case ("GET", "requests"):
@@ -68,8 +116,18 @@ class Control:
                 case ("PUT", "rate-limit"):
                     self._limiter.set_limit(_limit_from_json(read_json(request.body)))
                     return json_reply(200, _limit_json(self._limiter.limit))
-                case (method, path) if path == "live" or path.startswith("live/"):
-                    return self._live_answer(method, path, request.body)
+                case ("POST", "live/faults"):
+                    live_fault = live_fault_from_json(read_json(request.body))
+                    live.faults.add(live_fault)
+                    return json_reply(201, dataclasses.asdict(live_fault))
+                case ("GET", "live/faults"):
+                    return json_reply(200, [dataclasses.asdict(found) for found in live.faults.pending()])
+                case ("POST", "live/drop"):
+                    return json_reply(200, {"dropped": live.drop_all()})
+                case ("GET", "live"):
+                    return json_reply(
+                        200, {"connections": live.connections(), "tickets_minted": live.tickets.minted}
+                    )
                 case ("POST", "launchpad"):
                     return json_reply(200, self._launchpad(read_json(request.body)))
                 case ("POST", "launchpad/expire"):
@@ -79,21 +137,6 @@ class Control:
             return error_reply(400, "Bad Request", message=str(error))
         return error_reply(404, "Not Found")
 
-    def _live_answer(self, method: str, path: str, body: bytes) -> Reply:
-        live = self._live
-        match (method, path):
-            case ("POST", "live/faults"):
-                fault = live_fault_from_json(read_json(body))
-                live.faults.add(fault)
-                return json_reply(201, live_fault_to_json(fault))
-            case ("GET", "live/faults"):
-                return json_reply(200, [live_fault_to_json(found) for found in live.faults.pending()])
-            case ("POST", "live/drop"):
-                return json_reply(200, {"dropped": live.drop_all()})
-            case ("GET", "live"):
-                shown = {"connections": live.connections(), "tickets_minted": live.tickets.minted}
-                return json_reply(200, shown)
-        return error_reply(404, "Not Found")
     def _launchpad(self, value: object) -> dict[str, int | bool]:
         if not isinstance(value, dict):
             raise TypeError("the settings are a JSON object")
@@ -107,7 +150,7 @@ class Control:
                 raise ValueError("device_flow is true or false")
             launchpad.device_flow = value["device_flow"]
         if "consenting_person_id" in value:
-            person = self._api.person(int(value["consenting_person_id"]))
+            person = self._api.world.person(int(value["consenting_person_id"]))
             if person is None:
                 raise ValueError("no such person in the world")
             launchpad.consenting = person
@@ -119,11 +162,14 @@ class Control:
             raise ValueError(f"a mention is {_MENTION_SHAPE}")
         unknown = set(value) - {"recording_id", "text", "creator_id"}
         if unknown:
-            named = ", ".join(sorted(unknown))
-            raise ValueError(f"unknown mention fields {named}: a mention is {_MENTION_SHAPE}")
+            raise ValueError(
+                f"unknown mention fields {', '.join(sorted(unknown))}: a mention is {_MENTION_SHAPE}"
+            )
         if not isinstance(value["text"], str):
             raise ValueError("a mention's text is a string")
-        creator = whole(value.get("creator_id", self._api.operator.id), "creator_id", low=1, high=MAX_ID)
+        creator = whole(
+            value.get("creator_id", self._api.world.operator.id), "creator_id", low=1, high=MAX_ID
+        )
         message, event_id = self._api.mention(
             creator, whole(value["recording_id"], "recording_id", low=1, high=MAX_ID), value["text"]
         )
@@ -133,14 +179,9 @@ class Control:
         if not isinstance(value, dict):
             raise TypeError("a message is a JSON object")
         created_at = value.get("created_at")
-        message = self._api.seed(
-            Kind(str(value["kind"])),
-            int(value["recording_id"]),
-            int(value["creator_id"]),
-            str(value["content"]),
-            datetime.fromisoformat(created_at) if isinstance(created_at, str) else None,
-        )
-        return message.id
+        kind, content = Kind(str(value["kind"])), str(value["content"])
+        when = datetime.fromisoformat(created_at) if isinstance(created_at, str) else None
+        return self._api.seed(kind, int(value["recording_id"]), int(value["creator_id"]), content, when).id
 
 
 def _limit_json(limit: RateLimit) -> dict[str, object]:

@@ -1,36 +1,97 @@
-"""Scripted faults: how the stand-in misbehaves on purpose, request by request.
+"""What befalls a request before Basecamp answers it: the record, the rate limit, scripted faults.
 
-Rules:
-1. A fault matches by method (None: any) and by a substring of the request path (None: any).
-2. Faults are consumed in the order they were added; the first that matches wins. A fault
-   with ``times=None`` matches every request it fits and is never used up.
-3. Taking a fault is atomic: two concurrent requests never both use the last ``times``.
-4. What each action does is ``act``'s, said beside each ``FaultAction``. Only ``refuse``,
-   ``server_error``, ``rate_limit`` and ``drop_without_create`` create nothing.
-5. Waits are real seconds. A stop cuts them short, and the request is then dropped.
-6. Every number is bounded (``shell.basecamp.standin.bounds``): a delay finite, at most a day;
-   ``times`` at most a million; an ``oversize`` body at most 64 MiB.
+The record keeps every request as it is read, before any fault acts (a dropped POST still counts),
+and the status once written; it never keeps a secret (the ``Authorization`` and
+``X-Standin-Secret`` headers, and each secret or code a query or form carries, read ``REDACTED``).
+Basecamp's rate limit is enforced per client address: at most ``requests`` in any sliding
+``window`` (50 per 10 s), on a monotonic clock, not the stand-in's. A request over it is a 429
+whose ``Retry-After`` is whole seconds until the oldest admitted one leaves the window (at least
+1); it creates nothing, takes no fault, and does not count.
+
+A fault matches by method and path substring; faults are taken in the order added, atomically,
+the first match winning, and ``times=None`` never wears out. What each action does is said beside
+it; its waits are real seconds a stop cuts short. Every number is finite and bounded: a duration up
+to a day, a count up to a million, an ``oversize`` body up to 64 MiB.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
+import math
 import threading
+import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 from http import HTTPStatus
-from typing import Any
-from urllib.parse import urlencode
+from typing import Any, Generic, TypeVar
+from urllib.parse import parse_qsl, urlencode
 
-from shell.basecamp.standin.bounds import mebibytes, seconds, whole
-from shell.basecamp.standin.exchange import Incoming, Reply, error_reply
-from shell.basecamp.standin.pagination import next_link, page_number
-from shell.basecamp.standin.ratelimit import rate_limited_reply
+from shell.basecamp.standin.api import Incoming, Reply, error_reply, next_link, page_number
 
-FOREIGN_ORIGIN = "http://evil.example"
+MAX_SECONDS = 86_400.0
+MAX_COUNT = 1_000_000
+MAX_OVERSIZE_MIB = 64
 DEFAULT_OVERSIZE_MIB = 9
+FOREIGN_ORIGIN = "http://evil.example"
+BASECAMP_REQUESTS = 50
+BASECAMP_WINDOW_SECONDS = 10.0
+REDACTED = "REDACTED"
+SECRET_HEADERS = frozenset({"authorization", "x-standin-secret"})
+SECRET_FIELDS = frozenset(
+    {"client_secret", "code", "refresh_token", "device_code", "access_token", "code_verifier", "password"}
+)
+
+
+def seconds(value: object, what: str, *, positive: bool = False) -> float:
+    """``value`` as seconds (NaN and Infinity refused, never slept on), or ValueError naming ``what``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{what} is a number of seconds, not {value!r}")
+    if not math.isfinite(value) or value < 0 or value > MAX_SECONDS or (positive and value == 0):
+        low = "more than 0" if positive else "0"
+        raise ValueError(f"{what} is a finite number of seconds from {low} to {MAX_SECONDS:g}, not {value!r}")
+    return float(value)
+
+
+def whole(value: object, what: str, *, low: int = 0, high: int = MAX_COUNT) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{what} is a whole number, not {value!r}")
+    if not low <= value <= high:
+        raise ValueError(f"{what} is from {low} to {high}, not {value}")
+    return value
+
+
+def mebibytes(value: object, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{what} is a number of MiB, not {value!r}")
+    if not math.isfinite(value) or not 0 < value <= MAX_OVERSIZE_MIB:
+        raise ValueError(f"{what} is more than 0 MiB and at most {MAX_OVERSIZE_MIB}, not {value!r}")
+    return float(value)
+
+
+def check_use(times: int | None, delay: float, what: str) -> None:
+    """A fault's ``times`` (None: for ever) and ``delay``, as every fault takes them."""
+    if times is not None and times < 1:
+        raise ValueError(f"a fault happens at least once, not {times} times")
+    if delay < 0:
+        raise ValueError(f"a delay is not negative: {delay}")
+    if times is not None:
+        whole(times, f"{what}'s times", low=1)
+    seconds(delay, f"{what}'s delay")
+
+
+def known_fields(value: object, fields: dict[str, Any], what: str) -> dict[str, Any]:
+    """A JSON object naming only ``fields``; TypeError or ValueError otherwise."""
+    if not isinstance(value, dict):
+        raise TypeError(f"a {what} is a JSON object")
+    unknown = set(value) - set(fields)
+    if unknown:
+        raise ValueError(f"unknown {what} fields: {', '.join(sorted(unknown))}")
+    return dict(value)
 
 
 class FaultAction(StrEnum):
@@ -50,8 +111,6 @@ class FaultAction(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Fault:
-    """One scripted misbehaviour (rule 4)."""
-
     action: FaultAction
     method: str | None = None
     path_contains: str | None = None
@@ -64,13 +123,7 @@ class Fault:
     def __post_init__(self) -> None:
         if not isinstance(self.action, FaultAction):
             raise TypeError(f"a fault's action is a FaultAction, not {self.action!r}")
-        if self.times is not None and self.times < 1:
-            raise ValueError(f"a fault happens at least once, not {self.times} times")
-        if self.delay < 0:
-            raise ValueError(f"a delay is not negative: {self.delay}")
-        if self.times is not None:
-            whole(self.times, "a fault's times", low=1)
-        seconds(self.delay, "a fault's delay")
+        check_use(self.times, self.delay, "a fault")
         if self.action is FaultAction.oversize and self.delay:
             raise ValueError("an oversize fault has no delay: its body's size is its size_mib")
         if self.size_mib is not None:
@@ -87,81 +140,75 @@ class Fault:
 
 
 def fault_from_json(value: object) -> Fault:
-    """A fault from its JSON form (the control API); ValueError or TypeError when malformed."""
-    if not isinstance(value, dict):
-        raise TypeError("a fault is a JSON object")
-    fields: dict[str, Any] = dict(value)
-    unknown = set(fields) - set(Fault.__dataclass_fields__)
-    if unknown:
-        raise ValueError(f"unknown fault fields: {', '.join(sorted(unknown))}")
+    fields = known_fields(value, Fault.__dataclass_fields__, "fault")
     fields["action"] = FaultAction(str(fields.get("action")))
-    for name, kind in (
-        ("method", str), ("path_contains", str), ("retry_after", str), ("status", int),
-        ("times", int),
-    ):  # fmt: skip
+    for name, kind in (("method", str), ("path_contains", str), ("retry_after", str), ("status", int),
+                       ("times", int)):  # fmt: skip
         if fields.get(name) is not None and not isinstance(fields[name], kind):
             raise TypeError(f"a fault's {name} is a {kind.__name__}")
     return Fault(**fields)
 
 
-def fault_to_json(fault: Fault) -> dict[str, Any]:
-    return {name: getattr(fault, name) for name in Fault.__dataclass_fields__}
+F = TypeVar("F", "Fault", "LiveFault")
 
 
-class FaultBook:
-    """The faults still to happen, in the order they were added."""
+class Book(Generic[F]):
+    """Faults still to happen, in the order added."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._entries: list[tuple[Fault, int | None]] = []
+        self._entries: list[list[Any]] = []  # [fault, uses left or None]
 
-    def add(self, fault: Fault) -> None:
+    def add(self, fault: F) -> None:
         with self._lock:
-            self._entries.append((fault, fault.times))
+            self._entries.append([fault, fault.times])
 
     def clear(self) -> int:
-        """Remove every fault still to happen; how many there were."""
+        """How many there were."""
         with self._lock:
             removed = len(self._entries)
             self._entries.clear()
             return removed
 
-    def pending(self) -> list[Fault]:
+    def pending(self) -> list[F]:
         with self._lock:
-            return [fault for fault, _ in self._entries]
+            return [entry[0] for entry in self._entries]
 
-    def take(self, method: str, path: str) -> Fault | None:
-        """The first fault matching the request, used up once (rules 2 and 3)."""
+    def take_first(self, fits: Callable[[F], bool]) -> tuple[F, bool] | None:
+        """The first fault that fits, used once, and whether that was its last use."""
         with self._lock:
             for index, (fault, remaining) in enumerate(self._entries):
-                if not fault.matches(method, path):
+                if not fits(fault):
                     continue
-                if remaining is not None:
-                    if remaining <= 1:
-                        del self._entries[index]
-                    else:
-                        self._entries[index] = (fault, remaining - 1)
-                return fault
+                if remaining is None:
+                    return fault, False
+                if remaining <= 1:
+                    del self._entries[index]
+                    return fault, True
+                self._entries[index][1] = remaining - 1
+                return fault, False
         return None
 
 
-Answer = Callable[[float], Reply]
-Wait = Callable[[float], bool]
+class FaultBook(Book[Fault]):
+    def take(self, method: str, path: str) -> Fault | None:
+        taken = self.take_first(lambda fault: fault.matches(method, path))
+        return taken[0] if taken else None
 
 
-def act(fault: Fault, request: Incoming, answer: Answer, wait: Wait) -> Reply | None:
-    """The reply ``fault`` makes of ``request``; None means: close without answering.
-
-    ``answer(lag)`` handles the request normally (``lag``: seconds before what it creates is
-    listed); ``wait(seconds)`` sleeps, and says False when it was cut short by a stop, after
-    which nothing is answered."""
+def act(
+    fault: Fault, request: Incoming, answer: Callable[[float], Reply], wait: Callable[[float], bool]
+) -> Reply | None:
+    """The reply ``fault`` makes of ``request``; None: close without answering. ``answer(lag)``
+    handles the request (``lag``: seconds before what it creates is listed); ``wait(seconds)``
+    sleeps, False when a stop cut it short."""
     match fault.action:
         case FaultAction.refuse:
             return _error(fault.status or 403)
         case FaultAction.server_error:
             return _error(fault.status or 500)
         case FaultAction.rate_limit:
-            return _rate_limited(fault.retry_after)
+            return rate_limited_reply("1" if fault.retry_after is None else fault.retry_after)
         case FaultAction.drop_without_create:
             return None
         case FaultAction.create_then_drop:
@@ -176,9 +223,14 @@ def act(fault: Fault, request: Incoming, answer: Answer, wait: Wait) -> Reply | 
             return answer(fault.delay)
         case FaultAction.bad_link:
             link = next_link(FOREIGN_ORIGIN, request.path, request.query, page_number(request.query))
-            return answer(0.0).with_header("Link", link)
+            return _with_link(answer(0.0), link)
         case FaultAction.no_id:
-            return _without_id(answer(0.0))
+            reply = answer(0.0)
+            shown = _json_object(reply)
+            if shown is None or "id" not in shown:
+                return reply
+            del shown["id"]
+            return Reply(reply.status, reply.headers, json.dumps(shown, ensure_ascii=False).encode())
         case FaultAction.loop_link:
             return _looping(request, answer(0.0))
         case FaultAction.oversize:
@@ -195,31 +247,209 @@ def _error(status: int) -> Reply:
     return error_reply(status, phrase)
 
 
-def _rate_limited(retry_after: str | None) -> Reply:
-    value = "1" if retry_after is None else retry_after
-    return rate_limited_reply(value)
-
-
-def _without_id(reply: Reply) -> Reply:
-    try:
+def _json_object(reply: Reply) -> dict[str, Any] | None:
+    with contextlib.suppress(ValueError):
         shown = json.loads(reply.body)
-    except ValueError:
-        return reply
-    if not isinstance(shown, dict) or "id" not in shown:
-        return reply
-    del shown["id"]
-    return Reply(reply.status, reply.headers, json.dumps(shown, ensure_ascii=False).encode())
+        return shown if isinstance(shown, dict) else None
+    return None
+
+
+def _with_link(reply: Reply, link: str, body: bytes | None = None) -> Reply:
+    headers = tuple((name, value) for name, value in reply.headers if name.lower() != "link")
+    return Reply(reply.status, (*headers, ("Link", link)), reply.body if body is None else body)
 
 
 def _looping(request: Incoming, reply: Reply) -> Reply:
-    """``reply`` with its next page, in the ``Link`` and in a body's ``next``, the URL asked."""
+    """``reply`` naming the URL asked as its next page, in the ``Link`` and in a body's ``next``."""
     asked = f"http://{request.headers.get('host', '')}{request.path}"
     if request.query:
         asked += "?" + urlencode(request.query)
-    headers = tuple((name, value) for name, value in reply.headers if name.lower() != "link")
-    body = reply.body
-    with contextlib.suppress(ValueError):
-        shown = json.loads(body)
-        if isinstance(shown, dict):
-            body = json.dumps({**shown, "next": asked}, ensure_ascii=False).encode()
-    return Reply(reply.status, (*headers, ("Link", f'<{asked}>; rel="next"')), body)
+    shown = _json_object(reply)
+    body = None if shown is None else json.dumps({**shown, "next": asked}, ensure_ascii=False).encode()
+    return _with_link(reply, f'<{asked}>; rel="next"', body)
+
+
+class LiveAction(StrEnum):
+    """A live fault: at the upgrade (``refuse``, ``expire_ticket``) or instead of sending an
+    event to a subscriber (the others), each only at its own moment."""
+
+    refuse = "refuse"  # the upgrade answered ``status`` (503) after ``delay`` seconds, no WebSocket
+    expire_ticket = "expire_ticket"  # the ticket counts as expired: 401, no WebSocket
+    drop = "drop"  # the TCP connection cut (no close frame) instead of the event
+    stall = "stall"  # nothing sent, not even a ping, for ``delay``; then the event and what followed
+    skip = "skip"  # not sent; after the ``times``-th an overflow frame names the id dropped after
+
+
+@dataclass(frozen=True, slots=True)
+class LiveFault:
+    """``times`` counts uses across connections."""
+
+    action: LiveAction
+    status: int | None = None
+    delay: float = 0.0
+    times: int = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.action, LiveAction):
+            raise TypeError(f"a live fault's action is a LiveAction, not {self.action!r}")
+        check_use(self.times, self.delay, "a live fault")
+        if self.status is not None and not 400 <= self.status <= 599:
+            raise ValueError(f"an upgrade is refused with a 4xx or 5xx, not {self.status}")
+
+    @property
+    def at_upgrade(self) -> bool:
+        return self.action in (LiveAction.refuse, LiveAction.expire_ticket)
+
+
+def live_fault_from_json(value: object) -> LiveFault:
+    fields = known_fields(value, LiveFault.__dataclass_fields__, "live fault")
+    status, delay, times = fields.get("status"), fields.get("delay", 0.0), fields.get("times", 1)
+    if status is not None and (isinstance(status, bool) or not isinstance(status, int)):
+        raise TypeError("a live fault's status is an integer")
+    if isinstance(delay, bool) or not isinstance(delay, int | float):
+        raise TypeError("a live fault's delay is a number of seconds")
+    if isinstance(times, bool) or not isinstance(times, int):
+        raise TypeError("a live fault's times is an integer")
+    return LiveFault(LiveAction(str(fields.get("action"))), status, float(delay), times)
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimit:
+    """``requests`` per ``window`` seconds per client address; ``requests == 0`` is off."""
+
+    requests: int = BASECAMP_REQUESTS
+    window: float = BASECAMP_WINDOW_SECONDS
+
+    def __post_init__(self) -> None:
+        whole(self.requests, "a rate limit's requests")
+        seconds(self.window, "a rate limit's window", positive=True)
+
+    @classmethod
+    def off(cls) -> RateLimit:
+        return cls(0, BASECAMP_WINDOW_SECONDS)
+
+    @classmethod
+    def parse(cls, text: str) -> RateLimit:
+        """``off``, or ``N/S`` (N requests per S seconds), or ``N`` (per 10 s)."""
+        words = text.strip().lower()
+        if words == "off":
+            return cls.off()
+        count, _, window = words.partition("/")
+        try:
+            limit = cls(int(count), float(window) if window else BASECAMP_WINDOW_SECONDS)
+        except ValueError as error:
+            raise ValueError(f"a rate limit is 'off' or N/SECONDS (like 50/10), not {text!r}") from error
+        if limit.requests == 0:
+            raise ValueError("a rate limit of 0 requests is written 'off'")
+        return limit
+
+    @property
+    def enforced(self) -> bool:
+        return self.requests > 0
+
+    def describe(self) -> str:
+        return "off" if self.requests == 0 else f"{self.requests}/{self.window:g}"
+
+
+def rate_limited_reply(retry_after: str) -> Reply:
+    """Basecamp's 429: ``Retry-After`` (none when empty), and the SDK schema's body, with
+    ``retry_after`` when it is whole seconds."""
+    headers = (("Retry-After", retry_after),) if retry_after else ()
+    extra = {"retry_after": int(retry_after)} if retry_after.isdigit() else {}
+    return error_reply(429, "Rate limit exceeded", headers, **extra)
+
+
+class Limiter:
+    def __init__(self, limit: RateLimit, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.limit = limit
+        self._monotonic = monotonic
+        self._admitted: dict[str, deque[float]] = {}
+        self._lock = threading.Lock()
+
+    def set_limit(self, limit: RateLimit) -> None:
+        """From now on; what was admitted still counts."""
+        with self._lock:
+            self.limit = limit
+
+    def admit(self, address: str) -> Reply | None:
+        """None when the request may be answered, else the 429 to answer instead."""
+        with self._lock:
+            limit = self.limit
+            if not limit.enforced:
+                return None
+            now = self._monotonic()
+            admitted = self._admitted.setdefault(address, deque())
+            while admitted and admitted[0] <= now - limit.window:
+                admitted.popleft()
+            while len(admitted) > limit.requests:  # a lowered limit: only the newest matter
+                admitted.popleft()
+            if len(admitted) < limit.requests:
+                admitted.append(now)
+                return None
+            wait = admitted[0] + limit.window - now
+        return rate_limited_reply(str(max(1, math.ceil(wait))))
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    body: bytes
+    status: int | None  # None: dropped, or the answer could not be written
+    fault: FaultAction | None
+    at: datetime
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "method": self.method, "path": self.path, "query": self.query, "headers": self.headers,
+            "body": self.body.decode("utf-8", errors="replace"), "status": self.status, "fault": self.fault,
+            "at": self.at.isoformat(),
+        }  # fmt: skip
+
+
+def _redacted_body(body: bytes) -> bytes:
+    """A form body with its secrets' values replaced; any other body as it is."""
+    try:
+        pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True)
+    except (UnicodeDecodeError, ValueError):
+        return body
+    if not any(name in SECRET_FIELDS for name, _ in pairs):
+        return body
+    return urlencode([(name, REDACTED if name in SECRET_FIELDS else value) for name, value in pairs]).encode()
+
+
+class RequestLog:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._requests: list[RecordedRequest] = []
+
+    def record(self, request: Incoming, at: datetime) -> int:
+        """The number ``note`` names it by."""
+        headers = {
+            name: REDACTED if name in SECRET_HEADERS else value for name, value in request.headers.items()
+        }
+        query = {name: REDACTED if name in SECRET_FIELDS else value for name, value in request.query.items()}
+        recorded = RecordedRequest(
+            request.method, request.path, query, headers, _redacted_body(request.body), None, None, at
+        )
+        with self._lock:
+            self._requests.append(recorded)
+            return len(self._requests) - 1
+
+    def note(self, number: int, **changes: Any) -> None:
+        """Set the ``status`` answered or the ``fault`` applied."""
+        with self._lock:
+            self._requests[number] = dataclasses.replace(self._requests[number], **changes)
+
+    def requests(self) -> list[RecordedRequest]:
+        with self._lock:
+            return list(self._requests)
+
+    def count(self, method: str, path_contains: str | None = None) -> int:
+        with self._lock:
+            return sum(
+                request.method == method and (path_contains is None or path_contains in request.path)
+                for request in self._requests
+            )

@@ -1,21 +1,13 @@
 """Launchpad, as the stand-in plays it: OAuth 2 for one registered app, with tokens that expire.
 
-Rules:
-1. One app is registered: ``CLIENT_ID``, with the stand-in's control secret as its client secret
-   (who may mint a token as the agent is who may drive the stand-in), and any loopback redirect.
-   ``/authorization/new`` consents at once as the consenting person (the agent unless the
-   control API says otherwise); a code is good once, for five minutes.
-2. ``/authorization/token`` takes the code and refresh grants (and the legacy ``type=`` forms).
-   An access token expires after ``token_lifetime`` seconds. Each refresh issues a new pair and
-   retires the refresh token used; the replaced access token stays good until it expires.
-   Anything wrong is a 400 with OAuth's error word.
-3. ``/authorization.json`` with a live issued token answers its expiry, identity and the one
-   ``bc3`` account; otherwise 401.
-4. ``person_for(token)`` is whom a live issued token acts as; an expired one is None (a 401).
-5. ``expire_all`` makes every issued access token expire now.
-6. The discovery document offers no device flow unless ``device_flow`` is set: then
-   ``/oauth/device`` issues codes a person approves at ``/device``, and the token endpoint
-   answers ``authorization_pending`` until then, then the pair, once."""
+The app is ``CLIENT_ID`` with the stand-in's control secret as its client secret (who may mint a
+token as the agent is who may drive the stand-in), and any loopback redirect. Consent is at once,
+as the consenting person (the agent unless told otherwise); a code is good once, for five minutes.
+An access token expires after ``token_lifetime`` seconds; each refresh issues a new pair and
+retires the refresh token used. Anything wrong is a 400 with OAuth's error word; a token neither
+issued nor live is a 401. The device flow is offered only when ``device_flow`` is set: a code a
+person approves at ``/device``, ``authorization_pending`` until then, then the pair, once.
+"""
 
 from __future__ import annotations
 
@@ -27,7 +19,7 @@ from datetime import datetime, timedelta
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from core.links import is_loopback_host
-from shell.basecamp.standin.exchange import Incoming, JsonObject, Reply, error_reply, json_reply
+from shell.basecamp.standin.api import Incoming, Reply, error_reply, json_reply
 from shell.basecamp.standin.world import Person, World
 
 CLIENT_ID = "standin-client"
@@ -35,10 +27,6 @@ LAUNCHPAD_LIFETIME = 1209600
 CODE_LIFETIME = timedelta(minutes=5)
 LEGACY_TYPES = {"web_server": "authorization_code", "refresh": "refresh_token"}
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
-PATHS = (
-    "/authorization/new", "/authorization/token", "/authorization.json",
-    "/.well-known/oauth-authorization-server", "/oauth/device", "/device",
-)  # fmt: skip
 
 
 @dataclass
@@ -48,45 +36,46 @@ class _Issued:
 
 
 class Launchpad:
-    def __init__(
-        self, world: World, account_url: str, app_url: str, now: Callable[[], datetime], origin: str = ""
-    ) -> None:
+    def __init__(self, world: World, origin: str, now: Callable[[], datetime], client_secret: str) -> None:
         self._world = world
         self._origin = origin
-        self.device_flow = False
-        self._devices: dict[str, tuple[str, Person | None]] = {}  # device code -> user code, approver
-        self._account_url = account_url
-        self._app_url = app_url
         self._now = now
+        self.client_secret = client_secret
         self._lock = threading.Lock()
         self._codes: dict[str, tuple[Person, str, datetime]] = {}
+        self._devices: dict[str, tuple[str, Person | None]] = {}  # device code -> user code, approver
         self._access: dict[str, _Issued] = {}
         self._refresh: dict[str, Person] = {}
         self.token_lifetime = LAUNCHPAD_LIFETIME
-        self.client_secret = secrets.token_urlsafe(24)  # the stand-in's control secret (rule 1)
+        self.device_flow = False
         self.consenting: Person = world.agent
         self.refreshes = 0
 
     def answer(self, request: Incoming) -> Reply:
+        form = dict(parse_qsl(request.body.decode("utf-8", "replace")))
         match (request.method, request.path):
             case ("GET", "/authorization/new"):
                 return self._authorize(request.query)
             case ("POST", "/authorization/token"):
-                form = dict(parse_qsl(request.body.decode("utf-8", "replace"))) | request.query
-                return self._token(form)
+                return self._token(form | request.query)
             case ("GET", "/authorization.json"):
                 return self._authorization(request.headers.get("authorization", ""))
             case ("GET", "/.well-known/oauth-authorization-server"):
-                return json_reply(200, self._discovery())
+                document = {
+                    "issuer": self._origin, "authorization_endpoint": f"{self._origin}/authorization/new",
+                    "token_endpoint": f"{self._origin}/authorization/token",
+                }  # fmt: skip
+                if self.device_flow:
+                    document["device_authorization_endpoint"] = f"{self._origin}/oauth/device"
+                return json_reply(200, document)
             case ("POST", "/oauth/device") if self.device_flow:
-                form = dict(parse_qsl(request.body.decode("utf-8", "replace")))
                 return self._device(form.get("client_id", ""))
             case ("GET", "/device") if self.device_flow:
                 return self._approve(request.query.get("user_code", ""))
         return error_reply(404, "Not Found")
 
     def person_for(self, token: str) -> Person | None:
-        """Rule 4."""
+        """Whom a live issued token acts as; an expired one is None (a 401)."""
         with self._lock:
             issued = self._access.get(token)
             if issued is None or issued.expires_at <= self._now():
@@ -94,7 +83,6 @@ class Launchpad:
             return issued.person
 
     def expire_all(self) -> None:
-        """Rule 5."""
         with self._lock:
             for issued in self._access.values():
                 issued.expires_at = min(issued.expires_at, self._now())
@@ -125,13 +113,13 @@ class Launchpad:
                     return error_reply(400, "invalid_grant")
                 person = found[0]
             elif grant == DEVICE_GRANT:
-                found_device = self._devices.get(form.get("device_code", ""))
-                if found_device is None:
+                device = self._devices.get(form.get("device_code", ""))
+                if device is None:
                     return error_reply(400, "invalid_grant")
-                if found_device[1] is None:
+                if device[1] is None:
                     return error_reply(400, "authorization_pending")
                 del self._devices[form.get("device_code", "")]
-                person = found_device[1]
+                person = device[1]
             elif grant == "refresh_token":
                 refreshed = self._refresh.pop(form.get("refresh_token", ""), None)
                 if refreshed is None:
@@ -140,17 +128,11 @@ class Launchpad:
                 self.refreshes += 1
             else:
                 return error_reply(400, "unsupported_grant_type")
-            return json_reply(200, self._issue(person))
-
-    def _discovery(self) -> JsonObject:
-        document: JsonObject = {
-            "issuer": self._origin,
-            "authorization_endpoint": f"{self._origin}/authorization/new",
-            "token_endpoint": f"{self._origin}/authorization/token",
-        }
-        if self.device_flow:
-            document["device_authorization_endpoint"] = f"{self._origin}/oauth/device"
-        return document
+            access, refresh = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+            self._access[access] = _Issued(person, self._now() + timedelta(seconds=self.token_lifetime))
+            self._refresh[refresh] = person
+        issued = {"access_token": access, "token_type": "Bearer", "expires_in": self.token_lifetime}
+        return json_reply(200, {**issued, "refresh_token": refresh})
 
     def _device(self, client_id: str) -> Reply:
         if client_id != CLIENT_ID:
@@ -170,13 +152,6 @@ class Launchpad:
                     return Reply(200, (("Content-Type", "text/html; charset=utf-8"),), b"<p>Approved.</p>")
         return error_reply(404, "Not Found")
 
-    def _issue(self, person: Person) -> JsonObject:
-        access, refresh = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
-        self._access[access] = _Issued(person, self._now() + timedelta(seconds=self.token_lifetime))
-        self._refresh[refresh] = person
-        return {"access_token": access, "token_type": "Bearer", "expires_in": self.token_lifetime,
-                "refresh_token": refresh}  # fmt: skip
-
     def _authorization(self, authorization: str) -> Reply:
         scheme, _, token = authorization.strip().partition(" ")
         person = self.person_for(token.strip()) if scheme.lower() == "bearer" else None
@@ -185,10 +160,11 @@ class Launchpad:
         with self._lock:
             expires_at = self._access[token.strip()].expires_at
         first, _, last = person.name.partition(" ")
+        account_url = f"{self._origin}/{self._world.account_id}"
         return json_reply(200, {
             "expires_at": expires_at.isoformat().replace("+00:00", "Z"),
             "identity": {"id": 10**9 + person.id, "first_name": first, "last_name": last,
                          "email_address": person.email_address},
             "accounts": [{"product": "bc3", "id": self._world.account_id, "name": self._world.account_name,
-                          "href": self._account_url, "app_href": self._app_url}],
+                          "href": account_url, "app_href": account_url}],
         })  # fmt: skip

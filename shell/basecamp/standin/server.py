@@ -1,115 +1,83 @@
-"""A local Basecamp on 127.0.0.1 (``StandIn``), for the demo and the tests.
+"""A local Basecamp on 127.0.0.1 (``StandIn``), for the demo and the tests, and its HTTP transport.
 
-Rules:
-1. It is faithful, not kind: it checks and answers what Basecamp does
-   (``shell.basecamp.standin.api``), so a client bug shows here first.
-2. The port is bound when the ``StandIn`` is made; serving starts with ``start()`` or ``with``;
-   ``stop()`` closes every connection and waits for the handlers.
-3. Its clock (default real time) stamps what is created, listed and requested; a fault's waits
-   are real seconds.
-4. Faults, the request record and seeding are methods here, and the same over HTTP under
-   ``/__standin/`` (``shell.basecamp.standin.control``).
-5. The feed, the live lane, Launchpad's OAuth and the inbox are their own modules (``feed``,
-   ``live_stream``, ``launchpad``, ``inbox``), shaped by this class's arguments.
-6. Basecamp's rate limit is on by default (``rate_limit``; ``RateLimit.off()``), changeable while
-   serving.
-7. The live lane's WebSocket is served on a second port (``live.port``).
-8. Launchpad's tokens expire after ``launchpad.token_lifetime`` seconds.
-9. ``brake_next`` brakes the next events: absent from the feed and live lane, present in the inbox.
-10. ``control_secret`` (random unless given) is what a control request carries in
-   ``X-Standin-Secret``, and Launchpad's client secret: on a shared machine only whoever read
-   the stand-in's first line drives it."""
+The port is bound when the ``StandIn`` is made; serving starts with ``start()`` or ``with``, and
+``stop()`` closes every connection, cuts every fault's wait short and waits for the handlers. Its
+clock (real time unless given) stamps what is created, listed and requested. ``control_secret``
+(random unless given, so a restart may keep it) is what a control request carries, and
+Launchpad's client secret: on a shared machine only whoever read the first line drives it.
+
+HTTP/1.1 with keep-alive, a thread a connection: every answer carries its ``Content-Length``, and
+a connection idle ``keepalive_timeout`` seconds is closed. A request is read whole and recorded,
+then may be answered 429 by the rate limit (taking no fault), else meets its fault, else is
+answered; a drop closes the connection without a byte of an answer. Each request is logged by
+method, path and status, never a header, a body or the query string.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import secrets
+import selectors
+import socket
 import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
-from shell.basecamp.standin.api import BasecampApi
-from shell.basecamp.standin.control import Control
-from shell.basecamp.standin.faults import Fault, FaultBook
-from shell.basecamp.standin.feed import DEFAULT_FEED_PAGE_SIZE, Feed, StandinFeedEvent
-from shell.basecamp.standin.handler import HttpServer
-from shell.basecamp.standin.inbox import Inbox
+from shell.basecamp.standin import faults, lanes
+from shell.basecamp.standin.api import (
+    BASECAMP_PAGE_SIZES,
+    BasecampApi,
+    Incoming,
+    JsonObject,
+    Reply,
+    error_reply,
+)
+from shell.basecamp.standin.control import PREFIX, SECRET_HEADER, Control
 from shell.basecamp.standin.launchpad import Launchpad
-from shell.basecamp.standin.live_faults import LiveFault
-from shell.basecamp.standin.live_stream import DEFAULT_PING_INTERVAL, DEFAULT_TICKET_TTL, LiveStream
-from shell.basecamp.standin.pagination import BASECAMP_PAGE_SIZES
-from shell.basecamp.standin.ratelimit import Limiter, RateLimit
-from shell.basecamp.standin.recorder import RecordedRequest, RequestLog
-from shell.basecamp.standin.store import Kind, Store
-from shell.basecamp.standin.urls import Urls
-from shell.basecamp.standin.world import CARD, Person, Recording, World, build_world
+from shell.basecamp.standin.world import CARD, Kind, Person, Store, World, build_world
 
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
+LOGGER = logging.getLogger("shell.basecamp.standin")
+HOST = "127.0.0.1"
+MAX_BODY_BYTES = 1 << 20
 
 
 class StandIn:
-    """A running (once started) Basecamp stand-in. See the module's docstring."""
-
     def __init__(
-        self,
-        world: str = "demo",
-        *,
-        port: int = 0,
-        page_sizes: Sequence[int] = BASECAMP_PAGE_SIZES,
-        clock: Callable[[], datetime] | None = None,
-        enforce_boost_length: bool = True,
-        keepalive_timeout: float = 5.0,
-        feed_page_size: int = DEFAULT_FEED_PAGE_SIZE,
-        feed_delay: float = 0.0,
-        rate_limit: RateLimit | None = None,
-        ticket_ttl: int = DEFAULT_TICKET_TTL,
-        ping_interval: float = DEFAULT_PING_INTERVAL,
-        make_token: Callable[[], str] | None = None,
-        control_secret: str | None = None,
+        self, world: str = "demo", *, port: int = 0, page_sizes: Sequence[int] = BASECAMP_PAGE_SIZES,
+        clock: Callable[[], datetime] | None = None, enforce_boost_length: bool = True,
+        keepalive_timeout: float = 5.0, feed_page_size: int = lanes.DEFAULT_FEED_PAGE_SIZE,
+        feed_delay: float = 0.0, rate_limit: faults.RateLimit | None = None,
+        ticket_ttl: int = lanes.DEFAULT_TICKET_TTL, ping_interval: float = lanes.DEFAULT_PING_INTERVAL,
+        make_token: Callable[[], str] | None = None, control_secret: str | None = None,
         account_id: int | None = None,
-    ) -> None:
+    ) -> None:  # fmt: skip
         if not page_sizes or any(size < 1 for size in page_sizes):
             raise ValueError(f"page sizes must be positive, not {tuple(page_sizes)}")
-        # make_token: a restart keeps its tokens; account_id: a world with an account id of its own
         self.world: World = build_world(world, make_token, account_id)
-        now = clock or _utc_now
+        now = clock or (lambda: datetime.now(UTC))
         self._now = now
-        self._faults = FaultBook()
-        self._log = RequestLog()
-        self.limiter = Limiter(RateLimit() if rate_limit is None else rate_limit)
-        self._http = HttpServer(
-            port,
-            faults=self._faults,
-            limiter=self.limiter,
-            log=self._log,
-            now=now,
-            keepalive_timeout=keepalive_timeout,
-        )
-        self.base_url = self._http.origin
+        self.control_secret = control_secret or secrets.token_urlsafe(24)
+        self._faults = faults.FaultBook()
+        self._log = faults.RequestLog()
+        self.limiter = faults.Limiter(faults.RateLimit() if rate_limit is None else rate_limit)
+        self._http = HttpServer(port, self, keepalive_timeout)
+        self.base_url = f"http://{HOST}:{self.port}"
         self.account_url = f"{self.base_url}/{self.world.account_id}"
-        self.feed = Feed(self.world, self.account_url, now, page_size=feed_page_size, delay=feed_delay)
         self._store = Store(self.world)
-        self._api = BasecampApi(
-            self.world,
-            self._store,
-            Urls(self.base_url, self.world.account_id),
-            now,
-            page_sizes,
-            enforce_boost_length=enforce_boost_length,
-            feed=self.feed,
-        )
-        self.live = LiveStream(self.world, self.feed, now, ticket_ttl=ticket_ttl, ping_interval=ping_interval)
-        self._api.mint_ticket = self.live.tickets.mint
-        self.inbox = Inbox(self.world, self.feed, self._store, self.account_url, now)
-        self._api.answer_inbox = self.inbox.answer
-        self._http.api = self._api
-        self._http.control = Control(self._api, self._faults, self._log, self.limiter, self.live)
-        self.control_secret = control_secret or secrets.token_urlsafe(24)  # rule 10; a restart may keep it
-        self._http.control_secret = self.control_secret
-        self._api.launchpad.client_secret = self.control_secret
+        self.feed = lanes.Feed(self.world, self.account_url, now, page_size=feed_page_size, delay=feed_delay)
+        self.live = lanes.LiveStream(self.world, self.feed, now, ticket_ttl, ping_interval)
+        self.inbox = lanes.Inbox(self.world, self.feed, self._store, self.account_url, now)
+        self.launchpad = Launchpad(self.world, self.base_url, now, self.control_secret)
+        self.api = BasecampApi(
+            self.world, self._store, self.base_url, now, page_sizes, feed=self.feed, inbox=self.inbox,
+            tickets=self.live.tickets, launchpad=self.launchpad, enforce_boost_length=enforce_boost_length,
+        )  # fmt: skip
+        self.control = Control(self.api, self._faults, self._log, self.limiter, self.live)
         self._thread: threading.Thread | None = None
 
     @property
@@ -124,7 +92,6 @@ class StandIn:
         return self
 
     def stop(self) -> None:
-        """Stop serving, close every connection, wait for the handlers; the ports are freed."""
         self.live.stop()
         self._http.stop()
         if self._thread is not None:
@@ -136,122 +103,264 @@ class StandIn:
         return self.start()
 
     def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
         self.stop()
 
-    @property
-    def launchpad(self) -> Launchpad:
-        """Launchpad's OAuth endpoints on this stand-in (``shell.basecamp.standin.launchpad``)."""
-        return self._api.launchpad
-
-    def add_fault(self, fault: Fault) -> None:
-        """Script a fault; faults are taken in the order added, the first match wins."""
+    def add_fault(self, fault: faults.Fault) -> None:
+        """Faults are taken in the order added; the first that matches wins."""
         self._faults.add(fault)
 
     def clear_faults(self) -> None:
         self._faults.clear()
         self.live.faults.clear()
 
-    def add_live_fault(self, fault: LiveFault) -> None:
-        """Script a fault of the live lane (``shell.basecamp.standin.live_faults``)."""
+    def add_live_fault(self, fault: faults.LiveFault) -> None:
         self.live.faults.add(fault)
 
-    def set_rate_limit(self, limit: RateLimit) -> None:
-        """Enforce ``limit`` from now on (rule 6)."""
+    def set_rate_limit(self, limit: faults.RateLimit) -> None:
         self.limiter.set_limit(limit)
 
-    def requests(self) -> list[RecordedRequest]:
+    def requests(self) -> list[faults.RecordedRequest]:
         """Every Basecamp request that reached the stand-in, in arrival order."""
         return self._log.requests()
 
     def post_count(self, path_contains: str | None = None) -> int:
-        """POSTs that reached the stand-in (whatever their fate), whose path contains
-        ``path_contains`` when it is given."""
+        """POSTs that reached the stand-in, whatever their fate."""
         return self._log.count("POST", path_contains)
 
-    def messages(self, kind: str, recording_id: int) -> list[dict[str, Any]]:
-        """Every message of ``kind`` (comment, boost, chat_line) kept on a recording (the
-        Campfire for lines), oldest first, visible in listings yet or not, as read alone."""
-        return self._api.shown(Kind(kind), recording_id)
+    def messages(self, kind: str, recording_id: int) -> list[JsonObject]:
+        """Every message of ``kind`` (comment, boost, chat_line) kept on a recording (the Campfire
+        for lines), oldest first, visible in listings yet or not, as read alone."""
+        return self.api.shown(Kind(kind), recording_id)
 
     def seed_message(
-        self,
-        kind: str,
-        recording_id: int,
-        creator_id: int,
-        content: str,
-        created_at: datetime | None = None,
+        self, kind: str, recording_id: int, creator_id: int, content: str, created_at: datetime | None = None
     ) -> int:
-        """Place a message directly (someone else's, or an old one); its id."""
-        return self._api.seed(Kind(kind), recording_id, creator_id, content, created_at).id
-
-    # -- the event feed (rule 5) -------------------------------------------------------------
+        """Place someone's message, or an old one, directly; its id."""
+        return self.api.seed(Kind(kind), recording_id, creator_id, content, created_at).id
 
     def mention(self, person: Person | int, recording_id: int, text: str) -> int:
         """``person`` comments on ``recording_id``, mentioning the agent; the event's id."""
-        person_id = person if isinstance(person, int) else person.id
-        return self._api.mention(person_id, recording_id, text)[1]
+        return self.api.mention(_person_id(person), recording_id, text)[1]
 
     def assign(self, person: Person | int, card_id: int, assignee_id: int) -> int:
         """``person`` adds ``assignee_id`` to the card's assignees; the event's id."""
-        person_id = person if isinstance(person, int) else person.id
-        card = next((found for found in self.world.recordings() if found.id == card_id), None)
+        person_id = _person_id(person)
+        card = self._store.recording(card_id)
         if card is None or card.type != CARD:
             raise ValueError(f"no card {card_id} in the world")
         if self.world.person(person_id) is None or self.world.person(assignee_id) is None:
             raise ValueError("the assigner and the assignee are people of the world")
-        return self._assignment_changed(card, person_id, added={assignee_id}, removed=set())
-
-    def subscribe(self, person: Person | int, recording_id: int) -> None:
-        """``person`` subscribes to ``recording_id`` (``recordings/{id}/subscription.json``)."""
-        person_id = person if isinstance(person, int) else person.id
-        if self._store.recording(recording_id) is None or self.world.person(person_id) is None:
-            raise ValueError("a subscription joins a person and a recording of the world")
-        self._store.subscribe(person_id, recording_id)
-
-    def unassign(self, person: Person | int, card_id: int, assignee_id: int) -> int:
-        """``person`` removes ``assignee_id`` from the card's assignees; the event's id."""
-        person_id = person if isinstance(person, int) else person.id
-        card = self._store.recording(card_id)
-        if card is None or card.type != CARD:
-            raise ValueError(f"no card {card_id} in the world")
-        return self._assignment_changed(card, person_id, added=set(), removed={assignee_id})
-
-    def _assignment_changed(
-        self, card: Recording, person_id: int, *, added: set[int], removed: set[int]
-    ) -> int:
-        """The ``card.assignment_changed`` event ``person_id`` made, and the card's new assignees."""
         event = self.feed.record(
-            "card.assignment_changed",
-            bucket_id=card.bucket_id,
-            creator_id=person_id,
-            recording_id=card.id,
-            created_at=self._now(),
-            details={"added_person_ids": sorted(added), "removed_person_ids": sorted(removed)},
-        )
-        self._store.assign(card.id, added, removed)
+            "card.assignment_changed", bucket_id=card.bucket_id, creator_id=person_id, recording_id=card.id,
+            created_at=self._now(), details={"added_person_ids": [assignee_id], "removed_person_ids": []},
+        )  # fmt: skip
+        self._store.join("assignees", card.id, assignee_id)
         return event.id
 
+    def subscribe(self, person: Person | int, recording_id: int) -> None:
+        person_id = _person_id(person)
+        if self._store.recording(recording_id) is None or self.world.person(person_id) is None:
+            raise ValueError("a subscription joins a person and a recording of the world")
+        self._store.join("subscribers", recording_id, person_id)
+
     def withhold_project(self, project_id: int) -> None:
-        """The agent is no member of ``project_id`` until ``grant_project`` (feed rule 8)."""
+        """The agent is no member of ``project_id`` until ``grant_project``."""
         self.feed.withhold(project_id)
 
     def grant_project(self, project_id: int) -> None:
         self.feed.grant(project_id)
 
     def begin_epoch(self, epoch_after_id: int | None = None) -> int:
-        """Every position minted so far answers 410 with ``epoch_after_id`` (default: the
-        newest event's id); returns it."""
         return self.feed.begin_epoch(epoch_after_id)
 
     def brake_next(self, count: int = 1) -> None:
-        """Basecamp's brakes: the next ``count`` events are absent from the feed and the live
-        lane, and still in the inbox (rule 9)."""
+        """Basecamp's brakes: the next ``count`` events are absent from the feed and the live lane,
+        and still in the inbox."""
         self.feed.brake_next(count)
 
-    def feed_events(self) -> list[StandinFeedEvent]:
+    def feed_events(self) -> list[lanes.StandinFeedEvent]:
         return self.feed.events()
+
+
+def _person_id(person: Person | int) -> int:
+    return person if isinstance(person, int) else person.id
+
+
+class HttpServer(ThreadingHTTPServer):
+    """The listening socket and what every handler shares."""
+
+    daemon_threads = True
+
+    def __init__(self, port: int, standin: StandIn, keepalive_timeout: float) -> None:
+        self.standin = standin
+        self.keepalive_timeout = keepalive_timeout
+        self.stopping = threading.Event()
+        self.connections: set[socket.socket] = set()
+        self.connections_lock = threading.Lock()
+        self._wake_reader, self._wake_writer = socket.socketpair()
+        super().__init__((HOST, port), Handler)  # binds; on failure, closes all of the above
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep ``seconds``; False (at once) when the server stops meanwhile."""
+        return not self.stopping.wait(max(0.0, seconds))
+
+    def serve(self) -> None:
+        """Accept connections until ``stop``, which wakes the loop at once (no polling)."""
+        with selectors.DefaultSelector() as selector:
+            selector.register(self, selectors.EVENT_READ)
+            selector.register(self._wake_reader, selectors.EVENT_READ)
+            while not self.stopping.is_set():
+                for key, _ in selector.select():
+                    if key.fileobj is self and not self.stopping.is_set():
+                        self.handle_request()
+
+    def stop(self) -> None:
+        """Make ``serve`` return and close every open connection (from any thread)."""
+        self.stopping.set()
+        with contextlib.suppress(OSError):
+            self._wake_writer.send(b"\0")
+        with self.connections_lock:
+            connections = list(self.connections)
+        for connection in connections:
+            lanes.cut(connection)
+
+    def server_close(self) -> None:
+        super().server_close()
+        self._wake_reader.close()
+        self._wake_writer.close()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        LOGGER.debug("connection from %s ended with an error", client_address, exc_info=True)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "BasecampStandIn/1.0"
+    disable_nagle_algorithm = True
+    server: HttpServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.settimeout(self.server.keepalive_timeout)
+        with self.server.connections_lock:
+            self.server.connections.add(self.connection)
+        if self.server.stopping.is_set():
+            lanes.cut(self.connection)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            with self.server.connections_lock:
+                self.server.connections.discard(self.connection)
+
+    def do_GET(self) -> None:
+        self._serve()
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_GET  # noqa: N815 -- http.server dispatches on these names
+
+    def _serve(self) -> None:
+        request = self._read()
+        if request is None:
+            return
+        if request.path.startswith(PREFIX):
+            self._control(request)
+            return
+        server, standin = self.server, self.server.standin
+        number = standin._log.record(request, standin._now())
+        limited = standin.limiter.admit(self.client_address[0])
+        fault = None if limited is not None else standin._faults.take(request.method, request.path)
+        try:
+            if limited is not None:
+                reply: Reply | None = limited
+            elif fault is None:
+                reply = standin.api.answer(request)
+            else:
+                standin._log.note(number, fault=fault.action)
+                reply = faults.act(fault, request, lambda lag: standin.api.answer(request, lag), server.wait)
+        except Exception:
+            LOGGER.exception("the stand-in failed on %s %s", request.method, request.path)
+            reply = error_reply(500, "Internal Server Error")
+        if reply is None:
+            LOGGER.info("%s %s dropped (%s)", request.method, request.path, fault and fault.action)
+            self.close_connection = True
+            return
+        standin._log.note(number, status=reply.status)
+        if not self._write(reply):
+            standin._log.note(number, status=None)
+
+    def _control(self, request: Incoming) -> None:
+        """Only from 127.0.0.1, and only with the stand-in's secret."""
+        if self.client_address[0] != HOST:
+            self._write(error_reply(403, "Forbidden"))
+            return
+        given = request.headers.get(SECRET_HEADER.lower(), "")
+        if not secrets.compare_digest(given.encode(), self.server.standin.control_secret.encode()):
+            needs = f"the control API needs {SECRET_HEADER}: the control_secret the stand-in printed first"
+            self._write(error_reply(403, "Forbidden", message=needs))
+            return
+        self._write(self.server.standin.control.answer(request))
+
+    def _read(self) -> Incoming | None:
+        """The whole request, or None when its framing is broken (answered 400, closed)."""
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        try:
+            if "chunked" in headers.get("transfer-encoding", "").lower():
+                body = self._read_chunked()
+            else:
+                length = int(headers.get("content-length", "0"))
+                if not 0 <= length <= MAX_BODY_BYTES:
+                    raise ValueError(f"a body of {length} bytes")
+                body = self.rfile.read(length)
+                if len(body) < length:  # the client went away mid-body: nothing to answer
+                    self.close_connection = True
+                    return None
+        except ValueError:
+            self.close_connection = True
+            self._write(error_reply(400, "Bad Request"))
+            return None
+        target = urlsplit(self.path)
+        query = dict(parse_qsl(target.query, keep_blank_values=True))
+        return Incoming(self.command, target.path, query, headers, body)
+
+    def _read_chunked(self) -> bytes:
+        body = b""
+        while True:
+            size = int(self.rfile.readline().split(b";")[0].strip(), 16)  # ValueError when malformed
+            if size == 0:
+                while self.rfile.readline().strip():
+                    pass
+                return body
+            if len(body) + size > MAX_BODY_BYTES:
+                raise ValueError("a chunked body too large")
+            body += self.rfile.read(size)
+            self.rfile.readline()
+
+    def _write(self, reply: Reply) -> bool:
+        """False when the client is gone."""
+        try:
+            self.send_response(reply.status)
+            for name, value in reply.headers:
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(reply.body)))
+            if self.close_connection:
+                self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(reply.body)
+            self.wfile.flush()
+        except OSError:
+            self.close_connection = True
+            return False
+        return True
+
+    def version_string(self) -> str:
+        return self.server_version
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        path = urlsplit(self.path).path if isinstance(self.path, str) else ""
+        LOGGER.info("%s %s %s -> %s", self.address_string(), self.command, path, code)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        LOGGER.info("%s %s", self.address_string(), format % args)

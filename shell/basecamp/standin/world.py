@@ -1,45 +1,39 @@
-"""The world a stand-in serves: one account, its people and their tokens, its projects.
+"""The world a stand-in serves -- one account, the agent and the people beside it, projects with
+cards and a Campfire each -- and the store of what is posted in it later.
 
-Rules:
-1. A world is a value built once when the stand-in starts; what people post later lives in the
-   store (``shell.basecamp.standin.store``).
-2. ``demo``: the agent, two other people, three projects with cards and a Campfire each (the
-   third meant to have no route). ``empty``: the agent, one other person, one project with one
-   card and one Campfire.
-3. Every person has a fresh random token of their own, so a test can post as someone else.
-4. Recording ids are large integers from one counter starting at ``FIRST_RECORDING_ID``, which
-   the store carries on.
-5. ``account_id`` gives a world an account of its own (``bin/connect standin --account``), so two
-   people trying the stand-in on one machine serve different pairs (``shell.state.pair_lock``).
-6. A person's ``sgid`` decodes (base64, before ``--``) to ``gid://bc3/Person/<id>``, as a
-   mention's does."""
+Every person has a random token of their own, so a test can post as someone else; ``account_id``
+gives a world an account of its own, so two stand-ins on one machine serve different (account,
+agent) pairs. Ids come from one increasing counter, carried on from the world's recordings. A
+comment and a line are recordings too (they can be boosted); a boost is not. A message may be
+hidden from listings until ``visible_at`` (the ``lag`` fault); read by its id it is found at once.
+"""
 
 from __future__ import annotations
 
 import base64
 import dataclasses
 import hashlib
+import html
 import itertools
+import re
 import secrets
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
 
 from core.ids import MAX_ID
 
 FIRST_RECORDING_ID = 1_069_479_000
 WORLDS = ("demo", "empty")
-
-CARD = "Kanban::Card"
-CAMPFIRE = "Chat::Transcript"
-COMMENT = "Comment"
-TEXT_LINE = "Chat::Lines::Text"
-RICH_TEXT_LINE = "Chat::Lines::RichText"
+CARD, CAMPFIRE, COMMENT = "Kanban::Card", "Chat::Transcript", "Comment"
+TEXT_LINE, RICH_TEXT_LINE = "Chat::Lines::Text", "Chat::Lines::RichText"
+NOT_COMMENTABLE = frozenset({COMMENT, CAMPFIRE, TEXT_LINE, RICH_TEXT_LINE})
 
 
 @dataclass(frozen=True, slots=True)
 class Person:
-    """Someone in the account, with the bearer token that acts as them."""
-
     id: int
     name: str
     email_address: str
@@ -59,6 +53,19 @@ class Recording:
     type: str
     title: str
     parent_id: int | None = None
+
+    @property
+    def path(self) -> str:
+        """Its resource's path in its bucket, without ``.json``."""
+        if self.type == CARD:
+            return f"card_tables/cards/{self.id}"
+        if self.type == CAMPFIRE:
+            return f"chats/{self.id}"
+        if self.type == COMMENT:
+            return f"comments/{self.id}"
+        if self.type.startswith("Chat::Lines::"):
+            return f"chats/{self.parent_id}/lines/{self.id}"
+        return f"recordings/{self.id}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,9 +88,9 @@ class Project:
 
 @dataclass(frozen=True, slots=True)
 class World:
-    """The account as the stand-in serves it. ``people`` are the people other than the agent."""
+    """The account as the stand-in serves it; ``people`` are those beside the agent, and the
+    first of them, the account's owner, is the operator the agent works for."""
 
-    name: str
     account_id: int
     account_name: str
     agent: Person
@@ -92,13 +99,10 @@ class World:
 
     @property
     def token(self) -> str:
-        """The agent's token: what the connector authenticates with."""
         return self.agent.token
 
     @property
     def operator(self) -> Person:
-        """The person the agent works for: the account's owner, the first of ``people``
-        (``setup --operator`` names them; a mention posted through the control API is theirs)."""
         return self.people[0]
 
     @property
@@ -109,7 +113,7 @@ class World:
         return next((person for person in self.everyone if person.id == person_id), None)
 
     def person_with_token(self, token: str) -> Person | None:
-        """The person a bearer token acts as, compared in constant time."""
+        """Compared in constant time with every person's."""
         found = None
         for person in self.everyone:
             if secrets.compare_digest(person.token.encode(), token.encode()):
@@ -120,31 +124,45 @@ class World:
         return next((project for project in self.projects if project.id == project_id), None)
 
     def recordings(self) -> tuple[Recording, ...]:
-        """Every recording the world starts with: cards, then Campfires, project by project."""
-        return tuple(
-            recording for project in self.projects for recording in (*project.recordings, project.campfire)
-        )
+        return tuple(found for project in self.projects for found in (*project.recordings, project.campfire))
 
 
 def person_sgid(person_id: int) -> str:
-    """An attachable sgid that decodes to the person's global id, like Basecamp's."""
+    """An attachable sgid that decodes (base64, before ``--``) to ``gid://bc3/Person/<id>``, as
+    Basecamp's and a mention's do."""
     global_id = f"gid://bc3/Person/{person_id}?expires_in".encode()
-    digest = hashlib.sha256(global_id).hexdigest()[:40]
-    return f"{base64.b64encode(global_id).decode()}--{digest}"
+    return f"{base64.b64encode(global_id).decode()}--{hashlib.sha256(global_id).hexdigest()[:40]}"
 
 
 def build_world(
     name: str, make_token: Callable[[], str] | None = None, account_id: int | None = None
 ) -> World:
-    """The world called ``name`` (one of ``WORLDS``); ``account_id``: rule 5."""
+    """``make_token``: a restart keeps its tokens."""
+    if name not in WORLDS:
+        raise ValueError(f"unknown world {name!r}: choose one of {', '.join(WORLDS)}")
     token = make_token or (lambda: secrets.token_urlsafe(24))
     ids = itertools.count(FIRST_RECORDING_ID)
-    if name == "demo":
-        world = _demo(token, ids)
-    elif name == "empty":
-        world = _empty(token, ids)
+
+    def person(person_id: int, name: str, *, title: str = "", owner: bool = False) -> Person:
+        email = name.split(maxsplit=1)[0].lower() + "@standin.example"
+        return Person(person_id, name, email, person_sgid(person_id), token(), title, owner, owner)
+
+    def project(project_id: int, name: str, *card_titles: str) -> Project:
+        cards = tuple(Recording(next(ids), project_id, CARD, title) for title in card_titles)
+        return Project(project_id, name, cards, Recording(next(ids), project_id, CAMPFIRE, "Chat"))
+
+    agent = person(1_049_715_901, "Claude Agent", title="Coding agent")
+    ada = person(1_049_715_902, "Ada Lovelace", owner=True)
+    if name == "empty":
+        sandbox = project(2_085_958_501, "Sandbox", "A card")
+        world = World(5_550_002, "Empty Account", agent, (ada,), (sandbox,))
     else:
-        raise ValueError(f"unknown world {name!r}: choose one of {', '.join(WORLDS)}")
+        people = (ada, person(1_049_715_903, "Grace Hopper"))
+        world = World(5_550_001, "Stand-in Studio", agent, people, (
+            project(2_085_958_501, "Website Launch", "Fix the signup form", "Write the release notes"),
+            project(2_085_958_502, "Mobile App", "Crash on the settings screen"),
+            project(2_085_958_503, "Archive", "Old ideas"),
+        ))  # fmt: skip
     if account_id is None:
         return world
     if isinstance(account_id, bool) or not 0 < account_id <= MAX_ID:
@@ -152,56 +170,90 @@ def build_world(
     return dataclasses.replace(world, account_id=account_id)
 
 
-def _person(
-    person_id: int, name: str, token: Callable[[], str], *, title: str = "", owner: bool = False
-) -> Person:
-    email = name.split(maxsplit=1)[0].lower() + "@standin.example"
-    return Person(
-        id=person_id,
-        name=name,
-        email_address=email,
-        sgid=person_sgid(person_id),
-        token=token(),
-        title=title,
-        admin=owner,
-        owner=owner,
-    )
+class Kind(StrEnum):
+    comment = "comment"
+    boost = "boost"
+    chat_line = "chat_line"
+
+    def accepts(self, recording: Recording) -> bool:
+        """A comment goes on what is commentable (never a comment, a Campfire or a line), a boost
+        on anything but a Campfire, a line in a Campfire."""
+        if self is Kind.comment:
+            return recording.type not in NOT_COMMENTABLE
+        if self is Kind.boost:
+            return recording.type != CAMPFIRE
+        return recording.type == CAMPFIRE
 
 
-def _project(project_id: int, name: str, card_titles: tuple[str, ...], ids: Iterator[int]) -> Project:
-    cards = tuple(Recording(next(ids), project_id, CARD, title) for title in card_titles)
-    return Project(project_id, name, cards, Recording(next(ids), project_id, CAMPFIRE, "Chat"))
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A posted comment, boost or line; ``recording_id`` is the Campfire for a line."""
+
+    kind: Kind
+    id: int
+    recording_id: int
+    bucket_id: int
+    creator_id: int
+    content: str
+    created_at: datetime
+    visible_at: datetime
 
 
-def _demo(token: Callable[[], str], ids: Iterator[int]) -> World:
-    return World(
-        name="demo",
-        account_id=5_550_001,
-        account_name="Stand-in Studio",
-        agent=_person(1_049_715_901, "Claude Agent", token, title="Coding agent"),
-        people=(
-            _person(1_049_715_902, "Ada Lovelace", token, owner=True),
-            _person(1_049_715_903, "Grace Hopper", token),
-        ),
-        projects=(
-            _project(
-                2_085_958_501,
-                "Website Launch",
-                ("Fix the signup form", "Write the release notes"),
-                ids,
-            ),
-            _project(2_085_958_502, "Mobile App", ("Crash on the settings screen",), ids),
-            _project(2_085_958_503, "Archive", ("Old ideas",), ids),
-        ),
-    )
+def plain_text(content: str) -> str:
+    """Rich text without its markup: what Basecamp shows as a rich line's title."""
+    return " ".join(html.unescape(re.sub(r"<[^>]*>", " ", content)).split())
 
 
-def _empty(token: Callable[[], str], ids: Iterator[int]) -> World:
-    return World(
-        name="empty",
-        account_id=5_550_002,
-        account_name="Empty Account",
-        agent=_person(1_049_715_901, "Claude Agent", token, title="Coding agent"),
-        people=(_person(1_049_715_902, "Ada Lovelace", token, owner=True),),
-        projects=(_project(2_085_958_501, "Sandbox", ("A card",), ids),),
-    )
+class Store:
+    """Messages, the recordings they are posted on, and the people joined to a recording (its
+    ``subscribers``, a card's ``assignees``)."""
+
+    def __init__(self, world: World) -> None:
+        self._lock = threading.Lock()
+        self._recordings = {recording.id: recording for recording in world.recordings()}
+        self._next_id = max(self._recordings, default=0) + 1
+        self._messages: dict[Kind, dict[int, Message]] = {kind: {} for kind in Kind}
+        self._joined: dict[tuple[str, int], set[int]] = {}
+
+    def join(self, relation: str, recording_id: int, person_id: int) -> None:
+        with self._lock:
+            self._joined.setdefault((relation, recording_id), set()).add(person_id)
+
+    def joined(self, relation: str, recording_id: int) -> list[int]:
+        with self._lock:
+            return sorted(self._joined.get((relation, recording_id), ()))
+
+    def recording(self, recording_id: int) -> Recording | None:
+        with self._lock:
+            return self._recordings.get(recording_id)
+
+    def post(
+        self, kind: Kind, on: Recording, creator_id: int, content: str, *, created_at: datetime,
+        visible_at: datetime | None = None, rich_text: bool = False,
+    ) -> Message:  # fmt: skip
+        """Keep a new message on ``on``; the caller has checked ``kind.accepts(on)``."""
+        line = (RICH_TEXT_LINE, plain_text(content)) if rich_text else (TEXT_LINE, content)
+        shape = {Kind.comment: (COMMENT, f"Re: {on.title}"), Kind.chat_line: line}.get(kind)
+        visible = visible_at or created_at
+        with self._lock:
+            message_id, self._next_id = self._next_id, self._next_id + 1
+            if shape is not None:
+                self._recordings[message_id] = Recording(message_id, on.bucket_id, *shape, on.id)
+            message = Message(kind, message_id, on.id, on.bucket_id, creator_id, content, created_at, visible)
+            self._messages[kind][message_id] = message
+            return message
+
+    def message(self, kind: Kind, message_id: int) -> Message | None:
+        with self._lock:
+            return self._messages[kind].get(message_id)
+
+    def messages(self, kind: Kind, recording_id: int, visible_at: datetime | None = None) -> list[Message]:
+        """Oldest first; only those visible at ``visible_at`` when it is given."""
+        with self._lock:
+            found = [
+                message
+                for message in self._messages[kind].values()
+                if message.recording_id == recording_id
+                and (visible_at is None or message.visible_at <= visible_at)
+            ]
+        return sorted(found, key=lambda message: (message.created_at, message.id))
