@@ -32,7 +32,7 @@ Rules (the outbox's ten invariants):
 8. Deadlines are monotonic seconds on the ledger's clock. With a deadline and less than
    ``MIN_POST_WINDOW`` left nothing is claimed; every request is capped at the deadline.
 9. A flush leaves the intents of a kind in ``leaving`` pending, untouched. Starting is not the
-   outbox's: ``shell.start`` runs the one start sequence (reconcile, sweep, recover, send).
+   outbox's: ``shell.connector`` runs the one start sequence (reconcile, sweep, recover, send).
 10. Once ``stop`` (the start's, or the loop's) is set, nothing is listed or claimed; a listing under
    way is not waited for (``shell.stoppable``): its intents stay as they were -- sending, failures
    uncounted -- for a later reconciliation. A request already made is waited for (its timeout).

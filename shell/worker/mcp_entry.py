@@ -9,7 +9,7 @@ Rules:
    the ``mcp`` command's modules are imported.
 3. A token from the environment is moved to a pipe *before* the server is imported
    (``token_on_a_pipe``; ``shell.cli.mcp`` rule 6 says why): erased from the initial environment
-   block (``shell.environment_block``) and handed over on a pipe (``--token-fd``). Where the
+   block (``shell.process_secrets``) and handed over on a pipe (``--token-fd``). Where the
    erasure cannot be done and seen, the token goes back in ``os.environ`` for the server to
    refuse in its own words. Only the shapes the connector writes (``--ledger``, ``--agent-id``,
    ``--token-env``, as ``--x V`` or ``--x=V``) with a non-blank token are moved here; anything
@@ -25,7 +25,7 @@ import os
 import sys
 
 from core.task_token import MAX_TOKEN_BYTES, TASK_TOKEN_ENV
-from shell import core_dumps, environment_block
+from shell import process_secrets
 
 COMMAND = "mcp"
 _VALUED = ("--ledger", "--agent-id", "--token-env")
@@ -54,7 +54,7 @@ def token_on_a_pipe(argv: list[str]) -> list[str]:
         return argv
     taken = {key: os.environ.pop(key) for key in (name, TASK_TOKEN_ENV) if key in os.environ}  # a stray too
     token = value.encode("utf-8", "surrogateescape")
-    if not environment_block.erase((name, TASK_TOKEN_ENV), token):
+    if not process_secrets.erase_environment((name, TASK_TOKEN_ENV), token):
         os.environ.update(taken)  # put back: the server finds it there and refuses to start (rule 3)
         return argv
     return [*kept, "--token-fd", str(_pipe_holding(token))]
@@ -93,5 +93,5 @@ def _connector_shape(argv: list[str]) -> tuple[list[str], str] | None:
 
 
 if __name__ == "__main__":
-    core_dumps.forbid()  # before the token is read (shell.core_dumps)
+    process_secrets.forbid_core_dumps()  # before the token is read
     sys.exit(run(token_on_a_pipe(sys.argv[1:])))

@@ -57,9 +57,9 @@ from core.outbox_policy import RUN_BATCH
 from core.posting import Created, PostOutcome
 from core.text import message_text
 from core.timestamps import format_timestamp
+from shell.connector import StartParts, settle_previous
 from shell.ledger.connection import BUSY_TIMEOUT_SECONDS, Ledger, open_ledger
 from shell.outbox import Outbox, SendResult
-from shell.start import StartParts, settle_previous
 from tests.support.fake_basecamp import AGENT_ID, SOMEONE_ELSE
 from tests.support.ledger_world import LedgerWorld
 
