@@ -1,33 +1,26 @@
 """The connector as one running thing: its parts wired in the order the design requires, its
 one start path, and its loops.
 
-The start settles what a previous process left, in one order (``START_STEPS``), each step logged
-as it begins: ``reconcile`` lists the destinations of what was left sending, each within
-``OutboxOptions.listing_timeout`` and all within the start's deadline; ``sweep`` removes the
-session directories left behind (they can hold a task token); ``recover`` settles attempts left
-running and names those held for a person; ``send`` sends what is due, stopping at the first
-send that may not have landed. Without a recovery (a start given the outbox alone) the send
-leaves every still-running notice pending: each live attempt is a previous process's, and
-whether its worker runs is recovery's to say. A ledger that cannot be read or settled raises
-``OutboxLedgerError`` and the start stops there. Then every seen record is admitted again and
-the feed is read once. A stop asked for during the start, watched for on its own thread, ends
-it: no step begins after it and each stops short (its listings through ``shell.stoppable``);
-what was settled stays, and ``stopped_in`` names the step. No loop starts then and nothing is
-flushed, since a flush could claim a still-running previous attempt's notice.
+The start settles what a previous process left, each step (``START_STEPS``) logged as it begins:
+``reconcile`` lists the destinations of what was left sending, within the start's deadline;
+``sweep`` removes left session directories (they can hold a task token); ``recover`` settles
+attempts left running and names those held for a person; ``send`` sends what is due, stopping
+at the first send that may not have landed. Without a recovery the send leaves every
+still-running notice pending: whether a previous process's worker runs is recovery's to say. A
+ledger that cannot be settled stops the start (``OutboxLedgerError``). Then every seen record is
+admitted again and the feed read once. A stop asked for during the start ends it where it is
+(``stopped_in`` names the step): no step begins, listings stop short (``shell.stoppable``), no
+loop starts and nothing is flushed, since a flush could claim a previous attempt's notice.
 
-Then the loops run until asked to stop: intake and admission; the dispatcher; the outbox; and
-with ``config_path`` the configuration's re-read every ``core.route_reload.RELOAD_EVERY``.
-Intake runs the live lane beside the poll lane unless ``live`` is off (what it records first is
-admitted at once; the poll lane still moves the position, and what the live lane lost is walked
-for), the inbox lane as its backstop, the agent's projects re-read every ``membership_every``,
-and reads nothing while the backlog pauses it. ``shadow`` admits and logs: it writes no intents,
-dispatches and posts nothing. One turn of each loop is a method (``intake_turn``,
-``dispatch_turn``, ``Outbox.run_once``) that the simulation calls as steps, with its own reads,
-workers and dispatcher in ``seams``. No loop dies quietly: a turn that fails unexpectedly is
-logged and tried again, and what still escapes a loop's thread ends the connector (``ended_by``;
-``run`` exits 1). Each loop beats as it turns, written beside the ledger by ``run``'s main
-thread. Shutdown stops intake, stops and settles workers and flushes their notices within its
-bound; a request in flight stays ``sending`` for the next start to reconcile."""
+Then the loops run until asked to stop: intake (the live lane beside the poll lane unless
+``live`` is off, the inbox lane as backstop, membership every ``membership_every``, nothing read
+while the backlog pauses it) with admission; the dispatcher; the outbox; with ``config_path``,
+the configuration's re-read. ``shadow`` admits and logs, and writes, dispatches and posts
+nothing. One turn of each loop is a method the simulation calls as a step, with its own
+``seams``. No loop dies quietly: a failed turn is logged and tried again; what escapes a loop's
+thread ends the connector (``ended_by``; ``run`` exits 1). Each loop beats as it turns. Shutdown
+stops intake, settles workers and flushes their notices within its bound; a request in flight
+stays ``sending`` for the next start to reconcile."""
 
 from __future__ import annotations
 
@@ -223,7 +216,6 @@ class Connector:
         )
 
     def _processes(self) -> Seams:
-        """The production seams: the client's reads, and workers as real processes."""
         driver = CommandDriver(
             self.worker_command,
             private_dir=self.sessions,

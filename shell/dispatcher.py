@@ -1,29 +1,25 @@
 """The dispatcher: start the oldest startable record of each free conversation, supervise its
-worker, and settle the attempt when it ends; and before a settlement, list the replies the
+worker, settle the attempt when it ends, and before a settlement list the replies the
 adopted-reply rule reads.
 
-Before anything is dispatched, ``recover`` takes each attempt a previous connector left live one
-step at a time, as ``core.recovery`` answers, until the start's stop. Then at most
-``concurrency`` workers run. Each tick, follow-ups join their live task first (the running worker
-is given a turn; one it could not give leaves the event unpulled), then the oldest startable
-records of free conversations start, by the routes the tick read once (``routes`` is replaced
-whole when the configuration is re-read). A launch is committed (task, attempt ``launching``,
-exposure) before the driver starts anything, and the process is recorded as soon as it exists.
-A worker's life is three steps, each its own transaction(s): ``spawned``, ``still_running`` (a
-tick), ``supervised``; ``_start`` runs them on a thread of its own, the whole simulation
-interleaved on one. An attempt ends in one transaction (``shell.ledger.tasks.end_attempt``);
-``spawn_failed`` is only a spawn proved never to have started a process, or a worker whose
-account proves it never began. A process group that kept members after SIGKILL is not settled:
-the attempt stays live and its conversation held, so nothing starts a second worker beside it.
+``recover`` runs first, taking each attempt a previous connector left live one step at a time
+as ``core.recovery`` answers, until the start's stop. Then at most ``concurrency`` workers run.
+Each tick, follow-ups join their live task first (the running worker is given a turn), then the
+oldest startable records of free conversations start, by the routes the tick read once. A launch
+is committed (task, attempt, exposure) before the driver starts anything, and the process is
+recorded as soon as it exists. A worker's life is three steps, each its own transactions:
+``spawned``, ``still_running``, ``supervised``, run on a thread of its own (the simulation
+interleaves them on one). ``spawn_failed`` is only a spawn proved never to have started a
+process, or a worker whose account proves it never began. A group that kept members after
+SIGKILL is not settled: the attempt stays live and its conversation held, so nothing starts a
+second worker beside it.
 
-``ReplyAdopter.list_replies`` runs outside any transaction: for each row that
-``core.adopted_reply.may_become_candidate`` it lists the reply destination since delivery,
-exhaustively, within ``ADOPTION_SCAN_TIMEOUT``, for the settlement to adopt from. A listing that
-fails or is cut short leaves its row out: a missing adoption costs a person a look, a wrong one
-would hide a doubled reply. It is given the shutdown's event (in recovery the start's): once
-set no further destination is listed and one under way is not waited for (``shell.stoppable``),
-so the attempt settles with its real reason within the shutdown's bound. It never raises for
-Basecamp; a ledger failure is logged and lists nothing."""
+``ReplyAdopter.list_replies`` lists, outside any transaction, each reply destination a row may
+be adopted from (``core.adopted_reply``), exhaustively, for the settlement to adopt from. A
+listing that fails or is cut short leaves its row out: a missing adoption costs a person a look,
+a wrong one would hide a doubled reply. Once the shutdown's (or the start's) stop is set nothing
+more is listed or waited for (``shell.stoppable``), so the attempt settles with its real reason
+in bound. It never raises for Basecamp; a ledger failure lists nothing."""
 
 from __future__ import annotations
 
@@ -389,8 +385,6 @@ class ReplyLister(Protocol):
 
 
 class ReplyAdopter:
-    """Lists the replies of tasks about to settle, for one ledger."""
-
     def __init__(self, ledger: Ledger, lister: ReplyLister, agent_id: int) -> None:
         self._ledger = ledger
         self._lister = lister

@@ -34,7 +34,6 @@ _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class PrivatePathError(UserError):
-
     def __init__(self, message: str) -> None:
         super().__init__(message, EXIT_CONFIG)
 

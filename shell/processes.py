@@ -220,11 +220,7 @@ _TERMINATIONS = {
 
 
 def terminate_group(
-    pgid: int,
-    leader_pid: int,
-    leader_start_time: str,
-    grace_seconds: float,
-    clock: Clock | None = None,
+    pgid: int, leader_pid: int, leader_start_time: str, grace_seconds: float, clock: Clock | None = None
 ) -> TerminationResult:
     """End the recorded worker's process group: SIGTERM, the grace, SIGKILL, each provably ours."""
     checked = _check_leader(pgid, leader_pid, leader_start_time)

@@ -77,8 +77,6 @@ Page = TypeVar("Page")
 
 @dataclass(frozen=True, slots=True)
 class Profile:
-    """The authenticated person, as ``my/profile.json`` answers."""
-
     id: int
     name: str
     attachable_sgid: str
@@ -149,8 +147,6 @@ class Pacer:
 
 
 class BasecampClient:
-    """The agent's client for one Basecamp account."""
-
     def __init__(
         self,
         base_url: str,
@@ -316,7 +312,6 @@ class BasecampClient:
         )
 
     def projects(self, deadline: float) -> frozenset[int]:
-        """The ids of every project the agent is a member of (``projects.json``, every page)."""
         url = f"{self.account_url}/projects.json"
         found: set[int] = set()
         for _ in range(MAX_PAGES):
@@ -344,7 +339,6 @@ class BasecampClient:
         *,
         next_url: str | None = None,
     ) -> FeedPage:
-        """One page of the account event feed; ``FeedRefused`` carries ``core.feed``'s reading."""
         answer = self._cursor_page("events.json", filters.query(), deadline, what="the event feed",
                                    since=since, position=position, next_url=next_url)  # fmt: skip
         if answer.status in (400, 409, 410):

@@ -36,11 +36,7 @@ from shell.clock import Clock, SystemClock
 CAMPFIRE_TYPE = "Chat::Transcript"
 THROTTLED_STATUSES = frozenset({429, 503})
 _FALLBACK_THROTTLE_SECONDS = 60.0
-_TYPED_PATHS: Mapping[str, str] = {
-    "card": "card_tables/cards",
-    "todo": "todos",
-    "message": "messages",
-}
+_TYPED_PATHS: Mapping[str, str] = {"card": "card_tables/cards", "todo": "todos", "message": "messages"}
 _STATUSES: Mapping[str, RecordingStatus] = {
     "active": RecordingStatus.active,
     "archived": RecordingStatus.active,  # archived is still the recording a person wrote
@@ -61,8 +57,6 @@ JsonObject = dict[str, Any]
 
 
 class SummaryReads:
-    """Admission's reads, and a receipt's one message, through one client as the agent."""
-
     def __init__(self, client: BasecampClient, agent_id: int, clock: Clock | None = None) -> None:
         self._client = client
         self._agent_id = agent_id

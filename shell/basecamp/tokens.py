@@ -131,7 +131,6 @@ class RefreshingToken:
 
 
 def tokens_from(path: Path, found: str | Credentials, clock: Clock) -> Tokens:
-    """The token source for what the token file at ``path`` holds."""
     return StaticToken(found) if isinstance(found, str) else RefreshingToken(path, found, clock)
 
 

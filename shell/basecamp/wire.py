@@ -66,12 +66,10 @@ class Answer:
 
 
 class AnswerTooLarge(Exception):
-    """An answer longer than ``MAX_ANSWER_BYTES``; its connection is closed unread."""
+    pass
 
 
 class Wire:
-    """Requests to one Basecamp origin, each made once, as one user agent."""
-
     def __init__(self, origin: str, user_agent: str, clock: Clock) -> None:
         self._origin = origin
         self._user_agent = user_agent
@@ -117,15 +115,13 @@ class Wire:
     def post_pooled(self, path: str, timeout: float, token: str) -> urllib3.BaseHTTPResponse:
         """One POST that creates nothing (a stream ticket), through the pool; its body is the
         caller's to read (``bounded_body``), urllib3's errors and ``OSError`` its to turn into its own."""
+        return self._pooled("POST", path, timeout, token)
+
+    def _pooled(self, method: str, target: str, timeout: float, token: str) -> urllib3.BaseHTTPResponse:
         return self._pool.request(
-            "POST",
-            _target(path),
-            headers=self.headers(token),
-            timeout=urllib3.Timeout(total=timeout),
-            retries=False,
-            redirect=False,
-            preload_content=False,  # read by the caller within the bound
-        )
+            method, _target(target), headers=self.headers(token), timeout=urllib3.Timeout(total=timeout),
+            retries=False, redirect=False, preload_content=False,  # read within the bound: bounded_body
+        )  # fmt: skip
 
     def get_once(self, target: str, timeout: float, token: str) -> Answer:
         """One GET of ``target`` (a path and query) on the origin, or ``ListingFailed``."""
@@ -136,15 +132,7 @@ class Wire:
             if left <= 0:
                 raise ListingFailed(f"GET {path} failed: the connection closed, and no time was left")
             try:
-                response = self._pool.request(
-                    "GET",
-                    target,
-                    headers=self.headers(token),
-                    timeout=urllib3.Timeout(total=left),
-                    retries=False,
-                    redirect=False,
-                    preload_content=False,
-                )
+                response = self._pooled("GET", target, left, token)
                 break
             except urllib3.exceptions.ProtocolError as error:
                 log.info("GET %s -> %s (the connection closed before an answer)", path, type(error).__name__)
@@ -180,7 +168,6 @@ def _shut(connection: HTTPConnection, expired: threading.Event) -> None:
 
 
 def bounded_body(response: urllib3.BaseHTTPResponse) -> bytes:
-    """The answer's body, at most ``MAX_ANSWER_BYTES`` of it, or ``AnswerTooLarge``."""
     try:
         chunks: list[bytes] = []
         size = 0
@@ -203,5 +190,4 @@ def _target(target: str) -> str:
 
 
 def decode(raw: bytes) -> Any:
-    """A body's JSON, or None for an empty or unreadable one."""
     return json_or_none(raw)
