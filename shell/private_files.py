@@ -2,19 +2,14 @@
 configuration, token file, locks, the worker's session files and the demo's staged token all go
 through here; nothing else in ``shell/`` names a file mode, ``O_EXCL`` or ``fchmod``.
 
-What the connector creates is owner-only (0700, 0600, set again after creation against the
-umask), with ``O_EXCL | O_NOFOLLOW``: never an existing file, never through a link. What exists
-is checked, never loosened or tightened: a symlink, the wrong kind, another user's, or any group
-or other bit is refused (a ``PrivatePathError``, exit ``EXIT_CONFIG``) with how to fix it; a
-missing path raises ``FileNotFoundError``, for the caller to word. The one exception is SQLite's
-``-wal`` and ``-shm`` beside a checked ledger, which ``own_sidecar`` makes 0600. A mode fix
-(``chmod``) is offered only for a path the connector made: never a sticky directory or the root,
-nor where the named file is missing or not the kind expected.
-
-A whole-file write goes to a new 0600 file beside the target, is fsynced, renamed (or linked)
-into place, and the directory fsynced: whole or absent. One that replaces a file replaces only
-a missing or empty one or one of its own kind (``core.file_kinds``), checked just before the
-rename."""
+What the connector creates is owner-only (0700, 0600, set again against the umask), with
+``O_EXCL | O_NOFOLLOW``: never an existing file, never through a link. What exists is checked,
+never loosened or tightened: a symlink, the wrong kind, another user's, or any group or other
+bit is a ``PrivatePathError`` saying how to fix it (SQLite's ``-wal`` and ``-shm`` beside a
+checked ledger excepted: ``own_sidecar`` makes them 0600). A mode fix is offered only for a path
+the connector made. A whole-file write goes to a new file beside the target, fsynced, renamed (or
+linked) into place, the directory fsynced; one that replaces a file replaces only a missing or
+empty one or one of its own kind (``core.file_kinds``)."""
 
 from __future__ import annotations
 
@@ -70,8 +65,8 @@ def _exposure(
 
 
 def directory_made_here(path: Path, holds: tuple[Path, ...] | None = None) -> bool:
-    """Whether a mode fix may be offered for ``path``: with ``holds``, only where one of those
-    files is there already and holds a ledger or a configuration."""
+    """Whether a mode fix may be offered for ``path``: never a sticky directory or the root; with
+    ``holds``, only where one of those files is there already and holds a ledger or a configuration."""
     try:
         status = os.lstat(path)
     except OSError:

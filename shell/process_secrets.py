@@ -1,22 +1,16 @@
 """What keeps a secret this process holds from being read outside it: no core dump, and no copy
-left in the initial environment block. The one home of ``RLIMIT_CORE`` and of writing to
-``/proc/self/mem``.
+left in the initial environment block (the one home of ``RLIMIT_CORE`` and ``/proc/self/mem``).
 
-``forbid_core_dumps`` sets ``RLIMIT_CORE`` to 0, soft and hard, so a crash of this process (or
-of a child it starts afterwards, which inherits the limit and cannot raise it) writes no core: a
-core of the connector holds the agent's token, one of the MCP server its task token, written in
-the worker's approved directory. ``bin/connect run`` and the MCP server call it first, before a
-secret is read; it never fails, and where the limit cannot be set nothing else is changed.
+``forbid_core_dumps`` sets ``RLIMIT_CORE`` to 0, soft and hard, for this process and the children
+it starts afterwards (a core of the connector holds its token, one of the MCP server its task
+token); ``bin/connect run`` and the MCP server call it before a secret is read. It never fails.
 
-``unsetenv`` removes a variable from what this process passes on, but ``/proc/PID/environ``
-shows the block copied at ``exec``, which keeps it. ``erase_environment`` overwrites with NUL
-bytes every ``NAME=...`` string of that block, through ``/proc/self/mem``, writing nothing
-outside the block's bounds (``/proc/self/stat``'s ``env_start`` and ``env_end``) and nothing but
-those strings. It answers True only when every write was whole and a second read finds neither a
-``NAME=`` string nor the secret anywhere; every failure answers False and raises nothing (the
-server then refuses to start). It is called before any thread or child starts, so nothing reads
-the block while it is written, and after the names left ``os.environ``, so libc's ``environ`` no
-longer points at what it erases."""
+``/proc/PID/environ`` shows the block copied at ``exec`` whatever ``unsetenv`` did.
+``erase_environment`` overwrites with NUL bytes every ``NAME=...`` string of it through
+``/proc/self/mem``, writing nothing outside the block's bounds nor but those strings. It answers
+True only when every write was whole and a second read finds neither a ``NAME=`` string nor the
+secret; every failure answers False, never raises. It is called before any thread or child
+starts, after the names left ``os.environ``, so nothing reads what it erases."""
 
 from __future__ import annotations
 

@@ -1,21 +1,15 @@
 """Process identity and process-group control, for Linux: the one module that signals.
 
-A pid names a process only until the kernel reuses it; the pid with its start time
-(``/proc/<pid>/stat`` field 22) and the boot's id names one process ever. The ledger records
-that identity (``process_start_time``: opaque text, equal text the same process), and every
-signal here is checked against it first. A recorded group is signaled only after its leader
-was checked, just before, to be the recorded process (an unreaped zombie leader still is: its
-number cannot be reused until reaped), or, with the leader gone, when every live member started
-before the leader was last seen to be the recorded process: Linux never reuses a number still
-some process's pid, group or session, so such a member is the original group's. Nothing
-unverifiable is signaled (no recorded pid or start time, a leader now another process, a number
-of 1 or less): the result is ``unverifiable`` and the attempt stays live. Zombies are not
-members: they are dead and we are not their reaper.
-
-SIGTERM, the grace, then SIGKILL is written once (``_escalate``), for a recorded group and for
-the driver's own child, whose group is signaled while the child is unreaped or provably the
-recorded process. The race left is every check-then-signal's: between check and signal the
-whole group would have to end and its number go to a new session leader."""
+A pid names a process only until the kernel reuses it; with its start time (``/proc/<pid>/stat``
+field 22) and the boot's id it names one process ever. The ledger records that identity, and
+every signal here is checked against it first: a recorded group is signaled only after its
+leader was checked, just before, to be the recorded process (an unreaped zombie still is), or,
+with the leader gone, when every live member started before the leader was last seen: Linux
+never reuses a number still some process's pid, group or session, so such a member is the
+original group's. Nothing unverifiable is signaled; the attempt then stays live. SIGTERM, the
+grace, then SIGKILL is written once (``_escalate``), for a recorded group and for the driver's
+own child. The race left is every check-then-signal's: between check and signal the whole group
+would have to end and its number go to a new session leader."""
 
 from __future__ import annotations
 
@@ -272,8 +266,8 @@ def _unreaped_child(pid: int) -> bool:
 def end_child_group(
     pid: int, process_started: str, grace_seconds: float, clock: Clock, poll: float
 ) -> tuple[tuple[str, ...], bool]:
-    """End the group our child ``pid`` leads: the signals sent, and whether members survived
-    them all."""
+    """End the group our child ``pid`` leads, each signal only while the child is unreaped or
+    provably the recorded process: the signals sent, and whether members survived them all."""
     if pid <= 1 or not group_members(pid):
         return (), False
 

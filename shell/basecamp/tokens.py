@@ -1,20 +1,15 @@
-"""The token a client sends, and Launchpad over HTTP: its token endpoint (code exchange, refresh),
-its device flow and ``authorization.json``.
+"""The token a client sends, and Launchpad over HTTP: its token endpoint (code exchange,
+refresh), its device flow and ``authorization.json``.
 
-A bare token file's token (``StaticToken``) is sent as it is, and a 401 stays a 401. A login's
+A bare token file's token (``StaticToken``) is sent as it is; a 401 stays a 401. A login's
 (``RefreshingToken``) is refreshed when ``core.oauth.refresh_due`` says, and once on a 401 for
-the refused token; a 401 for a token already replaced gets the replacement without asking
-again. A refresh never runs twice in parallel: one lock in the process and a ``flock`` on
-``<token file>.lock`` across processes; under it the file is read again first, so credentials
-another process refreshed (and its possibly rotated refresh token) are adopted. The new pair is
-written whole, only over a token file, before it is used; a failed refresh is logged and the
-current token kept until a 401.
-
-Launchpad is reached over https only (http only to a loopback host, the stand-in), every URL
-by ``core.links``' rules. An answer is read within ``shell.basecamp.wire.MAX_ANSWER_BYTES`` and
-decoded by ``core.json_input``. A failure is ``LaunchpadFailed`` with the status and
-Launchpad's ``error`` word. No token, secret or body is ever in a log line, an exception or a
-repr."""
+the refused token (a 401 for one already replaced gets the replacement). A refresh never runs
+twice in parallel: one lock in the process, a ``flock`` on ``<token file>.lock`` across
+processes, under which the file is read again first to adopt what another process refreshed.
+The new pair is written whole, only over a token file, before it is used; a failed refresh is
+logged and the current token kept until a 401. Launchpad is reached over https only (http only
+to loopback), its answer read within ``MAX_ANSWER_BYTES``; a failure is ``LaunchpadFailed``.
+No token, secret or body is ever in a log line, an exception or a repr."""
 
 from __future__ import annotations
 
