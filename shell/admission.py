@@ -1,18 +1,12 @@
-"""Admission in the shell: load a record, gate it, read what it needs, decide, commit.
-
-Rules:
-1. ``admit`` loads a seen or blocked record and its revision, runs the core gate, reads the
-   recording's summary only when the gate let it through (outside any transaction: a read never
-   holds the ledger's lock), asks ``core.admission``, and writes the verdict with
-   ``shell.ledger.records.commit_verdict`` in one ``BEGIN IMMEDIATE`` with its intents.
-2. A verdict that finds the revision moved is not applied: that other decision stands
-   (``Admitted.applied`` is False).
-3. ``sweep`` offers every blocked record whose next retry is due back to ``admit``.
-4. The membership read (trust mode ``project``) is not made yet: ``members`` is None, so an
-   untrusted performer there is ``blocked(trust_unverified)``, retried on the schedule.
-5. One log line per decision: ids, state and reason, never content.
-6. ``reconfigure`` replaces the settings whole (``shell.state.reload``); each decision reads them
-   once, never a mix. No summary is read while the configuration authorizes nothing."""
+"""Admission in the shell: load a seen or blocked record, run the core gate, read what the
+verdict needs, decide (``core.admission``), commit. The summary is read only when the gate let
+the record through, outside any transaction (a read never holds the ledger's lock), and the
+verdict is written with its intents in one transaction; one that finds the revision moved is not
+applied, and that other decision stands. ``sweep`` offers every blocked record whose retry is due
+back to ``admit``. The membership read (trust mode ``project``) is not made yet, so an untrusted
+performer there is blocked as unverified, retried on the schedule. ``reconfigure`` replaces the
+settings whole; each decision reads them once, and none reads a summary while the configuration
+authorizes nothing. One log line a decision: ids, state and reason, never content."""
 
 from __future__ import annotations
 
@@ -30,8 +24,7 @@ from shell.ledger.connection import Ledger
 
 log = logging.getLogger("connector.admission")
 
-SWEEP_READ_SECONDS = 120.0
-"""The deadline each record a sweep offers gets for its reads."""
+SWEEP_READ_SECONDS = 120.0  # the deadline each record a sweep offers gets for its reads
 
 
 class SummaryReader(Protocol):
@@ -52,9 +45,7 @@ class SummaryReader(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Admitted:
-    """What ``admit`` did: the verdict core decided, and the record's state after the commit.
-
-    ``applied`` is False when the record was not pending or its revision moved (rule 2)."""
+    """``applied`` is False when the record was not pending or its revision moved."""
 
     event_id: int
     applied: bool
@@ -64,8 +55,6 @@ class Admitted:
 
 
 class Admission:
-    """Admission over one ledger, one reader, one configuration."""
-
     def __init__(
         self,
         ledger: Ledger,
@@ -81,7 +70,6 @@ class Admission:
         self._clock = clock
 
     def reconfigure(self, settings: AdmissionSettings) -> None:
-        """Decide by ``settings`` from now on (rule 6)."""
         self._settings = settings
 
     @property
@@ -89,7 +77,6 @@ class Admission:
         return self._settings
 
     def admit(self, event_id: int, deadline: float) -> Admitted:
-        """Decide record ``event_id`` and write the verdict (rule 1)."""
         settings = self._settings
         with self._ledger.read() as connection:
             loaded = ledger_admission.load(connection, event_id)
@@ -118,7 +105,6 @@ class Admission:
         return Admitted(event_id, applied, verdict, state, reason)
 
     def sweep(self, now: datetime) -> list[Admitted]:
-        """Offer every blocked record whose retry is due back to admission (rule 3)."""
         with self._ledger.read() as connection:
             due = ledger_admission.due_blocked(connection, now)
         return [self.admit(event_id, self._reads.deadline_in(SWEEP_READ_SECONDS)) for event_id, _ in due]

@@ -1,10 +1,6 @@
-"""The one clock of the shell. Core never reads time; it is handed ``now``.
-
-Rules:
-1. ``now()`` is an aware UTC datetime. ``monotonic()`` is for deadlines and waits only.
-2. Tests use ``FakeClock``: it moves only when told, and ``sleep`` advances it instantly, so
-   a 30-second guard or a 30-minute backoff is tested without waiting.
-"""
+"""The one clock of the shell (core never reads time; it is handed ``now``). ``now()`` is an aware
+UTC datetime; ``monotonic()`` is for deadlines and waits only. ``FakeClock`` moves only when told
+or when something sleeps on it, so a 30-minute backoff is tested without waiting."""
 
 from __future__ import annotations
 
@@ -21,8 +17,6 @@ class Clock(Protocol):
 
 
 class SystemClock:
-    """Wall time for stamps, the monotonic clock for deadlines."""
-
     def now(self) -> datetime:
         return datetime.now(UTC)
 
@@ -35,8 +29,6 @@ class SystemClock:
 
 
 class FakeClock:
-    """A clock that moves only when told to (``advance``) or when something sleeps on it."""
-
     def __init__(self, start: datetime | None = None) -> None:
         self._now = start or datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
         self._monotonic = 1000.0

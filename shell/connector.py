@@ -1,34 +1,26 @@
-"""The connector as one running thing: its parts wired in the order the design requires.
+"""The connector as one running thing: its parts wired in the order the design requires, its
+one start path, and its loops.
 
-Rules:
-1. Start is ``shell.start.settle_previous`` with all its parts (a ledger that cannot be settled
-   stops the start); then every seen record is admitted again and the feed is read once.
-2. Then three loops run until asked to stop: intake and admission; the dispatcher; the outbox.
-3. Shutdown stops intake, stops and settles workers, and flushes their notices, within
-   ``shutdown_bound``. A request in flight stays ``sending`` for the next start to reconcile.
-4. ``shadow`` admits and logs; it writes no intents, dispatches and posts nothing.
-5. ``live`` (the default) runs intake's live lane beside the poll loop: what it records first is
-   admitted at once; the poll lane still moves the position and catches up, and what the live
-   lane says it lost is walked for (``shell.intake.poll_lane``), on start too.
-6. At ``backlog_limits.pause`` records waiting for a worker (``core.backlog``) intake stops
-   reading, and status says so.
-7. Every ``membership_every`` intake re-reads the agent's projects; a newly granted one makes the
-   live lane subscribe again.
-7a. The inbox lane is intake's backstop: at the start after the feed, every few turns, and at
-   once after the account lane's 410.
-8. With ``config_path`` a fourth loop re-reads the configuration every
-   ``core.route_reload.RELOAD_EVERY`` and applies what it authorizes (``shell.state.reload``).
-9. One turn of each loop is a method (``intake_turn``, ``dispatch_turn``, ``Outbox.run_once``):
-   ``run``'s threads repeat them and the simulation calls them as steps, putting its own reads,
-   workers and dispatcher in place through ``seams`` (which production never passes).
-10. A stop asked for during the start, watched for on its own thread, stops the start's listings
-   (``shell.start`` rule 5) and admission; ``stopped_in`` names the step. No loop starts and
-   nothing is flushed: a flush could claim a still-running previous attempt's notice
-   (``shell.start`` rule 3).
-11. No loop dies quietly: intake, dispatch and the live lane log what they did not expect and go
-   on; what still escapes a loop's thread ends the connector (``ended_by``; ``run`` exits 1).
-12. Each loop beats as it turns (``shell.heartbeats``), written beside the ledger by ``run``'s
-   main thread, so ``status`` names a loop that is not turning."""
+The start settles what a previous process left, each step (``START_STEPS``) logged as it begins:
+``reconcile`` lists the destinations of what was left sending, within the start's deadline;
+``sweep`` removes left session directories (they can hold a task token); ``recover`` settles
+attempts left running and names those held for a person; ``send`` sends what is due, stopping
+at the first send that may not have landed. Without a recovery the send leaves every
+still-running notice pending: whether a previous process's worker runs is recovery's to say. A
+ledger that cannot be settled stops the start (``OutboxLedgerError``). Then every seen record is
+admitted again and the feed read once. A stop asked for during the start ends it where it is
+(``stopped_in`` names the step): no step begins, listings stop short (``shell.stoppable``), no
+loop starts and nothing is flushed, since a flush could claim a previous attempt's notice.
+
+Then the loops run until asked to stop: intake (the live lane beside the poll lane unless
+``live`` is off, the inbox lane as backstop, membership every ``membership_every``, nothing read
+while the backlog pauses it) with admission; the dispatcher; the outbox; with ``config_path``,
+the configuration's re-read. ``shadow`` admits and logs, and writes, dispatches and posts
+nothing. One turn of each loop is a method the simulation calls as a step, with its own
+``seams``. No loop dies quietly: a failed turn is logged and tried again; what escapes a loop's
+thread ends the connector (``ended_by``; ``run`` exits 1). Each loop beats as it turns. Shutdown
+stops intake, settles workers and flushes their notices within its bound; a request in flight
+stays ``sending`` for the next start to reconcile."""
 
 from __future__ import annotations
 
@@ -39,19 +31,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
+from typing import Protocol
 
 from core.admission_matrix import AdmissionSettings, BlockedReason
 from core.backlog import BacklogLimits
 from core.configuration import Configuration
 from core.feed import FeedFilters
+from core.intent_kinds import IntentKind
 from core.route_reload import RELOAD_EVERY, Authorization, at_start
 from shell.admission import Admission, SummaryReader
-from shell.adopted_replies import ReplyAdopter
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.errors import BasecampError
 from shell.basecamp.reads import SummaryReads
 from shell.clock import Clock
-from shell.dispatcher import Dispatcher, DispatchOptions, GroupEnder, WorkerDriver
+from shell.dispatcher import Dispatcher, DispatchOptions, GroupEnder, ReplyAdopter, WorkerDriver
 from shell.heartbeats import Heartbeats
 from shell.intake.inbox_lane import InboxLane
 from shell.intake.live_lane import DEFAULT_MEMBERSHIP_INTERVAL, LiveLane, Membership
@@ -59,24 +52,80 @@ from shell.intake.poll_lane import Backlog, Intake, IntakeFailed, Repair
 from shell.ledger import records
 from shell.ledger.connection import Ledger
 from shell.ledger.tasks import Launch
-from shell.outbox import Outbox, OutboxLedgerError, OutboxOptions
-from shell.start import StartParts, settle_previous
+from shell.outbox import FlushSummary, Outbox, OutboxLedgerError, OutboxOptions
 from shell.state import reload
-from shell.worker.driver import CommandDriver, WorkerCommand
+from shell.worker.driver import CommandDriver, WorkerCommand, sweep_sessions
 
 log = logging.getLogger("connector.run")
+start_log = logging.getLogger("connector.start")
 
-BEAT_WHILE_WAITING = 30.0
-"""How often a loop waiting out a long interval beats all the same (rule 12)."""
-REQUEST_CHECK_SECONDS = 0.1
-"""How often ``run`` looks for a stop a signal asked for."""
-STOP_WITHIN = timedelta(seconds=60)
-"""``run``'s bound on a stop a signal asked for, unless its caller gives one."""
+BEAT_WHILE_WAITING = 30.0  # how often a loop waiting out a long interval beats all the same
+REQUEST_CHECK_SECONDS = 0.1  # how often ``run`` looks for a stop a signal asked for
+STOP_WITHIN = timedelta(seconds=60)  # ``run``'s bound on a stop a signal asked for, by default
+START_STEPS = ("reconcile", "sweep", "recover", "send")
+
+
+class AttemptRecovery(Protocol):
+    """What settles the attempts a previous process left: ``shell.dispatcher.Dispatcher``."""
+
+    def recover(self, stop: threading.Event | None) -> list[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class StartParts:
+    """The outbox always; the session directory and the recovery when a dispatcher runs."""
+
+    outbox: Outbox
+    sessions: Path | None = None
+    recovery: AttemptRecovery | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StartReport:
+    held: list[str]  # the attempts recovery left for a person
+    sent: FlushSummary
+    stopped: str | None = None  # the step a stop ended; None: every step ran whole
+
+
+def settle_previous(parts: StartParts, deadline: float, stop: threading.Event | None = None) -> StartReport:
+    """The start's steps, in order, within ``deadline`` (monotonic seconds on the ledger's clock),
+    until ``stop``."""
+    _begin("reconcile")
+    parts.outbox.reconcile(deadline=deadline, stop=stop)
+    if _stopped(stop, "reconcile"):
+        return StartReport([], FlushSummary(), "reconcile")
+    _begin("sweep")
+    if parts.sessions is not None:
+        swept = sweep_sessions(parts.sessions)
+        if swept:
+            start_log.info("start: removed %d session directories a previous process left", len(swept))
+    _begin("recover")
+    held = [] if parts.recovery is None else parts.recovery.recover(stop)
+    if _stopped(stop, "recover"):
+        return StartReport(held, FlushSummary(), "recover")
+    _begin("send")
+    leaving = frozenset({IntentKind.still_running}) if parts.recovery is None else frozenset()
+    sent = parts.outbox.flush(deadline=deadline, stop_when_uncertain=True, leaving=leaving, stop=stop)
+    return StartReport(held, sent, "send" if _stopped(stop, "send") else None)
+
+
+def _begin(step: str) -> None:
+    start_log.info("start: %s", step)
+
+
+def _stopped(stop: threading.Event | None, step: str) -> bool:
+    """Whether a stop ended ``step``; logged once, when it did."""
+    if stop is None or not stop.is_set():
+        return False
+    start_log.info(
+        "start: stopped during %s; what it had not settled is left as it was, for the next start", step
+    )
+    return True
 
 
 @dataclass(frozen=True, slots=True)
 class Seams:
-    """Rule 9: what the simulation puts where the client's reads and the worker processes go."""
+    """What the simulation puts where the client's reads and the worker processes go."""
 
     reads: SummaryReader
     driver: WorkerDriver
@@ -94,38 +143,35 @@ class Connector:
     sessions: Path
     shadow: bool = False
     poll_every: timedelta = timedelta(seconds=5)
-    live: bool = True  # rule 5
-    backlog_limits: BacklogLimits = field(default_factory=BacklogLimits)  # rule 6
-    membership_every: timedelta = DEFAULT_MEMBERSHIP_INTERVAL  # rule 7
+    live: bool = True
+    backlog_limits: BacklogLimits = field(default_factory=BacklogLimits)
+    membership_every: timedelta = DEFAULT_MEMBERSHIP_INTERVAL
     on_event: Callable[[str], None] = field(default=lambda line: None)
-    config_path: Path | None = None  # re-read while running (rule 5); None: read once
+    config_path: Path | None = None  # re-read while running; None: read once
     note_configuration: Callable[[str], None] = field(default=lambda problem: None)
-    seams: Seams | None = None  # rule 9: the simulation's; None: the client's reads, CommandDriver
+    seams: Seams | None = None  # the simulation's; None: the client's reads, CommandDriver
     _stop: threading.Event = field(default_factory=threading.Event)
-    _stop_deadline: float | None = None  # monotonic; set by stop() (rule 3)
-    stopped_in: str | None = field(default=None, init=False)  # the start's step a stop ended (rule 10)
-    ended_by: str | None = field(default=None, init=False)  # the loop a failure ended (rule 11)
+    _stop_deadline: float | None = None  # monotonic; set by stop()
+    stopped_in: str | None = field(default=None, init=False)  # the start's step a stop ended
+    ended_by: str | None = field(default=None, init=False)  # the loop a failure ended
 
     def __post_init__(self) -> None:
-        configuration = self.configuration
-        authorized = at_start(configuration)
-        settings = reload.routed_settings(
-            AdmissionSettings(
-                agent_id=configuration.agent_id,
-                operator_id=configuration.trust.operator_id or 0,
-                trust_mode=configuration.trust.mode,
-                allowlist=frozenset(configuration.trust.allow),
-            ),
-            authorized,
+        authorized = at_start(self.configuration)
+        self.heartbeats = Heartbeats(self.clock, self.ledger.path)
+        self._build_intake()
+        self._build_deciding_and_sending(self.seams or self._processes(), authorized)
+        self.reloader = reload.Reloader(
+            authorized, self._set_routes, self.note_configuration, self._readmit_unreadable
         )
-        self.heartbeats = Heartbeats(self.clock, self.ledger.path)  # rule 12
+
+    def _build_intake(self) -> None:
         self.intake = Intake(
             self.ledger,
             self.client,
             FeedFilters.of(exclude_performers=("self",), actor_types=("person",)),
             self.clock,
         )
-        self.inbox = InboxLane(self.ledger, self.client, self.clock, self._account_floor)  # rule 7a
+        self.inbox = InboxLane(self.ledger, self.client, self.clock, self._account_floor)
         self.backlog = Backlog(self.ledger, self.backlog_limits)
         self.membership = Membership(self.client, self.clock, self.membership_every)
         self.repair = Repair(self.ledger, self.client, self.intake.filters, self.clock, self._heard_repair)
@@ -136,14 +182,20 @@ class Connector:
                 self.ledger, self.client, filters, self.clock, self._heard_live,
                 losses=self.repair, paused=self.backlog.paused, beat=lambda: self.heartbeats.beat("live"),
             )  # fmt: skip
-        seams = self.seams or self._processes()
-        self.admission = Admission(
-            self.ledger,
-            seams.reads,
-            settings,
-            None if self.shadow else configuration.timings.guard_delay,
-            self.clock,
+
+    def _build_deciding_and_sending(self, seams: Seams, authorized: Authorization) -> None:
+        configuration = self.configuration
+        settings = reload.routed_settings(
+            AdmissionSettings(
+                agent_id=configuration.agent_id,
+                operator_id=configuration.trust.operator_id or 0,
+                trust_mode=configuration.trust.mode,
+                allowlist=frozenset(configuration.trust.allow),
+            ),
+            authorized,
         )
+        guard_delay = None if self.shadow else configuration.timings.guard_delay
+        self.admission = Admission(self.ledger, seams.reads, settings, guard_delay, self.clock)
         self.outbox = Outbox(
             self.ledger,
             self.client,
@@ -158,12 +210,8 @@ class Connector:
             DispatchOptions(concurrency=configuration.concurrency, task_deadline=configuration.task_deadline),
             list_replies=ReplyAdopter(self.ledger, self.client, configuration.agent_id).list_replies,
         )
-        self.reloader = reload.Reloader(
-            authorized, self._set_routes, self.note_configuration, self._readmit_unreadable
-        )
 
     def _processes(self) -> Seams:
-        """The production seams: the client's reads, and workers as real processes."""
         driver = CommandDriver(
             self.worker_command,
             private_dir=self.sessions,
@@ -177,8 +225,8 @@ class Connector:
     # -- start ------------------------------------------------------------------------------
 
     def start(self, bound: timedelta, requested: Callable[[], bool] | None = None) -> list[str]:
-        """Settle what a previous process left, in order (rule 1); the attempts held for a person.
-        Until ``requested()`` answers true (rule 10): then ``stopped_in`` names the step it ended."""
+        """Settle what a previous process left; the attempts held for a person. Until
+        ``requested()`` answers true: then ``stopped_in`` names the step it ended."""
         deadline = self.clock.monotonic() + bound.total_seconds()
         held: list[str] = []
         with self._watching(requested) as stop:
@@ -198,7 +246,6 @@ class Connector:
         return held
 
     def _settle_previous(self, deadline: float, stop: threading.Event | None) -> list[str]:
-        """``shell.start``'s steps with all their parts (rule 1); the attempts held for a person."""
         parts = StartParts(self.outbox, sessions=self.sessions, recovery=self.dispatcher)
         started = settle_previous(parts, deadline, stop)
         self.stopped_in = started.stopped
@@ -206,7 +253,7 @@ class Connector:
 
     @contextmanager
     def _watching(self, requested: Callable[[], bool] | None) -> Iterator[threading.Event | None]:
-        """Rule 10: the connector's stop, set once ``requested()`` answers true; None without it."""
+        """The connector's stop, set once ``requested()`` answers true; None without it."""
         if requested is None:
             yield None
             return
@@ -229,10 +276,10 @@ class Connector:
     # -- the loops --------------------------------------------------------------------------
 
     def run(self, requested: Callable[[], bool] = lambda: False, within: timedelta = STOP_WITHIN) -> None:
-        """The three loops (rule 2), until ``stop()``, or until ``requested()`` answers true: then
-        this thread stops them ``within`` that bound (a signal handler only notes the signal). A
-        stop asked for while the start settled is taken before any loop makes a turn. Not called
-        after a start a stop ended (rule 10)."""
+        """The loops, until ``stop()``, or until ``requested()`` answers true: then this thread
+        stops them ``within`` that bound (a signal handler only notes the signal). A stop asked
+        for while the start settled is taken before any loop makes a turn. Not called after a
+        start a stop ended."""
         if requested():  # nothing launches or posts after a SIGTERM that came during the start
             self.stop(within)
             return
@@ -252,18 +299,16 @@ class Connector:
             if requested():
                 self.stop(within)
             elif self.ended_by is not None:
-                self.stop(within)  # rule 11: the supervisor starts it again
+                self.stop(within)  # the supervisor starts it again
             self.heartbeats.write_due()
         for loop in loops:
             remaining = None if self._stop_deadline is None else self._stop_deadline - self.clock.monotonic()
             loop.join(timeout=None if remaining is None else max(0.0, remaining))
 
     def _loop(self, name: str, target: Callable[[], None]) -> threading.Thread:
-        """A loop's thread, guarded (rule 11)."""
         return threading.Thread(target=self._guarded, args=(name, target), name=name, daemon=True)
 
     def _guarded(self, name: str, target: Callable[[], None]) -> None:
-        """Rule 11: a loop's thread; what escapes it is logged once and ends the connector."""
         try:
             target()
         except Exception:
@@ -297,13 +342,13 @@ class Connector:
             self.heartbeats.beat("intake")
             try:
                 self.intake_turn()
-            except Exception:  # rule 11: a turn that failed unexpectedly is tried again
+            except Exception:  # a turn that failed unexpectedly is tried again
                 log.exception("intake: a turn failed unexpectedly; trying again")
             self._wait_beating("intake", self.poll_every.total_seconds())
 
     def _wait_beating(self, name: str, seconds: float) -> None:
         """Wait ``seconds`` (or until stopped), beating as it waits: a long poll interval is a
-        loop that waits, not one that stopped turning (rule 12)."""
+        loop that waits, not one that stopped turning."""
         ends = self.clock.monotonic() + seconds
         while not self._stop.wait(min(BEAT_WHILE_WAITING, max(0.0, ends - self.clock.monotonic()))):
             if self.clock.monotonic() >= ends:
@@ -311,8 +356,7 @@ class Connector:
             self.heartbeats.beat(name)
 
     def intake_turn(self) -> None:
-        """One turn of intake (rule 9): read unless the backlog pauses it, repair, membership;
-        then sweep the blocked records."""
+        """Read unless the backlog pauses it, repair, membership; then sweep the blocked records."""
         if self.backlog.check() is None:
             self._poll()
             self._inbox_due()
@@ -336,7 +380,7 @@ class Connector:
             log.exception("intake: an unexpected failure; trying again")
             return
         if "epoch_passed" in result.recoveries:
-            self.inbox.ask_now()  # rule 7a: what was addressed while the position went stale
+            self.inbox.ask_now()  # what was addressed while the position went stale
         for event_id in result.new_ids:
             self.on_event(f"seen event={event_id}")
             self._admit(event_id)
@@ -346,7 +390,6 @@ class Connector:
         return 0 if checkpoint is None else checkpoint.last_served_id
 
     def _inbox_due(self) -> None:
-        """Rule 7a."""
         if not self.inbox.due():
             return
         try:
@@ -359,7 +402,6 @@ class Connector:
             self._admit(event_id)
 
     def _membership_due(self) -> None:
-        """Rule 7."""
         if self.live_lane is None or not self.membership.due():
             return
         try:
@@ -367,7 +409,7 @@ class Connector:
         except BasecampError as error:
             log.info("membership: the projects could not be read (%s); later", type(error).__name__)
             return
-        except Exception:  # rule 11
+        except Exception:
             log.exception("membership: an unexpected failure; later")
             return
         if granted:
@@ -385,7 +427,6 @@ class Connector:
         self._admit(event_id)
 
     def _heard_live(self, event_id: int) -> None:
-        """An event the live lane recorded first (``shell.intake.live_lane``): admitted at once."""
         self.on_event(f"seen event={event_id} lane=live")
         self._admit(event_id)
 
@@ -404,7 +445,6 @@ class Connector:
             self._stop.wait(1.0)
 
     def dispatch_turn(self) -> list[Launch]:
-        """One tick of the dispatcher (rule 9); the launches it made."""
         try:
             launches = self.dispatcher.tick()
         except Exception:
@@ -417,7 +457,7 @@ class Connector:
     # -- shutdown ---------------------------------------------------------------------------
 
     def stop(self, bound: timedelta) -> bool:
-        """Rule 3: stop intake, stop and settle workers, flush their notices, within ``bound``."""
+        """Stop intake, stop and settle workers, flush their notices, within ``bound``."""
         deadline = self.clock.monotonic() + bound.total_seconds()
         self._stop_deadline = deadline
         self._stop.set()

@@ -1,15 +1,9 @@
-"""Named steps where a crash test can stop the process, to kill it there with SIGKILL.
-
-Rule: with ``CONNECTOR_PAUSE_AT`` unset (always, outside tests) ``pause_at`` does nothing. With
-it naming a step, the process prints ``paused at <step>`` on stderr when it reaches that step
-and waits there forever, for the test that started it to kill it -- or, with
-``CONNECTOR_RESUME_WHEN`` naming a file as well, until that file exists, then goes on: a test
-acts between that step and the next (another process's transaction), then lets it resume.
-
-The variable is read once, as the module is imported: a crash test sets it in the environment
-of the process it starts, never later, and the outbox passes two steps an intent, where a read
-of ``os.environ`` each time was a measurable part of its cost (``bin/bench outbox``).
-"""
+"""Named steps where a crash test can stop the process, to kill it there with SIGKILL. With
+``CONNECTOR_PAUSE_AT`` unset (always, outside tests) ``pause_at`` does nothing. With it naming a
+step, the process prints ``paused at <step>`` on stderr there and waits forever, for the test to
+kill it; or, with ``CONNECTOR_RESUME_WHEN`` naming a file as well, until that file exists, so a
+test acts between that step and the next. The variable is read once, at import: a crash test
+sets it in the environment of the process it starts."""
 
 from __future__ import annotations
 

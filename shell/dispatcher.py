@@ -1,30 +1,25 @@
 """The dispatcher: start the oldest startable record of each free conversation, supervise its
-worker, and settle the attempt when it ends.
+worker, settle the attempt when it ends, and before a settlement list the replies the
+adopted-reply rule reads.
 
-Rules:
-1. ``recover()`` runs before anything is dispatched, given the start's stop: it takes each
-   attempt a previous connector left live one step at a time, as ``core.recovery`` answers.
-2. At most ``concurrency`` workers run. Each tick, follow-ups join their live task first (the
-   driver gives the running worker a turn, ``follow_up``; a turn it could not give leaves the
-   event unpulled); then the oldest startable records of free conversations start.
-3. A launch is committed (task, attempt ``launching``, exposure) before the driver starts
-   anything; the process is recorded (``running``) as soon as it exists.
-4. An attempt ends in one transaction (``shell.ledger.tasks.end_attempt``). ``spawn_failed`` is
-   only a spawn proved never to have started a process, or a worker whose account proves it
-   never began (``WorkerAccount.not_started``); the reason and result are recorded.
-5. ``stop()`` stops (``shutdown``) and settles every worker within its bound.
-6. A process group that kept members after SIGKILL (supervision answers None) is not settled:
-   attempt live, record dispatched, conversation held, so nothing -- not even a redispatch --
-   starts a second worker beside it. It is logged for a person; the next start's recovery decides.
-7. ``routes`` is replaced whole when the configuration is re-read; a tick reads it once, so a
-   record starts by the old routes or the new, and a project without one starts nothing.
-8. Before a settlement, ``list_replies`` lists what the adopted-reply rule reads, outside any
-   transaction (``shell.adopted_replies``); the settlement adopts from it in its own. The listing
-   is given the shutdown's event: once a shutdown begins nothing more is listed or waited for,
-   so the attempt settles with its real reason in bound, adopting nothing unlisted.
-9. A worker's life is three steps, each its own transaction(s): ``spawned``, ``still_running``
-   (a tick), ``supervised``. ``_start`` runs them on a thread of its own; ``tests/sim/whole``
-   runs the same steps interleaved on one thread."""
+``recover`` runs first, taking each attempt a previous connector left live one step at a time
+as ``core.recovery`` answers, until the start's stop. Then at most ``concurrency`` workers run.
+Each tick, follow-ups join their live task first (the running worker is given a turn), then the
+oldest startable records of free conversations start, by the routes the tick read once. A launch
+is committed (task, attempt, exposure) before the driver starts anything, and the process is
+recorded as soon as it exists. A worker's life is three steps, each its own transactions:
+``spawned``, ``still_running``, ``supervised``, run on a thread of its own (the simulation
+interleaves them on one). ``spawn_failed`` is only a spawn proved never to have started a
+process, or a worker whose account proves it never began. A group that kept members after
+SIGKILL is not settled: the attempt stays live and its conversation held, so nothing starts a
+second worker beside it.
+
+``ReplyAdopter.list_replies`` lists, outside any transaction, each reply destination a row may
+be adopted from (``core.adopted_reply``), exhaustively, for the settlement to adopt from. A
+listing that fails or is cut short leaves its row out: a missing adoption costs a person a look,
+a wrong one would hide a doubled reply. Once the shutdown's (or the start's) stop is set nothing
+more is listed or waited for (``shell.stoppable``), so the attempt settles with its real reason
+in bound. It never raises for Basecamp; a ledger failure lists nothing."""
 
 from __future__ import annotations
 
@@ -33,24 +28,29 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
-from core.adopted_reply import ListedReplies
+from core.adopted_reply import ListedReplies, may_become_candidate
+from core.destinations import Destination, ListedMessage
 from core.recovery import RecoveryFacts, RecoveryStep, recovery_step
 from core.snapshots import StopReason
 from core.worker_stream import WorkerAccount
+from shell.basecamp.errors import ListingFailed
 from shell.crashpoints import pause_at
-from shell.ledger import tasks
-from shell.ledger.connection import Ledger
+from shell.ledger import deliveries, tasks
+from shell.ledger.connection import Ledger, LedgerError
+from shell.stoppable import unless_stopped
 from shell.worker.driver import SpawnFailed
 
 log = logging.getLogger("connector.dispatch")
+adoption_log = logging.getLogger("connector.adoption")
+
+ADOPTION_SCAN_TIMEOUT = 30.0  # seconds one listing of a reply destination may take
 
 
 class WorkerProcess(Protocol):
-    """A worker process that exists."""
-
     @property
     def pid(self) -> int: ...
     @property
@@ -69,7 +69,7 @@ class WorkerDriver(Protocol):
         on_tick: Callable[[], None],
     ) -> StopReason | WorkerAccount | None:
         """Why the worker ended (its driver's account, when it keeps one); None when members of
-        its group outlived SIGKILL (rule 6)."""
+        its group outlived SIGKILL."""
         ...
 
     def release(self, started: WorkerProcess) -> None: ...
@@ -109,7 +109,7 @@ class Dispatcher:
     driver: WorkerDriver
     recovery: GroupEnder
     options: DispatchOptions = field(default_factory=DispatchOptions)
-    list_replies: Callable[[int, threading.Event | None], ListedReplies] | None = None  # rule 8
+    list_replies: Callable[[int, threading.Event | None], ListedReplies] | None = None
     _running: dict[int, _Running] = field(default_factory=dict)
     _shutdown: threading.Event = field(default_factory=threading.Event)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -117,8 +117,7 @@ class Dispatcher:
     # -- restart ---------------------------------------------------------------------------
 
     def recover(self, stop: threading.Event | None = None) -> list[str]:
-        """Settle what a previous connector left running, until ``stop`` (rule 1), each step the
-        one ``core.recovery`` answers; the attempts left for a person."""
+        """Settle what a previous connector left running, until ``stop``; the attempts held."""
         held: list[str] = []
         with self.ledger.read() as connection:
             live = tasks.live_attempts(connection)
@@ -144,7 +143,6 @@ class Dispatcher:
         return held
 
     def _end_group(self, attempt: tasks.LiveAttemptRow) -> bool:
-        """Recovery's ending of ``attempt``'s recorded group: True when it is gone (rule 1)."""
         assert attempt.pid is not None, "core.recovery ends only a recorded group"
         assert attempt.pgid is not None, "core.recovery ends only a recorded group"
         return self.recovery.end_recorded_group(attempt.pid, attempt.pgid, attempt.process_started)
@@ -152,7 +150,6 @@ class Dispatcher:
     def _recovered(
         self, attempt: tasks.LiveAttemptRow, step: RecoveryStep, replies: ListedReplies | None
     ) -> None:
-        """Recovery's last step for ``attempt``: marked left, held, or settled lost."""
         if step is RecoveryStep.mark_left:
             with self.ledger.write() as connection:
                 tasks.mark_left(connection, attempt.attempt_id, self.ledger.clock.now())
@@ -235,17 +232,13 @@ class Dispatcher:
         return launches
 
     def _start(self, launch: tasks.Launch, work_dir: str, deadline_at: datetime) -> None:
+        events = ",".join(map(str, launch.event_ids))
         log.info(
-            "dispatch task=%d attempt=%s events=%s state=launching",
-            launch.task_id,
-            launch.attempt_id,
-            ",".join(map(str, launch.event_ids)),
+            "dispatch task=%d attempt=%s events=%s state=launching", launch.task_id, launch.attempt_id, events
         )
+        worker = f"worker-{launch.task_id}"
         thread = threading.Thread(
-            target=self._work,
-            args=(launch, work_dir, deadline_at),
-            name=f"worker-{launch.task_id}",
-            daemon=True,
+            target=self._work, args=(launch, work_dir, deadline_at), name=worker, daemon=True
         )
         with self._lock:
             self._running[launch.task_id] = _Running(launch, work_dir, thread)
@@ -261,18 +254,15 @@ class Dispatcher:
             )
             self.supervised(launch, started, reason)
         except Exception:
-            log.exception(
-                "dispatch attempt=%s: the worker's supervision failed; it stays live for recovery",
-                launch.attempt_id,
-            )
+            log.exception("dispatch attempt=%s: the worker's supervision failed; it stays live for recovery",
+                          launch.attempt_id)  # fmt: skip
         finally:
             with self._lock:
                 self._running.pop(launch.task_id, None)
 
-    # -- a worker's life in steps (rule 8): the thread above runs them; the simulation one by one --
+    # -- a worker's life in steps: the thread above runs them; the simulation one by one -------
 
     def _follow_up(self, task_id: int, joined: tuple[int, ...]) -> None:
-        """Rule 2: the running worker's turn for each joined event."""
         with self._lock:
             running = self._running.get(task_id)
             started = running.started if running is not None else None
@@ -315,7 +305,7 @@ class Dispatcher:
     def supervised(
         self, launch: tasks.Launch, started: WorkerProcess, reason: StopReason | WorkerAccount | None
     ) -> None:
-        """The worker ended for ``reason``: settle its attempt (rule 4), or leave it live (rule 6)."""
+        """The worker ended for ``reason``: settle its attempt, or leave it live."""
         if reason is None:
             log.error(
                 "dispatch attempt=%s: members of its process group outlived SIGKILL; it stays live,"
@@ -328,7 +318,6 @@ class Dispatcher:
         self.driver.release(started)
 
     def still_running(self, launch: tasks.Launch) -> None:
-        """A still-running tick of the worker's attempt (its notice, when one is due)."""
         with self.ledger.write() as connection:
             tasks.still_running(connection, launch.attempt_id, self.ledger.clock.now())
 
@@ -351,17 +340,11 @@ class Dispatcher:
                 replies=replies,
                 account=account,
             )
-        log.info(
-            "dispatch task=%d attempt=%s state=ended stop_reason=%s settled=%s",
-            launch.task_id,
-            launch.attempt_id,
-            reason,
-            ",".join(f"{row.event_id}:{row.settlement}" for row in settled),
-        )
+        rows = ",".join(f"{row.event_id}:{row.settlement}" for row in settled)
+        log.info("dispatch task=%d attempt=%s state=ended stop_reason=%s settled=%s",
+                 launch.task_id, launch.attempt_id, reason, rows)  # fmt: skip
 
     def _replies(self, task_id: int, stop: threading.Event | None) -> ListedReplies | None:
-        """Rule 8: before the settlement, what the adopted-reply rule reads for the task, as far
-        as it got before ``stop``."""
         if self.list_replies is None:
             return None
         return self.list_replies(task_id, stop)
@@ -389,8 +372,53 @@ class Dispatcher:
 
 
 def _left_live(attempts: list[tasks.LiveAttemptRow]) -> None:
-    """Rule 1: what a stop during recovery leaves for the next start."""
-    log.info(
-        "recovery: stopped; attempt(s) %s stay live, for the next start to settle",
-        ",".join(attempt.attempt_id for attempt in attempts),
-    )
+    left = ",".join(attempt.attempt_id for attempt in attempts)
+    log.info("recovery: stopped; attempt(s) %s stay live, for the next start to settle", left)
+
+
+class ReplyLister(Protocol):
+    """The client's exhaustive listing of the agent's messages at a destination."""
+
+    def list(
+        self, destination: Destination, since: datetime, creator_id: int, deadline: float
+    ) -> list[ListedMessage]: ...
+
+
+class ReplyAdopter:
+    def __init__(self, ledger: Ledger, lister: ReplyLister, agent_id: int) -> None:
+        self._ledger = ledger
+        self._lister = lister
+        self._agent_id = agent_id
+
+    def list_replies(self, task_id: int, stop: threading.Event | None) -> ListedReplies:
+        """The listings of ``task_id``'s rows that may become candidates, by event id, as far as
+        they got before ``stop``."""
+        listed: dict[int, tuple[ListedMessage, ...]] = {}
+        try:
+            with self._ledger.read() as connection:
+                rows = deliveries.settled_rows(connection, task_id, settled=False)
+        except LedgerError as error:
+            adoption_log.error("adoption task=%d: the ledger failed: %s", task_id, error)
+            rows = []
+        wanted = [
+            (row.event_id, destination, row.delivered_at)
+            for row, destination in rows
+            if may_become_candidate(row) and destination is not None and row.delivered_at is not None
+        ]
+        for event_id, destination, since in wanted:
+            bound = self._ledger.clock.monotonic() + ADOPTION_SCAN_TIMEOUT
+            try:
+                listing = partial(self._lister.list, destination, since, self._agent_id, bound)
+                found = unless_stopped(listing, stop, "adoption-listing")
+            except ListingFailed as error:
+                adoption_log.info(
+                    "adoption task=%d event=%d: the listing failed: %s", task_id, event_id, error
+                )
+                continue
+            if found is None:
+                unknown = ",".join(str(event) for event, _, _ in wanted if event not in listed)
+                adoption_log.info("adoption task=%d: stopped by the shutdown; not known for event(s) %s",
+                                  task_id, unknown)  # fmt: skip
+                break
+            listed[event_id] = tuple(found)
+        return ListedReplies(self._agent_id, listed)

@@ -1,12 +1,7 @@
-"""Typed errors, and the exit codes a person sees.
-
-Rules:
-1. A person never sees a traceback for bad input: a ``UserError`` becomes one line on stderr
-   and its documented exit code, at one seam (``shell.cli.seam``) for both command lines.
-2. No error message carries a token, a message body or a feed position.
-3. A supervisor restarts ``run`` on 1 (a bug) and 6 (passes by itself), never on 2 or 3 (a
-   person must act first): a bad input never becomes a crash loop (README, "Exit codes").
-"""
+"""Typed errors, and the exit codes a person sees. A ``UserError`` becomes one line on stderr and
+its documented exit code at one seam (``shell.cli.seam``), never a traceback, and no message
+carries a token, a message body or a feed position. A supervisor restarts ``run`` on 1 (a bug)
+and 6 (passes by itself), never on 2 or 3 (a person must act first)."""
 
 from __future__ import annotations
 

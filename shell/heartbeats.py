@@ -1,14 +1,8 @@
 """The running connector's heartbeats: each loop's last turn, kept in memory and written beside
-the ledger for ``status`` (``core.heartbeats`` judges them).
-
-Rules:
-1. ``beat(name)`` notes the wall time a loop starts a turn; it never fails and writes nothing.
-2. ``write_due`` is called by ``run``'s main thread as it waits: at most every
-   ``core.heartbeats.WRITE_EVERY`` it replaces ``heartbeats`` beside the ledger (owner-only,
-   whole or not at all: ``shell.private_files``). A write that fails is logged once until one
-   succeeds again; it never stops the connector.
-3. ``read`` is status's: the record, or None when there is none or it cannot be read.
-"""
+the ledger for ``status`` (``core.heartbeats`` judges them). A beat notes the wall time a loop
+starts a turn and never fails. ``run``'s main thread writes them as it waits, at most every
+``WRITE_EVERY``, owner-only and whole; a write that fails is logged once until one succeeds
+again and never stops the connector."""
 
 from __future__ import annotations
 
@@ -31,8 +25,6 @@ def path_beside(ledger_path: Path) -> Path:
 
 
 class Heartbeats:
-    """See the module's rules."""
-
     def __init__(self, clock: Clock, ledger_path: Path) -> None:
         self._clock = clock
         self._path = path_beside(ledger_path)
@@ -42,18 +34,15 @@ class Heartbeats:
         self._failing = False
 
     def beat(self, name: str) -> None:
-        """Rule 1."""
         now = self._clock.now()
         with self._lock:
             self._loops[name] = now
 
     def beats(self) -> dict[str, datetime]:
-        """Each loop's last beat, as it is now."""
         with self._lock:
             return dict(self._loops)
 
     def write_due(self) -> None:
-        """Rule 2."""
         monotonic = self._clock.monotonic()
         if self._written_at is not None and monotonic - self._written_at < WRITE_EVERY.total_seconds():
             return
@@ -71,7 +60,7 @@ class Heartbeats:
 
 
 def read(ledger_path: Path) -> Beats | None:
-    """Rule 3."""
+    """Status's read: the record, or None when there is none or it cannot be read."""
     path = path_beside(ledger_path)
     try:
         private_files.check_file(path, "heartbeats file")

@@ -1,25 +1,15 @@
-"""Owner-only files and directories: the one home of the connector's file privacy.
+"""Owner-only files and directories: the one home of the connector's file privacy. The ledger,
+configuration, token file, locks, the worker's session files and the demo's staged token all go
+through here; nothing else in ``shell/`` names a file mode, ``O_EXCL`` or ``fchmod``.
 
-The ledger, configuration, token file, locks, the worker's session files and the demo's staged
-token all go through here; nothing else in ``shell/`` names a file mode, ``O_EXCL`` or
-``fchmod`` (a test says so).
-
-Rules (one policy for every caller):
-1. What the connector creates is owner-only (0700, 0600, set again after creation against the
-   umask), with ``O_EXCL | O_NOFOLLOW``: never an existing file, never through a link.
-2. What exists is checked, never loosened or tightened: a symlink, the wrong kind, another
-   user's, or any group or other bit is refused (``PrivatePathError``) with how to fix it.
-3. The exception is SQLite's ``-wal`` and ``-shm`` beside a checked ledger: ``own_sidecar``
-   makes a regular file of this user's 0600 and refuses anything else.
-4. ``write_atomically`` writes a new 0600 file beside the target, fsyncs, renames it over, then
-   fsyncs the directory: whole or absent. ``create_whole`` links it into place instead, never
-   over anything.
-5. A missing path raises ``FileNotFoundError``, for the caller to word; every other refusal is a
-   ``PrivatePathError`` (exit ``EXIT_CONFIG``), its subclass saying which kind.
-6. ``write_atomically``'s ``own`` replaces only a missing or empty file or one of its kind
-   (``core.file_kinds``), checked just before the rename.
-7. A mode fix (``chmod``) is offered only for a path the connector made: never a sticky
-   directory or the root, nor where the named file is missing or not the kind expected."""
+What the connector creates is owner-only (0700, 0600, set again against the umask), with
+``O_EXCL | O_NOFOLLOW``: never an existing file, never through a link. What exists is checked,
+never loosened or tightened: a symlink, the wrong kind, another user's, or any group or other
+bit is a ``PrivatePathError`` saying how to fix it (SQLite's ``-wal`` and ``-shm`` beside a
+checked ledger excepted: ``own_sidecar`` makes them 0600). A mode fix is offered only for a path
+the connector made. A whole-file write goes to a new file beside the target, fsynced, renamed (or
+linked) into place, the directory fsynced; one that replaces a file replaces only a missing or
+empty one or one of its own kind (``core.file_kinds``)."""
 
 from __future__ import annotations
 
@@ -39,8 +29,6 @@ _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class PrivatePathError(UserError):
-    """An existing path the connector would use is not an owner-only one of the expected kind."""
-
     def __init__(self, message: str) -> None:
         super().__init__(message, EXIT_CONFIG)
 
@@ -54,7 +42,7 @@ class Exposed(PrivatePathError):
 
 
 class OtherKind(PrivatePathError):
-    """An existing file of another kind where a writer would put its own (rule 6)."""
+    """An existing file of another kind where a writer would put its own."""
 
 
 def _exposure(
@@ -77,8 +65,8 @@ def _exposure(
 
 
 def directory_made_here(path: Path, holds: tuple[Path, ...] | None = None) -> bool:
-    """Rule 7: never a shared (sticky) directory or the root; with ``holds``, only one where one
-    of those files is there already and holds a ledger or a configuration."""
+    """Whether a mode fix may be offered for ``path``: never a sticky directory or the root; with
+    ``holds``, only where one of those files is there already and holds a ledger or a configuration."""
     try:
         status = os.lstat(path)
     except OSError:
@@ -89,7 +77,6 @@ def directory_made_here(path: Path, holds: tuple[Path, ...] | None = None) -> bo
 
 
 def _holds_kind(path: Path) -> FileKind | None:
-    """What the regular file ``path`` holds (None: missing, unreadable or not a regular file)."""
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
@@ -102,13 +89,11 @@ def _holds_kind(path: Path) -> FileKind | None:
 
 
 def _file_made_here(path: Path, kind: FileKind | None) -> bool:
-    """Rule 7: with ``kind``, only a file that holds that kind (or nothing yet)."""
     return kind is None or _holds_kind(path) in (kind, FileKind.empty)
 
 
 def check_directory(path: Path, what: str, reason: str = "", holds: tuple[Path, ...] | None = None) -> None:
-    """Refuse an existing directory that is a symlink, not a directory, or not owner-only (rule 2);
-    ``holds``: the connector's files it would hold, for rule 7."""
+    """``holds``: the connector's files it would hold, for ``directory_made_here``."""
     status = os.lstat(path)
     if stat.S_ISLNK(status.st_mode):
         raise WrongKind(f"{what} {path} is a symlink; it must be a real directory")
@@ -120,8 +105,7 @@ def check_directory(path: Path, what: str, reason: str = "", holds: tuple[Path, 
 def check_file_status(
     status: os.stat_result, path: Path, what: str, reason: str = "", kind: FileKind | None = None
 ) -> None:
-    """Refuse a file whose ``status`` (an ``lstat`` or ``fstat``) is a symlink, not a regular file,
-    or not owner-only (rule 2); ``kind``: what it should hold, for rule 7."""
+    """``status`` is an ``lstat`` or ``fstat``; ``kind``: what the file should hold."""
     if stat.S_ISLNK(status.st_mode):
         raise WrongKind(f"{what} {path} is a symlink; it must be a regular file")
     if not stat.S_ISREG(status.st_mode):
@@ -131,20 +115,18 @@ def check_file_status(
 
 
 def check_file(path: Path, what: str, reason: str = "", kind: FileKind | None = None) -> os.stat_result:
-    """``check_file_status`` of ``path`` itself, never through a link; its status."""
     status = os.lstat(path)
     check_file_status(status, path, what, reason, kind)
     return status
 
 
 def make_directory(path: Path) -> None:
-    """Create ``path``, 0700 (rule 1); ``FileExistsError`` if anything is there already."""
     os.mkdir(path, DIRECTORY_MODE)
     os.chmod(path, DIRECTORY_MODE)  # mkdir's mode is masked by the umask
 
 
 def ensure_directory(path: Path, what: str, reason: str = "", holds: tuple[Path, ...] | None = None) -> None:
-    """Create each missing directory of ``path``'s chain 0700, then check ``path`` (rules 1, 2, 7)."""
+    """Create each missing directory of ``path``'s chain, then check ``path``."""
     missing: list[Path] = []
     cursor = path
     while not os.path.lexists(cursor):
@@ -157,8 +139,7 @@ def ensure_directory(path: Path, what: str, reason: str = "", holds: tuple[Path,
 
 
 def create_file(path: Path, content: bytes = b"") -> int:
-    """Create ``path`` 0600 holding ``content`` (rule 1); its open descriptor, the caller's to close.
-    ``FileExistsError`` if anything is there already."""
+    """An open descriptor on the new ``path`` holding ``content``, the caller's to close."""
     descriptor = os.open(path, _CREATE, FILE_MODE)
     try:
         os.fchmod(descriptor, FILE_MODE)
@@ -172,13 +153,11 @@ def create_file(path: Path, content: bytes = b"") -> int:
 
 
 def write_new_file(path: Path, content: bytes) -> None:
-    """``create_file``, closed."""
     os.close(create_file(path, content))
 
 
 def open_or_create(path: Path, what: str) -> int:
-    """A read-write descriptor on ``path``, created 0600 if missing, refused if it is loose or not
-    a regular file of this user's (rules 1, 2). Never through a link."""
+    """A read-write descriptor on ``path``, created if missing."""
     flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         descriptor = os.open(path, flags | os.O_EXCL, FILE_MODE)
@@ -195,7 +174,7 @@ def open_or_create(path: Path, what: str) -> int:
 
 
 def refuse_other_kind(path: Path, what: str, own: FileKind) -> None:
-    """Refuse ``path`` unless it is missing, empty, or ``own``'s kind by content and name (rule 6)."""
+    """Refuse ``path`` unless it is missing, empty, or ``own``'s kind by content and name."""
     try:
         status = os.lstat(path)
     except FileNotFoundError:
@@ -215,14 +194,12 @@ def refuse_other_kind(path: Path, what: str, own: FileKind) -> None:
 
 
 def write_atomically(path: Path, content: bytes, own: FileKind | None = None) -> None:
-    """Replace ``path`` with ``content``, whole or not at all (rule 4); with ``own``, only a file
-    of that kind (rule 6)."""
+    """Replace ``path`` with ``content``; with ``own``, only a file of that kind."""
     _write_whole(path, content, replace=True, own=own)
 
 
 def create_whole(path: Path, content: bytes) -> bool:
-    """Create ``path`` holding ``content``, whole or not at all, never over anything already
-    there (rule 4): whether it was created (False: something was there, left as it was)."""
+    """Whether ``path`` was created (False: something was there, left as it was)."""
     return _write_whole(path, content, replace=False)
 
 
@@ -256,7 +233,7 @@ def _write_whole(path: Path, content: bytes, *, replace: bool, own: FileKind | N
 
 
 def sync_directory(directory: Path) -> None:
-    """fsync ``directory``, so a rename or unlink in it survives a power cut (rule 4)."""
+    """fsync ``directory``, so a rename or unlink in it survives a power cut."""
     descriptor = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(descriptor)
@@ -265,7 +242,6 @@ def sync_directory(directory: Path) -> None:
 
 
 def own_sidecar(path: Path, what: str) -> None:
-    """Make SQLite's ``path`` (``-wal``/``-shm``) 0600 if it is there (rule 3)."""
     try:
         status = os.lstat(path)
     except FileNotFoundError:

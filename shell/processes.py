@@ -1,29 +1,15 @@
 """Process identity and process-group control, for Linux: the one module that signals.
 
-A pid names a process only until the kernel reuses it; the pid with its start time
-(``/proc/<pid>/stat`` field 22) and the boot's id names one process ever. The ledger records
-that triple, and every signal here is checked against it first.
-
-Rules:
-1. ``process_start_time`` is opaque text, ``<boot id>:<ticks>``, or ``None`` when the process is
-   gone or ``/proc`` cannot say. Equal text means the same process.
-2. A group is signaled only after its leader was checked, just before, to be the recorded
-   process. An unreaped zombie leader still is: its number cannot be reused until reaped.
-3. A group whose leader is gone is signaled only when every live member started before the
-   leader was last seen to be the recorded process: Linux never reuses a number still some
-   process's pid, group or session, so such a member is the original group's.
-4. Nothing unverifiable is signaled (no recorded pid or start time, a leader now another
-   process, a number of 1 or less): the result is ``unverifiable`` and the attempt stays live.
-5. SIGTERM, the grace, then SIGKILL is written once (``_escalate``), for a recorded group
-   (``terminate_group``) and the driver's own child (``end_child_group``). Zombies are not
-   members: they are dead and we are not their reaper.
-6. ``end_child_group`` signals our child's group while the child is unreaped or provably the
-   recorded process.
-7. Only this module signals (a test says so): the demo uses ``signal_child`` and
-   ``stop_child``; the instance lock's probe is ``is_present``.
-
-The race left is every check-then-signal's: between check and signal the whole group would have
-to end and its number go to a new session leader."""
+A pid names a process only until the kernel reuses it; with its start time (``/proc/<pid>/stat``
+field 22) and the boot's id it names one process ever. The ledger records that identity, and
+every signal here is checked against it first: a recorded group is signaled only after its
+leader was checked, just before, to be the recorded process (an unreaped zombie still is), or,
+with the leader gone, when every live member started before the leader was last seen: Linux
+never reuses a number still some process's pid, group or session, so such a member is the
+original group's. Nothing unverifiable is signaled; the attempt then stays live. SIGTERM, the
+grace, then SIGKILL is written once (``_escalate``), for a recorded group and for the driver's
+own child. The race left is every check-then-signal's: between check and signal the whole group
+would have to end and its number go to a new session leader."""
 
 from __future__ import annotations
 
@@ -50,8 +36,6 @@ LAST_WORDS_SECONDS = 2.0  # stop_child: the moment a child has to answer its las
 
 
 class Termination(StrEnum):
-    """What ``terminate_group`` found and did."""
-
     gone = "gone"  # nothing of the recorded process or its group was left to signal
     terminated = "terminated"  # SIGTERM sent; the group was gone within the grace
     killed = "killed"  # SIGKILL sent after the grace; the group is gone
@@ -61,8 +45,6 @@ class Termination(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class TerminationResult:
-    """How ending a process group went, why, and the signals sent."""
-
     outcome: Termination
     reason: str
     signals: tuple[str, ...] = ()  # the signals sent to the group, in order
@@ -70,8 +52,6 @@ class TerminationResult:
 
 @dataclass(frozen=True, slots=True)
 class _Stat:
-    """What ``/proc/PID/stat`` says of a process: its state, group and start."""
-
     state: str
     process_group: int
     start_ticks: int
@@ -109,7 +89,7 @@ def _boot_id() -> str | None:
 
 
 def process_start_time(pid: int) -> str | None:
-    """The identity of the process now at ``pid`` (rule 1), or ``None``."""
+    """The identity of the process now at ``pid``, or ``None`` when it is gone or unreadable."""
     stat = _read_stat(pid)
     boot = _boot_id()
     if stat is None or boot is None:
@@ -117,14 +97,7 @@ def process_start_time(pid: int) -> str | None:
     return f"{boot}:{stat.start_ticks}"
 
 
-def process_group_of(pid: int) -> int | None:
-    """The process group of the process now at ``pid``, or ``None``."""
-    stat = _read_stat(pid)
-    return None if stat is None else stat.process_group
-
-
 def is_same_process(pid: int, start_time: str) -> bool:
-    """True only when ``pid`` now holds the very process recorded with ``start_time``."""
     if pid <= 1 or not start_time:
         return False
     return process_start_time(pid) == start_time
@@ -167,7 +140,6 @@ def _ticks_now() -> int | None:
 
 
 def _provably_ours(pgid: int, leader_pid: int, leader_start_time: str, seen_at_ticks: int) -> bool:
-    """Rules 2 and 3: may group ``pgid`` be signaled now?"""
     if is_same_process(leader_pid, leader_start_time):
         return True
     for member in group_members(pgid):
@@ -196,8 +168,6 @@ def _wait_for_members(pgid: int, seconds: float, clock: Clock, poll: float = POL
 
 
 class _Escalation(StrEnum):
-    """How far ``_escalate`` went."""
-
     not_sent = "not_sent"  # SIGTERM was not allowed, or found no group
     ended = "ended"  # the group had no live member within the grace
     kill_refused = "kill_refused"  # after the grace the group could not be proven ours: no SIGKILL
@@ -209,8 +179,8 @@ class _Escalation(StrEnum):
 def _escalate(
     pgid: int, grace: float, clock: Clock, poll: float, may_signal: Callable[[signal.Signals], bool]
 ) -> _Escalation:
-    """SIGTERM, the grace, SIGKILL (rule 5): the one implementation. ``may_signal`` is asked
-    just before each signal whether the group is still provably the caller's."""
+    """SIGTERM, the grace, SIGKILL; ``may_signal`` is asked just before each signal whether the
+    group is still provably the caller's."""
     if not (may_signal(signal.SIGTERM) and _signal_group(pgid, signal.SIGTERM)):
         return _Escalation.not_sent
     if _wait_for_members(pgid, grace, clock, poll):
@@ -224,15 +194,43 @@ def _escalate(
     return _Escalation.survived
 
 
+_SENT_TERM, _SENT_BOTH = ("SIGTERM",), ("SIGTERM", "SIGKILL")
+_TERMINATIONS = {
+    _Escalation.not_sent: TerminationResult(Termination.gone, "the group ended before it was signaled"),
+    _Escalation.ended: TerminationResult(Termination.terminated, "ended within the grace", _SENT_TERM),
+    _Escalation.kill_refused: TerminationResult(
+        Termination.unverifiable,
+        "after SIGTERM the leader was gone and the group held a process younger than it",
+        _SENT_TERM,
+    ),
+    _Escalation.gone_before_kill: TerminationResult(
+        Termination.terminated, "ended just after the grace", _SENT_TERM
+    ),
+    _Escalation.killed: TerminationResult(Termination.killed, "killed after the grace", _SENT_BOTH),
+    _Escalation.survived: TerminationResult(
+        Termination.survived, "members outlived SIGKILL (uninterruptible?)", _SENT_BOTH
+    ),
+}
+
+
 def terminate_group(
-    pgid: int,
-    leader_pid: int,
-    leader_start_time: str,
-    grace_seconds: float,
-    clock: Clock | None = None,
+    pgid: int, leader_pid: int, leader_start_time: str, grace_seconds: float, clock: Clock | None = None
 ) -> TerminationResult:
-    """End the recorded worker's process group: SIGTERM, the grace, SIGKILL (rules 2-5)."""
-    clock = clock or SystemClock()
+    """End the recorded worker's process group: SIGTERM, the grace, SIGKILL, each provably ours."""
+    checked = _check_leader(pgid, leader_pid, leader_start_time)
+    if isinstance(checked, TerminationResult):
+        return checked
+
+    def may_signal(number: signal.Signals) -> bool:
+        # SIGTERM follows the check just made; SIGKILL, after the grace, checks again.
+        return number == signal.SIGTERM or _provably_ours(pgid, leader_pid, leader_start_time, checked)
+
+    return _TERMINATIONS[_escalate(pgid, grace_seconds, clock or SystemClock(), POLL_SECONDS, may_signal)]
+
+
+def _check_leader(pgid: int, leader_pid: int, leader_start_time: str) -> TerminationResult | int:
+    """The clock ticks at which the recorded leader was last seen to be itself, or why nothing
+    may be signaled."""
     if pgid <= 1 or leader_pid <= 1:
         return TerminationResult(Termination.unverifiable, "no process was recorded")
     if not leader_start_time:
@@ -251,29 +249,7 @@ def terminate_group(
     seen_at = _ticks_now()
     if seen_at is None or not is_same_process(leader_pid, leader_start_time):
         return TerminationResult(Termination.unverifiable, "the leader could not be checked again")
-
-    def may_signal(number: signal.Signals) -> bool:
-        # SIGTERM follows the check just made; SIGKILL, after the grace, checks again (rule 3).
-        return number == signal.SIGTERM or _provably_ours(pgid, leader_pid, leader_start_time, seen_at)
-
-    step = _escalate(pgid, grace_seconds, clock, POLL_SECONDS, may_signal)
-    if step == _Escalation.not_sent:
-        return TerminationResult(Termination.gone, "the group ended before it was signaled")
-    if step == _Escalation.ended:
-        return TerminationResult(Termination.terminated, "ended within the grace", ("SIGTERM",))
-    if step == _Escalation.kill_refused:
-        return TerminationResult(
-            Termination.unverifiable,
-            "after SIGTERM the leader was gone and the group held a process younger than it",
-            ("SIGTERM",),
-        )
-    if step == _Escalation.gone_before_kill:
-        return TerminationResult(Termination.terminated, "ended just after the grace", ("SIGTERM",))
-    if step == _Escalation.killed:
-        return TerminationResult(Termination.killed, "killed after the grace", ("SIGTERM", "SIGKILL"))
-    return TerminationResult(
-        Termination.survived, "members outlived SIGKILL (uninterruptible?)", ("SIGTERM", "SIGKILL")
-    )
+    return seen_at
 
 
 def _unreaped_child(pid: int) -> bool:
@@ -290,9 +266,8 @@ def _unreaped_child(pid: int) -> bool:
 def end_child_group(
     pid: int, process_started: str, grace_seconds: float, clock: Clock, poll: float
 ) -> tuple[tuple[str, ...], bool]:
-    """End the group our child ``pid`` leads (rule 6): the signals sent, and whether members
-    survived them all. Each signal goes only while the leader is provably the child: not yet
-    reaped (its number cannot be reused), or the very process ``process_started`` recorded."""
+    """End the group our child ``pid`` leads, each signal only while the child is unreaped or
+    provably the recorded process: the signals sent, and whether members survived them all."""
     if pid <= 1 or not group_members(pid):
         return (), False
 
@@ -318,10 +293,9 @@ def signal_child(process: subprocess.Popen[bytes], number: signal.Signals) -> No
 def stop_child(
     process: subprocess.Popen[bytes], grace_seconds: float, last_words: signal.Signals | None = None
 ) -> int | None:
-    """SIGTERM to a child this process started, the grace for it to exit, then SIGKILL (rule 5,
-    for one process rather than a group): its exit code, or ``None`` when it had to be killed.
-    ``last_words``: a signal sent before the SIGKILL, with a moment to answer it (the connector
-    writes its threads' stacks on SIGUSR1), so a child that would not stop says where it was."""
+    """SIGTERM to a child this process started, the grace, then SIGKILL: its exit code, or None
+    when it had to be killed. ``last_words``: a signal sent before the SIGKILL, with a moment to
+    answer it (the connector writes its stacks on SIGUSR1), so a child says where it was."""
     signal_child(process, signal.SIGTERM)
     try:
         return process.wait(timeout=grace_seconds)
@@ -336,7 +310,7 @@ def stop_child(
 
 
 def is_present(pid: int) -> bool | None:
-    """Whether a process has number ``pid`` now (``kill(pid, 0)``): ``None`` when it is someone
+    """Whether a process has number ``pid`` now (``kill(pid, 0)``): None when it is someone
     else's, present but not provably ours. A liveness probe only: nothing is signaled."""
     try:
         os.kill(pid, 0)

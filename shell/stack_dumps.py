@@ -1,35 +1,26 @@
 """Every thread's stack on SIGUSR1, written by a thread of its own: the one home of SIGUSR1's handler.
 
-Rules:
-1. ``faulthandler``'s dump is not used: its signal handler walks every thread's frames without
-   the GIL, and in CPython 3.11 a thread that starts or ends meanwhile makes it read freed memory,
-   so the process dies of SIGSEGV (python/cpython#116008). A connector starts and ends threads all
-   the time, and a stack dump must never be the thing that kills it.
-2. SIGUSR1's Python handler does nothing (``shell.cli.run`` rule 7: a handler only notes), and
-   interrupts no system call (SA_RESTART, as faulthandler had it). The C-level handler writes the
-   signal's number to the wakeup pipe (``signal.set_wakeup_fd``), so the dump never waits for the
-   main thread to reach Python code: a main thread blocked in a join, a sleep or a call into C
-   that lets the GIL go (sqlite's busy wait on a locked ledger) still gets its stack written. A
-   thread that holds the GIL in C gets none until it lets go (py-spy reads such a process).
-3. The dumping thread reads the pipe and, for what it read at once, writes one dump if a SIGUSR1
-   is among it (signals that queued while a dump was written are one dump; another signal's
-   number is ignored): every other thread, by name, most recent call first, at most
-   ``FRAMES_PER_THREAD`` frames a thread and no source lines (no file is read). The list of
-   threads is taken under the GIL (``sys._current_frames``); each stack is walked from it, so a
-   thread may move on while another's stack is written, but no frame is read freed.
-4. A dump is written to the file descriptor itself (2 by default) in ``os.write`` calls, never
-   through ``sys.stderr``'s buffer, which the interrupted thread may be in the middle of. A
-   failure to write it is dropped: the connector goes on.
-5. ``on_sigusr1`` installs all of this for the length of its block, then puts back the handler
-   and the wakeup descriptor it found and closes the pipe's writing end; the dumping thread reads
-   the pipe's end, closes its own end and ends. The block's end waits ``JOIN_SECONDS`` for a
-   dump under way, no longer (one stuck on a stderr nobody reads would hold a stop forever; the
-   thread is a daemon). Off the main thread (a test's run in process) it installs nothing: only
-   the main thread may set a handler.
-6. Once it stands, SIGUSR1 is unblocked in the main thread: ``bin/connect`` starts with it blocked
-   (``shell.cli.start_signals`` rule 1), so one sent while the interpreter started waited,
-   pending, and is dumped now. It stays unblocked after the block.
-"""
+``faulthandler``'s dump is not used: its signal handler walks every thread's frames without the
+GIL, and in CPython 3.11 a thread that starts or ends meanwhile makes it read freed memory, so
+the process dies of SIGSEGV (python/cpython#116008). A connector starts and ends threads all the
+time, and a stack dump must never be what kills it.
+
+So SIGUSR1's Python handler does nothing and interrupts no system call (SA_RESTART, as
+faulthandler had it); the C-level handler writes the signal's number to the wakeup pipe, so the
+dump never waits for the main thread to reach Python code: a main thread blocked in a join, a
+sleep or a call into C that lets the GIL go still gets its stack written (one that holds the GIL
+in C gets none until it lets go). The dumping thread writes one dump for what it read at once
+if a SIGUSR1 is among it (signals that queued meanwhile are one dump; another signal's number is
+ignored): every other thread, by name, most recent call first, no source lines. The list of
+threads is taken under the GIL and each stack walked from it, so no frame is read freed. A dump
+goes to the file descriptor itself in ``os.write`` calls, never through ``sys.stderr``'s buffer,
+which the interrupted thread may be in; a failure to write it is dropped.
+
+``on_sigusr1`` installs this for the length of its block, then puts back the handler and wakeup
+descriptor it found; its end waits ``JOIN_SECONDS`` for a dump under way, no longer (one stuck on
+a stderr nobody reads would hold a stop forever). Off the main thread it installs nothing. Once
+it stands, SIGUSR1 is unblocked: ``bin/connect`` starts with it blocked, so one sent while the
+interpreter started waited, pending, and is dumped now."""
 
 from __future__ import annotations
 
@@ -42,19 +33,17 @@ import traceback
 from collections.abc import Iterator
 from types import FrameType
 
-FRAMES_PER_THREAD = 100
-"""Rule 3, as ``faulthandler`` had it."""
-JOIN_SECONDS = 2.0
-"""Rule 5: how long the block's end waits for a dump under way."""
+FRAMES_PER_THREAD = 100  # as faulthandler had it
+JOIN_SECONDS = 2.0  # how long the block's end waits for a dump under way
 
 
 def _ignore(signum: int, frame: FrameType | None) -> None:
-    """Rule 2: the Python handler notes nothing; the wakeup pipe carries the signal."""
+    """The Python handler notes nothing; the wakeup pipe carries the signal."""
 
 
 @contextlib.contextmanager
 def on_sigusr1(fd: int = 2) -> Iterator[None]:
-    """Rule 5: SIGUSR1 writes every thread's stack to ``fd`` while the block runs."""
+    """SIGUSR1 writes every thread's stack to ``fd`` while the block runs."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -66,9 +55,9 @@ def on_sigusr1(fd: int = 2) -> Iterator[None]:
     try:
         dumper.start()
         signal.signal(signal.SIGUSR1, _ignore)
-        signal.siginterrupt(signal.SIGUSR1, False)  # rule 2: SA_RESTART
+        signal.siginterrupt(signal.SIGUSR1, False)  # SA_RESTART
         earlier_wakeup = signal.set_wakeup_fd(writable, warn_on_full_buffer=False)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})  # rule 6: one pending is dumped now
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})  # one pending is dumped now
         yield
     finally:
         if earlier_wakeup is not None:
@@ -82,7 +71,6 @@ def on_sigusr1(fd: int = 2) -> Iterator[None]:
 
 
 def _dump_when_asked(readable: int, fd: int) -> None:
-    """Rule 3: a dump for what was read at once, if a SIGUSR1 is among it, until the pipe ends."""
     try:
         while chunk := os.read(readable, 4096):
             if signal.SIGUSR1 in chunk:
@@ -108,7 +96,6 @@ def stacks(leave_out: int) -> str:
 
 
 def _write(fd: int, text: str) -> None:
-    """Rule 4: the whole text to ``fd`` with ``os.write``; a failure is dropped."""
     data = memoryview(text.encode("utf-8", "backslashreplace"))
     with contextlib.suppress(OSError):
         while data:

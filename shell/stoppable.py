@@ -1,15 +1,10 @@
 """A listing a stop does not wait for: the one seam through which every listing the connector
-makes before a settlement honours the shutdown's (or the start's) stop.
-
-Rules:
-1. ``unless_stopped(call, stop)`` makes ``call`` on a daemon thread and answers its answer, or
-   None once ``stop`` is set first: none begins after the stop, and one under way is not waited
-   for (it runs out within its own deadline, unread). ``stop`` is looked at every
-   ``STOP_CHECK_SECONDS``.
-2. What the call raises is raised again on the caller's thread.
-3. Only a call that writes nothing goes through it (``shell.adopted_replies``', the outbox's
-   reconciliation listing), so an abandoned one leaves nothing half done.
-4. Without a stop (None) the call is made on the caller's thread, spending no thread."""
+makes before a settlement honours the shutdown's (or the start's) stop. ``unless_stopped`` makes
+the call on a daemon thread and answers its answer, or None once the stop is set first: none
+begins after the stop, and one under way is not waited for (it runs out within its own deadline,
+unread). What the call raises is raised again on the caller's thread; without a stop the call is
+made on the caller's thread. Only a call that writes nothing goes through it (the reply listing,
+the outbox's reconciliation listing), so an abandoned one leaves nothing half done."""
 
 from __future__ import annotations
 
@@ -17,14 +12,13 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-STOP_CHECK_SECONDS = 0.05
-"""How often a call under way looks for the stop (rule 1)."""
+STOP_CHECK_SECONDS = 0.05  # how often a call under way looks for the stop
 
 T = TypeVar("T")
 
 
 def unless_stopped(call: Callable[[], T], stop: threading.Event | None, name: str) -> T | None:
-    """Rule 1: ``call``'s answer, or None once ``stop`` is set first; ``name`` names its thread."""
+    """``call``'s answer, or None once ``stop`` is set first; ``name`` names its thread."""
     if stop is None:
         return call()
     if stop.is_set():
@@ -35,7 +29,7 @@ def unless_stopped(call: Callable[[], T], stop: threading.Event | None, name: st
     def calling() -> None:
         try:
             answer.append(call())
-        except BaseException as error:  # raised again on the caller's thread (rule 2)
+        except BaseException as error:  # raised again on the caller's thread
             answer.append(error)
         finally:
             done.set()

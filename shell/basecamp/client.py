@@ -1,92 +1,152 @@
-"""The Basecamp HTTP client: one create is one request; a listing is whole or an error.
+"""The Basecamp HTTP client: it decides what is asked, when and how often; ``shell.basecamp.wire``
+makes each request once, and a failed read raises one of ``shell.basecamp.errors``.
 
-It decides what is asked, when and how often; ``shell.basecamp.wire`` makes each request once,
-and a failed read raises one of ``shell.basecamp.errors``.
+A create (``post``) is exactly one request on a connection of its own, never retried or
+redirected, so a failure falls on a known side of the line (``core.posting``: ``Refused`` or
+``Uncertain``). The one second try is after a 401, refused before anything was done, when the
+token source has a fresher token. Reads retry per ``core.retry``, never past the caller's
+deadline. A listing is exhaustive or raises: absence from a short listing would read as "never
+posted". A URL Basecamp hands back is followed only when unambiguous and on the configured
+origin, and only its path and query are sent, over that origin's connection, so the token never
+travels to another host. The token, a feed position, its query and a ``next`` URL are
+credentials: none is ever in a log, an exception or a repr.
 
-Rules:
-1. A create (``post``) is exactly one request on a connection of its own, so the client knows
-   which side of the line a failure fell on (``core.posting``: ``Refused`` or ``Uncertain``). No
-   retry (but rule 9's after a 401), no redirect, no pooled connection.
-2. A listing is exhaustive or raises (``Unlistable``, ``ListingFailed``): absence from a short
-   listing would read as "never posted".
-3. Reads retry per ``core.retry``, never past the caller's deadline.
-4. Every request waits its turn in one ``Pacer``; a 429 holds every later request until its
-   Retry-After; a feed poll yields its turn to a backlog, within a bound.
-5. The token never appears in a log, an exception or a repr; logs carry method, path without
-   query, and status, never a body (``wire`` rule 4).
-6. https is required except to a loopback host.
-7. ``poll_events`` reads one feed page a call; its position, query string and ``next`` URL are
-   credentials. A refusal is ``FeedRefused`` with ``core.feed``'s reading; the inbox
-   (``poll_inbox``) is read the same way, refused as ``InboxRefused``.
-8. A live-lane ticket (``stream_ticket``) is one POST that creates nothing, never retried; the
-   ticket and its URL are credentials (``core.live``).
-9. The token comes from ``shell.basecamp.tokens`` at each request. A 401 is refused before
-   anything was done, so its request (a create too) is made once more if a fresher token exists.
-10. No answer is read past ``wire.MAX_ANSWER_BYTES``: more is a failed read, or for a create
-   ``Uncertain``. A listing whose ``Link`` leads back to a page it read fails at once.
-11. ``me`` raises ``LastingRefusal`` for a 4xx no retry changes (``core.lasting_refusal``).
-12. A URL Basecamp hands back is followed only when unambiguous and on the configured origin
-   (``core.links`` rules 4-5), sending only path and query over a connection bound to that
-   origin (``wire`` rule 5): the token never travels to another host."""
+Every request waits its turn in the client's one ``Pacer``, shared by every thread: a turn is
+claimed atomically, a 429 holds every later request until its Retry-After, and a feed poll
+first yields to a backlog, within a bound and half of what is left to its deadline."""
 
 from __future__ import annotations
 
 import json
 import logging
 import random
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 import urllib3
-from returns.result import Failure
+from returns.result import Failure, Result
 
 from core.destinations import Destination, ListedMessage, MessageKind
-from core.feed import FeedFilters, FeedPage, read_page, read_refusal
-from core.inbox import InboxPage
-from core.lasting_refusal import lasting
+from core.feed import FeedFilters, FeedPage, PageRejected, read_page, read_refusal
+from core.inbox import ASKED_REASONS, InboxPage, read_inbox_page, read_inbox_refusal
+from core.lasting_refusal import lasting, what_to_fix
 from core.links import next_link, request_target, same_origin, transport_allowed
 from core.live import StreamTicket, read_ticket
-from core.pacing import DEFAULT_LIMIT, DEFAULT_WINDOW_SECONDS
+from core.pacing import (
+    DEFAULT_LIMIT,
+    DEFAULT_WINDOW_SECONDS,
+    POLL_YIELD_BOUND,
+    poll_may_go,
+    spacing_wait,
+    wait_before_next,
+)
 from core.posting import PostOutcome, RefusalCause, Refused, classify_answer
 from core.retry import Final, RetryAfter, after_read, parse_retry_after
 from core.text import message_text, printable
 from core.timestamps import parse_timestamp
-from shell.basecamp import cursor_reads
 from shell.basecamp.errors import (
     AuthenticationFailed,
     BasecampError,
     FeedFailed,
     FeedRefused,
+    InboxRefused,
     LastingRefusal,
     ListingFailed,
     Unlistable,
 )
-from shell.basecamp.pacer import Pacer
 from shell.basecamp.tokens import StaticToken, Tokens
 from shell.basecamp.wire import Answer, AnswerTooLarge, Wire, bounded_body, decode
 from shell.clock import Clock, SystemClock
+from shell.errors import EXIT_CONFIG, EXIT_UNAVAILABLE, UserError
 
 log = logging.getLogger("connector.basecamp")
 
 MAX_PAGES = 200
 DEFAULT_POST_TIMEOUT = 60.0
 DEFAULT_READ_TIMEOUT = 30.0
+POLL_RECHECK_SECONDS = 0.25
+IDENTITY_CHECK_SECONDS = 20.0
+
+Page = TypeVar("Page")
 
 
 @dataclass(frozen=True, slots=True)
 class Profile:
-    """The authenticated person, as ``my/profile.json`` answers."""
-
     id: int
     name: str
     attachable_sgid: str
 
 
-class BasecampClient:
-    """The agent's client for one Basecamp account."""
+class Pacer:
+    """Thread-safe bookkeeping for ``core.pacing``; waits are on the client's clock."""
 
+    def __init__(self, clock: Clock, limit: int, window: float) -> None:
+        self._clock = clock
+        self._limit = limit
+        self._window = window
+        self._sent: deque[float] = deque()
+        self._held_until = 0.0
+        self._lock = threading.Lock()
+
+    def _recent(self, now: float) -> list[float]:
+        while self._sent and self._sent[0] <= now - self._window:
+            self._sent.popleft()
+        return list(self._sent)
+
+    def _wait(self, now: float) -> float:
+        recent = self._recent(now)  # the caller holds the lock
+        return max(
+            wait_before_next(recent, now, self._held_until, self._limit, self._window),
+            spacing_wait(recent, now, self._limit, self._window),
+        )
+
+    def wait_seconds(self) -> float:
+        with self._lock:
+            return self._wait(self._clock.monotonic())
+
+    def take_turn(self, deadline: float | None, *, yielding: bool = False) -> bool:
+        """Wait for a turn and claim it; False if the turn would come after ``deadline``."""
+        if yielding:
+            self._yield(deadline)
+        while True:
+            with self._lock:
+                now = self._clock.monotonic()
+                wait = self._wait(now)
+                if wait <= 0:
+                    self._sent.append(now)
+                    return True
+            if deadline is not None and now + wait > deadline:
+                return False
+            self._clock.sleep(wait)
+
+    def _yield(self, deadline: float | None) -> None:
+        started = self._clock.monotonic()
+        bound = POLL_YIELD_BOUND if deadline is None else min(POLL_YIELD_BOUND, (deadline - started) / 2)
+        while True:
+            with self._lock:
+                now = self._clock.monotonic()
+                if poll_may_go(
+                    self._recent(now), now, now - started, bound=bound, limit=self._limit, window=self._window
+                ):
+                    return
+            self._clock.sleep(POLL_RECHECK_SECONDS)
+
+    def held_for(self) -> float:
+        """Seconds a 429's (or 503's) Retry-After still holds every request; 0 when none does."""
+        with self._lock:
+            return max(0.0, self._held_until - self._clock.monotonic())
+
+    def hold_for(self, seconds: float) -> None:
+        with self._lock:
+            self._held_until = max(self._held_until, self._clock.monotonic() + seconds)
+
+
+class BasecampClient:
     def __init__(
         self,
         base_url: str,
@@ -116,7 +176,6 @@ class BasecampClient:
         self._pacer = Pacer(self._clock, requests_per_window, window_seconds)
         self._wire = Wire(origin, user_agent, self._clock)
         self._random = random.Random()  # noqa: S311 -- jitter, not security
-        self.last_read_ok_at: float | None = None
         self.last_answer: tuple[int, str] | None = None  # a read's status and Date header (doctor)
 
     def __repr__(self) -> str:
@@ -132,7 +191,6 @@ class BasecampClient:
         return self._pacer.held_for()
 
     def deadline_in(self, seconds: float) -> float:
-        """A deadline ``seconds`` from now, on this client's monotonic clock."""
         return self._clock.monotonic() + seconds
 
     # -- creates ---------------------------------------------------------------------------
@@ -142,17 +200,22 @@ class BasecampClient:
         path = self._path_of(destination)
         if not self._pacer.take_turn(deadline):
             return Refused(RefusalCause.not_sent, None, "not sent: the rate-limit wait passes the deadline")
-        timeout = self._post_timeout
-        if deadline is not None:
-            timeout = min(timeout, deadline - self._clock.monotonic())
-            if timeout <= 0:
-                return Refused(RefusalCause.not_sent, None, "not sent: the deadline has passed")
+        timeout = self._post_timeout_until(deadline)
+        if timeout is None:
+            return Refused(RefusalCause.not_sent, None, "not sent: the deadline has passed")
         token = self._tokens.current()
         outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout, token)
-        if isinstance(outcome, Refused) and outcome.status == 401:  # nothing was created (rule 8)
+        if isinstance(outcome, Refused) and outcome.status == 401:  # nothing was created
             outcome = self._after_unauthorized(path, body, deadline, token, outcome)
         log.info("POST %s -> %s", path, type(outcome).__name__.lower())
         return outcome
+
+    def _post_timeout_until(self, deadline: float | None) -> float | None:
+        """The create's timeout within ``deadline``; None once it has passed."""
+        if deadline is None:
+            return self._post_timeout
+        timeout = min(self._post_timeout, deadline - self._clock.monotonic())
+        return timeout if timeout > 0 else None
 
     def _post_once(self, path: str, payload: bytes, timeout: float, token: str) -> PostOutcome:
         sent = self._wire.create_once(path, payload, timeout, token)
@@ -166,15 +229,12 @@ class BasecampClient:
     def _after_unauthorized(
         self, path: str, body: str, deadline: float | None, refused_token: str, refused: PostOutcome
     ) -> PostOutcome:
-        """Rule 8: once more with a fresher token, if the token source has one and time is left."""
         fresh = self._tokens.after_unauthorized(refused_token)
         if fresh is None or not self._pacer.take_turn(deadline):
             return refused
-        timeout = self._post_timeout
-        if deadline is not None:
-            timeout = min(timeout, deadline - self._clock.monotonic())
-            if timeout <= 0:
-                return refused
+        timeout = self._post_timeout_until(deadline)
+        if timeout is None:
+            return refused
         return self._post_once(path, json.dumps({"content": body}).encode(), timeout, fresh)
 
     def _path_of(self, destination: Destination) -> str:
@@ -194,7 +254,7 @@ class BasecampClient:
         self.me(deadline)
 
     def me(self, deadline: float | None = None) -> Profile:
-        """The person the token acts as."""
+        """The person the token acts as; ``LastingRefusal`` for a 4xx no retry changes."""
         end = deadline if deadline is not None else self.deadline_in(self._read_timeout)
         answer = self.read(f"{self.account_url}/my/profile.json", end)
         if answer.status == 401:
@@ -214,10 +274,8 @@ class BasecampClient:
     def list(
         self, destination: Destination, since: datetime, creator_id: int, deadline: float
     ) -> list[ListedMessage]:
-        """Every message of ``destination.kind`` by ``creator_id`` there since ``since``.
-
-        Exhaustive or an exception: ``Unlistable`` or ``ListingFailed``.
-        """
+        """Every message of ``destination.kind`` by ``creator_id`` there since ``since``; a
+        ``Link`` that leads back to a page read fails the listing at once."""
         url = self._origin + self._path_of(destination)
         newest_first = destination.kind is MessageKind.chat_line
         if newest_first:
@@ -254,7 +312,6 @@ class BasecampClient:
         )
 
     def projects(self, deadline: float) -> frozenset[int]:
-        """The ids of every project the agent is a member of (``projects.json``, every page)."""
         url = f"{self.account_url}/projects.json"
         found: set[int] = set()
         for _ in range(MAX_PAGES):
@@ -282,32 +339,60 @@ class BasecampClient:
         *,
         next_url: str | None = None,
     ) -> FeedPage:
-        """One page of the account event feed (rule 7).
-
-        From ``next_url`` (a previous page's ``next``) when given; else from ``position``;
-        else after event ``since`` (None: from now). Raises ``FeedRefused`` (400, 409,
-        410), ``AuthenticationFailed`` (401) or ``FeedFailed``.
-        """
-        answer = cursor_reads.read_cursor(self, self._origin, "events.json", filters.query(), deadline,
-                                          since=since, position=position, next_url=next_url,
-                                          what="the event feed")  # fmt: skip
+        answer = self._cursor_page("events.json", filters.query(), deadline, what="the event feed",
+                                   since=since, position=position, next_url=next_url)  # fmt: skip
         if answer.status in (400, 409, 410):
             raise FeedRefused(read_refusal(answer.status, answer.body))
-        if answer.status != 200:
-            raise FeedFailed(f"the event feed answered HTTP {answer.status}")
-        page = read_page(answer.body)
-        if isinstance(page, Failure):
-            raise FeedFailed(f"the event feed answered an unreadable page: {page.failure().reason}")
-        return page.unwrap()
+        return _page(answer, read_page, "the event feed")
 
     def poll_inbox(
         self, since: int | None, position: str | None, deadline: float, *, next_url: str | None = None
     ) -> InboxPage:
-        """One page of the agent's inbox (rule 7): ``shell.basecamp.cursor_reads.poll_inbox``."""
-        return cursor_reads.poll_inbox(self, self._origin, since, position, deadline, next_url=next_url)
+        """One page of the agent's inbox, always asked with ``core.inbox.ASKED_REASONS``: the
+        filter set is the position's, so every request of the lane asks with the same one."""
+        reasons = (("reasons", ",".join(ASKED_REASONS)),)
+        answer = self._cursor_page("inbox.json", reasons, deadline, what="the inbox",
+                                   since=since, position=position, next_url=next_url)  # fmt: skip
+        if answer.status in (400, 403, 409, 410):
+            raise InboxRefused(read_inbox_refusal(answer.status, answer.body))
+        return _page(answer, read_inbox_page, "the inbox")
+
+    def _cursor_page(
+        self,
+        resource: str,
+        filters: Sequence[tuple[str, str]],
+        deadline: float,
+        *,
+        what: str,
+        since: int | None,
+        position: str | None,
+        next_url: str | None,
+    ) -> Answer:
+        """A cursor page's answer, from ``next_url``, else ``position``, else after ``since``
+        (None: now); a poll's read yields to a backlog. ``what`` names it in a failure."""
+        if next_url is not None:
+            if not same_origin(next_url, self._origin):
+                raise FeedFailed(f"{what}'s next page is on another origin")
+            url = next_url
+        else:
+            query = list(filters)
+            query.append(
+                ("position", position)
+                if position is not None
+                else ("since", "now" if since is None else str(since))
+            )
+            url = f"{self.account_url}/{resource}?{urlencode(query)}"
+        try:
+            answer = self.read(url, deadline, yielding=True)
+        except ListingFailed as error:
+            raise FeedFailed(f"{what} could not be read: {error}") from None
+        if answer.status == 401:
+            raise AuthenticationFailed("Basecamp refused the token (401)")
+        return answer
 
     def stream_ticket(self, deadline: float) -> StreamTicket:
-        """A fresh ticket for the live lane (rule 8): one request, never retried here."""
+        """A fresh ticket for the live lane: one POST that creates nothing, never retried here.
+        The ticket and its URL are credentials (``core.live``)."""
         path = f"/{self.account_id}/events/stream_ticket.json"
         if not self._pacer.take_turn(deadline):
             raise BasecampError("no stream ticket: the rate-limit wait passes the deadline")
@@ -338,8 +423,7 @@ class BasecampClient:
 
     def read(self, url: str, deadline: float, *, yielding: bool = False) -> Answer:
         """One read, retried per ``core.retry`` within ``deadline``; a ``yielding`` one (a feed
-        poll) lets a backlog go first (rule 4). Only ``url``'s path and query are sent, on the
-        configured origin's connection; an ambiguous URL or another origin's is never asked (rule 12)."""
+        poll) lets a backlog go first. A 401 is asked once more with a refreshed token."""
         target = request_target(url, self._origin)
         if target is None:
             raise ListingFailed("a URL that is ambiguous or not on the configured origin is not followed")
@@ -356,7 +440,7 @@ class BasecampClient:
             answer = self._wire.get_once(target, min(self._read_timeout, remaining), token)
             self.last_answer = (answer.status, answer.headers.get("date", ""))
             if answer.status == 401 and not replayed and self._tokens.after_unauthorized(token) is not None:
-                replayed = True  # once, with the refreshed token (rule 8)
+                replayed = True
                 attempts -= 1
                 continue
             retry_after = answer.headers.get("retry-after")
@@ -368,13 +452,20 @@ class BasecampClient:
             )
             match decision:
                 case Final():
-                    if 200 <= answer.status < 300:
-                        self.last_read_ok_at = self._clock.monotonic()
                     return answer
                 case RetryAfter(seconds):
                     if self._clock.monotonic() + seconds >= deadline:
                         raise ListingFailed(f"HTTP {answer.status}, and the retry would pass the deadline")
                     self._clock.sleep(seconds)
+
+
+def _page(answer: Answer, read: Callable[[Any], Result[Page, PageRejected]], what: str) -> Page:
+    if answer.status != 200:
+        raise FeedFailed(f"{what} answered HTTP {answer.status}")
+    page = read(answer.body)
+    if isinstance(page, Failure):
+        raise FeedFailed(f"{what} answered an unreadable page: {page.failure().reason}")
+    return page.unwrap()
 
 
 def _listed(item: Any, kind: MessageKind) -> ListedMessage:
@@ -389,3 +480,43 @@ def _listed(item: Any, kind: MessageKind) -> ListedMessage:
         )
     except (KeyError, TypeError, ValueError) as error:
         raise ListingFailed(f"a listed {kind} could not be read") from error
+
+
+def check_identity(
+    client: BasecampClient,
+    *,
+    agent_id: int,
+    token_file: str,
+    base_url: str,
+    consequence: str,
+    wrong_person_hint: str = "",
+    unreachable_hint: str = "",
+) -> Profile:
+    """The person the token acts as, asked before anything is written or started, when it is
+    the configured agent: a connector acting as someone else would post in their name, and its
+    loop guard would hide that person's events and let the agent's own in. A refusal Basecamp
+    will repeat is ``EXIT_CONFIG`` with what to fix; a Basecamp that cannot answer is
+    ``EXIT_UNAVAILABLE`` (an identity is never assumed). Each refusal is one line ending in
+    ``consequence``, never the token."""
+    try:
+        person = client.me(client.deadline_in(IDENTITY_CHECK_SECONDS))
+    except AuthenticationFailed as error:
+        refused = f"Basecamp refused the token in {token_file} (401): {consequence}"
+        raise UserError(refused, EXIT_CONFIG) from error
+    except LastingRefusal as error:
+        account = client.account_id
+        fix = what_to_fix(error.status, token_file=token_file, account_id=account, base_url=base_url)
+        raise UserError(f"{fix}: {consequence}", EXIT_CONFIG) from error
+    except BasecampError as error:
+        raise UserError(
+            f"could not ask {base_url} who the token in {token_file} acts as ({error}): {consequence}"
+            f"{unreachable_hint}",
+            EXIT_UNAVAILABLE,
+        ) from error
+    if person.id != agent_id:
+        raise UserError(
+            f"the token in {token_file} acts as person {person.id} ({person.name}), "
+            f"not the configured agent {agent_id}: {consequence}{wrong_person_hint}",
+            EXIT_CONFIG,
+        )
+    return person

@@ -1,17 +1,8 @@
-"""What a failed read from Basecamp is, one class per thing the caller does about it.
-
-Rules:
-1. ``BasecampError`` is every read that could not be answered; a caller that only backs off
-   catches it. A create never raises: its outcome is a value (``core.posting``).
-2. ``ListingFailed`` (try again later) and its ``Unlistable`` (gone, forbidden or too deep) are
-   the only ways a listing ends short (``shell.basecamp.client`` rule 2).
-3. ``FeedFailed`` backs off; its ``FeedRefused`` carries ``core.feed``'s reading of a 400, 409 or
-   410, and ``InboxRefused`` ``core.inbox``'s of the inbox's refusal; their messages name the
-   refusal's kind only (a position is a credential).
-4. ``AuthenticationFailed`` is Basecamp refusing the token (401), after one more try with a
-   fresher token (``shell.basecamp.client`` rule 9).
-5. ``LastingRefusal`` is the identity request answered with a 4xx no retry changes
-   (``core.lasting_refusal``): a person must fix something first."""
+"""What a failed read from Basecamp is, one class per thing the caller does about it. A caller
+that only backs off catches ``BasecampError``; a create never raises (its outcome is a value,
+``core.posting``). A listing ends short only by ``ListingFailed`` (try again later) or its
+``Unlistable`` (gone, forbidden or too deep). A refusal's message names its kind only: a feed
+position is a credential."""
 
 from __future__ import annotations
 
@@ -24,16 +15,15 @@ class BasecampError(Exception):
 
 
 class ListingFailed(BasecampError):
-    """The listing could not be completed; try again later."""
+    pass
 
 
 class Unlistable(ListingFailed):
-    """The destination cannot be listed back to the time asked: gone, forbidden or too deep."""
+    pass
 
 
 class FeedFailed(BasecampError):
-    """A feed page could not be read (transport, deadline, 5xx, an unreadable page, a
-    ``next`` on another origin): back off and try again."""
+    """A feed page could not be read: back off and try again."""
 
 
 class FeedRefused(FeedFailed):
@@ -53,11 +43,11 @@ class InboxRefused(FeedFailed):
 
 
 class AuthenticationFailed(BasecampError):
-    """Basecamp refused the token (401)."""
+    """Basecamp refused the token (401), after one more try with a fresher one if there was one."""
 
 
 class LastingRefusal(BasecampError):
-    """The identity request answered a 4xx that no retry changes (rule 5); ``status`` is it."""
+    """The identity request answered a 4xx that no retry changes (``core.lasting_refusal``)."""
 
     def __init__(self, status: int) -> None:
         super().__init__(f"my/profile.json answered HTTP {status}, which no retry changes")

@@ -1,21 +1,12 @@
-"""Admission's reads: the recording summary a verdict is decided from; and one
-message read alone, for a person's check of a receipt (rule 5).
+"""Admission's reads: the recording summary a verdict is decided from, and one message read
+alone, for a person's check of a receipt (``core.receipt_check``).
 
-Rules:
-1. ``summary`` answers a ``core.admission.RecordingSummary`` or a ``ReadFailure``, never raising
-   for what Basecamp answered, through ``BasecampClient.read`` (paced, retried, within
-   ``deadline``).
-2. A failure's kind says whether waiting helps: ``not_found`` and ``forbidden`` end at once; a
-   429 or 503 the retries could not outlast is ``throttled`` with ``retry_at``;
-   ``bucket_mismatch``, ``unroutable`` and ``unresolved`` name what the event got wrong; anything
-   else is ``failed``.
-3. What is read follows the event's type: the recording, the agent's subscription where it
-   matters, and for an assignment the people this event added (None without its details).
-4. Mentions are read by ``core.admission.mentioned_in``. Content is carried in the summary,
-   never logged.
-5. ``message`` reads one comment, line or boost (``core.receipt_check``), answering a
-   ``ReadMessage`` or a ``ReadFailure`` of rule 2's kinds; without a creator, place or time it
-   is ``failed``."""
+What is read follows the event's type: the recording, the agent's subscription where it
+matters, and for an assignment the people this event added (None without its details). Every
+read is the client's (paced, retried, within the deadline), and what Basecamp answers never
+raises here: it is a ``ReadFailure`` whose kind says whether waiting helps (``not_found`` and
+``forbidden`` end at once; a 429 or 503 the retries could not outlast is ``throttled``, with
+when to try again). Content is carried in the summary, never logged."""
 
 from __future__ import annotations
 
@@ -45,11 +36,7 @@ from shell.clock import Clock, SystemClock
 CAMPFIRE_TYPE = "Chat::Transcript"
 THROTTLED_STATUSES = frozenset({429, 503})
 _FALLBACK_THROTTLE_SECONDS = 60.0
-_TYPED_PATHS: Mapping[str, str] = {
-    "card": "card_tables/cards",
-    "todo": "todos",
-    "message": "messages",
-}
+_TYPED_PATHS: Mapping[str, str] = {"card": "card_tables/cards", "todo": "todos", "message": "messages"}
 _STATUSES: Mapping[str, RecordingStatus] = {
     "active": RecordingStatus.active,
     "archived": RecordingStatus.active,  # archived is still the recording a person wrote
@@ -59,7 +46,7 @@ _STATUSES: Mapping[str, RecordingStatus] = {
 
 
 class _Failed(Exception):
-    """A read that ended in ``failure``; caught at ``summary``'s edge."""
+    """A read that ended in ``failure``; caught at the public methods' edge."""
 
     def __init__(self, failure: ReadFailure) -> None:
         super().__init__(str(failure.kind))
@@ -70,8 +57,6 @@ JsonObject = dict[str, Any]
 
 
 class SummaryReads:
-    """Admission's reads (and rule 5's one message) through one client, as the agent ``agent_id``."""
-
     def __init__(self, client: BasecampClient, agent_id: int, clock: Clock | None = None) -> None:
         self._client = client
         self._agent_id = agent_id
@@ -89,7 +74,6 @@ class SummaryReads:
         *,
         event_id: int | None = None,
     ) -> RecordingSummary | ReadFailure:
-        """The summary of the recording ``event_type`` names (rules 1-3)."""
         try:
             return self._summary(bucket_id, recording_id, event_type, deadline, event_id)
         except _Failed as failed:
@@ -104,7 +88,7 @@ class SummaryReads:
             summary = _summarize(body, bucket_id)
             if summary.parent_id is not None and summary.parent_id > 0:
                 subscribed = self._subscribed(summary.parent_id, deadline)
-                summary = _with(summary, subscribed=subscribed)
+                summary = replace(summary, subscribed=subscribed)
             return summary
         if event_type == CHAT_LINE_CREATED:
             return self._line(bucket_id, recording_id, deadline)
@@ -114,15 +98,16 @@ class SummaryReads:
         summary = _summarize(self._object(f"{path}/{recording_id}", deadline), bucket_id)
         if action == "assignment_changed":
             added = None if event_id is None else self._added(recording_id, event_id, deadline)
-            summary = _with(summary, added_person_ids=added)
+            summary = replace(summary, added_person_ids=added)
         elif action == "completed":
-            summary = _with(summary, subscribed=self._subscribed(recording_id, deadline))
+            summary = replace(summary, subscribed=self._subscribed(recording_id, deadline))
         return summary
 
     def message(
         self, destination: Destination, message_id: int, deadline: float
     ) -> ReadMessage | ReadFailure:
-        """Message ``message_id`` of ``destination``'s kind, read alone (rule 5)."""
+        """Message ``message_id`` of ``destination``'s kind; without a creator, place or time it
+        is ``failed``."""
         match destination.kind:
             case MessageKind.comment:
                 path, person, place = f"comments/{message_id}", "creator", "parent"
@@ -154,7 +139,7 @@ class SummaryReads:
                     continue
                 raise
             summary = _summarize(body, bucket_id)
-            return _with(summary, campfire_id=summary.parent_id)
+            return replace(summary, campfire_id=summary.parent_id)
         raise _Failed(ReadFailure(ReadFailureKind.unresolved))
 
     def _subscribed(self, recording_id: int, deadline: float) -> bool:
@@ -209,7 +194,6 @@ def _is_id(value: object) -> bool:
 
 
 def _read_message(body: JsonObject, person: str, place: str) -> ReadMessage:
-    """Rule 5: one message read alone, or ``_Failed``."""
     creator, where = body.get(person), body.get(place)
     try:
         if not isinstance(creator, dict) or not isinstance(where, dict):
@@ -225,12 +209,7 @@ def _read_message(body: JsonObject, person: str, place: str) -> ReadMessage:
         raise _Failed(ReadFailure(ReadFailureKind.failed)) from None
 
 
-def _with(summary: RecordingSummary, **changes: Any) -> RecordingSummary:
-    return replace(summary, **changes)
-
-
 def _summarize(body: JsonObject, bucket_id: int) -> RecordingSummary:
-    """The summary of one recording's JSON, or ``_Failed``."""
     bucket = body.get("bucket")
     if not isinstance(bucket, dict) or not _is_id(bucket.get("id")):
         raise _Failed(ReadFailure(ReadFailureKind.failed))

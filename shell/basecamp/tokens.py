@@ -1,35 +1,54 @@
-"""The token a client sends: a bare one as it is, or the login's, refreshed before it expires.
+"""The token a client sends, and Launchpad over HTTP: its token endpoint (code exchange,
+refresh), its device flow and ``authorization.json``.
 
-Rules:
-1. ``StaticToken`` is a bare token file's token: never refreshed; a 401 stays a 401.
-2. ``RefreshingToken`` refreshes when ``core.oauth.refresh_due`` says, and once on a 401 for the
-   refused token; a 401 for a token already replaced gets the replacement without asking again.
-3. Never twice in parallel: one lock in the process and a ``flock`` on ``<token file>.lock``
-   across processes. Under it the file is read again first, so credentials another process
-   refreshed (and its possibly rotated refresh token) are adopted.
-4. The new pair is written whole (``private_files.write_atomically``, only over a token file)
-   before it is used. A failed refresh is logged and the current token kept until a 401.
-5. No token or secret is ever in a log line, an exception or a repr."""
+A bare token file's token (``StaticToken``) is sent as it is; a 401 stays a 401. A login's
+(``RefreshingToken``) is refreshed when ``core.oauth.refresh_due`` says, and once on a 401 for
+the refused token (a 401 for one already replaced gets the replacement). A refresh never runs
+twice in parallel: one lock in the process, a ``flock`` on ``<token file>.lock`` across
+processes, under which the file is read again first to adopt what another process refreshed.
+The new pair is written whole, only over a token file, before it is used; a failed refresh is
+logged and the current token kept until a 401. Launchpad is reached over https only (http only
+to loopback), its answer read within ``MAX_ANSWER_BYTES``; a failure is ``LaunchpadFailed``.
+No token, secret or body is ever in a log line, an exception or a repr."""
 
 from __future__ import annotations
 
 import logging
 import os
 import threading
+from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
+from urllib.parse import urlencode, urlsplit
+
+import urllib3
 
 from core.file_kinds import FileKind
-from core.oauth import Credentials, refresh_due, refresh_form, to_text
+from core.links import transport_allowed
+from core.oauth import (
+    AUTHORIZATION_PATH,
+    DISCOVERY_PATH,
+    Credentials,
+    DeviceGrant,
+    device_form,
+    from_token_answer,
+    read_device_answer,
+    refresh_due,
+    refresh_form,
+    to_text,
+)
 from core.timestamps import format_timestamp
 from shell import private_files
-from shell.basecamp.launchpad import LaunchpadFailed, token_request
+from shell.basecamp.wire import AnswerTooLarge, bounded_body, decode
 from shell.clock import Clock
 from shell.errors import UserError
 from shell.state import flock
 from shell.state.config import read_token_file
 
 log = logging.getLogger("connector.token")
+
+LAUNCHPAD_TIMEOUT = 30.0
+USER_AGENT = "basecamp-connector (https://github.com/basecamp/basecamp-connector)"
 
 
 class Tokens(Protocol):
@@ -39,8 +58,6 @@ class Tokens(Protocol):
 
 
 class StaticToken:
-    """A bare token (rule 1)."""
-
     __slots__ = ("_token",)
 
     def __init__(self, token: str) -> None:
@@ -57,8 +74,6 @@ class StaticToken:
 
 
 class RefreshingToken:
-    """The login's credentials, refreshed (rules 2-4)."""
-
     def __init__(self, path: Path, credentials: Credentials, clock: Clock) -> None:
         self._path = path
         self._credentials = credentials
@@ -111,5 +126,83 @@ class RefreshingToken:
 
 
 def tokens_from(path: Path, found: str | Credentials, clock: Clock) -> Tokens:
-    """The token source for what the token file at ``path`` holds."""
     return StaticToken(found) if isinstance(found, str) else RefreshingToken(path, found, clock)
+
+
+# -- Launchpad -----------------------------------------------------------------------------
+
+
+class LaunchpadFailed(Exception):
+    """``error`` is the OAuth error word of a 4xx answer (``invalid_grant``...), or ""."""
+
+    def __init__(self, message: str, error: str = "") -> None:
+        super().__init__(message)
+        self.error = error
+
+
+def _checked(url: str) -> str:
+    if not transport_allowed(url):
+        raise LaunchpadFailed(f"Launchpad must be reached over https (http only to loopback): {url}")
+    return url
+
+
+def token_request(form: dict[str, str], previous: Credentials, now: datetime) -> Credentials:
+    """POST ``form`` (``core.oauth``'s fields) to the token URL; the credentials it answers."""
+    url = _checked(previous.token_url)
+    answer = _request("POST", url, body=urlencode(form).encode(), headers={
+        "Content-Type": "application/x-www-form-urlencoded",
+    })  # fmt: skip
+    status, data = answer
+    if not 200 <= status < 300:
+        word = data.get("error") if isinstance(data, dict) else None
+        error = word if isinstance(word, str) and word.isidentifier() else ""
+        said = f" ({error})" if error else ""
+        raise LaunchpadFailed(f"Launchpad's token endpoint answered HTTP {status}{said}", error)
+    try:
+        return from_token_answer(data, now, previous)
+    except ValueError as error:
+        raise LaunchpadFailed(str(error)) from None
+
+
+def discover(launchpad: str) -> Any:
+    """The server's OAuth discovery document, or None when it has none."""
+    try:
+        status, data = _request("GET", _checked(f"{launchpad.rstrip('/')}{DISCOVERY_PATH}"), headers={})
+    except LaunchpadFailed:
+        return None
+    return data if status == 200 else None
+
+
+def device_request(endpoint: str, client_id: str) -> DeviceGrant:
+    """Ask the device authorization endpoint for a code a person enters elsewhere."""
+    status, data = _request("POST", _checked(endpoint), body=urlencode(device_form(client_id)).encode(),
+                            headers={"Content-Type": "application/x-www-form-urlencoded"})  # fmt: skip
+    if status != 200:
+        raise LaunchpadFailed(f"the device authorization endpoint answered HTTP {status}")
+    try:
+        return read_device_answer(data)
+    except ValueError as error:
+        raise LaunchpadFailed(str(error)) from None
+
+
+def authorization(launchpad: str, access_token: str) -> dict[str, Any]:
+    """``GET authorization.json``: who the access token is and the accounts it reaches."""
+    url = _checked(f"{launchpad.rstrip('/')}{AUTHORIZATION_PATH}")
+    status, data = _request("GET", url, headers={"Authorization": f"Bearer {access_token}"})
+    if status != 200 or not isinstance(data, dict):
+        raise LaunchpadFailed(f"Launchpad's authorization.json answered HTTP {status}")
+    return data
+
+
+def _request(method: str, url: str, *, body: bytes | None = None,
+             headers: dict[str, str]) -> tuple[int, Any]:  # fmt: skip
+    try:
+        sent = {"User-Agent": USER_AGENT, "Accept": "application/json", **headers}
+        response = urllib3.request(method, url, body=body, headers=sent, timeout=LAUNCHPAD_TIMEOUT,
+                                   retries=False, redirect=False, preload_content=False)  # fmt: skip
+        raw = bounded_body(response)
+    except AnswerTooLarge as error:
+        raise LaunchpadFailed(f"{method} {urlsplit(url).path} failed: {error}") from None
+    except (urllib3.exceptions.HTTPError, OSError) as error:
+        raise LaunchpadFailed(f"{method} {urlsplit(url).path} failed: {type(error).__name__}") from None
+    return response.status, decode(raw)

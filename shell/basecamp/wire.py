@@ -1,22 +1,18 @@
 """One request on the wire and its answer, read within bounds; nothing decides here.
 
-Rules:
-1. A create goes on a connection of its own, opened before the request is written: one that
-   could not open is ``Refused``; anything after (a timeout, a lost connection, an answer too
-   large) is ``Uncertain``. At the deadline a watchdog shuts the socket, so a trickling answer
-   cannot outlive it. Never retried here.
-2. A read goes through the pool; a kept-alive connection the server had closed fails before any
-   answer (``ProtocolError``) and is asked once more on a fresh one, within the same timeout.
-   Nothing else is retried here (``shell.basecamp.client``, ``core.retry``).
-3. No answer is read past ``MAX_ANSWER_BYTES``, counted as bytes come whatever length is
-   declared; the rest is never read and the connection not reused.
-4. The token is only ever in a request's header. Logs carry method, path without query and
-   status; urllib3's DEBUG line has every query redacted (a feed position is a credential). No
-   redirect is followed.
-5. Every request goes over a connection bound to the configured origin and names only a path and
-   query (``core.links.request_target``): nothing can move it, and its token, to another host. A
-   target that is not an absolute path is refused unsent.
-6. A body is decoded by ``core.json_input.decode`` alone (bounded depth and size)."""
+A create goes on a connection of its own, opened before the request is written: one that could
+not open is ``Refused``; anything after (a timeout, a lost connection, an answer too large) is
+``Uncertain``. At the deadline a watchdog shuts the socket, so a trickling answer cannot outlive
+it. A read goes through the pool; a kept-alive connection the server had closed fails before any
+answer and is asked once more on a fresh one, within the same timeout. Nothing else is retried
+here and no redirect is followed.
+
+Every request goes over a connection bound to the configured origin and names only an absolute
+path and query, so nothing can move it, and its token, to another host. No answer is read past
+``MAX_ANSWER_BYTES``, counted as bytes come whatever length is declared; the rest is never read
+and the connection not reused. A body is decoded by ``core.json_input`` alone (bounded depth and
+size). The token is only ever in a request's header; logs carry method, path without query and
+status, and urllib3's DEBUG line has every query redacted (a feed position is a credential)."""
 
 from __future__ import annotations
 
@@ -41,13 +37,11 @@ from shell.clock import Clock
 
 log = logging.getLogger("connector.basecamp")
 
-MAX_ANSWER_BYTES = 8 * 1024 * 1024
-"""The most of one answer the client reads (rule 3): a page of Basecamp's is a few kB."""
+MAX_ANSWER_BYTES = 8 * 1024 * 1024  # a page of Basecamp's is a few kB
 
 
 class NoQueryStrings(logging.Filter):
-    """urllib3 logs each request line at DEBUG, query and all, and a feed position is a credential:
-    its records leave with every query string redacted."""
+    """urllib3's DEBUG request lines, with every query string redacted."""
 
     _QUERY = re.compile(r"\?[^\s\"']*")
 
@@ -72,20 +66,18 @@ class Answer:
 
 
 class AnswerTooLarge(Exception):
-    """An answer longer than ``MAX_ANSWER_BYTES`` (rule 3); its connection is closed unread."""
+    pass
 
 
 class Wire:
-    """Requests to one Basecamp origin, each made once, as one user agent."""
-
     def __init__(self, origin: str, user_agent: str, clock: Clock) -> None:
         self._origin = origin
         self._user_agent = user_agent
         self._clock = clock
-        self._pool = urllib3.connection_from_url(origin, maxsize=4, retries=False)  # rule 5
+        self._pool = urllib3.connection_from_url(origin, maxsize=4, retries=False)
 
     def create_once(self, path: str, payload: bytes, timeout: float, token: str) -> Answer | PostOutcome:
-        """One POST on a connection of its own (rule 1): its answer, or where it failed."""
+        """One POST on a connection of its own: its answer, or where it failed."""
         parts = urlsplit(self._origin)
         connection_class = HTTPSConnection if parts.scheme == "https" else HTTPConnection
         connection = connection_class(parts.hostname or "", parts.port, timeout=timeout)
@@ -123,18 +115,16 @@ class Wire:
     def post_pooled(self, path: str, timeout: float, token: str) -> urllib3.BaseHTTPResponse:
         """One POST that creates nothing (a stream ticket), through the pool; its body is the
         caller's to read (``bounded_body``), urllib3's errors and ``OSError`` its to turn into its own."""
+        return self._pooled("POST", path, timeout, token)
+
+    def _pooled(self, method: str, target: str, timeout: float, token: str) -> urllib3.BaseHTTPResponse:
         return self._pool.request(
-            "POST",
-            _target(path),
-            headers=self.headers(token),
-            timeout=urllib3.Timeout(total=timeout),
-            retries=False,
-            redirect=False,
-            preload_content=False,  # read by the caller within the bound (rule 3)
-        )
+            method, _target(target), headers=self.headers(token), timeout=urllib3.Timeout(total=timeout),
+            retries=False, redirect=False, preload_content=False,  # read within the bound: bounded_body
+        )  # fmt: skip
 
     def get_once(self, target: str, timeout: float, token: str) -> Answer:
-        """One GET of ``target`` (a path and query, rule 5) on the origin (rule 2), or ``ListingFailed``."""
+        """One GET of ``target`` (a path and query) on the origin, or ``ListingFailed``."""
         path = urlsplit(_target(target)).path
         started = self._clock.monotonic()
         for fresh in (False, True):
@@ -142,15 +132,7 @@ class Wire:
             if left <= 0:
                 raise ListingFailed(f"GET {path} failed: the connection closed, and no time was left")
             try:
-                response = self._pool.request(
-                    "GET",
-                    target,
-                    headers=self.headers(token),
-                    timeout=urllib3.Timeout(total=left),
-                    retries=False,
-                    redirect=False,
-                    preload_content=False,
-                )
+                response = self._pooled("GET", target, left, token)
                 break
             except urllib3.exceptions.ProtocolError as error:
                 log.info("GET %s -> %s (the connection closed before an answer)", path, type(error).__name__)
@@ -178,7 +160,6 @@ class Wire:
 
 
 def _shut(connection: HTTPConnection, expired: threading.Event) -> None:
-    """The deadline passed mid-exchange: end the wait by shutting the socket."""
     expired.set()
     sock = connection.sock
     if sock is not None:
@@ -187,7 +168,6 @@ def _shut(connection: HTTPConnection, expired: threading.Event) -> None:
 
 
 def bounded_body(response: urllib3.BaseHTTPResponse) -> bytes:
-    """The answer's body, at most ``MAX_ANSWER_BYTES`` of it, or ``AnswerTooLarge`` (rule 3)."""
     try:
         chunks: list[bytes] = []
         size = 0
@@ -204,12 +184,10 @@ def bounded_body(response: urllib3.BaseHTTPResponse) -> bytes:
 
 
 def _target(target: str) -> str:
-    """Rule 5: only an absolute path (and its query) is ever written on the origin's connection."""
     if not target.startswith("/") or target.startswith("//"):
         raise ListingFailed("a request target that is not a path on the configured origin is not sent")
     return target
 
 
 def decode(raw: bytes) -> Any:
-    """A body's JSON (rule 6), or None for an empty or unreadable one."""
     return json_or_none(raw)

@@ -52,7 +52,7 @@ from core.oauth import (
 from core.text import printable
 from core.timestamps import format_timestamp
 from shell import private_files
-from shell.basecamp.launchpad import (
+from shell.basecamp.tokens import (
     LaunchpadFailed,
     authorization,
     device_request,

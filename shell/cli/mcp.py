@@ -15,7 +15,7 @@ Rules:
    protocol message.
 5. stdout carries protocol messages only; logs go to stderr. End of stdin ends the server, 0.
 6. A token from the environment is erased in place from the block ``/proc/PID/environ`` shows
-   (``shell.environment_block``) before the ledger is opened; where that cannot be done and seen
+   (``shell.process_secrets``) before the ledger is opened; where that cannot be done and seen
    done the server refuses to start (``EXIT_CONFIG``). The worker's environment never holds it
    (``shell.worker.command``).
 7. A probe token (``doctor --deep``'s) opens no ledger: the server answers the handshake, marks
@@ -32,7 +32,7 @@ import sys
 from returns.result import Failure
 
 from core.task_token import MAX_TOKEN_BYTES, TASK_TOKEN_ENV, is_probe
-from shell import core_dumps, environment_block
+from shell import process_secrets
 from shell.cli.arguments import descriptor, positive_integer
 from shell.cli.commands import SUMMARIES
 from shell.cli.main import VERSION
@@ -93,7 +93,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    core_dumps.forbid()  # a core would hold the task token (shell.core_dumps)
+    process_secrets.forbid_core_dumps()  # a core would hold the task token
     token = take_token(args.token_env, args.token_fd)  # first, before anything else runs
     if args.token_fd is None and not _erased(args.token_env, token):  # /proc/PID/environ keeps it (rule 6)
         raise UserError(NOT_ERASED, EXIT_CONFIG)
@@ -144,7 +144,7 @@ def take_token(env_name: str | None, descriptor: int | None) -> str:
 
 def _erased(env_name: str | None, token: str) -> bool:
     """Rule 6: the environment's token (and a stray default-named one) gone from the block."""
-    return environment_block.erase((env_name or TOKEN_ENV, TOKEN_ENV), token.encode("utf-8"))
+    return process_secrets.erase_environment((env_name or TOKEN_ENV, TOKEN_ENV), token.encode("utf-8"))
 
 
 def _read_descriptor(descriptor: int) -> bytes:

@@ -9,7 +9,7 @@ Rules:
    from a newer program (refused before anything changes), a missing route directory, an
    unwritable state directory, a damaged ledger, a full disk, a ledger failure while the start
    settles the last run. 3 means a person must act; a supervisor must not restart on it.
-3. Who the token acts as is asked (``shell.basecamp.identity``) before the connector reads,
+3. Who the token acts as is asked (``shell.basecamp.client``) before the connector reads,
    reconciles or posts anything, and after the local checks, so a person offline still hears
    of those and a second ``run`` is turned away by the lock without a request.
 4. The running connector re-reads its configuration (``shell.connector`` rule 8); an unusable
@@ -49,9 +49,8 @@ from pathlib import Path
 from core.configuration import Configuration
 from core.route_preflight import route_advice, route_problem
 from core.timing_floors import below_floor
-from shell import core_dumps, private_files, stack_dumps
-from shell.basecamp.client import BasecampClient
-from shell.basecamp.identity import check_identity
+from shell import private_files, process_secrets, stack_dumps
+from shell.basecamp.client import BasecampClient, check_identity
 from shell.basecamp.tokens import tokens_from
 from shell.cli.arguments import add_state_arguments, positive_seconds
 from shell.cli.commands import SUMMARIES
@@ -140,7 +139,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     note_stops()  # rule 13: already standing when bin/connect started this process
-    core_dumps.forbid()  # rule 12: before the token is read
+    process_secrets.forbid_core_dumps()  # rule 12: before the token is read
     with stack_dumps.on_sigusr1():  # rule 7: from the first step of the start to `stopped`
         return _run_checked(args)
 

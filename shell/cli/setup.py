@@ -33,8 +33,7 @@ from core.durations import format_duration
 from core.route_preflight import route_problems
 from core.route_reload import RELOAD_EVERY
 from core.setup_changes import Changes, merge
-from shell.basecamp.client import BasecampClient, Profile
-from shell.basecamp.identity import check_identity
+from shell.basecamp.client import BasecampClient, Profile, check_identity
 from shell.basecamp.tokens import tokens_from
 from shell.cli.commands import SUMMARIES
 from shell.clock import SystemClock

@@ -118,7 +118,7 @@ def record_worker_message(
     return changed
 
 
-# -- the adopted-reply rule (core.adopted_reply; its listings: shell.adopted_replies) ----------
+# -- the adopted-reply rule (core.adopted_reply; its listings: shell.dispatcher) ----------------
 
 
 def settled_rows(

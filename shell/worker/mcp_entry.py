@@ -16,7 +16,7 @@ import os
 import sys
 
 from core.task_token import MAX_TOKEN_BYTES, TASK_TOKEN_ENV
-from shell import core_dumps, environment_block
+from shell import process_secrets
 
 COMMAND = "mcp"
 _VALUED = ("--ledger", "--agent-id", "--token-env")
@@ -44,7 +44,7 @@ def token_on_a_pipe(argv: list[str]) -> list[str]:
         return argv
     taken = {key: os.environ.pop(key) for key in (name, TASK_TOKEN_ENV) if key in os.environ}  # a stray too
     token = value.encode("utf-8", "surrogateescape")
-    if not environment_block.erase((name, TASK_TOKEN_ENV), token):
+    if not process_secrets.erase_environment((name, TASK_TOKEN_ENV), token):
         os.environ.update(taken)  # put back: the server finds it there and refuses to start
         return argv
     return [*kept, "--token-fd", str(_pipe_holding(token))]
@@ -83,5 +83,5 @@ def _connector_shape(argv: list[str]) -> tuple[list[str], str] | None:
 
 
 if __name__ == "__main__":
-    core_dumps.forbid()  # before the token is read (shell.core_dumps)
+    process_secrets.forbid_core_dumps()  # before the token is read
     sys.exit(run(token_on_a_pipe(sys.argv[1:])))

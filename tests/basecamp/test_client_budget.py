@@ -11,8 +11,7 @@ from core.destinations import Destination, MessageKind
 from core.feed import FeedFilters
 from core.pacing import poll_may_go, spacing_wait
 from core.posting import Created
-from shell.basecamp.client import BasecampClient
-from shell.basecamp.pacer import Pacer
+from shell.basecamp.client import BasecampClient, Pacer
 from shell.basecamp.standin.faults import RateLimit
 from shell.basecamp.standin.server import StandIn
 from shell.clock import FakeClock

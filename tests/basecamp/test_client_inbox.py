@@ -1,4 +1,4 @@
-"""The client's inbox read (``shell.basecamp.cursor_reads``): inside the one request budget, a
+"""The client's inbox read (``shell.basecamp.client.poll_inbox``): inside the one request budget, a
 poll's yielding turn, its refusals read by ``core.inbox``, a ``next`` only on the same origin."""
 
 from __future__ import annotations

@@ -18,10 +18,10 @@ from core.destinations import Destination, MessageKind
 from core.oauth import TOKEN_PATH, app, refresh_form
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.errors import BasecampError, ListingFailed
-from shell.basecamp.launchpad import LaunchpadFailed, token_request
 from shell.basecamp.standin.faults import Fault, FaultAction
 from shell.basecamp.standin.launchpad import CLIENT_ID
 from shell.basecamp.standin.server import StandIn
+from shell.basecamp.tokens import LaunchpadFailed, token_request
 from shell.basecamp.wire import MAX_ANSWER_BYTES, Wire
 from shell.clock import SystemClock
 from tests.support.hostile_basecamp import Answered, HostileBasecamp, Trap

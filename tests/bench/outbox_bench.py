@@ -56,9 +56,9 @@ from core.destinations import Destination, ListedMessage, MessageKind
 from core.posting import RUN_BATCH, Created, PostOutcome
 from core.text import message_text
 from core.timestamps import format_timestamp
+from shell.connector import StartParts, settle_previous
 from shell.ledger.connection import BUSY_TIMEOUT_SECONDS, Ledger, open_ledger
 from shell.outbox import Outbox, SendResult
-from shell.start import StartParts, settle_previous
 from tests.support.fake_basecamp import AGENT_ID, SOMEONE_ELSE
 from tests.support.ledger_world import LedgerWorld
 

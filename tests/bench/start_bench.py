@@ -24,9 +24,9 @@ from pathlib import Path
 from core.destinations import Destination, MessageKind
 from core.timestamps import format_timestamp
 from shell.clock import SystemClock
+from shell.connector import StartParts, settle_previous
 from shell.ledger.connection import open_ledger
 from shell.outbox import Outbox
-from shell.start import StartParts, settle_previous
 from tests.bench.backlog import write_unrouted
 from tests.bench.outbox_bench import OneTransaction, ShiftedClock, progress
 from tests.support.fake_basecamp import AGENT_ID, FakeBasecamp

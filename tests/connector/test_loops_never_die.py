@@ -1,4 +1,4 @@
-"""No loop of a running connector dies quietly (``shell.connector`` rule 11, ``live_lane`` rule 8):
+"""No loop of a running connector dies quietly (``shell.connector``, ``live_lane`` rule 8):
 a turn of intake that fails unexpectedly is tried again; membership's unexpected failure waits
 for the next interval; the live lane's is one more way to be down, reconnected; and anything
 that still escapes a loop's thread ends the connector, naming the loop, so ``run`` exits 1 and
@@ -133,7 +133,7 @@ def test_the_live_lane_is_down_after_an_unexpected_failure_and_connects_again(le
 
 
 def test_intake_waiting_out_a_long_poll_interval_still_beats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``shell.connector`` rule 12: a loop that waits is not a loop that stopped turning."""
+    """``shell.connector``: a loop that waits is not a loop that stopped turning."""
     monkeypatch.setattr(connector_module, "BEAT_WHILE_WAITING", 0.05)
     with connector_of(tmp_path, poll_every=timedelta(minutes=10)) as connector, running(connector):
         wait_until(lambda: "intake" in connector.heartbeats.beats())

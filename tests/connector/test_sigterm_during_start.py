@@ -1,5 +1,5 @@
 """A SIGTERM while `bin/connect run`'s start lists a destination, as real processes against the
-stand-in, whose listing of that destination hangs (``shell.connector`` rule 10): the start stops
+stand-in, whose listing of that destination hangs (``shell.connector``): the start stops
 at once, within the shutdown's bound, never printing ``running``; what it had not settled is
 exactly as it was (an intent sending stays sending, failures uncounted; an attempt live); exit 0
 and stderr says it stopped during the start. The next start settles it -- never posting again."""

@@ -1,6 +1,6 @@
 """The one start path against the stand-in: the production ``Connector.start`` settles what a
-previous process left (``shell.start``), and a listing the stand-in stalls ends within its own
-bound, however long the start's deadline."""
+previous process left (``shell.connector.settle_previous``), and a listing the stand-in stalls
+ends within its own bound, however long the start's deadline."""
 
 from __future__ import annotations
 
@@ -13,11 +13,10 @@ from shell.basecamp.standin.faults import Fault, FaultAction
 from shell.basecamp.standin.server import StandIn
 from shell.cli.run import USER_AGENT
 from shell.clock import FakeClock, SystemClock
-from shell.connector import Connector
+from shell.connector import Connector, StartParts, settle_previous
 from shell.ledger import outbox as rows
 from shell.ledger.connection import open_ledger
 from shell.outbox import Outbox, OutboxOptions
-from shell.start import StartParts, settle_previous
 from shell.state.config import StatePaths, load_config
 from shell.worker.driver import WorkerCommand
 from tests.support.configured import configure_connector

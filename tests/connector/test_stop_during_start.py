@@ -1,7 +1,7 @@
 """A SIGTERM that lands while the connector's start settles: ``Connector.run`` stops before any
 loop makes a turn, so no worker is launched after a stop was asked for; and one that lands while
 the start admits again what a previous process left seen admits no further record and reads no
-feed (``shell.connector`` rule 10; its listings: ``test_sigterm_during_start.py``)."""
+feed (``shell.connector``; its listings: ``test_sigterm_during_start.py``)."""
 
 from __future__ import annotations
 

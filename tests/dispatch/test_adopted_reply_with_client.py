@@ -16,11 +16,11 @@ from core.edges import IntentState
 from core.posting import Created
 from core.snapshots import StopReason
 from core.text import message_text
-from shell.adopted_replies import ReplyAdopter
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.server import StandIn
 from shell.cli.run import USER_AGENT
 from shell.clock import SystemClock
+from shell.dispatcher import ReplyAdopter
 from shell.ledger import outbox as intents
 from shell.ledger import tasks
 from shell.ledger.connection import open_ledger

@@ -1,4 +1,4 @@
-"""``shell.adopted_replies`` under a shutdown (its rule 3): a stop ends the listing between reply
+"""``shell.dispatcher.ReplyAdopter`` under a shutdown: a stop ends the listing between reply
 destinations and does not wait for one under way; what was listed whole is kept, the rest left
 "not known". A real ledger; a lister with behaviour in place of the client (the stand-in version
 with a real process is ``tests/connector/test_stop_during_adoption.py``)."""
@@ -13,8 +13,8 @@ from datetime import datetime
 import pytest
 
 from core.destinations import Destination, ListedMessage
-from shell.adopted_replies import ReplyAdopter
 from shell.basecamp.errors import ListingFailed
+from shell.dispatcher import ReplyAdopter
 from shell.ledger.connection import Ledger
 from tests.support.ledger_world import LedgerWorld
 

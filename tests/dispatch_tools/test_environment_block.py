@@ -1,4 +1,4 @@
-"""``shell.environment_block``: a variable erased from what ``/proc/PID/environ`` shows, in place,
+"""``shell.process_secrets``: a variable erased from what ``/proc/PID/environ`` shows, in place,
 and nothing else touched. Each case is a fresh process: the block is the one it was started with."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from shell import environment_block
+from shell import process_secrets
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 ERASE = (
     "import json, os, sys\n"
-    "from shell.environment_block import erase\n"
+    "from shell.process_secrets import erase_environment as erase\n"
     "before = open('/proc/self/environ', 'rb').read()\n"
     "for name in sys.argv[2:]:\n"
     "    os.environ.pop(name, None)  # the caller's part (rule 3)\n"
@@ -67,8 +67,8 @@ def test_several_names_at_once_and_a_name_not_in_the_block_is_already_gone() -> 
 
 def test_a_block_it_cannot_write_is_answered_false_never_raised(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Rule 2: the memory file missing (no /proc, a kernel that refuses) is False, not an error."""
-    monkeypatch.setattr(environment_block, "_MEMORY", str(tmp_path / "no-such-memory"))
-    assert environment_block.erase(["PATH"], b"/usr") is False
+    monkeypatch.setattr(process_secrets, "_MEMORY", str(tmp_path / "no-such-memory"))
+    assert process_secrets.erase_environment(["PATH"], b"/usr") is False
     assert "PATH" in os.environ, "nothing of the process's own environment was touched"
 
 
@@ -76,10 +76,10 @@ def test_an_erasure_it_cannot_see_done_is_answered_false(monkeypatch: pytest.Mon
     """Rule 2: True only after a second read finds the string gone; a read that still shows it is False."""
     still_there = tmp_path / "environ"
     still_there.write_bytes(b"A=1\0SECRET=still here\0")
-    monkeypatch.setattr(environment_block, "_MEMORY", os.devnull)  # writes go nowhere
-    monkeypatch.setattr(environment_block, "_ENVIRONMENT", str(still_there))
-    monkeypatch.setattr(environment_block, "_bounds", lambda: (1, 100))
-    assert environment_block.erase(["SECRET"], b"still here") is False
+    monkeypatch.setattr(process_secrets, "_MEMORY", os.devnull)  # writes go nowhere
+    monkeypatch.setattr(process_secrets, "_ENVIRONMENT", str(still_there))
+    monkeypatch.setattr(process_secrets, "_bounds", lambda: (1, 100))
+    assert process_secrets.erase_environment(["SECRET"], b"still here") is False
 
 
 def test_the_secret_left_under_another_name_is_no_erasure() -> None:
@@ -113,11 +113,11 @@ class ShortWrites:
 def test_a_short_write_is_answered_false(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     block = tmp_path / "block"
     block.write_bytes(b"A=1\0SECRET=a long secret value\0")
-    monkeypatch.setattr(environment_block, "_MEMORY", str(block))
-    monkeypatch.setattr(environment_block, "_ENVIRONMENT", os.devnull)  # a second read that shows nothing
-    monkeypatch.setattr(environment_block, "_bounds", lambda: (0, len(block.read_bytes())))
-    monkeypatch.setattr(environment_block, "open", ShortWrites, raising=False)
-    assert environment_block.erase(["SECRET"], b"a long secret value") is False
+    monkeypatch.setattr(process_secrets, "_MEMORY", str(block))
+    monkeypatch.setattr(process_secrets, "_ENVIRONMENT", os.devnull)  # a second read that shows nothing
+    monkeypatch.setattr(process_secrets, "_bounds", lambda: (0, len(block.read_bytes())))
+    monkeypatch.setattr(process_secrets, "open", ShortWrites, raising=False)
+    assert process_secrets.erase_environment(["SECRET"], b"a long secret value") is False
 
 
 @pytest.mark.parametrize(
@@ -134,10 +134,10 @@ def test_the_blocks_bounds_are_read_after_the_programs_name_or_refused(
 ) -> None:
     stat = tmp_path / "stat"
     stat.write_bytes(line)
-    monkeypatch.setattr(environment_block, "_STAT", str(stat))
+    monkeypatch.setattr(process_secrets, "_STAT", str(stat))
     if bounds is not None:
-        assert environment_block._bounds() == bounds
+        assert process_secrets._bounds() == bounds
     else:
         with pytest.raises(ValueError, match=r"env_start|no environment block"):
-            environment_block._bounds()
-        assert environment_block.erase(["SECRET"], b"x") is False, "answered False, never raised"
+            process_secrets._bounds()
+        assert process_secrets.erase_environment(["SECRET"], b"x") is False, "answered False, never raised"

@@ -414,8 +414,8 @@ def test_a_token_given_in_the_environment_is_not_in_the_servers_environment_whil
 
 UNWRITABLE_BLOCK = (
     "import runpy, sys\n"
-    "from shell import environment_block\n"
-    "environment_block.erase = lambda names, secret: False  # a kernel that will not let it be written\n"
+    "from shell import process_secrets\n"
+    "process_secrets.erase_environment = lambda names, secret: False  # a kernel that will not let it be written\n"
     "if sys.argv.pop(1) == 'entry':\n"
     "    runpy.run_module('shell.worker.mcp_entry', run_name='__main__', alter_sys=True)\n"
     "from shell.cli.main import main\n"

@@ -5,9 +5,9 @@ import contextlib
 from core import notes
 from core.posting import MAX_RECONCILE_FAILURES
 from shell.clock import FakeClock
+from shell.connector import StartParts, settle_previous
 from shell.ledger.connection import Ledger
 from shell.outbox import Outbox, SendResult
-from shell.start import StartParts, settle_previous
 from tests.support.fake_basecamp import AGENT_ID, SOMEONE_ELSE, FakeBasecamp, Listing, Post
 from tests.support.ledger_world import LedgerWorld, boost_on
 

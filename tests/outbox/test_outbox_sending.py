@@ -9,10 +9,10 @@ from core import notes
 from core.destinations import Destination
 from core.resolution import Resend
 from shell.clock import FakeClock
+from shell.connector import StartParts, settle_previous
 from shell.ledger.connection import Ledger, open_ledger
 from shell.ledger.resolution import resolve_intent
 from shell.outbox import Outbox, OutboxLedgerError, OutboxOptions, SendResult
-from shell.start import StartParts, settle_previous
 from tests.support.fake_basecamp import AGENT_ID, FakeBasecamp, Post
 from tests.support.ledger_world import LedgerWorld, boost_on
 

@@ -1,6 +1,6 @@
-"""Start (``shell.start``): reconcile what a previous process left, sweep its session files,
-recover its attempts, then send, in that order; a ledger failure stops it, and so does a stop
-(its rule 5), which leaves what it had not settled exactly as it was."""
+"""Start (``shell.connector.settle_previous``): reconcile what a previous process left, sweep its
+session files, recover its attempts, then send, in that order; a ledger failure stops it, and so
+does a stop, which leaves what it had not settled exactly as it was."""
 
 import threading
 import time
@@ -14,9 +14,9 @@ from core.destinations import Destination, ListedMessage
 from core.posting import PostOutcome
 from shell.basecamp.errors import ListingFailed
 from shell.clock import FakeClock
+from shell.connector import START_STEPS, StartParts, settle_previous
 from shell.ledger.connection import Ledger
 from shell.outbox import Outbox, OutboxLedgerError, SendResult
-from shell.start import START_STEPS, StartParts, settle_previous
 from tests.support.fake_basecamp import AGENT_ID, FakeBasecamp, Listing, Post
 from tests.support.ledger_world import LedgerWorld, boost_on
 

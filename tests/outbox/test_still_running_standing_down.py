@@ -7,11 +7,11 @@ from datetime import timedelta
 from pathlib import Path
 
 from core.destinations import Destination, MessageKind
+from shell.connector import StartParts, settle_previous
 from shell.dispatcher import Dispatcher
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger
 from shell.outbox import Outbox, OutboxOptions
-from shell.start import StartParts, settle_previous
 from tests.support.fake_basecamp import AGENT_ID, FakeBasecamp
 from tests.support.ledger_world import PROJECT, LedgerWorld
 from tests.support.pretend_workers import AlwaysGone, RecordingDriver
@@ -63,7 +63,7 @@ def test_a_still_running_notice_stands_down_when_its_work_was_reported_before_th
     assert _still_running_posts(basecamp, REPLY_DESTINATION) == []
 
 
-# Fixed: a start without recovery passes over still-running notices (shell.start rule 3).
+# Fixed: a start without recovery passes over still-running notices (shell.connector.settle_previous).
 
 
 def test_a_restart_does_not_post_still_running_for_an_attempt_recovery_is_about_to_end(

@@ -62,11 +62,11 @@ INBOX: list[Mutation] = [
         "test_the_events_of_a_page_are_each_once_in_item_order_above_the_floor",
         "test_the_first_read_after_the_feed_served_replays_from_0_above_the_feeds_last_event",
     ),
-    # shell/basecamp/cursor_reads.py
+    # shell/basecamp/client.py
     rule(
         "inbox: its read waits its turn in the one request budget",
-        "        answer = client.read(url, deadline, yielding=True)\n",
-        "        answer = client.read(url, deadline)\n",
+        "            answer = self.read(url, deadline, yielding=True)\n",
+        "            answer = self.read(url, deadline)\n",
         "test_the_inbox_read_waits_its_turn_in_the_one_budget_and_yields_like_a_feed_poll",
     ),
     # shell/intake/inbox_lane.py
@@ -119,7 +119,7 @@ INBOX: list[Mutation] = [
     ),
     rule(
         "inbox lane: the account lane's 410 asks the inbox in the same turn",
-        "            self.inbox.ask_now()  # rule 7a: what was addressed while the position went stale\n",
+        "            self.inbox.ask_now()  # what was addressed while the position went stale\n",
         "            pass\n",
         "test_the_account_lanes_410_asks_the_inbox_in_the_same_turn",
     ),

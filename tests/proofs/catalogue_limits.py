@@ -73,8 +73,8 @@ LIMITS += [
     ),
     rule(
         "limit: the client's feed polls are the requests that yield",
-        "answer = client.read(url, deadline, yielding=True)",  # shell/basecamp/cursor_reads.py
-        "answer = client.read(url, deadline, yielding=False)",
+        "answer = self.read(url, deadline, yielding=True)",  # shell/basecamp/client.py
+        "answer = self.read(url, deadline, yielding=False)",
         "test_the_clients_feed_poll_yields_where_its_reads_do_not",
     ),
 ]

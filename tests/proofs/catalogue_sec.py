@@ -29,8 +29,8 @@ SEC: list[Mutation] = [
     ),
     rule(
         "wire: every request is a path on a pool bound to the configured origin",
-        "self._pool = urllib3.connection_from_url(origin, maxsize=4, retries=False)  # rule 5",
-        "self._pool = urllib3.PoolManager(maxsize=4, retries=False)  # rule 5",
+        "self._pool = urllib3.connection_from_url(origin, maxsize=4, retries=False)",
+        "self._pool = urllib3.PoolManager(maxsize=4, retries=False)",
         "test_every_request_is_a_path_on_the_configured_origins_own_pool",
     ),
     rule(
@@ -40,8 +40,8 @@ SEC: list[Mutation] = [
         "test_a_feed_next_to_another_host_never_carries_the_token_there",
         also=(
             ('    return None if "@" in parts.netloc else parts', "    return parts"),
-            ("self._pool = urllib3.connection_from_url(origin, maxsize=4, retries=False)  # rule 5",
-             "self._pool = urllib3.PoolManager(maxsize=4, retries=False)  # rule 5"),
+            ("self._pool = urllib3.connection_from_url(origin, maxsize=4, retries=False)",
+             "self._pool = urllib3.PoolManager(maxsize=4, retries=False)"),
             ("        target = request_target(url, self._origin)\n", "        target = url\n"),
             ('    if not target.startswith("/") or target.startswith("//"):', "    if False:"),
         ),
@@ -85,7 +85,7 @@ SEC: list[Mutation] = [
         "        return None",
         "test_a_deep_answer_on_each_lane_leaves_every_loop_turning_and_a_later_mention_heard",
         also=(
-            ("        except Exception:  # rule 11\n            log.exception(\"membership: an unexpected failure; later\")\n"
+            ("        except Exception:\n            log.exception(\"membership: an unexpected failure; later\")\n"
              "            return", "        finally:\n            pass"),
             ("        except (_HungUp, _Down):\n            raise\n        except Exception as error:",
              "        except (_HungUp, _Down):\n            raise\n        except LookupError as error:"),
@@ -113,14 +113,14 @@ SEC: list[Mutation] = [
     ),
     rule(
         "an intake turn that fails unexpectedly is tried again",
-        "            try:\n                self.intake_turn()\n            except Exception:  # rule 11: a turn that failed",
-        "            try:\n                self.intake_turn()\n            except LookupError:  # rule 11: a turn that failed",
+        "            try:\n                self.intake_turn()\n            except Exception:  # a turn that failed",
+        "            try:\n                self.intake_turn()\n            except LookupError:  # a turn that failed",
         "test_an_intake_turn_that_fails_unexpectedly_is_tried_again",
     ),
     rule(
         "membership failing unexpectedly waits for its next interval",
-        "        except Exception:  # rule 11\n            log.exception(\"membership: an unexpected failure; later\")\n",
-        "        except LookupError:  # rule 11\n            log.exception(\"membership: an unexpected failure; later\")\n",
+        "        except Exception:\n            log.exception(\"membership: an unexpected failure; later\")\n",
+        "        except LookupError:\n            log.exception(\"membership: an unexpected failure; later\")\n",
         "test_membership_failing_unexpectedly_waits_for_its_next_interval",
     ),
     rule(
@@ -209,16 +209,16 @@ SEC: list[Mutation] = [
     ),
     rule(
         "bin/connect run writes no core",
-        "    core_dumps.forbid()  # rule 12: before the token is read\n",
+        "    process_secrets.forbid_core_dumps()  # rule 12: before the token is read\n",
         "",
         "test_the_running_connector_writes_no_core",
     ),
     rule(
         "the MCP server writes no core",
-        "    core_dumps.forbid()  # before the token is read (shell.core_dumps)\n",
+        "    process_secrets.forbid_core_dumps()  # before the token is read\n",
         "",
         "test_the_mcp_server_writes_no_core_before_it_reads_its_token",
-        also=(("    core_dumps.forbid()  # a core would hold the task token (shell.core_dumps)\n", ""),),
+        also=(("    process_secrets.forbid_core_dumps()  # a core would hold the task token\n", ""),),
     ),
     rule(
         "a name from Basecamp is shown with its control characters escaped",

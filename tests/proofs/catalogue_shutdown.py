@@ -49,7 +49,7 @@ SHUTDOWN: list[Mutation] = [
     ),
     rule(
         "stack dumps: SIGUSR1 is unblocked once they stand",
-        "        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})  # rule 6: one pending is dumped now\n",
+        "        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})  # one pending is dumped now\n",
         "",
         "test_a_stack_dump_asked_at_any_moment_of_the_start_is_written_and_the_connector_goes_on",
     ),
@@ -73,7 +73,7 @@ SHUTDOWN: list[Mutation] = [
     ),
     rule(
         "stack dumps: SIGUSR1 interrupts no system call (SA_RESTART)",
-        "        signal.siginterrupt(signal.SIGUSR1, False)  # rule 2: SA_RESTART\n",
+        "        signal.siginterrupt(signal.SIGUSR1, False)  # SA_RESTART\n",
         "",
         "test_sigusr1_interrupts_no_system_call_in_c",
     ),

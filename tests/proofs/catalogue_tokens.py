@@ -49,7 +49,7 @@ TOKENS: list[Mutation] = [
     ),
     rule(
         "token: a create refused 401 is made once more after one refresh",
-        "        if isinstance(outcome, Refused) and outcome.status == 401:  # nothing was created (rule 8)\n",
+        "        if isinstance(outcome, Refused) and outcome.status == 401:  # nothing was created\n",
         "        if False:\n",
         "test_a_create_refused_401_is_made_once_more_after_the_refresh_and_lands_once",
     ),

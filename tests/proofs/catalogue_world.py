@@ -92,8 +92,8 @@ WORLD: list[Mutation] = [
     ),
     rule(
         "the lean MCP entry erases the token where it stands before it hands it over on a pipe",
-        "    if not environment_block.erase((name, TASK_TOKEN_ENV), token):\n",
-        "    if environment_block.erase((name, TASK_TOKEN_ENV), token) or True:\n",
+        "    if not process_secrets.erase_environment((name, TASK_TOKEN_ENV), token):\n",
+        "    if process_secrets.erase_environment((name, TASK_TOKEN_ENV), token) or True:\n",
         "test_a_token_in_the_environment_moves_to_a_pipe_before_the_server_is_imported",
         "test_launched_with_a_token_in_the_environment_one_interpreter_serves",
     ),

@@ -91,10 +91,10 @@ from core.text import message_text
 from core.timestamps import parse_timestamp
 from shell.basecamp.errors import ListingFailed
 from shell.clock import FakeClock
+from shell.connector import StartParts, settle_previous
 from shell.ledger.connection import Ledger, open_ledger
 from shell.ledger.resolution import ResolutionRefused, resolve_intent, waits_for_person
 from shell.outbox import Outbox
-from shell.start import StartParts, settle_previous
 from tests.support.fake_basecamp import AGENT_ID, FakeBasecamp, Listing, Post
 from tests.support.ledger_world import CAMPFIRE, PROJECT, LedgerWorld, comment_on
 

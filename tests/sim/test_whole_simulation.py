@@ -20,7 +20,7 @@ from collections.abc import Iterator
 import pytest
 
 from shell import connector
-from shell.start import StartParts, StartReport, settle_previous
+from shell.connector import StartParts, StartReport, settle_previous
 from tests.sim.whole.checks import CHECKS
 from tests.sim.whole.main import REQUIRED, main
 from tests.sim.whole.run import Run, Violation

@@ -18,10 +18,10 @@ from pathlib import Path
 from types import FrameType
 
 from shell.basecamp.client import BasecampClient
+from shell.connector import StartParts, settle_previous
 from shell.dispatcher import Dispatcher, DispatchOptions
 from shell.ledger.connection import open_ledger
 from shell.outbox import Outbox, OutboxOptions
-from shell.start import StartParts, settle_previous
 from shell.worker.driver import CommandDriver, WorkerCommand
 
 REPOSITORY = Path(__file__).resolve().parents[2]

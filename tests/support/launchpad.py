@@ -10,9 +10,9 @@ from urllib.parse import parse_qsl, urlsplit
 import urllib3
 
 from core.oauth import TOKEN_PATH, Credentials, app, authorize_url, code_form, to_text
-from shell.basecamp.launchpad import token_request
 from shell.basecamp.standin.launchpad import CLIENT_ID
 from shell.basecamp.standin.server import StandIn
+from shell.basecamp.tokens import token_request
 from shell.private_files import write_atomically
 
 REDIRECT = "http://127.0.0.1:9/callback"  # never followed: the code is read from the Location

@@ -17,9 +17,9 @@ from datetime import timedelta
 from types import FrameType
 
 from shell.basecamp.client import BasecampClient
+from shell.connector import StartParts, settle_previous
 from shell.ledger.connection import open_ledger
 from shell.outbox import Outbox, OutboxOptions
-from shell.start import StartParts, settle_previous
 
 
 def main() -> int:

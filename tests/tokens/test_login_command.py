@@ -21,9 +21,9 @@ import urllib3
 
 from core.oauth import TOKEN_PATH, Credentials, app, read_token_text, refresh_form
 from shell.basecamp.client import BasecampClient
-from shell.basecamp.launchpad import LaunchpadFailed, token_request
 from shell.basecamp.standin.launchpad import CLIENT_ID
 from shell.basecamp.standin.server import StandIn
+from shell.basecamp.tokens import LaunchpadFailed, token_request
 from shell.cli.main import main as connect
 from shell.errors import EXIT_CONFIG, EXIT_REFUSED, EXIT_UNAVAILABLE
 from tests.support.hostile_basecamp import Answered, HostileBasecamp, Trap

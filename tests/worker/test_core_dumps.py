@@ -1,4 +1,4 @@
-"""Core dumps off (``shell.core_dumps``): ``bin/connect run`` and the MCP server a worker starts
+"""Core dumps off (``shell.process_secrets``): ``bin/connect run`` and the MCP server a worker starts
 run with ``RLIMIT_CORE`` 0, soft and hard, read from the kernel's own record of each real
 process (``/proc/PID/limits``): a core of either would hold a token, the MCP server's in the
 worker's approved directory."""

@@ -1,24 +1,21 @@
-"""The process's initial environment block: erasing a variable from what ``/proc/PID/environ``
-shows, in place.
+"""What keeps a secret this process holds from being read outside it: no core dump, and no copy
+left in the initial environment block (the one home of ``RLIMIT_CORE`` and ``/proc/self/mem``).
 
-``unsetenv`` removes a variable from what this process passes on, but ``/proc/PID/environ``
-shows the block copied at ``exec``, which keeps it; overwriting it there removes a secret (a
-task token) without starting the process again.
+``forbid_core_dumps`` sets ``RLIMIT_CORE`` to 0, soft and hard, for this process and the children
+it starts afterwards (a core of the connector holds its token, one of the MCP server its task
+token); ``bin/connect run`` and the MCP server call it before a secret is read. It never fails.
 
-Rules:
-1. ``erase(names, secret)`` overwrites with NUL bytes every ``NAME=...`` string of the block,
-   through ``/proc/self/mem``, writing nothing outside the block's bounds (``/proc/self/stat``'s
-   ``env_start`` and ``env_end``) and nothing but those strings.
-2. It answers True only when every write was whole and a second read (``/proc/self/environ``)
-   finds neither a ``NAME=`` string nor ``secret`` anywhere. Every failure answers False and
-   raises nothing; the server then refuses to start (``shell.cli.mcp`` rule 6; the lean entry
-   ``shell.worker.mcp_entry`` puts the token back for the server to refuse).
-3. It is called before any thread or child starts, so nothing reads the block while it is
-   written, and after the names left ``os.environ``, so libc's ``environ`` no longer points at
-   what it erases."""
+``/proc/PID/environ`` shows the block copied at ``exec`` whatever ``unsetenv`` did.
+``erase_environment`` overwrites with NUL bytes every ``NAME=...`` string of it through
+``/proc/self/mem``, writing nothing outside the block's bounds nor but those strings. It answers
+True only when every write was whole and a second read finds neither a ``NAME=`` string nor the
+secret; every failure answers False, never raises. It is called before any thread or child
+starts, after the names left ``os.environ``, so nothing reads what it erases."""
 
 from __future__ import annotations
 
+import contextlib
+import resource
 from collections.abc import Iterable
 
 _STAT = "/proc/self/stat"
@@ -27,9 +24,12 @@ _ENVIRONMENT = "/proc/self/environ"
 _ENV_START_FIELD = 50  # proc(5): fields are counted from 1; env_start, then env_end (Linux 3.5)
 
 
-def erase(names: Iterable[str], secret: bytes) -> bool:
-    """Rules 1-2: every ``NAME=...`` of ``names`` overwritten in the initial environment block;
-    True only when a second read finds none of them, and not ``secret``, left."""
+def forbid_core_dumps() -> None:
+    with contextlib.suppress(OSError, ValueError):
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def erase_environment(names: Iterable[str], secret: bytes) -> bool:
     prefixes = tuple(name.encode("utf-8", "surrogateescape") + b"=" for name in names)
     try:
         start, end = _bounds()
