@@ -1,45 +1,94 @@
-"""The demo's stage: the stand-in's world as the demo needs it, and a temporary state directory
-with the demo's configuration in it.
+"""The demo's stage and its scenes played on it: the stand-in, a directory with the demo's
+configuration, the connector as a child process, and the ledger read back to tell each scene.
 
-Rules:
-1. The world comes from the stand-in's own description (``bin/connect standin --json``,
-   ``shell.cli.standin.describe``). It must be a demo world: at least three projects, the first
-   two with a card each, the third with a card and a Campfire; anything else is a ``UserError``.
-2. Everything the demo writes lives in one fresh 0700 directory (``mkdtemp``): the state
-   directory, the token file, a work directory per routed project, the scene file, the log, and
-   the pair locks' runtime directory (``BASECAMP_CONNECTOR_RUNTIME_DIR``): the stand-in's ids are
-   fixed, so the demo never meets, nor leaves, a pair record of this machine's own.
-3. The configuration is written by ``bin/connect setup`` itself (checking the token against the
-   stand-in): routes for the first two projects only, the demo worker as the worker command
-   (naming the token file, never the token), the timings shortened.
-4. The scene file is rewritten whole (a new file, then a rename) each time a part is added.
+Everything goes to the stand-in over HTTP, whether the demo started it or was handed one: its
+control API says what people say (not recorded as a request, so the record of POSTs holds only
+the agent side's), scripts faults and reads the record; Basecamp reads go as the agent, paced
+below the limit the address shares with the connector and its workers, and asked again while
+they are answered 429 or 503. Everything the demo writes lives in one fresh owner-only
+directory, its pair locks too: the stand-in's ids are fixed, so the demo never meets, nor
+leaves, a pair record of this machine's own. ``bin/connect setup`` itself writes the
+configuration, and the worker command names the token file, never the token. Only the pid the
+demo started is ever signaled; the ledger is only read, in one snapshot per look, while the
+connector that owns it runs, is killed and restarted beside it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import html
 import io
 import json
 import os
 import shlex
+import signal
+import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
+import urllib3
+
+from core.destinations import MessageKind
 from core.durations import format_duration
+from core.message_kinds import label
+from core.text import message_lines
 from shell import private_files
+from shell.basecamp.client import BasecampClient
+from shell.basecamp.errors import BasecampError
+from shell.basecamp.standin.api import MENTION_TYPE
+from shell.basecamp.standin.control import SECRET_HEADER
+from shell.basecamp.standin.world import person_sgid
 from shell.cli.main import main as connect
-from shell.demo.connector_child import REPOSITORY
+from shell.demo.script import (
+    EventView,
+    Expected,
+    IntentView,
+    Place,
+    RecordedPost,
+    Scene,
+    expectations,
+    narrate,
+    reply_place,
+    settled,
+    worker_part,
+)
 from shell.errors import EXIT_CONFIG, UserError
+from shell.ledger import narration
+from shell.ledger.connection import Ledger
+from shell.processes import signal_child, stop_child, terminate_group
 from shell.state.pair_lock import RUNTIME_ENV
 
+REPOSITORY = Path(__file__).resolve().parents[2]
+USER_AGENT = "basecamp-connector demo (https://github.com/basecamp/basecamp-connector)"
 GUARD_DELAY = timedelta(seconds=8)
 STILL_RUNNING = timedelta(minutes=10)  # longer than the demo: no still-running notice is called for
 RECONCILE_AFTER = timedelta(seconds=2)
 ROUTED_PROJECTS = 2
+TIMEOUT_SECONDS = 10.0
+READS_PER_WINDOW = 10
+READ_DEADLINE_SECONDS = 60.0
+THROTTLED = (429, 503)
+START_SECONDS = 60.0
+STOP_SECONDS = 60.0
+POLL_SECONDS = 0.05
+LOOK_SECONDS = 0.1
+SCENE_SECONDS = 60.0
+EVENT_SECONDS = 30.0
+IN_FLIGHT_HOLD_SECONDS = 300.0
+
+
+class StandInUnreachable(Exception):
+    """The stand-in did not answer as it should."""
+
+
+class ConnectorFailed(Exception):
+    """The connector did not start, or did not stop when asked."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +113,8 @@ class DemoWorld:
 
 
 def world_from(summary: Any) -> DemoWorld:
-    """The demo's world from a stand-in's description (rule 1)."""
+    """The demo world from a stand-in's description (``bin/connect standin --json``): three
+    projects at least, each with a card; anything else is a ``UserError``."""
     try:
         projects = tuple(
             DemoProject(int(found["id"]), str(found["name"]), tuple(int(card) for card in found["cards"]),
@@ -73,16 +123,10 @@ def world_from(summary: Any) -> DemoWorld:
         )  # fmt: skip
         operator = summary["people"][0]
         world = DemoWorld(
-            base_url=str(summary["base_url"]),
-            account_id=int(summary["account_id"]),
-            agent_id=int(summary["agent_id"]),
-            agent_name=str(summary["agent_name"]),
-            agent_token=str(summary["token"]),
-            control_secret=str(summary["control_secret"]),
-            operator_id=int(operator["id"]),
-            operator_name=str(operator["name"]),
-            projects=projects,
-        )
+            str(summary["base_url"]), int(summary["account_id"]), int(summary["agent_id"]),
+            str(summary["agent_name"]), str(summary["token"]), str(summary["control_secret"]),
+            int(operator["id"]), str(operator["name"]), projects,
+        )  # fmt: skip
     except (KeyError, IndexError, TypeError, ValueError) as error:
         raise UserError(
             f"the stand-in's description is not what `bin/connect standin --json` prints ({error})",
@@ -98,6 +142,100 @@ def world_from(summary: Any) -> DemoWorld:
 
 
 @dataclass(frozen=True, slots=True)
+class Said:
+    id: int
+    author: str
+    content: str
+
+
+class StandInLink:
+    def __init__(self, base_url: str, account_id: int, agent_token: str, control_secret: str) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.account_id = account_id
+        self._secret = control_secret
+        self._pool = urllib3.PoolManager(retries=False, timeout=TIMEOUT_SECONDS)
+        self._client = BasecampClient(
+            self.base_url, account_id, agent_token, USER_AGENT,
+            read_timeout=TIMEOUT_SECONDS, requests_per_window=READS_PER_WINDOW,
+        )  # fmt: skip
+
+    def seed(self, kind: MessageKind, recording_id: int, creator_id: int, content: str) -> int:
+        """A person says ``content`` at ``recording_id``; the id of their comment or line."""
+        said = {"kind": kind.value, "recording_id": recording_id, "creator_id": creator_id}
+        return int(self._control("POST", "messages", {**said, "content": content})["id"])
+
+    def add_fault(self, fault: dict[str, Any]) -> None:
+        self._control("POST", "faults", fault)
+
+    def requests(self) -> list[dict[str, Any]]:
+        found = self._control("GET", "requests")
+        if not isinstance(found, list):
+            raise StandInUnreachable("the stand-in's record of requests is not a list")
+        return found
+
+    def posts(self, after: int = 0) -> list[RecordedPost]:
+        """The POSTs among the recorded requests from number ``after`` on."""
+        return [
+            RecordedPost(str(item["path"]), str(item["body"]), item.get("status"), item.get("fault"))
+            for item in self.requests()[after:]
+            if item.get("method") == "POST"
+        ]
+
+    def card_title(self, card_id: int) -> str:
+        found = self._basecamp(f"card_tables/cards/{card_id}.json")
+        return str(found.get("title", "")) if isinstance(found, dict) else ""
+
+    def messages(self, place: Place) -> list[Said]:
+        """What ``place`` holds, oldest first (one page is all a demo place ever holds)."""
+        match place.kind:
+            case MessageKind.boost:
+                path, who = f"recordings/{place.recording_id}/boosts.json", "booster"
+            case MessageKind.comment:
+                path, who = f"recordings/{place.recording_id}/comments.json", "creator"
+            case MessageKind.chat_line:
+                path, who = f"chats/{place.recording_id}/lines.json", "creator"
+        found = self._basecamp(path)
+        if not isinstance(found, list):
+            raise StandInUnreachable(f"listing {place.describe()} answered no list")
+        return [
+            Said(int(item["id"]), str(item.get(who, {}).get("name", "?")), str(item.get("content", "")))
+            for item in found
+        ]
+
+    def _control(self, method: str, name: str, body: dict[str, Any] | None = None) -> Any:
+        headers = {"User-Agent": USER_AGENT, "Content-Type": "application/json", SECRET_HEADER: self._secret}
+        payload = None if body is None else json.dumps(body).encode()
+        url = f"{self.base_url}/__standin/{name}"
+        try:
+            response = self._pool.request(method, url, body=payload, headers=headers, redirect=False)
+        except (urllib3.exceptions.HTTPError, OSError) as error:
+            raise StandInUnreachable(f"the stand-in at {self.base_url} did not answer: {error}") from None
+        if not 200 <= response.status < 300:
+            raise StandInUnreachable(
+                f"the stand-in answered {method} /__standin/{name} with HTTP {response.status}"
+            )
+        try:
+            return json.loads(response.data) if response.data else None
+        except ValueError:
+            raise StandInUnreachable("the stand-in answered with something other than JSON") from None
+
+    def _basecamp(self, path: str) -> Any:
+        client = self._client
+        deadline = client.deadline_in(READ_DEADLINE_SECONDS)
+        try:
+            answer = client.read(f"{client.account_url}/{path}", deadline)
+            while answer.status in THROTTLED:
+                answer = client.read(f"{client.account_url}/{path}", deadline)
+        except BasecampError as error:
+            raise StandInUnreachable(f"the stand-in did not answer GET /{path}: {error}") from None
+        if not 200 <= answer.status < 300:
+            raise StandInUnreachable(
+                f"the stand-in answered GET /{self.account_id}/{path} with HTTP {answer.status}"
+            )
+        return answer.body
+
+
+@dataclass(frozen=True, slots=True)
 class Stage:
     directory: Path
     state: Path
@@ -108,14 +246,12 @@ class Stage:
 
     @classmethod
     def create(cls) -> Stage:
-        """Rule 2."""
         directory = Path(tempfile.mkdtemp(prefix="connect-demo-"))
-        os.environ[RUNTIME_ENV] = str(directory / "runtime")  # rule 2: the demo's own pair locks
-        token_file = directory / "agent.token"
+        os.environ[RUNTIME_ENV] = str(directory / "runtime")  # the demo's own pair locks
         work = tuple(directory / "work" / f"project-{number + 1}" for number in range(ROUTED_PROJECTS))
         for path in work:
             path.mkdir(parents=True)
-        stage = cls(directory, directory / "state", token_file, directory / "scenes.json",
+        stage = cls(directory, directory / "state", directory / "agent.token", directory / "scenes.json",
                     directory / "connector.log", work)  # fmt: skip
         stage.write_parts({})
         return stage
@@ -124,28 +260,25 @@ class Stage:
         private_files.write_new_file(self.token_file, (token + "\n").encode())
 
     def write_parts(self, parts: dict[int, str]) -> None:
-        """Rule 4."""
+        """The demo worker's part for each event, the file written whole: a new one, then a rename."""
         temporary = self.scene_file.with_name(f".{self.scene_file.name}.tmp")
         temporary.write_text(json.dumps({str(event): part for event, part in parts.items()}))
         temporary.replace(self.scene_file)
 
-    def worker_command(self, world: DemoWorld) -> list[str]:
-        """The bundled demo worker, with its own credentials from the token file (rule 3)."""
-        return [
+    def configure(self, world: DemoWorld) -> None:
+        """``bin/connect setup`` writes the configuration, checking the token against the stand-in."""
+        self.write_token(world.agent_token)
+        worker = [
             "env", f"PYTHONPATH={REPOSITORY}", sys.executable, "-P", "-m", "shell.demo.worker",
             "--base-url", world.base_url, "--account", str(world.account_id),
             "--token-file", str(self.token_file), "--scenes", str(self.scene_file),
             "--prompt", "{prompt}", "--mcp-config", "{mcp_config}",
         ]  # fmt: skip
-
-    def configure(self, world: DemoWorld) -> None:
-        """Rule 3: ``bin/connect setup`` writes and checks the configuration."""
-        self.write_token(world.agent_token)
         arguments = [
             "setup", "--state-dir", str(self.state), "--base-url", world.base_url,
             "--account", str(world.account_id), "--agent", str(world.agent_id),
             "--token-file", str(self.token_file), "--operator", str(world.operator_id),
-            "--worker-command", shlex.join(self.worker_command(world)),
+            "--worker-command", shlex.join(worker),
             "--guard-delay", format_duration(GUARD_DELAY), "--still-running", format_duration(STILL_RUNNING),
             "--reconcile-after", format_duration(RECONCILE_AFTER),
             "--unsafe-test-timings",  # the demo's timings are below the floors, in plain sight
@@ -157,3 +290,233 @@ class Stage:
             code = connect(arguments)
         if code != 0:
             raise UserError(f"the demo's setup failed:\n{said.getvalue().strip()}", code)
+
+
+class ConnectorChild:
+    """``python -m shell.cli.main run`` as ``bin/connect`` runs it, its output in the demo's log."""
+
+    def __init__(self, state_dir: Path, log_path: Path, poll_seconds: float) -> None:
+        self.state_dir, self.log_path, self.poll_seconds = state_dir, log_path, poll_seconds
+        self._process: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid if self._process is not None else 0
+
+    def start(self) -> str:
+        """Its ``running`` line, once it is up; the demo is never a crash test's pause."""
+        if self._process is not None:
+            raise ConnectorFailed("the demo's connector is already running")
+        environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
+        paths = [str(REPOSITORY), environment.get("PYTHONPATH")]
+        environment["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
+        already = len(self._running_lines())
+        self._log = self.log_path.open("ab")
+        self._process = subprocess.Popen(
+            [sys.executable, "-P", "-m", "shell.cli.main", "run", "--state-dir", str(self.state_dir),
+             "--poll-seconds", f"{self.poll_seconds:g}", "--shutdown-seconds", "30"],
+            stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log, env=environment,
+        )  # fmt: skip
+        deadline = time.monotonic() + START_SECONDS
+        while time.monotonic() < deadline:
+            if len(lines := self._running_lines()) > already:
+                return lines[-1]
+            if self._process.poll() is not None:
+                self._forget()
+                raise ConnectorFailed(f"the connector exited at its start:\n{self.tail()}")
+            time.sleep(POLL_SECONDS)
+        self.crash()
+        raise ConnectorFailed(f"the connector did not start within {START_SECONDS:g} s:\n{self.tail()}")
+
+    def crash(self) -> None:
+        if self._process is not None:
+            signal_child(self._process, signal.SIGKILL)
+            self._process.wait()
+            self._forget()
+
+    def stop(self) -> int:
+        """SIGTERM, ``STOP_SECONDS`` for it, then SIGUSR1 (its threads' stacks to the log) and SIGKILL."""
+        if self._process is None:
+            return 0
+        code = stop_child(self._process, STOP_SECONDS, last_words=signal.SIGUSR1)
+        self._forget()
+        if code is None:
+            raise ConnectorFailed(
+                f"the connector did not stop within {STOP_SECONDS:g} s (its threads' stacks: {self.log_path})"
+            )
+        return code
+
+    def tail(self) -> str:
+        return "\n".join(self._log_lines()[-20:])
+
+    def _running_lines(self) -> list[str]:
+        return [line for line in self._log_lines() if line.startswith("running account=")]
+
+    def _log_lines(self) -> list[str]:
+        try:
+            return self.log_path.read_text(errors="replace").splitlines()
+        except OSError:
+            return []
+
+    def _forget(self) -> None:
+        self._process = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+
+def end_left_workers(ledger: Ledger) -> list[str]:
+    """End each worker group a dead connector left, once its leader is checked to be the recorded process."""
+    with ledger.read() as connection:
+        left = narration.live_processes(connection)
+    ended = []
+    for attempt_id, pid, pgid, started in left:
+        result = terminate_group(pgid, pid, started, grace_seconds=2.0)
+        ended.append(f"{attempt_id}: {result.outcome} ({result.reason})")
+    return ended
+
+
+def look(ledger: Ledger, event_id: int) -> EventView:
+    """One event as the ledger holds it now: its record, latest task and attempt, and notices."""
+    with ledger.read() as connection:
+        rows = narration.event_rows(connection, event_id)
+    if rows is None:
+        return EventView()
+    task_id, pulled, ack_id, outcome, reply_id = rows.joined or (None, 0, None, "", None)
+    attempt_state, stop_reason = rows.attempt or ("", "")
+    intents = tuple(
+        IntentView(id, kind, state, receipt_id, note, "\n".join(message_lines(body)))
+        for id, kind, state, receipt_id, note, body in rows.intents
+    )
+    state, reason, trigger = rows.record
+    return EventView(state, reason, trigger, task_id, bool(pulled), ack_id, outcome or "", reply_id,
+                     attempt_state, stop_reason, intents)  # fmt: skip
+
+
+@dataclass
+class Played:
+    scene: Scene
+    place_name: str
+    request_id: int
+    reply: Place
+    started: float
+    event_id: int | None = None
+    narration: list[str] = field(default_factory=list)
+    expected: tuple[Expected, ...] = ()
+    problems: list[str] = field(default_factory=list)
+
+    def places(self) -> tuple[Place, ...]:
+        """Where the scene's messages are: its reply place, and the boosts on its request."""
+        return (self.reply, Place(MessageKind.boost, self.request_id))
+
+
+@dataclass
+class Player:
+    """Plays a scene against the running connector and tells each change as it happens, stamped
+    with seconds since its request, until it settles or ``SCENE_SECONDS`` pass (a problem)."""
+
+    world: DemoWorld
+    link: StandInLink
+    stage: Stage
+    connector: ConnectorChild
+    ledger: Ledger
+    say: Callable[[str], None]
+    parts: dict[int, str] = field(default_factory=dict)
+
+    def play(self, scene: Scene) -> Played:
+        project = self.world.projects[scene.project]
+        reply = reply_place(scene, project.cards[scene.card], project.campfire)
+        recording = reply.recording_id
+        if reply.kind is MessageKind.chat_line:
+            place_name = f"{project.name}'s Campfire"
+        else:
+            place_name = f'card "{self.link.card_title(recording) or recording}" in {project.name}'
+        self.say(f"Scene {scene.number}: {scene.title}")
+        if scene.in_flight:
+            held = {"action": "create_then_delay", "method": "POST", "delay": IN_FLIGHT_HOLD_SECONDS}
+            self.link.add_fault({**held, "path_contains": f"/chats/{recording}/lines"})
+            self.say(f"  the stand-in is set to create the next line in {place_name} "
+                     "and hold back its answer")  # fmt: skip
+        first_name = self.world.agent_name.split()[0]
+        mark = len(self.link.requests())
+        sgid, name = html.escape(person_sgid(self.world.agent_id)), html.escape(first_name)
+        mention = (f'<div><bc-attachment sgid="{sgid}" content-type="{MENTION_TYPE}">@{name}</bc-attachment> '
+                   f"{html.escape(scene.words)}</div>")  # fmt: skip
+        request_id = self.link.seed(reply.kind, recording, self.world.operator_id, mention)
+        played = Played(scene, place_name, request_id, reply, time.monotonic())
+        self._tell(played, f"{self.world.operator_name} on {place_name}: '@{first_name} {scene.words}'")
+        played.event_id = self._event_of(request_id)
+        if played.event_id is None:
+            played.problems.append(f"scene {scene.number}: the connector never read the request")
+            return played
+        self.parts[played.event_id] = worker_part(scene, GUARD_DELAY)
+        self.stage.write_parts(self.parts)
+        played.expected = expectations(scene, played.event_id, request_id, reply)
+        self._follow(played, played.event_id, mark)
+        return played
+
+    def _follow(self, played: Played, event_id: int, mark: int) -> None:
+        """Tell each change until the scene settles; ``mark``: the record's length before it began.
+        An in-flight scene's connector is killed once its notice is sending and the POST unanswered."""
+        before, crashed = EventView(), False
+        in_flight, lines_path = played.scene.in_flight, f"/chats/{played.reply.recording_id}/lines"
+        while time.monotonic() - played.started < SCENE_SECONDS:
+            now = look(self.ledger, event_id)
+            for line in narrate(before, now, format_duration(GUARD_DELAY)):
+                self._tell(played, line)
+            before = now
+            if in_flight and not crashed and self._in_flight(now, lines_path, mark):
+                self._crash(played, now)
+                crashed = True
+            elif settled(now):
+                if in_flight and not crashed:
+                    played.problems.append(
+                        f"scene {played.scene.number}: the notice was never caught in flight"
+                    )
+                if in_flight:
+                    posts = sum(lines_path in post.path for post in self.link.posts(mark))
+                    told = f"the stand-in's record: {posts} POST{'s' * (posts != 1)} to {played.place_name}"
+                    self._tell(played, f"{told} in this scene, the one in flight included")
+                return
+            else:
+                time.sleep(LOOK_SECONDS)
+        played.problems.append(f"scene {played.scene.number}: not settled within {SCENE_SECONDS:g} s")
+        self._tell(played, f"not settled within {SCENE_SECONDS:g} s; going on")
+
+    def _in_flight(self, view: EventView, path: str, mark: int) -> bool:
+        if not any(intent.state == "sending" for intent in view.intents):
+            return False
+        return any(
+            path in post.path and post.status is None and post.fault == "create_then_delay"
+            for post in self.link.posts(mark)
+        )
+
+    def _crash(self, played: Played, view: EventView) -> None:
+        notice = next((intent for intent in view.intents if intent.state == "sending"), None)
+        name = "notice" if notice is None else label(notice.kind)
+        self._tell(played, f"the {name}'s POST reached Basecamp, which created it; no answer came back")
+        pid = self.connector.pid
+        self.connector.crash()
+        self._tell(played, f"SIGKILL to the connector (pid {pid}) with the {name} in flight")
+        running = self.connector.start()
+        self._tell(played, f"connector restarted (pid {self.connector.pid}): {running}")
+
+    def _tell(self, played: Played, line: str) -> None:
+        """Stamp ``line`` with the scene's seconds; its further lines (a quote) are indented."""
+        first, *rest = line.split("\n")
+        stamped = [f"{time.monotonic() - played.started:5.1f}s  {first}", *(f"{'':8}{more}" for more in rest)]
+        played.narration.extend(stamped)
+        for text in stamped:
+            self.say(f"  {text}")
+
+    def _event_of(self, request_id: int) -> int | None:
+        """The event the request made, once the connector has read it (by its recording's id)."""
+        deadline = time.monotonic() + EVENT_SECONDS
+        while time.monotonic() < deadline:
+            with self.ledger.read() as connection:
+                found = narration.event_of_recording(connection, request_id)
+            if found is not None:
+                return found
+            time.sleep(LOOK_SECONDS / 2)
+        return None

@@ -99,7 +99,7 @@ def test_the_demo_keeps_its_own_pair_locks_whatever_this_machine_serves(
         assert list(runtime_directory.iterdir()), "this machine now keeps a record for the demo's ids"
         demo = Stage.create()
         try:
-            demo.configure(world)  # refused before rule 2 kept the demo's pair locks its own
+            demo.configure(world)  # refused before the demo kept its pair locks its own
         finally:
             shutil.rmtree(demo.directory, ignore_errors=True)
 
