@@ -19,18 +19,20 @@ import re
 import textwrap
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import StrEnum
+from typing import Any
 
 from core import notes, templates
 from core.destinations import MessageKind
 from core.message_kinds import label
 from core.text import message_text
 
+GUARD_DELAY = timedelta(seconds=8)
+STILL_RUNNING = timedelta(minutes=10)  # longer than the demo: no still-running notice is called for
+RECONCILE_AFTER = timedelta(seconds=2)
 SLOW_WORKER_MARGIN = timedelta(seconds=4)  # how much longer than the guard delay the slow worker waits
-WIDTH = 72
-QUOTE_WIDTH = 88
 MOVING_STATES = frozenset({"", "seen", "admitted", "queued", "dispatched"})
 FINAL_INTENT_STATES = frozenset({"sent", "canceled", "indeterminate", "abandoned"})
 AFTER_THE_WORKER = frozenset({"dispatched", "completed"})  # told after what the worker did
@@ -161,13 +163,13 @@ class EventView:
     intents: tuple[IntentView, ...] = ()
 
 
-def abbreviate(words: str, width: int = WIDTH) -> str:
+def abbreviate(words: str, width: int = 72) -> str:
     """One line of at most ``width`` characters, an ellipsis marking a cut."""
     line = " ".join(words.split())
     return line if len(line) <= width else line[: width - 1].rstrip() + "…"
 
 
-def quote(words: str, width: int = QUOTE_WIDTH) -> str:
+def quote(words: str, width: int = 88) -> str:
     """Words told whole, quoted and wrapped, each of their own lines starting a line."""
     lines = f"'{words}'".split("\n")
     return "\n".join(wrapped for line in lines for wrapped in textwrap.wrap(line, width)) or "''"
@@ -377,3 +379,95 @@ def verdict_line(verdict: DemoTally, problems: int = 0) -> str:
         f"messages doubled: {len(verdict.doubled)}, missing: {len(verdict.missing)}, "
         f"unexpected: {len(verdict.unexpected)}{scenes} -- {'PASS' if passed else 'FAIL'}"
     )
+
+
+# -- the outcome --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    id: int
+    author: str
+    content: str
+
+
+@dataclass
+class Played:
+    scene: Scene
+    place_name: str
+    request_id: int
+    reply: Place
+    started: float
+    event_id: int | None = None
+    narration: list[str] = field(default_factory=list)
+    expected: tuple[Expected, ...] = ()
+    problems: list[str] = field(default_factory=list)
+
+    def places(self) -> tuple[tuple[str, Place], ...]:
+        """Where the scene's messages are, by name: its reply place, and the boosts on its request."""
+        boosts = Place(MessageKind.boost, self.request_id)
+        return ((self.place_name, self.reply), ("boosts on the request", boosts))
+
+
+@dataclass
+class DemoOutcome:
+    """The run as it happened, and the verdict on the POSTs the stand-in recorded since it began."""
+
+    standin: str = ""
+    directory: str = ""
+    kept: bool = False
+    played: list[Played] = field(default_factory=list)
+    posts: int = 0
+    verdict: DemoTally = DemoTally((), (), (), ())
+    judged: bool = False
+    holdings: list[tuple[int, str, list[Said]]] = field(default_factory=list)
+    wall_seconds: float = 0.0
+
+    @property
+    def problems(self) -> list[str]:
+        return [problem for scene in self.played for problem in scene.problems]
+
+    @property
+    def passed(self) -> bool:
+        return self.judged and self.verdict.passed and not self.problems
+
+    def line(self) -> str:
+        return verdict_line(self.verdict, len(self.problems))
+
+    def lines(self) -> list[str]:
+        said = ["", "What each place holds (read back from the stand-in):"]
+        for number, name, messages in self.holdings:
+            said.append(f"  scene {number}, {name}:")
+            said += [f"    {message.author:<14} {abbreviate(message_text(message.content), 64)}"
+                     for message in messages] or ["    (nothing)"]  # fmt: skip
+        verdict = self.verdict
+        said += ["", f"The stand-in's record: {self.posts} POSTs by the agent's side (connector and worker) "
+                     f"since the demo began; {len(verdict.posted)} created a message."]  # fmt: skip
+        said += [f"  doubled: {p.place.describe()}: '{abbreviate(p.words)}'" for p in verdict.doubled]
+        said += [f"  missing: scene {e.scene}, {e.label} ({e.place.describe()})" for e in verdict.missing]
+        said += [f"  unexpected: {p.place.describe()}: '{abbreviate(p.words)}'" for p in verdict.unexpected]
+        said += [f"  problem: {problem}" for problem in self.problems]
+        return [*said, f"demo wall time: {self.wall_seconds:.1f} s", self.line()]
+
+    def to_json(self) -> dict[str, Any]:
+        verdict = self.verdict
+        return {
+            "standin": self.standin, "directory": self.directory, "kept": self.kept,
+            "scenes": [{"number": p.scene.number, "title": p.scene.title, "place": p.place_name,
+                        "request_id": p.request_id, "event_id": p.event_id, "narration": p.narration,
+                        "problems": p.problems} for p in self.played],
+            "record": {"posts": self.posts, "created": len(verdict.posted)},
+            "places": [{"scene": number, "place": name, "messages": [
+                           {"id": said.id, "author": said.author, "words": message_text(said.content)}
+                           for said in held]} for number, name, held in self.holdings],
+            "verdict": {
+                "posted": len(verdict.posted), "by_kind": verdict.by_kind(),
+                "doubled": [{"place": p.place.describe(), "words": p.words} for p in verdict.doubled],
+                "missing": [{"scene": e.scene, "label": e.label, "place": e.place.describe()}
+                            for e in verdict.missing],
+                "unexpected": [{"place": p.place.describe(), "words": p.words} for p in verdict.unexpected],
+                "passed": verdict.passed,
+            },
+            "problems": self.problems, "passed": self.passed, "line": self.line(),
+            "wall_seconds": round(self.wall_seconds, 1),
+        }  # fmt: skip

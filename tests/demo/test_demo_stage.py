@@ -1,4 +1,4 @@
-"""shell.demo.stage: the demo world from a stand-in's description, and the demo's directory and
+"""shell.demo.play's stage: the demo world from a stand-in's description, and the demo's directory and
 configuration, written by setup itself against a real stand-in."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import pytest
 
 from shell.basecamp.standin.server import StandIn
 from shell.cli.standin import describe
-from shell.demo.stage import GUARD_DELAY, Stage, world_from
+from shell.demo.play import Stage, world_from
+from shell.demo.script import GUARD_DELAY
 from shell.errors import UserError
 from shell.state.config import load_config
 

@@ -1,16 +1,14 @@
-"""The demo's stage and its scenes played on it: the stand-in, a directory with the demo's
-configuration, the connector as a child process, and the ledger read back to tell each scene.
+"""The demo played against the stand-in and the connector: its stage (the stand-in, a directory
+with the demo's configuration, the connector as a child process), its scenes played on it and
+told from the ledger, and the verdict.
 
-Everything goes to the stand-in over HTTP, whether the demo started it or was handed one: its
-control API says what people say (not recorded as a request, so the record of POSTs holds only
-the agent side's), scripts faults and reads the record; Basecamp reads go as the agent, paced
-below the limit the address shares with the connector and its workers, and asked again while
-they are answered 429 or 503. Everything the demo writes lives in one fresh owner-only
-directory, its pair locks too: the stand-in's ids are fixed, so the demo never meets, nor
-leaves, a pair record of this machine's own. ``bin/connect setup`` itself writes the
-configuration, and the worker command names the token file, never the token. Only the pid the
-demo started is ever signaled; the ledger is only read, in one snapshot per look, while the
-connector that owns it runs, is killed and restarted beside it.
+Everything goes to the stand-in over HTTP, whether the demo started it or was handed one (left
+running, and judged only on the requests recorded after the demo began). What people say is
+seeded through its control API, so the record of POSTs holds only the agent side's; Basecamp
+reads go as the agent, paced below the limit the address shares with the connector and its
+workers. The demo writes only in one fresh owner-only directory, its pair locks too, since the
+stand-in's ids are fixed. Only the pid the demo started is ever signaled; the ledger is only
+read, one snapshot a look, while the connector that owns it runs, is killed and restarted.
 """
 
 from __future__ import annotations
@@ -21,14 +19,14 @@ import io
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import timedelta
 from pathlib import Path
 from typing import IO, Any
 
@@ -36,6 +34,8 @@ import urllib3
 
 from core.destinations import MessageKind
 from core.durations import format_duration
+from core.file_kinds import LEDGER_NAME
+from core.json_input import Decoded, decode_json
 from core.message_kinds import label
 from core.text import message_lines
 from shell import private_files
@@ -43,40 +43,28 @@ from shell.basecamp.client import BasecampClient
 from shell.basecamp.errors import BasecampError
 from shell.basecamp.standin.api import MENTION_TYPE
 from shell.basecamp.standin.control import SECRET_HEADER
+from shell.basecamp.standin.server import StandIn
 from shell.basecamp.standin.world import person_sgid
 from shell.cli.main import main as connect
-from shell.demo.script import (
-    EventView,
-    Expected,
-    IntentView,
-    Place,
-    RecordedPost,
-    Scene,
-    expectations,
-    narrate,
-    reply_place,
-    settled,
-    worker_part,
-)
+from shell.cli.standin import describe
+from shell.demo import script
+from shell.demo.script import GUARD_DELAY, DemoOutcome, EventView, Place, Played, Said
 from shell.errors import EXIT_CONFIG, UserError
 from shell.ledger import narration
-from shell.ledger.connection import Ledger
+from shell.ledger.connection import Ledger, open_ledger_read_only
 from shell.processes import signal_child, stop_child, terminate_group
 from shell.state.pair_lock import RUNTIME_ENV
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 USER_AGENT = "basecamp-connector demo (https://github.com/basecamp/basecamp-connector)"
-GUARD_DELAY = timedelta(seconds=8)
-STILL_RUNNING = timedelta(minutes=10)  # longer than the demo: no still-running notice is called for
-RECONCILE_AFTER = timedelta(seconds=2)
 ROUTED_PROJECTS = 2
 TIMEOUT_SECONDS = 10.0
 READS_PER_WINDOW = 10
 READ_DEADLINE_SECONDS = 60.0
 THROTTLED = (429, 503)
+CONNECTOR_POLL_SECONDS = 0.3
 START_SECONDS = 60.0
 STOP_SECONDS = 60.0
-POLL_SECONDS = 0.05
 LOOK_SECONDS = 0.1
 SCENE_SECONDS = 60.0
 EVENT_SECONDS = 30.0
@@ -128,24 +116,12 @@ def world_from(summary: Any) -> DemoWorld:
             int(operator["id"]), str(operator["name"]), projects,
         )  # fmt: skip
     except (KeyError, IndexError, TypeError, ValueError) as error:
-        raise UserError(
-            f"the stand-in's description is not what `bin/connect standin --json` prints ({error})",
-            EXIT_CONFIG,
-        ) from None
+        told = f"the stand-in's description is not what `bin/connect standin --json` prints ({error})"
+        raise UserError(told, EXIT_CONFIG) from None
     if len(projects) < 3 or not all(project.cards for project in projects[:3]):
-        raise UserError(
-            "the demo needs the stand-in's demo world (three projects with cards): "
-            "bin/connect standin --world demo --json",
-            EXIT_CONFIG,
-        )
+        told = "the demo needs the stand-in's demo world (three projects with cards): "
+        raise UserError(told + "bin/connect standin --world demo --json", EXIT_CONFIG)
     return world
-
-
-@dataclass(frozen=True, slots=True)
-class Said:
-    id: int
-    author: str
-    content: str
 
 
 class StandInLink:
@@ -173,10 +149,10 @@ class StandInLink:
             raise StandInUnreachable("the stand-in's record of requests is not a list")
         return found
 
-    def posts(self, after: int = 0) -> list[RecordedPost]:
+    def posts(self, after: int = 0) -> list[script.RecordedPost]:
         """The POSTs among the recorded requests from number ``after`` on."""
         return [
-            RecordedPost(str(item["path"]), str(item["body"]), item.get("status"), item.get("fault"))
+            script.RecordedPost(str(item["path"]), str(item["body"]), item.get("status"), item.get("fault"))
             for item in self.requests()[after:]
             if item.get("method") == "POST"
         ]
@@ -279,8 +255,9 @@ class Stage:
             "--account", str(world.account_id), "--agent", str(world.agent_id),
             "--token-file", str(self.token_file), "--operator", str(world.operator_id),
             "--worker-command", shlex.join(worker),
-            "--guard-delay", format_duration(GUARD_DELAY), "--still-running", format_duration(STILL_RUNNING),
-            "--reconcile-after", format_duration(RECONCILE_AFTER),
+            "--guard-delay", format_duration(GUARD_DELAY),
+            "--still-running", format_duration(script.STILL_RUNNING),
+            "--reconcile-after", format_duration(script.RECONCILE_AFTER),
             "--unsafe-test-timings",  # the demo's timings are below the floors, in plain sight
         ]  # fmt: skip
         for project, directory in zip(world.projects, self.work, strict=False):
@@ -295,8 +272,8 @@ class Stage:
 class ConnectorChild:
     """``python -m shell.cli.main run`` as ``bin/connect`` runs it, its output in the demo's log."""
 
-    def __init__(self, state_dir: Path, log_path: Path, poll_seconds: float) -> None:
-        self.state_dir, self.log_path, self.poll_seconds = state_dir, log_path, poll_seconds
+    def __init__(self, state_dir: Path, log_path: Path) -> None:
+        self.state_dir, self.log_path = state_dir, log_path
         self._process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
 
@@ -306,8 +283,6 @@ class ConnectorChild:
 
     def start(self) -> str:
         """Its ``running`` line, once it is up; the demo is never a crash test's pause."""
-        if self._process is not None:
-            raise ConnectorFailed("the demo's connector is already running")
         environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
         paths = [str(REPOSITORY), environment.get("PYTHONPATH")]
         environment["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
@@ -315,7 +290,7 @@ class ConnectorChild:
         self._log = self.log_path.open("ab")
         self._process = subprocess.Popen(
             [sys.executable, "-P", "-m", "shell.cli.main", "run", "--state-dir", str(self.state_dir),
-             "--poll-seconds", f"{self.poll_seconds:g}", "--shutdown-seconds", "30"],
+             "--poll-seconds", f"{CONNECTOR_POLL_SECONDS:g}", "--shutdown-seconds", "30"],
             stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log, env=environment,
         )  # fmt: skip
         deadline = time.monotonic() + START_SECONDS
@@ -325,7 +300,7 @@ class ConnectorChild:
             if self._process.poll() is not None:
                 self._forget()
                 raise ConnectorFailed(f"the connector exited at its start:\n{self.tail()}")
-            time.sleep(POLL_SECONDS)
+            time.sleep(0.05)
         self.crash()
         raise ConnectorFailed(f"the connector did not start within {START_SECONDS:g} s:\n{self.tail()}")
 
@@ -386,29 +361,12 @@ def look(ledger: Ledger, event_id: int) -> EventView:
     task_id, pulled, ack_id, outcome, reply_id = rows.joined or (None, 0, None, "", None)
     attempt_state, stop_reason = rows.attempt or ("", "")
     intents = tuple(
-        IntentView(id, kind, state, receipt_id, note, "\n".join(message_lines(body)))
+        script.IntentView(id, kind, state, receipt_id, note, "\n".join(message_lines(body)))
         for id, kind, state, receipt_id, note, body in rows.intents
     )
     state, reason, trigger = rows.record
     return EventView(state, reason, trigger, task_id, bool(pulled), ack_id, outcome or "", reply_id,
                      attempt_state, stop_reason, intents)  # fmt: skip
-
-
-@dataclass
-class Played:
-    scene: Scene
-    place_name: str
-    request_id: int
-    reply: Place
-    started: float
-    event_id: int | None = None
-    narration: list[str] = field(default_factory=list)
-    expected: tuple[Expected, ...] = ()
-    problems: list[str] = field(default_factory=list)
-
-    def places(self) -> tuple[Place, ...]:
-        """Where the scene's messages are: its reply place, and the boosts on its request."""
-        return (self.reply, Place(MessageKind.boost, self.request_id))
 
 
 @dataclass
@@ -424,9 +382,9 @@ class Player:
     say: Callable[[str], None]
     parts: dict[int, str] = field(default_factory=dict)
 
-    def play(self, scene: Scene) -> Played:
+    def play(self, scene: script.Scene) -> Played:
         project = self.world.projects[scene.project]
-        reply = reply_place(scene, project.cards[scene.card], project.campfire)
+        reply = script.reply_place(scene, project.cards[scene.card], project.campfire)
         recording = reply.recording_id
         if reply.kind is MessageKind.chat_line:
             place_name = f"{project.name}'s Campfire"
@@ -450,9 +408,9 @@ class Player:
         if played.event_id is None:
             played.problems.append(f"scene {scene.number}: the connector never read the request")
             return played
-        self.parts[played.event_id] = worker_part(scene, GUARD_DELAY)
+        self.parts[played.event_id] = script.worker_part(scene, GUARD_DELAY)
         self.stage.write_parts(self.parts)
-        played.expected = expectations(scene, played.event_id, request_id, reply)
+        played.expected = script.expectations(scene, played.event_id, request_id, reply)
         self._follow(played, played.event_id, mark)
         return played
 
@@ -463,13 +421,13 @@ class Player:
         in_flight, lines_path = played.scene.in_flight, f"/chats/{played.reply.recording_id}/lines"
         while time.monotonic() - played.started < SCENE_SECONDS:
             now = look(self.ledger, event_id)
-            for line in narrate(before, now, format_duration(GUARD_DELAY)):
+            for line in script.narrate(before, now, format_duration(GUARD_DELAY)):
                 self._tell(played, line)
             before = now
             if in_flight and not crashed and self._in_flight(now, lines_path, mark):
                 self._crash(played, now)
                 crashed = True
-            elif settled(now):
+            elif script.settled(now):
                 if in_flight and not crashed:
                     played.problems.append(
                         f"scene {played.scene.number}: the notice was never caught in flight"
@@ -485,9 +443,7 @@ class Player:
         self._tell(played, f"not settled within {SCENE_SECONDS:g} s; going on")
 
     def _in_flight(self, view: EventView, path: str, mark: int) -> bool:
-        if not any(intent.state == "sending" for intent in view.intents):
-            return False
-        return any(
+        return any(intent.state == "sending" for intent in view.intents) and any(
             path in post.path and post.status is None and post.fault == "create_then_delay"
             for post in self.link.posts(mark)
         )
@@ -520,3 +476,105 @@ class Player:
                 return found
             time.sleep(LOOK_SECONDS / 2)
         return None
+
+
+def run_demo(standin_file: Path | None, keep: bool, say: Callable[[str], None]) -> DemoOutcome:
+    """The whole demo, every line meant for a person given to ``say`` as it happens."""
+    began = time.monotonic()
+    outcome = DemoOutcome()
+    with _standin(standin_file) as summary:
+        world = world_from(summary)
+        link = StandInLink(world.base_url, world.account_id, world.agent_token, world.control_secret)
+        mark = len(link.requests())
+        stage = Stage.create()
+        outcome.standin, outcome.directory = world.base_url, str(stage.directory)
+        try:
+            _introduce(world, stage, standin_file is None, say)
+            stage.configure(world)
+            _play(world, link, stage, outcome, say)
+            _judge(link, mark, outcome)
+        finally:
+            outcome.wall_seconds = time.monotonic() - began
+            outcome.kept = keep or not outcome.passed
+            if outcome.kept:
+                say(f"\n(the demo's directory is kept: {stage.directory}; the connector's log: {stage.log})")
+            else:
+                shutil.rmtree(stage.directory, ignore_errors=True)
+    for line in outcome.lines():
+        say(line)
+    return outcome
+
+
+def _play(
+    world: DemoWorld, link: StandInLink, stage: Stage, outcome: DemoOutcome, say: Callable[[str], None]
+) -> None:
+    connector = ConnectorChild(stage.state, stage.log)
+    ledger: Ledger | None = None
+    try:
+        running = connector.start()
+        say(f"  connector  {running} (pid {connector.pid})")
+        ledger = open_ledger_read_only(stage.state / LEDGER_NAME)
+        player = Player(world, link, stage, connector, ledger, say)
+        for scene in script.SCENES:
+            say("")
+            outcome.played.append(player.play(scene))
+        say("")
+        code = connector.stop()
+        say(f"The connector stopped on SIGTERM (exit {code}).")
+    finally:
+        with contextlib.suppress(Exception):
+            connector.stop()
+        if ledger is not None:
+            for left in end_left_workers(ledger):
+                say(f"  ended a worker the connector left: {left}")
+            ledger.close()
+
+
+def _judge(link: StandInLink, mark: int, outcome: DemoOutcome) -> None:
+    """What each place holds, as the agent lists it, and the verdict on the stand-in's own record."""
+    posts = link.posts(mark)
+    expected = [wanted for scene in outcome.played for wanted in scene.expected]
+    outcome.posts = len(posts)
+    outcome.verdict = script.judge(script.posted_messages(posts, link.account_id), expected)
+    outcome.holdings = [(played.scene.number, name, link.messages(place))
+                        for played in outcome.played for name, place in played.places()]  # fmt: skip
+    outcome.judged = True
+
+
+def _introduce(world: DemoWorld, stage: Stage, own: bool, say: Callable[[str], None]) -> None:
+    routed = ", ".join(project.name for project in world.projects[:2])
+    say("bin/connect demo: the connector's main job against a local Basecamp stand-in, in five scenes.")
+    say(f"  stand-in   {world.base_url} ({'started for the demo' if own else 'handed to the demo'}), "
+        f"account {world.account_id}; agent {world.agent_name}, operator {world.operator_name}")  # fmt: skip
+    say(f"  state      {stage.directory} (configuration, ledger, log; removed after a pass)")
+    say(f"  routes     {routed}; {world.projects[2].name} has none")
+    say("  worker     the bundled demo worker (python -m shell.demo.worker), standing in for Claude Code")
+    say(f"  timings    guard delay {format_duration(GUARD_DELAY)}, reconcile after "
+        f"{format_duration(script.RECONCILE_AFTER)} (shortened for the demo)")  # fmt: skip
+
+
+@contextlib.contextmanager
+def _standin(standin_file: Path | None) -> Iterator[Any]:
+    """A handed stand-in's description, or a stand-in of the demo's own, stopped at the end."""
+    if standin_file is not None:
+        yield _description(standin_file)
+        return
+    with StandIn(world="demo") as standin:
+        yield describe(standin)
+
+
+def _description(path: Path) -> Any:
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise UserError(
+            f"cannot read the stand-in's description {path}: {error.strerror}", EXIT_CONFIG
+        ) from None
+    line = next((found for found in raw.splitlines() if found.strip()), b"")
+    decoded = decode_json(line)  # the one bounded decoder: a binary file is refused, not a traceback
+    if not isinstance(decoded, Decoded):
+        raise UserError(
+            f"{path} does not hold the JSON line `bin/connect standin --json` prints ({decoded.reason})",
+            EXIT_CONFIG,
+        )
+    return decoded.value
