@@ -1,16 +1,9 @@
 """``bin/connect demo``: the connector's main job, end to end, against a Basecamp stand-in.
 
-Rules:
-1. From nothing but a checkout: it starts a stand-in with the demo world (or uses the one
-   ``--standin`` describes), writes a demo configuration in a temporary state directory, runs
-   ``bin/connect run`` with the bundled demo worker, and plays five scenes, narrated as they
-   happen (``shell.demo``).
-2. It ends with what each place holds and one verdict line, judged from the stand-in's own
-   record of every POST: exit ``EXIT_OK`` only when nothing was doubled, missing or
-   unexpected and every scene happened; ``EXIT_FAILURE`` otherwise.
-3. ``--json``: no narration; one JSON object with the same facts, at the end.
-4. A stand-in, a setup or a connector that fails is one line on stderr and a non-zero exit
-   (``UserError``), never a traceback.
+It plays the five scenes (``shell.demo.play``) and ends with what each place holds and the
+verdict line; the exit follows the verdict. The connector is stopped whatever happens. The
+demo's directory is removed after a pass unless ``--keep``, and kept (and said where) after a
+failure. A stand-in, setup or connector that fails is one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -22,10 +15,8 @@ from pathlib import Path
 
 from core.durations import format_duration
 from shell.cli.commands import SUMMARIES
-from shell.demo.connector_child import ConnectorFailed
-from shell.demo.runner import run_demo
-from shell.demo.stage import GUARD_DELAY, RECONCILE_AFTER
-from shell.demo.standin_link import StandInUnreachable
+from shell.demo.play import ConnectorFailed, StandInUnreachable, run_demo
+from shell.demo.script import GUARD_DELAY, RECONCILE_AFTER
 from shell.errors import EXIT_FAILURE, EXIT_OK, EXIT_UNAVAILABLE, UserError
 
 DESCRIPTION = f"""\
@@ -60,9 +51,7 @@ Against a stand-in of your own (to watch its record or script faults while the d
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "demo",
-        help=SUMMARIES["demo"],
-        description=DESCRIPTION,
+        "demo", help=SUMMARIES["demo"], description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
@@ -94,3 +83,4 @@ def run(args: argparse.Namespace) -> int:
         json.dump(outcome.to_json(), sys.stdout, indent=2, ensure_ascii=False)
         print()
     return EXIT_OK if outcome.passed else EXIT_FAILURE
+

@@ -1,20 +1,16 @@
 """The bundled demo worker: it stands in for Claude Code, speaking MCP to the connector's
 dispatch tools, which post its words in Basecamp (the stand-in) for it.
 
-Rules:
-1. It starts the MCP server its config names, then pulls; acknowledges only when
-   ``core.dispatch_prompt.acknowledgement_called_for`` says (the value the prompt is rendered
-   from); completes with its reply; and pulls again until nothing waits.
-2. Its part is chosen per event: with ``--scenes`` from that JSON file (``{"N": part}``, waiting
-   up to ``SCENE_WAIT_SECONDS``, else ``answer``); without, from ``$WORKER_BEHAVIOUR``.
-3. Parts: ``answer``; ``slow:<seconds>`` (waits before its first pull); ``fail`` (pulls, exits 1
-   unreported); ``give_up`` (acknowledges, reports ``failed`` without a reply); ``hang`` and
-   ``hang_after_ack``; ``report_failed`` (``failed`` with its reply); ``reply_unreported``
-   (replies with a tool of its own, exits 0 unreported: the adopted-reply rule's case).
-4. Only ``reply_unreported`` posts by itself, with its own credentials (an owner-only token file
-   or ``$STANDIN_TOKEN``), never the connector's, never a token as an argument.
-5. A post answered 429 created nothing: it is made again after the Retry-After, at most
-   ``RATE_LIMITED_TRIES`` more times."""
+It pulls, acknowledges only when ``acknowledgement_called_for`` says (the value its prompt is
+rendered from), completes with its reply and pulls again until nothing waits. Its part is chosen
+per event: from the ``--scenes`` file (``{"N": part}``, waited for, else ``answer``), or else
+``$WORKER_BEHAVIOUR``. Parts: ``answer``; ``slow:<seconds>`` (waits before its first pull);
+``fail`` (pulls, exits 1 unreported); ``give_up`` (acknowledges, reports ``failed`` without a
+reply); ``hang``; ``hang_after_ack``; ``report_failed`` (``failed`` with its reply);
+``reply_unreported`` (replies with a tool of its own, exits 0 unreported). Only that last one
+posts by itself, with its own credentials (an owner-only token file or ``$STANDIN_TOKEN``),
+never the connector's, never a token as an argument.
+"""
 
 from __future__ import annotations
 
@@ -26,7 +22,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, cast
 
 from core.destinations import Destination, MessageKind
 from core.dispatch_prompt import acknowledgement_called_for
@@ -46,37 +42,26 @@ class McpClient:
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True, bufsize=1
         )
+        self._in, self._out = cast("IO[str]", self.process.stdin), cast("IO[str]", self.process.stdout)
         self._next = 0
-        self.request(
-            "initialize",
-            {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "demo-worker", "version": "1"},
-            },
-        )
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}}
+        self.request("initialize", {**hello, "clientInfo": {"name": "demo-worker", "version": "1"}})
         self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     def _send(self, message: dict[str, Any]) -> None:
-        if self.process.stdin is None:
-            raise RuntimeError("the MCP server has no stdin")
-        self.process.stdin.write(json.dumps(message) + "\n")
-        self.process.stdin.flush()
+        self._in.write(json.dumps(message) + "\n")
+        self._in.flush()
 
     def request(self, method: str, params: dict[str, Any]) -> Any:
         self._next += 1
         self._send({"jsonrpc": "2.0", "id": self._next, "method": method, "params": params})
-        if self.process.stdout is None:
-            raise RuntimeError("the MCP server has no stdout")
-        while True:
-            line = self.process.stdout.readline()
-            if not line:
-                raise RuntimeError("the MCP server went away")
+        while line := self._out.readline():
             answer = json.loads(line)
             if answer.get("id") == self._next:
                 if "error" in answer:
                     raise RuntimeError(f"MCP error: {answer['error']}")
                 return answer["result"]
+        raise RuntimeError("the MCP server went away")
 
     def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
         result = self.request("tools/call", {"name": tool, "arguments": arguments})
@@ -86,13 +71,12 @@ class McpClient:
         return payload
 
     def close(self) -> None:
-        if self.process.stdin:
-            self.process.stdin.close()
+        self._in.close()
         self.process.wait(timeout=10)
 
 
 def scene_part(prompt: str, scenes: Path, wait_seconds: float = SCENE_WAIT_SECONDS) -> str:
-    """This worker's part from the scene file, by the event its prompt names (rule 2)."""
+    """This worker's part from the scene file, by the event its prompt names."""
     found = _EVENT.search(prompt)
     if found is None:
         return "answer"
@@ -111,31 +95,24 @@ def scene_part(prompt: str, scenes: Path, wait_seconds: float = SCENE_WAIT_SECON
 
 
 def basecamp_client(args: argparse.Namespace) -> BasecampClient:
-    """The worker's own credentials (rule 4)."""
+    """The worker's own credentials: its token file, or the stand-in's from the environment."""
     if args.token_file:
         token = Path(args.token_file).read_text().strip()
         return BasecampClient(args.base_url, int(args.account), token, USER_AGENT)
-    return BasecampClient(
-        os.environ["STANDIN_BASE_URL"],
-        int(os.environ["STANDIN_ACCOUNT"]),
-        os.environ["STANDIN_TOKEN"],
-        USER_AGENT,
-    )
+    environ = os.environ
+    account = int(environ["STANDIN_ACCOUNT"])
+    return BasecampClient(environ["STANDIN_BASE_URL"], account, environ["STANDIN_TOKEN"], USER_AGENT)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m shell.demo.worker", description=__doc__)
     parser.add_argument("--mcp-config", required=True)
-    parser.add_argument("--prompt", default="")
-    parser.add_argument("--scenes")
-    parser.add_argument("--base-url")
-    parser.add_argument("--account")
-    parser.add_argument("--token-file")
+    for option in ("--prompt", "--scenes", "--base-url", "--account", "--token-file"):
+        parser.add_argument(option, default="")
     args = parser.parse_args(argv)
+    part = os.environ.get("WORKER_BEHAVIOUR", "answer")
     if args.scenes:
         part = scene_part(args.prompt, Path(args.scenes))
-    else:
-        part = os.environ.get("WORKER_BEHAVIOUR", "answer")
     with open(args.mcp_config) as config_file:
         (server,) = json.load(config_file)["mcpServers"].values()
     if part.startswith("slow:"):
@@ -148,9 +125,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def post(basecamp: BasecampClient, destination: Destination, text: str) -> PostOutcome:
-    """One message, posted as a careful worker would: a 429 created nothing, so it is asked again
-    after its Retry-After (a few times at most). The connector and its workers share one
-    address, and Basecamp's limit is per address (rule 5)."""
+    """One message, posted as a careful worker would: a 429 created nothing, so it is made again
+    after its Retry-After, a few times at most (the connector and its workers share one address,
+    and Basecamp's limit is per address)."""
     outcome = basecamp.post(destination, text)
     for _ in range(RATE_LIMITED_TRIES):
         if not (isinstance(outcome, Refused) and outcome.status == 429):
@@ -161,7 +138,7 @@ def post(basecamp: BasecampClient, destination: Destination, text: str) -> PostO
 
 
 def post_own_reply(basecamp: BasecampClient, instruction: dict[str, Any], text: str) -> None:
-    """A reply posted with a tool of the worker's own, never reported (rule 4)."""
+    """A reply posted with a tool of the worker's own, never reported."""
     reply_to = instruction["reply_to"]
     kind = MessageKind(reply_to["kind"])
     where = Destination(kind, instruction["recording"]["bucket_id"], reply_to["recording_id"])
@@ -169,7 +146,7 @@ def post_own_reply(basecamp: BasecampClient, instruction: dict[str, Any], text: 
 
 
 def work(tools: McpClient, args: argparse.Namespace, part: str) -> int:
-    """Rule 1, shaped by ``part`` (rule 3): pull and handle until nothing waits."""
+    """Pull and handle, as ``part`` says, until nothing waits."""
     while True:
         pulled = tools.call("get_dispatch")
         instruction = pulled.get("instruction")

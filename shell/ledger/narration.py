@@ -1,4 +1,4 @@
-"""The demo's reads of a connector's ledger, for narration (``shell.demo.ledger_view``).
+"""The demo's reads of a connector's ledger, for narration (``shell.demo.play``).
 
 Rules:
 1. Reads only, inside a transaction the caller opened (``Ledger.read()``); plain values out, so

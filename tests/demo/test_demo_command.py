@@ -24,8 +24,8 @@ from shell.basecamp.standin.faults import Fault, FaultAction, RecordedRequest
 from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main as connect
 from shell.cli.standin import describe
-from shell.demo import runner
-from shell.demo.scenes import Player
+from shell.demo import play
+from shell.demo.play import Player
 from shell.demo.worker import post
 from shell.errors import EXIT_CONFIG
 
@@ -208,7 +208,7 @@ def test_a_scene_that_breaks_still_stops_the_connector_and_keeps_the_directory(
     monkeypatch.setattr(Player, "play", breaks)
     said: list[str] = []
     with pytest.raises(RuntimeError, match="a scene broke"):
-        runner.run_demo(None, keep=False, say=said.append)
+        play.run_demo(None, keep=False, say=said.append)
     (running,) = [line for line in said if line.strip().startswith("connector ")]
     pid = int(running.rsplit("(pid ", 1)[1].rstrip(")"))
     (kept,) = [line for line in said if "directory is kept" in line]

@@ -7,7 +7,7 @@ import pytest
 
 from core.durations import format_duration
 from shell.cli.main import main as connect
-from shell.demo.stage import GUARD_DELAY, RECONCILE_AFTER
+from shell.demo.script import GUARD_DELAY, RECONCILE_AFTER
 
 
 def test_help_names_the_demos_own_guard_delay_and_reconcile_time(capsys: pytest.CaptureFixture[str]) -> None:

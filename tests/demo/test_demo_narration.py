@@ -1,9 +1,9 @@
-"""shell.demo.narration: what the demo tells from two looks at the ledger, with plain values."""
+"""shell.demo.script's narration: what the demo tells from two looks at the ledger, with plain values."""
 
 from __future__ import annotations
 
 from core import notes
-from shell.demo.narration import EventView, IntentView, abbreviate, narrate, quote, settled
+from shell.demo.script import EventView, IntentView, abbreviate, narrate, quote, settled
 
 GUARD = IntentView(1, "guard_ack", "pending", words="👀 received")
 

@@ -7,8 +7,17 @@ from datetime import timedelta
 from core import templates
 from core.destinations import MessageKind
 from core.text import message_text
-from shell.demo.script import SCENES, Part, ScenePlace, expectations, reply_place, worker_part
-from shell.demo.verdict import Place, Posted, judge
+from shell.demo.script import (
+    SCENES,
+    Part,
+    Place,
+    Posted,
+    ScenePlace,
+    expectations,
+    judge,
+    reply_place,
+    worker_part,
+)
 
 EVENT, REQUEST, CARD, CAMPFIRE = 7000000003, 1069479010, 1069479001, 1069479006
 

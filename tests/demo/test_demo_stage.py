@@ -1,4 +1,4 @@
-"""shell.demo.stage: the demo world from a stand-in's description, and the demo's directory and
+"""shell.demo.play's stage: the demo world from a stand-in's description, and the demo's directory and
 configuration, written by setup itself against a real stand-in."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import pytest
 
 from shell.basecamp.standin.server import StandIn
 from shell.cli.standin import describe
-from shell.demo.stage import GUARD_DELAY, Stage, world_from
+from shell.demo.play import Stage, world_from
+from shell.demo.script import GUARD_DELAY
 from shell.errors import UserError
 from shell.state.config import load_config
 
@@ -99,7 +100,7 @@ def test_the_demo_keeps_its_own_pair_locks_whatever_this_machine_serves(
         assert list(runtime_directory.iterdir()), "this machine now keeps a record for the demo's ids"
         demo = Stage.create()
         try:
-            demo.configure(world)  # refused before rule 2 kept the demo's pair locks its own
+            demo.configure(world)  # refused before the demo kept its pair locks its own
         finally:
             shutil.rmtree(demo.directory, ignore_errors=True)
 

@@ -1,4 +1,4 @@
-"""shell.demo.standin_link: the demo's Basecamp reads keep to the limit the demo shares with the
+"""shell.demo.play's stand-in link: the demo's Basecamp reads keep to the limit the demo shares with the
 connector and its workers: paced, and a 429 waited out, never the end of the demo.
 
 The cause of the demo tests' 429 (`test_a_doubled_and_a_missing_message_fail_the_verdict_and_the_exit`
@@ -17,8 +17,8 @@ import pytest
 from core.destinations import MessageKind
 from shell.basecamp.standin.faults import Fault, FaultAction, RateLimit
 from shell.basecamp.standin.server import StandIn
-from shell.demo.standin_link import StandInLink
-from shell.demo.verdict import Place
+from shell.demo.play import StandInLink
+from shell.demo.script import Place
 
 pytestmark = pytest.mark.slow
 

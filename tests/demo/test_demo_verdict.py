@@ -1,4 +1,4 @@
-"""shell.demo.verdict: the demo's verdict from the stand-in's record of POSTs, with plain values."""
+"""shell.demo.script's verdict: the demo's verdict from the stand-in's record of POSTs, with plain values."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.destinations import MessageKind
-from shell.demo.verdict import (
+from shell.demo.script import (
     Expected,
     Place,
     Posted,
@@ -32,7 +32,7 @@ def post(path: str, content: str, status: int | None = 201, fault: str | None = 
     return RecordedPost(path, json.dumps({"content": content}), status, fault)
 
 
-# -- rule 1: which POSTs posted a message ------------------------------------------------------
+# -- which POSTs posted a message ---------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -69,7 +69,7 @@ def test_a_post_created_and_held_unanswered_is_a_posted_message() -> None:
     assert posted_messages(posts, ACCOUNT) == (Posted(CAMPFIRE, "notice"),)
 
 
-# -- rule 2: the place and the words -----------------------------------------------------------
+# -- the place and the words --------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -97,7 +97,7 @@ def test_words_are_the_contents_text_and_nothing_when_the_body_has_none() -> Non
     assert words_of(json.dumps({"content": 7})) == ""
 
 
-# -- rules 3 and 4: doubled, missing, unexpected -----------------------------------------------
+# -- doubled, missing, unexpected ---------------------------------------------------------------
 
 
 def test_the_same_words_posted_twice_at_one_place_are_doubled() -> None:
@@ -162,7 +162,7 @@ def test_every_posted_message_is_met_doubled_or_unexpected_exactly_once(words: l
     assert verdict.passed == (sorted(words) == sorted(wanted))
 
 
-# -- rule 5: the line --------------------------------------------------------------------------
+# -- the line ----------------------------------------------------------------------------------
 
 
 def test_the_line_counts_by_kind_and_passes_only_with_nothing_doubled_missing_or_unexpected() -> None:

@@ -68,8 +68,8 @@ DEMO: list[Mutation] = [
     ),
     rule(
         "a slow worker's scene calls for the guard's acknowledgement, in its words",
-        "                         (templates.GUARD_ACKNOWLEDGEMENT,)),",
-        "                         ()),",
+        "\"the guard's acknowledgement\", boost, templates.GUARD_ACKNOWLEDGEMENT)",
+        "\"the guard's acknowledgement\", boost)",
         "test_a_slow_worker_calls_for_the_guards_acknowledgement_and_no_other",
     ),
     rule(
