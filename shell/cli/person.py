@@ -37,10 +37,10 @@ from shell.ledger.connection import (
     LedgerError,
     LedgerNoSpace,
     LedgerNotWritable,
+    is_storage_failure,
     ledger_failure,
     open_existing_ledger,
 )
-from shell.ledger.errors import is_storage_failure
 from shell.state.config import StatePaths, locate_state
 
 

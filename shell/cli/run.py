@@ -61,8 +61,7 @@ from shell.cli.who import deciding_person
 from shell.clock import SystemClock
 from shell.connector import Connector
 from shell.errors import EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UserError
-from shell.ledger import write_failures
-from shell.ledger.connection import Ledger, LedgerError, ledger_failure, open_ledger
+from shell.ledger.connection import Ledger, LedgerError, ledger_failure, open_ledger, watch_write_failures
 from shell.ledger.hold import set_hold, standing
 from shell.outbox_turns import OutboxLedgerError
 from shell.state import pair_lock
@@ -207,7 +206,7 @@ def _run_locked(
     with lock, open_ledger(unless_promoting(paths.directory, ledger_path), clock=clock) as ledger:  # rule 8
         if stop_asked():
             return _stopped_before_start()
-        write_failures.watch(ledger)  # status shows this connector's failed writes
+        watch_write_failures(ledger)  # status shows this connector's failed writes
         client = BasecampClient(
             configuration.base_url, configuration.account_id, tokens, USER_AGENT, clock=clock
         )

@@ -33,8 +33,8 @@ from shell.ledger.connection import (
     LedgerOutOfDate,
     LedgerTooNew,
     open_ledger_read_only,
+    read_health,
 )
-from shell.ledger.health import read_health
 from shell.ledger.status import token_outage as read_token_outage
 from shell.state import pair_lock
 from shell.state.config import (

@@ -28,6 +28,6 @@ TABLE_WRITERS: dict[str, str] = {
     "live_lane": "lanes",
     "losses": "losses",  # what the live lane missed, and its repair
     "gaps": "losses",  # what the feed itself skipped: a 410
-    "schema_migrations": "schema",  # the migrations, applied as the ledger opens
+    "schema_migrations": "connection",  # the migrations, applied as the ledger opens
     "sqlite_master": "rules",  # a vocabulary's CHECK removed once: core's rules are triggers
 }

@@ -16,9 +16,14 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from shell.ledger.connection import BUSY_TIMEOUT_SECONDS, open_ledger_read_only
-from shell.ledger.errors import LedgerBusy, LedgerOutOfDate, ledger_failure
-from shell.ledger.files import checked_file
+from shell.ledger.connection import (
+    BUSY_TIMEOUT_SECONDS,
+    LedgerBusy,
+    LedgerOutOfDate,
+    checked_file,
+    ledger_failure,
+    open_ledger_read_only,
+)
 from shell.ledger.hold import standing
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from core.timestamps import format_timestamp
 from shell import processes
 from shell.errors import EXIT_UNAVAILABLE, UserError
-from shell.ledger.errors import ledger_failure
+from shell.ledger.connection import ledger_failure
 from shell.state import flock
 
 LOCK_NAME = "connector.lock"

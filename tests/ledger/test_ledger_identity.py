@@ -18,14 +18,15 @@ from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main as connect
 from shell.errors import EXIT_CONFIG
 from shell.ledger.connection import (
+    APPLICATION_ID,
     SCHEMA_VERSION,
     LedgerForeign,
+    blank_ledger,
+    create_private_file,
     open_existing_ledger,
     open_ledger,
     open_ledger_read_only,
 )
-from shell.ledger.files import create_private_file
-from shell.ledger.schema import APPLICATION_ID, blank_ledger
 from tests.support.configured import configure_connector
 
 WAYS_IN: dict[str, Callable[[Path], object]] = {

@@ -30,7 +30,7 @@ WRITERS = {
     "live_lane": "lanes.py",
     "losses": "losses.py",
     "gaps": "losses.py",
-    "schema_migrations": "schema.py",
+    "schema_migrations": "connection.py",
     "sqlite_master": "rules.py",
 }
 """Table -> the one module that writes it (rule of ``shell/ledger/__init__.py``)."""

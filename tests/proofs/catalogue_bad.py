@@ -21,13 +21,13 @@ BAD = [
     ),
     rule(
         "ledger identity: the owner stamps an older connector's ledger once",
-        "        stamped = application_id(connection) == APPLICATION_ID  # rule 6",
-        "        stamped = True  # rule 6",
+        "        stamped = application_id(connection) == APPLICATION_ID  # else an older connector's",
+        "        stamped = True  # else an older connector's",
         "test_an_older_connectors_ledger_is_read_as_it_is_and_stamped_by_its_owner",
     ),
     rule(
         "ledger identity: user_version is the schema version, set with each migration",
-        '            transaction.execute(f"PRAGMA user_version = {migration.version}")  # rule 6\n',
+        '            transaction.execute(f"PRAGMA user_version = {migration.version}")  # the identity\'s version\n',
         "",
         "test_a_new_ledger_carries_the_identity_and_its_schema_version",
     ),
