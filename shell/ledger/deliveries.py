@@ -9,7 +9,7 @@ Rules:
 2. Every move is a compare-and-set on the state it was decided from, and returns its row
    count: the caller checks it and raises, so its transaction rolls back, when the row moved.
 3. Nothing here decides: the moves are the lifecycle tables' (``core.edges``), chosen by core;
-   the dispatcher's and the guard's states are those ``shell.ledger.moves.asked`` answered.
+   the dispatcher's and the guard's states are those ``shell.ledger.rules.asked`` answered.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from core.states import EventOutcome
 from core.text import message_text
 from shell.ledger import outbox, snapshots
 from shell.ledger.connection import stored_time
-from shell.ledger.moves import asked
+from shell.ledger.rules import asked
 
 log = logging.getLogger("connector.adoption")
 

@@ -68,7 +68,7 @@ def set_hold(ledger: Ledger, by: str, cause: str, now: datetime) -> HoldSet:
     """``by`` sets the hold for ``cause`` (rule 1)."""
     from core.edges import RECORD_EDGES, Actor  # noqa: PLC0415 -- rule 6
     from shell.ledger import outbox, records  # noqa: PLC0415 -- rule 6
-    from shell.ledger.moves import asked  # noqa: PLC0415 -- rule 6
+    from shell.ledger.rules import asked  # noqa: PLC0415 -- rule 6
 
     stamp = format_timestamp(now)
     with ledger.write() as connection:

@@ -13,7 +13,7 @@ Rules:
    key writes nothing (invariant 2).
 4. Nothing here posts, lists or decides; it only reads and writes rows.
 5. Every state it writes (an intent's, a guard's) is the connector's move as ``core.edges``
-   answers it (``shell.ledger.moves``): an illegal move is refused before any SQL runs.
+   answers it (``shell.ledger.rules.asked``): an illegal move is refused before any SQL runs.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from core.message_kinds import guard_key
 from core.resolution import Move
 from core.timestamps import format_timestamp, parse_timestamp
 from shell.ledger.connection import stored_time
-from shell.ledger.moves import asked
+from shell.ledger.rules import asked
 
 
 class IntentMoved(Exception):

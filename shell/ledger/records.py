@@ -13,7 +13,7 @@ Rules:
 4. Content (the snapshot, recording URL and type) is kept for admitted or queued records alone;
    a blocked verdict writes ``blocked_at``, ``retry_at`` and ``next_retry_at`` from
    ``core.blocked_retry``.
-5. The verdict's state is admission's move as ``core.edges`` answers it (``shell.ledger.moves``),
+5. The verdict's state is admission's move as ``core.edges`` answers it (``shell.ledger.rules.asked``),
    refused before any SQL.
 6. The intents the verdict calls for (``core.intents``) are written in the same transaction, from
    the record read back; a ``guard_delay`` of None is a shadow ledger's, which writes none.
@@ -38,7 +38,7 @@ from core.timestamps import format_timestamp
 from shell.ledger import outbox, snapshots
 from shell.ledger.connection import stored_time
 from shell.ledger.lanes import Lane
-from shell.ledger.moves import asked
+from shell.ledger.rules import asked
 
 PENDING_STATES = frozenset({RecordState.seen, RecordState.blocked})
 _OPEN = tuple(sorted(map(str, OPEN_STATES)))  # what live_work fetches: core.dispatch's open states
@@ -363,7 +363,7 @@ def hold(connection: sqlite3.Connection, event_id: int, revision: int, held: Rec
 
 def tombstone(connection: sqlite3.Connection, event_ids: Sequence[int], stamp: str) -> None:
     """An import's entries decided done for events this ledger never saw
-    (``shell.ledger.import_file``): discarded(imported_done) from their first row, so intake's
+    (``shell.ledger.decisions.apply_import``): discarded(imported_done) from their first row, so intake's
     ``insert_seen`` finds them known and never admits them. One statement for them all."""
     connection.executemany(
         "INSERT INTO events (id, state, reason, seen_at, updated_at, decided_at)"
