@@ -50,8 +50,7 @@ from shell.cli.arguments import add_state_arguments
 from shell.cli.commands import SUMMARIES
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
 from shell.ledger.connection import open_ledger_read_only, read_write_failure
-from shell.ledger.lanes import read_intake_status, read_lane_state
-from shell.ledger.losses import read_loss_counts
+from shell.ledger.intake import read_intake_status, read_lane_state, read_loss_counts
 from shell.ledger.status import read_snapshot
 from shell.state.config import SHADOW_DIRECTORY, StatePaths, load_config, locate_state
 from shell.state.lock import peek, peek_only

@@ -15,7 +15,7 @@ import sqlite3
 
 from core.backlog import BACKLOG_STATES, BacklogLimits, reason, warns
 from shell.ledger.connection import Ledger, LedgerError
-from shell.ledger.lanes import count_in_states
+from shell.ledger.intake import count_in_states
 
 log = logging.getLogger("connector.intake.backlog")
 

@@ -39,8 +39,7 @@ from shell.basecamp.errors import BasecampError, FeedRefused
 from shell.clock import Clock
 from shell.ledger import records
 from shell.ledger.connection import Ledger, LedgerError
-from shell.ledger.lanes import Lane
-from shell.ledger.losses import record_gap
+from shell.ledger.intake import Lane, record_gap
 
 log = logging.getLogger("connector.intake")
 

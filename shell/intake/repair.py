@@ -1,7 +1,7 @@
 """Loss repair: what the live lane did not hear is looked for by a walk of the feed of its own.
 
 Rules:
-1. A loss is recorded (``shell.ledger.losses``) when the live lane hears an overflow or a
+1. A loss is recorded (``shell.ledger.intake``) when the live lane hears an overflow or a
    confirmed connection drops; it is due ``interval`` seconds later, past the poll lane's
    safety delay, so the feed serves what was lost.
 2. A due loss is walked under its own cursor with the lane's filters, one transaction a page:
@@ -25,8 +25,7 @@ from shell.basecamp.errors import BasecampError
 from shell.clock import Clock
 from shell.intake.poll_lane import FeedReader
 from shell.ledger.connection import Ledger, LedgerError
-from shell.ledger.lanes import Lane
-from shell.ledger.losses import advance_loss, bound_losses, due_losses, record_loss, settle_loss
+from shell.ledger.intake import Lane, advance_loss, bound_losses, due_losses, record_loss, settle_loss
 from shell.ledger.records import insert_seen
 
 log = logging.getLogger("connector.intake.repair")

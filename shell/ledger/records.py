@@ -37,7 +37,7 @@ from core.intents import intents_for_verdict
 from core.timestamps import format_timestamp
 from shell.ledger import outbox, snapshots
 from shell.ledger.connection import stored_time
-from shell.ledger.lanes import Lane
+from shell.ledger.intake import Lane
 from shell.ledger.rules import asked
 
 PENDING_STATES = frozenset({RecordState.seen, RecordState.blocked})

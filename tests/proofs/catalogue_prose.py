@@ -20,7 +20,7 @@ PROSE: list[Mutation] = [
     ),
     rule(
         "the ledger package's table-writer map is the one the write check holds",
-        '    "gaps": "losses",  # what the feed itself skipped: a 410',
+        '    "gaps": "intake",  # what the feed itself skipped: a 410',
         '    "gaps": "records",  # what the feed itself skipped: a 410',
         "test_the_ledger_package_states_the_map",
     ),
