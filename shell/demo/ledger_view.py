@@ -19,7 +19,7 @@ from types import TracebackType
 
 from core.text import message_lines
 from shell.demo.narration import EventView, IntentView
-from shell.ledger import narration
+from shell.ledger import status as narration
 from shell.ledger.connection import Ledger, open_ledger_read_only
 
 

@@ -1,23 +1,14 @@
 """The records (``events``), intake's checkpoints and each lane's news (``lane_news``): the only
-module that writes any of them, inside the transaction of whoever owns the move.
+module that writes any of them, each function inside the transaction of whoever owns the move.
 
-Rules:
-1. Every function runs inside its caller's transaction (``Ledger.write()`` for
-   ``commit_verdict``, ``read()`` or ``write()`` for the reads); none commits.
-2. ``commit_verdict`` is a compare-and-set on ``revision``: it applies only while the revision
-   is the one the decision loaded and the record awaits a verdict (seen or blocked); otherwise it
-   writes nothing and answers False. An applied verdict bumps the revision.
-3. In that transaction it reads one ``live_work`` snapshot of the conversation, asks
-   ``core.dispatch.conversation_live``, and settles an admitted verdict to queued
-   (``core.admission.settle_verdict``).
-4. Content (the snapshot, recording URL and type) is kept for admitted or queued records alone;
-   a blocked verdict writes ``blocked_at``, ``retry_at`` and ``next_retry_at`` from
-   ``core.blocked_retry``.
-5. The verdict's state is admission's move as ``core.edges`` answers it (``shell.ledger.rules.asked``),
-   refused before any SQL.
-6. The intents the verdict calls for (``core.intents``) are written in the same transaction, from
-   the record read back; a ``guard_delay`` of None is a shadow ledger's, which writes none.
-"""
+A verdict is admission's: ``commit_verdict`` applies only while the record's revision is the one
+the decision loaded and the record awaits a verdict (seen or blocked), and bumps it; it settles an
+admitted verdict to queued from one ``live_work`` snapshot of the conversation, keeps content (the
+snapshot, recording URL and type) for admitted or queued records alone, writes a blocked verdict's
+retry times (``core.blocked_retry``), and writes the intents the verdict calls for
+(``core.intents``) in the same transaction, from the record read back; a ``guard_delay`` of None is
+a shadow ledger's, which writes none. Every other move of a record is decided by its owner (the
+dispatcher, a person, the hold) and written here."""
 
 from __future__ import annotations
 
@@ -40,10 +31,7 @@ from shell.ledger.connection import stored_time
 from shell.ledger.intake import Lane
 from shell.ledger.rules import asked
 
-PENDING_STATES = frozenset({RecordState.seen, RecordState.blocked})
 _OPEN = tuple(sorted(map(str, OPEN_STATES)))  # what live_work fetches: core.dispatch's open states
-PERSON_ACTOR = "person"
-"""The actor type of a record: intake asks the feed for people's actions only."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +48,7 @@ class LoadedRecord:
     @property
     def pending(self) -> bool:
         """Whether the record still awaits a verdict (seen, or blocked and offered again)."""
-        return self.state in PENDING_STATES
+        return self.state in (RecordState.seen, RecordState.blocked)
 
 
 def load(connection: sqlite3.Connection, event_id: int) -> LoadedRecord | None:
@@ -72,35 +60,18 @@ def load(connection: sqlite3.Connection, event_id: int) -> LoadedRecord | None:
     ).fetchone()
     if found is None:
         return None
-    (
-        identifier,
-        event_type,
-        bucket,
-        creator,
-        performer,
-        recording,
-        state,
-        reason,
-        revision,
-        blocked_at,
-        due,
-    ) = found
+    identifier, event_type, bucket, creator, performer, recording, state, reason, revision, blocked_at, due = found
     pointer = EventPointer(
         id=int(identifier),
         event_type=str(event_type),
         bucket_id=int(bucket),
         creator_id=int(creator),
         performed_by_id=None if performer is None else int(performer),
-        actor_type=PERSON_ACTOR,  # the feed is read with actor_types=person (core.feed)
+        actor_type="person",  # the feed is read with actor_types=person (core.feed)
         recording_id=int(recording),
     )
     return LoadedRecord(
-        pointer=pointer,
-        state=RecordState(state),
-        reason=str(reason),
-        revision=int(revision),
-        blocked_at=stored_time(blocked_at),
-        next_retry_at=stored_time(due),
+        pointer, RecordState(state), str(reason), int(revision), stored_time(blocked_at), stored_time(due)
     )
 
 
@@ -156,12 +127,23 @@ def commit_verdict(  # noqa: PLR0917 -- a verdict's parts, positional
     now: datetime,
     guard_delay: timedelta | None,
 ) -> bool:
-    """Write ``verdict`` on the record (rules 2-5); False when it was already decided."""
+    """Write ``verdict`` on the record; False when it was already decided."""
     current = load(connection, event_id)
     if current is None or current.revision != loaded_revision or not current.pending:
         return False
     work = live_work(connection, verdict.conversation_key)
     settled = settle_verdict(verdict, conversation_live(work, event_id, verdict.conversation_key))
+    if not _write_verdict(connection, current, settled, now):
+        return False
+    if guard_delay is not None:
+        record = snapshots.record(connection, event_id)
+        assert record is not None  # written above, in this transaction
+        outbox.write_intents(connection, intents_for_verdict(record, now, guard_delay), now)
+    return True
+
+
+def _write_verdict(connection: sqlite3.Connection, current: LoadedRecord, settled: Verdict, now: datetime) -> bool:
+    """The settled verdict on the record, compare-and-set on its revision; whether it was written."""
     state = asked(RECORD_EDGES, current.state, settled.state, Actor.admission)
     stamp = format_timestamp(now)
     reason = "" if settled.reason is None else str(settled.reason)
@@ -170,7 +152,7 @@ def commit_verdict(  # noqa: PLR0917 -- a verdict's parts, positional
     snapshot = None if settled.snapshot is None else json.dumps(dict(settled.snapshot), sort_keys=True)
     recording_url = "" if settled.snapshot is None else str(settled.snapshot.get("app_url") or "")
     recording_type = "" if settled.snapshot is None else str(settled.snapshot.get("type") or "")
-    written = connection.execute(
+    return connection.execute(
         "UPDATE events SET state = ?, reason = ?, trigger_name = ?, acknowledge = ?, conversation_key = ?,"
         " reply_kind = ?, reply_bucket_id = ?, reply_recording_id = ?, requester_id = ?, snapshot = ?,"
         " recording_url = ?, recording_type = ?, decided_at = ?, updated_at = ?, blocked_at = ?,"
@@ -194,17 +176,10 @@ def commit_verdict(  # noqa: PLR0917 -- a verdict's parts, positional
             None if times.blocked_at is None else format_timestamp(times.blocked_at),
             None if settled.retry_at is None else format_timestamp(settled.retry_at),
             None if times.next_retry_at is None else format_timestamp(times.next_retry_at),
-            event_id,
-            loaded_revision,
+            current.pointer.id,
+            current.revision,
         ),
-    ).rowcount
-    if written != 1:
-        return False
-    if guard_delay is not None:
-        record = snapshots.record(connection, event_id)
-        assert record is not None  # written above, in this transaction
-        outbox.write_intents(connection, intents_for_verdict(record, now, guard_delay), now)
-    return True
+    ).rowcount == 1
 
 
 # -- intake: the feed's events recorded as seen, and the lineage's checkpoint ------------------
@@ -218,20 +193,6 @@ def checkpoint(connection: sqlite3.Connection, digest: str) -> tuple[str, int] |
     return None if row is None else (str(row[0]), int(row[1]))
 
 
-def known_ids(connection: sqlite3.Connection, ids: Sequence[int]) -> list[int]:
-    """Which of ``ids`` the ledger already records."""
-    if not ids:
-        return []
-    marks = ", ".join("?" for _ in ids)
-    return [
-        int(found[0])
-        for found in connection.execute(
-            f"SELECT id FROM events WHERE id IN ({marks})",
-            list(ids),
-        )
-    ]
-
-
 def insert_seen(
     connection: sqlite3.Connection, events: Sequence[tuple[FeedEvent, str]], lane: Lane, now: str
 ) -> tuple[int, ...]:
@@ -241,7 +202,9 @@ def insert_seen(
     ids = [event.id for event, _ in events]
     if not ids:
         return ()
-    fresh = new_ids(ids, known_ids(connection, ids))
+    marks = ", ".join("?" for _ in ids)
+    known = [int(found[0]) for found in connection.execute(f"SELECT id FROM events WHERE id IN ({marks})", ids)]
+    fresh = new_ids(ids, known)
     for event, created_at in events:
         if event.id not in fresh:
             continue
@@ -362,9 +325,8 @@ def hold(connection: sqlite3.Connection, event_id: int, revision: int, held: Rec
 
 
 def tombstone(connection: sqlite3.Connection, event_ids: Sequence[int], stamp: str) -> None:
-    """An import's entries decided done for events this ledger never saw
-    (``shell.ledger.decisions.apply_import``): discarded(imported_done) from their first row, so intake's
-    ``insert_seen`` finds them known and never admits them. One statement for them all."""
+    """An import's entries decided done for events this ledger never saw: discarded(imported_done)
+    from their first row, so intake's ``insert_seen`` finds them known and never admits them."""
     connection.executemany(
         "INSERT INTO events (id, state, reason, seen_at, updated_at, decided_at)"
         " VALUES (?, 'discarded', 'imported_done', ?, ?, ?)",

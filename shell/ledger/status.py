@@ -1,22 +1,16 @@
-"""What ``bin/connect status`` reads from the ledger: one snapshot, in one read transaction.
-
-Rules:
-1. One read transaction (``ledger.read()``) for every query, so the numbers agree: a connector
-   committing beside it changes the next status, never half of this one.
-2. Reading only: the caller opens the ledger with ``open_ledger_read_only``; nothing here writes,
-   locks or migrates.
-3. Nothing secret leaves the ledger: a position is read only as whether one is kept, never its
-   text; a token hash or a message body is never selected.
-4. Dispatches are the newest ``core.presentation.status_values.LAST_DISPATCHES`` attempts by
-   launch time, each with every event row of its task.
-5. Each record is stepped over once: blocked ones counted by reason (their own index), and the
-   count by state takes blocked's from that sum.
-6. A lapsed token (``core.not_created`` rule 5) is read from the intents pending with
-   ``notes.TOKEN_REFUSED``, as doctor reads it."""
+"""What ``bin/connect status`` and the demo read from the ledger, on a ledger opened read-only:
+status's snapshot in one read transaction, so the numbers agree beside a connector committing (it
+changes the next status, never half of this one), and the demo's looks at an event for its
+narration, in the caller's. Nothing secret leaves the ledger: a position is read only as whether
+one is kept, a token hash or a message body never for status. Each record is stepped over once:
+blocked ones counted by reason (their own index), and the count by state takes blocked's from that
+sum. A lapsed token is read from the intents pending with ``notes.TOKEN_REFUSED``, as doctor reads it."""
 
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
+from typing import Any
 
 from core import notes
 from core.not_created import TokenOutage
@@ -41,7 +35,8 @@ from shell.ledger.connection import Ledger
 
 
 def read_snapshot(ledger: Ledger, dispatch_limit: int = LAST_DISPATCHES) -> LedgerSnapshot:
-    """Everything status shows from the ledger, read in one transaction (rule 1)."""
+    """Everything status shows from the ledger, read in one transaction; the dispatches are the
+    newest by launch time, each with every event row of its task."""
     with ledger.read() as connection:
         blocked = _blocked(connection)
         return LedgerSnapshot(
@@ -70,8 +65,8 @@ def _outbox(connection: sqlite3.Connection) -> tuple[tuple[str, str, int], ...]:
 
 
 def token_outage(connection: sqlite3.Connection) -> TokenOutage | None:
-    """Rule 6: since when sending waits on a token Basecamp refused, and how many messages are
-    pending meanwhile; None when no intent waits with that note."""
+    """Since when sending waits on a token Basecamp refused, and how many messages are pending
+    meanwhile; None when no intent waits with that note."""
     (since,) = connection.execute(
         "SELECT MIN(not_before) FROM outbox WHERE state = 'pending' AND note = ?", (notes.TOKEN_REFUSED,)
     ).fetchone()
@@ -98,7 +93,7 @@ def _feed(connection: sqlite3.Connection) -> tuple[FeedCheckpoint, ...]:
 def _state_counts(
     connection: sqlite3.Connection, blocked: tuple[tuple[str, int], ...]
 ) -> tuple[tuple[str, int], ...]:
-    """Records by state, in the order of the states' names (rule 5)."""
+    """Records by state, in the order of the states' names."""
     counts = [
         (str(state), int(count))
         for state, count in connection.execute(
@@ -149,19 +144,9 @@ def _live_tasks(connection: sqlite3.Connection) -> tuple[LiveTask, ...]:
             else LiveAttempt(str(attempt_id), AttemptState(attempt_state), pid, str(launched_at), left_at),
             event_ids=_event_ids(connection, int(task_id)),
         )
-        for (
-            task_id,
-            superseded,
-            conversation,
-            created_at,
-            deadline_at,
-            attempt_id,
-            attempt_state,
-            pid,
-            launched_at,
-            left_at,
-        ) in rows
-    )
+        for task_id, superseded, conversation, created_at, deadline_at, attempt_id, attempt_state, pid, launched_at,
+        left_at in rows
+    )  # fmt: skip
 
 
 def _waiting(connection: sqlite3.Connection) -> tuple[WaitingIntent, ...]:
@@ -259,3 +244,62 @@ def _not_running(connection: sqlite3.Connection) -> tuple[WaitingRecord, ...]:
             (LAST_WAITING_RECORDS,),
         )
     )
+
+
+# -- the demo's looks, for its narration (shell.demo.ledger_view) --------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class EventRows:
+    """One event's rows as the demo narrates them: its record, its latest task row, that task's
+    latest attempt, and every notice of the event or of that task's attempts (None: absent)."""
+
+    record: tuple[Any, ...]
+    joined: tuple[Any, ...] | None
+    attempt: tuple[Any, ...] | None
+    intents: list[tuple[Any, ...]]
+
+
+def event_of_recording(connection: sqlite3.Connection, recording_id: int) -> int | None:
+    """The first event recorded for ``recording_id``."""
+    found = connection.execute(
+        "SELECT id FROM events WHERE recording_id = ? ORDER BY id LIMIT 1", (recording_id,)
+    ).fetchone()
+    return None if found is None else int(found[0])
+
+
+def live_processes(connection: sqlite3.Connection) -> list[tuple[str, int, int, str]]:
+    """(attempt id, pid, pgid, process start) of every attempt not ended with a recorded process."""
+    rows = connection.execute(
+        "SELECT id, pid, pgid, process_started FROM attempts"
+        " WHERE state <> 'ended' AND pid IS NOT NULL AND pgid IS NOT NULL"
+    ).fetchall()
+    return [(str(row[0]), int(row[1]), int(row[2]), str(row[3])) for row in rows]
+
+
+def event_rows(connection: sqlite3.Connection, event_id: int) -> EventRows | None:
+    """None when the ledger holds no record ``event_id``."""
+    record = connection.execute(
+        "SELECT state, reason, trigger_name FROM events WHERE id = ?", (event_id,)
+    ).fetchone()
+    if record is None:
+        return None
+    joined = connection.execute(
+        "SELECT task_id, pulled_at IS NOT NULL, ack_id, outcome, reply_id FROM task_events"
+        " WHERE event_id = ? ORDER BY task_id DESC LIMIT 1",
+        (event_id,),
+    ).fetchone()
+    task_id = None if joined is None else joined[0]
+    attempt = (
+        connection.execute(
+            "SELECT state, stop_reason FROM attempts WHERE task_id = ? ORDER BY seq DESC LIMIT 1", (task_id,)
+        ).fetchone()
+        if task_id is not None
+        else None
+    )
+    intents = connection.execute(
+        "SELECT id, kind, state, receipt_id, note, body FROM outbox WHERE event_id = ?"
+        " OR attempt_id IN (SELECT id FROM attempts WHERE task_id = ?) ORDER BY id",
+        (event_id, task_id if task_id is not None else -1),
+    ).fetchall()
+    return EventRows(tuple(record), None if joined is None else tuple(joined), attempt, intents)
