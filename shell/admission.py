@@ -11,7 +11,7 @@ Rules:
 4. The membership read (trust mode ``project``) is not made yet: ``members`` is None, so an
    untrusted performer there is ``blocked(trust_unverified)``, retried on the schedule.
 5. One log line per decision: ids, state and reason, never content.
-6. ``reconfigure`` replaces the settings whole (``shell.state.reload``); each decision reads them
+6. ``reconfigure`` replaces the settings whole (``shell.state.config.Reloader``); each decision reads them
    once, never a mix. No summary is read while the configuration authorizes nothing."""
 
 from __future__ import annotations

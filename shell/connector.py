@@ -17,7 +17,7 @@ Rules:
 7a. The inbox lane is intake's backstop: at the start after the feed, every few turns, and at
    once after the account lane's 410.
 8. With ``config_path`` a fourth loop re-reads the configuration every
-   ``core.route_reload.RELOAD_EVERY`` and applies what it authorizes (``shell.state.reload``).
+   ``core.route_reload.RELOAD_EVERY`` and applies what it authorizes (``shell.state.config.Reloader``).
 9. One turn of each loop is a method (``intake_turn``, ``dispatch_turn``, ``Outbox.run_once``):
    ``run``'s threads repeat them and the simulation calls them as steps, putting its own reads,
    workers and dispatcher in place through ``seams`` (which production never passes).
@@ -65,7 +65,7 @@ from shell.ledger.tasks import Launch
 from shell.outbox import Outbox, OutboxOptions
 from shell.outbox_turns import OutboxLedgerError
 from shell.start import StartParts, settle_previous
-from shell.state import reload
+from shell.state.config import Reloader, read_authorization, routed_settings
 from shell.worker.driver import CommandDriver, WorkerCommand
 
 log = logging.getLogger("connector.run")
@@ -113,7 +113,7 @@ class Connector:
     def __post_init__(self) -> None:
         configuration = self.configuration
         authorized = at_start(configuration)
-        settings = reload.routed_settings(
+        settings = routed_settings(
             AdmissionSettings(
                 agent_id=configuration.agent_id,
                 operator_id=configuration.trust.operator_id or 0,
@@ -162,7 +162,7 @@ class Connector:
             DispatchOptions(concurrency=configuration.concurrency, task_deadline=configuration.task_deadline),
             list_replies=ReplyAdopter(self.ledger, self.client, configuration.agent_id).list_replies,
         )
-        self.reloader = reload.Reloader(
+        self.reloader = Reloader(
             authorized, self._set_routes, self.note_configuration, self._readmit_unreadable
         )
 
@@ -281,13 +281,13 @@ class Connector:
         while not self._stop.wait(RELOAD_EVERY.total_seconds()):
             self.heartbeats.beat("config")
             try:
-                for line in self.reloader.apply(reload.read(self.config_path, self.configuration)):
+                for line in self.reloader.apply(read_authorization(self.config_path, self.configuration)):
                     self.on_event(f"configuration: {line}")
             except Exception:
                 log.exception("configuration: the re-read failed; trying again")
 
     def _set_routes(self, authorized: Authorization) -> None:
-        self.admission.reconfigure(reload.routed_settings(self.admission.settings, authorized))
+        self.admission.reconfigure(routed_settings(self.admission.settings, authorized))
         self.dispatcher.routes = _directories(authorized)
 
     def _readmit_unreadable(self) -> None:

@@ -65,10 +65,16 @@ from shell.ledger.connection import Ledger, LedgerError, ledger_failure, open_le
 from shell.ledger.hold import set_hold, standing
 from shell.outbox_turns import OutboxLedgerError
 from shell.state import pair_lock
-from shell.state.config import SHADOW_DIRECTORY, StatePaths, load_config, locate_state, read_token_file
+from shell.state.config import (
+    SHADOW_DIRECTORY,
+    StatePaths,
+    load_config,
+    locate_state,
+    read_token_file,
+    route_facts,
+)
 from shell.state.lock import acquire
 from shell.state.promotion import unless_promoting
-from shell.state.route_directories import route_facts
 from shell.worker.driver import WorkerCommand
 
 USER_AGENT = "basecamp-connector (https://github.com/basecamp/basecamp-connector)"

@@ -1,28 +1,19 @@
 """The worker's side of the ledger: the transactions behind ``get_dispatch``, ``ack_dispatch``,
 ``complete_dispatch`` and ``reply_dispatch``, bound to one task token.
 
-Rules:
-1. ``DispatchLedger`` keeps its token's SHA-256 hex, never the token; nothing here logs, stores
-   or raises it.
-2. Every call is one immediate transaction that first resolves the token to a live task: a token
-   whose task ended or was retired is refused from then on, and so is one whose live attempt
-   recorded another process group than the server's (another worker's session). While an
-   attempt launches no group is recorded: that window is the spawn's length.
-3. Core (``core.dispatch_tools``) decides from the task's live rows; each write is a
-   compare-and-set on the state it was decided from: a moved row raises ``DispatchRowMoved`` and
-   the call rolls back.
-4. Only a worker's moves are written, each its own statement (the delivery before the record, so
-   the database reads a completion as the worker's); each report moves the live attempt's
-   ``progress_at`` in the same transaction.
-5. The answer is built from the rows as the writes left them, in the same transaction.
-6. Every call answers a ``Result``: its value, or core's ``ToolRefusal`` before any write. An
-   exception is the ledger failing, answered by the MCP seam without its detail.
-7. A worker's words are an outbox intent written (``worker_moves.write_words``) with the move they
-   report, keyed so a repeat is one message. After the commit the call waits up to
-   ``words_wait`` seconds, reading only, for the message's id; else it answers that it will be
-   posted once (``core.worker_words`` rule 6).
-8. The server's start imports only what ``check_token`` runs; the rest is imported by the first
-   tool call that uses it (``tests/dispatch_tools/test_mcp_process.py`` pins it)."""
+``DispatchLedger`` keeps its token's SHA-256, never the token; nothing here logs, stores or raises
+it. Every call is one immediate transaction that first resolves the token to a live task: a token
+whose task ended or was retired is refused from then on, and so is one whose live attempt recorded
+another process group than the server's (while an attempt launches no group is recorded: that
+window is the spawn's length). Core (``core.dispatch_tools``) decides from the task's live rows, and
+answers a refusal before any write; each write is a compare-and-set on the state it was decided
+from (a moved row raises ``DispatchRowMoved`` and the call rolls back), only a worker's moves, the
+delivery before the record, and each report moves the live attempt's ``progress_at`` too. The answer
+is built from the rows as the writes left them. A worker's words are an outbox intent written with
+the move they report, keyed so a repeat is one message; after the commit the call waits up to
+``words_wait`` seconds, reading only, for the message's id, else it answers that it will be posted
+once. The server's start imports only what ``check_token`` runs; the rest is imported by the first
+tool call that uses it (``tests/dispatch_tools/test_mcp_process.py`` pins it)."""
 
 from __future__ import annotations
 
@@ -74,8 +65,7 @@ class _Decision(Protocol):
 
 Decided = TypeVar("Decided", bound=_Decision)
 
-WORDS_WAIT = 5.0
-"""How long a call that gave words waits for the connector to post them (rule 7)."""
+WORDS_WAIT = 5.0  # how long a call that gave words waits for the connector to post them
 WORDS_POLL = 0.1
 
 _WORDS = (
@@ -107,7 +97,7 @@ class DispatchLedger:
         words_wait: float = WORDS_WAIT,
     ) -> None:
         """``agent_id``: whose mentions are stripped (None: none). ``process_group``: the caller's
-        own, checked by rule 2 (None: not checked, in-process). ``words_wait``: rule 7's wait."""
+        own, checked against the live attempt's (None: not checked, in-process)."""
         if token.strip() == "":
             raise ValueError("a dispatch needs the task token")
         if agent_id is not None and agent_id <= 0:
@@ -133,7 +123,7 @@ class DispatchLedger:
             return self._task(connection).bind(lambda task_id: self._get(connection, task_id, request))
 
     def ack_dispatch(self, request: AckRequest) -> Result[DeliveryReceipt, ToolRefusal]:
-        from core.dispatch_tools.decisions import decide_ack  # noqa: PLC0415 -- rule 8
+        from core.dispatch_tools.decisions import decide_ack  # noqa: PLC0415 -- at the first call
 
         return self._reported(
             request.event_id,
@@ -143,7 +133,7 @@ class DispatchLedger:
         )
 
     def complete_dispatch(self, request: CompleteRequest) -> Result[DeliveryReceipt, ToolRefusal]:
-        from core.dispatch_tools.decisions import decide_complete  # noqa: PLC0415 -- rule 8
+        from core.dispatch_tools.decisions import decide_complete  # noqa: PLC0415 -- at the first call
 
         return self._reported(
             request.event_id,
@@ -153,7 +143,7 @@ class DispatchLedger:
         )
 
     def reply_dispatch(self, request: ReplyRequest) -> Result[DeliveryReceipt, ToolRefusal]:
-        from core.dispatch_tools.decisions import decide_reply  # noqa: PLC0415 -- rule 8
+        from core.dispatch_tools.decisions import decide_reply  # noqa: PLC0415 -- at the first call
 
         return self._reported(
             request.event_id,
@@ -169,7 +159,7 @@ class DispatchLedger:
         write: Callable[[sqlite3.Connection, int, int, Decided], None],
         words: Callable[[DispatchRow, Decided], tuple[Spoken | None, str]] | None,
     ) -> Result[DeliveryReceipt, ToolRefusal]:
-        """One report's transaction (rules 2-5), then the wait for its words (rule 7)."""
+        """One report's transaction, then the wait for its words."""
         with self._ledger.write() as connection:
             answered = self._task(connection).bind(
                 lambda task_id: self._report(
@@ -197,7 +187,7 @@ class DispatchLedger:
         return Success(int(found[0]))
 
     def _get(self, connection: sqlite3.Connection, task_id: int, request: GetRequest) -> Result[Dispatched, ToolRefusal]:
-        from core.dispatch_tools.decisions import decide_get  # noqa: PLC0415 -- rule 8
+        from core.dispatch_tools.decisions import decide_get  # noqa: PLC0415 -- at the first call
 
         rows = _rows(connection, task_id)
         held = connection.execute("SELECT EXISTS (SELECT 1 FROM hold_marker)").fetchone()[0] == 1
@@ -206,8 +196,8 @@ class DispatchLedger:
         )
 
     def _hand_out(self, connection: sqlite3.Connection, task_id: int, decision: NothingWaiting | Serve) -> Dispatched:
-        from core.dispatch_tools.decisions import NothingWaiting, Serve  # noqa: PLC0415 -- rule 8
-        from core.dispatch_tools.instruction import build_instruction  # noqa: PLC0415 -- rule 8
+        from core.dispatch_tools.decisions import NothingWaiting, Serve  # noqa: PLC0415 -- at the first call
+        from core.dispatch_tools.instruction import build_instruction  # noqa: PLC0415 -- at the first call
 
         match decision:
             case NothingWaiting():
@@ -230,9 +220,9 @@ class DispatchLedger:
         *,
         words: Callable[[DispatchRow, Decided], tuple[Spoken | None, str]] | None = None,
     ) -> Result[tuple[DeliveryReceipt, Spoken | None], ToolRefusal]:
-        """A worker's report (an acknowledgement, a completion, a note), by rules 3-5 and 7."""
-        from core.dispatch_tools.instruction import receipt_of  # noqa: PLC0415 -- rule 8
-        from core.worker_words import answer  # noqa: PLC0415 -- rule 8
+        """A worker's report (an acknowledgement, a completion, a note)."""
+        from core.dispatch_tools.instruction import receipt_of  # noqa: PLC0415 -- at the first call
+        from core.worker_words import answer  # noqa: PLC0415 -- at the first call
 
         row = _row(connection, task_id, event_id)
 
@@ -251,8 +241,8 @@ class DispatchLedger:
         return decide(row).map(apply)
 
     def _awaited(self, answered: tuple[DeliveryReceipt, Spoken | None]) -> DeliveryReceipt:
-        """Rule 7: after the commit, the words' intent read until it settles, for ``words_wait``."""
-        from core.worker_words import answer, settled  # noqa: PLC0415 -- rule 8
+        """After the commit, the words' intent read until it settles, for ``words_wait``."""
+        from core.worker_words import answer, settled  # noqa: PLC0415 -- at the first call
 
         receipt, spoken = answered
         if spoken is None or settled(spoken):
@@ -268,7 +258,7 @@ class DispatchLedger:
         return receipt
 
     def _serve(self, connection: sqlite3.Connection, task_id: int, serve: Serve) -> None:
-        from shell.ledger import worker_moves  # noqa: PLC0415 -- rule 8
+        from shell.ledger import worker_moves  # noqa: PLC0415 -- at the first call
 
         now = self._ledger.timestamp()
         key = (task_id, serve.event_id)
@@ -286,7 +276,7 @@ class DispatchLedger:
     def _acknowledge(
         self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Acknowledge
     ) -> None:
-        from shell.ledger import worker_moves  # noqa: PLC0415 -- rule 8
+        from shell.ledger import worker_moves  # noqa: PLC0415 -- at the first call
 
         now = self._ledger.timestamp()
         _compare_and_set(
@@ -303,14 +293,14 @@ class DispatchLedger:
         worker_moves.record_progress(connection, task_id, self._ledger.clock.now())
 
     def _speak(self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Speak) -> None:
-        from shell.ledger import worker_moves  # noqa: PLC0415 -- rule 8
+        from shell.ledger import worker_moves  # noqa: PLC0415 -- at the first call
 
         worker_moves.write_words(connection, decision.words, task_id, event_id, self._ledger.clock.now())
         worker_moves.record_progress(connection, task_id, self._ledger.clock.now())
         log.info("reply_dispatch task %d event %d: a note written for the connector to post", task_id, event_id)
 
     def _complete(self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Complete) -> None:
-        from shell.ledger import worker_moves  # noqa: PLC0415 -- rule 8
+        from shell.ledger import worker_moves  # noqa: PLC0415 -- at the first call
 
         now = self._ledger.timestamp()
         report = decision.report
@@ -365,7 +355,7 @@ def _row(connection: sqlite3.Connection, task_id: int, event_id: int) -> Dispatc
 
 
 def _spoken(values: tuple[Any, ...]) -> Spoken:
-    from core.dispatch_tools.rows import Spoken  # noqa: PLC0415 -- rule 8
+    from core.dispatch_tools.rows import Spoken  # noqa: PLC0415 -- at the first call
 
     key, kind, body, state, receipt_id, message_kind = values
     return Spoken(
@@ -406,7 +396,7 @@ def _landed(receipt: DeliveryReceipt, spoken: Spoken) -> DeliveryReceipt:
 
 
 def _dispatch_row(row: tuple[Any, ...]) -> DispatchRow:
-    from core.dispatch_tools.rows import DispatchRow, InstructionRecord  # noqa: PLC0415 -- rule 8
+    from core.dispatch_tools.rows import DispatchRow, InstructionRecord  # noqa: PLC0415 -- at the first call
 
     (
         event_id, delivery, guard, pulled, ack_id, outcome, reply_id, links,

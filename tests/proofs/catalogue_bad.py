@@ -153,15 +153,15 @@ BAD = [
     ),
     rule(
         "bad disk: the instance lock that cannot be taken is one line, never a traceback",
-        "    except OSError as error:  # rule 6\n",
-        "    except ZeroDivisionError as error:  # rule 6\n",
+        "    except OSError as error:  # the state directory's, in the ledger's words\n",
+        "    except ZeroDivisionError as error:  # the state directory's, in the ledger's words\n",
         "test_a_full_disk_is_one_line_and_records_nothing",
         "test_a_read_only_state_directory_is_one_line_and_records_nothing",
     ),
     rule(
         "bad disk: a configuration that cannot be written is one line, nothing written",
-        "    except OSError as error:  # a full disk, a read-only directory: the old file stands (rule 3)\n",
-        "    except ZeroDivisionError as error:  # a full disk, a read-only directory: the old file stands (rule 3)\n",
+        "    except OSError as error:  # a full disk, a read-only directory: the old file stands\n",
+        "    except ZeroDivisionError as error:  # a full disk, a read-only directory: the old file stands\n",
         "test_a_full_disk_is_one_line_and_records_nothing",
     ),
     rule(
