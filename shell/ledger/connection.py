@@ -1,27 +1,18 @@
 """Opening a ledger and using it: where it may live, the three ways in, its schema, its
 transactions, and the errors a person reads.
 
-A ledger is one SQLite file, never in memory (its whole promise is that a crash is a delay), and
-a credential file (it holds feed positions): this user's, owner-only, in an owner-only directory;
-looser is refused, never tightened. It carries this connector's identity (``application_id``)
-from its first byte and its schema version (``user_version``); any other file is refused before
-anything reads or changes it. The owner's way in (``open_ledger``: ``run``, ``promote`` on its
-shadow) creates what is missing, runs ``quick_check``, switches to WAL, applies each numbered
-migration in its own ``BEGIN IMMEDIATE`` (re-reading the version inside it) and then brings core's
-generated rules up to date (``shell.ledger.rules``); a ledger already up to date costs one read and
-no write. Another writer (``open_existing_ledger``: the worker's MCP server, a person's commands)
-and a reader (``open_ledger_read_only``: ``mode=ro``, ``query_only``) never create or migrate and
-refuse any schema but this program's. Every way in is ``synchronous = FULL``; only the
-simulation's ``unsynced`` sets it OFF.
-
-Every write is ``with ledger.write() as connection:``, a ``BEGIN IMMEDIATE`` that commits at the
-end of the block and rolls back on any exception, which is raised again; ``ledger.read()`` is a
-consistent snapshot; they do not nest. A busy lock is retried every 20 ms, in real time, for the
-busy timeout, then ``LedgerBusy``. What the disk or SQLite says is one ``LedgerError`` a person can
-act on (``ledger_failure``: exit 3, so a supervisor does not restart into it; busy is exit 69, it
-passes by itself). The running connector keeps its last failed write in a file beside the ledger
-for ``status`` (``WriteFailures``): recording it needs no new block, and healthy writes cost nothing.
-"""
+A ledger is one SQLite file, never in memory (its promise is that a crash is a delay), and a
+credential file: this user's, owner-only, in an owner-only directory; looser is refused, never
+tightened. It carries this connector's identity (``application_id``) from its first byte and its
+schema version (``user_version``); any other file is refused before anything reads or changes it.
+Only the owner's way in (``open_ledger``) creates, checks the whole file, migrates (each numbered
+migration in its own ``BEGIN IMMEDIATE``, then core's generated rules) and costs one read when the
+ledger is up to date; another writer's and a reader's ways in refuse any schema but this program's.
+Every way in is ``synchronous = FULL``, but the simulation's ``unsynced``. Every write is ``with
+ledger.write() as connection:``, a ``BEGIN IMMEDIATE`` that commits at the end of the block and
+rolls back on any exception; ``read()`` is one snapshot; they do not nest, and a busy lock is
+retried for the busy timeout, in real time. What the disk or SQLite says is one ``LedgerError`` a
+person can act on (exit 3, so a supervisor does not restart into it; busy is exit 69: it passes)."""
 
 from __future__ import annotations
 
@@ -210,18 +201,13 @@ def checked_path(path: str | os.PathLike[str]) -> Path:
             "a ledger's whole promise is that a crash is a delay"
         )
     if text == ":memory:" or text.startswith("file::memory:"):
-        raise LedgerPathRefused(
-            f"{text}: an in-memory ledger is refused: "
-            "a ledger's whole promise is that a crash is a delay"
-        )
+        raise LedgerPathRefused(f"{text}: an in-memory ledger is refused: a ledger's whole promise is that a crash is a delay")
     if text.startswith("file:"):
         raise LedgerPathRefused(f"{text}: a ledger is a file path, not an SQLite URI")
     absolute = os.path.abspath(text)
     for character in _URI_CHARACTERS:
         if character in absolute:
-            raise LedgerPathRefused(
-                f"{absolute}: a ledger path may not hold {character!r} (SQLite reads it in a URI)"
-            )
+            raise LedgerPathRefused(f"{absolute}: a ledger path may not hold {character!r} (SQLite reads it in a URI)")
     if not hasattr(os, "getuid"):
         raise LedgerNotPrivate(f"{absolute}: this platform has no file owners to check")
     return Path(absolute)
@@ -257,9 +243,7 @@ def checked_file(path: Path) -> tuple[int, int]:
     """Vet the ledger file without following a symlink; its (device, inode)."""
     try:
         with _in_ledger_words():
-            status = private_files.check_file(
-                path, "the ledger", "it holds feed positions and must be owner-only", FileKind.ledger
-            )
+            status = private_files.check_file(path, "the ledger", "it holds feed positions and must be owner-only", FileKind.ledger)
     except FileNotFoundError:
         raise LedgerMissing(f"{path}: {_NO_LEDGER}") from None
     return status.st_dev, status.st_ino
@@ -358,9 +342,8 @@ def refuse_foreign(connection: sqlite3.Connection, path: Path) -> None:
         )
     if _has_migrations(connection):
         return  # an older connector's ledger, made before the identity: the owner stamps it
-    tables = [str(row[0]) for row in connection.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name LIMIT 4"
-    )]  # fmt: skip
+    listed = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name LIMIT 4")
+    tables = [str(row[0]) for row in listed]
     if not path.stat().st_size:
         raise LedgerForeign(
             f"{path}: an empty file (0 bytes), not a ledger: a ledger is never empty, so this one's "
@@ -375,16 +358,14 @@ def refuse_foreign(connection: sqlite3.Connection, path: Path) -> None:
 
 
 def _has_migrations(connection: sqlite3.Connection) -> bool:
-    return connection.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
-    ).fetchone() is not None
+    found = connection.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
+    return found.fetchone() is not None
 
 
 def refuse_too_new(version: int, path: Path) -> None:
     if version > SCHEMA_VERSION:
         raise LedgerTooNew(
-            f"{path}: the ledger is at schema {version}, newer than this program's "
-            f"{SCHEMA_VERSION}; run the newer program"
+            f"{path}: the ledger is at schema {version}, newer than this program's {SCHEMA_VERSION}; run the newer program"
         )
 
 
@@ -398,8 +379,7 @@ def migrate(ledger: Ledger) -> None:
             return  # nothing to do
     with ledger.write() as transaction:
         transaction.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations ("
-            "version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL) STRICT"
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL) STRICT"
         )
         transaction.execute(f"PRAGMA application_id = {APPLICATION_ID}")  # an older one's, stamped
         transaction.execute(f"PRAGMA user_version = {schema_version(transaction)}")
@@ -412,8 +392,7 @@ def migrate(ledger: Ledger) -> None:
             for statement in split_statements(migration.sql):
                 transaction.execute(statement)
             transaction.execute(
-                "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
-                (migration.version, ledger.timestamp()),
+                "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", (migration.version, ledger.timestamp())
             )
             transaction.execute(f"PRAGMA user_version = {migration.version}")  # the identity's version
     with ledger.write() as transaction:
@@ -436,13 +415,7 @@ class Ledger:
     time use it. Use ``write()`` and ``read()``."""
 
     def __init__(
-        self,
-        connection: sqlite3.Connection,
-        path: Path,
-        *,
-        read_only: bool,
-        clock: Clock,
-        busy_timeout: float,
+        self, connection: sqlite3.Connection, path: Path, *, read_only: bool, clock: Clock, busy_timeout: float
     ) -> None:
         self._connection = connection
         self._lock = threading.RLock()
@@ -485,11 +458,9 @@ class Ledger:
 
 
 class _Transaction:
-    """One transaction on a ledger's connection, under its lock: ``begin`` on entry, COMMIT at a
-    clean exit, ROLLBACK on any exception, which is raised again. A write's (``records``) storage
-    failure -- at its BEGIN, in its block, at its COMMIT -- is recorded, and its clean COMMIT clears
-    the record. It holds nothing of one use, so each kind is made once per ledger and handed out
-    again: every intent the outbox sends opens two (``bin/bench outbox``)."""
+    """One transaction under the ledger's lock. A write's (``records``) storage failure, at its BEGIN,
+    in its block or at its COMMIT, is recorded, and its clean COMMIT clears the record. Each kind is
+    made once per ledger and handed out again: every intent the outbox sends opens two."""
 
     __slots__ = ("_begin", "_ledger", "_records")
 
@@ -553,8 +524,7 @@ class _Transaction:
 
 def retry_busy(action: Callable[..., _Result], timeout: float, path: Path, *args: object) -> _Result:
     """Run ``action(*args)``, again every 20 ms while SQLite answers busy or locked (its busy handler
-    is not asked for every lock: switching a fresh file to WAL), up to ``timeout`` from the first
-    busy answer (a transaction's BEGIN asks the clock only then)."""
+    is not asked for every lock), up to ``timeout`` from the first busy answer."""
     deadline: float | None = None
     while True:
         try:
@@ -566,9 +536,7 @@ def retry_busy(action: Callable[..., _Result], timeout: float, path: Path, *args
             if deadline is None:
                 deadline = time.monotonic() + timeout
             if time.monotonic() >= deadline:
-                raise LedgerBusy(
-                    f"{path}: another process holds the ledger's lock; gave up after {timeout:g} s"
-                ) from error
+                raise LedgerBusy(f"{path}: another process holds the ledger's lock; gave up after {timeout:g} s") from error
             time.sleep(BUSY_RETRY_SLEEP_SECONDS)
 
 
@@ -576,12 +544,9 @@ def retry_busy(action: Callable[..., _Result], timeout: float, path: Path, *args
 
 
 def open_ledger(
-    path: str | os.PathLike[str],
-    *,
-    clock: Clock | None = None,
-    busy_timeout: float = BUSY_TIMEOUT_SECONDS,
+    path: str | os.PathLike[str], *, clock: Clock | None = None, busy_timeout: float = BUSY_TIMEOUT_SECONDS,
     unsynced: bool = False,
-) -> Ledger:
+) -> Ledger:  # fmt: skip
     """The owner's way in: create what is missing (owner-only), migrate, refuse a newer ledger."""
     clock = clock or SystemClock()
     ledger_path = checked_path(path)
@@ -612,20 +577,14 @@ def open_ledger(
 
 
 def open_existing_ledger(
-    path: str | os.PathLike[str],
-    *,
-    clock: Clock | None = None,
-    busy_timeout: float = BUSY_TIMEOUT_SECONDS,
+    path: str | os.PathLike[str], *, clock: Clock | None = None, busy_timeout: float = BUSY_TIMEOUT_SECONDS
 ) -> Ledger:
     """A worker's way in: never creates, never migrates, refuses any other schema version."""
     return _open_without_creating(path, read_only=False, clock=clock, busy_timeout=busy_timeout)
 
 
 def open_ledger_read_only(
-    path: str | os.PathLike[str],
-    *,
-    clock: Clock | None = None,
-    busy_timeout: float = BUSY_TIMEOUT_SECONDS,
+    path: str | os.PathLike[str], *, clock: Clock | None = None, busy_timeout: float = BUSY_TIMEOUT_SECONDS
 ) -> Ledger:
     """A reader's way in (``status``, ``doctor``, ``resolve list|show``): no migration, no write."""
     return _open_without_creating(path, read_only=True, clock=clock, busy_timeout=busy_timeout)
@@ -655,25 +614,13 @@ def _open_without_creating(
     except BaseException:
         connection.close()
         raise
-    return Ledger(
-        connection,
-        ledger_path,
-        read_only=read_only,
-        clock=clock or SystemClock(),
-        busy_timeout=busy_timeout,
-    )
+    return Ledger(connection, ledger_path, read_only=read_only, clock=clock or SystemClock(), busy_timeout=busy_timeout)
 
 
 def _connect(path: Path, mode: str, busy_timeout: float) -> sqlite3.Connection:
     uri = f"file:{quote(str(path))}?mode={mode}"
     try:
-        return sqlite3.connect(
-            uri,
-            uri=True,
-            timeout=busy_timeout,
-            isolation_level=None,
-            check_same_thread=False,
-        )
+        return sqlite3.connect(uri, uri=True, timeout=busy_timeout, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as error:
         raise LedgerUnreadable(f"{path}: SQLite cannot open the ledger: {error}") from error
 
@@ -705,15 +652,11 @@ def check_integrity(connection: sqlite3.Connection, path: Path) -> None:
     problems = [str(row[0]) for row in rows if row[0] != "ok"]
     if problems:
         more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
-        raise LedgerCorrupt(
-            f"{path}: the ledger is damaged (quick_check: {problems[0]}{more}); restore it from a copy"
-        )
+        raise LedgerCorrupt(f"{path}: the ledger is damaged (quick_check: {problems[0]}{more}); restore it from a copy")
 
 
 def _switch_to_wal(connection: sqlite3.Connection, path: Path, busy_timeout: float) -> None:
-    row = retry_busy(
-        lambda: connection.execute("PRAGMA journal_mode = WAL").fetchone(), busy_timeout, path
-    )
+    row = retry_busy(lambda: connection.execute("PRAGMA journal_mode = WAL").fetchone(), busy_timeout, path)
     if row is None or str(row[0]).lower() != "wal":
         raise LedgerUnreadable(f"{path}: SQLite would not put the ledger in WAL mode")
 
@@ -797,9 +740,7 @@ class WriteFailures:
                 _write_slot(self._descriptor, slot)
                 self._recorded = True
         except OSError as failure:
-            log.error(
-                "ledger: a write failed (%s), and so did recording it in %s: %s", why, self.path, failure
-            )
+            log.error("ledger: a write failed (%s), and so did recording it in %s: %s", why, self.path, failure)
 
     def succeeded(self) -> None:
         """A write committed: clear the record, written only when one is there."""
@@ -822,9 +763,7 @@ def watch_write_failures(ledger: Ledger) -> None:
     try:
         ledger.write_failures = WriteFailures.beside(ledger.path)
     except OSError as error:
-        log.warning(
-            "ledger: %s cannot be kept (%s): status will not show failed writes", WRITE_FAILURE_FILE, error
-        )
+        log.warning("ledger: %s cannot be kept (%s): status will not show failed writes", WRITE_FAILURE_FILE, error)
 
 
 def _write_slot(descriptor: int, slot: bytes) -> None:

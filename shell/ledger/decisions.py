@@ -1,19 +1,15 @@
-"""A person's decisions on records -- a redispatch or a discard, an import's entries, the
-settlement of an attempt left mid-launch -- each read, asked of core and written in one
-``BEGIN IMMEDIATE``. The connector takes the same lock, so each is safe while it runs, and none
-posts or reads Basecamp.
+"""A person's decisions on records -- a redispatch or a discard, an import's entries, the settlement
+of an attempt left mid-launch -- each read, asked of core and written in one ``BEGIN IMMEDIATE``, so
+each is safe while the connector runs; none posts or reads Basecamp.
 
-A decision writes its row (who, when, the record as it was), the record's move (a compare-and-set
-on its revision: migration 0006's triggers let a completed or dispatched record move only under a
-decision at that revision) and, for a discard, the cancellation of the record's pending notices
-and of those of a task whose every record is now discarded; a notice already sending cannot be
-called back: it is reported, never touched. A record blocked again starts a fresh retry window and
-is offered back to admission. A redispatch of a record a live task carries writes its row pending on
-that task and retires the task's token in the same transaction; the record moves when the task ends
-(migration 0009's trigger), and the task's worker is returned for the caller to stop after the
-commit. An import's entry decided done is a discard too (``discarded(imported_done)``, its note
-naming the file); an entry that cannot be applied writes nothing, and the ledger is asked once which
-named events it records, so a file of events never seen costs no query per entry."""
+A decision writes its row (who, when, the record as it was) and the record's move, a compare-and-set
+on its revision (migration 0006's triggers let a completed or dispatched record move only under a
+decision at that revision). A discard cancels the record's pending notices, and those of a task
+whose every record is now discarded; one already sending cannot be called back: it is reported. A
+redispatch of a record a live task carries is pending on that task, whose token it retires; the
+record moves when the task ends (migration 0009's trigger), and the worker is returned for the
+caller to stop. An import's entry decided done is a discard too; an import that cannot be applied
+writes nothing."""
 
 from __future__ import annotations
 
@@ -99,18 +95,11 @@ def read_facts(connection: sqlite3.Connection, event_id: int, served: frozenset[
         return None
     state, reason, revision, retry_at, bucket_id, outcome, carried, unhanded, last_action, live_task, pending_on = found
     return RecordFacts(
-        event_id=event_id,
-        state=RecordState(state),
-        reason=str(reason),
-        revision=int(revision),
-        outcome=str(outcome),
-        carried=bool(carried),
-        discarded_by_person=last_action == Action.discard,
-        retry_at=stored_time(retry_at),
-        unhanded=bool(carried) and bool(unhanded),
+        event_id=event_id, state=RecordState(state), reason=str(reason), revision=int(revision),
+        outcome=str(outcome), carried=bool(carried), discarded_by_person=last_action == Action.discard,
+        retry_at=stored_time(retry_at), unhanded=bool(carried) and bool(unhanded),
         served=bucket_id in served,
-        live_task=live_task,
-        pending_on=pending_on,
+        live_task=live_task, pending_on=pending_on,
     )
 
 
@@ -130,14 +119,9 @@ def _apply(connection: sqlite3.Connection, plan: Plan, by: str, now: datetime) -
         worker = tasks.retire_token(connection, plan.stop_task, now)
         return Decided(int(decision_id), plan, by, (), (), worker)
     moved = records.decide(
-        connection,
-        facts.event_id,
-        facts.revision,
-        state=plan.to_state,
-        reason=plan.to_reason,
-        offer_at=plan.offer_at,
-        stamp=stamp,
-    )
+        connection, facts.event_id, facts.revision, state=plan.to_state, reason=plan.to_reason,
+        offer_at=plan.offer_at, stamp=stamp,
+    )  # fmt: skip
     if moved != 1:  # pragma: no cover -- the facts were read in this same transaction
         raise sqlite3.IntegrityError(f"event {facts.event_id} moved during its own decision")
     canceled, sending = _cancel_pending(connection, facts.event_id, now) if plan.cancel_pending else ((), ())
@@ -196,7 +180,6 @@ def _record_now(connection: sqlite3.Connection, event_id: int) -> RecordNow | No
 def _discard_imported(
     connection: sqlite3.Connection, record: RecordNow, by: str, now: datetime, note: str
 ) -> tuple[int, ...]:
-    """Close ``record`` as the import decided; the notices it canceled."""
     stamp = format_timestamp(now)
     connection.execute(
         "INSERT INTO decisions (action, event_id, decided_by, decided_at, from_state, from_reason,"
@@ -211,9 +194,7 @@ def _discard_imported(
 
 
 def settle_launch(ledger: Ledger, event_id: int, claim: LaunchFinding, by: str, now: datetime) -> Result[Settle, str]:
-    """``by`` settles the attempt left mid-launch for ``event_id``'s task as ``claim``
-    (``core.launch_settlement.settle``): who and what they found, the attempt's end, the task's
-    supersession and its settlement commit together. Safe beside a running connector: the attempt
+    """``by`` settles the attempt left mid-launch for ``event_id``'s task as ``claim``: its attempt
     belongs to a process that is gone, and the dispatcher starts what it frees."""
     with ledger.write() as connection:
         planned = launch_settlement.settle(tasks.left_launch(connection, event_id), event_id, claim)

@@ -1,14 +1,10 @@
 """The hold marker and its generations: set and released in one transaction each, and read.
 
-Setting the hold reads the marker and every open record, asks ``core.hold.hold`` and writes its
-plan in one ``BEGIN IMMEDIATE``: a new generation, the marker, the review tags, the waiting records
-moved to held (a person's move, asked of ``core.edges``) and their pending guards canceled with the
-note ``held``, and a ``revoked_redispatches`` row for every redispatch waiting on a live task (which
-migration 0012's trigger reads at the task's end). A release deletes the marker and closes its
-generation; held records stay held. ``standing`` is read by the dispatcher before it launches, by a
-decision and by ``status``; migration 0009's triggers are the second wall. The writing side's
-modules are imported by the two functions that write, when they run: a reader of the marker
-(``status``) imports none of them."""
+Setting the hold writes ``core.hold.hold``'s plan in one ``BEGIN IMMEDIATE``: a new generation, the
+marker, the review tags, the waiting records moved to held (their pending guards canceled) and every
+redispatch waiting on a live task revoked. A release deletes the marker and closes its generation;
+held records stay held. The writing side's modules are imported by the two functions that write: a
+reader of the marker (``status``) imports none of them."""
 
 from __future__ import annotations
 
@@ -50,7 +46,6 @@ class Released:
 
 
 def standing(connection: sqlite3.Connection) -> StandingHold | None:
-    """The hold marker, or None."""
     found = connection.execute(
         "SELECT held_by, held_at, cause, generation FROM hold_marker WHERE id = 1"
     ).fetchone()
@@ -58,7 +53,6 @@ def standing(connection: sqlite3.Connection) -> StandingHold | None:
 
 
 def set_hold(ledger: Ledger, by: str, cause: str, now: datetime) -> HoldSet:
-    """``by`` sets the hold for ``cause``."""
     from core.edges import RECORD_EDGES, Actor  # noqa: PLC0415 -- the writing side's
     from shell.ledger import outbox, records  # noqa: PLC0415 -- the writing side's
     from shell.ledger.rules import asked  # noqa: PLC0415 -- the writing side's

@@ -20,7 +20,6 @@ from shell.ledger.hold import standing
 
 
 def hold_cause(path: Path) -> str | None:
-    """The cause of the hold standing in the ledger at ``path``."""
     if not path.exists():
         return None
     try:

@@ -1,14 +1,11 @@
 """The records (``events``), intake's checkpoints and each lane's news (``lane_news``): the only
 module that writes any of them, each function inside the transaction of whoever owns the move.
 
-A verdict is admission's: ``commit_verdict`` applies only while the record's revision is the one
-the decision loaded and the record awaits a verdict (seen or blocked), and bumps it; it settles an
-admitted verdict to queued from one ``live_work`` snapshot of the conversation, keeps content (the
-snapshot, recording URL and type) for admitted or queued records alone, writes a blocked verdict's
-retry times (``core.blocked_retry``), and writes the intents the verdict calls for
-(``core.intents``) in the same transaction, from the record read back; a ``guard_delay`` of None is
-a shadow ledger's, which writes none. Every other move of a record is decided by its owner (the
-dispatcher, a person, the hold) and written here."""
+A verdict is admission's: ``commit_verdict`` applies only while the record's revision is the one the
+decision loaded and the record awaits a verdict, settles an admitted verdict to queued from one
+snapshot of its conversation, keeps content for admitted or queued records alone, and writes the
+intents the verdict calls for in the same transaction (a ``guard_delay`` of None is a shadow
+ledger's, which writes none). Every other move of a record is decided by its owner and written here."""
 
 from __future__ import annotations
 
@@ -52,7 +49,6 @@ class LoadedRecord:
 
 
 def load(connection: sqlite3.Connection, event_id: int) -> LoadedRecord | None:
-    """The record ``event_id``, or None."""
     found = connection.execute(
         "SELECT id, event_type, bucket_id, creator_id, performed_by_id, recording_id, state, reason, revision,"
         " blocked_at, next_retry_at FROM events WHERE id = ?",
@@ -120,14 +116,9 @@ def blocked_for(connection: sqlite3.Connection, reason: str) -> list[int]:
 
 
 def commit_verdict(  # noqa: PLR0917 -- a verdict's parts, positional
-    connection: sqlite3.Connection,
-    event_id: int,
-    loaded_revision: int,
-    verdict: Verdict,
-    now: datetime,
+    connection: sqlite3.Connection, event_id: int, loaded_revision: int, verdict: Verdict, now: datetime,
     guard_delay: timedelta | None,
-) -> bool:
-    """Write ``verdict`` on the record; False when it was already decided."""
+) -> bool:  # fmt: skip
     current = load(connection, event_id)
     if current is None or current.revision != loaded_revision or not current.pending:
         return False
@@ -159,25 +150,13 @@ def _write_verdict(connection: sqlite3.Connection, current: LoadedRecord, settle
         " retry_at = ?, next_retry_at = ?, revision = revision + 1"
         " WHERE id = ? AND revision = ?",
         (
-            str(state),
-            reason,
-            "" if settled.trigger is None else str(settled.trigger),
-            int(settled.acknowledge),
-            settled.conversation_key,
-            "" if settled.reply_kind is None else str(settled.reply_kind),
-            settled.reply_bucket_id,
-            settled.reply_recording_id,
-            settled.requester_id,
-            snapshot,
-            recording_url,
-            recording_type,
-            stamp,
-            stamp,
-            None if times.blocked_at is None else format_timestamp(times.blocked_at),
+            str(state), reason, "" if settled.trigger is None else str(settled.trigger), int(settled.acknowledge),
+            settled.conversation_key, "" if settled.reply_kind is None else str(settled.reply_kind),
+            settled.reply_bucket_id, settled.reply_recording_id, settled.requester_id, snapshot, recording_url,
+            recording_type, stamp, stamp, None if times.blocked_at is None else format_timestamp(times.blocked_at),
             None if settled.retry_at is None else format_timestamp(settled.retry_at),
             None if times.next_retry_at is None else format_timestamp(times.next_retry_at),
-            current.pointer.id,
-            current.revision,
+            current.pointer.id, current.revision,
         ),
     ).rowcount == 1
 
@@ -187,9 +166,7 @@ def _write_verdict(connection: sqlite3.Connection, current: LoadedRecord, settle
 
 def checkpoint(connection: sqlite3.Connection, digest: str) -> tuple[str, int] | None:
     """The (position, last served id) of lineage ``digest``, or None."""
-    row = connection.execute(
-        "SELECT position, last_served_id FROM checkpoints WHERE filter_digest = ?", (digest,)
-    ).fetchone()
+    row = connection.execute("SELECT position, last_served_id FROM checkpoints WHERE filter_digest = ?", (digest,)).fetchone()
     return None if row is None else (str(row[0]), int(row[1]))
 
 
@@ -212,18 +189,8 @@ def insert_seen(
             "INSERT INTO events (id, state, event_type, bucket_id, recording_id, creator_id, performed_by_id,"
             " created_at, seen_at, updated_at, lane) VALUES (?, 'seen', ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT(id) DO NOTHING",
-            (
-                event.id,
-                event.event_type,
-                event.bucket_id,
-                event.recording_id,
-                event.creator_id,
-                event.performed_by_id,
-                created_at,
-                now,
-                now,
-                lane.value,
-            ),
+            (event.id, event.event_type, event.bucket_id, event.recording_id, event.creator_id,
+             event.performed_by_id, created_at, now, now, lane.value),
         )
     if fresh:
         connection.execute(
@@ -235,10 +202,7 @@ def insert_seen(
     return fresh
 
 
-def save_checkpoint(
-    connection: sqlite3.Connection, digest: str, position: str, last_served_id: int, now: str
-) -> None:
-    """Write lineage ``digest``'s position and last served id."""
+def save_checkpoint(connection: sqlite3.Connection, digest: str, position: str, last_served_id: int, now: str) -> None:
     connection.execute(
         "INSERT INTO checkpoints (filter_digest, position, last_served_id, updated_at) VALUES (?, ?, ?, ?)"
         " ON CONFLICT(filter_digest) DO UPDATE SET position = excluded.position,"
@@ -249,16 +213,14 @@ def save_checkpoint(
 
 def seen_ids(connection: sqlite3.Connection) -> list[int]:
     """Every record still ``seen`` (awaiting its first verdict), oldest first."""
-    return [
-        int(row[0]) for row in connection.execute("SELECT id FROM events WHERE state = 'seen' ORDER BY id")
-    ]
+    return [int(row[0]) for row in connection.execute("SELECT id FROM events WHERE state = 'seen' ORDER BY id")]
 
 
 # -- the other transitions' moves of a record (their owners decide; this module writes) ---------
 
 
 def dispatch(connection: sqlite3.Connection, event_id: int, stamp: str, dispatched: RecordState) -> sqlite3.Cursor:
-    """A waiting record joins a task (``shell.ledger.tasks``): dispatched, as core answered."""
+    """A waiting record joins a task: dispatched, as core answered."""
     return connection.execute(
         "UPDATE events SET state = ?, revision = revision + 1, updated_at = ?"
         " WHERE id = ? AND state IN ('admitted', 'queued')",
@@ -267,7 +229,6 @@ def dispatch(connection: sqlite3.Connection, event_id: int, stamp: str, dispatch
 
 
 def settle(connection: sqlite3.Connection, event_id: int, state: RecordState, reason: str, stamp: str) -> None:
-    """A dispatched record moved by its attempt's settlement (``shell.ledger.tasks``)."""
     connection.execute(
         "UPDATE events SET state = ?, reason = ?, revision = revision + 1, updated_at = ?"
         " WHERE id = ? AND state = 'dispatched'",
@@ -276,17 +237,11 @@ def settle(connection: sqlite3.Connection, event_id: int, state: RecordState, re
 
 
 def decide(
-    connection: sqlite3.Connection,
-    event_id: int,
-    revision: int,
-    *,
-    state: RecordState,
-    reason: str,
-    offer_at: datetime | None,
-    stamp: str,
-) -> int:
-    """A person's decision moves the record (``shell.ledger.decisions``), compare-and-set on its
-    revision; a record blocked again starts a fresh retry window. The row count."""
+    connection: sqlite3.Connection, event_id: int, revision: int, *, state: RecordState, reason: str,
+    offer_at: datetime | None, stamp: str,
+) -> int:  # fmt: skip
+    """A person's decision moves the record, compare-and-set on its revision; a record blocked again
+    starts a fresh retry window. The row count."""
     blocked = state is RecordState.blocked
     return connection.execute(
         "UPDATE events SET state = ?, reason = ?, revision = revision + 1, updated_at = ?, decided_at = ?,"
@@ -308,15 +263,13 @@ def open_records(connection: sqlite3.Connection) -> list[tuple[int, RecordState,
 
 
 def tag_for_review(connection: sqlite3.Connection, event_ids: Sequence[int], stamp: str) -> None:
-    """A hold tags each record for a person's review (``shell.ledger.hold``)."""
     connection.executemany(
         "UPDATE events SET review = 1, updated_at = ? WHERE id = ?", [(stamp, event_id) for event_id in event_ids]
     )
 
 
 def hold(connection: sqlite3.Connection, event_id: int, revision: int, held: RecordState, stamp: str) -> int:
-    """A hold moves a waiting record to held (``shell.ledger.hold``), compare-and-set on its
-    revision; the row count."""
+    """A hold moves a waiting record to held, compare-and-set on its revision; the row count."""
     return connection.execute(
         "UPDATE events SET state = ?, revision = revision + 1, updated_at = ?"
         " WHERE id = ? AND revision = ? AND state IN ('admitted', 'queued')",
@@ -337,12 +290,10 @@ def tombstone(connection: sqlite3.Connection, event_ids: Sequence[int], stamp: s
 def recorded_among(connection: sqlite3.Connection, event_ids: Sequence[int]) -> set[int]:
     """Which of ``event_ids`` (any number of them: passed as one JSON array, not one variable
     each) the ledger records."""
-    return {
-        int(found[0])
-        for found in connection.execute(
-            "SELECT id FROM events WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(list(event_ids)),)
-        )
-    }
+    found = connection.execute(
+        "SELECT id FROM events WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(list(event_ids)),)
+    )
+    return {int(row[0]) for row in found}
 
 
 def held_count(connection: sqlite3.Connection) -> int:

@@ -1,14 +1,11 @@
 """A person's resolution of an outbox intent, written to the ledger.
 
 One decision is one short ``BEGIN IMMEDIATE``: read the intent, ask ``core.resolution.resolve``,
-write that ``Move`` by compare-and-set on the state and note read, check the row count; nothing else
-runs inside, so a running connector waits milliseconds. What ``show`` offers is
-``core.resolution.open_decisions``, exactly what a decision may do. A receipt belongs to one intent
-(a unique index per message kind), so the database judges a receipt another holds
-(``ReceiptOwned``). Every refusal is one line naming the intent, its state and why, and writes
-nothing. The log line names the intent, both states, the receipt and who, never the body. A
-worker's words marked sent get the receipt on their task row too, as the outbox records one that
-lands."""
+write that ``Move`` by compare-and-set on the state and note read, check the row count; a running
+connector waits milliseconds. A receipt belongs to one intent (a unique index per message kind), so
+the database judges a receipt another holds. Every refusal is one line naming the intent, its state
+and why, and writes nothing; the log line never names the body. A worker's words marked sent get the
+receipt on their task row too, as the outbox records one that lands."""
 
 from __future__ import annotations
 
@@ -62,7 +59,6 @@ class Resolved:
 
 
 def decision_name(resolution: Resolution) -> str:
-    """The name a person types for ``resolution``."""
     match resolution:
         case Sent():
             return "sent"

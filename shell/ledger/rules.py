@@ -2,18 +2,14 @@
 (the first wall), and SQLite triggers named ``rule_...`` generated from the same tables (the
 second), so no migration restates what ``core.edges`` and the enums write down once.
 
-Every state the connector writes on its own is the answer of ``asked``: the table's ``step`` for the
-row's current state, the target and the actor; a refused move raises ``MoveRefused`` before any SQL
-runs. Each lifecycle column has one ``BEFORE UPDATE`` trigger that refuses a change that is not an
-edge (writing the value held is not a move; ``companions`` change only along an edge too; an
-``only_with_notes`` edge exists only for a row whose note is one of them). Each table has one
-``BEFORE INSERT`` trigger that refuses a value outside a column's vocabulary; on update, a column no
-edge judges is judged in its table's lifecycle trigger, or in one of its own. A value is looked up
-in one ``|``-joined list (``instr``): an IN list builds a temporary b-tree at every statement, a
-chain of ORs is a long expression to parse. ``bring_up_to_date`` creates what the file lacks, drops
-what an earlier version wrote by hand (its triggers, and its vocabulary CHECKs, which would refuse a
-newer vocabulary, through ``writable_schema`` as SQLite documents) and any ``rule_`` trigger no
-longer generated; ``in_force`` is the one read a reopen costs."""
+Every state the connector writes on its own is the answer of ``asked``; a refused move raises
+``MoveRefused`` before any SQL runs. Each lifecycle column has one ``BEFORE UPDATE`` trigger that
+refuses a change that is not an edge; each table one ``BEFORE INSERT`` trigger that refuses a value
+outside a column's vocabulary, and a column no edge judges is judged on update too. A value is
+looked up in one ``|``-joined list (``instr``): an IN list builds a temporary b-tree at every
+statement, a chain of ORs is a long expression to parse. ``bring_up_to_date`` writes what the file
+lacks and drops what an earlier version wrote by hand (its triggers, and vocabulary CHECKs that
+would refuse a newer vocabulary); ``in_force`` is the one read a reopen costs."""
 
 from __future__ import annotations
 
@@ -215,7 +211,6 @@ def without_vocabulary_checks(table: str, sql: str) -> str:
 
 
 def bring_up_to_date(connection: sqlite3.Connection) -> None:
-    """Inside the caller's write transaction."""
     wanted = generated()
     held = _rule_triggers(connection)
     if held == wanted:

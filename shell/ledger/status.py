@@ -40,18 +40,12 @@ def read_snapshot(ledger: Ledger, dispatch_limit: int = LAST_DISPATCHES) -> Ledg
     with ledger.read() as connection:
         blocked = _blocked(connection)
         return LedgerSnapshot(
-            hold=_hold(connection),
-            feed=_feed(connection),
-            state_counts=_state_counts(connection, blocked),
-            blocked=blocked,
-            live_tasks=_live_tasks(connection),
-            waiting=_waiting(connection),
-            dispatches=_dispatches(connection, dispatch_limit),
-            held=_held(connection),
-            not_running=_not_running(connection),
-            outbox=_outbox(connection),
+            hold=_hold(connection), feed=_feed(connection), state_counts=_state_counts(connection, blocked),
+            blocked=blocked, live_tasks=_live_tasks(connection), waiting=_waiting(connection),
+            dispatches=_dispatches(connection, dispatch_limit), held=_held(connection),
+            not_running=_not_running(connection), outbox=_outbox(connection),
             token_outage=token_outage(connection),
-        )
+        )  # fmt: skip
 
 
 def _outbox(connection: sqlite3.Connection) -> tuple[tuple[str, str, int], ...]:
@@ -134,13 +128,9 @@ def _live_tasks(connection: sqlite3.Connection) -> tuple[LiveTask, ...]:
     ).fetchall()
     return tuple(
         LiveTask(
-            task_id=int(task_id),
-            superseded=bool(superseded),
-            conversation=str(conversation),
-            created_at=str(created_at),
-            deadline_at=None if deadline_at is None else str(deadline_at),
-            attempt=None
-            if attempt_id is None
+            task_id=int(task_id), superseded=bool(superseded), conversation=str(conversation),
+            created_at=str(created_at), deadline_at=None if deadline_at is None else str(deadline_at),
+            attempt=None if attempt_id is None
             else LiveAttempt(str(attempt_id), AttemptState(attempt_state), pid, str(launched_at), left_at),
             event_ids=_event_ids(connection, int(task_id)),
         )
@@ -152,16 +142,9 @@ def _live_tasks(connection: sqlite3.Connection) -> tuple[LiveTask, ...]:
 def _waiting(connection: sqlite3.Connection) -> tuple[WaitingIntent, ...]:
     return tuple(
         WaitingIntent(
-            intent_id=int(intent_id),
-            kind=str(kind),
-            state=IntentState(state),
-            refused=state == IntentState.canceled,
-            event_id=event_id,
-            attempt_id=attempt_id,
-            message_kind=str(message_kind),
-            bucket_id=int(bucket_id),
-            recording_id=int(recording_id),
-            note=str(note),
+            intent_id=int(intent_id), kind=str(kind), state=IntentState(state),
+            refused=state == IntentState.canceled, event_id=event_id, attempt_id=attempt_id,
+            message_kind=str(message_kind), bucket_id=int(bucket_id), recording_id=int(recording_id), note=str(note),
         )
         for intent_id, kind, state, note, event_id, attempt_id, message_kind, bucket_id, recording_id in (
             connection.execute(
@@ -196,17 +179,10 @@ def _dispatches(connection: sqlite3.Connection, limit: int) -> tuple[Dispatch, .
     ).fetchall()
     return tuple(
         Dispatch(
-            attempt_id=str(attempt_id),
-            task_id=int(task_id),
-            seq=int(seq),
-            state=AttemptState(state),
-            stop_reason=str(stop_reason),
-            spawn_failed=bool(spawn_failed),
-            launched_at=str(launched_at),
-            ended_at=None if ended_at is None else str(ended_at),
-            events=_dispatched_events(connection, int(task_id)),
-            not_started=str(not_started),
-            result=_worker_result(said) if said[0] else None,
+            attempt_id=str(attempt_id), task_id=int(task_id), seq=int(seq), state=AttemptState(state),
+            stop_reason=str(stop_reason), spawn_failed=bool(spawn_failed), launched_at=str(launched_at),
+            ended_at=None if ended_at is None else str(ended_at), events=_dispatched_events(connection, int(task_id)),
+            not_started=str(not_started), result=_worker_result(said) if said[0] else None,
         )
         for attempt_id, task_id, seq, state, stop_reason, spawn_failed, launched_at, ended_at, not_started, *said in rows
     )
@@ -216,13 +192,9 @@ def _worker_result(said: list[object]) -> WorkerResult:
     """Migration 18's columns, from ``worker_result`` on, as the result they record."""
     _, is_error, error, turns, cost, duration, denied = said
     return WorkerResult(
-        is_error=bool(is_error),
-        turns=int(str(turns)),
-        cost_usd=float(str(cost)),
-        duration_ms=int(str(duration)),
-        denials=tuple(name for name in str(denied).split(",") if name),
-        error=str(error),
-    )
+        is_error=bool(is_error), turns=int(str(turns)), cost_usd=float(str(cost)), duration_ms=int(str(duration)),
+        denials=tuple(name for name in str(denied).split(",") if name), error=str(error),
+    )  # fmt: skip
 
 
 def _held(connection: sqlite3.Connection) -> tuple[HeldRecord, ...]:
@@ -261,7 +233,6 @@ class EventRows:
 
 
 def event_of_recording(connection: sqlite3.Connection, recording_id: int) -> int | None:
-    """The first event recorded for ``recording_id``."""
     found = connection.execute(
         "SELECT id FROM events WHERE recording_id = ? ORDER BY id LIMIT 1", (recording_id,)
     ).fetchone()
@@ -279,9 +250,7 @@ def live_processes(connection: sqlite3.Connection) -> list[tuple[str, int, int, 
 
 def event_rows(connection: sqlite3.Connection, event_id: int) -> EventRows | None:
     """None when the ledger holds no record ``event_id``."""
-    record = connection.execute(
-        "SELECT state, reason, trigger_name FROM events WHERE id = ?", (event_id,)
-    ).fetchone()
+    record = connection.execute("SELECT state, reason, trigger_name FROM events WHERE id = ?", (event_id,)).fetchone()
     if record is None:
         return None
     joined = connection.execute(
@@ -290,13 +259,9 @@ def event_rows(connection: sqlite3.Connection, event_id: int) -> EventRows | Non
         (event_id,),
     ).fetchone()
     task_id = None if joined is None else joined[0]
-    attempt = (
-        connection.execute(
-            "SELECT state, stop_reason FROM attempts WHERE task_id = ? ORDER BY seq DESC LIMIT 1", (task_id,)
-        ).fetchone()
-        if task_id is not None
-        else None
-    )
+    attempt = connection.execute(
+        "SELECT state, stop_reason FROM attempts WHERE task_id = ? ORDER BY seq DESC LIMIT 1", (task_id,)
+    ).fetchone()  # None where no task carries it
     intents = connection.execute(
         "SELECT id, kind, state, receipt_id, note, body FROM outbox WHERE event_id = ?"
         " OR attempt_id IN (SELECT id FROM attempts WHERE task_id = ?) ORDER BY id",

@@ -1,18 +1,13 @@
-"""The dispatcher's transitions on tasks and attempts, and the rows they read: each runs in its
-caller's ``Ledger.write()`` (nothing here commits), writes by compare-and-set with checked row
-counts, and asks ``core.edges`` for every state before its SQL; the triggers stay behind it.
+"""The dispatcher's transitions on tasks and attempts, and the rows they read: each in its caller's
+``Ledger.write()``, a compare-and-set with checked row counts, every state asked of ``core.edges``.
 
-A launch creates the task, its ``launching`` attempt and the event's exposure, and moves the
-records to ``dispatched``, in one transaction before the driver starts anything: one live task per
-conversation, working directory and event, one live attempt per task, a record starting only as
-the oldest waiting on its conversation (``core.dispatch``, of one ``records.live_work`` snapshot),
-and nothing under the hold. A task's token is returned once and stored only as its SHA-256. An
-attempt's end is one transaction: the attempt ends, ``core.settlement``'s plan is applied, the task
-is superseded (a redispatch pending on it admits its record there, by migration 0009's trigger,
-asked of ``core.edges`` first), the replies listed before are adopted, and the completion intent
-read back from those rows is written. A still-running tick counts only for a live attempt. An
-attempt that recovery finds launching with no recorded process is marked left, and only such a
-one a person settles."""
+A launch creates the task, its attempt and the event's exposure, and moves the records to
+``dispatched``, in one transaction before the driver starts anything: one live task per
+conversation, working directory and event, one live attempt per task, a record starting only as the
+oldest waiting on its conversation, nothing under the hold. A task's token is returned once and
+stored only as its SHA-256. An attempt's end is one transaction: the attempt ends, the settlement's
+plan is applied, the task is superseded (a redispatch pending on it admits its record there), the
+replies listed before are adopted, and the completion intent read back from those rows is written."""
 
 from __future__ import annotations
 
@@ -106,13 +101,7 @@ def startable_records(
 
 
 def launch(
-    connection: sqlite3.Connection,
-    event_id: int,
-    *,
-    work_dir: str,
-    driver: str,
-    deadline_at: datetime,
-    now: datetime,
+    connection: sqlite3.Connection, event_id: int, *, work_dir: str, driver: str, deadline_at: datetime, now: datetime
 ) -> Launch:
     """Create the task for ``event_id``'s conversation and its first attempt, exposing the event."""
     conversation, work, trigger, recording_url = _startable(connection, event_id, work_dir)
@@ -122,15 +111,7 @@ def launch(
     task_id = connection.execute(
         "INSERT INTO tasks (token_sha256, conversation_key, originating_event_id, created_at, deadline_at,"
         " driver, work_dir) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (
-            token_sha256(token),
-            conversation,
-            event_id,
-            stamp,
-            format_timestamp(deadline_at),
-            driver,
-            work_dir,
-        ),
+        (token_sha256(token), conversation, event_id, stamp, format_timestamp(deadline_at), driver, work_dir),
     ).lastrowid
     assert task_id is not None
     joined = _join(connection, task_id, (conversation, work), stamp, first=event_id)
@@ -220,13 +201,7 @@ def join_follow_ups(connection: sqlite3.Connection, task_id: int, now: datetime)
 
 
 def mark_running(
-    connection: sqlite3.Connection,
-    attempt_id: str,
-    *,
-    pid: int,
-    pgid: int,
-    process_started: str,
-    now: datetime,
+    connection: sqlite3.Connection, attempt_id: str, *, pid: int, pgid: int, process_started: str, now: datetime
 ) -> None:
     found = connection.execute("SELECT state FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
     if found is None:
@@ -259,31 +234,19 @@ def _record_account(connection: sqlite3.Connection, attempt_id: str, account: Wo
         " result_turns = ?, result_cost_usd = ?, result_duration_ms = ?, denied_tools = ?, refusals = ?,"
         " session_id = ? WHERE id = ?",
         (
-            account.not_started,
-            int(result is not None),
-            int(result is not None and result.is_error),
-            result.error if result else "",
-            max(result.turns, 0) if result else 0,
-            max(result.cost_usd, 0.0) if result else 0.0,
-            max(result.duration_ms, 0) if result else 0,
-            ",".join(result.denials) if result else "",
-            len(result.denials) if result else 0,
-            account.session_id,
-            attempt_id,
+            account.not_started, int(result is not None), int(result is not None and result.is_error),
+            result.error if result else "", max(result.turns, 0) if result else 0,
+            max(result.cost_usd, 0.0) if result else 0.0, max(result.duration_ms, 0) if result else 0,
+            ",".join(result.denials) if result else "", len(result.denials) if result else 0,
+            account.session_id, attempt_id,
         ),
     )
 
 
 def end_attempt(
-    connection: sqlite3.Connection,
-    attempt_id: str,
-    stop_reason: StopReason,
-    *,
-    spawn_failed: bool,
-    now: datetime,
-    replies: ListedReplies | None = None,
-    account: WorkerAccount | None = None,
-) -> tuple[RowSettlement, ...]:
+    connection: sqlite3.Connection, attempt_id: str, stop_reason: StopReason, *, spawn_failed: bool, now: datetime,
+    replies: ListedReplies | None = None, account: WorkerAccount | None = None,
+) -> tuple[RowSettlement, ...]:  # fmt: skip
     """End the attempt and settle its task; ``replies``: what the adopted-reply rule reads (None: no
     listing was made, nothing is adopted); ``account``: what the worker's driver told of its end."""
     stamp = format_timestamp(now)
@@ -304,7 +267,6 @@ def end_attempt(
 
 
 def _end(connection: sqlite3.Connection, attempt_id: str, stop_reason: StopReason, spawn_failed: bool, stamp: str) -> int:
-    """The live attempt ended; its task's id."""
     found = connection.execute(
         "SELECT task_id, state FROM attempts WHERE id = ? AND state <> 'ended'", (attempt_id,)
     ).fetchone()
@@ -345,11 +307,8 @@ def _live_rows(connection: sqlite3.Connection, task_id: int, attempt_id: str) ->
     """The task's live (unretired) rows as the attempt's end finds them (``core.settlement``)."""
     return [
         LiveRow(
-            event_id=event_id,
-            delivery=DeliveryState(delivery),
-            exposed_by_this_attempt=exposed_by == attempt_id,
-            pulled=pulled_at is not None,
-            withdrawn_before=bool(withdrawn_before),
+            event_id=event_id, delivery=DeliveryState(delivery), exposed_by_this_attempt=exposed_by == attempt_id,
+            pulled=pulled_at is not None, withdrawn_before=bool(withdrawn_before),
             record_state=RecordState(record_state),
         )
         for event_id, delivery, exposed_by, pulled_at, withdrawn_before, record_state in connection.execute(
@@ -367,15 +326,9 @@ def _settled_rows(connection: sqlite3.Connection, task_id: int) -> list[SettledR
     is on its way for it (an outbox intent not canceled)."""
     return [
         SettledRow(
-            event_id=event_id,
-            delivery=DeliveryState(delivery),
-            outcome=EventOutcome(outcome),
-            reply_id=reply_id,
-            withdrawn=withdrawn_at is not None,
-            record_state=RecordState(state),
-            record_reason=reason,
-            adopted_reply_id=adopted,
-            reply_on_its_way=bool(on_its_way),
+            event_id=event_id, delivery=DeliveryState(delivery), outcome=EventOutcome(outcome), reply_id=reply_id,
+            withdrawn=withdrawn_at is not None, record_state=RecordState(state), record_reason=reason,
+            adopted_reply_id=adopted, reply_on_its_way=bool(on_its_way),
         )
         for event_id, delivery, outcome, reply_id, withdrawn_at, state, reason, adopted, on_its_way in (
             connection.execute(
@@ -432,7 +385,6 @@ def still_running(connection: sqlite3.Connection, attempt_id: str, now: datetime
 
 
 def _apply(connection: sqlite3.Connection, task_id: int, steps: tuple[RowStep, ...], stamp: str) -> None:
-    """Write a settlement plan's steps, each move asked."""
     for step in steps:
         if step.complete_delivery:
             completed = asked(DELIVERY_EDGES, step.delivery, DeliveryState.completed, Actor.dispatcher)
@@ -440,9 +392,7 @@ def _apply(connection: sqlite3.Connection, task_id: int, steps: tuple[RowStep, .
         if step.withdraw:
             deliveries.withdraw(connection, task_id, step.event_id, stamp)
         if step.record_to is not None:
-            (record_state,) = connection.execute(
-                "SELECT state FROM events WHERE id = ?", (step.event_id,)
-            ).fetchone()
+            (record_state,) = connection.execute("SELECT state FROM events WHERE id = ?", (step.event_id,)).fetchone()
             moved = asked(RECORD_EDGES, RecordState(record_state), step.record_to, Actor.dispatcher)
             records.settle(connection, step.event_id, moved, step.record_reason, stamp)
 

@@ -1,19 +1,15 @@
 """The worker's side of the ledger: the transactions behind ``get_dispatch``, ``ack_dispatch``,
 ``complete_dispatch`` and ``reply_dispatch``, bound to one task token.
 
-``DispatchLedger`` keeps its token's SHA-256, never the token; nothing here logs, stores or raises
-it. Every call is one immediate transaction that first resolves the token to a live task: a token
-whose task ended or was retired is refused from then on, and so is one whose live attempt recorded
-another process group than the server's (while an attempt launches no group is recorded: that
-window is the spawn's length). Core (``core.dispatch_tools``) decides from the task's live rows, and
-answers a refusal before any write; each write is a compare-and-set on the state it was decided
-from (a moved row raises ``DispatchRowMoved`` and the call rolls back), only a worker's moves, the
-delivery before the record, and each report moves the live attempt's ``progress_at`` too. The answer
-is built from the rows as the writes left them. A worker's words are an outbox intent written with
-the move they report, keyed so a repeat is one message; after the commit the call waits up to
-``words_wait`` seconds, reading only, for the message's id, else it answers that it will be posted
-once. The server's start imports only what ``check_token`` runs; the rest is imported by the first
-tool call that uses it (``tests/dispatch_tools/test_mcp_process.py`` pins it)."""
+``DispatchLedger`` keeps its token's SHA-256, never the token. Every call is one immediate
+transaction that first resolves the token to a live task: a token whose task ended or was retired is
+refused from then on, and so is one whose live attempt recorded another process group than the
+server's. Core (``core.dispatch_tools``) decides from the task's live rows; each write is a
+compare-and-set on the state it was decided from (a moved row raises ``DispatchRowMoved`` and the
+call rolls back), and the answer is built from the rows as the writes left them. A worker's words
+are an intent written with the move they report; after the commit the call waits a few seconds,
+reading only, for the message's id. The server's start imports only what ``check_token`` runs; the
+rest is imported by the first tool call that uses it (``tests/dispatch_tools/test_mcp_process.py``)."""
 
 from __future__ import annotations
 
@@ -38,6 +34,7 @@ if TYPE_CHECKING:
     from core.dispatch_tools.decisions import Acknowledge, Complete, NothingWaiting, Serve, Speak
     from core.dispatch_tools.instruction import DeliveryReceipt, Instruction
     from core.dispatch_tools.rows import DispatchRow, Spoken
+    from core.worker_words import WorkerMessage
 
 
 log = logging.getLogger(__name__)
@@ -68,10 +65,11 @@ Decided = TypeVar("Decided", bound=_Decision)
 WORDS_WAIT = 5.0  # how long a call that gave words waits for the connector to post them
 WORDS_POLL = 0.1
 
+_SPOKEN = "SELECT intent_key, kind, body, state, receipt_id, message_kind FROM outbox"
 _WORDS = (
-    "SELECT intent_key, kind, body, state, receipt_id, message_kind FROM outbox"
-    " WHERE event_id = ? AND task_id = ? AND kind IN (" + ", ".join(f"'{kind}'" for kind in sorted(WORKER_KINDS)) + ")"
-)
+    _SPOKEN + " WHERE event_id = ? AND task_id = ? AND kind IN ("
+    + ", ".join(f"'{kind}'" for kind in sorted(WORKER_KINDS)) + ")"
+)  # fmt: skip
 
 
 class DispatchRowMoved(Exception):
@@ -89,13 +87,9 @@ class DispatchLedger:
     """The ledger as one worker sees it: the live rows of its token's task, and no listing."""
 
     def __init__(
-        self,
-        ledger: Ledger,
-        token: str,
-        agent_id: int | None,
-        process_group: int | None = None,
+        self, ledger: Ledger, token: str, agent_id: int | None, process_group: int | None = None,
         words_wait: float = WORDS_WAIT,
-    ) -> None:
+    ) -> None:  # fmt: skip
         """``agent_id``: whose mentions are stripped (None: none). ``process_group``: the caller's
         own, checked against the live attempt's (None: not checked, in-process)."""
         if token.strip() == "":
@@ -112,7 +106,6 @@ class DispatchLedger:
         return f"DispatchLedger({self._ledger.path})"
 
     def check_token(self) -> Result[int, ToolRefusal]:
-        """The live task the token names, in a transaction of its own; refused otherwise."""
         with self._ledger.write() as connection:
             return self._task(connection)
 
@@ -211,16 +204,11 @@ class DispatchLedger:
         return Dispatched(instruction)
 
     def _report(
-        self,
-        connection: sqlite3.Connection,
-        task_id: int,
-        event_id: int,
+        self, connection: sqlite3.Connection, task_id: int, event_id: int,
         decide: Callable[[DispatchRow | None], Result[Decided, ToolRefusal]],
         write: Callable[[sqlite3.Connection, int, int, Decided], None],
-        *,
-        words: Callable[[DispatchRow, Decided], tuple[Spoken | None, str]] | None = None,
-    ) -> Result[tuple[DeliveryReceipt, Spoken | None], ToolRefusal]:
-        """A worker's report (an acknowledgement, a completion, a note)."""
+        *, words: Callable[[DispatchRow, Decided], tuple[Spoken | None, str]] | None = None,
+    ) -> Result[tuple[DeliveryReceipt, Spoken | None], ToolRefusal]:  # fmt: skip
         from core.dispatch_tools.instruction import receipt_of  # noqa: PLC0415 -- at the first call
         from core.worker_words import answer  # noqa: PLC0415 -- at the first call
 
@@ -273,30 +261,19 @@ class DispatchLedger:
             task_id, serve.event_id, serve.expose, serve.pull, serve.cancel_guard,
         )
 
-    def _acknowledge(
-        self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Acknowledge
-    ) -> None:
+    def _acknowledge(self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Acknowledge) -> None:
         from shell.ledger import worker_moves  # noqa: PLC0415 -- at the first call
 
-        now = self._ledger.timestamp()
-        _compare_and_set(
-            worker_moves.acknowledge(connection, now, decision.ack_id, task_id, event_id),
-            "acknowledge",
-            (task_id, event_id),
-        )
+        moved = worker_moves.acknowledge(connection, self._ledger.timestamp(), decision.ack_id, task_id, event_id)
+        _compare_and_set(moved, "acknowledge", (task_id, event_id))
         log.info(
             "ack_dispatch task %d event %d: exposed -> delivered, ack id %s",
             task_id, event_id, "recorded" if decision.ack_id is not None else "none",
         )
-        if decision.words is not None:
-            worker_moves.write_words(connection, decision.words, task_id, event_id, self._ledger.clock.now())
-        worker_moves.record_progress(connection, task_id, self._ledger.clock.now())
+        self._words_and_progress(connection, task_id, event_id, decision.words)
 
     def _speak(self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Speak) -> None:
-        from shell.ledger import worker_moves  # noqa: PLC0415 -- at the first call
-
-        worker_moves.write_words(connection, decision.words, task_id, event_id, self._ledger.clock.now())
-        worker_moves.record_progress(connection, task_id, self._ledger.clock.now())
+        self._words_and_progress(connection, task_id, event_id, decision.words)
         log.info("reply_dispatch task %d event %d: a note written for the connector to post", task_id, event_id)
 
     def _complete(self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Complete) -> None:
@@ -304,32 +281,29 @@ class DispatchLedger:
 
         now = self._ledger.timestamp()
         report = decision.report
-        _compare_and_set(
-            worker_moves.complete(
-                connection,
-                task_id,
-                event_id,
-                now=now,
-                outcome=str(report.outcome),
-                links=json.dumps(list(report.links)),
-                reply_id=report.reply_id,
-            ),
-            "complete",
-            (task_id, event_id),
-        )
-        if decision.words is not None:
-            worker_moves.write_words(connection, decision.words, task_id, event_id, self._ledger.clock.now())
+        moved = worker_moves.complete(
+            connection, task_id, event_id, now=now, outcome=str(report.outcome),
+            links=json.dumps(list(report.links)), reply_id=report.reply_id,
+        )  # fmt: skip
+        _compare_and_set(moved, "complete", (task_id, event_id))
         if decision.complete_record:
-            _compare_and_set(
-                worker_moves.complete_record(connection, event_id, now),
-                "complete the record of",
-                (task_id, event_id),
-            )
-        worker_moves.record_progress(connection, task_id, self._ledger.clock.now())
+            moved = worker_moves.complete_record(connection, event_id, now)
+            _compare_and_set(moved, "complete the record of", (task_id, event_id))
+        self._words_and_progress(connection, task_id, event_id, decision.words)
         log.info(
             "complete_dispatch task %d event %d: delivery completed (%s), record completed %s",
             task_id, event_id, report.outcome, decision.complete_record,
         )
+
+    def _words_and_progress(
+        self, connection: sqlite3.Connection, task_id: int, event_id: int, words: WorkerMessage | None
+    ) -> None:
+        """The worker's words, if it gave some, as an intent; its report as its attempt's progress."""
+        from shell.ledger import worker_moves  # noqa: PLC0415 -- at the first call
+
+        if words is not None:
+            worker_moves.write_words(connection, words, task_id, event_id, self._ledger.clock.now())
+        worker_moves.record_progress(connection, task_id, self._ledger.clock.now())
 
 
 def _compare_and_set(changed: int, what: str, key: tuple[int, int]) -> None:
@@ -340,10 +314,7 @@ def _compare_and_set(changed: int, what: str, key: tuple[int, int]) -> None:
 
 
 def _rows(connection: sqlite3.Connection, task_id: int) -> tuple[DispatchRow, ...]:
-    return tuple(
-        _dispatch_row(row)
-        for row in connection.execute(_ROWS + " ORDER BY te.event_id", (task_id,)).fetchall()
-    )
+    return tuple(_dispatch_row(row) for row in connection.execute(_ROWS + " ORDER BY te.event_id", (task_id,)).fetchall())
 
 
 def _row(connection: sqlite3.Connection, task_id: int, event_id: int) -> DispatchRow | None:
@@ -365,9 +336,7 @@ def _spoken(values: tuple[Any, ...]) -> Spoken:
 
 
 def _spoken_by_key(connection: sqlite3.Connection, key: str) -> Spoken | None:
-    found = connection.execute(
-        "SELECT intent_key, kind, body, state, receipt_id, message_kind FROM outbox WHERE intent_key = ?", (key,)
-    ).fetchone()
+    found = connection.execute(_SPOKEN + " WHERE intent_key = ?", (key,)).fetchone()
     return None if found is None else _spoken(found)
 
 
@@ -404,31 +373,17 @@ def _dispatch_row(row: tuple[Any, ...]) -> DispatchRow:
         recording_url, reply_kind, reply_recording_id, requester_id, acknowledge, snapshot, reply_bucket_id,
     ) = row
     record = InstructionRecord(
-        event_id=int(event_id),
-        state=RecordState(state),
-        event_type=str(event_type),
-        trigger=str(trigger),
-        bucket_id=int(bucket_id),
-        recording_id=int(recording_id),
-        recording_type=str(recording_type),
-        recording_url=str(recording_url),
-        reply_kind=str(reply_kind),
-        reply_recording_id=int(reply_recording_id),
-        requester_id=int(requester_id),
-        acknowledge=bool(acknowledge),
-        snapshot=None if snapshot is None else str(snapshot),
-        reply_bucket_id=int(reply_bucket_id),
-    )
+        event_id=int(event_id), state=RecordState(state), event_type=str(event_type), trigger=str(trigger),
+        bucket_id=int(bucket_id), recording_id=int(recording_id), recording_type=str(recording_type),
+        recording_url=str(recording_url), reply_kind=str(reply_kind), reply_recording_id=int(reply_recording_id),
+        requester_id=int(requester_id), acknowledge=bool(acknowledge),
+        snapshot=None if snapshot is None else str(snapshot), reply_bucket_id=int(reply_bucket_id),
+    )  # fmt: skip
     return DispatchRow(
-        record=record,
-        delivery=DeliveryState(delivery),
-        guard=GuardState(guard),
-        pulled=bool(pulled),
-        ack_id=None if ack_id is None else int(ack_id),
-        outcome=EventOutcome(outcome),
-        reply_id=None if reply_id is None else int(reply_id),
-        links=_links(links),
-    )
+        record=record, delivery=DeliveryState(delivery), guard=GuardState(guard), pulled=bool(pulled),
+        ack_id=None if ack_id is None else int(ack_id), outcome=EventOutcome(outcome),
+        reply_id=None if reply_id is None else int(reply_id), links=_links(links),
+    )  # fmt: skip
 
 
 def _links(text: object) -> tuple[str, ...]:

@@ -1,23 +1,14 @@
 """The configuration file and the state directory of one (account, agent), on disk, and the
 configuration re-read while the connector runs.
 
-One state directory per (account, agent): ``$XDG_STATE_HOME/basecamp-connector/<account>-<agent>/``
-(``~/.local/state`` when unset or not absolute), holding ``config.json`` and ``ledger.sqlite3``.
-What is missing is made owner-only; an existing directory or file that is a symlink, another
-user's, or open to anyone else is refused with how to fix it, never loosened, tightened or followed
-(``shell.private_files``). A write is whole or absent, and replaces only a configuration. A
-configuration that does not parse or validate is refused with every problem, one line each. The
-token lives in its own file, a bare token or ``login``'s JSON, refused when not private, empty, a
-directory, or holding anything but printable ASCII (it goes in an HTTP header as it is); errors name
-the file, never its content. ``is_state_directory`` keeps ``login`` from writing a token into a
-state directory (one once overwrote the ledger).
-
-While it runs, the connector re-reads the file (``connectRoutesTTL``) by the same policy and asks
-``core.route_reload.authorize`` what it authorizes (a file that cannot be read is handed over as the
-one line saying why); ``Reloader.apply`` replaces the admission settings and the dispatcher's routes
-whole (a loop sees the old routes or the new, never a mix), logs what changed once, says it in the
-lock file's metadata for ``status``, and hands records blocked ``config_unreadable`` back to
-admission at once when the file is usable again."""
+One state directory per (account, agent), ``$XDG_STATE_HOME/basecamp-connector/<account>-<agent>/``
+(``~/.local/state`` when unset or not absolute), holds ``config.json`` and ``ledger.sqlite3``. What
+is missing is made owner-only; what is a symlink, another user's, or open to others is refused with
+how to fix it, never loosened, tightened or followed (``shell.private_files``). A write is whole or
+absent. A configuration that does not parse or validate is refused with every problem, one line
+each; the token file with one line naming the file, never its content. While it runs, the connector
+re-reads the file (``connectRoutesTTL``) by the same policy and applies what it authorizes
+(``core.route_reload``) whole: a loop sees the old routes or the new, never a mix."""
 
 from __future__ import annotations
 
@@ -83,7 +74,6 @@ def state_root(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def state_paths(account_id: int, agent_id: int, environ: Mapping[str, str] | None = None) -> StatePaths:
-    """Where one (account, agent)'s configuration and ledger live."""
     return StatePaths.at(state_root(environ) / f"{account_id}-{agent_id}")
 
 
@@ -228,9 +218,8 @@ def locate_state(
     confirm_pair: bool = True,
 ) -> StatePaths:
     """The state directory: ``state_dir``, else from the account and agent ids, else the only one.
-    ``--account`` and ``--agent`` come together or not at all; beside ``--state-dir`` they must
-    name the pair its configuration serves (``confirm_pair``; ``setup`` writes them, ``doctor``
-    reports a mismatch as its own check), or the flags contradict each other: bad usage."""
+    ``--account`` and ``--agent`` come together or not at all; beside ``--state-dir`` they must name
+    the pair its configuration serves (unless not ``confirm_pair``: ``setup``, ``doctor``)."""
     if (account is None) != (agent is None):
         raise UserError("--account and --agent name one pair: give both, or neither", EXIT_USAGE)
     if state_dir:
@@ -275,7 +264,6 @@ def route_facts(project_id: int, directory: str) -> RouteFacts:
 
 
 def read_authorization(path: Path, running: Configuration) -> Authorization:
-    """What the file at ``path`` authorizes the connector started with ``running``."""
     try:
         mapping = read_config_mapping(path)
     except UserError as error:
@@ -286,7 +274,6 @@ def read_authorization(path: Path, running: Configuration) -> Authorization:
 
 
 def routed_settings(settings: AdmissionSettings, authorization: Authorization) -> AdmissionSettings:
-    """``settings`` serving what ``authorization`` authorizes."""
     return replace(
         settings,
         routed_projects=authorization.routed_projects,

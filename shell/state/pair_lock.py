@@ -1,15 +1,12 @@
-"""One connector per (account, agent) per machine, whatever its state directory.
+"""One connector per (account, agent) per machine, whatever its state directory: two state
+directories serving one pair would each post every lifecycle message.
 
-``shell.state.lock`` keeps two processes off one state directory; this keeps two state directories
-off one (account, agent), which would each post every lifecycle message. The lock is an exclusive
-``flock`` on ``<account>-<agent>.pair.lock`` (a shadow has its own), taken before the token is read
-or the ledger opened, in one place every connector of this user agrees on whatever its state
-directory or ``HOME``: ``/tmp/basecamp-connector-<uid>/``, or ``BASECAMP_CONNECTOR_RUNTIME_DIR``
-(tests; a private ``/tmp``). Another user's connector is another machine to it: run under one
-dedicated account. That directory is owner-only and this user's, or unused: one another user made
-first is ``RuntimeDirectorySquatted``. ``<account>-<agent>.home`` records the state directory
-serving the pair: ``setup`` refuses a second (``--force`` moves it) and ``run`` refuses to serve
-from another; a record whose directory no longer holds the pair is stale."""
+The lock is an exclusive ``flock`` on ``<account>-<agent>.pair.lock`` (a shadow has its own), taken
+before the token is read or the ledger opened, in one directory every connector of this user agrees
+on: ``/tmp/basecamp-connector-<uid>/``, or ``BASECAMP_CONNECTOR_RUNTIME_DIR``. It is owner-only and
+this user's, or unused. ``<account>-<agent>.home`` records the state directory serving the pair:
+``setup`` refuses a second (``--force`` moves it) and ``run`` refuses to serve from another; a record
+whose directory no longer holds the pair is stale."""
 from __future__ import annotations
 
 import contextlib
@@ -42,7 +39,6 @@ class PairServed(UserError):
 
 
 def runtime_directory(environ: Mapping[str, str] | None = None) -> Path:
-    """The machine-wide place of this user's pair locks."""
     environ = os.environ if environ is None else environ
     given = environ.get(RUNTIME_ENV, "")
     if given:
@@ -53,7 +49,6 @@ def runtime_directory(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def _directory() -> Path:
-    """The runtime directory, made owner-only or checked to be."""
     directory = runtime_directory()
     try:
         reason = f"it holds the pair locks ({RUNTIME_ENV})"
@@ -99,7 +94,6 @@ def _home_path(account_id: int, agent_id: int) -> Path:
 
 
 def record_home(account_id: int, agent_id: int, state_dir: Path) -> None:
-    """Record ``state_dir`` as the one that serves the pair."""
     path = _home_path(account_id, agent_id)
     private_files.write_atomically(path, os.path.abspath(state_dir).encode())
 

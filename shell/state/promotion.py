@@ -93,7 +93,6 @@ def read_marker(state: Path) -> Marker | None:
 
 
 def observe(state: Path, shadow: Path) -> OnDisk:
-    """What the state directory holds now."""
     marker = read_marker(state)
     ledger, shadow_ledger = StatePaths.at(state).ledger, StatePaths.at(shadow).ledger
     return OnDisk(

@@ -217,8 +217,8 @@ DRIVER: list[Mutation] = [
     ),
     rule(
         "the worker's session is recorded on its attempt",
-        "            account.session_id,\n            attempt_id,",
-        '            "",\n            attempt_id,',
+        "            account.session_id, attempt_id,\n",
+        '            "", attempt_id,\n',
         "test_a_follow_up_joins_the_running_worker_and_a_later_task_resumes_the_conversation",
     ),
 ]

@@ -8,8 +8,8 @@ from tests.proofs.mutation import Mutation, rule
 PROSE: list[Mutation] = [
     rule(
         "no production module cites a document outside the repository",
-        "the connector re-reads the file (``connectRoutesTTL``)",
-        "the connector re-reads the file (spec" " 2.2, ``connectRoutesTTL``)",
+        "re-reads the file (``connectRoutesTTL``)",
+        "re-reads the file (spec" " 2.2, ``connectRoutesTTL``)",
         "test_no_production_module_cites_a_document_outside_the_repository",
     ),
     rule(
