@@ -1,5 +1,5 @@
-"""A ledger is this connector's or it is refused (``shell.ledger.schema`` rule 6,
-``shell.ledger.connection`` rule 8): a new one carries ``application_id`` from its first byte
+"""A ledger is this connector's or it is refused (``shell.ledger.connection.refuse_foreign``): a
+new one carries ``application_id`` from its first byte
 and ``user_version`` at its schema; an empty file, an empty database and another application's
 database are refused by every way in, exit 3, byte for byte untouched; a ledger an older
 connector made before the identity is stamped once by its owner. Real SQLite files, and the
