@@ -1,7 +1,7 @@
 """The route-directory preflight: whether a route's directory can take a worker, judged once and
 worded once. ``bin/connect setup`` refuses a route it fails, ``run`` refuses to start with one
 (its requests would end in a public "could not be started" notice), and ``doctor`` fails its
-check, each with these same words (``shell.state.route_directories`` reads the facts).
+check, each with these same words (``shell.state.config.route_facts`` reads the facts).
 
 Rule: a route's directory must exist, be a directory, and be writable (and searchable) by this
 user, in that order; the first it is not is its one problem, named

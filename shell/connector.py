@@ -53,7 +53,7 @@ from shell.ledger import records
 from shell.ledger.connection import Ledger
 from shell.ledger.tasks import Launch
 from shell.outbox import FlushSummary, Outbox, OutboxLedgerError, OutboxOptions
-from shell.state import reload
+from shell.state.config import Reloader, read_authorization, routed_settings
 from shell.worker.driver import CommandDriver, WorkerCommand, sweep_sessions
 
 log = logging.getLogger("connector.run")
@@ -160,7 +160,7 @@ class Connector:
         self.heartbeats = Heartbeats(self.clock, self.ledger.path)
         self._build_intake()
         self._build_deciding_and_sending(self.seams or self._processes(), authorized)
-        self.reloader = reload.Reloader(
+        self.reloader = Reloader(
             authorized, self._set_routes, self.note_configuration, self._readmit_unreadable
         )
 
@@ -185,7 +185,7 @@ class Connector:
 
     def _build_deciding_and_sending(self, seams: Seams, authorized: Authorization) -> None:
         configuration = self.configuration
-        settings = reload.routed_settings(
+        settings = routed_settings(
             AdmissionSettings(
                 agent_id=configuration.agent_id,
                 operator_id=configuration.trust.operator_id or 0,
@@ -322,13 +322,13 @@ class Connector:
         while not self._stop.wait(RELOAD_EVERY.total_seconds()):
             self.heartbeats.beat("config")
             try:
-                for line in self.reloader.apply(reload.read(self.config_path, self.configuration)):
+                for line in self.reloader.apply(read_authorization(self.config_path, self.configuration)):
                     self.on_event(f"configuration: {line}")
             except Exception:
                 log.exception("configuration: the re-read failed; trying again")
 
     def _set_routes(self, authorized: Authorization) -> None:
-        self.admission.reconfigure(reload.routed_settings(self.admission.settings, authorized))
+        self.admission.reconfigure(routed_settings(self.admission.settings, authorized))
         self.dispatcher.routes = _directories(authorized)
 
     def _readmit_unreadable(self) -> None:

@@ -203,7 +203,7 @@ class Dispatcher:
         if free <= 0:
             return launches
         with self.ledger.read() as connection:
-            routes = self.routes  # re-read while running (shell.state.reload): one map per tick
+            routes = self.routes  # re-read while running (shell.state.config.Reloader): one map per tick
             candidates = tasks.startable_records(connection, frozenset(routes), free * 4)
         for event_id, bucket_id in candidates:
             if len(launches) >= free:

@@ -2,7 +2,7 @@
 ledger world's transitions. A folder's own conftest overrides any of them (the ledger tests
 copy a migrated template; the process tests keep real time for their children).
 
-Every test gets a machine-wide pair-lock directory of its own (``shell.state.pair_lock``, rule 1):
+Every test gets a machine-wide pair-lock directory of its own (``shell.state.pair_lock.runtime_directory``):
 the stand-in's ids are the same in every test and every worktree on this machine, and one test's
 connector must not be refused for another's.
 

@@ -200,7 +200,7 @@ class Disk:
 
 @dataclass(frozen=True, slots=True)
 class WriteFailure:
-    """The running connector's last failed ledger write (``shell.ledger.write_failures``): when
+    """The running connector's last failed ledger write (``shell.ledger.connection.WriteFailures``): when
     (the ledger's time text, ``core.timestamps``), why in SQLite's or the system's words, and
     which process. Cleared by its next good write."""
 

@@ -6,7 +6,7 @@ Rules:
    whole of its work, and refuses naming the holder while it runs (exit 6).
 2. The file is at most 16 MB, refused larger before it is read whole (its size first, then a read
    of at most one byte more). Reading and checking it is ``core.import_file.parse``; applying
-   it ``shell.ledger.import_file.apply``, one transaction.
+   it ``shell.ledger.decisions.apply_import``, one transaction.
 3. A file that cannot be read or is not a version-1 reconciliation file is exit 2; an entry that
    cannot be applied is exit 5, naming the first such entry (its index, its event, why) and
    saying nothing was changed. The ledger missing or too new is exit 3.
@@ -30,7 +30,7 @@ from shell.cli.person import Decider
 from shell.cli.who import deciding_person
 from shell.clock import SystemClock
 from shell.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, UserError
-from shell.ledger.import_file import apply
+from shell.ledger.decisions import apply_import
 from shell.state.config import load_config, locate_state
 from shell.state.lock import acquire
 
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
             case Success(entries):
                 pass
         with Decider(by, paths, clock).ledger() as ledger:  # a full disk: one line, nothing recorded
-            match apply(ledger, entries, by, clock.now(), path.name):
+            match apply_import(ledger, entries, by, clock.now(), path.name):
                 case Failure(bad):
                     raise UserError(f"{path}: {bad}; nothing was changed", EXIT_REFUSED)
                 case Success(done):

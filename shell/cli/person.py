@@ -37,10 +37,10 @@ from shell.ledger.connection import (
     LedgerError,
     LedgerNoSpace,
     LedgerNotWritable,
+    is_storage_failure,
     ledger_failure,
     open_existing_ledger,
 )
-from shell.ledger.errors import is_storage_failure
 from shell.state.config import StatePaths, locate_state
 
 
@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser, by_help: str) -> None:
 
 
 STORAGE_REFUSALS = (LedgerNoSpace, LedgerNotWritable)
-"""What the disk says at open, in the ledger's words (``shell.ledger.errors`` rule 3)."""
+"""What the disk says at open, in the ledger's words (``shell.ledger.connection.ledger_failure``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,15 +60,20 @@ from shell.cli.who import deciding_person
 from shell.clock import SystemClock
 from shell.connector import Connector
 from shell.errors import EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UserError
-from shell.ledger import write_failures
-from shell.ledger.connection import Ledger, LedgerError, ledger_failure, open_ledger
+from shell.ledger.connection import Ledger, LedgerError, ledger_failure, open_ledger, watch_write_failures
 from shell.ledger.hold import set_hold, standing
 from shell.outbox import OutboxLedgerError
 from shell.state import pair_lock
-from shell.state.config import SHADOW_DIRECTORY, StatePaths, load_config, locate_state, read_token_file
+from shell.state.config import (
+    SHADOW_DIRECTORY,
+    StatePaths,
+    load_config,
+    locate_state,
+    read_token_file,
+    route_facts,
+)
 from shell.state.lock import acquire
 from shell.state.promotion import unless_promoting
-from shell.state.route_directories import route_facts
 from shell.worker.driver import WorkerCommand
 
 USER_AGENT = "basecamp-connector (https://github.com/basecamp/basecamp-connector)"
@@ -206,7 +211,7 @@ def _run_locked(
     with lock, open_ledger(unless_promoting(paths.directory, ledger_path), clock=clock) as ledger:  # rule 8
         if stop_asked():
             return _stopped_before_start()
-        write_failures.watch(ledger)  # status shows this connector's failed writes
+        watch_write_failures(ledger)  # status shows this connector's failed writes
         client = BasecampClient(
             configuration.base_url, configuration.account_id, tokens, USER_AGENT, clock=clock
         )

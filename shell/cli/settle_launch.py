@@ -2,8 +2,9 @@
 connector left mid-launch.
 
 Rules:
-1. The rules are ``core.launch_settlement``'s and the one transaction ``shell.ledger.launches``';
-   the ledger is opened as it exists, so this is safe beside a running connector.
+1. The rules are ``core.launch_settlement``'s and the one transaction
+   ``shell.ledger.decisions.settle_launch``'s; the ledger is opened as it exists, so this is safe
+   beside a running connector.
 2. Exactly one of ``--ran`` and ``--did-not-run`` (argparse: exit 2 without one). Who settled it
    is ``--by``, by default ``local:<user name>``, recorded on the attempt.
 3. Settled: one summary line, exit 0. Refused (no such launch, or ``--did-not-run`` where a
@@ -20,7 +21,7 @@ from core.launch_settlement import LaunchFinding
 from shell.cli import person
 from shell.cli.arguments import positive_integer
 from shell.cli.commands import SUMMARIES
-from shell.ledger.launches import settle_launch
+from shell.ledger.decisions import settle_launch
 
 EPILOG = """\
 examples:

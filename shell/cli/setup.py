@@ -47,10 +47,10 @@ from shell.state.config import (
     read_config_mapping,
     read_token,
     read_token_file,
+    route_facts,
     save_config,
 )
 from shell.state.lock import peek
-from shell.state.route_directories import route_facts
 from shell.worker.driver import WorkerCommand
 
 USER_AGENT = "BasecampConnector setup (https://github.com/basecamp/basecamp-cli)"

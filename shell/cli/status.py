@@ -12,7 +12,7 @@ Rules:
 4. Nothing secret is printed: never the token (its file is not read), a feed position or a body.
 5. Text for a person, summary first; ``--json`` prints ``core.presentation.status_report``.
 6. A disk nearly full where the ledger lives is in the summary, as is a write the running
-   connector saw fail (``shell.ledger.write_failures``) until one succeeds: both would otherwise
+   connector saw fail (``shell.ledger.connection.WriteFailures``) until one succeeds: both would otherwise
    show only in its log.
 7. ``--shadow`` (or a shadow ``--state-dir``) shows the shadow run: its own lock and ledger, with
    the state directory's configuration.
@@ -49,11 +49,9 @@ from shell import heartbeats
 from shell.cli.arguments import add_state_arguments
 from shell.cli.commands import SUMMARIES
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
-from shell.ledger.connection import open_ledger_read_only
-from shell.ledger.lanes import read_intake_status, read_lane_state
-from shell.ledger.losses import read_loss_counts
+from shell.ledger.connection import open_ledger_read_only, read_write_failure
+from shell.ledger.intake import read_intake_status, read_lane_state, read_loss_counts
 from shell.ledger.status import read_snapshot
-from shell.ledger.write_failures import read_write_failure
 from shell.state.config import SHADOW_DIRECTORY, StatePaths, load_config, locate_state
 from shell.state.lock import peek, peek_only
 

@@ -50,7 +50,7 @@ from shell.cli.standin import describe
 from shell.demo import script
 from shell.demo.script import GUARD_DELAY, DemoOutcome, EventView, Place, Played, Said
 from shell.errors import EXIT_CONFIG, UserError
-from shell.ledger import narration
+from shell.ledger import status as narration
 from shell.ledger.connection import Ledger, open_ledger_read_only
 from shell.processes import signal_child, stop_child, terminate_group
 from shell.state.pair_lock import RUNTIME_ENV

@@ -24,19 +24,20 @@ from shell.ledger.connection import (
     LedgerOutOfDate,
     LedgerTooNew,
     open_ledger_read_only,
+    read_health,
 )
-from shell.ledger.health import read_health
 from shell.ledger.status import token_outage as read_token_outage
 from shell.state import pair_lock
 from shell.state.config import (
+    WRITABLE,
     ConfigurationInvalid,
     StatePaths,
     check_private_directory,
     load_config,
+    route_facts,
     state_files,
 )
 from shell.state.lock import peek, peek_only
-from shell.state.route_directories import WRITABLE, route_facts
 from shell.worker.command import WorkerCommand
 
 CLAUDE_CODE_SECONDS = 20.0

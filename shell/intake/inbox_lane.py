@@ -22,9 +22,9 @@ from core.timestamps import format_timestamp
 from shell.basecamp.errors import BasecampError, InboxRefused
 from shell.clock import Clock
 from shell.intake.poll_lane import stamped
-from shell.ledger import inbox_lane, records
+from shell.ledger import intake, records
 from shell.ledger.connection import Ledger, LedgerError
-from shell.ledger.lanes import Lane
+from shell.ledger.intake import Lane
 
 log = logging.getLogger("connector.intake.inbox")
 
@@ -79,7 +79,7 @@ class InboxLane:
     def poll_once(self, deadline: float) -> tuple[int, ...]:
         """Read pages until the inbox has no more, the deadline or ``MAX_PAGES``; the new ids."""
         with self._ledger.read() as connection:
-            state = inbox_lane.read_state(connection)
+            state = intake.read_inbox_state(connection)
         if state is None or state.read_at is None:
             kept = state.floor_id if state is not None else 0
             floor = kept or max(0, self._account_floor())
@@ -152,7 +152,7 @@ class InboxLane:
         try:
             with self._ledger.write() as connection:
                 fresh = records.insert_seen(connection, rows, Lane.inbox, now)
-                inbox_lane.save_page(connection, page.position, last, floor, now)
+                intake.save_inbox_page(connection, page.position, last, floor, now)
         except (sqlite3.Error, LedgerError) as error:
             log.error("inbox: a page could not be recorded (%s)", type(error).__name__)
             raise _Stop from None
@@ -170,7 +170,7 @@ class InboxLane:
         try:
             with self._ledger.write() as connection:
                 now = format_timestamp(self._clock.now())
-                inbox_lane.write_verdict(connection, verdict, why, now, position=position,
+                intake.write_inbox_verdict(connection, verdict, why, now, position=position,
                                          last_item_id=last_item_id, floor_id=self._floor)  # fmt: skip
         except (sqlite3.Error, LedgerError) as error:
             log.error("inbox: its verdict could not be recorded (%s)", type(error).__name__)

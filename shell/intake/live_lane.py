@@ -36,7 +36,7 @@ from shell.basecamp.wire import NoQueryStrings
 from shell.clock import Clock
 from shell.intake.poll_lane import stamped
 from shell.ledger.connection import Ledger, LedgerError
-from shell.ledger.lanes import Lane, reset_lane_counts, write_lane_state
+from shell.ledger.intake import Lane, reset_lane_counts, write_lane_state
 from shell.ledger.records import insert_seen
 
 log = logging.getLogger("connector.intake.live")

@@ -40,8 +40,16 @@ from shell.basecamp.errors import BasecampError, FeedRefused
 from shell.clock import Clock
 from shell.ledger import records
 from shell.ledger.connection import Ledger, LedgerError
-from shell.ledger.lanes import Lane, count_in_states
-from shell.ledger.losses import advance_loss, bound_losses, due_losses, record_gap, record_loss, settle_loss
+from shell.ledger.intake import (
+    Lane,
+    advance_loss,
+    bound_losses,
+    count_in_states,
+    due_losses,
+    record_gap,
+    record_loss,
+    settle_loss,
+)
 
 log = logging.getLogger("connector.intake")
 backlog_log = logging.getLogger("connector.intake.backlog")

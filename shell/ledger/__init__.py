@@ -1,22 +1,19 @@
-"""The ledger: the only place SQL runs (``tests/ledger/test_sql_home.py``).
+"""The ledger: the only place SQL runs (``tests/ledger/test_sql_home.py``). Everything else asks
+its modules, inside a transaction it opened with ``Ledger.read()`` or ``Ledger.write()``.
 
-Rules:
-1. Only modules of this package call ``execute``; everything else asks them, inside a
-   transaction it opened with ``Ledger.read()`` or ``Ledger.write()``.
-2. Each table is written (INSERT, UPDATE, DELETE) from one module, ``TABLE_WRITERS`` below
-   (``tests/ledger/test_table_writers.py``); another module that moves a row asks that one, in
-   its own transaction. One exception, by statement: a worker's own moves (exposure, pull, the
-   guard's cancel, acknowledgement, completion, the attempt's progress stamp, its words as an
-   intent) are ``worker_moves``' statements, and only those: the MCP server runs them, and
-   importing the tables' owners would import the dispatcher, admission and the outbox into
-   every worker's start.
+Each table is written from one module, ``TABLE_WRITERS`` (``tests/ledger/test_table_writers.py``);
+another module that moves a row asks that one. One exception, by statement: a worker's own moves
+(exposure, pull, the guard's cancel, acknowledgement, completion, the attempt's progress stamp, its
+words as an intent) are ``worker_moves``' statements, and only those: the MCP server runs them, and
+importing the tables' owners would import the dispatcher, admission and the outbox into every
+worker's start.
 """
 
 TABLE_WRITERS: dict[str, str] = {
     "events": "records",  # seen rows from every lane, verdicts, every later move of a record
     "checkpoints": "records",  # intake's position per filter lineage
     "lane_news": "records",  # when each lane last recorded what no other had
-    "inbox_lane": "inbox_lane",
+    "inbox_lane": "intake",
     "tasks": "tasks",
     "attempts": "tasks",
     "task_events": "deliveries",  # joins, exposure, pulls, guards, reports, settlement
@@ -25,9 +22,9 @@ TABLE_WRITERS: dict[str, str] = {
     "hold_marker": "hold",  # a person's hold and release
     "generations": "hold",
     "revoked_redispatches": "hold",  # the redispatches a hold revoked
-    "live_lane": "lanes",
-    "losses": "losses",  # what the live lane missed, and its repair
-    "gaps": "losses",  # what the feed itself skipped: a 410
-    "schema_migrations": "schema",  # the migrations, applied as the ledger opens
+    "live_lane": "intake",
+    "losses": "intake",  # what the live lane missed, and its repair
+    "gaps": "intake",  # what the feed itself skipped: a 410
+    "schema_migrations": "connection",  # the migrations, applied as the ledger opens
     "sqlite_master": "rules",  # a vocabulary's CHECK removed once: core's rules are triggers
 }

@@ -1,38 +1,31 @@
-"""A person's redispatch or discard, written to the ledger in one transaction.
+"""A person's decisions on records -- a redispatch or a discard, an import's entries, the settlement
+of an attempt left mid-launch -- each read, asked of core and written in one ``BEGIN IMMEDIATE``, so
+each is safe while the connector runs; none posts or reads Basecamp.
 
-Rules:
-1. ``decide`` reads the record's facts, asks ``core.decisions`` and writes its plan in one
-   ``BEGIN IMMEDIATE``: the decision row (who, when, the record as it was), the record's move and
-   the cancellation of its pending notices commit together. The connector takes the same lock,
-   so this is safe while it runs.
-2. The move is a compare-and-set on the record's revision, and migration 0006's triggers let a
-   completed or dispatched record move only under a decision at that revision. Blocked again, a
-   record starts a fresh retry window; blocked or discarded, it loses its snapshot (a trigger).
-3. A discard cancels the record's pending notices, and those of a task whose every record is now
-   discarded. A notice already sending cannot be called back: it is reported, never touched.
-4. Nothing here posts or reads Basecamp: a blocked record is offered back to admission
-   (``next_retry_at``) for the running connector.
-5. A redispatch of a record a live task carries (``core.decisions`` rule 6) writes its decision
-   row pending on that task and retires the task's token (``shell.ledger.tasks``) in the same
-   transaction; the record moves when the task ends (migration 0009's trigger). The task's
-   worker is returned for the caller to stop after the commit.
-6. An import's entry decided done (``core.import_file``) is a discard too: ``discard_imported``
-   moves the record to ``discarded(imported_done)``, its note saying whence (rule 3 holds).
-"""
+A decision writes its row (who, when, the record as it was) and the record's move, a compare-and-set
+on its revision (migration 0006's triggers let a completed or dispatched record move only under a
+decision at that revision). A discard cancels the record's pending notices, and those of a task
+whose every record is now discarded; one already sending cannot be called back: it is reported. A
+redispatch of a record a live task carries is pending on that task, whose token it retires; the
+record moves when the task ends (migration 0009's trigger), and the worker is returned for the
+caller to stop. An import's entry decided done is a discard too; an import that cannot be applied
+writes nothing."""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
 from returns.result import Failure, Result, Success
 
-from core import decisions
+from core import decisions, import_file, launch_settlement
 from core.admission_matrix import DiscardReason
 from core.decisions import Action, DecisionRefused, Plan, RecordFacts
 from core.edges import IntentState, RecordState
-from core.import_file import RecordNow
+from core.import_file import Entry, ImportPlan, RecordNow, Unappliable
+from core.launch_settlement import LaunchFinding, Settle
 from core.notes import DISCARDED_BY_PERSON
 from core.timestamps import format_timestamp
 from shell.ledger import hold, outbox, records, tasks
@@ -48,12 +41,15 @@ class Decided:
     plan: Plan
     decided_by: str
     canceled_intents: tuple[int, ...]
-    sending_intents: tuple[int, ...]  # being sent already: they cannot be called back (rule 3)
-    worker: RecordedWorker | None = None  # a live task's worker, for the caller to stop (rule 5)
+    sending_intents: tuple[int, ...]  # being sent already: they cannot be called back
+    worker: RecordedWorker | None = None  # a live task's worker, for the caller to stop
     held: bool = False  # the hold stood when it was decided: nothing launches until release
 
 
-IMPORTED_DONE = DiscardReason.imported_done
+@dataclass(frozen=True, slots=True)
+class Imported:
+    plan: ImportPlan
+    canceled_intents: tuple[int, ...]
 
 
 class UnknownEvent(Exception):
@@ -63,7 +59,7 @@ class UnknownEvent(Exception):
 def decide(
     ledger: Ledger, event_id: int, action: Action, by: str, now: datetime, *, served: frozenset[int]
 ) -> Result[Decided, DecisionRefused]:
-    """Take ``by``'s ``action`` on record ``event_id`` (rule 1); ``served`` are the projects the
+    """Take ``by``'s ``action`` on record ``event_id``; ``served`` are the projects the
     configuration routes. Raises ``UnknownEvent``."""
     with ledger.write() as connection:
         facts = read_facts(connection, event_id, served)
@@ -99,18 +95,11 @@ def read_facts(connection: sqlite3.Connection, event_id: int, served: frozenset[
         return None
     state, reason, revision, retry_at, bucket_id, outcome, carried, unhanded, last_action, live_task, pending_on = found
     return RecordFacts(
-        event_id=event_id,
-        state=RecordState(state),
-        reason=str(reason),
-        revision=int(revision),
-        outcome=str(outcome),
-        carried=bool(carried),
-        discarded_by_person=last_action == Action.discard,
-        retry_at=stored_time(retry_at),
-        unhanded=bool(carried) and bool(unhanded),
+        event_id=event_id, state=RecordState(state), reason=str(reason), revision=int(revision),
+        outcome=str(outcome), carried=bool(carried), discarded_by_person=last_action == Action.discard,
+        retry_at=stored_time(retry_at), unhanded=bool(carried) and bool(unhanded),
         served=bucket_id in served,
-        live_task=live_task,
-        pending_on=pending_on,
+        live_task=live_task, pending_on=pending_on,
     )
 
 
@@ -126,44 +115,21 @@ def _apply(connection: sqlite3.Connection, plan: Plan, by: str, now: datetime) -
          f"pending: admitted when task {plan.stop_task} ends" if pending else ""),
     ).lastrowid
     assert decision_id is not None
-    if plan.stop_task is not None:  # rule 5: nothing moves now; the task's end applies it
+    if plan.stop_task is not None:  # nothing moves now; the task's end applies it
         worker = tasks.retire_token(connection, plan.stop_task, now)
         return Decided(int(decision_id), plan, by, (), (), worker)
     moved = records.decide(
-        connection,
-        facts.event_id,
-        facts.revision,
-        state=plan.to_state,
-        reason=plan.to_reason,
-        offer_at=plan.offer_at,
-        stamp=stamp,
-    )
+        connection, facts.event_id, facts.revision, state=plan.to_state, reason=plan.to_reason,
+        offer_at=plan.offer_at, stamp=stamp,
+    )  # fmt: skip
     if moved != 1:  # pragma: no cover -- the facts were read in this same transaction
         raise sqlite3.IntegrityError(f"event {facts.event_id} moved during its own decision")
     canceled, sending = _cancel_pending(connection, facts.event_id, now) if plan.cancel_pending else ((), ())
     return Decided(int(decision_id), plan, by, canceled, sending)
 
 
-def discard_imported(
-    connection: sqlite3.Connection, record: RecordNow, by: str, now: datetime, note: str
-) -> tuple[int, ...]:
-    """Close ``record`` as an import decided (rule 6), in the caller's transaction; the notices
-    it canceled."""
-    stamp = format_timestamp(now)
-    connection.execute(
-        "INSERT INTO decisions (action, event_id, decided_by, decided_at, from_state, from_reason,"
-        " from_outcome, from_revision, to_state, note) VALUES ('discard', ?, ?, ?, ?, ?, ?, ?, 'discarded', ?)",
-        (record.event_id, by, stamp, str(record.state), record.reason, record.outcome, record.revision, note),
-    )
-    moved = records.decide(connection, record.event_id, record.revision, state=RecordState.discarded,
-                           reason=IMPORTED_DONE, offer_at=None, stamp=stamp)  # fmt: skip
-    if moved != 1:  # pragma: no cover -- the record was read in this same transaction
-        raise sqlite3.IntegrityError(f"event {record.event_id} moved during its own import")
-    return _cancel_pending(connection, record.event_id, now)[0]
-
-
 def _cancel_pending(connection: sqlite3.Connection, event_id: int, now: datetime) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Cancel the discarded record's pending notices (rule 3); name those already being sent."""
+    """Cancel the discarded record's pending notices; name those already being sent."""
     ours = (
         "(event_id = ? OR task_id IN (SELECT te.task_id FROM task_events te WHERE te.event_id = ?"
         "  AND NOT EXISTS (SELECT 1 FROM task_events other JOIN events e ON e.id = other.event_id"
@@ -178,3 +144,63 @@ def _cancel_pending(connection: sqlite3.Connection, event_id: int, now: datetime
         f"SELECT id FROM outbox WHERE state = 'sending' AND {ours} ORDER BY id", (event_id, event_id)
     ))
     return tuple(pending), sending
+
+
+def apply_import(
+    ledger: Ledger, entries: Sequence[Entry], by: str, now: datetime, source: str
+) -> Result[Imported, Unappliable]:
+    """Apply ``entries`` from the file ``source``: the discards, the tombstones of events never
+    seen and the review tags (``core.import_file.plan``), or nothing."""
+    with ledger.write() as connection:
+        recorded = records.recorded_among(connection, [entry.event_id for entry in entries])
+        known = {event_id: found for event_id in recorded if (found := _record_now(connection, event_id))}
+        open_ids = [event_id for event_id, _, _ in records.open_records(connection)]
+        match import_file.plan(entries, known, open_ids):
+            case Failure(bad):
+                return Failure(bad)
+            case Success(plan):
+                stamp = format_timestamp(now)
+                note = f"imported from {source}: decided done"
+                canceled: list[int] = []
+                for record in plan.discard:
+                    canceled += _discard_imported(connection, record, by, now, note)
+                records.tombstone(connection, plan.tombstones, stamp)
+                records.tag_for_review(connection, plan.review, stamp)
+                return Success(Imported(plan, tuple(canceled)))
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _record_now(connection: sqlite3.Connection, event_id: int) -> RecordNow | None:
+    facts = read_facts(connection, event_id, frozenset())
+    if facts is None:
+        return None
+    return RecordNow(event_id, facts.state, facts.reason, facts.outcome, facts.revision, facts.carried)
+
+
+def _discard_imported(
+    connection: sqlite3.Connection, record: RecordNow, by: str, now: datetime, note: str
+) -> tuple[int, ...]:
+    stamp = format_timestamp(now)
+    connection.execute(
+        "INSERT INTO decisions (action, event_id, decided_by, decided_at, from_state, from_reason,"
+        " from_outcome, from_revision, to_state, note) VALUES ('discard', ?, ?, ?, ?, ?, ?, ?, 'discarded', ?)",
+        (record.event_id, by, stamp, str(record.state), record.reason, record.outcome, record.revision, note),
+    )
+    moved = records.decide(connection, record.event_id, record.revision, state=RecordState.discarded,
+                           reason=DiscardReason.imported_done, offer_at=None, stamp=stamp)  # fmt: skip
+    if moved != 1:  # pragma: no cover -- the record was read in this same transaction
+        raise sqlite3.IntegrityError(f"event {record.event_id} moved during its own import")
+    return _cancel_pending(connection, record.event_id, now)[0]
+
+
+def settle_launch(ledger: Ledger, event_id: int, claim: LaunchFinding, by: str, now: datetime) -> Result[Settle, str]:
+    """``by`` settles the attempt left mid-launch for ``event_id``'s task as ``claim``: its attempt
+    belongs to a process that is gone, and the dispatcher starts what it frees."""
+    with ledger.write() as connection:
+        planned = launch_settlement.settle(tasks.left_launch(connection, event_id), event_id, claim)
+        match planned:
+            case Success(plan):
+                tasks.settle_left_launch(connection, plan, by, now)
+            case Failure(_):
+                pass
+    return planned

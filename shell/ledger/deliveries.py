@@ -28,7 +28,7 @@ from core.states import EventOutcome
 from core.text import message_text
 from shell.ledger import outbox, snapshots
 from shell.ledger.connection import stored_time
-from shell.ledger.moves import asked
+from shell.ledger.rules import asked
 
 log = logging.getLogger("connector.adoption")
 

@@ -1,21 +1,10 @@
 """The hold marker and its generations: set and released in one transaction each, and read.
 
-Rules:
-1. ``set_hold`` reads the marker and every open record, asks ``core.hold.hold`` and writes its
-   plan in one ``BEGIN IMMEDIATE``: a new generation, the marker, the review tags, the waiting
-   records moved to held (a person's move, asked of ``core.edges``) and their pending guards
-   canceled with the note ``held``.
-2. ``release`` deletes the marker and closes its generation in one transaction; held records
-   stay held. With no hold standing it writes nothing.
-3. ``standing`` reads the marker in the caller's transaction: the dispatcher before it launches
-   (``core.hold.may_launch``), a decision after it decides, ``status``; migration 0009's
-   triggers are the second wall.
-4. This module writes ``hold_marker``, ``generations`` and ``revoked_redispatches`` only; a
-   record's move is ``shell.ledger.records``' and a notice's cancellation ``shell.ledger.outbox``'s.
-5. The same transaction revokes every redispatch waiting on a live task (``core.hold`` rule 5):
-   a ``revoked_redispatches`` row, which migration 0012's trigger reads at the task's end.
-6. The writing side's modules are imported by the two functions that write, when they run: a
-   reader of the marker (``status``) imports none of them."""
+Setting the hold writes ``core.hold.hold``'s plan in one ``BEGIN IMMEDIATE``: a new generation, the
+marker, the review tags, the waiting records moved to held (their pending guards canceled) and every
+redispatch waiting on a live task revoked. A release deletes the marker and closes its generation;
+held records stay held. The writing side's modules are imported by the two functions that write: a
+reader of the marker (``status``) imports none of them."""
 
 from __future__ import annotations
 
@@ -57,7 +46,6 @@ class Released:
 
 
 def standing(connection: sqlite3.Connection) -> StandingHold | None:
-    """The hold marker, or None (rule 3)."""
     found = connection.execute(
         "SELECT held_by, held_at, cause, generation FROM hold_marker WHERE id = 1"
     ).fetchone()
@@ -65,10 +53,9 @@ def standing(connection: sqlite3.Connection) -> StandingHold | None:
 
 
 def set_hold(ledger: Ledger, by: str, cause: str, now: datetime) -> HoldSet:
-    """``by`` sets the hold for ``cause`` (rule 1)."""
-    from core.edges import RECORD_EDGES, Actor  # noqa: PLC0415 -- rule 6
-    from shell.ledger import outbox, records  # noqa: PLC0415 -- rule 6
-    from shell.ledger.moves import asked  # noqa: PLC0415 -- rule 6
+    from core.edges import RECORD_EDGES, Actor  # noqa: PLC0415 -- the writing side's
+    from shell.ledger import outbox, records  # noqa: PLC0415 -- the writing side's
+    from shell.ledger.rules import asked  # noqa: PLC0415 -- the writing side's
 
     stamp = format_timestamp(now)
     with ledger.write() as connection:
@@ -85,7 +72,7 @@ def set_hold(ledger: Ledger, by: str, cause: str, now: datetime) -> HoldSet:
             (plan.marker_by, plan.marker_at, plan.cause, generation),
         )
         records.tag_for_review(connection, plan.review, stamp)
-        for waiting in plan.revoke:  # rule 5
+        for waiting in plan.revoke:
             connection.execute(
                 "INSERT INTO revoked_redispatches (decision_id, generation, revoked_at, note) VALUES (?, ?, ?, ?)",
                 (waiting.decision_id, generation, stamp, rules.revocation_note(int(generation), waiting)),
@@ -104,7 +91,7 @@ def set_hold(ledger: Ledger, by: str, cause: str, now: datetime) -> HoldSet:
 
 def waiting_redispatches(connection: sqlite3.Connection) -> list[WaitingRedispatch]:
     """Each record's newest decision that is a redispatch pending on a task still carrying it,
-    not revoked (rule 5)."""
+    not revoked."""
     return [
         WaitingRedispatch(int(decision_id), int(event_id), int(task_id))
         for decision_id, event_id, task_id in connection.execute(
@@ -120,8 +107,8 @@ def waiting_redispatches(connection: sqlite3.Connection) -> list[WaitingRedispat
 
 
 def release(ledger: Ledger, by: str, now: datetime) -> Released:
-    """``by`` releases the hold (rule 2)."""
-    from shell.ledger import records  # noqa: PLC0415 -- rule 6
+    """``by`` releases the hold; with none standing it writes nothing."""
+    from shell.ledger import records  # noqa: PLC0415 -- the writing side's
 
     with ledger.write() as connection:
         before = standing(connection)

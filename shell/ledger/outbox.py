@@ -30,8 +30,7 @@ from core.resolution import Move
 from core.timestamps import format_timestamp, parse_timestamp
 from shell.ledger import snapshots
 from shell.ledger.connection import stored_time
-from shell.ledger.moves import asked
-from shell.ledger.rules import CLAIM_ORDER, URGENCY
+from shell.ledger.rules import CLAIM_ORDER, URGENCY, asked
 
 
 class IntentMoved(Exception):

@@ -1,29 +1,25 @@
-"""``shadow promote``'s ledger work: the hold each ledger stands under, and sealing one into a
-single file before it is renamed (the steps are ``core.promotion``'s).
-
-Rules:
-1. ``hold_cause`` reads a ledger's standing hold read-only (None: no ledger, no hold, or a ledger
-   too old to hold one).
-2. ``seal`` checkpoints the write-ahead log into the main file and leaves rollback-journal mode,
-   so a rename moves all of it (a ``-wal`` left behind would lose its commits). Idempotent; the
-   next ``open_ledger`` restores WAL. Another process in the ledger makes it ``LedgerBusy``.
-3. ``counts`` says how many records a promoted ledger tags for review and holds.
-4. ``unsettled`` says, read-only, what the connector's ledger still has in flight (messages not
-   final, attempts not ended): promote will not set it aside (``core.promotion`` rule 5)."""
+"""``shadow promote``'s ledger work (the steps are ``core.promotion``'s): the hold each ledger stands
+under, read-only (None: no ledger, no hold, or a ledger too old to hold one); what a promoted ledger
+tags and holds; what the connector's ledger still has in flight, which promote will not set aside;
+and sealing a ledger into one file before it is renamed."""
 
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
 
-from shell.ledger.connection import BUSY_TIMEOUT_SECONDS, open_ledger_read_only
-from shell.ledger.errors import LedgerBusy, LedgerOutOfDate, ledger_failure
-from shell.ledger.files import checked_file
+from shell.ledger.connection import (
+    BUSY_TIMEOUT_SECONDS,
+    LedgerBusy,
+    LedgerOutOfDate,
+    checked_file,
+    ledger_failure,
+    open_ledger_read_only,
+)
 from shell.ledger.hold import standing
 
 
 def hold_cause(path: Path) -> str | None:
-    """The cause of the hold standing in the ledger at ``path`` (rule 1)."""
     if not path.exists():
         return None
     try:
@@ -35,7 +31,9 @@ def hold_cause(path: Path) -> str | None:
 
 
 def seal(path: Path) -> None:
-    """Make the ledger at ``path`` one file (rule 2)."""
+    """Make the ledger at ``path`` one file: checkpoint the write-ahead log into it and leave WAL, so
+    a rename moves all of it (a ``-wal`` left behind would lose its commits). Idempotent; the next
+    ``open_ledger`` restores WAL. Another process in the ledger makes it ``LedgerBusy``."""
     checked_file(path)
     try:
         connection = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_SECONDS)
@@ -54,7 +52,7 @@ def seal(path: Path) -> None:
 
 
 def counts(path: Path) -> tuple[int, int]:
-    """(records tagged for review, records held) in the ledger at ``path`` (rule 3)."""
+    """(records tagged for review, records held) in the ledger at ``path``."""
     with open_ledger_read_only(path) as ledger, ledger.read() as connection:
         review, held = connection.execute(
             "SELECT COALESCE(SUM(review), 0), COALESCE(SUM(state = 'held'), 0) FROM events"
@@ -63,7 +61,8 @@ def counts(path: Path) -> tuple[int, int]:
 
 
 def unsettled(path: Path) -> str | None:
-    """What the ledger at ``path`` still has in flight, in words; None when nothing (rule 4)."""
+    """What the ledger at ``path`` still has in flight (messages not final, attempts not ended), in
+    words; None when nothing."""
     if not path.exists():
         return None
     with open_ledger_read_only(path) as ledger, ledger.read() as connection:

@@ -1,23 +1,11 @@
 """The records (``events``), intake's checkpoints and each lane's news (``lane_news``): the only
-module that writes any of them, inside the transaction of whoever owns the move.
+module that writes any of them, each function inside the transaction of whoever owns the move.
 
-Rules:
-1. Every function runs inside its caller's transaction (``Ledger.write()`` for
-   ``commit_verdict``, ``read()`` or ``write()`` for the reads); none commits.
-2. ``commit_verdict`` is a compare-and-set on ``revision``: it applies only while the revision
-   is the one the decision loaded and the record awaits a verdict (seen or blocked); otherwise it
-   writes nothing and answers False. An applied verdict bumps the revision.
-3. In that transaction it reads one ``live_work`` snapshot of the conversation, asks
-   ``core.dispatch.conversation_live``, and settles an admitted verdict to queued
-   (``core.admission.settle_verdict``).
-4. Content (the snapshot, recording URL and type) is kept for admitted or queued records alone;
-   a blocked verdict writes ``blocked_at``, ``retry_at`` and ``next_retry_at`` from
-   ``core.blocked_retry``.
-5. The verdict's state is admission's move as ``core.edges`` answers it (``shell.ledger.moves``),
-   refused before any SQL.
-6. The intents the verdict calls for (``core.intents``) are written in the same transaction, from
-   the record read back; a ``guard_delay`` of None is a shadow ledger's, which writes none.
-"""
+A verdict is admission's: ``commit_verdict`` applies only while the record's revision is the one the
+decision loaded and the record awaits a verdict, settles an admitted verdict to queued from one
+snapshot of its conversation, keeps content for admitted or queued records alone, and writes the
+intents the verdict calls for in the same transaction (a ``guard_delay`` of None is a shadow
+ledger's, which writes none). Every other move of a record is decided by its owner and written here."""
 
 from __future__ import annotations
 
@@ -37,13 +25,10 @@ from core.message_kinds import intents_for_verdict
 from core.timestamps import format_timestamp
 from shell.ledger import outbox, snapshots
 from shell.ledger.connection import stored_time
-from shell.ledger.lanes import Lane
-from shell.ledger.moves import asked
+from shell.ledger.intake import Lane
+from shell.ledger.rules import asked
 
-PENDING_STATES = frozenset({RecordState.seen, RecordState.blocked})
 _OPEN = tuple(sorted(map(str, OPEN_STATES)))  # what live_work fetches: core.dispatch's open states
-PERSON_ACTOR = "person"
-"""The actor type of a record: intake asks the feed for people's actions only."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,11 +45,10 @@ class LoadedRecord:
     @property
     def pending(self) -> bool:
         """Whether the record still awaits a verdict (seen, or blocked and offered again)."""
-        return self.state in PENDING_STATES
+        return self.state in (RecordState.seen, RecordState.blocked)
 
 
 def load(connection: sqlite3.Connection, event_id: int) -> LoadedRecord | None:
-    """The record ``event_id``, or None."""
     found = connection.execute(
         "SELECT id, event_type, bucket_id, creator_id, performed_by_id, recording_id, state, reason, revision,"
         " blocked_at, next_retry_at FROM events WHERE id = ?",
@@ -72,35 +56,18 @@ def load(connection: sqlite3.Connection, event_id: int) -> LoadedRecord | None:
     ).fetchone()
     if found is None:
         return None
-    (
-        identifier,
-        event_type,
-        bucket,
-        creator,
-        performer,
-        recording,
-        state,
-        reason,
-        revision,
-        blocked_at,
-        due,
-    ) = found
+    identifier, event_type, bucket, creator, performer, recording, state, reason, revision, blocked_at, due = found
     pointer = EventPointer(
         id=int(identifier),
         event_type=str(event_type),
         bucket_id=int(bucket),
         creator_id=int(creator),
         performed_by_id=None if performer is None else int(performer),
-        actor_type=PERSON_ACTOR,  # the feed is read with actor_types=person (core.feed)
+        actor_type="person",  # the feed is read with actor_types=person (core.feed)
         recording_id=int(recording),
     )
     return LoadedRecord(
-        pointer=pointer,
-        state=RecordState(state),
-        reason=str(reason),
-        revision=int(revision),
-        blocked_at=stored_time(blocked_at),
-        next_retry_at=stored_time(due),
+        pointer, RecordState(state), str(reason), int(revision), stored_time(blocked_at), stored_time(due)
     )
 
 
@@ -149,56 +116,15 @@ def blocked_for(connection: sqlite3.Connection, reason: str) -> list[int]:
 
 
 def commit_verdict(  # noqa: PLR0917 -- a verdict's parts, positional
-    connection: sqlite3.Connection,
-    event_id: int,
-    loaded_revision: int,
-    verdict: Verdict,
-    now: datetime,
+    connection: sqlite3.Connection, event_id: int, loaded_revision: int, verdict: Verdict, now: datetime,
     guard_delay: timedelta | None,
-) -> bool:
-    """Write ``verdict`` on the record (rules 2-5); False when it was already decided."""
+) -> bool:  # fmt: skip
     current = load(connection, event_id)
     if current is None or current.revision != loaded_revision or not current.pending:
         return False
     work = live_work(connection, verdict.conversation_key)
     settled = settle_verdict(verdict, conversation_live(work, event_id, verdict.conversation_key))
-    state = asked(RECORD_EDGES, current.state, settled.state, Actor.admission)
-    stamp = format_timestamp(now)
-    reason = "" if settled.reason is None else str(settled.reason)
-    before = BlockedBefore(current.state, current.reason, current.blocked_at)
-    times = blocked_times(before, settled.state, reason, now, settled.retry_at)  # core.blocked_retry
-    snapshot = None if settled.snapshot is None else json.dumps(dict(settled.snapshot), sort_keys=True)
-    recording_url = "" if settled.snapshot is None else str(settled.snapshot.get("app_url") or "")
-    recording_type = "" if settled.snapshot is None else str(settled.snapshot.get("type") or "")
-    written = connection.execute(
-        "UPDATE events SET state = ?, reason = ?, trigger_name = ?, acknowledge = ?, conversation_key = ?,"
-        " reply_kind = ?, reply_bucket_id = ?, reply_recording_id = ?, requester_id = ?, snapshot = ?,"
-        " recording_url = ?, recording_type = ?, decided_at = ?, updated_at = ?, blocked_at = ?,"
-        " retry_at = ?, next_retry_at = ?, revision = revision + 1"
-        " WHERE id = ? AND revision = ?",
-        (
-            str(state),
-            reason,
-            "" if settled.trigger is None else str(settled.trigger),
-            int(settled.acknowledge),
-            settled.conversation_key,
-            "" if settled.reply_kind is None else str(settled.reply_kind),
-            settled.reply_bucket_id,
-            settled.reply_recording_id,
-            settled.requester_id,
-            snapshot,
-            recording_url,
-            recording_type,
-            stamp,
-            stamp,
-            None if times.blocked_at is None else format_timestamp(times.blocked_at),
-            None if settled.retry_at is None else format_timestamp(settled.retry_at),
-            None if times.next_retry_at is None else format_timestamp(times.next_retry_at),
-            event_id,
-            loaded_revision,
-        ),
-    ).rowcount
-    if written != 1:
+    if not _write_verdict(connection, current, settled, now):
         return False
     if guard_delay is not None:
         record = snapshots.record(connection, event_id)
@@ -207,29 +133,41 @@ def commit_verdict(  # noqa: PLR0917 -- a verdict's parts, positional
     return True
 
 
+def _write_verdict(connection: sqlite3.Connection, current: LoadedRecord, settled: Verdict, now: datetime) -> bool:
+    """The settled verdict on the record, compare-and-set on its revision; whether it was written."""
+    state = asked(RECORD_EDGES, current.state, settled.state, Actor.admission)
+    stamp = format_timestamp(now)
+    reason = "" if settled.reason is None else str(settled.reason)
+    before = BlockedBefore(current.state, current.reason, current.blocked_at)
+    times = blocked_times(before, settled.state, reason, now, settled.retry_at)  # core.blocked_retry
+    snapshot = None if settled.snapshot is None else json.dumps(dict(settled.snapshot), sort_keys=True)
+    recording_url = "" if settled.snapshot is None else str(settled.snapshot.get("app_url") or "")
+    recording_type = "" if settled.snapshot is None else str(settled.snapshot.get("type") or "")
+    return connection.execute(
+        "UPDATE events SET state = ?, reason = ?, trigger_name = ?, acknowledge = ?, conversation_key = ?,"
+        " reply_kind = ?, reply_bucket_id = ?, reply_recording_id = ?, requester_id = ?, snapshot = ?,"
+        " recording_url = ?, recording_type = ?, decided_at = ?, updated_at = ?, blocked_at = ?,"
+        " retry_at = ?, next_retry_at = ?, revision = revision + 1"
+        " WHERE id = ? AND revision = ?",
+        (
+            str(state), reason, "" if settled.trigger is None else str(settled.trigger), int(settled.acknowledge),
+            settled.conversation_key, "" if settled.reply_kind is None else str(settled.reply_kind),
+            settled.reply_bucket_id, settled.reply_recording_id, settled.requester_id, snapshot, recording_url,
+            recording_type, stamp, stamp, None if times.blocked_at is None else format_timestamp(times.blocked_at),
+            None if settled.retry_at is None else format_timestamp(settled.retry_at),
+            None if times.next_retry_at is None else format_timestamp(times.next_retry_at),
+            current.pointer.id, current.revision,
+        ),
+    ).rowcount == 1
+
+
 # -- intake: the feed's events recorded as seen, and the lineage's checkpoint ------------------
 
 
 def checkpoint(connection: sqlite3.Connection, digest: str) -> tuple[str, int] | None:
     """The (position, last served id) of lineage ``digest``, or None."""
-    row = connection.execute(
-        "SELECT position, last_served_id FROM checkpoints WHERE filter_digest = ?", (digest,)
-    ).fetchone()
+    row = connection.execute("SELECT position, last_served_id FROM checkpoints WHERE filter_digest = ?", (digest,)).fetchone()
     return None if row is None else (str(row[0]), int(row[1]))
-
-
-def known_ids(connection: sqlite3.Connection, ids: Sequence[int]) -> list[int]:
-    """Which of ``ids`` the ledger already records."""
-    if not ids:
-        return []
-    marks = ", ".join("?" for _ in ids)
-    return [
-        int(found[0])
-        for found in connection.execute(
-            f"SELECT id FROM events WHERE id IN ({marks})",
-            list(ids),
-        )
-    ]
 
 
 def insert_seen(
@@ -241,7 +179,9 @@ def insert_seen(
     ids = [event.id for event, _ in events]
     if not ids:
         return ()
-    fresh = new_ids(ids, known_ids(connection, ids))
+    marks = ", ".join("?" for _ in ids)
+    known = [int(found[0]) for found in connection.execute(f"SELECT id FROM events WHERE id IN ({marks})", ids)]
+    fresh = new_ids(ids, known)
     for event, created_at in events:
         if event.id not in fresh:
             continue
@@ -249,18 +189,8 @@ def insert_seen(
             "INSERT INTO events (id, state, event_type, bucket_id, recording_id, creator_id, performed_by_id,"
             " created_at, seen_at, updated_at, lane) VALUES (?, 'seen', ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT(id) DO NOTHING",
-            (
-                event.id,
-                event.event_type,
-                event.bucket_id,
-                event.recording_id,
-                event.creator_id,
-                event.performed_by_id,
-                created_at,
-                now,
-                now,
-                lane.value,
-            ),
+            (event.id, event.event_type, event.bucket_id, event.recording_id, event.creator_id,
+             event.performed_by_id, created_at, now, now, lane.value),
         )
     if fresh:
         connection.execute(
@@ -272,10 +202,7 @@ def insert_seen(
     return fresh
 
 
-def save_checkpoint(
-    connection: sqlite3.Connection, digest: str, position: str, last_served_id: int, now: str
-) -> None:
-    """Write lineage ``digest``'s position and last served id."""
+def save_checkpoint(connection: sqlite3.Connection, digest: str, position: str, last_served_id: int, now: str) -> None:
     connection.execute(
         "INSERT INTO checkpoints (filter_digest, position, last_served_id, updated_at) VALUES (?, ?, ?, ?)"
         " ON CONFLICT(filter_digest) DO UPDATE SET position = excluded.position,"
@@ -286,16 +213,14 @@ def save_checkpoint(
 
 def seen_ids(connection: sqlite3.Connection) -> list[int]:
     """Every record still ``seen`` (awaiting its first verdict), oldest first."""
-    return [
-        int(row[0]) for row in connection.execute("SELECT id FROM events WHERE state = 'seen' ORDER BY id")
-    ]
+    return [int(row[0]) for row in connection.execute("SELECT id FROM events WHERE state = 'seen' ORDER BY id")]
 
 
 # -- the other transitions' moves of a record (their owners decide; this module writes) ---------
 
 
 def dispatch(connection: sqlite3.Connection, event_id: int, stamp: str, dispatched: RecordState) -> sqlite3.Cursor:
-    """A waiting record joins a task (``shell.ledger.tasks``): dispatched, as core answered."""
+    """A waiting record joins a task: dispatched, as core answered."""
     return connection.execute(
         "UPDATE events SET state = ?, revision = revision + 1, updated_at = ?"
         " WHERE id = ? AND state IN ('admitted', 'queued')",
@@ -304,7 +229,6 @@ def dispatch(connection: sqlite3.Connection, event_id: int, stamp: str, dispatch
 
 
 def settle(connection: sqlite3.Connection, event_id: int, state: RecordState, reason: str, stamp: str) -> None:
-    """A dispatched record moved by its attempt's settlement (``shell.ledger.tasks``)."""
     connection.execute(
         "UPDATE events SET state = ?, reason = ?, revision = revision + 1, updated_at = ?"
         " WHERE id = ? AND state = 'dispatched'",
@@ -313,17 +237,11 @@ def settle(connection: sqlite3.Connection, event_id: int, state: RecordState, re
 
 
 def decide(
-    connection: sqlite3.Connection,
-    event_id: int,
-    revision: int,
-    *,
-    state: RecordState,
-    reason: str,
-    offer_at: datetime | None,
-    stamp: str,
-) -> int:
-    """A person's decision moves the record (``shell.ledger.decisions``), compare-and-set on its
-    revision; a record blocked again starts a fresh retry window. The row count."""
+    connection: sqlite3.Connection, event_id: int, revision: int, *, state: RecordState, reason: str,
+    offer_at: datetime | None, stamp: str,
+) -> int:  # fmt: skip
+    """A person's decision moves the record, compare-and-set on its revision; a record blocked again
+    starts a fresh retry window. The row count."""
     blocked = state is RecordState.blocked
     return connection.execute(
         "UPDATE events SET state = ?, reason = ?, revision = revision + 1, updated_at = ?, decided_at = ?,"
@@ -345,15 +263,13 @@ def open_records(connection: sqlite3.Connection) -> list[tuple[int, RecordState,
 
 
 def tag_for_review(connection: sqlite3.Connection, event_ids: Sequence[int], stamp: str) -> None:
-    """A hold tags each record for a person's review (``shell.ledger.hold``)."""
     connection.executemany(
         "UPDATE events SET review = 1, updated_at = ? WHERE id = ?", [(stamp, event_id) for event_id in event_ids]
     )
 
 
 def hold(connection: sqlite3.Connection, event_id: int, revision: int, held: RecordState, stamp: str) -> int:
-    """A hold moves a waiting record to held (``shell.ledger.hold``), compare-and-set on its
-    revision; the row count."""
+    """A hold moves a waiting record to held, compare-and-set on its revision; the row count."""
     return connection.execute(
         "UPDATE events SET state = ?, revision = revision + 1, updated_at = ?"
         " WHERE id = ? AND revision = ? AND state IN ('admitted', 'queued')",
@@ -362,9 +278,8 @@ def hold(connection: sqlite3.Connection, event_id: int, revision: int, held: Rec
 
 
 def tombstone(connection: sqlite3.Connection, event_ids: Sequence[int], stamp: str) -> None:
-    """An import's entries decided done for events this ledger never saw
-    (``shell.ledger.import_file``): discarded(imported_done) from their first row, so intake's
-    ``insert_seen`` finds them known and never admits them. One statement for them all."""
+    """An import's entries decided done for events this ledger never saw: discarded(imported_done)
+    from their first row, so intake's ``insert_seen`` finds them known and never admits them."""
     connection.executemany(
         "INSERT INTO events (id, state, reason, seen_at, updated_at, decided_at)"
         " VALUES (?, 'discarded', 'imported_done', ?, ?, ?)",
@@ -375,12 +290,10 @@ def tombstone(connection: sqlite3.Connection, event_ids: Sequence[int], stamp: s
 def recorded_among(connection: sqlite3.Connection, event_ids: Sequence[int]) -> set[int]:
     """Which of ``event_ids`` (any number of them: passed as one JSON array, not one variable
     each) the ledger records."""
-    return {
-        int(found[0])
-        for found in connection.execute(
-            "SELECT id FROM events WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(list(event_ids)),)
-        )
-    }
+    found = connection.execute(
+        "SELECT id FROM events WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(list(event_ids)),)
+    )
+    return {int(row[0]) for row in found}
 
 
 def held_count(connection: sqlite3.Connection) -> int:

@@ -1,20 +1,11 @@
 """A person's resolution of an outbox intent, written to the ledger.
 
-Rules:
-1. One decision is one short ``BEGIN IMMEDIATE``: read the intent, ask
-   ``core.resolution.resolve``, write that ``Move`` by compare-and-set on the state and note read,
-   check the row count. Nothing else runs inside, so a running connector waits milliseconds; a
-   lock held past the busy timeout is ``LedgerBusy``.
-2. The decision is core's: this reads the row, writes the move and words a refusal; what ``show``
-   offers is ``core.resolution.open_decisions``, exactly what a decision may do.
-3. A receipt belongs to one intent (a unique index per message kind): marking one sent with a
-   receipt another holds is ``ReceiptOwned``, naming that intent; the database judges.
-4. Every refusal is a one-line ``UserError`` naming the intent, its state and why:
-   ``NoSuchIntent`` (EXIT_NOT_FOUND), ``ResolutionRefused`` and ``ReceiptOwned`` (EXIT_REFUSED).
-   A refused decision writes nothing.
-5. A decision's log line names the intent, both states, the receipt and who; never the body.
-6. A worker's words marked sent get the receipt on their task row too, as the outbox records one
-   that lands (``shell.ledger.deliveries.record_worker_message``)."""
+One decision is one short ``BEGIN IMMEDIATE``: read the intent, ask ``core.resolution.resolve``,
+write that ``Move`` by compare-and-set on the state and note read, check the row count; a running
+connector waits milliseconds. A receipt belongs to one intent (a unique index per message kind), so
+the database judges a receipt another holds. Every refusal is one line naming the intent, its state
+and why, and writes nothing; the log line never names the body. A worker's words marked sent get the
+receipt on their task row too, as the outbox records one that lands."""
 
 from __future__ import annotations
 
@@ -68,7 +59,6 @@ class Resolved:
 
 
 def decision_name(resolution: Resolution) -> str:
-    """The name a person types for ``resolution``."""
     match resolution:
         case Sent():
             return "sent"
@@ -106,12 +96,8 @@ def describe_state(state: IntentState, note: str) -> str:
 
 
 def refusal_line(row: rows.IntentRow, resolution: Resolution, refused: RefusedDecision, now: datetime) -> str:
-    """One line saying why ``resolution`` of the intent ``row`` is refused.
-
-    A refusal because of the intent's state (core refuses even a well-formed decision of the
-    same kind) names the state and what the decision needs; any other refusal (who decided,
-    the receipt) is core's own words.
-    """
+    """Why ``resolution`` of the intent ``row`` is refused: a refusal because of the intent's state
+    names the state and what the decision needs; any other (who decided, the receipt) is core's words."""
     decision = decision_name(resolution)
     if decision not in open_decisions(row.state, row.note):
         return f"intent {row.id} is {describe_state(row.state, row.note)}; {_NEEDS[decision]}"
@@ -144,11 +130,8 @@ def resolve_intent(ledger: Ledger, intent_id: int, resolution: Resolution) -> Re
 
 
 def apply_move(connection: sqlite3.Connection, row: rows.IntentRow, move: Move) -> None:
-    """Write ``move`` onto ``row`` by compare-and-set on the state and note it was decided from.
-
-    Runs inside the caller's write transaction; raises (and the caller rolls back) when the
-    row moved, a receipt is already owned, or the ledger's triggers refuse the edge.
-    """
+    """Write ``move`` onto ``row`` by compare-and-set on the state and note it was decided from;
+    raises (and the caller rolls back) when the row moved, a receipt is owned, or a trigger refuses."""
     try:
         moved = rows.resolve(connection, row, move)
     except sqlite3.IntegrityError as error:

@@ -1,26 +1,15 @@
-"""The ledger's rules generated from core: which moves of a lifecycle column are edges, and which
-values a vocabulary column holds, as SQLite triggers named ``rule_...``, so no migration
-restates what ``core.edges`` and the enums write down once.
+"""Core's lifecycle tables and vocabularies, held by the ledger twice: ``asked`` before a row moves
+(the first wall), and SQLite triggers named ``rule_...`` generated from the same tables (the
+second), so no migration restates what ``core.edges`` and the enums write down once.
 
-Rules:
-1. ``LIFECYCLES``: one ``BEFORE UPDATE`` trigger per lifecycle column refuses a change that is not
-   an edge of its ``core.edges`` table (who moves is core's concern). Writing the value held is
-   not a move; ``companions`` (an attempt's ``stop_reason``) change only along an edge too. An
-   ``only_with_notes`` edge exists only for a row whose note (``notes_written_by_the_move``) is
-   one of them.
-2. ``vocabularies()``: one ``BEFORE INSERT`` trigger per table refuses a value outside a column's
-   vocabulary; on update the columns no edge judges are judged in the table's lifecycle trigger,
-   or one of their own (each trigger is parsed at every reopen). A new enum member needs no
-   migration. A value is looked up in one ``|``-joined list (``instr``): an IN list builds a
-   temporary b-tree at every statement, a chain of ORs is a long expression to parse.
-3. ``bring_up_to_date`` runs after the migrations in one ``BEGIN IMMEDIATE``: it creates each
-   generated trigger the file lacks, drops what an earlier version wrote by hand (``replaces``:
-   triggers and vocabulary CHECKs, since a CHECK cannot be altered and an old one would refuse
-   a newer vocabulary), and drops a ``rule_`` trigger no longer generated. ``in_force``, the one
-   read a reopen costs, compares the file's ``rule_`` triggers by text.
-4. A CHECK is removed through ``writable_schema``, as SQLite documents (no page changes), and
-   only one that is exactly a vocabulary test as an earlier migration wrote it; the schema is
-   then read again (``RESET``)."""
+Every state the connector writes on its own is the answer of ``asked``; a refused move raises
+``MoveRefused`` before any SQL runs. Each lifecycle column has one ``BEFORE UPDATE`` trigger that
+refuses a change that is not an edge; each table one ``BEFORE INSERT`` trigger that refuses a value
+outside a column's vocabulary, and a column no edge judges is judged on update too. A value is
+looked up in one ``|``-joined list (``instr``): an IN list builds a temporary b-tree at every
+statement, a chain of ORs is a long expression to parse. ``bring_up_to_date`` writes what the file
+lacks and drops what an earlier version wrote by hand (its triggers, and vocabulary CHECKs that
+would refuse a newer vocabulary); ``in_force`` is the one read a reopen costs."""
 
 from __future__ import annotations
 
@@ -30,7 +19,9 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
+
+from returns.result import Failure, Success
 
 from core.destinations import MessageKind
 from core.edges import (
@@ -39,6 +30,8 @@ from core.edges import (
     GUARD_EDGES,
     INTENT_EDGES,
     RECORD_EDGES,
+    Actor,
+    IllegalMove,
     LifecycleTable,
 )
 from core.intake_status import LANES
@@ -49,9 +42,9 @@ from core.losses import LossState
 from core.message_kinds import KINDS
 from core.snapshots import REPLY_KINDS, StopReason
 from core.states import AttemptState, DeliveryState, EventOutcome, GuardState, IntentState, RecordState
+from shell.ledger.connection import LedgerError
 
-Vocabulary = tuple[tuple[str, tuple[str, ...]], ...]
-"""Some columns of one table, each with its values."""
+Vocabulary = tuple[tuple[str, tuple[str, ...]], ...]  # some columns of one table, each with its values
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +95,7 @@ def _quote(value: str) -> str:
 
 
 def _one_of(expression: str, values: Iterable[str]) -> str:
-    """Rule 2's test: ``expression`` is found whole in one ``|``-joined list and holds no ``|``."""
+    """``expression`` is found whole in one ``|``-joined list and holds no ``|``."""
     values = list(values)
     if any("|" in value for value in values):
         raise ValueError(f"a value holds the separator: {values!r}")
@@ -116,8 +109,8 @@ def _words(values: Sequence[str]) -> str:
 
 
 def _lifecycle_trigger(lifecycle: Lifecycle, also: Vocabulary = ()) -> tuple[str, str]:
-    """Rule 1: the trigger's name and text; ``also``, the table's vocabulary on update (rule 2),
-    is judged in it first, one trigger fewer for every reopen to parse."""
+    """The trigger's name and text; ``also``, the table's vocabulary on update, is judged in it
+    first, one trigger fewer for every reopen to parse."""
     column, edges = lifecycle.column, lifecycle.edges
     old, new = f"OLD.{column}", f"NEW.{column}"
     changed = " AND ".join(f"NEW.{name} = OLD.{name}" for name in (column, *lifecycle.companions))
@@ -157,14 +150,14 @@ def _lifecycle_trigger(lifecycle: Lifecycle, also: Vocabulary = ()) -> tuple[str
 
 
 def _outside(table: str, columns: Vocabulary) -> tuple[str, str]:
-    """Rule 2: the test that a row holds a value outside its columns' vocabularies, and its words."""
+    """The test that a row holds a value outside its columns' vocabularies, and its words."""
     test = " OR ".join(f"NOT {_one_of(f'NEW.{column}', values)}" for column, values in columns)
     return test, f"{table}.{_words([column for column, _ in columns])}: a value core does not name"
 
 
 def _vocabulary_trigger(table: str, event: str, columns: Vocabulary) -> tuple[str, str]:
-    """Rule 2: one table's vocabulary trigger for INSERT, or for UPDATE OF its columns. One
-    refusal for the table, each list written once: every reopen parses the schema's text."""
+    """One table's vocabulary trigger for INSERT, or for UPDATE OF its columns: one refusal for
+    the table, each list written once, since every reopen parses the schema's text."""
     when, said = _outside(table, columns)
     name = f"rule_{table}_{'inserts' if event == 'INSERT' else 'updates'}_hold_their_vocabulary"
     on = "INSERT" if event == "INSERT" else "UPDATE OF " + ", ".join(column for column, _ in columns)
@@ -211,7 +204,7 @@ def _drop(connection: sqlite3.Connection, name: str, sql: str) -> None:
 
 
 def in_force(connection: sqlite3.Connection) -> bool:
-    """Rule 3: whether the file holds exactly the generated rules (one read)."""
+    """Whether the file holds exactly the generated rules (one read)."""
     return _rule_triggers(connection) == generated()
 
 
@@ -223,7 +216,8 @@ def _vocabulary_check(column: str) -> re.Pattern[str]:
 
 
 def without_vocabulary_checks(table: str, sql: str) -> str:
-    """Rule 4: a table's text without the CHECKs that test one of its vocabulary columns."""
+    """A table's text without the CHECKs that test one of its vocabulary columns (only one that
+    is exactly a vocabulary test as an earlier migration wrote it)."""
     for owner, column, _ in vocabularies():
         if owner == table:
             sql = _vocabulary_check(column).sub("", sql)
@@ -231,7 +225,6 @@ def without_vocabulary_checks(table: str, sql: str) -> str:
 
 
 def bring_up_to_date(connection: sqlite3.Connection) -> None:
-    """Rule 3, inside the caller's write transaction."""
     wanted = generated()
     held = _rule_triggers(connection)
     if held == wanted:
@@ -259,3 +252,26 @@ def bring_up_to_date(connection: sqlite3.Connection) -> None:
         if held.get(name) != sql:
             _drop(connection, name, held.get(name, sql))
             connection.execute(sql)
+
+
+StateT = TypeVar("StateT", bound=StrEnum)
+
+
+class MoveRefused(LedgerError):
+    """``core.edges`` refused a move the connector asked of the ledger."""
+
+    def __init__(self, illegal: IllegalMove) -> None:
+        super().__init__(str(illegal))
+        self.illegal = illegal
+
+
+def asked(
+    table: LifecycleTable[StateT], source: StateT, target: StateT, actor: Actor, note: str = ""
+) -> StateT:
+    """The state to write, as ``table`` allows ``actor`` to move from ``source``."""
+    match table.step(source, target, actor, note):
+        case Success(allowed):
+            return allowed  # type: ignore[no-any-return]
+        case Failure(illegal):
+            raise MoveRefused(illegal)
+    raise AssertionError("a step answers Success or Failure")  # pragma: no cover

@@ -1,22 +1,16 @@
-"""What ``bin/connect status`` reads from the ledger: one snapshot, in one read transaction.
-
-Rules:
-1. One read transaction (``ledger.read()``) for every query, so the numbers agree: a connector
-   committing beside it changes the next status, never half of this one.
-2. Reading only: the caller opens the ledger with ``open_ledger_read_only``; nothing here writes,
-   locks or migrates.
-3. Nothing secret leaves the ledger: a position is read only as whether one is kept, never its
-   text; a token hash or a message body is never selected.
-4. Dispatches are the newest ``core.presentation.status_values.LAST_DISPATCHES`` attempts by
-   launch time, each with every event row of its task.
-5. Each record is stepped over once: blocked ones counted by reason (their own index), and the
-   count by state takes blocked's from that sum.
-6. A lapsed token (``core.not_created`` rule 5) is read from the intents pending with
-   ``notes.TOKEN_REFUSED``, as doctor reads it."""
+"""What ``bin/connect status`` and the demo read from the ledger, on a ledger opened read-only:
+status's snapshot in one read transaction, so the numbers agree beside a connector committing (it
+changes the next status, never half of this one), and the demo's looks at an event for its
+narration, in the caller's. Nothing secret leaves the ledger: a position is read only as whether
+one is kept, a token hash or a message body never for status. Each record is stepped over once:
+blocked ones counted by reason (their own index), and the count by state takes blocked's from that
+sum. A lapsed token is read from the intents pending with ``notes.TOKEN_REFUSED``, as doctor reads it."""
 
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
+from typing import Any
 
 from core import notes
 from core.posting import TokenOutage
@@ -41,22 +35,17 @@ from shell.ledger.connection import Ledger
 
 
 def read_snapshot(ledger: Ledger, dispatch_limit: int = LAST_DISPATCHES) -> LedgerSnapshot:
-    """Everything status shows from the ledger, read in one transaction (rule 1)."""
+    """Everything status shows from the ledger, read in one transaction; the dispatches are the
+    newest by launch time, each with every event row of its task."""
     with ledger.read() as connection:
         blocked = _blocked(connection)
         return LedgerSnapshot(
-            hold=_hold(connection),
-            feed=_feed(connection),
-            state_counts=_state_counts(connection, blocked),
-            blocked=blocked,
-            live_tasks=_live_tasks(connection),
-            waiting=_waiting(connection),
-            dispatches=_dispatches(connection, dispatch_limit),
-            held=_held(connection),
-            not_running=_not_running(connection),
-            outbox=_outbox(connection),
+            hold=_hold(connection), feed=_feed(connection), state_counts=_state_counts(connection, blocked),
+            blocked=blocked, live_tasks=_live_tasks(connection), waiting=_waiting(connection),
+            dispatches=_dispatches(connection, dispatch_limit), held=_held(connection),
+            not_running=_not_running(connection), outbox=_outbox(connection),
             token_outage=token_outage(connection),
-        )
+        )  # fmt: skip
 
 
 def _outbox(connection: sqlite3.Connection) -> tuple[tuple[str, str, int], ...]:
@@ -70,8 +59,8 @@ def _outbox(connection: sqlite3.Connection) -> tuple[tuple[str, str, int], ...]:
 
 
 def token_outage(connection: sqlite3.Connection) -> TokenOutage | None:
-    """Rule 6: since when sending waits on a token Basecamp refused, and how many messages are
-    pending meanwhile; None when no intent waits with that note."""
+    """Since when sending waits on a token Basecamp refused, and how many messages are pending
+    meanwhile; None when no intent waits with that note."""
     (since,) = connection.execute(
         "SELECT MIN(not_before) FROM outbox WHERE state = 'pending' AND note = ?", (notes.TOKEN_REFUSED,)
     ).fetchone()
@@ -98,7 +87,7 @@ def _feed(connection: sqlite3.Connection) -> tuple[FeedCheckpoint, ...]:
 def _state_counts(
     connection: sqlite3.Connection, blocked: tuple[tuple[str, int], ...]
 ) -> tuple[tuple[str, int], ...]:
-    """Records by state, in the order of the states' names (rule 5)."""
+    """Records by state, in the order of the states' names."""
     counts = [
         (str(state), int(count))
         for state, count in connection.execute(
@@ -139,44 +128,23 @@ def _live_tasks(connection: sqlite3.Connection) -> tuple[LiveTask, ...]:
     ).fetchall()
     return tuple(
         LiveTask(
-            task_id=int(task_id),
-            superseded=bool(superseded),
-            conversation=str(conversation),
-            created_at=str(created_at),
-            deadline_at=None if deadline_at is None else str(deadline_at),
-            attempt=None
-            if attempt_id is None
+            task_id=int(task_id), superseded=bool(superseded), conversation=str(conversation),
+            created_at=str(created_at), deadline_at=None if deadline_at is None else str(deadline_at),
+            attempt=None if attempt_id is None
             else LiveAttempt(str(attempt_id), AttemptState(attempt_state), pid, str(launched_at), left_at),
             event_ids=_event_ids(connection, int(task_id)),
         )
-        for (
-            task_id,
-            superseded,
-            conversation,
-            created_at,
-            deadline_at,
-            attempt_id,
-            attempt_state,
-            pid,
-            launched_at,
-            left_at,
-        ) in rows
-    )
+        for task_id, superseded, conversation, created_at, deadline_at, attempt_id, attempt_state, pid, launched_at,
+        left_at in rows
+    )  # fmt: skip
 
 
 def _waiting(connection: sqlite3.Connection) -> tuple[WaitingIntent, ...]:
     return tuple(
         WaitingIntent(
-            intent_id=int(intent_id),
-            kind=str(kind),
-            state=IntentState(state),
-            refused=state == IntentState.canceled,
-            event_id=event_id,
-            attempt_id=attempt_id,
-            message_kind=str(message_kind),
-            bucket_id=int(bucket_id),
-            recording_id=int(recording_id),
-            note=str(note),
+            intent_id=int(intent_id), kind=str(kind), state=IntentState(state),
+            refused=state == IntentState.canceled, event_id=event_id, attempt_id=attempt_id,
+            message_kind=str(message_kind), bucket_id=int(bucket_id), recording_id=int(recording_id), note=str(note),
         )
         for intent_id, kind, state, note, event_id, attempt_id, message_kind, bucket_id, recording_id in (
             connection.execute(
@@ -211,17 +179,10 @@ def _dispatches(connection: sqlite3.Connection, limit: int) -> tuple[Dispatch, .
     ).fetchall()
     return tuple(
         Dispatch(
-            attempt_id=str(attempt_id),
-            task_id=int(task_id),
-            seq=int(seq),
-            state=AttemptState(state),
-            stop_reason=str(stop_reason),
-            spawn_failed=bool(spawn_failed),
-            launched_at=str(launched_at),
-            ended_at=None if ended_at is None else str(ended_at),
-            events=_dispatched_events(connection, int(task_id)),
-            not_started=str(not_started),
-            result=_worker_result(said) if said[0] else None,
+            attempt_id=str(attempt_id), task_id=int(task_id), seq=int(seq), state=AttemptState(state),
+            stop_reason=str(stop_reason), spawn_failed=bool(spawn_failed), launched_at=str(launched_at),
+            ended_at=None if ended_at is None else str(ended_at), events=_dispatched_events(connection, int(task_id)),
+            not_started=str(not_started), result=_worker_result(said) if said[0] else None,
         )
         for attempt_id, task_id, seq, state, stop_reason, spawn_failed, launched_at, ended_at, not_started, *said in rows
     )
@@ -231,13 +192,9 @@ def _worker_result(said: list[object]) -> WorkerResult:
     """Migration 18's columns, from ``worker_result`` on, as the result they record."""
     _, is_error, error, turns, cost, duration, denied = said
     return WorkerResult(
-        is_error=bool(is_error),
-        turns=int(str(turns)),
-        cost_usd=float(str(cost)),
-        duration_ms=int(str(duration)),
-        denials=tuple(name for name in str(denied).split(",") if name),
-        error=str(error),
-    )
+        is_error=bool(is_error), turns=int(str(turns)), cost_usd=float(str(cost)), duration_ms=int(str(duration)),
+        denials=tuple(name for name in str(denied).split(",") if name), error=str(error),
+    )  # fmt: skip
 
 
 def _held(connection: sqlite3.Connection) -> tuple[HeldRecord, ...]:
@@ -259,3 +216,55 @@ def _not_running(connection: sqlite3.Connection) -> tuple[WaitingRecord, ...]:
             (LAST_WAITING_RECORDS,),
         )
     )
+
+
+# -- the demo's looks, for its narration (shell.demo.ledger_view) --------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class EventRows:
+    """One event's rows as the demo narrates them: its record, its latest task row, that task's
+    latest attempt, and every notice of the event or of that task's attempts (None: absent)."""
+
+    record: tuple[Any, ...]
+    joined: tuple[Any, ...] | None
+    attempt: tuple[Any, ...] | None
+    intents: list[tuple[Any, ...]]
+
+
+def event_of_recording(connection: sqlite3.Connection, recording_id: int) -> int | None:
+    found = connection.execute(
+        "SELECT id FROM events WHERE recording_id = ? ORDER BY id LIMIT 1", (recording_id,)
+    ).fetchone()
+    return None if found is None else int(found[0])
+
+
+def live_processes(connection: sqlite3.Connection) -> list[tuple[str, int, int, str]]:
+    """(attempt id, pid, pgid, process start) of every attempt not ended with a recorded process."""
+    rows = connection.execute(
+        "SELECT id, pid, pgid, process_started FROM attempts"
+        " WHERE state <> 'ended' AND pid IS NOT NULL AND pgid IS NOT NULL"
+    ).fetchall()
+    return [(str(row[0]), int(row[1]), int(row[2]), str(row[3])) for row in rows]
+
+
+def event_rows(connection: sqlite3.Connection, event_id: int) -> EventRows | None:
+    """None when the ledger holds no record ``event_id``."""
+    record = connection.execute("SELECT state, reason, trigger_name FROM events WHERE id = ?", (event_id,)).fetchone()
+    if record is None:
+        return None
+    joined = connection.execute(
+        "SELECT task_id, pulled_at IS NOT NULL, ack_id, outcome, reply_id FROM task_events"
+        " WHERE event_id = ? ORDER BY task_id DESC LIMIT 1",
+        (event_id,),
+    ).fetchone()
+    task_id = None if joined is None else joined[0]
+    attempt = connection.execute(
+        "SELECT state, stop_reason FROM attempts WHERE task_id = ? ORDER BY seq DESC LIMIT 1", (task_id,)
+    ).fetchone()  # None where no task carries it
+    intents = connection.execute(
+        "SELECT id, kind, state, receipt_id, note, body FROM outbox WHERE event_id = ?"
+        " OR attempt_id IN (SELECT id FROM attempts WHERE task_id = ?) ORDER BY id",
+        (event_id, task_id if task_id is not None else -1),
+    ).fetchall()
+    return EventRows(tuple(record), None if joined is None else tuple(joined), attempt, intents)

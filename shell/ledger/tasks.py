@@ -1,27 +1,13 @@
-"""The dispatcher's transitions: one transaction each, compare-and-set, in the lifecycle's order.
+"""The dispatcher's transitions on tasks and attempts, and the rows they read: each in its caller's
+``Ledger.write()``, a compare-and-set with checked row counts, every state asked of ``core.edges``.
 
-Rules (the dispatch invariants):
-1. Exposure before hand-off: a launch creates the task, its ``launching`` attempt and the
-   event's exposure, and moves the records to ``dispatched``, in one transaction, before the
-   driver starts anything.
-2. One live task per conversation, working directory and event; one live attempt per task; a
-   record starts only as the oldest waiting on its conversation (``core.dispatch``, asked of one
-   ``records.live_work`` snapshot). Nothing starts under the hold (``core.hold.may_launch``).
-3. A task's token is returned once and stored only as its SHA-256.
-4. An attempt's end is one transaction: the attempt ends, ``core.settlement.settlement_plan``'s
-   plan is applied, the task is superseded, the adopted-reply rule runs on replies listed
-   before (``core.adopted_reply`` rule 4), and the completion intent ``core.intents`` calls for,
-   read back from those rows, is written (``ON CONFLICT DO NOTHING``).
-5. A still-running tick of a live attempt counts its occurrence and writes its notice in one
-   transaction; an ended attempt counts nothing more.
-6. An attempt recovery finds launching with no recorded process is marked left (``mark_left``);
-   only such a one a person settles (``settle_left_launch``), through ``end_attempt``.
-7. The functions here never commit: callers hold ``Ledger.write()``.
-8. Every state written here is the dispatcher's move as ``core.edges`` answers it
-   (``shell.ledger.moves``), asked before its SQL; compare-and-set and triggers stay behind it.
-9. A redispatch pending on the task admits its record as the task's rows retire (migration
-   0009's trigger, in the superseding statement): a person's move, asked of ``core.edges``
-   first (``snapshots.redispatches_pending_on`` reads the records the trigger will move)."""
+A launch creates the task, its attempt and the event's exposure, and moves the records to
+``dispatched``, in one transaction before the driver starts anything: one live task per
+conversation, working directory and event, one live attempt per task, a record starting only as the
+oldest waiting on its conversation, nothing under the hold. A task's token is returned once and
+stored only as its SHA-256. An attempt's end is one transaction: the attempt ends, the settlement's
+plan is applied, the task is superseded (a redispatch pending on it admits its record there), the
+replies listed before are adopted, and the completion intent read back from those rows is written."""
 
 from __future__ import annotations
 
@@ -46,16 +32,16 @@ from core.edges import (
 from core.hold import may_launch
 from core.launch_settlement import LeftLaunch, Settle
 from core.message_kinds import Intent, completion_intent, still_running_intent
-from core.settlement import RowSettlement, RowStep, read_back, settlement_plan
+from core.settlement import LiveRow, RowSettlement, RowStep, SettledRow, read_back, settlement_plan
 from core.snapshots import StopReason
+from core.states import EventOutcome
 from core.task_token import token_sha256
 from core.timestamps import format_timestamp
-from core.worker_stream import WorkerAccount
+from core.worker_stream import LatestAttempt, WorkerAccount, resumable
 from shell.crashpoints import pause_at
-from shell.ledger import conversation_sessions, deliveries, outbox, records, snapshots
+from shell.ledger import deliveries, outbox, records, snapshots
 from shell.ledger import hold as hold_marker
-from shell.ledger.moves import asked
-from shell.ledger.settlement_rows import live_rows, settled_rows
+from shell.ledger.rules import asked
 
 
 class NotStartable(Exception):
@@ -68,10 +54,8 @@ class TransitionRefused(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Launch:
-    """A task and its first attempt, created; the token is returned here once and never stored.
-
-    It carries what the worker's prompt names besides ids, read in the launch's transaction:
-    the originating record's trigger and recording URL (the rest the worker only pulls)."""
+    """A task and its first attempt, created (the token is here once, never stored), with what the
+    worker's prompt names besides ids: the originating record's trigger and recording URL."""
 
     task_id: int
     attempt_id: str
@@ -92,6 +76,16 @@ class LiveAttemptRow:
     process_started: str
 
 
+@dataclass(frozen=True, slots=True)
+class RecordedWorker:
+    """The live attempt's recorded process, as a person's redispatch stops it (None: not recorded)."""
+
+    attempt_id: str | None
+    pid: int | None
+    pgid: int | None
+    process_started: str
+
+
 def _checked(cursor: sqlite3.Cursor, what: str) -> None:
     if cursor.rowcount != 1:
         raise TransitionRefused(what)
@@ -100,53 +94,24 @@ def _checked(cursor: sqlite3.Cursor, what: str) -> None:
 def startable_records(
     connection: sqlite3.Connection, buckets: frozenset[int], limit: int
 ) -> list[tuple[int, int]]:
-    """(event id, project) of the oldest startable record of each free conversation, oldest first
-    (``core.dispatch.startable``, from one snapshot)."""
+    """(event id, project) of the oldest startable record of each free conversation, oldest first."""
     if not buckets or not may_launch(hold_marker.standing(connection)):
         return []
     return startable(records.live_work(connection), buckets, limit)
 
 
 def launch(
-    connection: sqlite3.Connection,
-    event_id: int,
-    *,
-    work_dir: str,
-    driver: str,
-    deadline_at: datetime,
-    now: datetime,
+    connection: sqlite3.Connection, event_id: int, *, work_dir: str, driver: str, deadline_at: datetime, now: datetime
 ) -> Launch:
     """Create the task for ``event_id``'s conversation and its first attempt, exposing the event."""
-    found = connection.execute(
-        "SELECT state, conversation_key, snapshot IS NOT NULL, trigger_name, recording_url FROM events"
-        " WHERE id = ?",
-        (event_id,),
-    ).fetchone()
-    if found is None:
-        raise NotStartable(f"event {event_id} has no record")
-    state, conversation, has_snapshot, trigger, recording_url = found
-    if not may_launch(hold_marker.standing(connection)):
-        raise NotStartable(f"event {event_id} waits: the connector is held until `bin/connect release`")
-    if state not in ("admitted", "queued") or not has_snapshot or not conversation:
-        raise NotStartable(f"event {event_id} is {state}; it cannot start")
-    work = records.live_work(connection, conversation)
-    if not task_free(work, conversation, work_dir):
-        raise NotStartable(f"event {event_id}: its conversation or directory has a live task")
+    conversation, work, trigger, recording_url = _startable(connection, event_id, work_dir)
     stamp = format_timestamp(now)
     token = secrets.token_urlsafe(32)
-    resume = conversation_sessions.resume_session(connection, conversation)  # before this task's attempt
+    resume = resume_session(connection, conversation)  # before this task's attempt
     task_id = connection.execute(
         "INSERT INTO tasks (token_sha256, conversation_key, originating_event_id, created_at, deadline_at,"
         " driver, work_dir) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (
-            token_sha256(token),
-            conversation,
-            event_id,
-            stamp,
-            format_timestamp(deadline_at),
-            driver,
-            work_dir,
-        ),
+        (token_sha256(token), conversation, event_id, stamp, format_timestamp(deadline_at), driver, work_dir),
     ).lastrowid
     assert task_id is not None
     joined = _join(connection, task_id, (conversation, work), stamp, first=event_id)
@@ -164,6 +129,43 @@ def launch(
         f"event {event_id} could not be exposed on task {task_id}",
     )
     return Launch(task_id, attempt_id, token, joined, str(trigger), str(recording_url), resume)
+
+
+def _startable(connection: sqlite3.Connection, event_id: int, work_dir: str) -> tuple[str, LiveWork, str, str]:
+    """The record's conversation, its snapshot, trigger and recording URL; ``NotStartable`` unless
+    it may start now in ``work_dir``."""
+    found = connection.execute(
+        "SELECT state, conversation_key, snapshot IS NOT NULL, trigger_name, recording_url FROM events"
+        " WHERE id = ?",
+        (event_id,),
+    ).fetchone()
+    if found is None:
+        raise NotStartable(f"event {event_id} has no record")
+    state, conversation, has_snapshot, trigger, recording_url = found
+    if not may_launch(hold_marker.standing(connection)):
+        raise NotStartable(f"event {event_id} waits: the connector is held until `bin/connect release`")
+    if state not in ("admitted", "queued") or not has_snapshot or not conversation:
+        raise NotStartable(f"event {event_id} is {state}; it cannot start")
+    work = records.live_work(connection, conversation)
+    if not task_free(work, conversation, work_dir):
+        raise NotStartable(f"event {event_id}: its conversation or directory has a live task")
+    return str(conversation), work, str(trigger), str(recording_url)
+
+
+def resume_session(connection: sqlite3.Connection, conversation: str) -> str:
+    """The Claude Code session the conversation's next task resumes, or "": what the newest launched
+    attempt of any task on it left, as ``core.worker_stream.resumable`` reads it."""
+    found = connection.execute(
+        "SELECT a.stop_reason, a.not_started, a.session_id,"
+        " EXISTS (SELECT 1 FROM task_events te WHERE te.task_id = t.id AND te.outcome = 'unknown')"
+        " FROM attempts a JOIN tasks t ON t.id = a.task_id WHERE t.conversation_key = ?"
+        " ORDER BY a.launched_at DESC, a.rowid DESC LIMIT 1",
+        (conversation,),
+    ).fetchone()
+    if found is None:
+        return ""
+    stop_reason, not_started, session_id, left_unknown = found
+    return resumable(LatestAttempt(str(stop_reason), str(not_started), str(session_id), bool(left_unknown)))
 
 
 def _join(
@@ -199,13 +201,7 @@ def join_follow_ups(connection: sqlite3.Connection, task_id: int, now: datetime)
 
 
 def mark_running(
-    connection: sqlite3.Connection,
-    attempt_id: str,
-    *,
-    pid: int,
-    pgid: int,
-    process_started: str,
-    now: datetime,
+    connection: sqlite3.Connection, attempt_id: str, *, pid: int, pgid: int, process_started: str, now: datetime
 ) -> None:
     found = connection.execute("SELECT state FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
     if found is None:
@@ -238,35 +234,39 @@ def _record_account(connection: sqlite3.Connection, attempt_id: str, account: Wo
         " result_turns = ?, result_cost_usd = ?, result_duration_ms = ?, denied_tools = ?, refusals = ?,"
         " session_id = ? WHERE id = ?",
         (
-            account.not_started,
-            int(result is not None),
-            int(result is not None and result.is_error),
-            result.error if result else "",
-            max(result.turns, 0) if result else 0,
-            max(result.cost_usd, 0.0) if result else 0.0,
-            max(result.duration_ms, 0) if result else 0,
-            ",".join(result.denials) if result else "",
-            len(result.denials) if result else 0,
-            account.session_id,
-            attempt_id,
+            account.not_started, int(result is not None), int(result is not None and result.is_error),
+            result.error if result else "", max(result.turns, 0) if result else 0,
+            max(result.cost_usd, 0.0) if result else 0.0, max(result.duration_ms, 0) if result else 0,
+            ",".join(result.denials) if result else "", len(result.denials) if result else 0,
+            account.session_id, attempt_id,
         ),
     )
 
 
 def end_attempt(
-    connection: sqlite3.Connection,
-    attempt_id: str,
-    stop_reason: StopReason,
-    *,
-    spawn_failed: bool,
-    now: datetime,
-    replies: ListedReplies | None = None,
-    account: WorkerAccount | None = None,
-) -> tuple[RowSettlement, ...]:
-    """End the attempt and settle its task, in the caller's one transaction (rule 4); ``replies``:
-    what the adopted-reply rule reads (None: no listing was made, nothing is adopted);
-    ``account``: what the worker's driver told of its end, recorded on the attempt."""
+    connection: sqlite3.Connection, attempt_id: str, stop_reason: StopReason, *, spawn_failed: bool, now: datetime,
+    replies: ListedReplies | None = None, account: WorkerAccount | None = None,
+) -> tuple[RowSettlement, ...]:  # fmt: skip
+    """End the attempt and settle its task; ``replies``: what the adopted-reply rule reads (None: no
+    listing was made, nothing is adopted); ``account``: what the worker's driver told of its end."""
     stamp = format_timestamp(now)
+    task_id = _end(connection, attempt_id, stop_reason, spawn_failed, stamp)
+    if account is not None:
+        _record_account(connection, attempt_id, account)
+    plan = settlement_plan(_live_rows(connection, task_id, attempt_id), spawn_failed)
+    _apply(connection, task_id, plan.before, stamp)
+    _supersede(connection, task_id, stamp)
+    _apply(connection, task_id, plan.after, stamp)
+    if replies is not None:
+        deliveries.adopt_listed(connection, task_id, replies)
+    notice = completion(connection, attempt_id, now)
+    if notice is not None:
+        outbox.write_intents(connection, (notice,), now)
+    pause_at("in_settlement")  # a crash test kills the process here, before the settlement commits
+    return plan.settled
+
+
+def _end(connection: sqlite3.Connection, attempt_id: str, stop_reason: StopReason, spawn_failed: bool, stamp: str) -> int:
     found = connection.execute(
         "SELECT task_id, state FROM attempts WHERE id = ? AND state <> 'ended'", (attempt_id,)
     ).fetchone()
@@ -282,14 +282,14 @@ def end_attempt(
         ),
         f"attempt {attempt_id} ended under us",
     )
-    if account is not None:
-        _record_account(connection, attempt_id, account)
-    rows = live_rows(connection, task_id, attempt_id)
-    plan = settlement_plan(rows, spawn_failed)
-    _apply(connection, task_id, plan.before, stamp)
+    return int(task_id)
+
+
+def _supersede(connection: sqlite3.Connection, task_id: int, stamp: str) -> None:
+    """The task ends; a redispatch pending on it admits its record (the trigger's move, asked first)."""
     for pending in snapshots.redispatches_pending_on(connection, task_id):
         (record_state,) = connection.execute("SELECT state FROM events WHERE id = ?", (pending,)).fetchone()
-        asked(RECORD_EDGES, RecordState(record_state), RecordState.admitted, Actor.person)  # rule 9
+        asked(RECORD_EDGES, RecordState(record_state), RecordState.admitted, Actor.person)  # the trigger's move
     (task_state,) = connection.execute(
         "SELECT CASE WHEN superseded_at IS NULL THEN 'live' ELSE 'superseded' END FROM tasks WHERE id = ?", (task_id,)
     ).fetchone()
@@ -301,20 +301,52 @@ def end_attempt(
         ),
         f"task {task_id} was already superseded",
     )
-    _apply(connection, task_id, plan.after, stamp)
-    if replies is not None:
-        deliveries.adopt_listed(connection, task_id, replies)
-    notice = completion(connection, attempt_id, now)
-    if notice is not None:
-        outbox.write_intents(connection, (notice,), now)
-    pause_at("in_settlement")  # a crash test kills the process here, before the settlement commits
-    return plan.settled
+
+
+def _live_rows(connection: sqlite3.Connection, task_id: int, attempt_id: str) -> list[LiveRow]:
+    """The task's live (unretired) rows as the attempt's end finds them (``core.settlement``)."""
+    return [
+        LiveRow(
+            event_id=event_id, delivery=DeliveryState(delivery), exposed_by_this_attempt=exposed_by == attempt_id,
+            pulled=pulled_at is not None, withdrawn_before=bool(withdrawn_before),
+            record_state=RecordState(record_state),
+        )
+        for event_id, delivery, exposed_by, pulled_at, withdrawn_before, record_state in connection.execute(
+            "SELECT te.event_id, te.delivery, te.exposed_attempt_id, te.pulled_at,"
+            " EXISTS (SELECT 1 FROM task_events w WHERE w.event_id = te.event_id AND w.withdrawn_at IS NOT NULL),"
+            " e.state FROM task_events te JOIN events e ON e.id = te.event_id"
+            " WHERE te.task_id = ? AND te.retired_at IS NULL ORDER BY te.event_id",
+            (task_id,),
+        )
+    ]
+
+
+def _settled_rows(connection: sqlite3.Connection, task_id: int) -> list[SettledRow]:
+    """Every row of the task as its settlement and adoption left it, with whether a worker's reply
+    is on its way for it (an outbox intent not canceled)."""
+    return [
+        SettledRow(
+            event_id=event_id, delivery=DeliveryState(delivery), outcome=EventOutcome(outcome), reply_id=reply_id,
+            withdrawn=withdrawn_at is not None, record_state=RecordState(state), record_reason=reason,
+            adopted_reply_id=adopted, reply_on_its_way=bool(on_its_way),
+        )
+        for event_id, delivery, outcome, reply_id, withdrawn_at, state, reason, adopted, on_its_way in (
+            connection.execute(
+                "SELECT te.event_id, te.delivery, te.outcome, te.reply_id, te.withdrawn_at, e.state, e.reason,"
+                " te.adopted_reply_id, EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = te.event_id"
+                " AND o.task_id = te.task_id AND o.kind = 'worker_reply' AND o.state <> 'canceled')"
+                " FROM task_events te JOIN events e ON e.id = te.event_id WHERE te.task_id = ?"
+                " ORDER BY te.event_id",
+                (task_id,),
+            )
+        )
+    ]
 
 
 def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> Intent | None:
-    """The completion notice ended attempt ``attempt_id`` calls for (``core.intents``), read back
-    from the rows its settlement wrote and whether a still-running notice of it is in flight
-    (rule 6); None when no event needs one and none is."""
+    """The completion notice the ended attempt calls for (``core.intents``), read back from the rows
+    its settlement wrote and whether a still-running notice of it is in flight; None when no event
+    needs one and none is."""
     attempt = snapshots.attempt(connection, attempt_id)
     if attempt is None or attempt.live:
         raise TransitionRefused(f"attempt {attempt_id} has not ended")
@@ -324,13 +356,13 @@ def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime) -
     origin = None if originating_event_id is None else snapshots.record(connection, originating_event_id)
     if origin is None:
         raise TransitionRefused(f"task {attempt.task_id} has no originating record")
-    settled = [read_back(row) for row in settled_rows(connection, attempt.task_id)]
+    settled = [read_back(row) for row in _settled_rows(connection, attempt.task_id)]
     in_flight = snapshots.still_running_in_flight(connection, attempt_id)
     return completion_intent(attempt, settled, origin, now, notice_in_flight=in_flight)
 
 
 def still_running(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> Intent | None:
-    """A still-running tick of a live attempt: count the occurrence, write its notice (rule 5)."""
+    """A still-running tick of a live attempt: count the occurrence and write its notice."""
     counted = connection.execute(
         "UPDATE attempts SET still_running = still_running + 1 WHERE id = ? AND state <> 'ended'",
         (attempt_id,),
@@ -353,7 +385,6 @@ def still_running(connection: sqlite3.Connection, attempt_id: str, now: datetime
 
 
 def _apply(connection: sqlite3.Connection, task_id: int, steps: tuple[RowStep, ...], stamp: str) -> None:
-    """Write a settlement plan's steps (``core.settlement.settlement_plan``), each move asked."""
     for step in steps:
         if step.complete_delivery:
             completed = asked(DELIVERY_EDGES, step.delivery, DeliveryState.completed, Actor.dispatcher)
@@ -361,9 +392,7 @@ def _apply(connection: sqlite3.Connection, task_id: int, steps: tuple[RowStep, .
         if step.withdraw:
             deliveries.withdraw(connection, task_id, step.event_id, stamp)
         if step.record_to is not None:
-            (record_state,) = connection.execute(
-                "SELECT state FROM events WHERE id = ?", (step.event_id,)
-            ).fetchone()
+            (record_state,) = connection.execute("SELECT state FROM events WHERE id = ?", (step.event_id,)).fetchone()
             moved = asked(RECORD_EDGES, RecordState(record_state), step.record_to, Actor.dispatcher)
             records.settle(connection, step.event_id, moved, step.record_reason, stamp)
 
@@ -395,9 +424,8 @@ def left_launch(connection: sqlite3.Connection, event_id: int) -> LeftLaunch | N
 
 
 def settle_left_launch(connection: sqlite3.Connection, plan: Settle, by: str, now: datetime) -> None:
-    """A person's settlement of an attempt left mid-launch (``core.launch_settlement``): who and what
-    they found, then the attempt's end as the dispatcher's own settlement, in the caller's one
-    transaction."""
+    """A person's settlement of an attempt left mid-launch: who and what they found, then the
+    attempt's end as the dispatcher's own settlement, in the caller's one transaction."""
     _checked(
         connection.execute(
             "UPDATE attempts SET settled_by = ?, settled_as = ? WHERE id = ? AND state = 'launching'"
@@ -407,16 +435,6 @@ def settle_left_launch(connection: sqlite3.Connection, plan: Settle, by: str, no
         f"attempt {plan.facts.attempt_id} is no longer left mid-launch",
     )
     end_attempt(connection, plan.facts.attempt_id, plan.stop_reason, spawn_failed=plan.spawn_failed, now=now)
-
-
-@dataclass(frozen=True, slots=True)
-class RecordedWorker:
-    """The live attempt's recorded process, as a person's redispatch stops it (None fields: not recorded)."""
-
-    attempt_id: str | None
-    pid: int | None
-    pgid: int | None
-    process_started: str
 
 
 def retire_token(connection: sqlite3.Connection, task_id: int, now: datetime) -> RecordedWorker:

@@ -1,28 +1,15 @@
 """The worker's side of the ledger: the transactions behind ``get_dispatch``, ``ack_dispatch``,
 ``complete_dispatch`` and ``reply_dispatch``, bound to one task token.
 
-Rules:
-1. ``DispatchLedger`` keeps its token's SHA-256 hex, never the token; nothing here logs, stores
-   or raises it.
-2. Every call is one immediate transaction that first resolves the token to a live task: a token
-   whose task ended or was retired is refused from then on, and so is one whose live attempt
-   recorded another process group than the server's (another worker's session). While an
-   attempt launches no group is recorded: that window is the spawn's length.
-3. Core (``core.dispatch_tools``) decides from the task's live rows; each write is a
-   compare-and-set on the state it was decided from: a moved row raises ``DispatchRowMoved`` and
-   the call rolls back.
-4. Only a worker's moves are written, each its own statement (the delivery before the record, so
-   the database reads a completion as the worker's); each report moves the live attempt's
-   ``progress_at`` in the same transaction.
-5. The answer is built from the rows as the writes left them, in the same transaction.
-6. Every call answers a ``Result``: its value, or core's ``ToolRefusal`` before any write. An
-   exception is the ledger failing, answered by the MCP seam without its detail.
-7. A worker's words are an outbox intent written (``worker_moves.write_words``) with the move they
-   report, keyed so a repeat is one message. After the commit the call waits up to
-   ``words_wait`` seconds, reading only, for the message's id; else it answers that it will be
-   posted once (``core.worker_words`` rule 6).
-8. The server's start imports only what ``check_token`` runs; the rest is imported by the first
-   tool call that uses it (``tests/dispatch_tools/test_mcp_process.py`` pins it)."""
+``DispatchLedger`` keeps its token's SHA-256, never the token. Every call is one immediate
+transaction that first resolves the token to a live task: a token whose task ended or was retired is
+refused from then on, and so is one whose live attempt recorded another process group than the
+server's. Core (``core.dispatch_tools``) decides from the task's live rows; each write is a
+compare-and-set on the state it was decided from (a moved row raises ``DispatchRowMoved`` and the
+call rolls back), and the answer is built from the rows as the writes left them. A worker's words
+are an intent written with the move they report; after the commit the call waits a few seconds,
+reading only, for the message's id. The server's start imports only what ``check_token`` runs; the
+rest is imported by the first tool call that uses it (``tests/dispatch_tools/test_mcp_process.py``)."""
 
 from __future__ import annotations
 
@@ -47,6 +34,7 @@ if TYPE_CHECKING:
     from core.dispatch_tools.decisions import Acknowledge, Complete, NothingWaiting, Serve, Speak
     from core.dispatch_tools.instruction import DeliveryReceipt, Instruction
     from core.dispatch_tools.rows import DispatchRow, Spoken
+    from core.worker_words import WorkerMessage
 
 
 log = logging.getLogger(__name__)
@@ -74,14 +62,14 @@ class _Decision(Protocol):
 
 Decided = TypeVar("Decided", bound=_Decision)
 
-WORDS_WAIT = 5.0
-"""How long a call that gave words waits for the connector to post them (rule 7)."""
+WORDS_WAIT = 5.0  # how long a call that gave words waits for the connector to post them
 WORDS_POLL = 0.1
 
+_SPOKEN = "SELECT intent_key, kind, body, state, receipt_id, message_kind FROM outbox"
 _WORDS = (
-    "SELECT intent_key, kind, body, state, receipt_id, message_kind FROM outbox"
-    " WHERE event_id = ? AND task_id = ? AND kind IN (" + ", ".join(f"'{kind}'" for kind in sorted(WORKER_KINDS)) + ")"
-)
+    _SPOKEN + " WHERE event_id = ? AND task_id = ? AND kind IN ("
+    + ", ".join(f"'{kind}'" for kind in sorted(WORKER_KINDS)) + ")"
+)  # fmt: skip
 
 
 class DispatchRowMoved(Exception):
@@ -99,15 +87,11 @@ class DispatchLedger:
     """The ledger as one worker sees it: the live rows of its token's task, and no listing."""
 
     def __init__(
-        self,
-        ledger: Ledger,
-        token: str,
-        agent_id: int | None,
-        process_group: int | None = None,
+        self, ledger: Ledger, token: str, agent_id: int | None, process_group: int | None = None,
         words_wait: float = WORDS_WAIT,
-    ) -> None:
+    ) -> None:  # fmt: skip
         """``agent_id``: whose mentions are stripped (None: none). ``process_group``: the caller's
-        own, checked by rule 2 (None: not checked, in-process). ``words_wait``: rule 7's wait."""
+        own, checked against the live attempt's (None: not checked, in-process)."""
         if token.strip() == "":
             raise ValueError("a dispatch needs the task token")
         if agent_id is not None and agent_id <= 0:
@@ -122,7 +106,6 @@ class DispatchLedger:
         return f"DispatchLedger({self._ledger.path})"
 
     def check_token(self) -> Result[int, ToolRefusal]:
-        """The live task the token names, in a transaction of its own; refused otherwise."""
         with self._ledger.write() as connection:
             return self._task(connection)
 
@@ -133,7 +116,7 @@ class DispatchLedger:
             return self._task(connection).bind(lambda task_id: self._get(connection, task_id, request))
 
     def ack_dispatch(self, request: AckRequest) -> Result[DeliveryReceipt, ToolRefusal]:
-        from core.dispatch_tools.decisions import decide_ack  # noqa: PLC0415 -- rule 8
+        from core.dispatch_tools.decisions import decide_ack  # noqa: PLC0415 -- at the first call
 
         return self._reported(
             request.event_id,
@@ -143,7 +126,7 @@ class DispatchLedger:
         )
 
     def complete_dispatch(self, request: CompleteRequest) -> Result[DeliveryReceipt, ToolRefusal]:
-        from core.dispatch_tools.decisions import decide_complete  # noqa: PLC0415 -- rule 8
+        from core.dispatch_tools.decisions import decide_complete  # noqa: PLC0415 -- at the first call
 
         return self._reported(
             request.event_id,
@@ -153,7 +136,7 @@ class DispatchLedger:
         )
 
     def reply_dispatch(self, request: ReplyRequest) -> Result[DeliveryReceipt, ToolRefusal]:
-        from core.dispatch_tools.decisions import decide_reply  # noqa: PLC0415 -- rule 8
+        from core.dispatch_tools.decisions import decide_reply  # noqa: PLC0415 -- at the first call
 
         return self._reported(
             request.event_id,
@@ -169,7 +152,7 @@ class DispatchLedger:
         write: Callable[[sqlite3.Connection, int, int, Decided], None],
         words: Callable[[DispatchRow, Decided], tuple[Spoken | None, str]] | None,
     ) -> Result[DeliveryReceipt, ToolRefusal]:
-        """One report's transaction (rules 2-5), then the wait for its words (rule 7)."""
+        """One report's transaction, then the wait for its words."""
         with self._ledger.write() as connection:
             answered = self._task(connection).bind(
                 lambda task_id: self._report(
@@ -197,7 +180,7 @@ class DispatchLedger:
         return Success(int(found[0]))
 
     def _get(self, connection: sqlite3.Connection, task_id: int, request: GetRequest) -> Result[Dispatched, ToolRefusal]:
-        from core.dispatch_tools.decisions import decide_get  # noqa: PLC0415 -- rule 8
+        from core.dispatch_tools.decisions import decide_get  # noqa: PLC0415 -- at the first call
 
         rows = _rows(connection, task_id)
         held = connection.execute("SELECT EXISTS (SELECT 1 FROM hold_marker)").fetchone()[0] == 1
@@ -206,8 +189,8 @@ class DispatchLedger:
         )
 
     def _hand_out(self, connection: sqlite3.Connection, task_id: int, decision: NothingWaiting | Serve) -> Dispatched:
-        from core.dispatch_tools.decisions import NothingWaiting, Serve  # noqa: PLC0415 -- rule 8
-        from core.dispatch_tools.instruction import build_instruction  # noqa: PLC0415 -- rule 8
+        from core.dispatch_tools.decisions import NothingWaiting, Serve  # noqa: PLC0415 -- at the first call
+        from core.dispatch_tools.instruction import build_instruction  # noqa: PLC0415 -- at the first call
 
         match decision:
             case NothingWaiting():
@@ -221,18 +204,13 @@ class DispatchLedger:
         return Dispatched(instruction)
 
     def _report(
-        self,
-        connection: sqlite3.Connection,
-        task_id: int,
-        event_id: int,
+        self, connection: sqlite3.Connection, task_id: int, event_id: int,
         decide: Callable[[DispatchRow | None], Result[Decided, ToolRefusal]],
         write: Callable[[sqlite3.Connection, int, int, Decided], None],
-        *,
-        words: Callable[[DispatchRow, Decided], tuple[Spoken | None, str]] | None = None,
-    ) -> Result[tuple[DeliveryReceipt, Spoken | None], ToolRefusal]:
-        """A worker's report (an acknowledgement, a completion, a note), by rules 3-5 and 7."""
-        from core.dispatch_tools.instruction import receipt_of  # noqa: PLC0415 -- rule 8
-        from core.worker_words import answer  # noqa: PLC0415 -- rule 8
+        *, words: Callable[[DispatchRow, Decided], tuple[Spoken | None, str]] | None = None,
+    ) -> Result[tuple[DeliveryReceipt, Spoken | None], ToolRefusal]:  # fmt: skip
+        from core.dispatch_tools.instruction import receipt_of  # noqa: PLC0415 -- at the first call
+        from core.worker_words import answer  # noqa: PLC0415 -- at the first call
 
         row = _row(connection, task_id, event_id)
 
@@ -251,8 +229,8 @@ class DispatchLedger:
         return decide(row).map(apply)
 
     def _awaited(self, answered: tuple[DeliveryReceipt, Spoken | None]) -> DeliveryReceipt:
-        """Rule 7: after the commit, the words' intent read until it settles, for ``words_wait``."""
-        from core.worker_words import answer, settled  # noqa: PLC0415 -- rule 8
+        """After the commit, the words' intent read until it settles, for ``words_wait``."""
+        from core.worker_words import answer, settled  # noqa: PLC0415 -- at the first call
 
         receipt, spoken = answered
         if spoken is None or settled(spoken):
@@ -268,7 +246,7 @@ class DispatchLedger:
         return receipt
 
     def _serve(self, connection: sqlite3.Connection, task_id: int, serve: Serve) -> None:
-        from shell.ledger import worker_moves  # noqa: PLC0415 -- rule 8
+        from shell.ledger import worker_moves  # noqa: PLC0415 -- at the first call
 
         now = self._ledger.timestamp()
         key = (task_id, serve.event_id)
@@ -283,63 +261,49 @@ class DispatchLedger:
             task_id, serve.event_id, serve.expose, serve.pull, serve.cancel_guard,
         )
 
-    def _acknowledge(
-        self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Acknowledge
-    ) -> None:
-        from shell.ledger import worker_moves  # noqa: PLC0415 -- rule 8
+    def _acknowledge(self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Acknowledge) -> None:
+        from shell.ledger import worker_moves  # noqa: PLC0415 -- at the first call
 
-        now = self._ledger.timestamp()
-        _compare_and_set(
-            worker_moves.acknowledge(connection, now, decision.ack_id, task_id, event_id),
-            "acknowledge",
-            (task_id, event_id),
-        )
+        moved = worker_moves.acknowledge(connection, self._ledger.timestamp(), decision.ack_id, task_id, event_id)
+        _compare_and_set(moved, "acknowledge", (task_id, event_id))
         log.info(
             "ack_dispatch task %d event %d: exposed -> delivered, ack id %s",
             task_id, event_id, "recorded" if decision.ack_id is not None else "none",
         )
-        if decision.words is not None:
-            worker_moves.write_words(connection, decision.words, task_id, event_id, self._ledger.clock.now())
-        worker_moves.record_progress(connection, task_id, self._ledger.clock.now())
+        self._words_and_progress(connection, task_id, event_id, decision.words)
 
     def _speak(self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Speak) -> None:
-        from shell.ledger import worker_moves  # noqa: PLC0415 -- rule 8
-
-        worker_moves.write_words(connection, decision.words, task_id, event_id, self._ledger.clock.now())
-        worker_moves.record_progress(connection, task_id, self._ledger.clock.now())
+        self._words_and_progress(connection, task_id, event_id, decision.words)
         log.info("reply_dispatch task %d event %d: a note written for the connector to post", task_id, event_id)
 
     def _complete(self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Complete) -> None:
-        from shell.ledger import worker_moves  # noqa: PLC0415 -- rule 8
+        from shell.ledger import worker_moves  # noqa: PLC0415 -- at the first call
 
         now = self._ledger.timestamp()
         report = decision.report
-        _compare_and_set(
-            worker_moves.complete(
-                connection,
-                task_id,
-                event_id,
-                now=now,
-                outcome=str(report.outcome),
-                links=json.dumps(list(report.links)),
-                reply_id=report.reply_id,
-            ),
-            "complete",
-            (task_id, event_id),
-        )
-        if decision.words is not None:
-            worker_moves.write_words(connection, decision.words, task_id, event_id, self._ledger.clock.now())
+        moved = worker_moves.complete(
+            connection, task_id, event_id, now=now, outcome=str(report.outcome),
+            links=json.dumps(list(report.links)), reply_id=report.reply_id,
+        )  # fmt: skip
+        _compare_and_set(moved, "complete", (task_id, event_id))
         if decision.complete_record:
-            _compare_and_set(
-                worker_moves.complete_record(connection, event_id, now),
-                "complete the record of",
-                (task_id, event_id),
-            )
-        worker_moves.record_progress(connection, task_id, self._ledger.clock.now())
+            moved = worker_moves.complete_record(connection, event_id, now)
+            _compare_and_set(moved, "complete the record of", (task_id, event_id))
+        self._words_and_progress(connection, task_id, event_id, decision.words)
         log.info(
             "complete_dispatch task %d event %d: delivery completed (%s), record completed %s",
             task_id, event_id, report.outcome, decision.complete_record,
         )
+
+    def _words_and_progress(
+        self, connection: sqlite3.Connection, task_id: int, event_id: int, words: WorkerMessage | None
+    ) -> None:
+        """The worker's words, if it gave some, as an intent; its report as its attempt's progress."""
+        from shell.ledger import worker_moves  # noqa: PLC0415 -- at the first call
+
+        if words is not None:
+            worker_moves.write_words(connection, words, task_id, event_id, self._ledger.clock.now())
+        worker_moves.record_progress(connection, task_id, self._ledger.clock.now())
 
 
 def _compare_and_set(changed: int, what: str, key: tuple[int, int]) -> None:
@@ -350,10 +314,7 @@ def _compare_and_set(changed: int, what: str, key: tuple[int, int]) -> None:
 
 
 def _rows(connection: sqlite3.Connection, task_id: int) -> tuple[DispatchRow, ...]:
-    return tuple(
-        _dispatch_row(row)
-        for row in connection.execute(_ROWS + " ORDER BY te.event_id", (task_id,)).fetchall()
-    )
+    return tuple(_dispatch_row(row) for row in connection.execute(_ROWS + " ORDER BY te.event_id", (task_id,)).fetchall())
 
 
 def _row(connection: sqlite3.Connection, task_id: int, event_id: int) -> DispatchRow | None:
@@ -365,7 +326,7 @@ def _row(connection: sqlite3.Connection, task_id: int, event_id: int) -> Dispatc
 
 
 def _spoken(values: tuple[Any, ...]) -> Spoken:
-    from core.dispatch_tools.rows import Spoken  # noqa: PLC0415 -- rule 8
+    from core.dispatch_tools.rows import Spoken  # noqa: PLC0415 -- at the first call
 
     key, kind, body, state, receipt_id, message_kind = values
     return Spoken(
@@ -375,9 +336,7 @@ def _spoken(values: tuple[Any, ...]) -> Spoken:
 
 
 def _spoken_by_key(connection: sqlite3.Connection, key: str) -> Spoken | None:
-    found = connection.execute(
-        "SELECT intent_key, kind, body, state, receipt_id, message_kind FROM outbox WHERE intent_key = ?", (key,)
-    ).fetchone()
+    found = connection.execute(_SPOKEN + " WHERE intent_key = ?", (key,)).fetchone()
     return None if found is None else _spoken(found)
 
 
@@ -406,7 +365,7 @@ def _landed(receipt: DeliveryReceipt, spoken: Spoken) -> DeliveryReceipt:
 
 
 def _dispatch_row(row: tuple[Any, ...]) -> DispatchRow:
-    from core.dispatch_tools.rows import DispatchRow, InstructionRecord  # noqa: PLC0415 -- rule 8
+    from core.dispatch_tools.rows import DispatchRow, InstructionRecord  # noqa: PLC0415 -- at the first call
 
     (
         event_id, delivery, guard, pulled, ack_id, outcome, reply_id, links,
@@ -414,31 +373,17 @@ def _dispatch_row(row: tuple[Any, ...]) -> DispatchRow:
         recording_url, reply_kind, reply_recording_id, requester_id, acknowledge, snapshot, reply_bucket_id,
     ) = row
     record = InstructionRecord(
-        event_id=int(event_id),
-        state=RecordState(state),
-        event_type=str(event_type),
-        trigger=str(trigger),
-        bucket_id=int(bucket_id),
-        recording_id=int(recording_id),
-        recording_type=str(recording_type),
-        recording_url=str(recording_url),
-        reply_kind=str(reply_kind),
-        reply_recording_id=int(reply_recording_id),
-        requester_id=int(requester_id),
-        acknowledge=bool(acknowledge),
-        snapshot=None if snapshot is None else str(snapshot),
-        reply_bucket_id=int(reply_bucket_id),
-    )
+        event_id=int(event_id), state=RecordState(state), event_type=str(event_type), trigger=str(trigger),
+        bucket_id=int(bucket_id), recording_id=int(recording_id), recording_type=str(recording_type),
+        recording_url=str(recording_url), reply_kind=str(reply_kind), reply_recording_id=int(reply_recording_id),
+        requester_id=int(requester_id), acknowledge=bool(acknowledge),
+        snapshot=None if snapshot is None else str(snapshot), reply_bucket_id=int(reply_bucket_id),
+    )  # fmt: skip
     return DispatchRow(
-        record=record,
-        delivery=DeliveryState(delivery),
-        guard=GuardState(guard),
-        pulled=bool(pulled),
-        ack_id=None if ack_id is None else int(ack_id),
-        outcome=EventOutcome(outcome),
-        reply_id=None if reply_id is None else int(reply_id),
-        links=_links(links),
-    )
+        record=record, delivery=DeliveryState(delivery), guard=GuardState(guard), pulled=bool(pulled),
+        ack_id=None if ack_id is None else int(ack_id), outcome=EventOutcome(outcome),
+        reply_id=None if reply_id is None else int(reply_id), links=_links(links),
+    )  # fmt: skip
 
 
 def _links(text: object) -> tuple[str, ...]:

@@ -1,17 +1,11 @@
 """A worker's moves: the statements ``shell.ledger.worker_calls`` writes, and nothing else.
 
-Rules:
-1. These are the only writes a worker's call makes, each its own statement, each a compare-and-set
-   returning its row count for the caller to check (``record_progress``'s is a stamp). The other
-   statements of these tables are their owners' (``shell.ledger.TABLE_WRITERS``);
-   ``tests/ledger/test_table_writers.py`` holds this module to exactly these. A worker's words
-   are an intent keyed so a repeated call is one message.
-2. It imports nothing of the dispatcher's, admission's or the outbox's: the MCP server runs
-   these statements and no others, and a worker waits on the server's start
-   (``tests/dispatch_tools/test_mcp_entry.py`` pins the server's imports).
-3. Nothing here decides or commits: ``core.dispatch_tools`` decided the move, the caller holds
-   ``Ledger.write()``.
-"""
+These are the only writes a worker's call makes, each its own statement and a compare-and-set
+returning its row count for the caller to check (``record_progress``'s is a stamp); the other
+statements of these tables are their owners' (``tests/ledger/test_table_writers.py`` holds this
+module to exactly these). It imports nothing of the dispatcher's, admission's or the outbox's: the
+MCP server runs these statements and no others, and a worker waits on the server's start. Nothing
+here decides or commits: ``core.dispatch_tools`` decided the move, the caller holds the write."""
 
 from __future__ import annotations
 
@@ -109,8 +103,7 @@ def complete_record(connection: sqlite3.Connection, event_id: int, now: str) -> 
 # -- attempts ----------------------------------------------------------------------------------
 
 
-PROGRESS_STAMP_EVERY = timedelta(seconds=30)
-"""An attempt's ``progress_at`` moves at most this often: a worker's report is its progress."""
+PROGRESS_STAMP_EVERY = timedelta(seconds=30)  # a worker's report is its attempt's progress, stamped this often
 
 
 def record_progress(connection: sqlite3.Connection, task_id: int, now: datetime) -> None:

@@ -1,44 +1,45 @@
-"""The configuration file and the state directory of one (account, agent), on disk.
+"""The configuration file and the state directory of one (account, agent), on disk, and the
+configuration re-read while the connector runs.
 
-Rules:
-1. One state directory per (account, agent): ``$XDG_STATE_HOME/basecamp-connector/
-   <account>-<agent>/`` (``~/.local/state`` when unset or not absolute), holding
-   ``config.json`` and ``ledger.sqlite3``. What is missing is made owner-only.
-2. An existing directory or configuration that is a symlink, another user's, or open to anyone
-   else is refused with how to fix it, never loosened, tightened or followed
-   (``shell.private_files``).
-3. A write is whole or absent (``private_files.write_atomically``), and replaces only a
-   configuration (``core.file_kinds``).
-4. The token lives in its own file, a bare token or ``login``'s JSON (``core.oauth`` rule 1),
-   refused when not private, empty, a directory, or holding anything but printable ASCII (it
-   goes in an HTTP header as it is). Errors name the file, never its content.
-5. A configuration that does not parse or validate is refused with every problem, one line each
-   (``ConfigurationInvalid``).
-6. ``is_state_directory`` says whether a directory is, or is inside, a state directory (under
-   ``state_root``, or holding a configuration or ledger by name): ``login`` writes no token there
-   (one once overwrote the ledger)."""
+One state directory per (account, agent), ``$XDG_STATE_HOME/basecamp-connector/<account>-<agent>/``
+(``~/.local/state`` when unset or not absolute), holds ``config.json`` and ``ledger.sqlite3``. What
+is missing is made owner-only; what is a symlink, another user's, or open to others is refused with
+how to fix it, never loosened, tightened or followed (``shell.private_files``). A write is whole or
+absent. A configuration that does not parse or validate is refused with every problem, one line
+each; the token file with one line naming the file, never its content. While it runs, the connector
+re-reads the file (``connectRoutesTTL``) by the same policy and applies what it authorizes
+(``core.route_reload``) whole: a loop sees the old routes or the new, never a mix."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.configuration import Configuration, parse_configuration, to_mapping
 from core.file_kinds import CONFIG_NAME, LEDGER_NAME, FileKind
 from core.json_input import JsonRefused, decode_json
 from core.oauth import Credentials, read_token_text
+from core.route_preflight import RouteFacts
+from core.route_reload import Authorization, authorize, news
 from shell import private_files
 from shell.errors import EXIT_CONFIG, EXIT_USAGE, UserError
 
+if TYPE_CHECKING:
+    from core.admission_matrix import AdmissionSettings
+
+log = logging.getLogger("connector.config")
+
 APP_DIRECTORY = "basecamp-connector"
-CONFIG_MAX_BYTES = 1024 * 1024
-"""The largest configuration file read (``core.json_input`` bounds its depth too)."""
-SHADOW_DIRECTORY = "shadow"
-"""``run --shadow``'s state, inside the state directory: its own lock, ledger and feed position."""
+CONFIG_MAX_BYTES = 1024 * 1024  # the largest configuration file read (core.json_input bounds its depth too)
+SHADOW_DIRECTORY = "shadow"  # run --shadow's own lock, ledger and feed position, inside the state directory
+MAX_TOKEN_FILE_BYTES = 64 * 1024  # a token or a login's credentials is far less
+WRITABLE = os.W_OK | os.X_OK
 
 
 class ConfigurationInvalid(UserError):
@@ -73,13 +74,12 @@ def state_root(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def state_paths(account_id: int, agent_id: int, environ: Mapping[str, str] | None = None) -> StatePaths:
-    """Where one (account, agent)'s configuration and ledger live."""
     return StatePaths.at(state_root(environ) / f"{account_id}-{agent_id}")
 
 
 def is_state_directory(directory: Path, environ: Mapping[str, str] | None = None) -> bool:
     """A state directory, or inside one: under ``state_root``, or holding a configuration or a
-    ledger by name (a token or anything a person keeps does not belong there)."""
+    ledger by name."""
     root = state_root(environ).resolve()
     resolved = directory.resolve()
     if resolved == root or root in resolved.parents:
@@ -91,7 +91,7 @@ def is_state_directory(directory: Path, environ: Mapping[str, str] | None = None
 
 
 def state_files(path: Path) -> tuple[Path, ...]:
-    """What a state directory the connector made holds (rule 7 of shell.private_files)."""
+    """What a state directory the connector made holds: a mode fix is offered only for these."""
     return (path / CONFIG_NAME, path / LEDGER_NAME)
 
 
@@ -148,14 +148,14 @@ def load_config(path: Path) -> Configuration:
 
 
 def save_config(path: Path, configuration: Configuration) -> None:
-    """Write ``configuration`` to ``path``, owner-only, whole or not at all (rule 3)."""
+    """Write ``configuration`` to ``path``, owner-only, whole or not at all."""
     ensure_private_directory(path.parent)
     with contextlib.suppress(FileNotFoundError):
         private_files.check_file(path, "configuration file", kind=FileKind.configuration)
     text = json.dumps(to_mapping(configuration), indent=2, sort_keys=False) + "\n"
     try:
         private_files.write_atomically(path, text.encode("utf-8"), FileKind.configuration)
-    except OSError as error:  # a full disk, a read-only directory: the old file stands (rule 3)
+    except OSError as error:  # a full disk, a read-only directory: the old file stands
         raise UserError(
             f"cannot write {path}: {error.strerror or error}; nothing was written (any configuration there "
             "is as it was)",
@@ -166,14 +166,10 @@ def save_config(path: Path, configuration: Configuration) -> None:
 # --- the token ------------------------------------------------------------------------------
 
 
-MAX_TOKEN_FILE_BYTES = 64 * 1024
-"""The most a token file may hold: a token or a login's credentials is far less."""
-
-
 def read_token_file(path: Path) -> str | Credentials:
-    """The bare token or the login's credentials in ``path`` (``core.oauth`` rule 1); refused,
-    one line each, when not owner-only, not a regular file, empty, over 64 KiB, not ASCII, holding a control
-    character, or unreadable. Never echoes the content."""
+    """The bare token or the login's credentials in ``path``; refused, one line each, when not
+    owner-only, not a regular file, empty, over 64 KiB, not ASCII, holding a control character, or
+    unreadable. Never echoes the content."""
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the start
     except FileNotFoundError as error:
@@ -222,9 +218,8 @@ def locate_state(
     confirm_pair: bool = True,
 ) -> StatePaths:
     """The state directory: ``state_dir``, else from the account and agent ids, else the only one.
-    ``--account`` and ``--agent`` come together or not at all; beside ``--state-dir`` they must
-    name the pair its configuration serves (``confirm_pair``; ``setup`` writes them, ``doctor``
-    reports a mismatch as its own check), or the flags contradict each other: bad usage."""
+    ``--account`` and ``--agent`` come together or not at all; beside ``--state-dir`` they must name
+    the pair its configuration serves (unless not ``confirm_pair``: ``setup``, ``doctor``)."""
     if (account is None) != (agent is None):
         raise UserError("--account and --agent name one pair: give both, or neither", EXIT_USAGE)
     if state_dir:
@@ -251,3 +246,60 @@ def locate_state(
     raise UserError(
         f"{len(found)} configurations under {root}: say which with --account and --agent", EXIT_CONFIG
     )
+
+
+def route_facts(project_id: int, directory: str) -> RouteFacts:
+    """Route ``project_id``'s directory as the file system has it now, for ``core.route_preflight``:
+    setup, run and doctor read it here and are answered there, so they judge alike and say it alike."""
+    return RouteFacts(
+        project_id,
+        directory,
+        exists=os.path.exists(directory),
+        is_directory=os.path.isdir(directory),
+        writable=os.access(directory, WRITABLE),
+    )
+
+
+# --- the configuration re-read while the connector runs ---------------------------------------
+
+
+def read_authorization(path: Path, running: Configuration) -> Authorization:
+    try:
+        mapping = read_config_mapping(path)
+    except UserError as error:
+        return authorize(running, str(error).split("\n", 1)[0])
+    if mapping is None:
+        return authorize(running, f"{path} does not exist")
+    return authorize(running, mapping)
+
+
+def routed_settings(settings: AdmissionSettings, authorization: Authorization) -> AdmissionSettings:
+    return replace(
+        settings,
+        routed_projects=authorization.routed_projects,
+        watched_projects=authorization.watched_projects,
+        configuration_usable=authorization.usable,
+    )
+
+
+@dataclass
+class Reloader:
+    """Applies each re-read to the running parts."""
+
+    current: Authorization
+    set_routes: Callable[[Authorization], None]
+    note: Callable[[str], None]  # the lock file's metadata: "" when usable
+    readmit_unreadable: Callable[[], None]
+
+    def apply(self, after: Authorization) -> tuple[str, ...]:
+        before, self.current = self.current, after
+        said = news(before, after)
+        if not said:
+            return said
+        self.set_routes(after)
+        for line in said:
+            (log.info if after.usable else log.warning)("configuration: %s", line)
+        self.note(after.problem)
+        if after.usable and not before.usable:
+            self.readmit_unreadable()
+        return said

@@ -2,18 +2,12 @@
 are made of (``shell.state.lock``, ``shell.state.pair_lock``), and the one place a file lock is
 taken (``wait_for``: the token file's refresh, one process at a time).
 
-Rules:
-1. ``take`` is non-blocking: the lock is had at once or not at all (None, its descriptor closed).
-   It lives as long as its descriptor; the kernel drops it when its holder dies, SIGKILL
-   included, so no stale lock exists.
-2. The lock file and ``<lock>.json`` are owner-only (``shell.private_files``). The metadata says
-   who holds the lock, for a refusal to name; the flock is the truth. It is written whole when
-   taken and at each ``note``, and removed at ``release`` before the lock is let go.
-3. ``wait_for`` blocks until the lock on an open descriptor is had; closing lets it go. No
-   metadata: it is held for a moment.
-4. A pair's lock is named from its parsed, positive ids (``pair_stem``), so ``+2914079`` and
-   ``02914079`` cannot name two locks."""
-
+``take`` is non-blocking: the lock is had at once or not at all. It lives as long as its descriptor,
+and the kernel drops it when its holder dies, SIGKILL included, so no stale lock exists. The lock
+file and ``<lock>.json`` are owner-only; the metadata says who holds the lock, for a refusal to
+name, but the flock is the truth: written whole when taken and at each ``note``, removed at
+``release`` before the lock is let go. A pair's lock is named from its parsed, positive ids
+(``pair_stem``), so ``+2914079`` and ``02914079`` cannot name two locks."""
 from __future__ import annotations
 
 import contextlib
@@ -37,7 +31,7 @@ class HeldLock:
         self._metadata = metadata
 
     def note(self, **fields: str) -> None:
-        """Rewrite the metadata with ``fields`` changed (rule 2); nothing once released."""
+        """Rewrite the metadata with ``fields`` changed; nothing once released."""
         if self._descriptor < 0:
             return
         self._metadata = {**self._metadata, **fields}
@@ -73,7 +67,7 @@ def take(path: Path, what: str, metadata: dict[str, Any], kind: type[Held]) -> H
 
 
 def wait_for(descriptor: int) -> None:
-    """Wait until this process holds the exclusive lock on ``descriptor`` (rule 3)."""
+    """Wait until this process holds the exclusive lock on ``descriptor`` (closing lets it go)."""
     fcntl.flock(descriptor, fcntl.LOCK_EX)
 
 
@@ -90,7 +84,7 @@ def metadata_of(path: Path) -> Any:
 
 
 def pair_stem(account_id: int, agent_id: int) -> str:
-    """``<account>-<agent>``, from ids that must be positive (rule 4)."""
+    """``<account>-<agent>``, from ids that must be positive."""
     for name, value in (("account", account_id), ("agent", agent_id)):
         if value <= 0:
             raise UserError(f"an {name} id is a positive integer, not {value}")

@@ -1,17 +1,11 @@
 """One connector per (account, agent): an instance lock the kernel drops when its holder dies.
 
-Rules:
-1. The lock is ``shell.state.flock``'s on ``connector.lock`` in the state directory, held for
-   the life of the process: a dead process holds none, so nothing is cleaned up.
-2. The file is named from the parsed account and agent ids (``shell.state.flock`` rule 4).
-3. ``connector.lock.json`` beside it says who holds it (pid, start time, account, agent), so a
-   refusal can name the holder; it is diagnostic only (``shell.state.flock`` rule 2).
-4. ``peek`` reads the metadata without taking the lock (``status`` beside a running connector),
-   and says whether that pid is present.
-5. The holder says there, too, when its re-read configuration is unusable
-   (``configuration_problem``, one line; empty while usable).
-6. A state directory the lock cannot be taken in (read-only, unreadable, a full disk) is one line
-   naming why (``shell.ledger.errors.ledger_failure``: exit 3), never a traceback."""
+The lock is ``shell.state.flock``'s on ``<account>-<agent>.connector.lock`` in the state directory,
+held for the life of the process, so nothing is cleaned up. Its metadata says who holds it (pid,
+start time, account, agent) and, while its re-read configuration is unusable, why, so a refusal
+and ``status`` (``peek``, without taking the lock) can name the holder. A state directory the lock
+cannot be taken in (read-only, unreadable, a full disk) is one line naming why
+(``ledger_failure``: exit 3), never a traceback."""
 from __future__ import annotations
 
 import os
@@ -23,7 +17,7 @@ from typing import Any
 from core.timestamps import format_timestamp
 from shell import processes
 from shell.errors import EXIT_UNAVAILABLE, UserError
-from shell.ledger.errors import ledger_failure
+from shell.ledger.connection import ledger_failure
 from shell.state import flock
 
 LOCK_NAME = "connector.lock"
@@ -37,7 +31,7 @@ class AlreadyRunning(UserError):
 
 @dataclass(frozen=True, slots=True)
 class Holder:
-    """Who the lock file's metadata says holds the instance lock (rules 3-5)."""
+    """Who the lock file's metadata says holds the instance lock."""
 
     pid: int
     started_at: str
@@ -70,7 +64,7 @@ def acquire(state_dir: Path, account_id: int, agent_id: int, now: datetime) -> I
     }
     try:
         held = flock.take(path, "lock file", metadata, InstanceLock)
-    except OSError as error:  # rule 6
+    except OSError as error:  # the state directory's, in the ledger's words
         failure = ledger_failure(error, state_dir, "take the instance lock")
         raise type(failure)(f"{failure}; nothing was changed") from error
     if held is None:

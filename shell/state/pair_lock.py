@@ -1,24 +1,12 @@
-"""One connector per (account, agent) per machine, whatever its state directory.
+"""One connector per (account, agent) per machine, whatever its state directory: two state
+directories serving one pair would each post every lifecycle message.
 
-``shell.state.lock`` keeps two processes off one state directory; this keeps two state
-directories off one (account, agent), which would each post every lifecycle message.
-
-Rules:
-1. "Machine-wide" is one place every connector of this user agrees on, whatever its state
-   directory or ``HOME``: ``/tmp/basecamp-connector-<uid>/``, or ``BASECAMP_CONNECTOR_RUNTIME_DIR``
-   (tests; a private ``/tmp``, where a pair's connectors must share it). Another user's connector
-   is another machine to this lock: run under one dedicated account.
-2. ``acquire`` takes an exclusive ``flock`` on ``<account>-<agent>.pair.lock`` (a shadow has its
-   own) before the token is read or the ledger opened; the kernel drops it with its holder. A
-   second is refused (``PairServed``, exit 6), naming the holder's state directory and pid.
-3. ``<account>-<agent>.home`` records the state directory serving the pair (written by ``setup``
-   and the lock's holder): ``setup`` refuses a second (``--force`` moves it) and ``run`` refuses
-   to serve from another (exit 3). A record whose directory is gone is stale.
-4. The ids are parsed integers, so ``+2914079`` and ``02914079`` name one pair.
-5. The runtime directory is owner-only and this user's, or unused: one another user made first
-   is ``RuntimeDirectorySquatted`` (exit 3); one of ours open to others is refused with the
-   ``chmod`` that closes it."""
-
+The lock is an exclusive ``flock`` on ``<account>-<agent>.pair.lock`` (a shadow has its own), taken
+before the token is read or the ledger opened, in one directory every connector of this user agrees
+on: ``/tmp/basecamp-connector-<uid>/``, or ``BASECAMP_CONNECTOR_RUNTIME_DIR``. It is owner-only and
+this user's, or unused. ``<account>-<agent>.home`` records the state directory serving the pair:
+``setup`` refuses a second (``--force`` moves it) and ``run`` refuses to serve from another; a record
+whose directory no longer holds the pair is stale."""
 from __future__ import annotations
 
 import contextlib
@@ -39,7 +27,7 @@ CONFIG_NAME = "config.json"
 
 
 class RuntimeDirectorySquatted(UserError):
-    """The runtime directory belongs to another user (rule 5): exit 3, naming what to do."""
+    """The runtime directory belongs to another user: exit 3, naming what to do."""
 
     exit_code = EXIT_CONFIG
 
@@ -51,18 +39,16 @@ class PairServed(UserError):
 
 
 def runtime_directory(environ: Mapping[str, str] | None = None) -> Path:
-    """The machine-wide place of this user's pair locks (rule 1)."""
     environ = os.environ if environ is None else environ
     given = environ.get(RUNTIME_ENV, "")
     if given:
         if not os.path.isabs(given):
             raise UserError(f"{RUNTIME_ENV} must be an absolute path, not {given!r}", EXIT_CONFIG)
         return Path(given)
-    return Path("/tmp") / f"basecamp-connector-{os.geteuid()}"  # noqa: S108 -- owner-only, checked (rule 1)
+    return Path("/tmp") / f"basecamp-connector-{os.geteuid()}"  # noqa: S108 -- owner-only, checked
 
 
 def _directory() -> Path:
-    """The runtime directory, made owner-only or checked to be (rule 5)."""
     directory = runtime_directory()
     try:
         reason = f"it holds the pair locks ({RUNTIME_ENV})"
@@ -82,7 +68,7 @@ def _directory() -> Path:
 def acquire(
     account_id: int, agent_id: int, state_dir: Path, started_at: datetime, *, shadow: bool = False
 ) -> flock.HeldLock:
-    """Take the pair's machine-wide lock or raise ``PairServed`` naming its holder (rule 2)."""
+    """Take the pair's machine-wide lock or raise ``PairServed`` naming its holder."""
     kind = ".shadow" if shadow else ""
     path = _directory() / f"{flock.pair_stem(account_id, agent_id)}{kind}.pair.lock"
     metadata = {"pid": os.getpid(), "state_dir": str(state_dir), "started_at": format_timestamp(started_at)}
@@ -108,7 +94,6 @@ def _home_path(account_id: int, agent_id: int) -> Path:
 
 
 def record_home(account_id: int, agent_id: int, state_dir: Path) -> None:
-    """Record ``state_dir`` as the one that serves the pair (rule 3)."""
     path = _home_path(account_id, agent_id)
     private_files.write_atomically(path, os.path.abspath(state_dir).encode())
 
@@ -132,7 +117,7 @@ def serving_elsewhere(account_id: int, agent_id: int, state_dir: Path) -> Path |
 
 
 def refuse_if_served_elsewhere(account_id: int, agent_id: int, state_dir: Path) -> None:
-    """``run``'s half of rule 3: serve only from the directory the record names; record it if none."""
+    """``run`` serves only from the directory the record names; it records itself if none does."""
     other = serving_elsewhere(account_id, agent_id, state_dir)
     if other is not None:
         raise UserError(

@@ -1,18 +1,13 @@
 """``shadow promote`` on disk: its durable marker, what the state directory holds, and each step.
 Which step comes next is ``core.promotion.next_step``'s decision alone.
 
-Rules:
-1. ``promote`` runs holding both instance locks (the connector's and the shadow's): it observes,
-   asks core, takes the step, observes again, until finished or stuck. Every step boundary is a
-   crash point (``shell.crashpoints``) a test SIGKILLs at.
-2. The marker (``promote.json``) is written whole (``shell.private_files.write_atomically``) and
-   removed last. While it stands ``run`` refuses to start (``unless_promoting``), so no new
-   ledger appears before promote finishes.
-3. The hold is ``shell.ledger.hold.set_hold``'s one transaction, with the marker's cause, so a
-   ledger held by this promote is known by its cause.
-4. A rename is of one sealed file (``shell.ledger.promotion.seal``) within one file system, then
-   an fsync of the directory: the file is in one place or the other, whole."""
-
+``promote`` runs holding both instance locks (the connector's and the shadow's): it observes, asks
+core, takes the step, observes again, until finished or stuck; every step boundary is a crash point
+a test SIGKILLs at. The marker (``promote.json``) is written whole and removed last; while it stands
+``run`` refuses to start, so no new ledger appears before promote finishes. The hold is
+``set_hold``'s one transaction with the marker's cause, so a ledger held by this promote is known by
+its cause. A rename is of one sealed file within one file system, then an fsync of the directory:
+the file is in one place or the other, whole."""
 from __future__ import annotations
 
 import json
@@ -39,7 +34,7 @@ MARKER_NAME = "promote.json"
 
 
 class PromoteUnfinished(UserError):
-    """A promote began and has not finished: nothing may run until it does (rule 2)."""
+    """A promote began and has not finished: nothing may run until it does."""
 
     exit_code = EXIT_CONFIG
 
@@ -70,8 +65,8 @@ def marker_path(state: Path) -> Path:
 
 
 def unless_promoting(state: Path, ledger: Path) -> Path:
-    """``ledger``, unless a promote is unfinished in ``state`` (rule 2): ``run`` asks this once
-    it holds its lock, before it opens (and might create) its ledger."""
+    """``ledger``, unless a promote is unfinished in ``state``: ``run`` asks this once it holds its
+    lock, before it opens (and might create) its ledger."""
     if marker_path(state).exists():
         raise PromoteUnfinished(
             f"{marker_path(state)}: a shadow promote began and has not finished; "
@@ -98,7 +93,6 @@ def read_marker(state: Path) -> Marker | None:
 
 
 def observe(state: Path, shadow: Path) -> OnDisk:
-    """What the state directory holds now."""
     marker = read_marker(state)
     ledger, shadow_ledger = StatePaths.at(state).ledger, StatePaths.at(shadow).ledger
     return OnDisk(
@@ -113,7 +107,7 @@ def observe(state: Path, shadow: Path) -> OnDisk:
 
 
 def promote(state: Path, shadow: Path, by: str, clock: Clock) -> Promoted:
-    """Take each step core names until it is finished (rule 1); ``Stuck`` is a ``UserError``."""
+    """Take each step core names until it is finished; ``Stuck`` is a ``UserError``."""
     taken: list[Step] = []
     aside: str | None = None
     while True:

@@ -31,7 +31,7 @@ PROBE = (
 HEAVY = {
     "urllib3", "websockets", "hypothesis", "shell.basecamp.client", "shell.basecamp.standin.server",
     "shell.connector", "shell.worker.driver", "shell.ledger.outbox", "shell.ledger.records",
-    "shell.ledger.moves", "returns", "core.edges", "importlib.resources",
+    "shell.ledger.rules", "returns", "core.edges", "importlib.resources",
 }  # fmt: skip
 """What status never needs: HTTP, the stand-in, the worker, the ledger's writing side (the hold's
 among it: ``shell.ledger.hold``, which status imports to read the marker, imports it only when it

@@ -20,7 +20,7 @@ import pytest
 from core.lane_status import LaneState
 from shell.basecamp.standin.server import StandIn
 from shell.ledger.connection import open_ledger_read_only
-from shell.ledger.lanes import read_lane_state
+from shell.ledger.intake import read_lane_state
 from tests.support.child import wait_until
 from tests.support.configured import REPOSITORY, configure_connector, start_run
 from tests.support.hostile_basecamp import Answered, HostileBasecamp

@@ -1,5 +1,5 @@
 """A person's commands on a disk that will not take their writes (``shell.cli.person`` rule 4,
-``shell.state.lock`` rule 6, ``shell.state.config.save_config``): a full disk, a read-only state
+``shell.state.lock.acquire``, ``shell.state.config.save_config``): a full disk, a read-only state
 directory and a file-size bound (``ulimit -f``) are each one ``error:`` line, exit 3, saying the
 decision was not recorded (or nothing was changed or written) -- never a traceback -- and the
 ledger is byte for byte as it was. The full and read-only disks are a real tmpfs (skipped without

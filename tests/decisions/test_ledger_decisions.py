@@ -20,7 +20,7 @@ from shell.ledger import decisions as ledger_decisions
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger
 from shell.ledger.decisions import Decided, UnknownEvent
-from shell.ledger.moves import MoveRefused
+from shell.ledger.rules import MoveRefused
 from shell.ledger.worker_calls import DispatchLedger
 from tests.support.ledger_world import PROJECT, LedgerWorld
 

@@ -15,7 +15,7 @@ from shell.cli.main import main as connect
 from shell.errors import EXIT_REFUSED, EXIT_USAGE
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger
-from shell.ledger.launches import settle_launch
+from shell.ledger.decisions import settle_launch
 from tests.support.ledger_world import LedgerWorld
 
 EVENT = 801

@@ -9,7 +9,7 @@ from core.snapshots import Settlement, StopReason
 from shell.clock import FakeClock
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger
-from shell.ledger.moves import MoveRefused
+from shell.ledger.rules import MoveRefused
 from tests.support.ledger_world import PROJECT, LedgerWorld
 
 ROUTED = frozenset({PROJECT})

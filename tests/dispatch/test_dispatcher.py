@@ -15,7 +15,7 @@ from core.snapshots import StopReason
 from shell.dispatcher import Dispatcher, DispatchOptions, WorkerProcess
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger
-from shell.ledger.launches import settle_launch
+from shell.ledger.decisions import settle_launch
 from shell.worker.driver import SpawnFailed
 from tests.support.ledger_world import PROJECT, LedgerWorld
 

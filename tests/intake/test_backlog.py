@@ -23,7 +23,7 @@ from shell.intake.live_lane import LiveLane
 from shell.intake.poll_lane import Backlog
 from shell.ledger.connection import Ledger, open_ledger
 from shell.ledger.decisions import decide
-from shell.ledger.lanes import Lane, read_lane_state
+from shell.ledger.intake import Lane, read_lane_state
 from shell.ledger.records import insert_seen
 from shell.state.config import StatePaths, load_config
 from shell.worker.driver import WorkerCommand

@@ -21,7 +21,7 @@ from shell.basecamp.standin.server import StandIn
 from shell.clock import FakeClock, SystemClock
 from shell.intake.inbox_lane import DEFAULT_EVERY_POLLS, InboxLane
 from shell.intake.poll_lane import Intake
-from shell.ledger import inbox_lane
+from shell.ledger import intake
 from shell.ledger.connection import Ledger, open_ledger
 
 
@@ -42,9 +42,9 @@ def rows(ledger: Ledger) -> list[tuple[Any, ...]]:
         return connection.execute("SELECT id, lane, state FROM events ORDER BY id").fetchall()
 
 
-def state(ledger: Ledger) -> inbox_lane.InboxLaneState:
+def state(ledger: Ledger) -> intake.InboxLaneState:
     with ledger.read() as connection:
-        found = inbox_lane.read_state(connection)
+        found = intake.read_inbox_state(connection)
     assert found is not None
     return found
 

@@ -24,7 +24,7 @@ from shell.clock import SystemClock
 from shell.intake.live_lane import RESUBSCRIBING, LiveLane
 from shell.intake.poll_lane import Intake
 from shell.ledger.connection import Ledger
-from shell.ledger.lanes import read_lane_state
+from shell.ledger.intake import read_lane_state
 from tests.support.child import wait_until
 
 

@@ -17,7 +17,7 @@ from shell.clock import SystemClock
 from shell.connector import Connector
 from shell.intake.live_lane import Membership
 from shell.ledger.connection import Ledger, open_ledger
-from shell.ledger.lanes import read_lane_state
+from shell.ledger.intake import read_lane_state
 from shell.state.config import StatePaths, load_config
 from shell.worker.driver import WorkerCommand
 from tests.support.child import wait_until

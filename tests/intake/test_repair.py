@@ -20,7 +20,7 @@ from shell.clock import SystemClock
 from shell.intake.live_lane import LiveLane
 from shell.intake.poll_lane import Intake, Repair
 from shell.ledger.connection import Ledger
-from shell.ledger.losses import read_loss_counts
+from shell.ledger.intake import read_loss_counts
 from tests.support.child import wait_until
 
 LossRow = tuple[str, int, int | None, str, int]

@@ -13,8 +13,7 @@ import pytest
 
 from shell.clock import FakeClock
 from shell.ledger import rules
-from shell.ledger.connection import Ledger, open_ledger
-from shell.ledger.schema import MIGRATIONS, split_statements
+from shell.ledger.connection import MIGRATIONS, Ledger, open_ledger, split_statements
 from tests.support.frozen_ledger import build
 
 Insert = Callable[..., int]

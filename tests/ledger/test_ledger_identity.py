@@ -1,5 +1,5 @@
-"""A ledger is this connector's or it is refused (``shell.ledger.schema`` rule 6,
-``shell.ledger.connection`` rule 8): a new one carries ``application_id`` from its first byte
+"""A ledger is this connector's or it is refused (``shell.ledger.connection.refuse_foreign``): a
+new one carries ``application_id`` from its first byte
 and ``user_version`` at its schema; an empty file, an empty database and another application's
 database are refused by every way in, exit 3, byte for byte untouched; a ledger an older
 connector made before the identity is stamped once by its owner. Real SQLite files, and the
@@ -18,14 +18,15 @@ from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main as connect
 from shell.errors import EXIT_CONFIG
 from shell.ledger.connection import (
+    APPLICATION_ID,
     SCHEMA_VERSION,
     LedgerForeign,
+    blank_ledger,
+    create_private_file,
     open_existing_ledger,
     open_ledger,
     open_ledger_read_only,
 )
-from shell.ledger.files import create_private_file
-from shell.ledger.schema import APPLICATION_ID, blank_ledger
 from tests.support.configured import configure_connector
 
 WAYS_IN: dict[str, Callable[[Path], object]] = {

@@ -19,10 +19,10 @@ from shell.ledger.connection import (
     SCHEMA_VERSION,
     SQL_NOW,
     Ledger,
+    blank_ledger,
     open_ledger,
     split_statements,
 )
-from shell.ledger.schema import blank_ledger
 
 FIXED_WIDTH = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z$")
 PROJECT = Path(ledger_module.__file__).resolve().parents[2]

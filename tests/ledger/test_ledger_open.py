@@ -24,11 +24,11 @@ from shell.ledger.connection import (
     LedgerPathRefused,
     LedgerTooNew,
     LedgerUnreadable,
+    blank_ledger,
     open_existing_ledger,
     open_ledger,
     open_ledger_read_only,
 )
-from shell.ledger.schema import blank_ledger
 
 OPENERS = {
     "owner": open_ledger,

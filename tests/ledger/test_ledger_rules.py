@@ -18,8 +18,7 @@ import pytest
 from core import notes
 from shell.clock import FakeClock
 from shell.ledger import rules
-from shell.ledger.connection import Ledger, open_ledger
-from shell.ledger.schema import MIGRATIONS, SCHEMA_VERSION
+from shell.ledger.connection import MIGRATIONS, SCHEMA_VERSION, Ledger, open_ledger
 from tests.ledger.conftest import insert_row
 from tests.ledger.test_ledger_dispatch_lifecycle import EVERY_PAIR, TABLES, Rows
 from tests.support.frozen_ledger import FROZEN_VERSION, build, open_frozen

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from shell.ledger import transactions as ledger_module
+from shell.ledger import connection as ledger_module
 from shell.ledger.connection import Ledger, LedgerBusy, LedgerMisuse, open_ledger
 
 Insert = Callable[..., int]

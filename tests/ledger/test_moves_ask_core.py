@@ -1,4 +1,4 @@
-"""The connector's own moves ask ``core.edges`` before any SQL (``shell.ledger.moves``): an illegal
+"""The connector's own moves ask ``core.edges`` before any SQL (``shell.ledger.rules.asked``): an illegal
 move is refused by core, with no UPDATE run, whatever the triggers would have said."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from shell.clock import FakeClock
 from shell.ledger import outbox as rows
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger
-from shell.ledger.moves import MoveRefused, asked
+from shell.ledger.rules import MoveRefused, asked
 from shell.outbox import Outbox
 from tests.support.fake_basecamp import AGENT_ID, FakeBasecamp
 from tests.support.ledger_world import LedgerWorld

@@ -18,7 +18,7 @@ WRITERS = {
     "events": "records.py",
     "checkpoints": "records.py",
     "lane_news": "records.py",
-    "inbox_lane": "inbox_lane.py",
+    "inbox_lane": "intake.py",
     "tasks": "tasks.py",
     "attempts": "tasks.py",
     "task_events": "deliveries.py",
@@ -27,10 +27,10 @@ WRITERS = {
     "hold_marker": "hold.py",
     "generations": "hold.py",
     "revoked_redispatches": "hold.py",
-    "live_lane": "lanes.py",
-    "losses": "losses.py",
-    "gaps": "losses.py",
-    "schema_migrations": "schema.py",
+    "live_lane": "intake.py",
+    "losses": "intake.py",
+    "gaps": "intake.py",
+    "schema_migrations": "connection.py",
     "sqlite_master": "rules.py",
 }
 """Table -> the one module that writes it (rule of ``shell/ledger/__init__.py``)."""

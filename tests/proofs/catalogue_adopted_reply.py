@@ -98,8 +98,8 @@ ADOPTED_REPLY: list[Mutation] = [
     ),
     rule(
         "adopted reply: the notice reads the adopted reply back from the settled rows",
-        "            adopted_reply_id=adopted,\n",
-        "",
+        "adopted_reply_id=adopted, ",
+        "adopted_reply_id=None, ",
         "test_the_completion_notice_asks_no_person_about_an_event_whose_reply_was_adopted",
     ),
     rule(

@@ -21,13 +21,13 @@ BAD = [
     ),
     rule(
         "ledger identity: the owner stamps an older connector's ledger once",
-        "        stamped = application_id(connection) == APPLICATION_ID  # rule 6",
-        "        stamped = True  # rule 6",
+        "        stamped = application_id(connection) == APPLICATION_ID  # else an older connector's",
+        "        stamped = True  # else an older connector's",
         "test_an_older_connectors_ledger_is_read_as_it_is_and_stamped_by_its_owner",
     ),
     rule(
         "ledger identity: user_version is the schema version, set with each migration",
-        '            transaction.execute(f"PRAGMA user_version = {migration.version}")  # rule 6\n',
+        '            transaction.execute(f"PRAGMA user_version = {migration.version}")  # the identity\'s version\n',
         "",
         "test_a_new_ledger_carries_the_identity_and_its_schema_version",
     ),
@@ -153,15 +153,15 @@ BAD = [
     ),
     rule(
         "bad disk: the instance lock that cannot be taken is one line, never a traceback",
-        "    except OSError as error:  # rule 6\n",
-        "    except ZeroDivisionError as error:  # rule 6\n",
+        "    except OSError as error:  # the state directory's, in the ledger's words\n",
+        "    except ZeroDivisionError as error:  # the state directory's, in the ledger's words\n",
         "test_a_full_disk_is_one_line_and_records_nothing",
         "test_a_read_only_state_directory_is_one_line_and_records_nothing",
     ),
     rule(
         "bad disk: a configuration that cannot be written is one line, nothing written",
-        "    except OSError as error:  # a full disk, a read-only directory: the old file stands (rule 3)\n",
-        "    except ZeroDivisionError as error:  # a full disk, a read-only directory: the old file stands (rule 3)\n",
+        "    except OSError as error:  # a full disk, a read-only directory: the old file stands\n",
+        "    except ZeroDivisionError as error:  # a full disk, a read-only directory: the old file stands\n",
         "test_a_full_disk_is_one_line_and_records_nothing",
     ),
     rule(

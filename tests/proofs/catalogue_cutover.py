@@ -52,8 +52,8 @@ CUTOVER: list[Mutation] = [
     ),
     rule(
         "a hold revokes each redispatch waiting on a live task",
-        "        for waiting in plan.revoke:  # rule 5\n",
-        "        for waiting in ():  # rule 5\n",
+        "        for waiting in plan.revoke:\n",
+        "        for waiting in ():\n",
         "test_a_hold_revokes_a_redispatch_waiting_on_a_live_task_with_a_note",
     ),
     rule(

@@ -205,7 +205,7 @@ DRIVER: list[Mutation] = [
     ),
     rule(
         "a later task on a conversation resumes its Claude Code session",
-        "    resume = conversation_sessions.resume_session(connection, conversation)",
+        "    resume = resume_session(connection, conversation)",
         '    resume = ""',
         "test_a_follow_up_joins_the_running_worker_and_a_later_task_resumes_the_conversation",
     ),
@@ -217,8 +217,8 @@ DRIVER: list[Mutation] = [
     ),
     rule(
         "the worker's session is recorded on its attempt",
-        "            account.session_id,\n            attempt_id,",
-        '            "",\n            attempt_id,',
+        "            account.session_id, attempt_id,\n",
+        '            "", attempt_id,\n',
         "test_a_follow_up_joins_the_running_worker_and_a_later_task_resumes_the_conversation",
     ),
 ]

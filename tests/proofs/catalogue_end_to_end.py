@@ -69,8 +69,8 @@ END_TO_END: list[Mutation] = [
     ),
     rule(
         "intake records the performer the feed names",
-        "            event.performed_by_id,\n",
-        "            None,\n",
+        "event.performed_by_id, created_at, now, now",
+        "None, created_at, now, now",
         "test_the_performer_the_feed_names_is_recorded_for_the_gate",
     ),
     rule(

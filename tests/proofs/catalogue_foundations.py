@@ -709,8 +709,8 @@ LEDGER = [
     ),
     rule(
         'ledger migration: an up-to-date ledger costs one read, no write transaction',
-        'rules.in_force(connection):\n            return  # rule 5: nothing to do\n',
-        'rules.in_force(connection):\n            pass  # rule 5: nothing to do\n',
+        'rules.in_force(connection):\n            return  # nothing to do\n',
+        'rules.in_force(connection):\n            pass  # nothing to do\n',
         'test_an_up_to_date_ledger_opens_while_another_process_writes',
         'test_a_ledger_with_the_rules_in_force_reopens_without_a_write',
     ),

@@ -148,8 +148,8 @@ HOLD: list[Mutation] = [
     ),
     rule(
         "live redispatch: the task's end asks core.edges before the trigger admits the record",
-        "        asked(RECORD_EDGES, RecordState(record_state), RecordState.admitted, Actor.person)  # rule 9\n",
-        "        pass  # rule 9\n",
+        "        asked(RECORD_EDGES, RecordState(record_state), RecordState.admitted, Actor.person)  # the trigger's move\n",
+        "        pass\n",
         "test_the_redispatch_a_task_end_applies_is_asked_of_core_before_the_task_ends",
     ),
     rule(

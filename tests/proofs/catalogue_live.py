@@ -99,8 +99,8 @@ LIVE: list[Mutation] = [
     # shell/ledger/lanes.py
     rule(
         "lanes: the record names the lane that heard it",
-        "                lane.value,\n",
-        "                Lane.poll.value,\n",
+        "created_at, now, now, lane.value),",
+        "created_at, now, now, Lane.poll.value),",
         "test_an_event_heard_live_is_recorded_and_handed_on_the_position_untouched",
     ),
     rule(

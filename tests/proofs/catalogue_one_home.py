@@ -55,13 +55,13 @@ ONE_HOME: list[Mutation] = [
     ),
     rule(
         "one home: the task token's hash is defined once",
-        "            token_sha256(token),\n",
-        "            hashlib.sha256(token.encode()).hexdigest(),\n",
+        "(token_sha256(token), conversation,",
+        "(hashlib.sha256(token.encode()).hexdigest(), conversation,",
         "test_the_hash_is_defined_once_and_nothing_else_in_the_ledger_hashes",
         also=(
             (
-                "from core.snapshots import StopReason\nfrom core.task_token import token_sha256\nfrom core.timestamps import",
-                "import hashlib\n\nfrom core.snapshots import StopReason\nfrom core.timestamps import",
+                "from core.states import EventOutcome\nfrom core.task_token import token_sha256\nfrom core.timestamps import",
+                "import hashlib\n\nfrom core.states import EventOutcome\nfrom core.timestamps import",
             ),
         ),
     ),

@@ -8,8 +8,8 @@ from tests.proofs.mutation import Mutation, rule
 PROSE: list[Mutation] = [
     rule(
         "no production module cites a document outside the repository",
-        '"""Re-reading the configuration file while the connector runs (``connectRoutesTTL``).',
-        '"""Re-reading the configuration file while the connector runs (spec' ' 2.2, ``connectRoutesTTL``).',
+        "re-reads the file (``connectRoutesTTL``)",
+        "re-reads the file (spec" " 2.2, ``connectRoutesTTL``)",
         "test_no_production_module_cites_a_document_outside_the_repository",
     ),
     rule(
@@ -20,7 +20,7 @@ PROSE: list[Mutation] = [
     ),
     rule(
         "the ledger package's table-writer map is the one the write check holds",
-        '    "gaps": "losses",  # what the feed itself skipped: a 410',
+        '    "gaps": "intake",  # what the feed itself skipped: a 410',
         '    "gaps": "records",  # what the feed itself skipped: a 410',
         "test_the_ledger_package_states_the_map",
     ),

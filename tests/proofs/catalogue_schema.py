@@ -63,8 +63,8 @@ GENERATED_RULES: list[Mutation] = [
     ),
     rule(
         "rules: the generated rules are brought up to date after the migrations, also for a ledger made today",
-        "        rules.bring_up_to_date(transaction)  # rule 7\n",
-        "        pass  # rule 7\n",
+        "        rules.bring_up_to_date(transaction)  # core's edges and vocabularies, no migration's\n",
+        "        pass\n",
         "test_a_ledger_main_made_at_any_version_is_brought_up_to_date_on_open",
         "test_no_vocabulary_is_a_check_any_longer",
     ),

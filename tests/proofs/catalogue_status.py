@@ -226,7 +226,7 @@ STATUS: list[Mutation] = [
     ),
     rule(
         "failed writes: bin/connect run keeps the record for its ledger",
-        "        write_failures.watch(ledger)  # status shows this connector's failed writes\n",
+        "        watch_write_failures(ledger)  # status shows this connector's failed writes\n",
         "",
         "test_status_beside_a_running_connector_then_beside_none",
     ),

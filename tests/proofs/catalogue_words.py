@@ -8,10 +8,8 @@ from tests.proofs.mutation import Mutation, rule
 WORDS: list[Mutation] = [
     rule(
         "words: ack_dispatch's text is written as an intent with the move to delivered",
-        "        if decision.words is not None:\n"
-        "            worker_moves.write_words(connection, decision.words, task_id, event_id, self._ledger.clock.now())\n"
-        "        worker_moves.record_progress(connection, task_id, self._ledger.clock.now())\n\n    def _speak(",
-        "        worker_moves.record_progress(connection, task_id, self._ledger.clock.now())\n\n    def _speak(",
+        "        self._words_and_progress(connection, task_id, event_id, decision.words)\n\n    def _speak(",
+        "        self._words_and_progress(connection, task_id, event_id, None)\n\n    def _speak(",
         "test_an_acknowledgement_in_a_few_words_is_a_boost_written_with_the_move_to_delivered",
     ),
     rule(

@@ -122,7 +122,7 @@ def test_while_the_file_is_unusable_the_gate_discards_nothing_for_a_missing_rout
 
 
 def test_the_settings_follow_the_authorization() -> None:
-    from shell.state.reload import routed_settings  # the shell's one mapping of it
+    from shell.state.config import routed_settings  # the shell's one mapping of it
 
     settings = routed_settings(UNUSABLE, Authorization(usable=True, routes=(Route(10, "/a", "", True),)))
     assert (settings.routed_projects, settings.watched_projects, settings.configuration_usable) == (

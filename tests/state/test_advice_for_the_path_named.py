@@ -13,8 +13,7 @@ import pytest
 from shell.cli.main import main as connect
 from shell.cli.resolve.entry import main as resolve
 from shell.errors import EXIT_CONFIG
-from shell.ledger.connection import open_ledger
-from shell.ledger.errors import LedgerNotPrivate
+from shell.ledger.connection import LedgerNotPrivate, open_ledger
 from shell.state.config import StatePaths
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from core.feed import FeedEvent
 from core.intake_status import InboxStatus, InboxVerdict, inbox_line, intake_report, news_line
-from shell.ledger import inbox_lane, records
+from shell.ledger import intake, records
 from shell.ledger.connection import open_ledger
-from shell.ledger.lanes import Lane, read_intake_status
+from shell.ledger.intake import Lane, read_intake_status
 
 
 def event(event_id: int) -> FeedEvent:
@@ -29,7 +29,7 @@ def test_each_lane_says_when_it_last_brought_what_no_other_had(tmp_path: Path) -
             records.insert_seen(connection, [(event(1), "x"), (event(2), "2026-12-01T09:00:00.000000000Z")],
                                 Lane.inbox, "2026-12-01T09:00:05.000000000Z")  # fmt: skip
             records.insert_seen(connection, [(event(2), "x")], Lane.live, "2026-12-01T09:00:06.000000000Z")
-            inbox_lane.save_page(connection, "a-secret-position", 91, 0, "2026-12-01T09:00:05.000000000Z")
+            intake.save_inbox_page(connection, "a-secret-position", 91, 0, "2026-12-01T09:00:05.000000000Z")
         news, inbox = read_intake_status(ledger)
     line = news_line(news, short)
     assert line == ("first heard by: feed 09:00:01 (event 1; 1 in all); live never; repair never;"

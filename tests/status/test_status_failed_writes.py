@@ -1,7 +1,7 @@
 """``status`` shows the running connector's own failed ledger writes, not only measured free space.
 
 A real failing write: a child process opens the ledger as ``bin/connect run`` does
-(``write_failures.watch``), then writes past a file-size limit (``RLIMIT_FSIZE``, SIGXFSZ ignored:
+(``watch_write_failures``), then writes past a file-size limit (``RLIMIT_FSIZE``, SIGXFSZ ignored:
 the write fails with EFBIG, which SQLite reports as a full disk). ``status`` in another process
 then shows when and why; the next good write clears it. A refused move is no failed write."""
 
@@ -19,7 +19,7 @@ import pytest
 
 from shell.basecamp.standin.server import StandIn
 from shell.clock import FakeClock
-from shell.ledger import write_failures
+from shell.ledger import connection as write_failures
 from shell.ledger.connection import open_ledger
 from tests.support.configured import REPOSITORY, configure_connector
 
@@ -29,12 +29,12 @@ CHILD = textwrap.dedent(
     """
     import os, resource, signal, sys
     from pathlib import Path
-    from shell.ledger import write_failures
+    from shell.ledger import connection as write_failures
     from shell.ledger.connection import open_ledger
 
     state, size = Path(sys.argv[1]), int(sys.argv[2])
     with open_ledger(state / "ledger.sqlite3") as ledger:
-        write_failures.watch(ledger)  # as bin/connect run does
+        write_failures.watch_write_failures(ledger)  # as bin/connect run does
         if size:
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG)
             largest = max(path.stat().st_size for path in state.iterdir() if path.is_file())
@@ -101,7 +101,7 @@ def test_a_refused_move_is_no_failed_write(tmp_path: Path) -> None:
     directory = tmp_path / "state"
     directory.mkdir(mode=0o700)
     with open_ledger(directory / "ledger.sqlite3", clock=FakeClock()) as ledger:
-        write_failures.watch(ledger)
+        write_failures.watch_write_failures(ledger)
         with ledger.write() as connection:
             connection.execute("CREATE TABLE strict (x NOT NULL)")
         with pytest.raises(sqlite3.IntegrityError), ledger.write() as connection:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from shell.basecamp.standin.server import StandIn
-from shell.ledger import write_failures
+from shell.ledger import connection as write_failures
 from shell.ledger.connection import open_ledger_read_only
 from tests.support.child import wait_until
 from tests.support.configured import POLL_SECONDS, configure_connector
@@ -63,7 +63,7 @@ def test_status_beside_a_running_connector_then_beside_none(standin: StandIn, tm
     try:
         assert process.stdout is not None
         assert process.stdout.readline().startswith("running account=")
-        kept = state / write_failures.FILE_NAME
+        kept = state / write_failures.WRITE_FAILURE_FILE
         assert kept.is_file(), "run keeps its failed writes where status reads them"
         card = standin.world.projects[0].recording_ids[0]
         standin.mention(standin.world.people[0], card, "please take a look")

@@ -8,8 +8,7 @@ import re
 from pathlib import Path
 
 from shell.ledger.connection import READ_ONLY_CACHE_KIB, Ledger, open_ledger_read_only
-from shell.ledger.lanes import read_lane_state
-from shell.ledger.losses import read_loss_counts
+from shell.ledger.intake import read_lane_state, read_loss_counts
 from shell.ledger.status import read_snapshot
 from tests.support.ledger_world import LedgerWorld
 

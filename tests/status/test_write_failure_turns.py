@@ -1,4 +1,4 @@
-"""``shell.ledger.write_failures``: the record's slot and its flag move together, one thread at a
+"""``shell.ledger.connection.WriteFailures``: the record's slot and its flag move together, one thread at a
 time. A real record file; the one interleaving that would lose a failure is forced, not hoped for:
 a clear is held between reading the flag and blanking the slot while another thread records a
 failure. Taken in turns, the failure comes after the clear and stays; without the turn it would be
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from shell.ledger import write_failures
-from shell.ledger.write_failures import WriteFailures, read_write_failure
+from shell.ledger import connection as write_failures
+from shell.ledger.connection import WriteFailures, read_write_failure
 
 WINDOW_SECONDS = 1.0
 """How long the clear is held open for the failure to slip in (it can only when there is no turn)."""

@@ -13,8 +13,7 @@ import sqlite3
 from pathlib import Path
 
 from shell.clock import FakeClock
-from shell.ledger.connection import Ledger
-from shell.ledger.schema import APPLICATION_ID, split_statements
+from shell.ledger.connection import APPLICATION_ID, Ledger, split_statements
 
 FROZEN = Path(__file__).with_name("frozen_migrations")
 FROZEN_VERSION = 18
