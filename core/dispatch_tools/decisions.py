@@ -1,24 +1,177 @@
-"""The tools' decisions: what ``get_dispatch``, ``ack_dispatch``, ``complete_dispatch`` and
-``reply_dispatch`` answer and write, from the task's live rows (rules 2 to 5 and 8 of
-``core.dispatch_tools``).
+"""The tools' calls: their arguments read from what a worker sent, then what ``get_dispatch``,
+``ack_dispatch``, ``complete_dispatch`` and ``reply_dispatch`` answer and write, from the task's
+live rows.
+
+A wrong shape is an ``invalid_arguments`` refusal naming what to fix; whether a well-shaped
+report is acceptable is ``check_completion``'s to judge (``invalid_report``), after the token and
+the pull were checked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from returns.result import Failure, Result, Success
 
 from core import worker_words
-from core.dispatch_tools.arguments import Completion
-from core.dispatch_tools.bounds import MAX_LINK_LENGTH, MAX_LINKS, MAX_NOTES
-from core.dispatch_tools.refusals import HELD, RefusalKind, ToolRefusal, refuse
-from core.dispatch_tools.rows import DispatchRow, Spoken, servable
+from core.dispatch_tools import HELD, MAX_LINK_LENGTH, MAX_LINKS, MAX_NOTES, RefusalKind, ToolRefusal, refuse
+from core.dispatch_tools.instruction import DispatchRow, Spoken, servable
+from core.ids import MAX_ID
 from core.intent_kinds import IntentKind
 from core.states import DeliveryState, EventOutcome, GuardState, RecordState
 from core.worker_words import WorkerMessage
+
+
+@dataclass(frozen=True, slots=True)
+class GetRequest:
+    event_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class AckRequest:
+    """``ack_id``: an acknowledgement the worker posted itself; ``text``: words the connector posts."""
+
+    event_id: int
+    ack_id: int | None
+    text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyRequest:
+    event_id: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    outcome: str
+    reply_id: int | None = None
+    links: tuple[str, ...] = ()
+    reply: str | None = None  # the worker's answer, posted for it; or reply_id, never both
+
+
+@dataclass(frozen=True, slots=True)
+class CompleteRequest:
+    event_id: int
+    completion: Completion
+
+
+_DIGITS = re.compile(r"[0-9]{1,19}")
+
+
+class _BadArguments(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.refusal = refuse(RefusalKind.invalid_arguments, message)
+
+
+def _read_id(arguments: Mapping[str, object], name: str, *, required: bool) -> int | None:
+    value = arguments.get(name)
+    if value is None:
+        if required:
+            raise _BadArguments(f"{name} is required")
+        return None
+    number: int | None = None
+    if isinstance(value, bool):
+        number = None
+    elif isinstance(value, int):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
+        number = int(value.strip())
+    if number is None or number <= 0 or number > MAX_ID:
+        raise _BadArguments(f"{name} must be a positive integer id")
+    return number
+
+
+def _read_text(arguments: Mapping[str, object], name: str, *, required: bool) -> str | None:
+    value = arguments.get(name)
+    if value is None:
+        if required:
+            raise _BadArguments(f"{name} is required")
+        return None
+    if not isinstance(value, str):
+        raise _BadArguments(f"{name} must be a string")
+    return value
+
+
+def _one_of(arguments: Mapping[str, object], first: str, second: str) -> None:
+    if arguments.get(first) is not None and arguments.get(second) is not None:
+        raise _BadArguments(
+            f"give {first} (the connector posts it for you) or {second} (you posted it yourself), not both"
+        )
+
+
+def _refuse_unknown(arguments: Mapping[str, object], known: Iterable[str]) -> None:
+    unknown = sorted(set(arguments) - set(known))
+    if unknown:
+        raise _BadArguments("unknown argument " + ", ".join(repr(name) for name in unknown))
+
+
+def _required_id(arguments: Mapping[str, object], name: str) -> int:
+    number = _read_id(arguments, name, required=True)
+    assert number is not None  # required: None raised
+    return number
+
+
+def read_get_arguments(arguments: Mapping[str, object]) -> Result[GetRequest, ToolRefusal]:
+    try:
+        _refuse_unknown(arguments, ("event_id",))
+        return Success(GetRequest(_read_id(arguments, "event_id", required=False)))
+    except _BadArguments as error:
+        return Failure(error.refusal)
+
+
+def read_ack_arguments(arguments: Mapping[str, object]) -> Result[AckRequest, ToolRefusal]:
+    try:
+        _refuse_unknown(arguments, ("event_id", "ack_id", "text"))
+        _one_of(arguments, "text", "ack_id")
+        return Success(
+            AckRequest(
+                _required_id(arguments, "event_id"),
+                _read_id(arguments, "ack_id", required=False),
+                _read_text(arguments, "text", required=False),
+            )
+        )
+    except _BadArguments as error:
+        return Failure(error.refusal)
+
+
+def read_complete_arguments(arguments: Mapping[str, object]) -> Result[CompleteRequest, ToolRefusal]:
+    try:
+        _refuse_unknown(arguments, ("event_id", "outcome", "reply_id", "reply", "links"))
+        _one_of(arguments, "reply", "reply_id")
+        event_id = _required_id(arguments, "event_id")
+        outcome = arguments.get("outcome")
+        if not isinstance(outcome, str) or outcome == "":
+            raise _BadArguments('outcome is required: "succeeded" or "failed"')
+        reply_id = _read_id(arguments, "reply_id", required=False)
+        raw_links = arguments.get("links")
+        links: tuple[str, ...] = ()
+        if raw_links is not None:
+            if not isinstance(raw_links, list | tuple) or not all(
+                isinstance(link, str) for link in raw_links
+            ):
+                raise _BadArguments("links must be an array of strings")
+            links = tuple(str(link) for link in raw_links)
+        reply = _read_text(arguments, "reply", required=False)
+        return Success(CompleteRequest(event_id, Completion(outcome, reply_id, links, reply)))
+    except _BadArguments as error:
+        return Failure(error.refusal)
+
+
+def read_reply_arguments(arguments: Mapping[str, object]) -> Result[ReplyRequest, ToolRefusal]:
+    try:
+        _refuse_unknown(arguments, ("event_id", "text"))
+        text = _read_text(arguments, "text", required=True)
+        assert text is not None  # required: None raised
+        return Success(ReplyRequest(_required_id(arguments, "event_id"), text))
+    except _BadArguments as error:
+        return Failure(error.refusal)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +201,7 @@ WAITING = frozenset({DeliveryState.admitted, DeliveryState.exposed})
 def decide_get(
     rows: Sequence[DispatchRow], event_id: int | None, *, held: bool = False
 ) -> Result[GetDecision, ToolRefusal]:
-    """Which row ``get_dispatch`` serves and what it writes first (rules 2 and 3).
-
-    ``rows`` are the live rows of the token's task; ``held`` is whether the hold marker stands.
-    """
+    """Which of the task's live rows ``get_dispatch`` serves, and what it writes first."""
     if event_id is None:
         waiting = sorted(
             (row for row in rows if row.delivery in WAITING and servable(row)), key=lambda row: row.event_id
@@ -93,8 +243,6 @@ class Acknowledge:
 def decide_ack(
     row: DispatchRow | None, ack_id: int | None, text: str | None = None, task_id: int = 0
 ) -> Result[Acknowledge, ToolRefusal]:
-    """An acknowledgement of ``row`` with the worker's ``ack_id``, or its words ``text``
-    (rule 4 of ``core.dispatch_tools``)."""
     if row is None:
         return Failure(refuse(RefusalKind.not_on_task))
     if not row.pulled:
@@ -131,9 +279,9 @@ def decide_ack(
 
 
 def _acknowledge_in_words(row: DispatchRow, words: WorkerMessage) -> Result[Acknowledge, ToolRefusal]:
-    """Rule 8: the words are written with the move to delivered, once, or not at all. A guard that
-    already fired, or a trigger that asked for nothing, posts nothing: a missing acknowledgement
-    costs less than a doubled one."""
+    """The words are written with the move to delivered, once, or not at all. A guard that already
+    fired, or a trigger that asked for nothing, posts nothing: a missing acknowledgement costs less
+    than a doubled one."""
     skipped = (
         worker_words.GUARD_FIRED if row.guard == GuardState.fired
         else worker_words.NOT_ASKED if not row.record.acknowledge
@@ -164,7 +312,7 @@ def _acknowledge_in_words(row: DispatchRow, words: WorkerMessage) -> Result[Ackn
 
 @dataclass(frozen=True, slots=True)
 class Report:
-    """A checked completion: the outcome, the reply and the links, as they are stored."""
+    """A checked completion, as it is stored."""
 
     outcome: EventOutcome
     reply_id: int | None
@@ -215,8 +363,6 @@ class Complete:
 def decide_complete(
     row: DispatchRow | None, completion: Completion, task_id: int = 0
 ) -> Result[Complete, ToolRefusal]:
-    """A completion of ``row`` (rule 5 of ``core.dispatch_tools``), with the worker's reply in
-    its words if it gave one."""
     if row is None:
         return Failure(refuse(RefusalKind.not_on_task))
     if not row.pulled:
@@ -257,8 +403,7 @@ def _complete(row: DispatchRow, report: Report, words: WorkerMessage | None) -> 
 
 
 def _without_landed_reply(report: Report, spoken: Spoken | None) -> Report:
-    """A repeated report, as the row stores it: a reply the connector posted has landed as the row's
-    reply id since the first call."""
+    # A repeated report, as the row stores it: the reply the connector posted has landed as its id.
     if spoken is None or spoken.receipt_id is None or report.reply_id is not None:
         return report
     return Report(report.outcome, spoken.receipt_id, report.links)
@@ -273,9 +418,7 @@ class Speak:
 
 
 def decide_reply(row: DispatchRow | None, text: str, task_id: int = 0) -> Result[Speak, ToolRefusal]:
-    """A message at the reply destination before completion (rule 8 of ``core.dispatch_tools``):
-    once per body, at most ``MAX_NOTES`` per event on the task, never after the event was
-    reported complete."""
+    """A note before completion: once per body, at most ``MAX_NOTES`` an event, never after it."""
     if row is None:
         return Failure(refuse(RefusalKind.not_on_task))
     if not row.pulled:

@@ -14,7 +14,7 @@ Rules:
    the model's transcript.
 5. ``on_initialized`` is called on ``notifications/initialized``: the handshake is complete
    (``doctor --deep``'s probe marks it, ``shell.worker.probe``).
-6. The tools' arguments and receipts (``core.dispatch_tools.arguments``, ``.instruction``) are
+6. The tools' arguments and receipts (``core.dispatch_tools.decisions``, ``.instruction``) are
    imported by the call that reads them: ``initialize`` and ``tools/list`` need neither, and a
    worker waits on the start."""
 
@@ -27,12 +27,12 @@ from typing import IO, TYPE_CHECKING, Any, Final, Protocol
 
 from returns.result import Failure, Result, Success
 
-from core.dispatch_tools.refusals import LEDGER_FAILURE, NOTHING_WAITING, ToolRefusal
+from core.dispatch_tools import LEDGER_FAILURE, NOTHING_WAITING, ToolRefusal
 from core.json_input import JsonRefused, decode_json
 from shell.worker.mcp_tools import BLURB, TOOLS
 
 if TYPE_CHECKING:
-    from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest
+    from core.dispatch_tools.decisions import AckRequest, CompleteRequest, GetRequest, ReplyRequest
     from core.dispatch_tools.instruction import DeliveryReceipt
     from shell.ledger.worker_calls import Dispatched
 
@@ -217,18 +217,18 @@ class McpServer:
     # -- the tools
 
     def _get_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:
-        from core.dispatch_tools.arguments import read_get_arguments  # noqa: PLC0415 -- rule 6
+        from core.dispatch_tools.decisions import read_get_arguments  # noqa: PLC0415 -- rule 6
 
         return read_get_arguments(arguments).bind(self._tools.get_dispatch).map(_dispatched_json)
 
     def _ack_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:
-        from core.dispatch_tools.arguments import read_ack_arguments  # noqa: PLC0415 -- rule 6
+        from core.dispatch_tools.decisions import read_ack_arguments  # noqa: PLC0415 -- rule 6
         from core.dispatch_tools.instruction import DeliveryReceipt  # noqa: PLC0415 -- rule 6
 
         return read_ack_arguments(arguments).bind(self._tools.ack_dispatch).map(DeliveryReceipt.to_json)
 
     def _complete_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:
-        from core.dispatch_tools.arguments import read_complete_arguments  # noqa: PLC0415 -- rule 6
+        from core.dispatch_tools.decisions import read_complete_arguments  # noqa: PLC0415 -- rule 6
         from core.dispatch_tools.instruction import DeliveryReceipt  # noqa: PLC0415 -- rule 6
 
         return (
@@ -238,7 +238,7 @@ class McpServer:
         )
 
     def _reply_dispatch(self, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:
-        from core.dispatch_tools.arguments import read_reply_arguments  # noqa: PLC0415 -- rule 6
+        from core.dispatch_tools.decisions import read_reply_arguments  # noqa: PLC0415 -- rule 6
         from core.dispatch_tools.instruction import DeliveryReceipt  # noqa: PLC0415 -- rule 6
 
         return read_reply_arguments(arguments).bind(self._tools.reply_dispatch).map(DeliveryReceipt.to_json)

@@ -9,7 +9,7 @@ Rules:
    ``reply_to``), Markdown at a comment and plain text in a Campfire, and that a repeat is the
    same message, so nothing needs to be sent twice.
 3. The bounds shown (``maxLength``, ``maxItems``) are those core enforces (``core.worker_words``,
-   ``core.dispatch_tools.decisions``), read from their plain home ``core.dispatch_tools.bounds``
+   ``core.dispatch_tools.decisions``), read from their plain home ``core.dispatch_tools``
    so the server's start builds none of the classes that enforce them; a schema is advice to
    the client, core is the judge.
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from core.dispatch_tools.bounds import (
+from core.dispatch_tools import (
     BOOST_LIMIT,
     MAX_ACK_CHARACTERS,
     MAX_LINK_LENGTH,

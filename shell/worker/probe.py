@@ -20,13 +20,13 @@ from typing import IO, TYPE_CHECKING
 
 from returns.result import Failure, Result
 
-from core.dispatch_tools.refusals import RefusalKind, ToolRefusal, refuse
+from core.dispatch_tools import RefusalKind, ToolRefusal, refuse
 from core.task_token import probe_marker_name
 from shell import private_files
 from shell.worker.mcp import McpServer, serve
 
 if TYPE_CHECKING:  # the tools' classes: a tool call's imports (``shell.worker.mcp`` rule 6)
-    from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest
+    from core.dispatch_tools.decisions import AckRequest, CompleteRequest, GetRequest, ReplyRequest
     from core.dispatch_tools.instruction import DeliveryReceipt
     from shell.ledger.worker_calls import Dispatched
 

@@ -35,7 +35,7 @@ from core.admission import (
 )
 from core.admission_matrix import MATRIX
 from core.destinations import Destination, MessageKind
-from core.dispatch_tools.rows import read_snapshot
+from core.dispatch_tools.instruction import read_snapshot
 from core.edges import RecordState
 from core.intents import IntentKind, intents_for_verdict
 

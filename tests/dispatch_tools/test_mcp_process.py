@@ -211,13 +211,13 @@ the lifecycle tables, the configuration's parser, status's values, and the probe
 probe token's start serves them)."""
 
 FIRST_CALL_IMPORTS = {
-    "core.dispatch_tools.decisions", "core.dispatch_tools.instruction", "core.dispatch_tools.arguments",
-    "core.dispatch_tools.rows", "core.worker_words", "core.destinations", "shell.ledger.worker_moves",
+    "core.dispatch_tools.decisions", "core.dispatch_tools.instruction", "core.worker_words", "core.destinations",
+    "shell.ledger.worker_moves",
 }  # fmt: skip
-"""What neither the start nor ``tools/list`` imports, the first tool call does: core's decisions,
-the instruction and the receipt, the tools' arguments, the rows' classes, the worker's words and
-where they go, and the worker's moves (``shell.ledger.worker_calls`` rule 8, ``shell.worker.mcp``
-rule 6). The schemas ``tools/list`` answers read their bounds from ``core.dispatch_tools.bounds``."""
+"""What neither the start nor ``tools/list`` imports, the first tool call does: core's decisions
+and the tools' arguments, the rows' classes, the instruction and the receipt, the worker's words
+and where they go, and the worker's moves (``shell.ledger.worker_calls`` rule 8, ``shell.worker.mcp``
+rule 6). The schemas ``tools/list`` answers read their bounds from ``core.dispatch_tools``."""
 
 TOOLS_LIST = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).encode() + b"\n"
 

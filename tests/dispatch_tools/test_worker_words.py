@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from core.destinations import Destination, MessageKind
-from core.dispatch_tools.arguments import AckRequest, CompleteRequest, Completion, GetRequest, ReplyRequest
-from core.dispatch_tools.bounds import MAX_MESSAGE_CHARACTERS, MAX_NOTES
+from core.dispatch_tools import MAX_MESSAGE_CHARACTERS, MAX_NOTES
+from core.dispatch_tools.decisions import AckRequest, CompleteRequest, Completion, GetRequest, ReplyRequest
 from core.dispatch_tools.instruction import DeliveryReceipt
 from core.intent_kinds import IntentKind
 from core.resolution import Sent

@@ -279,8 +279,8 @@ LIMITS += [  # the MCP server's start imports only what its tools use
     ),
     rule(
         "mcp start: an event's outcome is a state, imported without the snapshots' values",
-        "from core.states import DeliveryState, EventOutcome, GuardState, RecordState\n\n\n@dataclass(frozen=True, slots=True)\nclass InstructionRecord",
-        "from core.snapshots import EventOutcome\nfrom core.states import DeliveryState, GuardState, RecordState\n\n\n@dataclass(frozen=True, slots=True)\nclass InstructionRecord",
+        "from core.states import DeliveryState, EventOutcome, GuardState, RecordState\n\nif TYPE_CHECKING:\n",
+        "from core.snapshots import EventOutcome\nfrom core.states import DeliveryState, GuardState, RecordState\n\nif TYPE_CHECKING:\n",
         "test_the_server_imports_only_what_its_tools_use",
     ),
     rule(
