@@ -28,8 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from core.dispatch_prompt import DISPATCH_TOOLS, MCP_SERVER_NAME, tool_name
-from core.snapshots import StopReason
-from core.worker_result import WorkerResult
+from core.snapshots import StopReason, WorkerResult
 
 MAX_ERROR_TEXT = 300
 REDACTED = "[redacted]"

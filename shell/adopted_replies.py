@@ -2,9 +2,9 @@
 
 Rules:
 1. ``ReplyAdopter.list_replies(task_id, stop)`` runs outside any transaction: for each row that
-   ``core.adopted_reply.may_become_candidate`` it lists the reply destination since delivery,
+   ``core.settlement.may_become_candidate`` it lists the reply destination since delivery,
    exhaustively, within ``ADOPTION_SCAN_TIMEOUT``, for the settlement to adopt from before its
-   completion notice (``core.adopted_reply`` rule 4).
+   completion notice (the adopted-reply rule, ``core.settlement``).
 2. A listing that fails or is cut short leaves its row out, logged: a missing adoption costs a
    person a look; a wrong one would hide a doubled reply.
 3. ``stop`` is the shutdown's (in recovery the start's; None: nothing stops it): once set no
@@ -22,8 +22,8 @@ from datetime import datetime
 from functools import partial
 from typing import Protocol
 
-from core.adopted_reply import ListedReplies, may_become_candidate
 from core.destinations import Destination, ListedMessage
+from core.settlement import ListedReplies, may_become_candidate
 from shell.basecamp.errors import ListingFailed
 from shell.ledger import deliveries
 from shell.ledger.connection import Ledger, LedgerError

@@ -3,7 +3,7 @@ worker, and settle the attempt when it ends.
 
 Rules:
 1. ``recover()`` runs before anything is dispatched, given the start's stop: it takes each
-   attempt a previous connector left live one step at a time, as ``core.recovery`` answers.
+   attempt a previous connector left live one step at a time, as ``core.settlement.recovery_step`` answers.
 2. At most ``concurrency`` workers run. Each tick, follow-ups join their live task first (the
    driver gives the running worker a turn, ``follow_up``; a turn it could not give leaves the
    event unpulled); then the oldest startable records of free conversations start.
@@ -36,8 +36,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Protocol
 
-from core.adopted_reply import ListedReplies
-from core.recovery import RecoveryFacts, RecoveryStep, recovery_step
+from core.settlement import ListedReplies, RecoveryFacts, RecoveryStep, recovery_step
 from core.snapshots import StopReason
 from core.worker_stream import WorkerAccount
 from shell.crashpoints import pause_at
@@ -118,7 +117,7 @@ class Dispatcher:
 
     def recover(self, stop: threading.Event | None = None) -> list[str]:
         """Settle what a previous connector left running, until ``stop`` (rule 1), each step the
-        one ``core.recovery`` answers; the attempts left for a person."""
+        one ``core.settlement.recovery_step`` answers; the attempts left for a person."""
         held: list[str] = []
         with self.ledger.read() as connection:
             live = tasks.live_attempts(connection)
@@ -145,8 +144,8 @@ class Dispatcher:
 
     def _end_group(self, attempt: tasks.LiveAttemptRow) -> bool:
         """Recovery's ending of ``attempt``'s recorded group: True when it is gone (rule 1)."""
-        assert attempt.pid is not None, "core.recovery ends only a recorded group"
-        assert attempt.pgid is not None, "core.recovery ends only a recorded group"
+        assert attempt.pid is not None, "recovery_step ends only a recorded group"
+        assert attempt.pgid is not None, "recovery_step ends only a recorded group"
         return self.recovery.end_recorded_group(attempt.pid, attempt.pgid, attempt.process_started)
 
     def _recovered(

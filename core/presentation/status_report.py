@@ -44,8 +44,8 @@ from core.presentation.status_waiting import (
     outbox_states,
     waits_for,
 )
+from core.snapshots import WorkerResult
 from core.states import IntentState, RecordState
-from core.worker_result import WorkerResult
 
 REFUSED = "refused"
 """The state a refused intent (canceled with ``REFUSED_NOTE``) is reported in."""

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from core.not_created import TokenOutage
+from core.snapshots import WorkerResult
 from core.states import AttemptState, IntentState
-from core.worker_result import WorkerResult
 
 LAST_DISPATCHES = 20
 """How many of the newest dispatches (attempts) the report shows."""

@@ -2,7 +2,7 @@
 connector left mid-launch.
 
 Rules:
-1. The rules are ``core.launch_settlement``'s and the one transaction ``shell.ledger.launches``';
+1. The rules are ``core.settlement``'s and the one transaction ``shell.ledger.launches``';
    the ledger is opened as it exists, so this is safe beside a running connector.
 2. Exactly one of ``--ran`` and ``--did-not-run`` (argparse: exit 2 without one). Who settled it
    is ``--by``, by default ``local:<user name>``, recorded on the attempt.
@@ -16,7 +16,7 @@ import argparse
 
 from returns.result import Failure, Success
 
-from core.launch_settlement import LaunchFinding
+from core.settlement import LaunchFinding
 from shell.cli import person
 from shell.cli.arguments import positive_integer
 from shell.cli.commands import SUMMARIES

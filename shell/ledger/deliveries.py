@@ -17,7 +17,10 @@ from __future__ import annotations
 import logging
 import sqlite3
 
-from core.adopted_reply import (
+from core.destinations import Destination, MessageKind
+from core.edges import GUARD_EDGES, Actor, DeliveryState, GuardState
+from core.intent_kinds import REPORTED_AS, IntentKind
+from core.settlement import (
     AdoptionRow,
     LifecycleMessages,
     ListedReplies,
@@ -25,9 +28,6 @@ from core.adopted_reply import (
     is_candidate,
     next_acknowledgement,
 )
-from core.destinations import Destination, MessageKind
-from core.edges import GUARD_EDGES, Actor, DeliveryState, GuardState
-from core.intent_kinds import REPORTED_AS, IntentKind
 from core.states import EventOutcome
 from core.text import message_text
 from shell.ledger import outbox, snapshots
@@ -124,14 +124,14 @@ def record_worker_message(
     return changed
 
 
-# -- the adopted-reply rule (core.adopted_reply; its listings: shell.adopted_replies) ----------
+# -- the adopted-reply rule (core.settlement; its listings: shell.adopted_replies) ----------
 
 
 def settled_rows(
     connection: sqlite3.Connection, task_id: int, *, settled: bool = True
 ) -> list[tuple[AdoptionRow, Destination | None]]:
     """Every row of a superseded task (``settled=False``: of a task not yet superseded), as
-    ``core.adopted_reply`` reads it, with its record's reply destination (None when the record
+    ``core.settlement`` reads it, with its record's reply destination (None when the record
     names none)."""
     found: list[tuple[AdoptionRow, Destination | None]] = []
     for event_id, outcome, delivered_at, reply_id, adopted, kind, bucket_id, recording_id in connection.execute(
@@ -168,7 +168,7 @@ def adopt_reply(connection: sqlite3.Connection, task_id: int, event_id: int, rep
 
 
 def adopt_listed(connection: sqlite3.Connection, task_id: int, replies: ListedReplies) -> list[tuple[int, int]]:
-    """``core.adopted_reply`` rule 4, inside the settlement's transaction: for each candidate row
+    """The adopted-reply rule (``core.settlement``), inside the settlement's transaction: for each candidate row
     of the settled task whose destination was listed, the one reply ``choose_reply`` answers,
     written by compare-and-set. The (event id, adopted reply id) pairs written."""
     task_rows = settled_rows(connection, task_id)

@@ -2,7 +2,7 @@
 
 Rules:
 1. ``settle_launch`` reads the live attempt of the task carrying the event, asks
-   ``core.launch_settlement.settle`` and writes its answer inside one ``BEGIN IMMEDIATE``
+   ``core.settlement.settle_launch`` and writes its answer inside one ``BEGIN IMMEDIATE``
    transaction: who settled it and what they found, the attempt's end, the task's supersession
    and its settlement commit together or not at all. Safe beside a running connector: the
    attempt belongs to a process that is gone, and the dispatcher starts what it frees.
@@ -15,16 +15,16 @@ from datetime import datetime
 
 from returns.result import Failure, Result, Success
 
-from core import launch_settlement
-from core.launch_settlement import LaunchFinding, Settle
+from core import settlement
+from core.settlement import LaunchFinding, LaunchSettlement
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger
 
 
-def settle_launch(ledger: Ledger, event_id: int, claim: LaunchFinding, by: str, now: datetime) -> Result[Settle, str]:
+def settle_launch(ledger: Ledger, event_id: int, claim: LaunchFinding, by: str, now: datetime) -> Result[LaunchSettlement, str]:
     """``by`` settles the attempt left mid-launch for ``event_id``'s task as ``claim`` (rule 1)."""
     with ledger.write() as connection:
-        planned = launch_settlement.settle(tasks.left_launch(connection, event_id), event_id, claim)
+        planned = settlement.settle_launch(tasks.left_launch(connection, event_id), event_id, claim)
         match planned:
             case Success(plan):
                 tasks.settle_left_launch(connection, plan, by, now)

@@ -348,7 +348,7 @@ def resolve(connection: sqlite3.Connection, row: IntentRow, move: Move) -> int:
 
 def lifecycle_at(connection: sqlite3.Connection, destination: Destination) -> tuple[frozenset[int], list[str]]:
     """The receipts of every intent at ``destination`` and the bodies of every non-canceled one
-    there (``core.adopted_reply``'s lifecycle filter: a canceled intent's message provably does
+    there (the adopted-reply rule's lifecycle filter: a canceled intent's message provably does
     not exist)."""
     receipts: set[int] = set()
     bodies: list[str] = []

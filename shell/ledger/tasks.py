@@ -10,7 +10,7 @@ Rules (the dispatch invariants):
 3. A task's token is returned once and stored only as its SHA-256.
 4. An attempt's end is one transaction: the attempt ends, ``core.settlement.settlement_plan``'s
    plan is applied, the task is superseded, the adopted-reply rule runs on replies listed
-   before (``core.adopted_reply`` rule 4), and the completion intent ``core.intents`` calls for,
+   before (the adopted-reply rule, ``core.settlement``), and the completion intent ``core.intents`` calls for,
    read back from those rows, is written (``ON CONFLICT DO NOTHING``).
 5. A still-running tick of a live attempt counts its occurrence and writes its notice in one
    transaction; an ended attempt counts nothing more.
@@ -30,7 +30,6 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 
-from core.adopted_reply import ListedReplies
 from core.dispatch import LiveWork, joining, startable, task_free
 from core.edges import (
     ATTEMPT_EDGES,
@@ -45,8 +44,15 @@ from core.edges import (
 )
 from core.hold import may_launch
 from core.intents import Intent, completion_intent, still_running_intent
-from core.launch_settlement import LeftLaunch, Settle
-from core.settlement import RowSettlement, RowStep, read_back, settlement_plan
+from core.settlement import (
+    LaunchSettlement,
+    LeftLaunch,
+    ListedReplies,
+    RowSettlement,
+    RowStep,
+    read_back,
+    settlement_plan,
+)
 from core.snapshots import StopReason
 from core.task_token import token_sha256
 from core.timestamps import format_timestamp
@@ -370,7 +376,7 @@ def _apply(connection: sqlite3.Connection, task_id: int, steps: tuple[RowStep, .
 
 def mark_left(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> None:
     """A start's recovery found ``attempt_id`` launching with no recorded process: left for a person
-    (``core.launch_settlement``). Marked once; the first finding's time is kept."""
+    (``core.settlement.settle_launch``). Marked once; the first finding's time is kept."""
     connection.execute(
         "UPDATE attempts SET left_at = COALESCE(left_at, ?) WHERE id = ? AND state = 'launching' AND pid IS NULL",
         (format_timestamp(now), attempt_id),
@@ -394,8 +400,8 @@ def left_launch(connection: sqlite3.Connection, event_id: int) -> LeftLaunch | N
     return LeftLaunch(event_id, int(task_id), str(attempt_id), bool(launching), bool(left), bool(pulled))
 
 
-def settle_left_launch(connection: sqlite3.Connection, plan: Settle, by: str, now: datetime) -> None:
-    """A person's settlement of an attempt left mid-launch (``core.launch_settlement``): who and what
+def settle_left_launch(connection: sqlite3.Connection, plan: LaunchSettlement, by: str, now: datetime) -> None:
+    """A person's settlement of an attempt left mid-launch (``core.settlement.settle_launch``): who and what
     they found, then the attempt's end as the dispatcher's own settlement, in the caller's one
     transaction."""
     _checked(

@@ -268,7 +268,7 @@ def _settled_after_a_note(world: DispatchWorld, clock: FakeClock, *, own_reply: 
     """A worker that acknowledged, said a note through the connector (and, with ``own_reply``,
     replied with a tool of its own), then ended without reporting; its attempt settled with the
     reply destination listed, as the dispatcher lists it."""
-    from core.adopted_reply import ListedReplies
+    from core.settlement import ListedReplies
 
     task, tools = pulled(world)
     tools.ack_dispatch(AckRequest(1, None, "on it")).unwrap()

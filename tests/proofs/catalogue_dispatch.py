@@ -50,8 +50,8 @@ DISPATCH: list[Mutation] = [
         "test_recovery_holds_an_attempt_left_mid_launch_and_starts_nothing_there",
         also=(
             (
-                '        assert attempt.pid is not None, "core.recovery ends only a recorded group"\n'
-                '        assert attempt.pgid is not None, "core.recovery ends only a recorded group"\n',
+                '        assert attempt.pid is not None, "recovery_step ends only a recorded group"\n'
+                '        assert attempt.pgid is not None, "recovery_step ends only a recorded group"\n',
                 "        if attempt.pid is None or attempt.pgid is None:\n            return True\n",
             ),
         ),

@@ -104,8 +104,8 @@ HOLD: list[Mutation] = [
     ),
     rule(
         "left mid-launch: a launch no worker ran is withdrawn to run again",
-        "return Success(Settle(facts, claim, StopReason.failed, True, summary))",
-        "return Success(Settle(facts, claim, StopReason.lost, False, summary))",
+        "return Success(LaunchSettlement(facts, claim, StopReason.failed, True, summary))",
+        "return Success(LaunchSettlement(facts, claim, StopReason.lost, False, summary))",
         "test_an_attempt_left_mid_launch_is_marked_and_a_persons_settlement_moves_the_project_on",
     ),
     rule(
