@@ -1,24 +1,23 @@
-"""What Claude Code says on its stream-json output, read as the connector's facts.
+"""How a worker ended: the driver's facts turned into the attempt's stop reason, and what Claude
+Code said on its stream-json output, read as the connector's facts.
+
+The driver reports how the process ended and whether the dispatcher asked it to stop; only
+``stop_reason`` turns them into the attempt's stop reason. A worker that could not be started
+ended ``failed`` and spawn-failed: no process existed, so it cannot have acted. A stop the
+dispatcher asked for is named for its cause whatever the exit, and is not a failure. Otherwise
+exit status 0 is ``finished``, any other exit or a signal the dispatcher did not send is
+``failed``, and a worker gone without an exit status the driver could read is ``lost``: it may
+have acted.
 
 Claude Code writes one JSON object a line: a ``system``/``init`` once started, the turn's
-messages, and a ``result`` when the turn ends.
-
-Rules:
-1. ``init_problem``: the init is what the connector asked for (its server ``connected``, every
-   dispatch tool listed, the permission mode asked), or the attempt never started its work; the
-   first thing missing is the reason.
-2. ``read_result``: a ``result`` line becomes a ``WorkerResult``, its error text bounded
-   (``MAX_ERROR_TEXT``) and anything shaped like a secret ``[redacted]``.
-3. ``StreamFacts`` folds the lines in order. A message sent while a turn runs joins that turn,
-   so a result answers every message replayed before it (``replays``, ``answered``). A line that
-   is not a JSON object is ignored.
-4. ``not_started`` is the reason the worker never began, only when its output proves it (no
-   init, an init rule 1 refuses, an error no model answered, none of the connector's tools
-   called); else None: the worker may have acted, and the ledger's rules decide.
-5. ``account``: a stop the dispatcher asked for is never a non-start; otherwise rule 4 says. The
-   ledger still withdraws only what no worker pulled.
-6. ``resumable``: a later task resumes the conversation's session only after an attempt that
-   ended ``finished``, began its work, named its session and left nothing ``unknown``."""
+messages, and a ``result`` when the turn ends; ``fold`` reads them in order and ignores a line
+that is not a JSON object. A message sent while a turn runs joins that turn, so a result answers
+every message replayed before it. The worker provably never began its work (``not_started``)
+only when its output proves it: no init, an init that is not what the connector asked for, an
+error no model answered, or none of the connector's tools called; a stop the dispatcher asked for
+is never a non-start. A result's error text is bounded and anything shaped like a secret is
+``[redacted]``. A later task resumes the conversation's session only after an attempt that ended
+``finished``, began its work, named its session and left nothing ``unknown``."""
 
 from __future__ import annotations
 
@@ -26,9 +25,77 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from enum import StrEnum
 
 from core.dispatch_prompt import DISPATCH_TOOLS, MCP_SERVER_NAME, tool_name
 from core.snapshots import StopReason, WorkerResult
+
+
+class StopRequest(StrEnum):
+    """A stop the dispatcher asked for: the signals it sent were its own."""
+
+    deadline = "deadline"
+    shutdown = "shutdown"
+    not_started = "not_started"  # its init proved it never began its work: failed
+    after_result = "after_result"  # it outlived its own result: finished
+
+
+@dataclass(frozen=True, slots=True)
+class Exited:
+    status: int
+
+
+@dataclass(frozen=True, slots=True)
+class Signaled:
+    signal: int
+
+
+@dataclass(frozen=True, slots=True)
+class NeverStarted:
+    """No process ever ran the worker program."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Vanished:
+    """The worker is gone, with no exit status the driver could read (not its child, or reaped)."""
+
+
+Ending = Exited | Signaled | NeverStarted | Vanished
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerEnd:
+    """What the driver saw: how the worker ended, and the stop the dispatcher asked for, if any."""
+
+    ending: Ending
+    stop_requested: StopRequest | None = None
+
+
+def stop_reason(end: WorkerEnd) -> StopReason:
+    match end:
+        case WorkerEnd(ending=NeverStarted()):
+            return StopReason.failed
+        case WorkerEnd(stop_requested=StopRequest.deadline):
+            return StopReason.deadline
+        case WorkerEnd(stop_requested=StopRequest.shutdown):
+            return StopReason.shutdown
+        case WorkerEnd(stop_requested=StopRequest.not_started):
+            return StopReason.failed
+        case WorkerEnd(stop_requested=StopRequest.after_result):
+            return StopReason.finished
+        case WorkerEnd(ending=Exited(status=0)):
+            return StopReason.finished
+        case WorkerEnd(ending=Exited() | Signaled()):
+            return StopReason.failed
+        case _:
+            return StopReason.lost
+
+
+def spawn_failed(end: WorkerEnd) -> bool:
+    return isinstance(end.ending, NeverStarted)
+
 
 MAX_ERROR_TEXT = 300
 REDACTED = "[redacted]"
@@ -39,7 +106,7 @@ _SECRET = re.compile(r"sk-[A-Za-z0-9_\-]{6,}|(?i:bearer)\s+\S{8,}|[A-Za-z0-9_\-]
 
 @dataclass(frozen=True, slots=True)
 class StreamFacts:
-    """What a worker's stream has said so far (rule 3)."""
+    """What a worker's stream has said so far."""
 
     init: Mapping[str, object] | None = None
     result: WorkerResult | None = None
@@ -56,7 +123,7 @@ class StreamFacts:
 
 
 def bounded(text: str, limit: int = MAX_ERROR_TEXT) -> str:
-    """``text`` with secrets replaced and cut to ``limit`` characters (rule 2)."""
+    """``text`` with secrets replaced and cut to ``limit`` characters."""
     clean = _SECRET.sub(REDACTED, " ".join(text.split()))
     return clean if len(clean) <= limit else clean[: limit - 1] + "…"
 
@@ -68,7 +135,8 @@ def init_problem(
     tools: Sequence[str] = DISPATCH_TOOLS,
     server: str = MCP_SERVER_NAME,
 ) -> str | None:
-    """Why ``init`` is not what the connector asked for, or None (rule 1)."""
+    """Why ``init`` is not what the connector asked for (its server connected, every dispatch tool
+    listed, the permission mode asked), or None: the first thing missing is the reason."""
     servers = init.get("mcp_servers")
     status = ""
     if isinstance(servers, list):
@@ -95,7 +163,6 @@ def _number(value: object, kind: type[int] | type[float]) -> int | float:
 
 
 def read_result(message: Mapping[str, object]) -> WorkerResult:
-    """A ``result`` line as a ``WorkerResult`` (rule 2)."""
     is_error = message.get("is_error") is True
     denials = message.get("permission_denials")
     names = tuple(
@@ -131,7 +198,6 @@ def _calls_connector(message: Mapping[str, object]) -> bool:
 
 
 def fold(facts: StreamFacts, line: str) -> StreamFacts:
-    """``facts`` after one more line of the worker's output (rule 3)."""
     try:
         message = json.loads(line)
     except ValueError:
@@ -151,7 +217,6 @@ def fold(facts: StreamFacts, line: str) -> StreamFacts:
 
 
 def fold_all(lines: Iterable[str], facts: StreamFacts | None = None) -> StreamFacts:
-    """``facts`` after every line of ``lines``."""
     folded = facts or StreamFacts()
     for line in lines:
         folded = fold(folded, line)
@@ -159,7 +224,7 @@ def fold_all(lines: Iterable[str], facts: StreamFacts | None = None) -> StreamFa
 
 
 def not_started(facts: StreamFacts, *, permission_mode: str) -> str | None:
-    """Why the worker provably never began its work, or None (rule 4). Read once it has ended."""
+    """Why the worker provably never began its work, or None. Read once it has ended."""
     if facts.init is None:
         return "Claude Code ended before its init message"
     problem = init_problem(facts.init, permission_mode=permission_mode)
@@ -188,7 +253,7 @@ class WorkerAccount:
 def account(
     stop_reason: StopReason, facts: StreamFacts | None, *, permission_mode: str, cut_short: bool
 ) -> WorkerAccount:
-    """Rule 5: ``cut_short`` when the dispatcher asked the worker to stop (deadline, shutdown)."""
+    """``cut_short`` when the dispatcher asked the worker to stop (deadline, shutdown)."""
     if facts is None:
         return WorkerAccount(stop_reason)
     reason = None if cut_short else not_started(facts, permission_mode=permission_mode)
@@ -199,7 +264,7 @@ def account(
 
 @dataclass(frozen=True, slots=True)
 class LatestAttempt:
-    """A conversation's latest attempt, as the ledger holds it (rule 6)."""
+    """A conversation's latest attempt, as the ledger holds it."""
 
     stop_reason: str
     not_started: str
@@ -211,7 +276,7 @@ _SESSION = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 
 
 def resumable(latest: LatestAttempt | None) -> str:
-    """The session a later task on the conversation resumes, or "" for a fresh one (rule 6)."""
+    """The session a later task on the conversation resumes, or "" for a fresh one."""
     if (
         latest is None
         or latest.stop_reason != StopReason.finished

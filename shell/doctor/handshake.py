@@ -20,8 +20,8 @@ from datetime import timedelta
 from pathlib import Path
 
 from core.doctor import Handshake
-from core.stop_reasons import Ending, Exited, Signaled, StopRequest, Vanished
 from core.task_token import PROBE_PREFIX
+from core.worker_stream import Ending, Exited, Signaled, StopRequest, Vanished
 from shell.clock import Clock
 from shell.worker.command import WorkerCommand
 from shell.worker.probe import marker_path

@@ -6,7 +6,7 @@ Rules:
 1. ``argv`` may hold ``{prompt}``, ``{mcp_config}`` and ``{work_dir}`` anywhere in an argument,
    replaced in one pass, so a value is never read again as a template. Any other ``{name}`` is
    refused: a misspelt placeholder never reaches a worker.
-2. The worker's environment is ``core.worker_environment.ALLOWLIST`` from the connector's, plus
+2. The worker's environment is ``core.worker_allowances.ALLOWLIST`` from the connector's, plus
    what the command's configuration names (``pass_env``, ``env``), never the task token's
    variable: the token is never in a worker's environment or argv.
 3. A command that asks ``--input-format stream-json`` gets its prompt on stdin as one user
@@ -31,8 +31,7 @@ from pathlib import Path
 
 from core.configuration import Configuration
 from core.dispatch_prompt import MCP_SERVER_NAME
-from core.worker_allowances import WorkerAllowances
-from core.worker_environment import ALLOWLIST, CONNECTOR_SECRETS, variable_name_problem
+from core.worker_allowances import ALLOWLIST, CONNECTOR_SECRETS, WorkerAllowances, variable_name_problem
 from shell.errors import EXIT_CONFIG, UserError
 
 BUILT_IN_TOOLS = ("Read", "Edit", "Write", "NotebookEdit")

@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import Protocol
 
 from core.dispatch_prompt import dispatch_prompt, follow_up_prompt
-from core.stop_reasons import StopRequest
-from core.worker_stream import WorkerAccount, account
+from core.worker_stream import StopRequest, WorkerAccount, account
 from shell import processes
 from shell.clock import Clock, SystemClock
 from shell.worker.claude_stream import StreamWatch

@@ -5,7 +5,7 @@ Rules:
    and its group's, cannot be reused, so every signal reaches only the worker's own processes.
    Members left by a worker that exited are stopped the same way before the attempt ends.
 2. At the deadline or shutdown the group gets SIGTERM, the grace, then SIGKILL
-   (``shell.processes.end_child_group``); only a group the worker leads. ``core.stop_reasons``
+   (``shell.processes.end_child_group``); only a group the worker leads. ``core.worker_stream``
    names the stop.
 3. A still-running tick that fails is logged and never abandons supervision; a slow tick skips
    ticks, never bunches them.
@@ -25,17 +25,18 @@ from datetime import datetime
 from typing import Protocol
 
 from core.snapshots import StopReason
-from core.stop_reasons import (
+from core.worker_stream import (
     Ending,
     Exited,
     NeverStarted,
     Signaled,
     StopRequest,
+    StreamFacts,
     Vanished,
     WorkerEnd,
+    init_problem,
     stop_reason,
 )
-from core.worker_stream import StreamFacts, init_problem
 from shell import processes
 from shell.clock import Clock
 from shell.worker.claude_stream import StreamWatch, close_input

@@ -218,8 +218,8 @@ LIMITS += [  # bin/connect's start, and status at 100k records
     ),
     rule(
         "scale: status reads its configuration without importing returns",
-        "from core.worker_environment import variable_name_problem\n",
-        "from core.worker_environment import variable_name_problem\nfrom returns.result import Result\n",
+        "from core.worker_allowances import WorkerAllowances, variable_name_problem\n",
+        "from core.worker_allowances import WorkerAllowances, variable_name_problem\nfrom returns.result import Result\n",
         "test_a_command_imports_its_own_module_and_no_other",
     ),
     rule(
