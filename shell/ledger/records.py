@@ -12,7 +12,7 @@ Rules:
    (``core.admission.settle_verdict``).
 4. Content (the snapshot, recording URL and type) is kept for admitted or queued records alone;
    a blocked verdict writes ``blocked_at``, ``retry_at`` and ``next_retry_at`` from
-   ``core.blocked_retry``.
+   ``core.dispatch.blocked_times``.
 5. The verdict's state is admission's move as ``core.edges`` answers it (``shell.ledger.moves``),
    refused before any SQL.
 6. The intents the verdict calls for (``core.intents``) are written in the same transaction, from
@@ -29,8 +29,7 @@ from datetime import datetime, timedelta
 
 from core.admission import Verdict, settle_verdict
 from core.admission_matrix import EventPointer
-from core.blocked_retry import BlockedBefore, blocked_times
-from core.dispatch import OPEN_STATES, LiveWork, OpenRecord, conversation_live
+from core.dispatch import OPEN_STATES, BlockedBefore, LiveWork, OpenRecord, blocked_times, conversation_live
 from core.edges import RECORD_EDGES, Actor, RecordState
 from core.feed import FeedEvent, new_ids
 from core.intents import intents_for_verdict
@@ -166,7 +165,7 @@ def commit_verdict(  # noqa: PLR0917 -- a verdict's parts, positional
     stamp = format_timestamp(now)
     reason = "" if settled.reason is None else str(settled.reason)
     before = BlockedBefore(current.state, current.reason, current.blocked_at)
-    times = blocked_times(before, settled.state, reason, now, settled.retry_at)  # core.blocked_retry
+    times = blocked_times(before, settled.state, reason, now, settled.retry_at)  # core.dispatch
     snapshot = None if settled.snapshot is None else json.dumps(dict(settled.snapshot), sort_keys=True)
     recording_url = "" if settled.snapshot is None else str(settled.snapshot.get("app_url") or "")
     recording_type = "" if settled.snapshot is None else str(settled.snapshot.get("type") or "")
