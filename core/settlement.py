@@ -93,41 +93,24 @@ class RowSettlement:
 
 def settle(rows: tuple[LiveRow, ...] | list[LiveRow], spawn_failed: bool) -> tuple[RowSettlement, ...]:
     """How an attempt's end settles each live row of its task, as the module's opening says."""
-    settled = []
-    for row in rows:
-        dispatched = row.record_state == RecordState.dispatched
-        if row.delivery == DeliveryState.completed:
-            settled.append(RowSettlement(row.event_id, Settlement.reported, None))
-        elif row.delivery == DeliveryState.admitted and not row.pulled:
-            settled.append(
-                RowSettlement(row.event_id, Settlement.returned, RecordState.admitted if dispatched else None)
-            )
-        elif (
-            spawn_failed
-            and row.exposed_by_this_attempt
-            and not row.pulled
-            and row.delivery == DeliveryState.exposed
-        ):
-            if row.withdrawn_before:
-                settled.append(
-                    RowSettlement(
-                        row.event_id,
-                        Settlement.blocked_again,
-                        RecordState.blocked if dispatched else None,
-                        SPAWN_FAILED,
-                    )
-                )
-            else:
-                settled.append(
-                    RowSettlement(
-                        row.event_id, Settlement.withdrawn, RecordState.admitted if dispatched else None
-                    )
-                )
-        else:
-            settled.append(
-                RowSettlement(row.event_id, Settlement.unknown, RecordState.completed if dispatched else None)
-            )
-    return tuple(settled)
+    return tuple(_settle_row(row, spawn_failed) for row in rows)
+
+
+def _settle_row(row: LiveRow, spawn_failed: bool) -> RowSettlement:
+    def moved(settlement: Settlement, record_to: RecordState, reason: str = "") -> RowSettlement:
+        dispatched = row.record_state == RecordState.dispatched  # else a person moved it already
+        return RowSettlement(row.event_id, settlement, record_to if dispatched else None, reason)
+
+    if row.delivery == DeliveryState.completed:
+        return RowSettlement(row.event_id, Settlement.reported, None)
+    if row.delivery == DeliveryState.admitted and not row.pulled:
+        return moved(Settlement.returned, RecordState.admitted)
+    launch_exposure = row.exposed_by_this_attempt and row.delivery == DeliveryState.exposed
+    if spawn_failed and launch_exposure and not row.pulled:
+        if row.withdrawn_before:
+            return moved(Settlement.blocked_again, RecordState.blocked, SPAWN_FAILED)
+        return moved(Settlement.withdrawn, RecordState.admitted)
+    return moved(Settlement.unknown, RecordState.completed)
 
 
 # -- the plan ``shell.ledger.tasks.end_attempt`` applies ----------------------------------------

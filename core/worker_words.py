@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from returns.result import Failure, Result, Success
+from returns.result import Result, Success
 
 from core.destinations import MessageKind
 from core.dispatch_tools import (
@@ -39,7 +39,7 @@ from core.dispatch_tools import (
     MAX_MESSAGE_CHARACTERS,
     RefusalKind,
     ToolRefusal,
-    refuse,
+    refused,
 )
 from core.dispatch_tools.instruction import InstructionRecord, Spoken
 from core.intent_kinds import IntentKind
@@ -102,7 +102,7 @@ def note_key(task_id: int, event_id: int, body: str) -> str:
 def acknowledgement(record: InstructionRecord, task_id: int, text: str) -> Result[WorkerMessage, ToolRefusal]:
     words = text.strip()
     if not words:
-        return Failure(refuse(RefusalKind.invalid_message, "text has no words"))
+        return refused(RefusalKind.invalid_message, "text has no words")
     if len(words) <= BOOST_LIMIT and "\n" not in words and record.recording_id > 0:
         return Success(
             WorkerMessage(
@@ -111,12 +111,10 @@ def acknowledgement(record: InstructionRecord, task_id: int, text: str) -> Resul
             )
         )  # fmt: skip
     if len(words) > MAX_ACK_CHARACTERS:
-        return Failure(
-            refuse(
-                RefusalKind.invalid_message,
-                f"an acknowledgement is at most {BOOST_LIMIT} characters (a boost) or "
-                f"{MAX_ACK_CHARACTERS} (a short message), not {len(words)}",
-            )
+        return refused(
+            RefusalKind.invalid_message,
+            f"an acknowledgement is at most {BOOST_LIMIT} characters (a boost) or "
+            f"{MAX_ACK_CHARACTERS} (a short message), not {len(words)}",
         )
     return _at_reply_destination(record, ack_key(task_id, record.event_id), IntentKind.worker_ack, words)
 
@@ -167,14 +165,12 @@ def settled(spoken: Spoken) -> bool:
 def _bounded(text: str) -> Result[str, ToolRefusal]:
     words = text.strip()
     if not words:
-        return Failure(refuse(RefusalKind.invalid_message, "the text has no words"))
+        return refused(RefusalKind.invalid_message, "the text has no words")
     if len(words) > MAX_MESSAGE_CHARACTERS:
-        return Failure(
-            refuse(
-                RefusalKind.invalid_message,
-                f"a message is at most {MAX_MESSAGE_CHARACTERS} characters, not {len(words)}: "
-                "say it shorter, or link to the rest",
-            )
+        return refused(
+            RefusalKind.invalid_message,
+            f"a message is at most {MAX_MESSAGE_CHARACTERS} characters, not {len(words)}: "
+            "say it shorter, or link to the rest",
         )
     return Success(words)
 
@@ -184,7 +180,7 @@ def _at_reply_destination(
 ) -> Result[WorkerMessage, ToolRefusal]:
     reply_kinds = (MessageKind.comment, MessageKind.chat_line)
     if record.reply_kind not in reply_kinds or record.reply_recording_id <= 0:
-        return Failure(refuse(RefusalKind.invalid_message, "this event has no reply destination"))
+        return refused(RefusalKind.invalid_message, "this event has no reply destination")
     message_kind = MessageKind(record.reply_kind)
     body = words
     if message_kind is MessageKind.comment:

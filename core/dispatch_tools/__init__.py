@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from returns.result import Failure
+
 BOOST_LIMIT = 16
 MAX_ACK_CHARACTERS = 500
 MAX_MESSAGE_CHARACTERS = 10_000
@@ -74,3 +76,7 @@ class ToolRefusal:
 def refuse(kind: RefusalKind, message: str | None = None) -> ToolRefusal:
     """The refusal of ``kind``, with its fixed message unless the worker has something to fix."""
     return ToolRefusal(kind, message if message is not None else MESSAGES[kind])
+
+
+def refused(kind: RefusalKind, message: str | None = None) -> Failure[ToolRefusal]:
+    return Failure(refuse(kind, message))

@@ -79,7 +79,7 @@ HOLD: list[Mutation] = [
     ),
     rule(
         "the hold: status shows why and the generation",
-        '            "cause": snapshot.hold.cause,\n            "generation": snapshot.hold.generation,\n',
+        '        "cause": hold.cause,\n        "generation": hold.generation,\n',
         "",
         "test_a_hold_is_shown_and_summarized",
         "test_a_hold_is_reported",
