@@ -29,8 +29,6 @@ WAITING_STATES = frozenset({RecordState.admitted, RecordState.queued})
 
 @dataclass(frozen=True, slots=True)
 class OpenRecord:
-    """A record admitted, queued or dispatched, as the snapshot reads it."""
-
     event_id: int
     bucket_id: int
     conversation_key: str
@@ -103,8 +101,6 @@ class BlockedTimes:
 
 @dataclass(frozen=True, slots=True)
 class BlockedBefore:
-    """The record as admission loaded it: its state, reason and when it was blocked."""
-
     state: RecordState
     reason: str
     blocked_at: datetime | None
@@ -113,7 +109,6 @@ class BlockedBefore:
 def blocked_times(
     before: BlockedBefore, state: RecordState, reason: str, now: datetime, retry_at: datetime | None
 ) -> BlockedTimes:
-    """The times a verdict that moves the record to ``state`` for ``reason`` writes."""
     if state is not RecordState.blocked:
         return BlockedTimes(None, None)
     kept = before.state is RecordState.blocked and before.reason == reason and before.blocked_at is not None

@@ -74,7 +74,6 @@ def _decimal(value: int) -> str:
 
 
 def dispatch_prompt(task_id: int, event_id: int, trigger: str, recording_url: str) -> str:
-    """The first prompt of a new worker: how to handle the event it was started for."""
     task = _decimal(task_id)
     event = _decimal(event_id)
     return (
@@ -100,7 +99,6 @@ def dispatch_prompt(task_id: int, event_id: int, trigger: str, recording_url: st
 
 
 def follow_up_prompt(event_id: int) -> str:
-    """A further prompt to a running worker: one more event on its conversation."""
     event = _decimal(event_id)
     return (
         f"Event {event} is a further request on this conversation. Call get_dispatch with "

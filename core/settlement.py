@@ -1,20 +1,16 @@
 """How an attempt's end settles each event of its task, and how the settlement reads back.
 
 A reported outcome stands. A row no worker pulled and never exposed is returned to wait for a task
-of its own (a pull means a worker saw it, whatever its delivery says). On a proven spawn failure a
-launch exposure no worker pulled is withdrawn for its one automatic retry, or blocked again
-(``spawn_failed``) once that was used. Anything else exposed ends ``unknown``: the worker may have
-acted on it, so it never runs again by itself. A record a person already moved is settled where
-it was put. The completion notice is rendered from the rows as the settlement left them
-(``read_back``), not from what the settling code meant to write; a row a person redispatched
-while its task ran reads back ``redispatched``, so no notice asks what a person decided.
+of its own. On a proven spawn failure a launch exposure no worker pulled is withdrawn for its one
+automatic retry, or blocked again once that was used. Anything else exposed ends ``unknown``: the
+worker may have acted on it, so it never runs again by itself. A record a person already moved is
+settled where it was put. The completion notice reads the rows as the settlement left them
+(``read_back``); a row a person redispatched meanwhile reads ``redispatched``, asking nothing.
 
 A worker that replied but never reported has its reply adopted next to its ``unknown`` outcome
-(``choose_reply``), inside the settlement's transaction and before the completion notice is
-written, from listings read before it. The outcome itself is never changed.
-
-A start decides what to do with each attempt a previous connector left live, one step at a time
-(``recovery_step``), and a person settles an attempt left mid-launch (``settle_launch``).
+(``choose_reply``) inside the settlement's transaction, before the completion notice is written.
+A start settles what a previous connector left live one step at a time (``recovery_step``); a
+person settles an attempt left mid-launch (``settle_launch``).
 """
 
 from __future__ import annotations
@@ -50,7 +46,6 @@ class SettledRow:
 
 
 def read_back(row: SettledRow) -> SettledEvent:
-    """The settled event the completion notice reads for ``row``."""
     if row.record_state == RecordState.blocked and row.record_reason == SPAWN_FAILED:
         settlement = Settlement.blocked_again
     elif row.withdrawn:
@@ -71,8 +66,6 @@ def read_back(row: SettledRow) -> SettledEvent:
 
 @dataclass(frozen=True, slots=True)
 class LiveRow:
-    """One live row of the task whose attempt is ending, as the settlement finds it."""
-
     event_id: int
     delivery: DeliveryState
     exposed_by_this_attempt: bool
@@ -83,8 +76,6 @@ class LiveRow:
 
 @dataclass(frozen=True, slots=True)
 class RowSettlement:
-    """What the settlement writes for one row: its settlement, and the record's new state."""
-
     event_id: int
     settlement: Settlement
     record_to: RecordState | None  # None: the record stays where it is
@@ -92,7 +83,6 @@ class RowSettlement:
 
 
 def settle(rows: tuple[LiveRow, ...] | list[LiveRow], spawn_failed: bool) -> tuple[RowSettlement, ...]:
-    """How an attempt's end settles each live row of its task, as the module's opening says."""
     return tuple(_settle_row(row, spawn_failed) for row in rows)
 
 
@@ -170,8 +160,6 @@ def settlement_plan(rows: tuple[LiveRow, ...] | list[LiveRow], spawn_failed: boo
 
 @dataclass(frozen=True, slots=True)
 class AdoptionRow:
-    """A row of a settled task, as the adopted-reply rule reads it."""
-
     event_id: int
     outcome: EventOutcome | None
     delivered_at: datetime | None
@@ -276,8 +264,6 @@ class RecoveryStep(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class RecoveryFacts:
-    """What recovery knows of one attempt so far."""
-
     recorded_process: bool  # its pid and process group are recorded
     stopped: bool  # the start's stop is set, as read just now
     group_gone: bool | None = None  # None: not ended yet; False: it cannot be verified as ours
@@ -323,8 +309,6 @@ class LeftLaunch:
 
 @dataclass(frozen=True, slots=True)
 class LaunchSettlement:
-    """How the attempt left mid-launch ends."""
-
     facts: LeftLaunch
     claim: LaunchFinding
     stop_reason: StopReason

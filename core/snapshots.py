@@ -30,8 +30,6 @@ class StopReason(StrEnum):
 
 
 class Settlement(StrEnum):
-    """How an attempt's end settled one event of its task."""
-
     reported = "reported"  # the worker's reported outcome stands
     unknown = "unknown"  # exposed and never reported: the worker may have acted on it
     withdrawn = "withdrawn"  # the first start failed; it goes back for its one automatic retry

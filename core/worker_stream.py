@@ -1,23 +1,18 @@
 """How a worker ended: the driver's facts turned into the attempt's stop reason, and what Claude
 Code said on its stream-json output, read as the connector's facts.
 
-The driver reports how the process ended and whether the dispatcher asked it to stop; only
-``stop_reason`` turns them into the attempt's stop reason. A worker that could not be started
-ended ``failed`` and spawn-failed: no process existed, so it cannot have acted. A stop the
-dispatcher asked for is named for its cause whatever the exit, and is not a failure. Otherwise
-exit status 0 is ``finished``, any other exit or a signal the dispatcher did not send is
-``failed``, and a worker gone without an exit status the driver could read is ``lost``: it may
-have acted.
+A worker that could not be started ended ``failed`` and spawn-failed: no process existed, so it
+cannot have acted. A stop the dispatcher asked for is named for its cause whatever the exit.
+Otherwise exit 0 is ``finished``, any other exit or a signal the dispatcher did not send
+``failed``, and a worker gone without an exit status the driver could read ``lost``: it may have
+acted.
 
-Claude Code writes one JSON object a line: a ``system``/``init`` once started, the turn's
-messages, and a ``result`` when the turn ends; ``fold`` reads them in order and ignores a line
-that is not a JSON object. A message sent while a turn runs joins that turn, so a result answers
-every message replayed before it. The worker provably never began its work (``not_started``)
-only when its output proves it: no init, an init that is not what the connector asked for, an
-error no model answered, or none of the connector's tools called; a stop the dispatcher asked for
-is never a non-start. A result's error text is bounded and anything shaped like a secret is
-``[redacted]``. A later task resumes the conversation's session only after an attempt that ended
-``finished``, began its work, named its session and left nothing ``unknown``."""
+Claude Code writes one JSON object a line (an ``init``, the turn's messages, a ``result``); a
+result answers every message replayed before it. The worker never began its work only when its
+output proves it (``not_started``), never when the dispatcher stopped it. A result's error text is
+bounded and anything shaped like a secret ``[redacted]``. A later task resumes the conversation's
+session only after an attempt that ended ``finished``, began its work and left nothing ``unknown``.
+"""
 
 from __future__ import annotations
 
@@ -52,8 +47,6 @@ class Signaled:
 
 @dataclass(frozen=True, slots=True)
 class NeverStarted:
-    """No process ever ran the worker program."""
-
     reason: str
 
 
@@ -67,8 +60,6 @@ Ending = Exited | Signaled | NeverStarted | Vanished
 
 @dataclass(frozen=True, slots=True)
 class WorkerEnd:
-    """What the driver saw: how the worker ended, and the stop the dispatcher asked for, if any."""
-
     ending: Ending
     stop_requested: StopRequest | None = None
 
@@ -106,8 +97,6 @@ _SECRET = re.compile(r"sk-[A-Za-z0-9_\-]{6,}|(?i:bearer)\s+\S{8,}|[A-Za-z0-9_\-]
 
 @dataclass(frozen=True, slots=True)
 class StreamFacts:
-    """What a worker's stream has said so far."""
-
     init: Mapping[str, object] | None = None
     result: WorkerResult | None = None
     connector_called: bool = False
@@ -123,7 +112,6 @@ class StreamFacts:
 
 
 def bounded(text: str, limit: int = MAX_ERROR_TEXT) -> str:
-    """``text`` with secrets replaced and cut to ``limit`` characters."""
     clean = _SECRET.sub(REDACTED, " ".join(text.split()))
     return clean if len(clean) <= limit else clean[: limit - 1] + "…"
 
@@ -264,8 +252,6 @@ def account(
 
 @dataclass(frozen=True, slots=True)
 class LatestAttempt:
-    """A conversation's latest attempt, as the ledger holds it."""
-
     stop_reason: str
     not_started: str
     session_id: str
@@ -276,7 +262,6 @@ _SESSION = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 
 
 def resumable(latest: LatestAttempt | None) -> str:
-    """The session a later task on the conversation resumes, or "" for a fresh one."""
     if (
         latest is None
         or latest.stop_reason != StopReason.finished

@@ -1,24 +1,16 @@
 """A worker's words, posted for it by the connector: where each goes, its body, its key, its bounds.
 
-The worker holds no Basecamp credential: its dispatch tools write its words as outbox intents
-with the move they report, and the outbox posts them with the promise it keeps for its own
-messages (``core.intent_kinds``).
-
-The acknowledgement is a boost on the recording that asked when it fits one (one line of at most
-``BOOST_LIMIT`` code points), else a message of at most ``MAX_ACK_CHARACTERS`` at the event's
-reply destination; the reply and a note go to the reply destination, at most
-``MAX_MESSAGE_CHARACTERS``. Text with no words, over its bound or with nowhere to go is refused
-with what to change, and nothing is written. A key makes one message however often the call is
-repeated: one acknowledgement and one reply per task and event, one note per text. The worker is
-told ``posted`` with the id once landed, ``waiting`` while pending or sending, ``uncertain`` when
-left for a person, ``refused`` when Basecamp refused it, ``not_posted`` when nothing was written.
+The worker holds no Basecamp credential: its dispatch tools write its words as outbox intents with
+the move they report. The acknowledgement is a boost on the recording that asked when it fits one
+(one line of at most ``BOOST_LIMIT``), else a short message at the reply destination, where the
+reply and the notes go too. Text with no words, over its bound or with nowhere to go is refused
+with what to change, and nothing is written. A key makes one message however often a call is
+repeated: one acknowledgement and one reply per task and event, one note per text.
 
 At a Campfire a message is a plain line; at a comment it is the worker's Markdown rendered to
-Basecamp's rich-text subset, an allowlist (``ALLOWED_TAGS``): markdown-it-py parses it with raw
-HTML off, so a tag the worker writes is escaped text, and the HTML is written here from the
-parser's tokens, never by its renderer. A token with no tag keeps its text and loses its markup;
-a link keeps its ``href`` (the only attribute ever written) only for an http(s) or mailto URL.
-The same Markdown renders the same body, so a repeated call is the same message.
+Basecamp's rich-text subset (``ALLOWED_TAGS``) from the parser's tokens, never by its renderer,
+with raw HTML off: a tag the worker writes is text, a token with no tag keeps only its text, and
+a link keeps its ``href`` (the only attribute written) only for an http(s) or mailto URL.
 """
 
 from __future__ import annotations
@@ -68,8 +60,6 @@ class WorkerMessage:
 
 @dataclass(frozen=True, slots=True)
 class WordsAnswer:
-    """What a worker's call says of its words."""
-
     state: str
     kind: str = ""
     message_id: int | None = None

@@ -1,22 +1,15 @@
 """A worker's dispatch tools: the instruction it pulls, and what its four tools answer and write.
 
 ``get_dispatch``, ``ack_dispatch``, ``complete_dispatch`` and ``reply_dispatch`` are bound to the
-one task the worker's token names. The shell opens one immediate transaction per call, re-checks
-the token, reads the task's live rows and asks ``decisions`` what to answer and write; the
-instruction (``instruction``) is an allowlist: no route, no feed position, no token.
+one task the worker's token names: the shell opens one immediate transaction per call, re-checks
+the token, reads the task's live rows and asks ``decisions`` what to answer and write. Serving
+writes before anything leaves the call, and under a hold a first exposure or pull is refused. A
+worker reports only on rows of its own task that it pulled; a repeat answers the same, a
+different report is a ``report_conflict``, and a reported outcome stands. Its words are written
+once, with the move they report; it gives words or an id, never both.
 
-``get_dispatch`` serves the event named, or the earliest live row admitted or exposed whose
-record is servable; finished work is never handed out for the first time. Serving writes before
-anything leaves the call (the exposure, the first pull, the guard canceled with its pending
-intent); a repeat writes nothing and answers the same; under a hold a first exposure or pull is
-refused. A worker reports only on rows of its own task that it pulled; a repeat answers the same
-receipt, a different report is a ``report_conflict``, and a reported outcome stands. A worker's
-words (``core.worker_words``) are written once, with the move they report; it gives words or an
-id, never both: ids serve a worker that posts itself.
-
-This package's own module holds what the server's start needs: the refusals a worker may read
-(anything else is ``LEDGER_FAILURE``, its detail kept out of the model's transcript) and the
-bounds the tools' schemas show, without building the classes that enforce them.
+This module holds what the server's start needs: the refusals a worker may read (anything else
+is ``LEDGER_FAILURE``, its detail kept from the model) and the bounds the tools' schemas show.
 """
 
 from __future__ import annotations

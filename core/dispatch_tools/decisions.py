@@ -290,8 +290,6 @@ def _acknowledge_in_words(row: DispatchRow, words: WorkerMessage) -> Result[Ackn
 
 @dataclass(frozen=True, slots=True)
 class Report:
-    """A checked completion, as it is stored."""
-
     outcome: EventOutcome
     reply_id: int | None
     links: tuple[str, ...]

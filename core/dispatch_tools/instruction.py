@@ -90,7 +90,6 @@ class RecordingSnapshot:
 
 
 def read_snapshot(text: str | None) -> RecordingSnapshot | None:
-    """The snapshot in ``text``, or None when there is none or it is not a JSON object."""
     value = json_input.json_or_none(text) if text else None
     if not isinstance(value, dict):
         return None

@@ -6,17 +6,11 @@ ledger, lock_file, running, unsafe_test_timings, worker_allowed, disk, write_fai
 token_outage, hold, feed, queues, blocked, live_tasks, waiting_for_person, dispatches, held,
 outbox, not_running.
 
-Reading is not deciding, and nothing shown is secret: no field holds a feed position, a token, a
-task's token hash or a message body. Whether a connector runs is the lock file's metadata, always
-marked diagnostic: ``running`` only when its pid is present, ``perhaps running`` when presence
-cannot be told; the kernel's flock is the truth, and status never takes it. The text starts with
-one summary line, which also carries what needs attention: refused messages, held records,
-launches left for a person, a hold, a disk nearly full, failing ledger writes, a token Basecamp
-refused on a create. Queue depths name every record state, zero included, in the lifecycle's
-order, and the outbox every intent state; what waits to be posted is counted by kind. Under a
-hold nothing is posted or launched, so a record waiting to run waits for the hold's ``release``.
-Advice names only decisions the rules accept (``core.decisions``): a blocked record takes a
-redispatch or a discard, one waiting to run only a discard.
+Nothing shown is secret. Whether a connector runs is the lock file's metadata, marked diagnostic
+(the kernel's flock is the truth, and status never takes it). The text starts with one summary
+line that carries what needs attention. Counts name every state, zero included, in the
+lifecycle's order. Advice names only decisions the rules accept (``core.decisions``): a blocked
+record takes a redispatch or a discard, one waiting to run only a discard.
 """
 
 from __future__ import annotations
@@ -70,7 +64,6 @@ def outbox_states(snapshot: LedgerSnapshot) -> dict[str, int]:
 
 
 def waiting_to_post(snapshot: LedgerSnapshot) -> dict[str, int]:
-    """Pending and sending intents by kind, kinds sorted."""
     found: dict[str, int] = {}
     for state, kind, count in snapshot.outbox:
         if state in POSTABLE:

@@ -36,8 +36,6 @@ def pid_status(present: bool | None) -> PidStatus:
 
 @dataclass(frozen=True, slots=True)
 class LockFile:
-    """The lock file's metadata: who says they hold the lock. Diagnostic only."""
-
     pid: int
     started_at: str
     pid_status: PidStatus
@@ -46,8 +44,6 @@ class LockFile:
 
 @dataclass(frozen=True, slots=True)
 class Hold:
-    """A person's hold that stands: who set it, when, why, and its generation."""
-
     held_by: str
     held_at: str
     cause: str = ""
