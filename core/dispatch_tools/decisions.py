@@ -364,14 +364,8 @@ def _complete(row: DispatchRow, report: Report, words: WorkerMessage | None) -> 
         )
     if row.delivery not in (DeliveryState.exposed, DeliveryState.delivered):
         return refused(RefusalKind.not_exposed)
-    return Success(
-        Complete(
-            write=True,
-            report=report,
-            complete_record=row.record.state == RecordState.dispatched,
-            words=words,
-        )
-    )
+    dispatched = row.record.state == RecordState.dispatched
+    return Success(Complete(write=True, report=report, complete_record=dispatched, words=words))
 
 
 def _without_landed_reply(report: Report, spoken: Spoken | None) -> Report:
