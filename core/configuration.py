@@ -32,8 +32,7 @@ from core.durations import format_duration, parse_duration
 from core.ids import MAX_ID, id_digits
 from core.links import transport_allowed
 from core.timing_floors import below_floor
-from core.worker_allowances import WorkerAllowances
-from core.worker_environment import variable_name_problem
+from core.worker_allowances import WorkerAllowances, variable_name_problem
 
 VERSION = 1
 MAX_CONCURRENCY = 64

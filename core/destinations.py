@@ -1,11 +1,9 @@
-"""Where a lifecycle message goes, and what a listing of that place answers.
+"""Where a message goes, and what a listing of that place answers.
 
-Rules:
-1. A destination is a message kind and the recording it is posted on: a boost or a comment
-   on a recording, or a chat line in a Campfire (whose id stands as the recording id).
-2. Ids are Basecamp's: positive integers. A destination with a non-positive id is not one.
-3. A listed message carries its text already normalised (``core.templates.message_text``),
-   so matching compares words, never markup.
+A destination is a message kind and the recording it is posted on: a boost or a comment on a
+recording, or a chat line in a Campfire, whose id stands as the recording id. Ids are Basecamp's,
+so a destination with a non-positive recording id is not one. A listed message carries its text
+already normalised (``core.text.message_text``), so matching compares words, never markup.
 """
 
 from __future__ import annotations
@@ -16,8 +14,6 @@ from enum import StrEnum
 
 
 class MessageKind(StrEnum):
-    """The three kinds of message the connector can post."""
-
     boost = "boost"
     comment = "comment"
     chat_line = "chat_line"
@@ -25,8 +21,6 @@ class MessageKind(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Destination:
-    """A place a message is posted: ``recording_id`` is the Campfire id for a chat line."""
-
     kind: MessageKind
     bucket_id: int
     recording_id: int
@@ -45,8 +39,6 @@ class Destination:
 
 @dataclass(frozen=True, slots=True)
 class ListedMessage:
-    """One message a listing of a destination answered with."""
-
     id: int
     created_at: datetime
     creator_id: int

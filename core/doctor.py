@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from core.presentation.formats import byte_size
+from core.presentation import byte_size
 from core.presentation.status_values import LOW_DISK_BYTES
 from core.route_preflight import RouteFacts, route_advice, route_problem
 

@@ -1,22 +1,14 @@
 """The lifecycles the connector keeps, as data: every state, every allowed move, and who may make it.
 
-Rule 1: a lifecycle is a ``LifecycleTable``, a closed set of ``Edge`` values; a pair of states
-that is not an edge is refused, whoever asks. Nothing else decides which moves exist; the
-ledger's triggers hold the same pairs, and a test tries every pair of every table against both.
-
-Rule 2: every edge names who may take it (``Actor``); the wrong actor is refused. Who moves is
-core's concern; the database holds only which pairs exist.
-
-Rule 3: an edge may require the moving row's note: a canceled intent returns to pending only
-when its note proves nothing was created (``notes.resendable``), a sending one only with a cause
-proving its request never reached Basecamp (``core.not_created``), so no message doubles.
-
-Rule 4: writing the state a row has is refused unless the table allows repeats (only the
-record's does); a repeat listed as an edge (blocked -> blocked, dispatched -> dispatched) is a
-move like any other.
-
-Rule 5: ``step`` answers ``Success(target)`` or ``Failure(IllegalMove)`` naming both states, the
-actor and why; a refusal is an answer, never a raise."""
+A lifecycle is a ``LifecycleTable``, a closed set of ``Edge`` values, and nothing else decides which
+moves exist: a pair of states that is not an edge is refused, whoever asks, and the ledger's
+triggers are generated from the same pairs (``shell.ledger.rules``). Who may take an edge
+(``Actor``) is core's concern; the database holds only which pairs exist. An edge may require the
+moving row's note: a canceled intent returns to pending only when its note proves nothing was
+created, a sending one only with a cause proving its request never reached Basecamp, so no message
+doubles. Writing the state a row already has is refused unless the table allows repeats (only the
+record's does). ``step`` answers ``Success(target)`` or ``Failure(IllegalMove)`` naming both
+states, the actor and why: a refusal is an answer, never a raise."""
 
 
 from __future__ import annotations
@@ -30,26 +22,11 @@ from returns.result import Failure, Result, Success
 from core.notes import NOT_CREATED_NOTES, REFUSED_NOTE, RESENDABLE_NOTES
 from core.states import AttemptState, DeliveryState, GuardState, IntentState, RecordState, TaskState
 
-__all__ = [
-    "ATTEMPT_EDGES",
-    "DELIVERY_EDGES",
-    "GUARD_EDGES",
-    "INTENT_EDGES",
-    "RECORD_EDGES",
-    "REFUSED_NOTE",
-    "TASK_EDGES",
-    "Actor",
-    "AttemptState",
-    "DeliveryState",
-    "Edge",
-    "GuardState",
-    "IllegalMove",
-    "IntentState",
-    "LifecycleTable",
-    "RecordState",
-    "TaskState",
-    "step",
-]
+__all__ = [  # the states are re-exported: a caller of the tables imports one module
+    "ATTEMPT_EDGES", "DELIVERY_EDGES", "GUARD_EDGES", "INTENT_EDGES", "RECORD_EDGES", "REFUSED_NOTE",
+    "TASK_EDGES", "Actor", "AttemptState", "DeliveryState", "Edge", "GuardState", "IllegalMove",
+    "IntentState", "LifecycleTable", "RecordState", "TaskState", "step",
+]  # fmt: skip
 
 
 class Actor(StrEnum):
@@ -64,7 +41,6 @@ class Actor(StrEnum):
     operator: ClassVar[Actor]  # the person who decides; set below, not a member
 
     def describe(self) -> str:
-        """The actor as a refusal names it."""
         return _DESCRIPTIONS[self]
 
 
@@ -84,11 +60,10 @@ StateT = TypeVar("StateT", bound=StrEnum)
 
 @dataclass(frozen=True, slots=True)
 class Edge(Generic[StateT]):
-    """One allowed move: from ``source`` to ``target``, by one of ``actors``.
-
-    ``taken_by`` says what takes it, in the domain's words. ``only_with_notes``, when set, are the
-    notes the moving row may carry for the edge to exist (rule 3).
-    """
+    """One allowed move: from ``source`` to ``target``, by one of ``actors``; ``taken_by`` says what
+    takes it, in the domain's words. ``only_with_notes``, when set, are the notes the moving row may
+    carry for the edge to exist: the note it carried, or with ``notes_written_by_the_move`` the one
+    the move writes (its cause), as the ledger's generated rule reads ``OLD.note`` or ``NEW.note``."""
 
     source: StateT
     target: StateT
@@ -96,14 +71,10 @@ class Edge(Generic[StateT]):
     taken_by: str
     only_with_notes: frozenset[str] | None = None
     notes_written_by_the_move: bool = False
-    """Whether ``only_with_notes`` judges the note the move writes (its cause), not the one the row
-    carried before it: the ledger's generated rule reads ``NEW.note`` or ``OLD.note`` by it."""
 
 
 @dataclass(frozen=True, slots=True)
 class IllegalMove:
-    """A refused move, naming the table, both states, the actor and the reason."""
-
     table: str
     source: str
     target: str
@@ -116,7 +87,7 @@ class IllegalMove:
 
 @dataclass(frozen=True, slots=True)
 class LifecycleTable(Generic[StateT]):
-    """A lifecycle as data: its name (as a refusal says it) and its edges."""
+    """A lifecycle as data: its name, as a refusal says it, and its edges."""
 
     name: str
     edges: tuple[Edge[StateT], ...]
@@ -140,7 +111,6 @@ class LifecycleTable(Generic[StateT]):
         )
 
     def edge(self, source: StateT, target: StateT) -> Edge[StateT] | None:
-        """The edge from ``source`` to ``target``, or None when the table has none."""
         for edge in self.edges:
             if edge.source == source and edge.target == target:
                 return edge
@@ -149,7 +119,6 @@ class LifecycleTable(Generic[StateT]):
     def step(
         self, source: StateT, target: StateT, actor: Actor, note: str = ""
     ) -> Result[StateT, IllegalMove]:
-        """Move from ``source`` to ``target`` as ``actor``, for a row whose note is ``note``."""
         edge = self.edge(source, target)
         if edge is None and source == target and self.repeats_allowed:
             return Success(target)  # a repeat; a repeat the table lists as an edge is checked below
@@ -215,7 +184,7 @@ INTENT_EDGES: LifecycleTable[IntentState] = LifecycleTable(
 def step(
     source: IntentState, target: IntentState, actor: Actor, note: str = ""
 ) -> Result[IntentState, IllegalMove]:
-    """Move an outbox intent from ``source`` to ``target`` as ``actor``; ``note`` is its current note."""
+    """Move an outbox intent; ``note`` is the one it carries."""
     return INTENT_EDGES.step(source, target, actor, note)
 
 

@@ -1,25 +1,30 @@
-"""How an attempt's settlement reads back from the rows it wrote.
+"""How an attempt's end settles each event of its task, and how the settlement reads back.
 
-The completion notice is rendered from the ledger, not from what the settling code meant to
-write: this turns one task row and its record, as they stand after the settlement, into the
-``SettledEvent`` the notice reads.
+A reported outcome stands. A row no worker pulled and never exposed is returned to wait for a task
+of its own. On a proven spawn failure a launch exposure no worker pulled is withdrawn for its one
+automatic retry, or blocked again once that was used. Anything else exposed ends ``unknown``: the
+worker may have acted on it, so it never runs again by itself. A record a person already moved is
+settled where it was put. The completion notice reads the rows as the settlement left them
+(``read_back``); a row a person redispatched meanwhile reads ``redispatched``, asking nothing.
 
-Rules:
-1. A row withdrawn for its one automatic retry is ``withdrawn``: no line.
-2. A record left ``blocked`` for ``spawn_failed`` is ``blocked_again``, read from the record.
-3. A row never exposed (delivery ``admitted``) was ``returned`` to wait for a task of its own.
-4. A row with a reported outcome (``succeeded`` or ``failed``) keeps it: ``reported``.
-5. Anything else exposed ends ``unknown``: the worker may have acted on it.
-6. An exposed row whose record is ``admitted`` after the settlement was ``redispatched`` by a
-   person while the task ran (``core.decisions`` rule 6): no line asks what a person decided.
+A worker that replied but never reported has its reply adopted next to its ``unknown`` outcome
+(``choose_reply``) inside the settlement's transaction, before the completion notice is written.
+A start settles what a previous connector left live one step at a time (``recovery_step``); a
+person settles an attempt left mid-launch (``settle_launch``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
 
+from returns.result import Failure, Result, Success
+
+from core.destinations import ListedMessage
 from core.edges import DeliveryState, RecordState
-from core.snapshots import SettledEvent, Settlement
+from core.snapshots import SettledEvent, Settlement, StopReason
 from core.states import EventOutcome
 
 SPAWN_FAILED = "spawn_failed"
@@ -41,7 +46,6 @@ class SettledRow:
 
 
 def read_back(row: SettledRow) -> SettledEvent:
-    """The settled event the completion notice reads for ``row``."""
     if row.record_state == RecordState.blocked and row.record_reason == SPAWN_FAILED:
         settlement = Settlement.blocked_again
     elif row.withdrawn:
@@ -60,13 +64,8 @@ def read_back(row: SettledRow) -> SettledEvent:
     )
 
 
-# -- the settlement itself ------------------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class LiveRow:
-    """One live row of the task whose attempt is ending, as the settlement finds it."""
-
     event_id: int
     delivery: DeliveryState
     exposed_by_this_attempt: bool
@@ -77,8 +76,6 @@ class LiveRow:
 
 @dataclass(frozen=True, slots=True)
 class RowSettlement:
-    """What the settlement writes for one row: its settlement, and the record's new state."""
-
     event_id: int
     settlement: Settlement
     record_to: RecordState | None  # None: the record stays where it is
@@ -86,47 +83,24 @@ class RowSettlement:
 
 
 def settle(rows: tuple[LiveRow, ...] | list[LiveRow], spawn_failed: bool) -> tuple[RowSettlement, ...]:
-    """How an attempt's end settles each live row of its task: the write side of the module's
-    rules. A reported row stands (rule 4); one never pulled nor exposed is returned (rule 3: a
-    pull means a worker saw it, whatever its delivery says); a launch exposure no worker pulled,
-    on a proven spawn failure, is withdrawn for its one retry, or blocked again once used (rules
-    1-2); anything else exposed ends unknown, record completed (rule 5). A record a person
-    already moved is settled where it was put."""
-    settled = []
-    for row in rows:
-        dispatched = row.record_state == RecordState.dispatched
-        if row.delivery == DeliveryState.completed:
-            settled.append(RowSettlement(row.event_id, Settlement.reported, None))
-        elif row.delivery == DeliveryState.admitted and not row.pulled:
-            settled.append(
-                RowSettlement(row.event_id, Settlement.returned, RecordState.admitted if dispatched else None)
-            )
-        elif (
-            spawn_failed
-            and row.exposed_by_this_attempt
-            and not row.pulled
-            and row.delivery == DeliveryState.exposed
-        ):
-            if row.withdrawn_before:
-                settled.append(
-                    RowSettlement(
-                        row.event_id,
-                        Settlement.blocked_again,
-                        RecordState.blocked if dispatched else None,
-                        SPAWN_FAILED,
-                    )
-                )
-            else:
-                settled.append(
-                    RowSettlement(
-                        row.event_id, Settlement.withdrawn, RecordState.admitted if dispatched else None
-                    )
-                )
-        else:
-            settled.append(
-                RowSettlement(row.event_id, Settlement.unknown, RecordState.completed if dispatched else None)
-            )
-    return tuple(settled)
+    return tuple(_settle_row(row, spawn_failed) for row in rows)
+
+
+def _settle_row(row: LiveRow, spawn_failed: bool) -> RowSettlement:
+    def moved(settlement: Settlement, record_to: RecordState, reason: str = "") -> RowSettlement:
+        dispatched = row.record_state == RecordState.dispatched  # else a person moved it already
+        return RowSettlement(row.event_id, settlement, record_to if dispatched else None, reason)
+
+    if row.delivery == DeliveryState.completed:
+        return RowSettlement(row.event_id, Settlement.reported, None)
+    if row.delivery == DeliveryState.admitted and not row.pulled:
+        return moved(Settlement.returned, RecordState.admitted)
+    launch_exposure = row.exposed_by_this_attempt and row.delivery == DeliveryState.exposed
+    if spawn_failed and launch_exposure and not row.pulled:
+        if row.withdrawn_before:
+            return moved(Settlement.blocked_again, RecordState.blocked, SPAWN_FAILED)
+        return moved(Settlement.withdrawn, RecordState.admitted)
+    return moved(Settlement.unknown, RecordState.completed)
 
 
 # -- the plan ``shell.ledger.tasks.end_attempt`` applies ----------------------------------------
@@ -158,10 +132,7 @@ _AFTER_SUPERSESSION = frozenset({Settlement.withdrawn, Settlement.blocked_again,
 
 
 def settlement_plan(rows: tuple[LiveRow, ...] | list[LiveRow], spawn_failed: bool) -> SettlementPlan:
-    """The writes ``settle`` calls for: an unknown row's exposed or delivered delivery is
-    completed and its record moved before the supersession; a withdrawn or blocked-again row is
-    withdrawn, and its record (and a returned row's) moved, after it; a reported row writes
-    nothing."""
+    """The writes ``settle`` calls for; a reported row writes nothing."""
     settled = settle(rows, spawn_failed)
     delivery_of = {row.event_id: row.delivery for row in rows}
 
@@ -182,3 +153,194 @@ def settlement_plan(rows: tuple[LiveRow, ...] | list[LiveRow], spawn_failed: boo
         before=tuple(step(decision) for decision in settled if decision.settlement is Settlement.unknown),
         after=tuple(step(decision) for decision in settled if decision.settlement in _AFTER_SUPERSESSION),
     )
+
+
+# -- the adopted reply -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AdoptionRow:
+    event_id: int
+    outcome: EventOutcome | None
+    delivered_at: datetime | None
+    reply_id: int | None = None
+    adopted_reply_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LifecycleMessages:
+    """What the connector's own lifecycle messages at one destination look like."""
+
+    receipts: frozenset[int]
+    words: frozenset[str]  # message_text of every non-canceled intent's body there
+
+
+@dataclass(frozen=True, slots=True)
+class ListedReplies:
+    """The agent's messages listed at each row's reply destination before the settlement, by event
+    id; a row whose listing failed (or was not made) is absent."""
+
+    agent_id: int
+    listed: Mapping[int, tuple[ListedMessage, ...]]
+
+
+def may_become_candidate(row: AdoptionRow) -> bool:
+    """Before its task settles, whether ``row`` may be a candidate once it has: its listing is read."""
+    return (
+        row.outcome not in (EventOutcome.succeeded, EventOutcome.failed)
+        and row.delivered_at is not None
+        and row.reply_id is None
+        and row.adopted_reply_id is None
+    )
+
+
+def is_candidate(row: AdoptionRow) -> bool:
+    """A settled row whose outcome is ``unknown``, delivered, with no reply and none adopted."""
+    return (
+        row.outcome == EventOutcome.unknown
+        and row.delivered_at is not None
+        and row.reply_id is None
+        and row.adopted_reply_id is None
+    )
+
+
+def next_acknowledgement(row: AdoptionRow, task_rows: Iterable[AdoptionRow]) -> datetime | None:
+    """The earliest acknowledgement on the task after ``row``'s own; None when there is none."""
+    if row.delivered_at is None:
+        return None
+    later = [
+        other.delivered_at
+        for other in task_rows
+        if other.event_id != row.event_id
+        and other.delivered_at is not None
+        and other.delivered_at > row.delivered_at
+    ]
+    return min(later, default=None)
+
+
+def choose_reply(
+    row: AdoptionRow,
+    listed: Iterable[ListedMessage],
+    *,
+    agent_id: int,
+    next_ack_at: datetime | None,
+    workers_own: Set[int],
+    lifecycle: LifecycleMessages,
+) -> int | None:
+    """The one reply to adopt for ``row``, or None when none or several are adoptable: the agent's,
+    created strictly after the row's delivery and before the task's next acknowledgement, and not a
+    worker's own message, a lifecycle message by receipt, or one with the words of a non-canceled
+    lifecycle intent there (a canceled one provably does not exist, so its words hide nothing)."""
+    if not is_candidate(row) or row.delivered_at is None:
+        return None
+    delivered_at = row.delivered_at
+    adoptable = {
+        message.id
+        for message in listed
+        if message.creator_id == agent_id
+        and message.created_at > delivered_at
+        and (next_ack_at is None or message.created_at < next_ack_at)
+        and message.id not in workers_own
+        and message.id not in lifecycle.receipts
+        and message.text not in lifecycle.words
+    }
+    if len(adoptable) != 1:
+        return None
+    (reply_id,) = adoptable
+    return reply_id
+
+
+# -- recovery, and a launch left for a person -------------------------------------------------
+
+
+class RecoveryStep(StrEnum):
+    leave_live = "leave_live"  # this attempt and every later one stay live, for the next start
+    mark_left = "mark_left"  # no recorded process: left mid-launch, for a person
+    end_group = "end_group"  # end the recorded group, its leader verified
+    held = "held"  # the group cannot be verified: the attempt stays live and held
+    list_replies = "list_replies"  # what the adopted-reply rule reads
+    settle_lost = "settle_lost"  # the attempt ends lost, settled
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveryFacts:
+    recorded_process: bool  # its pid and process group are recorded
+    stopped: bool  # the start's stop is set, as read just now
+    group_gone: bool | None = None  # None: not ended yet; False: it cannot be verified as ours
+    listed: bool = False  # its replies are listed
+
+
+def recovery_step(facts: RecoveryFacts) -> RecoveryStep:
+    """The next step for one attempt a previous connector left live. An attempt with no recorded
+    process is left for a person; nothing is settled around a group that cannot be verified; a gone
+    group's attempt is settled only after its replies are listed, and a stop before anything is
+    done to it, or after a listing it may have cut short, leaves it for the next start."""
+    if facts.group_gone is None and facts.stopped:  # nothing is done to it yet
+        return RecoveryStep.leave_live
+    if not facts.recorded_process:
+        return RecoveryStep.mark_left
+    if facts.group_gone is None:
+        return RecoveryStep.end_group
+    if not facts.group_gone:
+        return RecoveryStep.held
+    if not facts.listed:
+        return RecoveryStep.list_replies
+    if facts.stopped:  # its listing may have been cut short
+        return RecoveryStep.leave_live
+    return RecoveryStep.settle_lost
+
+
+class LaunchFinding(StrEnum):
+    ran = "ran"
+    did_not_run = "did_not_run"
+
+
+@dataclass(frozen=True, slots=True)
+class LeftLaunch:
+    """The live attempt of the task carrying the event, as the settlement's transaction reads it."""
+
+    event_id: int
+    task_id: int
+    attempt_id: str
+    launching: bool
+    left: bool  # a start's recovery marked it left mid-launch
+    pulled: bool  # a row of its task was pulled by a worker
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchSettlement:
+    facts: LeftLaunch
+    claim: LaunchFinding
+    stop_reason: StopReason
+    spawn_failed: bool
+    summary: str
+
+
+def settle_launch(
+    facts: LeftLaunch | None, event_id: int, claim: LaunchFinding
+) -> Result[LaunchSettlement, str]:
+    """A person's settlement of the attempt left mid-launch for ``event_id``'s task, or why not. A
+    connector killed between committing a launch and recording its worker's process leaves it
+    ``launching`` with no pid, and recovery marks it left; only such an attempt is settled here.
+    Did not run: it ends ``failed`` as a proven spawn failure (refused once a worker pulled). Ran:
+    it ends ``lost``, each exposed row ``unknown``. Either way its task is superseded with it."""
+    if facts is None:
+        return Failure(f"Event {event_id} is on no live task: there is no launch to settle")
+    task, attempt = facts.task_id, facts.attempt_id
+    if not (facts.launching and facts.left):
+        return Failure(
+            f"Event {event_id}'s task {task} has no attempt left mid-launch ({attempt} is not one a"
+            " start's recovery found launching with no recorded process); nothing to settle"
+        )
+    if claim is LaunchFinding.did_not_run:
+        if facts.pulled:
+            return Failure(
+                f"Event {event_id}'s task {task}: the ledger shows a worker pulled its instruction, so a"
+                " worker did run; settle it with --ran"
+            )
+        summary = (f"Attempt {attempt} settled as never run: task {task} ended, its records wait to "
+                   "run again, and the project moves on")
+        return Success(LaunchSettlement(facts, claim, StopReason.failed, True, summary))
+    summary = (f"Attempt {attempt} settled as run: task {task} ended, its records' outcome is unknown "
+               f"(redispatch or discard each), and the project moves on")
+    return Success(LaunchSettlement(facts, claim, StopReason.lost, False, summary))

@@ -1,14 +1,9 @@
 """What the ledger hands the core: plain values read in the transaction that acts on them.
 
-Rules:
-1. A snapshot is ids, states, reasons and times: never content. Everything the connector posts is
-   rendered from these values alone, so a message can be rendered again and matched.
-2. The shell reads a snapshot and applies the core's decision in the same transaction; a
-   snapshot is never carried across transactions.
-3. A record's replies go to its reply destination: a comment on the reply recording, or a line
-   in the Campfire whose id stands as the reply recording id, in the reply bucket. A record
-   without a reply kind, or with a non-positive reply recording, has no reply destination.
-4. An attempt is live until its state is ``ended``; an ended attempt carries its stop reason.
+A snapshot is ids, states, reasons and times, never content: everything the connector posts is
+rendered from these values alone, so a message can be rendered again and matched. The shell reads a
+snapshot and applies the core's decision in the same transaction; a snapshot is never carried
+across transactions.
 """
 
 from __future__ import annotations
@@ -18,8 +13,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from core.destinations import Destination, MessageKind
-from core.edges import AttemptState, DeliveryState, GuardState, RecordState
-from core.states import EventOutcome
+from core.states import AttemptState, DeliveryState, EventOutcome, GuardState, RecordState
 
 NO_ROUTE = "no_route"
 """The blocked reason of a mention or assignment in a project the connector does not serve."""
@@ -28,8 +22,6 @@ REPLY_KINDS = frozenset({MessageKind.comment, MessageKind.chat_line})
 
 
 class StopReason(StrEnum):
-    """Why an attempt ended: the dispatcher's own record."""
-
     finished = "finished"
     failed = "failed"
     deadline = "deadline"
@@ -38,8 +30,6 @@ class StopReason(StrEnum):
 
 
 class Settlement(StrEnum):
-    """How an attempt's end settled one event of its task."""
-
     reported = "reported"  # the worker's reported outcome stands
     unknown = "unknown"  # exposed and never reported: the worker may have acted on it
     withdrawn = "withdrawn"  # the first start failed; it goes back for its one automatic retry
@@ -50,7 +40,9 @@ class Settlement(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class RecordSnapshot:
-    """A record (one feed event) as the outbox needs it."""
+    """A record (one feed event) as the outbox needs it. Its replies go to its reply destination: a
+    comment on the reply recording, or a line in the Campfire whose id stands as the reply
+    recording id, in the reply bucket."""
 
     event_id: int
     state: RecordState
@@ -63,7 +55,7 @@ class RecordSnapshot:
     reply_recording_id: int
 
     def reply_destination(self) -> Destination | None:
-        """Where replies and notices about this record go, or None when it has nowhere."""
+        """Where replies and notices go; None without a reply kind or a positive reply recording."""
         kind = self.reply_kind
         if kind is None or kind not in REPLY_KINDS:
             return None
@@ -86,7 +78,7 @@ class TaskEventSnapshot:
 
 @dataclass(frozen=True, slots=True)
 class AttemptSnapshot:
-    """One worker run. ``started_at`` is its launch; ``stop_reason`` is empty while it is live."""
+    """One worker run, live until it has ended; an ended one carries its stop reason."""
 
     attempt_id: str
     task_id: int
@@ -97,7 +89,6 @@ class AttemptSnapshot:
 
     @property
     def live(self) -> bool:
-        """True until the attempt has ended."""
         return self.state != AttemptState.ended
 
 
@@ -111,3 +102,16 @@ class SettledEvent:
     settlement: Settlement
     adopted_reply_id: int | None = None  # the adopted-reply rule's link next to ``unknown``
     reply_on_its_way: bool = False  # the worker's reply, written for the outbox, not yet landed
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerResult:
+    """Claude Code's ``result``, as the connector keeps it on an attempt: how its turn ended."""
+
+    is_error: bool
+    turns: int = 0
+    cost_usd: float = 0.0
+    duration_ms: int = 0
+    denials: tuple[str, ...] = ()  # the tools refused, by name, in order
+    error: str = ""  # the result's text when is_error: bounded, no secrets
+    terminal_reason: str = ""

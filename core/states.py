@@ -1,14 +1,9 @@
-"""The states of the ledger's rows, as values: a record's, an intent's, a task's, an event's delivery,
-guard and outcome on a task, an attempt's.
+"""The states the ledger stores for its rows, as values: a record's, an intent's, a task's, an
+event's delivery, guard and outcome on a task, an attempt's.
 
-Rules:
-1. These are the names the ledger stores; which moves between them are edges is
-   ``core.edges``' (which re-exports them, so its callers import one module).
-2. Apart from ``core.edges`` so that what only reads and shows states (``bin/connect status``)
-   imports no edge tables and no ``returns``.
-3. An event's outcome on its task (``EventOutcome``, which has no edges) is a stored value too and
-   lives here, not among ``core.snapshots``' values: the worker's MCP server reads and writes it
-   and imports none of those.
+Which moves between them are edges is ``core.edges``' (which re-exports them). They live apart from
+the edge tables so that what only reads and shows states (``bin/connect status``, the worker's MCP
+server) imports neither the tables nor ``returns``.
 """
 
 from __future__ import annotations
@@ -17,8 +12,6 @@ from enum import StrEnum
 
 
 class IntentState(StrEnum):
-    """An outbox intent's state."""
-
     pending = "pending"  # written and not yet asked for
     sending = "sending"  # claimed for a request; the request may or may not have reached Basecamp
     sent = "sent"  # has its receipt
@@ -28,8 +21,6 @@ class IntentState(StrEnum):
 
 
 class RecordState(StrEnum):
-    """A record's state (``events.state``)."""
-
     seen = "seen"
     admitted = "admitted"
     queued = "queued"
@@ -66,8 +57,6 @@ class GuardState(StrEnum):
 
 
 class AttemptState(StrEnum):
-    """A worker run's state (``attempts.state``), forward only."""
-
     launching = "launching"
     running = "running"
     ended = "ended"

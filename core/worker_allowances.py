@@ -1,34 +1,50 @@
-"""What a person allowed the default worker (Claude Code) beyond what it has by default, as the
-configuration records it: by name, never by content.
+"""What a worker may be given beyond what it has by default, by name, never by content: the
+environment variables it gets, and what a person allowed the default worker (Claude Code).
 
-By default the worker reads and edits files in its directory and calls the connector's tools;
-it runs no command and reaches no other MCP server (``shell.worker.command``).
-
-Rules:
-1. ``bash`` holds Bash command patterns in Claude Code's permission-rule form without
-   ``Bash(...)`` (``git status``, ``npm test *``), each allowing matching commands alone. A
-   pattern is 1 to ``MAX_PATTERN`` characters without ``(``, ``)``, ``,`` or a control
-   character, and not only spaces or ``*``: one allowing every command is refused.
-2. ``mcp_files`` holds absolute paths of MCP config files whose servers the worker also starts,
-   every tool allowed; their content is read when the command is built, never recorded here. A
-   server there named ``connector`` is refused then: that name is the connector's own.
-3. Each list keeps a value's first occurrence, in order, under the configuration's
-   ``worker_allow`` key.
-4. Pure: paths are checked as text only."""
+A worker gets from the connector's environment only the variables named, never by prefix:
+``ALLOWLIST``, and those ``setup --worker-env NAME`` adds (a variable name, never the task
+token's). By default the worker reads and edits files in its directory and calls the connector's
+tools; it runs no command and reaches no other MCP server (``shell.worker.command``). The
+configuration's ``worker_allow`` widens that: ``bash`` holds Bash command patterns in Claude
+Code's permission-rule form without ``Bash(...)`` (``git status``, ``npm test *``), each allowing
+matching commands alone, and one allowing every command is refused; ``mcp_files`` holds absolute
+paths of MCP config files whose servers the worker also starts, every tool allowed, their content
+read when the command is built (a server there named ``connector`` is refused then). Each list
+keeps a value's first occurrence, in order.
+"""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
+
+from core.task_token import TASK_TOKEN_ENV
+
+ALLOWLIST = frozenset(
+    {
+        "PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM", "USER", "LOGNAME",
+        "SHELL", "TMPDIR", "TZ",
+    }
+)  # fmt: skip
+CONNECTOR_SECRETS = frozenset({TASK_TOKEN_ENV})
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 MAX_PATTERN = 200
 KEY = "worker_allow"
 
 
+def variable_name_problem(name: str) -> str | None:
+    """One line when ``name`` cannot be passed to a worker; None when it can."""
+    if _VARIABLE.fullmatch(name) is None:
+        return f"{name!r} is not an environment variable name"
+    if name in CONNECTOR_SECRETS:
+        return f"{name} is the connector's own and is never handed to a worker"
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class WorkerAllowances:
-    """Rule 1 and 2's lists."""
-
     bash: tuple[str, ...] = ()
     mcp_files: tuple[str, ...] = ()
 
@@ -41,7 +57,8 @@ class WorkerAllowances:
 
 
 def pattern_problem(pattern: str) -> str | None:
-    """Why ``pattern`` is not a Bash pattern rule 1 allows, or None."""
+    """Why ``pattern`` is not a Bash pattern allowed: 1 to ``MAX_PATTERN`` characters without ``(``,
+    ``)``, ``,`` or a control character, and not only spaces or ``*``. None when it is one."""
     if not pattern or len(pattern) > MAX_PATTERN:
         return f"a Bash pattern is 1 to {MAX_PATTERN} characters, not {len(pattern)}"
     if any(character in "()," or ord(character) < 32 or ord(character) == 127 for character in pattern):
@@ -52,7 +69,6 @@ def pattern_problem(pattern: str) -> str | None:
 
 
 def path_problem(path: str) -> str | None:
-    """Why ``path`` is not an MCP config file rule 2 allows, or None."""
     if not path.startswith("/") or any(ord(character) < 32 for character in path):
         return f"an MCP config file is named by its absolute path, not {path!r}"
     return None

@@ -1,24 +1,18 @@
-"""What Claude Code says on its stream-json output, read as the connector's facts.
+"""How a worker ended: the driver's facts turned into the attempt's stop reason, and what Claude
+Code said on its stream-json output, read as the connector's facts.
 
-Claude Code writes one JSON object a line: a ``system``/``init`` once started, the turn's
-messages, and a ``result`` when the turn ends.
+A worker that could not be started ended ``failed`` and spawn-failed: no process existed, so it
+cannot have acted. A stop the dispatcher asked for is named for its cause whatever the exit.
+Otherwise exit 0 is ``finished``, any other exit or a signal the dispatcher did not send
+``failed``, and a worker gone without an exit status the driver could read ``lost``: it may have
+acted.
 
-Rules:
-1. ``init_problem``: the init is what the connector asked for (its server ``connected``, every
-   dispatch tool listed, the permission mode asked), or the attempt never started its work; the
-   first thing missing is the reason.
-2. ``read_result``: a ``result`` line becomes a ``WorkerResult``, its error text bounded
-   (``MAX_ERROR_TEXT``) and anything shaped like a secret ``[redacted]``.
-3. ``StreamFacts`` folds the lines in order. A message sent while a turn runs joins that turn,
-   so a result answers every message replayed before it (``replays``, ``answered``). A line that
-   is not a JSON object is ignored.
-4. ``not_started`` is the reason the worker never began, only when its output proves it (no
-   init, an init rule 1 refuses, an error no model answered, none of the connector's tools
-   called); else None: the worker may have acted, and the ledger's rules decide.
-5. ``account``: a stop the dispatcher asked for is never a non-start; otherwise rule 4 says. The
-   ledger still withdraws only what no worker pulled.
-6. ``resumable``: a later task resumes the conversation's session only after an attempt that
-   ended ``finished``, began its work, named its session and left nothing ``unknown``."""
+Claude Code writes one JSON object a line (an ``init``, the turn's messages, a ``result``); a
+result answers every message replayed before it. The worker never began its work only when its
+output proves it (``not_started``), never when the dispatcher stopped it. A result's error text is
+bounded and anything shaped like a secret ``[redacted]``. A later task resumes the conversation's
+session only after an attempt that ended ``finished``, began its work and left nothing ``unknown``.
+"""
 
 from __future__ import annotations
 
@@ -26,10 +20,73 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from enum import StrEnum
 
 from core.dispatch_prompt import DISPATCH_TOOLS, MCP_SERVER_NAME, tool_name
-from core.snapshots import StopReason
-from core.worker_result import WorkerResult
+from core.snapshots import StopReason, WorkerResult
+
+
+class StopRequest(StrEnum):
+    """A stop the dispatcher asked for: the signals it sent were its own."""
+
+    deadline = "deadline"
+    shutdown = "shutdown"
+    not_started = "not_started"  # its init proved it never began its work: failed
+    after_result = "after_result"  # it outlived its own result: finished
+
+
+@dataclass(frozen=True, slots=True)
+class Exited:
+    status: int
+
+
+@dataclass(frozen=True, slots=True)
+class Signaled:
+    signal: int
+
+
+@dataclass(frozen=True, slots=True)
+class NeverStarted:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Vanished:
+    """The worker is gone, with no exit status the driver could read (not its child, or reaped)."""
+
+
+Ending = Exited | Signaled | NeverStarted | Vanished
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerEnd:
+    ending: Ending
+    stop_requested: StopRequest | None = None
+
+
+def stop_reason(end: WorkerEnd) -> StopReason:
+    match end:
+        case WorkerEnd(ending=NeverStarted()):
+            return StopReason.failed
+        case WorkerEnd(stop_requested=StopRequest.deadline):
+            return StopReason.deadline
+        case WorkerEnd(stop_requested=StopRequest.shutdown):
+            return StopReason.shutdown
+        case WorkerEnd(stop_requested=StopRequest.not_started):
+            return StopReason.failed
+        case WorkerEnd(stop_requested=StopRequest.after_result):
+            return StopReason.finished
+        case WorkerEnd(ending=Exited(status=0)):
+            return StopReason.finished
+        case WorkerEnd(ending=Exited() | Signaled()):
+            return StopReason.failed
+        case _:
+            return StopReason.lost
+
+
+def spawn_failed(end: WorkerEnd) -> bool:
+    return isinstance(end.ending, NeverStarted)
+
 
 MAX_ERROR_TEXT = 300
 REDACTED = "[redacted]"
@@ -40,8 +97,6 @@ _SECRET = re.compile(r"sk-[A-Za-z0-9_\-]{6,}|(?i:bearer)\s+\S{8,}|[A-Za-z0-9_\-]
 
 @dataclass(frozen=True, slots=True)
 class StreamFacts:
-    """What a worker's stream has said so far (rule 3)."""
-
     init: Mapping[str, object] | None = None
     result: WorkerResult | None = None
     connector_called: bool = False
@@ -57,7 +112,6 @@ class StreamFacts:
 
 
 def bounded(text: str, limit: int = MAX_ERROR_TEXT) -> str:
-    """``text`` with secrets replaced and cut to ``limit`` characters (rule 2)."""
     clean = _SECRET.sub(REDACTED, " ".join(text.split()))
     return clean if len(clean) <= limit else clean[: limit - 1] + "…"
 
@@ -69,7 +123,8 @@ def init_problem(
     tools: Sequence[str] = DISPATCH_TOOLS,
     server: str = MCP_SERVER_NAME,
 ) -> str | None:
-    """Why ``init`` is not what the connector asked for, or None (rule 1)."""
+    """Why ``init`` is not what the connector asked for (its server connected, every dispatch tool
+    listed, the permission mode asked), or None: the first thing missing is the reason."""
     servers = init.get("mcp_servers")
     status = ""
     if isinstance(servers, list):
@@ -96,7 +151,6 @@ def _number(value: object, kind: type[int] | type[float]) -> int | float:
 
 
 def read_result(message: Mapping[str, object]) -> WorkerResult:
-    """A ``result`` line as a ``WorkerResult`` (rule 2)."""
     is_error = message.get("is_error") is True
     denials = message.get("permission_denials")
     names = tuple(
@@ -132,7 +186,6 @@ def _calls_connector(message: Mapping[str, object]) -> bool:
 
 
 def fold(facts: StreamFacts, line: str) -> StreamFacts:
-    """``facts`` after one more line of the worker's output (rule 3)."""
     try:
         message = json.loads(line)
     except ValueError:
@@ -152,7 +205,6 @@ def fold(facts: StreamFacts, line: str) -> StreamFacts:
 
 
 def fold_all(lines: Iterable[str], facts: StreamFacts | None = None) -> StreamFacts:
-    """``facts`` after every line of ``lines``."""
     folded = facts or StreamFacts()
     for line in lines:
         folded = fold(folded, line)
@@ -160,7 +212,7 @@ def fold_all(lines: Iterable[str], facts: StreamFacts | None = None) -> StreamFa
 
 
 def not_started(facts: StreamFacts, *, permission_mode: str) -> str | None:
-    """Why the worker provably never began its work, or None (rule 4). Read once it has ended."""
+    """Why the worker provably never began its work, or None. Read once it has ended."""
     if facts.init is None:
         return "Claude Code ended before its init message"
     problem = init_problem(facts.init, permission_mode=permission_mode)
@@ -189,7 +241,7 @@ class WorkerAccount:
 def account(
     stop_reason: StopReason, facts: StreamFacts | None, *, permission_mode: str, cut_short: bool
 ) -> WorkerAccount:
-    """Rule 5: ``cut_short`` when the dispatcher asked the worker to stop (deadline, shutdown)."""
+    """``cut_short`` when the dispatcher asked the worker to stop (deadline, shutdown)."""
     if facts is None:
         return WorkerAccount(stop_reason)
     reason = None if cut_short else not_started(facts, permission_mode=permission_mode)
@@ -200,8 +252,6 @@ def account(
 
 @dataclass(frozen=True, slots=True)
 class LatestAttempt:
-    """A conversation's latest attempt, as the ledger holds it (rule 6)."""
-
     stop_reason: str
     not_started: str
     session_id: str
@@ -212,7 +262,6 @@ _SESSION = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 
 
 def resumable(latest: LatestAttempt | None) -> str:
-    """The session a later task on the conversation resumes, or "" for a fresh one (rule 6)."""
     if (
         latest is None
         or latest.stop_reason != StopReason.finished

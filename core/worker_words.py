@@ -1,39 +1,43 @@
 """A worker's words, posted for it by the connector: where each goes, its body, its key, its bounds.
 
-The worker holds no Basecamp credential: its dispatch tools write its words as outbox intents
-with the move they report, and the outbox posts them with the promise it keeps for its own
-messages (``core.intent_kinds``).
+The worker holds no Basecamp credential: its dispatch tools write its words as outbox intents with
+the move they report. The acknowledgement is a boost on the recording that asked when it fits one
+(one line of at most ``BOOST_LIMIT``), else a short message at the reply destination, where the
+reply and the notes go too. Text with no words, over its bound or with nowhere to go is refused
+with what to change, and nothing is written. A key makes one message however often a call is
+repeated: one acknowledgement and one reply per task and event, one note per text.
 
-Rules:
-1. The acknowledgement (``ack_dispatch``'s ``text``) is a boost on the recording that asked when
-   it fits one (one line of at most ``BOOST_LIMIT`` code points); else a message of at most
-   ``MAX_ACK_CHARACTERS`` at the event's reply destination.
-2. The reply (``complete_dispatch``'s ``reply``) and a note (``reply_dispatch``'s ``text``) go to
-   the reply destination, at most ``MAX_MESSAGE_CHARACTERS``.
-3. At a comment the text is Markdown rendered by ``core.rich_text`` (an allowlist of tags); at a
-   Campfire a plain line, trimmed; a boost plain text.
-4. Text with no words or over its bound, or with nowhere to go, is refused with what to change;
-   nothing is written.
-5. A key makes one message however often the call is repeated: one acknowledgement and one reply
-   per task and event, one note per text (its hash in the key), at most ``MAX_NOTES`` an event.
-6. The worker is told (``WordsAnswer.state``) ``posted`` with the id once landed; ``waiting``
-   while pending or sending (do not send it again); ``uncertain`` when left for a person;
-   ``refused`` when Basecamp refused it; ``not_posted`` with the reason when nothing was written.
+At a Campfire a message is a plain line; at a comment it is the worker's Markdown rendered to
+Basecamp's rich-text subset (``ALLOWED_TAGS``) from the parser's tokens, never by its renderer,
+with raw HTML off: a tag the worker writes is text, a token with no tag keeps only its text, and
+a link keeps its ``href`` (the only attribute written) only for an http(s) or mailto URL.
 """
 
 from __future__ import annotations
 
 import hashlib
+import html
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from returns.result import Failure, Result, Success
+from returns.result import Result, Success
 
 from core.destinations import MessageKind
-from core.dispatch_tools.bounds import BOOST_LIMIT, MAX_ACK_CHARACTERS, MAX_MESSAGE_CHARACTERS
-from core.dispatch_tools.refusals import RefusalKind, ToolRefusal, refuse
-from core.dispatch_tools.rows import InstructionRecord, Spoken
+from core.dispatch_tools import (
+    BOOST_LIMIT,
+    MAX_ACK_CHARACTERS,
+    MAX_MESSAGE_CHARACTERS,
+    RefusalKind,
+    ToolRefusal,
+    refused,
+)
+from core.dispatch_tools.instruction import InstructionRecord, Spoken
 from core.intent_kinds import IntentKind
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 WAITING_NOTE = "The connector will post it exactly once; do not send it again."
 UNCERTAIN_NOTE = "It may or may not have been posted; a person will settle it. Do not send it again."
@@ -56,8 +60,6 @@ class WorkerMessage:
 
 @dataclass(frozen=True, slots=True)
 class WordsAnswer:
-    """What a worker's call says of its words (rule 6)."""
-
     state: str
     kind: str = ""
     message_id: int | None = None
@@ -88,10 +90,9 @@ def note_key(task_id: int, event_id: int, body: str) -> str:
 
 
 def acknowledgement(record: InstructionRecord, task_id: int, text: str) -> Result[WorkerMessage, ToolRefusal]:
-    """Rule 1: a boost when ``text`` fits one, else a short message at the reply destination."""
     words = text.strip()
     if not words:
-        return Failure(refuse(RefusalKind.invalid_message, "text has no words"))
+        return refused(RefusalKind.invalid_message, "text has no words")
     if len(words) <= BOOST_LIMIT and "\n" not in words and record.recording_id > 0:
         return Success(
             WorkerMessage(
@@ -100,18 +101,15 @@ def acknowledgement(record: InstructionRecord, task_id: int, text: str) -> Resul
             )
         )  # fmt: skip
     if len(words) > MAX_ACK_CHARACTERS:
-        return Failure(
-            refuse(
-                RefusalKind.invalid_message,
-                f"an acknowledgement is at most {BOOST_LIMIT} characters (a boost) or "
-                f"{MAX_ACK_CHARACTERS} (a short message), not {len(words)}",
-            )
+        return refused(
+            RefusalKind.invalid_message,
+            f"an acknowledgement is at most {BOOST_LIMIT} characters (a boost) or "
+            f"{MAX_ACK_CHARACTERS} (a short message), not {len(words)}",
         )
     return _at_reply_destination(record, ack_key(task_id, record.event_id), IntentKind.worker_ack, words)
 
 
 def reply(record: InstructionRecord, task_id: int, text: str) -> Result[WorkerMessage, ToolRefusal]:
-    """Rule 2: the worker's answer, at the reply destination."""
     return _bounded(text).bind(
         lambda words: _at_reply_destination(
             record, reply_key(task_id, record.event_id), IntentKind.worker_reply, words
@@ -120,8 +118,6 @@ def reply(record: InstructionRecord, task_id: int, text: str) -> Result[WorkerMe
 
 
 def note(record: InstructionRecord, task_id: int, text: str) -> Result[WorkerMessage, ToolRefusal]:
-    """Rule 2: a message before completion, keyed by its body (rule 5)."""
-
     def keyed(message: WorkerMessage) -> WorkerMessage:
         return WorkerMessage(
             note_key(task_id, record.event_id, message.body), message.kind, message.message_kind,
@@ -136,7 +132,7 @@ def note(record: InstructionRecord, task_id: int, text: str) -> Result[WorkerMes
 
 
 def answer(spoken: Spoken | None, *, skipped: str = "") -> WordsAnswer:
-    """Rule 6: what the worker is told of ``spoken`` (None: nothing was written, for ``skipped``)."""
+    """What the worker is told of ``spoken`` (None: nothing was written, for ``skipped``)."""
     if spoken is None:
         return WordsAnswer("not_posted", note=skipped)
     kind = spoken.message_kind
@@ -159,14 +155,12 @@ def settled(spoken: Spoken) -> bool:
 def _bounded(text: str) -> Result[str, ToolRefusal]:
     words = text.strip()
     if not words:
-        return Failure(refuse(RefusalKind.invalid_message, "the text has no words"))
+        return refused(RefusalKind.invalid_message, "the text has no words")
     if len(words) > MAX_MESSAGE_CHARACTERS:
-        return Failure(
-            refuse(
-                RefusalKind.invalid_message,
-                f"a message is at most {MAX_MESSAGE_CHARACTERS} characters, not {len(words)}: "
-                "say it shorter, or link to the rest",
-            )
+        return refused(
+            RefusalKind.invalid_message,
+            f"a message is at most {MAX_MESSAGE_CHARACTERS} characters, not {len(words)}: "
+            "say it shorter, or link to the rest",
         )
     return Success(words)
 
@@ -176,13 +170,114 @@ def _at_reply_destination(
 ) -> Result[WorkerMessage, ToolRefusal]:
     reply_kinds = (MessageKind.comment, MessageKind.chat_line)
     if record.reply_kind not in reply_kinds or record.reply_recording_id <= 0:
-        return Failure(refuse(RefusalKind.invalid_message, "this event has no reply destination"))
+        return refused(RefusalKind.invalid_message, "this event has no reply destination")
     message_kind = MessageKind(record.reply_kind)
     body = words
     if message_kind is MessageKind.comment:
-        from core.rich_text import render_markdown  # noqa: PLC0415 - the Markdown parser only when a comment needs it
-
         body = render_markdown(words)
     return Success(
         WorkerMessage(key, kind, message_kind, record.reply_bucket_id, record.reply_recording_id, body)
     )
+
+
+# -- Markdown to Basecamp's rich text ------------------------------------------------------------
+
+ALLOWED_TAGS = frozenset({
+    "div", "h1", "br", "strong", "em", "strike", "a", "pre", "ol", "ul", "li", "blockquote",
+})  # fmt: skip
+
+BLOCK_TAGS: dict[str, str] = {
+    "paragraph": "div",
+    "heading": "h1",
+    "bullet_list": "ul",
+    "ordered_list": "ol",
+    "list_item": "li",
+    "blockquote": "blockquote",
+}
+
+INLINE_TAGS: dict[str, str] = {"strong": "strong", "em": "em", "s": "strike"}
+
+LINK_SCHEMES = ("http://", "https://", "mailto:")
+
+
+@cache
+def _parser() -> MarkdownIt:
+    from markdown_it import MarkdownIt  # noqa: PLC0415 -- the parser only when a comment needs it
+
+    return MarkdownIt("commonmark", {"html": False}).enable("strikethrough")
+
+
+def render_markdown(text: str) -> str:
+    """The body of a Basecamp comment saying ``text`` (Markdown), within ``ALLOWED_TAGS``."""
+    tokens = _parser().parse(text)
+    blocks: list[str] = []
+    out: list[str] = []
+    depth = 0
+    for token in tokens:
+        out.append(_block(token))
+        depth += token.nesting
+        if depth == 0 and token.nesting <= 0:
+            blocks.append("".join(out))
+            out = []
+    blocks.append("".join(out))
+    return "<br>".join(block for block in blocks if block)
+
+
+def _block(token: Any) -> str:
+    kind = str(token.type)
+    if kind == "inline":
+        return _inline(token.children or ())
+    if kind in ("fence", "code_block"):
+        return "<pre>" + _escape(str(token.content).rstrip("\n")) + "</pre>"
+    if kind == "hr":
+        return ""
+    name, edge = _split(kind)
+    tag = BLOCK_TAGS.get(name)
+    if tag is None or token.hidden:
+        return "" if edge else _escape(str(token.content))
+    return f"<{tag}>" if edge == "open" else f"</{tag}>"
+
+
+def _inline(children: Sequence[Any]) -> str:
+    out: list[str] = []
+    links: list[bool] = []  # for each open link: was its <a> written?
+    for token in children:
+        kind = str(token.type)
+        name, edge = _split(kind)
+        if kind in ("softbreak", "hardbreak"):
+            out.append("<br>")
+        elif name == "link":
+            if edge == "open":
+                href = _safe_href(token.attrGet("href"))
+                links.append(href is not None)
+                if href is not None:
+                    out.append(f'<a href="{_escape(href, quote=True)}">')
+            elif links.pop():
+                out.append("</a>")
+        elif kind == "image":
+            src = _safe_href(token.attrGet("src"))
+            alt = _escape(str(token.content)) or (_escape(src) if src else "")
+            out.append(alt if src is None else f'<a href="{_escape(src, quote=True)}">{alt}</a>')
+        elif name in INLINE_TAGS and edge:
+            tag = INLINE_TAGS[name]
+            out.append(f"<{tag}>" if edge == "open" else f"</{tag}>")
+        elif not edge:
+            out.append(_escape(str(token.content)))
+    return "".join(out)
+
+
+def _split(kind: str) -> tuple[str, str]:
+    for edge in ("open", "close"):
+        if kind.endswith("_" + edge):
+            return kind[: -len(edge) - 1], edge
+    return kind, ""
+
+
+def _safe_href(value: object) -> str | None:
+    if not isinstance(value, str):
+        return None
+    return value if value.lower().startswith(LINK_SCHEMES) else None
+
+
+def _escape(text: str, *, quote: bool = False) -> str:
+    return html.escape(text, quote=quote)

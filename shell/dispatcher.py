@@ -32,9 +32,8 @@ from functools import partial
 from pathlib import Path
 from typing import Protocol
 
-from core.adopted_reply import ListedReplies, may_become_candidate
 from core.destinations import Destination, ListedMessage
-from core.recovery import RecoveryFacts, RecoveryStep, recovery_step
+from core.settlement import ListedReplies, RecoveryFacts, RecoveryStep, may_become_candidate, recovery_step
 from core.snapshots import StopReason
 from core.worker_stream import WorkerAccount
 from shell.basecamp.errors import ListingFailed

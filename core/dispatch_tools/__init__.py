@@ -1,33 +1,75 @@
-"""A worker's dispatch tools: the instruction it pulls, and the decisions of its four tools.
+"""A worker's dispatch tools: the instruction it pulls, and what its four tools answer and write.
 
 ``get_dispatch``, ``ack_dispatch``, ``complete_dispatch`` and ``reply_dispatch`` are bound to the
-one task the worker's token names. The shell opens one immediate transaction per call, re-checks
-the token, reads the task's live rows and asks the functions here what to answer and write.
+one task the worker's token names: the shell opens one immediate transaction per call, re-checks
+the token, reads the task's live rows and asks ``decisions`` what to answer and write. Serving
+writes before anything leaves the call, and under a hold a first exposure or pull is refused. A
+worker reports only on rows of its own task that it pulled; a repeat answers the same, a
+different report is a ``report_conflict``, and a reported outcome stands. Its words are written
+once, with the move they report; it gives words or an id, never both.
 
-Rule 1: the instruction is an allowlist (``Instruction``): no route, no feed position, no token.
-
-Rule 2: ``get_dispatch`` serves the event named, or the earliest live row admitted or exposed
-whose record is servable (``dispatched``, or ``completed`` after this worker pulled it).
-Finished work is never handed out for the first time.
-
-Rule 3: serving writes before anything leaves the call: ``exposed``, the first ``pulled_at``, the
-guard canceled with its pending intent. A repeat writes nothing and answers the same. Under a
-hold a first exposure or pull is refused.
-
-Rule 4: a worker reports only on rows of its own task (``not_on_task``) that it pulled
-(``not_exposed``). A repeat answers the same receipt; a different report is ``report_conflict``.
-
-Rule 5: ``complete_dispatch`` reports an outcome, an optional reply id and bounded http(s) links
-(``invalid_report`` otherwise, checked after the token and the pull), and acknowledges. A
-reported outcome stands.
-
-Rule 6: every refusal is a ``ToolRefusal`` a worker may read; anything else is
-``LEDGER_FAILURE``, its detail kept out of the model's transcript.
-
-Rule 7: the agent's own mentions are stripped by the tag walk that reads mentions (``core.mentions``).
-
-Rule 8: a worker's words (``core.worker_words``) are written once, with the move they report: an
-acknowledgement's with ``exposed -> delivered`` (none once the guard fired or when asked for
-none), a reply with the completion, a note before it (at most ``MAX_NOTES`` an event). Words or
-an id (``text``/``ack_id``, ``reply``/``reply_id``), never both: ids serve a worker that posts itself.
+This module holds what the server's start needs: the refusals a worker may read (anything else
+is ``LEDGER_FAILURE``, its detail kept from the model) and the bounds the tools' schemas show.
 """
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from returns.result import Failure
+
+BOOST_LIMIT = 16
+MAX_ACK_CHARACTERS = 500
+MAX_MESSAGE_CHARACTERS = 10_000
+MAX_NOTES = 5
+MAX_LINKS = 20
+MAX_LINK_LENGTH = 2048
+WORDS_STATES = ("posted", "waiting", "uncertain", "refused", "not_posted")
+
+NOTHING_WAITING = "Nothing on this task is waiting to be acknowledged."
+LEDGER_FAILURE = "the connector ledger could not answer; try again, and report it if it persists"
+HELD = "the connector is held: no instruction is handed to a worker until it is released"
+
+
+class RefusalKind(StrEnum):
+    task_token_refused = "task_token_refused"  # noqa: S105 - a refusal kind, not a secret
+    not_on_task = "not_on_task"
+    not_exposed = "not_exposed"
+    report_conflict = "report_conflict"
+    not_dispatchable = "not_dispatchable"
+    invalid_report = "invalid_report"
+    invalid_arguments = "invalid_arguments"
+    invalid_message = "invalid_message"
+
+
+MESSAGES = {
+    RefusalKind.task_token_refused: "the task token names no current task",
+    RefusalKind.not_on_task: "the event is not on this task",
+    RefusalKind.not_exposed: "the event was not handed to this worker; call get_dispatch for it first",
+    RefusalKind.report_conflict: "the event already has a different report; a reported outcome stands",
+    RefusalKind.not_dispatchable: "the event can no longer be dispatched",
+    RefusalKind.invalid_report: "the report is not valid",
+    RefusalKind.invalid_arguments: "the arguments are not valid",
+    RefusalKind.invalid_message: "the message cannot be posted as written",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRefusal:
+    """An answer, not a fault: ``kind`` for a program, ``message`` for the worker to read."""
+
+    kind: RefusalKind
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"error": str(self.kind), "message": self.message}
+
+
+def refuse(kind: RefusalKind, message: str | None = None) -> ToolRefusal:
+    """The refusal of ``kind``, with its fixed message unless the worker has something to fix."""
+    return ToolRefusal(kind, message if message is not None else MESSAGES[kind])
+
+
+def refused(kind: RefusalKind, message: str | None = None) -> Failure[ToolRefusal]:
+    return Failure(refuse(kind, message))

@@ -1,26 +1,128 @@
-"""The instruction a worker pulls and the receipt its reports leave.
+"""What the ledger hands the dispatch tools (a task's live rows and their records), the
+instruction a worker pulls from them, and the receipt its reports leave.
 
-Rule 1 of ``core.dispatch_tools``: ``Instruction`` is an allowlist, every field a worker is
-handed named here; the content is admission's snapshot with the agent's own mention
-stripped (``core.mentions``; rule 7 of ``core.dispatch_tools``), and ``content_author`` says
-whose words it is and whether the connector trusts them (``core.admission`` rule 2): ``{"id", "trusted"}``.
+``Instruction`` is an allowlist: every field a worker is handed is named here. Its content is
+admission's snapshot with the agent's own mentions stripped (``core.mentions``), and
+``content_author`` says whose words it is and whether the connector trusts them; a snapshot that
+does not say is not trusted.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.dispatch_tools.rows import DispatchRow, read_snapshot
+from core import json_input
+from core.intent_kinds import IntentKind
 from core.mentions import strip_mentions_of
-from core.states import DeliveryState, EventOutcome, GuardState
-from core.worker_words import WordsAnswer
+from core.states import DeliveryState, EventOutcome, GuardState, RecordState
+
+if TYPE_CHECKING:
+    from core.worker_words import WordsAnswer
+
+
+@dataclass(frozen=True, slots=True)
+class InstructionRecord:
+    """A record as the instruction needs it; ``snapshot`` is the JSON text admission wrote."""
+
+    event_id: int
+    state: RecordState
+    event_type: str
+    trigger: str
+    bucket_id: int
+    recording_id: int
+    recording_type: str
+    recording_url: str
+    reply_kind: str
+    reply_recording_id: int
+    requester_id: int
+    acknowledge: bool
+    snapshot: str | None
+    reply_bucket_id: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Spoken:
+    """A worker message already written for a task row, as the ledger reads its intent."""
+
+    key: str
+    kind: IntentKind
+    body: str
+    state: str
+    receipt_id: int | None
+    message_kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class DispatchRow:
+    """One live row of the token's task (``task_events``) with its record."""
+
+    record: InstructionRecord
+    delivery: DeliveryState
+    guard: GuardState
+    pulled: bool
+    ack_id: int | None = None
+    outcome: EventOutcome = EventOutcome.none
+    reply_id: int | None = None
+    links: tuple[str, ...] = ()
+    words: tuple[Spoken, ...] = ()  # the worker's messages the connector posts for this row
+
+    @property
+    def event_id(self) -> int:
+        return self.record.event_id
+
+    def spoken(self, kind: IntentKind) -> Spoken | None:
+        """The first of this row's worker messages of ``kind`` (one at most, bar notes)."""
+        return next((found for found in self.words if found.kind is kind), None)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordingSnapshot:
+    """The recording as admission read it: the only content the ledger keeps."""
+
+    type: str
+    title: str
+    app_url: str
+    content: str
+    updated_at: str | None
+    author_id: int | None = None
+    author_trusted: bool = False
+
+
+def read_snapshot(text: str | None) -> RecordingSnapshot | None:
+    value = json_input.json_or_none(text) if text else None
+    if not isinstance(value, dict):
+        return None
+
+    def field(name: str) -> str:
+        item = value.get(name)
+        return item if isinstance(item, str) else ""
+
+    return RecordingSnapshot(
+        type=field("type"),
+        title=field("title"),
+        app_url=field("app_url"),
+        content=field("content"),
+        updated_at=field("updated_at") or None,
+        author_id=int(author) if (author := field("author_id")).isascii() and author.isdigit() else None,
+        author_trusted=field("author_trusted") == "true",
+    )
+
+
+def servable(row: DispatchRow) -> bool:
+    """Whether the row's instruction may be handed out: its record dispatched (or completed once
+    this worker pulled it), never first handed out once past exposure, its snapshot readable."""
+    state = row.record.state
+    if not (state == RecordState.dispatched or (state == RecordState.completed and row.pulled)):
+        return False
+    if not row.pulled and row.delivery not in (DeliveryState.admitted, DeliveryState.exposed):
+        return False
+    return read_snapshot(row.record.snapshot) is not None
 
 
 @dataclass(frozen=True, slots=True)
 class Instruction:
-    """What ``get_dispatch`` hands a worker: every field it may see is named here
-    (rule 1 of core.dispatch_tools)."""
+    """What ``get_dispatch`` hands a worker."""
 
     event_id: int
     event_type: str
@@ -95,9 +197,8 @@ def build_instruction(row: DispatchRow, agent_id: int | None) -> Instruction | N
 
 @dataclass(frozen=True, slots=True)
 class DeliveryReceipt:
-    """The delivery an acknowledgement, a completion or a note left: ``{event_id, delivery,
-    ack_id?, outcome?, reply_id?, links?, message?}`` (absent fields left out); ``message`` is
-    what became of the words the call gave the connector to post (``core.worker_words``)."""
+    """The delivery an acknowledgement, a completion or a note left, absent fields left out;
+    ``message`` says what became of the words the call gave the connector to post."""
 
     event_id: int
     delivery: DeliveryState

@@ -1,8 +1,5 @@
-"""``bin/connect doctor``'s text: one line a check, then one line saying what it comes to.
-
-Rules: each line is the verdict (``ok``, ``warning``, ``failing``), the subject, what was found
-and, after `` -- ``, what to do; the last line counts what fails and what warns.
-"""
+"""``bin/connect doctor``'s text: one line a check (its verdict, its subject, what was found and,
+after `` -- ``, what to do), then one line counting what fails and what warns."""
 
 from __future__ import annotations
 

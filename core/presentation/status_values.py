@@ -1,18 +1,9 @@
-"""What ``bin/connect status`` reads: the snapshot values the shell fills and the report renders.
+"""What ``bin/connect status`` reads: the values the shell fills and ``status_report`` renders.
 
 The shell reads the lock file's metadata and one read transaction of the ledger
-(``shell.ledger.status``) into these values; ``core.presentation.status_report`` turns them into
-the JSON report and the lines a person reads. Plain values: no I/O, no clock, no rendering.
-
-Rules:
-1. Reading is not deciding, and it shows nothing secret: no field here can hold a feed
-   position (a checkpoint is only ``has_position``), a token, a task's token hash or a message
-   body.
-2. Whether a connector runs is the lock file's metadata, and it is always diagnostic: a pid's
-   presence is ``present``, ``absent`` or ``unknown`` (someone else's process). The kernel's
-   flock is the truth, and status never takes it.
-3. The ledger read is bounded: the newest ``LAST_DISPATCHES`` attempts, the oldest
-   ``LAST_WAITING_RECORDS`` records not yet running.
+(``shell.ledger.status``) into these values. None can hold a feed position (a checkpoint is only
+``has_position``), a token, a task's token hash or a message body. The ledger read is bounded:
+the newest ``LAST_DISPATCHES`` attempts, the oldest ``LAST_WAITING_RECORDS`` records not yet running.
 """
 
 from __future__ import annotations
@@ -21,14 +12,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from core.posting import TokenOutage
+from core.snapshots import WorkerResult
 from core.states import AttemptState, IntentState
-from core.worker_result import WorkerResult
 
 LAST_DISPATCHES = 20
-"""How many of the newest dispatches (attempts) the report shows."""
-
 LAST_WAITING_RECORDS = 20
-"""How many records not yet running (blocked, admitted, queued) the report lists by id."""
 
 
 class PidStatus(StrEnum):
@@ -48,8 +36,6 @@ def pid_status(present: bool | None) -> PidStatus:
 
 @dataclass(frozen=True, slots=True)
 class LockFile:
-    """The lock file's metadata: who says they hold the lock. Diagnostic only (rule 2)."""
-
     pid: int
     started_at: str
     pid_status: PidStatus
@@ -58,8 +44,6 @@ class LockFile:
 
 @dataclass(frozen=True, slots=True)
 class Hold:
-    """A person's hold that stands: who set it, when, why, and its generation."""
-
     held_by: str
     held_at: str
     cause: str = ""
@@ -77,8 +61,6 @@ class FeedCheckpoint:
 
 @dataclass(frozen=True, slots=True)
 class LiveAttempt:
-    """A live task's newest worker attempt: its state, pid and launch."""
-
     attempt_id: str
     state: AttemptState
     pid: int | None
@@ -145,8 +127,6 @@ class Dispatch:
 
 @dataclass(frozen=True, slots=True)
 class HeldRecord:
-    """A record held for a person, with its recording's URL."""
-
     event_id: int
     event_type: str
     trigger: str
@@ -166,8 +146,6 @@ class WaitingRecord:
 
 @dataclass(frozen=True, slots=True)
 class LedgerSnapshot:
-    """Everything status reads from the ledger, in one read transaction."""
-
     hold: Hold | None
     feed: tuple[FeedCheckpoint, ...]
     state_counts: tuple[tuple[str, int], ...]
@@ -181,15 +159,13 @@ class LedgerSnapshot:
     token_outage: TokenOutage | None = None
 
 
+# Below this much free space where the ledger lives, status says the disk is nearly full: a write
+# the connector cannot make shows only in its log otherwise.
 LOW_DISK_BYTES = 64 * 1024 * 1024
-"""Below this much free space where the ledger lives, status says the disk is nearly full: a
-write the connector cannot make shows only in its log otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
 class Disk:
-    """The file system the ledger lives on, as measured when status ran."""
-
     free_bytes: int
     total_bytes: int
 

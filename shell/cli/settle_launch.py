@@ -17,7 +17,7 @@ import argparse
 
 from returns.result import Failure, Success
 
-from core.launch_settlement import LaunchFinding
+from core.settlement import LaunchFinding
 from shell.cli import person
 from shell.cli.arguments import positive_integer
 from shell.cli.commands import SUMMARIES

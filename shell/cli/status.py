@@ -34,9 +34,8 @@ from core.heartbeats import beats_line, beats_report, not_turning
 from core.intake_status import inbox_line, intake_report, news_line
 from core.lane_status import lane_line, lane_report
 from core.losses import losses_line, losses_report
-from core.presentation.formats import short_time
-from core.presentation.status_report import report
-from core.presentation.status_text import lines
+from core.presentation import short_time
+from core.presentation.status_report import lines, report
 from core.presentation.status_values import (
     LAST_DISPATCHES,
     LAST_WAITING_RECORDS,

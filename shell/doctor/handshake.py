@@ -20,10 +20,10 @@ from typing import IO, Any
 
 from returns.result import Failure, Result
 
-from core.dispatch_tools.refusals import RefusalKind, ToolRefusal, refuse
+from core.dispatch_tools import RefusalKind, ToolRefusal, refuse
 from core.doctor import Handshake
-from core.stop_reasons import Ending, Exited, Signaled, StopRequest, Vanished
 from core.task_token import PROBE_PREFIX, probe_marker_name
+from core.worker_stream import Ending, Exited, Signaled, StopRequest, Vanished
 from shell import private_files
 from shell.clock import Clock
 from shell.worker.command import WorkerCommand

@@ -20,13 +20,13 @@ from datetime import datetime
 
 from returns.result import Failure, Result, Success
 
-from core import decisions, import_file, launch_settlement
+from core import decisions, import_file, settlement
 from core.admission_matrix import DiscardReason
 from core.decisions import Action, DecisionRefused, Plan, RecordFacts
 from core.edges import IntentState, RecordState
 from core.import_file import Entry, ImportPlan, RecordNow, Unappliable
-from core.launch_settlement import LaunchFinding, Settle
 from core.notes import DISCARDED_BY_PERSON
+from core.settlement import LaunchFinding, LaunchSettlement
 from core.timestamps import format_timestamp
 from shell.ledger import hold, outbox, records, tasks
 from shell.ledger.connection import Ledger, stored_time
@@ -193,11 +193,11 @@ def _discard_imported(
     return _cancel_pending(connection, record.event_id, now)[0]
 
 
-def settle_launch(ledger: Ledger, event_id: int, claim: LaunchFinding, by: str, now: datetime) -> Result[Settle, str]:
+def settle_launch(ledger: Ledger, event_id: int, claim: LaunchFinding, by: str, now: datetime) -> Result[LaunchSettlement, str]:
     """``by`` settles the attempt left mid-launch for ``event_id``'s task as ``claim``: its attempt
     belongs to a process that is gone, and the dispatcher starts what it frees."""
     with ledger.write() as connection:
-        planned = launch_settlement.settle(tasks.left_launch(connection, event_id), event_id, claim)
+        planned = settlement.settle_launch(tasks.left_launch(connection, event_id), event_id, claim)
         match planned:
             case Success(plan):
                 tasks.settle_left_launch(connection, plan, by, now)

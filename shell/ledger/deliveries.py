@@ -13,7 +13,10 @@ from __future__ import annotations
 import logging
 import sqlite3
 
-from core.adopted_reply import (
+from core.destinations import Destination, MessageKind
+from core.edges import GUARD_EDGES, Actor, DeliveryState, GuardState
+from core.intent_kinds import REPORTED_AS, IntentKind
+from core.settlement import (
     AdoptionRow,
     LifecycleMessages,
     ListedReplies,
@@ -21,9 +24,6 @@ from core.adopted_reply import (
     is_candidate,
     next_acknowledgement,
 )
-from core.destinations import Destination, MessageKind
-from core.edges import GUARD_EDGES, Actor, DeliveryState, GuardState
-from core.intent_kinds import REPORTED_AS, IntentKind
 from core.states import EventOutcome
 from core.text import message_text
 from shell.ledger import outbox, snapshots
@@ -125,7 +125,7 @@ def settled_rows(
     connection: sqlite3.Connection, task_id: int, *, settled: bool = True
 ) -> list[tuple[AdoptionRow, Destination | None]]:
     """Every row of a superseded task (``settled=False``: of a task not yet superseded), as
-    ``core.adopted_reply`` reads it, with its record's reply destination (None when the record
+    ``core.settlement`` reads it, with its record's reply destination (None when the record
     names none)."""
     found: list[tuple[AdoptionRow, Destination | None]] = []
     for event_id, outcome, delivered_at, reply_id, adopted, kind, bucket_id, recording_id in connection.execute(

@@ -17,8 +17,7 @@ from datetime import datetime, timedelta
 
 from core.admission import Verdict, settle_verdict
 from core.admission_matrix import EventPointer
-from core.blocked_retry import BlockedBefore, blocked_times
-from core.dispatch import OPEN_STATES, LiveWork, OpenRecord, conversation_live
+from core.dispatch import OPEN_STATES, BlockedBefore, LiveWork, OpenRecord, blocked_times, conversation_live
 from core.edges import RECORD_EDGES, Actor, RecordState
 from core.feed import FeedEvent, new_ids
 from core.message_kinds import intents_for_verdict

@@ -37,9 +37,9 @@ from core.edges import (
 from core.intake_status import LANES
 from core.intent_kinds import IntentKind
 from core.lane_status import LaneState
-from core.launch_settlement import LaunchFinding
 from core.losses import LossState
 from core.message_kinds import KINDS
+from core.settlement import LaunchFinding
 from core.snapshots import REPLY_KINDS, StopReason
 from core.states import AttemptState, DeliveryState, EventOutcome, GuardState, IntentState, RecordState
 from shell.ledger.connection import LedgerError

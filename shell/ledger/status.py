@@ -28,8 +28,8 @@ from core.presentation.status_values import (
     WaitingIntent,
     WaitingRecord,
 )
+from core.snapshots import WorkerResult
 from core.states import AttemptState, IntentState, RecordState
-from core.worker_result import WorkerResult
 from shell.ledger import hold
 from shell.ledger.connection import Ledger
 

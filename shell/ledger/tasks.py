@@ -16,7 +16,6 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 
-from core.adopted_reply import ListedReplies
 from core.dispatch import LiveWork, joining, startable, task_free
 from core.edges import (
     ATTEMPT_EDGES,
@@ -30,9 +29,18 @@ from core.edges import (
     TaskState,
 )
 from core.hold import may_launch
-from core.launch_settlement import LeftLaunch, Settle
 from core.message_kinds import Intent, completion_intent, still_running_intent
-from core.settlement import LiveRow, RowSettlement, RowStep, SettledRow, read_back, settlement_plan
+from core.settlement import (
+    LaunchSettlement,
+    LeftLaunch,
+    ListedReplies,
+    LiveRow,
+    RowSettlement,
+    RowStep,
+    SettledRow,
+    read_back,
+    settlement_plan,
+)
 from core.snapshots import StopReason
 from core.states import EventOutcome
 from core.task_token import token_sha256
@@ -399,7 +407,7 @@ def _apply(connection: sqlite3.Connection, task_id: int, steps: tuple[RowStep, .
 
 def mark_left(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> None:
     """A start's recovery found ``attempt_id`` launching with no recorded process: left for a person
-    (``core.launch_settlement``). Marked once; the first finding's time is kept."""
+    (``core.settlement.settle_launch``). Marked once; the first finding's time is kept."""
     connection.execute(
         "UPDATE attempts SET left_at = COALESCE(left_at, ?) WHERE id = ? AND state = 'launching' AND pid IS NULL",
         (format_timestamp(now), attempt_id),
@@ -423,7 +431,7 @@ def left_launch(connection: sqlite3.Connection, event_id: int) -> LeftLaunch | N
     return LeftLaunch(event_id, int(task_id), str(attempt_id), bool(launching), bool(left), bool(pulled))
 
 
-def settle_left_launch(connection: sqlite3.Connection, plan: Settle, by: str, now: datetime) -> None:
+def settle_left_launch(connection: sqlite3.Connection, plan: LaunchSettlement, by: str, now: datetime) -> None:
     """A person's settlement of an attempt left mid-launch: who and what they found, then the
     attempt's end as the dispatcher's own settlement, in the caller's one transaction."""
     _checked(

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from returns.result import Failure, Result, Success
 
-from core.dispatch_tools.refusals import RefusalKind, ToolRefusal, refuse
+from core.dispatch_tools import RefusalKind, ToolRefusal, refuse
 from core.intent_kinds import WORKER_KINDS, IntentKind
 from core.json_input import json_or_none
 from core.states import DeliveryState, EventOutcome, GuardState, RecordState
@@ -30,10 +30,18 @@ from core.task_token import token_sha256
 from shell.ledger.connection import Ledger
 
 if TYPE_CHECKING:
-    from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest
-    from core.dispatch_tools.decisions import Acknowledge, Complete, NothingWaiting, Serve, Speak
-    from core.dispatch_tools.instruction import DeliveryReceipt, Instruction
-    from core.dispatch_tools.rows import DispatchRow, Spoken
+    from core.dispatch_tools.decisions import (
+        Acknowledge,
+        AckRequest,
+        Complete,
+        CompleteRequest,
+        GetRequest,
+        NothingWaiting,
+        ReplyRequest,
+        Serve,
+        Speak,
+    )
+    from core.dispatch_tools.instruction import DeliveryReceipt, DispatchRow, Instruction, Spoken
     from core.worker_words import WorkerMessage
 
 
@@ -326,7 +334,7 @@ def _row(connection: sqlite3.Connection, task_id: int, event_id: int) -> Dispatc
 
 
 def _spoken(values: tuple[Any, ...]) -> Spoken:
-    from core.dispatch_tools.rows import Spoken  # noqa: PLC0415 -- at the first call
+    from core.dispatch_tools.instruction import Spoken  # noqa: PLC0415 -- at the first call
 
     key, kind, body, state, receipt_id, message_kind = values
     return Spoken(
@@ -365,7 +373,7 @@ def _landed(receipt: DeliveryReceipt, spoken: Spoken) -> DeliveryReceipt:
 
 
 def _dispatch_row(row: tuple[Any, ...]) -> DispatchRow:
-    from core.dispatch_tools.rows import DispatchRow, InstructionRecord  # noqa: PLC0415 -- at the first call
+    from core.dispatch_tools.instruction import DispatchRow, InstructionRecord  # noqa: PLC0415 -- at the first call
 
     (
         event_id, delivery, guard, pulled, ack_id, outcome, reply_id, links,

@@ -25,8 +25,7 @@ from typing import IO
 
 from core.configuration import Configuration
 from core.dispatch_prompt import MCP_SERVER_NAME
-from core.worker_allowances import WorkerAllowances
-from core.worker_environment import ALLOWLIST, CONNECTOR_SECRETS, variable_name_problem
+from core.worker_allowances import ALLOWLIST, CONNECTOR_SECRETS, WorkerAllowances, variable_name_problem
 from core.worker_stream import StreamFacts, fold
 from shell.errors import EXIT_CONFIG, UserError
 

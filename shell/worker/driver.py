@@ -38,18 +38,21 @@ from typing import TYPE_CHECKING, Protocol
 
 from core.dispatch_prompt import MCP_SERVER_NAME, dispatch_prompt, follow_up_prompt
 from core.snapshots import StopReason
-from core.stop_reasons import (
+from core.task_token import TASK_TOKEN_ENV
+from core.worker_stream import (
     Ending,
     Exited,
     NeverStarted,
     Signaled,
     StopRequest,
+    StreamFacts,
     Vanished,
+    WorkerAccount,
     WorkerEnd,
+    account,
+    init_problem,
     stop_reason,
 )
-from core.task_token import TASK_TOKEN_ENV
-from core.worker_stream import StreamFacts, WorkerAccount, account, init_problem
 from shell import private_files, processes
 from shell.clock import Clock, SystemClock
 from shell.worker.command import StreamWatch, Turns, WorkerCommand, close_input

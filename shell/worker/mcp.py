@@ -22,21 +22,23 @@ from typing import IO, TYPE_CHECKING, Any, Final, Protocol
 
 from returns.result import Failure, Result, Success
 
-from core.dispatch_tools.bounds import (
+from core.dispatch_tools import (
     BOOST_LIMIT,
+    LEDGER_FAILURE,
     MAX_ACK_CHARACTERS,
     MAX_LINK_LENGTH,
     MAX_LINKS,
     MAX_MESSAGE_CHARACTERS,
     MAX_NOTES,
+    NOTHING_WAITING,
     WORDS_STATES,
+    ToolRefusal,
 )
-from core.dispatch_tools.refusals import LEDGER_FAILURE, NOTHING_WAITING, ToolRefusal
 from core.json_input import JsonRefused, decode_json
 from core.states import DeliveryState
 
 if TYPE_CHECKING:
-    from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest
+    from core.dispatch_tools.decisions import AckRequest, CompleteRequest, GetRequest, ReplyRequest
     from core.dispatch_tools.instruction import DeliveryReceipt
     from shell.ledger.worker_calls import Dispatched
 
@@ -320,7 +322,7 @@ class McpServer:
         raise AssertionError("a Result is a Success or a Failure")  # pragma: no cover
 
     def _answer(self, name: str, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:
-        from core.dispatch_tools import arguments as given  # noqa: PLC0415
+        from core.dispatch_tools import decisions as given  # noqa: PLC0415
         from core.dispatch_tools.instruction import DeliveryReceipt  # noqa: PLC0415
 
         tools, receipt = self._tools, DeliveryReceipt.to_json

@@ -35,7 +35,7 @@ from core.admission import (
 )
 from core.admission_matrix import MATRIX
 from core.destinations import Destination, MessageKind
-from core.dispatch_tools.rows import read_snapshot
+from core.dispatch_tools.instruction import read_snapshot
 from core.edges import RecordState
 from core.intent_kinds import IntentKind
 from core.message_kinds import intents_for_verdict

@@ -12,8 +12,7 @@ import pytest
 
 from core.admission import Author, DiscardReason, Verdict, decide
 from core.dispatch_prompt import dispatch_prompt
-from core.dispatch_tools.instruction import build_instruction
-from core.dispatch_tools.rows import DispatchRow, InstructionRecord
+from core.dispatch_tools.instruction import DispatchRow, InstructionRecord, build_instruction
 from core.edges import DeliveryState, GuardState, RecordState
 from tests.admission.test_admission_verdict import (
     AGENT,

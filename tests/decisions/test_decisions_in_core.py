@@ -9,12 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.admission import BLOCKED_RETRY_INTERVAL, BLOCKED_RETRY_WINDOW
-from core.blocked_retry import BlockedBefore, blocked_times
-from core.dispatch import LiveWork, OpenRecord, joining, startable
+from core.dispatch import BlockedBefore, LiveWork, OpenRecord, blocked_times, joining, startable
 from core.edges import DeliveryState, RecordState
-from core.recovery import RecoveryFacts, RecoveryStep, recovery_step
 from core.route_preflight import RouteFacts, route_advice, route_problem, route_problems
-from core.settlement import LiveRow, settle, settlement_plan
+from core.settlement import LiveRow, RecoveryFacts, RecoveryStep, recovery_step, settle, settlement_plan
 from core.snapshots import Settlement
 
 NOW = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)

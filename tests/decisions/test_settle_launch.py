@@ -10,7 +10,7 @@ import json
 import pytest
 from returns.result import Failure
 
-from core.launch_settlement import LaunchFinding
+from core.settlement import LaunchFinding
 from shell.cli.main import main as connect
 from shell.errors import EXIT_REFUSED, EXIT_USAGE
 from shell.ledger import tasks

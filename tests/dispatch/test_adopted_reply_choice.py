@@ -1,4 +1,4 @@
-"""core.adopted_reply: exactly one agent reply after delivery and before the next acknowledgement,
+"""The adopted-reply rule (core.settlement): exactly one agent reply after delivery and before the next acknowledgement,
 neither the worker's own nor a lifecycle message (by receipt, or by the words of a non-canceled intent)."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.adopted_reply import (
+from core.destinations import ListedMessage
+from core.settlement import (
     AdoptionRow,
     LifecycleMessages,
     choose_reply,
@@ -16,7 +17,6 @@ from core.adopted_reply import (
     may_become_candidate,
     next_acknowledgement,
 )
-from core.destinations import ListedMessage
 from core.states import EventOutcome
 
 AGENT, SOMEONE = 1049715901, 1049715902

@@ -9,8 +9,7 @@ from pathlib import Path
 
 from returns.result import Success
 
-from core.adopted_reply import ListedReplies
-from core.launch_settlement import LaunchFinding
+from core.settlement import LaunchFinding, ListedReplies
 from core.snapshots import StopReason
 from shell.dispatcher import Dispatcher, DispatchOptions, WorkerProcess
 from shell.ledger import tasks

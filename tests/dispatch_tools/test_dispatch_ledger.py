@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from returns.result import Failure, Success
 
-from core.dispatch_tools.arguments import AckRequest, CompleteRequest, Completion, GetRequest
-from core.dispatch_tools.refusals import RefusalKind
+from core.dispatch_tools import RefusalKind
+from core.dispatch_tools.decisions import AckRequest, CompleteRequest, Completion, GetRequest
 from shell.clock import FakeClock
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger, open_existing_ledger

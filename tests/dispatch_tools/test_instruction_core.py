@@ -11,19 +11,14 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from core.dispatch_tools.arguments import (
+from core.dispatch_tools import MAX_LINK_LENGTH, MAX_LINKS, RefusalKind
+from core.dispatch_tools.decisions import (
+    Acknowledge,
     AckRequest,
+    Complete,
     CompleteRequest,
     Completion,
     GetRequest,
-    read_ack_arguments,
-    read_complete_arguments,
-    read_get_arguments,
-)
-from core.dispatch_tools.bounds import MAX_LINK_LENGTH, MAX_LINKS
-from core.dispatch_tools.decisions import (
-    Acknowledge,
-    Complete,
     NothingWaiting,
     Report,
     Serve,
@@ -32,10 +27,17 @@ from core.dispatch_tools.decisions import (
     decide_complete,
     decide_get,
     is_http_url,
+    read_ack_arguments,
+    read_complete_arguments,
+    read_get_arguments,
 )
-from core.dispatch_tools.instruction import build_instruction, receipt_of
-from core.dispatch_tools.refusals import RefusalKind
-from core.dispatch_tools.rows import DispatchRow, InstructionRecord, servable
+from core.dispatch_tools.instruction import (
+    DispatchRow,
+    InstructionRecord,
+    build_instruction,
+    receipt_of,
+    servable,
+)
 from core.edges import DeliveryState, GuardState, RecordState
 from core.mentions import mentioned_person_ids, person_id_from_sgid, strip_mentions_of
 from core.states import EventOutcome

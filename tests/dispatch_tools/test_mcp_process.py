@@ -146,7 +146,7 @@ def test_the_token_can_arrive_on_an_inherited_pipe(world: DispatchWorld, task: T
 
 SERVER_NEVER_IMPORTS = {
     "core.admission", "core.admission_matrix", "core.feed", "core.configuration", "core.settlement",
-    "core.launch_settlement", "core.hold", "core.intents", "core.adopted_reply", "core.presentation.status_values",
+    "core.hold", "core.intents", "core.presentation.status_values",
     "core.snapshots", "core.edges",
     "shell.ledger.records", "shell.ledger.tasks", "shell.ledger.deliveries", "shell.ledger.outbox",
 }  # fmt: skip
@@ -211,8 +211,8 @@ the lifecycle tables, the configuration's parser, status's values, and the probe
 probe token's start serves them)."""
 
 FIRST_CALL_IMPORTS = {
-    "core.dispatch_tools.decisions", "core.dispatch_tools.instruction", "core.dispatch_tools.arguments",
-    "core.dispatch_tools.rows", "core.worker_words", "core.destinations", "shell.ledger.worker_moves",
+    "core.dispatch_tools.decisions", "core.dispatch_tools.instruction", "core.worker_words", "core.destinations",
+    "shell.ledger.worker_moves",
 }  # fmt: skip
 """What neither the start nor ``tools/list`` imports, the first tool call does: core's decisions,
 the instruction and the receipt, the tools' arguments, the rows' classes, the worker's words and

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest
+from core.dispatch_tools import LEDGER_FAILURE
+from core.dispatch_tools.decisions import AckRequest, CompleteRequest, GetRequest
 from core.dispatch_tools.instruction import DeliveryReceipt
-from core.dispatch_tools.refusals import LEDGER_FAILURE
 from shell.ledger.worker_calls import Dispatched
 from shell.worker.mcp import BLURB, PROTOCOL_VERSIONS, TOOLS, McpServer, serve
 from tests.dispatch_tools.world import DispatchWorld, Task

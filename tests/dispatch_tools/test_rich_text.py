@@ -1,4 +1,4 @@
-"""A worker's Markdown rendered to Basecamp's rich-text subset (``core.rich_text``): plain values,
+"""A worker's Markdown rendered to Basecamp's rich-text subset (``core.worker_words``): plain values,
 and hypothesis over any text for the allowlist."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from html.parser import HTMLParser
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.rich_text import ALLOWED_TAGS, render_markdown
 from core.text import message_text
+from core.worker_words import ALLOWED_TAGS, render_markdown
 
 
 class _Tags(HTMLParser):

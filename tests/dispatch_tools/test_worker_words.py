@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from core.destinations import Destination, MessageKind
-from core.dispatch_tools.arguments import AckRequest, CompleteRequest, Completion, GetRequest, ReplyRequest
-from core.dispatch_tools.bounds import MAX_MESSAGE_CHARACTERS, MAX_NOTES
+from core.dispatch_tools import MAX_MESSAGE_CHARACTERS, MAX_NOTES
+from core.dispatch_tools.decisions import AckRequest, CompleteRequest, Completion, GetRequest, ReplyRequest
 from core.dispatch_tools.instruction import DeliveryReceipt
 from core.intent_kinds import IntentKind
 from core.resolution import Sent
@@ -271,7 +271,7 @@ def _settled_after_a_note(world: DispatchWorld, clock: FakeClock, *, own_reply: 
     """A worker that acknowledged, said a note through the connector (and, with ``own_reply``,
     replied with a tool of its own), then ended without reporting; its attempt settled with the
     reply destination listed, as the dispatcher lists it."""
-    from core.adopted_reply import ListedReplies
+    from core.settlement import ListedReplies
 
     task, tools = pulled(world)
     tools.ack_dispatch(AckRequest(1, None, "on it")).unwrap()

@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.destinations import MessageKind
-from core.dispatch_tools.bounds import BOOST_LIMIT, MAX_ACK_CHARACTERS
-from core.dispatch_tools.rows import InstructionRecord
+from core.dispatch_tools import BOOST_LIMIT, MAX_ACK_CHARACTERS
+from core.dispatch_tools.instruction import InstructionRecord
 from core.edges import RecordState
 from core.intent_kinds import IntentKind
 from core.worker_words import (

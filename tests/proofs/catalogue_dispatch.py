@@ -8,28 +8,28 @@ from tests.proofs.mutation import Mutation, rule
 DISPATCH: list[Mutation] = [
     rule(
         "an exposed, unreported instruction ends unknown: it never runs again automatically",
-        "                RowSettlement(row.event_id, Settlement.unknown, RecordState.completed if dispatched else None)",
-        "                RowSettlement(row.event_id, Settlement.returned, RecordState.admitted if dispatched else None)",
+        "    return moved(Settlement.unknown, RecordState.completed)\n",
+        "    return moved(Settlement.returned, RecordState.admitted)\n",
         "test_an_exposed_unreported_event_ends_unknown_and_the_task_is_superseded",
         "test_killed_while_a_worker_runs_the_restart_ends_it_and_settles_it_unknown",
     ),
     rule(
         "a pulled row is never returned to wait for another worker",
-        "elif row.delivery == DeliveryState.admitted and not row.pulled:",
-        "elif row.delivery == DeliveryState.admitted:",
+        "    if row.delivery == DeliveryState.admitted and not row.pulled:\n        return moved(",
+        "    if row.delivery == DeliveryState.admitted:\n        return moved(",
         "test_nothing_a_worker_may_have_seen_goes_back_to_wait_for_another_worker",
     ),
     rule(
         "a reported outcome stands",
-        "        if row.delivery == DeliveryState.completed:\n",
-        "        if False:\n",
+        "    if row.delivery == DeliveryState.completed:\n        return RowSettlement(row.event_id, Settlement.reported, None)\n",
+        "    if False:\n        return RowSettlement(row.event_id, Settlement.reported, None)\n",
         "test_a_reported_outcome_stands",
         "test_a_reported_outcome_stands_through_settlement",
     ),
     rule(
         "a proven spawn failure is retried once, then blocked",
-        "            if row.withdrawn_before:\n",
-        "            if False:\n",
+        "        if row.withdrawn_before:\n",
+        "        if False:\n",
         "test_a_proven_spawn_failure_is_retried_once_then_blocked",
         "test_a_spawn_that_fails_is_retried_once_then_blocked_with_a_notice",
     ),
@@ -50,8 +50,8 @@ DISPATCH: list[Mutation] = [
         "test_recovery_holds_an_attempt_left_mid_launch_and_starts_nothing_there",
         also=(
             (
-                '        assert attempt.pid is not None, "core.recovery ends only a recorded group"\n'
-                '        assert attempt.pgid is not None, "core.recovery ends only a recorded group"\n',
+                '        assert attempt.pid is not None, "recovery_step ends only a recorded group"\n'
+                '        assert attempt.pgid is not None, "recovery_step ends only a recorded group"\n',
                 "        if attempt.pid is None or attempt.pgid is None:\n            return True\n",
             ),
         ),

@@ -29,9 +29,10 @@ CORE_EDGES = [
     ),
     rule(
         "edges: a sending intent never goes back to pending by itself (no retry after doubt)",
-        _FIRST_EDGE,
-        _with_edge('Edge(IntentState.sending, IntentState.pending, _AUTOMATIC, "a retry")'),
+        '            "a retry of a request that provably never reached Basecamp",\n            only_with_notes=NOT_CREATED_NOTES,\n',
+        '            "a retry of a request that provably never reached Basecamp",\n            only_with_notes=None,\n',
         "test_every_pair_of_intent_states_by_every_actor",
+        "test_a_sending_intent_without_a_cause_proving_nothing_was_created_never_goes_back",
     ),
     rule(
         "edges: nothing reaches sent from pending without its claim",

@@ -79,7 +79,7 @@ HOLD: list[Mutation] = [
     ),
     rule(
         "the hold: status shows why and the generation",
-        '            "cause": snapshot.hold.cause,\n            "generation": snapshot.hold.generation,\n',
+        '        "cause": hold.cause,\n        "generation": hold.generation,\n',
         "",
         "test_a_hold_is_shown_and_summarized",
         "test_a_hold_is_reported",
@@ -104,8 +104,8 @@ HOLD: list[Mutation] = [
     ),
     rule(
         "left mid-launch: a launch no worker ran is withdrawn to run again",
-        "return Success(Settle(facts, claim, StopReason.failed, True, summary))",
-        "return Success(Settle(facts, claim, StopReason.lost, False, summary))",
+        "return Success(LaunchSettlement(facts, claim, StopReason.failed, True, summary))",
+        "return Success(LaunchSettlement(facts, claim, StopReason.lost, False, summary))",
         "test_an_attempt_left_mid_launch_is_marked_and_a_persons_settlement_moves_the_project_on",
     ),
     rule(

@@ -212,8 +212,8 @@ LIMITS += [  # bin/connect's start, and status at 100k records
     ),
     rule(
         "scale: status reads its configuration without importing returns",
-        "from core.worker_environment import variable_name_problem\n",
-        "from core.worker_environment import variable_name_problem\nfrom returns.result import Result\n",
+        "from core.worker_allowances import WorkerAllowances, variable_name_problem\n",
+        "from core.worker_allowances import WorkerAllowances, variable_name_problem\nfrom returns.result import Result\n",
         "test_a_command_imports_its_own_module_and_no_other",
     ),
     rule(
@@ -273,8 +273,8 @@ LIMITS += [  # the MCP server's start imports only what its tools use
     ),
     rule(
         "mcp start: an event's outcome is a state, imported without the snapshots' values",
-        "from core.states import DeliveryState, EventOutcome, GuardState, RecordState\n\n\n@dataclass(frozen=True, slots=True)\nclass InstructionRecord",
-        "from core.snapshots import EventOutcome\nfrom core.states import DeliveryState, GuardState, RecordState\n\n\n@dataclass(frozen=True, slots=True)\nclass InstructionRecord",
+        "from core.states import DeliveryState, EventOutcome, GuardState, RecordState\n\nif TYPE_CHECKING:\n",
+        "from core.snapshots import EventOutcome\nfrom core.states import DeliveryState, GuardState, RecordState\n\nif TYPE_CHECKING:\n",
         "test_the_server_imports_only_what_its_tools_use",
     ),
     rule(

@@ -66,26 +66,24 @@ MCP += [
     ),
     rule(
         "mcp start: the worker's calls name the tools' classes for type checking only",
-        "\nif TYPE_CHECKING:\n    from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest\n"
-        "    from core.dispatch_tools.decisions",
-        "\nif True:\n    from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest\n"
-        "    from core.dispatch_tools.decisions",
+        "\nif TYPE_CHECKING:\n    from core.dispatch_tools.decisions import (\n        Acknowledge,\n",
+        "\nif True:\n    from core.dispatch_tools.decisions import (\n        Acknowledge,\n",
         START,
         FIRST_CALL,
     ),
     rule(
         "mcp start: the server reads a tool's arguments and receipts at its first call",
-        "if TYPE_CHECKING:\n    from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest\n"
+        "if TYPE_CHECKING:\n    from core.dispatch_tools.decisions import AckRequest, CompleteRequest, GetRequest, ReplyRequest\n"
         "    from core.dispatch_tools.instruction import DeliveryReceipt\n    from shell.ledger.worker_calls import Dispatched\n",
-        "if True:\n    from core.dispatch_tools.arguments import AckRequest, CompleteRequest, GetRequest, ReplyRequest\n"
+        "if True:\n    from core.dispatch_tools.decisions import AckRequest, CompleteRequest, GetRequest, ReplyRequest\n"
         "    from core.dispatch_tools.instruction import DeliveryReceipt\n    from shell.ledger.worker_calls import Dispatched\n",
         START,
         FIRST_CALL,
     ),
     rule(
         "mcp start: tools/list's schemas read their bounds from plain data, not from core's decisions",
-        "from core.dispatch_tools.bounds import (\n    BOOST_LIMIT,\n    MAX_ACK_CHARACTERS,\n    MAX_LINK_LENGTH,",
-        "from core.dispatch_tools.decisions import MAX_LINK_LENGTH\nfrom core.dispatch_tools.bounds import (\n"
+        "from core.dispatch_tools import (\n    BOOST_LIMIT,\n    MAX_ACK_CHARACTERS,\n    MAX_LINK_LENGTH,",
+        "from core.dispatch_tools.decisions import MAX_LINK_LENGTH\nfrom core.dispatch_tools import (\n"
         "    BOOST_LIMIT,\n    MAX_ACK_CHARACTERS,\n    MAX_LINK_LENGTH,",
         START,
         FIRST_CALL,

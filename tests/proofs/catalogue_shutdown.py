@@ -204,14 +204,14 @@ SHUTDOWN: list[Mutation] = [
     ),
     rule(
         "stop during start: an attempt whose reply listing a stop may have cut short stays live",
-        "    if facts.stopped:  # its listing may have been cut short (rule 4)\n",
+        "    if facts.stopped:  # its listing may have been cut short\n",
         "    if False:\n",
         "test_a_stop_during_recoverys_reply_listing_leaves_the_attempts_live_for_the_next_start",
         "test_sigterm_during_recoverys_reply_listing_leaves_the_attempt_live_for_the_next_start",
     ),
     rule(
         "stop during start: recovery ends no group and settles nothing after the stop",
-        "    if facts.group_gone is None and facts.stopped:  # nothing is done to it yet (rule 1)\n",
+        "    if facts.group_gone is None and facts.stopped:  # nothing is done to it yet\n",
         "    if False:\n",
         "test_recovery_given_a_stop_already_set_ends_no_group_and_settles_nothing",
     ),

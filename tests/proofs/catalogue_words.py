@@ -51,9 +51,9 @@ WORDS: list[Mutation] = [
     rule(
         "words: other words for an acknowledgement already given are a second acknowledgement",
         "        if spoken.body == words.body:\n            return Success(Acknowledge(write=False, ack_id=None))\n"
-        "        return Failure(",
+        "        return refused(",
         "        if True:\n            return Success(Acknowledge(write=False, ack_id=None))\n"
-        "        return Failure(",
+        "        return refused(",
         "test_a_repeated_call_is_one_message_and_other_words_are_a_second_acknowledgement",
     ),
     rule(

@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 
 from core.edges import AttemptState, IntentState
-from core.presentation.formats import short_time
-from core.presentation.status_report import queue_depths, report, summary
-from core.presentation.status_text import lines
+from core.presentation import short_time
+from core.presentation.status_report import lines, queue_depths, report, summary
 from core.presentation.status_values import (
     LOW_DISK_BYTES,
     Disk,

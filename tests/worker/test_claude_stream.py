@@ -15,7 +15,7 @@ import pytest
 
 from core.dispatch_prompt import DISPATCH_TOOLS, tool_name
 from core.snapshots import StopReason
-from core.stop_reasons import StopRequest
+from core.worker_stream import StopRequest
 from shell.clock import SystemClock
 from shell.worker.command import StreamWatch, Turns, WorkerCommand
 from shell.worker.driver import Supervision, supervise

@@ -1,9 +1,9 @@
-"""core.stop_reasons: the attempt's stop reason, from what the driver saw."""
+"""core.worker_stream: the attempt's stop reason, from what the driver saw."""
 
 import pytest
 
 from core.snapshots import StopReason
-from core.stop_reasons import (
+from core.worker_stream import (
     Ending,
     Exited,
     NeverStarted,

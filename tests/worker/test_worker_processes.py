@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from core.snapshots import StopReason
-from core.stop_reasons import Exited, Signaled, StopRequest
+from core.worker_stream import Exited, Signaled, StopRequest
 from shell import processes
 from shell.clock import FakeClock, SystemClock
 from shell.processes import Termination, terminate_group

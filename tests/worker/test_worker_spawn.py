@@ -18,9 +18,8 @@ from pytest_subprocess import FakeProcess
 
 from core.dispatch_prompt import dispatch_prompt
 from core.snapshots import StopReason
-from core.stop_reasons import Exited, NeverStarted, Signaled
 from core.task_token import TASK_TOKEN_ENV
-from core.worker_stream import WorkerAccount
+from core.worker_stream import Exited, NeverStarted, Signaled, WorkerAccount
 from shell.clock import FakeClock
 from shell.worker.command import WorkerCommand
 from shell.worker.driver import (

@@ -13,7 +13,7 @@ Rules:
    there with no receipt, in a rival state, with the same words) -- whoever was picked.
    A reconciliation that found no match or several listed from its sending time less the slack
    too (``core.reconcile_schedule`` rule 3).
-2. No adopted reply (``core.adopted_reply``) is a message the simulated Basecamp records as made
+2. No adopted reply (``core.settlement``) is a message the simulated Basecamp records as made
    by one of the connector's own intents: a lifecycle notice, whatever its intent's state.
 3. A guard or a holding reply is written only for a request (a mention or an assignment), and a
    guard is due exactly the configured delay after its verdict (``core.intents`` rule 3).

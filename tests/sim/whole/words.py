@@ -21,7 +21,7 @@ import random
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from core.dispatch_tools.arguments import AckRequest, CompleteRequest, Completion, ReplyRequest
+from core.dispatch_tools.decisions import AckRequest, CompleteRequest, Completion, ReplyRequest
 from core.intent_kinds import REPORTED_AS, WORKER_KINDS, IntentKind
 from shell.ledger.worker_calls import DispatchLedger
 

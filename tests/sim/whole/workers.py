@@ -37,8 +37,8 @@ from typing import TypeVar
 from returns.result import Failure, Result, Success
 
 from core.destinations import Destination, MessageKind
-from core.dispatch_tools.arguments import AckRequest, CompleteRequest, Completion, GetRequest
-from core.dispatch_tools.refusals import ToolRefusal
+from core.dispatch_tools import ToolRefusal
+from core.dispatch_tools.decisions import AckRequest, CompleteRequest, Completion, GetRequest
 from core.snapshots import StopReason
 from core.templates import GUARD_ACKNOWLEDGEMENT
 from shell.ledger.connection import Ledger
