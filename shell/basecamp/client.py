@@ -9,7 +9,7 @@ Rules:
    retry (but rule 9's after a 401), no redirect, no pooled connection.
 2. A listing is exhaustive or raises (``Unlistable``, ``ListingFailed``): absence from a short
    listing would read as "never posted".
-3. Reads retry per ``core.retry``, never past the caller's deadline.
+3. Reads retry per ``core.pacing``, never past the caller's deadline.
 4. Every request waits its turn in one ``Pacer``; a 429 holds every later request until its
    Retry-After; a feed poll yields its turn to a backlog, within a bound.
 5. The token never appears in a log, an exception or a repr; logs carry method, path without
@@ -24,7 +24,7 @@ Rules:
    anything was done, so its request (a create too) is made once more if a fresher token exists.
 10. No answer is read past ``wire.MAX_ANSWER_BYTES``: more is a failed read, or for a create
    ``Uncertain``. A listing whose ``Link`` leads back to a page it read fails at once.
-11. ``me`` raises ``LastingRefusal`` for a 4xx no retry changes (``core.lasting_refusal``).
+11. ``me`` raises ``LastingRefusal`` for a 4xx no retry changes (``core.pacing``).
 12. A URL Basecamp hands back is followed only when unambiguous and on the configured origin
    (``core.links`` rules 4-5), sending only path and query over a connection bound to that
    origin (``wire`` rule 5): the token never travels to another host."""
@@ -45,12 +45,18 @@ from returns.result import Failure
 from core.destinations import Destination, ListedMessage, MessageKind
 from core.feed import FeedFilters, FeedPage, read_page, read_refusal
 from core.inbox import InboxPage
-from core.lasting_refusal import lasting
 from core.links import next_link, request_target, same_origin, transport_allowed
 from core.live import StreamTicket, read_ticket
-from core.pacing import DEFAULT_LIMIT, DEFAULT_WINDOW_SECONDS
+from core.pacing import (
+    DEFAULT_LIMIT,
+    DEFAULT_WINDOW_SECONDS,
+    Final,
+    RetryAfter,
+    after_read,
+    lasting,
+    parse_retry_after,
+)
 from core.posting import PostOutcome, RefusalCause, Refused, classify_answer
-from core.retry import Final, RetryAfter, after_read, parse_retry_after
 from core.text import message_text, printable
 from core.timestamps import parse_timestamp
 from shell.basecamp import cursor_reads
@@ -337,7 +343,7 @@ class BasecampClient:
             raise BasecampError(f"no stream ticket: {error}") from None
 
     def read(self, url: str, deadline: float, *, yielding: bool = False) -> Answer:
-        """One read, retried per ``core.retry`` within ``deadline``; a ``yielding`` one (a feed
+        """One read, retried per ``core.pacing`` within ``deadline``; a ``yielding`` one (a feed
         poll) lets a backlog go first (rule 4). Only ``url``'s path and query are sent, on the
         configured origin's connection; an ambiguous URL or another origin's is never asked (rule 12)."""
         target = request_target(url, self._origin)

@@ -11,7 +11,7 @@ Rules:
 4. ``AuthenticationFailed`` is Basecamp refusing the token (401), after one more try with a
    fresher token (``shell.basecamp.client`` rule 9).
 5. ``LastingRefusal`` is the identity request answered with a 4xx no retry changes
-   (``core.lasting_refusal``): a person must fix something first."""
+   (``core.pacing``): a person must fix something first."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ Rules (``setup`` and ``run`` both hold them):
    running as someone else would post its notices in their name, and its loop guard
    (``exclude_performers=self``) would hide that person's events and let the agent's own in.
 3. A token Basecamp refuses (401), and any refusal Basecamp will repeat (431 for a huge token,
-   403, 404 and every 4xx ``core.lasting_refusal`` calls lasting), is ``EXIT_CONFIG`` with what
+   403, 404 and every 4xx ``core.pacing`` calls lasting), is ``EXIT_CONFIG`` with what
    to fix; a Basecamp that cannot answer is ``EXIT_UNAVAILABLE``: an identity that cannot be
    checked is never assumed.
 4. Each refusal is one line ending in what did not happen (``consequence``); the token itself
@@ -15,7 +15,7 @@ Rules (``setup`` and ``run`` both hold them):
 
 from __future__ import annotations
 
-from core.lasting_refusal import what_to_fix
+from core.pacing import what_to_fix
 from shell.basecamp.client import BasecampClient, Profile
 from shell.basecamp.errors import AuthenticationFailed, BasecampError, LastingRefusal
 from shell.errors import EXIT_CONFIG, EXIT_UNAVAILABLE, UserError

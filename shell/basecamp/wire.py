@@ -7,7 +7,7 @@ Rules:
    cannot outlive it. Never retried here.
 2. A read goes through the pool; a kept-alive connection the server had closed fails before any
    answer (``ProtocolError``) and is asked once more on a fresh one, within the same timeout.
-   Nothing else is retried here (``shell.basecamp.client``, ``core.retry``).
+   Nothing else is retried here (``shell.basecamp.client``, ``core.pacing``).
 3. No answer is read past ``MAX_ANSWER_BYTES``, counted as bytes come whatever length is
    declared; the rest is never read and the connection not reused.
 4. The token is only ever in a request's header. Logs carry method, path without query and

@@ -1,5 +1,5 @@
 """``bin/connect doctor``'s measurements of the real worker, Claude Code (verdicts:
-``core.claude_code_checks``).
+``core.doctor``).
 
 Rules:
 1. Only a worker command that speaks Claude Code's stream-json is asked (the default is): another
@@ -15,8 +15,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from core.claude_code_checks import allowances_check, auth_check, version_check
-from core.doctor import Check
+from core.doctor import Check, allowances_check, auth_check, version_check
 from shell.worker.command import WorkerCommand
 
 SECONDS = 20.0

@@ -2,7 +2,7 @@
 never written), one identity request (``my/profile.json``) that says who the token acts as,
 whether Basecamp answers, and its ``Date`` against this machine's clock; then, once the token
 answered as someone, one read of the agent's inbox (``inbox.json?since=now``: it moves nothing)
-that says whether Basecamp serves it to this token (``core.doctor_inbox``). Rules: ``shell.doctor``.
+that says whether Basecamp serves it to this token (``core.doctor``). Rules: ``shell.doctor``.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.configuration import Configuration
-from core.doctor import Check
-from core.doctor_basecamp import (
+from core.doctor import (
     AnsweredAs,
+    Check,
     Identity,
     LastingRefused,
     NotAsked,
@@ -20,14 +20,14 @@ from core.doctor_basecamp import (
     TokenFacts,
     TokenRefused,
     basecamp_check,
+    inbox_check,
     server_date,
     token_check,
 )
-from core.doctor_inbox import inbox_check
 from core.inbox import NotForPrincipal
 from core.intake_status import InboxVerdict
-from core.lasting_refusal import what_to_fix
 from core.not_created import TokenOutage
+from core.pacing import what_to_fix
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.errors import AuthenticationFailed, BasecampError, InboxRefused, LastingRefusal
 from shell.clock import Clock

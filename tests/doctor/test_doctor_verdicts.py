@@ -12,12 +12,18 @@ from hypothesis import strategies as st
 
 from core.doctor import (
     DISK_WARNING_BYTES,
+    AnsweredAs,
     Check,
     CheckStatus,
     Handshake,
     LedgerFacts,
     LedgerTrouble,
     LockHolder,
+    NotAsked,
+    Reach,
+    TokenFacts,
+    TokenRefused,
+    basecamp_check,
     configuration_check,
     disk_check,
     handshake_check,
@@ -27,18 +33,10 @@ from core.doctor import (
     passed,
     report,
     route_checks,
-    state_directory_check,
-    worker_check,
-)
-from core.doctor_basecamp import (
-    AnsweredAs,
-    NotAsked,
-    Reach,
-    TokenFacts,
-    TokenRefused,
-    basecamp_check,
     server_date,
+    state_directory_check,
     token_check,
+    worker_check,
 )
 from core.presentation.doctor_text import lines
 from core.presentation.status_values import LOW_DISK_BYTES
