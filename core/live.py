@@ -11,7 +11,7 @@ Rules:
    ``events.json``'s names and form (``subscribe_command``).
 4. ``reconnect_delay`` is exponential from ``base`` (at most ``cap``) with equal jitter, so many
    connectors that lost one server do not return in step.
-5. The lane's state, as status shows it, is ``core.lane_status``'s."""
+5. The lane's state, as status shows it, is ``core.intake_status``'s."""
 
 from __future__ import annotations
 

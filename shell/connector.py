@@ -10,7 +10,7 @@ Rules:
 5. ``live`` (the default) runs intake's live lane beside the poll loop: what it records first is
    admitted at once; the poll lane still moves the position and catches up, and what the live
    lane says it lost is walked for (``shell.intake.repair``), on start too.
-6. At ``backlog_limits.pause`` records waiting for a worker (``core.backlog``) intake stops
+6. At ``backlog_limits.pause`` records waiting for a worker (``core.intake_status``) intake stops
    reading, and status says so.
 7. Every ``membership_every`` intake re-reads the agent's projects; a newly granted one makes the
    live lane subscribe again.
@@ -41,9 +41,9 @@ from datetime import timedelta
 from pathlib import Path
 
 from core.admission_matrix import AdmissionSettings, BlockedReason
-from core.backlog import BacklogLimits
 from core.configuration import Configuration
 from core.feed import FeedFilters
+from core.intake_status import BacklogLimits
 from core.route_reload import RELOAD_EVERY, Authorization, at_start
 from shell.admission import Admission, SummaryReader
 from shell.adopted_replies import ReplyAdopter

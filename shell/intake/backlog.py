@@ -1,4 +1,4 @@
-"""The backlog check intake makes before each read (``core.backlog`` holds the rules).
+"""The backlog check intake makes before each read (``core.intake_status`` holds the rules).
 
 Rules:
 1. ``check`` reads the backlog (one read transaction) and answers the pause reason or None;
@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 
-from core.backlog import BACKLOG_STATES, BacklogLimits, reason, warns
+from core.intake_status import BACKLOG_STATES, BacklogLimits, backlog_reason, backlog_warns
 from shell.ledger.connection import Ledger, LedgerError
 from shell.ledger.lanes import count_in_states
 
@@ -36,12 +36,12 @@ class Backlog:
         except (sqlite3.Error, LedgerError) as error:
             log.warning("backlog: could not be read (%s); reading on", type(error).__name__)
             return self._reason
-        found = reason(depth, self._limits)
+        found = backlog_reason(depth, self._limits)
         if found is not None and self._reason is None:
             log.warning("%s; it reads on below that", found)
         elif found is None and self._reason is not None:
             log.info("intake reads again: %d records wait (pause at %d)", depth, self._limits.pause)
-        warned = warns(depth, self._limits)
+        warned = backlog_warns(depth, self._limits)
         if warned and not self._warned and found is None:
             log.warning("backlog: %d records wait for a worker (warn at %d)", depth, self._limits.warn)
         self._reason, self._warned = found, warned

@@ -39,7 +39,7 @@ from websockets.sync.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
 from core.feed import FeedEvent, FeedFilters
-from core.lane_status import LaneState
+from core.intake_status import LaneState
 from core.live import (
     SUBPROTOCOL,
     Confirmed,

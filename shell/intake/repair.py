@@ -7,7 +7,7 @@ Rules:
 2. A due loss is walked under its own cursor with the lane's filters, one transaction a page:
    events recorded (``shell.ledger.records.insert_seen``), then the cursor; new ids go to
    ``on_new``. The poll lane's checkpoint is never touched.
-3. The walk ends as ``core.losses`` says: repaired, or past the loss's window unrecovered; else
+3. The walk ends as ``core.intake_status`` says: repaired, or past the loss's window unrecovered; else
    the loss stays open for a later call. A walk that cannot read the feed leaves it as it was.
 4. Logs carry loss ids, event ids and counts; never a position or a query."""
 
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from core.feed import FeedFilters, FeedPage
-from core.losses import Loss, LossState, settle_state, walk_done
+from core.intake_status import Loss, LossState, settle_state, walk_done
 from core.timestamps import format_timestamp, parse_timestamp
 from shell.basecamp.errors import BasecampError
 from shell.clock import Clock

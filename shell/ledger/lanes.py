@@ -8,7 +8,7 @@ Rules:
    same state again keeps it (the reason is the latest). ``connected`` counts a connect,
    unless the write only counts an overflow (``overflow=True``).
 3. ``read_lane_state`` is for status: None when no live lane ever ran.
-4. ``count_in_states`` counts records, for intake's backlog (``core.backlog``).
+4. ``count_in_states`` counts records, for intake's backlog (``core.intake_status``).
 5. ``read_intake_status`` is for status too: each lane's news (``lane_news``, written with the
    events rows by ``shell.ledger.records``) and the inbox lane's row (``shell.ledger.inbox_lane``),
    in one read transaction; never the inbox's position, only whether one is kept.
@@ -20,8 +20,7 @@ import sqlite3
 from collections.abc import Sequence
 from enum import StrEnum
 
-from core.intake_status import InboxStatus, LaneNews
-from core.lane_status import LaneState, LaneStatus
+from core.intake_status import InboxStatus, LaneNews, LaneState, LaneStatus
 from shell.ledger import inbox_lane
 from shell.ledger.connection import Ledger
 

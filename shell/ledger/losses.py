@@ -1,4 +1,4 @@
-"""The ledger's losses and gaps (migration 10; ``core.losses`` holds their rules).
+"""The ledger's losses and gaps (migration 10; ``core.intake_status`` holds their rules).
 
 Rules:
 1. Each function runs inside the caller's transaction (``ledger.write()`` or ``read()``),
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from core.losses import Loss, LossCounts, LossState
+from core.intake_status import Loss, LossCounts, LossState
 from core.timestamps import parse_timestamp
 from shell.ledger.connection import Ledger
 

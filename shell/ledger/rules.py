@@ -41,11 +41,9 @@ from core.edges import (
     RECORD_EDGES,
     LifecycleTable,
 )
-from core.intake_status import LANES
+from core.intake_status import LANES, LaneState, LossState
 from core.intent_kinds import IntentKind
-from core.lane_status import LaneState
 from core.launch_settlement import LaunchFinding
-from core.losses import LossState
 from core.snapshots import REPLY_KINDS, StopReason
 from core.states import AttemptState, DeliveryState, EventOutcome, GuardState, IntentState, RecordState
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from core.feed import FeedFilters
-from core.lane_status import LaneState
+from core.intake_status import LaneState
 from core.live import StreamTicket
 from shell import connector as connector_module
 from shell.basecamp.client import BasecampClient

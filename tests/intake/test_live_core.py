@@ -7,7 +7,7 @@ import json
 import pytest
 
 from core.feed import FeedFilters
-from core.lane_status import LaneState, LaneStatus, lane_line, lane_report
+from core.intake_status import LaneState, LaneStatus, lane_line, lane_report
 from core.live import (
     Confirmed,
     Delivered,
