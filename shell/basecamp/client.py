@@ -19,7 +19,7 @@ Rules:
    credentials. A refusal is ``FeedRefused`` with ``core.feed``'s reading; the inbox
    (``poll_inbox``) is read the same way, refused as ``InboxRefused``.
 8. A live-lane ticket (``stream_ticket``) is one POST that creates nothing, never retried; the
-   ticket and its URL are credentials (``core.live``).
+   ticket and its URL are credentials (``core.feed``).
 9. The token comes from ``shell.basecamp.tokens`` at each request. A 401 is refused before
    anything was done, so its request (a create too) is made once more if a fresher token exists.
 10. No answer is read past ``wire.MAX_ANSWER_BYTES``: more is a failed read, or for a create
@@ -43,10 +43,8 @@ import urllib3
 from returns.result import Failure
 
 from core.destinations import Destination, ListedMessage, MessageKind
-from core.feed import FeedFilters, FeedPage, read_page, read_refusal
-from core.inbox import InboxPage
+from core.feed import FeedFilters, FeedPage, InboxPage, StreamTicket, read_page, read_refusal, read_ticket
 from core.links import next_link, request_target, same_origin, transport_allowed
-from core.live import StreamTicket, read_ticket
 from core.pacing import (
     DEFAULT_LIMIT,
     DEFAULT_WINDOW_SECONDS,

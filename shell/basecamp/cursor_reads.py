@@ -5,12 +5,12 @@ budget (``shell.basecamp.client`` rule 7).
 Rules:
 1. From ``next_url`` (a previous page's ``next``, only on the client's own origin) when given;
    else from ``position``; else after ``since`` (None: ``now``). The inbox is always asked with
-   ``reasons`` = ``core.inbox.ASKED_REASONS``: the filter set is the position's, so every request
+   ``reasons`` = ``core.feed.ASKED_REASONS``: the filter set is the position's, so every request
    of the lane asks with the same one.
 2. The read is the client's ``read`` (its pacer, its retries, a poll's yielding turn): both
    spend from the one request budget, and yield to a backlog.
-3. A failure raises one of ``shell.basecamp.errors`` (a refusal with ``core.feed``'s or
-   ``core.inbox``'s reading of it); the position, the query and a ``next`` never appear in a
+3. A failure raises one of ``shell.basecamp.errors`` (a refusal with ``core.feed``'s
+   reading of it); the position, the query and a ``next`` never appear in a
    message.
 """
 
@@ -22,7 +22,7 @@ from urllib.parse import urlencode
 
 from returns.result import Failure
 
-from core.inbox import ASKED_REASONS, InboxPage, read_inbox_page, read_inbox_refusal
+from core.feed import ASKED_REASONS, InboxPage, read_inbox_page, read_inbox_refusal
 from core.links import same_origin
 from shell.basecamp.errors import AuthenticationFailed, FeedFailed, InboxRefused, ListingFailed
 from shell.basecamp.wire import Answer

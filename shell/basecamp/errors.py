@@ -6,7 +6,7 @@ Rules:
 2. ``ListingFailed`` (try again later) and its ``Unlistable`` (gone, forbidden or too deep) are
    the only ways a listing ends short (``shell.basecamp.client`` rule 2).
 3. ``FeedFailed`` backs off; its ``FeedRefused`` carries ``core.feed``'s reading of a 400, 409 or
-   410, and ``InboxRefused`` ``core.inbox``'s of the inbox's refusal; their messages name the
+   410, and ``InboxRefused`` ``core.feed``'s of the inbox's refusal; their messages name the
    refusal's kind only (a position is a credential).
 4. ``AuthenticationFailed`` is Basecamp refusing the token (401), after one more try with a
    fresher token (``shell.basecamp.client`` rule 9).
@@ -15,8 +15,7 @@ Rules:
 
 from __future__ import annotations
 
-from core.feed import FeedRefusal
-from core.inbox import InboxRefusal
+from core.feed import FeedRefusal, InboxRefusal
 
 
 class BasecampError(Exception):

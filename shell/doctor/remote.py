@@ -24,7 +24,7 @@ from core.doctor import (
     server_date,
     token_check,
 )
-from core.inbox import NotForPrincipal
+from core.feed import NotForPrincipal
 from core.intake_status import InboxVerdict
 from core.not_created import TokenOutage
 from core.pacing import what_to_fix

@@ -7,7 +7,7 @@ Rules:
    at ``since=0`` above a floor (the account lane's last served event: what the feed served is
    not replayed, what it never served is), or ``since=now`` when the account lane served
    nothing. Nothing at or below the floor is recorded; the floor is kept from the first try on.
-3. One page, one transaction: its events (``core.inbox.addressed_events``) recorded by
+3. One page, one transaction: its events (``core.feed.addressed_events``) recorded by
    ``shell.ledger.records.insert_seen``, then the position. Admission decides them as any lane's.
 4. The inbox's 410 starts again at ``since=0`` (records dedupe by id); a 400
    ``invalid_position`` or 409 resumes after the last item; at most two such a poll. Any other
@@ -23,7 +23,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Protocol
 
-from core.inbox import (
+from core.feed import (
     InboxGone,
     InboxPage,
     NotForPrincipal,

@@ -3,7 +3,7 @@ recorded by the poll lane's own path.
 
 Rules:
 1. One connection at a time, each with a ticket minted just before and used once, to its ``url``
-   verbatim. Neither ticket nor query is logged or stored (``core.live.redacted(url)``;
+   verbatim. Neither ticket nor query is logged or stored (``core.feed.redacted(url)``;
    ``websockets``' logger is held at WARNING and stripped of query strings).
 2. The lane is ``connected`` once ``EventsChannel`` confirms the subscription. Each events frame
    is recorded in one transaction by ``shell.ledger.records.insert_seen`` (one row per id,
@@ -11,7 +11,7 @@ Rules:
    ``on_new``, in order.
 3. Any failure (mint, upgrade, socket, ``stale_after`` seconds without a frame, a refused
    subscription, a frame unread or unrecorded) leaves the lane ``down`` (since when, why) for
-   ``core.live.reconnect_delay``; the poll lane goes on alone: slower, nothing lost.
+   ``core.feed.reconnect_delay``; the poll lane goes on alone: slower, nothing lost.
 4. An overflow frame, or a confirmed connection that drops, is a loss told to
    ``shell.intake.repair`` (the first event heard afterwards bounds it).
 5. The state is written to the ledger at each change, for ``status`` (a failed write is logged).
@@ -38,13 +38,13 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from websockets.sync.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
-from core.feed import FeedEvent, FeedFilters
-from core.intake_status import LaneState
-from core.live import (
+from core.feed import (
     SUBPROTOCOL,
     Confirmed,
     Delivered,
     Disconnect,
+    FeedEvent,
+    FeedFilters,
     Frame,
     Overflow,
     Ping,
@@ -57,6 +57,7 @@ from core.live import (
     redacted,
     subscribe_command,
 )
+from core.intake_status import LaneState
 from core.timestamps import format_timestamp, parse_timestamp
 from shell.basecamp.errors import BasecampError
 from shell.basecamp.wire import NoQueryStrings
