@@ -32,7 +32,7 @@ from enum import StrEnum
 
 from returns.result import Failure, Result, Success
 
-from core.admission_matrix import DiscardReason
+from core.admission import DiscardReason
 from core.edges import RecordState
 from core.states import EventOutcome
 

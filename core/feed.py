@@ -24,7 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from returns.result import Failure, Result, Success
 
-from core.admission_matrix import Trigger
+from core.admission import Trigger
 from core.json_input import JsonRefused, decode_json
 from core.links import ticket_url_allowed
 

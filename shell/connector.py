@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
-from core.admission_matrix import AdmissionSettings, BlockedReason
+from core.admission import AdmissionSettings, BlockedReason
 from core.configuration import Configuration
 from core.feed import FeedFilters
 from core.intake_status import BacklogLimits

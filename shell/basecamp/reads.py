@@ -26,6 +26,8 @@ from datetime import timedelta
 from typing import Any
 
 from core.admission import (
+    CHAT_LINE_CREATED,
+    COMMENT_CREATED,
     Author,
     ReadFailure,
     ReadFailureKind,
@@ -33,7 +35,6 @@ from core.admission import (
     RecordingSummary,
     mentioned_in,
 )
-from core.admission_matrix import CHAT_LINE_CREATED, COMMENT_CREATED
 from core.destinations import Destination, MessageKind
 from core.receipt_check import ReadMessage
 from core.timestamps import parse_timestamp

@@ -29,7 +29,7 @@ from datetime import datetime
 from returns.result import Failure, Result, Success
 
 from core import decisions
-from core.admission_matrix import DiscardReason
+from core.admission import DiscardReason
 from core.decisions import Action, DecisionRefused, Plan, RecordFacts
 from core.edges import IntentState, RecordState
 from core.import_file import RecordNow

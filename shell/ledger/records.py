@@ -27,8 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from core.admission import Verdict, settle_verdict
-from core.admission_matrix import EventPointer
+from core.admission import EventPointer, Verdict, settle_verdict
 from core.blocked_retry import BlockedBefore, blocked_times
 from core.dispatch import OPEN_STATES, LiveWork, OpenRecord, conversation_live
 from core.edges import RECORD_EDGES, Actor, RecordState

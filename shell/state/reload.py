@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from core.admission_matrix import AdmissionSettings
+from core.admission import AdmissionSettings
 from core.configuration import Configuration
 from core.route_reload import Authorization, authorize, news
 from shell.errors import UserError

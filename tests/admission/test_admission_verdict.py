@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from core.admission import (
     BLOCKED_RETRY_INTERVAL,
     BLOCKED_RETRY_WINDOW,
+    MATRIX,
     AdmissionSettings,
     Author,
     BlockedReason,
@@ -33,7 +34,6 @@ from core.admission import (
     next_retry,
     settle_verdict,
 )
-from core.admission_matrix import MATRIX
 from core.destinations import Destination, MessageKind
 from core.dispatch_tools.rows import read_snapshot
 from core.edges import RecordState

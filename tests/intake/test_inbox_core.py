@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from core.admission_matrix import MATRIX, Trigger
+from core.admission import MATRIX, Trigger
 from core.feed import (
     ASKED_REASONS,
     REASON_TRIGGERS,

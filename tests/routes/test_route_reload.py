@@ -12,12 +12,13 @@ from core.admission import (
     AdmissionSettings,
     Author,
     BlockedReason,
+    Continue,
     EventPointer,
     RecordingStatus,
     RecordingSummary,
     decide,
+    gate,
 )
-from core.admission_matrix import Continue, gate
 from core.configuration import Configuration, Route, parse_configuration, to_mapping
 from core.edges import RecordState
 from core.route_reload import Authorization, at_start, authorize, news

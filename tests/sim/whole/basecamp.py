@@ -53,8 +53,15 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from core.admission import Author, ReadFailure, ReadFailureKind, RecordingStatus, RecordingSummary
-from core.admission_matrix import CHAT_LINE_CREATED, COMMENT_CREATED
+from core.admission import (
+    CHAT_LINE_CREATED,
+    COMMENT_CREATED,
+    Author,
+    ReadFailure,
+    ReadFailureKind,
+    RecordingStatus,
+    RecordingSummary,
+)
 from core.destinations import Destination, ListedMessage
 from core.feed import (
     Delivered,
