@@ -46,9 +46,8 @@ from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
-from core.configuration import Configuration
+from core.configuration import Configuration, below_floor
 from core.route_preflight import route_advice, route_problem
-from core.timing_floors import below_floor
 from shell import core_dumps, private_files, stack_dumps
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.identity import check_identity
