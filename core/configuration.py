@@ -27,9 +27,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from core import worker_allowances
-from core.durations import format_duration, parse_duration
 from core.ids import MAX_ID, id_digits
 from core.links import transport_allowed
+from core.timestamps import format_duration, parse_duration
 from core.worker_allowances import WorkerAllowances
 from core.worker_environment import variable_name_problem
 

@@ -1,19 +1,13 @@
 """What a re-read configuration file authorizes the running connector to do.
 
-The running connector re-reads its configuration every ``RELOAD_EVERY``; this decides, from the
-configuration it started with and what the file holds now, which projects it may serve.
-
-Rules:
-1. A file that parses and names the running account and agent authorizes exactly its routes
-   (``Authorization.routes``): routes change without a restart.
-2. A file unreadable, invalid, or naming another account or agent authorizes nothing (``usable``
-   False) until usable again: nothing is dispatched and a request is
-   ``blocked(config_unreadable)``, never answered as if unrouted. ``problem`` says why.
-3. Only the routes are taken from a re-read file; a change to the rest (trust, worker, timings,
-   token, base URL) needs a restart, and ``pending`` says so, one line.
-4. ``news`` is a line to log only when what is authorized changed, so an unusable file is logged
-   once, not every 2 s.
-5. Pure: the shell hands over the file's mapping, or the one line saying why it could not."""
+The connector re-reads its file every ``RELOAD_EVERY``. A file that parses and names the running
+account and agent authorizes exactly its routes: routes change without a restart; a change to
+the rest (trust, worker, timings, token, base URL) waits for one, and ``pending`` says so. A file
+unreadable, invalid, or naming another pair authorizes nothing until it is usable again: nothing
+is dispatched and a request is ``blocked(config_unreadable)``, never answered as if unrouted.
+``news`` is a line to log only when what is authorized changed, so an unusable file is logged
+once, not every 2 s.
+"""
 
 from __future__ import annotations
 
@@ -29,12 +23,10 @@ RELOAD_EVERY = timedelta(seconds=2)
 
 @dataclass(frozen=True, slots=True)
 class Authorization:
-    """Which projects the running connector may serve, by what the file said last."""
-
     usable: bool
     routes: tuple[Route, ...] = ()
     problem: str = ""
-    pending: str = ""  # a change the file makes that takes a restart (rule 3)
+    pending: str = ""  # a change the file makes that takes a restart
 
     @property
     def routed_projects(self) -> frozenset[int]:
@@ -46,13 +38,11 @@ class Authorization:
 
 
 def at_start(configuration: Configuration) -> Authorization:
-    """What the configuration the connector started with authorizes: its routes."""
     return Authorization(usable=True, routes=configuration.routes)
 
 
 def authorize(running: Configuration, read: Mapping[str, Any] | str) -> Authorization:
-    """What the re-read file authorizes: ``read`` is its JSON object, or why it could not be
-    read (rules 1-3)."""
+    """``read``: the file's JSON object, or why it could not be read."""
     if isinstance(read, str):
         return Authorization(usable=False, problem=f"the configuration file cannot be read: {read}")
     parsed = parse_configuration(read)
@@ -79,7 +69,6 @@ def authorize(running: Configuration, read: Mapping[str, Any] | str) -> Authoriz
 
 
 def news(before: Authorization, after: Authorization) -> tuple[str, ...]:
-    """The lines to log when ``after`` replaces ``before``; none when nothing changed (rule 4)."""
     lines: list[str] = []
     if not after.usable:
         if before.usable or before.problem != after.problem:

@@ -20,7 +20,7 @@ import json
 import sys
 from pathlib import Path
 
-from core.durations import format_duration
+from core.timestamps import format_duration
 from shell.cli.commands import SUMMARIES
 from shell.demo.connector_child import ConnectorFailed
 from shell.demo.runner import run_demo

@@ -29,10 +29,10 @@ from typing import Any
 from returns.result import Failure, Success
 
 from core.configuration import Configuration, TrustMode, missing, to_mapping
-from core.durations import format_duration
 from core.route_preflight import route_problems
 from core.route_reload import RELOAD_EVERY
 from core.setup_changes import Changes, merge
+from core.timestamps import format_duration
 from shell.basecamp.client import BasecampClient, Profile
 from shell.basecamp.identity import check_identity
 from shell.basecamp.tokens import tokens_from

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.durations import format_duration
 from core.file_kinds import LEDGER_NAME
 from core.json_input import Decoded, decode_json
+from core.timestamps import format_duration
 from shell.basecamp.standin.server import StandIn
 from shell.cli.standin import describe
 from shell.demo.connector_child import ConnectorChild

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from core.destinations import MessageKind
-from core.durations import format_duration
 from core.message_kinds import label
+from core.timestamps import format_duration
 from shell.basecamp.standin.api import MENTION_TYPE
 from shell.basecamp.standin.world import person_sgid
 from shell.demo.connector_child import ConnectorChild

@@ -29,7 +29,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from core.durations import format_duration
+from core.timestamps import format_duration
 from shell import private_files
 from shell.cli.main import main as connect
 from shell.demo.connector_child import REPOSITORY
