@@ -39,7 +39,6 @@ from core.configuration import TrustMode
 from core.destinations import MessageKind
 from core.edges import RecordState
 from core.mentions import mentioned_person_ids
-from core.snapshots import RecordSnapshot
 
 
 class Trigger(StrEnum):
@@ -503,18 +502,3 @@ def next_retry(
     if due > blocked_since + BLOCKED_RETRY_WINDOW:
         return None
     return due
-
-
-def as_record(event: EventPointer, verdict: Verdict) -> RecordSnapshot:
-    """The record as the verdict's transaction leaves it, for ``core.intents.intents_for_verdict``."""
-    return RecordSnapshot(
-        event_id=event.id,
-        state=verdict.state,
-        reason="" if verdict.reason is None else str(verdict.reason),
-        bucket_id=event.bucket_id,
-        recording_id=event.recording_id,
-        acknowledge=verdict.acknowledge,
-        reply_kind=verdict.reply_kind,
-        reply_bucket_id=verdict.reply_bucket_id,
-        reply_recording_id=verdict.reply_recording_id,
-    )

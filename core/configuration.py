@@ -14,11 +14,23 @@ waits at least 10 s for the worker's own acknowledgement; still-running notices 
 minute apart, a task's deadline at least a minute, and the feed is read at most once a second.
 Only ``unsafe_test_timings`` (``setup --unsafe-test-timings``, shown by ``status`` and ``setup``)
 lifts them, for the demo and the tests: a file written by hand is held to them when it is read.
+
+A route's directory must exist, be a directory, and be writable (and searchable) by this user, in
+that order; the first it is not is its one problem, in the same words wherever it is judged:
+``setup`` refuses the route, ``run`` refuses to start (its requests would end in a public "could
+not be started" notice), ``doctor`` fails its check.
+
+The running connector re-reads its file every ``RELOAD_EVERY``. A file that parses and names the
+running account and agent authorizes exactly its routes: routes change without a restart, and a
+change to the rest waits for one (``pending`` says so). A file unreadable, invalid, or naming
+another pair authorizes nothing until it is usable again: nothing is dispatched and a request is
+``blocked(config_unreadable)``, never answered as if unrouted. ``news`` is a line to log only when
+what is authorized changed, so an unusable file is logged once, not every 2 s.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import StrEnum
@@ -141,7 +153,7 @@ def below_floor(where: str, value: timedelta, *, unsafe: bool) -> str | None:
     )
 
 
-# --- reading --------------------------------------------------------------------------------
+# -- reading --------------------------------------------------------------------------------
 
 
 def positive_id(value: Any, where: str, problems: list[str]) -> int | None:
@@ -449,4 +461,105 @@ def missing(configuration: Configuration) -> tuple[str, ...]:
             "no route: mentions in every project will get a holding reply and no work "
             "(--route PROJECT=DIR)"
         )
+    return tuple(lines)
+
+
+# -- a route's directory, judged -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RouteFacts:
+    project_id: int
+    directory: str
+    exists: bool
+    is_directory: bool
+    writable: bool
+
+
+def route_problem(route: RouteFacts) -> str | None:
+    where = f"routes.{route.project_id}.directory: {route.directory}"
+    if not route.exists:
+        return f"{where} does not exist"
+    if not route.is_directory:
+        return f"{where} is not a directory"
+    if not route.writable:
+        return f"{where} is not writable by this user"
+    return None
+
+
+def route_advice(route: RouteFacts) -> str:
+    if route.exists and route.is_directory:
+        return "let this user write there (the worker works in it), or change the route"
+    return f"create it, or change the route: bin/connect setup --route {route.project_id}=DIRECTORY"
+
+
+def route_problems(routes: Iterable[RouteFacts]) -> tuple[str, ...]:
+    return tuple(problem for problem in map(route_problem, routes) if problem is not None)
+
+
+# -- what a re-read file authorizes ---------------------------------------------------------
+
+RELOAD_EVERY = timedelta(seconds=2)
+
+
+@dataclass(frozen=True, slots=True)
+class Authorization:
+    usable: bool
+    routes: tuple[Route, ...] = ()
+    problem: str = ""
+    pending: str = ""  # a change the file makes that takes a restart
+
+    @property
+    def routed_projects(self) -> frozenset[int]:
+        return frozenset(route.project_id for route in self.routes)
+
+    @property
+    def watched_projects(self) -> frozenset[int]:
+        return frozenset(route.project_id for route in self.routes if route.watch_completions)
+
+
+def at_start(configuration: Configuration) -> Authorization:
+    return Authorization(usable=True, routes=configuration.routes)
+
+
+def authorize(running: Configuration, read: Mapping[str, Any] | str) -> Authorization:
+    """``read``: the file's JSON object, or why it could not be read."""
+    if isinstance(read, str):
+        return Authorization(usable=False, problem=f"the configuration file cannot be read: {read}")
+    parsed = parse_configuration(read)
+    if not isinstance(parsed, Configuration):
+        problems = parsed
+        first = problems[0] if problems else "it does not validate"
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        return Authorization(usable=False, problem=f"the configuration file is invalid: {first}{more}")
+    now = parsed
+    if (now.account_id, now.agent_id) != (running.account_id, running.agent_id):
+        return Authorization(
+            usable=False,
+            problem=(
+                f"the configuration file names account {now.account_id} and agent {now.agent_id}, "
+                f"not this connector's account {running.account_id} and agent {running.agent_id}"
+            ),
+        )
+    unchanged = (now.base_url, now.token_file, now.trust, now.worker_command, now.concurrency,
+                 now.task_deadline, now.timings)  # fmt: skip
+    started = (running.base_url, running.token_file, running.trust, running.worker_command,
+               running.concurrency, running.task_deadline, running.timings)  # fmt: skip
+    pending = "" if unchanged == started else "a change besides the routes takes effect at the next start"
+    return Authorization(usable=True, routes=now.routes, pending=pending)
+
+
+def news(before: Authorization, after: Authorization) -> tuple[str, ...]:
+    lines: list[str] = []
+    if not after.usable:
+        if before.usable or before.problem != after.problem:
+            lines.append(f"{after.problem}: it authorizes nothing until it is usable again")
+        return tuple(lines)
+    if not before.usable:
+        lines.append("the configuration file is usable again")
+    if after.routes != before.routes:
+        served = ",".join(str(project) for project in sorted(after.routed_projects)) or "none"
+        lines.append(f"routes reloaded: serving projects {served}")
+    if after.pending and after.pending != before.pending:
+        lines.append(after.pending)
     return tuple(lines)

@@ -19,11 +19,11 @@ from email.utils import parsedate_to_datetime
 from enum import StrEnum
 from typing import Any
 
+from core.configuration import RouteFacts, route_advice, route_problem
 from core.intake_status import InboxVerdict
 from core.not_created import TokenOutage
 from core.presentation.formats import byte_size
 from core.presentation.status_values import LOW_DISK_BYTES
-from core.route_preflight import RouteFacts, route_advice, route_problem
 from core.timestamps import format_timestamp
 
 DISK_WARNING_BYTES = 512 * 1024 * 1024
@@ -177,6 +177,7 @@ def disk_check(path: str, free_bytes: int | None, total_bytes: int | None) -> Ch
 @dataclass(frozen=True, slots=True)
 class LockHolder:
     """What the lock file's metadata says (diagnostic: the flock is the truth)."""
+
     pid: int
     started_at: str
     present: bool | None  # None: a process is there, not provably ours

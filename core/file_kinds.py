@@ -85,7 +85,3 @@ def replace_refusal(own: FileKind, name: str, head: bytes | None) -> str | None:
     if found in (own, FileKind.empty):
         return None
     return f"it holds {found.value}, not {own.value}"
-
-
-def may_replace(own: FileKind, name: str, head: bytes | None) -> bool:
-    return replace_refusal(own, name, head) is None

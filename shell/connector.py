@@ -17,7 +17,7 @@ Rules:
 7a. The inbox lane is intake's backstop: at the start after the feed, every few turns, and at
    once after the account lane's 410.
 8. With ``config_path`` a fourth loop re-reads the configuration every
-   ``core.route_reload.RELOAD_EVERY`` and applies what it authorizes (``shell.state.reload``).
+   ``core.configuration.RELOAD_EVERY`` and applies what it authorizes (``shell.state.reload``).
 9. One turn of each loop is a method (``intake_turn``, ``dispatch_turn``, ``Outbox.run_once``):
    ``run``'s threads repeat them and the simulation calls them as steps, putting its own reads,
    workers and dispatcher in place through ``seams`` (which production never passes).
@@ -41,10 +41,9 @@ from datetime import timedelta
 from pathlib import Path
 
 from core.admission import AdmissionSettings, BlockedReason
-from core.configuration import Configuration
+from core.configuration import RELOAD_EVERY, Authorization, Configuration, at_start
 from core.feed import FeedFilters
 from core.intake_status import BacklogLimits
-from core.route_reload import RELOAD_EVERY, Authorization, at_start
 from shell.admission import Admission, SummaryReader
 from shell.adopted_replies import ReplyAdopter
 from shell.basecamp.client import BasecampClient

@@ -2,12 +2,12 @@
 
 Rules:
 1. ``read`` reads the file by ``shell.state.config``'s one policy (owner-only, no symlink, JSON
-   object) and asks ``core.route_reload.authorize`` what it authorizes; a file that cannot be
+   object) and asks ``core.configuration.authorize`` what it authorizes; a file that cannot be
    read is handed over as the one line saying why (never its content: it holds no token, but
    the error names the file, not what is in it).
 2. ``Reloader.apply`` makes the answer take effect: the admission settings and the dispatcher's
    routes are replaced whole (one assignment each, so a loop sees the old routes or the new,
-   never a mix); what changed is logged once (``core.route_reload.news``) and said in the lock
+   never a mix); what changed is logged once (``core.configuration.news``) and said in the lock
    file's metadata for ``status``. When the file is usable again, records blocked
    ``config_unreadable`` are handed back to admission at once, not at their next retry.
 """
@@ -20,8 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from core.admission import AdmissionSettings
-from core.configuration import Configuration
-from core.route_reload import Authorization, authorize, news
+from core.configuration import Authorization, Configuration, authorize, news
 from shell.errors import UserError
 from shell.state.config import read_config_mapping
 

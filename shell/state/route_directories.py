@@ -1,11 +1,11 @@
-"""What the file system says of a route's directory, read for ``core.route_preflight``: setup,
+"""What the file system says of a route's directory, read for ``core.configuration``: setup,
 run and doctor read it here and are answered there, so they judge alike and say it alike."""
 
 from __future__ import annotations
 
 import os
 
-from core.route_preflight import RouteFacts
+from core.configuration import RouteFacts
 
 WRITABLE = os.W_OK | os.X_OK
 

@@ -26,18 +26,34 @@ from core.admission import (
     RecordingStatus,
     RecordingSummary,
     Trigger,
-    TrustMode,
     Verdict,
-    as_record,
     decide,
     mentioned_in,
     next_retry,
     settle_verdict,
 )
+from core.configuration import TrustMode
 from core.destinations import Destination, MessageKind
 from core.dispatch_tools.rows import read_snapshot
 from core.edges import RecordState
 from core.intents import IntentKind, intents_for_verdict
+from core.snapshots import RecordSnapshot
+
+
+def as_record(event: EventPointer, verdict: Verdict) -> RecordSnapshot:
+    """The record as the verdict's transaction leaves it, for ``core.intents.intents_for_verdict``."""
+    return RecordSnapshot(
+        event_id=event.id,
+        state=verdict.state,
+        reason="" if verdict.reason is None else str(verdict.reason),
+        bucket_id=event.bucket_id,
+        recording_id=event.recording_id,
+        acknowledge=verdict.acknowledge,
+        reply_kind=verdict.reply_kind,
+        reply_bucket_id=verdict.reply_bucket_id,
+        reply_recording_id=verdict.reply_recording_id,
+    )
+
 
 AGENT = 900
 OPERATOR = 100

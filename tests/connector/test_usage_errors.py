@@ -1,7 +1,7 @@
 """Bad usage of either command line is an error like any other (``shell.cli.seam`` rule 6): one
 ``error:`` line naming the command and its ``--help``, exit 2, and with ``--json`` the documented
 JSON object on stdout -- never argparse's ``usage: ... / prog: error: ...``. Ids are ASCII digits
-alone (``core.ids`` rule 2), and flags that contradict each other are bad usage
+alone (``core.ids``), and flags that contradict each other are bad usage
 (``shell.state.config.locate_state``). In-process through the entry functions, on a real
 configured state directory."""
 

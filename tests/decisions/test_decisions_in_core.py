@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from core.admission import BLOCKED_RETRY_INTERVAL, BLOCKED_RETRY_WINDOW
 from core.blocked_retry import BlockedBefore, blocked_times
+from core.configuration import RouteFacts, route_advice, route_problem, route_problems
 from core.dispatch import LiveWork, OpenRecord, joining, startable
 from core.edges import DeliveryState, RecordState
 from core.recovery import RecoveryFacts, RecoveryStep, recovery_step
-from core.route_preflight import RouteFacts, route_advice, route_problem, route_problems
 from core.settlement import LiveRow, settle, settlement_plan
 from core.snapshots import Settlement
 
