@@ -178,6 +178,7 @@ def disk_check(path: str, free_bytes: int | None, total_bytes: int | None) -> Ch
 class LockHolder:
     """What the lock file's metadata says (diagnostic: the flock is the truth)."""
 
+
     pid: int
     started_at: str
     present: bool | None  # None: a process is there, not provably ours
@@ -219,13 +220,8 @@ def pair_check(ids: tuple[int, int], here: str, elsewhere: str | None, problem: 
 
 def route_checks(routes: Sequence[RouteFacts]) -> list[Check]:
     if not routes:
-        return [
-            _warning(
-                "routes",
-                "none: no project's requests can run",
-                "add one: bin/connect setup --route PROJECT=DIRECTORY",
-            )
-        ]
+        advice = "add one: bin/connect setup --route PROJECT=DIRECTORY"
+        return [_warning("routes", "none: no project's requests can run", advice)]
     return [_route_check(route) for route in routes]
 
 

@@ -21,7 +21,7 @@ reading on purpose (nothing is lost: the poll lane's position stays); at ``warn`
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from enum import StrEnum
 
@@ -61,15 +61,7 @@ def lane_line(status: LaneStatus | None, short_time: Callable[[str], str]) -> st
 
 
 def lane_report(status: LaneStatus | None) -> dict[str, object] | None:
-    if status is None:
-        return None
-    return {
-        "state": status.state.value,
-        "since": status.since,
-        "why": status.why,
-        "connects": status.connects,
-        "overflows": status.overflows,
-    }
+    return None if status is None else asdict(status)
 
 
 class InboxVerdict(StrEnum):
@@ -135,23 +127,13 @@ def news_line(news: Sequence[LaneNews], short_time: Callable[[str], str]) -> str
 
 def intake_report(news: Sequence[LaneNews], inbox: InboxStatus | None) -> dict[str, object]:
     by_lane = {found.lane: found for found in news}
-    shown_news: dict[str, object] = {
+    shown_news = {
         LANE_NAMES[lane]: None
         if (found := by_lane.get(lane)) is None
         else {"last_new_at": found.last_new_at, "last_new_id": found.last_new_id, "news": found.news}
         for lane in LANES
     }
-    shown_inbox = None
-    if inbox is not None:
-        shown_inbox = {
-            "verdict": inbox.verdict.value,
-            "verdict_since": inbox.verdict_since,
-            "why": inbox.why,
-            "has_position": inbox.has_position,
-            "last_item_id": inbox.last_item_id,
-            "read_at": inbox.read_at,
-        }
-    return {"inbox": shown_inbox, "news": shown_news}
+    return {"inbox": None if inbox is None else asdict(inbox), "news": shown_news}
 
 
 # -- losses and gaps --------------------------------------------------------------------------
@@ -205,8 +187,7 @@ def losses_line(counts: LossCounts) -> str:
 
 
 def losses_report(counts: LossCounts) -> dict[str, int]:
-    return {"open": counts.open, "repaired": counts.repaired, "unrecovered": counts.unrecovered,
-            "gaps": counts.gaps}  # fmt: skip
+    return asdict(counts)
 
 
 # -- the backlog ------------------------------------------------------------------------------
