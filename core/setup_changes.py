@@ -6,14 +6,14 @@ is a problem line naming the flag like any other; every problem is reported, the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from returns.result import Failure, Result, Success
 
 from core import worker_allowances
-from core.configuration import Configuration, parse_configuration, positive_id
+from core.configuration import TIMING_KEYS, Configuration, parse_configuration, positive_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,17 +120,7 @@ def _set_on_route(  # noqa: PLR0917 -- a route's field, its value, and the flag 
 
 def merge(existing: Mapping[str, Any], changes: Changes) -> Result[Configuration, tuple[str, ...]]:
     problems: list[str] = []
-    data: dict[str, Any] = dict(existing)
-    overrides: tuple[tuple[str, Any], ...] = (
-        ("account_id", changes.account_id),
-        ("base_url", changes.base_url),
-        ("agent_id", changes.agent_id),
-        ("token_file", changes.token_file),
-        ("task_deadline", changes.task_deadline),
-    )
-    for key, value in overrides:
-        if value is not None:
-            data[key] = value
+    data = dict(existing) | _given(changes, _OVERRIDDEN)
     data["trust"] = _merge_trust(data.get("trust"), changes, problems)
     data["routes"] = _merge_routes(data.get("routes"), changes, problems)
     if changes.worker_command is not None:
@@ -139,16 +129,7 @@ def merge(existing: Mapping[str, Any], changes: Changes) -> Result[Configuration
         text = changes.concurrency.strip()
         data["concurrency"] = int(text) if text.isdigit() else changes.concurrency
     timings = dict(data["timings"]) if isinstance(data.get("timings"), Mapping) else {}
-    for key, value in (
-        ("guard_delay", changes.guard_delay),
-        ("still_running", changes.still_running),
-        ("reconcile_after", changes.reconcile_after),
-    ):
-        if value is not None:
-            timings[key] = value
-    data["timings"] = timings
-    if changes.unsafe_test_timings is not None:
-        data["unsafe_test_timings"] = changes.unsafe_test_timings
+    data["timings"] = timings | _given(changes, TIMING_KEYS)
     recorded = data.get("worker_env")
     kept: list[Any] = list(recorded) if isinstance(recorded, list) else []
     names = [name for name in [*kept, *changes.worker_env] if name not in changes.remove_worker_env]
@@ -165,3 +146,11 @@ def merge(existing: Mapping[str, Any], changes: Changes) -> Result[Configuration
         later = () if isinstance(parsed, Configuration) else parsed
         return Failure(tuple(problems) + tuple(line for line in later if line not in problems))
     return Success(parsed) if isinstance(parsed, Configuration) else Failure(parsed)
+
+
+_OVERRIDDEN = ("account_id", "base_url", "agent_id", "token_file", "task_deadline", "unsafe_test_timings")
+
+
+def _given(changes: Changes, keys: Sequence[str]) -> dict[str, Any]:
+    """The changes to ``keys`` this setup was told (a field of ``Changes`` is named as its key)."""
+    return {key: getattr(changes, key) for key in keys if getattr(changes, key) is not None}
