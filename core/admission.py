@@ -1,4 +1,5 @@
-"""Admission: the verdict on a record, from the feed event, the settings and what the shell read.
+"""Which feed events are the agent's business: the verdict on a record, from its event, the
+settings and what the shell read.
 
 ``gate`` reads nothing: from the event and the settings alone, cheapest first, it answers the
 rules still in play (``Continue``) or the first discard reason that holds (``Discard``). On
@@ -206,23 +207,16 @@ def gate(event: EventPointer, settings: AdmissionSettings) -> GateOutcome:
 BLOCKED_RETRY_INTERVAL = timedelta(minutes=10)
 BLOCKED_RETRY_WINDOW = timedelta(hours=24)
 
-RETRIED_WITHIN_WINDOW = frozenset(
-    {
-        BlockedReason.read_failed,
-        BlockedReason.read_unresolved,
-        BlockedReason.delta_unverified,
-        BlockedReason.trust_unverified,
-        BlockedReason.throttled,
-    }
-)
+RETRIED_WITHIN_WINDOW = frozenset({
+    BlockedReason.read_failed, BlockedReason.read_unresolved, BlockedReason.delta_unverified,
+    BlockedReason.trust_unverified, BlockedReason.throttled,
+})  # fmt: skip
 RETRIED_WITHOUT_END = frozenset({BlockedReason.config_unreadable})
 
 AGENT_PERSONABLE = "Agent"
 REQUESTS = frozenset({Trigger.mentioned, Trigger.assigned})
-VERDICT_STATES = frozenset(
-    {RecordState.admitted, RecordState.queued, RecordState.blocked, RecordState.discarded}
-)
 ADMITTED_STATES = frozenset({RecordState.admitted, RecordState.queued})
+VERDICT_STATES = ADMITTED_STATES | {RecordState.blocked, RecordState.discarded}
 
 Reason = DiscardReason | BlockedReason
 

@@ -1,5 +1,5 @@
-"""The ledger's ids, read one way wherever one comes in (the configuration, the command line, the
-worker's prompt and tools, a listing, the stand-in).
+"""The ledger's ids, read one way wherever one comes in: the configuration, the command line, the
+worker's prompt and tools, a listing, the stand-in.
 
 ``MAX_ID`` is the largest id the ledger can store (SQLite's INTEGER); a larger one is a typo. An id
 written as text is ASCII decimal digits and nothing else: Python's ``int`` takes ``+7``, `` 7``,
