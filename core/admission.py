@@ -1,40 +1,31 @@
-"""Admission's second half: the verdict on a record, from the gate and what the shell read.
+"""Which feed events are the agent's business: the verdict on a record, from its event, the
+settings and what the shell read.
 
-The shell runs ``core.admission_matrix.gate`` (no reads); on ``Continue`` it reads the membership
-(trust mode ``project``) and the recording's summary, asks ``decide``, and runs
-``settle_verdict`` in the transaction that writes the verdict.
+``gate`` reads nothing: from the event and the settings alone, cheapest first, it answers the
+rules still in play (``Continue``) or the first discard reason that holds (``Discard``). On
+``Continue`` the shell reads the project's membership (trust mode ``project``) and the
+recording's summary, asks ``decide``, and runs ``settle_verdict`` in the transaction that writes
+the verdict (an admitted verdict whose conversation is live is ``queued``).
 
-Rule 1: cheapest first: the gate; the membership (unread -> ``blocked(trust_unverified)``, not a
-member -> ``discarded(untrusted_performer)``); the summary (a ``ReadFailure`` blocks, never
-discards); drafted or trashed -> ``discarded(stale)``; a missing creator, parent or Campfire ->
-``blocked(read_failed)``; the author; the rules in order; the route.
+``MATRIX`` maps an event type to its rules, tried in order: a trigger, and whether it is the
+operator's alone, needs a route, and asks for an acknowledgement (a person asked for something:
+the guard and a holding reply apply). The performer is ``performed_by_id``, else the creator; one
+who is not the creator is an agent acting for a person (``delegated``). The operator is trusted
+in every mode, ``allowlist`` adds the allowed ids, ``project`` any non-client member.
 
-Rule 2: content's author (a ``*.created`` event) is checked before its rules: an agent's is
-``discarded(agent_authored)``, an untrusted one's ``discarded(untrusted_author)``. For an
-assignment or completion the snapshot still names the words' author and whether trusted, so
-untrusted words are data, never orders (``core.dispatch_prompt`` rule 6).
+``decide`` goes cheapest first: the membership (unread blocks), the summary (a failed read
+blocks, never discards; drafted or trashed is ``stale``), the author, the rules, the route.
+Content's author is judged before its rules, and for an assignment or completion the snapshot
+still says whether the words' author is trusted, so untrusted words are data, never orders. A
+comment that mentions the agent never falls through to subscribed. Where no route serves the
+project only a request (mentioned, assigned) is answered: ``blocked(no_route)``, kept for its
+holding reply. While the configuration is unusable every event the gate passes is
+``blocked(config_unreadable)``, and the gate drops no rule for a missing route.
 
-Rule 3: rules go in matrix order: mentioned, subscribed, assigned (by this very event and still
-assigned; unreadable details -> ``blocked(delta_unverified)``), completed. A comment that
-mentions the agent never falls through to subscribed. No match -> ``discarded(not_addressed)``.
-
-Rule 4: a matched trigger with no route is ``blocked(no_route)`` for a request (mentioned,
-assigned: it keeps its reply destination) and ``discarded(no_route)`` otherwise. Only
-``admitted`` carries content. ``acknowledge`` is true exactly for a mentioned or assigned
-trigger admitted or blocked(no_route).
-
-Rule 5: a chat line's conversation and reply are its Campfire; a comment's, its parent; anything
-else's, the recording itself.
-
-Rule 6: ``settle_verdict``: an admitted verdict whose conversation is live is ``queued``.
-
-Rule 7: a blocked reason in ``RETRIED_WITHIN_WINDOW`` is retried every ``BLOCKED_RETRY_INTERVAL``
-within ``BLOCKED_RETRY_WINDOW`` (``throttled`` not before ``retry_at``; ``config_unreadable``
-without end); any other waits for a redispatch. Past its window a record stays blocked. While
-the configuration is unusable every event the gate passes is ``blocked(config_unreadable)``
-(``core.route_reload`` rule 2).
-
-Rule 8: mentions are read by ``core.mentions``' tag walk, which strips the agent's own mention.
+A chat line's conversation and reply are its Campfire, a comment's its parent, anything else's
+the recording itself. A reason in ``RETRIED_WITHIN_WINDOW`` is offered back every
+``BLOCKED_RETRY_INTERVAL`` within ``BLOCKED_RETRY_WINDOW`` (a throttled read not before its
+``retry_at``; ``config_unreadable`` without end); past it the record stays blocked.
 """
 
 from __future__ import annotations
@@ -45,53 +36,192 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from types import MappingProxyType
 
-from core.admission_matrix import (
-    CHAT_LINE_CREATED,
-    COMMENT_CREATED,
-    AdmissionSettings,
-    BlockedReason,
-    Continue,
-    Discard,
-    DiscardReason,
-    EventPointer,
-    Rule,
-    Trigger,
-    gate,
-    trusted_without_reading,
-)
 from core.configuration import TrustMode
 from core.destinations import MessageKind
 from core.edges import RecordState
 from core.mentions import mentioned_person_ids
-from core.snapshots import RecordSnapshot
+
+
+class Trigger(StrEnum):
+    mentioned = "mentioned"
+    subscribed = "subscribed"
+    assigned = "assigned"
+    completed = "completed"
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    trigger: Trigger
+    operator_only: bool = False
+    requires_route: bool = False
+    acknowledge: bool = False
+
+
+MENTIONED = Rule(Trigger.mentioned, acknowledge=True)
+SUBSCRIBED = Rule(Trigger.subscribed, requires_route=True)
+ASSIGNED = Rule(Trigger.assigned, operator_only=True, acknowledge=True)
+COMPLETED = Rule(Trigger.completed, requires_route=True)
+
+COMMENT_CREATED = "comment.created"
+CHAT_LINE_CREATED = "chat.line.created"
+
+MATRIX: Mapping[str, tuple[Rule, ...]] = MappingProxyType(
+    {
+        COMMENT_CREATED: (MENTIONED, SUBSCRIBED),
+        "message.created": (MENTIONED,),
+        "todo.created": (MENTIONED,),
+        "card.created": (MENTIONED,),
+        CHAT_LINE_CREATED: (MENTIONED,),
+        "todo.assignment_changed": (ASSIGNED,),
+        "card.assignment_changed": (ASSIGNED,),
+        "todo.completed": (COMPLETED,),
+        "card.completed": (COMPLETED,),
+    }
+)
+
+AGENT_ACTOR = "agent"  # the feed's actor_type of an action taken by an agent
+
+
+class DiscardReason(StrEnum):
+    """Why a record was discarded: terminal, a verified verdict."""
+
+    invalid_pointer = "invalid_pointer"
+    not_in_matrix = "not_in_matrix"
+    agent_authored = "agent_authored"
+    delegated = "delegated"
+    out_of_scope = "out_of_scope"
+    untrusted_performer = "untrusted_performer"
+    assignment_not_operator = "assignment_not_operator"
+    untrusted_author = "untrusted_author"
+    stale = "stale"
+    not_addressed = "not_addressed"
+    no_route = "no_route"
+    by_operator = "by_operator"
+    imported_done = "imported_done"
+
+
+class BlockedReason(StrEnum):
+    """Why a record is blocked: retained and retried, never a transport failure as a verdict."""
+
+    read_failed = "read_failed"
+    read_unresolved = "read_unresolved"
+    throttled = "throttled"
+    trust_unverified = "trust_unverified"
+    delta_unverified = "delta_unverified"
+    bucket_mismatch = "bucket_mismatch"
+    unroutable = "unroutable"
+    no_route = "no_route"
+    spawn_failed = "spawn_failed"
+    config_unreadable = "config_unreadable"
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionSettings:
+    """What admission knows of the configuration. ``projects``: the ``--project`` scope (None: every
+    project the agent can see)."""
+
+    agent_id: int
+    operator_id: int
+    trust_mode: TrustMode = TrustMode.operator
+    allowlist: frozenset[int] = frozenset()
+    projects: frozenset[int] | None = None
+    routed_projects: frozenset[int] = frozenset()
+    watched_projects: frozenset[int] = frozenset()
+    configuration_usable: bool = True
+
+    def routed(self, bucket_id: int) -> bool:
+        return bucket_id in self.routed_projects
+
+
+@dataclass(frozen=True, slots=True)
+class EventPointer:
+    """A feed event as intake recorded it (``core.feed.FeedEvent`` and its ``actor_type``)."""
+
+    id: int
+    event_type: str
+    bucket_id: int
+    creator_id: int
+    performed_by_id: int | None
+    actor_type: str
+    recording_id: int
+
+    @property
+    def performer_id(self) -> int:
+        return self.creator_id if self.performed_by_id is None else self.performed_by_id
+
+
+@dataclass(frozen=True, slots=True)
+class Continue:
+    rules: tuple[Rule, ...]
+    routed: bool
+    membership_needed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Discard:
+    reason: DiscardReason
+
+
+GateOutcome = Continue | Discard
+
+
+def trusted_without_reading(settings: AdmissionSettings, person_id: int) -> bool:
+    if person_id == settings.operator_id:
+        return True
+    return settings.trust_mode is not TrustMode.operator and person_id in settings.allowlist
+
+
+def gate(event: EventPointer, settings: AdmissionSettings) -> GateOutcome:
+    if min(event.id, event.bucket_id, event.recording_id) <= 0:
+        return Discard(DiscardReason.invalid_pointer)
+    rules = MATRIX.get(event.event_type)
+    if rules is None:
+        return Discard(DiscardReason.not_in_matrix)
+    agent = settings.agent_id
+    if agent in (event.creator_id, event.performed_by_id) or event.actor_type == AGENT_ACTOR:
+        return Discard(DiscardReason.agent_authored)
+    if event.performed_by_id is not None and event.performed_by_id != event.creator_id:
+        return Discard(DiscardReason.delegated)
+    if settings.projects is not None and event.bucket_id not in settings.projects:
+        return Discard(DiscardReason.out_of_scope)
+    performer = event.performer_id
+    membership_needed = False
+    if not trusted_without_reading(settings, performer):
+        if settings.trust_mode is not TrustMode.project:
+            return Discard(DiscardReason.untrusted_performer)
+        membership_needed = True
+    if performer != settings.operator_id:
+        rules = tuple(rule for rule in rules if not rule.operator_only)
+        if not rules:
+            return Discard(DiscardReason.assignment_not_operator)
+    routed = settings.routed(event.bucket_id)
+    if not routed and settings.configuration_usable:
+        rules = tuple(rule for rule in rules if not rule.requires_route)
+        if not rules:
+            return Discard(DiscardReason.no_route)
+    return Continue(rules=rules, routed=routed, membership_needed=membership_needed)
+
+
+# -- the verdict -----------------------------------------------------------------------------
 
 BLOCKED_RETRY_INTERVAL = timedelta(minutes=10)
 BLOCKED_RETRY_WINDOW = timedelta(hours=24)
 
-RETRIED_WITHIN_WINDOW = frozenset(
-    {
-        BlockedReason.read_failed,
-        BlockedReason.read_unresolved,
-        BlockedReason.delta_unverified,
-        BlockedReason.trust_unverified,
-        BlockedReason.throttled,
-    }
-)
+RETRIED_WITHIN_WINDOW = frozenset({
+    BlockedReason.read_failed, BlockedReason.read_unresolved, BlockedReason.delta_unverified,
+    BlockedReason.trust_unverified, BlockedReason.throttled,
+})  # fmt: skip
 RETRIED_WITHOUT_END = frozenset({BlockedReason.config_unreadable})
 
 AGENT_PERSONABLE = "Agent"
 REQUESTS = frozenset({Trigger.mentioned, Trigger.assigned})
-VERDICT_STATES = frozenset(
-    {RecordState.admitted, RecordState.queued, RecordState.blocked, RecordState.discarded}
-)
 ADMITTED_STATES = frozenset({RecordState.admitted, RecordState.queued})
+VERDICT_STATES = ADMITTED_STATES | {RecordState.blocked, RecordState.discarded}
 
 Reason = DiscardReason | BlockedReason
 
 
 class RecordingStatus(StrEnum):
-    """A recording's status as the summary read found it."""
-
     active = "active"
     drafted = "drafted"
     trashed = "trashed"
@@ -99,16 +229,14 @@ class RecordingStatus(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Author:
-    """The recording's creator: a Person id and its ``personable_type`` (``User``, ``Agent``...)."""
-
     id: int
     personable_type: str
 
 
 @dataclass(frozen=True, slots=True)
 class RecordingSummary:
-    """What the summary read found (plus, for an assignment, this event's added people: None when
-    the event's details could not be read). ``mentioned_person_ids`` comes from ``mentioned_in``."""
+    """What the summary read found; ``added_person_ids`` is an assignment's added people (None:
+    the event's details could not be read)."""
 
     status: RecordingStatus
     type: str
@@ -127,8 +255,6 @@ class RecordingSummary:
 
 
 class ReadFailureKind(StrEnum):
-    """How a read the shell made for admission failed, after its own retries."""
-
     failed = "failed"  # transport, 5xx, a body that could not be read
     throttled = "throttled"  # 429 beyond what admission waits in place; ``retry_at`` set
     not_found = "not_found"  # 404
@@ -140,7 +266,7 @@ class ReadFailureKind(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class ReadFailure:
-    """A read that did not answer. ``retry_at`` is the server's deadline of a throttled read."""
+    """A read that did not answer, after its own retries; ``retry_at``: a throttled read's deadline."""
 
     kind: ReadFailureKind
     retry_at: datetime | None = None
@@ -161,10 +287,7 @@ _FAILURE_REASONS: Mapping[ReadFailureKind, BlockedReason] = MappingProxyType(
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """Admission's decision on one record, as the ledger writes it (``events`` columns).
-
-    ``reason`` is None exactly when admitted or queued; ``snapshot`` is set exactly then;
-    ``retry_at`` only for ``blocked(throttled)``; ``acknowledge`` only for a request trigger."""
+    """Admission's decision on one record, as the ledger writes it (``events`` columns)."""
 
     state: RecordState
     reason: Reason | None = None
@@ -193,7 +316,7 @@ class Verdict:
 
 
 def mentioned_in(content: str) -> frozenset[int]:
-    """The Person ids mentioned in rich-text ``content`` (rule 8)."""
+    """The Person ids mentioned in rich-text ``content`` (``core.mentions``' tag walk)."""
     return frozenset(mentioned_person_ids(content))
 
 
@@ -206,8 +329,7 @@ def _blocked(reason: BlockedReason, retry_at: datetime | None = None) -> Verdict
 
 
 def _reply(event: EventPointer, summary: RecordingSummary) -> tuple[str, MessageKind, int] | None:
-    """Conversation key, reply kind and reply recording (rule 5); None when the summary lacks
-    the parent or Campfire it needs."""
+    """Conversation key, reply kind and reply recording; None without the parent or Campfire."""
     if event.event_type == CHAT_LINE_CREATED:
         if summary.campfire_id is None or summary.campfire_id <= 0:
             return None
@@ -222,8 +344,7 @@ def _reply(event: EventPointer, summary: RecordingSummary) -> tuple[str, Message
 def _author_trusted(
     author: Author, event: EventPointer, settings: AdmissionSettings, members: frozenset[int] | None
 ) -> bool | None:
-    """Whether the content's author is trusted (rule 2); None when only the unread membership
-    could tell. The agent's own words are not a person's trust."""
+    """None when only the unread membership could tell. The agent's words are no person's trust."""
     if author.id == settings.agent_id or author.personable_type == AGENT_PERSONABLE:
         return False
     if author.id == event.performer_id or trusted_without_reading(settings, author.id):
@@ -236,8 +357,7 @@ def _author_trusted(
 def _author_verdict(
     author: Author, event: EventPointer, settings: AdmissionSettings, members: frozenset[int] | None
 ) -> Verdict | None:
-    """None when the author of a content event is trusted (rule 2), else the verdict that ends
-    the decision."""
+    """None when the author of a content event is trusted, else the verdict that ends the decision."""
     if author.id == settings.agent_id or author.personable_type == AGENT_PERSONABLE:
         return _discarded(DiscardReason.agent_authored)
     match _author_trusted(author, event, settings, members):
@@ -275,7 +395,7 @@ def _snapshot(summary: RecordingSummary, author_trusted: bool) -> Mapping[str, s
             "content": summary.content,
             "updated_at": summary.updated_at,
             "author_id": None if summary.creator is None else str(summary.creator.id),
-            "author_trusted": "true" if author_trusted else "false",  # rule 2
+            "author_trusted": "true" if author_trusted else "false",
         }
     )
 
@@ -286,8 +406,7 @@ def decide(
     read: RecordingSummary | ReadFailure,
     members: frozenset[int] | None = None,
 ) -> Verdict:
-    """The verdict on ``event`` (rules 1-5). ``read`` is the summary read or how it failed;
-    ``members`` the project's non-client members (None: not read, or the read failed)."""
+    """``members``: the project's non-client members (None: not read, or the read failed)."""
     match gate(event, settings):
         case Discard(discard_reason):
             return _discarded(discard_reason)
@@ -317,7 +436,7 @@ def decide(
         refused = _author_verdict(summary.creator, event, settings, members)
         if refused is not None:
             return refused
-    author_trusted = _author_trusted(summary.creator, event, settings, members) is True  # rule 2
+    author_trusted = _author_trusted(summary.creator, event, settings, members) is True
     for rule in rules:
         matched = _match(rule, summary, settings, event)
         if isinstance(matched, BlockedReason):
@@ -358,7 +477,6 @@ def _verdict_for(
 
 
 def settle_verdict(verdict: Verdict, conversation_live: bool) -> Verdict:
-    """``queued`` for an admitted verdict whose conversation is live; otherwise unchanged (rule 6)."""
     if verdict.state is RecordState.admitted and conversation_live:
         return replace(verdict, state=RecordState.queued)
     return verdict
@@ -367,8 +485,7 @@ def settle_verdict(verdict: Verdict, conversation_live: bool) -> Verdict:
 def next_retry(
     reason: str, blocked_since: datetime, now: datetime, retry_at: datetime | None = None
 ) -> datetime | None:
-    """When a record blocked for ``reason`` since ``blocked_since`` is next offered back to
-    admission, or None when no timer re-runs it (rule 7)."""
+    """When a record blocked for ``reason`` is next offered back to admission; None: no timer will."""
     if reason in RETRIED_WITHOUT_END:
         return now + BLOCKED_RETRY_INTERVAL
     if reason not in RETRIED_WITHIN_WINDOW:
@@ -379,43 +496,3 @@ def next_retry(
     if due > blocked_since + BLOCKED_RETRY_WINDOW:
         return None
     return due
-
-
-def as_record(event: EventPointer, verdict: Verdict) -> RecordSnapshot:
-    """The record as the verdict's transaction leaves it, for ``core.intents.intents_for_verdict``."""
-    return RecordSnapshot(
-        event_id=event.id,
-        state=verdict.state,
-        reason="" if verdict.reason is None else str(verdict.reason),
-        bucket_id=event.bucket_id,
-        recording_id=event.recording_id,
-        acknowledge=verdict.acknowledge,
-        reply_kind=verdict.reply_kind,
-        reply_bucket_id=verdict.reply_bucket_id,
-        reply_recording_id=verdict.reply_recording_id,
-    )
-
-
-__all__ = [
-    "BLOCKED_RETRY_INTERVAL",
-    "BLOCKED_RETRY_WINDOW",
-    "RETRIED_WITHIN_WINDOW",
-    "RETRIED_WITHOUT_END",
-    "AdmissionSettings",
-    "Author",
-    "BlockedReason",
-    "DiscardReason",
-    "EventPointer",
-    "ReadFailure",
-    "ReadFailureKind",
-    "RecordingStatus",
-    "RecordingSummary",
-    "Trigger",
-    "TrustMode",
-    "Verdict",
-    "as_record",
-    "decide",
-    "mentioned_in",
-    "next_retry",
-    "settle_verdict",
-]

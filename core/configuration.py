@@ -1,25 +1,36 @@
 """The connector's configuration for one (account, agent): a value, its defaults, its checks.
 
-Rules:
-1. ``parse_configuration`` turns a mapping into a ``Configuration`` or refuses with *every*
-   problem, each a line naming its key, never a traceback; as a tuple, not a ``Result``
-   (importing ``returns`` was a tenth of ``status``'s start).
-2. What may be left out has a default; the account id, base URL, agent id and token file do not.
-3. Ids are positive integers; durations (``core.durations``) positive and written back as read;
-   the base URL an origin, https or http to loopback.
-4. The token is never a value here: the configuration names the *file* that holds it.
-5. A route: project id -> absolute directory, class, watch_completions (the shell checks the directory).
-6. A setup's changes are merged by ``core.setup_changes``, whose problem lines join these.
-7. ``missing`` says what a valid configuration still lacks for useful work; none of it stops a setup.
-8. Pure: no I/O; paths are checked as text only.
-9. Timings are held to ``core.timing_floors`` unless ``unsafe_test_timings`` is true.
-10. ``worker_env`` names variables passed from the connector's environment, never values.
-11. ``worker_allow`` is what the default worker may do beyond its defaults (``core.worker_allowances``).
+``parse_configuration`` turns a mapping into a ``Configuration`` or refuses with every problem,
+each a line naming its key (and the flag that sets it), never a traceback. It answers a tuple,
+not a ``Result``: ``status`` reads the configuration, and importing ``returns`` was a tenth of its
+start. What may be left out has a default; the account id, base URL, agent id and token file do
+not. The token itself is never a value here: the configuration names the file that holds it, and
+``worker_env`` names variables, never values. Paths are checked as text only (the shell checks a
+route's directory).
+
+Timings are held to their floors: a ``sending`` message is listed no sooner than a minute after
+its request (an intent that went sending less than a minute ago may still be landing); a guard
+waits at least 10 s for the worker's own acknowledgement; still-running notices are at least a
+minute apart, a task's deadline at least a minute, and the feed is read at most once a second.
+Only ``unsafe_test_timings`` (``setup --unsafe-test-timings``, shown by ``status`` and ``setup``)
+lifts them, for the demo and the tests: a file written by hand is held to them when it is read.
+
+A route's directory must exist, be a directory, and be writable (and searchable) by this user, in
+that order; the first it is not is its one problem, in the same words wherever it is judged:
+``setup`` refuses the route, ``run`` refuses to start (its requests would end in a public "could
+not be started" notice), ``doctor`` fails its check.
+
+The running connector re-reads its file every ``RELOAD_EVERY``. A file that parses and names the
+running account and agent authorizes exactly its routes: routes change without a restart, and a
+change to the rest waits for one (``pending`` says so). A file unreadable, invalid, or naming
+another pair authorizes nothing until it is usable again: nothing is dispatched and a request is
+``blocked(config_unreadable)``, never answered as if unrouted. ``news`` is a line to log only when
+what is authorized changed, so an unusable file is logged once, not every 2 s.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import StrEnum
@@ -28,10 +39,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from core import worker_allowances
-from core.durations import format_duration, parse_duration
 from core.ids import MAX_ID, id_digits
 from core.links import transport_allowed
-from core.timing_floors import below_floor
+from core.timestamps import format_duration, parse_duration
 from core.worker_allowances import WorkerAllowances, variable_name_problem
 
 VERSION = 1
@@ -76,8 +86,6 @@ class Timings:
 
 @dataclass(frozen=True, slots=True)
 class Configuration:
-    """One (account, agent)'s configuration, checked (rules 1-10)."""
-
     account_id: int
     base_url: str
     agent_id: int
@@ -88,9 +96,9 @@ class Configuration:
     concurrency: int = 2
     task_deadline: timedelta = timedelta(minutes=90)
     timings: Timings = field(default_factory=Timings)
-    unsafe_test_timings: bool = False  # core.timing_floors: lifts every floor (demo, tests)
+    unsafe_test_timings: bool = False  # lifts every timing floor (demo, tests)
     worker_env: tuple[str, ...] = ()  # variable names passed to the worker as they are
-    worker_allow: WorkerAllowances = field(default_factory=WorkerAllowances)  # rule 11
+    worker_allow: WorkerAllowances = field(default_factory=WorkerAllowances)  # beyond its defaults
 
     def route(self, project_id: int) -> Route | None:
         return next((route for route in self.routes if route.project_id == project_id), None)
@@ -123,45 +131,56 @@ ROUTE_KEYS = ("directory", "class", "watch_completions")
 TIMING_KEYS = ("guard_delay", "still_running", "reconcile_after")
 REQUIRED = ("account_id", "base_url", "agent_id", "token_file")
 
-# --- reading --------------------------------------------------------------------------------
+UNSAFE_OPTION = "--unsafe-test-timings"
+FLOORS: Mapping[str, timedelta] = {
+    "timings.reconcile_after": timedelta(seconds=60),
+    "timings.guard_delay": timedelta(seconds=10),
+    "timings.still_running": timedelta(minutes=1),
+    "task_deadline": timedelta(minutes=1),
+}
+POLL_FLOOR = timedelta(seconds=1)
 
 
-class Problems:
-    """Every problem found, in order: a refusal names them all (rule 1)."""
+def below_floor(where: str, value: timedelta, *, unsafe: bool) -> str | None:
+    """A problem line when ``value`` of ``where`` is under its floor and the floors hold."""
+    floor = POLL_FLOOR if where == "--poll-seconds" else FLOORS[where]
+    if unsafe or value >= floor:
+        return None
+    return (
+        f"{where}: at least {format_duration(floor)} (the reference's floor), not {format_duration(value)};"
+        f" shorter only for a demo or a test, with setup {UNSAFE_OPTION}"
+    )
 
-    def __init__(self) -> None:
-        self.lines: list[str] = []
 
-    def add(self, line: str) -> None:
-        self.lines.append(line)
+# -- reading --------------------------------------------------------------------------------
 
 
-def positive_id(value: Any, where: str, problems: Problems) -> int | None:
+def positive_id(value: Any, where: str, problems: list[str]) -> int | None:
     """``value`` as a positive integer id, or None with a problem line naming ``where``."""
     if isinstance(value, bool):
-        problems.add(f"{where}: expected a positive integer id, not {value!r}")
+        problems.append(f"{where}: expected a positive integer id, not {value!r}")
         return None
     if isinstance(value, int):
         number = value
     elif isinstance(value, str) and id_digits(value.strip()) is not None:
         number = int(value.strip())
     else:
-        problems.add(f"{where}: expected a positive integer id, not {_shown(value)}")
+        problems.append(f"{where}: expected a positive integer id, not {_shown(value)}")
         return None
     if not 0 < number <= MAX_ID:
-        problems.add(f"{where}: expected a positive integer id up to {MAX_ID}, not {number}")
+        problems.append(f"{where}: expected a positive integer id up to {MAX_ID}, not {number}")
         return None
     return number
 
 
-def _optional_id(data: Mapping[str, Any], key: str, problems: Problems) -> int | None:
+def _optional_id(data: Mapping[str, Any], key: str, problems: list[str]) -> int | None:
     return None if data.get(key) is None else positive_id(data[key], key, problems)
 
 
-def _duration(value: Any, where: str, problems: Problems) -> timedelta | None:
+def _duration(value: Any, where: str, problems: list[str]) -> timedelta | None:
     parsed = parse_duration(value) if isinstance(value, str) else None
     if parsed is None:
-        problems.add(
+        problems.append(
             f"{where}: expected a positive duration up to a year, like 90m, 30s, 2h or 1h30m, "
             f"not {_shown(value)}"
         )
@@ -173,48 +192,48 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _unknown(mapping: Mapping[str, Any], known: Sequence[str], where: str, problems: Problems) -> None:
-    for key in mapping:
-        if key not in known:
-            problems.add(f"{where}{key}: unknown key (known: {', '.join(known)})")
+def _unknown(mapping: Mapping[str, Any], known: Sequence[str], where: str, problems: list[str]) -> None:
+    listed = ", ".join(known)
+    problems.extend(f"{where}{key}: unknown key (known: {listed})" for key in mapping if key not in known)
 
 
-def _base_url(value: Any, problems: Problems) -> str | None:
+def _base_url(value: Any, problems: list[str]) -> str | None:
     if not isinstance(value, str) or not value.strip():
-        problems.add(f"base_url: expected a URL like https://3.basecampapi.com, not {_shown(value)}")
+        problems.append(f"base_url: expected a URL like https://3.basecampapi.com, not {_shown(value)}")
         return None
     url = value.strip().rstrip("/")
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        problems.add(f"base_url: expected a URL like https://3.basecampapi.com, not {_shown(value)}")
+        problems.append(f"base_url: expected a URL like https://3.basecampapi.com, not {_shown(value)}")
         return None
     if parts.path or parts.query or parts.fragment or parts.username or parts.password:
-        problems.add(f"base_url: expected an origin without a path (https://3.basecampapi.com), not {url}")
+        problems.append(f"base_url: expected an origin without a path (https://3.basecampapi.com), not {url}")
         return None
     if not transport_allowed(url):
-        problems.add(f"base_url: Basecamp must be reached over https (http only to a loopback host): {url}")
+        problems.append(f"base_url: Basecamp must be reached over https (http only to a loopback host): "
+                        f"{url}")  # fmt: skip
         return None
     return url
 
 
-def _absolute_path(value: Any, where: str, problems: Problems) -> str | None:
+def _absolute_path(value: Any, where: str, problems: list[str]) -> str | None:
     if not isinstance(value, str) or not value.strip():
-        problems.add(f"{where}: expected an absolute path, not {_shown(value)}")
+        problems.append(f"{where}: expected an absolute path, not {_shown(value)}")
         return None
     if "\x00" in value or "\n" in value:
-        problems.add(f"{where}: a path cannot contain a NUL or a newline")
+        problems.append(f"{where}: a path cannot contain a NUL or a newline")
         return None
     if not PurePosixPath(value).is_absolute():
-        problems.add(f"{where}: expected an absolute path, not {value!r}")
+        problems.append(f"{where}: expected an absolute path, not {value!r}")
         return None
     return value
 
 
-def _trust(value: Any, problems: Problems) -> Trust:
+def _trust(value: Any, problems: list[str]) -> Trust:
     if value is None:
         return DEFAULT_TRUST
     if not isinstance(value, Mapping):
-        problems.add(f"trust: expected an object with {', '.join(TRUST_KEYS)}, not {_shown(value)}")
+        problems.append(f"trust: expected an object with {', '.join(TRUST_KEYS)}, not {_shown(value)}")
         return DEFAULT_TRUST
     _unknown(value, TRUST_KEYS, "trust.", problems)
     mode = DEFAULT_TRUST.mode
@@ -223,14 +242,14 @@ def _trust(value: Any, problems: Problems) -> Trust:
         mode = TrustMode(raw_mode)
     else:
         modes = ", ".join(item.value for item in TrustMode)
-        problems.add(f"trust.mode: expected one of {modes}, not {_shown(raw_mode)}")
+        problems.append(f"trust.mode: expected one of {modes}, not {_shown(raw_mode)}")
     operator_id = None
     if value.get("operator_id") is not None:
         operator_id = positive_id(value["operator_id"], "trust.operator_id", problems)
     allow: list[int] = []
     raw_allow = value.get("allow", [])
     if not isinstance(raw_allow, list):
-        problems.add(f"trust.allow: expected a list of person ids, not {_shown(raw_allow)}")
+        problems.append(f"trust.allow: expected a list of person ids, not {_shown(raw_allow)}")
     else:
         for index, item in enumerate(raw_allow):
             person = positive_id(item, f"trust.allow[{index}]", problems)
@@ -239,39 +258,42 @@ def _trust(value: Any, problems: Problems) -> Trust:
     return Trust(mode, operator_id, tuple(allow))
 
 
-def _routes(value: Any, problems: Problems) -> tuple[Route, ...]:
+def _routes(value: Any, problems: list[str]) -> tuple[Route, ...]:
     if value is None:
         return ()
     if not isinstance(value, Mapping):
-        problems.add(f"routes: expected an object of project id -> route, not {_shown(value)}")
+        problems.append(f"routes: expected an object of project id -> route, not {_shown(value)}")
         return ()
-    routes = []
-    for key, raw in value.items():
-        project = positive_id(key, f"routes: project {key!r}", problems)
-        where = f"routes.{key}"
-        if not isinstance(raw, Mapping):
-            problems.add(f"{where}: expected an object with {', '.join(ROUTE_KEYS)}, not {_shown(raw)}")
-            continue
-        _unknown(raw, ROUTE_KEYS, f"{where}.", problems)
-        if "directory" not in raw:
-            problems.add(f"{where}.directory: missing (--route {key}=DIR)")
-        directory = _absolute_path(raw.get("directory"), f"{where}.directory", problems) if (
-            "directory" in raw
-        ) else None
-        work_class = raw.get("class", "")
-        if not isinstance(work_class, str) or "\n" in work_class:
-            problems.add(f"{where}.class: expected one line of text, not {_shown(work_class)}")
-            work_class = ""
-        watch = raw.get("watch_completions", False)
-        if not isinstance(watch, bool):
-            problems.add(f"{where}.watch_completions: expected true or false, not {_shown(watch)}")
-            watch = False
-        if project is not None and directory is not None:
-            routes.append(Route(project, directory, work_class.strip(), watch))
-    return tuple(sorted(routes, key=lambda route: route.project_id))
+    routes = (_route(key, raw, problems) for key, raw in value.items())
+    return tuple(sorted((route for route in routes if route is not None), key=lambda route: route.project_id))
 
 
-def _worker_command(value: Any, problems: Problems) -> tuple[str, ...] | None:
+def _route(key: Any, raw: Any, problems: list[str]) -> Route | None:
+    project = positive_id(key, f"routes: project {key!r}", problems)
+    where = f"routes.{key}"
+    if not isinstance(raw, Mapping):
+        problems.append(f"{where}: expected an object with {', '.join(ROUTE_KEYS)}, not {_shown(raw)}")
+        return None
+    _unknown(raw, ROUTE_KEYS, f"{where}.", problems)
+    directory = None
+    if "directory" not in raw:
+        problems.append(f"{where}.directory: missing (--route {key}=DIR)")
+    else:
+        directory = _absolute_path(raw.get("directory"), f"{where}.directory", problems)
+    work_class = raw.get("class", "")
+    if not isinstance(work_class, str) or "\n" in work_class:
+        problems.append(f"{where}.class: expected one line of text, not {_shown(work_class)}")
+        work_class = ""
+    watch = raw.get("watch_completions", False)
+    if not isinstance(watch, bool):
+        problems.append(f"{where}.watch_completions: expected true or false, not {_shown(watch)}")
+        watch = False
+    if project is None or directory is None:
+        return None
+    return Route(project, directory, work_class.strip(), watch)
+
+
+def _worker_command(value: Any, problems: list[str]) -> tuple[str, ...] | None:
     if value is None:
         return None
     if (
@@ -280,23 +302,25 @@ def _worker_command(value: Any, problems: Problems) -> tuple[str, ...] | None:
         or not all(isinstance(item, str) for item in value)
         or not value[0].strip()
     ):
-        problems.add(f"worker_command: expected a non-empty list of arguments (argv), not {_shown(value)}")
+        problems.append(f"worker_command: expected a non-empty list of arguments (argv), not {_shown(value)}")
         return None
     return tuple(value)
 
 
-def _concurrency(value: Any, problems: Problems) -> int:
+def _concurrency(value: Any, problems: list[str]) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CONCURRENCY:
-        problems.add(f"concurrency: expected a whole number from 1 to {MAX_CONCURRENCY}, not {_shown(value)}")
+        problems.append(
+            f"concurrency: expected a whole number from 1 to {MAX_CONCURRENCY}, not {_shown(value)}"
+        )
         return DEFAULT_CONCURRENCY
     return value
 
 
-def _timings(value: Any, problems: Problems) -> Timings:
+def _timings(value: Any, problems: list[str]) -> Timings:
     if value is None:
         return DEFAULT_TIMINGS
     if not isinstance(value, Mapping):
-        problems.add(f"timings: expected an object with {', '.join(TIMING_KEYS)}, not {_shown(value)}")
+        problems.append(f"timings: expected an object with {', '.join(TIMING_KEYS)}, not {_shown(value)}")
         return DEFAULT_TIMINGS
     _unknown(value, TIMING_KEYS, "timings.", problems)
     found = {}
@@ -308,53 +332,61 @@ def _timings(value: Any, problems: Problems) -> Timings:
     return Timings(**found)
 
 
-def _floors(task_deadline: timedelta, timings: Timings, unsafe: Any, problems: Problems) -> bool:
-    """Rule 9: the timings against their floors, unless the explicit option lifts them."""
+def _floors(task_deadline: timedelta, timings: Timings, unsafe: Any, problems: list[str]) -> bool:
+    """The timings against their floors, unless the explicit option lifts them."""
     if not isinstance(unsafe, bool):
-        problems.add(f"unsafe_test_timings: expected true or false, not {_shown(unsafe)}")
+        problems.append(f"unsafe_test_timings: expected true or false, not {_shown(unsafe)}")
         unsafe = False
     timed = [(f"timings.{key}", getattr(timings, key)) for key in TIMING_KEYS]
     for where, value in [("task_deadline", task_deadline), *timed]:
         line = below_floor(where, value, unsafe=unsafe)
         if line is not None:
-            problems.add(line)
+            problems.append(line)
     return bool(unsafe)
 
 
-def _worker_env(value: Any, problems: Problems) -> tuple[str, ...]:
+def _worker_env(value: Any, problems: list[str]) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        problems.add(f"worker_env: expected a list of variable names, not {_shown(value)}")
+        problems.append(f"worker_env: expected a list of variable names, not {_shown(value)}")
         return ()
     names = []
     for name in value:
         line = variable_name_problem(name)
         if line is not None:
-            problems.add(f"worker_env: {line}")
+            problems.append(f"worker_env: {line}")
         elif name not in names:
             names.append(name)
     return tuple(names)
 
 
-def parse_configuration(data: Any) -> Configuration | tuple[str, ...]:
-    """The configuration in ``data``, or every problem with it, one line each (rule 1)."""
-    problems = Problems()
-    if not isinstance(data, Mapping):
-        return (f"expected a JSON object, not {type(data).__name__}",)
-    _unknown(data, tuple(KEYS), "", problems)
-    version = data.get("version", VERSION)
-    if version != VERSION:
-        problems.add(f"version: this program reads version {VERSION}, not {_shown(version)}")
+def _identity(
+    data: Mapping[str, Any], problems: list[str]
+) -> tuple[int | None, str | None, int | None, str | None]:
+    """The four values without a default: the account, the base URL, the agent, the token file."""
     for key in REQUIRED:
         if data.get(key) is None:
-            problems.add(f"{key}: missing ({KEYS[key]})")
+            problems.append(f"{key}: missing ({KEYS[key]})")
     account_id = _optional_id(data, "account_id", problems)
     agent_id = _optional_id(data, "agent_id", problems)
     base_url = _base_url(data["base_url"], problems) if data.get("base_url") is not None else None
     token_file = None
     if data.get("token_file") is not None:
         token_file = _absolute_path(data["token_file"], "token_file", problems)
+    return account_id, base_url, agent_id, token_file
+
+
+def parse_configuration(data: Any) -> Configuration | tuple[str, ...]:
+    """The configuration in ``data``, or every problem with it, one line each."""
+    if not isinstance(data, Mapping):
+        return (f"expected a JSON object, not {type(data).__name__}",)
+    problems: list[str] = []
+    _unknown(data, tuple(KEYS), "", problems)
+    version = data.get("version", VERSION)
+    if version != VERSION:
+        problems.append(f"version: this program reads version {VERSION}, not {_shown(version)}")
+    account_id, base_url, agent_id, token_file = _identity(data, problems)
     trust = _trust(data.get("trust"), problems)
     routes = _routes(data.get("routes"), problems)
     worker_command = _worker_command(data.get("worker_command"), problems)
@@ -365,30 +397,17 @@ def parse_configuration(data: Any) -> Configuration | tuple[str, ...]:
     unsafe = _floors(task_deadline, timings, data.get("unsafe_test_timings", False), problems)
     worker_env = _worker_env(data.get("worker_env"), problems)
     worker_allow, allow_problems = worker_allowances.read(data.get(worker_allowances.KEY))
-    for line in allow_problems:
-        problems.add(line)
-    if agent_id is not None:
-        if trust.operator_id == agent_id:
-            problems.add(f"trust.operator_id: the operator cannot be the agent itself ({agent_id})")
-        if agent_id in trust.allow:
-            problems.add(f"trust.allow: the agent itself ({agent_id}) cannot be an allowed person")
-    if problems.lines or account_id is None or agent_id is None or base_url is None or token_file is None:
-        return tuple(problems.lines)
+    problems.extend(allow_problems)
+    if agent_id is not None and trust.operator_id == agent_id:
+        problems.append(f"trust.operator_id: the operator cannot be the agent itself ({agent_id})")
+    if agent_id is not None and agent_id in trust.allow:
+        problems.append(f"trust.allow: the agent itself ({agent_id}) cannot be an allowed person")
+    if problems or account_id is None or base_url is None or agent_id is None or token_file is None:
+        return tuple(problems)
     return Configuration(
-        account_id=account_id,
-        base_url=base_url,
-        agent_id=agent_id,
-        token_file=token_file,
-        trust=trust,
-        routes=routes,
-        worker_command=worker_command,
-        concurrency=concurrency,
-        task_deadline=task_deadline,
-        timings=timings,
-        unsafe_test_timings=unsafe,
-        worker_env=worker_env,
-        worker_allow=worker_allow,
-    )
+        account_id, base_url, agent_id, token_file, trust, routes, worker_command, concurrency,
+        task_deadline, timings, unsafe, worker_env, worker_allow,
+    )  # fmt: skip
 
 
 def to_mapping(configuration: Configuration) -> dict[str, Any]:
@@ -426,11 +445,8 @@ def to_mapping(configuration: Configuration) -> dict[str, Any]:
     }
 
 
-# --- what is still missing ------------------------------------------------------------------
-
-
 def missing(configuration: Configuration) -> tuple[str, ...]:
-    """What a valid configuration still lacks for useful work, one line each (rule 7)."""
+    """What a valid configuration still lacks for useful work (none of it stops a setup)."""
     lines = []
     if configuration.trust.operator_id is None:
         lines.append(
@@ -444,4 +460,105 @@ def missing(configuration: Configuration) -> tuple[str, ...]:
             "no route: mentions in every project will get a holding reply and no work "
             "(--route PROJECT=DIR)"
         )
+    return tuple(lines)
+
+
+# -- a route's directory, judged -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RouteFacts:
+    project_id: int
+    directory: str
+    exists: bool
+    is_directory: bool
+    writable: bool
+
+
+def route_problem(route: RouteFacts) -> str | None:
+    where = f"routes.{route.project_id}.directory: {route.directory}"
+    if not route.exists:
+        return f"{where} does not exist"
+    if not route.is_directory:
+        return f"{where} is not a directory"
+    if not route.writable:
+        return f"{where} is not writable by this user"
+    return None
+
+
+def route_advice(route: RouteFacts) -> str:
+    if route.exists and route.is_directory:
+        return "let this user write there (the worker works in it), or change the route"
+    return f"create it, or change the route: bin/connect setup --route {route.project_id}=DIRECTORY"
+
+
+def route_problems(routes: Iterable[RouteFacts]) -> tuple[str, ...]:
+    return tuple(problem for problem in map(route_problem, routes) if problem is not None)
+
+
+# -- what a re-read file authorizes ---------------------------------------------------------
+
+RELOAD_EVERY = timedelta(seconds=2)
+
+
+@dataclass(frozen=True, slots=True)
+class Authorization:
+    usable: bool
+    routes: tuple[Route, ...] = ()
+    problem: str = ""
+    pending: str = ""  # a change the file makes that takes a restart
+
+    @property
+    def routed_projects(self) -> frozenset[int]:
+        return frozenset(route.project_id for route in self.routes)
+
+    @property
+    def watched_projects(self) -> frozenset[int]:
+        return frozenset(route.project_id for route in self.routes if route.watch_completions)
+
+
+def at_start(configuration: Configuration) -> Authorization:
+    return Authorization(usable=True, routes=configuration.routes)
+
+
+def authorize(running: Configuration, read: Mapping[str, Any] | str) -> Authorization:
+    """``read``: the file's JSON object, or why it could not be read."""
+    if isinstance(read, str):
+        return Authorization(usable=False, problem=f"the configuration file cannot be read: {read}")
+    parsed = parse_configuration(read)
+    if not isinstance(parsed, Configuration):
+        problems = parsed
+        first = problems[0] if problems else "it does not validate"
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        return Authorization(usable=False, problem=f"the configuration file is invalid: {first}{more}")
+    now = parsed
+    if (now.account_id, now.agent_id) != (running.account_id, running.agent_id):
+        return Authorization(
+            usable=False,
+            problem=(
+                f"the configuration file names account {now.account_id} and agent {now.agent_id}, "
+                f"not this connector's account {running.account_id} and agent {running.agent_id}"
+            ),
+        )
+    unchanged = (now.base_url, now.token_file, now.trust, now.worker_command, now.concurrency,
+                 now.task_deadline, now.timings)  # fmt: skip
+    started = (running.base_url, running.token_file, running.trust, running.worker_command,
+               running.concurrency, running.task_deadline, running.timings)  # fmt: skip
+    pending = "" if unchanged == started else "a change besides the routes takes effect at the next start"
+    return Authorization(usable=True, routes=now.routes, pending=pending)
+
+
+def news(before: Authorization, after: Authorization) -> tuple[str, ...]:
+    lines: list[str] = []
+    if not after.usable:
+        if before.usable or before.problem != after.problem:
+            lines.append(f"{after.problem}: it authorizes nothing until it is usable again")
+        return tuple(lines)
+    if not before.usable:
+        lines.append("the configuration file is usable again")
+    if after.routes != before.routes:
+        served = ",".join(str(project) for project in sorted(after.routed_projects)) or "none"
+        lines.append(f"routes reloaded: serving projects {served}")
+    if after.pending and after.pending != before.pending:
+        lines.append(after.pending)
     return tuple(lines)

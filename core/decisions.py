@@ -1,28 +1,26 @@
-"""A person's decisions on a record: redispatch and discard, as pure functions.
+"""A person's decisions on a record: redispatch and discard.
 
 Each takes what the ledger holds about one record, read in the decision's own transaction, and
-answers ``Success(Plan)`` or ``Failure(DecisionRefused)`` (why not, and what to do instead).
+answers the ``Plan`` the ledger writes or ``DecisionRefused`` (why not, and what to do instead).
+Every plan carries the record as it was, written on the decision row, and the move is taken only
+at that revision (compare-and-set).
 
-Rules:
-1. Nothing live is discarded or decided over: a record ``seen``, waiting to run (``admitted``,
-   ``queued``: for a redispatch) or carried by a live task (``dispatched``, or ``completed`` by a
-   worker whose task still runs) is refused. Exceptions: discarding a follow-up that joined a
-   live task no worker has handed out yet (``unhanded``); and rule 6.
-6. A redispatch of a record a live task carries (handed out, not a success) is recorded pending
-   on that task (``stop_task``): its token retired, its worker stopped, and the ledger admits the
-   record when the task ends unknown or failed. The same authorization twice is ``already``.
-2. A redispatch runs again only what may: a completed record settled ``unknown`` or ``failed``
-   becomes ``admitted`` at once; a success never runs twice, a discarded record never leaves.
-   It is refused outside a project the configuration serves (``served``): nothing would start it.
-3. A blocked record keeps its state and reason and is offered back to admission at once (not
-   before a throttled read's deadline) with a fresh window. A held record returns to admitted,
-   or to blocked when it was held over a blocking reason.
-4. A discard closes what the connector would not close alone: waiting, blocked, held, or
-   completed ``unknown``. It becomes ``discarded(by_operator)`` and its pending messages are
-   canceled (``cancel_pending``). Discarded by a person already is ``already``; any other
-   discarded or settled record is refused.
-5. Every plan carries the record as it was (state, reason, outcome, revision), written on the
-   decision row; the move is taken only at that revision (compare-and-set)."""
+Nothing live is decided over: a record ``seen``, waiting to run (for a redispatch) or carried by a
+live task is refused -- except a follow-up no worker was handed yet (``unhanded``), which may be
+discarded, and a redispatch of a record a live task carries (handed out, not a success), which is
+recorded pending on that task: its token retired, its worker stopped, and the record admitted
+when the task ends unknown or failed.
+
+A redispatch runs again only what may: a completed record settled ``unknown`` or ``failed`` is
+admitted at once; a success never runs twice, a discarded record never leaves, and a project the
+configuration does not serve is refused (nothing would start it). A blocked record keeps its
+state and reason and is offered back to admission at once (not before a throttled read's
+deadline); a held one returns to admitted, or to blocked when held over a blocking reason.
+
+A discard closes what the connector would not close alone -- waiting, blocked, held, or completed
+``unknown`` -- as ``discarded(by_operator)``, its pending messages canceled. The same decision taken
+twice (a person's discard, the same authorization) is ``already``: not an error.
+"""
 
 from __future__ import annotations
 
@@ -32,12 +30,11 @@ from enum import StrEnum
 
 from returns.result import Failure, Result, Success
 
-from core.admission_matrix import DiscardReason
+from core.admission import DiscardReason
 from core.edges import RecordState
 from core.states import EventOutcome
 
-BY_OPERATOR = DiscardReason.by_operator
-"""The reason a person's discard writes on the record."""
+BY_OPERATOR = DiscardReason.by_operator  # the reason a person's discard writes on the record
 
 _R = RecordState
 _RERUNNABLE = frozenset({EventOutcome.unknown, EventOutcome.failed})
@@ -50,14 +47,9 @@ class Action(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class RecordFacts:
-    """What the ledger holds about one record, read in the decision's transaction.
-
-    ``outcome`` is its newest task row's outcome ('' when no task carried it); ``carried`` is
-    whether a live task row still carries it, and ``unhanded`` whether that row was never exposed
-    or pulled; ``discarded_by_person`` whether its newest decision was a discard; ``retry_at`` a
-    throttled read's server deadline, if any; ``served`` whether the configuration routes its
-    project.
-    """
+    """What the ledger holds about one record. ``outcome``: its newest task row's ('' for none);
+    ``carried``: a live task row still carries it, ``unhanded``: never exposed or pulled;
+    ``served``: the configuration routes its project."""
 
     event_id: int
     state: RecordState
@@ -69,14 +61,12 @@ class RecordFacts:
     retry_at: datetime | None = None
     unhanded: bool = False
     served: bool = True
-    live_task: int | None = None  # the live task carrying it (rule 6)
+    live_task: int | None = None  # the live task carrying it
     pending_on: int | None = None  # the task its newest decision, a redispatch, waits on
 
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """What the ledger writes for a decision, in one transaction with the decision row."""
-
     action: Action
     facts: RecordFacts
     to_state: RecordState
@@ -84,12 +74,10 @@ class Plan:
     offer_at: datetime | None  # a blocked record offered back to admission from this moment
     summary: str
     cancel_pending: bool = False
-    stop_task: int | None = None  # rule 6: retire this task's token, stop its worker
+    stop_task: int | None = None  # retire this task's token, stop its worker
 
 
 class WorkerState(StrEnum):
-    """What became of a redispatched live task's worker (rule 6)."""
-
     stopped = "stopped"  # signaled, and its process group ended
     gone = "gone"  # nothing of it was left to signal
     held = "held"  # its group still runs, or could not be proven this task's: nothing more sent
@@ -106,15 +94,12 @@ _WORKER_STATES = {
 
 
 def worker_state(termination: str | None) -> WorkerState:
-    """The worker state for what stopping the recorded group found (``shell.processes.Termination``
-    by value), or ``None``: no process was recorded (rule 6)."""
+    """For what stopping the recorded group found (``shell.processes.Termination`` by value)."""
     return WorkerState.not_recorded if termination is None else _WORKER_STATES[termination]
 
 
 @dataclass(frozen=True, slots=True)
 class DecisionRefused:
-    """Why a decision was not taken; ``already`` when it had been taken before (not an error)."""
-
     event_id: int
     reason: str
     already: bool = False
@@ -124,7 +109,6 @@ class DecisionRefused:
 
 
 def redispatch(facts: RecordFacts, now: datetime) -> Result[Plan, DecisionRefused]:
-    """A person's redispatch of ``facts``' record (rules 1-3, 5)."""
     planned = _redispatch(facts, now)
     match planned:
         case Success(plan) if _admits(plan) and not facts.served:
@@ -135,7 +119,7 @@ def redispatch(facts: RecordFacts, now: datetime) -> Result[Plan, DecisionRefuse
 
 
 def _admits(plan: Plan) -> bool:
-    """The plan admits the record, now or when its task ends (rules 2, 6)."""
+    """The plan admits the record, now or when its task ends."""
     return plan.to_state is _R.admitted or plan.stop_task is not None
 
 
@@ -170,7 +154,6 @@ def _redispatch(facts: RecordFacts, now: datetime) -> Result[Plan, DecisionRefus
 
 
 def _authorized_live(facts: RecordFacts, task: int) -> Result[Plan, DecisionRefused]:
-    """Rule 6: a record a live task carries, authorized now and admitted when that task ends."""
     event = facts.event_id
     if facts.outcome == EventOutcome.succeeded:
         return _refused(event, "succeeded; a success is never run again")
@@ -183,7 +166,6 @@ def _authorized_live(facts: RecordFacts, task: int) -> Result[Plan, DecisionRefu
 
 
 def discard(facts: RecordFacts) -> Result[Plan, DecisionRefused]:
-    """A person's discard of ``facts``' record (rules 1, 4, 5)."""
     event = facts.event_id
     if facts.state is _R.discarded:
         if facts.discarded_by_person:
@@ -206,7 +188,6 @@ def discard(facts: RecordFacts) -> Result[Plan, DecisionRefused]:
 
 
 def _offered_again(facts: RecordFacts, now: datetime) -> Plan:
-    """A blocked (or held-over-a-reason) record, offered back to admission at once (rule 3)."""
     offer = now if facts.retry_at is None else max(now, facts.retry_at)
     summary = (f"Event {facts.event_id} authorized; admission runs again what blocked it "
                f"({facts.reason or 'no reason'}) and admits it when that succeeds")
@@ -214,14 +195,14 @@ def _offered_again(facts: RecordFacts, now: datetime) -> Plan:
 
 
 def _live(facts: RecordFacts, action: Action) -> DecisionRefused | None:
-    """The refusal for a record the connector still has (rule 1), or None."""
+    """The refusal for a record the connector still has, or None."""
     event = facts.event_id
     if facts.state is _R.seen:
         return DecisionRefused(
             event, f"Event {event} is waiting for admission's verdict; decide it once it has one"
         )
     if action is Action.discard and facts.state is _R.dispatched and facts.unhanded:
-        return None  # a follow-up no worker was handed: only waiting to run (rule 1)
+        return None  # a follow-up no worker was handed: only waiting to run
     if facts.state is _R.dispatched or (facts.carried and facts.state is _R.completed):
         return DecisionRefused(event, f"Event {event} is live: a worker's task still carries it; "
                               f"{action} it after that task ends")

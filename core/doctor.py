@@ -1,33 +1,33 @@
 """``bin/connect doctor``'s verdicts: what each measured fact means -- ok, warning or failing --
-and what a person should do about it. The shell measures (``shell.doctor``); these judge, and
-``core.doctor_basecamp`` judges the token and Basecamp's answer.
+and what a person should do about it. The shell measures (``shell.doctor``); this judges.
 
-Rules:
-1. A check is a name, a verdict, what was found (``detail``) and what to do (``advice``, empty
-   when nothing). The report is ``ok`` when no check fails: a warning does not stop the connector.
-2. Failing is what makes ``run`` refuse to start or a request fail in public (a token Basecamp
-   refuses, ``core.lasting_refusal``; creates refused with it, ``core.not_created`` rule 5; a
-   disk below ``LOW_DISK_BYTES``; ...).
-3. A warning is what a person should know while the connector still works (a token never
-   refreshed or past expiry, a ledger a migration behind, a disk below ``DISK_WARNING_BYTES``, a
-   clock more than ``SKEW_WARNING`` off Basecamp's, ...).
-4. A lock held by a running connector is ok: doctor is read beside one, and takes no lock.
-5. Pure: times come in as values; nothing here reads a file, a clock or the network.
+Failing is what makes ``run`` refuse to start or a request fail in public (a token Basecamp
+refuses, a disk below status's "nearly full", a Claude Code too old to drive); a warning is what a
+person should know while the connector still works (a bare token, a ledger a migration behind, a
+clock off Basecamp's, no inbox for this principal). The report is ``ok`` when no check fails. A
+lock held by a running connector is ok: doctor is read beside one, and takes no lock.
 """
+
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
+from email.utils import parsedate_to_datetime
 from enum import StrEnum
 from typing import Any
 
+from core.configuration import RouteFacts, route_advice, route_problem
+from core.intake_status import InboxVerdict
+from core.posting import TokenOutage
 from core.presentation import byte_size
 from core.presentation.status_values import LOW_DISK_BYTES
-from core.route_preflight import RouteFacts, route_advice, route_problem
+from core.timestamps import format_timestamp
 
 DISK_WARNING_BYTES = 512 * 1024 * 1024
-"""Below this much free space a warning; below ``LOW_DISK_BYTES`` (status's "nearly full")
-failing: the connector's writes fail there first."""
+SKEW_WARNING = timedelta(seconds=60)
 
 
 class CheckStatus(StrEnum):
@@ -38,7 +38,7 @@ class CheckStatus(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Check:
-    """One line of the report (rule 1)."""
+    """One line of the report: what was found (``detail``) and what to do (``advice``)."""
 
     name: str
     status: CheckStatus
@@ -50,7 +50,6 @@ class Check:
 
 
 def passed(checks: Sequence[Check]) -> bool:
-    """True when nothing fails (rule 1)."""
     return all(check.status != CheckStatus.failing for check in checks)
 
 
@@ -79,8 +78,7 @@ SETUP_ADVICE = "fix it with bin/connect setup (bin/connect setup --show prints w
 def configuration_check(
     path: str, problem: str | None, named: tuple[int, int], asked: tuple[int | None, int | None]
 ) -> Check:
-    """The configuration file: it loads (owner-only, parses, validates) and names the account
-    and agent asked for, when they were (``--account``/``--agent``)."""
+    """It loads, and names the account and agent asked for (``--account``/``--agent``), if any."""
     name = "configuration"
     if problem is not None:
         return _failing(name, problem, SETUP_ADVICE)
@@ -97,8 +95,7 @@ def configuration_check(
 def state_directory_check(
     path: str, exists: bool, problem: str | None, writable: bool, *, made_here: bool = True
 ) -> Check:
-    """``made_here``: the directory holds the connector's files, so a mode fix is the connector's
-    advice to give; never for a shared, system or mistyped directory (``shell.private_files``)."""
+    """A mode fix is advised only for a directory ``made_here``, never a shared or mistyped one."""
     name = "state directory"
     if not exists:
         return _failing(name, f"{path} does not exist", "bin/connect setup creates it")
@@ -117,8 +114,6 @@ def state_directory_check(
 
 
 class LedgerTrouble(StrEnum):
-    """Why the ledger could not be opened read-only, as the shell found it."""
-
     out_of_date = "out_of_date"
     too_new = "too_new"
     busy = "busy"
@@ -128,8 +123,7 @@ class LedgerTrouble(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class LedgerFacts:
-    """The ledger as measured: absent, not openable (``trouble`` and the line it gave), or its
-    schema version and what SQLite's integrity check said (``problems``; empty when "ok")."""
+    """The ledger: absent, not openable (``trouble``), or its schema and integrity check's words."""
 
     exists: bool
     trouble: LedgerTrouble | None = None
@@ -184,6 +178,7 @@ def disk_check(path: str, free_bytes: int | None, total_bytes: int | None) -> Ch
 class LockHolder:
     """What the lock file's metadata says (diagnostic: the flock is the truth)."""
 
+
     pid: int
     started_at: str
     present: bool | None  # None: a process is there, not provably ours
@@ -191,7 +186,6 @@ class LockHolder:
 
 
 def lock_check(holder: LockHolder | None) -> Check:
-    """Who holds the instance lock, as its metadata says (rule 4)."""
     name = "lock"
     if holder is None:
         return _ok(name, "free: no connector runs on this state directory")
@@ -208,7 +202,6 @@ def lock_check(holder: LockHolder | None) -> Check:
 
 
 def pair_check(ids: tuple[int, int], here: str, elsewhere: str | None, problem: str | None) -> Check:
-    """Whether this state directory is the one that serves its (account, agent) on this machine."""
     name = "pair"
     account, agent = ids
     if problem is not None:
@@ -226,20 +219,13 @@ def pair_check(ids: tuple[int, int], here: str, elsewhere: str | None, problem: 
 
 
 def route_checks(routes: Sequence[RouteFacts]) -> list[Check]:
-    """One check per route; a warning when there is none (the connector would serve nobody)."""
     if not routes:
-        return [
-            _warning(
-                "routes",
-                "none: no project's requests can run",
-                "add one: bin/connect setup --route PROJECT=DIRECTORY",
-            )
-        ]
+        advice = "add one: bin/connect setup --route PROJECT=DIRECTORY"
+        return [_warning("routes", "none: no project's requests can run", advice)]
     return [_route_check(route) for route in routes]
 
 
 def _route_check(route: RouteFacts) -> Check:
-    """The route's check: ``core.route_preflight``'s judgement, in its words."""
     name = f"route {route.project_id}"
     problem = route_problem(route)
     if problem is not None:
@@ -260,8 +246,7 @@ def worker_check(program: str, found_at: str | None, problem: str | None) -> Che
 
 @dataclass(frozen=True, slots=True)
 class Handshake:
-    """``--deep``: a real spawn of the worker command, as measured. ``ended``: how it ended by
-    itself (e.g. "exited 1"), "" when doctor ended it."""
+    """``--deep``'s spawn of the worker. ``ended``: how it ended itself ("exited 1"), or ""."""
 
     initialized: bool
     seconds: float
@@ -280,8 +265,6 @@ HANDSHAKE_ADVICE = (
 
 
 def handshake_check(facts: Handshake) -> Check:
-    """The worker, spawned as the dispatcher spawns it, completed the MCP handshake with
-    ``bin/connect mcp``, and its process group was ended."""
     name = "worker handshake"
     if facts.spawn_failed:
         return _failing(name, f"the worker could not be started: {facts.spawn_failed}", HANDSHAKE_ADVICE)
@@ -301,3 +284,246 @@ def handshake_check(facts: Handshake) -> Check:
             "look for the worker's stray processes",
         )
     return _ok(name, f"{done}; its process group ended ({ending})")
+
+
+# -- the token and Basecamp's answer ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AnsweredAs:
+    """Basecamp said who the token acts as."""
+
+    person_id: int
+    person_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRefused:
+    """Basecamp answered 401."""
+
+
+@dataclass(frozen=True, slots=True)
+class NotAsked:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class LastingRefused:
+    """Basecamp answered a 4xx no retry changes; ``fix`` says what to do."""
+
+    status: int
+    fix: str
+
+
+Identity = AnsweredAs | TokenRefused | LastingRefused | NotAsked
+
+
+@dataclass(frozen=True, slots=True)
+class TokenFacts:
+    """The token file as read: its problem (naming no secret), or its expiry (None: a bare token)."""
+
+    file: str
+    problem: str | None = None
+    expires_at: datetime | None = None
+    outage: TokenOutage | None = None  # the ledger's word: creates refused (401) and waiting
+
+
+LOGIN_ADVICE = "run bin/connect login for the agent (it stores a token the connector refreshes)"
+
+
+def token_check(token: TokenFacts, agent_id: int, identity: Identity, now: datetime) -> Check:
+    name = "token"
+    if token.problem is not None:
+        return _failing(name, token.problem, LOGIN_ADVICE)
+    if token.outage is not None:
+        return _outage_check(token, token.outage, agent_id, identity)
+    expired = token.expires_at is not None and now >= token.expires_at
+    match identity:
+        case TokenRefused() if expired and token.expires_at is not None:
+            return _warning(
+                name,
+                f"the token in {token.file} expired at {format_timestamp(token.expires_at)}; the "
+                "connector refreshes it before its next request",
+                f"if it cannot, {LOGIN_ADVICE}",
+            )
+        case TokenRefused():
+            return _failing(name, f"Basecamp refused the token in {token.file} (401)", LOGIN_ADVICE)
+        case LastingRefused(status, fix):
+            return _failing(
+                name, f"Basecamp refused the request with the token in {token.file} (HTTP {status}); "
+                "no retry changes that, so the connector does not start (exit 3)", fix,
+            )  # fmt: skip
+        case NotAsked(reason):
+            return _warning(name, f"not asked who the token in {token.file} acts as: {reason}", "")
+        case AnsweredAs(person_id, person_name) if person_id != agent_id:
+            return _failing(
+                name,
+                f"the token in {token.file} acts as person {person_id} ({person_name}), "
+                f"not the agent {agent_id}",
+                f"give the agent's own token: {LOGIN_ADVICE}",
+            )
+        case AnsweredAs(_, person_name):
+            return _acting_as_agent(token, f"acts as the agent {agent_id} ({person_name})", now)
+    raise AssertionError("an identity is answered, refused or not asked")  # pragma: no cover
+
+
+def _outage_check(token: TokenFacts, outage: TokenOutage, agent_id: int, identity: Identity) -> Check:
+    """The running connector's creates were refused (401, after its refresh) and wait: failing,
+    unless Basecamp now answers the token as the agent (sent at its next read: a warning)."""
+    waiting = (
+        f"the connector's create was refused (401, after its refresh) at {outage.since}; sending has "
+        f"stopped and {outage.messages} message(s) wait, pending"
+    )
+    match identity:
+        case AnsweredAs(person_id, _) if person_id == agent_id:
+            return _warning(
+                "token",
+                f"{waiting}; Basecamp answers the token in {token.file} as the agent now",
+                "the running connector sends them at its next read; start it if it is not running",
+            )
+    return _failing("token", f"{waiting}; the token in {token.file} is not accepted as the agent",
+                    LOGIN_ADVICE)  # fmt: skip
+
+
+def _acting_as_agent(token: TokenFacts, acts: str, now: datetime) -> Check:
+    name = "token"
+    if token.expires_at is None:
+        return _warning(
+            name, f"{acts}; a bare token, never refreshed: Launchpad's tokens expire after two weeks",
+            LOGIN_ADVICE,
+        )  # fmt: skip
+    days = (token.expires_at - now) / timedelta(days=1)
+    expiry = format_timestamp(token.expires_at)
+    return _ok(name, f"{acts}; expires in {days:.1f} days ({expiry}), refreshed before then")
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """One request to Basecamp: its status, or why nothing answered; its ``Date`` and our clock then."""
+
+    answered: bool
+    status: int = 0
+    error: str = ""
+    server_date: datetime | None = None
+    now: datetime | None = None
+    asked: bool = True  # False: there was no usable token to ask with (``error`` says why)
+
+
+def server_date(header: str) -> datetime | None:
+    try:
+        moment = parsedate_to_datetime(header.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    return moment if moment.tzinfo is not None else None
+
+
+def basecamp_check(base_url: str, reach: Reach) -> Check:
+    name = "basecamp"
+    if not reach.asked:
+        return _warning(name, f"{base_url} not asked: {reach.error}", "")
+    if not reach.answered:
+        return _failing(
+            name,
+            f"{base_url} did not answer: {reach.error}",
+            "check the network, and the configured base_url (bin/connect setup --base-url)",
+        )
+    answered = f"{base_url} answered (HTTP {reach.status})"
+    if reach.server_date is None or reach.now is None:
+        return _ok(name, f"{answered}; it sent no Date to compare this machine's clock with")
+    skew = (reach.now - reach.server_date).total_seconds()
+    if abs(skew) > SKEW_WARNING.total_seconds():
+        ahead = "ahead of" if skew > 0 else "behind"
+        return _warning(
+            name,
+            f"{answered}; this machine's clock is {abs(skew):.0f} s {ahead} Basecamp's",
+            "synchronize the clock (NTP): token expiry and Retry-After are read by it",
+        )
+    return _ok(name, f"{answered}; this machine's clock is within {abs(skew):.0f} s of Basecamp's")
+
+
+# -- the inbox and Claude Code ----------------------------------------------------------------
+
+
+def inbox_check(verdict: InboxVerdict | None, why: str = "") -> Check:
+    """Never failing: without the inbox (403: agents only) or while it fails, run hears by the feed
+    and the live lane alone. ``None``: not asked."""
+    name = "inbox"
+    match verdict:
+        case InboxVerdict.available:
+            return Check(name, CheckStatus.ok, "available to this token: what is addressed to the agent is"
+                         " heard even when the feed does not bring it")  # fmt: skip
+        case InboxVerdict.not_for_principal:
+            return Check(
+                name, CheckStatus.warning,
+                "Basecamp serves no inbox to this token's principal (403: agents only)",
+                "intake hears by the feed and the live lane alone: a braked event, or one past a stale"
+                " feed position, can go unheard; give the connector an agent principal's token",
+            )  # fmt: skip
+        case InboxVerdict.failing:
+            return Check(name, CheckStatus.warning, f"the inbox could not be read: {why}",
+                         "run starts and reads it again; see bin/connect status")  # fmt: skip
+        case None:
+            return Check(name, CheckStatus.warning, f"not asked: {why or 'the token was not usable'}",
+                         "fix the token check first")  # fmt: skip
+
+
+OLDEST_SUPPORTED = (2, 1, 0)
+_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+KEY_ADVICE = (
+    "give the worker a key by name: export ANTHROPIC_API_KEY in the connector's environment and "
+    "run bin/connect setup --worker-env ANTHROPIC_API_KEY (or log Claude Code in as this user: "
+    "claude auth login)"
+)
+
+
+def _dotted(version: tuple[int, ...]) -> str:
+    return ".".join(str(part) for part in version)
+
+
+def version_check(printed: str, exit_status: int | None) -> Check:
+    """Failing for a version older than ``OLDEST_SUPPORTED``, or none: the driver relies on its flags."""
+    name = "worker version"
+    found = _VERSION.search(printed) if exit_status == 0 else None
+    if found is None:
+        said = " ".join(printed.split())[:120] or "nothing"
+        found_words = f"the worker program did not say its version (exit {exit_status}): {said}"
+        return Check(name, CheckStatus.failing, found_words, "run it by hand: claude --version")
+    version = tuple(int(part) for part in found.groups())
+    if version < OLDEST_SUPPORTED:
+        return Check(
+            name,
+            CheckStatus.failing,
+            f"Claude Code {_dotted(version)} is older than {_dotted(OLDEST_SUPPORTED)}, "
+            "the oldest the driver supports",
+            "update it: npm install -g @anthropic-ai/claude-code",
+        )
+    return Check(name, CheckStatus.ok, f"Claude Code {_dotted(version)}")
+
+
+def auth_check(printed: str, exit_status: int | None) -> Check:
+    """``claude auth status``: logged in is ok, not logged in failing, an unreadable answer a warning."""
+    name = "worker login"
+    try:
+        status = json.loads(printed)
+    except ValueError:
+        status = None
+    if not isinstance(status, dict) or exit_status not in (0, 1):
+        unread = f"claude auth status said nothing doctor can read (exit {exit_status})"
+        by_hand = "run it by hand, with the worker's environment: claude auth status"
+        return Check(name, CheckStatus.warning, unread, by_hand)
+    method = str(status.get("authMethod") or "none")
+    if status.get("loggedIn") is True and exit_status == 0:
+        source = status.get("apiKeySource")
+        how = f"{method}, from {source}" if source else method
+        return Check(name, CheckStatus.ok, f"Claude Code can authenticate ({how})")
+    return Check(name, CheckStatus.failing, f"Claude Code is not logged in (auth method {method})",
+                 KEY_ADVICE)
+
+
+DEFAULTS = "its defaults only: it reads and edits files in its directory and calls the connector's tools"
+
+
+def allowances_check(named: tuple[str, ...]) -> Check:
+    if not named:
+        return Check("worker allowances", CheckStatus.ok, DEFAULTS)
+    return Check("worker allowances", CheckStatus.ok, f"beyond its defaults: {'; '.join(named)}")

@@ -1,17 +1,14 @@
-"""The account event feed as intake reads it: filters and their digest, a page, its errors.
+"""What intake reads from Basecamp, as values: the account feed's pages and refusals, the agent's
+inbox (``GET /inbox.json``), and the live lane's stream ticket and Action Cable frames.
 
-Rules:
-1. The filters are the checkpoint's identity: ``FeedFilters`` keeps each as a sorted tuple
-   without repeats, so two spellings are one value; ``digest()`` is the SHA-256 hex of its
-   canonical JSON. Changing a filter starts a new lineage, never resuming another's position.
-2. A feed position is a credential-like token: never built, parsed, logged or shown
-   (``repr=False``), nor is a ``next`` URL, which carries it.
-3. A page is read whole or refused (``read_page``: ids strictly increasing, a position, each
-   event a pointer), else ``Failure(PageRejected)`` and nothing of it is recorded.
-4. An event is a thin pointer; its ``details`` are kept as given (a JSON object or None).
-5. The feed's refusals are a closed set (``read_refusal``), each saying what to do next; a 410
-   without an integer ``epoch_after_id`` is ``UnexpectedFeedAnswer``: back off, never guess.
-6. ``new_ids``: the ids of a page not already known, in page order, each once."""
+A page is read whole or refused (``PageRejected``, and nothing of it is recorded): ids strictly
+increasing, a position, each event a thin pointer whose ``details`` are kept as given. A feed or
+inbox position, a ``next`` URL and a stream ticket are credentials: never built, parsed, logged or
+shown. The filters are the checkpoint's identity: kept sorted without repeats, so two spellings
+are one value, and changing one starts a new lineage. Each source's refusals are a closed set,
+each saying what to do next; an answer that fits none (a 410 without an ``epoch_after_id``) means
+back off, never guess.
+"""
 
 from __future__ import annotations
 
@@ -21,11 +18,18 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from returns.result import Failure, Result, Success
 
+from core.admission import Trigger
+from core.json_input import JsonRefused, decode_json
+from core.links import ticket_url_allowed
+
 MAX_BUCKETS = 100
+_FILTER_NAMES = ("buckets", "types", "exclude_performers", "actor_types")
 
 
 class ActorType(StrEnum):
@@ -51,7 +55,7 @@ class FeedFilters:
         exclude_performers: Iterable[str | int] = (),
         actor_types: Iterable[str] = (),
     ) -> FeedFilters:
-        """Filters in canonical form (rule 1); ValueError for a value the feed refuses."""
+        """Filters in canonical form; ValueError for a value the feed refuses."""
         bucket_ids = tuple(sorted({int(bucket) for bucket in buckets}))
         if len(bucket_ids) > MAX_BUCKETS:
             raise ValueError(f"at most {MAX_BUCKETS} buckets, not {len(bucket_ids)}")
@@ -71,33 +75,18 @@ class FeedFilters:
 
     def query(self) -> tuple[tuple[str, str], ...]:
         """The filters as query parameters (comma-separated lists; empty ones left out)."""
-        pairs = (
-            ("buckets", ",".join(str(bucket) for bucket in self.buckets)),
-            ("types", ",".join(self.types)),
-            ("exclude_performers", ",".join(self.exclude_performers)),
-            ("actor_types", ",".join(self.actor_types)),
-        )
+        pairs = ((name, ",".join(str(item) for item in getattr(self, name))) for name in _FILTER_NAMES)
         return tuple((name, value) for name, value in pairs if value)
 
     def digest(self) -> str:
-        """The checkpoint identity of these filters (rule 1)."""
-        canonical = json.dumps(
-            {
-                "buckets": list(self.buckets),
-                "types": list(self.types),
-                "exclude_performers": list(self.exclude_performers),
-                "actor_types": list(self.actor_types),
-            },
-            sort_keys=True,
-            separators=(",", ":"),
-        )
+        """The checkpoint identity: the SHA-256 of the canonical JSON."""
+        canonical = json.dumps({name: list(getattr(self, name)) for name in _FILTER_NAMES},
+                               sort_keys=True, separators=(",", ":"))  # fmt: skip
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
 class FeedEvent:
-    """One pointer from the feed."""
-
     id: int
     kind: str
     action: str
@@ -112,7 +101,6 @@ class FeedEvent:
 
 @dataclass(frozen=True, slots=True)
 class FeedPage:
-    """A page of the feed. ``position`` and ``next_url`` never print (rule 2)."""
 
     events: tuple[FeedEvent, ...]
     position: str = field(repr=False)
@@ -137,7 +125,6 @@ def _integer(value: object, name: str) -> int:
 
 
 def read_event(value: object) -> FeedEvent:
-    """One event of a page (rules 3 and 4); ValueError when it is not one."""
     if not isinstance(value, dict):
         raise ValueError("an event is a JSON object")
     performed_by = value.get("performed_by_id")
@@ -165,8 +152,7 @@ def read_event(value: object) -> FeedEvent:
 def read_envelope(
     body: object, name: str, what: str
 ) -> Result[tuple[list[object], str, str | None], PageRejected]:
-    """A cursor page's envelope (rule 3), the feed's and the inbox's alike: an object with a list
-    under ``name``, a non-empty ``position``, ``next`` a string when present."""
+    """A cursor page's envelope, the feed's and the inbox's alike."""
     if not isinstance(body, dict):
         return Failure(PageRejected(f"{what} is not a JSON object"))
     listed, position, next_url = body.get(name), body.get("position"), body.get("next")
@@ -180,7 +166,6 @@ def read_envelope(
 
 
 def read_page(body: object) -> Result[FeedPage, PageRejected]:
-    """A 200 body as a page, or why it cannot be recorded (rule 3)."""
     envelope = read_envelope(body, "events", "the page")
     if isinstance(envelope, Failure):
         return Failure(envelope.failure())
@@ -195,9 +180,6 @@ def read_page(body: object) -> Result[FeedPage, PageRejected]:
     if any(event_id <= 0 for event_id in ids):
         return Failure(PageRejected("an event id is a positive integer"))
     return Success(FeedPage(events, position, next_url))
-
-
-# Refusals (rule 5).
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,7 +217,6 @@ FeedRefusal = InvalidPosition | InvalidFilter | FiltersChanged | EpochPassed | U
 
 
 def read_refusal(status: int, body: object) -> FeedRefusal:
-    """What a non-200 answer of the feed means (rule 5)."""
     fields = body if isinstance(body, dict) else {}
     match status:
         case 400 if fields.get("reason") == "invalid_position":
@@ -254,7 +235,7 @@ def read_refusal(status: int, body: object) -> FeedRefusal:
 
 
 def new_ids(page_ids: Iterable[int], known: Iterable[int]) -> tuple[int, ...]:
-    """The ids of a page not in ``known``, in page order, each once (rule 6)."""
+    """The ids of a page not in ``known``, in page order, each once."""
     seen = set(known)
     fresh: list[int] = []
     for event_id in page_ids:
@@ -262,3 +243,257 @@ def new_ids(page_ids: Iterable[int], known: Iterable[int]) -> tuple[int, ...]:
             seen.add(event_id)
             fresh.append(event_id)
     return tuple(fresh)
+
+
+# -- the inbox ---------------------------------------------------------------------------------
+
+REASON_TRIGGERS: Mapping[str, Trigger | None] = MappingProxyType(
+    {
+        "mentioned": Trigger.mentioned,
+        "pinged": Trigger.mentioned,
+        "assigned": Trigger.assigned,
+        "subscribed": Trigger.subscribed,
+        "watched": Trigger.completed,
+        "boosted": None,
+    }
+)
+"""Each addressing reason Basecamp documents -> the trigger it asks for. Intake asks for those that
+map onto one; the admission matrix still decides what it records (an item it discards is seen)."""
+
+ASKED_REASONS: tuple[str, ...] = tuple(sorted(r for r, trigger in REASON_TRIGGERS.items() if trigger))
+
+
+@dataclass(frozen=True, slots=True)
+class InboxItem:
+    addressing_id: int
+    reason: str
+    addressed_at: str
+    event: FeedEvent
+
+
+@dataclass(frozen=True, slots=True)
+class InboxPage:
+    items: tuple[InboxItem, ...]
+    position: str = field(repr=False)
+    next_url: str | None = field(default=None, repr=False)
+
+    @property
+    def last_item_id(self) -> int | None:
+        return self.items[-1].addressing_id if self.items else None
+
+
+def _item(value: object) -> InboxItem:
+    if not isinstance(value, dict):
+        raise ValueError("an inbox item is a JSON object")
+    addressing_id, reason, addressed_at = (
+        value.get(name) for name in ("addressing_id", "reason", "addressed_at")
+    )
+    if isinstance(addressing_id, bool) or not isinstance(addressing_id, int) or addressing_id <= 0:
+        raise ValueError("an item's addressing_id is a positive integer")
+    if not isinstance(reason, str) or not isinstance(addressed_at, str):
+        raise ValueError("an item's reason and addressed_at are strings")
+    return InboxItem(addressing_id, reason, addressed_at, read_event(value.get("event")))
+
+
+def read_inbox_page(body: object) -> Result[InboxPage, PageRejected]:
+    envelope = read_envelope(body, "items", "the inbox page")
+    if isinstance(envelope, Failure):
+        return Failure(envelope.failure())
+    raw_items, position, next_url = envelope.unwrap()
+    try:
+        items = tuple(_item(raw) for raw in raw_items)
+    except ValueError as error:
+        return Failure(PageRejected(str(error)))
+    ids = [item.addressing_id for item in items]
+    if any(later <= earlier for earlier, later in itertools.pairwise(ids)):
+        return Failure(PageRejected("the inbox page's addressing ids are not strictly increasing"))
+    return Success(InboxPage(items, position, next_url))
+
+
+def addressed_events(items: Iterable[InboxItem], floor: int) -> tuple[FeedEvent, ...]:
+    """The items' events, each once (an event addressed for several reasons is one row), in item
+    order, leaving out those at or below ``floor`` (history from before the lane entered)."""
+    found: dict[int, FeedEvent] = {}
+    for item in items:
+        if item.event.id > floor and item.event.id > 0:
+            found.setdefault(item.event.id, item.event)
+    return tuple(found.values())
+
+
+@dataclass(frozen=True, slots=True)
+class NotForPrincipal:
+    """403: the inbox is for agents only; this principal has none."""
+
+
+@dataclass(frozen=True, slots=True)
+class InboxGone:
+    """410: the position fell behind the 30-day retention; start again at ``since=0``."""
+
+
+@dataclass(frozen=True, slots=True)
+class PositionRefused:
+    """400 ``invalid_position`` or 409: drop the position, resume after the last item read."""
+
+
+@dataclass(frozen=True, slots=True)
+class InboxFiltersRefused:
+    """Any other 400: the request's filters are wrong; retrying will not help."""
+
+
+@dataclass(frozen=True, slots=True)
+class UnexpectedInboxAnswer:
+    status: int
+
+
+InboxRefusal = NotForPrincipal | InboxGone | PositionRefused | InboxFiltersRefused | UnexpectedInboxAnswer
+
+
+def read_inbox_refusal(status: int, body: object) -> InboxRefusal:
+    fields = body if isinstance(body, dict) else {}
+    match status:
+        case 403:
+            return NotForPrincipal()
+        case 410:
+            return InboxGone()
+        case 400 if fields.get("reason") == "invalid_position":
+            return PositionRefused()
+        case 409:
+            return PositionRefused()
+        case 400:
+            return InboxFiltersRefused()
+        case _:
+            return UnexpectedInboxAnswer(status)
+
+
+# -- the live lane -----------------------------------------------------------------------------
+
+CHANNEL = "EventsChannel"
+SUBPROTOCOL = "actioncable-v1-json"
+
+
+@dataclass(frozen=True, slots=True)
+class StreamTicket:
+    ticket: str = field(repr=False)
+    expires_in: int
+    url: str = field(repr=False)
+
+
+def read_ticket(body: object, configured: str) -> StreamTicket:
+    """The ticket in a 200/201 body; ValueError (naming no value) when it is not one, or its URL is
+    not one the live lane may connect to verbatim (``core.links.ticket_url_allowed``)."""
+    if not isinstance(body, dict):
+        raise ValueError("a stream ticket answer is a JSON object")
+    ticket, expires_in, url = body.get("ticket"), body.get("expires_in"), body.get("url")
+    if not isinstance(ticket, str) or not ticket:
+        raise ValueError("a stream ticket answer has no ticket")
+    if isinstance(expires_in, bool) or not isinstance(expires_in, int) or expires_in <= 0:
+        raise ValueError("a stream ticket's expires_in is a positive number of seconds")
+    if not isinstance(url, str) or not ticket_url_allowed(url, configured):
+        raise ValueError("a stream ticket's url is not wss:// (ws:// to loopback) to the configured host")
+    return StreamTicket(ticket, expires_in, url)
+
+
+def redacted(url: str) -> str:
+    """``url`` without its query or fragment: what a log line may show."""
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+
+
+def identifier(filters: FeedFilters) -> str:
+    """``EventsChannel`` with the poll lane's filters as params, in ``events.json``'s names and form."""
+    return json.dumps({"channel": CHANNEL, **dict(filters.query())}, sort_keys=True, separators=(",", ":"))
+
+
+def subscribe_command(filters: FeedFilters) -> str:
+    return json.dumps({"command": "subscribe", "identifier": identifier(filters)})
+
+
+@dataclass(frozen=True, slots=True)
+class Welcome:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Ping:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Confirmed:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Disconnect:
+    reason: str
+    reconnect: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Delivered:
+    events: tuple[FeedEvent, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Overflow:
+    """The server dropped this subscriber's events after ``after_id``."""
+
+    after_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    why: str
+
+
+Frame = Welcome | Ping | Confirmed | Rejected | Disconnect | Delivered | Overflow | Unreadable
+
+_TYPES: dict[str, Frame] = {
+    "welcome": Welcome(),
+    "ping": Ping(),
+    "confirm_subscription": Confirmed(),
+    "reject_subscription": Rejected(),
+}
+
+
+def read_frame(text: str | bytes) -> Frame:
+    """A channel message's events are read as ``events.json``'s; anything else is ``Unreadable``."""
+    decoded = decode_json(text)
+    if isinstance(decoded, JsonRefused):
+        return Unreadable(decoded.reason)
+    value = decoded.value
+    if not isinstance(value, dict):
+        return Unreadable("not a JSON object")
+    kind = value.get("type")
+    if isinstance(kind, str):
+        if kind == "disconnect":
+            return Disconnect(str(value.get("reason", ""))[:80], value.get("reconnect") is True)
+        return _TYPES.get(kind, Unreadable(f"an unknown frame type {kind[:40]!r}"))
+    return _message(value.get("message"))
+
+
+def _message(message: object) -> Frame:
+    if not isinstance(message, dict):
+        return Unreadable("a frame with neither a type nor a message")
+    overflow = message.get("overflow")
+    if isinstance(overflow, dict):
+        after = overflow.get("after_id")
+        if isinstance(after, int) and not isinstance(after, bool) and after >= 0:
+            return Overflow(after)
+        return Unreadable("an overflow without after_id")
+    page = read_page({"events": message.get("events"), "position": "live"})
+    if isinstance(page, Failure):
+        return Unreadable(page.failure().reason)
+    return Delivered(page.unwrap().events)
+
+
+def reconnect_delay(failures: int, draw: float, *, base: float = 0.5, cap: float = 30.0) -> float:
+    """Exponential from ``base`` to ``cap`` with equal jitter (``draw`` in [0, 1)), so connectors that
+    lost one server do not return in step."""
+    ceiling = min(cap, base * 2.0 ** min(max(failures, 0), 30))
+    return ceiling / 2 + ceiling / 2 * min(max(draw, 0.0), 1.0)

@@ -1,17 +1,11 @@
 """What kind of file a path holds, from its first bytes and its name: so no writer replaces a
 file it does not own, and no advice is given for a file the connector did not make.
 
-Rules:
-1. ``kind_of`` names a file's kind from its first ``HEAD_BYTES``: an SQLite database is a
-   ``ledger`` (its 16-byte header); a JSON object with ``account_id`` and ``agent_id`` is a
-   ``configuration``; the JSON ``bin/connect login`` writes, or one word of printable ASCII, is a
-   ``token``; nothing at all is ``empty``; anything else is ``other``.
-2. A name is a kind too (``kind_of_name``): ``ledger.sqlite3`` and its ``-wal``/``-shm``/
-   ``-journal`` sidecars are the ledger's, ``config.json`` the configuration's, whatever the
-   directory.
-3. ``may_replace``: a writer of ``own`` replaces only a missing or empty file, or one of its own
-   kind whose name is not another kind's (``replace_refusal`` says why not, naming no content).
-4. Pure: bytes and names in, a kind out.
+An SQLite header is a ``ledger``; a JSON object with ``account_id`` and ``agent_id`` a
+``configuration``; the JSON ``bin/connect login`` writes, or one word of printable ASCII, a
+``token``. A name reserves a kind too, whatever the directory: ``ledger.sqlite3`` and its
+sidecars the ledger's, ``config.json`` the configuration's. A writer replaces only a missing or
+empty file, or one of its own kind whose name is not another kind's.
 """
 
 from __future__ import annotations
@@ -28,8 +22,6 @@ _LEDGER_SIDECARS = ("-wal", "-shm", "-journal")
 
 
 class FileKind(StrEnum):
-    """A file's kind, in the words a refusal uses."""
-
     ledger = "a ledger (an SQLite database)"
     configuration = "a connector configuration"
     token = "a token file"  # noqa: S105 -- a kind's name
@@ -38,7 +30,7 @@ class FileKind(StrEnum):
 
 
 def kind_of(head: bytes) -> FileKind:
-    """Rule 1: ``head`` is the file's first bytes (``HEAD_BYTES`` are enough)."""
+    """``head``: the file's first bytes (``HEAD_BYTES`` are enough)."""
     if head.startswith(SQLITE_HEADER):
         return FileKind.ledger
     if not head.strip():
@@ -74,7 +66,6 @@ def _reads_as_token(text: str) -> bool:
 
 
 def kind_of_name(name: str) -> FileKind | None:
-    """Rule 2: the kind a file's name reserves, or None."""
     if name == LEDGER_NAME or any(name == LEDGER_NAME + suffix for suffix in _LEDGER_SIDECARS):
         return FileKind.ledger
     if name == CONFIG_NAME:
@@ -83,8 +74,8 @@ def kind_of_name(name: str) -> FileKind | None:
 
 
 def replace_refusal(own: FileKind, name: str, head: bytes | None) -> str | None:
-    """Rule 3: why a writer of ``own`` may not replace the file ``name`` holding ``head`` (None:
-    missing), or None when it may."""
+    """Why a writer of ``own`` may not replace ``name`` holding ``head`` (None: missing), naming no
+    content; None when it may."""
     by_name = kind_of_name(name)
     if by_name is not None and by_name is not own:
         return f"its name ({name}) is reserved for {by_name.value}"
@@ -94,7 +85,3 @@ def replace_refusal(own: FileKind, name: str, head: bytes | None) -> str | None:
     if found in (own, FileKind.empty):
         return None
     return f"it holds {found.value}, not {own.value}"
-
-
-def may_replace(own: FileKind, name: str, head: bytes | None) -> bool:
-    return replace_refusal(own, name, head) is None

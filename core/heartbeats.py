@@ -1,16 +1,11 @@
 """The loops' heartbeats, judged: which loop of a running connector is not turning.
 
-Rules:
-1. Each loop of ``run`` (intake, dispatch, outbox, live, config) beats as it starts a turn; the
-   running connector writes every loop's last beat (``beats_text``) beside the ledger at most
-   every ``WRITE_EVERY``, so ``status`` reads them without asking the connector anything.
-2. A loop is not turning when its last beat is older than ``STALL_AFTER``: longer than any one
-   turn's own bounds (a poll, a repair walk and a membership read are each within 30 s; a
-   reconnect's backoff within 30 s). A thread that died, or hangs, beats no more.
-3. ``read_beats`` reads the file's text through ``core.json_input``: what is not the record is
-   no record (None), never an error -- status then says nothing of the loops.
-4. ``beats_line`` and ``beats_report`` say the same: every loop, turning or not, and when it
-   last turned.
+Each loop of ``run`` (intake, dispatch, outbox, live, config) beats as it starts a turn; the
+connector writes every loop's last beat beside the ledger at most every ``WRITE_EVERY``, so
+``status`` reads them without asking the connector anything. A loop whose last beat is older
+than ``STALL_AFTER`` is not turning: that is longer than any one turn's bounds (a poll, a repair
+walk, a membership read and a reconnect's backoff are each within 30 s), and a thread that died
+or hangs beats no more. A file that is not the record is no record (None), never an error.
 """
 
 from __future__ import annotations
@@ -29,20 +24,16 @@ STALL_AFTER = timedelta(minutes=3)
 
 @dataclass(frozen=True, slots=True)
 class Beats:
-    """When the record was written, and each loop's last beat."""
-
     written_at: datetime
     loops: Mapping[str, datetime]
 
 
 def beats_text(loops: Mapping[str, datetime], written_at: datetime) -> str:
-    """The record ``status`` reads (rule 1)."""
     named = {name: format_timestamp(at) for name, at in sorted(loops.items())}
     return json.dumps({"written_at": format_timestamp(written_at), "loops": named}, sort_keys=True)
 
 
 def read_beats(text: bytes | str) -> Beats | None:
-    """The record in ``text``, or None when it is not one (rule 3)."""
     decoded = decode_json(text, max_bytes=64 * 1024)
     if isinstance(decoded, JsonRefused):
         return None
@@ -57,12 +48,10 @@ def read_beats(text: bytes | str) -> Beats | None:
 
 
 def not_turning(beats: Beats, now: datetime) -> tuple[str, ...]:
-    """The loops whose last beat is older than ``STALL_AFTER`` (rule 2), by name."""
     return tuple(name for name, at in sorted(beats.loops.items()) if now - at > STALL_AFTER)
 
 
 def beats_report(beats: Beats, now: datetime) -> dict[str, object]:
-    """``status --json``'s ``loops`` (rule 4)."""
     stalled = set(not_turning(beats, now))
     return {
         name: {"last_turn": format_timestamp(at), "turning": name not in stalled}
@@ -71,7 +60,6 @@ def beats_report(beats: Beats, now: datetime) -> dict[str, object]:
 
 
 def beats_line(beats: Beats, now: datetime) -> str:
-    """``status``'s ``loops:`` line (rule 4)."""
     stalled = not_turning(beats, now)
     turning = [name for name in sorted(beats.loops) if name not in stalled]
     if not stalled:

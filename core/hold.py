@@ -1,22 +1,15 @@
-"""The durable hold a person sets and releases, as pure functions.
+"""The durable hold a person sets and releases: what the setting transaction writes, and what
+``release`` says.
 
-``hold(standing, records, by, cause)`` answers what the setting transaction writes;
-``release(standing, held)`` what ``release`` says. No clock, no ledger.
-
-Rules:
-1. A hold is a new generation, always, keeping who set it, when and why. A hold already standing
-   keeps its first setter and time on the marker; only its generation and cause move on.
-2. Every record not terminal is tagged for review; those waiting to run (admitted, queued) move
-   to ``held`` and their guard's pending notice is canceled (``CANCELED_BY_HOLD``), for a person
-   to redispatch or discard. Seen, blocked and dispatched records keep their state with the tag.
-3. While the hold stands nothing launches (``may_launch``), no worker gets its first pull
-   (``core.dispatch_tools``), the outbox sends nothing; intake, admission and reconciliation go
-   on. Records admitted after the hold are not held: they run once it is released.
-4. A release clears the marker and closes its generation; held records stay held. With no hold
-   standing it changes nothing and says so.
-5. A hold revokes every redispatch still waiting on a live task: its record is tagged for review
-   (even one its worker completed) with a note to redispatch again after the release
-   (``revocation_note``). A redispatch already applied is a record like any other."""
+A hold is a new generation, always, keeping who set it, when and why; one already standing keeps
+its first setter and time, and only its generation and cause move on. Every record not terminal
+is tagged for review; those waiting to run (admitted, queued) move to ``held`` and their guard's
+pending notice is canceled, for a person to redispatch or discard. A redispatch still waiting on
+a live task is revoked: its record is tagged too (even one its worker completed). While the hold
+stands nothing launches, no worker gets its first pull and the outbox sends nothing; intake,
+admission and reconciliation go on, and records admitted meanwhile run once it is released. A
+release clears the marker and closes its generation; held records stay held.
+"""
 
 from __future__ import annotations
 
@@ -32,8 +25,6 @@ WAITING = frozenset({_R.admitted, _R.queued})
 
 @dataclass(frozen=True, slots=True)
 class StandingHold:
-    """The hold marker as the ledger holds it."""
-
     held_by: str
     held_at: str
     cause: str
@@ -42,8 +33,6 @@ class StandingHold:
 
 @dataclass(frozen=True, slots=True)
 class RecordAtHold:
-    """One record as the hold's transaction reads it: id, state, revision."""
-
     event_id: int
     state: RecordState
     revision: int
@@ -60,7 +49,6 @@ class WaitingRedispatch:
 
 @dataclass(frozen=True, slots=True)
 class HoldPlan:
-    """What the hold's one transaction writes (rules 1, 2)."""
 
     marker_by: str
     marker_at: str
@@ -68,7 +56,7 @@ class HoldPlan:
     review: tuple[int, ...]  # every record tagged for review
     to_hold: tuple[RecordAtHold, ...]  # the waiting ones, moved to held
     already: bool  # a hold stood already
-    revoke: tuple[WaitingRedispatch, ...] = ()  # redispatches waiting on a live task (rule 5)
+    revoke: tuple[WaitingRedispatch, ...] = ()  # redispatches waiting on a live task
 
     def summary(self, generation: int) -> str:
         moved = f"{len(self.to_hold)} waiting record{'' if len(self.to_hold) == 1 else 's'} held"
@@ -88,8 +76,6 @@ def hold(  # noqa: PLR0917 -- the hold's facts, each its own value
     stamp: str,
     waiting: Sequence[WaitingRedispatch] = (),
 ) -> HoldPlan:
-    """The hold ``by`` sets at ``stamp`` for ``cause`` (rules 1, 2, 5); ``waiting``: the
-    redispatches still waiting on a live task."""
     open_records = [record for record in records if record.state not in TERMINAL]
     tagged = [record.event_id for record in open_records]
     return HoldPlan(
@@ -104,18 +90,15 @@ def hold(  # noqa: PLR0917 -- the hold's facts, each its own value
 
 
 def revocation_note(generation: int, revoked: WaitingRedispatch) -> str:
-    """What a person reads on a redispatch the hold revoked (rule 5)."""
     return (f"revoked by the hold (generation {generation}) before task {revoked.task_id} ended; "
             f"redispatch event {revoked.event_id} again after `bin/connect release`")
 
 
 def may_launch(standing: StandingHold | None) -> bool:
-    """Rule 3: nothing launches while a hold stands."""
     return standing is None
 
 
 def release_summary(standing: StandingHold | None, held_records: int) -> str:
-    """What ``release`` says (rule 4)."""
     if standing is None:
         return "No hold stood"
     records = f"{held_records} held record{'' if held_records == 1 else 's'}"

@@ -1,19 +1,13 @@
-"""``bin/connect import``: a reconciliation file read and planned against the ledger, as pure
-functions.
+"""``bin/connect import``: a reconciliation file read (``parse``) and planned against the ledger
+(``plan``: what the one transaction writes, or the first entry it cannot apply, and why).
 
-``parse`` reads the file's bytes into entries, or says why not; ``plan`` answers what the one
-transaction writes, or the first entry it cannot apply and why.
-
-Rules:
-1. A file is at most ``MAX_BYTES`` of JSON, ``{"version": 1, "entries": [{"event_id",
-   "decision": "done" | "held"}, ...]}``. An event named twice cannot be applied.
-2. ``done`` closes the record as ``discarded(imported_done)``: one the ledger never saw gets a
-   tombstone, so intake never admits it; one waiting, blocked or held, or completed ``unknown``
-   or ``failed`` with no task carrying it, is discarded; one discarded or succeeded already is
-   left. A record a live task carries, or one awaiting its verdict, cannot be applied.
-3. Every other record not terminal is tagged for review, keeping its state and reason; ``held``
-   entries name such records, and one for a record never seen changes nothing (it is reported).
-4. The plan is all or nothing: the first entry that cannot be applied is the answer."""
+A file is at most ``MAX_BYTES`` of JSON, ``{"version": 1, "entries": [{"event_id", "decision":
+"done" | "held"}, ...]}``. ``done`` closes a record as ``discarded(imported_done)``: one the ledger
+never saw gets a tombstone, so intake never admits it; one waiting, blocked or held, or completed
+``unknown`` or ``failed`` with no task carrying it, is discarded; one discarded or succeeded is left
+as it is. Every other record not terminal is tagged for review, keeping its state; ``held`` names
+such records. The plan is all or nothing.
+"""
 
 from __future__ import annotations
 
@@ -54,15 +48,11 @@ class Entry:
 
 @dataclass(frozen=True, slots=True)
 class NotAFile:
-    """Why the bytes are not a version-1 reconciliation file (rule 1)."""
-
     why: str
 
 
 @dataclass(frozen=True, slots=True)
 class Unappliable:
-    """The first entry the plan cannot apply (rules 1, 2)."""
-
     index: int
     event_id: int | None
     why: str
@@ -74,8 +64,7 @@ class Unappliable:
 
 @dataclass(frozen=True, slots=True)
 class RecordNow:
-    """What the ledger holds about one named record: its state, newest outcome, revision, and
-    whether a live task row still carries it."""
+    """What the ledger holds about one named record; ``carried``: a live task row still carries it."""
 
     event_id: int
     state: RecordState
@@ -87,8 +76,6 @@ class RecordNow:
 
 @dataclass(frozen=True, slots=True)
 class ImportPlan:
-    """What the one transaction writes."""
-
     entries: int
     discard: tuple[RecordNow, ...]  # discarded(imported_done), each under a decision row
     tombstones: tuple[int, ...]  # never seen: a tombstone row each
@@ -103,7 +90,6 @@ class ImportPlan:
 
 
 def parse(raw: bytes) -> Result[tuple[Entry, ...], NotAFile | Unappliable]:
-    """The file's entries (rule 1)."""
     if len(raw) > MAX_BYTES:
         return Failure(NotAFile(f"larger than {MAX_BYTES // (1024 * 1024)} MB"))
     decoded = decode_json(raw, max_bytes=MAX_BYTES)
@@ -149,8 +135,7 @@ def _entry(index: int, entry: Any) -> Result[Entry, Unappliable]:
 def plan(
     entries: Sequence[Entry], known: Mapping[int, RecordNow], open_ids: Sequence[int]
 ) -> Result[ImportPlan, Unappliable]:
-    """What the import writes (rules 2-4); ``known``: the named records the ledger holds;
-    ``open_ids``: every record not terminal."""
+    """``known``: the named records the ledger holds; ``open_ids``: every record not terminal."""
     discard: list[RecordNow] = []
     tombstones: list[int] = []
     already: list[int] = []

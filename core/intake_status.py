@@ -1,25 +1,67 @@
-"""How current intake is, as ``status`` shows it: the inbox lane's verdict and position, and the
-last time each lane brought what the others had not.
+"""How intake stands, as values the lanes write and ``status`` reads: the live lane's state, the
+inbox lane's verdict, each lane's news, the losses and gaps, and the backlog that pauses intake.
 
-Rules:
-1. ``InboxVerdict``: what intake knows of the agent's inbox. Without one (``not_for_principal``)
-   intake hears by the feed and the live lane alone, and a braked event or one past a stale feed
-   position can go unheard. ``inbox_line`` says it in one line, never which position is kept.
-2. ``LaneNews``: per lane, when it last recorded an event no other lane had, which, and how many
-   in all. ``news_line`` names every lane, ``never`` for one that brought nothing yet: a lane
-   that never brings news while another does is a lane that is not needed, or not working.
-3. ``intake_report`` is the same for ``status --json``. Nothing here holds a position.
-4. Light like ``core.lane_status``: ``bin/connect status`` imports it on every look.
+Light on purpose: ``bin/connect status`` imports it on every look, so it reads no feed, frames or
+``returns``, and nothing here holds a feed or inbox position (a position is a credential).
+
+A lane's news is when it last recorded an event no other lane had: a lane that never brings news
+while another does is a lane that is not needed, or not working. Without the agent's inbox
+(``not_for_principal``) intake hears by the feed and the live lane alone, and an event Basecamp
+brakes, or one past a stale feed position, can go unheard.
+
+A loss is a stretch the live lane did not hear: events after ``after_id`` through ``through_id``
+(None until an event heard after it bounds it). Its repair walk is done once it has read past
+``through_id``, or, with no bound, once the feed has nothing more to serve; a loss not repaired
+within its window is unrecovered. A gap is a stretch the feed said it will not serve (a 410).
+
+The backlog is the records intake handed over that no worker has yet. At ``pause`` intake stops
+reading on purpose (nothing is lost: the poll lane's position stays); at ``warn`` it says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from datetime import datetime
 from enum import StrEnum
 
 LANES = ("poll", "live", "repair", "inbox")
 LANE_NAMES = {"poll": "feed", "live": "live", "repair": "repair", "inbox": "inbox"}
+
+
+class LaneState(StrEnum):
+    connecting = "connecting"
+    connected = "connected"  # the subscription was confirmed
+    down = "down"
+
+
+@dataclass(frozen=True, slots=True)
+class LaneStatus:
+    """The live lane as the connector last wrote it. ``since`` is a ledger timestamp."""
+
+    state: LaneState
+    since: str
+    why: str = ""
+    connects: int = 0
+    overflows: int = 0
+
+
+def lane_line(status: LaneStatus | None, short_time: Callable[[str], str]) -> str:
+    if status is None:
+        return "live lane: never started (intake polls only)"
+    since = short_time(status.since)
+    counts = f"{status.connects} connects, {status.overflows} overflows"
+    match status.state:
+        case LaneState.connected:
+            return f"live lane: connected since {since} ({counts})"
+        case LaneState.connecting:
+            return f"live lane: connecting since {since} ({counts}); intake polls meanwhile"
+        case LaneState.down:
+            return f"live lane: down since {since}: {status.why} ({counts}); intake polls meanwhile"
+
+
+def lane_report(status: LaneStatus | None) -> dict[str, object] | None:
+    return None if status is None else asdict(status)
 
 
 class InboxVerdict(StrEnum):
@@ -49,7 +91,6 @@ class LaneNews:
 
 
 def inbox_line(status: InboxStatus | None, short_time: Callable[[str], str]) -> str:
-    """Rule 1."""
     if status is None:
         return "inbox lane: never read"
     read = "never read a page" if status.read_at is None else f"read {short_time(status.read_at)}"
@@ -70,7 +111,7 @@ def inbox_line(status: InboxStatus | None, short_time: Callable[[str], str]) -> 
 
 
 def news_line(news: Sequence[LaneNews], short_time: Callable[[str], str]) -> str:
-    """Rule 2."""
+    """Every lane, ``never`` for one that brought nothing yet."""
     by_lane = {found.lane: found for found in news}
     parts = []
     for lane in LANES:
@@ -85,22 +126,93 @@ def news_line(news: Sequence[LaneNews], short_time: Callable[[str], str]) -> str
 
 
 def intake_report(news: Sequence[LaneNews], inbox: InboxStatus | None) -> dict[str, object]:
-    """Rule 3."""
     by_lane = {found.lane: found for found in news}
-    shown_news: dict[str, object] = {
+    shown_news = {
         LANE_NAMES[lane]: None
         if (found := by_lane.get(lane)) is None
         else {"last_new_at": found.last_new_at, "last_new_id": found.last_new_id, "news": found.news}
         for lane in LANES
     }
-    shown_inbox = None
-    if inbox is not None:
-        shown_inbox = {
-            "verdict": inbox.verdict.value,
-            "verdict_since": inbox.verdict_since,
-            "why": inbox.why,
-            "has_position": inbox.has_position,
-            "last_item_id": inbox.last_item_id,
-            "read_at": inbox.read_at,
-        }
-    return {"inbox": shown_inbox, "news": shown_news}
+    return {"inbox": None if inbox is None else asdict(inbox), "news": shown_news}
+
+
+# -- losses and gaps --------------------------------------------------------------------------
+
+
+class LossState(StrEnum):
+    open = "open"
+    repaired = "repaired"
+    unrecovered = "unrecovered"
+
+
+@dataclass(frozen=True, slots=True)
+class Loss:
+    id: int
+    cause: str
+    after_id: int
+    through_id: int | None
+    cursor: int
+    window_ends_at: datetime
+
+
+def walk_done(loss: Loss, read_through: int, more: bool) -> bool:
+    """``read_through``: the newest id the walk has read; ``more``: the feed has more to serve now."""
+    if loss.through_id is None:
+        return not more
+    return read_through > loss.through_id
+
+
+def settle_state(done: bool, now: datetime, loss: Loss) -> LossState:
+    if done:
+        return LossState.repaired
+    return LossState.unrecovered if now >= loss.window_ends_at else LossState.open
+
+
+@dataclass(frozen=True, slots=True)
+class LossCounts:
+    open: int = 0
+    repaired: int = 0
+    unrecovered: int = 0
+    gaps: int = 0
+
+
+def losses_line(counts: LossCounts) -> str:
+    line = (
+        f"losses: {counts.open} open, {counts.repaired} repaired, {counts.unrecovered} unrecovered;"
+        f" gaps: {counts.gaps}"
+    )
+    if counts.unrecovered or counts.gaps:
+        line += " (events there may never have been heard: see the feed)"
+    return line
+
+
+def losses_report(counts: LossCounts) -> dict[str, int]:
+    return asdict(counts)
+
+
+# -- the backlog ------------------------------------------------------------------------------
+
+DEFAULT_BACKLOG_WARN = 100
+DEFAULT_BACKLOG_PAUSE = 500
+BACKLOG_STATES = ("seen", "admitted", "queued")
+
+
+@dataclass(frozen=True, slots=True)
+class BacklogLimits:
+    warn: int = DEFAULT_BACKLOG_WARN
+    pause: int = DEFAULT_BACKLOG_PAUSE
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.warn <= self.pause:
+            raise ValueError(f"backlog limits need 1 <= warn <= pause, not {self.warn} and {self.pause}")
+
+
+def backlog_reason(depth: int, limits: BacklogLimits) -> str | None:
+    """Why intake pauses at this depth (what the live lane's state and the log say), or None."""
+    if depth >= limits.pause:
+        return f"intake paused on purpose: {depth} records wait for a worker (pause at {limits.pause})"
+    return None
+
+
+def backlog_warns(depth: int, limits: BacklogLimits) -> bool:
+    return depth >= limits.warn

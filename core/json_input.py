@@ -1,18 +1,13 @@
-"""Every JSON the program reads, decoded in one place and within bounds.
+"""Every JSON the program reads, decoded in one place and within bounds: configuration, token and
+import files, Basecamp's and Launchpad's answers, tickets, live frames, a worker's MCP lines.
 
-Configuration, token and import files, Basecamp's and Launchpad's answers, tickets, live frames,
-a worker's MCP lines: all come here, and nowhere else calls the parser.
-
-Rules:
-1. An input longer than ``max_bytes`` (UTF-8 bytes; ``MAX_BYTES`` unless told) is refused before
-   anything is parsed.
-2. Nesting deeper than ``max_depth`` (``MAX_DEPTH``) is refused before the parser sees it, by one
-   linear pass over strings and brackets, so a deep answer is a refusal like any other, never a
-   ``RecursionError`` escaping its caller's ``except ValueError``.
-3. Text not UTF-8, not JSON, or holding ``NaN``/``Infinity`` is refused with the parser's own
-   words (line and column), which quote no part of the input.
-4. A refusal is a value (``JsonRefused``), never an exception, and not a ``Result``: ``status``
-   reads its configuration through here and never imports ``returns``."""
+An input longer than ``max_bytes`` (UTF-8 bytes) is refused before anything is parsed, and one
+nested deeper than ``max_depth`` before the parser sees it, by one linear pass over strings and
+brackets, so a deep answer is a refusal like any other, never a ``RecursionError`` escaping its
+caller's ``except ValueError``. Text not UTF-8, not JSON, or holding ``NaN``/``Infinity`` is refused
+in the parser's own words (line and column), which quote no part of the input. A refusal is a
+value (``JsonRefused``), not a ``Result``: ``status`` reads through here and never imports ``returns``.
+"""
 
 from __future__ import annotations
 
@@ -22,32 +17,24 @@ from dataclasses import dataclass
 from typing import Any
 
 MAX_BYTES = 16 * 1024 * 1024
-"""The largest JSON read unless a caller bounds it more (an import file's bound)."""
-MAX_DEPTH = 64
-"""The deepest nesting read: Basecamp's answers nest under ten deep, the program's files less."""
-
+MAX_DEPTH = 64  # Basecamp's answers nest under ten deep, the program's files less
+# A whole string (skipped), a bracket, or a quote that opens a string never closed.
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}"]', re.DOTALL)
-"""A whole string (skipped), a bracket, or a quote that opens a string never closed."""
 
 
 @dataclass(frozen=True, slots=True)
 class Decoded:
-    """The JSON value read."""
-
     value: Any
 
 
 @dataclass(frozen=True, slots=True)
 class JsonRefused:
-    """Why the input was not decoded (rule 3: no part of the input is quoted)."""
-
     reason: str
 
 
 def decode_json(
     raw: bytes | str, *, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH
 ) -> Decoded | JsonRefused:
-    """The JSON value in ``raw``, or why it was refused (rules 1-3)."""
     size = len(raw) if isinstance(raw, bytes) else len(raw.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
         return JsonRefused(f"larger than {max_bytes} bytes")
@@ -62,7 +49,7 @@ def decode_json(
         return Decoded(json.loads(text, parse_constant=_no_constant))
     except ValueError as error:
         return JsonRefused(f"not JSON ({_where(error)})")
-    except RecursionError:  # rule 2 keeps it from here; a second wall, not the first
+    except RecursionError:  # the depth pass keeps it from here; a second wall, not the first
         return JsonRefused(f"nested deeper than {max_depth}")
 
 
@@ -73,7 +60,6 @@ def json_or_none(raw: bytes | str, *, max_bytes: int = MAX_BYTES) -> Any:
 
 
 def _depth(text: str, max_depth: int) -> str | None:
-    """Rule 2: why ``text`` nests too deep, or None. Linear: each string is matched once."""
     depth = 0
     for token in _TOKENS.finditer(text):
         match token.group():
@@ -93,7 +79,7 @@ def _no_constant(name: str) -> Any:
 
 
 def _where(error: ValueError) -> str:
-    """The parser's words without the part of the input some of them quote (rule 3)."""
+    """The parser's words without the part of the input some of them quote."""
     if isinstance(error, json.JSONDecodeError):
         return f"{error.msg} (line {error.lineno}, column {error.colno})"
     return str(error).split(":", 1)[0]

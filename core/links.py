@@ -1,20 +1,15 @@
 """The URLs Basecamp hands back: a listing's next page, the same-origin rule, what is sent.
 
-Rules:
-1. The next page is the ``rel="next"`` URL of a ``Link`` header; none means the last page.
-2. A next page is followed only to the request's origin (scheme, host, port with the default made
-   explicit; scheme and host compared case-insensitively); any other is a failed listing, never
-   a shorter one.
-3. Plain ``http`` is allowed only to a loopback host, by address (127.0.0.0/8, ::1) or
-   ``localhost`` itself; a name under ``.localhost`` resolves through DNS and is not loopback.
-4. A URL from Basecamp is followed only when unambiguous: printable ASCII with no backslash,
-   whitespace, control character or userinfo, on each of which parsers disagree
-   (``http://OTHER\\@ORIGIN/`` is ``ORIGIN`` to ``urlsplit``, ``OTHER`` to urllib3). Such a URL
-   has no origin at all.
-5. What is sent is only ``request_target``, the path and query of a URL on the configured
-   origin, over a connection bound to it: no parsing disagreement can move the request.
-6. A stream ticket's URL (``ticket_url_allowed``) is ``wss`` to the configured host (``ws`` only
-   for plain http to loopback), by rule 4's characters."""
+The next page is the ``rel="next"`` URL of a ``Link`` header, followed only to the request's origin
+(scheme, host, port with the default made explicit; scheme and host compared case-insensitively):
+any other is a failed listing, never a shorter one. Plain ``http`` is allowed only to a loopback
+host, by address or ``localhost`` itself (a name under ``.localhost`` resolves through DNS). A URL
+from Basecamp is followed only when unambiguous: printable ASCII with no backslash, whitespace,
+control character or userinfo, on each of which parsers disagree (``http://OTHER\\@ORIGIN/`` is
+``ORIGIN`` to ``urlsplit``, ``OTHER`` to urllib3); such a URL has no origin at all. What is sent
+is only ``request_target``, over a connection bound to the configured origin, so no parsing
+disagreement can move the request.
+"""
 
 from __future__ import annotations
 
@@ -25,11 +20,10 @@ from urllib.parse import SplitResult, urlsplit
 _ENTRY = re.compile(r"<([^>]*)>\s*((?:;\s*[^;,]*)*)")
 _REL = re.compile(r"""rel\s*=\s*"?([^";,]*)"?""", re.IGNORECASE)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-_UNAMBIGUOUS = re.compile(r"[!-\[\]-~]+")  # printable ASCII but the backslash (rule 4)
+_UNAMBIGUOUS = re.compile(r"[!-\[\]-~]+")  # printable ASCII but the backslash
 
 
 def next_link(header: str | None) -> str | None:
-    """The URL the ``Link`` header names as ``rel="next"``, if any."""
     if not header or not header.strip():
         return None
     for match in _ENTRY.finditer(header):
@@ -41,7 +35,7 @@ def next_link(header: str | None) -> str | None:
 
 
 def origin(url: str) -> tuple[str, str, int] | None:
-    """(scheme, host, port) of an absolute, unambiguous URL (rule 4), or None if it has none."""
+    """(scheme, host, port) of an absolute, unambiguous URL, or None if it has none."""
     parts = _unambiguous(url)
     if parts is None:
         return None
@@ -57,13 +51,11 @@ def origin(url: str) -> tuple[str, str, int] | None:
 
 
 def same_origin(first: str, second: str) -> bool:
-    """Whether two absolute URLs share scheme, host and port."""
     left, right = origin(first), origin(second)
     return left is not None and left == right
 
 
 def _unambiguous(url: str) -> SplitResult | None:
-    """``url`` split, when every parser reads it alike (rule 4); None otherwise."""
     if not _UNAMBIGUOUS.fullmatch(url):
         return None
     try:
@@ -74,8 +66,7 @@ def _unambiguous(url: str) -> SplitResult | None:
 
 
 def request_target(url: str, configured: str) -> str | None:
-    """The path and query to send for ``url`` over the configured origin's connection (rule 5);
-    None when ``url`` is ambiguous or on another origin."""
+    """The path and query to send for ``url``; None when it is ambiguous or on another origin."""
     if not same_origin(url, configured):
         return None
     parts = urlsplit(url)
@@ -86,7 +77,7 @@ def request_target(url: str, configured: str) -> str | None:
 
 
 def ticket_url_allowed(url: str, configured: str) -> bool:
-    """Whether the live lane may connect to a stream ticket's ``url`` (rule 6)."""
+    """A stream ticket's URL: ``wss`` to the configured host (``ws`` only for plain http to loopback)."""
     parts, home = _unambiguous(url), origin(configured)
     if parts is None or home is None or not parts.hostname:
         return False
@@ -99,7 +90,6 @@ def ticket_url_allowed(url: str, configured: str) -> bool:
 
 
 def is_loopback_host(host: str) -> bool:
-    """Hosts for which plain http is allowed (rule 3): by address, or ``localhost`` itself."""
     name = host.lower().strip("[]")
     if name == "localhost":
         return True
@@ -110,7 +100,6 @@ def is_loopback_host(host: str) -> bool:
 
 
 def transport_allowed(url: str) -> bool:
-    """https anywhere; http only to a loopback host."""
     found = origin(url)
     if found is None:
         return False

@@ -1,17 +1,12 @@
 """Who a Basecamp rich text mentions, and the same text without one person's mentions.
 
-Admission reads who is mentioned (``mentioned_person_ids``); the dispatch tools strip the
-agent's own mentions from the content a worker is handed (``strip_mentions_of``). One tag walk
-serves both, so the two can never disagree about what a mention is.
-
-Rules (rule 7 of ``core.dispatch_tools``):
-1. A mention is a ``bc-attachment`` start tag whose ``sgid`` (the first one, entities decoded)
-   names exactly one Person (``person_id_from_sgid``).
-2. Stripping removes such an attachment from its start tag to the first ``</bc-attachment>``,
-   unless it closes itself, another attachment starts first or none closes, in which case its
-   start tag alone goes. Each removal leaves one space.
-3. Should the walk still find the person mentioned, the text is handed out escaped: its words,
-   and no markup.
+Admission reads who is mentioned; the dispatch tools strip the agent's own mentions from the
+content a worker is handed. One tag walk serves both, so the two never disagree about what a
+mention is: a ``bc-attachment`` start tag whose first ``sgid`` (entities decoded) names exactly one
+Person. Stripping removes such an attachment from its start tag to the first ``</bc-attachment>``,
+unless it closes itself, another attachment starts first or none closes (then its start tag
+alone goes), leaving one space each. Should the walk still find the person mentioned, the text is
+handed out escaped: its words, and no markup.
 """
 
 from __future__ import annotations
@@ -41,8 +36,8 @@ class _Tag:
 
 
 def _attributes_end(text: str, index: int) -> tuple[int, str | None] | None:
-    """From inside a start tag: where it ends (after ``>``) and its first ``sgid``; None when the
-    tag never ends (an unterminated tag ends the markup)."""
+    """From inside a start tag: where it ends (after ``>``) and its first ``sgid``; None when it
+    never ends (an unterminated tag ends the markup)."""
     sgid: str | None = None
     length = len(text)
     while index < length:
@@ -81,8 +76,7 @@ def _attributes_end(text: str, index: int) -> tuple[int, str | None] | None:
 
 
 def _next_tag(text: str, position: int) -> _Tag | None:
-    """The next tag at or after ``position``; comments, ``<!`` and ``<?`` are skipped, and a
-    ``<`` that begins no tag is text."""
+    """The next tag at or after ``position``; comments, ``<!`` and ``<?`` are skipped."""
     while True:
         start = text.find("<", position)
         if start < 0:
@@ -140,7 +134,7 @@ def person_id_from_sgid(sgid: str) -> int | None:
 
 
 def mentioned_person_ids(rich_text: str) -> tuple[int, ...]:
-    """The Person ids mentioned in ``rich_text``, in order of appearance, each once."""
+    """In order of appearance, each once."""
     found: list[int] = []
     position = 0
     while (tag := _next_tag(rich_text, position)) is not None:
@@ -153,8 +147,6 @@ def mentioned_person_ids(rich_text: str) -> tuple[int, ...]:
 
 
 def _mention_end(text: str, position: int) -> int:
-    """Where a mention whose start tag ends at ``position`` ends: after the first
-    ``</bc-attachment>``, or at ``position`` when another attachment starts first or none closes."""
     cursor = position
     while (tag := _next_tag(text, cursor)) is not None:
         if tag.name == _ATTACHMENT:
@@ -164,7 +156,6 @@ def _mention_end(text: str, position: int) -> int:
 
 
 def strip_mentions_of(rich_text: str, person_id: int) -> str:
-    """``rich_text`` without any mention of ``person_id`` (rule 7 of core.dispatch_tools)."""
     if person_id not in mentioned_person_ids(rich_text):
         return rich_text
     pieces: list[str] = []

@@ -1,20 +1,13 @@
 """Launchpad's OAuth 2 as values: the token file's two forms, the token answer, when to refresh.
 
-Basecamp takes only Launchpad's OAuth 2 tokens: an access token lives two weeks, with a refresh
-token.
-
-Rules:
-1. A token file holds a bare access token (never refreshed) or the JSON ``Credentials``
-   ``login`` writes; ``read_token_text`` tells them apart by the first character.
-2. No secret is in a repr, a log or an error: ``Credentials``' repr names only the expiry.
-3. A refresh is due ``refresh_margin`` before expiry: a day, or a quarter of the lifetime when
-   shorter.
-4. ``from_token_answer``: an answer without a ``refresh_token`` keeps the old one; one without an
-   access token or a positive ``expires_in`` is a problem.
-5. The forms use the standard ``grant_type`` names, never Launchpad's legacy ``type=``.
-6. The device flow only where the server's OAuth discovery names a
-   ``device_authorization_endpoint``; ``poll_verdict`` says what a poll's answer means.
-7. Pure: no I/O, no clock (``now`` is passed in)."""
+Basecamp takes only Launchpad's tokens: an access token lives two weeks, with a refresh token. A
+token file holds a bare access token (never refreshed) or the JSON ``Credentials`` that ``login``
+writes, told apart by the first character. No secret is in a repr, a log or an error. A refresh
+is due a day before expiry, or a quarter of the lifetime when that is shorter; an answer without a
+``refresh_token`` keeps the old one. The forms use the standard ``grant_type`` names, never
+Launchpad's legacy ``type=``; the device flow only where the server's discovery names a
+``device_authorization_endpoint``.
+"""
 
 from __future__ import annotations
 
@@ -39,7 +32,7 @@ FILE_VERSION = 1
 
 @dataclass(frozen=True, slots=True)
 class Credentials:
-    """What ``login`` obtained; every field but the times is secret or close to it (rule 2)."""
+    """What ``login`` obtained; every field but the times is secret or close to it."""
 
     access_token: str = field(repr=False)
     refresh_token: str = field(repr=False)
@@ -51,7 +44,6 @@ class Credentials:
 
 
 def refresh_margin(credentials: Credentials) -> timedelta:
-    """How long before expiry a refresh is due (rule 3)."""
     lifetime = credentials.expires_at - credentials.obtained_at
     return min(MAX_MARGIN, max(timedelta(0), lifetime / 4))
 
@@ -61,7 +53,7 @@ def refresh_due(credentials: Credentials, now: datetime) -> bool:
 
 
 def read_token_text(text: str) -> str | Credentials:
-    """A bare token, or the login's credentials; ValueError with a line naming no secret (rule 1)."""
+    """A bare token, or the login's credentials; ValueError with a line naming no secret."""
     stripped = text.strip()
     if not stripped.startswith("{"):
         if not stripped:
@@ -111,7 +103,7 @@ def to_text(credentials: Credentials) -> str:
 
 
 def from_token_answer(answer: Any, now: datetime, previous: Credentials) -> Credentials:
-    """The credentials Launchpad's token answer gives (rule 4); ValueError naming no secret."""
+    """ValueError (naming no secret) for an answer without an access token or a positive expiry."""
     if not isinstance(answer, dict):
         raise ValueError("the token answer is not a JSON object")
     access = answer.get("access_token")
@@ -161,7 +153,7 @@ def refresh_form(credentials: Credentials) -> dict[str, str]:
     }
 
 
-# -- the device flow (rule 6) ------------------------------------------------------------------
+# -- the device flow --------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +168,6 @@ class DeviceGrant:
 
 
 def device_endpoint(discovery: Any) -> str | None:
-    """The device authorization endpoint the server's discovery offers, or None."""
     if not isinstance(discovery, dict):
         return None
     endpoint = discovery.get("device_authorization_endpoint")
@@ -184,7 +175,6 @@ def device_endpoint(discovery: Any) -> str | None:
 
 
 def read_device_answer(answer: Any) -> DeviceGrant:
-    """The device endpoint's answer; ValueError naming no secret."""
     if not isinstance(answer, dict):
         raise ValueError("the device answer is not a JSON object")
     texts = [answer.get(key) for key in ("device_code", "user_code", "verification_uri")]
@@ -212,7 +202,7 @@ def device_token_form(credentials: Credentials, grant: DeviceGrant) -> dict[str,
 
 
 def poll_verdict(error: str, interval: float) -> float | None:
-    """Seconds to wait before polling again, or None when the poll is over (rule 6)."""
+    """Seconds to wait before polling again, or None when the poll is over."""
     if error == "authorization_pending":
         return interval
     if error == "slow_down":

@@ -1,26 +1,33 @@
-"""Keeping under Basecamp's rate limit, as a function of what was already sent.
+"""When a request to Basecamp may go, and go again: the rate window, a read's retry, and the
+refusals no retry changes. Times are monotonic seconds handed in; nothing here reads a clock.
 
-Rules:
-1. Basecamp's first limit is about 50 requests per 10 s per IP; the client keeps to ``limit``
-   (a margin under 50, for a request's travel time and a worker's requests from the same
-   address) in any window of ``window`` seconds.
-2. After a 429, no request goes before its Retry-After has passed, whatever the window says.
-3. Times are monotonic seconds, handed in; nothing here reads a clock.
-4. Every request of the connector shares one budget (feed polls, reads, listings, posts). A
-   feed poll yields it to everything else: it waits while half the window is spent, but never
-   more than ``POLL_YIELD_BOUND`` seconds (``poll_may_go``), so a drain runs at the limit, fast
-   polling never crowds out the rest, and new mentions are still read at least that often.
-5. Once half the window is spent, turns are spaced at least ``window / limit`` apart
-   (``spacing_wait``): a backlog drains evenly instead of in bursts that come back a window
-   later, so an urgent message waits at most about one spacing for its turn.
+Every request of the connector shares one budget of ``limit`` requests in any ``window`` seconds
+(Basecamp allows about 50 per 10 s per address; the margin is for travel time and a worker's own
+requests). After a 429 nothing goes before its Retry-After. Once half the window is spent, turns
+are spaced ``window / limit`` apart, so a backlog drains evenly instead of in bursts; a feed poll
+yields to everything else while half the window is spent, but never longer than
+``POLL_YIELD_BOUND``.
+
+Only reads are retried, only after a 429 or a 503, at most ``MAX_READ_ATTEMPTS`` in all: after a
+valid Retry-After (a positive whole number of seconds, or a future HTTP-date rounded up), else
+exponentially from 1 s up to 30 s plus the caller's jitter. The shell fails a read rather than
+wait past its deadline. A 4xx is ``lasting`` -- a supervisor restarting on it would restart
+forever -- unless a later try can pass it (401 is refreshed, then a login).
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from email.utils import parsedate_to_datetime
 
 DEFAULT_LIMIT = 47
 DEFAULT_WINDOW_SECONDS = 10.0
+POLL_YIELD_BOUND = 20.0
+POLL_HEADROOM_SHARE = 0.5
 
 
 def wait_before_next(
@@ -42,17 +49,10 @@ def wait_before_next(
 def spacing_wait(
     sent_at: Sequence[float], now: float, limit: int = DEFAULT_LIMIT, window: float = DEFAULT_WINDOW_SECONDS
 ) -> float:
-    """Rule 5: seconds to wait so that, with half the window spent, turns are evenly spaced."""
     recent = [moment for moment in sent_at if moment > now - window]
     if not recent or len(recent) * 2 < limit:
         return 0.0
     return max(0.0, recent[-1] + window / limit - now)
-
-
-# -- a feed poll yields to a backlog (rule 4) ------------------------------------------------
-
-POLL_YIELD_BOUND = 20.0
-POLL_HEADROOM_SHARE = 0.5
 
 
 def poll_may_go(
@@ -64,11 +64,102 @@ def poll_may_go(
     limit: int = DEFAULT_LIMIT,
     window: float = DEFAULT_WINDOW_SECONDS,
 ) -> bool:
-    """Whether a feed poll may ask for its turn now: when the window has headroom (fewer than
-    half of ``limit`` sent in the last ``window``), or once it has yielded ``bound`` seconds.
-    While a backlog drains at the limit the window stays full, so polls space out to about one
+    """While a backlog drains at the limit the window stays full, so polls space out to about one
     per ``bound``, and never further."""
     if waited >= bound:
         return True
     recent = sum(1 for moment in sent_at if moment > now - window)
     return recent < limit - max(1, int(limit * POLL_HEADROOM_SHARE))
+
+
+# -- a read asked again -----------------------------------------------------------------------
+
+RETRIED_STATUSES = frozenset({429, 503})
+MAX_READ_ATTEMPTS = 3
+BACKOFF_BASE_SECONDS = 1.0
+BACKOFF_CAP_SECONDS = 30.0
+_WHOLE_SECONDS = re.compile(r"^\s*\d+\s*$")
+
+
+def parse_retry_after(value: str | None, now: datetime) -> float | None:
+    """Seconds to wait per a ``Retry-After`` header, or None when it says nothing usable."""
+    if value is None:
+        return None
+    if _WHOLE_SECONDS.match(value):
+        seconds = int(value)
+        return float(seconds) if seconds > 0 else None
+    try:
+        moment = parsedate_to_datetime(value.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    if moment.tzinfo is None:
+        return None
+    wait = (moment - now).total_seconds()
+    return float(math.ceil(wait)) if wait > 0 else None
+
+
+def backoff_seconds(retry_index: int, jitter: float = 0.0) -> float:
+    """The exponential wait before retry number ``retry_index`` (0 for the first retry)."""
+    return min(BACKOFF_BASE_SECONDS * 2.0**retry_index, BACKOFF_CAP_SECONDS) + jitter
+
+
+@dataclass(frozen=True, slots=True)
+class RetryAfter:
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Final:
+    """The answer stands: no further attempt."""
+
+
+ReadDecision = RetryAfter | Final
+
+
+def after_read(
+    status: int, attempts_made: int, retry_after: str | None, now: datetime, jitter: float = 0.0
+) -> ReadDecision:
+    if status not in RETRIED_STATUSES or attempts_made >= MAX_READ_ATTEMPTS:
+        return Final()
+    told = parse_retry_after(retry_after, now)
+    if told is not None:
+        return RetryAfter(told)
+    return RetryAfter(backoff_seconds(attempts_made - 1, jitter))
+
+
+# -- a refusal Basecamp will repeat -----------------------------------------------------------
+
+PASSING_4XX = frozenset({401, 408, 409, 423, 425, 429})
+_TOO_LARGE = frozenset({413, 414, 431})
+
+
+def lasting(status: int) -> bool:
+    return 400 <= status < 500 and status not in PASSING_4XX
+
+
+def what_to_fix(status: int, *, token_file: str, account_id: int, base_url: str) -> str:
+    """One line for a lasting status, naming the file or the setting to change (never the token)."""
+    if status in _TOO_LARGE:
+        return (
+            f"the request is too large for Basecamp (HTTP {status}): the token file {token_file} holds "
+            "far more than a token; put the agent's token alone in it, or run bin/connect login again"
+        )
+    if status == 400:
+        return (
+            f"Basecamp refused the request as malformed (HTTP 400): check that {token_file} holds the "
+            f"agent's token alone, and the base URL {base_url} (bin/connect setup --base-url)"
+        )
+    if status == 403:
+        return (
+            f"the token's person may not use account {account_id} (HTTP 403): check the account id "
+            "(bin/connect setup --account) and that the agent is a member of that account"
+        )
+    if status in (404, 410):
+        return (
+            f"no account {account_id} at {base_url} (HTTP {status}): check the account id and the "
+            "base URL (bin/connect setup --account, --base-url)"
+        )
+    return (
+        f"Basecamp refused the request with HTTP {status}, which no retry changes: check the base URL "
+        f"{base_url}, the account {account_id} and the token file {token_file} (bin/connect setup)"
+    )

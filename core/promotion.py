@@ -1,30 +1,22 @@
-"""``shadow promote``'s next step, decided from what is on disk, as pure functions.
+"""``shadow promote``'s next step, decided from what is on disk.
 
 Promote turns the shadow run's ledger into the connector's under the hold, in steps a crash may
-interrupt anywhere: ``next_step(disk)`` answers the one step to take next, that promote is
-finished, or why it cannot go on; the shell observes, asks, takes the step, observes again.
-
-Rules:
-1. The steps (``Step``): write the durable marker; set the hold and tag every open shadow record
-   for review in one transaction; set the old ledger aside; move the sealed shadow ledger into
-   its place; remove the marker. A step is taken only when the disk says it is not done, so a
-   rerun after a crash finishes it and never sets a second hold.
-2. A step is known done by its own mark (the marker, its cause on a ledger's hold, the set-aside
-   file, the shadow ledger gone), so a crash leaves the shadow ledger untouched or held.
-3. Without a marker: a shadow ledger starts promote; none, with the connector's ledger held by
-   an earlier promote, is ``Finished(already=True)``; none at all is ``Stuck``.
-4. Anything else is ``Stuck`` with one line saying what is wrong: promote never guesses.
-5. A ledger with something in flight (a message not final, an attempt not ended) is never set
-   aside, before or after promote begins (``bin/outbox-resolve`` takes no lock and may make an
-   intent pending meanwhile): nothing would settle it there; a person settles it first."""
+interrupt anywhere: write the durable marker; set the hold and tag every open shadow record for
+review in one transaction; set the old ledger aside; move the shadow ledger into its place; remove
+the marker. The shell observes, asks ``next_step``, takes that step, observes again. A step is
+known done by its own mark (the marker, its cause on a ledger's hold, the set-aside file, the
+shadow ledger gone), so a rerun after a crash finishes it and never sets a second hold. Anything
+unforeseen is ``Stuck``, with one line saying what is wrong: promote never guesses. A ledger with
+something in flight is never set aside, before or after promote begins (``bin/outbox-resolve``
+takes no lock and may make an intent pending meanwhile): nothing would settle it there.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
 
-CAUSE_PREFIX = "shadow promote"
-"""Every promote's hold cause starts so: ``Finished(already=True)`` recognises one (rule 3)."""
+CAUSE_PREFIX = "shadow promote"  # every promote's hold cause: Finished(already=True) knows one by it
 
 
 class Step(StrEnum):
@@ -45,10 +37,7 @@ class Marker:
 
 @dataclass(frozen=True, slots=True)
 class OnDisk:
-    """What the state directory holds, as the shell observed it.
-
-    ``*_hold`` is the cause of the hold standing in that ledger (None: no hold, or no ledger);
-    ``aside`` whether the marker's set-aside file exists."""
+    """What the state directory holds. ``*_hold``: the cause of the hold standing in that ledger."""
 
     marker: Marker | None
     shadow_ledger: bool
@@ -73,15 +62,13 @@ Next = Step | Finished | Stuck
 
 
 def marker_for(ledger_exists: bool, stamp: str) -> Marker:
-    """``begin``'s marker at ``stamp`` (a ledger timestamp): the old ledger, if any, is set aside
-    under a name that says when."""
+    """``begin``'s marker: the old ledger, if any, is set aside under a name that says when."""
     safe = stamp.replace(":", "").replace(".", "-")
     aside = f"ledger.before-promote-{safe}.sqlite3" if ledger_exists else None
     return Marker(f"{CAUSE_PREFIX} {stamp}", aside)
 
 
 def next_step(disk: OnDisk) -> Next:
-    """The one step to take next (rules 1-4)."""
     marker = disk.marker
     if marker is None:
         if disk.shadow_ledger and disk.ledger and disk.ledger_unsettled:
@@ -95,7 +82,7 @@ def next_step(disk: OnDisk) -> Next:
         if disk.shadow_hold != marker.cause:
             return Step.hold
         if marker.aside is not None and disk.ledger and not disk.aside:
-            if disk.ledger_unsettled:  # rule 5 again: something may have changed it since begin
+            if disk.ledger_unsettled:  # again: something may have changed it since begin
                 return Stuck(_in_flight(disk.ledger_unsettled))
             return Step.set_aside
         if disk.ledger:

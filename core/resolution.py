@@ -1,23 +1,14 @@
 """What a person may decide about an outbox intent the connector will not decide alone.
 
-Rule 1: a resolution records who decided: ``by`` is required, not blank, one line.
-
-Rule 2: an indeterminate intent may be resolved ``Sent`` (a person found its message; the note
-says whether it was checked, ``core.receipt_check``), ``Abandon`` or ``Resend``.
-
-Rule 3: a canceled intent may be resent only when its note proves nothing was created
-(``notes.resendable``); it has no message to be sent or abandoned.
-
-Rule 4: nothing else may be resolved: pending or sending is the connector's, sent, abandoned or
-otherwise canceled is settled. The refusal names the state.
-
-Rule 5: a resend starts the request afresh, as if never claimed.
-
-Rule 6: the moves are the person's edges of ``core.edges.INTENT_EDGES``; what that table refuses
-is refused.
-
-Rule 7: ``open_decisions`` names, as a person types them, exactly the decisions rules 2-4 and 6
-leave open for an intent."""
+A resolution records who decided (``by``: required, not blank, one line). An indeterminate intent
+may be resolved ``Sent`` (a person found its message; the note says whether its receipt was
+checked), ``Abandon`` or ``Resend``; a canceled one may only be resent, and only when its note
+proves nothing was created. Nothing else may be resolved: pending or sending is the connector's,
+sent, abandoned or otherwise canceled is settled, and the refusal names the state. A resend starts
+the request afresh, as if never claimed. The moves are the person's edges of
+``core.edges.INTENT_EDGES``: what that table refuses is refused, and ``open_decisions`` names
+exactly the decisions left open, as a person types them.
+"""
 
 from __future__ import annotations
 
@@ -32,8 +23,6 @@ from core.edges import Actor, IntentState, step
 
 @dataclass(frozen=True, slots=True)
 class Sent:
-    """The message exists at the destination: ``receipt_id`` is its id."""
-
     receipt_id: int
     by: str
     checked: bool = False
@@ -41,34 +30,25 @@ class Sent:
 
 @dataclass(frozen=True, slots=True)
 class Abandon:
-    """The message is not to be sent."""
-
     by: str
 
 
 @dataclass(frozen=True, slots=True)
 class Resend:
-    """Request the message once more."""
-
     by: str
 
 
 Resolution = Sent | Abandon | Resend
 
 DECISIONS = ("sent", "abandon", "resend")
-"""The decisions, by the names a person types."""
 
 _MOVES_TO = {"sent": IntentState.sent, "abandon": IntentState.abandoned, "resend": IntentState.pending}
 
 
 @dataclass(frozen=True, slots=True)
 class Move:
-    """What the ledger writes for a resolution, as one compare-and-set from the current state.
-
-    ``finished_at``: set for sent and abandoned. ``reset_reconciliation`` (a resend): clear
-    ``sending_at`` and ``finished_at``, set ``reconcile_failures = 0`` and
-    ``reconcile_at = NULL``, and make it due at ``not_before``.
-    """
+    """One compare-and-set from the current state. ``reset_reconciliation`` (a resend): clear
+    ``sending_at``, ``finished_at``, ``reconcile_failures`` and ``reconcile_at``; due at ``not_before``."""
 
     state: IntentState
     note: str
@@ -81,8 +61,6 @@ class Move:
 
 @dataclass(frozen=True, slots=True)
 class RefusedDecision:
-    """A resolution that may not be made, and why, in words for the person who asked."""
-
     reason: str
 
     def __str__(self) -> str:
@@ -91,7 +69,6 @@ class RefusedDecision:
 
 def resolve(state: IntentState, note: str, resolution: Resolution, now: datetime
             ) -> Result[Move, RefusedDecision]:
-    """The move ``resolution`` makes for an intent in ``state`` carrying ``note``, or why not."""
     by = resolution.by.strip()
     if not by:
         return Failure(RefusedDecision("a resolution records who decided: name the person deciding"))
@@ -138,7 +115,6 @@ def resolve(state: IntentState, note: str, resolution: Resolution, now: datetime
 
 
 def open_decisions(state: IntentState, note: str) -> tuple[str, ...]:
-    """Rule 7: the decisions a person may make about an intent in ``state`` with ``note``, in order."""
     return tuple(decision for decision in DECISIONS if _open(state, note, decision))
 
 

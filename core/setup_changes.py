@@ -1,24 +1,19 @@
-"""One ``bin/connect setup``'s changes, merged into the configuration file's mapping.
-
-Rules:
-1. ``merge`` applies one setup's changes to an existing mapping and keeps every field it is
-   not told to change; the result is read by ``core.configuration.parse_configuration``.
-2. A change that cannot apply (``--class`` for a project without a route, ``--remove-route``
-   for one that has none) is a problem line naming the flag, like any other; every problem is
-   reported, the setup's own lines first.
-3. Pure: values in, a ``Configuration`` or its problem lines out.
+"""One ``bin/connect setup``'s changes, merged into the configuration file's mapping: every field
+it is not told to change is kept, and the result is read by ``parse_configuration``. A change that
+cannot apply (``--class`` for a project without a route, ``--remove-route`` for one that has none)
+is a problem line naming the flag like any other; every problem is reported, the setup's first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from returns.result import Failure, Result, Success
 
 from core import worker_allowances
-from core.configuration import Configuration, Problems, parse_configuration, positive_id
+from core.configuration import TIMING_KEYS, Configuration, parse_configuration, positive_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,20 +48,20 @@ class Changes:
     remove_worker_mcp: tuple[str, ...] = ()
 
 
-def _assignment(text: str, flag: str, what: str, problems: Problems) -> tuple[str, str] | None:
+def _assignment(text: str, flag: str, what: str, problems: list[str]) -> tuple[str, str] | None:
     project, sign, value = text.partition("=")
     if not sign or not project.strip() or not value:
-        problems.add(f"{flag} {text!r}: expected PROJECT={what}")
+        problems.append(f"{flag} {text!r}: expected PROJECT={what}")
         return None
     return project.strip(), value
 
 
-def _project_key(text: str, flag: str, problems: Problems) -> str | None:
+def _project_key(text: str, flag: str, problems: list[str]) -> str | None:
     number = positive_id(text, f"{flag} {text!r}", problems)
     return None if number is None else str(number)
 
 
-def _merge_trust(trust_value: Any, changes: Changes, problems: Problems) -> dict[str, Any]:
+def _merge_trust(trust_value: Any, changes: Changes, problems: list[str]) -> dict[str, Any]:
     trust = dict(trust_value) if isinstance(trust_value, Mapping) else {}
     if changes.trust_mode is not None:
         trust["mode"] = changes.trust_mode
@@ -84,7 +79,7 @@ def _merge_trust(trust_value: Any, changes: Changes, problems: Problems) -> dict
     return trust
 
 
-def _merge_routes(routes_value: Any, changes: Changes, problems: Problems) -> dict[str, Any]:
+def _merge_routes(routes_value: Any, changes: Changes, problems: list[str]) -> dict[str, Any]:
     routes: dict[str, Any] = {}
     if isinstance(routes_value, Mapping):
         for key, value in routes_value.items():
@@ -92,7 +87,7 @@ def _merge_routes(routes_value: Any, changes: Changes, problems: Problems) -> di
     for text in changes.remove_routes:
         key = _project_key(text, "--remove-route", problems)
         if key is not None and routes.pop(key, None) is None:
-            problems.add(f"--remove-route {text}: there is no route for project {key}")
+            problems.append(f"--remove-route {text}: there is no route for project {key}")
     for text in changes.routes:
         found = _assignment(text, "--route", "DIR", problems)
         key = _project_key(found[0], "--route", problems) if found else None
@@ -102,37 +97,30 @@ def _merge_routes(routes_value: Any, changes: Changes, problems: Problems) -> di
         found = _assignment(text, "--class", "NAME", problems)
         key = _project_key(found[0], "--class", problems) if found else None
         if found and key is not None:
-            if key in routes:
-                routes[key]["class"] = found[1]
-            else:
-                problems.add(f"--class {text}: there is no route for project {key} (add --route {key}=DIR)")
+            _set_on_route(routes, key, "class", found[1], f"--class {text}", problems)
     for flag, texts, watched in (
         ("--watch-completions", changes.watch_completions, True),
         ("--no-watch-completions", changes.no_watch_completions, False),
     ):
         for text in texts:
             key = _project_key(text, flag, problems)
-            if key is not None and key in routes:
-                routes[key]["watch_completions"] = watched
-            elif key is not None:
-                problems.add(f"{flag} {text}: there is no route for project {key} (add --route {key}=DIR)")
+            if key is not None:
+                _set_on_route(routes, key, "watch_completions", watched, f"{flag} {text}", problems)
     return routes
 
 
+def _set_on_route(  # noqa: PLR0917 -- a route's field, its value, and the flag that set it
+    routes: dict[str, Any], key: str, name: str, value: Any, flag: str, problems: list[str]
+) -> None:
+    if key in routes:
+        routes[key][name] = value
+    else:
+        problems.append(f"{flag}: there is no route for project {key} (add --route {key}=DIR)")
+
+
 def merge(existing: Mapping[str, Any], changes: Changes) -> Result[Configuration, tuple[str, ...]]:
-    """``existing`` with ``changes`` applied, validated; every other field kept (rule 1)."""
-    problems = Problems()
-    data: dict[str, Any] = dict(existing)
-    overrides: tuple[tuple[str, Any], ...] = (
-        ("account_id", changes.account_id),
-        ("base_url", changes.base_url),
-        ("agent_id", changes.agent_id),
-        ("token_file", changes.token_file),
-        ("task_deadline", changes.task_deadline),
-    )
-    for key, value in overrides:
-        if value is not None:
-            data[key] = value
+    problems: list[str] = []
+    data = dict(existing) | _given(changes, _OVERRIDDEN)
     data["trust"] = _merge_trust(data.get("trust"), changes, problems)
     data["routes"] = _merge_routes(data.get("routes"), changes, problems)
     if changes.worker_command is not None:
@@ -141,16 +129,7 @@ def merge(existing: Mapping[str, Any], changes: Changes) -> Result[Configuration
         text = changes.concurrency.strip()
         data["concurrency"] = int(text) if text.isdigit() else changes.concurrency
     timings = dict(data["timings"]) if isinstance(data.get("timings"), Mapping) else {}
-    for key, value in (
-        ("guard_delay", changes.guard_delay),
-        ("still_running", changes.still_running),
-        ("reconcile_after", changes.reconcile_after),
-    ):
-        if value is not None:
-            timings[key] = value
-    data["timings"] = timings
-    if changes.unsafe_test_timings is not None:
-        data["unsafe_test_timings"] = changes.unsafe_test_timings
+    data["timings"] = timings | _given(changes, TIMING_KEYS)
     recorded = data.get("worker_env")
     kept: list[Any] = list(recorded) if isinstance(recorded, list) else []
     names = [name for name in [*kept, *changes.worker_env] if name not in changes.remove_worker_env]
@@ -163,7 +142,15 @@ def merge(existing: Mapping[str, Any], changes: Changes) -> Result[Configuration
         remove_mcp=changes.remove_worker_mcp,
     )
     parsed = parse_configuration(data)
-    if problems.lines:
+    if problems:
         later = () if isinstance(parsed, Configuration) else parsed
-        return Failure(tuple(problems.lines) + tuple(line for line in later if line not in problems.lines))
+        return Failure(tuple(problems) + tuple(line for line in later if line not in problems))
     return Success(parsed) if isinstance(parsed, Configuration) else Failure(parsed)
+
+
+_OVERRIDDEN = ("account_id", "base_url", "agent_id", "token_file", "task_deadline", "unsafe_test_timings")
+
+
+def _given(changes: Changes, keys: Sequence[str]) -> dict[str, Any]:
+    """The changes to ``keys`` this setup was told (a field of ``Changes`` is named as its key)."""
+    return {key: getattr(changes, key) for key in keys if getattr(changes, key) is not None}

@@ -15,8 +15,16 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from core.admission import ReadFailure, ReadFailureKind, RecordingSummary, Verdict, decide
-from core.admission_matrix import AdmissionSettings, Continue, gate
+from core.admission import (
+    AdmissionSettings,
+    Continue,
+    ReadFailure,
+    ReadFailureKind,
+    RecordingSummary,
+    Verdict,
+    decide,
+    gate,
+)
 from core.edges import RecordState
 from shell.clock import Clock
 from shell.ledger import records as ledger_admission

@@ -33,12 +33,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Protocol
 
-from core.admission_matrix import AdmissionSettings, BlockedReason
-from core.backlog import BacklogLimits
-from core.configuration import Configuration
+from core.admission import AdmissionSettings, BlockedReason
+from core.configuration import RELOAD_EVERY, Authorization, Configuration, at_start
 from core.feed import FeedFilters
+from core.intake_status import BacklogLimits
 from core.intent_kinds import IntentKind
-from core.route_reload import RELOAD_EVERY, Authorization, at_start
 from shell.admission import Admission, SummaryReader
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.errors import BasecampError

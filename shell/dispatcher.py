@@ -142,8 +142,8 @@ class Dispatcher:
         return held
 
     def _end_group(self, attempt: tasks.LiveAttemptRow) -> bool:
-        assert attempt.pid is not None, "core.recovery ends only a recorded group"
-        assert attempt.pgid is not None, "core.recovery ends only a recorded group"
+        assert attempt.pid is not None, "recovery_step ends only a recorded group"
+        assert attempt.pgid is not None, "recovery_step ends only a recorded group"
         return self.recovery.end_recorded_group(attempt.pid, attempt.pgid, attempt.process_started)
 
     def _recovered(

@@ -195,7 +195,7 @@ class Status:
     ledger_path: str
     lock_file: LockFile | None
     ledger: LedgerSnapshot
-    unsafe_test_timings: bool = False  # core.timing_floors: the floors are lifted
+    unsafe_test_timings: bool = False  # core.configuration: the timing floors are lifted
     worker_allowed: tuple[str, ...] = ()  # what setup allowed the default worker, by name
     disk: Disk | None = None  # None when it could not be measured
     write_failure: WriteFailure | None = None  # None when the connector's last write succeeded

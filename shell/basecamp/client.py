@@ -32,21 +32,35 @@ import urllib3
 from returns.result import Failure, Result
 
 from core.destinations import Destination, ListedMessage, MessageKind
-from core.feed import FeedFilters, FeedPage, PageRejected, read_page, read_refusal
-from core.inbox import ASKED_REASONS, InboxPage, read_inbox_page, read_inbox_refusal
-from core.lasting_refusal import lasting, what_to_fix
+from core.feed import (
+    ASKED_REASONS,
+    FeedFilters,
+    FeedPage,
+    InboxPage,
+    PageRejected,
+    StreamTicket,
+    read_inbox_page,
+    read_inbox_refusal,
+    read_page,
+    read_refusal,
+    read_ticket,
+)
 from core.links import next_link, request_target, same_origin, transport_allowed
-from core.live import StreamTicket, read_ticket
 from core.pacing import (
     DEFAULT_LIMIT,
     DEFAULT_WINDOW_SECONDS,
     POLL_YIELD_BOUND,
+    Final,
+    RetryAfter,
+    after_read,
+    lasting,
+    parse_retry_after,
     poll_may_go,
     spacing_wait,
     wait_before_next,
+    what_to_fix,
 )
 from core.posting import PostOutcome, RefusalCause, Refused, classify_answer
-from core.retry import Final, RetryAfter, after_read, parse_retry_after
 from core.text import message_text, printable
 from core.timestamps import parse_timestamp
 from shell.basecamp.errors import (

@@ -6,8 +6,7 @@ position is a credential."""
 
 from __future__ import annotations
 
-from core.feed import FeedRefusal
-from core.inbox import InboxRefusal
+from core.feed import FeedRefusal, InboxRefusal
 
 
 class BasecampError(Exception):

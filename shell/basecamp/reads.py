@@ -17,6 +17,8 @@ from datetime import timedelta
 from typing import Any
 
 from core.admission import (
+    CHAT_LINE_CREATED,
+    COMMENT_CREATED,
     Author,
     ReadFailure,
     ReadFailureKind,
@@ -24,7 +26,6 @@ from core.admission import (
     RecordingSummary,
     mentioned_in,
 )
-from core.admission_matrix import CHAT_LINE_CREATED, COMMENT_CREATED
 from core.adoption import ReadMessage
 from core.destinations import Destination, MessageKind
 from core.timestamps import parse_timestamp

@@ -11,8 +11,8 @@ import argparse
 import math
 
 from core import ids
-from core.durations import MAX_DURATION, parse_duration
 from core.ids import MAX_ID
+from core.timestamps import MAX_DURATION, parse_duration
 
 MAX_PORT = 65_535
 

@@ -10,7 +10,7 @@ Rules:
    same facts on stdout.
 4. Whether a connector runs is read from the lock file's metadata, said only as a hint: a
    redispatch admitted with none running waits for ``run``. A running one re-reads its routes
-   (``core.route_reload``), so nobody is told to restart it.
+   (``core.configuration``), so nobody is told to restart it.
 5. A redispatch of a record a live task carries is committed first; then the task's worker is
    stopped (``shell.processes.terminate_group``) and the output says what became of it
    (``worker_state``, ``worker_signaled``). The connector admits the record as the task ends.

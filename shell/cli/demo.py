@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from core.durations import format_duration
+from core.timestamps import format_duration
 from shell.cli.commands import SUMMARIES
 from shell.demo.play import ConnectorFailed, StandInUnreachable, run_demo
 from shell.demo.script import GUARD_DELAY, RECONCILE_AFTER

@@ -46,9 +46,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
-from core.configuration import Configuration
-from core.route_preflight import route_advice, route_problem
-from core.timing_floors import below_floor
+from core.configuration import Configuration, below_floor, route_advice, route_problem
 from shell import private_files, process_secrets, stack_dumps
 from shell.basecamp.client import BasecampClient, check_identity
 from shell.basecamp.tokens import tokens_from
@@ -196,7 +194,7 @@ def _run_locked(
     routes = () if args.shadow else configuration.routes
     facts = [route_facts(route.project_id, route.directory) for route in routes]
     failing = [route for route in facts if route_problem(route) is not None]
-    if failing:  # its requests would end in a public "could not be started" notice (core.route_preflight)
+    if failing:  # its requests would end in a public "could not be started" notice (core.configuration)
         more = f" (and {len(failing) - 1} more)" if len(failing) > 1 else ""
         first = failing[0]
         raise UserError(f"{route_problem(first)}{more}: not started; {route_advice(first)}", EXIT_CONFIG)

@@ -14,7 +14,7 @@ Rules:
    naming the first, unless ``--force`` moves the pair's record (``shell.state.pair_lock`` rule 3).
 6. The token is never printed, in an error, in the configuration or in argv: only its file's path.
 7. A connector running beside it re-reads the file and serves new routes within
-   ``core.route_reload.RELOAD_EVERY``; anything else waits for its next start, and setup says so.
+   ``core.configuration.RELOAD_EVERY``; anything else waits for its next start, and setup says so.
 """
 
 from __future__ import annotations
@@ -28,11 +28,9 @@ from typing import Any
 
 from returns.result import Failure, Success
 
-from core.configuration import Configuration, TrustMode, missing, to_mapping
-from core.durations import format_duration
-from core.route_preflight import route_problems
-from core.route_reload import RELOAD_EVERY
+from core.configuration import RELOAD_EVERY, Configuration, TrustMode, missing, route_problems, to_mapping
 from core.setup_changes import Changes, merge
+from core.timestamps import format_duration
 from shell.basecamp.client import BasecampClient, Profile, check_identity
 from shell.basecamp.tokens import tokens_from
 from shell.cli.commands import SUMMARIES

@@ -31,9 +31,15 @@ from pathlib import Path
 
 from core.file_kinds import CONFIG_NAME
 from core.heartbeats import beats_line, beats_report, not_turning
-from core.intake_status import inbox_line, intake_report, news_line
-from core.lane_status import lane_line, lane_report
-from core.losses import losses_line, losses_report
+from core.intake_status import (
+    inbox_line,
+    intake_report,
+    lane_line,
+    lane_report,
+    losses_line,
+    losses_report,
+    news_line,
+)
 from core.presentation import short_time
 from core.presentation.status_report import lines, report
 from core.presentation.status_values import (

@@ -33,11 +33,11 @@ from typing import IO, Any
 import urllib3
 
 from core.destinations import MessageKind
-from core.durations import format_duration
 from core.file_kinds import LEDGER_NAME
 from core.json_input import Decoded, decode_json
 from core.message_kinds import label
 from core.text import message_lines
+from core.timestamps import format_duration
 from shell import private_files
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.errors import BasecampError

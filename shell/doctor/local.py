@@ -11,8 +11,8 @@ import sqlite3
 import subprocess
 
 from core import doctor
-from core.claude_code_checks import allowances_check, auth_check, version_check
 from core.configuration import Configuration
+from core.doctor import allowances_check, auth_check, version_check
 from core.posting import TokenOutage
 from shell import private_files
 from shell.errors import UserError

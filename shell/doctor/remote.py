@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.configuration import Configuration
-from core.doctor import Check
-from core.doctor_basecamp import (
+from core.doctor import (
     AnsweredAs,
+    Check,
     Identity,
     LastingRefused,
     NotAsked,
@@ -19,13 +19,13 @@ from core.doctor_basecamp import (
     TokenFacts,
     TokenRefused,
     basecamp_check,
+    inbox_check,
     server_date,
     token_check,
 )
-from core.doctor_inbox import inbox_check
-from core.inbox import NotForPrincipal
+from core.feed import NotForPrincipal
 from core.intake_status import InboxVerdict
-from core.lasting_refusal import what_to_fix
+from core.pacing import what_to_fix
 from core.posting import TokenOutage
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.errors import AuthenticationFailed, BasecampError, InboxRefused, LastingRefusal

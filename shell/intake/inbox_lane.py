@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Protocol
 
-from core.inbox import InboxGone, InboxPage, NotForPrincipal, PositionRefused, addressed_events
+from core.feed import InboxGone, InboxPage, NotForPrincipal, PositionRefused, addressed_events
 from core.intake_status import InboxVerdict
 from core.timestamps import format_timestamp
 from shell.basecamp.errors import BasecampError, InboxRefused

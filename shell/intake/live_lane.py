@@ -27,9 +27,12 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from websockets.sync.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
-from core import live
-from core.feed import FeedEvent, FeedFilters
-from core.lane_status import LaneState
+from core import feed as live
+from core.feed import (
+    FeedEvent,
+    FeedFilters,
+)
+from core.intake_status import LaneState
 from core.timestamps import format_timestamp
 from shell.basecamp.errors import BasecampError
 from shell.basecamp.wire import NoQueryStrings

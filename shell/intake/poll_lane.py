@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Protocol
 
-from core.backlog import BACKLOG_STATES, BacklogLimits, reason, warns
 from core.feed import (
     EpochPassed,
     FeedEvent,
@@ -34,7 +33,16 @@ from core.feed import (
     InvalidFilter,
     InvalidPosition,
 )
-from core.losses import Loss, LossState, settle_state, walk_done
+from core.intake_status import (
+    BACKLOG_STATES,
+    BacklogLimits,
+    Loss,
+    LossState,
+    backlog_reason,
+    backlog_warns,
+    settle_state,
+    walk_done,
+)
 from core.timestamps import format_timestamp, parse_timestamp
 from shell.basecamp.errors import BasecampError, FeedRefused
 from shell.clock import Clock
@@ -259,12 +267,12 @@ class Backlog:
         except (sqlite3.Error, LedgerError) as error:
             backlog_log.warning("backlog: could not be read (%s); reading on", type(error).__name__)
             return self._reason
-        found = reason(depth, self._limits)
+        found = backlog_reason(depth, self._limits)
         if found is not None and self._reason is None:
             backlog_log.warning("%s; it reads on below that", found)
         elif found is None and self._reason is not None:
             backlog_log.info("intake reads again: %d records wait (pause at %d)", depth, self._limits.pause)
-        warned = warns(depth, self._limits)
+        warned = backlog_warns(depth, self._limits)
         if warned and not self._warned and found is None:
             backlog_log.warning("backlog: %d records wait for a worker (warn at %d)", depth,
                                 self._limits.warn)  # fmt: skip

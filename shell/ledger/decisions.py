@@ -21,7 +21,7 @@ from datetime import datetime
 from returns.result import Failure, Result, Success
 
 from core import decisions, import_file, settlement
-from core.admission_matrix import DiscardReason
+from core.admission import DiscardReason
 from core.decisions import Action, DecisionRefused, Plan, RecordFacts
 from core.edges import IntentState, RecordState
 from core.import_file import Entry, ImportPlan, RecordNow, Unappliable

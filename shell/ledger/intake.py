@@ -16,9 +16,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from core.intake_status import InboxStatus, InboxVerdict, LaneNews
-from core.lane_status import LaneState, LaneStatus
-from core.losses import Loss, LossCounts, LossState
+from core.intake_status import (
+    InboxStatus,
+    InboxVerdict,
+    LaneNews,
+    LaneState,
+    LaneStatus,
+    Loss,
+    LossCounts,
+    LossState,
+)
 from core.timestamps import parse_timestamp
 from shell.ledger.connection import Ledger
 

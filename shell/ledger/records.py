@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from core.admission import Verdict, settle_verdict
-from core.admission_matrix import EventPointer
+from core.admission import EventPointer, Verdict, settle_verdict
 from core.dispatch import OPEN_STATES, BlockedBefore, LiveWork, OpenRecord, blocked_times, conversation_live
 from core.edges import RECORD_EDGES, Actor, RecordState
 from core.feed import FeedEvent, new_ids

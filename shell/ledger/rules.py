@@ -34,10 +34,8 @@ from core.edges import (
     IllegalMove,
     LifecycleTable,
 )
-from core.intake_status import LANES
+from core.intake_status import LANES, LaneState, LossState
 from core.intent_kinds import IntentKind
-from core.lane_status import LaneState
-from core.losses import LossState
 from core.message_kinds import KINDS
 from core.settlement import LaunchFinding
 from core.snapshots import REPLY_KINDS, StopReason

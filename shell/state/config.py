@@ -21,17 +21,23 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.configuration import Configuration, parse_configuration, to_mapping
+from core.configuration import (
+    Authorization,
+    Configuration,
+    RouteFacts,
+    authorize,
+    news,
+    parse_configuration,
+    to_mapping,
+)
 from core.file_kinds import CONFIG_NAME, LEDGER_NAME, FileKind
 from core.json_input import JsonRefused, decode_json
 from core.oauth import Credentials, read_token_text
-from core.route_preflight import RouteFacts
-from core.route_reload import Authorization, authorize, news
 from shell import private_files
 from shell.errors import EXIT_CONFIG, EXIT_USAGE, UserError
 
 if TYPE_CHECKING:
-    from core.admission_matrix import AdmissionSettings
+    from core.admission import AdmissionSettings
 
 log = logging.getLogger("connector.config")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from core.admission_matrix import AdmissionSettings
+from core.admission import AdmissionSettings
 from core.message_kinds import GUARD_DELAY
 from shell.admission import Admission
 from shell.basecamp.client import BasecampClient

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.admission_matrix import AdmissionSettings
+from core.admission import AdmissionSettings
 from core.timestamps import format_timestamp
 from shell.admission import Admission, Admitted
 from shell.basecamp.client import BasecampClient

@@ -8,8 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from core.admission import ReadFailure, ReadFailureKind, RecordingSummary, Verdict
-from core.admission_matrix import DiscardReason
+from core.admission import DiscardReason, ReadFailure, ReadFailureKind, RecordingSummary, Verdict
 from core.edges import RecordState
 from core.message_kinds import GUARD_DELAY
 from core.timestamps import format_timestamp

@@ -1,4 +1,4 @@
-"""core.admission_matrix: the trigger matrix and the gate, which reads nothing."""
+"""core.admission: the trigger matrix and the gate, which reads nothing."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.admission_matrix import (
+from core.admission import (
     MATRIX,
     AdmissionSettings,
     Continue,
@@ -16,9 +16,9 @@ from core.admission_matrix import (
     DiscardReason,
     EventPointer,
     Trigger,
-    TrustMode,
     gate,
 )
+from core.configuration import TrustMode
 
 AGENT = 900
 OPERATOR = 100

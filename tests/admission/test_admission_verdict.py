@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from core.admission import (
     BLOCKED_RETRY_INTERVAL,
     BLOCKED_RETRY_WINDOW,
+    MATRIX,
     AdmissionSettings,
     Author,
     BlockedReason,
@@ -25,20 +26,35 @@ from core.admission import (
     RecordingStatus,
     RecordingSummary,
     Trigger,
-    TrustMode,
     Verdict,
-    as_record,
     decide,
     mentioned_in,
     next_retry,
     settle_verdict,
 )
-from core.admission_matrix import MATRIX
+from core.configuration import TrustMode
 from core.destinations import Destination, MessageKind
 from core.dispatch_tools.instruction import read_snapshot
 from core.edges import RecordState
 from core.intent_kinds import IntentKind
 from core.message_kinds import intents_for_verdict
+from core.snapshots import RecordSnapshot
+
+
+def as_record(event: EventPointer, verdict: Verdict) -> RecordSnapshot:
+    """The record as the verdict's transaction leaves it, for ``core.message_kinds.intents_for_verdict``."""
+    return RecordSnapshot(
+        event_id=event.id,
+        state=verdict.state,
+        reason="" if verdict.reason is None else str(verdict.reason),
+        bucket_id=event.bucket_id,
+        recording_id=event.recording_id,
+        acknowledge=verdict.acknowledge,
+        reply_kind=verdict.reply_kind,
+        reply_bucket_id=verdict.reply_bucket_id,
+        reply_recording_id=verdict.reply_recording_id,
+    )
+
 
 AGENT = 900
 OPERATOR = 100

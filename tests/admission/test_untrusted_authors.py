@@ -1,4 +1,4 @@
-"""Untrusted words are data, and the worker knows whose they are (``core.admission`` rule 2), one
+"""Untrusted words are data, and the worker knows whose they are (``core.admission``), one
 test per trigger: a mention or a subscribed comment by someone not trusted is discarded; an
 assignment or a completion a trusted person performed is admitted -- the act is the request --
 and the instruction names the recording's author and whether the connector trusts them, while

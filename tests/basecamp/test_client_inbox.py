@@ -1,11 +1,11 @@
-"""The client's inbox read (``shell.basecamp.client.poll_inbox``): inside the one request budget, a
-poll's yielding turn, its refusals read by ``core.inbox``, a ``next`` only on the same origin."""
+"""The client's inbox read (``shell.basecamp.client``): inside the one request budget, a poll's
+yielding turn, its refusals read by ``core.feed``, a ``next`` only on the same origin."""
 
 from __future__ import annotations
 
 import pytest
 
-from core.inbox import ASKED_REASONS, InboxGone, NotForPrincipal
+from core.feed import ASKED_REASONS, InboxGone, NotForPrincipal
 from shell.basecamp.errors import FeedFailed, InboxRefused
 from shell.basecamp.standin.faults import Fault, FaultAction
 from shell.basecamp.standin.server import StandIn

@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure
 
+from core.feed import Unreadable, read_frame
 from core.import_file import NotAFile, parse
 from core.json_input import MAX_DEPTH, Decoded, JsonRefused, decode_json, json_or_none
-from core.live import Unreadable, read_frame
 from core.oauth import read_token_text
 from shell.cli.main import main as connect
 

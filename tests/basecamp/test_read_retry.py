@@ -1,4 +1,4 @@
-"""core.retry: Basecamp's SDK read policy, with plain values."""
+"""core.pacing: Basecamp's SDK read policy, with plain values."""
 
 from datetime import UTC, datetime, timedelta
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.retry import (
+from core.pacing import (
     BACKOFF_CAP_SECONDS,
     MAX_READ_ATTEMPTS,
     Final,

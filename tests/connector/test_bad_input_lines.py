@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from core.route_preflight import RouteFacts, route_advice, route_problem
+from core.configuration import RouteFacts, route_advice, route_problem
 from shell.cli.main import main as connect
 from shell.cli.resolve.entry import main as resolve
 from shell.errors import EXIT_CONFIG, EXIT_USAGE
@@ -150,7 +150,7 @@ def test_run_refuses_a_route_to_a_missing_directory_before_anything_starts(
     shutil.rmtree(route["directory"])
     assert connect(["run", "--state-dir", str(state)]) == EXIT_CONFIG
     gone = RouteFacts(int(project), route["directory"], exists=False, is_directory=False, writable=False)
-    assert one_error_line(capsys) == (  # core.route_preflight's words, as setup and doctor say them
+    assert one_error_line(capsys) == (  # core.configuration's words, as setup and doctor say them
         f"error: {route_problem(gone)}: not started; {route_advice(gone)}"
     )
     assert not (state / "ledger.sqlite3").exists()
@@ -163,7 +163,7 @@ def test_setup_refuses_a_route_to_a_missing_directory(
     argv = ["setup", "--state-dir", str(state), "--route", f"7={tmp_path / 'nowhere'}", "--no-check"]
     assert connect(argv) == EXIT_CONFIG
     gone = RouteFacts(7, str(tmp_path / "nowhere"), exists=False, is_directory=False, writable=False)
-    assert f"{route_problem(gone)}" in one_error_line(capsys)  # core.route_preflight's words
+    assert f"{route_problem(gone)}" in one_error_line(capsys)  # core.configuration's words
 
 
 def json_error(capsys: pytest.CaptureFixture[str]) -> dict[str, object]:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from core.lane_status import LaneState
+from core.intake_status import LaneState
 from shell.basecamp.standin.server import StandIn
 from shell.ledger.connection import open_ledger_read_only
 from shell.ledger.intake import read_lane_state

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from core.feed import FeedFilters
-from core.lane_status import LaneState
-from core.live import StreamTicket
+from core.feed import FeedFilters, StreamTicket
+from core.intake_status import LaneState
 from shell import connector as connector_module
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.server import StandIn

@@ -1,7 +1,7 @@
 """A refusal Basecamp will repeat is exit 3 with what to fix, never exit 6 ("restart, it passes"):
 a token file so large Basecamp answers 431, and a 403 or 404 on the identity
 request, against `bin/connect run` as a real process and `bin/connect doctor`; a refusal a later
-try can pass (429) stays exit 6. Plain values for ``core.lasting_refusal`` first."""
+try can pass (429) stays exit 6. Plain values for ``core.pacing`` first."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from core.lasting_refusal import PASSING_4XX, lasting, what_to_fix
+from core.pacing import PASSING_4XX, lasting, what_to_fix
 from shell.basecamp.standin.faults import Fault, FaultAction
 from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main as connect

@@ -1,6 +1,6 @@
 """The agent's token never travels to another host, whatever URL a hostile Basecamp hands back:
 the real ``bin/connect run`` against the stand-in behind a proxy that rewrites the feed's ``next``
-(``core.links`` rules 4-5, ``shell.basecamp.wire``), and a second listener on 127.0.0.2
+(``core.links``, ``shell.basecamp.wire``), and a second listener on 127.0.0.2
 that records every byte it is sent.
 
 ``http://127.0.0.2:PORT\\@127.0.0.1:ORIGIN/...`` is the configured origin to ``urlsplit`` (the host

@@ -65,7 +65,7 @@ def test_with_no_connector_running_the_person_is_told_when_it_will_happen(
 def test_a_decision_beside_a_running_connector_never_asks_for_a_restart(
     world: LedgerWorld, ledger: Ledger, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The running connector re-reads its routes (core.route_reload): one that started before
+    """The running connector re-reads its routes (core.configuration): one that started before
     the configuration last changed serves the new routes all the same."""
     settled_unknown(world)
     state = configured(ledger, tmp_path)

@@ -9,9 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.admission import BLOCKED_RETRY_INTERVAL, BLOCKED_RETRY_WINDOW
+from core.configuration import RouteFacts, route_advice, route_problem, route_problems
 from core.dispatch import BlockedBefore, LiveWork, OpenRecord, blocked_times, joining, startable
 from core.edges import DeliveryState, RecordState
-from core.route_preflight import RouteFacts, route_advice, route_problem, route_problems
 from core.settlement import LiveRow, RecoveryFacts, RecoveryStep, recovery_step, settle, settlement_plan
 from core.snapshots import Settlement
 

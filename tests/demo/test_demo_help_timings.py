@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.durations import format_duration
+from core.timestamps import format_duration
 from shell.cli.main import main as connect
 from shell.demo.script import GUARD_DELAY, RECONCILE_AFTER
 

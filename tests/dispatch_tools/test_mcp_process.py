@@ -145,8 +145,8 @@ def test_the_token_can_arrive_on_an_inherited_pipe(world: DispatchWorld, task: T
 
 
 SERVER_NEVER_IMPORTS = {
-    "core.admission", "core.admission_matrix", "core.feed", "core.configuration", "core.settlement",
-    "core.hold", "core.intents", "core.presentation.status_values",
+    "core.admission", "core.feed", "core.configuration", "core.settlement",
+    "core.hold", "core.message_kinds", "core.presentation.status_values",
     "core.snapshots", "core.edges",
     "shell.ledger.records", "shell.ledger.tasks", "shell.ledger.deliveries", "shell.ledger.outbox",
 }  # fmt: skip

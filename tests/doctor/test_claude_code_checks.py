@@ -1,11 +1,10 @@
-"""core.claude_code_checks with plain values: what Claude Code's version and auth status mean."""
+"""core.doctor with plain values: what Claude Code's version and auth status mean."""
 
 from __future__ import annotations
 
 import json
 
-from core.claude_code_checks import auth_check, version_check
-from core.doctor import CheckStatus
+from core.doctor import CheckStatus, auth_check, version_check
 
 
 def test_a_supported_version_is_ok_and_an_older_one_is_refused() -> None:

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
+from core.configuration import RouteFacts, route_problem
 from core.oauth import Credentials, to_text
-from core.route_preflight import RouteFacts, route_problem
 from shell.basecamp.standin.server import StandIn
 from shell.cli.doctor import examine
 from shell.cli.main import main as connect
@@ -122,7 +122,7 @@ def test_a_missing_route_directory_fails(state: Path, standin: StandIn, capsys: 
     code, found = doctor(state, capsys)
     assert (code, found["ok"]) == (1, False)
     gone = RouteFacts(project, str(work), exists=False, is_directory=False, writable=False)
-    assert failing(found) == {f"route {project}": route_problem(gone)}  # core.route_preflight's words
+    assert failing(found) == {f"route {project}": route_problem(gone)}  # core.configuration's words
     assert by_name(found)[f"route {project}"]["advice"].startswith("create it, or change the route")
 
 

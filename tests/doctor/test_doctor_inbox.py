@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from core.doctor import CheckStatus
-from core.doctor_inbox import inbox_check
+from core.doctor import CheckStatus, inbox_check
 from core.intake_status import InboxVerdict
 from shell.basecamp.standin.faults import Fault, FaultAction
 from shell.basecamp.standin.server import StandIn

@@ -7,8 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from core.doctor import CheckStatus
-from core.doctor_basecamp import AnsweredAs, Identity, NotAsked, TokenFacts, TokenRefused, token_check
+from core.doctor import AnsweredAs, CheckStatus, Identity, NotAsked, TokenFacts, TokenRefused, token_check
 from core.posting import TokenOutage
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)

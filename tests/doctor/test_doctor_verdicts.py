@@ -10,14 +10,21 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from core.configuration import RouteFacts
 from core.doctor import (
     DISK_WARNING_BYTES,
+    AnsweredAs,
     Check,
     CheckStatus,
     Handshake,
     LedgerFacts,
     LedgerTrouble,
     LockHolder,
+    NotAsked,
+    Reach,
+    TokenFacts,
+    TokenRefused,
+    basecamp_check,
     configuration_check,
     disk_check,
     handshake_check,
@@ -27,22 +34,13 @@ from core.doctor import (
     passed,
     report,
     route_checks,
-    state_directory_check,
-    worker_check,
-)
-from core.doctor_basecamp import (
-    AnsweredAs,
-    NotAsked,
-    Reach,
-    TokenFacts,
-    TokenRefused,
-    basecamp_check,
     server_date,
+    state_directory_check,
     token_check,
+    worker_check,
 )
 from core.presentation.doctor_text import lines
 from core.presentation.status_values import LOW_DISK_BYTES
-from core.route_preflight import RouteFacts
 from core.task_token import PROBE_PREFIX, is_probe, probe_marker_name
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -98,7 +96,7 @@ def test_a_route_directory_missing_not_a_directory_or_not_writable_fails() -> No
         RouteFacts(4, "/w/4", exists=True, is_directory=True, writable=True),
     ])
     assert (missing.name, missing.status) == ("route 1", CheckStatus.failing)
-    assert missing.detail == "routes.1.directory: /w/1 does not exist"  # core.route_preflight's words
+    assert missing.detail == "routes.1.directory: /w/1 does not exist"  # core.configuration's words
     assert "bin/connect setup --route 1=DIRECTORY" in missing.advice
     assert (file.status, file.detail) == (CheckStatus.failing, "routes.2.directory: /w/2 is not a directory")
     assert (readonly.status, readonly.detail) == (

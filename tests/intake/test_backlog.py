@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from core.backlog import BacklogLimits, reason, warns
 from core.decisions import Action
 from core.feed import FeedEvent, FeedFilters
-from core.lane_status import LaneState
+from core.intake_status import BacklogLimits, LaneState, backlog_reason, backlog_warns
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock
@@ -45,9 +44,9 @@ def seen(ledger: Ledger, *ids: int) -> None:
 
 def test_the_limits_pause_at_and_above_and_warn_below() -> None:
     limits = BacklogLimits(warn=2, pause=3)
-    assert reason(2, limits) is None
-    assert reason(3, limits) == "intake paused on purpose: 3 records wait for a worker (pause at 3)"
-    assert (warns(1, limits), warns(2, limits)) == (False, True)
+    assert backlog_reason(2, limits) is None
+    assert backlog_reason(3, limits) == "intake paused on purpose: 3 records wait for a worker (pause at 3)"
+    assert (backlog_warns(1, limits), backlog_warns(2, limits)) == (False, True)
     with pytest.raises(ValueError, match="warn <= pause"):
         BacklogLimits(warn=5, pause=4)
 

@@ -1,4 +1,4 @@
-"""``core.inbox`` with plain values: a page read whole or refused, the events of its items once
+"""``core.feed`` with plain values: a page read whole or refused, the events of its items once
 each above the floor, the refusals, and the reasons mapped onto the matrix's triggers."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from core.admission_matrix import MATRIX, Trigger
-from core.inbox import (
+from core.admission import MATRIX, Trigger
+from core.feed import (
     ASKED_REASONS,
     REASON_TRIGGERS,
     InboxFiltersRefused,

@@ -12,8 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from core.feed import FeedFilters
-from core.inbox import ASKED_REASONS
+from core.feed import ASKED_REASONS, FeedFilters
 from core.intake_status import InboxVerdict
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.faults import Fault, FaultAction

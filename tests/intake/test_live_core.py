@@ -1,4 +1,4 @@
-"""``core.live``: the ticket, the frames, the backoff, the lane's line in status."""
+"""``core.feed``: the ticket, the frames, the backoff, the lane's line in status."""
 
 from __future__ import annotations
 
@@ -6,12 +6,11 @@ import json
 
 import pytest
 
-from core.feed import FeedFilters
-from core.lane_status import LaneState, LaneStatus, lane_line, lane_report
-from core.live import (
+from core.feed import (
     Confirmed,
     Delivered,
     Disconnect,
+    FeedFilters,
     Overflow,
     Ping,
     Rejected,
@@ -24,6 +23,7 @@ from core.live import (
     redacted,
     subscribe_command,
 )
+from core.intake_status import LaneState, LaneStatus, lane_line, lane_report
 
 URL = "wss://cable.example/cable?ticket=SECRET.sig"
 ORIGIN = "https://cable.example"

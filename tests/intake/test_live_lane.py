@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from core.feed import FeedFilters
-from core.lane_status import LaneState
+from core.intake_status import LaneState
 from core.timestamps import format_timestamp
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.faults import LiveAction, LiveFault

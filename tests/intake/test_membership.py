@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from core.lane_status import LaneState
+from core.intake_status import LaneState
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock

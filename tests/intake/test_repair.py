@@ -11,8 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from core.feed import FeedFilters
-from core.lane_status import LaneState
-from core.losses import Loss, LossCounts, LossState, losses_line, settle_state, walk_done
+from core.intake_status import LaneState, Loss, LossCounts, LossState, losses_line, settle_state, walk_done
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.faults import LiveAction, LiveFault
 from shell.basecamp.standin.server import StandIn

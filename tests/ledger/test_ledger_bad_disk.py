@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from core.route_preflight import RouteFacts, route_advice, route_problem
+from core.configuration import RouteFacts, route_advice, route_problem
 from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main as connect
 from shell.errors import EXIT_CONFIG

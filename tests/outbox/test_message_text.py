@@ -58,7 +58,7 @@ def test_other_zones_are_stored_as_utc_and_basecamp_times_parse() -> None:
 
 
 def test_a_less_than_that_opens_no_tag_stays_text_and_a_tag_never_spans_another() -> None:
-    """core.text rule 6: a tag is ``<`` to the next ``>`` with no ``<`` between, which is what
+    """core.text: a tag is ``<`` to the next ``>`` with no ``<`` between, which is what
     keeps normalising linear (``<[^>]*>`` took 27 s over one listed line of 200,000 ``<``)."""
     assert message_text("2 < 3 <b>yes</b>") == "2 < 3 yes"
     assert message_text("a <<b>c") == "a <c"
@@ -78,5 +78,5 @@ def test_a_less_than_that_opens_no_tag_stays_text_and_a_tag_never_spans_another(
     ],
 )
 def test_a_name_is_shown_with_its_control_characters_escaped(name: str, shown: str) -> None:
-    """core.text rule 7: a Basecamp name reaches a terminal as text, never as a command to it."""
+    """core.text.printable: a Basecamp name reaches a terminal as text, never as a command to it."""
     assert printable(name) == shown

@@ -47,7 +47,7 @@ def shadow_state(tmp_path: Path, *, old_ledger: bool = True) -> Path:
         world.seen(SEEN)
         world.seen(DISCARDED)
         world.verdict(DISCARDED, "discarded", "not_addressed")
-    if old_ledger:  # settled: an admitted record and nothing in flight (``core.promotion`` rule 5)
+    if old_ledger:  # settled: an admitted record and nothing in flight (``core.promotion``)
         with open_ledger(StatePaths.at(state).ledger, clock=FakeClock()) as old:
             world = LedgerWorld(old)
             world.seen(OLD)

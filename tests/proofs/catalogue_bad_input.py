@@ -70,7 +70,7 @@ BAD_INPUT = [
     ),
     rule(
         "bad input: run refuses a route to a missing directory before anything starts",
-        '    if failing:  # its requests would end in a public "could not be started" notice (core.route_preflight)\n',
+        '    if failing:  # its requests would end in a public "could not be started" notice (core.configuration)\n',
         "    if False:\n",
         "test_run_refuses_a_route_to_a_missing_directory_before_anything_starts",
     ),

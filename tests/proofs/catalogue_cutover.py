@@ -162,7 +162,7 @@ CUTOVER: list[Mutation] = [
     ),
     rule(
         "promote never sets aside a connector ledger that has something in flight again after begin",
-        "            if disk.ledger_unsettled:  # rule 5 again: something may have changed it since begin\n",
+        "            if disk.ledger_unsettled:  # again: something may have changed it since begin\n",
         "            if False:\n",
         "test_a_ledger_that_has_something_in_flight_again_after_begin_is_not_set_aside",
     ),

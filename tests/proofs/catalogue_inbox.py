@@ -40,7 +40,7 @@ INBOX: list[Mutation] = [
         "test_a_braked_event_is_absent_from_the_feed_and_present_in_the_inbox",
         "test_a_braked_mention_is_heard_from_the_inbox_and_answered_once",
     ),
-    # core/inbox.py
+    # core/feed.py (the inbox)
     rule(
         "inbox: intake asks only for the reasons that map onto a trigger",
         "ASKED_REASONS: tuple[str, ...] = tuple(sorted(r for r, trigger in REASON_TRIGGERS.items() if trigger))",
@@ -138,7 +138,7 @@ INBOX: list[Mutation] = [
         '            "INSERT INTO lane_news',
         "test_each_lane_says_when_it_last_brought_what_no_other_had",
     ),
-    # core/intake_status.py, core/doctor_inbox.py, shell/doctor/remote.py
+    # core/intake_status.py, core/doctor.py, shell/doctor/remote.py
     rule(
         "status: a principal without an inbox is said, with what may go unheard",
         "                f\"inbox lane: not for this principal since {since} ({status.why}); intake hears by the feed\"\n",

@@ -39,7 +39,7 @@ LIVE: list[Mutation] = [
         "",
         "test_an_event_arrives_at_once_while_the_poll_lane_still_holds_it_back",
     ),
-    # core/live.py
+    # core/feed.py (the live lane)
     rule(
         "live lane: the reconnect backoff is jittered (half of it drawn)",
         "    return ceiling / 2 + ceiling / 2 * min(max(draw, 0.0), 1.0)",
@@ -122,7 +122,7 @@ LIVE: list[Mutation] = [
         "",
         "test_a_mention_is_heard_live_and_status_tells_the_lane",
     ),
-    # losses and gaps: shell/intake/live_lane.py, shell/intake/repair.py, shell/ledger/losses.py, core/losses.py
+    # losses and gaps: shell/intake/live_lane.py, shell/intake/repair.py, shell/ledger/losses.py, core/intake_status.py
     rule(
         "repair: an overflow is recorded as a loss",
         '                self._losses.lost("overflow", after_id)\n',
@@ -177,7 +177,7 @@ LIVE: list[Mutation] = [
         "",
         "test_a_mention_is_heard_live_and_status_tells_the_lane",
     ),
-    # backlog: core/backlog.py, shell/intake/backlog.py, shell/intake/live_lane.py, shell/connector.py
+    # backlog: core/intake_status.py, shell/intake/backlog.py, shell/intake/live_lane.py, shell/connector.py
     rule(
         "backlog: at its pause limit intake pauses",
         "    if depth >= limits.pause:\n",

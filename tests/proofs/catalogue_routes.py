@@ -1,5 +1,5 @@
 """The proofs of routes that reload: what a re-read configuration file
-authorizes (``core.route_reload``), admission while it authorizes nothing, the running
+authorizes (``core.configuration``), admission while it authorizes nothing, the running
 connector applying it, and the commands that no longer ask for a restart. Same form as
 ``tests.proofs.catalogue``."""
 

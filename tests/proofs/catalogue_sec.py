@@ -156,8 +156,8 @@ SEC: list[Mutation] = [
     # -- untrusted words are data
     rule(
         "an assignment's or completion's recording author is judged by the mention's trust rule",
-        "    author_trusted = _author_trusted(summary.creator, event, settings, members) is True  # rule 2",
-        "    author_trusted = True  # rule 2",
+        "    author_trusted = _author_trusted(summary.creator, event, settings, members) is True\n",
+        "    author_trusted = True\n",
         "test_an_assignment_of_a_card_an_untrusted_member_wrote_names_its_author_as_not_trusted",
         "test_a_watched_completion_of_a_todo_an_untrusted_member_wrote_names_its_author_as_not_trusted",
         "test_a_project_member_not_read_is_not_trusted_on_an_assignment",

@@ -1,5 +1,5 @@
-"""core.route_reload: what a re-read configuration file authorizes, and what is logged of it;
-and admission while it authorizes nothing (core.admission rule 7)."""
+"""core.configuration: what a re-read configuration file authorizes, and what is logged of it;
+and admission while it authorizes nothing (core.admission)."""
 
 from __future__ import annotations
 
@@ -12,15 +12,24 @@ from core.admission import (
     AdmissionSettings,
     Author,
     BlockedReason,
+    Continue,
     EventPointer,
     RecordingStatus,
     RecordingSummary,
     decide,
+    gate,
 )
-from core.admission_matrix import Continue, gate
-from core.configuration import Configuration, Route, parse_configuration, to_mapping
+from core.configuration import (
+    Authorization,
+    Configuration,
+    Route,
+    at_start,
+    authorize,
+    news,
+    parse_configuration,
+    to_mapping,
+)
 from core.edges import RecordState
-from core.route_reload import Authorization, at_start, authorize, news
 
 RUNNING = Configuration(
     account_id=999, base_url="https://3.basecampapi.com", agent_id=42, token_file="/home/a/token",
@@ -133,6 +142,6 @@ def test_the_settings_follow_the_authorization() -> None:
 def test_the_file_is_re_read_every_2_s_as_the_reference_does() -> None:
     from datetime import timedelta
 
-    from core.route_reload import RELOAD_EVERY
+    from core.configuration import RELOAD_EVERY
 
     assert timedelta(seconds=2) == RELOAD_EVERY  # connectRoutesTTL

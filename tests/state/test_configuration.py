@@ -9,9 +9,9 @@ import pytest
 from returns.result import Failure
 
 from core.configuration import Configuration, TrustMode, missing, parse_configuration, to_mapping
-from core.durations import MAX_DURATION, format_duration, parse_duration
 from core.ids import MAX_ID
 from core.setup_changes import Changes, merge
+from core.timestamps import MAX_DURATION, format_duration, parse_duration
 
 MINIMAL: dict[str, Any] = {
     "account_id": 999,

@@ -1,5 +1,5 @@
 """A person's name from Basecamp reaches ``setup``'s output (and ``run``'s refusal) with its
-control characters escaped (``core.text`` rule 7): a hostile Basecamp, the stand-in behind a
+control characters escaped (``core.text.printable``): a hostile Basecamp, the stand-in behind a
 proxy that renames the agent with an ANSI escape and a newline."""
 
 from __future__ import annotations

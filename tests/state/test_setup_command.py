@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from core.route_preflight import RouteFacts, route_problem
+from core.configuration import RouteFacts, route_problem
 from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_UNAVAILABLE, UserError
@@ -254,7 +254,7 @@ def test_show_prints_the_config_and_what_is_missing(
     assert out.startswith(f"configuration at {config_path(standin)}")
     assert f"route {project} -> {route}" in out
     gone = RouteFacts(project, str(route), exists=False, is_directory=False, writable=False)
-    assert f"missing: {route_problem(gone)}" in out  # core.route_preflight's words
+    assert f"missing: {route_problem(gone)}" in out  # core.configuration's words
 
 
 @pytest.mark.usefixtures("state_home")

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.configuration import Configuration, parse_configuration, to_mapping
-from core.file_kinds import SQLITE_HEADER, FileKind, kind_of, may_replace
+from core.file_kinds import SQLITE_HEADER, FileKind, kind_of, replace_refusal
 from core.oauth import Credentials, to_text
 from shell import private_files
 from shell.ledger.connection import open_ledger
@@ -27,6 +27,10 @@ CONFIGURATION = parse_configuration(
 )
 assert isinstance(CONFIGURATION, Configuration)
 WORD = st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=200)
+
+
+def may_replace(own: FileKind, name: str, head: bytes | None) -> bool:
+    return replace_refusal(own, name, head) is None
 
 
 def credentials(access: str) -> Credentials:

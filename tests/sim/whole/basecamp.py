@@ -53,12 +53,26 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from core.admission import Author, ReadFailure, ReadFailureKind, RecordingStatus, RecordingSummary
-from core.admission_matrix import CHAT_LINE_CREATED, COMMENT_CREATED
+from core.admission import (
+    CHAT_LINE_CREATED,
+    COMMENT_CREATED,
+    Author,
+    ReadFailure,
+    ReadFailureKind,
+    RecordingStatus,
+    RecordingSummary,
+)
 from core.destinations import Destination, ListedMessage
-from core.feed import EpochPassed, FeedEvent, FeedFilters, FeedPage
-from core.inbox import InboxPage, NotForPrincipal
-from core.live import Delivered, Overflow
+from core.feed import (
+    Delivered,
+    EpochPassed,
+    FeedEvent,
+    FeedFilters,
+    FeedPage,
+    InboxPage,
+    NotForPrincipal,
+    Overflow,
+)
 from core.posting import Created, PostOutcome, RefusalCause, Refused, Uncertain, UncertainCause
 from core.text import message_text
 from core.timestamps import format_timestamp

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from core.inbox import InboxGone, InboxItem, InboxPage
+from core.feed import InboxGone, InboxItem, InboxPage
 from shell.basecamp.errors import BasecampError, InboxRefused
 from tests.sim.whole.basecamp import ROUTED, Mention, SimBasecamp, _event
 
