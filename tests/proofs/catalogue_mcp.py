@@ -82,9 +82,9 @@ MCP += [
     ),
     rule(
         "mcp start: tools/list's schemas read their bounds from plain data, not from core's decisions",
-        "from core.dispatch_tools import (\n    BOOST_LIMIT,\n    MAX_ACK_CHARACTERS,\n    MAX_LINK_LENGTH,",
+        "from core.dispatch_tools import (\n    BOOST_LIMIT,\n    LEDGER_FAILURE,",
         "from core.dispatch_tools.decisions import MAX_LINK_LENGTH\nfrom core.dispatch_tools import (\n"
-        "    BOOST_LIMIT,\n    MAX_ACK_CHARACTERS,\n    MAX_LINK_LENGTH,",
+        "    BOOST_LIMIT,\n    LEDGER_FAILURE,",
         START,
         FIRST_CALL,
     ),
