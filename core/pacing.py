@@ -42,7 +42,7 @@ def wait_before_next(
     recent = [moment for moment in sent_at if moment > now - window]
     if len(recent) >= limit:
         oldest_that_counts = recent[len(recent) - limit]
-        wait = max(wait, oldest_that_counts + window - now)
+        wait = max(wait, min(window, oldest_that_counts + window - now))  # never past a window, rounding too
     return wait
 
 
