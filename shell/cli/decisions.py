@@ -1,57 +1,271 @@
-"""What ``bin/connect redispatch`` and ``bin/connect discard`` share: options, the one
-transaction, and what a person reads (what every decision command shares is ``shell.cli.person``'s).
+"""A person's decisions on a connector's ledger: ``hold``, ``release``, ``redispatch``, ``discard``
+and ``settle-launch``.
 
-Rules:
-1. The ledger is opened as it exists and the decision is one write transaction
-   (``shell.ledger.decisions``), safe beside a running connector: no instance lock, no token.
-2. Who decided is ``shell.cli.who``'s.
-3. A decision taken prints one line, exit 0; a refusal one line on stderr, exit 5; one already
-   taken (a record a person discarded) exit 0; an unknown event id exit 4. ``--json`` prints the
-   same facts on stdout.
-4. Whether a connector runs is read from the lock file's metadata, said only as a hint: a
-   redispatch admitted with none running waits for ``run``. A running one re-reads its routes
-   (``core.route_reload``), so nobody is told to restart it.
-5. A redispatch of a record a live task carries is committed first; then the task's worker is
-   stopped (``shell.processes.terminate_group``) and the output says what became of it
-   (``worker_state``, ``worker_signaled``). The connector admits the record as the task ends.
+Each is safe beside a running connector. Who decides is settled first (a usage error before any
+file is read), then the state directory is located; the ledger is opened as it exists (never
+created, never migrated), no lock is taken and no token read, and the decision is its
+``shell.ledger`` module's one write transaction. A decision taken (or already taken) prints its
+summary line, or with ``--json`` one object, exit 0; a refusal prints the same JSON with ``--json``
+and always one ``error:`` line on stderr, exit 5. A full disk or a read-only or unreadable state
+directory is one line saying the decision was not recorded, exit 3; a decision recorded whose
+answer cannot be written says it was recorded.
+
+From a hold's commit the connector's dispatcher, its workers' first pulls and its outbox each read
+the marker in their own transactions: nothing launches, is handed out or is posted, while intake,
+admission and reconciliation go on. A hold set while one stands is renewed (a new generation, the
+first setter kept). A release leaves held records held until each is redispatched or discarded.
+Redispatch and discard are ``core.decisions``'; whether a connector runs is read from the lock
+file's metadata and said only as a hint, and a running one re-reads its routes, so nobody is told
+to restart it. A redispatch of a record a live task carries is committed first; then the task's
+worker is stopped and the answer says what became of it. Settling a launch is
+``core.launch_settlement``'s.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import sqlite3
+import sys
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from returns.result import Failure, Success
 
 from core.decisions import Action, DecisionRefused, WorkerState, worker_state
+from core.launch_settlement import LaunchFinding
 from shell import processes
-from shell.cli import person
-from shell.cli.arguments import positive_integer
-from shell.cli.commands import SUMMARIES
-from shell.errors import EXIT_NOT_FOUND, UserError
+from shell.cli.arguments import Subparsers, add_person_arguments, deciding_person, positive_integer, reason_of
+from shell.cli.main import SUMMARIES
+from shell.cli.seam import StdoutUnwritable, stop_writing
+from shell.clock import Clock, SystemClock
+from shell.errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_REFUSED, UserError
+from shell.ledger.connection import (
+    BUSY_TIMEOUT_SECONDS,
+    Ledger,
+    LedgerError,
+    LedgerNoSpace,
+    LedgerNotWritable,
+    ledger_failure,
+    open_existing_ledger,
+)
 from shell.ledger.decisions import Decided, UnknownEvent, decide
+from shell.ledger.errors import is_storage_failure
+from shell.ledger.hold import HoldSet, release, set_hold
+from shell.ledger.launches import settle_launch
 from shell.ledger.tasks import RecordedWorker
-from shell.state.config import load_config
+from shell.state.config import StatePaths, load_config, locate_state
 from shell.state.lock import peek
 
+STOP_GRACE_SECONDS = 10.0
+"""How long a redispatched live task's worker has between SIGTERM and SIGKILL."""
 
-def register(
-    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
-    action: Action,
-    *,
-    description: str,
-) -> None:
+HOLD_EPILOG = """\
+examples:
+  bin/connect hold --reason "cutting over from the Ruby connector"
+  bin/connect hold --reason "worker misbehaving" --by ana --json
+  bin/connect status            # shows the hold: who, when, why, generation
+  bin/connect release           # clears it; held records stay held
+
+exit codes: 0 held; 2 bad arguments (an empty or over-long reason); 3 no configuration or
+usable ledger; 6 the ledger stayed busy."""
+
+RELEASE_EPILOG = """\
+examples:
+  bin/connect release
+  bin/connect release --by ana --json
+
+exit codes: 0 released, or no hold stood; 3 no configuration or usable ledger; 6 the ledger
+stayed busy."""
+
+SETTLE_EPILOG = """\
+examples:
+  bin/connect status                                  # flags the launch: NEEDS A PERSON
+  bin/connect settle-launch 7000000123 --did-not-run  # no worker ran: it runs again
+  bin/connect settle-launch 7000000123 --ran --json   # a worker may have acted: outcome unknown
+
+exit codes: 0 settled; 2 neither or both of --ran and --did-not-run; 3 no configuration or
+usable ledger; 5 refused (no launch left for a person on that event's task, or a worker pulled
+its instruction, so it ran); 6 the ledger stayed busy."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decider:
+    """Who decides, and the state the decision is taken on."""
+
+    by: str
+    paths: StatePaths
+    clock: Clock = field(default_factory=SystemClock)
+
+    def ledger(self) -> AbstractContextManager[Ledger]:
+        return deciding_on(self.paths.ledger, self.clock)
+
+
+@contextmanager
+def deciding_on(path: Path, clock: Clock, busy_timeout: float = BUSY_TIMEOUT_SECONDS) -> Iterator[Ledger]:
+    """The ledger at ``path`` as it exists, for a person's decision (``bin/outbox-resolve``'s too).
+    What the disk or SQLite says while it is opened or the decision written is one line that says
+    nothing was recorded: the decision's transaction rolled back whole."""
+    try:
+        with open_existing_ledger(path, clock=clock, busy_timeout=busy_timeout) as ledger:
+            yield ledger
+    except LedgerError as error:
+        if not isinstance(error, LedgerNoSpace | LedgerNotWritable):  # what the disk said at open
+            raise
+        raise type(error)(f"{error}; the decision was not recorded") from error
+    except (sqlite3.Error, OSError) as error:
+        if not is_storage_failure(error):  # a refused move, a bug: its traceback is for a developer
+            raise
+        failure = ledger_failure(error, path, "record the decision")
+        raise type(failure)(f"{failure}; the decision was not recorded") from error
+
+
+def person_of(args: argparse.Namespace) -> Decider:
+    """Who decides, then where: a usage error before any file is read."""
+    by = deciding_person(args.by)
+    return Decider(by, locate_state(args.state_dir, args.account, args.agent))
+
+
+def answer(args: argparse.Namespace, result: dict[str, Any]) -> int:
+    try:
+        print(json.dumps(result, indent=2) if args.json else result["summary"], flush=True)
+    except StdoutUnwritable as unwritable:
+        raise StdoutUnwritable(f"{unwritable}; the decision was recorded: {result['summary']}") from None
+    return EXIT_OK
+
+
+def refused(args: argparse.Namespace, result: dict[str, Any]) -> int:
+    if args.json:
+        try:
+            print(json.dumps(result, indent=2), flush=True)
+        except StdoutUnwritable:
+            stop_writing()  # the refusal is said on stderr too; 5 stands
+    print(f"error: {result['summary']}", file=sys.stderr)
+    return EXIT_REFUSED
+
+
+def register_hold(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "hold",
+        help=SUMMARIES["hold"],
+        description=(
+            "Set the durable hold. Intake and admission go on; nothing is launched, no worker gets\n"
+            "its first instruction and no lifecycle message is posted until `bin/connect release`.\n"
+            "Records waiting to run now are held for a person (redispatch or discard each), and\n"
+            "every record not yet settled is tagged for review. Safe while the connector runs."
+        ),
+        epilog=HOLD_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--reason", required=True, metavar="TEXT", help="why, recorded with the hold")
+    add_person_arguments(parser, "who holds it (default local:<your user name>)")
+    parser.set_defaults(run=_hold)
+
+
+def described(done: HoldSet, by: str) -> dict[str, Any]:
+    """The JSON of a hold set, each revoked redispatch (decision, event, task) among it."""
+    return {
+        "held": True,
+        "generation": done.generation,
+        "held_by": done.plan.marker_by,
+        "held_at": done.plan.marker_at,
+        "set_by": by,
+        "cause": done.plan.cause,
+        "renewed": done.plan.already,
+        "held_records": [record.event_id for record in done.plan.to_hold],
+        "tagged_for_review": list(done.plan.review),
+        "canceled_intents": list(done.canceled_intents),
+        "revoked_redispatches": [
+            {"decision_id": one.decision_id, "event_id": one.event_id, "task_id": one.task_id}
+            for one in done.plan.revoke
+        ],
+        "summary": done.summary,
+    }
+
+
+def _hold(args: argparse.Namespace) -> int:
+    reason = reason_of(args.reason)
+    deciding = person_of(args)
+    with deciding.ledger() as ledger:
+        done = set_hold(ledger, deciding.by, reason, deciding.clock.now())
+    return answer(args, described(done, deciding.by))
+
+
+def register_release(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "release",
+        help=SUMMARIES["release"],
+        description=(
+            "Clear the durable hold that `bin/connect hold` or `run --hold` set. Records a person\n"
+            "authorized, and records that arrived after the hold, dispatch; held records stay held\n"
+            "until each is redispatched or discarded. Safe while the connector runs."
+        ),
+        epilog=RELEASE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_person_arguments(parser, "who releases it (default local:<your user name>)")
+    parser.set_defaults(run=_release)
+
+
+def _release(args: argparse.Namespace) -> int:
+    deciding = person_of(args)
+    with deciding.ledger() as ledger:
+        released = release(ledger, deciding.by, deciding.clock.now())
+    stood = released.hold
+    return answer(args, {
+        "released": stood is not None,
+        "released_by": deciding.by if stood is not None else None,
+        "generation": None if stood is None else stood.generation,
+        "held_records": released.held_records,
+        "summary": released.summary,
+    })  # fmt: skip
+
+
+def register_redispatch(subparsers: Subparsers) -> None:
+    _register_decision(
+        subparsers,
+        Action.redispatch,
+        "Authorize a record the connector will not run on its own. Accepted for a completed "
+        "record whose outcome is unknown or failed (it is admitted at once, and the running "
+        "connector starts a new worker for it), for a blocked one (admission runs again "
+        "what blocked it and admits it when that succeeds), and for a held one. Only in a project "
+        "the configuration serves. A record a live task carries is authorized at once: the "
+        "task's token is retired, its worker stopped (SIGTERM, a grace, SIGKILL, only while it is "
+        "provably that worker; worker_state says: stopped, gone, held or not_recorded), and it is "
+        "admitted when that task ends. Refused for a success, a discarded record, and one still "
+        "waiting to run. Who decided is recorded. Safe while the connector runs. "
+        "Exit codes: 0 decided; 3 configuration or ledger; 4 no such event; 5 refused.",
+    )
+
+
+def register_discard(subparsers: Subparsers) -> None:
+    _register_decision(
+        subparsers,
+        Action.discard,
+        "Close a record without running it, as discarded(by_operator), and record who decided. "
+        "Accepted for a record waiting to run, a blocked or held one, and a completed one whose "
+        "outcome is unknown. A lifecycle message still pending for it is not sent. Refused for "
+        "anything live and for a settled success or failure. Safe while the connector runs. "
+        "Exit codes: 0 decided (or already discarded by a person); 3 configuration or ledger; "
+        "4 no such event; 5 refused.",
+    )
+
+
+def _register_decision(subparsers: Subparsers, action: Action, description: str) -> None:
     parser = subparsers.add_parser(action.value, help=SUMMARIES[action.value], description=description)
     parser.add_argument(
         "event_id", type=positive_integer, metavar="EVENT_ID",
         help="the record's event id, as notices and `status` name it",
-    )
-    person.add_arguments(parser, "who decides (default local:<your user name>), recorded with it")
-    parser.set_defaults(run=lambda args: run(args, action))
+    )  # fmt: skip
+    add_person_arguments(parser, "who decides (default local:<your user name>), recorded with it")
+    parser.set_defaults(run=lambda args: _decide(args, action))
 
 
-def run(args: argparse.Namespace, action: Action) -> int:
-    deciding = person.person_of(args)
+def _decide(args: argparse.Namespace, action: Action) -> int:
+    deciding = person_of(args)
     configuration = load_config(deciding.paths.config)
     with deciding.ledger() as ledger:
         try:
@@ -67,10 +281,10 @@ def run(args: argparse.Namespace, action: Action) -> int:
             if done.plan.stop_task is not None:
                 taken.update(_stopped(done.worker))
                 taken["summary"] += f"; its worker {taken.pop('worker_phrase')}"
-            return person.answer(args, taken)
+            return answer(args, taken)
         case Failure(refusal):
             found = _refused(action, refusal)
-            return person.answer(args, found) if refusal.already else person.refused(args, found)
+            return answer(args, found) if refusal.already else refused(args, found)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -98,9 +312,6 @@ def _taken(done: Decided, connector_runs: bool) -> dict[str, Any]:
     }
 
 
-STOP_GRACE_SECONDS = 10.0
-"""How long a redispatched live task's worker has between SIGTERM and SIGKILL (rule 5)."""
-
 _WORKER_PHRASES = {
     WorkerState.stopped: "was stopped",
     WorkerState.gone: "was already gone",
@@ -110,7 +321,7 @@ _WORKER_PHRASES = {
 
 
 def _stopped(worker: RecordedWorker | None) -> dict[str, Any]:
-    """Stop the redispatched live task's recorded worker (rule 5); what became of it."""
+    """Stop the redispatched live task's recorded worker; what became of it."""
     signals: tuple[str, ...] = ()
     if worker is None or worker.pid is None or worker.pgid is None:
         state, note = worker_state(None), "no process was recorded for its attempt"
@@ -136,3 +347,45 @@ def _refused(action: Action, refusal: DecisionRefused) -> dict[str, Any]:
         "summary": refusal.reason,
     }
 
+
+def register_settle_launch(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "settle-launch",
+        help=SUMMARIES["settle-launch"],
+        description=(
+            "A connector stopped between launching a worker and recording its process leaves the\n"
+            "attempt launching: nobody can tell whether the worker ran, so its task holds the\n"
+            "conversation and the project's directory and every later request there waits.\n"
+            "`bin/connect status` flags it as NEEDS A PERSON. Check whether a worker ran, then say\n"
+            "so: --did-not-run returns its records to run again; --ran ends it with an unknown\n"
+            "outcome (redispatch or discard each). Either way the project moves again."
+        ),
+        epilog=SETTLE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "event_id", type=positive_integer, metavar="EVENT_ID", help="an event of the task, as status names it"
+    )
+    found = parser.add_mutually_exclusive_group(required=True)
+    found.add_argument("--ran", dest="claim", action="store_const", const=LaunchFinding.ran,
+                       help="a worker ran (or may have): its outcome is unknown")
+    found.add_argument("--did-not-run", dest="claim", action="store_const", const=LaunchFinding.did_not_run,
+                       help="no worker process ran: its records wait to run again")
+    add_person_arguments(parser, "who settles it (default local:<your user name>), recorded with it")
+    parser.set_defaults(run=_settle_launch)
+
+
+def _settle_launch(args: argparse.Namespace) -> int:
+    deciding = person_of(args)
+    with deciding.ledger() as ledger:
+        settled = settle_launch(ledger, args.event_id, args.claim, deciding.by, deciding.clock.now())
+    match settled:
+        case Success(plan):
+            return answer(args, {
+                "event_id": args.event_id, "settled": True, "claim": str(plan.claim),
+                "settled_by": deciding.by, "task_id": plan.facts.task_id, "attempt_id": plan.facts.attempt_id,
+                "stop_reason": str(plan.stop_reason), "summary": plan.summary,
+            })
+        case Failure(why):
+            return refused(args, {"event_id": args.event_id, "settled": False, "summary": why})
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from core.durations import format_duration
-from shell.cli.commands import SUMMARIES
+from shell.cli.main import SUMMARIES
 from shell.demo.connector_child import ConnectorFailed
 from shell.demo.runner import run_demo
 from shell.demo.stage import GUARD_DELAY, RECONCILE_AFTER

@@ -1,22 +1,21 @@
 """``bin/connect login``: obtain the agent's token through Launchpad's OAuth 2, and keep it.
 
-Rules:
-1. The authorization-code flow with a loopback redirect: a server on 127.0.0.1 waits for the one
-   callback carrying the ``state`` sent (compared in constant time); any other request is
-   answered 400 and the wait goes on. Each connection has its thread, dropped after
-   ``IDLE_SECONDS`` of silence, so ``--timeout`` ends it (exit 6), never later, writing nothing.
-2. The code is exchanged for a token, and ``authorization.json`` says whom it is and which
-   accounts it reaches, shown before it is used.
-3. The token file (with what a refresh needs, ``core.oauth``) is written owner-only and whole
-   (``shell.private_files``), over nothing but an owner-only token file: anything else is refused
-   before the sign-in and again before the rename (exit 3).
-4. The client secret comes from ``--client-secret-file`` or ``BASECAMP_CLIENT_SECRET``, never
-   argv. No token or secret is printed or logged.
-5. The URL to open goes to stderr (stdout is the result), and to a browser unless ``--no-browser``.
-6. ``--device`` is the device flow where the server's OAuth discovery offers it (``core.oauth``
-   rule 6); elsewhere, Launchpad today, it is refused, pointing to the loopback redirect.
-7. A ``--launchpad`` that is not https (http only to loopback) is refused before any page opens.
-8. Exit codes: 0 written; 3 a secret or token file problem; 5 refused; 6 unreachable or no answer.
+The authorization-code flow with a loopback redirect: a server on 127.0.0.1 waits for the one
+callback carrying the ``state`` sent (compared in constant time); any other request is answered
+400 and the wait goes on. Each connection has its thread, dropped after ``IDLE_SECONDS`` of
+silence, so ``--timeout`` ends the wait (exit 6), never later, writing nothing. The code is
+exchanged for a token, and Launchpad's ``authorization.json`` says whom it is and which accounts
+it reaches, shown before it is used. ``--device`` is the device flow where the server's OAuth
+discovery offers it, on the ``--launchpad`` origin only; elsewhere (Launchpad today) it is refused.
+A ``--launchpad`` that is not https (http only to loopback) is refused before any page opens.
+
+The token file (with what a refresh needs) is written owner-only and whole
+(``shell.private_files``), over nothing but an owner-only token file: anything else is refused
+before the sign-in and again before the rename (exit 3). The client secret comes from
+``--client-secret-file`` or ``BASECAMP_CLIENT_SECRET``, never argv; no token or secret is printed
+or logged. The URL to open goes to stderr (stdout is the result), and to a browser unless
+``--no-browser``. Exit codes: 0 written; 3 a secret or token file problem; 5 refused; 6
+unreachable or no answer.
 """
 
 from __future__ import annotations
@@ -59,15 +58,14 @@ from shell.basecamp.launchpad import (
     discover,
     token_request,
 )
-from shell.cli.arguments import positive_seconds
-from shell.cli.commands import SUMMARIES
+from shell.cli.arguments import Subparsers, positive_seconds
+from shell.cli.main import SUMMARIES
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_REFUSED, EXIT_UNAVAILABLE, UserError
 from shell.state.config import is_state_directory
 
 SECRET_ENV = "BASECAMP_CLIENT_SECRET"  # noqa: S105 -- the variable's name
 CALLBACK_PATH = "/callback"
-IDLE_SECONDS = 10.0
-"""How long the callback server keeps a silent connection (rule 1)."""
+IDLE_SECONDS = 10.0  # how long the callback server keeps a silent connection
 
 EPILOG = f"""\
 examples:
@@ -91,7 +89,7 @@ Launchpad or the person refused (a wrong client, a denied consent, a state that 
 match); 6 Launchpad could not be reached, or no answer came within --timeout."""
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "login",
         help=SUMMARIES["login"],
@@ -155,7 +153,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _loopback_flow(launchpad: str, registered: Credentials, args: argparse.Namespace) -> Credentials:
-    """Rule 1: the authorization code, by a redirect to 127.0.0.1."""
     state = secrets.token_urlsafe(16)
     with _Callback(args.redirect_port, state) as callback:
         redirect_uri = f"http://127.0.0.1:{callback.port}{CALLBACK_PATH}"
@@ -174,7 +171,6 @@ def _loopback_flow(launchpad: str, registered: Credentials, args: argparse.Names
 
 
 def _device_flow(launchpad: str, registered: Credentials, timeout: float) -> Credentials:
-    """Rule 6: a code a person enters on any device, where the server offers it."""
     endpoint = device_endpoint(discover(launchpad))
     if endpoint is None:
         raise UserError(
@@ -248,7 +244,7 @@ def _report(as_json: bool, token_file: Path, expires_at: str, found: dict[str, A
     name = printable(f"{identity.get('first_name', '')} {identity.get('last_name', '')}".strip())
     print(f"wrote {token_file} (owner-only); the token expires {expires_at} and is refreshed before then")
     print(f"  signed in as {name or '?'} <{printable(str(identity.get('email_address', '?')))}>")
-    for account in accounts:  # what Launchpad named them, shown escaped (core.text rule 7)
+    for account in accounts:  # what Launchpad named them, shown escaped
         shown = printable(f"{account['name']}: {account['href']}")
         print(f"  account {account['id']} {shown}")
     print("next: bin/connect setup --token-file", token_file, "--account ID --agent PERSON_ID ...")
@@ -256,7 +252,7 @@ def _report(as_json: bool, token_file: Path, expires_at: str, found: dict[str, A
 
 
 class _Callback:
-    """The loopback server that receives the redirect (rule 1): the one callback with ``state``."""
+    """The loopback server that receives the redirect: the one callback with ``state``."""
 
     def __init__(self, port: int, state: str) -> None:
         received: list[dict[str, str]] = []

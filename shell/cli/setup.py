@@ -1,20 +1,16 @@
 """``bin/connect setup``: write, check and show one (account, agent)'s configuration.
 
-Rules:
-1. A setup creates or updates the configuration, keeping what it is not told to change
-   (``core.setup_changes.merge``); ``--remove-route`` drops a route.
-2. Nothing is written unless everything checks: every problem is printed, exit ``EXIT_CONFIG``.
-   Route directories must exist (relative ones are written absolute); the token file must be
-   owner-only.
-3. Unless ``--no-check``, the token is asked who it acts as before anything is written: anyone
-   but ``--agent`` is refused (``EXIT_CONFIG``); an unreachable Basecamp is ``EXIT_UNAVAILABLE``.
-4. It prints what it wrote and what is still missing (``--json``: one object); ``--show`` prints
-   the configuration and what is missing, writing nothing.
-5. One state directory per (account, agent) on this machine: a setup into a second is refused
-   naming the first, unless ``--force`` moves the pair's record (``shell.state.pair_lock`` rule 3).
-6. The token is never printed, in an error, in the configuration or in argv: only its file's path.
-7. A connector running beside it re-reads the file and serves new routes within
-   ``core.route_reload.RELOAD_EVERY``; anything else waits for its next start, and setup says so.
+A setup creates or updates the configuration, keeping what it is not told to change
+(``core.setup_changes.merge``). Nothing is written unless everything checks: every problem is
+printed, exit 3 -- route directories must exist (relative ones are written absolute), the token
+file must be owner-only, and unless ``--no-check`` the token must answer as ``--agent`` (an
+unreachable Basecamp is exit 6). One state directory serves an (account, agent) on this machine:
+a setup into a second is refused naming the first, unless ``--force`` moves the pair's record.
+It prints what it wrote and what is still missing (``--json``: one object); ``--show`` prints the
+configuration and what is missing, writing nothing. The token itself is never printed, in an
+error, in the configuration or in argv: only its file's path. A connector running beside it
+serves new routes within ``core.route_reload.RELOAD_EVERY``; anything else waits for its next
+start, and setup says so.
 """
 
 from __future__ import annotations
@@ -36,7 +32,8 @@ from core.setup_changes import Changes, merge
 from shell.basecamp.client import BasecampClient, Profile
 from shell.basecamp.identity import check_identity
 from shell.basecamp.tokens import tokens_from
-from shell.cli.commands import SUMMARIES
+from shell.cli.arguments import Subparsers
+from shell.cli.main import SUMMARIES
 from shell.clock import SystemClock
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
 from shell.state import pair_lock
@@ -79,13 +76,9 @@ the token file, a route or another state directory serving the pair (one line ea
 6 Basecamp could not be asked who the token is."""
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "setup",
-        help=SUMMARIES["setup"],
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def register(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser("setup", help=SUMMARIES["setup"], description=DESCRIPTION,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--base-url", metavar="URL", help="Basecamp's origin, e.g. https://3.basecampapi.com")
     parser.add_argument("--account", metavar="ID", help="the Basecamp account id")
     parser.add_argument("--agent", metavar="ID", help="the agent's person id (the token must act as it)")
@@ -101,6 +94,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="the class of a routed project")
     parser.add_argument("--watch-completions", metavar="PROJECT", action="append", default=[])
     parser.add_argument("--no-watch-completions", metavar="PROJECT", action="append", default=[])
+    _add_worker_arguments(parser)
+    parser.add_argument("--state-dir", metavar="DIR", help="the state directory (default: derived)")
+    parser.add_argument("--check", action=argparse.BooleanOptionalAction, default=True,
+                        help="ask Basecamp who the token acts as before writing (default: on)")
+    parser.add_argument("--force", action="store_true",
+                        help="make this the pair's state directory although another one serves it: the "
+                        "other's connector is then refused at start, and what its ledger still owes "
+                        "(pending messages, running tasks) stays there, for a person")
+    parser.add_argument("--show", action="store_true", help="print the configuration; write nothing")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(run=run)
+
+
+def _add_worker_arguments(parser: argparse.ArgumentParser) -> None:
+    """The worker's command, its timings and what it is allowed beyond its defaults."""
     parser.add_argument("--worker-command", metavar="'...'",
                         help="the worker's command line (placeholders {prompt} {mcp_config} {work_dir}); "
                         "'' for the default, Claude Code")
@@ -128,16 +136,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         '({"mcpServers": {...}}) beside the connector\'s, every tool of theirs allowed '
                         "(recorded by path; read when the worker starts)")
     parser.add_argument("--remove-worker-mcp", metavar="FILE", action="append", default=[])
-    parser.add_argument("--state-dir", metavar="DIR", help="the state directory (default: derived)")
-    parser.add_argument("--check", action=argparse.BooleanOptionalAction, default=True,
-                        help="ask Basecamp who the token acts as before writing (default: on)")
-    parser.add_argument("--force", action="store_true",
-                        help="make this the pair's state directory although another one serves it: the "
-                        "other's connector is then refused at start, and what its ledger still owes "
-                        "(pending messages, running tasks) stays there, for a person")
-    parser.add_argument("--show", action="store_true", help="print the configuration; write nothing")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -274,7 +272,7 @@ def _check_on_disk(
 
 
 def _check_one_home(paths: StatePaths, configuration: Configuration, *, force: bool) -> None:
-    """One state directory per (account, agent) on this machine (``shell.state.pair_lock`` rule 3)."""
+    """One state directory per (account, agent) on this machine."""
     other = pair_lock.serving_elsewhere(configuration.account_id, configuration.agent_id, paths.directory)
     if other is not None and not force:
         raise UserError(
@@ -287,7 +285,7 @@ def _check_one_home(paths: StatePaths, configuration: Configuration, *, force: b
 
 
 def _check_token(configuration: Configuration) -> Profile:
-    """Who the token acts as; refused unless it is the configured agent (rule 3)."""
+    """Who the token acts as; refused unless it is the configured agent."""
     token_file = Path(configuration.token_file)
     tokens = tokens_from(token_file, read_token_file(token_file), SystemClock())  # a login's is refreshed
     client = BasecampClient(configuration.base_url, configuration.account_id, tokens, USER_AGENT)

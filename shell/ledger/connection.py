@@ -10,7 +10,7 @@ Rules:
      file (owner-only, with the ledger's identity), ``quick_check``, WAL, migrates, brings the
      generated rules up to date, refuses a newer ledger.
    - ``open_existing_ledger``, another writer's (the worker's MCP server; a person's commands
-     through ``shell.cli.person``): never creates or migrates, refuses any schema version but
+     through ``shell.cli.decisions``): never creates or migrates, refuses any schema version but
      this program's; switching to WAL is its only write.
    - ``open_ledger_read_only``, a reader's (``status``, ``doctor``, ``resolve list|show``,
      ``promote``'s checks): ``mode=ro`` and ``query_only``, refuses a ledger out of date or too

@@ -40,8 +40,8 @@ from hypothesis import strategies as st
 from shell.basecamp.standin.server import StandIn
 from shell.cli.main import build_parser
 from shell.cli.main import main as connect
-from shell.cli.resolve.entry import build_parser as build_resolve_parser
-from shell.cli.resolve.entry import main as resolve
+from shell.cli.resolve import build_parser as build_resolve_parser
+from shell.cli.resolve import main as resolve
 from shell.errors import (
     EXIT_BROKEN_PIPE,
     EXIT_CONFIG,
