@@ -15,14 +15,12 @@ import argparse
 import getpass
 import math
 import unicodedata
-from typing import TypeAlias
 
 from core import ids
 from core.durations import MAX_DURATION, parse_duration
 from core.ids import MAX_ID
 from shell.errors import EXIT_USAGE, UserError
 
-Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 MAX_PORT = 65_535
 MAX_DESCRIPTOR = 2**31 - 1
 MAX_BY_LENGTH = 200
@@ -55,7 +53,6 @@ def descriptor(text: str) -> int:
 
 
 def port(text: str) -> int:
-    """A TCP port, or 0 for any free one."""
     try:
         value = int(text)
     except ValueError:
@@ -140,5 +137,4 @@ def deciding_person(given: str | None) -> str:
 
 
 def reason_of(text: str) -> str:
-    """A hold's ``--reason``: one line, never empty."""
     return person_text(text, "--reason", "says why the connector is held", MAX_REASON_LENGTH)

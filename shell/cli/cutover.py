@@ -26,9 +26,9 @@ from returns.result import Failure, Success
 
 from core import import_file
 from core.import_file import MAX_BYTES
-from shell.cli.arguments import Subparsers, add_person_arguments, deciding_person
+from shell.cli.arguments import add_person_arguments, deciding_person
 from shell.cli.decisions import Decider
-from shell.cli.main import SUMMARIES
+from shell.cli.main import Subparsers, add_command
 from shell.clock import SystemClock
 from shell.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, UserError
 from shell.ledger.import_file import apply
@@ -63,12 +63,10 @@ ledger stayed busy."""
 
 
 def register_shadow(subparsers: Subparsers) -> None:
-    shadow = subparsers.add_parser(
-        "shadow",
-        help=SUMMARIES["shadow"],
-        description="What to do with the ledger a `bin/connect run --shadow` kept.",
-        epilog=PROMOTE_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    shadow = add_command(
+        subparsers, "shadow",
+        "What to do with the ledger a `bin/connect run --shadow` kept.",
+        PROMOTE_EPILOG,
     )
     verbs = shadow.add_subparsers(dest="verb", metavar="VERB", required=True)
     parser = verbs.add_parser(
@@ -102,15 +100,9 @@ def _promote(args: argparse.Namespace) -> int:
         if shadow.is_dir():
             locks.enter_context(_shadow_lock(shadow, ids, clock))
         done = promote(paths.directory, shadow, by, clock)
-    result = {
-        "promoted": not done.already,
-        "already": done.already,
-        "tagged_for_review": done.tagged,
-        "held": done.held,
-        "old_ledger_kept_as": done.aside,
-        "steps": [str(step) for step in done.steps],
-        "summary": done.summary,
-    }
+    result = {"promoted": not done.already, "already": done.already, "tagged_for_review": done.tagged,
+              "held": done.held, "old_ledger_kept_as": done.aside,
+              "steps": [str(step) for step in done.steps], "summary": done.summary}  # fmt: skip
     print(json.dumps(result, indent=2) if args.json else result["summary"])
     return EXIT_OK
 
@@ -122,27 +114,22 @@ def _shadow_lock(shadow: Path, ids: tuple[int, int], clock: SystemClock) -> Inst
         raise AlreadyRunning(f"the shadow connector runs: {running}") from None
 
 
+IMPORT_DESCRIPTION = """\
+Apply a reconciliation file in one transaction: a tombstone for every entry decided
+done (discarded as imported_done; a record never seen gets a tombstone row, so it is
+never admitted), and the review tag on every other open record, each keeping its
+state and blocking reason. A file with an entry that cannot be applied changes
+nothing. The connector must be stopped."""
+
+
 def register_import(subparsers: Subparsers) -> None:
-    parser = subparsers.add_parser(
-        "import",
-        help=SUMMARIES["import"],
-        description=(
-            "Apply a reconciliation file in one transaction: a tombstone for every entry decided\n"
-            "done (discarded as imported_done; a record never seen gets a tombstone row, so it is\n"
-            "never admitted), and the review tag on every other open record, each keeping its\n"
-            "state and blocking reason. A file with an entry that cannot be applied changes\n"
-            "nothing. The connector must be stopped."
-        ),
-        epilog=IMPORT_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = add_command(subparsers, "import", IMPORT_DESCRIPTION, IMPORT_EPILOG)
     parser.add_argument("file", metavar="FILE", help="the reconciliation file (version-1 JSON)")
     add_person_arguments(parser, "who imports, recorded on each decision (default local:<user name>)")
     parser.set_defaults(run=_import)
 
 
 def read_limited(path: Path) -> bytes:
-    """The file's bytes, refused larger than ``MAX_BYTES`` before it is read whole."""
     try:
         with path.open("rb") as handle:
             size = os.fstat(handle.fileno()).st_size
@@ -177,14 +164,10 @@ def _import(args: argparse.Namespace) -> int:
                 case Success(done):
                     plan = done.plan
     result = {
-        "imported": plan.entries,
-        "tombstoned": [record.event_id for record in plan.discard],
-        "tombstones_added": list(plan.tombstones),
-        "tagged_for_review": list(plan.review),
-        "done_already": list(plan.already),
-        "held_not_in_ledger": list(plan.unknown_held),
-        "canceled_intents": list(done.canceled_intents),
-        "summary": plan.summary,
-    }
+        "imported": plan.entries, "tombstoned": [record.event_id for record in plan.discard],
+        "tombstones_added": list(plan.tombstones), "tagged_for_review": list(plan.review),
+        "done_already": list(plan.already), "held_not_in_ledger": list(plan.unknown_held),
+        "canceled_intents": list(done.canceled_intents), "summary": plan.summary,
+    }  # fmt: skip
     print(json.dumps(result, indent=2) if args.json else result["summary"])
     return EXIT_OK

@@ -1,24 +1,17 @@
 """A person's decisions on a connector's ledger: ``hold``, ``release``, ``redispatch``, ``discard``
 and ``settle-launch``.
 
-Each is safe beside a running connector. Who decides is settled first (a usage error before any
-file is read), then the state directory is located; the ledger is opened as it exists (never
-created, never migrated), no lock is taken and no token read, and the decision is its
-``shell.ledger`` module's one write transaction. A decision taken (or already taken) prints its
-summary line, or with ``--json`` one object, exit 0; a refusal prints the same JSON with ``--json``
-and always one ``error:`` line on stderr, exit 5. A full disk or a read-only or unreadable state
-directory is one line saying the decision was not recorded, exit 3; a decision recorded whose
-answer cannot be written says it was recorded.
-
-From a hold's commit the connector's dispatcher, its workers' first pulls and its outbox each read
-the marker in their own transactions: nothing launches, is handed out or is posted, while intake,
-admission and reconciliation go on. A hold set while one stands is renewed (a new generation, the
-first setter kept). A release leaves held records held until each is redispatched or discarded.
-Redispatch and discard are ``core.decisions``'; whether a connector runs is read from the lock
-file's metadata and said only as a hint, and a running one re-reads its routes, so nobody is told
-to restart it. A redispatch of a record a live task carries is committed first; then the task's
-worker is stopped and the answer says what became of it. Settling a launch is
-``core.launch_settlement``'s.
+Each is safe beside a running connector: who decides is settled first (a usage error before any
+file is read); the ledger is opened as it exists, no lock is taken and no token read, and the
+decision is its ``shell.ledger`` module's one write transaction. A decision taken (or already
+taken) prints its summary line, or with ``--json`` one object, exit 0; a refusal also prints one
+``error:`` line on stderr, exit 5. A full disk or an unwritable state directory is one line saying
+the decision was not recorded, exit 3; an answer that cannot be written says it was recorded.
+From a hold's commit nothing launches, is handed out or is posted, while intake, admission and
+reconciliation go on; one set while one stands is renewed (a new generation, the first setter
+kept), and a release leaves held records held. Whether a connector runs is read from the lock
+file and said only as a hint. A redispatch of a record a live task carries is committed first;
+then the task's worker is stopped and the answer says what became of it.
 """
 
 from __future__ import annotations
@@ -38,20 +31,12 @@ from returns.result import Failure, Success
 from core.decisions import Action, DecisionRefused, WorkerState, worker_state
 from core.launch_settlement import LaunchFinding
 from shell import processes
-from shell.cli.arguments import Subparsers, add_person_arguments, deciding_person, positive_integer, reason_of
-from shell.cli.main import SUMMARIES
+from shell.cli.arguments import add_person_arguments, deciding_person, positive_integer, reason_of
+from shell.cli.main import Subparsers, add_command
 from shell.cli.seam import StdoutUnwritable, stop_writing
 from shell.clock import Clock, SystemClock
 from shell.errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_REFUSED, UserError
-from shell.ledger.connection import (
-    BUSY_TIMEOUT_SECONDS,
-    Ledger,
-    LedgerError,
-    LedgerNoSpace,
-    LedgerNotWritable,
-    ledger_failure,
-    open_existing_ledger,
-)
+from shell.ledger import connection
 from shell.ledger.decisions import Decided, UnknownEvent, decide
 from shell.ledger.errors import is_storage_failure
 from shell.ledger.hold import HoldSet, release, set_hold
@@ -94,32 +79,32 @@ its instruction, so it ran); 6 the ledger stayed busy."""
 
 @dataclass(frozen=True, slots=True)
 class Decider:
-    """Who decides, and the state the decision is taken on."""
-
     by: str
     paths: StatePaths
     clock: Clock = field(default_factory=SystemClock)
 
-    def ledger(self) -> AbstractContextManager[Ledger]:
+    def ledger(self) -> AbstractContextManager[connection.Ledger]:
         return deciding_on(self.paths.ledger, self.clock)
 
 
 @contextmanager
-def deciding_on(path: Path, clock: Clock, busy_timeout: float = BUSY_TIMEOUT_SECONDS) -> Iterator[Ledger]:
+def deciding_on(
+    path: Path, clock: Clock, busy_timeout: float = connection.BUSY_TIMEOUT_SECONDS
+) -> Iterator[connection.Ledger]:
     """The ledger at ``path`` as it exists, for a person's decision (``bin/outbox-resolve``'s too).
     What the disk or SQLite says while it is opened or the decision written is one line that says
     nothing was recorded: the decision's transaction rolled back whole."""
     try:
-        with open_existing_ledger(path, clock=clock, busy_timeout=busy_timeout) as ledger:
+        with connection.open_existing_ledger(path, clock=clock, busy_timeout=busy_timeout) as ledger:
             yield ledger
-    except LedgerError as error:
-        if not isinstance(error, LedgerNoSpace | LedgerNotWritable):  # what the disk said at open
+    except connection.LedgerError as error:
+        if not isinstance(error, connection.LedgerNoSpace | connection.LedgerNotWritable):  # the disk said
             raise
         raise type(error)(f"{error}; the decision was not recorded") from error
     except (sqlite3.Error, OSError) as error:
         if not is_storage_failure(error):  # a refused move, a bug: its traceback is for a developer
             raise
-        failure = ledger_failure(error, path, "record the decision")
+        failure = connection.ledger_failure(error, path, "record the decision")
         raise type(failure)(f"{failure}; the decision was not recorded") from error
 
 
@@ -147,19 +132,15 @@ def refused(args: argparse.Namespace, result: dict[str, Any]) -> int:
     return EXIT_REFUSED
 
 
+HOLD_DESCRIPTION = """\
+Set the durable hold. Intake and admission go on; nothing is launched, no worker gets
+its first instruction and no lifecycle message is posted until `bin/connect release`.
+Records waiting to run now are held for a person (redispatch or discard each), and
+every record not yet settled is tagged for review. Safe while the connector runs."""
+
+
 def register_hold(subparsers: Subparsers) -> None:
-    parser = subparsers.add_parser(
-        "hold",
-        help=SUMMARIES["hold"],
-        description=(
-            "Set the durable hold. Intake and admission go on; nothing is launched, no worker gets\n"
-            "its first instruction and no lifecycle message is posted until `bin/connect release`.\n"
-            "Records waiting to run now are held for a person (redispatch or discard each), and\n"
-            "every record not yet settled is tagged for review. Safe while the connector runs."
-        ),
-        epilog=HOLD_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = add_command(subparsers, "hold", HOLD_DESCRIPTION, HOLD_EPILOG)
     parser.add_argument("--reason", required=True, metavar="TEXT", help="why, recorded with the hold")
     add_person_arguments(parser, "who holds it (default local:<your user name>)")
     parser.set_defaults(run=_hold)
@@ -167,23 +148,18 @@ def register_hold(subparsers: Subparsers) -> None:
 
 def described(done: HoldSet, by: str) -> dict[str, Any]:
     """The JSON of a hold set, each revoked redispatch (decision, event, task) among it."""
+    plan = done.plan
     return {
-        "held": True,
-        "generation": done.generation,
-        "held_by": done.plan.marker_by,
-        "held_at": done.plan.marker_at,
-        "set_by": by,
-        "cause": done.plan.cause,
-        "renewed": done.plan.already,
-        "held_records": [record.event_id for record in done.plan.to_hold],
-        "tagged_for_review": list(done.plan.review),
+        "held": True, "generation": done.generation, "held_by": plan.marker_by, "held_at": plan.marker_at,
+        "set_by": by, "cause": plan.cause, "renewed": plan.already,
+        "held_records": [record.event_id for record in plan.to_hold], "tagged_for_review": list(plan.review),
         "canceled_intents": list(done.canceled_intents),
         "revoked_redispatches": [
             {"decision_id": one.decision_id, "event_id": one.event_id, "task_id": one.task_id}
             for one in done.plan.revoke
         ],
         "summary": done.summary,
-    }
+    }  # fmt: skip
 
 
 def _hold(args: argparse.Namespace) -> int:
@@ -194,18 +170,14 @@ def _hold(args: argparse.Namespace) -> int:
     return answer(args, described(done, deciding.by))
 
 
+RELEASE_DESCRIPTION = """\
+Clear the durable hold that `bin/connect hold` or `run --hold` set. Records a person
+authorized, and records that arrived after the hold, dispatch; held records stay held
+until each is redispatched or discarded. Safe while the connector runs."""
+
+
 def register_release(subparsers: Subparsers) -> None:
-    parser = subparsers.add_parser(
-        "release",
-        help=SUMMARIES["release"],
-        description=(
-            "Clear the durable hold that `bin/connect hold` or `run --hold` set. Records a person\n"
-            "authorized, and records that arrived after the hold, dispatch; held records stay held\n"
-            "until each is redispatched or discarded. Safe while the connector runs."
-        ),
-        epilog=RELEASE_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = add_command(subparsers, "release", RELEASE_DESCRIPTION, RELEASE_EPILOG)
     add_person_arguments(parser, "who releases it (default local:<your user name>)")
     parser.set_defaults(run=_release)
 
@@ -216,50 +188,44 @@ def _release(args: argparse.Namespace) -> int:
         released = release(ledger, deciding.by, deciding.clock.now())
     stood = released.hold
     return answer(args, {
-        "released": stood is not None,
-        "released_by": deciding.by if stood is not None else None,
-        "generation": None if stood is None else stood.generation,
-        "held_records": released.held_records,
+        "released": stood is not None, "released_by": deciding.by if stood is not None else None,
+        "generation": None if stood is None else stood.generation, "held_records": released.held_records,
         "summary": released.summary,
     })  # fmt: skip
 
 
+REDISPATCH_DESCRIPTION = """\
+Authorize a record the connector will not run on its own. Accepted for a completed record whose
+outcome is unknown or failed (it is admitted at once, and the running connector starts a new
+worker for it), for a blocked one (admission runs again what blocked it and admits it when that
+succeeds), and for a held one. Only in a project the configuration serves. A record a live task
+carries is authorized at once: the task's token is retired, its worker stopped (SIGTERM, a
+grace, SIGKILL, only while it is provably that worker; worker_state says: stopped, gone, held or
+not_recorded), and it is admitted when that task ends. Refused for a success, a discarded
+record, and one still waiting to run. Who decided is recorded. Safe while the connector runs.
+Exit codes: 0 decided; 3 configuration or ledger; 4 no such event; 5 refused."""
+
+
 def register_redispatch(subparsers: Subparsers) -> None:
-    _register_decision(
-        subparsers,
-        Action.redispatch,
-        "Authorize a record the connector will not run on its own. Accepted for a completed "
-        "record whose outcome is unknown or failed (it is admitted at once, and the running "
-        "connector starts a new worker for it), for a blocked one (admission runs again "
-        "what blocked it and admits it when that succeeds), and for a held one. Only in a project "
-        "the configuration serves. A record a live task carries is authorized at once: the "
-        "task's token is retired, its worker stopped (SIGTERM, a grace, SIGKILL, only while it is "
-        "provably that worker; worker_state says: stopped, gone, held or not_recorded), and it is "
-        "admitted when that task ends. Refused for a success, a discarded record, and one still "
-        "waiting to run. Who decided is recorded. Safe while the connector runs. "
-        "Exit codes: 0 decided; 3 configuration or ledger; 4 no such event; 5 refused.",
-    )
+    _register_decision(subparsers, Action.redispatch, REDISPATCH_DESCRIPTION)
+
+
+DISCARD_DESCRIPTION = """\
+Close a record without running it, as discarded(by_operator), and record who decided. Accepted
+for a record waiting to run, a blocked or held one, and a completed one whose outcome is
+unknown. A lifecycle message still pending for it is not sent. Refused for anything live and for
+a settled success or failure. Safe while the connector runs. Exit codes: 0 decided (or already
+discarded by a person); 3 configuration or ledger; 4 no such event; 5 refused."""
 
 
 def register_discard(subparsers: Subparsers) -> None:
-    _register_decision(
-        subparsers,
-        Action.discard,
-        "Close a record without running it, as discarded(by_operator), and record who decided. "
-        "Accepted for a record waiting to run, a blocked or held one, and a completed one whose "
-        "outcome is unknown. A lifecycle message still pending for it is not sent. Refused for "
-        "anything live and for a settled success or failure. Safe while the connector runs. "
-        "Exit codes: 0 decided (or already discarded by a person); 3 configuration or ledger; "
-        "4 no such event; 5 refused.",
-    )
+    _register_decision(subparsers, Action.discard, DISCARD_DESCRIPTION)
 
 
 def _register_decision(subparsers: Subparsers, action: Action, description: str) -> None:
-    parser = subparsers.add_parser(action.value, help=SUMMARIES[action.value], description=description)
-    parser.add_argument(
-        "event_id", type=positive_integer, metavar="EVENT_ID",
-        help="the record's event id, as notices and `status` name it",
-    )  # fmt: skip
+    parser = add_command(subparsers, action.value, description, raw=False)
+    parser.add_argument("event_id", type=positive_integer, metavar="EVENT_ID",
+                        help="the record's event id, as notices and `status` name it")
     add_person_arguments(parser, "who decides (default local:<your user name>), recorded with it")
     parser.set_defaults(run=lambda args: _decide(args, action))
 
@@ -298,18 +264,13 @@ def _taken(done: Decided, connector_runs: bool) -> dict[str, Any]:
     if plan.action is Action.redispatch and not connector_runs:
         line += "; no connector seems to run (lock file, diagnostic): it starts with `bin/connect run`"
     return {
-        "event_id": plan.facts.event_id,
-        "action": str(plan.action),
-        "decided": True,
-        "already": False,
-        "decision_id": done.decision_id,
-        "decided_by": done.decided_by,
+        "event_id": plan.facts.event_id, "action": str(plan.action), "decided": True, "already": False,
+        "decision_id": done.decision_id, "decided_by": done.decided_by,
         "from": {"state": str(plan.facts.state), "reason": plan.facts.reason, "outcome": plan.facts.outcome},
         "to": {"state": str(plan.to_state), "reason": plan.to_reason},
-        "canceled_intents": list(done.canceled_intents),
-        "sending_intents": list(done.sending_intents),
+        "canceled_intents": list(done.canceled_intents), "sending_intents": list(done.sending_intents),
         "summary": line,
-    }
+    }  # fmt: skip
 
 
 _WORKER_PHRASES = {
@@ -329,40 +290,26 @@ def _stopped(worker: RecordedWorker | None) -> dict[str, Any]:
         grace = STOP_GRACE_SECONDS
         result = processes.terminate_group(worker.pgid, worker.pid, worker.process_started, grace)
         state, note, signals = worker_state(str(result.outcome)), result.reason, result.signals
-    return {
-        "worker_state": str(state),
-        "worker_phrase": _WORKER_PHRASES[state],
-        "worker_note": note,
-        "worker_signaled": bool(signals),
-        "pending": True,
-    }
+    return {"worker_state": str(state), "worker_phrase": _WORKER_PHRASES[state], "worker_note": note,
+            "worker_signaled": bool(signals), "pending": True}  # fmt: skip
 
 
 def _refused(action: Action, refusal: DecisionRefused) -> dict[str, Any]:
-    return {
-        "event_id": refusal.event_id,
-        "action": str(action),
-        "decided": False,
-        "already": refusal.already,
-        "summary": refusal.reason,
-    }
+    return {"event_id": refusal.event_id, "action": str(action), "decided": False, "already": refusal.already,
+            "summary": refusal.reason}  # fmt: skip
+
+
+SETTLE_LAUNCH_DESCRIPTION = """\
+A connector stopped between launching a worker and recording its process leaves the
+attempt launching: nobody can tell whether the worker ran, so its task holds the
+conversation and the project's directory and every later request there waits.
+`bin/connect status` flags it as NEEDS A PERSON. Check whether a worker ran, then say
+so: --did-not-run returns its records to run again; --ran ends it with an unknown
+outcome (redispatch or discard each). Either way the project moves again."""
 
 
 def register_settle_launch(subparsers: Subparsers) -> None:
-    parser = subparsers.add_parser(
-        "settle-launch",
-        help=SUMMARIES["settle-launch"],
-        description=(
-            "A connector stopped between launching a worker and recording its process leaves the\n"
-            "attempt launching: nobody can tell whether the worker ran, so its task holds the\n"
-            "conversation and the project's directory and every later request there waits.\n"
-            "`bin/connect status` flags it as NEEDS A PERSON. Check whether a worker ran, then say\n"
-            "so: --did-not-run returns its records to run again; --ran ends it with an unknown\n"
-            "outcome (redispatch or discard each). Either way the project moves again."
-        ),
-        epilog=SETTLE_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = add_command(subparsers, "settle-launch", SETTLE_LAUNCH_DESCRIPTION, SETTLE_EPILOG)
     parser.add_argument(
         "event_id", type=positive_integer, metavar="EVENT_ID", help="an event of the task, as status names it"
     )

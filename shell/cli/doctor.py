@@ -16,8 +16,8 @@ import json
 
 from core.doctor import Check, configuration_check, handshake_check, passed, report
 from core.presentation.doctor_text import lines
-from shell.cli.arguments import Subparsers, add_state_arguments, positive_seconds
-from shell.cli.main import SUMMARIES
+from shell.cli.arguments import add_state_arguments, positive_seconds
+from shell.cli.main import Subparsers, add_command
 from shell.clock import Clock, SystemClock
 from shell.doctor import claude_code, local, remote
 from shell.doctor.handshake import probe
@@ -61,8 +61,7 @@ exit codes: 0 nothing failing (warnings allowed); 1 at least one check failing; 
 
 
 def register(subparsers: Subparsers) -> None:
-    parser = subparsers.add_parser("doctor", help=SUMMARIES["doctor"], description=DESCRIPTION,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = add_command(subparsers, "doctor", DESCRIPTION)
     add_state_arguments(parser)
     parser.add_argument(
         "--deep", action="store_true",

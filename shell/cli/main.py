@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import logging
 import sys
 from collections.abc import Callable, Sequence
+from typing import TypeAlias
 
-from shell.cli.seam import JSON_FLAG, CommandParser, answer, bad_usage, parse_arguments
+from shell.cli.seam import JSON_FLAG, CommandParser, answer, bad_usage, log_to_stderr, parse_arguments
 
 VERSION = "0.1.0"
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 SUMMARIES: dict[str, str] = {
     "standin": "serve a local Basecamp stand-in (for the demo and the tests)",
@@ -50,6 +51,14 @@ def module_name(command: str) -> str:
     return f"shell.cli.{HOMES.get(command, command.replace('-', '_'))}"
 
 
+def add_command(subparsers: Subparsers, name: str, description: str, epilog: str | None = None,
+                *, raw: bool = True) -> argparse.ArgumentParser:
+    """A subcommand's parser, its summary from the table; ``raw``: its help keeps its lines."""
+    formatter = argparse.RawDescriptionHelpFormatter if raw else argparse.HelpFormatter
+    return subparsers.add_parser(name, help=SUMMARIES[name], description=description, epilog=epilog,
+                                 formatter_class=formatter)  # fmt: skip
+
+
 def chosen(argv: list[str] | tuple[str, ...]) -> str | None:
     """The subcommand argparse will take from ``argv``; one starting with ``-`` names none."""
     return next((argument for argument in argv if not argument.startswith("-")), None)
@@ -75,7 +84,7 @@ def build_parser(
     for name in COMMANDS:
         if name in commands:  # only these are imported: a one-command start is faster
             module = importlib.import_module(module_name(name))
-            register: Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None] = (
+            register: Callable[[Subparsers], None] = (
                 getattr(module, f"register_{name.replace('-', '_')}", None) or module.register
             )
             register(subparsers)
@@ -88,11 +97,7 @@ def main(argv: Sequence[str] | None = None, commands: Sequence[str] = COMMANDS) 
     arguments = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(tuple(name for name in commands if name == chosen(arguments)), listed=commands)
     args = parse_arguments(parser, arguments)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
-        format="%(asctime)s %(name)s %(message)s",
-        stream=sys.stderr,
-    )
+    log_to_stderr(args.verbose)
     if args.command is None:  # one line like any bad usage
         return bad_usage(f"{parser.prog}: name a command: {', '.join(COMMANDS)} (see `{parser.prog} --help`)",
                          as_json=JSON_FLAG in arguments)

@@ -27,8 +27,8 @@ from returns.result import Failure
 
 from core.task_token import MAX_TOKEN_BYTES, TASK_TOKEN_ENV, is_probe
 from shell import core_dumps, environment_block
-from shell.cli.arguments import Subparsers, descriptor, positive_integer
-from shell.cli.main import SUMMARIES, VERSION
+from shell.cli.arguments import descriptor, positive_integer
+from shell.cli.main import VERSION, Subparsers, add_command
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_REFUSED, UserError
 from shell.ledger.connection import open_existing_ledger
 from shell.ledger.worker_calls import DispatchLedger
@@ -56,8 +56,7 @@ names (default {TOKEN_ENV}), which is then removed, or from an inherited pipe or
 
 
 def register(subparsers: Subparsers) -> None:
-    parser = subparsers.add_parser("mcp", help=SUMMARIES["mcp"], description=DESCRIPTION,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = add_command(subparsers, "mcp", DESCRIPTION)  # fmt: skip
     parser.add_argument("--ledger", required=True, help="the connector's ledger file (never created)")
     parser.add_argument(
         "--agent-id", type=positive_integer,
@@ -100,7 +99,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def take_token(env_name: str | None, descriptor: int | None) -> str:
-    """The task token, taken from where the connector put it and removed from there."""
     if descriptor is not None:
         left_behind = os.environ.pop(TOKEN_ENV, None)
         if left_behind is not None:
@@ -127,7 +125,6 @@ def take_token(env_name: str | None, descriptor: int | None) -> str:
 
 
 def _erased(env_name: str | None, token: str) -> bool:
-    """The environment's token (and a stray default-named one) gone from the block."""
     return environment_block.erase((env_name or TOKEN_ENV, TOKEN_ENV), token.encode("utf-8"))
 
 

@@ -1,35 +1,28 @@
 """``bin/outbox-resolve`` (``python -m shell.cli.resolve``): a person's decisions about lifecycle
 messages the connector left them.
 
-The ledger is named once: ``--ledger PATH``, ``--state-dir DIR`` (its ledger.sqlite3) or
-``$CONNECTOR_LEDGER``; both flags, or none of the three, is a usage error. Every option is taken
-before or after the verb's name. ``list`` and ``show`` read the ledger read-only; ``sent``,
-``abandon`` and ``resend`` open it as it exists (``shell.cli.decisions.deciding_on``): none
-creates, migrates or tightens one, so a missing, foreign, too new or unprivate file is one line
-and exit 3. Each decision is one short transaction (``shell.ledger.resolution``), safe beside a
-running connector, and records who decided. At the seam a lock held past the busy timeout is "the
-ledger is busy", nothing changed, exit 6, and an unreadable ledger is exit 3. A command a person
-is offered names the ledger by its absolute path, quoted for a shell. Waiting for a person are
-indeterminate intents and canceled ones Basecamp refused; an age counts from when the intent last
-changed. ``show`` prints the body whole (the connector's fixed words; no log line carries one) and
-offers the decisions open now (``core.resolution.open_decisions``), each as the command to run.
+The ledger is named once (``--ledger``, ``--state-dir`` or ``$CONNECTOR_LEDGER``), by an option
+taken before or after the verb. ``list`` and ``show`` read it read-only; ``sent``, ``abandon`` and
+``resend`` open it as it exists (``shell.cli.decisions.deciding_on``): none creates, migrates or
+tightens one. Each decision is one short transaction (``shell.ledger.resolution``), safe beside a
+running connector, recording who decided; a ledger busy past the timeout is "the ledger is busy",
+nothing changed, exit 6. A command a person is offered names the ledger by its absolute path,
+quoted for a shell. Waiting for a person are indeterminate intents and canceled ones Basecamp
+refused. ``show`` prints the body whole (no log line carries one) and offers the decisions open
+now, each as the command to run.
 
-``sent`` reads message N at Basecamp before recording it, unless ``--unchecked``; the intent's
-note says which, and so do the line and ``--json``'s ``receipt_checked``. It reads the intent, then
-message N alone at its destination (``shell.basecamp.reads``) through the connector's configuration
-beside the ledger (the state directory ``setup`` wrote holds both); ``core.receipt_check`` decides,
-given the worker's own message ids the ledger holds for N. An intent the decision is refused for
-anyway is not asked about: the decision's own refusal says why. A message that cannot be the
-receipt is exit 5, naming what differed; Basecamp not answering (or refusing the token) is exit 6,
-the line saying ``--unchecked`` records it unread; no configuration beside the ledger is exit 3,
-naming ``--state-dir`` and ``--unchecked``. None of those writes anything.
+``sent`` reads message N at its destination before recording it, unless ``--unchecked`` (the
+intent's note, the line and ``--json``'s ``receipt_checked`` say which), through the connector's
+configuration beside the ledger; ``core.receipt_check`` decides, given the worker's own message
+ids the ledger holds for N. An intent the decision is refused for anyway is not asked about.
+A message that cannot be the receipt is exit 5; Basecamp not answering is exit 6; no
+configuration beside the ledger is exit 3: none of those writes anything.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import shlex
 import sqlite3
@@ -58,7 +51,7 @@ from shell.basecamp.reads import SummaryReads
 from shell.basecamp.tokens import tokens_from
 from shell.cli.arguments import deciding_person, one_line, positive_integer
 from shell.cli.decisions import deciding_on
-from shell.cli.seam import CommandParser, OwnWords, answer, guard, parse_arguments
+from shell.cli.seam import CommandParser, OwnWords, answer, guard, log_to_stderr, parse_arguments
 from shell.clock import Clock, SystemClock
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_REFUSED, EXIT_UNAVAILABLE, EXIT_USAGE, UserError
 from shell.ledger import outbox as rows
@@ -137,11 +130,8 @@ receipt, or message N is not the intent's (not found there, someone else's, othe
 than the request); 6 the ledger is busy, or Basecamp could not be asked about N."""
 
 OWN_WORDS = (
-    OwnWords(
-        LedgerBusy,
-        lambda error: f"the ledger is busy, nothing was changed; try again: {error}",
-        EXIT_UNAVAILABLE,
-    ),
+    OwnWords(LedgerBusy, lambda error: f"the ledger is busy, nothing was changed; try again: {error}",
+             EXIT_UNAVAILABLE),
     OwnWords(sqlite3.DatabaseError, lambda error: f"the ledger could not be read: {error}", EXIT_CONFIG),
 )
 
@@ -157,14 +147,11 @@ class Context:
         else:
             given = args.ledger if args.ledger is not None else os.environ.get(LEDGER_ENVIRONMENT, "")
         if not given:
-            raise UserError(
-                f"name the ledger with --ledger PATH, --state-dir DIR or ${LEDGER_ENVIRONMENT}", EXIT_USAGE
-            )
+            raise UserError(f"name the ledger with --ledger PATH, --state-dir DIR or ${LEDGER_ENVIRONMENT}",
+                            EXIT_USAGE)  # fmt: skip
         self.ledger_path = os.path.abspath(given)
         self.config_path = Path(self.ledger_path).parent / CONFIG_NAME
-        self.clock = clock
-        self.busy_timeout = busy_timeout
-        self.json: bool = args.json
+        self.clock, self.busy_timeout, self.json = clock, busy_timeout, bool(args.json)
 
     def read_only(self) -> Ledger:
         return open_ledger_read_only(self.ledger_path, clock=self.clock, busy_timeout=self.busy_timeout)
@@ -188,21 +175,15 @@ def human_age(seconds: int) -> str:
         return f"{seconds} s"
     if seconds < 3600:
         return f"{seconds // 60} min"
-    if seconds < 2 * 86400:
-        return f"{seconds // 3600} h"
-    return f"{seconds // 86400} d"
+    return f"{seconds // 3600} h" if seconds < 2 * 86400 else f"{seconds // 86400} d"
 
 
 def time_text(moment: datetime | None) -> str | None:
     return None if moment is None else format_timestamp(moment)
 
 
-def destination(row: rows.IntentRow) -> dict[str, Any]:
-    return {
-        "message_kind": str(row.destination.kind),
-        "bucket_id": row.destination.bucket_id,
-        "recording_id": row.destination.recording_id,
-    }
+def _state(row: rows.IntentRow) -> str:
+    return "refused" if is_refused(row.state, row.note) else str(row.state)
 
 
 def _list(args: argparse.Namespace, context: Context) -> int:
@@ -210,11 +191,8 @@ def _list(args: argparse.Namespace, context: Context) -> int:
         if args.all:
             found = rows.intents_in(connection, list(IntentState))
         else:
-            found = [
-                row
-                for row in rows.intents_in(connection, [IntentState.indeterminate, IntentState.canceled])
-                if waits_for_person(row.state, row.note)
-            ]
+            waiting = rows.intents_in(connection, [IntentState.indeterminate, IntentState.canceled])
+            found = [row for row in waiting if waits_for_person(row.state, row.note)]
     now = context.clock.now()
     if context.json:
         print(json.dumps([_summary(row, now) for row in found], ensure_ascii=False, indent=2))
@@ -223,45 +201,36 @@ def _list(args: argparse.Namespace, context: Context) -> int:
         print(NOTHING_WAITS if not args.all else "the ledger holds no intents")
         return EXIT_OK
     table = [("ID", "KIND", "STATE", "EVENT", "ATTEMPT", "DESTINATION", "AGE", "NOTE")]
-    for row in found:
-        table.append((
-            str(row.id),
-            str(row.kind),
-            "refused" if is_refused(row.state, row.note) else str(row.state),
-            "-" if row.event_id is None else str(row.event_id),
-            row.attempt_id or "-",
-            row.destination.describe(),
-            human_age(age_seconds(row, now)),
-            one_line(row.note) or "-",
-        ))
+    table += [(str(row.id), str(row.kind), _state(row), "-" if row.event_id is None else str(row.event_id),
+               row.attempt_id or "-", row.destination.describe(), human_age(age_seconds(row, now)),
+               one_line(row.note) or "-") for row in found]  # fmt: skip
     widths = [max(len(line[column]) for line in table) for column in range(len(table[0]) - 1)]
     for line in table:
         padded = (cell.ljust(width) for cell, width in zip(line, widths, strict=False))
         print("  ".join([*padded, line[-1]]))
-    waiting = sum(1 for row in found if waits_for_person(row.state, row.note))
-    if waiting:
-        refused = any(is_refused(row.state, row.note) for row in found)
-        meaning = " (refused: Basecamp refused the request, so no message exists)" if refused else ""
-        print(f"\n{waiting} waiting for a person{meaning}.")
-        print(f"See one, and what you may do with it: {PROG} show ID")
-    else:
+    waiting_count = sum(1 for row in found if waits_for_person(row.state, row.note))
+    if not waiting_count:
         print(NOTHING_WAITS)
+        return EXIT_OK
+    refused = any(is_refused(row.state, row.note) for row in found)
+    meaning = " (refused: Basecamp refused the request, so no message exists)" if refused else ""
+    print(f"\n{waiting_count} waiting for a person{meaning}.")
+    print(f"See one, and what you may do with it: {PROG} show ID")
     return EXIT_OK
+
+
+def _destination(row: rows.IntentRow) -> dict[str, Any]:
+    return {"message_kind": str(row.destination.kind), "bucket_id": row.destination.bucket_id,
+            "recording_id": row.destination.recording_id}  # fmt: skip
 
 
 def _summary(row: rows.IntentRow, now: datetime) -> dict[str, Any]:
     return {
-        "id": row.id,
-        "kind": str(row.kind),
-        "state": str(row.state),
-        "refused": is_refused(row.state, row.note),
-        "waits_for_person": waits_for_person(row.state, row.note),
-        "event_id": row.event_id,
-        "attempt_id": row.attempt_id,
-        "destination": destination(row),
-        "note": row.note,
-        "age_seconds": age_seconds(row, now),
-    }
+        "id": row.id, "kind": str(row.kind), "state": str(row.state),
+        "refused": is_refused(row.state, row.note), "waits_for_person": waits_for_person(row.state, row.note),
+        "event_id": row.event_id, "attempt_id": row.attempt_id, "destination": _destination(row),
+        "note": row.note, "age_seconds": age_seconds(row, now),
+    }  # fmt: skip
 
 
 def _show(args: argparse.Namespace, context: Context) -> int:
@@ -275,34 +244,25 @@ def _show(args: argparse.Namespace, context: Context) -> int:
         return EXIT_OK
     print(f"intent {row.id}: {row.kind}, {describe_state(row.state, row.note)}")
     fields = [
-        ("key", row.key),
-        ("event", row.event_id),
-        ("task", row.task_id),
-        ("attempt", row.attempt_id),
+        ("key", row.key), ("event", row.event_id), ("task", row.task_id), ("attempt", row.attempt_id),
         ("occurrence", row.occurrence),
         ("destination", f"{row.destination.describe()} in project {row.destination.bucket_id}"),
-        ("created at", details["created_at"]),
-        ("not before", details["not_before"]),
-        ("sending at", details["sending_at"]),
-        ("finished at", details["finished_at"]),
-        ("age", human_age(details["age_seconds"])),
-        ("receipt", row.receipt_id),
-        ("note", row.note),
-        ("resolved by", row.resolved_by),
-        ("reconcile failures", row.reconcile_failures),
+        ("created at", details["created_at"]), ("not before", details["not_before"]),
+        ("sending at", details["sending_at"]), ("finished at", details["finished_at"]),
+        ("age", human_age(details["age_seconds"])), ("receipt", row.receipt_id), ("note", row.note),
+        ("resolved by", row.resolved_by), ("reconcile failures", row.reconcile_failures),
         ("reconcile at", details["reconcile_at"]),
-    ]
+    ]  # fmt: skip
     for name, value in fields:
         print(f"  {name + ':':<20}{'-' if value is None or value == '' else value}")
     print("  body:")
     for line in row.body.splitlines() or [""]:
         print(f"    {line}")
-    offers = details["decisions"]
-    if not offers:
+    if not details["decisions"]:
         print(f"\nNothing for a person to decide: it is {describe_state(row.state, row.note)}.")
         return EXIT_OK
     print(f"\nWhat you may do now (look for the message: {row.destination.describe()}, among the agent's):")
-    for offer in offers:
+    for offer in details["decisions"]:
         print(f"  if {offer['when']}:\n    {offer['command']}")
     print(f"\n{THE_RULE}")
     return EXIT_OK
@@ -310,30 +270,16 @@ def _show(args: argparse.Namespace, context: Context) -> int:
 
 def _details(row: rows.IntentRow, context: Context, now: datetime) -> dict[str, Any]:
     return {
-        "id": row.id,
-        "intent_key": row.key,
-        "kind": str(row.kind),
-        "state": str(row.state),
-        "refused": is_refused(row.state, row.note),
-        "waits_for_person": waits_for_person(row.state, row.note),
-        "event_id": row.event_id,
-        "task_id": row.task_id,
-        "attempt_id": row.attempt_id,
-        "occurrence": row.occurrence,
-        "destination": destination(row),
-        "body": row.body,
-        "created_at": time_text(row.created_at),
-        "not_before": time_text(row.not_before),
-        "sending_at": time_text(row.sending_at),
-        "finished_at": time_text(row.finished_at),
-        "receipt_id": row.receipt_id,
-        "note": row.note,
-        "resolved_by": row.resolved_by,
-        "reconcile_failures": row.reconcile_failures,
-        "reconcile_at": time_text(row.reconcile_at),
-        "age_seconds": age_seconds(row, now),
-        "decisions": _offers(row, context),
-    }
+        "id": row.id, "intent_key": row.key, "kind": str(row.kind), "state": str(row.state),
+        "refused": is_refused(row.state, row.note), "waits_for_person": waits_for_person(row.state, row.note),
+        "event_id": row.event_id, "task_id": row.task_id, "attempt_id": row.attempt_id,
+        "occurrence": row.occurrence, "destination": _destination(row), "body": row.body,
+        "created_at": time_text(row.created_at), "not_before": time_text(row.not_before),
+        "sending_at": time_text(row.sending_at), "finished_at": time_text(row.finished_at),
+        "receipt_id": row.receipt_id, "note": row.note, "resolved_by": row.resolved_by,
+        "reconcile_failures": row.reconcile_failures, "reconcile_at": time_text(row.reconcile_at),
+        "age_seconds": age_seconds(row, now), "decisions": _offers(row, context),
+    }  # fmt: skip
 
 
 _OFFERS = {  # what a person must have seen to take it, and the command's further words
@@ -356,22 +302,16 @@ def _decide(args: argparse.Namespace, context: Context) -> int:
     resolution = _resolution(args, deciding_person(args.by), context)
     with context.writable() as ledger:
         resolved = resolve_intent(ledger, args.id, resolution)
-    if context.json:
-        after = resolved.after
-        print(json.dumps({
-            "id": after.id,
-            "decision": args.decision,
-            "from": str(resolved.before),
-            "to": str(after.state),
-            "note": after.note,
-            "resolved_by": after.resolved_by,
-            "receipt_id": after.receipt_id,
-            "receipt_checked": after.note == notes.RESOLVED_SENT_CHECKED if after.receipt_id else None,
-            "not_before": time_text(after.not_before),
-            "finished_at": time_text(after.finished_at),
-        }, ensure_ascii=False, indent=2))
-    else:
+    after = resolved.after
+    if not context.json:
         print(_changed_line(resolved))
+        return EXIT_OK
+    print(json.dumps({
+        "id": after.id, "decision": args.decision, "from": str(resolved.before), "to": str(after.state),
+        "note": after.note, "resolved_by": after.resolved_by, "receipt_id": after.receipt_id,
+        "receipt_checked": after.note == notes.RESOLVED_SENT_CHECKED if after.receipt_id else None,
+        "not_before": time_text(after.not_before), "finished_at": time_text(after.finished_at),
+    }, ensure_ascii=False, indent=2))  # fmt: skip
     return EXIT_OK
 
 
@@ -402,14 +342,10 @@ def _changed_line(resolved: Resolved) -> str:
 
 
 class ReceiptNotTheIntents(UserError):
-    """Message N is not the intent's message."""
-
     exit_code = EXIT_REFUSED
 
 
 class ReceiptUnreadable(UserError):
-    """Basecamp could not be asked about message N."""
-
     exit_code = EXIT_UNAVAILABLE
 
 
@@ -423,13 +359,9 @@ def check_receipt_at_basecamp(context: Context, intent_id: int, receipt_id: int)
         return False
     configuration = _configuration(context.config_path)
     token_file = Path(configuration.token_file)
-    client = BasecampClient(
-        configuration.base_url,
-        configuration.account_id,
-        tokens_from(token_file, read_token_file(token_file), context.clock),
-        USER_AGENT,
-        clock=context.clock,
-    )
+    tokens = tokens_from(token_file, read_token_file(token_file), context.clock)
+    client = BasecampClient(configuration.base_url, configuration.account_id, tokens, USER_AGENT,
+                            clock=context.clock)  # fmt: skip
     reads = SummaryReads(client, configuration.agent_id, context.clock)
     read = reads.message(row.destination, receipt_id, client.deadline_in(DEFAULT_READ_TIMEOUT))
     if isinstance(read, ReadFailure) and read.kind is not ReadFailureKind.not_found:
@@ -439,14 +371,11 @@ def check_receipt_at_basecamp(context: Context, intent_id: int, receipt_id: int)
             "--unchecked to record it without looking"
         )
     verdict = check_receipt(
-        receipt_id=receipt_id,
-        body=row.body,
-        destination=row.destination,
-        agent_id=configuration.agent_id,
+        receipt_id=receipt_id, body=row.body, destination=row.destination, agent_id=configuration.agent_id,
         since=listing_since(row.sending_at, row.created_at),
         found=None if isinstance(read, ReadFailure) else read,
         worker_messages=worker_message_ids(row.destination.kind, workers),
-    )
+    )  # fmt: skip
     if isinstance(verdict, Failure):
         raise ReceiptNotTheIntents(f"intent {intent_id}: {verdict.failure()}; nothing was changed")
     return True
@@ -531,28 +460,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(
-    argv: Sequence[str] | None = None,
-    *,
-    clock: Clock | None = None,
-    busy_timeout: float = BUSY_TIMEOUT_SECONDS,
-) -> int:
+def main(argv: Sequence[str] | None = None, *, clock: Clock | None = None,
+         busy_timeout: float = BUSY_TIMEOUT_SECONDS) -> int:  # fmt: skip
     parser = build_parser()
     try:
         args = parse_arguments(parser, argv)
     except SystemExit as done:  # --help (0) or bad usage (its line already said)
         return done.code if isinstance(done.code, int) else EXIT_USAGE
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
-        format="%(asctime)s %(name)s %(message)s",
-        stream=sys.stderr,
-    )
+    log_to_stderr(args.verbose)
     run: Callable[[argparse.Namespace, Context], int] = args.run
-    return answer(
-        lambda: run(args, Context(args, clock or SystemClock(), busy_timeout)),
-        OWN_WORDS,
-        as_json=bool(args.json),
-    )
+    return answer(lambda: run(args, Context(args, clock or SystemClock(), busy_timeout)), OWN_WORDS,
+                  as_json=bool(args.json))  # fmt: skip
 
 
 if __name__ == "__main__":

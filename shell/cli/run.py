@@ -1,23 +1,18 @@
 """``bin/connect run``: the connector, until SIGTERM or SIGINT.
 
 Core dumps are off before anything is read (a core would hold the token). The pair's machine-wide
-lock (``shell.state.pair_lock``) is taken first: one connector per (account, agent) per machine,
-and only from the state directory the pair's record names; then the state directory's own lock.
-``--shadow`` keeps its own lock, ledger and feed position in ``<state>/shadow/``, never sharing the
-connector's state. Neither starts while a ``shadow promote`` is unfinished. Every local check
-comes before Basecamp is asked who the token acts as, and that before anything is read, reconciled
-or posted: a person offline still hears of a local problem, and a second ``run`` is turned away by
-the lock without a request. ``--hold`` sets the durable hold after that check, before intake.
-
-A configuration, token, route, worker program or ledger problem is one line and exit 3: a person
-must act, and a supervisor must not restart on it. A stop noted before the start ends ``run``
-before its next step (``stopped before the start (SIGTERM): nothing was started``); one during the
-start stops it there, stderr naming the step, then ``stopped``; both exit 0, and what the start had
-not settled is left for the next one. SIGUSR1 writes every thread's stack to stderr from the
-start's first step to ``stopped`` (``shell.stack_dumps``). Once started, stdout gets ``running
-account=A agent=B [shadow] mid_launch=ATTEMPTS|none hold=on|off``, then one line per transition;
-stderr carries what goes wrong. A loop ended by a failure it did not expect stops the connector as
-a signal does, then ``error: the LOOP loop ended ...`` and exit 1, for the supervisor to restart.
+lock (``shell.state.pair_lock``) is taken first, then the state directory's own; ``--shadow`` keeps
+its own lock, ledger and feed position in ``<state>/shadow/``. Neither starts while a ``shadow
+promote`` is unfinished. Every local check comes before Basecamp is asked who the token acts as,
+and that before anything is read, reconciled or posted: a person offline still hears of a local
+problem, and a second ``run`` is turned away by the lock without a request. ``--hold`` sets the
+durable hold after that question, before intake. A problem a person must fix is one line and
+exit 3, which a supervisor must not restart on. A stop noted before the start ends ``run`` before
+its next step; one during the start stops it there, stderr naming the step; both exit 0, leaving
+what was not settled to the next start. SIGUSR1 writes every thread's stack from the start's first
+step to ``stopped``. Once started, stdout gets ``running account=A agent=B [shadow]
+mid_launch=ATTEMPTS|none hold=on|off``, then one line per transition. A loop ended by a failure it
+did not expect stops the connector as a signal does, then one ``error:`` line and exit 1.
 """
 
 from __future__ import annotations
@@ -37,8 +32,8 @@ from shell import core_dumps, private_files, stack_dumps
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.identity import check_identity
 from shell.basecamp.tokens import Tokens, tokens_from
-from shell.cli.arguments import Subparsers, add_state_arguments, deciding_person, positive_seconds, reason_of
-from shell.cli.main import SUMMARIES
+from shell.cli.arguments import add_state_arguments, deciding_person, positive_seconds, reason_of
+from shell.cli.main import Subparsers, add_command
 from shell.cli.start_signals import note_stops, said_hangups, stop_asked, stop_name
 from shell.clock import SystemClock
 from shell.connector import Connector
@@ -56,37 +51,34 @@ from shell.worker.driver import WorkerCommand
 
 USER_AGENT = "basecamp-connector (https://github.com/basecamp/basecamp-connector)"
 
-DESCRIPTION = (
-    "Run the connector: read the account's event feed, admit what is the agent's business,\n"
-    "run a worker for it in the project's approved directory, and post the connector's own\n"
-    "lifecycle messages exactly once or not at all. Stops cleanly on SIGTERM or SIGINT,\n"
-    "within --shutdown-seconds; during the start, at once (no `running` line; stderr says\n"
-    "which step it stopped in, and the next start settles the rest); before it, in one line.\n"
-    "SIGHUP is ignored (said on stderr): the configuration is re-read every 2 s on its own.\n"
-    "Run it under a supervisor that restarts it on exit."
-)
+DESCRIPTION = """\
+Run the connector: read the account's event feed, admit what is the agent's business,
+run a worker for it in the project's approved directory, and post the connector's own
+lifecycle messages exactly once or not at all. Stops cleanly on SIGTERM or SIGINT,
+within --shutdown-seconds; during the start, at once (no `running` line; stderr says
+which step it stopped in, and the next start settles the rest); before it, in one line.
+SIGHUP is ignored (said on stderr): the configuration is re-read every 2 s on its own.
+Run it under a supervisor that restarts it on exit."""
 
-EPILOG = (
-    "examples:\n"
-    "  bin/connect run --account 999999999 --agent 1049715901\n"
-    "  bin/connect run --state-dir ~/.local/state/basecamp-connector/999999999-1049715901\n"
-    "  bin/connect run --shadow        # beside the running one: admits and logs, posts nothing\n"
-    "  bin/connect run --hold --reason 'after the upgrade'   # nothing launches or posts until\n"
-    "                                                        # `bin/connect release`\n"
-    "\n"
-    "exit codes: 0 stopped by SIGTERM or SIGINT; 2 usage; 3 configuration, token, worker\n"
-    "program, route directory, state directory or ledger (damaged, full disk, failed at\n"
-    "start, not this connector's), standard output that cannot be written, or the pair is\n"
-    "served from another state directory (one line says which): a\n"
-    "person must act, do not restart on it; 6 another connector on this machine serves this\n"
-    "account and agent (the line names its state directory and pid), the ledger is busy, or\n"
-    "Basecamp could not be asked who the token is: passes by itself, restart it."
-)
+EPILOG = """\
+examples:
+  bin/connect run --account 999999999 --agent 1049715901
+  bin/connect run --state-dir ~/.local/state/basecamp-connector/999999999-1049715901
+  bin/connect run --shadow        # beside the running one: admits and logs, posts nothing
+  bin/connect run --hold --reason 'after the upgrade'   # nothing launches or posts until
+                                                        # `bin/connect release`
+
+exit codes: 0 stopped by SIGTERM or SIGINT; 2 usage; 3 configuration, token, worker
+program, route directory, state directory or ledger (damaged, full disk, failed at
+start, not this connector's), standard output that cannot be written, or the pair is
+served from another state directory (one line says which): a
+person must act, do not restart on it; 6 another connector on this machine serves this
+account and agent (the line names its state directory and pid), the ledger is busy, or
+Basecamp could not be asked who the token is: passes by itself, restart it."""
 
 
 def register(subparsers: Subparsers) -> None:
-    parser = subparsers.add_parser("run", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
-                                   help=SUMMARIES["run"], description=DESCRIPTION)  # fmt: skip
+    parser = add_command(subparsers, "run", DESCRIPTION, EPILOG)
     add_state_arguments(parser)
     parser.add_argument("--shadow", action="store_true",
                         help="admit and log on a ledger of its own; dispatch nothing, post nothing")
@@ -114,7 +106,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_checked(args: argparse.Namespace) -> int:
-    """The local checks, then this machine's lock of the pair, then the connector."""
     poll_every = timedelta(seconds=args.poll_seconds)  # the times first: every local check before
     bound = timedelta(seconds=args.shutdown_seconds)  # a question is asked of anyone
     if args.hold and args.shadow:
@@ -162,19 +153,12 @@ def _run_locked(
         if args.hold:  # before intake starts
             print(set_hold(ledger, *hold, clock.now()).summary, flush=True)
         connector = Connector(
-            configuration,
-            ledger,
-            client,
-            clock,
-            command,
-            directory / "sessions",
-            shadow=args.shadow,
-            poll_every=poll_every,
+            configuration, ledger, client, clock, command, directory / "sessions",
+            shadow=args.shadow, poll_every=poll_every,
             live=not args.no_live,
             on_event=lambda line: print(line, flush=True),
-            config_path=paths.config,
-            note_configuration=lock.note_configuration,
-        )
+            config_path=paths.config, note_configuration=lock.note_configuration,
+        )  # fmt: skip
         _serve(connector, ledger_path, _stop_requested, bound, _running(configuration, args.shadow))
     if connector.ended_by is not None:  # the supervisor starts it again
         print(f"error: the {connector.ended_by} loop ended on a failure it did not expect (its traceback is"
@@ -186,7 +170,6 @@ def _run_locked(
 
 
 def _agents_client(configuration: Configuration, tokens: Tokens, clock: SystemClock) -> BasecampClient:
-    """The client, once Basecamp says the token acts as the configured agent."""
     client = BasecampClient(configuration.base_url, configuration.account_id, tokens, USER_AGENT, clock=clock)
     check_identity(
         client, agent_id=configuration.agent_id, token_file=configuration.token_file,
@@ -260,7 +243,6 @@ def _serve(
 
 
 def _start_facts(ledger: Ledger, mid_launch: list[str]) -> str:
-    """The attempts a crash left mid-launch, and whether a person's hold stands."""
     with ledger.read() as connection:
         hold = "on" if standing(connection) is not None else "off"
     return f"mid_launch={','.join(mid_launch) or 'none'} hold={hold}"

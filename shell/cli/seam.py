@@ -1,24 +1,19 @@
-"""The one error seam of both command lines, ``bin/connect`` and ``bin/outbox-resolve``, and the
-standard streams it speaks on.
+"""The one error seam of both command lines, and the standard streams it speaks on.
 
 A person never sees a traceback for something they can fix: a ``UserError`` is one line on stderr,
-``error: <what is wrong>``, with every control character escaped (``core.text.printable``), and its
-exit code (``shell.errors``). A command line may word some kinds of error itself first
-(``OwnWords``). Ctrl-C is 130, quietly; a reader that goes away (``| head``) ends the command as
-SIGPIPE would, 141, with nothing on stderr. Nothing else is caught: anything else is a bug, and its
-traceback is for a developer. With ``--json`` an error is also one object on stdout, ``{"error",
-"errors", "exit_code"}``, so a machine never reads an empty answer as success. Bad usage is such an
-error too, exit 2, naming the command and its ``--help``: every parser is a ``CommandParser``,
-never argparse's two lines. A parser's help is as wide as the terminal, read as ``shutil`` would,
-without importing it (argparse would, with its compression modules: milliseconds of every start).
+``error: <what is wrong>``, every control character escaped, and its exit code (``shell.errors``);
+a command line may word some kinds of error itself first (``OwnWords``). Ctrl-C is 130, quietly; a
+reader that goes away (``| head``) ends the command as SIGPIPE would, 141, saying nothing. Anything
+else is a bug, its traceback for a developer. With ``--json`` an error is also one object on
+stdout, ``{"error", "errors", "exit_code"}``, so a machine never reads an empty answer as success.
+Bad usage is such an error too, exit 2: every parser is a ``CommandParser``. Help is as wide as
+the terminal, read without importing ``shutil`` (argparse would, with its compression modules).
 
-``guard`` is among the first things each entry does. A closed standard descriptor is opened anew
-(stdout on ``/dev/full``, the others on ``/dev/null``), so no file a command opens can take number
-1 or 2. Both streams write what their encoding cannot hold as JSON's ``\\uXXXX`` (an ascii locale
-turns ``·`` into ``\\u00b7``, never a traceback). A failed write to stdout is ``StdoutUnwritable``
-(exit 3), not an ``OSError`` a disk's handler could take for its own, said on stderr without JSON;
-stdout is flushed inside the seam, where that can still be said, then pointed at ``/dev/null`` so
-the flush at exit cannot fail again. A failed write to stderr is dropped: the exit code says it.
+``guard`` comes first in each entry: a closed standard descriptor is opened anew (stdout on
+``/dev/full``), so no file a command opens takes number 1 or 2, and both streams write what their
+encoding cannot hold as JSON's ``\\uXXXX``. A failed write to stdout is ``StdoutUnwritable`` (exit
+3), never an ``OSError`` a disk's handler could take for its own; stdout is flushed inside the
+seam, where that can still be said. A failed write to stderr is dropped: the exit code says it.
 """
 
 from __future__ import annotations
@@ -28,6 +23,7 @@ import codecs
 import contextlib
 import io
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -79,7 +75,7 @@ def answer(run: Callable[[], int], own_words: Sequence[OwnWords] = (), *, as_jso
     kinds = tuple(words.kind for words in own_words)
     try:
         code = run()
-        flush_answer()  # said here, while a failure still can be
+        sys.stdout.flush()  # here, where a failure can still be said
     except StdoutUnwritable as error:
         print(f"error: {error}", file=sys.stderr)
         stop_writing()
@@ -91,8 +87,9 @@ def answer(run: Callable[[], int], own_words: Sequence[OwnWords] = (), *, as_jso
         return _say(str(error), error.exit_code, as_json)
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        return reader_went_away()
+    except BrokenPipeError:  # stop writing there, so the flush at exit cannot fail again
+        stop_writing()
+        return EXIT_BROKEN_PIPE
     return code
 
 
@@ -107,13 +104,6 @@ def _columns() -> int:
     return columns or 80
 
 
-def reader_went_away() -> int:
-    """Stop writing to stdout (the interpreter's own flush at exit cannot fail again) and answer
-    as a process killed by SIGPIPE would."""
-    stop_writing()
-    return EXIT_BROKEN_PIPE
-
-
 def parse_arguments(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
     """``parser.parse_args(argv)``; bad usage is said as every error is, then ``SystemExit(EXIT_USAGE)``."""
     arguments = list(sys.argv[1:] if argv is None else argv)
@@ -121,6 +111,11 @@ def parse_arguments(parser: argparse.ArgumentParser, argv: Sequence[str] | None)
         return parser.parse_args(arguments)
     except BadUsage as bad:
         raise SystemExit(bad_usage(bad.message, as_json=JSON_FLAG in arguments)) from None
+
+
+def log_to_stderr(verbose: bool) -> None:
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)  # fmt: skip
 
 
 def bad_usage(message: str, *, as_json: bool) -> int:
@@ -203,8 +198,9 @@ def guard() -> None:
                 os.dup2(opened, descriptor)
                 os.close(opened)
             _closed.add(descriptor)
+    line_buffered = bool(getattr(sys.stdout, "line_buffering", False)) or os.isatty(1)
     sys.stdout = _Stdout(_buffer(sys.stdout, 1), encoding=_encoding(sys.stdout), errors=ESCAPE,
-                         line_buffering=_line_buffered(sys.stdout))  # fmt: skip
+                         line_buffering=line_buffered)  # fmt: skip
     sys.stderr = _Stderr(_buffer(sys.stderr, 2), encoding=_encoding(sys.stderr), errors=ESCAPE,
                          line_buffering=True)  # fmt: skip
 
@@ -217,14 +213,6 @@ def _buffer(stream: object, descriptor: int) -> BinaryIO:
 
 def _encoding(stream: object) -> str:
     return getattr(stream, "encoding", None) or "utf-8"
-
-
-def _line_buffered(stream: object) -> bool:
-    return bool(getattr(stream, "line_buffering", False)) or os.isatty(1)
-
-
-def flush_answer() -> None:
-    sys.stdout.flush()
 
 
 def stop_writing() -> None:

@@ -42,8 +42,8 @@ from core.presentation.status_values import (
     pid_status,
 )
 from shell import heartbeats
-from shell.cli.arguments import Subparsers, add_state_arguments
-from shell.cli.main import SUMMARIES
+from shell.cli.arguments import add_state_arguments
+from shell.cli.main import Subparsers, add_command
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
 from shell.ledger.connection import open_ledger_read_only
 from shell.ledger.lanes import read_intake_status, read_lane_state
@@ -116,8 +116,7 @@ not yet migrated, unreadable); 6 the ledger stayed busy."""
 
 
 def register(subparsers: Subparsers) -> None:
-    parser = subparsers.add_parser("status", help=SUMMARIES["status"], description=DESCRIPTION,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = add_command(subparsers, "status", DESCRIPTION)
     add_state_arguments(parser)
     parser.add_argument(
         "--shadow", action="store_true",
@@ -129,7 +128,6 @@ def register(subparsers: Subparsers) -> None:
 
 
 def _disk(directory: Path) -> Disk | None:
-    """The free and total space of the file system the ledger lives on."""
     try:
         measured = os.statvfs(directory)
     except OSError:
@@ -194,20 +192,15 @@ def run(args: argparse.Namespace) -> int:
 def _status(
     paths: StatePaths, configuration: Configuration, holder: Holder | None, ledger: LedgerSnapshot
 ) -> Status:
+    lock_file = None if holder is None else replace(
+        LockFile(holder.pid, holder.started_at, pid_status(holder.pid_present)),
+        configuration_problem=holder.configuration_problem,
+    )  # fmt: skip
     return Status(
-        account_id=configuration.account_id,
-        agent_id=configuration.agent_id,
+        account_id=configuration.account_id, agent_id=configuration.agent_id,
         state_dir=str(paths.directory),
-        ledger_path=str(paths.ledger),
-        lock_file=None
-        if holder is None
-        else replace(
-            LockFile(holder.pid, holder.started_at, pid_status(holder.pid_present)),
-            configuration_problem=holder.configuration_problem,
-        ),
-        ledger=ledger,
+        ledger_path=str(paths.ledger), lock_file=lock_file, ledger=ledger,
         unsafe_test_timings=configuration.unsafe_test_timings,
-        worker_allowed=configuration.worker_allow.named(),
-        disk=_disk(paths.directory),
+        worker_allowed=configuration.worker_allow.named(), disk=_disk(paths.directory),
         write_failure=read_write_failure(paths.ledger),
-    )
+    )  # fmt: skip
