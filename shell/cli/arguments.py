@@ -80,15 +80,12 @@ def positive_seconds(text: str) -> float:
 
 def add_state_arguments(parser: argparse.ArgumentParser) -> None:
     """How a command that works on one connector's state finds it (``shell.state.config.locate_state``)."""
-    parser.add_argument(
-        "--state-dir", metavar="DIR", help="the state directory `setup` wrote (default: found from the ids)"
-    )
-    parser.add_argument(
-        "--account", metavar="ID", type=positive_integer, help="the account id (with --agent) to find it"
-    )
-    parser.add_argument(
-        "--agent", metavar="ID", type=positive_integer, help="the agent's person id (with --account)"
-    )
+    parser.add_argument("--state-dir", metavar="DIR",
+                        help="the state directory `setup` wrote (default: found from the ids)")
+    parser.add_argument("--account", metavar="ID", type=positive_integer,
+                        help="the account id (with --agent) to find it")
+    parser.add_argument("--agent", metavar="ID", type=positive_integer,
+                        help="the agent's person id (with --account)")
 
 
 def add_person_arguments(parser: argparse.ArgumentParser, by_help: str) -> None:

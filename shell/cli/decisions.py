@@ -310,9 +310,8 @@ outcome (redispatch or discard each). Either way the project moves again."""
 
 def register_settle_launch(subparsers: Subparsers) -> None:
     parser = add_command(subparsers, "settle-launch", SETTLE_LAUNCH_DESCRIPTION, SETTLE_EPILOG)
-    parser.add_argument(
-        "event_id", type=positive_integer, metavar="EVENT_ID", help="an event of the task, as status names it"
-    )
+    parser.add_argument("event_id", type=positive_integer, metavar="EVENT_ID",
+                        help="an event of the task, as status names it")
     found = parser.add_mutually_exclusive_group(required=True)
     found.add_argument("--ran", dest="claim", action="store_const", const=LaunchFinding.ran,
                        help="a worker ran (or may have): its outcome is unknown")

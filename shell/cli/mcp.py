@@ -56,13 +56,11 @@ names (default {TOKEN_ENV}), which is then removed, or from an inherited pipe or
 
 
 def register(subparsers: Subparsers) -> None:
-    parser = add_command(subparsers, "mcp", DESCRIPTION)  # fmt: skip
+    parser = add_command(subparsers, "mcp", DESCRIPTION)
     parser.add_argument("--ledger", required=True, help="the connector's ledger file (never created)")
-    parser.add_argument(
-        "--agent-id", type=positive_integer,
-        help="the agent's Basecamp Person id, whose own mentions are stripped from instructions "
-        "(without it, an instruction's content keeps them)",
-    )  # fmt: skip
+    parser.add_argument("--agent-id", type=positive_integer,
+                        help="the agent's Basecamp Person id, whose own mentions are stripped from "
+                        "instructions (without it, an instruction's content keeps them)")
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--token-env", metavar="NAME", default=TOKEN_ENV,
@@ -85,8 +83,7 @@ def run(args: argparse.Namespace) -> int:
 
         serve_probe(args.ledger, token, sys.stdin.buffer, sys.stdout.buffer, VERSION)
         return EXIT_OK
-    ledger = open_existing_ledger(args.ledger)
-    with ledger:
+    with open_existing_ledger(args.ledger) as ledger:
         dispatch = DispatchLedger(ledger, token, args.agent_id, process_group=os.getpgrp())
         del token
         match dispatch.check_token():
@@ -102,11 +99,8 @@ def take_token(env_name: str | None, descriptor: int | None) -> str:
     if descriptor is not None:
         left_behind = os.environ.pop(TOKEN_ENV, None)
         if left_behind is not None:
-            raise UserError(
-                f"a task token was also left in ${TOKEN_ENV}; it was removed. "
-                "A token has one way in: refusing to start",
-                EXIT_CONFIG,
-            )
+            raise UserError(f"a task token was also left in ${TOKEN_ENV}; it was removed. "
+                            "A token has one way in: refusing to start", EXIT_CONFIG)
         raw = _read_descriptor(descriptor)
     else:
         name = env_name or TOKEN_ENV
@@ -138,12 +132,10 @@ def _read_descriptor(descriptor: int) -> bytes:
     if not (stat.S_ISFIFO(status.st_mode) or stat.S_ISSOCK(status.st_mode)):
         raise UserError(f"--token-fd {descriptor} is not a pipe or a socket; left alone", EXIT_CONFIG)
     chunks: list[bytes] = []
-    size = 0
     try:
         while chunk := os.read(descriptor, MAX_TOKEN_BYTES):
             chunks.append(chunk)
-            size += len(chunk)
-            if size > MAX_TOKEN_BYTES:
+            if sum(map(len, chunks)) > MAX_TOKEN_BYTES:
                 raise UserError(f"--token-fd {descriptor} carried more than a token", EXIT_CONFIG)
     finally:
         os.close(descriptor)

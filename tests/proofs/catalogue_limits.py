@@ -273,8 +273,8 @@ LIMITS += [  # the MCP server's start imports only what its tools use
     ),
     rule(
         "mcp start: the command line's argument types import no configuration parser",
-        "from core.ids import MAX_ID\n\nMAX_PORT",
-        "from core.configuration import MAX_ID\n\nMAX_PORT",
+        "from core.ids import MAX_ID\nfrom shell.errors import EXIT_USAGE, UserError\n",
+        "from core.configuration import MAX_ID\nfrom shell.errors import EXIT_USAGE, UserError\n",
         "test_the_server_imports_only_what_its_tools_use",
     ),
     rule(

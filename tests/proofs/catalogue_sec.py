@@ -209,7 +209,7 @@ SEC: list[Mutation] = [
     ),
     rule(
         "bin/connect run writes no core",
-        "    core_dumps.forbid()  # rule 12: before the token is read\n",
+        "    core_dumps.forbid()  # before the token file is read\n",
         "",
         "test_the_running_connector_writes_no_core",
     ),
