@@ -1,6 +1,6 @@
-"""Taking over from another connector: ``bin/connect shadow promote`` makes the shadow run's ledger
-the connector's, under the hold; ``bin/connect import FILE`` applies a reconciliation file in one
-transaction, or nothing.
+"""``bin/connect shadow promote`` and ``bin/connect import``: taking over from another connector.
+Promote makes the shadow run's ledger the connector's, under the hold; import applies a
+reconciliation file in one transaction, or nothing.
 
 Both need the connector stopped: each takes its instance lock (``shell.state.lock``; promote the
 shadow's too, after it) for the whole of its work and refuses naming the holder while one runs,

@@ -1,5 +1,5 @@
-"""A person's decisions on a connector's ledger: ``hold``, ``release``, ``redispatch``, ``discard``
-and ``settle-launch``.
+"""``bin/connect hold``, ``release``, ``redispatch``, ``discard`` and ``settle-launch``: a person's
+decisions on a connector's ledger.
 
 Each is safe beside a running connector: who decides is settled first (a usage error before any
 file is read); the ledger is opened as it exists, no lock is taken and no token read, and the
