@@ -47,20 +47,6 @@ exit codes: 0 promoted, or already promoted; 2 bad arguments; 3 no configuration
 ledger, or a state directory promote cannot make sense of (the line says what to do); 6 the
 connector or the shadow connector runs (the line names its pid), or a ledger stayed busy."""
 
-IMPORT_EPILOG = """\
-examples:
-  bin/connect import reconciliation.json
-  bin/connect import reconciliation.json --account 999999999 --agent 1049715901 --json
-
-  the file (version 1, at most 16 MB):
-    {"version": 1, "entries": [{"event_id": 123, "decision": "done"},
-                               {"event_id": 456, "decision": "held"}]}
-
-exit codes: 0 imported; 2 bad arguments, or a file that cannot be read, is larger than 16 MB, is
-not JSON or not version 1; 3 no configuration or usable ledger; 5 an entry cannot be applied (the
-line names it; nothing was changed); 6 the connector runs (the line names its pid), or the
-ledger stayed busy."""
-
 
 def register_shadow(subparsers: Subparsers) -> None:
     shadow = add_command(
@@ -120,6 +106,20 @@ done (discarded as imported_done; a record never seen gets a tombstone row, so i
 never admitted), and the review tag on every other open record, each keeping its
 state and blocking reason. A file with an entry that cannot be applied changes
 nothing. The connector must be stopped."""
+
+IMPORT_EPILOG = """\
+examples:
+  bin/connect import reconciliation.json
+  bin/connect import reconciliation.json --account 999999999 --agent 1049715901 --json
+
+  the file (version 1, at most 16 MB):
+    {"version": 1, "entries": [{"event_id": 123, "decision": "done"},
+                               {"event_id": 456, "decision": "held"}]}
+
+exit codes: 0 imported; 2 bad arguments, or a file that cannot be read, is larger than 16 MB, is
+not JSON or not version 1; 3 no configuration or usable ledger; 5 an entry cannot be applied (the
+line names it; nothing was changed); 6 the connector runs (the line names its pid), or the
+ledger stayed busy."""
 
 
 def register_import(subparsers: Subparsers) -> None:

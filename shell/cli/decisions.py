@@ -48,34 +48,6 @@ from shell.state.lock import peek
 STOP_GRACE_SECONDS = 10.0
 """How long a redispatched live task's worker has between SIGTERM and SIGKILL."""
 
-HOLD_EPILOG = """\
-examples:
-  bin/connect hold --reason "cutting over from the Ruby connector"
-  bin/connect hold --reason "worker misbehaving" --by ana --json
-  bin/connect status            # shows the hold: who, when, why, generation
-  bin/connect release           # clears it; held records stay held
-
-exit codes: 0 held; 2 bad arguments (an empty or over-long reason); 3 no configuration or
-usable ledger; 6 the ledger stayed busy."""
-
-RELEASE_EPILOG = """\
-examples:
-  bin/connect release
-  bin/connect release --by ana --json
-
-exit codes: 0 released, or no hold stood; 3 no configuration or usable ledger; 6 the ledger
-stayed busy."""
-
-SETTLE_EPILOG = """\
-examples:
-  bin/connect status                                  # flags the launch: NEEDS A PERSON
-  bin/connect settle-launch 7000000123 --did-not-run  # no worker ran: it runs again
-  bin/connect settle-launch 7000000123 --ran --json   # a worker may have acted: outcome unknown
-
-exit codes: 0 settled; 2 neither or both of --ran and --did-not-run; 3 no configuration or
-usable ledger; 5 refused (no launch left for a person on that event's task, or a worker pulled
-its instruction, so it ran); 6 the ledger stayed busy."""
-
 
 @dataclass(frozen=True, slots=True)
 class Decider:
@@ -138,6 +110,16 @@ its first instruction and no lifecycle message is posted until `bin/connect rele
 Records waiting to run now are held for a person (redispatch or discard each), and
 every record not yet settled is tagged for review. Safe while the connector runs."""
 
+HOLD_EPILOG = """\
+examples:
+  bin/connect hold --reason "cutting over from the Ruby connector"
+  bin/connect hold --reason "worker misbehaving" --by ana --json
+  bin/connect status            # shows the hold: who, when, why, generation
+  bin/connect release           # clears it; held records stay held
+
+exit codes: 0 held; 2 bad arguments (an empty or over-long reason); 3 no configuration or
+usable ledger; 6 the ledger stayed busy."""
+
 
 def register_hold(subparsers: Subparsers) -> None:
     parser = add_command(subparsers, "hold", HOLD_DESCRIPTION, HOLD_EPILOG)
@@ -174,6 +156,14 @@ RELEASE_DESCRIPTION = """\
 Clear the durable hold that `bin/connect hold` or `run --hold` set. Records a person
 authorized, and records that arrived after the hold, dispatch; held records stay held
 until each is redispatched or discarded. Safe while the connector runs."""
+
+RELEASE_EPILOG = """\
+examples:
+  bin/connect release
+  bin/connect release --by ana --json
+
+exit codes: 0 released, or no hold stood; 3 no configuration or usable ledger; 6 the ledger
+stayed busy."""
 
 
 def register_release(subparsers: Subparsers) -> None:
@@ -306,6 +296,16 @@ conversation and the project's directory and every later request there waits.
 `bin/connect status` flags it as NEEDS A PERSON. Check whether a worker ran, then say
 so: --did-not-run returns its records to run again; --ran ends it with an unknown
 outcome (redispatch or discard each). Either way the project moves again."""
+
+SETTLE_EPILOG = """\
+examples:
+  bin/connect status                                  # flags the launch: NEEDS A PERSON
+  bin/connect settle-launch 7000000123 --did-not-run  # no worker ran: it runs again
+  bin/connect settle-launch 7000000123 --ran --json   # a worker may have acted: outcome unknown
+
+exit codes: 0 settled; 2 neither or both of --ran and --did-not-run; 3 no configuration or
+usable ledger; 5 refused (no launch left for a person on that event's task, or a worker pulled
+its instruction, so it ran); 6 the ledger stayed busy."""
 
 
 def register_settle_launch(subparsers: Subparsers) -> None:
