@@ -1,1 +1,1 @@
-"""The command line: one entry, one error seam, one module a subcommand."""
+"""The command line: one entry, one error seam, a module for each concern."""

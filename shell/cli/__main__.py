@@ -1,6 +1,5 @@
 """``python -m shell.cli``: ``bin/connect``. ``run``'s signal handler comes first, before any
-import that takes time (``shell.cli.start_signals``); then the standard streams are made safe
-(``shell.cli.streams``)."""
+import that takes time (``shell.cli.start_signals``); then the standard streams are made safe."""
 
 import sys
 
@@ -8,7 +7,7 @@ from shell.cli.start_signals import take_early
 
 take_early(sys.argv[1:])
 
-from shell.cli.streams import guard  # noqa: E402  (after the handler: rule 2 of shell.cli.start_signals)
+from shell.cli.seam import guard  # noqa: E402  (after the handler, which comes first)
 
 guard()
 

@@ -1,24 +1,34 @@
 """The argument types every command shares, so one kind of value is read one way everywhere.
 
-Rules: a bad value is argparse's own usage error (exit 2) naming the value; nothing here reads
-a file or a clock. A value too large to store or to wait for is a bad value: an id is at most
-``MAX_ID`` (SQLite's INTEGER), a time at most ``MAX_DURATION`` (a year).
+A bad value is argparse's own usage error (exit 2) naming the value, or for the words a person
+gives, a ``UserError`` with ``EXIT_USAGE``; nothing here reads a file or a clock. A value too large
+to store or to wait for is a bad value: an id is at most ``MAX_ID`` (SQLite's INTEGER), a time at
+most ``MAX_DURATION`` (a year). Who decided (``--by``) is the name given, or ``local:<user name>``
+from the system made one line; free text a person gives (``--by``, ``--reason``) holding a control
+or format character -- a newline, an ANSI escape, DEL, BEL, a bidirectional override -- is refused,
+never stored: it would come back to a terminal as it was given.
 """
 
 from __future__ import annotations
 
 import argparse
+import getpass
 import math
+import unicodedata
 
 from core import ids
 from core.ids import MAX_ID
 from core.timestamps import MAX_DURATION, parse_duration
+from shell.errors import EXIT_USAGE, UserError
 
 MAX_PORT = 65_535
+MAX_DESCRIPTOR = 2**31 - 1
+MAX_BY_LENGTH = 200
+MAX_REASON_LENGTH = 500
 
 
 def positive_integer(text: str) -> int:
-    """An id or a count: a whole number above zero, in ASCII digits alone (``core.ids`` rule 2)."""
+    """An id or a count: a whole number above zero, in ASCII digits alone (``core.ids.id_digits``)."""
     value = ids.id_digits(text)
     if value is None:
         if text.startswith("-") and ids.id_digits(text[1:]) is not None:
@@ -29,9 +39,6 @@ def positive_integer(text: str) -> int:
     if value > MAX_ID:
         raise argparse.ArgumentTypeError(f"{text} is larger than any id ({MAX_ID})")
     return value
-
-
-MAX_DESCRIPTOR = 2**31 - 1
 
 
 def descriptor(text: str) -> int:
@@ -46,7 +53,6 @@ def descriptor(text: str) -> int:
 
 
 def port(text: str) -> int:
-    """A TCP port, or 0 for any free one."""
     try:
         value = int(text)
     except ValueError:
@@ -74,12 +80,58 @@ def positive_seconds(text: str) -> float:
 
 def add_state_arguments(parser: argparse.ArgumentParser) -> None:
     """How a command that works on one connector's state finds it (``shell.state.config.locate_state``)."""
-    parser.add_argument(
-        "--state-dir", metavar="DIR", help="the state directory `setup` wrote (default: found from the ids)"
-    )
-    parser.add_argument(
-        "--account", metavar="ID", type=positive_integer, help="the account id (with --agent) to find it"
-    )
-    parser.add_argument(
-        "--agent", metavar="ID", type=positive_integer, help="the agent's person id (with --account)"
-    )
+    parser.add_argument("--state-dir", metavar="DIR",
+                        help="the state directory `setup` wrote (default: found from the ids)")
+    parser.add_argument("--account", metavar="ID", type=positive_integer,
+                        help="the account id (with --agent) to find it")
+    parser.add_argument("--agent", metavar="ID", type=positive_integer,
+                        help="the agent's person id (with --account)")
+
+
+def add_person_arguments(parser: argparse.ArgumentParser, by_help: str) -> None:
+    """A person's command: the state options, ``--by`` (``by_help`` says what it records), ``--json``."""
+    add_state_arguments(parser)
+    parser.add_argument("--by", help=by_help)
+    parser.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+
+
+def one_line(text: str) -> str:
+    """``text`` as one line: control and format characters become spaces, runs of space one."""
+    spaced = "".join(" " if unicodedata.category(char).startswith("C") else char for char in text)
+    return " ".join(spaced.split())
+
+
+def person_text(given: str, flag: str, says: str, max_length: int) -> str:
+    """Free text a person gave with ``flag`` (which ``says`` what), surrounding spaces trimmed;
+    refused empty, longer than ``max_length``, or holding a control or format character."""
+    for place, char in enumerate(given):
+        if unicodedata.category(char)[0] == "C" or unicodedata.category(char) in ("Zl", "Zp"):
+            raise UserError(
+                f"{flag} may not hold control characters (a newline, an escape, DEL, BEL...): "
+                f"U+{ord(char):04X} at character {place + 1}",
+                EXIT_USAGE,
+            )
+    text = given.strip()
+    if not text:
+        raise UserError(f"{flag} {says}; it may not be empty", EXIT_USAGE)
+    if len(text) > max_length:
+        raise UserError(f"{flag} is at most {max_length} characters", EXIT_USAGE)
+    return text
+
+
+def deciding_person(given: str | None) -> str:
+    """Who decides: ``--by`` as given, or ``local:<user name>``; one line, never empty."""
+    if given is None:
+        try:
+            user = one_line(getpass.getuser())
+        except (OSError, KeyError, ImportError):
+            user = ""
+        if not user:
+            raise UserError("cannot tell who you are from the system; name yourself with --by WHO",
+                            EXIT_USAGE)
+        return f"local:{user}"
+    return person_text(given, "--by", "names who decided", MAX_BY_LENGTH)
+
+
+def reason_of(text: str) -> str:
+    return person_text(text, "--reason", "says why the connector is held", MAX_REASON_LENGTH)

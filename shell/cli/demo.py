@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from core.timestamps import format_duration
-from shell.cli.commands import SUMMARIES
+from shell.cli.main import SUMMARIES
 from shell.demo.play import ConnectorFailed, StandInUnreachable, run_demo
 from shell.demo.script import GUARD_DELAY, RECONCILE_AFTER
 from shell.errors import EXIT_FAILURE, EXIT_OK, EXIT_UNAVAILABLE, UserError

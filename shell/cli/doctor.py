@@ -1,15 +1,13 @@
 """``bin/connect doctor``: what would stop the connector, found before a request fails in public.
 
-Rules:
-1. Each check is one line (``core.doctor`` judges; ``shell.doctor`` measures); ``--json`` prints
-   ``core.doctor.report``.
-2. Exit 0 when nothing is failing, 1 when something is, 2 for bad usage. Even a state directory
-   that cannot be found is a failing check, not an error line: the answer keeps one shape.
-3. Usable beside a running connector (``shell.doctor``): no lock, the ledger read-only.
-4. ``--deep`` also spawns the worker as the dispatcher does and waits for its MCP handshake
-   (``shell.doctor.handshake``), and runs SQLite's full ``integrity_check``.
-5. A stream-json worker (the default) is also asked its version and whether it can authenticate,
-   by Claude Code's own commands (``shell.doctor.local``)."""
+Each check is one line (``core.doctor`` judges, ``shell.doctor`` measures); ``--json`` prints
+``core.doctor.report``. Exit 0 when nothing is failing, 1 when something is: even a state
+directory that cannot be found is a failing check, not an error line, so the answer keeps one
+shape. It is usable beside a running connector (no lock, the ledger read-only). ``--deep`` also
+spawns the worker as the dispatcher does and waits for its MCP handshake, and runs SQLite's full
+``integrity_check``; the default worker, Claude Code, is also asked its version and whether it
+can authenticate, by its own commands.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +17,7 @@ import json
 from core.doctor import Check, configuration_check, handshake_check, passed, report
 from core.presentation.doctor_text import lines
 from shell.cli.arguments import add_state_arguments, positive_seconds
-from shell.cli.commands import SUMMARIES
+from shell.cli.main import Subparsers, add_command
 from shell.clock import Clock, SystemClock
 from shell.doctor import local, remote
 from shell.doctor.handshake import probe
@@ -62,26 +60,17 @@ Examples:
 exit codes: 0 nothing failing (warnings allowed); 1 at least one check failing; 2 usage."""
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "doctor",
-        help=SUMMARIES["doctor"],
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(subparsers, "doctor", DESCRIPTION)
     add_state_arguments(parser)
     parser.add_argument(
-        "--deep",
-        action="store_true",
+        "--deep", action="store_true",
         help="also spawn the worker and wait for its MCP handshake; integrity_check the ledger",
-    )
+    )  # fmt: skip
     parser.add_argument(
-        "--deep-seconds",
-        type=positive_seconds,
-        default=DEEP_SECONDS,
-        metavar="SECONDS",
+        "--deep-seconds", type=positive_seconds, default=DEEP_SECONDS, metavar="SECONDS",
         help=f"with --deep, how long the worker has to complete the handshake (default {DEEP_SECONDS:g})",
-    )
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print one JSON object: {checks: [...], ok}")
     parser.set_defaults(run=run)
 

@@ -1,22 +1,15 @@
 """``bin/connect login``: obtain the agent's token through Launchpad's OAuth 2, and keep it.
 
-Rules:
-1. The authorization-code flow with a loopback redirect: a server on 127.0.0.1 waits for the one
-   callback carrying the ``state`` sent (compared in constant time); any other request is
-   answered 400 and the wait goes on. Each connection has its thread, dropped after
-   ``IDLE_SECONDS`` of silence, so ``--timeout`` ends it (exit 6), never later, writing nothing.
-2. The code is exchanged for a token, and ``authorization.json`` says whom it is and which
-   accounts it reaches, shown before it is used.
-3. The token file (with what a refresh needs, ``core.oauth``) is written owner-only and whole
-   (``shell.private_files``), over nothing but an owner-only token file: anything else is refused
-   before the sign-in and again before the rename (exit 3).
-4. The client secret comes from ``--client-secret-file`` or ``BASECAMP_CLIENT_SECRET``, never
-   argv. No token or secret is printed or logged.
-5. The URL to open goes to stderr (stdout is the result), and to a browser unless ``--no-browser``.
-6. ``--device`` is the device flow where the server's OAuth discovery offers it (``core.oauth``
-   rule 6); elsewhere, Launchpad today, it is refused, pointing to the loopback redirect.
-7. A ``--launchpad`` that is not https (http only to loopback) is refused before any page opens.
-8. Exit codes: 0 written; 3 a secret or token file problem; 5 refused; 6 unreachable or no answer.
+The authorization-code flow with a loopback redirect: a server on 127.0.0.1 waits for the one
+callback carrying the ``state`` sent (compared in constant time), answering any other request 400.
+Each connection has its thread, dropped after ``IDLE_SECONDS`` of silence, so ``--timeout`` ends
+the wait, never later, writing nothing. Whom the token is and which accounts it reaches are shown
+before it is used. ``--device`` is the device flow, only where the server's OAuth discovery offers
+it on the ``--launchpad`` origin. A ``--launchpad`` that is not https (http only to loopback) is
+refused before any page opens. The token file is written owner-only and whole, over nothing but an
+owner-only token file: anything else is refused before the sign-in and again before the rename.
+The client secret comes from a file or ``BASECAMP_CLIENT_SECRET``, never argv, and no token or
+secret is printed or logged. The URL to open goes to stderr (stdout is the result).
 """
 
 from __future__ import annotations
@@ -35,20 +28,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from core import oauth
 from core.file_kinds import FileKind
 from core.links import same_origin, transport_allowed
-from core.oauth import (
-    LAUNCHPAD,
-    TOKEN_PATH,
-    Credentials,
-    app,
-    authorize_url,
-    code_form,
-    device_endpoint,
-    device_token_form,
-    poll_verdict,
-    to_text,
-)
 from core.text import printable
 from core.timestamps import format_timestamp
 from shell import private_files
@@ -60,14 +42,13 @@ from shell.basecamp.tokens import (
     token_request,
 )
 from shell.cli.arguments import positive_seconds
-from shell.cli.commands import SUMMARIES
+from shell.cli.main import Subparsers, add_command
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_REFUSED, EXIT_UNAVAILABLE, UserError
 from shell.state.config import is_state_directory
 
 SECRET_ENV = "BASECAMP_CLIENT_SECRET"  # noqa: S105 -- the variable's name
 CALLBACK_PATH = "/callback"
-IDLE_SECONDS = 10.0
-"""How long the callback server keeps a silent connection (rule 1)."""
+IDLE_SECONDS = 10.0  # how long the callback server keeps a silent connection
 
 EPILOG = f"""\
 examples:
@@ -91,38 +72,27 @@ Launchpad or the person refused (a wrong client, a denied consent, a state that 
 match); 6 Launchpad could not be reached, or no answer came within --timeout."""
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "login",
-        help=SUMMARIES["login"],
-        description=(
-            "Obtain a token for the agent through Launchpad's OAuth 2 authorization-code flow,\n"
-            "with a redirect to this machine (127.0.0.1), and write it -- access token, refresh\n"
-            "token, expiry -- to --token-file, owner-only. Nothing secret is printed."
-        ),
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+LOGIN_DESCRIPTION = """\
+Obtain a token for the agent through Launchpad's OAuth 2 authorization-code flow,
+with a redirect to this machine (127.0.0.1), and write it -- access token, refresh
+token, expiry -- to --token-file, owner-only. Nothing secret is printed."""
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(subparsers, "login", LOGIN_DESCRIPTION, EPILOG)
     parser.add_argument("--client-id", required=True, help="the app's client id (Launchpad integrations)")
-    parser.add_argument(
-        "--client-secret-file", metavar="PATH",
-        help=f"an owner-only file holding the app's client secret (else ${SECRET_ENV})",
-    )  # fmt: skip
+    parser.add_argument("--client-secret-file", metavar="PATH",
+                        help=f"an owner-only file holding the app's client secret (else ${SECRET_ENV})")
     parser.add_argument("--token-file", required=True, metavar="PATH", help="where to keep the token")
-    parser.add_argument("--launchpad", default=LAUNCHPAD, metavar="URL", help=f"default {LAUNCHPAD}")
-    parser.add_argument(
-        "--redirect-port", type=int, default=0, metavar="PORT",
-        help="the loopback port registered with the app (default 0: any free port)",
-    )  # fmt: skip
+    parser.add_argument("--launchpad", default=oauth.LAUNCHPAD, metavar="URL",
+                        help=f"default {oauth.LAUNCHPAD}")
+    parser.add_argument("--redirect-port", type=int, default=0, metavar="PORT",
+                        help="the loopback port registered with the app (default 0: any free port)")
     parser.add_argument("--no-browser", action="store_true", help="only print the URL to open")
-    parser.add_argument(
-        "--device", action="store_true",
-        help="the device flow (a code to enter on any device), where the server offers it",
-    )  # fmt: skip
-    parser.add_argument(
-        "--timeout", type=positive_seconds, default=300.0, metavar="SECONDS",
-        help="how long to wait for the sign-in (default 300)",
-    )  # fmt: skip
+    parser.add_argument("--device", action="store_true",
+                        help="the device flow (a code to enter on any device), where the server offers it")
+    parser.add_argument("--timeout", type=positive_seconds, default=300.0, metavar="SECONDS",
+                        help="how long to wait for the sign-in (default 300)")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
     parser.set_defaults(run=run)
 
@@ -140,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
             " nobody was sent to sign in, nothing written",
             EXIT_CONFIG,
         )
-    registered = app(f"{launchpad}{TOKEN_PATH}", args.client_id, secret, datetime.now(UTC))
+    registered = oauth.app(f"{launchpad}{oauth.TOKEN_PATH}", args.client_id, secret, datetime.now(UTC))
     try:
         if args.device:
             credentials = _device_flow(launchpad, registered, args.timeout)
@@ -150,16 +120,17 @@ def run(args: argparse.Namespace) -> int:
     except LaunchpadFailed as error:
         code = EXIT_REFUSED if "HTTP 4" in str(error) else EXIT_UNAVAILABLE
         raise UserError(f"{error}; nothing written", code) from None
-    private_files.write_atomically(token_file, to_text(credentials).encode(), FileKind.token)
+    private_files.write_atomically(token_file, oauth.to_text(credentials).encode(), FileKind.token)
     return _report(args.json, token_file, format_timestamp(credentials.expires_at), found)
 
 
-def _loopback_flow(launchpad: str, registered: Credentials, args: argparse.Namespace) -> Credentials:
-    """Rule 1: the authorization code, by a redirect to 127.0.0.1."""
+def _loopback_flow(
+    launchpad: str, registered: oauth.Credentials, args: argparse.Namespace
+) -> oauth.Credentials:
     state = secrets.token_urlsafe(16)
     with _Callback(args.redirect_port, state) as callback:
         redirect_uri = f"http://127.0.0.1:{callback.port}{CALLBACK_PATH}"
-        url = authorize_url(launchpad, registered.client_id, redirect_uri, state)
+        url = oauth.authorize_url(launchpad, registered.client_id, redirect_uri, state)
         print(f"open this page and sign in as the agent: {url}", file=sys.stderr, flush=True)
         if not args.no_browser:
             webbrowser.open(url)
@@ -169,13 +140,12 @@ def _loopback_flow(launchpad: str, registered: Credentials, args: argparse.Names
     if "error" in answer or not answer.get("code"):
         said = answer.get("error", "the answer carries no code")
         raise UserError(f"the sign-in was refused ({said[:80]}); nothing written", EXIT_REFUSED)
-    form = code_form(registered, answer["code"], redirect_uri)
+    form = oauth.code_form(registered, answer["code"], redirect_uri)
     return token_request(form, registered, datetime.now(UTC))
 
 
-def _device_flow(launchpad: str, registered: Credentials, timeout: float) -> Credentials:
-    """Rule 6: a code a person enters on any device, where the server offers it."""
-    endpoint = device_endpoint(discover(launchpad))
+def _device_flow(launchpad: str, registered: oauth.Credentials, timeout: float) -> oauth.Credentials:
+    endpoint = oauth.device_endpoint(discover(launchpad))
     if endpoint is None:
         raise UserError(
             f"{launchpad} offers no device flow (its OAuth discovery names no device authorization "
@@ -194,9 +164,9 @@ def _device_flow(launchpad: str, registered: Credentials, timeout: float) -> Cre
             raise UserError(f"no sign-in came back within {timeout:g} s; nothing written", EXIT_UNAVAILABLE)
         time.sleep(interval)
         try:
-            return token_request(device_token_form(registered, grant), registered, datetime.now(UTC))
+            return token_request(oauth.device_token_form(registered, grant), registered, datetime.now(UTC))
         except LaunchpadFailed as error:
-            wait = poll_verdict(error.error, interval)
+            wait = oauth.poll_verdict(error.error, interval)
             if wait is None:
                 raise
             interval = wait
@@ -248,7 +218,7 @@ def _report(as_json: bool, token_file: Path, expires_at: str, found: dict[str, A
     name = printable(f"{identity.get('first_name', '')} {identity.get('last_name', '')}".strip())
     print(f"wrote {token_file} (owner-only); the token expires {expires_at} and is refreshed before then")
     print(f"  signed in as {name or '?'} <{printable(str(identity.get('email_address', '?')))}>")
-    for account in accounts:  # what Launchpad named them, shown escaped (core.text rule 7)
+    for account in accounts:  # what Launchpad named them, shown escaped
         shown = printable(f"{account['name']}: {account['href']}")
         print(f"  account {account['id']} {shown}")
     print("next: bin/connect setup --token-file", token_file, "--account ID --agent PERSON_ID ...")
@@ -256,7 +226,7 @@ def _report(as_json: bool, token_file: Path, expires_at: str, found: dict[str, A
 
 
 class _Callback:
-    """The loopback server that receives the redirect (rule 1): the one callback with ``state``."""
+    """The loopback server that receives the redirect: the one callback with ``state``."""
 
     def __init__(self, port: int, state: str) -> None:
         received: list[dict[str, str]] = []

@@ -1,25 +1,19 @@
 """``bin/connect mcp``: serve a worker its dispatch tools over MCP stdio, bound to one task.
 
-Rules:
-1. The task token never arrives in argv: it comes in the variable the worker's MCP configuration
-   declares (``--token-env``, default ``BASECAMP_CONNECT_TASK_TOKEN``) or on an inherited pipe
-   or socket (``--token-fd N``). It is read once, first, before the ledger is opened: the
-   variable is removed from ``os.environ``, the descriptor read to its end and closed.
-2. With ``--token-fd``, a token also left in the variable is removed and the server refuses to
-   start: one way in. A descriptor that is standard I/O, a regular file or anything but a pipe
-   or socket is refused and left alone.
-3. ``--agent-id`` names the agent, whose own mentions are stripped from content; without it they
-   stay (a warning says so).
-4. The ledger is opened with ``open_existing_ledger``. A missing, foreign or out-of-date ledger,
-   or a token naming no live task, is one line on stderr and a non-zero exit, before any
-   protocol message.
-5. stdout carries protocol messages only; logs go to stderr. End of stdin ends the server, 0.
-6. A token from the environment is erased in place from the block ``/proc/PID/environ`` shows
-   (``shell.process_secrets``) before the ledger is opened; where that cannot be done and seen
-   done the server refuses to start (``EXIT_CONFIG``). The worker's environment never holds it
-   (``shell.worker.command``).
-7. A probe token (``doctor --deep``'s) opens no ledger: the server answers the handshake, marks
-   it done and refuses every tool (``shell.doctor.handshake``)."""
+The task token never arrives in argv: it comes in the variable the worker's MCP configuration
+declares (``--token-env``) or on an inherited pipe or socket (``--token-fd N``), and is read once,
+first: the variable removed from ``os.environ``, the descriptor read to its end and closed. A token
+has one way in: with ``--token-fd``, one also left in the variable is removed and the server
+refuses to start; a descriptor that is standard I/O, a regular file or anything but a pipe or
+socket is refused and left alone. A token from the environment is erased in place from the block
+``/proc/PID/environ`` shows (``shell.process_secrets``) before the ledger is opened; where that
+cannot be done and seen done, the server refuses to start (exit 3). A probe token (``doctor
+--deep``'s) opens no ledger: the server answers the handshake, marks it done and refuses every
+tool. Otherwise a missing, foreign or out-of-date ledger, or a token naming no live task, is one
+line on stderr and a non-zero exit before any protocol message. ``--agent-id`` names the agent,
+whose own mentions are stripped from instructions (without it they stay, and a warning says so).
+stdout carries protocol messages only; logs go to stderr; the end of stdin ends the server, 0.
+"""
 
 from __future__ import annotations
 
@@ -34,8 +28,7 @@ from returns.result import Failure
 from core.task_token import MAX_TOKEN_BYTES, TASK_TOKEN_ENV, is_probe
 from shell import process_secrets
 from shell.cli.arguments import descriptor, positive_integer
-from shell.cli.commands import SUMMARIES
-from shell.cli.main import VERSION
+from shell.cli.main import VERSION, Subparsers, add_command
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_REFUSED, UserError
 from shell.ledger.connection import open_existing_ledger
 from shell.ledger.worker_calls import DispatchLedger
@@ -47,7 +40,7 @@ NOT_ERASED = (
     "/proc/PID/environ would show it for the server's life: refusing to start. Run it where a "
     "process may write its own /proc/self/mem (Linux 3.5 or later, /proc mounted read-write), "
     "or hand the token over on a pipe (--token-fd)"
-)  # rule 6
+)
 
 log = logging.getLogger(__name__)
 
@@ -62,48 +55,35 @@ names (default {TOKEN_ENV}), which is then removed, or from an inherited pipe or
 (--token-fd), read to its end and closed. The ledger must already exist."""
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "mcp",
-        help=SUMMARIES["mcp"],
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(subparsers, "mcp", DESCRIPTION)
     parser.add_argument("--ledger", required=True, help="the connector's ledger file (never created)")
-    parser.add_argument(
-        "--agent-id",
-        type=positive_integer,
-        help="the agent's Basecamp Person id, whose own mentions are stripped from instructions "
-        "(without it, an instruction's content keeps them)",
-    )
+    parser.add_argument("--agent-id", type=positive_integer,
+                        help="the agent's Basecamp Person id, whose own mentions are stripped from "
+                        "instructions (without it, an instruction's content keeps them)")
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
-        "--token-env",
-        metavar="NAME",
-        default=TOKEN_ENV,
+        "--token-env", metavar="NAME", default=TOKEN_ENV,
         help=f"the environment variable holding the task token (default {TOKEN_ENV}); removed once read",
-    )
+    )  # fmt: skip
     source.add_argument(
-        "--token-fd",
-        metavar="N",
-        type=descriptor,
+        "--token-fd", metavar="N", type=descriptor,
         help="an inherited pipe or socket carrying the task token; read to its end and closed",
-    )
+    )  # fmt: skip
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     process_secrets.forbid_core_dumps()  # a core would hold the task token
     token = take_token(args.token_env, args.token_fd)  # first, before anything else runs
-    if args.token_fd is None and not _erased(args.token_env, token):  # /proc/PID/environ keeps it (rule 6)
+    if args.token_fd is None and not _erased(args.token_env, token):  # /proc/PID/environ would show it
         raise UserError(NOT_ERASED, EXIT_CONFIG)
-    if is_probe(token):  # doctor --deep's: the handshake and nothing else (rule 7)
         from shell.doctor.handshake import serve_probe  # noqa: PLC0415 -- only a probe token's start reads it
+    if is_probe(token):  # doctor --deep's: the handshake and nothing else
 
         serve_probe(args.ledger, token, sys.stdin.buffer, sys.stdout.buffer, VERSION)
         return EXIT_OK
-    ledger = open_existing_ledger(args.ledger)
-    with ledger:
+    with open_existing_ledger(args.ledger) as ledger:
         dispatch = DispatchLedger(ledger, token, args.agent_id, process_group=os.getpgrp())
         del token
         match dispatch.check_token():
@@ -116,15 +96,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def take_token(env_name: str | None, descriptor: int | None) -> str:
-    """The task token, taken from where the connector put it and removed from there (rule 1)."""
     if descriptor is not None:
         left_behind = os.environ.pop(TOKEN_ENV, None)
         if left_behind is not None:
-            raise UserError(
-                f"a task token was also left in ${TOKEN_ENV}; it was removed. "
-                "A token has one way in: refusing to start",
-                EXIT_CONFIG,
-            )
+            raise UserError(f"a task token was also left in ${TOKEN_ENV}; it was removed. "
+                            "A token has one way in: refusing to start", EXIT_CONFIG)
         raw = _read_descriptor(descriptor)
     else:
         name = env_name or TOKEN_ENV
@@ -143,7 +119,6 @@ def take_token(env_name: str | None, descriptor: int | None) -> str:
 
 
 def _erased(env_name: str | None, token: str) -> bool:
-    """Rule 6: the environment's token (and a stray default-named one) gone from the block."""
     return process_secrets.erase_environment((env_name or TOKEN_ENV, TOKEN_ENV), token.encode("utf-8"))
 
 
@@ -157,12 +132,10 @@ def _read_descriptor(descriptor: int) -> bytes:
     if not (stat.S_ISFIFO(status.st_mode) or stat.S_ISSOCK(status.st_mode)):
         raise UserError(f"--token-fd {descriptor} is not a pipe or a socket; left alone", EXIT_CONFIG)
     chunks: list[bytes] = []
-    size = 0
     try:
         while chunk := os.read(descriptor, MAX_TOKEN_BYTES):
             chunks.append(chunk)
-            size += len(chunk)
-            if size > MAX_TOKEN_BYTES:
+            if sum(map(len, chunks)) > MAX_TOKEN_BYTES:
                 raise UserError(f"--token-fd {descriptor} carried more than a token", EXIT_CONFIG)
     finally:
         os.close(descriptor)

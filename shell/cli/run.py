@@ -1,40 +1,19 @@
 """``bin/connect run``: the connector, until SIGTERM or SIGINT.
 
-Rules:
-1. The pair's machine-wide lock (``shell.state.pair_lock``) is taken first: one connector per
-   (account, agent) per machine, and only from the state directory the pair's record names;
-   then the state directory's lock (``shell.state.lock``). ``--shadow`` keeps its own lock,
-   ledger and feed position in ``<state>/shadow/``, so it never shares the connector's state.
-2. A configuration, token or ledger problem is one line and exit 3 (``EXIT_CONFIG``): a ledger
-   from a newer program (refused before anything changes), a missing route directory, an
-   unwritable state directory, a damaged ledger, a full disk, a ledger failure while the start
-   settles the last run. 3 means a person must act; a supervisor must not restart on it.
-3. Who the token acts as is asked (``shell.basecamp.client``) before the connector reads,
-   reconciles or posts anything, and after the local checks, so a person offline still hears
-   of those and a second ``run`` is turned away by the lock without a request.
-4. The running connector re-reads its configuration (``shell.connector`` rule 8); an unusable
-   file authorizes nothing and the lock file's metadata says why.
-5. The token file holds a bare token or ``login``'s credentials, refreshed before they expire
-   and once on a 401 (``shell.basecamp.tokens``).
-6. ``--hold`` sets the durable hold (``shell.ledger.hold``) after the identity check: intake and
-   admission run, nothing launches or posts until ``release``.
-7. A signal handler only appends to a list; the main thread stops the connector. A handler that
-   stopped it would run the bounded stop inside the handler, and one that took a lock could
-   deadlock against the main thread. SIGUSR1 writes every thread's stack to stderr and goes on,
-   from the start's first step to ``stopped`` (``shell.stack_dumps``: written by a thread of its
-   own, never by faulthandler's handler, which can kill the process it asks about).
-8. Neither connector nor shadow starts while a ``shadow promote`` is unfinished
-   (``shell.state.promotion`` rule 2): exit 3, the lock taken, the ledger not opened.
-9. A SIGTERM or SIGINT during the start stops it there (``shell.connector`` rule 10): stderr says
-   which step, then ``stopped``, exit 0; what the start had not settled is left for the next one.
-10. Once started, stdout gets ``running account=A agent=B [shadow] mid_launch=ATTEMPTS|none
-   hold=on|off``, then one line per transition; stderr carries what goes wrong.
-11. A loop ended by a failure it did not expect (``shell.connector`` rule 11) stops the connector
-   as a signal does, then ``error: the LOOP loop ended ...`` and exit 1, for the supervisor.
-12. Core dumps are off (``RLIMIT_CORE`` 0) before anything is read: a core would hold the token.
-13. The handler is installed first (``shell.cli.start_signals``): a SIGTERM or SIGINT before the
-   start ends ``run`` before its next step (``stopped before the start (SIGTERM): nothing was
-   started``), exit 0. SIGHUP is ignored, said on stderr."""
+Core dumps are off before anything is read (a core would hold the token). The pair's machine-wide
+lock (``shell.state.pair_lock``) is taken first, then the state directory's own; ``--shadow`` keeps
+its own lock, ledger and feed position in ``<state>/shadow/``. Neither starts while a ``shadow
+promote`` is unfinished. Every local check comes before Basecamp is asked who the token acts as,
+and that before anything is read, reconciled or posted: a person offline still hears of a local
+problem, and a second ``run`` is turned away by the lock without a request. ``--hold`` sets the
+durable hold after that question, before intake. A problem a person must fix is one line and
+exit 3, which a supervisor must not restart on. A stop noted before the start ends ``run`` before
+its next step; one during the start stops it there, stderr naming the step; both exit 0, leaving
+what was not settled to the next start. SIGUSR1 writes every thread's stack from the start's first
+step to ``stopped``. Once started, stdout gets ``running account=A agent=B [shadow]
+mid_launch=ATTEMPTS|none hold=on|off``, then one line per transition. A loop ended by a failure it
+did not expect stops the connector as a signal does, then one ``error:`` line and exit 1.
+"""
 
 from __future__ import annotations
 
@@ -49,12 +28,10 @@ from pathlib import Path
 from core.configuration import Configuration, below_floor, route_advice, route_problem
 from shell import private_files, process_secrets, stack_dumps
 from shell.basecamp.client import BasecampClient, check_identity
-from shell.basecamp.tokens import tokens_from
-from shell.cli.arguments import add_state_arguments, positive_seconds
-from shell.cli.commands import SUMMARIES
-from shell.cli.hold import reason_of
+from shell.basecamp.tokens import Tokens, tokens_from
+from shell.cli.arguments import add_state_arguments, deciding_person, positive_seconds, reason_of
+from shell.cli.main import Subparsers, add_command
 from shell.cli.start_signals import note_stops, said_hangups, stop_asked, stop_name
-from shell.cli.who import deciding_person
 from shell.clock import SystemClock
 from shell.connector import Connector
 from shell.errors import EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UserError
@@ -70,85 +47,67 @@ from shell.state.config import (
     read_token_file,
     route_facts,
 )
-from shell.state.lock import acquire
+from shell.state.lock import InstanceLock, acquire
 from shell.state.promotion import unless_promoting
 from shell.worker.driver import WorkerCommand
 
 USER_AGENT = "basecamp-connector (https://github.com/basecamp/basecamp-connector)"
 
+DESCRIPTION = """\
+Run the connector: read the account's event feed, admit what is the agent's business,
+run a worker for it in the project's approved directory, and post the connector's own
+lifecycle messages exactly once or not at all. Stops cleanly on SIGTERM or SIGINT,
+within --shutdown-seconds; during the start, at once (no `running` line; stderr says
+which step it stopped in, and the next start settles the rest); before it, in one line.
+SIGHUP is ignored (said on stderr): the configuration is re-read every 2 s on its own.
+Run it under a supervisor that restarts it on exit."""
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "run",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=(
-            "examples:\n"
-            "  bin/connect run --account 999999999 --agent 1049715901\n"
-            "  bin/connect run --state-dir ~/.local/state/basecamp-connector/999999999-1049715901\n"
-            "  bin/connect run --shadow        # beside the running one: admits and logs, posts nothing\n"
-            "  bin/connect run --hold --reason 'after the upgrade'   # nothing launches or posts until\n"
-            "                                                        # `bin/connect release`\n"
-            "\n"
-            "exit codes: 0 stopped by SIGTERM or SIGINT; 2 usage; 3 configuration, token, worker\n"
-            "program, route directory, state directory or ledger (damaged, full disk, failed at\n"
-            "start, not this connector's), standard output that cannot be written, or the pair is\n"
-            "served from another state directory (one line says which): a\n"
-            "person must act, do not restart on it; 6 another connector on this machine serves this\n"
-            "account and agent (the line names its state directory and pid), the ledger is busy, or\n"
-            "Basecamp could not be asked who the token is: passes by itself, restart it."
-        ),
-        help=SUMMARIES["run"],
-        description=(
-            "Run the connector: read the account's event feed, admit what is the agent's business,\n"
-            "run a worker for it in the project's approved directory, and post the connector's own\n"
-            "lifecycle messages exactly once or not at all. Stops cleanly on SIGTERM or SIGINT,\n"
-            "within --shutdown-seconds; during the start, at once (no `running` line; stderr says\n"
-            "which step it stopped in, and the next start settles the rest); before it, in one line.\n"
-            "SIGHUP is ignored (said on stderr): the configuration is re-read every 2 s on its own.\n"
-            "Run it under a supervisor that restarts it on exit."
-        ),
-    )
+EPILOG = """\
+examples:
+  bin/connect run --account 999999999 --agent 1049715901
+  bin/connect run --state-dir ~/.local/state/basecamp-connector/999999999-1049715901
+  bin/connect run --shadow        # beside the running one: admits and logs, posts nothing
+  bin/connect run --hold --reason 'after the upgrade'   # nothing launches or posts until
+                                                        # `bin/connect release`
+
+exit codes: 0 stopped by SIGTERM or SIGINT; 2 usage; 3 configuration, token, worker
+program, route directory, state directory or ledger (damaged, full disk, failed at
+start, not this connector's), standard output that cannot be written, or the pair is
+served from another state directory (one line says which): a
+person must act, do not restart on it; 6 another connector on this machine serves this
+account and agent (the line names its state directory and pid), the ledger is busy, or
+Basecamp could not be asked who the token is: passes by itself, restart it."""
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(subparsers, "run", DESCRIPTION, EPILOG)
     add_state_arguments(parser)
+    parser.add_argument("--shadow", action="store_true",
+                        help="admit and log on a ledger of its own; dispatch nothing, post nothing")
     parser.add_argument(
-        "--shadow",
-        action="store_true",
-        help="admit and log on a ledger of its own; dispatch nothing, post nothing",
-    )
-    parser.add_argument(
-        "--hold",
-        action="store_true",
+        "--hold", action="store_true",
         help="set the durable hold before intake starts: nothing launches or posts until `release`",
-    )
-    parser.add_argument(
-        "--reason", metavar="TEXT", default="run --hold", help="why, with --hold (default 'run --hold')"
-    )
+    )  # fmt: skip
+    parser.add_argument("--reason", metavar="TEXT", default="run --hold",
+                        help="why, with --hold (default 'run --hold')")
     parser.add_argument("--by", help="who holds it, with --hold (default local:<your user name>)")
-    parser.add_argument(
-        "--poll-seconds", type=positive_seconds, default=5.0, help="how often to read the feed (default 5)"
-    )
-    parser.add_argument(
-        "--no-live",
-        action="store_true",
-        help="poll the feed only: no live lane (the WebSocket that hears events at once)",
-    )
-    parser.add_argument(
-        "--shutdown-seconds",
-        type=positive_seconds,
-        default=60.0,
-        help="the bound on stopping workers and flushing their notices (default 60)",
-    )
+    parser.add_argument("--poll-seconds", type=positive_seconds, default=5.0,
+                        help="how often to read the feed (default 5)")
+    parser.add_argument("--no-live", action="store_true",
+                        help="poll the feed only: no live lane (the WebSocket that hears events at once)")
+    parser.add_argument("--shutdown-seconds", type=positive_seconds, default=60.0,
+                        help="the bound on stopping workers and flushing their notices (default 60)")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    note_stops()  # rule 13: already standing when bin/connect started this process
-    process_secrets.forbid_core_dumps()  # rule 12: before the token is read
-    with stack_dumps.on_sigusr1():  # rule 7: from the first step of the start to `stopped`
+    note_stops()  # already standing when bin/connect started this process
+    process_secrets.forbid_core_dumps()  # before the token file is read
+    with stack_dumps.on_sigusr1():  # from the first step of the start to `stopped`
         return _run_checked(args)
 
 
 def _run_checked(args: argparse.Namespace) -> int:
-    """The local checks, then this machine's lock of the pair (rule 1), then the connector."""
     poll_every = timedelta(seconds=args.poll_seconds)  # the times first: every local check before
     bound = timedelta(seconds=args.shutdown_seconds)  # a question is asked of anyone
     if args.hold and args.shadow:
@@ -177,70 +136,33 @@ def _run_locked(
     times: tuple[timedelta, timedelta],
     hold: tuple[str, str],
 ) -> int:
-    """The connector, once this machine's one lock of its (account, agent) is held (rule 1).
-    ``times``: the feed's interval and the shutdown's bound; ``hold``: who holds it and why
-    (with ``--hold``); each read before anything else."""
+    """The connector, once this machine's one lock of its (account, agent) is held. ``times``: the
+    feed's interval and the shutdown's bound; ``hold``: who holds it and why (with ``--hold``)."""
     poll_every, bound = times
-    hold_by, hold_reason = hold
     token_file = Path(configuration.token_file)
     tokens = tokens_from(token_file, read_token_file(token_file), clock)
-    command = WorkerCommand.of(configuration)
-    poll_floor = below_floor("--poll-seconds", poll_every, unsafe=configuration.unsafe_test_timings)
-    if poll_floor is not None:
-        raise UserError(poll_floor, EXIT_CONFIG)
-    missing_program = None if args.shadow else command.program_missing()
-    if missing_program is not None:  # every request would fail to start, in public
-        raise UserError(f"{missing_program}: not started", EXIT_CONFIG)
-    routes = () if args.shadow else configuration.routes
-    facts = [route_facts(route.project_id, route.directory) for route in routes]
-    failing = [route for route in facts if route_problem(route) is not None]
-    if failing:  # its requests would end in a public "could not be started" notice (core.configuration)
-        more = f" (and {len(failing) - 1} more)" if len(failing) > 1 else ""
-        first = failing[0]
-        raise UserError(f"{route_problem(first)}{more}: not started; {route_advice(first)}", EXIT_CONFIG)
+    command = _worker_command(configuration, poll_every, shadow=args.shadow)
     directory = paths.directory / SHADOW_DIRECTORY if args.shadow else paths.directory
     ledger_path = StatePaths.at(directory).ledger
-    try:
-        if args.shadow:
-            private_files.ensure_directory(directory, "shadow directory")
-        lock = acquire(directory, configuration.account_id, configuration.agent_id, clock.now())
-    except OSError as error:  # a read-only state directory, a full disk
-        raise ledger_failure(error, directory, "take the instance lock") from error
-    with lock, open_ledger(unless_promoting(paths.directory, ledger_path), clock=clock) as ledger:  # rule 8
+    lock = _instance_lock(directory, configuration, clock, shadow=args.shadow)
+    with lock, open_ledger(unless_promoting(paths.directory, ledger_path), clock=clock) as ledger:
         if stop_asked():
             return _stopped_before_start()
         watch_write_failures(ledger)  # status shows this connector's failed writes
-        client = BasecampClient(
-            configuration.base_url, configuration.account_id, tokens, USER_AGENT, clock=clock
-        )
-        check_identity(
-            client,
-            agent_id=configuration.agent_id,
-            token_file=configuration.token_file,
-            base_url=configuration.base_url,
-            consequence="not started",
-            wrong_person_hint=" (give the agent's own token, or run setup for that person)",
-        )
+        client = _agents_client(configuration, tokens, clock)
         if stop_asked():
             return _stopped_before_start()
-        if args.hold:  # before intake starts (rule 6)
-            print(set_hold(ledger, hold_by, hold_reason, clock.now()).summary, flush=True)
+        if args.hold:  # before intake starts
+            print(set_hold(ledger, *hold, clock.now()).summary, flush=True)
         connector = Connector(
-            configuration,
-            ledger,
-            client,
-            clock,
-            command,
-            directory / "sessions",
-            shadow=args.shadow,
-            poll_every=poll_every,
+            configuration, ledger, client, clock, command, directory / "sessions",
+            shadow=args.shadow, poll_every=poll_every,
             live=not args.no_live,
             on_event=lambda line: print(line, flush=True),
-            config_path=paths.config,
-            note_configuration=lock.note_configuration,
-        )
+            config_path=paths.config, note_configuration=lock.note_configuration,
+        )  # fmt: skip
         _serve(connector, ledger_path, _stop_requested, bound, _running(configuration, args.shadow))
-    if connector.ended_by is not None:  # connector rule 11: the supervisor starts it again
+    if connector.ended_by is not None:  # the supervisor starts it again
         print(f"error: the {connector.ended_by} loop ended on a failure it did not expect (its traceback is"
               " in the log above); stopped, to be started again", file=sys.stderr)  # fmt: skip
         return EXIT_FAILURE
@@ -249,14 +171,54 @@ def _run_locked(
     return EXIT_OK
 
 
+def _agents_client(configuration: Configuration, tokens: Tokens, clock: SystemClock) -> BasecampClient:
+    client = BasecampClient(configuration.base_url, configuration.account_id, tokens, USER_AGENT, clock=clock)
+    check_identity(
+        client, agent_id=configuration.agent_id, token_file=configuration.token_file,
+        base_url=configuration.base_url, consequence="not started",
+        wrong_person_hint=" (give the agent's own token, or run setup for that person)",
+    )  # fmt: skip
+    return client
+
+
+def _worker_command(configuration: Configuration, poll_every: timedelta, *, shadow: bool) -> WorkerCommand:
+    """The worker's command, once nothing the connector would run is sure to fail in public: the
+    feed's interval above its floor, the worker's program there, every route's directory usable."""
+    command = WorkerCommand.of(configuration)
+    poll_floor = below_floor("--poll-seconds", poll_every, unsafe=configuration.unsafe_test_timings)
+    if poll_floor is not None:
+        raise UserError(poll_floor, EXIT_CONFIG)
+    missing_program = None if shadow else command.program_missing()
+    if missing_program is not None:  # every request would fail to start, in public
+        raise UserError(f"{missing_program}: not started", EXIT_CONFIG)
+    routes = () if shadow else configuration.routes
+    facts = [route_facts(route.project_id, route.directory) for route in routes]
+    failing = [route for route in facts if route_problem(route) is not None]
+    if failing:  # its requests would end in a public "could not be started" notice (core.configuration)
+        more = f" (and {len(failing) - 1} more)" if len(failing) > 1 else ""
+        first = failing[0]
+        raise UserError(f"{route_problem(first)}{more}: not started; {route_advice(first)}", EXIT_CONFIG)
+    return command
+
+
+def _instance_lock(
+    directory: Path, configuration: Configuration, clock: SystemClock, *, shadow: bool
+) -> InstanceLock:
+    try:
+        if shadow:
+            private_files.ensure_directory(directory, "shadow directory")
+        return acquire(directory, configuration.account_id, configuration.agent_id, clock.now())
+    except OSError as error:  # a read-only state directory, a full disk
+        raise ledger_failure(error, directory, "take the instance lock") from error
+
+
 def _stop_requested() -> bool:
-    """Whether a stop was asked for (rule 7: the main thread stops it); a SIGHUP is said, ignored."""
+    """Whether a stop was asked for (the main thread stops the connector); a SIGHUP is said, ignored."""
     said_hangups()
     return stop_asked()
 
 
 def _stopped_before_start() -> int:
-    """Rule 13."""
     print(f"stopped before the start ({stop_name()}): nothing was started", file=sys.stderr)
     return EXIT_OK
 
@@ -264,7 +226,7 @@ def _stopped_before_start() -> int:
 def _serve(
     connector: Connector, ledger_path: Path, requested: Callable[[], bool], bound: timedelta, running: str
 ) -> None:
-    """The start, then the loops until a signal (rule 9: a signal during the start ends it there)."""
+    """The start, then the loops until a signal (a signal during the start ends it there)."""
     try:
         held = connector.start(timedelta(seconds=60), requested=requested)
     except (sqlite3.Error, OSError) as error:
@@ -283,12 +245,10 @@ def _serve(
 
 
 def _start_facts(ledger: Ledger, mid_launch: list[str]) -> str:
-    """Rule 10: the attempts a crash left mid-launch, and whether a person's hold stands."""
     with ledger.read() as connection:
         hold = "on" if standing(connection) is not None else "off"
     return f"mid_launch={','.join(mid_launch) or 'none'} hold={hold}"
 
 
 def _running(configuration: Configuration, shadow: bool) -> str:
-    """Who ``running`` names: the pair, and whether this is a shadow."""
     return f"account={configuration.account_id} agent={configuration.agent_id}{' shadow' if shadow else ''}"

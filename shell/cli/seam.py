@@ -1,47 +1,48 @@
-"""The one error seam of both command lines, ``bin/connect`` and ``bin/outbox-resolve``.
+"""The one error seam of both command lines, and the standard streams it speaks on.
 
-Rules:
-1. A person never sees a traceback for something they can fix: a ``UserError`` is one line on
-   stderr, ``error: <what is wrong>``, and its exit code (``shell.errors``).
-2. A command line may word some errors itself first (``OwnWords``, checked in order): for
-   outbox-resolve a busy ledger changed nothing, and an unreadable one is EXIT_CONFIG.
-3. Ctrl-C is 130, quietly. A reader that goes away (``| head``) ends the command as SIGPIPE
-   would, 141, with nothing on stderr.
-4. Nothing else is caught here: anything else is a bug, and its traceback is for a developer.
-5. With ``--json`` an error is also one object on stdout, ``{"error", "errors", "exit_code"}``,
-   so a machine never reads an empty answer as success; bad usage too.
-6. Bad usage is one ``error:`` line naming the command and its ``--help``, exit 2
-   (``EXIT_USAGE``), never argparse's two lines: every parser is a ``CommandParser``, whose
-   ``error`` raises ``BadUsage``. What a person typed is shown escaped (``core.text.printable``),
-   so the line stays one line and a terminal never obeys it.
-7. An answer that cannot be written to stdout (``shell.cli.streams`` rule 3) is said on stderr,
-   exit 3, no JSON; stdout is flushed inside the seam, so a buffered answer fails where it can
-   be said.
-8. A parser's help is as wide as the terminal, read as ``shutil`` would, without importing it
-   (argparse would, with its compression modules: milliseconds of every start)."""
+A person never sees a traceback for something they can fix: a ``UserError`` is one line on stderr,
+``error: <what is wrong>``, every control character escaped, and its exit code (``shell.errors``);
+a command line may word some kinds of error itself first (``OwnWords``). Ctrl-C is 130, quietly; a
+reader that goes away (``| head``) ends the command as SIGPIPE would, 141, saying nothing. Anything
+else is a bug, its traceback for a developer. With ``--json`` an error is also one object on
+stdout, ``{"error", "errors", "exit_code"}``, so a machine never reads an empty answer as success.
+Bad usage is such an error too, exit 2: every parser is a ``CommandParser``. Help is as wide as
+the terminal, read without importing ``shutil`` (argparse would, with its compression modules).
+
+``guard`` comes first in each entry: a closed standard descriptor is opened anew (stdout on
+``/dev/full``), so no file a command opens takes number 1 or 2, and both streams write what their
+encoding cannot hold as JSON's ``\\uXXXX``. A failed write to stdout is ``StdoutUnwritable`` (exit
+3), never an ``OSError`` a disk's handler could take for its own; stdout is flushed inside the
+seam, where that can still be said. A failed write to stderr is dropped: the exit code says it.
+"""
 
 from __future__ import annotations
 
 import argparse
+import codecs
+import contextlib
+import io
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import BinaryIO, NoReturn, cast
 
 from core.text import printable as escaped
-from shell.cli import streams
-from shell.cli.streams import StdoutUnwritable
-from shell.errors import EXIT_BROKEN_PIPE, EXIT_USAGE, UserError
+from shell.errors import EXIT_BROKEN_PIPE, EXIT_CONFIG, EXIT_USAGE, UserError
 
 JSON_FLAG = "--json"
+ESCAPE = "connector-json-escape"
 _LINES = "\nerror: "  # between the lines of one error (a ConfigurationInvalid's)
+_REOPENED = {0: ("/dev/null", os.O_RDONLY), 1: ("/dev/full", os.O_WRONLY), 2: ("/dev/null", os.O_WRONLY)}
+_closed: set[int] = set()
 
 
 class BadUsage(SystemExit):
-    """What argparse would have printed in two lines and exited 2 for (rule 6): a ``SystemExit``
-    with argparse's code, so a caller of ``parse_args`` itself sees what it always saw."""
+    """What argparse would have printed in two lines and exited 2 for: a ``SystemExit`` with
+    argparse's code, so a caller of ``parse_args`` itself sees what it always saw."""
 
     def __init__(self, message: str) -> None:
         super().__init__(EXIT_USAGE)
@@ -49,10 +50,7 @@ class BadUsage(SystemExit):
 
 
 class CommandParser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose usage errors are ``BadUsage`` (rule 6), not its own exit."""
-
     def _get_formatter(self) -> argparse.HelpFormatter:
-        """argparse's formatter, the terminal's width read here (rule 8)."""
         return self.formatter_class(prog=self.prog, width=_columns() - 2)  # type: ignore[call-arg]
 
     def error(self, message: str) -> NoReturn:
@@ -68,15 +66,19 @@ class OwnWords:
     exit_code: int
 
 
+class StdoutUnwritable(UserError):
+    exit_code = EXIT_CONFIG
+
+
 def answer(run: Callable[[], int], own_words: Sequence[OwnWords] = (), *, as_json: bool = False) -> int:
-    """``run()``'s exit code, or the one line and exit code its error calls for (rules 1-3, 5)."""
+    """``run()``'s exit code, or the one line and exit code its error calls for."""
     kinds = tuple(words.kind for words in own_words)
     try:
         code = run()
-        streams.flush_answer()  # rule 7: said here, while it can be
+        sys.stdout.flush()  # here, where a failure can still be said
     except StdoutUnwritable as error:
         print(f"error: {error}", file=sys.stderr)
-        streams.stop_writing()
+        stop_writing()
         return error.exit_code
     except kinds as error:
         words = next(words for words in own_words if isinstance(error, words.kind))
@@ -85,8 +87,9 @@ def answer(run: Callable[[], int], own_words: Sequence[OwnWords] = (), *, as_jso
         return _say(str(error), error.exit_code, as_json)
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        return reader_went_away()
+    except BrokenPipeError:  # stop writing there, so the flush at exit cannot fail again
+        stop_writing()
+        return EXIT_BROKEN_PIPE
     return code
 
 
@@ -101,16 +104,8 @@ def _columns() -> int:
     return columns or 80
 
 
-def reader_went_away() -> int:
-    """After a ``BrokenPipeError`` on stdout: stop writing there (so the interpreter's own flush
-    at exit cannot fail again) and answer as a process killed by SIGPIPE would."""
-    streams.stop_writing()
-    return EXIT_BROKEN_PIPE
-
-
 def parse_arguments(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
-    """``parser.parse_args(argv)``; bad usage is one ``error:`` line (with ``--json`` among the
-    arguments, also one JSON object on stdout) and ``SystemExit(EXIT_USAGE)`` (rules 5, 6)."""
+    """``parser.parse_args(argv)``; bad usage is said as every error is, then ``SystemExit(EXIT_USAGE)``."""
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
         return parser.parse_args(arguments)
@@ -118,15 +113,18 @@ def parse_arguments(parser: argparse.ArgumentParser, argv: Sequence[str] | None)
         raise SystemExit(bad_usage(bad.message, as_json=JSON_FLAG in arguments)) from None
 
 
+def log_to_stderr(verbose: bool) -> None:
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)  # fmt: skip
+
+
 def bad_usage(message: str, *, as_json: bool) -> int:
-    """Bad usage said as every error is (rule 6): one line, and the JSON object with ``--json``."""
     return _say(message, EXIT_USAGE, as_json)
 
 
 def _say(message: str, exit_code: int, as_json: bool) -> int:
-    """Rule 1's line(s): each of an error's own lines (a ``ConfigurationInvalid`` joins them with
-    ``\nerror: ``) with every control character escaped, a newline too, whatever text (a path, a
-    name) it carries."""
+    """Each of an error's own lines (a ``ConfigurationInvalid`` joins them with ``\\nerror: ``)
+    escaped, a newline too, whatever text (a path, a name) it carries."""
     message = _LINES.join(escaped(line) for line in message.split(_LINES))
     print(f"error: {message}", file=sys.stderr)
     if as_json:
@@ -140,4 +138,84 @@ def _print_json(message: str, exit_code: int) -> None:
         said = {"error": lines[0], "errors": lines, "exit_code": exit_code}
         print(json.dumps(said, ensure_ascii=False), flush=True)
     except StdoutUnwritable:
-        streams.stop_writing()  # said on stderr already; the exit code stands
+        stop_writing()  # said on stderr already; the exit code stands
+
+
+class _Stdout(io.TextIOWrapper):
+    def write(self, text: str) -> int:
+        try:
+            return super().write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise _unwritable(error) from error
+
+    def flush(self) -> None:
+        try:
+            super().flush()
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise _unwritable(error) from error
+
+
+class _Stderr(io.TextIOWrapper):
+    def write(self, text: str) -> int:
+        try:
+            return super().write(text)
+        except OSError:  # nowhere left to say it
+            return len(text)
+
+    def flush(self) -> None:
+        with contextlib.suppress(OSError):
+            super().flush()
+
+
+def _json_escape(error: UnicodeError) -> tuple[str, int]:
+    """Each character the encoding cannot hold as JSON's ``\\uXXXX`` (a surrogate pair past U+FFFF)."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    units = error.object[error.start : error.end].encode("utf-16-be")
+    escaped = "".join(f"\\u{int.from_bytes(units[at : at + 2], 'big'):04x}" for at in range(0, len(units), 2))
+    return escaped, error.end
+
+
+codecs.register_error(ESCAPE, _json_escape)
+
+
+def _unwritable(error: OSError) -> StdoutUnwritable:
+    why = "it was closed" if 1 in _closed else (error.strerror or str(error))
+    return StdoutUnwritable(f"standard output cannot be written ({why})")
+
+
+def guard() -> None:
+    for descriptor, (device, flags) in _REOPENED.items():
+        try:
+            os.fstat(descriptor)
+        except OSError:
+            opened = os.open(device, flags)
+            if opened != descriptor:
+                os.dup2(opened, descriptor)
+                os.close(opened)
+            _closed.add(descriptor)
+    line_buffered = bool(getattr(sys.stdout, "line_buffering", False)) or os.isatty(1)
+    sys.stdout = _Stdout(_buffer(sys.stdout, 1), encoding=_encoding(sys.stdout), errors=ESCAPE,
+                         line_buffering=line_buffered)  # fmt: skip
+    sys.stderr = _Stderr(_buffer(sys.stderr, 2), encoding=_encoding(sys.stderr), errors=ESCAPE,
+                         line_buffering=True)  # fmt: skip
+
+
+def _buffer(stream: object, descriptor: int) -> BinaryIO:
+    if isinstance(stream, io.TextIOWrapper):
+        return cast(BinaryIO, stream.detach())  # detached, the old wrapper never closes it
+    return cast(BinaryIO, io.BufferedWriter(io.FileIO(descriptor, "w", closefd=False)))
+
+
+def _encoding(stream: object) -> str:
+    return getattr(stream, "encoding", None) or "utf-8"
+
+
+def stop_writing() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)

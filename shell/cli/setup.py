@@ -1,20 +1,16 @@
 """``bin/connect setup``: write, check and show one (account, agent)'s configuration.
 
-Rules:
-1. A setup creates or updates the configuration, keeping what it is not told to change
-   (``core.setup_changes.merge``); ``--remove-route`` drops a route.
-2. Nothing is written unless everything checks: every problem is printed, exit ``EXIT_CONFIG``.
-   Route directories must exist (relative ones are written absolute); the token file must be
-   owner-only.
-3. Unless ``--no-check``, the token is asked who it acts as before anything is written: anyone
-   but ``--agent`` is refused (``EXIT_CONFIG``); an unreachable Basecamp is ``EXIT_UNAVAILABLE``.
-4. It prints what it wrote and what is still missing (``--json``: one object); ``--show`` prints
-   the configuration and what is missing, writing nothing.
-5. One state directory per (account, agent) on this machine: a setup into a second is refused
-   naming the first, unless ``--force`` moves the pair's record (``shell.state.pair_lock`` rule 3).
-6. The token is never printed, in an error, in the configuration or in argv: only its file's path.
-7. A connector running beside it re-reads the file and serves new routes within
-   ``core.configuration.RELOAD_EVERY``; anything else waits for its next start, and setup says so.
+A setup creates or updates the configuration, keeping what it is not told to change
+(``core.setup_changes.merge``). Nothing is written unless everything checks: every problem is
+printed, exit 3 -- route directories must exist (relative ones are written absolute), the token
+file must be owner-only, and unless ``--no-check`` the token must answer as ``--agent`` (an
+unreachable Basecamp is exit 6). One state directory serves an (account, agent) on this machine:
+a setup into a second is refused naming the first, unless ``--force`` moves the pair's record.
+It prints what it wrote and what is still missing (``--json``: one object); ``--show`` prints the
+configuration and what is missing, writing nothing. The token itself is never printed, in an
+error, in the configuration or in argv: only its file's path. A connector running beside it
+serves new routes within ``core.route_reload.RELOAD_EVERY``; anything else waits for its next
+start, and setup says so.
 """
 
 from __future__ import annotations
@@ -33,7 +29,7 @@ from core.setup_changes import Changes, merge
 from core.timestamps import format_duration
 from shell.basecamp.client import BasecampClient, Profile, check_identity
 from shell.basecamp.tokens import tokens_from
-from shell.cli.commands import SUMMARIES
+from shell.cli.main import Subparsers, add_command
 from shell.clock import SystemClock
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
 from shell.state import pair_lock
@@ -76,13 +72,8 @@ the token file, a route or another state directory serving the pair (one line ea
 6 Basecamp could not be asked who the token is."""
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "setup",
-        help=SUMMARIES["setup"],
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(subparsers, "setup", DESCRIPTION)  # fmt: skip
     parser.add_argument("--base-url", metavar="URL", help="Basecamp's origin, e.g. https://3.basecampapi.com")
     parser.add_argument("--account", metavar="ID", help="the Basecamp account id")
     parser.add_argument("--agent", metavar="ID", help="the agent's person id (the token must act as it)")
@@ -98,6 +89,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="the class of a routed project")
     parser.add_argument("--watch-completions", metavar="PROJECT", action="append", default=[])
     parser.add_argument("--no-watch-completions", metavar="PROJECT", action="append", default=[])
+    _add_worker_arguments(parser)
+    parser.add_argument("--state-dir", metavar="DIR", help="the state directory (default: derived)")
+    parser.add_argument("--check", action=argparse.BooleanOptionalAction, default=True,
+                        help="ask Basecamp who the token acts as before writing (default: on)")
+    parser.add_argument("--force", action="store_true",
+                        help="make this the pair's state directory although another one serves it: the "
+                        "other's connector is then refused at start, and what its ledger still owes "
+                        "(pending messages, running tasks) stays there, for a person")
+    parser.add_argument("--show", action="store_true", help="print the configuration; write nothing")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(run=run)
+
+
+def _add_worker_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--worker-command", metavar="'...'",
                         help="the worker's command line (placeholders {prompt} {mcp_config} {work_dir}); "
                         "'' for the default, Claude Code")
@@ -125,20 +130,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         '({"mcpServers": {...}}) beside the connector\'s, every tool of theirs allowed '
                         "(recorded by path; read when the worker starts)")
     parser.add_argument("--remove-worker-mcp", metavar="FILE", action="append", default=[])
-    parser.add_argument("--state-dir", metavar="DIR", help="the state directory (default: derived)")
-    parser.add_argument("--check", action=argparse.BooleanOptionalAction, default=True,
-                        help="ask Basecamp who the token acts as before writing (default: on)")
-    parser.add_argument("--force", action="store_true",
-                        help="make this the pair's state directory although another one serves it: the "
-                        "other's connector is then refused at start, and what its ledger still owes "
-                        "(pending messages, running tasks) stays there, for a person")
-    parser.add_argument("--show", action="store_true", help="print the configuration; write nothing")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    paths = _locate(args)
+    paths = locate_state(args.state_dir, args.account, args.agent, confirm_pair=False)
     if args.show:
         configuration = load_config(paths.config)
         _print(args.json, paths, configuration, written=False, agent=None)
@@ -161,10 +156,6 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _locate(args: argparse.Namespace) -> StatePaths:
-    return locate_state(args.state_dir, args.account, args.agent, confirm_pair=False)
-
-
 def _absolute(path: str) -> str:
     return os.path.abspath(os.path.expanduser(path)) if path.strip() else path
 
@@ -181,33 +172,20 @@ def _changes(args: argparse.Namespace) -> Changes:
         except ValueError as error:
             raise ConfigurationInvalid("setup", (f"--worker-command: {error}",)) from error
     return Changes(
-        account_id=args.account,
-        base_url=args.base_url,
-        agent_id=args.agent,
+        account_id=args.account, base_url=args.base_url, agent_id=args.agent,
         token_file=_absolute(args.token_file) if args.token_file is not None else None,
-        operator_id=args.operator,
-        trust_mode=args.trust,
-        allow=tuple(args.allow),
-        remove_allow=tuple(args.remove_allow),
-        routes=tuple(routes),
-        remove_routes=tuple(args.remove_route),
-        classes=tuple(args.classes),
-        watch_completions=tuple(args.watch_completions),
-        no_watch_completions=tuple(args.no_watch_completions),
-        worker_command=worker,
-        concurrency=args.concurrency,
-        task_deadline=args.deadline,
-        guard_delay=args.guard_delay,
-        still_running=args.still_running,
-        reconcile_after=args.reconcile_after,
+        operator_id=args.operator, trust_mode=args.trust, allow=tuple(args.allow),
+        remove_allow=tuple(args.remove_allow), routes=tuple(routes), remove_routes=tuple(args.remove_route),
+        classes=tuple(args.classes), watch_completions=tuple(args.watch_completions),
+        no_watch_completions=tuple(args.no_watch_completions), worker_command=worker,
+        concurrency=args.concurrency, task_deadline=args.deadline, guard_delay=args.guard_delay,
+        still_running=args.still_running, reconcile_after=args.reconcile_after,
         unsafe_test_timings=args.unsafe_test_timings,
-        worker_env=tuple(args.worker_env),
-        remove_worker_env=tuple(args.remove_worker_env),
-        worker_bash=tuple(args.worker_allow_bash),
-        remove_worker_bash=tuple(args.remove_worker_allow_bash),
+        worker_env=tuple(args.worker_env), remove_worker_env=tuple(args.remove_worker_env),
+        worker_bash=tuple(args.worker_allow_bash), remove_worker_bash=tuple(args.remove_worker_allow_bash),
         worker_mcp=tuple(os.path.abspath(path) for path in args.worker_mcp),
         remove_worker_mcp=tuple(os.path.abspath(path) for path in args.remove_worker_mcp),
-    )
+    )  # fmt: skip
 
 
 def _given_on_disk(changes: Changes) -> tuple[str, ...]:
@@ -255,12 +233,10 @@ def _disk_problems(paths: StatePaths, configuration: Configuration) -> list[str]
     return problems
 
 
-def _check_on_disk(
-    paths: StatePaths, configuration: Configuration, existing: dict[str, object] | None
-) -> None:
+def _check_on_disk(paths: StatePaths, configuration: Configuration, old: dict[str, object] | None) -> None:
     problems = _disk_problems(paths, configuration)
-    if existing is not None:
-        before = (existing.get("account_id"), existing.get("agent_id"))
+    if old is not None:
+        before = (old.get("account_id"), old.get("agent_id"))
         if before != (configuration.account_id, configuration.agent_id):
             problems.append(
                 f"{paths.directory} holds account {before[0]} agent {before[1]}; "
@@ -271,7 +247,6 @@ def _check_on_disk(
 
 
 def _check_one_home(paths: StatePaths, configuration: Configuration, *, force: bool) -> None:
-    """One state directory per (account, agent) on this machine (``shell.state.pair_lock`` rule 3)."""
     other = pair_lock.serving_elsewhere(configuration.account_id, configuration.agent_id, paths.directory)
     if other is not None and not force:
         raise UserError(
@@ -284,18 +259,12 @@ def _check_one_home(paths: StatePaths, configuration: Configuration, *, force: b
 
 
 def _check_token(configuration: Configuration) -> Profile:
-    """Who the token acts as; refused unless it is the configured agent (rule 3)."""
     token_file = Path(configuration.token_file)
     tokens = tokens_from(token_file, read_token_file(token_file), SystemClock())  # a login's is refreshed
     client = BasecampClient(configuration.base_url, configuration.account_id, tokens, USER_AGENT)
-    return check_identity(
-        client,
-        agent_id=configuration.agent_id,
-        token_file=configuration.token_file,
-        base_url=configuration.base_url,
-        consequence="nothing written",
-        unreachable_hint=" (--no-check to write without asking)",
-    )
+    return check_identity(client, agent_id=configuration.agent_id, token_file=configuration.token_file,
+                          base_url=configuration.base_url, consequence="nothing written",
+                          unreachable_hint=" (--no-check to write without asking)")  # fmt: skip
 
 
 def _print(as_json: bool, paths: StatePaths, configuration: Configuration, *, written: bool,
@@ -307,16 +276,12 @@ def _print(as_json: bool, paths: StatePaths, configuration: Configuration, *, wr
     still_missing += [] if program is None or program in still_missing else [program]
     if as_json:
         summary: dict[str, Any] = {
-            "written": written,
-            "state_dir": str(paths.directory),
-            "config_path": str(paths.config),
-            "ledger_path": str(paths.ledger),
-            "checked": agent is not None,
+            "written": written, "state_dir": str(paths.directory), "config_path": str(paths.config),
+            "ledger_path": str(paths.ledger), "checked": agent is not None,
             "agent": None if agent is None else {"id": agent.id, "name": agent.name},
-            "config": to_mapping(configuration),
-            "missing": still_missing,
+            "config": to_mapping(configuration), "missing": still_missing,
             "connector_running": written and _connector_runs(paths, configuration),
-        }
+        }  # fmt: skip
         print(json.dumps(summary, indent=2))
         return
     for line in _describe(paths, configuration, written=written, agent=agent):

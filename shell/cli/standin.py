@@ -21,7 +21,7 @@ from shell.basecamp.standin.faults import RateLimit, seconds
 from shell.basecamp.standin.server import StandIn
 from shell.basecamp.standin.world import WORLDS, World
 from shell.cli.arguments import port, positive_integer
-from shell.cli.commands import SUMMARIES
+from shell.cli.main import SUMMARIES
 from shell.errors import EXIT_OK, EXIT_UNAVAILABLE, UserError
 
 T = TypeVar("T")

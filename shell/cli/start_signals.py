@@ -1,21 +1,19 @@
-"""``bin/connect``'s signals from its first instant: a stop asked for before the connector
-could hear it is kept, never lost and never a death.
+"""``bin/connect``'s signals from its first instant: a stop asked for before the connector could
+hear it is kept, never lost and never a death.
 
-Rules:
-1. ``bin/connect`` starts with SIGTERM, SIGINT, SIGHUP and SIGUSR1 blocked (GNU ``env
-   --block-signal``), through its shell into the interpreter: one sent before a handler stands
-   waits, pending.
-2. ``take_early`` is the first thing ``shell.cli.__main__`` does. For ``run`` it installs the
-   noting handler (``note_stops``) and unblocks the first three, so a pending one is noted at
-   once; SIGUSR1 waits for ``run``'s stack dumps (``shell.stack_dumps`` unblocks it), so one sent
-   during the interpreter's start is a dump, not a death. Every other command unblocks all four
-   under the defaults, then SIGINT is ``KeyboardInterrupt`` again (130 at the seam).
-3. The handler only notes (rule 7 of shell.cli.run): SIGTERM and SIGINT in ``STOPS``, read by
-   ``run``'s start and the loops; SIGHUP in ``HANGUPS``, ignored but said on stderr (an ssh
-   hang-up never ends a connector, and the configuration is re-read on its own).
-4. ``run``'s first ``note_stops`` after ``take_early`` keeps what was noted since the process
-   began; every other call starts from nothing, so a run in process (a test's) never inherits
-   an earlier stop."""
+``bin/connect`` starts with SIGTERM, SIGINT, SIGHUP and SIGUSR1 blocked (GNU ``env
+--block-signal``), so one sent before a handler stands waits, pending. ``take_early`` is the first
+thing ``shell.cli.__main__`` does. For ``run`` it installs the noting handler and unblocks the
+first three, so a pending one is noted at once; SIGUSR1 waits for ``run``'s stack dumps
+(``shell.stack_dumps`` unblocks it), so one sent while the interpreter starts is a dump, not a
+death. Every other command unblocks all four under the defaults, SIGINT then
+``KeyboardInterrupt`` again (130 at the seam). The handler only notes, and the main thread
+stops the connector: one that stopped it would run the bounded stop inside the handler, and one
+that took a lock could deadlock against the main thread. SIGTERM and SIGINT go in ``STOPS``, read
+by ``run``'s start and loops; SIGHUP in ``HANGUPS``, ignored but said on stderr (an ssh hang-up
+never ends a connector). ``run``'s first ``note_stops`` after ``take_early`` keeps
+what was noted since the process began; any other call starts from nothing, so a run in process
+(a test's) never inherits an earlier stop."""
 
 from __future__ import annotations
 
@@ -26,19 +24,16 @@ from types import FrameType
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 HANGUP = signal.SIGHUP
 BLOCKED_AT_START = {*STOP_SIGNALS, HANGUP, signal.SIGUSR1}
-"""Rule 1: what ``bin/connect``'s first line blocks."""
 STOPS: list[int] = []
 HANGUPS: list[int] = []
-_KEPT_FOR_RUN: list[bool] = []
-"""Rule 4: filled by ``take_early``, emptied by ``run``'s first ``note_stops``."""
+_KEPT_FOR_RUN: list[bool] = []  # filled by take_early, emptied by run's first note_stops
 
 
 def _note(signum: int, frame: FrameType | None) -> None:
-    (HANGUPS if signum == HANGUP else STOPS).append(signum)  # rule 3: only notes
+    (HANGUPS if signum == HANGUP else STOPS).append(signum)  # only notes
 
 
 def take_early(argv: list[str]) -> None:
-    """Rule 2: ``run``'s handler before anything else runs; the defaults for every other command."""
     if next((argument for argument in argv if not argument.startswith("-")), None) == "run":
         note_stops()
         _KEPT_FOR_RUN.append(True)
@@ -49,8 +44,6 @@ def take_early(argv: list[str]) -> None:
 
 
 def note_stops() -> None:
-    """Install the noting handler for SIGTERM, SIGINT and SIGHUP, then unblock them; what was
-    noted before is kept only for ``run`` after ``take_early`` (rule 4)."""
     if not _KEPT_FOR_RUN:
         STOPS.clear()
         HANGUPS.clear()
@@ -61,17 +54,14 @@ def note_stops() -> None:
 
 
 def stop_asked() -> bool:
-    """Whether SIGTERM or SIGINT has been noted (rule 3)."""
     return bool(STOPS)
 
 
 def stop_name() -> str:
-    """The first stop noted, by name: ``SIGTERM``."""
     return signal.Signals(STOPS[0]).name if STOPS else ""
 
 
 def said_hangups() -> None:
-    """Each SIGHUP noted since the last call, said on stderr as ignored (rule 3)."""
     while HANGUPS:
         HANGUPS.pop()
         print(

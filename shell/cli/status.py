@@ -1,23 +1,17 @@
 """``bin/connect status``: what the connector is doing, read beside it without disturbing it.
 
-Rules:
-1. Reading is not deciding: the ledger is opened read-only in one read transaction
-   (``shell.ledger.status``) and the instance lock is never taken, so it works beside a running
-   connector, and beside none.
-2. Whether a connector runs is read from the lock file's metadata (``shell.state.lock.peek``),
-   with the pid's presence and its configuration problem (``core.presentation.status_values``
-   rule 2).
-3. A missing state directory, configuration or ledger, a ledger too new, unmigrated or
-   unreadable is one line and ``EXIT_CONFIG``; one busy past the timeout ``EXIT_UNAVAILABLE``.
-4. Nothing secret is printed: never the token (its file is not read), a feed position or a body.
-5. Text for a person, summary first; ``--json`` prints ``core.presentation.status_report``.
-6. A disk nearly full where the ledger lives is in the summary, as is a write the running
-   connector saw fail (``shell.ledger.connection.WriteFailures``) until one succeeds: both would otherwise
-   show only in its log.
-7. ``--shadow`` (or a shadow ``--state-dir``) shows the shadow run: its own lock and ledger, with
-   the state directory's configuration.
-8. While the lock file's process is present, a loop not turning (``core.heartbeats`` rule 2) is
-   named, from the heartbeats beside the ledger (``shell.heartbeats``)."""
+Reading is not deciding: the ledger is opened read-only in one read transaction
+(``shell.ledger.status``) and the instance lock is never taken, so it works beside a running
+connector, and beside none. Whether a connector runs is the lock file's metadata
+(``shell.state.lock.peek``) with the pid's presence and the configuration problem it names; while
+that process is present, a loop not turning is named from the heartbeats beside the ledger. A
+missing state directory, configuration or ledger, a ledger too new, unmigrated or unreadable is one
+line and exit 3; one busy past the timeout exit 6. Nothing secret is printed: never the token (its
+file is not read), a feed position or a body. A disk nearly full where the ledger lives is in the
+summary, as is a write the running connector saw fail (``shell.ledger.write_failures``) until one
+succeeds: both would otherwise show only in its log. ``--shadow`` (or a shadow ``--state-dir``)
+shows the shadow run: its own lock and ledger, with the state directory's configuration.
+"""
 
 from __future__ import annotations
 
@@ -29,6 +23,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from core.configuration import Configuration
 from core.file_kinds import CONFIG_NAME
 from core.heartbeats import beats_line, beats_report, not_turning
 from core.intake_status import (
@@ -46,19 +41,20 @@ from core.presentation.status_values import (
     LAST_DISPATCHES,
     LAST_WAITING_RECORDS,
     Disk,
+    LedgerSnapshot,
     LockFile,
     Status,
     pid_status,
 )
 from shell import heartbeats
 from shell.cli.arguments import add_state_arguments
-from shell.cli.commands import SUMMARIES
+from shell.cli.main import Subparsers, add_command
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
 from shell.ledger.connection import open_ledger_read_only, read_write_failure
 from shell.ledger.intake import read_intake_status, read_lane_state, read_loss_counts
 from shell.ledger.status import read_snapshot
 from shell.state.config import SHADOW_DIRECTORY, StatePaths, load_config, locate_state
-from shell.state.lock import peek, peek_only
+from shell.state.lock import Holder, peek, peek_only
 
 DESCRIPTION = f"""\
 Show what the connector is doing, from its ledger, without disturbing it.
@@ -122,29 +118,19 @@ exit codes: 0 shown; 3 no state directory, configuration or usable ledger (missi
 not yet migrated, unreadable); 6 the ledger stayed busy."""
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "status",
-        help=SUMMARIES["status"],
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(subparsers, "status", DESCRIPTION)
     add_state_arguments(parser)
     parser.add_argument(
-        "--shadow",
-        action="store_true",
+        "--shadow", action="store_true",
         help="show the shadow run's ledger (run --shadow, in <state>/shadow/): what it would do",
-    )
-    parser.add_argument(
-        "--json",
-        action="store_true",
-        help="print one JSON object (keys: see core/presentation/status_report.py)",
-    )
+    )  # fmt: skip
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON object (keys: see core/presentation/status_report.py)")
     parser.set_defaults(run=run)
 
 
 def _disk(directory: Path) -> Disk | None:
-    """The free and total space of the file system the ledger lives on (rule 6)."""
     try:
         measured = os.statvfs(directory)
     except OSError:
@@ -153,7 +139,7 @@ def _disk(directory: Path) -> Disk | None:
 
 
 def _where(paths: StatePaths, shadow: bool) -> tuple[StatePaths, Path]:
-    """Rule 7: the state (or shadow) directory to show, and the configuration that names it."""
+    """The state (or shadow) directory to show, and the configuration that names it."""
     if shadow:
         return StatePaths.at(paths.directory / SHADOW_DIRECTORY), paths.config
     outer = paths.directory.parent / CONFIG_NAME
@@ -180,44 +166,44 @@ def run(args: argparse.Namespace) -> int:
     except sqlite3.DatabaseError as error:
         raise UserError(f"{paths.ledger}: the ledger could not be read: {error}", EXIT_CONFIG) from error
     holder = holder or peek_only(paths.directory)  # the file names other ids since it started
-    status = Status(
-        account_id=configuration.account_id,
-        agent_id=configuration.agent_id,
-        state_dir=str(paths.directory),
-        ledger_path=str(paths.ledger),
-        lock_file=None
-        if holder is None
-        else replace(
-            LockFile(holder.pid, holder.started_at, pid_status(holder.pid_present)),
-            configuration_problem=holder.configuration_problem,
-        ),
-        ledger=snapshot,
-        unsafe_test_timings=configuration.unsafe_test_timings,
-        worker_allowed=configuration.worker_allow.named(),
-        disk=_disk(paths.directory),
-        write_failure=read_write_failure(paths.ledger),
-    )
+    status = _status(paths, configuration, holder, snapshot)
     beats = heartbeats.read(paths.ledger) if holder is not None and holder.pid_present else None
     now = datetime.now(UTC)
+    shadow = config != paths.config
     if args.json:
-        shown_json = {**report(status), "shadow": config != paths.config,
+        shown_json = {**report(status), "shadow": shadow,
                       "live_lane": lane_report(lane), "losses": losses_report(losses),
                       "intake": intake_report(news, inbox),
                       "loops": None if beats is None else beats_report(beats, now)}  # fmt: skip
         print(json.dumps(shown_json, ensure_ascii=False, indent=2))
-    else:
-        shown = lines(status)
-        if config != paths.config:
-            shown[0] = f"shadow run (admits and logs; dispatches and posts nothing) · {shown[0]}"
-        at = next(
-            (index for index, line in enumerate(shown) if line.startswith("lifecycle messages: ")), len(shown)
-        )
-        shown.insert(at, lane_line(lane, short_time))
-        shown.insert(at + 1, losses_line(losses))
-        shown[at + 1 : at + 1] = [inbox_line(inbox, short_time), news_line(news, short_time)]
-        if beats is not None:
-            shown.insert(at + 4, beats_line(beats, now))  # after the lanes, the inbox's and the losses
-            if stalled := not_turning(beats, now):
-                shown[0] += f"; NOT TURNING: {', '.join(stalled)}"
-        print("\n".join(shown))
+        return EXIT_OK
+    shown = lines(status)
+    if shadow:
+        shown[0] = f"shadow run (admits and logs; dispatches and posts nothing) · {shown[0]}"
+    at = next((at for at, line in enumerate(shown) if line.startswith("lifecycle messages: ")), len(shown))
+    shown.insert(at, lane_line(lane, short_time))
+    shown.insert(at + 1, losses_line(losses))
+    shown[at + 1 : at + 1] = [inbox_line(inbox, short_time), news_line(news, short_time)]
+    if beats is not None:
+        shown.insert(at + 4, beats_line(beats, now))  # after the lanes, the inbox's and the losses
+        if stalled := not_turning(beats, now):
+            shown[0] += f"; NOT TURNING: {', '.join(stalled)}"
+    print("\n".join(shown))
     return EXIT_OK
+
+
+def _status(
+    paths: StatePaths, configuration: Configuration, holder: Holder | None, ledger: LedgerSnapshot
+) -> Status:
+    lock_file = None if holder is None else replace(
+        LockFile(holder.pid, holder.started_at, pid_status(holder.pid_present)),
+        configuration_problem=holder.configuration_problem,
+    )  # fmt: skip
+    return Status(
+        account_id=configuration.account_id, agent_id=configuration.agent_id,
+        state_dir=str(paths.directory),
+        ledger_path=str(paths.ledger), lock_file=lock_file, ledger=ledger,
+        unsafe_test_timings=configuration.unsafe_test_timings,
+        worker_allowed=configuration.worker_allow.named(), disk=_disk(paths.directory),
+        write_failure=read_write_failure(paths.ledger),
+    )  # fmt: skip

@@ -19,7 +19,7 @@ import pytest
 
 from core.configuration import RouteFacts, route_advice, route_problem
 from shell.cli.main import main as connect
-from shell.cli.resolve.entry import main as resolve
+from shell.cli.resolve import main as resolve
 from shell.errors import EXIT_CONFIG, EXIT_USAGE
 
 TOO_LARGE_ID = "9" * 30

@@ -15,8 +15,7 @@ from pathlib import Path
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from shell.cli.commands import SUMMARIES, module_name
-from shell.cli.main import COMMANDS, build_parser, chosen
+from shell.cli.main import COMMANDS, SUMMARIES, build_parser, chosen, module_name
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 PROBE = (

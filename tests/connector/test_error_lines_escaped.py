@@ -1,4 +1,4 @@
-"""The seam's error line carries every text escaped (``shell.cli.seam`` rule 1): a path or a name
+"""The seam's error line carries every text escaped (``shell.cli.seam``): a path or a name
 holding a carriage return, a newline or an escape sequence is shown as its escape, so each of an
 error's own lines stays one line that a terminal shows and never obeys."""
 

@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 
-from shell.cli.resolve.entry import OWN_WORDS
+from shell.cli.resolve import OWN_WORDS
 from shell.cli.seam import answer
 from shell.errors import EXIT_CONFIG, EXIT_NOT_FOUND, EXIT_OK, EXIT_UNAVAILABLE, UserError
 from shell.ledger.connection import LedgerBusy

@@ -1,4 +1,4 @@
-"""A stop noted before ``run`` reaches the connector's start (``shell.cli.run`` rule 10,
+"""A stop noted before ``run`` reaches the connector's start (``shell.cli.run``,
 ``shell.cli.start_signals``): the next step never runs -- no lock taken, no ledger made, no hold
 set, no question asked of Basecamp -- and it says so in one line, exit 0. In process, the stop
 noted by the real handler as a signal would note it."""

@@ -1,4 +1,4 @@
-"""A standard stream the command cannot write (``shell.cli.streams``, ``shell.cli.seam`` rule 7),
+"""A standard stream the command cannot write (``shell.cli.seam``),
 as real processes: stdout on ``/dev/full`` or closed is one line naming standard output and
 exit 3 -- never the ledger's disk blamed, never a traceback -- and a decision taken says it was
 recorded; a closed or full stderr keeps the exit code; an ASCII-only encoding escapes what it

@@ -1,4 +1,4 @@
-"""Bad usage of either command line is an error like any other (``shell.cli.seam`` rule 6): one
+"""Bad usage of either command line is an error like any other (``shell.cli.seam``): one
 ``error:`` line naming the command and its ``--help``, exit 2, and with ``--json`` the documented
 JSON object on stdout -- never argparse's ``usage: ... / prog: error: ...``. Ids are ASCII digits
 alone (``core.ids``), and flags that contradict each other are bad usage
@@ -14,7 +14,7 @@ import pytest
 
 from core.ids import id_digits
 from shell.cli.main import main as connect
-from shell.cli.resolve.entry import main as resolve
+from shell.cli.resolve import main as resolve
 from shell.errors import EXIT_USAGE
 
 

@@ -1,4 +1,4 @@
-"""A person's commands on a disk that will not take their writes (``shell.cli.person`` rule 4,
+"""A person's commands on a disk that will not take their writes (``shell.cli.decisions``,
 ``shell.state.lock.acquire``, ``shell.state.config.save_config``): a full disk, a read-only state
 directory and a file-size bound (``ulimit -f``) are each one ``error:`` line, exit 3, saying the
 decision was not recorded (or nothing was changed or written) -- never a traceback -- and the
@@ -16,7 +16,7 @@ import pytest
 
 from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main as connect
-from shell.cli.resolve.entry import main as resolve
+from shell.cli.resolve import main as resolve
 from shell.errors import EXIT_CONFIG
 from shell.ledger.connection import open_ledger
 from tests.support.configured import configure_connector

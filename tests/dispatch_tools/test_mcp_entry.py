@@ -56,10 +56,9 @@ def test_the_entry_imports_no_other_command(tmp_path: Path) -> None:
     )  # fmt: skip
     modules = set(json.loads(probe.stdout)["modules"])
     commands = {name for name in modules if name.startswith("shell.cli.")}
-    # main, its one error seam (and the standard streams it says a failed answer on), the commands'
-    # summary table, and the one command with its argument types
-    assert commands == {"shell.cli.main", "shell.cli.seam", "shell.cli.streams", "shell.cli.commands", "shell.cli.mcp",
-                        "shell.cli.arguments"}  # fmt: skip
+    # main (with the commands' summary table), its one error seam (with the standard streams it
+    # says a failed answer on), and the one command with its argument types
+    assert commands == {"shell.cli.main", "shell.cli.seam", "shell.cli.mcp", "shell.cli.arguments"}
     assert not {"urllib3", "shell.connector", "shell.basecamp.standin.server"} & modules
 
 

@@ -206,7 +206,7 @@ START_NEVER_IMPORTS = {
 }  # fmt: skip
 """What the server's start, to its ``initialize`` answer, never imports: an instruction's mention
 stripping (the first ``get_dispatch`` imports it), a token file's reader (only a file that is not
-a ledger is read as one), argparse's terminal width through ``shutil`` (``shell.cli.seam`` rule 8),
+a ledger is read as one), argparse's terminal width through ``shutil`` (``shell.cli.seam``),
 the lifecycle tables, the configuration's parser, status's values, and the probe's tools (only a
 probe token's start serves them)."""
 

@@ -13,7 +13,7 @@ from core.edges import IntentState
 from core.message_kinds import guard_key
 from core.notes import CANCELED_BY_HOLD
 from core.snapshots import StopReason
-from shell.cli.hold import described
+from shell.cli.decisions import described
 from shell.clock import FakeClock
 from shell.ledger import hold, tasks
 from shell.ledger.connection import Ledger

@@ -69,10 +69,10 @@ BAD_INPUT = [
         "test_a_token_that_cannot_go_in_a_header_is_one_line",
     ),
     rule(
-        "bad input: run refuses a route to a missing directory before anything starts",
+        'bad input: run refuses a route to a missing directory before anything starts',
         '    if failing:  # its requests would end in a public "could not be started" notice (core.configuration)\n',
-        "    if False:\n",
-        "test_run_refuses_a_route_to_a_missing_directory_before_anything_starts",
+        '    if False:\n',
+        'test_run_refuses_a_route_to_a_missing_directory_before_anything_starts',
     ),
     rule(
         "bad input: the owner's open runs quick_check: a ledger damaged in the middle is refused at start",

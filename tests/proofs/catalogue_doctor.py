@@ -129,7 +129,7 @@ DOCTOR: list[Mutation] = [
     ),
     rule(
         "doctor --deep: a probe token opens no ledger and serves the handshake alone",
-        "    if is_probe(token):  # doctor --deep's: the handshake and nothing else (rule 7)\n",
+        "    if is_probe(token):  # doctor --deep's: the handshake and nothing else\n",
         "    if False:\n",
         "test_a_probe_token_opens_no_ledger_marks_the_handshake_and_refuses_every_tool",
         "test_the_bundled_demo_worker_completes_the_handshake_and_its_group_is_ended",

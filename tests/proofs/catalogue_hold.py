@@ -73,7 +73,7 @@ HOLD: list[Mutation] = [
     ),
     rule(
         "the hold: run --hold sets it before the connector starts",
-        "        if args.hold:  # before intake starts (rule 6)\n",
+        "        if args.hold:  # before intake starts\n",
         "        if False:\n",
         "test_a_mention_made_under_the_hold_waits_and_is_answered_once_after_release",
     ),

@@ -267,9 +267,9 @@ LIMITS += [  # the MCP server's start imports only what its tools use
     ),
     rule(
         "mcp start: the command line's argument types import no configuration parser",
-        "from core.ids import MAX_ID\nfrom core.timestamps import MAX_DURATION, parse_duration\n\nMAX_PORT",
-        "from core.configuration import MAX_ID\nfrom core.timestamps import MAX_DURATION, parse_duration\n\nMAX_PORT",
-        "test_the_server_imports_only_what_its_tools_use",
+        'from core.ids import MAX_ID\nfrom core.timestamps import MAX_DURATION, parse_duration\n',
+        'from core.configuration import MAX_ID\nfrom core.timestamps import MAX_DURATION, parse_duration\n',
+        'test_the_server_imports_only_what_its_tools_use',
     ),
     rule(
         "mcp start: an event's outcome is a state, imported without the snapshots' values",

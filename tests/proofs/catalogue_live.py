@@ -118,7 +118,7 @@ LIVE: list[Mutation] = [
     ),
     rule(
         "status: the live lane's state is shown",
-        "        shown.insert(at, lane_line(lane, short_time))\n",
+        "    shown.insert(at, lane_line(lane, short_time))\n",
         "",
         "test_a_mention_is_heard_live_and_status_tells_the_lane",
     ),
@@ -173,7 +173,7 @@ LIVE: list[Mutation] = [
     ),
     rule(
         "status: losses and gaps are shown",
-        "        shown.insert(at + 1, losses_line(losses))\n",
+        "    shown.insert(at + 1, losses_line(losses))\n",
         "",
         "test_a_mention_is_heard_live_and_status_tells_the_lane",
     ),

@@ -55,7 +55,7 @@ RECEIPT: list[Mutation] = [
         "    if False:\n        return Failure(ReceiptRefused(\n",
         "test_a_body_without_words_accepts_nothing",
     ),
-    # shell/cli/resolve/decide.py, receipt.py; core/resolution.py; shell/basecamp/reads.py
+    # shell/cli/resolve.py; core/resolution.py; shell/basecamp/reads.py
     rule(
         "outbox-resolve sent reads message N before recording it, unless --unchecked",
         "            checked = not args.unchecked and check_receipt_at_basecamp(context, args.id, args.receipt)\n",

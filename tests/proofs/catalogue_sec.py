@@ -208,10 +208,10 @@ SEC: list[Mutation] = [
         "test_a_runtime_directory_another_user_made_first_is_named_with_what_to_do",
     ),
     rule(
-        "bin/connect run writes no core",
-        "    process_secrets.forbid_core_dumps()  # rule 12: before the token is read\n",
-        "",
-        "test_the_running_connector_writes_no_core",
+        'bin/connect run writes no core',
+        '    process_secrets.forbid_core_dumps()  # before the token file is read\n',
+        '',
+        'test_the_running_connector_writes_no_core',
     ),
     rule(
         "the MCP server writes no core",

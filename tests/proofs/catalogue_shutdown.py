@@ -29,22 +29,19 @@ SHUTDOWN: list[Mutation] = [
     ),
     rule(
         "SIGUSR1 writes every thread's stack and the connector goes on",
-        "    with stack_dumps.on_sigusr1():  # rule 7: from the first step of the start to `stopped`\n"
-        "        return _run_checked(args)\n",
+        "    with stack_dumps.on_sigusr1():  # from the first step of the start to `stopped`\n        return _run_checked(args)\n",
         "    return _run_checked(args)\n",
         "test_sigusr1_writes_every_threads_stack_and_the_connector_goes_on",
         "test_sigusr1_during_the_start_writes_the_stacks_and_the_start_goes_on",
     ),
     rule(
         "SIGUSR1 writes the stacks during the start too, not only once the loops run",
-        "    with stack_dumps.on_sigusr1():  # rule 7: from the first step of the start to `stopped`\n"
-        "        return _run_checked(args)\n",
+        "    with stack_dumps.on_sigusr1():  # from the first step of the start to `stopped`\n        return _run_checked(args)\n",
         "    return _run_checked(args)\n",
         "test_sigusr1_during_the_start_writes_the_stacks_and_the_start_goes_on",
         also=((
             "        _serve(connector, ledger_path, _stop_requested, bound, _running(configuration, args.shadow))\n",
-            "        with stack_dumps.on_sigusr1():\n"
-            "            _serve(connector, ledger_path, _stop_requested, bound, _running(configuration, args.shadow))\n",
+            "        with stack_dumps.on_sigusr1():\n            _serve(connector, ledger_path, _stop_requested, bound, _running(configuration, args.shadow))\n",
         ),),
     ),
     rule(

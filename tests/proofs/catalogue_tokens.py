@@ -67,8 +67,8 @@ TOKENS: list[Mutation] = [
     ),
     rule(
         "token: login keeps the token file owner-only",
-        "    private_files.write_atomically(token_file, to_text(credentials).encode(), FileKind.token)\n",
-        "    token_file.write_text(to_text(credentials))\n",
+        "    private_files.write_atomically(token_file, oauth.to_text(credentials).encode(), FileKind.token)\n",
+        "    token_file.write_text(oauth.to_text(credentials))\n",
         "test_login_obtains_a_token_by_the_loopback_redirect_and_keeps_it_owner_only",
     ),
     rule(

@@ -1,6 +1,6 @@
 """Fixtures for a person's resolutions: a real ledger file in an owner-only directory, intents put
 into each state through the ledger (``resolve_world.Intents``), and the CLI driven in-process
-through ``shell.cli.resolve.entry.main`` on a fake clock."""
+through ``shell.cli.resolve.main`` on a fake clock."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from shell.cli.resolve.entry import main
+from shell.cli.resolve import main
 from shell.clock import FakeClock
 from shell.ledger.connection import Ledger, open_ledger
 from tests.resolve.resolve_world import Intents, Ran, Run

@@ -15,7 +15,7 @@ import pytest
 
 from core import notes
 from shell.basecamp.standin.server import StandIn
-from shell.cli.resolve.entry import main
+from shell.cli.resolve import main
 from shell.clock import FakeClock
 from shell.errors import EXIT_OK, EXIT_REFUSED, EXIT_UNAVAILABLE
 from shell.ledger import outbox as rows

@@ -10,8 +10,7 @@ import pytest
 
 from core import notes
 from core.timestamps import format_timestamp
-from shell.cli.resolve.entry import main
-from shell.cli.resolve.shared import human_age
+from shell.cli.resolve import human_age, main
 from shell.clock import FakeClock
 from shell.errors import EXIT_OK
 from tests.resolve.resolve_world import Intents, Run

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from shell.cli.main import main as connect
-from shell.cli.resolve.entry import main as resolve
+from shell.cli.resolve import main as resolve
 from shell.errors import EXIT_CONFIG
 from shell.ledger.connection import LedgerNotPrivate, open_ledger
 from shell.state.config import StatePaths
