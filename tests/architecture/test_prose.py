@@ -1,10 +1,14 @@
 """Prose a reader can trust: no module of core/, shell/, bin/ or tests/ cites a document outside
-the repository (say what is meant in the repository's words)."""
+the repository (say what is meant in the repository's words); no rule is cited by a number that
+another file must keep in step (cite it by its name or its test), and none of core/ or shell/ opens
+a numbered list of rules; docstrings are at most a tenth of core/ and shell/."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+
+from tests.architecture.docstring_share import docstrings
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("core", "shell")
@@ -55,6 +59,19 @@ def outside_citations() -> list[str]:
     return found
 
 
+NUMBERED_RULE = re.compile(r"\b[Rr]ules? \d+[a-z]?\b|^\s*Rules\b[^:\n]*:\s*$|^\s*Rule \d+[:.]", re.MULTILINE)
+DOCSTRING_SHARE = 0.10
+
+
+def rules_cited_by_number() -> list[str]:
+    found = []
+    for path in _modules():
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if match := NUMBERED_RULE.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {match.group(0).strip()!r}")
+    return found
+
+
 def _report(found: list[str]) -> str:
     return f"{len(found)} to fix:\n" + "\n".join(found)
 
@@ -67,3 +84,15 @@ def test_no_production_module_cites_a_document_outside_the_repository():
 def test_no_test_cites_a_document_outside_the_repository():
     found = [line for line in outside_citations() if line.startswith("tests/")]
     assert not found, _report(found)
+
+
+def test_no_rule_is_cited_by_number_and_no_module_opens_a_numbered_list_of_rules():
+    found = rules_cited_by_number()
+    assert not found, _report(found)
+
+
+def test_docstrings_are_at_most_a_tenth_of_core_and_shell():
+    modules = _modules()
+    lines = sum(len(path.read_text().splitlines()) for path in modules)
+    documented = sum(count for path in modules for _, count in docstrings(path))
+    assert documented <= DOCSTRING_SHARE * lines, f"docstrings are {documented} of {lines} lines"
