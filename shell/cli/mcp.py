@@ -78,8 +78,8 @@ def run(args: argparse.Namespace) -> int:
     token = take_token(args.token_env, args.token_fd)  # first, before anything else runs
     if args.token_fd is None and not _erased(args.token_env, token):  # /proc/PID/environ would show it
         raise UserError(NOT_ERASED, EXIT_CONFIG)
-        from shell.doctor.handshake import serve_probe  # noqa: PLC0415 -- only a probe token's start reads it
     if is_probe(token):  # doctor --deep's: the handshake and nothing else
+        from shell.doctor.handshake import serve_probe  # noqa: PLC0415 -- only a probe token's start reads it
 
         serve_probe(args.ledger, token, sys.stdin.buffer, sys.stdout.buffer, VERSION)
         return EXIT_OK
