@@ -37,7 +37,6 @@ RIVAL_STATES = ("pending", "sending", "indeterminate", "abandoned")
 
 @dataclass(frozen=True, slots=True)
 class Neighbour:
-    """An intent at the same (message kind, recording) holding no receipt, as the ledger reads it."""
 
     intent_id: int
     state: str
@@ -45,7 +44,6 @@ class Neighbour:
 
 
 def rivals(intent_id: int, neighbours: Iterable[Neighbour]) -> list[Rival]:
-    """The neighbours of intent ``intent_id`` that could claim the same message."""
     return [
         Rival(neighbour.intent_id, neighbour.body)
         for neighbour in neighbours
@@ -101,7 +99,6 @@ def decide_adoption(
     worker_messages: Set[int],
     rivals: Iterable[Rival],
 ) -> Adoption:
-    """Adopt the one listed message that is this intent's, or say why the listing cannot tell."""
     words = message_text(body)
     if not words:
         return Indeterminate(notes.NO_WORDS)
@@ -128,7 +125,6 @@ def decide_adoption(
 
 @dataclass(frozen=True, slots=True)
 class ReadMessage:
-    """One message read alone by its id: where it stands, who wrote it, when, and its content."""
 
     id: int
     at_recording_id: int  # the recording a comment or boost is on; the Campfire of a line

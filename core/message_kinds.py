@@ -38,7 +38,6 @@ STARVING_AFTER = timedelta(minutes=2)
 
 
 class ClaimNeeds(StrEnum):
-    """The snapshot a claim of the kind reads."""
 
     event = "event"  # the event's record and every task row of the event, live or retired
     attempt = "attempt"  # the attempt and the live task rows of its task
@@ -46,7 +45,6 @@ class ClaimNeeds(StrEnum):
 
 
 class Where(StrEnum):
-    """How a kind's destination is found, from the record it answers for."""
 
     asking_recording = "asking_recording"  # a boost on the recording that asked
     reply = "reply"  # the record's reply destination
@@ -194,7 +192,6 @@ GUARDED_VERDICTS = frozenset({RecordState.admitted, RecordState.queued})
 
 @dataclass(frozen=True, slots=True)
 class Intent:
-    """One message to post exactly once or not at all, as the ledger writes it."""
 
     key: str
     kind: IntentKind

@@ -89,7 +89,6 @@ class Refused:
 
 @dataclass(frozen=True, slots=True)
 class Uncertain:
-    """The message may exist: only a listing of the destination can tell."""
 
     cause: UncertainCause
     status: int | None
@@ -141,7 +140,6 @@ class StopRetrying:
 
 @dataclass(frozen=True, slots=True)
 class Refuse:
-    """Basecamp refused the message itself: canceled with the refused note."""
 
     note: str = notes.REFUSED_NOTE
 
@@ -215,12 +213,10 @@ class GiveUp:
 def listing_since(
     sending_at: datetime | None, created_at: datetime, slack: timedelta = RECONCILE_SLACK
 ) -> datetime:
-    """The earliest creation time a listing for this intent must reach back to."""
     return (sending_at if sending_at is not None else created_at) - slack
 
 
 def backoff_delay(failures: int) -> timedelta:
-    """The wait after ``failures`` failed listings (at least one)."""
     if failures < 1:
         raise ValueError(f"a backoff follows at least one failed listing, not {failures}")
     return min(BACKOFF_START * (1 << min(failures - 1, 32)), BACKOFF_MAX)
@@ -259,7 +255,6 @@ def by_destination(due: Iterable[Row]) -> list[list[Row]]:
 def request_timeout(
     now: datetime, deadline: datetime | None, post_timeout: timedelta = POST_TIMEOUT
 ) -> timedelta:
-    """The bound on one request made at ``now``: ``post_timeout``, cut to the deadline if sooner."""
     if deadline is None:
         return post_timeout
     return max(min(post_timeout, deadline - now), timedelta(0))
@@ -272,5 +267,4 @@ def may_claim(now: datetime, deadline: datetime | None, post_timeout: timedelta 
 
 
 def wait_after_batch(claims: int, batch: int, tick: timedelta = OUTBOX_TICK) -> timedelta:
-    """A full batch means a backlog: the next goes at once."""
     return timedelta(0) if claims >= batch else tick

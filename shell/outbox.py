@@ -149,12 +149,10 @@ class FlushSummary:
         return self.results.count(result)
 
     def claims(self) -> int:
-        """Intents this flush claimed (sent, refused, left uncertain or canceled at the claim)."""
         return sum(result in CLAIMED for result in self.results)
 
 
 class Outbox:
-    """The one sender of lifecycle messages for one ledger."""
 
     def __init__(
         self, ledger: Ledger, poster: Poster, agent_id: int, options: OutboxOptions | None = None
@@ -387,7 +385,6 @@ class Outbox:
     # -- the lifecycle ---------------------------------------------------------------------
 
     def run_once(self, stop: threading.Event | None = None) -> FlushSummary:
-        """One tick: a batch of sends, then at most one listing; ``stop`` cuts either short."""
         summary = self.flush(limit=self._options.run_batch, stop=stop)
         self.reconcile(limit=self._options.run_reconcile_batch, stop=stop)
         return summary

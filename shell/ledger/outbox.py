@@ -39,7 +39,6 @@ class IntentMoved(Exception):
 
 @dataclass(frozen=True, slots=True)
 class IntentRow:
-    """One outbox row, as the sender and a person see it."""
 
     id: int
     key: str
@@ -98,7 +97,6 @@ def _intents(connection: sqlite3.Connection, where: str, values: Sequence[object
 
 
 def write_intents(connection: sqlite3.Connection, intents: Iterable[Intent], now: datetime) -> int:
-    """Insert each intent unless its key exists; the number actually written."""
     written = 0
     for intent in intents:
         written += connection.execute(
@@ -169,7 +167,6 @@ def held(connection: sqlite3.Connection) -> bool:
 
 
 def claim_snapshot(connection: sqlite3.Connection, row: IntentRow) -> ClaimFacts:
-    """What ``row``'s kind's claim reads, in the caller's transaction."""
     match KINDS[row.kind].needs:
         case ClaimNeeds.event:
             if row.event_id is None:
@@ -246,7 +243,6 @@ def lifecycle_at(connection: sqlite3.Connection, destination: Destination) -> tu
 
 
 def pending_guard(connection: sqlite3.Connection, event_id: int) -> int | None:
-    """The id of record ``event_id``'s guard acknowledgement while it is still pending."""
     found = connection.execute(
         "SELECT id FROM outbox WHERE intent_key = ? AND state = 'pending'", (guard_key(event_id),)
     ).fetchone()
