@@ -65,19 +65,17 @@ COMPLETED = Rule(Trigger.completed, requires_route=True)
 COMMENT_CREATED = "comment.created"
 CHAT_LINE_CREATED = "chat.line.created"
 
-MATRIX: Mapping[str, tuple[Rule, ...]] = MappingProxyType(
-    {
-        COMMENT_CREATED: (MENTIONED, SUBSCRIBED),
-        "message.created": (MENTIONED,),
-        "todo.created": (MENTIONED,),
-        "card.created": (MENTIONED,),
-        CHAT_LINE_CREATED: (MENTIONED,),
-        "todo.assignment_changed": (ASSIGNED,),
-        "card.assignment_changed": (ASSIGNED,),
-        "todo.completed": (COMPLETED,),
-        "card.completed": (COMPLETED,),
-    }
-)
+MATRIX: Mapping[str, tuple[Rule, ...]] = MappingProxyType({
+    COMMENT_CREATED: (MENTIONED, SUBSCRIBED),
+    "message.created": (MENTIONED,),
+    "todo.created": (MENTIONED,),
+    "card.created": (MENTIONED,),
+    CHAT_LINE_CREATED: (MENTIONED,),
+    "todo.assignment_changed": (ASSIGNED,),
+    "card.assignment_changed": (ASSIGNED,),
+    "todo.completed": (COMPLETED,),
+    "card.completed": (COMPLETED,),
+})
 
 AGENT_ACTOR = "agent"  # the feed's actor_type of an action taken by an agent
 
@@ -215,6 +213,7 @@ RETRIED_WITHOUT_END = frozenset({BlockedReason.config_unreadable})
 
 AGENT_PERSONABLE = "Agent"
 REQUESTS = frozenset({Trigger.mentioned, Trigger.assigned})
+CONTENT = frozenset({Trigger.mentioned, Trigger.subscribed})  # judged by their author's words
 ADMITTED_STATES = frozenset({RecordState.admitted, RecordState.queued})
 VERDICT_STATES = ADMITTED_STATES | {RecordState.blocked, RecordState.discarded}
 
@@ -272,17 +271,15 @@ class ReadFailure:
     retry_at: datetime | None = None
 
 
-_FAILURE_REASONS: Mapping[ReadFailureKind, BlockedReason] = MappingProxyType(
-    {
-        ReadFailureKind.failed: BlockedReason.read_failed,
-        ReadFailureKind.throttled: BlockedReason.throttled,
-        ReadFailureKind.not_found: BlockedReason.read_failed,
-        ReadFailureKind.forbidden: BlockedReason.read_failed,
-        ReadFailureKind.unresolved: BlockedReason.read_unresolved,
-        ReadFailureKind.bucket_mismatch: BlockedReason.bucket_mismatch,
-        ReadFailureKind.unroutable: BlockedReason.unroutable,
-    }
-)
+_FAILURE_REASONS: Mapping[ReadFailureKind, BlockedReason] = MappingProxyType({
+    ReadFailureKind.failed: BlockedReason.read_failed,
+    ReadFailureKind.throttled: BlockedReason.throttled,
+    ReadFailureKind.not_found: BlockedReason.read_failed,
+    ReadFailureKind.forbidden: BlockedReason.read_failed,
+    ReadFailureKind.unresolved: BlockedReason.read_unresolved,
+    ReadFailureKind.bucket_mismatch: BlockedReason.bucket_mismatch,
+    ReadFailureKind.unroutable: BlockedReason.unroutable,
+})
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,23 +384,19 @@ def _match(
 
 
 def _snapshot(summary: RecordingSummary, author_trusted: bool) -> Mapping[str, str | None]:
-    return MappingProxyType(
-        {
-            "type": summary.type,
-            "title": summary.title,
-            "app_url": summary.app_url,
-            "content": summary.content,
-            "updated_at": summary.updated_at,
-            "author_id": None if summary.creator is None else str(summary.creator.id),
-            "author_trusted": "true" if author_trusted else "false",
-        }
-    )
+    return MappingProxyType({
+        "type": summary.type,
+        "title": summary.title,
+        "app_url": summary.app_url,
+        "content": summary.content,
+        "updated_at": summary.updated_at,
+        "author_id": None if summary.creator is None else str(summary.creator.id),
+        "author_trusted": "true" if author_trusted else "false",
+    })
 
 
 def decide(
-    event: EventPointer,
-    settings: AdmissionSettings,
-    read: RecordingSummary | ReadFailure,
+    event: EventPointer, settings: AdmissionSettings, read: RecordingSummary | ReadFailure,
     members: frozenset[int] | None = None,
 ) -> Verdict:
     """``members``: the project's non-client members (None: not read, or the read failed)."""
@@ -431,8 +424,7 @@ def decide(
     reply = _reply(event, summary)
     if summary.creator is None or summary.creator.id <= 0 or reply is None:
         return _blocked(BlockedReason.read_failed)
-    content_event = any(rule.trigger in (Trigger.mentioned, Trigger.subscribed) for rule in rules)
-    if content_event:
+    if any(rule.trigger in CONTENT for rule in rules):
         refused = _author_verdict(summary.creator, event, settings, members)
         if refused is not None:
             return refused
@@ -447,24 +439,17 @@ def decide(
 
 
 def _verdict_for(
-    rule: Rule,
-    event: EventPointer,
-    summary: RecordingSummary,
-    routed: bool,
-    reply: tuple[str, MessageKind, int],
-    *,
-    author_trusted: bool,
+    rule: Rule, event: EventPointer, summary: RecordingSummary, routed: bool,
+    reply: tuple[str, MessageKind, int], *, author_trusted: bool,
 ) -> Verdict:
     conversation_key, reply_kind, reply_recording_id = reply
     if not routed and rule.requires_route:
         return _discarded(DiscardReason.no_route, rule.trigger)
-    content = rule.trigger in (Trigger.mentioned, Trigger.subscribed)
     author = summary.creator
-    requester = author.id if content and author is not None else event.performer_id
-    admitted = routed
+    requester = author.id if rule.trigger in CONTENT and author is not None else event.performer_id
     return Verdict(
-        state=RecordState.admitted if admitted else RecordState.blocked,
-        reason=None if admitted else BlockedReason.no_route,
+        state=RecordState.admitted if routed else RecordState.blocked,
+        reason=None if routed else BlockedReason.no_route,
         trigger=rule.trigger,
         acknowledge=rule.acknowledge,
         conversation_key=conversation_key,
@@ -472,7 +457,7 @@ def _verdict_for(
         reply_bucket_id=event.bucket_id,
         reply_recording_id=reply_recording_id,
         requester_id=requester,
-        snapshot=_snapshot(summary, author_trusted) if admitted else None,
+        snapshot=_snapshot(summary, author_trusted) if routed else None,
     )
 
 

@@ -36,7 +36,7 @@ from datetime import timedelta
 from enum import StrEnum
 from pathlib import PurePosixPath
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from core import worker_allowances
 from core.ids import MAX_ID, id_digits
@@ -104,11 +104,6 @@ class Configuration:
         return next((route for route in self.routes if route.project_id == project_id), None)
 
 
-DEFAULT_TRUST = Trust()
-DEFAULT_TIMINGS = Timings()
-DEFAULT_CONCURRENCY = 2
-DEFAULT_TASK_DEADLINE = timedelta(minutes=90)
-
 # The top-level keys of the JSON file, and the flag that sets each (for the problem lines).
 KEYS: dict[str, str] = {
     "version": "",
@@ -129,26 +124,24 @@ KEYS: dict[str, str] = {
 TRUST_KEYS = ("mode", "operator_id", "allow")
 ROUTE_KEYS = ("directory", "class", "watch_completions")
 TIMING_KEYS = ("guard_delay", "still_running", "reconcile_after")
-REQUIRED = ("account_id", "base_url", "agent_id", "token_file")
 
-UNSAFE_OPTION = "--unsafe-test-timings"
 FLOORS: Mapping[str, timedelta] = {
     "timings.reconcile_after": timedelta(seconds=60),
     "timings.guard_delay": timedelta(seconds=10),
     "timings.still_running": timedelta(minutes=1),
     "task_deadline": timedelta(minutes=1),
+    "--poll-seconds": timedelta(seconds=1),
 }
-POLL_FLOOR = timedelta(seconds=1)
 
 
 def below_floor(where: str, value: timedelta, *, unsafe: bool) -> str | None:
     """A problem line when ``value`` of ``where`` is under its floor and the floors hold."""
-    floor = POLL_FLOOR if where == "--poll-seconds" else FLOORS[where]
+    floor = FLOORS[where]
     if unsafe or value >= floor:
         return None
     return (
         f"{where}: at least {format_duration(floor)} (the reference's floor), not {format_duration(value)};"
-        f" shorter only for a demo or a test, with setup {UNSAFE_OPTION}"
+        " shorter only for a demo or a test, with setup --unsafe-test-timings"
     )
 
 
@@ -173,17 +166,11 @@ def positive_id(value: Any, where: str, problems: list[str]) -> int | None:
     return number
 
 
-def _optional_id(data: Mapping[str, Any], key: str, problems: list[str]) -> int | None:
-    return None if data.get(key) is None else positive_id(data[key], key, problems)
-
-
 def _duration(value: Any, where: str, problems: list[str]) -> timedelta | None:
     parsed = parse_duration(value) if isinstance(value, str) else None
     if parsed is None:
-        problems.append(
-            f"{where}: expected a positive duration up to a year, like 90m, 30s, 2h or 1h30m, "
-            f"not {_shown(value)}"
-        )
+        problems.append(f"{where}: expected a positive duration up to a year, like 90m, 30s, 2h or 1h30m, "
+                        f"not {_shown(value)}")
     return parsed
 
 
@@ -198,12 +185,12 @@ def _unknown(mapping: Mapping[str, Any], known: Sequence[str], where: str, probl
 
 
 def _base_url(value: Any, problems: list[str]) -> str | None:
-    if not isinstance(value, str) or not value.strip():
-        problems.append(f"base_url: expected a URL like https://3.basecampapi.com, not {_shown(value)}")
-        return None
-    url = value.strip().rstrip("/")
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    url = value.strip().rstrip("/") if isinstance(value, str) else ""
+    try:
+        parts: SplitResult | None = urlsplit(url)
+    except ValueError:  # a bracketed host that is no IPv6 address
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         problems.append(f"base_url: expected a URL like https://3.basecampapi.com, not {_shown(value)}")
         return None
     if parts.path or parts.query or parts.fragment or parts.username or parts.password:
@@ -231,21 +218,19 @@ def _absolute_path(value: Any, where: str, problems: list[str]) -> str | None:
 
 def _trust(value: Any, problems: list[str]) -> Trust:
     if value is None:
-        return DEFAULT_TRUST
+        return Trust()
     if not isinstance(value, Mapping):
         problems.append(f"trust: expected an object with {', '.join(TRUST_KEYS)}, not {_shown(value)}")
-        return DEFAULT_TRUST
+        return Trust()
     _unknown(value, TRUST_KEYS, "trust.", problems)
-    mode = DEFAULT_TRUST.mode
+    mode = TrustMode.operator
     raw_mode = value.get("mode", mode.value)
-    if raw_mode in {item.value for item in TrustMode}:
+    if raw_mode in set(TrustMode):
         mode = TrustMode(raw_mode)
     else:
-        modes = ", ".join(item.value for item in TrustMode)
-        problems.append(f"trust.mode: expected one of {modes}, not {_shown(raw_mode)}")
-    operator_id = None
-    if value.get("operator_id") is not None:
-        operator_id = positive_id(value["operator_id"], "trust.operator_id", problems)
+        problems.append(f"trust.mode: expected one of {', '.join(TrustMode)}, not {_shown(raw_mode)}")
+    raw_operator = value.get("operator_id")
+    operator_id = None if raw_operator is None else positive_id(raw_operator, "trust.operator_id", problems)
     allow: list[int] = []
     raw_allow = value.get("allow", [])
     if not isinstance(raw_allow, list):
@@ -296,32 +281,19 @@ def _route(key: Any, raw: Any, problems: list[str]) -> Route | None:
 def _worker_command(value: Any, problems: list[str]) -> tuple[str, ...] | None:
     if value is None:
         return None
-    if (
-        not isinstance(value, list)
-        or not value
-        or not all(isinstance(item, str) for item in value)
-        or not value[0].strip()
-    ):
+    argv = value if isinstance(value, list) and all(isinstance(item, str) for item in value) else []
+    if not argv or not argv[0].strip():
         problems.append(f"worker_command: expected a non-empty list of arguments (argv), not {_shown(value)}")
         return None
-    return tuple(value)
-
-
-def _concurrency(value: Any, problems: list[str]) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CONCURRENCY:
-        problems.append(
-            f"concurrency: expected a whole number from 1 to {MAX_CONCURRENCY}, not {_shown(value)}"
-        )
-        return DEFAULT_CONCURRENCY
-    return value
+    return tuple(argv)
 
 
 def _timings(value: Any, problems: list[str]) -> Timings:
     if value is None:
-        return DEFAULT_TIMINGS
+        return Timings()
     if not isinstance(value, Mapping):
         problems.append(f"timings: expected an object with {', '.join(TIMING_KEYS)}, not {_shown(value)}")
-        return DEFAULT_TIMINGS
+        return Timings()
     _unknown(value, TIMING_KEYS, "timings.", problems)
     found = {}
     for key in TIMING_KEYS:
@@ -361,22 +333,6 @@ def _worker_env(value: Any, problems: list[str]) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _identity(
-    data: Mapping[str, Any], problems: list[str]
-) -> tuple[int | None, str | None, int | None, str | None]:
-    """The four values without a default: the account, the base URL, the agent, the token file."""
-    for key in REQUIRED:
-        if data.get(key) is None:
-            problems.append(f"{key}: missing ({KEYS[key]})")
-    account_id = _optional_id(data, "account_id", problems)
-    agent_id = _optional_id(data, "agent_id", problems)
-    base_url = _base_url(data["base_url"], problems) if data.get("base_url") is not None else None
-    token_file = None
-    if data.get("token_file") is not None:
-        token_file = _absolute_path(data["token_file"], "token_file", problems)
-    return account_id, base_url, agent_id, token_file
-
-
 def parse_configuration(data: Any) -> Configuration | tuple[str, ...]:
     """The configuration in ``data``, or every problem with it, one line each."""
     if not isinstance(data, Mapping):
@@ -386,13 +342,21 @@ def parse_configuration(data: Any) -> Configuration | tuple[str, ...]:
     version = data.get("version", VERSION)
     if version != VERSION:
         problems.append(f"version: this program reads version {VERSION}, not {_shown(version)}")
-    account_id, base_url, agent_id, token_file = _identity(data, problems)
+    unset = [key for key in ("account_id", "base_url", "agent_id", "token_file") if data.get(key) is None]
+    problems.extend(f"{key}: missing ({KEYS[key]})" for key in unset)
+    account_id = None if "account_id" in unset else positive_id(data["account_id"], "account_id", problems)
+    agent_id = None if "agent_id" in unset else positive_id(data["agent_id"], "agent_id", problems)
+    base_url = None if "base_url" in unset else _base_url(data["base_url"], problems)
+    token_file = None if "token_file" in unset else _absolute_path(data["token_file"], "token_file", problems)
     trust = _trust(data.get("trust"), problems)
     routes = _routes(data.get("routes"), problems)
     worker_command = _worker_command(data.get("worker_command"), problems)
-    concurrency = _concurrency(data.get("concurrency", DEFAULT_CONCURRENCY), problems)
-    raw_deadline = data.get("task_deadline", format_duration(DEFAULT_TASK_DEADLINE))
-    task_deadline = _duration(raw_deadline, "task_deadline", problems) or DEFAULT_TASK_DEADLINE
+    concurrency = data.get("concurrency", 2)
+    if type(concurrency) is not int or not 1 <= concurrency <= MAX_CONCURRENCY:  # a bool is no number here
+        problems.append(f"concurrency: expected a whole number from 1 to {MAX_CONCURRENCY}, "
+                        f"not {_shown(concurrency)}")
+    raw_deadline = data.get("task_deadline", "90m")
+    task_deadline = _duration(raw_deadline, "task_deadline", problems) or timedelta(minutes=90)
     timings = _timings(data.get("timings"), problems)
     unsafe = _floors(task_deadline, timings, data.get("unsafe_test_timings", False), problems)
     worker_env = _worker_env(data.get("worker_env"), problems)
@@ -412,33 +376,23 @@ def parse_configuration(data: Any) -> Configuration | tuple[str, ...]:
 
 def to_mapping(configuration: Configuration) -> dict[str, Any]:
     """The JSON form; ``parse_configuration(to_mapping(c)) == c``."""
+    trust = configuration.trust
     return {
         "version": VERSION,
         "account_id": configuration.account_id,
         "base_url": configuration.base_url,
         "agent_id": configuration.agent_id,
         "token_file": configuration.token_file,
-        "trust": {
-            "mode": configuration.trust.mode.value,
-            "operator_id": configuration.trust.operator_id,
-            "allow": list(configuration.trust.allow),
-        },
+        "trust": {"mode": trust.mode.value, "operator_id": trust.operator_id, "allow": list(trust.allow)},
         "routes": {
-            str(route.project_id): {
-                "directory": route.directory,
-                "class": route.work_class,
-                "watch_completions": route.watch_completions,
-            }
+            str(route.project_id): {"directory": route.directory, "class": route.work_class,
+                                    "watch_completions": route.watch_completions}
             for route in configuration.routes
         },
         "worker_command": list(configuration.worker_command) if configuration.worker_command else None,
         "concurrency": configuration.concurrency,
         "task_deadline": format_duration(configuration.task_deadline),
-        "timings": {
-            "guard_delay": format_duration(configuration.timings.guard_delay),
-            "still_running": format_duration(configuration.timings.still_running),
-            "reconcile_after": format_duration(configuration.timings.reconcile_after),
-        },
+        "timings": {key: format_duration(getattr(configuration.timings, key)) for key in TIMING_KEYS},
         "unsafe_test_timings": configuration.unsafe_test_timings,
         "worker_env": list(configuration.worker_env),
         worker_allowances.KEY: worker_allowances.to_mapping(configuration.worker_allow),
@@ -449,17 +403,13 @@ def missing(configuration: Configuration) -> tuple[str, ...]:
     """What a valid configuration still lacks for useful work (none of it stops a setup)."""
     lines = []
     if configuration.trust.operator_id is None:
-        lines.append(
-            "no operator: no one's requests are trusted and nothing is assigned "
-            "(--operator ID names the person the agent works for)"
-        )
+        lines.append("no operator: no one's requests are trusted and nothing is assigned "
+                     "(--operator ID names the person the agent works for)")
     if configuration.trust.mode is TrustMode.allowlist and not configuration.trust.allow:
         lines.append("allowlist trust with no one allowed: only the operator is trusted (--allow ID)")
     if not configuration.routes:
-        lines.append(
-            "no route: mentions in every project will get a holding reply and no work "
-            "(--route PROJECT=DIR)"
-        )
+        lines.append("no route: mentions in every project will get a holding reply and no work "
+                     "(--route PROJECT=DIR)")
     return tuple(lines)
 
 
@@ -499,6 +449,8 @@ def route_problems(routes: Iterable[RouteFacts]) -> tuple[str, ...]:
 # -- what a re-read file authorizes ---------------------------------------------------------
 
 RELOAD_EVERY = timedelta(seconds=2)
+_TAKE_A_RESTART = ("base_url", "token_file", "trust", "worker_command", "concurrency", "task_deadline",
+                   "timings")
 
 
 @dataclass(frozen=True, slots=True)
@@ -533,18 +485,11 @@ def authorize(running: Configuration, read: Mapping[str, Any] | str) -> Authoriz
         return Authorization(usable=False, problem=f"the configuration file is invalid: {first}{more}")
     now = parsed
     if (now.account_id, now.agent_id) != (running.account_id, running.agent_id):
-        return Authorization(
-            usable=False,
-            problem=(
-                f"the configuration file names account {now.account_id} and agent {now.agent_id}, "
-                f"not this connector's account {running.account_id} and agent {running.agent_id}"
-            ),
-        )
-    unchanged = (now.base_url, now.token_file, now.trust, now.worker_command, now.concurrency,
-                 now.task_deadline, now.timings)  # fmt: skip
-    started = (running.base_url, running.token_file, running.trust, running.worker_command,
-               running.concurrency, running.task_deadline, running.timings)  # fmt: skip
-    pending = "" if unchanged == started else "a change besides the routes takes effect at the next start"
+        named = f"account {now.account_id} and agent {now.agent_id}"
+        problem = f"the configuration file names {named}, not this connector's account {running.account_id}"
+        return Authorization(usable=False, problem=f"{problem} and agent {running.agent_id}")
+    changed = any(getattr(now, name) != getattr(running, name) for name in _TAKE_A_RESTART)
+    pending = "a change besides the routes takes effect at the next start" if changed else ""
     return Authorization(usable=True, routes=now.routes, pending=pending)
 
 

@@ -149,7 +149,7 @@ DRIVER: list[Mutation] = [
     ),
     rule(
         "doctor fails a Claude Code that cannot authenticate",
-        '    return Check(name, CheckStatus.failing, f"Claude Code is not logged in',
+        '    return _failing(name, f"Claude Code is not logged in',
         '    return Check(name, CheckStatus.ok, f"Claude Code is not logged in',
         "test_not_logged_in_is_failing_with_how_to_give_it_a_key_by_name",
         "test_doctor_reads_claude_codes_version_and_login_and_deep_never_reaches_the_model",

@@ -152,7 +152,8 @@ def test_required_fields_are_named_with_their_flag() -> None:
 
 
 @pytest.mark.parametrize(
-    "url", ["https://3.basecampapi.com/999", "ftp://example.com", "https://", "not a url", "https://x.com?q=1"]
+    "url",
+    ["https://3.basecampapi.com/999", "ftp://example.com", "https://", "not a url", "https://x.com?q=1", "http://[abc"],
 )
 def test_a_base_url_is_an_origin(url: str) -> None:
     assert any(line.startswith("base_url:") for line in problems(MINIMAL | {"base_url": url}))
