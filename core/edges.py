@@ -10,7 +10,6 @@ doubles. Writing the state a row already has is refused unless the table allows 
 record's does). ``step`` answers ``Success(target)`` or ``Failure(IllegalMove)`` naming both
 states, the actor and why: a refusal is an answer, never a raise."""
 
-
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -122,22 +121,17 @@ class LifecycleTable(Generic[StateT]):
         edge = self.edge(source, target)
         if edge is None and source == target and self.repeats_allowed:
             return Success(target)  # a repeat; a repeat the table lists as an edge is checked below
+        span = f"from {source} to {target}"
         if edge is None:
-            return self._refuse(source, target, actor, f"{self.name} never moves from {source} to {target}")
+            return self._refuse(source, target, actor, f"{self.name} never moves {span}")
         if actor not in edge.actors:
             only = " or ".join(sorted(allowed.describe() for allowed in edge.actors))
-            return self._refuse(
-                source, target, actor,
-                f"only {only} may move {self.name} from {source} to {target} ({edge.taken_by}), "
-                f"not {actor.describe()}",
-            )
+            why = f"only {only} may move {self.name} {span} ({edge.taken_by}), not {actor.describe()}"
+            return self._refuse(source, target, actor, why)
         if edge.only_with_notes is not None and note not in edge.only_with_notes:
-            return self._refuse(
-                source, target, actor,
-                f"{self.name} moves from {source} to {target} only when its note reads "
-                f"{' or '.join(repr(words) for words in sorted(edge.only_with_notes))}; "
-                f"its note reads {note!r}",
-            )
+            wanted = " or ".join(repr(words) for words in sorted(edge.only_with_notes))
+            why = f"{self.name} moves {span} only when its note reads {wanted}; its note reads {note!r}"
+            return self._refuse(source, target, actor, why)
         return Success(target)
 
     def _refuse(
@@ -154,16 +148,12 @@ INTENT_EDGES: LifecycleTable[IntentState] = LifecycleTable(
     name="an outbox intent",
     edges=(
         Edge(IntentState.pending, IntentState.sending, _AUTOMATIC, "the claim"),
-        Edge(
-            IntentState.pending, IntentState.canceled, _AUTOMATIC | _PERSON,
-            "the claim, get_dispatch or a hold; a person's discard of its record",
-        ),
+        Edge(IntentState.pending, IntentState.canceled, _AUTOMATIC | _PERSON,
+             "the claim, get_dispatch or a hold; a person's discard of its record"),
         Edge(IntentState.sending, IntentState.sent, _AUTOMATIC, "a receipt, or adoption by reconciliation"),
         Edge(IntentState.sending, IntentState.indeterminate, _AUTOMATIC, "reconciliation"),
-        Edge(
-            IntentState.sending, IntentState.canceled, _AUTOMATIC,
-            "Basecamp refusing the request, or a day of never reaching it",
-        ),
+        Edge(IntentState.sending, IntentState.canceled, _AUTOMATIC,
+             "Basecamp refusing the request, or a day of never reaching it"),
         Edge(
             IntentState.sending, IntentState.pending, _AUTOMATIC,
             "a retry of a request that provably never reached Basecamp",
@@ -215,10 +205,8 @@ RECORD_EDGES: LifecycleTable[RecordState] = LifecycleTable(
         Edge(_R.admitted, _R.dispatched, _DISPATCHER, "joining a task"),
         Edge(_R.queued, _R.dispatched, _DISPATCHER, "joining a task"),
         Edge(_R.dispatched, _R.dispatched, _DISPATCHER, "a redispatch onto a new task"),
-        Edge(
-            _R.dispatched, _R.admitted, _DISPATCHER,
-            "a supersession of a task that never exposed it, or a withdrawal for its one retry",
-        ),
+        Edge(_R.dispatched, _R.admitted, _DISPATCHER,
+             "a supersession of a task that never exposed it, or a withdrawal for its one retry"),
         Edge(_R.dispatched, _R.blocked, _DISPATCHER, "a second withdrawal: the worker could not be started"),
         Edge(_R.dispatched, _R.completed, _WORKER_OR_DISPATCHER, "complete_dispatch, or the settlement"),
         Edge(_R.admitted, _R.queued, _BOOKKEEPING, "lifecycle bookkeeping"),
@@ -242,10 +230,8 @@ RECORD_EDGES: LifecycleTable[RecordState] = LifecycleTable(
 TASK_EDGES: LifecycleTable[TaskState] = LifecycleTable(
     name="a task",
     edges=(
-        Edge(
-            TaskState.live, TaskState.superseded, _DISPATCHER | _OPERATOR,
-            "supersede_task, or an operator's redispatch",
-        ),
+        Edge(TaskState.live, TaskState.superseded, _DISPATCHER | _OPERATOR,
+             "supersede_task, or an operator's redispatch"),
     ),
 )
 

@@ -59,9 +59,8 @@ def read_back(row: SettledRow) -> SettledEvent:
     else:
         settlement = Settlement.unknown
     outcome = row.outcome if settlement is Settlement.reported else EventOutcome.unknown
-    return SettledEvent(
-        row.event_id, outcome, row.reply_id, settlement, row.adopted_reply_id, row.reply_on_its_way
-    )
+    return SettledEvent(row.event_id, outcome, row.reply_id, settlement, row.adopted_reply_id,
+                        row.reply_on_its_way)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,12 +139,10 @@ def settlement_plan(rows: tuple[LiveRow, ...] | list[LiveRow], spawn_failed: boo
         delivery = delivery_of[decision.event_id]
         unknown = decision.settlement is Settlement.unknown
         return RowStep(
-            decision.event_id,
-            delivery,
+            decision.event_id, delivery,
             complete_delivery=unknown and delivery in (DeliveryState.exposed, DeliveryState.delivered),
             withdraw=decision.settlement in (Settlement.withdrawn, Settlement.blocked_again),
-            record_to=decision.record_to,
-            record_reason=decision.record_reason,
+            record_to=decision.record_to, record_reason=decision.record_reason,
         )
 
     return SettlementPlan(
@@ -184,48 +181,32 @@ class ListedReplies:
     listed: Mapping[int, tuple[ListedMessage, ...]]
 
 
+def _unanswered(row: AdoptionRow) -> bool:
+    return row.delivered_at is not None and row.reply_id is None and row.adopted_reply_id is None
+
+
 def may_become_candidate(row: AdoptionRow) -> bool:
     """Before its task settles, whether ``row`` may be a candidate once it has: its listing is read."""
-    return (
-        row.outcome not in (EventOutcome.succeeded, EventOutcome.failed)
-        and row.delivered_at is not None
-        and row.reply_id is None
-        and row.adopted_reply_id is None
-    )
+    return row.outcome not in (EventOutcome.succeeded, EventOutcome.failed) and _unanswered(row)
 
 
 def is_candidate(row: AdoptionRow) -> bool:
     """A settled row whose outcome is ``unknown``, delivered, with no reply and none adopted."""
-    return (
-        row.outcome == EventOutcome.unknown
-        and row.delivered_at is not None
-        and row.reply_id is None
-        and row.adopted_reply_id is None
-    )
+    return row.outcome == EventOutcome.unknown and _unanswered(row)
 
 
 def next_acknowledgement(row: AdoptionRow, task_rows: Iterable[AdoptionRow]) -> datetime | None:
     """The earliest acknowledgement on the task after ``row``'s own; None when there is none."""
     if row.delivered_at is None:
         return None
-    later = [
-        other.delivered_at
-        for other in task_rows
-        if other.event_id != row.event_id
-        and other.delivered_at is not None
-        and other.delivered_at > row.delivered_at
-    ]
+    later = [other.delivered_at for other in task_rows if other.event_id != row.event_id
+             and other.delivered_at is not None and other.delivered_at > row.delivered_at]
     return min(later, default=None)
 
 
 def choose_reply(
-    row: AdoptionRow,
-    listed: Iterable[ListedMessage],
-    *,
-    agent_id: int,
-    next_ack_at: datetime | None,
-    workers_own: Set[int],
-    lifecycle: LifecycleMessages,
+    row: AdoptionRow, listed: Iterable[ListedMessage], *, agent_id: int, next_ack_at: datetime | None,
+    workers_own: Set[int], lifecycle: LifecycleMessages,
 ) -> int | None:
     """The one reply to adopt for ``row``, or None when none or several are adoptable: the agent's,
     created strictly after the row's delivery and before the task's next acknowledgement, and not a

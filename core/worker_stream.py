@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
@@ -117,10 +117,7 @@ def bounded(text: str, limit: int = MAX_ERROR_TEXT) -> str:
 
 
 def init_problem(
-    init: Mapping[str, object],
-    *,
-    permission_mode: str,
-    tools: Sequence[str] = DISPATCH_TOOLS,
+    init: Mapping[str, object], *, permission_mode: str, tools: Sequence[str] = DISPATCH_TOOLS,
     server: str = MCP_SERVER_NAME,
 ) -> str | None:
     """Why ``init`` is not what the connector asked for (its server connected, every dispatch tool
@@ -153,11 +150,8 @@ def _number(value: object, kind: type[int] | type[float]) -> int | float:
 def read_result(message: Mapping[str, object]) -> WorkerResult:
     is_error = message.get("is_error") is True
     denials = message.get("permission_denials")
-    names = tuple(
-        str(entry.get("tool_name", ""))
-        for entry in (denials if isinstance(denials, list) else [])
-        if isinstance(entry, Mapping)
-    )
+    entries = denials if isinstance(denials, list) else []
+    names = tuple(str(entry.get("tool_name", "")) for entry in entries if isinstance(entry, Mapping))
     text = message.get("result")
     errors = message.get("errors")
     if not isinstance(text, str) and isinstance(errors, list) and errors:
@@ -204,13 +198,6 @@ def fold(facts: StreamFacts, line: str) -> StreamFacts:
     return facts
 
 
-def fold_all(lines: Iterable[str], facts: StreamFacts | None = None) -> StreamFacts:
-    folded = facts or StreamFacts()
-    for line in lines:
-        folded = fold(folded, line)
-    return folded
-
-
 def not_started(facts: StreamFacts, *, permission_mode: str) -> str | None:
     """Why the worker provably never began its work, or None. Read once it has ended."""
     if facts.init is None:
@@ -245,9 +232,8 @@ def account(
     if facts is None:
         return WorkerAccount(stop_reason)
     reason = None if cut_short else not_started(facts, permission_mode=permission_mode)
-    return WorkerAccount(
-        StopReason.failed if reason else stop_reason, reason or "", facts.result, facts.session_id
-    )
+    ended = StopReason.failed if reason else stop_reason
+    return WorkerAccount(ended, reason or "", facts.result, facts.session_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,11 +248,7 @@ _SESSION = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 
 
 def resumable(latest: LatestAttempt | None) -> str:
-    if (
-        latest is None
-        or latest.stop_reason != StopReason.finished
-        or latest.not_started
-        or latest.left_unknown
-    ):
+    if latest is None or latest.not_started or latest.left_unknown:
         return ""
-    return latest.session_id if _SESSION.fullmatch(latest.session_id) else ""
+    finished = latest.stop_reason == StopReason.finished
+    return latest.session_id if finished and _SESSION.fullmatch(latest.session_id) else ""

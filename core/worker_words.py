@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import html
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -93,41 +93,29 @@ def acknowledgement(record: InstructionRecord, task_id: int, text: str) -> Resul
     words = text.strip()
     if not words:
         return refused(RefusalKind.invalid_message, "text has no words")
+    key = ack_key(task_id, record.event_id)
     if len(words) <= BOOST_LIMIT and "\n" not in words and record.recording_id > 0:
-        return Success(
-            WorkerMessage(
-                ack_key(task_id, record.event_id), IntentKind.worker_ack, MessageKind.boost,
-                record.bucket_id, record.recording_id, words,
-            )
-        )  # fmt: skip
+        return Success(WorkerMessage(key, IntentKind.worker_ack, MessageKind.boost, record.bucket_id,
+                                     record.recording_id, words))
     if len(words) > MAX_ACK_CHARACTERS:
         return refused(
             RefusalKind.invalid_message,
             f"an acknowledgement is at most {BOOST_LIMIT} characters (a boost) or "
             f"{MAX_ACK_CHARACTERS} (a short message), not {len(words)}",
         )
-    return _at_reply_destination(record, ack_key(task_id, record.event_id), IntentKind.worker_ack, words)
+    return _at_reply_destination(record, key, IntentKind.worker_ack, words)
 
 
 def reply(record: InstructionRecord, task_id: int, text: str) -> Result[WorkerMessage, ToolRefusal]:
-    return _bounded(text).bind(
-        lambda words: _at_reply_destination(
-            record, reply_key(task_id, record.event_id), IntentKind.worker_reply, words
-        )
-    )
+    key = reply_key(task_id, record.event_id)
+    return _bounded(text).bind(lambda said: _at_reply_destination(record, key, IntentKind.worker_reply, said))
 
 
 def note(record: InstructionRecord, task_id: int, text: str) -> Result[WorkerMessage, ToolRefusal]:
-    def keyed(message: WorkerMessage) -> WorkerMessage:
-        return WorkerMessage(
-            note_key(task_id, record.event_id, message.body), message.kind, message.message_kind,
-            message.bucket_id, message.recording_id, message.body,
-        )  # fmt: skip
-
     return (
         _bounded(text)
         .bind(lambda words: _at_reply_destination(record, "", IntentKind.worker_note, words))
-        .map(keyed)
+        .map(lambda message: replace(message, key=note_key(task_id, record.event_id, message.body)))
     )
 
 
@@ -172,12 +160,9 @@ def _at_reply_destination(
     if record.reply_kind not in reply_kinds or record.reply_recording_id <= 0:
         return refused(RefusalKind.invalid_message, "this event has no reply destination")
     message_kind = MessageKind(record.reply_kind)
-    body = words
-    if message_kind is MessageKind.comment:
-        body = render_markdown(words)
-    return Success(
-        WorkerMessage(key, kind, message_kind, record.reply_bucket_id, record.reply_recording_id, body)
-    )
+    body = render_markdown(words) if message_kind is MessageKind.comment else words
+    return Success(WorkerMessage(key, kind, message_kind, record.reply_bucket_id, record.reply_recording_id,
+                                 body))
 
 
 # -- Markdown to Basecamp's rich text ------------------------------------------------------------
@@ -187,14 +172,9 @@ ALLOWED_TAGS = frozenset({
 })  # fmt: skip
 
 BLOCK_TAGS: dict[str, str] = {
-    "paragraph": "div",
-    "heading": "h1",
-    "bullet_list": "ul",
-    "ordered_list": "ol",
-    "list_item": "li",
+    "paragraph": "div", "heading": "h1", "bullet_list": "ul", "ordered_list": "ol", "list_item": "li",
     "blockquote": "blockquote",
 }
-
 INLINE_TAGS: dict[str, str] = {"strong": "strong", "em": "em", "s": "strike"}
 
 LINK_SCHEMES = ("http://", "https://", "mailto:")

@@ -211,8 +211,9 @@ DRIVER: list[Mutation] = [
     ),
     rule(
         "a session is resumed only after a clean finish: never into an instruction it may have acted on",
-        "        or latest.stop_reason != StopReason.finished\n        or latest.not_started\n        or latest.left_unknown\n",
-        "        or False\n",
+        '    if latest is None or latest.not_started or latest.left_unknown:\n        return ""\n'
+        "    finished = latest.stop_reason == StopReason.finished\n",
+        '    if latest is None:\n        return ""\n    finished = True\n',
         "test_a_session_is_resumed_only_after_a_clean_finish",
     ),
     rule(
