@@ -156,12 +156,9 @@ def plan(
                 return Failure(Unappliable(entry.index, entry.event_id, why))
     closed = {record.event_id for record in discard}
     return Success(ImportPlan(
-        entries=len(entries),
-        discard=tuple(discard),
-        tombstones=tuple(tombstones),
+        entries=len(entries), discard=tuple(discard), tombstones=tuple(tombstones),
         review=tuple(event_id for event_id in open_ids if event_id not in closed),
-        already=tuple(already),
-        unknown_held=tuple(unknown_held),
+        already=tuple(already), unknown_held=tuple(unknown_held),
     ))  # fmt: skip
 
 

@@ -116,12 +116,11 @@ def news_line(news: Sequence[LaneNews], short_time: Callable[[str], str]) -> str
     parts = []
     for lane in LANES:
         found = by_lane.get(lane)
-        shown = (
-            "never"
-            if found is None
-            else f"{short_time(found.last_new_at)} (event {found.last_new_id}; {found.news} in all)"
-        )
-        parts.append(f"{LANE_NAMES[lane]} {shown}")
+        if found is None:
+            parts.append(f"{LANE_NAMES[lane]} never")
+        else:
+            heard = f"{short_time(found.last_new_at)} (event {found.last_new_id}; {found.news} in all)"
+            parts.append(f"{LANE_NAMES[lane]} {heard}")
     return "first heard by: " + "; ".join(parts)
 
 
@@ -177,10 +176,8 @@ class LossCounts:
 
 
 def losses_line(counts: LossCounts) -> str:
-    line = (
-        f"losses: {counts.open} open, {counts.repaired} repaired, {counts.unrecovered} unrecovered;"
-        f" gaps: {counts.gaps}"
-    )
+    line = f"losses: {counts.open} open, {counts.repaired} repaired, {counts.unrecovered} unrecovered;"
+    line += f" gaps: {counts.gaps}"
     if counts.unrecovered or counts.gaps:
         line += " (events there may never have been heard: see the feed)"
     return line
@@ -192,15 +189,13 @@ def losses_report(counts: LossCounts) -> dict[str, int]:
 
 # -- the backlog ------------------------------------------------------------------------------
 
-DEFAULT_BACKLOG_WARN = 100
-DEFAULT_BACKLOG_PAUSE = 500
 BACKLOG_STATES = ("seen", "admitted", "queued")
 
 
 @dataclass(frozen=True, slots=True)
 class BacklogLimits:
-    warn: int = DEFAULT_BACKLOG_WARN
-    pause: int = DEFAULT_BACKLOG_PAUSE
+    warn: int = 100
+    pause: int = 500
 
     def __post_init__(self) -> None:
         if not 1 <= self.warn <= self.pause:

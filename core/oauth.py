@@ -12,7 +12,7 @@ Launchpad's legacy ``type=``; the device flow only where the server's discovery 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
@@ -87,19 +87,9 @@ def _credentials(data: Any) -> Credentials:
 
 def to_text(credentials: Credentials) -> str:
     """The file's JSON; ``read_token_text(to_text(c)) == c``."""
-    return json.dumps(
-        {
-            "version": FILE_VERSION,
-            "access_token": credentials.access_token,
-            "refresh_token": credentials.refresh_token,
-            "expires_at": format_timestamp(credentials.expires_at),
-            "obtained_at": format_timestamp(credentials.obtained_at),
-            "token_url": credentials.token_url,
-            "client_id": credentials.client_id,
-            "client_secret": credentials.client_secret,
-        },
-        indent=2,
-    ) + "\n"
+    times = {"expires_at": format_timestamp(credentials.expires_at),
+             "obtained_at": format_timestamp(credentials.obtained_at)}
+    return json.dumps({"version": FILE_VERSION, **asdict(credentials), **times}, indent=2) + "\n"
 
 
 def from_token_answer(answer: Any, now: datetime, previous: Credentials) -> Credentials:
@@ -116,11 +106,8 @@ def from_token_answer(answer: Any, now: datetime, previous: Credentials) -> Cred
     if refresh is not None and (not isinstance(refresh, str) or not refresh.strip()):
         raise ValueError("the token answer's refresh_token is not a token")
     return replace(
-        previous,
-        access_token=access.strip(),
-        refresh_token=(refresh or previous.refresh_token).strip(),
-        expires_at=now + timedelta(seconds=float(expires_in)),
-        obtained_at=now,
+        previous, access_token=access.strip(), refresh_token=(refresh or previous.refresh_token).strip(),
+        expires_at=now + timedelta(seconds=float(expires_in)), obtained_at=now,
     )
 
 
@@ -134,23 +121,17 @@ def authorize_url(launchpad: str, client_id: str, redirect_uri: str, state: str)
     return f"{launchpad.rstrip('/')}{AUTHORIZE_PATH}?{urlencode(query)}"
 
 
+def _client(credentials: Credentials) -> dict[str, str]:
+    return {"client_id": credentials.client_id, "client_secret": credentials.client_secret}
+
+
 def code_form(credentials: Credentials, code: str, redirect_uri: str) -> dict[str, str]:
-    return {
-        "grant_type": "authorization_code",
-        "code": code,
-        "redirect_uri": redirect_uri,
-        "client_id": credentials.client_id,
-        "client_secret": credentials.client_secret,
-    }
+    return {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
+            **_client(credentials)}
 
 
 def refresh_form(credentials: Credentials) -> dict[str, str]:
-    return {
-        "grant_type": "refresh_token",
-        "refresh_token": credentials.refresh_token,
-        "client_id": credentials.client_id,
-        "client_secret": credentials.client_secret,
-    }
+    return {"grant_type": "refresh_token", "refresh_token": credentials.refresh_token, **_client(credentials)}
 
 
 # -- the device flow --------------------------------------------------------------------------
@@ -193,12 +174,7 @@ def device_form(client_id: str) -> dict[str, str]:
 
 
 def device_token_form(credentials: Credentials, grant: DeviceGrant) -> dict[str, str]:
-    return {
-        "grant_type": DEVICE_GRANT,
-        "device_code": grant.device_code,
-        "client_id": credentials.client_id,
-        "client_secret": credentials.client_secret,
-    }
+    return {"grant_type": DEVICE_GRANT, "device_code": grant.device_code, **_client(credentials)}
 
 
 def poll_verdict(error: str, interval: float) -> float | None:

@@ -31,10 +31,7 @@ POLL_HEADROOM_SHARE = 0.5
 
 
 def wait_before_next(
-    sent_at: Sequence[float],
-    now: float,
-    held_until: float,
-    limit: int = DEFAULT_LIMIT,
+    sent_at: Sequence[float], now: float, held_until: float, limit: int = DEFAULT_LIMIT,
     window: float = DEFAULT_WINDOW_SECONDS,
 ) -> float:
     """Seconds to wait before the next request may go; ``sent_at`` is sorted, oldest first."""
@@ -56,13 +53,8 @@ def spacing_wait(
 
 
 def poll_may_go(
-    sent_at: Sequence[float],
-    now: float,
-    waited: float,
-    *,
-    bound: float = POLL_YIELD_BOUND,
-    limit: int = DEFAULT_LIMIT,
-    window: float = DEFAULT_WINDOW_SECONDS,
+    sent_at: Sequence[float], now: float, waited: float, *, bound: float = POLL_YIELD_BOUND,
+    limit: int = DEFAULT_LIMIT, window: float = DEFAULT_WINDOW_SECONDS,
 ) -> bool:
     """While a backlog drains at the limit the window stays full, so polls space out to about one
     per ``bound``, and never further."""
