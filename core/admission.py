@@ -201,7 +201,6 @@ def gate(event: EventPointer, settings: AdmissionSettings) -> GateOutcome:
 
 
 # -- the verdict -----------------------------------------------------------------------------
-
 BLOCKED_RETRY_INTERVAL = timedelta(minutes=10)
 BLOCKED_RETRY_WINDOW = timedelta(hours=24)
 

@@ -146,8 +146,6 @@ def below_floor(where: str, value: timedelta, *, unsafe: bool) -> str | None:
 
 
 # -- reading --------------------------------------------------------------------------------
-
-
 def positive_id(value: Any, where: str, problems: list[str]) -> int | None:
     """``value`` as a positive integer id, or None with a problem line naming ``where``."""
     if isinstance(value, bool):
@@ -414,8 +412,6 @@ def missing(configuration: Configuration) -> tuple[str, ...]:
 
 
 # -- a route's directory, judged -------------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class RouteFacts:
     project_id: int
@@ -447,7 +443,6 @@ def route_problems(routes: Iterable[RouteFacts]) -> tuple[str, ...]:
 
 
 # -- what a re-read file authorizes ---------------------------------------------------------
-
 RELOAD_EVERY = timedelta(seconds=2)
 _TAKE_A_RESTART = ("base_url", "token_file", "trust", "worker_command", "concurrency", "task_deadline",
                    "timings")

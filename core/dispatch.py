@@ -80,13 +80,9 @@ def startable(work: LiveWork, buckets: Set[int], limit: int) -> list[tuple[int, 
     for record in sorted(work.records, key=lambda record: record.event_id):
         if len(found) >= limit:
             break
-        if (
-            waiting(record)
-            and record.conversation_key
-            and record.bucket_id in buckets
-            and record.conversation_key not in work.task_conversations
-            and oldest[record.conversation_key] == record.event_id
-        ):
+        key = record.conversation_key
+        free = key and key not in work.task_conversations and oldest[key] == record.event_id
+        if waiting(record) and record.bucket_id in buckets and free:
             found.append((record.event_id, record.bucket_id))
     return found
 

@@ -71,7 +71,6 @@ def _failing(name: str, detail: str, advice: str) -> Check:
 
 
 # -- the configuration and the state directory ------------------------------------------------
-
 SETUP_ADVICE = "fix it with bin/connect setup (bin/connect setup --show prints what it holds)"
 
 
@@ -206,8 +205,6 @@ def pair_check(ids: tuple[int, int], here: str, elsewhere: str | None, problem: 
 
 
 # -- the routes and the worker --------------------------------------------------------------
-
-
 def route_checks(routes: Sequence[RouteFacts]) -> list[Check]:
     if not routes:
         return [_warning("routes", "none: no project's requests can run",
@@ -246,10 +243,8 @@ class Handshake:
     survivors: bool = False
 
 
-HANDSHAKE_ADVICE = (
-    "run the worker command by hand: it must start the MCP server named in the file its "
-    "{mcp_config} placeholder names (Claude Code: --mcp-config {mcp_config})"
-)
+HANDSHAKE_ADVICE = ("run the worker command by hand: it must start the MCP server named in the file its "
+                    "{mcp_config} placeholder names (Claude Code: --mcp-config {mcp_config})")
 
 
 def handshake_check(facts: Handshake) -> Check:
@@ -272,8 +267,6 @@ def handshake_check(facts: Handshake) -> Check:
 
 
 # -- the token and Basecamp's answer ----------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class AnsweredAs:
     """Basecamp said who the token acts as."""
@@ -347,10 +340,8 @@ def token_check(token: TokenFacts, agent_id: int, identity: Identity, now: datet
 def _outage_check(token: TokenFacts, outage: TokenOutage, agent_id: int, identity: Identity) -> Check:
     """The running connector's creates were refused (401, after its refresh) and wait: failing,
     unless Basecamp now answers the token as the agent (sent at its next read: a warning)."""
-    waiting = (
-        f"the connector's create was refused (401, after its refresh) at {outage.since}; sending has "
-        f"stopped and {outage.messages} message(s) wait, pending"
-    )
+    waiting = (f"the connector's create was refused (401, after its refresh) at {outage.since}; sending has "
+               f"stopped and {outage.messages} message(s) wait, pending")
     if isinstance(identity, AnsweredAs) and identity.person_id == agent_id:
         return _warning("token", f"{waiting}; Basecamp answers the token in {token.file} as the agent now",
                         "the running connector sends them at its next read; start it if it is not running")
@@ -406,8 +397,6 @@ def basecamp_check(base_url: str, reach: Reach) -> Check:
 
 
 # -- the inbox and Claude Code ----------------------------------------------------------------
-
-
 def inbox_check(verdict: InboxVerdict | None, why: str = "") -> Check:
     """Never failing: without the inbox (403: agents only) or while it fails, run hears by the feed
     and the live lane alone. ``None``: not asked."""
@@ -431,11 +420,9 @@ def inbox_check(verdict: InboxVerdict | None, why: str = "") -> Check:
 
 OLDEST_SUPPORTED = (2, 1, 0)
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
-KEY_ADVICE = (
-    "give the worker a key by name: export ANTHROPIC_API_KEY in the connector's environment and "
-    "run bin/connect setup --worker-env ANTHROPIC_API_KEY (or log Claude Code in as this user: "
-    "claude auth login)"
-)
+KEY_ADVICE = ("give the worker a key by name: export ANTHROPIC_API_KEY in the connector's environment and "
+              "run bin/connect setup --worker-env ANTHROPIC_API_KEY (or log Claude Code in as this user: "
+              "claude auth login)")
 
 
 def _dotted(version: tuple[int, ...]) -> str:

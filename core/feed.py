@@ -229,7 +229,6 @@ def new_ids(page_ids: Iterable[int], known: Iterable[int]) -> tuple[int, ...]:
 
 
 # -- the inbox ---------------------------------------------------------------------------------
-
 REASON_TRIGGERS: Mapping[str, Trigger | None] = MappingProxyType({
     "mentioned": Trigger.mentioned, "pinged": Trigger.mentioned, "assigned": Trigger.assigned,
     "subscribed": Trigger.subscribed, "watched": Trigger.completed, "boosted": None,
@@ -332,7 +331,6 @@ def read_inbox_refusal(status: int, body: object) -> InboxRefusal:
 
 
 # -- the live lane -----------------------------------------------------------------------------
-
 CHANNEL = "EventsChannel"
 SUBPROTOCOL = "actioncable-v1-json"
 

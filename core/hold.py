@@ -49,7 +49,6 @@ class WaitingRedispatch:
 
 @dataclass(frozen=True, slots=True)
 class HoldPlan:
-
     marker_by: str
     marker_at: str
     cause: str
@@ -69,11 +68,7 @@ class HoldPlan:
 
 
 def hold(  # noqa: PLR0917 -- the hold's facts, each its own value
-    standing: StandingHold | None,
-    records: Sequence[RecordAtHold],
-    by: str,
-    cause: str,
-    stamp: str,
+    standing: StandingHold | None, records: Sequence[RecordAtHold], by: str, cause: str, stamp: str,
     waiting: Sequence[WaitingRedispatch] = (),
 ) -> HoldPlan:
     open_records = [record for record in records if record.state not in TERMINAL]

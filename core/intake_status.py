@@ -136,8 +136,6 @@ def intake_report(news: Sequence[LaneNews], inbox: InboxStatus | None) -> dict[s
 
 
 # -- losses and gaps --------------------------------------------------------------------------
-
-
 class LossState(StrEnum):
     open = "open"
     repaired = "repaired"
@@ -188,7 +186,6 @@ def losses_report(counts: LossCounts) -> dict[str, int]:
 
 
 # -- the backlog ------------------------------------------------------------------------------
-
 BACKLOG_STATES = ("seen", "admitted", "queued")
 
 

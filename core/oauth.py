@@ -135,8 +135,6 @@ def refresh_form(credentials: Credentials) -> dict[str, str]:
 
 
 # -- the device flow --------------------------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class DeviceGrant:
     """A device authorization the server granted: the code a person enters, and where."""

@@ -65,7 +65,6 @@ def poll_may_go(
 
 
 # -- a read asked again -----------------------------------------------------------------------
-
 RETRIED_STATUSES = frozenset({429, 503})
 MAX_READ_ATTEMPTS = 3
 BACKOFF_BASE_SECONDS = 1.0
@@ -120,7 +119,6 @@ def after_read(
 
 
 # -- a refusal Basecamp will repeat -----------------------------------------------------------
-
 PASSING_4XX = frozenset({401, 408, 409, 423, 425, 429})
 _TOO_LARGE = frozenset({413, 414, 431})
 
@@ -132,26 +130,16 @@ def lasting(status: int) -> bool:
 def what_to_fix(status: int, *, token_file: str, account_id: int, base_url: str) -> str:
     """One line for a lasting status, naming the file or the setting to change (never the token)."""
     if status in _TOO_LARGE:
-        return (
-            f"the request is too large for Basecamp (HTTP {status}): the token file {token_file} holds "
-            "far more than a token; put the agent's token alone in it, or run bin/connect login again"
-        )
+        return (f"the request is too large for Basecamp (HTTP {status}): the token file {token_file} holds "
+                "far more than a token; put the agent's token alone in it, or run bin/connect login again")
     if status == 400:
-        return (
-            f"Basecamp refused the request as malformed (HTTP 400): check that {token_file} holds the "
-            f"agent's token alone, and the base URL {base_url} (bin/connect setup --base-url)"
-        )
+        return (f"Basecamp refused the request as malformed (HTTP 400): check that {token_file} holds the "
+                f"agent's token alone, and the base URL {base_url} (bin/connect setup --base-url)")
     if status == 403:
-        return (
-            f"the token's person may not use account {account_id} (HTTP 403): check the account id "
-            "(bin/connect setup --account) and that the agent is a member of that account"
-        )
+        return (f"the token's person may not use account {account_id} (HTTP 403): check the account id "
+                "(bin/connect setup --account) and that the agent is a member of that account")
     if status in (404, 410):
-        return (
-            f"no account {account_id} at {base_url} (HTTP {status}): check the account id and the "
-            "base URL (bin/connect setup --account, --base-url)"
-        )
-    return (
-        f"Basecamp refused the request with HTTP {status}, which no retry changes: check the base URL "
-        f"{base_url}, the account {account_id} and the token file {token_file} (bin/connect setup)"
-    )
+        return (f"no account {account_id} at {base_url} (HTTP {status}): check the account id and the "
+                "base URL (bin/connect setup --account, --base-url)")
+    return (f"Basecamp refused the request with HTTP {status}, which no retry changes: check the base URL "
+            f"{base_url}, the account {account_id} and the token file {token_file} (bin/connect setup)")

@@ -86,22 +86,16 @@ def next_step(disk: OnDisk) -> Next:
                 return Stuck(_in_flight(disk.ledger_unsettled))
             return Step.set_aside
         if disk.ledger:
-            return Stuck(
-                "a ledger appeared in the connector's state directory after promote began; "
-                "move it away, then run promote again"
-            )
+            return Stuck("a ledger appeared in the connector's state directory after promote began; "
+                         "move it away, then run promote again")
         return Step.move
     if disk.ledger and disk.ledger_hold == marker.cause:
         return Step.finish
-    return Stuck(
-        "promote began, but neither the shadow ledger nor a ledger held by it is there; "
-        "restore the shadow ledger from a copy"
-    )
+    return Stuck("promote began, but neither the shadow ledger nor a ledger held by it is there; "
+                 "restore the shadow ledger from a copy")
 
 
 def _in_flight(what: str) -> str:
-    return (
-        f"the connector's ledger still holds {what}: set aside, nothing would settle them; run "
-        "the connector until they settle (or settle them with bin/outbox-resolve and bin/connect "
-        "status's advice), then promote"
-    )
+    return (f"the connector's ledger still holds {what}: set aside, nothing would settle them; run "
+            "the connector until they settle (or settle them with bin/outbox-resolve and bin/connect "
+            "status's advice), then promote")

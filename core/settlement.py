@@ -103,8 +103,6 @@ def _settle_row(row: LiveRow, spawn_failed: bool) -> RowSettlement:
 
 
 # -- the plan ``shell.ledger.tasks.end_attempt`` applies ----------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class RowStep:
     """One row's writes in a settlement's plan, in the state the settlement found it."""
@@ -153,8 +151,6 @@ def settlement_plan(rows: tuple[LiveRow, ...] | list[LiveRow], spawn_failed: boo
 
 
 # -- the adopted reply -------------------------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class AdoptionRow:
     event_id: int
@@ -232,8 +228,6 @@ def choose_reply(
 
 
 # -- recovery, and a launch left for a person -------------------------------------------------
-
-
 class RecoveryStep(StrEnum):
     leave_live = "leave_live"  # this attempt and every later one stay live, for the next start
     mark_left = "mark_left"  # no recorded process: left mid-launch, for a person

@@ -21,12 +21,10 @@ from typing import Any
 
 from core.task_token import TASK_TOKEN_ENV
 
-ALLOWLIST = frozenset(
-    {
-        "PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM", "USER", "LOGNAME",
-        "SHELL", "TMPDIR", "TZ",
-    }
-)  # fmt: skip
+ALLOWLIST = frozenset({
+    "PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR",
+    "TZ",
+})  # fmt: skip
 CONNECTOR_SECRETS = frozenset({TASK_TOKEN_ENV})
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -97,11 +95,7 @@ def read(value: Any) -> tuple[WorkerAllowances, tuple[str, ...]]:
 
 
 def merged(
-    recorded: Any,
-    *,
-    bash: tuple[str, ...],
-    remove_bash: tuple[str, ...],
-    mcp: tuple[str, ...],
+    recorded: Any, *, bash: tuple[str, ...], remove_bash: tuple[str, ...], mcp: tuple[str, ...],
     remove_mcp: tuple[str, ...],
 ) -> dict[str, list[str]]:
     """``recorded`` (the configuration's ``worker_allow``) with one setup's additions and removals."""

@@ -166,7 +166,6 @@ def _at_reply_destination(
 
 
 # -- Markdown to Basecamp's rich text ------------------------------------------------------------
-
 ALLOWED_TAGS = frozenset({
     "div", "h1", "br", "strong", "em", "strike", "a", "pre", "ol", "ul", "li", "blockquote",
 })  # fmt: skip
