@@ -418,9 +418,7 @@ class Unreadable:
 Frame = Welcome | Ping | Confirmed | Rejected | Disconnect | Delivered | Overflow | Unreadable
 
 _TYPES: dict[str, Frame] = {
-    "welcome": Welcome(),
-    "ping": Ping(),
-    "confirm_subscription": Confirmed(),
+    "welcome": Welcome(), "ping": Ping(), "confirm_subscription": Confirmed(),
     "reject_subscription": Rejected(),
 }
 
