@@ -82,7 +82,6 @@ AGENT_ACTOR = "agent"  # the feed's actor_type of an action taken by an agent
 
 class DiscardReason(StrEnum):
     """Why a record was discarded: terminal, a verified verdict."""
-
     invalid_pointer = "invalid_pointer"
     not_in_matrix = "not_in_matrix"
     agent_authored = "agent_authored"
@@ -100,7 +99,6 @@ class DiscardReason(StrEnum):
 
 class BlockedReason(StrEnum):
     """Why a record is blocked: retained and retried, never a transport failure as a verdict."""
-
     read_failed = "read_failed"
     read_unresolved = "read_unresolved"
     throttled = "throttled"
@@ -117,7 +115,6 @@ class BlockedReason(StrEnum):
 class AdmissionSettings:
     """What admission knows of the configuration. ``projects``: the ``--project`` scope (None: every
     project the agent can see)."""
-
     agent_id: int
     operator_id: int
     trust_mode: TrustMode = TrustMode.operator
@@ -134,7 +131,6 @@ class AdmissionSettings:
 @dataclass(frozen=True, slots=True)
 class EventPointer:
     """A feed event as intake recorded it (``core.feed.FeedEvent`` and its ``actor_type``)."""
-
     id: int
     event_type: str
     bucket_id: int
@@ -235,7 +231,6 @@ class Author:
 class RecordingSummary:
     """What the summary read found; ``added_person_ids`` is an assignment's added people (None:
     the event's details could not be read)."""
-
     status: RecordingStatus
     type: str
     creator: Author | None
@@ -265,7 +260,6 @@ class ReadFailureKind(StrEnum):
 @dataclass(frozen=True, slots=True)
 class ReadFailure:
     """A read that did not answer, after its own retries; ``retry_at``: a throttled read's deadline."""
-
     kind: ReadFailureKind
     retry_at: datetime | None = None
 
@@ -284,7 +278,6 @@ _FAILURE_REASONS: Mapping[ReadFailureKind, BlockedReason] = MappingProxyType({
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """Admission's decision on one record, as the ledger writes it (``events`` columns)."""
-
     state: RecordState
     reason: Reason | None = None
     trigger: Trigger | None = None

@@ -50,7 +50,6 @@ MAX_CONCURRENCY = 64
 
 class TrustMode(StrEnum):
     """Whose mentions the agent takes. Assignments are the operator's alone in every mode."""
-
     operator = "operator"  # the operator alone
     allowlist = "allowlist"  # the operator and the allowed people
     project = "project"  # the operator and any non-client member of the event's project
@@ -59,7 +58,6 @@ class TrustMode(StrEnum):
 @dataclass(frozen=True, slots=True)
 class Trust:
     """Whose requests the agent acts on: the mode, its operator, the people allowed."""
-
     mode: TrustMode = TrustMode.operator
     operator_id: int | None = None
     allow: tuple[int, ...] = ()
@@ -68,7 +66,6 @@ class Trust:
 @dataclass(frozen=True, slots=True)
 class Route:
     """A project's approved directory: the only authority for where its work runs."""
-
     project_id: int
     directory: str
     work_class: str = ""
@@ -78,7 +75,6 @@ class Route:
 @dataclass(frozen=True, slots=True)
 class Timings:
     """When the lifecycle messages fall due and when a sending intent is reconciled."""
-
     guard_delay: timedelta = timedelta(seconds=30)
     still_running: timedelta = timedelta(minutes=10)
     reconcile_after: timedelta = timedelta(seconds=60)

@@ -50,7 +50,6 @@ class RecordFacts:
     """What the ledger holds about one record. ``outcome``: its newest task row's ('' for none);
     ``carried``: a live task row still carries it, ``unhanded``: never exposed or pulled;
     ``served``: the configuration routes its project."""
-
     event_id: int
     state: RecordState
     reason: str

@@ -40,7 +40,6 @@ class OpenRecord:
 @dataclass(frozen=True, slots=True)
 class LiveWork:
     """One snapshot: every open record, and the conversations and directories of live tasks."""
-
     records: tuple[OpenRecord, ...]
     task_conversations: frozenset[str]
     task_dirs: frozenset[str]
@@ -90,7 +89,6 @@ def startable(work: LiveWork, buckets: Set[int], limit: int) -> list[tuple[int, 
 @dataclass(frozen=True, slots=True)
 class BlockedTimes:
     """What the verdict writes: ``blocked_at`` and ``next_retry_at`` (None: not written)."""
-
     blocked_at: datetime | None
     next_retry_at: datetime | None
 

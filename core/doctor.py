@@ -39,7 +39,6 @@ class CheckStatus(StrEnum):
 @dataclass(frozen=True, slots=True)
 class Check:
     """One line of the report: what was found (``detail``) and what to do (``advice``)."""
-
     name: str
     status: CheckStatus
     detail: str
@@ -120,7 +119,6 @@ class LedgerTrouble(StrEnum):
 @dataclass(frozen=True, slots=True)
 class LedgerFacts:
     """The ledger: absent, not openable (``trouble``), or its schema and integrity check's words."""
-
     exists: bool
     trouble: LedgerTrouble | None = None
     message: str = ""
@@ -170,7 +168,6 @@ def disk_check(path: str, free_bytes: int | None, total_bytes: int | None) -> Ch
 @dataclass(frozen=True, slots=True)
 class LockHolder:
     """What the lock file's metadata says (diagnostic: the flock is the truth)."""
-
     pid: int
     started_at: str
     present: bool | None  # None: a process is there, not provably ours
@@ -232,7 +229,6 @@ def worker_check(program: str, found_at: str | None, problem: str | None) -> Che
 @dataclass(frozen=True, slots=True)
 class Handshake:
     """``--deep``'s spawn of the worker. ``ended``: how it ended itself ("exited 1"), or ""."""
-
     initialized: bool
     seconds: float
     spawn_failed: str = ""
@@ -270,7 +266,6 @@ def handshake_check(facts: Handshake) -> Check:
 @dataclass(frozen=True, slots=True)
 class AnsweredAs:
     """Basecamp said who the token acts as."""
-
     person_id: int
     person_name: str
 
@@ -288,7 +283,6 @@ class NotAsked:
 @dataclass(frozen=True, slots=True)
 class LastingRefused:
     """Basecamp answered a 4xx no retry changes; ``fix`` says what to do."""
-
     status: int
     fix: str
 
@@ -299,7 +293,6 @@ Identity = AnsweredAs | TokenRefused | LastingRefused | NotAsked
 @dataclass(frozen=True, slots=True)
 class TokenFacts:
     """The token file as read: its problem (naming no secret), or its expiry (None: a bare token)."""
-
     file: str
     problem: str | None = None
     expires_at: datetime | None = None
@@ -361,7 +354,6 @@ def _acting_as_agent(token: TokenFacts, acts: str, now: datetime) -> Check:
 @dataclass(frozen=True, slots=True)
 class Reach:
     """One request to Basecamp: its status, or why nothing answered; its ``Date`` and our clock then."""
-
     answered: bool
     status: int = 0
     error: str = ""

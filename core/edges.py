@@ -30,7 +30,6 @@ __all__ = [  # the states are re-exported: a caller of the tables imports one mo
 
 class Actor(StrEnum):
     """Who takes an edge. ``Actor.operator`` is another name for ``Actor.person``, the same member."""
-
     automatic = "automatic"  # the connector itself: a claim, the sender, reconciliation
     person = "person"  # a person's recorded decision
     admission = "admission"  # the verdict on a record
@@ -60,7 +59,6 @@ class Edge(Generic[StateT]):
     takes it, in the domain's words. ``only_with_notes``, when set, are the notes the moving row may
     carry for the edge to exist: the note it carried, or with ``notes_written_by_the_move`` the one
     the move writes (its cause), as the ledger's generated rule reads ``OLD.note`` or ``NEW.note``."""
-
     source: StateT
     target: StateT
     actors: frozenset[Actor]
@@ -84,7 +82,6 @@ class IllegalMove:
 @dataclass(frozen=True, slots=True)
 class LifecycleTable(Generic[StateT]):
     """A lifecycle as data: its name, as a refusal says it, and its edges."""
-
     name: str
     edges: tuple[Edge[StateT], ...]
     repeats_allowed: bool = False

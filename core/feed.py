@@ -41,7 +41,6 @@ class ActorType(StrEnum):
 @dataclass(frozen=True, slots=True)
 class FeedFilters:
     """What intake asks the feed for. ``exclude_performers`` holds ids as text or ``self``."""
-
     buckets: tuple[int, ...] = ()
     types: tuple[str, ...] = ()
     exclude_performers: tuple[str, ...] = ()
@@ -108,7 +107,6 @@ class FeedPage:
 @dataclass(frozen=True, slots=True)
 class PageRejected:
     """Why a page cannot be recorded (no token or URL in ``reason``)."""
-
     reason: str
 
 
@@ -178,7 +176,6 @@ class InvalidPosition:
 @dataclass(frozen=True, slots=True)
 class InvalidFilter:
     """400 for a filter: the filters must be fixed; retrying will not help."""
-
     message: str
 
 
@@ -190,14 +187,12 @@ class FiltersChanged:
 @dataclass(frozen=True, slots=True)
 class EpochPassed:
     """410: the position predates the feed's epoch; resume after ``epoch_after_id``."""
-
     epoch_after_id: int
 
 
 @dataclass(frozen=True, slots=True)
 class UnexpectedFeedAnswer:
     """Any other answer: back off and try again later."""
-
     status: int
 
 
@@ -406,7 +401,6 @@ class Delivered:
 @dataclass(frozen=True, slots=True)
 class Overflow:
     """The server dropped this subscriber's events after ``after_id``."""
-
     after_id: int
 
 

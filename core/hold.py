@@ -41,7 +41,6 @@ class RecordAtHold:
 @dataclass(frozen=True, slots=True)
 class WaitingRedispatch:
     """A person's redispatch authorized while a live task carried the record: not applied yet."""
-
     decision_id: int
     event_id: int
     task_id: int

@@ -65,7 +65,6 @@ class Unappliable:
 @dataclass(frozen=True, slots=True)
 class RecordNow:
     """What the ledger holds about one named record; ``carried``: a live task row still carries it."""
-
     event_id: int
     state: RecordState
     reason: str

@@ -38,7 +38,6 @@ class LaneState(StrEnum):
 @dataclass(frozen=True, slots=True)
 class LaneStatus:
     """The live lane as the connector last wrote it. ``since`` is a ledger timestamp."""
-
     state: LaneState
     since: str
     why: str = ""
@@ -73,7 +72,6 @@ class InboxVerdict(StrEnum):
 @dataclass(frozen=True, slots=True)
 class InboxStatus:
     """The inbox lane's row as the connector last wrote it (timestamps are the ledger's)."""
-
     verdict: InboxVerdict
     verdict_since: str
     why: str

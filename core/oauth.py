@@ -33,7 +33,6 @@ FILE_VERSION = 1
 @dataclass(frozen=True, slots=True)
 class Credentials:
     """What ``login`` obtained; every field but the times is secret or close to it."""
-
     access_token: str = field(repr=False)
     refresh_token: str = field(repr=False)
     expires_at: datetime
@@ -138,7 +137,6 @@ def refresh_form(credentials: Credentials) -> dict[str, str]:
 @dataclass(frozen=True, slots=True)
 class DeviceGrant:
     """A device authorization the server granted: the code a person enters, and where."""
-
     device_code: str = field(repr=False)
     user_code: str
     verification_uri: str

@@ -30,7 +30,6 @@ class Step(StrEnum):
 @dataclass(frozen=True, slots=True)
 class Marker:
     """The durable marker ``begin`` writes: the hold's cause, and the old ledger's new name."""
-
     cause: str
     aside: str | None
 
@@ -38,7 +37,6 @@ class Marker:
 @dataclass(frozen=True, slots=True)
 class OnDisk:
     """What the state directory holds. ``*_hold``: the cause of the hold standing in that ledger."""
-
     marker: Marker | None
     shadow_ledger: bool
     shadow_hold: str | None

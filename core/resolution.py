@@ -49,7 +49,6 @@ _MOVES_TO = {"sent": IntentState.sent, "abandon": IntentState.abandoned, "resend
 class Move:
     """One compare-and-set from the current state. ``reset_reconciliation`` (a resend): clear
     ``sending_at``, ``finished_at``, ``reconcile_failures`` and ``reconcile_at``; due at ``not_before``."""
-
     state: IntentState
     note: str
     resolved_by: str

@@ -33,7 +33,6 @@ SPAWN_FAILED = "spawn_failed"
 @dataclass(frozen=True, slots=True)
 class SettledRow:
     """One task row and its record, as the settlement's transaction left them."""
-
     event_id: int
     delivery: DeliveryState
     outcome: EventOutcome
@@ -106,7 +105,6 @@ def _settle_row(row: LiveRow, spawn_failed: bool) -> RowSettlement:
 @dataclass(frozen=True, slots=True)
 class RowStep:
     """One row's writes in a settlement's plan, in the state the settlement found it."""
-
     event_id: int
     delivery: DeliveryState  # as found
     complete_delivery: bool  # exposed or delivered, unreported: completed, outcome unknown
@@ -119,7 +117,6 @@ class RowStep:
 class SettlementPlan:
     """An attempt's settlement as writes, in their order: ``before`` the task is superseded (the
     ``unknown`` rows), then ``after`` it (the rows withdrawn, blocked again or returned)."""
-
     settled: tuple[RowSettlement, ...]
     before: tuple[RowStep, ...]
     after: tuple[RowStep, ...]
@@ -163,7 +160,6 @@ class AdoptionRow:
 @dataclass(frozen=True, slots=True)
 class LifecycleMessages:
     """What the connector's own lifecycle messages at one destination look like."""
-
     receipts: frozenset[int]
     words: frozenset[str]  # message_text of every non-canceled intent's body there
 
@@ -172,7 +168,6 @@ class LifecycleMessages:
 class ListedReplies:
     """The agent's messages listed at each row's reply destination before the settlement, by event
     id; a row whose listing failed (or was not made) is absent."""
-
     agent_id: int
     listed: Mapping[int, tuple[ListedMessage, ...]]
 
@@ -273,7 +268,6 @@ class LaunchFinding(StrEnum):
 @dataclass(frozen=True, slots=True)
 class LeftLaunch:
     """The live attempt of the task carrying the event, as the settlement's transaction reads it."""
-
     event_id: int
     task_id: int
     attempt_id: str

@@ -19,7 +19,6 @@ from core.configuration import TIMING_KEYS, Configuration, parse_configuration, 
 @dataclass(frozen=True, slots=True)
 class Changes:
     """What one ``bin/connect setup`` was told, as the text it was given. None: leave as is."""
-
     account_id: str | None = None
     base_url: str | None = None
     agent_id: str | None = None

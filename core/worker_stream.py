@@ -28,7 +28,6 @@ from core.snapshots import StopReason, WorkerResult
 
 class StopRequest(StrEnum):
     """A stop the dispatcher asked for: the signals it sent were its own."""
-
     deadline = "deadline"
     shutdown = "shutdown"
     not_started = "not_started"  # its init proved it never began its work: failed
@@ -218,7 +217,6 @@ def not_started(facts: StreamFacts, *, permission_mode: str) -> str | None:
 class WorkerAccount:
     """How an attempt's worker ended, as its driver tells it: the stop reason; the reason it never
     began its work, when its output proves that; and its result, when it wrote one."""
-
     stop_reason: StopReason
     not_started: str = ""
     result: WorkerResult | None = None

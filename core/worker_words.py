@@ -49,7 +49,6 @@ NOT_ASKED = "not posted: this event asks for no acknowledgement (acknowledge is 
 @dataclass(frozen=True, slots=True)
 class WorkerMessage:
     """One message a worker's call asks the connector to post: the intent its transaction writes."""
-
     key: str
     kind: IntentKind
     message_kind: MessageKind
