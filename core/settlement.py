@@ -297,16 +297,12 @@ def settle_launch(
         return Failure(f"Event {event_id} is on no live task: there is no launch to settle")
     task, attempt = facts.task_id, facts.attempt_id
     if not (facts.launching and facts.left):
-        return Failure(
-            f"Event {event_id}'s task {task} has no attempt left mid-launch ({attempt} is not one a"
-            " start's recovery found launching with no recorded process); nothing to settle"
-        )
+        return Failure(f"Event {event_id}'s task {task} has no attempt left mid-launch ({attempt} is not one"
+                       " a start's recovery found launching with no recorded process); nothing to settle")
     if claim is LaunchFinding.did_not_run:
         if facts.pulled:
-            return Failure(
-                f"Event {event_id}'s task {task}: the ledger shows a worker pulled its instruction, so a"
-                " worker did run; settle it with --ran"
-            )
+            return Failure(f"Event {event_id}'s task {task}: the ledger shows a worker pulled its "
+                           "instruction, so a worker did run; settle it with --ran")
         summary = (f"Attempt {attempt} settled as never run: task {task} ended, its records wait to "
                    "run again, and the project moves on")
         return Success(LaunchSettlement(facts, claim, StopReason.failed, True, summary))

@@ -48,10 +48,8 @@ class WorkerAllowances:
 
     def named(self) -> tuple[str, ...]:
         """What was allowed, by name, one entry each: ``Bash(PATTERN)`` and ``MCP servers of FILE``."""
-        return (
-            *(f"Bash({pattern})" for pattern in self.bash),
-            *(f"MCP servers of {path}" for path in self.mcp_files),
-        )
+        return (*(f"Bash({pattern})" for pattern in self.bash),
+                *(f"MCP servers of {path}" for path in self.mcp_files))
 
 
 def pattern_problem(pattern: str) -> str | None:

@@ -171,10 +171,8 @@ def _calls_connector(message: Mapping[str, object]) -> bool:
     content = inner.get("content") if isinstance(inner, Mapping) else None
     prefix = f"mcp__{MCP_SERVER_NAME}__"
     return isinstance(content, list) and any(
-        isinstance(part, Mapping)
-        and part.get("type") == "tool_use"
-        and str(part.get("name", "")).startswith(prefix)
-        for part in content
+        isinstance(part, Mapping) and part.get("type") == "tool_use"
+        and str(part.get("name", "")).startswith(prefix) for part in content
     )
 
 

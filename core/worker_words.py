@@ -97,11 +97,8 @@ def acknowledgement(record: InstructionRecord, task_id: int, text: str) -> Resul
         return Success(WorkerMessage(key, IntentKind.worker_ack, MessageKind.boost, record.bucket_id,
                                      record.recording_id, words))
     if len(words) > MAX_ACK_CHARACTERS:
-        return refused(
-            RefusalKind.invalid_message,
-            f"an acknowledgement is at most {BOOST_LIMIT} characters (a boost) or "
-            f"{MAX_ACK_CHARACTERS} (a short message), not {len(words)}",
-        )
+        return refused(RefusalKind.invalid_message, f"an acknowledgement is at most {BOOST_LIMIT} characters "
+                       f"(a boost) or {MAX_ACK_CHARACTERS} (a short message), not {len(words)}")
     return _at_reply_destination(record, key, IntentKind.worker_ack, words)
 
 
@@ -144,11 +141,8 @@ def _bounded(text: str) -> Result[str, ToolRefusal]:
     if not words:
         return refused(RefusalKind.invalid_message, "the text has no words")
     if len(words) > MAX_MESSAGE_CHARACTERS:
-        return refused(
-            RefusalKind.invalid_message,
-            f"a message is at most {MAX_MESSAGE_CHARACTERS} characters, not {len(words)}: "
-            "say it shorter, or link to the rest",
-        )
+        return refused(RefusalKind.invalid_message, f"a message is at most {MAX_MESSAGE_CHARACTERS} "
+                       f"characters, not {len(words)}: say it shorter, or link to the rest")
     return Success(words)
 
 

@@ -462,20 +462,20 @@ CORE_RESOLUTION = [
     ),
     rule(
         "resolution: a canceled intent nothing refused cannot be resolved",
-        "        case IntentState.canceled:\n            return Failure(",
-        "        case IntentState.canceled if False:\n            return Failure(",
+        "        case IntentState.canceled:\n            return _refused(",
+        "        case IntentState.canceled if False:\n            return _refused(",
         "test_a_canceled_intent_nothing_refused_cannot_be_resolved",
     ),
     rule(
         "resolution: a pending, sending, sent or abandoned intent cannot be resolved",
-        "        case _:\n            return Failure(",
-        "        case None:\n            return Failure(",
+        "        case _:\n            return _refused(",
+        "        case None:\n            return _refused(",
         "test_nothing_else_can_be_resolved_and_the_refusal_names_the_state",
     ),
     rule(
         "resolution: a resend resets the reconciliation counters",
-        "reset_reconciliation=True, not_before=now,",
-        "reset_reconciliation=False, not_before=now,",
+        "reset_reconciliation=True, not_before=now)",
+        "reset_reconciliation=False, not_before=now)",
         "test_a_resend_starts_the_request_and_its_reconciliation_afresh",
     ),
     rule(
