@@ -1,31 +1,27 @@
 """The connector's configuration for one (account, agent): a value, its defaults, its checks.
 
-``parse_configuration`` turns a mapping into a ``Configuration`` or refuses with every problem,
-each a line naming its key (and the flag that sets it), never a traceback. It answers a tuple,
-not a ``Result``: ``status`` reads the configuration, and importing ``returns`` was a tenth of its
-start. What may be left out has a default; the account id, base URL, agent id and token file do
-not. The token itself is never a value here: the configuration names the file that holds it, and
-``worker_env`` names variables, never values. Paths are checked as text only (the shell checks a
-route's directory).
+``parse_configuration`` answers a ``Configuration`` or every problem, each a line naming its key
+(and the flag that sets it), never a traceback; a tuple, not a ``Result``: ``status`` reads the
+configuration, and importing ``returns`` was a tenth of its start. Only the account id, base URL,
+agent id and token file have no default. No secret is a value here: the token is named by its
+file, ``worker_env`` holds names. Paths are checked as text; the shell checks a route's directory.
 
 Timings are held to their floors: a ``sending`` message is listed no sooner than a minute after
-its request (an intent that went sending less than a minute ago may still be landing); a guard
-waits at least 10 s for the worker's own acknowledgement; still-running notices are at least a
-minute apart, a task's deadline at least a minute, and the feed is read at most once a second.
-Only ``unsafe_test_timings`` (``setup --unsafe-test-timings``, shown by ``status`` and ``setup``)
-lifts them, for the demo and the tests: a file written by hand is held to them when it is read.
+its request (it may still be landing); a guard waits at least 10 s for the worker's own
+acknowledgement; still-running notices are at least a minute apart, a task's deadline at least a
+minute, and the feed is read at most once a second. Only ``unsafe_test_timings`` (``setup
+--unsafe-test-timings``, shown by ``status`` and ``setup``) lifts them, for the demo and the
+tests: a file written by hand is held to them when it is read.
 
 A route's directory must exist, be a directory, and be writable (and searchable) by this user, in
-that order; the first it is not is its one problem, in the same words wherever it is judged:
-``setup`` refuses the route, ``run`` refuses to start (its requests would end in a public "could
-not be started" notice), ``doctor`` fails its check.
+that order; the first it is not is its one problem, in the same words for ``setup`` (refused),
+``run`` (no start: its requests would end in a public "could not be started") and ``doctor``.
 
 The running connector re-reads its file every ``RELOAD_EVERY``. A file that parses and names the
-running account and agent authorizes exactly its routes: routes change without a restart, and a
-change to the rest waits for one (``pending`` says so). A file unreadable, invalid, or naming
-another pair authorizes nothing until it is usable again: nothing is dispatched and a request is
-``blocked(config_unreadable)``, never answered as if unrouted. ``news`` is a line to log only when
-what is authorized changed, so an unusable file is logged once, not every 2 s.
+running pair authorizes exactly its routes: routes change without a restart, the rest waits for
+one (``pending`` says so). A file unreadable, invalid, or naming another pair authorizes nothing
+until it is usable again: a request is ``blocked(config_unreadable)``, never answered as if
+unrouted. ``news`` is what to log when what is authorized changed, so an unusable file once.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """When a record moves on: whether a conversation or a directory is live, which record may start,
-and when a blocked one is next tried, as pure functions of what the ledger read.
+and when a blocked one is next tried.
 
 A conversation is live when a live task is on it, or an older record on it is admitted, queued or
 dispatched: a new request there waits, queued. A task is created only when no live task is on its

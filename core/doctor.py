@@ -326,7 +326,13 @@ def token_check(token: TokenFacts, agent_id: int, identity: Identity, now: datet
             found = f"{held} acts as person {person_id} ({person_name}), not the agent {agent_id}"
             return _failing(name, found, f"give the agent's own token: {LOGIN_ADVICE}")
         case AnsweredAs(_, person_name):
-            return _acting_as_agent(token, f"acts as the agent {agent_id} ({person_name})", now)
+            acts = f"acts as the agent {agent_id} ({person_name})"
+            if token.expires_at is None:
+                return _warning(name, f"{acts}; a bare token, never refreshed: Launchpad's tokens expire "
+                                "after two weeks", LOGIN_ADVICE)
+            days = (token.expires_at - now) / timedelta(days=1)
+            expiry = format_timestamp(token.expires_at)
+            return _ok(name, f"{acts}; expires in {days:.1f} days ({expiry}), refreshed before then")
     raise AssertionError("an identity is answered, refused or not asked")  # pragma: no cover
 
 
@@ -340,15 +346,6 @@ def _outage_check(token: TokenFacts, outage: TokenOutage, agent_id: int, identit
                         "the running connector sends them at its next read; start it if it is not running")
     return _failing("token", f"{waiting}; the token in {token.file} is not accepted as the agent",
                     LOGIN_ADVICE)  # fmt: skip
-
-
-def _acting_as_agent(token: TokenFacts, acts: str, now: datetime) -> Check:
-    if token.expires_at is None:
-        return _warning("token", f"{acts}; a bare token, never refreshed: Launchpad's tokens expire after "
-                        "two weeks", LOGIN_ADVICE)
-    days = (token.expires_at - now) / timedelta(days=1)
-    expiry = format_timestamp(token.expires_at)
-    return _ok("token", f"{acts}; expires in {days:.1f} days ({expiry}), refreshed before then")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,11 +1,10 @@
 """How intake stands, as values the lanes write and ``status`` reads: the live lane's state, the
 inbox lane's verdict, each lane's news, the losses and gaps, and the backlog that pauses intake.
-
-Light on purpose: ``bin/connect status`` imports it on every look, so it reads no feed, frames or
-``returns``, and nothing here holds a feed or inbox position (a position is a credential).
+Light on purpose (``bin/connect status`` imports it on every look): no feed, frames or
+``returns``, and no feed or inbox position (a position is a credential).
 
 A lane's news is when it last recorded an event no other lane had: a lane that never brings news
-while another does is a lane that is not needed, or not working. Without the agent's inbox
+while another does is not needed, or not working. Without the agent's inbox
 (``not_for_principal``) intake hears by the feed and the live lane alone, and an event Basecamp
 brakes, or one past a stale feed position, can go unheard.
 
@@ -13,8 +12,7 @@ A loss is a stretch the live lane did not hear: events after ``after_id`` throug
 (None until an event heard after it bounds it). Its repair walk is done once it has read past
 ``through_id``, or, with no bound, once the feed has nothing more to serve; a loss not repaired
 within its window is unrecovered. A gap is a stretch the feed said it will not serve (a 410).
-
-The backlog is the records intake handed over that no worker has yet. At ``pause`` intake stops
+The backlog is the records intake handed over that no worker has yet: at ``pause`` intake stops
 reading on purpose (nothing is lost: the poll lane's position stays); at ``warn`` it says so.
 """
 

@@ -42,13 +42,9 @@ class Credentials:
     client_secret: str = field(repr=False)
 
 
-def refresh_margin(credentials: Credentials) -> timedelta:
-    lifetime = credentials.expires_at - credentials.obtained_at
-    return min(MAX_MARGIN, max(timedelta(0), lifetime / 4))
-
-
 def refresh_due(credentials: Credentials, now: datetime) -> bool:
-    return now >= credentials.expires_at - refresh_margin(credentials)
+    margin = min(MAX_MARGIN, max(timedelta(0), (credentials.expires_at - credentials.obtained_at) / 4))
+    return now >= credentials.expires_at - margin
 
 
 def read_token_text(text: str) -> str | Credentials:

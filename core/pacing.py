@@ -4,15 +4,14 @@ refusals no retry changes. Times are monotonic seconds handed in; nothing here r
 Every request of the connector shares one budget of ``limit`` requests in any ``window`` seconds
 (Basecamp allows about 50 per 10 s per address; the margin is for travel time and a worker's own
 requests). After a 429 nothing goes before its Retry-After. Once half the window is spent, turns
-are spaced ``window / limit`` apart, so a backlog drains evenly instead of in bursts; a feed poll
-yields to everything else while half the window is spent, but never longer than
-``POLL_YIELD_BOUND``.
+are spaced ``window / limit`` apart, so a backlog drains evenly; a feed poll yields to everything
+else meanwhile, but never longer than ``POLL_YIELD_BOUND``.
 
 Only reads are retried, only after a 429 or a 503, at most ``MAX_READ_ATTEMPTS`` in all: after a
 valid Retry-After (a positive whole number of seconds, or a future HTTP-date rounded up), else
-exponentially from 1 s up to 30 s plus the caller's jitter. The shell fails a read rather than
-wait past its deadline. A 4xx is ``lasting`` -- a supervisor restarting on it would restart
-forever -- unless a later try can pass it (401 is refreshed, then a login).
+exponentially from 1 s up to 30 s plus the caller's jitter; never past the caller's deadline. A
+4xx is ``lasting`` (a supervisor restarting on it would restart forever) unless a later try can
+pass it (401 is refreshed, then a login).
 """
 
 from __future__ import annotations

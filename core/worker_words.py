@@ -65,14 +65,8 @@ class WordsAnswer:
     note: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"state": self.state}
-        if self.kind:
-            body["kind"] = self.kind
-        if self.message_id is not None:
-            body["id"] = self.message_id
-        if self.note:
-            body["note"] = self.note
-        return body
+        body = {"state": self.state, "kind": self.kind, "id": self.message_id, "note": self.note}
+        return {name: value for name, value in body.items() if name == "state" or value not in ("", None)}
 
 
 def ack_key(task_id: int, event_id: int) -> str:
