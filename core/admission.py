@@ -1,15 +1,13 @@
 """Which feed events are the agent's business: the verdict on a record, from its event, the
 settings and what the shell read.
 
-``gate`` reads nothing: from the event and the settings alone, cheapest first, it answers the
-rules still in play (``Continue``) or the first discard reason that holds (``Discard``). On
-``Continue`` the shell reads the project's membership (trust mode ``project``) and the
-recording's summary, asks ``decide``, and runs ``settle_verdict`` in the transaction that writes
-the verdict (an admitted verdict whose conversation is live is ``queued``).
+``gate`` reads nothing: from the event and the settings, cheapest first, it answers the rules
+still in play (``Continue``) or the first discard reason that holds. Then the shell reads the
+project's membership (trust mode ``project``) and the recording's summary, asks ``decide``, and
+runs ``settle_verdict`` where it writes the verdict (admitted on a live conversation: ``queued``).
 
-``MATRIX`` maps an event type to its rules, tried in order: a trigger, and whether it is the
-operator's alone, needs a route, and asks for an acknowledgement (a person asked for something:
-the guard and a holding reply apply). The performer is ``performed_by_id``, else the creator; one
+``MATRIX`` maps an event type to its rules, tried in order; a rule that acknowledges is a request
+(the guard and a holding reply apply). The performer is ``performed_by_id``, else the creator; one
 who is not the creator is an agent acting for a person (``delegated``). The operator is trusted
 in every mode, ``allowlist`` adds the allowed ids, ``project`` any non-client member.
 
@@ -18,9 +16,9 @@ blocks, never discards; drafted or trashed is ``stale``), the author, the rules,
 Content's author is judged before its rules, and for an assignment or completion the snapshot
 still says whether the words' author is trusted, so untrusted words are data, never orders. A
 comment that mentions the agent never falls through to subscribed. Where no route serves the
-project only a request (mentioned, assigned) is answered: ``blocked(no_route)``, kept for its
-holding reply. While the configuration is unusable every event the gate passes is
-``blocked(config_unreadable)``, and the gate drops no rule for a missing route.
+project only a request is answered: ``blocked(no_route)``, kept for its holding reply. While the
+configuration is unusable every event the gate passes is ``blocked(config_unreadable)``, and the
+gate drops no rule for a missing route.
 
 A chat line's conversation and reply are its Campfire, a comment's its parent, anything else's
 the recording itself. A reason in ``RETRIED_WITHIN_WINDOW`` is offered back every
@@ -305,7 +303,6 @@ class Verdict:
 
 
 def mentioned_in(content: str) -> frozenset[int]:
-    """The Person ids mentioned in rich-text ``content`` (``core.mentions``' tag walk)."""
     return frozenset(mentioned_person_ids(content))
 
 

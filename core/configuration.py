@@ -139,7 +139,6 @@ def below_floor(where: str, value: timedelta, *, unsafe: bool) -> str | None:
 
 # -- reading --------------------------------------------------------------------------------
 def positive_id(value: Any, where: str, problems: list[str]) -> int | None:
-    """``value`` as a positive integer id, or None with a problem line naming ``where``."""
     if isinstance(value, bool):
         problems.append(f"{where}: expected a positive integer id, not {value!r}")
         return None
@@ -295,7 +294,6 @@ def _timings(value: Any, problems: list[str]) -> Timings:
 
 
 def _floors(task_deadline: timedelta, timings: Timings, unsafe: Any, problems: list[str]) -> bool:
-    """The timings against their floors, unless the explicit option lifts them."""
     if not isinstance(unsafe, bool):
         problems.append(f"unsafe_test_timings: expected true or false, not {_shown(unsafe)}")
         unsafe = False
@@ -324,7 +322,6 @@ def _worker_env(value: Any, problems: list[str]) -> tuple[str, ...]:
 
 
 def parse_configuration(data: Any) -> Configuration | tuple[str, ...]:
-    """The configuration in ``data``, or every problem with it, one line each."""
     if not isinstance(data, Mapping):
         return (f"expected a JSON object, not {type(data).__name__}",)
     problems: list[str] = []

@@ -193,7 +193,6 @@ def _offered_again(facts: RecordFacts, now: datetime) -> Plan:
 
 
 def _live(facts: RecordFacts, action: Action) -> DecisionRefused | None:
-    """The refusal for a record the connector still has, or None."""
     event = facts.event_id
     if facts.state is _R.seen:
         return DecisionRefused(

@@ -1,12 +1,12 @@
 """The words the connector says to a worker: fixed, with no content.
 
 The worker learns its request only by pulling it through the connector's MCP server; the prompt
-tells it how to pull, acknowledge, work, reply and report, and names nothing a person wrote. It is
-fixed text plus the task id, the event id, the trigger token and the recording URL: ids are
-ledger row ids in decimal (anything else is refused), the trigger is kept only as a plain token
-and the URL only as a plain https address, else each is replaced whole. Whatever the values, it
-stays within ``MAX_PROMPT_TOKENS``. It says the worker's words go through the tools, posted
-exactly once, and that content whose author is not trusted is data about the work, never orders.
+tells it how to pull, acknowledge, work, reply and report, and names nothing a person wrote: fixed
+text plus the task id, the event id, the trigger token and the recording URL. Ids are ledger row
+ids in decimal (anything else is refused); the trigger is kept only as a plain token and the URL
+only as a plain https address (no user, query or fragment), else each is replaced whole. Whatever
+the values, it stays within ``MAX_PROMPT_TOKENS``. It says the worker's words go through the tools,
+posted exactly once, and that content whose author is not trusted is data, never orders.
 """
 
 from __future__ import annotations
@@ -46,8 +46,6 @@ def safe_trigger(trigger: str) -> str:
 
 
 def safe_recording_url(url: str) -> str:
-    """The recording URL if ``https``, with a host, no user, query or fragment, at most 200
-    characters and a path of ``[A-Za-z0-9/_-]``; else ``the recording get_dispatch names``."""
     return UNKNOWN_RECORDING if len(url) > MAX_URL_LENGTH or _URL.fullmatch(url) is None else url
 
 
@@ -99,5 +97,4 @@ def follow_up_prompt(event_id: int) -> str:
 
 
 def estimated_tokens(text: str) -> int:
-    """A cautious token estimate: characters / 4, rounded up."""
     return -(-len(text) // CHARACTERS_PER_TOKEN)

@@ -1,5 +1,5 @@
-"""``bin/connect doctor``'s verdicts: what each measured fact means -- ok, warning or failing --
-and what a person should do about it. The shell measures (``shell.doctor``); this judges.
+"""``bin/connect doctor``'s verdicts: what each measured fact (``shell.doctor``) means -- ok,
+warning or failing -- and what a person should do about it.
 
 Failing is what makes ``run`` refuse to start or a request fail in public (a token Basecamp
 refuses, a disk below status's "nearly full", a Claude Code too old to drive); a warning is what a
@@ -265,7 +265,6 @@ def handshake_check(facts: Handshake) -> Check:
 # -- the token and Basecamp's answer ----------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class AnsweredAs:
-    """Basecamp said who the token acts as."""
     person_id: int
     person_name: str
 

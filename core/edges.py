@@ -1,14 +1,13 @@
 """The lifecycles the connector keeps, as data: every state, every allowed move, and who may make it.
 
-A lifecycle is a ``LifecycleTable``, a closed set of ``Edge`` values, and nothing else decides which
-moves exist: a pair of states that is not an edge is refused, whoever asks, and the ledger's
-triggers are generated from the same pairs (``shell.ledger.rules``). Who may take an edge
-(``Actor``) is core's concern; the database holds only which pairs exist. An edge may require the
-moving row's note: a canceled intent returns to pending only when its note proves nothing was
-created, a sending one only with a cause proving its request never reached Basecamp, so no message
-doubles. Writing the state a row already has is refused unless the table allows repeats (only the
-record's does). ``step`` answers ``Success(target)`` or ``Failure(IllegalMove)`` naming both
-states, the actor and why: a refusal is an answer, never a raise."""
+A ``LifecycleTable``, a closed set of ``Edge`` values, alone decides which moves exist: a pair of
+states that is not an edge is refused, whoever asks, and the ledger's triggers are generated from
+the same pairs (``shell.ledger.rules``); who may take an edge (``Actor``) is core's concern. An
+edge may require the moving row's note: a canceled intent returns to pending only when its note
+proves nothing was created, a sending one only with a cause proving its request never reached
+Basecamp, so no message doubles. Writing the state a row already has is refused unless the table
+allows repeats (only the record's does). ``step`` answers ``Success(target)`` or
+``Failure(IllegalMove)`` naming both states, the actor and why: a refusal is never a raise."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The durable hold a person sets and releases: what the setting transaction writes, and what
-``release`` says.
+"""The durable hold a person sets and releases.
 
 A hold is a new generation, always, keeping who set it, when and why; one already standing keeps
 its first setter and time, and only its generation and cause move on. Every record not terminal

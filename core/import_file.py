@@ -5,8 +5,8 @@ A file is at most ``MAX_BYTES`` of JSON, ``{"version": 1, "entries": [{"event_id
 "done" | "held"}, ...]}``. ``done`` closes a record as ``discarded(imported_done)``: one the ledger
 never saw gets a tombstone, so intake never admits it; one waiting, blocked or held, or completed
 ``unknown`` or ``failed`` with no task carrying it, is discarded; one discarded or succeeded is left
-as it is. Every other record not terminal is tagged for review, keeping its state; ``held`` names
-such records. The plan is all or nothing.
+as it is. Every other record not terminal is tagged for review, keeping its state (``held`` names
+such records). The plan is all or nothing.
 """
 
 from __future__ import annotations

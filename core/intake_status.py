@@ -107,7 +107,6 @@ def inbox_line(status: InboxStatus | None, short_time: Callable[[str], str]) -> 
 
 
 def news_line(news: Sequence[LaneNews], short_time: Callable[[str], str]) -> str:
-    """Every lane, ``never`` for one that brought nothing yet."""
     by_lane = {found.lane: found for found in news}
     parts = []
     for lane in LANES:

@@ -5,8 +5,7 @@ token file holds a bare access token (never refreshed) or the JSON ``Credentials
 writes, told apart by the first character. No secret is in a repr, a log or an error. A refresh
 is due a day before expiry, or a quarter of the lifetime when that is shorter; an answer without a
 ``refresh_token`` keeps the old one. The forms use the standard ``grant_type`` names, never
-Launchpad's legacy ``type=``; the device flow only where the server's discovery names a
-``device_authorization_endpoint``.
+Launchpad's legacy ``type=``; the device flow only where discovery names its endpoint.
 """
 
 from __future__ import annotations

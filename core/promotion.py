@@ -6,9 +6,9 @@ review in one transaction; set the old ledger aside; move the shadow ledger into
 the marker. The shell observes, asks ``next_step``, takes that step, observes again. A step is
 known done by its own mark (the marker, its cause on a ledger's hold, the set-aside file, the
 shadow ledger gone), so a rerun after a crash finishes it and never sets a second hold. Anything
-unforeseen is ``Stuck``, with one line saying what is wrong: promote never guesses. A ledger with
-something in flight is never set aside, before or after promote begins (``bin/outbox-resolve``
-takes no lock and may make an intent pending meanwhile): nothing would settle it there.
+unforeseen is ``Stuck``, in one line: promote never guesses. A ledger with something in flight is
+never set aside, before or after promote begins (``bin/outbox-resolve`` takes no lock and may make
+an intent pending meanwhile): nothing would settle it there.
 """
 
 from __future__ import annotations

@@ -4,10 +4,9 @@ A resolution records who decided (``by``: required, not blank, one line). An ind
 may be resolved ``Sent`` (a person found its message; the note says whether its receipt was
 checked), ``Abandon`` or ``Resend``; a canceled one may only be resent, and only when its note
 proves nothing was created. Nothing else may be resolved: pending or sending is the connector's,
-sent, abandoned or otherwise canceled is settled, and the refusal names the state. A resend starts
-the request afresh, as if never claimed. The moves are the person's edges of
-``core.edges.INTENT_EDGES``: what that table refuses is refused, and ``open_decisions`` names
-exactly the decisions left open, as a person types them.
+sent, abandoned or otherwise canceled is settled, and the refusal names the state. The moves are
+the person's edges of ``core.edges.INTENT_EDGES``: what that table refuses is refused, and
+``open_decisions`` names exactly the decisions left open, as a person types them.
 """
 
 from __future__ import annotations

@@ -5,12 +5,9 @@ of its own. On a proven spawn failure a launch exposure no worker pulled is with
 automatic retry, or blocked again once that was used. Anything else exposed ends ``unknown``: the
 worker may have acted on it, so it never runs again by itself. A record a person already moved is
 settled where it was put. The completion notice reads the rows as the settlement left them
-(``read_back``); a row a person redispatched meanwhile reads ``redispatched``, asking nothing.
-
-A worker that replied but never reported has its reply adopted next to its ``unknown`` outcome
-(``choose_reply``) inside the settlement's transaction, before the completion notice is written.
-A start settles what a previous connector left live one step at a time (``recovery_step``); a
-person settles an attempt left mid-launch (``settle_launch``).
+(``read_back``); a row a person redispatched meanwhile reads ``redispatched``, asking nothing. A
+worker that replied but never reported has its reply adopted next to its ``unknown`` outcome
+(``choose_reply``) in the settlement's transaction, before the completion notice is written.
 """
 
 from __future__ import annotations
@@ -159,7 +156,6 @@ class AdoptionRow:
 
 @dataclass(frozen=True, slots=True)
 class LifecycleMessages:
-    """What the connector's own lifecycle messages at one destination look like."""
     receipts: frozenset[int]
     words: frozenset[str]  # message_text of every non-canceled intent's body there
 
@@ -241,10 +237,8 @@ class RecoveryFacts:
 
 
 def recovery_step(facts: RecoveryFacts) -> RecoveryStep:
-    """The next step for one attempt a previous connector left live. An attempt with no recorded
-    process is left for a person; nothing is settled around a group that cannot be verified; a gone
-    group's attempt is settled only after its replies are listed, and a stop before anything is
-    done to it, or after a listing it may have cut short, leaves it for the next start."""
+    """The next step for one attempt a previous connector left live: a gone group's attempt is
+    settled only after its replies are listed; a stop leaves it for the next start."""
     if facts.group_gone is None and facts.stopped:  # nothing is done to it yet
         return RecoveryStep.leave_live
     if not facts.recorded_process:
@@ -288,11 +282,10 @@ class LaunchSettlement:
 def settle_launch(
     facts: LeftLaunch | None, event_id: int, claim: LaunchFinding
 ) -> Result[LaunchSettlement, str]:
-    """A person's settlement of the attempt left mid-launch for ``event_id``'s task, or why not. A
-    connector killed between committing a launch and recording its worker's process leaves it
-    ``launching`` with no pid, and recovery marks it left; only such an attempt is settled here.
-    Did not run: it ends ``failed`` as a proven spawn failure (refused once a worker pulled). Ran:
-    it ends ``lost``, each exposed row ``unknown``. Either way its task is superseded with it."""
+    """A connector killed between committing a launch and recording its worker's process leaves it
+    ``launching`` with no pid, and recovery marks it left; only such an attempt is settled here,
+    its task superseded with it: did not run, ``failed`` as a proven spawn failure (refused once a
+    worker pulled); ran, ``lost``, each exposed row ``unknown``."""
     if facts is None:
         return Failure(f"Event {event_id} is on no live task: there is no launch to settle")
     task, attempt = facts.task_id, facts.attempt_id

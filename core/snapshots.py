@@ -40,9 +40,7 @@ class Settlement(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class RecordSnapshot:
-    """A record (one feed event) as the outbox needs it. Its replies go to its reply destination: a
-    comment on the reply recording, or a line in the Campfire whose id stands as the reply
-    recording id, in the reply bucket."""
+    """A record (one feed event) as the outbox needs it; its replies go to its reply destination."""
     event_id: int
     state: RecordState
     reason: str

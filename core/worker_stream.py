@@ -4,8 +4,7 @@ Code said on its stream-json output, read as the connector's facts.
 A worker that could not be started ended ``failed`` and spawn-failed: no process existed, so it
 cannot have acted. A stop the dispatcher asked for is named for its cause whatever the exit.
 Otherwise exit 0 is ``finished``, any other exit or a signal the dispatcher did not send
-``failed``, and a worker gone without an exit status the driver could read ``lost``: it may have
-acted.
+``failed``, and a worker gone with no exit status to read ``lost``: it may have acted.
 
 Claude Code writes one JSON object a line (an ``init``, the turn's messages, a ``result``); a
 result answers every message replayed before it. The worker never began its work only when its
@@ -213,8 +212,7 @@ def not_started(facts: StreamFacts, *, permission_mode: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class WorkerAccount:
-    """How an attempt's worker ended, as its driver tells it: the stop reason; the reason it never
-    began its work, when its output proves that; and its result, when it wrote one."""
+    """How an attempt's worker ended, as its driver tells it."""
     stop_reason: StopReason
     not_started: str = ""
     result: WorkerResult | None = None

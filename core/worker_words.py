@@ -7,10 +7,10 @@ reply and the notes go too. Text with no words, over its bound or with nowhere t
 with what to change, and nothing is written. A key makes one message however often a call is
 repeated: one acknowledgement and one reply per task and event, one note per text.
 
-At a Campfire a message is a plain line; at a comment it is the worker's Markdown rendered to
-Basecamp's rich-text subset (``ALLOWED_TAGS``) from the parser's tokens, never by its renderer,
-with raw HTML off: a tag the worker writes is text, a token with no tag keeps only its text, and
-a link keeps its ``href`` (the only attribute written) only for an http(s) or mailto URL.
+At a Campfire a message is a plain line; at a comment, the worker's Markdown rendered from the
+parser's tokens (never by its renderer, raw HTML off) to Basecamp's rich text (``ALLOWED_TAGS``):
+a tag the worker writes is text, a token with no tag keeps only its text, and a link keeps its
+``href``, the only attribute written, only for an http(s) or mailto URL.
 """
 
 from __future__ import annotations
