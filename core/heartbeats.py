@@ -53,10 +53,8 @@ def not_turning(beats: Beats, now: datetime) -> tuple[str, ...]:
 
 def beats_report(beats: Beats, now: datetime) -> dict[str, object]:
     stalled = set(not_turning(beats, now))
-    return {
-        name: {"last_turn": format_timestamp(at), "turning": name not in stalled}
-        for name, at in sorted(beats.loops.items())
-    }
+    return {name: {"last_turn": format_timestamp(at), "turning": name not in stalled}
+            for name, at in sorted(beats.loops.items())}
 
 
 def beats_line(beats: Beats, now: datetime) -> str:

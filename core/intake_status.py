@@ -120,13 +120,9 @@ def news_line(news: Sequence[LaneNews], short_time: Callable[[str], str]) -> str
 
 
 def intake_report(news: Sequence[LaneNews], inbox: InboxStatus | None) -> dict[str, object]:
-    by_lane = {found.lane: found for found in news}
-    shown_news = {
-        LANE_NAMES[lane]: None
-        if (found := by_lane.get(lane)) is None
-        else {"last_new_at": found.last_new_at, "last_new_id": found.last_new_id, "news": found.news}
-        for lane in LANES
-    }
+    heard = {found.lane: {"last_new_at": found.last_new_at, "last_new_id": found.last_new_id,
+                          "news": found.news} for found in news}
+    shown_news = {LANE_NAMES[lane]: heard.get(lane) for lane in LANES}
     return {"inbox": None if inbox is None else asdict(inbox), "news": shown_news}
 
 
