@@ -127,7 +127,6 @@ FLOORS: Mapping[str, timedelta] = {
 
 
 def below_floor(where: str, value: timedelta, *, unsafe: bool) -> str | None:
-    """A problem line when ``value`` of ``where`` is under its floor and the floors hold."""
     floor = FLOORS[where]
     if unsafe or value >= floor:
         return None

@@ -336,8 +336,6 @@ def token_check(token: TokenFacts, agent_id: int, identity: Identity, now: datet
 
 
 def _outage_check(token: TokenFacts, outage: TokenOutage, agent_id: int, identity: Identity) -> Check:
-    """The running connector's creates were refused (401, after its refresh) and wait: failing,
-    unless Basecamp now answers the token as the agent (sent at its next read: a warning)."""
     waiting = (f"the connector's create was refused (401, after its refresh) at {outage.since}; sending has "
                f"stopped and {outage.messages} message(s) wait, pending")
     if isinstance(identity, AnsweredAs) and identity.person_id == agent_id:

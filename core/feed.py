@@ -338,8 +338,7 @@ class StreamTicket:
 
 
 def read_ticket(body: object, configured: str) -> StreamTicket:
-    """The ticket in a 200/201 body; ValueError (naming no value) when it is not one, or its URL is
-    not one the live lane may connect to verbatim (``core.links.ticket_url_allowed``)."""
+    """The ticket in a 200/201 body; ValueError (naming no value) when it, or its URL, is not one."""
     if not isinstance(body, dict):
         raise ValueError("a stream ticket answer is a JSON object")
     ticket, expires_in, url = body.get("ticket"), body.get("expires_in"), body.get("url")
@@ -449,7 +448,6 @@ def _message(message: object) -> Frame:
 
 
 def reconnect_delay(failures: int, draw: float, *, base: float = 0.5, cap: float = 30.0) -> float:
-    """Exponential from ``base`` to ``cap`` with equal jitter (``draw`` in [0, 1)), so connectors that
-    lost one server do not return in step."""
+    """Exponential to ``cap`` with equal jitter, so connectors that lost one server come back apart."""
     ceiling = min(cap, base * 2.0 ** min(max(failures, 0), 30))
     return ceiling / 2 + ceiling / 2 * min(max(draw, 0.0), 1.0)

@@ -55,8 +55,6 @@ def poll_may_go(
     sent_at: Sequence[float], now: float, waited: float, *, bound: float = POLL_YIELD_BOUND,
     limit: int = DEFAULT_LIMIT, window: float = DEFAULT_WINDOW_SECONDS,
 ) -> bool:
-    """While a backlog drains at the limit the window stays full, so polls space out to about one
-    per ``bound``, and never further."""
     if waited >= bound:
         return True
     recent = sum(1 for moment in sent_at if moment > now - window)
