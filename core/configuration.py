@@ -213,7 +213,7 @@ def _trust(value: Any, problems: list[str]) -> Trust:
     _unknown(value, TRUST_KEYS, "trust.", problems)
     mode = TrustMode.operator
     raw_mode = value.get("mode", mode.value)
-    if raw_mode in set(TrustMode):
+    if raw_mode in tuple(TrustMode):  # a tuple: a list or an object from JSON is no key
         mode = TrustMode(raw_mode)
     else:
         problems.append(f"trust.mode: expected one of {', '.join(TrustMode)}, not {_shown(raw_mode)}")

@@ -159,6 +159,11 @@ def test_a_base_url_is_an_origin(url: str) -> None:
     assert any(line.startswith("base_url:") for line in problems(MINIMAL | {"base_url": url}))
 
 
+@pytest.mark.parametrize("mode", [[], {}, 3, "owner"])
+def test_a_trust_mode_that_is_none_of_the_modes_is_a_problem_line(mode: object) -> None:
+    assert any(line.startswith("trust.mode: expected one of") for line in problems(MINIMAL | {"trust": {"mode": mode}}))
+
+
 def test_http_is_allowed_to_loopback_and_a_trailing_slash_is_dropped() -> None:
     assert parsed(MINIMAL | {"base_url": "http://127.0.0.1:8080/"}).base_url == "http://127.0.0.1:8080"
 
