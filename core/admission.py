@@ -1,15 +1,13 @@
 """Which feed events are the agent's business: the verdict on a record, from its event, the
 settings and what the shell read.
 
-``gate`` reads nothing: from the event and the settings alone, cheapest first, it answers the
-rules still in play (``Continue``) or the first discard reason that holds (``Discard``). On
-``Continue`` the shell reads the project's membership (trust mode ``project``) and the
-recording's summary, asks ``decide``, and runs ``settle_verdict`` in the transaction that writes
-the verdict (an admitted verdict whose conversation is live is ``queued``).
+``gate`` reads nothing: from the event and the settings, cheapest first, it answers the rules
+still in play (``Continue``) or the first discard reason that holds. Then the shell reads the
+project's membership (trust mode ``project``) and the recording's summary, asks ``decide``, and
+runs ``settle_verdict`` where it writes the verdict (admitted on a live conversation: ``queued``).
 
-``MATRIX`` maps an event type to its rules, tried in order: a trigger, and whether it is the
-operator's alone, needs a route, and asks for an acknowledgement (a person asked for something:
-the guard and a holding reply apply). The performer is ``performed_by_id``, else the creator; one
+``MATRIX`` maps an event type to its rules, tried in order; a rule that acknowledges is a request
+(the guard and a holding reply apply). The performer is ``performed_by_id``, else the creator; one
 who is not the creator is an agent acting for a person (``delegated``). The operator is trusted
 in every mode, ``allowlist`` adds the allowed ids, ``project`` any non-client member.
 
@@ -18,9 +16,9 @@ blocks, never discards; drafted or trashed is ``stale``), the author, the rules,
 Content's author is judged before its rules, and for an assignment or completion the snapshot
 still says whether the words' author is trusted, so untrusted words are data, never orders. A
 comment that mentions the agent never falls through to subscribed. Where no route serves the
-project only a request (mentioned, assigned) is answered: ``blocked(no_route)``, kept for its
-holding reply. While the configuration is unusable every event the gate passes is
-``blocked(config_unreadable)``, and the gate drops no rule for a missing route.
+project only a request is answered: ``blocked(no_route)``, kept for its holding reply. While the
+configuration is unusable every event the gate passes is ``blocked(config_unreadable)``, and the
+gate drops no rule for a missing route.
 
 A chat line's conversation and reply are its Campfire, a comment's its parent, anything else's
 the recording itself. A reason in ``RETRIED_WITHIN_WINDOW`` is offered back every
@@ -65,26 +63,23 @@ COMPLETED = Rule(Trigger.completed, requires_route=True)
 COMMENT_CREATED = "comment.created"
 CHAT_LINE_CREATED = "chat.line.created"
 
-MATRIX: Mapping[str, tuple[Rule, ...]] = MappingProxyType(
-    {
-        COMMENT_CREATED: (MENTIONED, SUBSCRIBED),
-        "message.created": (MENTIONED,),
-        "todo.created": (MENTIONED,),
-        "card.created": (MENTIONED,),
-        CHAT_LINE_CREATED: (MENTIONED,),
-        "todo.assignment_changed": (ASSIGNED,),
-        "card.assignment_changed": (ASSIGNED,),
-        "todo.completed": (COMPLETED,),
-        "card.completed": (COMPLETED,),
-    }
-)
+MATRIX: Mapping[str, tuple[Rule, ...]] = MappingProxyType({
+    COMMENT_CREATED: (MENTIONED, SUBSCRIBED),
+    "message.created": (MENTIONED,),
+    "todo.created": (MENTIONED,),
+    "card.created": (MENTIONED,),
+    CHAT_LINE_CREATED: (MENTIONED,),
+    "todo.assignment_changed": (ASSIGNED,),
+    "card.assignment_changed": (ASSIGNED,),
+    "todo.completed": (COMPLETED,),
+    "card.completed": (COMPLETED,),
+})
 
 AGENT_ACTOR = "agent"  # the feed's actor_type of an action taken by an agent
 
 
 class DiscardReason(StrEnum):
     """Why a record was discarded: terminal, a verified verdict."""
-
     invalid_pointer = "invalid_pointer"
     not_in_matrix = "not_in_matrix"
     agent_authored = "agent_authored"
@@ -102,7 +97,6 @@ class DiscardReason(StrEnum):
 
 class BlockedReason(StrEnum):
     """Why a record is blocked: retained and retried, never a transport failure as a verdict."""
-
     read_failed = "read_failed"
     read_unresolved = "read_unresolved"
     throttled = "throttled"
@@ -119,7 +113,6 @@ class BlockedReason(StrEnum):
 class AdmissionSettings:
     """What admission knows of the configuration. ``projects``: the ``--project`` scope (None: every
     project the agent can see)."""
-
     agent_id: int
     operator_id: int
     trust_mode: TrustMode = TrustMode.operator
@@ -136,7 +129,6 @@ class AdmissionSettings:
 @dataclass(frozen=True, slots=True)
 class EventPointer:
     """A feed event as intake recorded it (``core.feed.FeedEvent`` and its ``actor_type``)."""
-
     id: int
     event_type: str
     bucket_id: int
@@ -203,7 +195,6 @@ def gate(event: EventPointer, settings: AdmissionSettings) -> GateOutcome:
 
 
 # -- the verdict -----------------------------------------------------------------------------
-
 BLOCKED_RETRY_INTERVAL = timedelta(minutes=10)
 BLOCKED_RETRY_WINDOW = timedelta(hours=24)
 
@@ -215,6 +206,7 @@ RETRIED_WITHOUT_END = frozenset({BlockedReason.config_unreadable})
 
 AGENT_PERSONABLE = "Agent"
 REQUESTS = frozenset({Trigger.mentioned, Trigger.assigned})
+CONTENT = frozenset({Trigger.mentioned, Trigger.subscribed})  # judged by their author's words
 ADMITTED_STATES = frozenset({RecordState.admitted, RecordState.queued})
 VERDICT_STATES = ADMITTED_STATES | {RecordState.blocked, RecordState.discarded}
 
@@ -237,7 +229,6 @@ class Author:
 class RecordingSummary:
     """What the summary read found; ``added_person_ids`` is an assignment's added people (None:
     the event's details could not be read)."""
-
     status: RecordingStatus
     type: str
     creator: Author | None
@@ -267,28 +258,24 @@ class ReadFailureKind(StrEnum):
 @dataclass(frozen=True, slots=True)
 class ReadFailure:
     """A read that did not answer, after its own retries; ``retry_at``: a throttled read's deadline."""
-
     kind: ReadFailureKind
     retry_at: datetime | None = None
 
 
-_FAILURE_REASONS: Mapping[ReadFailureKind, BlockedReason] = MappingProxyType(
-    {
-        ReadFailureKind.failed: BlockedReason.read_failed,
-        ReadFailureKind.throttled: BlockedReason.throttled,
-        ReadFailureKind.not_found: BlockedReason.read_failed,
-        ReadFailureKind.forbidden: BlockedReason.read_failed,
-        ReadFailureKind.unresolved: BlockedReason.read_unresolved,
-        ReadFailureKind.bucket_mismatch: BlockedReason.bucket_mismatch,
-        ReadFailureKind.unroutable: BlockedReason.unroutable,
-    }
-)
+_FAILURE_REASONS: Mapping[ReadFailureKind, BlockedReason] = MappingProxyType({
+    ReadFailureKind.failed: BlockedReason.read_failed,
+    ReadFailureKind.throttled: BlockedReason.throttled,
+    ReadFailureKind.not_found: BlockedReason.read_failed,
+    ReadFailureKind.forbidden: BlockedReason.read_failed,
+    ReadFailureKind.unresolved: BlockedReason.read_unresolved,
+    ReadFailureKind.bucket_mismatch: BlockedReason.bucket_mismatch,
+    ReadFailureKind.unroutable: BlockedReason.unroutable,
+})
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """Admission's decision on one record, as the ledger writes it (``events`` columns)."""
-
     state: RecordState
     reason: Reason | None = None
     trigger: Trigger | None = None
@@ -316,7 +303,6 @@ class Verdict:
 
 
 def mentioned_in(content: str) -> frozenset[int]:
-    """The Person ids mentioned in rich-text ``content`` (``core.mentions``' tag walk)."""
     return frozenset(mentioned_person_ids(content))
 
 
@@ -387,23 +373,19 @@ def _match(
 
 
 def _snapshot(summary: RecordingSummary, author_trusted: bool) -> Mapping[str, str | None]:
-    return MappingProxyType(
-        {
-            "type": summary.type,
-            "title": summary.title,
-            "app_url": summary.app_url,
-            "content": summary.content,
-            "updated_at": summary.updated_at,
-            "author_id": None if summary.creator is None else str(summary.creator.id),
-            "author_trusted": "true" if author_trusted else "false",
-        }
-    )
+    return MappingProxyType({
+        "type": summary.type,
+        "title": summary.title,
+        "app_url": summary.app_url,
+        "content": summary.content,
+        "updated_at": summary.updated_at,
+        "author_id": None if summary.creator is None else str(summary.creator.id),
+        "author_trusted": "true" if author_trusted else "false",
+    })
 
 
 def decide(
-    event: EventPointer,
-    settings: AdmissionSettings,
-    read: RecordingSummary | ReadFailure,
+    event: EventPointer, settings: AdmissionSettings, read: RecordingSummary | ReadFailure,
     members: frozenset[int] | None = None,
 ) -> Verdict:
     """``members``: the project's non-client members (None: not read, or the read failed)."""
@@ -431,8 +413,7 @@ def decide(
     reply = _reply(event, summary)
     if summary.creator is None or summary.creator.id <= 0 or reply is None:
         return _blocked(BlockedReason.read_failed)
-    content_event = any(rule.trigger in (Trigger.mentioned, Trigger.subscribed) for rule in rules)
-    if content_event:
+    if any(rule.trigger in CONTENT for rule in rules):
         refused = _author_verdict(summary.creator, event, settings, members)
         if refused is not None:
             return refused
@@ -447,24 +428,17 @@ def decide(
 
 
 def _verdict_for(
-    rule: Rule,
-    event: EventPointer,
-    summary: RecordingSummary,
-    routed: bool,
-    reply: tuple[str, MessageKind, int],
-    *,
-    author_trusted: bool,
+    rule: Rule, event: EventPointer, summary: RecordingSummary, routed: bool,
+    reply: tuple[str, MessageKind, int], *, author_trusted: bool,
 ) -> Verdict:
     conversation_key, reply_kind, reply_recording_id = reply
     if not routed and rule.requires_route:
         return _discarded(DiscardReason.no_route, rule.trigger)
-    content = rule.trigger in (Trigger.mentioned, Trigger.subscribed)
     author = summary.creator
-    requester = author.id if content and author is not None else event.performer_id
-    admitted = routed
+    requester = author.id if rule.trigger in CONTENT and author is not None else event.performer_id
     return Verdict(
-        state=RecordState.admitted if admitted else RecordState.blocked,
-        reason=None if admitted else BlockedReason.no_route,
+        state=RecordState.admitted if routed else RecordState.blocked,
+        reason=None if routed else BlockedReason.no_route,
         trigger=rule.trigger,
         acknowledge=rule.acknowledge,
         conversation_key=conversation_key,
@@ -472,7 +446,7 @@ def _verdict_for(
         reply_bucket_id=event.bucket_id,
         reply_recording_id=reply_recording_id,
         requester_id=requester,
-        snapshot=_snapshot(summary, author_trusted) if admitted else None,
+        snapshot=_snapshot(summary, author_trusted) if routed else None,
     )
 
 

@@ -1,31 +1,27 @@
 """The connector's configuration for one (account, agent): a value, its defaults, its checks.
 
-``parse_configuration`` turns a mapping into a ``Configuration`` or refuses with every problem,
-each a line naming its key (and the flag that sets it), never a traceback. It answers a tuple,
-not a ``Result``: ``status`` reads the configuration, and importing ``returns`` was a tenth of its
-start. What may be left out has a default; the account id, base URL, agent id and token file do
-not. The token itself is never a value here: the configuration names the file that holds it, and
-``worker_env`` names variables, never values. Paths are checked as text only (the shell checks a
-route's directory).
+``parse_configuration`` answers a ``Configuration`` or every problem, each a line naming its key
+(and the flag that sets it), never a traceback; a tuple, not a ``Result``: ``status`` reads the
+configuration, and importing ``returns`` was a tenth of its start. Only the account id, base URL,
+agent id and token file have no default. No secret is a value here: the token is named by its
+file, ``worker_env`` holds names. Paths are checked as text; the shell checks a route's directory.
 
 Timings are held to their floors: a ``sending`` message is listed no sooner than a minute after
-its request (an intent that went sending less than a minute ago may still be landing); a guard
-waits at least 10 s for the worker's own acknowledgement; still-running notices are at least a
-minute apart, a task's deadline at least a minute, and the feed is read at most once a second.
-Only ``unsafe_test_timings`` (``setup --unsafe-test-timings``, shown by ``status`` and ``setup``)
-lifts them, for the demo and the tests: a file written by hand is held to them when it is read.
+its request (it may still be landing); a guard waits at least 10 s for the worker's own
+acknowledgement; still-running notices are at least a minute apart, a task's deadline at least a
+minute, and the feed is read at most once a second. Only ``unsafe_test_timings`` (``setup
+--unsafe-test-timings``, shown by ``status`` and ``setup``) lifts them, for the demo and the
+tests: a file written by hand is held to them when it is read.
 
 A route's directory must exist, be a directory, and be writable (and searchable) by this user, in
-that order; the first it is not is its one problem, in the same words wherever it is judged:
-``setup`` refuses the route, ``run`` refuses to start (its requests would end in a public "could
-not be started" notice), ``doctor`` fails its check.
+that order; the first it is not is its one problem, in the same words for ``setup`` (refused),
+``run`` (no start: its requests would end in a public "could not be started") and ``doctor``.
 
 The running connector re-reads its file every ``RELOAD_EVERY``. A file that parses and names the
-running account and agent authorizes exactly its routes: routes change without a restart, and a
-change to the rest waits for one (``pending`` says so). A file unreadable, invalid, or naming
-another pair authorizes nothing until it is usable again: nothing is dispatched and a request is
-``blocked(config_unreadable)``, never answered as if unrouted. ``news`` is a line to log only when
-what is authorized changed, so an unusable file is logged once, not every 2 s.
+running pair authorizes exactly its routes: routes change without a restart, the rest waits for
+one (``pending`` says so). A file unreadable, invalid, or naming another pair authorizes nothing
+until it is usable again: a request is ``blocked(config_unreadable)``, never answered as if
+unrouted. ``news`` is what to log when what is authorized changed, so an unusable file once.
 """
 
 from __future__ import annotations
@@ -36,7 +32,7 @@ from datetime import timedelta
 from enum import StrEnum
 from pathlib import PurePosixPath
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from core import worker_allowances
 from core.ids import MAX_ID, id_digits
@@ -50,7 +46,6 @@ MAX_CONCURRENCY = 64
 
 class TrustMode(StrEnum):
     """Whose mentions the agent takes. Assignments are the operator's alone in every mode."""
-
     operator = "operator"  # the operator alone
     allowlist = "allowlist"  # the operator and the allowed people
     project = "project"  # the operator and any non-client member of the event's project
@@ -59,7 +54,6 @@ class TrustMode(StrEnum):
 @dataclass(frozen=True, slots=True)
 class Trust:
     """Whose requests the agent acts on: the mode, its operator, the people allowed."""
-
     mode: TrustMode = TrustMode.operator
     operator_id: int | None = None
     allow: tuple[int, ...] = ()
@@ -68,7 +62,6 @@ class Trust:
 @dataclass(frozen=True, slots=True)
 class Route:
     """A project's approved directory: the only authority for where its work runs."""
-
     project_id: int
     directory: str
     work_class: str = ""
@@ -78,7 +71,6 @@ class Route:
 @dataclass(frozen=True, slots=True)
 class Timings:
     """When the lifecycle messages fall due and when a sending intent is reconciled."""
-
     guard_delay: timedelta = timedelta(seconds=30)
     still_running: timedelta = timedelta(minutes=10)
     reconcile_after: timedelta = timedelta(seconds=60)
@@ -104,11 +96,6 @@ class Configuration:
         return next((route for route in self.routes if route.project_id == project_id), None)
 
 
-DEFAULT_TRUST = Trust()
-DEFAULT_TIMINGS = Timings()
-DEFAULT_CONCURRENCY = 2
-DEFAULT_TASK_DEADLINE = timedelta(minutes=90)
-
 # The top-level keys of the JSON file, and the flag that sets each (for the problem lines).
 KEYS: dict[str, str] = {
     "version": "",
@@ -129,34 +116,28 @@ KEYS: dict[str, str] = {
 TRUST_KEYS = ("mode", "operator_id", "allow")
 ROUTE_KEYS = ("directory", "class", "watch_completions")
 TIMING_KEYS = ("guard_delay", "still_running", "reconcile_after")
-REQUIRED = ("account_id", "base_url", "agent_id", "token_file")
 
-UNSAFE_OPTION = "--unsafe-test-timings"
 FLOORS: Mapping[str, timedelta] = {
     "timings.reconcile_after": timedelta(seconds=60),
     "timings.guard_delay": timedelta(seconds=10),
     "timings.still_running": timedelta(minutes=1),
     "task_deadline": timedelta(minutes=1),
+    "--poll-seconds": timedelta(seconds=1),
 }
-POLL_FLOOR = timedelta(seconds=1)
 
 
 def below_floor(where: str, value: timedelta, *, unsafe: bool) -> str | None:
-    """A problem line when ``value`` of ``where`` is under its floor and the floors hold."""
-    floor = POLL_FLOOR if where == "--poll-seconds" else FLOORS[where]
+    floor = FLOORS[where]
     if unsafe or value >= floor:
         return None
     return (
         f"{where}: at least {format_duration(floor)} (the reference's floor), not {format_duration(value)};"
-        f" shorter only for a demo or a test, with setup {UNSAFE_OPTION}"
+        " shorter only for a demo or a test, with setup --unsafe-test-timings"
     )
 
 
 # -- reading --------------------------------------------------------------------------------
-
-
 def positive_id(value: Any, where: str, problems: list[str]) -> int | None:
-    """``value`` as a positive integer id, or None with a problem line naming ``where``."""
     if isinstance(value, bool):
         problems.append(f"{where}: expected a positive integer id, not {value!r}")
         return None
@@ -173,17 +154,11 @@ def positive_id(value: Any, where: str, problems: list[str]) -> int | None:
     return number
 
 
-def _optional_id(data: Mapping[str, Any], key: str, problems: list[str]) -> int | None:
-    return None if data.get(key) is None else positive_id(data[key], key, problems)
-
-
 def _duration(value: Any, where: str, problems: list[str]) -> timedelta | None:
     parsed = parse_duration(value) if isinstance(value, str) else None
     if parsed is None:
-        problems.append(
-            f"{where}: expected a positive duration up to a year, like 90m, 30s, 2h or 1h30m, "
-            f"not {_shown(value)}"
-        )
+        problems.append(f"{where}: expected a positive duration up to a year, like 90m, 30s, 2h or 1h30m, "
+                        f"not {_shown(value)}")
     return parsed
 
 
@@ -198,12 +173,12 @@ def _unknown(mapping: Mapping[str, Any], known: Sequence[str], where: str, probl
 
 
 def _base_url(value: Any, problems: list[str]) -> str | None:
-    if not isinstance(value, str) or not value.strip():
-        problems.append(f"base_url: expected a URL like https://3.basecampapi.com, not {_shown(value)}")
-        return None
-    url = value.strip().rstrip("/")
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    url = value.strip().rstrip("/") if isinstance(value, str) else ""
+    try:
+        parts: SplitResult | None = urlsplit(url)
+    except ValueError:  # a bracketed host that is no IPv6 address
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         problems.append(f"base_url: expected a URL like https://3.basecampapi.com, not {_shown(value)}")
         return None
     if parts.path or parts.query or parts.fragment or parts.username or parts.password:
@@ -231,21 +206,19 @@ def _absolute_path(value: Any, where: str, problems: list[str]) -> str | None:
 
 def _trust(value: Any, problems: list[str]) -> Trust:
     if value is None:
-        return DEFAULT_TRUST
+        return Trust()
     if not isinstance(value, Mapping):
         problems.append(f"trust: expected an object with {', '.join(TRUST_KEYS)}, not {_shown(value)}")
-        return DEFAULT_TRUST
+        return Trust()
     _unknown(value, TRUST_KEYS, "trust.", problems)
-    mode = DEFAULT_TRUST.mode
+    mode = TrustMode.operator
     raw_mode = value.get("mode", mode.value)
-    if raw_mode in {item.value for item in TrustMode}:
+    if raw_mode in tuple(TrustMode):  # a tuple: a list or an object from JSON is no key
         mode = TrustMode(raw_mode)
     else:
-        modes = ", ".join(item.value for item in TrustMode)
-        problems.append(f"trust.mode: expected one of {modes}, not {_shown(raw_mode)}")
-    operator_id = None
-    if value.get("operator_id") is not None:
-        operator_id = positive_id(value["operator_id"], "trust.operator_id", problems)
+        problems.append(f"trust.mode: expected one of {', '.join(TrustMode)}, not {_shown(raw_mode)}")
+    raw_operator = value.get("operator_id")
+    operator_id = None if raw_operator is None else positive_id(raw_operator, "trust.operator_id", problems)
     allow: list[int] = []
     raw_allow = value.get("allow", [])
     if not isinstance(raw_allow, list):
@@ -296,32 +269,19 @@ def _route(key: Any, raw: Any, problems: list[str]) -> Route | None:
 def _worker_command(value: Any, problems: list[str]) -> tuple[str, ...] | None:
     if value is None:
         return None
-    if (
-        not isinstance(value, list)
-        or not value
-        or not all(isinstance(item, str) for item in value)
-        or not value[0].strip()
-    ):
+    argv = value if isinstance(value, list) and all(isinstance(item, str) for item in value) else []
+    if not argv or not argv[0].strip():
         problems.append(f"worker_command: expected a non-empty list of arguments (argv), not {_shown(value)}")
         return None
-    return tuple(value)
-
-
-def _concurrency(value: Any, problems: list[str]) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CONCURRENCY:
-        problems.append(
-            f"concurrency: expected a whole number from 1 to {MAX_CONCURRENCY}, not {_shown(value)}"
-        )
-        return DEFAULT_CONCURRENCY
-    return value
+    return tuple(argv)
 
 
 def _timings(value: Any, problems: list[str]) -> Timings:
     if value is None:
-        return DEFAULT_TIMINGS
+        return Timings()
     if not isinstance(value, Mapping):
         problems.append(f"timings: expected an object with {', '.join(TIMING_KEYS)}, not {_shown(value)}")
-        return DEFAULT_TIMINGS
+        return Timings()
     _unknown(value, TIMING_KEYS, "timings.", problems)
     found = {}
     for key in TIMING_KEYS:
@@ -333,7 +293,6 @@ def _timings(value: Any, problems: list[str]) -> Timings:
 
 
 def _floors(task_deadline: timedelta, timings: Timings, unsafe: Any, problems: list[str]) -> bool:
-    """The timings against their floors, unless the explicit option lifts them."""
     if not isinstance(unsafe, bool):
         problems.append(f"unsafe_test_timings: expected true or false, not {_shown(unsafe)}")
         unsafe = False
@@ -361,24 +320,7 @@ def _worker_env(value: Any, problems: list[str]) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _identity(
-    data: Mapping[str, Any], problems: list[str]
-) -> tuple[int | None, str | None, int | None, str | None]:
-    """The four values without a default: the account, the base URL, the agent, the token file."""
-    for key in REQUIRED:
-        if data.get(key) is None:
-            problems.append(f"{key}: missing ({KEYS[key]})")
-    account_id = _optional_id(data, "account_id", problems)
-    agent_id = _optional_id(data, "agent_id", problems)
-    base_url = _base_url(data["base_url"], problems) if data.get("base_url") is not None else None
-    token_file = None
-    if data.get("token_file") is not None:
-        token_file = _absolute_path(data["token_file"], "token_file", problems)
-    return account_id, base_url, agent_id, token_file
-
-
 def parse_configuration(data: Any) -> Configuration | tuple[str, ...]:
-    """The configuration in ``data``, or every problem with it, one line each."""
     if not isinstance(data, Mapping):
         return (f"expected a JSON object, not {type(data).__name__}",)
     problems: list[str] = []
@@ -386,13 +328,21 @@ def parse_configuration(data: Any) -> Configuration | tuple[str, ...]:
     version = data.get("version", VERSION)
     if version != VERSION:
         problems.append(f"version: this program reads version {VERSION}, not {_shown(version)}")
-    account_id, base_url, agent_id, token_file = _identity(data, problems)
+    unset = [key for key in ("account_id", "base_url", "agent_id", "token_file") if data.get(key) is None]
+    problems.extend(f"{key}: missing ({KEYS[key]})" for key in unset)
+    account_id = None if "account_id" in unset else positive_id(data["account_id"], "account_id", problems)
+    agent_id = None if "agent_id" in unset else positive_id(data["agent_id"], "agent_id", problems)
+    base_url = None if "base_url" in unset else _base_url(data["base_url"], problems)
+    token_file = None if "token_file" in unset else _absolute_path(data["token_file"], "token_file", problems)
     trust = _trust(data.get("trust"), problems)
     routes = _routes(data.get("routes"), problems)
     worker_command = _worker_command(data.get("worker_command"), problems)
-    concurrency = _concurrency(data.get("concurrency", DEFAULT_CONCURRENCY), problems)
-    raw_deadline = data.get("task_deadline", format_duration(DEFAULT_TASK_DEADLINE))
-    task_deadline = _duration(raw_deadline, "task_deadline", problems) or DEFAULT_TASK_DEADLINE
+    concurrency = data.get("concurrency", 2)
+    if type(concurrency) is not int or not 1 <= concurrency <= MAX_CONCURRENCY:  # a bool is no number here
+        problems.append(f"concurrency: expected a whole number from 1 to {MAX_CONCURRENCY}, "
+                        f"not {_shown(concurrency)}")
+    raw_deadline = data.get("task_deadline", "90m")
+    task_deadline = _duration(raw_deadline, "task_deadline", problems) or timedelta(minutes=90)
     timings = _timings(data.get("timings"), problems)
     unsafe = _floors(task_deadline, timings, data.get("unsafe_test_timings", False), problems)
     worker_env = _worker_env(data.get("worker_env"), problems)
@@ -412,33 +362,23 @@ def parse_configuration(data: Any) -> Configuration | tuple[str, ...]:
 
 def to_mapping(configuration: Configuration) -> dict[str, Any]:
     """The JSON form; ``parse_configuration(to_mapping(c)) == c``."""
+    trust = configuration.trust
     return {
         "version": VERSION,
         "account_id": configuration.account_id,
         "base_url": configuration.base_url,
         "agent_id": configuration.agent_id,
         "token_file": configuration.token_file,
-        "trust": {
-            "mode": configuration.trust.mode.value,
-            "operator_id": configuration.trust.operator_id,
-            "allow": list(configuration.trust.allow),
-        },
+        "trust": {"mode": trust.mode.value, "operator_id": trust.operator_id, "allow": list(trust.allow)},
         "routes": {
-            str(route.project_id): {
-                "directory": route.directory,
-                "class": route.work_class,
-                "watch_completions": route.watch_completions,
-            }
+            str(route.project_id): {"directory": route.directory, "class": route.work_class,
+                                    "watch_completions": route.watch_completions}
             for route in configuration.routes
         },
         "worker_command": list(configuration.worker_command) if configuration.worker_command else None,
         "concurrency": configuration.concurrency,
         "task_deadline": format_duration(configuration.task_deadline),
-        "timings": {
-            "guard_delay": format_duration(configuration.timings.guard_delay),
-            "still_running": format_duration(configuration.timings.still_running),
-            "reconcile_after": format_duration(configuration.timings.reconcile_after),
-        },
+        "timings": {key: format_duration(getattr(configuration.timings, key)) for key in TIMING_KEYS},
         "unsafe_test_timings": configuration.unsafe_test_timings,
         "worker_env": list(configuration.worker_env),
         worker_allowances.KEY: worker_allowances.to_mapping(configuration.worker_allow),
@@ -449,23 +389,17 @@ def missing(configuration: Configuration) -> tuple[str, ...]:
     """What a valid configuration still lacks for useful work (none of it stops a setup)."""
     lines = []
     if configuration.trust.operator_id is None:
-        lines.append(
-            "no operator: no one's requests are trusted and nothing is assigned "
-            "(--operator ID names the person the agent works for)"
-        )
+        lines.append("no operator: no one's requests are trusted and nothing is assigned "
+                     "(--operator ID names the person the agent works for)")
     if configuration.trust.mode is TrustMode.allowlist and not configuration.trust.allow:
         lines.append("allowlist trust with no one allowed: only the operator is trusted (--allow ID)")
     if not configuration.routes:
-        lines.append(
-            "no route: mentions in every project will get a holding reply and no work "
-            "(--route PROJECT=DIR)"
-        )
+        lines.append("no route: mentions in every project will get a holding reply and no work "
+                     "(--route PROJECT=DIR)")
     return tuple(lines)
 
 
 # -- a route's directory, judged -------------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class RouteFacts:
     project_id: int
@@ -497,8 +431,9 @@ def route_problems(routes: Iterable[RouteFacts]) -> tuple[str, ...]:
 
 
 # -- what a re-read file authorizes ---------------------------------------------------------
-
 RELOAD_EVERY = timedelta(seconds=2)
+_TAKE_A_RESTART = ("base_url", "token_file", "trust", "worker_command", "concurrency", "task_deadline",
+                   "timings")
 
 
 @dataclass(frozen=True, slots=True)
@@ -533,18 +468,11 @@ def authorize(running: Configuration, read: Mapping[str, Any] | str) -> Authoriz
         return Authorization(usable=False, problem=f"the configuration file is invalid: {first}{more}")
     now = parsed
     if (now.account_id, now.agent_id) != (running.account_id, running.agent_id):
-        return Authorization(
-            usable=False,
-            problem=(
-                f"the configuration file names account {now.account_id} and agent {now.agent_id}, "
-                f"not this connector's account {running.account_id} and agent {running.agent_id}"
-            ),
-        )
-    unchanged = (now.base_url, now.token_file, now.trust, now.worker_command, now.concurrency,
-                 now.task_deadline, now.timings)  # fmt: skip
-    started = (running.base_url, running.token_file, running.trust, running.worker_command,
-               running.concurrency, running.task_deadline, running.timings)  # fmt: skip
-    pending = "" if unchanged == started else "a change besides the routes takes effect at the next start"
+        named = f"account {now.account_id} and agent {now.agent_id}"
+        problem = f"the configuration file names {named}, not this connector's account {running.account_id}"
+        return Authorization(usable=False, problem=f"{problem} and agent {running.agent_id}")
+    changed = any(getattr(now, name) != getattr(running, name) for name in _TAKE_A_RESTART)
+    pending = "a change besides the routes takes effect at the next start" if changed else ""
     return Authorization(usable=True, routes=now.routes, pending=pending)
 
 

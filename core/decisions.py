@@ -2,24 +2,23 @@
 
 Each takes what the ledger holds about one record, read in the decision's own transaction, and
 answers the ``Plan`` the ledger writes or ``DecisionRefused`` (why not, and what to do instead).
-Every plan carries the record as it was, written on the decision row, and the move is taken only
-at that revision (compare-and-set).
+A plan carries the record as it was, written on the decision row, and moves it only at that
+revision (compare-and-set).
 
 Nothing live is decided over: a record ``seen``, waiting to run (for a redispatch) or carried by a
-live task is refused -- except a follow-up no worker was handed yet (``unhanded``), which may be
-discarded, and a redispatch of a record a live task carries (handed out, not a success), which is
-recorded pending on that task: its token retired, its worker stopped, and the record admitted
-when the task ends unknown or failed.
+live task is refused -- but a follow-up no worker was handed yet (``unhanded``) may be discarded,
+and a redispatch of a record a live task carries (handed out, not a success) is recorded pending
+on that task: its token retired, its worker stopped, the record admitted when the task ends
+unknown or failed.
 
-A redispatch runs again only what may: a completed record settled ``unknown`` or ``failed`` is
-admitted at once; a success never runs twice, a discarded record never leaves, and a project the
+A redispatch runs again only what may: a record completed ``unknown`` or ``failed`` is admitted at
+once; a success never runs twice, a discarded record never leaves, and a project the
 configuration does not serve is refused (nothing would start it). A blocked record keeps its
 state and reason and is offered back to admission at once (not before a throttled read's
-deadline); a held one returns to admitted, or to blocked when held over a blocking reason.
-
-A discard closes what the connector would not close alone -- waiting, blocked, held, or completed
-``unknown`` -- as ``discarded(by_operator)``, its pending messages canceled. The same decision taken
-twice (a person's discard, the same authorization) is ``already``: not an error.
+deadline); a held one returns to admitted, or to blocked when held over a blocking reason. A
+discard closes what the connector would not close alone -- waiting, blocked, held, or completed
+``unknown`` -- as ``discarded(by_operator)``, its pending messages canceled. The same decision
+taken twice (a person's discard, the same authorization) is ``already``: not an error.
 """
 
 from __future__ import annotations
@@ -50,7 +49,6 @@ class RecordFacts:
     """What the ledger holds about one record. ``outcome``: its newest task row's ('' for none);
     ``carried``: a live task row still carries it, ``unhanded``: never exposed or pulled;
     ``served``: the configuration routes its project."""
-
     event_id: int
     state: RecordState
     reason: str
@@ -195,7 +193,6 @@ def _offered_again(facts: RecordFacts, now: datetime) -> Plan:
 
 
 def _live(facts: RecordFacts, action: Action) -> DecisionRefused | None:
-    """The refusal for a record the connector still has, or None."""
     event = facts.event_id
     if facts.state is _R.seen:
         return DecisionRefused(

@@ -1,5 +1,5 @@
 """When a record moves on: whether a conversation or a directory is live, which record may start,
-and when a blocked one is next tried, as pure functions of what the ledger read.
+and when a blocked one is next tried.
 
 A conversation is live when a live task is on it, or an older record on it is admitted, queued or
 dispatched: a new request there waits, queued. A task is created only when no live task is on its
@@ -40,7 +40,6 @@ class OpenRecord:
 @dataclass(frozen=True, slots=True)
 class LiveWork:
     """One snapshot: every open record, and the conversations and directories of live tasks."""
-
     records: tuple[OpenRecord, ...]
     task_conversations: frozenset[str]
     task_dirs: frozenset[str]
@@ -80,13 +79,9 @@ def startable(work: LiveWork, buckets: Set[int], limit: int) -> list[tuple[int, 
     for record in sorted(work.records, key=lambda record: record.event_id):
         if len(found) >= limit:
             break
-        if (
-            waiting(record)
-            and record.conversation_key
-            and record.bucket_id in buckets
-            and record.conversation_key not in work.task_conversations
-            and oldest[record.conversation_key] == record.event_id
-        ):
+        key = record.conversation_key
+        free = key and key not in work.task_conversations and oldest[key] == record.event_id
+        if waiting(record) and record.bucket_id in buckets and free:
             found.append((record.event_id, record.bucket_id))
     return found
 
@@ -94,7 +89,6 @@ def startable(work: LiveWork, buckets: Set[int], limit: int) -> list[tuple[int, 
 @dataclass(frozen=True, slots=True)
 class BlockedTimes:
     """What the verdict writes: ``blocked_at`` and ``next_retry_at`` (None: not written)."""
-
     blocked_at: datetime | None
     next_retry_at: datetime | None
 

@@ -1,5 +1,5 @@
-"""``bin/connect doctor``'s verdicts: what each measured fact means -- ok, warning or failing --
-and what a person should do about it. The shell measures (``shell.doctor``); this judges.
+"""``bin/connect doctor``'s verdicts: what each measured fact (``shell.doctor``) means -- ok,
+warning or failing -- and what a person should do about it.
 
 Failing is what makes ``run`` refuse to start or a request fail in public (a token Basecamp
 refuses, a disk below status's "nearly full", a Claude Code too old to drive); a warning is what a
@@ -39,7 +39,6 @@ class CheckStatus(StrEnum):
 @dataclass(frozen=True, slots=True)
 class Check:
     """One line of the report: what was found (``detail``) and what to do (``advice``)."""
-
     name: str
     status: CheckStatus
     detail: str
@@ -71,7 +70,6 @@ def _failing(name: str, detail: str, advice: str) -> Check:
 
 
 # -- the configuration and the state directory ------------------------------------------------
-
 SETUP_ADVICE = "fix it with bin/connect setup (bin/connect setup --show prints what it holds)"
 
 
@@ -100,16 +98,13 @@ def state_directory_check(
     if not exists:
         return _failing(name, f"{path} does not exist", "bin/connect setup creates it")
     if problem is not None and not made_here:
-        return _failing(
-            name, problem, "name the state directory bin/connect setup wrote (--state-dir, or "
-            "--account and --agent); setup makes a new one owner-only",
-        )  # fmt: skip
+        return _failing(name, problem, "name the state directory bin/connect setup wrote (--state-dir, or "
+                        "--account and --agent); setup makes a new one owner-only")
     if problem is not None:
         return _failing(name, problem, f"make it this user's own and owner-only: chmod 700 {path}")
     if not writable:
-        return _failing(
-            name, f"{path} is not writable by this user", "the connector writes its ledger and lock there"
-        )
+        return _failing(name, f"{path} is not writable by this user",
+                        "the connector writes its ledger and lock there")
     return _ok(name, f"{path}: owner-only and writable")
 
 
@@ -124,7 +119,6 @@ class LedgerTrouble(StrEnum):
 @dataclass(frozen=True, slots=True)
 class LedgerFacts:
     """The ledger: absent, not openable (``trouble``), or its schema and integrity check's words."""
-
     exists: bool
     trouble: LedgerTrouble | None = None
     message: str = ""
@@ -152,11 +146,8 @@ def ledger_check(path: str, facts: LedgerFacts) -> Check:
     pragma = "integrity_check" if facts.full_check else "quick_check"
     if facts.problems:
         more = f" and {len(facts.problems) - 1} more" if len(facts.problems) > 1 else ""
-        return _failing(
-            name,
-            f"{path} is damaged ({pragma}: {facts.problems[0]}{more})",
-            "stop the connector and restore the ledger from a copy",
-        )
+        found = f"{path} is damaged ({pragma}: {facts.problems[0]}{more})"
+        return _failing(name, found, "stop the connector and restore the ledger from a copy")
     if facts.version != facts.expected:  # opened read-only, so never: the opening refuses it
         return _failing(name, f"{path} is at schema {facts.version}, not {facts.expected}", "")
     return _ok(name, f"{path}: schema {facts.version} (current), {pragma} ok")
@@ -177,8 +168,6 @@ def disk_check(path: str, free_bytes: int | None, total_bytes: int | None) -> Ch
 @dataclass(frozen=True, slots=True)
 class LockHolder:
     """What the lock file's metadata says (diagnostic: the flock is the truth)."""
-
-
     pid: int
     started_at: str
     present: bool | None  # None: a process is there, not provably ours
@@ -193,11 +182,9 @@ def lock_check(holder: LockHolder | None) -> Check:
     if holder.present is False:
         return _ok(name, f"free: {since} held it and is gone (stopped without cleaning up, or killed)")
     if holder.configuration_problem:
-        return _warning(
-            name,
-            f"held by {since}; its re-read configuration file is unusable: {holder.configuration_problem}",
-            "fix the configuration file: that connector authorizes nothing until it is usable",
-        )
+        found = f"held by {since}; its re-read configuration file is unusable: {holder.configuration_problem}"
+        advice = "fix the configuration file: that connector authorizes nothing until it is usable"
+        return _warning(name, found, advice)
     return _ok(name, f"held by {since}: a connector runs here")
 
 
@@ -208,46 +195,40 @@ def pair_check(ids: tuple[int, int], here: str, elsewhere: str | None, problem: 
         return _failing(name, problem, "")
     if elsewhere is not None:
         return _failing(
-            name,
-            f"account {account} agent {agent} is served from {elsewhere}, not {here}: run refuses here",
+            name, f"account {account} agent {agent} is served from {elsewhere}, not {here}: run refuses here",
             f"run that one, or move the pair here: bin/connect setup --state-dir {here} --force",
         )
     return _ok(name, f"account {account} agent {agent} is served from this state directory")
 
 
 # -- the routes and the worker --------------------------------------------------------------
-
-
 def route_checks(routes: Sequence[RouteFacts]) -> list[Check]:
     if not routes:
-        advice = "add one: bin/connect setup --route PROJECT=DIRECTORY"
-        return [_warning("routes", "none: no project's requests can run", advice)]
+        return [_warning("routes", "none: no project's requests can run",
+                         "add one: bin/connect setup --route PROJECT=DIRECTORY")]
     return [_route_check(route) for route in routes]
 
 
 def _route_check(route: RouteFacts) -> Check:
-    name = f"route {route.project_id}"
     problem = route_problem(route)
     if problem is not None:
-        return _failing(name, problem, route_advice(route))
-    return _ok(name, f"{route.directory} exists and is writable")
+        return _failing(f"route {route.project_id}", problem, route_advice(route))
+    return _ok(f"route {route.project_id}", f"{route.directory} exists and is writable")
 
 
 def worker_check(program: str, found_at: str | None, problem: str | None) -> Check:
-    name = "worker"
-    advice = "install it, or name another: bin/connect setup --worker-command 'PROGRAM ARGS'"
     if problem is not None:
-        return _failing(name, problem, "fix it: bin/connect setup --worker-command 'PROGRAM ARGS'")
+        return _failing("worker", problem, "fix it: bin/connect setup --worker-command 'PROGRAM ARGS'")
     if found_at is None:
         where = "at that path" if "/" in program else "on PATH"
-        return _failing(name, f"the program {program!r} is not found {where}", advice)
-    return _ok(name, f"{program} found at {found_at}")
+        return _failing("worker", f"the program {program!r} is not found {where}",
+                        "install it, or name another: bin/connect setup --worker-command 'PROGRAM ARGS'")
+    return _ok("worker", f"{program} found at {found_at}")
 
 
 @dataclass(frozen=True, slots=True)
 class Handshake:
     """``--deep``'s spawn of the worker. ``ended``: how it ended itself ("exited 1"), or ""."""
-
     initialized: bool
     seconds: float
     spawn_failed: str = ""
@@ -258,10 +239,8 @@ class Handshake:
     survivors: bool = False
 
 
-HANDSHAKE_ADVICE = (
-    "run the worker command by hand: it must start the MCP server named in the file its "
-    "{mcp_config} placeholder names (Claude Code: --mcp-config {mcp_config})"
-)
+HANDSHAKE_ADVICE = ("run the worker command by hand: it must start the MCP server named in the file its "
+                    "{mcp_config} placeholder names (Claude Code: --mcp-config {mcp_config})")
 
 
 def handshake_check(facts: Handshake) -> Check:
@@ -272,27 +251,20 @@ def handshake_check(facts: Handshake) -> Check:
     if not facts.initialized:
         if facts.timed_out:
             found = f"no MCP handshake with bin/connect mcp within {facts.seconds:.0f} s{said}"
-            return _failing(name, found, HANDSHAKE_ADVICE)
-        found = f"the worker {facts.ended or 'ended'} before completing the MCP handshake{said}"
+        else:
+            found = f"the worker {facts.ended or 'ended'} before completing the MCP handshake{said}"
         return _failing(name, found, HANDSHAKE_ADVICE)
     ending = ", ".join(facts.signals) if facts.signals else "nothing left to signal"
     done = f"completed the MCP handshake with bin/connect mcp in {facts.seconds:.1f} s"
     if facts.survivors:
-        return _warning(
-            name,
-            f"{done}; members of its process group outlived SIGKILL",
-            "look for the worker's stray processes",
-        )
+        return _warning(name, f"{done}; members of its process group outlived SIGKILL",
+                        "look for the worker's stray processes")
     return _ok(name, f"{done}; its process group ended ({ending})")
 
 
 # -- the token and Basecamp's answer ----------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class AnsweredAs:
-    """Basecamp said who the token acts as."""
-
     person_id: int
     person_name: str
 
@@ -310,7 +282,6 @@ class NotAsked:
 @dataclass(frozen=True, slots=True)
 class LastingRefused:
     """Basecamp answered a 4xx no retry changes; ``fix`` says what to do."""
-
     status: int
     fix: str
 
@@ -321,7 +292,6 @@ Identity = AnsweredAs | TokenRefused | LastingRefused | NotAsked
 @dataclass(frozen=True, slots=True)
 class TokenFacts:
     """The token file as read: its problem (naming no secret), or its expiry (None: a bare token)."""
-
     file: str
     problem: str | None = None
     expires_at: datetime | None = None
@@ -338,69 +308,46 @@ def token_check(token: TokenFacts, agent_id: int, identity: Identity, now: datet
     if token.outage is not None:
         return _outage_check(token, token.outage, agent_id, identity)
     expired = token.expires_at is not None and now >= token.expires_at
+    held = f"the token in {token.file}"
     match identity:
         case TokenRefused() if expired and token.expires_at is not None:
-            return _warning(
-                name,
-                f"the token in {token.file} expired at {format_timestamp(token.expires_at)}; the "
-                "connector refreshes it before its next request",
-                f"if it cannot, {LOGIN_ADVICE}",
-            )
+            expiry = format_timestamp(token.expires_at)
+            found = f"{held} expired at {expiry}; the connector refreshes it before its next request"
+            return _warning(name, found, f"if it cannot, {LOGIN_ADVICE}")
         case TokenRefused():
-            return _failing(name, f"Basecamp refused the token in {token.file} (401)", LOGIN_ADVICE)
+            return _failing(name, f"Basecamp refused {held} (401)", LOGIN_ADVICE)
         case LastingRefused(status, fix):
-            return _failing(
-                name, f"Basecamp refused the request with the token in {token.file} (HTTP {status}); "
-                "no retry changes that, so the connector does not start (exit 3)", fix,
-            )  # fmt: skip
+            return _failing(name, f"Basecamp refused the request with {held} (HTTP {status}); no retry "
+                            "changes that, so the connector does not start (exit 3)", fix)
         case NotAsked(reason):
-            return _warning(name, f"not asked who the token in {token.file} acts as: {reason}", "")
+            return _warning(name, f"not asked who {held} acts as: {reason}", "")
         case AnsweredAs(person_id, person_name) if person_id != agent_id:
-            return _failing(
-                name,
-                f"the token in {token.file} acts as person {person_id} ({person_name}), "
-                f"not the agent {agent_id}",
-                f"give the agent's own token: {LOGIN_ADVICE}",
-            )
+            found = f"{held} acts as person {person_id} ({person_name}), not the agent {agent_id}"
+            return _failing(name, found, f"give the agent's own token: {LOGIN_ADVICE}")
         case AnsweredAs(_, person_name):
-            return _acting_as_agent(token, f"acts as the agent {agent_id} ({person_name})", now)
+            acts = f"acts as the agent {agent_id} ({person_name})"
+            if token.expires_at is None:
+                return _warning(name, f"{acts}; a bare token, never refreshed: Launchpad's tokens expire "
+                                "after two weeks", LOGIN_ADVICE)
+            days = (token.expires_at - now) / timedelta(days=1)
+            expiry = format_timestamp(token.expires_at)
+            return _ok(name, f"{acts}; expires in {days:.1f} days ({expiry}), refreshed before then")
     raise AssertionError("an identity is answered, refused or not asked")  # pragma: no cover
 
 
 def _outage_check(token: TokenFacts, outage: TokenOutage, agent_id: int, identity: Identity) -> Check:
-    """The running connector's creates were refused (401, after its refresh) and wait: failing,
-    unless Basecamp now answers the token as the agent (sent at its next read: a warning)."""
-    waiting = (
-        f"the connector's create was refused (401, after its refresh) at {outage.since}; sending has "
-        f"stopped and {outage.messages} message(s) wait, pending"
-    )
-    match identity:
-        case AnsweredAs(person_id, _) if person_id == agent_id:
-            return _warning(
-                "token",
-                f"{waiting}; Basecamp answers the token in {token.file} as the agent now",
-                "the running connector sends them at its next read; start it if it is not running",
-            )
+    waiting = (f"the connector's create was refused (401, after its refresh) at {outage.since}; sending has "
+               f"stopped and {outage.messages} message(s) wait, pending")
+    if isinstance(identity, AnsweredAs) and identity.person_id == agent_id:
+        return _warning("token", f"{waiting}; Basecamp answers the token in {token.file} as the agent now",
+                        "the running connector sends them at its next read; start it if it is not running")
     return _failing("token", f"{waiting}; the token in {token.file} is not accepted as the agent",
                     LOGIN_ADVICE)  # fmt: skip
-
-
-def _acting_as_agent(token: TokenFacts, acts: str, now: datetime) -> Check:
-    name = "token"
-    if token.expires_at is None:
-        return _warning(
-            name, f"{acts}; a bare token, never refreshed: Launchpad's tokens expire after two weeks",
-            LOGIN_ADVICE,
-        )  # fmt: skip
-    days = (token.expires_at - now) / timedelta(days=1)
-    expiry = format_timestamp(token.expires_at)
-    return _ok(name, f"{acts}; expires in {days:.1f} days ({expiry}), refreshed before then")
 
 
 @dataclass(frozen=True, slots=True)
 class Reach:
     """One request to Basecamp: its status, or why nothing answered; its ``Date`` and our clock then."""
-
     answered: bool
     status: int = 0
     error: str = ""
@@ -422,58 +369,46 @@ def basecamp_check(base_url: str, reach: Reach) -> Check:
     if not reach.asked:
         return _warning(name, f"{base_url} not asked: {reach.error}", "")
     if not reach.answered:
-        return _failing(
-            name,
-            f"{base_url} did not answer: {reach.error}",
-            "check the network, and the configured base_url (bin/connect setup --base-url)",
-        )
+        return _failing(name, f"{base_url} did not answer: {reach.error}",
+                        "check the network, and the configured base_url (bin/connect setup --base-url)")
     answered = f"{base_url} answered (HTTP {reach.status})"
     if reach.server_date is None or reach.now is None:
         return _ok(name, f"{answered}; it sent no Date to compare this machine's clock with")
     skew = (reach.now - reach.server_date).total_seconds()
     if abs(skew) > SKEW_WARNING.total_seconds():
         ahead = "ahead of" if skew > 0 else "behind"
-        return _warning(
-            name,
-            f"{answered}; this machine's clock is {abs(skew):.0f} s {ahead} Basecamp's",
-            "synchronize the clock (NTP): token expiry and Retry-After are read by it",
-        )
+        return _warning(name, f"{answered}; this machine's clock is {abs(skew):.0f} s {ahead} Basecamp's",
+                        "synchronize the clock (NTP): token expiry and Retry-After are read by it")
     return _ok(name, f"{answered}; this machine's clock is within {abs(skew):.0f} s of Basecamp's")
 
 
 # -- the inbox and Claude Code ----------------------------------------------------------------
-
-
 def inbox_check(verdict: InboxVerdict | None, why: str = "") -> Check:
     """Never failing: without the inbox (403: agents only) or while it fails, run hears by the feed
     and the live lane alone. ``None``: not asked."""
     name = "inbox"
     match verdict:
         case InboxVerdict.available:
-            return Check(name, CheckStatus.ok, "available to this token: what is addressed to the agent is"
-                         " heard even when the feed does not bring it")  # fmt: skip
+            return _ok(name, "available to this token: what is addressed to the agent is heard even when the "
+                       "feed does not bring it")
         case InboxVerdict.not_for_principal:
-            return Check(
-                name, CheckStatus.warning,
-                "Basecamp serves no inbox to this token's principal (403: agents only)",
-                "intake hears by the feed and the live lane alone: a braked event, or one past a stale"
-                " feed position, can go unheard; give the connector an agent principal's token",
-            )  # fmt: skip
+            return _warning(name, "Basecamp serves no inbox to this token's principal (403: agents only)",
+                            "intake hears by the feed and the live lane alone: a braked event, or one past a "
+                            "stale feed position, can go unheard; give the connector an agent principal's "
+                            "token")
         case InboxVerdict.failing:
-            return Check(name, CheckStatus.warning, f"the inbox could not be read: {why}",
-                         "run starts and reads it again; see bin/connect status")  # fmt: skip
+            return _warning(name, f"the inbox could not be read: {why}",
+                            "run starts and reads it again; see bin/connect status")
         case None:
-            return Check(name, CheckStatus.warning, f"not asked: {why or 'the token was not usable'}",
-                         "fix the token check first")  # fmt: skip
+            return _warning(name, f"not asked: {why or 'the token was not usable'}",
+                            "fix the token check first")
 
 
 OLDEST_SUPPORTED = (2, 1, 0)
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
-KEY_ADVICE = (
-    "give the worker a key by name: export ANTHROPIC_API_KEY in the connector's environment and "
-    "run bin/connect setup --worker-env ANTHROPIC_API_KEY (or log Claude Code in as this user: "
-    "claude auth login)"
-)
+KEY_ADVICE = ("give the worker a key by name: export ANTHROPIC_API_KEY in the connector's environment and "
+              "run bin/connect setup --worker-env ANTHROPIC_API_KEY (or log Claude Code in as this user: "
+              "claude auth login)")
 
 
 def _dotted(version: tuple[int, ...]) -> str:
@@ -487,17 +422,13 @@ def version_check(printed: str, exit_status: int | None) -> Check:
     if found is None:
         said = " ".join(printed.split())[:120] or "nothing"
         found_words = f"the worker program did not say its version (exit {exit_status}): {said}"
-        return Check(name, CheckStatus.failing, found_words, "run it by hand: claude --version")
+        return _failing(name, found_words, "run it by hand: claude --version")
     version = tuple(int(part) for part in found.groups())
     if version < OLDEST_SUPPORTED:
-        return Check(
-            name,
-            CheckStatus.failing,
-            f"Claude Code {_dotted(version)} is older than {_dotted(OLDEST_SUPPORTED)}, "
-            "the oldest the driver supports",
-            "update it: npm install -g @anthropic-ai/claude-code",
-        )
-    return Check(name, CheckStatus.ok, f"Claude Code {_dotted(version)}")
+        older = f"Claude Code {_dotted(version)} is older than {_dotted(OLDEST_SUPPORTED)}"
+        advice = "update it: npm install -g @anthropic-ai/claude-code"
+        return _failing(name, f"{older}, the oldest the driver supports", advice)
+    return _ok(name, f"Claude Code {_dotted(version)}")
 
 
 def auth_check(printed: str, exit_status: int | None) -> Check:
@@ -509,21 +440,17 @@ def auth_check(printed: str, exit_status: int | None) -> Check:
         status = None
     if not isinstance(status, dict) or exit_status not in (0, 1):
         unread = f"claude auth status said nothing doctor can read (exit {exit_status})"
-        by_hand = "run it by hand, with the worker's environment: claude auth status"
-        return Check(name, CheckStatus.warning, unread, by_hand)
+        return _warning(name, unread, "run it by hand, with the worker's environment: claude auth status")
     method = str(status.get("authMethod") or "none")
     if status.get("loggedIn") is True and exit_status == 0:
         source = status.get("apiKeySource")
         how = f"{method}, from {source}" if source else method
-        return Check(name, CheckStatus.ok, f"Claude Code can authenticate ({how})")
-    return Check(name, CheckStatus.failing, f"Claude Code is not logged in (auth method {method})",
-                 KEY_ADVICE)
+        return _ok(name, f"Claude Code can authenticate ({how})")
+    return _failing(name, f"Claude Code is not logged in (auth method {method})", KEY_ADVICE)
 
 
 DEFAULTS = "its defaults only: it reads and edits files in its directory and calls the connector's tools"
 
 
 def allowances_check(named: tuple[str, ...]) -> Check:
-    if not named:
-        return Check("worker allowances", CheckStatus.ok, DEFAULTS)
-    return Check("worker allowances", CheckStatus.ok, f"beyond its defaults: {'; '.join(named)}")
+    return _ok("worker allowances", f"beyond its defaults: {'; '.join(named)}" if named else DEFAULTS)

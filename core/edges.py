@@ -1,15 +1,13 @@
 """The lifecycles the connector keeps, as data: every state, every allowed move, and who may make it.
 
-A lifecycle is a ``LifecycleTable``, a closed set of ``Edge`` values, and nothing else decides which
-moves exist: a pair of states that is not an edge is refused, whoever asks, and the ledger's
-triggers are generated from the same pairs (``shell.ledger.rules``). Who may take an edge
-(``Actor``) is core's concern; the database holds only which pairs exist. An edge may require the
-moving row's note: a canceled intent returns to pending only when its note proves nothing was
-created, a sending one only with a cause proving its request never reached Basecamp, so no message
-doubles. Writing the state a row already has is refused unless the table allows repeats (only the
-record's does). ``step`` answers ``Success(target)`` or ``Failure(IllegalMove)`` naming both
-states, the actor and why: a refusal is an answer, never a raise."""
-
+A ``LifecycleTable``, a closed set of ``Edge`` values, alone decides which moves exist: a pair of
+states that is not an edge is refused, whoever asks, and the ledger's triggers are generated from
+the same pairs (``shell.ledger.rules``); who may take an edge (``Actor``) is core's concern. An
+edge may require the moving row's note: a canceled intent returns to pending only when its note
+proves nothing was created, a sending one only with a cause proving its request never reached
+Basecamp, so no message doubles. Writing the state a row already has is refused unless the table
+allows repeats (only the record's does). ``step`` answers ``Success(target)`` or
+``Failure(IllegalMove)`` naming both states, the actor and why: a refusal is never a raise."""
 
 from __future__ import annotations
 
@@ -31,7 +29,6 @@ __all__ = [  # the states are re-exported: a caller of the tables imports one mo
 
 class Actor(StrEnum):
     """Who takes an edge. ``Actor.operator`` is another name for ``Actor.person``, the same member."""
-
     automatic = "automatic"  # the connector itself: a claim, the sender, reconciliation
     person = "person"  # a person's recorded decision
     admission = "admission"  # the verdict on a record
@@ -47,11 +44,8 @@ class Actor(StrEnum):
 Actor.operator = Actor.person
 
 _DESCRIPTIONS: dict[Actor, str] = {
-    Actor.automatic: "the connector",
-    Actor.person: "a person",
-    Actor.admission: "admission",
-    Actor.dispatcher: "the dispatcher",
-    Actor.worker: "the worker",
+    Actor.automatic: "the connector", Actor.person: "a person", Actor.admission: "admission",
+    Actor.dispatcher: "the dispatcher", Actor.worker: "the worker",
 }
 
 
@@ -64,7 +58,6 @@ class Edge(Generic[StateT]):
     takes it, in the domain's words. ``only_with_notes``, when set, are the notes the moving row may
     carry for the edge to exist: the note it carried, or with ``notes_written_by_the_move`` the one
     the move writes (its cause), as the ledger's generated rule reads ``OLD.note`` or ``NEW.note``."""
-
     source: StateT
     target: StateT
     actors: frozenset[Actor]
@@ -88,7 +81,6 @@ class IllegalMove:
 @dataclass(frozen=True, slots=True)
 class LifecycleTable(Generic[StateT]):
     """A lifecycle as data: its name, as a refusal says it, and its edges."""
-
     name: str
     edges: tuple[Edge[StateT], ...]
     repeats_allowed: bool = False
@@ -122,22 +114,17 @@ class LifecycleTable(Generic[StateT]):
         edge = self.edge(source, target)
         if edge is None and source == target and self.repeats_allowed:
             return Success(target)  # a repeat; a repeat the table lists as an edge is checked below
+        span = f"from {source} to {target}"
         if edge is None:
-            return self._refuse(source, target, actor, f"{self.name} never moves from {source} to {target}")
+            return self._refuse(source, target, actor, f"{self.name} never moves {span}")
         if actor not in edge.actors:
             only = " or ".join(sorted(allowed.describe() for allowed in edge.actors))
-            return self._refuse(
-                source, target, actor,
-                f"only {only} may move {self.name} from {source} to {target} ({edge.taken_by}), "
-                f"not {actor.describe()}",
-            )
+            why = f"only {only} may move {self.name} {span} ({edge.taken_by}), not {actor.describe()}"
+            return self._refuse(source, target, actor, why)
         if edge.only_with_notes is not None and note not in edge.only_with_notes:
-            return self._refuse(
-                source, target, actor,
-                f"{self.name} moves from {source} to {target} only when its note reads "
-                f"{' or '.join(repr(words) for words in sorted(edge.only_with_notes))}; "
-                f"its note reads {note!r}",
-            )
+            wanted = " or ".join(repr(words) for words in sorted(edge.only_with_notes))
+            why = f"{self.name} moves {span} only when its note reads {wanted}; its note reads {note!r}"
+            return self._refuse(source, target, actor, why)
         return Success(target)
 
     def _refuse(
@@ -150,35 +137,28 @@ _AUTOMATIC = frozenset({Actor.automatic})
 _PERSON = frozenset({Actor.person})
 
 # ``sent`` and ``abandoned`` are terminal.
-INTENT_EDGES: LifecycleTable[IntentState] = LifecycleTable(
-    name="an outbox intent",
-    edges=(
-        Edge(IntentState.pending, IntentState.sending, _AUTOMATIC, "the claim"),
-        Edge(
-            IntentState.pending, IntentState.canceled, _AUTOMATIC | _PERSON,
-            "the claim, get_dispatch or a hold; a person's discard of its record",
-        ),
-        Edge(IntentState.sending, IntentState.sent, _AUTOMATIC, "a receipt, or adoption by reconciliation"),
-        Edge(IntentState.sending, IntentState.indeterminate, _AUTOMATIC, "reconciliation"),
-        Edge(
-            IntentState.sending, IntentState.canceled, _AUTOMATIC,
-            "Basecamp refusing the request, or a day of never reaching it",
-        ),
-        Edge(
-            IntentState.sending, IntentState.pending, _AUTOMATIC,
-            "a retry of a request that provably never reached Basecamp",
-            only_with_notes=NOT_CREATED_NOTES,
-            notes_written_by_the_move=True,
-        ),
-        Edge(IntentState.indeterminate, IntentState.sent, _PERSON, "a person's resolution: sent"),
-        Edge(IntentState.indeterminate, IntentState.abandoned, _PERSON, "a person's resolution: abandon"),
-        Edge(IntentState.indeterminate, IntentState.pending, _PERSON, "a person's resolution: resend"),
-        Edge(
-            IntentState.canceled, IntentState.pending, _PERSON,
-            "a person's resend of a request that created nothing", only_with_notes=RESENDABLE_NOTES,
-        ),
+INTENT_EDGES: LifecycleTable[IntentState] = LifecycleTable("an outbox intent", edges=(
+    Edge(IntentState.pending, IntentState.sending, _AUTOMATIC, "the claim"),
+    Edge(IntentState.pending, IntentState.canceled, _AUTOMATIC | _PERSON,
+         "the claim, get_dispatch or a hold; a person's discard of its record"),
+    Edge(IntentState.sending, IntentState.sent, _AUTOMATIC, "a receipt, or adoption by reconciliation"),
+    Edge(IntentState.sending, IntentState.indeterminate, _AUTOMATIC, "reconciliation"),
+    Edge(IntentState.sending, IntentState.canceled, _AUTOMATIC,
+         "Basecamp refusing the request, or a day of never reaching it"),
+    Edge(
+        IntentState.sending, IntentState.pending, _AUTOMATIC,
+        "a retry of a request that provably never reached Basecamp",
+        only_with_notes=NOT_CREATED_NOTES,
+        notes_written_by_the_move=True,
     ),
-)
+    Edge(IntentState.indeterminate, IntentState.sent, _PERSON, "a person's resolution: sent"),
+    Edge(IntentState.indeterminate, IntentState.abandoned, _PERSON, "a person's resolution: abandon"),
+    Edge(IntentState.indeterminate, IntentState.pending, _PERSON, "a person's resolution: resend"),
+    Edge(
+        IntentState.canceled, IntentState.pending, _PERSON,
+        "a person's resend of a request that created nothing", only_with_notes=RESENDABLE_NOTES,
+    ),
+))
 
 
 def step(
@@ -200,85 +180,65 @@ _R = RecordState
 # ``discarded`` is terminal, ``completed`` too but for a person's two decision edges (``core.decisions``
 # decides them; the ledger takes them only under a decision row at the record's revision). No
 # ``blocked -> dispatched``: a task needs an instruction, and blocked has none.
-RECORD_EDGES: LifecycleTable[RecordState] = LifecycleTable(
-    name="a record",
-    repeats_allowed=True,
-    edges=(
-        Edge(_R.seen, _R.admitted, _ADMISSION, "a verdict, the conversation not live"),
-        Edge(_R.seen, _R.queued, _ADMISSION, "a verdict, the conversation live"),
-        Edge(_R.seen, _R.blocked, _ADMISSION, "a verdict"),
-        Edge(_R.seen, _R.discarded, _ADMISSION, "a verdict"),
-        Edge(_R.blocked, _R.admitted, _ADMISSION, "a verdict re-decided"),
-        Edge(_R.blocked, _R.queued, _ADMISSION, "a verdict re-decided, the conversation live"),
-        Edge(_R.blocked, _R.blocked, _ADMISSION, "a verdict re-decided: still blocked"),
-        Edge(_R.blocked, _R.discarded, _ADMISSION | _OPERATOR, "a verdict, or an operator's discard"),
-        Edge(_R.admitted, _R.dispatched, _DISPATCHER, "joining a task"),
-        Edge(_R.queued, _R.dispatched, _DISPATCHER, "joining a task"),
-        Edge(_R.dispatched, _R.dispatched, _DISPATCHER, "a redispatch onto a new task"),
-        Edge(
-            _R.dispatched, _R.admitted, _DISPATCHER,
-            "a supersession of a task that never exposed it, or a withdrawal for its one retry",
-        ),
-        Edge(_R.dispatched, _R.blocked, _DISPATCHER, "a second withdrawal: the worker could not be started"),
-        Edge(_R.dispatched, _R.completed, _WORKER_OR_DISPATCHER, "complete_dispatch, or the settlement"),
-        Edge(_R.admitted, _R.queued, _BOOKKEEPING, "lifecycle bookkeeping"),
-        Edge(_R.admitted, _R.blocked, _BOOKKEEPING, "lifecycle bookkeeping"),
-        Edge(_R.queued, _R.blocked, _BOOKKEEPING, "lifecycle bookkeeping"),
-        Edge(_R.admitted, _R.discarded, _OPERATOR, "an operator's discard"),
-        Edge(_R.queued, _R.discarded, _OPERATOR, "an operator's discard"),
-        Edge(_R.admitted, _R.held, _OPERATOR, "a hold"),
-        Edge(_R.queued, _R.held, _OPERATOR, "a hold"),
-        Edge(_R.held, _R.admitted, _OPERATOR, "a release, or a redispatch"),
-        Edge(_R.held, _R.queued, _OPERATOR, "a release, the conversation live"),
-        Edge(_R.held, _R.blocked, _OPERATOR, "a redispatch of a record held over a blocking reason"),
-        Edge(_R.held, _R.discarded, _OPERATOR, "an operator's discard"),
-        Edge(_R.dispatched, _R.discarded, _OPERATOR, "a discard of a follow-up its task never handed out"),
-        Edge(_R.completed, _R.admitted, _OPERATOR, "a redispatch, the outcome settled unknown or failed"),
-        Edge(_R.completed, _R.discarded, _OPERATOR, "a discard, the outcome settled unknown"),
-    ),
-)
+RECORD_EDGES: LifecycleTable[RecordState] = LifecycleTable("a record", repeats_allowed=True, edges=(
+    Edge(_R.seen, _R.admitted, _ADMISSION, "a verdict, the conversation not live"),
+    Edge(_R.seen, _R.queued, _ADMISSION, "a verdict, the conversation live"),
+    Edge(_R.seen, _R.blocked, _ADMISSION, "a verdict"),
+    Edge(_R.seen, _R.discarded, _ADMISSION, "a verdict"),
+    Edge(_R.blocked, _R.admitted, _ADMISSION, "a verdict re-decided"),
+    Edge(_R.blocked, _R.queued, _ADMISSION, "a verdict re-decided, the conversation live"),
+    Edge(_R.blocked, _R.blocked, _ADMISSION, "a verdict re-decided: still blocked"),
+    Edge(_R.blocked, _R.discarded, _ADMISSION | _OPERATOR, "a verdict, or an operator's discard"),
+    Edge(_R.admitted, _R.dispatched, _DISPATCHER, "joining a task"),
+    Edge(_R.queued, _R.dispatched, _DISPATCHER, "joining a task"),
+    Edge(_R.dispatched, _R.dispatched, _DISPATCHER, "a redispatch onto a new task"),
+    Edge(_R.dispatched, _R.admitted, _DISPATCHER,
+         "a supersession of a task that never exposed it, or a withdrawal for its one retry"),
+    Edge(_R.dispatched, _R.blocked, _DISPATCHER, "a second withdrawal: the worker could not be started"),
+    Edge(_R.dispatched, _R.completed, _WORKER_OR_DISPATCHER, "complete_dispatch, or the settlement"),
+    Edge(_R.admitted, _R.queued, _BOOKKEEPING, "lifecycle bookkeeping"),
+    Edge(_R.admitted, _R.blocked, _BOOKKEEPING, "lifecycle bookkeeping"),
+    Edge(_R.queued, _R.blocked, _BOOKKEEPING, "lifecycle bookkeeping"),
+    Edge(_R.admitted, _R.discarded, _OPERATOR, "an operator's discard"),
+    Edge(_R.queued, _R.discarded, _OPERATOR, "an operator's discard"),
+    Edge(_R.admitted, _R.held, _OPERATOR, "a hold"),
+    Edge(_R.queued, _R.held, _OPERATOR, "a hold"),
+    Edge(_R.held, _R.admitted, _OPERATOR, "a release, or a redispatch"),
+    Edge(_R.held, _R.queued, _OPERATOR, "a release, the conversation live"),
+    Edge(_R.held, _R.blocked, _OPERATOR, "a redispatch of a record held over a blocking reason"),
+    Edge(_R.held, _R.discarded, _OPERATOR, "an operator's discard"),
+    Edge(_R.dispatched, _R.discarded, _OPERATOR, "a discard of a follow-up its task never handed out"),
+    Edge(_R.completed, _R.admitted, _OPERATOR, "a redispatch, the outcome settled unknown or failed"),
+    Edge(_R.completed, _R.discarded, _OPERATOR, "a discard, the outcome settled unknown"),
+))
 
 # ``superseded`` is final: its token is refused and its rows retired.
-TASK_EDGES: LifecycleTable[TaskState] = LifecycleTable(
-    name="a task",
-    edges=(
-        Edge(
-            TaskState.live, TaskState.superseded, _DISPATCHER | _OPERATOR,
-            "supersede_task, or an operator's redispatch",
-        ),
-    ),
-)
+TASK_EDGES: LifecycleTable[TaskState] = LifecycleTable("a task", edges=(
+    Edge(TaskState.live, TaskState.superseded, _DISPATCHER | _OPERATOR,
+         "supersede_task, or an operator's redispatch"),
+))
 
 _D = DeliveryState
 
 # Forward only, never skipping exposure; a withdrawal (the one retry) is a mark on an exposed row.
-DELIVERY_EDGES: LifecycleTable[DeliveryState] = LifecycleTable(
-    name="a delivery",
-    edges=(
-        Edge(_D.admitted, _D.exposed, _WORKER_OR_DISPATCHER, "get_dispatch, or the dispatcher at launch"),
-        Edge(_D.exposed, _D.delivered, _WORKER, "ack_dispatch"),
-        Edge(_D.exposed, _D.completed, _WORKER_OR_DISPATCHER, "complete_dispatch, or the settlement"),
-        Edge(_D.delivered, _D.completed, _WORKER_OR_DISPATCHER, "complete_dispatch, or the settlement"),
-    ),
-)
+DELIVERY_EDGES: LifecycleTable[DeliveryState] = LifecycleTable("a delivery", edges=(
+    Edge(_D.admitted, _D.exposed, _WORKER_OR_DISPATCHER, "get_dispatch, or the dispatcher at launch"),
+    Edge(_D.exposed, _D.delivered, _WORKER, "ack_dispatch"),
+    Edge(_D.exposed, _D.completed, _WORKER_OR_DISPATCHER, "complete_dispatch, or the settlement"),
+    Edge(_D.delivered, _D.completed, _WORKER_OR_DISPATCHER, "complete_dispatch, or the settlement"),
+))
 
 # Written ``''`` or ``armed`` at insert only.
-GUARD_EDGES: LifecycleTable[GuardState] = LifecycleTable(
-    name="a guard",
-    edges=(
-        Edge(GuardState.armed, GuardState.canceled, _WORKER, "get_dispatch"),
-        Edge(GuardState.armed, GuardState.fired, _AUTOMATIC, "the guard acknowledgement's claim"),
-    ),
-)
+GUARD_EDGES: LifecycleTable[GuardState] = LifecycleTable("a guard", edges=(
+    Edge(GuardState.armed, GuardState.canceled, _WORKER, "get_dispatch"),
+    Edge(GuardState.armed, GuardState.fired, _AUTOMATIC, "the guard acknowledgement's claim"),
+))
 
 _A = AttemptState
 
 # Forward only; an ended attempt's stop reason never changes.
-ATTEMPT_EDGES: LifecycleTable[AttemptState] = LifecycleTable(
-    name="an attempt",
-    edges=(
-        Edge(_A.launching, _A.running, _DISPATCHER, "the driver started its process"),
-        Edge(_A.launching, _A.ended, _DISPATCHER, "the settlement of an attempt that never ran"),
-        Edge(_A.running, _A.ended, _DISPATCHER, "the settlement"),
-    ),
-)
+ATTEMPT_EDGES: LifecycleTable[AttemptState] = LifecycleTable("an attempt", edges=(
+    Edge(_A.launching, _A.running, _DISPATCHER, "the driver started its process"),
+    Edge(_A.launching, _A.ended, _DISPATCHER, "the settlement of an attempt that never ran"),
+    Edge(_A.running, _A.ended, _DISPATCHER, "the settlement"),
+))

@@ -15,11 +15,12 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from operator import attrgetter
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from returns.result import Failure, Result, Success
@@ -40,21 +41,14 @@ class ActorType(StrEnum):
 @dataclass(frozen=True, slots=True)
 class FeedFilters:
     """What intake asks the feed for. ``exclude_performers`` holds ids as text or ``self``."""
-
     buckets: tuple[int, ...] = ()
     types: tuple[str, ...] = ()
     exclude_performers: tuple[str, ...] = ()
     actor_types: tuple[str, ...] = ()
 
     @classmethod
-    def of(
-        cls,
-        *,
-        buckets: Iterable[int] = (),
-        types: Iterable[str] = (),
-        exclude_performers: Iterable[str | int] = (),
-        actor_types: Iterable[str] = (),
-    ) -> FeedFilters:
+    def of(cls, *, buckets: Iterable[int] = (), types: Iterable[str] = (),
+           exclude_performers: Iterable[str | int] = (), actor_types: Iterable[str] = ()) -> FeedFilters:
         """Filters in canonical form; ValueError for a value the feed refuses."""
         bucket_ids = tuple(sorted({int(bucket) for bucket in buckets}))
         if len(bucket_ids) > MAX_BUCKETS:
@@ -101,7 +95,6 @@ class FeedEvent:
 
 @dataclass(frozen=True, slots=True)
 class FeedPage:
-
     events: tuple[FeedEvent, ...]
     position: str = field(repr=False)
     next_url: str | None = field(default=None, repr=False)
@@ -114,11 +107,11 @@ class FeedPage:
 @dataclass(frozen=True, slots=True)
 class PageRejected:
     """Why a page cannot be recorded (no token or URL in ``reason``)."""
-
     reason: str
 
 
-def _integer(value: object, name: str) -> int:
+def _integer(event: Mapping[str, object], name: str) -> int:
+    value = event.get(name)
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"an event's {name} is an integer")
     return value
@@ -127,7 +120,6 @@ def _integer(value: object, name: str) -> int:
 def read_event(value: object) -> FeedEvent:
     if not isinstance(value, dict):
         raise ValueError("an event is a JSON object")
-    performed_by = value.get("performed_by_id")
     details = value.get("details")
     if details is not None and not isinstance(details, dict):
         raise ValueError("an event's details are a JSON object")
@@ -135,24 +127,22 @@ def read_event(value: object) -> FeedEvent:
     for name, found in text.items():
         if not isinstance(found, str):
             raise ValueError(f"an event's {name} is a string")
+    kind, action, event_type, created_at = map(str, text.values())
+    performed_by = None if value.get("performed_by_id") is None else _integer(value, "performed_by_id")
     return FeedEvent(
-        id=_integer(value.get("id"), "id"),
-        kind=str(text["kind"]),
-        action=str(text["action"]),
-        event_type=str(text["event_type"]),
-        bucket_id=_integer(value.get("bucket_id"), "bucket_id"),
-        creator_id=_integer(value.get("creator_id"), "creator_id"),
-        performed_by_id=None if performed_by is None else _integer(performed_by, "performed_by_id"),
-        recording_id=_integer(value.get("recording_id"), "recording_id"),
-        created_at=str(text["created_at"]),
-        details=details,
+        _integer(value, "id"), kind, action, event_type, _integer(value, "bucket_id"),
+        _integer(value, "creator_id"), performed_by, _integer(value, "recording_id"), created_at, details,
     )
 
 
-def read_envelope(
-    body: object, name: str, what: str
-) -> Result[tuple[list[object], str, str | None], PageRejected]:
-    """A cursor page's envelope, the feed's and the inbox's alike."""
+Item = TypeVar("Item")
+
+
+def _cursor_page(
+    body: object, name: str, what: str, read: Callable[[object], Item], *, ids: str,
+    key: Callable[[Item], int],
+) -> Result[tuple[tuple[Item, ...], str, str | None], PageRejected]:
+    """A cursor page, the feed's and the inbox's alike: every item read, their ``ids`` increasing."""
     if not isinstance(body, dict):
         return Failure(PageRejected(f"{what} is not a JSON object"))
     listed, position, next_url = body.get(name), body.get("position"), body.get("next")
@@ -162,24 +152,20 @@ def read_envelope(
         return Failure(PageRejected(f"{what} has no position"))
     if next_url is not None and (not isinstance(next_url, str) or not next_url):
         return Failure(PageRejected(f"{what}'s next is not a URL"))
-    return Success((listed, position, next_url))
+    try:
+        items = tuple(read(item) for item in listed)
+    except ValueError as error:
+        return Failure(PageRejected(str(error)))
+    if any(key(later) <= key(earlier) for earlier, later in itertools.pairwise(items)):
+        return Failure(PageRejected(f"{what}'s {ids} are not strictly increasing"))
+    return Success((items, position, next_url))
 
 
 def read_page(body: object) -> Result[FeedPage, PageRejected]:
-    envelope = read_envelope(body, "events", "the page")
-    if isinstance(envelope, Failure):
-        return Failure(envelope.failure())
-    raw_events, position, next_url = envelope.unwrap()
-    try:
-        events = tuple(read_event(item) for item in raw_events)
-    except ValueError as error:
-        return Failure(PageRejected(str(error)))
-    ids = [event.id for event in events]
-    if any(later <= earlier for earlier, later in itertools.pairwise(ids)):
-        return Failure(PageRejected("the page's event ids are not strictly increasing"))
-    if any(event_id <= 0 for event_id in ids):
+    read = _cursor_page(body, "events", "the page", read_event, ids="event ids", key=attrgetter("id"))
+    if isinstance(read, Success) and any(event.id <= 0 for event in read.unwrap()[0]):
         return Failure(PageRejected("an event id is a positive integer"))
-    return Success(FeedPage(events, position, next_url))
+    return read.map(lambda page: FeedPage(*page))
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +176,6 @@ class InvalidPosition:
 @dataclass(frozen=True, slots=True)
 class InvalidFilter:
     """400 for a filter: the filters must be fixed; retrying will not help."""
-
     message: str
 
 
@@ -202,14 +187,12 @@ class FiltersChanged:
 @dataclass(frozen=True, slots=True)
 class EpochPassed:
     """410: the position predates the feed's epoch; resume after ``epoch_after_id``."""
-
     epoch_after_id: int
 
 
 @dataclass(frozen=True, slots=True)
 class UnexpectedFeedAnswer:
     """Any other answer: back off and try again later."""
-
     status: int
 
 
@@ -237,26 +220,14 @@ def read_refusal(status: int, body: object) -> FeedRefusal:
 def new_ids(page_ids: Iterable[int], known: Iterable[int]) -> tuple[int, ...]:
     """The ids of a page not in ``known``, in page order, each once."""
     seen = set(known)
-    fresh: list[int] = []
-    for event_id in page_ids:
-        if event_id not in seen:
-            seen.add(event_id)
-            fresh.append(event_id)
-    return tuple(fresh)
+    return tuple(event_id for event_id in dict.fromkeys(page_ids) if event_id not in seen)
 
 
 # -- the inbox ---------------------------------------------------------------------------------
-
-REASON_TRIGGERS: Mapping[str, Trigger | None] = MappingProxyType(
-    {
-        "mentioned": Trigger.mentioned,
-        "pinged": Trigger.mentioned,
-        "assigned": Trigger.assigned,
-        "subscribed": Trigger.subscribed,
-        "watched": Trigger.completed,
-        "boosted": None,
-    }
-)
+REASON_TRIGGERS: Mapping[str, Trigger | None] = MappingProxyType({
+    "mentioned": Trigger.mentioned, "pinged": Trigger.mentioned, "assigned": Trigger.assigned,
+    "subscribed": Trigger.subscribed, "watched": Trigger.completed, "boosted": None,
+})
 """Each addressing reason Basecamp documents -> the trigger it asks for. Intake asks for those that
 map onto one; the admission matrix still decides what it records (an item it discards is seen)."""
 
@@ -285,9 +256,7 @@ class InboxPage:
 def _item(value: object) -> InboxItem:
     if not isinstance(value, dict):
         raise ValueError("an inbox item is a JSON object")
-    addressing_id, reason, addressed_at = (
-        value.get(name) for name in ("addressing_id", "reason", "addressed_at")
-    )
+    addressing_id, reason, addressed_at = map(value.get, ("addressing_id", "reason", "addressed_at"))
     if isinstance(addressing_id, bool) or not isinstance(addressing_id, int) or addressing_id <= 0:
         raise ValueError("an item's addressing_id is a positive integer")
     if not isinstance(reason, str) or not isinstance(addressed_at, str):
@@ -296,18 +265,9 @@ def _item(value: object) -> InboxItem:
 
 
 def read_inbox_page(body: object) -> Result[InboxPage, PageRejected]:
-    envelope = read_envelope(body, "items", "the inbox page")
-    if isinstance(envelope, Failure):
-        return Failure(envelope.failure())
-    raw_items, position, next_url = envelope.unwrap()
-    try:
-        items = tuple(_item(raw) for raw in raw_items)
-    except ValueError as error:
-        return Failure(PageRejected(str(error)))
-    ids = [item.addressing_id for item in items]
-    if any(later <= earlier for earlier, later in itertools.pairwise(ids)):
-        return Failure(PageRejected("the inbox page's addressing ids are not strictly increasing"))
-    return Success(InboxPage(items, position, next_url))
+    key = attrgetter("addressing_id")
+    read = _cursor_page(body, "items", "the inbox page", _item, ids="addressing ids", key=key)
+    return read.map(lambda page: InboxPage(*page))
 
 
 def addressed_events(items: Iterable[InboxItem], floor: int) -> tuple[FeedEvent, ...]:
@@ -366,7 +326,6 @@ def read_inbox_refusal(status: int, body: object) -> InboxRefusal:
 
 
 # -- the live lane -----------------------------------------------------------------------------
-
 CHANNEL = "EventsChannel"
 SUBPROTOCOL = "actioncable-v1-json"
 
@@ -379,8 +338,7 @@ class StreamTicket:
 
 
 def read_ticket(body: object, configured: str) -> StreamTicket:
-    """The ticket in a 200/201 body; ValueError (naming no value) when it is not one, or its URL is
-    not one the live lane may connect to verbatim (``core.links.ticket_url_allowed``)."""
+    """The ticket in a 200/201 body; ValueError (naming no value) when it, or its URL, is not one."""
     if not isinstance(body, dict):
         raise ValueError("a stream ticket answer is a JSON object")
     ticket, expires_in, url = body.get("ticket"), body.get("expires_in"), body.get("url")
@@ -442,7 +400,6 @@ class Delivered:
 @dataclass(frozen=True, slots=True)
 class Overflow:
     """The server dropped this subscriber's events after ``after_id``."""
-
     after_id: int
 
 
@@ -454,9 +411,7 @@ class Unreadable:
 Frame = Welcome | Ping | Confirmed | Rejected | Disconnect | Delivered | Overflow | Unreadable
 
 _TYPES: dict[str, Frame] = {
-    "welcome": Welcome(),
-    "ping": Ping(),
-    "confirm_subscription": Confirmed(),
+    "welcome": Welcome(), "ping": Ping(), "confirm_subscription": Confirmed(),
     "reject_subscription": Rejected(),
 }
 
@@ -493,7 +448,6 @@ def _message(message: object) -> Frame:
 
 
 def reconnect_delay(failures: int, draw: float, *, base: float = 0.5, cap: float = 30.0) -> float:
-    """Exponential from ``base`` to ``cap`` with equal jitter (``draw`` in [0, 1)), so connectors that
-    lost one server do not return in step."""
+    """Exponential to ``cap`` with equal jitter, so connectors that lost one server come back apart."""
     ceiling = min(cap, base * 2.0 ** min(max(failures, 0), 30))
     return ceiling / 2 + ceiling / 2 * min(max(draw, 0.0), 1.0)

@@ -74,8 +74,7 @@ def kind_of_name(name: str) -> FileKind | None:
 
 
 def replace_refusal(own: FileKind, name: str, head: bytes | None) -> str | None:
-    """Why a writer of ``own`` may not replace ``name`` holding ``head`` (None: missing), naming no
-    content; None when it may."""
+    """Why a writer of ``own`` may not replace ``name`` (its ``head``; None: missing), naming no content."""
     by_name = kind_of_name(name)
     if by_name is not None and by_name is not own:
         return f"its name ({name}) is reserved for {by_name.value}"

@@ -1,11 +1,11 @@
 """The loops' heartbeats, judged: which loop of a running connector is not turning.
 
 Each loop of ``run`` (intake, dispatch, outbox, live, config) beats as it starts a turn; the
-connector writes every loop's last beat beside the ledger at most every ``WRITE_EVERY``, so
-``status`` reads them without asking the connector anything. A loop whose last beat is older
-than ``STALL_AFTER`` is not turning: that is longer than any one turn's bounds (a poll, a repair
-walk, a membership read and a reconnect's backoff are each within 30 s), and a thread that died
-or hangs beats no more. A file that is not the record is no record (None), never an error.
+connector writes every loop's last beat beside the ledger at most every ``WRITE_EVERY``, for
+``status`` to read. A loop whose last beat is older than ``STALL_AFTER`` is not turning: longer
+than any one turn's bounds (a poll, a repair walk, a membership read and a reconnect's backoff are
+each within 30 s); a thread that died or hangs beats no more. A file that is not the record is no
+record (None), never an error.
 """
 
 from __future__ import annotations
@@ -53,10 +53,8 @@ def not_turning(beats: Beats, now: datetime) -> tuple[str, ...]:
 
 def beats_report(beats: Beats, now: datetime) -> dict[str, object]:
     stalled = set(not_turning(beats, now))
-    return {
-        name: {"last_turn": format_timestamp(at), "turning": name not in stalled}
-        for name, at in sorted(beats.loops.items())
-    }
+    return {name: {"last_turn": format_timestamp(at), "turning": name not in stalled}
+            for name, at in sorted(beats.loops.items())}
 
 
 def beats_line(beats: Beats, now: datetime) -> str:

@@ -1,5 +1,4 @@
-"""The durable hold a person sets and releases: what the setting transaction writes, and what
-``release`` says.
+"""The durable hold a person sets and releases.
 
 A hold is a new generation, always, keeping who set it, when and why; one already standing keeps
 its first setter and time, and only its generation and cause move on. Every record not terminal
@@ -41,7 +40,6 @@ class RecordAtHold:
 @dataclass(frozen=True, slots=True)
 class WaitingRedispatch:
     """A person's redispatch authorized while a live task carried the record: not applied yet."""
-
     decision_id: int
     event_id: int
     task_id: int
@@ -49,7 +47,6 @@ class WaitingRedispatch:
 
 @dataclass(frozen=True, slots=True)
 class HoldPlan:
-
     marker_by: str
     marker_at: str
     cause: str
@@ -69,11 +66,7 @@ class HoldPlan:
 
 
 def hold(  # noqa: PLR0917 -- the hold's facts, each its own value
-    standing: StandingHold | None,
-    records: Sequence[RecordAtHold],
-    by: str,
-    cause: str,
-    stamp: str,
+    standing: StandingHold | None, records: Sequence[RecordAtHold], by: str, cause: str, stamp: str,
     waiting: Sequence[WaitingRedispatch] = (),
 ) -> HoldPlan:
     open_records = [record for record in records if record.state not in TERMINAL]

@@ -5,8 +5,8 @@ A file is at most ``MAX_BYTES`` of JSON, ``{"version": 1, "entries": [{"event_id
 "done" | "held"}, ...]}``. ``done`` closes a record as ``discarded(imported_done)``: one the ledger
 never saw gets a tombstone, so intake never admits it; one waiting, blocked or held, or completed
 ``unknown`` or ``failed`` with no task carrying it, is discarded; one discarded or succeeded is left
-as it is. Every other record not terminal is tagged for review, keeping its state; ``held`` names
-such records. The plan is all or nothing.
+as it is. Every other record not terminal is tagged for review, keeping its state (``held`` names
+such records). The plan is all or nothing.
 """
 
 from __future__ import annotations
@@ -65,7 +65,6 @@ class Unappliable:
 @dataclass(frozen=True, slots=True)
 class RecordNow:
     """What the ledger holds about one named record; ``carried``: a live task row still carries it."""
-
     event_id: int
     state: RecordState
     reason: str
@@ -156,12 +155,9 @@ def plan(
                 return Failure(Unappliable(entry.index, entry.event_id, why))
     closed = {record.event_id for record in discard}
     return Success(ImportPlan(
-        entries=len(entries),
-        discard=tuple(discard),
-        tombstones=tuple(tombstones),
+        entries=len(entries), discard=tuple(discard), tombstones=tuple(tombstones),
         review=tuple(event_id for event_id in open_ids if event_id not in closed),
-        already=tuple(already),
-        unknown_held=tuple(unknown_held),
+        already=tuple(already), unknown_held=tuple(unknown_held),
     ))  # fmt: skip
 
 

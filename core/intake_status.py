@@ -1,11 +1,10 @@
 """How intake stands, as values the lanes write and ``status`` reads: the live lane's state, the
 inbox lane's verdict, each lane's news, the losses and gaps, and the backlog that pauses intake.
-
-Light on purpose: ``bin/connect status`` imports it on every look, so it reads no feed, frames or
-``returns``, and nothing here holds a feed or inbox position (a position is a credential).
+Light on purpose (``bin/connect status`` imports it on every look): no feed, frames or
+``returns``, and no feed or inbox position (a position is a credential).
 
 A lane's news is when it last recorded an event no other lane had: a lane that never brings news
-while another does is a lane that is not needed, or not working. Without the agent's inbox
+while another does is not needed, or not working. Without the agent's inbox
 (``not_for_principal``) intake hears by the feed and the live lane alone, and an event Basecamp
 brakes, or one past a stale feed position, can go unheard.
 
@@ -13,8 +12,7 @@ A loss is a stretch the live lane did not hear: events after ``after_id`` throug
 (None until an event heard after it bounds it). Its repair walk is done once it has read past
 ``through_id``, or, with no bound, once the feed has nothing more to serve; a loss not repaired
 within its window is unrecovered. A gap is a stretch the feed said it will not serve (a 410).
-
-The backlog is the records intake handed over that no worker has yet. At ``pause`` intake stops
+The backlog is the records intake handed over that no worker has yet: at ``pause`` intake stops
 reading on purpose (nothing is lost: the poll lane's position stays); at ``warn`` it says so.
 """
 
@@ -38,7 +36,6 @@ class LaneState(StrEnum):
 @dataclass(frozen=True, slots=True)
 class LaneStatus:
     """The live lane as the connector last wrote it. ``since`` is a ledger timestamp."""
-
     state: LaneState
     since: str
     why: str = ""
@@ -73,7 +70,6 @@ class InboxVerdict(StrEnum):
 @dataclass(frozen=True, slots=True)
 class InboxStatus:
     """The inbox lane's row as the connector last wrote it (timestamps are the ledger's)."""
-
     verdict: InboxVerdict
     verdict_since: str
     why: str
@@ -111,34 +107,26 @@ def inbox_line(status: InboxStatus | None, short_time: Callable[[str], str]) -> 
 
 
 def news_line(news: Sequence[LaneNews], short_time: Callable[[str], str]) -> str:
-    """Every lane, ``never`` for one that brought nothing yet."""
     by_lane = {found.lane: found for found in news}
     parts = []
     for lane in LANES:
         found = by_lane.get(lane)
-        shown = (
-            "never"
-            if found is None
-            else f"{short_time(found.last_new_at)} (event {found.last_new_id}; {found.news} in all)"
-        )
-        parts.append(f"{LANE_NAMES[lane]} {shown}")
+        if found is None:
+            parts.append(f"{LANE_NAMES[lane]} never")
+        else:
+            heard = f"{short_time(found.last_new_at)} (event {found.last_new_id}; {found.news} in all)"
+            parts.append(f"{LANE_NAMES[lane]} {heard}")
     return "first heard by: " + "; ".join(parts)
 
 
 def intake_report(news: Sequence[LaneNews], inbox: InboxStatus | None) -> dict[str, object]:
-    by_lane = {found.lane: found for found in news}
-    shown_news = {
-        LANE_NAMES[lane]: None
-        if (found := by_lane.get(lane)) is None
-        else {"last_new_at": found.last_new_at, "last_new_id": found.last_new_id, "news": found.news}
-        for lane in LANES
-    }
+    heard = {found.lane: {"last_new_at": found.last_new_at, "last_new_id": found.last_new_id,
+                          "news": found.news} for found in news}
+    shown_news = {LANE_NAMES[lane]: heard.get(lane) for lane in LANES}
     return {"inbox": None if inbox is None else asdict(inbox), "news": shown_news}
 
 
 # -- losses and gaps --------------------------------------------------------------------------
-
-
 class LossState(StrEnum):
     open = "open"
     repaired = "repaired"
@@ -177,10 +165,8 @@ class LossCounts:
 
 
 def losses_line(counts: LossCounts) -> str:
-    line = (
-        f"losses: {counts.open} open, {counts.repaired} repaired, {counts.unrecovered} unrecovered;"
-        f" gaps: {counts.gaps}"
-    )
+    line = f"losses: {counts.open} open, {counts.repaired} repaired, {counts.unrecovered} unrecovered;"
+    line += f" gaps: {counts.gaps}"
     if counts.unrecovered or counts.gaps:
         line += " (events there may never have been heard: see the feed)"
     return line
@@ -191,16 +177,13 @@ def losses_report(counts: LossCounts) -> dict[str, int]:
 
 
 # -- the backlog ------------------------------------------------------------------------------
-
-DEFAULT_BACKLOG_WARN = 100
-DEFAULT_BACKLOG_PAUSE = 500
 BACKLOG_STATES = ("seen", "admitted", "queued")
 
 
 @dataclass(frozen=True, slots=True)
 class BacklogLimits:
-    warn: int = DEFAULT_BACKLOG_WARN
-    pause: int = DEFAULT_BACKLOG_PAUSE
+    warn: int = 100
+    pause: int = 500
 
     def __post_init__(self) -> None:
         if not 1 <= self.warn <= self.pause:

@@ -3,10 +3,10 @@ import files, Basecamp's and Launchpad's answers, tickets, live frames, a worker
 
 An input longer than ``max_bytes`` (UTF-8 bytes) is refused before anything is parsed, and one
 nested deeper than ``max_depth`` before the parser sees it, by one linear pass over strings and
-brackets, so a deep answer is a refusal like any other, never a ``RecursionError`` escaping its
-caller's ``except ValueError``. Text not UTF-8, not JSON, or holding ``NaN``/``Infinity`` is refused
-in the parser's own words (line and column), which quote no part of the input. A refusal is a
-value (``JsonRefused``), not a ``Result``: ``status`` reads through here and never imports ``returns``.
+brackets: a deep answer is a refusal like any other, never a ``RecursionError``. Text not UTF-8,
+not JSON, or holding ``NaN``/``Infinity`` is refused in the parser's own words (line and column),
+which quote no part of the input. A refusal is a value, not a ``Result``: ``status`` reads through
+here and never imports ``returns``.
 """
 
 from __future__ import annotations

@@ -6,9 +6,8 @@ any other is a failed listing, never a shorter one. Plain ``http`` is allowed on
 host, by address or ``localhost`` itself (a name under ``.localhost`` resolves through DNS). A URL
 from Basecamp is followed only when unambiguous: printable ASCII with no backslash, whitespace,
 control character or userinfo, on each of which parsers disagree (``http://OTHER\\@ORIGIN/`` is
-``ORIGIN`` to ``urlsplit``, ``OTHER`` to urllib3); such a URL has no origin at all. What is sent
-is only ``request_target``, over a connection bound to the configured origin, so no parsing
-disagreement can move the request.
+``ORIGIN`` to ``urlsplit``, ``OTHER`` to urllib3). Only ``request_target`` is sent, over a
+connection bound to the configured origin, so no parsing disagreement can move the request.
 """
 
 from __future__ import annotations

@@ -102,14 +102,8 @@ def _next_tag(text: str, position: int) -> _Tag | None:
         if ended is None:
             return None
         end, sgid = ended
-        return _Tag(
-            start=start,
-            end=end,
-            name=name.group(0).lower(),
-            is_end=is_end,
-            self_closing=text[start:end].endswith("/>"),
-            sgid=None if is_end else sgid,
-        )
+        return _Tag(start, end, name.group(0).lower(), is_end, self_closing=text[start:end].endswith("/>"),
+                    sgid=None if is_end else sgid)
 
 
 def person_id_from_sgid(sgid: str) -> int | None:
@@ -133,15 +127,20 @@ def person_id_from_sgid(sgid: str) -> int | None:
     return person_id
 
 
+def _mentioned(tag: _Tag) -> int | None:
+    if tag.is_end or tag.name != _ATTACHMENT or tag.sgid is None:
+        return None
+    return person_id_from_sgid(tag.sgid)
+
+
 def mentioned_person_ids(rich_text: str) -> tuple[int, ...]:
     """In order of appearance, each once."""
     found: list[int] = []
     position = 0
     while (tag := _next_tag(rich_text, position)) is not None:
-        if not tag.is_end and tag.name == _ATTACHMENT and tag.sgid is not None:
-            person_id = person_id_from_sgid(tag.sgid)
-            if person_id is not None and person_id not in found:
-                found.append(person_id)
+        person_id = _mentioned(tag)
+        if person_id is not None and person_id not in found:
+            found.append(person_id)
         position = tag.end
     return tuple(found)
 
@@ -162,12 +161,7 @@ def strip_mentions_of(rich_text: str, person_id: int) -> str:
     position = 0
     cursor = 0
     while (tag := _next_tag(rich_text, cursor)) is not None:
-        if (
-            not tag.is_end
-            and tag.name == _ATTACHMENT
-            and tag.sgid is not None
-            and person_id_from_sgid(tag.sgid) == person_id
-        ):
+        if _mentioned(tag) == person_id:
             pieces.append(rich_text[position : tag.start])
             pieces.append(_STRIPPED_MENTION)
             position = tag.end if tag.self_closing else _mention_end(rich_text, tag.end)

@@ -5,14 +5,13 @@ token file holds a bare access token (never refreshed) or the JSON ``Credentials
 writes, told apart by the first character. No secret is in a repr, a log or an error. A refresh
 is due a day before expiry, or a quarter of the lifetime when that is shorter; an answer without a
 ``refresh_token`` keeps the old one. The forms use the standard ``grant_type`` names, never
-Launchpad's legacy ``type=``; the device flow only where the server's discovery names a
-``device_authorization_endpoint``.
+Launchpad's legacy ``type=``; the device flow only where discovery names its endpoint.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
@@ -33,7 +32,6 @@ FILE_VERSION = 1
 @dataclass(frozen=True, slots=True)
 class Credentials:
     """What ``login`` obtained; every field but the times is secret or close to it."""
-
     access_token: str = field(repr=False)
     refresh_token: str = field(repr=False)
     expires_at: datetime
@@ -43,13 +41,9 @@ class Credentials:
     client_secret: str = field(repr=False)
 
 
-def refresh_margin(credentials: Credentials) -> timedelta:
-    lifetime = credentials.expires_at - credentials.obtained_at
-    return min(MAX_MARGIN, max(timedelta(0), lifetime / 4))
-
-
 def refresh_due(credentials: Credentials, now: datetime) -> bool:
-    return now >= credentials.expires_at - refresh_margin(credentials)
+    margin = min(MAX_MARGIN, max(timedelta(0), (credentials.expires_at - credentials.obtained_at) / 4))
+    return now >= credentials.expires_at - margin
 
 
 def read_token_text(text: str) -> str | Credentials:
@@ -87,19 +81,9 @@ def _credentials(data: Any) -> Credentials:
 
 def to_text(credentials: Credentials) -> str:
     """The file's JSON; ``read_token_text(to_text(c)) == c``."""
-    return json.dumps(
-        {
-            "version": FILE_VERSION,
-            "access_token": credentials.access_token,
-            "refresh_token": credentials.refresh_token,
-            "expires_at": format_timestamp(credentials.expires_at),
-            "obtained_at": format_timestamp(credentials.obtained_at),
-            "token_url": credentials.token_url,
-            "client_id": credentials.client_id,
-            "client_secret": credentials.client_secret,
-        },
-        indent=2,
-    ) + "\n"
+    times = {"expires_at": format_timestamp(credentials.expires_at),
+             "obtained_at": format_timestamp(credentials.obtained_at)}
+    return json.dumps({"version": FILE_VERSION, **asdict(credentials), **times}, indent=2) + "\n"
 
 
 def from_token_answer(answer: Any, now: datetime, previous: Credentials) -> Credentials:
@@ -116,11 +100,8 @@ def from_token_answer(answer: Any, now: datetime, previous: Credentials) -> Cred
     if refresh is not None and (not isinstance(refresh, str) or not refresh.strip()):
         raise ValueError("the token answer's refresh_token is not a token")
     return replace(
-        previous,
-        access_token=access.strip(),
-        refresh_token=(refresh or previous.refresh_token).strip(),
-        expires_at=now + timedelta(seconds=float(expires_in)),
-        obtained_at=now,
+        previous, access_token=access.strip(), refresh_token=(refresh or previous.refresh_token).strip(),
+        expires_at=now + timedelta(seconds=float(expires_in)), obtained_at=now,
     )
 
 
@@ -134,32 +115,23 @@ def authorize_url(launchpad: str, client_id: str, redirect_uri: str, state: str)
     return f"{launchpad.rstrip('/')}{AUTHORIZE_PATH}?{urlencode(query)}"
 
 
+def _client(credentials: Credentials) -> dict[str, str]:
+    return {"client_id": credentials.client_id, "client_secret": credentials.client_secret}
+
+
 def code_form(credentials: Credentials, code: str, redirect_uri: str) -> dict[str, str]:
-    return {
-        "grant_type": "authorization_code",
-        "code": code,
-        "redirect_uri": redirect_uri,
-        "client_id": credentials.client_id,
-        "client_secret": credentials.client_secret,
-    }
+    return {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
+            **_client(credentials)}
 
 
 def refresh_form(credentials: Credentials) -> dict[str, str]:
-    return {
-        "grant_type": "refresh_token",
-        "refresh_token": credentials.refresh_token,
-        "client_id": credentials.client_id,
-        "client_secret": credentials.client_secret,
-    }
+    return {"grant_type": "refresh_token", "refresh_token": credentials.refresh_token, **_client(credentials)}
 
 
 # -- the device flow --------------------------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class DeviceGrant:
     """A device authorization the server granted: the code a person enters, and where."""
-
     device_code: str = field(repr=False)
     user_code: str
     verification_uri: str
@@ -193,12 +165,7 @@ def device_form(client_id: str) -> dict[str, str]:
 
 
 def device_token_form(credentials: Credentials, grant: DeviceGrant) -> dict[str, str]:
-    return {
-        "grant_type": DEVICE_GRANT,
-        "device_code": grant.device_code,
-        "client_id": credentials.client_id,
-        "client_secret": credentials.client_secret,
-    }
+    return {"grant_type": DEVICE_GRANT, "device_code": grant.device_code, **_client(credentials)}
 
 
 def poll_verdict(error: str, interval: float) -> float | None:

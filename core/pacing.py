@@ -4,15 +4,14 @@ refusals no retry changes. Times are monotonic seconds handed in; nothing here r
 Every request of the connector shares one budget of ``limit`` requests in any ``window`` seconds
 (Basecamp allows about 50 per 10 s per address; the margin is for travel time and a worker's own
 requests). After a 429 nothing goes before its Retry-After. Once half the window is spent, turns
-are spaced ``window / limit`` apart, so a backlog drains evenly instead of in bursts; a feed poll
-yields to everything else while half the window is spent, but never longer than
-``POLL_YIELD_BOUND``.
+are spaced ``window / limit`` apart, so a backlog drains evenly; a feed poll yields to everything
+else meanwhile, but never longer than ``POLL_YIELD_BOUND``.
 
 Only reads are retried, only after a 429 or a 503, at most ``MAX_READ_ATTEMPTS`` in all: after a
 valid Retry-After (a positive whole number of seconds, or a future HTTP-date rounded up), else
-exponentially from 1 s up to 30 s plus the caller's jitter. The shell fails a read rather than
-wait past its deadline. A 4xx is ``lasting`` -- a supervisor restarting on it would restart
-forever -- unless a later try can pass it (401 is refreshed, then a login).
+exponentially from 1 s up to 30 s plus the caller's jitter; never past the caller's deadline. A
+4xx is ``lasting`` (a supervisor restarting on it would restart forever) unless a later try can
+pass it (401 is refreshed, then a login).
 """
 
 from __future__ import annotations
@@ -31,10 +30,7 @@ POLL_HEADROOM_SHARE = 0.5
 
 
 def wait_before_next(
-    sent_at: Sequence[float],
-    now: float,
-    held_until: float,
-    limit: int = DEFAULT_LIMIT,
+    sent_at: Sequence[float], now: float, held_until: float, limit: int = DEFAULT_LIMIT,
     window: float = DEFAULT_WINDOW_SECONDS,
 ) -> float:
     """Seconds to wait before the next request may go; ``sent_at`` is sorted, oldest first."""
@@ -56,16 +52,9 @@ def spacing_wait(
 
 
 def poll_may_go(
-    sent_at: Sequence[float],
-    now: float,
-    waited: float,
-    *,
-    bound: float = POLL_YIELD_BOUND,
-    limit: int = DEFAULT_LIMIT,
-    window: float = DEFAULT_WINDOW_SECONDS,
+    sent_at: Sequence[float], now: float, waited: float, *, bound: float = POLL_YIELD_BOUND,
+    limit: int = DEFAULT_LIMIT, window: float = DEFAULT_WINDOW_SECONDS,
 ) -> bool:
-    """While a backlog drains at the limit the window stays full, so polls space out to about one
-    per ``bound``, and never further."""
     if waited >= bound:
         return True
     recent = sum(1 for moment in sent_at if moment > now - window)
@@ -73,7 +62,6 @@ def poll_may_go(
 
 
 # -- a read asked again -----------------------------------------------------------------------
-
 RETRIED_STATUSES = frozenset({429, 503})
 MAX_READ_ATTEMPTS = 3
 BACKOFF_BASE_SECONDS = 1.0
@@ -128,7 +116,6 @@ def after_read(
 
 
 # -- a refusal Basecamp will repeat -----------------------------------------------------------
-
 PASSING_4XX = frozenset({401, 408, 409, 423, 425, 429})
 _TOO_LARGE = frozenset({413, 414, 431})
 
@@ -140,26 +127,16 @@ def lasting(status: int) -> bool:
 def what_to_fix(status: int, *, token_file: str, account_id: int, base_url: str) -> str:
     """One line for a lasting status, naming the file or the setting to change (never the token)."""
     if status in _TOO_LARGE:
-        return (
-            f"the request is too large for Basecamp (HTTP {status}): the token file {token_file} holds "
-            "far more than a token; put the agent's token alone in it, or run bin/connect login again"
-        )
+        return (f"the request is too large for Basecamp (HTTP {status}): the token file {token_file} holds "
+                "far more than a token; put the agent's token alone in it, or run bin/connect login again")
     if status == 400:
-        return (
-            f"Basecamp refused the request as malformed (HTTP 400): check that {token_file} holds the "
-            f"agent's token alone, and the base URL {base_url} (bin/connect setup --base-url)"
-        )
+        return (f"Basecamp refused the request as malformed (HTTP 400): check that {token_file} holds the "
+                f"agent's token alone, and the base URL {base_url} (bin/connect setup --base-url)")
     if status == 403:
-        return (
-            f"the token's person may not use account {account_id} (HTTP 403): check the account id "
-            "(bin/connect setup --account) and that the agent is a member of that account"
-        )
+        return (f"the token's person may not use account {account_id} (HTTP 403): check the account id "
+                "(bin/connect setup --account) and that the agent is a member of that account")
     if status in (404, 410):
-        return (
-            f"no account {account_id} at {base_url} (HTTP {status}): check the account id and the "
-            "base URL (bin/connect setup --account, --base-url)"
-        )
-    return (
-        f"Basecamp refused the request with HTTP {status}, which no retry changes: check the base URL "
-        f"{base_url}, the account {account_id} and the token file {token_file} (bin/connect setup)"
-    )
+        return (f"no account {account_id} at {base_url} (HTTP {status}): check the account id and the "
+                "base URL (bin/connect setup --account, --base-url)")
+    return (f"Basecamp refused the request with HTTP {status}, which no retry changes: check the base URL "
+            f"{base_url}, the account {account_id} and the token file {token_file} (bin/connect setup)")

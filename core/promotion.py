@@ -6,9 +6,9 @@ review in one transaction; set the old ledger aside; move the shadow ledger into
 the marker. The shell observes, asks ``next_step``, takes that step, observes again. A step is
 known done by its own mark (the marker, its cause on a ledger's hold, the set-aside file, the
 shadow ledger gone), so a rerun after a crash finishes it and never sets a second hold. Anything
-unforeseen is ``Stuck``, with one line saying what is wrong: promote never guesses. A ledger with
-something in flight is never set aside, before or after promote begins (``bin/outbox-resolve``
-takes no lock and may make an intent pending meanwhile): nothing would settle it there.
+unforeseen is ``Stuck``, in one line: promote never guesses. A ledger with something in flight is
+never set aside, before or after promote begins (``bin/outbox-resolve`` takes no lock and may make
+an intent pending meanwhile): nothing would settle it there.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ class Step(StrEnum):
 @dataclass(frozen=True, slots=True)
 class Marker:
     """The durable marker ``begin`` writes: the hold's cause, and the old ledger's new name."""
-
     cause: str
     aside: str | None
 
@@ -38,7 +37,6 @@ class Marker:
 @dataclass(frozen=True, slots=True)
 class OnDisk:
     """What the state directory holds. ``*_hold``: the cause of the hold standing in that ledger."""
-
     marker: Marker | None
     shadow_ledger: bool
     shadow_hold: str | None
@@ -86,22 +84,16 @@ def next_step(disk: OnDisk) -> Next:
                 return Stuck(_in_flight(disk.ledger_unsettled))
             return Step.set_aside
         if disk.ledger:
-            return Stuck(
-                "a ledger appeared in the connector's state directory after promote began; "
-                "move it away, then run promote again"
-            )
+            return Stuck("a ledger appeared in the connector's state directory after promote began; "
+                         "move it away, then run promote again")
         return Step.move
     if disk.ledger and disk.ledger_hold == marker.cause:
         return Step.finish
-    return Stuck(
-        "promote began, but neither the shadow ledger nor a ledger held by it is there; "
-        "restore the shadow ledger from a copy"
-    )
+    return Stuck("promote began, but neither the shadow ledger nor a ledger held by it is there; "
+                 "restore the shadow ledger from a copy")
 
 
 def _in_flight(what: str) -> str:
-    return (
-        f"the connector's ledger still holds {what}: set aside, nothing would settle them; run "
-        "the connector until they settle (or settle them with bin/outbox-resolve and bin/connect "
-        "status's advice), then promote"
-    )
+    return (f"the connector's ledger still holds {what}: set aside, nothing would settle them; run "
+            "the connector until they settle (or settle them with bin/outbox-resolve and bin/connect "
+            "status's advice), then promote")

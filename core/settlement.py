@@ -5,12 +5,9 @@ of its own. On a proven spawn failure a launch exposure no worker pulled is with
 automatic retry, or blocked again once that was used. Anything else exposed ends ``unknown``: the
 worker may have acted on it, so it never runs again by itself. A record a person already moved is
 settled where it was put. The completion notice reads the rows as the settlement left them
-(``read_back``); a row a person redispatched meanwhile reads ``redispatched``, asking nothing.
-
-A worker that replied but never reported has its reply adopted next to its ``unknown`` outcome
-(``choose_reply``) inside the settlement's transaction, before the completion notice is written.
-A start settles what a previous connector left live one step at a time (``recovery_step``); a
-person settles an attempt left mid-launch (``settle_launch``).
+(``read_back``); a row a person redispatched meanwhile reads ``redispatched``, asking nothing. A
+worker that replied but never reported has its reply adopted next to its ``unknown`` outcome
+(``choose_reply``) in the settlement's transaction, before the completion notice is written.
 """
 
 from __future__ import annotations
@@ -33,7 +30,6 @@ SPAWN_FAILED = "spawn_failed"
 @dataclass(frozen=True, slots=True)
 class SettledRow:
     """One task row and its record, as the settlement's transaction left them."""
-
     event_id: int
     delivery: DeliveryState
     outcome: EventOutcome
@@ -59,9 +55,8 @@ def read_back(row: SettledRow) -> SettledEvent:
     else:
         settlement = Settlement.unknown
     outcome = row.outcome if settlement is Settlement.reported else EventOutcome.unknown
-    return SettledEvent(
-        row.event_id, outcome, row.reply_id, settlement, row.adopted_reply_id, row.reply_on_its_way
-    )
+    return SettledEvent(row.event_id, outcome, row.reply_id, settlement, row.adopted_reply_id,
+                        row.reply_on_its_way)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,12 +99,9 @@ def _settle_row(row: LiveRow, spawn_failed: bool) -> RowSettlement:
 
 
 # -- the plan ``shell.ledger.tasks.end_attempt`` applies ----------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class RowStep:
     """One row's writes in a settlement's plan, in the state the settlement found it."""
-
     event_id: int
     delivery: DeliveryState  # as found
     complete_delivery: bool  # exposed or delivered, unreported: completed, outcome unknown
@@ -122,7 +114,6 @@ class RowStep:
 class SettlementPlan:
     """An attempt's settlement as writes, in their order: ``before`` the task is superseded (the
     ``unknown`` rows), then ``after`` it (the rows withdrawn, blocked again or returned)."""
-
     settled: tuple[RowSettlement, ...]
     before: tuple[RowStep, ...]
     after: tuple[RowStep, ...]
@@ -140,12 +131,10 @@ def settlement_plan(rows: tuple[LiveRow, ...] | list[LiveRow], spawn_failed: boo
         delivery = delivery_of[decision.event_id]
         unknown = decision.settlement is Settlement.unknown
         return RowStep(
-            decision.event_id,
-            delivery,
+            decision.event_id, delivery,
             complete_delivery=unknown and delivery in (DeliveryState.exposed, DeliveryState.delivered),
             withdraw=decision.settlement in (Settlement.withdrawn, Settlement.blocked_again),
-            record_to=decision.record_to,
-            record_reason=decision.record_reason,
+            record_to=decision.record_to, record_reason=decision.record_reason,
         )
 
     return SettlementPlan(
@@ -156,8 +145,6 @@ def settlement_plan(rows: tuple[LiveRow, ...] | list[LiveRow], spawn_failed: boo
 
 
 # -- the adopted reply -------------------------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class AdoptionRow:
     event_id: int
@@ -169,8 +156,6 @@ class AdoptionRow:
 
 @dataclass(frozen=True, slots=True)
 class LifecycleMessages:
-    """What the connector's own lifecycle messages at one destination look like."""
-
     receipts: frozenset[int]
     words: frozenset[str]  # message_text of every non-canceled intent's body there
 
@@ -179,53 +164,36 @@ class LifecycleMessages:
 class ListedReplies:
     """The agent's messages listed at each row's reply destination before the settlement, by event
     id; a row whose listing failed (or was not made) is absent."""
-
     agent_id: int
     listed: Mapping[int, tuple[ListedMessage, ...]]
 
 
+def _unanswered(row: AdoptionRow) -> bool:
+    return row.delivered_at is not None and row.reply_id is None and row.adopted_reply_id is None
+
+
 def may_become_candidate(row: AdoptionRow) -> bool:
     """Before its task settles, whether ``row`` may be a candidate once it has: its listing is read."""
-    return (
-        row.outcome not in (EventOutcome.succeeded, EventOutcome.failed)
-        and row.delivered_at is not None
-        and row.reply_id is None
-        and row.adopted_reply_id is None
-    )
+    return row.outcome not in (EventOutcome.succeeded, EventOutcome.failed) and _unanswered(row)
 
 
 def is_candidate(row: AdoptionRow) -> bool:
     """A settled row whose outcome is ``unknown``, delivered, with no reply and none adopted."""
-    return (
-        row.outcome == EventOutcome.unknown
-        and row.delivered_at is not None
-        and row.reply_id is None
-        and row.adopted_reply_id is None
-    )
+    return row.outcome == EventOutcome.unknown and _unanswered(row)
 
 
 def next_acknowledgement(row: AdoptionRow, task_rows: Iterable[AdoptionRow]) -> datetime | None:
     """The earliest acknowledgement on the task after ``row``'s own; None when there is none."""
     if row.delivered_at is None:
         return None
-    later = [
-        other.delivered_at
-        for other in task_rows
-        if other.event_id != row.event_id
-        and other.delivered_at is not None
-        and other.delivered_at > row.delivered_at
-    ]
+    later = [other.delivered_at for other in task_rows if other.event_id != row.event_id
+             and other.delivered_at is not None and other.delivered_at > row.delivered_at]
     return min(later, default=None)
 
 
 def choose_reply(
-    row: AdoptionRow,
-    listed: Iterable[ListedMessage],
-    *,
-    agent_id: int,
-    next_ack_at: datetime | None,
-    workers_own: Set[int],
-    lifecycle: LifecycleMessages,
+    row: AdoptionRow, listed: Iterable[ListedMessage], *, agent_id: int, next_ack_at: datetime | None,
+    workers_own: Set[int], lifecycle: LifecycleMessages,
 ) -> int | None:
     """The one reply to adopt for ``row``, or None when none or several are adoptable: the agent's,
     created strictly after the row's delivery and before the task's next acknowledgement, and not a
@@ -251,8 +219,6 @@ def choose_reply(
 
 
 # -- recovery, and a launch left for a person -------------------------------------------------
-
-
 class RecoveryStep(StrEnum):
     leave_live = "leave_live"  # this attempt and every later one stay live, for the next start
     mark_left = "mark_left"  # no recorded process: left mid-launch, for a person
@@ -271,10 +237,8 @@ class RecoveryFacts:
 
 
 def recovery_step(facts: RecoveryFacts) -> RecoveryStep:
-    """The next step for one attempt a previous connector left live. An attempt with no recorded
-    process is left for a person; nothing is settled around a group that cannot be verified; a gone
-    group's attempt is settled only after its replies are listed, and a stop before anything is
-    done to it, or after a listing it may have cut short, leaves it for the next start."""
+    """The next step for one attempt a previous connector left live: a gone group's attempt is
+    settled only after its replies are listed; a stop leaves it for the next start."""
     if facts.group_gone is None and facts.stopped:  # nothing is done to it yet
         return RecoveryStep.leave_live
     if not facts.recorded_process:
@@ -298,7 +262,6 @@ class LaunchFinding(StrEnum):
 @dataclass(frozen=True, slots=True)
 class LeftLaunch:
     """The live attempt of the task carrying the event, as the settlement's transaction reads it."""
-
     event_id: int
     task_id: int
     attempt_id: str
@@ -319,25 +282,20 @@ class LaunchSettlement:
 def settle_launch(
     facts: LeftLaunch | None, event_id: int, claim: LaunchFinding
 ) -> Result[LaunchSettlement, str]:
-    """A person's settlement of the attempt left mid-launch for ``event_id``'s task, or why not. A
-    connector killed between committing a launch and recording its worker's process leaves it
-    ``launching`` with no pid, and recovery marks it left; only such an attempt is settled here.
-    Did not run: it ends ``failed`` as a proven spawn failure (refused once a worker pulled). Ran:
-    it ends ``lost``, each exposed row ``unknown``. Either way its task is superseded with it."""
+    """A connector killed between committing a launch and recording its worker's process leaves it
+    ``launching`` with no pid, and recovery marks it left; only such an attempt is settled here,
+    its task superseded with it: did not run, ``failed`` as a proven spawn failure (refused once a
+    worker pulled); ran, ``lost``, each exposed row ``unknown``."""
     if facts is None:
         return Failure(f"Event {event_id} is on no live task: there is no launch to settle")
     task, attempt = facts.task_id, facts.attempt_id
     if not (facts.launching and facts.left):
-        return Failure(
-            f"Event {event_id}'s task {task} has no attempt left mid-launch ({attempt} is not one a"
-            " start's recovery found launching with no recorded process); nothing to settle"
-        )
+        return Failure(f"Event {event_id}'s task {task} has no attempt left mid-launch ({attempt} is not one"
+                       " a start's recovery found launching with no recorded process); nothing to settle")
     if claim is LaunchFinding.did_not_run:
         if facts.pulled:
-            return Failure(
-                f"Event {event_id}'s task {task}: the ledger shows a worker pulled its instruction, so a"
-                " worker did run; settle it with --ran"
-            )
+            return Failure(f"Event {event_id}'s task {task}: the ledger shows a worker pulled its "
+                           "instruction, so a worker did run; settle it with --ran")
         summary = (f"Attempt {attempt} settled as never run: task {task} ended, its records wait to "
                    "run again, and the project moves on")
         return Success(LaunchSettlement(facts, claim, StopReason.failed, True, summary))

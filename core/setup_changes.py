@@ -19,7 +19,6 @@ from core.configuration import TIMING_KEYS, Configuration, parse_configuration, 
 @dataclass(frozen=True, slots=True)
 class Changes:
     """What one ``bin/connect setup`` was told, as the text it was given. None: leave as is."""
-
     account_id: str | None = None
     base_url: str | None = None
     agent_id: str | None = None
@@ -135,11 +134,8 @@ def merge(existing: Mapping[str, Any], changes: Changes) -> Result[Configuration
     names = [name for name in [*kept, *changes.worker_env] if name not in changes.remove_worker_env]
     data["worker_env"] = [name for index, name in enumerate(names) if name not in names[:index]]
     data[worker_allowances.KEY] = worker_allowances.merged(
-        data.get(worker_allowances.KEY),
-        bash=changes.worker_bash,
-        remove_bash=changes.remove_worker_bash,
-        mcp=changes.worker_mcp,
-        remove_mcp=changes.remove_worker_mcp,
+        data.get(worker_allowances.KEY), bash=changes.worker_bash, remove_bash=changes.remove_worker_bash,
+        mcp=changes.worker_mcp, remove_mcp=changes.remove_worker_mcp,
     )
     parsed = parse_configuration(data)
     if problems:

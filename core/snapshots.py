@@ -40,10 +40,7 @@ class Settlement(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class RecordSnapshot:
-    """A record (one feed event) as the outbox needs it. Its replies go to its reply destination: a
-    comment on the reply recording, or a line in the Campfire whose id stands as the reply
-    recording id, in the reply bucket."""
-
+    """A record (one feed event) as the outbox needs it; its replies go to its reply destination."""
     event_id: int
     state: RecordState
     reason: str
@@ -67,7 +64,6 @@ class RecordSnapshot:
 @dataclass(frozen=True, slots=True)
 class TaskEventSnapshot:
     """One event's row on one task (``task_events``), live or retired."""
-
     event_id: int
     delivery: DeliveryState
     guard: GuardState
@@ -79,7 +75,6 @@ class TaskEventSnapshot:
 @dataclass(frozen=True, slots=True)
 class AttemptSnapshot:
     """One worker run, live until it has ended; an ended one carries its stop reason."""
-
     attempt_id: str
     task_id: int
     state: AttemptState
@@ -95,7 +90,6 @@ class AttemptSnapshot:
 @dataclass(frozen=True, slots=True)
 class SettledEvent:
     """One event as an attempt's settlement left it: what the completion notice reads."""
-
     event_id: int
     outcome: EventOutcome
     reply_id: int | None
@@ -107,7 +101,6 @@ class SettledEvent:
 @dataclass(frozen=True, slots=True)
 class WorkerResult:
     """Claude Code's ``result``, as the connector keeps it on an attempt: how its turn ended."""
-
     is_error: bool
     turns: int = 0
     cost_usd: float = 0.0

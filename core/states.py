@@ -33,14 +33,12 @@ class RecordState(StrEnum):
 
 class TaskState(StrEnum):
     """A task's state: live while ``tasks.superseded_at`` is NULL, then superseded for good."""
-
     live = "live"
     superseded = "superseded"
 
 
 class DeliveryState(StrEnum):
     """An event's delivery on a task (``task_events.delivery``), forward only."""
-
     admitted = "admitted"
     exposed = "exposed"
     delivered = "delivered"
@@ -49,7 +47,6 @@ class DeliveryState(StrEnum):
 
 class GuardState(StrEnum):
     """An event's guard on a task (``task_events.guard``): armed for a request, then settled once."""
-
     unarmed = ""
     armed = "armed"
     canceled = "canceled"
@@ -64,7 +61,6 @@ class AttemptState(StrEnum):
 
 class EventOutcome(StrEnum):
     """An event's outcome on its task: reported by the worker, or settled ``unknown``."""
-
     none = ""
     succeeded = "succeeded"
     failed = "failed"

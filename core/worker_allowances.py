@@ -2,15 +2,14 @@
 environment variables it gets, and what a person allowed the default worker (Claude Code).
 
 A worker gets from the connector's environment only the variables named, never by prefix:
-``ALLOWLIST``, and those ``setup --worker-env NAME`` adds (a variable name, never the task
-token's). By default the worker reads and edits files in its directory and calls the connector's
-tools; it runs no command and reaches no other MCP server (``shell.worker.command``). The
-configuration's ``worker_allow`` widens that: ``bash`` holds Bash command patterns in Claude
-Code's permission-rule form without ``Bash(...)`` (``git status``, ``npm test *``), each allowing
-matching commands alone, and one allowing every command is refused; ``mcp_files`` holds absolute
-paths of MCP config files whose servers the worker also starts, every tool allowed, their content
-read when the command is built (a server there named ``connector`` is refused then). Each list
-keeps a value's first occurrence, in order.
+``ALLOWLIST``, and those ``setup --worker-env NAME`` adds (never the task token's). By default the
+worker reads and edits files in its directory and calls the connector's tools; it runs no command
+and reaches no other MCP server (``shell.worker.command``). ``worker_allow`` widens that: ``bash``
+holds Bash patterns in Claude Code's permission-rule form without ``Bash(...)`` (``git status``,
+``npm test *``), 1 to ``MAX_PATTERN`` characters, each allowing matching commands alone (one
+allowing every command is refused); ``mcp_files`` holds absolute paths of MCP config files whose
+servers the worker also starts, every tool allowed (a server there named ``connector`` is refused
+when the command is built). Each list keeps a value's first occurrence, in order.
 """
 
 from __future__ import annotations
@@ -21,12 +20,10 @@ from typing import Any
 
 from core.task_token import TASK_TOKEN_ENV
 
-ALLOWLIST = frozenset(
-    {
-        "PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM", "USER", "LOGNAME",
-        "SHELL", "TMPDIR", "TZ",
-    }
-)  # fmt: skip
+ALLOWLIST = frozenset({
+    "PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR",
+    "TZ",
+})  # fmt: skip
 CONNECTOR_SECRETS = frozenset({TASK_TOKEN_ENV})
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -35,7 +32,6 @@ KEY = "worker_allow"
 
 
 def variable_name_problem(name: str) -> str | None:
-    """One line when ``name`` cannot be passed to a worker; None when it can."""
     if _VARIABLE.fullmatch(name) is None:
         return f"{name!r} is not an environment variable name"
     if name in CONNECTOR_SECRETS:
@@ -50,15 +46,11 @@ class WorkerAllowances:
 
     def named(self) -> tuple[str, ...]:
         """What was allowed, by name, one entry each: ``Bash(PATTERN)`` and ``MCP servers of FILE``."""
-        return (
-            *(f"Bash({pattern})" for pattern in self.bash),
-            *(f"MCP servers of {path}" for path in self.mcp_files),
-        )
+        return (*(f"Bash({pattern})" for pattern in self.bash),
+                *(f"MCP servers of {path}" for path in self.mcp_files))
 
 
 def pattern_problem(pattern: str) -> str | None:
-    """Why ``pattern`` is not a Bash pattern allowed: 1 to ``MAX_PATTERN`` characters without ``(``,
-    ``)``, ``,`` or a control character, and not only spaces or ``*``. None when it is one."""
     if not pattern or len(pattern) > MAX_PATTERN:
         return f"a Bash pattern is 1 to {MAX_PATTERN} characters, not {len(pattern)}"
     if any(character in "()," or ord(character) < 32 or ord(character) == 127 for character in pattern):
@@ -97,11 +89,7 @@ def read(value: Any) -> tuple[WorkerAllowances, tuple[str, ...]]:
 
 
 def merged(
-    recorded: Any,
-    *,
-    bash: tuple[str, ...],
-    remove_bash: tuple[str, ...],
-    mcp: tuple[str, ...],
+    recorded: Any, *, bash: tuple[str, ...], remove_bash: tuple[str, ...], mcp: tuple[str, ...],
     remove_mcp: tuple[str, ...],
 ) -> dict[str, list[str]]:
     """``recorded`` (the configuration's ``worker_allow``) with one setup's additions and removals."""

@@ -4,8 +4,7 @@ Code said on its stream-json output, read as the connector's facts.
 A worker that could not be started ended ``failed`` and spawn-failed: no process existed, so it
 cannot have acted. A stop the dispatcher asked for is named for its cause whatever the exit.
 Otherwise exit 0 is ``finished``, any other exit or a signal the dispatcher did not send
-``failed``, and a worker gone without an exit status the driver could read ``lost``: it may have
-acted.
+``failed``, and a worker gone with no exit status to read ``lost``: it may have acted.
 
 Claude Code writes one JSON object a line (an ``init``, the turn's messages, a ``result``); a
 result answers every message replayed before it. The worker never began its work only when its
@@ -18,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
@@ -28,7 +27,6 @@ from core.snapshots import StopReason, WorkerResult
 
 class StopRequest(StrEnum):
     """A stop the dispatcher asked for: the signals it sent were its own."""
-
     deadline = "deadline"
     shutdown = "shutdown"
     not_started = "not_started"  # its init proved it never began its work: failed
@@ -117,10 +115,7 @@ def bounded(text: str, limit: int = MAX_ERROR_TEXT) -> str:
 
 
 def init_problem(
-    init: Mapping[str, object],
-    *,
-    permission_mode: str,
-    tools: Sequence[str] = DISPATCH_TOOLS,
+    init: Mapping[str, object], *, permission_mode: str, tools: Sequence[str] = DISPATCH_TOOLS,
     server: str = MCP_SERVER_NAME,
 ) -> str | None:
     """Why ``init`` is not what the connector asked for (its server connected, every dispatch tool
@@ -153,11 +148,8 @@ def _number(value: object, kind: type[int] | type[float]) -> int | float:
 def read_result(message: Mapping[str, object]) -> WorkerResult:
     is_error = message.get("is_error") is True
     denials = message.get("permission_denials")
-    names = tuple(
-        str(entry.get("tool_name", ""))
-        for entry in (denials if isinstance(denials, list) else [])
-        if isinstance(entry, Mapping)
-    )
+    entries = denials if isinstance(denials, list) else []
+    names = tuple(str(entry.get("tool_name", "")) for entry in entries if isinstance(entry, Mapping))
     text = message.get("result")
     errors = message.get("errors")
     if not isinstance(text, str) and isinstance(errors, list) and errors:
@@ -178,10 +170,8 @@ def _calls_connector(message: Mapping[str, object]) -> bool:
     content = inner.get("content") if isinstance(inner, Mapping) else None
     prefix = f"mcp__{MCP_SERVER_NAME}__"
     return isinstance(content, list) and any(
-        isinstance(part, Mapping)
-        and part.get("type") == "tool_use"
-        and str(part.get("name", "")).startswith(prefix)
-        for part in content
+        isinstance(part, Mapping) and part.get("type") == "tool_use"
+        and str(part.get("name", "")).startswith(prefix) for part in content
     )
 
 
@@ -204,13 +194,6 @@ def fold(facts: StreamFacts, line: str) -> StreamFacts:
     return facts
 
 
-def fold_all(lines: Iterable[str], facts: StreamFacts | None = None) -> StreamFacts:
-    folded = facts or StreamFacts()
-    for line in lines:
-        folded = fold(folded, line)
-    return folded
-
-
 def not_started(facts: StreamFacts, *, permission_mode: str) -> str | None:
     """Why the worker provably never began its work, or None. Read once it has ended."""
     if facts.init is None:
@@ -229,9 +212,7 @@ def not_started(facts: StreamFacts, *, permission_mode: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class WorkerAccount:
-    """How an attempt's worker ended, as its driver tells it: the stop reason; the reason it never
-    began its work, when its output proves that; and its result, when it wrote one."""
-
+    """How an attempt's worker ended, as its driver tells it."""
     stop_reason: StopReason
     not_started: str = ""
     result: WorkerResult | None = None
@@ -245,9 +226,8 @@ def account(
     if facts is None:
         return WorkerAccount(stop_reason)
     reason = None if cut_short else not_started(facts, permission_mode=permission_mode)
-    return WorkerAccount(
-        StopReason.failed if reason else stop_reason, reason or "", facts.result, facts.session_id
-    )
+    ended = StopReason.failed if reason else stop_reason
+    return WorkerAccount(ended, reason or "", facts.result, facts.session_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,11 +242,7 @@ _SESSION = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 
 
 def resumable(latest: LatestAttempt | None) -> str:
-    if (
-        latest is None
-        or latest.stop_reason != StopReason.finished
-        or latest.not_started
-        or latest.left_unknown
-    ):
+    if latest is None or latest.not_started or latest.left_unknown:
         return ""
-    return latest.session_id if _SESSION.fullmatch(latest.session_id) else ""
+    finished = latest.stop_reason == StopReason.finished
+    return latest.session_id if finished and _SESSION.fullmatch(latest.session_id) else ""

@@ -7,10 +7,10 @@ reply and the notes go too. Text with no words, over its bound or with nowhere t
 with what to change, and nothing is written. A key makes one message however often a call is
 repeated: one acknowledgement and one reply per task and event, one note per text.
 
-At a Campfire a message is a plain line; at a comment it is the worker's Markdown rendered to
-Basecamp's rich-text subset (``ALLOWED_TAGS``) from the parser's tokens, never by its renderer,
-with raw HTML off: a tag the worker writes is text, a token with no tag keeps only its text, and
-a link keeps its ``href`` (the only attribute written) only for an http(s) or mailto URL.
+At a Campfire a message is a plain line; at a comment, the worker's Markdown rendered from the
+parser's tokens (never by its renderer, raw HTML off) to Basecamp's rich text (``ALLOWED_TAGS``):
+a tag the worker writes is text, a token with no tag keeps only its text, and a link keeps its
+``href``, the only attribute written, only for an http(s) or mailto URL.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import html
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -49,7 +49,6 @@ NOT_ASKED = "not posted: this event asks for no acknowledgement (acknowledge is 
 @dataclass(frozen=True, slots=True)
 class WorkerMessage:
     """One message a worker's call asks the connector to post: the intent its transaction writes."""
-
     key: str
     kind: IntentKind
     message_kind: MessageKind
@@ -66,14 +65,8 @@ class WordsAnswer:
     note: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"state": self.state}
-        if self.kind:
-            body["kind"] = self.kind
-        if self.message_id is not None:
-            body["id"] = self.message_id
-        if self.note:
-            body["note"] = self.note
-        return body
+        body = {"state": self.state, "kind": self.kind, "id": self.message_id, "note": self.note}
+        return {name: value for name, value in body.items() if name == "state" or value not in ("", None)}
 
 
 def ack_key(task_id: int, event_id: int) -> str:
@@ -93,41 +86,26 @@ def acknowledgement(record: InstructionRecord, task_id: int, text: str) -> Resul
     words = text.strip()
     if not words:
         return refused(RefusalKind.invalid_message, "text has no words")
+    key = ack_key(task_id, record.event_id)
     if len(words) <= BOOST_LIMIT and "\n" not in words and record.recording_id > 0:
-        return Success(
-            WorkerMessage(
-                ack_key(task_id, record.event_id), IntentKind.worker_ack, MessageKind.boost,
-                record.bucket_id, record.recording_id, words,
-            )
-        )  # fmt: skip
+        return Success(WorkerMessage(key, IntentKind.worker_ack, MessageKind.boost, record.bucket_id,
+                                     record.recording_id, words))
     if len(words) > MAX_ACK_CHARACTERS:
-        return refused(
-            RefusalKind.invalid_message,
-            f"an acknowledgement is at most {BOOST_LIMIT} characters (a boost) or "
-            f"{MAX_ACK_CHARACTERS} (a short message), not {len(words)}",
-        )
-    return _at_reply_destination(record, ack_key(task_id, record.event_id), IntentKind.worker_ack, words)
+        return refused(RefusalKind.invalid_message, f"an acknowledgement is at most {BOOST_LIMIT} characters "
+                       f"(a boost) or {MAX_ACK_CHARACTERS} (a short message), not {len(words)}")
+    return _at_reply_destination(record, key, IntentKind.worker_ack, words)
 
 
 def reply(record: InstructionRecord, task_id: int, text: str) -> Result[WorkerMessage, ToolRefusal]:
-    return _bounded(text).bind(
-        lambda words: _at_reply_destination(
-            record, reply_key(task_id, record.event_id), IntentKind.worker_reply, words
-        )
-    )
+    key = reply_key(task_id, record.event_id)
+    return _bounded(text).bind(lambda said: _at_reply_destination(record, key, IntentKind.worker_reply, said))
 
 
 def note(record: InstructionRecord, task_id: int, text: str) -> Result[WorkerMessage, ToolRefusal]:
-    def keyed(message: WorkerMessage) -> WorkerMessage:
-        return WorkerMessage(
-            note_key(task_id, record.event_id, message.body), message.kind, message.message_kind,
-            message.bucket_id, message.recording_id, message.body,
-        )  # fmt: skip
-
     return (
         _bounded(text)
         .bind(lambda words: _at_reply_destination(record, "", IntentKind.worker_note, words))
-        .map(keyed)
+        .map(lambda message: replace(message, key=note_key(task_id, record.event_id, message.body)))
     )
 
 
@@ -157,11 +135,8 @@ def _bounded(text: str) -> Result[str, ToolRefusal]:
     if not words:
         return refused(RefusalKind.invalid_message, "the text has no words")
     if len(words) > MAX_MESSAGE_CHARACTERS:
-        return refused(
-            RefusalKind.invalid_message,
-            f"a message is at most {MAX_MESSAGE_CHARACTERS} characters, not {len(words)}: "
-            "say it shorter, or link to the rest",
-        )
+        return refused(RefusalKind.invalid_message, f"a message is at most {MAX_MESSAGE_CHARACTERS} "
+                       f"characters, not {len(words)}: say it shorter, or link to the rest")
     return Success(words)
 
 
@@ -172,29 +147,20 @@ def _at_reply_destination(
     if record.reply_kind not in reply_kinds or record.reply_recording_id <= 0:
         return refused(RefusalKind.invalid_message, "this event has no reply destination")
     message_kind = MessageKind(record.reply_kind)
-    body = words
-    if message_kind is MessageKind.comment:
-        body = render_markdown(words)
-    return Success(
-        WorkerMessage(key, kind, message_kind, record.reply_bucket_id, record.reply_recording_id, body)
-    )
+    body = render_markdown(words) if message_kind is MessageKind.comment else words
+    return Success(WorkerMessage(key, kind, message_kind, record.reply_bucket_id, record.reply_recording_id,
+                                 body))
 
 
 # -- Markdown to Basecamp's rich text ------------------------------------------------------------
-
 ALLOWED_TAGS = frozenset({
     "div", "h1", "br", "strong", "em", "strike", "a", "pre", "ol", "ul", "li", "blockquote",
 })  # fmt: skip
 
 BLOCK_TAGS: dict[str, str] = {
-    "paragraph": "div",
-    "heading": "h1",
-    "bullet_list": "ul",
-    "ordered_list": "ol",
-    "list_item": "li",
+    "paragraph": "div", "heading": "h1", "bullet_list": "ul", "ordered_list": "ol", "list_item": "li",
     "blockquote": "blockquote",
 }
-
 INLINE_TAGS: dict[str, str] = {"strong": "strong", "em": "em", "s": "strike"}
 
 LINK_SCHEMES = ("http://", "https://", "mailto:")

@@ -58,10 +58,8 @@ ADOPTED_REPLY: list[Mutation] = [
     ),
     rule(
         "adopted reply: only an unknown, delivered row with no reply is a candidate",
-        "        row.outcome == EventOutcome.unknown\n        and row.delivered_at is not None\n"
-        "        and row.reply_id is None\n        and row.adopted_reply_id is None\n    )\n",
-        "        row.outcome == EventOutcome.unknown\n        and row.delivered_at is not None\n"
-        "        and row.reply_id is None\n    )\n",
+        "    return row.delivered_at is not None and row.reply_id is None and row.adopted_reply_id is None\n",
+        "    return row.delivered_at is not None and row.reply_id is None\n",
         "test_only_an_unknown_delivered_row_without_a_reply_is_a_candidate",
     ),
     rule(
@@ -104,8 +102,8 @@ ADOPTED_REPLY: list[Mutation] = [
     ),
     rule(
         "adopted reply: a row with a reported outcome is not listed for",
-        "        row.outcome not in (EventOutcome.succeeded, EventOutcome.failed)\n",
-        "        True\n",
+        "    return row.outcome not in (EventOutcome.succeeded, EventOutcome.failed) and _unanswered(row)\n",
+        "    return _unanswered(row)\n",
         "test_only_a_row_that_may_become_a_candidate_is_listed_for",
     ),
     rule(

@@ -70,8 +70,8 @@ DISPATCH: list[Mutation] = [
     ),
     rule(
         "core.dispatch: only the oldest open record of a conversation starts",
-        "            and oldest[record.conversation_key] == record.event_id\n",
-        "",
+        "        free = key and key not in work.task_conversations and oldest[key] == record.event_id\n",
+        "        free = key and key not in work.task_conversations\n",
         "test_only_the_oldest_waiting_record_of_a_free_conversation_starts",
         "test_what_starts_is_each_free_conversations_oldest_open_record_oldest_first",
     ),

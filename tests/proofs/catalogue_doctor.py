@@ -49,8 +49,8 @@ DOCTOR: list[Mutation] = [
     ),
     rule(
         "doctor: a bare token is a warning (Launchpad's expire after two weeks)",
-        "    if token.expires_at is None:\n        return _warning(\n",
-        "    if token.expires_at is None:\n        return _ok(\n",
+        '                return _warning(name, f"{acts}; a bare token, never refreshed',
+        '                return Check(name, CheckStatus.ok, f"{acts}; a bare token, never refreshed',
         "test_a_token_that_acts_as_the_agent_is_ok_with_its_days_left_and_a_bare_one_warns",
         "test_a_state_directory_fresh_from_setup_passes_with_one_warning_for_its_bare_token",
     ),

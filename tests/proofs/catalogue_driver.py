@@ -149,7 +149,7 @@ DRIVER: list[Mutation] = [
     ),
     rule(
         "doctor fails a Claude Code that cannot authenticate",
-        '    return Check(name, CheckStatus.failing, f"Claude Code is not logged in',
+        '    return _failing(name, f"Claude Code is not logged in',
         '    return Check(name, CheckStatus.ok, f"Claude Code is not logged in',
         "test_not_logged_in_is_failing_with_how_to_give_it_a_key_by_name",
         "test_doctor_reads_claude_codes_version_and_login_and_deep_never_reaches_the_model",
@@ -211,8 +211,9 @@ DRIVER: list[Mutation] = [
     ),
     rule(
         "a session is resumed only after a clean finish: never into an instruction it may have acted on",
-        "        or latest.stop_reason != StopReason.finished\n        or latest.not_started\n        or latest.left_unknown\n",
-        "        or False\n",
+        '    if latest is None or latest.not_started or latest.left_unknown:\n        return ""\n'
+        "    finished = latest.stop_reason == StopReason.finished\n",
+        '    if latest is None:\n        return ""\n    finished = True\n',
         "test_a_session_is_resumed_only_after_a_clean_finish",
     ),
     rule(

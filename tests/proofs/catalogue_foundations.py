@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from tests.proofs.mutation import Mutation, rule
 
-_FIRST_EDGE = '        Edge(IntentState.pending, IntentState.sending, _AUTOMATIC, "the claim"),\n'
+_FIRST_EDGE = '    Edge(IntentState.pending, IntentState.sending, _AUTOMATIC, "the claim"),\n'
 
 
 def _with_edge(edge: str) -> str:
     """The intent table with one more edge, after its first."""
-    return f"{_FIRST_EDGE}        {edge},\n"
+    return f"{_FIRST_EDGE}    {edge},\n"
 
 
 CORE_EDGES = [
@@ -29,8 +29,8 @@ CORE_EDGES = [
     ),
     rule(
         "edges: a sending intent never goes back to pending by itself (no retry after doubt)",
-        '            "a retry of a request that provably never reached Basecamp",\n            only_with_notes=NOT_CREATED_NOTES,\n',
-        '            "a retry of a request that provably never reached Basecamp",\n            only_with_notes=None,\n',
+        '        "a retry of a request that provably never reached Basecamp",\n        only_with_notes=NOT_CREATED_NOTES,\n',
+        '        "a retry of a request that provably never reached Basecamp",\n        only_with_notes=None,\n',
         "test_every_pair_of_intent_states_by_every_actor",
         "test_a_sending_intent_without_a_cause_proving_nothing_was_created_never_goes_back",
     ),
@@ -48,7 +48,7 @@ CORE_EDGES = [
     ),
     rule(
         "edges: reconciliation may leave a sending intent indeterminate (an allowed edge)",
-        '        Edge(IntentState.sending, IntentState.indeterminate, _AUTOMATIC, "reconciliation"),\n',
+        '    Edge(IntentState.sending, IntentState.indeterminate, _AUTOMATIC, "reconciliation"),\n',
         "",
         "test_every_pair_of_intent_states_by_every_actor",
     ),
@@ -462,20 +462,20 @@ CORE_RESOLUTION = [
     ),
     rule(
         "resolution: a canceled intent nothing refused cannot be resolved",
-        "        case IntentState.canceled:\n            return Failure(",
-        "        case IntentState.canceled if False:\n            return Failure(",
+        "        case IntentState.canceled:\n            return _refused(",
+        "        case IntentState.canceled if False:\n            return _refused(",
         "test_a_canceled_intent_nothing_refused_cannot_be_resolved",
     ),
     rule(
         "resolution: a pending, sending, sent or abandoned intent cannot be resolved",
-        "        case _:\n            return Failure(",
-        "        case None:\n            return Failure(",
+        "        case _:\n            return _refused(",
+        "        case None:\n            return _refused(",
         "test_nothing_else_can_be_resolved_and_the_refusal_names_the_state",
     ),
     rule(
         "resolution: a resend resets the reconciliation counters",
-        "reset_reconciliation=True, not_before=now,",
-        "reset_reconciliation=False, not_before=now,",
+        "reset_reconciliation=True, not_before=now)",
+        "reset_reconciliation=False, not_before=now)",
         "test_a_resend_starts_the_request_and_its_reconciliation_afresh",
     ),
     rule(

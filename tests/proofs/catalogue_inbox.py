@@ -50,8 +50,8 @@ INBOX: list[Mutation] = [
     ),
     rule(
         "inbox: a page's addressing ids are strictly increasing",
-        "    if any(later <= earlier for earlier, later in itertools.pairwise(ids)):\n"
-        '        return Failure(PageRejected("the inbox page\'s addressing ids are not strictly increasing"))\n',
+        "    if any(key(later) <= key(earlier) for earlier, later in itertools.pairwise(items)):\n"
+        '        return Failure(PageRejected(f"{what}\'s {ids} are not strictly increasing"))\n',
         "",
         "test_a_page_that_breaks_a_rule_is_refused",
     ),

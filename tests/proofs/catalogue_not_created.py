@@ -81,8 +81,8 @@ NOT_CREATED: list[Mutation] = [
     ),
     rule(
         "not created: sending -> pending only with a cause proving nothing was created (the table)",
-        "            only_with_notes=NOT_CREATED_NOTES,\n",
-        "            only_with_notes=None,\n",
+        "        only_with_notes=NOT_CREATED_NOTES,\n",
+        "        only_with_notes=None,\n",
         "test_a_sending_intent_without_a_cause_proving_nothing_was_created_never_goes_back",
     ),
     rule(

@@ -20,8 +20,8 @@ GENERATED_RULES: list[Mutation] = [
     ),
     rule(
         "rules: sending -> pending is judged on the note the move writes, canceled -> pending on the one it had",
-        "            notes_written_by_the_move=True,\n",
-        "            notes_written_by_the_move=False,\n",
+        "        notes_written_by_the_move=True,\n",
+        "        notes_written_by_the_move=False,\n",
         "test_every_outbox_pair_with_every_note_has_main_s_outcome",
     ),
     rule(

@@ -22,8 +22,8 @@ TOKENS: list[Mutation] = [
     ),
     rule(
         "token: a refresh answer without a refresh token keeps the old one",
-        "        refresh_token=(refresh or previous.refresh_token).strip(),\n",
-        '        refresh_token=(refresh or "").strip(),\n',
+        "refresh_token=(refresh or previous.refresh_token).strip(),",
+        'refresh_token=(refresh or "").strip(),',
         "test_a_refresh_answer_without_a_refresh_token_keeps_the_old_one",
     ),
     rule(

@@ -20,8 +20,8 @@ WORDS: list[Mutation] = [
     ),
     rule(
         "words: a comment's Markdown is rendered to Basecamp's rich text",
-        "        body = render_markdown(words)",
-        "        body = words",
+        "    body = render_markdown(words) if message_kind is MessageKind.comment else words\n",
+        "    body = words\n",
         "test_a_longer_acknowledgement_is_a_comment_in_basecamps_rich_text",
     ),
     rule(
@@ -140,8 +140,8 @@ WORDS: list[Mutation] = [
     ),
     rule(
         "rich text: every heading is Basecamp's one heading, h1",
-        '    "heading": "h1",',
-        '    "heading": "h2",',
+        '"heading": "h1",',
+        '"heading": "h2",',
         "test_every_tag_written_is_on_the_allowlist_and_only_a_link_has_an_attribute",
         "test_markdown_becomes_basecamps_rich_text",
     ),

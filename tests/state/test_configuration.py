@@ -152,10 +152,16 @@ def test_required_fields_are_named_with_their_flag() -> None:
 
 
 @pytest.mark.parametrize(
-    "url", ["https://3.basecampapi.com/999", "ftp://example.com", "https://", "not a url", "https://x.com?q=1"]
+    "url",
+    ["https://3.basecampapi.com/999", "ftp://example.com", "https://", "not a url", "https://x.com?q=1", "http://[abc"],
 )
 def test_a_base_url_is_an_origin(url: str) -> None:
     assert any(line.startswith("base_url:") for line in problems(MINIMAL | {"base_url": url}))
+
+
+@pytest.mark.parametrize("mode", [[], {}, 3, "owner"])
+def test_a_trust_mode_that_is_none_of_the_modes_is_a_problem_line(mode: object) -> None:
+    assert any(line.startswith("trust.mode: expected one of") for line in problems(MINIMAL | {"trust": {"mode": mode}}))
 
 
 def test_http_is_allowed_to_loopback_and_a_trailing_slash_is_dropped() -> None:

@@ -4,6 +4,8 @@ folded, and when a worker provably never began its work."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from functools import reduce
 from typing import Any
 
 from hypothesis import given
@@ -20,7 +22,7 @@ from core.worker_stream import (
     WorkerResult,
     account,
     bounded,
-    fold_all,
+    fold,
     init_problem,
     not_started,
     read_result,
@@ -28,6 +30,10 @@ from core.worker_stream import (
 )
 
 TOOLS = ["Read", *(tool_name(tool) for tool in DISPATCH_TOOLS)]
+
+
+def fold_all(lines: Iterable[str], facts: StreamFacts | None = None) -> StreamFacts:
+    return reduce(fold, lines, facts or StreamFacts())
 
 
 def init(**changes: Any) -> dict[str, Any]:
