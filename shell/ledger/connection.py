@@ -484,8 +484,7 @@ class _Transaction:
                 retry_busy(connection.execute, ledger.busy_timeout, ledger.path, self._begin)
         except BaseException as error:
             ledger._lock.release()
-            if self._records and isinstance(error, (sqlite3.Error, OSError)):
-                self._failed(error)
+            self._failed(error)
             raise
         return connection
 
@@ -504,21 +503,18 @@ class _Transaction:
                 connection.execute("ROLLBACK")  # the block failed
         except BaseException as failure:
             ledger._lock.release()
-            if self._records and isinstance(failure, (sqlite3.Error, OSError)):
-                self._failed(failure)
+            self._failed(failure)
             raise
         ledger._lock.release()
-        failures = ledger.write_failures
-        if self._records and failures is not None:
-            if kind is None:
-                failures.succeeded()
-            elif isinstance(error, (sqlite3.Error, OSError)):
-                self._failed(error)
+        if error is not None:
+            self._failed(error)
+        elif self._records and ledger.write_failures is not None:
+            ledger.write_failures.succeeded()
         return False  # the block's exception is raised again, after the rollback
 
     def _failed(self, error: BaseException) -> None:
         failures = self._ledger.write_failures
-        if failures is not None and is_storage_failure(error):
+        if self._records and failures is not None and is_storage_failure(error):
             failures.failed(error, self._ledger.clock.now())
 
 
@@ -560,8 +556,8 @@ def open_ledger(
     try:
         _configure(connection, ledger_path, read_only=False, busy_timeout=busy_timeout, unsynced=unsynced)
         if not created:
-            _refuse_foreign(connection, ledger_path, busy_timeout)
-        refuse_too_new(_read_version(connection, ledger_path, busy_timeout), ledger_path)
+            _readable(lambda: refuse_foreign(connection, ledger_path), ledger_path, busy_timeout)
+        refuse_too_new(_readable(lambda: schema_version(connection), ledger_path, busy_timeout), ledger_path)
         check_integrity(connection, ledger_path)
         _switch_to_wal(connection, ledger_path, busy_timeout)
         migrate(Ledger(connection, ledger_path, read_only=False, clock=clock, busy_timeout=busy_timeout))
@@ -599,8 +595,8 @@ def _open_without_creating(
     connection = _connect(ledger_path, "ro" if read_only else "rw", busy_timeout)
     try:
         _configure(connection, ledger_path, read_only=read_only, busy_timeout=busy_timeout)
-        _refuse_foreign(connection, ledger_path, busy_timeout)
-        version = _read_version(connection, ledger_path, busy_timeout)
+        _readable(lambda: refuse_foreign(connection, ledger_path), ledger_path, busy_timeout)
+        version = _readable(lambda: schema_version(connection), ledger_path, busy_timeout)
         refuse_too_new(version, ledger_path)
         if version < SCHEMA_VERSION:
             raise LedgerOutOfDate(
@@ -661,16 +657,9 @@ def _switch_to_wal(connection: sqlite3.Connection, path: Path, busy_timeout: flo
         raise LedgerUnreadable(f"{path}: SQLite would not put the ledger in WAL mode")
 
 
-def _refuse_foreign(connection: sqlite3.Connection, path: Path, busy_timeout: float) -> None:
+def _readable(read: Callable[[], _Result], path: Path, busy_timeout: float) -> _Result:
     try:
-        retry_busy(lambda: refuse_foreign(connection, path), busy_timeout, path)
-    except sqlite3.DatabaseError as error:
-        raise LedgerUnreadable(f"{path}: not a ledger SQLite can read: {error}") from error
-
-
-def _read_version(connection: sqlite3.Connection, path: Path, busy_timeout: float) -> int:
-    try:
-        return retry_busy(lambda: schema_version(connection), busy_timeout, path)
+        return retry_busy(read, busy_timeout, path)
     except sqlite3.DatabaseError as error:
         raise LedgerUnreadable(f"{path}: not a ledger SQLite can read: {error}") from error
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from returns.result import Failure, Result, Success
+from returns.result import Result, Success
 
 from core import decisions, import_file, settlement
 from core.admission import DiscardReason
@@ -35,8 +35,6 @@ from shell.ledger.tasks import RecordedWorker
 
 @dataclass(frozen=True, slots=True)
 class Decided:
-    """A decision the ledger committed."""
-
     decision_id: int
     plan: Plan
     decided_by: str
@@ -66,13 +64,8 @@ def decide(
         if facts is None:
             raise UnknownEvent(event_id)
         planned = decisions.redispatch(facts, now) if action is Action.redispatch else decisions.discard(facts)
-        match planned:
-            case Success(plan):
-                done = _apply(connection, plan, by, now)
-                return Success(replace(done, held=hold.standing(connection) is not None))
-            case Failure(refusal):
-                return Failure(refusal)
-    raise AssertionError("unreachable")  # pragma: no cover
+        held = hold.standing(connection) is not None
+        return planned.map(lambda plan: replace(_apply(connection, plan, by, now), held=held))
 
 
 def read_facts(connection: sqlite3.Connection, event_id: int, served: frozenset[int]) -> RecordFacts | None:
@@ -98,8 +91,7 @@ def read_facts(connection: sqlite3.Connection, event_id: int, served: frozenset[
         event_id=event_id, state=RecordState(state), reason=str(reason), revision=int(revision),
         outcome=str(outcome), carried=bool(carried), discarded_by_person=last_action == Action.discard,
         retry_at=stored_time(retry_at), unhanded=bool(carried) and bool(unhanded),
-        served=bucket_id in served,
-        live_task=live_task, pending_on=pending_on,
+        served=bucket_id in served, live_task=live_task, pending_on=pending_on,
     )
 
 
@@ -155,19 +147,17 @@ def apply_import(
         recorded = records.recorded_among(connection, [entry.event_id for entry in entries])
         known = {event_id: found for event_id in recorded if (found := _record_now(connection, event_id))}
         open_ids = [event_id for event_id, _, _ in records.open_records(connection)]
-        match import_file.plan(entries, known, open_ids):
-            case Failure(bad):
-                return Failure(bad)
-            case Success(plan):
-                stamp = format_timestamp(now)
-                note = f"imported from {source}: decided done"
-                canceled: list[int] = []
-                for record in plan.discard:
-                    canceled += _discard_imported(connection, record, by, now, note)
-                records.tombstone(connection, plan.tombstones, stamp)
-                records.tag_for_review(connection, plan.review, stamp)
-                return Success(Imported(plan, tuple(canceled)))
-    raise AssertionError("unreachable")  # pragma: no cover
+
+        def apply(plan: ImportPlan) -> Imported:
+            note = f"imported from {source}: decided done"
+            canceled: list[int] = []
+            for record in plan.discard:
+                canceled += _discard_imported(connection, record, by, now, note)
+            records.tombstone(connection, plan.tombstones, format_timestamp(now))
+            records.tag_for_review(connection, plan.review, format_timestamp(now))
+            return Imported(plan, tuple(canceled))
+
+        return import_file.plan(entries, known, open_ids).map(apply)
 
 
 def _record_now(connection: sqlite3.Connection, event_id: int) -> RecordNow | None:
@@ -198,9 +188,6 @@ def settle_launch(ledger: Ledger, event_id: int, claim: LaunchFinding, by: str, 
     belongs to a process that is gone, and the dispatcher starts what it frees."""
     with ledger.write() as connection:
         planned = settlement.settle_launch(tasks.left_launch(connection, event_id), event_id, claim)
-        match planned:
-            case Success(plan):
-                tasks.settle_left_launch(connection, plan, by, now)
-            case Failure(_):
-                pass
+        if isinstance(planned, Success):
+            tasks.settle_left_launch(connection, planned.unwrap(), by, now)
     return planned

@@ -1,12 +1,10 @@
 """The task rows (``task_events``): which records a task carries, and how far each delivery went.
 
-This module writes ``task_events``: the dispatcher's transitions and the outbox's claim ask it,
-inside the transaction they opened, and nothing here commits or decides. A move is a
-compare-and-set on the state it was decided from, its row count returned for the caller to check;
-the states are those core's lifecycle tables answered. A worker's own moves (exposure, pull, the
-guard's cancel, acknowledgement, completion) are ``shell.ledger.worker_moves``' statements, so the
-MCP server runs them without importing this module's adoption and outbox reads.
-"""
+The dispatcher's transitions and the outbox's claim ask this module, inside the transaction they
+opened; nothing here commits or decides. A move is a compare-and-set on the state it was decided
+from (as core's lifecycle tables answered), its row count returned for the caller to check. A
+worker's own moves are ``shell.ledger.worker_moves``' statements, so the MCP server runs them
+without importing this module's adoption and outbox reads."""
 
 from __future__ import annotations
 
@@ -45,12 +43,7 @@ def join(connection: sqlite3.Connection, task_id: int, event_id: int) -> None:
 
 
 def expose_on_launch(
-    connection: sqlite3.Connection,
-    task_id: int,
-    event_id: int,
-    attempt_id: str,
-    stamp: str,
-    *,
+    connection: sqlite3.Connection, task_id: int, event_id: int, attempt_id: str, stamp: str, *,
     exposed: DeliveryState,
 ) -> sqlite3.Cursor:
     """The launch's exposure of its originating event, by its first attempt (the state core answered)."""
@@ -136,18 +129,8 @@ def settled_rows(
         " AND (t.superseded_at IS NOT NULL) = ? ORDER BY te.event_id",
         (task_id, settled),
     ):
-        row = AdoptionRow(
-            int(event_id),
-            EventOutcome(str(outcome)),
-            stored_time(delivered_at),
-            None if reply_id is None else int(reply_id),
-            None if adopted is None else int(adopted),
-        )
-        destination = (
-            Destination(MessageKind(str(kind)), int(bucket_id), int(recording_id))
-            if kind and int(recording_id) > 0
-            else None
-        )
+        row = AdoptionRow(event_id, EventOutcome(outcome), stored_time(delivered_at), reply_id, adopted)
+        destination = Destination(MessageKind(kind), bucket_id, recording_id) if kind and recording_id > 0 else None
         found.append((row, destination))
     return found
 
@@ -179,11 +162,8 @@ def adopt_listed(connection: sqlite3.Connection, task_id: int, replies: ListedRe
         }
         receipts, bodies = outbox.lifecycle_at(connection, destination)
         reply_id = choose_reply(
-            row,
-            listed,
-            agent_id=replies.agent_id,
-            next_ack_at=next_acknowledgement(row, [found for found, _ in task_rows]),
-            workers_own=frozenset(worker),
+            row, listed, agent_id=replies.agent_id,
+            next_ack_at=next_acknowledgement(row, [found for found, _ in task_rows]), workers_own=frozenset(worker),
             lifecycle=LifecycleMessages(receipts, frozenset(message_text(body) for body in bodies)),
         )
         if reply_id is not None and adopt_reply(connection, task_id, row.event_id, reply_id) == 1:

@@ -46,9 +46,7 @@ class Released:
 
 
 def standing(connection: sqlite3.Connection) -> StandingHold | None:
-    found = connection.execute(
-        "SELECT held_by, held_at, cause, generation FROM hold_marker WHERE id = 1"
-    ).fetchone()
+    found = connection.execute("SELECT held_by, held_at, cause, generation FROM hold_marker WHERE id = 1").fetchone()
     return None if found is None else StandingHold(str(found[0]), str(found[1]), str(found[2]), int(found[3]))
 
 

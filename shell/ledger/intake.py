@@ -156,14 +156,8 @@ def save_inbox_page(
 
 
 def write_inbox_verdict(
-    connection: sqlite3.Connection,
-    verdict: InboxVerdict,
-    why: str,
-    now: str,
-    *,
-    position: str | None = None,
-    last_item_id: int | None = None,
-    floor_id: int = 0,
+    connection: sqlite3.Connection, verdict: InboxVerdict, why: str, now: str, *, position: str | None = None,
+    last_item_id: int | None = None, floor_id: int = 0,
 ) -> None:
     """A new verdict and its reason, keeping the position and the last item id unless given new ones
     (a dropped position after the inbox's 400/409, and the last item 0 too after its 410), and the

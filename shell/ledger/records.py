@@ -31,8 +31,6 @@ _OPEN = tuple(sorted(map(str, OPEN_STATES)))  # what live_work fetches: core.dis
 
 @dataclass(frozen=True, slots=True)
 class LoadedRecord:
-    """A record as admission loads it: the feed pointer, its state and revision."""
-
     pointer: EventPointer
     state: RecordState
     reason: str
@@ -56,13 +54,9 @@ def load(connection: sqlite3.Connection, event_id: int) -> LoadedRecord | None:
         return None
     identifier, event_type, bucket, creator, performer, recording, state, reason, revision, blocked_at, due = found
     pointer = EventPointer(
-        id=int(identifier),
-        event_type=str(event_type),
-        bucket_id=int(bucket),
-        creator_id=int(creator),
+        id=int(identifier), event_type=str(event_type), bucket_id=int(bucket), creator_id=int(creator),
         performed_by_id=None if performer is None else int(performer),
-        actor_type="person",  # the feed is read with actor_types=person (core.feed)
-        recording_id=int(recording),
+        actor_type="person", recording_id=int(recording),  # the feed is read with actor_types=person (core.feed)
     )
     return LoadedRecord(
         pointer, RecordState(state), str(reason), int(revision), stored_time(blocked_at), stored_time(due)
@@ -93,24 +87,18 @@ def live_work(connection: sqlite3.Connection, conversation_key: str | None = Non
 
 def due_blocked(connection: sqlite3.Connection, now: datetime) -> list[tuple[int, int]]:
     """(event id, revision) of every blocked record whose next retry is due, oldest first."""
-    return [
-        (int(event_id), int(revision))
-        for event_id, revision in connection.execute(
-            "SELECT id, revision FROM events WHERE state = 'blocked' AND next_retry_at IS NOT NULL"
-            " AND next_retry_at <= ? ORDER BY id",
-            (format_timestamp(now),),
-        )
-    ]
+    due = connection.execute(
+        "SELECT id, revision FROM events WHERE state = 'blocked' AND next_retry_at IS NOT NULL"
+        " AND next_retry_at <= ? ORDER BY id",
+        (format_timestamp(now),),
+    )
+    return [(int(event_id), int(revision)) for event_id, revision in due]
 
 
 def blocked_for(connection: sqlite3.Connection, reason: str) -> list[int]:
     """The event ids of every record blocked for ``reason``, oldest first."""
-    return [
-        int(event_id)
-        for (event_id,) in connection.execute(
-            "SELECT id FROM events WHERE state = 'blocked' AND reason = ? ORDER BY id", (reason,)
-        )
-    ]
+    sql = "SELECT id FROM events WHERE state = 'blocked' AND reason = ? ORDER BY id"
+    return [int(event_id) for (event_id,) in connection.execute(sql, (reason,))]
 
 
 def commit_verdict(  # noqa: PLR0917 -- a verdict's parts, positional
@@ -252,12 +240,8 @@ def decide(
 
 def open_records(connection: sqlite3.Connection) -> list[tuple[int, RecordState, int]]:
     """(event id, state, revision) of every record not terminal, oldest first (a hold's read)."""
-    return [
-        (int(event_id), RecordState(state), int(revision))
-        for event_id, state, revision in connection.execute(
-            "SELECT id, state, revision FROM events WHERE state NOT IN ('completed', 'discarded') ORDER BY id"
-        )
-    ]
+    sql = "SELECT id, state, revision FROM events WHERE state NOT IN ('completed', 'discarded') ORDER BY id"
+    return [(event_id, RecordState(state), revision) for event_id, state, revision in connection.execute(sql)]
 
 
 def tag_for_review(connection: sqlite3.Connection, event_ids: Sequence[int], stamp: str) -> None:

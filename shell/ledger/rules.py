@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from returns.result import Failure, Success
+from returns.result import Failure
 
 from core.destinations import MessageKind
 from core.edges import (
@@ -263,13 +263,9 @@ class MoveRefused(LedgerError):
         self.illegal = illegal
 
 
-def asked(
-    table: LifecycleTable[StateT], source: StateT, target: StateT, actor: Actor, note: str = ""
-) -> StateT:
+def asked(table: LifecycleTable[StateT], source: StateT, target: StateT, actor: Actor, note: str = "") -> StateT:
     """The state to write, as ``table`` allows ``actor`` to move from ``source``."""
-    match table.step(source, target, actor, note):
-        case Success(allowed):
-            return allowed  # type: ignore[no-any-return]
-        case Failure(illegal):
-            raise MoveRefused(illegal)
-    raise AssertionError("a step answers Success or Failure")  # pragma: no cover
+    stepped = table.step(source, target, actor, note)
+    if isinstance(stepped, Failure):
+        raise MoveRefused(stepped.failure())
+    return stepped.unwrap()

@@ -50,12 +50,8 @@ def read_snapshot(ledger: Ledger, dispatch_limit: int = LAST_DISPATCHES) -> Ledg
 
 def _outbox(connection: sqlite3.Connection) -> tuple[tuple[str, str, int], ...]:
     """Every intent, counted by state and kind (the ``outbox_due_by_kind`` index covers it)."""
-    return tuple(
-        (str(state), str(kind), int(count))
-        for state, kind, count in connection.execute(
-            "SELECT state, kind, COUNT(*) FROM outbox GROUP BY state, kind ORDER BY state, kind"
-        )
-    )
+    sql = "SELECT state, kind, COUNT(*) FROM outbox GROUP BY state, kind ORDER BY state, kind"
+    return tuple((str(state), str(kind), int(count)) for state, kind, count in connection.execute(sql))
 
 
 def token_outage(connection: sqlite3.Connection) -> TokenOutage | None:
@@ -76,11 +72,10 @@ def _hold(connection: sqlite3.Connection) -> Hold | None:
 
 
 def _feed(connection: sqlite3.Connection) -> tuple[FeedCheckpoint, ...]:
+    sql = "SELECT position <> '', last_served_id, updated_at FROM checkpoints ORDER BY filter_digest"
     return tuple(
         FeedCheckpoint(bool(has_position), int(last_served_id), str(updated_at))
-        for has_position, last_served_id, updated_at in connection.execute(
-            "SELECT position <> '', last_served_id, updated_at FROM checkpoints ORDER BY filter_digest"
-        )
+        for has_position, last_served_id, updated_at in connection.execute(sql)
     )
 
 
@@ -88,34 +83,24 @@ def _state_counts(
     connection: sqlite3.Connection, blocked: tuple[tuple[str, int], ...]
 ) -> tuple[tuple[str, int], ...]:
     """Records by state, in the order of the states' names."""
-    counts = [
-        (str(state), int(count))
-        for state, count in connection.execute(
-            "SELECT state, COUNT(*) FROM events WHERE state < 'blocked' GROUP BY state UNION ALL"
-            " SELECT state, COUNT(*) FROM events WHERE state > 'blocked' GROUP BY state"
-        )
-    ]
+    sql = (
+        "SELECT state, COUNT(*) FROM events WHERE state < 'blocked' GROUP BY state UNION ALL"
+        " SELECT state, COUNT(*) FROM events WHERE state > 'blocked' GROUP BY state"
+    )
+    counts = [(str(state), int(count)) for state, count in connection.execute(sql)]
     if blocked:
         counts.append((str(RecordState.blocked), sum(count for _, count in blocked)))
     return tuple(sorted(counts))
 
 
 def _blocked(connection: sqlite3.Connection) -> tuple[tuple[str, int], ...]:
-    return tuple(
-        (str(reason), int(count))
-        for reason, count in connection.execute(
-            "SELECT reason, COUNT(*) FROM events WHERE state = 'blocked' GROUP BY reason ORDER BY reason"
-        )
-    )
+    sql = "SELECT reason, COUNT(*) FROM events WHERE state = 'blocked' GROUP BY reason ORDER BY reason"
+    return tuple((str(reason), int(count)) for reason, count in connection.execute(sql))
 
 
 def _event_ids(connection: sqlite3.Connection, task_id: int) -> tuple[int, ...]:
-    return tuple(
-        int(event_id)
-        for (event_id,) in connection.execute(
-            "SELECT event_id FROM task_events WHERE task_id = ? ORDER BY event_id", (task_id,)
-        )
-    )
+    sql = "SELECT event_id FROM task_events WHERE task_id = ? ORDER BY event_id"
+    return tuple(int(event_id) for (event_id,) in connection.execute(sql, (task_id,)))
 
 
 def _live_tasks(connection: sqlite3.Connection) -> tuple[LiveTask, ...]:
@@ -128,15 +113,12 @@ def _live_tasks(connection: sqlite3.Connection) -> tuple[LiveTask, ...]:
     ).fetchall()
     return tuple(
         LiveTask(
-            task_id=int(task_id), superseded=bool(superseded), conversation=str(conversation),
-            created_at=str(created_at), deadline_at=None if deadline_at is None else str(deadline_at),
-            attempt=None if attempt_id is None
-            else LiveAttempt(str(attempt_id), AttemptState(attempt_state), pid, str(launched_at), left_at),
-            event_ids=_event_ids(connection, int(task_id)),
+            int(task_id), bool(superseded), str(key), str(created), None if deadline is None else str(deadline),
+            None if attempt_id is None else LiveAttempt(str(attempt_id), AttemptState(state), pid, launched, left),
+            _event_ids(connection, int(task_id)),
         )
-        for task_id, superseded, conversation, created_at, deadline_at, attempt_id, attempt_state, pid, launched_at,
-        left_at in rows
-    )  # fmt: skip
+        for task_id, superseded, key, created, deadline, attempt_id, state, pid, launched, left in rows
+    )
 
 
 def _waiting(connection: sqlite3.Connection) -> tuple[WaitingIntent, ...]:
@@ -198,11 +180,10 @@ def _worker_result(said: list[object]) -> WorkerResult:
 
 
 def _held(connection: sqlite3.Connection) -> tuple[HeldRecord, ...]:
+    sql = "SELECT id, event_type, trigger_name, recording_url FROM events WHERE state = 'held' ORDER BY id"
     return tuple(
         HeldRecord(int(event_id), str(event_type), str(trigger), str(url))
-        for event_id, event_type, trigger, url in connection.execute(
-            "SELECT id, event_type, trigger_name, recording_url FROM events WHERE state = 'held' ORDER BY id"
-        )
+        for event_id, event_type, trigger, url in connection.execute(sql)
     )
 
 

@@ -17,17 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from core.dispatch import LiveWork, joining, startable, task_free
-from core.edges import (
-    ATTEMPT_EDGES,
-    DELIVERY_EDGES,
-    RECORD_EDGES,
-    TASK_EDGES,
-    Actor,
-    AttemptState,
-    DeliveryState,
-    RecordState,
-    TaskState,
-)
+from core.edges import ATTEMPT_EDGES, DELIVERY_EDGES, RECORD_EDGES, TASK_EDGES, Actor
 from core.hold import may_launch
 from core.message_kinds import Intent, completion_intent, still_running_intent
 from core.settlement import (
@@ -41,8 +31,8 @@ from core.settlement import (
     read_back,
     settlement_plan,
 )
-from core.snapshots import StopReason
-from core.states import EventOutcome
+from core.snapshots import StopReason, WorkerResult
+from core.states import AttemptState, DeliveryState, EventOutcome, RecordState, TaskState
 from core.task_token import token_sha256
 from core.timestamps import format_timestamp
 from core.worker_stream import LatestAttempt, WorkerAccount, resumable
@@ -99,9 +89,7 @@ def _checked(cursor: sqlite3.Cursor, what: str) -> None:
         raise TransitionRefused(what)
 
 
-def startable_records(
-    connection: sqlite3.Connection, buckets: frozenset[int], limit: int
-) -> list[tuple[int, int]]:
+def startable_records(connection: sqlite3.Connection, buckets: frozenset[int], limit: int) -> list[tuple[int, int]]:
     """(event id, project) of the oldest startable record of each free conversation, oldest first."""
     if not buckets or not may_launch(hold_marker.standing(connection)):
         return []
@@ -132,10 +120,8 @@ def launch(
         "SELECT delivery FROM task_events WHERE task_id = ? AND event_id = ?", (task_id, event_id)
     ).fetchone()
     exposed = asked(DELIVERY_EDGES, DeliveryState(delivery), DeliveryState.exposed, Actor.dispatcher)
-    _checked(
-        deliveries.expose_on_launch(connection, task_id, event_id, attempt_id, stamp, exposed=exposed),
-        f"event {event_id} could not be exposed on task {task_id}",
-    )
+    moved = deliveries.expose_on_launch(connection, task_id, event_id, attempt_id, stamp, exposed=exposed)
+    _checked(moved, f"event {event_id} could not be exposed on task {task_id}")
     return Launch(task_id, attempt_id, token, joined, str(trigger), str(recording_url), resume)
 
 
@@ -188,10 +174,8 @@ def _join(
     for record in found:
         deliveries.join(connection, task_id, record.event_id)
         dispatched = asked(RECORD_EDGES, record.state, RecordState.dispatched, Actor.dispatcher)
-        _checked(
-            records.dispatch(connection, record.event_id, stamp, dispatched),
-            f"event {record.event_id} moved while joining task {task_id}",
-        )
+        moved = records.dispatch(connection, record.event_id, stamp, dispatched)
+        _checked(moved, f"event {record.event_id} moved while joining task {task_id}")
     return waiting
 
 
@@ -215,14 +199,12 @@ def mark_running(
     if found is None:
         raise TransitionRefused(f"attempt {attempt_id} does not exist")
     running = asked(ATTEMPT_EDGES, AttemptState(found[0]), AttemptState.running, Actor.dispatcher)
-    _checked(
-        connection.execute(
-            "UPDATE attempts SET state = ?, pid = ?, pgid = ?, process_started = ?, running_at = ?"
-            " WHERE id = ? AND state = ?",
-            (str(running), pid, pgid, process_started, format_timestamp(now), attempt_id, found[0]),
-        ),
-        f"attempt {attempt_id} is no longer launching",
+    moved = connection.execute(
+        "UPDATE attempts SET state = ?, pid = ?, pgid = ?, process_started = ?, running_at = ?"
+        " WHERE id = ? AND state = ?",
+        (str(running), pid, pgid, process_started, format_timestamp(now), attempt_id, found[0]),
     )
+    _checked(moved, f"attempt {attempt_id} is no longer launching")
 
 
 def live_attempts(connection: sqlite3.Connection) -> list[LiveAttemptRow]:
@@ -236,17 +218,15 @@ def live_attempts(connection: sqlite3.Connection) -> list[LiveAttemptRow]:
 
 def _record_account(connection: sqlite3.Connection, attempt_id: str, account: WorkerAccount) -> None:
     """What the worker's driver told of its end, on its attempt (migration 18)."""
-    result = account.result
+    result = account.result or WorkerResult(is_error=False)  # none written: nothing said
     connection.execute(
         "UPDATE attempts SET not_started = ?, worker_result = ?, result_is_error = ?, result_error = ?,"
         " result_turns = ?, result_cost_usd = ?, result_duration_ms = ?, denied_tools = ?, refusals = ?,"
         " session_id = ? WHERE id = ?",
         (
-            account.not_started, int(result is not None), int(result is not None and result.is_error),
-            result.error if result else "", max(result.turns, 0) if result else 0,
-            max(result.cost_usd, 0.0) if result else 0.0, max(result.duration_ms, 0) if result else 0,
-            ",".join(result.denials) if result else "", len(result.denials) if result else 0,
-            account.session_id, attempt_id,
+            account.not_started, int(account.result is not None), int(result.is_error), result.error,
+            max(result.turns, 0), max(result.cost_usd, 0.0), max(result.duration_ms, 0), ",".join(result.denials),
+            len(result.denials), account.session_id, attempt_id,
         ),
     )
 
@@ -282,14 +262,12 @@ def _end(connection: sqlite3.Connection, attempt_id: str, stop_reason: StopReaso
         raise TransitionRefused(f"attempt {attempt_id} has already ended or does not exist")
     task_id, attempt_state = found
     ended = asked(ATTEMPT_EDGES, AttemptState(attempt_state), AttemptState.ended, Actor.dispatcher)
-    _checked(
-        connection.execute(
-            "UPDATE attempts SET state = ?, stop_reason = ?, spawn_failed = ?, ended_at = ?"
-            " WHERE id = ? AND state = ?",
-            (str(ended), str(stop_reason), int(spawn_failed), stamp, attempt_id, attempt_state),
-        ),
-        f"attempt {attempt_id} ended under us",
+    moved = connection.execute(
+        "UPDATE attempts SET state = ?, stop_reason = ?, spawn_failed = ?, ended_at = ?"
+        " WHERE id = ? AND state = ?",
+        (str(ended), str(stop_reason), int(spawn_failed), stamp, attempt_id, attempt_state),
     )
+    _checked(moved, f"attempt {attempt_id} ended under us")
     return int(task_id)
 
 
@@ -302,13 +280,11 @@ def _supersede(connection: sqlite3.Connection, task_id: int, stamp: str) -> None
         "SELECT CASE WHEN superseded_at IS NULL THEN 'live' ELSE 'superseded' END FROM tasks WHERE id = ?", (task_id,)
     ).fetchone()
     asked(TASK_EDGES, TaskState(task_state), TaskState.superseded, Actor.dispatcher)
-    _checked(
-        connection.execute(
-            "UPDATE tasks SET superseded_at = ?, ended_at = ? WHERE id = ? AND superseded_at IS NULL",
-            (stamp, stamp, task_id),
-        ),
-        f"task {task_id} was already superseded",
+    moved = connection.execute(
+        "UPDATE tasks SET superseded_at = ?, ended_at = ? WHERE id = ? AND superseded_at IS NULL",
+        (stamp, stamp, task_id),
     )
+    _checked(moved, f"task {task_id} was already superseded")
 
 
 def _live_rows(connection: sqlite3.Connection, task_id: int, attempt_id: str) -> list[LiveRow]:
@@ -434,27 +410,23 @@ def left_launch(connection: sqlite3.Connection, event_id: int) -> LeftLaunch | N
 def settle_left_launch(connection: sqlite3.Connection, plan: LaunchSettlement, by: str, now: datetime) -> None:
     """A person's settlement of an attempt left mid-launch: who and what they found, then the
     attempt's end as the dispatcher's own settlement, in the caller's one transaction."""
-    _checked(
-        connection.execute(
-            "UPDATE attempts SET settled_by = ?, settled_as = ? WHERE id = ? AND state = 'launching'"
-            " AND left_at IS NOT NULL",
-            (by, str(plan.claim), plan.facts.attempt_id),
-        ),
-        f"attempt {plan.facts.attempt_id} is no longer left mid-launch",
+    moved = connection.execute(
+        "UPDATE attempts SET settled_by = ?, settled_as = ? WHERE id = ? AND state = 'launching'"
+        " AND left_at IS NOT NULL",
+        (by, str(plan.claim), plan.facts.attempt_id),
     )
+    _checked(moved, f"attempt {plan.facts.attempt_id} is no longer left mid-launch")
     end_attempt(connection, plan.facts.attempt_id, plan.stop_reason, spawn_failed=plan.spawn_failed, now=now)
 
 
 def retire_token(connection: sqlite3.Connection, task_id: int, now: datetime) -> RecordedWorker:
     """A person's redispatch retires live task ``task_id``'s token (its worker's tools are refused
     from this transaction on); the task runs on until its attempt ends. Its recorded worker."""
-    _checked(
-        connection.execute(
-            "UPDATE tasks SET token_retired_at = COALESCE(token_retired_at, ?) WHERE id = ? AND superseded_at IS NULL",
-            (format_timestamp(now), task_id),
-        ),
-        f"task {task_id} is no longer live",
+    moved = connection.execute(
+        "UPDATE tasks SET token_retired_at = COALESCE(token_retired_at, ?) WHERE id = ? AND superseded_at IS NULL",
+        (format_timestamp(now), task_id),
     )
+    _checked(moved, f"task {task_id} is no longer live")
     found = connection.execute(
         "SELECT id, pid, pgid, process_started FROM attempts WHERE task_id = ? AND state <> 'ended'", (task_id,)
     ).fetchone()

@@ -59,8 +59,6 @@ class ConfigurationInvalid(UserError):
 
 @dataclass(frozen=True, slots=True)
 class StatePaths:
-    """A state directory and the configuration and ledger files in it."""
-
     directory: Path
     config: Path
     ledger: Path
@@ -93,9 +91,6 @@ def is_state_directory(directory: Path, environ: Mapping[str, str] | None = None
     return any(os.path.lexists(resolved / name) for name in (CONFIG_NAME, LEDGER_NAME))
 
 
-# --- owner-only checks: shell.private_files' one policy -------------------------------------
-
-
 def state_files(path: Path) -> tuple[Path, ...]:
     """What a state directory the connector made holds: a mode fix is offered only for these."""
     return (path / CONFIG_NAME, path / LEDGER_NAME)
@@ -109,9 +104,6 @@ def check_private_directory(path: Path) -> None:
 def ensure_private_directory(path: Path) -> None:
     """Make ``path`` (0700) if it is missing; refuse it if it exists and is not owner-only."""
     private_files.ensure_directory(path, "state directory", holds=state_files(path))
-
-
-# --- the configuration file -----------------------------------------------------------------
 
 
 def read_config_mapping(path: Path) -> dict[str, object] | None:
@@ -164,12 +156,8 @@ def save_config(path: Path, configuration: Configuration) -> None:
     except OSError as error:  # a full disk, a read-only directory: the old file stands
         raise UserError(
             f"cannot write {path}: {error.strerror or error}; nothing was written (any configuration there "
-            "is as it was)",
-            EXIT_CONFIG,
+            "is as it was)", EXIT_CONFIG,
         ) from error
-
-
-# --- the token ------------------------------------------------------------------------------
 
 
 def read_token_file(path: Path) -> str | Credentials:
@@ -192,8 +180,7 @@ def read_token_file(path: Path) -> str | Credentials:
     if len(raw) > MAX_TOKEN_FILE_BYTES:  # cut, it would be read as a token it is not
         raise UserError(
             f"token file {path} holds more than {MAX_TOKEN_FILE_BYTES // 1024} KiB; a token file holds"
-            " one token or a login's credentials",
-            EXIT_CONFIG,
+            " one token or a login's credentials", EXIT_CONFIG,
         )
     try:
         text = raw.decode("ascii")
@@ -217,11 +204,7 @@ def read_token(path: Path) -> str:
 
 
 def locate_state(
-    state_dir: str | None,
-    account: str | int | None,
-    agent: str | int | None,
-    *,
-    confirm_pair: bool = True,
+    state_dir: str | None, account: str | int | None, agent: str | int | None, *, confirm_pair: bool = True
 ) -> StatePaths:
     """The state directory: ``state_dir``, else from the account and agent ids, else the only one.
     ``--account`` and ``--agent`` come together or not at all; beside ``--state-dir`` they must name
@@ -258,10 +241,7 @@ def route_facts(project_id: int, directory: str) -> RouteFacts:
     """Route ``project_id``'s directory as the file system has it now, for ``core.route_preflight``:
     setup, run and doctor read it here and are answered there, so they judge alike and say it alike."""
     return RouteFacts(
-        project_id,
-        directory,
-        exists=os.path.exists(directory),
-        is_directory=os.path.isdir(directory),
+        project_id, directory, exists=os.path.exists(directory), is_directory=os.path.isdir(directory),
         writable=os.access(directory, WRITABLE),
     )
 
@@ -281,10 +261,8 @@ def read_authorization(path: Path, running: Configuration) -> Authorization:
 
 def routed_settings(settings: AdmissionSettings, authorization: Authorization) -> AdmissionSettings:
     return replace(
-        settings,
-        routed_projects=authorization.routed_projects,
-        watched_projects=authorization.watched_projects,
-        configuration_usable=authorization.usable,
+        settings, routed_projects=authorization.routed_projects,
+        watched_projects=authorization.watched_projects, configuration_usable=authorization.usable,
     )
 
 

@@ -42,8 +42,6 @@ class Holder:
 
 
 class InstanceLock(flock.HeldLock):
-    """The held lock; ``release()`` (or process death) lets it go."""
-
     def note_configuration(self, problem: str) -> None:
         """Say in the metadata why the configuration file authorizes nothing ("" when usable)."""
         self.note(configuration_problem=problem)
@@ -56,12 +54,8 @@ def lock_path(state_dir: Path, account_id: int, agent_id: int) -> Path:
 def acquire(state_dir: Path, account_id: int, agent_id: int, now: datetime) -> InstanceLock:
     """Take the lock or raise ``AlreadyRunning`` naming who holds it."""
     path = lock_path(state_dir, account_id, agent_id)
-    metadata = {
-        "pid": os.getpid(),
-        "started_at": format_timestamp(now),
-        "account_id": account_id,
-        "agent_id": agent_id,
-    }
+    started = format_timestamp(now)
+    metadata = {"pid": os.getpid(), "started_at": started, "account_id": account_id, "agent_id": agent_id}
     try:
         held = flock.take(path, "lock file", metadata, InstanceLock)
     except OSError as error:  # the state directory's, in the ledger's words
