@@ -1,5 +1,4 @@
-"""Opening a ledger and using it: where it may live, the three ways in, its schema, its
-transactions, and the errors a person reads.
+"""Opening a ledger and using it: where it lives, the three ways in, schema, transactions, errors.
 
 A ledger is one SQLite file, never in memory (its promise is that a crash is a delay), and a
 credential file: this user's, owner-only, in an owner-only directory; looser is refused, never
@@ -26,7 +25,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -111,8 +110,7 @@ class LedgerBusy(LedgerError):
 
 
 class LedgerMisuse(RuntimeError):
-    """A programming error, not a person's: a nested transaction, a write on a read-only ledger, a
-    closed one."""
+    """A programming error, not a person's: a nested transaction, a write read-only, a closed ledger."""
 
 
 _NO_SPACE = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
@@ -266,7 +264,7 @@ def tighten_sidecars(path: Path) -> None:
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, order=True)
 class Migration:
     version: int
     name: str
@@ -274,12 +272,11 @@ class Migration:
 
 
 def _load_migrations() -> tuple[Migration, ...]:
-    found: list[Migration] = []
-    for entry in MIGRATIONS_DIRECTORY.iterdir():
-        match = _MIGRATION_NAME.match(entry.name)
-        if match:
-            found.append(Migration(int(match[1]), entry.name, entry.read_text("utf-8")))
-    found.sort(key=lambda migration: migration.version)
+    found = sorted(
+        Migration(int(match[1]), entry.name, entry.read_text("utf-8"))
+        for entry in MIGRATIONS_DIRECTORY.iterdir()
+        if (match := _MIGRATION_NAME.match(entry.name))
+    )
     versions = [migration.version for migration in found]
     if versions != list(range(1, len(found) + 1)):
         raise RuntimeError(f"migrations must be numbered 1, 2, 3... without gaps: {versions}")
@@ -311,18 +308,14 @@ def schema_version(connection: sqlite3.Connection) -> int:
     """The highest migration recorded in the file (0 for a file never migrated)."""
     if not _has_migrations(connection):
         return 0
-    row = connection.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()
-    return int(row[0])
+    return int(connection.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0])
 
 
 def blank_ledger() -> bytes:
     """An empty database carrying the ledger's identity at schema 0: a new ledger from its first byte."""
-    connection = sqlite3.connect(":memory:")
-    try:
+    with closing(sqlite3.connect(":memory:")) as connection:
         connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         return connection.serialize()
-    finally:
-        connection.close()
 
 
 def application_id(connection: sqlite3.Connection) -> int:
@@ -391,9 +384,8 @@ def migrate(ledger: Ledger) -> None:
                 continue
             for statement in split_statements(migration.sql):
                 transaction.execute(statement)
-            transaction.execute(
-                "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", (migration.version, ledger.timestamp())
-            )
+            sql = "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)"
+            transaction.execute(sql, (migration.version, ledger.timestamp()))
             transaction.execute(f"PRAGMA user_version = {migration.version}")  # the identity's version
     with ledger.write() as transaction:
         rules.bring_up_to_date(transaction)  # core's edges and vocabularies, no migration's
@@ -410,9 +402,8 @@ def stored_time(value: object) -> datetime | None:
 _Result = TypeVar("_Result")
 
 
-class Ledger:
-    """One SQLite connection to one ledger file, in autocommit mode; a lock makes one thread at a
-    time use it. Use ``write()`` and ``read()``."""
+class Ledger(AbstractContextManager["Ledger"]):
+    """One autocommit SQLite connection to one ledger file, used by one thread at a time (a lock)."""
 
     def __init__(
         self, connection: sqlite3.Connection, path: Path, *, read_only: bool, clock: Clock, busy_timeout: float
@@ -449,9 +440,6 @@ class Ledger:
             if not self._closed:
                 self._closed = True
                 self._connection.close()
-
-    def __enter__(self) -> Ledger:
-        return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
@@ -639,8 +627,7 @@ def _configure(
 
 
 def check_integrity(connection: sqlite3.Connection, path: Path) -> None:
-    """SQLite's ``quick_check`` of the whole file: a page damaged anywhere is ``LedgerCorrupt`` at
-    start, before anything reads or writes it, not found by a loop later."""
+    """``quick_check`` of the whole file: a page damaged anywhere is ``LedgerCorrupt`` at start, before use."""
     try:
         rows = connection.execute("PRAGMA quick_check").fetchall()
     except sqlite3.DatabaseError as error:
@@ -695,10 +682,9 @@ def write_failure_path(ledger_path: Path) -> Path:
 
 @dataclass
 class WriteFailures:
-    """The open record of one ledger's failed writes: one owner-only file, ``SLOT_BYTES`` filled
-    when made and written over in place (no new block, no write to the ledger or its directory).
-    Recording and clearing never raise (an unwritable record is logged) and take turns, so a
-    failure recorded during a clear comes after it and stays."""
+    """The open record of one ledger's failed writes: one owner-only file, ``SLOT_BYTES`` filled when
+    made and written over in place (no new block, no write to the ledger or its directory). Recording
+    and clearing never raise (an unwritable one is logged) and take turns: one recorded in a clear stays."""
 
     path: Path
     _descriptor: int

@@ -1,15 +1,14 @@
-"""A person's decisions on records -- a redispatch or a discard, an import's entries, the settlement
-of an attempt left mid-launch -- each read, asked of core and written in one ``BEGIN IMMEDIATE``, so
-each is safe while the connector runs; none posts or reads Basecamp.
+"""A person's decisions on records (a redispatch or a discard, an import's entries, the settlement of
+an attempt left mid-launch), each read, asked of core and written in one ``BEGIN IMMEDIATE``, safe
+while the connector runs; none posts or reads Basecamp.
 
 A decision writes its row (who, when, the record as it was) and the record's move, a compare-and-set
 on its revision (migration 0006's triggers let a completed or dispatched record move only under a
 decision at that revision). A discard cancels the record's pending notices, and those of a task
 whose every record is now discarded; one already sending cannot be called back: it is reported. A
 redispatch of a record a live task carries is pending on that task, whose token it retires; the
-record moves when the task ends (migration 0009's trigger), and the worker is returned for the
-caller to stop. An import's entry decided done is a discard too; an import that cannot be applied
-writes nothing."""
+record moves when the task ends (migration 0009's trigger) and the worker is returned for the caller
+to stop. An import's entry decided done is a discard; an import that cannot be applied writes nothing."""
 
 from __future__ import annotations
 
@@ -57,8 +56,7 @@ class UnknownEvent(Exception):
 def decide(
     ledger: Ledger, event_id: int, action: Action, by: str, now: datetime, *, served: frozenset[int]
 ) -> Result[Decided, DecisionRefused]:
-    """Take ``by``'s ``action`` on record ``event_id``; ``served`` are the projects the
-    configuration routes. Raises ``UnknownEvent``."""
+    """``by``'s ``action`` on record ``event_id`` (``served``: the projects routed), or ``UnknownEvent``."""
     with ledger.write() as connection:
         facts = read_facts(connection, event_id, served)
         if facts is None:
@@ -127,14 +125,12 @@ def _cancel_pending(connection: sqlite3.Connection, event_id: int, now: datetime
         "  AND NOT EXISTS (SELECT 1 FROM task_events other JOIN events e ON e.id = other.event_id"
         "                  WHERE other.task_id = te.task_id AND e.state <> 'discarded')))"
     )
-    pending = [row[0] for row in connection.execute(
-        f"SELECT id FROM outbox WHERE state = 'pending' AND {ours} ORDER BY id", (event_id, event_id)
-    )]
+    sql = f"SELECT id FROM outbox WHERE state = 'pending' AND {ours} ORDER BY id"
+    pending = [row[0] for row in connection.execute(sql, (event_id, event_id))]
     for intent_id in pending:
         outbox.cancel(connection, intent_id, IntentState.pending, DISCARDED_BY_PERSON, now)
-    sending = tuple(row[0] for row in connection.execute(
-        f"SELECT id FROM outbox WHERE state = 'sending' AND {ours} ORDER BY id", (event_id, event_id)
-    ))
+    sql = f"SELECT id FROM outbox WHERE state = 'sending' AND {ours} ORDER BY id"
+    sending = tuple(row[0] for row in connection.execute(sql, (event_id, event_id)))
     return tuple(pending), sending
 
 

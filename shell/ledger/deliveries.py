@@ -30,8 +30,6 @@ from shell.ledger.rules import asked
 
 log = logging.getLogger("connector.adoption")
 
-# -- the dispatcher's transitions (shell.ledger.tasks) -------------------------------------------
-
 
 def join(connection: sqlite3.Connection, task_id: int, event_id: int) -> None:
     """Put record ``event_id`` on task ``task_id``, its guard armed when it asked for one."""
@@ -67,32 +65,21 @@ def settle_unknown(
 
 def withdraw(connection: sqlite3.Connection, task_id: int, event_id: int, stamp: str) -> None:
     """A row its attempt's end withdrew (never handed over, or blocked again)."""
-    connection.execute(
-        "UPDATE task_events SET withdrawn_at = ? WHERE task_id = ? AND event_id = ?",
-        (stamp, task_id, event_id),
-    )
-
-
-# -- the outbox's claim (shell.outbox) ---------------------------------------------------------------
+    sql = "UPDATE task_events SET withdrawn_at = ? WHERE task_id = ? AND event_id = ?"
+    connection.execute(sql, (stamp, task_id, event_id))
 
 
 def fire_guard(connection: sqlite3.Connection, event_id: int) -> int:
     """Mark every armed task row of the event fired, each move asked from the guard read on its
     row: the guard is reported from its claim."""
-    armed = connection.execute(
-        "SELECT task_id, guard FROM task_events WHERE event_id = ? AND guard = ?", (event_id, str(GuardState.armed))
-    ).fetchall()
+    sql = "SELECT task_id, guard FROM task_events WHERE event_id = ? AND guard = ?"
+    armed = connection.execute(sql, (event_id, str(GuardState.armed))).fetchall()
     count = 0
     for task_id, guard in armed:
         fired = asked(GUARD_EDGES, GuardState(guard), GuardState.fired, Actor.automatic)
-        count += connection.execute(
-            "UPDATE task_events SET guard = ? WHERE task_id = ? AND event_id = ? AND guard = ?",
-            (str(fired), task_id, event_id, guard),
-        ).rowcount
+        sql = "UPDATE task_events SET guard = ? WHERE task_id = ? AND event_id = ? AND guard = ?"
+        count += connection.execute(sql, (str(fired), task_id, event_id, guard)).rowcount
     return count
-
-
-# -- a worker's words landed (shell.outbox, shell.ledger.resolution) ------------------------------
 
 
 def record_worker_message(
@@ -103,23 +90,17 @@ def record_worker_message(
     column = REPORTED_AS.get(kind)
     if column is None or task_id is None or event_id is None:
         return 0
-    changed = connection.execute(
-        f"UPDATE task_events SET {column} = ? WHERE task_id = ? AND event_id = ? AND {column} IS NULL",
-        (receipt_id, task_id, event_id),
-    ).rowcount
+    sql = f"UPDATE task_events SET {column} = ? WHERE task_id = ? AND event_id = ? AND {column} IS NULL"
+    changed = connection.execute(sql, (receipt_id, task_id, event_id)).rowcount
     log.info("worker words task=%s event=%s: %s %d recorded (%d)", task_id, event_id, column, receipt_id, changed)
     return changed
-
-
-# -- the adopted-reply rule (core.adopted_reply; its listings: shell.dispatcher) ----------------
 
 
 def settled_rows(
     connection: sqlite3.Connection, task_id: int, *, settled: bool = True
 ) -> list[tuple[AdoptionRow, Destination | None]]:
-    """Every row of a superseded task (``settled=False``: of a task not yet superseded), as
-    ``core.settlement`` reads it, with its record's reply destination (None when the record
-    names none)."""
+    """Every row of a superseded task (``settled=False``: of a live one) as ``core.settlement`` reads it,
+    with its record's reply destination (None: it names none)."""
     found: list[tuple[AdoptionRow, Destination | None]] = []
     for event_id, outcome, delivered_at, reply_id, adopted, kind, bucket_id, recording_id in connection.execute(
         "SELECT te.event_id, te.outcome, te.delivered_at, te.reply_id, te.adopted_reply_id,"
@@ -145,9 +126,8 @@ def adopt_reply(connection: sqlite3.Connection, task_id: int, event_id: int, rep
 
 
 def adopt_listed(connection: sqlite3.Connection, task_id: int, replies: ListedReplies) -> list[tuple[int, int]]:
-    """Inside the settlement's transaction: for each candidate row of the settled task whose
-    destination was listed, the one reply ``choose_reply`` answers, written by compare-and-set.
-    The (event id, adopted reply id) pairs written."""
+    """Inside the settlement's transaction: for each candidate row whose destination was listed, the one
+    reply ``choose_reply`` answers, written by compare-and-set; the (event id, reply id) pairs written."""
     task_rows = settled_rows(connection, task_id)
     adopted: list[tuple[int, int]] = []
     for row, destination in task_rows:

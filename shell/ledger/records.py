@@ -125,7 +125,7 @@ def _write_verdict(connection: sqlite3.Connection, current: LoadedRecord, settle
     stamp = format_timestamp(now)
     reason = "" if settled.reason is None else str(settled.reason)
     before = BlockedBefore(current.state, current.reason, current.blocked_at)
-    times = blocked_times(before, settled.state, reason, now, settled.retry_at)  # core.blocked_retry
+    times = blocked_times(before, settled.state, reason, now, settled.retry_at)  # core.dispatch
     snapshot = None if settled.snapshot is None else json.dumps(dict(settled.snapshot), sort_keys=True)
     recording_url = "" if settled.snapshot is None else str(settled.snapshot.get("app_url") or "")
     recording_type = "" if settled.snapshot is None else str(settled.snapshot.get("type") or "")
@@ -145,9 +145,6 @@ def _write_verdict(connection: sqlite3.Connection, current: LoadedRecord, settle
             current.pointer.id, current.revision,
         ),
     ).rowcount == 1
-
-
-# -- intake: the feed's events recorded as seen, and the lineage's checkpoint ------------------
 
 
 def checkpoint(connection: sqlite3.Connection, digest: str) -> tuple[str, int] | None:
@@ -202,9 +199,6 @@ def seen_ids(connection: sqlite3.Connection) -> list[int]:
     return [int(row[0]) for row in connection.execute("SELECT id FROM events WHERE state = 'seen' ORDER BY id")]
 
 
-# -- the other transitions' moves of a record (their owners decide; this module writes) ---------
-
-
 def dispatch(connection: sqlite3.Connection, event_id: int, stamp: str, dispatched: RecordState) -> sqlite3.Cursor:
     """A waiting record joins a task: dispatched, as core answered."""
     return connection.execute(
@@ -245,9 +239,8 @@ def open_records(connection: sqlite3.Connection) -> list[tuple[int, RecordState,
 
 
 def tag_for_review(connection: sqlite3.Connection, event_ids: Sequence[int], stamp: str) -> None:
-    connection.executemany(
-        "UPDATE events SET review = 1, updated_at = ? WHERE id = ?", [(stamp, event_id) for event_id in event_ids]
-    )
+    sql = "UPDATE events SET review = 1, updated_at = ? WHERE id = ?"
+    connection.executemany(sql, [(stamp, event_id) for event_id in event_ids])
 
 
 def hold(connection: sqlite3.Connection, event_id: int, revision: int, held: RecordState, stamp: str) -> int:
@@ -270,11 +263,9 @@ def tombstone(connection: sqlite3.Connection, event_ids: Sequence[int], stamp: s
 
 
 def recorded_among(connection: sqlite3.Connection, event_ids: Sequence[int]) -> set[int]:
-    """Which of ``event_ids`` (any number of them: passed as one JSON array, not one variable
-    each) the ledger records."""
-    found = connection.execute(
-        "SELECT id FROM events WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(list(event_ids)),)
-    )
+    """Which of ``event_ids`` (any number: one JSON array, not a variable each) the ledger records."""
+    sql = "SELECT id FROM events WHERE id IN (SELECT value FROM json_each(?))"
+    found = connection.execute(sql, (json.dumps(list(event_ids)),))
     return {int(row[0]) for row in found}
 
 

@@ -35,8 +35,6 @@ _DECISION_NAMES = {Sent: "sent", Abandon: "abandon", Resend: "resend"}
 
 
 class NoSuchIntent(UserError):
-    """No intent has this id."""
-
     exit_code = EXIT_NOT_FOUND
 
 
@@ -134,10 +132,8 @@ def apply_move(connection: sqlite3.Connection, row: rows.IntentRow, move: Move) 
 
 def _owned_line(connection: sqlite3.Connection, row: rows.IntentRow, receipt_id: int) -> str:
     kind = row.destination.kind
-    found = connection.execute(
-        "SELECT id FROM outbox WHERE message_kind = ? AND receipt_id = ? AND id <> ?",
-        (str(kind), receipt_id, row.id),
-    ).fetchone()
+    sql = "SELECT id FROM outbox WHERE message_kind = ? AND receipt_id = ? AND id <> ?"
+    found = connection.execute(sql, (str(kind), receipt_id, row.id)).fetchone()
     owner = "another intent" if found is None else f"intent {found[0]}"
     return (
         f"receipt {receipt_id} already belongs to {owner} (a {kind} id is one intent's receipt); "

@@ -1,5 +1,4 @@
-"""The lifecycle snapshots core decides on, read from their tables: a record, its task rows, an
-attempt, the redispatches pending on a task.
+"""The lifecycle snapshots core decides on: a record, its task rows, an attempt, the redispatches pending.
 
 Reads only, inside a transaction the caller opened, so a decision is made from one consistent
 snapshot and applied in the same transaction. A task's rows are the instructions its live attempt
@@ -62,18 +61,14 @@ def _task_event(found: Sequence[Any]) -> TaskEventSnapshot:
 def still_running_in_flight(connection: sqlite3.Connection, attempt_id: str) -> bool:
     """Whether a still-running notice of the attempt is ``sending``: claimed, its one request
     perhaps not yet made (the attempt's completion notice then says how it ended)."""
-    found = connection.execute(
-        "SELECT 1 FROM outbox WHERE attempt_id = ? AND kind = 'still_running' AND state = 'sending' LIMIT 1",
-        (attempt_id,),
-    ).fetchone()
+    sql = "SELECT 1 FROM outbox WHERE attempt_id = ? AND kind = 'still_running' AND state = 'sending' LIMIT 1"
+    found = connection.execute(sql, (attempt_id,)).fetchone()
     return found is not None
 
 
 def attempt(connection: sqlite3.Connection, attempt_id: str) -> AttemptSnapshot | None:
-    found = connection.execute(
-        "SELECT id, task_id, state, launched_at, progress_at, stop_reason FROM attempts WHERE id = ?",
-        (attempt_id,),
-    ).fetchone()
+    sql = "SELECT id, task_id, state, launched_at, progress_at, stop_reason FROM attempts WHERE id = ?"
+    found = connection.execute(sql, (attempt_id,)).fetchone()
     if found is None:
         return None
     identifier, task_id, state, launched_at, progress_at, stop_reason = found

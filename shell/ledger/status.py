@@ -1,10 +1,9 @@
-"""What ``bin/connect status`` and the demo read from the ledger, on a ledger opened read-only:
-status's snapshot in one read transaction, so the numbers agree beside a connector committing (it
-changes the next status, never half of this one), and the demo's looks at an event for its
-narration, in the caller's. Nothing secret leaves the ledger: a position is read only as whether
-one is kept, a token hash or a message body never for status. Each record is stepped over once:
-blocked ones counted by reason (their own index), and the count by state takes blocked's from that
-sum. A lapsed token is read from the intents pending with ``notes.TOKEN_REFUSED``, as doctor reads it."""
+"""What ``bin/connect status`` and the demo read from a ledger opened read-only: status's snapshot in
+one read transaction, so the numbers agree beside a connector committing, and the demo's looks at an
+event for its narration, in the caller's. Nothing secret leaves the ledger: a position is read only as
+whether one is kept, a token hash or a message body never for status. Each record is stepped over
+once: blocked ones counted by reason (their own index), the count by state takes blocked's from that
+sum. A lapsed token is read from the intents pending with ``notes.TOKEN_REFUSED``, as doctor does."""
 
 from __future__ import annotations
 
@@ -55,11 +54,9 @@ def _outbox(connection: sqlite3.Connection) -> tuple[tuple[str, str, int], ...]:
 
 
 def token_outage(connection: sqlite3.Connection) -> TokenOutage | None:
-    """Since when sending waits on a token Basecamp refused, and how many messages are pending
-    meanwhile; None when no intent waits with that note."""
-    (since,) = connection.execute(
-        "SELECT MIN(not_before) FROM outbox WHERE state = 'pending' AND note = ?", (notes.TOKEN_REFUSED,)
-    ).fetchone()
+    """When sending began waiting on a token Basecamp refused, and how many messages pend; None: none waits."""
+    sql = "SELECT MIN(not_before) FROM outbox WHERE state = 'pending' AND note = ?"
+    (since,) = connection.execute(sql, (notes.TOKEN_REFUSED,)).fetchone()
     if since is None:
         return None
     (count,) = connection.execute("SELECT COUNT(*) FROM outbox WHERE state = 'pending'").fetchone()
@@ -199,9 +196,6 @@ def _not_running(connection: sqlite3.Connection) -> tuple[WaitingRecord, ...]:
     )
 
 
-# -- the demo's looks, for its narration (shell.demo.ledger_view) --------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class EventRows:
     """One event's rows as the demo narrates them: its record, its latest task row, that task's
@@ -214,9 +208,8 @@ class EventRows:
 
 
 def event_of_recording(connection: sqlite3.Connection, recording_id: int) -> int | None:
-    found = connection.execute(
-        "SELECT id FROM events WHERE recording_id = ? ORDER BY id LIMIT 1", (recording_id,)
-    ).fetchone()
+    sql = "SELECT id FROM events WHERE recording_id = ? ORDER BY id LIMIT 1"
+    found = connection.execute(sql, (recording_id,)).fetchone()
     return None if found is None else int(found[0])
 
 
@@ -240,9 +233,8 @@ def event_rows(connection: sqlite3.Connection, event_id: int) -> EventRows | Non
         (event_id,),
     ).fetchone()
     task_id = None if joined is None else joined[0]
-    attempt = connection.execute(
-        "SELECT state, stop_reason FROM attempts WHERE task_id = ? ORDER BY seq DESC LIMIT 1", (task_id,)
-    ).fetchone()  # None where no task carries it
+    sql = "SELECT state, stop_reason FROM attempts WHERE task_id = ? ORDER BY seq DESC LIMIT 1"
+    attempt = connection.execute(sql, (task_id,)).fetchone()  # None where no task carries it
     intents = connection.execute(
         "SELECT id, kind, state, receipt_id, note, body FROM outbox WHERE event_id = ?"
         " OR attempt_id IN (SELECT id FROM attempts WHERE task_id = ?) ORDER BY id",

@@ -52,8 +52,7 @@ class TransitionRefused(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Launch:
-    """A task and its first attempt, created (the token is here once, never stored), with what the
-    worker's prompt names besides ids: the originating record's trigger and recording URL."""
+    """A task and its first attempt, created: the token (here once, never stored) and what its prompt names."""
 
     task_id: int
     attempt_id: str
@@ -112,13 +111,10 @@ def launch(
     assert task_id is not None
     joined = _join(connection, task_id, (conversation, work), stamp, first=event_id)
     attempt_id = "att_" + secrets.token_hex(12)
-    connection.execute(
-        "INSERT INTO attempts (id, task_id, seq, state, launched_at) VALUES (?, ?, 1, 'launching', ?)",
-        (attempt_id, task_id, stamp),
-    )
-    (delivery,) = connection.execute(
-        "SELECT delivery FROM task_events WHERE task_id = ? AND event_id = ?", (task_id, event_id)
-    ).fetchone()
+    sql = "INSERT INTO attempts (id, task_id, seq, state, launched_at) VALUES (?, ?, 1, 'launching', ?)"
+    connection.execute(sql, (attempt_id, task_id, stamp))
+    sql = "SELECT delivery FROM task_events WHERE task_id = ? AND event_id = ?"
+    (delivery,) = connection.execute(sql, (task_id, event_id)).fetchone()
     exposed = asked(DELIVERY_EDGES, DeliveryState(delivery), DeliveryState.exposed, Actor.dispatcher)
     moved = deliveries.expose_on_launch(connection, task_id, event_id, attempt_id, stamp, exposed=exposed)
     _checked(moved, f"event {event_id} could not be exposed on task {task_id}")
@@ -126,8 +122,7 @@ def launch(
 
 
 def _startable(connection: sqlite3.Connection, event_id: int, work_dir: str) -> tuple[str, LiveWork, str, str]:
-    """The record's conversation, its snapshot, trigger and recording URL; ``NotStartable`` unless
-    it may start now in ``work_dir``."""
+    """Conversation, snapshot, trigger and URL of a record startable in ``work_dir``; else NotStartable."""
     found = connection.execute(
         "SELECT state, conversation_key, snapshot IS NOT NULL, trigger_name, recording_url FROM events"
         " WHERE id = ?",
@@ -165,8 +160,7 @@ def resume_session(connection: sqlite3.Connection, conversation: str) -> str:
 def _join(
     connection: sqlite3.Connection, task_id: int, on: tuple[str, LiveWork], stamp: str, first: int | None = None
 ) -> tuple[int, ...]:
-    """Put every record waiting on the conversation onto the task, oldest first
-    (``core.dispatch.joining``, of ``on``: the conversation and its snapshot), then dispatch them."""
+    """Join and dispatch the records ``core.dispatch.joining`` finds waiting on ``on``, oldest first."""
     found = joining(on[1], on[0])
     waiting = tuple(record.event_id for record in found)
     if first is not None and first not in waiting:
@@ -255,9 +249,8 @@ def end_attempt(
 
 
 def _end(connection: sqlite3.Connection, attempt_id: str, stop_reason: StopReason, spawn_failed: bool, stamp: str) -> int:
-    found = connection.execute(
-        "SELECT task_id, state FROM attempts WHERE id = ? AND state <> 'ended'", (attempt_id,)
-    ).fetchone()
+    sql = "SELECT task_id, state FROM attempts WHERE id = ? AND state <> 'ended'"
+    found = connection.execute(sql, (attempt_id,)).fetchone()
     if found is None:
         raise TransitionRefused(f"attempt {attempt_id} has already ended or does not exist")
     task_id, attempt_state = found
@@ -276,14 +269,11 @@ def _supersede(connection: sqlite3.Connection, task_id: int, stamp: str) -> None
     for pending in snapshots.redispatches_pending_on(connection, task_id):
         (record_state,) = connection.execute("SELECT state FROM events WHERE id = ?", (pending,)).fetchone()
         asked(RECORD_EDGES, RecordState(record_state), RecordState.admitted, Actor.person)  # the trigger's move
-    (task_state,) = connection.execute(
-        "SELECT CASE WHEN superseded_at IS NULL THEN 'live' ELSE 'superseded' END FROM tasks WHERE id = ?", (task_id,)
-    ).fetchone()
+    sql = "SELECT CASE WHEN superseded_at IS NULL THEN 'live' ELSE 'superseded' END FROM tasks WHERE id = ?"
+    (task_state,) = connection.execute(sql, (task_id,)).fetchone()
     asked(TASK_EDGES, TaskState(task_state), TaskState.superseded, Actor.dispatcher)
-    moved = connection.execute(
-        "UPDATE tasks SET superseded_at = ?, ended_at = ? WHERE id = ? AND superseded_at IS NULL",
-        (stamp, stamp, task_id),
-    )
+    sql = "UPDATE tasks SET superseded_at = ?, ended_at = ? WHERE id = ? AND superseded_at IS NULL"
+    moved = connection.execute(sql, (stamp, stamp, task_id))
     _checked(moved, f"task {task_id} was already superseded")
 
 
@@ -328,15 +318,13 @@ def _settled_rows(connection: sqlite3.Connection, task_id: int) -> list[SettledR
 
 
 def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> Intent | None:
-    """The completion notice the ended attempt calls for (``core.intents``), read back from the rows
-    its settlement wrote and whether a still-running notice of it is in flight; None when no event
-    needs one and none is."""
+    """The completion notice the ended attempt calls for (``core.message_kinds``), read back from the rows its
+    settlement wrote and whether a still-running notice of it is in flight; None when none is due."""
     attempt = snapshots.attempt(connection, attempt_id)
     if attempt is None or attempt.live:
         raise TransitionRefused(f"attempt {attempt_id} has not ended")
-    (originating_event_id,) = connection.execute(
-        "SELECT originating_event_id FROM tasks WHERE id = ?", (attempt.task_id,)
-    ).fetchone()
+    sql = "SELECT originating_event_id FROM tasks WHERE id = ?"
+    (originating_event_id,) = connection.execute(sql, (attempt.task_id,)).fetchone()
     origin = None if originating_event_id is None else snapshots.record(connection, originating_event_id)
     if origin is None:
         raise TransitionRefused(f"task {attempt.task_id} has no originating record")
@@ -347,10 +335,8 @@ def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime) -
 
 def still_running(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> Intent | None:
     """A still-running tick of a live attempt: count the occurrence and write its notice."""
-    counted = connection.execute(
-        "UPDATE attempts SET still_running = still_running + 1 WHERE id = ? AND state <> 'ended'",
-        (attempt_id,),
-    ).rowcount
+    sql = "UPDATE attempts SET still_running = still_running + 1 WHERE id = ? AND state <> 'ended'"
+    counted = connection.execute(sql, (attempt_id,)).rowcount
     if counted != 1:
         return None
     occurrence, originating_event_id = connection.execute(
@@ -391,8 +377,7 @@ def mark_left(connection: sqlite3.Connection, attempt_id: str, now: datetime) ->
 
 
 def left_launch(connection: sqlite3.Connection, event_id: int) -> LeftLaunch | None:
-    """The live attempt of the live task carrying ``event_id``, as a settlement reads it; None when
-    no live task carries it."""
+    """The live attempt of the live task carrying ``event_id``, as a settlement reads it, or None."""
     found = connection.execute(
         "SELECT t.id, a.id, a.state = 'launching', a.left_at IS NOT NULL,"
         " EXISTS (SELECT 1 FROM task_events p WHERE p.task_id = t.id AND p.pulled_at IS NOT NULL)"
@@ -427,9 +412,8 @@ def retire_token(connection: sqlite3.Connection, task_id: int, now: datetime) ->
         (format_timestamp(now), task_id),
     )
     _checked(moved, f"task {task_id} is no longer live")
-    found = connection.execute(
-        "SELECT id, pid, pgid, process_started FROM attempts WHERE task_id = ? AND state <> 'ended'", (task_id,)
-    ).fetchone()
+    sql = "SELECT id, pid, pgid, process_started FROM attempts WHERE task_id = ? AND state <> 'ended'"
+    found = connection.execute(sql, (task_id,)).fetchone()
     if found is None:
         return RecordedWorker(None, None, None, "")
     return RecordedWorker(str(found[0]), found[1], found[2], str(found[3]))

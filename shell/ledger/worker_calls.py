@@ -1,5 +1,4 @@
-"""The worker's side of the ledger: the transactions behind ``get_dispatch``, ``ack_dispatch``,
-``complete_dispatch`` and ``reply_dispatch``, bound to one task token.
+"""The worker's side of the ledger: the transactions behind its four tools, bound to one task token.
 
 ``DispatchLedger`` keeps its token's SHA-256, never the token. Every call is one immediate
 transaction that first resolves the token to a live task: a token whose task ended or was retired is
@@ -60,7 +59,6 @@ SELECT te.event_id, te.delivery, te.guard, te.pulled_at IS NOT NULL, te.ack_id, 
   FROM task_events te JOIN events e ON e.id = te.event_id
  WHERE te.task_id = ? AND te.retired_at IS NULL"""
 
-
 Decided = TypeVar("Decided", bound="Acknowledge | Complete | Speak")  # core's word on a report: ``write`` or not
 
 WORDS_WAIT = 5.0  # how long a call that gave words waits for the connector to post them
@@ -109,8 +107,6 @@ class DispatchLedger:
     def check_token(self) -> Result[int, ToolRefusal]:
         with self._ledger.write() as connection:
             return self._task(connection)
-
-    # -- the four tools -------------------------------------------------------------------------
 
     def get_dispatch(self, request: GetRequest) -> Result[Dispatched, ToolRefusal]:
         with self._ledger.write() as connection:
@@ -162,10 +158,8 @@ class DispatchLedger:
         if found is None:
             return Failure(refuse(RefusalKind.task_token_refused))
         if self._process_group is not None:
-            group = connection.execute(
-                "SELECT pgid FROM attempts WHERE task_id = ? AND state <> 'ended' AND pgid IS NOT NULL",
-                (int(found[0]),),
-            ).fetchone()
+            sql = "SELECT pgid FROM attempts WHERE task_id = ? AND state <> 'ended' AND pgid IS NOT NULL"
+            group = connection.execute(sql, (int(found[0]),)).fetchone()
             if group is not None and int(group[0]) != self._process_group:
                 return Failure(refuse(RefusalKind.task_token_refused, FOREIGN_GROUP))
         return Success(int(found[0]))

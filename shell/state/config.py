@@ -1,5 +1,4 @@
-"""The configuration file and the state directory of one (account, agent), on disk, and the
-configuration re-read while the connector runs.
+"""The configuration file and state directory of one (account, agent), and the file re-read while it runs.
 
 One state directory per (account, agent), ``$XDG_STATE_HOME/basecamp-connector/<account>-<agent>/``
 (``~/.local/state`` when unset or not absolute), holds ``config.json`` and ``ledger.sqlite3``. What
@@ -8,7 +7,7 @@ how to fix it, never loosened, tightened or followed (``shell.private_files``). 
 absent. A configuration that does not parse or validate is refused with every problem, one line
 each; the token file with one line naming the file, never its content. While it runs, the connector
 re-reads the file (``connectRoutesTTL``) by the same policy and applies what it authorizes
-(``core.route_reload``) whole: a loop sees the old routes or the new, never a mix."""
+(``core.configuration.authorize``) whole: a loop sees the old routes or the new, never a mix."""
 
 from __future__ import annotations
 
@@ -53,8 +52,7 @@ class ConfigurationInvalid(UserError):
 
     def __init__(self, where: str, problems: tuple[str, ...]) -> None:
         self.problems = tuple(f"{where}: {line}" for line in problems)
-        # shell.cli.main prints "error: " before the message: each further line gets its own.
-        super().__init__("\nerror: ".join(self.problems), EXIT_CONFIG)
+        super().__init__("\nerror: ".join(self.problems), EXIT_CONFIG)  # main says "error: " before the first
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +80,7 @@ def state_paths(account_id: int, agent_id: int, environ: Mapping[str, str] | Non
 
 
 def is_state_directory(directory: Path, environ: Mapping[str, str] | None = None) -> bool:
-    """A state directory, or inside one: under ``state_root``, or holding a configuration or a
-    ledger by name."""
+    """A state directory or inside one: under ``state_root``, or holding a configuration or ledger by name."""
     root = state_root(environ).resolve()
     resolved = directory.resolve()
     if resolved == root or root in resolved.parents:
@@ -161,9 +158,8 @@ def save_config(path: Path, configuration: Configuration) -> None:
 
 
 def read_token_file(path: Path) -> str | Credentials:
-    """The bare token or the login's credentials in ``path``; refused, one line each, when not
-    owner-only, not a regular file, empty, over 64 KiB, not ASCII, holding a control character, or
-    unreadable. Never echoes the content."""
+    """The token or the login's credentials in ``path``, never echoed; one line refuses a file not
+    owner-only, not regular, empty, over 64 KiB, not ASCII, holding a control character, or unreadable."""
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the start
     except FileNotFoundError as error:
@@ -238,7 +234,7 @@ def locate_state(
 
 
 def route_facts(project_id: int, directory: str) -> RouteFacts:
-    """Route ``project_id``'s directory as the file system has it now, for ``core.route_preflight``:
+    """Route ``project_id``'s directory as the file system has it now, for ``core.configuration``:
     setup, run and doctor read it here and are answered there, so they judge alike and say it alike."""
     return RouteFacts(
         project_id, directory, exists=os.path.exists(directory), is_directory=os.path.isdir(directory),
