@@ -33,7 +33,7 @@ from shell.ledger import hold
 from shell.ledger.connection import Ledger
 
 
-def read_snapshot(ledger: Ledger, dispatch_limit: int = LAST_DISPATCHES) -> LedgerSnapshot:
+def read_snapshot(ledger: Ledger) -> LedgerSnapshot:
     """Everything status shows from the ledger, read in one transaction; the dispatches are the
     newest by launch time, each with every event row of its task."""
     with ledger.read() as connection:
@@ -41,7 +41,7 @@ def read_snapshot(ledger: Ledger, dispatch_limit: int = LAST_DISPATCHES) -> Ledg
         return LedgerSnapshot(
             hold=_hold(connection), feed=_feed(connection), state_counts=_state_counts(connection, blocked),
             blocked=blocked, live_tasks=_live_tasks(connection), waiting=_waiting(connection),
-            dispatches=_dispatches(connection, dispatch_limit), held=_held(connection),
+            dispatches=_dispatches(connection), held=_held(connection),
             not_running=_not_running(connection), outbox=_outbox(connection),
             token_outage=token_outage(connection),
         )  # fmt: skip
@@ -148,13 +148,13 @@ def _dispatched_events(connection: sqlite3.Connection, task_id: int) -> tuple[Di
     )
 
 
-def _dispatches(connection: sqlite3.Connection, limit: int) -> tuple[Dispatch, ...]:
+def _dispatches(connection: sqlite3.Connection) -> tuple[Dispatch, ...]:
     rows = connection.execute(
         "SELECT id, task_id, seq, state, stop_reason, spawn_failed, launched_at, ended_at, not_started,"
         " worker_result, result_is_error, result_error, result_turns, result_cost_usd,"
         " result_duration_ms, denied_tools"
         " FROM attempts ORDER BY launched_at DESC, rowid DESC LIMIT ?",
-        (limit,),
+        (LAST_DISPATCHES,),
     ).fetchall()
     return tuple(
         Dispatch(
