@@ -395,7 +395,6 @@ def migrate(ledger: Ledger) -> None:
 
 
 def stored_time(value: object) -> datetime | None:
-    """A time column's value as a datetime; None where the column is NULL."""
     return None if value is None else parse_timestamp(str(value))
 
 

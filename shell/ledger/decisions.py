@@ -1,6 +1,6 @@
-"""A person's decisions on records (a redispatch or a discard, an import's entries, the settlement of
-an attempt left mid-launch), each read, asked of core and written in one ``BEGIN IMMEDIATE``, safe
-while the connector runs; none posts or reads Basecamp.
+"""A person's decisions on records -- a redispatch or a discard, an import's entries, the settlement
+of an attempt left mid-launch -- each read, asked of core and written in one ``BEGIN IMMEDIATE``, so
+each is safe while the connector runs; none posts or reads Basecamp.
 
 A decision writes its row (who, when, the record as it was) and the record's move, a compare-and-set
 on its revision (migration 0006's triggers let a completed or dispatched record move only under a

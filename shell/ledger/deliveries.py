@@ -10,23 +10,20 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from typing import TYPE_CHECKING
 
 from core.destinations import Destination, MessageKind
 from core.edges import GUARD_EDGES, Actor, DeliveryState, GuardState
 from core.intent_kinds import REPORTED_AS, IntentKind
-from core.settlement import (
-    AdoptionRow,
-    LifecycleMessages,
-    ListedReplies,
-    choose_reply,
-    is_candidate,
-    next_acknowledgement,
-)
+from core.settlement import AdoptionRow, LifecycleMessages, choose_reply, is_candidate, next_acknowledgement
 from core.states import EventOutcome
 from core.text import message_text
 from shell.ledger import outbox, snapshots
 from shell.ledger.connection import stored_time
 from shell.ledger.rules import asked
+
+if TYPE_CHECKING:
+    from core.settlement import ListedReplies
 
 log = logging.getLogger("connector.adoption")
 

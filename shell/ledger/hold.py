@@ -22,8 +22,6 @@ from shell.ledger.connection import Ledger
 
 @dataclass(frozen=True, slots=True)
 class HoldSet:
-    """A hold the ledger committed: its generation, the plan, the notices it canceled."""
-
     generation: int
     plan: HoldPlan
     canceled_intents: tuple[int, ...]

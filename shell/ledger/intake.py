@@ -15,19 +15,14 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from core.intake_status import (
-    InboxStatus,
-    InboxVerdict,
-    LaneNews,
-    LaneState,
-    LaneStatus,
-    Loss,
-    LossCounts,
-    LossState,
-)
+from core.intake_status import InboxStatus, InboxVerdict, LaneNews, LaneState, LaneStatus, Loss, LossCounts
 from core.timestamps import parse_timestamp
 from shell.ledger.connection import Ledger
+
+if TYPE_CHECKING:
+    from core.intake_status import LossState
 
 
 class Lane(StrEnum):

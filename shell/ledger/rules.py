@@ -18,21 +18,12 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from returns.result import Failure
 
 from core.destinations import MessageKind
-from core.edges import (
-    ATTEMPT_EDGES,
-    DELIVERY_EDGES,
-    GUARD_EDGES,
-    INTENT_EDGES,
-    RECORD_EDGES,
-    Actor,
-    IllegalMove,
-    LifecycleTable,
-)
+from core.edges import ATTEMPT_EDGES, DELIVERY_EDGES, GUARD_EDGES, INTENT_EDGES, RECORD_EDGES
 from core.intake_status import LANES, LaneState, LossState
 from core.intent_kinds import IntentKind
 from core.message_kinds import KINDS
@@ -40,6 +31,9 @@ from core.settlement import LaunchFinding
 from core.snapshots import REPLY_KINDS, StopReason
 from core.states import AttemptState, DeliveryState, EventOutcome, GuardState, IntentState, RecordState
 from shell.ledger.connection import LedgerError
+
+if TYPE_CHECKING:
+    from core.edges import Actor, IllegalMove, LifecycleTable
 
 Vocabulary = tuple[tuple[str, tuple[str, ...]], ...]  # some columns of one table, each with its values
 

@@ -15,22 +15,13 @@ import secrets
 import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from core.dispatch import LiveWork, joining, startable, task_free
 from core.edges import ATTEMPT_EDGES, DELIVERY_EDGES, RECORD_EDGES, TASK_EDGES, Actor
 from core.hold import may_launch
 from core.message_kinds import Intent, completion_intent, still_running_intent
-from core.settlement import (
-    LaunchSettlement,
-    LeftLaunch,
-    ListedReplies,
-    LiveRow,
-    RowSettlement,
-    RowStep,
-    SettledRow,
-    read_back,
-    settlement_plan,
-)
+from core.settlement import LeftLaunch, LiveRow, SettledRow, read_back, settlement_plan
 from core.snapshots import StopReason, WorkerResult
 from core.states import AttemptState, DeliveryState, EventOutcome, RecordState, TaskState
 from core.task_token import token_sha256
@@ -40,6 +31,9 @@ from shell.crashpoints import pause_at
 from shell.ledger import deliveries, outbox, records, snapshots
 from shell.ledger import hold as hold_marker
 from shell.ledger.rules import asked
+
+if TYPE_CHECKING:
+    from core.settlement import LaunchSettlement, ListedReplies, RowSettlement, RowStep
 
 
 class NotStartable(Exception):

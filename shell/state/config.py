@@ -20,15 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.configuration import (
-    Authorization,
-    Configuration,
-    RouteFacts,
-    authorize,
-    news,
-    parse_configuration,
-    to_mapping,
-)
+from core.configuration import Configuration, RouteFacts, authorize, news, parse_configuration, to_mapping
 from core.file_kinds import CONFIG_NAME, LEDGER_NAME, FileKind
 from core.json_input import JsonRefused, decode_json
 from core.oauth import Credentials, read_token_text
@@ -37,6 +29,7 @@ from shell.errors import EXIT_CONFIG, EXIT_USAGE, UserError
 
 if TYPE_CHECKING:
     from core.admission import AdmissionSettings
+    from core.configuration import Authorization
 
 log = logging.getLogger("connector.config")
 
@@ -48,8 +41,6 @@ WRITABLE = os.W_OK | os.X_OK
 
 
 class ConfigurationInvalid(UserError):
-    """A configuration with problems; ``problems`` holds them, one line each."""
-
     def __init__(self, where: str, problems: tuple[str, ...]) -> None:
         self.problems = tuple(f"{where}: {line}" for line in problems)
         super().__init__("\nerror: ".join(self.problems), EXIT_CONFIG)  # main says "error: " before the first
