@@ -3,11 +3,8 @@ its modules, inside a transaction it opened with ``Ledger.read()`` or ``Ledger.w
 
 Each table is written from one module, ``TABLE_WRITERS`` (``tests/ledger/test_table_writers.py``);
 another module that moves a row asks that one. One exception, by statement: a worker's own moves
-(exposure, pull, the guard's cancel, acknowledgement, completion, the attempt's progress stamp, its
-words as an intent) are ``worker_moves``' statements, and only those: the MCP server runs them, and
-importing the tables' owners would import the dispatcher, admission and the outbox into every
-worker's start.
-"""
+are ``worker_moves``' statements, and only those: the MCP server runs them, and importing the
+tables' owners would import the dispatcher, admission and the outbox into every worker's start."""
 
 TABLE_WRITERS: dict[str, str] = {
     "events": "records",  # seen rows from every lane, verdicts, every later move of a record

@@ -1,5 +1,4 @@
-"""Opening a ledger and using it: where it may live, the three ways in, its schema, its
-transactions, and the errors a person reads.
+"""Opening a ledger and using it: where it lives, the three ways in, schema, transactions, errors.
 
 A ledger is one SQLite file, never in memory (its promise is that a crash is a delay), and a
 credential file: this user's, owner-only, in an owner-only directory; looser is refused, never
@@ -26,7 +25,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -111,8 +110,7 @@ class LedgerBusy(LedgerError):
 
 
 class LedgerMisuse(RuntimeError):
-    """A programming error, not a person's: a nested transaction, a write on a read-only ledger, a
-    closed one."""
+    """A programming error, not a person's: a nested transaction, a write read-only, a closed ledger."""
 
 
 _NO_SPACE = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
@@ -266,7 +264,7 @@ def tighten_sidecars(path: Path) -> None:
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, order=True)
 class Migration:
     version: int
     name: str
@@ -274,12 +272,11 @@ class Migration:
 
 
 def _load_migrations() -> tuple[Migration, ...]:
-    found: list[Migration] = []
-    for entry in MIGRATIONS_DIRECTORY.iterdir():
-        match = _MIGRATION_NAME.match(entry.name)
-        if match:
-            found.append(Migration(int(match[1]), entry.name, entry.read_text("utf-8")))
-    found.sort(key=lambda migration: migration.version)
+    found = sorted(
+        Migration(int(match[1]), entry.name, entry.read_text("utf-8"))
+        for entry in MIGRATIONS_DIRECTORY.iterdir()
+        if (match := _MIGRATION_NAME.match(entry.name))
+    )
     versions = [migration.version for migration in found]
     if versions != list(range(1, len(found) + 1)):
         raise RuntimeError(f"migrations must be numbered 1, 2, 3... without gaps: {versions}")
@@ -311,18 +308,14 @@ def schema_version(connection: sqlite3.Connection) -> int:
     """The highest migration recorded in the file (0 for a file never migrated)."""
     if not _has_migrations(connection):
         return 0
-    row = connection.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()
-    return int(row[0])
+    return int(connection.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0])
 
 
 def blank_ledger() -> bytes:
     """An empty database carrying the ledger's identity at schema 0: a new ledger from its first byte."""
-    connection = sqlite3.connect(":memory:")
-    try:
+    with closing(sqlite3.connect(":memory:")) as connection:
         connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         return connection.serialize()
-    finally:
-        connection.close()
 
 
 def application_id(connection: sqlite3.Connection) -> int:
@@ -391,9 +384,8 @@ def migrate(ledger: Ledger) -> None:
                 continue
             for statement in split_statements(migration.sql):
                 transaction.execute(statement)
-            transaction.execute(
-                "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", (migration.version, ledger.timestamp())
-            )
+            sql = "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)"
+            transaction.execute(sql, (migration.version, ledger.timestamp()))
             transaction.execute(f"PRAGMA user_version = {migration.version}")  # the identity's version
     with ledger.write() as transaction:
         rules.bring_up_to_date(transaction)  # core's edges and vocabularies, no migration's
@@ -403,16 +395,14 @@ def migrate(ledger: Ledger) -> None:
 
 
 def stored_time(value: object) -> datetime | None:
-    """A time column's value as a datetime; None where the column is NULL."""
     return None if value is None else parse_timestamp(str(value))
 
 
 _Result = TypeVar("_Result")
 
 
-class Ledger:
-    """One SQLite connection to one ledger file, in autocommit mode; a lock makes one thread at a
-    time use it. Use ``write()`` and ``read()``."""
+class Ledger(AbstractContextManager["Ledger"]):
+    """One autocommit SQLite connection to one ledger file, used by one thread at a time (a lock)."""
 
     def __init__(
         self, connection: sqlite3.Connection, path: Path, *, read_only: bool, clock: Clock, busy_timeout: float
@@ -450,9 +440,6 @@ class Ledger:
                 self._closed = True
                 self._connection.close()
 
-    def __enter__(self) -> Ledger:
-        return self
-
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
@@ -484,8 +471,7 @@ class _Transaction:
                 retry_busy(connection.execute, ledger.busy_timeout, ledger.path, self._begin)
         except BaseException as error:
             ledger._lock.release()
-            if self._records and isinstance(error, (sqlite3.Error, OSError)):
-                self._failed(error)
+            self._failed(error)
             raise
         return connection
 
@@ -504,21 +490,18 @@ class _Transaction:
                 connection.execute("ROLLBACK")  # the block failed
         except BaseException as failure:
             ledger._lock.release()
-            if self._records and isinstance(failure, (sqlite3.Error, OSError)):
-                self._failed(failure)
+            self._failed(failure)
             raise
         ledger._lock.release()
-        failures = ledger.write_failures
-        if self._records and failures is not None:
-            if kind is None:
-                failures.succeeded()
-            elif isinstance(error, (sqlite3.Error, OSError)):
-                self._failed(error)
+        if error is not None:
+            self._failed(error)
+        elif self._records and ledger.write_failures is not None:
+            ledger.write_failures.succeeded()
         return False  # the block's exception is raised again, after the rollback
 
     def _failed(self, error: BaseException) -> None:
         failures = self._ledger.write_failures
-        if failures is not None and is_storage_failure(error):
+        if self._records and failures is not None and is_storage_failure(error):
             failures.failed(error, self._ledger.clock.now())
 
 
@@ -560,8 +543,8 @@ def open_ledger(
     try:
         _configure(connection, ledger_path, read_only=False, busy_timeout=busy_timeout, unsynced=unsynced)
         if not created:
-            _refuse_foreign(connection, ledger_path, busy_timeout)
-        refuse_too_new(_read_version(connection, ledger_path, busy_timeout), ledger_path)
+            _readable(lambda: refuse_foreign(connection, ledger_path), ledger_path, busy_timeout)
+        refuse_too_new(_readable(lambda: schema_version(connection), ledger_path, busy_timeout), ledger_path)
         check_integrity(connection, ledger_path)
         _switch_to_wal(connection, ledger_path, busy_timeout)
         migrate(Ledger(connection, ledger_path, read_only=False, clock=clock, busy_timeout=busy_timeout))
@@ -599,8 +582,8 @@ def _open_without_creating(
     connection = _connect(ledger_path, "ro" if read_only else "rw", busy_timeout)
     try:
         _configure(connection, ledger_path, read_only=read_only, busy_timeout=busy_timeout)
-        _refuse_foreign(connection, ledger_path, busy_timeout)
-        version = _read_version(connection, ledger_path, busy_timeout)
+        _readable(lambda: refuse_foreign(connection, ledger_path), ledger_path, busy_timeout)
+        version = _readable(lambda: schema_version(connection), ledger_path, busy_timeout)
         refuse_too_new(version, ledger_path)
         if version < SCHEMA_VERSION:
             raise LedgerOutOfDate(
@@ -643,8 +626,7 @@ def _configure(
 
 
 def check_integrity(connection: sqlite3.Connection, path: Path) -> None:
-    """SQLite's ``quick_check`` of the whole file: a page damaged anywhere is ``LedgerCorrupt`` at
-    start, before anything reads or writes it, not found by a loop later."""
+    """``quick_check`` of the whole file: a page damaged anywhere is ``LedgerCorrupt`` at start, before use."""
     try:
         rows = connection.execute("PRAGMA quick_check").fetchall()
     except sqlite3.DatabaseError as error:
@@ -661,16 +643,9 @@ def _switch_to_wal(connection: sqlite3.Connection, path: Path, busy_timeout: flo
         raise LedgerUnreadable(f"{path}: SQLite would not put the ledger in WAL mode")
 
 
-def _refuse_foreign(connection: sqlite3.Connection, path: Path, busy_timeout: float) -> None:
+def _readable(read: Callable[[], _Result], path: Path, busy_timeout: float) -> _Result:
     try:
-        retry_busy(lambda: refuse_foreign(connection, path), busy_timeout, path)
-    except sqlite3.DatabaseError as error:
-        raise LedgerUnreadable(f"{path}: not a ledger SQLite can read: {error}") from error
-
-
-def _read_version(connection: sqlite3.Connection, path: Path, busy_timeout: float) -> int:
-    try:
-        return retry_busy(lambda: schema_version(connection), busy_timeout, path)
+        return retry_busy(read, busy_timeout, path)
     except sqlite3.DatabaseError as error:
         raise LedgerUnreadable(f"{path}: not a ledger SQLite can read: {error}") from error
 
@@ -706,10 +681,9 @@ def write_failure_path(ledger_path: Path) -> Path:
 
 @dataclass
 class WriteFailures:
-    """The open record of one ledger's failed writes: one owner-only file, ``SLOT_BYTES`` filled
-    when made and written over in place (no new block, no write to the ledger or its directory).
-    Recording and clearing never raise (an unwritable record is logged) and take turns, so a
-    failure recorded during a clear comes after it and stays."""
+    """The open record of one ledger's failed writes: one owner-only file, ``SLOT_BYTES`` filled when
+    made and written over in place (no new block, no write to the ledger or its directory). Recording
+    and clearing never raise (an unwritable one is logged) and take turns: one recorded in a clear stays."""
 
     path: Path
     _descriptor: int

@@ -7,9 +7,8 @@ on its revision (migration 0006's triggers let a completed or dispatched record 
 decision at that revision). A discard cancels the record's pending notices, and those of a task
 whose every record is now discarded; one already sending cannot be called back: it is reported. A
 redispatch of a record a live task carries is pending on that task, whose token it retires; the
-record moves when the task ends (migration 0009's trigger), and the worker is returned for the
-caller to stop. An import's entry decided done is a discard too; an import that cannot be applied
-writes nothing."""
+record moves when the task ends (migration 0009's trigger) and the worker is returned for the caller
+to stop. An import's entry decided done is a discard; an import that cannot be applied writes nothing."""
 
 from __future__ import annotations
 
@@ -18,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from returns.result import Failure, Result, Success
+from returns.result import Result, Success
 
 from core import decisions, import_file, settlement
 from core.admission import DiscardReason
@@ -35,8 +34,6 @@ from shell.ledger.tasks import RecordedWorker
 
 @dataclass(frozen=True, slots=True)
 class Decided:
-    """A decision the ledger committed."""
-
     decision_id: int
     plan: Plan
     decided_by: str
@@ -59,20 +56,14 @@ class UnknownEvent(Exception):
 def decide(
     ledger: Ledger, event_id: int, action: Action, by: str, now: datetime, *, served: frozenset[int]
 ) -> Result[Decided, DecisionRefused]:
-    """Take ``by``'s ``action`` on record ``event_id``; ``served`` are the projects the
-    configuration routes. Raises ``UnknownEvent``."""
+    """``by``'s ``action`` on record ``event_id`` (``served``: the projects routed), or ``UnknownEvent``."""
     with ledger.write() as connection:
         facts = read_facts(connection, event_id, served)
         if facts is None:
             raise UnknownEvent(event_id)
         planned = decisions.redispatch(facts, now) if action is Action.redispatch else decisions.discard(facts)
-        match planned:
-            case Success(plan):
-                done = _apply(connection, plan, by, now)
-                return Success(replace(done, held=hold.standing(connection) is not None))
-            case Failure(refusal):
-                return Failure(refusal)
-    raise AssertionError("unreachable")  # pragma: no cover
+        held = hold.standing(connection) is not None
+        return planned.map(lambda plan: replace(_apply(connection, plan, by, now), held=held))
 
 
 def read_facts(connection: sqlite3.Connection, event_id: int, served: frozenset[int]) -> RecordFacts | None:
@@ -98,8 +89,7 @@ def read_facts(connection: sqlite3.Connection, event_id: int, served: frozenset[
         event_id=event_id, state=RecordState(state), reason=str(reason), revision=int(revision),
         outcome=str(outcome), carried=bool(carried), discarded_by_person=last_action == Action.discard,
         retry_at=stored_time(retry_at), unhanded=bool(carried) and bool(unhanded),
-        served=bucket_id in served,
-        live_task=live_task, pending_on=pending_on,
+        served=bucket_id in served, live_task=live_task, pending_on=pending_on,
     )
 
 
@@ -135,14 +125,12 @@ def _cancel_pending(connection: sqlite3.Connection, event_id: int, now: datetime
         "  AND NOT EXISTS (SELECT 1 FROM task_events other JOIN events e ON e.id = other.event_id"
         "                  WHERE other.task_id = te.task_id AND e.state <> 'discarded')))"
     )
-    pending = [row[0] for row in connection.execute(
-        f"SELECT id FROM outbox WHERE state = 'pending' AND {ours} ORDER BY id", (event_id, event_id)
-    )]
+    sql = f"SELECT id FROM outbox WHERE state = 'pending' AND {ours} ORDER BY id"
+    pending = [row[0] for row in connection.execute(sql, (event_id, event_id))]
     for intent_id in pending:
         outbox.cancel(connection, intent_id, IntentState.pending, DISCARDED_BY_PERSON, now)
-    sending = tuple(row[0] for row in connection.execute(
-        f"SELECT id FROM outbox WHERE state = 'sending' AND {ours} ORDER BY id", (event_id, event_id)
-    ))
+    sql = f"SELECT id FROM outbox WHERE state = 'sending' AND {ours} ORDER BY id"
+    sending = tuple(row[0] for row in connection.execute(sql, (event_id, event_id)))
     return tuple(pending), sending
 
 
@@ -155,19 +143,17 @@ def apply_import(
         recorded = records.recorded_among(connection, [entry.event_id for entry in entries])
         known = {event_id: found for event_id in recorded if (found := _record_now(connection, event_id))}
         open_ids = [event_id for event_id, _, _ in records.open_records(connection)]
-        match import_file.plan(entries, known, open_ids):
-            case Failure(bad):
-                return Failure(bad)
-            case Success(plan):
-                stamp = format_timestamp(now)
-                note = f"imported from {source}: decided done"
-                canceled: list[int] = []
-                for record in plan.discard:
-                    canceled += _discard_imported(connection, record, by, now, note)
-                records.tombstone(connection, plan.tombstones, stamp)
-                records.tag_for_review(connection, plan.review, stamp)
-                return Success(Imported(plan, tuple(canceled)))
-    raise AssertionError("unreachable")  # pragma: no cover
+
+        def apply(plan: ImportPlan) -> Imported:
+            note = f"imported from {source}: decided done"
+            canceled: list[int] = []
+            for record in plan.discard:
+                canceled += _discard_imported(connection, record, by, now, note)
+            records.tombstone(connection, plan.tombstones, format_timestamp(now))
+            records.tag_for_review(connection, plan.review, format_timestamp(now))
+            return Imported(plan, tuple(canceled))
+
+        return import_file.plan(entries, known, open_ids).map(apply)
 
 
 def _record_now(connection: sqlite3.Connection, event_id: int) -> RecordNow | None:
@@ -198,9 +184,6 @@ def settle_launch(ledger: Ledger, event_id: int, claim: LaunchFinding, by: str, 
     belongs to a process that is gone, and the dispatcher starts what it frees."""
     with ledger.write() as connection:
         planned = settlement.settle_launch(tasks.left_launch(connection, event_id), event_id, claim)
-        match planned:
-            case Success(plan):
-                tasks.settle_left_launch(connection, plan, by, now)
-            case Failure(_):
-                pass
+        if isinstance(planned, Success):
+            tasks.settle_left_launch(connection, planned.unwrap(), by, now)
     return planned

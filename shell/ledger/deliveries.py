@@ -1,38 +1,31 @@
 """The task rows (``task_events``): which records a task carries, and how far each delivery went.
 
-This module writes ``task_events``: the dispatcher's transitions and the outbox's claim ask it,
-inside the transaction they opened, and nothing here commits or decides. A move is a
-compare-and-set on the state it was decided from, its row count returned for the caller to check;
-the states are those core's lifecycle tables answered. A worker's own moves (exposure, pull, the
-guard's cancel, acknowledgement, completion) are ``shell.ledger.worker_moves``' statements, so the
-MCP server runs them without importing this module's adoption and outbox reads.
-"""
+The dispatcher's transitions and the outbox's claim ask this module, inside the transaction they
+opened; nothing here commits or decides. A move is a compare-and-set on the state it was decided
+from (as core's lifecycle tables answered), its row count returned for the caller to check. A
+worker's own moves are ``shell.ledger.worker_moves``' statements, so the MCP server runs them
+without importing this module's adoption and outbox reads."""
 
 from __future__ import annotations
 
 import logging
 import sqlite3
+from typing import TYPE_CHECKING
 
 from core.destinations import Destination, MessageKind
 from core.edges import GUARD_EDGES, Actor, DeliveryState, GuardState
 from core.intent_kinds import REPORTED_AS, IntentKind
-from core.settlement import (
-    AdoptionRow,
-    LifecycleMessages,
-    ListedReplies,
-    choose_reply,
-    is_candidate,
-    next_acknowledgement,
-)
+from core.settlement import AdoptionRow, LifecycleMessages, choose_reply, is_candidate, next_acknowledgement
 from core.states import EventOutcome
 from core.text import message_text
 from shell.ledger import outbox, snapshots
 from shell.ledger.connection import stored_time
 from shell.ledger.rules import asked
 
-log = logging.getLogger("connector.adoption")
+if TYPE_CHECKING:
+    from core.settlement import ListedReplies
 
-# -- the dispatcher's transitions (shell.ledger.tasks) -------------------------------------------
+log = logging.getLogger("connector.adoption")
 
 
 def join(connection: sqlite3.Connection, task_id: int, event_id: int) -> None:
@@ -45,12 +38,7 @@ def join(connection: sqlite3.Connection, task_id: int, event_id: int) -> None:
 
 
 def expose_on_launch(
-    connection: sqlite3.Connection,
-    task_id: int,
-    event_id: int,
-    attempt_id: str,
-    stamp: str,
-    *,
+    connection: sqlite3.Connection, task_id: int, event_id: int, attempt_id: str, stamp: str, *,
     exposed: DeliveryState,
 ) -> sqlite3.Cursor:
     """The launch's exposure of its originating event, by its first attempt (the state core answered)."""
@@ -74,32 +62,21 @@ def settle_unknown(
 
 def withdraw(connection: sqlite3.Connection, task_id: int, event_id: int, stamp: str) -> None:
     """A row its attempt's end withdrew (never handed over, or blocked again)."""
-    connection.execute(
-        "UPDATE task_events SET withdrawn_at = ? WHERE task_id = ? AND event_id = ?",
-        (stamp, task_id, event_id),
-    )
-
-
-# -- the outbox's claim (shell.outbox) ---------------------------------------------------------------
+    sql = "UPDATE task_events SET withdrawn_at = ? WHERE task_id = ? AND event_id = ?"
+    connection.execute(sql, (stamp, task_id, event_id))
 
 
 def fire_guard(connection: sqlite3.Connection, event_id: int) -> int:
     """Mark every armed task row of the event fired, each move asked from the guard read on its
     row: the guard is reported from its claim."""
-    armed = connection.execute(
-        "SELECT task_id, guard FROM task_events WHERE event_id = ? AND guard = ?", (event_id, str(GuardState.armed))
-    ).fetchall()
+    sql = "SELECT task_id, guard FROM task_events WHERE event_id = ? AND guard = ?"
+    armed = connection.execute(sql, (event_id, str(GuardState.armed))).fetchall()
     count = 0
     for task_id, guard in armed:
         fired = asked(GUARD_EDGES, GuardState(guard), GuardState.fired, Actor.automatic)
-        count += connection.execute(
-            "UPDATE task_events SET guard = ? WHERE task_id = ? AND event_id = ? AND guard = ?",
-            (str(fired), task_id, event_id, guard),
-        ).rowcount
+        sql = "UPDATE task_events SET guard = ? WHERE task_id = ? AND event_id = ? AND guard = ?"
+        count += connection.execute(sql, (str(fired), task_id, event_id, guard)).rowcount
     return count
-
-
-# -- a worker's words landed (shell.outbox, shell.ledger.resolution) ------------------------------
 
 
 def record_worker_message(
@@ -110,23 +87,17 @@ def record_worker_message(
     column = REPORTED_AS.get(kind)
     if column is None or task_id is None or event_id is None:
         return 0
-    changed = connection.execute(
-        f"UPDATE task_events SET {column} = ? WHERE task_id = ? AND event_id = ? AND {column} IS NULL",
-        (receipt_id, task_id, event_id),
-    ).rowcount
+    sql = f"UPDATE task_events SET {column} = ? WHERE task_id = ? AND event_id = ? AND {column} IS NULL"
+    changed = connection.execute(sql, (receipt_id, task_id, event_id)).rowcount
     log.info("worker words task=%s event=%s: %s %d recorded (%d)", task_id, event_id, column, receipt_id, changed)
     return changed
-
-
-# -- the adopted-reply rule (core.adopted_reply; its listings: shell.dispatcher) ----------------
 
 
 def settled_rows(
     connection: sqlite3.Connection, task_id: int, *, settled: bool = True
 ) -> list[tuple[AdoptionRow, Destination | None]]:
-    """Every row of a superseded task (``settled=False``: of a task not yet superseded), as
-    ``core.settlement`` reads it, with its record's reply destination (None when the record
-    names none)."""
+    """Every row of a superseded task (``settled=False``: of a live one) as ``core.settlement`` reads it,
+    with its record's reply destination (None: it names none)."""
     found: list[tuple[AdoptionRow, Destination | None]] = []
     for event_id, outcome, delivered_at, reply_id, adopted, kind, bucket_id, recording_id in connection.execute(
         "SELECT te.event_id, te.outcome, te.delivered_at, te.reply_id, te.adopted_reply_id,"
@@ -136,18 +107,8 @@ def settled_rows(
         " AND (t.superseded_at IS NOT NULL) = ? ORDER BY te.event_id",
         (task_id, settled),
     ):
-        row = AdoptionRow(
-            int(event_id),
-            EventOutcome(str(outcome)),
-            stored_time(delivered_at),
-            None if reply_id is None else int(reply_id),
-            None if adopted is None else int(adopted),
-        )
-        destination = (
-            Destination(MessageKind(str(kind)), int(bucket_id), int(recording_id))
-            if kind and int(recording_id) > 0
-            else None
-        )
+        row = AdoptionRow(event_id, EventOutcome(outcome), stored_time(delivered_at), reply_id, adopted)
+        destination = Destination(MessageKind(kind), bucket_id, recording_id) if kind and recording_id > 0 else None
         found.append((row, destination))
     return found
 
@@ -162,9 +123,8 @@ def adopt_reply(connection: sqlite3.Connection, task_id: int, event_id: int, rep
 
 
 def adopt_listed(connection: sqlite3.Connection, task_id: int, replies: ListedReplies) -> list[tuple[int, int]]:
-    """Inside the settlement's transaction: for each candidate row of the settled task whose
-    destination was listed, the one reply ``choose_reply`` answers, written by compare-and-set.
-    The (event id, adopted reply id) pairs written."""
+    """Inside the settlement's transaction: for each candidate row whose destination was listed, the one
+    reply ``choose_reply`` answers, written by compare-and-set; the (event id, reply id) pairs written."""
     task_rows = settled_rows(connection, task_id)
     adopted: list[tuple[int, int]] = []
     for row, destination in task_rows:
@@ -179,11 +139,8 @@ def adopt_listed(connection: sqlite3.Connection, task_id: int, replies: ListedRe
         }
         receipts, bodies = outbox.lifecycle_at(connection, destination)
         reply_id = choose_reply(
-            row,
-            listed,
-            agent_id=replies.agent_id,
-            next_ack_at=next_acknowledgement(row, [found for found, _ in task_rows]),
-            workers_own=frozenset(worker),
+            row, listed, agent_id=replies.agent_id,
+            next_ack_at=next_acknowledgement(row, [found for found, _ in task_rows]), workers_own=frozenset(worker),
             lifecycle=LifecycleMessages(receipts, frozenset(message_text(body) for body in bodies)),
         )
         if reply_id is not None and adopt_reply(connection, task_id, row.event_id, reply_id) == 1:

@@ -22,8 +22,6 @@ from shell.ledger.connection import Ledger
 
 @dataclass(frozen=True, slots=True)
 class HoldSet:
-    """A hold the ledger committed: its generation, the plan, the notices it canceled."""
-
     generation: int
     plan: HoldPlan
     canceled_intents: tuple[int, ...]
@@ -46,9 +44,7 @@ class Released:
 
 
 def standing(connection: sqlite3.Connection) -> StandingHold | None:
-    found = connection.execute(
-        "SELECT held_by, held_at, cause, generation FROM hold_marker WHERE id = 1"
-    ).fetchone()
+    found = connection.execute("SELECT held_by, held_at, cause, generation FROM hold_marker WHERE id = 1").fetchone()
     return None if found is None else StandingHold(str(found[0]), str(found[1]), str(found[2]), int(found[3]))
 
 
@@ -62,9 +58,8 @@ def set_hold(ledger: Ledger, by: str, cause: str, now: datetime) -> HoldSet:
         before = standing(connection)
         open_records = [RecordAtHold(*row) for row in records.open_records(connection)]
         plan = rules.hold(before, open_records, by, cause, stamp, waiting_redispatches(connection))
-        generation = connection.execute(
-            "INSERT INTO generations (held_by, held_at, cause) VALUES (?, ?, ?)", (by, stamp, cause)
-        ).lastrowid
+        sql = "INSERT INTO generations (held_by, held_at, cause) VALUES (?, ?, ?)"
+        generation = connection.execute(sql, (by, stamp, cause)).lastrowid
         assert generation is not None
         connection.execute(
             "INSERT INTO hold_marker (id, held_by, held_at, cause, generation) VALUES (1, ?, ?, ?, ?)"
@@ -90,8 +85,7 @@ def set_hold(ledger: Ledger, by: str, cause: str, now: datetime) -> HoldSet:
 
 
 def waiting_redispatches(connection: sqlite3.Connection) -> list[WaitingRedispatch]:
-    """Each record's newest decision that is a redispatch pending on a task still carrying it,
-    not revoked."""
+    """Each record's newest decision, when a redispatch not revoked pending on a task still carrying it."""
     return [
         WaitingRedispatch(int(decision_id), int(event_id), int(task_id))
         for decision_id, event_id, task_id in connection.execute(
@@ -114,8 +108,6 @@ def release(ledger: Ledger, by: str, now: datetime) -> Released:
         before = standing(connection)
         if before is not None:
             connection.execute("DELETE FROM hold_marker WHERE id = 1")
-            connection.execute(
-                "UPDATE generations SET released_by = ?, released_at = ? WHERE released_at IS NULL",
-                (by, format_timestamp(now)),
-            )
+            sql = "UPDATE generations SET released_by = ?, released_at = ? WHERE released_at IS NULL"
+            connection.execute(sql, (by, format_timestamp(now)))
         return Released(before, records.held_count(connection))

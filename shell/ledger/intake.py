@@ -7,7 +7,7 @@ per id across lanes and restarts; only the poll lane moves the feed's checkpoint
 position is saved inside the transaction that recorded its page's events, after them, so it is
 never ahead of the records; status reads only whether one is kept, never its text. A loss is one
 per stretch: an open loss still unbounded covers a new one, and an event heard bounds every open
-unbounded loss before it (``core.losses`` holds their rules)."""
+unbounded loss before it (``core.intake_status`` holds their rules)."""
 
 from __future__ import annotations
 
@@ -15,19 +15,14 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from core.intake_status import (
-    InboxStatus,
-    InboxVerdict,
-    LaneNews,
-    LaneState,
-    LaneStatus,
-    Loss,
-    LossCounts,
-    LossState,
-)
+from core.intake_status import InboxStatus, InboxVerdict, LaneNews, LaneState, LaneStatus, Loss, LossCounts
 from core.timestamps import parse_timestamp
 from shell.ledger.connection import Ledger
+
+if TYPE_CHECKING:
+    from core.intake_status import LossState
 
 
 class Lane(StrEnum):
@@ -35,9 +30,6 @@ class Lane(StrEnum):
     live = "live"
     repair = "repair"
     inbox = "inbox"  # the agent's inbox (shell.intake.inbox_lane)
-
-
-# -- the live lane -------------------------------------------------------------------------------
 
 
 def write_lane_state(
@@ -67,33 +59,25 @@ def reset_lane_counts(connection: sqlite3.Connection) -> None:
 def read_lane_state(ledger: Ledger) -> LaneStatus | None:
     """For status: None when no live lane ever ran."""
     with ledger.read() as connection:
-        row = connection.execute(
-            "SELECT state, since, why, connects, overflows FROM live_lane WHERE id = 1"
-        ).fetchone()
-    if row is None:
-        return None
-    return LaneStatus(LaneState(str(row[0])), str(row[1]), str(row[2]), int(row[3]), int(row[4]))
+        sql = "SELECT state, since, why, connects, overflows FROM live_lane WHERE id = 1"
+        row = connection.execute(sql).fetchone()
+    return None if row is None else LaneStatus(LaneState(row[0]), *row[1:])  # every table is STRICT
 
 
 def count_in_states(ledger: Ledger, states: Sequence[str]) -> int:
-    """Records in any of ``states``: intake's backlog (``core.backlog``)."""
+    """Records in any of ``states``: intake's backlog (``core.intake_status``)."""
     marks = ", ".join("?" for _ in states)
     with ledger.read() as connection:
-        (count,) = connection.execute(
-            f"SELECT COUNT(*) FROM events WHERE state IN ({marks})", tuple(states)
-        ).fetchone()
+        sql = f"SELECT COUNT(*) FROM events WHERE state IN ({marks})"
+        (count,) = connection.execute(sql, tuple(states)).fetchone()
     return int(count)
 
 
 def read_intake_status(ledger: Ledger) -> tuple[list[LaneNews], InboxStatus | None]:
     """For status: each lane's news and the inbox lane's row, in one read transaction."""
     with ledger.read() as connection:
-        news = [
-            LaneNews(str(lane), str(at), int(last), int(count))
-            for lane, at, last, count in connection.execute(
-                "SELECT lane, last_new_at, last_new_id, news FROM lane_news ORDER BY lane"
-            )
-        ]
+        sql = "SELECT lane, last_new_at, last_new_id, news FROM lane_news ORDER BY lane"
+        news = [LaneNews(*row) for row in connection.execute(sql)]  # every table is STRICT
         state = read_inbox_state(connection)
     if state is None:
         return news, None
@@ -102,8 +86,6 @@ def read_intake_status(ledger: Ledger) -> tuple[list[LaneNews], InboxStatus | No
     )
     return news, inbox
 
-
-# -- the inbox lane --------------------------------------------------------------------------------
 
 _INBOX_UPSERT = (
     "INSERT INTO inbox_lane (id, position, last_item_id, floor_id, verdict, verdict_since, why, read_at,"
@@ -139,11 +121,8 @@ def read_inbox_state(connection: sqlite3.Connection) -> InboxLaneState | None:
     ).fetchone()
     if row is None:
         return None
-    position, last, floor, verdict, since, why, read_at, updated = row
-    return InboxLaneState(
-        str(position), int(last), int(floor), InboxVerdict(str(verdict)), str(since), str(why),
-        None if read_at is None else str(read_at), str(updated),
-    )  # fmt: skip
+    position, last, floor, verdict, *rest = row  # every table is STRICT: a value read is of its column's type
+    return InboxLaneState(position, last, floor, InboxVerdict(verdict), *rest)
 
 
 def save_inbox_page(
@@ -156,14 +135,8 @@ def save_inbox_page(
 
 
 def write_inbox_verdict(
-    connection: sqlite3.Connection,
-    verdict: InboxVerdict,
-    why: str,
-    now: str,
-    *,
-    position: str | None = None,
-    last_item_id: int | None = None,
-    floor_id: int = 0,
+    connection: sqlite3.Connection, verdict: InboxVerdict, why: str, now: str, *, position: str | None = None,
+    last_item_id: int | None = None, floor_id: int = 0,
 ) -> None:
     """A new verdict and its reason, keeping the position and the last item id unless given new ones
     (a dropped position after the inbox's 400/409, and the last item 0 too after its 410), and the
@@ -178,26 +151,19 @@ def write_inbox_verdict(
     connection.execute(_INBOX_UPSERT, values)
 
 
-# -- losses and gaps -------------------------------------------------------------------------------
-
-
 def record_gap(connection: sqlite3.Connection, after_id: int, resumed_after_id: int, now: str) -> None:
-    connection.execute(
-        "INSERT INTO gaps (after_id, resumed_after_id, recorded_at) VALUES (?, ?, ?)",
-        (after_id, resumed_after_id, now),
-    )
+    sql = "INSERT INTO gaps (after_id, resumed_after_id, recorded_at) VALUES (?, ?, ?)"
+    connection.execute(sql, (after_id, resumed_after_id, now))
 
 
 def record_loss(
     connection: sqlite3.Connection, cause: str, after_id: int | None, *, now: str, due_at: str, window_ends_at: str
 ) -> int | None:
-    """A loss after ``after_id`` (the newest recorded event when None): its id, or None when an open
-    unbounded one covers it."""
+    """A new loss after ``after_id`` (None: the newest event), or None if an open unbounded one covers it."""
     if after_id is None:
         after_id = int(connection.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0])
-    covering = connection.execute(
-        "SELECT id FROM losses WHERE state = 'open' AND through_id IS NULL AND after_id <= ?", (after_id,)
-    ).fetchone()
+    sql = "SELECT id FROM losses WHERE state = 'open' AND through_id IS NULL AND after_id <= ?"
+    covering = connection.execute(sql, (after_id,)).fetchone()
     if covering is not None:
         return None
     found = connection.execute(
@@ -242,9 +208,8 @@ def advance_loss(connection: sqlite3.Connection, loss_id: int, cursor: int, reco
 
 
 def settle_loss(connection: sqlite3.Connection, loss_id: int, state: LossState, now: str) -> None:
-    connection.execute(
-        "UPDATE losses SET state = ?, settled_at = ? WHERE id = ? AND state = 'open'", (state.value, now, loss_id)
-    )
+    sql = "UPDATE losses SET state = ?, settled_at = ? WHERE id = ? AND state = 'open'"
+    connection.execute(sql, (state.value, now, loss_id))
 
 
 def read_loss_counts(ledger: Ledger) -> LossCounts:

@@ -54,21 +54,18 @@ def seal(path: Path) -> None:
 def counts(path: Path) -> tuple[int, int]:
     """(records tagged for review, records held) in the ledger at ``path``."""
     with open_ledger_read_only(path) as ledger, ledger.read() as connection:
-        review, held = connection.execute(
-            "SELECT COALESCE(SUM(review), 0), COALESCE(SUM(state = 'held'), 0) FROM events"
-        ).fetchone()
+        sql = "SELECT COALESCE(SUM(review), 0), COALESCE(SUM(state = 'held'), 0) FROM events"
+        review, held = connection.execute(sql).fetchone()
     return int(review), int(held)
 
 
 def unsettled(path: Path) -> str | None:
-    """What the ledger at ``path`` still has in flight (messages not final, attempts not ended), in
-    words; None when nothing."""
+    """The ledger's work in flight at ``path``, in words (messages not final, attempts not ended), or None."""
     if not path.exists():
         return None
     with open_ledger_read_only(path) as ledger, ledger.read() as connection:
-        messages = connection.execute(
-            "SELECT count(*) FROM outbox WHERE state IN ('pending', 'sending', 'indeterminate')"
-        ).fetchone()[0]
+        sql = "SELECT count(*) FROM outbox WHERE state IN ('pending', 'sending', 'indeterminate')"
+        messages = connection.execute(sql).fetchone()[0]
         attempts = connection.execute("SELECT count(*) FROM attempts WHERE state <> 'ended'").fetchone()[0]
     found = [
         *([f"{messages} lifecycle message(s) not yet final"] if messages else []),

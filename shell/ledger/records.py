@@ -31,8 +31,6 @@ _OPEN = tuple(sorted(map(str, OPEN_STATES)))  # what live_work fetches: core.dis
 
 @dataclass(frozen=True, slots=True)
 class LoadedRecord:
-    """A record as admission loads it: the feed pointer, its state and revision."""
-
     pointer: EventPointer
     state: RecordState
     reason: str
@@ -56,13 +54,9 @@ def load(connection: sqlite3.Connection, event_id: int) -> LoadedRecord | None:
         return None
     identifier, event_type, bucket, creator, performer, recording, state, reason, revision, blocked_at, due = found
     pointer = EventPointer(
-        id=int(identifier),
-        event_type=str(event_type),
-        bucket_id=int(bucket),
-        creator_id=int(creator),
+        id=int(identifier), event_type=str(event_type), bucket_id=int(bucket), creator_id=int(creator),
         performed_by_id=None if performer is None else int(performer),
-        actor_type="person",  # the feed is read with actor_types=person (core.feed)
-        recording_id=int(recording),
+        actor_type="person", recording_id=int(recording),  # the feed is read with actor_types=person (core.feed)
     )
     return LoadedRecord(
         pointer, RecordState(state), str(reason), int(revision), stored_time(blocked_at), stored_time(due)
@@ -93,24 +87,18 @@ def live_work(connection: sqlite3.Connection, conversation_key: str | None = Non
 
 def due_blocked(connection: sqlite3.Connection, now: datetime) -> list[tuple[int, int]]:
     """(event id, revision) of every blocked record whose next retry is due, oldest first."""
-    return [
-        (int(event_id), int(revision))
-        for event_id, revision in connection.execute(
-            "SELECT id, revision FROM events WHERE state = 'blocked' AND next_retry_at IS NOT NULL"
-            " AND next_retry_at <= ? ORDER BY id",
-            (format_timestamp(now),),
-        )
-    ]
+    due = connection.execute(
+        "SELECT id, revision FROM events WHERE state = 'blocked' AND next_retry_at IS NOT NULL"
+        " AND next_retry_at <= ? ORDER BY id",
+        (format_timestamp(now),),
+    )
+    return [(int(event_id), int(revision)) for event_id, revision in due]
 
 
 def blocked_for(connection: sqlite3.Connection, reason: str) -> list[int]:
     """The event ids of every record blocked for ``reason``, oldest first."""
-    return [
-        int(event_id)
-        for (event_id,) in connection.execute(
-            "SELECT id FROM events WHERE state = 'blocked' AND reason = ? ORDER BY id", (reason,)
-        )
-    ]
+    sql = "SELECT id FROM events WHERE state = 'blocked' AND reason = ? ORDER BY id"
+    return [int(event_id) for (event_id,) in connection.execute(sql, (reason,))]
 
 
 def commit_verdict(  # noqa: PLR0917 -- a verdict's parts, positional
@@ -137,7 +125,7 @@ def _write_verdict(connection: sqlite3.Connection, current: LoadedRecord, settle
     stamp = format_timestamp(now)
     reason = "" if settled.reason is None else str(settled.reason)
     before = BlockedBefore(current.state, current.reason, current.blocked_at)
-    times = blocked_times(before, settled.state, reason, now, settled.retry_at)  # core.blocked_retry
+    times = blocked_times(before, settled.state, reason, now, settled.retry_at)  # core.dispatch
     snapshot = None if settled.snapshot is None else json.dumps(dict(settled.snapshot), sort_keys=True)
     recording_url = "" if settled.snapshot is None else str(settled.snapshot.get("app_url") or "")
     recording_type = "" if settled.snapshot is None else str(settled.snapshot.get("type") or "")
@@ -157,9 +145,6 @@ def _write_verdict(connection: sqlite3.Connection, current: LoadedRecord, settle
             current.pointer.id, current.revision,
         ),
     ).rowcount == 1
-
-
-# -- intake: the feed's events recorded as seen, and the lineage's checkpoint ------------------
 
 
 def checkpoint(connection: sqlite3.Connection, digest: str) -> tuple[str, int] | None:
@@ -214,9 +199,6 @@ def seen_ids(connection: sqlite3.Connection) -> list[int]:
     return [int(row[0]) for row in connection.execute("SELECT id FROM events WHERE state = 'seen' ORDER BY id")]
 
 
-# -- the other transitions' moves of a record (their owners decide; this module writes) ---------
-
-
 def dispatch(connection: sqlite3.Connection, event_id: int, stamp: str, dispatched: RecordState) -> sqlite3.Cursor:
     """A waiting record joins a task: dispatched, as core answered."""
     return connection.execute(
@@ -252,18 +234,13 @@ def decide(
 
 def open_records(connection: sqlite3.Connection) -> list[tuple[int, RecordState, int]]:
     """(event id, state, revision) of every record not terminal, oldest first (a hold's read)."""
-    return [
-        (int(event_id), RecordState(state), int(revision))
-        for event_id, state, revision in connection.execute(
-            "SELECT id, state, revision FROM events WHERE state NOT IN ('completed', 'discarded') ORDER BY id"
-        )
-    ]
+    sql = "SELECT id, state, revision FROM events WHERE state NOT IN ('completed', 'discarded') ORDER BY id"
+    return [(event_id, RecordState(state), revision) for event_id, state, revision in connection.execute(sql)]
 
 
 def tag_for_review(connection: sqlite3.Connection, event_ids: Sequence[int], stamp: str) -> None:
-    connection.executemany(
-        "UPDATE events SET review = 1, updated_at = ? WHERE id = ?", [(stamp, event_id) for event_id in event_ids]
-    )
+    sql = "UPDATE events SET review = 1, updated_at = ? WHERE id = ?"
+    connection.executemany(sql, [(stamp, event_id) for event_id in event_ids])
 
 
 def hold(connection: sqlite3.Connection, event_id: int, revision: int, held: RecordState, stamp: str) -> int:
@@ -286,11 +263,9 @@ def tombstone(connection: sqlite3.Connection, event_ids: Sequence[int], stamp: s
 
 
 def recorded_among(connection: sqlite3.Connection, event_ids: Sequence[int]) -> set[int]:
-    """Which of ``event_ids`` (any number of them: passed as one JSON array, not one variable
-    each) the ledger records."""
-    found = connection.execute(
-        "SELECT id FROM events WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(list(event_ids)),)
-    )
+    """Which of ``event_ids`` (any number: one JSON array, not a variable each) the ledger records."""
+    sql = "SELECT id FROM events WHERE id IN (SELECT value FROM json_each(?))"
+    found = connection.execute(sql, (json.dumps(list(event_ids)),))
     return {int(row[0]) for row in found}
 
 

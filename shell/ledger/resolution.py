@@ -31,11 +31,10 @@ _NEEDS = {
     "abandon": "only an indeterminate intent can be abandoned",
     "resend": "only an indeterminate intent, or a canceled one whose request Basecamp refused, can be resent",
 }
+_DECISION_NAMES = {Sent: "sent", Abandon: "abandon", Resend: "resend"}
 
 
 class NoSuchIntent(UserError):
-    """No intent has this id."""
-
     exit_code = EXIT_NOT_FOUND
 
 
@@ -51,21 +50,9 @@ class ReceiptOwned(ResolutionRefused):
 
 @dataclass(frozen=True, slots=True)
 class Resolved:
-    """What a decision changed: the state it moved from, and the row as it now stands."""
-
     before: IntentState
     before_note: str
     after: rows.IntentRow
-
-
-def decision_name(resolution: Resolution) -> str:
-    match resolution:
-        case Sent():
-            return "sent"
-        case Abandon():
-            return "abandon"
-        case Resend():
-            return "resend"
 
 
 def is_refused(state: IntentState, note: str) -> bool:
@@ -98,7 +85,7 @@ def describe_state(state: IntentState, note: str) -> str:
 def refusal_line(row: rows.IntentRow, resolution: Resolution, refused: RefusedDecision, now: datetime) -> str:
     """Why ``resolution`` of the intent ``row`` is refused: a refusal because of the intent's state
     names the state and what the decision needs; any other (who decided, the receipt) is core's words."""
-    decision = decision_name(resolution)
+    decision = _DECISION_NAMES[type(resolution)]
     if decision not in open_decisions(row.state, row.note):
         return f"intent {row.id} is {describe_state(row.state, row.note)}; {_NEEDS[decision]}"
     return f"intent {row.id}: {refused}"
@@ -118,14 +105,8 @@ def resolve_intent(ledger: Ledger, intent_id: int, resolution: Resolution) -> Re
                 apply_move(connection, row, move)
         after = rows.intent(connection, intent_id)
     assert after is not None
-    log.info(
-        "intent %d %s -> %s by %s%s",
-        intent_id,
-        row.state,
-        after.state,
-        after.resolved_by,
-        "" if after.receipt_id is None else f" receipt {after.receipt_id}",
-    )
+    receipt = "" if after.receipt_id is None else f" receipt {after.receipt_id}"
+    log.info("intent %d %s -> %s by %s%s", intent_id, row.state, after.state, after.resolved_by, receipt)
     return Resolved(before=row.state, before_note=row.note, after=after)
 
 
@@ -151,10 +132,8 @@ def apply_move(connection: sqlite3.Connection, row: rows.IntentRow, move: Move) 
 
 def _owned_line(connection: sqlite3.Connection, row: rows.IntentRow, receipt_id: int) -> str:
     kind = row.destination.kind
-    found = connection.execute(
-        "SELECT id FROM outbox WHERE message_kind = ? AND receipt_id = ? AND id <> ?",
-        (str(kind), receipt_id, row.id),
-    ).fetchone()
+    sql = "SELECT id FROM outbox WHERE message_kind = ? AND receipt_id = ? AND id <> ?"
+    found = connection.execute(sql, (str(kind), receipt_id, row.id)).fetchone()
     owner = "another intent" if found is None else f"intent {found[0]}"
     return (
         f"receipt {receipt_id} already belongs to {owner} (a {kind} id is one intent's receipt); "

@@ -1,15 +1,14 @@
-"""Core's lifecycle tables and vocabularies, held by the ledger twice: ``asked`` before a row moves
-(the first wall), and SQLite triggers named ``rule_...`` generated from the same tables (the
-second), so no migration restates what ``core.edges`` and the enums write down once.
+"""Core's lifecycle tables and vocabularies, held twice: ``asked`` before a row moves, and SQLite
+triggers named ``rule_...`` generated from the same tables, so no migration restates them.
 
-Every state the connector writes on its own is the answer of ``asked``; a refused move raises
-``MoveRefused`` before any SQL runs. Each lifecycle column has one ``BEFORE UPDATE`` trigger that
-refuses a change that is not an edge; each table one ``BEFORE INSERT`` trigger that refuses a value
-outside a column's vocabulary, and a column no edge judges is judged on update too. A value is
-looked up in one ``|``-joined list (``instr``): an IN list builds a temporary b-tree at every
-statement, a chain of ORs is a long expression to parse. ``bring_up_to_date`` writes what the file
-lacks and drops what an earlier version wrote by hand (its triggers, and vocabulary CHECKs that
-would refuse a newer vocabulary); ``in_force`` is the one read a reopen costs."""
+Every state the connector writes on its own is ``asked``'s answer; a refused move raises
+``MoveRefused`` before any SQL runs. Each lifecycle column has one ``BEFORE UPDATE`` trigger refusing a
+change that is not an edge; each table one ``BEFORE INSERT`` trigger refusing a value outside a
+column's vocabulary, and a column no edge judges is judged on update too. A value is looked up in one
+``|``-joined list (``instr``): an IN list builds a temporary b-tree at every statement, a chain of ORs
+is a long expression to parse. ``bring_up_to_date`` writes what the file lacks and drops what an
+earlier version wrote by hand (its triggers, and vocabulary CHECKs that would refuse a newer
+vocabulary); ``in_force`` is the one read a reopen costs."""
 
 from __future__ import annotations
 
@@ -19,21 +18,12 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from returns.result import Failure, Success
+from returns.result import Failure
 
 from core.destinations import MessageKind
-from core.edges import (
-    ATTEMPT_EDGES,
-    DELIVERY_EDGES,
-    GUARD_EDGES,
-    INTENT_EDGES,
-    RECORD_EDGES,
-    Actor,
-    IllegalMove,
-    LifecycleTable,
-)
+from core.edges import ATTEMPT_EDGES, DELIVERY_EDGES, GUARD_EDGES, INTENT_EDGES, RECORD_EDGES
 from core.intake_status import LANES, LaneState, LossState
 from core.intent_kinds import IntentKind
 from core.message_kinds import KINDS
@@ -41,6 +31,9 @@ from core.settlement import LaunchFinding
 from core.snapshots import REPLY_KINDS, StopReason
 from core.states import AttemptState, DeliveryState, EventOutcome, GuardState, IntentState, RecordState
 from shell.ledger.connection import LedgerError
+
+if TYPE_CHECKING:
+    from core.edges import Actor, IllegalMove, LifecycleTable
 
 Vocabulary = tuple[tuple[str, tuple[str, ...]], ...]  # some columns of one table, each with its values
 
@@ -214,8 +207,7 @@ def _vocabulary_check(column: str) -> re.Pattern[str]:
 
 
 def without_vocabulary_checks(table: str, sql: str) -> str:
-    """A table's text without the CHECKs that test one of its vocabulary columns (only one that
-    is exactly a vocabulary test as an earlier migration wrote it)."""
+    """A table's text without the CHECKs that are exactly an earlier migration's test of a vocabulary."""
     for owner, column, _ in vocabularies():
         if owner == table:
             sql = _vocabulary_check(column).sub("", sql)
@@ -256,20 +248,14 @@ StateT = TypeVar("StateT", bound=StrEnum)
 
 
 class MoveRefused(LedgerError):
-    """``core.edges`` refused a move the connector asked of the ledger."""
-
     def __init__(self, illegal: IllegalMove) -> None:
         super().__init__(str(illegal))
         self.illegal = illegal
 
 
-def asked(
-    table: LifecycleTable[StateT], source: StateT, target: StateT, actor: Actor, note: str = ""
-) -> StateT:
+def asked(table: LifecycleTable[StateT], source: StateT, target: StateT, actor: Actor, note: str = "") -> StateT:
     """The state to write, as ``table`` allows ``actor`` to move from ``source``."""
-    match table.step(source, target, actor, note):
-        case Success(allowed):
-            return allowed  # type: ignore[no-any-return]
-        case Failure(illegal):
-            raise MoveRefused(illegal)
-    raise AssertionError("a step answers Success or Failure")  # pragma: no cover
+    stepped = table.step(source, target, actor, note)
+    if isinstance(stepped, Failure):
+        raise MoveRefused(stepped.failure())
+    return stepped.unwrap()

@@ -1,10 +1,9 @@
-"""What ``bin/connect status`` and the demo read from the ledger, on a ledger opened read-only:
-status's snapshot in one read transaction, so the numbers agree beside a connector committing (it
-changes the next status, never half of this one), and the demo's looks at an event for its
-narration, in the caller's. Nothing secret leaves the ledger: a position is read only as whether
-one is kept, a token hash or a message body never for status. Each record is stepped over once:
-blocked ones counted by reason (their own index), and the count by state takes blocked's from that
-sum. A lapsed token is read from the intents pending with ``notes.TOKEN_REFUSED``, as doctor reads it."""
+"""What ``bin/connect status`` and the demo read from a ledger opened read-only: status's snapshot in
+one read transaction, so the numbers agree beside a connector committing, and the demo's looks at an
+event for its narration, in the caller's. Nothing secret leaves the ledger: a position is read only as
+whether one is kept, a token hash or a message body never for status. Each record is stepped over
+once: blocked ones counted by reason (their own index), the count by state takes blocked's from that
+sum. A lapsed token is read from the intents pending with ``notes.TOKEN_REFUSED``, as doctor does."""
 
 from __future__ import annotations
 
@@ -34,7 +33,7 @@ from shell.ledger import hold
 from shell.ledger.connection import Ledger
 
 
-def read_snapshot(ledger: Ledger, dispatch_limit: int = LAST_DISPATCHES) -> LedgerSnapshot:
+def read_snapshot(ledger: Ledger) -> LedgerSnapshot:
     """Everything status shows from the ledger, read in one transaction; the dispatches are the
     newest by launch time, each with every event row of its task."""
     with ledger.read() as connection:
@@ -42,7 +41,7 @@ def read_snapshot(ledger: Ledger, dispatch_limit: int = LAST_DISPATCHES) -> Ledg
         return LedgerSnapshot(
             hold=_hold(connection), feed=_feed(connection), state_counts=_state_counts(connection, blocked),
             blocked=blocked, live_tasks=_live_tasks(connection), waiting=_waiting(connection),
-            dispatches=_dispatches(connection, dispatch_limit), held=_held(connection),
+            dispatches=_dispatches(connection), held=_held(connection),
             not_running=_not_running(connection), outbox=_outbox(connection),
             token_outage=token_outage(connection),
         )  # fmt: skip
@@ -50,20 +49,14 @@ def read_snapshot(ledger: Ledger, dispatch_limit: int = LAST_DISPATCHES) -> Ledg
 
 def _outbox(connection: sqlite3.Connection) -> tuple[tuple[str, str, int], ...]:
     """Every intent, counted by state and kind (the ``outbox_due_by_kind`` index covers it)."""
-    return tuple(
-        (str(state), str(kind), int(count))
-        for state, kind, count in connection.execute(
-            "SELECT state, kind, COUNT(*) FROM outbox GROUP BY state, kind ORDER BY state, kind"
-        )
-    )
+    sql = "SELECT state, kind, COUNT(*) FROM outbox GROUP BY state, kind ORDER BY state, kind"
+    return tuple((str(state), str(kind), int(count)) for state, kind, count in connection.execute(sql))
 
 
 def token_outage(connection: sqlite3.Connection) -> TokenOutage | None:
-    """Since when sending waits on a token Basecamp refused, and how many messages are pending
-    meanwhile; None when no intent waits with that note."""
-    (since,) = connection.execute(
-        "SELECT MIN(not_before) FROM outbox WHERE state = 'pending' AND note = ?", (notes.TOKEN_REFUSED,)
-    ).fetchone()
+    """When sending began waiting on a token Basecamp refused, and how many messages pend; None: none waits."""
+    sql = "SELECT MIN(not_before) FROM outbox WHERE state = 'pending' AND note = ?"
+    (since,) = connection.execute(sql, (notes.TOKEN_REFUSED,)).fetchone()
     if since is None:
         return None
     (count,) = connection.execute("SELECT COUNT(*) FROM outbox WHERE state = 'pending'").fetchone()
@@ -76,11 +69,10 @@ def _hold(connection: sqlite3.Connection) -> Hold | None:
 
 
 def _feed(connection: sqlite3.Connection) -> tuple[FeedCheckpoint, ...]:
+    sql = "SELECT position <> '', last_served_id, updated_at FROM checkpoints ORDER BY filter_digest"
     return tuple(
         FeedCheckpoint(bool(has_position), int(last_served_id), str(updated_at))
-        for has_position, last_served_id, updated_at in connection.execute(
-            "SELECT position <> '', last_served_id, updated_at FROM checkpoints ORDER BY filter_digest"
-        )
+        for has_position, last_served_id, updated_at in connection.execute(sql)
     )
 
 
@@ -88,34 +80,24 @@ def _state_counts(
     connection: sqlite3.Connection, blocked: tuple[tuple[str, int], ...]
 ) -> tuple[tuple[str, int], ...]:
     """Records by state, in the order of the states' names."""
-    counts = [
-        (str(state), int(count))
-        for state, count in connection.execute(
-            "SELECT state, COUNT(*) FROM events WHERE state < 'blocked' GROUP BY state UNION ALL"
-            " SELECT state, COUNT(*) FROM events WHERE state > 'blocked' GROUP BY state"
-        )
-    ]
+    sql = (
+        "SELECT state, COUNT(*) FROM events WHERE state < 'blocked' GROUP BY state UNION ALL"
+        " SELECT state, COUNT(*) FROM events WHERE state > 'blocked' GROUP BY state"
+    )
+    counts = [(str(state), int(count)) for state, count in connection.execute(sql)]
     if blocked:
         counts.append((str(RecordState.blocked), sum(count for _, count in blocked)))
     return tuple(sorted(counts))
 
 
 def _blocked(connection: sqlite3.Connection) -> tuple[tuple[str, int], ...]:
-    return tuple(
-        (str(reason), int(count))
-        for reason, count in connection.execute(
-            "SELECT reason, COUNT(*) FROM events WHERE state = 'blocked' GROUP BY reason ORDER BY reason"
-        )
-    )
+    sql = "SELECT reason, COUNT(*) FROM events WHERE state = 'blocked' GROUP BY reason ORDER BY reason"
+    return tuple((str(reason), int(count)) for reason, count in connection.execute(sql))
 
 
 def _event_ids(connection: sqlite3.Connection, task_id: int) -> tuple[int, ...]:
-    return tuple(
-        int(event_id)
-        for (event_id,) in connection.execute(
-            "SELECT event_id FROM task_events WHERE task_id = ? ORDER BY event_id", (task_id,)
-        )
-    )
+    sql = "SELECT event_id FROM task_events WHERE task_id = ? ORDER BY event_id"
+    return tuple(int(event_id) for (event_id,) in connection.execute(sql, (task_id,)))
 
 
 def _live_tasks(connection: sqlite3.Connection) -> tuple[LiveTask, ...]:
@@ -128,15 +110,12 @@ def _live_tasks(connection: sqlite3.Connection) -> tuple[LiveTask, ...]:
     ).fetchall()
     return tuple(
         LiveTask(
-            task_id=int(task_id), superseded=bool(superseded), conversation=str(conversation),
-            created_at=str(created_at), deadline_at=None if deadline_at is None else str(deadline_at),
-            attempt=None if attempt_id is None
-            else LiveAttempt(str(attempt_id), AttemptState(attempt_state), pid, str(launched_at), left_at),
-            event_ids=_event_ids(connection, int(task_id)),
+            int(task_id), bool(superseded), str(key), str(created), None if deadline is None else str(deadline),
+            None if attempt_id is None else LiveAttempt(str(attempt_id), AttemptState(state), pid, launched, left),
+            _event_ids(connection, int(task_id)),
         )
-        for task_id, superseded, conversation, created_at, deadline_at, attempt_id, attempt_state, pid, launched_at,
-        left_at in rows
-    )  # fmt: skip
+        for task_id, superseded, key, created, deadline, attempt_id, state, pid, launched, left in rows
+    )
 
 
 def _waiting(connection: sqlite3.Connection) -> tuple[WaitingIntent, ...]:
@@ -169,13 +148,13 @@ def _dispatched_events(connection: sqlite3.Connection, task_id: int) -> tuple[Di
     )
 
 
-def _dispatches(connection: sqlite3.Connection, limit: int) -> tuple[Dispatch, ...]:
+def _dispatches(connection: sqlite3.Connection) -> tuple[Dispatch, ...]:
     rows = connection.execute(
         "SELECT id, task_id, seq, state, stop_reason, spawn_failed, launched_at, ended_at, not_started,"
         " worker_result, result_is_error, result_error, result_turns, result_cost_usd,"
         " result_duration_ms, denied_tools"
         " FROM attempts ORDER BY launched_at DESC, rowid DESC LIMIT ?",
-        (limit,),
+        (LAST_DISPATCHES,),
     ).fetchall()
     return tuple(
         Dispatch(
@@ -198,11 +177,10 @@ def _worker_result(said: list[object]) -> WorkerResult:
 
 
 def _held(connection: sqlite3.Connection) -> tuple[HeldRecord, ...]:
+    sql = "SELECT id, event_type, trigger_name, recording_url FROM events WHERE state = 'held' ORDER BY id"
     return tuple(
         HeldRecord(int(event_id), str(event_type), str(trigger), str(url))
-        for event_id, event_type, trigger, url in connection.execute(
-            "SELECT id, event_type, trigger_name, recording_url FROM events WHERE state = 'held' ORDER BY id"
-        )
+        for event_id, event_type, trigger, url in connection.execute(sql)
     )
 
 
@@ -218,9 +196,6 @@ def _not_running(connection: sqlite3.Connection) -> tuple[WaitingRecord, ...]:
     )
 
 
-# -- the demo's looks, for its narration (shell.demo.ledger_view) --------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class EventRows:
     """One event's rows as the demo narrates them: its record, its latest task row, that task's
@@ -233,9 +208,8 @@ class EventRows:
 
 
 def event_of_recording(connection: sqlite3.Connection, recording_id: int) -> int | None:
-    found = connection.execute(
-        "SELECT id FROM events WHERE recording_id = ? ORDER BY id LIMIT 1", (recording_id,)
-    ).fetchone()
+    sql = "SELECT id FROM events WHERE recording_id = ? ORDER BY id LIMIT 1"
+    found = connection.execute(sql, (recording_id,)).fetchone()
     return None if found is None else int(found[0])
 
 
@@ -259,9 +233,8 @@ def event_rows(connection: sqlite3.Connection, event_id: int) -> EventRows | Non
         (event_id,),
     ).fetchone()
     task_id = None if joined is None else joined[0]
-    attempt = connection.execute(
-        "SELECT state, stop_reason FROM attempts WHERE task_id = ? ORDER BY seq DESC LIMIT 1", (task_id,)
-    ).fetchone()  # None where no task carries it
+    sql = "SELECT state, stop_reason FROM attempts WHERE task_id = ? ORDER BY seq DESC LIMIT 1"
+    attempt = connection.execute(sql, (task_id,)).fetchone()  # None where no task carries it
     intents = connection.execute(
         "SELECT id, kind, state, receipt_id, note, body FROM outbox WHERE event_id = ?"
         " OR attempt_id IN (SELECT id FROM attempts WHERE task_id = ?) ORDER BY id",

@@ -15,34 +15,15 @@ import secrets
 import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from core.dispatch import LiveWork, joining, startable, task_free
-from core.edges import (
-    ATTEMPT_EDGES,
-    DELIVERY_EDGES,
-    RECORD_EDGES,
-    TASK_EDGES,
-    Actor,
-    AttemptState,
-    DeliveryState,
-    RecordState,
-    TaskState,
-)
+from core.edges import ATTEMPT_EDGES, DELIVERY_EDGES, RECORD_EDGES, TASK_EDGES, Actor
 from core.hold import may_launch
 from core.message_kinds import Intent, completion_intent, still_running_intent
-from core.settlement import (
-    LaunchSettlement,
-    LeftLaunch,
-    ListedReplies,
-    LiveRow,
-    RowSettlement,
-    RowStep,
-    SettledRow,
-    read_back,
-    settlement_plan,
-)
-from core.snapshots import StopReason
-from core.states import EventOutcome
+from core.settlement import LeftLaunch, LiveRow, SettledRow, read_back, settlement_plan
+from core.snapshots import StopReason, WorkerResult
+from core.states import AttemptState, DeliveryState, EventOutcome, RecordState, TaskState
 from core.task_token import token_sha256
 from core.timestamps import format_timestamp
 from core.worker_stream import LatestAttempt, WorkerAccount, resumable
@@ -50,6 +31,9 @@ from shell.crashpoints import pause_at
 from shell.ledger import deliveries, outbox, records, snapshots
 from shell.ledger import hold as hold_marker
 from shell.ledger.rules import asked
+
+if TYPE_CHECKING:
+    from core.settlement import LaunchSettlement, ListedReplies, RowSettlement, RowStep
 
 
 class NotStartable(Exception):
@@ -62,8 +46,7 @@ class TransitionRefused(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Launch:
-    """A task and its first attempt, created (the token is here once, never stored), with what the
-    worker's prompt names besides ids: the originating record's trigger and recording URL."""
+    """A task and its first attempt, created: the token (here once, never stored) and what its prompt names."""
 
     task_id: int
     attempt_id: str
@@ -99,9 +82,7 @@ def _checked(cursor: sqlite3.Cursor, what: str) -> None:
         raise TransitionRefused(what)
 
 
-def startable_records(
-    connection: sqlite3.Connection, buckets: frozenset[int], limit: int
-) -> list[tuple[int, int]]:
+def startable_records(connection: sqlite3.Connection, buckets: frozenset[int], limit: int) -> list[tuple[int, int]]:
     """(event id, project) of the oldest startable record of each free conversation, oldest first."""
     if not buckets or not may_launch(hold_marker.standing(connection)):
         return []
@@ -124,24 +105,18 @@ def launch(
     assert task_id is not None
     joined = _join(connection, task_id, (conversation, work), stamp, first=event_id)
     attempt_id = "att_" + secrets.token_hex(12)
-    connection.execute(
-        "INSERT INTO attempts (id, task_id, seq, state, launched_at) VALUES (?, ?, 1, 'launching', ?)",
-        (attempt_id, task_id, stamp),
-    )
-    (delivery,) = connection.execute(
-        "SELECT delivery FROM task_events WHERE task_id = ? AND event_id = ?", (task_id, event_id)
-    ).fetchone()
+    sql = "INSERT INTO attempts (id, task_id, seq, state, launched_at) VALUES (?, ?, 1, 'launching', ?)"
+    connection.execute(sql, (attempt_id, task_id, stamp))
+    sql = "SELECT delivery FROM task_events WHERE task_id = ? AND event_id = ?"
+    (delivery,) = connection.execute(sql, (task_id, event_id)).fetchone()
     exposed = asked(DELIVERY_EDGES, DeliveryState(delivery), DeliveryState.exposed, Actor.dispatcher)
-    _checked(
-        deliveries.expose_on_launch(connection, task_id, event_id, attempt_id, stamp, exposed=exposed),
-        f"event {event_id} could not be exposed on task {task_id}",
-    )
+    moved = deliveries.expose_on_launch(connection, task_id, event_id, attempt_id, stamp, exposed=exposed)
+    _checked(moved, f"event {event_id} could not be exposed on task {task_id}")
     return Launch(task_id, attempt_id, token, joined, str(trigger), str(recording_url), resume)
 
 
 def _startable(connection: sqlite3.Connection, event_id: int, work_dir: str) -> tuple[str, LiveWork, str, str]:
-    """The record's conversation, its snapshot, trigger and recording URL; ``NotStartable`` unless
-    it may start now in ``work_dir``."""
+    """Conversation, snapshot, trigger and URL of a record startable in ``work_dir``; else NotStartable."""
     found = connection.execute(
         "SELECT state, conversation_key, snapshot IS NOT NULL, trigger_name, recording_url FROM events"
         " WHERE id = ?",
@@ -179,8 +154,7 @@ def resume_session(connection: sqlite3.Connection, conversation: str) -> str:
 def _join(
     connection: sqlite3.Connection, task_id: int, on: tuple[str, LiveWork], stamp: str, first: int | None = None
 ) -> tuple[int, ...]:
-    """Put every record waiting on the conversation onto the task, oldest first
-    (``core.dispatch.joining``, of ``on``: the conversation and its snapshot), then dispatch them."""
+    """Join and dispatch the records ``core.dispatch.joining`` finds waiting on ``on``, oldest first."""
     found = joining(on[1], on[0])
     waiting = tuple(record.event_id for record in found)
     if first is not None and first not in waiting:
@@ -188,10 +162,8 @@ def _join(
     for record in found:
         deliveries.join(connection, task_id, record.event_id)
         dispatched = asked(RECORD_EDGES, record.state, RecordState.dispatched, Actor.dispatcher)
-        _checked(
-            records.dispatch(connection, record.event_id, stamp, dispatched),
-            f"event {record.event_id} moved while joining task {task_id}",
-        )
+        moved = records.dispatch(connection, record.event_id, stamp, dispatched)
+        _checked(moved, f"event {record.event_id} moved while joining task {task_id}")
     return waiting
 
 
@@ -215,14 +187,12 @@ def mark_running(
     if found is None:
         raise TransitionRefused(f"attempt {attempt_id} does not exist")
     running = asked(ATTEMPT_EDGES, AttemptState(found[0]), AttemptState.running, Actor.dispatcher)
-    _checked(
-        connection.execute(
-            "UPDATE attempts SET state = ?, pid = ?, pgid = ?, process_started = ?, running_at = ?"
-            " WHERE id = ? AND state = ?",
-            (str(running), pid, pgid, process_started, format_timestamp(now), attempt_id, found[0]),
-        ),
-        f"attempt {attempt_id} is no longer launching",
+    moved = connection.execute(
+        "UPDATE attempts SET state = ?, pid = ?, pgid = ?, process_started = ?, running_at = ?"
+        " WHERE id = ? AND state = ?",
+        (str(running), pid, pgid, process_started, format_timestamp(now), attempt_id, found[0]),
     )
+    _checked(moved, f"attempt {attempt_id} is no longer launching")
 
 
 def live_attempts(connection: sqlite3.Connection) -> list[LiveAttemptRow]:
@@ -236,17 +206,15 @@ def live_attempts(connection: sqlite3.Connection) -> list[LiveAttemptRow]:
 
 def _record_account(connection: sqlite3.Connection, attempt_id: str, account: WorkerAccount) -> None:
     """What the worker's driver told of its end, on its attempt (migration 18)."""
-    result = account.result
+    result = account.result or WorkerResult(is_error=False)  # none written: nothing said
     connection.execute(
         "UPDATE attempts SET not_started = ?, worker_result = ?, result_is_error = ?, result_error = ?,"
         " result_turns = ?, result_cost_usd = ?, result_duration_ms = ?, denied_tools = ?, refusals = ?,"
         " session_id = ? WHERE id = ?",
         (
-            account.not_started, int(result is not None), int(result is not None and result.is_error),
-            result.error if result else "", max(result.turns, 0) if result else 0,
-            max(result.cost_usd, 0.0) if result else 0.0, max(result.duration_ms, 0) if result else 0,
-            ",".join(result.denials) if result else "", len(result.denials) if result else 0,
-            account.session_id, attempt_id,
+            account.not_started, int(account.result is not None), int(result.is_error), result.error,
+            max(result.turns, 0), max(result.cost_usd, 0.0), max(result.duration_ms, 0), ",".join(result.denials),
+            len(result.denials), account.session_id, attempt_id,
         ),
     )
 
@@ -275,21 +243,18 @@ def end_attempt(
 
 
 def _end(connection: sqlite3.Connection, attempt_id: str, stop_reason: StopReason, spawn_failed: bool, stamp: str) -> int:
-    found = connection.execute(
-        "SELECT task_id, state FROM attempts WHERE id = ? AND state <> 'ended'", (attempt_id,)
-    ).fetchone()
+    sql = "SELECT task_id, state FROM attempts WHERE id = ? AND state <> 'ended'"
+    found = connection.execute(sql, (attempt_id,)).fetchone()
     if found is None:
         raise TransitionRefused(f"attempt {attempt_id} has already ended or does not exist")
     task_id, attempt_state = found
     ended = asked(ATTEMPT_EDGES, AttemptState(attempt_state), AttemptState.ended, Actor.dispatcher)
-    _checked(
-        connection.execute(
-            "UPDATE attempts SET state = ?, stop_reason = ?, spawn_failed = ?, ended_at = ?"
-            " WHERE id = ? AND state = ?",
-            (str(ended), str(stop_reason), int(spawn_failed), stamp, attempt_id, attempt_state),
-        ),
-        f"attempt {attempt_id} ended under us",
+    moved = connection.execute(
+        "UPDATE attempts SET state = ?, stop_reason = ?, spawn_failed = ?, ended_at = ?"
+        " WHERE id = ? AND state = ?",
+        (str(ended), str(stop_reason), int(spawn_failed), stamp, attempt_id, attempt_state),
     )
+    _checked(moved, f"attempt {attempt_id} ended under us")
     return int(task_id)
 
 
@@ -298,17 +263,12 @@ def _supersede(connection: sqlite3.Connection, task_id: int, stamp: str) -> None
     for pending in snapshots.redispatches_pending_on(connection, task_id):
         (record_state,) = connection.execute("SELECT state FROM events WHERE id = ?", (pending,)).fetchone()
         asked(RECORD_EDGES, RecordState(record_state), RecordState.admitted, Actor.person)  # the trigger's move
-    (task_state,) = connection.execute(
-        "SELECT CASE WHEN superseded_at IS NULL THEN 'live' ELSE 'superseded' END FROM tasks WHERE id = ?", (task_id,)
-    ).fetchone()
+    sql = "SELECT CASE WHEN superseded_at IS NULL THEN 'live' ELSE 'superseded' END FROM tasks WHERE id = ?"
+    (task_state,) = connection.execute(sql, (task_id,)).fetchone()
     asked(TASK_EDGES, TaskState(task_state), TaskState.superseded, Actor.dispatcher)
-    _checked(
-        connection.execute(
-            "UPDATE tasks SET superseded_at = ?, ended_at = ? WHERE id = ? AND superseded_at IS NULL",
-            (stamp, stamp, task_id),
-        ),
-        f"task {task_id} was already superseded",
-    )
+    sql = "UPDATE tasks SET superseded_at = ?, ended_at = ? WHERE id = ? AND superseded_at IS NULL"
+    moved = connection.execute(sql, (stamp, stamp, task_id))
+    _checked(moved, f"task {task_id} was already superseded")
 
 
 def _live_rows(connection: sqlite3.Connection, task_id: int, attempt_id: str) -> list[LiveRow]:
@@ -352,15 +312,13 @@ def _settled_rows(connection: sqlite3.Connection, task_id: int) -> list[SettledR
 
 
 def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> Intent | None:
-    """The completion notice the ended attempt calls for (``core.intents``), read back from the rows
-    its settlement wrote and whether a still-running notice of it is in flight; None when no event
-    needs one and none is."""
+    """The completion notice the ended attempt calls for (``core.message_kinds``), read back from the rows its
+    settlement wrote and whether a still-running notice of it is in flight; None when none is due."""
     attempt = snapshots.attempt(connection, attempt_id)
     if attempt is None or attempt.live:
         raise TransitionRefused(f"attempt {attempt_id} has not ended")
-    (originating_event_id,) = connection.execute(
-        "SELECT originating_event_id FROM tasks WHERE id = ?", (attempt.task_id,)
-    ).fetchone()
+    sql = "SELECT originating_event_id FROM tasks WHERE id = ?"
+    (originating_event_id,) = connection.execute(sql, (attempt.task_id,)).fetchone()
     origin = None if originating_event_id is None else snapshots.record(connection, originating_event_id)
     if origin is None:
         raise TransitionRefused(f"task {attempt.task_id} has no originating record")
@@ -371,10 +329,8 @@ def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime) -
 
 def still_running(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> Intent | None:
     """A still-running tick of a live attempt: count the occurrence and write its notice."""
-    counted = connection.execute(
-        "UPDATE attempts SET still_running = still_running + 1 WHERE id = ? AND state <> 'ended'",
-        (attempt_id,),
-    ).rowcount
+    sql = "UPDATE attempts SET still_running = still_running + 1 WHERE id = ? AND state <> 'ended'"
+    counted = connection.execute(sql, (attempt_id,)).rowcount
     if counted != 1:
         return None
     occurrence, originating_event_id = connection.execute(
@@ -415,8 +371,7 @@ def mark_left(connection: sqlite3.Connection, attempt_id: str, now: datetime) ->
 
 
 def left_launch(connection: sqlite3.Connection, event_id: int) -> LeftLaunch | None:
-    """The live attempt of the live task carrying ``event_id``, as a settlement reads it; None when
-    no live task carries it."""
+    """The live attempt of the live task carrying ``event_id``, as a settlement reads it, or None."""
     found = connection.execute(
         "SELECT t.id, a.id, a.state = 'launching', a.left_at IS NOT NULL,"
         " EXISTS (SELECT 1 FROM task_events p WHERE p.task_id = t.id AND p.pulled_at IS NOT NULL)"
@@ -434,30 +389,25 @@ def left_launch(connection: sqlite3.Connection, event_id: int) -> LeftLaunch | N
 def settle_left_launch(connection: sqlite3.Connection, plan: LaunchSettlement, by: str, now: datetime) -> None:
     """A person's settlement of an attempt left mid-launch: who and what they found, then the
     attempt's end as the dispatcher's own settlement, in the caller's one transaction."""
-    _checked(
-        connection.execute(
-            "UPDATE attempts SET settled_by = ?, settled_as = ? WHERE id = ? AND state = 'launching'"
-            " AND left_at IS NOT NULL",
-            (by, str(plan.claim), plan.facts.attempt_id),
-        ),
-        f"attempt {plan.facts.attempt_id} is no longer left mid-launch",
+    moved = connection.execute(
+        "UPDATE attempts SET settled_by = ?, settled_as = ? WHERE id = ? AND state = 'launching'"
+        " AND left_at IS NOT NULL",
+        (by, str(plan.claim), plan.facts.attempt_id),
     )
+    _checked(moved, f"attempt {plan.facts.attempt_id} is no longer left mid-launch")
     end_attempt(connection, plan.facts.attempt_id, plan.stop_reason, spawn_failed=plan.spawn_failed, now=now)
 
 
 def retire_token(connection: sqlite3.Connection, task_id: int, now: datetime) -> RecordedWorker:
     """A person's redispatch retires live task ``task_id``'s token (its worker's tools are refused
     from this transaction on); the task runs on until its attempt ends. Its recorded worker."""
-    _checked(
-        connection.execute(
-            "UPDATE tasks SET token_retired_at = COALESCE(token_retired_at, ?) WHERE id = ? AND superseded_at IS NULL",
-            (format_timestamp(now), task_id),
-        ),
-        f"task {task_id} is no longer live",
+    moved = connection.execute(
+        "UPDATE tasks SET token_retired_at = COALESCE(token_retired_at, ?) WHERE id = ? AND superseded_at IS NULL",
+        (format_timestamp(now), task_id),
     )
-    found = connection.execute(
-        "SELECT id, pid, pgid, process_started FROM attempts WHERE task_id = ? AND state <> 'ended'", (task_id,)
-    ).fetchone()
+    _checked(moved, f"task {task_id} is no longer live")
+    sql = "SELECT id, pid, pgid, process_started FROM attempts WHERE task_id = ? AND state <> 'ended'"
+    found = connection.execute(sql, (task_id,)).fetchone()
     if found is None:
         return RecordedWorker(None, None, None, "")
     return RecordedWorker(str(found[0]), found[1], found[2], str(found[3]))

@@ -1,5 +1,4 @@
-"""The worker's side of the ledger: the transactions behind ``get_dispatch``, ``ack_dispatch``,
-``complete_dispatch`` and ``reply_dispatch``, bound to one task token.
+"""The worker's side of the ledger: the transactions behind its four tools, bound to one task token.
 
 ``DispatchLedger`` keeps its token's SHA-256, never the token. Every call is one immediate
 transaction that first resolves the token to a live task: a token whose task ended or was retired is
@@ -18,7 +17,7 @@ import logging
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from returns.result import Failure, Result, Success
 
@@ -60,15 +59,7 @@ SELECT te.event_id, te.delivery, te.guard, te.pulled_at IS NOT NULL, te.ack_id, 
   FROM task_events te JOIN events e ON e.id = te.event_id
  WHERE te.task_id = ? AND te.retired_at IS NULL"""
 
-
-class _Decision(Protocol):
-    """What core decided on a worker's report: ``write``, or the row already says it."""
-
-    @property
-    def write(self) -> bool: ...
-
-
-Decided = TypeVar("Decided", bound=_Decision)
+Decided = TypeVar("Decided", bound="Acknowledge | Complete | Speak")  # core's word on a report: ``write`` or not
 
 WORDS_WAIT = 5.0  # how long a call that gave words waits for the connector to post them
 WORDS_POLL = 0.1
@@ -117,8 +108,6 @@ class DispatchLedger:
         with self._ledger.write() as connection:
             return self._task(connection)
 
-    # -- the four tools -------------------------------------------------------------------------
-
     def get_dispatch(self, request: GetRequest) -> Result[Dispatched, ToolRefusal]:
         with self._ledger.write() as connection:
             return self._task(connection).bind(lambda task_id: self._get(connection, task_id, request))
@@ -127,45 +116,35 @@ class DispatchLedger:
         from core.dispatch_tools.decisions import decide_ack  # noqa: PLC0415 -- at the first call
 
         return self._reported(
-            request.event_id,
-            lambda task_id, row: decide_ack(row, request.ack_id, request.text, task_id),
-            self._acknowledge,
-            None if request.text is None else _spoken_of(IntentKind.worker_ack),
+            request.event_id, lambda task_id, row: decide_ack(row, request.ack_id, request.text, task_id),
+            self._acknowledge, None if request.text is None else _spoken_of(IntentKind.worker_ack),
         )
 
     def complete_dispatch(self, request: CompleteRequest) -> Result[DeliveryReceipt, ToolRefusal]:
         from core.dispatch_tools.decisions import decide_complete  # noqa: PLC0415 -- at the first call
 
         return self._reported(
-            request.event_id,
-            lambda task_id, row: decide_complete(row, request.completion, task_id),
-            self._complete,
-            None if request.completion.reply is None else _spoken_of(IntentKind.worker_reply),
+            request.event_id, lambda task_id, row: decide_complete(row, request.completion, task_id),
+            self._complete, None if request.completion.reply is None else _spoken_of(IntentKind.worker_reply),
         )
 
     def reply_dispatch(self, request: ReplyRequest) -> Result[DeliveryReceipt, ToolRefusal]:
         from core.dispatch_tools.decisions import decide_reply  # noqa: PLC0415 -- at the first call
 
         return self._reported(
-            request.event_id,
-            lambda task_id, row: decide_reply(row, request.text, task_id),
-            self._speak,
+            request.event_id, lambda task_id, row: decide_reply(row, request.text, task_id), self._speak,
             lambda row, decision: (_spoken_keyed(row, decision.words.key), ""),
         )
 
     def _reported(
-        self,
-        event_id: int,
-        decide: Callable[[int, DispatchRow | None], Result[Decided, ToolRefusal]],
+        self, event_id: int, decide: Callable[[int, DispatchRow | None], Result[Decided, ToolRefusal]],
         write: Callable[[sqlite3.Connection, int, int, Decided], None],
         words: Callable[[DispatchRow, Decided], tuple[Spoken | None, str]] | None,
     ) -> Result[DeliveryReceipt, ToolRefusal]:
         """One report's transaction, then the wait for its words."""
         with self._ledger.write() as connection:
             answered = self._task(connection).bind(
-                lambda task_id: self._report(
-                    connection, task_id, event_id, lambda row: decide(task_id, row), write, words=words
-                )
+                lambda task_id: self._report(connection, task_id, event_id, decide, write, words=words)
             )
         return answered.map(self._awaited)
 
@@ -179,10 +158,8 @@ class DispatchLedger:
         if found is None:
             return Failure(refuse(RefusalKind.task_token_refused))
         if self._process_group is not None:
-            group = connection.execute(
-                "SELECT pgid FROM attempts WHERE task_id = ? AND state <> 'ended' AND pgid IS NOT NULL",
-                (int(found[0]),),
-            ).fetchone()
+            sql = "SELECT pgid FROM attempts WHERE task_id = ? AND state <> 'ended' AND pgid IS NOT NULL"
+            group = connection.execute(sql, (int(found[0]),)).fetchone()
             if group is not None and int(group[0]) != self._process_group:
                 return Failure(refuse(RefusalKind.task_token_refused, FOREIGN_GROUP))
         return Success(int(found[0]))
@@ -213,9 +190,9 @@ class DispatchLedger:
 
     def _report(
         self, connection: sqlite3.Connection, task_id: int, event_id: int,
-        decide: Callable[[DispatchRow | None], Result[Decided, ToolRefusal]],
+        decide: Callable[[int, DispatchRow | None], Result[Decided, ToolRefusal]],
         write: Callable[[sqlite3.Connection, int, int, Decided], None],
-        *, words: Callable[[DispatchRow, Decided], tuple[Spoken | None, str]] | None = None,
+        *, words: Callable[[DispatchRow, Decided], tuple[Spoken | None, str]] | None,
     ) -> Result[tuple[DeliveryReceipt, Spoken | None], ToolRefusal]:  # fmt: skip
         from core.dispatch_tools.instruction import receipt_of  # noqa: PLC0415 -- at the first call
         from core.worker_words import answer  # noqa: PLC0415 -- at the first call
@@ -234,7 +211,7 @@ class DispatchLedger:
             spoken, skipped = words(found, decision)
             return replace(receipt, words=answer(spoken, skipped=skipped)), spoken
 
-        return decide(row).map(apply)
+        return decide(task_id, row).map(apply)
 
     def _awaited(self, answered: tuple[DeliveryReceipt, Spoken | None]) -> DeliveryReceipt:
         """After the commit, the words' intent read until it settles, for ``words_wait``."""
@@ -274,10 +251,8 @@ class DispatchLedger:
 
         moved = worker_moves.acknowledge(connection, self._ledger.timestamp(), decision.ack_id, task_id, event_id)
         _compare_and_set(moved, "acknowledge", (task_id, event_id))
-        log.info(
-            "ack_dispatch task %d event %d: exposed -> delivered, ack id %s",
-            task_id, event_id, "recorded" if decision.ack_id is not None else "none",
-        )
+        ack = "recorded" if decision.ack_id is not None else "none"
+        log.info("ack_dispatch task %d event %d: exposed -> delivered, ack id %s", task_id, event_id, ack)
         self._words_and_progress(connection, task_id, event_id, decision.words)
 
     def _speak(self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Speak) -> None:
@@ -336,11 +311,8 @@ def _row(connection: sqlite3.Connection, task_id: int, event_id: int) -> Dispatc
 def _spoken(values: tuple[Any, ...]) -> Spoken:
     from core.dispatch_tools.instruction import Spoken  # noqa: PLC0415 -- at the first call
 
-    key, kind, body, state, receipt_id, message_kind = values
-    return Spoken(
-        str(key), IntentKind(str(kind)), str(body), str(state), None if receipt_id is None else int(receipt_id),
-        str(message_kind),
-    )  # fmt: skip
+    key, kind, *rest = values
+    return Spoken(key, IntentKind(kind), *rest)
 
 
 def _spoken_by_key(connection: sqlite3.Connection, key: str) -> Spoken | None:
@@ -350,11 +322,7 @@ def _spoken_by_key(connection: sqlite3.Connection, key: str) -> Spoken | None:
 
 def _spoken_of(kind: IntentKind) -> Callable[[DispatchRow, Any], tuple[Spoken | None, str]]:
     """The row's message of ``kind``, or why the words given were not written."""
-
-    def words(row: DispatchRow, decision: Any) -> tuple[Spoken | None, str]:
-        return row.spoken(kind), str(getattr(decision, "skipped", ""))
-
-    return words
+    return lambda row, decision: (row.spoken(kind), str(getattr(decision, "skipped", "")))
 
 
 def _spoken_keyed(row: DispatchRow, key: str) -> Spoken | None:
@@ -363,11 +331,9 @@ def _spoken_keyed(row: DispatchRow, key: str) -> Spoken | None:
 
 def _landed(receipt: DeliveryReceipt, spoken: Spoken) -> DeliveryReceipt:
     """The receipt with a landed message's id where the row records it."""
-    if spoken.receipt_id is None:
-        return receipt
-    if spoken.kind is IntentKind.worker_ack:
+    if spoken.receipt_id is not None and spoken.kind is IntentKind.worker_ack:
         return replace(receipt, ack_id=spoken.receipt_id)
-    if spoken.kind is IntentKind.worker_reply:
+    if spoken.receipt_id is not None and spoken.kind is IntentKind.worker_reply:
         return replace(receipt, reply_id=spoken.receipt_id)
     return receipt
 
@@ -376,22 +342,18 @@ def _dispatch_row(row: tuple[Any, ...]) -> DispatchRow:
     from core.dispatch_tools.instruction import DispatchRow, InstructionRecord  # noqa: PLC0415 -- at the first call
 
     (
-        event_id, delivery, guard, pulled, ack_id, outcome, reply_id, links,
-        state, event_type, trigger, bucket_id, recording_id, recording_type,
-        recording_url, reply_kind, reply_recording_id, requester_id, acknowledge, snapshot, reply_bucket_id,
+        event_id, delivery, guard, pulled, ack_id, outcome, reply_id, links, state, event_type, trigger, bucket_id,
+        recording_id, recording_type, recording_url, reply_kind, reply_recording_id, requester_id, acknowledge,
+        snapshot, reply_bucket_id,
     ) = row
-    record = InstructionRecord(
-        event_id=int(event_id), state=RecordState(state), event_type=str(event_type), trigger=str(trigger),
-        bucket_id=int(bucket_id), recording_id=int(recording_id), recording_type=str(recording_type),
-        recording_url=str(recording_url), reply_kind=str(reply_kind), reply_recording_id=int(reply_recording_id),
-        requester_id=int(requester_id), acknowledge=bool(acknowledge),
-        snapshot=None if snapshot is None else str(snapshot), reply_bucket_id=int(reply_bucket_id),
-    )  # fmt: skip
+    record = InstructionRecord(  # every table is STRICT: a value read is of its column's type
+        event_id, RecordState(state), event_type, trigger, bucket_id, recording_id, recording_type, recording_url,
+        reply_kind, reply_recording_id, requester_id, bool(acknowledge), snapshot, reply_bucket_id,
+    )
     return DispatchRow(
-        record=record, delivery=DeliveryState(delivery), guard=GuardState(guard), pulled=bool(pulled),
-        ack_id=None if ack_id is None else int(ack_id), outcome=EventOutcome(outcome),
-        reply_id=None if reply_id is None else int(reply_id), links=_links(links),
-    )  # fmt: skip
+        record, DeliveryState(delivery), GuardState(guard), bool(pulled), ack_id, EventOutcome(outcome), reply_id,
+        _links(links),
+    )
 
 
 def _links(text: object) -> tuple[str, ...]:

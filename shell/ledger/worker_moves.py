@@ -15,8 +15,6 @@ from datetime import datetime, timedelta
 from core.timestamps import format_timestamp
 from core.worker_words import WorkerMessage
 
-# -- task_events -------------------------------------------------------------------------------
-
 
 def expose(connection: sqlite3.Connection, now: str, task_id: int, event_id: int) -> int:
     """get_dispatch on an admitted row: exposed."""
@@ -48,27 +46,16 @@ def cancel_guard(connection: sqlite3.Connection, task_id: int, event_id: int) ->
 
 def acknowledge(connection: sqlite3.Connection, now: str, ack_id: int | None, task_id: int, event_id: int) -> int:
     """ack_dispatch: a pulled, exposed row delivered, with the worker's acknowledgement if any."""
-    where = (
+    return connection.execute(  # ack_id is NULL until now: NULL again when the worker gave none
+        "UPDATE task_events SET delivery = 'delivered', delivered_at = ?, ack_id = ?"
         " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND pulled_at IS NOT NULL"
-        " AND delivery = 'exposed' AND ack_id IS NULL"
-    )
-    if ack_id is None:
-        sql = "UPDATE task_events SET delivery = 'delivered', delivered_at = ?" + where
-        parameters: tuple[object, ...] = (now, task_id, event_id)
-    else:
-        sql = "UPDATE task_events SET delivery = 'delivered', delivered_at = ?, ack_id = ?" + where
-        parameters = (now, ack_id, task_id, event_id)
-    return connection.execute(sql, parameters).rowcount
+        " AND delivery = 'exposed' AND ack_id IS NULL",
+        (now, ack_id, task_id, event_id),
+    ).rowcount
 
 
 def complete(
-    connection: sqlite3.Connection,
-    task_id: int,
-    event_id: int,
-    *,
-    now: str,
-    outcome: str,
-    links: str,
+    connection: sqlite3.Connection, task_id: int, event_id: int, *, now: str, outcome: str, links: str,
     reply_id: int | None,
 ) -> int:
     """complete_dispatch: a pulled row completed with the worker's report."""
@@ -88,9 +75,6 @@ def complete(
     ).rowcount
 
 
-# -- events ------------------------------------------------------------------------------------
-
-
 def complete_record(connection: sqlite3.Connection, event_id: int, now: str) -> int:
     """complete_dispatch, when core says the record is done too: dispatched -> completed; the row count."""
     return connection.execute(
@@ -98,9 +82,6 @@ def complete_record(connection: sqlite3.Connection, event_id: int, now: str) -> 
         " WHERE id = ? AND state = 'dispatched'",
         (now, event_id),
     ).rowcount
-
-
-# -- attempts ----------------------------------------------------------------------------------
 
 
 PROGRESS_STAMP_EVERY = timedelta(seconds=30)  # a worker's report is its attempt's progress, stamped this often
@@ -114,9 +95,6 @@ def record_progress(connection: sqlite3.Connection, task_id: int, now: datetime)
         " AND (progress_at IS NULL OR progress_at <= ?)",
         (format_timestamp(now), task_id, format_timestamp(now - PROGRESS_STAMP_EVERY)),
     )
-
-
-# -- outbox ------------------------------------------------------------------------------------
 
 
 def write_words(

@@ -1,5 +1,4 @@
-"""The configuration file and the state directory of one (account, agent), on disk, and the
-configuration re-read while the connector runs.
+"""The configuration file and state directory of one (account, agent), and the file re-read while it runs.
 
 One state directory per (account, agent), ``$XDG_STATE_HOME/basecamp-connector/<account>-<agent>/``
 (``~/.local/state`` when unset or not absolute), holds ``config.json`` and ``ledger.sqlite3``. What
@@ -8,7 +7,7 @@ how to fix it, never loosened, tightened or followed (``shell.private_files``). 
 absent. A configuration that does not parse or validate is refused with every problem, one line
 each; the token file with one line naming the file, never its content. While it runs, the connector
 re-reads the file (``connectRoutesTTL``) by the same policy and applies what it authorizes
-(``core.route_reload``) whole: a loop sees the old routes or the new, never a mix."""
+(``core.configuration.authorize``) whole: a loop sees the old routes or the new, never a mix."""
 
 from __future__ import annotations
 
@@ -21,15 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.configuration import (
-    Authorization,
-    Configuration,
-    RouteFacts,
-    authorize,
-    news,
-    parse_configuration,
-    to_mapping,
-)
+from core.configuration import Configuration, RouteFacts, authorize, news, parse_configuration, to_mapping
 from core.file_kinds import CONFIG_NAME, LEDGER_NAME, FileKind
 from core.json_input import JsonRefused, decode_json
 from core.oauth import Credentials, read_token_text
@@ -38,6 +29,7 @@ from shell.errors import EXIT_CONFIG, EXIT_USAGE, UserError
 
 if TYPE_CHECKING:
     from core.admission import AdmissionSettings
+    from core.configuration import Authorization
 
 log = logging.getLogger("connector.config")
 
@@ -49,18 +41,13 @@ WRITABLE = os.W_OK | os.X_OK
 
 
 class ConfigurationInvalid(UserError):
-    """A configuration with problems; ``problems`` holds them, one line each."""
-
     def __init__(self, where: str, problems: tuple[str, ...]) -> None:
         self.problems = tuple(f"{where}: {line}" for line in problems)
-        # shell.cli.main prints "error: " before the message: each further line gets its own.
-        super().__init__("\nerror: ".join(self.problems), EXIT_CONFIG)
+        super().__init__("\nerror: ".join(self.problems), EXIT_CONFIG)  # main says "error: " before the first
 
 
 @dataclass(frozen=True, slots=True)
 class StatePaths:
-    """A state directory and the configuration and ledger files in it."""
-
     directory: Path
     config: Path
     ledger: Path
@@ -84,16 +71,12 @@ def state_paths(account_id: int, agent_id: int, environ: Mapping[str, str] | Non
 
 
 def is_state_directory(directory: Path, environ: Mapping[str, str] | None = None) -> bool:
-    """A state directory, or inside one: under ``state_root``, or holding a configuration or a
-    ledger by name."""
+    """A state directory or inside one: under ``state_root``, or holding a configuration or ledger by name."""
     root = state_root(environ).resolve()
     resolved = directory.resolve()
     if resolved == root or root in resolved.parents:
         return True
     return any(os.path.lexists(resolved / name) for name in (CONFIG_NAME, LEDGER_NAME))
-
-
-# --- owner-only checks: shell.private_files' one policy -------------------------------------
 
 
 def state_files(path: Path) -> tuple[Path, ...]:
@@ -109,9 +92,6 @@ def check_private_directory(path: Path) -> None:
 def ensure_private_directory(path: Path) -> None:
     """Make ``path`` (0700) if it is missing; refuse it if it exists and is not owner-only."""
     private_files.ensure_directory(path, "state directory", holds=state_files(path))
-
-
-# --- the configuration file -----------------------------------------------------------------
 
 
 def read_config_mapping(path: Path) -> dict[str, object] | None:
@@ -164,18 +144,13 @@ def save_config(path: Path, configuration: Configuration) -> None:
     except OSError as error:  # a full disk, a read-only directory: the old file stands
         raise UserError(
             f"cannot write {path}: {error.strerror or error}; nothing was written (any configuration there "
-            "is as it was)",
-            EXIT_CONFIG,
+            "is as it was)", EXIT_CONFIG,
         ) from error
 
 
-# --- the token ------------------------------------------------------------------------------
-
-
 def read_token_file(path: Path) -> str | Credentials:
-    """The bare token or the login's credentials in ``path``; refused, one line each, when not
-    owner-only, not a regular file, empty, over 64 KiB, not ASCII, holding a control character, or
-    unreadable. Never echoes the content."""
+    """The token or the login's credentials in ``path``, never echoed; one line refuses a file not
+    owner-only, not regular, empty, over 64 KiB, not ASCII, holding a control character, or unreadable."""
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the start
     except FileNotFoundError as error:
@@ -192,8 +167,7 @@ def read_token_file(path: Path) -> str | Credentials:
     if len(raw) > MAX_TOKEN_FILE_BYTES:  # cut, it would be read as a token it is not
         raise UserError(
             f"token file {path} holds more than {MAX_TOKEN_FILE_BYTES // 1024} KiB; a token file holds"
-            " one token or a login's credentials",
-            EXIT_CONFIG,
+            " one token or a login's credentials", EXIT_CONFIG,
         )
     try:
         text = raw.decode("ascii")
@@ -217,11 +191,7 @@ def read_token(path: Path) -> str:
 
 
 def locate_state(
-    state_dir: str | None,
-    account: str | int | None,
-    agent: str | int | None,
-    *,
-    confirm_pair: bool = True,
+    state_dir: str | None, account: str | int | None, agent: str | int | None, *, confirm_pair: bool = True
 ) -> StatePaths:
     """The state directory: ``state_dir``, else from the account and agent ids, else the only one.
     ``--account`` and ``--agent`` come together or not at all; beside ``--state-dir`` they must name
@@ -255,13 +225,10 @@ def locate_state(
 
 
 def route_facts(project_id: int, directory: str) -> RouteFacts:
-    """Route ``project_id``'s directory as the file system has it now, for ``core.route_preflight``:
+    """Route ``project_id``'s directory as the file system has it now, for ``core.configuration``:
     setup, run and doctor read it here and are answered there, so they judge alike and say it alike."""
     return RouteFacts(
-        project_id,
-        directory,
-        exists=os.path.exists(directory),
-        is_directory=os.path.isdir(directory),
+        project_id, directory, exists=os.path.exists(directory), is_directory=os.path.isdir(directory),
         writable=os.access(directory, WRITABLE),
     )
 
@@ -281,10 +248,8 @@ def read_authorization(path: Path, running: Configuration) -> Authorization:
 
 def routed_settings(settings: AdmissionSettings, authorization: Authorization) -> AdmissionSettings:
     return replace(
-        settings,
-        routed_projects=authorization.routed_projects,
-        watched_projects=authorization.watched_projects,
-        configuration_usable=authorization.usable,
+        settings, routed_projects=authorization.routed_projects,
+        watched_projects=authorization.watched_projects, configuration_usable=authorization.usable,
     )
 
 

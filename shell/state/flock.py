@@ -1,6 +1,5 @@
-"""One exclusive ``flock`` with its holder's metadata beside it: what both of the connector's locks
-are made of (``shell.state.lock``, ``shell.state.pair_lock``), and the one place a file lock is
-taken (``wait_for``: the token file's refresh, one process at a time).
+"""One exclusive ``flock`` with its holder's metadata beside it: what both connector locks are made of
+(``lock``, ``pair_lock``), and the one place a file lock is taken (``wait_for``: one token refresh at a time).
 
 ``take`` is non-blocking: the lock is had at once or not at all. It lives as long as its descriptor,
 and the kernel drops it when its holder dies, SIGKILL included, so no stale lock exists. The lock

@@ -4,8 +4,7 @@ The lock is ``shell.state.flock``'s on ``<account>-<agent>.connector.lock`` in t
 held for the life of the process, so nothing is cleaned up. Its metadata says who holds it (pid,
 start time, account, agent) and, while its re-read configuration is unusable, why, so a refusal
 and ``status`` (``peek``, without taking the lock) can name the holder. A state directory the lock
-cannot be taken in (read-only, unreadable, a full disk) is one line naming why
-(``ledger_failure``: exit 3), never a traceback."""
+cannot be taken in (read-only, unreadable, a full disk) is one line (``ledger_failure``: exit 3)."""
 from __future__ import annotations
 
 import os
@@ -24,15 +23,11 @@ LOCK_NAME = "connector.lock"
 
 
 class AlreadyRunning(UserError):
-    """Another connector holds this (account, agent)'s lock."""
-
     exit_code = EXIT_UNAVAILABLE
 
 
 @dataclass(frozen=True, slots=True)
 class Holder:
-    """Who the lock file's metadata says holds the instance lock."""
-
     pid: int
     started_at: str
     account_id: int
@@ -42,8 +37,6 @@ class Holder:
 
 
 class InstanceLock(flock.HeldLock):
-    """The held lock; ``release()`` (or process death) lets it go."""
-
     def note_configuration(self, problem: str) -> None:
         """Say in the metadata why the configuration file authorizes nothing ("" when usable)."""
         self.note(configuration_problem=problem)
@@ -56,12 +49,8 @@ def lock_path(state_dir: Path, account_id: int, agent_id: int) -> Path:
 def acquire(state_dir: Path, account_id: int, agent_id: int, now: datetime) -> InstanceLock:
     """Take the lock or raise ``AlreadyRunning`` naming who holds it."""
     path = lock_path(state_dir, account_id, agent_id)
-    metadata = {
-        "pid": os.getpid(),
-        "started_at": format_timestamp(now),
-        "account_id": account_id,
-        "agent_id": agent_id,
-    }
+    started = format_timestamp(now)
+    metadata = {"pid": os.getpid(), "started_at": started, "account_id": account_id, "agent_id": agent_id}
     try:
         held = flock.take(path, "lock file", metadata, InstanceLock)
     except OSError as error:  # the state directory's, in the ledger's words

@@ -27,14 +27,10 @@ CONFIG_NAME = "config.json"
 
 
 class RuntimeDirectorySquatted(UserError):
-    """The runtime directory belongs to another user: exit 3, naming what to do."""
-
     exit_code = EXIT_CONFIG
 
 
 class PairServed(UserError):
-    """Another connector on this machine serves this (account, agent)."""
-
     exit_code = EXIT_UNAVAILABLE
 
 
@@ -94,8 +90,7 @@ def _home_path(account_id: int, agent_id: int) -> Path:
 
 
 def record_home(account_id: int, agent_id: int, state_dir: Path) -> None:
-    path = _home_path(account_id, agent_id)
-    private_files.write_atomically(path, os.path.abspath(state_dir).encode())
+    private_files.write_atomically(_home_path(account_id, agent_id), os.path.abspath(state_dir).encode())
 
 
 def serving_elsewhere(account_id: int, agent_id: int, state_dir: Path) -> Path | None:

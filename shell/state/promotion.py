@@ -96,11 +96,8 @@ def observe(state: Path, shadow: Path) -> OnDisk:
     marker = read_marker(state)
     ledger, shadow_ledger = StatePaths.at(state).ledger, StatePaths.at(shadow).ledger
     return OnDisk(
-        marker=marker,
-        shadow_ledger=shadow_ledger.exists(),
-        shadow_hold=ledgers.hold_cause(shadow_ledger),
-        ledger=ledger.exists(),
-        ledger_hold=ledgers.hold_cause(ledger),
+        marker=marker, shadow_ledger=shadow_ledger.exists(), shadow_hold=ledgers.hold_cause(shadow_ledger),
+        ledger=ledger.exists(), ledger_hold=ledgers.hold_cause(ledger),
         aside=marker is not None and marker.aside is not None and (state / marker.aside).exists(),
         ledger_unsettled=ledgers.unsettled(ledger),
     )

@@ -342,8 +342,8 @@ OUTBOX = [
     ),
     rule(
         "a move core refuses raises before the ledger writes it",
-        "            raise MoveRefused(illegal)\n",
-        "            return target\n",
+        "        raise MoveRefused(stepped.failure())\n",
+        "        return target\n",
         "test_moves_ask_core.py",
     ),
     rule(

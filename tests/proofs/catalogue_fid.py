@@ -78,8 +78,8 @@ FID: list[Mutation] = [
     ),
     rule(
         "a still-running notice is in flight while it is sending, not before its claim",
-        "\"SELECT 1 FROM outbox WHERE attempt_id = ? AND kind = 'still_running' AND state = 'sending' LIMIT 1\",",
-        "\"SELECT 1 FROM outbox WHERE attempt_id = ? AND kind = 'still_running' AND state = 'pending' LIMIT 1\",",
+        "\"SELECT 1 FROM outbox WHERE attempt_id = ? AND kind = 'still_running' AND state = 'sending' LIMIT 1\"",
+        "\"SELECT 1 FROM outbox WHERE attempt_id = ? AND kind = 'still_running' AND state = 'pending' LIMIT 1\"",
         "test_a_worker_that_finishes_while_the_notice_is_between_claim_and_post_leaves_the_end_the_last_word",
         "test_a_still_running_notice_in_flight_when_its_work_ends_lands_once_and_the_end_has_the_last_word",
     ),

@@ -764,11 +764,11 @@ LEDGER = [
                 "def migrate(ledger: Ledger, read_at_open: int) -> None:",
             ),
             (
-                "        refuse_too_new(_read_version(connection, ledger_path, busy_timeout), ledger_path)\n"
+                "        refuse_too_new(_readable(lambda: schema_version(connection), ledger_path, busy_timeout), ledger_path)\n"
                 "        check_integrity(connection, ledger_path)\n"
                 "        _switch_to_wal(connection, ledger_path, busy_timeout)\n"
                 "        migrate(Ledger(connection, ledger_path, read_only=False, clock=clock, busy_timeout=busy_timeout))\n",
-                "        read_at_open = _read_version(connection, ledger_path, busy_timeout)\n"
+                "        read_at_open = _readable(lambda: schema_version(connection), ledger_path, busy_timeout)\n"
                 "        refuse_too_new(read_at_open, ledger_path)\n"
                 "        check_integrity(connection, ledger_path)\n"
                 "        _switch_to_wal(connection, ledger_path, busy_timeout)\n"

@@ -60,8 +60,8 @@ ONE_HOME: list[Mutation] = [
         "test_the_hash_is_defined_once_and_nothing_else_in_the_ledger_hashes",
         also=(
             (
-                "from core.states import EventOutcome\nfrom core.task_token import token_sha256\nfrom core.timestamps import",
-                "import hashlib\n\nfrom core.states import EventOutcome\nfrom core.timestamps import",
+                "EventOutcome, RecordState, TaskState\nfrom core.task_token import token_sha256\nfrom core.timestamps import",
+                "EventOutcome, RecordState, TaskState\nimport hashlib\n\nfrom core.timestamps import",
             ),
         ),
     ),

@@ -195,15 +195,15 @@ STATUS: list[Mutation] = [
     # the running connector's failed writes (shell/ledger/write_failures.py, connection.py)
     rule(
         "failed writes: a write whose storage failed is recorded where status reads it",
-        "        if failures is not None and is_storage_failure(error):\n"
+        "        if self._records and failures is not None and is_storage_failure(error):\n"
         "            failures.failed(error, self._ledger.clock.now())\n",
         "        pass\n",
         "test_status_shows_the_connectors_failed_write_until_its_next_good_one",
     ),
     rule(
         "failed writes: the next write that commits clears the record",
-        "            if kind is None:\n                failures.succeeded()\n",
-        "            if kind is None:\n                pass\n",
+        "        elif self._records and ledger.write_failures is not None:\n            ledger.write_failures.succeeded()\n",
+        "        elif self._records and ledger.write_failures is not None:\n            pass\n",
         "test_status_shows_the_connectors_failed_write_until_its_next_good_one",
     ),
     rule(
