@@ -106,11 +106,8 @@ def person_text(given: str, flag: str, says: str, max_length: int) -> str:
     refused empty, longer than ``max_length``, or holding a control or format character."""
     for place, char in enumerate(given):
         if unicodedata.category(char)[0] == "C" or unicodedata.category(char) in ("Zl", "Zp"):
-            raise UserError(
-                f"{flag} may not hold control characters (a newline, an escape, DEL, BEL...): "
-                f"U+{ord(char):04X} at character {place + 1}",
-                EXIT_USAGE,
-            )
+            raise UserError(f"{flag} may not hold control characters (a newline, an escape, DEL, BEL...): "
+                            f"U+{ord(char):04X} at character {place + 1}", EXIT_USAGE)
     text = given.strip()
     if not text:
         raise UserError(f"{flag} {says}; it may not be empty", EXIT_USAGE)

@@ -36,6 +36,15 @@ from shell.state.config import SHADOW_DIRECTORY, load_config, locate_state
 from shell.state.lock import AlreadyRunning, InstanceLock, acquire
 from shell.state.promotion import promote
 
+PROMOTE_DESCRIPTION = """\
+Turn the shadow run's ledger into the connector's under the durable hold. Both the
+shadow connector and the connector must be stopped. It sets the hold and tags every
+open shadow record for review in one transaction, then moves the ledger into the
+connector's state directory (an existing one is kept aside, named). A crash at any
+point leaves the untouched shadow or a held ledger: run promote again to finish.
+Start the connector afterwards: intake goes on from the shadow's position, nothing
+dispatches until `bin/connect release`, and held records wait for a person."""
+
 PROMOTE_EPILOG = """\
 examples:
   bin/connect shadow promote                 # both connectors stopped first
@@ -49,27 +58,12 @@ connector or the shadow connector runs (the line names its pid), or a ledger sta
 
 
 def register_shadow(subparsers: Subparsers) -> None:
-    shadow = add_command(
-        subparsers, "shadow",
-        "What to do with the ledger a `bin/connect run --shadow` kept.",
-        PROMOTE_EPILOG,
-    )
+    shadow = add_command(subparsers, "shadow", "What to do with the ledger a `bin/connect run --shadow` "
+                         "kept.", PROMOTE_EPILOG)
     verbs = shadow.add_subparsers(dest="verb", metavar="VERB", required=True)
-    parser = verbs.add_parser(
-        "promote",
-        help="make the shadow's ledger the connector's, under the hold",
-        description=(
-            "Turn the shadow run's ledger into the connector's under the durable hold. Both the\n"
-            "shadow connector and the connector must be stopped. It sets the hold and tags every\n"
-            "open shadow record for review in one transaction, then moves the ledger into the\n"
-            "connector's state directory (an existing one is kept aside, named). A crash at any\n"
-            "point leaves the untouched shadow or a held ledger: run promote again to finish.\n"
-            "Start the connector afterwards: intake goes on from the shadow's position, nothing\n"
-            "dispatches until `bin/connect release`, and held records wait for a person."
-        ),
-        epilog=PROMOTE_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = verbs.add_parser("promote", help="make the shadow's ledger the connector's, under the hold",
+                              description=PROMOTE_DESCRIPTION, epilog=PROMOTE_EPILOG,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
     add_person_arguments(parser, "who promotes, recorded with the hold (default local:<your user name>)")
     parser.set_defaults(run=_promote)
 

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from returns.result import Failure, Success
+from returns.result import Failure
 
-from core.decisions import Action, DecisionRefused, WorkerState, worker_state
+from core.decisions import Action, WorkerState, worker_state
 from core.settlement import LaunchFinding
 from shell import processes
 from shell.cli.arguments import add_person_arguments, deciding_person, positive_integer, reason_of
@@ -59,9 +59,8 @@ class Decider:
 
 
 @contextmanager
-def deciding_on(
-    path: Path, clock: Clock, busy_timeout: float = connection.BUSY_TIMEOUT_SECONDS
-) -> Iterator[connection.Ledger]:
+def deciding_on(path: Path, clock: Clock,
+                busy_timeout: float = connection.BUSY_TIMEOUT_SECONDS) -> Iterator[connection.Ledger]:
     """The ledger at ``path`` as it exists, for a person's decision (``bin/outbox-resolve``'s too).
     What the disk or SQLite says while it is opened or the decision written is one line that says
     nothing was recorded: the decision's transaction rolled back whole."""
@@ -81,8 +80,7 @@ def deciding_on(
 
 def person_of(args: argparse.Namespace) -> Decider:
     """Who decides, then where: a usage error before any file is read."""
-    by = deciding_person(args.by)
-    return Decider(by, locate_state(args.state_dir, args.account, args.agent))
+    return Decider(deciding_person(args.by), locate_state(args.state_dir, args.account, args.agent))
 
 
 def answer(args: argparse.Namespace, result: dict[str, Any]) -> int:
@@ -230,17 +228,17 @@ def _decide(args: argparse.Namespace, action: Action) -> int:
             raise UserError(f"the ledger holds no event {args.event_id}", EXIT_NOT_FOUND) from None
     holder = peek(deciding.paths.directory, configuration.account_id, configuration.agent_id)
     connector_runs = holder is not None and holder.pid_present is not False
-    match decided:
-        case Success(done):
-            taken = _taken(done, connector_runs)
-            if done.plan.stop_task is not None:
-                taken.update(_stopped(done.worker))
-                taken["summary"] += f"; its worker {taken.pop('worker_phrase')}"
-            return answer(args, taken)
-        case Failure(refusal):
-            found = _refused(action, refusal)
-            return answer(args, found) if refusal.already else refused(args, found)
-    raise AssertionError("unreachable")  # pragma: no cover
+    if isinstance(decided, Failure):
+        refusal = decided.failure()
+        found = {"event_id": refusal.event_id, "action": str(action), "decided": False,
+                 "already": refusal.already, "summary": refusal.reason}
+        return answer(args, found) if refusal.already else refused(args, found)
+    done = decided.unwrap()
+    taken = _taken(done, connector_runs)
+    if done.plan.stop_task is not None:
+        taken.update(_stopped(done.worker))
+        taken["summary"] += f"; its worker {taken.pop('worker_phrase')}"
+    return answer(args, taken)
 
 
 def _taken(done: Decided, connector_runs: bool) -> dict[str, Any]:
@@ -283,11 +281,6 @@ def _stopped(worker: RecordedWorker | None) -> dict[str, Any]:
             "worker_signaled": bool(signals), "pending": True}  # fmt: skip
 
 
-def _refused(action: Action, refusal: DecisionRefused) -> dict[str, Any]:
-    return {"event_id": refusal.event_id, "action": str(action), "decided": False, "already": refusal.already,
-            "summary": refusal.reason}  # fmt: skip
-
-
 SETTLE_LAUNCH_DESCRIPTION = """\
 A connector stopped between launching a worker and recording its process leaves the
 attempt launching: nobody can tell whether the worker ran, so its task holds the
@@ -324,13 +317,11 @@ def _settle_launch(args: argparse.Namespace) -> int:
     deciding = person_of(args)
     with deciding.ledger() as ledger:
         settled = settle_launch(ledger, args.event_id, args.claim, deciding.by, deciding.clock.now())
-    match settled:
-        case Success(plan):
-            return answer(args, {
-                "event_id": args.event_id, "settled": True, "claim": str(plan.claim),
-                "settled_by": deciding.by, "task_id": plan.facts.task_id, "attempt_id": plan.facts.attempt_id,
-                "stop_reason": str(plan.stop_reason), "summary": plan.summary,
-            })
-        case Failure(why):
-            return refused(args, {"event_id": args.event_id, "settled": False, "summary": why})
-    raise AssertionError("unreachable")  # pragma: no cover
+    if isinstance(settled, Failure):
+        return refused(args, {"event_id": args.event_id, "settled": False, "summary": settled.failure()})
+    plan = settled.unwrap()
+    return answer(args, {
+        "event_id": args.event_id, "settled": True, "claim": str(plan.claim), "settled_by": deciding.by,
+        "task_id": plan.facts.task_id, "attempt_id": plan.facts.attempt_id,
+        "stop_reason": str(plan.stop_reason), "summary": plan.summary,
+    })  # fmt: skip

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from core.timestamps import format_duration
-from shell.cli.main import SUMMARIES
+from shell.cli.main import Subparsers, add_command
 from shell.demo.play import ConnectorFailed, StandInUnreachable, run_demo
 from shell.demo.script import GUARD_DELAY, RECONCILE_AFTER
 from shell.errors import EXIT_FAILURE, EXIT_OK, EXIT_UNAVAILABLE, UserError
@@ -49,21 +49,13 @@ Against a stand-in of your own (to watch its record or script faults while the d
   bin/connect demo --standin standin.json"""
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "demo", help=SUMMARIES["demo"], description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "--standin",
-        metavar="FILE",
-        type=Path,
-        help="use a running stand-in: FILE holds the JSON line `bin/connect standin --json` printed "
-        "(default: start one with the demo world)",
-    )
-    parser.add_argument(
-        "--keep", action="store_true", help="keep the demo's directory (configuration, ledger, log)"
-    )
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(subparsers, "demo", DESCRIPTION)
+    parser.add_argument("--standin", metavar="FILE", type=Path,
+                        help="use a running stand-in: FILE holds the JSON line `bin/connect standin --json` "
+                        "printed (default: start one with the demo world)")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the demo's directory (configuration, ledger, log)")
     parser.add_argument("--json", action="store_true", help="no narration; one JSON object at the end")
     parser.set_defaults(run=run)
 

@@ -63,14 +63,11 @@ exit codes: 0 nothing failing (warnings allowed); 1 at least one check failing; 
 def register(subparsers: Subparsers) -> None:
     parser = add_command(subparsers, "doctor", DESCRIPTION)
     add_state_arguments(parser)
-    parser.add_argument(
-        "--deep", action="store_true",
-        help="also spawn the worker and wait for its MCP handshake; integrity_check the ledger",
-    )  # fmt: skip
-    parser.add_argument(
-        "--deep-seconds", type=positive_seconds, default=DEEP_SECONDS, metavar="SECONDS",
-        help=f"with --deep, how long the worker has to complete the handshake (default {DEEP_SECONDS:g})",
-    )  # fmt: skip
+    parser.add_argument("--deep", action="store_true", help="also spawn the worker and wait for its MCP "
+                        "handshake; integrity_check the ledger")
+    parser.add_argument("--deep-seconds", type=positive_seconds, default=DEEP_SECONDS, metavar="SECONDS",
+                        help=f"with --deep, how long the worker has to complete the handshake "
+                        f"(default {DEEP_SECONDS:g})")
     parser.add_argument("--json", action="store_true", help="print one JSON object: {checks: [...], ok}")
     parser.set_defaults(run=run)
 
@@ -104,14 +101,9 @@ def examine(args: argparse.Namespace, clock: Clock) -> list[Check]:
     if command is not None:
         checks += local.claude_code(command, loaded.worker_allow.named())
     if args.deep and command is not None:
-        handshake = probe(
-            command, ledger=paths.ledger, agent_id=loaded.agent_id, seconds=args.deep_seconds, clock=clock
-        )
+        handshake = probe(command, ledger=paths.ledger, agent_id=loaded.agent_id, seconds=args.deep_seconds,
+                          clock=clock)
         checks.append(handshake_check(handshake))
-    checks += [
-        local.ledger(paths, full=args.deep),
-        local.disk(paths),
-        local.lock(paths, loaded),
-        local.pair(paths, loaded),
-    ]
+    checks += [local.ledger(paths, full=args.deep), local.disk(paths), local.lock(paths, loaded),
+               local.pair(paths, loaded)]
     return checks

@@ -34,13 +34,7 @@ from core.links import same_origin, transport_allowed
 from core.text import printable
 from core.timestamps import format_timestamp
 from shell import private_files
-from shell.basecamp.tokens import (
-    LaunchpadFailed,
-    authorization,
-    device_request,
-    discover,
-    token_request,
-)
+from shell.basecamp.tokens import LaunchpadFailed, authorization, device_request, discover, token_request
 from shell.cli.arguments import positive_seconds
 from shell.cli.main import Subparsers, add_command
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_REFUSED, EXIT_UNAVAILABLE, UserError
@@ -105,11 +99,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--redirect-port must be 0 to 65535, not {args.redirect_port}", EXIT_CONFIG)
     launchpad = args.launchpad.rstrip("/")
     if not transport_allowed(launchpad):  # before anyone is sent to a sign-in page in plain text
-        raise UserError(
-            f"--launchpad must be https (plain http only to a loopback address): {printable(launchpad)};"
-            " nobody was sent to sign in, nothing written",
-            EXIT_CONFIG,
-        )
+        raise UserError("--launchpad must be https (plain http only to a loopback address): "
+                        f"{printable(launchpad)}; nobody was sent to sign in, nothing written", EXIT_CONFIG)
     registered = oauth.app(f"{launchpad}{oauth.TOKEN_PATH}", args.client_id, secret, datetime.now(UTC))
     try:
         if args.device:
@@ -124,9 +115,8 @@ def run(args: argparse.Namespace) -> int:
     return _report(args.json, token_file, format_timestamp(credentials.expires_at), found)
 
 
-def _loopback_flow(
-    launchpad: str, registered: oauth.Credentials, args: argparse.Namespace
-) -> oauth.Credentials:
+def _loopback_flow(launchpad: str, registered: oauth.Credentials,
+                   args: argparse.Namespace) -> oauth.Credentials:
     state = secrets.token_urlsafe(16)
     with _Callback(args.redirect_port, state) as callback:
         redirect_uri = f"http://127.0.0.1:{callback.port}{CALLBACK_PATH}"
@@ -147,10 +137,9 @@ def _loopback_flow(
 def _device_flow(launchpad: str, registered: oauth.Credentials, timeout: float) -> oauth.Credentials:
     endpoint = oauth.device_endpoint(discover(launchpad))
     if endpoint is None:
-        raise UserError(
-            f"{launchpad} offers no device flow (its OAuth discovery names no device authorization "
-            "endpoint): sign in without --device, by the loopback redirect", EXIT_REFUSED,
-        )  # fmt: skip
+        raise UserError(f"{launchpad} offers no device flow (its OAuth discovery names no device "
+                        "authorization endpoint): sign in without --device, by the loopback redirect",
+                        EXIT_REFUSED)
     if not same_origin(endpoint, launchpad):  # a discovery document sends nobody elsewhere
         raise UserError(f"{launchpad}'s OAuth discovery names a device endpoint on another origin: not"
                         " followed; sign in without --device", EXIT_REFUSED)  # fmt: skip
@@ -192,11 +181,9 @@ def _check_destination(token_file: Path) -> None:
     if not token_file.parent.is_dir():
         raise UserError(f"no directory {token_file.parent} for the token file", EXIT_CONFIG)
     if is_state_directory(token_file.parent):
-        raise UserError(
-            f"token file {token_file} is inside a state directory ({token_file.parent}), which holds "
-            "the connector's own files; nothing written: keep the token elsewhere, e.g. "
-            "~/.config/agent.token", EXIT_CONFIG,
-        )  # fmt: skip
+        raise UserError(f"token file {token_file} is inside a state directory ({token_file.parent}), which "
+                        "holds the connector's own files; nothing written: keep the token elsewhere, e.g. "
+                        "~/.config/agent.token", EXIT_CONFIG)
     if token_file.exists() or token_file.is_symlink():
         private_files.check_file(token_file, "token file", " (it is replaced by the new token)")
     private_files.refuse_other_kind(token_file, "token file", FileKind.token)

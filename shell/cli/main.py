@@ -64,19 +64,14 @@ def chosen(argv: list[str] | tuple[str, ...]) -> str | None:
     return next((argument for argument in argv if not argument.startswith("-")), None)
 
 
-def build_parser(
-    commands: Sequence[str] = COMMANDS, *, listed: Sequence[str] = ()
-) -> argparse.ArgumentParser:
+def build_parser(commands: Sequence[str] = COMMANDS, *,
+                 listed: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The parser with ``commands`` in full (their modules imported), and each other one of
     ``listed`` by its summary only."""
     parser: argparse.ArgumentParser = CommandParser(
-        prog="bin/connect",
-        description=(
-            "The Basecamp connector: reads an account's event feed, runs a worker for the "
-            "requests addressed to the agent, and posts its own lifecycle messages exactly "
-            "once or not at all."
-        ),
-        epilog="Run `bin/connect COMMAND --help` for what each command does.",
+        prog="bin/connect", epilog="Run `bin/connect COMMAND --help` for what each command does.",
+        description="The Basecamp connector: reads an account's event feed, runs a worker for the requests "
+        "addressed to the agent, and posts its own lifecycle messages exactly once or not at all.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log each transition to stderr")
@@ -84,9 +79,7 @@ def build_parser(
     for name in COMMANDS:
         if name in commands:  # only these are imported: a one-command start is faster
             module = importlib.import_module(module_name(name))
-            register: Callable[[Subparsers], None] = (
-                getattr(module, f"register_{name.replace('-', '_')}", None) or module.register
-            )
+            register = getattr(module, f"register_{name.replace('-', '_')}", None) or module.register
             register(subparsers)
         elif name in listed:
             subparsers.add_parser(name, help=SUMMARIES[name], add_help=False)

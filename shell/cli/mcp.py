@@ -62,14 +62,11 @@ def register(subparsers: Subparsers) -> None:
                         help="the agent's Basecamp Person id, whose own mentions are stripped from "
                         "instructions (without it, an instruction's content keeps them)")
     source = parser.add_mutually_exclusive_group()
-    source.add_argument(
-        "--token-env", metavar="NAME", default=TOKEN_ENV,
-        help=f"the environment variable holding the task token (default {TOKEN_ENV}); removed once read",
-    )  # fmt: skip
-    source.add_argument(
-        "--token-fd", metavar="N", type=descriptor,
-        help="an inherited pipe or socket carrying the task token; read to its end and closed",
-    )  # fmt: skip
+    source.add_argument("--token-env", metavar="NAME", default=TOKEN_ENV,
+                        help=f"the environment variable holding the task token (default {TOKEN_ENV}); "
+                        "removed once read")
+    source.add_argument("--token-fd", metavar="N", type=descriptor, help="an inherited pipe or socket "
+                        "carrying the task token; read to its end and closed")
     parser.set_defaults(run=run)
 
 
@@ -97,8 +94,7 @@ def run(args: argparse.Namespace) -> int:
 
 def take_token(env_name: str | None, descriptor: int | None) -> str:
     if descriptor is not None:
-        left_behind = os.environ.pop(TOKEN_ENV, None)
-        if left_behind is not None:
+        if os.environ.pop(TOKEN_ENV, None) is not None:
             raise UserError(f"a task token was also left in ${TOKEN_ENV}; it was removed. "
                             "A token has one way in: refusing to start", EXIT_CONFIG)
         raw = _read_descriptor(descriptor)

@@ -84,10 +84,8 @@ def register(subparsers: Subparsers) -> None:
     add_state_arguments(parser)
     parser.add_argument("--shadow", action="store_true",
                         help="admit and log on a ledger of its own; dispatch nothing, post nothing")
-    parser.add_argument(
-        "--hold", action="store_true",
-        help="set the durable hold before intake starts: nothing launches or posts until `release`",
-    )  # fmt: skip
+    parser.add_argument("--hold", action="store_true", help="set the durable hold before intake starts: "
+                        "nothing launches or posts until `release`")
     parser.add_argument("--reason", metavar="TEXT", default="run --hold",
                         help="why, with --hold (default 'run --hold')")
     parser.add_argument("--by", help="who holds it, with --hold (default local:<your user name>)")
@@ -122,20 +120,12 @@ def _run_checked(args: argparse.Namespace) -> int:
     ids = (configuration.account_id, configuration.agent_id)
     with pair_lock.acquire(*ids, paths.directory, clock.now(), shadow=args.shadow):
         pair_lock.refuse_if_served_elsewhere(*ids, paths.directory)
-        return _run_locked(
-            args, paths, configuration, clock, times=(poll_every, bound), hold=(hold_by, hold_reason)
-        )
+        return _run_locked(args, paths, configuration, clock, times=(poll_every, bound),
+                           hold=(hold_by, hold_reason))
 
 
-def _run_locked(
-    args: argparse.Namespace,
-    paths: StatePaths,
-    configuration: Configuration,
-    clock: SystemClock,
-    *,
-    times: tuple[timedelta, timedelta],
-    hold: tuple[str, str],
-) -> int:
+def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Configuration, clock: SystemClock,
+                *, times: tuple[timedelta, timedelta], hold: tuple[str, str]) -> int:
     """The connector, once this machine's one lock of its (account, agent) is held. ``times``: the
     feed's interval and the shutdown's bound; ``hold``: who holds it and why (with ``--hold``)."""
     poll_every, bound = times
@@ -155,10 +145,8 @@ def _run_locked(
         if args.hold:  # before intake starts
             print(set_hold(ledger, *hold, clock.now()).summary, flush=True)
         connector = Connector(
-            configuration, ledger, client, clock, command, directory / "sessions",
-            shadow=args.shadow, poll_every=poll_every,
-            live=not args.no_live,
-            on_event=lambda line: print(line, flush=True),
+            configuration, ledger, client, clock, command, directory / "sessions", shadow=args.shadow,
+            poll_every=poll_every, live=not args.no_live, on_event=lambda line: print(line, flush=True),
             config_path=paths.config, note_configuration=lock.note_configuration,
         )  # fmt: skip
         _serve(connector, ledger_path, _stop_requested, bound, _running(configuration, args.shadow))
@@ -173,11 +161,9 @@ def _run_locked(
 
 def _agents_client(configuration: Configuration, tokens: Tokens, clock: SystemClock) -> BasecampClient:
     client = BasecampClient(configuration.base_url, configuration.account_id, tokens, USER_AGENT, clock=clock)
-    check_identity(
-        client, agent_id=configuration.agent_id, token_file=configuration.token_file,
-        base_url=configuration.base_url, consequence="not started",
-        wrong_person_hint=" (give the agent's own token, or run setup for that person)",
-    )  # fmt: skip
+    check_identity(client, agent_id=configuration.agent_id, token_file=configuration.token_file,
+                   base_url=configuration.base_url, consequence="not started",
+                   wrong_person_hint=" (give the agent's own token, or run setup for that person)")
     return client
 
 
@@ -201,9 +187,8 @@ def _worker_command(configuration: Configuration, poll_every: timedelta, *, shad
     return command
 
 
-def _instance_lock(
-    directory: Path, configuration: Configuration, clock: SystemClock, *, shadow: bool
-) -> InstanceLock:
+def _instance_lock(directory: Path, configuration: Configuration, clock: SystemClock, *,
+                   shadow: bool) -> InstanceLock:
     try:
         if shadow:
             private_files.ensure_directory(directory, "shadow directory")
@@ -223,9 +208,8 @@ def _stopped_before_start() -> int:
     return EXIT_OK
 
 
-def _serve(
-    connector: Connector, ledger_path: Path, requested: Callable[[], bool], bound: timedelta, running: str
-) -> None:
+def _serve(connector: Connector, ledger_path: Path, requested: Callable[[], bool], bound: timedelta,
+           running: str) -> None:
     """The start, then the loops until a signal (a signal during the start ends it there)."""
     try:
         held = connector.start(timedelta(seconds=60), requested=requested)
@@ -234,11 +218,8 @@ def _serve(
     except OutboxLedgerError as error:
         raise LedgerError(f"{ledger_path}: the start could not settle the outbox: {error}") from error
     if connector.stopped_in is not None:
-        print(
-            f"stopped during the start ({connector.stopped_in}): what it had not settled is left"
-            " as it was, for the next start",
-            file=sys.stderr,
-        )
+        print(f"stopped during the start ({connector.stopped_in}): what it had not settled is left as it was,"
+              " for the next start", file=sys.stderr)
         return
     print(f"running {running} {_start_facts(connector.ledger, held)}", flush=True)
     connector.run(requested=requested, within=bound)

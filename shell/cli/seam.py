@@ -125,20 +125,15 @@ def bad_usage(message: str, *, as_json: bool) -> int:
 def _say(message: str, exit_code: int, as_json: bool) -> int:
     """Each of an error's own lines (a ``ConfigurationInvalid`` joins them with ``\\nerror: ``)
     escaped, a newline too, whatever text (a path, a name) it carries."""
-    message = _LINES.join(escaped(line) for line in message.split(_LINES))
-    print(f"error: {message}", file=sys.stderr)
+    lines = [escaped(line) for line in message.split(_LINES)]
+    print(f"error: {_LINES.join(lines)}", file=sys.stderr)
     if as_json:
-        _print_json(message, exit_code)
-    return exit_code
-
-
-def _print_json(message: str, exit_code: int) -> None:
-    lines = message.split(_LINES)  # a ConfigurationInvalid's further lines
-    try:
         said = {"error": lines[0], "errors": lines, "exit_code": exit_code}
-        print(json.dumps(said, ensure_ascii=False), flush=True)
-    except StdoutUnwritable:
-        stop_writing()  # said on stderr already; the exit code stands
+        try:
+            print(json.dumps(said, ensure_ascii=False), flush=True)
+        except StdoutUnwritable:
+            stop_writing()  # said on stderr already; the exit code stands
+    return exit_code
 
 
 class _Stdout(io.TextIOWrapper):

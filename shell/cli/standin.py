@@ -21,7 +21,7 @@ from shell.basecamp.standin.faults import RateLimit, seconds
 from shell.basecamp.standin.server import StandIn
 from shell.basecamp.standin.world import WORLDS, World
 from shell.cli.arguments import port, positive_integer
-from shell.cli.main import SUMMARIES
+from shell.cli.main import Subparsers, add_command
 from shell.errors import EXIT_OK, EXIT_UNAVAILABLE, UserError
 
 T = TypeVar("T")
@@ -64,50 +64,35 @@ Its tokens live two weeks, like Launchpad's, unless told otherwise:
 Stops on Ctrl-C or SIGTERM, exiting 0."""
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "standin", help=SUMMARIES["standin"], description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )  # fmt: skip
-    parser.add_argument(
-        "--port", type=port, default=0, help="port to listen on at 127.0.0.1 (default 0: any free port)"
-    )
-    parser.add_argument(
-        "--world", choices=WORLDS, default="demo",
-        help="demo: three projects, the agent and two other people (default); "
-        "empty: one project, one card, one Campfire",
-    )  # fmt: skip
-    parser.add_argument(
-        "--account", type=positive_integer, default=None, metavar="ID",
-        help="an account id of your own for the world (default: the world's, 5550001 for demo); give "
-        "one when someone else on this machine tries the stand-in too, so your (account, agent) "
-        "pairs differ",
-    )  # fmt: skip
-    parser.add_argument(
-        "--feed-delay", type=_checked(lambda text: seconds(float(text), "the feed delay")), default=0.0,
-        metavar="SECONDS",
-        help="the poll lane (events.json) serves an event only this many seconds after it happened, "
-        "as Basecamp's does (about 30); the live lane is not delayed (default 0)",
-    )  # fmt: skip
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(subparsers, "standin", DESCRIPTION)
+    parser.add_argument("--port", type=port, default=0,
+                        help="port to listen on at 127.0.0.1 (default 0: any free port)")
+    parser.add_argument("--world", choices=WORLDS, default="demo",
+                        help="demo: three projects, the agent and two other people (default); "
+                        "empty: one project, one card, one Campfire")
+    parser.add_argument("--account", type=positive_integer, default=None, metavar="ID",
+                        help="an account id of your own for the world (default: the world's, 5550001 for "
+                        "demo); give one when someone else on this machine tries the stand-in too, so "
+                        "your (account, agent) pairs differ")
+    parser.add_argument("--feed-delay", type=_checked(lambda text: seconds(float(text), "the feed delay")),
+                        default=0.0, metavar="SECONDS",
+                        help="the poll lane (events.json) serves an event only this many seconds after it "
+                        "happened, as Basecamp's does (about 30); the live lane is not delayed (default 0)")
     parser.add_argument("--json", action="store_true", help="print the first line as one JSON object")
-    parser.add_argument(
-        "--rate-limit", type=_checked(RateLimit.parse), default=RateLimit(), metavar="N/SECONDS|off",
-        help="Basecamp's limit per client address, enforced with 429 and Retry-After "
-        "(default 50/10, as Basecamp; off: none)",
-    )  # fmt: skip
+    parser.add_argument("--rate-limit", type=_checked(RateLimit.parse), default=RateLimit(),
+                        metavar="N/SECONDS|off", help="Basecamp's limit per client address, enforced with "
+                        "429 and Retry-After (default 50/10, as Basecamp; off: none)")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        standin = StandIn(
-            world=args.world, port=args.port, rate_limit=args.rate_limit, feed_delay=args.feed_delay,
-            account_id=args.account,
-        )  # fmt: skip
+        standin = StandIn(world=args.world, port=args.port, rate_limit=args.rate_limit,
+                          feed_delay=args.feed_delay, account_id=args.account)
     except OSError as error:
-        raise UserError(
-            f"cannot listen on 127.0.0.1:{args.port}: {error.strerror or error}", EXIT_UNAVAILABLE
-        ) from error
+        raise UserError(f"cannot listen on 127.0.0.1:{args.port}: {error.strerror or error}",
+                        EXIT_UNAVAILABLE) from error
     stop: list[int] = []
 
     def on_signal(signal_number: int, frame: FrameType | None) -> None:
@@ -142,21 +127,13 @@ def describe(standin: StandIn) -> dict[str, Any]:
     """What a client needs to know about a running stand-in."""
     world: World = standin.world
     return {
-        "base_url": standin.base_url,
-        "account_url": standin.account_url,
-        "rate_limit": standin.limiter.limit.describe(),
-        "account_id": world.account_id,
-        "token": world.token,
-        "control_secret": standin.control_secret,
-        "agent_id": world.agent.id,
-        "agent_name": world.agent.name,
+        "base_url": standin.base_url, "account_url": standin.account_url,
+        "rate_limit": standin.limiter.limit.describe(), "account_id": world.account_id, "token": world.token,
+        "control_secret": standin.control_secret, "agent_id": world.agent.id, "agent_name": world.agent.name,
         "operator_id": world.operator.id,
         "people": [{"id": person.id, "name": person.name, "token": person.token} for person in world.people],
-        "projects": [
-            {"id": project.id, "name": project.name, "cards": list(project.recording_ids),
-             "campfire": project.campfire_id}
-            for project in world.projects
-        ],
+        "projects": [{"id": project.id, "name": project.name, "cards": list(project.recording_ids),
+                      "campfire": project.campfire_id} for project in world.projects],
     }
 
 

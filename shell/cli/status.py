@@ -121,10 +121,8 @@ not yet migrated, unreadable); 6 the ledger stayed busy."""
 def register(subparsers: Subparsers) -> None:
     parser = add_command(subparsers, "status", DESCRIPTION)
     add_state_arguments(parser)
-    parser.add_argument(
-        "--shadow", action="store_true",
-        help="show the shadow run's ledger (run --shadow, in <state>/shadow/): what it would do",
-    )  # fmt: skip
+    parser.add_argument("--shadow", action="store_true", help="show the shadow run's ledger (run --shadow, "
+                        "in <state>/shadow/): what it would do")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object (keys: see core/presentation/status_report.py)")
     parser.set_defaults(run=run)
@@ -151,11 +149,8 @@ def _where(paths: StatePaths, shadow: bool) -> tuple[StatePaths, Path]:
 def run(args: argparse.Namespace) -> int:
     paths, config = _where(locate_state(args.state_dir, args.account, args.agent), args.shadow)
     if not paths.directory.is_dir():
-        raise UserError(
-            f"no state directory at {paths.directory}: run bin/connect setup, then bin/connect run"
-            f"{' --shadow' if args.shadow else ''}",
-            EXIT_CONFIG,
-        )
+        raise UserError(f"no state directory at {paths.directory}: run bin/connect setup, then bin/connect "
+                        f"run{' --shadow' if args.shadow else ''}", EXIT_CONFIG)
     configuration = load_config(config)
     holder = peek(paths.directory, configuration.account_id, configuration.agent_id)
     try:
@@ -192,16 +187,14 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _status(
-    paths: StatePaths, configuration: Configuration, holder: Holder | None, ledger: LedgerSnapshot
-) -> Status:
+def _status(paths: StatePaths, configuration: Configuration, holder: Holder | None,
+            ledger: LedgerSnapshot) -> Status:
     lock_file = None if holder is None else replace(
         LockFile(holder.pid, holder.started_at, pid_status(holder.pid_present)),
         configuration_problem=holder.configuration_problem,
     )  # fmt: skip
     return Status(
-        account_id=configuration.account_id, agent_id=configuration.agent_id,
-        state_dir=str(paths.directory),
+        account_id=configuration.account_id, agent_id=configuration.agent_id, state_dir=str(paths.directory),
         ledger_path=str(paths.ledger), lock_file=lock_file, ledger=ledger,
         unsafe_test_timings=configuration.unsafe_test_timings,
         worker_allowed=configuration.worker_allow.named(), disk=_disk(paths.directory),

@@ -133,8 +133,8 @@ BAD = [
     ),
     rule(
         "streams: an error whose JSON cannot reach stdout keeps its exit code",
-        "    except StdoutUnwritable:\n        stop_writing()  # said on stderr already; the exit code stands",
-        "    except ZeroDivisionError:\n        stop_writing()  # said on stderr already; the exit code stands",
+        "        except StdoutUnwritable:\n            stop_writing()  # said on stderr already; the exit code stands",
+        "        except ZeroDivisionError:\n            stop_writing()  # said on stderr already; the exit code stands",
         "test_an_error_whose_json_cannot_reach_stdout_keeps_its_exit_code",
     ),
     rule(

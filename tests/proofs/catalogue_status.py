@@ -168,9 +168,9 @@ STATUS: list[Mutation] = [
     ),
     rule(
         "status: the token is never shown (a report that carried it is caught)",
-        "        state_dir=str(paths.directory),\n",
-        '        state_dir=str(paths.directory) + __import__("shell.state.config").state.config.read_token('
-        '__import__("pathlib").Path(configuration.token_file)),\n',
+        "state_dir=str(paths.directory),",
+        'state_dir=str(paths.directory) + __import__("shell.state.config").state.config.read_token('
+        '__import__("pathlib").Path(configuration.token_file)),',
         "test_neither_the_feed_position_nor_the_token_is_ever_shown",
     ),
     # shell/ledger.py (the read-only opener status relies on)
