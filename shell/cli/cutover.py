@@ -1,17 +1,15 @@
 """``bin/connect shadow promote`` and ``bin/connect import``: taking over from another connector.
 Promote makes the shadow run's ledger the connector's, under the hold; import applies a
-reconciliation file in one transaction, or nothing.
+reconciliation file in one transaction, or nothing (each ``--help`` gives the exit codes).
 
 Both need the connector stopped: each takes its instance lock (``shell.state.lock``; promote the
 shadow's too, after it) for the whole of its work and refuses naming the holder while one runs,
-exit 6, never stopping a process itself. Promote's steps and their crash safety are
+never stopping a process itself. Promote's steps and their crash safety are
 ``shell.state.promotion``'s: a crash at any point leaves the untouched shadow or a held ledger,
 and running promote again finishes; once finished it says so and changes nothing. An import file
-is at most 16 MB, refused larger before it is read whole (its size first, then a read of at most
-one byte more); reading and checking it is ``core.import_file.parse``, applying it one transaction
-(``shell.ledger.decisions.apply_import``). A file that cannot be read or is not a version-1
-reconciliation file is exit 2; an entry that cannot be applied is exit 5, naming the first such
-entry and saying nothing was changed. Each prints one summary line, or with ``--json`` the facts.
+is refused larger than ``MAX_BYTES`` before it is read whole (its size first, then a read of at
+most one byte more); reading and checking it is ``core.import_file.parse``, applying it one
+transaction (``shell.ledger.decisions.apply_import``).
 """
 
 from __future__ import annotations
@@ -33,7 +31,7 @@ from shell.clock import SystemClock
 from shell.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, UserError
 from shell.ledger.decisions import apply_import
 from shell.state.config import SHADOW_DIRECTORY, load_config, locate_state
-from shell.state.lock import AlreadyRunning, InstanceLock, acquire
+from shell.state.lock import AlreadyRunning, acquire
 from shell.state.promotion import promote
 
 PROMOTE_DESCRIPTION = """\
@@ -78,20 +76,16 @@ def _promote(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as locks:
         locks.enter_context(acquire(paths.directory, *ids, clock.now()))
         if shadow.is_dir():
-            locks.enter_context(_shadow_lock(shadow, ids, clock))
+            try:
+                locks.enter_context(acquire(shadow, *ids, clock.now()))
+            except AlreadyRunning as running:
+                raise AlreadyRunning(f"the shadow connector runs: {running}") from None
         done = promote(paths.directory, shadow, by, clock)
     result = {"promoted": not done.already, "already": done.already, "tagged_for_review": done.tagged,
               "held": done.held, "old_ledger_kept_as": done.aside,
               "steps": [str(step) for step in done.steps], "summary": done.summary}  # fmt: skip
     print(json.dumps(result, indent=2) if args.json else result["summary"])
     return EXIT_OK
-
-
-def _shadow_lock(shadow: Path, ids: tuple[int, int], clock: SystemClock) -> InstanceLock:
-    try:
-        return acquire(shadow, *ids, clock.now())
-    except AlreadyRunning as running:
-        raise AlreadyRunning(f"the shadow connector runs: {running}") from None
 
 
 IMPORT_DESCRIPTION = """\
@@ -128,9 +122,8 @@ def read_limited(path: Path) -> bytes:
         with path.open("rb") as handle:
             size = os.fstat(handle.fileno()).st_size
             if size > MAX_BYTES:  # said before a byte is read; a stream is cut at one byte more
-                limit = MAX_BYTES // (1024 * 1024)
-                too_large = f"{path}: {size} bytes, larger than {limit} MB; nothing was changed"
-                raise UserError(too_large, EXIT_USAGE)
+                raise UserError(f"{path}: {size} bytes, larger than {MAX_BYTES // (1024 * 1024)} MB; nothing "
+                                "was changed", EXIT_USAGE)
             raw = handle.read(MAX_BYTES + 1)
     except OSError as error:
         raise UserError(f"{path}: cannot be read ({error.strerror or error})", EXIT_USAGE) from error
@@ -157,11 +150,9 @@ def _import(args: argparse.Namespace) -> int:
                     raise UserError(f"{path}: {bad}; nothing was changed", EXIT_REFUSED)
                 case Success(done):
                     plan = done.plan
-    result = {
-        "imported": plan.entries, "tombstoned": [record.event_id for record in plan.discard],
-        "tombstones_added": list(plan.tombstones), "tagged_for_review": list(plan.review),
-        "done_already": list(plan.already), "held_not_in_ledger": list(plan.unknown_held),
-        "canceled_intents": list(done.canceled_intents), "summary": plan.summary,
-    }  # fmt: skip
+    result = {"imported": plan.entries, "tombstoned": [record.event_id for record in plan.discard],
+              "tombstones_added": list(plan.tombstones), "tagged_for_review": list(plan.review),
+              "done_already": list(plan.already), "held_not_in_ledger": list(plan.unknown_held),
+              "canceled_intents": list(done.canceled_intents), "summary": plan.summary}  # fmt: skip
     print(json.dumps(result, indent=2) if args.json else result["summary"])
     return EXIT_OK

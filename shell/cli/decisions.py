@@ -133,10 +133,8 @@ def described(done: HoldSet, by: str) -> dict[str, Any]:
         "set_by": by, "cause": plan.cause, "renewed": plan.already,
         "held_records": [record.event_id for record in plan.to_hold], "tagged_for_review": list(plan.review),
         "canceled_intents": list(done.canceled_intents),
-        "revoked_redispatches": [
-            {"decision_id": one.decision_id, "event_id": one.event_id, "task_id": one.task_id}
-            for one in done.plan.revoke
-        ],
+        "revoked_redispatches": [{"decision_id": one.decision_id, "event_id": one.event_id,
+                                  "task_id": one.task_id} for one in done.plan.revoke],
         "summary": done.summary,
     }  # fmt: skip
 

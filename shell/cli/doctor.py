@@ -1,12 +1,8 @@
 """``bin/connect doctor``: what would stop the connector, found before a request fails in public.
 
-Each check is one line (``core.doctor`` judges, ``shell.doctor`` measures); ``--json`` prints
-``core.doctor.report``. Exit 0 when nothing is failing, 1 when something is: even a state
-directory that cannot be found is a failing check, not an error line, so the answer keeps one
-shape. It is usable beside a running connector (no lock, the ledger read-only). ``--deep`` also
-spawns the worker as the dispatcher does and waits for its MCP handshake, and runs SQLite's full
-``integrity_check``; the default worker, Claude Code, is also asked its version and whether it
-can authenticate, by its own commands.
+Each check is one line (``core.doctor`` judges, ``shell.doctor`` measures; ``--help`` lists them
+and the exit codes); ``--json`` prints ``core.doctor.report``. Even a state directory that cannot
+be found is a failing check, not an error line, so the answer keeps one shape.
 """
 
 from __future__ import annotations

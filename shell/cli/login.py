@@ -22,6 +22,8 @@ import sys
 import threading
 import time
 import webbrowser
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -118,13 +120,13 @@ def run(args: argparse.Namespace) -> int:
 def _loopback_flow(launchpad: str, registered: oauth.Credentials,
                    args: argparse.Namespace) -> oauth.Credentials:
     state = secrets.token_urlsafe(16)
-    with _Callback(args.redirect_port, state) as callback:
-        redirect_uri = f"http://127.0.0.1:{callback.port}{CALLBACK_PATH}"
+    with _callback(args.redirect_port, state) as (port, wait):
+        redirect_uri = f"http://127.0.0.1:{port}{CALLBACK_PATH}"
         url = oauth.authorize_url(launchpad, registered.client_id, redirect_uri, state)
         print(f"open this page and sign in as the agent: {url}", file=sys.stderr, flush=True)
         if not args.no_browser:
             webbrowser.open(url)
-        answer = callback.wait(args.timeout)
+        answer = wait(args.timeout)
     if answer is None:
         raise UserError(f"no sign-in came back within {args.timeout:g} s; nothing written", EXIT_UNAVAILABLE)
     if "error" in answer or not answer.get("code"):
@@ -193,11 +195,9 @@ def _report(as_json: bool, token_file: Path, expires_at: str, found: dict[str, A
     raw_identity = found.get("identity")
     identity: dict[str, Any] = raw_identity if isinstance(raw_identity, dict) else {}
     listed = found.get("accounts")
-    accounts = [
-        {key: account.get(key) for key in ("id", "name", "href")}
-        for account in (listed if isinstance(listed, list) else [])
-        if isinstance(account, dict) and account.get("product") == "bc3"
-    ]
+    accounts = [{key: account.get(key) for key in ("id", "name", "href")}
+                for account in (listed if isinstance(listed, list) else [])
+                if isinstance(account, dict) and account.get("product") == "bc3"]
     if as_json:
         print(json.dumps({"token_file": str(token_file), "expires_at": expires_at,
                           "identity": identity, "accounts": accounts}, indent=2))  # fmt: skip
@@ -212,57 +212,48 @@ def _report(as_json: bool, token_file: Path, expires_at: str, found: dict[str, A
     return EXIT_OK
 
 
-class _Callback:
-    """The loopback server that receives the redirect: the one callback with ``state``."""
+@contextmanager
+def _callback(port: int, state: str) -> Iterator[tuple[int, Callable[[float], dict[str, str] | None]]]:
+    """The loopback server that receives the redirect: its port, and a wait for the one callback
+    with ``state``."""
+    received: list[dict[str, str]] = []
+    arrived = threading.Event()
+    lock = threading.Lock()
 
-    def __init__(self, port: int, state: str) -> None:
-        received: list[dict[str, str]] = []
-        arrived = threading.Event()
-        lock = threading.Lock()
+    class Handler(BaseHTTPRequestHandler):
+        timeout = IDLE_SECONDS  # an idle connection is dropped, and delays no other
 
-        class Handler(BaseHTTPRequestHandler):
-            timeout = IDLE_SECONDS  # an idle connection is dropped, and delays no other
-
-            def do_GET(self) -> None:
-                parts = urlsplit(self.path)
-                query = dict(parse_qsl(parts.query))
-                given = query.get("state", "")
-                if parts.path != CALLBACK_PATH or not secrets.compare_digest(given.encode(), state.encode()):
-                    self.send_error(400, "not this sign-in's callback")
-                    return
-                with lock:
-                    if arrived.is_set():
-                        self.send_error(400, "this sign-in is already answered")
-                        return
-                    received.append(query)
-                    arrived.set()
-                body = b"<p>Signed in. You can close this page and go back to the terminal.</p>"
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:  # the query holds the code
+        def do_GET(self) -> None:
+            parts = urlsplit(self.path)
+            query = dict(parse_qsl(parts.query))
+            given = query.get("state", "")
+            if parts.path != CALLBACK_PATH or not secrets.compare_digest(given.encode(), state.encode()):
+                self.send_error(400, "not this sign-in's callback")
                 return
+            with lock:
+                if arrived.is_set():
+                    self.send_error(400, "this sign-in is already answered")
+                    return
+                received.append(query)
+                arrived.set()
+            body = b"<p>Signed in. You can close this page and go back to the terminal.</p>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
-        try:
-            self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-            self._server.daemon_threads = True  # a connection left open is never waited for
-        except OSError as error:
-            raise UserError(f"cannot listen on 127.0.0.1:{port}: {error.strerror}", EXIT_CONFIG) from None
-        self._received = received
-        self._arrived = arrived
-        self.port = int(self._server.server_address[1])
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.1,), daemon=True)
+        def log_message(self, format: str, *args: Any) -> None:  # the query holds the code
+            return
 
-    def __enter__(self) -> _Callback:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def wait(self, seconds: float) -> dict[str, str] | None:
-        return self._received[0] if self._arrived.wait(seconds) else None
+    try:
+        server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        server.daemon_threads = True  # a connection left open is never waited for
+    except OSError as error:
+        raise UserError(f"cannot listen on 127.0.0.1:{port}: {error.strerror}", EXIT_CONFIG) from None
+    threading.Thread(target=server.serve_forever, args=(0.1,), daemon=True).start()
+    try:
+        yield int(server.server_address[1]), lambda seconds: received[0] if arrived.wait(seconds) else None
+    finally:
+        server.shutdown()
+        server.server_close()

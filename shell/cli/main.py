@@ -41,10 +41,8 @@ SUMMARIES: dict[str, str] = {
     "demo": "the connector's main job in five narrated scenes, against a Basecamp stand-in",
 }
 COMMANDS = tuple(SUMMARIES)
-HOMES = {
-    **dict.fromkeys(("hold", "release", "redispatch", "discard", "settle-launch"), "decisions"),
-    **dict.fromkeys(("shadow", "import"), "cutover"),
-}
+HOMES = {**dict.fromkeys(("hold", "release", "redispatch", "discard", "settle-launch"), "decisions"),
+         **dict.fromkeys(("shadow", "import"), "cutover")}
 
 
 def module_name(command: str) -> str:

@@ -1,18 +1,16 @@
 """``bin/connect mcp``: serve a worker its dispatch tools over MCP stdio, bound to one task.
 
-The task token never arrives in argv: it comes in the variable the worker's MCP configuration
-declares (``--token-env``) or on an inherited pipe or socket (``--token-fd N``), and is read once,
-first: the variable removed from ``os.environ``, the descriptor read to its end and closed. A token
-has one way in: with ``--token-fd``, one also left in the variable is removed and the server
-refuses to start; a descriptor that is standard I/O, a regular file or anything but a pipe or
-socket is refused and left alone. A token from the environment is erased in place from the block
+The task token (never in argv; ``--help`` says how it comes) is read once, first. A token has one
+way in: with ``--token-fd``, one also left in the variable is removed and the server refuses to
+start; a descriptor that is standard I/O, a regular file or anything but a pipe or socket is
+refused and left alone. A token from the environment is erased in place from the block
 ``/proc/PID/environ`` shows (``shell.process_secrets``) before the ledger is opened; where that
 cannot be done and seen done, the server refuses to start (exit 3). A probe token (``doctor
 --deep``'s) opens no ledger: the server answers the handshake, marks it done and refuses every
 tool. Otherwise a missing, foreign or out-of-date ledger, or a token naming no live task, is one
-line on stderr and a non-zero exit before any protocol message. ``--agent-id`` names the agent,
-whose own mentions are stripped from instructions (without it they stay, and a warning says so).
-stdout carries protocol messages only; logs go to stderr; the end of stdin ends the server, 0.
+line on stderr and a non-zero exit before any protocol message. Without ``--agent-id`` the
+agent's own mentions stay in instructions, and a warning says so. stdout carries protocol
+messages only; logs go to stderr; the end of stdin ends the server, 0.
 """
 
 from __future__ import annotations

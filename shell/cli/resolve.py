@@ -1,22 +1,15 @@
 """``bin/outbox-resolve`` (``python -m shell.cli.resolve``): a person's decisions about lifecycle
-messages the connector left them.
+messages the connector left them (its ``--help`` says which wait, each decision and exit code).
 
-The ledger is named once (``--ledger``, ``--state-dir`` or ``$CONNECTOR_LEDGER``), by an option
-taken before or after the verb. ``list`` and ``show`` read it read-only; ``sent``, ``abandon`` and
-``resend`` open it as it exists (``shell.cli.decisions.deciding_on``): none creates, migrates or
-tightens one. Each decision is one short transaction (``shell.ledger.resolution``), safe beside a
-running connector, recording who decided; a ledger busy past the timeout is "the ledger is busy",
-nothing changed, exit 6. A command a person is offered names the ledger by its absolute path,
-quoted for a shell. Waiting for a person are indeterminate intents and canceled ones Basecamp
-refused. ``show`` prints the body whole (no log line carries one) and offers the decisions open
-now, each as the command to run.
-
-``sent`` reads message N at its destination before recording it, unless ``--unchecked`` (the
-intent's note, the line and ``--json``'s ``receipt_checked`` say which), through the connector's
-configuration beside the ledger; ``core.receipt_check`` decides, given the worker's own message
-ids the ledger holds for N. An intent the decision is refused for anyway is not asked about.
-A message that cannot be the receipt is exit 5; Basecamp not answering is exit 6; no
-configuration beside the ledger is exit 3: none of those writes anything.
+The ledger is named once, by an option taken before or after the verb. ``list`` and ``show`` read
+it read-only; ``sent``, ``abandon`` and ``resend`` open it as it exists (``deciding_on``): none
+creates, migrates or tightens one, and each decision is one short transaction
+(``shell.ledger.resolution``). A command a person is offered names the ledger by its absolute
+path, quoted for a shell; ``show`` prints the body whole (no log line carries one). ``sent``
+reads message N first unless ``--unchecked`` (the intent's note, the line and ``--json``'s
+``receipt_checked`` say which); ``core.adoption.check_receipt`` decides, given the worker's own
+message ids the ledger holds for N. An intent the decision is refused for anyway is not asked
+about, and no refusal writes anything.
 """
 
 from __future__ import annotations
@@ -63,10 +56,8 @@ LEDGER_ENVIRONMENT = "CONNECTOR_LEDGER"
 USER_AGENT = "basecamp-connector outbox-resolve (https://github.com/basecamp/basecamp-connector)"
 NOTHING_WAITS = "nothing waits for a person"
 
-THE_RULE = (
-    "Mark sent only after you have seen the message in Basecamp; resend only after you have "
-    "seen it is absent -- a resend of a message that exists doubles it."
-)
+THE_RULE = ("Mark sent only after you have seen the message in Basecamp; resend only after you have "
+            "seen it is absent -- a resend of a message that exists doubles it.")
 
 DESCRIPTION = f"""\
 A person's decisions about the connector's lifecycle messages that it will not make alone.

@@ -21,21 +21,20 @@ import argparse
 import logging
 import sqlite3
 import sys
-from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
 from core.configuration import Configuration, below_floor, route_advice, route_problem
 from shell import private_files, process_secrets, stack_dumps
 from shell.basecamp.client import BasecampClient, check_identity
-from shell.basecamp.tokens import Tokens, tokens_from
+from shell.basecamp.tokens import tokens_from
 from shell.cli.arguments import add_state_arguments, deciding_person, positive_seconds, reason_of
 from shell.cli.main import Subparsers, add_command
 from shell.cli.start_signals import note_stops, said_hangups, stop_asked, stop_name
 from shell.clock import SystemClock
 from shell.connector import Connector
 from shell.errors import EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UserError
-from shell.ledger.connection import Ledger, LedgerError, ledger_failure, open_ledger, watch_write_failures
+from shell.ledger.connection import LedgerError, ledger_failure, open_ledger, watch_write_failures
 from shell.ledger.hold import set_hold, standing
 from shell.outbox import OutboxLedgerError
 from shell.state import pair_lock
@@ -139,7 +138,11 @@ def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Conf
         if stop_asked():
             return _stopped_before_start()
         watch_write_failures(ledger)  # status shows this connector's failed writes
-        client = _agents_client(configuration, tokens, clock)
+        client = BasecampClient(configuration.base_url, configuration.account_id, tokens, USER_AGENT,
+                                clock=clock)
+        check_identity(client, agent_id=configuration.agent_id, token_file=configuration.token_file,
+                       base_url=configuration.base_url, consequence="not started",
+                       wrong_person_hint=" (give the agent's own token, or run setup for that person)")
         if stop_asked():
             return _stopped_before_start()
         if args.hold:  # before intake starts
@@ -149,7 +152,8 @@ def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Conf
             poll_every=poll_every, live=not args.no_live, on_event=lambda line: print(line, flush=True),
             config_path=paths.config, note_configuration=lock.note_configuration,
         )  # fmt: skip
-        _serve(connector, ledger_path, _stop_requested, bound, _running(configuration, args.shadow))
+        running = f"account={configuration.account_id} agent={configuration.agent_id}"
+        _serve(connector, ledger_path, bound, f"{running} shadow" if args.shadow else running)
     if connector.ended_by is not None:  # the supervisor starts it again
         print(f"error: the {connector.ended_by} loop ended on a failure it did not expect (its traceback is"
               " in the log above); stopped, to be started again", file=sys.stderr)  # fmt: skip
@@ -157,14 +161,6 @@ def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Conf
     logging.getLogger("connector.run").info("stopped")
     print("stopped", file=sys.stderr)
     return EXIT_OK
-
-
-def _agents_client(configuration: Configuration, tokens: Tokens, clock: SystemClock) -> BasecampClient:
-    client = BasecampClient(configuration.base_url, configuration.account_id, tokens, USER_AGENT, clock=clock)
-    check_identity(client, agent_id=configuration.agent_id, token_file=configuration.token_file,
-                   base_url=configuration.base_url, consequence="not started",
-                   wrong_person_hint=" (give the agent's own token, or run setup for that person)")
-    return client
 
 
 def _worker_command(configuration: Configuration, poll_every: timedelta, *, shadow: bool) -> WorkerCommand:
@@ -208,11 +204,10 @@ def _stopped_before_start() -> int:
     return EXIT_OK
 
 
-def _serve(connector: Connector, ledger_path: Path, requested: Callable[[], bool], bound: timedelta,
-           running: str) -> None:
+def _serve(connector: Connector, ledger_path: Path, bound: timedelta, running: str) -> None:
     """The start, then the loops until a signal (a signal during the start ends it there)."""
     try:
-        held = connector.start(timedelta(seconds=60), requested=requested)
+        held = connector.start(timedelta(seconds=60), requested=_stop_requested)
     except (sqlite3.Error, OSError) as error:
         raise ledger_failure(error, ledger_path, "settle what the last run left") from error
     except OutboxLedgerError as error:
@@ -221,15 +216,7 @@ def _serve(connector: Connector, ledger_path: Path, requested: Callable[[], bool
         print(f"stopped during the start ({connector.stopped_in}): what it had not settled is left as it was,"
               " for the next start", file=sys.stderr)
         return
-    print(f"running {running} {_start_facts(connector.ledger, held)}", flush=True)
-    connector.run(requested=requested, within=bound)
-
-
-def _start_facts(ledger: Ledger, mid_launch: list[str]) -> str:
-    with ledger.read() as connection:
+    with connector.ledger.read() as connection:
         hold = "on" if standing(connection) is not None else "off"
-    return f"mid_launch={','.join(mid_launch) or 'none'} hold={hold}"
-
-
-def _running(configuration: Configuration, shadow: bool) -> str:
-    return f"account={configuration.account_id} agent={configuration.agent_id}{' shadow' if shadow else ''}"
+    print(f"running {running} mid_launch={','.join(held) or 'none'} hold={hold}", flush=True)
+    connector.run(requested=_stop_requested, within=bound)

@@ -1,16 +1,13 @@
 """``bin/connect setup``: write, check and show one (account, agent)'s configuration.
 
-A setup creates or updates the configuration, keeping what it is not told to change
-(``core.setup_changes.merge``). Nothing is written unless everything checks: every problem is
-printed, exit 3 -- route directories must exist (relative ones are written absolute), the token
-file must be owner-only, and unless ``--no-check`` the token must answer as ``--agent`` (an
-unreachable Basecamp is exit 6). One state directory serves an (account, agent) on this machine:
-a setup into a second is refused naming the first, unless ``--force`` moves the pair's record.
-It prints what it wrote and what is still missing (``--json``: one object); ``--show`` prints the
-configuration and what is missing, writing nothing. The token itself is never printed, in an
-error, in the configuration or in argv: only its file's path. A connector running beside it
-serves new routes within ``core.route_reload.RELOAD_EVERY``; anything else waits for its next
-start, and setup says so.
+A setup keeps what it is not told to change (``core.setup_changes.merge``) and writes nothing
+unless everything checks, every problem printed (``--help`` gives the exit codes): route
+directories must exist (relative ones are written absolute), the token file must be owner-only,
+and unless ``--no-check`` the token must answer as ``--agent``. ``--force`` moves the record of the
+pair's one state directory here. The token itself is never printed, in an error, in the
+configuration or in argv: only its file's path. A connector running beside it serves new routes
+within ``core.configuration.RELOAD_EVERY``; anything else waits for its next start, and setup
+says so.
 """
 
 from __future__ import annotations
@@ -73,7 +70,7 @@ the token file, a route or another state directory serving the pair (one line ea
 
 
 def register(subparsers: Subparsers) -> None:
-    parser = add_command(subparsers, "setup", DESCRIPTION)  # fmt: skip
+    parser = add_command(subparsers, "setup", DESCRIPTION)
     parser.add_argument("--base-url", metavar="URL", help="Basecamp's origin, e.g. https://3.basecampapi.com")
     parser.add_argument("--account", metavar="ID", help="the Basecamp account id")
     parser.add_argument("--agent", metavar="ID", help="the agent's person id (the token must act as it)")
@@ -206,8 +203,7 @@ def _given_on_disk(changes: Changes) -> tuple[str, ...]:
 def _worker_problem(configuration: Configuration) -> str | None:
     """Why the worker command cannot run as written, or its program is not there; None if it can."""
     try:
-        command = WorkerCommand.of(configuration)
-        return command.program_missing()
+        return WorkerCommand.of(configuration).program_missing()
     except UserError as error:
         return str(error)
 
@@ -238,10 +234,8 @@ def _check_on_disk(paths: StatePaths, configuration: Configuration, old: dict[st
     if old is not None:
         before = (old.get("account_id"), old.get("agent_id"))
         if before != (configuration.account_id, configuration.agent_id):
-            problems.append(
-                f"{paths.directory} holds account {before[0]} agent {before[1]}; "
-                "a different account or agent needs a state directory of its own"
-            )
+            problems.append(f"{paths.directory} holds account {before[0]} agent {before[1]}; "
+                            "a different account or agent needs a state directory of its own")
     if problems:
         raise ConfigurationInvalid("setup", tuple(problems))
 
@@ -253,9 +247,7 @@ def _check_one_home(paths: StatePaths, configuration: Configuration, *, force: b
             f"account {configuration.account_id} agent {configuration.agent_id} is already served from "
             f"{other}; two state directories for one pair would post its messages twice. Change that "
             f"one (--state-dir {other}), or --force to move the pair here: the connector of {other} "
-            "is then refused at start, and what its ledger still owes stays there",
-            EXIT_CONFIG,
-        )
+            "is then refused at start, and what its ledger still owes stays there", EXIT_CONFIG)
 
 
 def _check_token(configuration: Configuration) -> Profile:
@@ -284,12 +276,10 @@ def _print(as_json: bool, paths: StatePaths, configuration: Configuration, *, wr
         }  # fmt: skip
         print(json.dumps(summary, indent=2))
         return
-    for line in _describe(paths, configuration, written=written, agent=agent):
-        print(line)
+    print("\n".join(_describe(paths, configuration, written=written, agent=agent)))
     if written and _connector_runs(paths, configuration):
-        print("note: a connector is running (lock file, diagnostic): it serves these routes within"
-              f" {RELOAD_EVERY.total_seconds():g} s; a change to anything else takes effect at its"
-              " next start")
+        print(f"note: a connector is running (lock file, diagnostic): it serves these routes within "
+              f"{RELOAD_EVERY.total_seconds():g} s; a change to anything else takes effect at its next start")
     for line in still_missing:
         print(f"missing: {line}")
 

@@ -139,10 +139,8 @@ def describe(standin: StandIn) -> dict[str, Any]:
 
 def as_text(summary: dict[str, Any]) -> str:
     """The summary as one readable line."""
-    projects = "; ".join(
-        f"project {project['id']} cards {','.join(map(str, project['cards']))} campfire {project['campfire']}"
-        for project in summary["projects"]
-    )
+    projects = "; ".join(f"project {project['id']} cards {','.join(map(str, project['cards']))} campfire "
+                         f"{project['campfire']}" for project in summary["projects"])
     return (
         f"Basecamp stand-in at {summary['base_url']} account {summary['account_id']} "
         f"token {summary['token']} agent {summary['agent_id']} operator {summary['operator_id']} "

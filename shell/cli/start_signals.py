@@ -64,9 +64,5 @@ def stop_name() -> str:
 def said_hangups() -> None:
     while HANGUPS:
         HANGUPS.pop()
-        print(
-            "SIGHUP ignored: the connector goes on (its configuration is re-read every 2 s on its own;"
-            " stop it with SIGTERM)",
-            file=sys.stderr,
-            flush=True,
-        )
+        print("SIGHUP ignored: the connector goes on (its configuration is re-read every 2 s on its own;"
+              " stop it with SIGTERM)", file=sys.stderr, flush=True)

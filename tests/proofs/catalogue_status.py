@@ -150,8 +150,8 @@ STATUS: list[Mutation] = [
     ),
     rule(
         "status: the lock file's pid is checked for presence",
-        "LockFile(holder.pid, holder.started_at, pid_status(holder.pid_present))",
-        "LockFile(holder.pid, holder.started_at, pid_status(True))",
+        "values.pid_status(holder.pid_present)",
+        "values.pid_status(True)",
         "test_a_lock_file_left_by_a_dead_connector_names_an_absent_pid",
     ),
     rule(
