@@ -24,13 +24,12 @@ from returns.result import Failure, Success
 
 from core import import_file
 from core.import_file import MAX_BYTES
-from shell.cli.arguments import add_person_arguments, deciding_person
-from shell.cli.decisions import Decider
+from shell.cli.arguments import add_person_arguments
+from shell.cli.decisions import person_of
 from shell.cli.main import Subparsers, add_command
-from shell.clock import SystemClock
 from shell.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, UserError
 from shell.ledger.decisions import apply_import
-from shell.state.config import SHADOW_DIRECTORY, load_config, locate_state
+from shell.state.config import SHADOW_DIRECTORY, load_config
 from shell.state.lock import AlreadyRunning, acquire
 from shell.state.promotion import promote
 
@@ -67,11 +66,10 @@ def register_shadow(subparsers: Subparsers) -> None:
 
 
 def _promote(args: argparse.Namespace) -> int:
-    by = deciding_person(args.by)
-    paths = locate_state(args.state_dir, args.account, args.agent)
+    deciding = person_of(args)
+    by, paths, clock = deciding.by, deciding.paths, deciding.clock
     configuration = load_config(paths.config)
     ids = (configuration.account_id, configuration.agent_id)
-    clock = SystemClock()
     shadow = paths.directory / SHADOW_DIRECTORY
     with contextlib.ExitStack() as locks:
         locks.enter_context(acquire(paths.directory, *ids, clock.now()))
@@ -131,11 +129,9 @@ def read_limited(path: Path) -> bytes:
 
 
 def _import(args: argparse.Namespace) -> int:
-    by = deciding_person(args.by)
-    path = Path(args.file)
-    paths = locate_state(args.state_dir, args.account, args.agent)
+    deciding = person_of(args)
+    path, paths, clock = Path(args.file), deciding.paths, deciding.clock
     configuration = load_config(paths.config)
-    clock = SystemClock()
     with acquire(paths.directory, configuration.account_id, configuration.agent_id, clock.now()):
         match import_file.parse(read_limited(path)):
             case Failure(import_file.NotAFile(why=why)):
@@ -144,8 +140,8 @@ def _import(args: argparse.Namespace) -> int:
                 raise UserError(f"{path}: {bad}; nothing was changed", EXIT_REFUSED)
             case Success(entries):
                 pass
-        with Decider(by, paths, clock).ledger() as ledger:  # a full disk: one line, nothing recorded
-            match apply_import(ledger, entries, by, clock.now(), path.name):
+        with deciding.ledger() as ledger:  # a full disk: one line, nothing recorded
+            match apply_import(ledger, entries, deciding.by, clock.now(), path.name):
                 case Failure(bad):
                     raise UserError(f"{path}: {bad}; nothing was changed", EXIT_REFUSED)
                 case Success(done):

@@ -1,17 +1,15 @@
 """``bin/connect hold``, ``release``, ``redispatch``, ``discard`` and ``settle-launch``: a person's
-decisions on a connector's ledger.
+decisions on a connector's ledger (each ``--help`` says what it does, and its exit codes).
 
-Each is safe beside a running connector: who decides is settled first (a usage error before any
-file is read); the ledger is opened as it exists, no lock is taken and no token read, and the
-decision is its ``shell.ledger`` module's one write transaction. A decision taken (or already
-taken) prints its summary line, or with ``--json`` one object, exit 0; a refusal also prints one
-``error:`` line on stderr, exit 5. A full disk or an unwritable state directory is one line saying
-the decision was not recorded, exit 3; an answer that cannot be written says it was recorded.
-From a hold's commit nothing launches, is handed out or is posted, while intake, admission and
-reconciliation go on; one set while one stands is renewed (a new generation, the first setter
-kept), and a release leaves held records held. Whether a connector runs is read from the lock
-file and said only as a hint. A redispatch of a record a live task carries is committed first;
-then the task's worker is stopped and the answer says what became of it.
+Each is safe beside a running connector: who decides is settled first (a usage error before any file
+is read); the ledger is opened as it exists, no lock is taken and no token read, and the decision is
+its ``shell.ledger`` module's one write transaction. A decision taken (or already taken) prints its
+summary line, or with ``--json`` one object; a refusal also prints one ``error:`` line on stderr. A
+full disk or an unwritable state directory is one line saying the decision was not recorded; an
+answer that cannot be written says it was recorded. Under a hold reconciliation goes on too; one set
+while one stands is renewed (a new generation, the first setter kept). Whether a connector runs is
+read from the lock file and said only as a hint. A redispatch of a record a live task carries is
+committed first; then the task's worker is stopped and the answer says what became of it.
 """
 
 from __future__ import annotations
@@ -23,6 +21,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -37,15 +36,13 @@ from shell.cli.seam import StdoutUnwritable, stop_writing
 from shell.clock import Clock, SystemClock
 from shell.errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_REFUSED, UserError
 from shell.ledger import connection
-from shell.ledger.connection import is_storage_failure
 from shell.ledger.decisions import Decided, UnknownEvent, decide, settle_launch
 from shell.ledger.hold import HoldSet, release, set_hold
 from shell.ledger.tasks import RecordedWorker
 from shell.state.config import StatePaths, load_config, locate_state
 from shell.state.lock import peek
 
-STOP_GRACE_SECONDS = 10.0
-"""How long a redispatched live task's worker has between SIGTERM and SIGKILL."""
+STOP_GRACE_SECONDS = 10.0  # how long a redispatched live task's worker has between SIGTERM and SIGKILL
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +69,7 @@ def deciding_on(path: Path, clock: Clock,
             raise
         raise type(error)(f"{error}; the decision was not recorded") from error
     except (sqlite3.Error, OSError) as error:
-        if not is_storage_failure(error):  # a refused move, a bug: its traceback is for a developer
+        if not connection.is_storage_failure(error):  # a refused move, a bug: its traceback is a developer's
             raise
         failure = connection.ledger_failure(error, path, "record the decision")
         raise type(failure)(f"{failure}; the decision was not recorded") from error
@@ -135,8 +132,7 @@ def described(done: HoldSet, by: str) -> dict[str, Any]:
         "canceled_intents": list(done.canceled_intents),
         "revoked_redispatches": [{"decision_id": one.decision_id, "event_id": one.event_id,
                                   "task_id": one.task_id} for one in done.plan.revoke],
-        "summary": done.summary,
-    }  # fmt: skip
+        "summary": done.summary}  # fmt: skip
 
 
 def _hold(args: argparse.Namespace) -> int:
@@ -175,8 +171,7 @@ def _release(args: argparse.Namespace) -> int:
     return answer(args, {
         "released": stood is not None, "released_by": deciding.by if stood is not None else None,
         "generation": None if stood is None else stood.generation, "held_records": released.held_records,
-        "summary": released.summary,
-    })  # fmt: skip
+        "summary": released.summary})  # fmt: skip
 
 
 REDISPATCH_DESCRIPTION = """\
@@ -191,10 +186,6 @@ record, and one still waiting to run. Who decided is recorded. Safe while the co
 Exit codes: 0 decided; 3 configuration or ledger; 4 no such event; 5 refused."""
 
 
-def register_redispatch(subparsers: Subparsers) -> None:
-    _register_decision(subparsers, Action.redispatch, REDISPATCH_DESCRIPTION)
-
-
 DISCARD_DESCRIPTION = """\
 Close a record without running it, as discarded(by_operator), and record who decided. Accepted
 for a record waiting to run, a blocked or held one, and a completed one whose outcome is
@@ -203,16 +194,17 @@ a settled success or failure. Safe while the connector runs. Exit codes: 0 decid
 discarded by a person); 3 configuration or ledger; 4 no such event; 5 refused."""
 
 
-def register_discard(subparsers: Subparsers) -> None:
-    _register_decision(subparsers, Action.discard, DISCARD_DESCRIPTION)
-
-
 def _register_decision(subparsers: Subparsers, action: Action, description: str) -> None:
     parser = add_command(subparsers, action.value, description, raw=False)
     parser.add_argument("event_id", type=positive_integer, metavar="EVENT_ID",
                         help="the record's event id, as notices and `status` name it")
     add_person_arguments(parser, "who decides (default local:<your user name>), recorded with it")
     parser.set_defaults(run=lambda args: _decide(args, action))
+
+
+register_redispatch = partial(_register_decision, action=Action.redispatch,
+                              description=REDISPATCH_DESCRIPTION)
+register_discard = partial(_register_decision, action=Action.discard, description=DISCARD_DESCRIPTION)
 
 
 def _decide(args: argparse.Namespace, action: Action) -> int:
@@ -254,8 +246,7 @@ def _taken(done: Decided, connector_runs: bool) -> dict[str, Any]:
         "from": {"state": str(plan.facts.state), "reason": plan.facts.reason, "outcome": plan.facts.outcome},
         "to": {"state": str(plan.to_state), "reason": plan.to_reason},
         "canceled_intents": list(done.canceled_intents), "sending_intents": list(done.sending_intents),
-        "summary": line,
-    }  # fmt: skip
+        "summary": line}  # fmt: skip
 
 
 _WORKER_PHRASES = {
@@ -321,5 +312,4 @@ def _settle_launch(args: argparse.Namespace) -> int:
     return answer(args, {
         "event_id": args.event_id, "settled": True, "claim": str(plan.claim), "settled_by": deciding.by,
         "task_id": plan.facts.task_id, "attempt_id": plan.facts.attempt_id,
-        "stop_reason": str(plan.stop_reason), "summary": plan.summary,
-    })  # fmt: skip
+        "stop_reason": str(plan.stop_reason), "summary": plan.summary})  # fmt: skip

@@ -1,7 +1,6 @@
 """``bin/connect demo``: the connector's main job, end to end, against a Basecamp stand-in.
 
-It plays the five scenes (``shell.demo.play``) and ends with what each place holds and the
-verdict line; the exit follows the verdict. The connector is stopped whatever happens. The
+It plays the five scenes (``shell.demo.play``); the connector is stopped whatever happens. The
 demo's directory is removed after a pass unless ``--keep``, and kept (and said where) after a
 failure. A stand-in, setup or connector that fails is one line on stderr, never a traceback.
 """

@@ -3,13 +3,12 @@
 The authorization-code flow with a loopback redirect: a server on 127.0.0.1 waits for the one
 callback carrying the ``state`` sent (compared in constant time), answering any other request 400.
 Each connection has its thread, dropped after ``IDLE_SECONDS`` of silence, so ``--timeout`` ends
-the wait, never later, writing nothing. Whom the token is and which accounts it reaches are shown
-before it is used. ``--device`` is the device flow, only where the server's OAuth discovery offers
-it on the ``--launchpad`` origin. A ``--launchpad`` that is not https (http only to loopback) is
-refused before any page opens. The token file is written owner-only and whole, over nothing but an
-owner-only token file: anything else is refused before the sign-in and again before the rename.
-The client secret comes from a file or ``BASECAMP_CLIENT_SECRET``, never argv, and no token or
-secret is printed or logged. The URL to open goes to stderr (stdout is the result).
+the wait, never later, writing nothing. ``--device`` is the device flow, only where the server's
+OAuth discovery offers it on the ``--launchpad`` origin. A ``--launchpad`` that is not https (http
+only to loopback) is refused before any page opens. The token file is written owner-only and
+whole, over nothing but an owner-only token file: anything else is refused before the sign-in and
+again before the rename. No token or secret is in argv, printed or logged; the URL to open goes to
+stderr (stdout is the result).
 """
 
 from __future__ import annotations

@@ -6,8 +6,7 @@ from ``SUMMARIES`` alone, the one home of a summary (each module registers the s
 ``--help`` lists every one and imports none. The chosen one is the first argument that is not an
 option: the top level's options take no value, so that is the one argparse takes too. A
 subcommand lives in ``shell.cli.<its name, - as _>`` unless ``HOMES`` names the module of its
-concern; such a module registers each of its commands with ``register_<name>``. A subcommand's
-``UserError`` becomes a line on stderr and an exit code at the seam (``shell.cli.seam``).
+concern; such a module registers each of its commands with ``register_<name>``.
 """
 
 from __future__ import annotations
@@ -69,8 +68,7 @@ def build_parser(commands: Sequence[str] = COMMANDS, *,
     parser: argparse.ArgumentParser = CommandParser(
         prog="bin/connect", epilog="Run `bin/connect COMMAND --help` for what each command does.",
         description="The Basecamp connector: reads an account's event feed, runs a worker for the requests "
-        "addressed to the agent, and posts its own lifecycle messages exactly once or not at all.",
-    )
+        "addressed to the agent, and posts its own lifecycle messages exactly once or not at all.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log each transition to stderr")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")

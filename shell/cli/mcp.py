@@ -33,12 +33,10 @@ from shell.ledger.worker_calls import DispatchLedger
 from shell.worker.mcp import McpServer, serve
 
 TOKEN_ENV = TASK_TOKEN_ENV
-NOT_ERASED = (
-    "the task token cannot be erased from this process's initial environment, where "
-    "/proc/PID/environ would show it for the server's life: refusing to start. Run it where a "
-    "process may write its own /proc/self/mem (Linux 3.5 or later, /proc mounted read-write), "
-    "or hand the token over on a pipe (--token-fd)"
-)
+NOT_ERASED = ("the task token cannot be erased from this process's initial environment, where "
+              "/proc/PID/environ would show it for the server's life: refusing to start. Run it where a "
+              "process may write its own /proc/self/mem (Linux 3.5 or later, /proc mounted read-write), "
+              "or hand the token over on a pipe (--token-fd)")
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +69,8 @@ def register(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     process_secrets.forbid_core_dumps()  # a core would hold the task token
     token = take_token(args.token_env, args.token_fd)  # first, before anything else runs
-    if args.token_fd is None and not _erased(args.token_env, token):  # /proc/PID/environ would show it
+    names = (args.token_env or TOKEN_ENV, TOKEN_ENV)  # /proc/PID/environ would show it
+    if args.token_fd is None and not process_secrets.erase_environment(names, token.encode("utf-8")):
         raise UserError(NOT_ERASED, EXIT_CONFIG)
     if is_probe(token):  # doctor --deep's: the handshake and nothing else
         from shell.doctor.handshake import serve_probe  # noqa: PLC0415 -- only a probe token's start reads it
@@ -110,10 +109,6 @@ def take_token(env_name: str | None, descriptor: int | None) -> str:
     if not token:
         raise UserError("the task token is empty", EXIT_CONFIG)
     return token
-
-
-def _erased(env_name: str | None, token: str) -> bool:
-    return process_secrets.erase_environment((env_name or TOKEN_ENV, TOKEN_ENV), token.encode("utf-8"))
 
 
 def _read_descriptor(descriptor: int) -> bytes:

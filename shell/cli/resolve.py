@@ -55,6 +55,8 @@ PROG = "bin/outbox-resolve"
 LEDGER_ENVIRONMENT = "CONNECTOR_LEDGER"
 USER_AGENT = "basecamp-connector outbox-resolve (https://github.com/basecamp/basecamp-connector)"
 NOTHING_WAITS = "nothing waits for a person"
+LISTED = ("id", "kind", "state", "refused", "waits_for_person", "event_id", "attempt_id", "destination",
+          "note", "age_seconds")  # what list --json says of each intent, from what show details
 
 THE_RULE = ("Mark sent only after you have seen the message in Basecamp; resend only after you have "
             "seen it is absent -- a resend of a message that exists doubles it.")
@@ -114,8 +116,7 @@ than the request); 6 the ledger is busy, or Basecamp could not be asked about N.
 OWN_WORDS = (
     OwnWords(LedgerBusy, lambda error: f"the ledger is busy, nothing was changed; try again: {error}",
              EXIT_UNAVAILABLE),
-    OwnWords(sqlite3.DatabaseError, lambda error: f"the ledger could not be read: {error}", EXIT_CONFIG),
-)
+    OwnWords(sqlite3.DatabaseError, lambda error: f"the ledger could not be read: {error}", EXIT_CONFIG))
 
 
 class Context:
@@ -139,7 +140,6 @@ class Context:
         return open_ledger_read_only(self.ledger_path, clock=self.clock, busy_timeout=self.busy_timeout)
 
     def writable(self) -> AbstractContextManager[Ledger]:
-        """For a decision: a full disk or a read-only directory says it was not recorded."""
         return deciding_on(Path(self.ledger_path), self.clock, self.busy_timeout)
 
     def command(self, *words: str) -> str:
@@ -180,7 +180,8 @@ def _list(args: argparse.Namespace, context: Context) -> int:
             found = [row for row in waiting if waits_for_person(row.state, row.note)]
     now = context.clock.now()
     if context.json:
-        print(json.dumps([_summary(row, now) for row in found], ensure_ascii=False, indent=2))
+        listed = [_details(row, context, now) for row in found]
+        print(json.dumps([{key: one[key] for key in LISTED} for one in listed], ensure_ascii=False, indent=2))
         return EXIT_OK
     if not found:
         print(NOTHING_WAITS if not args.all else "the ledger holds no intents")
@@ -208,15 +209,6 @@ def _list(args: argparse.Namespace, context: Context) -> int:
 def _destination(row: rows.IntentRow) -> dict[str, Any]:
     return {"message_kind": str(row.destination.kind), "bucket_id": row.destination.bucket_id,
             "recording_id": row.destination.recording_id}  # fmt: skip
-
-
-def _summary(row: rows.IntentRow, now: datetime) -> dict[str, Any]:
-    return {
-        "id": row.id, "kind": str(row.kind), "state": str(row.state),
-        "refused": is_refused(row.state, row.note), "waits_for_person": waits_for_person(row.state, row.note),
-        "event_id": row.event_id, "attempt_id": row.attempt_id, "destination": _destination(row),
-        "note": row.note, "age_seconds": age_seconds(row, now),
-    }  # fmt: skip
 
 
 def _show(args: argparse.Namespace, context: Context) -> int:
@@ -275,12 +267,16 @@ def _details(row: rows.IntentRow, context: Context, now: datetime) -> dict[str, 
         "age_seconds": age_seconds(row, now),
         "decisions": [{"decision": decision, "when": _OFFERS[decision][0],
                        "command": context.command(decision, str(row.id), *_OFFERS[decision][1])}
-                      for decision in open_decisions(row.state, row.note)],
-    }  # fmt: skip
+                      for decision in open_decisions(row.state, row.note)]}  # fmt: skip
 
 
 def _decide(args: argparse.Namespace, context: Context) -> int:
-    resolution = _resolution(args, deciding_person(args.by), context)
+    by = deciding_person(args.by)
+    if args.decision == "sent":
+        checked = not args.unchecked and check_receipt_at_basecamp(context, args.id, args.receipt)
+        resolution: Resolution = Sent(args.receipt, by, checked=checked)
+    else:
+        resolution = Abandon(by) if args.decision == "abandon" else Resend(by)
     with context.writable() as ledger:
         resolved = resolve_intent(ledger, args.id, resolution)
     after = resolved.after
@@ -304,17 +300,6 @@ def _decide(args: argparse.Namespace, context: Context) -> int:
         "not_before": time_text(after.not_before), "finished_at": time_text(after.finished_at),
     }, ensure_ascii=False, indent=2))  # fmt: skip
     return EXIT_OK
-
-
-def _resolution(args: argparse.Namespace, by: str, context: Context) -> Resolution:
-    match args.decision:
-        case "sent":
-            checked = not args.unchecked and check_receipt_at_basecamp(context, args.id, args.receipt)
-            return Sent(args.receipt, by, checked=checked)
-        case "abandon":
-            return Abandon(by)
-        case _:
-            return Resend(by)
 
 
 def check_receipt_at_basecamp(context: Context, intent_id: int, receipt_id: int) -> bool:
@@ -346,8 +331,7 @@ def check_receipt_at_basecamp(context: Context, intent_id: int, receipt_id: int)
         receipt_id=receipt_id, body=row.body, destination=row.destination, agent_id=configuration.agent_id,
         since=listing_since(row.sending_at, row.created_at),
         found=None if isinstance(read, ReadFailure) else read,
-        worker_messages=worker_message_ids(row.destination.kind, workers),
-    )  # fmt: skip
+        worker_messages=worker_message_ids(row.destination.kind, workers))  # fmt: skip
     if isinstance(verdict, Failure):
         raise UserError(f"intent {intent_id}: {verdict.failure()}; nothing was changed", EXIT_REFUSED)
     return True
@@ -399,8 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
         "id Basecamp gave it. Message N is read first (through config.json beside the ledger) "
         "and recorded only when it is at the intent's destination, the agent's, with the "
         "intent's words, and not older than its request; --unchecked records it without "
-        f"looking. {THE_RULE}", _decide, epilog=SENT_EPILOG, formatter_class=raw,
-    )  # fmt: skip
+        f"looking. {THE_RULE}", _decide, epilog=SENT_EPILOG, formatter_class=raw)  # fmt: skip
     sent.add_argument("--receipt", metavar="N", type=positive_integer, required=True,
                       help="the message's id in Basecamp")
     sent.add_argument("--unchecked", action="store_true",

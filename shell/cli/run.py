@@ -1,18 +1,16 @@
-"""``bin/connect run``: the connector, until SIGTERM or SIGINT.
+"""``bin/connect run``: the connector, until SIGTERM or SIGINT (``--help`` gives the exit codes).
 
-Core dumps are off before anything is read (a core would hold the token). The pair's machine-wide
-lock (``shell.state.pair_lock``) is taken first, then the state directory's own; ``--shadow`` keeps
-its own lock, ledger and feed position in ``<state>/shadow/``. Neither starts while a ``shadow
-promote`` is unfinished. Every local check comes before Basecamp is asked who the token acts as,
-and that before anything is read, reconciled or posted: a person offline still hears of a local
-problem, and a second ``run`` is turned away by the lock without a request. ``--hold`` sets the
-durable hold after that question, before intake. A problem a person must fix is one line and
-exit 3, which a supervisor must not restart on. A stop noted before the start ends ``run`` before
-its next step; one during the start stops it there, stderr naming the step; both exit 0, leaving
-what was not settled to the next start. SIGUSR1 writes every thread's stack from the start's first
-step to ``stopped``. Once started, stdout gets ``running account=A agent=B [shadow]
-mid_launch=ATTEMPTS|none hold=on|off``, then one line per transition. A loop ended by a failure it
-did not expect stops the connector as a signal does, then one ``error:`` line and exit 1.
+The pair's machine-wide lock (``shell.state.pair_lock``) is taken first, then the state
+directory's own; ``--shadow`` keeps its own lock, ledger and feed position in ``<state>/shadow/``.
+Neither starts while a ``shadow promote`` is unfinished. Every local check comes before Basecamp
+is asked who the token acts as, and that before anything is read, reconciled or posted: a person
+offline still hears of a local problem, and a second ``run`` is turned away by the lock without a
+request. ``--hold`` sets the durable hold after that question, before intake. A stop noted before
+the start ends ``run`` before its next step; one during the start stops it there, stderr naming
+the step; both exit 0, leaving what was not settled to the next start. Once started, stdout gets
+``running account=A agent=B [shadow] mid_launch=ATTEMPTS|none hold=on|off``, then one line per
+transition. A loop ended by a failure it did not expect stops the connector as a signal does,
+then one ``error:`` line and exit 1.
 """
 
 from __future__ import annotations
@@ -46,7 +44,7 @@ from shell.state.config import (
     read_token_file,
     route_facts,
 )
-from shell.state.lock import InstanceLock, acquire
+from shell.state.lock import acquire
 from shell.state.promotion import unless_promoting
 from shell.worker.driver import WorkerCommand
 
@@ -133,7 +131,12 @@ def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Conf
     command = _worker_command(configuration, poll_every, shadow=args.shadow)
     directory = paths.directory / SHADOW_DIRECTORY if args.shadow else paths.directory
     ledger_path = StatePaths.at(directory).ledger
-    lock = _instance_lock(directory, configuration, clock, shadow=args.shadow)
+    try:
+        if args.shadow:
+            private_files.ensure_directory(directory, "shadow directory")
+        lock = acquire(directory, configuration.account_id, configuration.agent_id, clock.now())
+    except OSError as error:  # a read-only state directory, a full disk
+        raise ledger_failure(error, directory, "take the instance lock") from error
     with lock, open_ledger(unless_promoting(paths.directory, ledger_path), clock=clock) as ledger:
         if stop_asked():
             return _stopped_before_start()
@@ -150,8 +153,7 @@ def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Conf
         connector = Connector(
             configuration, ledger, client, clock, command, directory / "sessions", shadow=args.shadow,
             poll_every=poll_every, live=not args.no_live, on_event=lambda line: print(line, flush=True),
-            config_path=paths.config, note_configuration=lock.note_configuration,
-        )  # fmt: skip
+            config_path=paths.config, note_configuration=lock.note_configuration)  # fmt: skip
         running = f"account={configuration.account_id} agent={configuration.agent_id}"
         _serve(connector, ledger_path, bound, f"{running} shadow" if args.shadow else running)
     if connector.ended_by is not None:  # the supervisor starts it again
@@ -181,16 +183,6 @@ def _worker_command(configuration: Configuration, poll_every: timedelta, *, shad
         first = failing[0]
         raise UserError(f"{route_problem(first)}{more}: not started; {route_advice(first)}", EXIT_CONFIG)
     return command
-
-
-def _instance_lock(directory: Path, configuration: Configuration, clock: SystemClock, *,
-                   shadow: bool) -> InstanceLock:
-    try:
-        if shadow:
-            private_files.ensure_directory(directory, "shadow directory")
-        return acquire(directory, configuration.account_id, configuration.agent_id, clock.now())
-    except OSError as error:  # a read-only state directory, a full disk
-        raise ledger_failure(error, directory, "take the instance lock") from error
 
 
 def _stop_requested() -> bool:

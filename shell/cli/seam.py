@@ -6,14 +6,13 @@ a command line may word some kinds of error itself first (``OwnWords``). Ctrl-C 
 reader that goes away (``| head``) ends the command as SIGPIPE would, 141, saying nothing. Anything
 else is a bug, its traceback for a developer. With ``--json`` an error is also one object on
 stdout, ``{"error", "errors", "exit_code"}``, so a machine never reads an empty answer as success.
-Bad usage is such an error too, exit 2: every parser is a ``CommandParser``. Help is as wide as
-the terminal, read without importing ``shutil`` (argparse would, with its compression modules).
+Bad usage is such an error too, exit 2: every parser is a ``CommandParser``, its help as wide as
+the terminal (``_columns``: argparse would import ``shutil``, and with it compression modules).
 
 ``guard`` comes first in each entry: a closed standard descriptor is opened anew (stdout on
 ``/dev/full``), so no file a command opens takes number 1 or 2, and both streams write what their
 encoding cannot hold as JSON's ``\\uXXXX``. A failed write to stdout is ``StdoutUnwritable`` (exit
-3), never an ``OSError`` a disk's handler could take for its own; stdout is flushed inside the
-seam, where that can still be said. A failed write to stderr is dropped: the exit code says it.
+3), never an ``OSError`` a disk's handler could take for its own; one to stderr is dropped.
 """
 
 from __future__ import annotations

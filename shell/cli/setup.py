@@ -1,13 +1,12 @@
 """``bin/connect setup``: write, check and show one (account, agent)'s configuration.
 
-A setup keeps what it is not told to change (``core.setup_changes.merge``) and writes nothing
-unless everything checks, every problem printed (``--help`` gives the exit codes): route
-directories must exist (relative ones are written absolute), the token file must be owner-only,
-and unless ``--no-check`` the token must answer as ``--agent``. ``--force`` moves the record of the
-pair's one state directory here. The token itself is never printed, in an error, in the
-configuration or in argv: only its file's path. A connector running beside it serves new routes
-within ``core.configuration.RELOAD_EVERY``; anything else waits for its next start, and setup
-says so.
+A setup keeps what it is not told to change (``core.setup_changes.merge``) and writes nothing unless
+everything checks, every problem printed (``--help`` gives the exit codes): route directories must
+exist (relative ones are written absolute), the token file must be owner-only, and unless
+``--no-check`` the token must answer as ``--agent``. ``--force`` moves the record of the pair's one
+state directory here. The token itself is never printed, in an error, in the configuration or in
+argv: only its file's path. A connector running beside it serves new routes within
+``core.configuration.RELOAD_EVERY``; anything else waits for its next start, and setup says so.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from returns.result import Failure, Success
+from returns.result import Failure
 
 from core.configuration import RELOAD_EVERY, Configuration, TrustMode, missing, route_problems, to_mapping
 from core.setup_changes import Changes, merge
@@ -139,11 +138,10 @@ def run(args: argparse.Namespace) -> int:
     if existing is not None:
         load_config(paths.config)  # an invalid file is refused as it stands, not patched over
     changes = _changes(args)
-    match merge(existing or {}, changes):
-        case Success(configuration):
-            pass
-        case Failure(problems):
-            raise ConfigurationInvalid("setup", problems + _given_on_disk(changes))
+    merged = merge(existing or {}, changes)
+    if isinstance(merged, Failure):
+        raise ConfigurationInvalid("setup", merged.failure() + _given_on_disk(changes))
+    configuration = merged.unwrap()
     _check_on_disk(paths, configuration, existing)
     _check_one_home(paths, configuration, force=args.force)
     agent = _check_token(configuration) if args.check else None
@@ -169,20 +167,18 @@ def _changes(args: argparse.Namespace) -> Changes:
         except ValueError as error:
             raise ConfigurationInvalid("setup", (f"--worker-command: {error}",)) from error
     return Changes(
-        account_id=args.account, base_url=args.base_url, agent_id=args.agent,
-        token_file=_absolute(args.token_file) if args.token_file is not None else None,
-        operator_id=args.operator, trust_mode=args.trust, allow=tuple(args.allow),
-        remove_allow=tuple(args.remove_allow), routes=tuple(routes), remove_routes=tuple(args.remove_route),
-        classes=tuple(args.classes), watch_completions=tuple(args.watch_completions),
-        no_watch_completions=tuple(args.no_watch_completions), worker_command=worker,
-        concurrency=args.concurrency, task_deadline=args.deadline, guard_delay=args.guard_delay,
-        still_running=args.still_running, reconcile_after=args.reconcile_after,
-        unsafe_test_timings=args.unsafe_test_timings,
-        worker_env=tuple(args.worker_env), remove_worker_env=tuple(args.remove_worker_env),
-        worker_bash=tuple(args.worker_allow_bash), remove_worker_bash=tuple(args.remove_worker_allow_bash),
+        account_id=args.account, base_url=args.base_url, agent_id=args.agent, operator_id=args.operator,
+        token_file=_absolute(args.token_file) if args.token_file is not None else None, trust_mode=args.trust,
+        allow=tuple(args.allow), remove_allow=tuple(args.remove_allow), routes=tuple(routes),
+        remove_routes=tuple(args.remove_route), classes=tuple(args.classes), worker_command=worker,
+        watch_completions=tuple(args.watch_completions), concurrency=args.concurrency,
+        no_watch_completions=tuple(args.no_watch_completions), task_deadline=args.deadline,
+        guard_delay=args.guard_delay, still_running=args.still_running, reconcile_after=args.reconcile_after,
+        unsafe_test_timings=args.unsafe_test_timings, worker_env=tuple(args.worker_env),
+        remove_worker_env=tuple(args.remove_worker_env), worker_bash=tuple(args.worker_allow_bash),
+        remove_worker_bash=tuple(args.remove_worker_allow_bash),
         worker_mcp=tuple(os.path.abspath(path) for path in args.worker_mcp),
-        remove_worker_mcp=tuple(os.path.abspath(path) for path in args.remove_worker_mcp),
-    )  # fmt: skip
+        remove_worker_mcp=tuple(os.path.abspath(path) for path in args.remove_worker_mcp))  # fmt: skip
 
 
 def _given_on_disk(changes: Changes) -> tuple[str, ...]:
@@ -198,14 +194,6 @@ def _given_on_disk(changes: Changes) -> tuple[str, ...]:
         except UserError as error:
             problems.append(f"token_file: {error}")
     return tuple(problems)
-
-
-def _worker_problem(configuration: Configuration) -> str | None:
-    """Why the worker command cannot run as written, or its program is not there; None if it can."""
-    try:
-        return WorkerCommand.of(configuration).program_missing()
-    except UserError as error:
-        return str(error)
 
 
 def _disk_problems(paths: StatePaths, configuration: Configuration) -> list[str]:
@@ -264,7 +252,10 @@ def _print(as_json: bool, paths: StatePaths, configuration: Configuration, *, wr
     still_missing = list(missing(configuration))
     if not written:
         still_missing += _disk_problems(paths, configuration)
-    program = _worker_problem(configuration)
+    try:
+        program = WorkerCommand.of(configuration).program_missing()
+    except UserError as error:
+        program = str(error)
     still_missing += [] if program is None or program in still_missing else [program]
     if as_json:
         summary: dict[str, Any] = {
@@ -272,8 +263,7 @@ def _print(as_json: bool, paths: StatePaths, configuration: Configuration, *, wr
             "ledger_path": str(paths.ledger), "checked": agent is not None,
             "agent": None if agent is None else {"id": agent.id, "name": agent.name},
             "config": to_mapping(configuration), "missing": still_missing,
-            "connector_running": written and _connector_runs(paths, configuration),
-        }  # fmt: skip
+            "connector_running": written and _connector_runs(paths, configuration)}  # fmt: skip
         print(json.dumps(summary, indent=2))
         return
     print("\n".join(_describe(paths, configuration, written=written, agent=agent)))

@@ -1,9 +1,7 @@
 """``bin/connect standin``: serve a local Basecamp stand-in until SIGINT or SIGTERM, then exit 0.
 
-The first line on stdout, flushed at once so a parent can read it and go, says all a client
-needs: the base URL, the account, the agent's token and id, the operator's id (for ``setup
---operator``), the control secret, and the world's projects, cards and Campfires (``--json``: one
-object). A port it cannot listen on is exit ``EXIT_UNAVAILABLE``; a number out of bounds
+The first line on stdout (``--help`` says what it names) is flushed at once, so a parent can read
+it and go. A port it cannot listen on is exit ``EXIT_UNAVAILABLE``; a number out of bounds
 (``--feed-delay``, ``--rate-limit``'s window: finite seconds up to a day) is a usage error.
 """
 
@@ -14,7 +12,6 @@ import json
 import signal
 import time
 from collections.abc import Callable
-from types import FrameType
 from typing import Any, TypeVar
 
 from shell.basecamp.standin.faults import RateLimit, seconds
@@ -93,12 +90,9 @@ def run(args: argparse.Namespace) -> int:
     except OSError as error:
         raise UserError(f"cannot listen on 127.0.0.1:{args.port}: {error.strerror or error}",
                         EXIT_UNAVAILABLE) from error
-    stop: list[int] = []
-
-    def on_signal(signal_number: int, frame: FrameType | None) -> None:
-        stop.append(signal_number)  # no lock in a handler: the main thread may hold it
-
-    previous = {number: signal.signal(number, on_signal) for number in (signal.SIGINT, signal.SIGTERM)}
+    stop: list[int] = []  # the handler only notes: the main thread may hold a lock it would take
+    previous = {number: signal.signal(number, lambda signum, frame: stop.append(signum))
+                for number in (signal.SIGINT, signal.SIGTERM)}
     try:
         with standin:
             summary = describe(standin)
@@ -133,12 +127,10 @@ def describe(standin: StandIn) -> dict[str, Any]:
         "operator_id": world.operator.id,
         "people": [{"id": person.id, "name": person.name, "token": person.token} for person in world.people],
         "projects": [{"id": project.id, "name": project.name, "cards": list(project.recording_ids),
-                      "campfire": project.campfire_id} for project in world.projects],
-    }
+                      "campfire": project.campfire_id} for project in world.projects]}
 
 
 def as_text(summary: dict[str, Any]) -> str:
-    """The summary as one readable line."""
     projects = "; ".join(f"project {project['id']} cards {','.join(map(str, project['cards']))} campfire "
                          f"{project['campfire']}" for project in summary["projects"])
     return (

@@ -22,7 +22,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from core import intake_status
-from core.configuration import Configuration
 from core.file_kinds import CONFIG_NAME
 from core.heartbeats import beats_line, beats_report, not_turning
 from core.presentation import short_time
@@ -36,7 +35,7 @@ from shell.ledger.connection import open_ledger_read_only, read_write_failure
 from shell.ledger.intake import read_intake_status, read_lane_state, read_loss_counts
 from shell.ledger.status import read_snapshot
 from shell.state.config import SHADOW_DIRECTORY, StatePaths, load_config, locate_state
-from shell.state.lock import Holder, peek, peek_only
+from shell.state.lock import peek, peek_only
 
 DESCRIPTION = f"""\
 Show what the connector is doing, from its ledger, without disturbing it.
@@ -143,7 +142,15 @@ def run(args: argparse.Namespace) -> int:
     except sqlite3.DatabaseError as error:
         raise UserError(f"{paths.ledger}: the ledger could not be read: {error}", EXIT_CONFIG) from error
     holder = holder or peek_only(paths.directory)  # the file names other ids since it started
-    status = _status(paths, configuration, holder, snapshot)
+    lock_file = None if holder is None else replace(
+        values.LockFile(holder.pid, holder.started_at, values.pid_status(holder.pid_present)),
+        configuration_problem=holder.configuration_problem)
+    status = values.Status(
+        account_id=configuration.account_id, agent_id=configuration.agent_id, state_dir=str(paths.directory),
+        ledger_path=str(paths.ledger), lock_file=lock_file, ledger=snapshot,
+        unsafe_test_timings=configuration.unsafe_test_timings,
+        worker_allowed=configuration.worker_allow.named(), disk=_disk(paths.directory),
+        write_failure=read_write_failure(paths.ledger))  # fmt: skip
     beats = heartbeats.read(paths.ledger) if holder is not None and holder.pid_present else None
     now = datetime.now(UTC)
     shadow = config != paths.config
@@ -167,16 +174,3 @@ def run(args: argparse.Namespace) -> int:
     print("\n".join(shown))
     return EXIT_OK
 
-
-def _status(paths: StatePaths, configuration: Configuration, holder: Holder | None,
-            ledger: values.LedgerSnapshot) -> values.Status:
-    lock_file = None if holder is None else replace(
-        values.LockFile(holder.pid, holder.started_at, values.pid_status(holder.pid_present)),
-        configuration_problem=holder.configuration_problem)
-    return values.Status(
-        account_id=configuration.account_id, agent_id=configuration.agent_id, state_dir=str(paths.directory),
-        ledger_path=str(paths.ledger), lock_file=lock_file, ledger=ledger,
-        unsafe_test_timings=configuration.unsafe_test_timings,
-        worker_allowed=configuration.worker_allow.named(), disk=_disk(paths.directory),
-        write_failure=read_write_failure(paths.ledger),
-    )  # fmt: skip

@@ -232,8 +232,8 @@ STATUS: list[Mutation] = [
     ),
     rule(
         "failed writes: status reads the record",
-        "        write_failure=read_write_failure(paths.ledger),\n",
-        "",
+        "        write_failure=read_write_failure(paths.ledger))",
+        "        )",
         "test_status_shows_the_connectors_failed_write_until_its_next_good_one",
     ),
     rule(
