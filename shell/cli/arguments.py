@@ -30,11 +30,9 @@ MAX_REASON_LENGTH = 500
 def positive_integer(text: str) -> int:
     """An id or a count: a whole number above zero, in ASCII digits alone (``core.ids.id_digits``)."""
     value = ids.id_digits(text)
-    if value is None:
-        if text.startswith("-") and ids.id_digits(text[1:]) is not None:
-            raise argparse.ArgumentTypeError(f"{text} is not a positive number")
+    if value is None and not (text.startswith("-") and ids.id_digits(text[1:]) is not None):
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number in ASCII digits 0-9 alone")
-    if value <= 0:
+    if value is None or value <= 0:  # -3 and 0 alike
         raise argparse.ArgumentTypeError(f"{text} is not a positive number")
     if value > MAX_ID:
         raise argparse.ArgumentTypeError(f"{text} is larger than any id ({MAX_ID})")

@@ -122,10 +122,9 @@ def read_limited(path: Path) -> bytes:
             if size > MAX_BYTES:  # said before a byte is read; a stream is cut at one byte more
                 raise UserError(f"{path}: {size} bytes, larger than {MAX_BYTES // (1024 * 1024)} MB; nothing "
                                 "was changed", EXIT_USAGE)
-            raw = handle.read(MAX_BYTES + 1)
+            return handle.read(MAX_BYTES + 1)
     except OSError as error:
         raise UserError(f"{path}: cannot be read ({error.strerror or error})", EXIT_USAGE) from error
-    return raw
 
 
 def _import(args: argparse.Namespace) -> int:

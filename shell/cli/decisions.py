@@ -123,7 +123,6 @@ def register_hold(subparsers: Subparsers) -> None:
 
 
 def described(done: HoldSet, by: str) -> dict[str, Any]:
-    """The JSON of a hold set, each revoked redispatch (decision, event, task) among it."""
     plan = done.plan
     return {
         "held": True, "generation": done.generation, "held_by": plan.marker_by, "held_at": plan.marker_at,
@@ -175,23 +174,22 @@ def _release(args: argparse.Namespace) -> int:
 
 
 REDISPATCH_DESCRIPTION = """\
-Authorize a record the connector will not run on its own. Accepted for a completed record whose
-outcome is unknown or failed (it is admitted at once, and the running connector starts a new
-worker for it), for a blocked one (admission runs again what blocked it and admits it when that
-succeeds), and for a held one. Only in a project the configuration serves. A record a live task
-carries is authorized at once: the task's token is retired, its worker stopped (SIGTERM, a
-grace, SIGKILL, only while it is provably that worker; worker_state says: stopped, gone, held or
-not_recorded), and it is admitted when that task ends. Refused for a success, a discarded
-record, and one still waiting to run. Who decided is recorded. Safe while the connector runs.
-Exit codes: 0 decided; 3 configuration or ledger; 4 no such event; 5 refused."""
+Authorize a record the connector will not run on its own. Accepted for a completed record whose outcome is
+unknown or failed (it is admitted at once, and the running connector starts a new worker for it), for a
+blocked one (admission runs again what blocked it and admits it when that succeeds), and for a held one.
+Only in a project the configuration serves. A record a live task carries is authorized at once: the task's
+token is retired, its worker stopped (SIGTERM, a grace, SIGKILL, only while it is provably that worker;
+worker_state says: stopped, gone, held or not_recorded), and it is admitted when that task ends. Refused
+for a success, a discarded record, and one still waiting to run. Who decided is recorded. Safe while the
+connector runs. Exit codes: 0 decided; 3 configuration or ledger; 4 no such event; 5 refused."""
 
 
 DISCARD_DESCRIPTION = """\
-Close a record without running it, as discarded(by_operator), and record who decided. Accepted
-for a record waiting to run, a blocked or held one, and a completed one whose outcome is
-unknown. A lifecycle message still pending for it is not sent. Refused for anything live and for
-a settled success or failure. Safe while the connector runs. Exit codes: 0 decided (or already
-discarded by a person); 3 configuration or ledger; 4 no such event; 5 refused."""
+Close a record without running it, as discarded(by_operator), and record who decided. Accepted for a record
+waiting to run, a blocked or held one, and a completed one whose outcome is unknown. A lifecycle message
+still pending for it is not sent. Refused for anything live and for a settled success or failure. Safe
+while the connector runs. Exit codes: 0 decided (or already discarded by a person); 3 configuration or
+ledger; 4 no such event; 5 refused."""
 
 
 def _register_decision(subparsers: Subparsers, action: Action, description: str) -> None:

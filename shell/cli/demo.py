@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 from core.timestamps import format_duration
@@ -71,7 +70,6 @@ def run(args: argparse.Namespace) -> int:
     except ConnectorFailed as error:
         raise UserError(f"the demo's connector failed: {error}", EXIT_FAILURE) from None
     if args.json:
-        json.dump(outcome.to_json(), sys.stdout, indent=2, ensure_ascii=False)
-        print()
+        print(json.dumps(outcome.to_json(), indent=2, ensure_ascii=False))
     return EXIT_OK if outcome.passed else EXIT_FAILURE
 

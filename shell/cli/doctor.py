@@ -70,10 +70,7 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     checks = examine(args, SystemClock())
-    if args.json:
-        print(json.dumps(report(checks), ensure_ascii=False, indent=2))
-    else:
-        print("\n".join(lines(checks)))
+    print(json.dumps(report(checks), ensure_ascii=False, indent=2) if args.json else "\n".join(lines(checks)))
     return EXIT_OK if passed(checks) else EXIT_FAILURE
 
 
@@ -97,9 +94,8 @@ def examine(args: argparse.Namespace, clock: Clock) -> list[Check]:
     if command is not None:
         checks += local.claude_code(command, loaded.worker_allow.named())
     if args.deep and command is not None:
-        handshake = probe(command, ledger=paths.ledger, agent_id=loaded.agent_id, seconds=args.deep_seconds,
-                          clock=clock)
-        checks.append(handshake_check(handshake))
+        checks.append(handshake_check(probe(command, ledger=paths.ledger, agent_id=loaded.agent_id,
+                                            seconds=args.deep_seconds, clock=clock)))
     checks += [local.ledger(paths, full=args.deep), local.disk(paths), local.lock(paths, loaded),
                local.pair(paths, loaded)]
     return checks

@@ -104,10 +104,8 @@ def run(args: argparse.Namespace) -> int:
                         f"{printable(launchpad)}; nobody was sent to sign in, nothing written", EXIT_CONFIG)
     registered = oauth.app(f"{launchpad}{oauth.TOKEN_PATH}", args.client_id, secret, datetime.now(UTC))
     try:
-        if args.device:
-            credentials = _device_flow(launchpad, registered, args.timeout)
-        else:
-            credentials = _loopback_flow(launchpad, registered, args)
+        credentials = (_device_flow(launchpad, registered, args.timeout) if args.device
+                       else _loopback_flow(launchpad, registered, args))
         found = authorization(launchpad, credentials.access_token)
     except LaunchpadFailed as error:
         code = EXIT_REFUSED if "HTTP 4" in str(error) else EXIT_UNAVAILABLE

@@ -80,9 +80,8 @@ def run(args: argparse.Namespace) -> int:
     with open_existing_ledger(args.ledger) as ledger:
         dispatch = DispatchLedger(ledger, token, args.agent_id, process_group=os.getpgrp())
         del token
-        match dispatch.check_token():
-            case Failure(refusal):
-                raise UserError(refusal.message, EXIT_REFUSED)
+        if isinstance(checked := dispatch.check_token(), Failure):
+            raise UserError(checked.failure().message, EXIT_REFUSED)
         if args.agent_id is None:
             log.warning("no --agent-id: instructions keep the agent's own mentions")
         serve(sys.stdin.buffer, sys.stdout.buffer, McpServer(dispatch, version=VERSION))

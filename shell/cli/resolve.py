@@ -120,8 +120,6 @@ OWN_WORDS = (
 
 
 class Context:
-    """What a verb needs besides its arguments: the ledger's path, the clock, the timeout."""
-
     def __init__(self, args: argparse.Namespace, clock: Clock, busy_timeout: float) -> None:
         if args.ledger is not None and args.state_dir is not None:
             raise UserError("name the ledger once: --ledger PATH or --state-dir DIR, not both", EXIT_USAGE)
@@ -363,7 +361,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     def verb(name: str, summary: str, description: str, run: Verb, id_help: str | None = "the intent's id",
              **more: Any) -> argparse.ArgumentParser:
-        """A verb's parser, taking an intent's id unless ``id_help`` is None."""
         found = verbs.add_parser(name, parents=[common], help=summary, description=description, **more)
         if id_help is not None:
             found.add_argument("id", metavar="ID", type=positive_integer, help=id_help)

@@ -107,8 +107,7 @@ def _run_checked(args: argparse.Namespace) -> int:
     bound = timedelta(seconds=args.shutdown_seconds)  # a question is asked of anyone
     if args.hold and args.shadow:
         raise UserError("--hold is the connector's: a shadow run dispatches and posts nothing", EXIT_USAGE)
-    hold_by = deciding_person(args.by) if args.hold else ""
-    hold_reason = reason_of(args.reason) if args.hold else ""
+    hold = (deciding_person(args.by), reason_of(args.reason)) if args.hold else ("", "")
     paths = locate_state(args.state_dir, args.account, args.agent)
     configuration = load_config(paths.config)
     if stop_asked():
@@ -117,15 +116,12 @@ def _run_checked(args: argparse.Namespace) -> int:
     ids = (configuration.account_id, configuration.agent_id)
     with pair_lock.acquire(*ids, paths.directory, clock.now(), shadow=args.shadow):
         pair_lock.refuse_if_served_elsewhere(*ids, paths.directory)
-        return _run_locked(args, paths, configuration, clock, times=(poll_every, bound),
-                           hold=(hold_by, hold_reason))
+        return _run_locked(args, paths, configuration, clock, poll_every=poll_every, bound=bound, hold=hold)
 
 
 def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Configuration, clock: SystemClock,
-                *, times: tuple[timedelta, timedelta], hold: tuple[str, str]) -> int:
-    """The connector, once this machine's one lock of its (account, agent) is held. ``times``: the
-    feed's interval and the shutdown's bound; ``hold``: who holds it and why (with ``--hold``)."""
-    poll_every, bound = times
+                *, poll_every: timedelta, bound: timedelta, hold: tuple[str, str]) -> int:
+    """The connector, once this machine's one lock of its pair is held; ``hold``: who and why (``--hold``)."""
     token_file = Path(configuration.token_file)
     tokens = tokens_from(token_file, read_token_file(token_file), clock)
     command = _worker_command(configuration, poll_every, shadow=args.shadow)

@@ -193,20 +193,15 @@ def guard() -> None:
                 os.close(opened)
             _closed.add(descriptor)
     line_buffered = bool(getattr(sys.stdout, "line_buffering", False)) or os.isatty(1)
-    sys.stdout = _Stdout(_buffer(sys.stdout, 1), encoding=_encoding(sys.stdout), errors=ESCAPE,
-                         line_buffering=line_buffered)  # fmt: skip
-    sys.stderr = _Stderr(_buffer(sys.stderr, 2), encoding=_encoding(sys.stderr), errors=ESCAPE,
-                         line_buffering=True)  # fmt: skip
+    sys.stdout = _Stdout(*_unwrapped(sys.stdout, 1), errors=ESCAPE, line_buffering=line_buffered)
+    sys.stderr = _Stderr(*_unwrapped(sys.stderr, 2), errors=ESCAPE, line_buffering=True)
 
 
-def _buffer(stream: object, descriptor: int) -> BinaryIO:
+def _unwrapped(stream: object, descriptor: int) -> tuple[BinaryIO, str]:
+    encoding = getattr(stream, "encoding", None) or "utf-8"
     if isinstance(stream, io.TextIOWrapper):
-        return cast(BinaryIO, stream.detach())  # detached, the old wrapper never closes it
-    return cast(BinaryIO, io.BufferedWriter(io.FileIO(descriptor, "w", closefd=False)))
-
-
-def _encoding(stream: object) -> str:
-    return getattr(stream, "encoding", None) or "utf-8"
+        return cast(BinaryIO, stream.detach()), encoding  # detached, the old wrapper never closes it
+    return cast(BinaryIO, io.BufferedWriter(io.FileIO(descriptor, "w", closefd=False))), encoding
 
 
 def stop_writing() -> None:

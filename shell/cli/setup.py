@@ -144,7 +144,14 @@ def run(args: argparse.Namespace) -> int:
     configuration = merged.unwrap()
     _check_on_disk(paths, configuration, existing)
     _check_one_home(paths, configuration, force=args.force)
-    agent = _check_token(configuration) if args.check else None
+    agent: Profile | None = None
+    if args.check:
+        token_file = Path(configuration.token_file)
+        tokens = tokens_from(token_file, read_token_file(token_file), SystemClock())  # a login's is refreshed
+        client = BasecampClient(configuration.base_url, configuration.account_id, tokens, USER_AGENT)
+        agent = check_identity(client, agent_id=configuration.agent_id, token_file=configuration.token_file,
+                               base_url=configuration.base_url, consequence="nothing written",
+                               unreachable_hint=" (--no-check to write without asking)")
     save_config(paths.config, configuration)
     pair_lock.record_home(configuration.account_id, configuration.agent_id, paths.directory)
     _print(args.json, paths, configuration, written=True, agent=agent)
@@ -236,15 +243,6 @@ def _check_one_home(paths: StatePaths, configuration: Configuration, *, force: b
             f"{other}; two state directories for one pair would post its messages twice. Change that "
             f"one (--state-dir {other}), or --force to move the pair here: the connector of {other} "
             "is then refused at start, and what its ledger still owes stays there", EXIT_CONFIG)
-
-
-def _check_token(configuration: Configuration) -> Profile:
-    token_file = Path(configuration.token_file)
-    tokens = tokens_from(token_file, read_token_file(token_file), SystemClock())  # a login's is refreshed
-    client = BasecampClient(configuration.base_url, configuration.account_id, tokens, USER_AGENT)
-    return check_identity(client, agent_id=configuration.agent_id, token_file=configuration.token_file,
-                          base_url=configuration.base_url, consequence="nothing written",
-                          unreachable_hint=" (--no-check to write without asking)")  # fmt: skip
 
 
 def _print(as_json: bool, paths: StatePaths, configuration: Configuration, *, written: bool,

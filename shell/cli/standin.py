@@ -118,7 +118,6 @@ def _checked(parse: Callable[[str], T]) -> Callable[[str], T]:
 
 
 def describe(standin: StandIn) -> dict[str, Any]:
-    """What a client needs to know about a running stand-in."""
     world: World = standin.world
     return {
         "base_url": standin.base_url, "account_url": standin.account_url,
@@ -137,5 +136,4 @@ def as_text(summary: dict[str, Any]) -> str:
         f"Basecamp stand-in at {summary['base_url']} account {summary['account_id']} "
         f"token {summary['token']} agent {summary['agent_id']} operator {summary['operator_id']} "
         f"control secret {summary['control_secret']} rate limit {summary['rate_limit']}"
-        f" | {projects}"
-    )
+        f" | {projects}")
