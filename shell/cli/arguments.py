@@ -30,11 +30,9 @@ MAX_REASON_LENGTH = 500
 def positive_integer(text: str) -> int:
     """An id or a count: a whole number above zero, in ASCII digits alone (``core.ids.id_digits``)."""
     value = ids.id_digits(text)
-    if value is None:
-        if text.startswith("-") and ids.id_digits(text[1:]) is not None:
-            raise argparse.ArgumentTypeError(f"{text} is not a positive number")
+    if value is None and not (text.startswith("-") and ids.id_digits(text[1:]) is not None):
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number in ASCII digits 0-9 alone")
-    if value <= 0:
+    if value is None or value <= 0:  # -3 and 0 alike
         raise argparse.ArgumentTypeError(f"{text} is not a positive number")
     if value > MAX_ID:
         raise argparse.ArgumentTypeError(f"{text} is larger than any id ({MAX_ID})")
@@ -106,11 +104,8 @@ def person_text(given: str, flag: str, says: str, max_length: int) -> str:
     refused empty, longer than ``max_length``, or holding a control or format character."""
     for place, char in enumerate(given):
         if unicodedata.category(char)[0] == "C" or unicodedata.category(char) in ("Zl", "Zp"):
-            raise UserError(
-                f"{flag} may not hold control characters (a newline, an escape, DEL, BEL...): "
-                f"U+{ord(char):04X} at character {place + 1}",
-                EXIT_USAGE,
-            )
+            raise UserError(f"{flag} may not hold control characters (a newline, an escape, DEL, BEL...): "
+                            f"U+{ord(char):04X} at character {place + 1}", EXIT_USAGE)
     text = given.strip()
     if not text:
         raise UserError(f"{flag} {says}; it may not be empty", EXIT_USAGE)

@@ -1,17 +1,15 @@
 """``bin/connect shadow promote`` and ``bin/connect import``: taking over from another connector.
 Promote makes the shadow run's ledger the connector's, under the hold; import applies a
-reconciliation file in one transaction, or nothing.
+reconciliation file in one transaction, or nothing (each ``--help`` gives the exit codes).
 
 Both need the connector stopped: each takes its instance lock (``shell.state.lock``; promote the
 shadow's too, after it) for the whole of its work and refuses naming the holder while one runs,
-exit 6, never stopping a process itself. Promote's steps and their crash safety are
+never stopping a process itself. Promote's steps and their crash safety are
 ``shell.state.promotion``'s: a crash at any point leaves the untouched shadow or a held ledger,
 and running promote again finishes; once finished it says so and changes nothing. An import file
-is at most 16 MB, refused larger before it is read whole (its size first, then a read of at most
-one byte more); reading and checking it is ``core.import_file.parse``, applying it one transaction
-(``shell.ledger.decisions.apply_import``). A file that cannot be read or is not a version-1
-reconciliation file is exit 2; an entry that cannot be applied is exit 5, naming the first such
-entry and saying nothing was changed. Each prints one summary line, or with ``--json`` the facts.
+is refused larger than ``MAX_BYTES`` before it is read whole (its size first, then a read of at
+most one byte more); reading and checking it is ``core.import_file.parse``, applying it one
+transaction (``shell.ledger.decisions.apply_import``).
 """
 
 from __future__ import annotations
@@ -26,15 +24,23 @@ from returns.result import Failure, Success
 
 from core import import_file
 from core.import_file import MAX_BYTES
-from shell.cli.arguments import add_person_arguments, deciding_person
-from shell.cli.decisions import Decider
+from shell.cli.arguments import add_person_arguments
+from shell.cli.decisions import person_of
 from shell.cli.main import Subparsers, add_command
-from shell.clock import SystemClock
 from shell.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, UserError
 from shell.ledger.decisions import apply_import
-from shell.state.config import SHADOW_DIRECTORY, load_config, locate_state
-from shell.state.lock import AlreadyRunning, InstanceLock, acquire
+from shell.state.config import SHADOW_DIRECTORY, load_config
+from shell.state.lock import AlreadyRunning, acquire
 from shell.state.promotion import promote
+
+PROMOTE_DESCRIPTION = """\
+Turn the shadow run's ledger into the connector's under the durable hold. Both the
+shadow connector and the connector must be stopped. It sets the hold and tags every
+open shadow record for review in one transaction, then moves the ledger into the
+connector's state directory (an existing one is kept aside, named). A crash at any
+point leaves the untouched shadow or a held ledger: run promote again to finish.
+Start the connector afterwards: intake goes on from the shadow's position, nothing
+dispatches until `bin/connect release`, and held records wait for a person."""
 
 PROMOTE_EPILOG = """\
 examples:
@@ -49,55 +55,35 @@ connector or the shadow connector runs (the line names its pid), or a ledger sta
 
 
 def register_shadow(subparsers: Subparsers) -> None:
-    shadow = add_command(
-        subparsers, "shadow",
-        "What to do with the ledger a `bin/connect run --shadow` kept.",
-        PROMOTE_EPILOG,
-    )
+    shadow = add_command(subparsers, "shadow", "What to do with the ledger a `bin/connect run --shadow` "
+                         "kept.", PROMOTE_EPILOG)
     verbs = shadow.add_subparsers(dest="verb", metavar="VERB", required=True)
-    parser = verbs.add_parser(
-        "promote",
-        help="make the shadow's ledger the connector's, under the hold",
-        description=(
-            "Turn the shadow run's ledger into the connector's under the durable hold. Both the\n"
-            "shadow connector and the connector must be stopped. It sets the hold and tags every\n"
-            "open shadow record for review in one transaction, then moves the ledger into the\n"
-            "connector's state directory (an existing one is kept aside, named). A crash at any\n"
-            "point leaves the untouched shadow or a held ledger: run promote again to finish.\n"
-            "Start the connector afterwards: intake goes on from the shadow's position, nothing\n"
-            "dispatches until `bin/connect release`, and held records wait for a person."
-        ),
-        epilog=PROMOTE_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = verbs.add_parser("promote", help="make the shadow's ledger the connector's, under the hold",
+                              description=PROMOTE_DESCRIPTION, epilog=PROMOTE_EPILOG,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
     add_person_arguments(parser, "who promotes, recorded with the hold (default local:<your user name>)")
     parser.set_defaults(run=_promote)
 
 
 def _promote(args: argparse.Namespace) -> int:
-    by = deciding_person(args.by)
-    paths = locate_state(args.state_dir, args.account, args.agent)
+    deciding = person_of(args)
+    by, paths, clock = deciding.by, deciding.paths, deciding.clock
     configuration = load_config(paths.config)
     ids = (configuration.account_id, configuration.agent_id)
-    clock = SystemClock()
     shadow = paths.directory / SHADOW_DIRECTORY
     with contextlib.ExitStack() as locks:
         locks.enter_context(acquire(paths.directory, *ids, clock.now()))
         if shadow.is_dir():
-            locks.enter_context(_shadow_lock(shadow, ids, clock))
+            try:
+                locks.enter_context(acquire(shadow, *ids, clock.now()))
+            except AlreadyRunning as running:
+                raise AlreadyRunning(f"the shadow connector runs: {running}") from None
         done = promote(paths.directory, shadow, by, clock)
     result = {"promoted": not done.already, "already": done.already, "tagged_for_review": done.tagged,
               "held": done.held, "old_ledger_kept_as": done.aside,
               "steps": [str(step) for step in done.steps], "summary": done.summary}  # fmt: skip
     print(json.dumps(result, indent=2) if args.json else result["summary"])
     return EXIT_OK
-
-
-def _shadow_lock(shadow: Path, ids: tuple[int, int], clock: SystemClock) -> InstanceLock:
-    try:
-        return acquire(shadow, *ids, clock.now())
-    except AlreadyRunning as running:
-        raise AlreadyRunning(f"the shadow connector runs: {running}") from None
 
 
 IMPORT_DESCRIPTION = """\
@@ -134,21 +120,17 @@ def read_limited(path: Path) -> bytes:
         with path.open("rb") as handle:
             size = os.fstat(handle.fileno()).st_size
             if size > MAX_BYTES:  # said before a byte is read; a stream is cut at one byte more
-                limit = MAX_BYTES // (1024 * 1024)
-                too_large = f"{path}: {size} bytes, larger than {limit} MB; nothing was changed"
-                raise UserError(too_large, EXIT_USAGE)
-            raw = handle.read(MAX_BYTES + 1)
+                raise UserError(f"{path}: {size} bytes, larger than {MAX_BYTES // (1024 * 1024)} MB; nothing "
+                                "was changed", EXIT_USAGE)
+            return handle.read(MAX_BYTES + 1)
     except OSError as error:
         raise UserError(f"{path}: cannot be read ({error.strerror or error})", EXIT_USAGE) from error
-    return raw
 
 
 def _import(args: argparse.Namespace) -> int:
-    by = deciding_person(args.by)
-    path = Path(args.file)
-    paths = locate_state(args.state_dir, args.account, args.agent)
+    deciding = person_of(args)
+    path, paths, clock = Path(args.file), deciding.paths, deciding.clock
     configuration = load_config(paths.config)
-    clock = SystemClock()
     with acquire(paths.directory, configuration.account_id, configuration.agent_id, clock.now()):
         match import_file.parse(read_limited(path)):
             case Failure(import_file.NotAFile(why=why)):
@@ -157,17 +139,15 @@ def _import(args: argparse.Namespace) -> int:
                 raise UserError(f"{path}: {bad}; nothing was changed", EXIT_REFUSED)
             case Success(entries):
                 pass
-        with Decider(by, paths, clock).ledger() as ledger:  # a full disk: one line, nothing recorded
-            match apply_import(ledger, entries, by, clock.now(), path.name):
+        with deciding.ledger() as ledger:  # a full disk: one line, nothing recorded
+            match apply_import(ledger, entries, deciding.by, clock.now(), path.name):
                 case Failure(bad):
                     raise UserError(f"{path}: {bad}; nothing was changed", EXIT_REFUSED)
                 case Success(done):
                     plan = done.plan
-    result = {
-        "imported": plan.entries, "tombstoned": [record.event_id for record in plan.discard],
-        "tombstones_added": list(plan.tombstones), "tagged_for_review": list(plan.review),
-        "done_already": list(plan.already), "held_not_in_ledger": list(plan.unknown_held),
-        "canceled_intents": list(done.canceled_intents), "summary": plan.summary,
-    }  # fmt: skip
+    result = {"imported": plan.entries, "tombstoned": [record.event_id for record in plan.discard],
+              "tombstones_added": list(plan.tombstones), "tagged_for_review": list(plan.review),
+              "done_already": list(plan.already), "held_not_in_ledger": list(plan.unknown_held),
+              "canceled_intents": list(done.canceled_intents), "summary": plan.summary}  # fmt: skip
     print(json.dumps(result, indent=2) if args.json else result["summary"])
     return EXIT_OK

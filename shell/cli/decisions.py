@@ -1,17 +1,15 @@
 """``bin/connect hold``, ``release``, ``redispatch``, ``discard`` and ``settle-launch``: a person's
-decisions on a connector's ledger.
+decisions on a connector's ledger (each ``--help`` says what it does, and its exit codes).
 
-Each is safe beside a running connector: who decides is settled first (a usage error before any
-file is read); the ledger is opened as it exists, no lock is taken and no token read, and the
-decision is its ``shell.ledger`` module's one write transaction. A decision taken (or already
-taken) prints its summary line, or with ``--json`` one object, exit 0; a refusal also prints one
-``error:`` line on stderr, exit 5. A full disk or an unwritable state directory is one line saying
-the decision was not recorded, exit 3; an answer that cannot be written says it was recorded.
-From a hold's commit nothing launches, is handed out or is posted, while intake, admission and
-reconciliation go on; one set while one stands is renewed (a new generation, the first setter
-kept), and a release leaves held records held. Whether a connector runs is read from the lock
-file and said only as a hint. A redispatch of a record a live task carries is committed first;
-then the task's worker is stopped and the answer says what became of it.
+Each is safe beside a running connector: who decides is settled first (a usage error before any file
+is read); the ledger is opened as it exists, no lock is taken and no token read, and the decision is
+its ``shell.ledger`` module's one write transaction. A decision taken (or already taken) prints its
+summary line, or with ``--json`` one object; a refusal also prints one ``error:`` line on stderr. A
+full disk or an unwritable state directory is one line saying the decision was not recorded; an
+answer that cannot be written says it was recorded. Under a hold reconciliation goes on too; one set
+while one stands is renewed (a new generation, the first setter kept). Whether a connector runs is
+read from the lock file and said only as a hint. A redispatch of a record a live task carries is
+committed first; then the task's worker is stopped and the answer says what became of it.
 """
 
 from __future__ import annotations
@@ -23,12 +21,13 @@ import sys
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from returns.result import Failure, Success
+from returns.result import Failure
 
-from core.decisions import Action, DecisionRefused, WorkerState, worker_state
+from core.decisions import Action, WorkerState, worker_state
 from core.settlement import LaunchFinding
 from shell import processes
 from shell.cli.arguments import add_person_arguments, deciding_person, positive_integer, reason_of
@@ -37,15 +36,13 @@ from shell.cli.seam import StdoutUnwritable, stop_writing
 from shell.clock import Clock, SystemClock
 from shell.errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_REFUSED, UserError
 from shell.ledger import connection
-from shell.ledger.connection import is_storage_failure
 from shell.ledger.decisions import Decided, UnknownEvent, decide, settle_launch
 from shell.ledger.hold import HoldSet, release, set_hold
 from shell.ledger.tasks import RecordedWorker
 from shell.state.config import StatePaths, load_config, locate_state
 from shell.state.lock import peek
 
-STOP_GRACE_SECONDS = 10.0
-"""How long a redispatched live task's worker has between SIGTERM and SIGKILL."""
+STOP_GRACE_SECONDS = 10.0  # how long a redispatched live task's worker has between SIGTERM and SIGKILL
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,9 +56,8 @@ class Decider:
 
 
 @contextmanager
-def deciding_on(
-    path: Path, clock: Clock, busy_timeout: float = connection.BUSY_TIMEOUT_SECONDS
-) -> Iterator[connection.Ledger]:
+def deciding_on(path: Path, clock: Clock,
+                busy_timeout: float = connection.BUSY_TIMEOUT_SECONDS) -> Iterator[connection.Ledger]:
     """The ledger at ``path`` as it exists, for a person's decision (``bin/outbox-resolve``'s too).
     What the disk or SQLite says while it is opened or the decision written is one line that says
     nothing was recorded: the decision's transaction rolled back whole."""
@@ -73,7 +69,7 @@ def deciding_on(
             raise
         raise type(error)(f"{error}; the decision was not recorded") from error
     except (sqlite3.Error, OSError) as error:
-        if not is_storage_failure(error):  # a refused move, a bug: its traceback is for a developer
+        if not connection.is_storage_failure(error):  # a refused move, a bug: its traceback is a developer's
             raise
         failure = connection.ledger_failure(error, path, "record the decision")
         raise type(failure)(f"{failure}; the decision was not recorded") from error
@@ -81,8 +77,7 @@ def deciding_on(
 
 def person_of(args: argparse.Namespace) -> Decider:
     """Who decides, then where: a usage error before any file is read."""
-    by = deciding_person(args.by)
-    return Decider(by, locate_state(args.state_dir, args.account, args.agent))
+    return Decider(deciding_person(args.by), locate_state(args.state_dir, args.account, args.agent))
 
 
 def answer(args: argparse.Namespace, result: dict[str, Any]) -> int:
@@ -128,19 +123,15 @@ def register_hold(subparsers: Subparsers) -> None:
 
 
 def described(done: HoldSet, by: str) -> dict[str, Any]:
-    """The JSON of a hold set, each revoked redispatch (decision, event, task) among it."""
     plan = done.plan
     return {
         "held": True, "generation": done.generation, "held_by": plan.marker_by, "held_at": plan.marker_at,
         "set_by": by, "cause": plan.cause, "renewed": plan.already,
         "held_records": [record.event_id for record in plan.to_hold], "tagged_for_review": list(plan.review),
         "canceled_intents": list(done.canceled_intents),
-        "revoked_redispatches": [
-            {"decision_id": one.decision_id, "event_id": one.event_id, "task_id": one.task_id}
-            for one in done.plan.revoke
-        ],
-        "summary": done.summary,
-    }  # fmt: skip
+        "revoked_redispatches": [{"decision_id": one.decision_id, "event_id": one.event_id,
+                                  "task_id": one.task_id} for one in done.plan.revoke],
+        "summary": done.summary}  # fmt: skip
 
 
 def _hold(args: argparse.Namespace) -> int:
@@ -179,36 +170,26 @@ def _release(args: argparse.Namespace) -> int:
     return answer(args, {
         "released": stood is not None, "released_by": deciding.by if stood is not None else None,
         "generation": None if stood is None else stood.generation, "held_records": released.held_records,
-        "summary": released.summary,
-    })  # fmt: skip
+        "summary": released.summary})  # fmt: skip
 
 
 REDISPATCH_DESCRIPTION = """\
-Authorize a record the connector will not run on its own. Accepted for a completed record whose
-outcome is unknown or failed (it is admitted at once, and the running connector starts a new
-worker for it), for a blocked one (admission runs again what blocked it and admits it when that
-succeeds), and for a held one. Only in a project the configuration serves. A record a live task
-carries is authorized at once: the task's token is retired, its worker stopped (SIGTERM, a
-grace, SIGKILL, only while it is provably that worker; worker_state says: stopped, gone, held or
-not_recorded), and it is admitted when that task ends. Refused for a success, a discarded
-record, and one still waiting to run. Who decided is recorded. Safe while the connector runs.
-Exit codes: 0 decided; 3 configuration or ledger; 4 no such event; 5 refused."""
-
-
-def register_redispatch(subparsers: Subparsers) -> None:
-    _register_decision(subparsers, Action.redispatch, REDISPATCH_DESCRIPTION)
+Authorize a record the connector will not run on its own. Accepted for a completed record whose outcome is
+unknown or failed (it is admitted at once, and the running connector starts a new worker for it), for a
+blocked one (admission runs again what blocked it and admits it when that succeeds), and for a held one.
+Only in a project the configuration serves. A record a live task carries is authorized at once: the task's
+token is retired, its worker stopped (SIGTERM, a grace, SIGKILL, only while it is provably that worker;
+worker_state says: stopped, gone, held or not_recorded), and it is admitted when that task ends. Refused
+for a success, a discarded record, and one still waiting to run. Who decided is recorded. Safe while the
+connector runs. Exit codes: 0 decided; 3 configuration or ledger; 4 no such event; 5 refused."""
 
 
 DISCARD_DESCRIPTION = """\
-Close a record without running it, as discarded(by_operator), and record who decided. Accepted
-for a record waiting to run, a blocked or held one, and a completed one whose outcome is
-unknown. A lifecycle message still pending for it is not sent. Refused for anything live and for
-a settled success or failure. Safe while the connector runs. Exit codes: 0 decided (or already
-discarded by a person); 3 configuration or ledger; 4 no such event; 5 refused."""
-
-
-def register_discard(subparsers: Subparsers) -> None:
-    _register_decision(subparsers, Action.discard, DISCARD_DESCRIPTION)
+Close a record without running it, as discarded(by_operator), and record who decided. Accepted for a record
+waiting to run, a blocked or held one, and a completed one whose outcome is unknown. A lifecycle message
+still pending for it is not sent. Refused for anything live and for a settled success or failure. Safe
+while the connector runs. Exit codes: 0 decided (or already discarded by a person); 3 configuration or
+ledger; 4 no such event; 5 refused."""
 
 
 def _register_decision(subparsers: Subparsers, action: Action, description: str) -> None:
@@ -217,6 +198,11 @@ def _register_decision(subparsers: Subparsers, action: Action, description: str)
                         help="the record's event id, as notices and `status` name it")
     add_person_arguments(parser, "who decides (default local:<your user name>), recorded with it")
     parser.set_defaults(run=lambda args: _decide(args, action))
+
+
+register_redispatch = partial(_register_decision, action=Action.redispatch,
+                              description=REDISPATCH_DESCRIPTION)
+register_discard = partial(_register_decision, action=Action.discard, description=DISCARD_DESCRIPTION)
 
 
 def _decide(args: argparse.Namespace, action: Action) -> int:
@@ -230,17 +216,17 @@ def _decide(args: argparse.Namespace, action: Action) -> int:
             raise UserError(f"the ledger holds no event {args.event_id}", EXIT_NOT_FOUND) from None
     holder = peek(deciding.paths.directory, configuration.account_id, configuration.agent_id)
     connector_runs = holder is not None and holder.pid_present is not False
-    match decided:
-        case Success(done):
-            taken = _taken(done, connector_runs)
-            if done.plan.stop_task is not None:
-                taken.update(_stopped(done.worker))
-                taken["summary"] += f"; its worker {taken.pop('worker_phrase')}"
-            return answer(args, taken)
-        case Failure(refusal):
-            found = _refused(action, refusal)
-            return answer(args, found) if refusal.already else refused(args, found)
-    raise AssertionError("unreachable")  # pragma: no cover
+    if isinstance(decided, Failure):
+        refusal = decided.failure()
+        found = {"event_id": refusal.event_id, "action": str(action), "decided": False,
+                 "already": refusal.already, "summary": refusal.reason}
+        return answer(args, found) if refusal.already else refused(args, found)
+    done = decided.unwrap()
+    taken = _taken(done, connector_runs)
+    if done.plan.stop_task is not None:
+        taken.update(_stopped(done.worker))
+        taken["summary"] += f"; its worker {taken.pop('worker_phrase')}"
+    return answer(args, taken)
 
 
 def _taken(done: Decided, connector_runs: bool) -> dict[str, Any]:
@@ -258,8 +244,7 @@ def _taken(done: Decided, connector_runs: bool) -> dict[str, Any]:
         "from": {"state": str(plan.facts.state), "reason": plan.facts.reason, "outcome": plan.facts.outcome},
         "to": {"state": str(plan.to_state), "reason": plan.to_reason},
         "canceled_intents": list(done.canceled_intents), "sending_intents": list(done.sending_intents),
-        "summary": line,
-    }  # fmt: skip
+        "summary": line}  # fmt: skip
 
 
 _WORKER_PHRASES = {
@@ -281,11 +266,6 @@ def _stopped(worker: RecordedWorker | None) -> dict[str, Any]:
         state, note, signals = worker_state(str(result.outcome)), result.reason, result.signals
     return {"worker_state": str(state), "worker_phrase": _WORKER_PHRASES[state], "worker_note": note,
             "worker_signaled": bool(signals), "pending": True}  # fmt: skip
-
-
-def _refused(action: Action, refusal: DecisionRefused) -> dict[str, Any]:
-    return {"event_id": refusal.event_id, "action": str(action), "decided": False, "already": refusal.already,
-            "summary": refusal.reason}  # fmt: skip
 
 
 SETTLE_LAUNCH_DESCRIPTION = """\
@@ -324,13 +304,10 @@ def _settle_launch(args: argparse.Namespace) -> int:
     deciding = person_of(args)
     with deciding.ledger() as ledger:
         settled = settle_launch(ledger, args.event_id, args.claim, deciding.by, deciding.clock.now())
-    match settled:
-        case Success(plan):
-            return answer(args, {
-                "event_id": args.event_id, "settled": True, "claim": str(plan.claim),
-                "settled_by": deciding.by, "task_id": plan.facts.task_id, "attempt_id": plan.facts.attempt_id,
-                "stop_reason": str(plan.stop_reason), "summary": plan.summary,
-            })
-        case Failure(why):
-            return refused(args, {"event_id": args.event_id, "settled": False, "summary": why})
-    raise AssertionError("unreachable")  # pragma: no cover
+    if isinstance(settled, Failure):
+        return refused(args, {"event_id": args.event_id, "settled": False, "summary": settled.failure()})
+    plan = settled.unwrap()
+    return answer(args, {
+        "event_id": args.event_id, "settled": True, "claim": str(plan.claim), "settled_by": deciding.by,
+        "task_id": plan.facts.task_id, "attempt_id": plan.facts.attempt_id,
+        "stop_reason": str(plan.stop_reason), "summary": plan.summary})  # fmt: skip

@@ -1,7 +1,6 @@
 """``bin/connect demo``: the connector's main job, end to end, against a Basecamp stand-in.
 
-It plays the five scenes (``shell.demo.play``) and ends with what each place holds and the
-verdict line; the exit follows the verdict. The connector is stopped whatever happens. The
+It plays the five scenes (``shell.demo.play``); the connector is stopped whatever happens. The
 demo's directory is removed after a pass unless ``--keep``, and kept (and said where) after a
 failure. A stand-in, setup or connector that fails is one line on stderr, never a traceback.
 """
@@ -10,11 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 from core.timestamps import format_duration
-from shell.cli.main import SUMMARIES
+from shell.cli.main import Subparsers, add_command
 from shell.demo.play import ConnectorFailed, StandInUnreachable, run_demo
 from shell.demo.script import GUARD_DELAY, RECONCILE_AFTER
 from shell.errors import EXIT_FAILURE, EXIT_OK, EXIT_UNAVAILABLE, UserError
@@ -49,21 +47,13 @@ Against a stand-in of your own (to watch its record or script faults while the d
   bin/connect demo --standin standin.json"""
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "demo", help=SUMMARIES["demo"], description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "--standin",
-        metavar="FILE",
-        type=Path,
-        help="use a running stand-in: FILE holds the JSON line `bin/connect standin --json` printed "
-        "(default: start one with the demo world)",
-    )
-    parser.add_argument(
-        "--keep", action="store_true", help="keep the demo's directory (configuration, ledger, log)"
-    )
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(subparsers, "demo", DESCRIPTION)
+    parser.add_argument("--standin", metavar="FILE", type=Path,
+                        help="use a running stand-in: FILE holds the JSON line `bin/connect standin --json` "
+                        "printed (default: start one with the demo world)")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the demo's directory (configuration, ledger, log)")
     parser.add_argument("--json", action="store_true", help="no narration; one JSON object at the end")
     parser.set_defaults(run=run)
 
@@ -80,7 +70,6 @@ def run(args: argparse.Namespace) -> int:
     except ConnectorFailed as error:
         raise UserError(f"the demo's connector failed: {error}", EXIT_FAILURE) from None
     if args.json:
-        json.dump(outcome.to_json(), sys.stdout, indent=2, ensure_ascii=False)
-        print()
+        print(json.dumps(outcome.to_json(), indent=2, ensure_ascii=False))
     return EXIT_OK if outcome.passed else EXIT_FAILURE
 

@@ -1,12 +1,8 @@
 """``bin/connect doctor``: what would stop the connector, found before a request fails in public.
 
-Each check is one line (``core.doctor`` judges, ``shell.doctor`` measures); ``--json`` prints
-``core.doctor.report``. Exit 0 when nothing is failing, 1 when something is: even a state
-directory that cannot be found is a failing check, not an error line, so the answer keeps one
-shape. It is usable beside a running connector (no lock, the ledger read-only). ``--deep`` also
-spawns the worker as the dispatcher does and waits for its MCP handshake, and runs SQLite's full
-``integrity_check``; the default worker, Claude Code, is also asked its version and whether it
-can authenticate, by its own commands.
+Each check is one line (``core.doctor`` judges, ``shell.doctor`` measures; ``--help`` lists them
+and the exit codes); ``--json`` prints ``core.doctor.report``. Even a state directory that cannot
+be found is a failing check, not an error line, so the answer keeps one shape.
 """
 
 from __future__ import annotations
@@ -63,24 +59,18 @@ exit codes: 0 nothing failing (warnings allowed); 1 at least one check failing; 
 def register(subparsers: Subparsers) -> None:
     parser = add_command(subparsers, "doctor", DESCRIPTION)
     add_state_arguments(parser)
-    parser.add_argument(
-        "--deep", action="store_true",
-        help="also spawn the worker and wait for its MCP handshake; integrity_check the ledger",
-    )  # fmt: skip
-    parser.add_argument(
-        "--deep-seconds", type=positive_seconds, default=DEEP_SECONDS, metavar="SECONDS",
-        help=f"with --deep, how long the worker has to complete the handshake (default {DEEP_SECONDS:g})",
-    )  # fmt: skip
+    parser.add_argument("--deep", action="store_true", help="also spawn the worker and wait for its MCP "
+                        "handshake; integrity_check the ledger")
+    parser.add_argument("--deep-seconds", type=positive_seconds, default=DEEP_SECONDS, metavar="SECONDS",
+                        help=f"with --deep, how long the worker has to complete the handshake "
+                        f"(default {DEEP_SECONDS:g})")
     parser.add_argument("--json", action="store_true", help="print one JSON object: {checks: [...], ok}")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     checks = examine(args, SystemClock())
-    if args.json:
-        print(json.dumps(report(checks), ensure_ascii=False, indent=2))
-    else:
-        print("\n".join(lines(checks)))
+    print(json.dumps(report(checks), ensure_ascii=False, indent=2) if args.json else "\n".join(lines(checks)))
     return EXIT_OK if passed(checks) else EXIT_FAILURE
 
 
@@ -104,14 +94,8 @@ def examine(args: argparse.Namespace, clock: Clock) -> list[Check]:
     if command is not None:
         checks += local.claude_code(command, loaded.worker_allow.named())
     if args.deep and command is not None:
-        handshake = probe(
-            command, ledger=paths.ledger, agent_id=loaded.agent_id, seconds=args.deep_seconds, clock=clock
-        )
-        checks.append(handshake_check(handshake))
-    checks += [
-        local.ledger(paths, full=args.deep),
-        local.disk(paths),
-        local.lock(paths, loaded),
-        local.pair(paths, loaded),
-    ]
+        checks.append(handshake_check(probe(command, ledger=paths.ledger, agent_id=loaded.agent_id,
+                                            seconds=args.deep_seconds, clock=clock)))
+    checks += [local.ledger(paths, full=args.deep), local.disk(paths), local.lock(paths, loaded),
+               local.pair(paths, loaded)]
     return checks

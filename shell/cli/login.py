@@ -3,13 +3,12 @@
 The authorization-code flow with a loopback redirect: a server on 127.0.0.1 waits for the one
 callback carrying the ``state`` sent (compared in constant time), answering any other request 400.
 Each connection has its thread, dropped after ``IDLE_SECONDS`` of silence, so ``--timeout`` ends
-the wait, never later, writing nothing. Whom the token is and which accounts it reaches are shown
-before it is used. ``--device`` is the device flow, only where the server's OAuth discovery offers
-it on the ``--launchpad`` origin. A ``--launchpad`` that is not https (http only to loopback) is
-refused before any page opens. The token file is written owner-only and whole, over nothing but an
-owner-only token file: anything else is refused before the sign-in and again before the rename.
-The client secret comes from a file or ``BASECAMP_CLIENT_SECRET``, never argv, and no token or
-secret is printed or logged. The URL to open goes to stderr (stdout is the result).
+the wait, never later, writing nothing. ``--device`` is the device flow, only where the server's
+OAuth discovery offers it on the ``--launchpad`` origin. A ``--launchpad`` that is not https (http
+only to loopback) is refused before any page opens. The token file is written owner-only and
+whole, over nothing but an owner-only token file: anything else is refused before the sign-in and
+again before the rename. No token or secret is in argv, printed or logged; the URL to open goes to
+stderr (stdout is the result).
 """
 
 from __future__ import annotations
@@ -22,6 +21,8 @@ import sys
 import threading
 import time
 import webbrowser
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -34,13 +35,7 @@ from core.links import same_origin, transport_allowed
 from core.text import printable
 from core.timestamps import format_timestamp
 from shell import private_files
-from shell.basecamp.tokens import (
-    LaunchpadFailed,
-    authorization,
-    device_request,
-    discover,
-    token_request,
-)
+from shell.basecamp.tokens import LaunchpadFailed, authorization, device_request, discover, token_request
 from shell.cli.arguments import positive_seconds
 from shell.cli.main import Subparsers, add_command
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_REFUSED, EXIT_UNAVAILABLE, UserError
@@ -105,17 +100,12 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--redirect-port must be 0 to 65535, not {args.redirect_port}", EXIT_CONFIG)
     launchpad = args.launchpad.rstrip("/")
     if not transport_allowed(launchpad):  # before anyone is sent to a sign-in page in plain text
-        raise UserError(
-            f"--launchpad must be https (plain http only to a loopback address): {printable(launchpad)};"
-            " nobody was sent to sign in, nothing written",
-            EXIT_CONFIG,
-        )
+        raise UserError("--launchpad must be https (plain http only to a loopback address): "
+                        f"{printable(launchpad)}; nobody was sent to sign in, nothing written", EXIT_CONFIG)
     registered = oauth.app(f"{launchpad}{oauth.TOKEN_PATH}", args.client_id, secret, datetime.now(UTC))
     try:
-        if args.device:
-            credentials = _device_flow(launchpad, registered, args.timeout)
-        else:
-            credentials = _loopback_flow(launchpad, registered, args)
+        credentials = (_device_flow(launchpad, registered, args.timeout) if args.device
+                       else _loopback_flow(launchpad, registered, args))
         found = authorization(launchpad, credentials.access_token)
     except LaunchpadFailed as error:
         code = EXIT_REFUSED if "HTTP 4" in str(error) else EXIT_UNAVAILABLE
@@ -124,17 +114,16 @@ def run(args: argparse.Namespace) -> int:
     return _report(args.json, token_file, format_timestamp(credentials.expires_at), found)
 
 
-def _loopback_flow(
-    launchpad: str, registered: oauth.Credentials, args: argparse.Namespace
-) -> oauth.Credentials:
+def _loopback_flow(launchpad: str, registered: oauth.Credentials,
+                   args: argparse.Namespace) -> oauth.Credentials:
     state = secrets.token_urlsafe(16)
-    with _Callback(args.redirect_port, state) as callback:
-        redirect_uri = f"http://127.0.0.1:{callback.port}{CALLBACK_PATH}"
+    with _callback(args.redirect_port, state) as (port, wait):
+        redirect_uri = f"http://127.0.0.1:{port}{CALLBACK_PATH}"
         url = oauth.authorize_url(launchpad, registered.client_id, redirect_uri, state)
         print(f"open this page and sign in as the agent: {url}", file=sys.stderr, flush=True)
         if not args.no_browser:
             webbrowser.open(url)
-        answer = callback.wait(args.timeout)
+        answer = wait(args.timeout)
     if answer is None:
         raise UserError(f"no sign-in came back within {args.timeout:g} s; nothing written", EXIT_UNAVAILABLE)
     if "error" in answer or not answer.get("code"):
@@ -147,10 +136,9 @@ def _loopback_flow(
 def _device_flow(launchpad: str, registered: oauth.Credentials, timeout: float) -> oauth.Credentials:
     endpoint = oauth.device_endpoint(discover(launchpad))
     if endpoint is None:
-        raise UserError(
-            f"{launchpad} offers no device flow (its OAuth discovery names no device authorization "
-            "endpoint): sign in without --device, by the loopback redirect", EXIT_REFUSED,
-        )  # fmt: skip
+        raise UserError(f"{launchpad} offers no device flow (its OAuth discovery names no device "
+                        "authorization endpoint): sign in without --device, by the loopback redirect",
+                        EXIT_REFUSED)
     if not same_origin(endpoint, launchpad):  # a discovery document sends nobody elsewhere
         raise UserError(f"{launchpad}'s OAuth discovery names a device endpoint on another origin: not"
                         " followed; sign in without --device", EXIT_REFUSED)  # fmt: skip
@@ -192,11 +180,9 @@ def _check_destination(token_file: Path) -> None:
     if not token_file.parent.is_dir():
         raise UserError(f"no directory {token_file.parent} for the token file", EXIT_CONFIG)
     if is_state_directory(token_file.parent):
-        raise UserError(
-            f"token file {token_file} is inside a state directory ({token_file.parent}), which holds "
-            "the connector's own files; nothing written: keep the token elsewhere, e.g. "
-            "~/.config/agent.token", EXIT_CONFIG,
-        )  # fmt: skip
+        raise UserError(f"token file {token_file} is inside a state directory ({token_file.parent}), which "
+                        "holds the connector's own files; nothing written: keep the token elsewhere, e.g. "
+                        "~/.config/agent.token", EXIT_CONFIG)
     if token_file.exists() or token_file.is_symlink():
         private_files.check_file(token_file, "token file", " (it is replaced by the new token)")
     private_files.refuse_other_kind(token_file, "token file", FileKind.token)
@@ -206,11 +192,9 @@ def _report(as_json: bool, token_file: Path, expires_at: str, found: dict[str, A
     raw_identity = found.get("identity")
     identity: dict[str, Any] = raw_identity if isinstance(raw_identity, dict) else {}
     listed = found.get("accounts")
-    accounts = [
-        {key: account.get(key) for key in ("id", "name", "href")}
-        for account in (listed if isinstance(listed, list) else [])
-        if isinstance(account, dict) and account.get("product") == "bc3"
-    ]
+    accounts = [{key: account.get(key) for key in ("id", "name", "href")}
+                for account in (listed if isinstance(listed, list) else [])
+                if isinstance(account, dict) and account.get("product") == "bc3"]
     if as_json:
         print(json.dumps({"token_file": str(token_file), "expires_at": expires_at,
                           "identity": identity, "accounts": accounts}, indent=2))  # fmt: skip
@@ -225,57 +209,48 @@ def _report(as_json: bool, token_file: Path, expires_at: str, found: dict[str, A
     return EXIT_OK
 
 
-class _Callback:
-    """The loopback server that receives the redirect: the one callback with ``state``."""
+@contextmanager
+def _callback(port: int, state: str) -> Iterator[tuple[int, Callable[[float], dict[str, str] | None]]]:
+    """The loopback server that receives the redirect: its port, and a wait for the one callback
+    with ``state``."""
+    received: list[dict[str, str]] = []
+    arrived = threading.Event()
+    lock = threading.Lock()
 
-    def __init__(self, port: int, state: str) -> None:
-        received: list[dict[str, str]] = []
-        arrived = threading.Event()
-        lock = threading.Lock()
+    class Handler(BaseHTTPRequestHandler):
+        timeout = IDLE_SECONDS  # an idle connection is dropped, and delays no other
 
-        class Handler(BaseHTTPRequestHandler):
-            timeout = IDLE_SECONDS  # an idle connection is dropped, and delays no other
-
-            def do_GET(self) -> None:
-                parts = urlsplit(self.path)
-                query = dict(parse_qsl(parts.query))
-                given = query.get("state", "")
-                if parts.path != CALLBACK_PATH or not secrets.compare_digest(given.encode(), state.encode()):
-                    self.send_error(400, "not this sign-in's callback")
-                    return
-                with lock:
-                    if arrived.is_set():
-                        self.send_error(400, "this sign-in is already answered")
-                        return
-                    received.append(query)
-                    arrived.set()
-                body = b"<p>Signed in. You can close this page and go back to the terminal.</p>"
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:  # the query holds the code
+        def do_GET(self) -> None:
+            parts = urlsplit(self.path)
+            query = dict(parse_qsl(parts.query))
+            given = query.get("state", "")
+            if parts.path != CALLBACK_PATH or not secrets.compare_digest(given.encode(), state.encode()):
+                self.send_error(400, "not this sign-in's callback")
                 return
+            with lock:
+                if arrived.is_set():
+                    self.send_error(400, "this sign-in is already answered")
+                    return
+                received.append(query)
+                arrived.set()
+            body = b"<p>Signed in. You can close this page and go back to the terminal.</p>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
-        try:
-            self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-            self._server.daemon_threads = True  # a connection left open is never waited for
-        except OSError as error:
-            raise UserError(f"cannot listen on 127.0.0.1:{port}: {error.strerror}", EXIT_CONFIG) from None
-        self._received = received
-        self._arrived = arrived
-        self.port = int(self._server.server_address[1])
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.1,), daemon=True)
+        def log_message(self, format: str, *args: Any) -> None:  # the query holds the code
+            return
 
-    def __enter__(self) -> _Callback:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def wait(self, seconds: float) -> dict[str, str] | None:
-        return self._received[0] if self._arrived.wait(seconds) else None
+    try:
+        server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        server.daemon_threads = True  # a connection left open is never waited for
+    except OSError as error:
+        raise UserError(f"cannot listen on 127.0.0.1:{port}: {error.strerror}", EXIT_CONFIG) from None
+    threading.Thread(target=server.serve_forever, args=(0.1,), daemon=True).start()
+    try:
+        yield int(server.server_address[1]), lambda seconds: received[0] if arrived.wait(seconds) else None
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -6,8 +6,7 @@ from ``SUMMARIES`` alone, the one home of a summary (each module registers the s
 ``--help`` lists every one and imports none. The chosen one is the first argument that is not an
 option: the top level's options take no value, so that is the one argparse takes too. A
 subcommand lives in ``shell.cli.<its name, - as _>`` unless ``HOMES`` names the module of its
-concern; such a module registers each of its commands with ``register_<name>``. A subcommand's
-``UserError`` becomes a line on stderr and an exit code at the seam (``shell.cli.seam``).
+concern; such a module registers each of its commands with ``register_<name>``.
 """
 
 from __future__ import annotations
@@ -41,10 +40,8 @@ SUMMARIES: dict[str, str] = {
     "demo": "the connector's main job in five narrated scenes, against a Basecamp stand-in",
 }
 COMMANDS = tuple(SUMMARIES)
-HOMES = {
-    **dict.fromkeys(("hold", "release", "redispatch", "discard", "settle-launch"), "decisions"),
-    **dict.fromkeys(("shadow", "import"), "cutover"),
-}
+HOMES = {**dict.fromkeys(("hold", "release", "redispatch", "discard", "settle-launch"), "decisions"),
+         **dict.fromkeys(("shadow", "import"), "cutover")}
 
 
 def module_name(command: str) -> str:
@@ -64,29 +61,21 @@ def chosen(argv: list[str] | tuple[str, ...]) -> str | None:
     return next((argument for argument in argv if not argument.startswith("-")), None)
 
 
-def build_parser(
-    commands: Sequence[str] = COMMANDS, *, listed: Sequence[str] = ()
-) -> argparse.ArgumentParser:
+def build_parser(commands: Sequence[str] = COMMANDS, *,
+                 listed: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The parser with ``commands`` in full (their modules imported), and each other one of
     ``listed`` by its summary only."""
     parser: argparse.ArgumentParser = CommandParser(
-        prog="bin/connect",
-        description=(
-            "The Basecamp connector: reads an account's event feed, runs a worker for the "
-            "requests addressed to the agent, and posts its own lifecycle messages exactly "
-            "once or not at all."
-        ),
-        epilog="Run `bin/connect COMMAND --help` for what each command does.",
-    )
+        prog="bin/connect", epilog="Run `bin/connect COMMAND --help` for what each command does.",
+        description="The Basecamp connector: reads an account's event feed, runs a worker for the requests "
+        "addressed to the agent, and posts its own lifecycle messages exactly once or not at all.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log each transition to stderr")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         if name in commands:  # only these are imported: a one-command start is faster
             module = importlib.import_module(module_name(name))
-            register: Callable[[Subparsers], None] = (
-                getattr(module, f"register_{name.replace('-', '_')}", None) or module.register
-            )
+            register = getattr(module, f"register_{name.replace('-', '_')}", None) or module.register
             register(subparsers)
         elif name in listed:
             subparsers.add_parser(name, help=SUMMARIES[name], add_help=False)

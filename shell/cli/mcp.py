@@ -1,18 +1,16 @@
 """``bin/connect mcp``: serve a worker its dispatch tools over MCP stdio, bound to one task.
 
-The task token never arrives in argv: it comes in the variable the worker's MCP configuration
-declares (``--token-env``) or on an inherited pipe or socket (``--token-fd N``), and is read once,
-first: the variable removed from ``os.environ``, the descriptor read to its end and closed. A token
-has one way in: with ``--token-fd``, one also left in the variable is removed and the server
-refuses to start; a descriptor that is standard I/O, a regular file or anything but a pipe or
-socket is refused and left alone. A token from the environment is erased in place from the block
+The task token (never in argv; ``--help`` says how it comes) is read once, first. A token has one
+way in: with ``--token-fd``, one also left in the variable is removed and the server refuses to
+start; a descriptor that is standard I/O, a regular file or anything but a pipe or socket is
+refused and left alone. A token from the environment is erased in place from the block
 ``/proc/PID/environ`` shows (``shell.process_secrets``) before the ledger is opened; where that
 cannot be done and seen done, the server refuses to start (exit 3). A probe token (``doctor
 --deep``'s) opens no ledger: the server answers the handshake, marks it done and refuses every
 tool. Otherwise a missing, foreign or out-of-date ledger, or a token naming no live task, is one
-line on stderr and a non-zero exit before any protocol message. ``--agent-id`` names the agent,
-whose own mentions are stripped from instructions (without it they stay, and a warning says so).
-stdout carries protocol messages only; logs go to stderr; the end of stdin ends the server, 0.
+line on stderr and a non-zero exit before any protocol message. Without ``--agent-id`` the
+agent's own mentions stay in instructions, and a warning says so. stdout carries protocol
+messages only; logs go to stderr; the end of stdin ends the server, 0.
 """
 
 from __future__ import annotations
@@ -35,12 +33,10 @@ from shell.ledger.worker_calls import DispatchLedger
 from shell.worker.mcp import McpServer, serve
 
 TOKEN_ENV = TASK_TOKEN_ENV
-NOT_ERASED = (
-    "the task token cannot be erased from this process's initial environment, where "
-    "/proc/PID/environ would show it for the server's life: refusing to start. Run it where a "
-    "process may write its own /proc/self/mem (Linux 3.5 or later, /proc mounted read-write), "
-    "or hand the token over on a pipe (--token-fd)"
-)
+NOT_ERASED = ("the task token cannot be erased from this process's initial environment, where "
+              "/proc/PID/environ would show it for the server's life: refusing to start. Run it where a "
+              "process may write its own /proc/self/mem (Linux 3.5 or later, /proc mounted read-write), "
+              "or hand the token over on a pipe (--token-fd)")
 
 log = logging.getLogger(__name__)
 
@@ -62,21 +58,19 @@ def register(subparsers: Subparsers) -> None:
                         help="the agent's Basecamp Person id, whose own mentions are stripped from "
                         "instructions (without it, an instruction's content keeps them)")
     source = parser.add_mutually_exclusive_group()
-    source.add_argument(
-        "--token-env", metavar="NAME", default=TOKEN_ENV,
-        help=f"the environment variable holding the task token (default {TOKEN_ENV}); removed once read",
-    )  # fmt: skip
-    source.add_argument(
-        "--token-fd", metavar="N", type=descriptor,
-        help="an inherited pipe or socket carrying the task token; read to its end and closed",
-    )  # fmt: skip
+    source.add_argument("--token-env", metavar="NAME", default=TOKEN_ENV,
+                        help=f"the environment variable holding the task token (default {TOKEN_ENV}); "
+                        "removed once read")
+    source.add_argument("--token-fd", metavar="N", type=descriptor, help="an inherited pipe or socket "
+                        "carrying the task token; read to its end and closed")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     process_secrets.forbid_core_dumps()  # a core would hold the task token
     token = take_token(args.token_env, args.token_fd)  # first, before anything else runs
-    if args.token_fd is None and not _erased(args.token_env, token):  # /proc/PID/environ would show it
+    names = (args.token_env or TOKEN_ENV, TOKEN_ENV)  # /proc/PID/environ would show it
+    if args.token_fd is None and not process_secrets.erase_environment(names, token.encode("utf-8")):
         raise UserError(NOT_ERASED, EXIT_CONFIG)
     if is_probe(token):  # doctor --deep's: the handshake and nothing else
         from shell.doctor.handshake import serve_probe  # noqa: PLC0415 -- only a probe token's start reads it
@@ -86,9 +80,8 @@ def run(args: argparse.Namespace) -> int:
     with open_existing_ledger(args.ledger) as ledger:
         dispatch = DispatchLedger(ledger, token, args.agent_id, process_group=os.getpgrp())
         del token
-        match dispatch.check_token():
-            case Failure(refusal):
-                raise UserError(refusal.message, EXIT_REFUSED)
+        if isinstance(checked := dispatch.check_token(), Failure):
+            raise UserError(checked.failure().message, EXIT_REFUSED)
         if args.agent_id is None:
             log.warning("no --agent-id: instructions keep the agent's own mentions")
         serve(sys.stdin.buffer, sys.stdout.buffer, McpServer(dispatch, version=VERSION))
@@ -97,8 +90,7 @@ def run(args: argparse.Namespace) -> int:
 
 def take_token(env_name: str | None, descriptor: int | None) -> str:
     if descriptor is not None:
-        left_behind = os.environ.pop(TOKEN_ENV, None)
-        if left_behind is not None:
+        if os.environ.pop(TOKEN_ENV, None) is not None:
             raise UserError(f"a task token was also left in ${TOKEN_ENV}; it was removed. "
                             "A token has one way in: refusing to start", EXIT_CONFIG)
         raw = _read_descriptor(descriptor)
@@ -116,10 +108,6 @@ def take_token(env_name: str | None, descriptor: int | None) -> str:
     if not token:
         raise UserError("the task token is empty", EXIT_CONFIG)
     return token
-
-
-def _erased(env_name: str | None, token: str) -> bool:
-    return process_secrets.erase_environment((env_name or TOKEN_ENV, TOKEN_ENV), token.encode("utf-8"))
 
 
 def _read_descriptor(descriptor: int) -> bytes:

@@ -1,22 +1,15 @@
 """``bin/outbox-resolve`` (``python -m shell.cli.resolve``): a person's decisions about lifecycle
-messages the connector left them.
+messages the connector left them (its ``--help`` says which wait, each decision and exit code).
 
-The ledger is named once (``--ledger``, ``--state-dir`` or ``$CONNECTOR_LEDGER``), by an option
-taken before or after the verb. ``list`` and ``show`` read it read-only; ``sent``, ``abandon`` and
-``resend`` open it as it exists (``shell.cli.decisions.deciding_on``): none creates, migrates or
-tightens one. Each decision is one short transaction (``shell.ledger.resolution``), safe beside a
-running connector, recording who decided; a ledger busy past the timeout is "the ledger is busy",
-nothing changed, exit 6. A command a person is offered names the ledger by its absolute path,
-quoted for a shell. Waiting for a person are indeterminate intents and canceled ones Basecamp
-refused. ``show`` prints the body whole (no log line carries one) and offers the decisions open
-now, each as the command to run.
-
-``sent`` reads message N at its destination before recording it, unless ``--unchecked`` (the
-intent's note, the line and ``--json``'s ``receipt_checked`` say which), through the connector's
-configuration beside the ledger; ``core.receipt_check`` decides, given the worker's own message
-ids the ledger holds for N. An intent the decision is refused for anyway is not asked about.
-A message that cannot be the receipt is exit 5; Basecamp not answering is exit 6; no
-configuration beside the ledger is exit 3: none of those writes anything.
+The ledger is named once, by an option taken before or after the verb. ``list`` and ``show`` read
+it read-only; ``sent``, ``abandon`` and ``resend`` open it as it exists (``deciding_on``): none
+creates, migrates or tightens one, and each decision is one short transaction
+(``shell.ledger.resolution``). A command a person is offered names the ledger by its absolute
+path, quoted for a shell; ``show`` prints the body whole (no log line carries one). ``sent``
+reads message N first unless ``--unchecked`` (the intent's note, the line and ``--json``'s
+``receipt_checked`` say which); ``core.adoption.check_receipt`` decides, given the worker's own
+message ids the ledger holds for N. An intent the decision is refused for anyway is not asked
+about, and no refusal writes anything.
 """
 
 from __future__ import annotations
@@ -39,7 +32,6 @@ from returns.result import Failure
 from core import notes
 from core.admission import ReadFailure, ReadFailureKind
 from core.adoption import check_receipt, worker_message_ids
-from core.configuration import Configuration
 from core.edges import IntentState
 from core.file_kinds import CONFIG_NAME
 from core.posting import listing_since
@@ -56,25 +48,18 @@ from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_REFUSED, EXIT_UNAVAILABLE, E
 from shell.ledger import outbox as rows
 from shell.ledger import snapshots
 from shell.ledger.connection import BUSY_TIMEOUT_SECONDS, Ledger, LedgerBusy, open_ledger_read_only
-from shell.ledger.resolution import (
-    NoSuchIntent,
-    Resolved,
-    describe_state,
-    is_refused,
-    resolve_intent,
-    waits_for_person,
-)
+from shell.ledger.resolution import NoSuchIntent, describe_state, is_refused, resolve_intent, waits_for_person
 from shell.state.config import StatePaths, load_config, read_token_file
 
 PROG = "bin/outbox-resolve"
 LEDGER_ENVIRONMENT = "CONNECTOR_LEDGER"
 USER_AGENT = "basecamp-connector outbox-resolve (https://github.com/basecamp/basecamp-connector)"
 NOTHING_WAITS = "nothing waits for a person"
+LISTED = ("id", "kind", "state", "refused", "waits_for_person", "event_id", "attempt_id", "destination",
+          "note", "age_seconds")  # what list --json says of each intent, from what show details
 
-THE_RULE = (
-    "Mark sent only after you have seen the message in Basecamp; resend only after you have "
-    "seen it is absent -- a resend of a message that exists doubles it."
-)
+THE_RULE = ("Mark sent only after you have seen the message in Basecamp; resend only after you have "
+            "seen it is absent -- a resend of a message that exists doubles it.")
 
 DESCRIPTION = f"""\
 A person's decisions about the connector's lifecycle messages that it will not make alone.
@@ -131,13 +116,10 @@ than the request); 6 the ledger is busy, or Basecamp could not be asked about N.
 OWN_WORDS = (
     OwnWords(LedgerBusy, lambda error: f"the ledger is busy, nothing was changed; try again: {error}",
              EXIT_UNAVAILABLE),
-    OwnWords(sqlite3.DatabaseError, lambda error: f"the ledger could not be read: {error}", EXIT_CONFIG),
-)
+    OwnWords(sqlite3.DatabaseError, lambda error: f"the ledger could not be read: {error}", EXIT_CONFIG))
 
 
 class Context:
-    """What a verb needs besides its arguments: the ledger's path, the clock, the timeout."""
-
     def __init__(self, args: argparse.Namespace, clock: Clock, busy_timeout: float) -> None:
         if args.ledger is not None and args.state_dir is not None:
             raise UserError("name the ledger once: --ledger PATH or --state-dir DIR, not both", EXIT_USAGE)
@@ -156,11 +138,13 @@ class Context:
         return open_ledger_read_only(self.ledger_path, clock=self.clock, busy_timeout=self.busy_timeout)
 
     def writable(self) -> AbstractContextManager[Ledger]:
-        """For a decision: a full disk or a read-only directory says it was not recorded."""
         return deciding_on(Path(self.ledger_path), self.clock, self.busy_timeout)
 
     def command(self, *words: str) -> str:
         return shlex.join([PROG, "--ledger", self.ledger_path, *words])
+
+
+Verb = Callable[[argparse.Namespace, Context], int]
 
 
 def age_seconds(row: rows.IntentRow, now: datetime) -> int:
@@ -181,8 +165,8 @@ def time_text(moment: datetime | None) -> str | None:
     return None if moment is None else format_timestamp(moment)
 
 
-def _state(row: rows.IntentRow) -> str:
-    return "refused" if is_refused(row.state, row.note) else str(row.state)
+def _state(state: IntentState, note: str) -> str:
+    return "refused" if is_refused(state, note) else str(state)
 
 
 def _list(args: argparse.Namespace, context: Context) -> int:
@@ -194,15 +178,17 @@ def _list(args: argparse.Namespace, context: Context) -> int:
             found = [row for row in waiting if waits_for_person(row.state, row.note)]
     now = context.clock.now()
     if context.json:
-        print(json.dumps([_summary(row, now) for row in found], ensure_ascii=False, indent=2))
+        listed = [_details(row, context, now) for row in found]
+        print(json.dumps([{key: one[key] for key in LISTED} for one in listed], ensure_ascii=False, indent=2))
         return EXIT_OK
     if not found:
         print(NOTHING_WAITS if not args.all else "the ledger holds no intents")
         return EXIT_OK
     table = [("ID", "KIND", "STATE", "EVENT", "ATTEMPT", "DESTINATION", "AGE", "NOTE")]
-    table += [(str(row.id), str(row.kind), _state(row), "-" if row.event_id is None else str(row.event_id),
-               row.attempt_id or "-", row.destination.describe(), human_age(age_seconds(row, now)),
-               one_line(row.note) or "-") for row in found]  # fmt: skip
+    table += [(str(row.id), str(row.kind), _state(row.state, row.note),
+               "-" if row.event_id is None else str(row.event_id), row.attempt_id or "-",
+               row.destination.describe(), human_age(age_seconds(row, now)), one_line(row.note) or "-")
+              for row in found]  # fmt: skip
     widths = [max(len(line[column]) for line in table) for column in range(len(table[0]) - 1)]
     for line in table:
         padded = (cell.ljust(width) for cell, width in zip(line, widths, strict=False))
@@ -221,15 +207,6 @@ def _list(args: argparse.Namespace, context: Context) -> int:
 def _destination(row: rows.IntentRow) -> dict[str, Any]:
     return {"message_kind": str(row.destination.kind), "bucket_id": row.destination.bucket_id,
             "recording_id": row.destination.recording_id}  # fmt: skip
-
-
-def _summary(row: rows.IntentRow, now: datetime) -> dict[str, Any]:
-    return {
-        "id": row.id, "kind": str(row.kind), "state": str(row.state),
-        "refused": is_refused(row.state, row.note), "waits_for_person": waits_for_person(row.state, row.note),
-        "event_id": row.event_id, "attempt_id": row.attempt_id, "destination": _destination(row),
-        "note": row.note, "age_seconds": age_seconds(row, now),
-    }  # fmt: skip
 
 
 def _show(args: argparse.Namespace, context: Context) -> int:
@@ -267,6 +244,14 @@ def _show(args: argparse.Namespace, context: Context) -> int:
     return EXIT_OK
 
 
+_OFFERS = {  # what a person must have seen to take it, and the command's further words
+    "sent": ("you have seen the message in Basecamp: record its id as the receipt",
+             ("--receipt", "MESSAGE_ID")),
+    "abandon": ("it should never be sent", ()),
+    "resend": ("you have seen the message is not there: post it once more", ()),
+}
+
+
 def _details(row: rows.IntentRow, context: Context, now: datetime) -> dict[str, Any]:
     return {
         "id": row.id, "intent_key": row.key, "kind": str(row.kind), "state": str(row.state),
@@ -277,33 +262,34 @@ def _details(row: rows.IntentRow, context: Context, now: datetime) -> dict[str, 
         "sending_at": time_text(row.sending_at), "finished_at": time_text(row.finished_at),
         "receipt_id": row.receipt_id, "note": row.note, "resolved_by": row.resolved_by,
         "reconcile_failures": row.reconcile_failures, "reconcile_at": time_text(row.reconcile_at),
-        "age_seconds": age_seconds(row, now), "decisions": _offers(row, context),
-    }  # fmt: skip
-
-
-_OFFERS = {  # what a person must have seen to take it, and the command's further words
-    "sent": ("you have seen the message in Basecamp: record its id as the receipt",
-             ("--receipt", "MESSAGE_ID")),
-    "abandon": ("it should never be sent", ()),
-    "resend": ("you have seen the message is not there: post it once more", ()),
-}
-
-
-def _offers(row: rows.IntentRow, context: Context) -> list[dict[str, str]]:
-    return [
-        {"decision": decision, "when": _OFFERS[decision][0],
-         "command": context.command(decision, str(row.id), *_OFFERS[decision][1])}
-        for decision in open_decisions(row.state, row.note)
-    ]  # fmt: skip
+        "age_seconds": age_seconds(row, now),
+        "decisions": [{"decision": decision, "when": _OFFERS[decision][0],
+                       "command": context.command(decision, str(row.id), *_OFFERS[decision][1])}
+                      for decision in open_decisions(row.state, row.note)]}  # fmt: skip
 
 
 def _decide(args: argparse.Namespace, context: Context) -> int:
-    resolution = _resolution(args, deciding_person(args.by), context)
+    by = deciding_person(args.by)
+    if args.decision == "sent":
+        checked = not args.unchecked and check_receipt_at_basecamp(context, args.id, args.receipt)
+        resolution: Resolution = Sent(args.receipt, by, checked=checked)
+    else:
+        resolution = Abandon(by) if args.decision == "abandon" else Resend(by)
     with context.writable() as ledger:
         resolved = resolve_intent(ledger, args.id, resolution)
     after = resolved.after
     if not context.json:
-        print(_changed_line(resolved))
+        head = f"intent {after.id} ({after.kind}, {after.destination.describe()}): "
+        match after.state:
+            case IntentState.sent:
+                how = "read and checked" if after.note == notes.RESOLVED_SENT_CHECKED else "unchecked"
+                tail = f"with receipt {after.receipt_id} ({how})"
+            case IntentState.abandoned:
+                tail = "it will never be sent"
+            case _:
+                tail = "due now: the connector posts it once more; its reconciliation starts afresh"
+        print(f"{head}{_state(resolved.before, resolved.before_note)} -> {after.state}, "
+              f"by {after.resolved_by}; {tail}")
         return EXIT_OK
     print(json.dumps({
         "id": after.id, "decision": args.decision, "from": str(resolved.before), "to": str(after.state),
@@ -314,40 +300,6 @@ def _decide(args: argparse.Namespace, context: Context) -> int:
     return EXIT_OK
 
 
-def _resolution(args: argparse.Namespace, by: str, context: Context) -> Resolution:
-    match args.decision:
-        case "sent":
-            checked = not args.unchecked and check_receipt_at_basecamp(context, args.id, args.receipt)
-            return Sent(args.receipt, by, checked=checked)
-        case "abandon":
-            return Abandon(by)
-        case _:
-            return Resend(by)
-
-
-def _changed_line(resolved: Resolved) -> str:
-    after = resolved.after
-    before = "refused" if is_refused(resolved.before, resolved.before_note) else str(resolved.before)
-    head = f"intent {after.id} ({after.kind}, {after.destination.describe()}): {before} -> {after.state}"
-    match after.state:
-        case IntentState.sent:
-            how = "read and checked" if after.note == notes.RESOLVED_SENT_CHECKED else "unchecked"
-            tail = f"with receipt {after.receipt_id} ({how})"
-        case IntentState.abandoned:
-            tail = "it will never be sent"
-        case _:
-            tail = "due now: the connector posts it once more; its reconciliation starts afresh"
-    return f"{head}, by {after.resolved_by}; {tail}"
-
-
-class ReceiptNotTheIntents(UserError):
-    exit_code = EXIT_REFUSED
-
-
-class ReceiptUnreadable(UserError):
-    exit_code = EXIT_UNAVAILABLE
-
-
 def check_receipt_at_basecamp(context: Context, intent_id: int, receipt_id: int) -> bool:
     """True when message ``receipt_id`` was read and is intent ``intent_id``'s; False when the
     intent is not one to check; else the error that says why it cannot be recorded."""
@@ -356,7 +308,12 @@ def check_receipt_at_basecamp(context: Context, intent_id: int, receipt_id: int)
         workers = snapshots.worker_task_events(connection, [receipt_id])
     if row is None or "sent" not in open_decisions(row.state, row.note):
         return False
-    configuration = _configuration(context.config_path)
+    try:
+        configuration = load_config(context.config_path)
+    except UserError as error:
+        raise UserError(f"{error}; checking a receipt reads Basecamp as the connector does, through the "
+                        "configuration beside the ledger (give --state-dir DIR), or --unchecked to record it "
+                        "without looking", EXIT_CONFIG) from error
     token_file = Path(configuration.token_file)
     tokens = tokens_from(token_file, read_token_file(token_file), context.clock)
     client = BasecampClient(configuration.base_url, configuration.account_id, tokens, USER_AGENT,
@@ -364,32 +321,18 @@ def check_receipt_at_basecamp(context: Context, intent_id: int, receipt_id: int)
     reads = SummaryReads(client, configuration.agent_id, context.clock)
     read = reads.message(row.destination, receipt_id, client.deadline_in(DEFAULT_READ_TIMEOUT))
     if isinstance(read, ReadFailure) and read.kind is not ReadFailureKind.not_found:
-        raise ReceiptUnreadable(
-            f"intent {intent_id}: could not read message {receipt_id} at {row.destination.describe()} "
-            f"from {configuration.base_url} ({read.kind}); nothing was changed. Try again, or "
-            "--unchecked to record it without looking"
-        )
+        raise UserError(f"intent {intent_id}: could not read message {receipt_id} at "
+                        f"{row.destination.describe()} from {configuration.base_url} ({read.kind}); nothing "
+                        "was changed. Try again, or --unchecked to record it without looking",
+                        EXIT_UNAVAILABLE)
     verdict = check_receipt(
         receipt_id=receipt_id, body=row.body, destination=row.destination, agent_id=configuration.agent_id,
         since=listing_since(row.sending_at, row.created_at),
         found=None if isinstance(read, ReadFailure) else read,
-        worker_messages=worker_message_ids(row.destination.kind, workers),
-    )  # fmt: skip
+        worker_messages=worker_message_ids(row.destination.kind, workers))  # fmt: skip
     if isinstance(verdict, Failure):
-        raise ReceiptNotTheIntents(f"intent {intent_id}: {verdict.failure()}; nothing was changed")
+        raise UserError(f"intent {intent_id}: {verdict.failure()}; nothing was changed", EXIT_REFUSED)
     return True
-
-
-def _configuration(path: Path) -> Configuration:
-    try:
-        return load_config(path)
-    except UserError as error:
-        raise UserError(
-            f"{error}; checking a receipt reads Basecamp as the connector does, through the "
-            "configuration beside the ledger (give --state-dir DIR), or --unchecked to record it "
-            "without looking",
-            EXIT_CONFIG,
-        ) from error
 
 
 def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
@@ -398,10 +341,8 @@ def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     none, false = (argparse.SUPPRESS, argparse.SUPPRESS) if suppress else (None, False)
     parser.add_argument("--ledger", metavar="PATH", default=none,
                         help=f"the connector's ledger file (default: ${LEDGER_ENVIRONMENT})")
-    parser.add_argument(
-        "--state-dir", metavar="DIR", default=none,
-        help="the state directory `bin/connect setup` wrote: its ledger.sqlite3 (instead of --ledger)",
-    )
+    parser.add_argument("--state-dir", metavar="DIR", default=none, help="the state directory `bin/connect "
+                        "setup` wrote: its ledger.sqlite3 (instead of --ledger)")
     parser.add_argument("--json", action="store_true", default=false, help="print JSON for a machine to read")
     parser.add_argument("--by", metavar="WHO", default=none,
                         help="who decides, recorded on the intent (default: local:<your user name>)")
@@ -411,63 +352,55 @@ def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     raw = argparse.RawDescriptionHelpFormatter
-    parser: argparse.ArgumentParser = CommandParser(
-        prog=PROG, description=DESCRIPTION, epilog=EPILOG, formatter_class=raw
-    )
+    parser: argparse.ArgumentParser = CommandParser(prog=PROG, description=DESCRIPTION, epilog=EPILOG,
+                                                    formatter_class=raw)
     _global_options(parser, suppress=False)
     common = argparse.ArgumentParser(add_help=False)
     _global_options(common, suppress=True)
     verbs = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    def verb(name: str, summary: str, description: str, **more: Any) -> argparse.ArgumentParser:
-        return verbs.add_parser(name, parents=[common], help=summary, description=description, **more)
+    def verb(name: str, summary: str, description: str, run: Verb, id_help: str | None = "the intent's id",
+             **more: Any) -> argparse.ArgumentParser:
+        found = verbs.add_parser(name, parents=[common], help=summary, description=description, **more)
+        if id_help is not None:
+            found.add_argument("id", metavar="ID", type=positive_integer, help=id_help)
+        found.set_defaults(run=run, decision=name)
+        return found
 
     listing = verb("list", "intents waiting for a person (indeterminate and refused)",
                    "List the intents waiting for a person: indeterminate ones, and canceled ones whose "
-                   "request Basecamp refused. Age counts from when the intent last changed.")  # fmt: skip
+                   "request Basecamp refused. Age counts from when the intent last changed.", _list, None)
     listing.add_argument("--all", action="store_true", help="list every intent, whatever its state")
-    listing.set_defaults(run=_list)
-    showing = verb("show", "everything about one intent, and what a person may do with it",
-                   "Print every column of one intent, and the exact commands a person may run for it now.")
-    showing.add_argument("id", metavar="ID", type=positive_integer, help="the intent's id (from `list`)")
-    showing.set_defaults(run=_show)
+    verb("show", "everything about one intent, and what a person may do with it",
+         "Print every column of one intent, and the exact commands a person may run for it now.", _show,
+         "the intent's id (from `list`)")
     sent = verb(
         "sent", "indeterminate -> sent, with the id of the message you found in Basecamp",
         "Mark an indeterminate intent sent: you found its message in Basecamp, and N is the "
         "id Basecamp gave it. Message N is read first (through config.json beside the ledger) "
         "and recorded only when it is at the intent's destination, the agent's, with the "
         "intent's words, and not older than its request; --unchecked records it without "
-        f"looking. {THE_RULE}",
-        epilog=SENT_EPILOG, formatter_class=raw,
-    )  # fmt: skip
-    sent.add_argument("id", metavar="ID", type=positive_integer, help="the intent's id")
+        f"looking. {THE_RULE}", _decide, epilog=SENT_EPILOG, formatter_class=raw)  # fmt: skip
     sent.add_argument("--receipt", metavar="N", type=positive_integer, required=True,
                       help="the message's id in Basecamp")
     sent.add_argument("--unchecked", action="store_true",
                       help="record N without reading it at Basecamp first (the intent's note says so)")
-    sent.set_defaults(run=_decide, decision="sent")
-    for name, summary, description in (
-        ("abandon", "indeterminate -> abandoned: it will never be sent",
-         "Abandon an indeterminate intent: its message will never be sent."),
-        ("resend", "indeterminate or refused -> pending: post it once more",
+    verb("abandon", "indeterminate -> abandoned: it will never be sent",
+         "Abandon an indeterminate intent: its message will never be sent.", _decide)
+    verb("resend", "indeterminate or refused -> pending: post it once more",
          "Send an indeterminate or refused intent once more: it is pending and due at once, "
-         f"and its reconciliation starts afresh. {THE_RULE}"),
-    ):  # fmt: skip
-        deciding = verb(name, summary, description)
-        deciding.add_argument("id", metavar="ID", type=positive_integer, help="the intent's id")
-        deciding.set_defaults(run=_decide, decision=name)
+         f"and its reconciliation starts afresh. {THE_RULE}", _decide)
     return parser
 
 
 def main(argv: Sequence[str] | None = None, *, clock: Clock | None = None,
          busy_timeout: float = BUSY_TIMEOUT_SECONDS) -> int:  # fmt: skip
-    parser = build_parser()
     try:
-        args = parse_arguments(parser, argv)
+        args = parse_arguments(build_parser(), argv)
     except SystemExit as done:  # --help (0) or bad usage (its line already said)
         return done.code if isinstance(done.code, int) else EXIT_USAGE
     log_to_stderr(args.verbose)
-    run: Callable[[argparse.Namespace, Context], int] = args.run
+    run: Verb = args.run
     return answer(lambda: run(args, Context(args, clock or SystemClock(), busy_timeout)), OWN_WORDS,
                   as_json=bool(args.json))  # fmt: skip
 

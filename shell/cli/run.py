@@ -1,18 +1,16 @@
-"""``bin/connect run``: the connector, until SIGTERM or SIGINT.
+"""``bin/connect run``: the connector, until SIGTERM or SIGINT (``--help`` gives the exit codes).
 
-Core dumps are off before anything is read (a core would hold the token). The pair's machine-wide
-lock (``shell.state.pair_lock``) is taken first, then the state directory's own; ``--shadow`` keeps
-its own lock, ledger and feed position in ``<state>/shadow/``. Neither starts while a ``shadow
-promote`` is unfinished. Every local check comes before Basecamp is asked who the token acts as,
-and that before anything is read, reconciled or posted: a person offline still hears of a local
-problem, and a second ``run`` is turned away by the lock without a request. ``--hold`` sets the
-durable hold after that question, before intake. A problem a person must fix is one line and
-exit 3, which a supervisor must not restart on. A stop noted before the start ends ``run`` before
-its next step; one during the start stops it there, stderr naming the step; both exit 0, leaving
-what was not settled to the next start. SIGUSR1 writes every thread's stack from the start's first
-step to ``stopped``. Once started, stdout gets ``running account=A agent=B [shadow]
-mid_launch=ATTEMPTS|none hold=on|off``, then one line per transition. A loop ended by a failure it
-did not expect stops the connector as a signal does, then one ``error:`` line and exit 1.
+The pair's machine-wide lock (``shell.state.pair_lock``) is taken first, then the state
+directory's own; ``--shadow`` keeps its own lock, ledger and feed position in ``<state>/shadow/``.
+Neither starts while a ``shadow promote`` is unfinished. Every local check comes before Basecamp
+is asked who the token acts as, and that before anything is read, reconciled or posted: a person
+offline still hears of a local problem, and a second ``run`` is turned away by the lock without a
+request. ``--hold`` sets the durable hold after that question, before intake. A stop noted before
+the start ends ``run`` before its next step; one during the start stops it there, stderr naming
+the step; both exit 0, leaving what was not settled to the next start. Once started, stdout gets
+``running account=A agent=B [shadow] mid_launch=ATTEMPTS|none hold=on|off``, then one line per
+transition. A loop ended by a failure it did not expect stops the connector as a signal does,
+then one ``error:`` line and exit 1.
 """
 
 from __future__ import annotations
@@ -21,21 +19,20 @@ import argparse
 import logging
 import sqlite3
 import sys
-from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
 from core.configuration import Configuration, below_floor, route_advice, route_problem
 from shell import private_files, process_secrets, stack_dumps
 from shell.basecamp.client import BasecampClient, check_identity
-from shell.basecamp.tokens import Tokens, tokens_from
+from shell.basecamp.tokens import tokens_from
 from shell.cli.arguments import add_state_arguments, deciding_person, positive_seconds, reason_of
 from shell.cli.main import Subparsers, add_command
 from shell.cli.start_signals import note_stops, said_hangups, stop_asked, stop_name
 from shell.clock import SystemClock
 from shell.connector import Connector
 from shell.errors import EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UserError
-from shell.ledger.connection import Ledger, LedgerError, ledger_failure, open_ledger, watch_write_failures
+from shell.ledger.connection import LedgerError, ledger_failure, open_ledger, watch_write_failures
 from shell.ledger.hold import set_hold, standing
 from shell.outbox import OutboxLedgerError
 from shell.state import pair_lock
@@ -47,7 +44,7 @@ from shell.state.config import (
     read_token_file,
     route_facts,
 )
-from shell.state.lock import InstanceLock, acquire
+from shell.state.lock import acquire
 from shell.state.promotion import unless_promoting
 from shell.worker.driver import WorkerCommand
 
@@ -84,10 +81,8 @@ def register(subparsers: Subparsers) -> None:
     add_state_arguments(parser)
     parser.add_argument("--shadow", action="store_true",
                         help="admit and log on a ledger of its own; dispatch nothing, post nothing")
-    parser.add_argument(
-        "--hold", action="store_true",
-        help="set the durable hold before intake starts: nothing launches or posts until `release`",
-    )  # fmt: skip
+    parser.add_argument("--hold", action="store_true", help="set the durable hold before intake starts: "
+                        "nothing launches or posts until `release`")
     parser.add_argument("--reason", metavar="TEXT", default="run --hold",
                         help="why, with --hold (default 'run --hold')")
     parser.add_argument("--by", help="who holds it, with --hold (default local:<your user name>)")
@@ -112,8 +107,7 @@ def _run_checked(args: argparse.Namespace) -> int:
     bound = timedelta(seconds=args.shutdown_seconds)  # a question is asked of anyone
     if args.hold and args.shadow:
         raise UserError("--hold is the connector's: a shadow run dispatches and posts nothing", EXIT_USAGE)
-    hold_by = deciding_person(args.by) if args.hold else ""
-    hold_reason = reason_of(args.reason) if args.hold else ""
+    hold = (deciding_person(args.by), reason_of(args.reason)) if args.hold else ("", "")
     paths = locate_state(args.state_dir, args.account, args.agent)
     configuration = load_config(paths.config)
     if stop_asked():
@@ -122,46 +116,42 @@ def _run_checked(args: argparse.Namespace) -> int:
     ids = (configuration.account_id, configuration.agent_id)
     with pair_lock.acquire(*ids, paths.directory, clock.now(), shadow=args.shadow):
         pair_lock.refuse_if_served_elsewhere(*ids, paths.directory)
-        return _run_locked(
-            args, paths, configuration, clock, times=(poll_every, bound), hold=(hold_by, hold_reason)
-        )
+        return _run_locked(args, paths, configuration, clock, poll_every=poll_every, bound=bound, hold=hold)
 
 
-def _run_locked(
-    args: argparse.Namespace,
-    paths: StatePaths,
-    configuration: Configuration,
-    clock: SystemClock,
-    *,
-    times: tuple[timedelta, timedelta],
-    hold: tuple[str, str],
-) -> int:
-    """The connector, once this machine's one lock of its (account, agent) is held. ``times``: the
-    feed's interval and the shutdown's bound; ``hold``: who holds it and why (with ``--hold``)."""
-    poll_every, bound = times
+def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Configuration, clock: SystemClock,
+                *, poll_every: timedelta, bound: timedelta, hold: tuple[str, str]) -> int:
+    """The connector, once this machine's one lock of its pair is held; ``hold``: who and why (``--hold``)."""
     token_file = Path(configuration.token_file)
     tokens = tokens_from(token_file, read_token_file(token_file), clock)
     command = _worker_command(configuration, poll_every, shadow=args.shadow)
     directory = paths.directory / SHADOW_DIRECTORY if args.shadow else paths.directory
     ledger_path = StatePaths.at(directory).ledger
-    lock = _instance_lock(directory, configuration, clock, shadow=args.shadow)
+    try:
+        if args.shadow:
+            private_files.ensure_directory(directory, "shadow directory")
+        lock = acquire(directory, configuration.account_id, configuration.agent_id, clock.now())
+    except OSError as error:  # a read-only state directory, a full disk
+        raise ledger_failure(error, directory, "take the instance lock") from error
     with lock, open_ledger(unless_promoting(paths.directory, ledger_path), clock=clock) as ledger:
         if stop_asked():
             return _stopped_before_start()
         watch_write_failures(ledger)  # status shows this connector's failed writes
-        client = _agents_client(configuration, tokens, clock)
+        client = BasecampClient(configuration.base_url, configuration.account_id, tokens, USER_AGENT,
+                                clock=clock)
+        check_identity(client, agent_id=configuration.agent_id, token_file=configuration.token_file,
+                       base_url=configuration.base_url, consequence="not started",
+                       wrong_person_hint=" (give the agent's own token, or run setup for that person)")
         if stop_asked():
             return _stopped_before_start()
         if args.hold:  # before intake starts
             print(set_hold(ledger, *hold, clock.now()).summary, flush=True)
         connector = Connector(
-            configuration, ledger, client, clock, command, directory / "sessions",
-            shadow=args.shadow, poll_every=poll_every,
-            live=not args.no_live,
-            on_event=lambda line: print(line, flush=True),
-            config_path=paths.config, note_configuration=lock.note_configuration,
-        )  # fmt: skip
-        _serve(connector, ledger_path, _stop_requested, bound, _running(configuration, args.shadow))
+            configuration, ledger, client, clock, command, directory / "sessions", shadow=args.shadow,
+            poll_every=poll_every, live=not args.no_live, on_event=lambda line: print(line, flush=True),
+            config_path=paths.config, note_configuration=lock.note_configuration)  # fmt: skip
+        running = f"account={configuration.account_id} agent={configuration.agent_id}"
+        _serve(connector, ledger_path, bound, f"{running} shadow" if args.shadow else running)
     if connector.ended_by is not None:  # the supervisor starts it again
         print(f"error: the {connector.ended_by} loop ended on a failure it did not expect (its traceback is"
               " in the log above); stopped, to be started again", file=sys.stderr)  # fmt: skip
@@ -169,16 +159,6 @@ def _run_locked(
     logging.getLogger("connector.run").info("stopped")
     print("stopped", file=sys.stderr)
     return EXIT_OK
-
-
-def _agents_client(configuration: Configuration, tokens: Tokens, clock: SystemClock) -> BasecampClient:
-    client = BasecampClient(configuration.base_url, configuration.account_id, tokens, USER_AGENT, clock=clock)
-    check_identity(
-        client, agent_id=configuration.agent_id, token_file=configuration.token_file,
-        base_url=configuration.base_url, consequence="not started",
-        wrong_person_hint=" (give the agent's own token, or run setup for that person)",
-    )  # fmt: skip
-    return client
 
 
 def _worker_command(configuration: Configuration, poll_every: timedelta, *, shadow: bool) -> WorkerCommand:
@@ -201,17 +181,6 @@ def _worker_command(configuration: Configuration, poll_every: timedelta, *, shad
     return command
 
 
-def _instance_lock(
-    directory: Path, configuration: Configuration, clock: SystemClock, *, shadow: bool
-) -> InstanceLock:
-    try:
-        if shadow:
-            private_files.ensure_directory(directory, "shadow directory")
-        return acquire(directory, configuration.account_id, configuration.agent_id, clock.now())
-    except OSError as error:  # a read-only state directory, a full disk
-        raise ledger_failure(error, directory, "take the instance lock") from error
-
-
 def _stop_requested() -> bool:
     """Whether a stop was asked for (the main thread stops the connector); a SIGHUP is said, ignored."""
     said_hangups()
@@ -223,32 +192,19 @@ def _stopped_before_start() -> int:
     return EXIT_OK
 
 
-def _serve(
-    connector: Connector, ledger_path: Path, requested: Callable[[], bool], bound: timedelta, running: str
-) -> None:
+def _serve(connector: Connector, ledger_path: Path, bound: timedelta, running: str) -> None:
     """The start, then the loops until a signal (a signal during the start ends it there)."""
     try:
-        held = connector.start(timedelta(seconds=60), requested=requested)
+        held = connector.start(timedelta(seconds=60), requested=_stop_requested)
     except (sqlite3.Error, OSError) as error:
         raise ledger_failure(error, ledger_path, "settle what the last run left") from error
     except OutboxLedgerError as error:
         raise LedgerError(f"{ledger_path}: the start could not settle the outbox: {error}") from error
     if connector.stopped_in is not None:
-        print(
-            f"stopped during the start ({connector.stopped_in}): what it had not settled is left"
-            " as it was, for the next start",
-            file=sys.stderr,
-        )
+        print(f"stopped during the start ({connector.stopped_in}): what it had not settled is left as it was,"
+              " for the next start", file=sys.stderr)
         return
-    print(f"running {running} {_start_facts(connector.ledger, held)}", flush=True)
-    connector.run(requested=requested, within=bound)
-
-
-def _start_facts(ledger: Ledger, mid_launch: list[str]) -> str:
-    with ledger.read() as connection:
+    with connector.ledger.read() as connection:
         hold = "on" if standing(connection) is not None else "off"
-    return f"mid_launch={','.join(mid_launch) or 'none'} hold={hold}"
-
-
-def _running(configuration: Configuration, shadow: bool) -> str:
-    return f"account={configuration.account_id} agent={configuration.agent_id}{' shadow' if shadow else ''}"
+    print(f"running {running} mid_launch={','.join(held) or 'none'} hold={hold}", flush=True)
+    connector.run(requested=_stop_requested, within=bound)

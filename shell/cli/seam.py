@@ -6,14 +6,13 @@ a command line may word some kinds of error itself first (``OwnWords``). Ctrl-C 
 reader that goes away (``| head``) ends the command as SIGPIPE would, 141, saying nothing. Anything
 else is a bug, its traceback for a developer. With ``--json`` an error is also one object on
 stdout, ``{"error", "errors", "exit_code"}``, so a machine never reads an empty answer as success.
-Bad usage is such an error too, exit 2: every parser is a ``CommandParser``. Help is as wide as
-the terminal, read without importing ``shutil`` (argparse would, with its compression modules).
+Bad usage is such an error too, exit 2: every parser is a ``CommandParser``, its help as wide as
+the terminal (``_columns``: argparse would import ``shutil``, and with it compression modules).
 
 ``guard`` comes first in each entry: a closed standard descriptor is opened anew (stdout on
 ``/dev/full``), so no file a command opens takes number 1 or 2, and both streams write what their
 encoding cannot hold as JSON's ``\\uXXXX``. A failed write to stdout is ``StdoutUnwritable`` (exit
-3), never an ``OSError`` a disk's handler could take for its own; stdout is flushed inside the
-seam, where that can still be said. A failed write to stderr is dropped: the exit code says it.
+3), never an ``OSError`` a disk's handler could take for its own; one to stderr is dropped.
 """
 
 from __future__ import annotations
@@ -125,20 +124,15 @@ def bad_usage(message: str, *, as_json: bool) -> int:
 def _say(message: str, exit_code: int, as_json: bool) -> int:
     """Each of an error's own lines (a ``ConfigurationInvalid`` joins them with ``\\nerror: ``)
     escaped, a newline too, whatever text (a path, a name) it carries."""
-    message = _LINES.join(escaped(line) for line in message.split(_LINES))
-    print(f"error: {message}", file=sys.stderr)
+    lines = [escaped(line) for line in message.split(_LINES)]
+    print(f"error: {_LINES.join(lines)}", file=sys.stderr)
     if as_json:
-        _print_json(message, exit_code)
-    return exit_code
-
-
-def _print_json(message: str, exit_code: int) -> None:
-    lines = message.split(_LINES)  # a ConfigurationInvalid's further lines
-    try:
         said = {"error": lines[0], "errors": lines, "exit_code": exit_code}
-        print(json.dumps(said, ensure_ascii=False), flush=True)
-    except StdoutUnwritable:
-        stop_writing()  # said on stderr already; the exit code stands
+        try:
+            print(json.dumps(said, ensure_ascii=False), flush=True)
+        except StdoutUnwritable:
+            stop_writing()  # said on stderr already; the exit code stands
+    return exit_code
 
 
 class _Stdout(io.TextIOWrapper):
@@ -199,20 +193,15 @@ def guard() -> None:
                 os.close(opened)
             _closed.add(descriptor)
     line_buffered = bool(getattr(sys.stdout, "line_buffering", False)) or os.isatty(1)
-    sys.stdout = _Stdout(_buffer(sys.stdout, 1), encoding=_encoding(sys.stdout), errors=ESCAPE,
-                         line_buffering=line_buffered)  # fmt: skip
-    sys.stderr = _Stderr(_buffer(sys.stderr, 2), encoding=_encoding(sys.stderr), errors=ESCAPE,
-                         line_buffering=True)  # fmt: skip
+    sys.stdout = _Stdout(*_unwrapped(sys.stdout, 1), errors=ESCAPE, line_buffering=line_buffered)
+    sys.stderr = _Stderr(*_unwrapped(sys.stderr, 2), errors=ESCAPE, line_buffering=True)
 
 
-def _buffer(stream: object, descriptor: int) -> BinaryIO:
+def _unwrapped(stream: object, descriptor: int) -> tuple[BinaryIO, str]:
+    encoding = getattr(stream, "encoding", None) or "utf-8"
     if isinstance(stream, io.TextIOWrapper):
-        return cast(BinaryIO, stream.detach())  # detached, the old wrapper never closes it
-    return cast(BinaryIO, io.BufferedWriter(io.FileIO(descriptor, "w", closefd=False)))
-
-
-def _encoding(stream: object) -> str:
-    return getattr(stream, "encoding", None) or "utf-8"
+        return cast(BinaryIO, stream.detach()), encoding  # detached, the old wrapper never closes it
+    return cast(BinaryIO, io.BufferedWriter(io.FileIO(descriptor, "w", closefd=False))), encoding
 
 
 def stop_writing() -> None:

@@ -1,16 +1,12 @@
 """``bin/connect setup``: write, check and show one (account, agent)'s configuration.
 
-A setup creates or updates the configuration, keeping what it is not told to change
-(``core.setup_changes.merge``). Nothing is written unless everything checks: every problem is
-printed, exit 3 -- route directories must exist (relative ones are written absolute), the token
-file must be owner-only, and unless ``--no-check`` the token must answer as ``--agent`` (an
-unreachable Basecamp is exit 6). One state directory serves an (account, agent) on this machine:
-a setup into a second is refused naming the first, unless ``--force`` moves the pair's record.
-It prints what it wrote and what is still missing (``--json``: one object); ``--show`` prints the
-configuration and what is missing, writing nothing. The token itself is never printed, in an
-error, in the configuration or in argv: only its file's path. A connector running beside it
-serves new routes within ``core.route_reload.RELOAD_EVERY``; anything else waits for its next
-start, and setup says so.
+A setup keeps what it is not told to change (``core.setup_changes.merge``) and writes nothing unless
+everything checks, every problem printed (``--help`` gives the exit codes): route directories must
+exist (relative ones are written absolute), the token file must be owner-only, and unless
+``--no-check`` the token must answer as ``--agent``. ``--force`` moves the record of the pair's one
+state directory here. The token itself is never printed, in an error, in the configuration or in
+argv: only its file's path. A connector running beside it serves new routes within
+``core.configuration.RELOAD_EVERY``; anything else waits for its next start, and setup says so.
 """
 
 from __future__ import annotations
@@ -22,7 +18,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from returns.result import Failure, Success
+from returns.result import Failure
 
 from core.configuration import RELOAD_EVERY, Configuration, TrustMode, missing, route_problems, to_mapping
 from core.setup_changes import Changes, merge
@@ -73,7 +69,7 @@ the token file, a route or another state directory serving the pair (one line ea
 
 
 def register(subparsers: Subparsers) -> None:
-    parser = add_command(subparsers, "setup", DESCRIPTION)  # fmt: skip
+    parser = add_command(subparsers, "setup", DESCRIPTION)
     parser.add_argument("--base-url", metavar="URL", help="Basecamp's origin, e.g. https://3.basecampapi.com")
     parser.add_argument("--account", metavar="ID", help="the Basecamp account id")
     parser.add_argument("--agent", metavar="ID", help="the agent's person id (the token must act as it)")
@@ -142,14 +138,20 @@ def run(args: argparse.Namespace) -> int:
     if existing is not None:
         load_config(paths.config)  # an invalid file is refused as it stands, not patched over
     changes = _changes(args)
-    match merge(existing or {}, changes):
-        case Success(configuration):
-            pass
-        case Failure(problems):
-            raise ConfigurationInvalid("setup", problems + _given_on_disk(changes))
+    merged = merge(existing or {}, changes)
+    if isinstance(merged, Failure):
+        raise ConfigurationInvalid("setup", merged.failure() + _given_on_disk(changes))
+    configuration = merged.unwrap()
     _check_on_disk(paths, configuration, existing)
     _check_one_home(paths, configuration, force=args.force)
-    agent = _check_token(configuration) if args.check else None
+    agent: Profile | None = None
+    if args.check:
+        token_file = Path(configuration.token_file)
+        tokens = tokens_from(token_file, read_token_file(token_file), SystemClock())  # a login's is refreshed
+        client = BasecampClient(configuration.base_url, configuration.account_id, tokens, USER_AGENT)
+        agent = check_identity(client, agent_id=configuration.agent_id, token_file=configuration.token_file,
+                               base_url=configuration.base_url, consequence="nothing written",
+                               unreachable_hint=" (--no-check to write without asking)")
     save_config(paths.config, configuration)
     pair_lock.record_home(configuration.account_id, configuration.agent_id, paths.directory)
     _print(args.json, paths, configuration, written=True, agent=agent)
@@ -172,20 +174,18 @@ def _changes(args: argparse.Namespace) -> Changes:
         except ValueError as error:
             raise ConfigurationInvalid("setup", (f"--worker-command: {error}",)) from error
     return Changes(
-        account_id=args.account, base_url=args.base_url, agent_id=args.agent,
-        token_file=_absolute(args.token_file) if args.token_file is not None else None,
-        operator_id=args.operator, trust_mode=args.trust, allow=tuple(args.allow),
-        remove_allow=tuple(args.remove_allow), routes=tuple(routes), remove_routes=tuple(args.remove_route),
-        classes=tuple(args.classes), watch_completions=tuple(args.watch_completions),
-        no_watch_completions=tuple(args.no_watch_completions), worker_command=worker,
-        concurrency=args.concurrency, task_deadline=args.deadline, guard_delay=args.guard_delay,
-        still_running=args.still_running, reconcile_after=args.reconcile_after,
-        unsafe_test_timings=args.unsafe_test_timings,
-        worker_env=tuple(args.worker_env), remove_worker_env=tuple(args.remove_worker_env),
-        worker_bash=tuple(args.worker_allow_bash), remove_worker_bash=tuple(args.remove_worker_allow_bash),
+        account_id=args.account, base_url=args.base_url, agent_id=args.agent, operator_id=args.operator,
+        token_file=_absolute(args.token_file) if args.token_file is not None else None, trust_mode=args.trust,
+        allow=tuple(args.allow), remove_allow=tuple(args.remove_allow), routes=tuple(routes),
+        remove_routes=tuple(args.remove_route), classes=tuple(args.classes), worker_command=worker,
+        watch_completions=tuple(args.watch_completions), concurrency=args.concurrency,
+        no_watch_completions=tuple(args.no_watch_completions), task_deadline=args.deadline,
+        guard_delay=args.guard_delay, still_running=args.still_running, reconcile_after=args.reconcile_after,
+        unsafe_test_timings=args.unsafe_test_timings, worker_env=tuple(args.worker_env),
+        remove_worker_env=tuple(args.remove_worker_env), worker_bash=tuple(args.worker_allow_bash),
+        remove_worker_bash=tuple(args.remove_worker_allow_bash),
         worker_mcp=tuple(os.path.abspath(path) for path in args.worker_mcp),
-        remove_worker_mcp=tuple(os.path.abspath(path) for path in args.remove_worker_mcp),
-    )  # fmt: skip
+        remove_worker_mcp=tuple(os.path.abspath(path) for path in args.remove_worker_mcp))  # fmt: skip
 
 
 def _given_on_disk(changes: Changes) -> tuple[str, ...]:
@@ -201,15 +201,6 @@ def _given_on_disk(changes: Changes) -> tuple[str, ...]:
         except UserError as error:
             problems.append(f"token_file: {error}")
     return tuple(problems)
-
-
-def _worker_problem(configuration: Configuration) -> str | None:
-    """Why the worker command cannot run as written, or its program is not there; None if it can."""
-    try:
-        command = WorkerCommand.of(configuration)
-        return command.program_missing()
-    except UserError as error:
-        return str(error)
 
 
 def _disk_problems(paths: StatePaths, configuration: Configuration) -> list[str]:
@@ -238,10 +229,8 @@ def _check_on_disk(paths: StatePaths, configuration: Configuration, old: dict[st
     if old is not None:
         before = (old.get("account_id"), old.get("agent_id"))
         if before != (configuration.account_id, configuration.agent_id):
-            problems.append(
-                f"{paths.directory} holds account {before[0]} agent {before[1]}; "
-                "a different account or agent needs a state directory of its own"
-            )
+            problems.append(f"{paths.directory} holds account {before[0]} agent {before[1]}; "
+                            "a different account or agent needs a state directory of its own")
     if problems:
         raise ConfigurationInvalid("setup", tuple(problems))
 
@@ -253,18 +242,7 @@ def _check_one_home(paths: StatePaths, configuration: Configuration, *, force: b
             f"account {configuration.account_id} agent {configuration.agent_id} is already served from "
             f"{other}; two state directories for one pair would post its messages twice. Change that "
             f"one (--state-dir {other}), or --force to move the pair here: the connector of {other} "
-            "is then refused at start, and what its ledger still owes stays there",
-            EXIT_CONFIG,
-        )
-
-
-def _check_token(configuration: Configuration) -> Profile:
-    token_file = Path(configuration.token_file)
-    tokens = tokens_from(token_file, read_token_file(token_file), SystemClock())  # a login's is refreshed
-    client = BasecampClient(configuration.base_url, configuration.account_id, tokens, USER_AGENT)
-    return check_identity(client, agent_id=configuration.agent_id, token_file=configuration.token_file,
-                          base_url=configuration.base_url, consequence="nothing written",
-                          unreachable_hint=" (--no-check to write without asking)")  # fmt: skip
+            "is then refused at start, and what its ledger still owes stays there", EXIT_CONFIG)
 
 
 def _print(as_json: bool, paths: StatePaths, configuration: Configuration, *, written: bool,
@@ -272,7 +250,10 @@ def _print(as_json: bool, paths: StatePaths, configuration: Configuration, *, wr
     still_missing = list(missing(configuration))
     if not written:
         still_missing += _disk_problems(paths, configuration)
-    program = _worker_problem(configuration)
+    try:
+        program = WorkerCommand.of(configuration).program_missing()
+    except UserError as error:
+        program = str(error)
     still_missing += [] if program is None or program in still_missing else [program]
     if as_json:
         summary: dict[str, Any] = {
@@ -280,16 +261,13 @@ def _print(as_json: bool, paths: StatePaths, configuration: Configuration, *, wr
             "ledger_path": str(paths.ledger), "checked": agent is not None,
             "agent": None if agent is None else {"id": agent.id, "name": agent.name},
             "config": to_mapping(configuration), "missing": still_missing,
-            "connector_running": written and _connector_runs(paths, configuration),
-        }  # fmt: skip
+            "connector_running": written and _connector_runs(paths, configuration)}  # fmt: skip
         print(json.dumps(summary, indent=2))
         return
-    for line in _describe(paths, configuration, written=written, agent=agent):
-        print(line)
+    print("\n".join(_describe(paths, configuration, written=written, agent=agent)))
     if written and _connector_runs(paths, configuration):
-        print("note: a connector is running (lock file, diagnostic): it serves these routes within"
-              f" {RELOAD_EVERY.total_seconds():g} s; a change to anything else takes effect at its"
-              " next start")
+        print(f"note: a connector is running (lock file, diagnostic): it serves these routes within "
+              f"{RELOAD_EVERY.total_seconds():g} s; a change to anything else takes effect at its next start")
     for line in still_missing:
         print(f"missing: {line}")
 

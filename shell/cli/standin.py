@@ -1,9 +1,7 @@
 """``bin/connect standin``: serve a local Basecamp stand-in until SIGINT or SIGTERM, then exit 0.
 
-The first line on stdout, flushed at once so a parent can read it and go, says all a client
-needs: the base URL, the account, the agent's token and id, the operator's id (for ``setup
---operator``), the control secret, and the world's projects, cards and Campfires (``--json``: one
-object). A port it cannot listen on is exit ``EXIT_UNAVAILABLE``; a number out of bounds
+The first line on stdout (``--help`` says what it names) is flushed at once, so a parent can read
+it and go. A port it cannot listen on is exit ``EXIT_UNAVAILABLE``; a number out of bounds
 (``--feed-delay``, ``--rate-limit``'s window: finite seconds up to a day) is a usage error.
 """
 
@@ -14,14 +12,13 @@ import json
 import signal
 import time
 from collections.abc import Callable
-from types import FrameType
 from typing import Any, TypeVar
 
 from shell.basecamp.standin.faults import RateLimit, seconds
 from shell.basecamp.standin.server import StandIn
 from shell.basecamp.standin.world import WORLDS, World
 from shell.cli.arguments import port, positive_integer
-from shell.cli.main import SUMMARIES
+from shell.cli.main import Subparsers, add_command
 from shell.errors import EXIT_OK, EXIT_UNAVAILABLE, UserError
 
 T = TypeVar("T")
@@ -64,56 +61,38 @@ Its tokens live two weeks, like Launchpad's, unless told otherwise:
 Stops on Ctrl-C or SIGTERM, exiting 0."""
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "standin", help=SUMMARIES["standin"], description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )  # fmt: skip
-    parser.add_argument(
-        "--port", type=port, default=0, help="port to listen on at 127.0.0.1 (default 0: any free port)"
-    )
-    parser.add_argument(
-        "--world", choices=WORLDS, default="demo",
-        help="demo: three projects, the agent and two other people (default); "
-        "empty: one project, one card, one Campfire",
-    )  # fmt: skip
-    parser.add_argument(
-        "--account", type=positive_integer, default=None, metavar="ID",
-        help="an account id of your own for the world (default: the world's, 5550001 for demo); give "
-        "one when someone else on this machine tries the stand-in too, so your (account, agent) "
-        "pairs differ",
-    )  # fmt: skip
-    parser.add_argument(
-        "--feed-delay", type=_checked(lambda text: seconds(float(text), "the feed delay")), default=0.0,
-        metavar="SECONDS",
-        help="the poll lane (events.json) serves an event only this many seconds after it happened, "
-        "as Basecamp's does (about 30); the live lane is not delayed (default 0)",
-    )  # fmt: skip
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(subparsers, "standin", DESCRIPTION)
+    parser.add_argument("--port", type=port, default=0,
+                        help="port to listen on at 127.0.0.1 (default 0: any free port)")
+    parser.add_argument("--world", choices=WORLDS, default="demo",
+                        help="demo: three projects, the agent and two other people (default); "
+                        "empty: one project, one card, one Campfire")
+    parser.add_argument("--account", type=positive_integer, default=None, metavar="ID",
+                        help="an account id of your own for the world (default: the world's, 5550001 for "
+                        "demo); give one when someone else on this machine tries the stand-in too, so "
+                        "your (account, agent) pairs differ")
+    parser.add_argument("--feed-delay", type=_checked(lambda text: seconds(float(text), "the feed delay")),
+                        default=0.0, metavar="SECONDS",
+                        help="the poll lane (events.json) serves an event only this many seconds after it "
+                        "happened, as Basecamp's does (about 30); the live lane is not delayed (default 0)")
     parser.add_argument("--json", action="store_true", help="print the first line as one JSON object")
-    parser.add_argument(
-        "--rate-limit", type=_checked(RateLimit.parse), default=RateLimit(), metavar="N/SECONDS|off",
-        help="Basecamp's limit per client address, enforced with 429 and Retry-After "
-        "(default 50/10, as Basecamp; off: none)",
-    )  # fmt: skip
+    parser.add_argument("--rate-limit", type=_checked(RateLimit.parse), default=RateLimit(),
+                        metavar="N/SECONDS|off", help="Basecamp's limit per client address, enforced with "
+                        "429 and Retry-After (default 50/10, as Basecamp; off: none)")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        standin = StandIn(
-            world=args.world, port=args.port, rate_limit=args.rate_limit, feed_delay=args.feed_delay,
-            account_id=args.account,
-        )  # fmt: skip
+        standin = StandIn(world=args.world, port=args.port, rate_limit=args.rate_limit,
+                          feed_delay=args.feed_delay, account_id=args.account)
     except OSError as error:
-        raise UserError(
-            f"cannot listen on 127.0.0.1:{args.port}: {error.strerror or error}", EXIT_UNAVAILABLE
-        ) from error
-    stop: list[int] = []
-
-    def on_signal(signal_number: int, frame: FrameType | None) -> None:
-        stop.append(signal_number)  # no lock in a handler: the main thread may hold it
-
-    previous = {number: signal.signal(number, on_signal) for number in (signal.SIGINT, signal.SIGTERM)}
+        raise UserError(f"cannot listen on 127.0.0.1:{args.port}: {error.strerror or error}",
+                        EXIT_UNAVAILABLE) from error
+    stop: list[int] = []  # the handler only notes: the main thread may hold a lock it would take
+    previous = {number: signal.signal(number, lambda signum, frame: stop.append(signum))
+                for number in (signal.SIGINT, signal.SIGTERM)}
     try:
         with standin:
             summary = describe(standin)
@@ -139,36 +118,22 @@ def _checked(parse: Callable[[str], T]) -> Callable[[str], T]:
 
 
 def describe(standin: StandIn) -> dict[str, Any]:
-    """What a client needs to know about a running stand-in."""
     world: World = standin.world
     return {
-        "base_url": standin.base_url,
-        "account_url": standin.account_url,
-        "rate_limit": standin.limiter.limit.describe(),
-        "account_id": world.account_id,
-        "token": world.token,
-        "control_secret": standin.control_secret,
-        "agent_id": world.agent.id,
-        "agent_name": world.agent.name,
+        "base_url": standin.base_url, "account_url": standin.account_url,
+        "rate_limit": standin.limiter.limit.describe(), "account_id": world.account_id, "token": world.token,
+        "control_secret": standin.control_secret, "agent_id": world.agent.id, "agent_name": world.agent.name,
         "operator_id": world.operator.id,
         "people": [{"id": person.id, "name": person.name, "token": person.token} for person in world.people],
-        "projects": [
-            {"id": project.id, "name": project.name, "cards": list(project.recording_ids),
-             "campfire": project.campfire_id}
-            for project in world.projects
-        ],
-    }
+        "projects": [{"id": project.id, "name": project.name, "cards": list(project.recording_ids),
+                      "campfire": project.campfire_id} for project in world.projects]}
 
 
 def as_text(summary: dict[str, Any]) -> str:
-    """The summary as one readable line."""
-    projects = "; ".join(
-        f"project {project['id']} cards {','.join(map(str, project['cards']))} campfire {project['campfire']}"
-        for project in summary["projects"]
-    )
+    projects = "; ".join(f"project {project['id']} cards {','.join(map(str, project['cards']))} campfire "
+                         f"{project['campfire']}" for project in summary["projects"])
     return (
         f"Basecamp stand-in at {summary['base_url']} account {summary['account_id']} "
         f"token {summary['token']} agent {summary['agent_id']} operator {summary['operator_id']} "
         f"control secret {summary['control_secret']} rate limit {summary['rate_limit']}"
-        f" | {projects}"
-    )
+        f" | {projects}")

@@ -3,17 +3,16 @@ hear it is kept, never lost and never a death.
 
 ``bin/connect`` starts with SIGTERM, SIGINT, SIGHUP and SIGUSR1 blocked (GNU ``env
 --block-signal``), so one sent before a handler stands waits, pending. ``take_early`` is the first
-thing ``shell.cli.__main__`` does. For ``run`` it installs the noting handler and unblocks the
-first three, so a pending one is noted at once; SIGUSR1 waits for ``run``'s stack dumps
+thing ``shell.cli.__main__`` does. For ``run`` it installs the noting handler and unblocks the first
+three, so a pending one is noted at once; SIGUSR1 waits for ``run``'s stack dumps
 (``shell.stack_dumps`` unblocks it), so one sent while the interpreter starts is a dump, not a
-death. Every other command unblocks all four under the defaults, SIGINT then
-``KeyboardInterrupt`` again (130 at the seam). The handler only notes, and the main thread
-stops the connector: one that stopped it would run the bounded stop inside the handler, and one
-that took a lock could deadlock against the main thread. SIGTERM and SIGINT go in ``STOPS``, read
-by ``run``'s start and loops; SIGHUP in ``HANGUPS``, ignored but said on stderr (an ssh hang-up
-never ends a connector). ``run``'s first ``note_stops`` after ``take_early`` keeps
-what was noted since the process began; any other call starts from nothing, so a run in process
-(a test's) never inherits an earlier stop."""
+death. Every other command unblocks all four under the defaults, SIGINT then ``KeyboardInterrupt``
+again (130 at the seam). The handler only notes, and the main thread stops the connector: one that
+stopped it would run the bounded stop inside the handler, and one that took a lock could deadlock
+against the main thread. SIGTERM and SIGINT go in ``STOPS``, read by ``run``'s start and loops;
+SIGHUP in ``HANGUPS``, ignored but said on stderr (an ssh hang-up never ends a connector). ``run``'s
+first ``note_stops`` after ``take_early`` keeps what was noted since the process began; any other
+call starts from nothing, so a run in process (a test's) never inherits an earlier stop."""
 
 from __future__ import annotations
 
@@ -64,9 +63,5 @@ def stop_name() -> str:
 def said_hangups() -> None:
     while HANGUPS:
         HANGUPS.pop()
-        print(
-            "SIGHUP ignored: the connector goes on (its configuration is re-read every 2 s on its own;"
-            " stop it with SIGTERM)",
-            file=sys.stderr,
-            flush=True,
-        )
+        print("SIGHUP ignored: the connector goes on (its configuration is re-read every 2 s on its own;"
+              " stop it with SIGTERM)", file=sys.stderr, flush=True)

@@ -1,16 +1,14 @@
 """``bin/connect status``: what the connector is doing, read beside it without disturbing it.
 
-Reading is not deciding: the ledger is opened read-only in one read transaction
-(``shell.ledger.status``) and the instance lock is never taken, so it works beside a running
-connector, and beside none. Whether a connector runs is the lock file's metadata
-(``shell.state.lock.peek``) with the pid's presence and the configuration problem it names; while
-that process is present, a loop not turning is named from the heartbeats beside the ledger. A
-missing state directory, configuration or ledger, a ledger too new, unmigrated or unreadable is one
-line and exit 3; one busy past the timeout exit 6. Nothing secret is printed: never the token (its
-file is not read), a feed position or a body. A disk nearly full where the ledger lives is in the
-summary, as is a write the running connector saw fail (``shell.ledger.write_failures``) until one
-succeeds: both would otherwise show only in its log. ``--shadow`` (or a shadow ``--state-dir``)
-shows the shadow run: its own lock and ledger, with the state directory's configuration.
+The ledger is opened read-only in one read transaction (``shell.ledger.status``) and the instance
+lock is never taken (``--help`` says what is shown, and the exit codes). Whether a connector runs
+is the lock file's metadata (``shell.state.lock.peek``) with the pid's presence and the
+configuration problem it names; while that process is present, a loop not turning is named from
+the heartbeats beside the ledger. Nothing secret is printed: never the token (its file is not
+read), a feed position or a body. A disk nearly full where the ledger lives, and a write the
+running connector saw fail (``shell.ledger.write_failures``) until one succeeds, are in the
+summary: both would otherwise show only in its log. A shadow ``--state-dir`` shows the shadow run
+as ``--shadow`` does: its own lock and ledger, with the state directory's configuration.
 """
 
 from __future__ import annotations
@@ -23,29 +21,12 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from core.configuration import Configuration
+from core import intake_status
 from core.file_kinds import CONFIG_NAME
 from core.heartbeats import beats_line, beats_report, not_turning
-from core.intake_status import (
-    inbox_line,
-    intake_report,
-    lane_line,
-    lane_report,
-    losses_line,
-    losses_report,
-    news_line,
-)
 from core.presentation import short_time
+from core.presentation import status_values as values
 from core.presentation.status_report import lines, report
-from core.presentation.status_values import (
-    LAST_DISPATCHES,
-    LAST_WAITING_RECORDS,
-    Disk,
-    LedgerSnapshot,
-    LockFile,
-    Status,
-    pid_status,
-)
 from shell import heartbeats
 from shell.cli.arguments import add_state_arguments
 from shell.cli.main import Subparsers, add_command
@@ -54,7 +35,7 @@ from shell.ledger.connection import open_ledger_read_only, read_write_failure
 from shell.ledger.intake import read_intake_status, read_lane_state, read_loss_counts
 from shell.ledger.status import read_snapshot
 from shell.state.config import SHADOW_DIRECTORY, StatePaths, load_config, locate_state
-from shell.state.lock import Holder, peek, peek_only
+from shell.state.lock import peek, peek_only
 
 DESCRIPTION = f"""\
 Show what the connector is doing, from its ledger, without disturbing it.
@@ -98,10 +79,10 @@ lock, so it is safe beside a running connector (and beside none). What it shows:
                      decide with bin/outbox-resolve
   held records       records held for a person, with their recording's URL
   not yet running    blocked, admitted and queued records by event id (the oldest
-                     {LAST_WAITING_RECORDS}), each with its reason and what it waits for (a retry,
+                     {values.LAST_WAITING_RECORDS}), each with its reason and what it waits for (a retry,
                      a person, the hold, a worker slot), and only the decisions the rules accept:
                      a blocked one takes redispatch or discard, one waiting to run only discard
-  dispatches         the last {LAST_DISPATCHES} worker runs, newest first: stop reason, and each
+  dispatches         the last {values.LAST_DISPATCHES} worker runs, newest first: stop reason, and each
                      event's delivery and outcome (succeeded, failed, or unknown: the worker
                      may have acted)
 
@@ -121,21 +102,19 @@ not yet migrated, unreadable); 6 the ledger stayed busy."""
 def register(subparsers: Subparsers) -> None:
     parser = add_command(subparsers, "status", DESCRIPTION)
     add_state_arguments(parser)
-    parser.add_argument(
-        "--shadow", action="store_true",
-        help="show the shadow run's ledger (run --shadow, in <state>/shadow/): what it would do",
-    )  # fmt: skip
+    parser.add_argument("--shadow", action="store_true", help="show the shadow run's ledger (run --shadow, "
+                        "in <state>/shadow/): what it would do")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object (keys: see core/presentation/status_report.py)")
     parser.set_defaults(run=run)
 
 
-def _disk(directory: Path) -> Disk | None:
+def _disk(directory: Path) -> values.Disk | None:
     try:
         measured = os.statvfs(directory)
     except OSError:
         return None
-    return Disk(measured.f_bavail * measured.f_frsize, measured.f_blocks * measured.f_frsize)
+    return values.Disk(measured.f_bavail * measured.f_frsize, measured.f_blocks * measured.f_frsize)
 
 
 def _where(paths: StatePaths, shadow: bool) -> tuple[StatePaths, Path]:
@@ -151,11 +130,8 @@ def _where(paths: StatePaths, shadow: bool) -> tuple[StatePaths, Path]:
 def run(args: argparse.Namespace) -> int:
     paths, config = _where(locate_state(args.state_dir, args.account, args.agent), args.shadow)
     if not paths.directory.is_dir():
-        raise UserError(
-            f"no state directory at {paths.directory}: run bin/connect setup, then bin/connect run"
-            f"{' --shadow' if args.shadow else ''}",
-            EXIT_CONFIG,
-        )
+        raise UserError(f"no state directory at {paths.directory}: run bin/connect setup, then bin/connect "
+                        f"run{' --shadow' if args.shadow else ''}", EXIT_CONFIG)
     configuration = load_config(config)
     holder = peek(paths.directory, configuration.account_id, configuration.agent_id)
     try:
@@ -166,14 +142,22 @@ def run(args: argparse.Namespace) -> int:
     except sqlite3.DatabaseError as error:
         raise UserError(f"{paths.ledger}: the ledger could not be read: {error}", EXIT_CONFIG) from error
     holder = holder or peek_only(paths.directory)  # the file names other ids since it started
-    status = _status(paths, configuration, holder, snapshot)
+    lock_file = None if holder is None else replace(
+        values.LockFile(holder.pid, holder.started_at, values.pid_status(holder.pid_present)),
+        configuration_problem=holder.configuration_problem)
+    status = values.Status(
+        account_id=configuration.account_id, agent_id=configuration.agent_id, state_dir=str(paths.directory),
+        ledger_path=str(paths.ledger), lock_file=lock_file, ledger=snapshot,
+        unsafe_test_timings=configuration.unsafe_test_timings,
+        worker_allowed=configuration.worker_allow.named(), disk=_disk(paths.directory),
+        write_failure=read_write_failure(paths.ledger))  # fmt: skip
     beats = heartbeats.read(paths.ledger) if holder is not None and holder.pid_present else None
     now = datetime.now(UTC)
     shadow = config != paths.config
     if args.json:
-        shown_json = {**report(status), "shadow": shadow,
-                      "live_lane": lane_report(lane), "losses": losses_report(losses),
-                      "intake": intake_report(news, inbox),
+        shown_json = {**report(status), "shadow": shadow, "live_lane": intake_status.lane_report(lane),
+                      "losses": intake_status.losses_report(losses),
+                      "intake": intake_status.intake_report(news, inbox),
                       "loops": None if beats is None else beats_report(beats, now)}  # fmt: skip
         print(json.dumps(shown_json, ensure_ascii=False, indent=2))
         return EXIT_OK
@@ -181,9 +165,8 @@ def run(args: argparse.Namespace) -> int:
     if shadow:
         shown[0] = f"shadow run (admits and logs; dispatches and posts nothing) · {shown[0]}"
     at = next((at for at, line in enumerate(shown) if line.startswith("lifecycle messages: ")), len(shown))
-    shown.insert(at, lane_line(lane, short_time))
-    shown.insert(at + 1, losses_line(losses))
-    shown[at + 1 : at + 1] = [inbox_line(inbox, short_time), news_line(news, short_time)]
+    shown[at:at] = [intake_status.lane_line(lane, short_time), intake_status.inbox_line(inbox, short_time),
+                    intake_status.news_line(news, short_time), intake_status.losses_line(losses)]
     if beats is not None:
         shown.insert(at + 4, beats_line(beats, now))  # after the lanes, the inbox's and the losses
         if stalled := not_turning(beats, now):
@@ -191,19 +174,3 @@ def run(args: argparse.Namespace) -> int:
     print("\n".join(shown))
     return EXIT_OK
 
-
-def _status(
-    paths: StatePaths, configuration: Configuration, holder: Holder | None, ledger: LedgerSnapshot
-) -> Status:
-    lock_file = None if holder is None else replace(
-        LockFile(holder.pid, holder.started_at, pid_status(holder.pid_present)),
-        configuration_problem=holder.configuration_problem,
-    )  # fmt: skip
-    return Status(
-        account_id=configuration.account_id, agent_id=configuration.agent_id,
-        state_dir=str(paths.directory),
-        ledger_path=str(paths.ledger), lock_file=lock_file, ledger=ledger,
-        unsafe_test_timings=configuration.unsafe_test_timings,
-        worker_allowed=configuration.worker_allow.named(), disk=_disk(paths.directory),
-        write_failure=read_write_failure(paths.ledger),
-    )  # fmt: skip

@@ -127,14 +127,14 @@ BAD = [
     ),
     rule(
         "streams: what an encoding cannot hold is escaped as JSON's own escape, never a traceback",
-        "sys.stdout = _Stdout(_buffer(sys.stdout, 1), encoding=_encoding(sys.stdout), errors=ESCAPE,",
-        'sys.stdout = _Stdout(_buffer(sys.stdout, 1), encoding=_encoding(sys.stdout), errors="backslashreplace",',
+        "sys.stdout = _Stdout(*_unwrapped(sys.stdout, 1), errors=ESCAPE,",
+        'sys.stdout = _Stdout(*_unwrapped(sys.stdout, 1), errors="backslashreplace",',
         "test_an_ascii_only_stdout_escapes_what_it_cannot_hold",
     ),
     rule(
         "streams: an error whose JSON cannot reach stdout keeps its exit code",
-        "    except StdoutUnwritable:\n        stop_writing()  # said on stderr already; the exit code stands",
-        "    except ZeroDivisionError:\n        stop_writing()  # said on stderr already; the exit code stands",
+        "        except StdoutUnwritable:\n            stop_writing()  # said on stderr already; the exit code stands",
+        "        except ZeroDivisionError:\n            stop_writing()  # said on stderr already; the exit code stands",
         "test_an_error_whose_json_cannot_reach_stdout_keeps_its_exit_code",
     ),
     rule(

@@ -147,8 +147,8 @@ BAD_INPUT = [
     ),
     rule(
         "bad input: with --json an error is also one JSON object on stdout",
-        "    if as_json:\n        _print_json(message, exit_code)\n",
-        "",
+        "    if as_json:\n        said = {",
+        "    if False:\n        said = {",
         "test_with_json_an_error_is_one_json_object",
         "test_outbox_resolve_with_json_says_its_errors_as_one_json_object",
     ),

@@ -40,8 +40,8 @@ CUTOVER: list[Mutation] = [
     ),
     rule(
         "promote takes the shadow connector's instance lock",
-        "            locks.enter_context(_shadow_lock(shadow, ids, clock))\n",
-        "            pass\n",
+        "                locks.enter_context(acquire(shadow, *ids, clock.now()))\n",
+        "                pass\n",
         "test_promote_refuses_while_either_connector_runs_naming_it",
     ),
     rule(
@@ -64,8 +64,8 @@ CUTOVER: list[Mutation] = [
     ),
     rule(
         "hold --json names each redispatch it revoked",
-        "            for one in done.plan.revoke\n",
-        "            for one in ()\n",
+        "for one in done.plan.revoke]",
+        "for one in ()]",
         "test_a_hold_revokes_a_redispatch_waiting_on_a_live_task_with_a_note",
     ),
     rule(

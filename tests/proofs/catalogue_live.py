@@ -118,7 +118,7 @@ LIVE: list[Mutation] = [
     ),
     rule(
         "status: the live lane's state is shown",
-        "    shown.insert(at, lane_line(lane, short_time))\n",
+        "intake_status.lane_line(lane, short_time), ",
         "",
         "test_a_mention_is_heard_live_and_status_tells_the_lane",
     ),
@@ -173,8 +173,8 @@ LIVE: list[Mutation] = [
     ),
     rule(
         "status: losses and gaps are shown",
-        "    shown.insert(at + 1, losses_line(losses))\n",
-        "",
+        ", intake_status.losses_line(losses)]",
+        "]",
         "test_a_mention_is_heard_live_and_status_tells_the_lane",
     ),
     # backlog: core/intake_status.py, shell/intake/backlog.py, shell/intake/live_lane.py, shell/connector.py

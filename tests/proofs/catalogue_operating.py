@@ -79,8 +79,8 @@ OPERATING: list[Mutation] = [
     ),
     rule(
         "outbox-resolve: an unreadable ledger is a ledger problem (exit 3), not a traceback",
-        '    OwnWords(sqlite3.DatabaseError, lambda error: f"the ledger could not be read: {error}", EXIT_CONFIG),\n',
-        "",
+        '    OwnWords(sqlite3.DatabaseError, lambda error: f"the ledger could not be read: {error}", EXIT_CONFIG))',
+        "    )",
         "test_outbox_resolve_says_an_unreadable_ledger_is_a_ledger_problem",
     ),
 ]

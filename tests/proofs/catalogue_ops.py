@@ -221,8 +221,8 @@ OPS: list[Mutation] = [
     ),
     rule(
         "run: the first line names the launches left mid-launch and whether a hold stands",
-        "    return f\"mid_launch={','.join(mid_launch) or 'none'} hold={hold}\"\n",
-        "    return f\"held={','.join(mid_launch) or 'none'}\"\n",
+        "    print(f\"running {running} mid_launch={','.join(held) or 'none'} hold={hold}\", flush=True)\n",
+        "    print(f\"running {running} held={','.join(held) or 'none'}\", flush=True)\n",
         "test_the_running_line_names_the_launches_left_and_whether_a_hold_stands",
     ),
     rule(

@@ -45,8 +45,8 @@ RECEIPT: list[Mutation] = [
     ),
     rule(
         "outbox-resolve sent: the receipt check is given the worker's messages the ledger names",
-        "        worker_messages=worker_message_ids(row.destination.kind, workers),\n",
-        "        worker_messages=frozenset(),\n",
+        "        worker_messages=worker_message_ids(row.destination.kind, workers))",
+        "        worker_messages=frozenset())",
         "test_a_workers_own_message_with_the_intents_words_is_refused_as_reconciliation_refuses_it",
     ),
     rule(

@@ -240,10 +240,10 @@ SEC: list[Mutation] = [
     ),
     rule(
         "login never waits past --timeout for an idle connection",
-        "            self._server = ThreadingHTTPServer((\"127.0.0.1\", port), Handler)",
-        "            self._server = __import__(\"http.server\").server.HTTPServer((\"127.0.0.1\", port), Handler)",
+        "        server = ThreadingHTTPServer((\"127.0.0.1\", port), Handler)",
+        "        server = __import__(\"http.server\").server.HTTPServer((\"127.0.0.1\", port), Handler)",
         "test_an_idle_connection_to_the_callback_never_holds_the_login_past_its_timeout",
-        also=(("            timeout = IDLE_SECONDS  # an idle connection is dropped, and delays no other\n", ""),),
+        also=(("        timeout = IDLE_SECONDS  # an idle connection is dropped, and delays no other\n", ""),),
     ),
     rule(
         "login --device follows a device endpoint only on the --launchpad origin",

@@ -150,8 +150,8 @@ STATUS: list[Mutation] = [
     ),
     rule(
         "status: the lock file's pid is checked for presence",
-        "LockFile(holder.pid, holder.started_at, pid_status(holder.pid_present))",
-        "LockFile(holder.pid, holder.started_at, pid_status(True))",
+        "values.pid_status(holder.pid_present)",
+        "values.pid_status(True)",
         "test_a_lock_file_left_by_a_dead_connector_names_an_absent_pid",
     ),
     rule(
@@ -168,9 +168,9 @@ STATUS: list[Mutation] = [
     ),
     rule(
         "status: the token is never shown (a report that carried it is caught)",
-        "        state_dir=str(paths.directory),\n",
-        '        state_dir=str(paths.directory) + __import__("shell.state.config").state.config.read_token('
-        '__import__("pathlib").Path(configuration.token_file)),\n',
+        "state_dir=str(paths.directory),",
+        'state_dir=str(paths.directory) + __import__("shell.state.config").state.config.read_token('
+        '__import__("pathlib").Path(configuration.token_file)),',
         "test_neither_the_feed_position_nor_the_token_is_ever_shown",
     ),
     # shell/ledger.py (the read-only opener status relies on)
@@ -232,8 +232,8 @@ STATUS: list[Mutation] = [
     ),
     rule(
         "failed writes: status reads the record",
-        "        write_failure=read_write_failure(paths.ledger),\n",
-        "",
+        "        write_failure=read_write_failure(paths.ledger))",
+        "        )",
         "test_status_shows_the_connectors_failed_write_until_its_next_good_one",
     ),
     rule(

@@ -72,7 +72,7 @@ WORLD: list[Mutation] = [
     ),
     rule(
         "a task token given in the environment does not stay in the MCP server's environment",
-        "    if args.token_fd is None and not _erased(args.token_env, token):  # /proc/PID/environ would show it",
+        "    if args.token_fd is None and not process_secrets.erase_environment(names, token.encode(\"utf-8\")):",
         "    if False:",
         "test_a_token_given_in_the_environment_is_not_in_the_servers_environment_while_it_serves",
         "test_where_the_environment_block_cannot_be_erased_the_server_refuses_to_start_with_exit_3",
