@@ -48,7 +48,7 @@ from shell.basecamp.standin.world import person_sgid
 from shell.cli.main import main as connect
 from shell.cli.standin import describe
 from shell.demo import script
-from shell.demo.script import GUARD_DELAY, DemoOutcome, EventView, Place, Played, Said
+from shell.demo.script import GUARD_DELAY, DemoOutcome, EventView, Place, Played, RecordedPost, Said
 from shell.errors import EXIT_CONFIG, UserError
 from shell.ledger import status as narration
 from shell.ledger.connection import Ledger, open_ledger_read_only
@@ -104,17 +104,12 @@ def world_from(summary: Any) -> DemoWorld:
     """The demo world from a stand-in's description (``bin/connect standin --json``): three
     projects at least, each with a card; anything else is a ``UserError``."""
     try:
-        projects = tuple(
-            DemoProject(int(found["id"]), str(found["name"]), tuple(int(card) for card in found["cards"]),
-                        int(found["campfire"]))
-            for found in summary["projects"]
-        )  # fmt: skip
+        projects = tuple(DemoProject(int(found["id"]), str(found["name"]), tuple(map(int, found["cards"])),
+                                     int(found["campfire"])) for found in summary["projects"])
         operator = summary["people"][0]
-        world = DemoWorld(
-            str(summary["base_url"]), int(summary["account_id"]), int(summary["agent_id"]),
-            str(summary["agent_name"]), str(summary["token"]), str(summary["control_secret"]),
-            int(operator["id"]), str(operator["name"]), projects,
-        )  # fmt: skip
+        world = DemoWorld(str(summary["base_url"]), int(summary["account_id"]), int(summary["agent_id"]),
+                          str(summary["agent_name"]), str(summary["token"]), str(summary["control_secret"]),
+                          int(operator["id"]), str(operator["name"]), projects)
     except (KeyError, IndexError, TypeError, ValueError) as error:
         told = f"the stand-in's description is not what `bin/connect standin --json` prints ({error})"
         raise UserError(told, EXIT_CONFIG) from None
@@ -130,10 +125,8 @@ class StandInLink:
         self.account_id = account_id
         self._secret = control_secret
         self._pool = urllib3.PoolManager(retries=False, timeout=TIMEOUT_SECONDS)
-        self._client = BasecampClient(
-            self.base_url, account_id, agent_token, USER_AGENT,
-            read_timeout=TIMEOUT_SECONDS, requests_per_window=READS_PER_WINDOW,
-        )  # fmt: skip
+        self._client = BasecampClient(self.base_url, account_id, agent_token, USER_AGENT,
+                                      read_timeout=TIMEOUT_SECONDS, requests_per_window=READS_PER_WINDOW)
 
     def seed(self, kind: MessageKind, recording_id: int, creator_id: int, content: str) -> int:
         """A person says ``content`` at ``recording_id``; the id of their comment or line."""
@@ -149,13 +142,10 @@ class StandInLink:
             raise StandInUnreachable("the stand-in's record of requests is not a list")
         return found
 
-    def posts(self, after: int = 0) -> list[script.RecordedPost]:
+    def posts(self, after: int = 0) -> list[RecordedPost]:
         """The POSTs among the recorded requests from number ``after`` on."""
-        return [
-            script.RecordedPost(str(item["path"]), str(item["body"]), item.get("status"), item.get("fault"))
-            for item in self.requests()[after:]
-            if item.get("method") == "POST"
-        ]
+        return [RecordedPost(str(item["path"]), str(item["body"]), item.get("status"), item.get("fault"))
+                for item in self.requests()[after:] if item.get("method") == "POST"]
 
     def card_title(self, card_id: int) -> str:
         found = self._basecamp(f"card_tables/cards/{card_id}.json")
@@ -173,10 +163,8 @@ class StandInLink:
         found = self._basecamp(path)
         if not isinstance(found, list):
             raise StandInUnreachable(f"listing {place.describe()} answered no list")
-        return [
-            Said(int(item["id"]), str(item.get(who, {}).get("name", "?")), str(item.get("content", "")))
-            for item in found
-        ]
+        return [Said(int(item["id"]), str(item.get(who, {}).get("name", "?")), str(item.get("content", "")))
+                for item in found]
 
     def _control(self, method: str, name: str, body: dict[str, Any] | None = None) -> Any:
         headers = {"User-Agent": USER_AGENT, "Content-Type": "application/json", SECRET_HEADER: self._secret}
@@ -187,9 +175,8 @@ class StandInLink:
         except (urllib3.exceptions.HTTPError, OSError) as error:
             raise StandInUnreachable(f"the stand-in at {self.base_url} did not answer: {error}") from None
         if not 200 <= response.status < 300:
-            raise StandInUnreachable(
-                f"the stand-in answered {method} /__standin/{name} with HTTP {response.status}"
-            )
+            told = f"the stand-in answered {method} /__standin/{name} with HTTP {response.status}"
+            raise StandInUnreachable(told)
         try:
             return json.loads(response.data) if response.data else None
         except ValueError:
@@ -205,9 +192,8 @@ class StandInLink:
         except BasecampError as error:
             raise StandInUnreachable(f"the stand-in did not answer GET /{path}: {error}") from None
         if not 200 <= answer.status < 300:
-            raise StandInUnreachable(
-                f"the stand-in answered GET /{self.account_id}/{path} with HTTP {answer.status}"
-            )
+            told = f"the stand-in answered GET /{self.account_id}/{path} with HTTP {answer.status}"
+            raise StandInUnreachable(told)
         return answer.body
 
 
@@ -288,11 +274,10 @@ class ConnectorChild:
         environment["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
         already = len(self._running_lines())
         self._log = self.log_path.open("ab")
-        self._process = subprocess.Popen(
-            [sys.executable, "-P", "-m", "shell.cli.main", "run", "--state-dir", str(self.state_dir),
-             "--poll-seconds", f"{CONNECTOR_POLL_SECONDS:g}", "--shutdown-seconds", "30"],
-            stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log, env=environment,
-        )  # fmt: skip
+        command = [sys.executable, "-P", "-m", "shell.cli.main", "run", "--state-dir", str(self.state_dir),
+                   "--poll-seconds", f"{CONNECTOR_POLL_SECONDS:g}", "--shutdown-seconds", "30"]
+        self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=self._log,
+                                         stderr=self._log, env=environment)
         deadline = time.monotonic() + START_SECONDS
         while time.monotonic() < deadline:
             if len(lines := self._running_lines()) > already:
@@ -317,9 +302,8 @@ class ConnectorChild:
         code = stop_child(self._process, STOP_SECONDS, last_words=signal.SIGUSR1)
         self._forget()
         if code is None:
-            raise ConnectorFailed(
-                f"the connector did not stop within {STOP_SECONDS:g} s (its threads' stacks: {self.log_path})"
-            )
+            stacks = f"its threads' stacks: {self.log_path}"
+            raise ConnectorFailed(f"the connector did not stop within {STOP_SECONDS:g} s ({stacks})")
         return code
 
     def tail(self) -> str:
@@ -360,10 +344,8 @@ def look(ledger: Ledger, event_id: int) -> EventView:
         return EventView()
     task_id, pulled, ack_id, outcome, reply_id = rows.joined or (None, 0, None, "", None)
     attempt_state, stop_reason = rows.attempt or ("", "")
-    intents = tuple(
-        script.IntentView(id, kind, state, receipt_id, note, "\n".join(message_lines(body)))
-        for id, kind, state, receipt_id, note, body in rows.intents
-    )
+    intents = tuple(script.IntentView(id, kind, state, receipt_id, note, "\n".join(message_lines(body)))
+                    for id, kind, state, receipt_id, note, body in rows.intents)
     state, reason, trigger = rows.record
     return EventView(state, reason, trigger, task_id, bool(pulled), ack_id, outcome or "", reply_id,
                      attempt_state, stop_reason, intents)  # fmt: skip
@@ -443,10 +425,9 @@ class Player:
         self._tell(played, f"not settled within {SCENE_SECONDS:g} s; going on")
 
     def _in_flight(self, view: EventView, path: str, mark: int) -> bool:
-        return any(intent.state == "sending" for intent in view.intents) and any(
-            path in post.path and post.status is None and post.fault == "create_then_delay"
-            for post in self.link.posts(mark)
-        )
+        sending = any(intent.state == "sending" for intent in view.intents)
+        return sending and any(path in post.path and post.status is None and post.fault == "create_then_delay"
+                               for post in self.link.posts(mark))
 
     def _crash(self, played: Played, view: EventView) -> None:
         notice = next((intent for intent in view.intents if intent.state == "sending"), None)
@@ -505,9 +486,8 @@ def run_demo(standin_file: Path | None, keep: bool, say: Callable[[str], None]) 
     return outcome
 
 
-def _play(
-    world: DemoWorld, link: StandInLink, stage: Stage, outcome: DemoOutcome, say: Callable[[str], None]
-) -> None:
+def _play(world: DemoWorld, link: StandInLink, stage: Stage, outcome: DemoOutcome,
+          say: Callable[[str], None]) -> None:
     connector = ConnectorChild(stage.state, stage.log)
     ledger: Ledger | None = None
     try:
@@ -567,14 +547,11 @@ def _description(path: Path) -> Any:
     try:
         raw = path.read_bytes()
     except OSError as error:
-        raise UserError(
-            f"cannot read the stand-in's description {path}: {error.strerror}", EXIT_CONFIG
-        ) from None
+        told = f"cannot read the stand-in's description {path}: {error.strerror}"
+        raise UserError(told, EXIT_CONFIG) from None
     line = next((found for found in raw.splitlines() if found.strip()), b"")
     decoded = decode_json(line)  # the one bounded decoder: a binary file is refused, not a traceback
     if not isinstance(decoded, Decoded):
-        raise UserError(
-            f"{path} does not hold the JSON line `bin/connect standin --json` prints ({decoded.reason})",
-            EXIT_CONFIG,
-        )
+        told = f"{path} does not hold the JSON line `bin/connect standin --json` prints ({decoded.reason})"
+        raise UserError(told, EXIT_CONFIG)
     return decoded.value

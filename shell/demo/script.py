@@ -177,11 +177,8 @@ def quote(words: str, width: int = 88) -> str:
 
 def settled(view: EventView) -> bool:
     """The record has left the moving states, its attempt has ended, and every notice is final."""
-    return (
-        view.state not in MOVING_STATES
-        and view.attempt_state in ("", "ended")
-        and all(intent.state in FINAL_INTENT_STATES for intent in view.intents)
-    )
+    return (view.state not in MOVING_STATES and view.attempt_state in ("", "ended")
+            and all(intent.state in FINAL_INTENT_STATES for intent in view.intents))
 
 
 def narrate(before: EventView, after: EventView, guard_delay: str) -> tuple[str, ...]:
@@ -374,11 +371,9 @@ def verdict_line(verdict: DemoTally, problems: int = 0) -> str:
     kinds = ", ".join(f"{count} {kind}" for kind, count in verdict.by_kind().items())
     scenes = f", scene problems: {problems}" if problems else ""
     passed = verdict.passed and not problems
-    return (
-        f"verdict: {len(verdict.posted)} messages posted ({kinds or 'none'}), "
-        f"messages doubled: {len(verdict.doubled)}, missing: {len(verdict.missing)}, "
-        f"unexpected: {len(verdict.unexpected)}{scenes} -- {'PASS' if passed else 'FAIL'}"
-    )
+    return (f"verdict: {len(verdict.posted)} messages posted ({kinds or 'none'}), "
+            f"messages doubled: {len(verdict.doubled)}, missing: {len(verdict.missing)}, "
+            f"unexpected: {len(verdict.unexpected)}{scenes} -- {'PASS' if passed else 'FAIL'}")
 
 
 # -- the outcome --------------------------------------------------------------------------------

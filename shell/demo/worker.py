@@ -39,9 +39,8 @@ class McpClient:
     """The smallest MCP stdio client: newline-delimited JSON-RPC to a child process."""
 
     def __init__(self, command: list[str], env: dict[str, str]) -> None:
-        self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True, bufsize=1
-        )
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+                                        text=True, bufsize=1)
         self._in, self._out = cast("IO[str]", self.process.stdin), cast("IO[str]", self.process.stdout)
         self._next = 0
         hello = {"protocolVersion": "2025-06-18", "capabilities": {}}

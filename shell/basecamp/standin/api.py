@@ -45,14 +45,10 @@ BASECAMP_PAGE_SIZES = (15, 30, 50, 100)
 BOOST_MAX_LENGTH = 16
 MENTION_TYPE = "application/vnd.basecamp.mention"
 WORLD_CREATED_AT = "2026-01-05T09:00:00.000Z"
-LAUNCHPAD_PATHS = (
-    "/authorization/new", "/authorization/token", "/authorization.json",
-    "/.well-known/oauth-authorization-server", "/oauth/device", "/device",
-)  # fmt: skip
-MISSING_USER_AGENT = (
-    "Bad Request: a User-Agent header is required. Name your application and a way to "
-    "reach you, e.g. `User-Agent: MyApp (me@example.com)`.\n"
-)
+LAUNCHPAD_PATHS = ("/authorization/new", "/authorization/token", "/authorization.json",
+                   "/.well-known/oauth-authorization-server", "/oauth/device", "/device")
+MISSING_USER_AGENT = ("Bad Request: a User-Agent header is required. Name your application and a way to "
+                      "reach you, e.g. `User-Agent: MyApp (me@example.com)`.\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,10 +126,8 @@ class Endpoint(StrEnum):
 COLLECTIONS = frozenset({Endpoint.comments, Endpoint.boosts, Endpoint.lines})
 ACCOUNT_WIDE = frozenset({Endpoint.profile, Endpoint.chats, Endpoint.events, Endpoint.inbox,
                           Endpoint.stream_ticket, Endpoint.projects})  # fmt: skip
-KIND_OF = {
-    Endpoint.comments: Kind.comment, Endpoint.comment: Kind.comment, Endpoint.boosts: Kind.boost,
-    Endpoint.boost: Kind.boost, Endpoint.lines: Kind.chat_line, Endpoint.line: Kind.chat_line,
-}  # fmt: skip
+KIND_OF = {Endpoint.comments: Kind.comment, Endpoint.comment: Kind.comment, Endpoint.boosts: Kind.boost,
+           Endpoint.boost: Kind.boost, Endpoint.lines: Kind.chat_line, Endpoint.line: Kind.chat_line}
 _PATTERNS = tuple((endpoint, re.compile(endpoint.value + r"(?:\.json)?")) for endpoint in Endpoint)
 _ACCOUNT = re.compile(r"/(\d+)/(?:buckets/(\d+)/)?(.*)")
 
@@ -193,13 +187,6 @@ def page_of(items: Sequence[Item], number: int, sizes: Sequence[int]) -> Page[It
     return Page(items[start:end], number, len(items), end < len(items))
 
 
-def page_headers(page: Page[Any], origin: str, path: str, query: dict[str, str]) -> Headers:
-    headers = [("X-Total-Count", str(page.total))]
-    if page.has_next:
-        headers.append(("Link", next_link(origin, path, query, page.number)))
-    return tuple(headers)
-
-
 def next_link(origin: str, path: str, query: dict[str, str], number: int) -> str:
     """The ``Link`` naming page ``number + 1`` on ``origin``."""
     return f"<{origin}{path}?{urlencode({**query, 'page': str(number + 1)})}>; rel=\"next\""
@@ -244,10 +231,9 @@ class Renderer:
         """As a read of it answers (``alone``; a boost then names what it boosts), or as a listing
         shows it."""
         if message.kind is Kind.boost:
-            shown: JsonObject = {
-                "id": message.id, "content": message.content, "created_at": basecamp_time(message.created_at),
-                "booster": self.creator(message.creator_id),
-            }  # fmt: skip
+            shown: JsonObject = {"id": message.id, "content": message.content,
+                                 "created_at": basecamp_time(message.created_at),
+                                 "booster": self.creator(message.creator_id)}
             if alone:
                 boosted = self._recording(message.recording_id)
                 shown["recording"] = self.parent(boosted, self._parent_of(boosted))
@@ -256,29 +242,17 @@ class Renderer:
         parent = self._parent_of(recording)
         if parent is None:
             raise LookupError(f"recording {recording.id} has no parent")
-        shown = {
-            **self._recording_fields(recording, basecamp_time(message.created_at), parent),
-            **self._boosts(recording),
-            "parent": self.parent(parent, self._parent_of(parent)),
-            "bucket": self.bucket(recording.bucket_id),
-            "creator": self.creator(message.creator_id),
-            "content": message.content,
-        }
+        shown = {**self._recording_fields(recording, basecamp_time(message.created_at), parent),
+                 **self._boosts(recording), "parent": self.parent(parent, self._parent_of(parent)),
+                 "bucket": self.bucket(recording.bucket_id), "creator": self.creator(message.creator_id),
+                 "content": message.content}
         return {**shown, "content_attachments": []} if message.kind is Kind.comment else shown
 
-    def listed(self, message: Message) -> JsonObject:
-        return self.message(message, alone=False)
-
     def campfire(self, campfire: Recording) -> JsonObject:
-        return {
-            **self._recording_fields(campfire, WORLD_CREATED_AT),
-            "position": 1,
-            "bucket": self.bucket(campfire.bucket_id),
-            "creator": self.person(self.world.operator),
-            "topic": campfire.title,
-            "lines_url": self.api_url(campfire, "/lines"),
-            "files_url": self.api_url(campfire, "/uploads"),
-        }
+        return {**self._recording_fields(campfire, WORLD_CREATED_AT), "position": 1,
+                "bucket": self.bucket(campfire.bucket_id), "creator": self.person(self.world.operator),
+                "topic": campfire.title, "lines_url": self.api_url(campfire, "/lines"),
+                "files_url": self.api_url(campfire, "/uploads")}
 
     def card(self, card: Recording) -> JsonObject:
         """Made by the account's owner, the operator, when the world began."""
@@ -300,25 +274,18 @@ class Renderer:
 
     def subscription(self, recording: Recording, viewer: Person) -> JsonObject:
         subscribers = self._store.joined("subscribers", recording.id)
-        return {
-            "subscribed": viewer.id in subscribers,
-            "count": len(subscribers),
-            "url": self._recording_url(recording, "subscription"),
-            "subscribers": [self.creator(person_id) for person_id in subscribers],
-        }
+        return {"subscribed": viewer.id in subscribers, "count": len(subscribers),
+                "url": self._recording_url(recording, "subscription"),
+                "subscribers": [self.creator(person_id) for person_id in subscribers]}
 
     def recording_event(self, event: StandinFeedEvent) -> JsonObject:
-        return {
-            "id": event.id, "recording_id": event.recording_id, "action": event.action,
-            "details": dict(event.details or {}), "created_at": basecamp_time(event.created_at),
-            "creator": self.creator(event.creator_id),
-        }  # fmt: skip
+        return {"id": event.id, "recording_id": event.recording_id, "action": event.action,
+                "details": dict(event.details or {}), "created_at": basecamp_time(event.created_at),
+                "creator": self.creator(event.creator_id)}
 
     def parent(self, recording: Recording, parent: Recording | None = None) -> JsonObject:
-        return {
-            "id": recording.id, "title": recording.title, "type": recording.type,
-            "url": self.api_url(recording), "app_url": self.app_url(recording, parent),
-        }  # fmt: skip
+        return {"id": recording.id, "title": recording.title, "type": recording.type,
+                "url": self.api_url(recording), "app_url": self.app_url(recording, parent)}
 
     def bucket(self, bucket_id: int) -> JsonObject:
         project = self.world.project(bucket_id)
@@ -330,14 +297,12 @@ class Renderer:
             raise LookupError(f"no person {person_id} in the world")
         return self.person(person)
 
-    def _recording_fields(
-        self, recording: Recording, stamp: str, parent: Recording | None = None
-    ) -> JsonObject:
-        return {
-            "id": recording.id, "status": "active", "visible_to_clients": False, "created_at": stamp,
-            "updated_at": stamp, "title": recording.title, "inherits_status": True, "type": recording.type,
-            "url": self.api_url(recording), "app_url": self.app_url(recording, parent),
-        }  # fmt: skip
+    def _recording_fields(self, recording: Recording, stamp: str,
+                          parent: Recording | None = None) -> JsonObject:
+        return {"id": recording.id, "status": "active", "visible_to_clients": False, "created_at": stamp,
+                "updated_at": stamp, "title": recording.title, "inherits_status": True,
+                "type": recording.type, "url": self.api_url(recording),
+                "app_url": self.app_url(recording, parent)}
 
     def _boosts(self, recording: Recording) -> JsonObject:
         """A recording's boosts, counted as a listing would show them."""
@@ -397,9 +362,8 @@ class BasecampApi:
             return self._create(route, request, person, lag)
         return self._read(route, request, person)
 
-    def seed(
-        self, kind: Kind, recording_id: int, creator_id: int, content: str, created_at: datetime | None = None
-    ) -> Message:
+    def seed(self, kind: Kind, recording_id: int, creator_id: int, content: str,
+             created_at: datetime | None = None) -> Message:
         """Place a message as if ``creator_id`` had posted it at ``created_at`` (default: now);
         ValueError when the place, the person or the time is not one."""
         recording = self._store.recording(recording_id)
@@ -427,7 +391,6 @@ class BasecampApi:
         return message, event.id
 
     def shown(self, kind: Kind, recording_id: int) -> list[JsonObject]:
-        """Every message of ``kind`` on a recording, visible yet or not, as read alone."""
         return [self._render.message(message) for message in self._store.messages(kind, recording_id)]
 
     def _authenticate(self, authorization: str) -> Person | None:
@@ -461,7 +424,8 @@ class BasecampApi:
             messages = self._store.messages(kind, destination.id, self._now())
             if kind is Kind.chat_line and request.query.get("direction") == "desc":
                 messages.reverse()
-            return self._listing(request, messages, self._render.listed)
+            return self._listing(request, messages,
+                                 lambda message: self._render.message(message, alone=False))
         message = self._store.message(kind, route.ids[-1])
         if message is None or route.bucket_id not in (None, message.bucket_id):
             return not_found()
@@ -506,9 +470,8 @@ class BasecampApi:
             return error_reply(422, f"Content is too long (maximum is {BOOST_MAX_LENGTH} characters)")
         rich_text = kind is Kind.chat_line and body.get("content_type") == "text/html"
         now, later = self._now(), timedelta(seconds=lag)
-        created = self._store.post(
-            kind, destination, person.id, content, created_at=now, visible_at=now + later, rich_text=rich_text
-        )
+        created = self._store.post(kind, destination, person.id, content, created_at=now,
+                                   visible_at=now + later, rich_text=rich_text)
         self.feed.record_message(created)
         shown = self._render.message(created)
         if kind is Kind.boost:
@@ -519,8 +482,10 @@ class BasecampApi:
 
     def _listing(self, request: Incoming, items: Sequence[Item], show: Callable[[Item], JsonObject]) -> Reply:
         page = page_of(items, page_number(request.query), self._page_sizes)
-        headers = page_headers(page, self._origin, request.path, request.query)
-        return json_reply(200, [show(item) for item in page.items], headers)
+        headers = [("X-Total-Count", str(page.total))]
+        if page.has_next:
+            headers.append(("Link", next_link(self._origin, request.path, request.query, page.number)))
+        return json_reply(200, [show(item) for item in page.items], tuple(headers))
 
     def _recording(self, route: EndpointMatch, recording_id: int) -> Recording | None:
         """The recording, if it is in the bucket a legacy path names."""

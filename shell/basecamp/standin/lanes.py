@@ -27,10 +27,10 @@ then every later event the filters admit at once. Nothing logs a ticket or a que
 from __future__ import annotations
 
 import base64
-import binascii
 import contextlib
 import hashlib
 import hmac
+import itertools
 import json
 import logging
 import secrets
@@ -125,16 +125,12 @@ class Signer:
     def read(self, token: str) -> dict[str, Any] | None:
         """The fields of what this signer minted; None for anything else."""
         encoded, _, signature = token.partition(".")
-        try:
+        try:  # binascii.Error and JSONDecodeError are ValueErrors
             payload = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
-        except (binascii.Error, ValueError):
+            fields = json.loads(payload) if hmac.compare_digest(self._sign(payload), signature) else None
+        except ValueError:
             return None
-        if not hmac.compare_digest(self._sign(payload), signature):
-            return None
-        with contextlib.suppress(ValueError):
-            fields = json.loads(payload)
-            return fields if isinstance(fields, dict) else None
-        return None
+        return fields if isinstance(fields, dict) else None
 
     def _sign(self, payload: bytes) -> str:
         return hmac.new(self._secret, payload, hashlib.sha256).hexdigest()
@@ -196,11 +192,9 @@ def parse_filters(query: Mapping[str, str], caller: Person) -> Filters:
     actor_types = _items(query, "actor_types")
     if not actor_types <= ACTOR_TYPES:
         raise BadFilter("actor_types are agent and person")
-    return Filters(
-        buckets, _items(query, "types"), _ids(query, "creators"), _ids(query, "performers", caller),
-        _ids(query, "exclude_performers", caller), actor_types,
-        tuple((name, query[name]) for name in FEED_FILTERS if query.get(name)),
-    )  # fmt: skip
+    return Filters(buckets, _items(query, "types"), _ids(query, "creators"),
+                   _ids(query, "performers", caller), _ids(query, "exclude_performers", caller), actor_types,
+                   tuple((name, query[name]) for name in FEED_FILTERS if query.get(name)))
 
 
 class _Lane:
@@ -232,9 +226,8 @@ class _Lane:
             raise _Refused(error_reply(400, f"since is an {what} id, 0 or now", reason="invalid_since"))
         return int(since)
 
-    def _page(
-        self, name: str, wanted: list[Any], last: int, raw: Mapping[str, str], **position: object
-    ) -> Reply:
+    def _page(self, name: str, wanted: list[Any], last: int, raw: Mapping[str, str],
+              **position: object) -> Reply:
         """The first ``page_size`` of ``wanted``; its position after the page's last id when more
         remain, else after ``last``, the last id scanned."""
         page, more = wanted[: self.page_size], len(wanted) > self.page_size
@@ -251,10 +244,8 @@ class _Lane:
 
 
 class Feed(_Lane):
-    def __init__(
-        self, world: World, account_url: str, now: Callable[[], datetime], *,
-        page_size: int = DEFAULT_FEED_PAGE_SIZE, delay: float = 0.0,
-    ) -> None:  # fmt: skip
+    def __init__(self, world: World, account_url: str, now: Callable[[], datetime], *,
+                 page_size: int = DEFAULT_FEED_PAGE_SIZE, delay: float = 0.0) -> None:
         if page_size < 1:
             raise ValueError(f"a feed page holds at least one event, not {page_size}")
         super().__init__(world, f"{account_url}/events.json", now, page_size)
@@ -269,17 +260,14 @@ class Feed(_Lane):
         self._braking = 0
         self.listeners: list[Callable[[StandinFeedEvent], None]] = []
 
-    def record(
-        self, event_type: str, *, bucket_id: int, creator_id: int, recording_id: int, created_at: datetime,
-        performed_by_id: int | None = None, details: Mapping[str, Any] | None = None,
-    ) -> StandinFeedEvent:  # fmt: skip
+    def record(self, event_type: str, *, bucket_id: int, creator_id: int, recording_id: int,
+               created_at: datetime, performed_by_id: int | None = None,
+               details: Mapping[str, Any] | None = None) -> StandinFeedEvent:
         """Append an event; its ``kind`` and ``action`` come from ``event_type`` (``a.b.action``)."""
         kind, _, action = event_type.rpartition(".")
         with self._lock:
-            event = StandinFeedEvent(
-                self._next_id, kind.replace(".", "_"), action, event_type, bucket_id, creator_id,
-                recording_id, created_at, performed_by_id, details,
-            )  # fmt: skip
+            event = StandinFeedEvent(self._next_id, kind.replace(".", "_"), action, event_type, bucket_id,
+                                     creator_id, recording_id, created_at, performed_by_id, details)
             self._next_id += 1
             self._events.append(event)
             if self._braking:
@@ -293,11 +281,9 @@ class Feed(_Lane):
     def record_message(self, message: Message) -> None:
         """A kept comment's or line's event (a boost has none)."""
         if message.kind in EVENT_TYPES:
-            self.record(
-                EVENT_TYPES[message.kind], bucket_id=message.bucket_id, creator_id=message.creator_id,
-                recording_id=message.id, created_at=message.created_at,
-                details={"parent_recording_id": message.recording_id},
-            )  # fmt: skip
+            self.record(EVENT_TYPES[message.kind], bucket_id=message.bucket_id, creator_id=message.creator_id,
+                        recording_id=message.id, created_at=message.created_at,
+                        details={"parent_recording_id": message.recording_id})
 
     def brake_next(self, count: int = 1) -> None:
         if count < 0:
@@ -376,16 +362,10 @@ class Feed(_Lane):
         return int(position["i"])
 
     def _ready(self, after: int) -> list[StandinFeedEvent]:
-        """The events after ``after`` old enough for the poll lane, in id order."""
+        """The events after ``after`` old enough for the poll lane, in id order (a younger one holds
+        back every later one)."""
         cutoff = self._now() - timedelta(seconds=self.delay)
-        ready: list[StandinFeedEvent] = []
-        for event in self._events:
-            if event.id <= after or event.id in self._braked:
-                continue
-            if event.created_at > cutoff:
-                break  # a younger event holds back every later one
-            ready.append(event)
-        return ready
+        return list(itertools.takewhile(lambda event: event.created_at <= cutoff, self._served_after(after)))
 
     def _visible_now(self, caller: Person) -> frozenset[int]:
         every = {project.id for project in self._world.projects}
@@ -409,10 +389,8 @@ class Addressing:
     event: StandinFeedEvent
 
     def to_json(self) -> JsonObject:
-        return {
-            "addressing_id": self.id, "reason": self.reason, "addressed_at": basecamp_time(self.addressed_at),
-            "event": self.event.to_json(),
-        }  # fmt: skip
+        return {"addressing_id": self.id, "reason": self.reason,
+                "addressed_at": basecamp_time(self.addressed_at), "event": self.event.to_json()}
 
 
 class Inbox(_Lane):
@@ -420,7 +398,6 @@ class Inbox(_Lane):
         super().__init__(world, f"{url}/inbox.json", now, DEFAULT_INBOX_PAGE_SIZE)
         self._feed = feed
         self._store = store
-        self.retention = RETENTION
         self.agents: set[int] = {world.agent.id}
         self._items: list[Addressing] = []
         self._next_id = FIRST_ADDRESSING_ID
@@ -460,7 +437,7 @@ class Inbox(_Lane):
         raw = {name: query[name] for name in INBOX_FILTERS if query.get(name)}
         visible = self._feed.visible_buckets(caller)
         with self._lock:
-            retained = self._now() - self.retention
+            retained = self._now() - RETENTION
             try:
                 after = self._start(query, caller, digest, retained, raw)
             except _Refused as refused:
@@ -475,9 +452,8 @@ class Inbox(_Lane):
             last = mine[-1].id if mine else after
             return self._page("items", wanted, last, raw, p=caller.id, d=digest)
 
-    def _start(
-        self, query: Mapping[str, str], caller: Person, digest: str, retained: datetime, raw: dict[str, str]
-    ) -> int:
+    def _start(self, query: Mapping[str, str], caller: Person, digest: str, retained: datetime,
+               raw: dict[str, str]) -> int:
         token = query.get("position")
         if token is None:
             return self._since(query, self._items[-1].id if self._items else 0, "item")
@@ -528,9 +504,8 @@ class StreamTickets:
 class LiveStream:
     """The cable's server: bound when made, serving after ``start``."""
 
-    def __init__(
-        self, world: World, feed: Feed, now: Callable[[], datetime], ticket_ttl: int, ping_interval: float
-    ) -> None:
+    def __init__(self, world: World, feed: Feed, now: Callable[[], datetime], ticket_ttl: int,
+                 ping_interval: float) -> None:
         self.world = world
         self.feed = feed
         self.faults: Book[LiveFault] = Book()
@@ -538,19 +513,17 @@ class LiveStream:
         self.stopping = threading.Event()
         self._people: dict[int, Person] = {}
         self._lock = threading.Lock()
-        self._server: Server = serve(
-            self._handle, HOST, 0, process_request=self._upgrade, subprotocols=[SUBPROTOCOL],
-            select_subprotocol=_select_subprotocol, compression=None, logger=_QUIET,
-        )  # fmt: skip
+        self._server: Server = serve(self._handle, HOST, 0, process_request=self._upgrade,
+                                     subprotocols=[SUBPROTOCOL], select_subprotocol=_select_subprotocol,
+                                     compression=None, logger=_QUIET)
         self.port = int(self._server.socket.getsockname()[1])
         self.tickets = StreamTickets(world, now, f"ws://{HOST}:{self.port}{CABLE_PATH}", ticket_ttl)
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
         if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._server.serve_forever, name=f"standin-cable:{self.port}", daemon=True
-            )
+            name = f"standin-cable:{self.port}"
+            self._thread = threading.Thread(target=self._server.serve_forever, name=name, daemon=True)
             self._thread.start()
 
     def stop(self) -> None:

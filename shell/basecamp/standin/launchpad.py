@@ -61,10 +61,9 @@ class Launchpad:
             case ("GET", "/authorization.json"):
                 return self._authorization(request.headers.get("authorization", ""))
             case ("GET", "/.well-known/oauth-authorization-server"):
-                document = {
-                    "issuer": self._origin, "authorization_endpoint": f"{self._origin}/authorization/new",
-                    "token_endpoint": f"{self._origin}/authorization/token",
-                }  # fmt: skip
+                origin = self._origin
+                document = {"issuer": origin, "authorization_endpoint": f"{origin}/authorization/new",
+                            "token_endpoint": f"{origin}/authorization/token"}  # fmt: skip
                 if self.device_flow:
                     document["device_authorization_endpoint"] = f"{self._origin}/oauth/device"
                 return json_reply(200, document)
@@ -140,9 +139,8 @@ class Launchpad:
         device_code, user_code = secrets.token_urlsafe(24), secrets.token_hex(4).upper()
         with self._lock:
             self._devices[device_code] = (user_code, None)
-        return json_reply(200, {"device_code": device_code, "user_code": user_code,
-                                "verification_uri": f"{self._origin}/device", "interval": 1,
-                                "expires_in": 600})  # fmt: skip
+        verification = {"verification_uri": f"{self._origin}/device", "interval": 1, "expires_in": 600}
+        return json_reply(200, {"device_code": device_code, "user_code": user_code, **verification})
 
     def _approve(self, user_code: str) -> Reply:
         with self._lock:

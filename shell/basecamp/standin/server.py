@@ -29,14 +29,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from shell.basecamp.standin import faults, lanes
-from shell.basecamp.standin.api import (
-    BASECAMP_PAGE_SIZES,
-    BasecampApi,
-    Incoming,
-    JsonObject,
-    Reply,
-    error_reply,
-)
+from shell.basecamp.standin.api import BASECAMP_PAGE_SIZES, BasecampApi, Incoming, Reply, error_reply
 from shell.basecamp.standin.control import PREFIX, SECRET_HEADER, Control
 from shell.basecamp.standin.launchpad import Launchpad
 from shell.basecamp.standin.world import CARD, Kind, Person, Store, World, build_world
@@ -73,10 +66,9 @@ class StandIn:
         self.live = lanes.LiveStream(self.world, self.feed, now, ticket_ttl, ping_interval)
         self.inbox = lanes.Inbox(self.world, self.feed, self._store, self.account_url, now)
         self.launchpad = Launchpad(self.world, self.base_url, now, self.control_secret)
-        self.api = BasecampApi(
-            self.world, self._store, self.base_url, now, page_sizes, feed=self.feed, inbox=self.inbox,
-            tickets=self.live.tickets, launchpad=self.launchpad, enforce_boost_length=enforce_boost_length,
-        )  # fmt: skip
+        self.api = BasecampApi(self.world, self._store, self.base_url, now, page_sizes, feed=self.feed,
+                               inbox=self.inbox, tickets=self.live.tickets, launchpad=self.launchpad,
+                               enforce_boost_length=enforce_boost_length)
         self.control = Control(self.api, self._faults, self._log, self.limiter, self.live)
         self._thread: threading.Thread | None = None
 
@@ -102,13 +94,11 @@ class StandIn:
     def __enter__(self) -> StandIn:
         return self.start()
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
-    ) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 traceback: TracebackType | None) -> None:
         self.stop()
 
     def add_fault(self, fault: faults.Fault) -> None:
-        """Faults are taken in the order added; the first that matches wins."""
         self._faults.add(fault)
 
     def clear_faults(self) -> None:
@@ -122,21 +112,19 @@ class StandIn:
         self.limiter.set_limit(limit)
 
     def requests(self) -> list[faults.RecordedRequest]:
-        """Every Basecamp request that reached the stand-in, in arrival order."""
         return self._log.requests()
 
     def post_count(self, path_contains: str | None = None) -> int:
         """POSTs that reached the stand-in, whatever their fate."""
         return self._log.count("POST", path_contains)
 
-    def messages(self, kind: str, recording_id: int) -> list[JsonObject]:
+    def messages(self, kind: str, recording_id: int) -> list[dict[str, Any]]:
         """Every message of ``kind`` (comment, boost, chat_line) kept on a recording (the Campfire
         for lines), oldest first, visible in listings yet or not, as read alone."""
         return self.api.shown(Kind(kind), recording_id)
 
-    def seed_message(
-        self, kind: str, recording_id: int, creator_id: int, content: str, created_at: datetime | None = None
-    ) -> int:
+    def seed_message(self, kind: str, recording_id: int, creator_id: int, content: str,
+                     created_at: datetime | None = None) -> int:
         """Place someone's message, or an old one, directly; its id."""
         return self.api.seed(Kind(kind), recording_id, creator_id, content, created_at).id
 
@@ -152,10 +140,9 @@ class StandIn:
             raise ValueError(f"no card {card_id} in the world")
         if self.world.person(person_id) is None or self.world.person(assignee_id) is None:
             raise ValueError("the assigner and the assignee are people of the world")
-        event = self.feed.record(
-            "card.assignment_changed", bucket_id=card.bucket_id, creator_id=person_id, recording_id=card.id,
-            created_at=self._now(), details={"added_person_ids": [assignee_id], "removed_person_ids": []},
-        )  # fmt: skip
+        details = {"added_person_ids": [assignee_id], "removed_person_ids": []}
+        event = self.feed.record("card.assignment_changed", bucket_id=card.bucket_id, creator_id=person_id,
+                                 recording_id=card.id, created_at=self._now(), details=details)
         self._store.join("assignees", card.id, assignee_id)
         return event.id
 
@@ -176,8 +163,6 @@ class StandIn:
         return self.feed.begin_epoch(epoch_after_id)
 
     def brake_next(self, count: int = 1) -> None:
-        """Basecamp's brakes: the next ``count`` events are absent from the feed and the live lane,
-        and still in the inbox."""
         self.feed.brake_next(count)
 
     def feed_events(self) -> list[lanes.StandinFeedEvent]:
@@ -257,11 +242,6 @@ class Handler(BaseHTTPRequestHandler):
                 self.server.connections.discard(self.connection)
 
     def do_GET(self) -> None:
-        self._serve()
-
-    do_POST = do_PUT = do_PATCH = do_DELETE = do_GET  # noqa: N815 -- http.server dispatches on these names
-
-    def _serve(self) -> None:
         request = self._read()
         if request is None:
             return
@@ -290,6 +270,8 @@ class Handler(BaseHTTPRequestHandler):
         standin._log.note(number, status=reply.status)
         if not self._write(reply):
             standin._log.note(number, status=None)
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_GET  # noqa: N815 -- http.server dispatches on these names
 
     def _control(self, request: Incoming) -> None:
         """Only from 127.0.0.1, and only with the stand-in's secret."""

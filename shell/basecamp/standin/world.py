@@ -134,9 +134,8 @@ def person_sgid(person_id: int) -> str:
     return f"{base64.b64encode(global_id).decode()}--{hashlib.sha256(global_id).hexdigest()[:40]}"
 
 
-def build_world(
-    name: str, make_token: Callable[[], str] | None = None, account_id: int | None = None
-) -> World:
+def build_world(name: str, make_token: Callable[[], str] | None = None,
+                account_id: int | None = None) -> World:
     """``make_token``: a restart keeps its tokens."""
     if name not in WORLDS:
         raise ValueError(f"unknown world {name!r}: choose one of {', '.join(WORLDS)}")
@@ -176,8 +175,6 @@ class Kind(StrEnum):
     chat_line = "chat_line"
 
     def accepts(self, recording: Recording) -> bool:
-        """A comment goes on what is commentable (never a comment, a Campfire or a line), a boost
-        on anything but a Campfire, a line in a Campfire."""
         if self is Kind.comment:
             return recording.type not in NOT_COMMENTABLE
         if self is Kind.boost:
@@ -227,10 +224,8 @@ class Store:
         with self._lock:
             return self._recordings.get(recording_id)
 
-    def post(
-        self, kind: Kind, on: Recording, creator_id: int, content: str, *, created_at: datetime,
-        visible_at: datetime | None = None, rich_text: bool = False,
-    ) -> Message:  # fmt: skip
+    def post(self, kind: Kind, on: Recording, creator_id: int, content: str, *, created_at: datetime,
+             visible_at: datetime | None = None, rich_text: bool = False) -> Message:  # fmt: skip
         """Keep a new message on ``on``; the caller has checked ``kind.accepts(on)``."""
         line = (RICH_TEXT_LINE, plain_text(content)) if rich_text else (TEXT_LINE, content)
         shape = {Kind.comment: (COMMENT, f"Re: {on.title}"), Kind.chat_line: line}.get(kind)
@@ -250,10 +245,7 @@ class Store:
     def messages(self, kind: Kind, recording_id: int, visible_at: datetime | None = None) -> list[Message]:
         """Oldest first; only those visible at ``visible_at`` when it is given."""
         with self._lock:
-            found = [
-                message
-                for message in self._messages[kind].values()
-                if message.recording_id == recording_id
-                and (visible_at is None or message.visible_at <= visible_at)
-            ]
+            kept = list(self._messages[kind].values())
+        found = [message for message in kept if message.recording_id == recording_id
+                 and (visible_at is None or message.visible_at <= visible_at)]
         return sorted(found, key=lambda message: (message.created_at, message.id))
