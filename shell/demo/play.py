@@ -14,7 +14,6 @@ read, one snapshot a look, while the connector that owns it runs, is killed and 
 from __future__ import annotations
 
 import contextlib
-import html
 import io
 import json
 import os
@@ -41,7 +40,7 @@ from core.timestamps import format_duration
 from shell import private_files
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.errors import BasecampError
-from shell.basecamp.standin.api import MENTION_TYPE
+from shell.basecamp.standin.api import mention_markup
 from shell.basecamp.standin.control import SECRET_HEADER
 from shell.basecamp.standin.server import StandIn
 from shell.basecamp.standin.world import person_sgid
@@ -230,18 +229,15 @@ class Stage:
     def configure(self, world: DemoWorld) -> None:
         """``bin/connect setup`` writes the configuration, checking the token against the stand-in."""
         self.write_token(world.agent_token)
-        worker = [
-            "env", f"PYTHONPATH={REPOSITORY}", sys.executable, "-P", "-m", "shell.demo.worker",
-            "--base-url", world.base_url, "--account", str(world.account_id),
-            "--token-file", str(self.token_file), "--scenes", str(self.scene_file),
-            "--prompt", "{prompt}", "--mcp-config", "{mcp_config}",
-        ]  # fmt: skip
+        worker = ["env", f"PYTHONPATH={REPOSITORY}", sys.executable, "-P", "-m", "shell.demo.worker",
+                  "--base-url", world.base_url, "--account", str(world.account_id),
+                  "--token-file", str(self.token_file), "--scenes", str(self.scene_file),
+                  "--prompt", "{prompt}", "--mcp-config", "{mcp_config}"]  # fmt: skip
         arguments = [
             "setup", "--state-dir", str(self.state), "--base-url", world.base_url,
             "--account", str(world.account_id), "--agent", str(world.agent_id),
             "--token-file", str(self.token_file), "--operator", str(world.operator_id),
-            "--worker-command", shlex.join(worker),
-            "--guard-delay", format_duration(GUARD_DELAY),
+            "--worker-command", shlex.join(worker), "--guard-delay", format_duration(GUARD_DELAY),
             "--still-running", format_duration(script.STILL_RUNNING),
             "--reconcile-after", format_duration(script.RECONCILE_AFTER),
             "--unsafe-test-timings",  # the demo's timings are below the floors, in plain sight
@@ -368,10 +364,8 @@ class Player:
         project = self.world.projects[scene.project]
         reply = script.reply_place(scene, project.cards[scene.card], project.campfire)
         recording = reply.recording_id
-        if reply.kind is MessageKind.chat_line:
-            place_name = f"{project.name}'s Campfire"
-        else:
-            place_name = f'card "{self.link.card_title(recording) or recording}" in {project.name}'
+        place_name = (f"{project.name}'s Campfire" if reply.kind is MessageKind.chat_line
+                      else f'card "{self.link.card_title(recording) or recording}" in {project.name}')
         self.say(f"Scene {scene.number}: {scene.title}")
         if scene.in_flight:
             held = {"action": "create_then_delay", "method": "POST", "delay": IN_FLIGHT_HOLD_SECONDS}
@@ -380,9 +374,7 @@ class Player:
                      "and hold back its answer")  # fmt: skip
         first_name = self.world.agent_name.split()[0]
         mark = len(self.link.requests())
-        sgid, name = html.escape(person_sgid(self.world.agent_id)), html.escape(first_name)
-        mention = (f'<div><bc-attachment sgid="{sgid}" content-type="{MENTION_TYPE}">@{name}</bc-attachment> '
-                   f"{html.escape(scene.words)}</div>")  # fmt: skip
+        mention = mention_markup(person_sgid(self.world.agent_id), first_name, scene.words)
         request_id = self.link.seed(reply.kind, recording, self.world.operator_id, mention)
         played = Played(scene, place_name, request_id, reply, time.monotonic())
         self._tell(played, f"{self.world.operator_name} on {place_name}: '@{first_name} {scene.words}'")

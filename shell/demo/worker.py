@@ -1,15 +1,14 @@
-"""The bundled demo worker: it stands in for Claude Code, speaking MCP to the connector's
-dispatch tools, which post its words in Basecamp (the stand-in) for it.
+"""The bundled demo worker: it stands in for Claude Code, speaking MCP to the connector's dispatch tools,
+which post its words in Basecamp (the stand-in) for it.
 
-It pulls, acknowledges only when ``acknowledgement_called_for`` says (the value its prompt is
-rendered from), completes with its reply and pulls again until nothing waits. Its part is chosen
-per event: from the ``--scenes`` file (``{"N": part}``, waited for, else ``answer``), or else
-``$WORKER_BEHAVIOUR``. Parts: ``answer``; ``slow:<seconds>`` (waits before its first pull);
-``fail`` (pulls, exits 1 unreported); ``give_up`` (acknowledges, reports ``failed`` without a
-reply); ``hang``; ``hang_after_ack``; ``report_failed`` (``failed`` with its reply);
-``reply_unreported`` (replies with a tool of its own, exits 0 unreported). Only that last one
-posts by itself, with its own credentials (an owner-only token file or ``$STANDIN_TOKEN``),
-never the connector's, never a token as an argument.
+It pulls, acknowledges only when ``acknowledgement_called_for`` says (the value its prompt is rendered
+from), completes with its reply and pulls again until nothing waits. Its part is chosen per event: from the
+``--scenes`` file (``{"N": part}``, waited for, else ``answer``), or else ``$WORKER_BEHAVIOUR``. Parts:
+``answer``; ``slow:<seconds>`` (waits before its first pull); ``fail`` (pulls, exits 1 unreported);
+``give_up`` (acknowledges, reports ``failed`` without a reply); ``hang``; ``hang_after_ack``;
+``report_failed`` (``failed`` with its reply); ``reply_unreported`` (replies with a tool of its own, exits 0
+unreported). Only that last one posts by itself, with its own credentials (an owner-only token file or
+``$STANDIN_TOKEN``), never the connector's, never a token as an argument.
 """
 
 from __future__ import annotations

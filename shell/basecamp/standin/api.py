@@ -1,20 +1,19 @@
 """Basecamp's API as the stand-in answers it when nothing goes wrong: routes, JSON, pages, refusals.
 
-It is faithful, not kind, so a client's bug shows here first. A request is checked in the order
-Basecamp's edge and then its controllers check it: no ``User-Agent`` is a 400 in plain text; no
-bearer token of a person in the world (or a live one Launchpad issued) a 401; a path naming no
-route a 404, a method the route does not take a 405; an unknown recording, one outside the bucket a
-legacy path names, or a place the kind cannot be posted on a 404. A POST not ``application/json``
-is a 415, malformed JSON a 400, blank content a 422, a boost over 16 code points a 422 only with
-``enforce_boost_length`` (Basecamp's clients enforce it, Basecamp does not). A create answers 201
-with the whole object and a ``Location``, as the token's person, at the stand-in's clock.
+It is faithful, not kind, so a client's bug shows here first. A request is checked in the order Basecamp's
+edge and then its controllers check it: no ``User-Agent`` is a 400 in plain text; no bearer token of a
+person in the world (or a live one Launchpad issued) a 401; a path naming no route a 404, a method the route
+does not take a 405; an unknown recording, one outside the bucket a legacy path names, or a place the kind
+cannot be posted on a 404. A POST not ``application/json`` is a 415, malformed JSON a 400, blank content a
+422, a boost over 16 code points a 422 only with ``enforce_boost_length`` (Basecamp's clients enforce it,
+Basecamp does not). A create answers 201 with the whole object and a ``Location``, as the token's person, at
+the stand-in's clock.
 
 Every route answers under ``/{account}/`` flat and in its legacy ``buckets/{id}/`` form (but the
-account-wide ones), with or without ``.json``. The JSON is Basecamp's OpenAPI document's: every
-required field, every value of its declared type, times in UTC with milliseconds, every URL
-absolute on the stand-in's origin and bucket-scoped. Listings are oldest first, showing what is
-visible by the stand-in's clock, in geared pages (15, 30, 50, then 100) with a ``Link`` to the
-next only while more remain.
+account-wide ones), with or without ``.json``. The JSON is Basecamp's OpenAPI document's: every required
+field, every value of its declared type, times in UTC with milliseconds, every URL absolute on the
+stand-in's origin and bucket-scoped. Listings are oldest first, showing what is visible by the stand-in's
+clock, in geared pages (15, 30, 50, then 100) with a ``Link`` to the next only while more remain.
 """
 
 from __future__ import annotations
@@ -94,6 +93,12 @@ def not_found() -> Reply:
     return error_reply(404, "Not Found")
 
 
+def mention_markup(sgid: str, name: str, words: str) -> str:
+    """``words`` after a mention of ``name`` (whom ``sgid`` names), marked up as Basecamp marks one."""
+    attachment = f'<bc-attachment sgid="{html.escape(sgid)}" content-type="{MENTION_TYPE}">'
+    return f"<div>{attachment}@{html.escape(name)}</bc-attachment> {html.escape(words)}</div>"
+
+
 def basecamp_time(moment: datetime) -> str:
     """``2026-03-23T22:24:02.130Z``."""
     if moment.tzinfo is None:
@@ -154,13 +159,10 @@ def parse_route(path: str, account_id: int) -> EndpointMatch | None:
         return None
     bucket = account.group(2)
     for endpoint, pattern in _PATTERNS:
-        found = pattern.fullmatch(account.group(3))
-        if found is None:
-            continue
-        if bucket is not None and endpoint in ACCOUNT_WIDE:
-            return None
-        ids = tuple(int(number) for number in found.groups())
-        return EndpointMatch(endpoint, int(bucket) if bucket is not None else None, ids)
+        if found := pattern.fullmatch(account.group(3)):
+            if bucket is not None and endpoint in ACCOUNT_WIDE:
+                return None
+            return EndpointMatch(endpoint, int(bucket) if bucket else None, tuple(map(int, found.groups())))
     return None
 
 
@@ -228,8 +230,7 @@ class Renderer:
         }  # fmt: skip
 
     def message(self, message: Message, *, alone: bool = True) -> JsonObject:
-        """As a read of it answers (``alone``; a boost then names what it boosts), or as a listing
-        shows it."""
+        """As a read answers (``alone``; a boost then names what it boosts), or as a listing shows it."""
         if message.kind is Kind.boost:
             shown: JsonObject = {"id": message.id, "content": message.content,
                                  "created_at": basecamp_time(message.created_at),
@@ -380,11 +381,7 @@ class BasecampApi:
     def mention(self, creator_id: int, recording_id: int, text: str) -> tuple[Message, int]:
         """``creator_id``'s comment mentioning the agent as Basecamp marks one up, and its event's id."""
         agent = self.world.agent
-        mention = (
-            f'<bc-attachment sgid="{html.escape(agent.sgid)}" content-type="{MENTION_TYPE}">'
-            f"@{html.escape(agent.name.split()[0])}</bc-attachment>"
-        )
-        content = f"<div>{mention} {html.escape(text)}</div>"
+        content = mention_markup(agent.sgid, agent.name.split()[0], text)
         message = self.seed(Kind.comment, recording_id, creator_id, content)
         event = self.feed.event_about(message.id)
         assert event is not None  # seeding a comment records its event
@@ -435,7 +432,7 @@ class BasecampApi:
 
     def _read_recording(self, route: EndpointMatch, request: Incoming, person: Person) -> Reply:
         """A Campfire, a card, a recording's subscription or its events (admission's reads)."""
-        recording = self._recording(route, route.ids[0])
+        recording = self._recording(route)
         if recording is None:
             return not_found()
         match route.endpoint:
@@ -474,10 +471,8 @@ class BasecampApi:
                                    visible_at=now + later, rich_text=rich_text)
         self.feed.record_message(created)
         shown = self._render.message(created)
-        if kind is Kind.boost:
-            location = f"{self._render.account_url}/buckets/{created.bucket_id}/boosts/{created.id}.json"
-        else:
-            location = str(shown["app_url"])
+        boost = f"{self._render.account_url}/buckets/{created.bucket_id}/boosts/{created.id}.json"
+        location = boost if kind is Kind.boost else str(shown["app_url"])
         return json_reply(201, shown, (("Location", location),))
 
     def _listing(self, request: Incoming, items: Sequence[Item], show: Callable[[Item], JsonObject]) -> Reply:
@@ -487,13 +482,13 @@ class BasecampApi:
             headers.append(("Link", next_link(self._origin, request.path, request.query, page.number)))
         return json_reply(200, [show(item) for item in page.items], tuple(headers))
 
-    def _recording(self, route: EndpointMatch, recording_id: int) -> Recording | None:
-        """The recording, if it is in the bucket a legacy path names."""
-        recording = self._store.recording(recording_id)
+    def _recording(self, route: EndpointMatch) -> Recording | None:
+        """The route's recording, if it is in the bucket a legacy path names."""
+        recording = self._store.recording(route.ids[0])
         if recording is None or route.bucket_id not in (None, recording.bucket_id):
             return None
         return recording
 
     def _destination(self, route: EndpointMatch, kind: Kind) -> Recording | None:
-        recording = self._recording(route, route.ids[0])
+        recording = self._recording(route)
         return recording if recording is not None and kind.accepts(recording) else None

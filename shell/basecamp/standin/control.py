@@ -1,19 +1,20 @@
-"""The stand-in's own control API under ``/__standin/``, for a second process or terminal (the
-README's table "The stand-in's control API").
+"""The stand-in's own control API under ``/__standin/``, for a second process or terminal (the README's
+table "The stand-in's control API").
 
-It asks for no Basecamp token but for the stand-in's secret in ``X-Standin-Secret`` (the handler
-checks it, in one place), or answers 403 and does nothing: 127.0.0.1 is every local user's, and
-the secret keeps another user of a shared machine from seeding a mention "from the operator" or
-minting tokens. A bad body -- not UTF-8 JSON, holding NaN or Infinity (or ``1e400``), nested more
-than ``MAX_DEPTH`` deep, or a number out of bounds -- is a 400 ``{"error", "message"}`` that
-changes nothing, never a dropped connection.
+It asks for no Basecamp token but for the stand-in's secret in ``X-Standin-Secret`` (the handler checks it,
+in one place), or answers 403 and does nothing: 127.0.0.1 is every local user's, and the secret keeps
+another user of a shared machine from seeding a mention "from the operator" or minting tokens. A bad body --
+not UTF-8 JSON, holding NaN or Infinity (or ``1e400``), nested more than ``MAX_DEPTH`` deep, or a number out
+of bounds -- is a 400 ``{"error", "message"}`` that changes nothing, never a dropped connection.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import math
+import re
 from datetime import datetime
 
 from core.ids import MAX_ID
@@ -26,6 +27,7 @@ PREFIX = "/__standin/"
 SECRET_HEADER = "X-Standin-Secret"  # noqa: S105 -- the header's name, not a secret
 MAX_DEPTH = 32
 MAX_TOKEN_LIFETIME_SECONDS = 10 * 365 * 86_400  # later is past what a date can hold
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"?', re.DOTALL)  # to its closing quote, or to the end
 _MENTION_SHAPE = '{"recording_id": CARD_ID, "text": "...", "creator_id"?: PERSON_ID}'
 
 
@@ -56,22 +58,8 @@ def read_json(body: bytes) -> object:
 
 def _depth(text: str) -> int:
     """How deep brackets nest outside strings (read before ``json`` recurses into them)."""
-    deepest = depth = 0
-    in_string = escaped = False
-    for character in text:
-        if escaped:
-            escaped = False
-        elif in_string:
-            escaped = character == "\\"
-            in_string = character != '"'
-        elif character == '"':
-            in_string = True
-        elif character in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif character in "]}":
-            depth -= 1
-    return deepest
+    outside = _STRING.sub("", text)
+    return max(itertools.accumulate(((mark in "[{") - (mark in "]}") for mark in outside), initial=0))
 
 
 class Control:

@@ -1,17 +1,16 @@
 """What befalls a request before Basecamp answers it: the record, the rate limit, scripted faults.
 
-The record keeps every request as it is read, before any fault acts (a dropped POST still counts),
-and the status once written; it never keeps a secret (the ``Authorization`` and
-``X-Standin-Secret`` headers, and each secret or code a query or form carries, read ``REDACTED``).
-Basecamp's rate limit is enforced per client address: at most ``requests`` in any sliding
-``window`` (50 per 10 s), on a monotonic clock, not the stand-in's. A request over it is a 429
-whose ``Retry-After`` is whole seconds until the oldest admitted one leaves the window (at least
-1); it creates nothing, takes no fault, and does not count.
+The record keeps every request as it is read, before any fault acts (a dropped POST still counts), and the
+status once written; it never keeps a secret (the ``Authorization`` and ``X-Standin-Secret`` headers, and
+each secret or code a query or form carries, read ``REDACTED``). Basecamp's rate limit is enforced per
+client address: at most ``requests`` in any sliding ``window`` (50 per 10 s), on a monotonic clock, not the
+stand-in's. A request over it is a 429 whose ``Retry-After`` is whole seconds until the oldest admitted one
+leaves the window (at least 1); it creates nothing, takes no fault, and does not count.
 
-A fault matches by method and path substring; faults are taken in the order added, atomically,
-the first match winning, and ``times=None`` never wears out. What each action does is said beside
-it; its waits are real seconds a stop cuts short. Every number is finite and bounded: a duration up
-to a day, a count up to a million, an ``oversize`` body up to 64 MiB.
+A fault matches by method and path substring; faults are taken in the order added, atomically, the first
+match winning, and ``times=None`` never wears out. What each action does is said beside it; its waits are
+real seconds a stop cuts short. Every number is finite and bounded: a duration up to a day, a count up to a
+million, an ``oversize`` body up to 64 MiB.
 """
 
 from __future__ import annotations

@@ -1,27 +1,26 @@
-"""The three lanes an event reaches a client by: the account feed (``events.json``), the agent's
-inbox (``inbox.json``) and the live lane (Action Cable's ``EventsChannel`` on a WebSocket).
+"""The three lanes an event reaches a client by: the account feed (``events.json``), the agent's inbox
+(``inbox.json``) and the live lane (Action Cable's ``EventsChannel`` on a WebSocket).
 
-Every comment and Campfire line kept appends an event to the feed; its performer is
-``performed_by_id`` when set, else its creator. The agent is a member of every project until
-``withhold`` (again after ``grant``): a read serves the caller's projects as they are then, and the
-cable snapshots them when it subscribes. An event recorded while ``brake_next`` has some to brake
-is served by neither ``events.json`` nor the cable, as Basecamp's rate ceiling does; the inbox
-hears every event.
+Every comment and Campfire line kept appends an event to the feed; its performer is ``performed_by_id`` when
+set, else its creator. The agent is a member of every project until ``withhold`` (again after ``grant``): a
+read serves the caller's projects as they are then, and the cable snapshots them when it subscribes. An
+event recorded while ``brake_next`` has some to brake is served by neither ``events.json`` nor the cable, as
+Basecamp's rate ceiling does; the inbox hears every event.
 
-``events.json`` starts at a signed ``position`` (one it did not mint or another account's is a
-400, another filter set's a 409, one from before ``begin_epoch`` a 410 with ``resume``), else at
-``since`` (an id, ``0`` or ``now``). A page is oldest first, with ``next`` only while more remain,
-its position past what the filters skipped; only events ``delay`` seconds old are served, in id
-order, so a younger one holds back every later one. The inbox addresses each person an event
-mentions, each subscriber and each person an assignment adds, never its performer; it serves
-agents only (others get a bare 403), keeps an item 30 days (a position behind that is a 410
-resuming at ``since=0``) and drops items of a project the caller no longer sees.
+``events.json`` starts at a signed ``position`` (one it did not mint or another account's is a 400, another
+filter set's a 409, one from before ``begin_epoch`` a 410 with ``resume``), else at ``since`` (an id, ``0``
+or ``now``). A page is oldest first, with ``next`` only while more remain, its position past what the
+filters skipped; only events ``delay`` seconds old are served, in id order, so a younger one holds back
+every later one. The inbox addresses each person an event mentions, each subscriber and each person an
+assignment adds, never its performer; it serves agents only (others get a bare 403), keeps an item 30 days
+(a position behind that is a 410 resuming at ``since=0``) and drops items of a project the caller no longer
+sees.
 
-A stream ticket is signed and good for ``ticket_ttl`` seconds of the stand-in's clock, for every
-connection opened within them; an upgrade elsewhere is a 404, with a ticket missing, forged,
-another account's or expired a 401. A connection gets a welcome, a ping every ``ping_interval``,
-its subscription confirmed (or rejected for another channel or a filter ``events.json`` refuses),
-then every later event the filters admit at once. Nothing logs a ticket or a query.
+A stream ticket is signed and good for ``ticket_ttl`` seconds of the stand-in's clock, for every connection
+opened within them; an upgrade elsewhere is a 404, with a ticket missing, forged, another account's or
+expired a 401. A connection gets a welcome, a ping every ``ping_interval``, its subscription confirmed (or
+rejected for another channel or a filter ``events.json`` refuses), then every later event the filters admit
+at once. Nothing logs a ticket or a query.
 """
 
 from __future__ import annotations
@@ -146,15 +145,15 @@ def _digest(canonical: Mapping[str, frozenset[Any]]) -> str:
 
 
 def _ids(query: Mapping[str, str], name: str, caller: Person | None = None) -> frozenset[int]:
-    found: set[int] = set()
-    for item in _items(query, name):
-        if item == "self" and caller is not None:
-            found.add(caller.id)
-        elif item.isdigit():
-            found.add(int(item))
-        else:
-            raise BadFilter(f"{name} takes ids, not {item!r}")
-    return frozenset(found)
+    items = _items(query, name)
+    if bad := [item for item in items if not item.isdigit() and (item != "self" or caller is None)]:
+        raise BadFilter(f"{name} takes ids, not {bad[0]!r}")
+    return frozenset(caller.id if item == "self" and caller is not None else int(item) for item in items)
+
+
+def _passes(allowed: frozenset[Any], value: object) -> bool:
+    """An empty filter passes everything."""
+    return not allowed or value in allowed
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,14 +174,9 @@ class Filters:
     def admit(self, event: StandinFeedEvent, agent_id: int) -> bool:
         performer = event.performer_id
         actor = "agent" if performer == agent_id else "person"
-        return (
-            (not self.buckets or event.bucket_id in self.buckets)
-            and (not self.types or event.event_type in self.types)
-            and (not self.creators or event.creator_id in self.creators)
-            and (not self.performers or performer in self.performers)
-            and performer not in self.exclude_performers
-            and (not self.actor_types or actor in self.actor_types)
-        )
+        return (_passes(self.buckets, event.bucket_id) and _passes(self.types, event.event_type)
+                and _passes(self.creators, event.creator_id) and _passes(self.performers, performer)
+                and performer not in self.exclude_performers and _passes(self.actor_types, actor))
 
 
 def parse_filters(query: Mapping[str, str], caller: Person) -> Filters:
@@ -206,7 +200,7 @@ class _Lane:
         self._now = now
         self.page_size = page_size
         self._signer = Signer()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
 
     def _position(self, token: str, digest: str, **minted_for: int) -> dict[str, Any]:
         fields = self._signer.read(token)
@@ -252,7 +246,7 @@ class Feed(_Lane):
         self.delay = seconds(delay, "the feed's delay")
         self._recorded = threading.Condition(self._lock)
         self._events: list[StandinFeedEvent] = []
-        self._next_id = FIRST_EVENT_ID
+        self._ids = itertools.count(FIRST_EVENT_ID)
         self._epoch = 0
         self._epoch_after_id = 0
         self._withheld: set[int] = set()
@@ -266,9 +260,8 @@ class Feed(_Lane):
         """Append an event; its ``kind`` and ``action`` come from ``event_type`` (``a.b.action``)."""
         kind, _, action = event_type.rpartition(".")
         with self._lock:
-            event = StandinFeedEvent(self._next_id, kind.replace(".", "_"), action, event_type, bucket_id,
+            event = StandinFeedEvent(next(self._ids), kind.replace(".", "_"), action, event_type, bucket_id,
                                      creator_id, recording_id, created_at, performed_by_id, details)
-            self._next_id += 1
             self._events.append(event)
             if self._braking:
                 self._braking -= 1
@@ -305,11 +298,12 @@ class Feed(_Lane):
 
     def visible_buckets(self, person: Person) -> frozenset[int]:
         with self._lock:
-            return self._visible_now(person)
+            every = {project.id for project in self._world.projects}
+            return frozenset(every - (self._withheld if person.id == self._world.agent.id else set()))
 
     def newest_id(self) -> int:
         with self._lock:
-            return self._newest_id()
+            return self._events[-1].id if self._events else 0
 
     def wait_after(self, after: int, timeout: float) -> list[StandinFeedEvent]:
         """The events after id ``after`` at once, without the poll lane's delay; when there is
@@ -329,7 +323,7 @@ class Feed(_Lane):
         """Every position minted so far answers 410 with ``epoch_after_id`` (default: the newest
         event's id), which is returned."""
         with self._lock:
-            after = epoch_after_id if epoch_after_id is not None else self._newest_id()
+            after = epoch_after_id if epoch_after_id is not None else self.newest_id()
             self._epoch += 1
             self._epoch_after_id = after
             return after
@@ -345,7 +339,7 @@ class Feed(_Lane):
                 after = self._start(request.query, filters, digest)
             except _Refused as refused:
                 return refused.reply
-            agent, visible, ready = self._world.agent.id, self._visible_now(caller), self._ready(after)
+            agent, visible, ready = self._world.agent.id, self.visible_buckets(caller), self._ready(after)
             shown = [event for event in ready if filters.admit(event, agent) and event.bucket_id in visible]
             last = ready[-1].id if ready else after
             return self._page("events", shown, last, dict(filters.raw), d=digest, e=self._epoch)
@@ -353,7 +347,7 @@ class Feed(_Lane):
     def _start(self, query: Mapping[str, str], filters: Filters, digest: str) -> int:
         token = query.get("position")
         if token is None:
-            return self._since(query, self._newest_id(), "event")
+            return self._since(query, self.newest_id(), "event")
         position = self._position(token, digest)
         if position["e"] < self._epoch:
             resume = self._link({**dict(filters.raw), "since": str(self._epoch_after_id)})
@@ -367,21 +361,12 @@ class Feed(_Lane):
         cutoff = self._now() - timedelta(seconds=self.delay)
         return list(itertools.takewhile(lambda event: event.created_at <= cutoff, self._served_after(after)))
 
-    def _visible_now(self, caller: Person) -> frozenset[int]:
-        every = {project.id for project in self._world.projects}
-        return frozenset(every - (self._withheld if caller.id == self._world.agent.id else set()))
-
-    def _newest_id(self) -> int:
-        return self._events[-1].id if self._events else 0
-
     def _served_after(self, after: int) -> list[StandinFeedEvent]:
         return [event for event in self._events if event.id > after and event.id not in self._braked]
 
 
 @dataclass(frozen=True, slots=True)
 class Addressing:
-    """One addressing of one person by one event, for one reason."""
-
     id: int
     person_id: int
     reason: str
@@ -400,15 +385,14 @@ class Inbox(_Lane):
         self._store = store
         self.agents: set[int] = {world.agent.id}
         self._items: list[Addressing] = []
-        self._next_id = FIRST_ADDRESSING_ID
+        self._ids = itertools.count(FIRST_ADDRESSING_ID)
         feed.listeners.append(self.hear)
 
     def hear(self, event: StandinFeedEvent) -> None:
         for person_id, reason in self._addressed(event):
             if person_id != event.performer_id:
                 with self._lock:
-                    self._items.append(Addressing(self._next_id, person_id, reason, self._now(), event))
-                    self._next_id += 1
+                    self._items.append(Addressing(next(self._ids), person_id, reason, self._now(), event))
 
     def _addressed(self, event: StandinFeedEvent) -> list[tuple[int, str]]:
         kind = KIND_OF_EVENT.get(event.event_type)
@@ -444,11 +428,9 @@ class Inbox(_Lane):
                 return refused.reply
             mine = [item for item in self._items if item.person_id == caller.id and item.id > after]
             kept = [item for item in mine if item.addressed_at >= retained]
-            wanted = [
-                item for item in kept
-                if (not reasons or item.reason in reasons) and (not types or item.event.event_type in types)
-                and (not bucket_ids or item.event.bucket_id in bucket_ids) and item.event.bucket_id in visible
-            ]  # fmt: skip
+            wanted = [item for item in kept if _passes(reasons, item.reason)
+                      and _passes(types, item.event.event_type) and _passes(bucket_ids, item.event.bucket_id)
+                      and item.event.bucket_id in visible]
             last = mine[-1].id if mine else after
             return self._page("items", wanted, last, raw, p=caller.id, d=digest)
 
@@ -585,12 +567,11 @@ class LiveStream:
         session = _Session(connection, person, self)
         sender = threading.Thread(target=session.send_loop, name="standin-cable-send", daemon=True)
         try:
-            session.send({"type": "welcome"})
-            sender.start()
-            for text in connection:
-                session.command(text)
-        except ConnectionClosed:
-            pass
+            with contextlib.suppress(ConnectionClosed):
+                session.send({"type": "welcome"})
+                sender.start()
+                for text in connection:
+                    session.command(text)
         finally:
             session.closed.set()
             with self._lock:
@@ -651,7 +632,7 @@ class _Session:
     def send_loop(self) -> None:
         stream = self._stream
         next_ping = time.monotonic() + stream.ping_interval
-        try:
+        with contextlib.suppress(ConnectionClosed):
             while not self.closed.is_set() and not stream.stopping.is_set():
                 wait = max(0.0, next_ping - time.monotonic())
                 with self._lock:
@@ -663,8 +644,6 @@ class _Session:
                 if time.monotonic() >= next_ping:
                     self.send({"type": "ping", "message": int(time.time())})
                     next_ping = time.monotonic() + stream.ping_interval
-        except ConnectionClosed:
-            return
 
     def _deliver(self, subscription: _Subscription, events: Sequence[StandinFeedEvent]) -> bool:
         """Send what the filters admit; False when the connection was cut (fault ``drop``)."""

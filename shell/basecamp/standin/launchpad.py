@@ -101,8 +101,7 @@ class Launchpad:
 
     def _token(self, form: dict[str, str]) -> Reply:
         grant = form.get("grant_type") or LEGACY_TYPES.get(form.get("type", ""), "")
-        given = form.get("client_secret", "")
-        known = secrets.compare_digest(given.encode(), self.client_secret.encode())
+        known = secrets.compare_digest(form.get("client_secret", "").encode(), self.client_secret.encode())
         if form.get("client_id") != CLIENT_ID or not known:
             return error_reply(400, "invalid_client")
         with self._lock:
@@ -120,8 +119,7 @@ class Launchpad:
                 del self._devices[form.get("device_code", "")]
                 person = device[1]
             elif grant == "refresh_token":
-                refreshed = self._refresh.pop(form.get("refresh_token", ""), None)
-                if refreshed is None:
+                if (refreshed := self._refresh.pop(form.get("refresh_token", ""), None)) is None:
                     return error_reply(400, "invalid_grant")
                 person = refreshed
                 self.refreshes += 1

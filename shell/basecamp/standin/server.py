@@ -35,7 +35,6 @@ from shell.basecamp.standin.launchpad import Launchpad
 from shell.basecamp.standin.world import CARD, Kind, Person, Store, World, build_world
 
 LOGGER = logging.getLogger("shell.basecamp.standin")
-HOST = "127.0.0.1"
 MAX_BODY_BYTES = 1 << 20
 
 
@@ -52,14 +51,13 @@ class StandIn:
         if not page_sizes or any(size < 1 for size in page_sizes):
             raise ValueError(f"page sizes must be positive, not {tuple(page_sizes)}")
         self.world: World = build_world(world, make_token, account_id)
-        now = clock or (lambda: datetime.now(UTC))
-        self._now = now
+        self._now = now = clock or (lambda: datetime.now(UTC))
         self.control_secret = control_secret or secrets.token_urlsafe(24)
         self._faults = faults.FaultBook()
         self._log = faults.RequestLog()
         self.limiter = faults.Limiter(faults.RateLimit() if rate_limit is None else rate_limit)
         self._http = HttpServer(port, self, keepalive_timeout)
-        self.base_url = f"http://{HOST}:{self.port}"
+        self.base_url = f"http://{lanes.HOST}:{self.port}"
         self.account_url = f"{self.base_url}/{self.world.account_id}"
         self._store = Store(self.world)
         self.feed = lanes.Feed(self.world, self.account_url, now, page_size=feed_page_size, delay=feed_delay)
@@ -105,12 +103,6 @@ class StandIn:
         self._faults.clear()
         self.live.faults.clear()
 
-    def add_live_fault(self, fault: faults.LiveFault) -> None:
-        self.live.faults.add(fault)
-
-    def set_rate_limit(self, limit: faults.RateLimit) -> None:
-        self.limiter.set_limit(limit)
-
     def requests(self) -> list[faults.RecordedRequest]:
         return self._log.requests()
 
@@ -152,22 +144,6 @@ class StandIn:
             raise ValueError("a subscription joins a person and a recording of the world")
         self._store.join("subscribers", recording_id, person_id)
 
-    def withhold_project(self, project_id: int) -> None:
-        """The agent is no member of ``project_id`` until ``grant_project``."""
-        self.feed.withhold(project_id)
-
-    def grant_project(self, project_id: int) -> None:
-        self.feed.grant(project_id)
-
-    def begin_epoch(self, epoch_after_id: int | None = None) -> int:
-        return self.feed.begin_epoch(epoch_after_id)
-
-    def brake_next(self, count: int = 1) -> None:
-        self.feed.brake_next(count)
-
-    def feed_events(self) -> list[lanes.StandinFeedEvent]:
-        return self.feed.events()
-
 
 def _person_id(person: Person | int) -> int:
     return person if isinstance(person, int) else person.id
@@ -185,7 +161,7 @@ class HttpServer(ThreadingHTTPServer):
         self.connections: set[socket.socket] = set()
         self.connections_lock = threading.Lock()
         self._wake_reader, self._wake_writer = socket.socketpair()
-        super().__init__((HOST, port), Handler)  # binds; on failure, closes all of the above
+        super().__init__((lanes.HOST, port), Handler)  # binds; on failure, closes all of the above
 
     def wait(self, seconds: float) -> bool:
         """Sleep ``seconds``; False (at once) when the server stops meanwhile."""
@@ -275,7 +251,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _control(self, request: Incoming) -> None:
         """Only from 127.0.0.1, and only with the stand-in's secret."""
-        if self.client_address[0] != HOST:
+        if self.client_address[0] != lanes.HOST:
             self._write(error_reply(403, "Forbidden"))
             return
         given = request.headers.get(SECRET_HEADER.lower(), "")

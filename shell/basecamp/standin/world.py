@@ -30,6 +30,7 @@ WORLDS = ("demo", "empty")
 CARD, CAMPFIRE, COMMENT = "Kanban::Card", "Chat::Transcript", "Comment"
 TEXT_LINE, RICH_TEXT_LINE = "Chat::Lines::Text", "Chat::Lines::RichText"
 NOT_COMMENTABLE = frozenset({COMMENT, CAMPFIRE, TEXT_LINE, RICH_TEXT_LINE})
+FOLDERS = {CARD: "card_tables/cards", CAMPFIRE: "chats", COMMENT: "comments"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,15 +58,9 @@ class Recording:
     @property
     def path(self) -> str:
         """Its resource's path in its bucket, without ``.json``."""
-        if self.type == CARD:
-            return f"card_tables/cards/{self.id}"
-        if self.type == CAMPFIRE:
-            return f"chats/{self.id}"
-        if self.type == COMMENT:
-            return f"comments/{self.id}"
         if self.type.startswith("Chat::Lines::"):
             return f"chats/{self.parent_id}/lines/{self.id}"
-        return f"recordings/{self.id}"
+        return f"{FOLDERS.get(self.type, 'recordings')}/{self.id}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,11 +109,9 @@ class World:
 
     def person_with_token(self, token: str) -> Person | None:
         """Compared in constant time with every person's."""
-        found = None
-        for person in self.everyone:
-            if secrets.compare_digest(person.token.encode(), token.encode()):
-                found = person
-        return found
+        given = token.encode()
+        found = [person for person in self.everyone if secrets.compare_digest(person.token.encode(), given)]
+        return found[-1] if found else None
 
     def project(self, project_id: int) -> Project | None:
         return next((project for project in self.projects if project.id == project_id), None)
@@ -208,7 +201,7 @@ class Store:
     def __init__(self, world: World) -> None:
         self._lock = threading.Lock()
         self._recordings = {recording.id: recording for recording in world.recordings()}
-        self._next_id = max(self._recordings, default=0) + 1
+        self._ids = itertools.count(max(self._recordings, default=0) + 1)
         self._messages: dict[Kind, dict[int, Message]] = {kind: {} for kind in Kind}
         self._joined: dict[tuple[str, int], set[int]] = {}
 
@@ -231,7 +224,7 @@ class Store:
         shape = {Kind.comment: (COMMENT, f"Re: {on.title}"), Kind.chat_line: line}.get(kind)
         visible = visible_at or created_at
         with self._lock:
-            message_id, self._next_id = self._next_id, self._next_id + 1
+            message_id = next(self._ids)
             if shape is not None:
                 self._recordings[message_id] = Recording(message_id, on.bucket_id, *shape, on.id)
             message = Message(kind, message_id, on.id, on.bucket_id, creator_id, content, created_at, visible)
