@@ -391,7 +391,7 @@ class Player:
     def _follow(self, played: Played, event_id: int, mark: int) -> None:
         """Tell each change until the scene settles; ``mark``: the record's length before it began.
         An in-flight scene's connector is killed once its notice is sending and the POST unanswered."""
-        before, crashed = EventView(), False
+        before, crashed, number = EventView(), False, played.scene.number
         in_flight, lines_path = played.scene.in_flight, f"/chats/{played.reply.recording_id}/lines"
         while time.monotonic() - played.started < SCENE_SECONDS:
             now = look(self.ledger, event_id)
@@ -403,9 +403,7 @@ class Player:
                 crashed = True
             elif script.settled(now):
                 if in_flight and not crashed:
-                    played.problems.append(
-                        f"scene {played.scene.number}: the notice was never caught in flight"
-                    )
+                    played.problems.append(f"scene {number}: the notice was never caught in flight")
                 if in_flight:
                     posts = sum(lines_path in post.path for post in self.link.posts(mark))
                     told = f"the stand-in's record: {posts} POST{'s' * (posts != 1)} to {played.place_name}"
@@ -413,7 +411,7 @@ class Player:
                 return
             else:
                 time.sleep(LOOK_SECONDS)
-        played.problems.append(f"scene {played.scene.number}: not settled within {SCENE_SECONDS:g} s")
+        played.problems.append(f"scene {number}: not settled within {SCENE_SECONDS:g} s")
         self._tell(played, f"not settled within {SCENE_SECONDS:g} s; going on")
 
     def _in_flight(self, view: EventView, path: str, mark: int) -> bool:

@@ -108,11 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     for option in ("--prompt", "--scenes", "--base-url", "--account", "--token-file"):
         parser.add_argument(option, default="")
     args = parser.parse_args(argv)
-    part = os.environ.get("WORKER_BEHAVIOUR", "answer")
-    if args.scenes:
-        part = scene_part(args.prompt, Path(args.scenes))
-    with open(args.mcp_config) as config_file:
-        (server,) = json.load(config_file)["mcpServers"].values()
+    behaviour = os.environ.get("WORKER_BEHAVIOUR", "answer")
+    part = scene_part(args.prompt, Path(args.scenes)) if args.scenes else behaviour
+    (server,) = json.loads(Path(args.mcp_config).read_text())["mcpServers"].values()
     if part.startswith("slow:"):
         time.sleep(float(part.split(":", 1)[1]))
     tools = McpClient([server["command"], *server.get("args", [])], {**os.environ, **server.get("env", {})})
@@ -146,8 +144,7 @@ def post_own_reply(basecamp: BasecampClient, instruction: dict[str, Any], text: 
 def work(tools: McpClient, args: argparse.Namespace, part: str) -> int:
     """Pull and handle, as ``part`` says, until nothing waits."""
     while True:
-        pulled = tools.call("get_dispatch")
-        instruction = pulled.get("instruction")
+        instruction = tools.call("get_dispatch").get("instruction")
         if not instruction:
             return 0
         event_id = instruction["event_id"]

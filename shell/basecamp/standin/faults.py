@@ -422,8 +422,3 @@ class RequestLog:
     def requests(self) -> list[RecordedRequest]:
         with self._lock:
             return list(self._requests)
-
-    def count(self, method: str, path_contains: str | None = None) -> int:
-        with self._lock:
-            return sum(request.method == method and (path_contains is None or path_contains in request.path)
-                       for request in self._requests)

@@ -532,14 +532,11 @@ class LiveStream:
             cut(connection.socket)
         return len(found)
 
-    def take_fault(self, at_upgrade: bool) -> tuple[LiveFault, bool] | None:
-        return self.faults.take_first(lambda fault: fault.at_upgrade == at_upgrade)
-
     def _upgrade(self, connection: ServerConnection, request: Request) -> Response | None:
         target = urlsplit(request.path)
         if target.path != CABLE_PATH:
             return connection.respond(HTTPStatus.NOT_FOUND, "Not Found\n")
-        taken = self.take_fault(at_upgrade=True)
+        taken = self.faults.take_first(lambda fault: fault.at_upgrade)
         fault = taken[0] if taken else None
         if fault is not None and fault.action is LiveAction.refuse:
             self.stopping.wait(fault.delay)
@@ -657,7 +654,7 @@ class _Session:
                 continue  # a project granted later is heard after a new subscription
             if not subscription.filters.admit(event, agent_id):
                 continue
-            taken = self._stream.take_fault(at_upgrade=False)
+            taken = self._stream.faults.take_first(lambda fault: not fault.at_upgrade)
             if taken is not None:
                 fault, last = taken
                 if fault.action is LiveAction.drop:

@@ -108,7 +108,8 @@ class StandIn:
 
     def post_count(self, path_contains: str | None = None) -> int:
         """POSTs that reached the stand-in, whatever their fate."""
-        return self._log.count("POST", path_contains)
+        return sum(request.method == "POST" and (path_contains is None or path_contains in request.path)
+                   for request in self._log.requests())
 
     def messages(self, kind: str, recording_id: int) -> list[dict[str, Any]]:
         """Every message of ``kind`` (comment, boost, chat_line) kept on a recording (the Campfire
