@@ -68,6 +68,8 @@ LOOK_SECONDS = 0.1
 SCENE_SECONDS = 60.0
 EVENT_SECONDS = 30.0
 IN_FLIGHT_HOLD_SECONDS = 300.0
+LISTINGS = {MessageKind.boost: "recordings/{}/boosts.json",
+            MessageKind.comment: "recordings/{}/comments.json", MessageKind.chat_line: "chats/{}/lines.json"}
 
 
 class StandInUnreachable(Exception):
@@ -152,14 +154,8 @@ class StandInLink:
 
     def messages(self, place: Place) -> list[Said]:
         """What ``place`` holds, oldest first (one page is all a demo place ever holds)."""
-        match place.kind:
-            case MessageKind.boost:
-                path, who = f"recordings/{place.recording_id}/boosts.json", "booster"
-            case MessageKind.comment:
-                path, who = f"recordings/{place.recording_id}/comments.json", "creator"
-            case MessageKind.chat_line:
-                path, who = f"chats/{place.recording_id}/lines.json", "creator"
-        found = self._basecamp(path)
+        found = self._basecamp(LISTINGS[place.kind].format(place.recording_id))
+        who = "booster" if place.kind is MessageKind.boost else "creator"
         if not isinstance(found, list):
             raise StandInUnreachable(f"listing {place.describe()} answered no list")
         return [Said(int(item["id"]), str(item.get(who, {}).get("name", "?")), str(item.get("content", "")))

@@ -190,13 +190,11 @@ def page_of(items: Sequence[Item], number: int, sizes: Sequence[int]) -> Page[It
 
 
 def next_link(origin: str, path: str, query: dict[str, str], number: int) -> str:
-    """The ``Link`` naming page ``number + 1`` on ``origin``."""
     return f"<{origin}{path}?{urlencode({**query, 'page': str(number + 1)})}>; rel=\"next\""
 
 
 class Renderer:
-    """The world and the store's messages as Basecamp's JSON (``Person``, ``Comment``, ``Boost``,
-    ``CampfireLine``, ``Campfire``, ``Card``, ``Subscription``, ``Event``)."""
+    """The world and the store's messages as Basecamp's JSON, each as its OpenAPI schema has it."""
 
     def __init__(self, world: World, store: Store, origin: str, now: Callable[[], datetime]) -> None:
         self.world = world
@@ -241,8 +239,7 @@ class Renderer:
             return shown
         recording = self._recording(message.id)
         parent = self._parent_of(recording)
-        if parent is None:
-            raise LookupError(f"recording {recording.id} has no parent")
+        assert parent is not None, f"recording {recording.id} has no parent"  # a comment's or a line's
         shown = {**self._recording_fields(recording, basecamp_time(message.created_at), parent),
                  **self._boosts(recording), "parent": self.parent(parent, self._parent_of(parent)),
                  "bucket": self.bucket(recording.bucket_id), "creator": self.creator(message.creator_id),
@@ -258,19 +255,17 @@ class Renderer:
     def card(self, card: Recording) -> JsonObject:
         """Made by the account's owner, the operator, when the world began."""
         column = f"{self.account_url}/buckets/{card.bucket_id}/card_tables/columns/{card.bucket_id}"
+        table = {"id": card.bucket_id, "title": "Card Table", "type": "Kanban::Column",
+                 "url": f"{column}.json", "app_url": column}
+        assignees = [self.creator(person_id) for person_id in self._store.joined("assignees", card.id)]
         return {
             **self._recording_fields(card, WORLD_CREATED_AT),
             "subscription_url": self._recording_url(card, "subscription"),
             "position": 1, "content": "", "description": "", "description_attachments": [], "due_on": None,
             "completed": False, "comments_count": len(self._store.messages(Kind.comment, card.id)),
-            "comments_url": self.api_url(card, "/comments"),
-            "parent": {"id": card.bucket_id, "title": "Card Table", "type": "Kanban::Column",
-                       "url": f"{column}.json", "app_url": column},
-            "bucket": self.bucket(card.bucket_id),
-            "creator": self.person(self.world.operator),
-            "assignees": [self.creator(person_id) for person_id in self._store.joined("assignees", card.id)],
-            "completion_subscribers": [], "steps": [],
-            **self._boosts(card),
+            "comments_url": self.api_url(card, "/comments"), "parent": table,
+            "bucket": self.bucket(card.bucket_id), "creator": self.person(self.world.operator),
+            "assignees": assignees, "completion_subscribers": [], "steps": [], **self._boosts(card),
         }  # fmt: skip
 
     def subscription(self, recording: Recording, viewer: Person) -> JsonObject:
@@ -294,8 +289,7 @@ class Renderer:
 
     def creator(self, person_id: int) -> JsonObject:
         person = self.world.person(person_id)
-        if person is None:
-            raise LookupError(f"no person {person_id} in the world")
+        assert person is not None, f"no person {person_id} in the world"  # the store keeps only theirs
         return self.person(person)
 
     def _recording_fields(self, recording: Recording, stamp: str,
@@ -315,8 +309,7 @@ class Renderer:
 
     def _recording(self, recording_id: int) -> Recording:
         recording = self._store.recording(recording_id)
-        if recording is None:
-            raise LookupError(f"no recording {recording_id} in the store")
+        assert recording is not None, f"no recording {recording_id} in the store"  # it keeps what it shows
         return recording
 
     def _parent_of(self, recording: Recording) -> Recording | None:
@@ -444,8 +437,8 @@ class BasecampApi:
                 return json_reply(200, self._render.subscription(recording, person))
             case Endpoint.chat | Endpoint.card | Endpoint.subscription:
                 return not_found()
-        events = [event for event in self.feed.events() if event.recording_id == recording.id]
-        events.reverse()  # newest first, as Basecamp lists a recording's events
+        # newest first, as Basecamp lists a recording's events
+        events = [event for event in reversed(self.feed.events()) if event.recording_id == recording.id]
         return self._listing(request, events, self._render.recording_event)
 
     def _create(self, route: EndpointMatch, request: Incoming, person: Person, lag: float) -> Reply:

@@ -63,8 +63,10 @@ def whole(value: object, what: str, *, low: int = 0, high: int = MAX_COUNT) -> i
     return value
 
 
-def check_use(times: int | None, delay: float, what: str) -> None:
-    """A fault's ``times`` (None: for ever) and ``delay``, as every fault takes them."""
+def check_use(action: object, actions: type[StrEnum], times: int | None, delay: float, what: str) -> None:
+    """A fault's ``action``, ``times`` (None: for ever) and ``delay``, as every fault takes them."""
+    if not isinstance(action, actions):
+        raise TypeError(f"{what}'s action is a {actions.__name__}, not {action!r}")
     if times is not None and times < 1:
         raise ValueError(f"a fault happens at least once, not {times} times")
     if delay < 0:
@@ -109,9 +111,7 @@ class Fault:
     size_mib: float | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.action, FaultAction):
-            raise TypeError(f"a fault's action is a FaultAction, not {self.action!r}")
-        check_use(self.times, self.delay, "a fault")
+        check_use(self.action, FaultAction, self.times, self.delay, "a fault")
         if self.action is FaultAction.oversize and self.delay:
             raise ValueError("an oversize fault has no delay: its body's size is its size_mib")
         if self.size_mib is not None:
@@ -275,9 +275,7 @@ class LiveFault:
     times: int = 1
 
     def __post_init__(self) -> None:
-        if not isinstance(self.action, LiveAction):
-            raise TypeError(f"a live fault's action is a LiveAction, not {self.action!r}")
-        check_use(self.times, self.delay, "a live fault")
+        check_use(self.action, LiveAction, self.times, self.delay, "a live fault")
         if self.status is not None and not 400 <= self.status <= 599:
             raise ValueError(f"an upgrade is refused with a 4xx or 5xx, not {self.status}")
 
@@ -415,7 +413,6 @@ class RequestLog:
             return len(self._requests) - 1
 
     def note(self, number: int, **changes: Any) -> None:
-        """Set the ``status`` answered or the ``fault`` applied."""
         with self._lock:
             self._requests[number] = dataclasses.replace(self._requests[number], **changes)
 

@@ -396,10 +396,8 @@ class Inbox(_Lane):
 
     def _addressed(self, event: StandinFeedEvent) -> list[tuple[int, str]]:
         kind = KIND_OF_EVENT.get(event.event_type)
-        if kind is not None:
-            message = self._store.message(kind, event.recording_id)
-            if message is None:
-                return []
+        message = self._store.message(kind, event.recording_id) if kind is not None else None
+        if message is not None:
             subscribers = self._store.joined("subscribers", message.recording_id)
             mentioned = [(person, "mentioned") for person in mentioned_person_ids(message.content)]
             return mentioned + [(person, "subscribed") for person in subscribers]
@@ -583,8 +581,6 @@ class _Subscription:
 
 
 class _Session:
-    """One connection's subscription and sender."""
-
     def __init__(self, connection: ServerConnection, person: Person, stream: LiveStream) -> None:
         self._connection = connection
         self._person = person

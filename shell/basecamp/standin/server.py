@@ -151,8 +151,6 @@ def _person_id(person: Person | int) -> int:
 
 
 class HttpServer(ThreadingHTTPServer):
-    """The listening socket and what every handler shares."""
-
     daemon_threads = True
 
     def __init__(self, port: int, standin: StandIn, keepalive_timeout: float) -> None:
