@@ -70,9 +70,6 @@ class Reply:
     headers: Headers = ()
     body: bytes = b""
 
-    def header(self, name: str) -> str | None:
-        return next((value for key, value in self.headers if key.lower() == name.lower()), None)
-
 
 def json_reply(status: int, value: object, headers: Headers = ()) -> Reply:
     body = json.dumps(value, ensure_ascii=False).encode("utf-8")

@@ -306,8 +306,7 @@ class Feed(_Lane):
             return self._events[-1].id if self._events else 0
 
     def wait_after(self, after: int, timeout: float) -> list[StandinFeedEvent]:
-        """The events after id ``after`` at once, without the poll lane's delay; when there is
-        none yet, waits up to ``timeout`` seconds for one."""
+        """Events after id ``after``, without the poll lane's delay, waiting up to ``timeout`` s for one."""
         with self._recorded:
             served = self._served_after(after)
             if not served:
@@ -320,8 +319,7 @@ class Feed(_Lane):
             return next((event for event in self._events[::-1] if event.recording_id == recording_id), None)
 
     def begin_epoch(self, epoch_after_id: int | None = None) -> int:
-        """Every position minted so far answers 410 with ``epoch_after_id`` (default: the newest
-        event's id), which is returned."""
+        """Every position minted so far answers 410 with ``epoch_after_id`` (default: the newest id)."""
         with self._lock:
             after = epoch_after_id if epoch_after_id is not None else self.newest_id()
             self._epoch += 1
@@ -356,8 +354,7 @@ class Feed(_Lane):
         return int(position["i"])
 
     def _ready(self, after: int) -> list[StandinFeedEvent]:
-        """The events after ``after`` old enough for the poll lane, in id order (a younger one holds
-        back every later one)."""
+        """The events after ``after`` old enough to serve, in id order: a younger one holds back the rest."""
         cutoff = self._now() - timedelta(seconds=self.delay)
         return list(itertools.takewhile(lambda event: event.created_at <= cutoff, self._served_after(after)))
 
@@ -507,8 +504,7 @@ class LiveStream:
             self._thread.start()
 
     def stop(self) -> None:
-        """Close every connection and the port (a server never started only frees its port:
-        ``shutdown`` would wait for a serving loop that never ran)."""
+        """Close every connection and the port (unstarted, the port only: ``shutdown`` would hang)."""
         self.stopping.set()
         if self._thread is None:
             self._server.socket.close()

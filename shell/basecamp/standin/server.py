@@ -43,10 +43,9 @@ class StandIn:
         self, world: str = "demo", *, port: int = 0, page_sizes: Sequence[int] = BASECAMP_PAGE_SIZES,
         clock: Callable[[], datetime] | None = None, enforce_boost_length: bool = True,
         keepalive_timeout: float = 5.0, feed_page_size: int = lanes.DEFAULT_FEED_PAGE_SIZE,
-        feed_delay: float = 0.0, rate_limit: faults.RateLimit | None = None,
+        feed_delay: float = 0.0, rate_limit: faults.RateLimit | None = None, account_id: int | None = None,
         ticket_ttl: int = lanes.DEFAULT_TICKET_TTL, ping_interval: float = lanes.DEFAULT_PING_INTERVAL,
         make_token: Callable[[], str] | None = None, control_secret: str | None = None,
-        account_id: int | None = None,
     ) -> None:  # fmt: skip
         if not page_sizes or any(size < 1 for size in page_sizes):
             raise ValueError(f"page sizes must be positive, not {tuple(page_sizes)}")

@@ -116,9 +116,6 @@ class World:
     def project(self, project_id: int) -> Project | None:
         return next((project for project in self.projects if project.id == project_id), None)
 
-    def recordings(self) -> tuple[Recording, ...]:
-        return tuple(found for project in self.projects for found in (*project.recordings, project.campfire))
-
 
 def person_sgid(person_id: int) -> str:
     """An attachable sgid that decodes (base64, before ``--``) to ``gid://bc3/Person/<id>``, as
@@ -200,7 +197,8 @@ class Store:
 
     def __init__(self, world: World) -> None:
         self._lock = threading.Lock()
-        self._recordings = {recording.id: recording for recording in world.recordings()}
+        self._recordings = {recording.id: recording for project in world.projects
+                            for recording in (*project.recordings, project.campfire)}
         self._ids = itertools.count(max(self._recordings, default=0) + 1)
         self._messages: dict[Kind, dict[int, Message]] = {kind: {} for kind in Kind}
         self._joined: dict[tuple[str, int], set[int]] = {}
