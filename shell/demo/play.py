@@ -14,7 +14,6 @@ read, one snapshot a look, while the connector that owns it runs, is killed and 
 from __future__ import annotations
 
 import contextlib
-import html
 import io
 import json
 import os
@@ -41,14 +40,14 @@ from core.timestamps import format_duration
 from shell import private_files
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.errors import BasecampError
-from shell.basecamp.standin.api import MENTION_TYPE
+from shell.basecamp.standin.api import mention_markup
 from shell.basecamp.standin.control import SECRET_HEADER
 from shell.basecamp.standin.server import StandIn
 from shell.basecamp.standin.world import person_sgid
 from shell.cli.main import main as connect
 from shell.cli.standin import describe
 from shell.demo import script
-from shell.demo.script import GUARD_DELAY, DemoOutcome, EventView, Place, Played, Said
+from shell.demo.script import GUARD_DELAY, DemoOutcome, EventView, Place, Played, RecordedPost, Said
 from shell.errors import EXIT_CONFIG, UserError
 from shell.ledger import status as narration
 from shell.ledger.connection import Ledger, open_ledger_read_only
@@ -69,6 +68,8 @@ LOOK_SECONDS = 0.1
 SCENE_SECONDS = 60.0
 EVENT_SECONDS = 30.0
 IN_FLIGHT_HOLD_SECONDS = 300.0
+LISTINGS = {MessageKind.boost: "recordings/{}/boosts.json",
+            MessageKind.comment: "recordings/{}/comments.json", MessageKind.chat_line: "chats/{}/lines.json"}
 
 
 class StandInUnreachable(Exception):
@@ -104,17 +105,12 @@ def world_from(summary: Any) -> DemoWorld:
     """The demo world from a stand-in's description (``bin/connect standin --json``): three
     projects at least, each with a card; anything else is a ``UserError``."""
     try:
-        projects = tuple(
-            DemoProject(int(found["id"]), str(found["name"]), tuple(int(card) for card in found["cards"]),
-                        int(found["campfire"]))
-            for found in summary["projects"]
-        )  # fmt: skip
+        projects = tuple(DemoProject(int(found["id"]), str(found["name"]), tuple(map(int, found["cards"])),
+                                     int(found["campfire"])) for found in summary["projects"])
         operator = summary["people"][0]
-        world = DemoWorld(
-            str(summary["base_url"]), int(summary["account_id"]), int(summary["agent_id"]),
-            str(summary["agent_name"]), str(summary["token"]), str(summary["control_secret"]),
-            int(operator["id"]), str(operator["name"]), projects,
-        )  # fmt: skip
+        world = DemoWorld(str(summary["base_url"]), int(summary["account_id"]), int(summary["agent_id"]),
+                          str(summary["agent_name"]), str(summary["token"]), str(summary["control_secret"]),
+                          int(operator["id"]), str(operator["name"]), projects)
     except (KeyError, IndexError, TypeError, ValueError) as error:
         told = f"the stand-in's description is not what `bin/connect standin --json` prints ({error})"
         raise UserError(told, EXIT_CONFIG) from None
@@ -130,10 +126,8 @@ class StandInLink:
         self.account_id = account_id
         self._secret = control_secret
         self._pool = urllib3.PoolManager(retries=False, timeout=TIMEOUT_SECONDS)
-        self._client = BasecampClient(
-            self.base_url, account_id, agent_token, USER_AGENT,
-            read_timeout=TIMEOUT_SECONDS, requests_per_window=READS_PER_WINDOW,
-        )  # fmt: skip
+        self._client = BasecampClient(self.base_url, account_id, agent_token, USER_AGENT,
+                                      read_timeout=TIMEOUT_SECONDS, requests_per_window=READS_PER_WINDOW)
 
     def seed(self, kind: MessageKind, recording_id: int, creator_id: int, content: str) -> int:
         """A person says ``content`` at ``recording_id``; the id of their comment or line."""
@@ -149,13 +143,10 @@ class StandInLink:
             raise StandInUnreachable("the stand-in's record of requests is not a list")
         return found
 
-    def posts(self, after: int = 0) -> list[script.RecordedPost]:
+    def posts(self, after: int = 0) -> list[RecordedPost]:
         """The POSTs among the recorded requests from number ``after`` on."""
-        return [
-            script.RecordedPost(str(item["path"]), str(item["body"]), item.get("status"), item.get("fault"))
-            for item in self.requests()[after:]
-            if item.get("method") == "POST"
-        ]
+        return [RecordedPost(str(item["path"]), str(item["body"]), item.get("status"), item.get("fault"))
+                for item in self.requests()[after:] if item.get("method") == "POST"]
 
     def card_title(self, card_id: int) -> str:
         found = self._basecamp(f"card_tables/cards/{card_id}.json")
@@ -163,20 +154,12 @@ class StandInLink:
 
     def messages(self, place: Place) -> list[Said]:
         """What ``place`` holds, oldest first (one page is all a demo place ever holds)."""
-        match place.kind:
-            case MessageKind.boost:
-                path, who = f"recordings/{place.recording_id}/boosts.json", "booster"
-            case MessageKind.comment:
-                path, who = f"recordings/{place.recording_id}/comments.json", "creator"
-            case MessageKind.chat_line:
-                path, who = f"chats/{place.recording_id}/lines.json", "creator"
-        found = self._basecamp(path)
+        found = self._basecamp(LISTINGS[place.kind].format(place.recording_id))
+        who = "booster" if place.kind is MessageKind.boost else "creator"
         if not isinstance(found, list):
             raise StandInUnreachable(f"listing {place.describe()} answered no list")
-        return [
-            Said(int(item["id"]), str(item.get(who, {}).get("name", "?")), str(item.get("content", "")))
-            for item in found
-        ]
+        return [Said(int(item["id"]), str(item.get(who, {}).get("name", "?")), str(item.get("content", "")))
+                for item in found]
 
     def _control(self, method: str, name: str, body: dict[str, Any] | None = None) -> Any:
         headers = {"User-Agent": USER_AGENT, "Content-Type": "application/json", SECRET_HEADER: self._secret}
@@ -187,9 +170,8 @@ class StandInLink:
         except (urllib3.exceptions.HTTPError, OSError) as error:
             raise StandInUnreachable(f"the stand-in at {self.base_url} did not answer: {error}") from None
         if not 200 <= response.status < 300:
-            raise StandInUnreachable(
-                f"the stand-in answered {method} /__standin/{name} with HTTP {response.status}"
-            )
+            told = f"the stand-in answered {method} /__standin/{name} with HTTP {response.status}"
+            raise StandInUnreachable(told)
         try:
             return json.loads(response.data) if response.data else None
         except ValueError:
@@ -205,9 +187,8 @@ class StandInLink:
         except BasecampError as error:
             raise StandInUnreachable(f"the stand-in did not answer GET /{path}: {error}") from None
         if not 200 <= answer.status < 300:
-            raise StandInUnreachable(
-                f"the stand-in answered GET /{self.account_id}/{path} with HTTP {answer.status}"
-            )
+            told = f"the stand-in answered GET /{self.account_id}/{path} with HTTP {answer.status}"
+            raise StandInUnreachable(told)
         return answer.body
 
 
@@ -244,18 +225,15 @@ class Stage:
     def configure(self, world: DemoWorld) -> None:
         """``bin/connect setup`` writes the configuration, checking the token against the stand-in."""
         self.write_token(world.agent_token)
-        worker = [
-            "env", f"PYTHONPATH={REPOSITORY}", sys.executable, "-P", "-m", "shell.demo.worker",
-            "--base-url", world.base_url, "--account", str(world.account_id),
-            "--token-file", str(self.token_file), "--scenes", str(self.scene_file),
-            "--prompt", "{prompt}", "--mcp-config", "{mcp_config}",
-        ]  # fmt: skip
+        worker = ["env", f"PYTHONPATH={REPOSITORY}", sys.executable, "-P", "-m", "shell.demo.worker",
+                  "--base-url", world.base_url, "--account", str(world.account_id),
+                  "--token-file", str(self.token_file), "--scenes", str(self.scene_file),
+                  "--prompt", "{prompt}", "--mcp-config", "{mcp_config}"]  # fmt: skip
         arguments = [
             "setup", "--state-dir", str(self.state), "--base-url", world.base_url,
             "--account", str(world.account_id), "--agent", str(world.agent_id),
             "--token-file", str(self.token_file), "--operator", str(world.operator_id),
-            "--worker-command", shlex.join(worker),
-            "--guard-delay", format_duration(GUARD_DELAY),
+            "--worker-command", shlex.join(worker), "--guard-delay", format_duration(GUARD_DELAY),
             "--still-running", format_duration(script.STILL_RUNNING),
             "--reconcile-after", format_duration(script.RECONCILE_AFTER),
             "--unsafe-test-timings",  # the demo's timings are below the floors, in plain sight
@@ -288,11 +266,10 @@ class ConnectorChild:
         environment["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
         already = len(self._running_lines())
         self._log = self.log_path.open("ab")
-        self._process = subprocess.Popen(
-            [sys.executable, "-P", "-m", "shell.cli.main", "run", "--state-dir", str(self.state_dir),
-             "--poll-seconds", f"{CONNECTOR_POLL_SECONDS:g}", "--shutdown-seconds", "30"],
-            stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log, env=environment,
-        )  # fmt: skip
+        command = [sys.executable, "-P", "-m", "shell.cli.main", "run", "--state-dir", str(self.state_dir),
+                   "--poll-seconds", f"{CONNECTOR_POLL_SECONDS:g}", "--shutdown-seconds", "30"]
+        self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=self._log,
+                                         stderr=self._log, env=environment)
         deadline = time.monotonic() + START_SECONDS
         while time.monotonic() < deadline:
             if len(lines := self._running_lines()) > already:
@@ -317,9 +294,8 @@ class ConnectorChild:
         code = stop_child(self._process, STOP_SECONDS, last_words=signal.SIGUSR1)
         self._forget()
         if code is None:
-            raise ConnectorFailed(
-                f"the connector did not stop within {STOP_SECONDS:g} s (its threads' stacks: {self.log_path})"
-            )
+            stacks = f"its threads' stacks: {self.log_path}"
+            raise ConnectorFailed(f"the connector did not stop within {STOP_SECONDS:g} s ({stacks})")
         return code
 
     def tail(self) -> str:
@@ -360,10 +336,8 @@ def look(ledger: Ledger, event_id: int) -> EventView:
         return EventView()
     task_id, pulled, ack_id, outcome, reply_id = rows.joined or (None, 0, None, "", None)
     attempt_state, stop_reason = rows.attempt or ("", "")
-    intents = tuple(
-        script.IntentView(id, kind, state, receipt_id, note, "\n".join(message_lines(body)))
-        for id, kind, state, receipt_id, note, body in rows.intents
-    )
+    intents = tuple(script.IntentView(id, kind, state, receipt_id, note, "\n".join(message_lines(body)))
+                    for id, kind, state, receipt_id, note, body in rows.intents)
     state, reason, trigger = rows.record
     return EventView(state, reason, trigger, task_id, bool(pulled), ack_id, outcome or "", reply_id,
                      attempt_state, stop_reason, intents)  # fmt: skip
@@ -386,10 +360,8 @@ class Player:
         project = self.world.projects[scene.project]
         reply = script.reply_place(scene, project.cards[scene.card], project.campfire)
         recording = reply.recording_id
-        if reply.kind is MessageKind.chat_line:
-            place_name = f"{project.name}'s Campfire"
-        else:
-            place_name = f'card "{self.link.card_title(recording) or recording}" in {project.name}'
+        place_name = (f"{project.name}'s Campfire" if reply.kind is MessageKind.chat_line
+                      else f'card "{self.link.card_title(recording) or recording}" in {project.name}')
         self.say(f"Scene {scene.number}: {scene.title}")
         if scene.in_flight:
             held = {"action": "create_then_delay", "method": "POST", "delay": IN_FLIGHT_HOLD_SECONDS}
@@ -398,9 +370,7 @@ class Player:
                      "and hold back its answer")  # fmt: skip
         first_name = self.world.agent_name.split()[0]
         mark = len(self.link.requests())
-        sgid, name = html.escape(person_sgid(self.world.agent_id)), html.escape(first_name)
-        mention = (f'<div><bc-attachment sgid="{sgid}" content-type="{MENTION_TYPE}">@{name}</bc-attachment> '
-                   f"{html.escape(scene.words)}</div>")  # fmt: skip
+        mention = mention_markup(person_sgid(self.world.agent_id), first_name, scene.words)
         request_id = self.link.seed(reply.kind, recording, self.world.operator_id, mention)
         played = Played(scene, place_name, request_id, reply, time.monotonic())
         self._tell(played, f"{self.world.operator_name} on {place_name}: '@{first_name} {scene.words}'")
@@ -417,7 +387,7 @@ class Player:
     def _follow(self, played: Played, event_id: int, mark: int) -> None:
         """Tell each change until the scene settles; ``mark``: the record's length before it began.
         An in-flight scene's connector is killed once its notice is sending and the POST unanswered."""
-        before, crashed = EventView(), False
+        before, crashed, number = EventView(), False, played.scene.number
         in_flight, lines_path = played.scene.in_flight, f"/chats/{played.reply.recording_id}/lines"
         while time.monotonic() - played.started < SCENE_SECONDS:
             now = look(self.ledger, event_id)
@@ -429,9 +399,7 @@ class Player:
                 crashed = True
             elif script.settled(now):
                 if in_flight and not crashed:
-                    played.problems.append(
-                        f"scene {played.scene.number}: the notice was never caught in flight"
-                    )
+                    played.problems.append(f"scene {number}: the notice was never caught in flight")
                 if in_flight:
                     posts = sum(lines_path in post.path for post in self.link.posts(mark))
                     told = f"the stand-in's record: {posts} POST{'s' * (posts != 1)} to {played.place_name}"
@@ -439,14 +407,13 @@ class Player:
                 return
             else:
                 time.sleep(LOOK_SECONDS)
-        played.problems.append(f"scene {played.scene.number}: not settled within {SCENE_SECONDS:g} s")
+        played.problems.append(f"scene {number}: not settled within {SCENE_SECONDS:g} s")
         self._tell(played, f"not settled within {SCENE_SECONDS:g} s; going on")
 
     def _in_flight(self, view: EventView, path: str, mark: int) -> bool:
-        return any(intent.state == "sending" for intent in view.intents) and any(
-            path in post.path and post.status is None and post.fault == "create_then_delay"
-            for post in self.link.posts(mark)
-        )
+        sending = any(intent.state == "sending" for intent in view.intents)
+        return sending and any(path in post.path and post.status is None and post.fault == "create_then_delay"
+                               for post in self.link.posts(mark))
 
     def _crash(self, played: Played, view: EventView) -> None:
         notice = next((intent for intent in view.intents if intent.state == "sending"), None)
@@ -505,9 +472,8 @@ def run_demo(standin_file: Path | None, keep: bool, say: Callable[[str], None]) 
     return outcome
 
 
-def _play(
-    world: DemoWorld, link: StandInLink, stage: Stage, outcome: DemoOutcome, say: Callable[[str], None]
-) -> None:
+def _play(world: DemoWorld, link: StandInLink, stage: Stage, outcome: DemoOutcome,
+          say: Callable[[str], None]) -> None:
     connector = ConnectorChild(stage.state, stage.log)
     ledger: Ledger | None = None
     try:
@@ -567,14 +533,11 @@ def _description(path: Path) -> Any:
     try:
         raw = path.read_bytes()
     except OSError as error:
-        raise UserError(
-            f"cannot read the stand-in's description {path}: {error.strerror}", EXIT_CONFIG
-        ) from None
+        told = f"cannot read the stand-in's description {path}: {error.strerror}"
+        raise UserError(told, EXIT_CONFIG) from None
     line = next((found for found in raw.splitlines() if found.strip()), b"")
     decoded = decode_json(line)  # the one bounded decoder: a binary file is refused, not a traceback
     if not isinstance(decoded, Decoded):
-        raise UserError(
-            f"{path} does not hold the JSON line `bin/connect standin --json` prints ({decoded.reason})",
-            EXIT_CONFIG,
-        )
+        told = f"{path} does not hold the JSON line `bin/connect standin --json` prints ({decoded.reason})"
+        raise UserError(told, EXIT_CONFIG)
     return decoded.value

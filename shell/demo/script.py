@@ -1,15 +1,14 @@
-"""The demo's script, as plain values: its five scenes, what it tells as one happens, the messages
-each calls for, and the verdict the stand-in's own record of POSTs gives.
+"""The demo's script, as plain values: its five scenes, what it tells as one happens, the messages each
+calls for, and the verdict the stand-in's own record of POSTs gives.
 
-A scene is one request by the operator mentioning the agent, on a place of its own, in the
-stand-in's demo world: the first two projects are routed, the third is not, so a scene there has
-no worker. The narration is read, never inferred: each line names a change between two looks at
-one event in the ledger, in the order things happen to it. The judge is the stand-in's record,
-never the ledger: a POST posted a message when answered 2xx, or created and left unanswered (on
-purpose, or because its answer could not be written). A message is doubled when its words were
-already posted at its place or it meets an expectation an earlier one met, counted once either
-way; an expectation nothing met is missing; a message neither doubled nor expected is
-unexpected. The demo passes only when all three are zero and every scene happened as scripted.
+A scene is one request by the operator mentioning the agent, on a place of its own, in the stand-in's demo
+world: the first two projects are routed, the third is not, so a scene there has no worker. The narration is
+read, never inferred: each line names a change between two looks at one event in the ledger, in the order
+things happen to it. The judge is the stand-in's record, never the ledger: a POST posted a message when
+answered 2xx, or created and left unanswered (on purpose, or because its answer could not be written). A
+message is doubled when its words were already posted at its place or it meets an expectation an earlier one
+met, counted once either way; an expectation nothing met is missing; a message neither doubled nor expected
+is unexpected. The demo passes only when all three are zero and every scene happened as scripted.
 """
 
 from __future__ import annotations
@@ -133,9 +132,6 @@ def expectations(scene: Scene, event_id: int, request_id: int, reply: Place) -> 
             return (wanted("the holding reply", reply, words),)
 
 
-# -- the narration ------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class IntentView:
     id: int
@@ -177,11 +173,8 @@ def quote(words: str, width: int = 88) -> str:
 
 def settled(view: EventView) -> bool:
     """The record has left the moving states, its attempt has ended, and every notice is final."""
-    return (
-        view.state not in MOVING_STATES
-        and view.attempt_state in ("", "ended")
-        and all(intent.state in FINAL_INTENT_STATES for intent in view.intents)
-    )
+    return (view.state not in MOVING_STATES and view.attempt_state in ("", "ended")
+            and all(intent.state in FINAL_INTENT_STATES for intent in view.intents))
 
 
 def narrate(before: EventView, after: EventView, guard_delay: str) -> tuple[str, ...]:
@@ -209,11 +202,8 @@ def narrate(before: EventView, after: EventView, guard_delay: str) -> tuple[str,
         lines.append(f"the event records the worker's acknowledgement, message {after.ack_id}")
     if after.outcome and not before.outcome:
         given = any(intent.kind == "worker_reply" for intent in after.intents)
-        reply = (
-            f"its reply, message {after.reply_id}" if after.reply_id is not None
-            else "its reply, for the connector to post" if given
-            else "no reply"
-        )  # fmt: skip
+        reply = (f"its reply, message {after.reply_id}" if after.reply_id is not None
+                 else "its reply, for the connector to post" if given else "no reply")
         lines.append(f"the worker reported '{after.outcome}' with {reply} (complete_dispatch)")
     if moved and after.state in AFTER_THE_WORKER:
         lines.append(_record(after))
@@ -267,9 +257,6 @@ def _intent(before: IntentView | None, after: IntentView, guard_delay: str) -> l
         case _:
             lines.append(f"{name} {after.state}")
     return lines
-
-
-# -- the verdict --------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,12 +338,11 @@ def posted_messages(posts: Iterable[RecordedPost], account_id: int) -> tuple[Pos
 
 
 def judge(posted: Iterable[Posted], expected: Iterable[Expected]) -> DemoTally:
-    expectations = tuple(expected)
+    expectations, every = tuple(expected), tuple(posted)
     seen: set[Posted] = set()
     met: set[Expected] = set()
-    every, doubled, unexpected = [], [], []
-    for message in posted:
-        every.append(message)
+    doubled, unexpected = [], []
+    for message in every:
         expectation = next((wanted for wanted in expectations if wanted.met_by(message)), None)
         if message in seen or (expectation is not None and expectation in met):
             doubled.append(message)
@@ -366,7 +352,7 @@ def judge(posted: Iterable[Posted], expected: Iterable[Expected]) -> DemoTally:
             met.add(expectation)
         seen.add(message)
     missing = tuple(wanted for wanted in expectations if wanted not in met)
-    return DemoTally(tuple(every), tuple(doubled), missing, tuple(unexpected))
+    return DemoTally(every, tuple(doubled), missing, tuple(unexpected))
 
 
 def verdict_line(verdict: DemoTally, problems: int = 0) -> str:
@@ -374,14 +360,9 @@ def verdict_line(verdict: DemoTally, problems: int = 0) -> str:
     kinds = ", ".join(f"{count} {kind}" for kind, count in verdict.by_kind().items())
     scenes = f", scene problems: {problems}" if problems else ""
     passed = verdict.passed and not problems
-    return (
-        f"verdict: {len(verdict.posted)} messages posted ({kinds or 'none'}), "
-        f"messages doubled: {len(verdict.doubled)}, missing: {len(verdict.missing)}, "
-        f"unexpected: {len(verdict.unexpected)}{scenes} -- {'PASS' if passed else 'FAIL'}"
-    )
-
-
-# -- the outcome --------------------------------------------------------------------------------
+    return (f"verdict: {len(verdict.posted)} messages posted ({kinds or 'none'}), "
+            f"messages doubled: {len(verdict.doubled)}, missing: {len(verdict.missing)}, "
+            f"unexpected: {len(verdict.unexpected)}{scenes} -- {'PASS' if passed else 'FAIL'}")
 
 
 @dataclass(frozen=True, slots=True)

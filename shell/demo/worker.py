@@ -1,15 +1,14 @@
-"""The bundled demo worker: it stands in for Claude Code, speaking MCP to the connector's
-dispatch tools, which post its words in Basecamp (the stand-in) for it.
+"""The bundled demo worker: it stands in for Claude Code, speaking MCP to the connector's dispatch tools,
+which post its words in Basecamp (the stand-in) for it.
 
-It pulls, acknowledges only when ``acknowledgement_called_for`` says (the value its prompt is
-rendered from), completes with its reply and pulls again until nothing waits. Its part is chosen
-per event: from the ``--scenes`` file (``{"N": part}``, waited for, else ``answer``), or else
-``$WORKER_BEHAVIOUR``. Parts: ``answer``; ``slow:<seconds>`` (waits before its first pull);
-``fail`` (pulls, exits 1 unreported); ``give_up`` (acknowledges, reports ``failed`` without a
-reply); ``hang``; ``hang_after_ack``; ``report_failed`` (``failed`` with its reply);
-``reply_unreported`` (replies with a tool of its own, exits 0 unreported). Only that last one
-posts by itself, with its own credentials (an owner-only token file or ``$STANDIN_TOKEN``),
-never the connector's, never a token as an argument.
+It pulls, acknowledges only when ``acknowledgement_called_for`` says (the value its prompt is rendered
+from), completes with its reply and pulls again until nothing waits. Its part is chosen per event: from the
+``--scenes`` file (``{"N": part}``, waited for, else ``answer``), or else ``$WORKER_BEHAVIOUR``. Parts:
+``answer``; ``slow:<seconds>`` (waits before its first pull); ``fail`` (pulls, exits 1 unreported);
+``give_up`` (acknowledges, reports ``failed`` without a reply); ``hang``; ``hang_after_ack``;
+``report_failed`` (``failed`` with its reply); ``reply_unreported`` (replies with a tool of its own, exits 0
+unreported). Only that last one posts by itself, with its own credentials (an owner-only token file or
+``$STANDIN_TOKEN``), never the connector's, never a token as an argument.
 """
 
 from __future__ import annotations
@@ -39,9 +38,8 @@ class McpClient:
     """The smallest MCP stdio client: newline-delimited JSON-RPC to a child process."""
 
     def __init__(self, command: list[str], env: dict[str, str]) -> None:
-        self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True, bufsize=1
-        )
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+                                        text=True, bufsize=1)
         self._in, self._out = cast("IO[str]", self.process.stdin), cast("IO[str]", self.process.stdout)
         self._next = 0
         hello = {"protocolVersion": "2025-06-18", "capabilities": {}}
@@ -110,11 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     for option in ("--prompt", "--scenes", "--base-url", "--account", "--token-file"):
         parser.add_argument(option, default="")
     args = parser.parse_args(argv)
-    part = os.environ.get("WORKER_BEHAVIOUR", "answer")
-    if args.scenes:
-        part = scene_part(args.prompt, Path(args.scenes))
-    with open(args.mcp_config) as config_file:
-        (server,) = json.load(config_file)["mcpServers"].values()
+    behaviour = os.environ.get("WORKER_BEHAVIOUR", "answer")
+    part = scene_part(args.prompt, Path(args.scenes)) if args.scenes else behaviour
+    (server,) = json.loads(Path(args.mcp_config).read_text())["mcpServers"].values()
     if part.startswith("slow:"):
         time.sleep(float(part.split(":", 1)[1]))
     tools = McpClient([server["command"], *server.get("args", [])], {**os.environ, **server.get("env", {})})
@@ -148,8 +144,7 @@ def post_own_reply(basecamp: BasecampClient, instruction: dict[str, Any], text: 
 def work(tools: McpClient, args: argparse.Namespace, part: str) -> int:
     """Pull and handle, as ``part`` says, until nothing waits."""
     while True:
-        pulled = tools.call("get_dispatch")
-        instruction = pulled.get("instruction")
+        instruction = tools.call("get_dispatch").get("instruction")
         if not instruction:
             return 0
         event_id = instruction["event_id"]

@@ -50,7 +50,7 @@ class Scene:
 
     def seen(self, event_id: int, *, creator_id: int | None = None, performed_by_id: int | None = None) -> int:
         """Record the stand-in's feed event ``event_id`` as intake does (state seen)."""
-        event = next(found for found in self.standin.feed_events() if found.id == event_id)
+        event = next(found for found in self.standin.feed.events() if found.id == event_id)
         stamp = format_timestamp(self.clock.now())
         with self.ledger.write() as connection:
             connection.execute(
@@ -73,7 +73,7 @@ class Scene:
     def comment(self, author_id: int, recording_id: int, content: str) -> int:
         """A comment (no mention) on ``recording_id``; its feed event's id, recorded seen."""
         message_id = self.standin.seed_message("comment", recording_id, author_id, content)
-        event = next(found for found in self.standin.feed_events() if found.recording_id == message_id)
+        event = next(found for found in self.standin.feed.events() if found.recording_id == message_id)
         return self.seen(event.id)
 
     def mention(self, author_id: int, recording_id: int, text: str = "please look") -> int:

@@ -153,7 +153,7 @@ def test_content_written_by_an_untrusted_author_is_discarded_even_for_a_trusted_
     message_id = scene.standin.seed_message(
         "comment", scene.routed.recording_ids[0], scene.other_id, "<div>no mention</div>"
     )
-    event = next(found for found in scene.standin.feed_events() if found.recording_id == message_id)
+    event = next(found for found in scene.standin.feed.events() if found.recording_id == message_id)
     scene.seen(event.id, creator_id=scene.operator_id)
     scene.standin.subscribe(scene.agent_id, scene.routed.recording_ids[0])
 

@@ -107,7 +107,7 @@ def test_more_than_the_page_limit_is_unlistable_not_short(standin: StandIn, make
     destination = where(standin, MessageKind.comment)
     agent = standin.world.agent.id
     seed(standin, destination, agent, 2 * MAX_PAGES + 1, datetime(2026, 6, 1, tzinfo=UTC))
-    standin.set_rate_limit(RateLimit.off())  # 200 pages at Basecamp's 50 per 10 s took 30 s of 429s
+    standin.limiter.set_limit(RateLimit.off())  # 200 pages at Basecamp's 50 per 10 s took 30 s of 429s
     client = make_client()
     with pytest.raises(Unlistable, match="200 pages"):
         client.list(destination, LONG_AGO, agent, client.deadline_in(60))

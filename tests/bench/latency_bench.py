@@ -134,7 +134,7 @@ def _measure(live: bool, mentions: int, feed_delay: float) -> list[Timing] | Non
 
 
 def _wait_for(state: Path, standin: StandIn, event_id: int, bound: float) -> Timing | None:
-    mentioned = next(event.created_at for event in standin.feed_events() if event.id == event_id)
+    mentioned = next(event.created_at for event in standin.feed.events() if event.id == event_id)
     deadline = time.monotonic() + bound
     while time.monotonic() < deadline:
         with open_ledger_read_only(state / "ledger.sqlite3") as ledger, ledger.read() as connection:

@@ -153,7 +153,7 @@ def _mentions(
 
 
 def _wait_for(state: Path, standin: StandIn, event_id: int) -> dict[str, float] | None:
-    event = next(event for event in standin.feed_events() if event.id == event_id)
+    event = next(event for event in standin.feed.events() if event.id == event_id)
     mentioned = event.created_at
     agent = standin.world.agent.id
     deadline = time.monotonic() + BOUND_SECONDS

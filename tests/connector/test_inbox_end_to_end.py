@@ -82,7 +82,7 @@ def test_three_mentions_made_while_stopped_past_a_stale_feed_position_are_answer
     finally:
         stop(process)
     asked = [standin.mention(standin.world.people[0], card, f"while you were away {n}") for n in range(3)]
-    standin.begin_epoch()  # the feed's position is stale: the three are before its new epoch
+    standin.feed.begin_epoch()  # the feed's position is stale: the three are before its new epoch
     process = start_run(state)
     try:
         wait_until(lambda: sorted(replies(standin, card)) == asked, timeout=90)
@@ -100,7 +100,7 @@ def test_a_braked_mention_is_heard_from_the_inbox_and_answered_once(standin: Sta
     process = start_run(state)
     try:
         wait_until(lambda: cursor_reads(standin) >= 1)
-        standin.brake_next()
+        standin.feed.brake_next()
         braked = standin.mention(standin.world.people[0], card, "Basecamp braked this one")
         wait_until(lambda: replies(standin, card) == [braked], timeout=60)
         wait_until(lambda: lanes(state)[braked][1] == "completed", timeout=30)

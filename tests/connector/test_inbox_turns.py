@@ -49,7 +49,7 @@ def test_the_account_lanes_410_asks_the_inbox_in_the_same_turn(standin: StandIn,
         assert reads == 1, "the start reads the inbox after the feed"
         running.intake_turn()
         asked = standin.mention(standin.world.people[0], standin.world.projects[0].recording_ids[0], "hi")
-        standin.begin_epoch()
+        standin.feed.begin_epoch()
         running.intake_turn()
         assert lanes(ledger) == [(asked, "inbox")]
 

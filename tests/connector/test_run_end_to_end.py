@@ -280,7 +280,7 @@ class Scene:
         """The operator (or ``by``) mentions the agent in a comment on ``card``."""
         event_id = self.standin.mention(by or self.operator.id, card, text)
         self.play(event_id, part)
-        (event,) = [event for event in self.standin.feed_events() if event.id == event_id]
+        (event,) = [event for event in self.standin.feed.events() if event.id == event_id]
         self.asking[event_id] = event.recording_id
         return event_id
 

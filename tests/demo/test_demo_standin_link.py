@@ -49,7 +49,7 @@ def test_a_read_still_rate_limited_after_the_clients_retries_waits_each_retry_af
 
 
 def test_the_verdicts_reads_are_all_answered_under_a_limit_below_their_number(standin: StandIn) -> None:
-    standin.set_rate_limit(RateLimit(requests=3, window=2.0))
+    standin.limiter.set_limit(RateLimit(requests=3, window=2.0))
     link = link_to(standin)
     places = [
         Place(MessageKind.comment, card)

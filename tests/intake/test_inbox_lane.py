@@ -86,7 +86,7 @@ def test_the_first_read_after_the_feed_served_replays_from_0_above_the_feeds_las
 ) -> None:
     ada = standin.world.people[0]
     served = standin.mention(ada, card(standin), "the feed served this one")
-    standin.brake_next()
+    standin.feed.brake_next()
     braked = standin.mention(ada, card(standin), "braked: the feed never serves it")
     assert lane(ledger, client, floor=served).poll_once(deadline(client)) == (braked,)
     assert state(ledger).floor_id == served
@@ -201,6 +201,6 @@ def test_a_first_read_that_fails_keeps_its_floor_so_what_was_braked_meanwhile_is
     standin.add_fault(Fault(FaultAction.server_error, path_contains="inbox.json", status=500))
     assert inbox.poll_once(deadline(client)) == ()
     assert state(ledger).floor_id == served
-    standin.brake_next()
+    standin.feed.brake_next()
     braked = standin.mention(ada, card(standin), "braked while the inbox failed")
     assert inbox.poll_once(deadline(client)) == (braked,)

@@ -95,7 +95,7 @@ def test_new_events_become_seen_records(
     assert not result.more
     rows = seen_rows(ledger)
     assert [row[0] for row in rows] == [*ids, assigned]
-    events = {event.id: event for event in standin.feed_events()}
+    events = {event.id: event for event in standin.feed.events()}
     for event_id, state, event_type, bucket_id, recording_id, creator_id, created_at, seen, updated in rows:
         event = events[event_id]
         assert state == "seen"
@@ -293,7 +293,7 @@ def test_a_passed_epoch_resumes_after_epoch_after_id_and_says_so(
     served = mentions(standin, 1)
     intake.poll_once(deadline(client))
     lost = mentions(standin, 2)
-    epoch_after = standin.begin_epoch()
+    epoch_after = standin.feed.begin_epoch()
     kept = mentions(standin, 3)
 
     with caplog.at_level(logging.INFO, logger="connector"):
@@ -338,7 +338,7 @@ def test_the_position_and_the_query_never_appear_in_a_log_line(
         set_position(ledger, intake, "not-a-position")
         mentions(standin, 1)
         intake.poll_once(deadline(client))
-        standin.begin_epoch()
+        standin.feed.begin_epoch()
         mentions(standin, 1)
         intake.poll_once(deadline(client))
         standin.add_fault(Fault(FaultAction.server_error, method="GET", path_contains="events"))
@@ -383,7 +383,7 @@ def test_the_performer_the_feed_names_is_recorded_for_the_gate(
     created_by_ada = standin.mention(ada, card, "please look")
     delegated = standin.feed.record(
         "comment.created", bucket_id=standin.world.projects[0].id, creator_id=ada.id,
-        recording_id=card, created_at=standin.feed_events()[-1].created_at, performed_by_id=grace.id,
+        recording_id=card, created_at=standin.feed.events()[-1].created_at, performed_by_id=grace.id,
     ).id
     intake.poll_once(deadline(client))
     with ledger.read() as connection:

@@ -121,7 +121,7 @@ def test_the_live_lane_hands_on_nothing_the_poll_lane_recorded_first(
     thread = threading.Thread(target=lane.run, args=(stop,), daemon=True)
     thread.start()
     wait_until(lambda: lane.state is LaneState.connected, timeout=10)
-    standin.add_live_fault(LiveFault(LiveAction.stall, delay=1.0))  # the live lane hears it late
+    standin.live.faults.add(LiveFault(LiveAction.stall, delay=1.0))  # the live lane hears it late
     person = next(found for found in standin.world.people if found.id != standin.world.agent.id)
     event_id = standin.mention(person, standin.world.projects[0].recording_ids[0], "hi")
     assert intake.poll_once(SystemClock().monotonic() + 10).new_ids == (event_id,)
@@ -134,7 +134,7 @@ def test_the_live_lane_hands_on_nothing_the_poll_lane_recorded_first(
 
 
 def test_a_dropped_socket_reconnects_with_a_fresh_ticket(running: Running) -> None:
-    running.standin.add_live_fault(LiveFault(LiveAction.drop))
+    running.standin.live.faults.add(LiveFault(LiveAction.drop))
     lost = running.mention("lost")
     wait_until(lambda: running.standin.live.tickets.minted == 2 and running.connected(), timeout=10)
     heard = running.mention("heard")
@@ -144,7 +144,7 @@ def test_a_dropped_socket_reconnects_with_a_fresh_ticket(running: Running) -> No
 
 def test_a_refused_upgrade_is_down_with_its_reason_then_retried(running: Running) -> None:
     standin = running.standin
-    standin.add_live_fault(LiveFault(LiveAction.refuse, status=503))
+    standin.live.faults.add(LiveFault(LiveAction.refuse, status=503))
     standin.live.drop_all()
     wait_until(lambda: standin.live.tickets.minted >= 3 and running.connected(), timeout=10)
     state = read_lane_state(running.ledger)
@@ -155,7 +155,7 @@ def test_a_refused_upgrade_is_down_with_its_reason_then_retried(running: Running
 
 def test_the_lane_down_is_in_the_ledger_with_why_and_since(running: Running) -> None:
     standin = running.standin
-    standin.add_live_fault(LiveFault(LiveAction.refuse, status=503, times=1000))
+    standin.live.faults.add(LiveFault(LiveAction.refuse, status=503, times=1000))
     standin.live.drop_all()
 
     def down() -> bool:
@@ -172,7 +172,7 @@ def test_the_lane_down_is_in_the_ledger_with_why_and_since(running: Running) -> 
 
 def test_an_expired_ticket_is_replaced_by_a_fresh_one(running: Running) -> None:
     standin = running.standin
-    standin.add_live_fault(LiveFault(LiveAction.expire_ticket))
+    standin.live.faults.add(LiveFault(LiveAction.expire_ticket))
     standin.live.drop_all()
     wait_until(lambda: standin.live.tickets.minted >= 3 and running.connected(), timeout=10)
     event_id = running.mention()
@@ -181,7 +181,7 @@ def test_an_expired_ticket_is_replaced_by_a_fresh_one(running: Running) -> None:
 
 def test_a_stalled_connection_is_given_up_and_reopened(running: Running) -> None:
     standin = running.standin
-    standin.add_live_fault(LiveFault(LiveAction.stall, delay=5.0))
+    standin.live.faults.add(LiveFault(LiveAction.stall, delay=5.0))
     running.mention("stalls")
     wait_until(lambda: standin.live.tickets.minted == 2 and running.connected(), timeout=4)
     heard = running.mention("after")
@@ -190,7 +190,7 @@ def test_a_stalled_connection_is_given_up_and_reopened(running: Running) -> None
 
 def test_an_overflow_is_counted_and_the_connection_kept(running: Running) -> None:
     standin = running.standin
-    standin.add_live_fault(LiveFault(LiveAction.skip))
+    standin.live.faults.add(LiveFault(LiveAction.skip))
     skipped = running.mention("skipped")
     heard = running.mention("heard")
     wait_until(lambda: running.heard == [heard], timeout=2)
@@ -253,7 +253,7 @@ def test_subscribing_again_is_connecting_until_confirmed_so_a_refused_upgrade_th
     thread.start()
     try:
         wait_until(lambda: lane.state is LaneState.connected, timeout=10)
-        standin.add_live_fault(LiveFault(LiveAction.refuse, delay=2.0))
+        standin.live.faults.add(LiveFault(LiveAction.refuse, delay=2.0))
         lane.resubscribe()
 
         def written() -> tuple[LaneState, str] | None:

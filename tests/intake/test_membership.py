@@ -34,12 +34,12 @@ def test_the_first_read_takes_note_and_later_ones_answer_what_was_granted(
     standin: StandIn, client: BasecampClient
 ) -> None:
     project = standin.world.projects[2]
-    standin.withhold_project(project.id)
+    standin.feed.withhold(project.id)
     membership = Membership(client, SystemClock(), timedelta(0))
     assert membership.due()
     assert membership.check(client.deadline_in(10)) == frozenset()
     assert membership.check(client.deadline_in(10)) == frozenset()
-    standin.grant_project(project.id)
+    standin.feed.grant(project.id)
     assert membership.check(client.deadline_in(10)) == {project.id}
     assert membership.check(client.deadline_in(10)) == frozenset()
     hourly = Membership(client, SystemClock(), timedelta(hours=1))
@@ -51,7 +51,7 @@ def test_a_granted_project_is_heard_live_after_the_connector_rereads_its_project
     standin: StandIn, tmp_path: Path
 ) -> None:
     project = standin.world.projects[1]
-    standin.withhold_project(project.id)
+    standin.feed.withhold(project.id)
     state = configure_connector(standin, tmp_path)
     configuration = load_config(StatePaths.at(state).config)
     # the connector's own budget, under the stand-in's limit: no 429 holds the lane back
@@ -71,7 +71,7 @@ def test_a_granted_project_is_heard_live_after_the_connector_rereads_its_project
             # the first read only takes note: a grant made before it answered would be in the note
             wait_until(lambda: connector.membership._known is not None, timeout=10)
             confirmed = _subscriptions_confirmed(ledger)
-            standin.grant_project(project.id)
+            standin.feed.grant(project.id)
             # the second ticket is minted before the new subscription is confirmed (the lane says
             # connecting meanwhile), and the stand-in sends only what is recorded after the
             # confirmation: a mention made in between reaches the poll lane alone, 30 s late here

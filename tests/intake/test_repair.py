@@ -91,7 +91,7 @@ def soon() -> float:
 def test_an_overflow_is_a_loss_the_repair_walk_recovers(
     standin: StandIn, lane: LiveLane, repair: Repair, ledger: Ledger, heard: list[int]
 ) -> None:
-    standin.add_live_fault(LiveFault(LiveAction.skip))
+    standin.live.faults.add(LiveFault(LiveAction.skip))
     skipped = person_mentions(standin, "skipped")
     after = person_mentions(standin, "after")
     wait_until(lambda: heard == [after], timeout=3)
@@ -111,7 +111,7 @@ def test_a_dropped_connection_is_a_loss_from_the_newest_record(
 ) -> None:
     first = person_mentions(standin, "first")
     wait_until(lambda: heard == [first], timeout=3)
-    standin.add_live_fault(LiveFault(LiveAction.drop))
+    standin.live.faults.add(LiveFault(LiveAction.drop))
     dropped = person_mentions(standin, "dropped")
     wait_until(lambda: standin.live.tickets.minted == 2 and lane.state is LaneState.connected, timeout=10)
     later = person_mentions(standin, "later")
@@ -169,7 +169,7 @@ def test_a_410_is_recorded_as_a_gap(
     served = person_mentions(standin, "served")
     intake.poll_once(soon())
     person_mentions(standin, "never served")
-    epoch_after = standin.begin_epoch()
+    epoch_after = standin.feed.begin_epoch()
     intake.poll_once(soon())
     with ledger.read() as connection:
         assert connection.execute("SELECT after_id, resumed_after_id FROM gaps").fetchall() == [

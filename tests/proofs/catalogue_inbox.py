@@ -35,8 +35,8 @@ INBOX: list[Mutation] = [
     ),
     rule(
         "inbox stand-in: a braked event is absent from the feed",
-        "            if event.id <= after or event.id in self._braked:\n",
-        "            if event.id <= after:\n",
+        "if event.id > after and event.id not in self._braked]",
+        "if event.id > after]",
         "test_a_braked_event_is_absent_from_the_feed_and_present_in_the_inbox",
         "test_a_braked_mention_is_heard_from_the_inbox_and_answered_once",
     ),

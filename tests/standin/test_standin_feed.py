@@ -136,7 +136,7 @@ def test_mention_carries_the_agents_sgid_and_assign_its_added_people(feed_standi
     ada = world.people[0]
     mention = feed_standin.mention(ada, card(feed_standin), "please look")
     assigned = feed_standin.assign(ada.id, card(feed_standin), world.agent.id)
-    events = {event.id: event for event in feed_standin.feed_events()}
+    events = {event.id: event for event in feed_standin.feed.events()}
 
     comment = feed_standin.messages("comment", card(feed_standin))[-1]
     assert events[mention].recording_id == comment["id"]
@@ -160,7 +160,7 @@ def test_filters_buckets_types_exclude_self_and_actor_types(
         f"recordings/{card(feed_standin)}/comments.json", {"content": "mine"}
     )
     assert by_agent.status == 201
-    own = feed_standin.feed_events()[-1].id
+    own = feed_standin.feed.events()[-1].id
     assigned = feed_standin.assign(ada, card(feed_standin, 1), agent.id)
 
     def ids(**query: str) -> list[int]:
@@ -225,7 +225,7 @@ def test_a_position_before_the_epoch_is_410_with_where_to_resume(feed_standin: S
     ada = feed_standin.world.people[0]
     position = feed.get(events_path(feed, since="0", exclude_performers="self")).json()["position"]
     feed_standin.mention(ada, card(feed_standin), "lost to the epoch")
-    after = feed_standin.begin_epoch()
+    after = feed_standin.feed.begin_epoch()
     kept = feed_standin.mention(ada, card(feed_standin), "after the epoch")
 
     answer = feed.get(events_path(feed, exclude_performers="self", position=position))

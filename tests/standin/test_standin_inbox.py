@@ -148,7 +148,7 @@ def test_retention_keeps_30_days_and_a_position_behind_it_is_410_resuming_at_sin
 
 def test_a_braked_event_is_absent_from_the_feed_and_present_in_the_inbox(standin: StandIn, agent: Client) -> None:
     ada = standin.world.people[0]
-    standin.brake_next()
+    standin.feed.brake_next()
     braked = standin.mention(ada, card(standin), "braked")
     heard = standin.mention(ada, card(standin), "not braked")
     feed = agent.get(f"/{standin.world.account_id}/events.json?since=0").json()["events"]
@@ -162,9 +162,9 @@ def test_an_item_in_a_project_the_agent_no_longer_sees_is_dropped_at_read_time(
     ada = standin.world.people[0]
     hidden = standin.mention(ada, card(standin, 1), "in a project withheld later")
     shown = standin.mention(ada, card(standin), "visible")
-    standin.withhold_project(standin.world.projects[1].id)
+    standin.feed.withhold(standin.world.projects[1].id)
     assert [i["event"]["id"] for i in walk(agent, since="0")[0]] == [shown]
-    standin.grant_project(standin.world.projects[1].id)
+    standin.feed.grant(standin.world.projects[1].id)
     assert [i["event"]["id"] for i in walk(agent, since="0")[0]] == [hidden, shown]
 
 

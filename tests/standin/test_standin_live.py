@@ -152,7 +152,7 @@ def arrives_at_once(live: StandIn, http: Client) -> None:
     assert time.monotonic() - started < 1.0
     assert events_of(delivered) == [event_id]
     assert http.get("events.json?since=0").json()["events"] == [], "the poll lane waits 30 s"
-    shown = next(event for event in live.feed_events() if event.id == event_id)
+    shown = next(event for event in live.feed.events() if event.id == event_id)
     assert delivered["message"]["events"] == [shown.to_json()], "the shape events.json serves"
     cable.close()
 
@@ -191,7 +191,7 @@ def test_pings_come_every_interval(http: Client) -> None:
 
 
 def test_fault_refuse_answers_the_upgrade_with_its_status(live: StandIn, http: Client) -> None:
-    live.add_live_fault(LiveFault(LiveAction.refuse, status=503))
+    live.live.faults.add(LiveFault(LiveAction.refuse, status=503))
     with pytest.raises(InvalidStatus) as refused:
         open_cable(mint(http)["url"])
     assert refused.value.response.status_code == 503
@@ -199,7 +199,7 @@ def test_fault_refuse_answers_the_upgrade_with_its_status(live: StandIn, http: C
 
 
 def test_fault_expire_ticket_refuses_a_good_ticket_as_expired(live: StandIn, http: Client) -> None:
-    live.add_live_fault(LiveFault(LiveAction.expire_ticket))
+    live.live.faults.add(LiveFault(LiveAction.expire_ticket))
     with pytest.raises(InvalidStatus) as refused:
         open_cable(mint(http)["url"])
     assert refused.value.response.status_code == 401
@@ -208,7 +208,7 @@ def test_fault_expire_ticket_refuses_a_good_ticket_as_expired(live: StandIn, htt
 
 def test_fault_drop_cuts_the_connection_instead_of_sending_the_event(live: StandIn, http: Client) -> None:
     cable = subscribed(http)
-    live.add_live_fault(LiveFault(LiveAction.drop))
+    live.live.faults.add(LiveFault(LiveAction.drop))
     mention(live)
     with pytest.raises(ConnectionClosed) as closed:
         frame(cable)
@@ -217,7 +217,7 @@ def test_fault_drop_cuts_the_connection_instead_of_sending_the_event(live: Stand
 
 def test_fault_stall_sends_nothing_for_its_delay_then_goes_on(live: StandIn, http: Client) -> None:
     cable = subscribed(http)
-    live.add_live_fault(LiveFault(LiveAction.stall, delay=1.5))
+    live.live.faults.add(LiveFault(LiveAction.stall, delay=1.5))
     event_id = mention(live)
     with pytest.raises(TimeoutError):
         cable.recv(timeout=1.0)  # not even a ping (every 0.3 s otherwise)
@@ -227,7 +227,7 @@ def test_fault_stall_sends_nothing_for_its_delay_then_goes_on(live: StandIn, htt
 
 def test_fault_skip_drops_events_then_says_overflow(live: StandIn, http: Client) -> None:
     cable = subscribed(http)
-    live.add_live_fault(LiveFault(LiveAction.skip, times=2))
+    live.live.faults.add(LiveFault(LiveAction.skip, times=2))
     first = mention(live, "one")
     mention(live, "two")
     third = mention(live, "three")
@@ -279,7 +279,7 @@ def test_a_withheld_project_is_neither_listed_nor_served_nor_sent(connect: type[
     with StandIn(world="demo", ping_interval=0.3) as standin:
         http = connect(standin)
         hidden, shown = standin.world.projects[1], standin.world.projects[0]
-        standin.withhold_project(hidden.id)
+        standin.feed.withhold(hidden.id)
         assert [project["id"] for project in http.get("projects.json").json()] == [
             project.id for project in standin.world.projects if project.id != hidden.id
         ]
@@ -298,9 +298,9 @@ def test_a_project_granted_later_is_heard_on_a_new_subscription_only(connect: ty
     with StandIn(world="demo", ping_interval=0.3) as standin:
         http = connect(standin)
         project = standin.world.projects[1]
-        standin.withhold_project(project.id)
+        standin.feed.withhold(project.id)
         before = subscribed(http)
-        standin.grant_project(project.id)
+        standin.feed.grant(project.id)
         after = subscribed(http)
         said = standin.seed_message("comment", project.recording_ids[0], person(standin).id, "granted")
         event = standin.feed.event_about(said)

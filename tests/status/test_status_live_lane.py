@@ -79,7 +79,7 @@ def test_a_mention_is_heard_live_and_status_tells_the_lane(standin: StandIn, tmp
         assert rows(state, "SELECT id, lane FROM events") == [(event_id, "live")]
         assert "live lane: connected since " in status_text(state)
 
-        standin.add_live_fault(LiveFault(LiveAction.refuse, status=503, times=10_000))
+        standin.live.faults.add(LiveFault(LiveAction.refuse, status=503, times=10_000))
         standin.live.drop_all()
         # down first because the connection closed, then because the reconnect was refused
         refused = "the upgrade was refused: HTTP 503"

@@ -1,20 +1,19 @@
 """Basecamp's API as the stand-in answers it when nothing goes wrong: routes, JSON, pages, refusals.
 
-It is faithful, not kind, so a client's bug shows here first. A request is checked in the order
-Basecamp's edge and then its controllers check it: no ``User-Agent`` is a 400 in plain text; no
-bearer token of a person in the world (or a live one Launchpad issued) a 401; a path naming no
-route a 404, a method the route does not take a 405; an unknown recording, one outside the bucket a
-legacy path names, or a place the kind cannot be posted on a 404. A POST not ``application/json``
-is a 415, malformed JSON a 400, blank content a 422, a boost over 16 code points a 422 only with
-``enforce_boost_length`` (Basecamp's clients enforce it, Basecamp does not). A create answers 201
-with the whole object and a ``Location``, as the token's person, at the stand-in's clock.
+It is faithful, not kind, so a client's bug shows here first. A request is checked in the order Basecamp's
+edge and then its controllers check it: no ``User-Agent`` is a 400 in plain text; no bearer token of a
+person in the world (or a live one Launchpad issued) a 401; a path naming no route a 404, a method the route
+does not take a 405; an unknown recording, one outside the bucket a legacy path names, or a place the kind
+cannot be posted on a 404. A POST not ``application/json`` is a 415, malformed JSON a 400, blank content a
+422, a boost over 16 code points a 422 only with ``enforce_boost_length`` (Basecamp's clients enforce it,
+Basecamp does not). A create answers 201 with the whole object and a ``Location``, as the token's person, at
+the stand-in's clock.
 
 Every route answers under ``/{account}/`` flat and in its legacy ``buckets/{id}/`` form (but the
-account-wide ones), with or without ``.json``. The JSON is Basecamp's OpenAPI document's: every
-required field, every value of its declared type, times in UTC with milliseconds, every URL
-absolute on the stand-in's origin and bucket-scoped. Listings are oldest first, showing what is
-visible by the stand-in's clock, in geared pages (15, 30, 50, then 100) with a ``Link`` to the
-next only while more remain.
+account-wide ones), with or without ``.json``. The JSON is Basecamp's OpenAPI document's: every required
+field, every value of its declared type, times in UTC with milliseconds, every URL absolute on the
+stand-in's origin and bucket-scoped. Listings are oldest first, showing what is visible by the stand-in's
+clock, in geared pages (15, 30, 50, then 100) with a ``Link`` to the next only while more remain.
 """
 
 from __future__ import annotations
@@ -45,14 +44,10 @@ BASECAMP_PAGE_SIZES = (15, 30, 50, 100)
 BOOST_MAX_LENGTH = 16
 MENTION_TYPE = "application/vnd.basecamp.mention"
 WORLD_CREATED_AT = "2026-01-05T09:00:00.000Z"
-LAUNCHPAD_PATHS = (
-    "/authorization/new", "/authorization/token", "/authorization.json",
-    "/.well-known/oauth-authorization-server", "/oauth/device", "/device",
-)  # fmt: skip
-MISSING_USER_AGENT = (
-    "Bad Request: a User-Agent header is required. Name your application and a way to "
-    "reach you, e.g. `User-Agent: MyApp (me@example.com)`.\n"
-)
+LAUNCHPAD_PATHS = ("/authorization/new", "/authorization/token", "/authorization.json",
+                   "/.well-known/oauth-authorization-server", "/oauth/device", "/device")
+MISSING_USER_AGENT = ("Bad Request: a User-Agent header is required. Name your application and a way to "
+                      "reach you, e.g. `User-Agent: MyApp (me@example.com)`.\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,9 +70,6 @@ class Reply:
     headers: Headers = ()
     body: bytes = b""
 
-    def header(self, name: str) -> str | None:
-        return next((value for key, value in self.headers if key.lower() == name.lower()), None)
-
 
 def json_reply(status: int, value: object, headers: Headers = ()) -> Reply:
     body = json.dumps(value, ensure_ascii=False).encode("utf-8")
@@ -96,6 +88,12 @@ def text_reply(status: int, text: str) -> Reply:
 
 def not_found() -> Reply:
     return error_reply(404, "Not Found")
+
+
+def mention_markup(sgid: str, name: str, words: str) -> str:
+    """``words`` after a mention of ``name`` (whom ``sgid`` names), marked up as Basecamp marks one."""
+    attachment = f'<bc-attachment sgid="{html.escape(sgid)}" content-type="{MENTION_TYPE}">'
+    return f"<div>{attachment}@{html.escape(name)}</bc-attachment> {html.escape(words)}</div>"
 
 
 def basecamp_time(moment: datetime) -> str:
@@ -130,10 +128,8 @@ class Endpoint(StrEnum):
 COLLECTIONS = frozenset({Endpoint.comments, Endpoint.boosts, Endpoint.lines})
 ACCOUNT_WIDE = frozenset({Endpoint.profile, Endpoint.chats, Endpoint.events, Endpoint.inbox,
                           Endpoint.stream_ticket, Endpoint.projects})  # fmt: skip
-KIND_OF = {
-    Endpoint.comments: Kind.comment, Endpoint.comment: Kind.comment, Endpoint.boosts: Kind.boost,
-    Endpoint.boost: Kind.boost, Endpoint.lines: Kind.chat_line, Endpoint.line: Kind.chat_line,
-}  # fmt: skip
+KIND_OF = {Endpoint.comments: Kind.comment, Endpoint.comment: Kind.comment, Endpoint.boosts: Kind.boost,
+           Endpoint.boost: Kind.boost, Endpoint.lines: Kind.chat_line, Endpoint.line: Kind.chat_line}
 _PATTERNS = tuple((endpoint, re.compile(endpoint.value + r"(?:\.json)?")) for endpoint in Endpoint)
 _ACCOUNT = re.compile(r"/(\d+)/(?:buckets/(\d+)/)?(.*)")
 
@@ -160,13 +156,10 @@ def parse_route(path: str, account_id: int) -> EndpointMatch | None:
         return None
     bucket = account.group(2)
     for endpoint, pattern in _PATTERNS:
-        found = pattern.fullmatch(account.group(3))
-        if found is None:
-            continue
-        if bucket is not None and endpoint in ACCOUNT_WIDE:
-            return None
-        ids = tuple(int(number) for number in found.groups())
-        return EndpointMatch(endpoint, int(bucket) if bucket is not None else None, ids)
+        if found := pattern.fullmatch(account.group(3)):
+            if bucket is not None and endpoint in ACCOUNT_WIDE:
+                return None
+            return EndpointMatch(endpoint, int(bucket) if bucket else None, tuple(map(int, found.groups())))
     return None
 
 
@@ -193,21 +186,12 @@ def page_of(items: Sequence[Item], number: int, sizes: Sequence[int]) -> Page[It
     return Page(items[start:end], number, len(items), end < len(items))
 
 
-def page_headers(page: Page[Any], origin: str, path: str, query: dict[str, str]) -> Headers:
-    headers = [("X-Total-Count", str(page.total))]
-    if page.has_next:
-        headers.append(("Link", next_link(origin, path, query, page.number)))
-    return tuple(headers)
-
-
 def next_link(origin: str, path: str, query: dict[str, str], number: int) -> str:
-    """The ``Link`` naming page ``number + 1`` on ``origin``."""
     return f"<{origin}{path}?{urlencode({**query, 'page': str(number + 1)})}>; rel=\"next\""
 
 
 class Renderer:
-    """The world and the store's messages as Basecamp's JSON (``Person``, ``Comment``, ``Boost``,
-    ``CampfireLine``, ``Campfire``, ``Card``, ``Subscription``, ``Event``)."""
+    """The world and the store's messages as Basecamp's JSON, each as its OpenAPI schema has it."""
 
     def __init__(self, world: World, store: Store, origin: str, now: Callable[[], datetime]) -> None:
         self.world = world
@@ -241,84 +225,60 @@ class Renderer:
         }  # fmt: skip
 
     def message(self, message: Message, *, alone: bool = True) -> JsonObject:
-        """As a read of it answers (``alone``; a boost then names what it boosts), or as a listing
-        shows it."""
+        """As a read answers (``alone``; a boost then names what it boosts), or as a listing shows it."""
         if message.kind is Kind.boost:
-            shown: JsonObject = {
-                "id": message.id, "content": message.content, "created_at": basecamp_time(message.created_at),
-                "booster": self.creator(message.creator_id),
-            }  # fmt: skip
+            shown: JsonObject = {"id": message.id, "content": message.content,
+                                 "created_at": basecamp_time(message.created_at),
+                                 "booster": self.creator(message.creator_id)}
             if alone:
                 boosted = self._recording(message.recording_id)
                 shown["recording"] = self.parent(boosted, self._parent_of(boosted))
             return shown
         recording = self._recording(message.id)
         parent = self._parent_of(recording)
-        if parent is None:
-            raise LookupError(f"recording {recording.id} has no parent")
-        shown = {
-            **self._recording_fields(recording, basecamp_time(message.created_at), parent),
-            **self._boosts(recording),
-            "parent": self.parent(parent, self._parent_of(parent)),
-            "bucket": self.bucket(recording.bucket_id),
-            "creator": self.creator(message.creator_id),
-            "content": message.content,
-        }
+        assert parent is not None, f"recording {recording.id} has no parent"  # a comment's or a line's
+        shown = {**self._recording_fields(recording, basecamp_time(message.created_at), parent),
+                 **self._boosts(recording), "parent": self.parent(parent, self._parent_of(parent)),
+                 "bucket": self.bucket(recording.bucket_id), "creator": self.creator(message.creator_id),
+                 "content": message.content}
         return {**shown, "content_attachments": []} if message.kind is Kind.comment else shown
 
-    def listed(self, message: Message) -> JsonObject:
-        return self.message(message, alone=False)
-
     def campfire(self, campfire: Recording) -> JsonObject:
-        return {
-            **self._recording_fields(campfire, WORLD_CREATED_AT),
-            "position": 1,
-            "bucket": self.bucket(campfire.bucket_id),
-            "creator": self.person(self.world.operator),
-            "topic": campfire.title,
-            "lines_url": self.api_url(campfire, "/lines"),
-            "files_url": self.api_url(campfire, "/uploads"),
-        }
+        return {**self._recording_fields(campfire, WORLD_CREATED_AT), "position": 1,
+                "bucket": self.bucket(campfire.bucket_id), "creator": self.person(self.world.operator),
+                "topic": campfire.title, "lines_url": self.api_url(campfire, "/lines"),
+                "files_url": self.api_url(campfire, "/uploads")}
 
     def card(self, card: Recording) -> JsonObject:
         """Made by the account's owner, the operator, when the world began."""
         column = f"{self.account_url}/buckets/{card.bucket_id}/card_tables/columns/{card.bucket_id}"
+        table = {"id": card.bucket_id, "title": "Card Table", "type": "Kanban::Column",
+                 "url": f"{column}.json", "app_url": column}
+        assignees = [self.creator(person_id) for person_id in self._store.joined("assignees", card.id)]
         return {
             **self._recording_fields(card, WORLD_CREATED_AT),
             "subscription_url": self._recording_url(card, "subscription"),
             "position": 1, "content": "", "description": "", "description_attachments": [], "due_on": None,
             "completed": False, "comments_count": len(self._store.messages(Kind.comment, card.id)),
-            "comments_url": self.api_url(card, "/comments"),
-            "parent": {"id": card.bucket_id, "title": "Card Table", "type": "Kanban::Column",
-                       "url": f"{column}.json", "app_url": column},
-            "bucket": self.bucket(card.bucket_id),
-            "creator": self.person(self.world.operator),
-            "assignees": [self.creator(person_id) for person_id in self._store.joined("assignees", card.id)],
-            "completion_subscribers": [], "steps": [],
-            **self._boosts(card),
+            "comments_url": self.api_url(card, "/comments"), "parent": table,
+            "bucket": self.bucket(card.bucket_id), "creator": self.person(self.world.operator),
+            "assignees": assignees, "completion_subscribers": [], "steps": [], **self._boosts(card),
         }  # fmt: skip
 
     def subscription(self, recording: Recording, viewer: Person) -> JsonObject:
         subscribers = self._store.joined("subscribers", recording.id)
-        return {
-            "subscribed": viewer.id in subscribers,
-            "count": len(subscribers),
-            "url": self._recording_url(recording, "subscription"),
-            "subscribers": [self.creator(person_id) for person_id in subscribers],
-        }
+        return {"subscribed": viewer.id in subscribers, "count": len(subscribers),
+                "url": self._recording_url(recording, "subscription"),
+                "subscribers": [self.creator(person_id) for person_id in subscribers]}
 
     def recording_event(self, event: StandinFeedEvent) -> JsonObject:
-        return {
-            "id": event.id, "recording_id": event.recording_id, "action": event.action,
-            "details": dict(event.details or {}), "created_at": basecamp_time(event.created_at),
-            "creator": self.creator(event.creator_id),
-        }  # fmt: skip
+        return {"id": event.id, "recording_id": event.recording_id, "action": event.action,
+                "details": dict(event.details or {}), "created_at": basecamp_time(event.created_at),
+                "creator": self.creator(event.creator_id)}
 
     def parent(self, recording: Recording, parent: Recording | None = None) -> JsonObject:
-        return {
-            "id": recording.id, "title": recording.title, "type": recording.type,
-            "url": self.api_url(recording), "app_url": self.app_url(recording, parent),
-        }  # fmt: skip
+        return {"id": recording.id, "title": recording.title, "type": recording.type,
+                "url": self.api_url(recording), "app_url": self.app_url(recording, parent)}
 
     def bucket(self, bucket_id: int) -> JsonObject:
         project = self.world.project(bucket_id)
@@ -326,18 +286,15 @@ class Renderer:
 
     def creator(self, person_id: int) -> JsonObject:
         person = self.world.person(person_id)
-        if person is None:
-            raise LookupError(f"no person {person_id} in the world")
+        assert person is not None, f"no person {person_id} in the world"  # the store keeps only theirs
         return self.person(person)
 
-    def _recording_fields(
-        self, recording: Recording, stamp: str, parent: Recording | None = None
-    ) -> JsonObject:
-        return {
-            "id": recording.id, "status": "active", "visible_to_clients": False, "created_at": stamp,
-            "updated_at": stamp, "title": recording.title, "inherits_status": True, "type": recording.type,
-            "url": self.api_url(recording), "app_url": self.app_url(recording, parent),
-        }  # fmt: skip
+    def _recording_fields(self, recording: Recording, stamp: str,
+                          parent: Recording | None = None) -> JsonObject:
+        return {"id": recording.id, "status": "active", "visible_to_clients": False, "created_at": stamp,
+                "updated_at": stamp, "title": recording.title, "inherits_status": True,
+                "type": recording.type, "url": self.api_url(recording),
+                "app_url": self.app_url(recording, parent)}
 
     def _boosts(self, recording: Recording) -> JsonObject:
         """A recording's boosts, counted as a listing would show them."""
@@ -349,8 +306,7 @@ class Renderer:
 
     def _recording(self, recording_id: int) -> Recording:
         recording = self._store.recording(recording_id)
-        if recording is None:
-            raise LookupError(f"no recording {recording_id} in the store")
+        assert recording is not None, f"no recording {recording_id} in the store"  # it keeps what it shows
         return recording
 
     def _parent_of(self, recording: Recording) -> Recording | None:
@@ -397,9 +353,8 @@ class BasecampApi:
             return self._create(route, request, person, lag)
         return self._read(route, request, person)
 
-    def seed(
-        self, kind: Kind, recording_id: int, creator_id: int, content: str, created_at: datetime | None = None
-    ) -> Message:
+    def seed(self, kind: Kind, recording_id: int, creator_id: int, content: str,
+             created_at: datetime | None = None) -> Message:
         """Place a message as if ``creator_id`` had posted it at ``created_at`` (default: now);
         ValueError when the place, the person or the time is not one."""
         recording = self._store.recording(recording_id)
@@ -416,18 +371,13 @@ class BasecampApi:
     def mention(self, creator_id: int, recording_id: int, text: str) -> tuple[Message, int]:
         """``creator_id``'s comment mentioning the agent as Basecamp marks one up, and its event's id."""
         agent = self.world.agent
-        mention = (
-            f'<bc-attachment sgid="{html.escape(agent.sgid)}" content-type="{MENTION_TYPE}">'
-            f"@{html.escape(agent.name.split()[0])}</bc-attachment>"
-        )
-        content = f"<div>{mention} {html.escape(text)}</div>"
+        content = mention_markup(agent.sgid, agent.name.split()[0], text)
         message = self.seed(Kind.comment, recording_id, creator_id, content)
         event = self.feed.event_about(message.id)
         assert event is not None  # seeding a comment records its event
         return message, event.id
 
     def shown(self, kind: Kind, recording_id: int) -> list[JsonObject]:
-        """Every message of ``kind`` on a recording, visible yet or not, as read alone."""
         return [self._render.message(message) for message in self._store.messages(kind, recording_id)]
 
     def _authenticate(self, authorization: str) -> Person | None:
@@ -461,7 +411,8 @@ class BasecampApi:
             messages = self._store.messages(kind, destination.id, self._now())
             if kind is Kind.chat_line and request.query.get("direction") == "desc":
                 messages.reverse()
-            return self._listing(request, messages, self._render.listed)
+            return self._listing(request, messages,
+                                 lambda message: self._render.message(message, alone=False))
         message = self._store.message(kind, route.ids[-1])
         if message is None or route.bucket_id not in (None, message.bucket_id):
             return not_found()
@@ -471,7 +422,7 @@ class BasecampApi:
 
     def _read_recording(self, route: EndpointMatch, request: Incoming, person: Person) -> Reply:
         """A Campfire, a card, a recording's subscription or its events (admission's reads)."""
-        recording = self._recording(route, route.ids[0])
+        recording = self._recording(route)
         if recording is None:
             return not_found()
         match route.endpoint:
@@ -483,8 +434,8 @@ class BasecampApi:
                 return json_reply(200, self._render.subscription(recording, person))
             case Endpoint.chat | Endpoint.card | Endpoint.subscription:
                 return not_found()
-        events = [event for event in self.feed.events() if event.recording_id == recording.id]
-        events.reverse()  # newest first, as Basecamp lists a recording's events
+        # newest first, as Basecamp lists a recording's events
+        events = [event for event in reversed(self.feed.events()) if event.recording_id == recording.id]
         return self._listing(request, events, self._render.recording_event)
 
     def _create(self, route: EndpointMatch, request: Incoming, person: Person, lag: float) -> Reply:
@@ -506,29 +457,28 @@ class BasecampApi:
             return error_reply(422, f"Content is too long (maximum is {BOOST_MAX_LENGTH} characters)")
         rich_text = kind is Kind.chat_line and body.get("content_type") == "text/html"
         now, later = self._now(), timedelta(seconds=lag)
-        created = self._store.post(
-            kind, destination, person.id, content, created_at=now, visible_at=now + later, rich_text=rich_text
-        )
+        created = self._store.post(kind, destination, person.id, content, created_at=now,
+                                   visible_at=now + later, rich_text=rich_text)
         self.feed.record_message(created)
         shown = self._render.message(created)
-        if kind is Kind.boost:
-            location = f"{self._render.account_url}/buckets/{created.bucket_id}/boosts/{created.id}.json"
-        else:
-            location = str(shown["app_url"])
+        boost = f"{self._render.account_url}/buckets/{created.bucket_id}/boosts/{created.id}.json"
+        location = boost if kind is Kind.boost else str(shown["app_url"])
         return json_reply(201, shown, (("Location", location),))
 
     def _listing(self, request: Incoming, items: Sequence[Item], show: Callable[[Item], JsonObject]) -> Reply:
         page = page_of(items, page_number(request.query), self._page_sizes)
-        headers = page_headers(page, self._origin, request.path, request.query)
-        return json_reply(200, [show(item) for item in page.items], headers)
+        headers = [("X-Total-Count", str(page.total))]
+        if page.has_next:
+            headers.append(("Link", next_link(self._origin, request.path, request.query, page.number)))
+        return json_reply(200, [show(item) for item in page.items], tuple(headers))
 
-    def _recording(self, route: EndpointMatch, recording_id: int) -> Recording | None:
-        """The recording, if it is in the bucket a legacy path names."""
-        recording = self._store.recording(recording_id)
+    def _recording(self, route: EndpointMatch) -> Recording | None:
+        """The route's recording, if it is in the bucket a legacy path names."""
+        recording = self._store.recording(route.ids[0])
         if recording is None or route.bucket_id not in (None, recording.bucket_id):
             return None
         return recording
 
     def _destination(self, route: EndpointMatch, kind: Kind) -> Recording | None:
-        recording = self._recording(route, route.ids[0])
+        recording = self._recording(route)
         return recording if recording is not None and kind.accepts(recording) else None

@@ -1,33 +1,25 @@
-"""The stand-in's own control API under ``/__standin/``, for a second process or terminal (the
-README's table "The stand-in's control API").
+"""The stand-in's own control API under ``/__standin/``, for a second process or terminal (the README's
+table "The stand-in's control API").
 
-It asks for no Basecamp token but for the stand-in's secret in ``X-Standin-Secret`` (the handler
-checks it, in one place), or answers 403 and does nothing: 127.0.0.1 is every local user's, and
-the secret keeps another user of a shared machine from seeding a mention "from the operator" or
-minting tokens. A bad body -- not UTF-8 JSON, holding NaN or Infinity (or ``1e400``), nested more
-than ``MAX_DEPTH`` deep, or a number out of bounds -- is a 400 ``{"error", "message"}`` that
-changes nothing, never a dropped connection.
+It asks for no Basecamp token but for the stand-in's secret in ``X-Standin-Secret`` (the handler checks it,
+in one place), or answers 403 and does nothing: 127.0.0.1 is every local user's, and the secret keeps
+another user of a shared machine from seeding a mention "from the operator" or minting tokens. A bad body --
+not UTF-8 JSON, holding NaN or Infinity (or ``1e400``), nested more than ``MAX_DEPTH`` deep, or a number out
+of bounds -- is a 400 ``{"error", "message"}`` that changes nothing, never a dropped connection.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import math
+import re
 from datetime import datetime
 
 from core.ids import MAX_ID
+from shell.basecamp.standin import faults
 from shell.basecamp.standin.api import BasecampApi, Incoming, Reply, error_reply, json_reply
-from shell.basecamp.standin.faults import (
-    BASECAMP_WINDOW_SECONDS,
-    FaultBook,
-    Limiter,
-    RateLimit,
-    RequestLog,
-    fault_from_json,
-    live_fault_from_json,
-    whole,
-)  # fmt: skip
 from shell.basecamp.standin.lanes import LiveStream
 from shell.basecamp.standin.world import Kind
 
@@ -35,6 +27,7 @@ PREFIX = "/__standin/"
 SECRET_HEADER = "X-Standin-Secret"  # noqa: S105 -- the header's name, not a secret
 MAX_DEPTH = 32
 MAX_TOKEN_LIFETIME_SECONDS = 10 * 365 * 86_400  # later is past what a date can hold
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"?', re.DOTALL)  # to its closing quote, or to the end
 _MENTION_SHAPE = '{"recording_id": CARD_ID, "text": "...", "creator_id"?: PERSON_ID}'
 
 
@@ -65,31 +58,16 @@ def read_json(body: bytes) -> object:
 
 def _depth(text: str) -> int:
     """How deep brackets nest outside strings (read before ``json`` recurses into them)."""
-    deepest = depth = 0
-    in_string = escaped = False
-    for character in text:
-        if escaped:
-            escaped = False
-        elif in_string:
-            escaped = character == "\\"
-            in_string = character != '"'
-        elif character == '"':
-            in_string = True
-        elif character in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif character in "]}":
-            depth -= 1
-    return deepest
+    outside = _STRING.sub("", text)
+    return max(itertools.accumulate(((mark in "[{") - (mark in "]}") for mark in outside), initial=0))
 
 
 class Control:
-    def __init__(
-        self, api: BasecampApi, faults: FaultBook, log: RequestLog, limiter: Limiter, live: LiveStream
-    ) -> None:
+    def __init__(self, api: BasecampApi, book: faults.FaultBook, log: faults.RequestLog,
+                 limiter: faults.Limiter, live: LiveStream) -> None:
         self._api = api
         self._live = live
-        self._faults = faults
+        self._faults = book
         self._log = log
         self._limiter = limiter
 
@@ -98,7 +76,7 @@ class Control:
         try:
             match route:
                 case ("POST", "faults"):
-                    fault = fault_from_json(read_json(request.body))
+                    fault = faults.fault_from_json(read_json(request.body))
                     self._faults.add(fault)
                     return json_reply(201, dataclasses.asdict(fault))
                 case ("GET", "faults"):
@@ -117,7 +95,7 @@ class Control:
                     self._limiter.set_limit(_limit_from_json(read_json(request.body)))
                     return json_reply(200, _limit_json(self._limiter.limit))
                 case ("POST", "live/faults"):
-                    live_fault = live_fault_from_json(read_json(request.body))
+                    live_fault = faults.live_fault_from_json(read_json(request.body))
                     live.faults.add(live_fault)
                     return json_reply(201, dataclasses.asdict(live_fault))
                 case ("GET", "live/faults"):
@@ -125,9 +103,8 @@ class Control:
                 case ("POST", "live/drop"):
                     return json_reply(200, {"dropped": live.drop_all()})
                 case ("GET", "live"):
-                    return json_reply(
-                        200, {"connections": live.connections(), "tickets_minted": live.tickets.minted}
-                    )
+                    shown = {"connections": live.connections(), "tickets_minted": live.tickets.minted}
+                    return json_reply(200, shown)
                 case ("POST", "launchpad"):
                     return json_reply(200, self._launchpad(read_json(request.body)))
                 case ("POST", "launchpad/expire"):
@@ -142,9 +119,8 @@ class Control:
             raise TypeError("the settings are a JSON object")
         launchpad = self._api.launchpad
         if "token_lifetime" in value:
-            launchpad.token_lifetime = whole(
-                value["token_lifetime"], "token_lifetime (seconds)", low=1, high=MAX_TOKEN_LIFETIME_SECONDS
-            )
+            launchpad.token_lifetime = faults.whole(value["token_lifetime"], "token_lifetime (seconds)",
+                                                    low=1, high=MAX_TOKEN_LIFETIME_SECONDS)
         if "device_flow" in value:
             if not isinstance(value["device_flow"], bool):
                 raise ValueError("device_flow is true or false")
@@ -160,19 +136,15 @@ class Control:
     def _mention(self, value: object) -> dict[str, int]:
         if not isinstance(value, dict) or not {"recording_id", "text"} <= set(value):
             raise ValueError(f"a mention is {_MENTION_SHAPE}")
-        unknown = set(value) - {"recording_id", "text", "creator_id"}
-        if unknown:
-            raise ValueError(
-                f"unknown mention fields {', '.join(sorted(unknown))}: a mention is {_MENTION_SHAPE}"
-            )
+        if unknown := set(value) - {"recording_id", "text", "creator_id"}:
+            fields = ", ".join(sorted(unknown))
+            raise ValueError(f"unknown mention fields {fields}: a mention is {_MENTION_SHAPE}")
         if not isinstance(value["text"], str):
             raise ValueError("a mention's text is a string")
-        creator = whole(
-            value.get("creator_id", self._api.world.operator.id), "creator_id", low=1, high=MAX_ID
-        )
-        message, event_id = self._api.mention(
-            creator, whole(value["recording_id"], "recording_id", low=1, high=MAX_ID), value["text"]
-        )
+        operator = self._api.world.operator.id
+        creator = faults.whole(value.get("creator_id", operator), "creator_id", low=1, high=MAX_ID)
+        recording = faults.whole(value["recording_id"], "recording_id", low=1, high=MAX_ID)
+        message, event_id = self._api.mention(creator, recording, value["text"])
         return {"id": message.id, "event_id": event_id}
 
     def _seed(self, value: object) -> int:
@@ -184,14 +156,14 @@ class Control:
         return self._api.seed(kind, int(value["recording_id"]), int(value["creator_id"]), content, when).id
 
 
-def _limit_json(limit: RateLimit) -> dict[str, object]:
+def _limit_json(limit: faults.RateLimit) -> dict[str, object]:
     return {"requests": limit.requests, "window": limit.window}
 
 
-def _limit_from_json(value: object) -> RateLimit:
+def _limit_from_json(value: object) -> faults.RateLimit:
     if not isinstance(value, dict) or set(value) - {"requests", "window"}:
         raise ValueError('a rate limit is {"requests": N, "window": SECONDS}')
-    requests, window = value.get("requests"), value.get("window", BASECAMP_WINDOW_SECONDS)
+    requests, window = value.get("requests"), value.get("window", faults.BASECAMP_WINDOW_SECONDS)
     if not isinstance(requests, int) or isinstance(requests, bool) or not isinstance(window, int | float):
         raise TypeError("a rate limit's requests is a whole number and its window a number of seconds")
-    return RateLimit(requests, float(window))
+    return faults.RateLimit(requests, float(window))

@@ -1,17 +1,16 @@
 """What befalls a request before Basecamp answers it: the record, the rate limit, scripted faults.
 
-The record keeps every request as it is read, before any fault acts (a dropped POST still counts),
-and the status once written; it never keeps a secret (the ``Authorization`` and
-``X-Standin-Secret`` headers, and each secret or code a query or form carries, read ``REDACTED``).
-Basecamp's rate limit is enforced per client address: at most ``requests`` in any sliding
-``window`` (50 per 10 s), on a monotonic clock, not the stand-in's. A request over it is a 429
-whose ``Retry-After`` is whole seconds until the oldest admitted one leaves the window (at least
-1); it creates nothing, takes no fault, and does not count.
+The record keeps every request as it is read, before any fault acts (a dropped POST still counts), and the
+status once written; it never keeps a secret (the ``Authorization`` and ``X-Standin-Secret`` headers, and
+each secret or code a query or form carries, read ``REDACTED``). Basecamp's rate limit is enforced per
+client address: at most ``requests`` in any sliding ``window`` (50 per 10 s), on a monotonic clock, not the
+stand-in's. A request over it is a 429 whose ``Retry-After`` is whole seconds until the oldest admitted one
+leaves the window (at least 1); it creates nothing, takes no fault, and does not count.
 
-A fault matches by method and path substring; faults are taken in the order added, atomically,
-the first match winning, and ``times=None`` never wears out. What each action does is said beside
-it; its waits are real seconds a stop cuts short. Every number is finite and bounded: a duration up
-to a day, a count up to a million, an ``oversize`` body up to 64 MiB.
+A fault matches by method and path substring; faults are taken in the order added, atomically, the first
+match winning, and ``times=None`` never wears out. What each action does is said beside it; its waits are
+real seconds a stop cuts short. Every number is finite and bounded: a duration up to a day, a count up to a
+million, an ``oversize`` body up to 64 MiB.
 """
 
 from __future__ import annotations
@@ -42,9 +41,8 @@ BASECAMP_REQUESTS = 50
 BASECAMP_WINDOW_SECONDS = 10.0
 REDACTED = "REDACTED"
 SECRET_HEADERS = frozenset({"authorization", "x-standin-secret"})
-SECRET_FIELDS = frozenset(
-    {"client_secret", "code", "refresh_token", "device_code", "access_token", "code_verifier", "password"}
-)
+SECRET_FIELDS = frozenset({"client_secret", "code", "refresh_token", "device_code", "access_token",
+                           "code_verifier", "password"})
 
 
 def seconds(value: object, what: str, *, positive: bool = False) -> float:
@@ -65,16 +63,10 @@ def whole(value: object, what: str, *, low: int = 0, high: int = MAX_COUNT) -> i
     return value
 
 
-def mebibytes(value: object, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{what} is a number of MiB, not {value!r}")
-    if not math.isfinite(value) or not 0 < value <= MAX_OVERSIZE_MIB:
-        raise ValueError(f"{what} is more than 0 MiB and at most {MAX_OVERSIZE_MIB}, not {value!r}")
-    return float(value)
-
-
-def check_use(times: int | None, delay: float, what: str) -> None:
-    """A fault's ``times`` (None: for ever) and ``delay``, as every fault takes them."""
+def check_use(action: object, actions: type[StrEnum], times: int | None, delay: float, what: str) -> None:
+    """A fault's ``action``, ``times`` (None: for ever) and ``delay``, as every fault takes them."""
+    if not isinstance(action, actions):
+        raise TypeError(f"{what}'s action is a {actions.__name__}, not {action!r}")
     if times is not None and times < 1:
         raise ValueError(f"a fault happens at least once, not {times} times")
     if delay < 0:
@@ -85,11 +77,9 @@ def check_use(times: int | None, delay: float, what: str) -> None:
 
 
 def known_fields(value: object, fields: dict[str, Any], what: str) -> dict[str, Any]:
-    """A JSON object naming only ``fields``; TypeError or ValueError otherwise."""
     if not isinstance(value, dict):
         raise TypeError(f"a {what} is a JSON object")
-    unknown = set(value) - set(fields)
-    if unknown:
+    if unknown := set(value) - set(fields):
         raise ValueError(f"unknown {what} fields: {', '.join(sorted(unknown))}")
     return dict(value)
 
@@ -121,22 +111,23 @@ class Fault:
     size_mib: float | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.action, FaultAction):
-            raise TypeError(f"a fault's action is a FaultAction, not {self.action!r}")
-        check_use(self.times, self.delay, "a fault")
+        check_use(self.action, FaultAction, self.times, self.delay, "a fault")
         if self.action is FaultAction.oversize and self.delay:
             raise ValueError("an oversize fault has no delay: its body's size is its size_mib")
         if self.size_mib is not None:
             if self.action is not FaultAction.oversize:
                 raise ValueError(f"only an oversize fault has a size_mib, not a {self.action} fault")
-            mebibytes(self.size_mib, "an oversize fault's size_mib")
+            value, what = self.size_mib, "an oversize fault's size_mib"
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError(f"{what} is a number of MiB, not {value!r}")
+            if not math.isfinite(value) or not 0 < value <= MAX_OVERSIZE_MIB:
+                raise ValueError(f"{what} is more than 0 MiB and at most {MAX_OVERSIZE_MIB}, not {value!r}")
         if self.status is not None and not 100 <= self.status <= 599:
             raise ValueError(f"not an HTTP status: {self.status}")
 
     def matches(self, method: str, path: str) -> bool:
-        return (self.method is None or self.method.upper() == method.upper()) and (
-            self.path_contains is None or self.path_contains in path
-        )
+        same_method = self.method is None or self.method.upper() == method.upper()
+        return same_method and (self.path_contains is None or self.path_contains in path)
 
 
 def fault_from_json(value: object) -> Fault:
@@ -166,8 +157,7 @@ class Book(Generic[F]):
     def clear(self) -> int:
         """How many there were."""
         with self._lock:
-            removed = len(self._entries)
-            self._entries.clear()
+            removed, self._entries = len(self._entries), []
             return removed
 
     def pending(self) -> list[F]:
@@ -196,9 +186,8 @@ class FaultBook(Book[Fault]):
         return taken[0] if taken else None
 
 
-def act(
-    fault: Fault, request: Incoming, answer: Callable[[float], Reply], wait: Callable[[float], bool]
-) -> Reply | None:
+def act(fault: Fault, request: Incoming, answer: Callable[[float], Reply],
+        wait: Callable[[float], bool]) -> Reply | None:
     """The reply ``fault`` makes of ``request``; None: close without answering. ``answer(lag)``
     handles the request (``lag``: seconds before what it creates is listed); ``wait(seconds)``
     sleeps, False when a stop cut it short."""
@@ -240,11 +229,7 @@ def act(
 
 
 def _error(status: int) -> Reply:
-    try:
-        phrase = HTTPStatus(status).phrase
-    except ValueError:
-        phrase = "Error"
-    return error_reply(status, phrase)
+    return error_reply(status, next((known.phrase for known in HTTPStatus if known == status), "Error"))
 
 
 def _json_object(reply: Reply) -> dict[str, Any] | None:
@@ -290,9 +275,7 @@ class LiveFault:
     times: int = 1
 
     def __post_init__(self) -> None:
-        if not isinstance(self.action, LiveAction):
-            raise TypeError(f"a live fault's action is a LiveAction, not {self.action!r}")
-        check_use(self.times, self.delay, "a live fault")
+        check_use(self.action, LiveAction, self.times, self.delay, "a live fault")
         if self.status is not None and not 400 <= self.status <= 599:
             raise ValueError(f"an upgrade is refused with a 4xx or 5xx, not {self.status}")
 
@@ -343,10 +326,6 @@ class RateLimit:
             raise ValueError("a rate limit of 0 requests is written 'off'")
         return limit
 
-    @property
-    def enforced(self) -> bool:
-        return self.requests > 0
-
     def describe(self) -> str:
         return "off" if self.requests == 0 else f"{self.requests}/{self.window:g}"
 
@@ -375,7 +354,7 @@ class Limiter:
         """None when the request may be answered, else the 429 to answer instead."""
         with self._lock:
             limit = self.limit
-            if not limit.enforced:
+            if limit.requests == 0:
                 return None
             now = self._monotonic()
             admitted = self._admitted.setdefault(address, deque())
@@ -402,18 +381,15 @@ class RecordedRequest:
     at: datetime
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "method": self.method, "path": self.path, "query": self.query, "headers": self.headers,
-            "body": self.body.decode("utf-8", errors="replace"), "status": self.status, "fault": self.fault,
-            "at": self.at.isoformat(),
-        }  # fmt: skip
+        shown = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        return {**shown, "body": self.body.decode("utf-8", errors="replace"), "at": self.at.isoformat()}
 
 
 def _redacted_body(body: bytes) -> bytes:
     """A form body with its secrets' values replaced; any other body as it is."""
     try:
         pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True)
-    except (UnicodeDecodeError, ValueError):
+    except ValueError:  # UnicodeDecodeError too
         return body
     if not any(name in SECRET_FIELDS for name, _ in pairs):
         return body
@@ -427,29 +403,19 @@ class RequestLog:
 
     def record(self, request: Incoming, at: datetime) -> int:
         """The number ``note`` names it by."""
-        headers = {
-            name: REDACTED if name in SECRET_HEADERS else value for name, value in request.headers.items()
-        }
+        headers = {name: REDACTED if name in SECRET_HEADERS else value
+                   for name, value in request.headers.items()}
         query = {name: REDACTED if name in SECRET_FIELDS else value for name, value in request.query.items()}
-        recorded = RecordedRequest(
-            request.method, request.path, query, headers, _redacted_body(request.body), None, None, at
-        )
+        recorded = RecordedRequest(request.method, request.path, query, headers,
+                                   _redacted_body(request.body), None, None, at)
         with self._lock:
             self._requests.append(recorded)
             return len(self._requests) - 1
 
     def note(self, number: int, **changes: Any) -> None:
-        """Set the ``status`` answered or the ``fault`` applied."""
         with self._lock:
             self._requests[number] = dataclasses.replace(self._requests[number], **changes)
 
     def requests(self) -> list[RecordedRequest]:
         with self._lock:
             return list(self._requests)
-
-    def count(self, method: str, path_contains: str | None = None) -> int:
-        with self._lock:
-            return sum(
-                request.method == method and (path_contains is None or path_contains in request.path)
-                for request in self._requests
-            )

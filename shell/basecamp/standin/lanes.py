@@ -1,36 +1,35 @@
-"""The three lanes an event reaches a client by: the account feed (``events.json``), the agent's
-inbox (``inbox.json``) and the live lane (Action Cable's ``EventsChannel`` on a WebSocket).
+"""The three lanes an event reaches a client by: the account feed (``events.json``), the agent's inbox
+(``inbox.json``) and the live lane (Action Cable's ``EventsChannel`` on a WebSocket).
 
-Every comment and Campfire line kept appends an event to the feed; its performer is
-``performed_by_id`` when set, else its creator. The agent is a member of every project until
-``withhold`` (again after ``grant``): a read serves the caller's projects as they are then, and the
-cable snapshots them when it subscribes. An event recorded while ``brake_next`` has some to brake
-is served by neither ``events.json`` nor the cable, as Basecamp's rate ceiling does; the inbox
-hears every event.
+Every comment and Campfire line kept appends an event to the feed; its performer is ``performed_by_id`` when
+set, else its creator. The agent is a member of every project until ``withhold`` (again after ``grant``): a
+read serves the caller's projects as they are then, and the cable snapshots them when it subscribes. An
+event recorded while ``brake_next`` has some to brake is served by neither ``events.json`` nor the cable, as
+Basecamp's rate ceiling does; the inbox hears every event.
 
-``events.json`` starts at a signed ``position`` (one it did not mint or another account's is a
-400, another filter set's a 409, one from before ``begin_epoch`` a 410 with ``resume``), else at
-``since`` (an id, ``0`` or ``now``). A page is oldest first, with ``next`` only while more remain,
-its position past what the filters skipped; only events ``delay`` seconds old are served, in id
-order, so a younger one holds back every later one. The inbox addresses each person an event
-mentions, each subscriber and each person an assignment adds, never its performer; it serves
-agents only (others get a bare 403), keeps an item 30 days (a position behind that is a 410
-resuming at ``since=0``) and drops items of a project the caller no longer sees.
+``events.json`` starts at a signed ``position`` (one it did not mint or another account's is a 400, another
+filter set's a 409, one from before ``begin_epoch`` a 410 with ``resume``), else at ``since`` (an id, ``0``
+or ``now``). A page is oldest first, with ``next`` only while more remain, its position past what the
+filters skipped; only events ``delay`` seconds old are served, in id order, so a younger one holds back
+every later one. The inbox addresses each person an event mentions, each subscriber and each person an
+assignment adds, never its performer; it serves agents only (others get a bare 403), keeps an item 30 days
+(a position behind that is a 410 resuming at ``since=0``) and drops items of a project the caller no longer
+sees.
 
-A stream ticket is signed and good for ``ticket_ttl`` seconds of the stand-in's clock, for every
-connection opened within them; an upgrade elsewhere is a 404, with a ticket missing, forged,
-another account's or expired a 401. A connection gets a welcome, a ping every ``ping_interval``,
-its subscription confirmed (or rejected for another channel or a filter ``events.json`` refuses),
-then every later event the filters admit at once. Nothing logs a ticket or a query.
+A stream ticket is signed and good for ``ticket_ttl`` seconds of the stand-in's clock, for every connection
+opened within them; an upgrade elsewhere is a 404, with a ticket missing, forged, another account's or
+expired a 401. A connection gets a welcome, a ping every ``ping_interval``, its subscription confirmed (or
+rejected for another channel or a filter ``events.json`` refuses), then every later event the filters admit
+at once. Nothing logs a ticket or a query.
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
 import contextlib
 import hashlib
 import hmac
+import itertools
 import json
 import logging
 import secrets
@@ -125,16 +124,12 @@ class Signer:
     def read(self, token: str) -> dict[str, Any] | None:
         """The fields of what this signer minted; None for anything else."""
         encoded, _, signature = token.partition(".")
-        try:
+        try:  # binascii.Error and JSONDecodeError are ValueErrors
             payload = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
-        except (binascii.Error, ValueError):
+            fields = json.loads(payload) if hmac.compare_digest(self._sign(payload), signature) else None
+        except ValueError:
             return None
-        if not hmac.compare_digest(self._sign(payload), signature):
-            return None
-        with contextlib.suppress(ValueError):
-            fields = json.loads(payload)
-            return fields if isinstance(fields, dict) else None
-        return None
+        return fields if isinstance(fields, dict) else None
 
     def _sign(self, payload: bytes) -> str:
         return hmac.new(self._secret, payload, hashlib.sha256).hexdigest()
@@ -150,15 +145,15 @@ def _digest(canonical: Mapping[str, frozenset[Any]]) -> str:
 
 
 def _ids(query: Mapping[str, str], name: str, caller: Person | None = None) -> frozenset[int]:
-    found: set[int] = set()
-    for item in _items(query, name):
-        if item == "self" and caller is not None:
-            found.add(caller.id)
-        elif item.isdigit():
-            found.add(int(item))
-        else:
-            raise BadFilter(f"{name} takes ids, not {item!r}")
-    return frozenset(found)
+    items = _items(query, name)
+    if bad := [item for item in items if not item.isdigit() and (item != "self" or caller is None)]:
+        raise BadFilter(f"{name} takes ids, not {bad[0]!r}")
+    return frozenset(caller.id if item == "self" and caller is not None else int(item) for item in items)
+
+
+def _passes(allowed: frozenset[Any], value: object) -> bool:
+    """An empty filter passes everything."""
+    return not allowed or value in allowed
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,14 +174,9 @@ class Filters:
     def admit(self, event: StandinFeedEvent, agent_id: int) -> bool:
         performer = event.performer_id
         actor = "agent" if performer == agent_id else "person"
-        return (
-            (not self.buckets or event.bucket_id in self.buckets)
-            and (not self.types or event.event_type in self.types)
-            and (not self.creators or event.creator_id in self.creators)
-            and (not self.performers or performer in self.performers)
-            and performer not in self.exclude_performers
-            and (not self.actor_types or actor in self.actor_types)
-        )
+        return (_passes(self.buckets, event.bucket_id) and _passes(self.types, event.event_type)
+                and _passes(self.creators, event.creator_id) and _passes(self.performers, performer)
+                and performer not in self.exclude_performers and _passes(self.actor_types, actor))
 
 
 def parse_filters(query: Mapping[str, str], caller: Person) -> Filters:
@@ -196,11 +186,9 @@ def parse_filters(query: Mapping[str, str], caller: Person) -> Filters:
     actor_types = _items(query, "actor_types")
     if not actor_types <= ACTOR_TYPES:
         raise BadFilter("actor_types are agent and person")
-    return Filters(
-        buckets, _items(query, "types"), _ids(query, "creators"), _ids(query, "performers", caller),
-        _ids(query, "exclude_performers", caller), actor_types,
-        tuple((name, query[name]) for name in FEED_FILTERS if query.get(name)),
-    )  # fmt: skip
+    return Filters(buckets, _items(query, "types"), _ids(query, "creators"),
+                   _ids(query, "performers", caller), _ids(query, "exclude_performers", caller), actor_types,
+                   tuple((name, query[name]) for name in FEED_FILTERS if query.get(name)))
 
 
 class _Lane:
@@ -212,7 +200,7 @@ class _Lane:
         self._now = now
         self.page_size = page_size
         self._signer = Signer()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
 
     def _position(self, token: str, digest: str, **minted_for: int) -> dict[str, Any]:
         fields = self._signer.read(token)
@@ -232,9 +220,8 @@ class _Lane:
             raise _Refused(error_reply(400, f"since is an {what} id, 0 or now", reason="invalid_since"))
         return int(since)
 
-    def _page(
-        self, name: str, wanted: list[Any], last: int, raw: Mapping[str, str], **position: object
-    ) -> Reply:
+    def _page(self, name: str, wanted: list[Any], last: int, raw: Mapping[str, str],
+              **position: object) -> Reply:
         """The first ``page_size`` of ``wanted``; its position after the page's last id when more
         remain, else after ``last``, the last id scanned."""
         page, more = wanted[: self.page_size], len(wanted) > self.page_size
@@ -251,17 +238,15 @@ class _Lane:
 
 
 class Feed(_Lane):
-    def __init__(
-        self, world: World, account_url: str, now: Callable[[], datetime], *,
-        page_size: int = DEFAULT_FEED_PAGE_SIZE, delay: float = 0.0,
-    ) -> None:  # fmt: skip
+    def __init__(self, world: World, account_url: str, now: Callable[[], datetime], *,
+                 page_size: int = DEFAULT_FEED_PAGE_SIZE, delay: float = 0.0) -> None:
         if page_size < 1:
             raise ValueError(f"a feed page holds at least one event, not {page_size}")
         super().__init__(world, f"{account_url}/events.json", now, page_size)
         self.delay = seconds(delay, "the feed's delay")
         self._recorded = threading.Condition(self._lock)
         self._events: list[StandinFeedEvent] = []
-        self._next_id = FIRST_EVENT_ID
+        self._ids = itertools.count(FIRST_EVENT_ID)
         self._epoch = 0
         self._epoch_after_id = 0
         self._withheld: set[int] = set()
@@ -269,18 +254,14 @@ class Feed(_Lane):
         self._braking = 0
         self.listeners: list[Callable[[StandinFeedEvent], None]] = []
 
-    def record(
-        self, event_type: str, *, bucket_id: int, creator_id: int, recording_id: int, created_at: datetime,
-        performed_by_id: int | None = None, details: Mapping[str, Any] | None = None,
-    ) -> StandinFeedEvent:  # fmt: skip
+    def record(self, event_type: str, *, bucket_id: int, creator_id: int, recording_id: int,
+               created_at: datetime, performed_by_id: int | None = None,
+               details: Mapping[str, Any] | None = None) -> StandinFeedEvent:
         """Append an event; its ``kind`` and ``action`` come from ``event_type`` (``a.b.action``)."""
         kind, _, action = event_type.rpartition(".")
         with self._lock:
-            event = StandinFeedEvent(
-                self._next_id, kind.replace(".", "_"), action, event_type, bucket_id, creator_id,
-                recording_id, created_at, performed_by_id, details,
-            )  # fmt: skip
-            self._next_id += 1
+            event = StandinFeedEvent(next(self._ids), kind.replace(".", "_"), action, event_type, bucket_id,
+                                     creator_id, recording_id, created_at, performed_by_id, details)
             self._events.append(event)
             if self._braking:
                 self._braking -= 1
@@ -293,11 +274,9 @@ class Feed(_Lane):
     def record_message(self, message: Message) -> None:
         """A kept comment's or line's event (a boost has none)."""
         if message.kind in EVENT_TYPES:
-            self.record(
-                EVENT_TYPES[message.kind], bucket_id=message.bucket_id, creator_id=message.creator_id,
-                recording_id=message.id, created_at=message.created_at,
-                details={"parent_recording_id": message.recording_id},
-            )  # fmt: skip
+            self.record(EVENT_TYPES[message.kind], bucket_id=message.bucket_id, creator_id=message.creator_id,
+                        recording_id=message.id, created_at=message.created_at,
+                        details={"parent_recording_id": message.recording_id})
 
     def brake_next(self, count: int = 1) -> None:
         if count < 0:
@@ -319,15 +298,15 @@ class Feed(_Lane):
 
     def visible_buckets(self, person: Person) -> frozenset[int]:
         with self._lock:
-            return self._visible_now(person)
+            every = {project.id for project in self._world.projects}
+            return frozenset(every - (self._withheld if person.id == self._world.agent.id else set()))
 
     def newest_id(self) -> int:
         with self._lock:
-            return self._newest_id()
+            return self._events[-1].id if self._events else 0
 
     def wait_after(self, after: int, timeout: float) -> list[StandinFeedEvent]:
-        """The events after id ``after`` at once, without the poll lane's delay; when there is
-        none yet, waits up to ``timeout`` seconds for one."""
+        """Events after id ``after``, without the poll lane's delay, waiting up to ``timeout`` s for one."""
         with self._recorded:
             served = self._served_after(after)
             if not served:
@@ -340,10 +319,9 @@ class Feed(_Lane):
             return next((event for event in self._events[::-1] if event.recording_id == recording_id), None)
 
     def begin_epoch(self, epoch_after_id: int | None = None) -> int:
-        """Every position minted so far answers 410 with ``epoch_after_id`` (default: the newest
-        event's id), which is returned."""
+        """Every position minted so far answers 410 with ``epoch_after_id`` (default: the newest id)."""
         with self._lock:
-            after = epoch_after_id if epoch_after_id is not None else self._newest_id()
+            after = epoch_after_id if epoch_after_id is not None else self.newest_id()
             self._epoch += 1
             self._epoch_after_id = after
             return after
@@ -359,7 +337,7 @@ class Feed(_Lane):
                 after = self._start(request.query, filters, digest)
             except _Refused as refused:
                 return refused.reply
-            agent, visible, ready = self._world.agent.id, self._visible_now(caller), self._ready(after)
+            agent, visible, ready = self._world.agent.id, self.visible_buckets(caller), self._ready(after)
             shown = [event for event in ready if filters.admit(event, agent) and event.bucket_id in visible]
             last = ready[-1].id if ready else after
             return self._page("events", shown, last, dict(filters.raw), d=digest, e=self._epoch)
@@ -367,7 +345,7 @@ class Feed(_Lane):
     def _start(self, query: Mapping[str, str], filters: Filters, digest: str) -> int:
         token = query.get("position")
         if token is None:
-            return self._since(query, self._newest_id(), "event")
+            return self._since(query, self.newest_id(), "event")
         position = self._position(token, digest)
         if position["e"] < self._epoch:
             resume = self._link({**dict(filters.raw), "since": str(self._epoch_after_id)})
@@ -376,23 +354,9 @@ class Feed(_Lane):
         return int(position["i"])
 
     def _ready(self, after: int) -> list[StandinFeedEvent]:
-        """The events after ``after`` old enough for the poll lane, in id order."""
+        """The events after ``after`` old enough to serve, in id order: a younger one holds back the rest."""
         cutoff = self._now() - timedelta(seconds=self.delay)
-        ready: list[StandinFeedEvent] = []
-        for event in self._events:
-            if event.id <= after or event.id in self._braked:
-                continue
-            if event.created_at > cutoff:
-                break  # a younger event holds back every later one
-            ready.append(event)
-        return ready
-
-    def _visible_now(self, caller: Person) -> frozenset[int]:
-        every = {project.id for project in self._world.projects}
-        return frozenset(every - (self._withheld if caller.id == self._world.agent.id else set()))
-
-    def _newest_id(self) -> int:
-        return self._events[-1].id if self._events else 0
+        return list(itertools.takewhile(lambda event: event.created_at <= cutoff, self._served_after(after)))
 
     def _served_after(self, after: int) -> list[StandinFeedEvent]:
         return [event for event in self._events if event.id > after and event.id not in self._braked]
@@ -400,8 +364,6 @@ class Feed(_Lane):
 
 @dataclass(frozen=True, slots=True)
 class Addressing:
-    """One addressing of one person by one event, for one reason."""
-
     id: int
     person_id: int
     reason: str
@@ -409,10 +371,8 @@ class Addressing:
     event: StandinFeedEvent
 
     def to_json(self) -> JsonObject:
-        return {
-            "addressing_id": self.id, "reason": self.reason, "addressed_at": basecamp_time(self.addressed_at),
-            "event": self.event.to_json(),
-        }  # fmt: skip
+        return {"addressing_id": self.id, "reason": self.reason,
+                "addressed_at": basecamp_time(self.addressed_at), "event": self.event.to_json()}
 
 
 class Inbox(_Lane):
@@ -420,25 +380,21 @@ class Inbox(_Lane):
         super().__init__(world, f"{url}/inbox.json", now, DEFAULT_INBOX_PAGE_SIZE)
         self._feed = feed
         self._store = store
-        self.retention = RETENTION
         self.agents: set[int] = {world.agent.id}
         self._items: list[Addressing] = []
-        self._next_id = FIRST_ADDRESSING_ID
+        self._ids = itertools.count(FIRST_ADDRESSING_ID)
         feed.listeners.append(self.hear)
 
     def hear(self, event: StandinFeedEvent) -> None:
         for person_id, reason in self._addressed(event):
             if person_id != event.performer_id:
                 with self._lock:
-                    self._items.append(Addressing(self._next_id, person_id, reason, self._now(), event))
-                    self._next_id += 1
+                    self._items.append(Addressing(next(self._ids), person_id, reason, self._now(), event))
 
     def _addressed(self, event: StandinFeedEvent) -> list[tuple[int, str]]:
         kind = KIND_OF_EVENT.get(event.event_type)
-        if kind is not None:
-            message = self._store.message(kind, event.recording_id)
-            if message is None:
-                return []
+        message = self._store.message(kind, event.recording_id) if kind is not None else None
+        if message is not None:
             subscribers = self._store.joined("subscribers", message.recording_id)
             mentioned = [(person, "mentioned") for person in mentioned_person_ids(message.content)]
             return mentioned + [(person, "subscribed") for person in subscribers]
@@ -460,24 +416,21 @@ class Inbox(_Lane):
         raw = {name: query[name] for name in INBOX_FILTERS if query.get(name)}
         visible = self._feed.visible_buckets(caller)
         with self._lock:
-            retained = self._now() - self.retention
+            retained = self._now() - RETENTION
             try:
                 after = self._start(query, caller, digest, retained, raw)
             except _Refused as refused:
                 return refused.reply
             mine = [item for item in self._items if item.person_id == caller.id and item.id > after]
             kept = [item for item in mine if item.addressed_at >= retained]
-            wanted = [
-                item for item in kept
-                if (not reasons or item.reason in reasons) and (not types or item.event.event_type in types)
-                and (not bucket_ids or item.event.bucket_id in bucket_ids) and item.event.bucket_id in visible
-            ]  # fmt: skip
+            wanted = [item for item in kept if _passes(reasons, item.reason)
+                      and _passes(types, item.event.event_type) and _passes(bucket_ids, item.event.bucket_id)
+                      and item.event.bucket_id in visible]
             last = mine[-1].id if mine else after
             return self._page("items", wanted, last, raw, p=caller.id, d=digest)
 
-    def _start(
-        self, query: Mapping[str, str], caller: Person, digest: str, retained: datetime, raw: dict[str, str]
-    ) -> int:
+    def _start(self, query: Mapping[str, str], caller: Person, digest: str, retained: datetime,
+               raw: dict[str, str]) -> int:
         token = query.get("position")
         if token is None:
             return self._since(query, self._items[-1].id if self._items else 0, "item")
@@ -528,9 +481,8 @@ class StreamTickets:
 class LiveStream:
     """The cable's server: bound when made, serving after ``start``."""
 
-    def __init__(
-        self, world: World, feed: Feed, now: Callable[[], datetime], ticket_ttl: int, ping_interval: float
-    ) -> None:
+    def __init__(self, world: World, feed: Feed, now: Callable[[], datetime], ticket_ttl: int,
+                 ping_interval: float) -> None:
         self.world = world
         self.feed = feed
         self.faults: Book[LiveFault] = Book()
@@ -538,24 +490,21 @@ class LiveStream:
         self.stopping = threading.Event()
         self._people: dict[int, Person] = {}
         self._lock = threading.Lock()
-        self._server: Server = serve(
-            self._handle, HOST, 0, process_request=self._upgrade, subprotocols=[SUBPROTOCOL],
-            select_subprotocol=_select_subprotocol, compression=None, logger=_QUIET,
-        )  # fmt: skip
+        self._server: Server = serve(self._handle, HOST, 0, process_request=self._upgrade,
+                                     subprotocols=[SUBPROTOCOL], select_subprotocol=_select_subprotocol,
+                                     compression=None, logger=_QUIET)
         self.port = int(self._server.socket.getsockname()[1])
         self.tickets = StreamTickets(world, now, f"ws://{HOST}:{self.port}{CABLE_PATH}", ticket_ttl)
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
         if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._server.serve_forever, name=f"standin-cable:{self.port}", daemon=True
-            )
+            name = f"standin-cable:{self.port}"
+            self._thread = threading.Thread(target=self._server.serve_forever, name=name, daemon=True)
             self._thread.start()
 
     def stop(self) -> None:
-        """Close every connection and the port (a server never started only frees its port:
-        ``shutdown`` would wait for a serving loop that never ran)."""
+        """Close every connection and the port (unstarted, the port only: ``shutdown`` would hang)."""
         self.stopping.set()
         if self._thread is None:
             self._server.socket.close()
@@ -577,14 +526,11 @@ class LiveStream:
             cut(connection.socket)
         return len(found)
 
-    def take_fault(self, at_upgrade: bool) -> tuple[LiveFault, bool] | None:
-        return self.faults.take_first(lambda fault: fault.at_upgrade == at_upgrade)
-
     def _upgrade(self, connection: ServerConnection, request: Request) -> Response | None:
         target = urlsplit(request.path)
         if target.path != CABLE_PATH:
             return connection.respond(HTTPStatus.NOT_FOUND, "Not Found\n")
-        taken = self.take_fault(at_upgrade=True)
+        taken = self.faults.take_first(lambda fault: fault.at_upgrade)
         fault = taken[0] if taken else None
         if fault is not None and fault.action is LiveAction.refuse:
             self.stopping.wait(fault.delay)
@@ -612,12 +558,11 @@ class LiveStream:
         session = _Session(connection, person, self)
         sender = threading.Thread(target=session.send_loop, name="standin-cable-send", daemon=True)
         try:
-            session.send({"type": "welcome"})
-            sender.start()
-            for text in connection:
-                session.command(text)
-        except ConnectionClosed:
-            pass
+            with contextlib.suppress(ConnectionClosed):
+                session.send({"type": "welcome"})
+                sender.start()
+                for text in connection:
+                    session.command(text)
         finally:
             session.closed.set()
             with self._lock:
@@ -632,8 +577,6 @@ class _Subscription:
 
 
 class _Session:
-    """One connection's subscription and sender."""
-
     def __init__(self, connection: ServerConnection, person: Person, stream: LiveStream) -> None:
         self._connection = connection
         self._person = person
@@ -678,7 +621,7 @@ class _Session:
     def send_loop(self) -> None:
         stream = self._stream
         next_ping = time.monotonic() + stream.ping_interval
-        try:
+        with contextlib.suppress(ConnectionClosed):
             while not self.closed.is_set() and not stream.stopping.is_set():
                 wait = max(0.0, next_ping - time.monotonic())
                 with self._lock:
@@ -690,8 +633,6 @@ class _Session:
                 if time.monotonic() >= next_ping:
                     self.send({"type": "ping", "message": int(time.time())})
                     next_ping = time.monotonic() + stream.ping_interval
-        except ConnectionClosed:
-            return
 
     def _deliver(self, subscription: _Subscription, events: Sequence[StandinFeedEvent]) -> bool:
         """Send what the filters admit; False when the connection was cut (fault ``drop``)."""
@@ -705,7 +646,7 @@ class _Session:
                 continue  # a project granted later is heard after a new subscription
             if not subscription.filters.admit(event, agent_id):
                 continue
-            taken = self._stream.take_fault(at_upgrade=False)
+            taken = self._stream.faults.take_first(lambda fault: not fault.at_upgrade)
             if taken is not None:
                 fault, last = taken
                 if fault.action is LiveAction.drop:

@@ -61,10 +61,9 @@ class Launchpad:
             case ("GET", "/authorization.json"):
                 return self._authorization(request.headers.get("authorization", ""))
             case ("GET", "/.well-known/oauth-authorization-server"):
-                document = {
-                    "issuer": self._origin, "authorization_endpoint": f"{self._origin}/authorization/new",
-                    "token_endpoint": f"{self._origin}/authorization/token",
-                }  # fmt: skip
+                origin = self._origin
+                document = {"issuer": origin, "authorization_endpoint": f"{origin}/authorization/new",
+                            "token_endpoint": f"{origin}/authorization/token"}  # fmt: skip
                 if self.device_flow:
                     document["device_authorization_endpoint"] = f"{self._origin}/oauth/device"
                 return json_reply(200, document)
@@ -102,8 +101,7 @@ class Launchpad:
 
     def _token(self, form: dict[str, str]) -> Reply:
         grant = form.get("grant_type") or LEGACY_TYPES.get(form.get("type", ""), "")
-        given = form.get("client_secret", "")
-        known = secrets.compare_digest(given.encode(), self.client_secret.encode())
+        known = secrets.compare_digest(form.get("client_secret", "").encode(), self.client_secret.encode())
         if form.get("client_id") != CLIENT_ID or not known:
             return error_reply(400, "invalid_client")
         with self._lock:
@@ -121,8 +119,7 @@ class Launchpad:
                 del self._devices[form.get("device_code", "")]
                 person = device[1]
             elif grant == "refresh_token":
-                refreshed = self._refresh.pop(form.get("refresh_token", ""), None)
-                if refreshed is None:
+                if (refreshed := self._refresh.pop(form.get("refresh_token", ""), None)) is None:
                     return error_reply(400, "invalid_grant")
                 person = refreshed
                 self.refreshes += 1
@@ -140,9 +137,8 @@ class Launchpad:
         device_code, user_code = secrets.token_urlsafe(24), secrets.token_hex(4).upper()
         with self._lock:
             self._devices[device_code] = (user_code, None)
-        return json_reply(200, {"device_code": device_code, "user_code": user_code,
-                                "verification_uri": f"{self._origin}/device", "interval": 1,
-                                "expires_in": 600})  # fmt: skip
+        verification = {"verification_uri": f"{self._origin}/device", "interval": 1, "expires_in": 600}
+        return json_reply(200, {"device_code": device_code, "user_code": user_code, **verification})
 
     def _approve(self, user_code: str) -> Reply:
         with self._lock:

@@ -29,20 +29,12 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from shell.basecamp.standin import faults, lanes
-from shell.basecamp.standin.api import (
-    BASECAMP_PAGE_SIZES,
-    BasecampApi,
-    Incoming,
-    JsonObject,
-    Reply,
-    error_reply,
-)
+from shell.basecamp.standin.api import BASECAMP_PAGE_SIZES, BasecampApi, Incoming, Reply, error_reply
 from shell.basecamp.standin.control import PREFIX, SECRET_HEADER, Control
 from shell.basecamp.standin.launchpad import Launchpad
 from shell.basecamp.standin.world import CARD, Kind, Person, Store, World, build_world
 
 LOGGER = logging.getLogger("shell.basecamp.standin")
-HOST = "127.0.0.1"
 MAX_BODY_BYTES = 1 << 20
 
 
@@ -51,32 +43,29 @@ class StandIn:
         self, world: str = "demo", *, port: int = 0, page_sizes: Sequence[int] = BASECAMP_PAGE_SIZES,
         clock: Callable[[], datetime] | None = None, enforce_boost_length: bool = True,
         keepalive_timeout: float = 5.0, feed_page_size: int = lanes.DEFAULT_FEED_PAGE_SIZE,
-        feed_delay: float = 0.0, rate_limit: faults.RateLimit | None = None,
+        feed_delay: float = 0.0, rate_limit: faults.RateLimit | None = None, account_id: int | None = None,
         ticket_ttl: int = lanes.DEFAULT_TICKET_TTL, ping_interval: float = lanes.DEFAULT_PING_INTERVAL,
         make_token: Callable[[], str] | None = None, control_secret: str | None = None,
-        account_id: int | None = None,
     ) -> None:  # fmt: skip
         if not page_sizes or any(size < 1 for size in page_sizes):
             raise ValueError(f"page sizes must be positive, not {tuple(page_sizes)}")
         self.world: World = build_world(world, make_token, account_id)
-        now = clock or (lambda: datetime.now(UTC))
-        self._now = now
+        self._now = now = clock or (lambda: datetime.now(UTC))
         self.control_secret = control_secret or secrets.token_urlsafe(24)
         self._faults = faults.FaultBook()
         self._log = faults.RequestLog()
         self.limiter = faults.Limiter(faults.RateLimit() if rate_limit is None else rate_limit)
         self._http = HttpServer(port, self, keepalive_timeout)
-        self.base_url = f"http://{HOST}:{self.port}"
+        self.base_url = f"http://{lanes.HOST}:{self.port}"
         self.account_url = f"{self.base_url}/{self.world.account_id}"
         self._store = Store(self.world)
         self.feed = lanes.Feed(self.world, self.account_url, now, page_size=feed_page_size, delay=feed_delay)
         self.live = lanes.LiveStream(self.world, self.feed, now, ticket_ttl, ping_interval)
         self.inbox = lanes.Inbox(self.world, self.feed, self._store, self.account_url, now)
         self.launchpad = Launchpad(self.world, self.base_url, now, self.control_secret)
-        self.api = BasecampApi(
-            self.world, self._store, self.base_url, now, page_sizes, feed=self.feed, inbox=self.inbox,
-            tickets=self.live.tickets, launchpad=self.launchpad, enforce_boost_length=enforce_boost_length,
-        )  # fmt: skip
+        self.api = BasecampApi(self.world, self._store, self.base_url, now, page_sizes, feed=self.feed,
+                               inbox=self.inbox, tickets=self.live.tickets, launchpad=self.launchpad,
+                               enforce_boost_length=enforce_boost_length)
         self.control = Control(self.api, self._faults, self._log, self.limiter, self.live)
         self._thread: threading.Thread | None = None
 
@@ -102,41 +91,32 @@ class StandIn:
     def __enter__(self) -> StandIn:
         return self.start()
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
-    ) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 traceback: TracebackType | None) -> None:
         self.stop()
 
     def add_fault(self, fault: faults.Fault) -> None:
-        """Faults are taken in the order added; the first that matches wins."""
         self._faults.add(fault)
 
     def clear_faults(self) -> None:
         self._faults.clear()
         self.live.faults.clear()
 
-    def add_live_fault(self, fault: faults.LiveFault) -> None:
-        self.live.faults.add(fault)
-
-    def set_rate_limit(self, limit: faults.RateLimit) -> None:
-        self.limiter.set_limit(limit)
-
     def requests(self) -> list[faults.RecordedRequest]:
-        """Every Basecamp request that reached the stand-in, in arrival order."""
         return self._log.requests()
 
     def post_count(self, path_contains: str | None = None) -> int:
         """POSTs that reached the stand-in, whatever their fate."""
-        return self._log.count("POST", path_contains)
+        return sum(request.method == "POST" and (path_contains is None or path_contains in request.path)
+                   for request in self._log.requests())
 
-    def messages(self, kind: str, recording_id: int) -> list[JsonObject]:
+    def messages(self, kind: str, recording_id: int) -> list[dict[str, Any]]:
         """Every message of ``kind`` (comment, boost, chat_line) kept on a recording (the Campfire
         for lines), oldest first, visible in listings yet or not, as read alone."""
         return self.api.shown(Kind(kind), recording_id)
 
-    def seed_message(
-        self, kind: str, recording_id: int, creator_id: int, content: str, created_at: datetime | None = None
-    ) -> int:
+    def seed_message(self, kind: str, recording_id: int, creator_id: int, content: str,
+                     created_at: datetime | None = None) -> int:
         """Place someone's message, or an old one, directly; its id."""
         return self.api.seed(Kind(kind), recording_id, creator_id, content, created_at).id
 
@@ -152,10 +132,9 @@ class StandIn:
             raise ValueError(f"no card {card_id} in the world")
         if self.world.person(person_id) is None or self.world.person(assignee_id) is None:
             raise ValueError("the assigner and the assignee are people of the world")
-        event = self.feed.record(
-            "card.assignment_changed", bucket_id=card.bucket_id, creator_id=person_id, recording_id=card.id,
-            created_at=self._now(), details={"added_person_ids": [assignee_id], "removed_person_ids": []},
-        )  # fmt: skip
+        details = {"added_person_ids": [assignee_id], "removed_person_ids": []}
+        event = self.feed.record("card.assignment_changed", bucket_id=card.bucket_id, creator_id=person_id,
+                                 recording_id=card.id, created_at=self._now(), details=details)
         self._store.join("assignees", card.id, assignee_id)
         return event.id
 
@@ -165,32 +144,12 @@ class StandIn:
             raise ValueError("a subscription joins a person and a recording of the world")
         self._store.join("subscribers", recording_id, person_id)
 
-    def withhold_project(self, project_id: int) -> None:
-        """The agent is no member of ``project_id`` until ``grant_project``."""
-        self.feed.withhold(project_id)
-
-    def grant_project(self, project_id: int) -> None:
-        self.feed.grant(project_id)
-
-    def begin_epoch(self, epoch_after_id: int | None = None) -> int:
-        return self.feed.begin_epoch(epoch_after_id)
-
-    def brake_next(self, count: int = 1) -> None:
-        """Basecamp's brakes: the next ``count`` events are absent from the feed and the live lane,
-        and still in the inbox."""
-        self.feed.brake_next(count)
-
-    def feed_events(self) -> list[lanes.StandinFeedEvent]:
-        return self.feed.events()
-
 
 def _person_id(person: Person | int) -> int:
     return person if isinstance(person, int) else person.id
 
 
 class HttpServer(ThreadingHTTPServer):
-    """The listening socket and what every handler shares."""
-
     daemon_threads = True
 
     def __init__(self, port: int, standin: StandIn, keepalive_timeout: float) -> None:
@@ -200,7 +159,7 @@ class HttpServer(ThreadingHTTPServer):
         self.connections: set[socket.socket] = set()
         self.connections_lock = threading.Lock()
         self._wake_reader, self._wake_writer = socket.socketpair()
-        super().__init__((HOST, port), Handler)  # binds; on failure, closes all of the above
+        super().__init__((lanes.HOST, port), Handler)  # binds; on failure, closes all of the above
 
     def wait(self, seconds: float) -> bool:
         """Sleep ``seconds``; False (at once) when the server stops meanwhile."""
@@ -257,11 +216,6 @@ class Handler(BaseHTTPRequestHandler):
                 self.server.connections.discard(self.connection)
 
     def do_GET(self) -> None:
-        self._serve()
-
-    do_POST = do_PUT = do_PATCH = do_DELETE = do_GET  # noqa: N815 -- http.server dispatches on these names
-
-    def _serve(self) -> None:
         request = self._read()
         if request is None:
             return
@@ -291,9 +245,11 @@ class Handler(BaseHTTPRequestHandler):
         if not self._write(reply):
             standin._log.note(number, status=None)
 
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_GET  # noqa: N815 -- http.server dispatches on these names
+
     def _control(self, request: Incoming) -> None:
         """Only from 127.0.0.1, and only with the stand-in's secret."""
-        if self.client_address[0] != HOST:
+        if self.client_address[0] != lanes.HOST:
             self._write(error_reply(403, "Forbidden"))
             return
         given = request.headers.get(SECRET_HEADER.lower(), "")

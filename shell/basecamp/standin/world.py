@@ -30,6 +30,7 @@ WORLDS = ("demo", "empty")
 CARD, CAMPFIRE, COMMENT = "Kanban::Card", "Chat::Transcript", "Comment"
 TEXT_LINE, RICH_TEXT_LINE = "Chat::Lines::Text", "Chat::Lines::RichText"
 NOT_COMMENTABLE = frozenset({COMMENT, CAMPFIRE, TEXT_LINE, RICH_TEXT_LINE})
+FOLDERS = {CARD: "card_tables/cards", CAMPFIRE: "chats", COMMENT: "comments"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,15 +58,9 @@ class Recording:
     @property
     def path(self) -> str:
         """Its resource's path in its bucket, without ``.json``."""
-        if self.type == CARD:
-            return f"card_tables/cards/{self.id}"
-        if self.type == CAMPFIRE:
-            return f"chats/{self.id}"
-        if self.type == COMMENT:
-            return f"comments/{self.id}"
         if self.type.startswith("Chat::Lines::"):
             return f"chats/{self.parent_id}/lines/{self.id}"
-        return f"recordings/{self.id}"
+        return f"{FOLDERS.get(self.type, 'recordings')}/{self.id}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,17 +109,12 @@ class World:
 
     def person_with_token(self, token: str) -> Person | None:
         """Compared in constant time with every person's."""
-        found = None
-        for person in self.everyone:
-            if secrets.compare_digest(person.token.encode(), token.encode()):
-                found = person
-        return found
+        given = token.encode()
+        found = [person for person in self.everyone if secrets.compare_digest(person.token.encode(), given)]
+        return found[-1] if found else None
 
     def project(self, project_id: int) -> Project | None:
         return next((project for project in self.projects if project.id == project_id), None)
-
-    def recordings(self) -> tuple[Recording, ...]:
-        return tuple(found for project in self.projects for found in (*project.recordings, project.campfire))
 
 
 def person_sgid(person_id: int) -> str:
@@ -134,9 +124,8 @@ def person_sgid(person_id: int) -> str:
     return f"{base64.b64encode(global_id).decode()}--{hashlib.sha256(global_id).hexdigest()[:40]}"
 
 
-def build_world(
-    name: str, make_token: Callable[[], str] | None = None, account_id: int | None = None
-) -> World:
+def build_world(name: str, make_token: Callable[[], str] | None = None,
+                account_id: int | None = None) -> World:
     """``make_token``: a restart keeps its tokens."""
     if name not in WORLDS:
         raise ValueError(f"unknown world {name!r}: choose one of {', '.join(WORLDS)}")
@@ -176,8 +165,6 @@ class Kind(StrEnum):
     chat_line = "chat_line"
 
     def accepts(self, recording: Recording) -> bool:
-        """A comment goes on what is commentable (never a comment, a Campfire or a line), a boost
-        on anything but a Campfire, a line in a Campfire."""
         if self is Kind.comment:
             return recording.type not in NOT_COMMENTABLE
         if self is Kind.boost:
@@ -210,8 +197,9 @@ class Store:
 
     def __init__(self, world: World) -> None:
         self._lock = threading.Lock()
-        self._recordings = {recording.id: recording for recording in world.recordings()}
-        self._next_id = max(self._recordings, default=0) + 1
+        self._recordings = {recording.id: recording for project in world.projects
+                            for recording in (*project.recordings, project.campfire)}
+        self._ids = itertools.count(max(self._recordings, default=0) + 1)
         self._messages: dict[Kind, dict[int, Message]] = {kind: {} for kind in Kind}
         self._joined: dict[tuple[str, int], set[int]] = {}
 
@@ -227,16 +215,14 @@ class Store:
         with self._lock:
             return self._recordings.get(recording_id)
 
-    def post(
-        self, kind: Kind, on: Recording, creator_id: int, content: str, *, created_at: datetime,
-        visible_at: datetime | None = None, rich_text: bool = False,
-    ) -> Message:  # fmt: skip
+    def post(self, kind: Kind, on: Recording, creator_id: int, content: str, *, created_at: datetime,
+             visible_at: datetime | None = None, rich_text: bool = False) -> Message:  # fmt: skip
         """Keep a new message on ``on``; the caller has checked ``kind.accepts(on)``."""
         line = (RICH_TEXT_LINE, plain_text(content)) if rich_text else (TEXT_LINE, content)
         shape = {Kind.comment: (COMMENT, f"Re: {on.title}"), Kind.chat_line: line}.get(kind)
         visible = visible_at or created_at
         with self._lock:
-            message_id, self._next_id = self._next_id, self._next_id + 1
+            message_id = next(self._ids)
             if shape is not None:
                 self._recordings[message_id] = Recording(message_id, on.bucket_id, *shape, on.id)
             message = Message(kind, message_id, on.id, on.bucket_id, creator_id, content, created_at, visible)
@@ -250,10 +236,7 @@ class Store:
     def messages(self, kind: Kind, recording_id: int, visible_at: datetime | None = None) -> list[Message]:
         """Oldest first; only those visible at ``visible_at`` when it is given."""
         with self._lock:
-            found = [
-                message
-                for message in self._messages[kind].values()
-                if message.recording_id == recording_id
-                and (visible_at is None or message.visible_at <= visible_at)
-            ]
+            kept = list(self._messages[kind].values())
+        found = [message for message in kept if message.recording_id == recording_id
+                 and (visible_at is None or message.visible_at <= visible_at)]
         return sorted(found, key=lambda message: (message.created_at, message.id))
