@@ -1,12 +1,12 @@
-"""Admission in the shell: load a seen or blocked record, run the core gate, read what the
-verdict needs, decide (``core.admission``), commit. The summary is read only when the gate let
-the record through, outside any transaction (a read never holds the ledger's lock), and the
-verdict is written with its intents in one transaction; one that finds the revision moved is not
-applied, and that other decision stands. ``sweep`` offers every blocked record whose retry is due
-back to ``admit``. The membership read (trust mode ``project``) is not made yet, so an untrusted
-performer there is blocked as unverified, retried on the schedule. ``reconfigure`` replaces the
-settings whole; each decision reads them once, and none reads a summary while the configuration
-authorizes nothing. One log line a decision: ids, state and reason, never content."""
+"""Admission in the shell: load a seen or blocked record, run the core gate, read what the verdict
+needs, decide (``core.admission``), commit. The summary is read only when the gate let the record
+through, outside any transaction (a read never holds the ledger's lock), and the verdict is written
+with its intents in one transaction; one that finds the revision moved is not applied, and that
+other decision stands. ``sweep`` offers every blocked record whose retry is due back to ``admit``.
+The membership read (trust mode ``project``) is not made yet, so an untrusted performer there is
+blocked as unverified, retried on the schedule. ``reconfigure`` replaces the settings whole; each
+decision reads them once, and none reads a summary while the configuration authorizes nothing. One
+log line a decision: ids, state and reason, never content."""
 
 from __future__ import annotations
 
@@ -35,18 +35,9 @@ log = logging.getLogger("connector.admission")
 SWEEP_READ_SECONDS = 120.0  # the deadline each record a sweep offers gets for its reads
 
 
-class SummaryReader(Protocol):
-    """The reads admission makes (``shell.basecamp.reads.SummaryReads``)."""
-
-    def summary(
-        self,
-        bucket_id: int,
-        recording_id: int,
-        event_type: str,
-        deadline: float,
-        *,
-        event_id: int | None = None,
-    ) -> RecordingSummary | ReadFailure: ...
+class SummaryReader(Protocol):  # shell.basecamp.reads.SummaryReads
+    def summary(self, bucket_id: int, recording_id: int, event_type: str, deadline: float, *,
+                event_id: int | None = None) -> RecordingSummary | ReadFailure: ...
 
     def deadline_in(self, seconds: float) -> float: ...
 
@@ -63,14 +54,8 @@ class Admitted:
 
 
 class Admission:
-    def __init__(
-        self,
-        ledger: Ledger,
-        reads: SummaryReader,
-        settings: AdmissionSettings,
-        guard_delay: timedelta | None,
-        clock: Clock,
-    ) -> None:
+    def __init__(self, ledger: Ledger, reads: SummaryReader, settings: AdmissionSettings,
+                 guard_delay: timedelta | None, clock: Clock) -> None:
         self._ledger = ledger
         self._reads = reads
         self._settings = settings
@@ -94,18 +79,15 @@ class Admission:
         pointer = loaded.pointer
         read: RecordingSummary | ReadFailure = ReadFailure(ReadFailureKind.failed)
         if settings.configuration_usable and isinstance(gate(pointer, settings), Continue):
-            read = self._reads.summary(
-                pointer.bucket_id, pointer.recording_id, pointer.event_type, deadline, event_id=pointer.id
-            )
+            read = self._reads.summary(pointer.bucket_id, pointer.recording_id, pointer.event_type, deadline,
+                                       event_id=pointer.id)
         verdict = decide(pointer, settings, read, members=None)
         now = self._clock.now()
         with self._ledger.write() as connection:
-            applied = ledger_admission.commit_verdict(
-                connection, event_id, loaded.revision, verdict, now, self._guard_delay
-            )
+            applied = ledger_admission.commit_verdict(connection, event_id, loaded.revision, verdict, now,
+                                                      self._guard_delay)
             after = ledger_admission.load(connection, event_id)
-        state = None if after is None else after.state
-        reason = "" if after is None else after.reason
+        state, reason = (None, "") if after is None else (after.state, after.reason)
         if applied:
             log.info("verdict event %d: %s %s", event_id, state, reason)
         else:

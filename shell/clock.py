@@ -1,6 +1,6 @@
 """The one clock of the shell (core never reads time; it is handed ``now``). ``now()`` is an aware
-UTC datetime; ``monotonic()`` is for deadlines and waits only. ``FakeClock`` moves only when told
-or when something sleeps on it, so a 30-minute backoff is tested without waiting."""
+UTC datetime; ``monotonic()`` is for deadlines and waits only. ``FakeClock`` moves only when told or
+when something sleeps on it, so a 30-minute backoff is tested without waiting."""
 
 from __future__ import annotations
 

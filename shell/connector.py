@@ -1,26 +1,25 @@
-"""The connector as one running thing: its parts wired in the order the design requires, its
-one start path, and its loops.
+"""The connector as one running thing: its parts wired in the order the design requires, its one
+start path, and its loops.
 
-The start settles what a previous process left, each step (``START_STEPS``) logged as it begins:
+The start settles what a previous process left, logging each step (``START_STEPS``) as it begins:
 ``reconcile`` lists the destinations of what was left sending, within the start's deadline;
 ``sweep`` removes left session directories (they can hold a task token); ``recover`` settles
-attempts left running and names those held for a person; ``send`` sends what is due, stopping
-at the first send that may not have landed. Without a recovery the send leaves every
-still-running notice pending: whether a previous process's worker runs is recovery's to say. A
-ledger that cannot be settled stops the start (``OutboxLedgerError``). Then every seen record is
-admitted again and the feed read once. A stop asked for during the start ends it where it is
-(``stopped_in`` names the step): no step begins, listings stop short (``shell.stoppable``), no
-loop starts and nothing is flushed, since a flush could claim a previous attempt's notice.
+attempts left running and names those held for a person; ``send`` sends what is due, stopping at the
+first send that may not have landed, and without a recovery leaves every still-running notice
+pending (whether a previous worker runs is recovery's to say). A ledger that cannot be settled stops
+the start (``OutboxLedgerError``). Then every seen record is admitted again and the feed read once.
+A stop during the start ends it where it is (``stopped_in``): no step begins, listings stop short
+(``shell.stoppable``), no loop starts and nothing is flushed (a flush could claim a previous
+attempt's notice).
 
-Then the loops run until asked to stop: intake (the live lane beside the poll lane unless
-``live`` is off, the inbox lane as backstop, membership every ``membership_every``, nothing read
-while the backlog pauses it) with admission; the dispatcher; the outbox; with ``config_path``,
-the configuration's re-read. ``shadow`` admits and logs, and writes, dispatches and posts
-nothing. One turn of each loop is a method the simulation calls as a step, with its own
-``seams``. No loop dies quietly: a failed turn is logged and tried again; what escapes a loop's
-thread ends the connector (``ended_by``; ``run`` exits 1). Each loop beats as it turns. Shutdown
-stops intake, settles workers and flushes their notices within its bound; a request in flight
-stays ``sending`` for the next start to reconcile."""
+Then the loops run until stopped: intake (the live lane beside the poll lane unless ``live`` is off,
+the inbox lane as backstop, membership every ``membership_every``, nothing read while the backlog
+pauses it) with admission; the dispatcher; the outbox; with ``config_path``, the configuration's
+re-read. ``shadow`` admits and logs, and writes, dispatches and posts nothing. One turn of each loop
+is a method the simulation calls as a step (``seams``). A failed turn is logged and tried again;
+what escapes a loop's thread ends the connector (``ended_by``; ``run`` exits 1). Each loop beats as
+it turns. Shutdown stops intake, settles workers and flushes their notices within its bound; a
+request in flight stays ``sending`` for the next start to reconcile."""
 
 from __future__ import annotations
 
@@ -30,6 +29,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
@@ -64,9 +64,7 @@ STOP_WITHIN = timedelta(seconds=60)  # ``run``'s bound on a stop a signal asked 
 START_STEPS = ("reconcile", "sweep", "recover", "send")
 
 
-class AttemptRecovery(Protocol):
-    """What settles the attempts a previous process left: ``shell.dispatcher.Dispatcher``."""
-
+class AttemptRecovery(Protocol):  # shell.dispatcher.Dispatcher
     def recover(self, stop: threading.Event | None) -> list[str]: ...
 
 
@@ -87,8 +85,7 @@ class StartReport:
 
 
 def settle_previous(parts: StartParts, deadline: float, stop: threading.Event | None = None) -> StartReport:
-    """The start's steps, in order, within ``deadline`` (monotonic seconds on the ledger's clock),
-    until ``stop``."""
+    """The start's steps in order, within ``deadline`` (monotonic, the ledger's clock), until ``stop``."""
     _begin("reconcile")
     parts.outbox.reconcile(deadline=deadline, stop=stop)
     if _stopped(stop, "reconcile"):
@@ -113,12 +110,10 @@ def _begin(step: str) -> None:
 
 
 def _stopped(stop: threading.Event | None, step: str) -> bool:
-    """Whether a stop ended ``step``; logged once, when it did."""
     if stop is None or not stop.is_set():
         return False
-    start_log.info(
-        "start: stopped during %s; what it had not settled is left as it was, for the next start", step
-    )
+    start_log.info("start: stopped during %s; what it had not settled is left as it was, for the next start",
+                   step)
     return True
 
 
@@ -155,73 +150,41 @@ class Connector:
     ended_by: str | None = field(default=None, init=False)  # the loop a failure ended
 
     def __post_init__(self) -> None:
-        authorized = at_start(self.configuration)
         self.heartbeats = Heartbeats(self.clock, self.ledger.path)
-        self._build_intake()
-        self._build_deciding_and_sending(self.seams or self._processes(), authorized)
-        self.reloader = Reloader(
-            authorized, self._set_routes, self.note_configuration, self._readmit_unreadable
-        )
-
-    def _build_intake(self) -> None:
-        self.intake = Intake(
-            self.ledger,
-            self.client,
-            FeedFilters.of(exclude_performers=("self",), actor_types=("person",)),
-            self.clock,
-        )
+        filters = FeedFilters.of(exclude_performers=("self",), actor_types=("person",))
+        self.intake = Intake(self.ledger, self.client, filters, self.clock)
         self.inbox = InboxLane(self.ledger, self.client, self.clock, self._account_floor)
         self.backlog = Backlog(self.ledger, self.backlog_limits)
         self.membership = Membership(self.client, self.clock, self.membership_every)
-        self.repair = Repair(self.ledger, self.client, self.intake.filters, self.clock, self._heard_repair)
+        self.repair = Repair(self.ledger, self.client, filters, self.clock, partial(self._heard, "repair"))
         self.live_lane: LiveLane | None = None
         if self.live:
-            filters = self.intake.filters
             self.live_lane = LiveLane(
-                self.ledger, self.client, filters, self.clock, self._heard_live,
+                self.ledger, self.client, filters, self.clock, partial(self._heard, "live"),
                 losses=self.repair, paused=self.backlog.paused, beat=lambda: self.heartbeats.beat("live"),
-            )  # fmt: skip
-
-    def _build_deciding_and_sending(self, seams: Seams, authorized: Authorization) -> None:
-        configuration = self.configuration
-        settings = routed_settings(
-            AdmissionSettings(
-                agent_id=configuration.agent_id,
-                operator_id=configuration.trust.operator_id or 0,
-                trust_mode=configuration.trust.mode,
-                allowlist=frozenset(configuration.trust.allow),
-            ),
-            authorized,
-        )
+            )
+        seams, authorized = self.seams or self._processes(), at_start(self.configuration)
+        configuration, trust = self.configuration, self.configuration.trust
+        settings = AdmissionSettings(agent_id=configuration.agent_id, operator_id=trust.operator_id or 0,
+                                     trust_mode=trust.mode, allowlist=frozenset(trust.allow))
         guard_delay = None if self.shadow else configuration.timings.guard_delay
-        self.admission = Admission(self.ledger, seams.reads, settings, guard_delay, self.clock)
-        self.outbox = Outbox(
-            self.ledger,
-            self.client,
-            configuration.agent_id,
-            OutboxOptions(reconcile_after=configuration.timings.reconcile_after),
-        )
-        self.dispatcher = seams.dispatcher(
-            self.ledger,
-            _directories(authorized),
-            seams.driver,
-            seams.recovery,
-            DispatchOptions(concurrency=configuration.concurrency, task_deadline=configuration.task_deadline),
-            list_replies=ReplyAdopter(self.ledger, self.client, configuration.agent_id).list_replies,
-        )
+        routed = routed_settings(settings, authorized)
+        self.admission = Admission(self.ledger, seams.reads, routed, guard_delay, self.clock)
+        sending = OutboxOptions(reconcile_after=configuration.timings.reconcile_after)
+        self.outbox = Outbox(self.ledger, self.client, configuration.agent_id, sending)
+        dispatching = DispatchOptions(configuration.concurrency, configuration.task_deadline)
+        adopter = ReplyAdopter(self.ledger, self.client, configuration.agent_id)
+        self.dispatcher = seams.dispatcher(self.ledger, _directories(authorized), seams.driver,
+                                           seams.recovery, dispatching, list_replies=adopter.list_replies)
+        self.reloader = Reloader(authorized, self._set_routes, self.note_configuration,
+                                 self._readmit_unreadable)
 
     def _processes(self) -> Seams:
-        driver = CommandDriver(
-            self.worker_command,
-            private_dir=self.sessions,
-            ledger_path=self.ledger.path,
-            clock=self.clock,
-            still_running_every=self.configuration.timings.still_running.total_seconds(),
-            agent_id=self.configuration.agent_id,
-        )
-        return Seams(SummaryReads(self.client, self.configuration.agent_id, self.clock), driver, driver)
-
-    # -- start ------------------------------------------------------------------------------
+        agent_id, timings = self.configuration.agent_id, self.configuration.timings
+        driver = CommandDriver(self.worker_command, private_dir=self.sessions, ledger_path=self.ledger.path,
+                               clock=self.clock, still_running_every=timings.still_running.total_seconds(),
+                               agent_id=agent_id)
+        return Seams(SummaryReads(self.client, agent_id, self.clock), driver, driver)
 
     def start(self, bound: timedelta, requested: Callable[[], bool] | None = None) -> list[str]:
         """Settle what a previous process left; the attempts held for a person. Until
@@ -230,7 +193,9 @@ class Connector:
         held: list[str] = []
         with self._watching(requested) as stop:
             if not self.shadow:
-                held = self._settle_previous(deadline, stop)
+                parts = StartParts(self.outbox, self.sessions, self.dispatcher)
+                started = settle_previous(parts, deadline, stop)
+                held, self.stopped_in = started.held, started.stopped
             if self.stopped_in is not None:
                 return held
             with self.ledger.read() as connection:
@@ -243,12 +208,6 @@ class Connector:
             self._poll()  # the first read fixes the feed position: nothing after the start is missed
             self._inbox_due()
         return held
-
-    def _settle_previous(self, deadline: float, stop: threading.Event | None) -> list[str]:
-        parts = StartParts(self.outbox, sessions=self.sessions, recovery=self.dispatcher)
-        started = settle_previous(parts, deadline, stop)
-        self.stopped_in = started.stopped
-        return started.held
 
     @contextmanager
     def _watching(self, requested: Callable[[], bool] | None) -> Iterator[threading.Event | None]:
@@ -272,13 +231,11 @@ class Connector:
             over.set()
             watcher.join()
 
-    # -- the loops --------------------------------------------------------------------------
-
     def run(self, requested: Callable[[], bool] = lambda: False, within: timedelta = STOP_WITHIN) -> None:
         """The loops, until ``stop()``, or until ``requested()`` answers true: then this thread
-        stops them ``within`` that bound (a signal handler only notes the signal). A stop asked
-        for while the start settled is taken before any loop makes a turn. Not called after a
-        start a stop ended."""
+        stops them ``within`` that bound (a signal handler only notes the signal). A stop asked for
+        while the start settled is taken before any loop makes a turn. Not called after a start a
+        stop ended."""
         if requested():  # nothing launches or posts after a SIGTERM that came during the start
             self.stop(within)
             return
@@ -295,10 +252,8 @@ class Connector:
         for loop in loops:
             loop.start()
         while not self._stop.wait(REQUEST_CHECK_SECONDS):
-            if requested():
+            if requested() or self.ended_by is not None:  # a loop that ended: its supervisor starts it again
                 self.stop(within)
-            elif self.ended_by is not None:
-                self.stop(within)  # the supervisor starts it again
             self.heartbeats.write_due()
         for loop in loops:
             remaining = None if self._stop_deadline is None else self._stop_deadline - self.clock.monotonic()
@@ -346,8 +301,8 @@ class Connector:
             self._wait_beating("intake", self.poll_every.total_seconds())
 
     def _wait_beating(self, name: str, seconds: float) -> None:
-        """Wait ``seconds`` (or until stopped), beating as it waits: a long poll interval is a
-        loop that waits, not one that stopped turning."""
+        """Wait ``seconds`` (or until stopped), beating as it waits: a long poll interval is a loop
+        that waits, not one that stopped turning."""
         ends = self.clock.monotonic() + seconds
         while not self._stop.wait(min(BEAT_WHILE_WAITING, max(0.0, ends - self.clock.monotonic()))):
             if self.clock.monotonic() >= ends:
@@ -355,7 +310,6 @@ class Connector:
             self.heartbeats.beat(name)
 
     def intake_turn(self) -> None:
-        """Read unless the backlog pauses it, repair, membership; then sweep the blocked records."""
         if self.backlog.check() is None:
             self._poll()
             self._inbox_due()
@@ -397,8 +351,7 @@ class Connector:
             log.exception("inbox: an unexpected failure; trying again")
             return
         for event_id in fresh:
-            self.on_event(f"seen event={event_id} lane=inbox")
-            self._admit(event_id)
+            self._heard("inbox", event_id)
 
     def _membership_due(self) -> None:
         if self.live_lane is None or not self.membership.due():
@@ -421,12 +374,8 @@ class Connector:
         except Exception:
             log.exception("repair: an unexpected failure; trying again")
 
-    def _heard_repair(self, event_id: int) -> None:
-        self.on_event(f"seen event={event_id} lane=repair")
-        self._admit(event_id)
-
-    def _heard_live(self, event_id: int) -> None:
-        self.on_event(f"seen event={event_id} lane=live")
+    def _heard(self, lane: str, event_id: int) -> None:
+        self.on_event(f"seen event={event_id} lane={lane}")
         self._admit(event_id)
 
     def _admit(self, event_id: int) -> None:
@@ -453,10 +402,7 @@ class Connector:
             self.on_event(f"dispatch task={launch.task_id} events={','.join(map(str, launch.event_ids))}")
         return launches
 
-    # -- shutdown ---------------------------------------------------------------------------
-
     def stop(self, bound: timedelta) -> bool:
-        """Stop intake, stop and settle workers, flush their notices, within ``bound``."""
         deadline = self.clock.monotonic() + bound.total_seconds()
         self._stop_deadline = deadline
         self._stop.set()

@@ -1,9 +1,9 @@
 """Named steps where a crash test can stop the process, to kill it there with SIGKILL. With
-``CONNECTOR_PAUSE_AT`` unset (always, outside tests) ``pause_at`` does nothing. With it naming a
-step, the process prints ``paused at <step>`` on stderr there and waits forever, for the test to
-kill it; or, with ``CONNECTOR_RESUME_WHEN`` naming a file as well, until that file exists, so a
-test acts between that step and the next. The variable is read once, at import: a crash test
-sets it in the environment of the process it starts."""
+``CONNECTOR_PAUSE_AT`` unset (always, outside tests) ``pause_at`` does nothing; naming a step, the
+process prints ``paused at <step>`` on stderr there and waits forever for the test to kill it, or,
+with ``CONNECTOR_RESUME_WHEN`` naming a file, until that file exists, so a test acts between that
+step and the next. The variable is read once, at import, from the environment the process started
+with."""
 
 from __future__ import annotations
 

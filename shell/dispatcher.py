@@ -1,30 +1,29 @@
 """The dispatcher: start the oldest startable record of each free conversation, supervise its
-worker, settle the attempt when it ends, and before a settlement list the replies the
-adopted-reply rule reads.
+worker, settle the attempt when it ends, listing first the replies the adopted-reply rule reads.
 
-``recover`` runs first, taking each attempt a previous connector left live one step at a time
-as ``core.recovery`` answers, until the start's stop. Then at most ``concurrency`` workers run.
-Each tick, follow-ups join their live task first (the running worker is given a turn), then the
-oldest startable records of free conversations start, by the routes the tick read once. A launch
-is committed (task, attempt, exposure) before the driver starts anything, and the process is
-recorded as soon as it exists. A worker's life is three steps, each its own transactions:
-``spawned``, ``still_running``, ``supervised``, run on a thread of its own (the simulation
-interleaves them on one). ``spawn_failed`` is only a spawn proved never to have started a
-process, or a worker whose account proves it never began. A group that kept members after
-SIGKILL is not settled: the attempt stays live and its conversation held, so nothing starts a
-second worker beside it.
+``recover`` runs first: each attempt a previous connector left live is taken one step at a time as
+``core.recovery`` answers, until the start's stop. Then at most ``concurrency`` workers run. Each
+tick, follow-ups join their live task first (the running worker is given a turn), then the oldest
+startable records of free conversations start, by the routes the tick read once. A launch is
+committed (task, attempt, exposure) before the driver starts anything, and the process recorded as
+soon as it exists. A worker's life is three steps, each its own transactions (``spawned``,
+``still_running``, ``supervised``), on a thread of its own (the simulation interleaves them on one).
+``spawn_failed`` is only a spawn proved never to have started a process, or a worker whose account
+proves it never began. A group that kept members after SIGKILL is not settled: the attempt stays
+live and its conversation held, so no second worker starts beside it.
 
-``ReplyAdopter.list_replies`` lists, outside any transaction, each reply destination a row may
-be adopted from (``core.adopted_reply``), exhaustively, for the settlement to adopt from. A
-listing that fails or is cut short leaves its row out: a missing adoption costs a person a look,
-a wrong one would hide a doubled reply. Once the shutdown's (or the start's) stop is set nothing
-more is listed or waited for (``shell.stoppable``), so the attempt settles with its real reason
-in bound. It never raises for Basecamp; a ledger failure lists nothing."""
+``ReplyAdopter.list_replies`` lists exhaustively, outside any transaction, each reply destination a
+row may be adopted from (``core.adopted_reply``). A listing that fails or is cut short leaves its
+row out: a missing adoption costs a person a look, a wrong one would hide a doubled reply. Once the
+shutdown's (or the start's) stop is set nothing more is listed or waited for (``shell.stoppable``),
+so the attempt settles with its real reason in bound. It never raises for Basecamp; a ledger failure
+lists nothing."""
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -60,15 +59,9 @@ class WorkerProcess(Protocol):
 
 class WorkerDriver(Protocol):
     def spawn(self, launch: tasks.Launch, work_dir: Path) -> WorkerProcess | SpawnFailed: ...
-    def supervise(
-        self,
-        started: WorkerProcess,
-        deadline_at: datetime,
-        stop: threading.Event,
-        on_tick: Callable[[], None],
-    ) -> StopReason | WorkerAccount | None:
-        """Why the worker ended (its driver's account, when it keeps one); None when members of
-        its group outlived SIGKILL."""
+    def supervise(self, started: WorkerProcess, deadline_at: datetime, stop: threading.Event,
+                  on_tick: Callable[[], None]) -> StopReason | WorkerAccount | None:
+        """Why the worker ended (its driver's account if it keeps one); None: its group outlived SIGKILL."""
         ...
 
     def release(self, started: WorkerProcess) -> None: ...
@@ -77,9 +70,7 @@ class WorkerDriver(Protocol):
         ...
 
 
-class GroupEnder(Protocol):
-    """How recovery ends a process group a previous connector left: ``shell.processes``."""
-
+class GroupEnder(Protocol):  # how recovery ends a group a previous connector left (shell.processes)
     def end_recorded_group(self, pid: int, pgid: int, process_started: str) -> bool:
         """True when the group is gone (ended, or was already); False when it cannot be verified."""
         ...
@@ -89,8 +80,6 @@ class GroupEnder(Protocol):
 class DispatchOptions:
     concurrency: int = 2
     task_deadline: timedelta = timedelta(hours=1)
-    tick: timedelta = timedelta(seconds=1)
-    driver_name: str = "command"
 
 
 @dataclass
@@ -113,8 +102,6 @@ class Dispatcher:
     _shutdown: threading.Event = field(default_factory=threading.Event)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    # -- restart ---------------------------------------------------------------------------
-
     def recover(self, stop: threading.Event | None = None) -> list[str]:
         """Settle what a previous connector left running, until ``stop``; the attempts held."""
         held: list[str] = []
@@ -127,7 +114,8 @@ class Dispatcher:
                 found = replace(found, stopped=stop is not None and stop.is_set())
                 step = recovery_step(found)
                 if step is RecoveryStep.leave_live:
-                    _left_live(live[index:])
+                    left = ",".join(attempt.attempt_id for attempt in live[index:])
+                    log.info("recovery: stopped; attempt(s) %s stay live, for the next start to settle", left)
                     return held
                 if step is RecoveryStep.end_group:
                     found = replace(found, group_gone=self._end_group(attempt))
@@ -156,35 +144,19 @@ class Dispatcher:
                 "attempt %s was left mid-launch with no recorded process: its conversation stays held;"
                 " a person must check for a worker still running for task %d, then settle it"
                 " (bin/connect status says how: bin/connect settle-launch EVENT --ran|--did-not-run)",
-                attempt.attempt_id,
-                attempt.task_id,
+                attempt.attempt_id, attempt.task_id,
             )
         elif step is RecoveryStep.held:
-            log.warning(
-                "attempt %s: its process group %d cannot be verified as ours; it stays live and held",
-                attempt.attempt_id,
-                attempt.pgid,
-            )
+            log.warning("attempt %s: its process group %d cannot be verified as ours; it stays live and held",
+                        attempt.attempt_id, attempt.pgid)
         else:
             with self.ledger.write() as connection:
-                tasks.end_attempt(
-                    connection,
-                    attempt.attempt_id,
-                    StopReason.lost,
-                    spawn_failed=False,
-                    now=self.ledger.clock.now(),
-                    replies=replies,
-                )
-            log.info(
-                "dispatch attempt=%s task=%d state=ended stop_reason=lost",
-                attempt.attempt_id,
-                attempt.task_id,
-            )
-
-    # -- the loop --------------------------------------------------------------------------
+                tasks.end_attempt(connection, attempt.attempt_id, StopReason.lost, spawn_failed=False,
+                                  now=self.ledger.clock.now(), replies=replies)
+            log.info("dispatch attempt=%s task=%d state=ended stop_reason=lost",
+                     attempt.attempt_id, attempt.task_id)
 
     def tick(self) -> list[tasks.Launch]:
-        """Join follow-ups, then start what fits; the launches made."""
         if self._shutdown.is_set():
             return []
         now = self.ledger.clock.now()
@@ -214,14 +186,8 @@ class Dispatcher:
                 continue
             try:
                 with self.ledger.write() as connection:
-                    launch = tasks.launch(
-                        connection,
-                        event_id,
-                        work_dir=work_dir,
-                        driver=self.options.driver_name,
-                        deadline_at=now + self.options.task_deadline,
-                        now=now,
-                    )
+                    launch = tasks.launch(connection, event_id, work_dir=work_dir, driver="command",
+                                          deadline_at=now + self.options.task_deadline, now=now)
             except tasks.NotStartable as why:
                 log.info("dispatch event=%d not started: %s", event_id, why)
                 continue
@@ -232,13 +198,11 @@ class Dispatcher:
 
     def _start(self, launch: tasks.Launch, work_dir: str, deadline_at: datetime) -> None:
         events = ",".join(map(str, launch.event_ids))
-        log.info(
-            "dispatch task=%d attempt=%s events=%s state=launching", launch.task_id, launch.attempt_id, events
-        )
+        log.info("dispatch task=%d attempt=%s events=%s state=launching",
+                 launch.task_id, launch.attempt_id, events)
         worker = f"worker-{launch.task_id}"
-        thread = threading.Thread(
-            target=self._work, args=(launch, work_dir, deadline_at), name=worker, daemon=True
-        )
+        thread = threading.Thread(target=self._work, args=(launch, work_dir, deadline_at), name=worker,
+                                  daemon=True)
         with self._lock:
             self._running[launch.task_id] = _Running(launch, work_dir, thread)
         thread.start()
@@ -248,9 +212,8 @@ class Dispatcher:
             started = self.spawned(launch, work_dir)
             if started is None:
                 return
-            reason = self.driver.supervise(
-                started, deadline_at, self._shutdown, lambda: self.still_running(launch)
-            )
+            reason = self.driver.supervise(started, deadline_at, self._shutdown,
+                                           lambda: self.still_running(launch))
             self.supervised(launch, started, reason)
         except Exception:
             log.exception("dispatch attempt=%s: the worker's supervision failed; it stays live for recovery",
@@ -276,41 +239,28 @@ class Dispatcher:
         pause_at("after_launch")  # a crash test kills the process here: launched, nothing spawned
         outcome = self.driver.spawn(launch, Path(work_dir))
         if isinstance(outcome, SpawnFailed):
-            log.warning(
-                "dispatch attempt=%s could not start its worker: %s", launch.attempt_id, outcome.detail
-            )
+            log.warning("dispatch attempt=%s could not start its worker: %s",
+                        launch.attempt_id, outcome.detail)
             self._end(launch, StopReason.failed, spawn_failed=True)
             return None
         with self._lock:
             self._running[launch.task_id].started = outcome
         try:
             with self.ledger.write() as connection:
-                tasks.mark_running(
-                    connection,
-                    launch.attempt_id,
-                    pid=outcome.pid,
-                    pgid=outcome.pgid,
-                    process_started=outcome.process_started,
-                    now=self.ledger.clock.now(),
-                )
+                tasks.mark_running(connection, launch.attempt_id, pid=outcome.pid, pgid=outcome.pgid,
+                                   process_started=outcome.process_started, now=self.ledger.clock.now())
             log.info("dispatch attempt=%s state=running pid=%d", launch.attempt_id, outcome.pid)
         except Exception:  # a worker that exists is supervised to its end, recorded or not
-            log.exception(
-                "dispatch attempt=%s: its process could not be recorded; supervising it anyway",
-                launch.attempt_id,
-            )
+            log.exception("dispatch attempt=%s: its process could not be recorded; supervising it anyway",
+                          launch.attempt_id)
         return outcome
 
     def supervised(
         self, launch: tasks.Launch, started: WorkerProcess, reason: StopReason | WorkerAccount | None
     ) -> None:
-        """The worker ended for ``reason``: settle its attempt, or leave it live."""
         if reason is None:
-            log.error(
-                "dispatch attempt=%s: members of its process group outlived SIGKILL; it stays live,"
-                " unsettled, for a person and the next start's recovery",
-                launch.attempt_id,
-            )
+            log.error("dispatch attempt=%s: members of its process group outlived SIGKILL; it stays live,"
+                      " unsettled, for a person and the next start's recovery", launch.attempt_id)
             return
         told = reason if isinstance(reason, WorkerAccount) else WorkerAccount(reason)
         self._end(launch, told.stop_reason, spawn_failed=bool(told.not_started), account=told)
@@ -320,48 +270,27 @@ class Dispatcher:
         with self.ledger.write() as connection:
             tasks.still_running(connection, launch.attempt_id, self.ledger.clock.now())
 
-    def _end(
-        self,
-        launch: tasks.Launch,
-        reason: StopReason,
-        *,
-        spawn_failed: bool,
-        account: WorkerAccount | None = None,
-    ) -> None:
+    def _end(self, launch: tasks.Launch, reason: StopReason, *, spawn_failed: bool,
+             account: WorkerAccount | None = None) -> None:
         replies = self._replies(launch.task_id, self._shutdown)  # a shutdown cuts the listing short
         with self.ledger.write() as connection:
-            settled = tasks.end_attempt(
-                connection,
-                launch.attempt_id,
-                reason,
-                spawn_failed=spawn_failed,
-                now=self.ledger.clock.now(),
-                replies=replies,
-                account=account,
-            )
+            settled = tasks.end_attempt(connection, launch.attempt_id, reason, spawn_failed=spawn_failed,
+                                        now=self.ledger.clock.now(), replies=replies, account=account)
         rows = ",".join(f"{row.event_id}:{row.settlement}" for row in settled)
         log.info("dispatch task=%d attempt=%s state=ended stop_reason=%s settled=%s",
                  launch.task_id, launch.attempt_id, reason, rows)  # fmt: skip
 
     def _replies(self, task_id: int, stop: threading.Event | None) -> ListedReplies | None:
-        if self.list_replies is None:
-            return None
-        return self.list_replies(task_id, stop)
+        return None if self.list_replies is None else self.list_replies(task_id, stop)
 
     def stop(self, timeout: float) -> bool:
         """Stop every worker (``shutdown``) and wait until each is settled; False if time ran out."""
         self._shutdown.set()
         with self._lock:
             threads = [running.thread for running in self._running.values()]
-        deadline = threading.Event()
-        timer = threading.Timer(timeout, deadline.set)
-        timer.start()
-        try:
-            for thread in threads:
-                while thread.is_alive() and not deadline.is_set():
-                    thread.join(0.05)
-        finally:
-            timer.cancel()
+        ends = time.monotonic() + timeout
+        for thread in threads:
+            thread.join(max(0.0, ends - time.monotonic()))
         return not any(thread.is_alive() for thread in threads)
 
     @property
@@ -370,14 +299,7 @@ class Dispatcher:
             return len(self._running)
 
 
-def _left_live(attempts: list[tasks.LiveAttemptRow]) -> None:
-    left = ",".join(attempt.attempt_id for attempt in attempts)
-    log.info("recovery: stopped; attempt(s) %s stay live, for the next start to settle", left)
-
-
-class ReplyLister(Protocol):
-    """The client's exhaustive listing of the agent's messages at a destination."""
-
+class ReplyLister(Protocol):  # the client's (exhaustive) listing of the agent's messages at a destination
     def list(
         self, destination: Destination, since: datetime, creator_id: int, deadline: float
     ) -> list[ListedMessage]: ...
@@ -390,8 +312,7 @@ class ReplyAdopter:
         self._agent_id = agent_id
 
     def list_replies(self, task_id: int, stop: threading.Event | None) -> ListedReplies:
-        """The listings of ``task_id``'s rows that may become candidates, by event id, as far as
-        they got before ``stop``."""
+        """``task_id``'s rows that may become candidates, listed by event id, as far as ``stop`` let it."""
         listed: dict[int, tuple[ListedMessage, ...]] = {}
         try:
             with self._ledger.read() as connection:
@@ -399,20 +320,16 @@ class ReplyAdopter:
         except LedgerError as error:
             adoption_log.error("adoption task=%d: the ledger failed: %s", task_id, error)
             rows = []
-        wanted = [
-            (row.event_id, destination, row.delivered_at)
-            for row, destination in rows
-            if may_become_candidate(row) and destination is not None and row.delivered_at is not None
-        ]
+        wanted = [(row.event_id, destination, row.delivered_at) for row, destination in rows
+                  if may_become_candidate(row) and destination is not None and row.delivered_at is not None]
         for event_id, destination, since in wanted:
             bound = self._ledger.clock.monotonic() + ADOPTION_SCAN_TIMEOUT
             try:
                 listing = partial(self._lister.list, destination, since, self._agent_id, bound)
                 found = unless_stopped(listing, stop, "adoption-listing")
             except ListingFailed as error:
-                adoption_log.info(
-                    "adoption task=%d event=%d: the listing failed: %s", task_id, event_id, error
-                )
+                adoption_log.info("adoption task=%d event=%d: the listing failed: %s",
+                                  task_id, event_id, error)
                 continue
             if found is None:
                 unknown = ",".join(str(event) for event, _, _ in wanted if event not in listed)

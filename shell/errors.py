@@ -1,7 +1,7 @@
 """Typed errors, and the exit codes a person sees. A ``UserError`` becomes one line on stderr and
-its documented exit code at one seam (``shell.cli.seam``), never a traceback, and no message
-carries a token, a message body or a feed position. A supervisor restarts ``run`` on 1 (a bug)
-and 6 (passes by itself), never on 2 or 3 (a person must act first)."""
+its documented exit code at one seam (``shell.cli.seam``), never a traceback, and no message carries
+a token, a message body or a feed position. A supervisor restarts ``run`` on 1 (a bug) and 6 (passes
+by itself), never on 2 or 3 (a person must act first)."""
 
 from __future__ import annotations
 

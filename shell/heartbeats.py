@@ -1,8 +1,8 @@
-"""The running connector's heartbeats: each loop's last turn, kept in memory and written beside
-the ledger for ``status`` (``core.heartbeats`` judges them). A beat notes the wall time a loop
-starts a turn and never fails. ``run``'s main thread writes them as it waits, at most every
-``WRITE_EVERY``, owner-only and whole; a write that fails is logged once until one succeeds
-again and never stops the connector."""
+"""The running connector's heartbeats: each loop's last turn, kept in memory and written beside the
+ledger for ``status`` (``core.heartbeats`` judges them). A beat notes the wall time a loop starts a
+turn and never fails. ``run``'s main thread writes them as it waits, at most every ``WRITE_EVERY``,
+owner-only and whole; a write that fails is logged once until one succeeds again and never stops the
+connector."""
 
 from __future__ import annotations
 

@@ -2,14 +2,14 @@
 configuration, token file, locks, the worker's session files and the demo's staged token all go
 through here; nothing else in ``shell/`` names a file mode, ``O_EXCL`` or ``fchmod``.
 
-What the connector creates is owner-only (0700, 0600, set again against the umask), with
-``O_EXCL | O_NOFOLLOW``: never an existing file, never through a link. What exists is checked,
-never loosened or tightened: a symlink, the wrong kind, another user's, or any group or other
-bit is a ``PrivatePathError`` saying how to fix it (SQLite's ``-wal`` and ``-shm`` beside a
-checked ledger excepted: ``own_sidecar`` makes them 0600). A mode fix is offered only for a path
-the connector made. A whole-file write goes to a new file beside the target, fsynced, renamed (or
-linked) into place, the directory fsynced; one that replaces a file replaces only a missing or
-empty one or one of its own kind (``core.file_kinds``)."""
+What the connector creates is owner-only (0700, 0600, set again against the umask), with ``O_EXCL |
+O_NOFOLLOW``: never an existing file, never through a link. What exists is checked, never loosened
+or tightened: a symlink, the wrong kind, another user's, or any group or other bit is a
+``PrivatePathError`` saying how to fix it (SQLite's ``-wal`` and ``-shm`` beside a checked ledger
+excepted: ``own_sidecar`` makes them 0600). A mode fix is offered only for a path the connector
+made. A whole-file write goes to a new file beside the target, fsynced, renamed (or linked) into
+place, the directory fsynced; one that replaces a file replaces only a missing or empty one or one
+of its own kind (``core.file_kinds``)."""
 
 from __future__ import annotations
 
@@ -45,9 +45,8 @@ class OtherKind(PrivatePathError):
     """An existing file of another kind where a writer would put its own."""
 
 
-def _exposure(
-    status: os.stat_result, what: str, path: Path, mode: int, reason: str, *, made_here: bool
-) -> None:
+def _exposure(status: os.stat_result, what: str, path: Path, mode: int, reason: str, *,
+              made_here: bool) -> None:
     if status.st_uid != os.geteuid():
         raise Exposed(
             f"{what} {path} belongs to another user (uid {status.st_uid}), not to this user ({os.geteuid()})"
@@ -88,10 +87,6 @@ def _holds_kind(path: Path) -> FileKind | None:
         return kind_of(handle.read(HEAD_BYTES))
 
 
-def _file_made_here(path: Path, kind: FileKind | None) -> bool:
-    return kind is None or _holds_kind(path) in (kind, FileKind.empty)
-
-
 def check_directory(path: Path, what: str, reason: str = "", holds: tuple[Path, ...] | None = None) -> None:
     """``holds``: the connector's files it would hold, for ``directory_made_here``."""
     status = os.lstat(path)
@@ -102,16 +97,16 @@ def check_directory(path: Path, what: str, reason: str = "", holds: tuple[Path, 
     _exposure(status, what, path, DIRECTORY_MODE, reason, made_here=directory_made_here(path, holds))
 
 
-def check_file_status(
-    status: os.stat_result, path: Path, what: str, reason: str = "", kind: FileKind | None = None
-) -> None:
+def check_file_status(status: os.stat_result, path: Path, what: str, reason: str = "",
+                      kind: FileKind | None = None) -> None:
     """``status`` is an ``lstat`` or ``fstat``; ``kind``: what the file should hold."""
     if stat.S_ISLNK(status.st_mode):
         raise WrongKind(f"{what} {path} is a symlink; it must be a regular file")
     if not stat.S_ISREG(status.st_mode):
         raise WrongKind(f"{what} {path} is not a regular file")
     if stat.S_IMODE(status.st_mode) & _OTHERS_BITS or status.st_uid != os.geteuid():
-        _exposure(status, what, path, FILE_MODE, reason, made_here=_file_made_here(path, kind))
+        made_here = kind is None or _holds_kind(path) in (kind, FileKind.empty)
+        _exposure(status, what, path, FILE_MODE, reason, made_here=made_here)
 
 
 def check_file(path: Path, what: str, reason: str = "", kind: FileKind | None = None) -> os.stat_result:
@@ -157,7 +152,6 @@ def write_new_file(path: Path, content: bytes) -> None:
 
 
 def open_or_create(path: Path, what: str) -> int:
-    """A read-write descriptor on ``path``, created if missing."""
     flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         descriptor = os.open(path, flags | os.O_EXCL, FILE_MODE)
@@ -187,10 +181,8 @@ def refuse_other_kind(path: Path, what: str, own: FileKind) -> None:
             head = handle.read(HEAD_BYTES)
     refusal = replace_refusal(own, path.name, head)
     if refusal is not None:
-        raise OtherKind(
-            f"{what} {path}: {refusal}, so it is not written over; nothing was written: "
-            f"give a path of its own"
-        )
+        told = f"{what} {path}: {refusal}, so it is not written over"
+        raise OtherKind(f"{told}; nothing was written: give a path of its own")
 
 
 def write_atomically(path: Path, content: bytes, own: FileKind | None = None) -> None:
@@ -207,12 +199,9 @@ def _write_whole(path: Path, content: bytes, *, replace: bool, own: FileKind | N
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with contextlib.suppress(FileNotFoundError):
         os.unlink(temporary)
-    descriptor = create_file(temporary)
     created = True
     try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(content)
-            handle.flush()
+        with os.fdopen(create_file(temporary, content), "wb") as handle:
             os.fsync(handle.fileno())
         if replace:
             if own is not None:

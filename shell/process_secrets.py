@@ -1,16 +1,15 @@
-"""What keeps a secret this process holds from being read outside it: no core dump, and no copy
-left in the initial environment block (the one home of ``RLIMIT_CORE`` and ``/proc/self/mem``).
+"""What keeps a secret this process holds from being read outside it: no core dump, and no copy left
+in the initial environment block (the one home of ``RLIMIT_CORE`` and ``/proc/self/mem``).
+``forbid_core_dumps`` sets ``RLIMIT_CORE`` to 0, soft and hard, for this process and the children it
+starts afterwards (a core of the connector holds its token, one of the MCP server its task token);
+``bin/connect run`` and the MCP server call it before a secret is read. It never fails.
 
-``forbid_core_dumps`` sets ``RLIMIT_CORE`` to 0, soft and hard, for this process and the children
-it starts afterwards (a core of the connector holds its token, one of the MCP server its task
-token); ``bin/connect run`` and the MCP server call it before a secret is read. It never fails.
-
-``/proc/PID/environ`` shows the block copied at ``exec`` whatever ``unsetenv`` did.
+``/proc/PID/environ`` shows the block copied at ``exec`` whatever ``unsetenv`` did, so
 ``erase_environment`` overwrites with NUL bytes every ``NAME=...`` string of it through
 ``/proc/self/mem``, writing nothing outside the block's bounds nor but those strings. It answers
 True only when every write was whole and a second read finds neither a ``NAME=`` string nor the
-secret; every failure answers False, never raises. It is called before any thread or child
-starts, after the names left ``os.environ``, so nothing reads what it erases."""
+secret; every failure answers False, never raises. It is called before any thread or child starts,
+after the names left ``os.environ``, so nothing reads what it erases."""
 
 from __future__ import annotations
 

@@ -1,26 +1,22 @@
-"""Every thread's stack on SIGUSR1, written by a thread of its own: the one home of SIGUSR1's handler.
+"""Every thread's stack on SIGUSR1, written by a thread of its own: the one home of SIGUSR1's
+handler.
 
-``faulthandler``'s dump is not used: its signal handler walks every thread's frames without the
-GIL, and in CPython 3.11 a thread that starts or ends meanwhile makes it read freed memory, so
-the process dies of SIGSEGV (python/cpython#116008). A connector starts and ends threads all the
-time, and a stack dump must never be what kills it.
+Not ``faulthandler``'s dump: its handler walks every thread's frames without the GIL, and in CPython
+3.11 a thread that starts or ends meanwhile makes it read freed memory and die of SIGSEGV
+(python/cpython#116008); a connector starts and ends threads all the time. Here SIGUSR1's Python
+handler does nothing and interrupts no system call (SA_RESTART); the C-level handler writes the
+signal's number to the wakeup pipe, so a main thread blocked in a join, a sleep or C code that lets
+the GIL go still gets its stack written (one holding the GIL in C, once it lets go). What the
+dumping thread reads at once is one dump if a SIGUSR1 is among it (signals that queued meanwhile are
+one; another signal's number is ignored): every other thread, by name, most recent call first, no
+source lines, each walked under the GIL from a list taken under it, so no frame is read freed. It
+goes to the descriptor in ``os.write`` calls, never through ``sys.stderr``'s buffer (the interrupted
+thread may be in it); a failed write is dropped.
 
-So SIGUSR1's Python handler does nothing and interrupts no system call (SA_RESTART, as
-faulthandler had it); the C-level handler writes the signal's number to the wakeup pipe, so the
-dump never waits for the main thread to reach Python code: a main thread blocked in a join, a
-sleep or a call into C that lets the GIL go still gets its stack written (one that holds the GIL
-in C gets none until it lets go). The dumping thread writes one dump for what it read at once
-if a SIGUSR1 is among it (signals that queued meanwhile are one dump; another signal's number is
-ignored): every other thread, by name, most recent call first, no source lines. The list of
-threads is taken under the GIL and each stack walked from it, so no frame is read freed. A dump
-goes to the file descriptor itself in ``os.write`` calls, never through ``sys.stderr``'s buffer,
-which the interrupted thread may be in; a failure to write it is dropped.
-
-``on_sigusr1`` installs this for the length of its block, then puts back the handler and wakeup
-descriptor it found; its end waits ``JOIN_SECONDS`` for a dump under way, no longer (one stuck on
-a stderr nobody reads would hold a stop forever). Off the main thread it installs nothing. Once
-it stands, SIGUSR1 is unblocked: ``bin/connect`` starts with it blocked, so one sent while the
-interpreter started waited, pending, and is dumped now."""
+``on_sigusr1`` installs this for its block (off the main thread, nothing), then puts back the
+handler and wakeup descriptor it found; its end waits ``JOIN_SECONDS`` for a dump under way, no
+longer (one stuck on a stderr nobody reads would hold a stop). Once it stands SIGUSR1 is unblocked:
+``bin/connect`` starts with it blocked, so one sent while the interpreter started is dumped now."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""A listing a stop does not wait for: the one seam through which every listing the connector
-makes before a settlement honours the shutdown's (or the start's) stop. ``unless_stopped`` makes
-the call on a daemon thread and answers its answer, or None once the stop is set first: none
-begins after the stop, and one under way is not waited for (it runs out within its own deadline,
-unread). What the call raises is raised again on the caller's thread; without a stop the call is
-made on the caller's thread. Only a call that writes nothing goes through it (the reply listing,
-the outbox's reconciliation listing), so an abandoned one leaves nothing half done."""
+"""A listing a stop does not wait for: the one seam through which every listing the connector makes
+before a settlement honours the shutdown's (or the start's) stop. ``unless_stopped`` makes the call
+on a daemon thread and answers its answer, or None once the stop is set first: none begins after the
+stop, and one under way is not waited for (it runs out within its own deadline, unread). What the
+call raises is raised again on the caller's thread; without a stop the call is made on the caller's
+thread. Only a call that writes nothing goes through it (the reply listing, the outbox's
+reconciliation listing), so an abandoned one leaves nothing half done."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ T = TypeVar("T")
 
 
 def unless_stopped(call: Callable[[], T], stop: threading.Event | None, name: str) -> T | None:
-    """``call``'s answer, or None once ``stop`` is set first; ``name`` names its thread."""
     if stop is None:
         return call()
     if stop.is_set():

@@ -1,19 +1,17 @@
 """The Basecamp HTTP client: it decides what is asked, when and how often; ``shell.basecamp.wire``
 makes each request once, and a failed read raises one of ``shell.basecamp.errors``.
 
-A create (``post``) is exactly one request on a connection of its own, never retried or
-redirected, so a failure falls on a known side of the line (``core.posting``: ``Refused`` or
-``Uncertain``). The one second try is after a 401, refused before anything was done, when the
-token source has a fresher token. Reads retry per ``core.retry``, never past the caller's
-deadline. A listing is exhaustive or raises: absence from a short listing would read as "never
-posted". A URL Basecamp hands back is followed only when unambiguous and on the configured
-origin, and only its path and query are sent, over that origin's connection, so the token never
-travels to another host. The token, a feed position, its query and a ``next`` URL are
-credentials: none is ever in a log, an exception or a repr.
-
-Every request waits its turn in the client's one ``Pacer``, shared by every thread: a turn is
-claimed atomically, a 429 holds every later request until its Retry-After, and a feed poll
-first yields to a backlog, within a bound and half of what is left to its deadline."""
+A create (``post``) is exactly one request on a connection of its own, never retried or redirected,
+so a failure falls on a known side of the line (``core.posting``: ``Refused`` or ``Uncertain``); its
+one second try is after a 401, refused before anything was done, when the token source has a fresher
+token. Reads retry per ``core.retry``, never past the caller's deadline. A listing is exhaustive or
+raises: absence from a short listing would read as "never posted". A URL Basecamp hands back is
+followed only when unambiguous and on the configured origin, and only its path and query are sent,
+over that origin's connection, so the token never travels to another host. The token, a feed
+position, its query and a ``next`` URL are credentials: none is ever in a log, an exception or a
+repr. Every request waits its turn in the client's one ``Pacer``, shared by every thread: a turn is
+claimed atomically, a 429 holds every later request until its Retry-After, and a feed poll first
+yields to a backlog, within a bound and half of what is left to its deadline."""
 
 from __future__ import annotations
 
@@ -114,14 +112,8 @@ class Pacer:
 
     def _wait(self, now: float) -> float:
         recent = self._recent(now)  # the caller holds the lock
-        return max(
-            wait_before_next(recent, now, self._held_until, self._limit, self._window),
-            spacing_wait(recent, now, self._limit, self._window),
-        )
-
-    def wait_seconds(self) -> float:
-        with self._lock:
-            return self._wait(self._clock.monotonic())
+        return max(wait_before_next(recent, now, self._held_until, self._limit, self._window),
+                   spacing_wait(recent, now, self._limit, self._window))
 
     def take_turn(self, deadline: float | None, *, yielding: bool = False) -> bool:
         """Wait for a turn and claim it; False if the turn would come after ``deadline``."""
@@ -144,9 +136,8 @@ class Pacer:
         while True:
             with self._lock:
                 now = self._clock.monotonic()
-                if poll_may_go(
-                    self._recent(now), now, now - started, bound=bound, limit=self._limit, window=self._window
-                ):
+                if poll_may_go(self._recent(now), now, now - started, bound=bound, limit=self._limit,
+                               window=self._window):
                     return
             self._clock.sleep(POLL_RECHECK_SECONDS)
 
@@ -161,19 +152,10 @@ class Pacer:
 
 
 class BasecampClient:
-    def __init__(
-        self,
-        base_url: str,
-        account_id: int,
-        token: str | Tokens,
-        user_agent: str,
-        *,
-        clock: Clock | None = None,
-        post_timeout: float = DEFAULT_POST_TIMEOUT,
-        read_timeout: float = DEFAULT_READ_TIMEOUT,
-        requests_per_window: int = DEFAULT_LIMIT,
-        window_seconds: float = DEFAULT_WINDOW_SECONDS,
-    ) -> None:
+    def __init__(self, base_url: str, account_id: int, token: str | Tokens, user_agent: str, *,
+                 clock: Clock | None = None, post_timeout: float = DEFAULT_POST_TIMEOUT,
+                 read_timeout: float = DEFAULT_READ_TIMEOUT, requests_per_window: int = DEFAULT_LIMIT,
+                 window_seconds: float = DEFAULT_WINDOW_SECONDS) -> None:
         origin = base_url.rstrip("/")
         if not transport_allowed(origin):
             raise ValueError(f"Basecamp must be reached over https (http only to loopback): {origin}")
@@ -207,8 +189,6 @@ class BasecampClient:
     def deadline_in(self, seconds: float) -> float:
         return self._clock.monotonic() + seconds
 
-    # -- creates ---------------------------------------------------------------------------
-
     def post(self, destination: Destination, body: str, deadline: float | None = None) -> PostOutcome:
         """Create one message at ``destination``: exactly one request, whatever happens."""
         path = self._path_of(destination)
@@ -220,7 +200,11 @@ class BasecampClient:
         token = self._tokens.current()
         outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout, token)
         if isinstance(outcome, Refused) and outcome.status == 401:  # nothing was created
-            outcome = self._after_unauthorized(path, body, deadline, token, outcome)
+            fresh = self._tokens.after_unauthorized(token)
+            if fresh is not None and self._pacer.take_turn(deadline):
+                timeout = self._post_timeout_until(deadline)
+                if timeout is not None:
+                    outcome = self._post_once(path, json.dumps({"content": body}).encode(), timeout, fresh)
         log.info("POST %s -> %s", path, type(outcome).__name__.lower())
         return outcome
 
@@ -235,21 +219,15 @@ class BasecampClient:
         sent = self._wire.create_once(path, payload, timeout, token)
         if not isinstance(sent, Answer):
             return sent  # the request never left, or its answer was not read whole
-        retry_after = parse_retry_after(sent.headers.get("Retry-After"), self._clock.now())
-        if sent.status == 429:
-            self._pacer.hold_for(retry_after if retry_after is not None else 1.0)
+        retry_after = self._held(sent.status, sent.headers.get("Retry-After"))
         return classify_answer(sent.status, sent.body, retry_after)
 
-    def _after_unauthorized(
-        self, path: str, body: str, deadline: float | None, refused_token: str, refused: PostOutcome
-    ) -> PostOutcome:
-        fresh = self._tokens.after_unauthorized(refused_token)
-        if fresh is None or not self._pacer.take_turn(deadline):
-            return refused
-        timeout = self._post_timeout_until(deadline)
-        if timeout is None:
-            return refused
-        return self._post_once(path, json.dumps({"content": body}).encode(), timeout, fresh)
+    def _held(self, status: int, retry_after: str | None) -> float | None:
+        """``retry_after`` read; a 429 holds every later request until then (a second if it says nothing)."""
+        told = parse_retry_after(retry_after, self._clock.now())
+        if status == 429:
+            self._pacer.hold_for(told if told is not None else 1.0)
+        return told
 
     def _path_of(self, destination: Destination) -> str:
         prefix = f"/{self.account_id}"
@@ -260,8 +238,6 @@ class BasecampClient:
                 return f"{prefix}/recordings/{destination.recording_id}/comments.json"
             case MessageKind.chat_line:
                 return f"{prefix}/chats/{destination.recording_id}/lines.json"
-
-    # -- reads -----------------------------------------------------------------------------
 
     def probe(self, deadline: float) -> None:
         """A cheap read that succeeds only while Basecamp answers this token."""
@@ -278,18 +254,16 @@ class BasecampClient:
         if answer.status != 200 or not isinstance(answer.body, dict):
             raise BasecampError(f"my/profile.json answered HTTP {answer.status}")
         try:
-            return Profile(  # a name is shown to a person: its control characters escaped (core.text)
-                int(answer.body["id"]), printable(str(answer.body["name"])),
-                str(answer.body.get("attachable_sgid", "")),
-            )  # fmt: skip
+            body = answer.body
+            name = printable(str(body["name"]))  # shown to a person: control characters escaped (core.text)
+            return Profile(int(body["id"]), name, str(body.get("attachable_sgid", "")))
         except (KeyError, TypeError, ValueError) as error:
             raise BasecampError("my/profile.json answered without a person") from error
 
     def list(
         self, destination: Destination, since: datetime, creator_id: int, deadline: float
     ) -> list[ListedMessage]:
-        """Every message of ``destination.kind`` by ``creator_id`` there since ``since``; a
-        ``Link`` that leads back to a page read fails the listing at once."""
+        """Every message of ``destination.kind`` by ``creator_id`` there since ``since``."""
         url = self._origin + self._path_of(destination)
         newest_first = destination.kind is MessageKind.chat_line
         if newest_first:
@@ -310,20 +284,16 @@ class BasecampClient:
                     reached_back = True
                 elif message.creator_id == creator_id:
                     found[message.id] = message
-            if newest_first and reached_back:
-                return sorted(found.values(), key=lambda m: (m.created_at, m.id))
             following = next_link(answer.headers.get("link"))
-            if following is None:
+            if following is None or (newest_first and reached_back):
                 return sorted(found.values(), key=lambda m: (m.created_at, m.id))
             if not same_origin(following, url):
                 raise ListingFailed(f"listing {destination.describe()}: a next page on another origin")
             if following in read:
                 raise ListingFailed(f"listing {destination.describe()}: the Link leads back to a page read")
             url = following
-        raise Unlistable(
-            f"{destination.describe()} did not reach back to {since:%Y-%m-%dT%H:%M:%SZ}"
-            f" within {MAX_PAGES} pages"
-        )
+        reach = f"did not reach back to {since:%Y-%m-%dT%H:%M:%SZ} within {MAX_PAGES} pages"
+        raise Unlistable(f"{destination.describe()} {reach}")
 
     def projects(self, deadline: float) -> frozenset[int]:
         url = f"{self.account_url}/projects.json"
@@ -344,15 +314,8 @@ class BasecampClient:
             url = following
         raise ListingFailed(f"projects.json: more than {MAX_PAGES} pages")
 
-    def poll_events(
-        self,
-        since: int | None,
-        position: str | None,
-        filters: FeedFilters,
-        deadline: float,
-        *,
-        next_url: str | None = None,
-    ) -> FeedPage:
+    def poll_events(self, since: int | None, position: str | None, filters: FeedFilters, deadline: float, *,
+                    next_url: str | None = None) -> FeedPage:
         answer = self._cursor_page("events.json", filters.query(), deadline, what="the event feed",
                                    since=since, position=position, next_url=next_url)  # fmt: skip
         if answer.status in (400, 409, 410):
@@ -362,8 +325,8 @@ class BasecampClient:
     def poll_inbox(
         self, since: int | None, position: str | None, deadline: float, *, next_url: str | None = None
     ) -> InboxPage:
-        """One page of the agent's inbox, always asked with ``core.inbox.ASKED_REASONS``: the
-        filter set is the position's, so every request of the lane asks with the same one."""
+        """One page of the agent's inbox, always asked with ``core.inbox.ASKED_REASONS``: the filter
+        set is the position's, so every request of the lane asks with the same one."""
         reasons = (("reasons", ",".join(ASKED_REASONS)),)
         answer = self._cursor_page("inbox.json", reasons, deadline, what="the inbox",
                                    since=since, position=position, next_url=next_url)  # fmt: skip
@@ -371,31 +334,17 @@ class BasecampClient:
             raise InboxRefused(read_inbox_refusal(answer.status, answer.body))
         return _page(answer, read_inbox_page, "the inbox")
 
-    def _cursor_page(
-        self,
-        resource: str,
-        filters: Sequence[tuple[str, str]],
-        deadline: float,
-        *,
-        what: str,
-        since: int | None,
-        position: str | None,
-        next_url: str | None,
-    ) -> Answer:
-        """A cursor page's answer, from ``next_url``, else ``position``, else after ``since``
-        (None: now); a poll's read yields to a backlog. ``what`` names it in a failure."""
+    def _cursor_page(self, resource: str, filters: Sequence[tuple[str, str]], deadline: float, *, what: str,
+                     since: int | None, position: str | None, next_url: str | None) -> Answer:
+        """A cursor page's answer from ``next_url``, else ``position``, else after ``since`` (None: now)."""
         if next_url is not None:
             if not same_origin(next_url, self._origin):
                 raise FeedFailed(f"{what}'s next page is on another origin")
             url = next_url
         else:
-            query = list(filters)
-            query.append(
-                ("position", position)
-                if position is not None
-                else ("since", "now" if since is None else str(since))
-            )
-            url = f"{self.account_url}/{resource}?{urlencode(query)}"
+            start = "now" if since is None else str(since)
+            cursor = ("position", position) if position is not None else ("since", start)
+            url = f"{self.account_url}/{resource}?{urlencode([*filters, cursor])}"
         try:
             answer = self.read(url, deadline, yielding=True)
         except ListingFailed as error:
@@ -405,8 +354,7 @@ class BasecampClient:
         return answer
 
     def stream_ticket(self, deadline: float) -> StreamTicket:
-        """A fresh ticket for the live lane: one POST that creates nothing, never retried here.
-        The ticket and its URL are credentials (``core.live``)."""
+        """The live lane's ticket, a credential (``core.live``): one POST creating nothing, never retried."""
         path = f"/{self.account_id}/events/stream_ticket.json"
         if not self._pacer.take_turn(deadline):
             raise BasecampError("no stream ticket: the rate-limit wait passes the deadline")
@@ -425,9 +373,7 @@ class BasecampClient:
         if response.status == 401:
             self._tokens.after_unauthorized(token)  # the lane's next connect asks with a fresher one
             raise AuthenticationFailed("Basecamp refused the token (401)")
-        if response.status == 429:
-            told = parse_retry_after(response.headers.get("Retry-After"), self._clock.now())
-            self._pacer.hold_for(told if told is not None else 1.0)
+        self._held(response.status, response.headers.get("Retry-After"))
         if response.status not in (200, 201):
             raise BasecampError(f"no stream ticket: HTTP {response.status}")
         try:
@@ -436,8 +382,7 @@ class BasecampClient:
             raise BasecampError(f"no stream ticket: {error}") from None
 
     def read(self, url: str, deadline: float, *, yielding: bool = False) -> Answer:
-        """One read, retried per ``core.retry`` within ``deadline``; a ``yielding`` one (a feed
-        poll) lets a backlog go first. A 401 is asked once more with a refreshed token."""
+        """One read, retried per ``core.retry`` within ``deadline``; a 401 once more with a fresher token."""
         target = request_target(url, self._origin)
         if target is None:
             raise ListingFailed("a URL that is ambiguous or not on the configured origin is not followed")
@@ -458,13 +403,9 @@ class BasecampClient:
                 attempts -= 1
                 continue
             retry_after = answer.headers.get("retry-after")
-            if answer.status == 429:
-                told = parse_retry_after(retry_after, self._clock.now())
-                self._pacer.hold_for(told if told is not None else 1.0)
-            decision = after_read(
-                answer.status, attempts, retry_after, self._clock.now(), self._random.uniform(0, 0.1)
-            )
-            match decision:
+            self._held(answer.status, retry_after)
+            jitter = self._random.uniform(0, 0.1)
+            match after_read(answer.status, attempts, retry_after, self._clock.now(), jitter):
                 case Final():
                     return answer
                 case RetryAfter(seconds):
@@ -486,32 +427,20 @@ def _listed(item: Any, kind: MessageKind) -> ListedMessage:
     """One listed item, or ``ListingFailed``: a listing we cannot read is not a listing."""
     try:
         person = item["booster"] if kind is MessageKind.boost else item["creator"]
-        return ListedMessage(
-            id=int(item["id"]),
-            created_at=parse_timestamp(str(item["created_at"])),
-            creator_id=int(person["id"]),
-            text=message_text(str(item.get("content") or "")),
-        )
+        created_at = parse_timestamp(str(item["created_at"]))
+        text = message_text(str(item.get("content") or ""))
+        return ListedMessage(int(item["id"]), created_at, int(person["id"]), text)
     except (KeyError, TypeError, ValueError) as error:
         raise ListingFailed(f"a listed {kind} could not be read") from error
 
 
-def check_identity(
-    client: BasecampClient,
-    *,
-    agent_id: int,
-    token_file: str,
-    base_url: str,
-    consequence: str,
-    wrong_person_hint: str = "",
-    unreachable_hint: str = "",
-) -> Profile:
-    """The person the token acts as, asked before anything is written or started, when it is
-    the configured agent: a connector acting as someone else would post in their name, and its
-    loop guard would hide that person's events and let the agent's own in. A refusal Basecamp
-    will repeat is ``EXIT_CONFIG`` with what to fix; a Basecamp that cannot answer is
-    ``EXIT_UNAVAILABLE`` (an identity is never assumed). Each refusal is one line ending in
-    ``consequence``, never the token."""
+def check_identity(client: BasecampClient, *, agent_id: int, token_file: str, base_url: str, consequence: str,
+                   wrong_person_hint: str = "", unreachable_hint: str = "") -> Profile:
+    """The person the token acts as, asked before anything is written or started, when it is the
+    configured agent: a connector acting as someone else would post in their name, and its loop
+    guard would hide that person's events and let the agent's own in. A refusal Basecamp will repeat
+    is ``EXIT_CONFIG`` with what to fix; a Basecamp that cannot answer is ``EXIT_UNAVAILABLE`` (an
+    identity is never assumed). Each refusal is one line ending in ``consequence``, never the token."""
     try:
         person = client.me(client.deadline_in(IDENTITY_CHECK_SECONDS))
     except AuthenticationFailed as error:
@@ -522,15 +451,10 @@ def check_identity(
         fix = what_to_fix(error.status, token_file=token_file, account_id=account, base_url=base_url)
         raise UserError(f"{fix}: {consequence}", EXIT_CONFIG) from error
     except BasecampError as error:
-        raise UserError(
-            f"could not ask {base_url} who the token in {token_file} acts as ({error}): {consequence}"
-            f"{unreachable_hint}",
-            EXIT_UNAVAILABLE,
-        ) from error
+        asked = f"could not ask {base_url} who the token in {token_file} acts as ({error})"
+        raise UserError(f"{asked}: {consequence}{unreachable_hint}", EXIT_UNAVAILABLE) from error
     if person.id != agent_id:
-        raise UserError(
-            f"the token in {token_file} acts as person {person.id} ({person.name}), "
-            f"not the configured agent {agent_id}: {consequence}{wrong_person_hint}",
-            EXIT_CONFIG,
-        )
+        acts_as = f"the token in {token_file} acts as person {person.id} ({person.name})"
+        not_agent = f"not the configured agent {agent_id}: {consequence}{wrong_person_hint}"
+        raise UserError(f"{acts_as}, {not_agent}", EXIT_CONFIG)
     return person

@@ -1,5 +1,5 @@
-"""What a failed read from Basecamp is, one class per thing the caller does about it. A caller
-that only backs off catches ``BasecampError``; a create never raises (its outcome is a value,
+"""What a failed read from Basecamp is, one class per thing the caller does about it. A caller that
+only backs off catches ``BasecampError``; a create never raises (its outcome is a value,
 ``core.posting``). A listing ends short only by ``ListingFailed`` (try again later) or its
 ``Unlistable`` (gone, forbidden or too deep). A refusal's message names its kind only: a feed
 position is a credential."""

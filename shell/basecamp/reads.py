@@ -1,20 +1,19 @@
-"""Admission's reads: the recording summary a verdict is decided from, and one message read
-alone, for a person's check of a receipt (``core.receipt_check``).
-
-What is read follows the event's type: the recording, the agent's subscription where it
-matters, and for an assignment the people this event added (None without its details). Every
-read is the client's (paced, retried, within the deadline), and what Basecamp answers never
-raises here: it is a ``ReadFailure`` whose kind says whether waiting helps (``not_found`` and
-``forbidden`` end at once; a 429 or 503 the retries could not outlast is ``throttled``, with
-when to try again). Content is carried in the summary, never logged."""
+"""Admission's reads: the recording summary a verdict is decided from, and one message read alone,
+for a person's check of a receipt (``core.receipt_check``). What is read follows the event's type:
+the recording, the agent's subscription where it matters, and for an assignment the people this
+event added (None without its details). Every read is the client's (paced, retried, within the
+deadline), and what Basecamp answers never raises here: it is a ``ReadFailure`` whose kind says
+whether waiting helps (``not_found`` and ``forbidden`` end at once; a 429 or 503 the retries could
+not outlast is ``throttled``, with when to try again). Content is carried in the summary, never
+logged."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from core.admission import (
     CHAT_LINE_CREATED,
@@ -35,7 +34,6 @@ from shell.basecamp.wire import Answer
 from shell.clock import Clock, SystemClock
 
 CAMPFIRE_TYPE = "Chat::Transcript"
-THROTTLED_STATUSES = frozenset({429, 503})
 _FALLBACK_THROTTLE_SECONDS = 60.0
 _TYPED_PATHS: Mapping[str, str] = {"card": "card_tables/cards", "todo": "todos", "message": "messages"}
 _STATUSES: Mapping[str, RecordingStatus] = {
@@ -46,15 +44,14 @@ _STATUSES: Mapping[str, RecordingStatus] = {
 }
 
 
-class _Failed(Exception):
-    """A read that ended in ``failure``; caught at the public methods' edge."""
-
+class _Failed(Exception):  # caught at the public methods' edge
     def __init__(self, failure: ReadFailure) -> None:
         super().__init__(str(failure.kind))
         self.failure = failure
 
 
 JsonObject = dict[str, Any]
+Body = TypeVar("Body")
 
 
 class SummaryReads:
@@ -66,15 +63,8 @@ class SummaryReads:
     def deadline_in(self, seconds: float) -> float:
         return self._client.deadline_in(seconds)
 
-    def summary(
-        self,
-        bucket_id: int,
-        recording_id: int,
-        event_type: str,
-        deadline: float,
-        *,
-        event_id: int | None = None,
-    ) -> RecordingSummary | ReadFailure:
+    def summary(self, bucket_id: int, recording_id: int, event_type: str, deadline: float, *,
+                event_id: int | None = None) -> RecordingSummary | ReadFailure:
         try:
             return self._summary(bucket_id, recording_id, event_type, deadline, event_id)
         except _Failed as failed:
@@ -85,18 +75,16 @@ class SummaryReads:
     ) -> RecordingSummary:
         kind, _, action = event_type.rpartition(".")
         if event_type == COMMENT_CREATED:
-            body = self._object(f"comments/{recording_id}", deadline)
-            summary = _summarize(body, bucket_id)
+            summary = _summarize(self._answer(f"comments/{recording_id}", deadline, dict), bucket_id)
             if summary.parent_id is not None and summary.parent_id > 0:
-                subscribed = self._subscribed(summary.parent_id, deadline)
-                summary = replace(summary, subscribed=subscribed)
+                summary = replace(summary, subscribed=self._subscribed(summary.parent_id, deadline))
             return summary
         if event_type == CHAT_LINE_CREATED:
             return self._line(bucket_id, recording_id, deadline)
         path = _TYPED_PATHS.get(kind)
         if path is None:
             raise _Failed(ReadFailure(ReadFailureKind.unroutable))
-        summary = _summarize(self._object(f"{path}/{recording_id}", deadline), bucket_id)
+        summary = _summarize(self._answer(f"{path}/{recording_id}", deadline, dict), bucket_id)
         if action == "assignment_changed":
             added = None if event_id is None else self._added(recording_id, event_id, deadline)
             summary = replace(summary, added_person_ids=added)
@@ -107,8 +95,6 @@ class SummaryReads:
     def message(
         self, destination: Destination, message_id: int, deadline: float
     ) -> ReadMessage | ReadFailure:
-        """Message ``message_id`` of ``destination``'s kind; without a creator, place or time it
-        is ``failed``."""
         match destination.kind:
             case MessageKind.comment:
                 path, person, place = f"comments/{message_id}", "creator", "parent"
@@ -118,15 +104,12 @@ class SummaryReads:
             case MessageKind.boost:
                 path, person, place = f"boosts/{message_id}", "booster", "recording"
         try:
-            body = self._object(path, deadline)
-            return _read_message(body, person, place)
+            return _read_message(self._answer(path, deadline, dict), person, place)
         except _Failed as failed:
             return failed.failure
 
-    # -- one read each -------------------------------------------------------------------------
-
     def _line(self, bucket_id: int, line_id: int, deadline: float) -> RecordingSummary:
-        campfires = self._answer("chats", deadline, lambda body: isinstance(body, list))
+        campfires = self._answer("chats", deadline, list)
         for campfire in campfires:
             if not isinstance(campfire, dict) or campfire.get("type") != CAMPFIRE_TYPE:
                 continue
@@ -134,7 +117,7 @@ class SummaryReads:
             if not isinstance(bucket, dict) or bucket.get("id") != bucket_id:
                 continue
             try:
-                body = self._object(f"chats/{campfire.get('id')}/lines/{line_id}", deadline)
+                body = self._answer(f"chats/{campfire.get('id')}/lines/{line_id}", deadline, dict)
             except _Failed as failed:
                 if failed.failure.kind is ReadFailureKind.not_found:
                     continue
@@ -144,14 +127,14 @@ class SummaryReads:
         raise _Failed(ReadFailure(ReadFailureKind.unresolved))
 
     def _subscribed(self, recording_id: int, deadline: float) -> bool:
-        body = self._object(f"recordings/{recording_id}/subscription", deadline)
+        body = self._answer(f"recordings/{recording_id}/subscription", deadline, dict)
         subscribed = body.get("subscribed")
         if not isinstance(subscribed, bool):
             raise _Failed(ReadFailure(ReadFailureKind.failed))
         return subscribed
 
     def _added(self, recording_id: int, event_id: int, deadline: float) -> frozenset[int] | None:
-        events = self._answer(f"recordings/{recording_id}/events", deadline, lambda b: isinstance(b, list))
+        events = self._answer(f"recordings/{recording_id}/events", deadline, list)
         for event in events:
             if isinstance(event, dict) and event.get("id") == event_id:
                 details = event.get("details")
@@ -161,12 +144,7 @@ class SummaryReads:
                 return frozenset(int(person) for person in added)
         return None  # not on the first page (newest first): the delta is unverified
 
-    def _object(self, path: str, deadline: float) -> JsonObject:
-        body = self._answer(path, deadline, lambda found: isinstance(found, dict))
-        assert isinstance(body, dict)
-        return body
-
-    def _answer(self, path: str, deadline: float, readable: Callable[[Any], bool]) -> Any:
+    def _answer(self, path: str, deadline: float, kind: type[Body]) -> Body:
         url = f"{self._client.account_url}/{path}.json"
         try:
             answer: Answer = self._client.read(url, deadline)
@@ -178,9 +156,9 @@ class SummaryReads:
             raise _Failed(ReadFailure(ReadFailureKind.forbidden))
         if answer.status == 404:
             raise _Failed(ReadFailure(ReadFailureKind.not_found))
-        if answer.status in THROTTLED_STATUSES:
+        if answer.status in (429, 503):
             raise _Failed(self._throttled())
-        if answer.status != 200 or not readable(answer.body):
+        if answer.status != 200 or not isinstance(answer.body, kind):
             raise _Failed(ReadFailure(ReadFailureKind.failed))
         return answer.body
 
@@ -199,13 +177,9 @@ def _read_message(body: JsonObject, person: str, place: str) -> ReadMessage:
     try:
         if not isinstance(creator, dict) or not isinstance(where, dict):
             raise ValueError("no creator or no place")
-        return ReadMessage(
-            id=int(body["id"]),
-            at_recording_id=int(where["id"]),
-            creator_id=int(creator["id"]),
-            created_at=parse_timestamp(str(body["created_at"])),
-            content=str(body.get("content") or ""),
-        )
+        created_at = parse_timestamp(str(body["created_at"]))
+        content = str(body.get("content") or "")
+        return ReadMessage(int(body["id"]), int(where["id"]), int(creator["id"]), created_at, content)
     except (KeyError, TypeError, ValueError):
         raise _Failed(ReadFailure(ReadFailureKind.failed)) from None
 
@@ -229,22 +203,15 @@ def _summarize(body: JsonObject, bucket_id: int) -> RecordingSummary:
     content = body.get("content")
     content = content if isinstance(content, str) else ""
     assignees = body.get("assignees")
+    people = assignees if isinstance(assignees, list) else []
     assignee_ids = frozenset(
-        int(person["id"])
-        for person in (assignees if isinstance(assignees, list) else [])
-        if isinstance(person, dict) and _is_id(person.get("id"))
+        int(one["id"]) for one in people if isinstance(one, dict) and _is_id(one.get("id"))
     )
     updated_at = body.get("updated_at")
     return RecordingSummary(
-        status=status,
-        type=str(body["type"]),
-        creator=author,
-        parent_id=parent_id,
+        status=status, type=str(body["type"]), creator=author, parent_id=parent_id,
         parent_type=str(parent.get("type") or "") if isinstance(parent, dict) else "",
-        mentioned_person_ids=mentioned_in(content),
-        assignee_ids=assignee_ids,
-        app_url=str(body.get("app_url") or ""),
-        title=str(body.get("title") or ""),
-        content=content,
+        mentioned_person_ids=mentioned_in(content), assignee_ids=assignee_ids,
+        app_url=str(body.get("app_url") or ""), title=str(body.get("title") or ""), content=content,
         updated_at=updated_at if isinstance(updated_at, str) else None,
     )

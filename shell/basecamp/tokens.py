@@ -1,15 +1,15 @@
-"""The token a client sends, and Launchpad over HTTP: its token endpoint (code exchange,
-refresh), its device flow and ``authorization.json``.
+"""The token a client sends, and Launchpad over HTTP: its token endpoint (code exchange, refresh),
+its device flow and ``authorization.json``.
 
 A bare token file's token (``StaticToken``) is sent as it is; a 401 stays a 401. A login's
-(``RefreshingToken``) is refreshed when ``core.oauth.refresh_due`` says, and once on a 401 for
-the refused token (a 401 for one already replaced gets the replacement). A refresh never runs
-twice in parallel: one lock in the process, a ``flock`` on ``<token file>.lock`` across
-processes, under which the file is read again first to adopt what another process refreshed.
-The new pair is written whole, only over a token file, before it is used; a failed refresh is
-logged and the current token kept until a 401. Launchpad is reached over https only (http only
-to loopback), its answer read within ``MAX_ANSWER_BYTES``; a failure is ``LaunchpadFailed``.
-No token, secret or body is ever in a log line, an exception or a repr."""
+(``RefreshingToken``) is refreshed when ``core.oauth.refresh_due`` says, and once on a 401 for the
+refused token (a 401 for one already replaced gets the replacement). A refresh never runs twice in
+parallel: one lock in the process, a ``flock`` on ``<token file>.lock`` across processes, under
+which the file is read again first to adopt what another process refreshed. The new pair is written
+whole, only over a token file, before it is used; a failed refresh is logged and the current token
+kept until a 401. Launchpad is reached over https only (http only to loopback), its answer read
+within ``MAX_ANSWER_BYTES``; a failure is ``LaunchpadFailed``. No token, secret or body is ever in a
+log line, an exception or a repr."""
 
 from __future__ import annotations
 
@@ -49,6 +49,7 @@ log = logging.getLogger("connector.token")
 
 LAUNCHPAD_TIMEOUT = 30.0
 USER_AGENT = "basecamp-connector (https://github.com/basecamp/basecamp-connector)"
+_FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
 
 class Tokens(Protocol):
@@ -149,10 +150,7 @@ def _checked(url: str) -> str:
 def token_request(form: dict[str, str], previous: Credentials, now: datetime) -> Credentials:
     """POST ``form`` (``core.oauth``'s fields) to the token URL; the credentials it answers."""
     url = _checked(previous.token_url)
-    answer = _request("POST", url, body=urlencode(form).encode(), headers={
-        "Content-Type": "application/x-www-form-urlencoded",
-    })  # fmt: skip
-    status, data = answer
+    status, data = _request("POST", url, body=urlencode(form).encode(), headers=_FORM)
     if not 200 <= status < 300:
         word = data.get("error") if isinstance(data, dict) else None
         error = word if isinstance(word, str) and word.isidentifier() else ""
@@ -175,8 +173,8 @@ def discover(launchpad: str) -> Any:
 
 def device_request(endpoint: str, client_id: str) -> DeviceGrant:
     """Ask the device authorization endpoint for a code a person enters elsewhere."""
-    status, data = _request("POST", _checked(endpoint), body=urlencode(device_form(client_id)).encode(),
-                            headers={"Content-Type": "application/x-www-form-urlencoded"})  # fmt: skip
+    form = urlencode(device_form(client_id)).encode()
+    status, data = _request("POST", _checked(endpoint), body=form, headers=_FORM)
     if status != 200:
         raise LaunchpadFailed(f"the device authorization endpoint answered HTTP {status}")
     try:
@@ -194,8 +192,7 @@ def authorization(launchpad: str, access_token: str) -> dict[str, Any]:
     return data
 
 
-def _request(method: str, url: str, *, body: bytes | None = None,
-             headers: dict[str, str]) -> tuple[int, Any]:  # fmt: skip
+def _request(method: str, url: str, *, body: bytes | None = None, headers: dict[str, str]) -> tuple[int, Any]:
     try:
         sent = {"User-Agent": USER_AGENT, "Accept": "application/json", **headers}
         response = urllib3.request(method, url, body=body, headers=sent, timeout=LAUNCHPAD_TIMEOUT,

@@ -1,18 +1,18 @@
 """One request on the wire and its answer, read within bounds; nothing decides here.
 
-A create goes on a connection of its own, opened before the request is written: one that could
-not open is ``Refused``; anything after (a timeout, a lost connection, an answer too large) is
-``Uncertain``. At the deadline a watchdog shuts the socket, so a trickling answer cannot outlive
-it. A read goes through the pool; a kept-alive connection the server had closed fails before any
-answer and is asked once more on a fresh one, within the same timeout. Nothing else is retried
-here and no redirect is followed.
+A create goes on a connection of its own, opened before the request is written: one that could not
+open is ``Refused``; anything after (a timeout, a lost connection, an answer too large) is
+``Uncertain``. At the deadline a watchdog shuts the socket, so a trickling answer cannot outlive it.
+A read goes through the pool; a kept-alive connection the server had closed fails before any answer
+and is asked once more on a fresh one, within the same timeout. Nothing else is retried here and no
+redirect is followed.
 
-Every request goes over a connection bound to the configured origin and names only an absolute
-path and query, so nothing can move it, and its token, to another host. No answer is read past
-``MAX_ANSWER_BYTES``, counted as bytes come whatever length is declared; the rest is never read
-and the connection not reused. A body is decoded by ``core.json_input`` alone (bounded depth and
-size). The token is only ever in a request's header; logs carry method, path without query and
-status, and urllib3's DEBUG line has every query redacted (a feed position is a credential)."""
+Every request goes over a connection bound to the configured origin and names only an absolute path
+and query, so nothing can move it, and its token, to another host. No answer is read past
+``MAX_ANSWER_BYTES``, counted as bytes come whatever length is declared; the rest is never read and
+the connection not reused. A body is decoded by ``core.json_input`` alone (bounded depth and size).
+The token is only ever in a request's header; logs carry method, path without query and status, and
+urllib3's DEBUG line has every query redacted (a feed position is a credential)."""
 
 from __future__ import annotations
 
@@ -86,8 +86,6 @@ class Wire:
                 connection.connect()
             except (OSError, urllib3.exceptions.HTTPError) as error:
                 return Refused(RefusalCause.not_connected, None, f"could not connect: {type(error).__name__}")
-            # The socket timeout bounds each read, not the exchange: a trickling answer could
-            # outlive the deadline. At the deadline the socket is shut, and the wait ends.
             expired = threading.Event()
             watchdog = threading.Timer(timeout, _shut, (connection, expired))
             watchdog.start()
@@ -103,9 +101,8 @@ class Wire:
             except (OSError, HTTPException, urllib3.exceptions.HTTPError) as error:
                 if expired.is_set():
                     return Uncertain(UncertainCause.timeout, None, "no whole answer before the deadline")
-                return Uncertain(
-                    UncertainCause.connection_lost, None, f"connection lost: {type(error).__name__}"
-                )
+                lost = f"connection lost: {type(error).__name__}"
+                return Uncertain(UncertainCause.connection_lost, None, lost)
             finally:
                 watchdog.cancel()
         finally:
@@ -113,8 +110,7 @@ class Wire:
         return Answer(response.status, response.headers, decode(raw))
 
     def post_pooled(self, path: str, timeout: float, token: str) -> urllib3.BaseHTTPResponse:
-        """One POST that creates nothing (a stream ticket), through the pool; its body is the
-        caller's to read (``bounded_body``), urllib3's errors and ``OSError`` its to turn into its own."""
+        """One POST that creates nothing (a stream ticket), through the pool; the rest is the caller's."""
         return self._pooled("POST", path, timeout, token)
 
     def _pooled(self, method: str, target: str, timeout: float, token: str) -> urllib3.BaseHTTPResponse:
@@ -152,11 +148,8 @@ class Wire:
         return Answer(response.status, headers, decode(raw))
 
     def headers(self, token: str) -> dict[str, str]:
-        return {
-            "Authorization": f"Bearer {token}",
-            "User-Agent": self._user_agent,
-            "Accept": "application/json",
-        }
+        return {"Authorization": f"Bearer {token}", "User-Agent": self._user_agent,
+                "Accept": "application/json"}
 
 
 def _shut(connection: HTTPConnection, expired: threading.Event) -> None:

@@ -122,7 +122,7 @@ def connect(tmp_path: Path) -> Iterator[Callable[..., Connector]]:
             {PROJECT: work},
             driver,
             driver,
-            DispatchOptions(task_deadline=timedelta(seconds=task_deadline), tick=timedelta(seconds=0.05)),
+            DispatchOptions(task_deadline=timedelta(seconds=task_deadline)),
         )
         client = BasecampClient(
             standin.base_url,

@@ -79,14 +79,14 @@ CLIENT = [
     ),
     rule(
         "a 429 holds every later request until its Retry-After",
-        "            self._pacer.hold_for(retry_after if retry_after is not None else 1.0)\n",
+        "            self._pacer.hold_for(told if told is not None else 1.0)\n",
         "            pass\n",
         "test_a_429_is_sent_once_refused_and_holds_every_later_request",
     ),
     rule(
         "the client paces itself under Basecamp's rate limit",
-        "            wait_before_next(recent, now, self._held_until, self._limit, self._window),",
-        "            max(0.0, self._held_until - now),",
+        "wait_before_next(recent, now, self._held_until, self._limit, self._window),",
+        "max(0.0, self._held_until - now),",
         "test_the_client_paces_itself_under_the_rate_limit",
     ),
     rule(
@@ -103,14 +103,14 @@ CLIENT = [
     ),
     rule(
         "more pages than the limit is unlistable, never a shorter answer",
-        "        raise Unlistable(\n",
-        "        return list(found.values())\n        raise Unlistable(\n",
+        '        raise Unlistable(f"{destination.describe()} {reach}")\n',
+        "        return list(found.values())\n",
         "test_more_than_the_page_limit_is_unlistable_not_short",
     ),
     rule(
         "Campfire lines are read newest first and the walk stops at the first older line",
-        "if newest_first and reached_back:",
-        "if False:",
+        "(newest_first and reached_back)",
+        "False",
         "test_campfire_lines_are_read_newest_first_and_stop_at_the_first_older_line",
     ),
     rule(
@@ -286,8 +286,8 @@ OUTBOX = [
     ),
     rule(
         "one start path: the production start settles what a previous process left",
-        "                held = self._settle_previous(deadline, stop)\n",
-        "                held = []\n",
+        "                started = settle_previous(parts, deadline, stop)\n",
+        "                started = StartReport([], FlushSummary())\n",
         "test_the_production_start_reconciles_and_sweeps_what_a_previous_process_left",
     ),
     rule(

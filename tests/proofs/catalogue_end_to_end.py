@@ -64,7 +64,7 @@ END_TO_END: list[Mutation] = [
     rule(
         "a full pacing window is not a rate limit: the outbox still claims",
         "        return self._pacer.held_for()\n",
-        "        return self._pacer.wait_seconds()\n",
+        "        with self._pacer._lock:\n            return self._pacer._wait(self._clock.monotonic())\n",
         "test_a_full_rate_window_is_not_a_429_the_outbox_still_claims",
     ),
     rule(

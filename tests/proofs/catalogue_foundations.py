@@ -646,7 +646,7 @@ LEDGER = [
     ),
     rule(
         "ledger open: a file others can read is refused, not tightened",
-        "        _exposure(status, what, path, FILE_MODE, reason, made_here=_file_made_here(path, kind))\n",
+        "        _exposure(status, what, path, FILE_MODE, reason, made_here=made_here)\n",
         "        pass\n",
         "test_a_file_others_can_read_is_refused_not_tightened",
     ),

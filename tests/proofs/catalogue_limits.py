@@ -141,8 +141,8 @@ LIMITS += [
     ),
     rule(
         "limit: the pacer spaces its turns",
-        "            spacing_wait(recent, now, self._limit, self._window),\n",
-        "            0.0,\n",
+        "spacing_wait(recent, now, self._limit, self._window))",
+        "0.0)",
         "test_a_drain_goes_evenly_so_an_urgent_turn_waits_at_most_one_spacing",
     ),
 ]

@@ -112,8 +112,8 @@ LIVE: list[Mutation] = [
     # shell/connector.py, shell/cli/status.py
     rule(
         "live lane: the connector admits what the live lane recorded, at once",
-        '        self.on_event(f"seen event={event_id} lane=live")\n        self._admit(event_id)\n',
-        '        self.on_event(f"seen event={event_id} lane=live")\n',
+        'partial(self._heard, "live")',
+        'lambda event_id: self.on_event(f"seen event={event_id} lane=live")',
         "test_a_mention_is_heard_live_and_status_tells_the_lane",
     ),
     rule(

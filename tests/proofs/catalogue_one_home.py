@@ -18,8 +18,8 @@ ONE_HOME: list[Mutation] = [
     ),
     rule(
         "one home: SIGKILL follows the grace, for a recorded group and for the driver's own worker",
-        "    if not _signal_group(pgid, signal.SIGKILL):\n        return _Escalation.gone_before_kill\n",
-        "    if True:\n        return _Escalation.gone_before_kill\n",
+        '    if not _signal_group(pgid, signal.SIGKILL):\n        return TerminationResult(Termination.terminated, "ended just after the grace"',
+        '    if True:\n        return TerminationResult(Termination.terminated, "ended just after the grace"',
         "test_at_the_deadline_a_worker_that_ignores_sigterm_is_killed_after_the_grace",
         "test_a_verified_group_that_ignores_sigterm_is_killed_after_the_grace",
     ),

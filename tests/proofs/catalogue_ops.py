@@ -64,8 +64,8 @@ OPS: list[Mutation] = [
     ),
     rule(
         "mode advice for a file only when it holds the kind expected",
-        "    return kind is None or _holds_kind(path) in (kind, FileKind.empty)\n",
-        "    return True\n",
+        "        made_here = kind is None or _holds_kind(path) in (kind, FileKind.empty)\n",
+        "        made_here = True\n",
         "test_a_stranger_file_named_as_the_ledger_gets_no_mode_advice_for_it_or_its_directory",
     ),
     rule(

@@ -222,8 +222,8 @@ SEC: list[Mutation] = [
     ),
     rule(
         "a name from Basecamp is shown with its control characters escaped",
-        "                int(answer.body[\"id\"]), printable(str(answer.body[\"name\"])),",
-        "                int(answer.body[\"id\"]), str(answer.body[\"name\"]),",
+        'printable(str(body["name"]))',
+        'str(body["name"])',
         "test_setup_shows_the_agents_name_from_basecamp_escaped",
     ),
     rule(

@@ -23,8 +23,8 @@ SHUTDOWN: list[Mutation] = [
     ),
     rule(
         "a signal only notes the stop; the main thread stops the connector",
-        "        while not self._stop.wait(REQUEST_CHECK_SECONDS):\n            if requested():\n",
-        "        while not self._stop.wait(REQUEST_CHECK_SECONDS):\n            if False:\n",
+        "        while not self._stop.wait(REQUEST_CHECK_SECONDS):\n            if requested() or self.ended_by",
+        "        while not self._stop.wait(REQUEST_CHECK_SECONDS):\n            if self.ended_by",
         "test_sigterm_with_a_notice_in_flight_stops_within_its_bound_and_the_restart_adopts_it",
     ),
     rule(

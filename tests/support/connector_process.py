@@ -70,7 +70,7 @@ def main() -> int:
             {args.project: Path(args.work_dir)},
             driver,
             driver,
-            DispatchOptions(tick=timedelta(seconds=0.1)),
+            DispatchOptions(),
         )
         parts = StartParts(outbox, sessions=Path(args.sessions), recovery=dispatcher)
         held = settle_previous(parts, ledger.clock.monotonic() + 30).held
