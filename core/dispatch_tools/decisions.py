@@ -204,12 +204,8 @@ def decide_get(
         if not servable(found):
             return refused(RefusalKind.not_dispatchable)
         row = found
-    serve = Serve(
-        event_id=row.event_id,
-        expose=row.delivery == DeliveryState.admitted,
-        pull=not row.pulled,
-        cancel_guard=row.guard == GuardState.armed,
-    )
+    serve = Serve(event_id=row.event_id, expose=row.delivery == DeliveryState.admitted, pull=not row.pulled,
+                  cancel_guard=row.guard == GuardState.armed)
     if held and (serve.expose or serve.pull):
         return refused(RefusalKind.not_dispatchable, HELD)
     return Success(serve)
@@ -240,21 +236,15 @@ def decide_ack(
             lambda words: _acknowledge_in_words(row, words)
         )
     if ack_id is not None and row.spoken(IntentKind.worker_ack) is not None:
-        return refused(
-            RefusalKind.report_conflict,
-            "the connector is posting your acknowledgement; an acknowledgement is reported once",
-        )
+        return refused(RefusalKind.report_conflict,
+                       "the connector is posting your acknowledgement; an acknowledgement is reported once")
     if ack_id is not None and row.ack_id is not None and row.ack_id != ack_id:
-        return refused(
-            RefusalKind.report_conflict,
-            f"the event was acknowledged as {row.ack_id}; an acknowledgement is reported once",
-        )
+        return refused(RefusalKind.report_conflict,
+                       f"the event was acknowledged as {row.ack_id}; an acknowledgement is reported once")
     if ack_id is not None and row.ack_id is None and row.delivery != DeliveryState.exposed:
-        return refused(
-            RefusalKind.report_conflict,
-            "the event was acknowledged without an acknowledgement id; "
-            "an id arriving afterwards is a second report",
-        )
+        return refused(RefusalKind.report_conflict,
+                       "the event was acknowledged without an acknowledgement id; "
+                       "an id arriving afterwards is a second report")
     if row.delivery != DeliveryState.exposed:
         return Success(Acknowledge(write=False, ack_id=None))
     return Success(Acknowledge(write=True, ack_id=ack_id))
@@ -275,16 +265,12 @@ def _acknowledge_in_words(row: DispatchRow, words: WorkerMessage) -> Result[Ackn
     if spoken is not None:
         if spoken.body == words.body:
             return Success(Acknowledge(write=False, ack_id=None))
-        return refused(
-            RefusalKind.report_conflict,
-            "the event was acknowledged in other words; an acknowledgement is posted once",
-        )
+        return refused(RefusalKind.report_conflict,
+                       "the event was acknowledged in other words; an acknowledgement is posted once")
     if row.ack_id is not None or row.delivery != DeliveryState.exposed:
-        return refused(
-            RefusalKind.report_conflict,
-            "the event was already acknowledged; "
-            "words arriving afterwards would be a second acknowledgement",
-        )
+        return refused(RefusalKind.report_conflict,
+                       "the event was already acknowledged; "
+                       "words arriving afterwards would be a second acknowledgement")
     return Success(Acknowledge(write=True, ack_id=None, words=words))
 
 
@@ -357,11 +343,9 @@ def _complete(row: DispatchRow, report: Report, words: WorkerMessage | None) -> 
         same_words = (None if spoken is None else spoken.body) == (None if words is None else words.body)
         if stored == _without_landed_reply(report, spoken) and same_words:
             return Success(Complete(write=False, report=report, complete_record=False))
-        return refused(
-            RefusalKind.report_conflict,
-            f"the event was already reported {row.outcome or 'without an outcome'}, "
-            "with another reply or links; a reported outcome stands",
-        )
+        return refused(RefusalKind.report_conflict,
+                       f"the event was already reported {row.outcome or 'without an outcome'}, "
+                       "with another reply or links; a reported outcome stands")
     if row.delivery not in (DeliveryState.exposed, DeliveryState.delivered):
         return refused(RefusalKind.not_exposed)
     dispatched = row.record.state == RecordState.dispatched
@@ -396,15 +380,11 @@ def _speak(row: DispatchRow, words: WorkerMessage) -> Result[Speak, ToolRefusal]
     if any(spoken.key == words.key for spoken in row.words):
         return Success(Speak(write=False, words=words))
     if row.delivery == DeliveryState.completed:
-        return refused(
-            RefusalKind.report_conflict,
-            "the event was reported complete; your last words belong in complete_dispatch's reply",
-        )
+        return refused(RefusalKind.report_conflict,
+                       "the event was reported complete; your last words belong in complete_dispatch's reply")
     notes = sum(spoken.kind is IntentKind.worker_note for spoken in row.words)
     if notes >= MAX_NOTES:
-        return refused(
-            RefusalKind.invalid_message,
-            f"at most {MAX_NOTES} messages per event before completion; "
-            "say the rest in complete_dispatch's reply",
-        )
+        return refused(RefusalKind.invalid_message,
+                       f"at most {MAX_NOTES} messages per event before completion; "
+                       "say the rest in complete_dispatch's reply")
     return Success(Speak(write=True, words=words))

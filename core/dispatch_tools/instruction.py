@@ -99,10 +99,7 @@ def read_snapshot(text: str | None) -> RecordingSnapshot | None:
         return item if isinstance(item, str) else ""
 
     return RecordingSnapshot(
-        type=field("type"),
-        title=field("title"),
-        app_url=field("app_url"),
-        content=field("content"),
+        type=field("type"), title=field("title"), app_url=field("app_url"), content=field("content"),
         updated_at=field("updated_at") or None,
         author_id=int(author) if (author := field("author_id")).isascii() and author.isdigit() else None,
         author_trusted=field("author_trusted") == "true",
@@ -174,23 +171,15 @@ def build_instruction(row: DispatchRow, agent_id: int | None) -> Instruction | N
         return None
     record = row.record
     return Instruction(
-        event_id=record.event_id,
-        event_type=record.event_type,
-        trigger=record.trigger,
-        bucket_id=record.bucket_id,
-        recording_id=record.recording_id,
-        recording_type=record.recording_type or snapshot.type,
-        recording_title=snapshot.title,
-        recording_url=record.recording_url or snapshot.app_url,
-        reply_kind=record.reply_kind,
-        reply_recording_id=record.reply_recording_id,
-        requester_id=record.requester_id,
-        acknowledge=record.acknowledge,
-        guard_acknowledged=row.guard == GuardState.fired,
+        event_id=record.event_id, event_type=record.event_type, trigger=record.trigger,
+        bucket_id=record.bucket_id, recording_id=record.recording_id,
+        recording_type=record.recording_type or snapshot.type, recording_title=snapshot.title,
+        recording_url=record.recording_url or snapshot.app_url, reply_kind=record.reply_kind,
+        reply_recording_id=record.reply_recording_id, requester_id=record.requester_id,
+        acknowledge=record.acknowledge, guard_acknowledged=row.guard == GuardState.fired,
         delivery=row.delivery,
         content=snapshot.content if agent_id is None else strip_mentions_of(snapshot.content, agent_id),
-        content_updated_at=snapshot.updated_at,
-        content_author_id=snapshot.author_id,
+        content_updated_at=snapshot.updated_at, content_author_id=snapshot.author_id,
         content_author_trusted=snapshot.author_trusted,
     )
 

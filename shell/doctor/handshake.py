@@ -32,14 +32,10 @@ from shell.worker.mcp import McpServer, serve
 
 log = logging.getLogger(__name__)
 
-PROMPT = (
-    "bin/connect doctor is checking that you start with the Basecamp connector's MCP server. "
-    "There is no dispatch and nothing to do: stop now."
-)
-NO_DISPATCH = (
-    "this is bin/connect doctor checking that you start with the connector's MCP server: "
-    "there is no dispatch; stop now"
-)
+PROMPT = ("bin/connect doctor is checking that you start with the Basecamp connector's MCP server. "
+          "There is no dispatch and nothing to do: stop now.")
+NO_DISPATCH = ("this is bin/connect doctor checking that you start with the connector's MCP server: "
+               "there is no dispatch; stop now")
 ATTEMPT = "doctor_probe"
 GRACE_SECONDS = 2.0
 POLL_SECONDS = 0.05
@@ -90,15 +86,11 @@ def probe(command: WorkerCommand, *, ledger: Path, agent_id: int, seconds: float
             marker.unlink(missing_ok=True)
             remove_session(started.session_dir)
     end = supervision.end
-    return Handshake(
-        initialized=seen.after is not None,
-        seconds=seconds if seen.after is None else seen.after,
-        timed_out=end.stop_requested == StopRequest.deadline,
-        ended="" if end.stop_requested is not None else _ended(end.ending),
-        stderr_tail=tail,
-        signals=supervision.signals,
-        survivors=supervision.survivors,
-    )
+    return Handshake(initialized=seen.after is not None,
+                     seconds=seconds if seen.after is None else seen.after,
+                     timed_out=end.stop_requested == StopRequest.deadline,
+                     ended="" if end.stop_requested is not None else _ended(end.ending),
+                     stderr_tail=tail, signals=supervision.signals, survivors=supervision.survivors)
 
 
 def _ended(ending: Ending) -> str:

@@ -168,14 +168,9 @@ def claude_code(command: WorkerCommand, allowed: tuple[str, ...]) -> list[doctor
 
 def _ask(command: WorkerCommand, *arguments: str) -> tuple[str, int | None]:
     try:
-        answer = subprocess.run(
-            [command.argv[0], *arguments],
-            env=command.environment(os.environ),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=CLAUDE_CODE_SECONDS,
-            check=False,
-        )
+        answer = subprocess.run([command.argv[0], *arguments], env=command.environment(os.environ),
+                                stdin=subprocess.DEVNULL, capture_output=True, timeout=CLAUDE_CODE_SECONDS,
+                                check=False)
     except subprocess.TimeoutExpired:
         return "", None
     except OSError as error:

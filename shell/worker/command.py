@@ -51,10 +51,8 @@ class WorkerCommand:
         for argument in self.argv:
             for name in _PLACEHOLDER.findall(argument):
                 if name not in PLACEHOLDERS:
-                    raise ValueError(
-                        f"unknown placeholder {{{name}}} in the worker command; "
-                        f"known: {', '.join(sorted(PLACEHOLDERS))}"
-                    )
+                    raise ValueError(f"unknown placeholder {{{name}}} in the worker command; "
+                                     f"known: {', '.join(sorted(PLACEHOLDERS))}")
         for name in [name for name, _ in self.env] + list(self.pass_env):
             problem = variable_name_problem(name)
             if problem is not None:
@@ -96,10 +94,8 @@ class WorkerCommand:
         try:
             if given:
                 if allowed.named():
-                    raise ValueError(
-                        "--worker-allow-bash and --worker-mcp widen the default worker only; "
-                        "a configured worker command's argv says everything it may do"
-                    )
+                    raise ValueError("--worker-allow-bash and --worker-mcp widen the default worker only; "
+                                     "a configured worker command's argv says everything it may do")
                 return cls(argv=given, pass_env=tuple(pass_env))
             servers = {path: mcp_servers_of(Path(path)) for path in allowed.mcp_files}
             return cls.claude_code(pass_env=pass_env, bash=allowed.bash, mcp_files=servers)
@@ -127,17 +123,13 @@ class WorkerCommand:
         """One line when the program is not found, said before a request fails in public."""
         if self.program_path() is not None:
             return None
-        return (
-            f"worker: the program {self.argv[0]!r} is not found on PATH; install it, or name another "
-            "with setup --worker-command"
-        )
+        return (f"worker: the program {self.argv[0]!r} is not found on PATH; install it, or name another "
+                "with setup --worker-command")
 
     def render(self, *, prompt: str, mcp_config: Path, work_dir: Path) -> tuple[str, ...]:
         values = {"prompt": prompt, "mcp_config": str(mcp_config), "work_dir": str(work_dir)}
-        return tuple(
-            _PLACEHOLDER.sub(lambda match: values.get(match.group(1), match.group(0)), argument)
-            for argument in self.argv
-        )
+        return tuple(_PLACEHOLDER.sub(lambda match: values.get(match.group(1), match.group(0)), argument)
+                     for argument in self.argv)
 
     def environment(self, environ: Mapping[str, str]) -> dict[str, str]:
         chosen = {name: value for name, value in environ.items() if name in ALLOWLIST}

@@ -121,14 +121,9 @@ def spawn(
     session_dir, out, err = open_session(private_dir, attempt_id, config)
     try:
         process = subprocess.Popen(
-            argv,
-            cwd=work_dir,
-            env=command.environment(os.environ if environ is None else environ),
-            stdin=subprocess.PIPE if command.speaks_stream_json else subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-            start_new_session=True,
-            close_fds=True,
+            argv, cwd=work_dir, env=command.environment(os.environ if environ is None else environ),
+            stdin=subprocess.PIPE if command.speaks_stream_json else subprocess.DEVNULL, stdout=out,
+            stderr=err, start_new_session=True, close_fds=True,
         )
     except OSError as error:  # Popen reaps the child before it raises
         remove_session(session_dir)

@@ -53,11 +53,9 @@ METHOD_NOT_FOUND: Final = -32601
 INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
 
-BLURB: Final = (
-    "Your dispatch from the Basecamp connector: pull the instruction you were started for, "
-    "acknowledge it, and report its outcome. The connector posts your words in Basecamp for you, "
-    "exactly once. Bound to this task; there is no listing."
-)
+BLURB: Final = ("Your dispatch from the Basecamp connector: pull the instruction you were started for, "
+                "acknowledge it, and report its outcome. The connector posts your words in Basecamp for you, "
+                "exactly once. Bound to this task; there is no listing.")
 
 _INT, _STR, _BOOL = {"type": "integer"}, {"type": "string"}, {"type": "boolean"}
 _ID = {"type": "integer", "minimum": 1}
@@ -101,10 +99,8 @@ _RECEIPT_SCHEMA = _object(
         kind={"type": "string", "enum": ["boost", "comment", "chat_line"]}, id=_INT, note=_STR,
     ),
 )  # fmt: skip
-_POSTED = (
-    " The connector posts it for you, exactly once: the answer's message says posted (with its id), "
-    "or waiting (it will be posted; do not send it again)."
-)
+_POSTED = (" The connector posts it for you, exactly once: the answer's message says posted (with its id), "
+           "or waiting (it will be posted; do not send it again).")
 _MARKDOWN = (
     "Markdown at a comment (bold, italics, links, lists, quotes, code blocks), plain text in a Campfire."
 )
@@ -286,10 +282,8 @@ class McpServer:
         asked = params.get("protocolVersion")
         version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
         client = params.get("clientInfo")
-        log.info(
-            "initialize: client %s asked for protocol %s, answered %s",
-            client.get("name") if isinstance(client, dict) else "unnamed", asked, version,
-        )
+        log.info("initialize: client %s asked for protocol %s, answered %s",
+                 client.get("name") if isinstance(client, dict) else "unnamed", asked, version)
         return {
             "protocolVersion": version,
             "capabilities": {"tools": {"listChanged": False}},
