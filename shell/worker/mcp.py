@@ -9,7 +9,7 @@ correct itself; any other failure is ``ledger_failure`` with a fixed message, it
 stderr, never in the model's transcript.
 
 ``TOOLS`` is what ``tools/list`` answers, in the order a worker uses them; an input schema refuses
-what it does not name. Their bounds are core's, read from ``core.dispatch_tools.bounds``: a schema
+what it does not name. Their bounds are core's, read from ``core.dispatch_tools``: a schema
 is advice, core is the judge. A worker waits on the start, so the tools' arguments and receipts
 are imported by the first call that reads them."""
 
@@ -107,8 +107,7 @@ _MARKDOWN = (
 
 TOOLS: Final[tuple[dict[str, Any], ...]] = (
     _tool(
-        "get_dispatch",
-        "Get your dispatch",
+        "get_dispatch", "Get your dispatch",
         "the instruction for an event on your task, or, without event_id, the earliest you have not "
         "acknowledged. Returns the recording, where to reply, who asked, the request's content with your "
         "own mention removed, whether to acknowledge, and whether the connector already acknowledged for "
@@ -119,14 +118,12 @@ TOOLS: Final[tuple[dict[str, Any], ...]] = (
                 message=_STR),
     ),
     _tool(
-        "ack_dispatch",
-        "Acknowledge your dispatch",
+        "ack_dispatch", "Acknowledge your dispatch",
         f"acknowledge an instruction you were handed, in your own words (text): up to {BOOST_LIMIT} "
         f"characters is a boost on the request, longer a short message at reply_to.{_POSTED} Marks it "
         "delivered. Safe to retry: a repeat answers the same receipt.",
         _input(
-            "event_id",
-            event_id=_EVENT,
+            "event_id", event_id=_EVENT,
             text={"type": "string", "maxLength": MAX_ACK_CHARACTERS,
                   "description": f"Your acknowledgement, e.g. 'On it'. {_MARKDOWN}"},
             ack_id={**_ID, "description": "Only if you posted an acknowledgement yourself, with tools of "
@@ -135,16 +132,14 @@ TOOLS: Final[tuple[dict[str, Any], ...]] = (
         _RECEIPT_SCHEMA,
     ),
     _tool(
-        "complete_dispatch",
-        "Report your dispatch's outcome",
+        "complete_dispatch", "Report your dispatch's outcome",
         "report the outcome of an instruction: succeeded or failed, with your reply to the person who "
         f"asked (reply) and any links (a pull request, a card).{_POSTED} Also acknowledges it. A repeat of "
         "the same report answers the same receipt; a different report is refused, because a reported "
         "outcome stands.",
         _input(
             "event_id", "outcome",
-            event_id=_EVENT,
-            outcome={"type": "string", "enum": ["succeeded", "failed"]},
+            event_id=_EVENT, outcome={"type": "string", "enum": ["succeeded", "failed"]},
             reply={"type": "string", "maxLength": MAX_MESSAGE_CHARACTERS,
                    "description": f"Your answer, posted at reply_to. {_MARKDOWN}"},
             reply_id={**_ID, "description": "Only if you replied yourself, with tools of your own: its id. "
@@ -156,16 +151,12 @@ TOOLS: Final[tuple[dict[str, Any], ...]] = (
         _RECEIPT_SCHEMA,
     ),
     _tool(
-        "reply_dispatch",
-        "Say something before you finish",
+        "reply_dispatch", "Say something before you finish",
         f"a message at reply_to before you complete (a question, a note on progress), at most {MAX_NOTES} "
         f"per event.{_POSTED} Your final answer goes in complete_dispatch's reply, not here. The same text "
         "again is the same message.",
-        _input(
-            "event_id", "text",
-            event_id=_EVENT,
-            text={"type": "string", "maxLength": MAX_MESSAGE_CHARACTERS, "description": _MARKDOWN},
-        ),
+        _input("event_id", "text", event_id=_EVENT,
+               text={"type": "string", "maxLength": MAX_MESSAGE_CHARACTERS, "description": _MARKDOWN}),
         _RECEIPT_SCHEMA,
     ),
 )  # fmt: skip
@@ -194,13 +185,11 @@ def _error(request_id: object, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
-def _tool_result(body: Mapping[str, Any]) -> dict[str, Any]:
+def _tool_answer(body: Mapping[str, Any], *, refused: bool = False) -> dict[str, Any]:
     text = [{"type": "text", "text": json.dumps(body, ensure_ascii=False)}]
+    if refused:
+        return {"content": text, "isError": True}
     return {"content": text, "structuredContent": dict(body), "isError": False}
-
-
-def _tool_error(body: Mapping[str, Any]) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": json.dumps(body, ensure_ascii=False)}], "isError": True}
 
 
 class McpServer:
@@ -284,18 +273,12 @@ class McpServer:
         client = params.get("clientInfo")
         log.info("initialize: client %s asked for protocol %s, answered %s",
                  client.get("name") if isinstance(client, dict) else "unnamed", asked, version)
-        return {
-            "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": False}},
-            "serverInfo": {"name": SERVER_NAME, "version": self._version},
-            "instructions": BLURB,
-        }
+        return {"protocolVersion": version, "capabilities": {"tools": {"listChanged": False}},
+                "serverInfo": {"name": SERVER_NAME, "version": self._version}, "instructions": BLURB}
 
     def _call(self, params: Mapping[str, Any]) -> dict[str, Any]:
         name = params.get("name")
-        arguments = params.get("arguments")
-        if arguments is None:
-            arguments = {}
+        arguments = {} if (given := params.get("arguments")) is None else given
         if not isinstance(name, str) or name not in _TOOL_NAMES:
             raise _RpcError(INVALID_PARAMS, f"unknown tool: {name}")
         if not isinstance(arguments, dict):
@@ -306,13 +289,13 @@ class McpServer:
         except Exception as error:
             # The ledger failing, not the worker: the detail is for the log, never the transcript.
             log.error("%s failed: %s: %s", name, type(error).__name__, error)
-            return _tool_error({"error": LEDGER_FAILURE_KIND, "message": LEDGER_FAILURE})
+            return _tool_answer({"error": LEDGER_FAILURE_KIND, "message": LEDGER_FAILURE}, refused=True)
         match answer:
             case Success(body):
-                return _tool_result(body)
+                return _tool_answer(body)
             case Failure(refusal):
                 log.info("%s refused: %s", name, refusal.kind)
-                return _tool_error(refusal.to_json())
+                return _tool_answer(refusal.to_json(), refused=True)
         raise AssertionError("a Result is a Success or a Failure")  # pragma: no cover
 
     def _answer(self, name: str, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:
