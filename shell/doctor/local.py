@@ -12,7 +12,6 @@ import subprocess
 
 from core import doctor
 from core.configuration import Configuration
-from core.doctor import allowances_check, auth_check, version_check
 from core.posting import TokenOutage
 from shell import private_files
 from shell.errors import UserError
@@ -159,11 +158,8 @@ def claude_code(command: WorkerCommand, allowed: tuple[str, ...]) -> list[doctor
     defaults, by name."""
     if not command.speaks_stream_json:
         return []
-    return [
-        version_check(*_ask(command, "--version")),
-        auth_check(*_ask(command, "auth", "status")),
-        allowances_check(allowed),
-    ]
+    return [doctor.version_check(*_ask(command, "--version")),
+            doctor.auth_check(*_ask(command, "auth", "status")), doctor.allowances_check(allowed)]
 
 
 def _ask(command: WorkerCommand, *arguments: str) -> tuple[str, int | None]:

@@ -4,7 +4,7 @@ recorded by the poll lane's own path. Beside it, the agent's projects re-read on
 Each connection has a ticket minted just before and used once; neither ticket nor query is
 logged or stored. The lane is ``connected`` once the subscription is confirmed; a frame's events
 are recorded in one transaction, then its new ids go to ``on_new`` in order. Any failure, the
-unexpected too, leaves the lane ``down`` with its reason for ``core.live.reconnect_delay`` while
+unexpected too, leaves the lane ``down`` with its reason for ``core.feed.reconnect_delay`` while
 the poll lane goes on alone. An overflow, or a confirmed connection that drops, is a loss told to
 the repair, bounded by the next event heard. While intake pauses, the lane hangs up: no loss, no
 failure. Its state is written at each change, for ``status``; only ``stop`` ends it.
@@ -28,10 +28,7 @@ from websockets.sync.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
 from core import feed as live
-from core.feed import (
-    FeedEvent,
-    FeedFilters,
-)
+from core.feed import FeedEvent, FeedFilters
 from core.intake_status import LaneState
 from core.timestamps import format_timestamp
 from shell.basecamp.errors import BasecampError
@@ -60,7 +57,6 @@ class TicketMinter(Protocol):
     """What the lane needs of ``shell.basecamp.client.BasecampClient``."""
 
     def stream_ticket(self, deadline: float) -> live.StreamTicket: ...
-
     def deadline_in(self, seconds: float) -> float: ...
 
 
@@ -68,7 +64,6 @@ class LossBook(Protocol):
     """Where the lane tells what it did not hear (``shell.intake.poll_lane.Repair``)."""
 
     def lost(self, cause: str, after_id: int | None) -> None: ...
-
     def heard(self, event_id: int) -> None: ...
 
 
