@@ -46,10 +46,8 @@ class _Stop(Exception):
 
 
 class InboxLane:
-    def __init__(
-        self, ledger: Ledger, client: InboxReader, clock: Clock, account_floor: Callable[[], int], *,
-        every_polls: int = DEFAULT_EVERY_POLLS,
-    ) -> None:
+    def __init__(self, ledger: Ledger, client: InboxReader, clock: Clock, account_floor: Callable[[], int], *,
+                 every_polls: int = DEFAULT_EVERY_POLLS) -> None:
         if every_polls < 1:
             raise ValueError("the inbox is read at least every turn")
         self._ledger = ledger
@@ -164,9 +162,8 @@ class InboxLane:
         self._verdict(InboxVerdict.failing, why)
         return _Stop()
 
-    def _verdict(
-        self, verdict: InboxVerdict, why: str, *, position: str | None = None, last_item_id: int | None = None
-    ) -> None:
+    def _verdict(self, verdict: InboxVerdict, why: str, *, position: str | None = None,
+                 last_item_id: int | None = None) -> None:
         try:
             with self._ledger.write() as connection:
                 now = format_timestamp(self._clock.now())

@@ -84,12 +84,11 @@ class _Down(Exception):
 
 
 class LiveLane:
-    def __init__(
-        self, ledger: Ledger, client: TicketMinter, filters: FeedFilters, clock: Clock,
-        on_new: Callable[[int], None], *, stale_after: float = DEFAULT_STALE_AFTER, backoff_base: float = 0.5,
-        backoff_cap: float = 30.0, rng: random.Random | None = None, losses: LossBook | None = None,
-        paused: Callable[[], str | None] = lambda: None, beat: Callable[[], None] = lambda: None,
-    ) -> None:
+    def __init__(self, ledger: Ledger, client: TicketMinter, filters: FeedFilters, clock: Clock,
+                 on_new: Callable[[int], None], *, stale_after: float = DEFAULT_STALE_AFTER,
+                 backoff_base: float = 0.5, backoff_cap: float = 30.0, rng: random.Random | None = None,
+                 losses: LossBook | None = None, paused: Callable[[], str | None] = lambda: None,
+                 beat: Callable[[], None] = lambda: None) -> None:
         self._beat = beat
         self._ledger = ledger
         self._client = client

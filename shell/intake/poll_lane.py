@@ -96,10 +96,8 @@ class IntakeResult:
 class Intake:
     """The feed reader of one filter set."""
 
-    def __init__(
-        self, ledger: Ledger, client: FeedReader, filters: feed.FeedFilters, clock: Clock, *,
-        start: int | None = None, max_pages: int = DEFAULT_MAX_PAGES,
-    ) -> None:
+    def __init__(self, ledger: Ledger, client: FeedReader, filters: feed.FeedFilters, clock: Clock, *,
+                 start: int | None = None, max_pages: int = DEFAULT_MAX_PAGES) -> None:
         if start is not None and start < 0:
             raise ValueError(f"a start is an event id or 0, not {start}")
         if max_pages < 1:
@@ -163,9 +161,8 @@ class Intake:
             return checkpoint.last_served_id
         return self._start
 
-    def _fetch(
-        self, checkpoint: Checkpoint | None, resume_since: int | None, next_url: str | None, deadline: float
-    ) -> feed.FeedPage:
+    def _fetch(self, checkpoint: Checkpoint | None, resume_since: int | None, next_url: str | None,
+               deadline: float) -> feed.FeedPage:
         if next_url is not None:
             return self._client.poll_events(None, None, self.filters, deadline, next_url=next_url)
         if resume_since is not None:
@@ -267,11 +264,9 @@ class Backlog:
 class Repair:
     """The losses the live lane tells, and the walks of the feed that look for what they lost."""
 
-    def __init__(
-        self, ledger: Ledger, client: FeedReader, filters: feed.FeedFilters, clock: Clock,
-        on_new: Callable[[int], None], *, interval: timedelta = DEFAULT_REPAIR_INTERVAL,
-        window: timedelta = DEFAULT_REPAIR_WINDOW,
-    ) -> None:
+    def __init__(self, ledger: Ledger, client: FeedReader, filters: feed.FeedFilters, clock: Clock,
+                 on_new: Callable[[int], None], *, interval: timedelta = DEFAULT_REPAIR_INTERVAL,
+                 window: timedelta = DEFAULT_REPAIR_WINDOW) -> None:
         self._ledger = ledger
         self._client = client
         self._filters = filters

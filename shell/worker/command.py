@@ -59,10 +59,9 @@ class WorkerCommand:
                 raise ValueError(problem)
 
     @classmethod
-    def claude_code(
-        cls, program: str = "claude", env: Mapping[str, str] | None = None, pass_env: Iterable[str] = (),
-        bash: Iterable[str] = (), mcp_files: Mapping[str, Iterable[str]] | None = None,
-    ) -> WorkerCommand:
+    def claude_code(cls, program: str = "claude", env: Mapping[str, str] | None = None,
+                    pass_env: Iterable[str] = (), bash: Iterable[str] = (),
+                    mcp_files: Mapping[str, Iterable[str]] | None = None) -> WorkerCommand:
         """Claude Code as the connector can trust it: replayed user messages so a follow-up joins its
         turn, host settings ignored, only ``BUILT_IN_TOOLS``, the connector's MCP server and what setup
         allowed (``bash`` patterns, ``mcp_files`` with the servers each names)."""
@@ -84,9 +83,8 @@ class WorkerCommand:
         return cls(argv=argv, env=environment, pass_env=tuple(pass_env))
 
     @classmethod
-    def configured(
-        cls, argv: Iterable[str] | None, pass_env: Iterable[str] = (), allow: WorkerAllowances | None = None
-    ) -> WorkerCommand:
+    def configured(cls, argv: Iterable[str] | None, pass_env: Iterable[str] = (),
+                   allow: WorkerAllowances | None = None) -> WorkerCommand:
         """The configuration's worker command, or Claude Code widened by ``allow`` when it names
         none. A command this program cannot run as written is a ``UserError`` before anything starts."""
         given = tuple(argv or ())

@@ -104,11 +104,10 @@ class SpawnFailed:
     detail: str
 
 
-def spawn(
-    command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Path, private_dir: Path,
-    ledger_path: Path, token: str, repository: Path = REPOSITORY, environ: Mapping[str, str] | None = None,
-    agent_id: int | None = None, send_prompt: bool = True, resume_session: str = "",
-) -> RunningWorker | SpawnFailed:
+def spawn(command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Path, private_dir: Path,
+          ledger_path: Path, token: str, repository: Path = REPOSITORY,
+          environ: Mapping[str, str] | None = None, agent_id: int | None = None, send_prompt: bool = True,
+          resume_session: str = "") -> RunningWorker | SpawnFailed:
     if not token:
         raise ValueError("a worker is started with its task's token")
     mcp_config = private_dir / attempt_id / MCP_CONFIG_NAME
@@ -242,13 +241,11 @@ class StopSignal(Protocol):
     def is_set(self) -> bool: ...
 
 
-def supervise(
-    running: RunningWorker, *, deadline_at: datetime | None, stop_event: StopSignal, clock: Clock,
-    still_running_every: float = DEFAULT_STILL_RUNNING_SECONDS, on_tick: Callable[[], None] | None = None,
-    grace_seconds: float = DEFAULT_GRACE_SECONDS, poll_seconds: float = POLL_SECONDS,
-    watch: StreamWatch | None = None, permission_mode: str = "",
-    after_result_seconds: float = AFTER_RESULT_SECONDS,
-) -> Supervision:
+def supervise(running: RunningWorker, *, deadline_at: datetime | None, stop_event: StopSignal, clock: Clock,
+              still_running_every: float = DEFAULT_STILL_RUNNING_SECONDS,
+              on_tick: Callable[[], None] | None = None, grace_seconds: float = DEFAULT_GRACE_SECONDS,
+              poll_seconds: float = POLL_SECONDS, watch: StreamWatch | None = None, permission_mode: str = "",
+              after_result_seconds: float = AFTER_RESULT_SECONDS) -> Supervision:
     """Wait for the worker to end; tick while it runs; stop it at the deadline or at shutdown."""
     if still_running_every <= 0:
         raise ValueError("the still-running interval is positive")
@@ -280,11 +277,9 @@ def supervise(
     return Supervision(reason, end, signals, ticks, survivors or ending is None, facts)
 
 
-def _wait(
-    running: RunningWorker, watch: StreamWatch | None, stop_event: StopSignal, deadline_at: datetime | None,
-    clock: Clock, *, on_tick: Callable[[], None] | None, every: float, poll: float, mode: str,
-    after_result: float,
-) -> tuple[StopRequest | None, int]:
+def _wait(running: RunningWorker, watch: StreamWatch | None, stop_event: StopSignal,
+          deadline_at: datetime | None, clock: Clock, *, on_tick: Callable[[], None] | None, every: float,
+          poll: float, mode: str, after_result: float) -> tuple[StopRequest | None, int]:
     """Poll until the leader ends (None) or a stop is due (which); and the ticks reported."""
     next_tick = clock.monotonic() + every
     ticks = 0

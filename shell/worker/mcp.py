@@ -195,10 +195,8 @@ def _tool_answer(body: Mapping[str, Any], *, refused: bool = False) -> dict[str,
 class McpServer:
     """One session's protocol: a decoded message in, the reply (or None) out."""
 
-    def __init__(
-        self, tools: DispatchTools, *, version: str = "0.1.0",
-        on_initialized: Callable[[], None] | None = None,
-    ) -> None:
+    def __init__(self, tools: DispatchTools, *, version: str = "0.1.0",
+                 on_initialized: Callable[[], None] | None = None) -> None:
         self._tools = tools
         self._version = version
         self._on_initialized = on_initialized
