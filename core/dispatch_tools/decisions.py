@@ -75,9 +75,8 @@ def _read(build: Callable[[], T]) -> Result[T, ToolRefusal]:
         return refused(RefusalKind.invalid_arguments, str(error))
 
 
-def _checked(
-    arguments: Mapping[str, object], known: Iterable[str], exclusive: tuple[str, str] | None = None
-) -> None:
+def _checked(arguments: Mapping[str, object], known: Iterable[str],
+             exclusive: tuple[str, str] | None = None) -> None:
     unknown = sorted(set(arguments) - set(known))
     if unknown:
         raise _BadArguments("unknown argument " + ", ".join(repr(name) for name in unknown))
@@ -186,9 +185,8 @@ GetDecision = Serve | NothingWaiting
 WAITING = frozenset({DeliveryState.admitted, DeliveryState.exposed})
 
 
-def decide_get(
-    rows: Sequence[DispatchRow], event_id: int | None, *, held: bool = False
-) -> Result[GetDecision, ToolRefusal]:
+def decide_get(rows: Sequence[DispatchRow], event_id: int | None, *,
+               held: bool = False) -> Result[GetDecision, ToolRefusal]:
     """Which of the task's live rows ``get_dispatch`` serves, and what it writes first."""
     if event_id is None:
         waiting = sorted(
@@ -224,9 +222,8 @@ class Acknowledge:
     skipped: str = ""
 
 
-def decide_ack(
-    row: DispatchRow | None, ack_id: int | None, text: str | None = None, task_id: int = 0
-) -> Result[Acknowledge, ToolRefusal]:
+def decide_ack(row: DispatchRow | None, ack_id: int | None, text: str | None = None,
+               task_id: int = 0) -> Result[Acknowledge, ToolRefusal]:
     if row is None:
         return refused(RefusalKind.not_on_task)
     if not row.pulled:
@@ -320,9 +317,8 @@ class Complete:
     words: WorkerMessage | None = None
 
 
-def decide_complete(
-    row: DispatchRow | None, completion: Completion, task_id: int = 0
-) -> Result[Complete, ToolRefusal]:
+def decide_complete(row: DispatchRow | None, completion: Completion,
+                    task_id: int = 0) -> Result[Complete, ToolRefusal]:
     if row is None:
         return refused(RefusalKind.not_on_task)
     if not row.pulled:

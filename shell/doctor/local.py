@@ -56,9 +56,8 @@ def state_directory(paths: StatePaths) -> doctor.Check:
     return doctor.state_directory_check(str(directory), True, problem, writable, made_here=made_here)
 
 
-def configuration(
-    paths: StatePaths, asked: tuple[int | None, int | None]
-) -> tuple[doctor.Check, Configuration | None]:
+def configuration(paths: StatePaths,
+                  asked: tuple[int | None, int | None]) -> tuple[doctor.Check, Configuration | None]:
     """The configuration's check, and the configuration when it loads."""
     try:
         loaded = load_config(paths.config)

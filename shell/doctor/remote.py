@@ -24,9 +24,8 @@ ASK_SECONDS = 10.0
 USER_AGENT = "basecamp-connector doctor (https://github.com/basecamp/basecamp-connector)"
 
 
-def token_and_basecamp(
-    loaded: Configuration, clock: Clock, outage: TokenOutage | None = None
-) -> list[doctor.Check]:
+def token_and_basecamp(loaded: Configuration, clock: Clock,
+                       outage: TokenOutage | None = None) -> list[doctor.Check]:
     """The token's check and Basecamp's, from one request; the inbox's, from a second. ``outage``
     is the ledger's word that the running connector's creates were refused with this token."""
     file = loaded.token_file
@@ -60,9 +59,8 @@ def _inbox(client: BasecampClient | None, identity: doctor.Identity) -> doctor.C
     return doctor.inbox_check(InboxVerdict.available)
 
 
-def _ask(
-    loaded: Configuration, access_token: str, clock: Clock
-) -> tuple[doctor.Identity, doctor.Reach, BasecampClient | None]:
+def _ask(loaded: Configuration, access_token: str,
+         clock: Clock) -> tuple[doctor.Identity, doctor.Reach, BasecampClient | None]:
     """Who the token acts as, and how Basecamp answered (its status, its Date, the clock then)."""
     try:
         client = BasecampClient(loaded.base_url, loaded.account_id, access_token, USER_AGENT, clock=clock)

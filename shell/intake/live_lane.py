@@ -255,9 +255,8 @@ class LiveLane:
         for event_id in fresh:
             self._on_new(event_id)
 
-    def _write_state(
-        self, state: LaneState, why: str, *, reset: bool = False, overflow: bool = False
-    ) -> None:
+    def _write_state(self, state: LaneState, why: str, *, reset: bool = False,
+                     overflow: bool = False) -> None:
         self.state, self.why = state, why
         now = format_timestamp(self._clock.now())
         try:
@@ -276,9 +275,8 @@ class ProjectLister(Protocol):
 
 
 class Membership:
-    def __init__(
-        self, client: ProjectLister, clock: Clock, interval: timedelta = DEFAULT_MEMBERSHIP_INTERVAL
-    ) -> None:
+    def __init__(self, client: ProjectLister, clock: Clock,
+                 interval: timedelta = DEFAULT_MEMBERSHIP_INTERVAL) -> None:
         self._client = client
         self._clock = clock
         self._interval = interval.total_seconds()

@@ -171,9 +171,8 @@ class Intake:
             return self._client.poll_events(None, checkpoint.position, self.filters, deadline)
         return self._client.poll_events(self._resume_point(checkpoint), None, self.filters, deadline)
 
-    def _recover(
-        self, refused: FeedRefused, checkpoint: Checkpoint | None
-    ) -> tuple[Checkpoint, int | None, str]:
+    def _recover(self, refused: FeedRefused,
+                 checkpoint: Checkpoint | None) -> tuple[Checkpoint, int | None, str]:
         """Drop the position, committed; where to resume, and a note."""
         last = checkpoint.last_served_id if checkpoint is not None else 0
         match refusal := refused.refusal:
@@ -196,9 +195,8 @@ class Intake:
             case _:
                 raise IntakeFailed(f"the event feed refused the request: {type(refusal).__name__}")
 
-    def _record(
-        self, page: feed.FeedPage, checkpoint: Checkpoint | None
-    ) -> tuple[tuple[int, ...], Checkpoint]:
+    def _record(self, page: feed.FeedPage,
+                checkpoint: Checkpoint | None) -> tuple[tuple[int, ...], Checkpoint]:
         try:
             rows = stamped(page.events)
         except ValueError:

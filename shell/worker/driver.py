@@ -42,7 +42,6 @@ from core.task_token import TASK_TOKEN_ENV
 from core.worker_stream import (
     Ending,
     Exited,
-    NeverStarted,
     Signaled,
     StopRequest,
     StreamFacts,
@@ -145,9 +144,8 @@ def _spawn_failed(attempt_id: str, error: OSError) -> SpawnFailed:
     return SpawnFailed(attempt_id, detail)
 
 
-def _running(
-    attempt_id: str, process: subprocess.Popen[bytes], session_dir: Path, turns: Turns | None
-) -> RunningWorker:
+def _running(attempt_id: str, process: subprocess.Popen[bytes], session_dir: Path,
+             turns: Turns | None) -> RunningWorker:
     try:
         pgid = os.getpgid(process.pid)  # the kernel's answer; /proc may be unreadable
     except ProcessLookupError:
@@ -158,9 +156,8 @@ def _running(
     return RunningWorker(attempt_id, process.pid, pgid, started, session_dir, *files, process, turns)
 
 
-def mcp_session_config(
-    repository: Path, ledger_path: Path, token: str, agent_id: int | None = None
-) -> dict[str, object]:
+def mcp_session_config(repository: Path, ledger_path: Path, token: str,
+                       agent_id: int | None = None) -> dict[str, object]:
     """One stdio server, the connector's, with the task token in its env, launched the cheapest
     way: this interpreter on ``shell.worker.mcp_entry`` (``bin/connect mcp`` without its script)."""
     args = ["-P", "-m", "shell.worker.mcp_entry", "--ledger", str(ledger_path)]
@@ -357,11 +354,6 @@ def _answered(running: RunningWorker, said: StreamFacts) -> bool:
     return running.turns.close_if_answered(said.answered if said.replays else running.turns.given)
 
 
-def never_started(failed: SpawnFailed) -> Supervision:
-    end = WorkerEnd(NeverStarted(failed.detail))
-    return Supervision(stop_reason(end), end)
-
-
 def release(running: RunningWorker) -> None:
     remove_session(running.session_dir)
 
@@ -395,9 +387,8 @@ class CommandDriver:
             return ()
         return tuple(event_id for event_id in event_ids if started.turns.give(follow_up_prompt(event_id)))
 
-    def supervise(
-        self, started: object, deadline_at: datetime, stop: StopSignal, on_tick: Callable[[], None]
-    ) -> WorkerAccount | None:
+    def supervise(self, started: object, deadline_at: datetime, stop: StopSignal,
+                  on_tick: Callable[[], None]) -> WorkerAccount | None:
         """How the worker ended; None when members of its group outlived SIGKILL (not settled)."""
         if not isinstance(started, RunningWorker):
             raise TypeError("this driver supervises only the workers it started")
