@@ -189,9 +189,8 @@ def decide_get(rows: Sequence[DispatchRow], event_id: int | None, *,
                held: bool = False) -> Result[GetDecision, ToolRefusal]:
     """Which of the task's live rows ``get_dispatch`` serves, and what it writes first."""
     if event_id is None:
-        waiting = sorted(
-            (row for row in rows if row.delivery in WAITING and servable(row)), key=lambda row: row.event_id
-        )
+        waiting = sorted((row for row in rows if row.delivery in WAITING and servable(row)),
+                         key=lambda row: row.event_id)
         if not waiting:
             return Success(NothingWaiting())
         row = waiting[0]

@@ -153,32 +153,19 @@ def report(status: Status) -> dict[str, Any]:
     snapshot = status.ledger
     held = snapshot.hold is not None
     return {
-        "summary": summary(status),
-        "account_id": status.account_id,
-        "agent_id": status.agent_id,
-        "state_dir": status.state_dir,
-        "ledger": status.ledger_path,
-        "lock_file": _lock_file(status.lock_file),
-        "running": running(status.lock_file),
-        "unsafe_test_timings": status.unsafe_test_timings,
-        "worker_allowed": list(status.worker_allowed),
-        **_alarms(status),
-        "hold": _hold(snapshot.hold),
-        "feed": [
-            {"has_position": checkpoint.has_position, "last_served_id": checkpoint.last_served_id,
-             "updated_at": checkpoint.updated_at}
-            for checkpoint in snapshot.feed
-        ],
-        "queues": queue_depths(snapshot),
-        "blocked": blocked_by_reason(snapshot),
+        "summary": summary(status), "account_id": status.account_id, "agent_id": status.agent_id,
+        "state_dir": status.state_dir, "ledger": status.ledger_path,
+        "lock_file": _lock_file(status.lock_file), "running": running(status.lock_file),
+        "unsafe_test_timings": status.unsafe_test_timings, "worker_allowed": list(status.worker_allowed),
+        **_alarms(status), "hold": _hold(snapshot.hold),
+        "feed": [{"has_position": checkpoint.has_position, "last_served_id": checkpoint.last_served_id,
+                  "updated_at": checkpoint.updated_at} for checkpoint in snapshot.feed],
+        "queues": queue_depths(snapshot), "blocked": blocked_by_reason(snapshot),
         "live_tasks": [_live_task(task) for task in snapshot.live_tasks],
         "waiting_for_person": [_waiting(intent) for intent in snapshot.waiting],
         "dispatches": [_dispatch(dispatch) for dispatch in snapshot.dispatches],
-        "held": [
-            {"event_id": record.event_id, "event_type": record.event_type, "trigger": record.trigger,
-             "recording_url": record.recording_url}
-            for record in snapshot.held
-        ],
+        "held": [{"event_id": record.event_id, "event_type": record.event_type, "trigger": record.trigger,
+                  "recording_url": record.recording_url} for record in snapshot.held],
         "outbox": _outbox(snapshot),
         "not_running": [_not_running(record, held) for record in snapshot.not_running],
     }
@@ -251,11 +238,9 @@ def _dispatch(dispatch: Dispatch) -> dict[str, Any]:
         "spawn_failed": dispatch.spawn_failed, "not_started": dispatch.not_started,
         "worker_result": _worker_result(dispatch.result),
         "launched_at": dispatch.launched_at, "ended_at": dispatch.ended_at,
-        "events": [
-            {"event_id": event.event_id, "delivery": event.delivery, "outcome": event.outcome or None,
-             "withdrawn": event.withdrawn, "record_state": event.record_state}
-            for event in dispatch.events
-        ],
+        "events": [{"event_id": event.event_id, "delivery": event.delivery, "outcome": event.outcome or None,
+                    "withdrawn": event.withdrawn, "record_state": event.record_state}
+                   for event in dispatch.events],
     }
 
 

@@ -38,7 +38,6 @@ NO_DISPATCH = ("this is bin/connect doctor checking that you start with the conn
                "there is no dispatch; stop now")
 ATTEMPT = "doctor_probe"
 GRACE_SECONDS = 2.0
-POLL_SECONDS = 0.05
 STDERR_TAIL = 300
 
 
@@ -65,21 +64,18 @@ def probe(command: WorkerCommand, *, ledger: Path, agent_id: int, seconds: float
         work = Path(scratch) / "work"
         work.mkdir()
         try:
-            started = spawn(
-                command, attempt_id=ATTEMPT, prompt=PROMPT, work_dir=work,
-                private_dir=Path(scratch) / "sessions", ledger_path=ledger, token=token, agent_id=agent_id,
-                send_prompt=False,
-            )  # fmt: skip
+            started = spawn(command, attempt_id=ATTEMPT, prompt=PROMPT, work_dir=work,
+                            private_dir=Path(scratch) / "sessions", ledger_path=ledger, token=token,
+                            agent_id=agent_id, send_prompt=False)
         except SessionSetupError as error:
             return Handshake(False, 0.0, spawn_failed=str(error))
         if isinstance(started, SpawnFailed):
             return Handshake(False, 0.0, spawn_failed=started.detail)
         seen = _Seen(marker, clock)
         try:
-            supervision = supervise(
-                started, deadline_at=clock.now() + timedelta(seconds=seconds), stop_event=seen, clock=clock,
-                still_running_every=seconds + 1, grace_seconds=GRACE_SECONDS, poll_seconds=POLL_SECONDS,
-            )  # fmt: skip
+            supervision = supervise(started, deadline_at=clock.now() + timedelta(seconds=seconds),
+                                    stop_event=seen, clock=clock, still_running_every=seconds + 1,
+                                    grace_seconds=GRACE_SECONDS)
             seen.is_set()  # it may have completed the handshake just before it ended by itself
             tail = _last_line(started.stderr)
         finally:

@@ -112,15 +112,10 @@ def token_outage(paths: StatePaths) -> TokenOutage | None:
 
 
 def _trouble(error: LedgerError) -> doctor.LedgerTrouble:
-    if isinstance(error, LedgerOutOfDate):
-        return doctor.LedgerTrouble.out_of_date
-    if isinstance(error, LedgerTooNew):
-        return doctor.LedgerTrouble.too_new
-    if isinstance(error, LedgerBusy):
-        return doctor.LedgerTrouble.busy
-    if isinstance(error, LedgerCorrupt):
-        return doctor.LedgerTrouble.damaged
-    return doctor.LedgerTrouble.unusable
+    kinds = {LedgerOutOfDate: "out_of_date", LedgerTooNew: "too_new", LedgerBusy: "busy",
+             LedgerCorrupt: "damaged"}
+    found = next((trouble for kind, trouble in kinds.items() if isinstance(error, kind)), "unusable")
+    return doctor.LedgerTrouble(found)
 
 
 def disk(paths: StatePaths) -> doctor.Check:

@@ -164,10 +164,9 @@ class LiveLane:
         ticket = self._mint()
         shown = live.redacted(ticket.url)
         try:
-            connection = connect(
-                ticket.url, subprotocols=[Subprotocol(live.SUBPROTOCOL)], proxy=None, compression=None,
-                open_timeout=OPEN_TIMEOUT, close_timeout=CLOSE_TIMEOUT, logger=_WIRE,
-            )  # fmt: skip
+            connection = connect(ticket.url, subprotocols=[Subprotocol(live.SUBPROTOCOL)], proxy=None,
+                                 compression=None, open_timeout=OPEN_TIMEOUT, close_timeout=CLOSE_TIMEOUT,
+                                 logger=_WIRE)
         except InvalidStatus as refused:
             raise _Down(f"the upgrade was refused: HTTP {refused.response.status_code}") from None
         except InvalidURI:

@@ -249,18 +249,16 @@ def supervise(running: RunningWorker, *, deadline_at: datetime | None, stop_even
     signals: tuple[str, ...] = ()
     survivors = False
     try:
-        requested, ticks = _wait(
-            running, watch, stop_event, deadline_at, clock, on_tick=on_tick, every=still_running_every,
-            poll=poll_seconds, mode=permission_mode, after_result=after_result_seconds,
-        )  # fmt: skip
+        requested, ticks = _wait(running, watch, stop_event, deadline_at, clock, on_tick=on_tick,
+                                 every=still_running_every, poll=poll_seconds, mode=permission_mode,
+                                 after_result=after_result_seconds)
         if requested is not None:
             log.info("worker attempt=%s stop=%s pid=%d", running.attempt_id, requested, running.pid)
         # Whether it was asked to stop or exited and left members behind, the group ends now,
         # while the unreaped leader still holds its number.
         if running.leads_its_group:
-            signals, survivors = processes.end_child_group(
-                running.pid, running.process_started, grace_seconds, clock, poll_seconds
-            )
+            signals, survivors = processes.end_child_group(running.pid, running.process_started,
+                                                           grace_seconds, clock, poll_seconds)
         ending = _reap(running, poll_seconds, clock)
     finally:
         running.mcp_config.unlink(missing_ok=True)
@@ -374,12 +372,10 @@ class CommandDriver:
     def spawn(self, launch: Launch, work_dir: Path) -> RunningWorker | SpawnFailed:
         """Start the worker, resuming the conversation's session when the launch names one."""
         prompt = dispatch_prompt(launch.task_id, launch.event_ids[0], launch.trigger, launch.recording_url)
-        return spawn(
-            self.command, attempt_id=launch.attempt_id, prompt=prompt, work_dir=work_dir,
-            private_dir=self.private_dir, ledger_path=self.ledger_path, token=launch.token,
-            repository=self.repository, environ=self.environ, agent_id=self.agent_id,
-            resume_session=launch.resume_session,
-        )  # fmt: skip
+        return spawn(self.command, attempt_id=launch.attempt_id, prompt=prompt, work_dir=work_dir,
+                     private_dir=self.private_dir, ledger_path=self.ledger_path, token=launch.token,
+                     repository=self.repository, environ=self.environ, agent_id=self.agent_id,
+                     resume_session=launch.resume_session)
 
     def follow_up(self, started: object, event_ids: tuple[int, ...]) -> tuple[int, ...]:
         """The events whose turn was given to the running worker."""
@@ -394,11 +390,10 @@ class CommandDriver:
             raise TypeError("this driver supervises only the workers it started")
         mode = self.command.permission_mode
         watch = StreamWatch(started.stdout) if self.command.speaks_stream_json else None
-        supervision = supervise(
-            started, deadline_at=deadline_at, stop_event=stop, clock=self.clock, on_tick=on_tick,
-            still_running_every=self.still_running_every, grace_seconds=self.grace_seconds, watch=watch,
-            permission_mode=mode, after_result_seconds=self.after_result_seconds,
-        )  # fmt: skip
+        supervision = supervise(started, deadline_at=deadline_at, stop_event=stop, clock=self.clock,
+                                on_tick=on_tick, still_running_every=self.still_running_every,
+                                grace_seconds=self.grace_seconds, watch=watch, permission_mode=mode,
+                                after_result_seconds=self.after_result_seconds)
         if supervision.survivors:
             return None
         cut_short = supervision.end.stop_requested in (StopRequest.deadline, StopRequest.shutdown)

@@ -94,10 +94,8 @@ _RECEIPT_SCHEMA = _object(
     event_id=_INT, delivery=_DELIVERY, ack_id=_INT,
     outcome={"type": "string", "enum": ["succeeded", "failed", "unknown"]},
     reply_id=_INT, links={"type": "array", "items": _STR},
-    message=_object(
-        ["state"], state={"type": "string", "enum": list(WORDS_STATES)},
-        kind={"type": "string", "enum": ["boost", "comment", "chat_line"]}, id=_INT, note=_STR,
-    ),
+    message=_object(["state"], state={"type": "string", "enum": list(WORDS_STATES)},
+                    kind={"type": "string", "enum": ["boost", "comment", "chat_line"]}, id=_INT, note=_STR),
 )  # fmt: skip
 _POSTED = (" The connector posts it for you, exactly once: the answer's message says posted (with its id), "
            "or waiting (it will be posted; do not send it again).")
