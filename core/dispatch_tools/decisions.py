@@ -82,9 +82,8 @@ def _checked(arguments: Mapping[str, object], known: Iterable[str],
         raise _BadArguments("unknown argument " + ", ".join(repr(name) for name in unknown))
     if exclusive is not None and all(arguments.get(name) is not None for name in exclusive):
         first, second = exclusive
-        raise _BadArguments(
-            f"give {first} (the connector posts it for you) or {second} (you posted it yourself), not both"
-        )
+        raise _BadArguments(f"give {first} (the connector posts it for you) or {second} "
+                            "(you posted it yourself), not both")
 
 
 def _given(arguments: Mapping[str, object], name: str, required: bool) -> object:

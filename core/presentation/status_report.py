@@ -246,11 +246,8 @@ def _dispatch(dispatch: Dispatch) -> dict[str, Any]:
 
 def _outbox(snapshot: LedgerSnapshot) -> dict[str, Any]:
     states = outbox_states(snapshot)
-    return {
-        "states": states,
-        "waiting_to_post": waiting_to_post(snapshot),
-        "held_back_by_hold": states[IntentState.pending] if snapshot.hold is not None else 0,
-    }
+    return {"states": states, "waiting_to_post": waiting_to_post(snapshot),
+            "held_back_by_hold": states[IntentState.pending] if snapshot.hold is not None else 0}
 
 
 def _not_running(record: WaitingRecord, held: bool) -> dict[str, Any]:

@@ -132,9 +132,8 @@ def lock(paths: StatePaths, loaded: Configuration) -> doctor.Check:
     holder = peek(paths.directory, loaded.account_id, loaded.agent_id) or peek_only(paths.directory)
     if holder is None:
         return doctor.lock_check(None)
-    return doctor.lock_check(
-        doctor.LockHolder(holder.pid, holder.started_at, holder.pid_present, holder.configuration_problem)
-    )
+    found = doctor.LockHolder(holder.pid, holder.started_at, holder.pid_present, holder.configuration_problem)
+    return doctor.lock_check(found)
 
 
 def pair(paths: StatePaths, loaded: Configuration) -> doctor.Check:

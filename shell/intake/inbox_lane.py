@@ -36,9 +36,8 @@ MAX_RECOVERIES = 2
 class InboxReader(Protocol):
     """What the lane needs of ``shell.basecamp.client.BasecampClient``."""
 
-    def poll_inbox(
-        self, since: int | None, position: str | None, deadline: float, *, next_url: str | None = None
-    ) -> InboxPage: ...
+    def poll_inbox(self, since: int | None, position: str | None, deadline: float, *,
+                   next_url: str | None = None) -> InboxPage: ...
 
 
 class _Stop(Exception):
@@ -130,9 +129,8 @@ class InboxLane:
                 raise self._failing(f"the inbox refused again after {MAX_RECOVERIES} recoveries")
             case InboxGone():
                 self._verdict(InboxVerdict.available, "410: resumed at since=0", position="", last_item_id=0)
-                log.warning(
-                    "inbox: the position fell behind the inbox's retention; starting again at since=0"
-                )
+                log.warning("inbox: the position fell behind the inbox's retention; "
+                            "starting again at since=0")
                 return "", 0, 0
             case PositionRefused():
                 self._verdict(InboxVerdict.available, "the position was refused", position="")

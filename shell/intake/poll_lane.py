@@ -68,10 +68,8 @@ class FeedFiltersRefused(IntakeFailed):
 class FeedReader(Protocol):
     """What intake needs of ``shell.basecamp.client.BasecampClient``."""
 
-    def poll_events(
-        self, since: int | None, position: str | None, filters: feed.FeedFilters, deadline: float, *,
-        next_url: str | None = None,
-    ) -> feed.FeedPage: ...
+    def poll_events(self, since: int | None, position: str | None, filters: feed.FeedFilters,
+                    deadline: float, *, next_url: str | None = None) -> feed.FeedPage: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,11 +68,8 @@ class WorkerCommand:
         patterns = tuple(bash)
         extra = dict(mcp_files or {})
         tools = (*BUILT_IN_TOOLS, *(["Bash"] if patterns else []))
-        allowed = (
-            f"mcp__{MCP_SERVER_NAME}",
-            *(f"Bash({pattern})" for pattern in patterns),
-            *(f"mcp__{server}" for servers in extra.values() for server in servers),
-        )
+        allowed = (f"mcp__{MCP_SERVER_NAME}", *(f"Bash({pattern})" for pattern in patterns),
+                   *(f"mcp__{server}" for servers in extra.values() for server in servers))
         argv = (
             program, "-p", "--input-format", STREAM_JSON, "--output-format", STREAM_JSON, "--verbose",
             "--replay-user-messages", "--setting-sources", "", "--permission-mode", PERMISSION_MODE,
@@ -148,9 +145,8 @@ def mcp_servers_of(path: Path) -> tuple[str, ...]:
     if not isinstance(servers, dict) or not servers:
         raise ValueError(f"the MCP config file {path} names no server under mcpServers")
     if MCP_SERVER_NAME in servers:
-        raise ValueError(
-            f"the MCP config file {path} names a server {MCP_SERVER_NAME!r}: that name is the connector's"
-        )
+        raise ValueError(f"the MCP config file {path} names a server {MCP_SERVER_NAME!r}: "
+                         "that name is the connector's")
     return tuple(str(name) for name in servers)
 
 

@@ -173,10 +173,7 @@ class DispatchTools(Protocol):
 
 
 class _RpcError(Exception):
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+    """A request answered with a JSON-RPC error: its ``(code, message)``."""
 
 
 def _error(request_id: object, code: int, message: str) -> dict[str, Any]:
@@ -237,7 +234,7 @@ class McpServer:
                 raise _RpcError(INVALID_PARAMS, "invalid params: params is an object")
             result = self._request(method, params or {})
         except _RpcError as error:
-            return _error(request_id, error.code, error.message)
+            return _error(request_id, *error.args)
         except Exception:  # a bug here must not end the session, nor leak into the transcript
             log.exception("%s failed", method)
             return _error(request_id, INTERNAL_ERROR, "internal error")
