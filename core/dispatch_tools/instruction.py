@@ -142,23 +142,14 @@ class Instruction:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "event_id": self.event_id,
-            "event_type": self.event_type,
-            "trigger": self.trigger,
-            "recording": {
-                "bucket_id": self.bucket_id,
-                "recording_id": self.recording_id,
-                "type": self.recording_type,
-                "title": self.recording_title,
-                "url": self.recording_url,
-            },
+            "event_id": self.event_id, "event_type": self.event_type, "trigger": self.trigger,
+            "recording": {"bucket_id": self.bucket_id, "recording_id": self.recording_id,
+                          "type": self.recording_type, "title": self.recording_title,
+                          "url": self.recording_url},
             "reply_to": {"kind": self.reply_kind, "recording_id": self.reply_recording_id},
-            "requester_id": self.requester_id,
-            "acknowledge": self.acknowledge,
-            "guard_acknowledged": self.guard_acknowledged,
-            "delivery": str(self.delivery),
-            "content": self.content,
-            "content_updated_at": self.content_updated_at,
+            "requester_id": self.requester_id, "acknowledge": self.acknowledge,
+            "guard_acknowledged": self.guard_acknowledged, "delivery": str(self.delivery),
+            "content": self.content, "content_updated_at": self.content_updated_at,
             "content_author": {"id": self.content_author_id, "trusted": self.content_author_trusted},
         }
 

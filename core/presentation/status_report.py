@@ -172,13 +172,11 @@ def report(status: Status) -> dict[str, Any]:
 
 
 def _lock_file(lock_file: LockFile | None) -> dict[str, Any]:
-    return {
-        "diagnostic": True, "found": lock_file is not None,
-        "pid": None if lock_file is None else lock_file.pid,
-        "started_at": None if lock_file is None else lock_file.started_at,
-        "pid_status": None if lock_file is None else str(lock_file.pid_status),
-        "configuration_problem": (lock_file.configuration_problem or None) if lock_file else None,
-    }
+    return {"diagnostic": True, "found": lock_file is not None,
+            "pid": None if lock_file is None else lock_file.pid,
+            "started_at": None if lock_file is None else lock_file.started_at,
+            "pid_status": None if lock_file is None else str(lock_file.pid_status),
+            "configuration_problem": (lock_file.configuration_problem or None) if lock_file else None}
 
 
 def _alarms(status: Status) -> dict[str, Any]:
@@ -215,20 +213,17 @@ def _live_task(task: LiveTask) -> dict[str, Any]:
 
 
 def _waiting(intent: WaitingIntent) -> dict[str, Any]:
-    return {
-        "intent_id": intent.intent_id, "kind": intent.kind, "state": waiting_state(intent),
-        "event_id": intent.event_id, "attempt_id": intent.attempt_id, "message_kind": intent.message_kind,
-        "bucket_id": intent.bucket_id, "recording_id": intent.recording_id, "note": intent.note,
-    }
+    return {"intent_id": intent.intent_id, "kind": intent.kind, "state": waiting_state(intent),
+            "event_id": intent.event_id, "attempt_id": intent.attempt_id, "message_kind": intent.message_kind,
+            "bucket_id": intent.bucket_id, "recording_id": intent.recording_id, "note": intent.note}
 
 
 def _worker_result(result: WorkerResult | None) -> dict[str, Any] | None:
     if result is None:
         return None
-    return {
-        "is_error": result.is_error, "error": result.error, "turns": result.turns,
-        "cost_usd": result.cost_usd, "duration_ms": result.duration_ms, "denied_tools": list(result.denials),
-    }
+    return {"is_error": result.is_error, "error": result.error, "turns": result.turns,
+            "cost_usd": result.cost_usd, "duration_ms": result.duration_ms,
+            "denied_tools": list(result.denials)}
 
 
 def _dispatch(dispatch: Dispatch) -> dict[str, Any]:
@@ -251,11 +246,9 @@ def _outbox(snapshot: LedgerSnapshot) -> dict[str, Any]:
 
 
 def _not_running(record: WaitingRecord, held: bool) -> dict[str, Any]:
-    return {
-        "event_id": record.event_id, "state": record.state, "reason": record.reason or None,
-        "event_type": record.event_type, "next_retry_at": record.next_retry_at,
-        "waits_for": waits_for(record, held), "decisions": decisions(record),
-    }
+    return {"event_id": record.event_id, "state": record.state, "reason": record.reason or None,
+            "event_type": record.event_type, "next_retry_at": record.next_retry_at,
+            "waits_for": waits_for(record, held), "decisions": decisions(record)}
 
 
 # -- the text --------------------------------------------------------------------------------
