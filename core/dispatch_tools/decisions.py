@@ -227,9 +227,8 @@ def decide_ack(row: DispatchRow | None, ack_id: int | None, text: str | None = N
     if not row.pulled:
         return refused(RefusalKind.not_exposed)
     if text is not None:
-        return worker_words.acknowledgement(row.record, task_id, text).bind(
-            lambda words: _acknowledge_in_words(row, words)
-        )
+        words = worker_words.acknowledgement(row.record, task_id, text)
+        return words.bind(lambda given: _acknowledge_in_words(row, given))
     if ack_id is not None and row.spoken(IntentKind.worker_ack) is not None:
         return refused(RefusalKind.report_conflict,
                        "the connector is posting your acknowledgement; an acknowledgement is reported once")
@@ -322,12 +321,10 @@ def decide_complete(row: DispatchRow | None, completion: Completion,
     if not row.pulled:
         return refused(RefusalKind.not_exposed)
     text = completion.reply
-    words: Result[WorkerMessage | None, ToolRefusal] = (
-        Success(None) if text is None else worker_words.reply(row.record, task_id, text)
-    )
+    words: Result[WorkerMessage | None, ToolRefusal] = (Success(None) if text is None
+                                                        else worker_words.reply(row.record, task_id, text))
     return check_completion(completion).bind(
-        lambda report: words.bind(lambda reply: _complete(row, report, reply))
-    )
+        lambda report: words.bind(lambda reply: _complete(row, report, reply)))
 
 
 def _complete(row: DispatchRow, report: Report, words: WorkerMessage | None) -> Result[Complete, ToolRefusal]:

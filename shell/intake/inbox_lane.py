@@ -112,9 +112,8 @@ class InboxLane:
         except _Stop:
             pass
         if fresh:
-            log.info(
-                "inbox: %d event(s) no other lane had brought: %s", len(fresh), ",".join(map(str, fresh))
-            )
+            log.info("inbox: %d event(s) no other lane had brought: %s", len(fresh),
+                     ",".join(map(str, fresh)))
         return tuple(fresh)
 
     def _recover(self, refused: InboxRefused, recoveries: int, last: int) -> tuple[str, int, int]:
