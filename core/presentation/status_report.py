@@ -42,8 +42,6 @@ POSTABLE = (IntentState.pending, IntentState.sending)
 UNSAFE_LINE = ("UNSAFE TEST TIMINGS: the timing floors are lifted (setup --unsafe-test-timings); for a demo "
                "or a test only: a sending message may be listed before it could land")
 
-# -- the parts both read ---------------------------------------------------------------------
-
 
 def queue_depths(snapshot: LedgerSnapshot) -> dict[str, int]:
     counts = dict(snapshot.state_counts)
@@ -143,9 +141,6 @@ def summary(status: Status) -> str:
     if snapshot.token_outage is not None:
         parts.append(f"token failing since {short_time(snapshot.token_outage.since)}")
     return " · ".join(parts)
-
-
-# -- the JSON report -------------------------------------------------------------------------
 
 
 def report(status: Status) -> dict[str, Any]:
@@ -249,9 +244,6 @@ def _not_running(record: WaitingRecord, held: bool) -> dict[str, Any]:
     return {"event_id": record.event_id, "state": record.state, "reason": record.reason or None,
             "event_type": record.event_type, "next_retry_at": record.next_retry_at,
             "waits_for": waits_for(record, held), "decisions": decisions(record)}
-
-
-# -- the text --------------------------------------------------------------------------------
 
 
 def lines(status: Status) -> list[str]:

@@ -109,9 +109,6 @@ def _last_line(path: Path) -> str:
     return lines[-1][:STDERR_TAIL] if lines else ""
 
 
-# -- the server's end --------------------------------------------------------------------------
-
-
 class ProbeTools:
     """The dispatch tools, each refused."""
 

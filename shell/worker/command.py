@@ -99,8 +99,8 @@ class WorkerCommand:
 
     @classmethod
     def of(cls, configuration: Configuration) -> WorkerCommand:
-        named = configuration
-        return cls.configured(named.worker_command, named.worker_env, named.worker_allow)
+        return cls.configured(configuration.worker_command, configuration.worker_env,
+                              configuration.worker_allow)
 
     @property
     def speaks_stream_json(self) -> bool:
@@ -158,9 +158,6 @@ def _option(argv: tuple[str, ...], name: str) -> str | None:
         if argument.startswith(name + "="):
             return argument[len(name) + 1 :]
     return None
-
-
-# -- Claude Code's stream-json ----------------------------------------------------------------
 
 
 def user_message(text: str) -> bytes:
