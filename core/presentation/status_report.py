@@ -20,20 +20,7 @@ from typing import Any
 
 from core.posting import TokenOutage
 from core.presentation import byte_size, short_time
-from core.presentation.status_values import (
-    Disk,
-    Dispatch,
-    DispatchedEvent,
-    FeedCheckpoint,
-    Hold,
-    LedgerSnapshot,
-    LiveTask,
-    LockFile,
-    PidStatus,
-    Status,
-    WaitingIntent,
-    WaitingRecord,
-)
+from core.presentation import status_values as values
 from core.snapshots import WorkerResult
 from core.states import IntentState, RecordState
 
@@ -43,23 +30,23 @@ UNSAFE_LINE = ("UNSAFE TEST TIMINGS: the timing floors are lifted (setup --unsaf
                "or a test only: a sending message may be listed before it could land")
 
 
-def queue_depths(snapshot: LedgerSnapshot) -> dict[str, int]:
+def queue_depths(snapshot: values.LedgerSnapshot) -> dict[str, int]:
     counts = dict(snapshot.state_counts)
     return {str(state): counts.get(str(state), 0) for state in RecordState}
 
 
-def blocked_by_reason(snapshot: LedgerSnapshot) -> dict[str, int]:
+def blocked_by_reason(snapshot: values.LedgerSnapshot) -> dict[str, int]:
     return dict(sorted(snapshot.blocked))
 
 
-def outbox_states(snapshot: LedgerSnapshot) -> dict[str, int]:
+def outbox_states(snapshot: values.LedgerSnapshot) -> dict[str, int]:
     counts = {str(state): 0 for state in IntentState}
     for state, _, count in snapshot.outbox:
         counts[state] = counts.get(state, 0) + count
     return counts
 
 
-def waiting_to_post(snapshot: LedgerSnapshot) -> dict[str, int]:
+def waiting_to_post(snapshot: values.LedgerSnapshot) -> dict[str, int]:
     found: dict[str, int] = {}
     for state, kind, count in snapshot.outbox:
         if state in POSTABLE:
@@ -67,14 +54,15 @@ def waiting_to_post(snapshot: LedgerSnapshot) -> dict[str, int]:
     return dict(sorted(found.items()))
 
 
-def running(lock_file: LockFile | None) -> str:
+def running(lock_file: values.LockFile | None) -> str:
     """What the lock file's metadata suggests: "yes", "no" or "unknown"."""
     if lock_file is None:
         return "no"
-    return {PidStatus.present: "yes", PidStatus.absent: "no"}.get(lock_file.pid_status, "unknown")
+    said = {values.PidStatus.present: "yes", values.PidStatus.absent: "no"}
+    return said.get(lock_file.pid_status, "unknown")
 
 
-def _running_phrase(lock_file: LockFile | None) -> str:
+def _running_phrase(lock_file: values.LockFile | None) -> str:
     if lock_file is None:
         return "not running (no lock file)"
     words = {"yes": "running", "no": "not running", "unknown": "perhaps running"}[running(lock_file)]
@@ -85,16 +73,16 @@ def plural(count: int, one: str, many: str | None = None) -> str:
     return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
-def waiting_state(intent: WaitingIntent) -> str:
+def waiting_state(intent: values.WaitingIntent) -> str:
     return REFUSED if intent.refused else str(intent.state)
 
 
-def left_mid_launch(task: LiveTask) -> bool:
+def left_mid_launch(task: values.LiveTask) -> bool:
     """Recovery found this task's attempt launching with no recorded process."""
     return task.attempt is not None and task.attempt.left_at is not None
 
 
-def settle_launch_check(task: LiveTask) -> str:
+def settle_launch_check(task: values.LiveTask) -> str:
     """What a person checks before settling an attempt left mid-launch, and how."""
     event = task.event_ids[0] if task.event_ids else 0
     return (f"a connector stopped between launching task {task.task_id} and recording its worker: check "
@@ -103,18 +91,18 @@ def settle_launch_check(task: LiveTask) -> str:
             f"`bin/connect settle-launch {event} --ran` or `--did-not-run`")
 
 
-def decisions(record: WaitingRecord) -> list[str]:
+def decisions(record: values.WaitingRecord) -> list[str]:
     return ["redispatch", "discard"] if record.state == RecordState.blocked else ["discard"]
 
 
-def waits_for(record: WaitingRecord, held: bool) -> str:
+def waits_for(record: values.WaitingRecord, held: bool) -> str:
     """What the record waits for: ``admission`` (a retry), ``person``, ``hold`` or ``worker``."""
     if record.state == RecordState.blocked:
         return "admission" if record.next_retry_at else "person"
     return "hold" if held else "worker"
 
 
-def summary(status: Status) -> str:
+def summary(status: values.Status) -> str:
     """The one line a person reads first."""
     snapshot = status.ledger
     indeterminate = sum(1 for intent in snapshot.waiting if not intent.refused)
@@ -143,7 +131,7 @@ def summary(status: Status) -> str:
     return " · ".join(parts)
 
 
-def report(status: Status) -> dict[str, Any]:
+def report(status: values.Status) -> dict[str, Any]:
     """The JSON report; its keys are named in this module's docstring."""
     snapshot = status.ledger
     held = snapshot.hold is not None
@@ -166,7 +154,7 @@ def report(status: Status) -> dict[str, Any]:
     }
 
 
-def _lock_file(lock_file: LockFile | None) -> dict[str, Any]:
+def _lock_file(lock_file: values.LockFile | None) -> dict[str, Any]:
     return {"diagnostic": True, "found": lock_file is not None,
             "pid": None if lock_file is None else lock_file.pid,
             "started_at": None if lock_file is None else lock_file.started_at,
@@ -174,7 +162,7 @@ def _lock_file(lock_file: LockFile | None) -> dict[str, Any]:
             "configuration_problem": (lock_file.configuration_problem or None) if lock_file else None}
 
 
-def _alarms(status: Status) -> dict[str, Any]:
+def _alarms(status: values.Status) -> dict[str, Any]:
     disk, fault, outage = status.disk, status.write_failure, status.ledger.token_outage
     return {
         "disk": None if disk is None else
@@ -185,14 +173,14 @@ def _alarms(status: Status) -> dict[str, Any]:
     }
 
 
-def _hold(hold: Hold | None) -> dict[str, Any] | None:
+def _hold(hold: values.Hold | None) -> dict[str, Any] | None:
     if hold is None:
         return None
     return {"held_by": hold.held_by, "held_at": hold.held_at, "cause": hold.cause,
             "generation": hold.generation}
 
 
-def _live_task(task: LiveTask) -> dict[str, Any]:
+def _live_task(task: values.LiveTask) -> dict[str, Any]:
     attempt = task.attempt
     return {
         "task_id": task.task_id, "state": "superseded" if task.superseded else "live",
@@ -207,7 +195,7 @@ def _live_task(task: LiveTask) -> dict[str, Any]:
     }
 
 
-def _waiting(intent: WaitingIntent) -> dict[str, Any]:
+def _waiting(intent: values.WaitingIntent) -> dict[str, Any]:
     return {"intent_id": intent.intent_id, "kind": intent.kind, "state": waiting_state(intent),
             "event_id": intent.event_id, "attempt_id": intent.attempt_id, "message_kind": intent.message_kind,
             "bucket_id": intent.bucket_id, "recording_id": intent.recording_id, "note": intent.note}
@@ -221,7 +209,7 @@ def _worker_result(result: WorkerResult | None) -> dict[str, Any] | None:
             "denied_tools": list(result.denials)}
 
 
-def _dispatch(dispatch: Dispatch) -> dict[str, Any]:
+def _dispatch(dispatch: values.Dispatch) -> dict[str, Any]:
     return {
         "attempt_id": dispatch.attempt_id, "task_id": dispatch.task_id, "seq": dispatch.seq,
         "state": str(dispatch.state), "stop_reason": dispatch.stop_reason or None,
@@ -234,19 +222,19 @@ def _dispatch(dispatch: Dispatch) -> dict[str, Any]:
     }
 
 
-def _outbox(snapshot: LedgerSnapshot) -> dict[str, Any]:
+def _outbox(snapshot: values.LedgerSnapshot) -> dict[str, Any]:
     states = outbox_states(snapshot)
     return {"states": states, "waiting_to_post": waiting_to_post(snapshot),
             "held_back_by_hold": states[IntentState.pending] if snapshot.hold is not None else 0}
 
 
-def _not_running(record: WaitingRecord, held: bool) -> dict[str, Any]:
+def _not_running(record: values.WaitingRecord, held: bool) -> dict[str, Any]:
     return {"event_id": record.event_id, "state": record.state, "reason": record.reason or None,
             "event_type": record.event_type, "next_retry_at": record.next_retry_at,
             "waits_for": waits_for(record, held), "decisions": decisions(record)}
 
 
-def lines(status: Status) -> list[str]:
+def lines(status: values.Status) -> list[str]:
     """The text a person reads, the summary first and then each part."""
     snapshot = status.ledger
     where = f"account {status.account_id}, agent {status.agent_id}; state {status.state_dir}"
@@ -266,13 +254,13 @@ def lines(status: Status) -> list[str]:
     return out
 
 
-def _lock_lines(lock_file: LockFile | None) -> list[str]:
+def _lock_lines(lock_file: values.LockFile | None) -> list[str]:
     if lock_file is None:
         return ["lock file: none (no connector has said it holds the lock; diagnostic only)"]
     meaning = {
-        PidStatus.present: "that process is present",
-        PidStatus.absent: "that process is gone (a connector that died leaves its lock file behind)",
-        PidStatus.unknown: "cannot tell whether that process is present (another user's)",
+        values.PidStatus.present: "that process is present",
+        values.PidStatus.absent: "that process is gone (a connector that died leaves its lock file behind)",
+        values.PidStatus.unknown: "cannot tell whether that process is present (another user's)",
     }[lock_file.pid_status]
     problem = lock_file.configuration_problem
     return [
@@ -282,7 +270,7 @@ def _lock_lines(lock_file: LockFile | None) -> list[str]:
     ]
 
 
-def _disk_lines(disk: Disk | None) -> list[str]:
+def _disk_lines(disk: values.Disk | None) -> list[str]:
     if disk is None:
         return ["disk: could not be measured"]
     line = f"disk: {byte_size(disk.free_bytes)} free of {byte_size(disk.total_bytes)} where the ledger lives"
@@ -291,7 +279,7 @@ def _disk_lines(disk: Disk | None) -> list[str]:
     return [line]
 
 
-def _alarm_lines(status: Status) -> list[str]:
+def _alarm_lines(status: values.Status) -> list[str]:
     """What stands in the way, or beside the defaults: failing writes, a refused token, lifted
     timing floors, what the worker was allowed, a hold."""
     snapshot = status.ledger
@@ -322,7 +310,7 @@ def token_outage_line(outage: TokenOutage) -> str:
             " waiting, pending; it resumes by itself once a token works (bin/connect login for the agent)")
 
 
-def _feed_lines(feed: Sequence[FeedCheckpoint]) -> list[str]:
+def _feed_lines(feed: Sequence[values.FeedCheckpoint]) -> list[str]:
     if not feed:
         return ["feed: never read (no checkpoint yet)"]
     kept = {True: "position kept", False: "no position (resumes after the last served event)"}
@@ -330,7 +318,7 @@ def _feed_lines(feed: Sequence[FeedCheckpoint]) -> list[str]:
             f"updated {short_time(checkpoint.updated_at)}" for checkpoint in feed]
 
 
-def outbox_line(snapshot: LedgerSnapshot) -> str:
+def outbox_line(snapshot: values.LedgerSnapshot) -> str:
     states = outbox_states(snapshot)
     kinds = waiting_to_post(snapshot)
     by_kind = f" ({', '.join(f'{kind} {count}' for kind, count in kinds.items())})" if kinds else ""
@@ -348,7 +336,7 @@ def records_line(queues: dict[str, int]) -> str:
     return f"records: {shown} (seen: read from the feed, no verdict yet)"
 
 
-def _waiting_lines(status: Status) -> list[str]:
+def _waiting_lines(status: values.Status) -> list[str]:
     """What waits: the live tasks, the intents and records a person decides, what has not run."""
     snapshot = status.ledger
     out = []
@@ -374,7 +362,7 @@ def _waiting_lines(status: Status) -> list[str]:
     return out
 
 
-def _live_task_line(task: LiveTask) -> str:
+def _live_task_line(task: values.LiveTask) -> str:
     attempt = task.attempt
     if attempt is None:
         worker = "no attempt"
@@ -388,7 +376,7 @@ def _live_task_line(task: LiveTask) -> str:
             f"deadline {short_time(task.deadline_at)}; events {events}")
 
 
-def _waiting_line(intent: WaitingIntent) -> str:
+def _waiting_line(intent: values.WaitingIntent) -> str:
     where = f"{'campfire' if intent.message_kind == 'chat_line' else 'recording'} {intent.recording_id}"
     event = f", event {intent.event_id}" if intent.event_id is not None else ""
     note = f" ({intent.note})" if intent.note else ""
@@ -396,7 +384,7 @@ def _waiting_line(intent: WaitingIntent) -> str:
             f"a {intent.message_kind} on {where} in project {intent.bucket_id}{note}")
 
 
-def not_running_line(record: WaitingRecord, held: bool) -> str:
+def not_running_line(record: values.WaitingRecord, held: bool) -> str:
     if record.state == RecordState.blocked:
         retry = (f"; admission tries again at {short_time(record.next_retry_at)}" if record.next_retry_at
                  else "; nothing retries it: a person's redispatch or discard")
@@ -409,7 +397,7 @@ def not_running_line(record: WaitingRecord, held: bool) -> str:
             "or for its conversation or project directory to be free")
 
 
-def not_running_advice(records: tuple[WaitingRecord, ...], held: bool) -> str:
+def not_running_advice(records: tuple[values.WaitingRecord, ...], held: bool) -> str:
     blocked = any(record.state == RecordState.blocked for record in records)
     waiting = any(record.state != RecordState.blocked for record in records)
     parts = []
@@ -421,14 +409,14 @@ def not_running_advice(records: tuple[WaitingRecord, ...], held: bool) -> str:
     return "  decide with: " + "; ".join(parts)
 
 
-def _dispatch_line(dispatch: Dispatch) -> str:
+def _dispatch_line(dispatch: values.Dispatch) -> str:
     how = f"ended {dispatch.stop_reason}" if dispatch.stop_reason else str(dispatch.state)
     events = "; ".join(_event_phrase(event) for event in dispatch.events) or "no events"
     return (f"  {short_time(dispatch.launched_at)}  task {dispatch.task_id}  {dispatch.attempt_id}  "
             f"{how}: {events}{_worker_phrase(dispatch)}")
 
 
-def _event_phrase(event: DispatchedEvent) -> str:
+def _event_phrase(event: values.DispatchedEvent) -> str:
     if event.withdrawn:
         return f"event {event.event_id} withdrawn (the worker could not be started), now {event.record_state}"
     if event.outcome:
@@ -436,7 +424,7 @@ def _event_phrase(event: DispatchedEvent) -> str:
     return f"event {event.event_id} no outcome yet ({event.delivery})"
 
 
-def _worker_phrase(dispatch: Dispatch) -> str:
+def _worker_phrase(dispatch: values.Dispatch) -> str:
     """What the worker said of its own end, in a few words."""
     said = f"; never began its work: {dispatch.not_started}" if dispatch.not_started else ""
     result = dispatch.result
