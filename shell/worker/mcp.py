@@ -22,18 +22,8 @@ from typing import IO, TYPE_CHECKING, Any, Final, Protocol
 
 from returns.result import Failure, Result, Success
 
-from core.dispatch_tools import (
-    BOOST_LIMIT,
-    LEDGER_FAILURE,
-    MAX_ACK_CHARACTERS,
-    MAX_LINK_LENGTH,
-    MAX_LINKS,
-    MAX_MESSAGE_CHARACTERS,
-    MAX_NOTES,
-    NOTHING_WAITING,
-    WORDS_STATES,
-    ToolRefusal,
-)
+from core import dispatch_tools as bounds
+from core.dispatch_tools import LEDGER_FAILURE, NOTHING_WAITING, WORDS_STATES, ToolRefusal
 from core.json_input import JsonRefused, decode_json
 from core.states import DeliveryState
 
@@ -117,12 +107,12 @@ TOOLS: Final[tuple[dict[str, Any], ...]] = (
     ),
     _tool(
         "ack_dispatch", "Acknowledge your dispatch",
-        f"acknowledge an instruction you were handed, in your own words (text): up to {BOOST_LIMIT} "
+        f"acknowledge an instruction you were handed, in your own words (text): up to {bounds.BOOST_LIMIT} "
         f"characters is a boost on the request, longer a short message at reply_to.{_POSTED} Marks it "
         "delivered. Safe to retry: a repeat answers the same receipt.",
         _input(
             "event_id", event_id=_EVENT,
-            text={"type": "string", "maxLength": MAX_ACK_CHARACTERS,
+            text={"type": "string", "maxLength": bounds.MAX_ACK_CHARACTERS,
                   "description": f"Your acknowledgement, e.g. 'On it'. {_MARKDOWN}"},
             ack_id={**_ID, "description": "Only if you posted an acknowledgement yourself, with tools of "
                     "your own: its id. Never with text."},
@@ -138,23 +128,23 @@ TOOLS: Final[tuple[dict[str, Any], ...]] = (
         _input(
             "event_id", "outcome",
             event_id=_EVENT, outcome={"type": "string", "enum": ["succeeded", "failed"]},
-            reply={"type": "string", "maxLength": MAX_MESSAGE_CHARACTERS,
+            reply={"type": "string", "maxLength": bounds.MAX_MESSAGE_CHARACTERS,
                    "description": f"Your answer, posted at reply_to. {_MARKDOWN}"},
             reply_id={**_ID, "description": "Only if you replied yourself, with tools of your own: its id. "
                       "Never with reply."},
-            links={"type": "array", "maxItems": MAX_LINKS,
-                   "items": {"type": "string", "maxLength": MAX_LINK_LENGTH},
+            links={"type": "array", "maxItems": bounds.MAX_LINKS,
+                   "items": {"type": "string", "maxLength": bounds.MAX_LINK_LENGTH},
                    "description": "http(s) URLs to what the work produced."},
         ),
         _RECEIPT_SCHEMA,
     ),
     _tool(
         "reply_dispatch", "Say something before you finish",
-        f"a message at reply_to before you complete (a question, a note on progress), at most {MAX_NOTES} "
-        f"per event.{_POSTED} Your final answer goes in complete_dispatch's reply, not here. The same text "
-        "again is the same message.",
+        "a message at reply_to before you complete (a question, a note on progress), at most "
+        f"{bounds.MAX_NOTES} per event.{_POSTED} Your final answer goes in complete_dispatch's reply, not "
+        "here. The same text again is the same message.",
         _input("event_id", "text", event_id=_EVENT,
-               text={"type": "string", "maxLength": MAX_MESSAGE_CHARACTERS, "description": _MARKDOWN}),
+               text={"type": "string", "maxLength": bounds.MAX_MESSAGE_CHARACTERS, "description": _MARKDOWN}),
         _RECEIPT_SCHEMA,
     ),
 )  # fmt: skip
