@@ -15,27 +15,11 @@ from core.configuration import Configuration
 from core.posting import TokenOutage
 from shell import private_files
 from shell.errors import UserError
-from shell.ledger.connection import (
-    SCHEMA_VERSION,
-    LedgerBusy,
-    LedgerCorrupt,
-    LedgerError,
-    LedgerOutOfDate,
-    LedgerTooNew,
-    open_ledger_read_only,
-    read_health,
-)
+from shell.ledger import connection as ledger_connection
+from shell.ledger.connection import SCHEMA_VERSION, LedgerError, open_ledger_read_only, read_health
 from shell.ledger.status import token_outage as read_token_outage
-from shell.state import pair_lock
-from shell.state.config import (
-    WRITABLE,
-    ConfigurationInvalid,
-    StatePaths,
-    check_private_directory,
-    load_config,
-    route_facts,
-    state_files,
-)
+from shell.state import config, pair_lock
+from shell.state.config import StatePaths, load_config, route_facts, state_files
 from shell.state.lock import peek, peek_only
 from shell.worker.command import WorkerCommand
 
@@ -46,13 +30,13 @@ def state_directory(paths: StatePaths) -> doctor.Check:
     directory = paths.directory
     problem = None
     try:
-        check_private_directory(directory)
+        config.check_private_directory(directory)
     except FileNotFoundError:
         return doctor.state_directory_check(str(directory), exists=False, problem=None, writable=False)
     except (UserError, OSError) as error:
         problem = str(error)
     made_here = private_files.directory_made_here(directory, state_files(directory))
-    writable = os.access(directory, WRITABLE)
+    writable = os.access(directory, config.WRITABLE)
     return doctor.state_directory_check(str(directory), True, problem, writable, made_here=made_here)
 
 
@@ -61,7 +45,7 @@ def configuration(paths: StatePaths,
     """The configuration's check, and the configuration when it loads."""
     try:
         loaded = load_config(paths.config)
-    except ConfigurationInvalid as error:
+    except config.ConfigurationInvalid as error:
         return doctor.configuration_check(str(paths.config), "; ".join(error.problems), (0, 0), asked), None
     except UserError as error:
         return doctor.configuration_check(str(paths.config), str(error), (0, 0), asked), None
@@ -112,8 +96,8 @@ def token_outage(paths: StatePaths) -> TokenOutage | None:
 
 
 def _trouble(error: LedgerError) -> doctor.LedgerTrouble:
-    kinds = {LedgerOutOfDate: "out_of_date", LedgerTooNew: "too_new", LedgerBusy: "busy",
-             LedgerCorrupt: "damaged"}
+    kinds = {ledger_connection.LedgerOutOfDate: "out_of_date", ledger_connection.LedgerTooNew: "too_new",
+             ledger_connection.LedgerBusy: "busy", ledger_connection.LedgerCorrupt: "damaged"}
     found = next((trouble for kind, trouble in kinds.items() if isinstance(error, kind)), "unusable")
     return doctor.LedgerTrouble(found)
 

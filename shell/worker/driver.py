@@ -36,22 +36,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from core import worker_stream
 from core.dispatch_prompt import MCP_SERVER_NAME, dispatch_prompt, follow_up_prompt
 from core.snapshots import StopReason
 from core.task_token import TASK_TOKEN_ENV
-from core.worker_stream import (
-    Ending,
-    Exited,
-    Signaled,
-    StopRequest,
-    StreamFacts,
-    Vanished,
-    WorkerAccount,
-    WorkerEnd,
-    account,
-    init_problem,
-    stop_reason,
-)
+from core.worker_stream import Exited, Signaled, StopRequest, Vanished, WorkerEnd, stop_reason
 from shell import private_files, processes
 from shell.clock import Clock, SystemClock
 from shell.worker.command import StreamWatch, Turns, WorkerCommand, close_input
@@ -231,7 +220,7 @@ class Supervision:
     signals: tuple[str, ...] = ()  # what the driver sent the group, in order
     still_running: int = 0  # still-running ticks reported
     survivors: bool = False  # members of the group outlived SIGKILL
-    facts: StreamFacts | None = None  # what a stream-json worker said
+    facts: worker_stream.StreamFacts | None = None  # what a stream-json worker said
 
 
 class StopSignal(Protocol):
@@ -282,7 +271,7 @@ def _wait(running: RunningWorker, watch: StreamWatch | None, stop_event: StopSig
     while _observe(running) is None:
         if watch is not None:
             said = watch.poll()
-            if said.init is not None and init_problem(said.init, permission_mode=mode):
+            if said.init is not None and worker_stream.init_problem(said.init, permission_mode=mode):
                 return StopRequest.not_started, ticks
             if said.results and hang_after is None and _answered(running, said):
                 hang_after = clock.monotonic() + after_result
@@ -306,7 +295,7 @@ def _wait(running: RunningWorker, watch: StreamWatch | None, stop_event: StopSig
     return None, ticks
 
 
-def _ending_from_status(returncode: int | None) -> Ending | None:
+def _ending_from_status(returncode: int | None) -> worker_stream.Ending | None:
     if returncode is None:
         return None
     if returncode < 0:
@@ -314,7 +303,7 @@ def _ending_from_status(returncode: int | None) -> Ending | None:
     return Exited(returncode)
 
 
-def _observe(running: RunningWorker) -> Ending | None:
+def _observe(running: RunningWorker) -> worker_stream.Ending | None:
     """How the leader ended, without reaping it; ``None`` while it runs."""
     if running.pid <= 1:
         # Not a process of this machine's (a stand-in Popen): its own status is all there is.
@@ -331,7 +320,7 @@ def _observe(running: RunningWorker) -> Ending | None:
     return Signaled(result.si_status)
 
 
-def _reap(running: RunningWorker, poll: float, clock: Clock) -> Ending | None:
+def _reap(running: RunningWorker, poll: float, clock: Clock) -> worker_stream.Ending | None:
     """Reap the leader once it has exited; how it ended, or ``None`` if it would not exit."""
     until = clock.monotonic() + processes.KILL_WAIT_SECONDS
     while (ending := _observe(running)) is None:
@@ -343,7 +332,7 @@ def _reap(running: RunningWorker, poll: float, clock: Clock) -> Ending | None:
     return ending
 
 
-def _answered(running: RunningWorker, said: StreamFacts) -> bool:
+def _answered(running: RunningWorker, said: worker_stream.StreamFacts) -> bool:
     """Every turn given has its result, and the input is closed; True once it is. A worker that
     replays no message (no ``--replay-user-messages``) is answered by any result."""
     if running.turns is None:
@@ -384,7 +373,7 @@ class CommandDriver:
         return tuple(event_id for event_id in event_ids if started.turns.give(follow_up_prompt(event_id)))
 
     def supervise(self, started: object, deadline_at: datetime, stop: StopSignal,
-                  on_tick: Callable[[], None]) -> WorkerAccount | None:
+                  on_tick: Callable[[], None]) -> worker_stream.WorkerAccount | None:
         """How the worker ended; None when members of its group outlived SIGKILL (not settled)."""
         if not isinstance(started, RunningWorker):
             raise TypeError("this driver supervises only the workers it started")
@@ -397,7 +386,8 @@ class CommandDriver:
         if supervision.survivors:
             return None
         cut_short = supervision.end.stop_requested in (StopRequest.deadline, StopRequest.shutdown)
-        told = account(supervision.stop_reason, supervision.facts, permission_mode=mode, cut_short=cut_short)
+        told = worker_stream.account(supervision.stop_reason, supervision.facts, permission_mode=mode,
+                                     cut_short=cut_short)
         if told.not_started:
             log.warning("worker attempt=%s never began its work: %s", started.attempt_id, told.not_started)
         return told
