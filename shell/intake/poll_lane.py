@@ -24,17 +24,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Protocol
 
-from core import feed
-from core.intake_status import (
-    BACKLOG_STATES,
-    BacklogLimits,
-    Loss,
-    LossState,
-    backlog_reason,
-    backlog_warns,
-    settle_state,
-    walk_done,
-)
+from core import feed, intake_status
+from core.intake_status import Loss, LossState, settle_state, walk_done
 from core.timestamps import format_timestamp, parse_timestamp
 from shell.basecamp.errors import BasecampError, FeedRefused
 from shell.clock import Clock
@@ -229,7 +220,7 @@ class Intake:
 class Backlog:
     """The pause intake makes while admission is behind."""
 
-    def __init__(self, ledger: Ledger, limits: BacklogLimits) -> None:
+    def __init__(self, ledger: Ledger, limits: intake_status.BacklogLimits) -> None:
         self._ledger = ledger
         self._limits = limits
         self._reason: str | None = None
@@ -240,16 +231,16 @@ class Backlog:
 
     def check(self) -> str | None:
         try:
-            depth = intake.count_in_states(self._ledger, BACKLOG_STATES)
+            depth = intake.count_in_states(self._ledger, intake_status.BACKLOG_STATES)
         except (sqlite3.Error, LedgerError) as error:
             backlog_log.warning("backlog: could not be read (%s); reading on", type(error).__name__)
             return self._reason
-        found = backlog_reason(depth, self._limits)
+        found = intake_status.backlog_reason(depth, self._limits)
         if found is not None and self._reason is None:
             backlog_log.warning("%s; it reads on below that", found)
         elif found is None and self._reason is not None:
             backlog_log.info("intake reads again: %d records wait (pause at %d)", depth, self._limits.pause)
-        warned = backlog_warns(depth, self._limits)
+        warned = intake_status.backlog_warns(depth, self._limits)
         if warned and not self._warned and found is None:
             backlog_log.warning("backlog: %d records wait for a worker (warn at %d)", depth,
                                 self._limits.warn)  # fmt: skip
