@@ -75,17 +75,15 @@ def _read(build: Callable[[], T]) -> Result[T, ToolRefusal]:
         return refused(RefusalKind.invalid_arguments, str(error))
 
 
-def _checked(
-    arguments: Mapping[str, object], known: Iterable[str], exclusive: tuple[str, str] | None = None
-) -> None:
+def _checked(arguments: Mapping[str, object], known: Iterable[str],
+             exclusive: tuple[str, str] | None = None) -> None:
     unknown = sorted(set(arguments) - set(known))
     if unknown:
         raise _BadArguments("unknown argument " + ", ".join(repr(name) for name in unknown))
     if exclusive is not None and all(arguments.get(name) is not None for name in exclusive):
         first, second = exclusive
-        raise _BadArguments(
-            f"give {first} (the connector posts it for you) or {second} (you posted it yourself), not both"
-        )
+        raise _BadArguments(f"give {first} (the connector posts it for you) or {second} "
+                            "(you posted it yourself), not both")
 
 
 def _given(arguments: Mapping[str, object], name: str, required: bool) -> object:
@@ -186,14 +184,12 @@ GetDecision = Serve | NothingWaiting
 WAITING = frozenset({DeliveryState.admitted, DeliveryState.exposed})
 
 
-def decide_get(
-    rows: Sequence[DispatchRow], event_id: int | None, *, held: bool = False
-) -> Result[GetDecision, ToolRefusal]:
+def decide_get(rows: Sequence[DispatchRow], event_id: int | None, *,
+               held: bool = False) -> Result[GetDecision, ToolRefusal]:
     """Which of the task's live rows ``get_dispatch`` serves, and what it writes first."""
     if event_id is None:
-        waiting = sorted(
-            (row for row in rows if row.delivery in WAITING and servable(row)), key=lambda row: row.event_id
-        )
+        waiting = sorted((row for row in rows if row.delivery in WAITING and servable(row)),
+                         key=lambda row: row.event_id)
         if not waiting:
             return Success(NothingWaiting())
         row = waiting[0]
@@ -204,12 +200,8 @@ def decide_get(
         if not servable(found):
             return refused(RefusalKind.not_dispatchable)
         row = found
-    serve = Serve(
-        event_id=row.event_id,
-        expose=row.delivery == DeliveryState.admitted,
-        pull=not row.pulled,
-        cancel_guard=row.guard == GuardState.armed,
-    )
+    serve = Serve(event_id=row.event_id, expose=row.delivery == DeliveryState.admitted, pull=not row.pulled,
+                  cancel_guard=row.guard == GuardState.armed)
     if held and (serve.expose or serve.pull):
         return refused(RefusalKind.not_dispatchable, HELD)
     return Success(serve)
@@ -228,33 +220,25 @@ class Acknowledge:
     skipped: str = ""
 
 
-def decide_ack(
-    row: DispatchRow | None, ack_id: int | None, text: str | None = None, task_id: int = 0
-) -> Result[Acknowledge, ToolRefusal]:
+def decide_ack(row: DispatchRow | None, ack_id: int | None, text: str | None = None,
+               task_id: int = 0) -> Result[Acknowledge, ToolRefusal]:
     if row is None:
         return refused(RefusalKind.not_on_task)
     if not row.pulled:
         return refused(RefusalKind.not_exposed)
     if text is not None:
-        return worker_words.acknowledgement(row.record, task_id, text).bind(
-            lambda words: _acknowledge_in_words(row, words)
-        )
+        words = worker_words.acknowledgement(row.record, task_id, text)
+        return words.bind(lambda given: _acknowledge_in_words(row, given))
     if ack_id is not None and row.spoken(IntentKind.worker_ack) is not None:
-        return refused(
-            RefusalKind.report_conflict,
-            "the connector is posting your acknowledgement; an acknowledgement is reported once",
-        )
+        return refused(RefusalKind.report_conflict,
+                       "the connector is posting your acknowledgement; an acknowledgement is reported once")
     if ack_id is not None and row.ack_id is not None and row.ack_id != ack_id:
-        return refused(
-            RefusalKind.report_conflict,
-            f"the event was acknowledged as {row.ack_id}; an acknowledgement is reported once",
-        )
+        return refused(RefusalKind.report_conflict,
+                       f"the event was acknowledged as {row.ack_id}; an acknowledgement is reported once")
     if ack_id is not None and row.ack_id is None and row.delivery != DeliveryState.exposed:
-        return refused(
-            RefusalKind.report_conflict,
-            "the event was acknowledged without an acknowledgement id; "
-            "an id arriving afterwards is a second report",
-        )
+        return refused(RefusalKind.report_conflict,
+                       "the event was acknowledged without an acknowledgement id; "
+                       "an id arriving afterwards is a second report")
     if row.delivery != DeliveryState.exposed:
         return Success(Acknowledge(write=False, ack_id=None))
     return Success(Acknowledge(write=True, ack_id=ack_id))
@@ -275,16 +259,12 @@ def _acknowledge_in_words(row: DispatchRow, words: WorkerMessage) -> Result[Ackn
     if spoken is not None:
         if spoken.body == words.body:
             return Success(Acknowledge(write=False, ack_id=None))
-        return refused(
-            RefusalKind.report_conflict,
-            "the event was acknowledged in other words; an acknowledgement is posted once",
-        )
+        return refused(RefusalKind.report_conflict,
+                       "the event was acknowledged in other words; an acknowledgement is posted once")
     if row.ack_id is not None or row.delivery != DeliveryState.exposed:
-        return refused(
-            RefusalKind.report_conflict,
-            "the event was already acknowledged; "
-            "words arriving afterwards would be a second acknowledgement",
-        )
+        return refused(RefusalKind.report_conflict,
+                       "the event was already acknowledged; "
+                       "words arriving afterwards would be a second acknowledgement")
     return Success(Acknowledge(write=True, ack_id=None, words=words))
 
 
@@ -334,20 +314,17 @@ class Complete:
     words: WorkerMessage | None = None
 
 
-def decide_complete(
-    row: DispatchRow | None, completion: Completion, task_id: int = 0
-) -> Result[Complete, ToolRefusal]:
+def decide_complete(row: DispatchRow | None, completion: Completion,
+                    task_id: int = 0) -> Result[Complete, ToolRefusal]:
     if row is None:
         return refused(RefusalKind.not_on_task)
     if not row.pulled:
         return refused(RefusalKind.not_exposed)
     text = completion.reply
-    words: Result[WorkerMessage | None, ToolRefusal] = (
-        Success(None) if text is None else worker_words.reply(row.record, task_id, text)
-    )
+    words: Result[WorkerMessage | None, ToolRefusal] = (Success(None) if text is None
+                                                        else worker_words.reply(row.record, task_id, text))
     return check_completion(completion).bind(
-        lambda report: words.bind(lambda reply: _complete(row, report, reply))
-    )
+        lambda report: words.bind(lambda reply: _complete(row, report, reply)))
 
 
 def _complete(row: DispatchRow, report: Report, words: WorkerMessage | None) -> Result[Complete, ToolRefusal]:
@@ -357,11 +334,9 @@ def _complete(row: DispatchRow, report: Report, words: WorkerMessage | None) -> 
         same_words = (None if spoken is None else spoken.body) == (None if words is None else words.body)
         if stored == _without_landed_reply(report, spoken) and same_words:
             return Success(Complete(write=False, report=report, complete_record=False))
-        return refused(
-            RefusalKind.report_conflict,
-            f"the event was already reported {row.outcome or 'without an outcome'}, "
-            "with another reply or links; a reported outcome stands",
-        )
+        return refused(RefusalKind.report_conflict,
+                       f"the event was already reported {row.outcome or 'without an outcome'}, "
+                       "with another reply or links; a reported outcome stands")
     if row.delivery not in (DeliveryState.exposed, DeliveryState.delivered):
         return refused(RefusalKind.not_exposed)
     dispatched = row.record.state == RecordState.dispatched
@@ -396,15 +371,11 @@ def _speak(row: DispatchRow, words: WorkerMessage) -> Result[Speak, ToolRefusal]
     if any(spoken.key == words.key for spoken in row.words):
         return Success(Speak(write=False, words=words))
     if row.delivery == DeliveryState.completed:
-        return refused(
-            RefusalKind.report_conflict,
-            "the event was reported complete; your last words belong in complete_dispatch's reply",
-        )
+        return refused(RefusalKind.report_conflict,
+                       "the event was reported complete; your last words belong in complete_dispatch's reply")
     notes = sum(spoken.kind is IntentKind.worker_note for spoken in row.words)
     if notes >= MAX_NOTES:
-        return refused(
-            RefusalKind.invalid_message,
-            f"at most {MAX_NOTES} messages per event before completion; "
-            "say the rest in complete_dispatch's reply",
-        )
+        return refused(RefusalKind.invalid_message,
+                       f"at most {MAX_NOTES} messages per event before completion; "
+                       "say the rest in complete_dispatch's reply")
     return Success(Speak(write=True, words=words))

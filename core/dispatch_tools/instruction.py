@@ -99,10 +99,7 @@ def read_snapshot(text: str | None) -> RecordingSnapshot | None:
         return item if isinstance(item, str) else ""
 
     return RecordingSnapshot(
-        type=field("type"),
-        title=field("title"),
-        app_url=field("app_url"),
-        content=field("content"),
+        type=field("type"), title=field("title"), app_url=field("app_url"), content=field("content"),
         updated_at=field("updated_at") or None,
         author_id=int(author) if (author := field("author_id")).isascii() and author.isdigit() else None,
         author_trusted=field("author_trusted") == "true",
@@ -145,23 +142,14 @@ class Instruction:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "event_id": self.event_id,
-            "event_type": self.event_type,
-            "trigger": self.trigger,
-            "recording": {
-                "bucket_id": self.bucket_id,
-                "recording_id": self.recording_id,
-                "type": self.recording_type,
-                "title": self.recording_title,
-                "url": self.recording_url,
-            },
+            "event_id": self.event_id, "event_type": self.event_type, "trigger": self.trigger,
+            "recording": {"bucket_id": self.bucket_id, "recording_id": self.recording_id,
+                          "type": self.recording_type, "title": self.recording_title,
+                          "url": self.recording_url},
             "reply_to": {"kind": self.reply_kind, "recording_id": self.reply_recording_id},
-            "requester_id": self.requester_id,
-            "acknowledge": self.acknowledge,
-            "guard_acknowledged": self.guard_acknowledged,
-            "delivery": str(self.delivery),
-            "content": self.content,
-            "content_updated_at": self.content_updated_at,
+            "requester_id": self.requester_id, "acknowledge": self.acknowledge,
+            "guard_acknowledged": self.guard_acknowledged, "delivery": str(self.delivery),
+            "content": self.content, "content_updated_at": self.content_updated_at,
             "content_author": {"id": self.content_author_id, "trusted": self.content_author_trusted},
         }
 
@@ -174,23 +162,15 @@ def build_instruction(row: DispatchRow, agent_id: int | None) -> Instruction | N
         return None
     record = row.record
     return Instruction(
-        event_id=record.event_id,
-        event_type=record.event_type,
-        trigger=record.trigger,
-        bucket_id=record.bucket_id,
-        recording_id=record.recording_id,
-        recording_type=record.recording_type or snapshot.type,
-        recording_title=snapshot.title,
-        recording_url=record.recording_url or snapshot.app_url,
-        reply_kind=record.reply_kind,
-        reply_recording_id=record.reply_recording_id,
-        requester_id=record.requester_id,
-        acknowledge=record.acknowledge,
-        guard_acknowledged=row.guard == GuardState.fired,
+        event_id=record.event_id, event_type=record.event_type, trigger=record.trigger,
+        bucket_id=record.bucket_id, recording_id=record.recording_id,
+        recording_type=record.recording_type or snapshot.type, recording_title=snapshot.title,
+        recording_url=record.recording_url or snapshot.app_url, reply_kind=record.reply_kind,
+        reply_recording_id=record.reply_recording_id, requester_id=record.requester_id,
+        acknowledge=record.acknowledge, guard_acknowledged=row.guard == GuardState.fired,
         delivery=row.delivery,
         content=snapshot.content if agent_id is None else strip_mentions_of(snapshot.content, agent_id),
-        content_updated_at=snapshot.updated_at,
-        content_author_id=snapshot.author_id,
+        content_updated_at=snapshot.updated_at, content_author_id=snapshot.author_id,
         content_author_trusted=snapshot.author_trusted,
     )
 

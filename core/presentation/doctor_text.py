@@ -10,11 +10,8 @@ from core.doctor import Check, CheckStatus
 
 def lines(checks: Sequence[Check]) -> list[str]:
     width = max((len(check.name) for check in checks), default=0)
-    shown = [
-        f"{check.status:<7}  {check.name:<{width}}  {check.detail}"
-        + (f" -- {check.advice}" if check.advice else "")
-        for check in checks
-    ]
+    shown = [f"{check.status:<7}  {check.name:<{width}}  {check.detail}"
+             + (f" -- {check.advice}" if check.advice else "") for check in checks]
     return [*shown, summary(checks)]
 
 

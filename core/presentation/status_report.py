@@ -20,50 +20,33 @@ from typing import Any
 
 from core.posting import TokenOutage
 from core.presentation import byte_size, short_time
-from core.presentation.status_values import (
-    Disk,
-    Dispatch,
-    DispatchedEvent,
-    FeedCheckpoint,
-    Hold,
-    LedgerSnapshot,
-    LiveTask,
-    LockFile,
-    PidStatus,
-    Status,
-    WaitingIntent,
-    WaitingRecord,
-)
+from core.presentation import status_values as values
 from core.snapshots import WorkerResult
 from core.states import IntentState, RecordState
 
 REFUSED = "refused"  # the state a refused intent (canceled with ``REFUSED_NOTE``) is reported in
 POSTABLE = (IntentState.pending, IntentState.sending)
-UNSAFE_LINE = (
-    "UNSAFE TEST TIMINGS: the timing floors are lifted (setup --unsafe-test-timings); for a demo "
-    "or a test only: a sending message may be listed before it could land"
-)
-
-# -- the parts both read ---------------------------------------------------------------------
+UNSAFE_LINE = ("UNSAFE TEST TIMINGS: the timing floors are lifted (setup --unsafe-test-timings); for a demo "
+               "or a test only: a sending message may be listed before it could land")
 
 
-def queue_depths(snapshot: LedgerSnapshot) -> dict[str, int]:
+def queue_depths(snapshot: values.LedgerSnapshot) -> dict[str, int]:
     counts = dict(snapshot.state_counts)
     return {str(state): counts.get(str(state), 0) for state in RecordState}
 
 
-def blocked_by_reason(snapshot: LedgerSnapshot) -> dict[str, int]:
+def blocked_by_reason(snapshot: values.LedgerSnapshot) -> dict[str, int]:
     return dict(sorted(snapshot.blocked))
 
 
-def outbox_states(snapshot: LedgerSnapshot) -> dict[str, int]:
+def outbox_states(snapshot: values.LedgerSnapshot) -> dict[str, int]:
     counts = {str(state): 0 for state in IntentState}
     for state, _, count in snapshot.outbox:
         counts[state] = counts.get(state, 0) + count
     return counts
 
 
-def waiting_to_post(snapshot: LedgerSnapshot) -> dict[str, int]:
+def waiting_to_post(snapshot: values.LedgerSnapshot) -> dict[str, int]:
     found: dict[str, int] = {}
     for state, kind, count in snapshot.outbox:
         if state in POSTABLE:
@@ -71,20 +54,15 @@ def waiting_to_post(snapshot: LedgerSnapshot) -> dict[str, int]:
     return dict(sorted(found.items()))
 
 
-def running(lock_file: LockFile | None) -> str:
+def running(lock_file: values.LockFile | None) -> str:
     """What the lock file's metadata suggests: "yes", "no" or "unknown"."""
     if lock_file is None:
         return "no"
-    match lock_file.pid_status:
-        case PidStatus.present:
-            return "yes"
-        case PidStatus.absent:
-            return "no"
-        case _:
-            return "unknown"
+    said = {values.PidStatus.present: "yes", values.PidStatus.absent: "no"}
+    return said.get(lock_file.pid_status, "unknown")
 
 
-def _running_phrase(lock_file: LockFile | None) -> str:
+def _running_phrase(lock_file: values.LockFile | None) -> str:
     if lock_file is None:
         return "not running (no lock file)"
     words = {"yes": "running", "no": "not running", "unknown": "perhaps running"}[running(lock_file)]
@@ -95,48 +73,43 @@ def plural(count: int, one: str, many: str | None = None) -> str:
     return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
-def waiting_state(intent: WaitingIntent) -> str:
+def waiting_state(intent: values.WaitingIntent) -> str:
     return REFUSED if intent.refused else str(intent.state)
 
 
-def left_mid_launch(task: LiveTask) -> bool:
+def left_mid_launch(task: values.LiveTask) -> bool:
     """Recovery found this task's attempt launching with no recorded process."""
     return task.attempt is not None and task.attempt.left_at is not None
 
 
-def settle_launch_check(task: LiveTask) -> str:
+def settle_launch_check(task: values.LiveTask) -> str:
     """What a person checks before settling an attempt left mid-launch, and how."""
     event = task.event_ids[0] if task.event_ids else 0
-    return (
-        f"a connector stopped between launching task {task.task_id} and recording its worker: check "
-        "whether a worker ran for it (a process of the worker program in the project's directory, "
-        "a reply or a change it made on the recording), then settle it with "
-        f"`bin/connect settle-launch {event} --ran` or `--did-not-run`"
-    )
+    return (f"a connector stopped between launching task {task.task_id} and recording its worker: check "
+            "whether a worker ran for it (a process of the worker program in the project's directory, "
+            "a reply or a change it made on the recording), then settle it with "
+            f"`bin/connect settle-launch {event} --ran` or `--did-not-run`")
 
 
-def decisions(record: WaitingRecord) -> list[str]:
+def decisions(record: values.WaitingRecord) -> list[str]:
     return ["redispatch", "discard"] if record.state == RecordState.blocked else ["discard"]
 
 
-def waits_for(record: WaitingRecord, held: bool) -> str:
+def waits_for(record: values.WaitingRecord, held: bool) -> str:
     """What the record waits for: ``admission`` (a retry), ``person``, ``hold`` or ``worker``."""
     if record.state == RecordState.blocked:
         return "admission" if record.next_retry_at else "person"
     return "hold" if held else "worker"
 
 
-def summary(status: Status) -> str:
+def summary(status: values.Status) -> str:
     """The one line a person reads first."""
     snapshot = status.ledger
     indeterminate = sum(1 for intent in snapshot.waiting if not intent.refused)
     refused = sum(1 for intent in snapshot.waiting if intent.refused)
-    parts = [
-        _running_phrase(status.lock_file),
-        plural(len(snapshot.live_tasks), "live task"),
-        plural(indeterminate, "indeterminate message"),
-        f"{queue_depths(snapshot)[RecordState.blocked]} blocked",
-    ]
+    blocked = queue_depths(snapshot)[RecordState.blocked]
+    parts = [_running_phrase(status.lock_file), plural(len(snapshot.live_tasks), "live task"),
+             plural(indeterminate, "indeterminate message"), f"{blocked} blocked"]
     if refused:
         parts.append(plural(refused, "refused message"))
     if snapshot.held:
@@ -158,204 +131,116 @@ def summary(status: Status) -> str:
     return " · ".join(parts)
 
 
-# -- the JSON report -------------------------------------------------------------------------
-
-
-def report(status: Status) -> dict[str, Any]:
+def report(status: values.Status) -> dict[str, Any]:
     """The JSON report; its keys are named in this module's docstring."""
     snapshot = status.ledger
     held = snapshot.hold is not None
     return {
-        "summary": summary(status),
-        "account_id": status.account_id,
-        "agent_id": status.agent_id,
-        "state_dir": status.state_dir,
-        "ledger": status.ledger_path,
-        "lock_file": _lock_file(status.lock_file),
-        "running": running(status.lock_file),
-        "unsafe_test_timings": status.unsafe_test_timings,
-        "worker_allowed": list(status.worker_allowed),
-        **_alarms(status),
-        "hold": _hold(snapshot.hold),
-        "feed": [
-            {
-                "has_position": checkpoint.has_position,
-                "last_served_id": checkpoint.last_served_id,
-                "updated_at": checkpoint.updated_at,
-            }
-            for checkpoint in snapshot.feed
-        ],
-        "queues": queue_depths(snapshot),
-        "blocked": blocked_by_reason(snapshot),
+        "summary": summary(status), "account_id": status.account_id, "agent_id": status.agent_id,
+        "state_dir": status.state_dir, "ledger": status.ledger_path,
+        "lock_file": _lock_file(status.lock_file), "running": running(status.lock_file),
+        "unsafe_test_timings": status.unsafe_test_timings, "worker_allowed": list(status.worker_allowed),
+        **_alarms(status), "hold": _hold(snapshot.hold),
+        "feed": [{"has_position": checkpoint.has_position, "last_served_id": checkpoint.last_served_id,
+                  "updated_at": checkpoint.updated_at} for checkpoint in snapshot.feed],
+        "queues": queue_depths(snapshot), "blocked": blocked_by_reason(snapshot),
         "live_tasks": [_live_task(task) for task in snapshot.live_tasks],
         "waiting_for_person": [_waiting(intent) for intent in snapshot.waiting],
         "dispatches": [_dispatch(dispatch) for dispatch in snapshot.dispatches],
-        "held": [
-            {
-                "event_id": record.event_id,
-                "event_type": record.event_type,
-                "trigger": record.trigger,
-                "recording_url": record.recording_url,
-            }
-            for record in snapshot.held
-        ],
+        "held": [{"event_id": record.event_id, "event_type": record.event_type, "trigger": record.trigger,
+                  "recording_url": record.recording_url} for record in snapshot.held],
         "outbox": _outbox(snapshot),
         "not_running": [_not_running(record, held) for record in snapshot.not_running],
     }
 
 
-def _lock_file(lock_file: LockFile | None) -> dict[str, Any]:
+def _lock_file(lock_file: values.LockFile | None) -> dict[str, Any]:
+    return {"diagnostic": True, "found": lock_file is not None,
+            "pid": None if lock_file is None else lock_file.pid,
+            "started_at": None if lock_file is None else lock_file.started_at,
+            "pid_status": None if lock_file is None else str(lock_file.pid_status),
+            "configuration_problem": (lock_file.configuration_problem or None) if lock_file else None}
+
+
+def _alarms(status: values.Status) -> dict[str, Any]:
+    disk, fault, outage = status.disk, status.write_failure, status.ledger.token_outage
     return {
-        "diagnostic": True,
-        "found": lock_file is not None,
-        "pid": None if lock_file is None else lock_file.pid,
-        "started_at": None if lock_file is None else lock_file.started_at,
-        "pid_status": None if lock_file is None else str(lock_file.pid_status),
-        "configuration_problem": (lock_file.configuration_problem or None) if lock_file else None,
+        "disk": None if disk is None else
+        {"free_bytes": disk.free_bytes, "total_bytes": disk.total_bytes, "low": disk.low},
+        "write_failure": None if fault is None else {"at": fault.at, "why": fault.why, "pid": fault.pid},
+        "token_outage": None if outage is None else
+        {"since": outage.since, "messages_waiting": outage.messages},
     }
 
 
-def _alarms(status: Status) -> dict[str, Any]:
-    disk, failure, outage = status.disk, status.write_failure, status.ledger.token_outage
-    return {
-        "disk": None
-        if disk is None
-        else {"free_bytes": disk.free_bytes, "total_bytes": disk.total_bytes, "low": disk.low},
-        "write_failure": None
-        if failure is None
-        else {"at": failure.at, "why": failure.why, "pid": failure.pid},
-        "token_outage": None
-        if outage is None
-        else {"since": outage.since, "messages_waiting": outage.messages},
-    }
-
-
-def _hold(hold: Hold | None) -> dict[str, Any] | None:
+def _hold(hold: values.Hold | None) -> dict[str, Any] | None:
     if hold is None:
         return None
-    return {
-        "held_by": hold.held_by,
-        "held_at": hold.held_at,
-        "cause": hold.cause,
-        "generation": hold.generation,
-    }
+    return {"held_by": hold.held_by, "held_at": hold.held_at, "cause": hold.cause,
+            "generation": hold.generation}
 
 
-def _live_task(task: LiveTask) -> dict[str, Any]:
+def _live_task(task: values.LiveTask) -> dict[str, Any]:
     attempt = task.attempt
     return {
-        "task_id": task.task_id,
-        "state": "superseded" if task.superseded else "live",
-        "conversation": task.conversation,
-        "created_at": task.created_at,
-        "deadline_at": task.deadline_at,
-        "attempt": None
-        if attempt is None
-        else {
-            "attempt_id": attempt.attempt_id,
-            "state": str(attempt.state),
-            "pid": attempt.pid,
+        "task_id": task.task_id, "state": "superseded" if task.superseded else "live",
+        "conversation": task.conversation, "created_at": task.created_at, "deadline_at": task.deadline_at,
+        "attempt": None if attempt is None else {
+            "attempt_id": attempt.attempt_id, "state": str(attempt.state), "pid": attempt.pid,
             "launched_at": attempt.launched_at,
-            "needs_person": (
-                {"left_at": attempt.left_at, "check": settle_launch_check(task)}
-                if left_mid_launch(task)
-                else None
-            ),
+            "needs_person": {"left_at": attempt.left_at, "check": settle_launch_check(task)}
+            if left_mid_launch(task) else None,
         },
         "event_ids": list(task.event_ids),
     }
 
 
-def _waiting(intent: WaitingIntent) -> dict[str, Any]:
-    return {
-        "intent_id": intent.intent_id,
-        "kind": intent.kind,
-        "state": waiting_state(intent),
-        "event_id": intent.event_id,
-        "attempt_id": intent.attempt_id,
-        "message_kind": intent.message_kind,
-        "bucket_id": intent.bucket_id,
-        "recording_id": intent.recording_id,
-        "note": intent.note,
-    }
+def _waiting(intent: values.WaitingIntent) -> dict[str, Any]:
+    return {"intent_id": intent.intent_id, "kind": intent.kind, "state": waiting_state(intent),
+            "event_id": intent.event_id, "attempt_id": intent.attempt_id, "message_kind": intent.message_kind,
+            "bucket_id": intent.bucket_id, "recording_id": intent.recording_id, "note": intent.note}
 
 
 def _worker_result(result: WorkerResult | None) -> dict[str, Any] | None:
     if result is None:
         return None
-    return {
-        "is_error": result.is_error,
-        "error": result.error,
-        "turns": result.turns,
-        "cost_usd": result.cost_usd,
-        "duration_ms": result.duration_ms,
-        "denied_tools": list(result.denials),
-    }
+    return {"is_error": result.is_error, "error": result.error, "turns": result.turns,
+            "cost_usd": result.cost_usd, "duration_ms": result.duration_ms,
+            "denied_tools": list(result.denials)}
 
 
-def _dispatch(dispatch: Dispatch) -> dict[str, Any]:
+def _dispatch(dispatch: values.Dispatch) -> dict[str, Any]:
     return {
-        "attempt_id": dispatch.attempt_id,
-        "task_id": dispatch.task_id,
-        "seq": dispatch.seq,
-        "state": str(dispatch.state),
-        "stop_reason": dispatch.stop_reason or None,
-        "spawn_failed": dispatch.spawn_failed,
-        "not_started": dispatch.not_started,
+        "attempt_id": dispatch.attempt_id, "task_id": dispatch.task_id, "seq": dispatch.seq,
+        "state": str(dispatch.state), "stop_reason": dispatch.stop_reason or None,
+        "spawn_failed": dispatch.spawn_failed, "not_started": dispatch.not_started,
         "worker_result": _worker_result(dispatch.result),
-        "launched_at": dispatch.launched_at,
-        "ended_at": dispatch.ended_at,
-        "events": [
-            {
-                "event_id": event.event_id,
-                "delivery": event.delivery,
-                "outcome": event.outcome or None,
-                "withdrawn": event.withdrawn,
-                "record_state": event.record_state,
-            }
-            for event in dispatch.events
-        ],
+        "launched_at": dispatch.launched_at, "ended_at": dispatch.ended_at,
+        "events": [{"event_id": event.event_id, "delivery": event.delivery, "outcome": event.outcome or None,
+                    "withdrawn": event.withdrawn, "record_state": event.record_state}
+                   for event in dispatch.events],
     }
 
 
-def _outbox(snapshot: LedgerSnapshot) -> dict[str, Any]:
+def _outbox(snapshot: values.LedgerSnapshot) -> dict[str, Any]:
     states = outbox_states(snapshot)
-    return {
-        "states": states,
-        "waiting_to_post": waiting_to_post(snapshot),
-        "held_back_by_hold": states[IntentState.pending] if snapshot.hold is not None else 0,
-    }
+    return {"states": states, "waiting_to_post": waiting_to_post(snapshot),
+            "held_back_by_hold": states[IntentState.pending] if snapshot.hold is not None else 0}
 
 
-def _not_running(record: WaitingRecord, held: bool) -> dict[str, Any]:
-    return {
-        "event_id": record.event_id,
-        "state": record.state,
-        "reason": record.reason or None,
-        "event_type": record.event_type,
-        "next_retry_at": record.next_retry_at,
-        "waits_for": waits_for(record, held),
-        "decisions": decisions(record),
-    }
+def _not_running(record: values.WaitingRecord, held: bool) -> dict[str, Any]:
+    return {"event_id": record.event_id, "state": record.state, "reason": record.reason or None,
+            "event_type": record.event_type, "next_retry_at": record.next_retry_at,
+            "waits_for": waits_for(record, held), "decisions": decisions(record)}
 
 
-# -- the text --------------------------------------------------------------------------------
-
-
-def lines(status: Status) -> list[str]:
+def lines(status: values.Status) -> list[str]:
     """The text a person reads, the summary first and then each part."""
     snapshot = status.ledger
-    out = [
-        summary(status),
-        "",
-        f"account {status.account_id}, agent {status.agent_id}; state {status.state_dir}",
-        *_lock_lines(status.lock_file),
-        *_disk_lines(status.disk),
-        *_alarm_lines(status),
-        *_feed_lines(snapshot.feed),
-        outbox_line(snapshot),
-        records_line(queue_depths(snapshot)),
-    ]
+    where = f"account {status.account_id}, agent {status.agent_id}; state {status.state_dir}"
+    out = [summary(status), "", where, *_lock_lines(status.lock_file), *_disk_lines(status.disk),
+           *_alarm_lines(status), *_feed_lines(snapshot.feed), outbox_line(snapshot),
+           records_line(queue_depths(snapshot))]
     blocked = blocked_by_reason(snapshot)
     if blocked:
         by_reason = " · ".join(f"{reason or '-'} {count}" for reason, count in blocked.items())
@@ -369,13 +254,13 @@ def lines(status: Status) -> list[str]:
     return out
 
 
-def _lock_lines(lock_file: LockFile | None) -> list[str]:
+def _lock_lines(lock_file: values.LockFile | None) -> list[str]:
     if lock_file is None:
         return ["lock file: none (no connector has said it holds the lock; diagnostic only)"]
     meaning = {
-        PidStatus.present: "that process is present",
-        PidStatus.absent: "that process is gone (a connector that died leaves its lock file behind)",
-        PidStatus.unknown: "cannot tell whether that process is present (another user's)",
+        values.PidStatus.present: "that process is present",
+        values.PidStatus.absent: "that process is gone (a connector that died leaves its lock file behind)",
+        values.PidStatus.unknown: "cannot tell whether that process is present (another user's)",
     }[lock_file.pid_status]
     problem = lock_file.configuration_problem
     return [
@@ -385,7 +270,7 @@ def _lock_lines(lock_file: LockFile | None) -> list[str]:
     ]
 
 
-def _disk_lines(disk: Disk | None) -> list[str]:
+def _disk_lines(disk: values.Disk | None) -> list[str]:
     if disk is None:
         return ["disk: could not be measured"]
     line = f"disk: {byte_size(disk.free_bytes)} free of {byte_size(disk.total_bytes)} where the ledger lives"
@@ -394,7 +279,7 @@ def _disk_lines(disk: Disk | None) -> list[str]:
     return [line]
 
 
-def _alarm_lines(status: Status) -> list[str]:
+def _alarm_lines(status: values.Status) -> list[str]:
     """What stands in the way, or beside the defaults: failing writes, a refused token, lifted
     timing floors, what the worker was allowed, a hold."""
     snapshot = status.ledger
@@ -414,33 +299,26 @@ def _alarm_lines(status: Status) -> list[str]:
     if snapshot.hold is not None:
         hold = snapshot.hold
         why = f" ({hold.cause})" if hold.cause else ""
-        out.append(
-            f"on hold: held by {hold.held_by} since {short_time(hold.held_at)}{why}, generation "
-            f"{hold.generation}; nothing is dispatched or posted until `bin/connect release`"
-        )
+        out.append(f"on hold: held by {hold.held_by} since {short_time(hold.held_at)}{why}, generation "
+                   f"{hold.generation}; nothing is dispatched or posted until `bin/connect release`")
     return out
 
 
 def token_outage_line(outage: TokenOutage) -> str:
-    return (
-        "token: failing -- Basecamp refused it (401, after the refresh) on a create at"
-        f" {short_time(outage.since)}; sending has stopped, {plural(outage.messages, 'message')}"
-        " waiting, pending; it resumes by itself once a token works (bin/connect login for the agent)"
-    )
+    return ("token: failing -- Basecamp refused it (401, after the refresh) on a create at"
+            f" {short_time(outage.since)}; sending has stopped, {plural(outage.messages, 'message')}"
+            " waiting, pending; it resumes by itself once a token works (bin/connect login for the agent)")
 
 
-def _feed_lines(feed: Sequence[FeedCheckpoint]) -> list[str]:
+def _feed_lines(feed: Sequence[values.FeedCheckpoint]) -> list[str]:
     if not feed:
         return ["feed: never read (no checkpoint yet)"]
     kept = {True: "position kept", False: "no position (resumes after the last served event)"}
-    return [
-        f"feed: {kept[checkpoint.has_position]}; last served event {checkpoint.last_served_id}; "
-        f"updated {short_time(checkpoint.updated_at)}"
-        for checkpoint in feed
-    ]
+    return [f"feed: {kept[checkpoint.has_position]}; last served event {checkpoint.last_served_id}; "
+            f"updated {short_time(checkpoint.updated_at)}" for checkpoint in feed]
 
 
-def outbox_line(snapshot: LedgerSnapshot) -> str:
+def outbox_line(snapshot: values.LedgerSnapshot) -> str:
     states = outbox_states(snapshot)
     kinds = waiting_to_post(snapshot)
     by_kind = f" ({', '.join(f'{kind} {count}' for kind, count in kinds.items())})" if kinds else ""
@@ -458,7 +336,7 @@ def records_line(queues: dict[str, int]) -> str:
     return f"records: {shown} (seen: read from the feed, no verdict yet)"
 
 
-def _waiting_lines(status: Status) -> list[str]:
+def _waiting_lines(status: values.Status) -> list[str]:
     """What waits: the live tasks, the intents and records a person decides, what has not run."""
     snapshot = status.ledger
     out = []
@@ -474,11 +352,8 @@ def _waiting_lines(status: Status) -> list[str]:
         out.append(f"  decide with: bin/outbox-resolve --ledger {status.ledger_path} show ID")
     if snapshot.held:
         out.append(f"held records ({len(snapshot.held)}):")
-        out += [
-            f"  event {record.event_id} {record.event_type or '-'} ({record.trigger or 'no trigger'})"
-            f" {record.recording_url or ''}".rstrip()
-            for record in snapshot.held
-        ]
+        out += [f"  event {record.event_id} {record.event_type or '-'} ({record.trigger or 'no trigger'})"
+                f" {record.recording_url or ''}".rstrip() for record in snapshot.held]
     if snapshot.not_running:
         out.append(f"records not yet running, oldest first ({len(snapshot.not_running)} shown):")
         held = snapshot.hold is not None
@@ -487,54 +362,42 @@ def _waiting_lines(status: Status) -> list[str]:
     return out
 
 
-def _live_task_line(task: LiveTask) -> str:
+def _live_task_line(task: values.LiveTask) -> str:
     attempt = task.attempt
     if attempt is None:
         worker = "no attempt"
     else:
         pid = f", pid {attempt.pid}" if attempt.pid is not None else ""
-        worker = (
-            f"attempt {attempt.attempt_id} {attempt.state}{pid}, launched {short_time(attempt.launched_at)}"
-        )
+        launched = short_time(attempt.launched_at)
+        worker = f"attempt {attempt.attempt_id} {attempt.state}{pid}, launched {launched}"
     superseded = " (superseded)" if task.superseded else ""
     events = ", ".join(str(event_id) for event_id in task.event_ids) or "none"
-    return (
-        f"  task {task.task_id}{superseded} on {task.conversation or '-'}: {worker}; "
-        f"deadline {short_time(task.deadline_at)}; events {events}"
-    )
+    return (f"  task {task.task_id}{superseded} on {task.conversation or '-'}: {worker}; "
+            f"deadline {short_time(task.deadline_at)}; events {events}")
 
 
-def _waiting_line(intent: WaitingIntent) -> str:
+def _waiting_line(intent: values.WaitingIntent) -> str:
     where = f"{'campfire' if intent.message_kind == 'chat_line' else 'recording'} {intent.recording_id}"
     event = f", event {intent.event_id}" if intent.event_id is not None else ""
     note = f" ({intent.note})" if intent.note else ""
-    return (
-        f"  intent {intent.intent_id}: {intent.kind} {waiting_state(intent)}{event}, "
-        f"a {intent.message_kind} on {where} in project {intent.bucket_id}{note}"
-    )
+    return (f"  intent {intent.intent_id}: {intent.kind} {waiting_state(intent)}{event}, "
+            f"a {intent.message_kind} on {where} in project {intent.bucket_id}{note}")
 
 
-def not_running_line(record: WaitingRecord, held: bool) -> str:
+def not_running_line(record: values.WaitingRecord, held: bool) -> str:
     if record.state == RecordState.blocked:
-        retry = (
-            f"; admission tries again at {short_time(record.next_retry_at)}"
-            if record.next_retry_at
-            else "; nothing retries it: a person's redispatch or discard"
-        )
+        retry = (f"; admission tries again at {short_time(record.next_retry_at)}" if record.next_retry_at
+                 else "; nothing retries it: a person's redispatch or discard")
         reason = record.reason or "no reason"
         return f"  event {record.event_id} blocked ({reason}) {record.event_type}{retry}"
     if held:
-        return (
-            f"  event {record.event_id} {record.state} {record.event_type}: held still by the hold; "
-            "it runs once `bin/connect release` lifts it"
-        )
-    return (
-        f"  event {record.event_id} {record.state} {record.event_type}: waiting for a worker slot, "
-        "or for its conversation or project directory to be free"
-    )
+        return (f"  event {record.event_id} {record.state} {record.event_type}: held still by the hold; "
+                "it runs once `bin/connect release` lifts it")
+    return (f"  event {record.event_id} {record.state} {record.event_type}: waiting for a worker slot, "
+            "or for its conversation or project directory to be free")
 
 
-def not_running_advice(records: tuple[WaitingRecord, ...], held: bool) -> str:
+def not_running_advice(records: tuple[values.WaitingRecord, ...], held: bool) -> str:
     blocked = any(record.state == RecordState.blocked for record in records)
     waiting = any(record.state != RecordState.blocked for record in records)
     parts = []
@@ -546,16 +409,14 @@ def not_running_advice(records: tuple[WaitingRecord, ...], held: bool) -> str:
     return "  decide with: " + "; ".join(parts)
 
 
-def _dispatch_line(dispatch: Dispatch) -> str:
+def _dispatch_line(dispatch: values.Dispatch) -> str:
     how = f"ended {dispatch.stop_reason}" if dispatch.stop_reason else str(dispatch.state)
     events = "; ".join(_event_phrase(event) for event in dispatch.events) or "no events"
-    return (
-        f"  {short_time(dispatch.launched_at)}  task {dispatch.task_id}  {dispatch.attempt_id}  "
-        f"{how}: {events}{_worker_phrase(dispatch)}"
-    )
+    return (f"  {short_time(dispatch.launched_at)}  task {dispatch.task_id}  {dispatch.attempt_id}  "
+            f"{how}: {events}{_worker_phrase(dispatch)}")
 
 
-def _event_phrase(event: DispatchedEvent) -> str:
+def _event_phrase(event: values.DispatchedEvent) -> str:
     if event.withdrawn:
         return f"event {event.event_id} withdrawn (the worker could not be started), now {event.record_state}"
     if event.outcome:
@@ -563,15 +424,13 @@ def _event_phrase(event: DispatchedEvent) -> str:
     return f"event {event.event_id} no outcome yet ({event.delivery})"
 
 
-def _worker_phrase(dispatch: Dispatch) -> str:
+def _worker_phrase(dispatch: values.Dispatch) -> str:
     """What the worker said of its own end, in a few words."""
     said = f"; never began its work: {dispatch.not_started}" if dispatch.not_started else ""
     result = dispatch.result
     if result is not None:
         error = f"error {result.error!r}, " if result.is_error else ""
         denied = f", refused {', '.join(result.denials)}" if result.denials else ""
-        said += (
-            f" (its result: {error}{result.turns} turns, ${result.cost_usd:.4f}, "
-            f"{result.duration_ms / 1000:.1f} s{denied})"
-        )
+        said += (f" (its result: {error}{result.turns} turns, ${result.cost_usd:.4f}, "
+                 f"{result.duration_ms / 1000:.1f} s{denied})")
     return said

@@ -32,17 +32,12 @@ from shell.worker.mcp import McpServer, serve
 
 log = logging.getLogger(__name__)
 
-PROMPT = (
-    "bin/connect doctor is checking that you start with the Basecamp connector's MCP server. "
-    "There is no dispatch and nothing to do: stop now."
-)
-NO_DISPATCH = (
-    "this is bin/connect doctor checking that you start with the connector's MCP server: "
-    "there is no dispatch; stop now"
-)
+PROMPT = ("bin/connect doctor is checking that you start with the Basecamp connector's MCP server. "
+          "There is no dispatch and nothing to do: stop now.")
+NO_DISPATCH = ("this is bin/connect doctor checking that you start with the connector's MCP server: "
+               "there is no dispatch; stop now")
 ATTEMPT = "doctor_probe"
 GRACE_SECONDS = 2.0
-POLL_SECONDS = 0.05
 STDERR_TAIL = 300
 
 
@@ -69,36 +64,29 @@ def probe(command: WorkerCommand, *, ledger: Path, agent_id: int, seconds: float
         work = Path(scratch) / "work"
         work.mkdir()
         try:
-            started = spawn(
-                command, attempt_id=ATTEMPT, prompt=PROMPT, work_dir=work,
-                private_dir=Path(scratch) / "sessions", ledger_path=ledger, token=token, agent_id=agent_id,
-                send_prompt=False,
-            )  # fmt: skip
+            started = spawn(command, attempt_id=ATTEMPT, prompt=PROMPT, work_dir=work,
+                            private_dir=Path(scratch) / "sessions", ledger_path=ledger, token=token,
+                            agent_id=agent_id, send_prompt=False)
         except SessionSetupError as error:
             return Handshake(False, 0.0, spawn_failed=str(error))
         if isinstance(started, SpawnFailed):
             return Handshake(False, 0.0, spawn_failed=started.detail)
         seen = _Seen(marker, clock)
         try:
-            supervision = supervise(
-                started, deadline_at=clock.now() + timedelta(seconds=seconds), stop_event=seen, clock=clock,
-                still_running_every=seconds + 1, grace_seconds=GRACE_SECONDS, poll_seconds=POLL_SECONDS,
-            )  # fmt: skip
+            supervision = supervise(started, deadline_at=clock.now() + timedelta(seconds=seconds),
+                                    stop_event=seen, clock=clock, still_running_every=seconds + 1,
+                                    grace_seconds=GRACE_SECONDS)
             seen.is_set()  # it may have completed the handshake just before it ended by itself
             tail = _last_line(started.stderr)
         finally:
             marker.unlink(missing_ok=True)
             remove_session(started.session_dir)
     end = supervision.end
-    return Handshake(
-        initialized=seen.after is not None,
-        seconds=seconds if seen.after is None else seen.after,
-        timed_out=end.stop_requested == StopRequest.deadline,
-        ended="" if end.stop_requested is not None else _ended(end.ending),
-        stderr_tail=tail,
-        signals=supervision.signals,
-        survivors=supervision.survivors,
-    )
+    return Handshake(initialized=seen.after is not None,
+                     seconds=seconds if seen.after is None else seen.after,
+                     timed_out=end.stop_requested == StopRequest.deadline,
+                     ended="" if end.stop_requested is not None else _ended(end.ending),
+                     stderr_tail=tail, signals=supervision.signals, survivors=supervision.survivors)
 
 
 def _ended(ending: Ending) -> str:
@@ -119,9 +107,6 @@ def _last_line(path: Path) -> str:
         return ""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1][:STDERR_TAIL] if lines else ""
-
-
-# -- the server's end --------------------------------------------------------------------------
 
 
 class ProbeTools:

@@ -12,31 +12,14 @@ import subprocess
 
 from core import doctor
 from core.configuration import Configuration
-from core.doctor import allowances_check, auth_check, version_check
 from core.posting import TokenOutage
 from shell import private_files
 from shell.errors import UserError
-from shell.ledger.connection import (
-    SCHEMA_VERSION,
-    LedgerBusy,
-    LedgerCorrupt,
-    LedgerError,
-    LedgerOutOfDate,
-    LedgerTooNew,
-    open_ledger_read_only,
-    read_health,
-)
+from shell.ledger import connection as ledger_connection
+from shell.ledger.connection import SCHEMA_VERSION, LedgerError, open_ledger_read_only, read_health
 from shell.ledger.status import token_outage as read_token_outage
-from shell.state import pair_lock
-from shell.state.config import (
-    WRITABLE,
-    ConfigurationInvalid,
-    StatePaths,
-    check_private_directory,
-    load_config,
-    route_facts,
-    state_files,
-)
+from shell.state import config, pair_lock
+from shell.state.config import StatePaths, load_config, route_facts, state_files
 from shell.state.lock import peek, peek_only
 from shell.worker.command import WorkerCommand
 
@@ -47,23 +30,22 @@ def state_directory(paths: StatePaths) -> doctor.Check:
     directory = paths.directory
     problem = None
     try:
-        check_private_directory(directory)
+        config.check_private_directory(directory)
     except FileNotFoundError:
         return doctor.state_directory_check(str(directory), exists=False, problem=None, writable=False)
     except (UserError, OSError) as error:
         problem = str(error)
     made_here = private_files.directory_made_here(directory, state_files(directory))
-    writable = os.access(directory, WRITABLE)
+    writable = os.access(directory, config.WRITABLE)
     return doctor.state_directory_check(str(directory), True, problem, writable, made_here=made_here)
 
 
-def configuration(
-    paths: StatePaths, asked: tuple[int | None, int | None]
-) -> tuple[doctor.Check, Configuration | None]:
+def configuration(paths: StatePaths,
+                  asked: tuple[int | None, int | None]) -> tuple[doctor.Check, Configuration | None]:
     """The configuration's check, and the configuration when it loads."""
     try:
         loaded = load_config(paths.config)
-    except ConfigurationInvalid as error:
+    except config.ConfigurationInvalid as error:
         return doctor.configuration_check(str(paths.config), "; ".join(error.problems), (0, 0), asked), None
     except UserError as error:
         return doctor.configuration_check(str(paths.config), str(error), (0, 0), asked), None
@@ -114,15 +96,10 @@ def token_outage(paths: StatePaths) -> TokenOutage | None:
 
 
 def _trouble(error: LedgerError) -> doctor.LedgerTrouble:
-    if isinstance(error, LedgerOutOfDate):
-        return doctor.LedgerTrouble.out_of_date
-    if isinstance(error, LedgerTooNew):
-        return doctor.LedgerTrouble.too_new
-    if isinstance(error, LedgerBusy):
-        return doctor.LedgerTrouble.busy
-    if isinstance(error, LedgerCorrupt):
-        return doctor.LedgerTrouble.damaged
-    return doctor.LedgerTrouble.unusable
+    kinds = {ledger_connection.LedgerOutOfDate: "out_of_date", ledger_connection.LedgerTooNew: "too_new",
+             ledger_connection.LedgerBusy: "busy", ledger_connection.LedgerCorrupt: "damaged"}
+    found = next((trouble for kind, trouble in kinds.items() if isinstance(error, kind)), "unusable")
+    return doctor.LedgerTrouble(found)
 
 
 def disk(paths: StatePaths) -> doctor.Check:
@@ -139,9 +116,8 @@ def lock(paths: StatePaths, loaded: Configuration) -> doctor.Check:
     holder = peek(paths.directory, loaded.account_id, loaded.agent_id) or peek_only(paths.directory)
     if holder is None:
         return doctor.lock_check(None)
-    return doctor.lock_check(
-        doctor.LockHolder(holder.pid, holder.started_at, holder.pid_present, holder.configuration_problem)
-    )
+    found = doctor.LockHolder(holder.pid, holder.started_at, holder.pid_present, holder.configuration_problem)
+    return doctor.lock_check(found)
 
 
 def pair(paths: StatePaths, loaded: Configuration) -> doctor.Check:
@@ -159,23 +135,15 @@ def claude_code(command: WorkerCommand, allowed: tuple[str, ...]) -> list[doctor
     defaults, by name."""
     if not command.speaks_stream_json:
         return []
-    return [
-        version_check(*_ask(command, "--version")),
-        auth_check(*_ask(command, "auth", "status")),
-        allowances_check(allowed),
-    ]
+    return [doctor.version_check(*_ask(command, "--version")),
+            doctor.auth_check(*_ask(command, "auth", "status")), doctor.allowances_check(allowed)]
 
 
 def _ask(command: WorkerCommand, *arguments: str) -> tuple[str, int | None]:
     try:
-        answer = subprocess.run(
-            [command.argv[0], *arguments],
-            env=command.environment(os.environ),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=CLAUDE_CODE_SECONDS,
-            check=False,
-        )
+        answer = subprocess.run([command.argv[0], *arguments], env=command.environment(os.environ),
+                                stdin=subprocess.DEVNULL, capture_output=True, timeout=CLAUDE_CODE_SECONDS,
+                                check=False)
     except subprocess.TimeoutExpired:
         return "", None
     except OSError as error:

@@ -36,9 +36,8 @@ MAX_RECOVERIES = 2
 class InboxReader(Protocol):
     """What the lane needs of ``shell.basecamp.client.BasecampClient``."""
 
-    def poll_inbox(
-        self, since: int | None, position: str | None, deadline: float, *, next_url: str | None = None
-    ) -> InboxPage: ...
+    def poll_inbox(self, since: int | None, position: str | None, deadline: float, *,
+                   next_url: str | None = None) -> InboxPage: ...
 
 
 class _Stop(Exception):
@@ -46,10 +45,8 @@ class _Stop(Exception):
 
 
 class InboxLane:
-    def __init__(
-        self, ledger: Ledger, client: InboxReader, clock: Clock, account_floor: Callable[[], int], *,
-        every_polls: int = DEFAULT_EVERY_POLLS,
-    ) -> None:
+    def __init__(self, ledger: Ledger, client: InboxReader, clock: Clock, account_floor: Callable[[], int], *,
+                 every_polls: int = DEFAULT_EVERY_POLLS) -> None:
         if every_polls < 1:
             raise ValueError("the inbox is read at least every turn")
         self._ledger = ledger
@@ -115,9 +112,8 @@ class InboxLane:
         except _Stop:
             pass
         if fresh:
-            log.info(
-                "inbox: %d event(s) no other lane had brought: %s", len(fresh), ",".join(map(str, fresh))
-            )
+            log.info("inbox: %d event(s) no other lane had brought: %s", len(fresh),
+                     ",".join(map(str, fresh)))
         return tuple(fresh)
 
     def _recover(self, refused: InboxRefused, recoveries: int, last: int) -> tuple[str, int, int]:
@@ -132,9 +128,8 @@ class InboxLane:
                 raise self._failing(f"the inbox refused again after {MAX_RECOVERIES} recoveries")
             case InboxGone():
                 self._verdict(InboxVerdict.available, "410: resumed at since=0", position="", last_item_id=0)
-                log.warning(
-                    "inbox: the position fell behind the inbox's retention; starting again at since=0"
-                )
+                log.warning("inbox: the position fell behind the inbox's retention; "
+                            "starting again at since=0")
                 return "", 0, 0
             case PositionRefused():
                 self._verdict(InboxVerdict.available, "the position was refused", position="")
@@ -164,9 +159,8 @@ class InboxLane:
         self._verdict(InboxVerdict.failing, why)
         return _Stop()
 
-    def _verdict(
-        self, verdict: InboxVerdict, why: str, *, position: str | None = None, last_item_id: int | None = None
-    ) -> None:
+    def _verdict(self, verdict: InboxVerdict, why: str, *, position: str | None = None,
+                 last_item_id: int | None = None) -> None:
         try:
             with self._ledger.write() as connection:
                 now = format_timestamp(self._clock.now())

@@ -4,7 +4,7 @@ recorded by the poll lane's own path. Beside it, the agent's projects re-read on
 Each connection has a ticket minted just before and used once; neither ticket nor query is
 logged or stored. The lane is ``connected`` once the subscription is confirmed; a frame's events
 are recorded in one transaction, then its new ids go to ``on_new`` in order. Any failure, the
-unexpected too, leaves the lane ``down`` with its reason for ``core.live.reconnect_delay`` while
+unexpected too, leaves the lane ``down`` with its reason for ``core.feed.reconnect_delay`` while
 the poll lane goes on alone. An overflow, or a confirmed connection that drops, is a loss told to
 the repair, bounded by the next event heard. While intake pauses, the lane hangs up: no loss, no
 failure. Its state is written at each change, for ``status``; only ``stop`` ends it.
@@ -28,10 +28,7 @@ from websockets.sync.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
 from core import feed as live
-from core.feed import (
-    FeedEvent,
-    FeedFilters,
-)
+from core.feed import FeedEvent, FeedFilters
 from core.intake_status import LaneState
 from core.timestamps import format_timestamp
 from shell.basecamp.errors import BasecampError
@@ -60,7 +57,6 @@ class TicketMinter(Protocol):
     """What the lane needs of ``shell.basecamp.client.BasecampClient``."""
 
     def stream_ticket(self, deadline: float) -> live.StreamTicket: ...
-
     def deadline_in(self, seconds: float) -> float: ...
 
 
@@ -68,7 +64,6 @@ class LossBook(Protocol):
     """Where the lane tells what it did not hear (``shell.intake.poll_lane.Repair``)."""
 
     def lost(self, cause: str, after_id: int | None) -> None: ...
-
     def heard(self, event_id: int) -> None: ...
 
 
@@ -89,12 +84,11 @@ class _Down(Exception):
 
 
 class LiveLane:
-    def __init__(
-        self, ledger: Ledger, client: TicketMinter, filters: FeedFilters, clock: Clock,
-        on_new: Callable[[int], None], *, stale_after: float = DEFAULT_STALE_AFTER, backoff_base: float = 0.5,
-        backoff_cap: float = 30.0, rng: random.Random | None = None, losses: LossBook | None = None,
-        paused: Callable[[], str | None] = lambda: None, beat: Callable[[], None] = lambda: None,
-    ) -> None:
+    def __init__(self, ledger: Ledger, client: TicketMinter, filters: FeedFilters, clock: Clock,
+                 on_new: Callable[[int], None], *, stale_after: float = DEFAULT_STALE_AFTER,
+                 backoff_base: float = 0.5, backoff_cap: float = 30.0, rng: random.Random | None = None,
+                 losses: LossBook | None = None, paused: Callable[[], str | None] = lambda: None,
+                 beat: Callable[[], None] = lambda: None) -> None:
         self._beat = beat
         self._ledger = ledger
         self._client = client
@@ -170,10 +164,9 @@ class LiveLane:
         ticket = self._mint()
         shown = live.redacted(ticket.url)
         try:
-            connection = connect(
-                ticket.url, subprotocols=[Subprotocol(live.SUBPROTOCOL)], proxy=None, compression=None,
-                open_timeout=OPEN_TIMEOUT, close_timeout=CLOSE_TIMEOUT, logger=_WIRE,
-            )  # fmt: skip
+            connection = connect(ticket.url, subprotocols=[Subprotocol(live.SUBPROTOCOL)], proxy=None,
+                                 compression=None, open_timeout=OPEN_TIMEOUT, close_timeout=CLOSE_TIMEOUT,
+                                 logger=_WIRE)
         except InvalidStatus as refused:
             raise _Down(f"the upgrade was refused: HTTP {refused.response.status_code}") from None
         except InvalidURI:
@@ -261,9 +254,8 @@ class LiveLane:
         for event_id in fresh:
             self._on_new(event_id)
 
-    def _write_state(
-        self, state: LaneState, why: str, *, reset: bool = False, overflow: bool = False
-    ) -> None:
+    def _write_state(self, state: LaneState, why: str, *, reset: bool = False,
+                     overflow: bool = False) -> None:
         self.state, self.why = state, why
         now = format_timestamp(self._clock.now())
         try:
@@ -282,9 +274,8 @@ class ProjectLister(Protocol):
 
 
 class Membership:
-    def __init__(
-        self, client: ProjectLister, clock: Clock, interval: timedelta = DEFAULT_MEMBERSHIP_INTERVAL
-    ) -> None:
+    def __init__(self, client: ProjectLister, clock: Clock,
+                 interval: timedelta = DEFAULT_MEMBERSHIP_INTERVAL) -> None:
         self._client = client
         self._clock = clock
         self._interval = interval.total_seconds()

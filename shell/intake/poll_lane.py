@@ -13,7 +13,7 @@ raised or in a repr.
 
 The backlog check logs each crossing once; a ledger that cannot be read pauses nothing. A loss
 the live lane tells is walked once due, past the feed's safety delay, under a cursor of its own
-(the checkpoint is never touched), until ``core.losses`` says it is repaired or past its window."""
+(the checkpoint is never touched), until ``core.intake_status`` says it is repaired or past its window."""
 
 from __future__ import annotations
 
@@ -24,40 +24,13 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Protocol
 
-from core.feed import (
-    EpochPassed,
-    FeedEvent,
-    FeedFilters,
-    FeedPage,
-    FiltersChanged,
-    InvalidFilter,
-    InvalidPosition,
-)
-from core.intake_status import (
-    BACKLOG_STATES,
-    BacklogLimits,
-    Loss,
-    LossState,
-    backlog_reason,
-    backlog_warns,
-    settle_state,
-    walk_done,
-)
+from core import feed, intake_status
+from core.intake_status import Loss, LossState, settle_state, walk_done
 from core.timestamps import format_timestamp, parse_timestamp
 from shell.basecamp.errors import BasecampError, FeedRefused
 from shell.clock import Clock
-from shell.ledger import records
+from shell.ledger import intake, records
 from shell.ledger.connection import Ledger, LedgerError
-from shell.ledger.intake import (
-    Lane,
-    advance_loss,
-    bound_losses,
-    count_in_states,
-    due_losses,
-    record_gap,
-    record_loss,
-    settle_loss,
-)
 
 log = logging.getLogger("connector.intake")
 backlog_log = logging.getLogger("connector.intake.backlog")
@@ -70,7 +43,7 @@ DEFAULT_REPAIR_WINDOW = timedelta(minutes=10)
 REPAIR_MAX_PAGES = 20
 
 
-def stamped(events: Iterable[FeedEvent]) -> list[tuple[FeedEvent, str]]:
+def stamped(events: Iterable[feed.FeedEvent]) -> list[tuple[feed.FeedEvent, str]]:
     """Each event with its ``created_at`` as the ledger keeps it; ``ValueError`` if one is unreadable."""
     return [(event, format_timestamp(parse_timestamp(event.created_at))) for event in events]
 
@@ -86,10 +59,8 @@ class FeedFiltersRefused(IntakeFailed):
 class FeedReader(Protocol):
     """What intake needs of ``shell.basecamp.client.BasecampClient``."""
 
-    def poll_events(
-        self, since: int | None, position: str | None, filters: FeedFilters, deadline: float, *,
-        next_url: str | None = None,
-    ) -> FeedPage: ...
+    def poll_events(self, since: int | None, position: str | None, filters: feed.FeedFilters,
+                    deadline: float, *, next_url: str | None = None) -> feed.FeedPage: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,10 +85,8 @@ class IntakeResult:
 class Intake:
     """The feed reader of one filter set."""
 
-    def __init__(
-        self, ledger: Ledger, client: FeedReader, filters: FeedFilters, clock: Clock, *,
-        start: int | None = None, max_pages: int = DEFAULT_MAX_PAGES,
-    ) -> None:
+    def __init__(self, ledger: Ledger, client: FeedReader, filters: feed.FeedFilters, clock: Clock, *,
+                 start: int | None = None, max_pages: int = DEFAULT_MAX_PAGES) -> None:
         if start is not None and start < 0:
             raise ValueError(f"a start is an event id or 0, not {start}")
         if max_pages < 1:
@@ -181,9 +150,8 @@ class Intake:
             return checkpoint.last_served_id
         return self._start
 
-    def _fetch(
-        self, checkpoint: Checkpoint | None, resume_since: int | None, next_url: str | None, deadline: float
-    ) -> FeedPage:
+    def _fetch(self, checkpoint: Checkpoint | None, resume_since: int | None, next_url: str | None,
+               deadline: float) -> feed.FeedPage:
         if next_url is not None:
             return self._client.poll_events(None, None, self.filters, deadline, next_url=next_url)
         if resume_since is not None:
@@ -192,32 +160,32 @@ class Intake:
             return self._client.poll_events(None, checkpoint.position, self.filters, deadline)
         return self._client.poll_events(self._resume_point(checkpoint), None, self.filters, deadline)
 
-    def _recover(
-        self, refused: FeedRefused, checkpoint: Checkpoint | None
-    ) -> tuple[Checkpoint, int | None, str]:
+    def _recover(self, refused: FeedRefused,
+                 checkpoint: Checkpoint | None) -> tuple[Checkpoint, int | None, str]:
         """Drop the position, committed; where to resume, and a note."""
         last = checkpoint.last_served_id if checkpoint is not None else 0
         match refusal := refused.refusal:
-            case InvalidPosition() | FiltersChanged():
-                note = "filters_changed" if isinstance(refusal, FiltersChanged) else "invalid_position"
+            case feed.InvalidPosition() | feed.FiltersChanged():
+                note = "filters_changed" if isinstance(refusal, feed.FiltersChanged) else "invalid_position"
                 dropped = self._save(Checkpoint("", last))
                 since = self._resume_point(dropped)
                 log.warning("intake %s: the feed refused the position (%s); resuming after event %s",
                             self._tag, note, "now" if since is None else since)  # fmt: skip
                 return dropped, since, note
-            case EpochPassed(epoch_after_id):
+            case feed.EpochPassed(epoch_after_id):
                 moved = self._save(Checkpoint("", epoch_after_id), gap_after=last)
                 log.warning("intake %s: the feed's epoch passed; resuming after event %d (last served %d);"
                             " events between may never be served",
                             self._tag, epoch_after_id, last)  # fmt: skip
                 return moved, epoch_after_id, "epoch_passed"
-            case InvalidFilter():
+            case feed.InvalidFilter():
                 log.error("intake %s: the feed refused the filters", self._tag)
                 raise FeedFiltersRefused("the event feed refused the filters; fix them") from None
             case _:
                 raise IntakeFailed(f"the event feed refused the request: {type(refusal).__name__}")
 
-    def _record(self, page: FeedPage, checkpoint: Checkpoint | None) -> tuple[tuple[int, ...], Checkpoint]:
+    def _record(self, page: feed.FeedPage,
+                checkpoint: Checkpoint | None) -> tuple[tuple[int, ...], Checkpoint]:
         try:
             rows = stamped(page.events)
         except ValueError:
@@ -227,7 +195,7 @@ class Intake:
         now = format_timestamp(self._clock.now())
         try:
             with self._ledger.write() as connection:
-                fresh = records.insert_seen(connection, rows, Lane.poll, now)
+                fresh = records.insert_seen(connection, rows, intake.Lane.poll, now)
                 records.save_checkpoint(connection, self.digest, saved.position, saved.last_served_id, now)
         except (sqlite3.Error, LedgerError) as error:
             log.error("intake %s: a page could not be recorded (%s)", self._tag, type(error).__name__)
@@ -241,7 +209,7 @@ class Intake:
         try:
             with self._ledger.write() as connection:
                 if gap_after is not None:
-                    record_gap(connection, gap_after, checkpoint.last_served_id, now)
+                    intake.record_gap(connection, gap_after, checkpoint.last_served_id, now)
                 saved = checkpoint.position, checkpoint.last_served_id
                 records.save_checkpoint(connection, self.digest, *saved, now)
         except (sqlite3.Error, LedgerError) as error:
@@ -252,7 +220,7 @@ class Intake:
 class Backlog:
     """The pause intake makes while admission is behind."""
 
-    def __init__(self, ledger: Ledger, limits: BacklogLimits) -> None:
+    def __init__(self, ledger: Ledger, limits: intake_status.BacklogLimits) -> None:
         self._ledger = ledger
         self._limits = limits
         self._reason: str | None = None
@@ -263,16 +231,16 @@ class Backlog:
 
     def check(self) -> str | None:
         try:
-            depth = count_in_states(self._ledger, BACKLOG_STATES)
+            depth = intake.count_in_states(self._ledger, intake_status.BACKLOG_STATES)
         except (sqlite3.Error, LedgerError) as error:
             backlog_log.warning("backlog: could not be read (%s); reading on", type(error).__name__)
             return self._reason
-        found = backlog_reason(depth, self._limits)
+        found = intake_status.backlog_reason(depth, self._limits)
         if found is not None and self._reason is None:
             backlog_log.warning("%s; it reads on below that", found)
         elif found is None and self._reason is not None:
             backlog_log.info("intake reads again: %d records wait (pause at %d)", depth, self._limits.pause)
-        warned = backlog_warns(depth, self._limits)
+        warned = intake_status.backlog_warns(depth, self._limits)
         if warned and not self._warned and found is None:
             backlog_log.warning("backlog: %d records wait for a worker (warn at %d)", depth,
                                 self._limits.warn)  # fmt: skip
@@ -283,11 +251,9 @@ class Backlog:
 class Repair:
     """The losses the live lane tells, and the walks of the feed that look for what they lost."""
 
-    def __init__(
-        self, ledger: Ledger, client: FeedReader, filters: FeedFilters, clock: Clock,
-        on_new: Callable[[int], None], *, interval: timedelta = DEFAULT_REPAIR_INTERVAL,
-        window: timedelta = DEFAULT_REPAIR_WINDOW,
-    ) -> None:
+    def __init__(self, ledger: Ledger, client: FeedReader, filters: feed.FeedFilters, clock: Clock,
+                 on_new: Callable[[int], None], *, interval: timedelta = DEFAULT_REPAIR_INTERVAL,
+                 window: timedelta = DEFAULT_REPAIR_WINDOW) -> None:
         self._ledger = ledger
         self._client = client
         self._filters = filters
@@ -301,8 +267,8 @@ class Repair:
         due_at, window_ends_at = format_timestamp(now + self._interval), format_timestamp(now + self._window)
         try:
             with self._ledger.write() as connection:
-                found = record_loss(connection, cause, after_id, now=format_timestamp(now), due_at=due_at,
-                                    window_ends_at=window_ends_at)  # fmt: skip
+                found = intake.record_loss(connection, cause, after_id, now=format_timestamp(now),
+                                           due_at=due_at, window_ends_at=window_ends_at)
         except (sqlite3.Error, LedgerError) as error:
             repair_log.error("repair: a loss could not be recorded (%s)", type(error).__name__)
             return
@@ -312,20 +278,20 @@ class Repair:
     def heard(self, event_id: int) -> None:
         try:
             with self._ledger.write() as connection:
-                bound_losses(connection, event_id, format_timestamp(self._clock.now()))
+                intake.bound_losses(connection, event_id, format_timestamp(self._clock.now()))
         except (sqlite3.Error, LedgerError) as error:
             repair_log.error("repair: a loss could not be bounded (%s)", type(error).__name__)
 
     def run_due(self, deadline: float) -> None:
         """Walk every due open loss once."""
         with self._ledger.read() as connection:
-            due = due_losses(connection, format_timestamp(self._clock.now()))
+            due = intake.due_losses(connection, format_timestamp(self._clock.now()))
         for loss in due:
             try:
                 self._walk(loss, deadline)
             except BasecampError as error:
                 repair_log.info("repair: loss %d: the feed could not be read (%s); later", loss.id,
-                         type(error).__name__)  # fmt: skip
+                                type(error).__name__)
             except (sqlite3.Error, LedgerError) as error:
                 repair_log.error("repair: loss %d could not be recorded (%s); later", loss.id,
                                  type(error).__name__)  # fmt: skip
@@ -350,20 +316,21 @@ class Repair:
         if state is LossState.open:
             return
         with self._ledger.write() as connection:
-            settle_loss(connection, loss.id, state, format_timestamp(self._clock.now()))
+            intake.settle_loss(connection, loss.id, state, format_timestamp(self._clock.now()))
         repair_log.log(logging.INFO if state is LossState.repaired else logging.WARNING,
                 "repair: loss %d %s (after event %d; %d recovered by this walk)",
                 loss.id, state.value, loss.after_id, recovered)  # fmt: skip
 
-    def _record(self, loss: Loss, page: FeedPage) -> tuple[tuple[int, ...], int]:
+    def _record(self, loss: Loss, page: feed.FeedPage) -> tuple[tuple[int, ...], int]:
         """The ids newly recorded, and how many of them are inside the loss's stretch."""
         try:
             rows = stamped(page.events)
         except ValueError:
             raise BasecampError("the feed served an event with an unreadable created_at") from None
         bound = loss.through_id
+        now = format_timestamp(self._clock.now())
         with self._ledger.write() as connection:
-            fresh = records.insert_seen(connection, rows, Lane.repair, format_timestamp(self._clock.now()))
+            fresh = records.insert_seen(connection, rows, intake.Lane.repair, now)
             inside = sum(1 for event_id in fresh if bound is None or event_id <= bound)
-            advance_loss(connection, loss.id, page.last_id or loss.cursor, inside)
+            intake.advance_loss(connection, loss.id, page.last_id or loss.cursor, inside)
         return fresh, inside

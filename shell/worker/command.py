@@ -51,31 +51,25 @@ class WorkerCommand:
         for argument in self.argv:
             for name in _PLACEHOLDER.findall(argument):
                 if name not in PLACEHOLDERS:
-                    raise ValueError(
-                        f"unknown placeholder {{{name}}} in the worker command; "
-                        f"known: {', '.join(sorted(PLACEHOLDERS))}"
-                    )
+                    raise ValueError(f"unknown placeholder {{{name}}} in the worker command; "
+                                     f"known: {', '.join(sorted(PLACEHOLDERS))}")
         for name in [name for name, _ in self.env] + list(self.pass_env):
             problem = variable_name_problem(name)
             if problem is not None:
                 raise ValueError(problem)
 
     @classmethod
-    def claude_code(
-        cls, program: str = "claude", env: Mapping[str, str] | None = None, pass_env: Iterable[str] = (),
-        bash: Iterable[str] = (), mcp_files: Mapping[str, Iterable[str]] | None = None,
-    ) -> WorkerCommand:
+    def claude_code(cls, program: str = "claude", env: Mapping[str, str] | None = None,
+                    pass_env: Iterable[str] = (), bash: Iterable[str] = (),
+                    mcp_files: Mapping[str, Iterable[str]] | None = None) -> WorkerCommand:
         """Claude Code as the connector can trust it: replayed user messages so a follow-up joins its
         turn, host settings ignored, only ``BUILT_IN_TOOLS``, the connector's MCP server and what setup
         allowed (``bash`` patterns, ``mcp_files`` with the servers each names)."""
         patterns = tuple(bash)
         extra = dict(mcp_files or {})
         tools = (*BUILT_IN_TOOLS, *(["Bash"] if patterns else []))
-        allowed = (
-            f"mcp__{MCP_SERVER_NAME}",
-            *(f"Bash({pattern})" for pattern in patterns),
-            *(f"mcp__{server}" for servers in extra.values() for server in servers),
-        )
+        allowed = (f"mcp__{MCP_SERVER_NAME}", *(f"Bash({pattern})" for pattern in patterns),
+                   *(f"mcp__{server}" for servers in extra.values() for server in servers))
         argv = (
             program, "-p", "--input-format", STREAM_JSON, "--output-format", STREAM_JSON, "--verbose",
             "--replay-user-messages", "--setting-sources", "", "--permission-mode", PERMISSION_MODE,
@@ -86,9 +80,8 @@ class WorkerCommand:
         return cls(argv=argv, env=environment, pass_env=tuple(pass_env))
 
     @classmethod
-    def configured(
-        cls, argv: Iterable[str] | None, pass_env: Iterable[str] = (), allow: WorkerAllowances | None = None
-    ) -> WorkerCommand:
+    def configured(cls, argv: Iterable[str] | None, pass_env: Iterable[str] = (),
+                   allow: WorkerAllowances | None = None) -> WorkerCommand:
         """The configuration's worker command, or Claude Code widened by ``allow`` when it names
         none. A command this program cannot run as written is a ``UserError`` before anything starts."""
         given = tuple(argv or ())
@@ -96,10 +89,8 @@ class WorkerCommand:
         try:
             if given:
                 if allowed.named():
-                    raise ValueError(
-                        "--worker-allow-bash and --worker-mcp widen the default worker only; "
-                        "a configured worker command's argv says everything it may do"
-                    )
+                    raise ValueError("--worker-allow-bash and --worker-mcp widen the default worker only; "
+                                     "a configured worker command's argv says everything it may do")
                 return cls(argv=given, pass_env=tuple(pass_env))
             servers = {path: mcp_servers_of(Path(path)) for path in allowed.mcp_files}
             return cls.claude_code(pass_env=pass_env, bash=allowed.bash, mcp_files=servers)
@@ -108,8 +99,8 @@ class WorkerCommand:
 
     @classmethod
     def of(cls, configuration: Configuration) -> WorkerCommand:
-        named = configuration
-        return cls.configured(named.worker_command, named.worker_env, named.worker_allow)
+        return cls.configured(configuration.worker_command, configuration.worker_env,
+                              configuration.worker_allow)
 
     @property
     def speaks_stream_json(self) -> bool:
@@ -127,17 +118,13 @@ class WorkerCommand:
         """One line when the program is not found, said before a request fails in public."""
         if self.program_path() is not None:
             return None
-        return (
-            f"worker: the program {self.argv[0]!r} is not found on PATH; install it, or name another "
-            "with setup --worker-command"
-        )
+        return (f"worker: the program {self.argv[0]!r} is not found on PATH; install it, or name another "
+                "with setup --worker-command")
 
     def render(self, *, prompt: str, mcp_config: Path, work_dir: Path) -> tuple[str, ...]:
         values = {"prompt": prompt, "mcp_config": str(mcp_config), "work_dir": str(work_dir)}
-        return tuple(
-            _PLACEHOLDER.sub(lambda match: values.get(match.group(1), match.group(0)), argument)
-            for argument in self.argv
-        )
+        return tuple(_PLACEHOLDER.sub(lambda match: values.get(match.group(1), match.group(0)), argument)
+                     for argument in self.argv)
 
     def environment(self, environ: Mapping[str, str]) -> dict[str, str]:
         chosen = {name: value for name, value in environ.items() if name in ALLOWLIST}
@@ -158,9 +145,8 @@ def mcp_servers_of(path: Path) -> tuple[str, ...]:
     if not isinstance(servers, dict) or not servers:
         raise ValueError(f"the MCP config file {path} names no server under mcpServers")
     if MCP_SERVER_NAME in servers:
-        raise ValueError(
-            f"the MCP config file {path} names a server {MCP_SERVER_NAME!r}: that name is the connector's"
-        )
+        raise ValueError(f"the MCP config file {path} names a server {MCP_SERVER_NAME!r}: "
+                         "that name is the connector's")
     return tuple(str(name) for name in servers)
 
 
@@ -172,9 +158,6 @@ def _option(argv: tuple[str, ...], name: str) -> str | None:
         if argument.startswith(name + "="):
             return argument[len(name) + 1 :]
     return None
-
-
-# -- Claude Code's stream-json ----------------------------------------------------------------
 
 
 def user_message(text: str) -> bytes:

@@ -36,23 +36,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from core import worker_stream
 from core.dispatch_prompt import MCP_SERVER_NAME, dispatch_prompt, follow_up_prompt
 from core.snapshots import StopReason
 from core.task_token import TASK_TOKEN_ENV
-from core.worker_stream import (
-    Ending,
-    Exited,
-    NeverStarted,
-    Signaled,
-    StopRequest,
-    StreamFacts,
-    Vanished,
-    WorkerAccount,
-    WorkerEnd,
-    account,
-    init_problem,
-    stop_reason,
-)
+from core.worker_stream import Exited, Signaled, StopRequest, Vanished, WorkerEnd, stop_reason
 from shell import private_files, processes
 from shell.clock import Clock, SystemClock
 from shell.worker.command import StreamWatch, Turns, WorkerCommand, close_input
@@ -104,11 +92,10 @@ class SpawnFailed:
     detail: str
 
 
-def spawn(
-    command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Path, private_dir: Path,
-    ledger_path: Path, token: str, repository: Path = REPOSITORY, environ: Mapping[str, str] | None = None,
-    agent_id: int | None = None, send_prompt: bool = True, resume_session: str = "",
-) -> RunningWorker | SpawnFailed:
+def spawn(command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Path, private_dir: Path,
+          ledger_path: Path, token: str, repository: Path = REPOSITORY,
+          environ: Mapping[str, str] | None = None, agent_id: int | None = None, send_prompt: bool = True,
+          resume_session: str = "") -> RunningWorker | SpawnFailed:
     if not token:
         raise ValueError("a worker is started with its task's token")
     mcp_config = private_dir / attempt_id / MCP_CONFIG_NAME
@@ -121,14 +108,9 @@ def spawn(
     session_dir, out, err = open_session(private_dir, attempt_id, config)
     try:
         process = subprocess.Popen(
-            argv,
-            cwd=work_dir,
-            env=command.environment(os.environ if environ is None else environ),
-            stdin=subprocess.PIPE if command.speaks_stream_json else subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-            start_new_session=True,
-            close_fds=True,
+            argv, cwd=work_dir, env=command.environment(os.environ if environ is None else environ),
+            stdin=subprocess.PIPE if command.speaks_stream_json else subprocess.DEVNULL, stdout=out,
+            stderr=err, start_new_session=True, close_fds=True,
         )
     except OSError as error:  # Popen reaps the child before it raises
         remove_session(session_dir)
@@ -151,9 +133,8 @@ def _spawn_failed(attempt_id: str, error: OSError) -> SpawnFailed:
     return SpawnFailed(attempt_id, detail)
 
 
-def _running(
-    attempt_id: str, process: subprocess.Popen[bytes], session_dir: Path, turns: Turns | None
-) -> RunningWorker:
+def _running(attempt_id: str, process: subprocess.Popen[bytes], session_dir: Path,
+             turns: Turns | None) -> RunningWorker:
     try:
         pgid = os.getpgid(process.pid)  # the kernel's answer; /proc may be unreadable
     except ProcessLookupError:
@@ -164,9 +145,8 @@ def _running(
     return RunningWorker(attempt_id, process.pid, pgid, started, session_dir, *files, process, turns)
 
 
-def mcp_session_config(
-    repository: Path, ledger_path: Path, token: str, agent_id: int | None = None
-) -> dict[str, object]:
+def mcp_session_config(repository: Path, ledger_path: Path, token: str,
+                       agent_id: int | None = None) -> dict[str, object]:
     """One stdio server, the connector's, with the task token in its env, launched the cheapest
     way: this interpreter on ``shell.worker.mcp_entry`` (``bin/connect mcp`` without its script)."""
     args = ["-P", "-m", "shell.worker.mcp_entry", "--ledger", str(ledger_path)]
@@ -240,38 +220,34 @@ class Supervision:
     signals: tuple[str, ...] = ()  # what the driver sent the group, in order
     still_running: int = 0  # still-running ticks reported
     survivors: bool = False  # members of the group outlived SIGKILL
-    facts: StreamFacts | None = None  # what a stream-json worker said
+    facts: worker_stream.StreamFacts | None = None  # what a stream-json worker said
 
 
 class StopSignal(Protocol):
     def is_set(self) -> bool: ...
 
 
-def supervise(
-    running: RunningWorker, *, deadline_at: datetime | None, stop_event: StopSignal, clock: Clock,
-    still_running_every: float = DEFAULT_STILL_RUNNING_SECONDS, on_tick: Callable[[], None] | None = None,
-    grace_seconds: float = DEFAULT_GRACE_SECONDS, poll_seconds: float = POLL_SECONDS,
-    watch: StreamWatch | None = None, permission_mode: str = "",
-    after_result_seconds: float = AFTER_RESULT_SECONDS,
-) -> Supervision:
+def supervise(running: RunningWorker, *, deadline_at: datetime | None, stop_event: StopSignal, clock: Clock,
+              still_running_every: float = DEFAULT_STILL_RUNNING_SECONDS,
+              on_tick: Callable[[], None] | None = None, grace_seconds: float = DEFAULT_GRACE_SECONDS,
+              poll_seconds: float = POLL_SECONDS, watch: StreamWatch | None = None, permission_mode: str = "",
+              after_result_seconds: float = AFTER_RESULT_SECONDS) -> Supervision:
     """Wait for the worker to end; tick while it runs; stop it at the deadline or at shutdown."""
     if still_running_every <= 0:
         raise ValueError("the still-running interval is positive")
     signals: tuple[str, ...] = ()
     survivors = False
     try:
-        requested, ticks = _wait(
-            running, watch, stop_event, deadline_at, clock, on_tick=on_tick, every=still_running_every,
-            poll=poll_seconds, mode=permission_mode, after_result=after_result_seconds,
-        )  # fmt: skip
+        requested, ticks = _wait(running, watch, stop_event, deadline_at, clock, on_tick=on_tick,
+                                 every=still_running_every, poll=poll_seconds, mode=permission_mode,
+                                 after_result=after_result_seconds)
         if requested is not None:
             log.info("worker attempt=%s stop=%s pid=%d", running.attempt_id, requested, running.pid)
         # Whether it was asked to stop or exited and left members behind, the group ends now,
         # while the unreaped leader still holds its number.
         if running.leads_its_group:
-            signals, survivors = processes.end_child_group(
-                running.pid, running.process_started, grace_seconds, clock, poll_seconds
-            )
+            signals, survivors = processes.end_child_group(running.pid, running.process_started,
+                                                           grace_seconds, clock, poll_seconds)
         ending = _reap(running, poll_seconds, clock)
     finally:
         running.mcp_config.unlink(missing_ok=True)
@@ -285,11 +261,9 @@ def supervise(
     return Supervision(reason, end, signals, ticks, survivors or ending is None, facts)
 
 
-def _wait(
-    running: RunningWorker, watch: StreamWatch | None, stop_event: StopSignal, deadline_at: datetime | None,
-    clock: Clock, *, on_tick: Callable[[], None] | None, every: float, poll: float, mode: str,
-    after_result: float,
-) -> tuple[StopRequest | None, int]:
+def _wait(running: RunningWorker, watch: StreamWatch | None, stop_event: StopSignal,
+          deadline_at: datetime | None, clock: Clock, *, on_tick: Callable[[], None] | None, every: float,
+          poll: float, mode: str, after_result: float) -> tuple[StopRequest | None, int]:
     """Poll until the leader ends (None) or a stop is due (which); and the ticks reported."""
     next_tick = clock.monotonic() + every
     ticks = 0
@@ -297,7 +271,7 @@ def _wait(
     while _observe(running) is None:
         if watch is not None:
             said = watch.poll()
-            if said.init is not None and init_problem(said.init, permission_mode=mode):
+            if said.init is not None and worker_stream.init_problem(said.init, permission_mode=mode):
                 return StopRequest.not_started, ticks
             if said.results and hang_after is None and _answered(running, said):
                 hang_after = clock.monotonic() + after_result
@@ -321,7 +295,7 @@ def _wait(
     return None, ticks
 
 
-def _ending_from_status(returncode: int | None) -> Ending | None:
+def _ending_from_status(returncode: int | None) -> worker_stream.Ending | None:
     if returncode is None:
         return None
     if returncode < 0:
@@ -329,7 +303,7 @@ def _ending_from_status(returncode: int | None) -> Ending | None:
     return Exited(returncode)
 
 
-def _observe(running: RunningWorker) -> Ending | None:
+def _observe(running: RunningWorker) -> worker_stream.Ending | None:
     """How the leader ended, without reaping it; ``None`` while it runs."""
     if running.pid <= 1:
         # Not a process of this machine's (a stand-in Popen): its own status is all there is.
@@ -346,7 +320,7 @@ def _observe(running: RunningWorker) -> Ending | None:
     return Signaled(result.si_status)
 
 
-def _reap(running: RunningWorker, poll: float, clock: Clock) -> Ending | None:
+def _reap(running: RunningWorker, poll: float, clock: Clock) -> worker_stream.Ending | None:
     """Reap the leader once it has exited; how it ended, or ``None`` if it would not exit."""
     until = clock.monotonic() + processes.KILL_WAIT_SECONDS
     while (ending := _observe(running)) is None:
@@ -358,18 +332,13 @@ def _reap(running: RunningWorker, poll: float, clock: Clock) -> Ending | None:
     return ending
 
 
-def _answered(running: RunningWorker, said: StreamFacts) -> bool:
+def _answered(running: RunningWorker, said: worker_stream.StreamFacts) -> bool:
     """Every turn given has its result, and the input is closed; True once it is. A worker that
     replays no message (no ``--replay-user-messages``) is answered by any result."""
     if running.turns is None:
         close_input(running.process.stdin)
         return True
     return running.turns.close_if_answered(said.answered if said.replays else running.turns.given)
-
-
-def never_started(failed: SpawnFailed) -> Supervision:
-    end = WorkerEnd(NeverStarted(failed.detail))
-    return Supervision(stop_reason(end), end)
 
 
 def release(running: RunningWorker) -> None:
@@ -392,12 +361,10 @@ class CommandDriver:
     def spawn(self, launch: Launch, work_dir: Path) -> RunningWorker | SpawnFailed:
         """Start the worker, resuming the conversation's session when the launch names one."""
         prompt = dispatch_prompt(launch.task_id, launch.event_ids[0], launch.trigger, launch.recording_url)
-        return spawn(
-            self.command, attempt_id=launch.attempt_id, prompt=prompt, work_dir=work_dir,
-            private_dir=self.private_dir, ledger_path=self.ledger_path, token=launch.token,
-            repository=self.repository, environ=self.environ, agent_id=self.agent_id,
-            resume_session=launch.resume_session,
-        )  # fmt: skip
+        return spawn(self.command, attempt_id=launch.attempt_id, prompt=prompt, work_dir=work_dir,
+                     private_dir=self.private_dir, ledger_path=self.ledger_path, token=launch.token,
+                     repository=self.repository, environ=self.environ, agent_id=self.agent_id,
+                     resume_session=launch.resume_session)
 
     def follow_up(self, started: object, event_ids: tuple[int, ...]) -> tuple[int, ...]:
         """The events whose turn was given to the running worker."""
@@ -405,23 +372,22 @@ class CommandDriver:
             return ()
         return tuple(event_id for event_id in event_ids if started.turns.give(follow_up_prompt(event_id)))
 
-    def supervise(
-        self, started: object, deadline_at: datetime, stop: StopSignal, on_tick: Callable[[], None]
-    ) -> WorkerAccount | None:
+    def supervise(self, started: object, deadline_at: datetime, stop: StopSignal,
+                  on_tick: Callable[[], None]) -> worker_stream.WorkerAccount | None:
         """How the worker ended; None when members of its group outlived SIGKILL (not settled)."""
         if not isinstance(started, RunningWorker):
             raise TypeError("this driver supervises only the workers it started")
         mode = self.command.permission_mode
         watch = StreamWatch(started.stdout) if self.command.speaks_stream_json else None
-        supervision = supervise(
-            started, deadline_at=deadline_at, stop_event=stop, clock=self.clock, on_tick=on_tick,
-            still_running_every=self.still_running_every, grace_seconds=self.grace_seconds, watch=watch,
-            permission_mode=mode, after_result_seconds=self.after_result_seconds,
-        )  # fmt: skip
+        supervision = supervise(started, deadline_at=deadline_at, stop_event=stop, clock=self.clock,
+                                on_tick=on_tick, still_running_every=self.still_running_every,
+                                grace_seconds=self.grace_seconds, watch=watch, permission_mode=mode,
+                                after_result_seconds=self.after_result_seconds)
         if supervision.survivors:
             return None
         cut_short = supervision.end.stop_requested in (StopRequest.deadline, StopRequest.shutdown)
-        told = account(supervision.stop_reason, supervision.facts, permission_mode=mode, cut_short=cut_short)
+        told = worker_stream.account(supervision.stop_reason, supervision.facts, permission_mode=mode,
+                                     cut_short=cut_short)
         if told.not_started:
             log.warning("worker attempt=%s never began its work: %s", started.attempt_id, told.not_started)
         return told

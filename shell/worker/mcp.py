@@ -9,7 +9,7 @@ correct itself; any other failure is ``ledger_failure`` with a fixed message, it
 stderr, never in the model's transcript.
 
 ``TOOLS`` is what ``tools/list`` answers, in the order a worker uses them; an input schema refuses
-what it does not name. Their bounds are core's, read from ``core.dispatch_tools.bounds``: a schema
+what it does not name. Their bounds are core's, read from ``core.dispatch_tools``: a schema
 is advice, core is the judge. A worker waits on the start, so the tools' arguments and receipts
 are imported by the first call that reads them."""
 
@@ -22,18 +22,8 @@ from typing import IO, TYPE_CHECKING, Any, Final, Protocol
 
 from returns.result import Failure, Result, Success
 
-from core.dispatch_tools import (
-    BOOST_LIMIT,
-    LEDGER_FAILURE,
-    MAX_ACK_CHARACTERS,
-    MAX_LINK_LENGTH,
-    MAX_LINKS,
-    MAX_MESSAGE_CHARACTERS,
-    MAX_NOTES,
-    NOTHING_WAITING,
-    WORDS_STATES,
-    ToolRefusal,
-)
+from core import dispatch_tools as bounds
+from core.dispatch_tools import LEDGER_FAILURE, NOTHING_WAITING, WORDS_STATES, ToolRefusal
 from core.json_input import JsonRefused, decode_json
 from core.states import DeliveryState
 
@@ -53,11 +43,9 @@ METHOD_NOT_FOUND: Final = -32601
 INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
 
-BLURB: Final = (
-    "Your dispatch from the Basecamp connector: pull the instruction you were started for, "
-    "acknowledge it, and report its outcome. The connector posts your words in Basecamp for you, "
-    "exactly once. Bound to this task; there is no listing."
-)
+BLURB: Final = ("Your dispatch from the Basecamp connector: pull the instruction you were started for, "
+                "acknowledge it, and report its outcome. The connector posts your words in Basecamp for you, "
+                "exactly once. Bound to this task; there is no listing.")
 
 _INT, _STR, _BOOL = {"type": "integer"}, {"type": "string"}, {"type": "boolean"}
 _ID = {"type": "integer", "minimum": 1}
@@ -96,23 +84,18 @@ _RECEIPT_SCHEMA = _object(
     event_id=_INT, delivery=_DELIVERY, ack_id=_INT,
     outcome={"type": "string", "enum": ["succeeded", "failed", "unknown"]},
     reply_id=_INT, links={"type": "array", "items": _STR},
-    message=_object(
-        ["state"], state={"type": "string", "enum": list(WORDS_STATES)},
-        kind={"type": "string", "enum": ["boost", "comment", "chat_line"]}, id=_INT, note=_STR,
-    ),
+    message=_object(["state"], state={"type": "string", "enum": list(WORDS_STATES)},
+                    kind={"type": "string", "enum": ["boost", "comment", "chat_line"]}, id=_INT, note=_STR),
 )  # fmt: skip
-_POSTED = (
-    " The connector posts it for you, exactly once: the answer's message says posted (with its id), "
-    "or waiting (it will be posted; do not send it again)."
-)
+_POSTED = (" The connector posts it for you, exactly once: the answer's message says posted (with its id), "
+           "or waiting (it will be posted; do not send it again).")
 _MARKDOWN = (
     "Markdown at a comment (bold, italics, links, lists, quotes, code blocks), plain text in a Campfire."
 )
 
 TOOLS: Final[tuple[dict[str, Any], ...]] = (
     _tool(
-        "get_dispatch",
-        "Get your dispatch",
+        "get_dispatch", "Get your dispatch",
         "the instruction for an event on your task, or, without event_id, the earliest you have not "
         "acknowledged. Returns the recording, where to reply, who asked, the request's content with your "
         "own mention removed, whether to acknowledge, and whether the connector already acknowledged for "
@@ -123,15 +106,13 @@ TOOLS: Final[tuple[dict[str, Any], ...]] = (
                 message=_STR),
     ),
     _tool(
-        "ack_dispatch",
-        "Acknowledge your dispatch",
-        f"acknowledge an instruction you were handed, in your own words (text): up to {BOOST_LIMIT} "
+        "ack_dispatch", "Acknowledge your dispatch",
+        f"acknowledge an instruction you were handed, in your own words (text): up to {bounds.BOOST_LIMIT} "
         f"characters is a boost on the request, longer a short message at reply_to.{_POSTED} Marks it "
         "delivered. Safe to retry: a repeat answers the same receipt.",
         _input(
-            "event_id",
-            event_id=_EVENT,
-            text={"type": "string", "maxLength": MAX_ACK_CHARACTERS,
+            "event_id", event_id=_EVENT,
+            text={"type": "string", "maxLength": bounds.MAX_ACK_CHARACTERS,
                   "description": f"Your acknowledgement, e.g. 'On it'. {_MARKDOWN}"},
             ack_id={**_ID, "description": "Only if you posted an acknowledgement yourself, with tools of "
                     "your own: its id. Never with text."},
@@ -139,37 +120,31 @@ TOOLS: Final[tuple[dict[str, Any], ...]] = (
         _RECEIPT_SCHEMA,
     ),
     _tool(
-        "complete_dispatch",
-        "Report your dispatch's outcome",
+        "complete_dispatch", "Report your dispatch's outcome",
         "report the outcome of an instruction: succeeded or failed, with your reply to the person who "
         f"asked (reply) and any links (a pull request, a card).{_POSTED} Also acknowledges it. A repeat of "
         "the same report answers the same receipt; a different report is refused, because a reported "
         "outcome stands.",
         _input(
             "event_id", "outcome",
-            event_id=_EVENT,
-            outcome={"type": "string", "enum": ["succeeded", "failed"]},
-            reply={"type": "string", "maxLength": MAX_MESSAGE_CHARACTERS,
+            event_id=_EVENT, outcome={"type": "string", "enum": ["succeeded", "failed"]},
+            reply={"type": "string", "maxLength": bounds.MAX_MESSAGE_CHARACTERS,
                    "description": f"Your answer, posted at reply_to. {_MARKDOWN}"},
             reply_id={**_ID, "description": "Only if you replied yourself, with tools of your own: its id. "
                       "Never with reply."},
-            links={"type": "array", "maxItems": MAX_LINKS,
-                   "items": {"type": "string", "maxLength": MAX_LINK_LENGTH},
+            links={"type": "array", "maxItems": bounds.MAX_LINKS,
+                   "items": {"type": "string", "maxLength": bounds.MAX_LINK_LENGTH},
                    "description": "http(s) URLs to what the work produced."},
         ),
         _RECEIPT_SCHEMA,
     ),
     _tool(
-        "reply_dispatch",
-        "Say something before you finish",
-        f"a message at reply_to before you complete (a question, a note on progress), at most {MAX_NOTES} "
-        f"per event.{_POSTED} Your final answer goes in complete_dispatch's reply, not here. The same text "
-        "again is the same message.",
-        _input(
-            "event_id", "text",
-            event_id=_EVENT,
-            text={"type": "string", "maxLength": MAX_MESSAGE_CHARACTERS, "description": _MARKDOWN},
-        ),
+        "reply_dispatch", "Say something before you finish",
+        "a message at reply_to before you complete (a question, a note on progress), at most "
+        f"{bounds.MAX_NOTES} per event.{_POSTED} Your final answer goes in complete_dispatch's reply, not "
+        "here. The same text again is the same message.",
+        _input("event_id", "text", event_id=_EVENT,
+               text={"type": "string", "maxLength": bounds.MAX_MESSAGE_CHARACTERS, "description": _MARKDOWN}),
         _RECEIPT_SCHEMA,
     ),
 )  # fmt: skip
@@ -188,32 +163,25 @@ class DispatchTools(Protocol):
 
 
 class _RpcError(Exception):
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+    """A request answered with a JSON-RPC error: its ``(code, message)``."""
 
 
 def _error(request_id: object, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
-def _tool_result(body: Mapping[str, Any]) -> dict[str, Any]:
+def _tool_answer(body: Mapping[str, Any], *, refused: bool = False) -> dict[str, Any]:
     text = [{"type": "text", "text": json.dumps(body, ensure_ascii=False)}]
+    if refused:
+        return {"content": text, "isError": True}
     return {"content": text, "structuredContent": dict(body), "isError": False}
-
-
-def _tool_error(body: Mapping[str, Any]) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": json.dumps(body, ensure_ascii=False)}], "isError": True}
 
 
 class McpServer:
     """One session's protocol: a decoded message in, the reply (or None) out."""
 
-    def __init__(
-        self, tools: DispatchTools, *, version: str = "0.1.0",
-        on_initialized: Callable[[], None] | None = None,
-    ) -> None:
+    def __init__(self, tools: DispatchTools, *, version: str = "0.1.0",
+                 on_initialized: Callable[[], None] | None = None) -> None:
         self._tools = tools
         self._version = version
         self._on_initialized = on_initialized
@@ -256,7 +224,7 @@ class McpServer:
                 raise _RpcError(INVALID_PARAMS, "invalid params: params is an object")
             result = self._request(method, params or {})
         except _RpcError as error:
-            return _error(request_id, error.code, error.message)
+            return _error(request_id, *error.args)
         except Exception:  # a bug here must not end the session, nor leak into the transcript
             log.exception("%s failed", method)
             return _error(request_id, INTERNAL_ERROR, "internal error")
@@ -286,22 +254,14 @@ class McpServer:
         asked = params.get("protocolVersion")
         version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
         client = params.get("clientInfo")
-        log.info(
-            "initialize: client %s asked for protocol %s, answered %s",
-            client.get("name") if isinstance(client, dict) else "unnamed", asked, version,
-        )
-        return {
-            "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": False}},
-            "serverInfo": {"name": SERVER_NAME, "version": self._version},
-            "instructions": BLURB,
-        }
+        log.info("initialize: client %s asked for protocol %s, answered %s",
+                 client.get("name") if isinstance(client, dict) else "unnamed", asked, version)
+        return {"protocolVersion": version, "capabilities": {"tools": {"listChanged": False}},
+                "serverInfo": {"name": SERVER_NAME, "version": self._version}, "instructions": BLURB}
 
     def _call(self, params: Mapping[str, Any]) -> dict[str, Any]:
         name = params.get("name")
-        arguments = params.get("arguments")
-        if arguments is None:
-            arguments = {}
+        arguments = {} if (given := params.get("arguments")) is None else given
         if not isinstance(name, str) or name not in _TOOL_NAMES:
             raise _RpcError(INVALID_PARAMS, f"unknown tool: {name}")
         if not isinstance(arguments, dict):
@@ -312,13 +272,13 @@ class McpServer:
         except Exception as error:
             # The ledger failing, not the worker: the detail is for the log, never the transcript.
             log.error("%s failed: %s: %s", name, type(error).__name__, error)
-            return _tool_error({"error": LEDGER_FAILURE_KIND, "message": LEDGER_FAILURE})
+            return _tool_answer({"error": LEDGER_FAILURE_KIND, "message": LEDGER_FAILURE}, refused=True)
         match answer:
             case Success(body):
-                return _tool_result(body)
+                return _tool_answer(body)
             case Failure(refusal):
                 log.info("%s refused: %s", name, refusal.kind)
-                return _tool_error(refusal.to_json())
+                return _tool_answer(refusal.to_json(), refused=True)
         raise AssertionError("a Result is a Success or a Failure")  # pragma: no cover
 
     def _answer(self, name: str, arguments: Mapping[str, Any]) -> Result[Mapping[str, Any], ToolRefusal]:

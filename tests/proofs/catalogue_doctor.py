@@ -91,8 +91,8 @@ DOCTOR: list[Mutation] = [
         "        with open_ledger_read_only(path) as opened:\n",
         "        with open_ledger(path) as opened:\n",
         "test_a_ledger_a_migration_behind_is_a_warning_and_doctor_never_migrates_it",
-        also=(("    open_ledger_read_only,\n    read_health,\n)\n",
-               "    open_ledger,\n    open_ledger_read_only,\n    read_health,\n)\n"),),
+        also=(("LedgerError, open_ledger_read_only, read_health\n",
+               "LedgerError, open_ledger, open_ledger_read_only, read_health\n"),),
     ),
     rule(
         "doctor names the running connector that holds the lock",

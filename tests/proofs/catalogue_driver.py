@@ -136,8 +136,8 @@ DRIVER: list[Mutation] = [
     ),
     rule(
         "doctor --deep's probe writes Claude Code no turn: it never reaches the model",
-        "                send_prompt=False,\n",
-        "",
+        "agent_id=agent_id, send_prompt=False)",
+        "agent_id=agent_id)",
         "test_the_probe_writes_a_stream_json_worker_no_turn",
         "test_doctor_reads_claude_codes_version_and_login_and_deep_never_reaches_the_model",
     ),

@@ -79,8 +79,8 @@ HOLD: list[Mutation] = [
     ),
     rule(
         "the hold: status shows why and the generation",
-        '        "cause": hold.cause,\n        "generation": hold.generation,\n',
-        "",
+        '"held_at": hold.held_at, "cause": hold.cause,\n            "generation": hold.generation}',
+        '"held_at": hold.held_at}',
         "test_a_hold_is_shown_and_summarized",
         "test_a_hold_is_reported",
     ),

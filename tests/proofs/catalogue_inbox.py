@@ -148,8 +148,8 @@ INBOX: list[Mutation] = [
     ),
     rule(
         "doctor: a principal without an inbox is a warning",
-        "            return inbox_check(InboxVerdict.not_for_principal)\n",
-        "            return inbox_check(InboxVerdict.available)\n",
+        "            return doctor.inbox_check(InboxVerdict.not_for_principal)\n",
+        "            return doctor.inbox_check(InboxVerdict.available)\n",
         "test_a_principal_without_an_inbox_is_a_warning_not_a_failure",
     ),
 ]

@@ -143,8 +143,8 @@ LIVE: list[Mutation] = [
     ),
     rule(
         "repair: the walk records what it finds under lane repair",
-        "            fresh = records.insert_seen(connection, rows, Lane.repair, format_timestamp(self._clock.now()))\n",
-        "            fresh = records.insert_seen(connection, rows, Lane.poll, format_timestamp(self._clock.now()))\n",
+        "            fresh = records.insert_seen(connection, rows, intake.Lane.repair, now)\n",
+        "            fresh = records.insert_seen(connection, rows, intake.Lane.poll, now)\n",
         "test_an_overflow_is_a_loss_the_repair_walk_recovers",
     ),
     rule(

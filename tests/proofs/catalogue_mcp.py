@@ -82,9 +82,8 @@ MCP += [
     ),
     rule(
         "mcp start: tools/list's schemas read their bounds from plain data, not from core's decisions",
-        "from core.dispatch_tools import (\n    BOOST_LIMIT,\n    LEDGER_FAILURE,",
-        "from core.dispatch_tools.decisions import MAX_LINK_LENGTH\nfrom core.dispatch_tools import (\n"
-        "    BOOST_LIMIT,\n    LEDGER_FAILURE,",
+        "from core import dispatch_tools as bounds\n",
+        "from core.dispatch_tools.decisions import MAX_LINK_LENGTH\nfrom core import dispatch_tools as bounds\n",
         START,
         FIRST_CALL,
     ),

@@ -103,8 +103,8 @@ OPS: list[Mutation] = [
     ),
     rule(
         "doctor fails a token Basecamp refuses for good",
-        "        identity = LastingRefused(refused.status, fix)\n",
-        "        identity = NotAsked(fix)\n",
+        "        identity = doctor.LastingRefused(refused.status, fix)\n",
+        "        identity = doctor.NotAsked(fix)\n",
         "test_doctor_fails_a_token_basecamp_answers_431",
     ),
     # part 5: the stand-in refuses the impossible

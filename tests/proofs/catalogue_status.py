@@ -16,8 +16,8 @@ STATUS: list[Mutation] = [
     ),
     rule(
         "status: running is said only when the lock file's pid is present",
-        '        case PidStatus.absent:\n            return "no"\n',
-        '        case PidStatus.absent:\n            return "yes"\n',
+        'PidStatus.absent: "no"}',
+        'PidStatus.absent: "yes"}',
         "test_running_is_said_only_when_the_lock_files_pid_is_present",
         "test_a_lock_file_left_by_a_dead_connector_names_an_absent_pid",
     ),

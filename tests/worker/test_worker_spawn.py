@@ -19,7 +19,7 @@ from pytest_subprocess import FakeProcess
 from core.dispatch_prompt import dispatch_prompt
 from core.snapshots import StopReason
 from core.task_token import TASK_TOKEN_ENV
-from core.worker_stream import Exited, NeverStarted, Signaled, WorkerAccount
+from core.worker_stream import Exited, Signaled, WorkerAccount
 from shell.clock import FakeClock
 from shell.worker.command import WorkerCommand
 from shell.worker.driver import (
@@ -28,7 +28,6 @@ from shell.worker.driver import (
     RunningWorker,
     SessionSetupError,
     SpawnFailed,
-    never_started,
     release,
     spawn,
     supervise,
@@ -380,9 +379,6 @@ def test_a_missing_program_is_a_spawn_failure_and_leaves_no_session(
     assert outcome.detail.startswith("FileNotFoundError")
     assert TOKEN not in outcome.detail
     assert not (attempt.private_dir / ATTEMPT).exists()
-    supervision = never_started(outcome)
-    assert supervision.stop_reason == StopReason.failed
-    assert isinstance(supervision.end.ending, NeverStarted)
 
 
 def test_a_program_that_may_not_run_is_a_spawn_failure(fp: FakeProcess, attempt: Attempt) -> None:
