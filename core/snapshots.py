@@ -79,7 +79,7 @@ class AttemptSnapshot:
     task_id: int
     state: AttemptState
     started_at: datetime
-    progress_at: datetime | None  # the worker's last report (shell.ledger.tasks.record_progress)
+    progress_at: datetime | None  # the worker's last report (shell.ledger.worker_moves.record_progress)
     stop_reason: str
 
     @property

@@ -6,7 +6,7 @@ is the lock file's metadata (``shell.state.lock.peek``) with the pid's presence 
 configuration problem it names; while that process is present, a loop not turning is named from
 the heartbeats beside the ledger. Nothing secret is printed: never the token (its file is not
 read), a feed position or a body. A disk nearly full where the ledger lives, and a write the
-running connector saw fail (``shell.ledger.write_failures``) until one succeeds, are in the
+running connector saw fail (``shell.ledger.connection``) until one succeeds, are in the
 summary: both would otherwise show only in its log. A shadow ``--state-dir`` shows the shadow run
 as ``--shadow`` does: its own lock and ledger, with the state directory's configuration.
 """

@@ -72,6 +72,25 @@ def rules_cited_by_number() -> list[str]:
     return found
 
 
+CITED_ELSEWHERE = re.compile(r"(?:``[\w.]+``|\b[a-z_]+(?:\.[a-z_]+)+|\bARCHITECTURE)(?:'s?)? [Rr]ules? \d+|\b[Rr]ules? \d+ of \S+")
+LOCAL_LIST = re.compile(r"^\s*1\. ", re.MULTILINE)
+
+
+def rules_a_test_cites_by_number() -> list[str]:
+    """A test may number the rules its own docstring lists; it cites any other module's by name."""
+    found = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        if path == Path(__file__).resolve() or "__pycache__" in path.parts:
+            continue
+        text = path.read_text()
+        tree_doc = text.split('"""', 2)[1] if text.lstrip().startswith('"""') else ""
+        pattern = CITED_ELSEWHERE if LOCAL_LIST.search(tree_doc) else NUMBERED_RULE
+        for number, line in enumerate(text.splitlines(), 1):
+            if match := pattern.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {match.group(0).strip()!r}")
+    return found
+
+
 def _report(found: list[str]) -> str:
     return f"{len(found)} to fix:\n" + "\n".join(found)
 
@@ -88,6 +107,11 @@ def test_no_test_cites_a_document_outside_the_repository():
 
 def test_no_rule_is_cited_by_number_and_no_module_opens_a_numbered_list_of_rules():
     found = rules_cited_by_number()
+    assert not found, _report(found)
+
+
+def test_no_test_cites_a_rule_by_a_number_its_own_docstring_does_not_give():
+    found = rules_a_test_cites_by_number()
     assert not found, _report(found)
 
 

@@ -3,9 +3,9 @@ proxy that rewrites what it answers, and a trap listening on 127.0.0.2):
 
 - a listing's ``Link`` or ``projects.json``'s that parsers read differently is a failed read,
   and nothing reaches the trap (``core.links``);
-- every request is a path on the configured origin's own pool (``wire`` rule 5);
-- the stream ticket's answer and Launchpad's are read within the bound (``client`` rule 10,
-  ``launchpad`` rule 2), and a deep one is a refusal, never a ``RecursionError``."""
+- every request is a path on the configured origin's own pool (``shell.basecamp.wire``);
+- the stream ticket's answer and Launchpad's are read within the bound (``shell.basecamp.client``,
+  ``shell.basecamp.tokens``), and a deep one is a refusal, never a ``RecursionError``."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ What it measures, each on a fresh copy of one ledger template, all in one direct
    settings (WAL, synchronous=FULL, BEGIN IMMEDIATE) on a copy of the same migrated ledger:
    ``UPDATE outbox SET state='sending' ...`` then ``UPDATE outbox SET state='sent' ...``, each in
    its own transaction. Seconds per intent.
-3. start: ``shell.start.settle_previous`` over S stale sending intents (an hour old, each at its own
+3. start: ``shell.connector.settle_previous`` over S stale sending intents (an hour old, each at its own
    destination), with a poster whose listing answers at once with exactly one matching message,
    so every intent is adopted. Seconds per intent.
 4. adoption: ``core.adoption.decide_adoption`` over an L-message listing. Seconds per decision.

@@ -2,7 +2,7 @@
 
 What it runs: a ledger left by a crash with S holding replies still ``sending`` (claimed an hour
 ago, each landed, its answer lost) spread evenly over D destinations, plus one guard that fell
-due meanwhile; then the start path (``shell.start.settle_previous``), as the connector starts, against an in-process Basecamp
+due meanwhile; then the start path (``shell.connector.settle_previous``), as the connector starts, against an in-process Basecamp
 (``tests.support.fake_basecamp.FakeBasecamp``) holding each intent's message, which counts the
 listings asked of it.
 

@@ -1,4 +1,4 @@
-"""No loop of a running connector dies quietly (``shell.connector``, ``live_lane`` rule 8):
+"""No loop of a running connector dies quietly (``shell.connector``, ``shell.intake.live_lane``):
 a turn of intake that fails unexpectedly is tried again; membership's unexpected failure waits
 for the next interval; the live lane's is one more way to be down, reconnected; and anything
 that still escapes a loop's thread ends the connector, naming the loop, so ``run`` exits 1 and

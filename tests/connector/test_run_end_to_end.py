@@ -40,7 +40,7 @@ First process.
 * Side by side: a mention whose worker is slower to pull than the guard delay -- the
   connector's ``👀 received`` boost on the comment that asked, then no boost from the worker
   (it is told guard_acknowledged), its reply, no notice; and a mention whose worker dies
-  before it pulls -- its guard waits until due and is then canceled (``core.message_kinds`` rule 3:
+  before it pulls -- its guard waits until due and is then canceled (``core.message_kinds``:
   the record completed), and one completion notice says unknown.
 * A mention whose worker is still at work at SIGTERM: the shutdown stops and settles it and
   flushes one completion notice (the connector shut down and stopped the worker; unknown).
@@ -269,7 +269,7 @@ class Scene:
     # -- the scene's moves -----------------------------------------------------------------
 
     def play(self, event_id: int, part: str) -> None:
-        """The worker started for ``event_id`` plays ``part`` (``shell.demo.worker`` rule 3)."""
+        """The worker started for ``event_id`` plays ``part`` (``shell.demo.worker``)."""
         parts = json.loads(self.parts.read_text())
         parts[str(event_id)] = part
         temporary = self.parts.with_suffix(".tmp")

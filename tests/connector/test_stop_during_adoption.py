@@ -24,7 +24,7 @@ from tests.support.configured import POLL_SECONDS, configure_connector
 
 pytestmark = pytest.mark.slow
 REPOSITORY = Path(__file__).resolve().parents[2]
-SHUTDOWN_SECONDS = 10  # the outbox claims only with 5 s left (core.outbox_policy.MIN_POST_WINDOW)
+SHUTDOWN_SECONDS = 10  # the outbox claims only with 5 s left (core.posting.MIN_POST_WINDOW)
 
 
 def test_sigterm_during_a_reply_listing_settles_the_attempt_with_its_reason_within_the_bound(

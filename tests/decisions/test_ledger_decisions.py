@@ -321,7 +321,7 @@ def test_the_redispatch_a_task_end_applies_is_asked_of_core_before_the_task_ends
     world: LedgerWorld, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Migration 0009's trigger writes the move; core.edges is asked for it first, like every other
-    move of the ledger's (ARCHITECTURE rule 4): a table without that edge stops the task's end."""
+    move of the ledger's: a table without that edge stops the task's end."""
     world.request(EVENT)
     launched = world.launch(EVENT, running_pid=4242)
     world.get_dispatch(launched.task_id, EVENT)

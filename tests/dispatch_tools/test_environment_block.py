@@ -19,7 +19,7 @@ ERASE = (
     "from shell.process_secrets import erase_environment as erase\n"
     "before = open('/proc/self/environ', 'rb').read()\n"
     "for name in sys.argv[2:]:\n"
-    "    os.environ.pop(name, None)  # the caller's part (rule 3)\n"
+    "    os.environ.pop(name, None)  # the caller's part\n"
     "answer = erase(sys.argv[2:], sys.argv[1].encode())\n"
     "after = open('/proc/self/environ', 'rb').read()\n"
     "print(json.dumps({'answer': answer, 'before': before.decode('latin-1'), 'after': after.decode('latin-1')}))\n"
@@ -66,14 +66,14 @@ def test_several_names_at_once_and_a_name_not_in_the_block_is_already_gone() -> 
 
 
 def test_a_block_it_cannot_write_is_answered_false_never_raised(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Rule 2: the memory file missing (no /proc, a kernel that refuses) is False, not an error."""
+    """The memory file missing (no /proc, a kernel that refuses) is False, not an error."""
     monkeypatch.setattr(process_secrets, "_MEMORY", str(tmp_path / "no-such-memory"))
     assert process_secrets.erase_environment(["PATH"], b"/usr") is False
     assert "PATH" in os.environ, "nothing of the process's own environment was touched"
 
 
 def test_an_erasure_it_cannot_see_done_is_answered_false(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Rule 2: True only after a second read finds the string gone; a read that still shows it is False."""
+    """True only after a second read finds the string gone; a read that still shows it is False."""
     still_there = tmp_path / "environ"
     still_there.write_bytes(b"A=1\0SECRET=still here\0")
     monkeypatch.setattr(process_secrets, "_MEMORY", os.devnull)  # writes go nowhere

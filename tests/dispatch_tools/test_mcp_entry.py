@@ -102,7 +102,7 @@ def unerasable(launcher: str, *argv: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_where_the_block_cannot_be_erased_the_entry_refuses_to_start_as_bin_connect_mcp_does(tmp_path: Path) -> None:
-    """Rule 3: nothing is moved and the server itself refuses, exit 3, before it opens the ledger
+    """Nothing is moved and the server itself refuses, exit 3, before it opens the ledger
     (an absent one here: the refusal, not the missing ledger, is what it says)."""
     argv = ("--ledger", str(tmp_path / "absent.sqlite3"), "--agent-id=42")
     entry, command = unerasable("entry", *argv), unerasable("connect", *argv)
@@ -127,7 +127,7 @@ def test_a_named_variable_moves_and_anything_else_is_left_to_the_server() -> Non
 
 
 def test_launched_with_a_token_in_the_environment_one_interpreter_serves(tmp_path: Path) -> None:
-    """Rule 3 as launched: ``-X importtime`` would not survive an exec (the exec names no such
+    """As launched: ``-X importtime`` would not survive an exec (the exec names no such
     flag), so a report that names the server's own modules says one interpreter did it all."""
     launched = subprocess.run(
         [sys.executable, "-X", "importtime", "-P", "-m", "shell.worker.mcp_entry", "--ledger", str(tmp_path / "absent")],
@@ -156,8 +156,8 @@ BEFORE_IMPORT_PROBE = (
 
 
 def test_launched_with_a_token_in_the_environment_it_is_erased_before_the_server_is_imported(tmp_path: Path) -> None:
-    """Rule 3 as launched: when the server's first module is imported, /proc/PID/environ no longer
-    shows the token (the server's own rule 6 would erase it too, but only after its imports)."""
+    """As launched: when the server's first module is imported, /proc/PID/environ no longer
+    shows the token (the server would erase it too, but only after its imports)."""
     launched = subprocess.run(
         [sys.executable, "-P", "-c", BEFORE_IMPORT_PROBE, "--ledger", str(tmp_path / "absent")],
         capture_output=True, text=True, env={**environment(), TASK_TOKEN_ENV: "secret-token"}, timeout=60, check=True,
@@ -189,7 +189,7 @@ COLLECTOR_PROBE = (
 
 
 def test_the_collector_is_on_while_the_server_serves_and_its_imports_are_frozen() -> None:
-    """Rule 4: the collector is off during the imports only; what they made is frozen."""
+    """The collector is off during the imports only; what they made is frozen."""
     probe = subprocess.run(
         [sys.executable, "-P", "-c", COLLECTOR_PROBE],
         capture_output=True, text=True, env=environment(), timeout=60, check=True,

@@ -216,7 +216,7 @@ FIRST_CALL_IMPORTS = {
 }  # fmt: skip
 """What neither the start nor ``tools/list`` imports, the first tool call does: core's decisions,
 the instruction and the receipt, the tools' arguments, the rows' classes, the worker's words and
-where they go, and the worker's moves: each is imported by the call that reads it. The schemas ``tools/list`` answers read their bounds from ``core.dispatch_tools.bounds``."""
+where they go, and the worker's moves: each is imported by the call that reads it. The schemas ``tools/list`` answers read their bounds from ``core.dispatch_tools``."""
 
 TOOLS_LIST = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).encode() + b"\n"
 

@@ -235,7 +235,7 @@ def test_no_log_line_carries_the_ticket_or_the_urls_query(
 def test_subscribing_again_is_connecting_until_confirmed_so_a_refused_upgrade_then_is_no_loss(
     standin: StandIn, ledger: Ledger, client: BasecampClient, filters: FeedFilters
 ) -> None:
-    """Rule 7: between the hang-up and the new confirmation the lane is not ``connected``: a
+    """Between the hang-up and the new confirmation the lane is not ``connected``: a
     connection that fails meanwhile is no loss of a connected lane (it heard nothing to lose)."""
     lost: list[str] = []
 

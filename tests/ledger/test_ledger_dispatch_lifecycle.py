@@ -5,7 +5,7 @@ The table-driven test takes its answers from core/edges.py: a row is brought to 
 state by the table's own edges (each step a legal write, with the task, task-event and attempt
 rows it needs), then written to the target state. The database must accept exactly the pairs
 the core table has, and refuse every other with its table's message. The one difference is
-rule 4 of core/edges.py: writing the state a row already has is not a move, and a trigger sees
+core.edges' self-pair: writing the state a row already has is not a move, and a trigger sees
 changes only, so a self-pair the core refuses (a delivery exposed -> exposed) leaves the
 database row as it was, unrefused and unchanged.
 """

@@ -131,7 +131,7 @@ def test_the_triggers_stamp_with_the_same_expression() -> None:
 
 
 def test_an_up_to_date_ledger_opens_while_another_process_writes(ledger_path: Path) -> None:
-    """Schema rule 5: nothing to migrate is one read, so a start does not wait on a writer's
+    """Nothing to migrate is one read, so a start does not wait on a writer's
     lock (a write transaction per migration did, and gave up after the busy timeout)."""
     open_ledger(ledger_path).close()
     writer = sqlite3.connect(ledger_path, isolation_level=None)

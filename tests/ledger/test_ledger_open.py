@@ -74,7 +74,7 @@ def test_the_pragmas_are_in_force_on_every_way_in(ledger_path: Path, way_in: str
 
 
 def test_only_an_explicit_option_leaves_the_ledger_unsynced(ledger_path: Path) -> None:
-    """Connection rule 6: ``unsynced`` sets synchronous OFF (the simulation's throwaway ledgers);
+    """``unsynced`` sets synchronous OFF (the simulation's throwaway ledgers);
     the connector's own code never passes it."""
     with open_ledger(ledger_path, unsynced=True) as ledger:
         assert pragma(ledger, "synchronous") == 0  # OFF

@@ -1,4 +1,4 @@
-"""core.intents: which intents a transition calls for, their keys, destinations, bodies and due times."""
+"""core.message_kinds: which intents a transition calls for, their keys, destinations, bodies and due times."""
 
 from __future__ import annotations
 

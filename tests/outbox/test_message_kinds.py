@@ -1,4 +1,4 @@
-"""Every message kind has every part in ``core.message_kinds.KINDS`` (rule 1 of core.message_kinds),
+"""Every message kind has every part in ``core.message_kinds.KINDS``,
 and what the outbox derives from the table covers every kind."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""core.not_created: which refused creates provably never reached Basecamp, their backoff and bound."""
+"""core.posting: which refused creates provably never reached Basecamp, their backoff and bound."""
 
 from __future__ import annotations
 

@@ -212,7 +212,7 @@ def test_a_failed_listing_always_counts_itself(failures_before: int) -> None:
             assert note == f"listing failed {failures} times"
 
 
-# -- the send window (core.outbox_policy) ---------------------------------------------------
+# -- the send window (core.posting) ---------------------------------------------------
 
 
 def test_a_request_is_bounded_by_the_post_timeout() -> None:

@@ -5,7 +5,7 @@ The claim checks the attempt is live; the POST comes after the claim committed; 
 another process -- can finish in between. When every event succeeded with a reply no completion
 notice used to follow, so the connector's last word on ended work was "still working". Now the
 attempt's end reads the notice ``sending`` and writes the short completion notice
-(``core.intents`` rule 6), which the outbox claims after the notice's one request.
+(``core.message_kinds``), which the outbox claims after the notice's one request.
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ def _finished_work_with_a_live_attempt(world: LedgerWorld, ledger: Ledger) -> st
 REPLY_DESTINATION = Destination(MessageKind.comment, PROJECT, 1_000_101)
 
 # Fixed: a still-running notice is claimed only while some instruction of its task is not yet
-# reported (core.message_kinds rule 5). What stays open is narrower and cannot be closed by any check:
+# reported (core.message_kinds' claim rule). What stays open is narrower and cannot be closed by any check:
 # work reported *while the request is on the wire* (tests/sim, the claim-to-request window).
 
 

@@ -1,4 +1,4 @@
-"""A lapsed token is an outage, not a refusal (``core.not_created`` rule 5).
+"""A lapsed token is an outage, not a refusal (``core.posting``'s not-created decision).
 
 A 401 on a create -- after the client's one refresh -- used to cancel the intent as Basecamp's
 refusal of the message, and the next due intent was claimed and refused the same way: one lapsed

@@ -1,6 +1,6 @@
 """The proofs of tokens that outlive two weeks: the token file's two forms
 (``core.oauth``), refreshing before expiry and once on a 401 (``shell.basecamp.tokens``, the
-client's rule 8), the new pair kept, never two refreshes at once, ``bin/connect login``, and the
+client), the new pair kept, never two refreshes at once, ``bin/connect login``, and the
 stand-in's Launchpad. Same form as ``tests.proofs.catalogue``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``core.receipt_check``: is the message a person names this intent's? Plain values."""
+"""``core.adoption.check_receipt``: is the message a person names this intent's? Plain values."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def test_a_message_that_differs_is_refused_naming_what_differed(found: ReadMessa
 
 
 def test_a_workers_own_message_with_the_intents_words_is_refused() -> None:
-    """Reconciliation's rule 3: a worker's acknowledgement or reply is never the connector's,
+    """Reconciliation: a worker's acknowledgement or reply is never the connector's,
     however alike the words (a guard's fixed form is short enough to collide)."""
     refused = check(message(), workers=frozenset({8000, 9001}))
     assert isinstance(refused, Failure)

@@ -158,7 +158,7 @@ def test_a_message_that_is_not_the_intents_is_refused_naming_what_differed(case:
 def test_a_workers_own_message_with_the_intents_words_is_refused_as_reconciliation_refuses_it(
     reported_as: str, place: Place
 ) -> None:
-    """Reconciliation's rule 3 (``core.adoption``): a message a worker reported as its own is
+    """Reconciliation (``core.adoption``): a message a worker reported as its own is
     never an intent's receipt, however alike the words; refused (5), in --json as the check's
     other refusals are, and nothing is written."""
     intent = place.indeterminate(107, kind="holding_reply")

@@ -52,7 +52,7 @@ that window: whatever the sender checks, the worker (another process) can report
 re-decide, after the check and before the request lands, and a request cannot be recalled. The
 design bounds it instead: at most that one message, recorded sent, never doubled; and an
 attempt that ends while its still-running notice is sending writes the short completion notice,
-which follows it (``core.intents`` rule 6). The two tests at the end of this file pin both.
+which follows it (``core.message_kinds``). The two tests at the end of this file pin both.
 
 Budget: ``OUTBOX_SIM_EXAMPLES`` (default 200) examples of ``OUTBOX_SIM_STEPS`` (default 50) steps;
 ``OUTBOX_SIM_DIR`` names where run directories go (default ``/dev/shm`` when writable, else the
@@ -1096,7 +1096,7 @@ def test_a_still_running_notice_in_flight_when_its_work_ends_lands_once_and_the_
     quiet_world: tuple[LedgerWorld, FakeBasecamp, Outbox],
 ) -> None:
     """The request already on its way lands, once; the attempt's end saw it sending and wrote the
-    short completion notice (core.intents rule 6), which follows it."""
+    short completion notice (``core.message_kinds``), which follows it."""
     world, basecamp, outbox = quiet_world
     world.request(101)
     task_id = world.task(101)

@@ -33,7 +33,7 @@ ONE_PROCESS = pytest.mark.xdist_group("whole-simulation-coverage")
 
 @pytest.fixture(autouse=True)
 def _quiet() -> Iterator[None]:
-    logging.disable(logging.WARNING)  # errors reach the run: tests.sim.whole.connector rule 4
+    logging.disable(logging.WARNING)  # errors reach the run: tests.sim.whole.connector's Failures
     yield
     logging.disable(logging.NOTSET)
 
@@ -89,7 +89,7 @@ def test_the_command_line_ends_with_its_verdict(capsys: pytest.CaptureFixture[st
 
 
 def test_a_runs_first_restart_opens_the_file_anew_and_a_later_one_keeps_no_dead_transaction() -> None:
-    """``tests.sim.whole.run`` rule 6: the first restart is a new connection; a later one keeps the
+    """``tests.sim.whole.run``'s survivor: the first restart is a new connection; a later one keeps the
     dead process's connection with what it had not committed rolled back, as SQLite does for a
     killed writer."""
     run = Run(3, 10)

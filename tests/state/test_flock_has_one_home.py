@@ -1,6 +1,6 @@
 """``shell/state/flock.py`` is the only module that takes a file lock: the instance lock, the
 pair lock and the token file's refresh all go through it, so the lock and its metadata are
-written once (ARCHITECTURE rule 6).
+written once (one module per OS safety primitive).
 """
 
 from __future__ import annotations

@@ -111,7 +111,7 @@ def test_two_connectors_with_two_state_directories_of_one_pair_cannot_both_run(
 def test_a_runtime_directory_another_user_made_first_is_named_with_what_to_do(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Rule 5: a squatter's directory in the shared /tmp is never used, and the refusal says how out."""
+    """A squatter's directory in the shared /tmp is never used, and the refusal says how out."""
     squatted = tmp_path / "basecamp-connector-squatted"
     squatted.mkdir(mode=0o700)
     os.chown(squatted, 65534, 65534)

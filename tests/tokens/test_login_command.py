@@ -146,7 +146,7 @@ def _callback_url(process: subprocess.Popen[str]) -> tuple[str, str]:
 def test_a_stray_callback_without_the_sign_ins_state_is_refused_and_the_login_goes_on(
     standin: StandIn, tmp_path: Path
 ) -> None:
-    """Rule 1: another local user's request to the callback ends nothing; the real one still signs in."""
+    """Another local user's request to the callback ends nothing; the real one still signs in."""
     process = login(standin, tmp_path, "--json")
     url, redirect = _callback_url(process)
     for stray in (f"{redirect}?code=forged", f"{redirect}?code=forged&state=guessed", f"{redirect}?error=access_denied"):

@@ -296,7 +296,7 @@ def _judge_move(  # noqa: PLR0917 -- one audit row, as its columns
 
 def _cover_resent_guard(run: Run, intent_id: int) -> None:
     """A resent guard canceled at its claim because a worker pulled its instruction and has not
-    acknowledged it (``core.message_kinds`` rule 3's canceled guard, alone deciding)."""
+    acknowledged it (``core.message_kinds``' canceled guard, alone deciding)."""
     with run.connector.ledger.read() as connection:
         rows = connection.execute(
             "SELECT t.guard, t.delivery, e.state FROM outbox o JOIN events e ON e.id = o.event_id"
@@ -363,7 +363,7 @@ def _judge_outbox(run: Run, rows: list[tuple[Any, ...]]) -> None:
 
 def _refused(outcome: object) -> bool:
     """Basecamp refused the message itself (a 4xx other than 408 and 429): canceled, for a person.
-    A refusal that proves only that nothing was created is retried (``core.not_created``)."""
+    A refusal that proves only that nothing was created is retried (``core.posting``)."""
     return isinstance(outcome, Refused) and not_created_cause(outcome) is None
 
 

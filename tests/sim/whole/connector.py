@@ -3,7 +3,7 @@ simulated Basecamp and workers, started through its own ``start``.
 
 Rules:
 1. The connector is the production class, built by its own ``__post_init__`` (intake, admission,
-   outbox, dispatcher, the adopted-reply rule, backlog, repair); ``Seams`` (connector rule 9)
+   outbox, dispatcher, the adopted-reply rule, backlog, repair); ``Seams`` (``shell.connector``)
    puts the simulated Basecamp's reads and workers where the client's reads and
    ``CommandDriver`` go, and ``SimDispatcher`` where ``Dispatcher`` goes: its ``_start`` alone
    is replaced, so a worker's life runs in the simulation's steps, not on a thread, through the
@@ -16,7 +16,7 @@ Rules:
    loop (``intake_turn``, ``dispatch_turn``).
 3. A crash (``Crash``, at any point) or a stop abandons this object; the next one is built over
    the file opened anew (``open_ledger``, as a restarted process opens it) or over the dead
-   one's SQLite connection, rolled back (``survivor``: ``tests.sim.whole.run`` rule 6 says when).
+   one's SQLite connection, rolled back (``survivor``: ``tests.sim.whole.run``'s ``_survivor`` says when).
 4. What the connector logs with a traceback (``log.exception``: a loop caught something it did
    not expect) is a violation: ``Failures`` collects it for the ``connector-never-fails`` check.
 """

@@ -1,5 +1,5 @@
 """The check ``last-word-never-still-working``: a still-running notice that lands after its attempt
-ended is followed by that attempt's completion notice (``core.intents`` rule 6).
+ended is followed by that attempt's completion notice (``core.message_kinds``).
 
 Rules:
 1. The world makes the race (``meanwhile``): when the outbox's request for a still-running notice

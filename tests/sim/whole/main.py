@@ -91,7 +91,7 @@ def run_seed(seed: int, steps: int, history: bool = False) -> tuple[Counter[str]
 
 
 def _job(arguments: tuple[int, int]) -> tuple[Counter[str], tuple[int, int, str, str] | None, float]:
-    logging.disable(logging.WARNING)  # errors reach the run (whole.connector rule 4)
+    logging.disable(logging.WARNING)  # errors reach the run (tests.sim.whole.connector's Failures)
     began = time.process_time()
     coverage, violation = run_seed(*arguments)
     return coverage, violation, time.process_time() - began
@@ -124,7 +124,7 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = parse(sys.argv[1:] if argv is None else argv)
-    logging.disable(logging.WARNING)  # errors reach the run (whole.connector rule 4)
+    logging.disable(logging.WARNING)  # errors reach the run (tests.sim.whole.connector's Failures)
     if arguments.mutants:
         from tests.sim.whole.mutants import run_mutants
 

@@ -14,7 +14,7 @@ Rules:
    refuses every create at it (``SimBasecamp.trashed``), and a careful person resends nothing
    refused there meanwhile. Later they restore it and resend every refused intent at it (what
    ``bin/connect status`` lists): a refused guard may come back after a worker pulled its
-   instruction, and its claim must then cancel it (``core.message_kinds`` rule 3).
+   instruction, and its claim must then cancel it (``core.message_kinds``).
 """
 
 from __future__ import annotations

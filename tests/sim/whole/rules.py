@@ -12,15 +12,15 @@ Rules:
    the agent, not a worker's, not another intent's receipt), and had no rival (another intent
    there with no receipt, in a rival state, with the same words) -- whoever was picked.
    A reconciliation that found no match or several listed from its sending time less the slack
-   too (``core.reconcile_schedule`` rule 3).
+   too (``core.posting``'s reconcile schedule).
 2. No adopted reply (``core.settlement``) is a message the simulated Basecamp records as made
    by one of the connector's own intents: a lifecycle notice, whatever its intent's state.
 3. A guard or a holding reply is written only for a request (a mention or an assignment), and a
-   guard is due exactly the configured delay after its verdict (``core.intents`` rule 3).
+   guard is due exactly the configured delay after its verdict (``core.message_kinds.GUARD_DELAY``).
 4. A retry after a request that provably never reached Basecamp is due no sooner than the first
    backoff and the 429's ``Retry-After``, and no later than the longer of the longest backoff
-   and that ``Retry-After`` (``core.not_created`` rule 2).
-5. A stop's flush returns by its deadline, however slow Basecamp is (``shell.outbox`` rule 5).
+   and that ``Retry-After`` (``core.posting``'s not-created retry).
+5. A stop's flush returns by its deadline, however slow Basecamp is (``shell.outbox``'s flush).
 """
 
 from __future__ import annotations

@@ -263,7 +263,7 @@ class Run:
         return entries[bisect_right(totals, self.rng.randrange(totals[-1]))]
 
     def _mention(self) -> None:
-        """Basecamp's next feed event: a mention, or one of the matrix's other triggers (basecamp rule 7)."""
+        """Basecamp's next feed event: a mention, or one of the matrix's other triggers (``basecamp.Kind``)."""
         event_id = self.next_event
         self.next_event += 1
         bucket = ROUTED if self.rng.random() < 0.85 else UNROUTED
@@ -499,7 +499,7 @@ class Run:
             self.truth.not_created.setdefault(intent_id, []).append((self.clock.now(), outcome))
         if isinstance(outcome, Refused) and not_created_cause(outcome) is not None:
             # provably nothing was created: the intent goes back to pending, and its retry is a
-            # request of a new era (``core.not_created``), not a second one of this
+            # request of a new era (``core.posting``), not a second one of this
             self.truth.requested_in_era.discard(intent_id)
             self.cover("post: retried after nothing was created")
         self.note(f"post for intent {intent_id}: {type(outcome).__name__.lower() if outcome else 'no answer'}")
