@@ -4,7 +4,7 @@ import hashlib
 
 import pytest
 
-from core.settlement import SPAWN_FAILED
+from core.settlement import SPAWN_FAILED, RowSettlement
 from core.snapshots import Settlement, StopReason
 from shell.clock import FakeClock
 from shell.ledger import tasks
@@ -21,7 +21,7 @@ def launch(ledger: Ledger, event_id: int, work_dir: str = "/srv/work") -> tasks.
 
 def end(
     ledger: Ledger, attempt_id: str, reason: StopReason, spawn_failed: bool = False
-) -> tuple[tasks.RowSettlement, ...]:
+) -> tuple[RowSettlement, ...]:
     with ledger.write() as connection:
         return tasks.end_attempt(
             connection,
