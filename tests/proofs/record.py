@@ -91,20 +91,25 @@ def rewritten(text: str, catalogue: list[Mutation], proven: dict[str, Row]) -> s
     return before + block + rest.split(END, 1)[1]
 
 
-def problems(text: str, catalogue: list[Mutation]) -> list[str]:
-    """Every way the record and the catalogue disagree; none when each rule is proven red as it is."""
+def unproven(text: str, catalogue: list[Mutation]) -> dict[str, str]:
+    """Each catalogued rule the record does not hold as red for its mutation as it is now, and why."""
     found = rows(text)
-    said = []
+    why = {}
     for mutation in catalogue:
         row = found.get(mutation.rule)
         if row is None:
-            said.append(f"{mutation.rule}: never proven (bin/prove --unrecorded --record)")
+            why[mutation.rule] = "never proven (bin/prove --unrecorded --record)"
         elif row.mutation != fingerprint(mutation):
-            said.append(f"{mutation.rule}: its mutation changed since it was proven (bin/prove --unrecorded --record)")
+            why[mutation.rule] = "its mutation changed since it was proven (bin/prove --unrecorded --record)"
         elif row.tests != mutation.tests:
-            said.append(f"{mutation.rule}: the record names other tests than the catalogue")
+            why[mutation.rule] = "the record names other tests than the catalogue"
         elif not row.red:
-            said.append(f"{mutation.rule}: not red: {row.seen}")
+            why[mutation.rule] = f"not red: {row.seen}"
+    return why
+
+
+def problems(text: str, catalogue: list[Mutation]) -> list[str]:
+    """Every way the record and the catalogue disagree; none when each rule is proven red as it is."""
     named = {mutation.rule for mutation in catalogue}
-    said += [f"{rule}: recorded but not in the catalogue" for rule in found if rule not in named]
-    return said
+    said = [f"{rule}: {why}" for rule, why in unproven(text, catalogue).items()]
+    return said + [f"{rule}: recorded but not in the catalogue" for rule in rows(text) if rule not in named]

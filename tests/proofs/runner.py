@@ -37,7 +37,7 @@ from pathlib import Path
 from tests.proofs.anchors import Located, NamedTests, SourceTree, StaleCatalogue, mutated
 from tests.proofs.catalogue import MUTATIONS
 from tests.proofs.mutation import Mutation
-from tests.proofs.record import HEAD, PROOFS, Row, fingerprint, problems, rewritten
+from tests.proofs.record import HEAD, PROOFS, Row, fingerprint, rewritten, unproven
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 COPY_PREFIX = "bin-prove-"
@@ -278,13 +278,13 @@ def main() -> int:
     if named is not None and (unknown := named - {m.rule for m in MUTATIONS}):
         print(f"--names: no such rule: {sorted(unknown)[0]!r} (and {len(unknown) - 1} more)", file=sys.stderr)
         return 2
-    unproven = {problem.split(": ", 1)[0] for problem in problems(PROOFS.read_text(), MUTATIONS)}
+    unproven_now = unproven(PROOFS.read_text(), MUTATIONS)
     chosen = [
         m
         for m in MUTATIONS
         if args.only.lower() in m.rule.lower()
         and (named is None or m.rule in named)
-        and (not args.unrecorded or m.rule in unproven)
+        and (not args.unrecorded or m.rule in unproven_now)
     ][part - 1 :: parts]
     if args.list:
         for mutation in chosen:
