@@ -96,12 +96,6 @@ BAD_INPUT = [
         "test_a_full_disk_during_a_migration_is_no_space_and_loses_nothing",
     ),
     rule(
-        "bad input: a ledger on a read-only file system is not writable, not unreadable",
-        "        if isinstance(failure, LedgerNotWritable | LedgerNoSpace):  # the disk, not the file\n",
-        "        if False:\n",
-        "test_a_read_only_state_directory_is_not_writable",
-    ),
-    rule(
         "bad input: run on a read-only state directory is one line and exit 3 at the lock",
         "    except OSError as error:  # a read-only state directory, a full disk\n",
         "    except ZeroDivisionError as error:\n",
