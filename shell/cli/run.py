@@ -131,7 +131,7 @@ def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Conf
         if args.shadow:
             private_files.ensure_directory(directory, "shadow directory")
         lock = acquire(directory, configuration.account_id, configuration.agent_id, clock.now())
-    except OSError as error:  # a read-only state directory, a full disk
+    except OSError as error:  # the shadow directory's (the lock says its own in the ledger's words)
         raise ledger_failure(error, directory, "take the instance lock") from error
     with lock, open_ledger(unless_promoting(paths.directory, ledger_path), clock=clock) as ledger:
         if stop_asked():

@@ -97,7 +97,7 @@ BAD_INPUT = [
     ),
     rule(
         "bad input: run on a read-only state directory is one line and exit 3 at the lock",
-        "    except OSError as error:  # a read-only state directory, a full disk\n",
+        "    except OSError as error:  # the state directory's, in the ledger's words\n",
         "    except ZeroDivisionError as error:\n",
         "test_run_on_a_read_only_state_directory_is_one_line_and_exit_3",
     ),
