@@ -291,10 +291,7 @@ class _StartFailsInTheOutbox:
 def test_an_outbox_failure_during_the_start_is_the_ledger_error_naming_the_outbox(tmp_path: Path) -> None:
     ledger_path = tmp_path / "ledger.sqlite3"
     with pytest.raises(LedgerError) as raised:
-        run_command._serve(
-            _StartFailsInTheOutbox(),  # type: ignore[arg-type]
-            ledger_path, lambda: False, timedelta(seconds=1), "x",
-        )  # fmt: skip
+        run_command._serve(_StartFailsInTheOutbox(), ledger_path, timedelta(seconds=1), "x")  # type: ignore[arg-type]
     assert str(raised.value) == (
         f"{ledger_path}: the start could not settle the outbox: the ledger could not claim: disk I/O error"
     )

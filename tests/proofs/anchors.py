@@ -3,7 +3,8 @@
 A rule's text is found by content, never by path or line, so moving or renaming a file costs the
 catalogue nothing. It is found as written, or else as a run of tokens: white space, line breaks
 and comments do not count, so re-wrapping, re-indenting or re-commenting the code that holds a
-rule leaves its entry anchored, and the replacement is indented to where the code now stands.
+rule leaves its entry anchored, and the replacement is indented to where the code now stands. A run
+never begins after a ``.``: a name is never matched as the tail of a longer dotted one.
 Text that occurs twice, or nowhere, is a stale catalogue, said as such and never counted as a
 proof.
 
@@ -105,6 +106,7 @@ class SourceTree:
             return Located(path, start, start + len(find), replace)
         wanted = tokens(find)
         spans = [] if not wanted else [(path, span) for path in self._texts for span in self._runs(path, wanted)]
+
         if len(spans) == 1:
             path, matched = spans[0]
             text = _reindented(find, replace, self._texts[path], matched)
@@ -126,7 +128,7 @@ class SourceTree:
         return [
             have[at : at + len(words)]
             for at in starts.get(words[0], [])
-            if [token.text for token in have[at : at + len(words)]] == words
+            if [token.text for token in have[at : at + len(words)]] == words and not (at and have[at - 1].text == ".")
         ]
 
 

@@ -167,7 +167,7 @@ LIVE: list[Mutation] = [
     ),
     rule(
         "gaps: a 410 is recorded as a gap",
-        "                    record_gap(connection, gap_after, checkpoint.last_served_id, now)\n",
+        "                    intake.record_gap(connection, gap_after, checkpoint.last_served_id, now)\n",
         "                    pass\n",
         "test_a_410_is_recorded_as_a_gap",
     ),

@@ -143,6 +143,15 @@ def test_a_rule_whose_tokens_occur_twice_and_whose_text_nowhere_is_stale(tmp_pat
         SourceTree(tmp_path).locate("b + 1", "b")
 
 
+def test_a_rule_written_as_a_whole_line_never_anchors_inside_a_longer_call(tmp_path: Path) -> None:
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "rules.py").write_text("def gap(ledger):\n    intake.record_gap(ledger, 1)\n")
+    with pytest.raises(StaleCatalogue, match="0 times"):
+        SourceTree(tmp_path).locate("    record_gap(ledger, 1)\n", "    pass\n")
+    place = SourceTree(tmp_path).locate("    intake.record_gap(ledger, 1)\n", "    pass\n")
+    assert place.applied((tmp_path / "core" / "rules.py").read_text()) == "def gap(ledger):\n    pass\n"
+
+
 def test_the_copy_is_restored_after_each_proof(tiny: Path) -> None:
     before = (tiny / "core" / "rules.py").read_text()
     verdict_of(tiny, "    return amount\n")
