@@ -419,7 +419,6 @@ class Ledger(AbstractContextManager["Ledger"]):
         self._read = _Transaction(self, "BEGIN DEFERRED")
 
     def timestamp(self) -> str:
-        """Now, as the ledger stores time."""
         return format_timestamp(self.clock.now())
 
     def write(self) -> _Transaction:

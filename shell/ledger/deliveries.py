@@ -114,7 +114,6 @@ def settled_rows(
 
 
 def adopt_reply(connection: sqlite3.Connection, task_id: int, event_id: int, reply_id: int) -> int:
-    """Write the adopted reply of a row still ``unknown`` with no reply of either kind; the row count."""
     return connection.execute(
         "UPDATE task_events SET adopted_reply_id = ? WHERE task_id = ? AND event_id = ?"
         " AND outcome = 'unknown' AND reply_id IS NULL AND adopted_reply_id IS NULL",

@@ -186,7 +186,6 @@ def due_for_reconciliation(
 def receipts_owned_by_others(
     connection: sqlite3.Connection, intent_id: int, kind: MessageKind, candidates: Iterable[int]
 ) -> frozenset[int]:
-    """Which of ``candidates`` are already another intent's receipt of the same message kind."""
     owned: set[int] = set()
     wanted = sorted(set(candidates))
     for start in range(0, len(wanted), 500):
@@ -198,7 +197,6 @@ def receipts_owned_by_others(
 
 
 def without_receipt_at(connection: sqlite3.Connection, row: IntentRow) -> list[Neighbour]:
-    """Every intent at ``row``'s destination (kind and recording) that holds no receipt."""
     found = connection.execute(
         "SELECT id, state, body FROM outbox WHERE message_kind = ? AND recording_id = ? AND receipt_id IS NULL",
         [str(row.destination.kind), row.destination.recording_id],
@@ -260,7 +258,6 @@ def record_receipt(connection: sqlite3.Connection, intent_id: int, receipt_id: i
 
 
 def defer(connection: sqlite3.Connection, intent_id: int, reconcile_at: datetime, failures: int | None = None) -> None:
-    """Leave a sending intent for reconciliation at ``reconcile_at``: the state stays."""
     counted = {} if failures is None else {"reconcile_failures": failures}
     _move(connection, intent_id, IntentState.sending, None, reconcile_at=format_timestamp(reconcile_at), **counted)
 

@@ -86,7 +86,6 @@ def live_work(connection: sqlite3.Connection, conversation_key: str | None = Non
 
 
 def due_blocked(connection: sqlite3.Connection, now: datetime) -> list[tuple[int, int]]:
-    """(event id, revision) of every blocked record whose next retry is due, oldest first."""
     due = connection.execute(
         "SELECT id, revision FROM events WHERE state = 'blocked' AND next_retry_at IS NOT NULL"
         " AND next_retry_at <= ? ORDER BY id",
@@ -96,7 +95,6 @@ def due_blocked(connection: sqlite3.Connection, now: datetime) -> list[tuple[int
 
 
 def blocked_for(connection: sqlite3.Connection, reason: str) -> list[int]:
-    """The event ids of every record blocked for ``reason``, oldest first."""
     sql = "SELECT id FROM events WHERE state = 'blocked' AND reason = ? ORDER BY id"
     return [int(event_id) for (event_id,) in connection.execute(sql, (reason,))]
 
@@ -148,7 +146,6 @@ def _write_verdict(connection: sqlite3.Connection, current: LoadedRecord, settle
 
 
 def checkpoint(connection: sqlite3.Connection, digest: str) -> tuple[str, int] | None:
-    """The (position, last served id) of lineage ``digest``, or None."""
     row = connection.execute("SELECT position, last_served_id FROM checkpoints WHERE filter_digest = ?", (digest,)).fetchone()
     return None if row is None else (str(row[0]), int(row[1]))
 
@@ -195,7 +192,6 @@ def save_checkpoint(connection: sqlite3.Connection, digest: str, position: str, 
 
 
 def seen_ids(connection: sqlite3.Connection) -> list[int]:
-    """Every record still ``seen`` (awaiting its first verdict), oldest first."""
     return [int(row[0]) for row in connection.execute("SELECT id FROM events WHERE state = 'seen' ORDER BY id")]
 
 
@@ -233,7 +229,6 @@ def decide(
 
 
 def open_records(connection: sqlite3.Connection) -> list[tuple[int, RecordState, int]]:
-    """(event id, state, revision) of every record not terminal, oldest first (a hold's read)."""
     sql = "SELECT id, state, revision FROM events WHERE state NOT IN ('completed', 'discarded') ORDER BY id"
     return [(event_id, RecordState(state), revision) for event_id, state, revision in connection.execute(sql)]
 

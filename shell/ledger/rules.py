@@ -195,7 +195,6 @@ def _drop(connection: sqlite3.Connection, name: str, sql: str) -> None:
 
 
 def in_force(connection: sqlite3.Connection) -> bool:
-    """Whether the file holds exactly the generated rules (one read)."""
     return _rule_triggers(connection) == generated()
 
 

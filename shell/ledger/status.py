@@ -79,7 +79,6 @@ def _feed(connection: sqlite3.Connection) -> tuple[FeedCheckpoint, ...]:
 def _state_counts(
     connection: sqlite3.Connection, blocked: tuple[tuple[str, int], ...]
 ) -> tuple[tuple[str, int], ...]:
-    """Records by state, in the order of the states' names."""
     sql = (
         "SELECT state, COUNT(*) FROM events WHERE state < 'blocked' GROUP BY state UNION ALL"
         " SELECT state, COUNT(*) FROM events WHERE state > 'blocked' GROUP BY state"
@@ -185,7 +184,6 @@ def _held(connection: sqlite3.Connection) -> tuple[HeldRecord, ...]:
 
 
 def _not_running(connection: sqlite3.Connection) -> tuple[WaitingRecord, ...]:
-    """Blocked, admitted and queued records, oldest first, at most ``LAST_WAITING_RECORDS``."""
     return tuple(
         WaitingRecord(int(event_id), str(state), str(reason), str(event_type), next_retry_at)
         for event_id, state, reason, event_type, next_retry_at in connection.execute(
@@ -214,7 +212,6 @@ def event_of_recording(connection: sqlite3.Connection, recording_id: int) -> int
 
 
 def live_processes(connection: sqlite3.Connection) -> list[tuple[str, int, int, str]]:
-    """(attempt id, pid, pgid, process start) of every attempt not ended with a recorded process."""
     rows = connection.execute(
         "SELECT id, pid, pgid, process_started FROM attempts"
         " WHERE state <> 'ended' AND pid IS NOT NULL AND pgid IS NOT NULL"
@@ -223,7 +220,6 @@ def live_processes(connection: sqlite3.Connection) -> list[tuple[str, int, int, 
 
 
 def event_rows(connection: sqlite3.Connection, event_id: int) -> EventRows | None:
-    """None when the ledger holds no record ``event_id``."""
     record = connection.execute("SELECT state, reason, trigger_name FROM events WHERE id = ?", (event_id,)).fetchone()
     if record is None:
         return None

@@ -58,7 +58,6 @@ class StatePaths:
 
 
 def state_root(environ: Mapping[str, str] | None = None) -> Path:
-    """``$XDG_STATE_HOME/basecamp-connector`` (or ``~/.local/state/...``)."""
     environ = os.environ if environ is None else environ
     base = environ.get("XDG_STATE_HOME", "")
     if not base or not os.path.isabs(base):
@@ -123,7 +122,6 @@ def read_config_mapping(path: Path) -> dict[str, object] | None:
 
 
 def load_config(path: Path) -> Configuration:
-    """The configuration at ``path``; refused when missing, loose, a symlink or invalid."""
     data = read_config_mapping(path)
     if data is None:
         raise UserError(f"no configuration at {path}: run bin/connect setup", EXIT_CONFIG)
@@ -134,7 +132,6 @@ def load_config(path: Path) -> Configuration:
 
 
 def save_config(path: Path, configuration: Configuration) -> None:
-    """Write ``configuration`` to ``path``, owner-only, whole or not at all."""
     ensure_private_directory(path.parent)
     with contextlib.suppress(FileNotFoundError):
         private_files.check_file(path, "configuration file", kind=FileKind.configuration)
@@ -185,7 +182,6 @@ def read_token_file(path: Path) -> str | Credentials:
 
 
 def read_token(path: Path) -> str:
-    """The access token in ``path``: the bare token, or the login's current access token."""
     found = read_token_file(path)
     return found if isinstance(found, str) else found.access_token
 

@@ -47,7 +47,6 @@ def lock_path(state_dir: Path, account_id: int, agent_id: int) -> Path:
 
 
 def acquire(state_dir: Path, account_id: int, agent_id: int, now: datetime) -> InstanceLock:
-    """Take the lock or raise ``AlreadyRunning`` naming who holds it."""
     path = lock_path(state_dir, account_id, agent_id)
     started = format_timestamp(now)
     metadata = {"pid": os.getpid(), "started_at": started, "account_id": account_id, "agent_id": agent_id}
@@ -64,7 +63,6 @@ def acquire(state_dir: Path, account_id: int, agent_id: int, now: datetime) -> I
 
 
 def peek(state_dir: Path, account_id: int, agent_id: int) -> Holder | None:
-    """Who the metadata says holds the lock, without taking it; None when nothing says."""
     return _peek_at(lock_path(state_dir, account_id, agent_id))
 
 
