@@ -193,13 +193,11 @@ def _in_ledger_words() -> Iterator[None]:
 
 def checked_path(path: str | os.PathLike[str]) -> Path:
     text = os.fspath(path)
+    delay = "a ledger's whole promise is that a crash is a delay"
     if text == "":
-        raise LedgerPathRefused(
-            "the ledger path is empty (SQLite would make a temporary database): "
-            "a ledger's whole promise is that a crash is a delay"
-        )
+        raise LedgerPathRefused(f"the ledger path is empty (SQLite would make a temporary database): {delay}")
     if text == ":memory:" or text.startswith("file::memory:"):
-        raise LedgerPathRefused(f"{text}: an in-memory ledger is refused: a ledger's whole promise is that a crash is a delay")
+        raise LedgerPathRefused(f"{text}: an in-memory ledger is refused: {delay}")
     if text.startswith("file:"):
         raise LedgerPathRefused(f"{text}: a ledger is a file path, not an SQLite URI")
     absolute = os.path.abspath(text)

@@ -41,11 +41,9 @@ def write_lane_state(
     overflows = 1 if overflow else 0
     connection.execute(
         "INSERT INTO live_lane (id, state, since, why, connects, overflows, updated_at)"
-        " VALUES (1, ?, ?, ?, ?, ?, ?)"
-        " ON CONFLICT(id) DO UPDATE SET"
+        " VALUES (1, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET"
         " since = CASE WHEN live_lane.state = excluded.state THEN live_lane.since ELSE excluded.since END,"
-        " why = excluded.why,"
-        " state = excluded.state, connects = live_lane.connects + excluded.connects,"
+        " why = excluded.why, state = excluded.state, connects = live_lane.connects + excluded.connects,"
         " overflows = live_lane.overflows + excluded.overflows, updated_at = excluded.updated_at",
         (state.value, now, why[:200], connected, overflows, now),
     )
@@ -81,10 +79,9 @@ def read_intake_status(ledger: Ledger) -> tuple[list[LaneNews], InboxStatus | No
         state = read_inbox_state(connection)
     if state is None:
         return news, None
-    inbox = InboxStatus(
+    return news, InboxStatus(
         state.verdict, state.verdict_since, state.why, bool(state.position), state.last_item_id, state.read_at
     )
-    return news, inbox
 
 
 _INBOX_UPSERT = (
@@ -93,8 +90,7 @@ _INBOX_UPSERT = (
     " ON CONFLICT(id) DO UPDATE SET position = excluded.position, last_item_id = excluded.last_item_id,"
     " floor_id = excluded.floor_id,"
     " verdict_since = CASE WHEN inbox_lane.verdict = excluded.verdict THEN inbox_lane.verdict_since"
-    " ELSE excluded.verdict_since END,"
-    " verdict = excluded.verdict, why = excluded.why,"
+    " ELSE excluded.verdict_since END, verdict = excluded.verdict, why = excluded.why,"
     " read_at = COALESCE(excluded.read_at, inbox_lane.read_at), updated_at = excluded.updated_at"
 )
 
@@ -128,7 +124,6 @@ def read_inbox_state(connection: sqlite3.Connection) -> InboxLaneState | None:
 def save_inbox_page(
     connection: sqlite3.Connection, position: str, last_item_id: int, floor_id: int, now: str
 ) -> None:
-    """The position, the last item id and the floor, and the verdict ``available``."""
     connection.execute(
         _INBOX_UPSERT, (position, last_item_id, floor_id, InboxVerdict.available.value, now, "", now, now)
     )

@@ -62,8 +62,7 @@ def still_running_in_flight(connection: sqlite3.Connection, attempt_id: str) -> 
     """Whether a still-running notice of the attempt is ``sending``: claimed, its one request
     perhaps not yet made (the attempt's completion notice then says how it ended)."""
     sql = "SELECT 1 FROM outbox WHERE attempt_id = ? AND kind = 'still_running' AND state = 'sending' LIMIT 1"
-    found = connection.execute(sql, (attempt_id,)).fetchone()
-    return found is not None
+    return connection.execute(sql, (attempt_id,)).fetchone() is not None
 
 
 def attempt(connection: sqlite3.Connection, attempt_id: str) -> AttemptSnapshot | None:

@@ -118,20 +118,19 @@ def _live_tasks(connection: sqlite3.Connection) -> tuple[LiveTask, ...]:
 
 
 def _waiting(connection: sqlite3.Connection) -> tuple[WaitingIntent, ...]:
+    rows = connection.execute(
+        "SELECT id, kind, state, note, event_id, attempt_id, message_kind, bucket_id, recording_id"
+        " FROM outbox WHERE state = 'indeterminate' OR (state = 'canceled' AND note IN"
+        f" ({', '.join('?' * len(notes.RESENDABLE_NOTES))})) ORDER BY id",
+        sorted(notes.RESENDABLE_NOTES),
+    )
     return tuple(
         WaitingIntent(
             intent_id=int(intent_id), kind=str(kind), state=IntentState(state),
             refused=state == IntentState.canceled, event_id=event_id, attempt_id=attempt_id,
             message_kind=str(message_kind), bucket_id=int(bucket_id), recording_id=int(recording_id), note=str(note),
         )
-        for intent_id, kind, state, note, event_id, attempt_id, message_kind, bucket_id, recording_id in (
-            connection.execute(
-                "SELECT id, kind, state, note, event_id, attempt_id, message_kind, bucket_id, recording_id"
-                " FROM outbox WHERE state = 'indeterminate' OR (state = 'canceled' AND note IN"
-                f" ({', '.join('?' * len(notes.RESENDABLE_NOTES))})) ORDER BY id",
-                sorted(notes.RESENDABLE_NOTES),
-            )
-        )
+        for intent_id, kind, state, note, event_id, attempt_id, message_kind, bucket_id, recording_id in rows
     )
 
 

@@ -292,22 +292,20 @@ def _live_rows(connection: sqlite3.Connection, task_id: int, attempt_id: str) ->
 def _settled_rows(connection: sqlite3.Connection, task_id: int) -> list[SettledRow]:
     """Every row of the task as its settlement and adoption left it, with whether a worker's reply
     is on its way for it (an outbox intent not canceled)."""
+    rows = connection.execute(
+        "SELECT te.event_id, te.delivery, te.outcome, te.reply_id, te.withdrawn_at, e.state, e.reason,"
+        " te.adopted_reply_id, EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = te.event_id"
+        " AND o.task_id = te.task_id AND o.kind = 'worker_reply' AND o.state <> 'canceled')"
+        " FROM task_events te JOIN events e ON e.id = te.event_id WHERE te.task_id = ? ORDER BY te.event_id",
+        (task_id,),
+    )
     return [
         SettledRow(
             event_id=event_id, delivery=DeliveryState(delivery), outcome=EventOutcome(outcome), reply_id=reply_id,
             withdrawn=withdrawn_at is not None, record_state=RecordState(state), record_reason=reason,
             adopted_reply_id=adopted, reply_on_its_way=bool(on_its_way),
         )
-        for event_id, delivery, outcome, reply_id, withdrawn_at, state, reason, adopted, on_its_way in (
-            connection.execute(
-                "SELECT te.event_id, te.delivery, te.outcome, te.reply_id, te.withdrawn_at, e.state, e.reason,"
-                " te.adopted_reply_id, EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = te.event_id"
-                " AND o.task_id = te.task_id AND o.kind = 'worker_reply' AND o.state <> 'canceled')"
-                " FROM task_events te JOIN events e ON e.id = te.event_id WHERE te.task_id = ?"
-                " ORDER BY te.event_id",
-                (task_id,),
-            )
-        )
+        for event_id, delivery, outcome, reply_id, withdrawn_at, state, reason, adopted, on_its_way in rows
     ]
 
 

@@ -60,6 +60,7 @@ SELECT te.event_id, te.delivery, te.guard, te.pulled_at IS NOT NULL, te.ack_id, 
  WHERE te.task_id = ? AND te.retired_at IS NULL"""
 
 Decided = TypeVar("Decided", bound="Acknowledge | Complete | Speak")  # core's word on a report: ``write`` or not
+Answered = tuple["DeliveryReceipt", "Spoken | None"]  # a report's receipt, and the words it wrote
 
 WORDS_WAIT = 5.0  # how long a call that gave words waits for the connector to post them
 WORDS_POLL = 0.1
@@ -141,11 +142,30 @@ class DispatchLedger:
         write: Callable[[sqlite3.Connection, int, int, Decided], None],
         words: Callable[[DispatchRow, Decided], tuple[Spoken | None, str]] | None,
     ) -> Result[DeliveryReceipt, ToolRefusal]:
-        """One report's transaction, then the wait for its words."""
+        """One report's transaction: decided on its row, written, answered from the row as the writes
+        left it; then the wait for its words."""
+        from core.dispatch_tools.instruction import receipt_of  # noqa: PLC0415 -- at the first call
+        from core.worker_words import answer  # noqa: PLC0415 -- at the first call
+
+        def report(connection: sqlite3.Connection, task_id: int) -> Result[Answered, ToolRefusal]:
+            row = _row(connection, task_id, event_id)
+
+            def apply(decision: Decided) -> Answered:
+                found = row
+                if decision.write:
+                    write(connection, task_id, event_id, decision)
+                    found = _row(connection, task_id, event_id)
+                assert found is not None  # core refuses a missing row
+                receipt = receipt_of(found)
+                if words is None:
+                    return receipt, None
+                spoken, skipped = words(found, decision)
+                return replace(receipt, words=answer(spoken, skipped=skipped)), spoken
+
+            return decide(task_id, row).map(apply)
+
         with self._ledger.write() as connection:
-            answered = self._task(connection).bind(
-                lambda task_id: self._report(connection, task_id, event_id, decide, write, words=words)
-            )
+            answered = self._task(connection).bind(lambda task_id: report(connection, task_id))
         return answered.map(self._awaited)
 
     # -- inside the call's transaction ---------------------------------------------------------
@@ -188,32 +208,7 @@ class DispatchLedger:
             raise DispatchRowMoved(f"task {task_id} event {decision.event_id}: nothing to hand out")
         return Dispatched(instruction)
 
-    def _report(
-        self, connection: sqlite3.Connection, task_id: int, event_id: int,
-        decide: Callable[[int, DispatchRow | None], Result[Decided, ToolRefusal]],
-        write: Callable[[sqlite3.Connection, int, int, Decided], None],
-        *, words: Callable[[DispatchRow, Decided], tuple[Spoken | None, str]] | None,
-    ) -> Result[tuple[DeliveryReceipt, Spoken | None], ToolRefusal]:  # fmt: skip
-        from core.dispatch_tools.instruction import receipt_of  # noqa: PLC0415 -- at the first call
-        from core.worker_words import answer  # noqa: PLC0415 -- at the first call
-
-        row = _row(connection, task_id, event_id)
-
-        def apply(decision: Decided) -> tuple[DeliveryReceipt, Spoken | None]:
-            found = row
-            if decision.write:
-                write(connection, task_id, event_id, decision)
-                found = _row(connection, task_id, event_id)
-            assert found is not None  # core refuses a missing row
-            receipt = receipt_of(found)
-            if words is None:
-                return receipt, None
-            spoken, skipped = words(found, decision)
-            return replace(receipt, words=answer(spoken, skipped=skipped)), spoken
-
-        return decide(task_id, row).map(apply)
-
-    def _awaited(self, answered: tuple[DeliveryReceipt, Spoken | None]) -> DeliveryReceipt:
+    def _awaited(self, answered: Answered) -> DeliveryReceipt:
         """After the commit, the words' intent read until it settles, for ``words_wait``."""
         from core.worker_words import answer, settled  # noqa: PLC0415 -- at the first call
 
