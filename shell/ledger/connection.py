@@ -361,7 +361,6 @@ def refuse_too_new(version: int, path: Path) -> None:
 
 
 def migrate(ledger: Ledger) -> None:
-    """Apply each migration not yet recorded, each in its own immediate transaction, then core's rules."""
     from shell.ledger import rules  # noqa: PLC0415 -- the owner's alone: core's tables, no reader's
 
     with ledger.read() as connection:

@@ -67,7 +67,6 @@ def decide(
 
 
 def read_facts(connection: sqlite3.Connection, event_id: int, served: frozenset[int]) -> RecordFacts | None:
-    """What ``core.decisions`` needs about record ``event_id``, in the caller's transaction."""
     found = connection.execute(
         "SELECT state, reason, revision, retry_at, bucket_id,"
         " COALESCE((SELECT outcome FROM task_events WHERE event_id = e.id ORDER BY task_id DESC LIMIT 1), ''),"
@@ -119,7 +118,6 @@ def _apply(connection: sqlite3.Connection, plan: Plan, by: str, now: datetime) -
 
 
 def _cancel_pending(connection: sqlite3.Connection, event_id: int, now: datetime) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Cancel the discarded record's pending notices; name those already being sent."""
     ours = (
         "(event_id = ? OR task_id IN (SELECT te.task_id FROM task_events te WHERE te.event_id = ?"
         "  AND NOT EXISTS (SELECT 1 FROM task_events other JOIN events e ON e.id = other.event_id"

@@ -80,9 +80,6 @@ def _intents(connection: sqlite3.Connection, where: str, values: Sequence[object
     return [_intent_row(found) for found in cursor]
 
 
-# -- writing intents (the transitions that call for them) -----------------------------------
-
-
 def write_intents(connection: sqlite3.Connection, intents: Iterable[Intent], now: datetime) -> int:
     written = 0
     for intent in intents:
@@ -98,9 +95,6 @@ def write_intents(connection: sqlite3.Connection, intents: Iterable[Intent], now
             ),
         ).rowcount  # fmt: skip
     return written
-
-
-# -- reading -------------------------------------------------------------------------------
 
 
 def intent(connection: sqlite3.Connection, intent_id: int) -> IntentRow | None:
@@ -226,15 +220,10 @@ def pending_guard(connection: sqlite3.Connection, event_id: int) -> int | None:
     return None if found is None else int(found[0])
 
 
-# -- moving intents ------------------------------------------------------------------------
-
-
 def _move(
     connection: sqlite3.Connection, intent_id: int, expected: IntentState, to: IntentState | None,
     edge_note: str = "", /, **columns: object,
 ) -> None:  # fmt: skip
-    """Set ``columns`` (and the state ``to``, as ``core.edges`` lets the connector move it) by
-    compare-and-set from ``expected``."""
     if to is not None:
         columns = {"state": str(asked(INTENT_EDGES, expected, to, Actor.automatic, edge_note)), **columns}
     assignments = ", ".join(f"{column} = ?" for column in columns)

@@ -34,8 +34,6 @@ from shell.ledger.connection import Ledger
 
 
 def read_snapshot(ledger: Ledger) -> LedgerSnapshot:
-    """Everything status shows from the ledger, read in one transaction; the dispatches are the
-    newest by launch time, each with every event row of its task."""
     with ledger.read() as connection:
         blocked = _blocked(connection)
         return LedgerSnapshot(

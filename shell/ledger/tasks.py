@@ -92,7 +92,6 @@ def startable_records(connection: sqlite3.Connection, buckets: frozenset[int], l
 def launch(
     connection: sqlite3.Connection, event_id: int, *, work_dir: str, driver: str, deadline_at: datetime, now: datetime
 ) -> Launch:
-    """Create the task for ``event_id``'s conversation and its first attempt, exposing the event."""
     conversation, work, trigger, recording_url = _startable(connection, event_id, work_dir)
     stamp = format_timestamp(now)
     token = secrets.token_urlsafe(32)
@@ -326,7 +325,6 @@ def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime) -
 
 
 def still_running(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> Intent | None:
-    """A still-running tick of a live attempt: count the occurrence and write its notice."""
     sql = "UPDATE attempts SET still_running = still_running + 1 WHERE id = ? AND state <> 'ended'"
     counted = connection.execute(sql, (attempt_id,)).rowcount
     if counted != 1:
