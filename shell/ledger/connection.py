@@ -401,9 +401,8 @@ _Result = TypeVar("_Result")
 class Ledger(AbstractContextManager["Ledger"]):
     """One autocommit SQLite connection to one ledger file, used by one thread at a time (a lock)."""
 
-    def __init__(
-        self, connection: sqlite3.Connection, path: Path, *, read_only: bool, clock: Clock, busy_timeout: float
-    ) -> None:
+    def __init__(self, connection: sqlite3.Connection, path: Path, *, read_only: bool, clock: Clock,
+                 busy_timeout: float) -> None:
         self._connection = connection
         self._lock = threading.RLock()
         self._closed = False
@@ -555,23 +554,20 @@ def open_ledger(
     return Ledger(connection, ledger_path, read_only=False, clock=clock, busy_timeout=busy_timeout)
 
 
-def open_existing_ledger(
-    path: str | os.PathLike[str], *, clock: Clock | None = None, busy_timeout: float = BUSY_TIMEOUT_SECONDS
-) -> Ledger:
+def open_existing_ledger(path: str | os.PathLike[str], *, clock: Clock | None = None,
+                         busy_timeout: float = BUSY_TIMEOUT_SECONDS) -> Ledger:
     """A worker's way in: never creates, never migrates, refuses any other schema version."""
     return _open_without_creating(path, read_only=False, clock=clock, busy_timeout=busy_timeout)
 
 
-def open_ledger_read_only(
-    path: str | os.PathLike[str], *, clock: Clock | None = None, busy_timeout: float = BUSY_TIMEOUT_SECONDS
-) -> Ledger:
+def open_ledger_read_only(path: str | os.PathLike[str], *, clock: Clock | None = None,
+                          busy_timeout: float = BUSY_TIMEOUT_SECONDS) -> Ledger:
     """A reader's way in (``status``, ``doctor``, ``resolve list|show``): no migration, no write."""
     return _open_without_creating(path, read_only=True, clock=clock, busy_timeout=busy_timeout)
 
 
-def _open_without_creating(
-    path: str | os.PathLike[str], *, read_only: bool, clock: Clock | None, busy_timeout: float
-) -> Ledger:
+def _open_without_creating(path: str | os.PathLike[str], *, read_only: bool, clock: Clock | None,
+                           busy_timeout: float) -> Ledger:
     ledger_path = checked_path(path)
     check_private_directory(ledger_path)
     identity = checked_file(ledger_path)
@@ -604,9 +600,8 @@ def _connect(path: Path, mode: str, busy_timeout: float) -> sqlite3.Connection:
         raise LedgerUnreadable(f"{path}: SQLite cannot open the ledger: {error}") from error
 
 
-def _configure(
-    connection: sqlite3.Connection, path: Path, *, read_only: bool, busy_timeout: float, unsynced: bool = False
-) -> None:
+def _configure(connection: sqlite3.Connection, path: Path, *, read_only: bool, busy_timeout: float,
+               unsynced: bool = False) -> None:
     try:
         connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
         connection.execute("PRAGMA foreign_keys = ON")

@@ -121,9 +121,8 @@ def next_due(
     return found
 
 
-def _next_due(
-    connection: sqlite3.Connection, now: datetime, leaving: Set[IntentKind], skipped: Sequence[int]
-) -> IntentRow | None:
+def _next_due(connection: sqlite3.Connection, now: datetime, leaving: Set[IntentKind],
+              skipped: Sequence[int]) -> IntentRow | None:
     condition = "state = 'pending' AND not_before <= ?"
     values: list[object] = []
     if leaving:
@@ -164,9 +163,8 @@ def claim_snapshot(connection: sqlite3.Connection, row: IntentRow) -> ClaimFacts
             return ClaimFacts()
 
 
-def due_for_reconciliation(
-    connection: sqlite3.Connection, sent_before: datetime, now: datetime, limit: int | None
-) -> list[IntentRow]:
+def due_for_reconciliation(connection: sqlite3.Connection, sent_before: datetime, now: datetime,
+                           limit: int | None) -> list[IntentRow]:
     """Sending intents whose request was made before ``sent_before`` and whose backoff has
     passed by ``now``, oldest request first."""
     return _intents(
@@ -177,9 +175,8 @@ def due_for_reconciliation(
     )
 
 
-def receipts_owned_by_others(
-    connection: sqlite3.Connection, intent_id: int, kind: MessageKind, candidates: Iterable[int]
-) -> frozenset[int]:
+def receipts_owned_by_others(connection: sqlite3.Connection, intent_id: int, kind: MessageKind,
+                             candidates: Iterable[int]) -> frozenset[int]:
     owned: set[int] = set()
     wanted = sorted(set(candidates))
     for start in range(0, len(wanted), 500):
@@ -260,14 +257,11 @@ def retry(connection: sqlite3.Connection, intent_id: int, note: str, due_at: dat
     )  # fmt: skip
 
 
-def make_indeterminate(
-    connection: sqlite3.Connection, intent_id: int, note: str, now: datetime, failures: int | None = None
-) -> None:
+def make_indeterminate(connection: sqlite3.Connection, intent_id: int, note: str, now: datetime,
+                       failures: int | None = None) -> None:
     counted = {} if failures is None else {"reconcile_failures": failures}
-    _move(
-        connection, intent_id, IntentState.sending, IntentState.indeterminate,
-        note=note, finished_at=format_timestamp(now), **counted,
-    )  # fmt: skip
+    _move(connection, intent_id, IntentState.sending, IntentState.indeterminate, note=note,
+          finished_at=format_timestamp(now), **counted)
 
 
 def resolve(connection: sqlite3.Connection, row: IntentRow, move: Move) -> int:
@@ -285,7 +279,5 @@ def resolve(connection: sqlite3.Connection, row: IntentRow, move: Move) -> int:
     if move.not_before is not None:
         columns["not_before"] = format_timestamp(move.not_before)
     assignments = ", ".join(f"{column} = ?" for column in columns)
-    return connection.execute(
-        f"UPDATE outbox SET {assignments} WHERE id = ? AND state = ? AND note = ?",
-        [*columns.values(), row.id, str(row.state), row.note],
-    ).rowcount
+    return connection.execute(f"UPDATE outbox SET {assignments} WHERE id = ? AND state = ? AND note = ?",
+                              [*columns.values(), row.id, str(row.state), row.note]).rowcount

@@ -58,9 +58,8 @@ def load(connection: sqlite3.Connection, event_id: int) -> LoadedRecord | None:
         performed_by_id=None if performer is None else int(performer),
         actor_type="person", recording_id=int(recording),  # the feed is read with actor_types=person (core.feed)
     )
-    return LoadedRecord(
-        pointer, RecordState(state), str(reason), int(revision), stored_time(blocked_at), stored_time(due)
-    )
+    return LoadedRecord(pointer, RecordState(state), str(reason), int(revision), stored_time(blocked_at),
+                        stored_time(due))
 
 
 def live_work(connection: sqlite3.Connection, conversation_key: str | None = None) -> LiveWork:
@@ -150,9 +149,8 @@ def checkpoint(connection: sqlite3.Connection, digest: str) -> tuple[str, int] |
     return None if row is None else (str(row[0]), int(row[1]))
 
 
-def insert_seen(
-    connection: sqlite3.Connection, events: Sequence[tuple[FeedEvent, str]], lane: Lane, now: str
-) -> tuple[int, ...]:
+def insert_seen(connection: sqlite3.Connection, events: Sequence[tuple[FeedEvent, str]], lane: Lane,
+                now: str) -> tuple[int, ...]:
     """Record each (event, its created_at as a ledger timestamp) not yet known as ``seen``, with the
     lane that heard it (``ON CONFLICT(id) DO NOTHING``: one row per id); the ids newly recorded.
     When there are some, the lane's ``lane_news`` says so: it brought what no other lane had."""

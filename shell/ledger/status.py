@@ -74,9 +74,8 @@ def _feed(connection: sqlite3.Connection) -> tuple[FeedCheckpoint, ...]:
     )
 
 
-def _state_counts(
-    connection: sqlite3.Connection, blocked: tuple[tuple[str, int], ...]
-) -> tuple[tuple[str, int], ...]:
+def _state_counts(connection: sqlite3.Connection,
+                  blocked: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
     sql = (
         "SELECT state, COUNT(*) FROM events WHERE state < 'blocked' GROUP BY state UNION ALL"
         " SELECT state, COUNT(*) FROM events WHERE state > 'blocked' GROUP BY state"

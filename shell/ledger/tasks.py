@@ -89,9 +89,8 @@ def startable_records(connection: sqlite3.Connection, buckets: frozenset[int], l
     return startable(records.live_work(connection), buckets, limit)
 
 
-def launch(
-    connection: sqlite3.Connection, event_id: int, *, work_dir: str, driver: str, deadline_at: datetime, now: datetime
-) -> Launch:
+def launch(connection: sqlite3.Connection, event_id: int, *, work_dir: str, driver: str,
+           deadline_at: datetime, now: datetime) -> Launch:
     conversation, work, trigger, recording_url = _startable(connection, event_id, work_dir)
     stamp = format_timestamp(now)
     token = secrets.token_urlsafe(32)
@@ -150,9 +149,8 @@ def resume_session(connection: sqlite3.Connection, conversation: str) -> str:
     return resumable(LatestAttempt(str(stop_reason), str(not_started), str(session_id), bool(left_unknown)))
 
 
-def _join(
-    connection: sqlite3.Connection, task_id: int, on: tuple[str, LiveWork], stamp: str, first: int | None = None
-) -> tuple[int, ...]:
+def _join(connection: sqlite3.Connection, task_id: int, on: tuple[str, LiveWork], stamp: str,
+          first: int | None = None) -> tuple[int, ...]:
     """Join and dispatch the records ``core.dispatch.joining`` finds waiting on ``on``, oldest first."""
     found = joining(on[1], on[0])
     waiting = tuple(record.event_id for record in found)
@@ -179,9 +177,8 @@ def join_follow_ups(connection: sqlite3.Connection, task_id: int, now: datetime)
     return _join(connection, task_id, (found[0], work), format_timestamp(now))
 
 
-def mark_running(
-    connection: sqlite3.Connection, attempt_id: str, *, pid: int, pgid: int, process_started: str, now: datetime
-) -> None:
+def mark_running(connection: sqlite3.Connection, attempt_id: str, *, pid: int, pgid: int,
+                 process_started: str, now: datetime) -> None:
     found = connection.execute("SELECT state FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
     if found is None:
         raise TransitionRefused(f"attempt {attempt_id} does not exist")

@@ -132,10 +132,8 @@ class DispatchLedger:
     def reply_dispatch(self, request: ReplyRequest) -> Result[DeliveryReceipt, ToolRefusal]:
         from core.dispatch_tools.decisions import decide_reply  # noqa: PLC0415 -- at the first call
 
-        return self._reported(
-            request.event_id, lambda task_id, row: decide_reply(row, request.text, task_id), self._speak,
-            lambda row, decision: (_spoken_keyed(row, decision.words.key), ""),
-        )
+        return self._reported(request.event_id, lambda task_id, row: decide_reply(row, request.text, task_id),
+                              self._speak, lambda row, decision: (_spoken_keyed(row, decision.words.key), ""))
 
     def _reported(
         self, event_id: int, decide: Callable[[int, DispatchRow | None], Result[Decided, ToolRefusal]],
@@ -236,10 +234,8 @@ class DispatchLedger:
             _compare_and_set(worker_moves.pull(connection, now, *key), "record the pull of", key)
         if serve.cancel_guard:
             _compare_and_set(worker_moves.cancel_guard(connection, *key), "cancel the guard of", key)
-        log.info(
-            "get_dispatch task %d event %d: exposed %s, first pull %s, guard canceled %s",
-            task_id, serve.event_id, serve.expose, serve.pull, serve.cancel_guard,
-        )
+        log.info("get_dispatch task %d event %d: exposed %s, first pull %s, guard canceled %s",
+                 task_id, serve.event_id, serve.expose, serve.pull, serve.cancel_guard)
 
     def _acknowledge(self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Acknowledge) -> None:
         from shell.ledger import worker_moves  # noqa: PLC0415 -- at the first call
@@ -259,23 +255,18 @@ class DispatchLedger:
 
         now = self._ledger.timestamp()
         report = decision.report
-        moved = worker_moves.complete(
-            connection, task_id, event_id, now=now, outcome=str(report.outcome),
-            links=json.dumps(list(report.links)), reply_id=report.reply_id,
-        )  # fmt: skip
+        moved = worker_moves.complete(connection, task_id, event_id, now=now, outcome=str(report.outcome),
+                                      links=json.dumps(list(report.links)), reply_id=report.reply_id)
         _compare_and_set(moved, "complete", (task_id, event_id))
         if decision.complete_record:
             moved = worker_moves.complete_record(connection, event_id, now)
             _compare_and_set(moved, "complete the record of", (task_id, event_id))
         self._words_and_progress(connection, task_id, event_id, decision.words)
-        log.info(
-            "complete_dispatch task %d event %d: delivery completed (%s), record completed %s",
-            task_id, event_id, report.outcome, decision.complete_record,
-        )
+        log.info("complete_dispatch task %d event %d: delivery completed (%s), record completed %s",
+                 task_id, event_id, report.outcome, decision.complete_record)
 
-    def _words_and_progress(
-        self, connection: sqlite3.Connection, task_id: int, event_id: int, words: WorkerMessage | None
-    ) -> None:
+    def _words_and_progress(self, connection: sqlite3.Connection, task_id: int, event_id: int,
+                            words: WorkerMessage | None) -> None:
         """The worker's words, if it gave some, as an intent; its report as its attempt's progress."""
         from shell.ledger import worker_moves  # noqa: PLC0415 -- at the first call
 
@@ -345,10 +336,8 @@ def _dispatch_row(row: tuple[Any, ...]) -> DispatchRow:
         event_id, RecordState(state), event_type, trigger, bucket_id, recording_id, recording_type, recording_url,
         reply_kind, reply_recording_id, requester_id, bool(acknowledge), snapshot, reply_bucket_id,
     )
-    return DispatchRow(
-        record, DeliveryState(delivery), GuardState(guard), bool(pulled), ack_id, EventOutcome(outcome), reply_id,
-        _links(links),
-    )
+    return DispatchRow(record, DeliveryState(delivery), GuardState(guard), bool(pulled), ack_id,
+                       EventOutcome(outcome), reply_id, _links(links))
 
 
 def _links(text: object) -> tuple[str, ...]:

@@ -51,10 +51,8 @@ def acknowledge(connection: sqlite3.Connection, now: str, ack_id: int | None, ta
     ).rowcount
 
 
-def complete(
-    connection: sqlite3.Connection, task_id: int, event_id: int, *, now: str, outcome: str, links: str,
-    reply_id: int | None,
-) -> int:
+def complete(connection: sqlite3.Connection, task_id: int, event_id: int, *, now: str, outcome: str,
+             links: str, reply_id: int | None) -> int:
     columns = (
         "delivery = 'completed', delivered_at = COALESCE(delivered_at, ?), completed_at = ?,"
         " outcome = ?, links = ?"
@@ -92,15 +90,12 @@ def record_progress(connection: sqlite3.Connection, task_id: int, now: datetime)
     )
 
 
-def write_words(
-    connection: sqlite3.Connection, message: WorkerMessage, task_id: int, event_id: int, now: datetime
-) -> int:
+def write_words(connection: sqlite3.Connection, message: WorkerMessage, task_id: int, event_id: int,
+                now: datetime) -> int:
     stamp = format_timestamp(now)
     return connection.execute(
         "INSERT INTO outbox (intent_key, kind, event_id, task_id, bucket_id, message_kind, recording_id,"
         " body, created_at, not_before) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (intent_key) DO NOTHING",
-        (
-            message.key, str(message.kind), event_id, task_id, message.bucket_id, str(message.message_kind),
-            message.recording_id, message.body, stamp, stamp,
-        ),
+        (message.key, str(message.kind), event_id, task_id, message.bucket_id, str(message.message_kind),
+         message.recording_id, message.body, stamp, stamp),
     ).rowcount

@@ -76,10 +76,8 @@ def peek_only(state_dir: Path) -> Holder | None:
 def _peek_at(path: Path) -> Holder | None:
     raw: Any = flock.metadata_of(path)
     try:
-        holder = Holder(
-            int(raw["pid"]), str(raw["started_at"]), int(raw["account_id"]), int(raw["agent_id"]),
-            configuration_problem=str(raw.get("configuration_problem") or ""),
-        )
+        holder = Holder(int(raw["pid"]), str(raw["started_at"]), int(raw["account_id"]), int(raw["agent_id"]),
+                        configuration_problem=str(raw.get("configuration_problem") or ""))
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
     present = processes.is_present(holder.pid)
