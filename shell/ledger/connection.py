@@ -708,7 +708,6 @@ class WriteFailures:
             log.error("ledger: a write failed (%s), and so did recording it in %s: %s", why, self.path, failure)
 
     def succeeded(self) -> None:
-        """A write committed: clear the record, written only when one is there."""
         try:
             with self._turn:
                 if not self._recorded:

@@ -71,7 +71,6 @@ def count_in_states(ledger: Ledger, states: Sequence[str]) -> int:
 
 
 def read_intake_status(ledger: Ledger) -> tuple[list[LaneNews], InboxStatus | None]:
-    """For status: each lane's news and the inbox lane's row, in one read transaction."""
     with ledger.read() as connection:
         sql = "SELECT lane, last_new_at, last_new_id, news FROM lane_news ORDER BY lane"
         news = [LaneNews(*row) for row in connection.execute(sql)]  # every table is STRICT

@@ -200,10 +200,8 @@ def lifecycle_at(connection: sqlite3.Connection, destination: Destination) -> tu
     canceled (a canceled intent's message provably does not exist)."""
     receipts: set[int] = set()
     bodies: list[str] = []
-    for state, receipt_id, body in connection.execute(
-        "SELECT state, receipt_id, body FROM outbox WHERE message_kind = ? AND recording_id = ?",
-        [str(destination.kind), destination.recording_id],
-    ):
+    sql = "SELECT state, receipt_id, body FROM outbox WHERE message_kind = ? AND recording_id = ?"
+    for state, receipt_id, body in connection.execute(sql, [str(destination.kind), destination.recording_id]):
         if receipt_id is not None:
             receipts.add(int(receipt_id))
         if state != IntentState.canceled:

@@ -201,7 +201,6 @@ def live_attempts(connection: sqlite3.Connection) -> list[LiveAttemptRow]:
 
 
 def _record_account(connection: sqlite3.Connection, attempt_id: str, account: WorkerAccount) -> None:
-    """What the worker's driver told of its end, on its attempt (migration 18)."""
     result = account.result or WorkerResult(is_error=False)  # none written: nothing said
     connection.execute(
         "UPDATE attempts SET not_started = ?, worker_result = ?, result_is_error = ?, result_error = ?,"
