@@ -193,13 +193,11 @@ def _in_ledger_words() -> Iterator[None]:
 
 def checked_path(path: str | os.PathLike[str]) -> Path:
     text = os.fspath(path)
+    delay = "a ledger's whole promise is that a crash is a delay"
     if text == "":
-        raise LedgerPathRefused(
-            "the ledger path is empty (SQLite would make a temporary database): "
-            "a ledger's whole promise is that a crash is a delay"
-        )
+        raise LedgerPathRefused(f"the ledger path is empty (SQLite would make a temporary database): {delay}")
     if text == ":memory:" or text.startswith("file::memory:"):
-        raise LedgerPathRefused(f"{text}: an in-memory ledger is refused: a ledger's whole promise is that a crash is a delay")
+        raise LedgerPathRefused(f"{text}: an in-memory ledger is refused: {delay}")
     if text.startswith("file:"):
         raise LedgerPathRefused(f"{text}: a ledger is a file path, not an SQLite URI")
     absolute = os.path.abspath(text)
@@ -363,7 +361,6 @@ def refuse_too_new(version: int, path: Path) -> None:
 
 
 def migrate(ledger: Ledger) -> None:
-    """Apply each migration not yet recorded, each in its own immediate transaction, then core's rules."""
     from shell.ledger import rules  # noqa: PLC0415 -- the owner's alone: core's tables, no reader's
 
     with ledger.read() as connection:
@@ -404,9 +401,8 @@ _Result = TypeVar("_Result")
 class Ledger(AbstractContextManager["Ledger"]):
     """One autocommit SQLite connection to one ledger file, used by one thread at a time (a lock)."""
 
-    def __init__(
-        self, connection: sqlite3.Connection, path: Path, *, read_only: bool, clock: Clock, busy_timeout: float
-    ) -> None:
+    def __init__(self, connection: sqlite3.Connection, path: Path, *, read_only: bool, clock: Clock,
+                 busy_timeout: float) -> None:
         self._connection = connection
         self._lock = threading.RLock()
         self._closed = False
@@ -419,7 +415,6 @@ class Ledger(AbstractContextManager["Ledger"]):
         self._read = _Transaction(self, "BEGIN DEFERRED")
 
     def timestamp(self) -> str:
-        """Now, as the ledger stores time."""
         return format_timestamp(self.clock.now())
 
     def write(self) -> _Transaction:
@@ -559,23 +554,20 @@ def open_ledger(
     return Ledger(connection, ledger_path, read_only=False, clock=clock, busy_timeout=busy_timeout)
 
 
-def open_existing_ledger(
-    path: str | os.PathLike[str], *, clock: Clock | None = None, busy_timeout: float = BUSY_TIMEOUT_SECONDS
-) -> Ledger:
+def open_existing_ledger(path: str | os.PathLike[str], *, clock: Clock | None = None,
+                         busy_timeout: float = BUSY_TIMEOUT_SECONDS) -> Ledger:
     """A worker's way in: never creates, never migrates, refuses any other schema version."""
     return _open_without_creating(path, read_only=False, clock=clock, busy_timeout=busy_timeout)
 
 
-def open_ledger_read_only(
-    path: str | os.PathLike[str], *, clock: Clock | None = None, busy_timeout: float = BUSY_TIMEOUT_SECONDS
-) -> Ledger:
+def open_ledger_read_only(path: str | os.PathLike[str], *, clock: Clock | None = None,
+                          busy_timeout: float = BUSY_TIMEOUT_SECONDS) -> Ledger:
     """A reader's way in (``status``, ``doctor``, ``resolve list|show``): no migration, no write."""
     return _open_without_creating(path, read_only=True, clock=clock, busy_timeout=busy_timeout)
 
 
-def _open_without_creating(
-    path: str | os.PathLike[str], *, read_only: bool, clock: Clock | None, busy_timeout: float
-) -> Ledger:
+def _open_without_creating(path: str | os.PathLike[str], *, read_only: bool, clock: Clock | None,
+                           busy_timeout: float) -> Ledger:
     ledger_path = checked_path(path)
     check_private_directory(ledger_path)
     identity = checked_file(ledger_path)
@@ -608,9 +600,8 @@ def _connect(path: Path, mode: str, busy_timeout: float) -> sqlite3.Connection:
         raise LedgerUnreadable(f"{path}: SQLite cannot open the ledger: {error}") from error
 
 
-def _configure(
-    connection: sqlite3.Connection, path: Path, *, read_only: bool, busy_timeout: float, unsynced: bool = False
-) -> None:
+def _configure(connection: sqlite3.Connection, path: Path, *, read_only: bool, busy_timeout: float,
+               unsynced: bool = False) -> None:
     try:
         connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
         connection.execute("PRAGMA foreign_keys = ON")
@@ -717,7 +708,6 @@ class WriteFailures:
             log.error("ledger: a write failed (%s), and so did recording it in %s: %s", why, self.path, failure)
 
     def succeeded(self) -> None:
-        """A write committed: clear the record, written only when one is there."""
         try:
             with self._turn:
                 if not self._recorded:

@@ -53,9 +53,8 @@ class UnknownEvent(Exception):
     """The ledger holds no record with this event id."""
 
 
-def decide(
-    ledger: Ledger, event_id: int, action: Action, by: str, now: datetime, *, served: frozenset[int]
-) -> Result[Decided, DecisionRefused]:
+def decide(ledger: Ledger, event_id: int, action: Action, by: str, now: datetime, *,
+           served: frozenset[int]) -> Result[Decided, DecisionRefused]:
     """``by``'s ``action`` on record ``event_id`` (``served``: the projects routed), or ``UnknownEvent``."""
     with ledger.write() as connection:
         facts = read_facts(connection, event_id, served)
@@ -67,7 +66,6 @@ def decide(
 
 
 def read_facts(connection: sqlite3.Connection, event_id: int, served: frozenset[int]) -> RecordFacts | None:
-    """What ``core.decisions`` needs about record ``event_id``, in the caller's transaction."""
     found = connection.execute(
         "SELECT state, reason, revision, retry_at, bucket_id,"
         " COALESCE((SELECT outcome FROM task_events WHERE event_id = e.id ORDER BY task_id DESC LIMIT 1), ''),"
@@ -108,10 +106,8 @@ def _apply(connection: sqlite3.Connection, plan: Plan, by: str, now: datetime) -
     if plan.stop_task is not None:  # nothing moves now; the task's end applies it
         worker = tasks.retire_token(connection, plan.stop_task, now)
         return Decided(int(decision_id), plan, by, (), (), worker)
-    moved = records.decide(
-        connection, facts.event_id, facts.revision, state=plan.to_state, reason=plan.to_reason,
-        offer_at=plan.offer_at, stamp=stamp,
-    )  # fmt: skip
+    moved = records.decide(connection, facts.event_id, facts.revision, state=plan.to_state,
+                           reason=plan.to_reason, offer_at=plan.offer_at, stamp=stamp)
     if moved != 1:  # pragma: no cover -- the facts were read in this same transaction
         raise sqlite3.IntegrityError(f"event {facts.event_id} moved during its own decision")
     canceled, sending = _cancel_pending(connection, facts.event_id, now) if plan.cancel_pending else ((), ())
@@ -119,7 +115,6 @@ def _apply(connection: sqlite3.Connection, plan: Plan, by: str, now: datetime) -
 
 
 def _cancel_pending(connection: sqlite3.Connection, event_id: int, now: datetime) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Cancel the discarded record's pending notices; name those already being sent."""
     ours = (
         "(event_id = ? OR task_id IN (SELECT te.task_id FROM task_events te WHERE te.event_id = ?"
         "  AND NOT EXISTS (SELECT 1 FROM task_events other JOIN events e ON e.id = other.event_id"
@@ -134,9 +129,8 @@ def _cancel_pending(connection: sqlite3.Connection, event_id: int, now: datetime
     return tuple(pending), sending
 
 
-def apply_import(
-    ledger: Ledger, entries: Sequence[Entry], by: str, now: datetime, source: str
-) -> Result[Imported, Unappliable]:
+def apply_import(ledger: Ledger, entries: Sequence[Entry], by: str, now: datetime,
+                 source: str) -> Result[Imported, Unappliable]:
     """Apply ``entries`` from the file ``source``: the discards, the tombstones of events never
     seen and the review tags (``core.import_file.plan``), or nothing."""
     with ledger.write() as connection:
@@ -163,9 +157,8 @@ def _record_now(connection: sqlite3.Connection, event_id: int) -> RecordNow | No
     return RecordNow(event_id, facts.state, facts.reason, facts.outcome, facts.revision, facts.carried)
 
 
-def _discard_imported(
-    connection: sqlite3.Connection, record: RecordNow, by: str, now: datetime, note: str
-) -> tuple[int, ...]:
+def _discard_imported(connection: sqlite3.Connection, record: RecordNow, by: str, now: datetime,
+                      note: str) -> tuple[int, ...]:
     stamp = format_timestamp(now)
     connection.execute(
         "INSERT INTO decisions (action, event_id, decided_by, decided_at, from_state, from_reason,"

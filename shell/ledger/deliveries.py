@@ -37,10 +37,8 @@ def join(connection: sqlite3.Connection, task_id: int, event_id: int) -> None:
     )
 
 
-def expose_on_launch(
-    connection: sqlite3.Connection, task_id: int, event_id: int, attempt_id: str, stamp: str, *,
-    exposed: DeliveryState,
-) -> sqlite3.Cursor:
+def expose_on_launch(connection: sqlite3.Connection, task_id: int, event_id: int, attempt_id: str, stamp: str,
+                     *, exposed: DeliveryState) -> sqlite3.Cursor:
     """The launch's exposure of its originating event, by its first attempt (the state core answered)."""
     return connection.execute(
         "UPDATE task_events SET delivery = ?, exposed_at = ?, exposed_attempt_id = ?"
@@ -49,9 +47,8 @@ def expose_on_launch(
     )
 
 
-def settle_unknown(
-    connection: sqlite3.Connection, task_id: int, event_id: int, stamp: str, completed: DeliveryState
-) -> None:
+def settle_unknown(connection: sqlite3.Connection, task_id: int, event_id: int, stamp: str,
+                   completed: DeliveryState) -> None:
     """An exposed or delivered row whose attempt ended without a report: completed, unknown."""
     connection.execute(
         "UPDATE task_events SET delivery = ?, outcome = 'unknown', completed_at = ?"
@@ -79,9 +76,8 @@ def fire_guard(connection: sqlite3.Connection, event_id: int) -> int:
     return count
 
 
-def record_worker_message(
-    connection: sqlite3.Connection, kind: IntentKind, task_id: int | None, event_id: int | None, receipt_id: int
-) -> int:
+def record_worker_message(connection: sqlite3.Connection, kind: IntentKind, task_id: int | None,
+                          event_id: int | None, receipt_id: int) -> int:
     """A worker message the outbox posted (or a person found) recorded as its task row's
     ``ack_id`` or ``reply_id``, unless the row already holds one; the row count."""
     column = REPORTED_AS.get(kind)
@@ -93,9 +89,8 @@ def record_worker_message(
     return changed
 
 
-def settled_rows(
-    connection: sqlite3.Connection, task_id: int, *, settled: bool = True
-) -> list[tuple[AdoptionRow, Destination | None]]:
+def settled_rows(connection: sqlite3.Connection, task_id: int, *,
+                 settled: bool = True) -> list[tuple[AdoptionRow, Destination | None]]:
     """Every row of a superseded task (``settled=False``: of a live one) as ``core.settlement`` reads it,
     with its record's reply destination (None: it names none)."""
     found: list[tuple[AdoptionRow, Destination | None]] = []
@@ -114,7 +109,6 @@ def settled_rows(
 
 
 def adopt_reply(connection: sqlite3.Connection, task_id: int, event_id: int, reply_id: int) -> int:
-    """Write the adopted reply of a row still ``unknown`` with no reply of either kind; the row count."""
     return connection.execute(
         "UPDATE task_events SET adopted_reply_id = ? WHERE task_id = ? AND event_id = ?"
         " AND outcome = 'unknown' AND reply_id IS NULL AND adopted_reply_id IS NULL",

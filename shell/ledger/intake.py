@@ -32,20 +32,17 @@ class Lane(StrEnum):
     inbox = "inbox"  # the agent's inbox (shell.intake.inbox_lane)
 
 
-def write_lane_state(
-    connection: sqlite3.Connection, state: LaneState, why: str, now: str, *, overflow: bool = False
-) -> None:
+def write_lane_state(connection: sqlite3.Connection, state: LaneState, why: str, now: str, *,
+                     overflow: bool = False) -> None:
     """Keep the single ``live_lane`` row: a new state stamps ``since``, the same again keeps it (the
     reason is the latest); ``connected`` counts a connect unless the write only counts an overflow."""
     connected = 1 if state is LaneState.connected and not overflow else 0
     overflows = 1 if overflow else 0
     connection.execute(
         "INSERT INTO live_lane (id, state, since, why, connects, overflows, updated_at)"
-        " VALUES (1, ?, ?, ?, ?, ?, ?)"
-        " ON CONFLICT(id) DO UPDATE SET"
+        " VALUES (1, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET"
         " since = CASE WHEN live_lane.state = excluded.state THEN live_lane.since ELSE excluded.since END,"
-        " why = excluded.why,"
-        " state = excluded.state, connects = live_lane.connects + excluded.connects,"
+        " why = excluded.why, state = excluded.state, connects = live_lane.connects + excluded.connects,"
         " overflows = live_lane.overflows + excluded.overflows, updated_at = excluded.updated_at",
         (state.value, now, why[:200], connected, overflows, now),
     )
@@ -74,17 +71,14 @@ def count_in_states(ledger: Ledger, states: Sequence[str]) -> int:
 
 
 def read_intake_status(ledger: Ledger) -> tuple[list[LaneNews], InboxStatus | None]:
-    """For status: each lane's news and the inbox lane's row, in one read transaction."""
     with ledger.read() as connection:
         sql = "SELECT lane, last_new_at, last_new_id, news FROM lane_news ORDER BY lane"
         news = [LaneNews(*row) for row in connection.execute(sql)]  # every table is STRICT
         state = read_inbox_state(connection)
     if state is None:
         return news, None
-    inbox = InboxStatus(
-        state.verdict, state.verdict_since, state.why, bool(state.position), state.last_item_id, state.read_at
-    )
-    return news, inbox
+    return news, InboxStatus(state.verdict, state.verdict_since, state.why, bool(state.position),
+                             state.last_item_id, state.read_at)
 
 
 _INBOX_UPSERT = (
@@ -93,8 +87,7 @@ _INBOX_UPSERT = (
     " ON CONFLICT(id) DO UPDATE SET position = excluded.position, last_item_id = excluded.last_item_id,"
     " floor_id = excluded.floor_id,"
     " verdict_since = CASE WHEN inbox_lane.verdict = excluded.verdict THEN inbox_lane.verdict_since"
-    " ELSE excluded.verdict_since END,"
-    " verdict = excluded.verdict, why = excluded.why,"
+    " ELSE excluded.verdict_since END, verdict = excluded.verdict, why = excluded.why,"
     " read_at = COALESCE(excluded.read_at, inbox_lane.read_at), updated_at = excluded.updated_at"
 )
 
@@ -125,13 +118,10 @@ def read_inbox_state(connection: sqlite3.Connection) -> InboxLaneState | None:
     return InboxLaneState(position, last, floor, InboxVerdict(verdict), *rest)
 
 
-def save_inbox_page(
-    connection: sqlite3.Connection, position: str, last_item_id: int, floor_id: int, now: str
-) -> None:
-    """The position, the last item id and the floor, and the verdict ``available``."""
-    connection.execute(
-        _INBOX_UPSERT, (position, last_item_id, floor_id, InboxVerdict.available.value, now, "", now, now)
-    )
+def save_inbox_page(connection: sqlite3.Connection, position: str, last_item_id: int, floor_id: int,
+                    now: str) -> None:
+    connection.execute(_INBOX_UPSERT,
+                       (position, last_item_id, floor_id, InboxVerdict.available.value, now, "", now, now))
 
 
 def write_inbox_verdict(
@@ -144,10 +134,8 @@ def write_inbox_verdict(
     found = read_inbox_state(connection)
     kept = "" if found is None else found.position
     last, floor = (0, floor_id) if found is None else (found.last_item_id, found.floor_id or floor_id)
-    values = (
-        kept if position is None else position, last if last_item_id is None else last_item_id, floor,
-        verdict.value, now, why[:200], None, now,
-    )  # fmt: skip
+    values = (kept if position is None else position, last if last_item_id is None else last_item_id, floor,
+              verdict.value, now, why[:200], None, now)
     connection.execute(_INBOX_UPSERT, values)
 
 
@@ -156,9 +144,8 @@ def record_gap(connection: sqlite3.Connection, after_id: int, resumed_after_id: 
     connection.execute(sql, (after_id, resumed_after_id, now))
 
 
-def record_loss(
-    connection: sqlite3.Connection, cause: str, after_id: int | None, *, now: str, due_at: str, window_ends_at: str
-) -> int | None:
+def record_loss(connection: sqlite3.Connection, cause: str, after_id: int | None, *, now: str, due_at: str,
+                window_ends_at: str) -> int | None:
     """A new loss after ``after_id`` (None: the newest event), or None if an open unbounded one covers it."""
     if after_id is None:
         after_id = int(connection.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0])
@@ -216,6 +203,5 @@ def read_loss_counts(ledger: Ledger) -> LossCounts:
     with ledger.read() as connection:
         by_state = dict(connection.execute("SELECT state, COUNT(*) FROM losses GROUP BY state").fetchall())
         (gaps,) = connection.execute("SELECT COUNT(*) FROM gaps").fetchone()
-    return LossCounts(
-        int(by_state.get("open", 0)), int(by_state.get("repaired", 0)), int(by_state.get("unrecovered", 0)), int(gaps)
-    )
+    return LossCounts(int(by_state.get("open", 0)), int(by_state.get("repaired", 0)),
+                      int(by_state.get("unrecovered", 0)), int(gaps))

@@ -39,7 +39,6 @@ class IntentMoved(Exception):
 
 @dataclass(frozen=True, slots=True)
 class IntentRow:
-
     id: int
     key: str
     kind: IntentKind
@@ -64,36 +63,21 @@ class IntentRow:
 
 def _intent_row(found: sqlite3.Row) -> IntentRow:
     return IntentRow(
-        id=found["id"],
-        key=found["intent_key"],
-        kind=IntentKind(found["kind"]),
-        state=IntentState(found["state"]),
-        event_id=found["event_id"],
-        task_id=found["task_id"],
-        attempt_id=found["attempt_id"],
-        occurrence=found["occurrence"],
+        id=found["id"], key=found["intent_key"], kind=IntentKind(found["kind"]), body=found["body"],
+        state=IntentState(found["state"]), event_id=found["event_id"], task_id=found["task_id"],
+        attempt_id=found["attempt_id"], occurrence=found["occurrence"], receipt_id=found["receipt_id"],
         destination=Destination(MessageKind(found["message_kind"]), found["bucket_id"], found["recording_id"]),
-        body=found["body"],
-        created_at=parse_timestamp(found["created_at"]),
-        not_before=parse_timestamp(found["not_before"]),
-        sending_at=stored_time(found["sending_at"]),
-        finished_at=stored_time(found["finished_at"]),
-        receipt_id=found["receipt_id"],
-        note=found["note"],
-        resolved_by=found["resolved_by"],
-        reconcile_failures=found["reconcile_failures"],
-        reconcile_at=stored_time(found["reconcile_at"]),
-        retrying_since=stored_time(found["retrying_since"]),
-    )
+        created_at=parse_timestamp(found["created_at"]), not_before=parse_timestamp(found["not_before"]),
+        sending_at=stored_time(found["sending_at"]), finished_at=stored_time(found["finished_at"]),
+        note=found["note"], resolved_by=found["resolved_by"], reconcile_failures=found["reconcile_failures"],
+        reconcile_at=stored_time(found["reconcile_at"]), retrying_since=stored_time(found["retrying_since"]),
+    )  # fmt: skip
 
 
 def _intents(connection: sqlite3.Connection, where: str, values: Sequence[object] = ()) -> list[IntentRow]:
     cursor = connection.execute(f"SELECT * FROM outbox {where}", values)
     cursor.row_factory = sqlite3.Row
     return [_intent_row(found) for found in cursor]
-
-
-# -- writing intents (the transitions that call for them) -----------------------------------
 
 
 def write_intents(connection: sqlite3.Connection, intents: Iterable[Intent], now: datetime) -> int:
@@ -111,9 +95,6 @@ def write_intents(connection: sqlite3.Connection, intents: Iterable[Intent], now
             ),
         ).rowcount  # fmt: skip
     return written
-
-
-# -- reading -------------------------------------------------------------------------------
 
 
 def intent(connection: sqlite3.Connection, intent_id: int) -> IntentRow | None:
@@ -140,9 +121,8 @@ def next_due(
     return found
 
 
-def _next_due(
-    connection: sqlite3.Connection, now: datetime, leaving: Set[IntentKind], skipped: Sequence[int]
-) -> IntentRow | None:
+def _next_due(connection: sqlite3.Connection, now: datetime, leaving: Set[IntentKind],
+              skipped: Sequence[int]) -> IntentRow | None:
     condition = "state = 'pending' AND not_before <= ?"
     values: list[object] = []
     if leaving:
@@ -152,8 +132,8 @@ def _next_due(
         condition += f" AND id NOT IN ({', '.join('?' for _ in skipped)})"
         values += skipped
     found = _intents(
-        connection,
-        f"WHERE NOT EXISTS (SELECT 1 FROM hold_marker) AND id = coalesce("
+        connection, f"WHERE NOT EXISTS (SELECT 1 FROM hold_marker) AND id = coalesce("
+
         f"(SELECT id FROM outbox WHERE {condition} ORDER BY not_before, id LIMIT 1),"
         f" (SELECT id FROM outbox INDEXED BY {CLAIM_ORDER} WHERE {condition}"
         f" ORDER BY {URGENCY}, not_before, id LIMIT 1))",
@@ -183,9 +163,8 @@ def claim_snapshot(connection: sqlite3.Connection, row: IntentRow) -> ClaimFacts
             return ClaimFacts()
 
 
-def due_for_reconciliation(
-    connection: sqlite3.Connection, sent_before: datetime, now: datetime, limit: int | None
-) -> list[IntentRow]:
+def due_for_reconciliation(connection: sqlite3.Connection, sent_before: datetime, now: datetime,
+                           limit: int | None) -> list[IntentRow]:
     """Sending intents whose request was made before ``sent_before`` and whose backoff has
     passed by ``now``, oldest request first."""
     return _intents(
@@ -196,34 +175,24 @@ def due_for_reconciliation(
     )
 
 
-def receipts_owned_by_others(
-    connection: sqlite3.Connection, intent_id: int, kind: MessageKind, candidates: Iterable[int]
-) -> frozenset[int]:
-    """Which of ``candidates`` are already another intent's receipt of the same message kind."""
+def receipts_owned_by_others(connection: sqlite3.Connection, intent_id: int, kind: MessageKind,
+                             candidates: Iterable[int]) -> frozenset[int]:
     owned: set[int] = set()
     wanted = sorted(set(candidates))
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
         marks = ", ".join("?" for _ in chunk)
-        owned.update(
-            row[0]
-            for row in connection.execute(
-                f"SELECT receipt_id FROM outbox WHERE message_kind = ? AND id <> ? AND receipt_id IN ({marks})",
-                [str(kind), intent_id, *chunk],
-            )
-        )
+        sql = f"SELECT receipt_id FROM outbox WHERE message_kind = ? AND id <> ? AND receipt_id IN ({marks})"
+        owned.update(row[0] for row in connection.execute(sql, [str(kind), intent_id, *chunk]))
     return frozenset(owned)
 
 
 def without_receipt_at(connection: sqlite3.Connection, row: IntentRow) -> list[Neighbour]:
-    """Every intent at ``row``'s destination (kind and recording) that holds no receipt."""
-    return [
-        Neighbour(intent_id=identifier, state=state, body=body)
-        for identifier, state, body in connection.execute(
-            "SELECT id, state, body FROM outbox WHERE message_kind = ? AND recording_id = ? AND receipt_id IS NULL",
-            [str(row.destination.kind), row.destination.recording_id],
-        )
-    ]
+    found = connection.execute(
+        "SELECT id, state, body FROM outbox WHERE message_kind = ? AND recording_id = ? AND receipt_id IS NULL",
+        [str(row.destination.kind), row.destination.recording_id],
+    )
+    return [Neighbour(intent_id=identifier, state=state, body=body) for identifier, state, body in found]
 
 
 def lifecycle_at(connection: sqlite3.Connection, destination: Destination) -> tuple[frozenset[int], list[str]]:
@@ -231,10 +200,8 @@ def lifecycle_at(connection: sqlite3.Connection, destination: Destination) -> tu
     canceled (a canceled intent's message provably does not exist)."""
     receipts: set[int] = set()
     bodies: list[str] = []
-    for state, receipt_id, body in connection.execute(
-        "SELECT state, receipt_id, body FROM outbox WHERE message_kind = ? AND recording_id = ?",
-        [str(destination.kind), destination.recording_id],
-    ):
+    sql = "SELECT state, receipt_id, body FROM outbox WHERE message_kind = ? AND recording_id = ?"
+    for state, receipt_id, body in connection.execute(sql, [str(destination.kind), destination.recording_id]):
         if receipt_id is not None:
             receipts.add(int(receipt_id))
         if state != IntentState.canceled:
@@ -243,32 +210,20 @@ def lifecycle_at(connection: sqlite3.Connection, destination: Destination) -> tu
 
 
 def pending_guard(connection: sqlite3.Connection, event_id: int) -> int | None:
-    found = connection.execute(
-        "SELECT id FROM outbox WHERE intent_key = ? AND state = 'pending'", (guard_key(event_id),)
-    ).fetchone()
+    sql = "SELECT id FROM outbox WHERE intent_key = ? AND state = 'pending'"
+    found = connection.execute(sql, (guard_key(event_id),)).fetchone()
     return None if found is None else int(found[0])
 
 
-# -- moving intents ------------------------------------------------------------------------
-
-
 def _move(
-    connection: sqlite3.Connection,
-    intent_id: int,
-    expected: IntentState,
-    to: IntentState | None,
-    edge_note: str = "",
-    /,
-    **columns: object,
-) -> None:
-    """Set ``columns`` (and the state ``to``, as ``core.edges`` lets the connector move it) by
-    compare-and-set from ``expected``."""
+    connection: sqlite3.Connection, intent_id: int, expected: IntentState, to: IntentState | None,
+    edge_note: str = "", /, **columns: object,
+) -> None:  # fmt: skip
     if to is not None:
         columns = {"state": str(asked(INTENT_EDGES, expected, to, Actor.automatic, edge_note)), **columns}
     assignments = ", ".join(f"{column} = ?" for column in columns)
-    cursor = connection.execute(
-        f"UPDATE outbox SET {assignments} WHERE id = ? AND state = ?", [*columns.values(), intent_id, str(expected)]
-    )
+    sql = f"UPDATE outbox SET {assignments} WHERE id = ? AND state = ?"
+    cursor = connection.execute(sql, [*columns.values(), intent_id, str(expected)])
     if cursor.rowcount != 1:
         raise IntentMoved(f"intent {intent_id} is no longer {expected}")
 
@@ -282,14 +237,11 @@ def cancel(connection: sqlite3.Connection, intent_id: int, expected: IntentState
 
 
 def record_receipt(connection: sqlite3.Connection, intent_id: int, receipt_id: int, note: str, now: datetime) -> None:
-    _move(
-        connection, intent_id, IntentState.sending, IntentState.sent,
-        receipt_id=receipt_id, note=note, finished_at=format_timestamp(now),
-    )  # fmt: skip
+    done = {"receipt_id": receipt_id, "note": note, "finished_at": format_timestamp(now)}
+    _move(connection, intent_id, IntentState.sending, IntentState.sent, **done)
 
 
 def defer(connection: sqlite3.Connection, intent_id: int, reconcile_at: datetime, failures: int | None = None) -> None:
-    """Leave a sending intent for reconciliation at ``reconcile_at``: the state stays."""
     counted = {} if failures is None else {"reconcile_failures": failures}
     _move(connection, intent_id, IntentState.sending, None, reconcile_at=format_timestamp(reconcile_at), **counted)
 
@@ -303,14 +255,11 @@ def retry(connection: sqlite3.Connection, intent_id: int, note: str, due_at: dat
     )  # fmt: skip
 
 
-def make_indeterminate(
-    connection: sqlite3.Connection, intent_id: int, note: str, now: datetime, failures: int | None = None
-) -> None:
+def make_indeterminate(connection: sqlite3.Connection, intent_id: int, note: str, now: datetime,
+                       failures: int | None = None) -> None:
     counted = {} if failures is None else {"reconcile_failures": failures}
-    _move(
-        connection, intent_id, IntentState.sending, IntentState.indeterminate,
-        note=note, finished_at=format_timestamp(now), **counted,
-    )  # fmt: skip
+    _move(connection, intent_id, IntentState.sending, IntentState.indeterminate, note=note,
+          finished_at=format_timestamp(now), **counted)
 
 
 def resolve(connection: sqlite3.Connection, row: IntentRow, move: Move) -> int:
@@ -321,15 +270,12 @@ def resolve(connection: sqlite3.Connection, row: IntentRow, move: Move) -> int:
     if move.receipt_id is not None:
         columns["receipt_id"] = move.receipt_id
     if move.reset_reconciliation:
-        columns |= dict.fromkeys(("sending_at", "finished_at", "reconcile_at", "retrying_since")) | {
-            "reconcile_failures": 0
-        }
+        cleared = dict.fromkeys(("sending_at", "finished_at", "reconcile_at", "retrying_since"))
+        columns |= cleared | {"reconcile_failures": 0}
     elif move.finished_at is not None:
         columns["finished_at"] = format_timestamp(move.finished_at)
     if move.not_before is not None:
         columns["not_before"] = format_timestamp(move.not_before)
     assignments = ", ".join(f"{column} = ?" for column in columns)
-    return connection.execute(
-        f"UPDATE outbox SET {assignments} WHERE id = ? AND state = ? AND note = ?",
-        [*columns.values(), row.id, str(row.state), row.note],
-    ).rowcount
+    return connection.execute(f"UPDATE outbox SET {assignments} WHERE id = ? AND state = ? AND note = ?",
+                              [*columns.values(), row.id, str(row.state), row.note]).rowcount

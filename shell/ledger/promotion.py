@@ -39,20 +39,18 @@ def seal(path: Path) -> None:
         connection = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_SECONDS)
     except sqlite3.Error as error:
         raise ledger_failure(error, path, "open the ledger to seal it") from error
+    busy = f"{path}: another process has the ledger open"
     try:
         found = connection.execute("PRAGMA journal_mode = DELETE").fetchone()
         if found is None or str(found[0]).lower() != "delete":
-            raise LedgerBusy(f"{path}: another process has the ledger open; stop it and run promote again")
+            raise LedgerBusy(f"{busy}; stop it and run promote again")
     except sqlite3.OperationalError as error:
-        raise LedgerBusy(
-            f"{path}: another process has the ledger open ({error}); run promote again"
-        ) from error
+        raise LedgerBusy(f"{busy} ({error}); run promote again") from error
     finally:
         connection.close()
 
 
 def counts(path: Path) -> tuple[int, int]:
-    """(records tagged for review, records held) in the ledger at ``path``."""
     with open_ledger_read_only(path) as ledger, ledger.read() as connection:
         sql = "SELECT COALESCE(SUM(review), 0), COALESCE(SUM(state = 'held'), 0) FROM events"
         review, held = connection.execute(sql).fetchone()
@@ -67,8 +65,7 @@ def unsettled(path: Path) -> str | None:
         sql = "SELECT count(*) FROM outbox WHERE state IN ('pending', 'sending', 'indeterminate')"
         messages = connection.execute(sql).fetchone()[0]
         attempts = connection.execute("SELECT count(*) FROM attempts WHERE state <> 'ended'").fetchone()[0]
-    found = [
-        *([f"{messages} lifecycle message(s) not yet final"] if messages else []),
-        *([f"{attempts} worker attempt(s) not ended"] if attempts else []),
-    ]
+    found = [f"{messages} lifecycle message(s) not yet final"] if messages else []
+    found += [f"{attempts} worker attempt(s) not ended"] if attempts else []
     return " and ".join(found) or None
+

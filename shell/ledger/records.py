@@ -58,9 +58,8 @@ def load(connection: sqlite3.Connection, event_id: int) -> LoadedRecord | None:
         performed_by_id=None if performer is None else int(performer),
         actor_type="person", recording_id=int(recording),  # the feed is read with actor_types=person (core.feed)
     )
-    return LoadedRecord(
-        pointer, RecordState(state), str(reason), int(revision), stored_time(blocked_at), stored_time(due)
-    )
+    return LoadedRecord(pointer, RecordState(state), str(reason), int(revision), stored_time(blocked_at),
+                        stored_time(due))
 
 
 def live_work(connection: sqlite3.Connection, conversation_key: str | None = None) -> LiveWork:
@@ -86,7 +85,6 @@ def live_work(connection: sqlite3.Connection, conversation_key: str | None = Non
 
 
 def due_blocked(connection: sqlite3.Connection, now: datetime) -> list[tuple[int, int]]:
-    """(event id, revision) of every blocked record whose next retry is due, oldest first."""
     due = connection.execute(
         "SELECT id, revision FROM events WHERE state = 'blocked' AND next_retry_at IS NOT NULL"
         " AND next_retry_at <= ? ORDER BY id",
@@ -96,7 +94,6 @@ def due_blocked(connection: sqlite3.Connection, now: datetime) -> list[tuple[int
 
 
 def blocked_for(connection: sqlite3.Connection, reason: str) -> list[int]:
-    """The event ids of every record blocked for ``reason``, oldest first."""
     sql = "SELECT id FROM events WHERE state = 'blocked' AND reason = ? ORDER BY id"
     return [int(event_id) for (event_id,) in connection.execute(sql, (reason,))]
 
@@ -148,14 +145,12 @@ def _write_verdict(connection: sqlite3.Connection, current: LoadedRecord, settle
 
 
 def checkpoint(connection: sqlite3.Connection, digest: str) -> tuple[str, int] | None:
-    """The (position, last served id) of lineage ``digest``, or None."""
     row = connection.execute("SELECT position, last_served_id FROM checkpoints WHERE filter_digest = ?", (digest,)).fetchone()
     return None if row is None else (str(row[0]), int(row[1]))
 
 
-def insert_seen(
-    connection: sqlite3.Connection, events: Sequence[tuple[FeedEvent, str]], lane: Lane, now: str
-) -> tuple[int, ...]:
+def insert_seen(connection: sqlite3.Connection, events: Sequence[tuple[FeedEvent, str]], lane: Lane,
+                now: str) -> tuple[int, ...]:
     """Record each (event, its created_at as a ledger timestamp) not yet known as ``seen``, with the
     lane that heard it (``ON CONFLICT(id) DO NOTHING``: one row per id); the ids newly recorded.
     When there are some, the lane's ``lane_news`` says so: it brought what no other lane had."""
@@ -195,7 +190,6 @@ def save_checkpoint(connection: sqlite3.Connection, digest: str, position: str, 
 
 
 def seen_ids(connection: sqlite3.Connection) -> list[int]:
-    """Every record still ``seen`` (awaiting its first verdict), oldest first."""
     return [int(row[0]) for row in connection.execute("SELECT id FROM events WHERE state = 'seen' ORDER BY id")]
 
 
@@ -233,7 +227,6 @@ def decide(
 
 
 def open_records(connection: sqlite3.Connection) -> list[tuple[int, RecordState, int]]:
-    """(event id, state, revision) of every record not terminal, oldest first (a hold's read)."""
     sql = "SELECT id, state, revision FROM events WHERE state NOT IN ('completed', 'discarded') ORDER BY id"
     return [(event_id, RecordState(state), revision) for event_id, state, revision in connection.execute(sql)]
 

@@ -92,7 +92,6 @@ def refusal_line(row: rows.IntentRow, resolution: Resolution, refused: RefusedDe
 
 
 def resolve_intent(ledger: Ledger, intent_id: int, resolution: Resolution) -> Resolved:
-    """Apply a person's ``resolution`` of intent ``intent_id`` in one immediate transaction."""
     with ledger.write() as connection:
         row = rows.intent(connection, intent_id)
         if row is None:

@@ -184,10 +184,8 @@ def generated() -> dict[str, str]:
 
 
 def _rule_triggers(connection: sqlite3.Connection) -> dict[str, str]:
-    rows = connection.execute(
-        "SELECT name, sql FROM sqlite_master WHERE type IN ('trigger', 'index') AND name GLOB 'rule_*'"
-    )
-    return {str(name): str(sql) for name, sql in rows}
+    query = "SELECT name, sql FROM sqlite_master WHERE type IN ('trigger', 'index') AND name GLOB 'rule_*'"
+    return {str(name): str(sql) for name, sql in connection.execute(query)}
 
 
 def _drop(connection: sqlite3.Connection, name: str, sql: str) -> None:
@@ -195,7 +193,6 @@ def _drop(connection: sqlite3.Connection, name: str, sql: str) -> None:
 
 
 def in_force(connection: sqlite3.Connection) -> bool:
-    """Whether the file holds exactly the generated rules (one read)."""
     return _rule_triggers(connection) == generated()
 
 

@@ -27,10 +27,8 @@ def record(connection: sqlite3.Connection, event_id: int) -> RecordSnapshot | No
     if found is None:
         return None
     state, reason, bucket, recording, acknowledge, reply_kind, reply_bucket, reply_recording = found
-    return RecordSnapshot(
-        event_id, RecordState(state), reason, bucket, recording, bool(acknowledge),
-        MessageKind(reply_kind) if reply_kind else None, reply_bucket, reply_recording,
-    )
+    return RecordSnapshot(event_id, RecordState(state), reason, bucket, recording, bool(acknowledge),
+                          MessageKind(reply_kind) if reply_kind else None, reply_bucket, reply_recording)
 
 
 _TASK_EVENT = "te.event_id, te.delivery, te.guard, te.ack_id, te.reply_id, te.adopted_reply_id"
@@ -62,8 +60,7 @@ def still_running_in_flight(connection: sqlite3.Connection, attempt_id: str) -> 
     """Whether a still-running notice of the attempt is ``sending``: claimed, its one request
     perhaps not yet made (the attempt's completion notice then says how it ended)."""
     sql = "SELECT 1 FROM outbox WHERE attempt_id = ? AND kind = 'still_running' AND state = 'sending' LIMIT 1"
-    found = connection.execute(sql, (attempt_id,)).fetchone()
-    return found is not None
+    return connection.execute(sql, (attempt_id,)).fetchone() is not None
 
 
 def attempt(connection: sqlite3.Connection, attempt_id: str) -> AttemptSnapshot | None:
@@ -72,9 +69,8 @@ def attempt(connection: sqlite3.Connection, attempt_id: str) -> AttemptSnapshot 
     if found is None:
         return None
     identifier, task_id, state, launched_at, progress_at, stop_reason = found
-    return AttemptSnapshot(
-        identifier, task_id, AttemptState(state), parse_timestamp(launched_at), stored_time(progress_at), stop_reason
-    )
+    return AttemptSnapshot(identifier, task_id, AttemptState(state), parse_timestamp(launched_at),
+                           stored_time(progress_at), stop_reason)
 
 
 def worker_task_events(connection: sqlite3.Connection, candidates: Iterable[int]) -> list[TaskEventSnapshot]:

@@ -34,8 +34,6 @@ from shell.ledger.connection import Ledger
 
 
 def read_snapshot(ledger: Ledger) -> LedgerSnapshot:
-    """Everything status shows from the ledger, read in one transaction; the dispatches are the
-    newest by launch time, each with every event row of its task."""
     with ledger.read() as connection:
         blocked = _blocked(connection)
         return LedgerSnapshot(
@@ -76,10 +74,8 @@ def _feed(connection: sqlite3.Connection) -> tuple[FeedCheckpoint, ...]:
     )
 
 
-def _state_counts(
-    connection: sqlite3.Connection, blocked: tuple[tuple[str, int], ...]
-) -> tuple[tuple[str, int], ...]:
-    """Records by state, in the order of the states' names."""
+def _state_counts(connection: sqlite3.Connection,
+                  blocked: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
     sql = (
         "SELECT state, COUNT(*) FROM events WHERE state < 'blocked' GROUP BY state UNION ALL"
         " SELECT state, COUNT(*) FROM events WHERE state > 'blocked' GROUP BY state"
@@ -119,20 +115,19 @@ def _live_tasks(connection: sqlite3.Connection) -> tuple[LiveTask, ...]:
 
 
 def _waiting(connection: sqlite3.Connection) -> tuple[WaitingIntent, ...]:
+    rows = connection.execute(
+        "SELECT id, kind, state, note, event_id, attempt_id, message_kind, bucket_id, recording_id"
+        " FROM outbox WHERE state = 'indeterminate' OR (state = 'canceled' AND note IN"
+        f" ({', '.join('?' * len(notes.RESENDABLE_NOTES))})) ORDER BY id",
+        sorted(notes.RESENDABLE_NOTES),
+    )
     return tuple(
         WaitingIntent(
             intent_id=int(intent_id), kind=str(kind), state=IntentState(state),
             refused=state == IntentState.canceled, event_id=event_id, attempt_id=attempt_id,
             message_kind=str(message_kind), bucket_id=int(bucket_id), recording_id=int(recording_id), note=str(note),
         )
-        for intent_id, kind, state, note, event_id, attempt_id, message_kind, bucket_id, recording_id in (
-            connection.execute(
-                "SELECT id, kind, state, note, event_id, attempt_id, message_kind, bucket_id, recording_id"
-                " FROM outbox WHERE state = 'indeterminate' OR (state = 'canceled' AND note IN"
-                f" ({', '.join('?' * len(notes.RESENDABLE_NOTES))})) ORDER BY id",
-                sorted(notes.RESENDABLE_NOTES),
-            )
-        )
+        for intent_id, kind, state, note, event_id, attempt_id, message_kind, bucket_id, recording_id in rows
     )
 
 
@@ -185,7 +180,6 @@ def _held(connection: sqlite3.Connection) -> tuple[HeldRecord, ...]:
 
 
 def _not_running(connection: sqlite3.Connection) -> tuple[WaitingRecord, ...]:
-    """Blocked, admitted and queued records, oldest first, at most ``LAST_WAITING_RECORDS``."""
     return tuple(
         WaitingRecord(int(event_id), str(state), str(reason), str(event_type), next_retry_at)
         for event_id, state, reason, event_type, next_retry_at in connection.execute(
@@ -214,7 +208,6 @@ def event_of_recording(connection: sqlite3.Connection, recording_id: int) -> int
 
 
 def live_processes(connection: sqlite3.Connection) -> list[tuple[str, int, int, str]]:
-    """(attempt id, pid, pgid, process start) of every attempt not ended with a recorded process."""
     rows = connection.execute(
         "SELECT id, pid, pgid, process_started FROM attempts"
         " WHERE state <> 'ended' AND pid IS NOT NULL AND pgid IS NOT NULL"
@@ -223,7 +216,6 @@ def live_processes(connection: sqlite3.Connection) -> list[tuple[str, int, int, 
 
 
 def event_rows(connection: sqlite3.Connection, event_id: int) -> EventRows | None:
-    """None when the ledger holds no record ``event_id``."""
     record = connection.execute("SELECT state, reason, trigger_name FROM events WHERE id = ?", (event_id,)).fetchone()
     if record is None:
         return None

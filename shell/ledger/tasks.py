@@ -89,10 +89,8 @@ def startable_records(connection: sqlite3.Connection, buckets: frozenset[int], l
     return startable(records.live_work(connection), buckets, limit)
 
 
-def launch(
-    connection: sqlite3.Connection, event_id: int, *, work_dir: str, driver: str, deadline_at: datetime, now: datetime
-) -> Launch:
-    """Create the task for ``event_id``'s conversation and its first attempt, exposing the event."""
+def launch(connection: sqlite3.Connection, event_id: int, *, work_dir: str, driver: str,
+           deadline_at: datetime, now: datetime) -> Launch:
     conversation, work, trigger, recording_url = _startable(connection, event_id, work_dir)
     stamp = format_timestamp(now)
     token = secrets.token_urlsafe(32)
@@ -151,9 +149,8 @@ def resume_session(connection: sqlite3.Connection, conversation: str) -> str:
     return resumable(LatestAttempt(str(stop_reason), str(not_started), str(session_id), bool(left_unknown)))
 
 
-def _join(
-    connection: sqlite3.Connection, task_id: int, on: tuple[str, LiveWork], stamp: str, first: int | None = None
-) -> tuple[int, ...]:
+def _join(connection: sqlite3.Connection, task_id: int, on: tuple[str, LiveWork], stamp: str,
+          first: int | None = None) -> tuple[int, ...]:
     """Join and dispatch the records ``core.dispatch.joining`` finds waiting on ``on``, oldest first."""
     found = joining(on[1], on[0])
     waiting = tuple(record.event_id for record in found)
@@ -180,9 +177,8 @@ def join_follow_ups(connection: sqlite3.Connection, task_id: int, now: datetime)
     return _join(connection, task_id, (found[0], work), format_timestamp(now))
 
 
-def mark_running(
-    connection: sqlite3.Connection, attempt_id: str, *, pid: int, pgid: int, process_started: str, now: datetime
-) -> None:
+def mark_running(connection: sqlite3.Connection, attempt_id: str, *, pid: int, pgid: int,
+                 process_started: str, now: datetime) -> None:
     found = connection.execute("SELECT state FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
     if found is None:
         raise TransitionRefused(f"attempt {attempt_id} does not exist")
@@ -205,7 +201,6 @@ def live_attempts(connection: sqlite3.Connection) -> list[LiveAttemptRow]:
 
 
 def _record_account(connection: sqlite3.Connection, attempt_id: str, account: WorkerAccount) -> None:
-    """What the worker's driver told of its end, on its attempt (migration 18)."""
     result = account.result or WorkerResult(is_error=False)  # none written: nothing said
     connection.execute(
         "UPDATE attempts SET not_started = ?, worker_result = ?, result_is_error = ?, result_error = ?,"
@@ -292,22 +287,20 @@ def _live_rows(connection: sqlite3.Connection, task_id: int, attempt_id: str) ->
 def _settled_rows(connection: sqlite3.Connection, task_id: int) -> list[SettledRow]:
     """Every row of the task as its settlement and adoption left it, with whether a worker's reply
     is on its way for it (an outbox intent not canceled)."""
+    rows = connection.execute(
+        "SELECT te.event_id, te.delivery, te.outcome, te.reply_id, te.withdrawn_at, e.state, e.reason,"
+        " te.adopted_reply_id, EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = te.event_id"
+        " AND o.task_id = te.task_id AND o.kind = 'worker_reply' AND o.state <> 'canceled')"
+        " FROM task_events te JOIN events e ON e.id = te.event_id WHERE te.task_id = ? ORDER BY te.event_id",
+        (task_id,),
+    )
     return [
         SettledRow(
             event_id=event_id, delivery=DeliveryState(delivery), outcome=EventOutcome(outcome), reply_id=reply_id,
             withdrawn=withdrawn_at is not None, record_state=RecordState(state), record_reason=reason,
             adopted_reply_id=adopted, reply_on_its_way=bool(on_its_way),
         )
-        for event_id, delivery, outcome, reply_id, withdrawn_at, state, reason, adopted, on_its_way in (
-            connection.execute(
-                "SELECT te.event_id, te.delivery, te.outcome, te.reply_id, te.withdrawn_at, e.state, e.reason,"
-                " te.adopted_reply_id, EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = te.event_id"
-                " AND o.task_id = te.task_id AND o.kind = 'worker_reply' AND o.state <> 'canceled')"
-                " FROM task_events te JOIN events e ON e.id = te.event_id WHERE te.task_id = ?"
-                " ORDER BY te.event_id",
-                (task_id,),
-            )
-        )
+        for event_id, delivery, outcome, reply_id, withdrawn_at, state, reason, adopted, on_its_way in rows
     ]
 
 
@@ -328,7 +321,6 @@ def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime) -
 
 
 def still_running(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> Intent | None:
-    """A still-running tick of a live attempt: count the occurrence and write its notice."""
     sql = "UPDATE attempts SET still_running = still_running + 1 WHERE id = ? AND state <> 'ended'"
     counted = connection.execute(sql, (attempt_id,)).rowcount
     if counted != 1:

@@ -60,6 +60,7 @@ SELECT te.event_id, te.delivery, te.guard, te.pulled_at IS NOT NULL, te.ack_id, 
  WHERE te.task_id = ? AND te.retired_at IS NULL"""
 
 Decided = TypeVar("Decided", bound="Acknowledge | Complete | Speak")  # core's word on a report: ``write`` or not
+Answered = tuple["DeliveryReceipt", "Spoken | None"]  # a report's receipt, and the words it wrote
 
 WORDS_WAIT = 5.0  # how long a call that gave words waits for the connector to post them
 WORDS_POLL = 0.1
@@ -131,21 +132,38 @@ class DispatchLedger:
     def reply_dispatch(self, request: ReplyRequest) -> Result[DeliveryReceipt, ToolRefusal]:
         from core.dispatch_tools.decisions import decide_reply  # noqa: PLC0415 -- at the first call
 
-        return self._reported(
-            request.event_id, lambda task_id, row: decide_reply(row, request.text, task_id), self._speak,
-            lambda row, decision: (_spoken_keyed(row, decision.words.key), ""),
-        )
+        return self._reported(request.event_id, lambda task_id, row: decide_reply(row, request.text, task_id),
+                              self._speak, lambda row, decision: (_spoken_keyed(row, decision.words.key), ""))
 
     def _reported(
         self, event_id: int, decide: Callable[[int, DispatchRow | None], Result[Decided, ToolRefusal]],
         write: Callable[[sqlite3.Connection, int, int, Decided], None],
         words: Callable[[DispatchRow, Decided], tuple[Spoken | None, str]] | None,
     ) -> Result[DeliveryReceipt, ToolRefusal]:
-        """One report's transaction, then the wait for its words."""
+        """One report's transaction: decided on its row, written, answered from the row as the writes
+        left it; then the wait for its words."""
+        from core.dispatch_tools.instruction import receipt_of  # noqa: PLC0415 -- at the first call
+        from core.worker_words import answer  # noqa: PLC0415 -- at the first call
+
+        def report(connection: sqlite3.Connection, task_id: int) -> Result[Answered, ToolRefusal]:
+            row = _row(connection, task_id, event_id)
+
+            def apply(decision: Decided) -> Answered:
+                found = row
+                if decision.write:
+                    write(connection, task_id, event_id, decision)
+                    found = _row(connection, task_id, event_id)
+                assert found is not None  # core refuses a missing row
+                receipt = receipt_of(found)
+                if words is None:
+                    return receipt, None
+                spoken, skipped = words(found, decision)
+                return replace(receipt, words=answer(spoken, skipped=skipped)), spoken
+
+            return decide(task_id, row).map(apply)
+
         with self._ledger.write() as connection:
-            answered = self._task(connection).bind(
-                lambda task_id: self._report(connection, task_id, event_id, decide, write, words=words)
-            )
+            answered = self._task(connection).bind(lambda task_id: report(connection, task_id))
         return answered.map(self._awaited)
 
     # -- inside the call's transaction ---------------------------------------------------------
@@ -188,32 +206,7 @@ class DispatchLedger:
             raise DispatchRowMoved(f"task {task_id} event {decision.event_id}: nothing to hand out")
         return Dispatched(instruction)
 
-    def _report(
-        self, connection: sqlite3.Connection, task_id: int, event_id: int,
-        decide: Callable[[int, DispatchRow | None], Result[Decided, ToolRefusal]],
-        write: Callable[[sqlite3.Connection, int, int, Decided], None],
-        *, words: Callable[[DispatchRow, Decided], tuple[Spoken | None, str]] | None,
-    ) -> Result[tuple[DeliveryReceipt, Spoken | None], ToolRefusal]:  # fmt: skip
-        from core.dispatch_tools.instruction import receipt_of  # noqa: PLC0415 -- at the first call
-        from core.worker_words import answer  # noqa: PLC0415 -- at the first call
-
-        row = _row(connection, task_id, event_id)
-
-        def apply(decision: Decided) -> tuple[DeliveryReceipt, Spoken | None]:
-            found = row
-            if decision.write:
-                write(connection, task_id, event_id, decision)
-                found = _row(connection, task_id, event_id)
-            assert found is not None  # core refuses a missing row
-            receipt = receipt_of(found)
-            if words is None:
-                return receipt, None
-            spoken, skipped = words(found, decision)
-            return replace(receipt, words=answer(spoken, skipped=skipped)), spoken
-
-        return decide(task_id, row).map(apply)
-
-    def _awaited(self, answered: tuple[DeliveryReceipt, Spoken | None]) -> DeliveryReceipt:
+    def _awaited(self, answered: Answered) -> DeliveryReceipt:
         """After the commit, the words' intent read until it settles, for ``words_wait``."""
         from core.worker_words import answer, settled  # noqa: PLC0415 -- at the first call
 
@@ -241,10 +234,8 @@ class DispatchLedger:
             _compare_and_set(worker_moves.pull(connection, now, *key), "record the pull of", key)
         if serve.cancel_guard:
             _compare_and_set(worker_moves.cancel_guard(connection, *key), "cancel the guard of", key)
-        log.info(
-            "get_dispatch task %d event %d: exposed %s, first pull %s, guard canceled %s",
-            task_id, serve.event_id, serve.expose, serve.pull, serve.cancel_guard,
-        )
+        log.info("get_dispatch task %d event %d: exposed %s, first pull %s, guard canceled %s",
+                 task_id, serve.event_id, serve.expose, serve.pull, serve.cancel_guard)
 
     def _acknowledge(self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Acknowledge) -> None:
         from shell.ledger import worker_moves  # noqa: PLC0415 -- at the first call
@@ -264,23 +255,18 @@ class DispatchLedger:
 
         now = self._ledger.timestamp()
         report = decision.report
-        moved = worker_moves.complete(
-            connection, task_id, event_id, now=now, outcome=str(report.outcome),
-            links=json.dumps(list(report.links)), reply_id=report.reply_id,
-        )  # fmt: skip
+        moved = worker_moves.complete(connection, task_id, event_id, now=now, outcome=str(report.outcome),
+                                      links=json.dumps(list(report.links)), reply_id=report.reply_id)
         _compare_and_set(moved, "complete", (task_id, event_id))
         if decision.complete_record:
             moved = worker_moves.complete_record(connection, event_id, now)
             _compare_and_set(moved, "complete the record of", (task_id, event_id))
         self._words_and_progress(connection, task_id, event_id, decision.words)
-        log.info(
-            "complete_dispatch task %d event %d: delivery completed (%s), record completed %s",
-            task_id, event_id, report.outcome, decision.complete_record,
-        )
+        log.info("complete_dispatch task %d event %d: delivery completed (%s), record completed %s",
+                 task_id, event_id, report.outcome, decision.complete_record)
 
-    def _words_and_progress(
-        self, connection: sqlite3.Connection, task_id: int, event_id: int, words: WorkerMessage | None
-    ) -> None:
+    def _words_and_progress(self, connection: sqlite3.Connection, task_id: int, event_id: int,
+                            words: WorkerMessage | None) -> None:
         """The worker's words, if it gave some, as an intent; its report as its attempt's progress."""
         from shell.ledger import worker_moves  # noqa: PLC0415 -- at the first call
 
@@ -350,10 +336,8 @@ def _dispatch_row(row: tuple[Any, ...]) -> DispatchRow:
         event_id, RecordState(state), event_type, trigger, bucket_id, recording_id, recording_type, recording_url,
         reply_kind, reply_recording_id, requester_id, bool(acknowledge), snapshot, reply_bucket_id,
     )
-    return DispatchRow(
-        record, DeliveryState(delivery), GuardState(guard), bool(pulled), ack_id, EventOutcome(outcome), reply_id,
-        _links(links),
-    )
+    return DispatchRow(record, DeliveryState(delivery), GuardState(guard), bool(pulled), ack_id,
+                       EventOutcome(outcome), reply_id, _links(links))
 
 
 def _links(text: object) -> tuple[str, ...]:

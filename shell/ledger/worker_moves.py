@@ -17,7 +17,6 @@ from core.worker_words import WorkerMessage
 
 
 def expose(connection: sqlite3.Connection, now: str, task_id: int, event_id: int) -> int:
-    """get_dispatch on an admitted row: exposed."""
     return connection.execute(
         "UPDATE task_events SET delivery = 'exposed', exposed_at = ?"
         " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND delivery = 'admitted'",
@@ -26,7 +25,6 @@ def expose(connection: sqlite3.Connection, now: str, task_id: int, event_id: int
 
 
 def pull(connection: sqlite3.Connection, now: str, task_id: int, event_id: int) -> int:
-    """get_dispatch's first pull of an exposed row."""
     return connection.execute(
         "UPDATE task_events SET pulled_at = ?"
         " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND pulled_at IS NULL"
@@ -45,7 +43,6 @@ def cancel_guard(connection: sqlite3.Connection, task_id: int, event_id: int) ->
 
 
 def acknowledge(connection: sqlite3.Connection, now: str, ack_id: int | None, task_id: int, event_id: int) -> int:
-    """ack_dispatch: a pulled, exposed row delivered, with the worker's acknowledgement if any."""
     return connection.execute(  # ack_id is NULL until now: NULL again when the worker gave none
         "UPDATE task_events SET delivery = 'delivered', delivered_at = ?, ack_id = ?"
         " WHERE task_id = ? AND event_id = ? AND retired_at IS NULL AND pulled_at IS NOT NULL"
@@ -54,11 +51,8 @@ def acknowledge(connection: sqlite3.Connection, now: str, ack_id: int | None, ta
     ).rowcount
 
 
-def complete(
-    connection: sqlite3.Connection, task_id: int, event_id: int, *, now: str, outcome: str, links: str,
-    reply_id: int | None,
-) -> int:
-    """complete_dispatch: a pulled row completed with the worker's report."""
+def complete(connection: sqlite3.Connection, task_id: int, event_id: int, *, now: str, outcome: str,
+             links: str, reply_id: int | None) -> int:
     columns = (
         "delivery = 'completed', delivered_at = COALESCE(delivered_at, ?), completed_at = ?,"
         " outcome = ?, links = ?"
@@ -76,7 +70,6 @@ def complete(
 
 
 def complete_record(connection: sqlite3.Connection, event_id: int, now: str) -> int:
-    """complete_dispatch, when core says the record is done too: dispatched -> completed; the row count."""
     return connection.execute(
         "UPDATE events SET state = 'completed', revision = revision + 1, updated_at = ?"
         " WHERE id = ? AND state = 'dispatched'",
@@ -97,16 +90,12 @@ def record_progress(connection: sqlite3.Connection, task_id: int, now: datetime)
     )
 
 
-def write_words(
-    connection: sqlite3.Connection, message: WorkerMessage, task_id: int, event_id: int, now: datetime
-) -> int:
-    """A worker's words as an outbox intent, due at once; 0 when its key was already written."""
+def write_words(connection: sqlite3.Connection, message: WorkerMessage, task_id: int, event_id: int,
+                now: datetime) -> int:
     stamp = format_timestamp(now)
     return connection.execute(
         "INSERT INTO outbox (intent_key, kind, event_id, task_id, bucket_id, message_kind, recording_id,"
         " body, created_at, not_before) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (intent_key) DO NOTHING",
-        (
-            message.key, str(message.kind), event_id, task_id, message.bucket_id, str(message.message_kind),
-            message.recording_id, message.body, stamp, stamp,
-        ),
+        (message.key, str(message.kind), event_id, task_id, message.bucket_id, str(message.message_kind),
+         message.recording_id, message.body, stamp, stamp),
     ).rowcount

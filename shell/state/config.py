@@ -58,7 +58,6 @@ class StatePaths:
 
 
 def state_root(environ: Mapping[str, str] | None = None) -> Path:
-    """``$XDG_STATE_HOME/basecamp-connector`` (or ``~/.local/state/...``)."""
     environ = os.environ if environ is None else environ
     base = environ.get("XDG_STATE_HOME", "")
     if not base or not os.path.isabs(base):
@@ -109,9 +108,8 @@ def read_config_mapping(path: Path) -> dict[str, object] | None:
     except OSError as error:
         raise UserError(f"cannot read {path}: {error.strerror}", EXIT_CONFIG) from error
     with os.fdopen(descriptor, "rb") as handle:
-        private_files.check_file_status(
-            os.fstat(handle.fileno()), path, "configuration file", kind=FileKind.configuration
-        )
+        private_files.check_file_status(os.fstat(handle.fileno()), path, "configuration file",
+                                        kind=FileKind.configuration)
         raw = handle.read()
     decoded = decode_json(raw, max_bytes=CONFIG_MAX_BYTES)
     if isinstance(decoded, JsonRefused):
@@ -123,7 +121,6 @@ def read_config_mapping(path: Path) -> dict[str, object] | None:
 
 
 def load_config(path: Path) -> Configuration:
-    """The configuration at ``path``; refused when missing, loose, a symlink or invalid."""
     data = read_config_mapping(path)
     if data is None:
         raise UserError(f"no configuration at {path}: run bin/connect setup", EXIT_CONFIG)
@@ -134,7 +131,6 @@ def load_config(path: Path) -> Configuration:
 
 
 def save_config(path: Path, configuration: Configuration) -> None:
-    """Write ``configuration`` to ``path``, owner-only, whole or not at all."""
     ensure_private_directory(path.parent)
     with contextlib.suppress(FileNotFoundError):
         private_files.check_file(path, "configuration file", kind=FileKind.configuration)
@@ -172,9 +168,8 @@ def read_token_file(path: Path) -> str | Credentials:
     try:
         text = raw.decode("ascii")
     except UnicodeDecodeError:
-        raise UserError(
-            f"token file {path} holds a character that is not ASCII; a Basecamp token is ASCII", EXIT_CONFIG
-        ) from None
+        raise UserError(f"token file {path} holds a character that is not ASCII; a Basecamp token is ASCII",
+                        EXIT_CONFIG) from None
     try:
         found = read_token_text(text)
     except ValueError as error:
@@ -185,14 +180,12 @@ def read_token_file(path: Path) -> str | Credentials:
 
 
 def read_token(path: Path) -> str:
-    """The access token in ``path``: the bare token, or the login's current access token."""
     found = read_token_file(path)
     return found if isinstance(found, str) else found.access_token
 
 
-def locate_state(
-    state_dir: str | None, account: str | int | None, agent: str | int | None, *, confirm_pair: bool = True
-) -> StatePaths:
+def locate_state(state_dir: str | None, account: str | int | None, agent: str | int | None, *,
+                 confirm_pair: bool = True) -> StatePaths:
     """The state directory: ``state_dir``, else from the account and agent ids, else the only one.
     ``--account`` and ``--agent`` come together or not at all; beside ``--state-dir`` they must name
     the pair its configuration serves (unless not ``confirm_pair``: ``setup``, ``doctor``)."""
@@ -219,18 +212,15 @@ def locate_state(
         return StatePaths.at(found[0])
     if not found:
         raise UserError(f"no configuration under {root}: give --account and --agent", EXIT_CONFIG)
-    raise UserError(
-        f"{len(found)} configurations under {root}: say which with --account and --agent", EXIT_CONFIG
-    )
+    raise UserError(f"{len(found)} configurations under {root}: say which with --account and --agent",
+                    EXIT_CONFIG)
 
 
 def route_facts(project_id: int, directory: str) -> RouteFacts:
     """Route ``project_id``'s directory as the file system has it now, for ``core.configuration``:
     setup, run and doctor read it here and are answered there, so they judge alike and say it alike."""
-    return RouteFacts(
-        project_id, directory, exists=os.path.exists(directory), is_directory=os.path.isdir(directory),
-        writable=os.access(directory, WRITABLE),
-    )
+    return RouteFacts(project_id, directory, exists=os.path.exists(directory),
+                      is_directory=os.path.isdir(directory), writable=os.access(directory, WRITABLE))
 
 
 # --- the configuration re-read while the connector runs ---------------------------------------
@@ -247,10 +237,8 @@ def read_authorization(path: Path, running: Configuration) -> Authorization:
 
 
 def routed_settings(settings: AdmissionSettings, authorization: Authorization) -> AdmissionSettings:
-    return replace(
-        settings, routed_projects=authorization.routed_projects,
-        watched_projects=authorization.watched_projects, configuration_usable=authorization.usable,
-    )
+    return replace(settings, routed_projects=authorization.routed_projects,
+                   watched_projects=authorization.watched_projects, configuration_usable=authorization.usable)
 
 
 @dataclass

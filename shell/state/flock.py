@@ -75,7 +75,6 @@ def metadata_path(path: Path) -> Path:
 
 
 def metadata_of(path: Path) -> Any:
-    """What the metadata beside the lock at ``path`` says; None when there is none to read."""
     try:
         return json_or_none(metadata_path(path).read_bytes())
     except OSError:
@@ -83,7 +82,6 @@ def metadata_of(path: Path) -> Any:
 
 
 def pair_stem(account_id: int, agent_id: int) -> str:
-    """``<account>-<agent>``, from ids that must be positive."""
     for name, value in (("account", account_id), ("agent", agent_id)):
         if value <= 0:
             raise UserError(f"an {name} id is a positive integer, not {value}")

@@ -47,7 +47,6 @@ def lock_path(state_dir: Path, account_id: int, agent_id: int) -> Path:
 
 
 def acquire(state_dir: Path, account_id: int, agent_id: int, now: datetime) -> InstanceLock:
-    """Take the lock or raise ``AlreadyRunning`` naming who holds it."""
     path = lock_path(state_dir, account_id, agent_id)
     started = format_timestamp(now)
     metadata = {"pid": os.getpid(), "started_at": started, "account_id": account_id, "agent_id": agent_id}
@@ -64,7 +63,6 @@ def acquire(state_dir: Path, account_id: int, agent_id: int, now: datetime) -> I
 
 
 def peek(state_dir: Path, account_id: int, agent_id: int) -> Holder | None:
-    """Who the metadata says holds the lock, without taking it; None when nothing says."""
     return _peek_at(lock_path(state_dir, account_id, agent_id))
 
 
@@ -78,10 +76,8 @@ def peek_only(state_dir: Path) -> Holder | None:
 def _peek_at(path: Path) -> Holder | None:
     raw: Any = flock.metadata_of(path)
     try:
-        holder = Holder(
-            int(raw["pid"]), str(raw["started_at"]), int(raw["account_id"]), int(raw["agent_id"]),
-            configuration_problem=str(raw.get("configuration_problem") or ""),
-        )
+        holder = Holder(int(raw["pid"]), str(raw["started_at"]), int(raw["account_id"]), int(raw["agent_id"]),
+                        configuration_problem=str(raw.get("configuration_problem") or ""))
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
     present = processes.is_present(holder.pid)

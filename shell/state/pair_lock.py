@@ -61,10 +61,8 @@ def _directory() -> Path:
     return directory
 
 
-def acquire(
-    account_id: int, agent_id: int, state_dir: Path, started_at: datetime, *, shadow: bool = False
-) -> flock.HeldLock:
-    """Take the pair's machine-wide lock or raise ``PairServed`` naming its holder."""
+def acquire(account_id: int, agent_id: int, state_dir: Path, started_at: datetime, *,
+            shadow: bool = False) -> flock.HeldLock:
     kind = ".shadow" if shadow else ""
     path = _directory() / f"{flock.pair_stem(account_id, agent_id)}{kind}.pair.lock"
     metadata = {"pid": os.getpid(), "state_dir": str(state_dir), "started_at": format_timestamp(started_at)}
