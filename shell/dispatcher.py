@@ -2,18 +2,18 @@
 worker, settle the attempt when it ends, listing first the replies the adopted-reply rule reads.
 
 ``recover`` runs first: each attempt a previous connector left live is taken one step at a time as
-``core.recovery`` answers, until the start's stop. Then at most ``concurrency`` workers run. Each
-tick, follow-ups join their live task first (the running worker is given a turn), then the oldest
-startable records of free conversations start, by the routes the tick read once. A launch is
-committed (task, attempt, exposure) before the driver starts anything, and the process recorded as
-soon as it exists. A worker's life is three steps, each its own transactions (``spawned``,
+``core.settlement.recovery_step`` answers, until the start's stop. Then at most ``concurrency``
+workers run. Each tick, follow-ups join their live task first (the running worker is given a turn),
+then the oldest startable records of free conversations start, by the routes the tick read once. A
+launch is committed (task, attempt, exposure) before the driver starts anything, and the process
+recorded as soon as it exists. A worker's life is three steps, each its own transactions (``spawned``,
 ``still_running``, ``supervised``), on a thread of its own (the simulation interleaves them on one).
 ``spawn_failed`` is only a spawn proved never to have started a process, or a worker whose account
 proves it never began. A group that kept members after SIGKILL is not settled: the attempt stays
 live and its conversation held, so no second worker starts beside it.
 
 ``ReplyAdopter.list_replies`` lists exhaustively, outside any transaction, each reply destination a
-row may be adopted from (``core.adopted_reply``). A listing that fails or is cut short leaves its
+row may be adopted from (``core.settlement.choose_reply``). A listing that fails or is cut short leaves its
 row out: a missing adoption costs a person a look, a wrong one would hide a doubled reply. Once the
 shutdown's (or the start's) stop is set nothing more is listed or waited for (``shell.stoppable``),
 so the attempt settles with its real reason in bound. It never raises for Basecamp; a ledger failure

@@ -1,5 +1,5 @@
 """Admission's reads: the recording summary a verdict is decided from, and one message read alone,
-for a person's check of a receipt (``core.receipt_check``). What is read follows the event's type:
+for a person's check of a receipt (``core.adoption.check_receipt``). What is read follows the event's type:
 the recording, the agent's subscription where it matters, and for an assignment the people this
 event added (None without its details). Every read is the client's (paced, retried, within the
 deadline), and what Basecamp answers never raises here: it is a ``ReadFailure`` whose kind says
