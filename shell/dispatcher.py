@@ -134,9 +134,8 @@ class Dispatcher:
         assert attempt.pgid is not None, "recovery_step ends only a recorded group"
         return self.recovery.end_recorded_group(attempt.pid, attempt.pgid, attempt.process_started)
 
-    def _recovered(
-        self, attempt: tasks.LiveAttemptRow, step: RecoveryStep, replies: ListedReplies | None
-    ) -> None:
+    def _recovered(self, attempt: tasks.LiveAttemptRow, step: RecoveryStep,
+                   replies: ListedReplies | None) -> None:
         if step is RecoveryStep.mark_left:
             with self.ledger.write() as connection:
                 tasks.mark_left(connection, attempt.attempt_id, self.ledger.clock.now())
@@ -144,8 +143,7 @@ class Dispatcher:
                 "attempt %s was left mid-launch with no recorded process: its conversation stays held;"
                 " a person must check for a worker still running for task %d, then settle it"
                 " (bin/connect status says how: bin/connect settle-launch EVENT --ran|--did-not-run)",
-                attempt.attempt_id, attempt.task_id,
-            )
+                attempt.attempt_id, attempt.task_id)
         elif step is RecoveryStep.held:
             log.warning("attempt %s: its process group %d cannot be verified as ours; it stays live and held",
                         attempt.attempt_id, attempt.pgid)
@@ -255,9 +253,8 @@ class Dispatcher:
                           launch.attempt_id)
         return outcome
 
-    def supervised(
-        self, launch: tasks.Launch, started: WorkerProcess, reason: StopReason | WorkerAccount | None
-    ) -> None:
+    def supervised(self, launch: tasks.Launch, started: WorkerProcess,
+                   reason: StopReason | WorkerAccount | None) -> None:
         if reason is None:
             log.error("dispatch attempt=%s: members of its process group outlived SIGKILL; it stays live,"
                       " unsettled, for a person and the next start's recovery", launch.attempt_id)
@@ -300,9 +297,8 @@ class Dispatcher:
 
 
 class ReplyLister(Protocol):  # the client's (exhaustive) listing of the agent's messages at a destination
-    def list(
-        self, destination: Destination, since: datetime, creator_id: int, deadline: float
-    ) -> list[ListedMessage]: ...
+    def list(self, destination: Destination, since: datetime, creator_id: int,
+             deadline: float) -> list[ListedMessage]: ...
 
 
 class ReplyAdopter:
