@@ -260,9 +260,8 @@ class BasecampClient:
         except (KeyError, TypeError, ValueError) as error:
             raise BasecampError("my/profile.json answered without a person") from error
 
-    def list(
-        self, destination: Destination, since: datetime, creator_id: int, deadline: float
-    ) -> list[ListedMessage]:
+    def list(self, destination: Destination, since: datetime, creator_id: int,
+             deadline: float) -> list[ListedMessage]:
         """Every message of ``destination.kind`` by ``creator_id`` there since ``since``."""
         url = self._origin + self._path_of(destination)
         newest_first = destination.kind is MessageKind.chat_line
@@ -322,9 +321,8 @@ class BasecampClient:
             raise FeedRefused(read_refusal(answer.status, answer.body))
         return _page(answer, read_page, "the event feed")
 
-    def poll_inbox(
-        self, since: int | None, position: str | None, deadline: float, *, next_url: str | None = None
-    ) -> InboxPage:
+    def poll_inbox(self, since: int | None, position: str | None, deadline: float, *,
+                   next_url: str | None = None) -> InboxPage:
         """One page of the agent's inbox, always asked with ``core.feed.ASKED_REASONS``: the filter
         set is the position's, so every request of the lane asks with the same one."""
         reasons = (("reasons", ",".join(ASKED_REASONS)),)
