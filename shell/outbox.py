@@ -88,7 +88,6 @@ LEDGER_FAILURES = (sqlite3.Error, rows.IntentMoved, LedgerError)
 
 @contextmanager
 def _settling(what: str) -> Iterator[None]:
-    """What the ledger raises inside becomes an ``OutboxLedgerError`` naming what failed."""
     try:
         yield
     except LEDGER_FAILURES as error:
