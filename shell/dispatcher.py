@@ -2,18 +2,18 @@
 worker, settle the attempt when it ends, listing first the replies the adopted-reply rule reads.
 
 ``recover`` runs first: each attempt a previous connector left live is taken one step at a time as
-``core.recovery`` answers, until the start's stop. Then at most ``concurrency`` workers run. Each
-tick, follow-ups join their live task first (the running worker is given a turn), then the oldest
-startable records of free conversations start, by the routes the tick read once. A launch is
-committed (task, attempt, exposure) before the driver starts anything, and the process recorded as
-soon as it exists. A worker's life is three steps, each its own transactions (``spawned``,
+``core.settlement.recovery_step`` answers, until the start's stop. Then at most ``concurrency``
+workers run. Each tick, follow-ups join their live task first (the running worker is given a turn),
+then the oldest startable records of free conversations start, by the routes the tick read once. A
+launch is committed (task, attempt, exposure) before the driver starts anything, and the process
+recorded as soon as it exists. A worker's life is three steps, each its own transactions (``spawned``,
 ``still_running``, ``supervised``), on a thread of its own (the simulation interleaves them on one).
 ``spawn_failed`` is only a spawn proved never to have started a process, or a worker whose account
 proves it never began. A group that kept members after SIGKILL is not settled: the attempt stays
 live and its conversation held, so no second worker starts beside it.
 
 ``ReplyAdopter.list_replies`` lists exhaustively, outside any transaction, each reply destination a
-row may be adopted from (``core.adopted_reply``). A listing that fails or is cut short leaves its
+row may be adopted from (``core.settlement.choose_reply``). A listing that fails or is cut short leaves its
 row out: a missing adoption costs a person a look, a wrong one would hide a doubled reply. Once the
 shutdown's (or the start's) stop is set nothing more is listed or waited for (``shell.stoppable``),
 so the attempt settles with its real reason in bound. It never raises for Basecamp; a ledger failure
@@ -134,9 +134,8 @@ class Dispatcher:
         assert attempt.pgid is not None, "recovery_step ends only a recorded group"
         return self.recovery.end_recorded_group(attempt.pid, attempt.pgid, attempt.process_started)
 
-    def _recovered(
-        self, attempt: tasks.LiveAttemptRow, step: RecoveryStep, replies: ListedReplies | None
-    ) -> None:
+    def _recovered(self, attempt: tasks.LiveAttemptRow, step: RecoveryStep,
+                   replies: ListedReplies | None) -> None:
         if step is RecoveryStep.mark_left:
             with self.ledger.write() as connection:
                 tasks.mark_left(connection, attempt.attempt_id, self.ledger.clock.now())
@@ -144,8 +143,7 @@ class Dispatcher:
                 "attempt %s was left mid-launch with no recorded process: its conversation stays held;"
                 " a person must check for a worker still running for task %d, then settle it"
                 " (bin/connect status says how: bin/connect settle-launch EVENT --ran|--did-not-run)",
-                attempt.attempt_id, attempt.task_id,
-            )
+                attempt.attempt_id, attempt.task_id)
         elif step is RecoveryStep.held:
             log.warning("attempt %s: its process group %d cannot be verified as ours; it stays live and held",
                         attempt.attempt_id, attempt.pgid)
@@ -255,9 +253,8 @@ class Dispatcher:
                           launch.attempt_id)
         return outcome
 
-    def supervised(
-        self, launch: tasks.Launch, started: WorkerProcess, reason: StopReason | WorkerAccount | None
-    ) -> None:
+    def supervised(self, launch: tasks.Launch, started: WorkerProcess,
+                   reason: StopReason | WorkerAccount | None) -> None:
         if reason is None:
             log.error("dispatch attempt=%s: members of its process group outlived SIGKILL; it stays live,"
                       " unsettled, for a person and the next start's recovery", launch.attempt_id)
@@ -300,9 +297,8 @@ class Dispatcher:
 
 
 class ReplyLister(Protocol):  # the client's (exhaustive) listing of the agent's messages at a destination
-    def list(
-        self, destination: Destination, since: datetime, creator_id: int, deadline: float
-    ) -> list[ListedMessage]: ...
+    def list(self, destination: Destination, since: datetime, creator_id: int,
+             deadline: float) -> list[ListedMessage]: ...
 
 
 class ReplyAdopter:

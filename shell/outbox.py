@@ -88,16 +88,14 @@ LEDGER_FAILURES = (sqlite3.Error, rows.IntentMoved, LedgerError)
 
 @contextmanager
 def _settling(what: str) -> Iterator[None]:
-    """What the ledger raises inside becomes an ``OutboxLedgerError`` naming what failed."""
     try:
         yield
     except LEDGER_FAILURES as error:
         raise OutboxLedgerError(f"the ledger could not {what}: {error}") from error
 
 
-def landed(
-    connection: sqlite3.Connection, row: rows.IntentRow, receipt_id: int, note: str, now: datetime
-) -> None:
+def landed(connection: sqlite3.Connection, row: rows.IntentRow, receipt_id: int, note: str,
+           now: datetime) -> None:
     """An intent's message is known: its receipt, and a worker message's id on its task row."""
     rows.record_receipt(connection, row.id, receipt_id, note, now)
     deliveries.record_worker_message(connection, row.kind, row.task_id, row.event_id, receipt_id)
@@ -107,9 +105,8 @@ class Poster(Protocol):
     """What the outbox needs of Basecamp: ``shell.basecamp.client.BasecampClient`` or a fake."""
 
     def post(self, destination: Destination, body: str, deadline: float | None = None) -> PostOutcome: ...
-    def list(
-        self, destination: Destination, since: datetime, creator_id: int, deadline: float
-    ) -> list[ListedMessage]: ...
+    def list(self, destination: Destination, since: datetime, creator_id: int,
+             deadline: float) -> list[ListedMessage]: ...
     def rate_limited_for(self) -> float: ...
     def probe(self, deadline: float) -> None: ...
 
@@ -153,10 +150,8 @@ class FlushSummary:
 
 
 class Outbox:
-
-    def __init__(
-        self, ledger: Ledger, poster: Poster, agent_id: int, options: OutboxOptions | None = None
-    ) -> None:
+    def __init__(self, ledger: Ledger, poster: Poster, agent_id: int,
+                 options: OutboxOptions | None = None) -> None:
         self._ledger = ledger
         self._poster = poster
         self._agent_id = agent_id
@@ -167,14 +162,9 @@ class Outbox:
 
     # -- sending ---------------------------------------------------------------------------
 
-    def flush(
-        self,
-        deadline: float | None = None,
-        limit: int | None = None,
-        stop_when_uncertain: bool = False,
-        leaving: frozenset[IntentKind] = frozenset(),
-        stop: threading.Event | None = None,
-    ) -> FlushSummary:
+    def flush(self, deadline: float | None = None, limit: int | None = None,
+              stop_when_uncertain: bool = False, leaving: frozenset[IntentKind] = frozenset(),
+              stop: threading.Event | None = None) -> FlushSummary:
         """Send what is due, at most ``limit`` claims; intents of a kind in ``leaving`` stay
         pending, untouched."""
         summary = FlushSummary()
@@ -186,9 +176,8 @@ class Outbox:
                 break
         return summary
 
-    def send_next(
-        self, claimed: set[int], deadline: float | None = None, leaving: frozenset[IntentKind] = frozenset()
-    ) -> SendResult:
+    def send_next(self, claimed: set[int], deadline: float | None = None,
+                  leaving: frozenset[IntentKind] = frozenset()) -> SendResult:
         """Claim the next due intent and make its one request, holding the lock no longer than
         ``deadline`` allows: a shutdown's flush never outwaits its bound behind a request in
         flight on another thread."""
@@ -200,9 +189,8 @@ class Outbox:
         finally:
             self._lock.release()
 
-    def _claim_and_post(
-        self, claimed: set[int], deadline: float | None, leaving: frozenset[IntentKind]
-    ) -> SendResult:
+    def _claim_and_post(self, claimed: set[int], deadline: float | None,
+                        leaving: frozenset[IntentKind]) -> SendResult:
         now = self._clock.now()
         if not may_claim(now, self._wall(deadline), self._options.post_timeout):
             return SendResult.no_time
@@ -281,10 +269,8 @@ class Outbox:
 
     # -- reconciling -----------------------------------------------------------------------
 
-    def reconcile(
-        self, age: timedelta | None = None, limit: int | None = None, deadline: float | None = None,
-        stop: threading.Event | None = None,
-    ) -> int:  # fmt: skip
+    def reconcile(self, age: timedelta | None = None, limit: int | None = None, deadline: float | None = None,
+                  stop: threading.Event | None = None) -> int:
         """List the destinations of sending intents older than ``age`` (by default the time a
         request needs to land), until ``stop``; the number of intents listed."""
         with self._lock:
@@ -301,9 +287,8 @@ class Outbox:
                 listed += len(group)
             return listed
 
-    def _reconcile_at(
-        self, group: list[rows.IntentRow], deadline: float | None, stop: threading.Event | None
-    ) -> bool:
+    def _reconcile_at(self, group: list[rows.IntentRow], deadline: float | None,
+                      stop: threading.Event | None) -> bool:
         """One listing for every intent of ``group`` (one destination), back to the earliest's
         ``since``; each intent then settled in its own transaction. False when ``stop`` came
         first: the group is left as it was."""
@@ -338,16 +323,11 @@ class Outbox:
             words = message_text(current.body)
             matching = [message.id for message in listed if message.text == words]
             worker_rows = snapshots.worker_task_events(connection, matching)
+            kind = current.destination.kind
             decision = decide_adoption(
-                intent_id=current.id,
-                body=current.body,
-                listed=listed,
-                since=since,
-                agent_id=self._agent_id,
-                owned_receipts=rows.receipts_owned_by_others(
-                    connection, current.id, current.destination.kind, matching
-                ),
-                worker_messages=worker_message_ids(current.destination.kind, worker_rows),
+                intent_id=current.id, body=current.body, listed=listed, since=since, agent_id=self._agent_id,
+                owned_receipts=rows.receipts_owned_by_others(connection, current.id, kind, matching),
+                worker_messages=worker_message_ids(kind, worker_rows),
                 rivals=rivals(current.id, rows.without_receipt_at(connection, current)),
             )
             match decision:
@@ -375,10 +355,8 @@ class Outbox:
                     rows.make_indeterminate(connection, current.id, note, now, failures)
         match outcome:
             case Backoff(reconcile_at, failures):
-                log.info(
-                    "outbox intent=%d listing failed (%d): %s; next at %s",
-                    row.id, failures, detail, reconcile_at.isoformat(),
-                )  # fmt: skip
+                log.info("outbox intent=%d listing failed (%d): %s; next at %s",
+                         row.id, failures, detail, reconcile_at.isoformat())
             case GiveUp(note, failures):
                 self._log(row, "indeterminate", note=note)
 
@@ -409,7 +387,5 @@ class Outbox:
 
     def _log(self, row: rows.IntentRow, state: str, **details: object) -> None:
         extra = "".join(f" {key}={value}" for key, value in details.items() if value is not None)
-        log.info(
-            "outbox intent=%d kind=%s state=%s event=%s attempt=%s%s",
-            row.id, row.kind, state, row.event_id, row.attempt_id, extra,
-        )  # fmt: skip
+        log.info("outbox intent=%d kind=%s state=%s event=%s attempt=%s%s",
+                 row.id, row.kind, state, row.event_id, row.attempt_id, extra)

@@ -121,7 +121,6 @@ def make_directory(path: Path) -> None:
 
 
 def ensure_directory(path: Path, what: str, reason: str = "", holds: tuple[Path, ...] | None = None) -> None:
-    """Create each missing directory of ``path``'s chain, then check ``path``."""
     missing: list[Path] = []
     cursor = path
     while not os.path.lexists(cursor):

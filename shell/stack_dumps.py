@@ -83,9 +83,8 @@ def stacks(leave_out: int) -> str:
     lines = [f"the stacks of {count} (SIGUSR1; the connector goes on)\n"]
     for ident, frame in frames.items():
         lines.append(f"Thread 0x{ident:016x} {names.get(ident, '(unnamed)')!r} (most recent call first):\n")
-        walked = traceback.StackSummary.extract(
-            traceback.walk_stack(frame), limit=FRAMES_PER_THREAD, lookup_lines=False
-        )
+        walked = traceback.StackSummary.extract(traceback.walk_stack(frame), limit=FRAMES_PER_THREAD,
+                                                lookup_lines=False)
         lines.extend(f'  File "{entry.filename}", line {entry.lineno} in {entry.name}\n' for entry in walked)
         lines.append("\n")
     return "".join(lines)

@@ -4,7 +4,7 @@ makes each request once, and a failed read raises one of ``shell.basecamp.errors
 A create (``post``) is exactly one request on a connection of its own, never retried or redirected,
 so a failure falls on a known side of the line (``core.posting``: ``Refused`` or ``Uncertain``); its
 one second try is after a 401, refused before anything was done, when the token source has a fresher
-token. Reads retry per ``core.retry``, never past the caller's deadline. A listing is exhaustive or
+token. Reads retry per ``core.pacing``, never past the caller's deadline. A listing is exhaustive or
 raises: absence from a short listing would read as "never posted". A URL Basecamp hands back is
 followed only when unambiguous and on the configured origin, and only its path and query are sent,
 over that origin's connection, so the token never travels to another host. The token, a feed
@@ -260,9 +260,8 @@ class BasecampClient:
         except (KeyError, TypeError, ValueError) as error:
             raise BasecampError("my/profile.json answered without a person") from error
 
-    def list(
-        self, destination: Destination, since: datetime, creator_id: int, deadline: float
-    ) -> list[ListedMessage]:
+    def list(self, destination: Destination, since: datetime, creator_id: int,
+             deadline: float) -> list[ListedMessage]:
         """Every message of ``destination.kind`` by ``creator_id`` there since ``since``."""
         url = self._origin + self._path_of(destination)
         newest_first = destination.kind is MessageKind.chat_line
@@ -322,10 +321,9 @@ class BasecampClient:
             raise FeedRefused(read_refusal(answer.status, answer.body))
         return _page(answer, read_page, "the event feed")
 
-    def poll_inbox(
-        self, since: int | None, position: str | None, deadline: float, *, next_url: str | None = None
-    ) -> InboxPage:
-        """One page of the agent's inbox, always asked with ``core.inbox.ASKED_REASONS``: the filter
+    def poll_inbox(self, since: int | None, position: str | None, deadline: float, *,
+                   next_url: str | None = None) -> InboxPage:
+        """One page of the agent's inbox, always asked with ``core.feed.ASKED_REASONS``: the filter
         set is the position's, so every request of the lane asks with the same one."""
         reasons = (("reasons", ",".join(ASKED_REASONS)),)
         answer = self._cursor_page("inbox.json", reasons, deadline, what="the inbox",
@@ -354,7 +352,7 @@ class BasecampClient:
         return answer
 
     def stream_ticket(self, deadline: float) -> StreamTicket:
-        """The live lane's ticket, a credential (``core.live``): one POST creating nothing, never retried."""
+        """The live lane's ticket, a credential (``core.feed``): one POST creating nothing, never retried."""
         path = f"/{self.account_id}/events/stream_ticket.json"
         if not self._pacer.take_turn(deadline):
             raise BasecampError("no stream ticket: the rate-limit wait passes the deadline")
@@ -382,7 +380,7 @@ class BasecampClient:
             raise BasecampError(f"no stream ticket: {error}") from None
 
     def read(self, url: str, deadline: float, *, yielding: bool = False) -> Answer:
-        """One read, retried per ``core.retry`` within ``deadline``; a 401 once more with a fresher token."""
+        """One read, retried per ``core.pacing`` within ``deadline``; a 401 once more with a fresher token."""
         target = request_target(url, self._origin)
         if target is None:
             raise ListingFailed("a URL that is ambiguous or not on the configured origin is not followed")

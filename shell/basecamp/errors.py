@@ -46,7 +46,7 @@ class AuthenticationFailed(BasecampError):
 
 
 class LastingRefusal(BasecampError):
-    """The identity request answered a 4xx that no retry changes (``core.lasting_refusal``)."""
+    """The identity request answered a 4xx that no retry changes (``core.pacing.lasting``)."""
 
     def __init__(self, status: int) -> None:
         super().__init__(f"my/profile.json answered HTTP {status}, which no retry changes")

@@ -1,5 +1,5 @@
 """Admission's reads: the recording summary a verdict is decided from, and one message read alone,
-for a person's check of a receipt (``core.receipt_check``). What is read follows the event's type:
+for a person's check of a receipt (``core.adoption.check_receipt``). What is read follows the event's type:
 the recording, the agent's subscription where it matters, and for an assignment the people this
 event added (None without its details). Every read is the client's (paced, retried, within the
 deadline), and what Basecamp answers never raises here: it is a ``ReadFailure`` whose kind says
@@ -70,9 +70,8 @@ class SummaryReads:
         except _Failed as failed:
             return failed.failure
 
-    def _summary(
-        self, bucket_id: int, recording_id: int, event_type: str, deadline: float, event_id: int | None
-    ) -> RecordingSummary:
+    def _summary(self, bucket_id: int, recording_id: int, event_type: str, deadline: float,
+                 event_id: int | None) -> RecordingSummary:
         kind, _, action = event_type.rpartition(".")
         if event_type == COMMENT_CREATED:
             summary = _summarize(self._answer(f"comments/{recording_id}", deadline, dict), bucket_id)
@@ -92,9 +91,8 @@ class SummaryReads:
             summary = replace(summary, subscribed=self._subscribed(recording_id, deadline))
         return summary
 
-    def message(
-        self, destination: Destination, message_id: int, deadline: float
-    ) -> ReadMessage | ReadFailure:
+    def message(self, destination: Destination, message_id: int,
+                deadline: float) -> ReadMessage | ReadFailure:
         match destination.kind:
             case MessageKind.comment:
                 path, person, place = f"comments/{message_id}", "creator", "parent"
@@ -204,9 +202,8 @@ def _summarize(body: JsonObject, bucket_id: int) -> RecordingSummary:
     content = content if isinstance(content, str) else ""
     assignees = body.get("assignees")
     people = assignees if isinstance(assignees, list) else []
-    assignee_ids = frozenset(
-        int(one["id"]) for one in people if isinstance(one, dict) and _is_id(one.get("id"))
-    )
+    assignee_ids = frozenset(int(one["id"]) for one in people
+                             if isinstance(one, dict) and _is_id(one.get("id")))
     updated_at = body.get("updated_at")
     return RecordingSummary(
         status=status, type=str(body["type"]), creator=author, parent_id=parent_id,

@@ -114,10 +114,9 @@ class Wire:
         return self._pooled("POST", path, timeout, token)
 
     def _pooled(self, method: str, target: str, timeout: float, token: str) -> urllib3.BaseHTTPResponse:
-        return self._pool.request(
-            method, _target(target), headers=self.headers(token), timeout=urllib3.Timeout(total=timeout),
-            retries=False, redirect=False, preload_content=False,  # read within the bound: bounded_body
-        )  # fmt: skip
+        return self._pool.request(method, _target(target), headers=self.headers(token),
+                                  timeout=urllib3.Timeout(total=timeout), retries=False, redirect=False,
+                                  preload_content=False)  # read within the bound: bounded_body
 
     def get_once(self, target: str, timeout: float, token: str) -> Answer:
         """One GET of ``target`` (a path and query) on the origin, or ``ListingFailed``."""

@@ -242,7 +242,7 @@ OUTBOX = [
     ),
     rule(
         "invariant 5: a worker's own message is never adopted",
-        "worker_messages=worker_message_ids(current.destination.kind, worker_rows),",
+        "worker_messages=worker_message_ids(kind, worker_rows),",
         "worker_messages=frozenset(),",
         "test_a_workers_own_acknowledgement_is_never_adopted",
     ),
