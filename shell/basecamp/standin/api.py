@@ -18,6 +18,7 @@ clock, in geared pages (15, 30, 50, then 100) with a ``Link`` to the next only w
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
@@ -411,8 +412,7 @@ class BasecampApi:
             messages = self._store.messages(kind, destination.id, self._now())
             if kind is Kind.chat_line and request.query.get("direction") == "desc":
                 messages.reverse()
-            return self._listing(request, messages,
-                                 lambda message: self._render.message(message, alone=False))
+            return self._listing(request, messages, functools.partial(self._render.message, alone=False))
         message = self._store.message(kind, route.ids[-1])
         if message is None or route.bucket_id not in (None, message.bucket_id):
             return not_found()

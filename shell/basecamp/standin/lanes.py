@@ -230,11 +230,8 @@ class _Lane:
         token = self._signer.mint({"a": self._world.account_id, **position, "i": last})
         body: JsonObject = {name: [item.to_json() for item in page], "position": token}
         if more:
-            body["next"] = self._link({**raw, "position": token})
+            body["next"] = f"{self._url}?{urlencode({**raw, 'position': token})}"
         return json_reply(200, body)
-
-    def _link(self, query: Mapping[str, str]) -> str:
-        return f"{self._url}?{urlencode(query)}"
 
 
 class Feed(_Lane):
@@ -321,10 +318,9 @@ class Feed(_Lane):
     def begin_epoch(self, epoch_after_id: int | None = None) -> int:
         """Every position minted so far answers 410 with ``epoch_after_id`` (default: the newest id)."""
         with self._lock:
-            after = epoch_after_id if epoch_after_id is not None else self.newest_id()
             self._epoch += 1
-            self._epoch_after_id = after
-            return after
+            self._epoch_after_id = epoch_after_id if epoch_after_id is not None else self.newest_id()
+            return self._epoch_after_id
 
     def answer(self, request: Incoming, caller: Person) -> Reply:
         try:
@@ -348,7 +344,7 @@ class Feed(_Lane):
             return self._since(query, self.newest_id(), "event")
         position = self._position(token, digest)
         if position["e"] < self._epoch:
-            resume = self._link({**dict(filters.raw), "since": str(self._epoch_after_id)})
+            resume = f"{self._url}?{urlencode({**dict(filters.raw), 'since': str(self._epoch_after_id)})}"
             raise _Refused(error_reply(410, "The position predates the feed's epoch",
                                        epoch_after_id=self._epoch_after_id, resume=resume))  # fmt: skip
         return int(position["i"])
@@ -436,7 +432,7 @@ class Inbox(_Lane):
             return self._since(query, self._items[-1].id if self._items else 0, "item")
         after = int(self._position(token, digest, p=caller.id)["i"])
         if any(item.id > after and item.addressed_at < retained for item in self._items):
-            resume = self._link({**raw, "since": "0"})
+            resume = f"{self._url}?{urlencode({**raw, 'since': '0'})}"
             raise _Refused(error_reply(410, "The position fell behind the inbox's retention", resume=resume))
         return after
 
@@ -490,9 +486,10 @@ class LiveStream:
         self.stopping = threading.Event()
         self._people: dict[int, Person] = {}
         self._lock = threading.Lock()
-        self._server: Server = serve(self._handle, HOST, 0, process_request=self._upgrade,
-                                     subprotocols=[SUBPROTOCOL], select_subprotocol=_select_subprotocol,
-                                     compression=None, logger=_QUIET)
+        self._server: Server = serve(
+            self._handle, HOST, 0, process_request=self._upgrade, subprotocols=[SUBPROTOCOL],
+            compression=None, logger=_QUIET,
+            select_subprotocol=lambda _, offered: SUBPROTOCOL if SUBPROTOCOL in offered else None)
         self.port = int(self._server.socket.getsockname()[1])
         self.tickets = StreamTickets(world, now, f"ws://{HOST}:{self.port}{CABLE_PATH}", ticket_ttl)
         self._thread: threading.Thread | None = None
@@ -598,11 +595,10 @@ class _Session:
             channel = params["channel"]
         except (ValueError, KeyError, TypeError):
             return  # Action Cable ignores what it cannot read
-        if name == "unsubscribe":
-            with self._lock:
-                self._subscription = None
-            return
         if name != "subscribe":
+            if name == "unsubscribe":
+                with self._lock:
+                    self._subscription = None
             return
         try:
             if channel != CHANNEL:
@@ -665,10 +661,6 @@ class _Session:
                     return False
             self.send({"identifier": subscription.identifier, "message": {"events": [event.to_json()]}})
         return True
-
-
-def _select_subprotocol(connection: ServerConnection, offered: Sequence[Subprotocol]) -> Subprotocol | None:
-    return SUBPROTOCOL if SUBPROTOCOL in offered else None
 
 
 def cut(connection: socket.socket) -> None:
