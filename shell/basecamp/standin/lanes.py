@@ -202,7 +202,15 @@ class _Lane:
         self._signer = Signer()
         self._lock = threading.RLock()
 
-    def _position(self, token: str, digest: str, **minted_for: int) -> dict[str, Any]:
+    def _begin(self, query: Mapping[str, str], digest: str, newest: int, what: str,
+               **minted_for: int) -> tuple[int, dict[str, Any] | None]:
+        """The id a page starts after, and the signed ``position``'s fields (None: it starts at ``since``)."""
+        token = query.get("position")
+        if token is None:
+            since = query.get("since", "now").strip()
+            if since != "now" and not since.isdigit():
+                raise _Refused(error_reply(400, f"since is an {what} id, 0 or now", reason="invalid_since"))
+            return (newest if since == "now" else int(since)), None
         fields = self._signer.read(token)
         wanted = {"a": self._world.account_id, **minted_for}
         if fields is None or any(fields.get(name) != value for name, value in wanted.items()):
@@ -210,15 +218,7 @@ class _Lane:
         if fields["d"] != digest:
             raise _Refused(error_reply(409, "The position was minted for another filter set",
                                        filters_digest=digest, position_digest=fields["d"]))  # fmt: skip
-        return fields
-
-    def _since(self, query: Mapping[str, str], newest: int, what: str) -> int:
-        since = query.get("since", "now").strip()
-        if since == "now":
-            return newest
-        if not since.isdigit():
-            raise _Refused(error_reply(400, f"since is an {what} id, 0 or now", reason="invalid_since"))
-        return int(since)
+        return int(fields["i"]), fields
 
     def _page(self, name: str, wanted: list[Any], last: int, raw: Mapping[str, str],
               **position: object) -> Reply:
@@ -339,15 +339,12 @@ class Feed(_Lane):
             return self._page("events", shown, last, dict(filters.raw), d=digest, e=self._epoch)
 
     def _start(self, query: Mapping[str, str], filters: Filters, digest: str) -> int:
-        token = query.get("position")
-        if token is None:
-            return self._since(query, self.newest_id(), "event")
-        position = self._position(token, digest)
-        if position["e"] < self._epoch:
+        after, position = self._begin(query, digest, self.newest_id(), "event")
+        if position is not None and position["e"] < self._epoch:
             resume = f"{self._url}?{urlencode({**dict(filters.raw), 'since': str(self._epoch_after_id)})}"
             raise _Refused(error_reply(410, "The position predates the feed's epoch",
                                        epoch_after_id=self._epoch_after_id, resume=resume))  # fmt: skip
-        return int(position["i"])
+        return after
 
     def _ready(self, after: int) -> list[StandinFeedEvent]:
         """The events after ``after`` old enough to serve, in id order: a younger one holds back the rest."""
@@ -427,10 +424,10 @@ class Inbox(_Lane):
 
     def _start(self, query: Mapping[str, str], caller: Person, digest: str, retained: datetime,
                raw: dict[str, str]) -> int:
-        token = query.get("position")
-        if token is None:
-            return self._since(query, self._items[-1].id if self._items else 0, "item")
-        after = int(self._position(token, digest, p=caller.id)["i"])
+        newest = self._items[-1].id if self._items else 0
+        after, position = self._begin(query, digest, newest, "item", p=caller.id)
+        if position is None:
+            return after
         if any(item.id > after and item.addressed_at < retained for item in self._items):
             resume = f"{self._url}?{urlencode({**raw, 'since': '0'})}"
             raise _Refused(error_reply(410, "The position fell behind the inbox's retention", resume=resume))
