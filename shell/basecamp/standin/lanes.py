@@ -330,21 +330,17 @@ class Feed(_Lane):
         digest = filters.digest()
         with self._lock:
             try:
-                after = self._start(request.query, filters, digest)
+                after, position = self._begin(request.query, digest, self.newest_id(), "event")
             except _Refused as refused:
                 return refused.reply
+            if position is not None and position["e"] < self._epoch:
+                resume = f"{self._url}?{urlencode({**dict(filters.raw), 'since': str(self._epoch_after_id)})}"
+                return error_reply(410, "The position predates the feed's epoch",
+                                   epoch_after_id=self._epoch_after_id, resume=resume)
             agent, visible, ready = self._world.agent.id, self.visible_buckets(caller), self._ready(after)
             shown = [event for event in ready if filters.admit(event, agent) and event.bucket_id in visible]
             last = ready[-1].id if ready else after
             return self._page("events", shown, last, dict(filters.raw), d=digest, e=self._epoch)
-
-    def _start(self, query: Mapping[str, str], filters: Filters, digest: str) -> int:
-        after, position = self._begin(query, digest, self.newest_id(), "event")
-        if position is not None and position["e"] < self._epoch:
-            resume = f"{self._url}?{urlencode({**dict(filters.raw), 'since': str(self._epoch_after_id)})}"
-            raise _Refused(error_reply(410, "The position predates the feed's epoch",
-                                       epoch_after_id=self._epoch_after_id, resume=resume))  # fmt: skip
-        return after
 
     def _ready(self, after: int) -> list[StandinFeedEvent]:
         """The events after ``after`` old enough to serve, in id order: a younger one holds back the rest."""
@@ -410,10 +406,15 @@ class Inbox(_Lane):
         visible = self._feed.visible_buckets(caller)
         with self._lock:
             retained = self._now() - RETENTION
+            newest = self._items[-1].id if self._items else 0
             try:
-                after = self._start(query, caller, digest, retained, raw)
+                after, position = self._begin(query, digest, newest, "item", p=caller.id)
             except _Refused as refused:
                 return refused.reply
+            behind = (item.id > after and item.addressed_at < retained for item in self._items)
+            if position is not None and any(behind):
+                resume = f"{self._url}?{urlencode({**raw, 'since': '0'})}"
+                return error_reply(410, "The position fell behind the inbox's retention", resume=resume)
             mine = [item for item in self._items if item.person_id == caller.id and item.id > after]
             kept = [item for item in mine if item.addressed_at >= retained]
             wanted = [item for item in kept if _passes(reasons, item.reason)
@@ -421,17 +422,6 @@ class Inbox(_Lane):
                       and item.event.bucket_id in visible]
             last = mine[-1].id if mine else after
             return self._page("items", wanted, last, raw, p=caller.id, d=digest)
-
-    def _start(self, query: Mapping[str, str], caller: Person, digest: str, retained: datetime,
-               raw: dict[str, str]) -> int:
-        newest = self._items[-1].id if self._items else 0
-        after, position = self._begin(query, digest, newest, "item", p=caller.id)
-        if position is None:
-            return after
-        if any(item.id > after and item.addressed_at < retained for item in self._items):
-            resume = f"{self._url}?{urlencode({**raw, 'since': '0'})}"
-            raise _Refused(error_reply(410, "The position fell behind the inbox's retention", resume=resume))
-        return after
 
 
 class TicketRefused(Exception):
