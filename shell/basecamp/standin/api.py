@@ -214,16 +214,14 @@ class Renderer:
         return f"{bucket}/{recording.path}"
 
     def person(self, person: Person) -> JsonObject:
-        return {
-            "id": person.id, "attachable_sgid": person.sgid, "name": person.name,
-            "email_address": person.email_address, "personable_type": "User", "title": person.title,
-            "bio": "", "location": "", "created_at": WORLD_CREATED_AT, "updated_at": WORLD_CREATED_AT,
-            "admin": person.admin, "owner": person.owner, "client": False, "employee": True,
-            "time_zone": "Etc/UTC", "avatar_url": f"{self.account_url}/people/{person.id}/avatar.png",
-            "company": {"id": 1_033_447_001, "name": self.world.account_name}, "can_ping": True,
-            "can_manage_projects": person.admin, "can_manage_people": person.admin,
-            "can_access_timesheet": person.admin, "can_access_hill_charts": True,
-        }  # fmt: skip
+        return {"id": person.id, "attachable_sgid": person.sgid, "name": person.name,
+                "email_address": person.email_address, "personable_type": "User", "title": person.title,
+                "bio": "", "location": "", "created_at": WORLD_CREATED_AT, "updated_at": WORLD_CREATED_AT,
+                "admin": person.admin, "owner": person.owner, "client": False, "employee": True,
+                "time_zone": "Etc/UTC", "avatar_url": f"{self.account_url}/people/{person.id}/avatar.png",
+                "company": {"id": 1_033_447_001, "name": self.world.account_name}, "can_ping": True,
+                "can_manage_projects": person.admin, "can_manage_people": person.admin,
+                "can_access_timesheet": person.admin, "can_access_hill_charts": True}  # fmt: skip
 
     def message(self, message: Message, *, alone: bool = True) -> JsonObject:
         """As a read answers (``alone``; a boost then names what it boosts), or as a listing shows it."""
@@ -256,15 +254,14 @@ class Renderer:
         table = {"id": card.bucket_id, "title": "Card Table", "type": "Kanban::Column",
                  "url": f"{column}.json", "app_url": column}
         assignees = [self.creator(person_id) for person_id in self._store.joined("assignees", card.id)]
-        return {
-            **self._recording_fields(card, WORLD_CREATED_AT),
-            "subscription_url": self._recording_url(card, "subscription"),
-            "position": 1, "content": "", "description": "", "description_attachments": [], "due_on": None,
-            "completed": False, "comments_count": len(self._store.messages(Kind.comment, card.id)),
-            "comments_url": self.api_url(card, "/comments"), "parent": table,
-            "bucket": self.bucket(card.bucket_id), "creator": self.person(self.world.operator),
-            "assignees": assignees, "completion_subscribers": [], "steps": [], **self._boosts(card),
-        }  # fmt: skip
+        return {**self._recording_fields(card, WORLD_CREATED_AT),
+                "subscription_url": self._recording_url(card, "subscription"), "position": 1, "content": "",
+                "description": "", "description_attachments": [], "due_on": None, "completed": False,
+                "comments_count": len(self._store.messages(Kind.comment, card.id)),
+                "comments_url": self.api_url(card, "/comments"), "parent": table,
+                "bucket": self.bucket(card.bucket_id), "creator": self.person(self.world.operator),
+                "assignees": assignees, "completion_subscribers": [], "steps": [],
+                **self._boosts(card)}  # fmt: skip
 
     def subscription(self, recording: Recording, viewer: Person) -> JsonObject:
         subscribers = self._store.joined("subscribers", recording.id)
