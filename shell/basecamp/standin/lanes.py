@@ -104,12 +104,6 @@ class BadFilter(ValueError):
     """A filter a lane refuses (400 ``invalid_filter``)."""
 
 
-class _Refused(Exception):
-    def __init__(self, reply: Reply) -> None:
-        super().__init__("refused")
-        self.reply = reply
-
-
 class Signer:
     """Mints and reads what a client may hand back but neither build nor alter: base64url of
     compact JSON, a dot, its HMAC-SHA256 under a secret of this signer's own."""
@@ -203,21 +197,22 @@ class _Lane:
         self._lock = threading.RLock()
 
     def _begin(self, query: Mapping[str, str], digest: str, newest: int, what: str,
-               **minted_for: int) -> tuple[int, dict[str, Any] | None]:
-        """The id a page starts after, and the signed ``position``'s fields (None: it starts at ``since``)."""
+               **minted_for: int) -> tuple[int, dict[str, Any] | None] | Reply:
+        """The id a page starts after and the signed ``position``'s fields (None: it starts at ``since``),
+        or the refusal to answer instead."""
         token = query.get("position")
         if token is None:
             since = query.get("since", "now").strip()
             if since != "now" and not since.isdigit():
-                raise _Refused(error_reply(400, f"since is an {what} id, 0 or now", reason="invalid_since"))
+                return error_reply(400, f"since is an {what} id, 0 or now", reason="invalid_since")
             return (newest if since == "now" else int(since)), None
         fields = self._signer.read(token)
         wanted = {"a": self._world.account_id, **minted_for}
         if fields is None or any(fields.get(name) != value for name, value in wanted.items()):
-            raise _Refused(error_reply(400, "The position is not valid", reason="invalid_position"))
+            return error_reply(400, "The position is not valid", reason="invalid_position")
         if fields["d"] != digest:
-            raise _Refused(error_reply(409, "The position was minted for another filter set",
-                                       filters_digest=digest, position_digest=fields["d"]))  # fmt: skip
+            return error_reply(409, "The position was minted for another filter set", filters_digest=digest,
+                               position_digest=fields["d"])
         return int(fields["i"]), fields
 
     def _page(self, name: str, wanted: list[Any], last: int, raw: Mapping[str, str],
@@ -329,10 +324,9 @@ class Feed(_Lane):
             return error_reply(400, str(error), reason="invalid_filter")
         digest = filters.digest()
         with self._lock:
-            try:
-                after, position = self._begin(request.query, digest, self.newest_id(), "event")
-            except _Refused as refused:
-                return refused.reply
+            if isinstance(begun := self._begin(request.query, digest, self.newest_id(), "event"), Reply):
+                return begun
+            after, position = begun
             if position is not None and position["e"] < self._epoch:
                 resume = f"{self._url}?{urlencode({**dict(filters.raw), 'since': str(self._epoch_after_id)})}"
                 return error_reply(410, "The position predates the feed's epoch",
@@ -407,10 +401,9 @@ class Inbox(_Lane):
         with self._lock:
             retained = self._now() - RETENTION
             newest = self._items[-1].id if self._items else 0
-            try:
-                after, position = self._begin(query, digest, newest, "item", p=caller.id)
-            except _Refused as refused:
-                return refused.reply
+            if isinstance(begun := self._begin(query, digest, newest, "item", p=caller.id), Reply):
+                return begun
+            after, position = begun
             behind = (item.id > after and item.addressed_at < retained for item in self._items)
             if position is not None and any(behind):
                 resume = f"{self._url}?{urlencode({**raw, 'since': '0'})}"
