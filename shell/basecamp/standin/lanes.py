@@ -198,8 +198,7 @@ class _Lane:
 
     def _begin(self, query: Mapping[str, str], digest: str, newest: int, what: str,
                **minted_for: int) -> tuple[int, dict[str, Any] | None] | Reply:
-        """The id a page starts after and the signed ``position``'s fields (None: it starts at ``since``),
-        or the refusal to answer instead."""
+        """The id a page starts after and its signed position's fields (None: at ``since``), or a refusal."""
         token = query.get("position")
         if token is None:
             since = query.get("since", "now").strip()
