@@ -321,11 +321,9 @@ def end_left_workers(ledger: Ledger) -> list[str]:
     """End each worker group a dead connector left, once its leader is checked to be the recorded process."""
     with ledger.read() as connection:
         left = narration.live_processes(connection)
-    ended = []
-    for attempt_id, pid, pgid, started in left:
-        result = terminate_group(pgid, pid, started, grace_seconds=2.0)
-        ended.append(f"{attempt_id}: {result.outcome} ({result.reason})")
-    return ended
+    ended = [(attempt_id, terminate_group(pgid, pid, started, grace_seconds=2.0))
+             for attempt_id, pid, pgid, started in left]
+    return [f"{attempt_id}: {result.outcome} ({result.reason})" for attempt_id, result in ended]
 
 
 def look(ledger: Ledger, event_id: int) -> EventView:

@@ -38,9 +38,8 @@ AFTER_THE_WORKER = frozenset({"dispatched", "completed"})  # told after what the
 ATTEMPT_NOTICES = frozenset({"still_running", "completion"})  # told after the attempt's end
 CREATING_FAULTS = frozenset({"create_then_drop", "create_then_delay"})
 NOTHING_CREATED_FAULTS = frozenset({"refuse", "server_error", "rate_limit", "drop_without_create"})
-_PLACE = re.compile(
-    r"/(\d+)/(?:buckets/\d+/)?(?:recordings/(\d+)/(comments|boosts)|chats/(\d+)/lines)(?:\.json)?"
-)
+_PLACE = re.compile(r"/(\d+)/(?:buckets/\d+/)?(?:recordings/(\d+)/(comments|boosts)|chats/(\d+)/lines)"
+                    r"(?:\.json)?")
 _PATH_KINDS = {"comments": MessageKind.comment, "boosts": MessageKind.boost}
 _DESCRIBED = {MessageKind.boost: "boosts on", MessageKind.comment: "comments on",
               MessageKind.chat_line: "lines of Campfire"}  # fmt: skip

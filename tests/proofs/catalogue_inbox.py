@@ -28,8 +28,8 @@ INBOX: list[Mutation] = [
     ),
     rule(
         "inbox stand-in: a position behind the retention window is its own 410",
-        "        if any(item.id > after and item.addressed_at < retained for item in self._items):\n",
-        "        if False:\n",
+        "            if position is not None and any(behind):\n",
+        "            if False:\n",
         "test_retention_keeps_30_days_and_a_position_behind_it_is_410_resuming_at_since_0",
         "test_the_official_sdk_sees_a_person_refused_and_a_410_it_can_resume_from",
     ),

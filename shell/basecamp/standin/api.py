@@ -18,6 +18,7 @@ clock, in geared pages (15, 30, 50, then 100) with a ``Link`` to the next only w
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
@@ -213,16 +214,14 @@ class Renderer:
         return f"{bucket}/{recording.path}"
 
     def person(self, person: Person) -> JsonObject:
-        return {
-            "id": person.id, "attachable_sgid": person.sgid, "name": person.name,
-            "email_address": person.email_address, "personable_type": "User", "title": person.title,
-            "bio": "", "location": "", "created_at": WORLD_CREATED_AT, "updated_at": WORLD_CREATED_AT,
-            "admin": person.admin, "owner": person.owner, "client": False, "employee": True,
-            "time_zone": "Etc/UTC", "avatar_url": f"{self.account_url}/people/{person.id}/avatar.png",
-            "company": {"id": 1_033_447_001, "name": self.world.account_name}, "can_ping": True,
-            "can_manage_projects": person.admin, "can_manage_people": person.admin,
-            "can_access_timesheet": person.admin, "can_access_hill_charts": True,
-        }  # fmt: skip
+        return {"id": person.id, "attachable_sgid": person.sgid, "name": person.name,
+                "email_address": person.email_address, "personable_type": "User", "title": person.title,
+                "bio": "", "location": "", "created_at": WORLD_CREATED_AT, "updated_at": WORLD_CREATED_AT,
+                "admin": person.admin, "owner": person.owner, "client": False, "employee": True,
+                "time_zone": "Etc/UTC", "avatar_url": f"{self.account_url}/people/{person.id}/avatar.png",
+                "company": {"id": 1_033_447_001, "name": self.world.account_name}, "can_ping": True,
+                "can_manage_projects": person.admin, "can_manage_people": person.admin,
+                "can_access_timesheet": person.admin, "can_access_hill_charts": True}  # fmt: skip
 
     def message(self, message: Message, *, alone: bool = True) -> JsonObject:
         """As a read answers (``alone``; a boost then names what it boosts), or as a listing shows it."""
@@ -255,15 +254,14 @@ class Renderer:
         table = {"id": card.bucket_id, "title": "Card Table", "type": "Kanban::Column",
                  "url": f"{column}.json", "app_url": column}
         assignees = [self.creator(person_id) for person_id in self._store.joined("assignees", card.id)]
-        return {
-            **self._recording_fields(card, WORLD_CREATED_AT),
-            "subscription_url": self._recording_url(card, "subscription"),
-            "position": 1, "content": "", "description": "", "description_attachments": [], "due_on": None,
-            "completed": False, "comments_count": len(self._store.messages(Kind.comment, card.id)),
-            "comments_url": self.api_url(card, "/comments"), "parent": table,
-            "bucket": self.bucket(card.bucket_id), "creator": self.person(self.world.operator),
-            "assignees": assignees, "completion_subscribers": [], "steps": [], **self._boosts(card),
-        }  # fmt: skip
+        return {**self._recording_fields(card, WORLD_CREATED_AT),
+                "subscription_url": self._recording_url(card, "subscription"), "position": 1, "content": "",
+                "description": "", "description_attachments": [], "due_on": None, "completed": False,
+                "comments_count": len(self._store.messages(Kind.comment, card.id)),
+                "comments_url": self.api_url(card, "/comments"), "parent": table,
+                "bucket": self.bucket(card.bucket_id), "creator": self.person(self.world.operator),
+                "assignees": assignees, "completion_subscribers": [], "steps": [],
+                **self._boosts(card)}  # fmt: skip
 
     def subscription(self, recording: Recording, viewer: Person) -> JsonObject:
         subscribers = self._store.joined("subscribers", recording.id)
@@ -411,8 +409,7 @@ class BasecampApi:
             messages = self._store.messages(kind, destination.id, self._now())
             if kind is Kind.chat_line and request.query.get("direction") == "desc":
                 messages.reverse()
-            return self._listing(request, messages,
-                                 lambda message: self._render.message(message, alone=False))
+            return self._listing(request, messages, functools.partial(self._render.message, alone=False))
         message = self._store.message(kind, route.ids[-1])
         if message is None or route.bucket_id not in (None, message.bucket_id):
             return not_found()

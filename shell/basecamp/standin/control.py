@@ -15,7 +15,9 @@ import itertools
 import json
 import math
 import re
+from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from core.ids import MAX_ID
 from shell.basecamp.standin import faults
@@ -70,17 +72,21 @@ class Control:
         self._faults = book
         self._log = log
         self._limiter = limiter
+        self._books: dict[str, tuple[faults.Book[Any], Callable[[object], Any]]] = {
+            "faults": (book, faults.fault_from_json),
+            "live/faults": (live.faults, faults.live_fault_from_json)}
 
     def answer(self, request: Incoming) -> Reply:
         route, live = (request.method, request.path.removeprefix(PREFIX).strip("/")), self._live
         try:
             match route:
-                case ("POST", "faults"):
-                    fault = faults.fault_from_json(read_json(request.body))
-                    self._faults.add(fault)
+                case ("POST", "faults" | "live/faults" as name):
+                    book, parse = self._books[name]
+                    fault = parse(read_json(request.body))
+                    book.add(fault)
                     return json_reply(201, dataclasses.asdict(fault))
-                case ("GET", "faults"):
-                    return json_reply(200, [dataclasses.asdict(fault) for fault in self._faults.pending()])
+                case ("GET", "faults" | "live/faults" as name):
+                    return json_reply(200, list(map(dataclasses.asdict, self._books[name][0].pending())))
                 case ("DELETE", "faults"):
                     return json_reply(200, {"removed": self._faults.clear()})
                 case ("GET", "requests"):
@@ -89,17 +95,11 @@ class Control:
                     return json_reply(201, {"id": self._seed(read_json(request.body))})
                 case ("POST", "mentions"):
                     return json_reply(201, self._mention(read_json(request.body)))
-                case ("GET", "rate-limit"):
-                    return json_reply(200, _limit_json(self._limiter.limit))
-                case ("PUT", "rate-limit"):
-                    self._limiter.set_limit(_limit_from_json(read_json(request.body)))
-                    return json_reply(200, _limit_json(self._limiter.limit))
-                case ("POST", "live/faults"):
-                    live_fault = faults.live_fault_from_json(read_json(request.body))
-                    live.faults.add(live_fault)
-                    return json_reply(201, dataclasses.asdict(live_fault))
-                case ("GET", "live/faults"):
-                    return json_reply(200, [dataclasses.asdict(found) for found in live.faults.pending()])
+                case ("GET" | "PUT" as method, "rate-limit"):
+                    if method == "PUT":
+                        self._limiter.set_limit(_limit_from_json(read_json(request.body)))
+                    limit = self._limiter.limit
+                    return json_reply(200, {"requests": limit.requests, "window": limit.window})
                 case ("POST", "live/drop"):
                     return json_reply(200, {"dropped": live.drop_all()})
                 case ("GET", "live"):
@@ -154,10 +154,6 @@ class Control:
         kind, content = Kind(str(value["kind"])), str(value["content"])
         when = datetime.fromisoformat(created_at) if isinstance(created_at, str) else None
         return self._api.seed(kind, int(value["recording_id"]), int(value["creator_id"]), content, when).id
-
-
-def _limit_json(limit: faults.RateLimit) -> dict[str, object]:
-    return {"requests": limit.requests, "window": limit.window}
 
 
 def _limit_from_json(value: object) -> faults.RateLimit:

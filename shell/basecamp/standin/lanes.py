@@ -104,12 +104,6 @@ class BadFilter(ValueError):
     """A filter a lane refuses (400 ``invalid_filter``)."""
 
 
-class _Refused(Exception):
-    def __init__(self, reply: Reply) -> None:
-        super().__init__("refused")
-        self.reply = reply
-
-
 class Signer:
     """Mints and reads what a client may hand back but neither build nor alter: base64url of
     compact JSON, a dot, its HMAC-SHA256 under a secret of this signer's own."""
@@ -202,23 +196,23 @@ class _Lane:
         self._signer = Signer()
         self._lock = threading.RLock()
 
-    def _position(self, token: str, digest: str, **minted_for: int) -> dict[str, Any]:
+    def _begin(self, query: Mapping[str, str], digest: str, newest: int, what: str,
+               **minted_for: int) -> tuple[int, dict[str, Any] | None] | Reply:
+        """The id a page starts after and its signed position's fields (None: at ``since``), or a refusal."""
+        token = query.get("position")
+        if token is None:
+            since = query.get("since", "now").strip()
+            if since != "now" and not since.isdigit():
+                return error_reply(400, f"since is an {what} id, 0 or now", reason="invalid_since")
+            return (newest if since == "now" else int(since)), None
         fields = self._signer.read(token)
         wanted = {"a": self._world.account_id, **minted_for}
         if fields is None or any(fields.get(name) != value for name, value in wanted.items()):
-            raise _Refused(error_reply(400, "The position is not valid", reason="invalid_position"))
+            return error_reply(400, "The position is not valid", reason="invalid_position")
         if fields["d"] != digest:
-            raise _Refused(error_reply(409, "The position was minted for another filter set",
-                                       filters_digest=digest, position_digest=fields["d"]))  # fmt: skip
-        return fields
-
-    def _since(self, query: Mapping[str, str], newest: int, what: str) -> int:
-        since = query.get("since", "now").strip()
-        if since == "now":
-            return newest
-        if not since.isdigit():
-            raise _Refused(error_reply(400, f"since is an {what} id, 0 or now", reason="invalid_since"))
-        return int(since)
+            return error_reply(409, "The position was minted for another filter set", filters_digest=digest,
+                               position_digest=fields["d"])
+        return int(fields["i"]), fields
 
     def _page(self, name: str, wanted: list[Any], last: int, raw: Mapping[str, str],
               **position: object) -> Reply:
@@ -230,11 +224,8 @@ class _Lane:
         token = self._signer.mint({"a": self._world.account_id, **position, "i": last})
         body: JsonObject = {name: [item.to_json() for item in page], "position": token}
         if more:
-            body["next"] = self._link({**raw, "position": token})
+            body["next"] = f"{self._url}?{urlencode({**raw, 'position': token})}"
         return json_reply(200, body)
-
-    def _link(self, query: Mapping[str, str]) -> str:
-        return f"{self._url}?{urlencode(query)}"
 
 
 class Feed(_Lane):
@@ -321,10 +312,9 @@ class Feed(_Lane):
     def begin_epoch(self, epoch_after_id: int | None = None) -> int:
         """Every position minted so far answers 410 with ``epoch_after_id`` (default: the newest id)."""
         with self._lock:
-            after = epoch_after_id if epoch_after_id is not None else self.newest_id()
             self._epoch += 1
-            self._epoch_after_id = after
-            return after
+            self._epoch_after_id = epoch_after_id if epoch_after_id is not None else self.newest_id()
+            return self._epoch_after_id
 
     def answer(self, request: Incoming, caller: Person) -> Reply:
         try:
@@ -333,25 +323,17 @@ class Feed(_Lane):
             return error_reply(400, str(error), reason="invalid_filter")
         digest = filters.digest()
         with self._lock:
-            try:
-                after = self._start(request.query, filters, digest)
-            except _Refused as refused:
-                return refused.reply
+            if isinstance(begun := self._begin(request.query, digest, self.newest_id(), "event"), Reply):
+                return begun
+            after, position = begun
+            if position is not None and position["e"] < self._epoch:
+                resume = f"{self._url}?{urlencode({**dict(filters.raw), 'since': str(self._epoch_after_id)})}"
+                return error_reply(410, "The position predates the feed's epoch",
+                                   epoch_after_id=self._epoch_after_id, resume=resume)
             agent, visible, ready = self._world.agent.id, self.visible_buckets(caller), self._ready(after)
             shown = [event for event in ready if filters.admit(event, agent) and event.bucket_id in visible]
             last = ready[-1].id if ready else after
             return self._page("events", shown, last, dict(filters.raw), d=digest, e=self._epoch)
-
-    def _start(self, query: Mapping[str, str], filters: Filters, digest: str) -> int:
-        token = query.get("position")
-        if token is None:
-            return self._since(query, self.newest_id(), "event")
-        position = self._position(token, digest)
-        if position["e"] < self._epoch:
-            resume = self._link({**dict(filters.raw), "since": str(self._epoch_after_id)})
-            raise _Refused(error_reply(410, "The position predates the feed's epoch",
-                                       epoch_after_id=self._epoch_after_id, resume=resume))  # fmt: skip
-        return int(position["i"])
 
     def _ready(self, after: int) -> list[StandinFeedEvent]:
         """The events after ``after`` old enough to serve, in id order: a younger one holds back the rest."""
@@ -417,10 +399,14 @@ class Inbox(_Lane):
         visible = self._feed.visible_buckets(caller)
         with self._lock:
             retained = self._now() - RETENTION
-            try:
-                after = self._start(query, caller, digest, retained, raw)
-            except _Refused as refused:
-                return refused.reply
+            newest = self._items[-1].id if self._items else 0
+            if isinstance(begun := self._begin(query, digest, newest, "item", p=caller.id), Reply):
+                return begun
+            after, position = begun
+            behind = (item.id > after and item.addressed_at < retained for item in self._items)
+            if position is not None and any(behind):
+                resume = f"{self._url}?{urlencode({**raw, 'since': '0'})}"
+                return error_reply(410, "The position fell behind the inbox's retention", resume=resume)
             mine = [item for item in self._items if item.person_id == caller.id and item.id > after]
             kept = [item for item in mine if item.addressed_at >= retained]
             wanted = [item for item in kept if _passes(reasons, item.reason)
@@ -428,17 +414,6 @@ class Inbox(_Lane):
                       and item.event.bucket_id in visible]
             last = mine[-1].id if mine else after
             return self._page("items", wanted, last, raw, p=caller.id, d=digest)
-
-    def _start(self, query: Mapping[str, str], caller: Person, digest: str, retained: datetime,
-               raw: dict[str, str]) -> int:
-        token = query.get("position")
-        if token is None:
-            return self._since(query, self._items[-1].id if self._items else 0, "item")
-        after = int(self._position(token, digest, p=caller.id)["i"])
-        if any(item.id > after and item.addressed_at < retained for item in self._items):
-            resume = self._link({**raw, "since": "0"})
-            raise _Refused(error_reply(410, "The position fell behind the inbox's retention", resume=resume))
-        return after
 
 
 class TicketRefused(Exception):
@@ -490,9 +465,10 @@ class LiveStream:
         self.stopping = threading.Event()
         self._people: dict[int, Person] = {}
         self._lock = threading.Lock()
-        self._server: Server = serve(self._handle, HOST, 0, process_request=self._upgrade,
-                                     subprotocols=[SUBPROTOCOL], select_subprotocol=_select_subprotocol,
-                                     compression=None, logger=_QUIET)
+        self._server: Server = serve(
+            self._handle, HOST, 0, process_request=self._upgrade, subprotocols=[SUBPROTOCOL],
+            compression=None, logger=_QUIET,
+            select_subprotocol=lambda _, offered: SUBPROTOCOL if SUBPROTOCOL in offered else None)
         self.port = int(self._server.socket.getsockname()[1])
         self.tickets = StreamTickets(world, now, f"ws://{HOST}:{self.port}{CABLE_PATH}", ticket_ttl)
         self._thread: threading.Thread | None = None
@@ -598,11 +574,10 @@ class _Session:
             channel = params["channel"]
         except (ValueError, KeyError, TypeError):
             return  # Action Cable ignores what it cannot read
-        if name == "unsubscribe":
-            with self._lock:
-                self._subscription = None
-            return
         if name != "subscribe":
+            if name == "unsubscribe":
+                with self._lock:
+                    self._subscription = None
             return
         try:
             if channel != CHANNEL:
@@ -665,10 +640,6 @@ class _Session:
                     return False
             self.send({"identifier": subscription.identifier, "message": {"events": [event.to_json()]}})
         return True
-
-
-def _select_subprotocol(connection: ServerConnection, offered: Sequence[Subprotocol]) -> Subprotocol | None:
-    return SUBPROTOCOL if SUBPROTOCOL in offered else None
 
 
 def cut(connection: socket.socket) -> None:
