@@ -204,11 +204,6 @@ def _list(args: argparse.Namespace, context: Context) -> int:
     return EXIT_OK
 
 
-def _destination(row: rows.IntentRow) -> dict[str, Any]:
-    return {"message_kind": str(row.destination.kind), "bucket_id": row.destination.bucket_id,
-            "recording_id": row.destination.recording_id}  # fmt: skip
-
-
 def _show(args: argparse.Namespace, context: Context) -> int:
     with context.read_only() as ledger, ledger.read() as connection:
         row = rows.intent(connection, args.id)
@@ -257,7 +252,9 @@ def _details(row: rows.IntentRow, context: Context, now: datetime) -> dict[str, 
         "id": row.id, "intent_key": row.key, "kind": str(row.kind), "state": str(row.state),
         "refused": is_refused(row.state, row.note), "waits_for_person": waits_for_person(row.state, row.note),
         "event_id": row.event_id, "task_id": row.task_id, "attempt_id": row.attempt_id,
-        "occurrence": row.occurrence, "destination": _destination(row), "body": row.body,
+        "occurrence": row.occurrence,
+        "destination": {"message_kind": str(row.destination.kind), "bucket_id": row.destination.bucket_id,
+                        "recording_id": row.destination.recording_id}, "body": row.body,
         "created_at": time_text(row.created_at), "not_before": time_text(row.not_before),
         "sending_at": time_text(row.sending_at), "finished_at": time_text(row.finished_at),
         "receipt_id": row.receipt_id, "note": row.note, "resolved_by": row.resolved_by,

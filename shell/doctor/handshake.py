@@ -27,7 +27,7 @@ from core.worker_stream import Ending, Exited, Signaled, StopRequest, Vanished
 from shell import private_files
 from shell.clock import Clock
 from shell.worker.command import WorkerCommand
-from shell.worker.driver import SessionSetupError, SpawnFailed, remove_session, spawn, supervise
+from shell.worker.driver import SessionSetupError, SpawnFailed, release, spawn, supervise
 from shell.worker.mcp import McpServer, serve
 
 log = logging.getLogger(__name__)
@@ -80,7 +80,7 @@ def probe(command: WorkerCommand, *, ledger: Path, agent_id: int, seconds: float
             tail = _last_line(started.stderr)
         finally:
             marker.unlink(missing_ok=True)
-            remove_session(started.session_dir)
+            release(started)
     end = supervision.end
     return Handshake(initialized=seen.after is not None,
                      seconds=seconds if seen.after is None else seen.after,

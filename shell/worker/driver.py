@@ -113,7 +113,7 @@ def spawn(command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Pat
             stderr=err, start_new_session=True, close_fds=True,
         )
     except OSError as error:  # Popen reaps the child before it raises
-        remove_session(session_dir)
+        shutil.rmtree(session_dir, ignore_errors=True)
         return _spawn_failed(attempt_id, error)
     finally:
         os.close(out)
@@ -152,17 +152,10 @@ def mcp_session_config(repository: Path, ledger_path: Path, token: str,
     args = ["-P", "-m", "shell.worker.mcp_entry", "--ledger", str(ledger_path)]
     if agent_id is not None:
         args += ["--agent-id", str(int(agent_id))]
-    return {
-        "mcpServers": {
-            MCP_SERVER_NAME: {
-                "type": "stdio",
-                "alwaysLoad": True,  # Claude Code: connected before its first model request
-                "command": sys.executable,
-                "args": args,
-                "env": {"PYTHONPATH": str(repository), TASK_TOKEN_ENV: token},
-            }
-        }
-    }
+    server = {"type": "stdio", "alwaysLoad": True,  # Claude Code: connected before its first model request
+              "command": sys.executable, "args": args,
+              "env": {"PYTHONPATH": str(repository), TASK_TOKEN_ENV: token}}
+    return {"mcpServers": {MCP_SERVER_NAME: server}}
 
 
 def open_session(private_dir: Path, attempt_id: str, config: dict[str, object]) -> tuple[Path, int, int]:
@@ -193,10 +186,6 @@ def open_session(private_dir: Path, attempt_id: str, config: dict[str, object]) 
         shutil.rmtree(session_dir, ignore_errors=True)
         raise SessionSetupError(f"the session for {attempt_id}: {error.strerror}") from error
     return session_dir, out, err
-
-
-def remove_session(session_dir: Path) -> None:
-    shutil.rmtree(session_dir, ignore_errors=True)
 
 
 def sweep_sessions(private_dir: Path) -> list[str]:
@@ -298,9 +287,7 @@ def _wait(running: RunningWorker, watch: StreamWatch | None, stop_event: StopSig
 def _ending_from_status(returncode: int | None) -> worker_stream.Ending | None:
     if returncode is None:
         return None
-    if returncode < 0:
-        return Signaled(-returncode)
-    return Exited(returncode)
+    return Signaled(-returncode) if returncode < 0 else Exited(returncode)
 
 
 def _observe(running: RunningWorker) -> worker_stream.Ending | None:
@@ -315,9 +302,7 @@ def _observe(running: RunningWorker) -> worker_stream.Ending | None:
         return _ending_from_status(running.process.returncode) or Vanished()
     if result is None or result.si_pid == 0:
         return None
-    if result.si_code == os.CLD_EXITED:
-        return Exited(result.si_status)
-    return Signaled(result.si_status)
+    return Exited(result.si_status) if result.si_code == os.CLD_EXITED else Signaled(result.si_status)
 
 
 def _reap(running: RunningWorker, poll: float, clock: Clock) -> worker_stream.Ending | None:
@@ -342,7 +327,7 @@ def _answered(running: RunningWorker, said: worker_stream.StreamFacts) -> bool:
 
 
 def release(running: RunningWorker) -> None:
-    remove_session(running.session_dir)
+    shutil.rmtree(running.session_dir, ignore_errors=True)
 
 
 @dataclass
