@@ -57,7 +57,6 @@ class _Seen:
 
 
 def probe(command: WorkerCommand, *, ledger: Path, agent_id: int, seconds: float, clock: Clock) -> Handshake:
-    """Spawn the worker with a probe token and wait for its MCP handshake."""
     token = PROBE_PREFIX + secrets.token_hex(16)
     marker = marker_path(ledger, token)
     with tempfile.TemporaryDirectory(prefix="connector-doctor-") as scratch:
@@ -110,8 +109,6 @@ def _last_line(path: Path) -> str:
 
 
 class ProbeTools:
-    """The dispatch tools, each refused."""
-
     def _refuse(self, request: object) -> Result[Any, ToolRefusal]:
         return Failure(refuse(RefusalKind.task_token_refused, NO_DISPATCH))
 

@@ -154,7 +154,6 @@ class InboxLane:
         return fresh
 
     def _failing(self, why: str) -> _Stop:
-        """Verdict ``failing`` written; the stop to raise."""
         log.info("inbox: %s; tried again later", why)
         self._verdict(InboxVerdict.failing, why)
         return _Stop()

@@ -106,7 +106,6 @@ class LiveLane:
         self.why = ""
 
     def run(self, stop: threading.Event) -> None:
-        """Connect, hear, reconnect, until ``stop`` is set."""
         self._write_state(LaneState.connecting, "", reset=True)
         while not stop.is_set():
             self._beat()
