@@ -80,8 +80,7 @@ class InboxLane:
         if state is None or state.read_at is None:
             kept = state.floor_id if state is not None else 0
             floor = kept or max(0, self._account_floor())
-            position, since = "", (0 if floor else None)
-            last = 0
+            position, since, last = "", (0 if floor else None), 0
         else:
             floor, position, last = state.floor_id, state.position, state.last_item_id
             since = last

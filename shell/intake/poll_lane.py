@@ -295,10 +295,8 @@ class Repair:
     def _walk(self, loss: Loss, deadline: float) -> None:
         cursor, more, next_url, recovered = loss.cursor, True, None, 0
         for _ in range(REPAIR_MAX_PAGES):
-            if next_url is not None:
-                page = self._client.poll_events(None, None, self._filters, deadline, next_url=next_url)
-            else:
-                page = self._client.poll_events(cursor, None, self._filters, deadline)
+            since = cursor if next_url is None else None
+            page = self._client.poll_events(since, None, self._filters, deadline, next_url=next_url)
             fresh, inside = self._record(loss, page)
             recovered += inside
             for event_id in fresh:

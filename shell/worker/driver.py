@@ -218,7 +218,7 @@ class StopSignal(Protocol):
 
 def supervise(running: RunningWorker, *, deadline_at: datetime | None, stop_event: StopSignal, clock: Clock,
               still_running_every: float = DEFAULT_STILL_RUNNING_SECONDS,
-              on_tick: Callable[[], None] | None = None, grace_seconds: float = DEFAULT_GRACE_SECONDS,
+              on_tick: Callable[[], None] = lambda: None, grace_seconds: float = DEFAULT_GRACE_SECONDS,
               poll_seconds: float = POLL_SECONDS, watch: StreamWatch | None = None, permission_mode: str = "",
               after_result_seconds: float = AFTER_RESULT_SECONDS) -> Supervision:
     """Wait for the worker to end; tick while it runs; stop it at the deadline or at shutdown."""
@@ -251,7 +251,7 @@ def supervise(running: RunningWorker, *, deadline_at: datetime | None, stop_even
 
 
 def _wait(running: RunningWorker, watch: StreamWatch | None, stop_event: StopSignal,
-          deadline_at: datetime | None, clock: Clock, *, on_tick: Callable[[], None] | None, every: float,
+          deadline_at: datetime | None, clock: Clock, *, on_tick: Callable[[], None], every: float,
           poll: float, mode: str, after_result: float) -> tuple[StopRequest | None, int]:
     """Poll until the leader ends (None) or a stop is due (which); and the ticks reported."""
     next_tick = clock.monotonic() + every
@@ -273,8 +273,7 @@ def _wait(running: RunningWorker, watch: StreamWatch | None, stop_event: StopSig
         if clock.monotonic() >= next_tick:
             ticks += 1
             try:
-                if on_tick is not None:
-                    on_tick()
+                on_tick()
             except Exception:
                 log.exception("worker attempt=%s: the still-running report failed", running.attempt_id)
             next_tick += every
