@@ -154,8 +154,7 @@ def _device_flow(launchpad: str, registered: oauth.Credentials, timeout: float) 
         try:
             return token_request(oauth.device_token_form(registered, grant), registered, datetime.now(UTC))
         except LaunchpadFailed as error:
-            wait = oauth.poll_verdict(error.error, interval)
-            if wait is None:
+            if (wait := oauth.poll_verdict(error.error, interval)) is None:
                 raise
             interval = wait
 

@@ -17,7 +17,6 @@ import argparse
 import json
 import os
 import sqlite3
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -142,9 +141,8 @@ def run(args: argparse.Namespace) -> int:
     except sqlite3.DatabaseError as error:
         raise UserError(f"{paths.ledger}: the ledger could not be read: {error}", EXIT_CONFIG) from error
     holder = holder or peek_only(paths.directory)  # the file names other ids since it started
-    lock_file = None if holder is None else replace(
-        values.LockFile(holder.pid, holder.started_at, values.pid_status(holder.pid_present)),
-        configuration_problem=holder.configuration_problem)
+    lock_file = None if holder is None else values.LockFile(
+        holder.pid, holder.started_at, values.pid_status(holder.pid_present), holder.configuration_problem)
     status = values.Status(
         account_id=configuration.account_id, agent_id=configuration.agent_id, state_dir=str(paths.directory),
         ledger_path=str(paths.ledger), lock_file=lock_file, ledger=snapshot,

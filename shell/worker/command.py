@@ -54,8 +54,7 @@ class WorkerCommand:
                     raise ValueError(f"unknown placeholder {{{name}}} in the worker command; "
                                      f"known: {', '.join(sorted(PLACEHOLDERS))}")
         for name in [name for name, _ in self.env] + list(self.pass_env):
-            problem = variable_name_problem(name)
-            if problem is not None:
+            if (problem := variable_name_problem(name)) is not None:
                 raise ValueError(problem)
 
     @classmethod
@@ -130,9 +129,7 @@ class WorkerCommand:
         chosen = {name: value for name, value in environ.items() if name in ALLOWLIST}
         chosen.update({name: environ[name] for name in self.pass_env if name in environ})
         chosen.update(dict(self.env))
-        for name in CONNECTOR_SECRETS:
-            chosen.pop(name, None)
-        return chosen
+        return {name: value for name, value in chosen.items() if name not in CONNECTOR_SECRETS}
 
 
 def mcp_servers_of(path: Path) -> tuple[str, ...]:

@@ -298,8 +298,7 @@ def _encode(message: object) -> bytes:
 
 def serve(reader: IO[bytes], writer: IO[bytes], server: McpServer) -> None:
     for line in iter(reader.readline, b""):
-        reply = server.handle_line(line)
-        if reply is not None:
+        if (reply := server.handle_line(line)) is not None:
             writer.write(reply)
             writer.flush()
     log.info("stdin closed; the server stops")
