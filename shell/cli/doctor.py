@@ -75,8 +75,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def examine(args: argparse.Namespace, clock: Clock) -> list[Check]:
-    """Every check, in the order a person fixes them: where the state is, what it says, what it
-    reaches, what it runs, what it keeps."""
+    """Every check, in the order they are fixed: where the state is, what it says, reaches, runs, keeps."""
     asked = (args.account, args.agent)
     try:
         paths = locate_state(args.state_dir, args.account, args.agent, confirm_pair=False)

@@ -210,8 +210,7 @@ def _report(as_json: bool, token_file: Path, expires_at: str, found: dict[str, A
 
 @contextmanager
 def _callback(port: int, state: str) -> Iterator[tuple[int, Callable[[float], dict[str, str] | None]]]:
-    """The loopback server that receives the redirect: its port, and a wait for the one callback
-    with ``state``."""
+    """The loopback server for the redirect: its port, and a wait for the one callback with ``state``."""
     received: list[dict[str, str]] = []
     arrived = threading.Event()
     lock = threading.Lock()

@@ -63,8 +63,7 @@ def chosen(argv: list[str] | tuple[str, ...]) -> str | None:
 
 def build_parser(commands: Sequence[str] = COMMANDS, *,
                  listed: Sequence[str] = ()) -> argparse.ArgumentParser:
-    """The parser with ``commands`` in full (their modules imported), and each other one of
-    ``listed`` by its summary only."""
+    """The parser with ``commands`` in full (their modules imported), the rest of ``listed`` by summary."""
     parser: argparse.ArgumentParser = CommandParser(
         prog="bin/connect", epilog="Run `bin/connect COMMAND --help` for what each command does.",
         description="The Basecamp connector: reads an account's event feed, runs a worker for the requests "

@@ -333,8 +333,7 @@ def check_receipt_at_basecamp(context: Context, intent_id: int, receipt_id: int)
 
 
 def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
-    """The options every verb takes, before or after its name (after it, a default would
-    overwrite what was given before)."""
+    """The options every verb takes before or after its name (a default after would overwrite one before)."""
     none, false = (argparse.SUPPRESS, argparse.SUPPRESS) if suppress else (None, False)
     parser.add_argument("--ledger", metavar="PATH", default=none,
                         help=f"the connector's ledger file (default: ${LEDGER_ENVIRONMENT})")

@@ -204,8 +204,7 @@ def _given_on_disk(changes: Changes) -> tuple[str, ...]:
 
 
 def _disk_problems(paths: StatePaths, configuration: Configuration) -> list[str]:
-    """What the file system says about the routes, the token file and the worker command's
-    placeholders, one line each."""
+    """What the file system says of the routes, the token file and the worker's placeholders, a line each."""
     problems = []
     try:
         WorkerCommand.of(configuration)

@@ -131,8 +131,7 @@ def pair(paths: StatePaths, loaded: Configuration) -> doctor.Check:
 
 
 def claude_code(command: WorkerCommand, allowed: tuple[str, ...]) -> list[doctor.Check]:
-    """The version, login and allowances checks; ``allowed``: what setup allowed beyond the
-    defaults, by name."""
+    """The version, login and allowances checks; ``allowed``: what setup allowed beyond the defaults."""
     if not command.speaks_stream_json:
         return []
     return [doctor.version_check(*_ask(command, "--version")),

@@ -213,8 +213,7 @@ class LiveLane:
                 self.on_frame(frame)
 
     def on_frame(self, frame: live.Frame) -> None:
-        """What the lane does with each frame it reads after subscribing; public so the whole-
-        connector simulation hands it frames without a socket."""
+        """Each frame read after subscribing; public, so the whole-connector simulation needs no socket."""
         match frame:
             case live.Confirmed():
                 self.failures = 0

@@ -82,7 +82,6 @@ class RunningWorker:
 
     @property
     def leads_its_group(self) -> bool:
-        """The only group the driver ever signals is one the worker leads."""
         return self.pid > 1 and self.pgid == self.pid
 
 
@@ -114,7 +113,11 @@ def spawn(command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Pat
         )
     except OSError as error:  # Popen reaps the child before it raises
         shutil.rmtree(session_dir, ignore_errors=True)
-        return _spawn_failed(attempt_id, error)
+        detail = f"{type(error).__name__}: {error.strerror or error}"
+        if error.filename is not None:
+            detail += f": {error.filename}"
+        log.warning("worker attempt=%s could not start: %s", attempt_id, detail)
+        return SpawnFailed(attempt_id, detail)
     finally:
         os.close(out)
         os.close(err)
@@ -123,14 +126,6 @@ def spawn(command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Pat
     if turns is not None and send_prompt:
         turns.give(prompt)
     return running
-
-
-def _spawn_failed(attempt_id: str, error: OSError) -> SpawnFailed:
-    detail = f"{type(error).__name__}: {error.strerror or error}"
-    if error.filename is not None:
-        detail += f": {error.filename}"
-    log.warning("worker attempt=%s could not start: %s", attempt_id, detail)
-    return SpawnFailed(attempt_id, detail)
 
 
 def _running(attempt_id: str, process: subprocess.Popen[bytes], session_dir: Path,
