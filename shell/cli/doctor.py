@@ -2,8 +2,7 @@
 
 Each check is one line (``core.doctor`` judges, ``shell.doctor`` measures; ``--help`` lists them
 and the exit codes); ``--json`` prints ``core.doctor.report``. Even a state directory that cannot
-be found is a failing check, not an error line, so the answer keeps one shape.
-"""
+be found is a failing check, not an error line, so the answer keeps one shape."""
 
 from __future__ import annotations
 

@@ -8,8 +8,7 @@ OAuth discovery offers it on the ``--launchpad`` origin. A ``--launchpad`` that 
 only to loopback) is refused before any page opens. The token file is written owner-only and
 whole, over nothing but an owner-only token file: anything else is refused before the sign-in and
 again before the rename. No token or secret is in argv, printed or logged; the URL to open goes to
-stderr (stdout is the result).
-"""
+stderr (stdout is the result)."""
 
 from __future__ import annotations
 

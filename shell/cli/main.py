@@ -6,8 +6,7 @@ from ``SUMMARIES`` alone, the one home of a summary (each module registers the s
 ``--help`` lists every one and imports none. The chosen one is the first argument that is not an
 option: the top level's options take no value, so that is the one argparse takes too. A
 subcommand lives in ``shell.cli.<its name, - as _>`` unless ``HOMES`` names the module of its
-concern; such a module registers each of its commands with ``register_<name>``.
-"""
+concern; such a module registers each of its commands with ``register_<name>``."""
 
 from __future__ import annotations
 

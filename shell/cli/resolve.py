@@ -9,8 +9,7 @@ path, quoted for a shell; ``show`` prints the body whole (no log line carries on
 reads message N first unless ``--unchecked`` (the intent's note, the line and ``--json``'s
 ``receipt_checked`` say which); ``core.adoption.check_receipt`` decides, given the worker's own
 message ids the ledger holds for N. An intent the decision is refused for anyway is not asked
-about, and no refusal writes anything.
-"""
+about, and no refusal writes anything."""
 
 from __future__ import annotations
 

@@ -12,8 +12,7 @@ the terminal (``_columns``: argparse would import ``shutil``, and with it compre
 ``guard`` comes first in each entry: a closed standard descriptor is opened anew (stdout on
 ``/dev/full``), so no file a command opens takes number 1 or 2, and both streams write what their
 encoding cannot hold as JSON's ``\\uXXXX``. A failed write to stdout is ``StdoutUnwritable`` (exit
-3), never an ``OSError`` a disk's handler could take for its own; one to stderr is dropped.
-"""
+3), never an ``OSError`` a disk's handler could take for its own; one to stderr is dropped."""
 
 from __future__ import annotations
 

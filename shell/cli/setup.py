@@ -6,8 +6,7 @@ exist (relative ones are written absolute), the token file must be owner-only, a
 ``--no-check`` the token must answer as ``--agent``. ``--force`` moves the record of the pair's one
 state directory here. The token itself is never printed, in an error, in the configuration or in
 argv: only its file's path. A connector running beside it serves new routes within
-``core.configuration.RELOAD_EVERY``; anything else waits for its next start, and setup says so.
-"""
+``core.configuration.RELOAD_EVERY``; anything else waits for its next start, and setup says so."""
 
 from __future__ import annotations
 

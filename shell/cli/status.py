@@ -8,8 +8,7 @@ the heartbeats beside the ledger. Nothing secret is printed: never the token (it
 read), a feed position or a body. A disk nearly full where the ledger lives, and a write the
 running connector saw fail (``shell.ledger.connection``) until one succeeds, are in the
 summary: both would otherwise show only in its log. A shadow ``--state-dir`` shows the shadow run
-as ``--shadow`` does: its own lock and ledger, with the state directory's configuration.
-"""
+as ``--shadow`` does: its own lock and ledger, with the state directory's configuration."""
 
 from __future__ import annotations
 
