@@ -221,8 +221,7 @@ def _show(args: argparse.Namespace, context: Context) -> int:
         ("sending at", details["sending_at"]), ("finished at", details["finished_at"]),
         ("age", human_age(details["age_seconds"])), ("receipt", row.receipt_id), ("note", row.note),
         ("resolved by", row.resolved_by), ("reconcile failures", row.reconcile_failures),
-        ("reconcile at", details["reconcile_at"]),
-    ]  # fmt: skip
+        ("reconcile at", details["reconcile_at"])]  # fmt: skip
     for name, value in fields:
         print(f"  {name + ':':<20}{'-' if value is None or value == '' else value}")
     print("  body:")

@@ -21,7 +21,7 @@ from core.intake_status import InboxVerdict
 from core.timestamps import format_timestamp
 from shell.basecamp.errors import BasecampError, InboxRefused
 from shell.clock import Clock
-from shell.intake.poll_lane import stamped
+from shell.intake.poll_lane import MAX_RECOVERIES, stamped
 from shell.ledger import intake, records
 from shell.ledger.connection import Ledger, LedgerError
 from shell.ledger.intake import Lane
@@ -30,7 +30,6 @@ log = logging.getLogger("connector.intake.inbox")
 
 DEFAULT_EVERY_POLLS = 6  # a backstop: every sixth intake turn (30 s at the default 5 s poll)
 MAX_PAGES = 20
-MAX_RECOVERIES = 2
 
 
 class InboxReader(Protocol):

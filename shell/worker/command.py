@@ -73,8 +73,7 @@ class WorkerCommand:
             program, "-p", "--input-format", STREAM_JSON, "--output-format", STREAM_JSON, "--verbose",
             "--replay-user-messages", "--setting-sources", "", "--permission-mode", PERMISSION_MODE,
             "--tools", ",".join(tools), "--allowed-tools", ",".join(allowed),
-            "--strict-mcp-config", "--mcp-config", "{mcp_config}", *extra,
-        )  # fmt: skip
+            "--strict-mcp-config", "--mcp-config", "{mcp_config}", *extra)  # fmt: skip
         environment = tuple(sorted({**dict(BLOCKING_MCP_START), **(env or {})}.items()))
         return cls(argv=argv, env=environment, pass_env=tuple(pass_env))
 

@@ -109,8 +109,7 @@ def spawn(command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Pat
         process = subprocess.Popen(
             argv, cwd=work_dir, env=command.environment(os.environ if environ is None else environ),
             stdin=subprocess.PIPE if command.speaks_stream_json else subprocess.DEVNULL, stdout=out,
-            stderr=err, start_new_session=True, close_fds=True,
-        )
+            stderr=err, start_new_session=True, close_fds=True)
     except OSError as error:  # Popen reaps the child before it raises
         shutil.rmtree(session_dir, ignore_errors=True)
         detail = f"{type(error).__name__}: {error.strerror or error}"

@@ -133,8 +133,7 @@ TOOLS: Final[tuple[dict[str, Any], ...]] = (
           _input("event_id", "text", event_id=_EVENT,
                  text={"type": "string", "maxLength": bounds.MAX_MESSAGE_CHARACTERS,
                        "description": _MARKDOWN}),
-          _RECEIPT_SCHEMA),
-)  # fmt: skip
+          _RECEIPT_SCHEMA))  # fmt: skip
 
 
 _TOOL_NAMES = frozenset(tool["name"] for tool in TOOLS)
