@@ -162,10 +162,9 @@ def user_message(text: str) -> bytes:
 
 
 def close_input(stdin: IO[bytes] | None) -> None:
-    if stdin is None or stdin.closed:
-        return
-    with contextlib.suppress(OSError):
-        stdin.close()
+    if stdin is not None and not stdin.closed:
+        with contextlib.suppress(OSError):
+            stdin.close()
 
 
 class Turns:
