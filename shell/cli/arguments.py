@@ -6,8 +6,7 @@ to store or to wait for is a bad value: an id is at most ``MAX_ID`` (SQLite's IN
 most ``MAX_DURATION`` (a year). Who decided (``--by``) is the name given, or ``local:<user name>``
 from the system made one line; free text a person gives (``--by``, ``--reason``) holding a control
 or format character -- a newline, an ANSI escape, DEL, BEL, a bidirectional override -- is refused,
-never stored: it would come back to a terminal as it was given.
-"""
+never stored: it would come back to a terminal as it was given."""
 
 from __future__ import annotations
 

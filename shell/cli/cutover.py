@@ -9,8 +9,7 @@ never stopping a process itself. Promote's steps and their crash safety are
 and running promote again finishes; once finished it says so and changes nothing. An import file
 is refused larger than ``MAX_BYTES`` before it is read whole (its size first, then a read of at
 most one byte more); reading and checking it is ``core.import_file.parse``, applying it one
-transaction (``shell.ledger.decisions.apply_import``).
-"""
+transaction (``shell.ledger.decisions.apply_import``)."""
 
 from __future__ import annotations
 

@@ -9,8 +9,7 @@ full disk or an unwritable state directory is one line saying the decision was n
 answer that cannot be written says it was recorded. Under a hold reconciliation goes on too; one set
 while one stands is renewed (a new generation, the first setter kept). Whether a connector runs is
 read from the lock file and said only as a hint. A redispatch of a record a live task carries is
-committed first; then the task's worker is stopped and the answer says what became of it.
-"""
+committed first; then the task's worker is stopped and the answer says what became of it."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 
 It plays the five scenes (``shell.demo.play``); the connector is stopped whatever happens. The
 demo's directory is removed after a pass unless ``--keep``, and kept (and said where) after a
-failure. A stand-in, setup or connector that fails is one line on stderr, never a traceback.
-"""
+failure. A stand-in, setup or connector that fails is one line on stderr, never a traceback."""
 
 from __future__ import annotations
 

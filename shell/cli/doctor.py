@@ -2,8 +2,7 @@
 
 Each check is one line (``core.doctor`` judges, ``shell.doctor`` measures; ``--help`` lists them
 and the exit codes); ``--json`` prints ``core.doctor.report``. Even a state directory that cannot
-be found is a failing check, not an error line, so the answer keeps one shape.
-"""
+be found is a failing check, not an error line, so the answer keeps one shape."""
 
 from __future__ import annotations
 
@@ -75,8 +74,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def examine(args: argparse.Namespace, clock: Clock) -> list[Check]:
-    """Every check, in the order a person fixes them: where the state is, what it says, what it
-    reaches, what it runs, what it keeps."""
+    """Every check, in the order they are fixed: where the state is, what it says, reaches, runs, keeps."""
     asked = (args.account, args.agent)
     try:
         paths = locate_state(args.state_dir, args.account, args.agent, confirm_pair=False)

@@ -8,8 +8,7 @@ OAuth discovery offers it on the ``--launchpad`` origin. A ``--launchpad`` that 
 only to loopback) is refused before any page opens. The token file is written owner-only and
 whole, over nothing but an owner-only token file: anything else is refused before the sign-in and
 again before the rename. No token or secret is in argv, printed or logged; the URL to open goes to
-stderr (stdout is the result).
-"""
+stderr (stdout is the result)."""
 
 from __future__ import annotations
 
@@ -154,8 +153,7 @@ def _device_flow(launchpad: str, registered: oauth.Credentials, timeout: float) 
         try:
             return token_request(oauth.device_token_form(registered, grant), registered, datetime.now(UTC))
         except LaunchpadFailed as error:
-            wait = oauth.poll_verdict(error.error, interval)
-            if wait is None:
+            if (wait := oauth.poll_verdict(error.error, interval)) is None:
                 raise
             interval = wait
 
@@ -211,8 +209,7 @@ def _report(as_json: bool, token_file: Path, expires_at: str, found: dict[str, A
 
 @contextmanager
 def _callback(port: int, state: str) -> Iterator[tuple[int, Callable[[float], dict[str, str] | None]]]:
-    """The loopback server that receives the redirect: its port, and a wait for the one callback
-    with ``state``."""
+    """The loopback server for the redirect: its port, and a wait for the one callback with ``state``."""
     received: list[dict[str, str]] = []
     arrived = threading.Event()
     lock = threading.Lock()

@@ -6,8 +6,7 @@ from ``SUMMARIES`` alone, the one home of a summary (each module registers the s
 ``--help`` lists every one and imports none. The chosen one is the first argument that is not an
 option: the top level's options take no value, so that is the one argparse takes too. A
 subcommand lives in ``shell.cli.<its name, - as _>`` unless ``HOMES`` names the module of its
-concern; such a module registers each of its commands with ``register_<name>``.
-"""
+concern; such a module registers each of its commands with ``register_<name>``."""
 
 from __future__ import annotations
 
@@ -63,8 +62,7 @@ def chosen(argv: list[str] | tuple[str, ...]) -> str | None:
 
 def build_parser(commands: Sequence[str] = COMMANDS, *,
                  listed: Sequence[str] = ()) -> argparse.ArgumentParser:
-    """The parser with ``commands`` in full (their modules imported), and each other one of
-    ``listed`` by its summary only."""
+    """The parser with ``commands`` in full (their modules imported), the rest of ``listed`` by summary."""
     parser: argparse.ArgumentParser = CommandParser(
         prog="bin/connect", epilog="Run `bin/connect COMMAND --help` for what each command does.",
         description="The Basecamp connector: reads an account's event feed, runs a worker for the requests "

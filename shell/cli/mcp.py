@@ -10,8 +10,7 @@ cannot be done and seen done, the server refuses to start (exit 3). A probe toke
 tool. Otherwise a missing, foreign or out-of-date ledger, or a token naming no live task, is one
 line on stderr and a non-zero exit before any protocol message. Without ``--agent-id`` the
 agent's own mentions stay in instructions, and a warning says so. stdout carries protocol
-messages only; logs go to stderr; the end of stdin ends the server, 0.
-"""
+messages only; logs go to stderr; the end of stdin ends the server, 0."""
 
 from __future__ import annotations
 

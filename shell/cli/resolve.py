@@ -9,8 +9,7 @@ path, quoted for a shell; ``show`` prints the body whole (no log line carries on
 reads message N first unless ``--unchecked`` (the intent's note, the line and ``--json``'s
 ``receipt_checked`` say which); ``core.adoption.check_receipt`` decides, given the worker's own
 message ids the ledger holds for N. An intent the decision is refused for anyway is not asked
-about, and no refusal writes anything.
-"""
+about, and no refusal writes anything."""
 
 from __future__ import annotations
 
@@ -204,11 +203,6 @@ def _list(args: argparse.Namespace, context: Context) -> int:
     return EXIT_OK
 
 
-def _destination(row: rows.IntentRow) -> dict[str, Any]:
-    return {"message_kind": str(row.destination.kind), "bucket_id": row.destination.bucket_id,
-            "recording_id": row.destination.recording_id}  # fmt: skip
-
-
 def _show(args: argparse.Namespace, context: Context) -> int:
     with context.read_only() as ledger, ledger.read() as connection:
         row = rows.intent(connection, args.id)
@@ -227,8 +221,7 @@ def _show(args: argparse.Namespace, context: Context) -> int:
         ("sending at", details["sending_at"]), ("finished at", details["finished_at"]),
         ("age", human_age(details["age_seconds"])), ("receipt", row.receipt_id), ("note", row.note),
         ("resolved by", row.resolved_by), ("reconcile failures", row.reconcile_failures),
-        ("reconcile at", details["reconcile_at"]),
-    ]  # fmt: skip
+        ("reconcile at", details["reconcile_at"])]  # fmt: skip
     for name, value in fields:
         print(f"  {name + ':':<20}{'-' if value is None or value == '' else value}")
     print("  body:")
@@ -257,7 +250,9 @@ def _details(row: rows.IntentRow, context: Context, now: datetime) -> dict[str, 
         "id": row.id, "intent_key": row.key, "kind": str(row.kind), "state": str(row.state),
         "refused": is_refused(row.state, row.note), "waits_for_person": waits_for_person(row.state, row.note),
         "event_id": row.event_id, "task_id": row.task_id, "attempt_id": row.attempt_id,
-        "occurrence": row.occurrence, "destination": _destination(row), "body": row.body,
+        "occurrence": row.occurrence,
+        "destination": {"message_kind": str(row.destination.kind), "bucket_id": row.destination.bucket_id,
+                        "recording_id": row.destination.recording_id}, "body": row.body,
         "created_at": time_text(row.created_at), "not_before": time_text(row.not_before),
         "sending_at": time_text(row.sending_at), "finished_at": time_text(row.finished_at),
         "receipt_id": row.receipt_id, "note": row.note, "resolved_by": row.resolved_by,
@@ -336,8 +331,7 @@ def check_receipt_at_basecamp(context: Context, intent_id: int, receipt_id: int)
 
 
 def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
-    """The options every verb takes, before or after its name (after it, a default would
-    overwrite what was given before)."""
+    """The options every verb takes before or after its name (a default after would overwrite one before)."""
     none, false = (argparse.SUPPRESS, argparse.SUPPRESS) if suppress else (None, False)
     parser.add_argument("--ledger", metavar="PATH", default=none,
                         help=f"the connector's ledger file (default: ${LEDGER_ENVIRONMENT})")

@@ -10,8 +10,7 @@ the start ends ``run`` before its next step; one during the start stops it there
 the step; both exit 0, leaving what was not settled to the next start. Once started, stdout gets
 ``running account=A agent=B [shadow] mid_launch=ATTEMPTS|none hold=on|off``, then one line per
 transition. A loop ended by a failure it did not expect stops the connector as a signal does,
-then one ``error:`` line and exit 1.
-"""
+then one ``error:`` line and exit 1."""
 
 from __future__ import annotations
 

@@ -12,8 +12,7 @@ the terminal (``_columns``: argparse would import ``shutil``, and with it compre
 ``guard`` comes first in each entry: a closed standard descriptor is opened anew (stdout on
 ``/dev/full``), so no file a command opens takes number 1 or 2, and both streams write what their
 encoding cannot hold as JSON's ``\\uXXXX``. A failed write to stdout is ``StdoutUnwritable`` (exit
-3), never an ``OSError`` a disk's handler could take for its own; one to stderr is dropped.
-"""
+3), never an ``OSError`` a disk's handler could take for its own; one to stderr is dropped."""
 
 from __future__ import annotations
 
@@ -27,7 +26,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import BinaryIO, NoReturn, cast
+from typing import BinaryIO, NoReturn, TypeVar, cast
 
 from core.text import printable as escaped
 from shell.errors import EXIT_BROKEN_PIPE, EXIT_CONFIG, EXIT_USAGE, UserError
@@ -37,6 +36,7 @@ ESCAPE = "connector-json-escape"
 _LINES = "\nerror: "  # between the lines of one error (a ConfigurationInvalid's)
 _REOPENED = {0: ("/dev/null", os.O_RDONLY), 1: ("/dev/full", os.O_WRONLY), 2: ("/dev/null", os.O_WRONLY)}
 _closed: set[int] = set()
+T = TypeVar("T")
 
 
 class BadUsage(SystemExit):
@@ -137,20 +137,10 @@ def _say(message: str, exit_code: int, as_json: bool) -> int:
 
 class _Stdout(io.TextIOWrapper):
     def write(self, text: str) -> int:
-        try:
-            return super().write(text)
-        except BrokenPipeError:
-            raise
-        except OSError as error:
-            raise _unwritable(error) from error
+        return _or_unwritable(super().write, text)
 
     def flush(self) -> None:
-        try:
-            super().flush()
-        except BrokenPipeError:
-            raise
-        except OSError as error:
-            raise _unwritable(error) from error
+        _or_unwritable(super().flush)
 
 
 class _Stderr(io.TextIOWrapper):
@@ -177,9 +167,14 @@ def _json_escape(error: UnicodeError) -> tuple[str, int]:
 codecs.register_error(ESCAPE, _json_escape)
 
 
-def _unwritable(error: OSError) -> StdoutUnwritable:
-    why = "it was closed" if 1 in _closed else (error.strerror or str(error))
-    return StdoutUnwritable(f"standard output cannot be written ({why})")
+def _or_unwritable(call: Callable[..., T], *args: str) -> T:
+    try:
+        return call(*args)
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        why = "it was closed" if 1 in _closed else (error.strerror or str(error))
+        raise StdoutUnwritable(f"standard output cannot be written ({why})") from error
 
 
 def guard() -> None:

@@ -6,8 +6,7 @@ exist (relative ones are written absolute), the token file must be owner-only, a
 ``--no-check`` the token must answer as ``--agent``. ``--force`` moves the record of the pair's one
 state directory here. The token itself is never printed, in an error, in the configuration or in
 argv: only its file's path. A connector running beside it serves new routes within
-``core.configuration.RELOAD_EVERY``; anything else waits for its next start, and setup says so.
-"""
+``core.configuration.RELOAD_EVERY``; anything else waits for its next start, and setup says so."""
 
 from __future__ import annotations
 
@@ -204,8 +203,7 @@ def _given_on_disk(changes: Changes) -> tuple[str, ...]:
 
 
 def _disk_problems(paths: StatePaths, configuration: Configuration) -> list[str]:
-    """What the file system says about the routes, the token file and the worker command's
-    placeholders, one line each."""
+    """What the file system says of the routes, the token file and the worker's placeholders, a line each."""
     problems = []
     try:
         WorkerCommand.of(configuration)

@@ -2,8 +2,7 @@
 
 The first line on stdout (``--help`` says what it names) is flushed at once, so a parent can read
 it and go. A port it cannot listen on is exit ``EXIT_UNAVAILABLE``; a number out of bounds
-(``--feed-delay``, ``--rate-limit``'s window: finite seconds up to a day) is a usage error.
-"""
+(``--feed-delay``, ``--rate-limit``'s window: finite seconds up to a day) is a usage error."""
 
 from __future__ import annotations
 

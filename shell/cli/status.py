@@ -8,8 +8,7 @@ the heartbeats beside the ledger. Nothing secret is printed: never the token (it
 read), a feed position or a body. A disk nearly full where the ledger lives, and a write the
 running connector saw fail (``shell.ledger.connection``) until one succeeds, are in the
 summary: both would otherwise show only in its log. A shadow ``--state-dir`` shows the shadow run
-as ``--shadow`` does: its own lock and ledger, with the state directory's configuration.
-"""
+as ``--shadow`` does: its own lock and ledger, with the state directory's configuration."""
 
 from __future__ import annotations
 
@@ -17,7 +16,6 @@ import argparse
 import json
 import os
 import sqlite3
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -142,9 +140,8 @@ def run(args: argparse.Namespace) -> int:
     except sqlite3.DatabaseError as error:
         raise UserError(f"{paths.ledger}: the ledger could not be read: {error}", EXIT_CONFIG) from error
     holder = holder or peek_only(paths.directory)  # the file names other ids since it started
-    lock_file = None if holder is None else replace(
-        values.LockFile(holder.pid, holder.started_at, values.pid_status(holder.pid_present)),
-        configuration_problem=holder.configuration_problem)
+    lock_file = None if holder is None else values.LockFile(
+        holder.pid, holder.started_at, values.pid_status(holder.pid_present), holder.configuration_problem)
     status = values.Status(
         account_id=configuration.account_id, agent_id=configuration.agent_id, state_dir=str(paths.directory),
         ledger_path=str(paths.ledger), lock_file=lock_file, ledger=snapshot,

@@ -27,7 +27,7 @@ from core.worker_stream import Ending, Exited, Signaled, StopRequest, Vanished
 from shell import private_files
 from shell.clock import Clock
 from shell.worker.command import WorkerCommand
-from shell.worker.driver import SessionSetupError, SpawnFailed, remove_session, spawn, supervise
+from shell.worker.driver import SessionSetupError, SpawnFailed, release, spawn, supervise
 from shell.worker.mcp import McpServer, serve
 
 log = logging.getLogger(__name__)
@@ -57,7 +57,6 @@ class _Seen:
 
 
 def probe(command: WorkerCommand, *, ledger: Path, agent_id: int, seconds: float, clock: Clock) -> Handshake:
-    """Spawn the worker with a probe token and wait for its MCP handshake."""
     token = PROBE_PREFIX + secrets.token_hex(16)
     marker = marker_path(ledger, token)
     with tempfile.TemporaryDirectory(prefix="connector-doctor-") as scratch:
@@ -80,7 +79,7 @@ def probe(command: WorkerCommand, *, ledger: Path, agent_id: int, seconds: float
             tail = _last_line(started.stderr)
         finally:
             marker.unlink(missing_ok=True)
-            remove_session(started.session_dir)
+            release(started)
     end = supervision.end
     return Handshake(initialized=seen.after is not None,
                      seconds=seconds if seen.after is None else seen.after,
@@ -110,8 +109,6 @@ def _last_line(path: Path) -> str:
 
 
 class ProbeTools:
-    """The dispatch tools, each refused."""
-
     def _refuse(self, request: object) -> Result[Any, ToolRefusal]:
         return Failure(refuse(RefusalKind.task_token_refused, NO_DISPATCH))
 

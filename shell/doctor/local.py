@@ -114,9 +114,8 @@ def disk(paths: StatePaths) -> doctor.Check:
 def lock(paths: StatePaths, loaded: Configuration) -> doctor.Check:
     """Who the instance lock's metadata names (never taking the lock)."""
     holder = peek(paths.directory, loaded.account_id, loaded.agent_id) or peek_only(paths.directory)
-    if holder is None:
-        return doctor.lock_check(None)
-    found = doctor.LockHolder(holder.pid, holder.started_at, holder.pid_present, holder.configuration_problem)
+    found = None if holder is None else doctor.LockHolder(holder.pid, holder.started_at, holder.pid_present,
+                                                          holder.configuration_problem)
     return doctor.lock_check(found)
 
 
@@ -131,8 +130,7 @@ def pair(paths: StatePaths, loaded: Configuration) -> doctor.Check:
 
 
 def claude_code(command: WorkerCommand, allowed: tuple[str, ...]) -> list[doctor.Check]:
-    """The version, login and allowances checks; ``allowed``: what setup allowed beyond the
-    defaults, by name."""
+    """The version, login and allowances checks; ``allowed``: what setup allowed beyond the defaults."""
     if not command.speaks_stream_json:
         return []
     return [doctor.version_check(*_ask(command, "--version")),

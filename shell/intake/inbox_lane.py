@@ -21,7 +21,7 @@ from core.intake_status import InboxVerdict
 from core.timestamps import format_timestamp
 from shell.basecamp.errors import BasecampError, InboxRefused
 from shell.clock import Clock
-from shell.intake.poll_lane import stamped
+from shell.intake.poll_lane import MAX_RECOVERIES, stamped
 from shell.ledger import intake, records
 from shell.ledger.connection import Ledger, LedgerError
 from shell.ledger.intake import Lane
@@ -30,7 +30,6 @@ log = logging.getLogger("connector.intake.inbox")
 
 DEFAULT_EVERY_POLLS = 6  # a backstop: every sixth intake turn (30 s at the default 5 s poll)
 MAX_PAGES = 20
-MAX_RECOVERIES = 2
 
 
 class InboxReader(Protocol):
@@ -80,8 +79,7 @@ class InboxLane:
         if state is None or state.read_at is None:
             kept = state.floor_id if state is not None else 0
             floor = kept or max(0, self._account_floor())
-            position, since = "", (0 if floor else None)
-            last = 0
+            position, since, last = "", (0 if floor else None), 0
         else:
             floor, position, last = state.floor_id, state.position, state.last_item_id
             since = last
@@ -154,7 +152,6 @@ class InboxLane:
         return fresh
 
     def _failing(self, why: str) -> _Stop:
-        """Verdict ``failing`` written; the stop to raise."""
         log.info("inbox: %s; tried again later", why)
         self._verdict(InboxVerdict.failing, why)
         return _Stop()

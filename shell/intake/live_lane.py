@@ -106,7 +106,6 @@ class LiveLane:
         self.why = ""
 
     def run(self, stop: threading.Event) -> None:
-        """Connect, hear, reconnect, until ``stop`` is set."""
         self._write_state(LaneState.connecting, "", reset=True)
         while not stop.is_set():
             self._beat()
@@ -214,8 +213,7 @@ class LiveLane:
                 self.on_frame(frame)
 
     def on_frame(self, frame: live.Frame) -> None:
-        """What the lane does with each frame it reads after subscribing; public so the whole-
-        connector simulation hands it frames without a socket."""
+        """Each frame read after subscribing; public, so the whole-connector simulation needs no socket."""
         match frame:
             case live.Confirmed():
                 self.failures = 0

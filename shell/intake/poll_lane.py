@@ -83,8 +83,6 @@ class IntakeResult:
 
 
 class Intake:
-    """The feed reader of one filter set."""
-
     def __init__(self, ledger: Ledger, client: FeedReader, filters: feed.FeedFilters, clock: Clock, *,
                  start: int | None = None, max_pages: int = DEFAULT_MAX_PAGES) -> None:
         if start is not None and start < 0:
@@ -145,7 +143,6 @@ class Intake:
                 return IntakeResult(tuple(fresh), pages, True, tuple(recoveries))
 
     def _resume_point(self, checkpoint: Checkpoint | None) -> int | None:
-        """Where to start without a position."""
         if checkpoint is not None and checkpoint.last_served_id > 0:
             return checkpoint.last_served_id
         return self._start
@@ -283,7 +280,6 @@ class Repair:
             repair_log.error("repair: a loss could not be bounded (%s)", type(error).__name__)
 
     def run_due(self, deadline: float) -> None:
-        """Walk every due open loss once."""
         with self._ledger.read() as connection:
             due = intake.due_losses(connection, format_timestamp(self._clock.now()))
         for loss in due:
@@ -299,10 +295,8 @@ class Repair:
     def _walk(self, loss: Loss, deadline: float) -> None:
         cursor, more, next_url, recovered = loss.cursor, True, None, 0
         for _ in range(REPAIR_MAX_PAGES):
-            if next_url is not None:
-                page = self._client.poll_events(None, None, self._filters, deadline, next_url=next_url)
-            else:
-                page = self._client.poll_events(cursor, None, self._filters, deadline)
+            since = cursor if next_url is None else None
+            page = self._client.poll_events(since, None, self._filters, deadline, next_url=next_url)
             fresh, inside = self._record(loss, page)
             recovered += inside
             for event_id in fresh:

@@ -54,8 +54,7 @@ class WorkerCommand:
                     raise ValueError(f"unknown placeholder {{{name}}} in the worker command; "
                                      f"known: {', '.join(sorted(PLACEHOLDERS))}")
         for name in [name for name, _ in self.env] + list(self.pass_env):
-            problem = variable_name_problem(name)
-            if problem is not None:
+            if (problem := variable_name_problem(name)) is not None:
                 raise ValueError(problem)
 
     @classmethod
@@ -74,8 +73,7 @@ class WorkerCommand:
             program, "-p", "--input-format", STREAM_JSON, "--output-format", STREAM_JSON, "--verbose",
             "--replay-user-messages", "--setting-sources", "", "--permission-mode", PERMISSION_MODE,
             "--tools", ",".join(tools), "--allowed-tools", ",".join(allowed),
-            "--strict-mcp-config", "--mcp-config", "{mcp_config}", *extra,
-        )  # fmt: skip
+            "--strict-mcp-config", "--mcp-config", "{mcp_config}", *extra)  # fmt: skip
         environment = tuple(sorted({**dict(BLOCKING_MCP_START), **(env or {})}.items()))
         return cls(argv=argv, env=environment, pass_env=tuple(pass_env))
 
@@ -130,9 +128,7 @@ class WorkerCommand:
         chosen = {name: value for name, value in environ.items() if name in ALLOWLIST}
         chosen.update({name: environ[name] for name in self.pass_env if name in environ})
         chosen.update(dict(self.env))
-        for name in CONNECTOR_SECRETS:
-            chosen.pop(name, None)
-        return chosen
+        return {name: value for name, value in chosen.items() if name not in CONNECTOR_SECRETS}
 
 
 def mcp_servers_of(path: Path) -> tuple[str, ...]:
@@ -166,10 +162,9 @@ def user_message(text: str) -> bytes:
 
 
 def close_input(stdin: IO[bytes] | None) -> None:
-    if stdin is None or stdin.closed:
-        return
-    with contextlib.suppress(OSError):
-        stdin.close()
+    if stdin is not None and not stdin.closed:
+        with contextlib.suppress(OSError):
+            stdin.close()
 
 
 class Turns:

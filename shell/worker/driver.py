@@ -82,7 +82,6 @@ class RunningWorker:
 
     @property
     def leads_its_group(self) -> bool:
-        """The only group the driver ever signals is one the worker leads."""
         return self.pid > 1 and self.pgid == self.pid
 
 
@@ -110,11 +109,14 @@ def spawn(command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Pat
         process = subprocess.Popen(
             argv, cwd=work_dir, env=command.environment(os.environ if environ is None else environ),
             stdin=subprocess.PIPE if command.speaks_stream_json else subprocess.DEVNULL, stdout=out,
-            stderr=err, start_new_session=True, close_fds=True,
-        )
+            stderr=err, start_new_session=True, close_fds=True)
     except OSError as error:  # Popen reaps the child before it raises
-        remove_session(session_dir)
-        return _spawn_failed(attempt_id, error)
+        shutil.rmtree(session_dir, ignore_errors=True)
+        detail = f"{type(error).__name__}: {error.strerror or error}"
+        if error.filename is not None:
+            detail += f": {error.filename}"
+        log.warning("worker attempt=%s could not start: %s", attempt_id, detail)
+        return SpawnFailed(attempt_id, detail)
     finally:
         os.close(out)
         os.close(err)
@@ -123,14 +125,6 @@ def spawn(command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Pat
     if turns is not None and send_prompt:
         turns.give(prompt)
     return running
-
-
-def _spawn_failed(attempt_id: str, error: OSError) -> SpawnFailed:
-    detail = f"{type(error).__name__}: {error.strerror or error}"
-    if error.filename is not None:
-        detail += f": {error.filename}"
-    log.warning("worker attempt=%s could not start: %s", attempt_id, detail)
-    return SpawnFailed(attempt_id, detail)
 
 
 def _running(attempt_id: str, process: subprocess.Popen[bytes], session_dir: Path,
@@ -152,17 +146,10 @@ def mcp_session_config(repository: Path, ledger_path: Path, token: str,
     args = ["-P", "-m", "shell.worker.mcp_entry", "--ledger", str(ledger_path)]
     if agent_id is not None:
         args += ["--agent-id", str(int(agent_id))]
-    return {
-        "mcpServers": {
-            MCP_SERVER_NAME: {
-                "type": "stdio",
-                "alwaysLoad": True,  # Claude Code: connected before its first model request
-                "command": sys.executable,
-                "args": args,
-                "env": {"PYTHONPATH": str(repository), TASK_TOKEN_ENV: token},
-            }
-        }
-    }
+    server = {"type": "stdio", "alwaysLoad": True,  # Claude Code: connected before its first model request
+              "command": sys.executable, "args": args,
+              "env": {"PYTHONPATH": str(repository), TASK_TOKEN_ENV: token}}
+    return {"mcpServers": {MCP_SERVER_NAME: server}}
 
 
 def open_session(private_dir: Path, attempt_id: str, config: dict[str, object]) -> tuple[Path, int, int]:
@@ -195,10 +182,6 @@ def open_session(private_dir: Path, attempt_id: str, config: dict[str, object]) 
     return session_dir, out, err
 
 
-def remove_session(session_dir: Path) -> None:
-    shutil.rmtree(session_dir, ignore_errors=True)
-
-
 def sweep_sessions(private_dir: Path) -> list[str]:
     """Remove every session directory a previous connector left; the names removed."""
     if not private_dir.is_dir():
@@ -229,7 +212,7 @@ class StopSignal(Protocol):
 
 def supervise(running: RunningWorker, *, deadline_at: datetime | None, stop_event: StopSignal, clock: Clock,
               still_running_every: float = DEFAULT_STILL_RUNNING_SECONDS,
-              on_tick: Callable[[], None] | None = None, grace_seconds: float = DEFAULT_GRACE_SECONDS,
+              on_tick: Callable[[], None] = lambda: None, grace_seconds: float = DEFAULT_GRACE_SECONDS,
               poll_seconds: float = POLL_SECONDS, watch: StreamWatch | None = None, permission_mode: str = "",
               after_result_seconds: float = AFTER_RESULT_SECONDS) -> Supervision:
     """Wait for the worker to end; tick while it runs; stop it at the deadline or at shutdown."""
@@ -262,7 +245,7 @@ def supervise(running: RunningWorker, *, deadline_at: datetime | None, stop_even
 
 
 def _wait(running: RunningWorker, watch: StreamWatch | None, stop_event: StopSignal,
-          deadline_at: datetime | None, clock: Clock, *, on_tick: Callable[[], None] | None, every: float,
+          deadline_at: datetime | None, clock: Clock, *, on_tick: Callable[[], None], every: float,
           poll: float, mode: str, after_result: float) -> tuple[StopRequest | None, int]:
     """Poll until the leader ends (None) or a stop is due (which); and the ticks reported."""
     next_tick = clock.monotonic() + every
@@ -284,8 +267,7 @@ def _wait(running: RunningWorker, watch: StreamWatch | None, stop_event: StopSig
         if clock.monotonic() >= next_tick:
             ticks += 1
             try:
-                if on_tick is not None:
-                    on_tick()
+                on_tick()
             except Exception:
                 log.exception("worker attempt=%s: the still-running report failed", running.attempt_id)
             next_tick += every
@@ -298,9 +280,7 @@ def _wait(running: RunningWorker, watch: StreamWatch | None, stop_event: StopSig
 def _ending_from_status(returncode: int | None) -> worker_stream.Ending | None:
     if returncode is None:
         return None
-    if returncode < 0:
-        return Signaled(-returncode)
-    return Exited(returncode)
+    return Signaled(-returncode) if returncode < 0 else Exited(returncode)
 
 
 def _observe(running: RunningWorker) -> worker_stream.Ending | None:
@@ -315,9 +295,7 @@ def _observe(running: RunningWorker) -> worker_stream.Ending | None:
         return _ending_from_status(running.process.returncode) or Vanished()
     if result is None or result.si_pid == 0:
         return None
-    if result.si_code == os.CLD_EXITED:
-        return Exited(result.si_status)
-    return Signaled(result.si_status)
+    return Exited(result.si_status) if result.si_code == os.CLD_EXITED else Signaled(result.si_status)
 
 
 def _reap(running: RunningWorker, poll: float, clock: Clock) -> worker_stream.Ending | None:
@@ -342,7 +320,7 @@ def _answered(running: RunningWorker, said: worker_stream.StreamFacts) -> bool:
 
 
 def release(running: RunningWorker) -> None:
-    remove_session(running.session_dir)
+    shutil.rmtree(running.session_dir, ignore_errors=True)
 
 
 @dataclass

@@ -77,77 +77,63 @@ _INSTRUCTION_SCHEMA = _object(
     recording=_object(bucket_id=_INT, recording_id=_INT, type=_STR, title=_STR, url=_STR),
     reply_to=_object(kind=_STR, recording_id=_INT),
     requester_id=_INT, acknowledge=_BOOL, guard_acknowledged=_BOOL, delivery=_DELIVERY, content=_STR,
-    content_updated_at={"type": ["string", "null"]},
-)  # fmt: skip
+    content_updated_at={"type": ["string", "null"]})  # fmt: skip
 _RECEIPT_SCHEMA = _object(
     ["event_id", "delivery"],
     event_id=_INT, delivery=_DELIVERY, ack_id=_INT,
     outcome={"type": "string", "enum": ["succeeded", "failed", "unknown"]},
     reply_id=_INT, links={"type": "array", "items": _STR},
     message=_object(["state"], state={"type": "string", "enum": list(WORDS_STATES)},
-                    kind={"type": "string", "enum": ["boost", "comment", "chat_line"]}, id=_INT, note=_STR),
-)  # fmt: skip
+                    kind={"type": "string", "enum": ["boost", "comment", "chat_line"]}, id=_INT,
+                    note=_STR))  # fmt: skip
 _POSTED = (" The connector posts it for you, exactly once: the answer's message says posted (with its id), "
            "or waiting (it will be posted; do not send it again).")
-_MARKDOWN = (
-    "Markdown at a comment (bold, italics, links, lists, quotes, code blocks), plain text in a Campfire."
-)
+_MARKDOWN = ("Markdown at a comment (bold, italics, links, lists, quotes, code blocks), "
+             "plain text in a Campfire.")
 
 TOOLS: Final[tuple[dict[str, Any], ...]] = (
-    _tool(
-        "get_dispatch", "Get your dispatch",
-        "the instruction for an event on your task, or, without event_id, the earliest you have not "
-        "acknowledged. Returns the recording, where to reply, who asked, the request's content with your "
-        "own mention removed, whether to acknowledge, and whether the connector already acknowledged for "
-        "you (guard_acknowledged). Calling it records that you were handed the instruction; it does not "
-        "acknowledge. A repeat returns the same instruction.",
-        _input(event_id={**_ID, "description": _EARLIEST}),
-        _object(["instruction"], instruction={"anyOf": [{"type": "null"}, _INSTRUCTION_SCHEMA]},
-                message=_STR),
-    ),
-    _tool(
-        "ack_dispatch", "Acknowledge your dispatch",
-        f"acknowledge an instruction you were handed, in your own words (text): up to {bounds.BOOST_LIMIT} "
-        f"characters is a boost on the request, longer a short message at reply_to.{_POSTED} Marks it "
-        "delivered. Safe to retry: a repeat answers the same receipt.",
-        _input(
-            "event_id", event_id=_EVENT,
-            text={"type": "string", "maxLength": bounds.MAX_ACK_CHARACTERS,
-                  "description": f"Your acknowledgement, e.g. 'On it'. {_MARKDOWN}"},
-            ack_id={**_ID, "description": "Only if you posted an acknowledgement yourself, with tools of "
-                    "your own: its id. Never with text."},
-        ),
-        _RECEIPT_SCHEMA,
-    ),
-    _tool(
-        "complete_dispatch", "Report your dispatch's outcome",
-        "report the outcome of an instruction: succeeded or failed, with your reply to the person who "
-        f"asked (reply) and any links (a pull request, a card).{_POSTED} Also acknowledges it. A repeat of "
-        "the same report answers the same receipt; a different report is refused, because a reported "
-        "outcome stands.",
-        _input(
-            "event_id", "outcome",
-            event_id=_EVENT, outcome={"type": "string", "enum": ["succeeded", "failed"]},
-            reply={"type": "string", "maxLength": bounds.MAX_MESSAGE_CHARACTERS,
-                   "description": f"Your answer, posted at reply_to. {_MARKDOWN}"},
-            reply_id={**_ID, "description": "Only if you replied yourself, with tools of your own: its id. "
-                      "Never with reply."},
-            links={"type": "array", "maxItems": bounds.MAX_LINKS,
-                   "items": {"type": "string", "maxLength": bounds.MAX_LINK_LENGTH},
-                   "description": "http(s) URLs to what the work produced."},
-        ),
-        _RECEIPT_SCHEMA,
-    ),
-    _tool(
-        "reply_dispatch", "Say something before you finish",
-        "a message at reply_to before you complete (a question, a note on progress), at most "
-        f"{bounds.MAX_NOTES} per event.{_POSTED} Your final answer goes in complete_dispatch's reply, not "
-        "here. The same text again is the same message.",
-        _input("event_id", "text", event_id=_EVENT,
-               text={"type": "string", "maxLength": bounds.MAX_MESSAGE_CHARACTERS, "description": _MARKDOWN}),
-        _RECEIPT_SCHEMA,
-    ),
-)  # fmt: skip
+    _tool("get_dispatch", "Get your dispatch",
+          "the instruction for an event on your task, or, without event_id, the earliest you have not "
+          "acknowledged. Returns the recording, where to reply, who asked, the request's content with your "
+          "own mention removed, whether to acknowledge, and whether the connector already acknowledged for "
+          "you (guard_acknowledged). Calling it records that you were handed the instruction; it does not "
+          "acknowledge. A repeat returns the same instruction.",
+          _input(event_id={**_ID, "description": _EARLIEST}),
+          _object(["instruction"], instruction={"anyOf": [{"type": "null"}, _INSTRUCTION_SCHEMA]},
+                  message=_STR)),
+    _tool("ack_dispatch", "Acknowledge your dispatch",
+          f"acknowledge an instruction you were handed, in your own words (text): up to {bounds.BOOST_LIMIT} "
+          f"characters is a boost on the request, longer a short message at reply_to.{_POSTED} Marks it "
+          "delivered. Safe to retry: a repeat answers the same receipt.",
+          _input("event_id", event_id=_EVENT,
+                 text={"type": "string", "maxLength": bounds.MAX_ACK_CHARACTERS,
+                       "description": f"Your acknowledgement, e.g. 'On it'. {_MARKDOWN}"},
+                 ack_id={**_ID, "description": "Only if you posted an acknowledgement yourself, with tools "
+                         "of your own: its id. Never with text."}),
+          _RECEIPT_SCHEMA),
+    _tool("complete_dispatch", "Report your dispatch's outcome",
+          "report the outcome of an instruction: succeeded or failed, with your reply to the person who "
+          f"asked (reply) and any links (a pull request, a card).{_POSTED} Also acknowledges it. A repeat of "
+          "the same report answers the same receipt; a different report is refused, because a reported "
+          "outcome stands.",
+          _input("event_id", "outcome",
+                 event_id=_EVENT, outcome={"type": "string", "enum": ["succeeded", "failed"]},
+                 reply={"type": "string", "maxLength": bounds.MAX_MESSAGE_CHARACTERS,
+                        "description": f"Your answer, posted at reply_to. {_MARKDOWN}"},
+                 reply_id={**_ID, "description": "Only if you replied yourself, with tools of your own: its "
+                           "id. Never with reply."},
+                 links={"type": "array", "maxItems": bounds.MAX_LINKS,
+                        "items": {"type": "string", "maxLength": bounds.MAX_LINK_LENGTH},
+                        "description": "http(s) URLs to what the work produced."}),
+          _RECEIPT_SCHEMA),
+    _tool("reply_dispatch", "Say something before you finish",
+          "a message at reply_to before you complete (a question, a note on progress), at most "
+          f"{bounds.MAX_NOTES} per event.{_POSTED} Your final answer goes in complete_dispatch's reply, not "
+          "here. The same text again is the same message.",
+          _input("event_id", "text", event_id=_EVENT,
+                 text={"type": "string", "maxLength": bounds.MAX_MESSAGE_CHARACTERS,
+                       "description": _MARKDOWN}),
+          _RECEIPT_SCHEMA))  # fmt: skip
 
 
 _TOOL_NAMES = frozenset(tool["name"] for tool in TOOLS)
@@ -310,10 +296,8 @@ def _encode(message: object) -> bytes:
 
 
 def serve(reader: IO[bytes], writer: IO[bytes], server: McpServer) -> None:
-    """Answer each line from ``reader`` on ``writer`` until ``reader`` ends."""
     for line in iter(reader.readline, b""):
-        reply = server.handle_line(line)
-        if reply is not None:
+        if (reply := server.handle_line(line)) is not None:
             writer.write(reply)
             writer.flush()
     log.info("stdin closed; the server stops")

@@ -79,8 +79,8 @@ INBOX: list[Mutation] = [
     ),
     rule(
         "inbox lane: its first read replays from 0 above the feed's last served event",
-        '            position, since = "", (0 if floor else None)\n',
-        '            position, since = "", None\n',
+        '            position, since, last = "", (0 if floor else None), 0\n',
+        '            position, since, last = "", None, 0\n',
         "test_the_first_read_after_the_feed_served_replays_from_0_above_the_feeds_last_event",
     ),
     rule(
