@@ -126,7 +126,8 @@ class RefreshingToken:
             os.close(descriptor)
 
 
-def tokens_from(path: Path, found: str | Credentials, clock: Clock) -> Tokens:
+def tokens_from(path: Path, clock: Clock) -> Tokens:
+    found = read_token_file(path)
     return StaticToken(found) if isinstance(found, str) else RefreshingToken(path, found, clock)
 
 

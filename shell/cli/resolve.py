@@ -48,7 +48,7 @@ from shell.ledger import outbox as rows
 from shell.ledger import snapshots
 from shell.ledger.connection import BUSY_TIMEOUT_SECONDS, Ledger, LedgerBusy, open_ledger_read_only
 from shell.ledger.resolution import NoSuchIntent, describe_state, is_refused, resolve_intent, waits_for_person
-from shell.state.config import StatePaths, load_config, read_token_file
+from shell.state.config import StatePaths, load_config
 
 PROG = "bin/outbox-resolve"
 LEDGER_ENVIRONMENT = "CONNECTOR_LEDGER"
@@ -310,7 +310,7 @@ def check_receipt_at_basecamp(context: Context, intent_id: int, receipt_id: int)
                         "configuration beside the ledger (give --state-dir DIR), or --unchecked to record it "
                         "without looking", EXIT_CONFIG) from error
     token_file = Path(configuration.token_file)
-    tokens = tokens_from(token_file, read_token_file(token_file), context.clock)
+    tokens = tokens_from(token_file, context.clock)
     client = BasecampClient(configuration.base_url, configuration.account_id, tokens, USER_AGENT,
                             clock=context.clock)  # fmt: skip
     reads = SummaryReads(client, configuration.agent_id, context.clock)

@@ -40,7 +40,6 @@ from shell.state.config import (
     StatePaths,
     load_config,
     locate_state,
-    read_token_file,
     route_facts,
 )
 from shell.state.lock import acquire
@@ -122,7 +121,7 @@ def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Conf
                 *, poll_every: timedelta, bound: timedelta, hold: tuple[str, str]) -> int:
     """The connector, once this machine's one lock of its pair is held; ``hold``: who and why (``--hold``)."""
     token_file = Path(configuration.token_file)
-    tokens = tokens_from(token_file, read_token_file(token_file), clock)
+    tokens = tokens_from(token_file, clock)
     command = _worker_command(configuration, poll_every, shadow=args.shadow)
     directory = paths.directory / SHADOW_DIRECTORY if args.shadow else paths.directory
     ledger_path = StatePaths.at(directory).ledger

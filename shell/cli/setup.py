@@ -35,7 +35,6 @@ from shell.state.config import (
     locate_state,
     read_config_mapping,
     read_token,
-    read_token_file,
     route_facts,
     save_config,
 )
@@ -146,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     agent: Profile | None = None
     if args.check:
         token_file = Path(configuration.token_file)
-        tokens = tokens_from(token_file, read_token_file(token_file), SystemClock())  # a login's is refreshed
+        tokens = tokens_from(token_file, SystemClock())  # a login's is refreshed
         client = BasecampClient(configuration.base_url, configuration.account_id, tokens, USER_AGENT)
         agent = check_identity(client, agent_id=configuration.agent_id, token_file=configuration.token_file,
                                base_url=configuration.base_url, consequence="nothing written",
