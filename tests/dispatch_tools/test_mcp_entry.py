@@ -112,14 +112,18 @@ def test_where_the_block_cannot_be_erased_the_entry_refuses_to_start_as_bin_conn
     assert "secret-token" not in entry.stderr
 
 
+MOVABLE = "a-token-found-nowhere-else"  # "t" would be found all over the block: no erasure, no move, whatever the shape
+
+
 def test_a_named_variable_moves_and_anything_else_is_left_to_the_server() -> None:
+    assert move("--ledger", "/x/l", **{TASK_TOKEN_ENV: MOVABLE}) is not None, "the token these cases use can move"
     named = move("--ledger", "/x/l", "--token-env", "MY_TOKEN", MY_TOKEN="t0k")
     assert named["token"] == "t0k"
     assert "MY_TOKEN" not in named["env"]
     assert "--token-env" not in named["argv"]
     for argv, env in [
-        (["--ledger", "/x/l", "--token-fd", "7"], {TASK_TOKEN_ENV: "t"}),  # a pipe already
-        (["--ledger", "/x/l", "--help"], {TASK_TOKEN_ENV: "t"}),  # not the connector's shape
+        (["--ledger", "/x/l", "--token-fd", "7"], {TASK_TOKEN_ENV: MOVABLE}),  # a pipe already
+        (["--ledger", "/x/l", "--help"], {TASK_TOKEN_ENV: MOVABLE}),  # not the connector's shape
         (["--ledger", "/x/l"], {TASK_TOKEN_ENV: "   "}),  # blank: the server says so
         (["--ledger", "/x/l"], {}),  # none: the server says so
     ]:
