@@ -3,8 +3,8 @@ settings and what the shell read.
 
 ``gate`` reads nothing: from the event and the settings, cheapest first, it answers the rules
 still in play (``Continue``) or the first discard reason that holds. Then the shell reads the
-project's membership (trust mode ``project``) and the recording's summary, asks ``decide``, and
-runs ``settle_verdict`` where it writes the verdict (admitted on a live conversation: ``queued``).
+recording's summary (the project's membership, for trust mode ``project``, is not read yet), asks
+``decide``, and runs ``settle_verdict`` where it writes the verdict (on a live conversation: ``queued``).
 
 ``MATRIX`` maps an event type to its rules, tried in order; a rule that acknowledges is a request
 (the guard and a holding reply apply). The performer is ``performed_by_id``, else the creator; one
@@ -439,14 +439,9 @@ def _verdict_for(
     return Verdict(
         state=RecordState.admitted if routed else RecordState.blocked,
         reason=None if routed else BlockedReason.no_route,
-        trigger=rule.trigger,
-        acknowledge=rule.acknowledge,
-        conversation_key=conversation_key,
-        reply_kind=reply_kind,
-        reply_bucket_id=event.bucket_id,
-        reply_recording_id=reply_recording_id,
-        requester_id=requester,
-        snapshot=_snapshot(summary, author_trusted) if routed else None,
+        trigger=rule.trigger, acknowledge=rule.acknowledge, conversation_key=conversation_key,
+        reply_kind=reply_kind, reply_bucket_id=event.bucket_id, reply_recording_id=reply_recording_id,
+        requester_id=requester, snapshot=_snapshot(summary, author_trusted) if routed else None,
     )
 
 

@@ -153,10 +153,12 @@ def ledger_check(path: str, facts: LedgerFacts) -> Check:
     return _ok(name, f"{path}: schema {facts.version} (current), {pragma} ok")
 
 
-def disk_check(path: str, free_bytes: int | None, total_bytes: int | None) -> Check:
+def disk_check(path: str, measured: tuple[int, int] | None) -> Check:
+    """``measured``: the free and whole bytes where the ledger lives."""
     name = "disk"
-    if free_bytes is None or total_bytes is None:
+    if measured is None:
         return _warning(name, f"the free space at {path} could not be measured", "")
+    free_bytes, total_bytes = measured
     found = f"{byte_size(free_bytes)} free of {byte_size(total_bytes)} where the ledger lives"
     if free_bytes < LOW_DISK_BYTES:
         return _failing(name, found, "free some space: the connector's writes fail there first")

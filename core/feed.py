@@ -366,24 +366,13 @@ def subscribe_command(filters: FeedFilters) -> str:
     return json.dumps({"command": "subscribe", "identifier": identifier(filters)})
 
 
-@dataclass(frozen=True, slots=True)
-class Welcome:
-    pass
+class Signal(StrEnum):
+    """A frame that is only its type."""
 
-
-@dataclass(frozen=True, slots=True)
-class Ping:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class Confirmed:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class Rejected:
-    pass
+    welcome = "welcome"
+    ping = "ping"
+    confirmed = "confirm_subscription"
+    rejected = "reject_subscription"
 
 
 @dataclass(frozen=True, slots=True)
@@ -408,12 +397,8 @@ class Unreadable:
     why: str
 
 
-Frame = Welcome | Ping | Confirmed | Rejected | Disconnect | Delivered | Overflow | Unreadable
-
-_TYPES: dict[str, Frame] = {
-    "welcome": Welcome(), "ping": Ping(), "confirm_subscription": Confirmed(),
-    "reject_subscription": Rejected(),
-}
+Frame = Signal | Disconnect | Delivered | Overflow | Unreadable
+_SIGNALS: dict[str, Frame] = {signal.value: signal for signal in Signal}
 
 
 def read_frame(text: str | bytes) -> Frame:
@@ -428,7 +413,7 @@ def read_frame(text: str | bytes) -> Frame:
     if isinstance(kind, str):
         if kind == "disconnect":
             return Disconnect(str(value.get("reason", ""))[:80], value.get("reconnect") is True)
-        return _TYPES.get(kind, Unreadable(f"an unknown frame type {kind[:40]!r}"))
+        return _SIGNALS.get(kind, Unreadable(f"an unknown frame type {kind[:40]!r}"))
     return _message(value.get("message"))
 
 

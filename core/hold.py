@@ -73,12 +73,10 @@ def hold(  # noqa: PLR0917 -- the hold's facts, each its own value
     tagged = [record.event_id for record in open_records]
     return HoldPlan(
         marker_by=by if standing is None else standing.held_by,
-        marker_at=stamp if standing is None else standing.held_at,
-        cause=cause,
+        marker_at=stamp if standing is None else standing.held_at, cause=cause,
         review=(*tagged, *sorted({one.event_id for one in waiting} - set(tagged))),
         to_hold=tuple(record for record in open_records if record.state in WAITING),
-        already=standing is not None,
-        revoke=tuple(waiting),
+        already=standing is not None, revoke=tuple(waiting),
     )
 
 

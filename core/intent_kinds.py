@@ -25,7 +25,4 @@ class IntentKind(StrEnum):
 
 WORKER_KINDS = frozenset({IntentKind.worker_ack, IntentKind.worker_reply, IntentKind.worker_note})
 
-REPORTED_AS: dict[IntentKind, str] = {
-    IntentKind.worker_ack: "ack_id",
-    IntentKind.worker_reply: "reply_id",
-}
+REPORTED_AS: dict[IntentKind, str] = {IntentKind.worker_ack: "ack_id", IntentKind.worker_reply: "reply_id"}

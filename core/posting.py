@@ -210,10 +210,8 @@ class GiveUp:
     failures: int
 
 
-def listing_since(
-    sending_at: datetime | None, created_at: datetime, slack: timedelta = RECONCILE_SLACK
-) -> datetime:
-    return (sending_at if sending_at is not None else created_at) - slack
+def listing_since(sending_at: datetime | None, created_at: datetime) -> datetime:
+    return (sending_at if sending_at is not None else created_at) - RECONCILE_SLACK
 
 
 def backoff_delay(failures: int) -> timedelta:

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from core.destinations import MessageKind
+from core.dispatch_tools import BOOST_LIMIT  # a boost's bound, one for the connector's words and a worker's
 from core.snapshots import AttemptSnapshot, SettledEvent, Settlement, StopReason
 from core.states import EventOutcome
 from core.timestamps import clock_time
@@ -32,7 +33,6 @@ Lines = tuple[str, ...]
 SIGNATURE = "automatic notice from the Basecamp connector"
 REDISPATCH_COMMAND = "bin/connect redispatch"
 GUARD_ACKNOWLEDGEMENT = "👀 received"
-BOOST_LIMIT = 16
 
 STOP_SENTENCES: dict[str, str] = {
     StopReason.finished: "the worker finished",
@@ -145,7 +145,5 @@ def render(lines: Sequence[str], kind: MessageKind) -> str:
             if len(lines) != 1:
                 raise ValueError(f"a boost is one line, not {len(lines)}")
             if len(lines[0]) > BOOST_LIMIT:
-                raise ValueError(
-                    f"a boost is at most {BOOST_LIMIT} code points, not {len(lines[0])}"
-                )
+                raise ValueError(f"a boost is at most {BOOST_LIMIT} code points, not {len(lines[0])}")
             return lines[0]

@@ -3,15 +3,10 @@
 The only path to a request is a claim: ``pending -> sending``, committed by compare-and-set before
 the request is made, after the kind's claim rule (``core.message_kinds``) has decided from a
 snapshot read in the claim's transaction that the message is still called for. A claimed intent
-gets exactly one request, and what came of it is ``core.posting``'s to say: a receipt makes it
-sent; a refusal that proves it never reached Basecamp sends it back to pending; Basecamp's refusal
-of the message cancels it for a person; any doubt leaves it sending, to be reconciled by listing
-its destination once the request has had time to land. Nothing sending is ever posted again.
-Reconciliation lists each destination once for all its due intents and adopts a message only as
-``core.adoption`` allows; a listing that keeps failing, or a destination that cannot be listed,
-leaves the intent indeterminate for a person. A worker's words go the same way; when one lands,
-its id is recorded on its task row, in the same transaction, as the event's ``ack_id`` or
-``reply_id``.
+gets exactly one request; what comes of it, and of doubt, is ``core.posting``'s to say, and what a
+listing may adopt ``core.adoption``'s. Nothing sending is ever posted again. A worker's words go
+the same way; when one lands, its id is recorded on its task row, in the same transaction, as the
+event's ``ack_id`` or ``reply_id``.
 
 Sending and reconciling hold one lock, so an intent this process is sending is never reconciled
 under it, and one flush never claims the same intent twice. The hold pauses sending, never

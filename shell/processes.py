@@ -91,19 +91,6 @@ def is_same_process(pid: int, start_time: str) -> bool:
     return pid > 1 and bool(start_time) and process_start_time(pid) == start_time
 
 
-def group_alive(pgid: int) -> bool:
-    """True when any process, a zombie included, is in group ``pgid`` (``killpg(pgid, 0)``)."""
-    if pgid <= 1:
-        return False
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # it exists; it is someone else's
-    return True
-
-
 def group_members(pgid: int) -> tuple[int, ...]:
     """The live (not zombie) processes in group ``pgid``, read from ``/proc``."""
     if pgid <= 1:

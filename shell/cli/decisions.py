@@ -39,7 +39,7 @@ from shell.ledger.decisions import Decided, UnknownEvent, decide, settle_launch
 from shell.ledger.hold import HoldSet, release, set_hold
 from shell.ledger.tasks import RecordedWorker
 from shell.state.config import StatePaths, load_config, locate_state
-from shell.state.lock import peek
+from shell.state.lock import may_run
 
 STOP_GRACE_SECONDS = 10.0  # how long a redispatched live task's worker has between SIGTERM and SIGKILL
 
@@ -213,8 +213,7 @@ def _decide(args: argparse.Namespace, action: Action) -> int:
             decided = decide(ledger, args.event_id, action, deciding.by, deciding.clock.now(), served=served)
         except UnknownEvent:
             raise UserError(f"the ledger holds no event {args.event_id}", EXIT_NOT_FOUND) from None
-    holder = peek(deciding.paths.directory, configuration.account_id, configuration.agent_id)
-    connector_runs = holder is not None and holder.pid_present is not False
+    connector_runs = may_run(deciding.paths.directory, configuration.account_id, configuration.agent_id)
     if isinstance(decided, Failure):
         refusal = decided.failure()
         found = {"event_id": refusal.event_id, "action": str(action), "decided": False,

@@ -35,13 +35,7 @@ from shell.ledger.connection import LedgerError, ledger_failure, open_ledger, wa
 from shell.ledger.hold import set_hold, standing
 from shell.outbox import OutboxLedgerError
 from shell.state import pair_lock
-from shell.state.config import (
-    SHADOW_DIRECTORY,
-    StatePaths,
-    load_config,
-    locate_state,
-    route_facts,
-)
+from shell.state.config import SHADOW_DIRECTORY, StatePaths, load_config, locate_state, route_facts
 from shell.state.lock import acquire
 from shell.state.promotion import unless_promoting
 from shell.worker.driver import WorkerCommand

@@ -38,7 +38,7 @@ from shell.state.config import (
     route_facts,
     save_config,
 )
-from shell.state.lock import peek
+from shell.state.lock import may_run
 from shell.worker.driver import WorkerCommand
 
 USER_AGENT = "BasecampConnector setup (https://github.com/basecamp/basecamp-cli)"
@@ -252,27 +252,22 @@ def _print(as_json: bool, paths: StatePaths, configuration: Configuration, *, wr
     except UserError as error:
         program = str(error)
     still_missing += [] if program is None or program in still_missing else [program]
+    running = written and may_run(paths.directory, configuration.account_id, configuration.agent_id)
     if as_json:
         summary: dict[str, Any] = {
             "written": written, "state_dir": str(paths.directory), "config_path": str(paths.config),
             "ledger_path": str(paths.ledger), "checked": agent is not None,
             "agent": None if agent is None else {"id": agent.id, "name": agent.name},
             "config": to_mapping(configuration), "missing": still_missing,
-            "connector_running": written and _connector_runs(paths, configuration)}  # fmt: skip
+            "connector_running": running}  # fmt: skip
         print(json.dumps(summary, indent=2))
         return
     print("\n".join(_describe(paths, configuration, written=written, agent=agent)))
-    if written and _connector_runs(paths, configuration):
+    if running:
         print(f"note: a connector is running (lock file, diagnostic): it serves these routes within "
               f"{RELOAD_EVERY.total_seconds():g} s; a change to anything else takes effect at its next start")
     for line in still_missing:
         print(f"missing: {line}")
-
-
-def _connector_runs(paths: StatePaths, configuration: Configuration) -> bool:
-    """The lock file names a connector that may be running: it re-reads the routes (diagnostic)."""
-    holder = peek(paths.directory, configuration.account_id, configuration.agent_id)
-    return holder is not None and holder.pid_present is not False
 
 
 def _describe(paths: StatePaths, configuration: Configuration, *, written: bool,

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,7 +28,7 @@ from shell import heartbeats
 from shell.cli.arguments import add_state_arguments
 from shell.cli.main import Subparsers, add_command
 from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
-from shell.ledger.connection import open_ledger_read_only, read_write_failure
+from shell.ledger.connection import disk_space, open_ledger_read_only, read_write_failure
 from shell.ledger.intake import read_intake_status, read_lane_state, read_loss_counts
 from shell.ledger.status import read_snapshot
 from shell.state.config import SHADOW_DIRECTORY, StatePaths, load_config, locate_state
@@ -108,11 +107,8 @@ def register(subparsers: Subparsers) -> None:
 
 
 def _disk(directory: Path) -> values.Disk | None:
-    try:
-        measured = os.statvfs(directory)
-    except OSError:
-        return None
-    return values.Disk(measured.f_bavail * measured.f_frsize, measured.f_blocks * measured.f_frsize)
+    measured = disk_space(directory)
+    return None if measured is None else values.Disk(*measured)
 
 
 def _where(paths: StatePaths, shadow: bool) -> tuple[StatePaths, Path]:

@@ -103,12 +103,7 @@ def _trouble(error: LedgerError) -> doctor.LedgerTrouble:
 
 
 def disk(paths: StatePaths) -> doctor.Check:
-    try:
-        measured = os.statvfs(paths.directory)
-    except OSError:
-        return doctor.disk_check(str(paths.directory), None, None)
-    free, total = measured.f_bavail * measured.f_frsize, measured.f_blocks * measured.f_frsize
-    return doctor.disk_check(str(paths.directory), free, total)
+    return doctor.disk_check(str(paths.directory), ledger_connection.disk_space(paths.directory))
 
 
 def lock(paths: StatePaths, loaded: Configuration) -> doctor.Check:

@@ -206,7 +206,7 @@ class LiveLane:
                 continue
             quiet_since = self._clock.monotonic()
             frame = live.read_frame(text)
-            if isinstance(frame, live.Welcome) and not subscribed:
+            if frame is live.Signal.welcome and not subscribed:
                 connection.send(live.subscribe_command(self._filters))
                 subscribed = True
             else:
@@ -215,7 +215,7 @@ class LiveLane:
     def on_frame(self, frame: live.Frame) -> None:
         """Each frame read after subscribing; public, so the whole-connector simulation needs no socket."""
         match frame:
-            case live.Confirmed():
+            case live.Signal.confirmed:
                 self.failures = 0
                 self._write_state(LaneState.connected, "")
                 log.info("live lane: subscribed to EventsChannel")
@@ -228,13 +228,13 @@ class LiveLane:
                 log.warning("live lane: the server dropped events after %d; the poll lane will serve them",
                             after_id)  # fmt: skip
                 self._write_state(LaneState.connected, "", overflow=True)
-            case live.Rejected():
+            case live.Signal.rejected:
                 raise _Down("the subscription was rejected")
             case live.Disconnect(reason, _):
                 raise _Down(f"the server disconnected ({reason or 'no reason'})")
             case live.Unreadable(why):
                 raise _Down(f"an unreadable frame ({why})")
-            case live.Ping() | live.Welcome():
+            case live.Signal.ping | live.Signal.welcome:
                 pass
 
     def _record(self, events: tuple[FeedEvent, ...]) -> None:

@@ -154,11 +154,17 @@ def _cannot_grow(path: Path) -> str:
     limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
     if limit != resource.RLIM_INFINITY:
         return f"; this process may write files of at most {limit} bytes: ulimit -f"
+    measured = disk_space(path if path.is_dir() else path.parent)
+    return "; the disk is full" if measured is not None and measured[0] == 0 else ""
+
+
+def disk_space(directory: Path) -> tuple[int, int] | None:
+    """The free and whole bytes of the file system ``directory`` is on; None when they cannot be measured."""
     try:
-        full = os.statvfs(path if path.is_dir() else path.parent).f_bavail == 0
+        measured = os.statvfs(directory)
     except OSError:
-        return ""
-    return "; the disk is full" if full else ""
+        return None
+    return measured.f_bavail * measured.f_frsize, measured.f_blocks * measured.f_frsize
 
 
 def is_storage_failure(error: BaseException) -> bool:

@@ -66,6 +66,12 @@ def peek(state_dir: Path, account_id: int, agent_id: int) -> Holder | None:
     return _peek_at(lock_path(state_dir, account_id, agent_id))
 
 
+def may_run(state_dir: Path, account_id: int, agent_id: int) -> bool:
+    """Whether the lock file names a connector that may be running (a diagnostic, never a lock)."""
+    holder = peek(state_dir, account_id, agent_id)
+    return holder is not None and holder.pid_present is not False
+
+
 def peek_only(state_dir: Path) -> Holder | None:
     """The one lock file's metadata in ``state_dir``, whatever ids it names (a configuration
     file edited to name others since the connector started); None unless exactly one."""

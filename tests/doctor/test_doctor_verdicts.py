@@ -162,11 +162,11 @@ def test_the_ledger_absent_is_ok_behind_a_warning_and_damaged_or_too_new_fails()
     ],
 )
 def test_free_disk_below_the_thresholds_warns_then_fails(free: int, verdict: CheckStatus) -> None:
-    assert disk_check("/s", free, 10**12).status == verdict
+    assert disk_check("/s", (free, 10**12)).status == verdict
 
 
 def test_an_unmeasured_disk_is_a_warning() -> None:
-    assert disk_check("/s", None, None).status == CheckStatus.warning
+    assert disk_check("/s", None).status == CheckStatus.warning
 
 
 def test_the_lock_held_by_a_running_connector_is_ok_and_names_it() -> None:

@@ -7,15 +7,12 @@ import json
 import pytest
 
 from core.feed import (
-    Confirmed,
     Delivered,
     Disconnect,
     FeedFilters,
     Overflow,
-    Ping,
-    Rejected,
+    Signal,
     Unreadable,
-    Welcome,
     identifier,
     read_frame,
     read_ticket,
@@ -107,10 +104,10 @@ def test_the_subscription_carries_the_poll_lanes_filters() -> None:
 @pytest.mark.parametrize(
     ("frame", "meaning"),
     [
-        ({"type": "welcome"}, Welcome()),
-        ({"type": "ping", "message": 1}, Ping()),
-        ({"identifier": "x", "type": "confirm_subscription"}, Confirmed()),
-        ({"identifier": "x", "type": "reject_subscription"}, Rejected()),
+        ({"type": "welcome"}, Signal.welcome),
+        ({"type": "ping", "message": 1}, Signal.ping),
+        ({"identifier": "x", "type": "confirm_subscription"}, Signal.confirmed),
+        ({"identifier": "x", "type": "reject_subscription"}, Signal.rejected),
         (
             {"type": "disconnect", "reason": "unauthorized", "reconnect": False},
             Disconnect("unauthorized", False),

@@ -356,7 +356,7 @@ CORE_ADOPTION = [
 CORE_RECONCILE = [
     rule(
         "reconcile: a listing reaches back the slack past the sending time",
-        "return (sending_at if sending_at is not None else created_at) - slack",
+        "return (sending_at if sending_at is not None else created_at) - RECONCILE_SLACK",
         "return sending_at if sending_at is not None else created_at",
         "test_a_listing_reaches_back_past_the_sending_time",
     ),

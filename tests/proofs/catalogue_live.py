@@ -80,8 +80,8 @@ LIVE: list[Mutation] = [
     ),
     rule(
         "live lane: a confirmed subscription ends the backoff",
-        "            case live.Confirmed():\n                self.failures = 0\n",
-        "            case live.Confirmed():\n",
+        "            case live.Signal.confirmed:\n                self.failures = 0\n",
+        "            case live.Signal.confirmed:\n",
         "test_a_refused_upgrade_is_down_with_its_reason_then_retried",
     ),
     rule(

@@ -64,8 +64,8 @@ ROUTES: list[Mutation] = [
     ),
     rule(
         "setup beside a running connector says its routes are served without a restart",
-        "    return holder is not None and holder.pid_present is not False\n\n\ndef _describe(",
-        "    return False\n\n\ndef _describe(",
+        "    return holder is not None and holder.pid_present is not False\n",
+        "    return False\n",
         "test_setup_beside_a_running_connector_says_the_routes_are_served_without_a_restart",
     ),
 ]

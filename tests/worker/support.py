@@ -92,3 +92,16 @@ def live(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return False
     return state not in ("Z", "X")
+
+
+def group_alive(pgid: int) -> bool:
+    """True when any process, a zombie included, is in group ``pgid`` (``killpg(pgid, 0)``)."""
+    if pgid <= 1:
+        return False
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists; it is someone else's
+    return True

@@ -25,7 +25,7 @@ from shell import processes
 from shell.clock import FakeClock, SystemClock
 from shell.processes import Termination, terminate_group
 from shell.worker.driver import supervise
-from tests.worker.support import Attempt, live, wait_for
+from tests.worker.support import Attempt, group_alive, live, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -80,7 +80,7 @@ def test_the_worker_leads_its_own_group_and_its_identity_is_read_from_proc(attem
     boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
     ticks = (Path("/proc") / str(running.pid) / "stat").read_text().rpartition(")")[2].split()[19]
     assert running.process_started == f"{boot}:{ticks}"
-    assert processes.group_alive(running.pgid)
+    assert group_alive(running.pgid)
     assert processes.group_members(running.pgid) == (running.pid,)
 
 
@@ -171,7 +171,7 @@ def test_at_the_deadline_a_worker_that_heeds_sigterm_ends_within_the_grace(attem
     assert supervision.end.stop_requested == StopRequest.deadline
     assert supervision.end.ending == Signaled(signal.SIGTERM)
     assert supervision.signals == ("SIGTERM",)
-    assert not processes.group_alive(running.pgid)
+    assert not group_alive(running.pgid)
     assert not running.mcp_config.exists()
 
 
@@ -192,7 +192,7 @@ def test_at_the_deadline_a_worker_that_ignores_sigterm_is_killed_after_the_grace
     assert supervision.signals == ("SIGTERM", "SIGKILL")
     assert supervision.end.ending == Signaled(signal.SIGKILL)
     assert not supervision.survivors
-    assert not processes.group_alive(running.pgid)
+    assert not group_alive(running.pgid)
 
 
 def test_the_workers_children_end_with_its_group(attempt: Attempt) -> None:
@@ -251,7 +251,7 @@ def test_shutdown_stops_the_worker_and_is_named_shutdown(attempt: Attempt) -> No
     )
     assert supervision.stop_reason == StopReason.shutdown
     assert supervision.signals == ("SIGTERM",)
-    assert not processes.group_alive(running.pgid)
+    assert not group_alive(running.pgid)
 
 
 # -- still running --------------------------------------------------------------------------------
