@@ -14,9 +14,10 @@ import pytest
 
 from shell.basecamp.standin.server import StandIn
 from shell.ledger.connection import Ledger, open_ledger
-from shell.processes import group_alive, group_members
+from shell.processes import group_members
 from tests.support.child import ChildProcess, wait_until
 from tests.support.ledger_world import PROJECT, LedgerWorld
+from tests.worker.support import group_alive
 
 pytestmark = pytest.mark.slow
 CONNECT = str(Path(__file__).resolve().parents[2] / "bin" / "connect")
@@ -133,8 +134,20 @@ def test_killed_at_launching_a_persons_settlement_lets_the_running_connector_ans
     assert second.first_line().startswith("started held=att_")
     assert one(scene.ledger, "SELECT left_at IS NOT NULL FROM attempts") == (1,)
     settled = subprocess.run(
-        [CONNECT, "settle-launch", "501", "--did-not-run", "--state-dir", str(tmp_path / "state"), "--by", "local:ada"],
-        capture_output=True, text=True, timeout=60, check=False,
+        [
+            CONNECT,
+            "settle-launch",
+            "501",
+            "--did-not-run",
+            "--state-dir",
+            str(tmp_path / "state"),
+            "--by",
+            "local:ada",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert settled.returncode == 0, settled.stderr
     assert settled.stdout.startswith("Attempt att_")
