@@ -22,6 +22,7 @@ NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 @pytest.mark.parametrize(
     ("header", "expected"),
     [
+        ("1", 1.0),
         ("2", 2.0),
         (" 17 ", 17.0),
         ("0", None),
@@ -30,6 +31,8 @@ NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
         ("", None),
         (None, None),
         ("Sun, 29 Nov 2026 12:00:05 GMT", 5.0),
+        ("Sun, 29 Nov 2026 12:00:01 GMT", 1.0),
+        ("Sun, 29 Nov 2026 12:00:00 GMT", None),
         ("Sun, 29 Nov 2026 11:59:00 GMT", None),
         ("not a date at all", None),
     ],
@@ -58,6 +61,7 @@ def test_429_and_503_are_asked_again_up_to_three_attempts(status: int) -> None:
 
 def test_a_valid_retry_after_replaces_the_backoff_and_a_bad_one_does_not() -> None:
     assert after_read(429, 1, "9", NOW) == RetryAfter(9.0)
+    assert after_read(503, 1, "Sun, 29 Nov 2026 12:00:05 GMT", NOW) == RetryAfter(5.0)
     assert after_read(429, 2, "120junk", NOW, jitter=0.05) == RetryAfter(2.05)
 
 

@@ -1,7 +1,7 @@
 """A refusal Basecamp will repeat is exit 3 with what to fix, never exit 6 ("restart, it passes"):
 a token file so large Basecamp answers 431, and a 403 or 404 on the identity
 request, against `bin/connect run` as a real process and `bin/connect doctor`; a refusal a later
-try can pass (429) stays exit 6. Plain values for ``core.pacing`` first."""
+try can pass (429) stays exit 6 (``core.pacing``'s plain values are in tests/basecamp/test_pacing.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from core.pacing import PASSING_4XX, lasting, what_to_fix
 from shell.basecamp.standin.faults import Fault, FaultAction
 from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main as connect
@@ -30,23 +29,6 @@ def standin() -> Iterator[StandIn]:
         yield server
 
 
-@pytest.mark.parametrize("status", [400, 403, 404, 405, 410, 413, 414, 422, 431, 451])
-def test_every_4xx_but_those_a_retry_can_pass_is_lasting(status: int) -> None:
-    assert lasting(status)
-
-
-@pytest.mark.parametrize("status", [*sorted(PASSING_4XX), 200, 302, 500, 503])
-def test_a_4xx_a_retry_can_pass_and_every_other_answer_is_not_lasting(status: int) -> None:
-    assert not lasting(status)
-
-
-def test_what_to_fix_names_the_file_or_the_setting() -> None:
-    names = {"token_file": "/t/agent.token", "account_id": 999, "base_url": "https://b"}
-    assert "/t/agent.token holds far more than a token" in what_to_fix(431, **names)
-    assert "check the account id" in what_to_fix(403, **names)
-    assert "no account 999 at https://b" in what_to_fix(404, **names)
-
-
 def test_a_token_so_large_basecamp_answers_431_is_exit_3_saying_what_to_fix(
     standin: StandIn, tmp_path: Path
 ) -> None:
@@ -62,7 +44,9 @@ def test_a_token_so_large_basecamp_answers_431_is_exit_3_saying_what_to_fix(
 
 
 @pytest.mark.parametrize("status", [403, 404])
-def test_an_identity_request_refused_for_good_is_exit_3(standin: StandIn, tmp_path: Path, status: int) -> None:
+def test_an_identity_request_refused_for_good_is_exit_3(
+    standin: StandIn, tmp_path: Path, status: int
+) -> None:
     state = configure(standin, tmp_path)
     standin.add_fault(Fault(FaultAction.refuse, path_contains="/my/profile.json", status=status, times=None))
     ran = run(state)

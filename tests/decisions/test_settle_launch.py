@@ -21,9 +21,9 @@ from tests.support.ledger_world import LedgerWorld
 EVENT = 801
 
 
-def left_mid_launch(world: LedgerWorld) -> tasks.Launch:
-    world.request(EVENT)
-    launched = world.launch(EVENT)
+def left_mid_launch(world: LedgerWorld, event: int = EVENT) -> tasks.Launch:
+    world.request(event)
+    launched = world.launch(event)
     with world.ledger.write() as connection:
         tasks.mark_left(connection, launched.attempt_id, world.ledger.clock.now())
     return launched
@@ -86,3 +86,18 @@ def test_one_of_ran_or_did_not_run_is_required(ledger: Ledger, capsys: pytest.Ca
     with pytest.raises(SystemExit) as exited:
         settle(capsys, ledger, str(EVENT))
     assert exited.value.code == EXIT_USAGE
+
+
+def test_each_finding_says_what_it_settled_in_words(
+    world: LedgerWorld, ledger: Ledger, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = left_mid_launch(world)
+    code, out, _ = settle(capsys, ledger, str(EVENT), "--did-not-run")
+    assert code == 0
+    assert out.strip() == (f"Attempt {first.attempt_id} settled as never run: task {first.task_id} ended, its"
+                           " records wait to run again, and the project moves on")
+    again = left_mid_launch(world, EVENT + 1)
+    code, out, _ = settle(capsys, ledger, str(EVENT + 1), "--ran")
+    assert code == 0
+    assert out.strip() == (f"Attempt {again.attempt_id} settled as run: task {again.task_id} ended, its records'"
+                           " outcome is unknown (redispatch or discard each), and the project moves on")

@@ -106,6 +106,10 @@ def test_the_next_acknowledgement_is_the_earliest_later_one_on_the_task() -> Non
     assert next_acknowledgement(rows[1], rows) is None
 
 
+def test_an_acknowledgement_at_the_same_instant_is_not_after_the_rows_own() -> None:
+    assert next_acknowledgement(ROW, [ROW, AdoptionRow(102, EventOutcome.unknown, DELIVERED)]) is None
+
+
 messages = st.lists(
     st.builds(
         ListedMessage,

@@ -15,11 +15,13 @@ from core.edges import AttemptState, RecordState
 from core.intent_kinds import IntentKind
 from core.message_kinds import (
     GUARD_DELAY,
+    KINDS,
     completion_intent,
     completion_key,
     guard_key,
     holding_reply_key,
     intents_for_verdict,
+    label,
     still_running_intent,
     still_running_key,
 )
@@ -93,6 +95,18 @@ def test_a_request_admitted_or_queued_arms_the_guard(state: RecordState) -> None
 def test_the_guard_boosts_the_events_own_recording_not_the_reply_destination() -> None:
     (guard,) = intents_for_verdict(record(), NOW)
     assert guard.destination == Destination(MessageKind.boost, 7, 500)
+
+
+def test_the_guard_boosts_any_positive_recording_in_any_bucket_and_nothing_else() -> None:
+    (smallest,) = intents_for_verdict(record(recording_id=1, bucket_id=0), NOW)
+    assert smallest.destination == Destination(MessageKind.boost, 0, 1)
+    assert [i.kind for i in intents_for_verdict(record(recording_id=0), NOW)] == []
+    assert [i.kind for i in intents_for_verdict(record(bucket_id=-1), NOW)] == []
+
+
+def test_a_kinds_label_is_its_tables_and_an_unknown_kind_shows_as_itself() -> None:
+    assert label(IntentKind.guard_ack) == KINDS[IntentKind.guard_ack].label
+    assert label("retraction_of_tomorrow") == "retraction_of_tomorrow"
 
 
 def test_the_guard_is_due_thirty_seconds_after_the_verdict() -> None:
