@@ -79,7 +79,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     limit: RateLimit = args.limit
-    if not limit.enforced or args.messages < 1:
+    if limit.requests == 0 or args.messages < 1:
         print("burst: needs a rate limit and at least one message", file=sys.stderr)
         return 2
     logging.disable(logging.INFO)

@@ -639,8 +639,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _configure_logging(level: str, directory: Path) -> None:
     root = logging.getLogger()
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
+    for existing in list(root.handlers):
+        root.removeHandler(existing)
     if level == "info":
         handler: logging.Handler = logging.FileHandler(directory / "connector.log", encoding="utf-8")
         root.setLevel(logging.INFO)

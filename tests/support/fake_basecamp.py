@@ -6,6 +6,7 @@ are checked against what a real destination would hold. Every post is counted, l
 
 from __future__ import annotations
 
+import builtins
 import itertools
 import threading
 from collections.abc import Callable
@@ -129,7 +130,7 @@ class FakeBasecamp:
     def list_count(self) -> int:
         return sum(1 for name, _ in self.calls if name == "list")
 
-    def messages_at(self, destination: Destination) -> list[ListedMessage]:
+    def messages_at(self, destination: Destination) -> builtins.list[ListedMessage]:
         return [stored.message for stored in self.stored.get(destination, [])]
 
     def _store(self, destination: Destination, body: str, creator_id: int) -> int:

@@ -224,7 +224,7 @@ class LedgerWorld:
             return [
                 tuple(row)
                 for row in connection.execute("SELECT id, kind, state, note FROM outbox ORDER BY id")
-            ]  # type: ignore[misc]
+            ]
 
     def state_of(self, intent_id: int) -> str:
         with self.ledger.read() as connection:

@@ -239,6 +239,7 @@ class ScriptedModel:
             ("message_start", {"type": "message_start", "message": {**message, "content": [], "stop_reason": None}})
         ]
         for index, block in enumerate(content):
+            start: dict[str, Any]
             if block["type"] == "text":
                 start = {"type": "text", "text": ""}
                 delta = {"type": "text_delta", "text": block["text"]}
