@@ -121,7 +121,7 @@ _TOO_LARGE = frozenset({413, 414, 431})
 
 
 def lasting(status: int) -> bool:
-    return 400 <= status < 500 and status not in PASSING_4XX
+    return 400 <= status < 500 and status not in PASSING_4XX  # a 4xx Basecamp would answer again
 
 
 def what_to_fix(status: int, *, token_file: str, account_id: int, base_url: str) -> str:
