@@ -83,8 +83,8 @@ OWN = (
     ),
     rule(
         "the listing window shifted past the sending time",
-        "    return (sending_at if sending_at is not None else created_at) - slack",
-        "    return (sending_at if sending_at is not None else created_at) + slack",
+        "    return (sending_at if sending_at is not None else created_at) - RECONCILE_SLACK",
+        "    return (sending_at if sending_at is not None else created_at) + RECONCILE_SLACK",
     ),
     rule(
         "a rival lookup binding the bucket for the recording",
@@ -113,8 +113,8 @@ OWN = (
     ),
     rule(
         "an unpulled prompt is withdrawn for a retry though its worker ran",
-        "            spawn_failed\n            and row.exposed_by_this_attempt\n",
-        "            row.exposed_by_this_attempt\n",
+        "    if spawn_failed and launch_exposure and not row.pulled:\n",
+        "    if launch_exposure and not row.pulled:\n",
     ),
 )
 
