@@ -49,7 +49,7 @@ def _package(folder: Path, depth: int) -> list[str]:
     init = folder / "__init__.py"
     lines = [_line(depth, folder.name + "/", phrase(init) if init.exists() else "")]
     for path in sorted(folder.iterdir()):
-        if path.is_dir() and path.name != "__pycache__":
+        if path.is_dir() and path.name != "__pycache__" and any(path.rglob("*.py")):  # not a checkout's leftover bytecode
             lines += _package(path, depth + 1)
         elif path.suffix == ".py" and path.name != "__init__.py":
             lines.append(_line(depth + 1, path.name, phrase(path)))
