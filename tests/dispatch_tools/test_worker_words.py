@@ -305,3 +305,24 @@ def test_a_reply_the_worker_posted_itself_is_still_adopted_beside_its_note(
     world: DispatchWorld, clock: FakeClock
 ) -> None:
     assert _settled_after_a_note(world, clock, own_reply=True)["adopted_reply_id"] is not None
+
+
+EVENT_APART = 70_001  # an event id no task id of this ledger reaches: a read with the two swapped finds nothing
+
+
+def test_a_call_reads_back_the_words_of_its_own_event_and_task_not_the_ids_swapped(world: DispatchWorld) -> None:
+    """The words a call already wrote are found by (event, task): with ids from distinct ranges, a
+    read with the two swapped sees none, so the notes' bound and a repeated reply would not hold."""
+    world.request(EVENT_APART)
+    task = world.task(EVENT_APART)
+    world.launch(task)
+    assert task.id != EVENT_APART
+    tools = DispatchLedger(world.ledger, task.token, None, words_wait=0)
+    tools.get_dispatch(GetRequest(EVENT_APART)).unwrap()
+    for number in range(MAX_NOTES):
+        tools.reply_dispatch(ReplyRequest(EVENT_APART, f"note {number}")).unwrap()
+    assert tools.reply_dispatch(ReplyRequest(EVENT_APART, "one more")).failure().kind == "invalid_message"
+    reply = CompleteRequest(EVENT_APART, Completion("succeeded", reply="Done"))
+    first = tools.complete_dispatch(reply).unwrap()
+    assert tools.complete_dispatch(reply).unwrap() == first, "the same report again is the same message"
+    assert len(words(world)) == MAX_NOTES + 1

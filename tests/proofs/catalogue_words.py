@@ -63,6 +63,12 @@ WORDS: list[Mutation] = [
         "test_the_call_answers_the_messages_id_when_the_outbox_posts_it_within_the_wait",
     ),
     rule(
+        "words: a call reads back the words of its own event and task, not the ids swapped",
+        'connection.execute(_WORDS + " ORDER BY id", (event_id, task_id)))',
+        'connection.execute(_WORDS + " ORDER BY id", (task_id, event_id)))',
+        "test_a_call_reads_back_the_words_of_its_own_event_and_task_not_the_ids_swapped",
+    ),
+    rule(
         "words: a landed worker message is recorded as the event's ack_id or reply_id",
         "    deliveries.record_worker_message(connection, row.kind, row.task_id, row.event_id, receipt_id)",
         "    pass",
