@@ -36,7 +36,6 @@ def test_after_the_wait_the_window_has_room(sent: list[float], now: float) -> No
 
 
 def test_a_request_exactly_one_window_old_no_longer_counts() -> None:
-    assert wait_before_next([1.0, 2.0, 3.0], now=11.0, held_until=0.0, limit=3, window=10.0) == 0.0
     assert spacing_wait([1.0, 9.0], now=11.0, limit=4, window=10.0) == 0.0  # one in the window: no spacing
     assert spacing_wait([8.0, 9.0], now=11.0, limit=4, window=10.0) == 0.5  # two: 9 + 10/4 - 11
     assert poll_may_go([1.0, 2.0], now=11.0, waited=0.0, limit=4, window=10.0)

@@ -134,20 +134,8 @@ def test_killed_at_launching_a_persons_settlement_lets_the_running_connector_ans
     assert second.first_line().startswith("started held=att_")
     assert one(scene.ledger, "SELECT left_at IS NOT NULL FROM attempts") == (1,)
     settled = subprocess.run(
-        [
-            CONNECT,
-            "settle-launch",
-            "501",
-            "--did-not-run",
-            "--state-dir",
-            str(tmp_path / "state"),
-            "--by",
-            "local:ada",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+        [CONNECT, "settle-launch", "501", "--did-not-run", "--state-dir", str(tmp_path / "state"), "--by", "local:ada"],
+        capture_output=True, text=True, timeout=60, check=False,
     )
     assert settled.returncode == 0, settled.stderr
     assert settled.stdout.startswith("Attempt att_")

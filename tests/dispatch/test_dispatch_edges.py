@@ -112,9 +112,7 @@ def expected(table: str, source: StrEnum, target: StrEnum, actor: Actor) -> bool
 
 
 EVERY_MOVE = [
-    pytest.param(
-        name, source, target, actor, id=f"{name}:{source or 'unarmed'}->{target or 'unarmed'}:{actor.name}"
-    )
+    pytest.param(name, source, target, actor, id=f"{name}:{source or 'unarmed'}->{target or 'unarmed'}:{actor.name}")
     for name, (_, states, _) in TABLES.items()
     for source, target in itertools.product(states, states)
     for actor in Actor
@@ -192,9 +190,7 @@ def test_a_completed_record_leaves_only_by_a_persons_redispatch_or_discard() -> 
         if target in (R.admitted, R.discarded) and actor is Actor.person:
             assert moved.unwrap() == target
         elif target in (R.admitted, R.discarded):
-            assert moved.failure().reason.startswith(
-                f"only a person may move a record from completed to {target}"
-            )
+            assert moved.failure().reason.startswith(f"only a person may move a record from completed to {target}")
         else:
             assert moved.failure().reason == f"a record never moves from completed to {target}"
 
@@ -233,9 +229,7 @@ def test_a_guard_is_unarmed_or_armed_only_at_insert(target: GuardState) -> None:
 def test_the_connectors_claim_fires_a_guard_and_the_worker_cancels_it() -> None:
     assert GUARD_EDGES.step(G.armed, G.fired, AUTOMATIC) == Success(G.fired)
     assert GUARD_EDGES.step(G.armed, G.canceled, WORKER) == Success(G.canceled)
-    assert (
-        "only the connector may move a guard" in GUARD_EDGES.step(G.armed, G.fired, WORKER).failure().reason
-    )
+    assert "only the connector may move a guard" in GUARD_EDGES.step(G.armed, G.fired, WORKER).failure().reason
 
 
 def test_an_attempt_never_moves_back() -> None:
@@ -255,13 +249,8 @@ def test_an_operator_is_a_person_for_the_intent_table_too() -> None:
 
 @pytest.mark.parametrize(
     ("actor", "words"),
-    [
-        (AUTOMATIC, "the connector"),
-        (Actor.person, "a person"),
-        (ADMISSION, "admission"),
-        (DISPATCHER, "the dispatcher"),
-        (WORKER, "the worker"),
-    ],
+    [(AUTOMATIC, "the connector"), (Actor.person, "a person"), (ADMISSION, "admission"),
+     (DISPATCHER, "the dispatcher"), (WORKER, "the worker")],
 )
 def test_a_refusal_names_the_actor_in_words(actor: Actor, words: str) -> None:
     assert actor.describe() == words
@@ -279,32 +268,23 @@ def test_a_table_renders_for_a_reader_one_line_an_edge_with_its_actors_and_what_
 
 def test_a_refusal_says_who_may_take_the_edge_and_carries_the_move_it_refused() -> None:
     refused = RECORD_EDGES.step(R.dispatched, R.completed, ADMISSION)
-    assert refused == Failure(
-        IllegalMove(
-            "a record",
-            "dispatched",
-            "completed",
-            ADMISSION,
-            "only the dispatcher or the worker may move a record from dispatched to completed"
-            " (complete_dispatch, or the settlement), not admission",
-        )
-    )
+    assert refused == Failure(IllegalMove(
+        "a record", "dispatched", "completed", ADMISSION,
+        "only the dispatcher or the worker may move a record from dispatched to completed"
+        " (complete_dispatch, or the settlement), not admission",
+    ))
 
 
 def test_a_refusal_for_its_note_names_every_note_the_edge_takes_and_the_one_it_got() -> None:
     refused = step(IntentState.sending, IntentState.pending, AUTOMATIC)
     assert isinstance(refused, Failure)
-    reason = refused.failure().reason
     wanted = " or ".join(repr(words) for words in sorted(notes.NOT_CREATED_NOTES))
-    assert reason == (
+    assert refused.failure().reason == (
         f"an outbox intent moves from sending to pending only when its note reads {wanted}; its note reads ''"
     )
 
 
 def test_a_rendered_edge_lists_its_actors_comma_separated() -> None:
-    line = next(
-        line
-        for line in str(RECORD_EDGES).splitlines()
-        if line.split()[:3] == ["dispatched", "->", "completed"]
-    )
+    lines = str(RECORD_EDGES).splitlines()
+    line = next(line for line in lines if line.split()[:3] == ["dispatched", "->", "completed"])
     assert "dispatcher, worker" in line

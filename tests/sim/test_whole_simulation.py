@@ -24,7 +24,7 @@ from shell.connector import StartParts, StartReport, settle_previous
 from tests.proofs.anchors import SourceTree, StaleCatalogue
 from tests.sim.whole.checks import CHECKS
 from tests.sim.whole.main import REQUIRED, main
-from tests.sim.whole.mutants import REPOSITORY, mutants
+from tests.sim.whole.mutants import OWN, REPOSITORY
 from tests.sim.whole.run import Run, Violation
 
 SEEDS = int(os.environ.get("SIM_CI_SEEDS", "600"))
@@ -118,11 +118,12 @@ def test_a_runs_first_restart_opens_the_file_anew_and_a_later_one_keeps_no_dead_
 
 
 def test_every_injected_bug_of_the_simulation_anchors_to_one_place() -> None:
-    """``bin/simulate --mutants`` applies each of its bugs through the catalogue's anchoring; one that
-    a refactor left without its text would stop that run at its first line."""
+    """``bin/simulate --mutants`` applies its own bugs through the catalogue's anchoring (the catalogued
+    ones are held by test_every_catalogue_entry_anchors_to_one_place_in_the_tree); one that a refactor
+    left without its text would stop that run at its first line."""
     tree = SourceTree(REPOSITORY)
     stale = []
-    for mutation in mutants():
+    for mutation in OWN:
         for find, replace in mutation.changes:
             try:
                 tree.locate(find, replace)
