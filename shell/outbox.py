@@ -36,7 +36,7 @@ from typing import Protocol
 from core import notes
 from core.adoption import Adopt, Indeterminate, decide_adoption, rivals, worker_message_ids
 from core.destinations import Destination, ListedMessage
-from core.edges import IntentState
+from core.edges import Actor, GuardState, IntentState
 from core.intent_kinds import IntentKind
 from core.message_kinds import Cancel, Claim, decide_claim
 from core.posting import (
@@ -236,6 +236,9 @@ class Outbox:
                     rows.retry(connection, row.id, note, due_at, since)
                 case StopRetrying(note) | Refuse(note):
                     rows.cancel(connection, row.id, IntentState.sending, note, now)
+                    if row.kind is IntentKind.guard_ack and row.event_id is not None:
+                        deliveries.guard_never_went_out(connection, row.event_id, GuardState.refused,
+                                                        Actor.automatic)
         if outcome.cause is RefusalCause.not_connected or after.note == notes.TOKEN_REFUSED:
             self._needs_a_read = True
         if isinstance(after, Retry):

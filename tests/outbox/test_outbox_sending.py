@@ -89,7 +89,7 @@ def test_a_refused_request_is_canceled_with_the_note_and_never_listed(
     assert (basecamp.post_count(), basecamp.list_count()) == (1, 0)
 
 
-def test_a_refused_guard_stays_fired_so_the_acknowledgement_is_missing_never_doubled(
+def test_a_refused_guard_marks_its_rows_refused_never_doubled_nor_told_acknowledged(
     world: LedgerWorld, outbox: Outbox, basecamp: FakeBasecamp, clock: FakeClock
 ) -> None:
     world.request(101)
@@ -97,7 +97,7 @@ def test_a_refused_guard_stays_fired_so_the_acknowledgement_is_missing_never_dou
     clock.advance(31)
     basecamp.posts = [Post.refuse]
     outbox.flush()
-    assert world.get_dispatch(task_id, 101) == "fired"
+    assert world.get_dispatch(task_id, 101) == "refused"
     assert basecamp.messages_at(boost_on(101)) == []
 
 
@@ -399,11 +399,11 @@ def test_a_retried_guard_still_goes_through_the_claim_check(
     basecamp.posts = [Post.not_connected]
     outbox.flush()
     assert world.get_dispatch(task_id, 101) == "fired", "fired at the claim is final for its workers"
-    world.ack(task_id, 101, ack_id=5_000_001)
+    world.ack(task_id, 101, ack_id=5_000_001)  # what a worker told guard_acknowledged cannot post
     clock.advance(3600)
     outbox.run_once()
-    assert world.outbox() == [(1, "guard_ack", "canceled", notes.NO_LONGER_CALLED_FOR)]
-    assert basecamp.messages_at(boost_on(101)) == []
+    assert world.outbox() == [(1, "guard_ack", "sent", "")], "the rows it fired are its own, not a cancel"
+    assert len(basecamp.messages_at(boost_on(101))) == 1
 
 
 def test_a_request_that_never_reaches_basecamp_for_a_day_is_given_up_for_a_person(
