@@ -214,7 +214,7 @@ class Outbox:
         outcome = self._poster.post(row.destination, row.body, request_deadline)
         pause_at("after_post")
         if isinstance(outcome, Refused):
-            return self._settle_refusal(row, outcome)
+            return self._settle_refusal(row, outcome, waited_due=now - row.not_before)
         with _settling("record the post's outcome"), self._ledger.write() as connection:
             if isinstance(outcome, Created):
                 landed(connection, row, outcome.id, "", self._clock.now())
@@ -226,10 +226,10 @@ class Outbox:
         self._log(row, "sending", note=f"uncertain: {outcome.cause}", status=outcome.status)
         return SendResult.uncertain
 
-    def _settle_refusal(self, row: rows.IntentRow, outcome: Refused) -> SendResult:
+    def _settle_refusal(self, row: rows.IntentRow, outcome: Refused, waited_due: timedelta) -> SendResult:
         """Nothing was created: pending again if it never reached Basecamp, else canceled."""
         now = self._clock.now()
-        after = after_refusal(outcome, now, row.retrying_since)
+        after = after_refusal(outcome, now, row.retrying_since, waited_due)
         with _settling("record the post's outcome"), self._ledger.write() as connection:
             match after:
                 case Retry(note, due_at, since):
