@@ -234,7 +234,6 @@ GUARD_EDGES: LifecycleTable[GuardState] = LifecycleTable("a guard", edges=(
     Edge(GuardState.armed, GuardState.fired, _AUTOMATIC, "the guard acknowledgement's claim"),
     Edge(GuardState.fired, GuardState.refused, _AUTOMATIC, "the fired guard refused, or given up"),
     Edge(GuardState.fired, GuardState.abandoned, _PERSON, "a person abandoning the fired guard"),
-    Edge(GuardState.refused, GuardState.fired, _AUTOMATIC, "the claim of a guard a person resent"),
 ))
 
 _A = AttemptState

@@ -68,10 +68,8 @@ def withdraw(connection: sqlite3.Connection, task_id: int, event_id: int, stamp:
 
 
 def fire_guard(connection: sqlite3.Connection, event_id: int) -> int:
-    """Mark every armed (or refused, now resent) task row of the event fired: the guard is
-    reported from its claim."""
-    return _settle_guard(connection, event_id, (GuardState.armed, GuardState.refused), GuardState.fired,
-                         Actor.automatic)
+    """Mark every armed task row of the event fired: the guard is reported from its claim."""
+    return _settle_guard(connection, event_id, (GuardState.armed,), GuardState.fired, Actor.automatic)
 
 
 def guard_never_went_out(connection: sqlite3.Connection, event_id: int, to: GuardState, actor: Actor) -> int:

@@ -275,7 +275,7 @@ GUARD_REFUSALS = {
     "armed": "a guard moves from armed only to canceled or fired",
     "canceled": "a guard never moves from canceled",
     "fired": "a guard moves from fired only to refused or abandoned",
-    "refused": "a guard moves from refused only to fired",
+    "refused": "a guard never moves from refused",
     "abandoned": "a guard never moves from abandoned",
 }
 ATTEMPT_REFUSALS = {

@@ -160,7 +160,7 @@ def test_a_task_event_is_never_deleted(ledger: Ledger, insert: Insert) -> None:
 
 GUARDS = ("", "armed", "canceled", "fired", "refused", "abandoned")
 GUARD_EDGES = {
-    ("armed", "canceled"), ("armed", "fired"), ("fired", "refused"), ("fired", "abandoned"), ("refused", "fired"),
+    ("armed", "canceled"), ("armed", "fired"), ("fired", "refused"), ("fired", "abandoned"),
 }
 REACHED_BY = {"canceled": ("canceled",), "fired": ("fired",), "refused": ("fired", "refused"),
               "abandoned": ("fired", "abandoned")}  # fmt: skip

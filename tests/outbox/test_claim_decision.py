@@ -243,7 +243,12 @@ def test_a_guard_is_claimed_exactly_when_the_rule_says(
         snapshot is not None
         and snapshot.acknowledge
         and snapshot.state in ("admitted", "queued", "dispatched")
-        and not any(r.guard == "canceled" or r.delivery in ("delivered", "completed") for r in rows)
+        and not any(r.guard in ("canceled", "refused") or r.delivery in ("delivered", "completed") for r in rows)
     ) or (fired and snapshot is not None and snapshot.state != "discarded")
     decision = decided(IntentKind.guard_ack, record=snapshot, task_events=rows)
     assert decision == (Claim(fires_guard=True) if called_for else NO_LONGER)
+
+
+def test_a_resent_guard_whose_rows_were_refused_is_canceled_the_worker_answering() -> None:
+    rows = (row(DeliveryState.exposed, GuardState.refused),)
+    assert decided(IntentKind.guard_ack, record=record(state=RecordState.dispatched), task_events=rows) == NO_LONGER

@@ -114,17 +114,19 @@ def test_a_fired_guard_a_person_abandons_marks_its_rows_abandoned(
     assert dispatch.row(task, EVENT)["guard"] == GuardState.abandoned
 
 
-def test_a_refused_guard_a_person_resends_fires_its_rows_again_as_it_is_claimed(
+def test_a_refused_guard_a_person_resends_is_canceled_its_worker_answering_for_the_acknowledgement(
     dispatch: DispatchWorld, outbox: Outbox, basecamp: FakeBasecamp, clock: FakeClock
 ) -> None:
     task = slow_worker(dispatch, clock)
     basecamp.posts = [Post.refuse]
     outbox.flush()
     assert dispatch.row(task, EVENT)["guard"] == GuardState.refused
+    tools = dispatch.tools(task)
+    tools.get_dispatch(GetRequest(EVENT)).unwrap()  # told to acknowledge; not yet done
     resolve_intent(dispatch.ledger, guard_id(dispatch), Resend("local:test"))
     outbox.flush()
-    assert dispatch.guard_intent(EVENT)[0] == "sent"
-    assert dispatch.row(task, EVENT)["guard"] == GuardState.fired
+    assert dispatch.guard_intent(EVENT) == ("canceled", notes.NO_LONGER_CALLED_FOR)
+    assert basecamp.messages_at(boost()) == [], "never the guard beside the worker's own"
 
 
 def test_a_task_joining_an_event_whose_fired_guard_waits_for_its_retry_is_told_it_fired(
