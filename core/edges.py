@@ -228,10 +228,12 @@ DELIVERY_EDGES: LifecycleTable[DeliveryState] = LifecycleTable("a delivery", edg
     Edge(_D.delivered, _D.completed, _WORKER_OR_DISPATCHER, "complete_dispatch, or the settlement"),
 ))
 
-# Written ``''`` or ``armed`` at insert only.
+# Written ``''`` or ``armed`` at insert only; a fired guard that never went out says so.
 GUARD_EDGES: LifecycleTable[GuardState] = LifecycleTable("a guard", edges=(
     Edge(GuardState.armed, GuardState.canceled, _WORKER, "get_dispatch"),
     Edge(GuardState.armed, GuardState.fired, _AUTOMATIC, "the guard acknowledgement's claim"),
+    Edge(GuardState.fired, GuardState.refused, _AUTOMATIC, "the fired guard refused, or given up"),
+    Edge(GuardState.fired, GuardState.abandoned, _PERSON, "a person abandoning the fired guard"),
 ))
 
 _A = AttemptState

@@ -11,8 +11,9 @@ has a destination and words, or it is not written. At claim time the kind's rule
 snapshot read in the claim's transaction, whether the message is still called for; one that is
 not is canceled and never sent. A claimed guard marks its event's armed task rows fired in the
 same transaction, so no worker acknowledges a second time: an acknowledgement goes missing
-rather than doubled. A completion notice, and a worker's words, are always claimed: what was
-written stays true.
+rather than doubled. A row told so is held true: its guard is retried until it lands, is refused
+or is decided by a person, and one that never went out marks its rows so. A completion notice,
+and a worker's words, are always claimed: what was written stays true.
 """
 
 from __future__ import annotations
@@ -109,15 +110,22 @@ def completion_key(attempt_id: str) -> str:
 
 GUARD_STANDING_STATES = frozenset({RecordState.admitted, RecordState.queued, RecordState.dispatched})
 ACKNOWLEDGED_DELIVERIES = frozenset({DeliveryState.delivered, DeliveryState.completed})
+WORKER_ANSWERS = frozenset({GuardState.canceled, GuardState.refused})  # the worker acknowledges, not a guard
 
 
 def guard_claim(facts: ClaimFacts) -> ClaimDecision:
     """Called for while its record, asked for one, stands admitted, queued or dispatched and no
-    task row of the event has its guard canceled (a worker pulled) or was delivered or completed."""
+    task row of the event has its guard canceled (a worker pulled) or refused (its worker is told to
+    acknowledge, so a person's resend would double it) or was delivered or completed.
+    Once its claim fired a row, that row was told a guard is on its way: called for while its
+    record stands (not gone or discarded), whatever the rows did since."""
     record, rows = facts.record, facts.task_events
+    if any(row.guard == GuardState.fired for row in rows):
+        standing = record is not None and record.state != RecordState.discarded
+        return Claim(fires_guard=True) if standing else Cancel(notes.NO_LONGER_CALLED_FOR)
     if record is None or not record.acknowledge or record.state not in GUARD_STANDING_STATES:
         return Cancel(notes.NO_LONGER_CALLED_FOR)
-    if any(row.guard == GuardState.canceled or row.delivery in ACKNOWLEDGED_DELIVERIES for row in rows):
+    if any(row.guard in WORKER_ANSWERS or row.delivery in ACKNOWLEDGED_DELIVERIES for row in rows):
         return Cancel(notes.NO_LONGER_CALLED_FOR)
     return Claim(fires_guard=True)
 

@@ -12,8 +12,10 @@ A refusal that proves Basecamp never judged the message -- no connection, never 
 or a 408 -- is tried again, waiting as long as it has been retrying so far (within
 ``FIRST_RETRY_WAIT`` and ``LONGEST_RETRY_WAIT``, never before a Retry-After), and given up for a
 person after ``RETRY_BOUND`` of that. A 401 refuses the agent's token, not the message: the
-connector's own outage, tried again at once and never given up. Any other 4xx is Basecamp's
-refusal of the message: canceled for a person to resend.
+connector's own outage, tried again at once and never given up. What the bound measures is the
+run of tries, less the time the intent sat due and unclaimed (a token outage or a lost connection
+the outbox waited out, a hold, a stopped connector): an outage never counts against the message.
+Any other 4xx is Basecamp's refusal of the message: canceled for a person to resend.
 
 Doubt is settled by listing the destination, never by posting again: an intent is listed once
 its request is ``RECONCILE_AFTER`` old (long enough to have landed), reaching back to its
@@ -173,13 +175,15 @@ def not_created_cause(outcome: Refused) -> str | None:
             return None
 
 
-def after_refusal(outcome: Refused, now: datetime, retrying_since: datetime | None) -> AfterRefusal:
+def after_refusal(outcome: Refused, now: datetime, retrying_since: datetime | None,
+                  waited_due: timedelta = timedelta(0)) -> AfterRefusal:
     """What a sending intent whose one request came to ``outcome`` becomes; ``retrying_since`` is
-    when its run of tries began (None: this is the first)."""
+    when its run of tries began (None: this is the first), moved on by ``waited_due``, how long
+    the intent sat due before this try was claimed."""
     cause = not_created_cause(outcome)
     if cause is None:
         return Refuse()
-    since = now if retrying_since is None else min(retrying_since, now)
+    since = now if retrying_since is None else min(retrying_since + max(waited_due, timedelta(0)), now)
     if cause == notes.TOKEN_REFUSED:
         return Retry(cause, now, since)
     tried_for = now - since

@@ -46,11 +46,14 @@ class DeliveryState(StrEnum):
 
 
 class GuardState(StrEnum):
-    """An event's guard on a task (``task_events.guard``): armed for a request, then settled once."""
+    """An event's guard on a task (``task_events.guard``): armed for a request, then settled once;
+    a fired guard that never went out says so (``refused``, ``abandoned``)."""
     unarmed = ""
     armed = "armed"
     canceled = "canceled"
     fired = "fired"
+    refused = "refused"  # Basecamp refused the guard, or a day of never reaching it
+    abandoned = "abandoned"  # a person abandoned the guard, indeterminate
 
 
 class AttemptState(StrEnum):

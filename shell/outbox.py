@@ -36,7 +36,7 @@ from typing import Protocol
 from core import notes
 from core.adoption import Adopt, Indeterminate, decide_adoption, rivals, worker_message_ids
 from core.destinations import Destination, ListedMessage
-from core.edges import IntentState
+from core.edges import Actor, GuardState, IntentState
 from core.intent_kinds import IntentKind
 from core.message_kinds import Cancel, Claim, decide_claim
 from core.posting import (
@@ -214,7 +214,7 @@ class Outbox:
         outcome = self._poster.post(row.destination, row.body, request_deadline)
         pause_at("after_post")
         if isinstance(outcome, Refused):
-            return self._settle_refusal(row, outcome)
+            return self._settle_refusal(row, outcome, waited_due=now - row.not_before)
         with _settling("record the post's outcome"), self._ledger.write() as connection:
             if isinstance(outcome, Created):
                 landed(connection, row, outcome.id, "", self._clock.now())
@@ -226,16 +226,19 @@ class Outbox:
         self._log(row, "sending", note=f"uncertain: {outcome.cause}", status=outcome.status)
         return SendResult.uncertain
 
-    def _settle_refusal(self, row: rows.IntentRow, outcome: Refused) -> SendResult:
+    def _settle_refusal(self, row: rows.IntentRow, outcome: Refused, waited_due: timedelta) -> SendResult:
         """Nothing was created: pending again if it never reached Basecamp, else canceled."""
         now = self._clock.now()
-        after = after_refusal(outcome, now, row.retrying_since)
+        after = after_refusal(outcome, now, row.retrying_since, waited_due)
         with _settling("record the post's outcome"), self._ledger.write() as connection:
             match after:
                 case Retry(note, due_at, since):
                     rows.retry(connection, row.id, note, due_at, since)
                 case StopRetrying(note) | Refuse(note):
                     rows.cancel(connection, row.id, IntentState.sending, note, now)
+                    if row.kind is IntentKind.guard_ack and row.event_id is not None:
+                        deliveries.guard_never_went_out(connection, row.event_id, GuardState.refused,
+                                                        Actor.automatic)
         if outcome.cause is RefusalCause.not_connected or after.note == notes.TOKEN_REFUSED:
             self._needs_a_read = True
         if isinstance(after, Retry):

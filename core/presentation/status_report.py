@@ -22,7 +22,7 @@ from core.posting import TokenOutage
 from core.presentation import byte_size, short_time
 from core.presentation import status_values as values
 from core.snapshots import WorkerResult
-from core.states import IntentState, RecordState
+from core.states import GuardState, IntentState, RecordState
 
 REFUSED = "refused"  # the state a refused intent (canceled with ``REFUSED_NOTE``) is reported in
 POSTABLE = (IntentState.pending, IntentState.sending)
@@ -217,7 +217,8 @@ def _dispatch(dispatch: values.Dispatch) -> dict[str, Any]:
         "worker_result": _worker_result(dispatch.result),
         "launched_at": dispatch.launched_at, "ended_at": dispatch.ended_at,
         "events": [{"event_id": event.event_id, "delivery": event.delivery, "outcome": event.outcome or None,
-                    "withdrawn": event.withdrawn, "record_state": event.record_state}
+                    "withdrawn": event.withdrawn, "record_state": event.record_state,
+                    **({"guard": event.guard} if event.guard in UNSENT_GUARD else {})}
                    for event in dispatch.events],
     }
 
@@ -417,6 +418,16 @@ def _dispatch_line(dispatch: values.Dispatch) -> str:
 
 
 def _event_phrase(event: values.DispatchedEvent) -> str:
+    return _delivery_phrase(event) + UNSENT_GUARD.get(event.guard, "")
+
+
+UNSENT_GUARD: dict[str, str] = {  # a row whose worker was told of a guard that never went out
+    GuardState.refused: " (its guard boost was refused after the worker was told it went out)",
+    GuardState.abandoned: " (its guard boost was abandoned after the worker was told it went out)",
+}
+
+
+def _delivery_phrase(event: values.DispatchedEvent) -> str:
     if event.withdrawn:
         return f"event {event.event_id} withdrawn (the worker could not be started), now {event.record_state}"
     if event.outcome:

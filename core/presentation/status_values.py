@@ -99,13 +99,15 @@ class WaitingIntent:
 
 @dataclass(frozen=True, slots=True)
 class DispatchedEvent:
-    """One event's row on a dispatch's task. ``outcome`` is '' until reported or settled."""
+    """One event's row on a dispatch's task. ``outcome`` is '' until reported or settled; ``guard``
+    the row's guard (refused or abandoned: the worker was told of a guard that never went out)."""
 
     event_id: int
     delivery: str
     outcome: str
     withdrawn: bool
     record_state: str
+    guard: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,12 +29,16 @@ log = logging.getLogger("connector.adoption")
 
 
 def join(connection: sqlite3.Connection, task_id: int, event_id: int) -> None:
-    """Put record ``event_id`` on task ``task_id``, its guard armed when it asked for one."""
+    """Put record ``event_id`` on task ``task_id``, its guard armed when it asked for one -- fired
+    when an earlier row of the event was told its guard went out, and that guard waits for a retry."""
     connection.execute(
         "INSERT INTO task_events (task_id, event_id, conversation_key, guard)"
         " SELECT ?, id, conversation_key, CASE acknowledge WHEN 1 THEN 'armed' ELSE '' END FROM events WHERE id = ?",
         (task_id, event_id),
     )
+    sql = "SELECT 1 FROM task_events WHERE event_id = ? AND guard = ? LIMIT 1"
+    if connection.execute(sql, (event_id, str(GuardState.fired))).fetchone() is not None:
+        fire_guard(connection, event_id)
 
 
 def expose_on_launch(connection: sqlite3.Connection, task_id: int, event_id: int, attempt_id: str, stamp: str,
@@ -64,15 +68,27 @@ def withdraw(connection: sqlite3.Connection, task_id: int, event_id: int, stamp:
 
 
 def fire_guard(connection: sqlite3.Connection, event_id: int) -> int:
-    """Mark every armed task row of the event fired, each move asked from the guard read on its
-    row: the guard is reported from its claim."""
-    sql = "SELECT task_id, guard FROM task_events WHERE event_id = ? AND guard = ?"
-    armed = connection.execute(sql, (event_id, str(GuardState.armed))).fetchall()
+    """Mark every armed task row of the event fired: the guard is reported from its claim."""
+    return _settle_guard(connection, event_id, (GuardState.armed,), GuardState.fired, Actor.automatic)
+
+
+def guard_never_went_out(connection: sqlite3.Connection, event_id: int, to: GuardState, actor: Actor) -> int:
+    """Mark every fired task row of the event ``to`` (refused, abandoned): the guard its claim
+    reported never went out, and a worker pulling it now is told so."""
+    return _settle_guard(connection, event_id, (GuardState.fired,), to, actor)
+
+
+def _settle_guard(connection: sqlite3.Connection, event_id: int, sources: tuple[GuardState, ...], to: GuardState,
+                  actor: Actor) -> int:
+    """Each move asked from the guard read on its row, by compare-and-set; the row count."""
+    marks = ", ".join("?" for _ in sources)
+    sql = f"SELECT task_id, guard FROM task_events WHERE event_id = ? AND guard IN ({marks})"
+    found = connection.execute(sql, (event_id, *(str(source) for source in sources))).fetchall()
     count = 0
-    for task_id, guard in armed:
-        fired = asked(GUARD_EDGES, GuardState(guard), GuardState.fired, Actor.automatic)
+    for task_id, guard in found:
+        settled = asked(GUARD_EDGES, GuardState(guard), to, actor)
         sql = "UPDATE task_events SET guard = ? WHERE task_id = ? AND event_id = ? AND guard = ?"
-        count += connection.execute(sql, (str(fired), task_id, event_id, guard)).rowcount
+        count += connection.execute(sql, (str(settled), task_id, event_id, guard)).rowcount
     return count
 
 

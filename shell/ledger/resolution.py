@@ -17,7 +17,8 @@ from datetime import datetime
 from returns.result import Failure, Success
 
 from core import notes
-from core.edges import IntentState
+from core.edges import Actor, GuardState, IntentState
+from core.intent_kinds import IntentKind
 from core.resolution import Abandon, Move, RefusedDecision, Resend, Resolution, Sent, open_decisions, resolve
 from shell.errors import EXIT_NOT_FOUND, EXIT_REFUSED, UserError
 from shell.ledger import deliveries
@@ -127,6 +128,8 @@ def apply_move(connection: sqlite3.Connection, row: rows.IntentRow, move: Move) 
         )
     if move.receipt_id is not None:  # a worker's words found: the event's ack_id or reply_id too
         deliveries.record_worker_message(connection, row.kind, row.task_id, row.event_id, move.receipt_id)
+    if move.state is IntentState.abandoned and row.kind is IntentKind.guard_ack and row.event_id is not None:
+        deliveries.guard_never_went_out(connection, row.event_id, GuardState.abandoned, Actor.person)
 
 
 def _owned_line(connection: sqlite3.Connection, row: rows.IntentRow, receipt_id: int) -> str:

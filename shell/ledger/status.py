@@ -133,9 +133,9 @@ def _waiting(connection: sqlite3.Connection) -> tuple[WaitingIntent, ...]:
 
 def _dispatched_events(connection: sqlite3.Connection, task_id: int) -> tuple[DispatchedEvent, ...]:
     return tuple(
-        DispatchedEvent(int(event_id), str(delivery), str(outcome), bool(withdrawn), str(record_state))
-        for event_id, delivery, outcome, withdrawn, record_state in connection.execute(
-            "SELECT te.event_id, te.delivery, te.outcome, te.withdrawn_at IS NOT NULL, e.state"
+        DispatchedEvent(int(event_id), str(delivery), str(outcome), bool(withdrawn), str(record_state), str(guard))
+        for event_id, delivery, outcome, withdrawn, record_state, guard in connection.execute(
+            "SELECT te.event_id, te.delivery, te.outcome, te.withdrawn_at IS NOT NULL, e.state, te.guard"
             " FROM task_events te JOIN events e ON e.id = te.event_id"
             " WHERE te.task_id = ? ORDER BY te.event_id",
             (task_id,),

@@ -28,7 +28,7 @@ LISTS: dict[tuple[str, str], tuple[str, ...]] = {
     ("attempts", "stop_reason"): ("", "finished", "failed", "deadline", "shutdown", "lost"),
     ("attempts", "settled_as"): ("", "ran", "did_not_run"),
     ("task_events", "delivery"): ("admitted", "exposed", "delivered", "completed"),
-    ("task_events", "guard"): ("", "armed", "canceled", "fired"),
+    ("task_events", "guard"): ("", "armed", "canceled", "fired", "refused", "abandoned"),
     ("task_events", "outcome"): ("", "succeeded", "failed", "unknown"),
     ("outbox", "kind"): (
         "guard_ack", "holding_reply", "still_running", "completion", "worker_ack", "worker_reply", "worker_note",

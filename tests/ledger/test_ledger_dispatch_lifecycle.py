@@ -274,7 +274,9 @@ GUARD_REFUSALS = {
     "": "a guard never moves from ''",
     "armed": "a guard moves from armed only to canceled or fired",
     "canceled": "a guard never moves from canceled",
-    "fired": "a guard never moves from fired",
+    "fired": "a guard moves from fired only to refused or abandoned",
+    "refused": "a guard never moves from refused",
+    "abandoned": "a guard never moves from abandoned",
 }
 ATTEMPT_REFUSALS = {
     "launching": "an attempt moves from launching only to running or ended",
@@ -320,7 +322,7 @@ EVERY_PAIR = [
 
 
 def test_every_pair_of_every_table_is_tried() -> None:
-    assert len(EVERY_PAIR) == 64 + 4 + 16 + 16 + 9 == 109
+    assert len(EVERY_PAIR) == 64 + 4 + 16 + 36 + 9 == 129
 
 
 @pytest.mark.parametrize(("name", "source", "target"), EVERY_PAIR)

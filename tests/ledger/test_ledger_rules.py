@@ -70,7 +70,12 @@ def _pair_outcome(ledger: Ledger, name: str, source: Any, target: Any) -> Outcom
         return accepted, connection.execute(table.read).fetchone()[0]
 
 
-@pytest.mark.parametrize(("name", "source", "target"), EVERY_PAIR)
+NEWER_THAN_MAIN = frozenset({("guard", "refused"), ("guard", "abandoned")})  # judged against core alone
+MAIN_S_PAIRS = [pair for pair in EVERY_PAIR
+                if not {(pair.values[0], str(pair.values[1])), (pair.values[0], str(pair.values[2]))} & NEWER_THAN_MAIN]
+
+
+@pytest.mark.parametrize(("name", "source", "target"), MAIN_S_PAIRS)
 def test_every_pair_of_every_lifecycle_has_main_s_outcome(
     ledger: Ledger, frozen: Ledger, name: str, source: Any, target: Any
 ) -> None:

@@ -158,8 +158,12 @@ def test_a_task_event_is_never_deleted(ledger: Ledger, insert: Insert) -> None:
             connection.execute("DELETE FROM task_events")
 
 
-GUARDS = ("", "armed", "canceled", "fired")
-GUARD_EDGES = {("armed", "canceled"), ("armed", "fired")}
+GUARDS = ("", "armed", "canceled", "fired", "refused", "abandoned")
+GUARD_EDGES = {
+    ("armed", "canceled"), ("armed", "fired"), ("fired", "refused"), ("fired", "abandoned"),
+}
+REACHED_BY = {"canceled": ("canceled",), "fired": ("fired",), "refused": ("fired", "refused"),
+              "abandoned": ("fired", "abandoned")}  # fmt: skip
 
 
 @pytest.mark.parametrize(("source", "target"), list(itertools.product(GUARDS, GUARDS)))
@@ -168,15 +172,14 @@ def test_every_pair_of_guards_against_the_settles_once_trigger(
 ) -> None:
     with ledger.write() as connection:
         task = on_a_task(connection, insert)
-        insert(connection, "task_events", task_id=task, event_id=1,
-               guard="armed" if source in ("canceled", "fired") else source)
-        if source in ("canceled", "fired"):
-            connection.execute("UPDATE task_events SET guard = ?", (source,))
+        insert(connection, "task_events", task_id=task, event_id=1, guard="armed" if source in REACHED_BY else source)
+        for step in REACHED_BY.get(source, ()):
+            connection.execute("UPDATE task_events SET guard = ?", (step,))
         update = "UPDATE task_events SET guard = ?"
         if source == target or (source, target) in GUARD_EDGES:
             connection.execute(update, (target,))
         else:
-            with pytest.raises(sqlite3.IntegrityError, match=r"a guard (never moves|moves from armed only to canceled or fired)"):
+            with pytest.raises(sqlite3.IntegrityError, match=r"a guard (never moves|moves from \w+ only to)"):
                 connection.execute(update, (target,))
         expected = target if source == target or (source, target) in GUARD_EDGES else source
         assert connection.execute("SELECT guard FROM task_events").fetchone() == (expected,)

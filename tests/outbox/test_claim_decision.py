@@ -128,6 +128,22 @@ def test_a_guard_for_an_event_a_worker_acknowledged_is_canceled(delivery: Delive
     assert decision == NO_LONGER
 
 
+@pytest.mark.parametrize("delivery", list(DeliveryState))
+@pytest.mark.parametrize("state", [RecordState.dispatched, RecordState.completed, RecordState.admitted])
+def test_a_guard_whose_claim_fired_a_row_is_called_for_while_its_record_stands(
+    delivery: DeliveryState, state: RecordState
+) -> None:
+    # Retried after its claim: the row it told "acknowledged" was pulled, acknowledged, completed since.
+    rows = (row(delivery, GuardState.fired), row(DeliveryState.exposed, GuardState.canceled))
+    assert decided(IntentKind.guard_ack, record=record(state=state), task_events=rows) == Claim(fires_guard=True)
+
+
+@pytest.mark.parametrize("gone", [None, record(state=RecordState.discarded)])
+def test_a_fired_guard_whose_record_is_gone_or_discarded_is_canceled(gone: RecordSnapshot | None) -> None:
+    rows = (row(DeliveryState.exposed, GuardState.fired),)
+    assert decided(IntentKind.guard_ack, record=gone, task_events=rows) == NO_LONGER
+
+
 # -- the holding reply ----------------------------------------------------------------------
 
 
@@ -222,11 +238,17 @@ ROWS = st.lists(
 def test_a_guard_is_claimed_exactly_when_the_rule_says(
     snapshot: RecordSnapshot | None, rows: list[TaskEventSnapshot]
 ) -> None:
+    fired = any(r.guard == "fired" for r in rows)
     called_for = (
         snapshot is not None
         and snapshot.acknowledge
         and snapshot.state in ("admitted", "queued", "dispatched")
-        and not any(r.guard == "canceled" or r.delivery in ("delivered", "completed") for r in rows)
-    )
+        and not any(r.guard in ("canceled", "refused") or r.delivery in ("delivered", "completed") for r in rows)
+    ) or (fired and snapshot is not None and snapshot.state != "discarded")
     decision = decided(IntentKind.guard_ack, record=snapshot, task_events=rows)
     assert decision == (Claim(fires_guard=True) if called_for else NO_LONGER)
+
+
+def test_a_resent_guard_whose_rows_were_refused_is_canceled_the_worker_answering() -> None:
+    rows = (row(DeliveryState.exposed, GuardState.refused),)
+    assert decided(IntentKind.guard_ack, record=record(state=RecordState.dispatched), task_events=rows) == NO_LONGER

@@ -122,3 +122,31 @@ def test_a_401_after_the_refresh_is_the_tokens_outage_pending_at_once_and_never_
     assert INTENT_EDGES.step(
         IntentState.sending, IntentState.pending, Actor.automatic, notes.TOKEN_REFUSED
     ) == Success(IntentState.pending)
+
+
+@given(
+    st.sampled_from([NOT_CONNECTED, NOT_SENT, answered(429), answered(408)]),
+    st.timedeltas(timedelta(0), timedelta(days=3)),
+    st.timedeltas(timedelta(0), timedelta(days=30)),
+)
+def test_the_time_an_intent_sat_due_and_unclaimed_never_counts_toward_the_bound(
+    outcome: Refused, tried_for: timedelta, waited_due: timedelta
+) -> None:
+    """A token outage (or a lost connection, a hold, a stop) the outbox waited out is not a try:
+    the run's start moves on by it, so only tries while Basecamp answered count."""
+    counted = min(tried_for, tried_for + waited_due)  # the tries; the wait moves the start on
+    since = NOW - tried_for - waited_due
+    after = after_refusal(outcome, NOW, since, waited_due)
+    assert after == after_refusal(outcome, NOW, NOW - counted)
+    assert isinstance(after, Retry) == (counted < RETRY_BOUND)
+
+
+def test_a_day_of_token_outage_then_a_429_is_retried_not_given_up() -> None:
+    """A 401 at the start of the run, 25 h of outage waited out, then a blip as sending resumes."""
+    outage = timedelta(hours=25)
+    first = after_refusal(answered(401), NOW - outage, None)
+    assert isinstance(first, Retry)
+    for blip in (answered(429, 5.0), NOT_CONNECTED):
+        after = after_refusal(blip, NOW, first.since, waited_due=NOW - first.due_at)
+        assert isinstance(after, Retry), "the outage never counted against the message"
+        assert after.since == NOW

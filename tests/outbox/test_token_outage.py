@@ -9,6 +9,7 @@ token succeeds, ``status`` and ``doctor`` name the outage, and sending resumes b
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 from pathlib import Path
@@ -45,6 +46,32 @@ def test_a_401_returns_the_claim_to_pending_and_nothing_more_is_claimed_until_a_
     basecamp.reachable = True  # a token works again
     assert outbox.flush().count(SendResult.sent) == 3, "the refused one is due at once, with the rest"
     assert [state for _, _, state, _ in world.outbox()] == ["sent", "sent", "sent"]
+
+
+@pytest.mark.parametrize(("outage", "blip"), list(itertools.product(
+    [Post.unauthorized, Post.not_connected], [Post.rate_limited, Post.not_connected],
+)))  # fmt: skip
+def test_an_outage_over_a_day_then_a_blip_as_sending_resumes_is_retried_never_given_up(
+    world: LedgerWorld, outbox: Outbox, basecamp: FakeBasecamp, clock: FakeClock, *, outage: Post, blip: Post
+) -> None:
+    """The outage the outbox waited out never counted against the message: the bound measures
+    tries while Basecamp answered, and a 401 is never given up."""
+    world.request(7_401)
+    clock.advance(31)
+    basecamp.posts = [outage]
+    basecamp.reachable = False
+    assert outbox.flush().results[0] is SendResult.retry
+    for _ in range(25 * 4):  # the outage: each tick's probe fails, nothing is claimed
+        clock.advance(15 * 60)
+        assert outbox.flush().results == [SendResult.waiting]
+    basecamp.reachable = True
+    basecamp.posts = [blip]  # the first answer as a day's backlog flushes
+    assert outbox.flush().results[0] is SendResult.retry
+    assert world.outbox()[0][2] == "pending", "not given up for a person"
+    clock.advance(31 * 60)
+    outbox.flush()
+    assert world.outbox()[0][2:] == ("sent", "")
+    assert basecamp.post_count() == 3
 
 
 def shown(command: str, state: Path) -> dict[str, Any]:

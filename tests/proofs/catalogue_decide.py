@@ -92,8 +92,8 @@ DECIDE: list[Mutation] = [
     ),
     rule(
         "asked from the row: the guard's firing asks core.edges from the guard read on each row",
-        "        fired = asked(GUARD_EDGES, GuardState(guard), GuardState.fired, Actor.automatic)\n",
-        "        fired = asked(GUARD_EDGES, GuardState.armed, GuardState.fired, Actor.automatic)\n",
+        "        settled = asked(GUARD_EDGES, GuardState(guard), to, actor)\n",
+        "        settled = asked(GUARD_EDGES, GuardState.armed, to, actor)\n",
         "test_no_move_in_the_ledger_is_asked_from_a_literal_state",
     ),
     rule(

@@ -247,20 +247,20 @@ CORE_CLAIM = [
     ),
     rule(
         "claim: a guard a worker canceled by get_dispatch is canceled",
-        "row.guard == GuardState.canceled or row.delivery in ACKNOWLEDGED_DELIVERIES",
+        "row.guard in WORKER_ANSWERS or row.delivery in ACKNOWLEDGED_DELIVERIES",
         "row.delivery in ACKNOWLEDGED_DELIVERIES",
         "test_a_guard_a_worker_canceled_by_get_dispatch_is_canceled",
     ),
     rule(
         "claim: a guard for an event a worker acknowledged (on any row) is canceled",
-        "row.guard == GuardState.canceled or row.delivery in ACKNOWLEDGED_DELIVERIES",
-        "row.guard == GuardState.canceled",
+        "row.guard in WORKER_ANSWERS or row.delivery in ACKNOWLEDGED_DELIVERIES",
+        "row.guard in WORKER_ANSWERS",
         "test_a_guard_for_an_event_a_worker_acknowledged_is_canceled",
     ),
     rule(
         'claim: a claimed guard fires its task rows',
-        'return Claim(fires_guard=True)',
-        'return Claim()',
+        '        return Cancel(notes.NO_LONGER_CALLED_FOR)\n    return Claim(fires_guard=True)\n',
+        '        return Cancel(notes.NO_LONGER_CALLED_FOR)\n    return Claim()\n',
         'test_a_guard_still_called_for_is_claimed_and_fires_its_task_rows',
     ),
     rule(

@@ -117,8 +117,8 @@ STATUS: list[Mutation] = [
     ),
     rule(
         "status: each dispatch shows each event's outcome",
-        '"SELECT te.event_id, te.delivery, te.outcome, te.withdrawn_at IS NOT NULL, e.state"',
-        "\"SELECT te.event_id, te.delivery, '', te.withdrawn_at IS NOT NULL, e.state\"",
+        '"SELECT te.event_id, te.delivery, te.outcome, te.withdrawn_at IS NOT NULL, e.state, te.guard"',
+        "\"SELECT te.event_id, te.delivery, '', te.withdrawn_at IS NOT NULL, e.state, te.guard\"",
         "test_the_report_counts_what_the_ledger_holds",
     ),
     rule(

@@ -426,3 +426,19 @@ def test_a_disk_nearly_full_is_in_the_summary_the_text_and_the_report() -> None:
     assert report(roomy)["disk"]["low"] is False
     assert "disk" not in summary(roomy)
     assert report(status())["disk"] is None
+
+
+@pytest.mark.parametrize("guard", ["refused", "abandoned"])
+def test_an_event_told_of_a_guard_that_never_went_out_says_so(guard: str) -> None:
+    ended = Dispatch(
+        attempt_id="att_" + "4" * 24, task_id=5, seq=1, state=AttemptState.ended, stop_reason="finished",
+        spawn_failed=False, launched_at=T0, ended_at=T1,
+        events=(DispatchedEvent(50, "completed", "succeeded", False, "completed", guard),
+                DispatchedEvent(51, "completed", "succeeded", False, "completed", "fired")),
+    )  # fmt: skip
+    given = status(snapshot(dispatches=(ended,)))
+    (entry,) = report(given)["dispatches"]
+    assert [event.get("guard") for event in entry["events"]] == [guard, None]
+    assert lines(given)[-1].endswith(
+        f"event 50 succeeded (its guard boost was {guard} after the worker was told it went out); event 51 succeeded"
+    )
