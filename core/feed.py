@@ -432,6 +432,16 @@ def _message(message: object) -> Frame:
     return Delivered(page.unwrap().events)
 
 
+HEALTHY_AFTER = 3.0  # Action Cable's ping interval
+
+
+def proven_healthy(confirmed_for: float | None, events_heard: int, *, after: float = HEALTHY_AFTER) -> bool:
+    """Whether a connection has shown it is healthy, so its failures before are forgotten: its
+    subscription confirmed ``confirmed_for`` seconds ago (None: not confirmed), and since then an
+    event heard or ``after`` seconds gone by. A confirmation alone proves nothing."""
+    return confirmed_for is not None and (events_heard > 0 or confirmed_for >= after)
+
+
 def reconnect_delay(failures: int, draw: float, *, base: float = 0.5, cap: float = 30.0) -> float:
     """Exponential to ``cap`` with equal jitter, so connectors that lost one server come back apart."""
     ceiling = min(cap, base * 2.0 ** min(max(failures, 0), 30))

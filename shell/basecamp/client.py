@@ -11,7 +11,8 @@ over that origin's connection, so the token never travels to another host. The t
 position, its query and a ``next`` URL are credentials: none is ever in a log, an exception or a
 repr. Every request waits its turn in the client's one ``Pacer``, shared by every thread: a turn is
 claimed atomically, a 429 holds every later request until its Retry-After, and a feed poll first
-yields to a backlog, within a bound and half of what is left to its deadline."""
+yields to a backlog, within a bound and half of what is left to its deadline. A stream ticket past its
+share of the budget is not asked."""
 
 from __future__ import annotations
 
@@ -55,6 +56,8 @@ from core.pacing import (
     parse_retry_after,
     poll_may_go,
     spacing_wait,
+    ticket_allowance,
+    ticket_wait,
     wait_before_next,
     what_to_fix,
 )
@@ -99,21 +102,22 @@ class Pacer:
 
     def __init__(self, clock: Clock, limit: int, window: float) -> None:
         self._clock = clock
-        self._limit = limit
-        self._window = window
+        self.limit = limit
+        self.window = window
         self._sent: deque[float] = deque()
+        self._tickets: deque[float] = deque()
         self._held_until = 0.0
         self._lock = threading.Lock()
 
     def _recent(self, now: float) -> list[float]:
-        while self._sent and self._sent[0] <= now - self._window:
+        while self._sent and self._sent[0] <= now - self.window:
             self._sent.popleft()
         return list(self._sent)
 
     def _wait(self, now: float) -> float:
         recent = self._recent(now)  # the caller holds the lock
-        return max(wait_before_next(recent, now, self._held_until, self._limit, self._window),
-                   spacing_wait(recent, now, self._limit, self._window))
+        return max(wait_before_next(recent, now, self._held_until, self.limit, self.window),
+                   spacing_wait(recent, now, self.limit, self.window))
 
     def take_turn(self, deadline: float | None, *, yielding: bool = False) -> bool:
         """Wait for a turn and claim it; False if the turn would come after ``deadline``."""
@@ -136,10 +140,28 @@ class Pacer:
         while True:
             with self._lock:
                 now = self._clock.monotonic()
-                if poll_may_go(self._recent(now), now, now - started, bound=bound, limit=self._limit,
-                               window=self._window):
+                if poll_may_go(self._recent(now), now, now - started, bound=bound, limit=self.limit,
+                               window=self.window):
                     return
             self._clock.sleep(POLL_RECHECK_SECONDS)
+
+    def ticket_wait(self) -> float:
+        with self._lock:
+            return self._ticket_wait(self._clock.monotonic())
+
+    def take_ticket(self) -> bool:
+        """Claim a stream ticket's share of the budget; False while it is spent."""
+        with self._lock:
+            now = self._clock.monotonic()
+            if self._ticket_wait(now) > 0:
+                return False
+            self._tickets.append(now)
+            return True
+
+    def _ticket_wait(self, now: float) -> float:
+        while self._tickets and self._tickets[0] <= now - self.window:
+            self._tickets.popleft()
+        return ticket_wait(list(self._tickets), now, self.limit, self.window)
 
     def held_for(self) -> float:
         """Seconds a 429's (or 503's) Retry-After still holds every request; 0 when none does."""
@@ -351,9 +373,16 @@ class BasecampClient:
             raise AuthenticationFailed("Basecamp refused the token (401)")
         return answer
 
+    def ticket_wait(self) -> float:
+        """Seconds before ``stream_ticket`` may be asked: tickets take only their share of the budget."""
+        return self._pacer.ticket_wait()
+
     def stream_ticket(self, deadline: float) -> StreamTicket:
         """The live lane's ticket, a credential (``core.feed``): one POST creating nothing, never retried."""
         path = f"/{self.account_id}/events/stream_ticket.json"
+        if not self._pacer.take_ticket():
+            allowed, window = ticket_allowance(self._pacer.limit), self._pacer.window
+            raise BasecampError(f"no stream ticket: at most {allowed} in any {window:g} s (its budget share)")
         if not self._pacer.take_turn(deadline):
             raise BasecampError("no stream ticket: the rate-limit wait passes the deadline")
         remaining = deadline - self._clock.monotonic()

@@ -255,24 +255,25 @@ def _looping(request: Incoming, reply: Reply) -> Reply:
 
 
 class LiveAction(StrEnum):
-    """A live fault: at the upgrade (``refuse``, ``expire_ticket``) or instead of sending an
-    event to a subscriber (the others), each only at its own moment."""
+    """A live fault: at the upgrade (``refuse``, ``expire_ticket``), as a subscription is confirmed
+    (``garble``) or instead of sending an event to a subscriber (the others), each only at its own moment."""
 
     refuse = "refuse"  # the upgrade answered ``status`` (503) after ``delay`` seconds, no WebSocket
     expire_ticket = "expire_ticket"  # the ticket counts as expired: 401, no WebSocket
     drop = "drop"  # the TCP connection cut (no close frame) instead of the event
     stall = "stall"  # nothing sent, not even a ping, for ``delay``; then the event and what followed
     skip = "skip"  # not sent; after the ``times``-th an overflow frame names the id dropped after
+    garble = "garble"  # a frame no client can read, sent right after the confirmation
 
 
 @dataclass(frozen=True, slots=True)
 class LiveFault:
-    """``times`` counts uses across connections."""
+    """``times`` counts uses across connections (None: for ever)."""
 
     action: LiveAction
     status: int | None = None
     delay: float = 0.0
-    times: int = 1
+    times: int | None = 1
 
     def __post_init__(self) -> None:
         check_use(self.action, LiveAction, self.times, self.delay, "a live fault")
@@ -283,6 +284,10 @@ class LiveFault:
     def at_upgrade(self) -> bool:
         return self.action in (LiveAction.refuse, LiveAction.expire_ticket)
 
+    @property
+    def at_event(self) -> bool:
+        return self.action in (LiveAction.drop, LiveAction.stall, LiveAction.skip)
+
 
 def live_fault_from_json(value: object) -> LiveFault:
     fields = known_fields(value, LiveFault.__dataclass_fields__, "live fault")
@@ -291,8 +296,8 @@ def live_fault_from_json(value: object) -> LiveFault:
         raise TypeError("a live fault's status is an integer")
     if isinstance(delay, bool) or not isinstance(delay, int | float):
         raise TypeError("a live fault's delay is a number of seconds")
-    if isinstance(times, bool) or not isinstance(times, int):
-        raise TypeError("a live fault's times is an integer")
+    if times is not None and (isinstance(times, bool) or not isinstance(times, int)):
+        raise TypeError("a live fault's times is an integer, or null for ever")
     return LiveFault(LiveAction(str(fields.get("action"))), status, float(delay), times)
 
 
