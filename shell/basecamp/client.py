@@ -33,6 +33,8 @@ from returns.result import Failure, Result
 from core.destinations import Destination, ListedMessage, MessageKind
 from core.feed import (
     ASKED_REASONS,
+    FEED_REFUSALS,
+    INBOX_REFUSALS,
     FeedFilters,
     FeedPage,
     InboxPage,
@@ -339,7 +341,7 @@ class BasecampClient:
                     next_url: str | None = None) -> FeedPage:
         answer = self._cursor_page("events.json", filters.query(), deadline, what="the event feed",
                                    since=since, position=position, next_url=next_url)  # fmt: skip
-        if answer.status in (400, 409, 410):
+        if answer.status in FEED_REFUSALS:
             raise FeedRefused(read_refusal(answer.status, answer.body))
         return _page(answer, read_page, "the event feed")
 
@@ -350,7 +352,7 @@ class BasecampClient:
         reasons = (("reasons", ",".join(ASKED_REASONS)),)
         answer = self._cursor_page("inbox.json", reasons, deadline, what="the inbox",
                                    since=since, position=position, next_url=next_url)  # fmt: skip
-        if answer.status in (400, 403, 409, 410):
+        if answer.status in INBOX_REFUSALS:
             raise InboxRefused(read_inbox_refusal(answer.status, answer.body))
         return _page(answer, read_inbox_page, "the inbox")
 

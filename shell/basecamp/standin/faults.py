@@ -36,6 +36,7 @@ MAX_SECONDS = 86_400.0
 MAX_COUNT = 1_000_000
 MAX_OVERSIZE_MIB = 64
 DEFAULT_OVERSIZE_MIB = 9
+LONG_POSITION_BYTES = 1 << 20
 FOREIGN_ORIGIN = "http://evil.example"
 BASECAMP_REQUESTS = 50
 BASECAMP_WINDOW_SECONDS = 10.0
@@ -97,6 +98,7 @@ class FaultAction(StrEnum):
     no_id = "no_id"  # answers without the created thing's ``"id"``
     loop_link = "loop_link"  # a ``Link`` (and JSON ``next``) naming the URL asked: a walk loops
     oversize = "oversize"  # ``status`` (200) and ``size_mib`` MiB (9) of padded body; no ``delay``
+    long_position = "long_position"  # a JSON answer's ``position`` made 1 MiB long
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +228,13 @@ def act(fault: Fault, request: Incoming, answer: Callable[[float], Reply],
             reply = answer(0.0)
             padding = b" " * int((fault.size_mib or DEFAULT_OVERSIZE_MIB) * 1024 * 1024)
             return Reply(fault.status or reply.status, reply.headers, padding + reply.body)
+        case FaultAction.long_position:
+            reply = answer(0.0)
+            shown = _json_object(reply)
+            if shown is None or "position" not in shown:
+                return reply
+            shown["position"] = "p" * LONG_POSITION_BYTES
+            return Reply(reply.status, reply.headers, json.dumps(shown, ensure_ascii=False).encode())
 
 
 def _error(status: int) -> Reply:
