@@ -104,22 +104,22 @@ class Pacer:
 
     def __init__(self, clock: Clock, limit: int, window: float) -> None:
         self._clock = clock
-        self.limit = limit
-        self.window = window
+        self._limit = limit
+        self._window = window
         self._sent: deque[float] = deque()
         self._tickets: deque[float] = deque()
         self._held_until = 0.0
         self._lock = threading.Lock()
 
     def _recent(self, now: float) -> list[float]:
-        while self._sent and self._sent[0] <= now - self.window:
+        while self._sent and self._sent[0] <= now - self._window:
             self._sent.popleft()
         return list(self._sent)
 
     def _wait(self, now: float) -> float:
         recent = self._recent(now)  # the caller holds the lock
-        return max(wait_before_next(recent, now, self._held_until, self.limit, self.window),
-                   spacing_wait(recent, now, self.limit, self.window))
+        return max(wait_before_next(recent, now, self._held_until, self._limit, self._window),
+                   spacing_wait(recent, now, self._limit, self._window))
 
     def take_turn(self, deadline: float | None, *, yielding: bool = False) -> bool:
         """Wait for a turn and claim it; False if the turn would come after ``deadline``."""
@@ -142,14 +142,17 @@ class Pacer:
         while True:
             with self._lock:
                 now = self._clock.monotonic()
-                if poll_may_go(self._recent(now), now, now - started, bound=bound, limit=self.limit,
-                               window=self.window):
+                if poll_may_go(self._recent(now), now, now - started, bound=bound, limit=self._limit,
+                               window=self._window):
                     return
             self._clock.sleep(POLL_RECHECK_SECONDS)
 
     def ticket_wait(self) -> float:
         with self._lock:
             return self._ticket_wait(self._clock.monotonic())
+
+    def ticket_share(self) -> str:
+        return f"at most {ticket_allowance(self._limit)} in any {self._window:g} s"
 
     def take_ticket(self) -> bool:
         """Claim a stream ticket's share of the budget; False while it is spent."""
@@ -161,9 +164,9 @@ class Pacer:
             return True
 
     def _ticket_wait(self, now: float) -> float:
-        while self._tickets and self._tickets[0] <= now - self.window:
+        while self._tickets and self._tickets[0] <= now - self._window:
             self._tickets.popleft()
-        return ticket_wait(list(self._tickets), now, self.limit, self.window)
+        return ticket_wait(list(self._tickets), now, self._limit, self._window)
 
     def held_for(self) -> float:
         """Seconds a 429's (or 503's) Retry-After still holds every request; 0 when none does."""
@@ -383,8 +386,7 @@ class BasecampClient:
         """The live lane's ticket, a credential (``core.feed``): one POST creating nothing, never retried."""
         path = f"/{self.account_id}/events/stream_ticket.json"
         if not self._pacer.take_ticket():
-            allowed, window = ticket_allowance(self._pacer.limit), self._pacer.window
-            raise BasecampError(f"no stream ticket: at most {allowed} in any {window:g} s (its budget share)")
+            raise BasecampError(f"no stream ticket: {self._pacer.ticket_share()} (its share of the budget)")
         if not self._pacer.take_turn(deadline):
             raise BasecampError("no stream ticket: the rate-limit wait passes the deadline")
         remaining = deadline - self._clock.monotonic()
