@@ -2,7 +2,9 @@
 inbox (``GET /inbox.json``), and the live lane's stream ticket and Action Cable frames.
 
 A page is read whole or refused (``PageRejected``, and nothing of it is recorded): ids strictly
-increasing, a position, each event a thin pointer whose ``details`` are kept as given. A feed or
+increasing, a position of at most ``MAX_POSITION_BYTES``, each event a thin pointer whose ``details``
+are kept as given. A position the server finds too long to read back (414, 431) is refused as an
+invalid one is. A feed or
 inbox position, a ``next`` URL and a stream ticket are credentials: never built, parsed, logged or
 shown. The filters are the checkpoint's identity: kept sorted without repeats, so two spellings
 are one value, and changing one starts a new lineage. Each source's refusals are a closed set,
@@ -30,6 +32,8 @@ from core.json_input import JsonRefused, decode_json
 from core.links import ticket_url_allowed
 
 MAX_BUCKETS = 100
+MAX_POSITION_BYTES = 4096
+POSITION_TOO_LONG = frozenset({414, 431})
 _FILTER_NAMES = ("buckets", "types", "exclude_performers", "actor_types")
 
 
@@ -150,6 +154,8 @@ def _cursor_page(
         return Failure(PageRejected(f"{what} has no list of {name}"))
     if not isinstance(position, str) or not position:
         return Failure(PageRejected(f"{what} has no position"))
+    if len(position.encode()) > MAX_POSITION_BYTES:
+        return Failure(PageRejected(f"{what}'s position is over {MAX_POSITION_BYTES} bytes"))
     if next_url is not None and (not isinstance(next_url, str) or not next_url):
         return Failure(PageRejected(f"{what}'s next is not a URL"))
     try:
@@ -170,7 +176,7 @@ def read_page(body: object) -> Result[FeedPage, PageRejected]:
 
 @dataclass(frozen=True, slots=True)
 class InvalidPosition:
-    """400 ``invalid_position``: drop the position, resume with ``since``."""
+    """400 ``invalid_position``, 414 or 431: drop the position, resume with ``since``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,12 +203,15 @@ class UnexpectedFeedAnswer:
 
 
 FeedRefusal = InvalidPosition | InvalidFilter | FiltersChanged | EpochPassed | UnexpectedFeedAnswer
+FEED_REFUSALS = frozenset({400, 409, 410, *POSITION_TOO_LONG})
 
 
 def read_refusal(status: int, body: object) -> FeedRefusal:
     fields = body if isinstance(body, dict) else {}
     match status:
         case 400 if fields.get("reason") == "invalid_position":
+            return InvalidPosition()
+        case 414 | 431:
             return InvalidPosition()
         case 400:
             return InvalidFilter(str(fields.get("error", "invalid filter"))[:200])
@@ -292,7 +301,7 @@ class InboxGone:
 
 @dataclass(frozen=True, slots=True)
 class PositionRefused:
-    """400 ``invalid_position`` or 409: drop the position, resume after the last item read."""
+    """400 ``invalid_position``, 409, 414 or 431: drop the position, resume after the last item read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,6 +315,7 @@ class UnexpectedInboxAnswer:
 
 
 InboxRefusal = NotForPrincipal | InboxGone | PositionRefused | InboxFiltersRefused | UnexpectedInboxAnswer
+INBOX_REFUSALS = frozenset({400, 403, 409, 410, *POSITION_TOO_LONG})
 
 
 def read_inbox_refusal(status: int, body: object) -> InboxRefusal:
@@ -318,6 +328,8 @@ def read_inbox_refusal(status: int, body: object) -> InboxRefusal:
         case 400 if fields.get("reason") == "invalid_position":
             return PositionRefused()
         case 409:
+            return PositionRefused()
+        case 414 | 431:
             return PositionRefused()
         case 400:
             return InboxFiltersRefused()
@@ -430,6 +442,16 @@ def _message(message: object) -> Frame:
     if isinstance(page, Failure):
         return Unreadable(page.failure().reason)
     return Delivered(page.unwrap().events)
+
+
+HEALTHY_AFTER = 3.0  # Action Cable's ping interval
+
+
+def proven_healthy(confirmed_for: float | None, events_heard: int, *, after: float = HEALTHY_AFTER) -> bool:
+    """Whether a connection has shown it is healthy, so its failures before are forgotten: its
+    subscription confirmed ``confirmed_for`` seconds ago (None: not confirmed), and since then an
+    event heard or ``after`` seconds gone by. A confirmation alone proves nothing."""
+    return confirmed_for is not None and (events_heard > 0 or confirmed_for >= after)
 
 
 def reconnect_delay(failures: int, draw: float, *, base: float = 0.5, cap: float = 30.0) -> float:

@@ -5,7 +5,8 @@ Every request of the connector shares one budget of ``limit`` requests in any ``
 (Basecamp allows about 50 per 10 s per address; the margin is for travel time and a worker's own
 requests). After a 429 nothing goes before its Retry-After. Once half the window is spent, turns
 are spaced ``window / limit`` apart, so a backlog drains evenly; a feed poll yields to everything
-else meanwhile, but never longer than ``POLL_YIELD_BOUND``.
+else meanwhile, but never longer than ``POLL_YIELD_BOUND``. The live lane's stream tickets take at
+most ``TICKET_SHARE`` of the budget (at least one a window), however often its connections fail.
 
 Only reads are retried, only after a 429 or a 503, at most ``MAX_READ_ATTEMPTS`` in all: after a
 valid Retry-After (a positive whole number of seconds, or a future HTTP-date rounded up), else
@@ -27,6 +28,7 @@ DEFAULT_LIMIT = 47
 DEFAULT_WINDOW_SECONDS = 10.0
 POLL_YIELD_BOUND = 20.0
 POLL_HEADROOM_SHARE = 0.5
+TICKET_SHARE = 0.05
 
 
 def wait_before_next(
@@ -59,6 +61,17 @@ def poll_may_go(
         return True
     recent = sum(1 for moment in sent_at if moment > now - window)
     return recent < limit - max(1, int(limit * POLL_HEADROOM_SHARE))
+
+
+def ticket_allowance(limit: int = DEFAULT_LIMIT) -> int:
+    """Stream tickets allowed in any window: 2 of the default 47."""
+    return max(1, int(limit * TICKET_SHARE))
+
+
+def ticket_wait(minted_at: Sequence[float], now: float, limit: int = DEFAULT_LIMIT,
+                window: float = DEFAULT_WINDOW_SECONDS) -> float:
+    """Seconds before the next stream ticket may be asked; ``minted_at`` is sorted, oldest first."""
+    return wait_before_next(minted_at, now, 0.0, ticket_allowance(limit), window)
 
 
 # -- a read asked again -----------------------------------------------------------------------

@@ -11,7 +11,8 @@ over that origin's connection, so the token never travels to another host. The t
 position, its query and a ``next`` URL are credentials: none is ever in a log, an exception or a
 repr. Every request waits its turn in the client's one ``Pacer``, shared by every thread: a turn is
 claimed atomically, a 429 holds every later request until its Retry-After, and a feed poll first
-yields to a backlog, within a bound and half of what is left to its deadline."""
+yields to a backlog, within a bound and half of what is left to its deadline. A stream ticket past its
+share of the budget is not asked."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ from returns.result import Failure, Result
 from core.destinations import Destination, ListedMessage, MessageKind
 from core.feed import (
     ASKED_REASONS,
+    FEED_REFUSALS,
+    INBOX_REFUSALS,
     FeedFilters,
     FeedPage,
     InboxPage,
@@ -55,6 +58,8 @@ from core.pacing import (
     parse_retry_after,
     poll_may_go,
     spacing_wait,
+    ticket_allowance,
+    ticket_wait,
     wait_before_next,
     what_to_fix,
 )
@@ -102,6 +107,7 @@ class Pacer:
         self._limit = limit
         self._window = window
         self._sent: deque[float] = deque()
+        self._tickets: deque[float] = deque()
         self._held_until = 0.0
         self._lock = threading.Lock()
 
@@ -140,6 +146,27 @@ class Pacer:
                                window=self._window):
                     return
             self._clock.sleep(POLL_RECHECK_SECONDS)
+
+    def ticket_wait(self) -> float:
+        with self._lock:
+            return self._ticket_wait(self._clock.monotonic())
+
+    def ticket_share(self) -> str:
+        return f"at most {ticket_allowance(self._limit)} in any {self._window:g} s"
+
+    def take_ticket(self) -> bool:
+        """Claim a stream ticket's share of the budget; False while it is spent."""
+        with self._lock:
+            now = self._clock.monotonic()
+            if self._ticket_wait(now) > 0:
+                return False
+            self._tickets.append(now)
+            return True
+
+    def _ticket_wait(self, now: float) -> float:
+        while self._tickets and self._tickets[0] <= now - self._window:
+            self._tickets.popleft()
+        return ticket_wait(list(self._tickets), now, self._limit, self._window)
 
     def held_for(self) -> float:
         """Seconds a 429's (or 503's) Retry-After still holds every request; 0 when none does."""
@@ -317,7 +344,7 @@ class BasecampClient:
                     next_url: str | None = None) -> FeedPage:
         answer = self._cursor_page("events.json", filters.query(), deadline, what="the event feed",
                                    since=since, position=position, next_url=next_url)  # fmt: skip
-        if answer.status in (400, 409, 410):
+        if answer.status in FEED_REFUSALS:
             raise FeedRefused(read_refusal(answer.status, answer.body))
         return _page(answer, read_page, "the event feed")
 
@@ -328,7 +355,7 @@ class BasecampClient:
         reasons = (("reasons", ",".join(ASKED_REASONS)),)
         answer = self._cursor_page("inbox.json", reasons, deadline, what="the inbox",
                                    since=since, position=position, next_url=next_url)  # fmt: skip
-        if answer.status in (400, 403, 409, 410):
+        if answer.status in INBOX_REFUSALS:
             raise InboxRefused(read_inbox_refusal(answer.status, answer.body))
         return _page(answer, read_inbox_page, "the inbox")
 
@@ -351,9 +378,15 @@ class BasecampClient:
             raise AuthenticationFailed("Basecamp refused the token (401)")
         return answer
 
+    def ticket_wait(self) -> float:
+        """Seconds before ``stream_ticket`` may be asked: tickets take only their share of the budget."""
+        return self._pacer.ticket_wait()
+
     def stream_ticket(self, deadline: float) -> StreamTicket:
         """The live lane's ticket, a credential (``core.feed``): one POST creating nothing, never retried."""
         path = f"/{self.account_id}/events/stream_ticket.json"
+        if not self._pacer.take_ticket():
+            raise BasecampError(f"no stream ticket: {self._pacer.ticket_share()} (its share of the budget)")
         if not self._pacer.take_turn(deadline):
             raise BasecampError("no stream ticket: the rate-limit wait passes the deadline")
         remaining = deadline - self._clock.monotonic()

@@ -1,13 +1,15 @@
 """Intake's live lane: a stream ticket, a WebSocket to its URL, ``EventsChannel``; each event
 recorded by the poll lane's own path. Beside it, the agent's projects re-read on a schedule.
 
-Each connection has a ticket minted just before and used once; neither ticket nor query is
-logged or stored. The lane is ``connected`` once the subscription is confirmed; a frame's events
-are recorded in one transaction, then its new ids go to ``on_new`` in order. Any failure, the
-unexpected too, leaves the lane ``down`` with its reason for ``core.feed.reconnect_delay`` while
-the poll lane goes on alone. An overflow, or a confirmed connection that drops, is a loss told to
-the repair, bounded by the next event heard. While intake pauses, the lane hangs up: no loss, no
-failure. Its state is written at each change, for ``status``; only ``stop`` ends it.
+Each connection has a ticket minted just before and used once, and waits while the tickets'
+share of the request budget is spent; neither ticket nor query is logged or stored. The lane is
+``connected`` once the subscription is confirmed; a frame's events are recorded in one
+transaction, then its new ids go to ``on_new`` in order. Any failure, the unexpected too, leaves
+the lane ``down`` with its reason for ``core.feed.reconnect_delay`` while the poll lane goes on
+alone; the failures count on until a connection is ``core.feed.proven_healthy``. An overflow,
+or a confirmed connection that drops, is a loss told to the repair, bounded by the next event
+heard. While intake pauses, the lane hangs up: no loss, no failure. Its state is written at each
+change, for ``status``; only ``stop`` ends it.
 
 Basecamp's cable snapshots the agent's projects when it subscribes, so ``Membership.check``
 answers the projects granted since its last read, and the connector has the lane subscribe
@@ -57,6 +59,7 @@ class TicketMinter(Protocol):
     """What the lane needs of ``shell.basecamp.client.BasecampClient``."""
 
     def stream_ticket(self, deadline: float) -> live.StreamTicket: ...
+    def ticket_wait(self) -> float: ...
     def deadline_in(self, seconds: float) -> float: ...
 
 
@@ -88,8 +91,11 @@ class LiveLane:
                  on_new: Callable[[int], None], *, stale_after: float = DEFAULT_STALE_AFTER,
                  backoff_base: float = 0.5, backoff_cap: float = 30.0, rng: random.Random | None = None,
                  losses: LossBook | None = None, paused: Callable[[], str | None] = lambda: None,
-                 beat: Callable[[], None] = lambda: None) -> None:
+                 beat: Callable[[], None] = lambda: None, healthy_after: float = live.HEALTHY_AFTER) -> None:
         self._beat = beat
+        self._healthy_after = healthy_after
+        self._confirmed_at: float | None = None  # this connection's confirmation
+        self._events_heard = 0  # since it
         self._ledger = ledger
         self._client = client
         self._filters = filters
@@ -109,7 +115,7 @@ class LiveLane:
         self._write_state(LaneState.connecting, "", reset=True)
         while not stop.is_set():
             self._beat()
-            if self._wait_while_paused(stop):
+            if self._wait_while_paused(stop) or self._wait_for_ticket(stop):
                 break
             try:
                 self._session_guarded(stop)
@@ -148,6 +154,14 @@ class LiveLane:
             self._write_state(LaneState.connecting, "")
         return stop.is_set()
 
+    def _wait_for_ticket(self, stop: threading.Event) -> bool:
+        """Until a ticket may be asked (``core.pacing.ticket_wait``); True when stopped meanwhile."""
+        while (wait := self._client.ticket_wait()) > 0:
+            self._beat()
+            if stop.wait(min(wait, STOP_SLICE)):
+                return True
+        return False
+
     def _session_guarded(self, stop: threading.Event) -> None:
         """One connection; what it did not expect is one more way to be down."""
         try:
@@ -160,6 +174,7 @@ class LiveLane:
 
     def _session(self, stop: threading.Event) -> None:
         self._resubscribe.clear()  # this subscription is made with the projects as they are now
+        self._confirmed_at, self._events_heard = None, 0
         ticket = self._mint()
         shown = live.redacted(ticket.url)
         try:
@@ -203,6 +218,7 @@ class LiveLane:
             except TimeoutError:
                 if self._clock.monotonic() - quiet_since >= self._stale_after:
                     raise _Down(f"stalled: nothing heard for {self._stale_after:g} s") from None
+                self._forget_failures_once_healthy()
                 continue
             quiet_since = self._clock.monotonic()
             frame = live.read_frame(text)
@@ -216,12 +232,13 @@ class LiveLane:
         """Each frame read after subscribing; public, so the whole-connector simulation needs no socket."""
         match frame:
             case live.Signal.confirmed:
-                self.failures = 0
+                self._confirmed_at = self._clock.monotonic()
                 self._write_state(LaneState.connected, "")
                 log.info("live lane: subscribed to EventsChannel")
             case live.Delivered(events):
                 self._record(events)
                 if events:
+                    self._events_heard += len(events)
                     self._losses.heard(events[0].id)
             case live.Overflow(after_id):
                 self._losses.lost("overflow", after_id)
@@ -236,6 +253,14 @@ class LiveLane:
                 raise _Down(f"an unreadable frame ({why})")
             case live.Signal.ping | live.Signal.welcome:
                 pass
+        self._forget_failures_once_healthy()
+
+    def _forget_failures_once_healthy(self) -> None:
+        confirmed = self._confirmed_at
+        confirmed_for = None if confirmed is None else self._clock.monotonic() - confirmed
+        healthy = live.proven_healthy(confirmed_for, self._events_heard, after=self._healthy_after)
+        if self.failures and healthy:
+            self.failures = 0
 
     def _record(self, events: tuple[FeedEvent, ...]) -> None:
         try:

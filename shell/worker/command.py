@@ -2,9 +2,10 @@
 
 The worker is Claude Code by default, any program by configuration. Its argv's ``{prompt}``,
 ``{mcp_config}`` and ``{work_dir}`` are replaced in one pass, so a value is never read again as a
-template, and any other ``{name}`` is refused. Its environment is the allowlist from the
-connector's plus what its configuration names, never the task token. What ``setup`` allowed
-widens the default command alone: a configured command's argv is the person's whole say.
+template; any other ``{name}``, and a ``{`` with no ``}`` after it, is refused. Its environment is
+the allowlist from the connector's plus what its configuration names, never the task token. What
+``setup`` allowed widens the default command alone: a configured command's argv is the person's
+whole say.
 
 A stream-json command gets its turns on stdin, one user message each, and its stdout is read as
 Claude Code's stream: whole lines, at most ``MAX_READ_BYTES`` a poll, a line over
@@ -35,6 +36,7 @@ STREAM_JSON = "stream-json"
 BLOCKING_MCP_START = (("MCP_CONNECTION_NONBLOCKING", "0"),)  # its servers load before its first request
 PLACEHOLDERS = frozenset({"prompt", "mcp_config", "work_dir"})
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_UNCLOSED = re.compile(r"\{[^}]*$")
 MAX_READ_BYTES = 1 << 20
 MAX_LINE_BYTES = 4 << 20
 
@@ -48,11 +50,14 @@ class WorkerCommand:
     def __post_init__(self) -> None:
         if not self.argv or not self.argv[0]:
             raise ValueError("a worker command needs a program")
+        known = ", ".join(sorted(PLACEHOLDERS))
         for argument in self.argv:
             for name in _PLACEHOLDER.findall(argument):
                 if name not in PLACEHOLDERS:
-                    raise ValueError(f"unknown placeholder {{{name}}} in the worker command; "
-                                     f"known: {', '.join(sorted(PLACEHOLDERS))}")
+                    raise ValueError(f"unknown placeholder {{{name}}} in the worker command; known: {known}")
+            if (unclosed := _UNCLOSED.search(argument)) is not None:
+                raise ValueError(f"unclosed placeholder {unclosed.group(0)[:40]!r} in the worker command "
+                                 f"(a {{ with no }} after it); known: {known}")
         for name in [name for name, _ in self.env] + list(self.pass_env):
             if (problem := variable_name_problem(name)) is not None:
                 raise ValueError(problem)

@@ -7,11 +7,14 @@ from __future__ import annotations
 import itertools
 import threading
 
+import pytest
+
 from core.destinations import Destination, MessageKind
 from core.feed import FeedFilters
 from core.pacing import poll_may_go, spacing_wait
 from core.posting import Created
 from shell.basecamp.client import BasecampClient, Pacer
+from shell.basecamp.errors import BasecampError
 from shell.basecamp.standin.faults import RateLimit
 from shell.basecamp.standin.server import StandIn
 from shell.clock import FakeClock
@@ -114,3 +117,20 @@ def test_a_drain_goes_evenly_so_an_urgent_turn_waits_at_most_one_spacing() -> No
         moments.append(clock.monotonic())
     gaps = [later - earlier for earlier, later in itertools.pairwise(moments[10:])]
     assert max(gaps) <= 1.0 + 1e-9, "no burst, so no long pause a window later"
+
+
+def test_a_stream_ticket_past_its_share_of_the_budget_is_not_asked(make_client: MakeClient,
+                                                                    standin: StandIn) -> None:
+    clock = FakeClock()
+    client = make_client(clock, requests_per_window=47)  # 2 tickets in any 10 s
+    deadline = clock.monotonic() + 60
+    for _ in range(2):
+        client.stream_ticket(deadline)
+    assert client.ticket_wait() == 10.0
+    with pytest.raises(BasecampError, match="at most 2 in any 10 s"):
+        client.stream_ticket(deadline)
+    assert standin.post_count("stream_ticket") == 2, "the third was never asked"
+    clock.advance(10.0)
+    assert client.ticket_wait() == 0.0
+    client.stream_ticket(clock.monotonic() + 60)
+    assert standin.post_count("stream_ticket") == 3

@@ -1,10 +1,20 @@
-"""core.pacing: under Basecamp's rate limit, held after a 429, the poll's share, and which refusals last."""
+"""core.pacing: under Basecamp's rate limit, held after a 429, the poll's and the tickets' shares, and which
+refusals last."""
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.pacing import PASSING_4XX, lasting, poll_may_go, spacing_wait, wait_before_next, what_to_fix
+from core.pacing import (
+    PASSING_4XX,
+    lasting,
+    poll_may_go,
+    spacing_wait,
+    ticket_allowance,
+    ticket_wait,
+    wait_before_next,
+    what_to_fix,
+)
 
 
 def test_under_the_limit_nothing_waits() -> None:
@@ -61,3 +71,23 @@ def test_what_to_fix_names_the_file_or_the_setting() -> None:
     assert "/t/agent.token holds far more than a token" in what_to_fix(431, **names)
     assert "check the account id" in what_to_fix(403, **names)
     assert "no account 999 at https://b" in what_to_fix(404, **names)
+
+
+def test_stream_tickets_get_two_of_the_budgets_47_and_at_least_one_of_any_budget() -> None:
+    assert ticket_allowance() == 2
+    assert ticket_allowance(10_000) == 500
+    assert ticket_allowance(3) == 1
+
+
+@given(st.lists(st.floats(min_value=0, max_value=0.5, allow_nan=False), min_size=1, max_size=200))
+def test_tickets_minted_whenever_allowed_never_pass_their_share_in_any_window(steps: list[float]) -> None:
+    """A lane asking as often as it likes (each step a pause before asking again) gets at most
+    ``ticket_allowance`` tickets in any window."""
+    minted: list[float] = []
+    now = 0.0
+    for step in steps:
+        now += step
+        now += ticket_wait(minted, now, limit=47, window=10.0)
+        minted.append(now)
+    allowed = ticket_allowance(47)
+    assert all(sum(1 for later in minted if first <= later < first + 10.0) <= allowed for first in minted)

@@ -97,6 +97,19 @@ def test_setup_refuses_an_unknown_placeholder_and_writes_nothing(
     assert (state / "config.json").read_bytes() == before
 
 
+@pytest.mark.parametrize("command", ["x {prompt", "x --mcp-config={mcp_config", "x { {prompt}"])
+def test_setup_refuses_an_unclosed_placeholder_and_writes_nothing(
+    state: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    before = (state / "config.json").read_bytes()
+    argv = ["setup", "--state-dir", str(state), "--worker-command", command, "--no-check"]
+    assert connect(argv) == EXIT_CONFIG
+    line = one_error_line(capsys)
+    assert line.startswith("error: setup: worker_command: unclosed placeholder '{"), line
+    assert line.endswith("in the worker command (a { with no } after it); known: mcp_config, prompt, work_dir")
+    assert (state / "config.json").read_bytes() == before
+
+
 def test_run_refuses_an_unknown_placeholder_before_anything_starts(
     state: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

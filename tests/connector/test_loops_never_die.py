@@ -109,6 +109,9 @@ class _Minter:
         self.asked += 1
         raise Unexpected
 
+    def ticket_wait(self) -> float:
+        return 0.0
+
     def deadline_in(self, seconds: float) -> float:
         return SystemClock().monotonic() + seconds
 

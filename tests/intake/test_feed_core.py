@@ -8,6 +8,8 @@ import pytest
 from returns.result import Failure, Success
 
 from core.feed import (
+    FEED_REFUSALS,
+    MAX_POSITION_BYTES,
     EpochPassed,
     FeedFilters,
     FiltersChanged,
@@ -16,6 +18,7 @@ from core.feed import (
     PageRejected,
     UnexpectedFeedAnswer,
     new_ids,
+    read_inbox_page,
     read_page,
     read_refusal,
 )
@@ -94,3 +97,20 @@ def test_refusals_are_a_closed_set() -> None:
 def test_new_ids_are_the_unknown_ones_in_order_each_once() -> None:
     assert new_ids([5, 3, 9, 3, 7], known=[9]) == (5, 3, 7)
     assert new_ids([], known=[1]) == ()
+
+
+@pytest.mark.parametrize("status", [414, 431])
+def test_a_position_too_long_to_send_back_is_refused_as_an_invalid_one(status: int) -> None:
+    assert status in FEED_REFUSALS, "the client hands it to intake as a refusal, not a failure"
+    assert read_refusal(status, None) == InvalidPosition()
+
+
+def test_a_position_over_a_few_kib_makes_the_page_unreadable() -> None:
+    for read in (read_page, read_inbox_page):
+        name = "events" if read is read_page else "items"
+        assert isinstance(read({name: [], "position": "p" * MAX_POSITION_BYTES}), Success)
+        refused = read({name: [], "position": "p" * (MAX_POSITION_BYTES + 1)})
+        assert isinstance(refused, Failure)
+        assert f"position is over {MAX_POSITION_BYTES} bytes" in refused.failure().reason
+        assert isinstance(read({name: [], "position": "é" * (MAX_POSITION_BYTES // 2 + 1)}), Failure), "bytes"
+        assert isinstance(read({name: [], "position": "p" * (1 << 20)}), Failure), "a 1 MiB position"

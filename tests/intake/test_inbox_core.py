@@ -12,6 +12,7 @@ from returns.result import Failure, Success
 from core.admission import MATRIX, Trigger
 from core.feed import (
     ASKED_REASONS,
+    INBOX_REFUSALS,
     REASON_TRIGGERS,
     InboxFiltersRefused,
     InboxGone,
@@ -77,6 +78,9 @@ def test_the_refusals() -> None:
     assert read_inbox_refusal(410, {"error": "gone", "resume": "u"}) == InboxGone()
     assert read_inbox_refusal(400, {"reason": "invalid_position"}) == PositionRefused()
     assert read_inbox_refusal(409, {}) == PositionRefused()
+    for too_long in (414, 431):  # a position the server cannot read back
+        assert too_long in INBOX_REFUSALS
+        assert read_inbox_refusal(too_long, None) == PositionRefused()
     assert read_inbox_refusal(400, {"reason": "invalid_filter"}) == InboxFiltersRefused()
     assert read_inbox_refusal(500, {}) == UnexpectedInboxAnswer(500)
 

@@ -160,6 +160,34 @@ def test_a_refused_position_resumes_after_the_last_item(
     assert state(ledger).position not in ("", "not-a-position")
 
 
+@pytest.mark.parametrize("status", [414, 431])
+def test_a_position_too_long_to_send_back_resumes_after_the_last_item(
+    standin: StandIn, ledger: Ledger, client: BasecampClient, status: int
+) -> None:
+    inbox = lane(ledger, client)
+    inbox.poll_once(deadline(client))
+    first = standin.mention(standin.world.people[0], card(standin), "one")
+    assert inbox.poll_once(deadline(client)) == (first,)
+    standin.add_fault(Fault(FaultAction.refuse, status=status, path_contains="inbox.json"))
+    second = standin.mention(standin.world.people[0], card(standin), "two")
+    assert inbox.poll_once(deadline(client)) == (second,)
+    assert state(ledger).position != ""
+
+
+def test_an_inbox_page_with_a_1_mib_position_is_unreadable_and_keeps_nothing(
+    standin: StandIn, ledger: Ledger, client: BasecampClient
+) -> None:
+    inbox = lane(ledger, client)
+    inbox.poll_once(deadline(client))
+    kept = state(ledger).position
+    standin.mention(standin.world.people[0], card(standin), "one")
+    standin.add_fault(Fault(FaultAction.long_position, path_contains="inbox.json"))
+    assert inbox.poll_once(deadline(client)) == ()
+    assert rows(ledger) == []
+    assert state(ledger).position == kept
+    assert "position is over" in state(ledger).why
+
+
 @pytest.fixture
 def aging() -> Iterator[tuple[StandIn, FakeClock]]:
     clock = FakeClock(datetime(2026, 12, 1, 9, 0, tzinfo=UTC))

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from core.feed import FeedFilters, FeedPage
+from core.feed import MAX_POSITION_BYTES, FeedFilters, FeedPage
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.errors import FeedFailed
 from shell.basecamp.standin.faults import Fault, FaultAction
@@ -249,6 +249,41 @@ def test_an_invalid_position_is_dropped_and_intake_resumes_after_the_last_served
     assert checkpoint is not None
     assert checkpoint.position
     assert checkpoint.position != "not-a-position"
+
+
+@pytest.mark.parametrize("answer", ["414 from the server itself", "431 from a proxy before it"])
+def test_a_position_too_long_to_send_back_is_dropped_as_an_invalid_one(
+    standin: StandIn, ledger: Ledger, client: BasecampClient, make_intake: MakeIntake, answer: str
+) -> None:
+    """A position kept before positions were bounded, too long for a request line: the 414 (or a
+    431) is the position's refusal, so intake resumes after the last served event, not stuck."""
+    intake = make_intake(start=0)
+    before = mentions(standin, 3)
+    intake.poll_once(deadline(client))
+    if answer.startswith("414"):
+        set_position(ledger, intake, "p" * 70_000)  # past the stand-in's 64 KiB request line
+    else:
+        standin.add_fault(Fault(FaultAction.refuse, status=431, path_contains="events.json"))
+    after = mentions(standin, 2)
+    result = intake.poll_once(deadline(client))
+    assert result.recoveries == ("invalid_position",)
+    assert result.new_ids == tuple(after)
+    assert [row[0] for row in seen_rows(ledger)] == [*before, *after]
+    checkpoint = intake.checkpoint()
+    assert checkpoint is not None
+    assert 0 < len(checkpoint.position) <= MAX_POSITION_BYTES
+
+
+def test_a_page_whose_position_is_over_the_bound_is_unreadable_and_saves_nothing(
+    standin: StandIn, ledger: Ledger, client: BasecampClient, make_intake: MakeIntake
+) -> None:
+    intake = make_intake(start=0)
+    mentions(standin, 1)
+    standin.add_fault(Fault(FaultAction.long_position, path_contains="events.json"))
+    with pytest.raises(IntakeFailed, match=f"position is over {MAX_POSITION_BYTES} bytes"):
+        intake.poll_once(deadline(client))
+    assert seen_rows(ledger) == []
+    assert intake.checkpoint() is None
 
 
 def test_an_invalid_position_before_anything_was_served_resumes_at_the_start_not_at_zero(

@@ -14,6 +14,7 @@ from core.feed import (
     Signal,
     Unreadable,
     identifier,
+    proven_healthy,
     read_frame,
     read_ticket,
     reconnect_delay,
@@ -162,3 +163,14 @@ def test_the_lanes_line_says_whether_intake_hears_live_or_polls_alone() -> None:
         "overflows": 0,
     }
     assert lane_report(None) is None
+
+
+def test_a_connection_is_healthy_after_its_first_event_or_a_ping_interval_confirmed_never_at_once() -> None:
+    assert not proven_healthy(None, 0), "never confirmed: nothing proven"
+    assert not proven_healthy(None, 5)
+    assert not proven_healthy(0.0, 0), "a confirmation alone proves nothing"
+    assert not proven_healthy(2.9, 0)
+    assert proven_healthy(3.0, 0), "a ping interval up"
+    assert proven_healthy(0.1, 1), "its first event"
+    assert not proven_healthy(10.0, 0, after=30.0)
+    assert proven_healthy(30.0, 0, after=30.0)

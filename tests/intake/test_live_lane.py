@@ -16,6 +16,7 @@ import pytest
 
 from core.feed import FeedFilters
 from core.intake_status import LaneState
+from core.pacing import DEFAULT_LIMIT, ticket_allowance
 from core.timestamps import format_timestamp
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.faults import LiveAction, LiveFault
@@ -150,7 +151,8 @@ def test_a_refused_upgrade_is_down_with_its_reason_then_retried(running: Running
     state = read_lane_state(running.ledger)
     assert state is not None
     assert (state.state, state.connects) == (LaneState.connected, 2)
-    assert running.lane.failures == 0, "a confirmed subscription ends the backoff"
+    assert running.lane.failures == 2, "the drop and the refusal: a confirmation alone proves nothing"
+    wait_until(lambda: running.lane.failures == 0, timeout=10)  # a ping interval up (3 s) ends the backoff
 
 
 def test_the_lane_down_is_in_the_ledger_with_why_and_since(running: Running) -> None:
@@ -272,3 +274,65 @@ def test_subscribing_again_is_connecting_until_confirmed_so_a_refused_upgrade_th
     finally:
         stop.set()
         thread.join(timeout=5)
+
+
+# -- a hostile cable: one unreadable frame after every subscription it confirms ----------------------
+
+
+def hostile_lane(standin: StandIn, ledger: Ledger, client: BasecampClient, filters: FeedFilters,
+                 **options: float) -> tuple[LiveLane, list[int], threading.Event, threading.Thread]:
+    standin.live.faults.add(LiveFault(LiveAction.garble, times=None))
+    heard: list[int] = []
+    lane = LiveLane(ledger, client, filters, SystemClock(), heard.append, stale_after=5.0, **options)
+    stop = threading.Event()
+    thread = threading.Thread(target=lane.run, args=(stop,), daemon=True)
+    thread.start()
+    return lane, heard, stop, thread
+
+
+def test_a_cable_that_garbles_every_subscription_backs_off_further_each_time(
+    standin: StandIn, ledger: Ledger, client: BasecampClient, filters: FeedFilters
+) -> None:
+    """The failure count resets once a connection is healthy, never at its confirmation: each
+    confirmed connection that fails at once counts on, so the waits between tickets grow."""
+    lane, heard, stop, thread = hostile_lane(standin, ledger, client, filters, backoff_base=0.02,
+                                             backoff_cap=0.5, healthy_after=30.0)  # fmt: skip
+    try:
+        wait_until(lambda: lane.failures >= 4, timeout=10)
+        assert standin.live.tickets.minted >= 4, "each failure was a confirmed connection"
+        standin.live.faults.clear()
+        wait_until(lambda: lane.state is LaneState.connected, timeout=10)
+        assert lane.failures >= 4, "confirmed again, but not yet shown healthy"
+        event_id = Running(lane, heard, stop, thread, standin, ledger).mention()
+        wait_until(lambda: heard == [event_id], timeout=5)
+        assert lane.failures == 0, "its first event shows the connection healthy"
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+
+
+def test_a_hostile_cable_gets_stream_tickets_only_up_to_their_share_of_the_budget(
+    standin: StandIn, ledger: Ledger, filters: FeedFilters, caplog: pytest.LogCaptureFixture
+) -> None:
+    """However fast the lane would reconnect, it asks at most ``ticket_allowance`` tickets in any
+    window of the request budget (2 of the 47 requests of 10 s; a 2 s window here, to be quick)."""
+    window = 2.0
+    client = BasecampClient(standin.base_url, standin.world.account_id, standin.world.token,
+                            "basecamp-connector tests (tests@example.com)", window_seconds=window)  # fmt: skip
+    allowed = ticket_allowance(DEFAULT_LIMIT)
+    assert allowed == 2, "the share the README states: 2 of 47, under 5%"
+    lane, _, stop, thread = hostile_lane(standin, ledger, client, filters, backoff_base=0.001,
+                                         backoff_cap=0.002)  # fmt: skip
+    try:
+        time.sleep(3 * window + 0.5)
+        wait_until(lambda: lane.failures >= 3, timeout=5)  # the lane was down, reconnecting, all along
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+    asked = sorted(request.at.timestamp() for request in standin.requests() if "stream_ticket" in request.path)
+    assert len(asked) >= 2 * allowed, "the lane kept reconnecting"
+    travel = 0.1  # the stand-in stamps a request as it reads it, a moment after the lane's turn
+    busiest = max(sum(1 for later in asked if first <= later < first + window - travel) for first in asked)
+    assert busiest <= allowed, f"{busiest} tickets asked in {window} s, more than the {allowed} allowed"
+    refused = [record for record in caplog.records if "no stream ticket" in record.getMessage()]
+    assert refused == [], "the lane waits for a ticket's turn: the client never has to refuse one"

@@ -165,4 +165,30 @@ BAD_INPUT = [
         "    if False:\n",
         "test_a_token_descriptor_the_system_cannot_take_is_a_usage_error",
     ),
+    # the stand-in's 400s, a message's content, a worker command's placeholders
+    rule(
+        "stand-in: a request whose body it will not read is a 400 saying why",
+        '            self._write(error_reply(400, "Bad Request", message=str(error)))\n',
+        '            self._write(error_reply(400, "Bad Request"))\n',
+        "test_a_body_over_1_mib_or_a_broken_length_is_a_400_saying_what_was_wrong",
+    ),
+    rule(
+        "stand-in: a body over 1 MiB by its Content-Length is refused before it is read",
+        "    if length > MAX_BODY_BYTES:\n",
+        "    if False:\n",
+        "test_a_body_over_1_mib_or_a_broken_length_is_a_400_saying_what_was_wrong",
+    ),
+    rule(
+        "stand-in: a seeded message's content is a string",
+        "        if not isinstance(content, str):\n            raise ValueError(f\"a message's content",
+        "        if False:\n            raise ValueError(f\"a message's content",
+        "test_a_seeded_message_whose_content_is_not_a_string_is_a_400_and_creates_nothing",
+    ),
+    rule(
+        "bad input: a worker command's unclosed placeholder is refused",
+        "            if (unclosed := _UNCLOSED.search(argument)) is not None:\n",
+        "            if (unclosed := _UNCLOSED.search(argument)) is not None and False:\n",
+        "test_setup_refuses_an_unclosed_placeholder_and_writes_nothing",
+        "test_an_unknown_placeholder_is_refused_when_the_command_is_made",
+    ),
 ]

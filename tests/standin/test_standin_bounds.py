@@ -161,6 +161,19 @@ def test_a_mention_posted_through_the_control_api_is_the_operators_and_mentions_
     refused(demo_client, "POST", "mentions", json.dumps({"recording_id": -1, "text": "x"}).encode(), "recording_id")
 
 
+@pytest.mark.parametrize("content", [{"text": "hi"}, ["hi"], 7, None, True])
+def test_a_seeded_message_whose_content_is_not_a_string_is_a_400_and_creates_nothing(
+    demo_client: Client, content: object
+) -> None:
+    world = demo_client.standin.world
+    card = world.projects[0].recording_ids[0]
+    seed = {"kind": "comment", "recording_id": card, "creator_id": world.operator.id, "content": content}
+    refused(demo_client, "POST", "messages", json.dumps(seed).encode(), "a message's content is a string")
+    assert demo_client.standin.messages("comment", card) == []
+    seed["content"] = "a string"
+    assert control(demo_client, "POST", "messages", json.dumps(seed).encode()).status == 201
+
+
 def test_a_world_with_an_account_id_of_its_own_serves_under_it_and_says_it_first() -> None:
     with StandIn(world="demo", account_id=777_000_001) as standin:
         summary = describe(standin)

@@ -100,3 +100,27 @@ def test_a_chunked_body_is_read_and_a_broken_length_is_a_bad_request() -> None:
         response = connection.getresponse()
         assert (response.status, response.will_close) == (400, True)
         connection.close()
+
+
+def test_a_body_over_1_mib_or_a_broken_length_is_a_400_saying_what_was_wrong() -> None:
+    with StandIn(world="empty") as standin:
+        card = standin.world.projects[0].recording_ids[0]
+        path = f"/{standin.world.account_id}/recordings/{card}/comments.json"
+        for framing, says in [
+            (("Content-Length", str((1 << 20) + 1)), "the body is over 1 MiB"),
+            (("Transfer-Encoding", "chunked"), "the body is over 1 MiB (chunked)"),
+            (("Content-Length", "lots"), "the Content-Length is not a number of bytes"),
+        ]:
+            connection = http.client.HTTPConnection("127.0.0.1", standin.port, timeout=5)
+            connection.putrequest("POST", path)
+            for name, value in [*headers(standin).items(), framing]:
+                connection.putheader(name, value)
+            connection.endheaders()
+            if framing[0] == "Transfer-Encoding":
+                connection.send(f"{(1 << 20) + 1:x}\r\n".encode())  # the size alone: refused before its bytes
+            response = connection.getresponse()
+            answer = json.loads(response.read())
+            assert (response.status, answer["error"]) == (400, "Bad Request")
+            assert says in answer["message"], answer
+            connection.close()
+        assert standin.messages("comment", card) == []

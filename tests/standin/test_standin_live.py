@@ -236,6 +236,21 @@ def test_fault_skip_drops_events_then_says_overflow(live: StandIn, http: Client)
     cable.close()
 
 
+def test_fault_garble_sends_an_unreadable_frame_after_every_confirmation_it_lasts_for(
+    live: StandIn, http: Client
+) -> None:
+    assert http.post("/__standin/live/faults", {"action": "garble", "times": None}).status == 201
+    for _ in range(3):  # for ever: every subscription
+        cable = subscribed(http)
+        with pytest.raises(json.JSONDecodeError):
+            frame(cable)
+        cable.close()
+    assert live.live.faults.clear() == 1
+    cable = subscribed(http)
+    assert only_pings(cable, 0.7), "once cleared, nothing but pings"
+    cable.close()
+
+
 def test_the_control_api_scripts_live_faults_and_cuts_connections(live: StandIn, http: Client) -> None:
     added = http.post("/__standin/live/faults", {"action": "stall", "delay": 2})
     assert added.status == 201

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -155,6 +156,10 @@ def test_an_unknown_placeholder_is_refused_when_the_command_is_made() -> None:
         WorkerCommand(argv=("agent", "{promt}"))
     # Braces that are not a placeholder name stay literal.
     assert WorkerCommand(argv=("agent", '{"a": 1}', "{prompt}")).argv[1] == '{"a": 1}'
+    with pytest.raises(ValueError, match=re.escape("unclosed placeholder '{prompt'")):
+        WorkerCommand(argv=("agent", "{prompt"))
+    assert WorkerCommand(argv=("agent", "awk '{print $1}'", "}")).argv[1:] == ("awk '{print $1}'", "}"), (
+        "a brace that closes is literal text")
 
 
 def test_the_task_token_is_never_in_argv(fp: FakeProcess, attempt: Attempt) -> None:

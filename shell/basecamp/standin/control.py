@@ -30,6 +30,7 @@ SECRET_HEADER = "X-Standin-Secret"  # noqa: S105 -- the header's name, not a sec
 MAX_DEPTH = 32
 MAX_TOKEN_LIFETIME_SECONDS = 10 * 365 * 86_400  # later is past what a date can hold
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"?', re.DOTALL)  # to its closing quote, or to the end
+_MESSAGE_SHAPE = '{"kind", "recording_id", "creator_id", "content": "...", "created_at"?}'
 _MENTION_SHAPE = '{"recording_id": CARD_ID, "text": "...", "creator_id"?: PERSON_ID}'
 
 
@@ -148,10 +149,13 @@ class Control:
         return {"id": message.id, "event_id": event_id}
 
     def _seed(self, value: object) -> int:
-        if not isinstance(value, dict):
-            raise TypeError("a message is a JSON object")
-        created_at = value.get("created_at")
-        kind, content = Kind(str(value["kind"])), str(value["content"])
+        if not isinstance(value, dict) or not {"kind", "recording_id", "creator_id", "content"} <= set(value):
+            raise ValueError(f"a message is {_MESSAGE_SHAPE}")
+        created_at, content = value.get("created_at"), value["content"]
+        if not isinstance(content, str):
+            raise ValueError(f"a message's content is a string, not {type(content).__name__}; "
+                             f"a message is {_MESSAGE_SHAPE}")
+        kind = Kind(str(value["kind"]))
         when = datetime.fromisoformat(created_at) if isinstance(created_at, str) else None
         return self._api.seed(kind, int(value["recording_id"]), int(value["creator_id"]), content, when).id
 

@@ -36,6 +36,7 @@ MAX_SECONDS = 86_400.0
 MAX_COUNT = 1_000_000
 MAX_OVERSIZE_MIB = 64
 DEFAULT_OVERSIZE_MIB = 9
+LONG_POSITION_BYTES = 1 << 20
 FOREIGN_ORIGIN = "http://evil.example"
 BASECAMP_REQUESTS = 50
 BASECAMP_WINDOW_SECONDS = 10.0
@@ -97,6 +98,7 @@ class FaultAction(StrEnum):
     no_id = "no_id"  # answers without the created thing's ``"id"``
     loop_link = "loop_link"  # a ``Link`` (and JSON ``next``) naming the URL asked: a walk loops
     oversize = "oversize"  # ``status`` (200) and ``size_mib`` MiB (9) of padded body; no ``delay``
+    long_position = "long_position"  # a JSON answer's ``position`` made 1 MiB long
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +228,13 @@ def act(fault: Fault, request: Incoming, answer: Callable[[float], Reply],
             reply = answer(0.0)
             padding = b" " * int((fault.size_mib or DEFAULT_OVERSIZE_MIB) * 1024 * 1024)
             return Reply(fault.status or reply.status, reply.headers, padding + reply.body)
+        case FaultAction.long_position:
+            reply = answer(0.0)
+            shown = _json_object(reply)
+            if shown is None or "position" not in shown:
+                return reply
+            shown["position"] = "p" * LONG_POSITION_BYTES
+            return Reply(reply.status, reply.headers, json.dumps(shown, ensure_ascii=False).encode())
 
 
 def _error(status: int) -> Reply:
@@ -255,24 +264,25 @@ def _looping(request: Incoming, reply: Reply) -> Reply:
 
 
 class LiveAction(StrEnum):
-    """A live fault: at the upgrade (``refuse``, ``expire_ticket``) or instead of sending an
-    event to a subscriber (the others), each only at its own moment."""
+    """A live fault: at the upgrade (``refuse``, ``expire_ticket``), as a subscription is confirmed
+    (``garble``) or instead of sending an event to a subscriber (the others), each only at its own moment."""
 
     refuse = "refuse"  # the upgrade answered ``status`` (503) after ``delay`` seconds, no WebSocket
     expire_ticket = "expire_ticket"  # the ticket counts as expired: 401, no WebSocket
     drop = "drop"  # the TCP connection cut (no close frame) instead of the event
     stall = "stall"  # nothing sent, not even a ping, for ``delay``; then the event and what followed
     skip = "skip"  # not sent; after the ``times``-th an overflow frame names the id dropped after
+    garble = "garble"  # a frame no client can read, sent right after the confirmation
 
 
 @dataclass(frozen=True, slots=True)
 class LiveFault:
-    """``times`` counts uses across connections."""
+    """``times`` counts uses across connections (None: for ever)."""
 
     action: LiveAction
     status: int | None = None
     delay: float = 0.0
-    times: int = 1
+    times: int | None = 1
 
     def __post_init__(self) -> None:
         check_use(self.action, LiveAction, self.times, self.delay, "a live fault")
@@ -283,6 +293,10 @@ class LiveFault:
     def at_upgrade(self) -> bool:
         return self.action in (LiveAction.refuse, LiveAction.expire_ticket)
 
+    @property
+    def at_event(self) -> bool:
+        return self.action in (LiveAction.drop, LiveAction.stall, LiveAction.skip)
+
 
 def live_fault_from_json(value: object) -> LiveFault:
     fields = known_fields(value, LiveFault.__dataclass_fields__, "live fault")
@@ -291,8 +305,8 @@ def live_fault_from_json(value: object) -> LiveFault:
         raise TypeError("a live fault's status is an integer")
     if isinstance(delay, bool) or not isinstance(delay, int | float):
         raise TypeError("a live fault's delay is a number of seconds")
-    if isinstance(times, bool) or not isinstance(times, int):
-        raise TypeError("a live fault's times is an integer")
+    if times is not None and (isinstance(times, bool) or not isinstance(times, int)):
+        raise TypeError("a live fault's times is an integer, or null for ever")
     return LiveFault(LiveAction(str(fields.get("action"))), status, float(delay), times)
 
 

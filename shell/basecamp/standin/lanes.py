@@ -592,6 +592,9 @@ class _Session:
         self.send({"identifier": identifier, "type": "confirm_subscription"})
         with self._lock:
             self._subscription, self._after = _Subscription(identifier, filters, buckets), after
+        if self._stream.faults.take_first(lambda fault: fault.action is LiveAction.garble) is not None:
+            LOGGER.info("cable: an unreadable frame after the confirmation (fault)")
+            self._connection.send("garbled {")  # not JSON
 
     def send_loop(self) -> None:
         stream = self._stream
@@ -621,7 +624,7 @@ class _Session:
                 continue  # a project granted later is heard after a new subscription
             if not subscription.filters.admit(event, agent_id):
                 continue
-            taken = self._stream.faults.take_first(lambda fault: not fault.at_upgrade)
+            taken = self._stream.faults.take_first(lambda fault: fault.at_event)
             if taken is not None:
                 fault, last = taken
                 if fault.action is LiveAction.drop:

@@ -145,6 +145,20 @@ class StandIn:
         self._store.join("subscribers", recording_id, person_id)
 
 
+def _too_large(how: str) -> ValueError:
+    return ValueError(f"the body is over {MAX_BODY_BYTES >> 20} MiB ({how}), the most the stand-in reads")
+
+
+def _content_length(value: str) -> int:
+    """The body's length as its header says it, or ValueError saying what is wrong with it."""
+    if not (value.strip().isascii() and value.strip().isdigit()):
+        raise ValueError(f"the Content-Length is not a number of bytes: {value[:40]!r}")
+    length = int(value)
+    if length > MAX_BODY_BYTES:
+        raise _too_large(f"{length} bytes")
+    return length
+
+
 def _person_id(person: Person | int) -> int:
     return person if isinstance(person, int) else person.id
 
@@ -266,16 +280,14 @@ class Handler(BaseHTTPRequestHandler):
             if "chunked" in headers.get("transfer-encoding", "").lower():
                 body = self._read_chunked()
             else:
-                length = int(headers.get("content-length", "0"))
-                if not 0 <= length <= MAX_BODY_BYTES:
-                    raise ValueError(f"a body of {length} bytes")
+                length = _content_length(headers.get("content-length", "0"))
                 body = self.rfile.read(length)
                 if len(body) < length:  # the client went away mid-body: nothing to answer
                     self.close_connection = True
                     return None
-        except ValueError:
+        except ValueError as error:
             self.close_connection = True
-            self._write(error_reply(400, "Bad Request"))
+            self._write(error_reply(400, "Bad Request", message=str(error)))
             return None
         target = urlsplit(self.path)
         query = dict(parse_qsl(target.query, keep_blank_values=True))
@@ -284,13 +296,16 @@ class Handler(BaseHTTPRequestHandler):
     def _read_chunked(self) -> bytes:
         body = b""
         while True:
-            size = int(self.rfile.readline().split(b";")[0].strip(), 16)  # ValueError when malformed
+            try:
+                size = int(self.rfile.readline().split(b";")[0].strip(), 16)
+            except ValueError:
+                raise ValueError("a chunk's size is not a hexadecimal number") from None
             if size == 0:
                 while self.rfile.readline().strip():
                     pass
                 return body
             if len(body) + size > MAX_BODY_BYTES:
-                raise ValueError("a chunked body too large")
+                raise _too_large("chunked")
             body += self.rfile.read(size)
             self.rfile.readline()
 
