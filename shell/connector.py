@@ -9,8 +9,8 @@ first send that may not have landed, and without a recovery leaves every still-r
 pending (whether a previous worker runs is recovery's to say). A ledger that cannot be settled stops
 the start (``OutboxLedgerError``). Then every seen record is admitted again and the feed read once.
 A stop during the start ends it where it is (``stopped_in``): no step begins, listings stop short
-(``shell.stoppable``), no loop starts and nothing is flushed (a flush could claim a previous
-attempt's notice).
+(``shell.stoppable``), every read and its waits give way (``BasecampClient.reads_stopped_by``), no
+loop starts and nothing is flushed (a flush could claim a previous attempt's notice).
 
 Then the loops run until stopped: intake (the live lane beside the poll lane unless ``live`` is off,
 the inbox lane as backstop, membership every ``membership_every``, nothing read while the backlog
@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
@@ -191,7 +191,7 @@ class Connector:
         ``requested()`` answers true: then ``stopped_in`` names the step it ended."""
         deadline = self.clock.monotonic() + bound.total_seconds()
         held: list[str] = []
-        with self._watching(requested) as stop:
+        with self._watching(requested) as stop, self._reads_halted(stop):
             if not self.shadow:
                 parts = StartParts(self.outbox, self.sessions, self.dispatcher)
                 started = settle_previous(parts, deadline, stop)
@@ -207,7 +207,12 @@ class Connector:
                 self._admit(event_id)
             self._poll()  # the first read fixes the feed position: nothing after the start is missed
             self._inbox_due()
+            if self._stop.is_set():  # its reads gave way to the stop
+                self.stopped_in = "feed"
         return held
+
+    def _reads_halted(self, stop: threading.Event | None) -> AbstractContextManager[None]:
+        return nullcontext() if stop is None else self.client.reads_stopped_by(stop)
 
     @contextmanager
     def _watching(self, requested: Callable[[], bool] | None) -> Iterator[threading.Event | None]:
