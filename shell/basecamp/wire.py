@@ -25,6 +25,7 @@ import re
 import socket
 import threading
 import time
+import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from http.client import HTTPException
@@ -108,47 +109,49 @@ class Halt:
 
 class Watchdog:
     """One exchange's bound, on real time (the socket's): at ``timeout``, or once ``halt`` stands,
-    the connection it watches is shut; ``disarm`` before the connection is put back for reuse."""
+    the connection it watches is shut -- unless a later exchange has taken that connection since."""
 
     def __init__(self, timeout: float, halt: Halt | None = None) -> None:
         self._ends = time.monotonic() + timeout
         self._halt = halt
-        self._lock = threading.Lock()
         self._done = threading.Event()
         self._connection: HTTPConnection | None = None
         self.fired = False
         threading.Thread(target=self._watch, name="watchdog", daemon=True).start()
 
     def watch(self, connection: HTTPConnection) -> None:
-        with self._lock:
+        with _WATCHED_LOCK:
+            _WATCHED[connection] = self
             self._connection = connection
             if self.fired:
                 _shut(connection)
 
     def disarm(self) -> bool:
-        """Whether it had fired: then the connection is not to be reused."""
-        with self._lock:
+        """Whether it had fired."""
+        with _WATCHED_LOCK:
             self._done.set()
             return self.fired
 
     def why(self) -> str:
-        return "the read was stopped" if self._halt is not None and self._halt.is_set() else \
-            "no whole answer before the deadline"
+        stopped = self._halt is not None and self._halt.is_set()
+        return "the read was stopped" if stopped else "no whole answer before the deadline"
 
     def _watch(self) -> None:
-        slice_ = Halt.SLICE if self._halt is not None else None
-        while not self._done.wait(min(slice_ or math.inf, max(0.0, self._ends - time.monotonic()))):
+        slice_ = Halt.SLICE if self._halt is not None else math.inf
+        while not self._done.wait(min(slice_, max(0.0, self._ends - time.monotonic()))):
             if time.monotonic() < self._ends and not (self._halt is not None and self._halt.is_set()):
                 continue
-            with self._lock:
+            with _WATCHED_LOCK:
                 if self._done.is_set():
                     return
                 self.fired = True
-                if self._connection is not None:
+                if self._connection is not None and _WATCHED.get(self._connection) is self:
                     _shut(self._connection)
             return
 
 
+_WATCHED: weakref.WeakKeyDictionary[HTTPConnection, Watchdog] = weakref.WeakKeyDictionary()  # by whom
+_WATCHED_LOCK = threading.Lock()
 _exchange = threading.local()  # the Watchdog of the read this thread makes through the pool
 
 
@@ -267,7 +270,7 @@ class Wire:
             log.info("%s %s -> %d", method, path, response.status)
             headers = {key.lower(): value for key, value in response.headers.items()}
             try:
-                raw = bounded_body(response, watchdog)
+                raw = bounded_body(response)
             except AnswerTooLarge as error:
                 raise ListingFailed(f"{method} {path} failed: {error}") from None
             except (urllib3.exceptions.HTTPError, OSError) as error:
@@ -287,6 +290,29 @@ class _ClosedBeforeAnswer(Exception):
     """A pooled connection the server had closed failed before any answer."""
 
 
+def exchange_once(method: str, url: str, body: bytes | None, headers: Mapping[str, str],
+                  timeout: float) -> tuple[int, bytes]:
+    """One request to ``url`` (Launchpad's) on a connection of its own, the whole of it within
+    ``timeout``: its status and body, or what urllib3 raises (``TimeoutError`` once shut)."""
+    parts = urlsplit(url)
+    connection_class = HTTPSConnection if parts.scheme == "https" else HTTPConnection
+    connection = connection_class(parts.hostname or "", parts.port, timeout=timeout)
+    watchdog = Watchdog(timeout)
+    watchdog.watch(connection)  # before it connects: a TLS handshake is within the bound too
+    try:
+        connection.request(method, parts.path + (f"?{parts.query}" if parts.query else ""), body=body,
+                           headers=dict(headers), preload_content=False)
+        response = connection.getresponse()
+        return response.status, bounded_body(response)
+    except (OSError, HTTPException, urllib3.exceptions.HTTPError):
+        if watchdog.disarm():
+            raise TimeoutError("no whole answer before the deadline") from None
+        raise
+    finally:
+        watchdog.disarm()
+        connection.close()
+
+
 def _shut(connection: HTTPConnection) -> None:
     sock = connection.sock
     if sock is not None:
@@ -294,7 +320,7 @@ def _shut(connection: HTTPConnection) -> None:
             sock.shutdown(socket.SHUT_RDWR)
 
 
-def bounded_body(response: urllib3.BaseHTTPResponse, watchdog: Watchdog | None = None) -> bytes:
+def bounded_body(response: urllib3.BaseHTTPResponse) -> bytes:
     try:
         chunks: list[bytes] = []
         size = 0
@@ -303,10 +329,7 @@ def bounded_body(response: urllib3.BaseHTTPResponse, watchdog: Watchdog | None =
             if size > MAX_ANSWER_BYTES:
                 raise AnswerTooLarge(f"the answer is larger than {MAX_ANSWER_BYTES} bytes")
             chunks.append(chunk)
-        if watchdog is not None and watchdog.disarm():
-            response.close()  # read whole, but the connection was shut: not reused
-        else:
-            response.release_conn()
+        response.release_conn()
         return b"".join(chunks)
     except BaseException:
         response.close()  # the rest is never read: the connection is not reused

@@ -13,16 +13,22 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
+from urllib3.connection import HTTPConnection
 
 from core.destinations import Destination, MessageKind
 from core.feed import FeedFilters
+from core.oauth import TOKEN_PATH, app, refresh_form
 from core.posting import Created
+from shell.basecamp import tokens
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.errors import BasecampError
 from shell.basecamp.standin.control import SECRET_HEADER
 from shell.basecamp.standin.faults import Fault, FaultAction
+from shell.basecamp.standin.launchpad import CLIENT_ID
 from shell.basecamp.standin.server import StandIn
+from shell.basecamp.wire import Watchdog
 from tests.basecamp.conftest import MakeClient
+from tests.support.child import wait_until
 
 BYTE_EVERY = 0.3  # far within a recv's timeout: only a bound on the whole exchange ends the read
 DEADLINE = 1.0
@@ -126,3 +132,41 @@ def test_a_create_goes_on_through_the_stop(standin: StandIn, make_client: MakeCl
 def _a_card(standin: StandIn) -> Destination:
     project = standin.world.projects[0]
     return Destination(MessageKind.comment, project.id, project.recording_ids[0])
+
+
+def test_the_stop_ends_the_wait_before_a_reads_retry(standin: StandIn, make_client: MakeClient) -> None:
+    standin.add_fault(Fault(FaultAction.rate_limit, method="GET", retry_after="20"))
+    client, stop = make_client(), threading.Event()
+    threading.Timer(0.3, stop.set).start()
+    started = time.monotonic()
+    with client.reads_stopped_by(stop), pytest.raises(BasecampError, match="stopped before its retry"):
+        client.me(started + 60)
+    assert time.monotonic() - started < 0.3 + SLACK
+
+
+def test_a_watchdog_never_shuts_a_connection_a_later_exchange_took(standin: StandIn) -> None:
+    """A pooled connection goes back to the pool as its answer's last byte is read, before that
+    read's watchdog is disarmed: fired then, it would cut whichever read took the connection next."""
+    connection = HTTPConnection("127.0.0.1", standin.port, timeout=5)
+    connection.connect()
+    earlier = Watchdog(0.2)
+    earlier.watch(connection)
+    later = Watchdog(60)
+    later.watch(connection)  # the next exchange, on the connection back in the pool
+    wait_until(lambda: earlier.fired, timeout=5)
+    connection.request("GET", "/__standin/live")
+    assert connection.getresponse().status == 403, "answered: the earlier watchdog left it alone"
+    later.disarm()
+    connection.close()
+
+
+def test_a_trickled_launchpad_answer_ends_by_its_bound(standin: StandIn, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refresh runs inside a client call (after a 401): Launchpad's exchange is bounded whole too."""
+    monkeypatch.setattr(tokens, "LAUNCHPAD_TIMEOUT", DEADLINE)
+    now = datetime.now(UTC)
+    registered = app(f"{standin.base_url}{TOKEN_PATH}", CLIENT_ID, standin.control_secret, now)
+    _trickle(standin, "/authorization/token", "POST")
+    started = time.monotonic()
+    with pytest.raises(tokens.LaunchpadFailed, match="TimeoutError"):
+        tokens.token_request(refresh_form(registered), registered, now)
+    assert time.monotonic() - started < DEADLINE + SLACK
