@@ -84,8 +84,11 @@ class StartReport:
     stopped: str | None = None  # the step a stop ended; None: every step ran whole
 
 
-def settle_previous(parts: StartParts, deadline: float, stop: threading.Event | None = None) -> StartReport:
-    """The start's steps in order, within ``deadline`` (monotonic, the ledger's clock), until ``stop``."""
+def settle_previous(parts: StartParts, deadline: float, stop: threading.Event | None = None,
+                    on_step: Callable[[str], None] = lambda step: None) -> StartReport:
+    """The start's steps in order, within ``deadline`` (monotonic, the ledger's clock), until ``stop``;
+    ``on_step`` hears each as it begins."""
+    _begin = partial(_beginning, on_step)
     _begin("reconcile")
     parts.outbox.reconcile(deadline=deadline, stop=stop)
     if _stopped(stop, "reconcile"):
@@ -105,8 +108,9 @@ def settle_previous(parts: StartParts, deadline: float, stop: threading.Event | 
     return StartReport(held, sent, "send" if _stopped(stop, "send") else None)
 
 
-def _begin(step: str) -> None:
+def _beginning(on_step: Callable[[str], None], step: str) -> None:
     start_log.info("start: %s", step)
+    on_step(step)
 
 
 def _stopped(stop: threading.Event | None, step: str) -> bool:
@@ -194,10 +198,11 @@ class Connector:
         with self._watching(requested) as stop, self._reads_halted(stop):
             if not self.shadow:
                 parts = StartParts(self.outbox, self.sessions, self.dispatcher)
-                started = settle_previous(parts, deadline, stop)
+                started = settle_previous(parts, deadline, stop, self.heartbeats.starting)
                 held, self.stopped_in = started.held, started.stopped
             if self.stopped_in is not None:
                 return held
+            self.heartbeats.starting("admit")
             with self.ledger.read() as connection:
                 seen = records.seen_ids(connection)
             for event_id in seen:
@@ -205,10 +210,12 @@ class Connector:
                     self.stopped_in = "admit"
                     return held
                 self._admit(event_id)
+            self.heartbeats.starting("feed")
             self._poll()  # the first read fixes the feed position: nothing after the start is missed
             self._inbox_due()
             if self._stop.is_set():  # its reads gave way to the stop
                 self.stopped_in = "feed"
+        self.heartbeats.starting(None)
         return held
 
     def _reads_halted(self, stop: threading.Event | None) -> AbstractContextManager[None]:

@@ -2,7 +2,8 @@
 recorded by the poll lane's own path. Beside it, the agent's projects re-read on a schedule.
 
 Each connection has a ticket minted just before and used once; neither ticket nor query is
-logged or stored. The lane is ``connected`` once the subscription is confirmed; a frame's events
+logged or stored. The lane is ``connected`` once the subscription is confirmed, within
+``CONFIRM_WITHIN`` of the opening (pings alone never keep it ``connecting``); a frame's events
 are recorded in one transaction, then its new ids go to ``on_new`` in order. Any failure, the
 unexpected too, leaves the lane ``down`` with its reason for ``core.feed.reconnect_delay`` while
 the poll lane goes on alone. An overflow, or a confirmed connection that drops, is a loss told to
@@ -49,6 +50,7 @@ DEFAULT_STALE_AFTER = 10.0
 OPEN_TIMEOUT = 10.0
 CLOSE_TIMEOUT = 2.0
 TICKET_DEADLINE = 15.0
+CONFIRM_WITHIN = 10.0  # from the opening to the subscription's confirmation
 RESUBSCRIBING = "subscribing again: the agent's projects changed"
 DEFAULT_MEMBERSHIP_INTERVAL = timedelta(minutes=10)
 
@@ -88,8 +90,9 @@ class LiveLane:
                  on_new: Callable[[int], None], *, stale_after: float = DEFAULT_STALE_AFTER,
                  backoff_base: float = 0.5, backoff_cap: float = 30.0, rng: random.Random | None = None,
                  losses: LossBook | None = None, paused: Callable[[], str | None] = lambda: None,
-                 beat: Callable[[], None] = lambda: None) -> None:
+                 beat: Callable[[], None] = lambda: None, confirm_within: float = CONFIRM_WITHIN) -> None:
         self._beat = beat
+        self._confirm_within = confirm_within
         self._ledger = ledger
         self._client = client
         self._filters = filters
@@ -189,9 +192,12 @@ class LiveLane:
 
     def _hear(self, connection: ClientConnection, stop: threading.Event) -> None:
         subscribed = False
-        quiet_since = self._clock.monotonic()
+        quiet_since = opened = self._clock.monotonic()
         while not stop.is_set():
             self._beat()
+            unconfirmed = self._clock.monotonic() - opened >= self._confirm_within
+            if unconfirmed and self.state is not LaneState.connected:
+                raise _Down(f"no confirmation of the subscription within {self._confirm_within:g} s")
             if self._paused() is not None:
                 raise _HungUp
             if self._resubscribe.is_set():  # cleared as the next session begins

@@ -15,7 +15,7 @@ import subprocess
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -56,12 +56,15 @@ def test_a_trickling_feed_lets_run_start_and_another_lane_hear_the_mention(
     process, lines, logged = _run(state)
     try:
         started = time.monotonic()
-        wait_until(lambda: any(line.startswith("running account=") for line in lines), timeout=READ_BOUND + 20)
+        _wait(lambda: any(line.startswith("running account=") for line in lines), READ_BOUND + 20, logged)
         assert time.monotonic() - started < READ_BOUND + 15, "the start's feed read ended by its deadline"
         card = standin.world.projects[0].recording_ids[0]
         event = standin.mention(standin.world.people[0], card, "can you look at this?")
         heard = re.compile(rf"seen event={event} lane=(live|inbox)$")
-        wait_until(lambda: any(heard.match(line) for line in lines), timeout=READ_BOUND + 10)
+        _wait(lambda: any(heard.match(line) for line in lines), READ_BOUND + 10, [*lines, *logged])
+        shown = _status(state)
+        assert "\nstart: " not in shown, "the start is over: status shows its loops"
+        assert "\nlive lane: connected since " in shown
     finally:
         took = _stop(process)
     errors = "\n".join(logged)
@@ -76,6 +79,7 @@ def test_sigterm_during_the_starts_trickled_feed_read_stops_it_at_once(standin: 
     try:
         wait_until(lambda: any("/events.json" in request.path for request in standin.requests()), timeout=30)
         time.sleep(1.0)  # the read is under way, its answer trickling
+        assert "\nstart: under way, in its feed step since " in _status(state)
     finally:
         took = _stop(process)
     output, errors = "\n".join(lines), "\n".join(logged)
@@ -100,6 +104,20 @@ def _run(state: Path) -> tuple[subprocess.Popen[str], list[str], list[str]]:
     for stream, lines in ((process.stdout, output), (process.stderr, errors)):
         threading.Thread(target=_read_lines, args=(stream, lines), daemon=True).start()
     return process, output, errors
+
+
+def _wait(condition: Callable[[], bool], timeout: float, shown: list[str]) -> None:
+    ends = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < ends, "never, within the bound:\n" + "\n".join(shown[-60:])
+        time.sleep(0.05)
+
+
+def _status(state: Path) -> str:
+    command = [str(REPOSITORY / "bin" / "connect"), "status", "--state-dir", str(state)]
+    shown = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert shown.returncode == 0, shown.stderr
+    return shown.stdout
 
 
 def _read_lines(stream: IO[str], lines: list[str]) -> None:
