@@ -44,10 +44,12 @@ class Heartbeats:
             return dict(self._loops)
 
     def starting(self, step: str | None) -> None:
-        """The start's step under way, written now; None: the start is over."""
+        """The start's step under way, written now; None: the start is over, written with the loops'
+        first beats (run's first ``write_due``)."""
         self._start = None if step is None else StartStep(step, self._clock.now())
         self._written_at = None
-        self.write_due()
+        if step is not None:
+            self.write_due()
 
     def write_due(self) -> None:
         monotonic = self._clock.monotonic()

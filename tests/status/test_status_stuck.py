@@ -86,6 +86,8 @@ def test_each_start_step_is_written_as_it_begins_and_cleared_once_the_start_is_o
     assert shown.start is not None
     assert shown.start.step == "recover"
     beats.starting(None)
+    beats.beat("intake")
+    beats.write_due()  # run's first, once the loops beat
     over = read_beats(path.read_bytes())
     assert over is not None
     assert over.start is None
