@@ -122,6 +122,7 @@ def test_the_stop_ends_a_wait_for_a_turn_under_the_rate_limit(standin: StandIn, 
 
 
 def test_a_create_goes_on_through_the_stop(standin: StandIn, make_client: MakeClient) -> None:
+    standin.add_fault(Fault(FaultAction.create_then_delay, method="POST", delay=0.5))  # answered late
     client, stop = make_client(), threading.Event()
     stop.set()
     with client.reads_stopped_by(stop):
