@@ -3,6 +3,9 @@ inbox lane's verdict, each lane's news, the losses and gaps, and the backlog tha
 Light on purpose (``bin/connect status`` imports it on every look): no feed, frames or
 ``returns``, and no feed or inbox position (a position is a credential).
 
+The live lane connects within ``CONNECT_WITHIN`` (a ticket, the opening and the confirmation are
+each bounded): one connecting longer, while its connector runs, is stuck, and ``status`` says so.
+
 A lane's news is when it last recorded an event no other lane had: a lane that never brings news
 while another does is not needed, or not working. Without the agent's inbox
 (``not_for_principal``) intake hears by the feed and the live lane alone, and an event Basecamp
@@ -20,10 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 
+from core.timestamps import parse_timestamp
+
 LANES = ("poll", "live", "repair", "inbox")
+CONNECT_WITHIN = timedelta(seconds=60)
 LANE_NAMES = {"poll": "feed", "live": "live", "repair": "repair", "inbox": "inbox"}
 
 
@@ -43,7 +49,19 @@ class LaneStatus:
     overflows: int = 0
 
 
-def lane_line(status: LaneStatus | None, short_time: Callable[[str], str]) -> str:
+def stuck_connecting(status: LaneStatus | None, now: datetime) -> bool:
+    """Whether the lane of a running connector has been connecting longer than any connect takes."""
+    if status is None or status.state is not LaneState.connecting:
+        return False
+    try:
+        return now - parse_timestamp(status.since) > CONNECT_WITHIN
+    except ValueError:
+        return False
+
+
+def lane_line(status: LaneStatus | None, short_time: Callable[[str], str], *,
+              now: datetime | None = None) -> str:
+    """``now``: while a connector runs, so a lane stuck connecting is named."""
     if status is None:
         return "live lane: never started (intake polls only)"
     since = short_time(status.since)
@@ -51,6 +69,9 @@ def lane_line(status: LaneStatus | None, short_time: Callable[[str], str]) -> st
     match status.state:
         case LaneState.connected:
             return f"live lane: connected since {since} ({counts})"
+        case LaneState.connecting if now is not None and stuck_connecting(status, now):
+            took = f"longer than a connect takes ({CONNECT_WITHIN.total_seconds():g} s)"
+            return f"live lane: STUCK connecting since {since}, {took} ({counts}); intake polls meanwhile"
         case LaneState.connecting:
             return f"live lane: connecting since {since} ({counts}); intake polls meanwhile"
         case LaneState.down:

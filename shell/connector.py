@@ -9,8 +9,8 @@ first send that may not have landed, and without a recovery leaves every still-r
 pending (whether a previous worker runs is recovery's to say). A ledger that cannot be settled stops
 the start (``OutboxLedgerError``). Then every seen record is admitted again and the feed read once.
 A stop during the start ends it where it is (``stopped_in``): no step begins, listings stop short
-(``shell.stoppable``), no loop starts and nothing is flushed (a flush could claim a previous
-attempt's notice).
+(``shell.stoppable``), every read and its waits give way (``BasecampClient.reads_stopped_by``), no
+loop starts and nothing is flushed (a flush could claim a previous attempt's notice).
 
 Then the loops run until stopped: intake (the live lane beside the poll lane unless ``live`` is off,
 the inbox lane as backstop, membership every ``membership_every``, nothing read while the backlog
@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
@@ -84,8 +84,11 @@ class StartReport:
     stopped: str | None = None  # the step a stop ended; None: every step ran whole
 
 
-def settle_previous(parts: StartParts, deadline: float, stop: threading.Event | None = None) -> StartReport:
-    """The start's steps in order, within ``deadline`` (monotonic, the ledger's clock), until ``stop``."""
+def settle_previous(parts: StartParts, deadline: float, stop: threading.Event | None = None,
+                    on_step: Callable[[str], None] = lambda step: None) -> StartReport:
+    """The start's steps in order, within ``deadline`` (monotonic, the ledger's clock), until ``stop``;
+    ``on_step`` hears each as it begins."""
+    _begin = partial(_beginning, on_step)
     _begin("reconcile")
     parts.outbox.reconcile(deadline=deadline, stop=stop)
     if _stopped(stop, "reconcile"):
@@ -105,8 +108,9 @@ def settle_previous(parts: StartParts, deadline: float, stop: threading.Event | 
     return StartReport(held, sent, "send" if _stopped(stop, "send") else None)
 
 
-def _begin(step: str) -> None:
+def _beginning(on_step: Callable[[str], None], step: str) -> None:
     start_log.info("start: %s", step)
+    on_step(step)
 
 
 def _stopped(stop: threading.Event | None, step: str) -> bool:
@@ -191,13 +195,14 @@ class Connector:
         ``requested()`` answers true: then ``stopped_in`` names the step it ended."""
         deadline = self.clock.monotonic() + bound.total_seconds()
         held: list[str] = []
-        with self._watching(requested) as stop:
+        with self._watching(requested) as stop, self._reads_halted(stop):
             if not self.shadow:
                 parts = StartParts(self.outbox, self.sessions, self.dispatcher)
-                started = settle_previous(parts, deadline, stop)
+                started = settle_previous(parts, deadline, stop, self.heartbeats.starting)
                 held, self.stopped_in = started.held, started.stopped
             if self.stopped_in is not None:
                 return held
+            self.heartbeats.starting("admit")
             with self.ledger.read() as connection:
                 seen = records.seen_ids(connection)
             for event_id in seen:
@@ -205,9 +210,16 @@ class Connector:
                     self.stopped_in = "admit"
                     return held
                 self._admit(event_id)
+            self.heartbeats.starting("feed")
             self._poll()  # the first read fixes the feed position: nothing after the start is missed
             self._inbox_due()
+            if self._stop.is_set():  # its reads gave way to the stop
+                self.stopped_in = "feed"
+        self.heartbeats.starting(None)
         return held
+
+    def _reads_halted(self, stop: threading.Event | None) -> AbstractContextManager[None]:
+        return nullcontext() if stop is None else self.client.reads_stopped_by(stop)
 
     @contextmanager
     def _watching(self, requested: Callable[[], bool] | None) -> Iterator[threading.Event | None]:

@@ -1,8 +1,8 @@
 """The running connector's heartbeats: each loop's last turn, kept in memory and written beside the
 ledger for ``status`` (``core.heartbeats`` judges them). A beat notes the wall time a loop starts a
 turn and never fails. ``run``'s main thread writes them as it waits, at most every ``WRITE_EVERY``,
-owner-only and whole; a write that fails is logged once until one succeeds again and never stops the
-connector."""
+owner-only and whole; each step of the start is written as it begins. A write that fails is logged
+once until one succeeds again and never stops the connector."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import threading
 from datetime import datetime
 from pathlib import Path
 
-from core.heartbeats import WRITE_EVERY, Beats, beats_text, read_beats
+from core.heartbeats import WRITE_EVERY, Beats, StartStep, beats_text, read_beats
 from shell import private_files
 from shell.clock import Clock
 
@@ -32,6 +32,7 @@ class Heartbeats:
         self._loops: dict[str, datetime] = {}
         self._written_at: float | None = None
         self._failing = False
+        self._start: StartStep | None = None
 
     def beat(self, name: str) -> None:
         now = self._clock.now()
@@ -42,12 +43,20 @@ class Heartbeats:
         with self._lock:
             return dict(self._loops)
 
+    def starting(self, step: str | None) -> None:
+        """The start's step under way, written now; None: the start is over, written with the loops'
+        first beats (run's first ``write_due``)."""
+        self._start = None if step is None else StartStep(step, self._clock.now())
+        self._written_at = None
+        if step is not None:
+            self.write_due()
+
     def write_due(self) -> None:
         monotonic = self._clock.monotonic()
         if self._written_at is not None and monotonic - self._written_at < WRITE_EVERY.total_seconds():
             return
         self._written_at = monotonic
-        text = beats_text(self.beats(), self._clock.now())
+        text = beats_text(self.beats(), self._clock.now(), self._start)
         try:
             private_files.write_atomically(self._path, text.encode())
         except OSError as error:

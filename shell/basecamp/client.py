@@ -22,12 +22,12 @@ import random
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
-import urllib3
 from returns.result import Failure, Result
 
 from core.destinations import Destination, ListedMessage, MessageKind
@@ -77,7 +77,7 @@ from shell.basecamp.errors import (
     Unlistable,
 )
 from shell.basecamp.tokens import StaticToken, Tokens
-from shell.basecamp.wire import Answer, AnswerTooLarge, Wire, bounded_body, decode
+from shell.basecamp.wire import Answer, Halt, Wire
 from shell.clock import Clock, SystemClock
 from shell.errors import EXIT_CONFIG, EXIT_UNAVAILABLE, UserError
 
@@ -102,8 +102,9 @@ class Profile:
 class Pacer:
     """Thread-safe bookkeeping for ``core.pacing``; waits are on the client's clock."""
 
-    def __init__(self, clock: Clock, limit: int, window: float) -> None:
+    def __init__(self, clock: Clock, limit: int, window: float, halt: Halt | None = None) -> None:
         self._clock = clock
+        self._halt = halt or Halt(clock)
         self._limit = limit
         self._window = window
         self._sent: deque[float] = deque()
@@ -134,7 +135,8 @@ class Pacer:
                     return True
             if deadline is not None and now + wait > deadline:
                 return False
-            self._clock.sleep(wait)
+            if not self._halt.pause(wait):
+                return False
 
     def _yield(self, deadline: float | None) -> None:
         started = self._clock.monotonic()
@@ -145,7 +147,8 @@ class Pacer:
                 if poll_may_go(self._recent(now), now, now - started, bound=bound, limit=self._limit,
                                window=self._window):
                     return
-            self._clock.sleep(POLL_RECHECK_SECONDS)
+            if not self._halt.pause(POLL_RECHECK_SECONDS):
+                return
 
     def ticket_wait(self) -> float:
         with self._lock:
@@ -196,8 +199,9 @@ class BasecampClient:
         self._clock: Clock = clock or SystemClock()
         self._post_timeout = post_timeout
         self._read_timeout = read_timeout
-        self._pacer = Pacer(self._clock, requests_per_window, window_seconds)
-        self._wire = Wire(origin, user_agent, self._clock)
+        self._halt = Halt(self._clock)
+        self._pacer = Pacer(self._clock, requests_per_window, window_seconds, self._halt)
+        self._wire = Wire(origin, user_agent, self._clock, self._halt)
         self._random = random.Random()  # noqa: S311 -- jitter, not security
         self.last_answer: tuple[int, str] | None = None  # a read's status and Date header (doctor)
 
@@ -215,6 +219,10 @@ class BasecampClient:
 
     def deadline_in(self, seconds: float) -> float:
         return self._clock.monotonic() + seconds
+
+    def reads_stopped_by(self, stop: threading.Event) -> AbstractContextManager[None]:
+        """While it stands, every read (and its waits) ends once ``stop`` is set; creates go on."""
+        return self._halt.during(stop)
 
     def post(self, destination: Destination, body: str, deadline: float | None = None) -> PostOutcome:
         """Create one message at ``destination``: exactly one request, whatever happens."""
@@ -394,21 +402,17 @@ class BasecampClient:
             raise BasecampError("no stream ticket: the deadline has passed")
         token = self._tokens.current()
         try:
-            response = self._wire.post_pooled(path, min(self._read_timeout, remaining), token)
-            raw = bounded_body(response)
-        except AnswerTooLarge as error:
+            answer = self._wire.post_pooled(path, min(self._read_timeout, remaining), token)
+        except ListingFailed as error:
             raise BasecampError(f"no stream ticket: {error}") from None
-        except (urllib3.exceptions.HTTPError, OSError) as error:
-            raise BasecampError(f"no stream ticket: {type(error).__name__}") from None
-        log.info("POST %s -> %d", path, response.status)
-        if response.status == 401:
+        if answer.status == 401:
             self._tokens.after_unauthorized(token)  # the lane's next connect asks with a fresher one
             raise AuthenticationFailed("Basecamp refused the token (401)")
-        self._held(response.status, response.headers.get("Retry-After"))
-        if response.status not in (200, 201):
-            raise BasecampError(f"no stream ticket: HTTP {response.status}")
+        self._held(answer.status, answer.headers.get("retry-after"))
+        if answer.status not in (200, 201):
+            raise BasecampError(f"no stream ticket: HTTP {answer.status}")
         try:
-            return read_ticket(decode(raw), self._origin)
+            return read_ticket(answer.body, self._origin)
         except ValueError as error:
             raise BasecampError(f"no stream ticket: {error}") from None
 
@@ -442,7 +446,8 @@ class BasecampClient:
                 case RetryAfter(seconds):
                     if self._clock.monotonic() + seconds >= deadline:
                         raise ListingFailed(f"HTTP {answer.status}, and the retry would pass the deadline")
-                    self._clock.sleep(seconds)
+                    if not self._halt.pause(seconds):
+                        raise ListingFailed(f"HTTP {answer.status}; the read was stopped before its retry")
 
 
 def _page(answer: Answer, read: Callable[[Any], Result[Page, PageRejected]], what: str) -> Page:

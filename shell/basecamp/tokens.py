@@ -7,9 +7,9 @@ refused token (a 401 for one already replaced gets the replacement). A refresh n
 parallel: one lock in the process, a ``flock`` on ``<token file>.lock`` across processes, under
 which the file is read again first to adopt what another process refreshed. The new pair is written
 whole, only over a token file, before it is used; a failed refresh is logged and the current token
-kept until a 401. Launchpad is reached over https only (http only to loopback), its answer read
-within ``MAX_ANSWER_BYTES``; a failure is ``LaunchpadFailed``. No token, secret or body is ever in a
-log line, an exception or a repr."""
+kept until a 401. Launchpad is reached over https only (http only to loopback), each exchange whole
+within ``LAUNCHPAD_TIMEOUT`` and its answer read within ``MAX_ANSWER_BYTES``; a failure is
+``LaunchpadFailed``. No token, secret or body is ever in a log line, an exception or a repr."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import logging
 import os
 import threading
 from datetime import datetime
+from http.client import HTTPException
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlencode, urlsplit
@@ -39,7 +40,7 @@ from core.oauth import (
 )
 from core.timestamps import format_timestamp
 from shell import private_files
-from shell.basecamp.wire import AnswerTooLarge, bounded_body, decode
+from shell.basecamp.wire import AnswerTooLarge, decode, exchange_once
 from shell.clock import Clock
 from shell.errors import UserError
 from shell.state import flock
@@ -196,11 +197,9 @@ def authorization(launchpad: str, access_token: str) -> dict[str, Any]:
 def _request(method: str, url: str, *, body: bytes | None = None, headers: dict[str, str]) -> tuple[int, Any]:
     try:
         sent = {"User-Agent": USER_AGENT, "Accept": "application/json", **headers}
-        response = urllib3.request(method, url, body=body, headers=sent, timeout=LAUNCHPAD_TIMEOUT,
-                                   retries=False, redirect=False, preload_content=False)  # fmt: skip
-        raw = bounded_body(response)
+        status, raw = exchange_once(method, url, body, sent, LAUNCHPAD_TIMEOUT)  # the whole exchange
     except AnswerTooLarge as error:
         raise LaunchpadFailed(f"{method} {urlsplit(url).path} failed: {error}") from None
-    except (urllib3.exceptions.HTTPError, OSError) as error:
+    except (urllib3.exceptions.HTTPError, HTTPException, OSError) as error:
         raise LaunchpadFailed(f"{method} {urlsplit(url).path} failed: {type(error).__name__}") from None
-    return response.status, decode(raw)
+    return status, decode(raw)

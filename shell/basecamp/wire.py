@@ -1,8 +1,10 @@
 """One request on the wire and its answer, read within bounds; nothing decides here.
 
-A create goes on a connection of its own, opened before the request is written: one that could not
-open is ``Refused``; anything after (a timeout, a lost connection, an answer too large) is
-``Uncertain``. At the deadline a watchdog shuts the socket, so a trickling answer cannot outlive it.
+Every exchange, a create's and a read's alike, has one ``Watchdog``: at its timeout it shuts the
+socket in use, so no answer (its headers, a body trickled a byte at a time) outlives the deadline; a
+read's is also shut once the ``Halt`` it is given stands (a stop during the start). A create goes on
+a connection of its own, opened before the request is written: one that could not open is
+``Refused``; anything after (a timeout, a lost connection, an answer too large) is ``Uncertain``.
 A read goes through the pool; a kept-alive connection the server had closed fails before any answer
 and is asked once more on a fresh one, within the same timeout. Nothing else is retried here and no
 redirect is followed.
@@ -18,10 +20,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import re
 import socket
 import threading
-from collections.abc import Mapping
+import time
+import weakref
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from http.client import HTTPException
 from typing import Any
@@ -69,12 +74,122 @@ class AnswerTooLarge(Exception):
     pass
 
 
+class Halt:
+    """The stop a read gives way to: while ``during(event)`` stands, a read's exchange is shut and
+    its waits (``pause``) end once ``event`` is set. A create never gives way: cut short, it would
+    be a doubt."""
+
+    SLICE = 0.05  # how often a wait looks for the stop
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._event: threading.Event | None = None
+
+    @contextlib.contextmanager
+    def during(self, event: threading.Event) -> Iterator[None]:
+        self._event = event
+        try:
+            yield
+        finally:
+            self._event = None
+
+    def is_set(self) -> bool:
+        event = self._event
+        return event is not None and event.is_set()
+
+    def pause(self, seconds: float) -> bool:
+        """Sleep ``seconds`` on the clock; False, sooner, once the stop stands."""
+        ends = self._clock.monotonic() + seconds
+        while (left := ends - self._clock.monotonic()) > 0:
+            if self.is_set():
+                return False
+            self._clock.sleep(left if self._event is None else min(self.SLICE, left))
+        return not self.is_set()
+
+
+class Watchdog:
+    """One exchange's bound, on real time (the socket's): at ``timeout``, or once ``halt`` stands,
+    the connection it watches is shut -- unless a later exchange has taken that connection since."""
+
+    def __init__(self, timeout: float, halt: Halt | None = None) -> None:
+        self._ends = time.monotonic() + timeout
+        self._halt = halt
+        self._done = threading.Event()
+        self._connection: HTTPConnection | None = None
+        self.fired = False
+        threading.Thread(target=self._watch, name="watchdog", daemon=True).start()
+
+    def watch(self, connection: HTTPConnection) -> None:
+        with _WATCHED_LOCK:
+            _WATCHED[connection] = self
+            self._connection = connection
+            if self.fired:
+                _shut(connection)
+
+    def disarm(self) -> bool:
+        """Whether it had fired."""
+        with _WATCHED_LOCK:
+            self._done.set()
+            return self.fired
+
+    def why(self) -> str:
+        stopped = self._halt is not None and self._halt.is_set()
+        return "the read was stopped" if stopped else "no whole answer before the deadline"
+
+    def _watch(self) -> None:
+        slice_ = Halt.SLICE if self._halt is not None else math.inf
+        while not self._done.wait(min(slice_, max(0.0, self._ends - time.monotonic()))):
+            if time.monotonic() < self._ends and not (self._halt is not None and self._halt.is_set()):
+                continue
+            with _WATCHED_LOCK:
+                if self._done.is_set():
+                    return
+                self.fired = True
+                if self._connection is not None and _WATCHED.get(self._connection) is self:
+                    _shut(self._connection)
+            return
+
+
+_WATCHED: weakref.WeakKeyDictionary[HTTPConnection, Watchdog] = weakref.WeakKeyDictionary()  # by whom
+_WATCHED_LOCK = threading.Lock()
+_exchange = threading.local()  # the Watchdog of the read this thread makes through the pool
+
+
+class _Watched:
+    """A pooled connection that puts itself under the current read's ``Watchdog`` as it is used."""
+
+    def connect(self) -> None:
+        _watched(self)
+        super().connect()  # type: ignore[misc]
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        _watched(self)
+        super().request(*args, **kwargs)  # type: ignore[misc]
+
+
+class _WatchedHTTP(_Watched, HTTPConnection):
+    pass
+
+
+class _WatchedHTTPS(_Watched, HTTPSConnection):
+    pass
+
+
+def _watched(connection: object) -> None:
+    watchdog = getattr(_exchange, "watchdog", None)
+    if watchdog is not None and isinstance(connection, HTTPConnection):
+        watchdog.watch(connection)
+
+
 class Wire:
-    def __init__(self, origin: str, user_agent: str, clock: Clock) -> None:
+    def __init__(self, origin: str, user_agent: str, clock: Clock, halt: Halt | None = None) -> None:
         self._origin = origin
         self._user_agent = user_agent
         self._clock = clock
+        self._halt = halt
         self._pool = urllib3.connection_from_url(origin, maxsize=4, retries=False)
+        https = isinstance(self._pool, urllib3.HTTPSConnectionPool)
+        self._pool.ConnectionCls = _WatchedHTTPS if https else _WatchedHTTP
 
     def create_once(self, path: str, payload: bytes, timeout: float, token: str) -> Answer | PostOutcome:
         """One POST on a connection of its own: its answer, or where it failed."""
@@ -86,9 +201,8 @@ class Wire:
                 connection.connect()
             except (OSError, urllib3.exceptions.HTTPError) as error:
                 return Refused(RefusalCause.not_connected, None, f"could not connect: {type(error).__name__}")
-            expired = threading.Event()
-            watchdog = threading.Timer(timeout, _shut, (connection, expired))
-            watchdog.start()
+            watchdog = Watchdog(timeout)
+            watchdog.watch(connection)
             try:
                 headers = self.headers(token) | {"Content-Type": "application/json; charset=utf-8"}
                 connection.request("POST", path, body=payload, headers=headers, preload_content=False)
@@ -99,24 +213,23 @@ class Wire:
             except AnswerTooLarge as error:
                 return Uncertain(UncertainCause.connection_lost, None, f"the answer was not read: {error}")
             except (OSError, HTTPException, urllib3.exceptions.HTTPError) as error:
-                if expired.is_set():
+                if watchdog.fired:
                     return Uncertain(UncertainCause.timeout, None, "no whole answer before the deadline")
                 lost = f"connection lost: {type(error).__name__}"
                 return Uncertain(UncertainCause.connection_lost, None, lost)
             finally:
-                watchdog.cancel()
+                watchdog.disarm()
         finally:
             connection.close()
         return Answer(response.status, response.headers, decode(raw))
 
-    def post_pooled(self, path: str, timeout: float, token: str) -> urllib3.BaseHTTPResponse:
-        """One POST that creates nothing (a stream ticket), through the pool; the rest is the caller's."""
-        return self._pooled("POST", path, timeout, token)
-
-    def _pooled(self, method: str, target: str, timeout: float, token: str) -> urllib3.BaseHTTPResponse:
-        return self._pool.request(method, _target(target), headers=self.headers(token),
-                                  timeout=urllib3.Timeout(total=timeout), retries=False, redirect=False,
-                                  preload_content=False)  # read within the bound: bounded_body
+    def post_pooled(self, path: str, timeout: float, token: str) -> Answer:
+        """One POST that creates nothing (a stream ticket), through the pool, never asked again; or
+        ``ListingFailed``."""
+        try:
+            return self._read_once("POST", path, timeout, token)
+        except _ClosedBeforeAnswer as error:
+            raise ListingFailed(f"POST {urlsplit(path).path} failed: {error}") from None
 
     def get_once(self, target: str, timeout: float, token: str) -> Answer:
         """One GET of ``target`` (a path and query) on the origin, or ``ListingFailed``."""
@@ -127,23 +240,45 @@ class Wire:
             if left <= 0:
                 raise ListingFailed(f"GET {path} failed: the connection closed, and no time was left")
             try:
-                response = self._pooled("GET", target, left, token)
-                break
-            except urllib3.exceptions.ProtocolError as error:
-                log.info("GET %s -> %s (the connection closed before an answer)", path, type(error).__name__)
+                return self._read_once("GET", target, left, token)
+            except _ClosedBeforeAnswer as error:
+                log.info("GET %s -> %s (the connection closed before an answer)", path, error)
                 if fresh:
                     raise ListingFailed(f"GET {path} failed: the connection closed, twice") from None
-            except (urllib3.exceptions.HTTPError, OSError) as error:
-                log.info("GET %s -> %s", path, type(error).__name__)
-                raise ListingFailed(f"GET {path} failed: {type(error).__name__}") from None
-        log.info("GET %s -> %d", path, response.status)
-        headers = {key.lower(): value for key, value in response.headers.items()}
+        raise AssertionError("unreachable")
+
+    def _read_once(self, method: str, target: str, timeout: float, token: str) -> Answer:
+        """One exchange through the pool, the whole of it within ``timeout`` (its ``Watchdog``)."""
+        path = urlsplit(_target(target)).path
+        if self._halt is not None and self._halt.is_set():
+            raise ListingFailed(f"{method} {path} not sent: the read was stopped")
+        watchdog = Watchdog(timeout, self._halt)
+        _exchange.watchdog = watchdog
         try:
-            raw = bounded_body(response)
-        except AnswerTooLarge as error:
-            raise ListingFailed(f"GET {path} failed: {error}") from None
-        except (urllib3.exceptions.HTTPError, OSError) as error:
-            raise ListingFailed(f"GET {path} failed reading the answer: {type(error).__name__}") from None
+            try:
+                response = self._pool.request(method, _target(target), headers=self.headers(token),
+                                              timeout=urllib3.Timeout(total=timeout), retries=False,
+                                              redirect=False, preload_content=False)  # read within the bound
+            except urllib3.exceptions.ProtocolError as error:
+                if not watchdog.disarm():
+                    raise _ClosedBeforeAnswer(type(error).__name__) from None
+                raise ListingFailed(f"{method} {path} failed: {watchdog.why()}") from None
+            except (urllib3.exceptions.HTTPError, OSError) as error:
+                why = watchdog.why() if watchdog.disarm() else type(error).__name__
+                log.info("%s %s -> %s", method, path, why)
+                raise ListingFailed(f"{method} {path} failed: {why}") from None
+            log.info("%s %s -> %d", method, path, response.status)
+            headers = {key.lower(): value for key, value in response.headers.items()}
+            try:
+                raw = bounded_body(response)
+            except AnswerTooLarge as error:
+                raise ListingFailed(f"{method} {path} failed: {error}") from None
+            except (urllib3.exceptions.HTTPError, OSError) as error:
+                why = watchdog.why() if watchdog.disarm() else type(error).__name__
+                raise ListingFailed(f"{method} {path} failed reading the answer: {why}") from None
+        finally:
+            watchdog.disarm()
+            _exchange.watchdog = None
         return Answer(response.status, headers, decode(raw))
 
     def headers(self, token: str) -> dict[str, str]:
@@ -151,8 +286,34 @@ class Wire:
                 "Accept": "application/json"}
 
 
-def _shut(connection: HTTPConnection, expired: threading.Event) -> None:
-    expired.set()
+class _ClosedBeforeAnswer(Exception):
+    """A pooled connection the server had closed failed before any answer."""
+
+
+def exchange_once(method: str, url: str, body: bytes | None, headers: Mapping[str, str],
+                  timeout: float) -> tuple[int, bytes]:
+    """One request to ``url`` (Launchpad's) on a connection of its own, the whole of it within
+    ``timeout``: its status and body, or what urllib3 raises (``TimeoutError`` once shut)."""
+    parts = urlsplit(url)
+    connection_class = HTTPSConnection if parts.scheme == "https" else HTTPConnection
+    connection = connection_class(parts.hostname or "", parts.port, timeout=timeout)
+    watchdog = Watchdog(timeout)
+    watchdog.watch(connection)  # before it connects: a TLS handshake is within the bound too
+    try:
+        connection.request(method, parts.path + (f"?{parts.query}" if parts.query else ""), body=body,
+                           headers=dict(headers), preload_content=False)
+        response = connection.getresponse()
+        return response.status, bounded_body(response)
+    except (OSError, HTTPException, urllib3.exceptions.HTTPError):
+        if watchdog.disarm():
+            raise TimeoutError("no whole answer before the deadline") from None
+        raise
+    finally:
+        watchdog.disarm()
+        connection.close()
+
+
+def _shut(connection: HTTPConnection) -> None:
     sock = connection.sock
     if sock is not None:
         with contextlib.suppress(OSError):

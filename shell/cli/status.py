@@ -20,7 +20,7 @@ from pathlib import Path
 
 from core import intake_status
 from core.file_kinds import CONFIG_NAME
-from core.heartbeats import beats_line, beats_report, not_turning
+from core.heartbeats import beats_line, beats_report, not_turning, start_line, start_report, start_stuck
 from core.presentation import short_time
 from core.presentation import status_values as values
 from core.presentation.status_report import lines, report
@@ -56,14 +56,16 @@ lock, so it is safe beside a running connector (and beside none). What it shows:
   feed               whether a feed position is kept (never the position itself) and the
                      last event served
   live lane          whether intake hears events live (the WebSocket) or polls alone: its
-                     state, since when, why it is down, connects and overflows
+                     state, since when, why it is down, connects and overflows (STUCK when
+                     a running connector's lane connects for longer than a connect takes)
   inbox lane         the agent's inbox (what was addressed to it, kept 30 days): available,
                      not for this principal (a 403: intake hears by the feed and the live lane
                      alone) or failing, and why; whether its position is kept, when it last read
   first heard by     per lane (feed, live, repair, inbox): when it last brought an event no
                      other lane had, and how many in all ("never" for none yet)
   loops              while a connector runs: whether each of its loops (intake, dispatch,
-                     outbox, live, config) still turns, and when one that does not last did
+                     outbox, live, config) still turns, and when one that does not last did;
+                     during its start, the step under way instead (NEVER FINISHED after 3 min)
   losses             stretches the live lane did not hear (open, repaired by a walk of the
                      feed, or unrecovered after 10 minutes) and gaps the feed itself skipped
   lifecycle messages how many of the connector's own messages are in each state, what waits
@@ -144,24 +146,34 @@ def run(args: argparse.Namespace) -> int:
         unsafe_test_timings=configuration.unsafe_test_timings,
         worker_allowed=configuration.worker_allow.named(), disk=_disk(paths.directory),
         write_failure=read_write_failure(paths.ledger))  # fmt: skip
-    beats = heartbeats.read(paths.ledger) if holder is not None and holder.pid_present else None
+    running = holder is not None and holder.pid_present
+    beats = heartbeats.read(paths.ledger) if running else None
     now = datetime.now(UTC)
     shadow = config != paths.config
     if args.json:
         shown_json = {**report(status), "shadow": shadow, "live_lane": intake_status.lane_report(lane),
                       "losses": intake_status.losses_report(losses),
                       "intake": intake_status.intake_report(news, inbox),
-                      "loops": None if beats is None else beats_report(beats, now)}  # fmt: skip
+                      "loops": None if beats is None else beats_report(beats, now),
+                      "start": None if beats is None else start_report(beats, now),
+                      "live_lane_stuck": running and intake_status.stuck_connecting(lane, now)}  # fmt: skip
         print(json.dumps(shown_json, ensure_ascii=False, indent=2))
         return EXIT_OK
     shown = lines(status)
     if shadow:
         shown[0] = f"shadow run (admits and logs; dispatches and posts nothing) · {shown[0]}"
     at = next((at for at, line in enumerate(shown) if line.startswith("lifecycle messages: ")), len(shown))
-    shown[at:at] = [intake_status.lane_line(lane, short_time), intake_status.inbox_line(inbox, short_time),
-                    intake_status.news_line(news, short_time), intake_status.losses_line(losses)]
+    judged = now if running else None  # a lane's state outlives the connector that wrote it
+    shown[at:at] = [intake_status.lane_line(lane, short_time, now=judged),
+                    intake_status.inbox_line(inbox, short_time), intake_status.news_line(news, short_time),
+                    intake_status.losses_line(losses)]
+    if running and intake_status.stuck_connecting(lane, now):
+        shown[0] += "; live lane STUCK connecting"
     if beats is not None:
-        shown.insert(at + 4, beats_line(beats, now))  # after the lanes, the inbox's and the losses
+        starting = start_line(beats, now)
+        shown.insert(at + 4, starting or beats_line(beats, now))  # after the lanes, the inbox and the losses
+        if start_stuck(beats, now):
+            shown[0] += "; the start NEVER FINISHED"
         if stalled := not_turning(beats, now):
             shown[0] += f"; NOT TURNING: {', '.join(stalled)}"
     print("\n".join(shown))

@@ -3,13 +3,14 @@ recorded by the poll lane's own path. Beside it, the agent's projects re-read on
 
 Each connection has a ticket minted just before and used once, and waits while the tickets'
 share of the request budget is spent; neither ticket nor query is logged or stored. The lane is
-``connected`` once the subscription is confirmed; a frame's events are recorded in one
-transaction, then its new ids go to ``on_new`` in order. Any failure, the unexpected too, leaves
-the lane ``down`` with its reason for ``core.feed.reconnect_delay`` while the poll lane goes on
-alone; the failures count on until a connection is ``core.feed.proven_healthy``. An overflow,
-or a confirmed connection that drops, is a loss told to the repair, bounded by the next event
-heard. While intake pauses, the lane hangs up: no loss, no failure. Its state is written at each
-change, for ``status``; only ``stop`` ends it.
+``connected`` once the subscription is confirmed, within ``CONFIRM_WITHIN`` of the opening (pings
+alone never keep it ``connecting``); a frame's events are recorded in one transaction, then its
+new ids go to ``on_new`` in order. Any failure, the unexpected too, leaves the lane ``down`` with
+its reason for ``core.feed.reconnect_delay`` while the poll lane goes on alone; the failures count
+on until a connection is ``core.feed.proven_healthy``. An overflow, or a confirmed connection that
+drops, is a loss told to the repair, bounded by the next event heard. While intake pauses, the
+lane hangs up: no loss, no failure. Its state is written at each change, for ``status``; only
+``stop`` ends it.
 
 Basecamp's cable snapshots the agent's projects when it subscribes, so ``Membership.check``
 answers the projects granted since its last read, and the connector has the lane subscribe
@@ -51,6 +52,7 @@ DEFAULT_STALE_AFTER = 10.0
 OPEN_TIMEOUT = 10.0
 CLOSE_TIMEOUT = 2.0
 TICKET_DEADLINE = 15.0
+CONFIRM_WITHIN = 10.0  # from the opening to the subscription's confirmation
 RESUBSCRIBING = "subscribing again: the agent's projects changed"
 DEFAULT_MEMBERSHIP_INTERVAL = timedelta(minutes=10)
 
@@ -91,9 +93,11 @@ class LiveLane:
                  on_new: Callable[[int], None], *, stale_after: float = DEFAULT_STALE_AFTER,
                  backoff_base: float = 0.5, backoff_cap: float = 30.0, rng: random.Random | None = None,
                  losses: LossBook | None = None, paused: Callable[[], str | None] = lambda: None,
-                 beat: Callable[[], None] = lambda: None, healthy_after: float = live.HEALTHY_AFTER) -> None:
+                 beat: Callable[[], None] = lambda: None, healthy_after: float = live.HEALTHY_AFTER,
+                 confirm_within: float = CONFIRM_WITHIN) -> None:
         self._beat = beat
         self._healthy_after = healthy_after
+        self._confirm_within = confirm_within
         self._confirmed_at: float | None = None  # this connection's confirmation
         self._events_heard = 0  # since it
         self._ledger = ledger
@@ -204,9 +208,12 @@ class LiveLane:
 
     def _hear(self, connection: ClientConnection, stop: threading.Event) -> None:
         subscribed = False
-        quiet_since = self._clock.monotonic()
+        quiet_since = opened = self._clock.monotonic()
         while not stop.is_set():
             self._beat()
+            unconfirmed = self._clock.monotonic() - opened >= self._confirm_within
+            if unconfirmed and self.state is not LaneState.connected:
+                raise _Down(f"no confirmation of the subscription within {self._confirm_within:g} s")
             if self._paused() is not None:
                 raise _HungUp
             if self._resubscribe.is_set():  # cleared as the next session begins

@@ -141,8 +141,8 @@ CLIENT = [
     ),
     rule(
         "the token never appears in a log line",
-        'log.info("GET %s -> %d", path, response.status)',
-        'log.info("GET %s -> %d %s", path, response.status, self.headers(token))',
+        'log.info("%s %s -> %d", method, path, response.status)',
+        'log.info("%s %s -> %d %s", method, path, response.status, self.headers(token))',
         "test_the_token_never_appears_in_a_log_a_repr_or_an_error",
     ),
     rule(
@@ -286,7 +286,7 @@ OUTBOX = [
     ),
     rule(
         "one start path: the production start settles what a previous process left",
-        "                started = settle_previous(parts, deadline, stop)\n",
+        "                started = settle_previous(parts, deadline, stop, self.heartbeats.starting)\n",
         "                started = StartReport([], FlushSummary())\n",
         "test_the_production_start_reconciles_and_sweeps_what_a_previous_process_left",
     ),

@@ -51,8 +51,8 @@ END_TO_END: list[Mutation] = [
     ),
     rule(
         "start: every record intake left seen re-runs admission (killed mid-read, answered once)",
-        "                self._admit(event_id)\n            self._poll()",
-        "                pass\n            self._poll()",
+        "                self._admit(event_id)\n            self.heartbeats.starting(\"feed\")",
+        "                pass\n            self.heartbeats.starting(\"feed\")",
         "test_each_event_gets_exactly_its_messages_across_a_restart",
     ),
     rule(

@@ -284,3 +284,106 @@ LIMITS += [  # the MCP server's start imports only what its tools use
         "test_the_worker_moves_are_the_workers_statements_only",
     ),
 ]
+
+LIMITS += [  # every read bounded by its deadline, the whole exchange (shell/basecamp/wire.py)
+    rule(
+        "reads: a pooled read's whole exchange is under its watchdog",
+        "        _exchange.watchdog = watchdog\n",
+        "        _exchange.watchdog = None\n",
+        "test_every_client_call_returns_by_its_deadline_when_the_answer_trickles",
+        "test_a_read_timeout_bounds_the_whole_exchange_too",
+        "test_a_trickling_feed_lets_run_start_and_another_lane_hear_the_mention",
+    ),
+    rule(
+        "reads: Launchpad's exchange is under its watchdog",
+        "    watchdog.watch(connection)  # before it connects: a TLS handshake is within the bound too\n",
+        "",
+        "test_a_trickled_launchpad_answer_ends_by_its_bound",
+    ),
+    rule(
+        "reads: a watchdog never shuts a connection a later exchange took",
+        "                if self._connection is not None and _WATCHED.get(self._connection) is self:\n",
+        "                if self._connection is not None:\n",
+        "test_a_watchdog_never_shuts_a_connection_a_later_exchange_took",
+    ),
+    rule(
+        "reads: the stop cuts a read under way short",
+        "            if time.monotonic() < self._ends and not (self._halt is not None and self._halt.is_set()):\n",
+        "            if time.monotonic() < self._ends:\n",
+        "test_the_stop_cuts_a_read_short_and_no_later_read_is_sent",
+    ),
+    rule(
+        "reads: no read is sent once the stop stands",
+        "        if self._halt is not None and self._halt.is_set():\n            raise ListingFailed(",
+        "        if False:\n            raise ListingFailed(",
+        "test_the_stop_cuts_a_read_short_and_no_later_read_is_sent",
+    ),
+    rule(
+        "reads: the stop ends a wait for a turn under the rate limit",
+        "            if not self._halt.pause(wait):\n                return False\n",
+        "            self._clock.sleep(wait)\n",
+        "test_the_stop_ends_a_wait_for_a_turn_under_the_rate_limit",
+    ),
+    rule(
+        "reads: the stop ends the wait before a read's retry",
+        "                    if not self._halt.pause(seconds):\n",
+        "                    if self._clock.sleep(seconds):\n",
+        "test_the_stop_ends_the_wait_before_a_reads_retry",
+    ),
+    rule(
+        "reads: a create never gives way to the stop",
+        "            watchdog = Watchdog(timeout)\n            watchdog.watch(connection)\n            try:\n",
+        "            watchdog = Watchdog(timeout, self._halt)\n            watchdog.watch(connection)\n            try:\n",
+        "test_a_create_goes_on_through_the_stop",
+    ),
+    rule(
+        "start: its reads give way to its stop",
+        "        with self._watching(requested) as stop, self._reads_halted(stop):\n",
+        "        with self._watching(requested) as stop:\n",
+        "test_sigterm_during_the_starts_trickled_feed_read_stops_it_at_once",
+    ),
+    rule(
+        "start: a stop during its first feed read ends it there, naming the step",
+        "                self.stopped_in = \"feed\"\n",
+        "                pass\n",
+        "test_sigterm_during_the_starts_trickled_feed_read_stops_it_at_once",
+    ),
+    rule(
+        "stand-in: a trickle fault sends its body a byte at a time",
+        "            return dataclasses.replace(answer(0.0), trickle=fault.delay or TRICKLE_SECONDS)\n",
+        "            return answer(0.0)\n",
+        "test_trickle_sends_the_headers_at_once_then_the_body_a_byte_at_a_time",
+    ),
+    rule(
+        "live lane: a subscription never confirmed is down within its bound",
+        "            if unconfirmed and self.state is not LaneState.connected:\n",
+        "            if False:\n",
+        "test_a_subscription_never_confirmed_is_down_within_its_bound",
+    ),
+    rule(
+        "status: a running connector's lane connecting past CONNECT_WITHIN is stuck",
+        "        return now - parse_timestamp(status.since) > CONNECT_WITHIN\n",
+        "        return False\n",
+        "test_a_lane_connecting_longer_than_a_connect_takes_is_stuck_only_while_judged",
+        "test_status_names_a_start_that_never_finished_and_a_lane_stuck_connecting",
+    ),
+    rule(
+        "status: a start step older than STALL_AFTER never finished",
+        "    return beats.start is not None and now - beats.start.since > STALL_AFTER\n",
+        "    return False\n",
+        "test_a_start_step_older_than_the_stall_bound_never_finished",
+        "test_status_names_a_start_that_never_finished_and_a_lane_stuck_connecting",
+    ),
+    rule(
+        "start: the feed step is written for status as it begins",
+        "            self.heartbeats.starting(\"feed\")\n",
+        "",
+        "test_sigterm_during_the_starts_trickled_feed_read_stops_it_at_once",
+    ),
+    rule(
+        "start: once over, status shows the loops, not the start",
+        "        self.heartbeats.starting(None)\n",
+        "",
+        "test_a_trickling_feed_lets_run_start_and_another_lane_hear_the_mention",
+    ),
+]

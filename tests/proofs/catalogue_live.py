@@ -119,7 +119,7 @@ LIVE: list[Mutation] = [
     ),
     rule(
         "status: the live lane's state is shown",
-        "intake_status.lane_line(lane, short_time), ",
+        "intake_status.lane_line(lane, short_time, now=judged),\n                    ",
         "",
         "test_a_mention_is_heard_live_and_status_tells_the_lane",
     ),

@@ -345,3 +345,20 @@ def test_a_drop_closes_the_socket_without_a_byte_of_answer(standin: StandIn) -> 
         path = f"/{standin.world.account_id}/my/profile.json"
         raw.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nUser-Agent: t\r\n\r\n".encode())
         assert raw.recv(1024) == b""
+
+
+def test_trickle_sends_the_headers_at_once_then_the_body_a_byte_at_a_time(standin: StandIn) -> None:
+    standin.add_fault(Fault(FaultAction.trickle, method="GET", path_contains="/projects.json", delay=0.05))
+    connection = http.client.HTTPConnection("127.0.0.1", standin.port, timeout=5)
+    started = time.monotonic()
+    connection.request("GET", f"/{standin.world.account_id}/projects.json",
+                       headers={"User-Agent": "t", "Authorization": f"Bearer {standin.world.token}"})
+    response = connection.getresponse()
+    headers_took = time.monotonic() - started
+    body = response.read()
+    connection.close()
+    assert response.status == 200
+    assert headers_took < 0.3, "the headers at once"
+    assert time.monotonic() - started >= 0.05 * (len(body) - 1) * 0.9, "then a byte every delay"
+    assert [project["id"] for project in json.loads(body)] == [project.id for project in standin.world.projects]
+    assert fault_from_json({"action": "trickle"}) == Fault(FaultAction.trickle), "the control API takes it"

@@ -70,6 +70,7 @@ class Reply:
     status: int
     headers: Headers = ()
     body: bytes = b""
+    trickle: float = 0.0  # seconds between the body's bytes after the headers; 0: the body at once
 
 
 def json_reply(status: int, value: object, headers: Headers = ()) -> Reply:

@@ -37,6 +37,7 @@ MAX_COUNT = 1_000_000
 MAX_OVERSIZE_MIB = 64
 DEFAULT_OVERSIZE_MIB = 9
 LONG_POSITION_BYTES = 1 << 20
+TRICKLE_SECONDS = 2.0
 FOREIGN_ORIGIN = "http://evil.example"
 BASECAMP_REQUESTS = 50
 BASECAMP_WINDOW_SECONDS = 10.0
@@ -99,6 +100,7 @@ class FaultAction(StrEnum):
     loop_link = "loop_link"  # a ``Link`` (and JSON ``next``) naming the URL asked: a walk loops
     oversize = "oversize"  # ``status`` (200) and ``size_mib`` MiB (9) of padded body; no ``delay``
     long_position = "long_position"  # a JSON answer's ``position`` made 1 MiB long
+    trickle = "trickle"  # handles it; the headers at once, then a byte of body every ``delay`` (2) s
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +226,8 @@ def act(fault: Fault, request: Incoming, answer: Callable[[float], Reply],
             return Reply(reply.status, reply.headers, json.dumps(shown, ensure_ascii=False).encode())
         case FaultAction.loop_link:
             return _looping(request, answer(0.0))
+        case FaultAction.trickle:
+            return dataclasses.replace(answer(0.0), trickle=fault.delay or TRICKLE_SECONDS)
         case FaultAction.oversize:
             reply = answer(0.0)
             padding = b" " * int((fault.size_mib or DEFAULT_OVERSIZE_MIB) * 1024 * 1024)

@@ -9,7 +9,8 @@ Launchpad's client secret: on a shared machine only whoever read the first line 
 HTTP/1.1 with keep-alive, a thread a connection: every answer carries its ``Content-Length``, and
 a connection idle ``keepalive_timeout`` seconds is closed. A request is read whole and recorded,
 then may be answered 429 by the rate limit (taking no fault), else meets its fault, else is
-answered; a drop closes the connection without a byte of an answer. Each request is logged by
+answered; a drop closes the connection without a byte of an answer, and a trickle sends the headers at
+once and its body a byte at a time. Each request is logged by
 method, path and status, never a header, a body or the query string.
 """
 
@@ -319,7 +320,13 @@ class Handler(BaseHTTPRequestHandler):
             if self.close_connection:
                 self.send_header("Connection", "close")
             self.end_headers()
-            self.wfile.write(reply.body)
+            if not reply.trickle:
+                self.wfile.write(reply.body)
+            for at in range(len(reply.body) if reply.trickle else 0):  # each of the client's recvs is quick
+                self.wfile.flush()
+                if at and not self.server.wait(reply.trickle):
+                    raise OSError("the stand-in stopped mid-trickle")
+                self.wfile.write(reply.body[at:at + 1])
             self.wfile.flush()
         except OSError:
             self.close_connection = True
