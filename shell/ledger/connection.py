@@ -222,10 +222,19 @@ def ensure_private_directory(ledger: Path) -> None:
 
 
 def check_private_directory(ledger: Path) -> None:
-    """A missing ledger is said to be missing before its directory's mode is looked at."""
+    """A missing ledger is said to be missing before its directory's mode is looked at, but only
+    in a real directory that could be searched for it (not one that refused the look, nor a symlink)."""
     directory = ledger.parent
-    if os.path.isdir(directory) and not os.path.lexists(ledger):
-        raise LedgerMissing(f"{ledger}: {_NO_LEDGER}")
+    try:
+        os.lstat(ledger)
+    except FileNotFoundError:
+        if os.path.isdir(directory) and not os.path.islink(directory):
+            raise LedgerMissing(f"{ledger}: {_NO_LEDGER}") from None
+    except PermissionError as refused:
+        raise LedgerUnreadable(f"{directory}: the ledger's directory cannot be searched ({refused.strerror}); "
+                               "run as the user who owns it") from None
+    except OSError:
+        pass  # not a directory, a loop: the kind check below says which
     try:
         with _in_ledger_words():
             private_files.check_directory(directory, _DIRECTORY, _DIRECTORY_REASON, holds=(ledger,))

@@ -211,7 +211,8 @@ def locate_state(state_dir: str | None, account: str | int | None, agent: str | 
     if len(found) == 1:
         return StatePaths.at(found[0])
     if not found:
-        raise UserError(f"no configuration under {root}: give --account and --agent", EXIT_CONFIG)
+        raise UserError(f"no configuration under {root}: run bin/connect setup (an existing one is named by "
+                        "--state-dir, or by --account and --agent)", EXIT_CONFIG)
     raise UserError(f"{len(found)} configurations under {root}: say which with --account and --agent",
                     EXIT_CONFIG)
 

@@ -99,7 +99,8 @@ def test_no_configuration_is_one_line_and_exit_3(tmp_path: Path) -> None:
     ran = run(None, {"XDG_STATE_HOME": str(tmp_path / "xdg")})  # found from the ids: none to find
     assert ran.code == EXIT_CONFIG
     root = tmp_path / "xdg" / "basecamp-connector"
-    assert ran.line == f"error: no configuration under {root}: give --account and --agent"
+    assert ran.line == (f"error: no configuration under {root}: run bin/connect setup (an existing one is "
+                        "named by --state-dir, or by --account and --agent)")
 
 
 def test_a_configuration_that_cannot_be_read_is_one_line_and_exit_3(standin: StandIn, tmp_path: Path) -> None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import sqlite3
 import stat
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -283,6 +285,60 @@ def test_a_missing_directory_is_an_error_and_is_not_created(
     with pytest.raises(LedgerMissing):
         OPENERS[way_in](directory / "connector.db")
     assert not directory.exists()
+
+
+@pytest.mark.parametrize("way_in", ["existing", "read_only"])
+def test_a_symlinked_directory_is_refused_as_one_not_said_to_lack_a_ledger(
+    ledger_directory: Path, way_in: str
+) -> None:
+    real = ledger_directory / "elsewhere"
+    real.mkdir(mode=0o700)
+    (ledger_directory / "shadow").symlink_to(real)
+    with pytest.raises(LedgerPathRefused, match="is a symlink"):
+        OPENERS[way_in](ledger_directory / "shadow" / "connector.db")
+
+
+def _opened_as(uid: int, ledger: Path) -> str:
+    """What opening ``ledger`` read-only raises, in a child of user ``uid``: its error's class and text."""
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns to pytest
+        os.close(reader)
+        try:
+            if os.geteuid() != uid:
+                os.setgid(uid)
+                os.setuid(uid)
+            open_ledger_read_only(ledger).close()
+            said = "opened"
+        except BaseException as error:  # the parent judges whatever it was
+            said = f"{type(error).__name__}: {error}"
+        os.write(writer, said.encode())
+        os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as pipe:
+        said = pipe.read().decode()
+    os.waitpid(pid, 0)
+    return said
+
+
+def test_a_directory_that_refuses_its_owner_the_look_is_said_to_refuse_it(tmp_path: Path) -> None:
+    """Root reads any directory, so as root the look is made by a child of another user's id."""
+    uid = 65534 if os.geteuid() == 0 else os.geteuid()
+    base = Path(tempfile.mkdtemp(dir="/tmp"))  # /tmp: every user may pass through it
+    try:
+        state = base / "state"
+        state.mkdir(mode=0o700)
+        migrated(state / "connector.db")
+        for path in (base, state, *state.iterdir()):
+            os.chown(path, uid, uid)
+        state.chmod(0o600)  # listed, but not searchable: the ledger can be neither seen nor missed
+        said = _opened_as(uid, state / "connector.db")
+    finally:
+        state.chmod(0o700)
+        shutil.rmtree(base)
+    assert said.startswith("LedgerUnreadable: "), said
+    assert "cannot be searched" in said
+    assert "no ledger here" not in said
 
 
 def test_the_existing_way_in_writes(ledger_path: Path) -> None:

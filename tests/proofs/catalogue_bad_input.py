@@ -7,6 +7,25 @@ from tests.proofs.mutation import rule
 
 BAD_INPUT = [
     rule(
+        "advice: a ledger is said to be missing only from a real directory, a symlinked one said to be one",
+        "        if os.path.isdir(directory) and not os.path.islink(directory):\n",
+        "        if os.path.isdir(directory):\n",
+        "test_a_symlinked_directory_is_refused_as_one_not_said_to_lack_a_ledger",
+        "test_a_shadow_directory_that_is_a_symlink_is_said_to_be_one",
+    ),
+    rule(
+        "advice: a ledger's directory that refuses the look is said to refuse it, not to lack a ledger",
+        "    except PermissionError as refused:\n",
+        "    except ZeroDivisionError as refused:\n",
+        "test_a_directory_that_refuses_its_owner_the_look_is_said_to_refuse_it",
+    ),
+    rule(
+        "advice: with no configuration to find, the way on is setup",
+        'no configuration under {root}: run bin/connect setup (an existing one is named by "',
+        'no configuration under {root}: give --account and --agent ("',
+        "test_no_configuration_is_one_line_and_exit_3",
+    ),
+    rule(
         "bad input: an id on the command line is at most what the ledger can store",
         "    if value > MAX_ID:\n",
         "    if False:\n",

@@ -45,8 +45,8 @@ OPS: list[Mutation] = [
     # part 3: advice only for the path named
     rule(
         "a missing ledger is said to be missing before its directory's mode",
-        "    if os.path.isdir(directory) and not os.path.lexists(ledger):\n",
-        "    if False:\n",
+        '            raise LedgerMissing(f"{ledger}: {_NO_LEDGER}") from None\n',
+        "            pass\n",
         "test_a_mistyped_ledger_in_a_shared_directory_is_said_to_be_missing",
     ),
     rule(

@@ -328,6 +328,17 @@ def test_a_missing_state_directory_configuration_or_ledger_is_one_line_and_nothi
     assert not (state / "ledger.sqlite3").exists(), "status never creates a ledger"
 
 
+def test_a_shadow_directory_that_is_a_symlink_is_said_to_be_one(
+    state: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    (state / "shadow").symlink_to(elsewhere)
+    code, out, err = status(capsys, "--state-dir", str(state), "--shadow")
+    assert (code, out) == (EXIT_CONFIG, "")
+    assert err == f"error: the ledger's directory {state / 'shadow'} is a symlink; it must be a real directory\n"
+
+
 def test_a_ledger_from_a_newer_program_is_refused_in_one_line(
     ledger: Ledger, state: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
