@@ -115,15 +115,15 @@ WORDS: list[Mutation] = [
     ),
     rule(
         "words: a worker's note and reply share one urgency tier, oldest first",
-        "    IntentKind.worker_note: KindSpec(\"the worker's note\", 2, ClaimNeeds.nothing,",
-        "    IntentKind.worker_note: KindSpec(\"the worker's note\", 5, ClaimNeeds.nothing,",
+        "    IntentKind.worker_note: KindSpec(\"the worker's note\", 2, ClaimNeeds.words,",
+        "    IntentKind.worker_note: KindSpec(\"the worker's note\", 5, ClaimNeeds.words,",
         "test_the_outbox_posts_each_once_and_records_its_id_as_the_events_ack_and_reply",
         "test_a_workers_words_go_after_the_guard_and_before_the_connectors_notices",
     ),
     rule(
         "words: a worker's acknowledgement is as urgent as the guard",
-        "    IntentKind.worker_ack: KindSpec(\"the worker's acknowledgement\", 0, ClaimNeeds.nothing,",
-        "    IntentKind.worker_ack: KindSpec(\"the worker's acknowledgement\", 2, ClaimNeeds.nothing,",
+        "    IntentKind.worker_ack: KindSpec(\"the worker's acknowledgement\", 0, ClaimNeeds.words,",
+        "    IntentKind.worker_ack: KindSpec(\"the worker's acknowledgement\", 2, ClaimNeeds.words,",
         "test_a_workers_words_go_after_the_guard_and_before_the_connectors_notices",
     ),
     rule(
