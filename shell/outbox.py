@@ -247,7 +247,7 @@ class Outbox:
                         deliveries.guard_never_went_out(connection, row.event_id, GuardState.refused,
                                                         Actor.automatic)
                     if row.kind is IntentKind.worker_reply and row.task_id is not None:
-                        tasks.reply_not_posted(connection, row.task_id, now)
+                        tasks.read_completion_again(connection, row.task_id, now)
         if outcome.cause is RefusalCause.not_connected or after.note == notes.TOKEN_REFUSED:
             self._needs_a_read = True
         if isinstance(after, Retry):

@@ -308,9 +308,10 @@ def _settled_rows(connection: sqlite3.Connection, task_id: int) -> list[SettledR
     ]
 
 
-def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> Intent | None:
+def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime, *, written: bool = False) -> Intent | None:
     """The completion notice the ended attempt calls for (``core.message_kinds``), read back from the rows its
-    settlement wrote and whether a still-running notice of it is in flight; None when none is due."""
+    settlement wrote and whether a still-running notice of it is in flight; None when none is due.
+    One already ``written`` stays a notice: read again, it says at least how the task ended."""
     attempt = snapshots.attempt(connection, attempt_id)
     if attempt is None or attempt.live:
         raise TransitionRefused(f"attempt {attempt_id} has not ended")
@@ -320,20 +321,22 @@ def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime) -
     if origin is None:
         raise TransitionRefused(f"task {attempt.task_id} has no originating record")
     settled = [read_back(row) for row in _settled_rows(connection, attempt.task_id)]
-    in_flight = snapshots.still_running_in_flight(connection, attempt_id)
+    in_flight = written or snapshots.still_running_in_flight(connection, attempt_id)
     return completion_intent(attempt, settled, origin, now, notice_in_flight=in_flight)
 
 
-def reply_not_posted(connection: sqlite3.Connection, task_id: int, now: datetime) -> None:
-    """A worker's reply on task ``task_id`` was refused or given up: once the task's attempt has
-    ended, its completion notice, read back again, is written, or rewritten while still pending, so
-    it names the event the reply was for. A live attempt's end reads the same rows itself."""
-    sql = ("SELECT a.id FROM attempts a JOIN tasks t ON t.id = a.task_id WHERE a.task_id = ?"
+def read_completion_again(connection: sqlite3.Connection, task_id: int, now: datetime) -> None:
+    """A worker's reply on task ``task_id`` was refused or given up, or a person resent it: once the
+    task's attempt has ended, its completion notice, read back again, is written, or rewritten
+    while still pending, so it says what became of the reply. A live attempt's end reads the same
+    rows itself."""
+    sql = ("SELECT a.id, EXISTS (SELECT 1 FROM outbox WHERE kind = 'completion' AND attempt_id = a.id)"
+           " FROM attempts a JOIN tasks t ON t.id = a.task_id WHERE a.task_id = ?"
            " AND a.state = 'ended' AND t.ended_at IS NOT NULL ORDER BY a.seq DESC LIMIT 1")
     found = connection.execute(sql, (task_id,)).fetchone()
     if found is None:
         return
-    notice = completion(connection, str(found[0]), now)
+    notice = completion(connection, str(found[0]), now, written=bool(found[1]))
     if notice is not None:
         outbox.write_or_rewrite_pending(connection, notice, now)
 

@@ -286,3 +286,27 @@ def test_a_completion_notice_already_sent_is_never_rewritten(
         (body,) = connection.execute("SELECT body FROM outbox WHERE kind = 'completion'").fetchone()
     assert message_text(str(body)) == notice == comments(standin, card)[0]
     assert "could not be posted" not in notice
+
+
+def test_a_refused_reply_a_person_resends_is_taken_out_of_the_completion_notice_still_waiting(
+    world: DispatchWorld, standin: StandIn, outbox: Outbox, clock: FakeClock
+) -> None:
+    """The notice that named the refused reply waits its own retry; a person resends the reply: the
+    notice, read again, no longer says it could not be posted, and goes after the reply."""
+    task, card = on_the_card(world, standin, EVENT)
+    tools = world.tools(task)
+    tools.get_dispatch(GetRequest(EVENT)).unwrap()
+    tools.complete_dispatch(CompleteRequest(EVENT, Completion("succeeded", reply="Done: the login page works."))).unwrap()
+    end(world, task, clock)
+    standin.add_fault(Fault(FaultAction.refuse, method="POST", status=422))
+    standin.add_fault(Fault(FaultAction.refuse, method="POST", status=408))
+    outbox.flush()
+    assert intent_states(world)["completion"] == ("pending", notes.REQUEST_TIMEOUT)
+    resolve_intent(world.ledger, intent_ids(world)[(task.id, "worker_reply")], Resend("local:test"))
+    clock.advance(31)
+    for _ in range(2):
+        outbox.flush()
+    reply, notice = comments(standin, card)
+    assert reply == "Done: the login page works."
+    assert notice.startswith(f"Task {task.id} ended: the worker finished.")
+    assert "could not be posted" not in notice

@@ -185,7 +185,7 @@ WORDS: list[Mutation] = [
     ),
     rule(
         "a reply that could not be posted: its refusal or give-up writes the ended attempt's completion notice",
-        "                        tasks.reply_not_posted(connection, row.task_id, now)\n",
+        "                        tasks.read_completion_again(connection, row.task_id, now)\n",
         "                        pass\n",
         "test_a_reply_basecamp_refuses_after_the_attempt_ended_is_named_by_a_completion_notice",
         "test_a_reply_given_up_after_the_attempt_ended_is_named_by_a_completion_notice",
@@ -218,5 +218,17 @@ WORDS: list[Mutation] = [
         "test_a_reply_basecamp_refuses_after_the_attempt_ended_is_named_by_a_completion_notice",
         also=(("                        row.reply_on_its_way, row.reply_not_posted)",
                "                        row.reply_on_its_way)"),),
+    ),
+    rule(
+        "a reply that could not be posted: a person's resend of it reads the waiting completion notice again",
+        "row.task_id is not None:\n        tasks.read_completion_again(connection, row.task_id, now)",
+        "row.task_id is not None:\n        pass",
+        "test_a_refused_reply_a_person_resends_is_taken_out_of_the_completion_notice_still_waiting",
+    ),
+    rule(
+        "a reply that could not be posted: a completion notice already written stays a notice, read again",
+        "    in_flight = written or snapshots.still_running_in_flight(connection, attempt_id)",
+        "    in_flight = snapshots.still_running_in_flight(connection, attempt_id)",
+        "test_a_refused_reply_a_person_resends_is_taken_out_of_the_completion_notice_still_waiting",
     ),
 ]

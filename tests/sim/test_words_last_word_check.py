@@ -39,7 +39,7 @@ def test_the_check_finds_a_completion_notice_that_went_before_a_workers_word(
     assert found.value.check == LAST_WORD
 
 
-def test_the_same_seed_reaches_the_race_and_runs_clean() -> None:
+def test_the_same_seed_reaches_the_words_race_and_runs_clean() -> None:
     coverage: Counter[str] = Counter()
     Run(SEED_THAT_REACHES_IT, 200, coverage).play()
     assert coverage["a worker's word fails to connect as its worker finishes"] >= 1
