@@ -2,11 +2,13 @@
 
 The only path to a request is a claim: ``pending -> sending``, committed by compare-and-set before
 the request is made, after the kind's claim rule (``core.message_kinds``) has decided from a
-snapshot read in the claim's transaction that the message is still called for. A claimed intent
-gets exactly one request; what comes of it, and of doubt, is ``core.posting``'s to say, and what a
-listing may adopt ``core.adoption``'s. Nothing sending is ever posted again. A worker's words go
-the same way; when one lands, its id is recorded on its task row, in the same transaction, as the
-event's ``ack_id`` or ``reply_id``.
+snapshot read in the claim's transaction that the message is still called for (or must wait: it
+stays pending, untouched, and counts toward no flush's limit). A claimed intent gets exactly one
+request; what comes of it, and of doubt, is ``core.posting``'s to say, and what a listing may
+adopt ``core.adoption``'s. Nothing sending is ever posted again. A worker's words go the same way;
+when one lands, its id is recorded on its task row, in the same transaction, as the event's
+``ack_id`` or ``reply_id``; a reply refused or given up has its ended attempt's completion notice
+read again there too (``shell.ledger.tasks``).
 
 Sending and reconciling hold one lock, so an intent this process is sending is never reconciled
 under it, and one flush never claims the same intent twice. The hold pauses sending, never
