@@ -12,8 +12,10 @@ snapshot read in the claim's transaction, whether the message is still called fo
 not is canceled and never sent. A claimed guard marks its event's armed task rows fired in the
 same transaction, so no worker acknowledges a second time: an acknowledgement goes missing
 rather than doubled. A row told so is held true: its guard is retried until it lands, is refused
-or is decided by a person, and one that never went out marks its rows so. A completion notice,
-and a worker's words, are always claimed: what was written stays true.
+or is decided by a person, and one that never went out marks its rows so. A completion notice
+and a worker's words are never canceled at claim (what was written stays true), but each waits
+while an earlier word of its task has not landed: the destination reads them in the order they
+were written, and the completion notice, written at the attempt's end, is the last word.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ class ClaimNeeds(StrEnum):
 
     event = "event"  # the event's record and every task row of the event, live or retired
     attempt = "attempt"  # the attempt and the live task rows of its task
-    nothing = "nothing"  # always claimed
+    words = "words"  # whether an earlier word of the intent's task is still pending or sending
 
 
 class Where(StrEnum):
@@ -59,6 +61,7 @@ class ClaimFacts:
     record: RecordSnapshot | None = None
     task_events: Sequence[TaskEventSnapshot] = ()
     attempt: AttemptSnapshot | None = None
+    earlier_words_waiting: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +79,12 @@ class Cancel:
     note: str
 
 
-ClaimDecision = Claim | Cancel
+@dataclass(frozen=True, slots=True)
+class HoldBack:
+    """Leave the intent pending, untouched, and ask again at a later claim."""
+
+
+ClaimDecision = Claim | Cancel | HoldBack
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,23 +156,26 @@ def still_running_claim(facts: ClaimFacts) -> ClaimDecision:
     return Claim()
 
 
-def always_claimed(facts: ClaimFacts) -> ClaimDecision:
-    return Claim()
+def after_earlier_words(facts: ClaimFacts) -> ClaimDecision:
+    """Held back while an earlier word of its task has not landed (still pending or sending): an
+    "on it" never follows the reply, nor a note the completion notice. A word settled otherwise
+    (refused, given up, indeterminate) holds nothing back."""
+    return HoldBack() if facts.earlier_words_waiting else Claim()
 
 
 KINDS: dict[IntentKind, KindSpec] = {
     IntentKind.guard_ack: KindSpec("guard boost", 0, ClaimNeeds.event,
         guard_key, Where.asking_recording, guard_claim, templates.guard_acknowledgement),
-    IntentKind.worker_ack: KindSpec("the worker's acknowledgement", 0, ClaimNeeds.nothing,
-        worker_words.ack_key, Where.boost_or_reply, always_claimed, worker_words.acknowledgement),
+    IntentKind.worker_ack: KindSpec("the worker's acknowledgement", 0, ClaimNeeds.words,
+        worker_words.ack_key, Where.boost_or_reply, after_earlier_words, worker_words.acknowledgement),
     IntentKind.holding_reply: KindSpec("holding reply", 1, ClaimNeeds.event,
         holding_reply_key, Where.reply, holding_reply_claim, templates.holding_reply),
-    IntentKind.worker_reply: KindSpec("the worker's reply", 2, ClaimNeeds.nothing,
-        worker_words.reply_key, Where.reply, always_claimed, worker_words.reply),
-    IntentKind.worker_note: KindSpec("the worker's note", 2, ClaimNeeds.nothing,
-        worker_words.note_key, Where.reply, always_claimed, worker_words.note),
-    IntentKind.completion: KindSpec("completion notice", 3, ClaimNeeds.nothing,
-        completion_key, Where.reply, always_claimed, templates.completion),
+    IntentKind.worker_reply: KindSpec("the worker's reply", 2, ClaimNeeds.words,
+        worker_words.reply_key, Where.reply, after_earlier_words, worker_words.reply),
+    IntentKind.worker_note: KindSpec("the worker's note", 2, ClaimNeeds.words,
+        worker_words.note_key, Where.reply, after_earlier_words, worker_words.note),
+    IntentKind.completion: KindSpec("completion notice", 3, ClaimNeeds.words,
+        completion_key, Where.reply, after_earlier_words, templates.completion),
     IntentKind.still_running: KindSpec("still-running notice", 4, ClaimNeeds.attempt,
         still_running_key, Where.reply, still_running_claim, templates.still_running),
 }  # fmt: skip

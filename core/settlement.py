@@ -39,6 +39,7 @@ class SettledRow:
     record_reason: str
     adopted_reply_id: int | None = None
     reply_on_its_way: bool = False  # a worker's reply the outbox posts for it (not canceled)
+    reply_not_posted: bool = False  # a worker's reply canceled with no message: refused, or given up
 
 
 def read_back(row: SettledRow) -> SettledEvent:
@@ -56,7 +57,7 @@ def read_back(row: SettledRow) -> SettledEvent:
         settlement = Settlement.unknown
     outcome = row.outcome if settlement is Settlement.reported else EventOutcome.unknown
     return SettledEvent(row.event_id, outcome, row.reply_id, settlement, row.adopted_reply_id,
-                        row.reply_on_its_way)
+                        row.reply_on_its_way, row.reply_not_posted)
 
 
 @dataclass(frozen=True, slots=True)

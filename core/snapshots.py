@@ -96,6 +96,7 @@ class SettledEvent:
     settlement: Settlement
     adopted_reply_id: int | None = None  # the adopted-reply rule's link next to ``unknown``
     reply_on_its_way: bool = False  # the worker's reply, written for the outbox, not yet landed
+    reply_not_posted: bool = False  # the worker's reply, refused by Basecamp or given up: no message
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,10 +10,10 @@ notice asking a person for something names ``bin/connect redispatch <event id>``
 ends naming what it answers for and ``automatic notice from the Basecamp connector``. A
 still-running notice records its moment, so it stays true if it is the last word about a task.
 A completion notice names, in event-id order, the events that need a person (failed, unknown,
-could not be started) and, asking nothing, an event that succeeded with no reply or an unknown
-one whose reply was adopted; with no such line there is no notice, unless a still-running notice
-was in flight as the attempt ended: then it says only how the task ended, so the last word about
-ended work is never "still working".
+could not be started) and, asking nothing, an event that succeeded with no reply, or with one
+that could not be posted, or an unknown one whose reply was adopted; with no such line there is
+no notice, unless a still-running notice was in flight as the attempt ended: then it says only
+how the task ended, so the last word about ended work is never "still working".
 """
 
 from __future__ import annotations
@@ -101,6 +101,8 @@ def completion_line(event: SettledEvent) -> str | None:
             return None
         case EventOutcome.succeeded if event.reply_on_its_way:
             return None
+        case EventOutcome.succeeded if event.reply_not_posted:
+            return f"Event {identifier}: succeeded, but its reply could not be posted."
         case EventOutcome.succeeded:
             return f"Event {identifier}: succeeded, with no reply reported."
         case EventOutcome.failed:

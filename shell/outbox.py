@@ -2,11 +2,13 @@
 
 The only path to a request is a claim: ``pending -> sending``, committed by compare-and-set before
 the request is made, after the kind's claim rule (``core.message_kinds``) has decided from a
-snapshot read in the claim's transaction that the message is still called for. A claimed intent
-gets exactly one request; what comes of it, and of doubt, is ``core.posting``'s to say, and what a
-listing may adopt ``core.adoption``'s. Nothing sending is ever posted again. A worker's words go
-the same way; when one lands, its id is recorded on its task row, in the same transaction, as the
-event's ``ack_id`` or ``reply_id``.
+snapshot read in the claim's transaction that the message is still called for (or must wait: it
+stays pending, untouched, and counts toward no flush's limit). A claimed intent gets exactly one
+request; what comes of it, and of doubt, is ``core.posting``'s to say, and what a listing may
+adopt ``core.adoption``'s. Nothing sending is ever posted again. A worker's words go the same way;
+when one lands, its id is recorded on its task row, in the same transaction, as the event's
+``ack_id`` or ``reply_id``; a reply refused or given up has its ended attempt's completion notice
+read again there too (``shell.ledger.tasks``).
 
 Sending and reconciling hold one lock, so an intent this process is sending is never reconciled
 under it, and one flush never claims the same intent twice. The hold pauses sending, never
@@ -38,7 +40,7 @@ from core.adoption import Adopt, Indeterminate, decide_adoption, rivals, worker_
 from core.destinations import Destination, ListedMessage
 from core.edges import Actor, GuardState, IntentState
 from core.intent_kinds import IntentKind
-from core.message_kinds import Cancel, Claim, decide_claim
+from core.message_kinds import Cancel, Claim, HoldBack, decide_claim
 from core.posting import (
     LISTING_TIMEOUT,
     OUTBOX_TICK,
@@ -66,7 +68,7 @@ from core.posting import (
 from core.text import message_text
 from shell.basecamp.errors import ListingFailed, Unlistable
 from shell.crashpoints import pause_at
-from shell.ledger import deliveries, snapshots
+from shell.ledger import deliveries, snapshots, tasks
 from shell.ledger import outbox as rows
 from shell.ledger.connection import Ledger, LedgerError
 from shell.stoppable import unless_stopped
@@ -112,6 +114,7 @@ class SendResult(StrEnum):
     retry = "retry"  # provably never reached Basecamp: pending again, due after a backoff
     uncertain = "uncertain"
     canceled = "canceled"
+    held_back = "held_back"  # an earlier word of its task has not landed: pending still, untouched
     nothing_due = "nothing_due"
     held = "held"
     waiting = "waiting"  # an outage or a rate limit: claim nothing for now
@@ -161,17 +164,19 @@ class Outbox:
               stop_when_uncertain: bool = False, leaving: frozenset[IntentKind] = frozenset(),
               stop: threading.Event | None = None) -> FlushSummary:
         """Send what is due, at most ``limit`` claims; intents of a kind in ``leaving`` stay
-        pending, untouched."""
+        pending, untouched. One held back is passed over and counts toward no limit."""
         summary = FlushSummary()
-        claimed: set[int] = set()
-        while (limit is None or len(claimed) < limit) and not (stop is not None and stop.is_set()):
-            result = self.send_next(claimed, deadline, leaving)
+        passed_over: set[int] = set()
+        taken = 0
+        while (limit is None or taken < limit) and not (stop is not None and stop.is_set()):
+            result = self.send_next(passed_over, deadline, leaving)
             summary.results.append(result)
             if result in ENDS_A_FLUSH or (stop_when_uncertain and result is SendResult.uncertain):
                 break
+            taken += result is not SendResult.held_back
         return summary
 
-    def send_next(self, claimed: set[int], deadline: float | None = None,
+    def send_next(self, passed_over: set[int], deadline: float | None = None,
                   leaving: frozenset[IntentKind] = frozenset()) -> SendResult:
         """Claim the next due intent and make its one request, holding the lock no longer than
         ``deadline`` allows: a shutdown's flush never outwaits its bound behind a request in
@@ -180,11 +185,11 @@ class Outbox:
         if not self._lock.acquire(timeout=wait):
             return SendResult.no_time
         try:
-            return self._claim_and_post(claimed, deadline, leaving)
+            return self._claim_and_post(passed_over, deadline, leaving)
         finally:
             self._lock.release()
 
-    def _claim_and_post(self, claimed: set[int], deadline: float | None,
+    def _claim_and_post(self, passed_over: set[int], deadline: float | None,
                         leaving: frozenset[IntentKind]) -> SendResult:
         now = self._clock.now()
         if not may_claim(now, self._wall(deadline), self._options.post_timeout):
@@ -192,10 +197,10 @@ class Outbox:
         if not self._may_send(deadline):
             return SendResult.waiting
         with _settling("claim"), self._ledger.write() as connection:
-            row = rows.next_due(connection, now, claimed, leaving)
+            row = rows.next_due(connection, now, passed_over, leaving)
             if row is None:
                 return SendResult.held if rows.held(connection) else SendResult.nothing_due
-            claimed.add(row.id)
+            passed_over.add(row.id)
             decision = decide_claim(row.kind, rows.claim_snapshot(connection, row))
             match decision:
                 case Cancel(note):
@@ -204,6 +209,10 @@ class Outbox:
                     rows.claim(connection, row.id, now)
                     if fires_guard and row.event_id is not None:
                         deliveries.fire_guard(connection, row.event_id)
+                case HoldBack():
+                    pass
+        if isinstance(decision, HoldBack):
+            return SendResult.held_back
         if isinstance(decision, Cancel):
             self._log(row, "canceled", note=decision.note)
             return SendResult.canceled
@@ -239,6 +248,8 @@ class Outbox:
                     if row.kind is IntentKind.guard_ack and row.event_id is not None:
                         deliveries.guard_never_went_out(connection, row.event_id, GuardState.refused,
                                                         Actor.automatic)
+                    if row.kind is IntentKind.worker_reply and row.task_id is not None:
+                        tasks.read_completion_again(connection, row.task_id, now)
         if outcome.cause is RefusalCause.not_connected or after.note == notes.TOKEN_REFUSED:
             self._needs_a_read = True
         if isinstance(after, Retry):

@@ -24,7 +24,7 @@ from datetime import datetime
 from core.adoption import Neighbour
 from core.destinations import Destination, MessageKind
 from core.edges import INTENT_EDGES, Actor, IntentState
-from core.intent_kinds import IntentKind
+from core.intent_kinds import WORKER_KINDS, IntentKind
 from core.message_kinds import KINDS, STARVING_AFTER, ClaimFacts, ClaimNeeds, Intent, guard_key
 from core.resolution import Move
 from core.timestamps import format_timestamp, parse_timestamp
@@ -97,6 +97,23 @@ def write_intents(connection: sqlite3.Connection, intents: Iterable[Intent], now
     return written
 
 
+def write_or_rewrite_pending(connection: sqlite3.Connection, written: Intent, now: datetime) -> None:
+    """``written``, or its words over those of the intent of its key while that is still pending
+    (no request was made for it, so no listing could have matched the old words)."""
+    connection.execute(
+        "INSERT INTO outbox (intent_key, kind, event_id, task_id, attempt_id, occurrence, bucket_id,"
+        " message_kind, recording_id, body, created_at, not_before)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (intent_key) DO UPDATE SET body = excluded.body WHERE outbox.state = 'pending'",
+        (
+            written.key, str(written.kind), written.event_id, written.task_id, written.attempt_id,
+            written.occurrence, written.destination.bucket_id, str(written.destination.kind),
+            written.destination.recording_id, written.body, format_timestamp(now),
+            format_timestamp(written.not_before),
+        ),
+    )  # fmt: skip
+
+
 def intent(connection: sqlite3.Connection, intent_id: int) -> IntentRow | None:
     found = _intents(connection, "WHERE id = ?", (intent_id,))
     return found[0] if found else None
@@ -159,8 +176,21 @@ def claim_snapshot(connection: sqlite3.Connection, row: IntentRow) -> ClaimFacts
             found = None if row.attempt_id is None else snapshots.attempt(connection, row.attempt_id)
             task_rows = [] if found is None else snapshots.task_events_of_task(connection, found.task_id)
             return ClaimFacts(attempt=found, task_events=task_rows)
-        case ClaimNeeds.nothing:
-            return ClaimFacts()
+        case ClaimNeeds.words:
+            return ClaimFacts(earlier_words_waiting=earlier_words_waiting(connection, row))
+
+
+def earlier_words_waiting(connection: sqlite3.Connection, row: IntentRow) -> bool:
+    """Whether a worker's word of ``row``'s task, written before it, is still pending or sending."""
+    if row.task_id is None:
+        return False
+    kinds = sorted(str(kind) for kind in WORKER_KINDS)
+    found = connection.execute(
+        "SELECT 1 FROM outbox WHERE state IN ('pending', 'sending') AND task_id = ? AND id < ?"
+        f" AND kind IN ({', '.join('?' for _ in kinds)}) LIMIT 1",
+        (row.task_id, row.id, *kinds),
+    ).fetchone()
+    return found is not None
 
 
 def due_for_reconciliation(connection: sqlite3.Connection, sent_before: datetime, now: datetime,

@@ -5,7 +5,8 @@ write that ``Move`` by compare-and-set on the state and note read, check the row
 connector waits milliseconds. A receipt belongs to one intent (a unique index per message kind), so
 the database judges a receipt another holds. Every refusal is one line naming the intent, its state
 and why, and writes nothing; the log line never names the body. A worker's words marked sent get the
-receipt on their task row too, as the outbox records one that lands."""
+receipt on their task row too, as the outbox records one that lands; a worker's reply resent has
+its ended attempt's completion notice read again (``shell.ledger.tasks``)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from core.edges import Actor, GuardState, IntentState
 from core.intent_kinds import IntentKind
 from core.resolution import Abandon, Move, RefusedDecision, Resend, Resolution, Sent, open_decisions, resolve
 from shell.errors import EXIT_NOT_FOUND, EXIT_REFUSED, UserError
-from shell.ledger import deliveries
+from shell.ledger import deliveries, tasks
 from shell.ledger import outbox as rows
 from shell.ledger.connection import Ledger
 
@@ -102,7 +103,7 @@ def resolve_intent(ledger: Ledger, intent_id: int, resolution: Resolution) -> Re
             case Failure(refused):
                 raise ResolutionRefused(refusal_line(row, resolution, refused, now))
             case Success(move):
-                apply_move(connection, row, move)
+                apply_move(connection, row, move, now)
         after = rows.intent(connection, intent_id)
     assert after is not None
     receipt = "" if after.receipt_id is None else f" receipt {after.receipt_id}"
@@ -110,7 +111,7 @@ def resolve_intent(ledger: Ledger, intent_id: int, resolution: Resolution) -> Re
     return Resolved(before=row.state, before_note=row.note, after=after)
 
 
-def apply_move(connection: sqlite3.Connection, row: rows.IntentRow, move: Move) -> None:
+def apply_move(connection: sqlite3.Connection, row: rows.IntentRow, move: Move, now: datetime) -> None:
     """Write ``move`` onto ``row`` by compare-and-set on the state and note it was decided from;
     raises (and the caller rolls back) when the row moved, a receipt is owned, or a trigger refuses."""
     try:
@@ -130,6 +131,8 @@ def apply_move(connection: sqlite3.Connection, row: rows.IntentRow, move: Move) 
         deliveries.record_worker_message(connection, row.kind, row.task_id, row.event_id, move.receipt_id)
     if move.state is IntentState.abandoned and row.kind is IntentKind.guard_ack and row.event_id is not None:
         deliveries.guard_never_went_out(connection, row.event_id, GuardState.abandoned, Actor.person)
+    if move.state is IntentState.pending and row.kind is IntentKind.worker_reply and row.task_id is not None:
+        tasks.read_completion_again(connection, row.task_id, now)
 
 
 def _owned_line(connection: sqlite3.Connection, row: rows.IntentRow, receipt_id: int) -> str:

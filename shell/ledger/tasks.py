@@ -21,6 +21,7 @@ from core.dispatch import LiveWork, joining, startable, task_free
 from core.edges import ATTEMPT_EDGES, DELIVERY_EDGES, RECORD_EDGES, TASK_EDGES, Actor
 from core.hold import may_launch
 from core.message_kinds import Intent, completion_intent, still_running_intent
+from core.notes import RESENDABLE_NOTES
 from core.settlement import LeftLaunch, LiveRow, SettledRow, read_back, settlement_plan
 from core.snapshots import StopReason, WorkerResult
 from core.states import AttemptState, DeliveryState, EventOutcome, RecordState, TaskState
@@ -286,27 +287,31 @@ def _live_rows(connection: sqlite3.Connection, task_id: int, attempt_id: str) ->
 
 def _settled_rows(connection: sqlite3.Connection, task_id: int) -> list[SettledRow]:
     """Every row of the task as its settlement and adoption left it, with whether a worker's reply
-    is on its way for it (an outbox intent not canceled)."""
+    is on its way for it (an outbox intent not canceled), or was canceled with no message made."""
+    not_posted = sorted(RESENDABLE_NOTES)
     rows = connection.execute(
         "SELECT te.event_id, te.delivery, te.outcome, te.reply_id, te.withdrawn_at, e.state, e.reason,"
         " te.adopted_reply_id, EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = te.event_id"
-        " AND o.task_id = te.task_id AND o.kind = 'worker_reply' AND o.state <> 'canceled')"
+        " AND o.task_id = te.task_id AND o.kind = 'worker_reply' AND o.state <> 'canceled'),"
+        " EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = te.event_id AND o.task_id = te.task_id"
+        f" AND o.kind = 'worker_reply' AND o.state = 'canceled' AND o.note IN ({', '.join('?' for _ in not_posted)}))"
         " FROM task_events te JOIN events e ON e.id = te.event_id WHERE te.task_id = ? ORDER BY te.event_id",
-        (task_id,),
+        (*not_posted, task_id),
     )
     return [
         SettledRow(
             event_id=event_id, delivery=DeliveryState(delivery), outcome=EventOutcome(outcome), reply_id=reply_id,
             withdrawn=withdrawn_at is not None, record_state=RecordState(state), record_reason=reason,
-            adopted_reply_id=adopted, reply_on_its_way=bool(on_its_way),
+            adopted_reply_id=adopted, reply_on_its_way=bool(on_its_way), reply_not_posted=bool(not_made),
         )
-        for event_id, delivery, outcome, reply_id, withdrawn_at, state, reason, adopted, on_its_way in rows
+        for event_id, delivery, outcome, reply_id, withdrawn_at, state, reason, adopted, on_its_way, not_made in rows
     ]
 
 
-def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> Intent | None:
+def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime, *, written: bool = False) -> Intent | None:
     """The completion notice the ended attempt calls for (``core.message_kinds``), read back from the rows its
-    settlement wrote and whether a still-running notice of it is in flight; None when none is due."""
+    settlement wrote and whether a still-running notice of it is in flight; None when none is due.
+    One already ``written`` stays a notice: read again, it says at least how the task ended."""
     attempt = snapshots.attempt(connection, attempt_id)
     if attempt is None or attempt.live:
         raise TransitionRefused(f"attempt {attempt_id} has not ended")
@@ -316,8 +321,24 @@ def completion(connection: sqlite3.Connection, attempt_id: str, now: datetime) -
     if origin is None:
         raise TransitionRefused(f"task {attempt.task_id} has no originating record")
     settled = [read_back(row) for row in _settled_rows(connection, attempt.task_id)]
-    in_flight = snapshots.still_running_in_flight(connection, attempt_id)
+    in_flight = written or snapshots.still_running_in_flight(connection, attempt_id)
     return completion_intent(attempt, settled, origin, now, notice_in_flight=in_flight)
+
+
+def read_completion_again(connection: sqlite3.Connection, task_id: int, now: datetime) -> None:
+    """A worker's reply on task ``task_id`` was refused or given up, or a person resent it: once the
+    task's attempt has ended, its completion notice, read back again, is written, or rewritten
+    while still pending, so it says what became of the reply. A live attempt's end reads the same
+    rows itself."""
+    sql = ("SELECT a.id, EXISTS (SELECT 1 FROM outbox WHERE kind = 'completion' AND attempt_id = a.id)"
+           " FROM attempts a JOIN tasks t ON t.id = a.task_id WHERE a.task_id = ?"
+           " AND a.state = 'ended' AND t.ended_at IS NOT NULL ORDER BY a.seq DESC LIMIT 1")
+    found = connection.execute(sql, (task_id,)).fetchone()
+    if found is None:
+        return
+    notice = completion(connection, str(found[0]), now, written=bool(found[1]))
+    if notice is not None:
+        outbox.write_or_rewrite_pending(connection, notice, now)
 
 
 def still_running(connection: sqlite3.Connection, attempt_id: str, now: datetime) -> Intent | None:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from core.destinations import MessageKind
 from core.edges import AttemptState, DeliveryState, GuardState, RecordState
 from core.intent_kinds import IntentKind
-from core.message_kinds import Cancel, Claim, ClaimDecision, ClaimFacts, decide_claim
+from core.message_kinds import Cancel, Claim, ClaimDecision, ClaimFacts, HoldBack, decide_claim
 from core.snapshots import AttemptSnapshot, RecordSnapshot, TaskEventSnapshot
 
 NO_LONGER = Cancel("no longer called for")
@@ -252,3 +252,21 @@ def test_a_guard_is_claimed_exactly_when_the_rule_says(
 def test_a_resent_guard_whose_rows_were_refused_is_canceled_the_worker_answering() -> None:
     rows = (row(DeliveryState.exposed, GuardState.refused),)
     assert decided(IntentKind.guard_ack, record=record(state=RecordState.dispatched), task_events=rows) == NO_LONGER
+
+
+# -- a worker's words and the completion notice, in the order written -----------------------
+
+IN_ORDER = (IntentKind.worker_ack, IntentKind.worker_note, IntentKind.worker_reply, IntentKind.completion)
+
+
+@given(kind=st.sampled_from(IN_ORDER), waiting=st.booleans())
+def test_a_word_or_completion_waits_while_an_earlier_word_of_its_task_has_not_landed(
+    kind: IntentKind, waiting: bool
+) -> None:
+    decision = decide_claim(kind, ClaimFacts(earlier_words_waiting=waiting))
+    assert decision == (HoldBack() if waiting else Claim(fires_guard=False))
+
+
+@given(kind=st.sampled_from(sorted(set(IntentKind) - set(IN_ORDER))))
+def test_the_connectors_other_notices_never_wait_for_a_workers_words(kind: IntentKind) -> None:
+    assert not isinstance(decide_claim(kind, ClaimFacts(earlier_words_waiting=True)), HoldBack)

@@ -76,8 +76,8 @@ def test_a_kind_without_a_row_fails_at_import() -> None:
     module = importlib.util.module_from_spec(source)
     code = source.loader.get_source("core.message_kinds")  # type: ignore[attr-defined]
     row = (
-        '    IntentKind.completion: KindSpec("completion notice", 3, ClaimNeeds.nothing,\n'
-        "        completion_key, Where.reply, always_claimed, templates.completion),\n"
+        '    IntentKind.completion: KindSpec("completion notice", 3, ClaimNeeds.words,\n'
+        "        completion_key, Where.reply, after_earlier_words, templates.completion),\n"
     )
     assert row in code
     with pytest.raises(ImportError, match="completion"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -235,6 +236,15 @@ def test_a_success_without_a_reply_is_named_and_asks_nothing() -> None:
     line = templates.completion_line(settled(5, EventOutcome.succeeded, reply_id=None))
     assert line == "Event 5: succeeded, with no reply reported."
     assert "redispatch" not in (line or "")
+
+
+def test_a_success_whose_reply_could_not_be_posted_is_named_so_and_asks_nothing() -> None:
+    refused = replace(settled(5, EventOutcome.succeeded, reply_id=None), reply_not_posted=True)
+    line = templates.completion_line(refused)
+    assert line == "Event 5: succeeded, but its reply could not be posted."
+    assert templates.completion_line(replace(refused, outcome=EventOutcome.failed)) == (
+        "Event 5: failed. Needs a person: bin/connect redispatch 5"
+    ), "a failure asks for a person whatever became of its reply"
 
 
 @pytest.mark.parametrize(

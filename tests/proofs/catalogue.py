@@ -188,7 +188,7 @@ OUTBOX = [
     ),
     rule(
         'one flush never claims an intent twice',
-        'row = rows.next_due(connection, now, claimed, leaving)',
+        'row = rows.next_due(connection, now, passed_over, leaving)',
         'row = rows.next_due(connection, now, (), leaving)',
         'test_one_flush_never_claims_an_intent_twice_even_after_a_resend_mid_flush',
     ),

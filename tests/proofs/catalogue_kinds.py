@@ -8,8 +8,8 @@ from tests.proofs.mutation import Mutation, rule
 KIND_TABLE: list[Mutation] = [
     rule(
         "kinds: the completeness walk fails on a kind lacking a part (a row without its template)",
-        "        completion_key, Where.reply, always_claimed, templates.completion),\n",
-        "        completion_key, Where.reply, always_claimed, None),\n",
+        "        completion_key, Where.reply, after_earlier_words, templates.completion),\n",
+        "        completion_key, Where.reply, after_earlier_words, None),\n",
         "test_every_kind_has_a_row_with_every_part",
     ),
     rule(
@@ -28,7 +28,7 @@ KIND_TABLE: list[Mutation] = [
     rule(
         "kinds: the shell's claim reads the snapshot its kind's row names (routing is a lookup)",
         'match KINDS[row.kind].needs:',
-        'match ClaimNeeds.nothing:',
+        'match ClaimNeeds.words:',
         'test_a_due_guard_is_claimed_posted_once_and_receipted',
         'test_a_still_running_notice_is_posted_while_its_attempt_runs_with_work_outstanding',
     ),

@@ -215,8 +215,8 @@ SHUTDOWN: list[Mutation] = [
     ),
     rule(
         "stop during start: the send step claims nothing after the stop",
-        "        while (limit is None or len(claimed) < limit) and not (stop is not None and stop.is_set()):\n",
-        "        while limit is None or len(claimed) < limit:\n",
+        "        while (limit is None or taken < limit) and not (stop is not None and stop.is_set()):\n",
+        "        while limit is None or taken < limit:\n",
         "test_a_stop_during_the_starts_send_claims_nothing_more",
     ),
     rule(

@@ -243,6 +243,7 @@ def after_step(run: Run, final: bool) -> list[tuple[str, str]]:
     if final:
         _judge_end(run, rows, events, live or [])
         truth.violations += last_word.judge(run)
+        truth.violations += words.judge_last_word(run)
         _judge_feed(run, events, gaps)
         inbox.judge(run, events, lanes, gaps)
     return truth.violations

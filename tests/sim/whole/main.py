@@ -73,6 +73,7 @@ REQUIRED = (
     "stop: the flush met a slow Basecamp",
     "429: Retry-After above the first backoff",
     "429: Retry-After below the first backoff",
+    "a worker's word fails to connect as its worker finishes",  # tests.sim.whole.words
 )
 
 

@@ -44,6 +44,7 @@ CATALOGUED = (
     "inbox lane: the connector reads it",
     "a request is capped at the flush's deadline",
     "adopted reply: an indeterminate intent's words hide its message, which may exist with no receipt",
+    "the last word: a worker's word or the completion notice waits while an earlier word of its task has not landed",
 )
 
 OWN = (
@@ -110,6 +111,11 @@ OWN = (
         "a 429's Retry-After replaces the backoff",
         "        wait = max(wait, timedelta(seconds=min(outcome.retry_after_seconds,",
         "        wait = (timedelta(seconds=min(outcome.retry_after_seconds,",
+    ),
+    rule(
+        "the completion notice goes before a worker's word still waiting its retry",
+        "        completion_key, Where.reply, after_earlier_words, templates.completion),",
+        "        completion_key, Where.reply, lambda facts: Claim(), templates.completion),",
     ),
     rule(
         "an unpulled prompt is withdrawn for a retry though its worker ran",

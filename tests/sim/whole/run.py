@@ -55,7 +55,7 @@ from core.posting import PostOutcome, Refused, not_created_cause
 from core.snapshots import StopReason
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger, open_ledger
-from tests.sim.whole import checks, inbox, last_word, person, rules
+from tests.sim.whole import checks, inbox, last_word, person, rules, words
 from tests.sim.whole.basecamp import LAGGING, ROUTED, UNROUTED, Crash, Kind, Listing, Post, SimBasecamp
 from tests.sim.whole.connector import STILL_RUNNING_EVERY, Failures, SimConnector
 from tests.sim.whole.workers import Worker, Workers
@@ -487,6 +487,7 @@ class Run:
     def request_starts(self, destination: Destination, body: str) -> int:
         intent_id = checks.request_starts(self, destination, body)
         last_word.meanwhile(self, intent_id)
+        words.meanwhile(self, intent_id)
         return intent_id
 
     def alone(self, intent_id: int, destination: Destination, body: str) -> bool:

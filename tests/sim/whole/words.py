@@ -13,6 +13,14 @@ Rules:
    note per text, however often the worker called.
 4. ``worker-words-recorded``: a worker's acknowledgement or reply that landed is its task row's
    ``ack_id`` or ``reply_id``, so the event never reads "no reply reported" for want of an id.
+5. ``completion-notice-is-the-last-word``: the world makes the race (``meanwhile``): when the
+   outbox's request for a worker's acknowledgement or note starts, with ``IN_FLIGHT_CHANCE`` it
+   never connects (back to pending for its 30 s retry), half the time the request after it is
+   refused, and its worker, alive and supervised, finishes meanwhile (at most ``MOST_ACTIONS``
+   actions) and its attempt is settled -- never while a crash is armed. At the end of a run, no
+   message of a worker's words Basecamp holds was made after the first message of its task's
+   completion notice (ground truth: the order ``SimBasecamp`` stored them in), unless a person
+   resent those words.
 """
 
 from __future__ import annotations
@@ -22,19 +30,25 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from core.dispatch_tools.decisions import AckRequest, CompleteRequest, Completion, ReplyRequest
+from core.edges import Actor
 from core.intent_kinds import REPORTED_AS, WORKER_KINDS, IntentKind
 from shell.ledger.worker_calls import DispatchLedger
+from tests.sim.whole.basecamp import Post
 
 if TYPE_CHECKING:
     from tests.sim.whole.run import Run
 
 SPEAKING = "speaking"
 
+LAST_WORD = "completion-notice-is-the-last-word"
 CHECKS = (
     "worker-words-once-or-indeterminate",
     "worker-words-one-per-call",
     "worker-words-recorded",
+    LAST_WORD,
 )
+IN_FLIGHT_CHANCE = 0.5
+MOST_ACTIONS = 12
 
 _WORDS = (
     "SELECT o.id, o.kind, o.state, o.receipt_id, o.task_id, o.event_id, te.ack_id, te.reply_id"
@@ -104,3 +118,51 @@ def _recorded(run: Run, sent: tuple[int, str, int], ack_id: Any, reply_id: Any) 
         run.truth.violations.append(
             ("worker-words-recorded", f"{kind} intent {identifier} sent as {receipt}; the row's {column} is {recorded}")
         )
+
+
+def meanwhile(run: Run, intent_id: int) -> None:
+    """Rule 5: a worker's acknowledgement or note fails to connect while its worker finishes."""
+    if run.basecamp.crash_at is not None:
+        return
+    with run.connector.ledger.read() as connection:
+        found = connection.execute(
+            "SELECT task_id FROM outbox WHERE id = ? AND kind IN ('worker_ack', 'worker_note')", (intent_id,)
+        ).fetchone()
+    worker = None if found is None else next(
+        (w for w in run.workers.alive.values() if w.launch.task_id == found[0] and w.supervised), None)
+    if worker is None or run.rng.random() >= IN_FLIGHT_CHANCE:
+        return
+    run.cover("a worker's word fails to connect as its worker finishes")
+    run.basecamp.next_posts[:0] = [Post.not_connected, *([Post.refuse] if run.rng.random() < 0.5 else [])]
+    run.actors = run.actors | {Actor.worker, Actor.dispatcher}  # this step acts as them too
+    for _ in range(MOST_ACTIONS):
+        reason = run.workers.act(worker, run.connector.ledger)
+        if reason is not None:
+            run._ended(worker, reason)  # the run's own settling of an ended worker
+            return
+
+
+def judge_last_word(run: Run) -> list[tuple[str, str]]:
+    """Rule 5, at the end of a run: what it found, as (check, detail)."""
+    with run.connector.ledger.read() as connection:
+        rows = connection.execute(
+            "SELECT o.id, o.task_id, o.kind, o.resolved_by FROM outbox o WHERE o.task_id IN"
+            " (SELECT task_id FROM outbox WHERE kind = 'completion' AND state = 'sent') ORDER BY o.id"
+        ).fetchall()
+    first_notice: dict[int, tuple[int, int]] = {}
+    for identifier, task_id, kind, _ in rows:
+        made = run.basecamp.by_maker.get(f"intent:{identifier}", [])
+        if kind == IntentKind.completion and made:
+            first_notice[task_id] = (identifier, min(made))
+    found: list[tuple[str, str]] = []
+    for identifier, task_id, kind, resolved_by in rows:
+        if kind not in WORKER_KINDS or task_id not in first_notice or resolved_by:
+            continue
+        notice, first = first_notice[task_id]
+        later = [made for made in run.basecamp.by_maker.get(f"intent:{identifier}", []) if made > first]
+        if later:
+            found.append((LAST_WORD, f"task {task_id}: {kind} intent {identifier} landed as {later} after its"
+                                     f" completion notice (intent {notice}, message {first})"))
+        elif run.basecamp.by_maker.get(f"intent:{identifier}"):
+            run.cover("a worker's word, then its task's completion notice")
+    return found
