@@ -40,7 +40,15 @@ def wait_before_next(
     recent = [moment for moment in sent_at if moment > now - window]
     if len(recent) >= limit:
         oldest_that_counts = recent[len(recent) - limit]
-        wait = max(wait, min(window, oldest_that_counts + window - now))  # never past a window, rounding too
+        wait = max(wait, min(window, _reaching(now, oldest_that_counts + window)))  # never past a window
+    return wait
+
+
+def _reaching(now: float, moment: float) -> float:
+    """The least wait from ``now`` that, added to it, is not short of ``moment`` once rounded."""
+    wait = moment - now
+    while now + wait < moment:
+        wait = math.nextafter(wait, math.inf)
     return wait
 
 

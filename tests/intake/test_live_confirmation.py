@@ -48,6 +48,9 @@ class Minter:
     def stream_ticket(self, deadline: float) -> StreamTicket:
         return StreamTicket("t", 60, self.url)
 
+    def ticket_wait(self) -> float:
+        return 0.0  # one connect: the tickets' share never binds here
+
     def deadline_in(self, seconds: float) -> float:
         return SystemClock().monotonic() + seconds
 

@@ -90,6 +90,12 @@ CLIENT = [
         "test_the_client_paces_itself_under_the_rate_limit",
     ),
     rule(
+        "pacing: a wait reaches the window's edge once rounded",
+        "    while now + wait < moment:\n        wait = math.nextafter(wait, math.inf)\n",
+        "",
+        "test_tickets_minted_whenever_allowed_never_pass_their_share_in_any_window",
+    ),
+    rule(
         "a next page is followed only to the same origin",
         "if not same_origin(following, url):",
         "if False:",
