@@ -62,3 +62,16 @@ def test_the_inbox_is_read_every_sixth_turn(standin: StandIn, tmp_path: Path) ->
         for _ in range(2 * DEFAULT_EVERY_POLLS):
             running.intake_turn()
         assert sum(1 for request in standin.requests() if "inbox.json" in request.path) == 3
+
+
+def test_a_mention_made_once_the_start_is_over_is_seen_by_the_first_turn(tmp_path: Path) -> None:
+    """The start's own feed read fixes the position: a first read after it would take what was
+    already there as history."""
+    with StandIn(world="demo") as standin:
+        configure_connector(standin, tmp_path)
+        with open_ledger(tmp_path / "state" / "ledger.sqlite3") as ledger:
+            running = connector(standin, tmp_path, ledger)
+            running.start(timedelta(seconds=30))
+            asked = standin.mention(standin.world.people[0], standin.world.projects[0].recording_ids[0], "hi")
+            running.intake_turn()
+            assert asked in [event_id for event_id, _ in lanes(ledger)]

@@ -185,6 +185,7 @@ DISPATCH: list[Mutation] = [
         "run reads the feed once during start, so nothing after the start is missed",
         "            self._poll()  # the first read fixes the feed position: nothing after the start is missed\n",
         "",
+        "test_a_mention_made_once_the_start_is_over_is_seen_by_the_first_turn",
         "test_connect_run.py",
     ),
 ]
