@@ -23,7 +23,8 @@ gate drops no rule for a missing route.
 A chat line's conversation and reply are its Campfire, a comment's its parent, anything else's
 the recording itself. A reason in ``RETRIED_WITHIN_WINDOW`` is offered back every
 ``BLOCKED_RETRY_INTERVAL`` within ``BLOCKED_RETRY_WINDOW`` (a throttled read not before its
-``retry_at``; ``config_unreadable`` without end); past it the record stays blocked.
+``retry_at``; ``config_unreadable`` and ``read_unauthorized`` without end: a 401 is the token's, not
+the record's, and it works again); past it the record stays blocked.
 """
 
 from __future__ import annotations
@@ -107,6 +108,7 @@ class BlockedReason(StrEnum):
     no_route = "no_route"
     spawn_failed = "spawn_failed"
     config_unreadable = "config_unreadable"
+    read_unauthorized = "read_unauthorized"
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +204,7 @@ RETRIED_WITHIN_WINDOW = frozenset({
     BlockedReason.read_failed, BlockedReason.read_unresolved, BlockedReason.delta_unverified,
     BlockedReason.trust_unverified, BlockedReason.throttled,
 })  # fmt: skip
-RETRIED_WITHOUT_END = frozenset({BlockedReason.config_unreadable})
+RETRIED_WITHOUT_END = frozenset({BlockedReason.config_unreadable, BlockedReason.read_unauthorized})
 
 AGENT_PERSONABLE = "Agent"
 REQUESTS = frozenset({Trigger.mentioned, Trigger.assigned})
@@ -249,7 +251,8 @@ class ReadFailureKind(StrEnum):
     failed = "failed"  # transport, 5xx, a body that could not be read
     throttled = "throttled"  # 429 beyond what admission waits in place; ``retry_at`` set
     not_found = "not_found"  # 404
-    forbidden = "forbidden"  # 401, 403
+    forbidden = "forbidden"  # 403
+    unauthorized = "unauthorized"  # 401, after the token's refresh
     unresolved = "unresolved"  # a chat line in no visible Campfire
     bucket_mismatch = "bucket_mismatch"  # the recording is in another bucket than the event said
     unroutable = "unroutable"  # no typed read for the recording's type
@@ -267,6 +270,7 @@ _FAILURE_REASONS: Mapping[ReadFailureKind, BlockedReason] = MappingProxyType({
     ReadFailureKind.throttled: BlockedReason.throttled,
     ReadFailureKind.not_found: BlockedReason.read_failed,
     ReadFailureKind.forbidden: BlockedReason.read_failed,
+    ReadFailureKind.unauthorized: BlockedReason.read_unauthorized,
     ReadFailureKind.unresolved: BlockedReason.read_unresolved,
     ReadFailureKind.bucket_mismatch: BlockedReason.bucket_mismatch,
     ReadFailureKind.unroutable: BlockedReason.unroutable,

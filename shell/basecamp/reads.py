@@ -3,9 +3,9 @@ for a person's check of a receipt (``core.adoption.check_receipt``). What is rea
 the recording, the agent's subscription where it matters, and for an assignment the people this
 event added (None without its details). Every read is the client's (paced, retried, within the
 deadline), and what Basecamp answers never raises here: it is a ``ReadFailure`` whose kind says
-whether waiting helps (``not_found`` and ``forbidden`` end at once; a 429 or 503 the retries could
-not outlast is ``throttled``, with when to try again). Content is carried in the summary, never
-logged."""
+whether waiting helps (``not_found``, ``forbidden`` and ``unauthorized`` end at once; a 429 or 503
+the retries could not outlast is ``throttled``, with when to try again). Content is carried in the
+summary, never logged."""
 
 from __future__ import annotations
 
@@ -150,7 +150,9 @@ class SummaryReads:
             if str(error).startswith(("HTTP 429", "HTTP 503")):
                 raise _Failed(self._throttled()) from None
             raise _Failed(ReadFailure(ReadFailureKind.failed)) from None
-        if answer.status in (401, 403):
+        if answer.status == 401:
+            raise _Failed(ReadFailure(ReadFailureKind.unauthorized))
+        if answer.status == 403:
             raise _Failed(ReadFailure(ReadFailureKind.forbidden))
         if answer.status == 404:
             raise _Failed(ReadFailure(ReadFailureKind.not_found))

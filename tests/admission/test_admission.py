@@ -190,7 +190,7 @@ def test_a_read_failure_blocks_and_never_discards_then_the_sweep_admits_it(scene
     assert [intent["kind"] for intent in scene.intents(event_id)] == ["guard_ack"]
 
 
-@pytest.mark.parametrize(("status", "kind"), [(404, "not_found"), (403, "forbidden"), (401, "forbidden")])
+@pytest.mark.parametrize(("status", "kind"), [(404, "not_found"), (403, "forbidden"), (401, "unauthorized")])
 def test_a_refused_read_ends_at_once_as_its_failure_kind(scene: Scene, status: int, kind: str) -> None:
     event_id = scene.mention(scene.operator_id, scene.routed.recording_ids[0])
     comment = int(str(scene.record(event_id)["recording_id"]))

@@ -282,6 +282,7 @@ FAILURES = [
     (ReadFailureKind.failed, BlockedReason.read_failed),
     (ReadFailureKind.not_found, BlockedReason.read_failed),
     (ReadFailureKind.forbidden, BlockedReason.read_failed),
+    (ReadFailureKind.unauthorized, BlockedReason.read_unauthorized),
     (ReadFailureKind.unresolved, BlockedReason.read_unresolved),
     (ReadFailureKind.bucket_mismatch, BlockedReason.bucket_mismatch),
     (ReadFailureKind.unroutable, BlockedReason.unroutable),
@@ -353,6 +354,12 @@ def test_throttled_waits_for_its_retry_at_never_before() -> None:
 def test_config_unreadable_is_timed_without_end() -> None:
     since = NOW - timedelta(days=30)
     assert next_retry("config_unreadable", since, NOW, None) == NOW + BLOCKED_RETRY_INTERVAL
+
+
+def test_a_record_blocked_by_a_refused_token_is_timed_without_end() -> None:
+    """A token outage of over a day leaves no mention blocked for good: the 401 was the token's."""
+    since = NOW - timedelta(days=3)
+    assert next_retry("read_unauthorized", since, NOW, None) == NOW + BLOCKED_RETRY_INTERVAL
 
 
 @pytest.mark.parametrize("reason", ["no_route", "bucket_mismatch", "unroutable", "spawn_failed", "stale", ""])
@@ -471,5 +478,5 @@ def test_a_retry_is_never_in_the_past_nor_before_retry_at(reason: str, minutes: 
     assert due >= NOW
     if reason == "throttled" and retry_at is not None:
         assert due >= retry_at
-    if reason != "config_unreadable":
+    if reason not in ("config_unreadable", "read_unauthorized"):  # retried without end
         assert due <= since + BLOCKED_RETRY_WINDOW

@@ -95,4 +95,16 @@ TOKENS: list[Mutation] = [
         '    if error == "authorization_pending":\n        return None\n',
         "test_the_device_flow_where_the_server_offers_it",
     ),
+    rule(
+        "admission: a record blocked by a 401 is retried without end, not for a day",
+        "RETRIED_WITHOUT_END = frozenset({BlockedReason.config_unreadable, BlockedReason.read_unauthorized})",
+        "RETRIED_WITHOUT_END = frozenset({BlockedReason.config_unreadable})",
+        "test_a_record_blocked_by_a_refused_token_is_timed_without_end",
+    ),
+    rule(
+        "admission: a read answered 401 is the token's refusal, not the record's",
+        "        if answer.status == 401:\n            raise _Failed(ReadFailure(ReadFailureKind.unauthorized))\n",
+        "",
+        "test_a_refused_read_ends_at_once_as_its_failure_kind",
+    ),
 ]
