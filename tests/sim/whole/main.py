@@ -73,6 +73,9 @@ REQUIRED = (
     "stop: the flush met a slow Basecamp",
     "429: Retry-After above the first backoff",
     "429: Retry-After below the first backoff",
+    "token outage: over a day",  # tests.sim.whole.token_outage
+    "token outage: a create answered 401",
+    "token outage: the first create after it met a blip",
 )
 
 
