@@ -46,6 +46,7 @@ CATALOGUED = (
     "adopted reply: an indeterminate intent's words hide its message, which may exist with no receipt",
     "not created: the time an intent sat due and unclaimed (an outage waited out) never counts toward the day",
     "a 401 is due again at once and never given up for a person",
+    "not created: the outbox gives the bound the time each try sat due and unclaimed (a token outage waited out)",
 )
 
 OWN = (
@@ -112,11 +113,6 @@ OWN = (
         "a 429's Retry-After replaces the backoff",
         "        wait = max(wait, timedelta(seconds=min(outcome.retry_after_seconds,",
         "        wait = (timedelta(seconds=min(outcome.retry_after_seconds,",
-    ),
-    rule(
-        "a token outage counts against the message: the outbox passes no time waited out",
-        "            return self._settle_refusal(row, outcome, waited_due=now - row.not_before)\n",
-        "            return self._settle_refusal(row, outcome, waited_due=now - now)\n",
     ),
     rule(
         "an unpulled prompt is withdrawn for a retry though its worker ran",
