@@ -111,6 +111,14 @@ NOT_CREATED: list[Mutation] = [
         "test_the_time_an_intent_sat_due_and_unclaimed_never_counts_toward_the_bound",
         "test_a_day_of_token_outage_then_a_429_is_retried_not_given_up",
         "test_an_outage_over_a_day_then_a_blip_as_sending_resumes_is_retried_never_given_up",
+        "test_the_same_seed_waits_out_a_day_of_401s_and_a_blip_and_runs_clean",
+    ),
+    rule(
+        "not created: the outbox gives the bound the time each try sat due and unclaimed (a token outage waited out)",
+        "            return self._settle_refusal(row, outcome, waited_due=now - row.not_before)\n",
+        "            return self._settle_refusal(row, outcome, waited_due=now - now)\n",
+        "test_an_outage_over_a_day_then_a_blip_as_sending_resumes_is_retried_never_given_up",
+        "test_the_same_seed_waits_out_a_day_of_401s_and_a_blip_and_runs_clean",
     ),
     rule(
         "a guard whose claim fired a row is called for while its record stands, whatever the rows did since",

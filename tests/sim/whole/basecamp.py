@@ -42,6 +42,12 @@ Rules:
    listing until it ends, long enough to make reconciliation give up at ten, and every create
    meanwhile times out, landed or not.
 9. Every listing answered is kept for the step's checks (``listed``: destination, when, what).
+10. A token outage (``token_refused_until``) answers every request 401 until the token works
+    again, as the real client shows it after its one refresh: a create is ``Refused(answered,
+    401)``, the feed, the inbox and the probe raise ``AuthenticationFailed``, a listing or the
+    projects fail (``ListingFailed``), a summary read is ``forbidden``. Each stretch is kept
+    (``token_outages``, wall times) for the checks; ``after_token_outage`` is the first create's
+    answer once it ends (a day's backlog flushed at once: a 429, or a connection refused).
 """
 
 from __future__ import annotations
@@ -76,7 +82,13 @@ from core.feed import (
 from core.posting import Created, PostOutcome, RefusalCause, Refused, Uncertain, UncertainCause
 from core.text import message_text
 from core.timestamps import format_timestamp
-from shell.basecamp.errors import BasecampError, FeedRefused, InboxRefused, ListingFailed
+from shell.basecamp.errors import (
+    AuthenticationFailed,
+    BasecampError,
+    FeedRefused,
+    InboxRefused,
+    ListingFailed,
+)
 from shell.clock import FakeClock
 
 if TYPE_CHECKING:
@@ -232,6 +244,9 @@ class SimBasecamp:
     inbox: SimInbox | None = None  # the agent's inbox (tests.sim.whole.inbox); None: a 403
     listings_down_until: float = 0.0  # rule 8: every listing fails until then (monotonic)
     listed: list[Listed] = field(default_factory=list)  # rule 9: the listings since the last check
+    token_refused_until: float = 0.0  # rule 10: every request answered 401 until then (monotonic)
+    token_outages: list[tuple[datetime, datetime]] = field(default_factory=list)  # rule 10: (from, to)
+    after_token_outage: Post | None = None  # rule 10: the first create's answer once the token works
     _next_id: int = 1_069_479_000
 
     # -- ground truth -------------------------------------------------------------------------
@@ -248,6 +263,27 @@ class SimBasecamp:
         )
         return self._next_id
 
+    def token_refused(self) -> bool:
+        """Rule 10: whether Basecamp refuses the token now."""
+        return self.clock.monotonic() < self.token_refused_until
+
+    def refuse_token(self, seconds: float, after: Post | None) -> None:
+        """Rule 10: a token outage from now for ``seconds`` (one already running is extended)."""
+        now = self.clock.now()
+        if self.token_refused():
+            start, _ = self.token_outages.pop()
+            seconds = max(seconds, self.token_refused_until - self.clock.monotonic())
+        else:
+            start = now
+        self.token_refused_until = self.clock.monotonic() + seconds
+        self.token_outages.append((start, now + timedelta(seconds=seconds)))
+        self.after_token_outage = after
+
+    def _refused_401(self, what: str) -> None:
+        if self.token_refused():
+            self.on_fault(f"token outage: {what} answered 401")
+            raise AuthenticationFailed("Basecamp refused the token (401)")
+
     # -- the feed -------------------------------------------------------------------------------
 
     def poll_events(
@@ -259,6 +295,7 @@ class SimBasecamp:
         *,
         next_url: str | None = None,
     ) -> FeedPage:
+        self._refused_401("the feed")
         if self.feed_down or self.feed_blips:
             self.feed_blips = max(0, self.feed_blips - 1)
             self.on_fault("feed failed")
@@ -277,6 +314,7 @@ class SimBasecamp:
     def poll_inbox(self, since: int | None, position: str | None, deadline: float, *,
                    next_url: str | None = None) -> InboxPage:
         """No inbox here (a principal that is not an agent), unless ``inbox`` is set."""
+        self._refused_401("the inbox")
         if self.inbox is None:
             raise InboxRefused(NotForPrincipal())
         return self.inbox.poll_inbox(since, position, deadline, next_url=next_url)
@@ -297,6 +335,8 @@ class SimBasecamp:
         return Delivered(tuple(_event(mention) for mention in fresh))
 
     def projects(self, deadline: float) -> frozenset[int]:
+        if self.token_refused():
+            raise ListingFailed("projects.json answered HTTP 401")
         return frozenset({ROUTED, UNROUTED})
 
     def mention(self, event_id: int, bucket_id: int, recording_id: int, chat: bool, kind: Kind = Kind.mention) -> None:
@@ -317,6 +357,9 @@ class SimBasecamp:
         if self.crash_at == "during_read":
             self.crash_at = None
             raise Crash("during admission's read")
+        if self.token_refused():
+            self.on_fault("token outage: a summary read answered 401")
+            return ReadFailure(ReadFailureKind.forbidden)
         fault = self.reads.pop(0) if self.reads else ""
         if fault == "fail":
             self.on_fault("read failed")
@@ -351,6 +394,14 @@ class SimBasecamp:
         intent_id = self.attribution.request_starts(destination, body)
         outcome: PostOutcome | None = None
         try:
+            if self.token_refused():  # rule 10: refused before anything is done
+                self.on_fault("token outage: a create answered 401")
+                outcome = Refused(RefusalCause.answered, 401, "Basecamp refused the token (401)")
+                return outcome
+            if self.after_token_outage is not None:  # rule 10: the first create once it works again
+                self.next_posts.insert(0, self.after_token_outage)
+                self.after_token_outage = None
+                self.on_fault("token outage: the first create after it met a blip")
             slow, self.slow_post_seconds = self.slow_post_seconds, 0.0
             if deadline is not None and slow > deadline - self.clock.monotonic():  # rule 8: the client's bound
                 self.clock.advance(max(0.0, deadline - self.clock.monotonic()))
@@ -410,6 +461,9 @@ class SimBasecamp:
         if self.crash_at == "during_listing":
             self.crash_at = None
             raise Crash("during a listing")
+        if self.token_refused():  # rule 10: the real client's listing answered 401
+            self.on_fault("token outage: a listing answered 401")
+            raise ListingFailed(f"listing {destination.describe()} answered HTTP 401")
         behaviour = self.next_listings.pop(0) if self.next_listings else Listing.answer
         if self.clock.monotonic() < self.listings_down_until:
             behaviour = Listing.fail  # rule 8: the outage
@@ -436,5 +490,6 @@ class SimBasecamp:
         return max(0.0, self.held_until - self.clock.monotonic())
 
     def probe(self, deadline: float) -> None:
+        self._refused_401("the probe")
         if (self.next_listings and self.next_listings[0] is Listing.fail) or self.clock.monotonic() < self.listings_down_until:
             raise ListingFailed("unreachable")

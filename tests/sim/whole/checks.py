@@ -54,7 +54,7 @@ from core.edges import (
 )
 from core.posting import MAX_RECONCILE_FAILURES, Created, Refused, not_created_cause
 from core.text import message_text
-from tests.sim.whole import inbox, last_word, rules, words
+from tests.sim.whole import inbox, last_word, rules, token_outage, words
 
 if TYPE_CHECKING:
     from tests.sim.whole.run import Run
@@ -86,6 +86,7 @@ CHECKS = (
     "no-post-during-a-retry-after",
     *words.CHECKS,
     last_word.CHECK,
+    token_outage.CHECK,
     *rules.NAMES,
 )
 
@@ -230,6 +231,7 @@ def after_step(run: Run, final: bool) -> list[tuple[str, str]]:
             rules.retried(run, key, note, due)
         elif (old, new) == ("sending", "canceled") and (new_note or "") in notes.GIVEN_UP_NOTES:
             rules.retried(run, key, new_note or "", None)
+            token_outage.given_up(run, key, new_note or "")
         elif rules.decided_by_a_listing(old, new, new_note or "", not isinstance(
                 truth.era_outcome.get(int(key)), Created)):
             decided.append((int(key), new, new_receipt, seq))

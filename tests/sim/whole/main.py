@@ -74,6 +74,9 @@ REQUIRED = (
     "429: Retry-After above the first backoff",
     "429: Retry-After below the first backoff",
     "a worker's word fails to connect as its worker finishes",  # tests.sim.whole.words
+    "token outage: over a day",  # tests.sim.whole.token_outage
+    "token outage: a create answered 401",
+    "token outage: the first create after it met a blip",
 )
 
 

@@ -45,6 +45,9 @@ CATALOGUED = (
     "a request is capped at the flush's deadline",
     "adopted reply: an indeterminate intent's words hide its message, which may exist with no receipt",
     "the last word: a worker's word or the completion notice waits while an earlier word of its task has not landed",
+    "not created: the time an intent sat due and unclaimed (an outage waited out) never counts toward the day",
+    "a 401 is due again at once and never given up for a person",
+    "not created: the outbox gives the bound the time each try sat due and unclaimed (a token outage waited out)",
 )
 
 OWN = (

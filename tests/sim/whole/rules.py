@@ -19,7 +19,7 @@ Rules:
    guard is due exactly the configured delay after its verdict (``core.message_kinds.GUARD_DELAY``).
 4. A retry after a request that provably never reached Basecamp is due no sooner than the first
    backoff and the 429's ``Retry-After``, and no later than the longer of the longest backoff
-   and that ``Retry-After`` (``core.posting``'s not-created retry).
+   and that ``Retry-After`` (``core.posting``'s not-created retry); after a 401, at once.
 5. A stop's flush returns by its deadline, however slow Basecamp is (``shell.outbox``'s flush).
 """
 
@@ -84,6 +84,10 @@ def retried(run: Run, key: str, note: str, due: str | None) -> None:
         return
     told = timedelta(seconds=outcome.retry_after_seconds or 0.0)
     waited = parse_timestamp(due) - answered
+    if outcome.status == 401:  # the token's outage: due again at once, the outbox waiting for a read
+        if abs(waited) > _TOLERANCE:
+            _found(run, RETRY_WAIT, f"intent {key} ({note}) due {waited.total_seconds():g} s after its 401, not at once")
+        return
     soonest, latest = max(FIRST_RETRY_WAIT, told), max(LONGEST_RETRY_WAIT, told)
     if waited < soonest - _TOLERANCE or waited > latest + _TOLERANCE:
         _found(run, RETRY_WAIT, f"intent {key} ({note}) due {waited.total_seconds():g} s after its answer;"

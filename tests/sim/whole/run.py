@@ -8,7 +8,8 @@ Rules:
    feed event (a mention, a subscribed comment, an assignment, a completion), intake polls
    (and repairs) and admission decides, the live lane hears the cable's
    next frame, the dispatcher ticks, a worker acts, its supervision ticks or ends it, the
-   outbox runs, time passes, Basecamp's next answers are scripted, a crash is armed or happens
+   outbox runs, time passes, Basecamp's next answers are scripted or its token refused for a
+   while (``tests.sim.whole.token_outage``), a crash is armed or happens
    now, the connector is stopped (SIGTERM) and started, a careful person resolves,
    redispatches, discards, holds or releases, trashes or restores a card. A ``Crash`` anywhere restarts the
    connector through ``SimConnector.boot`` (``Connector.start``, the production start path).
@@ -55,7 +56,7 @@ from core.posting import PostOutcome, Refused, not_created_cause
 from core.snapshots import StopReason
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger, open_ledger
-from tests.sim.whole import checks, inbox, last_word, person, rules, words
+from tests.sim.whole import checks, inbox, last_word, person, rules, token_outage, words
 from tests.sim.whole.basecamp import LAGGING, ROUTED, UNROUTED, Crash, Kind, Listing, Post, SimBasecamp
 from tests.sim.whole.connector import STILL_RUNNING_EVERY, Failures, SimConnector
 from tests.sim.whole.workers import Worker, Workers
@@ -255,6 +256,7 @@ class Run:
             (2, "braked mention", lambda: inbox.brake(self), frozenset({auto})),
             (1, "long outage", lambda: inbox.outage(self), frozenset({auto})),
             (1, "inbox fault", lambda: inbox.fault(self), frozenset({auto})),
+            (1, "token outage", lambda: token_outage.outage(self), frozenset({auto})),
         ]
         return list(accumulate(weight for weight, *_ in menu)), [(name, action, actors) for _, name, action, actors in menu]
 
@@ -459,6 +461,7 @@ class Run:
         basecamp.feed_blips, basecamp.overflow = 0, False
         self.workers.crash_at_spawn, self.workers.unverifiable = None, False
         inbox.heal(self)
+        token_outage.heal(self)
         if checks.hold_stands(self):
             self.actors = frozenset({Actor.automatic, Actor.person})
             person.release_hold(self)
@@ -496,6 +499,7 @@ class Run:
     def request_ended(self, intent_id: int, outcome: PostOutcome | None) -> None:
         self.truth.era_outcome[intent_id] = outcome
         last_word.request_ended(self, intent_id, outcome)
+        token_outage.request_ended(self, intent_id, outcome)
         if isinstance(outcome, Refused) and not_created_cause(outcome) is not None:
             self.truth.not_created.setdefault(intent_id, []).append((self.clock.now(), outcome))
         if isinstance(outcome, Refused) and not_created_cause(outcome) is not None:
