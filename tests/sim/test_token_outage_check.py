@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from core.admission import BlockedReason
 from core.posting import AfterRefusal, Refused, after_refusal
 from tests.sim.whole.run import Run, Violation
 from tests.sim.whole.token_outage import CHECK
@@ -48,3 +49,20 @@ def test_the_same_seed_waits_out_a_day_of_401s_and_a_blip_and_runs_clean() -> No
     assert coverage["token outage: over a day"] >= 1
     assert coverage["token outage: a create answered 401"] >= 1
     assert coverage["token outage: the first create after it met a blip"] >= 1
+
+
+SEED_BLOCKED_FOR_GOOD = 2
+"""The first seed whose world blocks a mention during a day's token outage (``bin/simulate
+--mutants --only 'retried without end'``, the seeds it took, less one)."""
+
+
+def test_the_check_finds_a_mention_a_days_401s_left_blocked_for_good(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("core.admission.RETRIED_WITHOUT_END", frozenset({BlockedReason.config_unreadable}))
+    with pytest.raises(Violation) as found:
+        Run(SEED_BLOCKED_FOR_GOOD, 200).play()
+    assert found.value.check == CHECK
+    assert "blocked by a 401 and never tried again" in str(found.value)
+
+
+def test_the_same_seed_retries_that_mention_and_runs_clean() -> None:
+    Run(SEED_BLOCKED_FOR_GOOD, 200).play()

@@ -45,7 +45,7 @@ Rules:
 10. A token outage (``token_refused_until``) answers every request 401 until the token works
     again, as the real client shows it after its one refresh: a create is ``Refused(answered,
     401)``, the feed, the inbox and the probe raise ``AuthenticationFailed``, a listing or the
-    projects fail (``ListingFailed``), a summary read is ``forbidden``. Each stretch is kept
+    projects fail (``ListingFailed``), a summary read is ``unauthorized``. Each stretch is kept
     (``token_outages``, wall times) for the checks; ``after_token_outage`` is the first create's
     answer once it ends (a day's backlog flushed at once: a 429, or a connection refused).
 """
@@ -359,7 +359,7 @@ class SimBasecamp:
             raise Crash("during admission's read")
         if self.token_refused():
             self.on_fault("token outage: a summary read answered 401")
-            return ReadFailure(ReadFailureKind.forbidden)
+            return ReadFailure(ReadFailureKind.unauthorized)
         fault = self.reads.pop(0) if self.reads else ""
         if fault == "fail":
             self.on_fault("read failed")

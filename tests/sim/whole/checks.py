@@ -205,6 +205,9 @@ def after_step(run: Run, final: bool) -> list[tuple[str, str]]:
         events = dict(connection.execute("SELECT id, state FROM events").fetchall()) if final else {}
         gaps = connection.execute("SELECT after_id, resumed_after_id FROM gaps").fetchall() if final else []
         lanes = dict(connection.execute("SELECT id, lane FROM events").fetchall()) if final else {}
+        untried = ([event_id for (event_id,) in connection.execute(
+            "SELECT id FROM events WHERE state = 'blocked' AND reason = 'read_unauthorized'"
+            " AND next_retry_at IS NULL")] if final else [])
         live = ([a for (a,) in connection.execute("SELECT id FROM attempts WHERE state <> 'ended'")]
                 if final or "attempts" in tables else None)
     truth.last_seen = seen
@@ -248,6 +251,7 @@ def after_step(run: Run, final: bool) -> list[tuple[str, str]]:
         truth.violations += words.judge_last_word(run)
         _judge_feed(run, events, gaps)
         inbox.judge(run, events, lanes, gaps)
+        token_outage.blocked_for_good(run, untried)
     return truth.violations
 
 

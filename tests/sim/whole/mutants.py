@@ -48,6 +48,7 @@ CATALOGUED = (
     "not created: the time an intent sat due and unclaimed (an outage waited out) never counts toward the day",
     "a 401 is due again at once and never given up for a person",
     "not created: the outbox gives the bound the time each try sat due and unclaimed (a token outage waited out)",
+    "admission: a record blocked by a 401 is retried without end, not for a day",
 )
 
 OWN = (

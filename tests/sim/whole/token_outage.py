@@ -11,6 +11,8 @@ Rules:
 3. At a give-up (``given_up``: sending -> canceled after a day of tries): the answer given up is
    not a 401, and the run, less the time it spent in token outages, is the bound -- less one
    longest backoff for each outage it overlaps (a wait begun before an outage runs on in it).
+4. At the end (``blocked_for_good``): no record a 401 blocked is left with no next try, however
+   long the outage was (``core.admission``: ``read_unauthorized`` is retried without end).
 """
 
 from __future__ import annotations
@@ -87,6 +89,12 @@ def given_up(run: Run, key: str, note: str) -> None:
             f" {_hours(answered)} while Basecamp answered, under the {_hours(RETRY_BOUND)} bound")))
     if overlaps:
         run.cover("token outage: given up after a day of tries around an outage")
+
+
+def blocked_for_good(run: Run, untried: list[int]) -> None:
+    """Rule 4."""
+    for event_id in untried:
+        run.truth.violations.append((CHECK, f"event {event_id} blocked by a 401 and never tried again"))
 
 
 def _hours(span: timedelta) -> str:
