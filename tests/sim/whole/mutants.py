@@ -47,6 +47,10 @@ CATALOGUED = (
     "a guard whose claim fired a row is called for while its record stands, whatever the rows did since",
     "a fired guard canceled by Basecamp's refusal or a day's give-up marks its rows refused",
     "a fired guard a person abandons marks its rows abandoned",
+    "shutdown: the connector's stop stops and settles its workers before the flush",
+    "shutdown: the connector's stop sends what is due within its bound",
+    "a guard is claimed only once its delay has passed, as every intent once due",
+    "a task row joining after a person abandoned its event's guard says abandoned, never fired",
 )
 
 OWN = (
@@ -113,22 +117,6 @@ OWN = (
         "a 429's Retry-After replaces the backoff",
         "        wait = max(wait, timedelta(seconds=min(outcome.retry_after_seconds,",
         "        wait = (timedelta(seconds=min(outcome.retry_after_seconds,",
-    ),
-    # the connector's own stop, and the guard judged by when it was sent
-    rule(
-        "the stop leaves its workers running: the dispatcher is never stopped",
-        "        settled = self.dispatcher.stop(",
-        "        settled = True or self.dispatcher.stop(",
-    ),
-    rule(
-        "the stop's flush sends nothing",
-        "            self.outbox.flush(deadline=deadline)\n",
-        "            self.outbox.flush(deadline=deadline, limit=0)\n",
-    ),
-    rule(
-        "a guard is claimed before its delay passes",
-        "    condition = \"state = 'pending' AND not_before <= ?\"",
-        "    condition = \"state = 'pending' AND (not_before <= ? OR kind = 'guard_ack')\"",
     ),
     rule(
         "an unpulled prompt is withdrawn for a retry though its worker ran",
