@@ -233,7 +233,8 @@ GUARD_EDGES: LifecycleTable[GuardState] = LifecycleTable("a guard", edges=(
     Edge(GuardState.armed, GuardState.canceled, _WORKER, "get_dispatch"),
     Edge(GuardState.armed, GuardState.fired, _AUTOMATIC, "the guard acknowledgement's claim"),
     Edge(GuardState.fired, GuardState.refused, _AUTOMATIC, "the fired guard refused, or given up"),
-    Edge(GuardState.fired, GuardState.abandoned, _PERSON, "a person abandoning the fired guard"),
+    Edge(GuardState.fired, GuardState.abandoned, _AUTOMATIC | _PERSON,
+         "a person abandoning the fired guard, or a row joining after that"),
 ))
 
 _A = AttemptState

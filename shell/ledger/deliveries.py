@@ -13,8 +13,9 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from core.destinations import Destination, MessageKind
-from core.edges import GUARD_EDGES, Actor, DeliveryState, GuardState
+from core.edges import GUARD_EDGES, Actor, DeliveryState, GuardState, IntentState
 from core.intent_kinds import REPORTED_AS, IntentKind
+from core.message_kinds import guard_key
 from core.settlement import AdoptionRow, LifecycleMessages, choose_reply, is_candidate, next_acknowledgement
 from core.states import EventOutcome
 from core.text import message_text
@@ -30,7 +31,8 @@ log = logging.getLogger("connector.adoption")
 
 def join(connection: sqlite3.Connection, task_id: int, event_id: int) -> None:
     """Put record ``event_id`` on task ``task_id``, its guard armed when it asked for one -- fired
-    when an earlier row of the event was told its guard went out, and that guard waits for a retry."""
+    when an earlier row of the event was told its guard went out, and that guard waits for a retry;
+    abandoned, as the schema's fired would not say, when a person abandoned that guard."""
     connection.execute(
         "INSERT INTO task_events (task_id, event_id, conversation_key, guard)"
         " SELECT ?, id, conversation_key, CASE acknowledge WHEN 1 THEN 'armed' ELSE '' END FROM events WHERE id = ?",
@@ -39,6 +41,9 @@ def join(connection: sqlite3.Connection, task_id: int, event_id: int) -> None:
     sql = "SELECT 1 FROM task_events WHERE event_id = ? AND guard = ? LIMIT 1"
     if connection.execute(sql, (event_id, str(GuardState.fired))).fetchone() is not None:
         fire_guard(connection, event_id)
+    sql = "SELECT 1 FROM outbox WHERE intent_key = ? AND state = ?"
+    if connection.execute(sql, (guard_key(event_id), str(IntentState.abandoned))).fetchone() is not None:
+        guard_never_went_out(connection, event_id, GuardState.abandoned, Actor.automatic)
 
 
 def expose_on_launch(connection: sqlite3.Connection, task_id: int, event_id: int, attempt_id: str, stamp: str,

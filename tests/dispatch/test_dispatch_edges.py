@@ -87,8 +87,8 @@ DELIVERY: Contract = {
 GUARD: Contract = {
     (G.armed, G.canceled): by(WORKER),
     (G.armed, G.fired): by(AUTOMATIC),
-    (G.fired, G.refused): by(AUTOMATIC),  # Basecamp refused the fired guard, or it was given up
-    (G.fired, G.abandoned): by(OPERATOR),  # a person abandoned the fired guard
+    (G.fired, G.refused): by(AUTOMATIC),  # Basecamp refused the fired guard, or a day of never reaching it
+    (G.fired, G.abandoned): by(AUTOMATIC, OPERATOR),  # a person abandoned it; a row joining after that
 }
 ATTEMPT: Contract = {
     (A.launching, A.running): by(DISPATCHER),

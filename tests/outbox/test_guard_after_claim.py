@@ -10,6 +10,8 @@ refuses marks its rows refused, and a worker pulling then may acknowledge itself
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from core import notes
@@ -19,7 +21,7 @@ from core.resolution import Abandon, Resend
 from core.states import GuardState
 from core.worker_words import GUARD_FIRED
 from shell.clock import FakeClock
-from shell.ledger import deliveries
+from shell.ledger import deliveries, tasks
 from shell.ledger.connection import Ledger
 from shell.ledger.resolution import resolve_intent
 from shell.ledger.status import read_snapshot
@@ -155,3 +157,38 @@ def test_a_task_joining_an_event_whose_fired_guard_waits_for_its_retry_is_told_i
     basecamp.reachable = True
     outbox.flush()
     assert dispatch.guard_intent(EVENT)[0] == "sent"
+
+
+def test_a_task_made_after_a_person_abandoned_the_guard_leaves_the_acknowledgement_to_its_worker(
+    dispatch: DispatchWorld, outbox: Outbox, basecamp: FakeBasecamp, clock: FakeClock
+) -> None:
+    """The guard went out uncertain before any task carried the event, and a person abandoned it:
+    no guard is, or will be, in Basecamp. A task made then was told it fired (the schema's trigger
+    marks a new row fired beside a guard that went out); its row now says abandoned, and its
+    worker acknowledges."""
+    dispatch.request(EVENT)
+    clock.advance(31)
+    basecamp.posts = [Post.lost_before_landing]
+    basecamp.listings = [Listing.unlistable]
+    assert outbox.flush().results[0] is SendResult.uncertain
+    clock.advance(61)
+    outbox.reconcile()
+    resolve_intent(dispatch.ledger, guard_id(dispatch), Abandon("local:test"))
+    with dispatch.ledger.write() as connection:
+        launch = tasks.launch(connection, EVENT, work_dir="/tmp/w", driver="command",
+                              deadline_at=clock.now() + timedelta(hours=1), now=clock.now())
+        (guard,) = connection.execute(
+            "SELECT guard FROM task_events WHERE task_id = ? AND event_id = ?", (launch.task_id, EVENT)
+        ).fetchone()
+    assert guard == GuardState.abandoned, "the row says what became of the guard, never that it fired"
+    (shown,) = read_snapshot(dispatch.ledger).dispatches
+    assert [event.guard for event in shown.events] == ["abandoned"], "status reads it from the row"
+
+    tools = dispatch.tools(Task(launch.task_id, launch.token))
+    instruction = tools.get_dispatch(GetRequest(EVENT)).unwrap().instruction
+    assert instruction is not None
+    assert instruction.acknowledge
+    assert not instruction.guard_acknowledged
+    acknowledged = tools.ack_dispatch(AckRequest(EVENT, None, "👀 on it")).unwrap()
+    assert acknowledged.words is not None
+    assert acknowledged.words.state != "not_posted"

@@ -155,6 +155,26 @@ NOT_CREATED: list[Mutation] = [
         "test_a_task_joining_an_event_whose_fired_guard_waits_for_its_retry_is_told_it_fired",
     ),
     rule(
+        "a guard is claimed only once its delay has passed, as every intent once due",
+        "    condition = \"state = 'pending' AND not_before <= ?\"",
+        "    condition = \"state = 'pending' AND (not_before <= ? OR kind = 'guard_ack')\"",
+        "test_the_connectors_own_stop_settles_its_workers_and_sends_their_notices",
+    ),
+    rule(
+        "a task row joining after a person abandoned its event's guard says abandoned, never fired",
+        "        guard_never_went_out(connection, event_id, GuardState.abandoned, Actor.automatic)\n",
+        "        pass\n",
+        "test_a_task_made_after_a_person_abandoned_the_guard_leaves_the_acknowledgement_to_its_worker",
+        "test_a_task_made_after_its_guard_was_abandoned_is_never_told_the_guard_fired",
+    ),
+    rule(
+        "edges: a fired guard's row is abandoned by the connector too, for a row joining after a person abandoned it",
+        "    Edge(GuardState.fired, GuardState.abandoned, _AUTOMATIC | _PERSON,\n",
+        "    Edge(GuardState.fired, GuardState.abandoned, _PERSON,\n",
+        "test_every_pair_of_lifecycle_states_by_every_actor",
+        "test_a_task_made_after_a_person_abandoned_the_guard_leaves_the_acknowledgement_to_its_worker",
+    ),
+    rule(
         "status names an event whose worker was told of a guard that never went out",
         "    return _delivery_phrase(event) + UNSENT_GUARD.get(event.guard, \"\")\n",
         "    return _delivery_phrase(event)\n",

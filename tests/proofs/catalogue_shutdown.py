@@ -1,13 +1,25 @@
 """The proofs of the shutdown bound: a flush with a deadline never outwaits it behind a request in
 flight, the connector waits for its loops only until the bound, a reply listing before a
 settlement stops at the shutdown, and a stop during the start ends it there, leaving what it
-had not settled as it was. Same form as ``tests.proofs.catalogue``."""
+had not settled as it was; the simulation's pinned seed holds the connector's own stop. Same form as ``tests.proofs.catalogue``."""
 
 from __future__ import annotations
 
 from tests.proofs.mutation import Mutation, rule
 
 SHUTDOWN: list[Mutation] = [
+    rule(
+        "shutdown: the connector's stop stops and settles its workers before the flush",
+        "        settled = self.dispatcher.stop(",
+        "        settled = True or self.dispatcher.stop(",
+        "test_the_connectors_own_stop_settles_its_workers_and_sends_their_notices",
+    ),
+    rule(
+        "shutdown: the connector's stop sends what is due within its bound",
+        "            self.outbox.flush(deadline=deadline)\n",
+        "            self.outbox.flush(deadline=deadline, limit=0)\n",
+        "test_the_connectors_own_stop_settles_its_workers_and_sends_their_notices",
+    ),
     rule(
         "a flush with a deadline waits for the outbox's lock no longer than the deadline",
         "        wait = -1.0 if deadline is None else max(0.0, deadline - self._clock.monotonic())",

@@ -15,7 +15,7 @@ import os
 import shutil
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -66,8 +66,9 @@ def test_a_seed_replays_the_same_history() -> None:
     assert len(first.history) > 120
 
 
-def _without_recovery(parts: StartParts, deadline: float, stop: threading.Event | None = None) -> StartReport:
-    return settle_previous(StartParts(parts.outbox, parts.sessions, None), deadline, stop)
+def _without_recovery(parts: StartParts, deadline: float, stop: threading.Event | None = None,
+                      on_step: Callable[[str], None] = lambda step: None) -> StartReport:
+    return settle_previous(StartParts(parts.outbox, parts.sessions, None), deadline, stop, on_step)
 
 
 def test_a_bug_is_found_and_replays_at_the_same_step(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,7 +14,8 @@ Rules:
    the audit triggers this module adds to the run's ledger (``AUDIT_SQL``), with the actors the
    step's part may act as.
 3. A check found at a request (``request_starts``: a request that follows no fresh claim, is
-   made under the hold or during a 429's Retry-After, or fires a guard a worker holds) is
+   made under the hold or during a 429's Retry-After, fires a guard a worker holds, or sends a
+   guard before its delay: ``tests.sim.whole.guards``) is
    recorded and reported after the step:
    nothing is raised inside the connector's own code.
 4. A step that changed no row through the ledger's one connection (SQLite's ``total_changes``,
@@ -54,7 +55,7 @@ from core.edges import (
 )
 from core.posting import MAX_RECONCILE_FAILURES, Created, Refused, not_created_cause
 from core.text import message_text
-from tests.sim.whole import inbox, last_word, rules, token_outage, words
+from tests.sim.whole import guards, inbox, last_word, rules, token_outage, words
 
 if TYPE_CHECKING:
     from tests.sim.whole.run import Run
@@ -87,6 +88,7 @@ CHECKS = (
     *words.CHECKS,
     last_word.CHECK,
     token_outage.CHECK,
+    *guards.CHECKS,
     *rules.NAMES,
 )
 
@@ -163,12 +165,14 @@ def request_starts(run: Run, destination: Destination, body: str) -> int:
                    f"intent {mine[0][0]} requested a second time in one era")
             return mine[0][0]
         identifier, kind, event_id = fresh[0]
+        if kind == "guard_ack":
+            guards.requested(run, connection, identifier)
         if kind == "guard_ack" and event_id is not None:
-            guards = {guard for (guard,) in connection.execute(
+            marks = {guard for (guard,) in connection.execute(
                 "SELECT guard FROM task_events WHERE event_id = ?", (event_id,))}
-            if guards & {"armed", "canceled"}:
+            if marks & {"armed", "canceled"}:
                 _found(run, "outbox-9 a guard is fired from its claim",
-                       f"guard intent {identifier} requested while its task rows read {sorted(guards)}")
+                       f"guard intent {identifier} requested while its task rows read {sorted(marks)}")
     truth.requested_in_era.add(identifier)
     return identifier
 
@@ -245,6 +249,8 @@ def after_step(run: Run, final: bool) -> list[tuple[str, str]]:
     _judge_exposures(run)
     if outbox_moved:
         words.judge(run, final)
+    if outbox_moved or "guard" in tables:
+        guards.judge(run)
     if final:
         _judge_end(run, rows, events, live or [])
         truth.violations += last_word.judge(run)

@@ -5,16 +5,18 @@ Rules:
 1. The connector is the production class, built by its own ``__post_init__`` (intake, admission,
    outbox, dispatcher, the adopted-reply rule, backlog, repair); ``Seams`` (``shell.connector``)
    puts the simulated Basecamp's reads and workers where the client's reads and
-   ``CommandDriver`` go, and ``SimDispatcher`` where ``Dispatcher`` goes: its ``_start`` alone
-   is replaced, so a worker's life runs in the simulation's steps, not on a thread, through the
-   dispatcher's own ``spawned`` / ``still_running`` / ``supervised``. The live lane is the
+   ``CommandDriver`` go, and ``SimDispatcher`` where ``Dispatcher`` goes: its ``_start`` is
+   replaced, so a worker's life runs in the simulation's steps, not on a thread, through the
+   dispatcher's own ``spawned`` / ``still_running`` / ``supervised``; at its ``stop`` the run
+   plays those threads' part (each worker ends ``shutdown``) before the dispatcher's own wait. The live lane is the
    connector's own (``LiveLane``, wired to the repair), never run: it has no WebSocket, and the
    run hands it the cable's frames (``SimBasecamp.hear``) as its connection would.
 2. ``boot`` opens the ledger file (unsynced: a throwaway on a memory-backed directory) and calls
    ``Connector.start``: the production start path, settle_previous's steps and the re-admission
    and first read after them. A step of intake or dispatch is the connector's own turn of that
    loop (``intake_turn``, ``dispatch_turn``).
-3. A crash (``Crash``, at any point) or a stop abandons this object; the next one is built over
+3. A stop is the connector's own (``Connector.stop``: the dispatcher's stop, then the shutdown
+   flush within its bound). A crash (``Crash``, at any point) or a stop abandons this object; the next one is built over
    the file opened anew (``open_ledger``, as a restarted process opens it) or over the dead
    one's SQLite connection, rolled back (``survivor``: ``tests.sim.whole.run``'s ``_survivor`` says when).
 4. What the connector logs with a traceback (``log.exception``: a loop caught something it did
@@ -29,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from core.configuration import Configuration, Route, Timings, Trust
 from shell.basecamp.client import BasecampClient
@@ -59,6 +61,14 @@ class Pending:
 @dataclass
 class SimDispatcher(Dispatcher):
     pending: list[Pending] = field(default_factory=list)
+    on_stop: Callable[[], None] = field(default=lambda: None)  # the run ends each worker as its thread would
+
+    def stop(self, timeout: float, *options: Any, **named: Any) -> bool:
+        """The dispatcher's own stop, its worker threads' part played by the run (``on_stop``):
+        every worker it supervises sees the shutdown, ends ``shutdown`` and is settled."""
+        self._shutdown.set()
+        self.on_stop()
+        return super().stop(timeout, *options, **named)
 
     def _start(self, launch: Launch, work_dir: str, deadline_at: datetime) -> None:
         with self._lock:

@@ -71,6 +71,10 @@ REQUIRED = (
     "reconciliation gave up after ten failed listings",
     "adopted reply: a worker's",
     "stop: the flush met a slow Basecamp",
+    "stop: settled the workers it supervised",  # the connector's own stop (tests.sim.whole.rules)
+    "guard: sent once its delay passed",  # tests.sim.whole.guards
+    "guard: told rows say it never went out (abandoned)",
+    "guard: told rows say it never went out (canceled)",
     "429: Retry-After above the first backoff",
     "429: Retry-After below the first backoff",
     "a worker's word fails to connect as its worker finishes",  # tests.sim.whole.words

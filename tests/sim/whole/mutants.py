@@ -49,6 +49,13 @@ CATALOGUED = (
     "a 401 is due again at once and never given up for a person",
     "not created: the outbox gives the bound the time each try sat due and unclaimed (a token outage waited out)",
     "admission: a record blocked by a 401 is retried without end, not for a day",
+    "a guard whose claim fired a row is called for while its record stands, whatever the rows did since",
+    "a fired guard canceled by Basecamp's refusal or a day's give-up marks its rows refused",
+    "a fired guard a person abandons marks its rows abandoned",
+    "shutdown: the connector's stop stops and settles its workers before the flush",
+    "shutdown: the connector's stop sends what is due within its bound",
+    "a guard is claimed only once its delay has passed, as every intent once due",
+    "a task row joining after a person abandoned its event's guard says abandoned, never fired",
 )
 
 OWN = (

@@ -21,6 +21,11 @@ Rules:
    backoff and the 429's ``Retry-After``, and no later than the longer of the longest backoff
    and that ``Retry-After`` (``core.posting``'s not-created retry); after a 401, at once.
 5. A stop's flush returns by its deadline, however slow Basecamp is (``shell.outbox``'s flush).
+6. The connector's own stop (``Connector.stop``) says it settled; it leaves no attempt live of
+   those its dispatcher supervised; with time left in its bound (a claim's window) and nothing
+   holding the outbox back (the hold, a 429's Retry-After, a read awaited after a failed
+   connection), nothing due is left unclaimed; and nothing it requested that Basecamp created
+   is left ``sending``.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from core import notes
 from core.adoption import RIVAL_STATES
 from core.configuration import Timings
-from core.posting import FIRST_RETRY_WAIT, LONGEST_RETRY_WAIT, RECONCILE_SLACK
+from core.posting import FIRST_RETRY_WAIT, LONGEST_RETRY_WAIT, MIN_POST_WINDOW, RECONCILE_SLACK, Created
 from core.text import message_text
 from core.timestamps import parse_timestamp
 from tests.sim.whole.basecamp import REQUESTS
@@ -46,7 +51,8 @@ GUARD_DELAY = "a-guard-waits-its-delay"
 RETRY_WAIT = "a-retry-waits-its-backoff-and-retry-after"
 LISTING_WINDOW = "reconciliation-lists-back-to-the-sending-time"
 SHUTDOWN_BOUND = "a-stop-flushes-within-its-bound"
-NAMES = (NOTICE_ADOPTED, GUARD_FOR_A_REQUEST, GUARD_DELAY, RETRY_WAIT, LISTING_WINDOW, SHUTDOWN_BOUND)
+STOP_SETTLES = "a-stop-settles-its-workers-and-sends-what-is-due"
+NAMES = (NOTICE_ADOPTED, GUARD_FOR_A_REQUEST, GUARD_DELAY, RETRY_WAIT, LISTING_WINDOW, SHUTDOWN_BOUND, STOP_SETTLES)
 
 _TOLERANCE = timedelta(milliseconds=1)
 _DECIDED_BY_A_LISTING = (notes.matching_messages(0).removeprefix("0"), notes.rival_could_claim(0).removeprefix("intent 0"))
@@ -153,3 +159,30 @@ def flushed_within(run: Run, deadline: float) -> None:
     if late > 1e-6:
         _found(run, SHUTDOWN_BOUND, f"the stop's flush returned {late:g} s after its deadline")
 
+
+
+def stopped(run: Run, settled: bool, supervised: set[str], deadline: float, requested: list[int]) -> None:
+    """Rule 6, after ``Connector.stop`` returned: ``supervised``, the attempts its dispatcher ran when
+    the stop began; ``requested``, the intents whose requests it made."""
+    if not settled:
+        _found(run, STOP_SETTLES, "the stop said it did not settle (a worker unsettled, or the outbox could not flush)")
+    now = run.clock.now()
+    with run.connector.ledger.read() as connection:
+        live = sorted(supervised & {attempt for (attempt,) in connection.execute(
+            "SELECT id FROM attempts WHERE state <> 'ended'")})
+        due = [(identifier, kind) for identifier, kind, not_before in connection.execute(
+            "SELECT id, kind, not_before FROM outbox WHERE state = 'pending'")
+            if parse_timestamp(not_before) <= now and identifier not in requested]
+        held = connection.execute("SELECT 1 FROM hold_marker").fetchone() is not None
+        sending = {identifier for (identifier,) in connection.execute("SELECT id FROM outbox WHERE state = 'sending'")}
+    if live:
+        _found(run, STOP_SETTLES, f"attempts {live} are still live after the stop that supervised them")
+    left = deadline - run.clock.monotonic()
+    waiting = held or run.basecamp.rate_limited_for() > 0 or run.connector.outbox._needs_a_read
+    if due and not waiting and left >= MIN_POST_WINDOW.total_seconds():
+        _found(run, STOP_SETTLES, f"intents {due} were due and left unclaimed with {left:g} s of the stop's bound left")
+    for identifier in sorted(sending & set(requested)):
+        if isinstance(run.truth.era_outcome.get(identifier), Created):
+            _found(run, STOP_SETTLES, f"intent {identifier} was created during the stop and left sending")
+    if supervised:
+        run.cover("stop: settled the workers it supervised")

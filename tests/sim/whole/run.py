@@ -10,7 +10,7 @@ Rules:
    next frame, the dispatcher ticks, a worker acts, its supervision ticks or ends it, the
    outbox runs, time passes, Basecamp's next answers are scripted or its token refused for a
    while (``tests.sim.whole.token_outage``), a crash is armed or happens
-   now, the connector is stopped (SIGTERM) and started, a careful person resolves,
+   now, the connector is stopped (SIGTERM: its own ``Connector.stop``) and started, a careful person resolves,
    redispatches, discards, holds or releases, trashes or restores a card. A ``Crash`` anywhere restarts the
    connector through ``SimConnector.boot`` (``Connector.start``, the production start path).
 3. After every step the named checks of ``tests.sim.whole.checks`` run; a violation stops the
@@ -18,7 +18,7 @@ Rules:
 4. At the end: Basecamp heals (an outage and a lag run their course), the person releases a
    hold still standing, time passes, every part runs to quiescence (the supervisors and the
    outbox between the workers' actions), and the final checks (nothing sending, no record lost)
-   run. A stop's flush has ``SHUTDOWN_BOUND`` and meets a slow Basecamp half the time.
+   run. A stop has ``SHUTDOWN_BOUND``; its flush meets a slow Basecamp half the time.
 5. The run keeps one idle connection of its own to the ledger file (``keeper``, never in a
    transaction), so a connector's close is never the last: its WAL is left as a killed process
    leaves it, for the next start to read, and the file's shared index is not rebuilt at every
@@ -46,7 +46,7 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from itertools import accumulate
 from pathlib import Path
 
@@ -148,6 +148,8 @@ class Run:
         self.next_event = 1
         self.failures = Failures()
         self.actors: frozenset[Actor] = frozenset({Actor.automatic})
+        self.stopping: list[int] | None = None  # the intents requested during a stop, while it runs
+        self.slow_at_stop = 0.0
         self.connector = self._connector()
         self.menu = self._menu()
 
@@ -211,8 +213,10 @@ class Run:
         return Ledger(connection, dead.path, read_only=False, clock=self.clock, busy_timeout=dead.busy_timeout)
 
     def _connector(self, survivor: Ledger | None = None) -> SimConnector:
-        return SimConnector(self.path, self.directory / "sessions", self.directory / "work",
-                            self.clock, self.basecamp, self.workers, self._seen, survivor)
+        connector = SimConnector(self.path, self.directory / "sessions", self.directory / "work",
+                                 self.clock, self.basecamp, self.workers, self._seen, survivor)
+        connector.dispatcher.on_stop = self._workers_stopped
+        return connector
 
     def _seen(self, line: str) -> None:
         """The connector's event log (``Connector.on_event``): what the repair found first."""
@@ -419,34 +423,48 @@ class Run:
             self.basecamp.crash_at = where
 
     def _stop_and_start(self) -> None:
-        """SIGTERM: workers stopped (shutdown) and settled, notices flushed, then a clean start."""
+        """SIGTERM: the connector's own stop (``Connector.stop``) within ``SHUTDOWN_BOUND``, then a
+        clean start."""
         connector = self.connector
-        connector.dispatcher._shutdown.set()
-        for pending in list(connector.dispatcher.pending):
-            connector.dispatcher.pending.remove(pending)
-            started = connector.dispatcher.spawned(pending.launch, pending.work_dir)
-            if started is not None:
-                worker = self.workers.alive[started.pid]
-                self._ended(worker, StopReason.shutdown)
-            else:
-                connector.dispatcher.forget(pending.launch.task_id)
-        for worker in list(self.workers.alive.values()):
-            if worker.supervised:
-                self._ended(worker, StopReason.shutdown)
+        with connector.dispatcher._lock:
+            supervised = {running.launch.attempt_id for running in connector.dispatcher._running.values()}
         deadline = self.clock.monotonic() + SHUTDOWN_BOUND
-        if self.rng.random() < 0.5:  # the stop meets a slow Basecamp: its next create takes longer than the bound
-            self.basecamp.slow_post_seconds = self.rng.choice([20.0, 50.0])
-        slow = self.basecamp.slow_post_seconds
-        connector.outbox.flush(deadline=deadline)
-        if slow and not self.basecamp.slow_post_seconds:
+        self.stopping, self.slow_at_stop = [], 0.0
+        try:
+            settled = connector.connector.stop(timedelta(seconds=SHUTDOWN_BOUND))
+        finally:
+            requested, self.stopping = self.stopping, None
+        if self.slow_at_stop and not self.basecamp.slow_post_seconds:
             self.cover("stop: the flush met a slow Basecamp")
         rules.flushed_within(self, deadline)
+        rules.stopped(self, settled, supervised, deadline, requested)
         survivor = self._survivor()
         self.workers.connector_died()
         self.basecamp.cable_after = self.next_event - 1
         self.connector = self._connector(survivor)
         self.cover("stopped and started")
         self._boot()
+
+    def _workers_stopped(self) -> None:
+        """The dispatcher's stop (``SimDispatcher.on_stop``): each launch not yet spawned is spawned
+        and each worker supervised ends ``shutdown`` and is settled, as their threads would; then
+        half the time the stop's flush meets a slow Basecamp (its next create takes longer than the
+        bound)."""
+        dispatcher = self.connector.dispatcher
+        for pending in list(dispatcher.pending):
+            dispatcher.pending.remove(pending)
+            started = dispatcher.spawned(pending.launch, pending.work_dir)
+            if started is not None:
+                worker = self.workers.alive[started.pid]
+                self._ended(worker, StopReason.shutdown)
+            else:
+                dispatcher.forget(pending.launch.task_id)
+        for worker in list(self.workers.alive.values()):
+            if worker.supervised:
+                self._ended(worker, StopReason.shutdown)
+        if self.rng.random() < 0.5:
+            self.basecamp.slow_post_seconds = self.rng.choice([20.0, 50.0])
+        self.slow_at_stop = self.basecamp.slow_post_seconds
 
     # -- quiescence ------------------------------------------------------------------------------
 
@@ -489,6 +507,8 @@ class Run:
 
     def request_starts(self, destination: Destination, body: str) -> int:
         intent_id = checks.request_starts(self, destination, body)
+        if self.stopping is not None:
+            self.stopping.append(intent_id)
         last_word.meanwhile(self, intent_id)
         words.meanwhile(self, intent_id)
         return intent_id
