@@ -1,7 +1,8 @@
 """The hold marker and its generations: set and released in one transaction each, and read.
 
 Setting the hold writes ``core.hold.hold``'s plan in one ``BEGIN IMMEDIATE``: a new generation, the
-marker, the review tags, the waiting records moved to held (their pending guards canceled) and every
+marker, the review tags, the waiting records moved to held (their pending guards canceled, but one
+whose claim told a task row it fired: that one is held to it) and every
 redispatch waiting on a live task revoked. A release deletes the marker and closes its generation;
 held records stay held. The writing side's modules are imported by the two functions that write: a
 reader of the marker (``status``) imports none of them."""
@@ -77,7 +78,7 @@ def set_hold(ledger: Ledger, by: str, cause: str, now: datetime) -> HoldSet:
             held = asked(RECORD_EDGES, record.state, RecordState.held, Actor.operator)
             if records.hold(connection, record.event_id, record.revision, held, stamp) != 1:
                 raise sqlite3.IntegrityError(f"event {record.event_id} moved during the hold's own transaction")
-            guard = outbox.pending_guard(connection, record.event_id)
+            guard = outbox.unclaimed_guard(connection, record.event_id)
             if guard is not None:
                 outbox.cancel(connection, guard, IntentState.pending, CANCELED_BY_HOLD, now)
                 canceled.append(guard)

@@ -239,9 +239,11 @@ def lifecycle_at(connection: sqlite3.Connection, destination: Destination) -> tu
     return frozenset(receipts), bodies
 
 
-def pending_guard(connection: sqlite3.Connection, event_id: int) -> int | None:
-    sql = "SELECT id FROM outbox WHERE intent_key = ? AND state = 'pending'"
-    found = connection.execute(sql, (guard_key(event_id),)).fetchone()
+def unclaimed_guard(connection: sqlite3.Connection, event_id: int) -> int | None:
+    """The event's pending guard, unless a claim of it told a task row it fired."""
+    sql = ("SELECT id FROM outbox WHERE intent_key = ? AND state = 'pending' AND NOT EXISTS"
+           " (SELECT 1 FROM task_events WHERE event_id = ? AND guard = 'fired')")
+    found = connection.execute(sql, (guard_key(event_id), event_id)).fetchone()
     return None if found is None else int(found[0])
 
 

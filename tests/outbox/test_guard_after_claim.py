@@ -23,6 +23,7 @@ from core.worker_words import GUARD_FIRED
 from shell.clock import FakeClock
 from shell.ledger import deliveries, tasks
 from shell.ledger.connection import Ledger
+from shell.ledger.hold import release, set_hold
 from shell.ledger.resolution import resolve_intent
 from shell.ledger.status import read_snapshot
 from shell.outbox import Outbox, SendResult
@@ -192,3 +193,31 @@ def test_a_task_made_after_a_person_abandoned_the_guard_leaves_the_acknowledgeme
     acknowledged = tools.ack_dispatch(AckRequest(EVENT, None, "👀 on it")).unwrap()
     assert acknowledged.words is not None
     assert acknowledged.words.state != "not_posted"
+
+
+def test_a_hold_leaves_a_guard_its_claim_fired_rows_for_pending_and_it_lands_after_the_release(
+    dispatch: DispatchWorld, outbox: Outbox, basecamp: FakeBasecamp, clock: FakeClock, ledger: Ledger
+) -> None:
+    """A hold cancels the guards of waiting records before they went out; one whose claim told a
+    row "acknowledged" went out as far as that row knows, and is held to it."""
+    dispatch.request(EVENT)
+    task = dispatch.task(EVENT)  # its launch never exposed the instruction
+    clock.advance(31)
+    basecamp.posts = [Post.unauthorized]
+    basecamp.reachable = False
+    assert outbox.flush().results[0] is SendResult.retry
+    dispatch.supersede(task)  # the record waits to be dispatched again
+    with ledger.write() as connection:
+        connection.execute("UPDATE events SET state = 'admitted' WHERE id = ?", (EVENT,))
+
+    held = set_hold(ledger, "local:test", "a look", clock.now())
+    assert held.canceled_intents == ()
+    assert dispatch.guard_intent(EVENT)[0] == "pending"
+    assert dispatch.row(task, EVENT)["guard"] == GuardState.fired
+
+    release(ledger, "local:test", clock.now())
+    basecamp.reachable = True
+    clock.advance(31 * 60)
+    outbox.flush()
+    assert dispatch.guard_intent(EVENT) == ("sent", "")
+    assert len(basecamp.messages_at(boost())) == 1

@@ -184,4 +184,14 @@ HOLD: list[Mutation] = [
         "    if False:\n",
         "test_a_redispatch_under_the_hold_says_nothing_launches_until_release",
     ),
+    rule(
+        "the hold: a guard whose claim fired its rows is never canceled by it",
+        "    sql = (\"SELECT id FROM outbox WHERE intent_key = ? AND state = 'pending' AND NOT EXISTS\"\n"
+        "           \" (SELECT 1 FROM task_events WHERE event_id = ? AND guard = 'fired')\")\n"
+        "    found = connection.execute(sql, (guard_key(event_id), event_id)).fetchone()\n",
+        "    sql = \"SELECT id FROM outbox WHERE intent_key = ? AND state = 'pending'\"\n"
+        "    found = connection.execute(sql, (guard_key(event_id),)).fetchone()\n",
+        "test_a_hold_leaves_a_guard_its_claim_fired_rows_for_pending_and_it_lands_after_the_release",
+        "test_a_hold_never_cancels_a_guard_whose_claim_fired_its_rows",
+    ),
 ]

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from core import notes
 from core.adoption import RIVAL_STATES
 from core.configuration import Timings
+from core.intent_kinds import WORKER_KINDS
 from core.posting import FIRST_RETRY_WAIT, LONGEST_RETRY_WAIT, MIN_POST_WINDOW, RECONCILE_SLACK, Created
 from core.text import message_text
 from core.timestamps import parse_timestamp
@@ -170,9 +171,18 @@ def stopped(run: Run, settled: bool, supervised: set[str], deadline: float, requ
     with run.connector.ledger.read() as connection:
         live = sorted(supervised & {attempt for (attempt,) in connection.execute(
             "SELECT id FROM attempts WHERE state <> 'ended'")})
-        due = [(identifier, kind) for identifier, kind, not_before in connection.execute(
-            "SELECT id, kind, not_before FROM outbox WHERE state = 'pending'")
-            if parse_timestamp(not_before) <= now and identifier not in requested]
+        words = {str(kind) for kind in WORKER_KINDS}
+        unlanded = connection.execute(  # a task's words, held back behind the earliest not landed
+            "SELECT task_id, kind, id FROM outbox WHERE state IN ('pending', 'sending') AND task_id IS NOT NULL"
+        ).fetchall()
+        first_word: dict[int, int] = {}
+        for task_id, kind, identifier in unlanded:
+            if kind in words:
+                first_word[task_id] = min(identifier, first_word.get(task_id, identifier))
+        due = [(identifier, kind) for identifier, kind, not_before, task_id in connection.execute(
+            "SELECT id, kind, not_before, task_id FROM outbox WHERE state = 'pending'")
+            if parse_timestamp(not_before) <= now and identifier not in requested
+            and not (task_id in first_word and first_word[task_id] < identifier)]
         held = connection.execute("SELECT 1 FROM hold_marker").fetchone() is not None
         sending = {identifier for (identifier,) in connection.execute("SELECT id FROM outbox WHERE state = 'sending'")}
     if live:
