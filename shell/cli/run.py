@@ -27,6 +27,7 @@ from shell.basecamp.client import BasecampClient, check_identity
 from shell.basecamp.tokens import tokens_from
 from shell.cli.arguments import add_state_arguments, deciding_person, positive_seconds, reason_of
 from shell.cli.main import Subparsers, add_command
+from shell.cli.seam import stdout_written
 from shell.cli.start_signals import note_stops, said_hangups, stop_asked, stop_name
 from shell.clock import SystemClock
 from shell.connector import Connector
@@ -199,4 +200,5 @@ def _serve(connector: Connector, ledger_path: Path, bound: timedelta, running: s
     with connector.ledger.read() as connection:
         hold = "on" if standing(connection) is not None else "off"
     print(f"running {running} mid_launch={','.join(held) or 'none'} hold={hold}", flush=True)
+    stdout_written()  # a stdout that cannot take it stops the connector here, exit 3
     connector.run(requested=_stop_requested, within=bound)
