@@ -22,6 +22,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from core.configuration import Configuration, below_floor, route_advice, route_problem
+from core.worker_stream import GRACE_SECONDS, stop_shares
 from shell import private_files, process_secrets, stack_dumps
 from shell.basecamp.client import BasecampClient, check_identity
 from shell.basecamp.tokens import tokens_from
@@ -84,7 +85,9 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--no-live", action="store_true",
                         help="poll the feed only: no live lane (the WebSocket that hears events at once)")
     parser.add_argument("--shutdown-seconds", type=positive_seconds, default=60.0,
-                        help="the bound on stopping workers and flushing their notices (default 60)")
+                        help="the bound on stopping workers and flushing their notices (default 60); each "
+                             f"worker's grace before SIGKILL is {stop_shares(1.0).grace:g} of it, "
+                             f"{GRACE_SECONDS:g} s at most")
     parser.set_defaults(run=run)
 
 
