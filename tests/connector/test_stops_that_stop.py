@@ -1,6 +1,7 @@
 """SIGTERM ends `bin/connect run` within its bound whatever its output streams are, and leaves
 nothing behind: real connectors against the stand-in, with stderr (and stdout) a pipe already
-full that nobody reads, and with a worker (and its child) that ignore SIGTERM."""
+full that nobody reads or one whose reader is gone, and with a worker (and its child) that ignore
+SIGTERM."""
 
 from __future__ import annotations
 
@@ -126,6 +127,38 @@ def test_sigterm_ends_a_connector_whose_stdout_and_stderr_are_both_full_pipes(
     finally:
         os.close(out_read)
         os.close(err_read)
+
+
+def test_sigterm_ends_a_connector_whose_stderr_reader_is_gone(
+    standin: StandIn, state: Path, killed_at_the_end: list[subprocess.Popen[bytes]]
+) -> None:
+    readable, writable = os.pipe()
+    os.close(readable)  # every write to stderr is EPIPE from the first
+    try:
+        process = connector(state, stdout=subprocess.PIPE, stderr=writable, verbose=True)
+        killed_at_the_end.append(process)
+    finally:
+        os.close(writable)
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], 60)
+    assert ready, "a stderr nobody can read held the start: no `running` line in 60 s"
+    assert process.stdout.readline().startswith(b"running account=")
+    stop_in_bound(process)
+
+
+def test_sigterm_ends_a_connector_whose_stdout_reader_went_away_after_running(
+    standin: StandIn, state: Path, killed_at_the_end: list[subprocess.Popen[bytes]]
+) -> None:
+    process = connector(state, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    killed_at_the_end.append(process)
+    assert process.stdout is not None
+    assert process.stdout.readline().startswith(b"running account=")
+    process.stdout.close()  # the reader is gone: the next transition's write is EPIPE
+    before = len(standin.requests())
+    standin.mention(standin.world.people[0], standin.world.projects[0].recording_ids[0], "please look")
+    feed_reads = lambda: sum(1 for r in standin.requests()[before:] if "events.json" in r.path)  # noqa: E731
+    wait_until(lambda: feed_reads() >= 2, timeout=60)  # the mention read, its verdict line not written
+    stop_in_bound(process)
 
 
 def test_sigterm_with_a_worker_that_ignores_it_leaves_no_worker_and_no_running_attempt(
