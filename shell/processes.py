@@ -138,11 +138,14 @@ def _signal_group(pgid: int, signal_number: signal.Signals) -> bool:
     return True
 
 
-def _wait_for_members(pgid: int, seconds: float, clock: Clock, poll: float = POLL_SECONDS) -> bool:
+Grace = float | Callable[[], float]  # seconds; a callable is asked again as the wait goes on
+
+
+def _wait_for_members(pgid: int, seconds: Grace, clock: Clock, poll: float = POLL_SECONDS) -> bool:
     """Wait up to ``seconds`` for group ``pgid`` to have no live member; True if it has none."""
-    until = clock.monotonic() + max(0.0, seconds)
+    began = clock.monotonic()
     while group_members(pgid):
-        if clock.monotonic() >= until:
+        if clock.monotonic() >= began + max(0.0, seconds() if callable(seconds) else seconds):
             return False
         clock.sleep(poll)
     return True
@@ -151,7 +154,7 @@ def _wait_for_members(pgid: int, seconds: float, clock: Clock, poll: float = POL
 _SENT_TERM, _SENT_BOTH = ("SIGTERM",), ("SIGTERM", "SIGKILL")
 
 
-def _escalate(pgid: int, grace: float, clock: Clock, poll: float,
+def _escalate(pgid: int, grace: Grace, clock: Clock, poll: float,
               may_signal: Callable[[signal.Signals], bool]) -> TerminationResult:
     """SIGTERM, the grace, SIGKILL; ``may_signal`` is asked just before each signal whether the
     group is still provably the caller's (``gone``: SIGTERM was not allowed or found no group)."""
@@ -215,10 +218,11 @@ def _unreaped_child(pid: int) -> bool:
     return True
 
 
-def end_child_group(pid: int, process_started: str, grace_seconds: float, clock: Clock,
+def end_child_group(pid: int, process_started: str, grace_seconds: Grace, clock: Clock,
                     poll: float) -> tuple[tuple[str, ...], bool]:
     """End the group our child ``pid`` leads, each signal only while the child is unreaped or
-    provably the recorded process: the signals sent, and whether members survived them all."""
+    provably the recorded process (a callable grace is asked again while it runs, so it can be cut
+    short): the signals sent, and whether members survived them all."""
     if pid <= 1 or not group_members(pid):
         return (), False
 

@@ -34,6 +34,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -221,7 +222,8 @@ class Shutdown(threading.Event):
 
 
 def _grace(grace_seconds: float, stop_event: StopSignal) -> float:
-    """The grace a group gets: once a shutdown has begun, its own when it asks for less."""
+    """The grace a group gets: once a shutdown has begun, its own when it asks for less (from the
+    SIGTERM, whenever the shutdown began)."""
     asked = stop_event.grace_seconds if isinstance(stop_event, Shutdown) and stop_event.is_set() else None
     return grace_seconds if asked is None else min(grace_seconds, asked)
 
@@ -245,7 +247,7 @@ def supervise(running: RunningWorker, *, deadline_at: datetime | None, stop_even
         # Whether it was asked to stop or exited and left members behind, the group ends now,
         # while the unreaped leader still holds its number.
         if running.leads_its_group:
-            grace = _grace(grace_seconds, stop_event)
+            grace = partial(_grace, grace_seconds, stop_event)  # a shutdown during the grace shortens it
             signals, survivors = processes.end_child_group(running.pid, running.process_started, grace,
                                                            clock, poll_seconds)
         ending = _reap(running, poll_seconds, clock)

@@ -278,4 +278,10 @@ SHUTDOWN: list[Mutation] = [
         "    return grace_seconds if asked is None else asked\n",
         "test_a_shutdown_never_lengthens_the_drivers_grace",
     ),
+    rule(
+        "the stop's bound and the workers' grace agree: a shutdown during a grace under way cuts it short",
+        "            grace = partial(_grace, grace_seconds, stop_event)\n",
+        "            grace = _grace(grace_seconds, stop_event)\n",
+        "test_a_shutdown_that_begins_during_the_deadlines_grace_cuts_it_short",
+    ),
 ]
