@@ -183,7 +183,7 @@ DISPATCH: list[Mutation] = [
     ),
     rule(
         "run reads the feed once during start, so nothing after the start is missed",
-        "        self._poll()  # the first read fixes the feed position: nothing after the start is missed\n",
+        "            self._poll()  # the first read fixes the feed position: nothing after the start is missed\n",
         "",
         "test_connect_run.py",
     ),
