@@ -239,6 +239,8 @@ class Handshake:
     stderr_tail: str = ""
     signals: tuple[str, ...] = ()
     survivors: bool = False
+    strays: int = 0  # processes it started outside its group (a session of their own), ended after it
+    strays_survived: bool = False
 
 
 HANDSHAKE_ADVICE = ("run the worker command by hand: it must start the MCP server named in the file its "
@@ -255,13 +257,25 @@ def handshake_check(facts: Handshake) -> Check:
             found = f"no MCP handshake with bin/connect mcp within {facts.seconds:.0f} s{said}"
         else:
             found = f"the worker {facts.ended or 'ended'} before completing the MCP handshake{said}"
-        return _failing(name, found, HANDSHAKE_ADVICE)
+        return _failing(name, found + _strays(facts), HANDSHAKE_ADVICE)
     ending = ", ".join(facts.signals) if facts.signals else "nothing left to signal"
     done = f"completed the MCP handshake with bin/connect mcp in {facts.seconds:.1f} s"
-    if facts.survivors:
-        return _warning(name, f"{done}; members of its process group outlived SIGKILL",
-                        "look for the worker's stray processes")
+    if facts.survivors or facts.strays_survived:
+        who = "members of its process group" if facts.survivors else "processes it started outside its group"
+        return _warning(name, f"{done}; {who} outlived SIGKILL", "look for the worker's stray processes")
+    if facts.strays:
+        return _warning(name, f"{done}; its process group ended ({ending}){_strays(facts)}",
+                        "keep what the worker starts in its process group (no setsid, no daemon): "
+                        "under the connector nothing would end it")
     return _ok(name, f"{done}; its process group ended ({ending})")
+
+
+def _strays(facts: Handshake) -> str:
+    if not facts.strays:
+        return ""
+    left = "1 process" if facts.strays == 1 else f"{facts.strays} processes"
+    ended = "found, but not all ended by SIGKILL" if facts.strays_survived else "found and ended too"
+    return f"; it left {left} outside its group (a session of its own), {ended}"
 
 
 # -- the token and Basecamp's answer ----------------------------------------------------------

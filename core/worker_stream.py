@@ -4,7 +4,10 @@ Code said on its stream-json output, read as the connector's facts.
 A worker that could not be started ended ``failed`` and spawn-failed: no process existed, so it
 cannot have acted. A stop the dispatcher asked for is named for its cause whatever the exit.
 Otherwise exit 0 is ``finished``, any other exit or a signal the dispatcher did not send
-``failed``, and a worker gone with no exit status to read ``lost``: it may have acted.
+``failed``, and a worker gone with no exit status to read ``lost``: it may have acted. A stop of
+the connector within a bound gives its workers ``WORKERS_SHARE`` of it to be settled, and each a
+grace before SIGKILL of half that share at most (``stop_shares``): the SIGKILL comes, and the
+attempt is settled, while the connector still waits, so no worker outlives it.
 
 Claude Code writes one JSON object a line (an ``init``, the turn's messages, a ``result``); a
 result answers every message replayed before it. The worker never began its work only when its
@@ -23,6 +26,20 @@ from enum import StrEnum
 
 from core.dispatch_prompt import DISPATCH_TOOLS, MCP_SERVER_NAME, tool_name
 from core.snapshots import StopReason, WorkerResult
+
+GRACE_SECONDS = 30.0  # SIGTERM to SIGKILL, when no stop's bound asks for less
+WORKERS_SHARE = 0.6  # of a stop's bound, for settling its workers; the rest flushes their notices
+
+
+@dataclass(frozen=True, slots=True)
+class StopShares:
+    workers: float  # seconds the stop waits for every worker to be settled
+    grace: float  # seconds from a worker's SIGTERM to its SIGKILL
+
+
+def stop_shares(bound_seconds: float) -> StopShares:
+    workers = max(0.0, bound_seconds) * WORKERS_SHARE
+    return StopShares(workers, min(GRACE_SECONDS, workers / 2))
 
 
 class StopRequest(StrEnum):

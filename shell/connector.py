@@ -18,8 +18,9 @@ pauses it) with admission; the dispatcher; the outbox; with ``config_path``, the
 re-read. ``shadow`` admits and logs, and writes, dispatches and posts nothing. One turn of each loop
 is a method the simulation calls as a step (``seams``). A failed turn is logged and tried again;
 what escapes a loop's thread ends the connector (``ended_by``; ``run`` exits 1). Each loop beats as
-it turns. Shutdown stops intake, settles workers and flushes their notices within its bound; a
-request in flight stays ``sending`` for the next start to reconcile."""
+it turns. Shutdown stops intake, settles workers within their share of its bound (``stop_shares``)
+and flushes their notices within the rest; a request in flight stays ``sending`` for the next start
+to reconcile."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ from core.configuration import RELOAD_EVERY, Authorization, Configuration, at_st
 from core.feed import FeedFilters
 from core.intake_status import BacklogLimits
 from core.intent_kinds import IntentKind
+from core.worker_stream import stop_shares
 from shell.admission import Admission, SummaryReader
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.errors import BasecampError
@@ -420,7 +422,8 @@ class Connector:
         self._stop.set()
         if self.shadow:
             return True
-        settled = self.dispatcher.stop(timeout=max(1.0, bound.total_seconds() * 0.6))
+        shares = stop_shares(bound.total_seconds())
+        settled = self.dispatcher.stop(timeout=shares.workers, grace=shares.grace)
         try:
             self.outbox.flush(deadline=deadline)
         except OutboxLedgerError as error:

@@ -40,7 +40,7 @@ from shell.crashpoints import pause_at
 from shell.ledger import deliveries, tasks
 from shell.ledger.connection import Ledger, LedgerError
 from shell.stoppable import unless_stopped
-from shell.worker.driver import SpawnFailed
+from shell.worker.driver import Shutdown, SpawnFailed
 
 log = logging.getLogger("connector.dispatch")
 adoption_log = logging.getLogger("connector.adoption")
@@ -99,7 +99,7 @@ class Dispatcher:
     options: DispatchOptions = field(default_factory=DispatchOptions)
     list_replies: Callable[[int, threading.Event | None], ListedReplies] | None = None
     _running: dict[int, _Running] = field(default_factory=dict)
-    _shutdown: threading.Event = field(default_factory=threading.Event)
+    _shutdown: Shutdown = field(default_factory=Shutdown)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def recover(self, stop: threading.Event | None = None) -> list[str]:
@@ -280,9 +280,10 @@ class Dispatcher:
     def _replies(self, task_id: int, stop: threading.Event | None) -> ListedReplies | None:
         return None if self.list_replies is None else self.list_replies(task_id, stop)
 
-    def stop(self, timeout: float) -> bool:
-        """Stop every worker (``shutdown``) and wait until each is settled; False if time ran out."""
-        self._shutdown.set()
+    def stop(self, timeout: float, grace: float | None = None) -> bool:
+        """Stop every worker (``shutdown``), each with ``grace`` (the driver's own when None or
+        longer) before SIGKILL, and wait until each is settled; False if time ran out."""
+        self._shutdown.begin(grace)
         with self._lock:
             threads = [running.thread for running in self._running.values()]
         ends = time.monotonic() + timeout

@@ -9,15 +9,18 @@ still some process's pid, group or session, so such a member is the original gro
 unverifiable is signaled; the attempt then stays live. SIGTERM, the grace, then SIGKILL is written
 once (``_escalate``), for a recorded group and for the driver's own child. The race left is every
 check-then-signal's: between check and signal the whole group would have to end and its number go to
-a new session leader."""
+a new session leader. What a child started outside its group (a session of its own) is found by a
+mark in its environment among this process's descendants, held here by ``subreaper``, and ended by
+``end_marked_descendants``, each signal only to the process found."""
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -28,11 +31,13 @@ PROC = Path("/proc")
 BOOT_ID = PROC / "sys" / "kernel" / "random" / "boot_id"
 STAT_START_TIME = 22  # field numbers as proc(5) counts them, from 1
 STAT_STATE = 3
+STAT_PARENT = 4
 STAT_PROCESS_GROUP = 5
 DEAD_STATES = frozenset({"Z", "X", "x"})
 POLL_SECONDS = 0.02
 KILL_WAIT_SECONDS = 5.0
 LAST_WORDS_SECONDS = 2.0  # stop_child: the moment a child has to answer its last-words signal
+PR_SET_CHILD_SUBREAPER, PR_GET_CHILD_SUBREAPER = 36, 37  # prctl(2)
 
 
 class Termination(StrEnum):
@@ -53,6 +58,7 @@ class TerminationResult:
 @dataclass(frozen=True, slots=True)
 class _Stat:
     state: str
+    parent: int
     process_group: int
     start_ticks: int
 
@@ -71,8 +77,8 @@ def _read_stat(pid: int) -> _Stat | None:
     if not closing or len(fields) < STAT_START_TIME - 2:
         return None
     try:
-        return _Stat(fields[STAT_STATE - 3], int(fields[STAT_PROCESS_GROUP - 3]),
-                     int(fields[STAT_START_TIME - 3]))
+        return _Stat(fields[STAT_STATE - 3], int(fields[STAT_PARENT - 3]),
+                     int(fields[STAT_PROCESS_GROUP - 3]), int(fields[STAT_START_TIME - 3]))
     except ValueError:
         return None
 
@@ -132,11 +138,14 @@ def _signal_group(pgid: int, signal_number: signal.Signals) -> bool:
     return True
 
 
-def _wait_for_members(pgid: int, seconds: float, clock: Clock, poll: float = POLL_SECONDS) -> bool:
+Grace = float | Callable[[], float]  # seconds; a callable is asked again as the wait goes on
+
+
+def _wait_for_members(pgid: int, seconds: Grace, clock: Clock, poll: float = POLL_SECONDS) -> bool:
     """Wait up to ``seconds`` for group ``pgid`` to have no live member; True if it has none."""
-    until = clock.monotonic() + max(0.0, seconds)
+    began = clock.monotonic()
     while group_members(pgid):
-        if clock.monotonic() >= until:
+        if clock.monotonic() >= began + max(0.0, seconds() if callable(seconds) else seconds):
             return False
         clock.sleep(poll)
     return True
@@ -145,7 +154,7 @@ def _wait_for_members(pgid: int, seconds: float, clock: Clock, poll: float = POL
 _SENT_TERM, _SENT_BOTH = ("SIGTERM",), ("SIGTERM", "SIGKILL")
 
 
-def _escalate(pgid: int, grace: float, clock: Clock, poll: float,
+def _escalate(pgid: int, grace: Grace, clock: Clock, poll: float,
               may_signal: Callable[[signal.Signals], bool]) -> TerminationResult:
     """SIGTERM, the grace, SIGKILL; ``may_signal`` is asked just before each signal whether the
     group is still provably the caller's (``gone``: SIGTERM was not allowed or found no group)."""
@@ -209,10 +218,11 @@ def _unreaped_child(pid: int) -> bool:
     return True
 
 
-def end_child_group(pid: int, process_started: str, grace_seconds: float, clock: Clock,
+def end_child_group(pid: int, process_started: str, grace_seconds: Grace, clock: Clock,
                     poll: float) -> tuple[tuple[str, ...], bool]:
     """End the group our child ``pid`` leads, each signal only while the child is unreaped or
-    provably the recorded process: the signals sent, and whether members survived them all."""
+    provably the recorded process (a callable grace is asked again while it runs, so it can be cut
+    short): the signals sent, and whether members survived them all."""
     if pid <= 1 or not group_members(pid):
         return (), False
 
@@ -225,6 +235,76 @@ def end_child_group(pid: int, process_started: str, grace_seconds: float, clock:
     if ended.signals == _SENT_BOTH:
         return ended.signals, ended.outcome is Termination.survived
     return ended.signals, not _wait_for_members(pid, KILL_WAIT_SECONDS, clock, poll)
+
+
+@contextlib.contextmanager
+def subreaper() -> Iterator[None]:
+    """While it stands, what a descendant orphans is reparented to this process, not to init: it
+    stays a descendant, to be found. Without ``prctl`` (not Linux) nothing changes."""
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        yield
+        return
+    was = ctypes.c_int(0)
+    prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(was), 0, 0, 0)
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    try:
+        yield
+    finally:
+        prctl(PR_SET_CHILD_SUBREAPER, was.value, 0, 0, 0)
+
+
+def _descendants() -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in PROC.iterdir():
+        if entry.name.isdigit() and (stat := _read_stat(int(entry.name))) is not None:
+            children.setdefault(stat.parent, []).append(int(entry.name))
+    found, waiting = [], list(children.get(os.getpid(), []))
+    while waiting:
+        found.append(pid := waiting.pop())
+        waiting.extend(children.get(pid, []))
+    return found
+
+
+def _marked(pid: int, mark: bytes) -> bool:
+    try:
+        return mark in (PROC / str(pid) / "environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+
+
+def _live(pid: int, started: str) -> bool:
+    stat = _read_stat(pid)
+    return stat is not None and stat.state not in DEAD_STATES and is_same_process(pid, started)
+
+
+def end_marked_descendants(mark: str, grace_seconds: float, clock: Clock,
+                           poll: float = POLL_SECONDS) -> tuple[int, bool]:
+    """End every descendant of this process whose environment holds ``mark`` (``NAME=value``):
+    SIGTERM, the grace, SIGKILL, each only to the process found, and reap those reparented here.
+    How many were found, and whether any outlived SIGKILL."""
+    found: dict[int, str] = {}
+    sent: dict[int, signal.Signals] = {}
+    kill_at = clock.monotonic() + max(0.0, grace_seconds)
+    while True:
+        for pid in _descendants():
+            if pid not in found and _marked(pid, mark.encode()):
+                found[pid] = process_start_time(pid) or ""
+        for pid in found:  # a zombie reparented here is ours to reap; any other answers nothing
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+        live = [pid for pid, started in found.items() if _live(pid, started)]
+        now = clock.monotonic()
+        if not live or now >= kill_at + KILL_WAIT_SECONDS:
+            return len(found), bool(live)
+        number = signal.SIGKILL if now >= kill_at else signal.SIGTERM
+        for pid in live:
+            if sent.get(pid) != number and is_same_process(pid, found[pid]):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, number)
+                sent[pid] = number
+        clock.sleep(poll)
 
 
 def signal_child(process: subprocess.Popen[bytes], number: signal.Signals) -> None:

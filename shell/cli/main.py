@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import TypeAlias
 
 from shell.cli.seam import JSON_FLAG, CommandParser, answer, bad_usage, log_to_stderr, parse_arguments
+from shell.cli.start_signals import chosen
 
 VERSION = "0.1.0"
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -53,11 +54,6 @@ def add_command(subparsers: Subparsers, name: str, description: str, epilog: str
     formatter = argparse.RawDescriptionHelpFormatter if raw else argparse.HelpFormatter
     return subparsers.add_parser(name, help=SUMMARIES[name], description=description, epilog=epilog,
                                  formatter_class=formatter)  # fmt: skip
-
-
-def chosen(argv: list[str] | tuple[str, ...]) -> str | None:
-    """The subcommand argparse will take from ``argv``; one starting with ``-`` names none."""
-    return next((argument for argument in argv if not argument.startswith("-")), None)
 
 
 def build_parser(commands: Sequence[str] = COMMANDS, *,

@@ -22,11 +22,13 @@ from datetime import timedelta
 from pathlib import Path
 
 from core.configuration import Configuration, below_floor, route_advice, route_problem
+from core.worker_stream import GRACE_SECONDS, stop_shares
 from shell import private_files, process_secrets, stack_dumps
 from shell.basecamp.client import BasecampClient, check_identity
 from shell.basecamp.tokens import tokens_from
 from shell.cli.arguments import add_state_arguments, deciding_person, positive_seconds, reason_of
 from shell.cli.main import Subparsers, add_command
+from shell.cli.seam import stdout_written
 from shell.cli.start_signals import note_stops, said_hangups, stop_asked, stop_name
 from shell.clock import SystemClock
 from shell.connector import Connector
@@ -83,7 +85,9 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--no-live", action="store_true",
                         help="poll the feed only: no live lane (the WebSocket that hears events at once)")
     parser.add_argument("--shutdown-seconds", type=positive_seconds, default=60.0,
-                        help="the bound on stopping workers and flushing their notices (default 60)")
+                        help="the bound on stopping workers and flushing their notices (default 60); each "
+                             f"worker's grace before SIGKILL is {stop_shares(1.0).grace:g} of it, "
+                             f"{GRACE_SECONDS:g} s at most")
     parser.set_defaults(run=run)
 
 
@@ -199,4 +203,5 @@ def _serve(connector: Connector, ledger_path: Path, bound: timedelta, running: s
     with connector.ledger.read() as connection:
         hold = "on" if standing(connection) is not None else "off"
     print(f"running {running} mid_launch={','.join(held) or 'none'} hold={hold}", flush=True)
+    stdout_written()  # a stdout that cannot take it stops the connector here, exit 3
     connector.run(requested=_stop_requested, within=bound)

@@ -12,18 +12,27 @@ the terminal (``_columns``: argparse would import ``shutil``, and with it compre
 ``guard`` comes first in each entry: a closed standard descriptor is opened anew (stdout on
 ``/dev/full``), so no file a command opens takes number 1 or 2, and both streams write what their
 encoding cannot hold as JSON's ``\\uXXXX``. A failed write to stdout is ``StdoutUnwritable`` (exit
-3), never an ``OSError`` a disk's handler could take for its own; one to stderr is dropped."""
+3), never an ``OSError`` a disk's handler could take for its own; one to stderr is dropped. For
+``run`` (``spooled``) each stream is written by a thread of its own (``_Spool``), so no write --
+a log line, a transition, the stop's last words -- ever waits on a reader: past ``SPOOL_BYTES``
+waiting, a write is dropped and counted (the count said once the reader takes more), and at exit
+what waits gets ``DRAIN_SECONDS``, no longer."""
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import codecs
 import contextlib
 import io
 import json
 import logging
 import os
+import select
 import sys
+import threading
+import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO, NoReturn, TypeVar, cast
@@ -36,6 +45,9 @@ ESCAPE = "connector-json-escape"
 _LINES = "\nerror: "  # between the lines of one error (a ConfigurationInvalid's)
 _REOPENED = {0: ("/dev/null", os.O_RDONLY), 1: ("/dev/full", os.O_WRONLY), 2: ("/dev/null", os.O_WRONLY)}
 _closed: set[int] = set()
+SPOOL_BYTES = 1 << 20  # what may wait for a stream's reader before a write is dropped
+DRAIN_SECONDS = 2.0  # how long the exit waits for what is still waiting to be written
+_spools: list[_Spool] = []
 T = TypeVar("T")
 
 
@@ -177,7 +189,103 @@ def _or_unwritable(call: Callable[..., T], *args: str) -> T:
         raise StdoutUnwritable(f"standard output cannot be written ({why})") from error
 
 
-def guard() -> None:
+class _Spool(io.RawIOBase):
+    """A descriptor written by a thread of its own: ``write`` queues and returns at once."""
+
+    def __init__(self, descriptor: int) -> None:
+        super().__init__()
+        self._descriptor = descriptor
+        self._waiting: deque[bytes] = deque()
+        self._queued = 0
+        self._dropped = 0
+        self._failure: OSError | None = None  # the writer's, raised once to the next write
+        self._failed = False
+        self._changed = threading.Condition()
+        threading.Thread(target=self._write_out, name=f"output-{descriptor}", daemon=True).start()
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._descriptor
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:  # type: ignore[override]
+        size = len(data)
+        with self._changed:
+            failure, self._failure = self._failure, None
+            if failure is not None:
+                raise failure
+            if self._failed:
+                return size
+            if self._queued + size > SPOOL_BYTES:
+                self._dropped += 1
+                return size
+            if self._dropped:  # where the gap is
+                self._waiting.append(f"({self._dropped} writes dropped here: nobody was reading)\n".encode())
+                self._queued += len(self._waiting[-1])
+                self._dropped = 0
+            self._waiting.append(bytes(data))
+            self._queued += size
+            self._changed.notify_all()
+        return size
+
+    def raise_failure(self) -> None:
+        with self._changed:
+            failure, self._failure = self._failure, None
+        if failure is not None:
+            raise failure
+
+    def drain(self, until: float) -> None:
+        """Wait until everything queued is written, or the monotonic time ``until``."""
+        with self._changed:
+            while self._queued and not self._failed and (left := until - time.monotonic()) > 0:
+                self._changed.wait(left)
+
+    def _write_out(self) -> None:
+        while True:
+            with self._changed:
+                while not self._waiting:
+                    self._changed.wait()
+                chunk = self._waiting.popleft()
+            try:
+                self._write_all(memoryview(chunk))
+            except OSError as error:
+                with self._changed:
+                    self._failure, self._failed = error, True
+                    self._waiting.clear()
+            with self._changed:
+                self._queued = 0 if self._failed else self._queued - len(chunk)
+                self._changed.notify_all()
+
+    def _write_all(self, data: memoryview) -> None:
+        while data:
+            try:
+                data = data[os.write(self._descriptor, data) :]
+            except BlockingIOError:  # a descriptor someone else made non-blocking
+                select.select([], [self._descriptor], [], 1.0)
+
+
+def stdout_written(within: float = DRAIN_SECONDS) -> None:
+    """Wait, ``within`` seconds at most, for what stdout holds to be written; a failure to write it
+    raised as a write's would be (``StdoutUnwritable``). A reader that is not reading fails nothing."""
+    sys.stdout.flush()
+    spool = next((spool for spool in _spools if spool.fileno() == 1), None)
+    if spool is not None:
+        spool.drain(time.monotonic() + within)
+        _or_unwritable(spool.raise_failure)
+
+
+def drain(within: float = DRAIN_SECONDS) -> None:
+    """Wait, ``within`` seconds at most, for the spooled streams to be written."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    until = time.monotonic() + within
+    for spool in _spools:
+        spool.drain(until)
+
+
+def guard(*, spooled: bool = False) -> None:
     for descriptor, (device, flags) in _REOPENED.items():
         try:
             os.fstat(descriptor)
@@ -188,12 +296,19 @@ def guard() -> None:
                 os.close(opened)
             _closed.add(descriptor)
     line_buffered = bool(getattr(sys.stdout, "line_buffering", False)) or os.isatty(1)
-    sys.stdout = _Stdout(*_unwrapped(sys.stdout, 1), errors=ESCAPE, line_buffering=line_buffered)
-    sys.stderr = _Stderr(*_unwrapped(sys.stderr, 2), errors=ESCAPE, line_buffering=True)
+    sys.stdout = _Stdout(*_unwrapped(sys.stdout, 1, spooled), errors=ESCAPE, line_buffering=line_buffered)
+    sys.stderr = _Stderr(*_unwrapped(sys.stderr, 2, spooled), errors=ESCAPE, line_buffering=True)
+    if spooled:
+        atexit.register(drain)
 
 
-def _unwrapped(stream: object, descriptor: int) -> tuple[BinaryIO, str]:
+def _unwrapped(stream: object, descriptor: int, spooled: bool) -> tuple[BinaryIO, str]:
     encoding = getattr(stream, "encoding", None) or "utf-8"
+    if spooled:
+        if isinstance(stream, io.TextIOWrapper):
+            stream.flush()
+        _spools.append(_Spool(descriptor))
+        return cast(BinaryIO, io.BufferedWriter(_spools[-1])), encoding
     if isinstance(stream, io.TextIOWrapper):
         return cast(BinaryIO, stream.detach()), encoding  # detached, the old wrapper never closes it
     return cast(BinaryIO, io.BufferedWriter(io.FileIO(descriptor, "w", closefd=False))), encoding

@@ -32,8 +32,17 @@ def _note(signum: int, frame: FrameType | None) -> None:
     (HANGUPS if signum == HANGUP else STOPS).append(signum)  # only notes
 
 
+def chosen(argv: list[str] | tuple[str, ...]) -> str | None:
+    """The subcommand argparse will take from ``argv``; one starting with ``-`` names none."""
+    return next((argument for argument in argv if not argument.startswith("-")), None)
+
+
+def runs(argv: list[str]) -> bool:
+    return chosen(argv) == "run"
+
+
 def take_early(argv: list[str]) -> None:
-    if next((argument for argument in argv if not argument.startswith("-")), None) == "run":
+    if runs(argv):
         note_stops()
         _KEPT_FOR_RUN.append(True)
         return

@@ -6,14 +6,17 @@ handshake and refuses every tool, telling the worker to stop. On ``notifications
 it creates an owner-only marker beside the ledger, named from the token's hash (one it cannot
 write is logged: the handshake is then not seen). Doctor waits for the marker, then ends the
 worker's group; a worker that ends first, or time running out, is a handshake not seen, with the
-worker's last stderr line. The worker runs in a scratch directory, never a route's, and never
-reaches the model: a stream-json worker is given no message."""
+worker's last stderr line. Whatever it started outside its group is then found by the mark in
+its environment (``PROBE_MARK``) among doctor's descendants and ended too, and counted. The worker
+runs in a scratch directory, never a route's, and never reaches the model: a stream-json worker is
+given no message."""
 
 from __future__ import annotations
 
 import logging
 import secrets
 import tempfile
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import IO, Any
@@ -24,7 +27,7 @@ from core.dispatch_tools import RefusalKind, ToolRefusal, refuse
 from core.doctor import Handshake
 from core.task_token import PROBE_PREFIX, probe_marker_name
 from core.worker_stream import Ending, Exited, Signaled, StopRequest, Vanished
-from shell import private_files
+from shell import private_files, processes
 from shell.clock import Clock
 from shell.worker.command import WorkerCommand
 from shell.worker.driver import SessionSetupError, SpawnFailed, release, spawn, supervise
@@ -38,6 +41,7 @@ NO_DISPATCH = ("this is bin/connect doctor checking that you start with the conn
                "there is no dispatch; stop now")
 ATTEMPT = "doctor_probe"
 GRACE_SECONDS = 2.0
+PROBE_MARK = "CONNECTOR_DOCTOR_PROBE"  # in the probe's environment, and so in its descendants'
 STDERR_TAIL = 300
 
 
@@ -59,7 +63,9 @@ class _Seen:
 def probe(command: WorkerCommand, *, ledger: Path, agent_id: int, seconds: float, clock: Clock) -> Handshake:
     token = PROBE_PREFIX + secrets.token_hex(16)
     marker = marker_path(ledger, token)
-    with tempfile.TemporaryDirectory(prefix="connector-doctor-") as scratch:
+    mark = (PROBE_MARK, secrets.token_hex(16))
+    command = replace(command, env=(*command.env, mark))
+    with tempfile.TemporaryDirectory(prefix="connector-doctor-") as scratch, processes.subreaper():
         work = Path(scratch) / "work"
         work.mkdir()
         try:
@@ -78,6 +84,7 @@ def probe(command: WorkerCommand, *, ledger: Path, agent_id: int, seconds: float
             seen.is_set()  # it may have completed the handshake just before it ended by itself
             tail = _last_line(started.stderr)
         finally:
+            strays, strays_survived = processes.end_marked_descendants("=".join(mark), GRACE_SECONDS, clock)
             marker.unlink(missing_ok=True)
             release(started)
     end = supervision.end
@@ -85,7 +92,8 @@ def probe(command: WorkerCommand, *, ledger: Path, agent_id: int, seconds: float
                      seconds=seconds if seen.after is None else seen.after,
                      timed_out=end.stop_requested == StopRequest.deadline,
                      ended="" if end.stop_requested is not None else _ended(end.ending),
-                     stderr_tail=tail, signals=supervision.signals, survivors=supervision.survivors)
+                     stderr_tail=tail, signals=supervision.signals, survivors=supervision.survivors,
+                     strays=strays, strays_survived=strays_survived)
 
 
 def _ended(ending: Ending) -> str:

@@ -13,13 +13,13 @@ records of a worker: pid, group and start time, so nothing later signals another
 
 Supervision never reaps the worker before its group is done, so an unreaped leader holds its
 number and its group's and every signal reaches only the worker's own processes. At the deadline
-or shutdown the group gets SIGTERM, the grace, then SIGKILL, and only a group the worker leads;
-members left by a worker that exited are ended the same way. A still-running report that fails is
-logged and never abandons supervision; a slow one skips ticks, never bunches them. Claude Code's
-stream is read as it runs: an init not as asked ends the group at once; once a result answers
-every message given, stdin is closed, and a worker still running ``after_result_seconds`` later
-is ended. A group that outlived SIGKILL leaves the attempt unsettled. An event whose follow-up
-turn could not be given waits for a task of its own."""
+or shutdown the group gets SIGTERM, the grace (a ``Shutdown``'s when shorter), then SIGKILL,
+and only a group the worker leads; members left by a worker that exited are ended the same way. A
+still-running report that fails is logged and never abandons supervision; a slow one skips ticks,
+never bunches them. Claude Code's stream is read as it runs: an init not as asked ends the group at
+once; once a result answers every message given, stdin is closed, and a worker still running
+``after_result_seconds`` later is ended. A group that outlived SIGKILL leaves the attempt
+unsettled. An event whose follow-up turn could not be given waits for a task of its own."""
 
 from __future__ import annotations
 
@@ -30,9 +30,11 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -57,7 +59,6 @@ MCP_CONFIG_NAME = "mcp.json"
 STDOUT_NAME = "stdout"
 STDERR_NAME = "stderr"
 _ATTEMPT_ID = re.compile(r"[A-Za-z0-9_]{1,64}")
-DEFAULT_GRACE_SECONDS = 30.0
 AFTER_RESULT_SECONDS = 10.0
 DEFAULT_STILL_RUNNING_SECONDS = 600.0
 POLL_SECONDS = 0.05
@@ -210,9 +211,26 @@ class StopSignal(Protocol):
     def is_set(self) -> bool: ...
 
 
+class Shutdown(threading.Event):
+    """The dispatcher's stop, with the grace it gives each worker (``None``: the driver's own)."""
+
+    grace_seconds: float | None = None
+
+    def begin(self, grace_seconds: float | None) -> None:
+        self.grace_seconds = grace_seconds
+        self.set()
+
+
+def _grace(grace_seconds: float, stop_event: StopSignal) -> float:
+    """The grace a group gets: once a shutdown has begun, its own when it asks for less (from the
+    SIGTERM, whenever the shutdown began)."""
+    asked = stop_event.grace_seconds if isinstance(stop_event, Shutdown) and stop_event.is_set() else None
+    return grace_seconds if asked is None else min(grace_seconds, asked)
+
+
 def supervise(running: RunningWorker, *, deadline_at: datetime | None, stop_event: StopSignal, clock: Clock,
               still_running_every: float = DEFAULT_STILL_RUNNING_SECONDS,
-              on_tick: Callable[[], None] = lambda: None, grace_seconds: float = DEFAULT_GRACE_SECONDS,
+              on_tick: Callable[[], None] = lambda: None, grace_seconds: float = worker_stream.GRACE_SECONDS,
               poll_seconds: float = POLL_SECONDS, watch: StreamWatch | None = None, permission_mode: str = "",
               after_result_seconds: float = AFTER_RESULT_SECONDS) -> Supervision:
     """Wait for the worker to end; tick while it runs; stop it at the deadline or at shutdown."""
@@ -229,8 +247,9 @@ def supervise(running: RunningWorker, *, deadline_at: datetime | None, stop_even
         # Whether it was asked to stop or exited and left members behind, the group ends now,
         # while the unreaped leader still holds its number.
         if running.leads_its_group:
-            signals, survivors = processes.end_child_group(running.pid, running.process_started,
-                                                           grace_seconds, clock, poll_seconds)
+            grace = partial(_grace, grace_seconds, stop_event)  # a shutdown during the grace shortens it
+            signals, survivors = processes.end_child_group(running.pid, running.process_started, grace,
+                                                           clock, poll_seconds)
         ending = _reap(running, poll_seconds, clock)
     finally:
         running.mcp_config.unlink(missing_ok=True)
@@ -329,7 +348,7 @@ class CommandDriver:
     private_dir: Path
     ledger_path: Path
     clock: Clock = field(default_factory=SystemClock)
-    grace_seconds: float = DEFAULT_GRACE_SECONDS
+    grace_seconds: float = worker_stream.GRACE_SECONDS
     still_running_every: float = DEFAULT_STILL_RUNNING_SECONDS
     after_result_seconds: float = AFTER_RESULT_SECONDS
     repository: Path = REPOSITORY

@@ -35,6 +35,38 @@ with open(sys.argv[2], "w") as pids:
 time.sleep(600)
 """
 
+# A grandchild in a session of its own (start_new_session: setsid before its exec), its pid written
+# once it exists; the probe then completes the handshake and stays, or exits at once.
+LEAVES_A_SETSID_GRANDCHILD = """\
+import json, os, subprocess, sys, time
+stray = subprocess.Popen(["sleep", "301"], start_new_session=True)
+with open(sys.argv[2] + ".tmp", "w") as pids:
+    pids.write(str(stray.pid))
+os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+if sys.argv[3] == "exits":
+    sys.exit(0)
+from shell.demo.worker import McpClient
+with open(sys.argv[1]) as config:
+    (server,) = json.load(config)["mcpServers"].values()
+client = McpClient([server["command"], *server["args"]], {**os.environ, **server["env"]})
+time.sleep(600)
+"""
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def our_sleep(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes() == b"sleep\x00301\x00"
+    except OSError:
+        return False
+
 
 @pytest.fixture(scope="module")
 def standin() -> Any:
@@ -145,3 +177,27 @@ def test_a_probe_token_opens_no_ledger_marks_the_handshake_and_refuses_every_too
         assert server.wait(timeout=30) == 0
     assert not ledger.exists()
     assert oct(marker.stat().st_mode & 0o777) == "0o600"
+
+
+@pytest.mark.parametrize("then", ["stays", "exits"])
+def test_a_grandchild_the_probe_started_in_a_session_of_its_own_is_ended_and_named(
+    standin: StandIn, tmp_path: Path, then: str
+) -> None:
+    tmp_path.chmod(0o700)
+    script, pids = tmp_path / "strays.py", tmp_path / "pids"
+    script.write_text(LEAVES_A_SETSID_GRANDCHILD)
+    worker = ["env", f"PYTHONPATH={REPOSITORY}", sys.executable, str(script), "{mcp_config}", str(pids), then]
+    state = configure_connector(standin, tmp_path, worker=worker)
+    try:
+        code, checks, took = deep(state, "--deep-seconds", "60")
+        grandchild = int(pids.read_text())
+        assert not alive(grandchild), "the probe's grandchild, in a session of its own, outlived doctor --deep"
+        handshake = checks["worker handshake"]
+        assert handshake["detail"].endswith(
+            "it left 1 process outside its group (a session of its own), found and ended too"
+        ), handshake
+        assert (code, handshake["status"]) == ((0, "warning") if then == "stays" else (1, "failing"))
+        assert took < 30
+    finally:
+        if pids.exists() and alive(int(pids.read_text())) and our_sleep(int(pids.read_text())):
+            os.kill(int(pids.read_text()), 9)  # the test's own grandchild, if doctor left it

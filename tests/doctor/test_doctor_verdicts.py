@@ -132,6 +132,25 @@ def test_the_handshake_is_ok_only_when_it_completed() -> None:
     assert handshake_check(Handshake(False, 0.0, spawn_failed="ENOENT")).status == CheckStatus.failing
 
 
+def test_a_worker_that_left_processes_outside_its_group_is_named_and_warned_of() -> None:
+    left = handshake_check(Handshake(True, 1.25, signals=("SIGTERM",), strays=2))
+    assert left.status == CheckStatus.warning
+    assert left.detail == (
+        "completed the MCP handshake with bin/connect mcp in 1.2 s; its process group ended (SIGTERM); it"
+        " left 2 processes outside its group (a session of its own), found and ended too"
+    )
+    assert "no setsid" in left.advice
+    kept = handshake_check(Handshake(True, 1.0, strays=1, strays_survived=True))
+    assert (kept.status, kept.detail.endswith("processes it started outside its group outlived SIGKILL")) == (
+        CheckStatus.warning, True,
+    )  # fmt: skip
+    exited = handshake_check(Handshake(False, 0.4, ended="exited 0", strays=1))
+    assert (exited.status, exited.detail) == (
+        CheckStatus.failing, "the worker exited 0 before completing the MCP handshake; it left 1 process outside"
+        " its group (a session of its own), found and ended too",
+    )  # fmt: skip
+
+
 def test_the_ledger_absent_is_ok_behind_a_warning_and_damaged_or_too_new_fails() -> None:
     assert ledger_check("/l", LedgerFacts(exists=False)).status == CheckStatus.ok
     current = ledger_check("/l", LedgerFacts(True, version=13, expected=13))

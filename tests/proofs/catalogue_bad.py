@@ -123,8 +123,8 @@ BAD = [
     ),
     rule(
         "streams: what an encoding cannot hold is escaped as JSON's own escape, never a traceback",
-        "sys.stdout = _Stdout(*_unwrapped(sys.stdout, 1), errors=ESCAPE,",
-        'sys.stdout = _Stdout(*_unwrapped(sys.stdout, 1), errors="backslashreplace",',
+        "sys.stdout = _Stdout(*_unwrapped(sys.stdout, 1, spooled), errors=ESCAPE,",
+        'sys.stdout = _Stdout(*_unwrapped(sys.stdout, 1, spooled), errors="backslashreplace",',
         "test_an_ascii_only_stdout_escapes_what_it_cannot_hold",
     ),
     rule(

@@ -153,4 +153,47 @@ DOCTOR: list[Mutation] = [
         'PROBE_PREFIX = "doctor-probe-"\n',
         "test_no_task_token_is_ever_a_probe_token",
     ),
+    rule(
+        "doctor --deep ends what its probe left outside its group, grandchildren included",
+        '            strays, strays_survived = processes.end_marked_descendants("=".join(mark), GRACE_SECONDS, clock)\n',
+        "            strays, strays_survived = 0, False\n",
+        "test_a_grandchild_the_probe_started_in_a_session_of_its_own_is_ended_and_named",
+    ),
+    rule(
+        "doctor --deep is its probe's subreaper: an orphaned grandchild stays its descendant, to be found",
+        '    with tempfile.TemporaryDirectory(prefix="connector-doctor-") as scratch, processes.subreaper():\n',
+        '    with tempfile.TemporaryDirectory(prefix="connector-doctor-") as scratch:\n',
+        "test_a_grandchild_the_probe_started_in_a_session_of_its_own_is_ended_and_named",
+    ),
+    rule(
+        "doctor --deep's probe carries the mark its descendants are found by",
+        "    command = replace(command, env=(*command.env, mark))\n",
+        "",
+        "test_a_grandchild_the_probe_started_in_a_session_of_its_own_is_ended_and_named",
+    ),
+    rule(
+        "a marked descendants' sweep signals only descendants carrying the mark",
+        "            if pid not in found and _marked(pid, mark.encode()):\n",
+        "            if pid not in found:\n",
+        "test_only_the_descendants_carrying_the_mark_are_ended_and_reaped",
+    ),
+    rule(
+        "a marked descendants' sweep kills after the grace what ignored SIGTERM",
+        "        number = signal.SIGKILL if now >= kill_at else signal.SIGTERM\n",
+        "        number = signal.SIGTERM\n",
+        "test_a_marked_descendant_that_ignores_sigterm_is_killed_after_the_grace",
+    ),
+    rule(
+        "a marked descendants' sweep reaps what was reparented to it",
+        "            with contextlib.suppress(ChildProcessError):\n                os.waitpid(pid, os.WNOHANG)\n",
+        "            pass\n",
+        "test_only_the_descendants_carrying_the_mark_are_ended_and_reaped",
+    ),
+    rule(
+        "doctor: a worker that left processes outside its group is named and warned of",
+        "    if facts.strays:\n        return _warning(",
+        "    if False:\n        return _warning(",
+        "test_a_worker_that_left_processes_outside_its_group_is_named_and_warned_of",
+        "test_a_grandchild_the_probe_started_in_a_session_of_its_own_is_ended_and_named",
+    ),
 ]

@@ -24,7 +24,7 @@ from core.worker_stream import Exited, Signaled, StopRequest
 from shell import processes
 from shell.clock import FakeClock, SystemClock
 from shell.processes import Termination, terminate_group
-from shell.worker.driver import supervise
+from shell.worker.driver import Shutdown, supervise
 from tests.worker.support import Attempt, group_alive, live, wait_for
 
 pytestmark = pytest.mark.slow
@@ -252,6 +252,48 @@ def test_shutdown_stops_the_worker_and_is_named_shutdown(attempt: Attempt) -> No
     assert supervision.stop_reason == StopReason.shutdown
     assert supervision.signals == ("SIGTERM",)
     assert not group_alive(running.pgid)
+
+
+def test_a_shutdown_that_asks_for_a_shorter_grace_kills_a_worker_ignoring_sigterm_within_it(
+    attempt: Attempt,
+) -> None:
+    running = attempt.python(IGNORES_SIGTERM)
+    ready(attempt.work_dir)
+    stop = Shutdown()
+    stop.begin(0.3)
+    began = time.monotonic()
+    supervision = supervise(running, deadline_at=now_plus(3600), stop_event=stop, clock=SystemClock(),
+                            grace_seconds=30.0, poll_seconds=0.01)  # fmt: skip
+    assert time.monotonic() - began < 5, "the driver's own 30 s grace, not the shutdown's"
+    assert supervision.stop_reason == StopReason.shutdown
+    assert supervision.signals == ("SIGTERM", "SIGKILL")
+    assert not group_alive(running.pgid)
+
+
+def test_a_shutdown_that_begins_during_the_deadlines_grace_cuts_it_short(attempt: Attempt) -> None:
+    running = attempt.python(IGNORES_SIGTERM)
+    ready(attempt.work_dir)
+    stop = Shutdown()
+    threading.Timer(0.5, stop.begin, args=(0.3,)).start()  # the deadline's SIGTERM went 0.5 s before
+    began = time.monotonic()
+    supervision = supervise(running, deadline_at=now_plus(0), stop_event=stop, clock=SystemClock(),
+                            grace_seconds=30.0, poll_seconds=0.01)  # fmt: skip
+    assert time.monotonic() - began < 5, "the deadline's 30 s grace ran on past the shutdown's"
+    assert supervision.stop_reason == StopReason.deadline
+    assert supervision.signals == ("SIGTERM", "SIGKILL")
+    assert not group_alive(running.pgid)
+
+
+def test_a_shutdown_never_lengthens_the_drivers_grace(attempt: Attempt) -> None:
+    running = attempt.python(IGNORES_SIGTERM)
+    ready(attempt.work_dir)
+    stop = Shutdown()
+    stop.begin(30.0)
+    began = time.monotonic()
+    supervision = supervise(running, deadline_at=now_plus(3600), stop_event=stop, clock=SystemClock(),
+                            grace_seconds=GRACE, poll_seconds=0.01)  # fmt: skip
+    assert time.monotonic() - began < 5
+    assert supervision.signals == ("SIGTERM", "SIGKILL")
 
 
 # -- still running --------------------------------------------------------------------------------
