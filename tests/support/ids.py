@@ -51,7 +51,3 @@ def nth_task(n: int) -> int:
 def nth_intent(n: int) -> int:
     """The id of the ``n``-th outbox intent a test ledger writes."""
     return INTENTS_FROM + n - 1
-
-
-def nth_decision(n: int) -> int:
-    return DECISIONS_FROM + n - 1
