@@ -2,6 +2,8 @@
 ledger world's transitions. A folder's own conftest overrides any of them (the ledger tests
 copy a migrated template; the process tests keep real time for their children).
 
+The ledger's ids are set apart (``tests.support.ids``).
+
 Every test gets a machine-wide pair-lock directory of its own (``shell.state.pair_lock.runtime_directory``):
 the stand-in's ids are the same in every test and every worktree on this machine, and one test's
 connector must not be refused for another's.
@@ -18,6 +20,7 @@ import pytest
 from shell.clock import FakeClock
 from shell.ledger.connection import Ledger, open_ledger
 from shell.state.pair_lock import RUNTIME_ENV
+from tests.support.ids import set_apart
 from tests.support.ledger_world import LedgerWorld
 
 
@@ -48,7 +51,7 @@ def ledger_path(tmp_path: Path) -> Path:
 @pytest.fixture
 def ledger(ledger_path: Path, clock: FakeClock) -> Iterator[Ledger]:
     with open_ledger(ledger_path, clock=clock) as opened:
-        yield opened
+        yield set_apart(opened)
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from shell.basecamp.standin.server import StandIn
 from shell.clock import FakeClock
 from shell.ledger.connection import Ledger, open_ledger
 from tests.admission.scene import Scene
+from tests.support.ids import set_apart
 
 
 @pytest.fixture
@@ -34,7 +35,7 @@ def clock() -> FakeClock:
 def ledger(tmp_path: Path, clock: FakeClock) -> Iterator[Ledger]:
     os.chmod(tmp_path, 0o700)
     with open_ledger(tmp_path / "connector.db", clock=clock) as opened:
-        yield opened
+        yield set_apart(opened)
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from shell.ledger.connection import Ledger
 from shell.ledger.decisions import Decided, UnknownEvent
 from shell.ledger.rules import MoveRefused
 from shell.ledger.worker_calls import DispatchLedger
+from tests.support.ids import nth_intent
 from tests.support.ledger_world import PROJECT, LedgerWorld
 
 EVENT = 501
@@ -162,8 +163,8 @@ def test_a_discard_cancels_the_pending_guard_and_says_who(world: LedgerWorld) ->
     world.request(EVENT)
     decided = decide(world.ledger, EVENT, Action.discard, BY, world.ledger.clock.now()).unwrap()
     assert record(world.ledger) == ("discarded", "by_operator", False)
-    assert world.outbox() == [(1, "guard_ack", "canceled", DISCARDED_BY_PERSON)]
-    assert decided.canceled_intents == (1,)
+    assert world.outbox() == [(nth_intent(1), "guard_ack", "canceled", DISCARDED_BY_PERSON)]
+    assert decided.canceled_intents == (nth_intent(1),)
     assert decisions_of(world.ledger) == [("discard", EVENT, BY, "admitted", "", "discarded")]
     again = decide(world.ledger, EVENT, Action.discard, "local:bo", world.ledger.clock.now()).failure()
     assert again.already
@@ -187,7 +188,7 @@ def test_a_discard_cancels_a_blocked_records_holding_reply(world: LedgerWorld) -
     world.seen(EVENT)
     world.verdict(EVENT, "blocked", "no_route")
     decide(world.ledger, EVENT, Action.discard, BY, world.ledger.clock.now()).unwrap()
-    assert world.outbox() == [(1, "holding_reply", "canceled", DISCARDED_BY_PERSON)]
+    assert world.outbox() == [(nth_intent(1), "holding_reply", "canceled", DISCARDED_BY_PERSON)]
 
 
 def test_a_discard_of_an_unknown_outcome_cancels_its_pending_completion_notice(world: LedgerWorld) -> None:
@@ -207,8 +208,8 @@ def test_a_notice_already_being_sent_is_reported_not_touched(world: LedgerWorld)
     with world.ledger.write() as connection:
         connection.execute("UPDATE outbox SET state = 'sending', sending_at = ?", (world.now(),))
     decided = decide(world.ledger, EVENT, Action.discard, BY, world.ledger.clock.now()).unwrap()
-    assert (decided.canceled_intents, decided.sending_intents) == ((), (1,))
-    assert world.outbox() == [(1, "holding_reply", "sending", "")]
+    assert (decided.canceled_intents, decided.sending_intents) == ((), (nth_intent(1),))
+    assert world.outbox() == [(nth_intent(1), "holding_reply", "sending", "")]
 
 
 def test_a_completion_notice_naming_another_live_record_stays(world: LedgerWorld) -> None:

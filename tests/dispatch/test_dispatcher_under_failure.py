@@ -13,6 +13,7 @@ import pytest
 from shell.dispatcher import Dispatcher, DispatchOptions
 from shell.ledger import tasks
 from shell.ledger.connection import Ledger
+from tests.support.ids import nth_task
 from tests.support.ledger_world import PROJECT, LedgerWorld
 from tests.support.pretend_workers import AlwaysGone, RecordingDriver, wait_until_or_timeout
 
@@ -30,12 +31,12 @@ def test_a_spawned_worker_is_never_left_unsupervised_when_the_ledger_fails(
     dispatcher = Dispatcher(ledger, {PROJECT: Path("/srv/project")}, driver, AlwaysGone())
     assert len(dispatcher.tick()) == 1
     wait_until_or_timeout(lambda: dispatcher.running == 0)
-    assert driver.spawned == [1]
+    assert driver.spawned == [nth_task(1)]
     # The connector carried on: its slot is free, stop() has nothing to stop and says all settled.
     assert dispatcher.stop(timeout=1) is True
     # The rule: a worker process that exists is supervised to its end (deadline, shutdown), or the
     # connector stops. Here it was neither supervised nor ended.
-    assert driver.supervised == [50_001]
+    assert driver.supervised == [50_000 + nth_task(1)]
 
 
 class _RoutesThatStopMidTick(Mapping[int, Path]):

@@ -12,6 +12,7 @@ import pytest
 from shell.clock import FakeClock
 from shell.ledger.connection import Ledger, open_ledger
 from tests.dispatch_tools.world import DispatchWorld
+from tests.support.ids import set_apart
 
 
 @pytest.fixture(scope="session")
@@ -20,7 +21,7 @@ def migrated_ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("dispatch-template")
     os.chmod(directory, 0o700)
     template = directory / "template.db"
-    open_ledger(template, clock=FakeClock()).close()
+    set_apart(open_ledger(template, clock=FakeClock())).close()
     return template
 
 

@@ -25,6 +25,7 @@ from shell.ledger import deliveries, snapshots
 from shell.ledger import outbox as ledger_outbox
 from shell.ledger.connection import Ledger
 from shell.ledger.worker_calls import DispatchLedger
+from tests.support.ids import ATTEMPTS_FROM
 
 PROJECT = 2_085_958_504
 AGENT = 1_049_715_999
@@ -65,7 +66,7 @@ class Task:
 class DispatchWorld:
     ledger: Ledger
     guard_delay: timedelta = GUARD_DELAY
-    _attempts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    _attempts: itertools.count[int] = field(default_factory=lambda: itertools.count(ATTEMPTS_FROM))
 
     def now(self) -> str:
         return format_timestamp(self.ledger.clock.now())

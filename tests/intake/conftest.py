@@ -14,6 +14,7 @@ from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock
 from shell.intake.poll_lane import FeedReader, Intake
 from shell.ledger.connection import Ledger, open_ledger
+from tests.support.ids import set_apart
 
 MakeIntake = Callable[..., Intake]
 
@@ -33,7 +34,7 @@ def ledger_path(tmp_path: Path) -> Path:
 @pytest.fixture
 def ledger(ledger_path: Path) -> Iterator[Ledger]:
     with open_ledger(ledger_path) as opened:
-        yield opened
+        yield set_apart(opened)
 
 
 @pytest.fixture

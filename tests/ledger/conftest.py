@@ -19,6 +19,7 @@ import pytest
 
 from shell.clock import FakeClock
 from shell.ledger.connection import Ledger, open_ledger
+from tests.support.ids import set_apart
 
 STAMP = "2026-11-29T12:00:00.000000000Z"
 _tokens = itertools.count(1)
@@ -82,7 +83,7 @@ def migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("template")
     os.chmod(directory, 0o700)
     template = directory / "template.db"
-    open_ledger(template, clock=FakeClock()).close()
+    set_apart(open_ledger(template, clock=FakeClock())).close()
     return template
 
 

@@ -22,6 +22,7 @@ from shell.ledger.connection import MIGRATIONS, SCHEMA_VERSION, Ledger, open_led
 from tests.ledger.conftest import insert_row
 from tests.ledger.test_ledger_dispatch_lifecycle import EVERY_PAIR, TABLES, Rows
 from tests.support.frozen_ledger import FROZEN_VERSION, build, open_frozen
+from tests.support.ids import set_apart
 
 STAMP = "2026-11-29T12:00:00.000000000Z"
 Outcome = tuple[bool, Any]
@@ -41,7 +42,7 @@ def frozen(ledger_directory: Path, frozen_template: Path) -> Iterator[Ledger]:
     path = ledger_directory / "frozen.db"
     shutil.copyfile(frozen_template, path)
     with open_frozen(path) as opened:
-        yield opened
+        yield set_apart(opened)
 
 
 def test_the_frozen_schema_is_main_s_last() -> None:
@@ -166,6 +167,10 @@ def test_every_attempt_pair_with_every_stop_reason_has_main_s_outcome(ledger: Le
     assert _attempt_outcomes(ledger) == _attempt_outcomes(frozen)
 
 
+def _last_task(connection: sqlite3.Connection) -> int:
+    return int(connection.execute("SELECT max(id) FROM tasks").fetchone()[0])
+
+
 def _vocabulary_writes(table: str, column: str) -> tuple[Callable[[sqlite3.Connection, int, str], object], str]:
     """How to insert a row of ``table`` whose ``column`` is a value, and the rows it needs first."""
     if table == "live_lane":
@@ -177,7 +182,7 @@ def _vocabulary_writes(table: str, column: str) -> tuple[Callable[[sqlite3.Conne
             "INSERT INTO losses (cause, after_id, cursor, state, recorded_at, due_at, window_ends_at)"
             " VALUES ('overflow', 0, 0, ?, ?, ?, ?)", (value, STAMP, STAMP, STAMP)), "")
     if table == "task_events":
-        return (lambda c, n, value: insert_row(c, "task_events", task_id=1, event_id=n, **{column: value}),
+        return (lambda c, n, value: insert_row(c, "task_events", task_id=_last_task(c), event_id=n, **{column: value}),
                 "events")
     if table == "attempts":
         return (lambda c, n, value: insert_row(

@@ -35,6 +35,7 @@ from shell.ledger.connection import Ledger
 from shell.ledger.rules import MoveRefused, asked
 from shell.outbox import Outbox
 from tests.support.fake_basecamp import AGENT_ID, FakeBasecamp
+from tests.support.ids import nth_intent
 from tests.support.ledger_world import LedgerWorld
 
 
@@ -55,12 +56,12 @@ def test_an_illegal_intent_move_is_refused_by_core_before_sql(
     world.request(1)
     clock.advance(31)
     Outbox(ledger, FakeBasecamp(clock), AGENT_ID).flush()
-    assert world.state_of(1) == "sent"
+    assert world.state_of(nth_intent(1)) == "sent"
     with ledger.write() as connection, _statements(connection) as ran:
         with pytest.raises(MoveRefused, match="never moves from sent to canceled"):
             rows.cancel(connection, 1, IntentState.sent, "a mistake", clock.now())
         assert not [statement for statement in ran if statement.lstrip().upper().startswith("UPDATE")]
-    assert world.state_of(1) == "sent"
+    assert world.state_of(nth_intent(1)) == "sent"
 
 
 def test_the_dispatcher_may_not_discard_a_record_core_refuses_before_sql(

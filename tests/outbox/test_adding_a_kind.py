@@ -68,6 +68,7 @@ FLOW = '''"""The new kind's one real flow, in the copy."""
 from core.intent_kinds import IntentKind
 from shell.outbox import Outbox, SendResult
 from tests.support.fake_basecamp import FakeBasecamp
+from tests.support.ids import nth_intent
 from tests.support.ledger_world import LedgerWorld, comment_on
 
 
@@ -77,7 +78,7 @@ def test_the_new_kind_is_written_claimed_posted_once_and_receipted(
     world.seen(7)
     world.verdict(7, "queued")
     assert [row for row in world.outbox() if row[1] == IntentKind.queued_notice] == [
-        (2, "queued_notice", "pending", "")
+        (nth_intent(2), "queued_notice", "pending", "")
     ]
     assert outbox.flush().results == [SendResult.sent, SendResult.nothing_due]
     assert outbox.flush().results == [SendResult.nothing_due]
@@ -85,7 +86,7 @@ def test_the_new_kind_is_written_claimed_posted_once_and_receipted(
     assert message.text.startswith("Queued: event 7 waits for a worker.")
     assert basecamp.post_count() == 1
     assert [row for row in world.outbox() if row[1] == IntentKind.queued_notice] == [
-        (2, "queued_notice", "sent", "")
+        (nth_intent(2), "queued_notice", "sent", "")
     ]
     with world.ledger.read() as connection:
         receipt = connection.execute("SELECT receipt_id FROM outbox WHERE kind = 'queued_notice'").fetchone()

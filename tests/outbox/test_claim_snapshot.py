@@ -10,6 +10,7 @@ from shell.clock import FakeClock
 from shell.ledger.outbox import claim_snapshot, next_due
 from shell.outbox import Outbox, SendResult
 from tests.support.fake_basecamp import FakeBasecamp
+from tests.support.ids import nth_intent
 from tests.support.ledger_world import LedgerWorld
 
 
@@ -38,7 +39,7 @@ def test_a_guard_whose_event_a_worker_acknowledged_is_canceled_at_claim(
     _acknowledged(world, world.task(101), 101)
     clock.advance(31)
     assert outbox.flush().results[0] is SendResult.canceled
-    assert world.outbox() == [(1, "guard_ack", "canceled", notes.NO_LONGER_CALLED_FOR)]
+    assert world.outbox() == [(nth_intent(1), "guard_ack", "canceled", notes.NO_LONGER_CALLED_FOR)]
     assert basecamp.post_count() == 0
 
 

@@ -9,6 +9,7 @@ from shell.connector import StartParts, settle_previous
 from shell.ledger.connection import Ledger
 from shell.outbox import Outbox, SendResult
 from tests.support.fake_basecamp import AGENT_ID, SOMEONE_ELSE, FakeBasecamp, Listing, Post
+from tests.support.ids import nth_intent
 from tests.support.ledger_world import LedgerWorld, boost_on
 
 
@@ -36,7 +37,7 @@ def test_a_landed_request_whose_answer_was_lost_is_adopted_without_posting(
     clock.advance(61)
     outbox.run_once()
     (message,) = basecamp.messages_at(boost_on(101))
-    assert world.outbox() == [(1, "guard_ack", "sent", notes.ADOPTED)]
+    assert world.outbox() == [(nth_intent(1), "guard_ack", "sent", notes.ADOPTED)]
     with world.ledger.read() as connection:
         assert connection.execute("SELECT receipt_id FROM outbox").fetchone() == (message.id,)
     assert basecamp.post_count() == 1
@@ -48,7 +49,7 @@ def test_a_request_that_never_landed_is_indeterminate_not_resent(
     lose_the_answer(world, outbox, basecamp, clock, landed=False)
     clock.advance(61)
     outbox.run_once()
-    assert world.outbox() == [(1, "guard_ack", "indeterminate", notes.matching_messages(0))]
+    assert world.outbox() == [(nth_intent(1), "guard_ack", "indeterminate", notes.matching_messages(0))]
     assert basecamp.post_count() == 1
 
 
@@ -59,7 +60,7 @@ def test_two_matching_messages_are_indeterminate(
     basecamp.seed(boost_on(101), "👀 received")
     clock.advance(61)
     outbox.run_once()
-    assert world.outbox() == [(1, "guard_ack", "indeterminate", notes.matching_messages(2))]
+    assert world.outbox() == [(nth_intent(1), "guard_ack", "indeterminate", notes.matching_messages(2))]
 
 
 def test_someone_else_quoting_the_agent_is_not_a_candidate(
@@ -69,7 +70,7 @@ def test_someone_else_quoting_the_agent_is_not_a_candidate(
     basecamp.seed(boost_on(101), "👀 received", creator_id=SOMEONE_ELSE)
     clock.advance(61)
     outbox.run_once()
-    assert world.state_of(1) == "sent"
+    assert world.state_of(nth_intent(1)) == "sent"
 
 
 def test_reconciliation_passes_over_a_match_another_intent_owns(
@@ -83,8 +84,8 @@ def test_reconciliation_passes_over_a_match_another_intent_owns(
     clock.advance(61)
     outbox.run_once()
     assert world.outbox() == [
-        (1, "guard_ack", "sent", ""),
-        (2, "guard_ack", "indeterminate", notes.matching_messages(0)),
+        (nth_intent(1), "guard_ack", "sent", ""),
+        (nth_intent(2), "guard_ack", "indeterminate", notes.matching_messages(0)),
     ]
 
 
@@ -98,7 +99,7 @@ def test_a_pending_rival_that_could_claim_the_same_message_makes_it_indeterminat
     world.request(102, recording_id=555)  # its guard is pending
     clock.advance(61)
     outbox.reconcile()  # listing only: the rival stays pending
-    assert world.outbox()[0] == (1, "guard_ack", "indeterminate", notes.rival_could_claim(2))
+    assert world.outbox()[0] == (nth_intent(1), "guard_ack", "indeterminate", notes.rival_could_claim(nth_intent(2)))
 
 
 def test_indeterminate_and_abandoned_rivals_block_adoption(
@@ -143,7 +144,7 @@ def test_a_workers_own_acknowledgement_is_never_adopted(
     world.ack(task_id, 101, worker_boost)
     clock.advance(61)
     outbox.run_once()
-    assert world.outbox() == [(1, "guard_ack", "indeterminate", notes.matching_messages(0))]
+    assert world.outbox() == [(nth_intent(1), "guard_ack", "indeterminate", notes.matching_messages(0))]
 
 
 def test_a_workers_message_is_matched_by_kind(
@@ -156,7 +157,7 @@ def test_a_workers_message_is_matched_by_kind(
         connection.execute("UPDATE task_events SET reply_id = ? WHERE task_id = ?", (boost.id, task_id))
     clock.advance(61)
     outbox.run_once()
-    assert world.state_of(1) == "sent"
+    assert world.state_of(nth_intent(1)) == "sent"
 
 
 def test_a_failed_listing_settles_nothing_and_backs_off_doubling_until_it_gives_up(
@@ -192,7 +193,7 @@ def test_an_unlistable_destination_is_indeterminate_at_once(
     basecamp.listings = [Listing.unlistable]
     clock.advance(61)
     outbox.reconcile()
-    assert world.outbox() == [(1, "guard_ack", "indeterminate", notes.UNLISTABLE)]
+    assert world.outbox() == [(nth_intent(1), "guard_ack", "indeterminate", notes.UNLISTABLE)]
 
 
 def test_a_running_outbox_sends_a_batch_then_lists_at_most_one_destination(
@@ -236,5 +237,5 @@ def test_a_restart_leaves_a_young_sending_intent_its_minute_to_land(
     clock.advance(51)
     restarted.run_once()
     assert basecamp.list_count() == 1
-    assert world.outbox() == [(1, "guard_ack", "indeterminate", notes.matching_messages(0))]
+    assert world.outbox() == [(nth_intent(1), "guard_ack", "indeterminate", notes.matching_messages(0))]
     assert basecamp.post_count() == 0

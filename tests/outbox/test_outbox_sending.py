@@ -15,6 +15,7 @@ from shell.ledger.connection import Ledger, open_ledger
 from shell.ledger.resolution import resolve_intent
 from shell.outbox import Outbox, OutboxLedgerError, OutboxOptions, SendResult
 from tests.support.fake_basecamp import AGENT_ID, FakeBasecamp, Post
+from tests.support.ids import nth_intent
 from tests.support.ledger_world import LedgerWorld, boost_on
 
 
@@ -26,7 +27,7 @@ def test_a_due_guard_is_claimed_posted_once_and_receipted(
     assert outbox.flush().results == [SendResult.sent, SendResult.nothing_due]
     (message,) = basecamp.messages_at(boost_on(101))
     assert message.text == "👀 received"
-    assert world.outbox() == [(1, "guard_ack", "sent", "")]
+    assert world.outbox() == [(nth_intent(1), "guard_ack", "sent", "")]
     with world.ledger.read() as connection:
         assert connection.execute("SELECT receipt_id FROM outbox").fetchone() == (message.id,)
 
@@ -84,7 +85,7 @@ def test_a_refused_request_is_canceled_with_the_note_and_never_listed(
     clock.advance(31)
     basecamp.posts = [Post.refuse]
     assert outbox.flush().results[0] is SendResult.refused
-    assert world.outbox() == [(1, "guard_ack", "canceled", notes.REFUSED_NOTE)]
+    assert world.outbox() == [(nth_intent(1), "guard_ack", "canceled", notes.REFUSED_NOTE)]
     clock.advance(3600)
     outbox.run_once()
     assert (basecamp.post_count(), basecamp.list_count()) == (1, 0)
@@ -116,7 +117,7 @@ def test_an_uncertain_post_is_never_posted_again(
     settle_previous(StartParts(restarted), clock.monotonic() + 60)
     restarted.run_once()
     assert basecamp.post_count() == 1
-    assert world.outbox() == [(1, "guard_ack", "indeterminate", notes.matching_messages(0))]
+    assert world.outbox() == [(nth_intent(1), "guard_ack", "indeterminate", notes.matching_messages(0))]
 
 
 def test_a_failed_post_is_given_its_minute_from_the_failure_not_the_claim(
@@ -134,7 +135,7 @@ def test_a_failed_post_is_given_its_minute_from_the_failure_not_the_claim(
     clock.advance(31)
     outbox.run_once()
     assert basecamp.list_count() == 1
-    assert world.state_of(1) == "sent"
+    assert world.state_of(nth_intent(1)) == "sent"
 
 
 def test_one_flush_never_claims_an_intent_twice_even_after_a_resend_mid_flush(
@@ -148,12 +149,12 @@ def test_one_flush_never_claims_an_intent_twice_even_after_a_resend_mid_flush(
     def a_person_resends_the_first(destination: Destination, body: str) -> None:
         if destination == boost_on(102):
             with ledger.write() as connection:
-                connection.execute("UPDATE outbox SET state = 'pending', sending_at = NULL WHERE id = 1")
+                connection.execute("UPDATE outbox SET state = 'pending', sending_at = NULL WHERE id = ?", (nth_intent(1),))
 
     basecamp.before_post = a_person_resends_the_first
     outbox.flush()
     assert basecamp.post_count() == 2, "the resent intent waits for the next flush"
-    assert world.state_of(1) == "pending"
+    assert world.state_of(nth_intent(1)) == "pending"
     outbox.flush()
     assert basecamp.post_count() == 3
 
@@ -188,11 +189,11 @@ def test_the_hold_pauses_sending_and_reconciliation_goes_on(
     summary = outbox.run_once()
     assert summary.results == [SendResult.held]
     assert basecamp.post_count() == 1
-    assert world.state_of(1) == "sent", "the held connector still adopted what it had sent"
-    assert world.state_of(2) == "pending"
+    assert world.state_of(nth_intent(1)) == "sent", "the held connector still adopted what it had sent"
+    assert world.state_of(nth_intent(2)) == "pending"
     world.release()
     outbox.run_once()
-    assert world.state_of(2) == "sent"
+    assert world.state_of(nth_intent(2)) == "sent"
 
 
 def test_get_dispatch_cancels_the_pending_guard_in_its_own_transaction(
@@ -202,7 +203,7 @@ def test_get_dispatch_cancels_the_pending_guard_in_its_own_transaction(
     task_id = world.task(101)
     clock.advance(20)
     assert world.get_dispatch(task_id, 101) == "canceled"
-    assert world.outbox() == [(1, "guard_ack", "canceled", notes.CANCELED_BY_GET_DISPATCH)]
+    assert world.outbox() == [(nth_intent(1), "guard_ack", "canceled", notes.CANCELED_BY_GET_DISPATCH)]
     clock.advance(60)
     outbox.run_once()
     assert basecamp.post_count() == 0
@@ -216,7 +217,7 @@ def test_a_guard_no_longer_called_for_is_canceled_at_claim(
         connection.execute("UPDATE events SET state = 'discarded', reason = 'by_operator' WHERE id = 101")
     clock.advance(31)
     assert outbox.flush().results[0] is SendResult.canceled
-    assert world.outbox() == [(1, "guard_ack", "canceled", notes.NO_LONGER_CALLED_FOR)]
+    assert world.outbox() == [(nth_intent(1), "guard_ack", "canceled", notes.NO_LONGER_CALLED_FOR)]
     assert basecamp.post_count() == 0
 
 
@@ -228,7 +229,7 @@ def test_a_holding_reply_stands_down_when_the_route_arrives(
     world.verdict(101, "admitted")  # the route arrived before the reply went out
     outbox.flush()
     holding = [row for row in world.outbox() if row[1] == "holding_reply"]
-    assert holding == [(1, "holding_reply", "canceled", notes.NO_LONGER_CALLED_FOR)]
+    assert holding == [(nth_intent(1), "holding_reply", "canceled", notes.NO_LONGER_CALLED_FOR)]
     assert basecamp.post_count() == 0
 
 
@@ -258,7 +259,7 @@ def test_a_still_running_notice_is_never_posted_after_its_attempt_ended(
     world.end_attempt(attempt_id, "finished")
     outbox.flush()
     still = [row for row in world.outbox() if row[1] == "still_running"]
-    assert still == [(2, "still_running", "canceled", notes.ATTEMPT_ENDED)]
+    assert still == [(nth_intent(2), "still_running", "canceled", notes.ATTEMPT_ENDED)]
     assert basecamp.post_count() == 0
 
 
@@ -287,7 +288,7 @@ def test_while_a_429_wait_runs_nothing_is_claimed(
     clock.advance(31)
     basecamp.posts = [Post.rate_limited]
     assert outbox.flush().results == [SendResult.retry, SendResult.waiting]
-    assert world.state_of(2) == "pending"
+    assert world.state_of(nth_intent(2)) == "pending"
     clock.advance(30)
     assert outbox.flush().count(SendResult.sent) == 2, "the rate-limited one is due again after Retry-After"
 
@@ -298,7 +299,7 @@ def test_a_flush_claims_nothing_with_under_five_seconds_left(
     world.request(101)
     clock.advance(31)
     assert outbox.flush(deadline=clock.monotonic() + 4.9).results == [SendResult.no_time]
-    assert world.state_of(1) == "pending"
+    assert world.state_of(nth_intent(1)) == "pending"
     assert outbox.flush(deadline=clock.monotonic() + 5.0).count(SendResult.sent) == 1
 
 
@@ -386,7 +387,7 @@ def test_a_request_that_never_reached_basecamp_goes_back_to_pending_and_is_sent_
     clock.advance(3600)
     outbox.run_once()
     outbox.run_once()
-    assert world.outbox() == [(1, "guard_ack", "sent", "")]
+    assert world.outbox() == [(nth_intent(1), "guard_ack", "sent", "")]
     assert len(basecamp.messages_at(boost_on(101))) == 1
     assert basecamp.list_count() == 0, "nothing was created, so nothing is listed"
 
@@ -403,7 +404,7 @@ def test_a_retried_guard_still_goes_through_the_claim_check(
     world.ack(task_id, 101, ack_id=5_000_001)  # what a worker told guard_acknowledged cannot post
     clock.advance(3600)
     outbox.run_once()
-    assert world.outbox() == [(1, "guard_ack", "sent", "")], "the rows it fired are its own, not a cancel"
+    assert world.outbox() == [(nth_intent(1), "guard_ack", "sent", "")], "the rows it fired are its own, not a cancel"
     assert len(basecamp.messages_at(boost_on(101))) == 1
 
 
@@ -413,10 +414,10 @@ def tried_until_given_up(world: LedgerWorld, outbox: Outbox, basecamp: FakeBasec
     for _ in range(100):
         basecamp.posts = [Post.not_connected]
         outbox.flush()
-        if world.state_of(1) != "pending":
+        if world.state_of(nth_intent(1)) != "pending":
             return
         with world.ledger.read() as connection:
-            found = rows.intent(connection, 1)
+            found = rows.intent(connection, nth_intent(1))
         assert found is not None
         clock.advance(max((found.not_before - clock.now()).total_seconds(), 0.0))
     raise AssertionError("never given up")
@@ -428,7 +429,7 @@ def test_a_request_that_never_reaches_basecamp_for_a_day_is_given_up_for_a_perso
     world.request(101)
     clock.advance(31)
     tried_until_given_up(world, outbox, basecamp, clock)
-    assert world.outbox() == [(1, "guard_ack", "canceled", notes.given_up(notes.NOT_CONNECTED))]
+    assert world.outbox() == [(nth_intent(1), "guard_ack", "canceled", notes.given_up(notes.NOT_CONNECTED))]
     # The waits double from 30 s to 30 min, then one try each 30 min to the end of the day.
     assert basecamp.post_count() == 8 + 47
     assert basecamp.messages_at(boost_on(101)) == []
@@ -440,8 +441,8 @@ def test_a_resent_intent_counts_its_day_afresh(
     world.request(101)
     clock.advance(31)
     tried_until_given_up(world, outbox, basecamp, clock)
-    assert world.outbox() == [(1, "guard_ack", "canceled", notes.given_up(notes.NOT_CONNECTED))]
-    resolve_intent(world.ledger, 1, Resend("local:test"))
+    assert world.outbox() == [(nth_intent(1), "guard_ack", "canceled", notes.given_up(notes.NOT_CONNECTED))]
+    resolve_intent(world.ledger, nth_intent(1), Resend("local:test"))
     basecamp.posts = [Post.not_connected]
     assert outbox.flush().results[0] is SendResult.retry, "a new day of retries, not given up at once"
-    assert world.outbox() == [(1, "guard_ack", "pending", notes.NOT_CONNECTED)]
+    assert world.outbox() == [(nth_intent(1), "guard_ack", "pending", notes.NOT_CONNECTED)]

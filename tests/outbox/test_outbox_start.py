@@ -18,6 +18,7 @@ from shell.connector import START_STEPS, StartParts, settle_previous
 from shell.ledger.connection import Ledger
 from shell.outbox import Outbox, OutboxLedgerError, SendResult
 from tests.support.fake_basecamp import AGENT_ID, FakeBasecamp, Listing, Post
+from tests.support.ids import nth_intent
 from tests.support.ledger_world import LedgerWorld, boost_on
 
 
@@ -41,7 +42,7 @@ def test_start_settles_what_a_previous_process_left_before_sending(
     settle_previous(StartParts(restarted), clock.monotonic() + 60)
     assert [name for name, _ in basecamp.calls] == ["list", "post"]
     assert basecamp.calls[0][1] == boost_on(1)
-    assert [world.state_of(n) for n in (1, 2, 3)] == ["sent", "sending", "sent"]
+    assert [world.state_of(nth_intent(n)) for n in (1, 2, 3)] == ["sent", "sending", "sent"]
 
 
 def test_start_stops_sending_at_the_first_send_that_may_not_have_landed(
@@ -53,7 +54,7 @@ def test_start_stops_sending_at_the_first_send_that_may_not_have_landed(
     basecamp.posts = [Post.land, Post.lost_before_landing]
     summary = settle_previous(StartParts(Outbox(ledger, basecamp, AGENT_ID)), clock.monotonic() + 60).sent
     assert summary.results == [SendResult.sent, SendResult.uncertain]
-    assert world.state_of(3) == "pending"
+    assert world.state_of(nth_intent(3)) == "pending"
 
 
 def test_start_carries_on_past_a_listing_that_fails(
@@ -68,7 +69,7 @@ def test_start_carries_on_past_a_listing_that_fails(
     clock.advance(31)
     basecamp.listings = [Listing.fail]
     settle_previous(StartParts(Outbox(ledger, basecamp, AGENT_ID)), clock.monotonic() + 60)
-    assert [world.state_of(1), world.state_of(2)] == ["sending", "sent"]
+    assert [world.state_of(nth_intent(1)), world.state_of(nth_intent(2))] == ["sending", "sent"]
 
 
 def test_start_stops_on_a_ledger_that_cannot_be_settled(
@@ -99,7 +100,7 @@ def test_a_ledger_failure_recording_a_receipt_stops_the_start_whatever_the_deadl
     basecamp.before_post = lambda destination, body: clock.advance(10)  # the bound passes mid-request
     with pytest.raises(OutboxLedgerError, match="injected"):
         settle_previous(StartParts(Outbox(ledger, basecamp, AGENT_ID)), deadline)
-    assert world.state_of(1) == "sending", "left for reconciliation, never resent"
+    assert world.state_of(nth_intent(1)) == "sending", "left for reconciliation, never resent"
 
 
 class _Watching(FakeBasecamp):
@@ -127,7 +128,7 @@ class _WatchingRecovery:
         self.world, self.sessions, self.seen = world, sessions, seen
 
     def recover(self, stop: threading.Event | None) -> list[str]:
-        self.seen.append(("recover", self.world.state_of(1), self.sessions.exists()))
+        self.seen.append(("recover", self.world.state_of(nth_intent(1)), self.sessions.exists()))
         return ["att_held"]
 
 
@@ -159,7 +160,7 @@ def test_start_runs_every_step_once_in_the_designs_order(
         ("post", False),  # the send, last
     ]
     assert started.held == ["att_held"]
-    assert [world.state_of(n) for n in (1, 2)] == ["sent", "sent"]
+    assert [world.state_of(nth_intent(n)) for n in (1, 2)] == ["sent", "sent"]
 
 
 @dataclass
@@ -188,7 +189,7 @@ def _left_sending(world: LedgerWorld, ledger: Ledger, basecamp: FakeBasecamp, cl
     world.request(2)
     clock.advance(31)
     with ledger.read() as connection:
-        return list(connection.execute("SELECT * FROM outbox WHERE id = 1").fetchone())
+        return list(connection.execute("SELECT * FROM outbox WHERE id = ?", (nth_intent(1),)).fetchone())
 
 
 def test_a_stop_during_the_starts_listing_ends_the_start_and_leaves_the_intent_as_it_was(
@@ -208,9 +209,9 @@ def test_a_stop_during_the_starts_listing_ends_the_start_and_leaves_the_intent_a
     assert seen == [], "no step begins after the stop"
     assert hanging.post_count() == 1, "only the previous process's post: nothing sent"
     with ledger.read() as connection:
-        after = list(connection.execute("SELECT * FROM outbox WHERE id = 1").fetchone())
+        after = list(connection.execute("SELECT * FROM outbox WHERE id = ?", (nth_intent(1),)).fetchone())
     assert after == before, "sending stays sending, its failures uncounted"
-    assert world.state_of(2) == "pending"
+    assert world.state_of(nth_intent(2)) == "pending"
 
 
 def test_a_stop_before_the_start_lists_nothing_and_leaves_everything_as_it_was(
@@ -224,7 +225,7 @@ def test_a_stop_before_the_start_lists_nothing_and_leaves_everything_as_it_was(
     parts = StartParts(Outbox(ledger, basecamp, AGENT_ID), recovery=_WatchingRecovery(world, tmp_path, seen))
     started = settle_previous(parts, clock.monotonic() + 60, stop)
     assert (started.stopped, basecamp.calls, seen) == ("reconcile", [], [])
-    assert [world.state_of(n) for n in (1, 2)] == ["sending", "pending"]
+    assert [world.state_of(nth_intent(n)) for n in (1, 2)] == ["sending", "pending"]
 
 
 def test_a_stop_during_the_starts_send_claims_nothing_more(
@@ -237,4 +238,4 @@ def test_a_stop_during_the_starts_send_claims_nothing_more(
     basecamp.before_post = lambda destination, body: stop.set()  # a SIGTERM lands during the first post
     started = settle_previous(StartParts(Outbox(ledger, basecamp, AGENT_ID)), clock.monotonic() + 60, stop)
     assert (started.stopped, started.sent.results) == ("send", [SendResult.sent])
-    assert [world.state_of(n) for n in (1, 2, 3)] == ["sent", "pending", "pending"]
+    assert [world.state_of(nth_intent(n)) for n in (1, 2, 3)] == ["sent", "pending", "pending"]

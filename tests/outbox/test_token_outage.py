@@ -27,6 +27,7 @@ from shell.ledger.connection import open_ledger
 from shell.outbox import Outbox, SendResult
 from tests.support.configured import REPOSITORY, configure_connector
 from tests.support.fake_basecamp import FakeBasecamp, Post
+from tests.support.ids import nth_intent
 from tests.support.ledger_world import LedgerWorld
 
 
@@ -41,7 +42,7 @@ def test_a_401_returns_the_claim_to_pending_and_nothing_more_is_claimed_until_a_
     assert outbox.flush().results == [SendResult.retry, SendResult.waiting]
     assert outbox.flush().results == [SendResult.waiting]
     assert basecamp.post_count() == 1, "one refused create, not a queue of refusals"
-    assert world.outbox()[0] == (1, "guard_ack", "pending", notes.TOKEN_REFUSED)
+    assert world.outbox()[0] == (nth_intent(1), "guard_ack", "pending", notes.TOKEN_REFUSED)
     assert all(not notes.resendable(note) for _, _, _, note in world.outbox()), "nothing for a person"
     basecamp.reachable = True  # a token works again
     assert outbox.flush().count(SendResult.sent) == 3, "the refused one is due at once, with the rest"

@@ -10,6 +10,7 @@ from shell.clock import FakeClock
 from shell.ledger import promotion
 from shell.ledger.connection import open_ledger, open_ledger_read_only
 from shell.state.config import SHADOW_DIRECTORY, StatePaths, save_config
+from tests.support.ids import set_apart
 from tests.support.ledger_world import PROJECT, LedgerWorld
 
 ADMITTED = (31, 32)
@@ -39,7 +40,7 @@ def shadow_state(tmp_path: Path, *, old_ledger: bool = True) -> Path:
         ),
     )
     with open_ledger(StatePaths.at(state / SHADOW_DIRECTORY).ledger, clock=FakeClock()) as shadow:
-        world = LedgerWorld(shadow)
+        world = LedgerWorld(set_apart(shadow))
         for event_id in ADMITTED:
             world.request(event_id)
         world.seen(BLOCKED)
@@ -49,7 +50,7 @@ def shadow_state(tmp_path: Path, *, old_ledger: bool = True) -> Path:
         world.verdict(DISCARDED, "discarded", "not_addressed")
     if old_ledger:  # settled: an admitted record and nothing in flight (``core.promotion``)
         with open_ledger(StatePaths.at(state).ledger, clock=FakeClock()) as old:
-            world = LedgerWorld(old)
+            world = LedgerWorld(set_apart(old))
             world.seen(OLD)
             world.verdict(OLD, "admitted", acknowledge=False)
     return state

@@ -69,6 +69,21 @@ WORDS: list[Mutation] = [
         "test_a_call_reads_back_the_words_of_its_own_event_and_task_not_the_ids_swapped",
     ),
     rule(
+        "words: a landed worker message is recorded on its own task's row of its event, not the ids swapped",
+        "    changed = connection.execute(sql, (receipt_id, task_id, event_id)).rowcount",
+        "    changed = connection.execute(sql, (receipt_id, event_id, task_id)).rowcount",
+        "test_the_outbox_posts_each_once_and_records_its_id_as_the_events_ack_and_reply",
+        "test_reconciliation_adopting_a_workers_reply_records_it_as_the_reply",
+        "test_a_person_marking_a_workers_reply_sent_records_it_as_the_reply",
+    ),
+    rule(
+        "words: a reply on its way is the worker's reply of that task's row, joined event to event and task to task",
+        '" AND o.task_id = te.task_id AND o.kind = \'worker_reply\' AND o.state <> \'canceled\')"',
+        '" AND o.task_id = te.event_id AND o.kind = \'worker_reply\' AND o.state <> \'canceled\')"',
+        "test_a_reply_on_its_way_is_a_reply_to_the_completion_notice",
+        also=(("EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = te.event_id", "EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = te.task_id"),),
+    ),
+    rule(
         "words: a landed worker message is recorded as the event's ack_id or reply_id",
         "    deliveries.record_worker_message(connection, row.kind, row.task_id, row.event_id, receipt_id)",
         "    pass",

@@ -16,6 +16,7 @@ from shell.cli.resolve import main
 from shell.clock import FakeClock
 from shell.ledger.connection import Ledger, open_ledger
 from tests.resolve.resolve_world import Intents, Ran, Run
+from tests.support.ids import set_apart
 from tests.support.ledger_world import LedgerWorld
 
 SHORT_BUSY_TIMEOUT = 0.3
@@ -27,7 +28,7 @@ def migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("resolve-template")
     os.chmod(directory, 0o700)
     template = directory / "template.db"
-    open_ledger(template, clock=FakeClock()).close()
+    set_apart(open_ledger(template, clock=FakeClock())).close()
     return template
 
 

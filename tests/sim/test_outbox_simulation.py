@@ -96,6 +96,7 @@ from shell.ledger.connection import Ledger, open_ledger
 from shell.ledger.resolution import ResolutionRefused, resolve_intent, waits_for_person
 from shell.outbox import Outbox
 from tests.support.fake_basecamp import AGENT_ID, FakeBasecamp, Listing, Post
+from tests.support.ids import EVENTS_FROM, set_sequences_apart
 from tests.support.ledger_world import CAMPFIRE, PROJECT, LedgerWorld, comment_on
 
 EXAMPLES = int(os.environ.get("OUTBOX_SIM_EXAMPLES", "200"))
@@ -256,13 +257,14 @@ class OutboxSimulation(RuleBasedStateMachine):
         with self.ledger.write() as connection:
             for statement in AUDIT_SQL:
                 connection.execute(statement)
+            set_sequences_apart(connection)
         self.world = LedgerWorld(self.ledger)
         self.fake = FakeBasecamp(self.clock)
         self.fake.before_post = self._before_post
         self.poster = SimBasecamp(self, self.fake)
         self.outbox = Outbox(self.ledger, self.poster, AGENT_ID)
         # the world
-        self.next_event = 1
+        self.next_event = EVENTS_FROM
         self.events: dict[int, EventModel] = {}
         self.tasks: dict[int, TaskModel] = {}
         self.worker_told_to_acknowledge: set[int] = set()  # events whose get_dispatch said canceled

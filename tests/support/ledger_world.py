@@ -19,6 +19,7 @@ from core.timestamps import format_timestamp
 from shell.ledger import outbox, snapshots, tasks
 from shell.ledger.connection import Ledger
 from shell.ledger.tasks import Launch
+from tests.support.ids import ATTEMPTS_FROM
 
 PROJECT = 2_085_958_504
 SNAPSHOT = '{"type": "Kanban::Card", "title": "A card", "content": "<div>please look</div>"}'
@@ -29,7 +30,7 @@ CAMPFIRE = 1_069_478_985
 class LedgerWorld:
     ledger: Ledger
     guard_delay: timedelta = GUARD_DELAY
-    _attempts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    _attempts: itertools.count[int] = field(default_factory=lambda: itertools.count(ATTEMPTS_FROM))
 
     def now(self) -> str:
         return format_timestamp(self.ledger.clock.now())

@@ -60,6 +60,7 @@ from tests.sim.whole import checks, inbox, last_word, person, rules, token_outag
 from tests.sim.whole.basecamp import LAGGING, ROUTED, UNROUTED, Crash, Kind, Listing, Post, SimBasecamp
 from tests.sim.whole.connector import STILL_RUNNING_EVERY, Failures, SimConnector
 from tests.sim.whole.workers import Worker, Workers
+from tests.support.ids import EVENTS_FROM, set_sequences_apart
 
 KINDS = (Kind.mention,) * 7 + (Kind.subscribed, Kind.assigned, Kind.completed)
 OUTAGES = (600.0, 3 * 3600.0, 8 * 3600.0)  # a listing outage's length: ten failed listings take ~2 h
@@ -103,6 +104,7 @@ def template_ledger() -> Path:
         with open_ledger(path, unsynced=True) as ledger, ledger.write() as connection:
             for statement in checks.AUDIT_SQL:
                 connection.execute(statement)
+            set_sequences_apart(connection)  # the world's ids apart (tests.support.ids)
         _TEMPLATE["path"] = path
     return _TEMPLATE["path"]
 
@@ -145,7 +147,7 @@ class Run:
         self.basecamp = SimBasecamp(self.clock, self.rng, self, on_fault=self.cover)
         inbox.attach(self)  # the agent's inbox (tests.sim.whole.inbox)
         self.workers = Workers(self.rng, self.basecamp, self.cover)
-        self.next_event = 1
+        self.next_event = EVENTS_FROM
         self.failures = Failures()
         self.actors: frozenset[Actor] = frozenset({Actor.automatic})
         self.stopping: list[int] | None = None  # the intents requested during a stop, while it runs
