@@ -57,8 +57,10 @@ def test_the_entry_imports_no_other_command(tmp_path: Path) -> None:
     modules = set(json.loads(probe.stdout)["modules"])
     commands = {name for name in modules if name.startswith("shell.cli.")}
     # main (with the commands' summary table), its one error seam (with the standard streams it
-    # says a failed answer on), and the one command with its argument types
-    assert commands == {"shell.cli.main", "shell.cli.seam", "shell.cli.mcp", "shell.cli.arguments"}
+    # says a failed answer on), the start's signals (whose ``chosen`` names the subcommand; no
+    # command of its own), and the one command with its argument types
+    assert commands == {"shell.cli.main", "shell.cli.seam", "shell.cli.start_signals", "shell.cli.mcp",
+                        "shell.cli.arguments"}
     assert not {"urllib3", "shell.connector", "shell.basecamp.standin.server"} & modules
 
 

@@ -78,10 +78,11 @@ WORDS: list[Mutation] = [
     ),
     rule(
         "words: a reply on its way is the worker's reply of that task's row, joined event to event and task to task",
-        '" AND o.task_id = te.task_id AND o.kind = \'worker_reply\' AND o.state <> \'canceled\')"',
-        '" AND o.task_id = te.event_id AND o.kind = \'worker_reply\' AND o.state <> \'canceled\')"',
+        '" AND o.task_id = te.task_id AND o.kind = \'worker_reply\' AND o.state <> \'canceled\'),"',
+        '" AND o.task_id = te.event_id AND o.kind = \'worker_reply\' AND o.state <> \'canceled\'),"',
         "test_a_reply_on_its_way_is_a_reply_to_the_completion_notice",
-        also=(("EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = te.event_id", "EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = te.task_id"),),
+        also=(("te.adopted_reply_id, EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = te.event_id",
+               "te.adopted_reply_id, EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = te.task_id"),),
     ),
     rule(
         "words: a landed worker message is recorded as the event's ack_id or reply_id",

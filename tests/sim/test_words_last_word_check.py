@@ -16,10 +16,10 @@ from core.message_kinds import KINDS, Claim
 from tests.sim.whole.run import Run, Violation
 from tests.sim.whole.words import LAST_WORD
 
-SEED_THAT_REACHES_IT = 10
+SEED_THAT_REACHES_IT = 137
 """The first seed (of 200 steps) whose world reaches the race and makes the mutant visible, found by
 ``bin/simulate --mutants --only 'the completion notice goes before'``. A change to the simulated
-world moves it: find the new one the same way."""
+world moves it: find the new one the same way (10 before the world's token outages and ids apart)."""
 
 
 @pytest.fixture(autouse=True)
