@@ -164,16 +164,24 @@ class Outbox:
               stop_when_uncertain: bool = False, leaving: frozenset[IntentKind] = frozenset(),
               stop: threading.Event | None = None) -> FlushSummary:
         """Send what is due, at most ``limit`` claims; intents of a kind in ``leaving`` stay
-        pending, untouched. One held back is passed over and counts toward no limit."""
+        pending, untouched. One held back is passed over and counts toward no limit, until another
+        intent has been claimed or canceled: the word it waited for may be that one."""
         summary = FlushSummary()
         passed_over: set[int] = set()
+        held_back: set[int] = set()
         taken = 0
         while (limit is None or taken < limit) and not (stop is not None and stop.is_set()):
+            looked_at = set(passed_over)
             result = self.send_next(passed_over, deadline, leaving)
             summary.results.append(result)
             if result in ENDS_A_FLUSH or (stop_when_uncertain and result is SendResult.uncertain):
                 break
-            taken += result is not SendResult.held_back
+            if result is SendResult.held_back:
+                held_back |= passed_over - looked_at
+                continue
+            taken += 1
+            passed_over -= held_back
+            held_back.clear()
         return summary
 
     def send_next(self, passed_over: set[int], deadline: float | None = None,

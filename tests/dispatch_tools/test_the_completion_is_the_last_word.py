@@ -310,3 +310,24 @@ def test_a_refused_reply_a_person_resends_is_taken_out_of_the_completion_notice_
     assert reply == "Done: the login page works."
     assert notice.startswith(f"Task {task.id} ended: the worker finished.")
     assert "could not be posted" not in notice
+
+
+def test_a_completion_held_back_goes_in_the_same_flush_once_the_word_before_it_lands(
+    world: DispatchWorld, standin: StandIn, outbox: Outbox, clock: FakeClock
+) -> None:
+    """A shutdown's one flush posts what its bound allows: a notice passed over while the word
+    before it waited is looked at again once that word has gone."""
+    task, card = on_the_card(world, standin, EVENT)
+    tools = world.tools(task)
+    tools.get_dispatch(GetRequest(EVENT)).unwrap()
+    tools.reply_dispatch(ReplyRequest(EVENT, "Which branch should I use?")).unwrap()
+    standin.add_fault(Fault(FaultAction.refuse, method="POST", status=408))
+    assert outbox.flush().results[0] is SendResult.retry  # the note waits its retry
+    tools.complete_dispatch(CompleteRequest(EVENT, Completion("failed"))).unwrap()
+    end(world, task, clock)  # the completion is due before the note's retry
+    clock.advance(3600)  # both long due: the older due, the completion, is looked at first
+    results = outbox.flush(deadline=clock.monotonic() + 60).results
+    assert results.count(SendResult.sent) == 2, results
+    said = comments(standin, card)
+    assert said[0] == "Which branch should I use?"
+    assert said[-1].startswith(f"Task {task.id} ended")

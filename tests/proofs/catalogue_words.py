@@ -247,4 +247,11 @@ WORDS: list[Mutation] = [
         "    in_flight = snapshots.still_running_in_flight(connection, attempt_id)",
         "test_a_refused_reply_a_person_resends_is_taken_out_of_the_completion_notice_still_waiting",
     ),
+    rule(
+        "the last word: one held back is looked at again in the same flush once another intent went",
+        "            passed_over -= held_back\n",
+        "",
+        "test_a_completion_held_back_goes_in_the_same_flush_once_the_word_before_it_lands",
+        "test_a_stops_flush_sends_a_completion_once_the_word_it_waited_for_has_gone",
+    ),
 ]

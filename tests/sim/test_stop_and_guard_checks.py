@@ -63,3 +63,13 @@ def test_a_stop_leaves_words_held_back_behind_one_in_doubt_as_they_were() -> Non
     coverage: Counter[str] = Counter()
     Run(SEED_THAT_STOPS_BEHIND_A_WORD_IN_DOUBT, 200, coverage).play()
     assert coverage["stopped and started"] >= 1
+
+
+SEED_THAT_STOPS_AFTER_THE_WORD_LANDS = 1722
+"""A seed whose stop's one flush passed a completion notice over while the word before it waited,
+then sent that word (step 98): the notice is looked at again in the same flush, not left for the
+next start."""
+
+
+def test_a_stops_flush_sends_a_completion_once_the_word_it_waited_for_has_gone() -> None:
+    Run(SEED_THAT_STOPS_AFTER_THE_WORD_LANDS, 200).play()
