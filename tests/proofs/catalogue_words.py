@@ -195,8 +195,8 @@ WORDS: list[Mutation] = [
     ),
     rule(
         "the last word: a word held back counts toward no flush limit",
-        "            taken += result is not SendResult.held_back\n",
-        "            taken += 1\n",
+        "                held_back |= passed_over - looked_at\n                continue\n",
+        "                held_back |= passed_over - looked_at\n                taken += 1\n                continue\n",
         "test_a_word_held_back_counts_toward_no_flush_limit",
     ),
     rule(
