@@ -421,9 +421,9 @@ def _event_phrase(event: values.DispatchedEvent) -> str:
     return _delivery_phrase(event) + UNSENT_GUARD.get(event.guard, "")
 
 
-UNSENT_GUARD: dict[str, str] = {  # a row whose worker was told of a guard that never went out
-    GuardState.refused: " (its guard boost was refused after the worker was told it went out)",
-    GuardState.abandoned: " (its guard boost was abandoned after the worker was told it went out)",
+UNSENT_GUARD: dict[str, str] = {  # a row whose guard was claimed, or abandoned, and is not in Basecamp
+    GuardState.refused: " (its guard boost was refused: it never went out)",
+    GuardState.abandoned: " (its guard boost was abandoned by a person)",
 }
 
 

@@ -439,6 +439,5 @@ def test_an_event_told_of_a_guard_that_never_went_out_says_so(guard: str) -> Non
     given = status(snapshot(dispatches=(ended,)))
     (entry,) = report(given)["dispatches"]
     assert [event.get("guard") for event in entry["events"]] == [guard, None]
-    assert lines(given)[-1].endswith(
-        f"event 50 succeeded (its guard boost was {guard} after the worker was told it went out); event 51 succeeded"
-    )
+    said = {"refused": "refused: it never went out", "abandoned": "abandoned by a person"}[guard]
+    assert lines(given)[-1].endswith(f"event 50 succeeded (its guard boost was {said}); event 51 succeeded")
