@@ -58,6 +58,8 @@ def test_a_trickling_feed_lets_run_start_and_another_lane_hear_the_mention(
         started = time.monotonic()
         _wait(lambda: any(line.startswith("running account=") for line in lines), READ_BOUND + 20, logged)
         assert time.monotonic() - started < READ_BOUND + 15, "the start's feed read ended by its deadline"
+        # the live lane hears what is said once it is subscribed (the feed, trickling, repairs nothing)
+        _wait(lambda: "\nlive lane: connected since " in _status(state), 20, logged)
         card = standin.world.projects[0].recording_ids[0]
         event = standin.mention(standin.world.people[0], card, "can you look at this?")
         heard = re.compile(rf"seen event={event} lane=(live|inbox)$")
