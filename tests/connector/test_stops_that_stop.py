@@ -18,7 +18,7 @@ import pytest
 
 from shell.basecamp.standin.server import StandIn
 from shell.ledger.connection import open_ledger_read_only
-from tests.support.child import wait_until
+from tests.support.child import alive, wait_until
 from tests.support.configured import POLL_SECONDS, configure_connector
 
 pytestmark = pytest.mark.slow
@@ -50,12 +50,12 @@ def full_pipe() -> tuple[int, int]:
     return readable, writable
 
 
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
+def says_running(process: subprocess.Popen[bytes], holder: str) -> None:
+    """``process`` prints its `running` line within 60 s, whatever ``holder`` is."""
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], 60)
+    assert ready, f"{holder} held the start: no `running` line in 60 s"
+    assert process.stdout.readline().startswith(b"running account=")
 
 
 def connector(state: Path, *, stdout: object, stderr: object, verbose: bool = False) -> subprocess.Popen[bytes]:
@@ -101,10 +101,7 @@ def test_sigterm_ends_a_verbose_connector_whose_stderr_is_a_full_pipe_nobody_rea
         process = connector(state, stdout=subprocess.PIPE, stderr=writable, verbose=True)
         killed_at_the_end.append(process)
         os.close(writable)
-        assert process.stdout is not None
-        ready, _, _ = select.select([process.stdout], [], [], 60)
-        assert ready, "a full stderr held the start: no `running` line in 60 s"
-        assert process.stdout.readline().startswith(b"running account=")
+        says_running(process, "a full stderr")
         stop_in_bound(process)
     finally:
         os.close(readable)
@@ -139,10 +136,7 @@ def test_sigterm_ends_a_connector_whose_stderr_reader_is_gone(
         killed_at_the_end.append(process)
     finally:
         os.close(writable)
-    assert process.stdout is not None
-    ready, _, _ = select.select([process.stdout], [], [], 60)
-    assert ready, "a stderr nobody can read held the start: no `running` line in 60 s"
-    assert process.stdout.readline().startswith(b"running account=")
+    says_running(process, "a stderr nobody can read")
     stop_in_bound(process)
 
 

@@ -17,7 +17,7 @@ import pytest
 from core.task_token import PROBE_PREFIX, TASK_TOKEN_ENV
 from shell.basecamp.standin.server import StandIn
 from shell.doctor.handshake import NO_DISPATCH, marker_path
-from tests.support.child import wait_until
+from tests.support.child import alive, wait_until
 from tests.support.configured import configure_connector
 
 pytestmark = pytest.mark.slow
@@ -51,14 +51,6 @@ with open(sys.argv[1]) as config:
 client = McpClient([server["command"], *server["args"]], {**os.environ, **server["env"]})
 time.sleep(600)
 """
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
 
 
 def our_sleep(pid: int) -> bool:

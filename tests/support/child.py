@@ -19,6 +19,15 @@ import pytest
 REPOSITORY = Path(__file__).resolve().parents[2]
 
 
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a process not yet gone (a zombie is gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
 def wait_until(condition: Callable[[], bool], timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
