@@ -201,7 +201,7 @@ def _waiting(intent: values.WaitingIntent) -> dict[str, Any]:
             "bucket_id": intent.bucket_id, "recording_id": intent.recording_id, "note": intent.note}
 
 
-def _worker_result(result: WorkerResult | None) -> dict[str, Any] | None:
+def worker_result(result: WorkerResult | None) -> dict[str, Any] | None:
     if result is None:
         return None
     return {"is_error": result.is_error, "error": result.error, "turns": result.turns,
@@ -214,10 +214,11 @@ def _dispatch(dispatch: values.Dispatch) -> dict[str, Any]:
         "attempt_id": dispatch.attempt_id, "task_id": dispatch.task_id, "seq": dispatch.seq,
         "state": str(dispatch.state), "stop_reason": dispatch.stop_reason or None,
         "spawn_failed": dispatch.spawn_failed, "not_started": dispatch.not_started,
-        "worker_result": _worker_result(dispatch.result),
+        "worker_result": worker_result(dispatch.result),
         "launched_at": dispatch.launched_at, "ended_at": dispatch.ended_at,
         "events": [{"event_id": event.event_id, "delivery": event.delivery, "outcome": event.outcome or None,
                     "withdrawn": event.withdrawn, "record_state": event.record_state,
+                    "ack_id": event.ack_id, "reply_id": event.reply_id,
                     **({"guard": event.guard} if event.guard in UNSENT_GUARD else {})}
                    for event in dispatch.events],
     }
@@ -438,10 +439,13 @@ def _delivery_phrase(event: values.DispatchedEvent) -> str:
 def _worker_phrase(dispatch: values.Dispatch) -> str:
     """What the worker said of its own end, in a few words."""
     said = f"; never began its work: {dispatch.not_started}" if dispatch.not_started else ""
-    result = dispatch.result
-    if result is not None:
-        error = f"error {result.error!r}, " if result.is_error else ""
-        denied = f", refused {', '.join(result.denials)}" if result.denials else ""
-        said += (f" (its result: {error}{result.turns} turns, ${result.cost_usd:.4f}, "
-                 f"{result.duration_ms / 1000:.1f} s{denied})")
+    if dispatch.result is not None:
+        said += f" ({result_words(dispatch.result)})"
     return said
+
+
+def result_words(result: WorkerResult) -> str:
+    error = f"error {result.error!r}, " if result.is_error else ""
+    denied = f", refused {', '.join(result.denials)}" if result.denials else ""
+    seconds = result.duration_ms / 1000
+    return f"its result: {error}{result.turns} turns, ${result.cost_usd:.4f}, {seconds:.1f} s{denied}"

@@ -100,7 +100,8 @@ class WaitingIntent:
 @dataclass(frozen=True, slots=True)
 class DispatchedEvent:
     """One event's row on a dispatch's task. ``outcome`` is '' until reported or settled; ``guard``
-    the row's guard (refused or abandoned: the worker was told of a guard that never went out)."""
+    the row's guard (refused or abandoned: the worker was told of a guard that never went out);
+    ``ack_id`` and ``reply_id`` the worker's messages, once landed or reported."""
 
     event_id: int
     delivery: str
@@ -108,6 +109,8 @@ class DispatchedEvent:
     withdrawn: bool
     record_state: str
     guard: str = ""
+    ack_id: int | None = None
+    reply_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

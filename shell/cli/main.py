@@ -29,6 +29,7 @@ SUMMARIES: dict[str, str] = {
     "setup": "write and check the configuration for one (account, agent)",
     "run": "run the connector until stopped",
     "status": "what the connector is doing (read-only, takes no lock)",
+    "show": "one event's history: how it was heard, its tasks, attempts, messages and decisions (read-only)",
     "hold": "set the durable hold: nothing launches or posts until `release`",
     "release": "clear the durable hold; held records stay held",
     "redispatch": "run a record again that the connector will not run on its own",

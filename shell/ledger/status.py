@@ -133,9 +133,11 @@ def _waiting(connection: sqlite3.Connection) -> tuple[WaitingIntent, ...]:
 
 def _dispatched_events(connection: sqlite3.Connection, task_id: int) -> tuple[DispatchedEvent, ...]:
     return tuple(
-        DispatchedEvent(int(event_id), str(delivery), str(outcome), bool(withdrawn), str(record_state), str(guard))
-        for event_id, delivery, outcome, withdrawn, record_state, guard in connection.execute(
-            "SELECT te.event_id, te.delivery, te.outcome, te.withdrawn_at IS NOT NULL, e.state, te.guard"
+        DispatchedEvent(int(event_id), str(delivery), str(outcome), bool(withdrawn), str(record_state), str(guard),
+                        ack_id, reply_id)
+        for event_id, delivery, outcome, withdrawn, record_state, guard, ack_id, reply_id in connection.execute(
+            "SELECT te.event_id, te.delivery, te.outcome, te.withdrawn_at IS NOT NULL, e.state, te.guard,"
+            " te.ack_id, te.reply_id"
             " FROM task_events te JOIN events e ON e.id = te.event_id"
             " WHERE te.task_id = ? ORDER BY te.event_id",
             (task_id,),
