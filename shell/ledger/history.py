@@ -16,8 +16,8 @@ from core.presentation.event_history import (
     HistoryRecord,
     HistoryTask,
 )
-from core.snapshots import WorkerResult
 from shell.ledger.connection import Ledger
+from shell.ledger.status import worker_result
 
 _RECORD = ("id, state, reason, event_type, bucket_id, recording_id, creator_id, trigger_name, lane, seen_at,"
            " updated_at, created_at, decided_at, blocked_at, next_retry_at, performed_by_id, recording_url, review")
@@ -39,29 +39,37 @@ def read_history(ledger: Ledger, event_id: int) -> EventHistory | None:
         found = connection.execute(f"SELECT {_RECORD} FROM events WHERE id = ?", (event_id,)).fetchone()
         if found is None:
             return None
-        *head, review = tuple(found)
+        (_, state, reason, event_type, bucket_id, recording_id, creator_id, trigger, lane, seen_at, updated_at,
+         created_at, decided_at, blocked_at, next_retry_at, performed_by_id, recording_url, review) = found
+        record = HistoryRecord(
+            event_id, str(state), str(reason), str(event_type), int(bucket_id), int(recording_id), int(creator_id),
+            str(trigger), str(lane), str(seen_at), str(updated_at), created_at, decided_at, blocked_at,
+            next_retry_at, performed_by_id, str(recording_url), bool(review))  # fmt: skip
         tasks = _tasks(connection, event_id)
-        return EventHistory(HistoryRecord(*head, review=bool(review)), tasks, _intents(connection, event_id, tasks),
-                            _decisions(connection, event_id))  # fmt: skip
+        return EventHistory(record, tasks, _intents(connection, event_id, tasks), _decisions(connection, event_id))
 
 
 def _tasks(connection: sqlite3.Connection, event_id: int) -> tuple[HistoryTask, ...]:
     sql = f"SELECT {_TASK} FROM task_events te JOIN tasks t ON t.id = te.task_id WHERE te.event_id = ? ORDER BY te.task_id"
-    return tuple(HistoryTask(*row, attempts=_attempts(connection, int(row[0])))
-                 for row in connection.execute(sql, (event_id,)).fetchall())  # fmt: skip
+    return tuple(
+        HistoryTask(int(task_id), str(conversation), str(created_at), str(delivery), str(guard), str(outcome),
+                    ended_at, exposed_at, pulled_at, delivered_at, completed_at, withdrawn_at, ack_id, reply_id,
+                    adopted_reply_id, _attempts(connection, int(task_id)))
+        for (task_id, conversation, created_at, delivery, guard, outcome, ended_at, exposed_at, pulled_at,
+             delivered_at, completed_at, withdrawn_at, ack_id, reply_id, adopted_reply_id)
+        in connection.execute(sql, (event_id,)).fetchall()
+    )  # fmt: skip
 
 
 def _attempts(connection: sqlite3.Connection, task_id: int) -> tuple[HistoryAttempt, ...]:
     sql = f"SELECT {_ATTEMPT} FROM attempts WHERE task_id = ? ORDER BY seq"
-    told = []
-    for row in connection.execute(sql, (task_id,)).fetchall():
-        (*head, spawn_failed, not_started, left_at, settled_by, settled_as, said, is_error, error, turns, cost,
-         duration, denied) = tuple(row)  # fmt: skip
-        result = WorkerResult(bool(is_error), int(turns), float(cost), int(duration),
-                              tuple(name for name in str(denied).split(",") if name), str(error)) if said else None
-        told.append(HistoryAttempt(*head, spawn_failed=bool(spawn_failed), not_started=not_started, left_at=left_at,
-                                   settled_by=settled_by, settled_as=settled_as, result=result))  # fmt: skip
-    return tuple(told)
+    return tuple(
+        HistoryAttempt(str(attempt_id), int(seq), str(state), str(stop_reason), str(launched_at), pid,
+                       str(session_id), running_at, ended_at, bool(spawn_failed), str(not_started), left_at,
+                       settled_by, str(settled_as), worker_result(said) if said[0] else None)
+        for attempt_id, seq, state, stop_reason, launched_at, pid, session_id, running_at, ended_at, spawn_failed,
+        not_started, left_at, settled_by, settled_as, *said in connection.execute(sql, (task_id,)).fetchall()
+    )  # fmt: skip
 
 
 def _intents(connection: sqlite3.Connection, event_id: int, tasks: tuple[HistoryTask, ...]) -> tuple[HistoryIntent, ...]:

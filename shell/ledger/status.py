@@ -158,14 +158,14 @@ def _dispatches(connection: sqlite3.Connection) -> tuple[Dispatch, ...]:
             attempt_id=str(attempt_id), task_id=int(task_id), seq=int(seq), state=AttemptState(state),
             stop_reason=str(stop_reason), spawn_failed=bool(spawn_failed), launched_at=str(launched_at),
             ended_at=None if ended_at is None else str(ended_at), events=_dispatched_events(connection, int(task_id)),
-            not_started=str(not_started), result=_worker_result(said) if said[0] else None,
+            not_started=str(not_started), result=worker_result(said) if said[0] else None,
         )
         for attempt_id, task_id, seq, state, stop_reason, spawn_failed, launched_at, ended_at, not_started, *said in rows
     )
 
 
-def _worker_result(said: list[object]) -> WorkerResult:
-    """Migration 18's columns, from ``worker_result`` on, as the result they record."""
+def worker_result(said: list[object]) -> WorkerResult:
+    """Migration 18's columns of an attempt, from ``worker_result`` on, as the result they record."""
     _, is_error, error, turns, cost, duration, denied = said
     return WorkerResult(
         is_error=bool(is_error), turns=int(str(turns)), cost_usd=float(str(cost)), duration_ms=int(str(duration)),

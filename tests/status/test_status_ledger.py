@@ -167,6 +167,8 @@ def test_the_report_counts_what_the_ledger_holds(
             "outcome": "succeeded",
             "withdrawn": False,
             "record_state": "completed",
+            "ack_id": 554,
+            "reply_id": 555,
         }
     ]
     assert (oldest["attempt_id"], oldest["state"], oldest["stop_reason"]) == (

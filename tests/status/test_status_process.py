@@ -115,6 +115,8 @@ def test_status_beside_a_running_connector_then_beside_none(standin: StandIn, tm
     ((event_id,),) = ledger_rows(state, "SELECT id FROM events")
     (dispatch,) = found["dispatches"]
     assert (dispatch["state"], dispatch["stop_reason"]) == ("ended", "finished")
+    ((ack_id, reply_id),) = ledger_rows(state, "SELECT ack_id, reply_id FROM task_events")
+    assert reply_id is not None
     assert dispatch["events"] == [
         {
             "event_id": event_id,
@@ -122,6 +124,8 @@ def test_status_beside_a_running_connector_then_beside_none(standin: StandIn, tm
             "outcome": "succeeded",
             "withdrawn": False,
             "record_state": "completed",
+            "ack_id": ack_id,
+            "reply_id": reply_id,
         }
     ]
     ((position, last_served_id),) = ledger_rows(state, "SELECT position, last_served_id FROM checkpoints")

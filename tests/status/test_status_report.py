@@ -246,6 +246,8 @@ def test_a_withdrawn_event_says_its_worker_could_not_be_started() -> None:
             "outcome": None,
             "withdrawn": True,
             "record_state": "admitted",
+            "ack_id": None,
+            "reply_id": None,
         }
     ]
     assert lines(status(snapshot(dispatches=(failed,))))[-1].endswith(
