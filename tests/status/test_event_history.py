@@ -4,6 +4,8 @@ message came to be its, the worker's ids, every person's decision, and no body a
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -134,3 +136,13 @@ def test_every_persons_decision_on_the_event_is_in_its_story() -> None:
     assert "settled by local:bob as ran" in told
     assert "abandoned by local:cy" in told
     assert "local:ada decided redispatch: the record was completed, outcome failed, to admitted" in told
+
+
+def test_the_readme_documents_every_key_of_the_report() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    shape = readme[readme.index("`--json` is one object: `event_id`"):]
+    documented = set(re.findall(r"`(\w+)`", shape[: shape.index("Times are the ledger's text")]))
+    shown = report(HISTORY)
+    (task,) = shown["tasks"]
+    keys = {*shown, *shown["record"], *task, *task["attempts"][0], *shown["intents"][0], *shown["decisions"][0]}
+    assert keys - documented == set()
