@@ -1,7 +1,7 @@
 """One event's history, read from a ledger opened read-only in one read transaction
 (``core.presentation.event_history`` tells it): its record, each task row with the task's attempts,
-every intent of the event or of an attempt of a task carrying it with no event of its own (a
-completion or still-running notice), and each person's decision on it. Never a body, a token hash or
+every intent of the event or of an attempt of a task carrying it (a completion or still-running
+notice), and each person's decision on it. Never a body, a token hash or
 a feed position."""
 
 from __future__ import annotations
@@ -74,8 +74,7 @@ def _attempts(connection: sqlite3.Connection, task_id: int) -> tuple[HistoryAtte
 
 def _intents(connection: sqlite3.Connection, event_id: int, tasks: tuple[HistoryTask, ...]) -> tuple[HistoryIntent, ...]:
     attempt_ids = [attempt.attempt_id for task in tasks for attempt in task.attempts]
-    sql = (f"SELECT {_INTENT} FROM outbox WHERE event_id = ? OR (event_id IS NULL AND attempt_id IN"
-           f" ({', '.join('?' * len(attempt_ids))})) ORDER BY id")  # fmt: skip
+    sql = f"SELECT {_INTENT} FROM outbox WHERE event_id = ? OR attempt_id IN ({', '.join('?' * len(attempt_ids))}) ORDER BY id"
     return tuple(HistoryIntent(*row) for row in connection.execute(sql, (event_id, *attempt_ids)).fetchall())
 
 

@@ -117,8 +117,8 @@ STATUS: list[Mutation] = [
     ),
     rule(
         "status: each dispatch shows each event's outcome",
-        '"SELECT te.event_id, te.delivery, te.outcome, te.withdrawn_at IS NOT NULL, e.state, te.guard"',
-        "\"SELECT te.event_id, te.delivery, '', te.withdrawn_at IS NOT NULL, e.state, te.guard\"",
+        '"SELECT te.event_id, te.delivery, te.outcome, te.withdrawn_at IS NOT NULL, e.state, te.guard,"',
+        "\"SELECT te.event_id, te.delivery, '', te.withdrawn_at IS NOT NULL, e.state, te.guard,\"",
         "test_the_report_counts_what_the_ledger_holds",
     ),
     rule(
@@ -136,8 +136,9 @@ STATUS: list[Mutation] = [
     # shell/commands/status.py
     rule(
         "status never creates a ledger: it opens the read-only way",
-        "        with open_ledger_read_only(paths.ledger) as ledger:",
-        '        with __import__("shell.ledger.connection").ledger.connection.open_ledger(paths.ledger) as ledger:',
+        "        with open_ledger_read_only(paths.ledger) as ledger:\n            lane, losses = ",
+        '        with __import__("shell.ledger.connection").ledger.connection.open_ledger(paths.ledger) as ledger:\n'
+        "            lane, losses = ",
         "test_a_missing_state_directory_configuration_or_ledger_is_one_line_and_nothing_is_created",
     ),
     rule(
@@ -156,8 +157,9 @@ STATUS: list[Mutation] = [
     ),
     rule(
         "status: a missing state directory is one line that names it",
-        "    if not paths.directory.is_dir():\n",
-        "    if False:\n",
+        '    if not paths.directory.is_dir():\n        raise UserError(f"no state directory at {paths.directory}: run '
+        'bin/connect setup, then',
+        '    if False:\n        raise UserError(f"no state directory at {paths.directory}: run bin/connect setup, then',
         "test_a_missing_state_directory_configuration_or_ledger_is_one_line_and_nothing_is_created",
     ),
     rule(
@@ -242,5 +244,77 @@ STATUS: list[Mutation] = [
         "    if False:\n        parts.append(",
         "test_the_connectors_failed_write_is_in_the_summary_the_text_and_the_report",
         "test_status_shows_the_connectors_failed_write_until_its_next_good_one",
+    ),
+    # bin/connect show EVENT_ID: core/presentation/event_history.py, shell/ledger/history.py, shell/cli/show.py
+    rule(
+        "show: the story is told in time order, whichever row holds each moment",
+        "    return tuple(sorted(told, key=lambda moment: moment.at))",
+        "    return tuple(told)",
+        "test_the_story_is_told_in_time_order_whichever_row_holds_each_moment",
+        "test_any_order_of_rows_tells_the_same_story",
+    ),
+    rule(
+        "show: a message reconciliation found by listing is told adopted, not posted",
+        '    if intent.note == notes.ADOPTED:\n        return "adopted"\n',
+        "",
+        "test_a_sent_message_is_told_posted_adopted_or_marked_sent_by_a_person",
+    ),
+    rule(
+        "show: a message a person marked sent is told marked sent, not posted",
+        '    if intent.note in (notes.RESOLVED_SENT_CHECKED, notes.RESOLVED_SENT_UNCHECKED):\n'
+        '        return "marked_sent"\n',
+        "",
+        "test_a_sent_message_is_told_posted_adopted_or_marked_sent_by_a_person",
+    ),
+    rule(
+        "show: the event's ack_id and reply_id are its latest task row's",
+        "    latest = max(history.tasks, key=lambda task: task.task_id)",
+        "    latest = history.tasks[0]",
+        "test_the_events_ack_id_and_reply_id_are_its_latest_task_rows",
+    ),
+    rule(
+        "show: every person's decision on the event is in its story",
+        "    for decision in history.decisions:\n        told += _decision_moments(decision)\n",
+        "",
+        "test_every_persons_decision_on_the_event_is_in_its_story",
+        "test_a_persons_decision_is_read_with_the_record_as_it_was",
+    ),
+    rule(
+        "show: the ledger's decisions on the event are read",
+        '           " WHERE d.event_id = ? ORDER BY d.id")',
+        '           " WHERE d.event_id = -? ORDER BY d.id")',
+        "test_a_persons_decision_is_read_with_the_record_as_it_was",
+    ),
+    rule(
+        "show: an event's history holds its tasks' attempts' notices (a completion has no event of its own)",
+        "    attempt_ids = [attempt.attempt_id for task in tasks for attempt in task.attempts]",
+        "    attempt_ids: list[str] = []",
+        "test_an_events_history_holds_its_attempts_notice_and_none_of_another_events_rows",
+    ),
+    rule(
+        "show: an id the ledger holds no record of is no such event (exit 4), one line",
+        '        raise UserError(f"the ledger holds no event {args.event_id}", EXIT_NOT_FOUND)\n    if args.json:',
+        '        raise UserError(f"the ledger holds no event {args.event_id}", EXIT_CONFIG)\n    if args.json:',
+        "test_show_on_a_ledger_tells_it_and_an_unknown_id_is_one_line",
+    ),
+    rule(
+        "show: the ledger is opened read-only, so show never makes one",
+        "        with open_ledger_read_only(paths.ledger) as ledger:\n            history = read_history(",
+        '        with __import__("shell.ledger.connection", fromlist=["x"]).open_ledger(paths.ledger) as ledger:\n'
+        "            history = read_history(",
+        "test_show_creates_no_ledger_where_there_is_none",
+    ),
+    rule(
+        "status --json: a dispatched event carries the worker's ack_id and reply_id",
+        '                    "ack_id": event.ack_id, "reply_id": event.reply_id,\n',
+        "",
+        "test_the_report_counts_what_the_ledger_holds",
+        "test_a_withdrawn_event_says_its_worker_could_not_be_started",
+    ),
+    rule(
+        "status: a dispatched event's ack_id and reply_id are read from its task row",
+        '            " te.ack_id, te.reply_id"',
+        '            " NULL, NULL"',
+        "test_the_report_counts_what_the_ledger_holds",
     ),
 ]
