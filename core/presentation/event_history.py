@@ -178,7 +178,7 @@ def _record_moments(record: HistoryRecord) -> list[Moment]:
                                           if record.performed_by_id else "")  # fmt: skip
     said = f"; Basecamp's time {short_time(record.created_at)}" if record.created_at else ""
     lane = LANE_WORDS.get(record.lane, record.lane)
-    told = [Moment(record.seen_at, f"heard by {lane}: {record.event_type} by {by} on recording "
+    told = [Moment(record.seen_at, f"heard first by {lane}: {record.event_type} by {by} on recording "
                    f"{record.recording_id} in project {record.bucket_id}{said}")]  # fmt: skip
     if record.decided_at:
         verdict = (f"the {record.trigger} trigger matched" if record.trigger

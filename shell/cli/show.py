@@ -21,11 +21,12 @@ from shell.state.config import locate_state
 DESCRIPTION = """\
 Tell one event's history, from the ledger, in time order, without disturbing a running connector.
 
-It shows how the event was heard (which lane, when), its verdict, each task that carried it with
-its attempts (launched, running with pid and session, how each ended, the worker's result and
-cost), every lifecycle message and worker's message of the event or of its tasks' attempts (when
-written, claimed and finished; posted, adopted by reconciliation or marked sent by a person, with
-the message id), the worker's ack_id and reply_id, and every person's decision on it.
+It shows how the event was heard (the lane that brought it first, when), its verdict, each task
+that carried it with its attempts (launched, running with pid and session, how each ended, the
+worker's result and cost), every lifecycle message and worker's message of the event or of its
+tasks' attempts (when written, claimed and finished; posted, adopted by reconciliation or marked
+sent by a person, with the message id), the worker's ack_id and reply_id, and every person's
+decision on it.
 
 The ledger keeps no log of moves, only the times its rows carry: an intent's written, retrying
 since, claimed and finished times and the note of its last move; the record's latest verdict, and

@@ -99,7 +99,7 @@ def test_show_tells_a_demo_events_whole_story_in_text_and_json(demo: Demo) -> No
     assert lines[0].endswith(f"ack_id {history['ack_id']}, reply_id {history['reply_id']}")
     assert [line.split("  ", 2)[2] for line in lines[1:]] == [moment["what"] for moment in history["story"]]
     said = [moment["what"] for moment in history["story"]]
-    assert said[0].startswith("heard by the live lane: comment.created")
+    assert said[0].startswith("heard first by the live lane: comment.created")
     assert said.index("verdict: the mentioned trigger matched") < next(
         index for index, what in enumerate(said) if "launched" in what)  # fmt: skip
     assert [moment["at"] for moment in history["story"]] == sorted(moment["at"] for moment in history["story"])
