@@ -20,6 +20,7 @@ from shell.cli.seam import JSON_FLAG, CommandParser, answer, bad_usage, log_to_s
 from shell.cli.start_signals import chosen
 
 VERSION = "0.1.0"
+PROG = "bin/connect"
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 SUMMARIES: dict[str, str] = {
@@ -57,11 +58,11 @@ def add_command(subparsers: Subparsers, name: str, description: str, epilog: str
                                  formatter_class=formatter)  # fmt: skip
 
 
-def build_parser(commands: Sequence[str] = COMMANDS, *,
-                 listed: Sequence[str] = ()) -> argparse.ArgumentParser:
+def build_parser(commands: Sequence[str] = COMMANDS, *, listed: Sequence[str] = (),
+                 prog: str = PROG) -> argparse.ArgumentParser:
     """The parser with ``commands`` in full (their modules imported), the rest of ``listed`` by summary."""
     parser: argparse.ArgumentParser = CommandParser(
-        prog="bin/connect", epilog="Run `bin/connect COMMAND --help` for what each command does.",
+        prog=prog, epilog=f"Run `{prog} COMMAND --help` for what each command does.",
         description="The Basecamp connector: reads an account's event feed, runs a worker for the requests "
         "addressed to the agent, and posts its own lifecycle messages exactly once or not at all.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
@@ -77,9 +78,10 @@ def build_parser(commands: Sequence[str] = COMMANDS, *,
     return parser
 
 
-def main(argv: Sequence[str] | None = None, commands: Sequence[str] = COMMANDS) -> int:
+def main(argv: Sequence[str] | None = None, commands: Sequence[str] = COMMANDS, prog: str = PROG) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(tuple(name for name in commands if name == chosen(arguments)), listed=commands)
+    parser = build_parser(tuple(name for name in commands if name == chosen(arguments)), listed=commands,
+                          prog=prog)
     args = parse_arguments(parser, arguments)
     log_to_stderr(args.verbose)
     if args.command is None:  # one line like any bad usage

@@ -37,7 +37,7 @@ from core.json_input import Decoded, decode_json
 from core.message_kinds import label
 from core.text import message_lines
 from core.timestamps import format_duration
-from shell import private_files
+from shell import code_root, private_files
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.errors import BasecampError
 from shell.basecamp.standin.api import mention_markup
@@ -54,7 +54,6 @@ from shell.ledger.connection import Ledger, open_ledger_read_only
 from shell.processes import signal_child, stop_child, terminate_group
 from shell.state.pair_lock import RUNTIME_ENV
 
-REPOSITORY = Path(__file__).resolve().parents[2]
 USER_AGENT = "basecamp-connector demo (https://github.com/basecamp/basecamp-connector)"
 ROUTED_PROJECTS = 2
 TIMEOUT_SECONDS = 10.0
@@ -225,8 +224,8 @@ class Stage:
     def configure(self, world: DemoWorld) -> None:
         """``bin/connect setup`` writes the configuration, checking the token against the stand-in."""
         self.write_token(world.agent_token)
-        worker = ["env", f"PYTHONPATH={REPOSITORY}", sys.executable, "-P", "-m", "shell.demo.worker",
-                  "--base-url", world.base_url, "--account", str(world.account_id),
+        worker = ["env", f"PYTHONPATH={code_root.python_path()}", sys.executable, "-P", "-m",
+                  "shell.demo.worker", "--base-url", world.base_url, "--account", str(world.account_id),
                   "--token-file", str(self.token_file), "--scenes", str(self.scene_file),
                   "--prompt", "{prompt}", "--mcp-config", "{mcp_config}"]  # fmt: skip
         arguments = [
@@ -262,8 +261,7 @@ class ConnectorChild:
     def start(self) -> str:
         """Its ``running`` line, once it is up; the demo is never a crash test's pause."""
         environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
-        paths = [str(REPOSITORY), environment.get("PYTHONPATH")]
-        environment["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
+        environment["PYTHONPATH"] = code_root.python_path(environment.get("PYTHONPATH", ""))
         already = len(self._running_lines())
         self._log = self.log_path.open("ab")
         command = [sys.executable, "-P", "-m", "shell.cli.main", "run", "--state-dir", str(self.state_dir),

@@ -43,7 +43,7 @@ from core.dispatch_prompt import MCP_SERVER_NAME, dispatch_prompt, follow_up_pro
 from core.snapshots import StopReason
 from core.task_token import TASK_TOKEN_ENV
 from core.worker_stream import Exited, Signaled, StopRequest, Vanished, WorkerEnd, stop_reason
-from shell import private_files, processes
+from shell import code_root, private_files, processes
 from shell.clock import Clock, SystemClock
 from shell.worker.command import StreamWatch, Turns, WorkerCommand, close_input
 
@@ -54,7 +54,6 @@ __all__ = ["CommandDriver", "SessionSetupError", "SpawnFailed", "WorkerCommand",
 
 log = logging.getLogger("connector.worker")
 
-REPOSITORY = Path(__file__).resolve().parents[2]
 MCP_CONFIG_NAME = "mcp.json"
 STDOUT_NAME = "stdout"
 STDERR_NAME = "stderr"
@@ -93,8 +92,8 @@ class SpawnFailed:
 
 
 def spawn(command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Path, private_dir: Path,
-          ledger_path: Path, token: str, repository: Path = REPOSITORY,
-          environ: Mapping[str, str] | None = None, agent_id: int | None = None, send_prompt: bool = True,
+          ledger_path: Path, token: str, environ: Mapping[str, str] | None = None,
+          agent_id: int | None = None, send_prompt: bool = True,
           resume_session: str = "") -> RunningWorker | SpawnFailed:
     if not token:
         raise ValueError("a worker is started with its task's token")
@@ -104,7 +103,7 @@ def spawn(command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Pat
         argv = (*argv, "--resume", resume_session)
     if any(token in argument for argument in argv):
         raise ValueError("the task token may never appear in a worker's argv")
-    config = mcp_session_config(repository.resolve(), ledger_path.resolve(), token, agent_id)
+    config = mcp_session_config(ledger_path.resolve(), token, agent_id)
     session_dir, out, err = open_session(private_dir, attempt_id, config)
     try:
         process = subprocess.Popen(
@@ -140,16 +139,16 @@ def _running(attempt_id: str, process: subprocess.Popen[bytes], session_dir: Pat
     return RunningWorker(attempt_id, process.pid, pgid, started, session_dir, *files, process, turns)
 
 
-def mcp_session_config(repository: Path, ledger_path: Path, token: str,
-                       agent_id: int | None = None) -> dict[str, object]:
+def mcp_session_config(ledger_path: Path, token: str, agent_id: int | None = None) -> dict[str, object]:
     """One stdio server, the connector's, with the task token in its env, launched the cheapest
-    way: this interpreter on ``shell.worker.mcp_entry`` (``bin/connect mcp`` without its script)."""
+    way: this interpreter on ``shell.worker.mcp_entry`` (``bin/connect mcp`` without its script),
+    finding the code this process runs (``shell.code_root``), the clone's or the installed one."""
     args = ["-P", "-m", "shell.worker.mcp_entry", "--ledger", str(ledger_path)]
     if agent_id is not None:
         args += ["--agent-id", str(int(agent_id))]
     server = {"type": "stdio", "alwaysLoad": True,  # Claude Code: connected before its first model request
               "command": sys.executable, "args": args,
-              "env": {"PYTHONPATH": str(repository), TASK_TOKEN_ENV: token}}
+              "env": {"PYTHONPATH": code_root.python_path(), TASK_TOKEN_ENV: token}}
     return {"mcpServers": {MCP_SERVER_NAME: server}}
 
 
@@ -351,7 +350,6 @@ class CommandDriver:
     grace_seconds: float = worker_stream.GRACE_SECONDS
     still_running_every: float = DEFAULT_STILL_RUNNING_SECONDS
     after_result_seconds: float = AFTER_RESULT_SECONDS
-    repository: Path = REPOSITORY
     environ: Mapping[str, str] | None = None
     agent_id: int | None = None  # the agent's Person id: the MCP server strips its own mentions
 
@@ -360,7 +358,7 @@ class CommandDriver:
         prompt = dispatch_prompt(launch.task_id, launch.event_ids[0], launch.trigger, launch.recording_url)
         return spawn(self.command, attempt_id=launch.attempt_id, prompt=prompt, work_dir=work_dir,
                      private_dir=self.private_dir, ledger_path=self.ledger_path, token=launch.token,
-                     repository=self.repository, environ=self.environ, agent_id=self.agent_id,
+                     environ=self.environ, agent_id=self.agent_id,
                      resume_session=launch.resume_session)
 
     def follow_up(self, started: object, event_ids: tuple[int, ...]) -> tuple[int, ...]:

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
             world = LedgerWorld(ledger)
             world.request(1)
             token = world.launch(1).token
-        (server,) = mcp_session_config(REPOSITORY, ledger_path, token, 4242)["mcpServers"].values()  # type: ignore[attr-defined]
+        (server,) = mcp_session_config(ledger_path, token, 4242)["mcpServers"].values()  # type: ignore[attr-defined]
         entry = [str(server["command"]), *map(str, server["args"])]
         entry_env = {**os.environ, **server["env"]}
         connect = [

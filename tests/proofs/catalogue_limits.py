@@ -176,8 +176,8 @@ LIMITS += [
 LIMITS += [  # bin/connect's start, and status at 100k records
     rule(
         "scale: bin/connect start: only the chosen subcommand's module is imported",
-        "    parser = build_parser(tuple(name for name in commands if name == chosen(arguments)), listed=commands)",
-        "    parser = build_parser(commands, listed=commands)",
+        "    parser = build_parser(tuple(name for name in commands if name == chosen(arguments)), listed=commands,",
+        "    parser = build_parser(commands, listed=commands,",
         "test_a_command_imports_its_own_module_and_no_other",
     ),
     rule(

@@ -231,4 +231,33 @@ OPS: list[Mutation] = [
         "timings shortened: guard delay 4s, reconcile after",
         "test_help_names_the_demos_own_guard_delay_and_reconcile_time",
     ),
+    # installed like a tool: basecamp-connect from a wheel, in a fresh environment outside the clone
+    rule(
+        "installed: a child that runs the connector's code is given no site directory before the standard library",
+        "    own = [] if code_root in site_directories else [code_root]",
+        "    own = [code_root]",
+        "test_an_installed_package_adds_nothing_before_the_standard_library",
+        "test_the_mcp_server_an_installed_connector_writes_is_the_installed_one",
+    ),
+    rule(
+        "from a clone: a child that runs the connector's code has the clone first on its path",
+        "    own = [] if code_root in site_directories else [code_root]",
+        "    own: list[str] = []",
+        "test_a_clone_comes_first_whatever_the_child_inherited",
+        "test_this_checkouts_children_are_given_the_checkout",
+        "test_the_mcp_config_names_the_connectors_server_with_the_token_in_its_env_only",
+    ),
+    rule(
+        "the MCP server's path is the connector's, never the one its worker inherited",
+        '"env": {"PYTHONPATH": code_root.python_path(), TASK_TOKEN_ENV: token}}',
+        '"env": {TASK_TOKEN_ENV: token}}',
+        "test_the_mcp_config_names_the_connectors_server_with_the_token_in_its_env_only",
+        "test_the_mcp_server_an_installed_connector_writes_is_the_installed_one",
+    ),
+    rule(
+        "the installed command says its own name in its usage, its help and its version",
+        "    return start(INSTALLED_PROG)",
+        "    return start()",
+        "test_the_installed_command_is_named_as_installed",
+    ),
 ]

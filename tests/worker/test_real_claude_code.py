@@ -243,7 +243,7 @@ def test_a_slow_mcp_start_with_tool_search_on_still_lists_the_connectors_tools_a
     program = claude_code()
     command = WorkerCommand.claude_code(program=str(program))
     token = PROBE_PREFIX + "0" * 32
-    config = mcp_session_config(REPOSITORY, tmp_path / "ledger.sqlite3", token)
+    config = mcp_session_config(tmp_path / "ledger.sqlite3", token)
     entry = config["mcpServers"][MCP_SERVER_NAME]  # type: ignore[index]
     entry["args"] = ["-c", 'sleep 3; exec "$0" "$@"', entry["command"], *entry["args"]]
     entry["command"] = "/bin/sh"

@@ -24,7 +24,6 @@ from core.worker_stream import Exited, Signaled, WorkerAccount
 from shell.clock import FakeClock
 from shell.worker.command import WorkerCommand
 from shell.worker.driver import (
-    REPOSITORY,
     CommandDriver,
     RunningWorker,
     SessionSetupError,
@@ -36,6 +35,7 @@ from shell.worker.driver import (
 )
 from tests.worker.support import ATTEMPT, PROMPT, TOKEN, Attempt
 
+REPOSITORY = Path(__file__).resolve().parents[2]  # the clone whose code its MCP servers run
 CONNECTOR_ENVIRONMENT = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
     "HOME": "/home/agent",
