@@ -35,7 +35,6 @@ from shell.basecamp.wire import Answer
 from shell.clock import Clock, SystemClock
 
 CAMPFIRE_TYPE = "Chat::Transcript"
-COMMENT_TYPE = "Comment"
 _FALLBACK_THROTTLE_SECONDS = 60.0
 _TYPED_PATHS: Mapping[str, str] = {"card": "card_tables/cards", "todo": "todos", "message": "messages"}
 _PATHS_BY_TYPE: Mapping[str, str] = {
@@ -227,7 +226,7 @@ def _summarize(body: JsonObject, bucket_id: int) -> RecordingSummary:
         mentioned_person_ids=mentioned_in(content), assignee_ids=assignee_ids,
         app_url=str(body.get("app_url") or ""), title=str(body.get("title") or ""), content=content,
         updated_at=updated_at if isinstance(updated_at, str) else None,
-        title_author=None if body["type"] == COMMENT_TYPE else author,  # a comment's title is its parent's
+        title_author=author,  # a comment's is its parent's: the comment's read replaces it
     )
 
 
