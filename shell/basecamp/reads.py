@@ -37,8 +37,8 @@ from shell.clock import Clock, SystemClock
 CAMPFIRE_TYPE = "Chat::Transcript"
 _FALLBACK_THROTTLE_SECONDS = 60.0
 _TYPED_PATHS: Mapping[str, str] = {"card": "card_tables/cards", "todo": "todos", "message": "messages"}
-_PATHS_BY_TYPE: Mapping[str, str] = {
-    "Kanban::Card": "card_tables/cards", "Todo": "todos", "Message": "messages",
+_PATHS_BY_TYPE: Mapping[str, str] = {  # a comment's parent, by the type its ``parent`` names
+    "Kanban::Card": _TYPED_PATHS["card"], "Todo": _TYPED_PATHS["todo"], "Message": _TYPED_PATHS["message"],
 }
 _STATUSES: Mapping[str, RecordingStatus] = {
     "active": RecordingStatus.active,
