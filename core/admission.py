@@ -13,8 +13,9 @@ in every mode, ``allowlist`` adds the allowed ids, ``project`` any non-client me
 
 ``decide`` goes cheapest first: the membership (unread blocks), the summary (a failed read
 blocks, never discards; drafted or trashed is ``stale``), the author, the rules, the route.
-Content's author is judged before its rules, and for an assignment or completion the snapshot
-still says whether the words' author is trusted, so untrusted words are data, never orders. A
+Content's author is judged before its rules. The snapshot names each text field's own author
+(the content's and the title's: a comment's title is its parent's) and whether that author is
+trusted; a field whose author was not read is not, so untrusted words are data, never orders. A
 comment that mentions the agent never falls through to subscribed. Where no route serves the
 project only a request is answered: ``blocked(no_route)``, kept for its holding reply. While the
 configuration is unusable every event the gate passes is ``blocked(config_unreadable)``, and the
@@ -230,7 +231,7 @@ class Author:
 @dataclass(frozen=True, slots=True)
 class RecordingSummary:
     """What the summary read found; ``added_person_ids`` is an assignment's added people (None:
-    the event's details could not be read)."""
+    the event's details could not be read); ``title_author`` the title's writer (None: not read)."""
     status: RecordingStatus
     type: str
     creator: Author | None
@@ -245,6 +246,7 @@ class RecordingSummary:
     title: str = ""
     content: str = ""
     updated_at: str | None = None
+    title_author: Author | None = None
 
 
 class ReadFailureKind(StrEnum):
@@ -344,6 +346,15 @@ def _author_trusted(
     return False
 
 
+def _field_trusted(
+    author: Author | None, event: EventPointer, settings: AdmissionSettings, members: frozenset[int] | None
+) -> bool:
+    """Whether a text field is a trusted person's words: its own author's, and only one read."""
+    if author is None:
+        return False
+    return _author_trusted(author, event, settings, members) is True
+
+
 def _author_verdict(
     author: Author, event: EventPointer, settings: AdmissionSettings, members: frozenset[int] | None
 ) -> Verdict | None:
@@ -376,7 +387,10 @@ def _match(
             return watching or agent in summary.assignee_ids or summary.subscribed
 
 
-def _snapshot(summary: RecordingSummary, author_trusted: bool) -> Mapping[str, str | None]:
+def _snapshot(
+    summary: RecordingSummary, author_trusted: bool, title_trusted: bool
+) -> Mapping[str, str | None]:
+    title_author = summary.title_author
     return MappingProxyType({
         "type": summary.type,
         "title": summary.title,
@@ -385,6 +399,8 @@ def _snapshot(summary: RecordingSummary, author_trusted: bool) -> Mapping[str, s
         "updated_at": summary.updated_at,
         "author_id": None if summary.creator is None else str(summary.creator.id),
         "author_trusted": "true" if author_trusted else "false",
+        "title_author_id": None if title_author is None else str(title_author.id),
+        "title_author_trusted": "true" if title_trusted else "false",
     })
 
 
@@ -422,18 +438,20 @@ def decide(
         if refused is not None:
             return refused
     author_trusted = _author_trusted(summary.creator, event, settings, members) is True
+    title_trusted = _field_trusted(summary.title_author, event, settings, members)
     for rule in rules:
         matched = _match(rule, summary, settings, event)
         if isinstance(matched, BlockedReason):
             return _blocked(matched)
         if matched:  # a mention matches before subscribed is tried: it never falls through
-            return _verdict_for(rule, event, summary, routed, reply, author_trusted=author_trusted)
+            trust = (author_trusted, title_trusted)
+            return _verdict_for(rule, event, summary, routed, reply, trust=trust)
     return _discarded(DiscardReason.not_addressed)
 
 
 def _verdict_for(
     rule: Rule, event: EventPointer, summary: RecordingSummary, routed: bool,
-    reply: tuple[str, MessageKind, int], *, author_trusted: bool,
+    reply: tuple[str, MessageKind, int], *, trust: tuple[bool, bool],
 ) -> Verdict:
     conversation_key, reply_kind, reply_recording_id = reply
     if not routed and rule.requires_route:
@@ -445,7 +463,7 @@ def _verdict_for(
         reason=None if routed else BlockedReason.no_route,
         trigger=rule.trigger, acknowledge=rule.acknowledge, conversation_key=conversation_key,
         reply_kind=reply_kind, reply_bucket_id=event.bucket_id, reply_recording_id=reply_recording_id,
-        requester_id=requester, snapshot=_snapshot(summary, author_trusted) if routed else None,
+        requester_id=requester, snapshot=_snapshot(summary, *trust) if routed else None,
     )
 
 

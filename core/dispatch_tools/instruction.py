@@ -2,9 +2,9 @@
 instruction a worker pulls from them, and the receipt its reports leave.
 
 ``Instruction`` is an allowlist: every field a worker is handed is named here. Its content is
-admission's snapshot with the agent's own mentions stripped (``core.mentions``), and
-``content_author`` says whose words it is and whether the connector trusts them; a snapshot that
-does not say is not trusted.
+admission's snapshot with the agent's own mentions stripped (``core.mentions``). Each text field
+someone wrote names its author and whether the connector trusts them (``content_author``, the
+recording's ``title_author``); a snapshot that does not say is not trusted.
 """
 
 from __future__ import annotations
@@ -87,6 +87,8 @@ class RecordingSnapshot:
     updated_at: str | None
     author_id: int | None = None
     author_trusted: bool = False
+    title_author_id: int | None = None
+    title_author_trusted: bool = False
 
 
 def read_snapshot(text: str | None) -> RecordingSnapshot | None:
@@ -98,11 +100,14 @@ def read_snapshot(text: str | None) -> RecordingSnapshot | None:
         item = value.get(name)
         return item if isinstance(item, str) else ""
 
+    def person(name: str) -> int | None:
+        return int(found) if (found := field(name)).isascii() and found.isdigit() else None
+
     return RecordingSnapshot(
         type=field("type"), title=field("title"), app_url=field("app_url"), content=field("content"),
-        updated_at=field("updated_at") or None,
-        author_id=int(author) if (author := field("author_id")).isascii() and author.isdigit() else None,
-        author_trusted=field("author_trusted") == "true",
+        updated_at=field("updated_at") or None, author_id=person("author_id"),
+        author_trusted=field("author_trusted") == "true", title_author_id=person("title_author_id"),
+        title_author_trusted=field("title_author_trusted") == "true",
     )
 
 
@@ -139,12 +144,15 @@ class Instruction:
     content_updated_at: str | None
     content_author_id: int | None = None
     content_author_trusted: bool = False
+    title_author_id: int | None = None
+    title_author_trusted: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
             "event_id": self.event_id, "event_type": self.event_type, "trigger": self.trigger,
             "recording": {"bucket_id": self.bucket_id, "recording_id": self.recording_id,
                           "type": self.recording_type, "title": self.recording_title,
+                          "title_author": {"id": self.title_author_id, "trusted": self.title_author_trusted},
                           "url": self.recording_url},
             "reply_to": {"kind": self.reply_kind, "recording_id": self.reply_recording_id},
             "requester_id": self.requester_id, "acknowledge": self.acknowledge,
@@ -171,7 +179,8 @@ def build_instruction(row: DispatchRow, agent_id: int | None) -> Instruction | N
         delivery=row.delivery,
         content=snapshot.content if agent_id is None else strip_mentions_of(snapshot.content, agent_id),
         content_updated_at=snapshot.updated_at, content_author_id=snapshot.author_id,
-        content_author_trusted=snapshot.author_trusted,
+        content_author_trusted=snapshot.author_trusted, title_author_id=snapshot.title_author_id,
+        title_author_trusted=snapshot.title_author_trusted,
     )
 
 

@@ -1,11 +1,12 @@
 """Admission's reads: the recording summary a verdict is decided from, and one message read alone,
 for a person's check of a receipt (``core.adoption.check_receipt``). What is read follows the event's type:
-the recording, the agent's subscription where it matters, and for an assignment the people this
-event added (None without its details). Every read is the client's (paced, retried, within the
-deadline), and what Basecamp answers never raises here: it is a ``ReadFailure`` whose kind says
-whether waiting helps (``not_found``, ``forbidden`` and ``unauthorized`` end at once; a 429 or 503
-the retries could not outlast is ``throttled``, with when to try again). Content is carried in the
-summary, never logged."""
+the recording, the agent's subscription where it matters, for an assignment the people this event
+added (None without its details), and for a comment its parent's creator, whose title a comment's
+is (None when the parent's type has no typed read or its read failed). Every read is the client's
+(paced, retried, within the deadline), and what Basecamp answers never raises here: it is a
+``ReadFailure`` whose kind says whether waiting helps (``not_found``, ``forbidden`` and
+``unauthorized`` end at once; a 429 or 503 the retries could not outlast is ``throttled``, with
+when to try again). Content is carried in the summary, never logged."""
 
 from __future__ import annotations
 
@@ -36,6 +37,9 @@ from shell.clock import Clock, SystemClock
 CAMPFIRE_TYPE = "Chat::Transcript"
 _FALLBACK_THROTTLE_SECONDS = 60.0
 _TYPED_PATHS: Mapping[str, str] = {"card": "card_tables/cards", "todo": "todos", "message": "messages"}
+_PATHS_BY_TYPE: Mapping[str, str] = {  # a comment's parent, by the type its ``parent`` names
+    "Kanban::Card": _TYPED_PATHS["card"], "Todo": _TYPED_PATHS["todo"], "Message": _TYPED_PATHS["message"],
+}
 _STATUSES: Mapping[str, RecordingStatus] = {
     "active": RecordingStatus.active,
     "archived": RecordingStatus.active,  # archived is still the recording a person wrote
@@ -76,7 +80,9 @@ class SummaryReads:
         if event_type == COMMENT_CREATED:
             summary = _summarize(self._answer(f"comments/{recording_id}", deadline, dict), bucket_id)
             if summary.parent_id is not None and summary.parent_id > 0:
-                summary = replace(summary, subscribed=self._subscribed(summary.parent_id, deadline))
+                parent = summary.parent_id
+                summary = replace(summary, subscribed=self._subscribed(parent, deadline),
+                                  title_author=self._creator(summary.parent_type, parent, deadline))
             return summary
         if event_type == CHAT_LINE_CREATED:
             return self._line(bucket_id, recording_id, deadline)
@@ -130,6 +136,16 @@ class SummaryReads:
         if not isinstance(subscribed, bool):
             raise _Failed(ReadFailure(ReadFailureKind.failed))
         return subscribed
+
+    def _creator(self, recording_type: str, recording_id: int, deadline: float) -> Author | None:
+        """Who wrote a recording, read by its type; None when that could not be read."""
+        path = _PATHS_BY_TYPE.get(recording_type)
+        if path is None:
+            return None
+        try:
+            return _author(self._answer(f"{path}/{recording_id}", deadline, dict))
+        except _Failed:
+            return None
 
     def _added(self, recording_id: int, event_id: int, deadline: float) -> frozenset[int] | None:
         events = self._answer(f"recordings/{recording_id}/events", deadline, list)
@@ -193,10 +209,7 @@ def _summarize(body: JsonObject, bucket_id: int) -> RecordingSummary:
     status = _STATUSES.get(str(body.get("status")))
     if status is None or not isinstance(body.get("type"), str):
         raise _Failed(ReadFailure(ReadFailureKind.failed))
-    creator = body.get("creator")
-    author = None
-    if isinstance(creator, dict) and _is_id(creator.get("id")):
-        author = Author(int(creator["id"]), str(creator.get("personable_type") or ""))
+    author = _author(body)
     parent = body.get("parent")
     found_parent = parent.get("id") if isinstance(parent, dict) else None
     parent_id = found_parent if isinstance(found_parent, int) and _is_id(found_parent) else None
@@ -213,4 +226,12 @@ def _summarize(body: JsonObject, bucket_id: int) -> RecordingSummary:
         mentioned_person_ids=mentioned_in(content), assignee_ids=assignee_ids,
         app_url=str(body.get("app_url") or ""), title=str(body.get("title") or ""), content=content,
         updated_at=updated_at if isinstance(updated_at, str) else None,
+        title_author=author,  # a comment's is its parent's: the comment's read replaces it
     )
+
+
+def _author(body: JsonObject) -> Author | None:
+    creator = body.get("creator")
+    if isinstance(creator, dict) and _is_id(creator.get("id")):
+        return Author(int(creator["id"]), str(creator.get("personable_type") or ""))
+    return None

@@ -72,12 +72,14 @@ def _tool(name: str, title: str, description: str, arguments: object, answer: ob
             "inputSchema": arguments, "outputSchema": answer, "annotations": _ANNOTATIONS}  # fmt: skip
 
 
+_AUTHOR = _object(id={"type": ["integer", "null"]}, trusted=_BOOL)  # who wrote a field; trusted or not
 _INSTRUCTION_SCHEMA = _object(
     event_id=_INT, event_type=_STR, trigger=_STR,
-    recording=_object(bucket_id=_INT, recording_id=_INT, type=_STR, title=_STR, url=_STR),
+    recording=_object(bucket_id=_INT, recording_id=_INT, type=_STR, title=_STR, title_author=_AUTHOR,
+                      url=_STR),
     reply_to=_object(kind=_STR, recording_id=_INT),
     requester_id=_INT, acknowledge=_BOOL, guard_acknowledged=_BOOL, delivery=_DELIVERY, content=_STR,
-    content_updated_at={"type": ["string", "null"]})  # fmt: skip
+    content_updated_at={"type": ["string", "null"]}, content_author=_AUTHOR)  # fmt: skip
 _RECEIPT_SCHEMA = _object(
     ["event_id", "delivery"],
     event_id=_INT, delivery=_DELIVERY, ack_id=_INT,
@@ -95,9 +97,10 @@ TOOLS: Final[tuple[dict[str, Any], ...]] = (
     _tool("get_dispatch", "Get your dispatch",
           "the instruction for an event on your task, or, without event_id, the earliest you have not "
           "acknowledged. Returns the recording, where to reply, who asked, the request's content with your "
-          "own mention removed, whether to acknowledge, and whether the connector already acknowledged for "
-          "you (guard_acknowledged). Calling it records that you were handed the instruction; it does not "
-          "acknowledge. A repeat returns the same instruction.",
+          "own mention removed, who wrote the content and the title and whether the connector trusts them "
+          "(content_author, recording.title_author), whether to acknowledge, and whether the connector "
+          "already acknowledged for you (guard_acknowledged). Calling it records that you were handed the "
+          "instruction; it does not acknowledge. A repeat returns the same instruction.",
           _input(event_id={**_ID, "description": _EARLIEST}),
           _object(["instruction"], instruction={"anyOf": [{"type": "null"}, _INSTRUCTION_SCHEMA]},
                   message=_STR)),

@@ -241,8 +241,9 @@ def test_the_instruction_is_the_allowlist_with_the_agents_mention_stripped(world
         "event_id", "event_type", "trigger", "recording", "reply_to", "requester_id", "acknowledge",
         "guard_acknowledged", "delivery", "content", "content_updated_at", "content_author",
     }
-    assert set(body["recording"]) == {"bucket_id", "recording_id", "type", "title", "url"}
-    assert set(body["content_author"]) == {"id", "trusted"}
+    assert set(body["recording"]) == {"bucket_id", "recording_id", "type", "title", "title_author", "url"}
+    assert set(body["content_author"]) == set(body["recording"]["title_author"]) == {"id", "trusted"}
+    assert body["recording"]["title_author"] == {"id": None, "trusted": False}, "a snapshot that does not say"
     assert set(body["reply_to"]) == {"kind", "recording_id"}
     assert body["content"] == f"<div>  ask {mention(SOMEONE_ELSE, 'Jerry')} about it</div>"
     assert body["requester_id"] == REQUESTER

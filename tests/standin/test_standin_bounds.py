@@ -1,7 +1,7 @@
 """The stand-in refuses the impossible, through its control API over real HTTP:
 finite, bounded numbers everywhere (delays, windows, sizes, lifetimes, counts), a clear 400 for
 every bad body that changes nothing, faults removable, no secret or OAuth code in its record of
-requests, a mention posted as Basecamp marks one up, and a world with an account id of its own."""
+requests, a mention posted as Basecamp marks one up, a card placed as any person's, and a world with an account id of its own."""
 
 from __future__ import annotations
 
@@ -99,12 +99,13 @@ def test_a_rate_limit_and_a_feed_delay_on_the_command_line_are_bounded() -> None
 
 
 CONTROL_PATHS = [("POST", "faults"), ("POST", "messages"), ("POST", "mentions"), ("PUT", "rate-limit"),
-                 ("POST", "launchpad"), ("POST", "live/faults")]  # fmt: skip
+                 ("POST", "launchpad"), ("POST", "live/faults"), ("POST", "cards")]  # fmt: skip
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
         st.sampled_from(["action", "delay", "times", "status", "kind", "recording_id", "creator_id", "content",
-                         "text", "requests", "window", "token_lifetime", "created_at", "x"]), inner, max_size=5),
+                         "text", "requests", "window", "token_lifetime", "created_at", "project_id", "title",
+                         "x"]), inner, max_size=5),
     max_leaves=12,
 )  # fmt: skip
 
@@ -159,6 +160,22 @@ def test_a_mention_posted_through_the_control_api_is_the_operators_and_mentions_
     assert (event.id, event.creator_id) == (answer.json()["event_id"], world.operator.id)
     refused(demo_client, "POST", "mentions", json.dumps({"recording_id": card}).encode(), "a mention is")
     refused(demo_client, "POST", "mentions", json.dumps({"recording_id": -1, "text": "x"}).encode(), "recording_id")
+
+
+def test_a_card_placed_through_the_control_api_is_its_creators_with_its_event(demo_client: Client) -> None:
+    world = demo_client.standin.world
+    grace, project = world.people[1].id, world.projects[0].id
+    body = {"project_id": project, "title": "Grace's card", "creator_id": grace, "content": "<div>why</div>"}
+    answer = control(demo_client, "POST", "cards", json.dumps(body).encode())
+    assert answer.status == 201, answer
+    card = demo_client.get(f"card_tables/cards/{answer.json()['id']}").json()
+    assert (card["creator"]["id"], card["title"], card["content"]) == (grace, "Grace's card", "<div>why</div>")
+    assert card["bucket"]["id"] == project
+    (event,) = [found for found in demo_client.standin.feed.events() if found.recording_id == card["id"]]
+    assert (event.id, event.event_type, event.creator_id) == (answer.json()["event_id"], "card.created", grace)
+    for bad, says in (({**body, "creator_id": 1}, "a person of it"), ({**body, "project_id": 1}, "a project"),
+                      ({"title": "x"}, "a card is"), ({**body, "x": 1}, "a card is"), ({**body, "title": 3}, "strings")):
+        refused(demo_client, "POST", "cards", json.dumps(bad).encode(), says)
 
 
 @pytest.mark.parametrize("content", [{"text": "hi"}, ["hi"], 7, None, True])

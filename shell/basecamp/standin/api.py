@@ -250,17 +250,19 @@ class Renderer:
                 "files_url": self.api_url(campfire, "/uploads")}
 
     def card(self, card: Recording) -> JsonObject:
-        """Made by the account's owner, the operator, when the world began."""
+        """Made by its creator: the account's owner, the operator, for the world's own cards."""
+        creator = self.world.operator.id if card.creator_id is None else card.creator_id
         column = f"{self.account_url}/buckets/{card.bucket_id}/card_tables/columns/{card.bucket_id}"
         table = {"id": card.bucket_id, "title": "Card Table", "type": "Kanban::Column",
                  "url": f"{column}.json", "app_url": column}
         assignees = [self.creator(person_id) for person_id in self._store.joined("assignees", card.id)]
         return {**self._recording_fields(card, WORLD_CREATED_AT),
-                "subscription_url": self._recording_url(card, "subscription"), "position": 1, "content": "",
-                "description": "", "description_attachments": [], "due_on": None, "completed": False,
+                "subscription_url": self._recording_url(card, "subscription"), "position": 1,
+                "content": card.content, "description": card.content, "description_attachments": [],
+                "due_on": None, "completed": False,
                 "comments_count": len(self._store.messages(Kind.comment, card.id)),
                 "comments_url": self.api_url(card, "/comments"), "parent": table,
-                "bucket": self.bucket(card.bucket_id), "creator": self.person(self.world.operator),
+                "bucket": self.bucket(card.bucket_id), "creator": self.creator(creator),
                 "assignees": assignees, "completion_subscribers": [], "steps": [],
                 **self._boosts(card)}  # fmt: skip
 
@@ -366,6 +368,16 @@ class BasecampApi:
         message = self._store.post(kind, recording, creator_id, content, created_at=created_at or self._now())
         self.feed.record_message(message)
         return message
+
+    def add_card(self, creator_id: int, project_id: int, title: str,
+                 content: str = "") -> tuple[Recording, int]:
+        """``creator_id``'s new card in the project, and its ``card.created`` event's id."""
+        if self.world.project(project_id) is None or self.world.person(creator_id) is None:
+            raise ValueError("a card is placed in a project of the world by a person of it")
+        card = self._store.add_card(project_id, title, creator_id, content)
+        event = self.feed.record("card.created", bucket_id=project_id, creator_id=creator_id,
+                                 recording_id=card.id, created_at=self._now())
+        return card, event.id
 
     def mention(self, creator_id: int, recording_id: int, text: str) -> tuple[Message, int]:
         """``creator_id``'s comment mentioning the agent as Basecamp marks one up, and its event's id."""

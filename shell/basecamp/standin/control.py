@@ -32,6 +32,7 @@ MAX_TOKEN_LIFETIME_SECONDS = 10 * 365 * 86_400  # later is past what a date can 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"?', re.DOTALL)  # to its closing quote, or to the end
 _MESSAGE_SHAPE = '{"kind", "recording_id", "creator_id", "content": "...", "created_at"?}'
 _MENTION_SHAPE = '{"recording_id": CARD_ID, "text": "...", "creator_id"?: PERSON_ID}'
+_CARD_SHAPE = '{"project_id", "title": "...", "creator_id", "content"?: "..."}'
 
 
 def _no_constant(name: str) -> object:
@@ -96,6 +97,8 @@ class Control:
                     return json_reply(201, {"id": self._seed(read_json(request.body))})
                 case ("POST", "mentions"):
                     return json_reply(201, self._mention(read_json(request.body)))
+                case ("POST", "cards"):
+                    return json_reply(201, self._card(read_json(request.body)))
                 case ("GET" | "PUT" as method, "rate-limit"):
                     if method == "PUT":
                         self._limiter.set_limit(_limit_from_json(read_json(request.body)))
@@ -147,6 +150,18 @@ class Control:
         recording = faults.whole(value["recording_id"], "recording_id", low=1, high=MAX_ID)
         message, event_id = self._api.mention(creator, recording, value["text"])
         return {"id": message.id, "event_id": event_id}
+
+    def _card(self, value: object) -> dict[str, int]:
+        if not isinstance(value, dict) or not {"project_id", "title", "creator_id"} <= set(value) \
+                or set(value) - {"project_id", "title", "creator_id", "content"}:
+            raise ValueError(f"a card is {_CARD_SHAPE}")
+        title, content = value["title"], value.get("content", "")
+        if not isinstance(title, str) or not isinstance(content, str):
+            raise ValueError(f"a card's title and content are strings; a card is {_CARD_SHAPE}")
+        project = faults.whole(value["project_id"], "project_id", low=1, high=MAX_ID)
+        creator = faults.whole(value["creator_id"], "creator_id", low=1, high=MAX_ID)
+        card, event_id = self._api.add_card(creator, project, title, content)
+        return {"id": card.id, "event_id": event_id}
 
     def _seed(self, value: object) -> int:
         if not isinstance(value, dict) or not {"kind", "recording_id", "creator_id", "content"} <= set(value):

@@ -47,13 +47,16 @@ class Person:
 
 @dataclass(frozen=True, slots=True)
 class Recording:
-    """Anything with an id in a project: a card, a Campfire, a comment, a Campfire line."""
+    """Anything with an id in a project: a card, a Campfire, a comment, a Campfire line. A card
+    placed later names its ``creator_id`` and ``content`` (the world's own are the operator's)."""
 
     id: int
     bucket_id: int
     type: str
     title: str
     parent_id: int | None = None
+    creator_id: int | None = None
+    content: str = ""
 
     @property
     def path(self) -> str:
@@ -228,6 +231,12 @@ class Store:
             message = Message(kind, message_id, on.id, on.bucket_id, creator_id, content, created_at, visible)
             self._messages[kind][message_id] = message
             return message
+
+    def add_card(self, bucket_id: int, title: str, creator_id: int, content: str) -> Recording:
+        with self._lock:
+            card = Recording(next(self._ids), bucket_id, CARD, title, creator_id=creator_id, content=content)
+            self._recordings[card.id] = card
+            return card
 
     def message(self, kind: Kind, message_id: int) -> Message | None:
         with self._lock:
