@@ -1,5 +1,5 @@
-"""The connector's figures as Prometheus metric families, for ``status --prometheus`` and ``run
---metrics-file``: every sample labelled with the pair (``account``, ``agent``), so two connectors'
+"""The connector's figures as Prometheus metric families. For ``status --prometheus`` and ``run
+--metrics-file``, every sample labelled with the pair (``account``, ``agent``), so two connectors'
 files sit side by side in one textfile collector.
 
 From the ledger: intents by kind and state and the oldest pending one's age by kind (how long it

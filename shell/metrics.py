@@ -2,13 +2,13 @@
 ledger opened read-only, the heartbeats while a connector runs), and the file ``run
 --metrics-file`` keeps for node_exporter's textfile collector.
 
-The file's directory is checked before the connector starts (missing, not a directory, not
-writable: ``UserError``, exit 3). Then a thread of its own rewrites the file every ``WRITE_EVERY``:
-a new file beside it (``.NAME.PID.tmp``, which the collector skips), fsynced, renamed over it,
-readable by others (the collector runs as its own user; no figure is a secret); the running
-connector's figures besides the ledger's: its loops' beats in memory, its client's answers and its
-pacer's budget. A write that fails is warned of once, until one succeeds again, and never stops the
-connector. Its stop writes the file once more, saying it no longer runs."""
+The file's directory is checked before the connector starts, by making a file in it (missing, not
+a directory, not writable: ``UserError``, exit 3). Then a thread of its own rewrites the file every
+``WRITE_EVERY``: a new file beside it (``.NAME.PID.tmp``, which the collector skips), fsynced,
+renamed over it, readable by others (the collector runs as its own user; no figure is a secret);
+the running connector's figures besides the ledger's: its loops' beats in memory, its client's
+answers and its pacer's budget. A write that fails is warned of once, until one succeeds again, and
+never stops the connector. Its stop writes the file once more, saying it no longer runs."""
 
 from __future__ import annotations
 
@@ -59,9 +59,13 @@ def check_metrics_path(path: Path) -> None:
         raise UserError(f"--metrics-file {path}: {directory} is not a directory: not started", EXIT_CONFIG)
     if path.is_dir():
         raise UserError(f"--metrics-file {path} is a directory: name a file in it: not started", EXIT_CONFIG)
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise UserError(f"--metrics-file {path}: its directory {directory} is not writable by this user: "
-                        "not started", EXIT_CONFIG)
+    probe = directory / f".{path.name}.{os.getpid()}.probe"
+    try:
+        private_files.write_new_file(probe, b"")
+        probe.unlink()
+    except OSError as error:
+        why = f"its directory {directory} is not writable ({error.strerror})"
+        raise UserError(f"--metrics-file {path}: {why}: not started", EXIT_CONFIG) from error
 
 
 class MetricsFile:

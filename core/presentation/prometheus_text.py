@@ -1,7 +1,8 @@
 """Prometheus's text exposition format (0.0.4), rendered from values: each family's ``# HELP`` and
 ``# TYPE`` once, then its samples together. A label value escapes backslash, double quote and
-newline, help text backslash and newline; a value that is not finite is ``+Inf``, ``-Inf`` or
-``NaN``. A name or a label name outside Prometheus's alphabet is a bug here, never output."""
+newline; help text is one line (each run of whitespace one space, a backslash escaped); a value
+that is not finite is ``+Inf``, ``-Inf`` or ``NaN``. A name or a label name outside Prometheus's
+alphabet is a bug here, never output."""
 
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ def _escape_label(value: str) -> str:
 
 
 def _escape_help(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("\n", "\\n")
+    return " ".join(text.split()).replace("\\", "\\\\")  # one line, as a reader strips it
 
 
 def _value(value: float) -> str:

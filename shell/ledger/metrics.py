@@ -1,5 +1,5 @@
-"""What ``core.metrics`` counts, read from a ledger in one read transaction, so the figures agree
-beside a connector committing; read-only, like status, and sharing status's counts
+"""What the metrics count, from the ledger. One read transaction, so the figures agree beside a
+connector committing; read-only, like status, and sharing status's counts
 (``shell.ledger.status.queue_counts``). A pending intent has been due since its first retry began,
 else since ``not_before``; a waiting record since it was seen."""
 
