@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import signal
 import stat
@@ -118,7 +119,8 @@ def test_a_running_connector_keeps_the_file_with_basecamps_answers_and_its_loops
         deadline = time.monotonic() + 30
         while not metrics.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
-        found = values(metrics.read_text())
+        text = metrics.read_text()
+        found = values(text)
     finally:
         process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=60)
@@ -130,6 +132,14 @@ def test_a_running_connector_keeps_the_file_with_basecamps_answers_and_its_loops
     last = values(metrics.read_text())
     assert last["running", ()] == 0  # written once more at the stop
     assert {labels for name, labels in last if name == "loop_turning"} >= {(("loop", "intake"),), (("loop", "outbox"),)}
+    assert set(re.findall(r"^# TYPE (\S+)", text, re.MULTILINE)) == documented_metrics()
+
+
+def documented_metrics() -> set[str]:
+    """The metric names the README's "Metrics and alerts" names (its table and its alert rules)."""
+    readme = (REPOSITORY / "README.md").read_text()
+    section = readme.split("### Metrics and alerts\n", 1)[1].split("\n### ", 1)[0]
+    return set(re.findall(r"\bbasecamp_connector_[a-z_]+", section))
 
 
 @pytest.mark.slow
