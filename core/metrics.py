@@ -32,7 +32,7 @@ class LedgerFigures:
     """What one read transaction of the ledger counts (``shell.ledger.metrics``)."""
 
     intents: tuple[tuple[str, str, int], ...]  # (state, kind, count)
-    pending_since: Mapping[str, datetime]  # kind -> the earliest a pending intent of it has been due
+    pending_since: Mapping[str, datetime]  # kind -> the earliest a pending intent of it is due
     refused: int  # canceled with a note a person may resend
     records: tuple[tuple[str, int], ...]  # (state, count)
     blocked: tuple[tuple[str, int], ...]  # (reason, count)

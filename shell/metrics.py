@@ -41,7 +41,7 @@ def pair_labels(account_id: int, agent_id: int) -> Labels:
 
 def metrics_text(ledger: Ledger, pair: Labels, now: datetime, *, running: bool, beats: Beats | None,
                  process: ProcessFigures | None = None) -> str:
-    figures = read_figures(ledger, now)
+    figures = read_figures(ledger)
     families = (metrics.running_family(running, pair), *metrics.ledger_families(figures, pair, now),
                 *metrics.loop_families(beats, pair, now))
     if process is not None:

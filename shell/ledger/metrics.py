@@ -16,12 +16,12 @@ from shell.ledger.connection import Ledger
 from shell.ledger.status import queue_counts, token_outage
 
 
-def read_figures(ledger: Ledger, now: datetime) -> LedgerFigures:
+def read_figures(ledger: Ledger) -> LedgerFigures:
     with ledger.read() as connection:
         intents, records, blocked = queue_counts(connection)
         outage = token_outage(connection)
         return LedgerFigures(
-            intents=intents, pending_since=_pending_since(connection, now), refused=_refused(connection),
+            intents=intents, pending_since=_pending_since(connection), refused=_refused(connection),
             records=records, blocked=blocked, waiting_since=_waiting_since(connection),
             live_tasks=_live_tasks(connection), attempts=_attempts(connection),
             held=hold.standing(connection) is not None,
@@ -29,11 +29,10 @@ def read_figures(ledger: Ledger, now: datetime) -> LedgerFigures:
         )  # fmt: skip
 
 
-def _pending_since(connection: sqlite3.Connection, now: datetime) -> dict[str, datetime]:
+def _pending_since(connection: sqlite3.Connection) -> dict[str, datetime]:
     sql = ("SELECT kind, MIN(COALESCE(retrying_since, not_before)) FROM outbox WHERE state = 'pending'"
            " GROUP BY kind")
-    found = {str(kind): parse_timestamp(str(since)) for kind, since in connection.execute(sql)}
-    return {kind: since for kind, since in found.items() if since <= now}
+    return {str(kind): parse_timestamp(str(since)) for kind, since in connection.execute(sql)}
 
 
 def _refused(connection: sqlite3.Connection) -> int:

@@ -38,6 +38,7 @@ def test_a_counter_is_named_for_its_total_and_values_that_are_not_finite_are_wri
     )
     text = exposition(families)
     assert 'x_answers_total{status="429"} 3\n' in text
+    assert 'x_odd{v="0"} +Inf\nx_odd{v="1"} -Inf\n' in text
     counter, odd = text_string_to_metric_families(text)
     assert (counter.name, counter.type, counter.samples[0].name) == ("x_answers", "counter", "x_answers_total")
     assert [sample.value for sample in odd.samples] == [math.inf, -math.inf, 0.25]

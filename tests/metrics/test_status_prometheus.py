@@ -10,9 +10,11 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from core.heartbeats import STALL_AFTER, beats_text
+from core.notes import NOT_CONNECTED
 from shell.clock import FakeClock
 from shell.errors import EXIT_CONFIG
 from shell.heartbeats import path_beside
+from shell.ledger import outbox as rows
 from shell.ledger.hold import set_hold
 from shell.private_files import write_atomically
 from shell.state.lock import acquire
@@ -61,6 +63,19 @@ def test_an_indeterminate_intent_and_the_oldest_pending_ones_age_are_shown(
     assert found["blocked_records", (("reason", "no_route"),)] == 1
     assert found["oldest_waiting_record_age_seconds", (("state", "blocked"),)] >= LONG_AGO.total_seconds()
     assert (found["running", ()], found["hold", ()], found["token_failing", ()]) == (0, 0, 0)
+
+
+def test_a_message_retried_after_a_refused_connection_has_been_due_since_its_first_retry(
+    world: LedgerWorld, state: Path, clock: FakeClock, capsys: pytest.CaptureFixture[str]
+) -> None:
+    world.request(1)
+    guard = intent_of(world, 1, "guard_ack")
+    clock.advance(30)
+    with world.ledger.write() as connection:  # its backoff moves its due time past now
+        rows.claim(connection, guard, clock.now())
+        rows.retry(connection, guard, NOT_CONNECTED, datetime.now(UTC) + timedelta(minutes=5), clock.now())
+    age = metrics(capsys, state)["outbox_oldest_pending_age_seconds", (("kind", "guard_ack"),)]
+    assert age >= (LONG_AGO - timedelta(seconds=30)).total_seconds()
 
 
 def test_a_stale_loop_of_the_running_connector_is_shown_not_turning(
