@@ -117,10 +117,10 @@ def _run_checked(args: argparse.Namespace) -> int:
     hold = (deciding_person(args.by), reason_of(args.reason)) if args.hold else ("", "")
     paths = locate_state(args.state_dir, args.account, args.agent)
     configuration = load_config(paths.config)
-    if args.metrics_file is not None:
-        check_metrics_path(args.metrics_file)
     if stop_asked():
         return _stopped_before_start()
+    if args.metrics_file is not None:
+        check_metrics_path(args.metrics_file)
     clock = SystemClock()
     ids = (configuration.account_id, configuration.agent_id)
     with pair_lock.acquire(*ids, paths.directory, clock.now(), shadow=args.shadow):

@@ -34,7 +34,7 @@ from shell.ledger.intake import read_intake_status, read_lane_state, read_loss_c
 from shell.ledger.status import read_snapshot
 from shell.metrics import metrics_text, pair_labels
 from shell.state.config import SHADOW_DIRECTORY, StatePaths, load_config, locate_state
-from shell.state.lock import Holder, peek, peek_only
+from shell.state.lock import peek, peek_only
 
 DESCRIPTION = f"""\
 Show what the connector is doing, from its ledger, without disturbing it.
@@ -128,13 +128,14 @@ def _where(paths: StatePaths, shadow: bool) -> tuple[StatePaths, Path]:
     return paths, paths.config
 
 
-def _print_metrics(paths: StatePaths, account_id: int, agent_id: int, holder: Holder | None) -> int:
+def _print_metrics(paths: StatePaths, account_id: int, agent_id: int) -> int:
+    holder = peek(paths.directory, account_id, agent_id)
     running = holder is not None and bool(holder.pid_present)
     beats = heartbeats.read(paths.ledger) if running else None
     try:
-        with open_ledger_read_only(paths.ledger) as ledger:
-            text = metrics_text(ledger, pair_labels(account_id, agent_id), datetime.now(UTC), running=running,
-                                beats=beats)
+        with open_ledger_read_only(paths.ledger) as read_only:
+            text = metrics_text(read_only, pair_labels(account_id, agent_id), datetime.now(UTC),
+                                running=running, beats=beats)
     except sqlite3.DatabaseError as error:
         raise UserError(f"{paths.ledger}: the ledger could not be read: {error}", EXIT_CONFIG) from error
     sys.stdout.write(text)
@@ -147,9 +148,9 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"no state directory at {paths.directory}: run bin/connect setup, then bin/connect "
                         f"run{' --shadow' if args.shadow else ''}", EXIT_CONFIG)
     configuration = load_config(config)
-    holder = peek(paths.directory, configuration.account_id, configuration.agent_id)
     if args.prometheus:
-        return _print_metrics(paths, configuration.account_id, configuration.agent_id, holder)
+        return _print_metrics(paths, configuration.account_id, configuration.agent_id)
+    holder = peek(paths.directory, configuration.account_id, configuration.agent_id)
     try:
         with open_ledger_read_only(paths.ledger) as ledger:
             lane, losses = read_lane_state(ledger), read_loss_counts(ledger)
