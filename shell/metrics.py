@@ -35,8 +35,10 @@ log = logging.getLogger("connector.run")
 WRITE_EVERY = timedelta(seconds=15)
 
 
-def pair_labels(account_id: int, agent_id: int) -> Labels:
-    return (("account", str(account_id)), ("agent", str(agent_id)))
+def pair_labels(account_id: int, agent_id: int, *, shadow: bool = False) -> Labels:
+    """A shadow run's are its own: beside the connector's file, its series would be the same ones."""
+    pair = (("account", str(account_id)), ("agent", str(agent_id)))
+    return (*pair, ("shadow", "true")) if shadow else pair
 
 
 def metrics_text(ledger: Ledger, pair: Labels, now: datetime, *, running: bool, beats: Beats | None,

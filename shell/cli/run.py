@@ -39,7 +39,6 @@ from shell.connector import Connector
 from shell.errors import EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UserError
 from shell.ledger.connection import LedgerError, ledger_failure, open_ledger, watch_write_failures
 from shell.ledger.hold import set_hold, standing
-from shell.metrics import check_metrics_path
 from shell.outbox import OutboxLedgerError
 from shell.state import pair_lock
 from shell.state.config import SHADOW_DIRECTORY, StatePaths, load_config, locate_state, route_facts
@@ -120,7 +119,7 @@ def _run_checked(args: argparse.Namespace) -> int:
     if stop_asked():
         return _stopped_before_start()
     if args.metrics_file is not None:
-        check_metrics_path(args.metrics_file)
+        metrics_file.check_metrics_path(args.metrics_file)
     clock = SystemClock()
     ids = (configuration.account_id, configuration.agent_id)
     with pair_lock.acquire(*ids, paths.directory, clock.now(), shadow=args.shadow):
@@ -160,8 +159,8 @@ def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Conf
             poll_every=poll_every, live=not args.no_live, on_event=lambda line: print(line, flush=True),
             config_path=paths.config, note_configuration=lock.note_configuration)  # fmt: skip
         running = f"account={configuration.account_id} agent={configuration.agent_id}"
-        metrics = partial(metrics_file.kept_in, args.metrics_file, ledger_path,
-                          metrics_file.pair_labels(configuration.account_id, configuration.agent_id), clock,
+        pair = metrics_file.pair_labels(configuration.account_id, configuration.agent_id, shadow=args.shadow)
+        metrics = partial(metrics_file.kept_in, args.metrics_file, ledger_path, pair, clock,
                           loops=connector.heartbeats.beats, process=client.figures)
         _serve(connector, ledger_path, bound, f"{running} shadow" if args.shadow else running, metrics)
     if connector.ended_by is not None:  # the supervisor starts it again

@@ -97,11 +97,11 @@ def standin() -> Iterator[StandIn]:
         yield server
 
 
-def _run(state: Path, metrics: Path) -> subprocess.Popen[str]:
+def _run(state: Path, metrics: Path, *more: str) -> subprocess.Popen[str]:
     environment = {key: value for key, value in os.environ.items() if key != "CONNECTOR_PAUSE_AT"}
     return subprocess.Popen(
         [CONNECT, "run", "--state-dir", str(state), "--poll-seconds", str(POLL_SECONDS), "--metrics-file",
-         str(metrics)], env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+         str(metrics), *more], env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
 
 
@@ -154,3 +154,21 @@ def test_a_metrics_file_in_a_missing_directory_is_one_line_and_exit_3_before_any
     assert err.splitlines() == [f"error: --metrics-file {tmp_path / 'nowhere' / 'connector.prom'}: its directory "
                                 f"{tmp_path / 'nowhere'} does not exist: not started"]
     assert len(standin.requests()) == asked  # Basecamp was not asked who the token is
+
+
+@pytest.mark.slow
+def test_a_shadow_runs_file_is_labelled_apart_from_the_connectors(standin: StandIn, tmp_path: Path) -> None:
+    state = configure_connector(standin, tmp_path, worker=("true",))
+    metrics = tmp_path / "shadow.prom"
+    process = _run(state, metrics, "--shadow")
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().startswith("running ")
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    (running,) = [s for f in text_string_to_metric_families(metrics.read_text()) for s in f.samples
+                  if s.name == "basecamp_connector_running"]  # fmt: skip
+    assert running.labels == {"account": str(standin.world.account_id), "agent": str(standin.world.agent.id),
+                              "shadow": "true"}

@@ -116,8 +116,14 @@ METRICS: list[Mutation] = [
     ),
     # shell/metrics.py, shell/cli/run.py, shell/private_files.py
     rule(
+        "metrics: a shadow run's series are its own, apart from the connector's",
+        '    return (*pair, ("shadow", "true")) if shadow else pair',
+        "    return pair",
+        "test_a_shadow_runs_file_is_labelled_apart_from_the_connectors",
+    ),
+    rule(
         "metrics: run checks the metrics file's directory before the start",
-        "    if args.metrics_file is not None:\n        check_metrics_path(args.metrics_file)\n",
+        "    if args.metrics_file is not None:\n        metrics_file.check_metrics_path(args.metrics_file)\n",
         "",
         "test_a_metrics_file_in_a_missing_directory_is_one_line_and_exit_3_before_anything_is_asked",
     ),
