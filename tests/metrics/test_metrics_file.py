@@ -14,16 +14,22 @@ import stat
 import subprocess
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from core.heartbeats import STALL_AFTER
+from core.metrics import ProcessFigures
 from shell.basecamp.standin.server import StandIn
+from shell.clock import FakeClock
 from shell.errors import EXIT_CONFIG
-from shell.metrics import MetricsFile, check_metrics_path
+from shell.metrics import MetricsFile, check_metrics_path, kept_in, pair_labels
+from tests.status.test_status_ledger import indeterminate, intent_of
 from tests.support.configured import POLL_SECONDS, REPOSITORY, configure_connector
 from tests.support.disks import mounted_tmpfs, remount
+from tests.support.ledger_world import LedgerWorld
 
 CONNECT = str(REPOSITORY / "bin" / "connect")
 
@@ -89,6 +95,30 @@ def test_a_directory_missing_not_a_directory_or_read_only_is_refused_before_the_
         with pytest.raises(Exception, match="is not writable") as refused:
             check_metrics_path(disk / "c.prom")
         assert getattr(refused.value, "exit_code", None) == EXIT_CONFIG
+
+
+def test_the_file_shows_an_indeterminate_intent_the_oldest_pending_age_and_a_stale_loop(
+    world: LedgerWorld, clock: FakeClock, tmp_path: Path
+) -> None:
+    world.request(1)
+    world.request(2)
+    indeterminate(world, intent_of(world, 2, "guard_ack"))
+    clock.advance(11 * 60)
+    now = clock.now()
+    loops = {"intake": now, "live": now - STALL_AFTER - timedelta(seconds=1)}
+    path = tmp_path / "connector.prom"
+    with kept_in(path, world.ledger.path, pair_labels(1, 2), clock, loops=lambda: loops,
+                 process=lambda: ProcessFigures({200: 3, 429: 1}, 4, 47, 10.0, 0.0)):  # fmt: skip
+        deadline = time.monotonic() + 10
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        found = values(path.read_text())
+    assert found["outbox_indeterminate_intents", ()] == 1
+    assert found["outbox_oldest_pending_age_seconds", (("kind", "guard_ack"),)] == 11 * 60 - 30
+    assert (found["loop_turning", (("loop", "live"),)], found["loop_turning", (("loop", "intake"),)]) == (0, 1)
+    assert found["basecamp_answers_total", (("status", "429"),)] == 1
+    assert found["running", ()] == 1
+    assert values(path.read_text())["running", ()] == 0
 
 
 @pytest.fixture
