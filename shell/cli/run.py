@@ -19,7 +19,7 @@ import logging
 import sqlite3
 import sys
 from collections.abc import Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
@@ -204,7 +204,7 @@ def _stopped_before_start() -> int:
 
 
 def _serve(connector: Connector, ledger_path: Path, bound: timedelta, running: str,
-           metrics: Callable[[], AbstractContextManager[None]]) -> None:
+           metrics: Callable[[], AbstractContextManager[None]] = nullcontext) -> None:
     """The start, then the loops until a signal (a signal during the start ends it there)."""
     try:
         held = connector.start(timedelta(seconds=60), requested=_stop_requested)
