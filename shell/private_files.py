@@ -2,8 +2,9 @@
 configuration, token file, locks, the worker's session files and the demo's staged token all go
 through here; nothing else in ``shell/`` names a file mode, ``O_EXCL`` or ``fchmod``.
 
-What the connector creates is owner-only (0700, 0600, set again against the umask), with ``O_EXCL |
-O_NOFOLLOW``: never an existing file, never through a link. What exists is checked, never loosened
+What the connector creates is owner-only (0700, 0600, set again against the umask; the metrics file
+alone 0644, holding no secret for another user's collector), with ``O_EXCL | O_NOFOLLOW``: never an
+existing file, never through a link. What exists is checked, never loosened
 or tightened: a symlink, the wrong kind, another user's, or any group or other bit is a
 ``PrivatePathError`` saying how to fix it (SQLite's ``-wal`` and ``-shm`` beside a checked ledger
 excepted: ``own_sidecar`` makes them 0600). A mode fix is offered only for a path the connector
@@ -22,6 +23,7 @@ from core.file_kinds import HEAD_BYTES, FileKind, kind_of, replace_refusal
 from shell.errors import EXIT_CONFIG, UserError
 
 FILE_MODE = 0o600
+SHARED_FILE_MODE = 0o644  # the metrics file alone: another user's collector reads it
 DIRECTORY_MODE = 0o700
 _OTHERS_BITS = 0o077
 _STATE_KINDS = (FileKind.ledger, FileKind.configuration)
@@ -132,11 +134,11 @@ def ensure_directory(path: Path, what: str, reason: str = "", holds: tuple[Path,
     check_directory(path, what, reason, holds)
 
 
-def create_file(path: Path, content: bytes = b"") -> int:
+def create_file(path: Path, content: bytes = b"", mode: int = FILE_MODE) -> int:
     """An open descriptor on the new ``path`` holding ``content``, the caller's to close."""
-    descriptor = os.open(path, _CREATE, FILE_MODE)
+    descriptor = os.open(path, _CREATE, mode)
     try:
-        os.fchmod(descriptor, FILE_MODE)
+        os.fchmod(descriptor, mode)
         view = memoryview(content)
         while view:
             view = view[os.write(descriptor, view) :]
@@ -189,18 +191,24 @@ def write_atomically(path: Path, content: bytes, own: FileKind | None = None) ->
     _write_whole(path, content, replace=True, own=own)
 
 
+def write_shared_atomically(path: Path, content: bytes) -> None:
+    """Replace ``path`` with ``content`` others may read (``SHARED_FILE_MODE``)."""
+    _write_whole(path, content, replace=True, mode=SHARED_FILE_MODE)
+
+
 def create_whole(path: Path, content: bytes) -> bool:
     """Whether ``path`` was created (False: something was there, left as it was)."""
     return _write_whole(path, content, replace=False)
 
 
-def _write_whole(path: Path, content: bytes, *, replace: bool, own: FileKind | None = None) -> bool:
+def _write_whole(path: Path, content: bytes, *, replace: bool, own: FileKind | None = None,
+                 mode: int = FILE_MODE) -> bool:
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with contextlib.suppress(FileNotFoundError):
         os.unlink(temporary)
     created = True
     try:
-        with os.fdopen(create_file(temporary, content), "wb") as handle:
+        with os.fdopen(create_file(temporary, content, mode), "wb") as handle:
             os.fsync(handle.fileno())
         if replace:
             if own is not None:

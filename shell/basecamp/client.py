@@ -47,6 +47,7 @@ from core.feed import (
     read_ticket,
 )
 from core.links import next_link, request_target, same_origin, transport_allowed
+from core.metrics import ProcessFigures
 from core.pacing import (
     DEFAULT_LIMIT,
     DEFAULT_WINDOW_SECONDS,
@@ -171,6 +172,11 @@ class Pacer:
             self._tickets.popleft()
         return ticket_wait(list(self._tickets), now, self._limit, self._window)
 
+    def in_window(self) -> tuple[int, int, float]:
+        """Requests claimed in the last window, the limit, the window."""
+        with self._lock:
+            return len(self._recent(self._clock.monotonic())), self._limit, self._window
+
     def held_for(self) -> float:
         """Seconds a 429's (or 503's) Retry-After still holds every request; 0 when none does."""
         with self._lock:
@@ -216,6 +222,11 @@ class BasecampClient:
         """Seconds Basecamp's Retry-After still holds this client; not its own pacing, which only
         spaces requests (a full pacing window is a wait of a moment, not a rate limit)."""
         return self._pacer.held_for()
+
+    def figures(self) -> ProcessFigures:
+        """Basecamp's answers so far and the budget's use now, for the metrics."""
+        sent, limit, window = self._pacer.in_window()
+        return ProcessFigures(self._wire.answers(), sent, limit, window, self._pacer.held_for())
 
     def deadline_in(self, seconds: float) -> float:
         return self._clock.monotonic() + seconds

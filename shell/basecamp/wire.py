@@ -26,6 +26,7 @@ import socket
 import threading
 import time
 import weakref
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from http.client import HTTPException
@@ -190,6 +191,16 @@ class Wire:
         self._pool = urllib3.connection_from_url(origin, maxsize=4, retries=False)
         https = isinstance(self._pool, urllib3.HTTPSConnectionPool)
         self._pool.ConnectionCls = _WatchedHTTPS if https else _WatchedHTTP
+        self._answers: Counter[int] = Counter()  # every answer's status, for the metrics
+        self._answers_lock = threading.Lock()
+
+    def answers(self) -> dict[int, int]:
+        with self._answers_lock:
+            return dict(self._answers)
+
+    def _answered(self, status: int) -> None:
+        with self._answers_lock:
+            self._answers[status] += 1
 
     def create_once(self, path: str, payload: bytes, timeout: float, token: str) -> Answer | PostOutcome:
         """One POST on a connection of its own: its answer, or where it failed."""
@@ -207,6 +218,7 @@ class Wire:
                 headers = self.headers(token) | {"Content-Type": "application/json; charset=utf-8"}
                 connection.request("POST", path, body=payload, headers=headers, preload_content=False)
                 response = connection.getresponse()
+                self._answered(response.status)
                 raw = bounded_body(response)
             except (TimeoutError, urllib3.exceptions.TimeoutError) as error:
                 return Uncertain(UncertainCause.timeout, None, f"no answer in time: {type(error).__name__}")
@@ -268,6 +280,7 @@ class Wire:
                 log.info("%s %s -> %s", method, path, why)
                 raise ListingFailed(f"{method} {path} failed: {why}") from None
             log.info("%s %s -> %d", method, path, response.status)
+            self._answered(response.status)
             headers = {key.lower(): value for key, value in response.headers.items()}
             try:
                 raw = bounded_body(response)

@@ -18,11 +18,15 @@ import argparse
 import logging
 import sqlite3
 import sys
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 
 from core.configuration import Configuration, below_floor, route_advice, route_problem
 from core.worker_stream import GRACE_SECONDS, stop_shares
+from shell import metrics as metrics_file
 from shell import private_files, process_secrets, stack_dumps
 from shell.basecamp.client import BasecampClient, check_identity
 from shell.basecamp.tokens import tokens_from
@@ -63,7 +67,8 @@ examples:
 
 exit codes: 0 stopped by SIGTERM or SIGINT; 2 usage; 3 configuration, token, worker
 program, route directory, state directory or ledger (damaged, full disk, failed at
-start, not this connector's), standard output that cannot be written, or the pair is
+start, not this connector's), a --metrics-file whose directory is missing or not
+writable, standard output that cannot be written, or the pair is
 served from another state directory (one line says which): a
 person must act, do not restart on it; 6 another connector on this machine serves this
 account and agent (the line names its state directory and pid), the ledger is busy, or
@@ -88,6 +93,11 @@ def register(subparsers: Subparsers) -> None:
                         help="the bound on stopping workers and flushing their notices (default 60); each "
                              f"worker's grace before SIGKILL is {stop_shares(1.0).grace:g} of it, "
                              f"{GRACE_SECONDS:g} s at most")
+    parser.add_argument("--metrics-file", type=Path, metavar="PATH",
+                        help="rewrite PATH every 15 s with the metrics in Prometheus's text format, for "
+                             "node_exporter's textfile collector (name it *.prom in the collector's "
+                             "directory); its directory must exist and be writable (exit 3); a write that "
+                             "fails later is warned of once and the connector goes on")
     parser.set_defaults(run=run)
 
 
@@ -108,6 +118,8 @@ def _run_checked(args: argparse.Namespace) -> int:
     configuration = load_config(paths.config)
     if stop_asked():
         return _stopped_before_start()
+    if args.metrics_file is not None:
+        metrics_file.check_metrics_path(args.metrics_file)
     clock = SystemClock()
     ids = (configuration.account_id, configuration.agent_id)
     with pair_lock.acquire(*ids, paths.directory, clock.now(), shadow=args.shadow):
@@ -147,7 +159,10 @@ def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Conf
             poll_every=poll_every, live=not args.no_live, on_event=lambda line: print(line, flush=True),
             config_path=paths.config, note_configuration=lock.note_configuration)  # fmt: skip
         running = f"account={configuration.account_id} agent={configuration.agent_id}"
-        _serve(connector, ledger_path, bound, f"{running} shadow" if args.shadow else running)
+        pair = metrics_file.pair_labels(configuration.account_id, configuration.agent_id, shadow=args.shadow)
+        metrics = partial(metrics_file.kept_in, args.metrics_file, ledger_path, pair, clock,
+                          loops=connector.heartbeats.beats, process=client.figures)
+        _serve(connector, ledger_path, bound, f"{running} shadow" if args.shadow else running, metrics)
     if connector.ended_by is not None:  # the supervisor starts it again
         print(f"error: the {connector.ended_by} loop ended on a failure it did not expect (its traceback is"
               " in the log above); stopped, to be started again", file=sys.stderr)  # fmt: skip
@@ -188,7 +203,8 @@ def _stopped_before_start() -> int:
     return EXIT_OK
 
 
-def _serve(connector: Connector, ledger_path: Path, bound: timedelta, running: str) -> None:
+def _serve(connector: Connector, ledger_path: Path, bound: timedelta, running: str,
+           metrics: Callable[[], AbstractContextManager[None]] = nullcontext) -> None:
     """The start, then the loops until a signal (a signal during the start ends it there)."""
     try:
         held = connector.start(timedelta(seconds=60), requested=_stop_requested)
@@ -204,4 +220,5 @@ def _serve(connector: Connector, ledger_path: Path, bound: timedelta, running: s
         hold = "on" if standing(connection) is not None else "off"
     print(f"running {running} mid_launch={','.join(held) or 'none'} hold={hold}", flush=True)
     stdout_written()  # a stdout that cannot take it stops the connector here, exit 3
-    connector.run(requested=_stop_requested, within=bound)
+    with metrics():
+        connector.run(requested=_stop_requested, within=bound)

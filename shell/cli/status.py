@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from shell.errors import EXIT_CONFIG, EXIT_OK, UserError
 from shell.ledger.connection import disk_space, open_ledger_read_only, read_write_failure
 from shell.ledger.intake import read_intake_status, read_lane_state, read_loss_counts
 from shell.ledger.status import read_snapshot
+from shell.metrics import metrics_text, pair_labels
 from shell.state.config import SHADOW_DIRECTORY, StatePaths, load_config, locate_state
 from shell.state.lock import peek, peek_only
 
@@ -105,6 +107,9 @@ def register(subparsers: Subparsers) -> None:
                         "in <state>/shadow/): what it would do")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object (keys: see core/presentation/status_report.py)")
+    parser.add_argument("--prometheus", action="store_true",
+                        help="print the metrics in Prometheus's text format instead (see the README's "
+                             "\"Metrics and alerts\"; run --metrics-file keeps them in a file)")
     parser.set_defaults(run=run)
 
 
@@ -123,12 +128,28 @@ def _where(paths: StatePaths, shadow: bool) -> tuple[StatePaths, Path]:
     return paths, paths.config
 
 
+def _print_metrics(paths: StatePaths, account_id: int, agent_id: int) -> int:
+    holder = peek(paths.directory, account_id, agent_id)
+    running = holder is not None and bool(holder.pid_present)
+    beats = heartbeats.read(paths.ledger) if running else None
+    try:
+        with open_ledger_read_only(paths.ledger) as read_only:
+            text = metrics_text(read_only, pair_labels(account_id, agent_id), datetime.now(UTC),
+                                running=running, beats=beats)
+    except sqlite3.DatabaseError as error:
+        raise UserError(f"{paths.ledger}: the ledger could not be read: {error}", EXIT_CONFIG) from error
+    sys.stdout.write(text)
+    return EXIT_OK
+
+
 def run(args: argparse.Namespace) -> int:
     paths, config = _where(locate_state(args.state_dir, args.account, args.agent), args.shadow)
     if not paths.directory.is_dir():
         raise UserError(f"no state directory at {paths.directory}: run bin/connect setup, then bin/connect "
                         f"run{' --shadow' if args.shadow else ''}", EXIT_CONFIG)
     configuration = load_config(config)
+    if args.prometheus:
+        return _print_metrics(paths, configuration.account_id, configuration.agent_id)
     holder = peek(paths.directory, configuration.account_id, configuration.agent_id)
     try:
         with open_ledger_read_only(paths.ledger) as ledger:

@@ -45,6 +45,13 @@ def read_snapshot(ledger: Ledger) -> LedgerSnapshot:
         )  # fmt: skip
 
 
+def queue_counts(connection: sqlite3.Connection) -> tuple[tuple[tuple[str, str, int], ...],
+                                                            tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]:
+    """What status and the metrics both count: intents by state and kind, records by state, blocked by reason."""
+    blocked = _blocked(connection)
+    return _outbox(connection), _state_counts(connection, blocked), blocked
+
+
 def _outbox(connection: sqlite3.Connection) -> tuple[tuple[str, str, int], ...]:
     """Every intent, counted by state and kind (the ``outbox_due_by_kind`` index covers it)."""
     sql = "SELECT state, kind, COUNT(*) FROM outbox GROUP BY state, kind ORDER BY state, kind"

@@ -8,8 +8,9 @@ small watcher process that reports the child's peak RSS (``ru_maxrss`` of its ch
 takes the median wall time.
 
 It prints a row per size, beside ``bin/connect --version`` timed the same way (the start every
-command pays); the last line is ``scale: rss_ratio=R status_ms=M start_ms=S``: R is the peak RSS
-at the largest size over the smallest, M the status time (ms) at the largest, S that start.
+command pays); the last line is ``scale: rss_ratio=R status_ms=M start_ms=S prometheus_ms=P``: R is
+the peak RSS at the largest size over the smallest, M the status time (ms) at the largest, S that
+start, P ``status --prometheus``'s time (ms) at the largest, timed the same way.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     logging.disable(logging.INFO)
-    rows: list[tuple[int, float, float]] = []
+    rows: list[tuple[int, float, float, float]] = []
     floor = statistics.median(_watch([CONNECT, "--version"])[1] for _ in range(max(1, args.repeat)))
     print(f"{'bin/connect --version':>34}   {floor * 1000:7.0f} ms   (the start every status pays)")
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as directory, StandIn(world="demo") as standin:
@@ -75,21 +76,25 @@ def run(args: argparse.Namespace) -> int:
                 state = configure_connector(standin, place)
             _fill(state / "ledger.sqlite3", size)
             runs = [_status(state) for _ in range(max(1, args.repeat))]
-            if any(code != 0 for code, _, _ in runs):
+            metrics = [_status(state, "--prometheus") for _ in range(max(1, args.repeat))]
+            if any(code != 0 for code, _, _ in runs + metrics):
                 print(f"scale: status failed at {size}", file=sys.stderr)
                 return 1
             wall = statistics.median(wall for _, wall, _ in runs)
+            metrics_wall = statistics.median(wall for _, wall, _ in metrics)
             rss = max(rss for _, _, rss in runs)
-            rows.append((size, wall, rss))
-            print(f"{size:>8} records and intents   status {wall * 1000:7.0f} ms   peak RSS {rss:6.1f} MB")
+            rows.append((size, wall, rss, metrics_wall))
+            print(f"{size:>8} records and intents   status {wall * 1000:7.0f} ms   peak RSS {rss:6.1f} MB"
+                  f"   --prometheus {metrics_wall * 1000:7.0f} ms")
     ratio = rows[-1][2] / rows[0][2]
-    print(f"scale: rss_ratio={ratio:.2f} status_ms={rows[-1][1] * 1000:.0f} start_ms={floor * 1000:.0f}")
+    print(f"scale: rss_ratio={ratio:.2f} status_ms={rows[-1][1] * 1000:.0f} start_ms={floor * 1000:.0f}"
+          f" prometheus_ms={rows[-1][3] * 1000:.0f}")
     return 0
 
 
-def _status(state: Path) -> tuple[int, float, float]:
+def _status(state: Path, *more: str) -> tuple[int, float, float]:
     """One ``bin/connect status`` run: its exit code, wall seconds and peak RSS in MB."""
-    return _watch([CONNECT, "status", "--state-dir", str(state)])
+    return _watch([CONNECT, "status", "--state-dir", str(state), *more])
 
 
 def _watch(command: list[str]) -> tuple[int, float, float]:

@@ -29,6 +29,7 @@ from tests.proofs.catalogue_lead import LEAD
 from tests.proofs.catalogue_limits import LIMITS
 from tests.proofs.catalogue_live import LIVE
 from tests.proofs.catalogue_mcp import MCP
+from tests.proofs.catalogue_metrics import METRICS
 from tests.proofs.catalogue_names import NAMES
 from tests.proofs.catalogue_not_created import NOT_CREATED
 from tests.proofs.catalogue_one_home import ONE_HOME
@@ -398,4 +399,4 @@ TRANSITION_INTENTS = [
     ),
 ]
 
-MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *LIMITS, *LIVE, *ROUTES, *TOKENS, *WORLD, *BAD_INPUT, *NOT_CREATED, *ADOPTED_REPLY, *HOLD, *RECEIPT, *CUTOVER, *DOCTOR, *OPS, *WORDS, *INBOX, *SIM, *SEC, *FID, *DRIVER, *BAD, *LEAD, *PROSE, *DECIDE, *KINDS, *TOKEN_FILE, *KIND_TABLE, *MCP, *NAMES, *GENERATED_RULES, *PERF]
+MUTATIONS: list[Mutation] = [*CLIENT, *OUTBOX, *TRANSITION_INTENTS, *FOUNDATIONS, *DISPATCH, *DECISIONS, *WINDOW, *STATUS, *DEMO, *SHUTDOWN, *END_TO_END, *OPERATING, *ONE_HOME, *LIMITS, *LIVE, *ROUTES, *TOKENS, *WORLD, *BAD_INPUT, *NOT_CREATED, *ADOPTED_REPLY, *HOLD, *RECEIPT, *CUTOVER, *DOCTOR, *OPS, *WORDS, *INBOX, *SIM, *SEC, *FID, *DRIVER, *BAD, *LEAD, *PROSE, *DECIDE, *KINDS, *TOKEN_FILE, *KIND_TABLE, *MCP, *NAMES, *GENERATED_RULES, *PERF, *METRICS]
