@@ -47,9 +47,8 @@ REFUSED_NOTE = "Basecamp refused it, so nothing was posted; a person can send it
 GUARD_FIRED = "not posted: the connector already acknowledged this request for you (guard_acknowledged)"
 NOT_ASKED = "not posted: this event asks for no acknowledgement (acknowledge is false)"
 
-DROPPED = frozenset(
-    {*range(0x00, 0x20), *range(0x7F, 0xA0), 0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
-    - {ord("\n"), ord("\t")}
+DROPPED = frozenset({*range(0x00, 0x20), *range(0x7F, 0xA0)} - {ord("\n"), ord("\t")}) | frozenset(
+    {0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
 )  # C0 and C1 controls and DEL, but newline and tab; the bidi marks, embeddings, overrides and isolates
 _DROP = dict.fromkeys(DROPPED)
 
