@@ -37,6 +37,7 @@ from core.dispatch_tools import (
 )
 from core.dispatch_tools.instruction import InstructionRecord, Spoken
 from core.intent_kinds import IntentKind
+from core.text import message_text
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -135,6 +136,12 @@ def answer(spoken: Spoken | None, *, skipped: str = "") -> WordsAnswer:
 def settled(spoken: Spoken) -> bool:
     """Whether the worker's message has reached a state the connector will not move on its own."""
     return spoken.state not in ("pending", "sending")
+
+
+def said(text: str) -> tuple[str, str]:
+    """What a reader could be shown of ``text``: its words, and the words of their rich text."""
+    words = _words(text)
+    return words, message_text(render_markdown(words))
 
 
 def _words(text: str) -> str:

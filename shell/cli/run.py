@@ -145,7 +145,8 @@ def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Conf
         connector = Connector(
             configuration, ledger, client, clock, command, directory / "sessions", shadow=args.shadow,
             poll_every=poll_every, live=not args.no_live, on_event=lambda line: print(line, flush=True),
-            config_path=paths.config, note_configuration=lock.note_configuration)  # fmt: skip
+            config_path=paths.config, note_configuration=lock.note_configuration,
+            credentials=tokens.credentials)  # fmt: skip
         running = f"account={configuration.account_id} agent={configuration.agent_id}"
         _serve(connector, ledger_path, bound, f"{running} shadow" if args.shadow else running)
     if connector.ended_by is not None:  # the supervisor starts it again
