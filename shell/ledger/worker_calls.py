@@ -147,12 +147,14 @@ class DispatchLedger:
     ) -> Result[DeliveryReceipt, ToolRefusal]:
         """One report's transaction: its words refused if they hold a credential (the attempt says
         so), else decided on its row, written, answered from the row as the writes left it; then the
-        wait for its words."""
+        wait for its words. The words are searched before the transaction, so the search never
+        holds the ledger's write lock."""
         from core.dispatch_tools.instruction import receipt_of  # noqa: PLC0415 -- at the first call
         from core.worker_words import answer  # noqa: PLC0415 -- at the first call
 
+        held = None if text is None else self._credential_in(text)
+
         def report(connection: sqlite3.Connection, task_id: int) -> Result[Answered, ToolRefusal]:
-            held = None if text is None else _credential_in(connection, text)
             if held is not None:
                 from shell.ledger import worker_moves  # noqa: PLC0415 -- at the first call
 
@@ -179,6 +181,17 @@ class DispatchLedger:
         with self._ledger.write() as connection:
             answered = self._task(connection).bind(lambda task_id: report(connection, task_id))
         return answered.map(self._awaited)
+
+    def _credential_in(self, text: str) -> str | None:
+        """The name of a credential of the connector's (``shell.ledger.fingerprints``) that ``text``
+        or its rendering holds, in any form ``core.fingerprints`` knows."""
+        from core.fingerprints import credential_in  # noqa: PLC0415 -- at the first call with words
+        from core.worker_words import said  # noqa: PLC0415 -- at the first call with words
+        from shell.ledger import fingerprints  # noqa: PLC0415 -- at the first call with words
+
+        with self._ledger.read() as connection:
+            known = fingerprints.known(connection)
+        return credential_in(said(text), known)
 
     # -- inside the call's transaction ---------------------------------------------------------
 
@@ -287,16 +300,6 @@ class DispatchLedger:
         if words is not None:
             worker_moves.write_words(connection, words, task_id, event_id, self._ledger.clock.now())
         worker_moves.record_progress(connection, task_id, self._ledger.clock.now())
-
-
-def _credential_in(connection: sqlite3.Connection, text: str) -> str | None:
-    """The name of a credential of the connector's (``shell.ledger.fingerprints``) that ``text``
-    or its rendering holds, in any form ``core.fingerprints`` knows."""
-    from core.fingerprints import credential_in  # noqa: PLC0415 -- at the first call with words
-    from core.worker_words import said  # noqa: PLC0415 -- at the first call with words
-    from shell.ledger import fingerprints  # noqa: PLC0415 -- at the first call with words
-
-    return credential_in(said(text), fingerprints.known(connection))
 
 
 def _compare_and_set(changed: int, what: str, key: tuple[int, int]) -> None:

@@ -258,8 +258,8 @@ SEC: list[Mutation] = [
     # -- the last line of defence: a worker's words never carry a credential of the connector's
     rule(
         "credentials: a worker's words holding a credential of the connector are refused, and nothing is written",
-        "            held = None if text is None else _credential_in(connection, text)\n            if held is not None:\n",
-        "            held = None if text is None else _credential_in(connection, text)\n            if False:\n",
+        "        def report(connection: sqlite3.Connection, task_id: int) -> Result[Answered, ToolRefusal]:\n            if held is not None:\n",
+        "        def report(connection: sqlite3.Connection, task_id: int) -> Result[Answered, ToolRefusal]:\n            if False:\n",
         "test_words_holding_the_task_token_are_refused_and_only_the_attempt_says_so",
         "test_the_connectors_own_credentials_are_refused_by_name_and_the_same_words_without_them_pass",
         "test_the_mcp_server_answers_a_tool_error_for_words_holding_its_own_token",
@@ -274,8 +274,8 @@ SEC: list[Mutation] = [
     ),
     rule(
         "credentials: what is checked is the words with their controls dropped, and the words of their rendering",
-        "    return credential_in(said(text), fingerprints.known(connection))",
-        "    return credential_in((text,), fingerprints.known(connection))",
+        "        return credential_in(said(text), known)",
+        "        return credential_in((text,), known)",
         "test_words_holding_the_task_token_are_refused_and_only_the_attempt_says_so",
     ),
     rule(
