@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import signal
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 
@@ -49,7 +50,11 @@ def test_a_worker_that_reads_the_token_cannot_post_it_in_any_encoding(tmp_path: 
     assert all("holds_credential" in str(answer["answer"]) for answer in answers), answers
     assert any("Nothing to share." in content for content in posted), posted
     assert not any(token in content or token.encode().hex() in content for content in posted)
-    assert _ended(ledger) == "reply_dispatch: its words held the agent's access token, so nothing was written"
+    why = "reply_dispatch: its words held the agent's access token, so nothing was written"
+    assert _ended(ledger) == why
+    shown = subprocess.run([str(REPOSITORY / "bin" / "connect"), "status", "--state-dir", str(state), "--json"],
+                           capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+    assert [dispatch["words_refused"] for dispatch in json.loads(shown.stdout)["dispatches"]] == [why]
     stored = b"".join(path.read_bytes() for path in ledger.parent.glob(ledger.name + "*"))
     assert token.encode() not in stored
     assert process.returncode == 0, err

@@ -374,4 +374,23 @@ SEC: list[Mutation] = [
         "        return ((ACCESS_TOKEN, held.access_token),)",
         "test_the_tokens_name_every_credential_they_hold_and_a_refresh_names_the_new_pair",
     ),
+    rule(
+        "credentials: status says, on its dispatch, the words refused for holding a credential",
+        "    if dispatch.words_refused:\n        said += f\"; words refused: {dispatch.words_refused}\"\n",
+        "",
+        "test_words_refused_for_a_credential_are_said_on_their_dispatch",
+    ),
+    rule(
+        "credentials: status --json says a dispatch's words_refused",
+        "\"words_refused\": dispatch.words_refused or None,",
+        "\"words_refused\": None,",
+        "test_words_refused_for_a_credential_are_said_on_their_dispatch",
+        "test_a_worker_that_reads_the_token_cannot_post_it_in_any_encoding",
+    ),
+    rule(
+        "credentials: status reads an attempt's words_refused from the ledger",
+        "not_started=str(not_started), words_refused=str(refused),",
+        "not_started=str(not_started), words_refused=\"\",",
+        "test_a_worker_that_reads_the_token_cannot_post_it_in_any_encoding",
+    ),
 ]
