@@ -2,7 +2,8 @@
 environment variables it gets, and what a person allowed the default worker (Claude Code).
 
 A worker gets from the connector's environment only the variables named, never by prefix:
-``ALLOWLIST``, and those ``setup --worker-env NAME`` adds (never the task token's). By default the
+``ALLOWLIST``, and those ``setup --worker-env NAME`` adds: never the connector's own (the task
+token's, the client secret's, any ``BASECAMP_`` name) nor the dynamic loader's (``LD_``). By default the
 worker reads and edits files in its directory and calls the connector's tools; it runs no command
 and reaches no other MCP server (``shell.worker.command``). ``worker_allow`` widens that: ``bash``
 holds Bash patterns in Claude Code's permission-rule form without ``Bash(...)`` (``git status``,
@@ -24,7 +25,10 @@ ALLOWLIST = frozenset({
     "PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR",
     "TZ",
 })  # fmt: skip
-CONNECTOR_SECRETS = frozenset({TASK_TOKEN_ENV})
+CLIENT_SECRET_ENV = "BASECAMP_CLIENT_SECRET"  # noqa: S105 -- the variable's name
+CONNECTOR_SECRETS = frozenset({TASK_TOKEN_ENV, CLIENT_SECRET_ENV})
+CONNECTOR_PREFIX = "BASECAMP_"
+LOADER_PREFIX = "LD_"
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 MAX_PATTERN = 200
@@ -34,8 +38,10 @@ KEY = "worker_allow"
 def variable_name_problem(name: str) -> str | None:
     if _VARIABLE.fullmatch(name) is None:
         return f"{name!r} is not an environment variable name"
-    if name in CONNECTOR_SECRETS:
+    if name in CONNECTOR_SECRETS or name.startswith(CONNECTOR_PREFIX):
         return f"{name} is the connector's own and is never handed to a worker"
+    if name.startswith(LOADER_PREFIX):
+        return f"{name} steers the dynamic loader of every program the worker runs: never handed to a worker"
     return None
 
 

@@ -4,8 +4,10 @@ The worker holds no Basecamp credential: its dispatch tools write its words as o
 the move they report. The acknowledgement is a boost on the recording that asked when it fits one
 (one line of at most ``BOOST_LIMIT``), else a short message at the reply destination, where the
 reply and the notes go too. Text with no words, over its bound or with nowhere to go is refused
-with what to change, and nothing is written. A key makes one message however often a call is
-repeated: one acknowledgement and one reply per task and event, one note per text.
+with what to change, and nothing is written. Control characters but newline and tab, and the
+marks and overrides that reorder text (``DROPPED``), are dropped from the words first: what a
+terminal or a reader's screen would obey never reaches a body. A key makes one message however
+often a call is repeated: one acknowledgement and one reply per task and event, one note per text.
 
 At a Campfire a message is a plain line; at a comment, the worker's Markdown rendered from the
 parser's tokens (never by its renderer, raw HTML off) to Basecamp's rich text (``ALLOWED_TAGS``):
@@ -35,6 +37,7 @@ from core.dispatch_tools import (
 )
 from core.dispatch_tools.instruction import InstructionRecord, Spoken
 from core.intent_kinds import IntentKind
+from core.text import message_text
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -44,6 +47,11 @@ UNCERTAIN_NOTE = "It may or may not have been posted; a person will settle it. D
 REFUSED_NOTE = "Basecamp refused it, so nothing was posted; a person can send it again."
 GUARD_FIRED = "not posted: the connector already acknowledged this request for you (guard_acknowledged)"
 NOT_ASKED = "not posted: this event asks for no acknowledgement (acknowledge is false)"
+
+DROPPED = frozenset({*range(0x00, 0x20), *range(0x7F, 0xA0)} - {ord("\n"), ord("\t")}) | frozenset(
+    {0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
+)  # C0 and C1 controls and DEL, but newline and tab; the bidi marks, embeddings, overrides and isolates
+_DROP = dict.fromkeys(DROPPED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +91,7 @@ def note_key(task_id: int, event_id: int, body: str) -> str:
 
 
 def acknowledgement(record: InstructionRecord, task_id: int, text: str) -> Result[WorkerMessage, ToolRefusal]:
-    words = text.strip()
+    words = _words(text)
     if not words:
         return refused(RefusalKind.invalid_message, "text has no words")
     key = ack_key(task_id, record.event_id)
@@ -130,8 +138,18 @@ def settled(spoken: Spoken) -> bool:
     return spoken.state not in ("pending", "sending")
 
 
+def said(text: str) -> tuple[str, str]:
+    """What a reader could be shown of ``text``: its words, and the words of their rich text."""
+    words = _words(text)
+    return words, message_text(render_markdown(words))
+
+
+def _words(text: str) -> str:
+    return text.translate(_DROP).strip()
+
+
 def _bounded(text: str) -> Result[str, ToolRefusal]:
-    words = text.strip()
+    words = _words(text)
     if not words:
         return refused(RefusalKind.invalid_message, "the text has no words")
     if len(words) > MAX_MESSAGE_CHARACTERS:

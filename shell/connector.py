@@ -15,12 +15,13 @@ loop starts and nothing is flushed (a flush could claim a previous attempt's not
 Then the loops run until stopped: intake (the live lane beside the poll lane unless ``live`` is off,
 the inbox lane as backstop, membership every ``membership_every``, nothing read while the backlog
 pauses it) with admission; the dispatcher; the outbox; with ``config_path``, the configuration's
-re-read. ``shadow`` admits and logs, and writes, dispatches and posts nothing. One turn of each loop
-is a method the simulation calls as a step (``seams``). A failed turn is logged and tried again;
-what escapes a loop's thread ends the connector (``ended_by``; ``run`` exits 1). Each loop beats as
-it turns. Shutdown stops intake, settles workers within their share of its bound (``stop_shares``)
-and flushes their notices within the rest; a request in flight stays ``sending`` for the next start
-to reconcile."""
+re-read. Before each dispatch turn, ``credentials`` (the tokens' own) are fingerprinted in the
+ledger when they changed, so a worker's words holding one are refused. ``shadow`` admits and logs,
+and writes, dispatches and posts nothing. One turn of each loop is a method the simulation calls as
+a step (``seams``). A failed turn is logged and tried again; what escapes a loop's thread ends the
+connector (``ended_by``; ``run`` exits 1). Each loop beats as it turns. Shutdown stops intake,
+settles workers within their share of its bound (``stop_shares``) and flushes their notices within
+the rest; a request in flight stays ``sending`` for the next start to reconcile."""
 
 from __future__ import annotations
 
@@ -44,13 +45,14 @@ from shell.admission import Admission, SummaryReader
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.errors import BasecampError
 from shell.basecamp.reads import SummaryReads
+from shell.basecamp.tokens import Named
 from shell.clock import Clock
 from shell.dispatcher import Dispatcher, DispatchOptions, GroupEnder, ReplyAdopter, WorkerDriver
 from shell.heartbeats import Heartbeats
 from shell.intake.inbox_lane import InboxLane
 from shell.intake.live_lane import DEFAULT_MEMBERSHIP_INTERVAL, LiveLane, Membership
 from shell.intake.poll_lane import Backlog, Intake, IntakeFailed, Repair
-from shell.ledger import records
+from shell.ledger import fingerprints, records
 from shell.ledger.connection import Ledger
 from shell.ledger.tasks import Launch
 from shell.outbox import FlushSummary, Outbox, OutboxLedgerError, OutboxOptions
@@ -150,6 +152,8 @@ class Connector:
     config_path: Path | None = None  # re-read while running; None: read once
     note_configuration: Callable[[str], None] = field(default=lambda problem: None)
     seams: Seams | None = None  # the simulation's; None: the client's reads, CommandDriver
+    credentials: Callable[[], Named] = field(default=lambda: ())  # the tokens' (Tokens.credentials)
+    _fingerprinted: Named = field(default=(), init=False)
     _stop: threading.Event = field(default_factory=threading.Event)
     _stop_deadline: float | None = None  # monotonic; set by stop()
     stopped_in: str | None = field(default=None, init=False)  # the start's step a stop ended
@@ -408,6 +412,7 @@ class Connector:
 
     def dispatch_turn(self) -> list[Launch]:
         try:
+            self._fingerprint_credentials()
             launches = self.dispatcher.tick()
         except Exception:
             log.exception("dispatch: a tick failed; trying again")
@@ -415,6 +420,13 @@ class Connector:
         for launch in launches:
             self.on_event(f"dispatch task={launch.task_id} events={','.join(map(str, launch.event_ids))}")
         return launches
+
+    def _fingerprint_credentials(self) -> None:
+        held = self.credentials()
+        if held != self._fingerprinted:
+            with self.ledger.write() as connection:
+                fingerprints.record_credentials(connection, held, self.clock.now())
+            self._fingerprinted = held
 
     def stop(self, bound: timedelta) -> bool:
         deadline = self.clock.monotonic() + bound.total_seconds()

@@ -6,7 +6,8 @@ the token, reads the task's live rows and asks ``decisions`` what to answer and 
 writes before anything leaves the call, and under a hold a first exposure or pull is refused. A
 worker reports only on rows of its own task that it pulled; a repeat answers the same, a
 different report is a ``report_conflict``, and a reported outcome stands. Its words are written
-once, with the move they report; it gives words or an id, never both.
+once, with the move they report; it gives words or an id, never both; words holding a credential
+of the connector are refused (``holds_credential``) and nothing is written but the attempt's note.
 
 This module holds what the server's start needs: the refusals a worker may read (anything else
 is ``LEDGER_FAILURE``, its detail kept from the model) and the bounds the tools' schemas show.
@@ -41,6 +42,7 @@ class RefusalKind(StrEnum):
     invalid_report = "invalid_report"
     invalid_arguments = "invalid_arguments"
     invalid_message = "invalid_message"
+    holds_credential = "holds_credential"
 
 
 MESSAGES = {
@@ -52,6 +54,8 @@ MESSAGES = {
     RefusalKind.invalid_report: "the report is not valid",
     RefusalKind.invalid_arguments: "the arguments are not valid",
     RefusalKind.invalid_message: "the message cannot be posted as written",
+    RefusalKind.holds_credential: "the text held a credential of the connector, so nothing was written: "
+                                  "never put a token, a key or a secret in your words",
 }
 
 

@@ -214,7 +214,7 @@ def _dispatch(dispatch: values.Dispatch) -> dict[str, Any]:
         "attempt_id": dispatch.attempt_id, "task_id": dispatch.task_id, "seq": dispatch.seq,
         "state": str(dispatch.state), "stop_reason": dispatch.stop_reason or None,
         "spawn_failed": dispatch.spawn_failed, "not_started": dispatch.not_started,
-        "worker_result": worker_result(dispatch.result),
+        "worker_result": worker_result(dispatch.result), "words_refused": dispatch.words_refused or None,
         "launched_at": dispatch.launched_at, "ended_at": dispatch.ended_at,
         "events": [{"event_id": event.event_id, "delivery": event.delivery, "outcome": event.outcome or None,
                     "withdrawn": event.withdrawn, "record_state": event.record_state,
@@ -441,6 +441,8 @@ def _worker_phrase(dispatch: values.Dispatch) -> str:
     said = f"; never began its work: {dispatch.not_started}" if dispatch.not_started else ""
     if dispatch.result is not None:
         said += f" ({result_words(dispatch.result)})"
+    if dispatch.words_refused:
+        said += f"; words refused: {dispatch.words_refused}"
     return said
 
 

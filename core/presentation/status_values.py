@@ -127,6 +127,7 @@ class Dispatch:
     ended_at: str | None
     events: tuple[DispatchedEvent, ...]
     not_started: str = ""  # why a worker that existed never began its work (its own output says)
+    words_refused: str = ""  # the last of its worker's words refused for holding a credential, and why
     result: WorkerResult | None = None  # what the worker's own result said (Claude Code's)
 
 

@@ -25,6 +25,7 @@ from urllib.parse import urlencode, urlsplit
 import urllib3
 
 from core.file_kinds import FileKind
+from core.fingerprints import ACCESS_TOKEN, CLIENT_SECRET, REFRESH_TOKEN
 from core.links import transport_allowed
 from core.oauth import (
     AUTHORIZATION_PATH,
@@ -53,8 +54,13 @@ USER_AGENT = "basecamp-connector (https://github.com/basecamp/basecamp-connector
 _FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
 
+Named = tuple[tuple[str, str], ...]  # (what it is, the credential): core.fingerprints' names
+
+
 class Tokens(Protocol):
     def current(self) -> str: ...
+    def credentials(self) -> Named:
+        """Every credential held, named, for their fingerprints (``shell.ledger.fingerprints``)."""
     def after_unauthorized(self, used: str) -> str | None:
         """The token to try once more after ``used`` was refused; None: there is none."""
 
@@ -67,6 +73,9 @@ class StaticToken:
 
     def current(self) -> str:
         return self._token
+
+    def credentials(self) -> Named:
+        return ((ACCESS_TOKEN, self._token),)
 
     def after_unauthorized(self, used: str) -> str | None:
         return None
@@ -91,6 +100,12 @@ class RefreshingToken:
             if refresh_due(self._credentials, self._clock.now()):
                 self._refresh(because="it expires soon")
             return self._credentials.access_token
+
+    def credentials(self) -> Named:
+        with self._lock:
+            held = self._credentials
+        return ((ACCESS_TOKEN, held.access_token), (REFRESH_TOKEN, held.refresh_token),
+                (CLIENT_SECRET, held.client_secret))
 
     def after_unauthorized(self, used: str) -> str | None:
         with self._lock:

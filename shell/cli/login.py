@@ -33,6 +33,7 @@ from core.file_kinds import FileKind
 from core.links import same_origin, transport_allowed
 from core.text import printable
 from core.timestamps import format_timestamp
+from core.worker_allowances import CLIENT_SECRET_ENV
 from shell import private_files
 from shell.basecamp.tokens import LaunchpadFailed, authorization, device_request, discover, token_request
 from shell.cli.arguments import positive_seconds
@@ -40,7 +41,7 @@ from shell.cli.main import Subparsers, add_command
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_REFUSED, EXIT_UNAVAILABLE, UserError
 from shell.state.config import is_state_directory
 
-SECRET_ENV = "BASECAMP_CLIENT_SECRET"  # noqa: S105 -- the variable's name
+SECRET_ENV = CLIENT_SECRET_ENV
 CALLBACK_PATH = "/callback"
 IDLE_SECONDS = 10.0  # how long the callback server keeps a silent connection
 

@@ -5,7 +5,8 @@ The ledger is named once, by an option taken before or after the verb. ``list`` 
 it read-only; ``sent``, ``abandon`` and ``resend`` open it as it exists (``deciding_on``): none
 creates, migrates or tightens one, and each decision is one short transaction
 (``shell.ledger.resolution``). A command a person is offered names the ledger by its absolute
-path, quoted for a shell; ``show`` prints the body whole (no log line carries one). ``sent``
+path, quoted for a shell; ``show`` prints the body whole (no log line carries one), each control
+or format character as its escape (``core.text.printable``), and ``--json`` is ASCII. ``sent``
 reads message N first unless ``--unchecked`` (the intent's note, the line and ``--json``'s
 ``receipt_checked`` say which); ``core.adoption.check_receipt`` decides, given the worker's own
 message ids the ledger holds for N. An intent the decision is refused for anyway is not asked
@@ -35,6 +36,7 @@ from core.edges import IntentState
 from core.file_kinds import CONFIG_NAME
 from core.posting import listing_since
 from core.resolution import Abandon, Resend, Resolution, Sent, open_decisions
+from core.text import printable
 from core.timestamps import format_timestamp
 from shell.basecamp.client import DEFAULT_READ_TIMEOUT, BasecampClient
 from shell.basecamp.reads import SummaryReads
@@ -178,7 +180,7 @@ def _list(args: argparse.Namespace, context: Context) -> int:
     now = context.clock.now()
     if context.json:
         listed = [_details(row, context, now) for row in found]
-        print(json.dumps([{key: one[key] for key in LISTED} for one in listed], ensure_ascii=False, indent=2))
+        print(json.dumps([{key: one[key] for key in LISTED} for one in listed], ensure_ascii=True, indent=2))
         return EXIT_OK
     if not found:
         print(NOTHING_WAITS if not args.all else "the ledger holds no intents")
@@ -210,7 +212,7 @@ def _show(args: argparse.Namespace, context: Context) -> int:
         raise NoSuchIntent(f"no intent {args.id} in this ledger; `list --all` shows every intent")
     details = _details(row, context, context.clock.now())
     if context.json:
-        print(json.dumps(details, ensure_ascii=False, indent=2))
+        print(json.dumps(details, ensure_ascii=True, indent=2))
         return EXIT_OK
     print(f"intent {row.id}: {row.kind}, {describe_state(row.state, row.note)}")
     fields = [
@@ -223,10 +225,10 @@ def _show(args: argparse.Namespace, context: Context) -> int:
         ("resolved by", row.resolved_by), ("reconcile failures", row.reconcile_failures),
         ("reconcile at", details["reconcile_at"])]  # fmt: skip
     for name, value in fields:
-        print(f"  {name + ':':<20}{'-' if value is None or value == '' else value}")
+        print(f"  {name + ':':<20}{'-' if value is None or value == '' else printable(str(value))}")
     print("  body:")
     for line in row.body.splitlines() or [""]:
-        print(f"    {line}")
+        print(f"    {printable(line)}")
     if not details["decisions"]:
         print(f"\nNothing for a person to decide: it is {describe_state(row.state, row.note)}.")
         return EXIT_OK
@@ -291,7 +293,7 @@ def _decide(args: argparse.Namespace, context: Context) -> int:
         "note": after.note, "resolved_by": after.resolved_by, "receipt_id": after.receipt_id,
         "receipt_checked": after.note == notes.RESOLVED_SENT_CHECKED if after.receipt_id else None,
         "not_before": time_text(after.not_before), "finished_at": time_text(after.finished_at),
-    }, ensure_ascii=False, indent=2))  # fmt: skip
+    }, ensure_ascii=True, indent=2))  # fmt: skip
     return EXIT_OK
 
 

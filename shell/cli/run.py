@@ -157,7 +157,8 @@ def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Conf
         connector = Connector(
             configuration, ledger, client, clock, command, directory / "sessions", shadow=args.shadow,
             poll_every=poll_every, live=not args.no_live, on_event=lambda line: print(line, flush=True),
-            config_path=paths.config, note_configuration=lock.note_configuration)  # fmt: skip
+            config_path=paths.config, note_configuration=lock.note_configuration,
+            credentials=tokens.credentials)  # fmt: skip
         running = f"account={configuration.account_id} agent={configuration.agent_id}"
         pair = metrics_file.pair_labels(configuration.account_id, configuration.agent_id, shadow=args.shadow)
         metrics = partial(metrics_file.kept_in, args.metrics_file, ledger_path, pair, clock,

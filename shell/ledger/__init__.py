@@ -22,6 +22,7 @@ TABLE_WRITERS: dict[str, str] = {
     "live_lane": "intake",
     "losses": "intake",  # what the live lane missed, and its repair
     "gaps": "intake",  # what the feed itself skipped: a 410
+    "credential_fingerprints": "fingerprints",  # digests of the credentials a worker's words may not hold
     "schema_migrations": "connection",  # the migrations, applied as the ledger opens
     "sqlite_master": "rules",  # a vocabulary's CHECK removed once: core's rules are triggers
 }

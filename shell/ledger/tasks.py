@@ -5,7 +5,7 @@ A launch creates the task, its attempt and the event's exposure, and moves the r
 ``dispatched``, in one transaction before the driver starts anything: one live task per
 conversation, working directory and event, one live attempt per task, a record starting only as the
 oldest waiting on its conversation, nothing under the hold. A task's token is returned once and
-stored only as its SHA-256. An attempt's end is one transaction: the attempt ends, the settlement's
+stored only as its SHA-256 and its fingerprints. An attempt's end is one transaction: the attempt ends, the settlement's
 plan is applied, the task is superseded (a redispatch pending on it admits its record there), the
 replies listed before are adopted, and the completion intent read back from those rows is written."""
 
@@ -29,7 +29,7 @@ from core.task_token import token_sha256
 from core.timestamps import format_timestamp
 from core.worker_stream import LatestAttempt, WorkerAccount, resumable
 from shell.crashpoints import pause_at
-from shell.ledger import deliveries, outbox, records, snapshots
+from shell.ledger import deliveries, fingerprints, outbox, records, snapshots
 from shell.ledger import hold as hold_marker
 from shell.ledger.rules import asked
 
@@ -102,6 +102,7 @@ def launch(connection: sqlite3.Connection, event_id: int, *, work_dir: str, driv
         (token_sha256(token), conversation, event_id, stamp, format_timestamp(deadline_at), driver, work_dir),
     ).lastrowid
     assert task_id is not None
+    fingerprints.record_task_token(connection, task_id, token, now)  # before any worker can hold it
     joined = _join(connection, task_id, (conversation, work), stamp, first=event_id)
     attempt_id = "att_" + secrets.token_hex(12)
     sql = "INSERT INTO attempts (id, task_id, seq, state, launched_at) VALUES (?, ?, 1, 'launching', ?)"

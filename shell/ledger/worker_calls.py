@@ -6,7 +6,8 @@ refused from then on, and so is one whose live attempt recorded another process 
 server's. Core (``core.dispatch_tools``) decides from the task's live rows; each write is a
 compare-and-set on the state it was decided from (a moved row raises ``DispatchRowMoved`` and the
 call rolls back), and the answer is built from the rows as the writes left them. A worker's words
-are an intent written with the move they report; after the commit the call waits a few seconds,
+are an intent written with the move they report, unless they hold a credential of the connector
+(refused, and its attempt's ``words_refused`` says so); after the commit the call waits a few seconds,
 reading only, for the message's id. The server's start imports only what ``check_token`` runs; the
 rest is imported by the first tool call that uses it (``tests/dispatch_tools/test_mcp_process.py``)."""
 
@@ -117,6 +118,7 @@ class DispatchLedger:
         from core.dispatch_tools.decisions import decide_ack  # noqa: PLC0415 -- at the first call
 
         return self._reported(
+            "ack_dispatch", request.text,
             request.event_id, lambda task_id, row: decide_ack(row, request.ack_id, request.text, task_id),
             self._acknowledge, None if request.text is None else _spoken_of(IntentKind.worker_ack),
         )
@@ -125,6 +127,7 @@ class DispatchLedger:
         from core.dispatch_tools.decisions import decide_complete  # noqa: PLC0415 -- at the first call
 
         return self._reported(
+            "complete_dispatch", request.completion.reply,
             request.event_id, lambda task_id, row: decide_complete(row, request.completion, task_id),
             self._complete, None if request.completion.reply is None else _spoken_of(IntentKind.worker_reply),
         )
@@ -132,20 +135,33 @@ class DispatchLedger:
     def reply_dispatch(self, request: ReplyRequest) -> Result[DeliveryReceipt, ToolRefusal]:
         from core.dispatch_tools.decisions import decide_reply  # noqa: PLC0415 -- at the first call
 
-        return self._reported(request.event_id, lambda task_id, row: decide_reply(row, request.text, task_id),
+        return self._reported("reply_dispatch", request.text,
+                              request.event_id, lambda task_id, row: decide_reply(row, request.text, task_id),
                               self._speak, lambda row, decision: (_spoken_keyed(row, decision.words.key), ""))
 
-    def _reported(
-        self, event_id: int, decide: Callable[[int, DispatchRow | None], Result[Decided, ToolRefusal]],
+    def _reported(  # noqa: PLR0917 -- the tool, its words, and how it decides, writes and answers
+        self, tool: str, text: str | None, event_id: int,
+        decide: Callable[[int, DispatchRow | None], Result[Decided, ToolRefusal]],
         write: Callable[[sqlite3.Connection, int, int, Decided], None],
         words: Callable[[DispatchRow, Decided], tuple[Spoken | None, str]] | None,
     ) -> Result[DeliveryReceipt, ToolRefusal]:
-        """One report's transaction: decided on its row, written, answered from the row as the writes
-        left it; then the wait for its words."""
+        """One report's transaction: its words refused if they hold a credential (the attempt says
+        so), else decided on its row, written, answered from the row as the writes left it; then the
+        wait for its words. The words are searched before the transaction, so the search never
+        holds the ledger's write lock."""
         from core.dispatch_tools.instruction import receipt_of  # noqa: PLC0415 -- at the first call
         from core.worker_words import answer  # noqa: PLC0415 -- at the first call
 
+        held = None if text is None else self._credential_in(text)
+
         def report(connection: sqlite3.Connection, task_id: int) -> Result[Answered, ToolRefusal]:
+            if held is not None:
+                from shell.ledger import worker_moves  # noqa: PLC0415 -- at the first call
+
+                worker_moves.record_words_refused(connection, task_id, f"{tool}: its words held {held}, "
+                                                  "so nothing was written")  # fmt: skip
+                log.warning("%s task %d: words holding %s refused", tool, task_id, held)
+                return Failure(refuse(RefusalKind.holds_credential))
             row = _row(connection, task_id, event_id)
 
             def apply(decision: Decided) -> Answered:
@@ -165,6 +181,17 @@ class DispatchLedger:
         with self._ledger.write() as connection:
             answered = self._task(connection).bind(lambda task_id: report(connection, task_id))
         return answered.map(self._awaited)
+
+    def _credential_in(self, text: str) -> str | None:
+        """The name of a credential of the connector's (``shell.ledger.fingerprints``) that ``text``
+        or its rendering holds, in any form ``core.fingerprints`` knows."""
+        from core.fingerprints import credential_in  # noqa: PLC0415 -- at the first call with words
+        from core.worker_words import said  # noqa: PLC0415 -- at the first call with words
+        from shell.ledger import fingerprints  # noqa: PLC0415 -- at the first call with words
+
+        with self._ledger.read() as connection:
+            known = fingerprints.known(connection)
+        return credential_in(said(text), known)
 
     # -- inside the call's transaction ---------------------------------------------------------
 

@@ -90,6 +90,11 @@ def record_progress(connection: sqlite3.Connection, task_id: int, now: datetime)
     )
 
 
+def record_words_refused(connection: sqlite3.Connection, task_id: int, why: str) -> None:
+    """The worker's words were refused for holding a credential: its live attempt says ``why``."""
+    connection.execute("UPDATE attempts SET words_refused = ? WHERE task_id = ? AND state <> 'ended'", (why, task_id))
+
+
 def write_words(connection: sqlite3.Connection, message: WorkerMessage, task_id: int, event_id: int,
                 now: datetime) -> int:
     stamp = format_timestamp(now)

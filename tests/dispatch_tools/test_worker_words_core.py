@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -13,6 +14,7 @@ from core.dispatch_tools.instruction import InstructionRecord
 from core.edges import RecordState
 from core.intent_kinds import IntentKind
 from core.worker_words import (
+    DROPPED,
     acknowledgement,
     note,
     note_key,
@@ -61,8 +63,42 @@ def test_the_reply_is_one_per_task_row_and_a_note_one_per_text() -> None:
 @given(st.text(min_size=1, max_size=200))
 def test_a_notes_key_is_its_bodys(text: str) -> None:
     message = note(CARD, 3, text).value_or(None)
-    if text.strip():
+    if "".join(character for character in text if ord(character) not in DROPPED).strip():
         assert message is not None
         assert message.key == note_key(3, 5, message.body)
     else:
         assert message is None, "no words, no note"
+
+
+CONTROLS = {"ESC": "\x1b[2J\x1b]0;owned\x07", "NUL": "\x00", "CR": "\r", "BS": "\x08", "DEL": "\x7f",
+            "C1 CSI": "\x9b31m", "NEL": "\x85", "RLO": "\u202e", "LRE": "\u202a", "PDF": "\u202c",
+            "RLI": "\u2067", "PDI": "\u2069", "RLM": "\u200f", "LRM": "\u200e", "ALM": "\u061c"}
+
+
+@pytest.mark.parametrize("control", list(CONTROLS.values()), ids=list(CONTROLS))
+def test_controls_and_bidi_overrides_are_dropped_from_every_kind_of_message(control: str) -> None:
+    words = f"ok{control}done"
+    kept = "".join(character for character in words if character.isprintable())  # what a terminal shows
+    dropped = set(words) - set(kept)
+    assert acknowledgement(CARD, 3, f"ok{control}").unwrap().body == kept.removesuffix("done")  # a boost
+    long = f"{words} {'x' * BOOST_LIMIT}"
+    assert acknowledgement(CAMPFIRE, 3, long).unwrap().body == f"{kept} {'x' * BOOST_LIMIT}"
+    assert reply(CAMPFIRE, 3, words).unwrap().body == kept
+    assert note(CAMPFIRE, 3, words).unwrap().body == kept
+    for spoken in (reply(CARD, 3, words), note(CARD, 3, words), acknowledgement(CARD, 3, long)):
+        body = spoken.unwrap().body
+        assert body.startswith("<div>")
+        assert not dropped & set(body), repr(body)
+
+
+def test_newline_and_tab_are_kept_and_words_of_controls_alone_are_no_words() -> None:
+    assert reply(CAMPFIRE, 3, "a\tb\r\nc").unwrap().body == "a\tb\nc"
+    assert note(CARD, 3, "\x1b\u202e\x07 ").failure().message == "the text has no words"
+    assert acknowledgement(CARD, 3, "\u2066\x9b").failure().message == "text has no words"
+
+
+@given(st.text(max_size=300), st.sampled_from([CARD, CAMPFIRE]))
+def test_no_body_holds_a_dropped_character(text: str, record: InstructionRecord) -> None:
+    for spoken in (acknowledgement(record, 3, text), reply(record, 3, text), note(record, 3, text)):
+        message = spoken.value_or(None)
+        assert message is None or not any(ord(character) in DROPPED for character in message.body)

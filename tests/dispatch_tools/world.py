@@ -21,7 +21,7 @@ from typing import Any
 from core.message_kinds import GUARD_DELAY, guard_key, intents_for_verdict
 from core.timestamps import format_timestamp
 from shell.basecamp.standin.world import person_sgid
-from shell.ledger import deliveries, snapshots
+from shell.ledger import deliveries, fingerprints, snapshots
 from shell.ledger import outbox as ledger_outbox
 from shell.ledger.connection import Ledger
 from shell.ledger.worker_calls import DispatchLedger
@@ -124,6 +124,7 @@ class DispatchWorld:
                 (hashlib.sha256(token.encode()).hexdigest(), self.now(), event_ids[0]),
             ).lastrowid
             assert task_id is not None
+            fingerprints.record_task_token(connection, task_id, token, self.ledger.clock.now())  # as launch does
             for event_id in event_ids:
                 connection.execute(
                     "INSERT INTO task_events (task_id, event_id, conversation_key, guard)"

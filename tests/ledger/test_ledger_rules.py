@@ -1,6 +1,6 @@
 """The ledger's rules generated from core (``shell.ledger.rules``), against real SQLite files:
 equivalent to the hand-written triggers and CHECKs main held at schema 18 (every pair of states,
-every note, every value of every vocabulary), and an old ledger of any version 1..18 upgraded on
+every note, every value of every vocabulary), and an old ledger of any version 1..19 upgraded on
 open to exactly a new ledger's schema, its rows intact."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def frozen_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def frozen(ledger_directory: Path, frozen_template: Path) -> Iterator[Ledger]:
-    """Main's ledger at schema 18 as main made it: the hand-written rules, never migrated again."""
+    """Main's ledger at its last schema as main made it: the hand-written rules, never migrated again."""
     path = ledger_directory / "frozen.db"
     shutil.copyfile(frozen_template, path)
     with open_frozen(path) as opened:

@@ -30,6 +30,7 @@ WRITERS = {
     "live_lane": "intake.py",
     "losses": "intake.py",
     "gaps": "intake.py",
+    "credential_fingerprints": "fingerprints.py",
     "schema_migrations": "connection.py",
     "sqlite_master": "rules.py",
 }
@@ -44,7 +45,7 @@ WORKER_STATEMENTS = {
         "UPDATE task_events SET delivery = 'delivered', delivered_at = ?",
     ),
     "events": ("UPDATE events SET state = 'completed', revision = revision + 1",),
-    "attempts": ("UPDATE attempts SET progress_at = ?",),
+    "attempts": ("UPDATE attempts SET progress_at = ?", "UPDATE attempts SET words_refused = ?"),
     "outbox": ("INSERT INTO outbox (intent_key, kind, event_id, task_id, bucket_id, message_kind, recording_id,",),
 }
 """The one exception, by statement: a worker's own moves, which ``worker_moves`` writes beside

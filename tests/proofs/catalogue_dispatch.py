@@ -139,6 +139,20 @@ DISPATCH: list[Mutation] = [
         "test_a_variable_setup_names_with_worker_env_is_passed_as_it_is",
     ),
     rule(
+        "setup --worker-env refuses a variable of the connector's own (the client secret, any BASECAMP_ name)",
+        "    if name in CONNECTOR_SECRETS or name.startswith(CONNECTOR_PREFIX):\n",
+        "    if name in CONNECTOR_SECRETS - {CLIENT_SECRET_ENV}:\n",
+        "test_worker_env_never_names_a_variable_of_the_connectors_own",
+        "test_setup_refuses_the_connectors_own_variables_and_the_loaders_one_line_each_and_changes_nothing",
+    ),
+    rule(
+        "setup --worker-env refuses a variable of the dynamic loader's (LD_)",
+        "    if name.startswith(LOADER_PREFIX):\n",
+        "    if False:\n",
+        "test_worker_env_never_names_a_variable_of_the_dynamic_loaders",
+        "test_setup_refuses_the_connectors_own_variables_and_the_loaders_one_line_each_and_changes_nothing",
+    ),
+    rule(
         "the worker runs in a process group of its own",
         "            start_new_session=True,",
         "            start_new_session=False,",

@@ -254,4 +254,37 @@ WORDS: list[Mutation] = [
         "test_a_completion_held_back_goes_in_the_same_flush_once_the_word_before_it_lands",
         "test_a_stops_flush_sends_a_completion_once_the_word_it_waited_for_has_gone",
     ),
+    # -- what a terminal or a reader's screen would obey never reaches a body, nor a person's terminal
+    rule(
+        "words: control characters (but newline and tab) and bidi overrides are dropped from a worker's words",
+        "    return text.translate(_DROP).strip()\n",
+        "    return text.strip()\n",
+        "test_controls_and_bidi_overrides_are_dropped_from_every_kind_of_message",
+        "test_newline_and_tab_are_kept_and_words_of_controls_alone_are_no_words",
+        "test_no_body_holds_a_dropped_character",
+    ),
+    rule(
+        "outbox-resolve show prints each line of a body with its controls and bidi overrides escaped",
+        '        print(f"    {printable(line)}")\n',
+        '        print(f"    {line}")\n',
+        "test_show_prints_a_body_with_every_control_and_bidi_override_escaped",
+    ),
+    rule(
+        "outbox-resolve show prints each field (the note among them) with its controls escaped",
+        "else printable(str(value))}\")",
+        "else value}\")",
+        "test_show_prints_a_body_with_every_control_and_bidi_override_escaped",
+    ),
+    rule(
+        "outbox-resolve show --json is ASCII: a body's controls are JSON escapes",
+        "        print(json.dumps(details, ensure_ascii=True, indent=2))",
+        "        print(json.dumps(details, ensure_ascii=False, indent=2))",
+        "test_show_prints_a_body_with_every_control_and_bidi_override_escaped",
+    ),
+    rule(
+        "outbox-resolve list --json is ASCII: a note's controls are JSON escapes",
+        "for key in LISTED} for one in listed], ensure_ascii=True, indent=2))",
+        "for key in LISTED} for one in listed], ensure_ascii=False, indent=2))",
+        "test_show_prints_a_body_with_every_control_and_bidi_override_escaped",
+    ),
 ]

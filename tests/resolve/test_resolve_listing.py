@@ -217,3 +217,24 @@ def test_help_teaches_the_states_the_decisions_and_the_rule(capsys: pytest.Captu
 def test_each_command_has_its_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([command, "--help"]) == EXIT_OK
     assert "--ledger" in capsys.readouterr().out
+
+
+HOSTILE = "<div>ok\x1b[2J\x1b]0;pwned\x07 \x9b31m\u202egnp.exe\u2066</div>\r<br>next\u2028line"
+
+
+def test_show_prints_a_body_with_every_control_and_bidi_override_escaped(intents: Intents, run: Run) -> None:
+    intent_id = intents.indeterminate()
+    with intents.ledger.write() as connection:
+        connection.execute("UPDATE outbox SET body = ?, note = note || ? WHERE id = ?",
+                           (HOSTILE, " \u202e\x1b[2J", intent_id))
+    ran = run("show", str(intent_id))
+    assert ran.code == EXIT_OK
+    assert all(character.isprintable() for line in ran.out.split("\n") for character in line)
+    for escaped in ("\\x1b[2J", "\\x1b]0;pwned\\x07", "\\x9b31m", "\\u202egnp.exe\\u2066"):
+        assert escaped in ran.out
+    assert "\n    <br>next\n    line\n" in ran.out  # a line break of the body's is a line of its own
+    assert run("--json", "list").out.isascii()
+    assert all(character.isprintable() for line in run("list").out.split("\n") for character in line)
+    shown = run("--json", "show", str(intent_id)).out
+    assert shown.isascii()
+    assert json.loads(shown)["body"] == HOSTILE  # the body itself, to a program

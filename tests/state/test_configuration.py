@@ -240,3 +240,17 @@ def test_worker_env_holds_names_never_the_task_token_variable() -> None:
         "worker_env: 'A=B' is not an environment variable name",
         "worker_env: BASECAMP_CONNECT_TASK_TOKEN is the connector's own and is never handed to a worker",
     )
+
+
+@pytest.mark.parametrize("name", ["BASECAMP_CLIENT_SECRET", "BASECAMP_CONNECTOR_RUNTIME_DIR", "BASECAMP_ANYTHING"])
+def test_worker_env_never_names_a_variable_of_the_connectors_own(name: str) -> None:
+    assert problems(MINIMAL | {"worker_env": [name]}) == (
+        f"worker_env: {name} is the connector's own and is never handed to a worker",
+    )
+
+
+@pytest.mark.parametrize("name", ["LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "LD_"])
+def test_worker_env_never_names_a_variable_of_the_dynamic_loaders(name: str) -> None:
+    assert problems(MINIMAL | {"worker_env": [name, "LDFLAGS"]}) == (
+        f"worker_env: {name} steers the dynamic loader of every program the worker runs: never handed to a worker",
+    )

@@ -360,3 +360,22 @@ def test_setup_refuses_timings_below_the_floors_unless_told_they_are_unsafe(
     code, out, _ = run(setup_args(standin, token_file, "--reconcile-after", "1s", "--unsafe-test-timings"), capsys)
     assert code == EXIT_OK
     assert "UNSAFE TEST TIMINGS" in out
+
+
+def test_setup_refuses_the_connectors_own_variables_and_the_loaders_one_line_each_and_changes_nothing(
+    standin: StandIn, state_home: Path, token_file: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert run(setup_args(standin, token_file, "--worker-env", "ANTHROPIC_API_KEY"), capsys)[0] == EXIT_OK
+    before = config_path(standin).read_bytes()
+    refused = ("BASECAMP_CLIENT_SECRET", "BASECAMP_CONNECT_TASK_TOKEN", "BASECAMP_CONNECTOR_RUNTIME_DIR",
+               "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT")
+    argv = setup_args(standin, token_file, *(part for name in refused for part in ("--worker-env", name)))
+    code, out, err = run(argv, capsys)
+    assert (code, out) == (EXIT_CONFIG, "")
+    lines = err.splitlines()
+    for name in refused:
+        assert sum(f"worker_env: {name} " in line for line in lines) == 1, (name, lines)
+    assert sum("is the connector's own and is never handed to a worker" in line for line in lines) == 3
+    assert sum("steers the dynamic loader" in line for line in lines) == 3
+    assert len(lines) == len(refused)
+    assert config_path(standin).read_bytes() == before

@@ -255,6 +255,20 @@ def test_a_withdrawn_event_says_its_worker_could_not_be_started() -> None:
     )
 
 
+def test_words_refused_for_a_credential_are_said_on_their_dispatch() -> None:
+    why = "reply_dispatch: its words held a task token, so nothing was written"
+    refused = Dispatch(
+        attempt_id="att_" + "4" * 24, task_id=5, seq=1, state=AttemptState.ended, stop_reason="finished",
+        spawn_failed=False, launched_at=T0, ended_at=T1,
+        events=(DispatchedEvent(50, "completed", "succeeded", False, "completed"),), words_refused=why,
+    )  # fmt: skip
+    (entry,) = report(status(snapshot(dispatches=(refused,))))["dispatches"]
+    assert entry["words_refused"] == why
+    assert lines(status(snapshot(dispatches=(refused,))))[-1].endswith(f"event 50 succeeded; words refused: {why}")
+    (quiet,) = report(status(snapshot(dispatches=(dataclasses.replace(refused, words_refused=""),))))["dispatches"]
+    assert quiet["words_refused"] is None
+
+
 def test_held_records_are_listed_only_when_there_are_some() -> None:
     url = "https://3.basecamp.com/999/buckets/1/card_tables/cards/1006"
     held = status(

@@ -1,7 +1,8 @@
-"""A ledger exactly as main made it at schema 18 (commit 69c6e06), at any version 1..18.
+"""A ledger exactly as main made it at its last schema, at any version 1..``FROZEN_VERSION``: 1..18
+as commit 69c6e06 made them (its hand-written rules), and each later migration, which holds no rule.
 
-``frozen_migrations/`` holds that commit's migration files unchanged, fixture data for the
-equivalence and upgrade tests of ``shell.ledger.rules``: ``build`` applies the first ``version``
+``frozen_migrations/`` holds that commit's migration files unchanged and the later ones, fixture
+data for the equivalence and upgrade tests of ``shell.ledger.rules``: ``build`` applies the first ``version``
 of them as that commit's runner did (a ``schema_migrations`` row and ``user_version`` per
 migration, in one transaction each, the application id stamped), so a test can compare today's
 generated rules with the hand-written ones they replace, and open an old file with today's code.
@@ -16,7 +17,7 @@ from shell.clock import FakeClock
 from shell.ledger.connection import APPLICATION_ID, Ledger, split_statements
 
 FROZEN = Path(__file__).with_name("frozen_migrations")
-FROZEN_VERSION = 18
+FROZEN_VERSION = 19
 STAMP = "2026-11-29T12:00:00.000000000Z"
 
 

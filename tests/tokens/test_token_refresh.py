@@ -111,3 +111,24 @@ def test_a_bare_token_keeps_working_and_is_never_refreshed(standin: StandIn) -> 
     with pytest.raises(AuthenticationFailed):
         refused.me(refused.deadline_in(10))
     assert standin.launchpad.refreshes == 0
+
+
+def test_the_tokens_name_every_credential_they_hold_and_a_refresh_names_the_new_pair(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    from core.fingerprints import ACCESS_TOKEN, CLIENT_SECRET, REFRESH_TOKEN
+
+    tokens, path = refreshing(standin, tmp_path, lifetime=1)
+    before = read_token_text(path.read_text())
+    assert not isinstance(before, str)
+    assert tokens.credentials() == ((ACCESS_TOKEN, before.access_token), (REFRESH_TOKEN, before.refresh_token),
+                                    (CLIENT_SECRET, before.client_secret))  # fmt: skip
+    import time
+
+    time.sleep(0.8)
+    tokens.current()
+    kept = read_token_text(path.read_text())
+    assert not isinstance(kept, str)
+    assert dict(tokens.credentials()) == {ACCESS_TOKEN: kept.access_token, REFRESH_TOKEN: kept.refresh_token,
+                                          CLIENT_SECRET: kept.client_secret}  # fmt: skip
+    assert StaticToken("a-bare-token-of-its-own").credentials() == ((ACCESS_TOKEN, "a-bare-token-of-its-own"),)
