@@ -149,6 +149,7 @@ class Connector:
     on_event: Callable[[str], None] = field(default=lambda line: None)
     config_path: Path | None = None  # re-read while running; None: read once
     note_configuration: Callable[[str], None] = field(default=lambda problem: None)
+    on_start_step: Callable[[str | None], None] = field(default=lambda step: None)  # None: the start is over
     seams: Seams | None = None  # the simulation's; None: the client's reads, CommandDriver
     _stop: threading.Event = field(default_factory=threading.Event)
     _stop_deadline: float | None = None  # monotonic; set by stop()
@@ -200,11 +201,11 @@ class Connector:
         with self._watching(requested) as stop, self._reads_halted(stop):
             if not self.shadow:
                 parts = StartParts(self.outbox, self.sessions, self.dispatcher)
-                started = settle_previous(parts, deadline, stop, self.heartbeats.starting)
+                started = settle_previous(parts, deadline, stop, self._starting)
                 held, self.stopped_in = started.held, started.stopped
             if self.stopped_in is not None:
                 return held
-            self.heartbeats.starting("admit")
+            self._starting("admit")
             with self.ledger.read() as connection:
                 seen = records.seen_ids(connection)
             for event_id in seen:
@@ -212,13 +213,17 @@ class Connector:
                     self.stopped_in = "admit"
                     return held
                 self._admit(event_id)
-            self.heartbeats.starting("feed")
+            self._starting("feed")
             self._poll()  # the first read fixes the feed position: nothing after the start is missed
             self._inbox_due()
             if self._stop.is_set():  # its reads gave way to the stop
                 self.stopped_in = "feed"
-        self.heartbeats.starting(None)
+        self._starting(None)
         return held
+
+    def _starting(self, step: str | None) -> None:
+        self.heartbeats.starting(step)
+        self.on_start_step(step)
 
     def _reads_halted(self, stop: threading.Event | None) -> AbstractContextManager[None]:
         return nullcontext() if stop is None else self.client.reads_stopped_by(stop)

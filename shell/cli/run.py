@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sqlite3
 import sys
 from datetime import timedelta
@@ -35,6 +36,7 @@ from shell.connector import Connector
 from shell.errors import EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UserError
 from shell.ledger.connection import LedgerError, ledger_failure, open_ledger, watch_write_failures
 from shell.ledger.hold import set_hold, standing
+from shell.notify import Service
 from shell.outbox import OutboxLedgerError
 from shell.state import pair_lock
 from shell.state.config import SHADOW_DIRECTORY, StatePaths, load_config, locate_state, route_facts
@@ -106,17 +108,19 @@ def _run_checked(args: argparse.Namespace) -> int:
     hold = (deciding_person(args.by), reason_of(args.reason)) if args.hold else ("", "")
     paths = locate_state(args.state_dir, args.account, args.agent)
     configuration = load_config(paths.config)
+    service = Service.of(os.environ)  # before any lock: a NOTIFY_SOCKET that is not one is refused
     if stop_asked():
         return _stopped_before_start()
     clock = SystemClock()
     ids = (configuration.account_id, configuration.agent_id)
     with pair_lock.acquire(*ids, paths.directory, clock.now(), shadow=args.shadow):
         pair_lock.refuse_if_served_elsewhere(*ids, paths.directory)
-        return _run_locked(args, paths, configuration, clock, poll_every=poll_every, bound=bound, hold=hold)
+        return _run_locked(args, paths, configuration, clock, service, poll_every=poll_every, bound=bound,
+                           hold=hold)
 
 
 def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Configuration, clock: SystemClock,
-                *, poll_every: timedelta, bound: timedelta, hold: tuple[str, str]) -> int:
+                service: Service, *, poll_every: timedelta, bound: timedelta, hold: tuple[str, str]) -> int:
     """The connector, once this machine's one lock of its pair is held; ``hold``: who and why (``--hold``)."""
     token_file = Path(configuration.token_file)
     tokens = tokens_from(token_file, clock)
@@ -145,9 +149,10 @@ def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Conf
         connector = Connector(
             configuration, ledger, client, clock, command, directory / "sessions", shadow=args.shadow,
             poll_every=poll_every, live=not args.no_live, on_event=lambda line: print(line, flush=True),
-            config_path=paths.config, note_configuration=lock.note_configuration)  # fmt: skip
+            config_path=paths.config, note_configuration=lock.note_configuration,
+            on_start_step=service.starting)  # fmt: skip
         running = f"account={configuration.account_id} agent={configuration.agent_id}"
-        _serve(connector, ledger_path, bound, f"{running} shadow" if args.shadow else running)
+        _serve(connector, service, ledger_path, bound, f"{running} shadow" if args.shadow else running)
     if connector.ended_by is not None:  # the supervisor starts it again
         print(f"error: the {connector.ended_by} loop ended on a failure it did not expect (its traceback is"
               " in the log above); stopped, to be started again", file=sys.stderr)  # fmt: skip
@@ -188,10 +193,18 @@ def _stopped_before_start() -> int:
     return EXIT_OK
 
 
-def _serve(connector: Connector, ledger_path: Path, bound: timedelta, running: str) -> None:
-    """The start, then the loops until a signal (a signal during the start ends it there)."""
+def _serve(connector: Connector, service: Service, ledger_path: Path, bound: timedelta, running: str) -> None:
+    """The start, then the loops until a signal (a signal during the start ends it there); the
+    service manager told each step, ready once the start settled, and stopping at the stop."""
+
+    def requested() -> bool:
+        if _stop_requested():
+            service.stopping()
+            return True
+        return False
+
     try:
-        held = connector.start(timedelta(seconds=60), requested=_stop_requested)
+        held = connector.start(timedelta(seconds=60), requested=requested)
     except (sqlite3.Error, OSError) as error:
         raise ledger_failure(error, ledger_path, "settle what the last run left") from error
     except OutboxLedgerError as error:
@@ -204,4 +217,7 @@ def _serve(connector: Connector, ledger_path: Path, bound: timedelta, running: s
         hold = "on" if standing(connection) is not None else "off"
     print(f"running {running} mid_launch={','.join(held) or 'none'} hold={hold}", flush=True)
     stdout_written()  # a stdout that cannot take it stops the connector here, exit 3
-    connector.run(requested=_stop_requested, within=bound)
+    service.ready(running)
+    with service.watching(connector.heartbeats.beats, connector.clock.now, running):
+        connector.run(requested=requested, within=bound)
+    service.stopping()  # a loop that ended stops it too
