@@ -32,7 +32,7 @@ from shell.cli.main import Subparsers, add_command
 from shell.cli.seam import stdout_written
 from shell.cli.start_signals import note_stops, said_hangups, stop_asked, stop_name
 from shell.clock import SystemClock
-from shell.connector import Connector
+from shell.connector import STOP_WITHIN, Connector
 from shell.errors import EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UserError
 from shell.ledger.connection import LedgerError, ledger_failure, open_ledger, watch_write_failures
 from shell.ledger.hold import set_hold, standing
@@ -53,7 +53,9 @@ lifecycle messages exactly once or not at all. Stops cleanly on SIGTERM or SIGIN
 within --shutdown-seconds; during the start, at once (no `running` line; stderr says
 which step it stopped in, and the next start settles the rest); before it, in one line.
 SIGHUP is ignored (said on stderr): the configuration is re-read every 2 s on its own.
-Run it under a supervisor that restarts it on exit."""
+Run it under a supervisor that restarts it on exit (`bin/connect unit` prints a systemd
+unit); under NOTIFY_SOCKET it speaks systemd's notify protocol: READY=1 once the start
+settled, WATCHDOG=1 while every loop turns, STOPPING=1 at the stop."""
 
 EPILOG = """\
 examples:
@@ -64,10 +66,10 @@ examples:
                                                         # `bin/connect release`
 
 exit codes: 0 stopped by SIGTERM or SIGINT; 2 usage; 3 configuration, token, worker
-program, route directory, state directory or ledger (damaged, full disk, failed at
-start, not this connector's), standard output that cannot be written, or the pair is
-served from another state directory (one line says which): a
-person must act, do not restart on it; 6 another connector on this machine serves this
+program, route directory, state directory, a NOTIFY_SOCKET that is not a socket, or
+ledger (damaged, full disk, failed at start, not this connector's), standard output
+that cannot be written, or the pair is served from another state directory (one line
+says which): a person must act, do not restart on it; 6 another connector on this machine serves this
 account and agent (the line names its state directory and pid), the ledger is busy, or
 Basecamp could not be asked who the token is: passes by itself, restart it."""
 
@@ -86,7 +88,7 @@ def register(subparsers: Subparsers) -> None:
                         help="how often to read the feed (default 5)")
     parser.add_argument("--no-live", action="store_true",
                         help="poll the feed only: no live lane (the WebSocket that hears events at once)")
-    parser.add_argument("--shutdown-seconds", type=positive_seconds, default=60.0,
+    parser.add_argument("--shutdown-seconds", type=positive_seconds, default=STOP_WITHIN.total_seconds(),
                         help="the bound on stopping workers and flushing their notices (default 60); each "
                              f"worker's grace before SIGKILL is {stop_shares(1.0).grace:g} of it, "
                              f"{GRACE_SECONDS:g} s at most")
