@@ -149,7 +149,7 @@ class Connector:
     on_event: Callable[[str], None] = field(default=lambda line: None)
     config_path: Path | None = None  # re-read while running; None: read once
     note_configuration: Callable[[str], None] = field(default=lambda problem: None)
-    on_start_step: Callable[[str | None], None] = field(default=lambda step: None)  # None: the start is over
+    on_start_step: Callable[[str], None] = field(default=lambda step: None)  # each step as it begins
     seams: Seams | None = None  # the simulation's; None: the client's reads, CommandDriver
     _stop: threading.Event = field(default_factory=threading.Event)
     _stop_deadline: float | None = None  # monotonic; set by stop()
@@ -157,7 +157,7 @@ class Connector:
     ended_by: str | None = field(default=None, init=False)  # the loop a failure ended
 
     def __post_init__(self) -> None:
-        self.heartbeats = Heartbeats(self.clock, self.ledger.path)
+        self.heartbeats = Heartbeats(self.clock, self.ledger.path, self.on_start_step)
         filters = FeedFilters.of(exclude_performers=("self",), actor_types=("person",))
         self.intake = Intake(self.ledger, self.client, filters, self.clock)
         self.inbox = InboxLane(self.ledger, self.client, self.clock, self._account_floor)
@@ -201,11 +201,11 @@ class Connector:
         with self._watching(requested) as stop, self._reads_halted(stop):
             if not self.shadow:
                 parts = StartParts(self.outbox, self.sessions, self.dispatcher)
-                started = settle_previous(parts, deadline, stop, self._starting)
+                started = settle_previous(parts, deadline, stop, self.heartbeats.starting)
                 held, self.stopped_in = started.held, started.stopped
             if self.stopped_in is not None:
                 return held
-            self._starting("admit")
+            self.heartbeats.starting("admit")
             with self.ledger.read() as connection:
                 seen = records.seen_ids(connection)
             for event_id in seen:
@@ -213,17 +213,13 @@ class Connector:
                     self.stopped_in = "admit"
                     return held
                 self._admit(event_id)
-            self._starting("feed")
+            self.heartbeats.starting("feed")
             self._poll()  # the first read fixes the feed position: nothing after the start is missed
             self._inbox_due()
             if self._stop.is_set():  # its reads gave way to the stop
                 self.stopped_in = "feed"
-        self._starting(None)
+        self.heartbeats.starting(None)
         return held
-
-    def _starting(self, step: str | None) -> None:
-        self.heartbeats.starting(step)
-        self.on_start_step(step)
 
     def _reads_halted(self, stop: threading.Event | None) -> AbstractContextManager[None]:
         return nullcontext() if stop is None else self.client.reads_stopped_by(stop)

@@ -86,9 +86,8 @@ class Service:
             return
         self._failing = False
 
-    def starting(self, step: str | None) -> None:
-        if step is not None:
-            self.send(notify.status(f"starting: {step}"))
+    def starting(self, step: str) -> None:
+        self.send(notify.status(f"starting: {step}"))
 
     def ready(self, running: str) -> None:
         self.send(notify.READY, notify.status(f"running {running}"))

@@ -110,9 +110,9 @@ def _run_checked(args: argparse.Namespace) -> int:
     hold = (deciding_person(args.by), reason_of(args.reason)) if args.hold else ("", "")
     paths = locate_state(args.state_dir, args.account, args.agent)
     configuration = load_config(paths.config)
-    service = Service.of(os.environ)  # before any lock: a NOTIFY_SOCKET that is not one is refused
     if stop_asked():
         return _stopped_before_start()
+    service = Service.of(os.environ)  # before any lock: a NOTIFY_SOCKET that is not one is refused
     clock = SystemClock()
     ids = (configuration.account_id, configuration.agent_id)
     with pair_lock.acquire(*ids, paths.directory, clock.now(), shadow=args.shadow):

@@ -1,11 +1,16 @@
 """The notify protocol's values (``core.notify``), plain: where ``NOTIFY_SOCKET`` points, the
 watchdog's interval from ``WATCHDOG_USEC`` and ``WATCHDOG_PID``, when a ping is due, and a
-``STATUS=`` that stays one assignment whatever its text."""
+``STATUS=`` that stays one assignment whatever its text; and a send that fails once the start
+passed its check (``shell.notify``), logged once."""
 
 from __future__ import annotations
 
+import logging
+import socket
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -19,6 +24,7 @@ from core.notify import (
     status,
     watchdog_interval,
 )
+from shell.notify import Service
 
 NOW = datetime(2026, 12, 7, 12, 0, tzinfo=UTC)
 
@@ -61,3 +67,19 @@ def test_a_status_is_one_assignment_whatever_its_text(text: str) -> None:
     assert line.startswith("STATUS=")
     assert len(line.splitlines()) <= 1
     assert "\n" not in line
+
+
+def test_a_send_that_fails_once_started_is_logged_once_and_never_raises(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "notify"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as manager:
+        manager.bind(str(path))
+        service = Service.of({"NOTIFY_SOCKET": str(path)})
+        assert manager.recv(100) == b"STATUS=starting"
+    path.unlink()  # the manager went away
+    with caplog.at_level(logging.WARNING, logger="connector.run"):
+        service.ready("account=1 agent=2")
+        service.stopping()
+    (warning,) = [record.getMessage() for record in caplog.records]
+    assert "could not be sent to" in warning
