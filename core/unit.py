@@ -92,9 +92,10 @@ def private_tmp(plan: UnitPlan) -> bool:
 def unit_text(plan: UnitPlan) -> str:
     """The unit; ``unit_problem`` first."""
     system = plan.user_name is not None
-    install = f"/etc/systemd/system/{unit_name(plan.account_id, plan.agent_id)}" if system else \
-        f"~/.config/systemd/user/{unit_name(plan.account_id, plan.agent_id)}"
-    manager, name = ("systemctl" if system else "systemctl --user"), unit_name(plan.account_id, plan.agent_id)
+    name = unit_name(plan.account_id, plan.agent_id)
+    install = f"/etc/systemd/system/{name}" if system else f"~/.config/systemd/user/{name}"
+    manager = "systemctl" if system else "systemctl --user"
+    network = ["Wants=network-online.target", "After=network-online.target"]  # the system manager's
     program, *arguments = plan.command  # systemd expands no variable in the program's path
     linger = "# A user unit stops at logout unless `loginctl enable-linger` keeps this user's manager."
     lines = [
@@ -104,8 +105,7 @@ def unit_text(plan: UnitPlan) -> str:
         "# Print it again after setup changes a route: each route's directory is named below.",
         "[Unit]",
         f"Description=Basecamp connector (account {plan.account_id}, agent {plan.agent_id})",
-        "Wants=network-online.target",
-        "After=network-online.target",
+        *(network if system else []),
         "",
         "[Service]",
         "Type=notify",

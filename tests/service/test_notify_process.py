@@ -140,7 +140,10 @@ def _first_status_with(manager: NotifySocket, text: str, timeout: float) -> Data
 def _refused(state: Path, variable: str, standin: StandIn) -> tuple[int, str]:
     asked = len(standin.requests())
     process = _start(state, variable)
-    out, errors = process.communicate(timeout=60)
+    try:
+        out, errors = process.communicate(timeout=30)
+    finally:
+        _stop(process)  # one that started after all is stopped, never left behind
     assert out == ""
     assert len(standin.requests()) == asked, "Basecamp was asked"
     assert not (state / "heartbeats").exists(), "the start began"

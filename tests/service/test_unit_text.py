@@ -77,6 +77,8 @@ def test_a_system_unit_runs_as_its_user_and_is_wanted_by_multi_user() -> None:
     settings = _settings(unit_text(replace(PLAN, user_name="connector")))
     assert settings["User"] == ["connector"]
     assert settings["WantedBy"] == ["multi-user.target"]
+    assert settings["After"] == ["network-online.target"]
+    assert "After" not in _settings(unit_text(PLAN)), "a user manager has no network-online.target"
 
 
 def test_words_are_escaped_and_quoted_as_systemd_splits_them() -> None:
