@@ -154,7 +154,7 @@ def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Conf
             config_path=paths.config, note_configuration=lock.note_configuration,
             on_start_step=service.starting)  # fmt: skip
         running = f"account={configuration.account_id} agent={configuration.agent_id}"
-        _serve(connector, service, ledger_path, bound, f"{running} shadow" if args.shadow else running)
+        _serve(connector, ledger_path, bound, f"{running} shadow" if args.shadow else running, service)
     if connector.ended_by is not None:  # the supervisor starts it again
         print(f"error: the {connector.ended_by} loop ended on a failure it did not expect (its traceback is"
               " in the log above); stopped, to be started again", file=sys.stderr)  # fmt: skip
@@ -195,9 +195,11 @@ def _stopped_before_start() -> int:
     return EXIT_OK
 
 
-def _serve(connector: Connector, service: Service, ledger_path: Path, bound: timedelta, running: str) -> None:
+def _serve(connector: Connector, ledger_path: Path, bound: timedelta, running: str,
+           service: Service | None = None) -> None:
     """The start, then the loops until a signal (a signal during the start ends it there); the
     service manager told each step, ready once the start settled, and stopping at the stop."""
+    service = service or Service()
 
     def requested() -> bool:
         if _stop_requested():
