@@ -231,7 +231,7 @@ OPS: list[Mutation] = [
         "timings shortened: guard delay 4s, reconcile after",
         "test_help_names_the_demos_own_guard_delay_and_reconcile_time",
     ),
-    # issue 38: a service -- bin/connect unit and the notify protocol run speaks under systemd
+    # a service: bin/connect unit and the notify protocol run speaks under systemd
     rule(
         "notify: READY=1 only once the start settled",
         "        held = connector.start(timedelta(seconds=60), requested=requested)\n",
