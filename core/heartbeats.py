@@ -63,8 +63,8 @@ def read_beats(text: bytes | str) -> Beats | None:
         return None
 
 
-def not_turning(beats: Beats, now: datetime) -> tuple[str, ...]:
-    return tuple(name for name, at in sorted(beats.loops.items()) if now - at > STALL_AFTER)
+def not_turning(beats: Beats, now: datetime, stall_after: timedelta = STALL_AFTER) -> tuple[str, ...]:
+    return tuple(name for name, at in sorted(beats.loops.items()) if now - at > stall_after)
 
 
 def beats_report(beats: Beats, now: datetime) -> dict[str, object]:

@@ -151,6 +151,7 @@ class Connector:
     on_event: Callable[[str], None] = field(default=lambda line: None)
     config_path: Path | None = None  # re-read while running; None: read once
     note_configuration: Callable[[str], None] = field(default=lambda problem: None)
+    on_start_step: Callable[[str], None] = field(default=lambda step: None)  # each step as it begins
     seams: Seams | None = None  # the simulation's; None: the client's reads, CommandDriver
     credentials: Callable[[], Named] = field(default=lambda: ())  # the tokens' (Tokens.credentials)
     _fingerprinted: Named = field(default=(), init=False)
@@ -160,7 +161,7 @@ class Connector:
     ended_by: str | None = field(default=None, init=False)  # the loop a failure ended
 
     def __post_init__(self) -> None:
-        self.heartbeats = Heartbeats(self.clock, self.ledger.path)
+        self.heartbeats = Heartbeats(self.clock, self.ledger.path, self.on_start_step)
         filters = FeedFilters.of(exclude_performers=("self",), actor_types=("person",))
         self.intake = Intake(self.ledger, self.client, filters, self.clock)
         self.inbox = InboxLane(self.ledger, self.client, self.clock, self._account_floor)

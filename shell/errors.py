@@ -13,6 +13,7 @@ EXIT_NOT_FOUND = 4  # an id that names nothing
 EXIT_REFUSED = 5  # a move the rules do not allow
 EXIT_UNAVAILABLE = 6  # Basecamp or the ledger could not be reached or locked
 EXIT_BROKEN_PIPE = 141  # the reader of our output went away (head, a closed pager): 128 + SIGPIPE
+NO_RESTART = (EXIT_USAGE, EXIT_CONFIG)  # a supervisor's restart cannot mend these: a person must act
 
 
 class UserError(Exception):

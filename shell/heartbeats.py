@@ -1,13 +1,14 @@
 """The running connector's heartbeats: each loop's last turn, kept in memory and written beside the
 ledger for ``status`` (``core.heartbeats`` judges them). A beat notes the wall time a loop starts a
 turn and never fails. ``run``'s main thread writes them as it waits, at most every ``WRITE_EVERY``,
-owner-only and whole; each step of the start is written as it begins. A write that fails is logged
-once until one succeeds again and never stops the connector."""
+owner-only and whole; each step of the start is written, and told ``on_step``, as it begins. A
+write that fails is logged once until one succeeds again and never stops the connector."""
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -25,8 +26,10 @@ def path_beside(ledger_path: Path) -> Path:
 
 
 class Heartbeats:
-    def __init__(self, clock: Clock, ledger_path: Path) -> None:
+    def __init__(self, clock: Clock, ledger_path: Path,
+                 on_step: Callable[[str], None] = lambda step: None) -> None:
         self._clock = clock
+        self._on_step = on_step  # told each step of the start as it begins
         self._path = path_beside(ledger_path)
         self._lock = threading.Lock()
         self._loops: dict[str, datetime] = {}
@@ -50,6 +53,7 @@ class Heartbeats:
         self._written_at = None
         if step is not None:
             self.write_due()
+            self._on_step(step)
 
     def write_due(self) -> None:
         monotonic = self._clock.monotonic()

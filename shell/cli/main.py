@@ -29,6 +29,7 @@ SUMMARIES: dict[str, str] = {
     "login": "obtain the agent's token through Launchpad (OAuth 2) and keep it owner-only",
     "setup": "write and check the configuration for one (account, agent)",
     "run": "run the connector until stopped",
+    "unit": "print a systemd unit that runs this configuration's connector as a service",
     "status": "what the connector is doing (read-only, takes no lock)",
     "show": "one event's history: how it was heard, its tasks, attempts, messages and decisions (read-only)",
     "hold": "set the durable hold: nothing launches or posts until `release`",

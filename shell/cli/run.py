@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sqlite3
 import sys
 from collections.abc import Callable
@@ -35,10 +36,11 @@ from shell.cli.main import Subparsers, add_command
 from shell.cli.seam import stdout_written
 from shell.cli.start_signals import note_stops, said_hangups, stop_asked, stop_name
 from shell.clock import SystemClock
-from shell.connector import Connector
+from shell.connector import STOP_WITHIN, Connector
 from shell.errors import EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UserError
 from shell.ledger.connection import LedgerError, ledger_failure, open_ledger, watch_write_failures
 from shell.ledger.hold import set_hold, standing
+from shell.notify import Service
 from shell.outbox import OutboxLedgerError
 from shell.state import pair_lock
 from shell.state.config import SHADOW_DIRECTORY, StatePaths, load_config, locate_state, route_facts
@@ -55,7 +57,9 @@ lifecycle messages exactly once or not at all. Stops cleanly on SIGTERM or SIGIN
 within --shutdown-seconds; during the start, at once (no `running` line; stderr says
 which step it stopped in, and the next start settles the rest); before it, in one line.
 SIGHUP is ignored (said on stderr): the configuration is re-read every 2 s on its own.
-Run it under a supervisor that restarts it on exit."""
+Run it under a supervisor that restarts it on exit (`bin/connect unit` prints a systemd
+unit); under NOTIFY_SOCKET it speaks systemd's notify protocol: READY=1 once the start
+settled, WATCHDOG=1 while every loop turns, STOPPING=1 at the stop."""
 
 EPILOG = """\
 examples:
@@ -66,10 +70,10 @@ examples:
                                                         # `bin/connect release`
 
 exit codes: 0 stopped by SIGTERM or SIGINT; 2 usage; 3 configuration, token, worker
-program, route directory, state directory or ledger (damaged, full disk, failed at
-start, not this connector's), a --metrics-file whose directory is missing or not
-writable, standard output that cannot be written, or the pair is
-served from another state directory (one line says which): a
+program, route directory, state directory, a NOTIFY_SOCKET that is not a socket, or
+ledger (damaged, full disk, failed at start, not this connector's), a --metrics-file
+whose directory is missing or not writable, standard output that cannot be written,
+or the pair is served from another state directory (one line says which): a
 person must act, do not restart on it; 6 another connector on this machine serves this
 account and agent (the line names its state directory and pid), the ledger is busy, or
 Basecamp could not be asked who the token is: passes by itself, restart it."""
@@ -89,7 +93,7 @@ def register(subparsers: Subparsers) -> None:
                         help="how often to read the feed (default 5)")
     parser.add_argument("--no-live", action="store_true",
                         help="poll the feed only: no live lane (the WebSocket that hears events at once)")
-    parser.add_argument("--shutdown-seconds", type=positive_seconds, default=60.0,
+    parser.add_argument("--shutdown-seconds", type=positive_seconds, default=STOP_WITHIN.total_seconds(),
                         help="the bound on stopping workers and flushing their notices (default 60); each "
                              f"worker's grace before SIGKILL is {stop_shares(1.0).grace:g} of it, "
                              f"{GRACE_SECONDS:g} s at most")
@@ -118,17 +122,19 @@ def _run_checked(args: argparse.Namespace) -> int:
     configuration = load_config(paths.config)
     if stop_asked():
         return _stopped_before_start()
+    service = Service.of(os.environ)  # before any lock: a NOTIFY_SOCKET that is not one is refused
     if args.metrics_file is not None:
         metrics_file.check_metrics_path(args.metrics_file)
     clock = SystemClock()
     ids = (configuration.account_id, configuration.agent_id)
     with pair_lock.acquire(*ids, paths.directory, clock.now(), shadow=args.shadow):
         pair_lock.refuse_if_served_elsewhere(*ids, paths.directory)
-        return _run_locked(args, paths, configuration, clock, poll_every=poll_every, bound=bound, hold=hold)
+        return _run_locked(args, paths, configuration, clock, service, poll_every=poll_every, bound=bound,
+                           hold=hold)
 
 
 def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Configuration, clock: SystemClock,
-                *, poll_every: timedelta, bound: timedelta, hold: tuple[str, str]) -> int:
+                service: Service, *, poll_every: timedelta, bound: timedelta, hold: tuple[str, str]) -> int:
     """The connector, once this machine's one lock of its pair is held; ``hold``: who and why (``--hold``)."""
     token_file = Path(configuration.token_file)
     tokens = tokens_from(token_file, clock)
@@ -158,12 +164,13 @@ def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Conf
             configuration, ledger, client, clock, command, directory / "sessions", shadow=args.shadow,
             poll_every=poll_every, live=not args.no_live, on_event=lambda line: print(line, flush=True),
             config_path=paths.config, note_configuration=lock.note_configuration,
-            credentials=tokens.credentials)  # fmt: skip
+            credentials=tokens.credentials, on_start_step=service.starting)  # fmt: skip
         running = f"account={configuration.account_id} agent={configuration.agent_id}"
+        label = f"{running} shadow" if args.shadow else running
         pair = metrics_file.pair_labels(configuration.account_id, configuration.agent_id, shadow=args.shadow)
         metrics = partial(metrics_file.kept_in, args.metrics_file, ledger_path, pair, clock,
                           loops=connector.heartbeats.beats, process=client.figures)
-        _serve(connector, ledger_path, bound, f"{running} shadow" if args.shadow else running, metrics)
+        _serve(connector, ledger_path, bound, label, metrics=metrics, service=service)
     if connector.ended_by is not None:  # the supervisor starts it again
         print(f"error: the {connector.ended_by} loop ended on a failure it did not expect (its traceback is"
               " in the log above); stopped, to be started again", file=sys.stderr)  # fmt: skip
@@ -204,11 +211,21 @@ def _stopped_before_start() -> int:
     return EXIT_OK
 
 
-def _serve(connector: Connector, ledger_path: Path, bound: timedelta, running: str,
-           metrics: Callable[[], AbstractContextManager[None]] = nullcontext) -> None:
-    """The start, then the loops until a signal (a signal during the start ends it there)."""
+def _serve(connector: Connector, ledger_path: Path, bound: timedelta, running: str, *,
+           metrics: Callable[[], AbstractContextManager[None]] = nullcontext,
+           service: Service | None = None) -> None:
+    """The start, then the loops until a signal (a signal during the start ends it there); the
+    service manager told each step, ready once the start settled, and stopping at the stop."""
+    service = service or Service()
+
+    def requested() -> bool:
+        if _stop_requested():
+            service.stopping()
+            return True
+        return False
+
     try:
-        held = connector.start(timedelta(seconds=60), requested=_stop_requested)
+        held = connector.start(timedelta(seconds=60), requested=requested)
     except (sqlite3.Error, OSError) as error:
         raise ledger_failure(error, ledger_path, "settle what the last run left") from error
     except OutboxLedgerError as error:
@@ -221,5 +238,7 @@ def _serve(connector: Connector, ledger_path: Path, bound: timedelta, running: s
         hold = "on" if standing(connection) is not None else "off"
     print(f"running {running} mid_launch={','.join(held) or 'none'} hold={hold}", flush=True)
     stdout_written()  # a stdout that cannot take it stops the connector here, exit 3
-    with metrics():
-        connector.run(requested=_stop_requested, within=bound)
+    service.ready(running)
+    with metrics(), service.watching(connector.heartbeats.beats, connector.clock.now, running):
+        connector.run(requested=requested, within=bound)
+    service.stopping()  # a loop that ended stops it too

@@ -129,7 +129,7 @@ SEC: list[Mutation] = [
     ),
     rule(
         "status names a loop of the running connector that is not turning",
-        "    return tuple(name for name, at in sorted(beats.loops.items()) if now - at > STALL_AFTER)",
+        "    return tuple(name for name, at in sorted(beats.loops.items()) if now - at > stall_after)",
         "    return ()",
         "test_a_loop_that_stopped_turning_is_named_in_the_summary_the_line_and_the_json",
     ),

@@ -52,10 +52,9 @@ SHUTDOWN: list[Mutation] = [
         "    return _run_checked(args)\n",
         "test_sigusr1_during_the_start_writes_the_stacks_and_the_start_goes_on",
         also=((
-            "        _serve(connector, ledger_path, bound, f\"{running} shadow\" if args.shadow else running, metrics)\n",
+            "        _serve(connector, ledger_path, bound, label, metrics=metrics, service=service)\n",
             "        with stack_dumps.on_sigusr1():\n"
-            "            _serve(connector, ledger_path, bound, f\"{running} shadow\" if args.shadow else running,"
-            " metrics)\n",
+            "            _serve(connector, ledger_path, bound, label, metrics=metrics, service=service)\n",
         ),),
     ),
     rule(
