@@ -413,8 +413,8 @@ SEC: list[Mutation] = [
     ),
     rule(
         "credentials: run hands the connector its tokens' credentials",
-        "            credentials=tokens.credentials)  # fmt: skip",
-        "            )  # fmt: skip",
+        "            credentials=tokens.credentials, on_start_step=service.starting)  # fmt: skip",
+        "            on_start_step=service.starting)  # fmt: skip",
         "test_a_worker_that_reads_the_token_cannot_post_it_in_any_encoding",
     ),
     rule(

@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -47,11 +48,12 @@ def _verify(unit: str, tmp_path: Path, *, user: bool) -> subprocess.CompletedPro
     assert ANALYZE is not None
     path = tmp_path / "basecamp-connector-5551234-1049715901.service"
     path.write_text(unit)
-    runtime = tmp_path / "xdg-runtime"
-    runtime.mkdir(mode=0o700, exist_ok=True)
-    environment = {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}  # the user manager's, as a login has it
-    return subprocess.run([ANALYZE, "verify", *(["--user"] if user else []), str(path)], capture_output=True,
-                          text=True, timeout=60, env=environment, check=False)  # fmt: skip
+    # short: the user manager's own sockets (gpg-agent's, ...) live under it, and a socket's path
+    # past 108 bytes (tmp_path under xdist is) makes verify warn of those units, not of ours
+    with tempfile.TemporaryDirectory(prefix="xdg-", dir="/tmp") as runtime:
+        environment = {**os.environ, "XDG_RUNTIME_DIR": runtime}  # the user manager's, as a login has it
+        return subprocess.run([ANALYZE, "verify", *(["--user"] if user else []), str(path)],
+                              capture_output=True, text=True, timeout=60, env=environment, check=False)
 
 
 @needs_analyze
