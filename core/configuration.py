@@ -13,9 +13,10 @@ minute, and the feed is read at most once a second. Only ``unsafe_test_timings``
 --unsafe-test-timings``, shown by ``status`` and ``setup``) lifts them, for the demo and the
 tests: a file written by hand is held to them when it is read.
 
-A route's directory must exist, be a directory, and be writable (and searchable) by this user, in
-that order; the first it is not is its one problem, in the same words for ``setup`` (refused),
-``run`` (no start: its requests would end in a public "could not be started") and ``doctor``.
+A route's directory must exist, be a directory, reach none of the connector's own paths
+(``core.route_reach``), and be writable (and searchable) by this user, in that order; the first
+it is not is its one problem, in the same words for ``setup`` (refused), ``run`` (no start: its
+requests would end in a public "could not be started") and ``doctor``.
 
 The running connector re-reads its file every ``RELOAD_EVERY``. A file that parses and names the
 running pair authorizes exactly its routes: routes change without a restart, the rest waits for
@@ -37,6 +38,7 @@ from urllib.parse import SplitResult, urlsplit
 from core import worker_allowances
 from core.ids import MAX_ID, id_digits
 from core.links import transport_allowed
+from core.route_reach import OwnPath, reached
 from core.timestamps import format_duration, parse_duration
 from core.worker_allowances import WorkerAllowances, variable_name_problem
 
@@ -407,6 +409,8 @@ class RouteFacts:
     exists: bool
     is_directory: bool
     writable: bool
+    real: str = ""  # its resolved real path
+    own: tuple[OwnPath, ...] = ()  # the connector's paths, resolved (core.route_reach)
 
 
 def route_problem(route: RouteFacts) -> str | None:
@@ -415,12 +419,17 @@ def route_problem(route: RouteFacts) -> str | None:
         return f"{where} does not exist"
     if not route.is_directory:
         return f"{where} is not a directory"
+    if (reach := reached(route.real, route.own)) is not None:
+        return f"{where} {reach}: a worker there could read and change it"
     if not route.writable:
         return f"{where} is not writable by this user"
     return None
 
 
 def route_advice(route: RouteFacts) -> str:
+    if route.exists and route.is_directory and reached(route.real, route.own) is not None:
+        return (f"give the project a directory apart from the connector's files: bin/connect setup "
+                f"--route {route.project_id}=DIRECTORY")
     if route.exists and route.is_directory:
         return "let this user write there (the worker works in it), or change the route"
     return f"create it, or change the route: bin/connect setup --route {route.project_id}=DIRECTORY"

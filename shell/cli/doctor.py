@@ -86,7 +86,7 @@ def examine(args: argparse.Namespace, clock: Clock) -> list[Check]:
     if loaded is None:
         return checks
     checks += remote.token_and_basecamp(loaded, clock, local.token_outage(paths))
-    checks += local.routes(loaded)
+    checks += local.routes(paths, loaded)
     worker, command = local.worker(loaded)
     checks.append(worker)
     if command is not None:

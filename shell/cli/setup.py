@@ -31,8 +31,10 @@ from shell.state import pair_lock
 from shell.state.config import (
     ConfigurationInvalid,
     StatePaths,
+    configured_own_paths,
     load_config,
     locate_state,
+    own_paths,
     read_config_mapping,
     read_token,
     route_facts,
@@ -138,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     changes = _changes(args)
     merged = merge(existing or {}, changes)
     if isinstance(merged, Failure):
-        raise ConfigurationInvalid("setup", merged.failure() + _given_on_disk(changes))
+        raise ConfigurationInvalid("setup", merged.failure() + _given_on_disk(paths, changes))
     configuration = merged.unwrap()
     _check_on_disk(paths, configuration, existing)
     _check_one_home(paths, configuration, force=args.force)
@@ -186,13 +188,14 @@ def _changes(args: argparse.Namespace) -> Changes:
         remove_worker_mcp=tuple(os.path.abspath(path) for path in args.remove_worker_mcp))  # fmt: skip
 
 
-def _given_on_disk(changes: Changes) -> tuple[str, ...]:
+def _given_on_disk(paths: StatePaths, changes: Changes) -> tuple[str, ...]:
     """The file-system problems of the paths given, for a setup refused for other reasons too."""
     problems: list[str] = []
+    own = own_paths(paths.directory, changes.token_file, changes.worker_mcp)
     for text in changes.routes:
         project, sign, directory = text.partition("=")
         if sign and directory and project.strip().isdigit():  # a bad project is a problem of its own
-            problems.extend(route_problems([route_facts(int(project), directory)]))
+            problems.extend(route_problems([route_facts(int(project), directory, own)]))
     if changes.token_file:
         try:
             read_token(Path(changes.token_file))
@@ -208,7 +211,8 @@ def _disk_problems(paths: StatePaths, configuration: Configuration) -> list[str]
         WorkerCommand.of(configuration)
     except UserError as error:
         problems.append(str(error))
-    routes = [route_facts(route.project_id, route.directory) for route in configuration.routes]
+    own = configured_own_paths(paths, configuration)
+    routes = [route_facts(route.project_id, route.directory, own) for route in configuration.routes]
     problems.extend(route_problems(routes))
     token_path = Path(configuration.token_file)
     if os.path.abspath(token_path) == os.path.abspath(paths.config):

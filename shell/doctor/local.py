@@ -19,7 +19,7 @@ from shell.ledger import connection as ledger_connection
 from shell.ledger.connection import SCHEMA_VERSION, LedgerError, open_ledger_read_only, read_health
 from shell.ledger.status import token_outage as read_token_outage
 from shell.state import config, pair_lock
-from shell.state.config import StatePaths, load_config, route_facts, state_files
+from shell.state.config import StatePaths, configured_own_paths, load_config, route_facts, state_files
 from shell.state.lock import peek, peek_only
 from shell.worker.command import WorkerCommand
 
@@ -53,8 +53,10 @@ def configuration(paths: StatePaths,
     return doctor.configuration_check(str(paths.config), None, named, asked), loaded
 
 
-def routes(loaded: Configuration) -> list[doctor.Check]:
-    return doctor.route_checks([route_facts(route.project_id, route.directory) for route in loaded.routes])
+def routes(paths: StatePaths, loaded: Configuration) -> list[doctor.Check]:
+    own = configured_own_paths(paths, loaded)
+    return doctor.route_checks([route_facts(route.project_id, route.directory, own)
+                                for route in loaded.routes])
 
 
 def worker(loaded: Configuration) -> tuple[doctor.Check, WorkerCommand | None]:

@@ -71,13 +71,13 @@ def test_allowances_beside_a_configured_command_are_refused() -> None:
 
 
 def test_setup_records_them_by_name_and_shows_them(
-    standin: StandIn, state_home: Path, token_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    standin: StandIn, state_home: Path, token_file: Path, tmp_path: Path, work_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     extra = tmp_path / "search.json"
     extra.write_text(json.dumps({"mcpServers": {"search": {"command": "search-server"}}}))
     project = standin.world.projects[0].id
     given = setup_args(
-        standin, token_file, "--route", f"{project}={tmp_path}",
+        standin, token_file, "--route", f"{project}={work_dir}",
         "--worker-allow-bash", "git status", "--worker-mcp", str(extra),
     )  # fmt: skip
     code, out, _ = run(given, capsys)
