@@ -35,7 +35,8 @@ never refreshes or writes the token, and asks Basecamp one question.
   worker version     Claude Code: `claude --version` is 2.1.0 or later (the default worker only)
   worker login       Claude Code: `claude auth status`, with the worker's environment, holds a
                      credential (no model is asked; give it a key: setup --worker-env NAME)
-  worker allowances  Claude Code: what setup allowed it beyond its defaults, by name
+  worker allowances  Claude Code: what setup allowed it beyond its defaults, by name, and the
+                     exact --allowed-tools it is given
   worker handshake   --deep: the worker, spawned as the dispatcher spawns it, completes the MCP
                      handshake with bin/connect mcp; then its process group is ended (Claude
                      Code is given no turn: its model is never asked)
@@ -90,7 +91,8 @@ def examine(args: argparse.Namespace, clock: Clock) -> list[Check]:
     worker, command = local.worker(loaded)
     checks.append(worker)
     if command is not None:
-        checks += local.claude_code(command, loaded.worker_allow.named())
+        checks += local.claude_code(command)
+    checks += local.allowances(loaded)
     if args.deep and command is not None:
         checks.append(handshake_check(probe(command, ledger=paths.ledger, agent_id=loaded.agent_id,
                                             seconds=args.deep_seconds, clock=clock)))

@@ -41,6 +41,7 @@ from shell.state.config import (
     save_config,
 )
 from shell.state.lock import may_run
+from shell.worker.allowances import allowances_told
 from shell.worker.driver import WorkerCommand
 
 USER_AGENT = "BasecampConnector setup (https://github.com/basecamp/basecamp-cli)"
@@ -274,6 +275,15 @@ def _print(as_json: bool, paths: StatePaths, configuration: Configuration, *, wr
         print(f"missing: {line}")
 
 
+def _allowed_tools(configuration: Configuration) -> list[str]:
+    """The default worker's exact ``--allowed-tools``; a command that cannot be built is said as missing."""
+    try:
+        tools = WorkerCommand.of(configuration).allowed_tools
+    except UserError:
+        return []
+    return [] if tools is None else [f"  worker --allowed-tools {tools} (what Claude Code is given, exactly)"]
+
+
 def _describe(paths: StatePaths, configuration: Configuration, *, written: bool,
               agent: Profile | None) -> list[str]:
     trust = configuration.trust
@@ -301,7 +311,8 @@ def _describe(paths: StatePaths, configuration: Configuration, *, written: bool,
         f"reconcile after {format_duration(timings.reconcile_after)}"
         + ("; UNSAFE TEST TIMINGS (the floors are lifted)" if configuration.unsafe_test_timings else ""),
         f"  worker environment adds {', '.join(configuration.worker_env) or 'nothing'} (by name)",
-        f"  worker allowed beyond its defaults: {'; '.join(configuration.worker_allow.named()) or 'nothing'}",
+        f"  worker allowed beyond its defaults: {'; '.join(allowances_told(configuration)) or 'nothing'}",
+        *_allowed_tools(configuration),
         f"  ledger {paths.ledger}",
     ]
     return lines

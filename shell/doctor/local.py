@@ -21,6 +21,7 @@ from shell.ledger.status import token_outage as read_token_outage
 from shell.state import config, pair_lock
 from shell.state.config import StatePaths, configured_own_paths, load_config, route_facts, state_files
 from shell.state.lock import peek, peek_only
+from shell.worker.allowances import allowances_told
 from shell.worker.command import WorkerCommand
 
 CLAUDE_CODE_SECONDS = 20.0
@@ -126,12 +127,22 @@ def pair(paths: StatePaths, loaded: Configuration) -> doctor.Check:
     return doctor.pair_check(ids, str(paths.directory), None if elsewhere is None else str(elsewhere), None)
 
 
-def claude_code(command: WorkerCommand, allowed: tuple[str, ...]) -> list[doctor.Check]:
-    """The version, login and allowances checks; ``allowed``: what setup allowed beyond the defaults."""
+def claude_code(command: WorkerCommand) -> list[doctor.Check]:
+    """The version and login checks."""
     if not command.speaks_stream_json:
         return []
     return [doctor.version_check(*_ask(command, "--version")),
-            doctor.auth_check(*_ask(command, "auth", "status")), doctor.allowances_check(allowed)]
+            doctor.auth_check(*_ask(command, "auth", "status"))]
+
+
+def allowances(loaded: Configuration) -> list[doctor.Check]:
+    """The default worker's allowances and its exact ``--allowed-tools``; a command that cannot be
+    built is the worker check's to say."""
+    try:
+        tools = WorkerCommand.of(loaded).allowed_tools
+    except UserError:
+        return []
+    return [] if tools is None else [doctor.allowances_check(allowances_told(loaded), tools)]
 
 
 def _ask(command: WorkerCommand, *arguments: str) -> tuple[str, int | None]:

@@ -17,6 +17,13 @@ from shell.worker.command import WorkerCommand
 from tests.state.test_setup_command import config_path, run, setup_args
 
 
+def mcp_file(path: Path, content: object, mode: int = 0o600) -> Path:
+    """An MCP config file as a person keeps one: owner-only."""
+    path.write_text(content if isinstance(content, str) else json.dumps(content))
+    path.chmod(mode)
+    return path
+
+
 def test_a_bash_pattern_is_a_plain_rule_and_never_every_command() -> None:
     assert pattern_problem("git status") is None
     assert pattern_problem("npm test *") is None
@@ -38,8 +45,7 @@ def test_the_lists_keep_first_occurrences_and_say_each_problem() -> None:
 
 
 def test_allowances_widen_the_default_command_by_name(tmp_path: Path) -> None:
-    extra = tmp_path / "search.json"
-    extra.write_text(json.dumps({"mcpServers": {"search": {"command": "search-server"}}}))
+    extra = mcp_file(tmp_path / "search.json", {"mcpServers": {"search": {"command": "search-server"}}})
     command = WorkerCommand.configured(None, (), WorkerAllowances(("git status",), (str(extra),)))
     argv = list(command.argv)
     assert argv[argv.index("--tools") + 1] == "Read,Edit,Write,NotebookEdit,Bash"
@@ -58,8 +64,7 @@ def test_allowances_widen_the_default_command_by_name(tmp_path: Path) -> None:
     ],
 )
 def test_an_mcp_file_the_worker_cannot_use_is_refused_before_anything_starts(tmp_path: Path, content: object) -> None:
-    extra = tmp_path / "extra.json"
-    extra.write_text(content if isinstance(content, str) else json.dumps(content))
+    extra = mcp_file(tmp_path / "extra.json", content)
     with pytest.raises(UserError) as raised:
         WorkerCommand.configured(None, (), WorkerAllowances((), (str(extra),)))
     assert raised.value.exit_code == EXIT_CONFIG
@@ -71,10 +76,9 @@ def test_allowances_beside_a_configured_command_are_refused() -> None:
 
 
 def test_setup_records_them_by_name_and_shows_them(
-    standin: StandIn, state_home: Path, token_file: Path, tmp_path: Path, work_dir: Path, capsys: pytest.CaptureFixture[str]
+    standin: StandIn, state_home: Path, token_file: Path, work_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    extra = tmp_path / "search.json"
-    extra.write_text(json.dumps({"mcpServers": {"search": {"command": "search-server"}}}))
+    extra = mcp_file(work_dir.parent / "search.json", {"mcpServers": {"search": {"command": "search-server"}}})
     project = standin.world.projects[0].id
     given = setup_args(
         standin, token_file, "--route", f"{project}={work_dir}",
