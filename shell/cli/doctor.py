@@ -30,7 +30,8 @@ never refreshes or writes the token, and asks Basecamp one question.
   configuration      loads (owner-only, parses) and names the account and agent asked for
   token              owner-only; acts as the agent (asked of Basecamp); days until it expires
   basecamp           answers; this machine's clock against its Date (warning past 60 s)
-  route PROJECT      each route's directory exists and is writable
+  route PROJECT      each route's directory exists, reaches none of the connector's own paths
+                     (state, token, runtime directory, checkout, venv, MCP files), is writable
   worker             the worker program is found (on PATH, or at its path)
   worker version     Claude Code: `claude --version` is 2.1.0 or later (the default worker only)
   worker login       Claude Code: `claude auth status`, with the worker's environment, holds a

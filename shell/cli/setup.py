@@ -119,8 +119,9 @@ def _add_worker_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--remove-worker-env", metavar="NAME", action="append", default=[])
     parser.add_argument("--worker-allow-bash", metavar="PATTERN", action="append", default=[],
                         help="let the default worker (Claude Code) run Bash commands matching PATTERN, "
-                        "in Claude Code's rule form without Bash(...): e.g. --worker-allow-bash 'git status' "
-                        "or 'npm test *'; any other command is refused (recorded as written)")
+                        "in Claude Code's rule form without Bash(...): e.g. --worker-allow-bash 'ls *'; one "
+                        "allowing every command is refused, one running the repository's code (npm test *, "
+                        "make *) is named as every command (recorded as written)")
     parser.add_argument("--remove-worker-allow-bash", metavar="PATTERN", action="append", default=[])
     parser.add_argument("--worker-mcp", metavar="FILE", action="append", default=[],
                         help="give the default worker the MCP servers of this config file "
