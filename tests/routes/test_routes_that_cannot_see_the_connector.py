@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -139,9 +140,10 @@ def test_run_refuses_to_start_with_a_route_over_the_connector(
     standin: StandIn, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     state, project = _route_over_the_state(standin, tmp_path)
-    capsys.readouterr()
-    assert connect(["run", "--state-dir", str(state)]) == EXIT_CONFIG
-    line = _error(capsys)
+    ran = subprocess.run([sys.executable, "-P", "-m", "shell.cli", "run", "--state-dir", str(state)],
+                         cwd=REPOSITORY, capture_output=True, text=True, timeout=60, check=False)
+    assert ran.returncode == EXIT_CONFIG, ran.stderr
+    line = ran.stderr.strip().splitlines()[-1]
     assert line.startswith(f"error: routes.{project}.directory: {tmp_path} holds the state directory {state}")
     assert ": not started; give the project a directory apart from the connector's files" in line
     assert not (state / "ledger.sqlite3").exists()

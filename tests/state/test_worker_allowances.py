@@ -115,7 +115,7 @@ def test_setup_records_them_by_name_and_shows_them(
 EVERY_COMMAND = [
     ":*", "*:*", " :*", "* status", "git* status", "sh *", "bash -c *", "zsh script", "dash", "/bin/sh -c x",
     "sudo *", "su", "env *", "doas make", "xargs *", "python -c x", "python3 -c *", "node -e *", "perl -e x",
-    "ruby -e *", "python *", "python3.11 *", "node *", "node:*", "python:*", "a:* b",
+    "ruby -e *", "python *", "python3.11 *", "node *", "node:*", "python:*", "git diff:* x",
 ]  # fmt: skip
 
 
@@ -161,6 +161,12 @@ def test_no_part_adds_a_rule_to_the_allowed_tools_beyond_itself(bash: list[str],
     rules = value.split(",")
     assert len(rules) == 1 + len(bash) + len(servers)
     assert all(_RULE.fullmatch(rule) for rule in rules), rules
+
+
+def test_the_default_command_is_built_from_checked_parts_only() -> None:
+    for bash, servers in ((("*:*",), {}), (("git status",), {"/a.json": ("x,Edit(//**)",)})):
+        with pytest.raises(ValueError, match=r"every command|letters, digits"):
+            WorkerCommand.claude_code(bash=bash, mcp_files=servers)
 
 
 def _configure(standin: StandIn, token_file: Path, work_dir: Path, capsys: pytest.CaptureFixture[str],
