@@ -140,8 +140,8 @@ def test_run_refuses_to_start_with_a_route_over_the_connector(
     standin: StandIn, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     state, project = _route_over_the_state(standin, tmp_path)
-    ran = subprocess.run([sys.executable, "-P", "-m", "shell.cli", "run", "--state-dir", str(state)],
-                         cwd=REPOSITORY, capture_output=True, text=True, timeout=60, check=False)
+    ran = subprocess.run([str(REPOSITORY / "bin" / "connect"), "run", "--state-dir", str(state)],
+                         capture_output=True, text=True, timeout=60, check=False)
     assert ran.returncode == EXIT_CONFIG, ran.stderr
     line = ran.stderr.strip().splitlines()[-1]
     assert line.startswith(f"error: routes.{project}.directory: {tmp_path} holds the state directory {state}")
