@@ -126,7 +126,7 @@ def _add_worker_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--worker-mcp", metavar="FILE", action="append", default=[],
                         help="give the default worker the MCP servers of this config file "
                         '({"mcpServers": {...}}) beside the connector\'s, every tool of theirs allowed '
-                        "(recorded by path; read when the worker starts)")
+                        "(recorded by path; an owner-only file, read again at each worker start)")
     parser.add_argument("--remove-worker-mcp", metavar="FILE", action="append", default=[])
 
 
