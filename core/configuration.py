@@ -20,9 +20,10 @@ requests would end in a public "could not be started") and ``doctor``.
 
 The running connector re-reads its file every ``RELOAD_EVERY``. A file that parses and names the
 running pair authorizes exactly its routes: routes change without a restart, the rest waits for
-one (``pending`` says so). A file unreadable, invalid, or naming another pair authorizes nothing
-until it is usable again: a request is ``blocked(config_unreadable)``, never answered as if
-unrouted. ``news`` is what to log when what is authorized changed, so an unusable file once.
+one (``pending`` says so). A file unreadable, invalid, naming another pair, or routing a project
+to a directory that reaches the connector's own paths authorizes nothing until it is usable
+again: a request is ``blocked(config_unreadable)``, never answered as if unrouted. ``news`` is
+what to log when what is authorized changed, so an unusable file once.
 """
 
 from __future__ import annotations
@@ -419,10 +420,18 @@ def route_problem(route: RouteFacts) -> str | None:
         return f"{where} does not exist"
     if not route.is_directory:
         return f"{where} is not a directory"
-    if (reach := reached(route.real, route.own)) is not None:
-        return f"{where} {reach}: a worker there could read and change it"
+    if (reach := route_reach_problem(route)) is not None:
+        return reach
     if not route.writable:
         return f"{where} is not writable by this user"
+    return None
+
+
+def route_reach_problem(route: RouteFacts) -> str | None:
+    """The route's directory reaching one of the connector's own paths, said as ``route_problem`` says it."""
+    if (reach := reached(route.real, route.own)) is not None:
+        where = f"routes.{route.project_id}.directory: {route.directory}"
+        return f"{where} {reach}: a worker there could read and change it"
     return None
 
 
@@ -483,6 +492,15 @@ def authorize(running: Configuration, read: Mapping[str, Any] | str) -> Authoriz
     changed = any(getattr(now, name) != getattr(running, name) for name in _TAKE_A_RESTART)
     pending = "a change besides the routes takes effect at the next start" if changed else ""
     return Authorization(usable=True, routes=now.routes, pending=pending)
+
+
+def unreaching(authorization: Authorization, routes: Iterable[RouteFacts]) -> Authorization:
+    """``authorization``, or nothing authorized while one of its routes reaches the connector's own
+    paths (a file edited by hand while the connector runs; setup refuses it)."""
+    for route in routes:
+        if (reach := route_reach_problem(route)) is not None:
+            return Authorization(usable=False, problem=f"the configuration file is refused: {reach}")
+    return authorization
 
 
 def news(before: Authorization, after: Authorization) -> tuple[str, ...]:

@@ -21,7 +21,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.configuration import Configuration, RouteFacts, authorize, news, parse_configuration, to_mapping
+from core.configuration import (
+    Authorization,
+    Configuration,
+    RouteFacts,
+    authorize,
+    news,
+    parse_configuration,
+    to_mapping,
+    unreaching,
+)
 from core.file_kinds import CONFIG_NAME, LEDGER_NAME, FileKind
 from core.json_input import JsonRefused, decode_json
 from core.oauth import Credentials, read_token_text
@@ -32,7 +41,6 @@ from shell.state.pair_lock import runtime_directory
 
 if TYPE_CHECKING:
     from core.admission import AdmissionSettings
-    from core.configuration import Authorization
 
 log = logging.getLogger("connector.config")
 
@@ -250,13 +258,17 @@ def configured_own_paths(paths: StatePaths, configuration: Configuration) -> tup
 
 
 def read_authorization(path: Path, running: Configuration) -> Authorization:
+    """What the file authorizes now; one route reaching the connector's own paths, nothing."""
     try:
         mapping = read_config_mapping(path)
     except UserError as error:
         return authorize(running, str(error).split("\n", 1)[0])
     if mapping is None:
         return authorize(running, f"{path} does not exist")
-    return authorize(running, mapping)
+    authorization = authorize(running, mapping)
+    own = configured_own_paths(StatePaths.at(path.parent), running)
+    return unreaching(authorization, [route_facts(route.project_id, route.directory, own)
+                                      for route in authorization.routes])
 
 
 def routed_settings(settings: AdmissionSettings, authorization: Authorization) -> AdmissionSettings:

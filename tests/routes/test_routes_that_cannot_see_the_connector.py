@@ -1,6 +1,7 @@
 """A route's directory that is, holds or lies inside one of the connector's own paths is refused,
 in one wording, by setup, run and doctor alike (``core.route_reach`` on the paths the shell
-resolved): the worker reads and edits everything under its directory."""
+resolved), and a file edited so while the connector runs authorizes nothing: the worker reads and
+edits everything under its directory."""
 
 from __future__ import annotations
 
@@ -16,11 +17,22 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.configuration import RouteFacts, route_advice, route_problem
+from core.configuration import (
+    Configuration,
+    Route,
+    RouteFacts,
+    authorize,
+    parse_configuration,
+    route_advice,
+    route_problem,
+    to_mapping,
+    unreaching,
+)
 from core.route_reach import OwnPath, reached
 from shell.basecamp.standin.server import StandIn
 from shell.cli.main import main as connect
 from shell.errors import EXIT_CONFIG
+from shell.state.config import read_authorization
 from shell.state.pair_lock import RUNTIME_ENV
 from tests.support.configured import REPOSITORY, configure_connector
 
@@ -160,3 +172,29 @@ def test_doctor_reports_a_route_over_the_connector(
     assert route["status"] == "failing"
     assert route["detail"].startswith(f"routes.{project}.directory: {tmp_path} holds the state directory {state}")
     assert os.path.isdir(tmp_path)
+
+
+def test_a_reread_file_whose_route_reaches_the_connector_authorizes_nothing() -> None:
+    running = Configuration(account_id=5, base_url="https://3.basecampapi.com", agent_id=6, token_file="/t",
+                            routes=(Route(7, "/srv/seven"),))
+    read = authorize(running, {**to_mapping(running), "routes": {"7": {"directory": "/srv"}}})
+    over = RouteFacts(7, "/srv", exists=True, is_directory=True, writable=True, real="/srv", own=(TOKEN,))
+    apart = RouteFacts(7, "/srv/seven", exists=True, is_directory=True, writable=True, real="/srv/seven",
+                       own=(TOKEN,))
+    assert unreaching(read, [apart]) == read
+    refused = unreaching(read, [over])
+    assert (refused.usable, refused.routes) == (False, ())
+    assert refused.problem == f"the configuration file is refused: {route_problem(over)}"
+
+
+def test_the_running_connectors_reread_refuses_a_route_edited_over_the_connector(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    state, project = _route_over_the_state(standin, tmp_path)
+    data = json.loads((state / "config.json").read_text())
+    running = parse_configuration({**data, "routes": {}})
+    assert isinstance(running, Configuration)
+    authorization = read_authorization(state / "config.json", running)
+    assert not authorization.usable
+    assert authorization.problem.startswith(
+        f"the configuration file is refused: routes.{project}.directory: {tmp_path} holds the state directory")
