@@ -13,15 +13,17 @@ minute, and the feed is read at most once a second. Only ``unsafe_test_timings``
 --unsafe-test-timings``, shown by ``status`` and ``setup``) lifts them, for the demo and the
 tests: a file written by hand is held to them when it is read.
 
-A route's directory must exist, be a directory, and be writable (and searchable) by this user, in
-that order; the first it is not is its one problem, in the same words for ``setup`` (refused),
-``run`` (no start: its requests would end in a public "could not be started") and ``doctor``.
+A route's directory must exist, be a directory, reach none of the connector's own paths
+(``core.route_reach``), and be writable (and searchable) by this user, in that order; the first
+it is not is its one problem, in the same words for ``setup`` (refused), ``run`` (no start: its
+requests would end in a public "could not be started") and ``doctor``.
 
 The running connector re-reads its file every ``RELOAD_EVERY``. A file that parses and names the
 running pair authorizes exactly its routes: routes change without a restart, the rest waits for
-one (``pending`` says so). A file unreadable, invalid, or naming another pair authorizes nothing
-until it is usable again: a request is ``blocked(config_unreadable)``, never answered as if
-unrouted. ``news`` is what to log when what is authorized changed, so an unusable file once.
+one (``pending`` says so). A file unreadable, invalid, naming another pair, or routing a project
+to a directory that reaches the connector's own paths authorizes nothing until it is usable
+again: a request is ``blocked(config_unreadable)``, never answered as if unrouted. ``news`` is
+what to log when what is authorized changed, so an unusable file once.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from urllib.parse import SplitResult, urlsplit
 from core import worker_allowances
 from core.ids import MAX_ID, id_digits
 from core.links import transport_allowed
+from core.route_reach import OwnPath, reached
 from core.timestamps import format_duration, parse_duration
 from core.worker_allowances import WorkerAllowances, variable_name_problem
 
@@ -407,6 +410,8 @@ class RouteFacts:
     exists: bool
     is_directory: bool
     writable: bool
+    real: str = ""  # its resolved real path
+    own: tuple[OwnPath, ...] = ()  # the connector's paths, resolved (core.route_reach)
 
 
 def route_problem(route: RouteFacts) -> str | None:
@@ -415,12 +420,25 @@ def route_problem(route: RouteFacts) -> str | None:
         return f"{where} does not exist"
     if not route.is_directory:
         return f"{where} is not a directory"
+    if (reach := route_reach_problem(route)) is not None:
+        return reach
     if not route.writable:
         return f"{where} is not writable by this user"
     return None
 
 
+def route_reach_problem(route: RouteFacts) -> str | None:
+    """The route's directory reaching one of the connector's own paths, said as ``route_problem`` says it."""
+    if (reach := reached(route.real, route.own)) is not None:
+        where = f"routes.{route.project_id}.directory: {route.directory}"
+        return f"{where} {reach}: a worker there could read and change it"
+    return None
+
+
 def route_advice(route: RouteFacts) -> str:
+    if route.exists and route.is_directory and reached(route.real, route.own) is not None:
+        return (f"give the project a directory apart from the connector's files: bin/connect setup "
+                f"--route {route.project_id}=DIRECTORY")
     if route.exists and route.is_directory:
         return "let this user write there (the worker works in it), or change the route"
     return f"create it, or change the route: bin/connect setup --route {route.project_id}=DIRECTORY"
@@ -474,6 +492,15 @@ def authorize(running: Configuration, read: Mapping[str, Any] | str) -> Authoriz
     changed = any(getattr(now, name) != getattr(running, name) for name in _TAKE_A_RESTART)
     pending = "a change besides the routes takes effect at the next start" if changed else ""
     return Authorization(usable=True, routes=now.routes, pending=pending)
+
+
+def unreaching(authorization: Authorization, routes: Iterable[RouteFacts]) -> Authorization:
+    """``authorization``, or nothing authorized while one of its routes reaches the connector's own
+    paths (a file edited by hand while the connector runs; setup refuses it)."""
+    for route in routes:
+        if (reach := route_reach_problem(route)) is not None:
+            return Authorization(usable=False, problem=f"the configuration file is refused: {reach}")
+    return authorization
 
 
 def news(before: Authorization, after: Authorization) -> tuple[str, ...]:

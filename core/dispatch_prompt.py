@@ -17,8 +17,8 @@ from collections.abc import Mapping
 
 from core.dispatch_tools import BOOST_LIMIT
 from core.ids import MAX_ID
+from core.worker_allowances import MCP_SERVER_NAME
 
-MCP_SERVER_NAME = "connector"  # in the worker's session config: its tools are mcp__connector__*
 DISPATCH_TOOLS = ("get_dispatch", "ack_dispatch", "complete_dispatch", "reply_dispatch")
 MAX_PROMPT_TOKENS = 500  # the budget for all the connector itself says to a worker (4 characters a token)
 

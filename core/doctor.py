@@ -468,5 +468,8 @@ def auth_check(printed: str, exit_status: int | None) -> Check:
 DEFAULTS = "its defaults only: it reads and edits files in its directory and calls the connector's tools"
 
 
-def allowances_check(named: tuple[str, ...]) -> Check:
-    return _ok("worker allowances", f"beyond its defaults: {'; '.join(named)}" if named else DEFAULTS)
+def allowances_check(told: tuple[str, ...], allowed_tools: str) -> Check:
+    """``told``: ``shell.worker.command.allowances_told``, which names the exact value when widened."""
+    if told:
+        return _ok("worker allowances", f"beyond its defaults: {'; '.join(told)}")
+    return _ok("worker allowances", f"{DEFAULTS} (--allowed-tools {allowed_tools})")

@@ -24,8 +24,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from core.dispatch_prompt import DISPATCH_TOOLS, MCP_SERVER_NAME, tool_name
+from core.dispatch_prompt import DISPATCH_TOOLS, tool_name
 from core.snapshots import StopReason, WorkerResult
+from core.worker_allowances import MCP_SERVER_NAME
 
 GRACE_SECONDS = 30.0  # SIGTERM to SIGKILL, when no stop's bound asks for less
 WORKERS_SHARE = 0.6  # of a stop's bound, for settling its workers; the rest flushes their notices

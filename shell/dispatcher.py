@@ -239,7 +239,8 @@ class Dispatcher:
         if isinstance(outcome, SpawnFailed):
             log.warning("dispatch attempt=%s could not start its worker: %s",
                         launch.attempt_id, outcome.detail)
-            self._end(launch, StopReason.failed, spawn_failed=True)
+            self._end(launch, StopReason.failed, spawn_failed=True,
+                      account=WorkerAccount(StopReason.failed, not_started=outcome.detail))
             return None
         with self._lock:
             self._running[launch.task_id].started = outcome

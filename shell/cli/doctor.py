@@ -30,12 +30,14 @@ never refreshes or writes the token, and asks Basecamp one question.
   configuration      loads (owner-only, parses) and names the account and agent asked for
   token              owner-only; acts as the agent (asked of Basecamp); days until it expires
   basecamp           answers; this machine's clock against its Date (warning past 60 s)
-  route PROJECT      each route's directory exists and is writable
+  route PROJECT      each route's directory exists, reaches none of the connector's own paths
+                     (state, token, runtime directory, checkout, venv, MCP files), is writable
   worker             the worker program is found (on PATH, or at its path)
   worker version     Claude Code: `claude --version` is 2.1.0 or later (the default worker only)
   worker login       Claude Code: `claude auth status`, with the worker's environment, holds a
                      credential (no model is asked; give it a key: setup --worker-env NAME)
-  worker allowances  Claude Code: what setup allowed it beyond its defaults, by name
+  worker allowances  Claude Code: what setup allowed it beyond its defaults, by name, and the
+                     exact --allowed-tools it is given
   worker handshake   --deep: the worker, spawned as the dispatcher spawns it, completes the MCP
                      handshake with bin/connect mcp; then its process group is ended (Claude
                      Code is given no turn: its model is never asked)
@@ -86,11 +88,12 @@ def examine(args: argparse.Namespace, clock: Clock) -> list[Check]:
     if loaded is None:
         return checks
     checks += remote.token_and_basecamp(loaded, clock, local.token_outage(paths))
-    checks += local.routes(loaded)
+    checks += local.routes(paths, loaded)
     worker, command = local.worker(loaded)
     checks.append(worker)
     if command is not None:
-        checks += local.claude_code(command, loaded.worker_allow.named())
+        checks += local.claude_code(command)
+    checks += local.allowances(loaded)
     if args.deep and command is not None:
         checks.append(handshake_check(probe(command, ledger=paths.ledger, agent_id=loaded.agent_id,
                                             seconds=args.deep_seconds, clock=clock)))

@@ -43,7 +43,14 @@ from shell.ledger.hold import set_hold, standing
 from shell.notify import Service
 from shell.outbox import OutboxLedgerError
 from shell.state import pair_lock
-from shell.state.config import SHADOW_DIRECTORY, StatePaths, load_config, locate_state, route_facts
+from shell.state.config import (
+    SHADOW_DIRECTORY,
+    StatePaths,
+    configured_own_paths,
+    load_config,
+    locate_state,
+    route_facts,
+)
 from shell.state.lock import acquire
 from shell.state.promotion import unless_promoting
 from shell.worker.driver import WorkerCommand
@@ -138,7 +145,7 @@ def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Conf
     """The connector, once this machine's one lock of its pair is held; ``hold``: who and why (``--hold``)."""
     token_file = Path(configuration.token_file)
     tokens = tokens_from(token_file, clock)
-    command = _worker_command(configuration, poll_every, shadow=args.shadow)
+    command = _worker_command(paths, configuration, poll_every, shadow=args.shadow)
     directory = paths.directory / SHADOW_DIRECTORY if args.shadow else paths.directory
     ledger_path = StatePaths.at(directory).ledger
     try:
@@ -180,7 +187,8 @@ def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Conf
     return EXIT_OK
 
 
-def _worker_command(configuration: Configuration, poll_every: timedelta, *, shadow: bool) -> WorkerCommand:
+def _worker_command(paths: StatePaths, configuration: Configuration, poll_every: timedelta, *,
+                    shadow: bool) -> WorkerCommand:
     """The worker's command, once nothing the connector would run is sure to fail in public: the
     feed's interval above its floor, the worker's program there, every route's directory usable."""
     command = WorkerCommand.of(configuration)
@@ -191,7 +199,8 @@ def _worker_command(configuration: Configuration, poll_every: timedelta, *, shad
     if missing_program is not None:  # every request would fail to start, in public
         raise UserError(f"{missing_program}: not started", EXIT_CONFIG)
     routes = () if shadow else configuration.routes
-    facts = [route_facts(route.project_id, route.directory) for route in routes]
+    own = configured_own_paths(paths, configuration)
+    facts = [route_facts(route.project_id, route.directory, own) for route in routes]
     failing = [route for route in facts if route_problem(route) is not None]
     if failing:  # its requests would end in a public "could not be started" notice (core.configuration)
         more = f" (and {len(failing) - 1} more)" if len(failing) > 1 else ""

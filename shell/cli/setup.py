@@ -31,14 +31,17 @@ from shell.state import pair_lock
 from shell.state.config import (
     ConfigurationInvalid,
     StatePaths,
+    configured_own_paths,
     load_config,
     locate_state,
+    own_paths,
     read_config_mapping,
     read_token,
     route_facts,
     save_config,
 )
 from shell.state.lock import may_run
+from shell.worker.allowances import allowances_told
 from shell.worker.driver import WorkerCommand
 
 USER_AGENT = "BasecampConnector setup (https://github.com/basecamp/basecamp-cli)"
@@ -116,13 +119,14 @@ def _add_worker_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--remove-worker-env", metavar="NAME", action="append", default=[])
     parser.add_argument("--worker-allow-bash", metavar="PATTERN", action="append", default=[],
                         help="let the default worker (Claude Code) run Bash commands matching PATTERN, "
-                        "in Claude Code's rule form without Bash(...): e.g. --worker-allow-bash 'git status' "
-                        "or 'npm test *'; any other command is refused (recorded as written)")
+                        "in Claude Code's rule form without Bash(...): e.g. --worker-allow-bash 'ls *'; one "
+                        "allowing every command is refused, one running the repository's code (npm test *, "
+                        "make *) is named as every command (recorded as written)")
     parser.add_argument("--remove-worker-allow-bash", metavar="PATTERN", action="append", default=[])
     parser.add_argument("--worker-mcp", metavar="FILE", action="append", default=[],
                         help="give the default worker the MCP servers of this config file "
                         '({"mcpServers": {...}}) beside the connector\'s, every tool of theirs allowed '
-                        "(recorded by path; read when the worker starts)")
+                        "(recorded by path; an owner-only file, read again at each worker start)")
     parser.add_argument("--remove-worker-mcp", metavar="FILE", action="append", default=[])
 
 
@@ -138,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
     changes = _changes(args)
     merged = merge(existing or {}, changes)
     if isinstance(merged, Failure):
-        raise ConfigurationInvalid("setup", merged.failure() + _given_on_disk(changes))
+        raise ConfigurationInvalid("setup", merged.failure() + _given_on_disk(paths, changes))
     configuration = merged.unwrap()
     _check_on_disk(paths, configuration, existing)
     _check_one_home(paths, configuration, force=args.force)
@@ -186,13 +190,14 @@ def _changes(args: argparse.Namespace) -> Changes:
         remove_worker_mcp=tuple(os.path.abspath(path) for path in args.remove_worker_mcp))  # fmt: skip
 
 
-def _given_on_disk(changes: Changes) -> tuple[str, ...]:
+def _given_on_disk(paths: StatePaths, changes: Changes) -> tuple[str, ...]:
     """The file-system problems of the paths given, for a setup refused for other reasons too."""
     problems: list[str] = []
+    own = own_paths(paths.directory, changes.token_file, changes.worker_mcp)
     for text in changes.routes:
         project, sign, directory = text.partition("=")
         if sign and directory and project.strip().isdigit():  # a bad project is a problem of its own
-            problems.extend(route_problems([route_facts(int(project), directory)]))
+            problems.extend(route_problems([route_facts(int(project), directory, own)]))
     if changes.token_file:
         try:
             read_token(Path(changes.token_file))
@@ -208,7 +213,8 @@ def _disk_problems(paths: StatePaths, configuration: Configuration) -> list[str]
         WorkerCommand.of(configuration)
     except UserError as error:
         problems.append(str(error))
-    routes = [route_facts(route.project_id, route.directory) for route in configuration.routes]
+    own = configured_own_paths(paths, configuration)
+    routes = [route_facts(route.project_id, route.directory, own) for route in configuration.routes]
     problems.extend(route_problems(routes))
     token_path = Path(configuration.token_file)
     if os.path.abspath(token_path) == os.path.abspath(paths.config):
@@ -270,6 +276,15 @@ def _print(as_json: bool, paths: StatePaths, configuration: Configuration, *, wr
         print(f"missing: {line}")
 
 
+def _allowed_tools(configuration: Configuration) -> list[str]:
+    """The default worker's exact ``--allowed-tools``; a command that cannot be built is said as missing."""
+    try:
+        tools = WorkerCommand.of(configuration).allowed_tools
+    except UserError:
+        return []
+    return [] if tools is None else [f"  worker --allowed-tools {tools} (what Claude Code is given, exactly)"]
+
+
 def _describe(paths: StatePaths, configuration: Configuration, *, written: bool,
               agent: Profile | None) -> list[str]:
     trust = configuration.trust
@@ -297,7 +312,8 @@ def _describe(paths: StatePaths, configuration: Configuration, *, written: bool,
         f"reconcile after {format_duration(timings.reconcile_after)}"
         + ("; UNSAFE TEST TIMINGS (the floors are lifted)" if configuration.unsafe_test_timings else ""),
         f"  worker environment adds {', '.join(configuration.worker_env) or 'nothing'} (by name)",
-        f"  worker allowed beyond its defaults: {'; '.join(configuration.worker_allow.named()) or 'nothing'}",
+        f"  worker allowed beyond its defaults: {'; '.join(allowances_told(configuration)) or 'nothing'}",
+        *_allowed_tools(configuration),
         f"  ledger {paths.ledger}",
     ]
     return lines

@@ -35,6 +35,7 @@ from shell.ledger.status import read_snapshot
 from shell.metrics import metrics_text, pair_labels
 from shell.state.config import SHADOW_DIRECTORY, StatePaths, load_config, locate_state
 from shell.state.lock import peek, peek_only
+from shell.worker.allowances import allowances_told
 
 DESCRIPTION = f"""\
 Show what the connector is doing, from its ledger, without disturbing it.
@@ -165,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
         account_id=configuration.account_id, agent_id=configuration.agent_id, state_dir=str(paths.directory),
         ledger_path=str(paths.ledger), lock_file=lock_file, ledger=snapshot,
         unsafe_test_timings=configuration.unsafe_test_timings,
-        worker_allowed=configuration.worker_allow.named(), disk=_disk(paths.directory),
+        worker_allowed=allowances_told(configuration), disk=_disk(paths.directory),
         write_failure=read_write_failure(paths.ledger))  # fmt: skip
     running = holder is not None and holder.pid_present
     beats = heartbeats.read(paths.ledger) if running else None

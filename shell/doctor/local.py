@@ -19,8 +19,9 @@ from shell.ledger import connection as ledger_connection
 from shell.ledger.connection import SCHEMA_VERSION, LedgerError, open_ledger_read_only, read_health
 from shell.ledger.status import token_outage as read_token_outage
 from shell.state import config, pair_lock
-from shell.state.config import StatePaths, load_config, route_facts, state_files
+from shell.state.config import StatePaths, configured_own_paths, load_config, route_facts, state_files
 from shell.state.lock import peek, peek_only
+from shell.worker.allowances import allowances_told
 from shell.worker.command import WorkerCommand
 
 CLAUDE_CODE_SECONDS = 20.0
@@ -53,8 +54,10 @@ def configuration(paths: StatePaths,
     return doctor.configuration_check(str(paths.config), None, named, asked), loaded
 
 
-def routes(loaded: Configuration) -> list[doctor.Check]:
-    return doctor.route_checks([route_facts(route.project_id, route.directory) for route in loaded.routes])
+def routes(paths: StatePaths, loaded: Configuration) -> list[doctor.Check]:
+    own = configured_own_paths(paths, loaded)
+    return doctor.route_checks([route_facts(route.project_id, route.directory, own)
+                                for route in loaded.routes])
 
 
 def worker(loaded: Configuration) -> tuple[doctor.Check, WorkerCommand | None]:
@@ -124,12 +127,22 @@ def pair(paths: StatePaths, loaded: Configuration) -> doctor.Check:
     return doctor.pair_check(ids, str(paths.directory), None if elsewhere is None else str(elsewhere), None)
 
 
-def claude_code(command: WorkerCommand, allowed: tuple[str, ...]) -> list[doctor.Check]:
-    """The version, login and allowances checks; ``allowed``: what setup allowed beyond the defaults."""
+def claude_code(command: WorkerCommand) -> list[doctor.Check]:
+    """The version and login checks."""
     if not command.speaks_stream_json:
         return []
     return [doctor.version_check(*_ask(command, "--version")),
-            doctor.auth_check(*_ask(command, "auth", "status")), doctor.allowances_check(allowed)]
+            doctor.auth_check(*_ask(command, "auth", "status"))]
+
+
+def allowances(loaded: Configuration) -> list[doctor.Check]:
+    """The default worker's allowances and its exact ``--allowed-tools``; a command that cannot be
+    built is the worker check's to say."""
+    try:
+        tools = WorkerCommand.of(loaded).allowed_tools
+    except UserError:
+        return []
+    return [] if tools is None else [doctor.allowances_check(allowances_told(loaded), tools)]
 
 
 def _ask(command: WorkerCommand, *arguments: str) -> tuple[str, int | None]:

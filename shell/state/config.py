@@ -15,21 +15,32 @@ import contextlib
 import json
 import logging
 import os
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.configuration import Configuration, RouteFacts, authorize, news, parse_configuration, to_mapping
+from core.configuration import (
+    Authorization,
+    Configuration,
+    RouteFacts,
+    authorize,
+    news,
+    parse_configuration,
+    to_mapping,
+    unreaching,
+)
 from core.file_kinds import CONFIG_NAME, LEDGER_NAME, FileKind
 from core.json_input import JsonRefused, decode_json
 from core.oauth import Credentials, read_token_text
+from core.route_reach import OwnPath
 from shell import private_files
 from shell.errors import EXIT_CONFIG, EXIT_USAGE, UserError
+from shell.state.pair_lock import runtime_directory
 
 if TYPE_CHECKING:
     from core.admission import AdmissionSettings
-    from core.configuration import Authorization
 
 log = logging.getLogger("connector.config")
 
@@ -217,24 +228,47 @@ def locate_state(state_dir: str | None, account: str | int | None, agent: str | 
                     EXIT_CONFIG)
 
 
-def route_facts(project_id: int, directory: str) -> RouteFacts:
+def route_facts(project_id: int, directory: str, own: tuple[OwnPath, ...]) -> RouteFacts:
     """Route ``project_id``'s directory as the file system has it now, for ``core.configuration``:
     setup, run and doctor read it here and are answered there, so they judge alike and say it alike."""
     return RouteFacts(project_id, directory, exists=os.path.exists(directory),
-                      is_directory=os.path.isdir(directory), writable=os.access(directory, WRITABLE))
+                      is_directory=os.path.isdir(directory), writable=os.access(directory, WRITABLE),
+                      real=os.path.realpath(directory), own=own)
+
+
+def own_paths(state_dir: Path, token_file: str | None, mcp_files: Iterable[str]) -> tuple[OwnPath, ...]:
+    """The connector's own paths, resolved, that no route may reach (``core.route_reach``)."""
+    named = [("the state directory", str(state_dir)),
+             ("the connector's checkout", str(Path(__file__).resolve().parents[2]))]
+    if token_file:
+        named.append(("the token file", token_file))
+    with contextlib.suppress(UserError):  # a relative one is refused where the locks are taken
+        named.append(("the runtime directory", str(runtime_directory())))
+    if sys.prefix != sys.base_prefix:  # a venv; a system Python's prefix is /usr, not the connector's
+        named.append(("the connector's venv", sys.prefix))
+    named += [("the MCP config file", path) for path in mcp_files]
+    return tuple(OwnPath(what, os.path.realpath(path)) for what, path in named)
+
+
+def configured_own_paths(paths: StatePaths, configuration: Configuration) -> tuple[OwnPath, ...]:
+    return own_paths(paths.directory, configuration.token_file, configuration.worker_allow.mcp_files)
 
 
 # --- the configuration re-read while the connector runs ---------------------------------------
 
 
 def read_authorization(path: Path, running: Configuration) -> Authorization:
+    """What the file authorizes now; one route reaching the connector's own paths, nothing."""
     try:
         mapping = read_config_mapping(path)
     except UserError as error:
         return authorize(running, str(error).split("\n", 1)[0])
     if mapping is None:
         return authorize(running, f"{path} does not exist")
-    return authorize(running, mapping)
+    authorization = authorize(running, mapping)
+    own = configured_own_paths(StatePaths.at(path.parent), running)
+    return unreaching(authorization, [route_facts(route.project_id, route.directory, own)
+                                      for route in authorization.routes])
 
 
 def routed_settings(settings: AdmissionSettings, authorization: Authorization) -> AdmissionSettings:

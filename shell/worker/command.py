@@ -25,10 +25,16 @@ from pathlib import Path
 from typing import IO
 
 from core.configuration import Configuration
-from core.dispatch_prompt import MCP_SERVER_NAME
-from core.worker_allowances import ALLOWLIST, CONNECTOR_SECRETS, WorkerAllowances, variable_name_problem
+from core.worker_allowances import (
+    ALLOWLIST,
+    CONNECTOR_SECRETS,
+    WorkerAllowances,
+    allowed_tools,
+    variable_name_problem,
+)
 from core.worker_stream import StreamFacts, fold
 from shell.errors import EXIT_CONFIG, UserError
+from shell.worker.allowances import mcp_servers_of
 
 BUILT_IN_TOOLS = ("Read", "Edit", "Write", "NotebookEdit")  # it reads and changes files; it runs nothing
 PERMISSION_MODE = "acceptEdits"
@@ -46,6 +52,7 @@ class WorkerCommand:
     argv: tuple[str, ...]
     env: tuple[tuple[str, str], ...] = ()  # set to exactly these values
     pass_env: tuple[str, ...] = ()  # copied from the connector's environment when present
+    mcp_files: tuple[tuple[str, tuple[str, ...]], ...] = ()  # each file and the servers it gave
 
     def __post_init__(self) -> None:
         if not self.argv or not self.argv[0]:
@@ -70,17 +77,16 @@ class WorkerCommand:
         turn, host settings ignored, only ``BUILT_IN_TOOLS``, the connector's MCP server and what setup
         allowed (``bash`` patterns, ``mcp_files`` with the servers each names)."""
         patterns = tuple(bash)
-        extra = dict(mcp_files or {})
+        extra = {path: tuple(servers) for path, servers in (mcp_files or {}).items()}
         tools = (*BUILT_IN_TOOLS, *(["Bash"] if patterns else []))
-        allowed = (f"mcp__{MCP_SERVER_NAME}", *(f"Bash({pattern})" for pattern in patterns),
-                   *(f"mcp__{server}" for servers in extra.values() for server in servers))
+        allowed = allowed_tools(patterns, (server for servers in extra.values() for server in servers))
         argv = (
             program, "-p", "--input-format", STREAM_JSON, "--output-format", STREAM_JSON, "--verbose",
             "--replay-user-messages", "--setting-sources", "", "--permission-mode", PERMISSION_MODE,
-            "--tools", ",".join(tools), "--allowed-tools", ",".join(allowed),
+            "--tools", ",".join(tools), "--allowed-tools", allowed,
             "--strict-mcp-config", "--mcp-config", "{mcp_config}", *extra)  # fmt: skip
         environment = tuple(sorted({**dict(BLOCKING_MCP_START), **(env or {})}.items()))
-        return cls(argv=argv, env=environment, pass_env=tuple(pass_env))
+        return cls(argv=argv, env=environment, pass_env=tuple(pass_env), mcp_files=tuple(extra.items()))
 
     @classmethod
     def configured(cls, argv: Iterable[str] | None, pass_env: Iterable[str] = (),
@@ -104,6 +110,24 @@ class WorkerCommand:
     def of(cls, configuration: Configuration) -> WorkerCommand:
         return cls.configured(configuration.worker_command, configuration.worker_env,
                               configuration.worker_allow)
+
+    @property
+    def allowed_tools(self) -> str | None:
+        """The ``--allowed-tools`` value the worker gets, as its argv has it; None: a configured command."""
+        return _option(self.argv, "--allowed-tools")
+
+    def mcp_changed(self) -> str | None:
+        """Why a worker may not start with this command now: an MCP file read again is no longer
+        usable, or gives other servers than when the command was built; None: it may."""
+        for path, servers in self.mcp_files:
+            try:
+                now = mcp_servers_of(Path(path))
+            except ValueError as error:
+                return f"{error}: not started"
+            if now != servers:
+                return (f"the MCP config file {path} now names the servers {', '.join(now)}, not "
+                        f"{', '.join(servers)} at the start: not started (a restart takes them)")
+        return None
 
     @property
     def speaks_stream_json(self) -> bool:
@@ -134,21 +158,6 @@ class WorkerCommand:
         chosen.update({name: environ[name] for name in self.pass_env if name in environ})
         chosen.update(dict(self.env))
         return {name: value for name, value in chosen.items() if name not in CONNECTOR_SECRETS}
-
-
-def mcp_servers_of(path: Path) -> tuple[str, ...]:
-    """The server names an MCP config file gives, or ``ValueError`` saying why not."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise ValueError(f"the MCP config file {path} cannot be read: {error}") from None
-    servers = data.get("mcpServers") if isinstance(data, dict) else None
-    if not isinstance(servers, dict) or not servers:
-        raise ValueError(f"the MCP config file {path} names no server under mcpServers")
-    if MCP_SERVER_NAME in servers:
-        raise ValueError(f"the MCP config file {path} names a server {MCP_SERVER_NAME!r}: "
-                         "that name is the connector's")
-    return tuple(str(name) for name in servers)
 
 
 def _option(argv: tuple[str, ...], name: str) -> str | None:

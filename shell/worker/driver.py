@@ -39,9 +39,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from core import worker_stream
-from core.dispatch_prompt import MCP_SERVER_NAME, dispatch_prompt, follow_up_prompt
+from core.dispatch_prompt import dispatch_prompt, follow_up_prompt
 from core.snapshots import StopReason
 from core.task_token import TASK_TOKEN_ENV
+from core.worker_allowances import MCP_SERVER_NAME
 from core.worker_stream import Exited, Signaled, StopRequest, Vanished, WorkerEnd, stop_reason
 from shell import code_root, private_files, processes
 from shell.clock import Clock, SystemClock
@@ -97,6 +98,9 @@ def spawn(command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Pat
           resume_session: str = "") -> RunningWorker | SpawnFailed:
     if not token:
         raise ValueError("a worker is started with its task's token")
+    if (changed := command.mcp_changed()) is not None:  # each start reads its MCP files again
+        log.warning("worker attempt=%s could not start: %s", attempt_id, changed)
+        return SpawnFailed(attempt_id, changed)
     mcp_config = private_dir / attempt_id / MCP_CONFIG_NAME
     argv = command.render(prompt=prompt, mcp_config=mcp_config, work_dir=work_dir)
     if command.speaks_stream_json and resume_session:

@@ -68,4 +68,17 @@ ROUTES: list[Mutation] = [
         "    return False\n",
         "test_setup_beside_a_running_connector_says_the_routes_are_served_without_a_restart",
     ),
+    rule(
+        "a re-read file routing a project over the connector's own paths authorizes nothing",
+        '            return Authorization(usable=False, problem=f"the configuration file is refused: {reach}")',
+        "            pass",
+        "test_a_reread_file_whose_route_reaches_the_connector_authorizes_nothing",
+        "test_the_running_connectors_reread_refuses_a_route_edited_over_the_connector",
+    ),
+    rule(
+        "the running connector's re-read judges its routes against the connector's paths",
+        "    return unreaching(authorization, [route_facts(route.project_id, route.directory, own)\n",
+        "    return unreaching(authorization, [route_facts(route.project_id, route.directory, ())\n",
+        "test_the_running_connectors_reread_refuses_a_route_edited_over_the_connector",
+    ),
 ]

@@ -33,3 +33,11 @@ def write_token(path: Path, token: str, mode: int = 0o600) -> Path:
 @pytest.fixture
 def token_file(tmp_path: Path, standin: StandIn) -> Path:
     return write_token(tmp_path / "agent.token", standin.world.token)
+
+
+@pytest.fixture
+def work_dir(tmp_path: Path) -> Path:
+    """A route's directory beside the state and the token file, holding neither."""
+    directory = tmp_path / "work"
+    directory.mkdir()
+    return directory

@@ -41,10 +41,10 @@ def mode_of(path: Path) -> int:
 
 
 def test_setup_writes_an_owner_only_file_in_an_owner_only_directory(
-    standin: StandIn, state_home: Path, token_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    standin: StandIn, state_home: Path, token_file: Path, work_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     project = standin.world.projects[0].id
-    code, out, err = run(setup_args(standin, token_file, "--route", f"{project}={tmp_path}"), capsys)
+    code, out, err = run(setup_args(standin, token_file, "--route", f"{project}={work_dir}"), capsys)
     assert (code, err) == (EXIT_OK, "")
     path = config_path(standin)
     assert path.parent == state_home / "basecamp-connector" / f"{standin.world.account_id}-{standin.world.agent.id}"
@@ -215,10 +215,10 @@ def test_each_validation_error_is_one_line_and_nothing_is_written(
 
 
 def test_json_output_shape(
-    standin: StandIn, state_home: Path, token_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    standin: StandIn, state_home: Path, token_file: Path, work_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     project = standin.world.projects[0].id
-    code, out, _ = run(setup_args(standin, token_file, "--route", f"{project}={tmp_path}", "--json"), capsys)
+    code, out, _ = run(setup_args(standin, token_file, "--route", f"{project}={work_dir}", "--json"), capsys)
     assert code == EXIT_OK
     summary: dict[str, Any] = json.loads(out)
     assert set(summary) == {"written", "state_dir", "config_path", "ledger_path", "checked", "agent", "config",
@@ -232,7 +232,7 @@ def test_json_output_shape(
                                       "routes", "worker_command", "concurrency", "task_deadline", "timings",
                                       "unsafe_test_timings", "worker_env", "worker_allow"}
     assert summary["config"]["routes"] == {
-        str(project): {"directory": str(tmp_path), "class": "", "watch_completions": False}
+        str(project): {"directory": str(work_dir), "class": "", "watch_completions": False}
     }
     assert summary["missing"] == [line for line in summary["missing"] if "\n" not in line]
     code, out, _ = run(["setup", "--show", "--json"], capsys)

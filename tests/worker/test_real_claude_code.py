@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from core.dispatch_prompt import DISPATCH_TOOLS, MCP_SERVER_NAME, tool_name
+from core.dispatch_prompt import DISPATCH_TOOLS, tool_name
 from core.task_token import PROBE_PREFIX
+from core.worker_allowances import MCP_SERVER_NAME
 from shell.basecamp.standin.server import StandIn
 from shell.ledger.connection import open_ledger_read_only
 from shell.worker.command import WorkerCommand, user_message
