@@ -22,8 +22,9 @@ from datetime import timedelta
 from pathlib import Path
 
 from core.configuration import Configuration, below_floor, route_advice, route_problem
+from core.log_lines import Transition
 from core.worker_stream import GRACE_SECONDS, stop_shares
-from shell import private_files, process_secrets, stack_dumps
+from shell import log_format, private_files, process_secrets, stack_dumps
 from shell.basecamp.client import BasecampClient, check_identity
 from shell.basecamp.tokens import tokens_from
 from shell.cli.arguments import add_state_arguments, deciding_person, positive_seconds, reason_of
@@ -88,6 +89,10 @@ def register(subparsers: Subparsers) -> None:
                         help="the bound on stopping workers and flushing their notices (default 60); each "
                              f"worker's grace before SIGKILL is {stop_shares(1.0).grace:g} of it, "
                              f"{GRACE_SECONDS:g} s at most")
+    parser.add_argument("--log-format", choices=log_format.FORMATS, default=log_format.TEXT,
+                        help="text (the default: lines for a person) or json: one object a line on stdout "
+                             "and stderr (time, level, logger, message, and the line's ids: event_id, task, "
+                             "attempt, intent, kind), for a log pipeline")
     parser.set_defaults(run=run)
 
 
@@ -141,19 +146,20 @@ def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Conf
         if stop_asked():
             return _stopped_before_start()
         if args.hold:  # before intake starts
-            print(set_hold(ledger, *hold, clock.now()).summary, flush=True)
+            print(log_format.line(set_hold(ledger, *hold, clock.now()).summary), flush=True)
         connector = Connector(
             configuration, ledger, client, clock, command, directory / "sessions", shadow=args.shadow,
-            poll_every=poll_every, live=not args.no_live, on_event=lambda line: print(line, flush=True),
+            poll_every=poll_every, live=not args.no_live, on_event=_said,
             config_path=paths.config, note_configuration=lock.note_configuration)  # fmt: skip
         running = f"account={configuration.account_id} agent={configuration.agent_id}"
         _serve(connector, ledger_path, bound, f"{running} shadow" if args.shadow else running)
     if connector.ended_by is not None:  # the supervisor starts it again
-        print(f"error: the {connector.ended_by} loop ended on a failure it did not expect (its traceback is"
-              " in the log above); stopped, to be started again", file=sys.stderr)  # fmt: skip
+        ended = (f"error: the {connector.ended_by} loop ended on a failure it did not expect (its traceback"
+                 " is in the log above); stopped, to be started again")  # fmt: skip
+        print(log_format.line(ended, level="error"), file=sys.stderr)
         return EXIT_FAILURE
     logging.getLogger("connector.run").info("stopped")
-    print("stopped", file=sys.stderr)
+    print(log_format.line("stopped"), file=sys.stderr)
     return EXIT_OK
 
 
@@ -177,6 +183,11 @@ def _worker_command(configuration: Configuration, poll_every: timedelta, *, shad
     return command
 
 
+def _said(transition: Transition) -> None:
+    said = log_format.line(transition.line, logger="connector.transition", fields=transition.fields)
+    print(said, flush=True)
+
+
 def _stop_requested() -> bool:
     """Whether a stop was asked for (the main thread stops the connector); a SIGHUP is said, ignored."""
     said_hangups()
@@ -184,7 +195,8 @@ def _stop_requested() -> bool:
 
 
 def _stopped_before_start() -> int:
-    print(f"stopped before the start ({stop_name()}): nothing was started", file=sys.stderr)
+    print(log_format.line(f"stopped before the start ({stop_name()}): nothing was started"),
+          file=sys.stderr)
     return EXIT_OK
 
 
@@ -197,11 +209,13 @@ def _serve(connector: Connector, ledger_path: Path, bound: timedelta, running: s
     except OutboxLedgerError as error:
         raise LedgerError(f"{ledger_path}: the start could not settle the outbox: {error}") from error
     if connector.stopped_in is not None:
-        print(f"stopped during the start ({connector.stopped_in}): what it had not settled is left as it was,"
-              " for the next start", file=sys.stderr)
+        stopped = (f"stopped during the start ({connector.stopped_in}): what it had not settled is left as it"
+                   " was, for the next start")
+        print(log_format.line(stopped), file=sys.stderr)
         return
     with connector.ledger.read() as connection:
         hold = "on" if standing(connection) is not None else "off"
-    print(f"running {running} mid_launch={','.join(held) or 'none'} hold={hold}", flush=True)
+    started = f"running {running} mid_launch={','.join(held) or 'none'} hold={hold}"
+    print(log_format.line(started), flush=True)
     stdout_written()  # a stdout that cannot take it stops the connector here, exit 3
     connector.run(requested=_stop_requested, within=bound)
