@@ -239,8 +239,8 @@ SHUTDOWN: list[Mutation] = [
     ),
     rule(
         "stop during start: run is not called and running not printed; stderr says it stopped",
-        "    if connector.stopped_in is not None:\n        print(\n",
-        "    if False:\n        print(\n",
+        "    if connector.stopped_in is not None:\n        stopped = (",
+        "    if False:\n        stopped = (",
         "test_sigterm_during_the_starts_reconciliation_listing_leaves_the_intent_sending_for_the_next_start",
         "test_sigterm_during_recoverys_reply_listing_leaves_the_attempt_live_for_the_next_start",
     ),
