@@ -66,11 +66,13 @@ def configure(verbose: bool, log_format: str = TEXT) -> None:
 
 
 def line(message: str, *, level: str = "info", logger: str = "connector.run",
-         fields: Mapping[str, object] | None = None) -> str:
-    """One of ``run``'s own lines (a transition, ``running``, ``stopped``, an ``error:``) as it is printed."""
+         fields: Mapping[str, object] | None = None, detail: str = "") -> str:
+    """One of ``run``'s own lines (a transition, ``running``, ``stopped``, an ``error:``) as it is printed;
+    ``detail``: the lines after it (a stack dump's), in the text format, or its ``detail`` field."""
     if _CHOSEN[0] != JSON:
-        return redacted(message, held())
-    return json_line(created=time.time(), level=level, logger=logger, message=message, fields=fields or {},
+        return redacted(f"{message}\n{detail}" if detail else message, held())
+    said = {**(fields or {}), **({"detail": detail} if detail else {})}
+    return json_line(created=time.time(), level=level, logger=logger, message=message, fields=said,
                      secrets=held())
 
 

@@ -1,5 +1,5 @@
 """``bin/connect -v run --log-format json`` as a real process against the stand-in, a mention
-answered by the bundled worker, a SIGHUP on the way: every line of stdout and of stderr is one JSON object with the
+answered by the bundled worker, a SIGHUP and a SIGUSR1 on the way: every line of stdout and of stderr is one JSON object with the
 head (time, level, logger, message), the transition lines and the log lines carry their ids as
 fields, and no line holds the agent's token, the task's token or the stand-in's control secret."""
 
@@ -58,6 +58,8 @@ def test_every_line_of_a_json_run_is_an_object_with_its_ids_and_no_secret(tmp_pa
             wait_until(lambda: any('"message": "running account=' in line for line in out), timeout=60)
             process.send_signal(signal.SIGHUP)  # said on stderr, and ignored
             wait_until(lambda: any("SIGHUP ignored" in line for line in err), timeout=30)
+            process.send_signal(signal.SIGUSR1)  # every thread's stack, as one object
+            wait_until(lambda: any("the stacks of" in line for line in err), timeout=30)
             card = world.projects[0].recording_ids[0]
             event = standin.mention(world.people[0], card, "please look")
             wait_until(lambda: any("Done with event" in message["content"]
@@ -92,6 +94,8 @@ def test_every_line_of_a_json_run_is_an_object_with_its_ids_and_no_secret(tmp_pa
     assert isinstance(posted["intent"], int)
     assert posted["event_id"] == event
     assert said["stderr"][-1]["message"] == "stopped"
+    dumped = next(shown for shown in said["stderr"] if shown["message"].startswith("the stacks of"))
+    assert "Thread 0x" in dumped["detail"]
     config = json.loads(seen_config.read_text())
     task_token = next(iter(config["mcpServers"].values()))["env"][TASK_TOKEN_ENV]
     everything = "\n".join(out + err)

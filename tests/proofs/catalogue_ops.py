@@ -290,4 +290,10 @@ OPS: list[Mutation] = [
         'TEXT_LAYOUT = "%(asctime)s %(levelname)s %(name)s %(message)s"',
         "test_the_text_format_is_the_line_it_always_was",
     ),
+    rule(
+        "run --log-format json: a stack dump on SIGUSR1 is one object",
+        '                said = log_format.line(head, level="warning", logger="connector.stacks", detail=rest)',
+        '                said = f"{head}\\n{rest}"',
+        "test_every_line_of_a_json_run_is_an_object_with_its_ids_and_no_secret",
+    ),
 ]

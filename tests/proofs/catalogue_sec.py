@@ -309,8 +309,8 @@ SEC: list[Mutation] = [
     ),
     rule(
         "log lines: a line run prints is redacted in the text format too",
-        "        return redacted(message, held())",
-        "        return message",
+        '        return redacted(f"{message}\\n{detail}" if detail else message, held())',
+        '        return f"{message}\\n{detail}" if detail else message',
         "test_a_line_run_prints_holds_no_secret_in_the_text_format",
     ),
     rule(
