@@ -4,7 +4,7 @@
 holds another goes whole); a string shorter than ``MIN_SECRET`` is no secret (redacting it would
 garble every line). ``json_line`` is one object on one line, ASCII only: ``time`` (UTC, ISO 8601),
 ``level``, ``logger``, ``message``, then the line's fields (its ids: ``event_id``, ``task``,
-``attempt``, ``intent``, ``kind``), every string redacted; a field never takes a first four's name.
+``attempt``, ``intent``, ``kind``), every string redacted; no field takes one of the four's names.
 A ``Transition`` is one of ``run``'s transition lines: its words as printed, and its fields."""
 
 from __future__ import annotations
