@@ -22,8 +22,10 @@ import resource
 import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
-from core.oauth import Credentials
+if TYPE_CHECKING:  # a token file's reader is imported only where one is read
+    from core.oauth import Credentials
 
 _STAT = "/proc/self/stat"
 _MEMORY = "/proc/self/mem"
