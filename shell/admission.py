@@ -29,6 +29,7 @@ from core.edges import RecordState
 from shell.clock import Clock
 from shell.ledger import records as ledger_admission
 from shell.ledger.connection import Ledger
+from shell.log_format import ids
 
 log = logging.getLogger("connector.admission")
 
@@ -89,9 +90,10 @@ class Admission:
             after = ledger_admission.load(connection, event_id)
         state, reason = (None, "") if after is None else (after.state, after.reason)
         if applied:
-            log.info("verdict event %d: %s %s", event_id, state, reason)
+            log.info("verdict event %d: %s %s", event_id, state, reason, extra=ids(event_id=event_id))
         else:
-            log.info("verdict event %d: already decided (%s), not applied", event_id, state)
+            log.info("verdict event %d: already decided (%s), not applied", event_id, state,
+                     extra=ids(event_id=event_id))
         return Admitted(event_id, applied, verdict, state, reason)
 
     def sweep(self, now: datetime) -> list[Admitted]:

@@ -40,8 +40,9 @@ from core.configuration import RELOAD_EVERY, Authorization, Configuration, at_st
 from core.feed import FeedFilters
 from core.intake_status import BacklogLimits
 from core.intent_kinds import IntentKind
+from core.log_lines import Transition, transition
 from core.worker_stream import stop_shares
-from shell.admission import Admission, SummaryReader
+from shell.admission import Admission, Admitted, SummaryReader
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.errors import BasecampError
 from shell.basecamp.reads import SummaryReads
@@ -55,6 +56,7 @@ from shell.intake.poll_lane import Backlog, Intake, IntakeFailed, Repair
 from shell.ledger import fingerprints, records
 from shell.ledger.connection import Ledger
 from shell.ledger.tasks import Launch
+from shell.log_format import ids
 from shell.outbox import FlushSummary, Outbox, OutboxLedgerError, OutboxOptions
 from shell.state.config import Reloader, read_authorization, routed_settings
 from shell.worker.driver import CommandDriver, WorkerCommand, sweep_sessions
@@ -148,7 +150,7 @@ class Connector:
     live: bool = True
     backlog_limits: BacklogLimits = field(default_factory=BacklogLimits)
     membership_every: timedelta = DEFAULT_MEMBERSHIP_INTERVAL
-    on_event: Callable[[str], None] = field(default=lambda line: None)
+    on_event: Callable[[Transition], None] = field(default=lambda said: None)
     config_path: Path | None = None  # re-read while running; None: read once
     note_configuration: Callable[[str], None] = field(default=lambda problem: None)
     on_start_step: Callable[[str], None] = field(default=lambda step: None)  # each step as it begins
@@ -296,7 +298,7 @@ class Connector:
             self.heartbeats.beat("config")
             try:
                 for line in self.reloader.apply(read_authorization(self.config_path, self.configuration)):
-                    self.on_event(f"configuration: {line}")
+                    self.on_event(Transition(f"configuration: {line}"))
             except Exception:
                 log.exception("configuration: the re-read failed; trying again")
 
@@ -336,9 +338,7 @@ class Connector:
             self._membership_due()
         try:
             for admitted in self.admission.sweep(self.clock.now()):
-                self.on_event(
-                    f"verdict event={admitted.event_id} state={admitted.state} reason={admitted.reason}"
-                )
+                self.on_event(self._verdict(admitted))
         except Exception:
             log.exception("admission: the sweep of blocked records failed; trying again")
 
@@ -354,7 +354,7 @@ class Connector:
         if "epoch_passed" in result.recoveries:
             self.inbox.ask_now()  # what was addressed while the position went stale
         for event_id in result.new_ids:
-            self.on_event(f"seen event={event_id}")
+            self.on_event(transition("seen", event=event_id))
             self._admit(event_id)
 
     def _account_floor(self) -> int:
@@ -394,16 +394,21 @@ class Connector:
             log.exception("repair: an unexpected failure; trying again")
 
     def _heard(self, lane: str, event_id: int) -> None:
-        self.on_event(f"seen event={event_id} lane={lane}")
+        self.on_event(transition("seen", event=event_id, lane=lane))
         self._admit(event_id)
 
     def _admit(self, event_id: int) -> None:
         try:
             admitted = self.admission.admit(event_id, self.clock.monotonic() + 60)
         except Exception:
-            log.exception("admission event=%d failed; it stays seen and is tried again on start", event_id)
+            log.exception("admission event=%d failed; it stays seen and is tried again on start", event_id,
+                          extra=ids(event_id=event_id))
             return
-        self.on_event(f"verdict event={event_id} state={admitted.state} reason={admitted.reason}")
+        self.on_event(self._verdict(admitted))
+
+    @staticmethod
+    def _verdict(admitted: Admitted) -> Transition:
+        return transition("verdict", event=admitted.event_id, state=admitted.state, reason=admitted.reason)
 
     def _dispatch_loop(self) -> None:
         while not self._stop.is_set():
@@ -419,7 +424,7 @@ class Connector:
             log.exception("dispatch: a tick failed; trying again")
             return []
         for launch in launches:
-            self.on_event(f"dispatch task={launch.task_id} events={','.join(map(str, launch.event_ids))}")
+            self.on_event(transition("dispatch", task=launch.task_id, events=launch.event_ids))
         return launches
 
     def _fingerprint_credentials(self) -> None:

@@ -35,10 +35,12 @@ from core.destinations import Destination, ListedMessage
 from core.settlement import ListedReplies, RecoveryFacts, RecoveryStep, may_become_candidate, recovery_step
 from core.snapshots import StopReason
 from core.worker_stream import WorkerAccount
+from shell import process_secrets
 from shell.basecamp.errors import ListingFailed
 from shell.crashpoints import pause_at
 from shell.ledger import deliveries, tasks
 from shell.ledger.connection import Ledger, LedgerError
+from shell.log_format import ids
 from shell.stoppable import unless_stopped
 from shell.worker.driver import Shutdown, SpawnFailed
 
@@ -136,6 +138,7 @@ class Dispatcher:
 
     def _recovered(self, attempt: tasks.LiveAttemptRow, step: RecoveryStep,
                    replies: ListedReplies | None) -> None:
+        said = ids(task=attempt.task_id, attempt=attempt.attempt_id)
         if step is RecoveryStep.mark_left:
             with self.ledger.write() as connection:
                 tasks.mark_left(connection, attempt.attempt_id, self.ledger.clock.now())
@@ -143,16 +146,16 @@ class Dispatcher:
                 "attempt %s was left mid-launch with no recorded process: its conversation stays held;"
                 " a person must check for a worker still running for task %d, then settle it"
                 " (bin/connect status says how: bin/connect settle-launch EVENT --ran|--did-not-run)",
-                attempt.attempt_id, attempt.task_id)
+                attempt.attempt_id, attempt.task_id, extra=said)
         elif step is RecoveryStep.held:
             log.warning("attempt %s: its process group %d cannot be verified as ours; it stays live and held",
-                        attempt.attempt_id, attempt.pgid)
+                        attempt.attempt_id, attempt.pgid, extra=said)
         else:
             with self.ledger.write() as connection:
                 tasks.end_attempt(connection, attempt.attempt_id, StopReason.lost, spawn_failed=False,
                                   now=self.ledger.clock.now(), replies=replies)
             log.info("dispatch attempt=%s task=%d state=ended stop_reason=lost",
-                     attempt.attempt_id, attempt.task_id)
+                     attempt.attempt_id, attempt.task_id, extra=said)
 
     def tick(self) -> list[tasks.Launch]:
         if self._shutdown.is_set():
@@ -166,7 +169,8 @@ class Dispatcher:
             with self.ledger.write() as connection:
                 joined = tasks.join_follow_ups(connection, task_id, now)
             if joined:
-                log.info("dispatch task=%d joined=%s", task_id, ",".join(map(str, joined)))
+                log.info("dispatch task=%d joined=%s", task_id, ",".join(map(str, joined)),
+                         extra=ids(task=task_id))
                 self._follow_up(task_id, joined)
         launches: list[tasks.Launch] = []
         if free <= 0:
@@ -187,7 +191,7 @@ class Dispatcher:
                     launch = tasks.launch(connection, event_id, work_dir=work_dir, driver="command",
                                           deadline_at=now + self.options.task_deadline, now=now)
             except tasks.NotStartable as why:
-                log.info("dispatch event=%d not started: %s", event_id, why)
+                log.info("dispatch event=%d not started: %s", event_id, why, extra=ids(event_id=event_id))
                 continue
             busy_dirs.add(work_dir)
             launches.append(launch)
@@ -197,7 +201,7 @@ class Dispatcher:
     def _start(self, launch: tasks.Launch, work_dir: str, deadline_at: datetime) -> None:
         events = ",".join(map(str, launch.event_ids))
         log.info("dispatch task=%d attempt=%s events=%s state=launching",
-                 launch.task_id, launch.attempt_id, events)
+                 launch.task_id, launch.attempt_id, events, extra=_ids_of(launch))
         worker = f"worker-{launch.task_id}"
         thread = threading.Thread(target=self._work, args=(launch, work_dir, deadline_at), name=worker,
                                   daemon=True)
@@ -206,6 +210,10 @@ class Dispatcher:
         thread.start()
 
     def _work(self, launch: tasks.Launch, work_dir: str, deadline_at: datetime) -> None:
+        with process_secrets.holding(launch.token):  # no log line shows it while its worker runs
+            self._worker_life(launch, work_dir, deadline_at)
+
+    def _worker_life(self, launch: tasks.Launch, work_dir: str, deadline_at: datetime) -> None:
         try:
             started = self.spawned(launch, work_dir)
             if started is None:
@@ -215,7 +223,7 @@ class Dispatcher:
             self.supervised(launch, started, reason)
         except Exception:
             log.exception("dispatch attempt=%s: the worker's supervision failed; it stays live for recovery",
-                          launch.attempt_id)  # fmt: skip
+                          launch.attempt_id, extra=_ids_of(launch))  # fmt: skip
         finally:
             with self._lock:
                 self._running.pop(launch.task_id, None)
@@ -230,7 +238,8 @@ class Dispatcher:
             return
         given = self.driver.follow_up(started, joined)
         if given:
-            log.info("dispatch task=%d follow-up turns=%s", task_id, ",".join(map(str, given)))
+            log.info("dispatch task=%d follow-up turns=%s", task_id, ",".join(map(str, given)),
+                     extra=ids(task=task_id))
 
     def spawned(self, launch: tasks.Launch, work_dir: str) -> WorkerProcess | None:
         """Spawn the launched worker and record its process; None when it never started (settled)."""
@@ -238,7 +247,7 @@ class Dispatcher:
         outcome = self.driver.spawn(launch, Path(work_dir))
         if isinstance(outcome, SpawnFailed):
             log.warning("dispatch attempt=%s could not start its worker: %s",
-                        launch.attempt_id, outcome.detail)
+                        launch.attempt_id, outcome.detail, extra=_ids_of(launch))
             self._end(launch, StopReason.failed, spawn_failed=True,
                       account=WorkerAccount(StopReason.failed, not_started=outcome.detail))
             return None
@@ -248,17 +257,19 @@ class Dispatcher:
             with self.ledger.write() as connection:
                 tasks.mark_running(connection, launch.attempt_id, pid=outcome.pid, pgid=outcome.pgid,
                                    process_started=outcome.process_started, now=self.ledger.clock.now())
-            log.info("dispatch attempt=%s state=running pid=%d", launch.attempt_id, outcome.pid)
+            log.info("dispatch attempt=%s state=running pid=%d", launch.attempt_id, outcome.pid,
+                     extra=_ids_of(launch))
         except Exception:  # a worker that exists is supervised to its end, recorded or not
             log.exception("dispatch attempt=%s: its process could not be recorded; supervising it anyway",
-                          launch.attempt_id)
+                          launch.attempt_id, extra=_ids_of(launch))
         return outcome
 
     def supervised(self, launch: tasks.Launch, started: WorkerProcess,
                    reason: StopReason | WorkerAccount | None) -> None:
         if reason is None:
             log.error("dispatch attempt=%s: members of its process group outlived SIGKILL; it stays live,"
-                      " unsettled, for a person and the next start's recovery", launch.attempt_id)
+                      " unsettled, for a person and the next start's recovery", launch.attempt_id,
+                      extra=_ids_of(launch))
             return
         told = reason if isinstance(reason, WorkerAccount) else WorkerAccount(reason)
         self._end(launch, told.stop_reason, spawn_failed=bool(told.not_started), account=told)
@@ -276,7 +287,7 @@ class Dispatcher:
                                         now=self.ledger.clock.now(), replies=replies, account=account)
         rows = ",".join(f"{row.event_id}:{row.settlement}" for row in settled)
         log.info("dispatch task=%d attempt=%s state=ended stop_reason=%s settled=%s",
-                 launch.task_id, launch.attempt_id, reason, rows)  # fmt: skip
+                 launch.task_id, launch.attempt_id, reason, rows, extra=_ids_of(launch))  # fmt: skip
 
     def _replies(self, task_id: int, stop: threading.Event | None) -> ListedReplies | None:
         return None if self.list_replies is None else self.list_replies(task_id, stop)
@@ -298,6 +309,10 @@ class Dispatcher:
             return len(self._running)
 
 
+def _ids_of(launch: tasks.Launch) -> dict[str, object]:
+    return ids(task=launch.task_id, attempt=launch.attempt_id, events=launch.event_ids)
+
+
 class ReplyLister(Protocol):  # the client's (exhaustive) listing of the agent's messages at a destination
     def list(self, destination: Destination, since: datetime, creator_id: int,
              deadline: float) -> list[ListedMessage]: ...
@@ -316,7 +331,8 @@ class ReplyAdopter:
             with self._ledger.read() as connection:
                 rows = deliveries.settled_rows(connection, task_id, settled=False)
         except LedgerError as error:
-            adoption_log.error("adoption task=%d: the ledger failed: %s", task_id, error)
+            adoption_log.error("adoption task=%d: the ledger failed: %s", task_id, error,
+                               extra=ids(task=task_id))
             rows = []
         wanted = [(row.event_id, destination, row.delivered_at) for row, destination in rows
                   if may_become_candidate(row) and destination is not None and row.delivered_at is not None]
@@ -327,12 +343,12 @@ class ReplyAdopter:
                 found = unless_stopped(listing, stop, "adoption-listing")
             except ListingFailed as error:
                 adoption_log.info("adoption task=%d event=%d: the listing failed: %s",
-                                  task_id, event_id, error)
+                                  task_id, event_id, error, extra=ids(task=task_id, event_id=event_id))
                 continue
             if found is None:
                 unknown = ",".join(str(event) for event, _, _ in wanted if event not in listed)
                 adoption_log.info("adoption task=%d: stopped by the shutdown; not known for event(s) %s",
-                                  task_id, unknown)  # fmt: skip
+                                  task_id, unknown, extra=ids(task=task_id))  # fmt: skip
                 break
             listed[event_id] = tuple(found)
         return ListedReplies(self._agent_id, listed)

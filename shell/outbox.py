@@ -71,6 +71,7 @@ from shell.crashpoints import pause_at
 from shell.ledger import deliveries, snapshots, tasks
 from shell.ledger import outbox as rows
 from shell.ledger.connection import Ledger, LedgerError
+from shell.log_format import ids
 from shell.stoppable import unless_stopped
 
 log = logging.getLogger("connector.outbox")
@@ -323,8 +324,9 @@ class Outbox:
                 self._listing_failed(row, isinstance(error, Unlistable), str(error))
             return True
         if listed is None:
-            ids = ",".join(str(row.id) for row in group)
-            log.info("outbox: stopped while listing; intent(s) %s stay sending, to be reconciled later", ids)
+            named = ",".join(str(row.id) for row in group)
+            log.info("outbox: stopped while listing; intent(s) %s stay sending, to be reconciled later",
+                     named)
             return False
         for row in group:
             self._settle_listing(row, listed)
@@ -373,7 +375,7 @@ class Outbox:
         match outcome:
             case Backoff(reconcile_at, failures):
                 log.info("outbox intent=%d listing failed (%d): %s; next at %s",
-                         row.id, failures, detail, reconcile_at.isoformat())
+                         row.id, failures, detail, reconcile_at.isoformat(), extra=_ids_of(row))
             case GiveUp(note, failures):
                 self._log(row, "indeterminate", note=note)
 
@@ -405,4 +407,10 @@ class Outbox:
     def _log(self, row: rows.IntentRow, state: str, **details: object) -> None:
         extra = "".join(f" {key}={value}" for key, value in details.items() if value is not None)
         log.info("outbox intent=%d kind=%s state=%s event=%s attempt=%s%s",
-                 row.id, row.kind, state, row.event_id, row.attempt_id, extra)
+                 row.id, row.kind, state, row.event_id, row.attempt_id, extra,
+                 extra=_ids_of(row, state=state))
+
+
+def _ids_of(row: rows.IntentRow, **more: object) -> dict[str, object]:
+    return ids(intent=row.id, kind=row.kind, event_id=row.event_id, task=row.task_id, attempt=row.attempt_id,
+               **more)

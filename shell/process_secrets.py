@@ -9,18 +9,72 @@ starts afterwards (a core of the connector holds its token, one of the MCP serve
 ``/proc/self/mem``, writing nothing outside the block's bounds nor but those strings. It answers
 True only when every write was whole and a second read finds neither a ``NAME=`` string nor the
 secret; every failure answers False, never raises. It is called before any thread or child starts,
-after the names left ``os.environ``, so nothing reads what it erases."""
+after the names left ``os.environ``, so nothing reads what it erases.
+
+``hold`` names a secret this process holds for good (the agent's token, the stand-in's secret),
+``holding`` one it holds for a while (a task's token, while its worker runs); ``held`` answers every
+one, for the log lines to redact (``shell.log_format``)."""
 
 from __future__ import annotations
 
 import contextlib
 import resource
-from collections.abc import Iterable
+import threading
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # a token file's reader is imported only where one is read
+    from core.oauth import Credentials
 
 _STAT = "/proc/self/stat"
 _MEMORY = "/proc/self/mem"
 _ENVIRONMENT = "/proc/self/environ"
 _ENV_START_FIELD = 50  # proc(5): fields are counted from 1; env_start, then env_end (Linux 3.5)
+
+
+class _Held:
+    """Each secret held, and how many hold it; ``secrets`` a snapshot a reader never sees change."""
+
+    def __init__(self) -> None:
+        self._counts: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self.secrets: tuple[str, ...] = ()
+
+    def add(self, secret: str, by: int) -> None:
+        with self._lock:
+            self._counts[secret] += by
+            self._counts = +self._counts  # those no longer held go
+            self.secrets = tuple(self._counts)
+
+
+_HELD = _Held()
+
+
+def hold(secret: str) -> None:
+    _HELD.add(secret, 1)
+
+
+@contextlib.contextmanager
+def holding(secret: str) -> Iterator[None]:
+    _HELD.add(secret, 1)
+    try:
+        yield
+    finally:
+        _HELD.add(secret, -1)
+
+
+def hold_token(found: str | Credentials) -> None:
+    """The agent's token, or each secret of a login's credentials."""
+    if isinstance(found, str):
+        hold(found)
+        return
+    for secret in (found.access_token, found.refresh_token, found.client_secret):
+        hold(secret)
+
+
+def held() -> tuple[str, ...]:
+    return _HELD.secrets
 
 
 def forbid_core_dumps() -> None:

@@ -11,7 +11,7 @@ dumping thread reads at once is one dump if a SIGUSR1 is among it (signals that 
 one; another signal's number is ignored): every other thread, by name, most recent call first, no
 source lines, each walked under the GIL from a list taken under it, so no frame is read freed. It
 goes to the descriptor in ``os.write`` calls, never through ``sys.stderr``'s buffer (the interrupted
-thread may be in it); a failed write is dropped.
+thread may be in it); a failed write is dropped. With ``run --log-format json`` a dump is one object.
 
 ``on_sigusr1`` installs this for its block (off the main thread, nothing), then puts back the
 handler and wakeup descriptor it found; its end waits ``JOIN_SECONDS`` for a dump under way, no
@@ -28,6 +28,8 @@ import threading
 import traceback
 from collections.abc import Iterator
 from types import FrameType
+
+from shell import log_format
 
 FRAMES_PER_THREAD = 100  # as faulthandler had it
 JOIN_SECONDS = 2.0  # how long the block's end waits for a dump under way
@@ -70,7 +72,9 @@ def _dump_when_asked(readable: int, fd: int) -> None:
     try:
         while chunk := os.read(readable, 4096):
             if signal.SIGUSR1 in chunk:
-                _write(fd, stacks(threading.get_ident()))
+                head, _, rest = stacks(threading.get_ident()).partition("\n")
+                said = log_format.line(head, level="warning", logger="connector.stacks", detail=rest)
+                _write(fd, said if said.endswith("\n") else f"{said}\n")  # one object a line with json
     finally:
         os.close(readable)
 

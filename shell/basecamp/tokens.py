@@ -40,7 +40,7 @@ from core.oauth import (
     to_text,
 )
 from core.timestamps import format_timestamp
-from shell import private_files
+from shell import private_files, process_secrets
 from shell.basecamp.wire import AnswerTooLarge, decode, exchange_once
 from shell.clock import Clock
 from shell.errors import UserError
@@ -174,9 +174,11 @@ def token_request(form: dict[str, str], previous: Credentials, now: datetime) ->
         said = f" ({error})" if error else ""
         raise LaunchpadFailed(f"Launchpad's token endpoint answered HTTP {status}{said}", error)
     try:
-        return from_token_answer(data, now, previous)
+        fresh = from_token_answer(data, now, previous)
     except ValueError as error:
         raise LaunchpadFailed(str(error)) from None
+    process_secrets.hold_token(fresh)
+    return fresh
 
 
 def discover(launchpad: str) -> Any:

@@ -18,6 +18,7 @@ from typing import TypeAlias
 
 from shell.cli.seam import JSON_FLAG, CommandParser, answer, bad_usage, log_to_stderr, parse_arguments
 from shell.cli.start_signals import chosen
+from shell.log_format import TEXT
 
 VERSION = "0.1.0"
 PROG = "bin/connect"
@@ -84,7 +85,7 @@ def main(argv: Sequence[str] | None = None, commands: Sequence[str] = COMMANDS, 
     parser = build_parser(tuple(name for name in commands if name == chosen(arguments)), listed=commands,
                           prog=prog)
     args = parse_arguments(parser, arguments)
-    log_to_stderr(args.verbose)
+    log_to_stderr(args.verbose, getattr(args, "log_format", TEXT))  # run's --log-format
     if args.command is None:  # one line like any bad usage
         return bad_usage(f"{parser.prog}: name a command: {', '.join(COMMANDS)} (see `{parser.prog} --help`)",
                          as_json=JSON_FLAG in arguments)

@@ -26,9 +26,10 @@ from functools import partial
 from pathlib import Path
 
 from core.configuration import Configuration, below_floor, route_advice, route_problem
+from core.log_lines import Transition
 from core.worker_stream import GRACE_SECONDS, stop_shares
+from shell import log_format, private_files, process_secrets, stack_dumps
 from shell import metrics as metrics_file
-from shell import private_files, process_secrets, stack_dumps
 from shell.basecamp.client import BasecampClient, check_identity
 from shell.basecamp.tokens import tokens_from
 from shell.cli.arguments import add_state_arguments, deciding_person, positive_seconds, reason_of
@@ -109,6 +110,10 @@ def register(subparsers: Subparsers) -> None:
                              "node_exporter's textfile collector (name it *.prom in the collector's "
                              "directory); its directory must exist and be writable (exit 3); a write that "
                              "fails later is warned of once and the connector goes on")
+    parser.add_argument("--log-format", choices=log_format.FORMATS, default=log_format.TEXT,
+                        help="text (the default: lines for a person) or json: one object a line on stdout "
+                             "and stderr (time, level, logger, message, and the line's ids: event_id, task, "
+                             "attempt, intent, kind), for a log pipeline")
     parser.set_defaults(run=run)
 
 
@@ -166,10 +171,10 @@ def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Conf
         if stop_asked():
             return _stopped_before_start()
         if args.hold:  # before intake starts
-            print(set_hold(ledger, *hold, clock.now()).summary, flush=True)
+            print(log_format.line(set_hold(ledger, *hold, clock.now()).summary), flush=True)
         connector = Connector(
             configuration, ledger, client, clock, command, directory / "sessions", shadow=args.shadow,
-            poll_every=poll_every, live=not args.no_live, on_event=lambda line: print(line, flush=True),
+            poll_every=poll_every, live=not args.no_live, on_event=_said,
             config_path=paths.config, note_configuration=lock.note_configuration,
             credentials=tokens.credentials, on_start_step=service.starting)  # fmt: skip
         running = f"account={configuration.account_id} agent={configuration.agent_id}"
@@ -179,11 +184,12 @@ def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Conf
                           loops=connector.heartbeats.beats, process=client.figures)
         _serve(connector, ledger_path, bound, label, metrics=metrics, service=service)
     if connector.ended_by is not None:  # the supervisor starts it again
-        print(f"error: the {connector.ended_by} loop ended on a failure it did not expect (its traceback is"
-              " in the log above); stopped, to be started again", file=sys.stderr)  # fmt: skip
+        ended = (f"error: the {connector.ended_by} loop ended on a failure it did not expect (its traceback"
+                 " is in the log above); stopped, to be started again")  # fmt: skip
+        print(log_format.line(ended, level="error"), file=sys.stderr)
         return EXIT_FAILURE
     logging.getLogger("connector.run").info("stopped")
-    print("stopped", file=sys.stderr)
+    print(log_format.line("stopped"), file=sys.stderr)
     return EXIT_OK
 
 
@@ -209,6 +215,11 @@ def _worker_command(paths: StatePaths, configuration: Configuration, poll_every:
     return command
 
 
+def _said(transition: Transition) -> None:
+    said = log_format.line(transition.line, logger="connector.transition", fields=transition.fields)
+    print(said, flush=True)
+
+
 def _stop_requested() -> bool:
     """Whether a stop was asked for (the main thread stops the connector); a SIGHUP is said, ignored."""
     said_hangups()
@@ -216,7 +227,8 @@ def _stop_requested() -> bool:
 
 
 def _stopped_before_start() -> int:
-    print(f"stopped before the start ({stop_name()}): nothing was started", file=sys.stderr)
+    print(log_format.line(f"stopped before the start ({stop_name()}): nothing was started"),
+          file=sys.stderr)
     return EXIT_OK
 
 
@@ -240,12 +252,14 @@ def _serve(connector: Connector, ledger_path: Path, bound: timedelta, running: s
     except OutboxLedgerError as error:
         raise LedgerError(f"{ledger_path}: the start could not settle the outbox: {error}") from error
     if connector.stopped_in is not None:
-        print(f"stopped during the start ({connector.stopped_in}): what it had not settled is left as it was,"
-              " for the next start", file=sys.stderr)
+        stopped = (f"stopped during the start ({connector.stopped_in}): what it had not settled is left as it"
+                   " was, for the next start")
+        print(log_format.line(stopped), file=sys.stderr)
         return
     with connector.ledger.read() as connection:
         hold = "on" if standing(connection) is not None else "off"
-    print(f"running {running} mid_launch={','.join(held) or 'none'} hold={hold}", flush=True)
+    started = f"running {running} mid_launch={','.join(held) or 'none'} hold={hold}"
+    print(log_format.line(started), flush=True)
     stdout_written()  # a stdout that cannot take it stops the connector here, exit 3
     service.ready(running)
     with metrics(), service.watching(connector.heartbeats.beats, connector.clock.now, running):

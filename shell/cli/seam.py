@@ -26,7 +26,6 @@ import codecs
 import contextlib
 import io
 import json
-import logging
 import os
 import select
 import sys
@@ -38,6 +37,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, NoReturn, TypeVar, cast
 
 from core.text import printable as escaped
+from shell import log_format
 from shell.errors import EXIT_BROKEN_PIPE, EXIT_CONFIG, EXIT_USAGE, UserError
 
 JSON_FLAG = "--json"
@@ -88,7 +88,7 @@ def answer(run: Callable[[], int], own_words: Sequence[OwnWords] = (), *, as_jso
         code = run()
         sys.stdout.flush()  # here, where a failure can still be said
     except StdoutUnwritable as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(log_format.line(f"error: {error}", level="error"), file=sys.stderr)
         stop_writing()
         return error.exit_code
     except kinds as error:
@@ -124,9 +124,8 @@ def parse_arguments(parser: argparse.ArgumentParser, argv: Sequence[str] | None)
         raise SystemExit(bad_usage(bad.message, as_json=JSON_FLAG in arguments)) from None
 
 
-def log_to_stderr(verbose: bool) -> None:
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
-                        format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)  # fmt: skip
+def log_to_stderr(verbose: bool, chosen: str = log_format.TEXT) -> None:
+    log_format.configure(verbose, chosen)
 
 
 def bad_usage(message: str, *, as_json: bool) -> int:
@@ -137,7 +136,7 @@ def _say(message: str, exit_code: int, as_json: bool) -> int:
     """Each of an error's own lines (a ``ConfigurationInvalid`` joins them with ``\\nerror: ``)
     escaped, a newline too, whatever text (a path, a name) it carries."""
     lines = [escaped(line) for line in message.split(_LINES)]
-    print(f"error: {_LINES.join(lines)}", file=sys.stderr)
+    print(log_format.line(f"error: {_LINES.join(lines)}", level="error"), file=sys.stderr)
     if as_json:
         said = {"error": lines[0], "errors": lines, "exit_code": exit_code}
         try:
@@ -221,7 +220,8 @@ class _Spool(io.RawIOBase):
                 self._dropped += 1
                 return size
             if self._dropped:  # where the gap is
-                self._waiting.append(f"({self._dropped} writes dropped here: nobody was reading)\n".encode())
+                gap = f"({self._dropped} writes dropped here: nobody was reading)"
+                self._waiting.append(f"{log_format.line(gap, level='warning')}\n".encode())
                 self._queued += len(self._waiting[-1])
                 self._dropped = 0
             self._waiting.append(bytes(data))

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from shell import process_secrets
 from shell.basecamp.standin.faults import RateLimit, seconds
 from shell.basecamp.standin.server import StandIn
 from shell.basecamp.standin.world import WORLDS, World
@@ -89,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
     except OSError as error:
         raise UserError(f"cannot listen on 127.0.0.1:{args.port}: {error.strerror or error}",
                         EXIT_UNAVAILABLE) from error
+    for secret in (standin.control_secret, *(person.token for person in standin.world.everyone)):
+        process_secrets.hold(secret)  # said once, on the first line; never in a log line
     stop: list[int] = []  # the handler only notes: the main thread may hold a lock it would take
     previous = {number: signal.signal(number, lambda signum, frame: stop.append(signum))
                 for number in (signal.SIGINT, signal.SIGTERM)}

@@ -20,6 +20,8 @@ import signal
 import sys
 from types import FrameType
 
+from shell import log_format
+
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 HANGUP = signal.SIGHUP
 BLOCKED_AT_START = {*STOP_SIGNALS, HANGUP, signal.SIGUSR1}
@@ -72,5 +74,6 @@ def stop_name() -> str:
 def said_hangups() -> None:
     while HANGUPS:
         HANGUPS.pop()
-        print("SIGHUP ignored: the connector goes on (its configuration is re-read every 2 s on its own;"
-              " stop it with SIGTERM)", file=sys.stderr, flush=True)
+        said = ("SIGHUP ignored: the connector goes on (its configuration is re-read every 2 s on its own;"
+                " stop it with SIGTERM)")
+        print(log_format.line(said, level="warning"), file=sys.stderr, flush=True)

@@ -22,6 +22,7 @@ from core.text import message_text
 from shell.ledger import outbox, snapshots
 from shell.ledger.connection import stored_time
 from shell.ledger.rules import asked
+from shell.log_format import ids
 
 if TYPE_CHECKING:
     from core.settlement import ListedReplies
@@ -106,7 +107,8 @@ def record_worker_message(connection: sqlite3.Connection, kind: IntentKind, task
         return 0
     sql = f"UPDATE task_events SET {column} = ? WHERE task_id = ? AND event_id = ? AND {column} IS NULL"
     changed = connection.execute(sql, (receipt_id, task_id, event_id)).rowcount
-    log.info("worker words task=%s event=%s: %s %d recorded (%d)", task_id, event_id, column, receipt_id, changed)
+    log.info("worker words task=%s event=%s: %s %d recorded (%d)", task_id, event_id, column, receipt_id, changed,
+             extra=ids(task=task_id, event_id=event_id, kind=kind))
     return changed
 
 
@@ -160,5 +162,6 @@ def adopt_listed(connection: sqlite3.Connection, task_id: int, replies: ListedRe
         )
         if reply_id is not None and adopt_reply(connection, task_id, row.event_id, reply_id) == 1:
             adopted.append((row.event_id, reply_id))
-            log.info("adoption task=%d event=%d: adopted reply %d", task_id, row.event_id, reply_id)
+            log.info("adoption task=%d event=%d: adopted reply %d", task_id, row.event_id, reply_id,
+                     extra=ids(task=task_id, event_id=row.event_id))
     return adopted

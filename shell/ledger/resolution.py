@@ -25,6 +25,7 @@ from shell.errors import EXIT_NOT_FOUND, EXIT_REFUSED, UserError
 from shell.ledger import deliveries, tasks
 from shell.ledger import outbox as rows
 from shell.ledger.connection import Ledger
+from shell.log_format import ids
 
 log = logging.getLogger("connector.resolution")
 
@@ -107,7 +108,8 @@ def resolve_intent(ledger: Ledger, intent_id: int, resolution: Resolution) -> Re
         after = rows.intent(connection, intent_id)
     assert after is not None
     receipt = "" if after.receipt_id is None else f" receipt {after.receipt_id}"
-    log.info("intent %d %s -> %s by %s%s", intent_id, row.state, after.state, after.resolved_by, receipt)
+    log.info("intent %d %s -> %s by %s%s", intent_id, row.state, after.state, after.resolved_by, receipt,
+             extra=ids(intent=intent_id, kind=row.kind, event_id=row.event_id))
     return Resolved(before=row.state, before_note=row.note, after=after)
 
 

@@ -28,6 +28,7 @@ from core.json_input import json_or_none
 from core.states import DeliveryState, EventOutcome, GuardState, RecordState
 from core.task_token import token_sha256
 from shell.ledger.connection import Ledger
+from shell.log_format import ids
 
 if TYPE_CHECKING:
     from core.dispatch_tools.decisions import (
@@ -262,7 +263,8 @@ class DispatchLedger:
         if serve.cancel_guard:
             _compare_and_set(worker_moves.cancel_guard(connection, *key), "cancel the guard of", key)
         log.info("get_dispatch task %d event %d: exposed %s, first pull %s, guard canceled %s",
-                 task_id, serve.event_id, serve.expose, serve.pull, serve.cancel_guard)
+                 task_id, serve.event_id, serve.expose, serve.pull, serve.cancel_guard,
+                 extra=ids(task=task_id, event_id=serve.event_id))
 
     def _acknowledge(self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Acknowledge) -> None:
         from shell.ledger import worker_moves  # noqa: PLC0415 -- at the first call
@@ -270,12 +272,14 @@ class DispatchLedger:
         moved = worker_moves.acknowledge(connection, self._ledger.timestamp(), decision.ack_id, task_id, event_id)
         _compare_and_set(moved, "acknowledge", (task_id, event_id))
         ack = "recorded" if decision.ack_id is not None else "none"
-        log.info("ack_dispatch task %d event %d: exposed -> delivered, ack id %s", task_id, event_id, ack)
+        log.info("ack_dispatch task %d event %d: exposed -> delivered, ack id %s", task_id, event_id, ack,
+                 extra=ids(task=task_id, event_id=event_id))
         self._words_and_progress(connection, task_id, event_id, decision.words)
 
     def _speak(self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Speak) -> None:
         self._words_and_progress(connection, task_id, event_id, decision.words)
-        log.info("reply_dispatch task %d event %d: a note written for the connector to post", task_id, event_id)
+        log.info("reply_dispatch task %d event %d: a note written for the connector to post", task_id, event_id,
+                 extra=ids(task=task_id, event_id=event_id))
 
     def _complete(self, connection: sqlite3.Connection, task_id: int, event_id: int, decision: Complete) -> None:
         from shell.ledger import worker_moves  # noqa: PLC0415 -- at the first call
@@ -290,7 +294,8 @@ class DispatchLedger:
             _compare_and_set(moved, "complete the record of", (task_id, event_id))
         self._words_and_progress(connection, task_id, event_id, decision.words)
         log.info("complete_dispatch task %d event %d: delivery completed (%s), record completed %s",
-                 task_id, event_id, report.outcome, decision.complete_record)
+                 task_id, event_id, report.outcome, decision.complete_record,
+                 extra=ids(task=task_id, event_id=event_id))
 
     def _words_and_progress(self, connection: sqlite3.Connection, task_id: int, event_id: int,
                             words: WorkerMessage | None) -> None:

@@ -35,7 +35,7 @@ from core.file_kinds import CONFIG_NAME, LEDGER_NAME, FileKind
 from core.json_input import JsonRefused, decode_json
 from core.oauth import Credentials, read_token_text
 from core.route_reach import OwnPath
-from shell import private_files
+from shell import private_files, process_secrets
 from shell.errors import EXIT_CONFIG, EXIT_USAGE, UserError
 from shell.state.pair_lock import runtime_directory
 
@@ -187,6 +187,7 @@ def read_token_file(path: Path) -> str | Credentials:
         raise UserError(f"token file {path} {error}", EXIT_CONFIG) from None
     if isinstance(found, str) and not found.isprintable():
         raise UserError(f"token file {path} holds a control character; a token is printable", EXIT_CONFIG)
+    process_secrets.hold_token(found)
     return found
 
 

@@ -46,6 +46,7 @@ from core.worker_allowances import MCP_SERVER_NAME
 from core.worker_stream import Exited, Signaled, StopRequest, Vanished, WorkerEnd, stop_reason
 from shell import code_root, private_files, processes
 from shell.clock import Clock, SystemClock
+from shell.log_format import ids
 from shell.worker.command import StreamWatch, Turns, WorkerCommand, close_input
 
 if TYPE_CHECKING:
@@ -119,7 +120,8 @@ def spawn(command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Pat
         detail = f"{type(error).__name__}: {error.strerror or error}"
         if error.filename is not None:
             detail += f": {error.filename}"
-        log.warning("worker attempt=%s could not start: %s", attempt_id, detail)
+        log.warning("worker attempt=%s could not start: %s", attempt_id, detail,
+                    extra=ids(attempt=attempt_id))
         return SpawnFailed(attempt_id, detail)
     finally:
         os.close(out)
@@ -138,7 +140,8 @@ def _running(attempt_id: str, process: subprocess.Popen[bytes], session_dir: Pat
     except ProcessLookupError:
         pgid = process.pid  # already gone (and reaped); start_new_session made it its group's leader
     started = processes.process_start_time(process.pid) or ""
-    log.info("worker attempt=%s started pid=%d pgid=%d", attempt_id, process.pid, pgid)
+    log.info("worker attempt=%s started pid=%d pgid=%d", attempt_id, process.pid, pgid,
+             extra=ids(attempt=attempt_id))
     files = (session_dir / MCP_CONFIG_NAME, session_dir / STDOUT_NAME, session_dir / STDERR_NAME)
     return RunningWorker(attempt_id, process.pid, pgid, started, session_dir, *files, process, turns)
 
@@ -246,7 +249,8 @@ def supervise(running: RunningWorker, *, deadline_at: datetime | None, stop_even
                                  every=still_running_every, poll=poll_seconds, mode=permission_mode,
                                  after_result=after_result_seconds)
         if requested is not None:
-            log.info("worker attempt=%s stop=%s pid=%d", running.attempt_id, requested, running.pid)
+            log.info("worker attempt=%s stop=%s pid=%d", running.attempt_id, requested, running.pid,
+                     extra=ids(attempt=running.attempt_id))
         # Whether it was asked to stop or exited and left members behind, the group ends now,
         # while the unreaped leader still holds its number.
         if running.leads_its_group:
@@ -261,7 +265,8 @@ def supervise(running: RunningWorker, *, deadline_at: datetime | None, stop_even
     end = WorkerEnd(ending if ending is not None else Vanished(), requested)
     reason = stop_reason(end)
     log.info("worker attempt=%s ended stop_reason=%s ending=%s signals=%s",
-             running.attempt_id, reason, end.ending, ",".join(signals) or "-")  # fmt: skip
+             running.attempt_id, reason, end.ending, ",".join(signals) or "-",
+             extra=ids(attempt=running.attempt_id))  # fmt: skip
     facts = watch.poll() if watch is not None else None
     return Supervision(reason, end, signals, ticks, survivors or ending is None, facts)
 
@@ -291,7 +296,8 @@ def _wait(running: RunningWorker, watch: StreamWatch | None, stop_event: StopSig
             try:
                 on_tick()
             except Exception:
-                log.exception("worker attempt=%s: the still-running report failed", running.attempt_id)
+                log.exception("worker attempt=%s: the still-running report failed", running.attempt_id,
+                              extra=ids(attempt=running.attempt_id))
             next_tick += every
             if next_tick <= clock.monotonic():  # a slow report skips ticks; it never bunches them
                 next_tick = clock.monotonic() + every
@@ -388,7 +394,8 @@ class CommandDriver:
         told = worker_stream.account(supervision.stop_reason, supervision.facts, permission_mode=mode,
                                      cut_short=cut_short)
         if told.not_started:
-            log.warning("worker attempt=%s never began its work: %s", started.attempt_id, told.not_started)
+            log.warning("worker attempt=%s never began its work: %s", started.attempt_id, told.not_started,
+                        extra=ids(attempt=started.attempt_id))
         return told
 
     def release(self, started: object) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from core.log_lines import Transition
 from shell.basecamp.client import BasecampClient
 from shell.basecamp.standin.server import StandIn
 from shell.clock import SystemClock
@@ -63,9 +64,9 @@ def test_a_stop_during_the_starts_readmission_admits_no_further_record_and_reads
     )
     asked: list[str] = []
 
-    def heard(line: str) -> None:  # the first record admitted again; then a SIGTERM lands
-        if line.startswith("verdict"):
-            asked.append(line)
+    def heard(said: Transition) -> None:  # the first record admitted again; then a SIGTERM lands
+        if said.head == "verdict":
+            asked.append(said.line)
             time.sleep(0.5)  # the start's watcher looks every REQUEST_CHECK_SECONDS
 
     with open_ledger(StatePaths.at(state).ledger) as ledger:

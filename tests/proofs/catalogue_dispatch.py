@@ -185,7 +185,7 @@ DISPATCH: list[Mutation] = [
     rule(
         "a worker that exists is supervised even if recording it as running fails",
         '            log.exception("dispatch attempt=%s: its process could not be recorded; supervising it anyway",\n'
-        "                          launch.attempt_id)\n",
+        "                          launch.attempt_id, extra=_ids_of(launch))\n",
         "            raise\n",
         "test_a_spawned_worker_is_never_left_unsupervised_when_the_ledger_fails",
     ),

@@ -114,7 +114,7 @@ LIVE: list[Mutation] = [
     rule(
         "live lane: the connector admits what the live lane recorded, at once",
         'partial(self._heard, "live")',
-        'lambda event_id: self.on_event(f"seen event={event_id} lane=live")',
+        'lambda event_id: self.on_event(transition("seen", event=event_id, lane="live"))',
         "test_a_mention_is_heard_live_and_status_tells_the_lane",
     ),
     rule(

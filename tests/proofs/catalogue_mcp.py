@@ -50,8 +50,8 @@ FIRST_CALL = "test_the_tools_list_imports_none_of_what_the_first_tool_call_needs
 MCP += [
     rule(
         "mcp start: the worker's calls import core's decisions at the first tool call",
-        "from shell.ledger.connection import Ledger\n\nif TYPE_CHECKING:\n    from core.dispatch_tools.decisions import (\n",
-        "from shell.ledger.connection import Ledger\nfrom core.dispatch_tools.decisions import decide_get\n\n"
+        "from shell.log_format import ids\n\nif TYPE_CHECKING:\n    from core.dispatch_tools.decisions import (\n",
+        "from shell.log_format import ids\nfrom core.dispatch_tools.decisions import decide_get\n\n"
         "if TYPE_CHECKING:\n    from core.dispatch_tools.decisions import (\n",
         START,
         FIRST_CALL,

@@ -221,8 +221,8 @@ OPS: list[Mutation] = [
     ),
     rule(
         "run: the first line names the launches left mid-launch and whether a hold stands",
-        "    print(f\"running {running} mid_launch={','.join(held) or 'none'} hold={hold}\", flush=True)\n",
-        "    print(f\"running {running} held={','.join(held) or 'none'}\", flush=True)\n",
+        "    started = f\"running {running} mid_launch={','.join(held) or 'none'} hold={hold}\"\n",
+        "    started = f\"running {running} held={','.join(held) or 'none'}\"\n",
         "test_the_running_line_names_the_launches_left_and_whether_a_hold_stands",
     ),
     rule(
@@ -432,5 +432,70 @@ OPS: list[Mutation] = [
         "    if user_name is not None and _USER_NAME.fullmatch(user_name) is None:\n",
         "    if False:\n",
         "test_a_user_name_that_is_none_or_beside_a_user_unit_is_usage",
+    ),
+    # run --log-format json: one object a line on each stream, the ids as fields (shell.log_format)
+    rule(
+        "run --log-format json: run's own lines on stdout and stderr are objects too",
+        "    _CHOSEN[:] = [log_format]\n",
+        "    _CHOSEN[:] = [TEXT]\n",
+        "test_every_line_of_a_json_run_is_an_object_with_its_ids_and_no_secret",
+        "test_an_error_of_a_json_run_is_one_object_on_stderr",
+        "test_a_json_runs_note_of_writes_it_dropped_is_an_object_too",
+    ),
+    rule(
+        "run --log-format json: a transition line carries its ids as fields",
+        'said = log_format.line(transition.line, logger="connector.transition", fields=transition.fields)',
+        'said = log_format.line(transition.line, logger="connector.transition")',
+        "test_every_line_of_a_json_run_is_an_object_with_its_ids_and_no_secret",
+    ),
+    rule(
+        "run --log-format json: a log line carries the ids its call site gave",
+        "        fields: Mapping[str, object] = getattr(record, _FIELDS, None) or {}",
+        "        fields: Mapping[str, object] = {}",
+        "test_a_json_line_carries_the_ids_its_call_site_gave",
+        "test_every_line_of_a_json_run_is_an_object_with_its_ids_and_no_secret",
+    ),
+    rule(
+        "run --log-format json: a log line that names an id gives it as a field (the launching line)",
+        "                 launch.task_id, launch.attempt_id, events, extra=_ids_of(launch))",
+        "                 launch.task_id, launch.attempt_id, events)",
+        "test_every_log_line_that_names_an_id_gives_it_as_a_field",
+        "test_every_line_of_a_json_run_is_an_object_with_its_ids_and_no_secret",
+    ),
+    rule(
+        "run --log-format json: an error line is an object",
+        '    print(log_format.line(f"error: {_LINES.join(lines)}", level="error"), file=sys.stderr)',
+        '    print(f"error: {_LINES.join(lines)}", file=sys.stderr)',
+        "test_an_error_of_a_json_run_is_one_object_on_stderr",
+    ),
+    rule(
+        "run --log-format json: the SIGHUP notice is an object",
+        '        print(log_format.line(said, level="warning"), file=sys.stderr, flush=True)',
+        "        print(said, file=sys.stderr, flush=True)",
+        "test_every_line_of_a_json_run_is_an_object_with_its_ids_and_no_secret",
+    ),
+    rule(
+        "run --log-format json: the note of writes dropped is an object",
+        "                self._waiting.append(f\"{log_format.line(gap, level='warning')}\\n\".encode())",
+        "                self._waiting.append(f\"{gap}\\n\".encode())",
+        "test_a_json_runs_note_of_writes_it_dropped_is_an_object_too",
+    ),
+    rule(
+        "run --log-format json: an uncaught exception and Python's warnings are objects",
+        "        logging.captureWarnings(True)\n        sys.excepthook = _uncaught\n",
+        "",
+        "test_with_json_an_uncaught_exception_and_a_warning_are_objects_too",
+    ),
+    rule(
+        "log lines: the text format stays TIME LOGGER MESSAGE",
+        'TEXT_LAYOUT = "%(asctime)s %(name)s %(message)s"',
+        'TEXT_LAYOUT = "%(asctime)s %(levelname)s %(name)s %(message)s"',
+        "test_the_text_format_is_the_line_it_always_was",
+    ),
+    rule(
+        "run --log-format json: a stack dump on SIGUSR1 is one object",
+        '                said = log_format.line(head, level="warning", logger="connector.stacks", detail=rest)',
+        '                said = f"{head}\\n{rest}"',
+        "test_every_line_of_a_json_run_is_an_object_with_its_ids_and_no_secret",
     ),
 ]

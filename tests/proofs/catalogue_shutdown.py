@@ -71,8 +71,9 @@ SHUTDOWN: list[Mutation] = [
     ),
     rule(
         "stack dumps: signals that queue while a dump is written are one dump",
-        "            if signal.SIGUSR1 in chunk:\n                _write(fd, stacks(threading.get_ident()))\n",
-        "            for _ in range(chunk.count(signal.SIGUSR1)):\n                _write(fd, stacks(threading.get_ident()))\n",
+        "            if signal.SIGUSR1 in chunk:\n                head, _, rest = stacks(threading.get_ident()).partition(",
+        "            for _ in range(chunk.count(signal.SIGUSR1)):\n"
+        "                head, _, rest = stacks(threading.get_ident()).partition(",
         "test_signals_that_queue_while_a_dump_is_written_are_one_dump",
     ),
     rule(
@@ -239,8 +240,8 @@ SHUTDOWN: list[Mutation] = [
     ),
     rule(
         "stop during start: run is not called and running not printed; stderr says it stopped",
-        "    if connector.stopped_in is not None:\n        print(\n",
-        "    if False:\n        print(\n",
+        "    if connector.stopped_in is not None:\n        stopped = (",
+        "    if False:\n        stopped = (",
         "test_sigterm_during_the_starts_reconciliation_listing_leaves_the_intent_sending_for_the_next_start",
         "test_sigterm_during_recoverys_reply_listing_leaves_the_attempt_live_for_the_next_start",
     ),

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from core.configuration import Configuration, Route, Timings, Trust
+from core.log_lines import Transition
 from shell.basecamp.client import BasecampClient
 from shell.clock import FakeClock
 from shell.connector import Connector, Seams
@@ -97,7 +98,7 @@ class Failures(logging.Handler):
 class SimConnector:
     def __init__(  # noqa: PLR0917 -- the parts a process is made of
         self, path: Path, sessions: Path, work_dir: Path, clock: FakeClock,
-                 basecamp: SimBasecamp, workers: Workers, on_event: Callable[[str], None],
+                 basecamp: SimBasecamp, workers: Workers, on_event: Callable[[Transition], None],
                  survivor: Ledger | None = None) -> None:
         self.clock = clock
         self.ledger: Ledger = open_ledger(path, clock=clock, unsynced=True) if survivor is None else survivor

@@ -52,6 +52,7 @@ from pathlib import Path
 
 from core.destinations import Destination
 from core.edges import Actor
+from core.log_lines import Transition
 from core.posting import PostOutcome, Refused, not_created_cause
 from core.snapshots import StopReason
 from shell.ledger import tasks
@@ -220,9 +221,9 @@ class Run:
         connector.dispatcher.on_stop = self._workers_stopped
         return connector
 
-    def _seen(self, line: str) -> None:
+    def _seen(self, said: Transition) -> None:
         """The connector's event log (``Connector.on_event``): what the repair found first."""
-        if line.endswith("lane=repair"):
+        if said.fields.get("lane") == "repair":
             self.cover("repair: found an event the live lane lost")
 
     def _boot(self) -> None:
