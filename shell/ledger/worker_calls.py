@@ -161,7 +161,7 @@ class DispatchLedger:
 
                 worker_moves.record_words_refused(connection, task_id, f"{tool}: its words held {held}, "
                                                   "so nothing was written")  # fmt: skip
-                log.warning("%s task %d: words holding %s refused", tool, task_id, held)
+                log.warning("%s task %d: words holding %s refused", tool, task_id, held, extra=ids(task=task_id))
                 return Failure(refuse(RefusalKind.holds_credential))
             row = _row(connection, task_id, event_id)
 

@@ -28,6 +28,8 @@ def shadow_state(tmp_path: Path, *, old_ledger: bool = True) -> Path:
     token = tmp_path / "token"
     token.write_text("token-never-shown\n")
     token.chmod(0o600)
+    work = tmp_path / "work"  # the route's, beside the state and the token: a route over them is refused
+    work.mkdir(exist_ok=True)
     save_config(
         StatePaths.at(state).config,
         Configuration(
@@ -35,7 +37,7 @@ def shadow_state(tmp_path: Path, *, old_ledger: bool = True) -> Path:
             base_url="https://3.basecampapi.com",
             agent_id=42,
             token_file=str(token),
-            routes=(Route(PROJECT, str(tmp_path)),),
+            routes=(Route(PROJECT, str(work)),),
             worker_command=("true",),
         ),
     )
