@@ -100,7 +100,8 @@ def spawn(command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Pat
     if not token:
         raise ValueError("a worker is started with its task's token")
     if (changed := command.mcp_changed()) is not None:  # each start reads its MCP files again
-        log.warning("worker attempt=%s could not start: %s", attempt_id, changed, extra=ids(attempt=attempt_id))
+        log.warning("worker attempt=%s could not start: %s", attempt_id, changed,
+                    extra=ids(attempt=attempt_id))
         return SpawnFailed(attempt_id, changed)
     mcp_config = private_dir / attempt_id / MCP_CONFIG_NAME
     argv = command.render(prompt=prompt, mcp_config=mcp_config, work_dir=work_dir)
