@@ -124,6 +124,7 @@ class Dispatch:
     ended_at: str | None
     events: tuple[DispatchedEvent, ...]
     not_started: str = ""  # why a worker that existed never began its work (its own output says)
+    ended_because: str = ""  # why the connector ended a worker that had begun (its output passed the cap)
     result: WorkerResult | None = None  # what the worker's own result said (Claude Code's)
 
 

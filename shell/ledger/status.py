@@ -146,7 +146,7 @@ def _dispatched_events(connection: sqlite3.Connection, task_id: int) -> tuple[Di
 def _dispatches(connection: sqlite3.Connection) -> tuple[Dispatch, ...]:
     rows = connection.execute(
         "SELECT id, task_id, seq, state, stop_reason, spawn_failed, launched_at, ended_at, not_started,"
-        " worker_result, result_is_error, result_error, result_turns, result_cost_usd,"
+        " ended_because, worker_result, result_is_error, result_error, result_turns, result_cost_usd,"
         " result_duration_ms, denied_tools"
         " FROM attempts ORDER BY launched_at DESC, rowid DESC LIMIT ?",
         (LAST_DISPATCHES,),
@@ -156,9 +156,10 @@ def _dispatches(connection: sqlite3.Connection) -> tuple[Dispatch, ...]:
             attempt_id=str(attempt_id), task_id=int(task_id), seq=int(seq), state=AttemptState(state),
             stop_reason=str(stop_reason), spawn_failed=bool(spawn_failed), launched_at=str(launched_at),
             ended_at=None if ended_at is None else str(ended_at), events=_dispatched_events(connection, int(task_id)),
-            not_started=str(not_started), result=_worker_result(said) if said[0] else None,
+            not_started=str(not_started), ended_because=str(because), result=_worker_result(said) if said[0] else None,
         )
-        for attempt_id, task_id, seq, state, stop_reason, spawn_failed, launched_at, ended_at, not_started, *said in rows
+        for attempt_id, task_id, seq, state, stop_reason, spawn_failed, launched_at, ended_at, not_started, because,
+        *said in rows
     )
 
 

@@ -206,11 +206,11 @@ def _record_account(connection: sqlite3.Connection, attempt_id: str, account: Wo
     connection.execute(
         "UPDATE attempts SET not_started = ?, worker_result = ?, result_is_error = ?, result_error = ?,"
         " result_turns = ?, result_cost_usd = ?, result_duration_ms = ?, denied_tools = ?, refusals = ?,"
-        " session_id = ? WHERE id = ?",
+        " session_id = ?, ended_because = ? WHERE id = ?",
         (
             account.not_started, int(account.result is not None), int(result.is_error), result.error,
             max(result.turns, 0), max(result.cost_usd, 0.0), max(result.duration_ms, 0), ",".join(result.denials),
-            len(result.denials), account.session_id, attempt_id,
+            len(result.denials), account.session_id, account.ended_because, attempt_id,
         ),
     )
 

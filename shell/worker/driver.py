@@ -42,10 +42,12 @@ from core import worker_stream
 from core.dispatch_prompt import MCP_SERVER_NAME, dispatch_prompt, follow_up_prompt
 from core.snapshots import StopReason
 from core.task_token import TASK_TOKEN_ENV
+from core.worker_output import OUTPUT_CAP_BYTES, passed_cap
 from core.worker_stream import Exited, Signaled, StopRequest, Vanished, WorkerEnd, stop_reason
 from shell import private_files, processes
 from shell.clock import Clock, SystemClock
 from shell.worker.command import StreamWatch, Turns, WorkerCommand, close_input
+from shell.worker.output import Pump
 
 if TYPE_CHECKING:
     from shell.ledger.tasks import Launch
@@ -62,6 +64,7 @@ _ATTEMPT_ID = re.compile(r"[A-Za-z0-9_]{1,64}")
 AFTER_RESULT_SECONDS = 10.0
 DEFAULT_STILL_RUNNING_SECONDS = 600.0
 POLL_SECONDS = 0.05
+OUTPUT_DRAIN_SECONDS = 2.0  # after the group's end, for what its pipes still hold
 
 
 class SessionSetupError(Exception):
@@ -80,10 +83,15 @@ class RunningWorker:
     stderr: Path
     process: subprocess.Popen[bytes] = field(repr=False)
     turns: Turns | None = field(default=None, repr=False)  # a stream-json worker's stdin
+    output: tuple[Pump, ...] = field(default=(), repr=False)  # its stdout and stderr, into their files
 
     @property
     def leads_its_group(self) -> bool:
         return self.pid > 1 and self.pgid == self.pid
+
+    @property
+    def output_passed_cap(self) -> bool:
+        return any(pump.passed.is_set() for pump in self.output)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +103,7 @@ class SpawnFailed:
 def spawn(command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Path, private_dir: Path,
           ledger_path: Path, token: str, repository: Path = REPOSITORY,
           environ: Mapping[str, str] | None = None, agent_id: int | None = None, send_prompt: bool = True,
-          resume_session: str = "") -> RunningWorker | SpawnFailed:
+          resume_session: str = "", output_cap: int = OUTPUT_CAP_BYTES) -> RunningWorker | SpawnFailed:
     if not token:
         raise ValueError("a worker is started with its task's token")
     mcp_config = private_dir / attempt_id / MCP_CONFIG_NAME
@@ -109,27 +117,30 @@ def spawn(command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Pat
     try:
         process = subprocess.Popen(
             argv, cwd=work_dir, env=command.environment(os.environ if environ is None else environ),
-            stdin=subprocess.PIPE if command.speaks_stream_json else subprocess.DEVNULL, stdout=out,
-            stderr=err, start_new_session=True, close_fds=True)
+            stdin=subprocess.PIPE if command.speaks_stream_json else subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
     except OSError as error:  # Popen reaps the child before it raises
+        os.close(out)
+        os.close(err)
         shutil.rmtree(session_dir, ignore_errors=True)
         detail = f"{type(error).__name__}: {error.strerror or error}"
         if error.filename is not None:
             detail += f": {error.filename}"
         log.warning("worker attempt=%s could not start: %s", attempt_id, detail)
         return SpawnFailed(attempt_id, detail)
-    finally:
-        os.close(out)
-        os.close(err)
+    assert process.stdout is not None
+    assert process.stderr is not None
+    output = (Pump(process.stdout, out, output_cap, f"{attempt_id}-stdout"),
+              Pump(process.stderr, err, output_cap, f"{attempt_id}-stderr"))
     turns = Turns(process.stdin) if command.speaks_stream_json else None
-    running = _running(attempt_id, process, session_dir, turns)
+    running = _running(attempt_id, process, session_dir, turns, output)
     if turns is not None and send_prompt:
         turns.give(prompt)
     return running
 
 
 def _running(attempt_id: str, process: subprocess.Popen[bytes], session_dir: Path,
-             turns: Turns | None) -> RunningWorker:
+             turns: Turns | None, output: tuple[Pump, ...]) -> RunningWorker:
     try:
         pgid = os.getpgid(process.pid)  # the kernel's answer; /proc may be unreadable
     except ProcessLookupError:
@@ -137,7 +148,7 @@ def _running(attempt_id: str, process: subprocess.Popen[bytes], session_dir: Pat
     started = processes.process_start_time(process.pid) or ""
     log.info("worker attempt=%s started pid=%d pgid=%d", attempt_id, process.pid, pgid)
     files = (session_dir / MCP_CONFIG_NAME, session_dir / STDOUT_NAME, session_dir / STDERR_NAME)
-    return RunningWorker(attempt_id, process.pid, pgid, started, session_dir, *files, process, turns)
+    return RunningWorker(attempt_id, process.pid, pgid, started, session_dir, *files, process, turns, output)
 
 
 def mcp_session_config(repository: Path, ledger_path: Path, token: str,
@@ -251,6 +262,8 @@ def supervise(running: RunningWorker, *, deadline_at: datetime | None, stop_even
             signals, survivors = processes.end_child_group(running.pid, running.process_started, grace,
                                                            clock, poll_seconds)
         ending = _reap(running, poll_seconds, clock)
+        for pump in running.output:  # the files whole before the stream's last read
+            pump.join(OUTPUT_DRAIN_SECONDS)
     finally:
         running.mcp_config.unlink(missing_ok=True)
         if running.turns is not None:
@@ -271,6 +284,8 @@ def _wait(running: RunningWorker, watch: StreamWatch | None, stop_event: StopSig
     ticks = 0
     hang_after: float | None = None
     while _observe(running) is None:
+        if running.output_passed_cap:
+            return StopRequest.output_cap, ticks
         if watch is not None:
             said = watch.poll()
             if said.init is not None and worker_stream.init_problem(said.init, permission_mode=mode):
@@ -354,6 +369,7 @@ class CommandDriver:
     repository: Path = REPOSITORY
     environ: Mapping[str, str] | None = None
     agent_id: int | None = None  # the agent's Person id: the MCP server strips its own mentions
+    output_cap: int = OUTPUT_CAP_BYTES  # of each of a worker's stdout and stderr, kept on disk
 
     def spawn(self, launch: Launch, work_dir: Path) -> RunningWorker | SpawnFailed:
         """Start the worker, resuming the conversation's session when the launch names one."""
@@ -361,7 +377,7 @@ class CommandDriver:
         return spawn(self.command, attempt_id=launch.attempt_id, prompt=prompt, work_dir=work_dir,
                      private_dir=self.private_dir, ledger_path=self.ledger_path, token=launch.token,
                      repository=self.repository, environ=self.environ, agent_id=self.agent_id,
-                     resume_session=launch.resume_session)
+                     resume_session=launch.resume_session, output_cap=self.output_cap)
 
     def follow_up(self, started: object, event_ids: tuple[int, ...]) -> tuple[int, ...]:
         """The events whose turn was given to the running worker."""
@@ -382,9 +398,11 @@ class CommandDriver:
                                 after_result_seconds=self.after_result_seconds)
         if supervision.survivors:
             return None
-        cut_short = supervision.end.stop_requested in (StopRequest.deadline, StopRequest.shutdown)
+        asked = supervision.end.stop_requested
+        cut_short = asked in (StopRequest.deadline, StopRequest.shutdown, StopRequest.output_cap)
+        because = passed_cap(self.output_cap) if asked is StopRequest.output_cap else ""
         told = worker_stream.account(supervision.stop_reason, supervision.facts, permission_mode=mode,
-                                     cut_short=cut_short)
+                                     cut_short=cut_short, ended_because=because)
         if told.not_started:
             log.warning("worker attempt=%s never began its work: %s", started.attempt_id, told.not_started)
         return told

@@ -1,6 +1,6 @@
 """The ledger's rules generated from core (``shell.ledger.rules``), against real SQLite files:
 equivalent to the hand-written triggers and CHECKs main held at schema 18 (every pair of states,
-every note, every value of every vocabulary), and an old ledger of any version 1..18 upgraded on
+every note, every value of every vocabulary), and an old ledger of any version 1..19 upgraded on
 open to exactly a new ledger's schema, its rows intact."""
 
 from __future__ import annotations

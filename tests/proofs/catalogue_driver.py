@@ -218,8 +218,45 @@ DRIVER: list[Mutation] = [
     ),
     rule(
         "the worker's session is recorded on its attempt",
-        "            account.session_id, attempt_id,\n",
-        '            "", attempt_id,\n',
+        "len(result.denials), account.session_id, account",
+        'len(result.denials), "", account',
         "test_a_follow_up_joins_the_running_worker_and_a_later_task_resumes_the_conversation",
+    ),
+    rule(
+        "a worker's stdout and stderr keep at most the cap on disk, the first bytes",
+        "    return Kept(chunk[:room], len(chunk) > room)",
+        "    return Kept(chunk, len(chunk) > room)",
+        "test_a_stream_keeps_the_first_bytes_up_to_the_cap_and_passes_it_only_when_more_came",
+        "test_a_worker_writing_past_the_cap_keeps_the_cap_on_disk_is_ended_and_its_attempt_says_why",
+    ),
+    rule(
+        "a worker whose output passed the cap is ended",
+        "        if running.output_passed_cap:\n            return StopRequest.output_cap, ticks\n",
+        "",
+        "test_a_worker_writing_past_the_cap_keeps_the_cap_on_disk_is_ended_and_its_attempt_says_why",
+    ),
+    rule(
+        "a worker ended for its output: its account says why",
+        '        because = passed_cap(self.output_cap) if asked is StopRequest.output_cap else ""',
+        '        because = ""',
+        "test_a_worker_writing_past_the_cap_keeps_the_cap_on_disk_is_ended_and_its_attempt_says_why",
+    ),
+    rule(
+        "why the connector ended a worker is recorded on its attempt",
+        "account.ended_because, attempt_id,\n",
+        '"", attempt_id,\n',
+        "test_a_worker_writing_past_the_cap_keeps_the_cap_on_disk_is_ended_and_its_attempt_says_why",
+    ),
+    rule(
+        "status says why the connector ended a worker",
+        '    said += f"; {dispatch.ended_because}" if dispatch.ended_because else ""\n',
+        "",
+        "test_a_worker_writing_past_the_cap_keeps_the_cap_on_disk_is_ended_and_its_attempt_says_why",
+    ),
+    rule(
+        "status --json says why the connector ended a worker",
+        '        "ended_because": dispatch.ended_because,\n',
+        "",
+        "test_a_worker_writing_past_the_cap_keeps_the_cap_on_disk_is_ended_and_its_attempt_says_why",
     ),
 ]

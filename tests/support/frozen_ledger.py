@@ -1,6 +1,7 @@
-"""A ledger exactly as main made it at schema 18 (commit 69c6e06), at any version 1..18.
+"""A ledger exactly as main made it at schema 19, at any version 1..19.
 
-``frozen_migrations/`` holds that commit's migration files unchanged, fixture data for the
+``frozen_migrations/`` holds the migration files as main shipped them (1..18 as commit 69c6e06
+wrote them, vocabulary CHECKs and edge triggers included; 19 on, no rule), fixture data for the
 equivalence and upgrade tests of ``shell.ledger.rules``: ``build`` applies the first ``version``
 of them as that commit's runner did (a ``schema_migrations`` row and ``user_version`` per
 migration, in one transaction each, the application id stamped), so a test can compare today's
@@ -16,7 +17,7 @@ from shell.clock import FakeClock
 from shell.ledger.connection import APPLICATION_ID, Ledger, split_statements
 
 FROZEN = Path(__file__).with_name("frozen_migrations")
-FROZEN_VERSION = 18
+FROZEN_VERSION = 19
 STAMP = "2026-11-29T12:00:00.000000000Z"
 
 
