@@ -423,8 +423,8 @@ def inbox_check(verdict: InboxVerdict | None, why: str = "") -> Check:
 OLDEST_SUPPORTED = (2, 1, 0)
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 KEY_ADVICE = ("give the worker a key by name: export ANTHROPIC_API_KEY in the connector's environment and "
-              "run bin/connect setup --worker-env ANTHROPIC_API_KEY (or log Claude Code in as this user: "
-              "claude auth login)")
+              "run bin/connect setup --worker-env ANTHROPIC_API_KEY (for a subscription: claude setup-token, "
+              "then the same with CLAUDE_CODE_OAUTH_TOKEN; a login kept in ~/.claude is not the worker's)")
 
 
 def _dotted(version: tuple[int, ...]) -> str:

@@ -56,6 +56,7 @@ class Launch:
     trigger: str
     recording_url: str
     resume_session: str = ""  # the conversation's Claude Code session to go on with, or ""
+    conversation: str = ""  # its conversation's key
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +112,7 @@ def launch(connection: sqlite3.Connection, event_id: int, *, work_dir: str, driv
     exposed = asked(DELIVERY_EDGES, DeliveryState(delivery), DeliveryState.exposed, Actor.dispatcher)
     moved = deliveries.expose_on_launch(connection, task_id, event_id, attempt_id, stamp, exposed=exposed)
     _checked(moved, f"event {event_id} could not be exposed on task {task_id}")
-    return Launch(task_id, attempt_id, token, joined, str(trigger), str(recording_url), resume)
+    return Launch(task_id, attempt_id, token, joined, str(trigger), str(recording_url), resume, conversation)
 
 
 def _startable(connection: sqlite3.Connection, event_id: int, work_dir: str) -> tuple[str, LiveWork, str, str]:

@@ -3,8 +3,11 @@ own, supervise it to its end and name the stop, give it follow-up turns, release
 
 The session is an owner-only directory of the private directory named by the attempt id: the MCP
 config (the one place the task token is written, a 0600 file), and the files the worker's output
-goes to. The config goes when the attempt ends, the session when the dispatcher releases it, and
-every session a previous connector left at start. A fault of the private directory is
+is kept in (``shell.worker.output``; a worker past its cap is ended). The config goes when the
+attempt ends, the session when the dispatcher releases it, and every session a previous connector
+left at start. Claude Code's own configuration and transcripts (``CLAUDE_CONFIG_DIR``) are the
+conversation's, in the private directory: emptied for a worker that resumes no session, removed at
+release unless the conversation's next task resumes it. A fault of the private directory is
 ``SessionSetupError``: no record's fault, and no worker is started. The worker runs in the
 route's directory with its command's environment, in a process group of its own, and reaches
 the connector only through the MCP server its config names. A program that could not start is
@@ -23,6 +26,7 @@ unsettled. An event whose follow-up turn could not be given waits for a task of 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -46,7 +50,7 @@ from core.worker_output import OUTPUT_CAP_BYTES, passed_cap
 from core.worker_stream import Exited, Signaled, StopRequest, Vanished, WorkerEnd, stop_reason
 from shell import private_files, processes
 from shell.clock import Clock, SystemClock
-from shell.worker.command import StreamWatch, Turns, WorkerCommand, close_input
+from shell.worker.command import CLAUDE_CONFIG_ENV, StreamWatch, Turns, WorkerCommand, close_input
 from shell.worker.output import Pump
 
 if TYPE_CHECKING:
@@ -60,6 +64,7 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 MCP_CONFIG_NAME = "mcp.json"
 STDOUT_NAME = "stdout"
 STDERR_NAME = "stderr"
+CLAUDE_DIR_NAME = "claude"  # of the private directory: a conversation's Claude Code configuration each
 _ATTEMPT_ID = re.compile(r"[A-Za-z0-9_]{1,64}")
 AFTER_RESULT_SECONDS = 10.0
 DEFAULT_STILL_RUNNING_SECONDS = 600.0
@@ -84,6 +89,7 @@ class RunningWorker:
     process: subprocess.Popen[bytes] = field(repr=False)
     turns: Turns | None = field(default=None, repr=False)  # a stream-json worker's stdin
     output: tuple[Pump, ...] = field(default=(), repr=False)  # its stdout and stderr, into their files
+    claude_dir: Path | None = None  # its Claude Code configuration and transcripts
 
     @property
     def leads_its_group(self) -> bool:
@@ -103,7 +109,8 @@ class SpawnFailed:
 def spawn(command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Path, private_dir: Path,
           ledger_path: Path, token: str, repository: Path = REPOSITORY,
           environ: Mapping[str, str] | None = None, agent_id: int | None = None, send_prompt: bool = True,
-          resume_session: str = "", output_cap: int = OUTPUT_CAP_BYTES) -> RunningWorker | SpawnFailed:
+          resume_session: str = "", output_cap: int = OUTPUT_CAP_BYTES,
+          claude_dir: Path | None = None) -> RunningWorker | SpawnFailed:
     if not token:
         raise ValueError("a worker is started with its task's token")
     mcp_config = private_dir / attempt_id / MCP_CONFIG_NAME
@@ -113,10 +120,13 @@ def spawn(command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Pat
     if any(token in argument for argument in argv):
         raise ValueError("the task token may never appear in a worker's argv")
     config = mcp_session_config(repository.resolve(), ledger_path.resolve(), token, agent_id)
+    environment = command.environment(os.environ if environ is None else environ)
+    if claude_dir is not None:
+        environment[CLAUDE_CONFIG_ENV] = str(_claude_directory(claude_dir, fresh=not resume_session))
     session_dir, out, err = open_session(private_dir, attempt_id, config)
     try:
         process = subprocess.Popen(
-            argv, cwd=work_dir, env=command.environment(os.environ if environ is None else environ),
+            argv, cwd=work_dir, env=environment,
             stdin=subprocess.PIPE if command.speaks_stream_json else subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
     except OSError as error:  # Popen reaps the child before it raises
@@ -133,14 +143,14 @@ def spawn(command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Pat
     output = (Pump(process.stdout, out, output_cap, f"{attempt_id}-stdout"),
               Pump(process.stderr, err, output_cap, f"{attempt_id}-stderr"))
     turns = Turns(process.stdin) if command.speaks_stream_json else None
-    running = _running(attempt_id, process, session_dir, turns, output)
+    running = _running(attempt_id, process, session_dir, turns, output=output, claude_dir=claude_dir)
     if turns is not None and send_prompt:
         turns.give(prompt)
     return running
 
 
 def _running(attempt_id: str, process: subprocess.Popen[bytes], session_dir: Path,
-             turns: Turns | None, output: tuple[Pump, ...]) -> RunningWorker:
+             turns: Turns | None, *, output: tuple[Pump, ...], claude_dir: Path | None) -> RunningWorker:
     try:
         pgid = os.getpgid(process.pid)  # the kernel's answer; /proc may be unreadable
     except ProcessLookupError:
@@ -148,7 +158,8 @@ def _running(attempt_id: str, process: subprocess.Popen[bytes], session_dir: Pat
     started = processes.process_start_time(process.pid) or ""
     log.info("worker attempt=%s started pid=%d pgid=%d", attempt_id, process.pid, pgid)
     files = (session_dir / MCP_CONFIG_NAME, session_dir / STDOUT_NAME, session_dir / STDERR_NAME)
-    return RunningWorker(attempt_id, process.pid, pgid, started, session_dir, *files, process, turns, output)
+    return RunningWorker(attempt_id, process.pid, pgid, started, session_dir, *files, process, turns, output,
+                         claude_dir)
 
 
 def mcp_session_config(repository: Path, ledger_path: Path, token: str,
@@ -162,6 +173,24 @@ def mcp_session_config(repository: Path, ledger_path: Path, token: str,
               "command": sys.executable, "args": args,
               "env": {"PYTHONPATH": str(repository), TASK_TOKEN_ENV: token}}
     return {"mcpServers": {MCP_SERVER_NAME: server}}
+
+
+def claude_directory(private_dir: Path, conversation: str) -> Path:
+    """Where a conversation's Claude Code keeps its configuration and transcripts."""
+    return private_dir / CLAUDE_DIR_NAME / hashlib.sha256(conversation.encode()).hexdigest()[:32]
+
+
+def _claude_directory(path: Path, *, fresh: bool) -> Path:
+    """``path``, made owner-only; emptied first when the worker resumes no session."""
+    if fresh:
+        shutil.rmtree(path, ignore_errors=True)
+    try:
+        private_files.ensure_directory(path, "the worker's Claude Code directory")
+    except private_files.PrivatePathError as error:
+        raise SessionSetupError(str(error)) from error
+    except OSError as error:
+        raise SessionSetupError(f"the worker's Claude Code directory {path}: {error.strerror}") from error
+    return path
 
 
 def open_session(private_dir: Path, attempt_id: str, config: dict[str, object]) -> tuple[Path, int, int]:
@@ -353,8 +382,11 @@ def _answered(running: RunningWorker, said: worker_stream.StreamFacts) -> bool:
     return running.turns.close_if_answered(said.answered if said.replays else running.turns.given)
 
 
-def release(running: RunningWorker) -> None:
+def release(running: RunningWorker, resumed: bool = False) -> None:
+    """Remove the session; and its Claude Code directory unless the conversation's next task resumes it."""
     shutil.rmtree(running.session_dir, ignore_errors=True)
+    if running.claude_dir is not None and not resumed:
+        shutil.rmtree(running.claude_dir, ignore_errors=True)
 
 
 @dataclass
@@ -377,7 +409,8 @@ class CommandDriver:
         return spawn(self.command, attempt_id=launch.attempt_id, prompt=prompt, work_dir=work_dir,
                      private_dir=self.private_dir, ledger_path=self.ledger_path, token=launch.token,
                      repository=self.repository, environ=self.environ, agent_id=self.agent_id,
-                     resume_session=launch.resume_session, output_cap=self.output_cap)
+                     resume_session=launch.resume_session, output_cap=self.output_cap,
+                     claude_dir=claude_directory(self.private_dir, launch.conversation or launch.attempt_id))
 
     def follow_up(self, started: object, event_ids: tuple[int, ...]) -> tuple[int, ...]:
         """The events whose turn was given to the running worker."""
@@ -407,9 +440,9 @@ class CommandDriver:
             log.warning("worker attempt=%s never began its work: %s", started.attempt_id, told.not_started)
         return told
 
-    def release(self, started: object) -> None:
+    def release(self, started: object, resumed: bool = False) -> None:
         if isinstance(started, RunningWorker):
-            release(started)
+            release(started, resumed)
 
     def end_recorded_group(self, pid: int, pgid: int, process_started: str) -> bool:
         """Recovery: True when the group a previous connector recorded is gone (ended now, or already)."""

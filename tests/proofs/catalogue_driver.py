@@ -259,4 +259,42 @@ DRIVER: list[Mutation] = [
         "",
         "test_a_worker_writing_past_the_cap_keeps_the_cap_on_disk_is_ended_and_its_attempt_says_why",
     ),
+    rule(
+        "the worker's Claude Code keeps its configuration and transcripts in a directory of the connector's own",
+        "        environment[CLAUDE_CONFIG_ENV] = str(_claude_directory(claude_dir, fresh=not resume_session))",
+        "        _claude_directory(claude_dir, fresh=not resume_session)",
+        "test_a_fresh_worker_gets_an_empty_owner_only_directory_of_its_conversations",
+        "test_claude_codes_transcripts_live_under_the_state_directory_and_go_once_no_task_resumes_them",
+    ),
+    rule(
+        "a worker that resumes no session gets its conversation's Claude Code directory emptied",
+        "    if fresh:\n        shutil.rmtree(path, ignore_errors=True)\n",
+        "",
+        "test_a_fresh_worker_gets_an_empty_owner_only_directory_of_its_conversations",
+    ),
+    rule(
+        "a conversation's Claude Code directory is owner-only",
+        '        private_files.ensure_directory(path, "the worker\'s Claude Code directory")',
+        "        path.mkdir(parents=True, exist_ok=True)",
+        "test_a_fresh_worker_gets_an_empty_owner_only_directory_of_its_conversations",
+    ),
+    rule(
+        "a conversation's Claude Code directory is removed at release unless its next task resumes it",
+        "    if running.claude_dir is not None and not resumed:\n",
+        "    if False:\n",
+        "test_release_sweeps_the_directory_unless_a_later_task_resumes_it",
+        "test_claude_codes_transcripts_live_under_the_state_directory_and_go_once_no_task_resumes_them",
+    ),
+    rule(
+        "the dispatcher keeps a conversation's Claude Code directory only for a next task that resumes it",
+        '                return tasks.resume_session(connection, launch.conversation) != ""',
+        "                return True",
+        "test_claude_codes_transcripts_live_under_the_state_directory_and_go_once_no_task_resumes_them",
+    ),
+    rule(
+        "doctor asks Claude Code's login in an empty configuration directory, as the worker would be asked",
+        "            environment = {**command.environment(os.environ), CLAUDE_CONFIG_ENV: scratch}",
+        "            environment = command.environment(os.environ)",
+        "test_doctor_counts_a_login_kept_in_home_for_nothing_as_the_worker_does",
+    ),
 ]

@@ -432,6 +432,7 @@ class _Launch:
     trigger = "mention"
     recording_url = "https://3.basecamp.com/1/buckets/2/messages/3"
     resume_session = ""
+    conversation = "recording:3"
 
 
 def test_the_driver_prompts_with_the_originating_events_facts(fp: FakeProcess, attempt: Attempt) -> None:
