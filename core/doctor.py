@@ -265,8 +265,8 @@ def handshake_check(facts: Handshake) -> Check:
         return _warning(name, f"{done}; {who} outlived SIGKILL", "look for the worker's stray processes")
     if facts.strays:
         return _warning(name, f"{done}; its process group ended ({ending}){_strays(facts)}",
-                        "keep what the worker starts in its process group (no setsid, no daemon): "
-                        "under the connector nothing would end it")
+                        "keep what the worker starts in its process group (no setsid, no daemon): the "
+                        "connector ends it with its attempt only while it keeps the attempt's environment")
     return _ok(name, f"{done}; its process group ended ({ending})")
 
 

@@ -17,7 +17,8 @@ records of a worker: pid, group and start time, so nothing later signals another
 Supervision never reaps the worker before its group is done, so an unreaped leader holds its
 number and its group's and every signal reaches only the worker's own processes. At the deadline
 or shutdown the group gets SIGTERM, the grace (a ``Shutdown``'s when shorter), then SIGKILL,
-and only a group the worker leads; members left by a worker that exited are ended the same way. A
+and only a group the worker leads; members left by a worker that exited are ended the same way,
+and what it started outside its group, reparented to the connector, is found by its mark. A
 still-running report that fails is logged and never abandons supervision; a slow one skips ticks,
 never bunches them. Claude Code's stream is read as it runs: an init not as asked ends the group at
 once; once a result answers every message given, stdin is closed, and a worker still running
@@ -50,7 +51,14 @@ from core.worker_output import OUTPUT_CAP_BYTES, passed_cap
 from core.worker_stream import Exited, Signaled, StopRequest, Vanished, WorkerEnd, stop_reason
 from shell import private_files, processes
 from shell.clock import Clock, SystemClock
-from shell.worker.command import CLAUDE_CONFIG_ENV, StreamWatch, Turns, WorkerCommand, close_input
+from shell.worker.command import (
+    CLAUDE_CONFIG_ENV,
+    WORKER_MARK_ENV,
+    StreamWatch,
+    Turns,
+    WorkerCommand,
+    close_input,
+)
 from shell.worker.output import Pump
 
 if TYPE_CHECKING:
@@ -70,6 +78,7 @@ AFTER_RESULT_SECONDS = 10.0
 DEFAULT_STILL_RUNNING_SECONDS = 600.0
 POLL_SECONDS = 0.05
 OUTPUT_DRAIN_SECONDS = 2.0  # after the group's end, for what its pipes still hold
+STRAY_GRACE_SECONDS = 1.0  # SIGTERM to SIGKILL for what a worker left outside its group, at most
 
 
 class SessionSetupError(Exception):
@@ -94,6 +103,11 @@ class RunningWorker:
     @property
     def leads_its_group(self) -> bool:
         return self.pid > 1 and self.pgid == self.pid
+
+    @property
+    def mark(self) -> str:
+        """In its environment, and so in every process it starts (``end_marked_descendants``)."""
+        return f"{WORKER_MARK_ENV}={self.attempt_id}"
 
     @property
     def output_passed_cap(self) -> bool:
@@ -121,6 +135,7 @@ def spawn(command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Pat
         raise ValueError("the task token may never appear in a worker's argv")
     config = mcp_session_config(repository.resolve(), ledger_path.resolve(), token, agent_id)
     environment = command.environment(os.environ if environ is None else environ)
+    environment[WORKER_MARK_ENV] = attempt_id  # in every process it starts, found at its end
     if claude_dir is not None:
         environment[CLAUDE_CONFIG_ENV] = str(_claude_directory(claude_dir, fresh=not resume_session))
     session_dir, out, err = open_session(private_dir, attempt_id, config)
@@ -245,6 +260,8 @@ class Supervision:
     still_running: int = 0  # still-running ticks reported
     survivors: bool = False  # members of the group outlived SIGKILL
     facts: worker_stream.StreamFacts | None = None  # what a stream-json worker said
+    strays: int = 0  # processes it left outside its group, found by its mark and ended
+    strays_survived: bool = False  # some of them outlived SIGKILL
 
 
 class StopSignal(Protocol):
@@ -278,6 +295,7 @@ def supervise(running: RunningWorker, *, deadline_at: datetime | None, stop_even
         raise ValueError("the still-running interval is positive")
     signals: tuple[str, ...] = ()
     survivors = False
+    strays, strays_survived = 0, False
     try:
         requested, ticks = _wait(running, watch, stop_event, deadline_at, clock, on_tick=on_tick,
                                  every=still_running_every, poll=poll_seconds, mode=permission_mode,
@@ -291,6 +309,8 @@ def supervise(running: RunningWorker, *, deadline_at: datetime | None, stop_even
             signals, survivors = processes.end_child_group(running.pid, running.process_started, grace,
                                                            clock, poll_seconds)
         ending = _reap(running, poll_seconds, clock)
+        strays, strays_survived = _end_strays(running, min(_grace(grace_seconds, stop_event),
+                                                           STRAY_GRACE_SECONDS), clock, poll_seconds)
         for pump in running.output:  # the files whole before the stream's last read
             pump.join(OUTPUT_DRAIN_SECONDS)
     finally:
@@ -302,7 +322,20 @@ def supervise(running: RunningWorker, *, deadline_at: datetime | None, stop_even
     log.info("worker attempt=%s ended stop_reason=%s ending=%s signals=%s",
              running.attempt_id, reason, end.ending, ",".join(signals) or "-")  # fmt: skip
     facts = watch.poll() if watch is not None else None
-    return Supervision(reason, end, signals, ticks, survivors or ending is None, facts)
+    return Supervision(reason, end, signals, ticks, survivors or ending is None, facts, strays,
+                       strays_survived)
+
+
+def _end_strays(running: RunningWorker, grace_seconds: float, clock: Clock, poll: float) -> tuple[int, bool]:
+    """End what the worker started outside its group, reparented to this process (the connector is
+    its descendants' subreaper): how many, and whether some outlived SIGKILL."""
+    if running.pid <= 1:
+        return 0, False
+    strays, survived = processes.end_marked_descendants(running.mark, grace_seconds, clock, poll)
+    if strays:
+        log.warning("worker attempt=%s left %d process(es) outside its group: ended%s",
+                    running.attempt_id, strays, "; some outlived SIGKILL" if survived else "")
+    return strays, survived
 
 
 def _wait(running: RunningWorker, watch: StreamWatch | None, stop_event: StopSignal,
@@ -429,7 +462,7 @@ class CommandDriver:
                                 on_tick=on_tick, still_running_every=self.still_running_every,
                                 grace_seconds=self.grace_seconds, watch=watch, permission_mode=mode,
                                 after_result_seconds=self.after_result_seconds)
-        if supervision.survivors:
+        if supervision.survivors or supervision.strays_survived:
             return None
         asked = supervision.end.stop_requested
         cut_short = asked in (StopRequest.deadline, StopRequest.shutdown, StopRequest.output_cap)

@@ -297,4 +297,24 @@ DRIVER: list[Mutation] = [
         "            environment = command.environment(os.environ)",
         "test_doctor_counts_a_login_kept_in_home_for_nothing_as_the_worker_does",
     ),
+    rule(
+        "what a worker started outside its group ends with its attempt",
+        "    strays, survived = processes.end_marked_descendants(running.mark, grace_seconds, clock, poll)",
+        "    strays, survived = 0, False",
+        "test_a_detached_process_a_worker_started_ends_with_its_attempt",
+        "test_the_running_connector_ends_what_a_worker_left_outside_its_group",
+    ),
+    rule(
+        "a worker and every process it starts carry its attempt's mark",
+        "    environment[WORKER_MARK_ENV] = attempt_id  # in every process it starts, found at its end\n",
+        "",
+        "test_a_detached_process_a_worker_started_ends_with_its_attempt",
+        "test_the_running_connector_ends_what_a_worker_left_outside_its_group",
+    ),
+    rule(
+        "the running connector is its workers' subreaper: what they orphan stays its to end",
+        "    with lock, processes.subreaper(), open_ledger(",
+        "    with lock, open_ledger(",
+        "test_the_running_connector_ends_what_a_worker_left_outside_its_group",
+    ),
 ]
