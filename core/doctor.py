@@ -265,8 +265,8 @@ def handshake_check(facts: Handshake) -> Check:
         return _warning(name, f"{done}; {who} outlived SIGKILL", "look for the worker's stray processes")
     if facts.strays:
         return _warning(name, f"{done}; its process group ended ({ending}){_strays(facts)}",
-                        "keep what the worker starts in its process group (no setsid, no daemon): "
-                        "under the connector nothing would end it")
+                        "keep what the worker starts in its process group (no setsid, no daemon): the "
+                        "connector ends it with its attempt only while it keeps the attempt's environment")
     return _ok(name, f"{done}; its process group ended ({ending})")
 
 
@@ -423,8 +423,8 @@ def inbox_check(verdict: InboxVerdict | None, why: str = "") -> Check:
 OLDEST_SUPPORTED = (2, 1, 0)
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 KEY_ADVICE = ("give the worker a key by name: export ANTHROPIC_API_KEY in the connector's environment and "
-              "run bin/connect setup --worker-env ANTHROPIC_API_KEY (or log Claude Code in as this user: "
-              "claude auth login)")
+              "run bin/connect setup --worker-env ANTHROPIC_API_KEY (for a subscription: claude setup-token, "
+              "then the same with CLAUDE_CODE_OAUTH_TOKEN; a login kept in ~/.claude is not the worker's)")
 
 
 def _dotted(version: tuple[int, ...]) -> str:

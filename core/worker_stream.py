@@ -49,6 +49,7 @@ class StopRequest(StrEnum):
     shutdown = "shutdown"
     not_started = "not_started"  # its init proved it never began its work: failed
     after_result = "after_result"  # it outlived its own result: finished
+    output_cap = "output_cap"  # its output passed the cap kept on disk: failed
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +89,7 @@ def stop_reason(end: WorkerEnd) -> StopReason:
             return StopReason.deadline
         case WorkerEnd(stop_requested=StopRequest.shutdown):
             return StopReason.shutdown
-        case WorkerEnd(stop_requested=StopRequest.not_started):
+        case WorkerEnd(stop_requested=StopRequest.not_started | StopRequest.output_cap):
             return StopReason.failed
         case WorkerEnd(stop_requested=StopRequest.after_result):
             return StopReason.finished
@@ -235,17 +236,19 @@ class WorkerAccount:
     not_started: str = ""
     result: WorkerResult | None = None
     session_id: str = ""  # the Claude Code session it ran in
+    ended_because: str = ""  # why the driver ended a worker that had begun, beyond its stop reason
 
 
 def account(
-    stop_reason: StopReason, facts: StreamFacts | None, *, permission_mode: str, cut_short: bool
+    stop_reason: StopReason, facts: StreamFacts | None, *, permission_mode: str, cut_short: bool,
+    ended_because: str = "",
 ) -> WorkerAccount:
-    """``cut_short`` when the dispatcher asked the worker to stop (deadline, shutdown)."""
+    """``cut_short`` when the dispatcher asked the worker to stop (deadline, shutdown, its output)."""
     if facts is None:
-        return WorkerAccount(stop_reason)
+        return WorkerAccount(stop_reason, ended_because=ended_because)
     reason = None if cut_short else not_started(facts, permission_mode=permission_mode)
     ended = StopReason.failed if reason else stop_reason
-    return WorkerAccount(ended, reason or "", facts.result, facts.session_id)
+    return WorkerAccount(ended, reason or "", facts.result, facts.session_id, ended_because)
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,7 +66,9 @@ class WorkerDriver(Protocol):
         """Why the worker ended (its driver's account if it keeps one); None: its group outlived SIGKILL."""
         ...
 
-    def release(self, started: WorkerProcess) -> None: ...
+    def release(self, started: WorkerProcess, resumed: bool) -> None:
+        """The attempt is settled; ``resumed``: its conversation's next task resumes its session."""
+        ...
     def follow_up(self, started: WorkerProcess, event_ids: tuple[int, ...]) -> tuple[int, ...]:
         """Give the running worker a turn for each event that joined its task; those given."""
         ...
@@ -273,7 +275,14 @@ class Dispatcher:
             return
         told = reason if isinstance(reason, WorkerAccount) else WorkerAccount(reason)
         self._end(launch, told.stop_reason, spawn_failed=bool(told.not_started), account=told)
-        self.driver.release(started)
+        self.driver.release(started, self._resumed(launch))
+
+    def _resumed(self, launch: tasks.Launch) -> bool:
+        try:
+            with self.ledger.read() as connection:
+                return tasks.resume_session(connection, launch.conversation) != ""
+        except LedgerError:
+            return False  # its transcript is swept: the next task starts a fresh session
 
     def still_running(self, launch: tasks.Launch) -> None:
         with self.ledger.write() as connection:

@@ -214,6 +214,7 @@ def _dispatch(dispatch: values.Dispatch) -> dict[str, Any]:
         "attempt_id": dispatch.attempt_id, "task_id": dispatch.task_id, "seq": dispatch.seq,
         "state": str(dispatch.state), "stop_reason": dispatch.stop_reason or None,
         "spawn_failed": dispatch.spawn_failed, "not_started": dispatch.not_started,
+        "ended_because": dispatch.ended_because,
         "worker_result": worker_result(dispatch.result), "words_refused": dispatch.words_refused or None,
         "launched_at": dispatch.launched_at, "ended_at": dispatch.ended_at,
         "events": [{"event_id": event.event_id, "delivery": event.delivery, "outcome": event.outcome or None,
@@ -439,6 +440,7 @@ def _delivery_phrase(event: values.DispatchedEvent) -> str:
 def _worker_phrase(dispatch: values.Dispatch) -> str:
     """What the worker said of its own end, in a few words."""
     said = f"; never began its work: {dispatch.not_started}" if dispatch.not_started else ""
+    said += f"; {dispatch.ended_because}" if dispatch.ended_because else ""
     if dispatch.result is not None:
         said += f" ({result_words(dispatch.result)})"
     if dispatch.words_refused:

@@ -128,6 +128,7 @@ class Dispatch:
     events: tuple[DispatchedEvent, ...]
     not_started: str = ""  # why a worker that existed never began its work (its own output says)
     words_refused: str = ""  # the last of its worker's words refused for holding a credential, and why
+    ended_because: str = ""  # why the connector ended a worker that had begun (its output passed the cap)
     result: WorkerResult | None = None  # what the worker's own result said (Claude Code's)
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from core.configuration import Configuration, below_floor, route_advice, route_problem
 from core.log_lines import Transition
 from core.worker_stream import GRACE_SECONDS, stop_shares
-from shell import log_format, private_files, process_secrets, stack_dumps
+from shell import log_format, private_files, process_secrets, processes, stack_dumps
 from shell import metrics as metrics_file
 from shell.basecamp.client import BasecampClient, check_identity
 from shell.basecamp.tokens import tokens_from
@@ -159,7 +159,9 @@ def _run_locked(args: argparse.Namespace, paths: StatePaths, configuration: Conf
         lock = acquire(directory, configuration.account_id, configuration.agent_id, clock.now())
     except OSError as error:  # the shadow directory's (the lock says its own in the ledger's words)
         raise ledger_failure(error, directory, "take the instance lock") from error
-    with lock, open_ledger(unless_promoting(paths.directory, ledger_path), clock=clock) as ledger:
+    # processes.subreaper: what a worker orphans is reparented here, to be ended with its attempt.
+    with lock, processes.subreaper(), open_ledger(unless_promoting(paths.directory, ledger_path),
+                                                  clock=clock) as ledger:
         if stop_asked():
             return _stopped_before_start()
         watch_write_failures(ledger)  # status shows this connector's failed writes

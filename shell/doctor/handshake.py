@@ -6,8 +6,8 @@ handshake and refuses every tool, telling the worker to stop. On ``notifications
 it creates an owner-only marker beside the ledger, named from the token's hash (one it cannot
 write is logged: the handshake is then not seen). Doctor waits for the marker, then ends the
 worker's group; a worker that ends first, or time running out, is a handshake not seen, with the
-worker's last stderr line. Whatever it started outside its group is then found by the mark in
-its environment (``PROBE_MARK``) among doctor's descendants and ended too, and counted. The worker
+worker's last stderr line. Whatever it started outside its group is ended by the supervision as
+the connector's would be (doctor is its subreaper), and counted. The worker
 runs in a scratch directory, never a route's, and never reaches the model: a stream-json worker is
 given no message."""
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 import secrets
 import tempfile
-from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import IO, Any
@@ -41,7 +40,6 @@ NO_DISPATCH = ("this is bin/connect doctor checking that you start with the conn
                "there is no dispatch; stop now")
 ATTEMPT = "doctor_probe"
 GRACE_SECONDS = 2.0
-PROBE_MARK = "CONNECTOR_DOCTOR_PROBE"  # in the probe's environment, and so in its descendants'
 STDERR_TAIL = 300
 
 
@@ -63,8 +61,6 @@ class _Seen:
 def probe(command: WorkerCommand, *, ledger: Path, agent_id: int, seconds: float, clock: Clock) -> Handshake:
     token = PROBE_PREFIX + secrets.token_hex(16)
     marker = marker_path(ledger, token)
-    mark = (PROBE_MARK, secrets.token_hex(16))
-    command = replace(command, env=(*command.env, mark))
     with tempfile.TemporaryDirectory(prefix="connector-doctor-") as scratch, processes.subreaper():
         work = Path(scratch) / "work"
         work.mkdir()
@@ -84,7 +80,6 @@ def probe(command: WorkerCommand, *, ledger: Path, agent_id: int, seconds: float
             seen.is_set()  # it may have completed the handshake just before it ended by itself
             tail = _last_line(started.stderr)
         finally:
-            strays, strays_survived = processes.end_marked_descendants("=".join(mark), GRACE_SECONDS, clock)
             marker.unlink(missing_ok=True)
             release(started)
     end = supervision.end
@@ -93,7 +88,7 @@ def probe(command: WorkerCommand, *, ledger: Path, agent_id: int, seconds: float
                      timed_out=end.stop_requested == StopRequest.deadline,
                      ended="" if end.stop_requested is not None else _ended(end.ending),
                      stderr_tail=tail, signals=supervision.signals, survivors=supervision.survivors,
-                     strays=strays, strays_survived=strays_survived)
+                     strays=supervision.strays, strays_survived=supervision.strays_survived)
 
 
 def _ended(ending: Ending) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
+import tempfile
 
 from core import doctor
 from core.configuration import Configuration
@@ -22,7 +23,7 @@ from shell.state import config, pair_lock
 from shell.state.config import StatePaths, configured_own_paths, load_config, route_facts, state_files
 from shell.state.lock import peek, peek_only
 from shell.worker.allowances import allowances_told
-from shell.worker.command import WorkerCommand
+from shell.worker.command import CLAUDE_CONFIG_ENV, WorkerCommand
 
 CLAUDE_CODE_SECONDS = 20.0
 
@@ -146,10 +147,13 @@ def allowances(loaded: Configuration) -> list[doctor.Check]:
 
 
 def _ask(command: WorkerCommand, *arguments: str) -> tuple[str, int | None]:
+    """Claude Code's answer as a worker would get it: in an empty configuration directory of its
+    own, so a login kept in ``~/.claude`` counts for nothing, as it does for the worker."""
     try:
-        answer = subprocess.run([command.argv[0], *arguments], env=command.environment(os.environ),
-                                stdin=subprocess.DEVNULL, capture_output=True, timeout=CLAUDE_CODE_SECONDS,
-                                check=False)
+        with tempfile.TemporaryDirectory(prefix="doctor-claude-") as scratch:
+            environment = {**command.environment(os.environ), CLAUDE_CONFIG_ENV: scratch}
+            answer = subprocess.run([command.argv[0], *arguments], env=environment, stdin=subprocess.DEVNULL,
+                                    capture_output=True, timeout=CLAUDE_CODE_SECONDS, check=False)
     except subprocess.TimeoutExpired:
         return "", None
     except OSError as error:

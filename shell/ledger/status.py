@@ -155,7 +155,7 @@ def _dispatched_events(connection: sqlite3.Connection, task_id: int) -> tuple[Di
 def _dispatches(connection: sqlite3.Connection) -> tuple[Dispatch, ...]:
     rows = connection.execute(
         "SELECT id, task_id, seq, state, stop_reason, spawn_failed, launched_at, ended_at, not_started,"
-        " words_refused, worker_result, result_is_error, result_error, result_turns, result_cost_usd,"
+        " words_refused, ended_because, worker_result, result_is_error, result_error, result_turns, result_cost_usd,"
         " result_duration_ms, denied_tools"
         " FROM attempts ORDER BY launched_at DESC, rowid DESC LIMIT ?",
         (LAST_DISPATCHES,),
@@ -165,11 +165,11 @@ def _dispatches(connection: sqlite3.Connection) -> tuple[Dispatch, ...]:
             attempt_id=str(attempt_id), task_id=int(task_id), seq=int(seq), state=AttemptState(state),
             stop_reason=str(stop_reason), spawn_failed=bool(spawn_failed), launched_at=str(launched_at),
             ended_at=None if ended_at is None else str(ended_at), events=_dispatched_events(connection, int(task_id)),
-            not_started=str(not_started), words_refused=str(refused),
+            not_started=str(not_started), words_refused=str(refused), ended_because=str(because),
             result=worker_result(said) if said[0] else None,
         )
-        for attempt_id, task_id, seq, state, stop_reason, spawn_failed, launched_at, ended_at, not_started, refused, *said
-        in rows
+        for attempt_id, task_id, seq, state, stop_reason, spawn_failed, launched_at, ended_at, not_started, refused,
+        because, *said in rows
     )
 
 

@@ -56,6 +56,7 @@ class Launch:
     trigger: str
     recording_url: str
     resume_session: str = ""  # the conversation's Claude Code session to go on with, or ""
+    conversation: str = ""  # its conversation's key
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +113,7 @@ def launch(connection: sqlite3.Connection, event_id: int, *, work_dir: str, driv
     exposed = asked(DELIVERY_EDGES, DeliveryState(delivery), DeliveryState.exposed, Actor.dispatcher)
     moved = deliveries.expose_on_launch(connection, task_id, event_id, attempt_id, stamp, exposed=exposed)
     _checked(moved, f"event {event_id} could not be exposed on task {task_id}")
-    return Launch(task_id, attempt_id, token, joined, str(trigger), str(recording_url), resume)
+    return Launch(task_id, attempt_id, token, joined, str(trigger), str(recording_url), resume, conversation)
 
 
 def _startable(connection: sqlite3.Connection, event_id: int, work_dir: str) -> tuple[str, LiveWork, str, str]:
@@ -207,11 +208,11 @@ def _record_account(connection: sqlite3.Connection, attempt_id: str, account: Wo
     connection.execute(
         "UPDATE attempts SET not_started = ?, worker_result = ?, result_is_error = ?, result_error = ?,"
         " result_turns = ?, result_cost_usd = ?, result_duration_ms = ?, denied_tools = ?, refusals = ?,"
-        " session_id = ? WHERE id = ?",
+        " session_id = ?, ended_because = ? WHERE id = ?",
         (
             account.not_started, int(account.result is not None), int(result.is_error), result.error,
             max(result.turns, 0), max(result.cost_usd, 0.0), max(result.duration_ms, 0), ",".join(result.denials),
-            len(result.denials), account.session_id, attempt_id,
+            len(result.denials), account.session_id, account.ended_because, attempt_id,
         ),
     )
 

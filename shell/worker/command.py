@@ -45,6 +45,8 @@ _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _UNCLOSED = re.compile(r"\{[^}]*$")
 MAX_READ_BYTES = 1 << 20
 MAX_LINE_BYTES = 4 << 20
+CLAUDE_CONFIG_ENV = "CLAUDE_CONFIG_DIR"  # the driver sets it: a directory of the connector's own
+WORKER_MARK_ENV = "CONNECTOR_WORKER_ATTEMPT"  # the driver sets it to the attempt's id, found in its strays
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,8 +3,11 @@ own, supervise it to its end and name the stop, give it follow-up turns, release
 
 The session is an owner-only directory of the private directory named by the attempt id: the MCP
 config (the one place the task token is written, a 0600 file), and the files the worker's output
-goes to. The config goes when the attempt ends, the session when the dispatcher releases it, and
-every session a previous connector left at start. A fault of the private directory is
+is kept in (``shell.worker.output``; a worker past its cap is ended). The config goes when the
+attempt ends, the session when the dispatcher releases it, and every session a previous connector
+left at start. Claude Code's own configuration and transcripts (``CLAUDE_CONFIG_DIR``) are the
+conversation's, in the private directory: emptied for a worker that resumes no session, removed at
+release unless the conversation's next task resumes it. A fault of the private directory is
 ``SessionSetupError``: no record's fault, and no worker is started. The worker runs in the
 route's directory with its command's environment, in a process group of its own, and reaches
 the connector only through the MCP server its config names. A program that could not start is
@@ -14,7 +17,8 @@ records of a worker: pid, group and start time, so nothing later signals another
 Supervision never reaps the worker before its group is done, so an unreaped leader holds its
 number and its group's and every signal reaches only the worker's own processes. At the deadline
 or shutdown the group gets SIGTERM, the grace (a ``Shutdown``'s when shorter), then SIGKILL,
-and only a group the worker leads; members left by a worker that exited are ended the same way. A
+and only a group the worker leads; members left by a worker that exited are ended the same way,
+and what it started outside its group, reparented to the connector, is found by its mark. A
 still-running report that fails is logged and never abandons supervision; a slow one skips ticks,
 never bunches them. Claude Code's stream is read as it runs: an init not as asked ends the group at
 once; once a result answers every message given, stdin is closed, and a worker still running
@@ -23,6 +27,7 @@ unsettled. An event whose follow-up turn could not be given waits for a task of 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -43,11 +48,20 @@ from core.dispatch_prompt import dispatch_prompt, follow_up_prompt
 from core.snapshots import StopReason
 from core.task_token import TASK_TOKEN_ENV
 from core.worker_allowances import MCP_SERVER_NAME
+from core.worker_output import OUTPUT_CAP_BYTES, passed_cap
 from core.worker_stream import Exited, Signaled, StopRequest, Vanished, WorkerEnd, stop_reason
 from shell import code_root, private_files, processes
 from shell.clock import Clock, SystemClock
 from shell.log_format import ids
-from shell.worker.command import StreamWatch, Turns, WorkerCommand, close_input
+from shell.worker.command import (
+    CLAUDE_CONFIG_ENV,
+    WORKER_MARK_ENV,
+    StreamWatch,
+    Turns,
+    WorkerCommand,
+    close_input,
+)
+from shell.worker.output import Pump
 
 if TYPE_CHECKING:
     from shell.ledger.tasks import Launch
@@ -59,10 +73,13 @@ log = logging.getLogger("connector.worker")
 MCP_CONFIG_NAME = "mcp.json"
 STDOUT_NAME = "stdout"
 STDERR_NAME = "stderr"
+CLAUDE_DIR_NAME = "claude"  # of the private directory: a conversation's Claude Code configuration each
 _ATTEMPT_ID = re.compile(r"[A-Za-z0-9_]{1,64}")
 AFTER_RESULT_SECONDS = 10.0
 DEFAULT_STILL_RUNNING_SECONDS = 600.0
 POLL_SECONDS = 0.05
+OUTPUT_DRAIN_SECONDS = 2.0  # after the group's end, for what its pipes still hold
+STRAY_GRACE_SECONDS = 1.0  # SIGTERM to SIGKILL for what a worker left outside its group, at most
 
 
 class SessionSetupError(Exception):
@@ -81,10 +98,21 @@ class RunningWorker:
     stderr: Path
     process: subprocess.Popen[bytes] = field(repr=False)
     turns: Turns | None = field(default=None, repr=False)  # a stream-json worker's stdin
+    output: tuple[Pump, ...] = field(default=(), repr=False)  # its stdout and stderr, into their files
+    claude_dir: Path | None = None  # its Claude Code configuration and transcripts
 
     @property
     def leads_its_group(self) -> bool:
         return self.pid > 1 and self.pgid == self.pid
+
+    @property
+    def mark(self) -> str:
+        """In its environment, and so in every process it starts (``end_marked_descendants``)."""
+        return f"{WORKER_MARK_ENV}={self.attempt_id}"
+
+    @property
+    def output_passed_cap(self) -> bool:
+        return any(pump.passed.is_set() for pump in self.output)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +124,8 @@ class SpawnFailed:
 def spawn(command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Path, private_dir: Path,
           ledger_path: Path, token: str, environ: Mapping[str, str] | None = None,
           agent_id: int | None = None, send_prompt: bool = True,
-          resume_session: str = "") -> RunningWorker | SpawnFailed:
+          resume_session: str = "", output_cap: int = OUTPUT_CAP_BYTES,
+          claude_dir: Path | None = None) -> RunningWorker | SpawnFailed:
     if not token:
         raise ValueError("a worker is started with its task's token")
     if (changed := command.mcp_changed()) is not None:  # each start reads its MCP files again
@@ -110,13 +139,19 @@ def spawn(command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Pat
     if any(token in argument for argument in argv):
         raise ValueError("the task token may never appear in a worker's argv")
     config = mcp_session_config(ledger_path.resolve(), token, agent_id)
+    environment = command.environment(os.environ if environ is None else environ)
+    environment[WORKER_MARK_ENV] = attempt_id  # in every process it starts, found at its end
+    if claude_dir is not None:
+        environment[CLAUDE_CONFIG_ENV] = str(_claude_directory(claude_dir, fresh=not resume_session))
     session_dir, out, err = open_session(private_dir, attempt_id, config)
     try:
         process = subprocess.Popen(
-            argv, cwd=work_dir, env=command.environment(os.environ if environ is None else environ),
-            stdin=subprocess.PIPE if command.speaks_stream_json else subprocess.DEVNULL, stdout=out,
-            stderr=err, start_new_session=True, close_fds=True)
+            argv, cwd=work_dir, env=environment,
+            stdin=subprocess.PIPE if command.speaks_stream_json else subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
     except OSError as error:  # Popen reaps the child before it raises
+        os.close(out)
+        os.close(err)
         shutil.rmtree(session_dir, ignore_errors=True)
         detail = f"{type(error).__name__}: {error.strerror or error}"
         if error.filename is not None:
@@ -124,18 +159,19 @@ def spawn(command: WorkerCommand, *, attempt_id: str, prompt: str, work_dir: Pat
         log.warning("worker attempt=%s could not start: %s", attempt_id, detail,
                     extra=ids(attempt=attempt_id))
         return SpawnFailed(attempt_id, detail)
-    finally:
-        os.close(out)
-        os.close(err)
+    assert process.stdout is not None
+    assert process.stderr is not None
+    output = (Pump(process.stdout, out, output_cap, f"{attempt_id}-stdout"),
+              Pump(process.stderr, err, output_cap, f"{attempt_id}-stderr"))
     turns = Turns(process.stdin) if command.speaks_stream_json else None
-    running = _running(attempt_id, process, session_dir, turns)
+    running = _running(attempt_id, process, session_dir, turns, output=output, claude_dir=claude_dir)
     if turns is not None and send_prompt:
         turns.give(prompt)
     return running
 
 
 def _running(attempt_id: str, process: subprocess.Popen[bytes], session_dir: Path,
-             turns: Turns | None) -> RunningWorker:
+             turns: Turns | None, *, output: tuple[Pump, ...], claude_dir: Path | None) -> RunningWorker:
     try:
         pgid = os.getpgid(process.pid)  # the kernel's answer; /proc may be unreadable
     except ProcessLookupError:
@@ -144,7 +180,8 @@ def _running(attempt_id: str, process: subprocess.Popen[bytes], session_dir: Pat
     log.info("worker attempt=%s started pid=%d pgid=%d", attempt_id, process.pid, pgid,
              extra=ids(attempt=attempt_id))
     files = (session_dir / MCP_CONFIG_NAME, session_dir / STDOUT_NAME, session_dir / STDERR_NAME)
-    return RunningWorker(attempt_id, process.pid, pgid, started, session_dir, *files, process, turns)
+    return RunningWorker(attempt_id, process.pid, pgid, started, session_dir, *files, process, turns, output,
+                         claude_dir)
 
 
 def mcp_session_config(ledger_path: Path, token: str, agent_id: int | None = None) -> dict[str, object]:
@@ -158,6 +195,24 @@ def mcp_session_config(ledger_path: Path, token: str, agent_id: int | None = Non
               "command": sys.executable, "args": args,
               "env": {"PYTHONPATH": code_root.python_path(), TASK_TOKEN_ENV: token}}
     return {"mcpServers": {MCP_SERVER_NAME: server}}
+
+
+def claude_directory(private_dir: Path, conversation: str) -> Path:
+    """Where a conversation's Claude Code keeps its configuration and transcripts."""
+    return private_dir / CLAUDE_DIR_NAME / hashlib.sha256(conversation.encode()).hexdigest()[:32]
+
+
+def _claude_directory(path: Path, *, fresh: bool) -> Path:
+    """``path``, made owner-only; emptied first when the worker resumes no session."""
+    if fresh:
+        shutil.rmtree(path, ignore_errors=True)
+    try:
+        private_files.ensure_directory(path, "the worker's Claude Code directory")
+    except private_files.PrivatePathError as error:
+        raise SessionSetupError(str(error)) from error
+    except OSError as error:
+        raise SessionSetupError(f"the worker's Claude Code directory {path}: {error.strerror}") from error
+    return path
 
 
 def open_session(private_dir: Path, attempt_id: str, config: dict[str, object]) -> tuple[Path, int, int]:
@@ -212,6 +267,8 @@ class Supervision:
     still_running: int = 0  # still-running ticks reported
     survivors: bool = False  # members of the group outlived SIGKILL
     facts: worker_stream.StreamFacts | None = None  # what a stream-json worker said
+    strays: int = 0  # processes it left outside its group, found by its mark and ended
+    strays_survived: bool = False  # some of them outlived SIGKILL
 
 
 class StopSignal(Protocol):
@@ -245,6 +302,7 @@ def supervise(running: RunningWorker, *, deadline_at: datetime | None, stop_even
         raise ValueError("the still-running interval is positive")
     signals: tuple[str, ...] = ()
     survivors = False
+    strays, strays_survived = 0, False
     try:
         requested, ticks = _wait(running, watch, stop_event, deadline_at, clock, on_tick=on_tick,
                                  every=still_running_every, poll=poll_seconds, mode=permission_mode,
@@ -259,6 +317,10 @@ def supervise(running: RunningWorker, *, deadline_at: datetime | None, stop_even
             signals, survivors = processes.end_child_group(running.pid, running.process_started, grace,
                                                            clock, poll_seconds)
         ending = _reap(running, poll_seconds, clock)
+        strays, strays_survived = _end_strays(running, min(_grace(grace_seconds, stop_event),
+                                                           STRAY_GRACE_SECONDS), clock, poll_seconds)
+        for pump in running.output:  # the files whole before the stream's last read
+            pump.join(OUTPUT_DRAIN_SECONDS)
     finally:
         running.mcp_config.unlink(missing_ok=True)
         if running.turns is not None:
@@ -269,7 +331,20 @@ def supervise(running: RunningWorker, *, deadline_at: datetime | None, stop_even
              running.attempt_id, reason, end.ending, ",".join(signals) or "-",
              extra=ids(attempt=running.attempt_id))  # fmt: skip
     facts = watch.poll() if watch is not None else None
-    return Supervision(reason, end, signals, ticks, survivors or ending is None, facts)
+    return Supervision(reason, end, signals, ticks, survivors or ending is None, facts, strays,
+                       strays_survived)
+
+
+def _end_strays(running: RunningWorker, grace_seconds: float, clock: Clock, poll: float) -> tuple[int, bool]:
+    """End what the worker started outside its group, reparented to this process (the connector is
+    its descendants' subreaper): how many, and whether some outlived SIGKILL."""
+    if running.pid <= 1:
+        return 0, False
+    strays, survived = processes.end_marked_descendants(running.mark, grace_seconds, clock, poll)
+    if strays:
+        log.warning("worker attempt=%s left %d process(es) outside its group: ended%s",
+                    running.attempt_id, strays, "; some outlived SIGKILL" if survived else "")
+    return strays, survived
 
 
 def _wait(running: RunningWorker, watch: StreamWatch | None, stop_event: StopSignal,
@@ -280,6 +355,8 @@ def _wait(running: RunningWorker, watch: StreamWatch | None, stop_event: StopSig
     ticks = 0
     hang_after: float | None = None
     while _observe(running) is None:
+        if running.output_passed_cap:
+            return StopRequest.output_cap, ticks
         if watch is not None:
             said = watch.poll()
             if said.init is not None and worker_stream.init_problem(said.init, permission_mode=mode):
@@ -348,8 +425,11 @@ def _answered(running: RunningWorker, said: worker_stream.StreamFacts) -> bool:
     return running.turns.close_if_answered(said.answered if said.replays else running.turns.given)
 
 
-def release(running: RunningWorker) -> None:
+def release(running: RunningWorker, resumed: bool = False) -> None:
+    """Remove the session; and its Claude Code directory unless the conversation's next task resumes it."""
     shutil.rmtree(running.session_dir, ignore_errors=True)
+    if running.claude_dir is not None and not resumed:
+        shutil.rmtree(running.claude_dir, ignore_errors=True)
 
 
 @dataclass
@@ -363,6 +443,7 @@ class CommandDriver:
     after_result_seconds: float = AFTER_RESULT_SECONDS
     environ: Mapping[str, str] | None = None
     agent_id: int | None = None  # the agent's Person id: the MCP server strips its own mentions
+    output_cap: int = OUTPUT_CAP_BYTES  # of each of a worker's stdout and stderr, kept on disk
 
     def spawn(self, launch: Launch, work_dir: Path) -> RunningWorker | SpawnFailed:
         """Start the worker, resuming the conversation's session when the launch names one."""
@@ -370,7 +451,8 @@ class CommandDriver:
         return spawn(self.command, attempt_id=launch.attempt_id, prompt=prompt, work_dir=work_dir,
                      private_dir=self.private_dir, ledger_path=self.ledger_path, token=launch.token,
                      environ=self.environ, agent_id=self.agent_id,
-                     resume_session=launch.resume_session)
+                     resume_session=launch.resume_session, output_cap=self.output_cap,
+                     claude_dir=claude_directory(self.private_dir, launch.conversation or launch.attempt_id))
 
     def follow_up(self, started: object, event_ids: tuple[int, ...]) -> tuple[int, ...]:
         """The events whose turn was given to the running worker."""
@@ -389,19 +471,21 @@ class CommandDriver:
                                 on_tick=on_tick, still_running_every=self.still_running_every,
                                 grace_seconds=self.grace_seconds, watch=watch, permission_mode=mode,
                                 after_result_seconds=self.after_result_seconds)
-        if supervision.survivors:
+        if supervision.survivors or supervision.strays_survived:
             return None
-        cut_short = supervision.end.stop_requested in (StopRequest.deadline, StopRequest.shutdown)
+        asked = supervision.end.stop_requested
+        cut_short = asked in (StopRequest.deadline, StopRequest.shutdown, StopRequest.output_cap)
+        because = passed_cap(self.output_cap) if asked is StopRequest.output_cap else ""
         told = worker_stream.account(supervision.stop_reason, supervision.facts, permission_mode=mode,
-                                     cut_short=cut_short)
+                                     cut_short=cut_short, ended_because=because)
         if told.not_started:
             log.warning("worker attempt=%s never began its work: %s", started.attempt_id, told.not_started,
                         extra=ids(attempt=started.attempt_id))
         return told
 
-    def release(self, started: object) -> None:
+    def release(self, started: object, resumed: bool = False) -> None:
         if isinstance(started, RunningWorker):
-            release(started)
+            release(started, resumed)
 
     def end_recorded_group(self, pid: int, pgid: int, process_started: str) -> bool:
         """Recovery: True when the group a previous connector recorded is gone (ended now, or already)."""

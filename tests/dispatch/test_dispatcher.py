@@ -60,7 +60,7 @@ class FakeDriver:
             return StopReason.finished
         return StopReason.failed if behaviour == "fails" else StopReason.finished
 
-    def release(self, started: WorkerProcess) -> None:
+    def release(self, started: WorkerProcess, resumed: bool) -> None:
         self.released.append(started.pid)
 
     def follow_up(self, started: WorkerProcess, event_ids: tuple[int, ...]) -> tuple[int, ...]:

@@ -155,8 +155,8 @@ DOCTOR: list[Mutation] = [
     ),
     rule(
         "doctor --deep ends what its probe left outside its group, grandchildren included",
-        '            strays, strays_survived = processes.end_marked_descendants("=".join(mark), GRACE_SECONDS, clock)\n',
-        "            strays, strays_survived = 0, False\n",
+        "    strays, survived = processes.end_marked_descendants(running.mark, grace_seconds, clock, poll)\n",
+        "    strays, survived = 0, False\n",
         "test_a_grandchild_the_probe_started_in_a_session_of_its_own_is_ended_and_named",
     ),
     rule(
@@ -167,7 +167,7 @@ DOCTOR: list[Mutation] = [
     ),
     rule(
         "doctor --deep's probe carries the mark its descendants are found by",
-        "    command = replace(command, env=(*command.env, mark))\n",
+        "    environment[WORKER_MARK_ENV] = attempt_id  # in every process it starts, found at its end\n",
         "",
         "test_a_grandchild_the_probe_started_in_a_session_of_its_own_is_ended_and_named",
     ),

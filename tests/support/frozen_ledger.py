@@ -17,7 +17,7 @@ from shell.clock import FakeClock
 from shell.ledger.connection import APPLICATION_ID, Ledger, split_statements
 
 FROZEN = Path(__file__).with_name("frozen_migrations")
-FROZEN_VERSION = 19
+FROZEN_VERSION = 20
 STAMP = "2026-11-29T12:00:00.000000000Z"
 
 

@@ -42,7 +42,7 @@ class RecordingDriver:
         stop.wait(5)
         return StopReason.shutdown
 
-    def release(self, started: WorkerProcess) -> None:
+    def release(self, started: WorkerProcess, resumed: bool) -> None:
         self.released.append(started.pid)
 
     def follow_up(self, started: WorkerProcess, event_ids: tuple[int, ...]) -> tuple[int, ...]:

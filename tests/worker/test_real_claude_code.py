@@ -138,6 +138,36 @@ def test_a_follow_up_joins_the_running_worker_and_a_later_task_resumes_the_conve
     assert "Task 1." in json.dumps(resumed), "the resumed worker remembers the first task"
 
 
+def test_claude_codes_transcripts_live_under_the_state_directory_and_go_once_no_task_resumes_them(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    claude_code()
+    state = configure_connector(standin, tmp_path, *MODEL_VARIABLES, default_worker=True)
+    work = next(tmp_path.glob("work-*"))
+    unreported = [Step("get_dispatch"), Step(text="Done.")]  # its instruction is left unknown
+    claude = state / "sessions" / "claude"
+    with ScriptedModel(per_task=[worker_script(str(work / "done.txt")), unreported]) as model:
+        process = _start(state, tmp_path, model)
+        card = standin.world.projects[0].recording_ids[0]
+        try:
+            standin.mention(standin.world.people[0], card, "please write the file")
+            wait_until(lambda: _rows(state, "SELECT state FROM attempts") == [("ended",)], timeout=60)
+            kept = sorted(claude.glob("*/projects/*/*.jsonl"))
+            standin.mention(standin.world.people[0], card, "and once more")
+            ended = [("ended",), ("ended",)]
+            wait_until(lambda: _rows(state, "SELECT state FROM attempts") == ended, timeout=60)
+        finally:
+            log = _stop(process)
+    print(log)
+    home = tmp_path / "home"
+    assert [path.name for path in home.iterdir() if path.name.startswith(".claude")] == [], "nothing in HOME"
+    ((session,),) = _rows(state, "SELECT session_id FROM attempts WHERE seq = 1 ORDER BY launched_at LIMIT 1")
+    assert [path.name for path in kept] == [f"{session}.jsonl"], "kept for the next task to resume"
+    assert oct(claude.stat().st_mode & 0o777) == "0o700"
+    assert _rows(state, "SELECT outcome FROM task_events ORDER BY event_id") == [("succeeded",), ("unknown",)]
+    assert list(claude.iterdir()) == [], "no task resumes it now: swept with its session"
+
+
 def test_an_allowed_bash_pattern_runs_and_any_other_command_is_refused(standin: StandIn, tmp_path: Path) -> None:
     claude_code()
     allow = ("--worker-allow-bash", "echo *")
@@ -223,6 +253,32 @@ def test_doctor_reads_claude_codes_version_and_login_and_deep_never_reaches_the_
         assert checks["worker login"]["status"] == "ok"
         assert checks["worker handshake"]["status"] == "ok", checks["worker handshake"]
         assert model.requests == [], "--deep's probe started Claude Code and asked its model nothing"
+
+
+def test_doctor_counts_a_login_kept_in_home_for_nothing_as_the_worker_does(standin: StandIn, tmp_path: Path) -> None:
+    """A subscription login ``claude`` itself keeps (``~/.claude/.credentials.json``) is not read
+    under the worker's own configuration directory; a token given by name is."""
+    tmp_path.chmod(0o700)
+    state = configure_connector(standin, tmp_path, default_worker=True)
+    environment = worker_environment(tmp_path / "home")
+    environment.pop("ANTHROPIC_API_KEY", None)
+    credentials = tmp_path / "home" / ".claude" / ".credentials.json"
+    credentials.parent.mkdir(mode=0o700)
+    credentials.write_text(json.dumps({"claudeAiOauth": {
+        "accessToken": "sk-ant-oat01-" + "a" * 20, "refreshToken": "sk-ant-ort01-" + "b" * 20,
+        "expiresAt": 4_102_444_800_000, "scopes": ["user:inference", "user:profile"], "subscriptionType": "pro"}}))
+    credentials.chmod(0o600)
+    _, checks = _doctor(state, environment)
+    assert checks["worker login"]["status"] == "failing", checks["worker login"]
+    assert "CLAUDE_CODE_OAUTH_TOKEN" in checks["worker login"]["advice"]
+    carried = subprocess.run(
+        [str(REPOSITORY / "bin" / "connect"), "setup", "--state-dir", str(state), "--worker-env",
+         "CLAUDE_CODE_OAUTH_TOKEN"], capture_output=True, text=True, timeout=60, check=False, env=environment,
+    )  # fmt: skip
+    assert carried.returncode == 0, carried.stdout + carried.stderr
+    _, checks = _doctor(state, {**environment, "CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat01-" + "c" * 20})
+    assert checks["worker login"]["status"] == "ok", checks["worker login"]
+    assert "oauth_token" in checks["worker login"]["detail"]
 
 
 def _doctor(state: Path, environment: dict[str, str], *more: str) -> tuple[int, dict[str, dict[str, str]]]:

@@ -22,7 +22,7 @@ from core.snapshots import StopReason
 from core.task_token import TASK_TOKEN_ENV
 from core.worker_stream import Exited, Signaled, WorkerAccount
 from shell.clock import FakeClock
-from shell.worker.command import WorkerCommand
+from shell.worker.command import WORKER_MARK_ENV, WorkerCommand
 from shell.worker.driver import (
     CommandDriver,
     RunningWorker,
@@ -66,6 +66,7 @@ ALLOWLISTED = {
 
 
 BLOCKING_MCP_START = {"MCP_CONNECTION_NONBLOCKING": "0"}  # the default worker's own setting
+MARK = {WORKER_MARK_ENV: ATTEMPT}  # the driver's: what the worker starts is found by it
 
 
 def default_argv(attempt: Attempt) -> list[str]:
@@ -183,7 +184,7 @@ def test_a_prompt_that_would_carry_the_token_into_argv_is_refused_and_leaves_no_
 def test_the_worker_gets_only_the_allowlisted_environment(fp: FakeProcess, attempt: Attempt) -> None:
     fp.register(default_argv(attempt))
     running = attempt.spawn(WorkerCommand.claude_code(), environ=CONNECTOR_ENVIRONMENT)
-    assert kwargs_of(running)["env"] == {**ALLOWLISTED, **BLOCKING_MCP_START}
+    assert kwargs_of(running)["env"] == {**ALLOWLISTED, **BLOCKING_MCP_START, **MARK}
 
 
 def test_a_secret_in_the_connectors_own_environment_does_not_reach_the_worker(
@@ -210,7 +211,7 @@ def test_the_configuration_adds_exactly_what_it_names(fp: FakeProcess, attempt: 
     running = attempt.spawn(command, environ=CONNECTOR_ENVIRONMENT)
     assert kwargs_of(running)["env"] == {
         **ALLOWLISTED,
-        **BLOCKING_MCP_START,
+        **BLOCKING_MCP_START, **MARK,
         "ANTHROPIC_API_KEY": "sk-not-passed-unless-configured",
         "CLAUDE_CODE_MAX_OUTPUT_TOKENS": "8000",
     }
@@ -220,7 +221,7 @@ def test_the_allowlist_names_variables_and_passes_no_prefix(fp: FakeProcess, att
     fp.register(default_argv(attempt))
     running = attempt.spawn(WorkerCommand.claude_code(), environ=CONNECTOR_ENVIRONMENT)
     env = kwargs_of(running)["env"]
-    assert env == {**ALLOWLISTED, **BLOCKING_MCP_START}
+    assert env == {**ALLOWLISTED, **BLOCKING_MCP_START, **MARK}
     assert not {"XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "LC_TIME"} & set(env)
 
 
@@ -229,7 +230,7 @@ def test_a_variable_setup_names_with_worker_env_is_passed_as_it_is(fp: FakeProce
     running = attempt.spawn(WorkerCommand.configured(None, ("XDG_CONFIG_HOME",)), environ=CONNECTOR_ENVIRONMENT)
     assert kwargs_of(running)["env"] == {
         **ALLOWLISTED,
-        **BLOCKING_MCP_START,
+        **BLOCKING_MCP_START, **MARK,
         "XDG_CONFIG_HOME": "/home/agent/.config",
     }
 
@@ -432,6 +433,7 @@ class _Launch:
     trigger = "mention"
     recording_url = "https://3.basecamp.com/1/buckets/2/messages/3"
     resume_session = ""
+    conversation = "recording:3"
 
 
 def test_the_driver_prompts_with_the_originating_events_facts(fp: FakeProcess, attempt: Attempt) -> None:

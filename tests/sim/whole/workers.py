@@ -125,7 +125,7 @@ class Workers:
     ) -> StopReason | None:
         raise AssertionError("the simulation runs a worker's life in steps, never a supervising thread")
 
-    def release(self, started: SimStarted) -> None:
+    def release(self, started: SimStarted, resumed: bool) -> None:
         self.alive.pop(started.pid, None)
 
     def follow_up(self, started: SimStarted, event_ids: tuple[int, ...]) -> tuple[int, ...]:
