@@ -343,7 +343,8 @@ def _end_strays(running: RunningWorker, grace_seconds: float, clock: Clock, poll
     strays, survived = processes.end_marked_descendants(running.mark, grace_seconds, clock, poll)
     if strays:
         log.warning("worker attempt=%s left %d process(es) outside its group: ended%s",
-                    running.attempt_id, strays, "; some outlived SIGKILL" if survived else "")
+                    running.attempt_id, strays, "; some outlived SIGKILL" if survived else "",
+                    extra=ids(attempt=running.attempt_id))
     return strays, survived
 
 
