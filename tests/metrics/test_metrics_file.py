@@ -179,7 +179,12 @@ def test_a_metrics_file_in_a_missing_directory_is_one_line_and_exit_3_before_any
     state = configure_connector(standin, tmp_path, worker=("true",))
     asked = len(standin.requests())
     process = _run(state, tmp_path / "nowhere" / "connector.prom")
-    out, err = process.communicate(timeout=30)
+    try:
+        out, err = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:  # it started (a mutant of the check): stopped, never left running
+        process.kill()
+        process.communicate()
+        raise
     assert (process.returncode, out) == (EXIT_CONFIG, "")
     assert err.splitlines() == [f"error: --metrics-file {tmp_path / 'nowhere' / 'connector.prom'}: its directory "
                                 f"{tmp_path / 'nowhere'} does not exist: not started"]
