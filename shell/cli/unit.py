@@ -10,17 +10,17 @@ import pwd
 import re
 import shutil
 import sys
-from pathlib import Path
 
 from core.unit import UnitPlan, unit_problem, unit_text
+from shell.cli.__main__ import INSTALLED_PROG
 from shell.cli.arguments import add_state_arguments
 from shell.cli.main import Subparsers, add_command
+from shell.code_root import CODE_ROOT
 from shell.connector import STOP_WITHIN
 from shell.errors import EXIT_CONFIG, EXIT_OK, EXIT_USAGE, NO_RESTART, UserError
 from shell.state.config import load_config, locate_state
 from shell.state.pair_lock import RUNTIME_ENV, runtime_directory
 
-INSTALLED = "basecamp-connect"
 _USER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,31}")
 
 DESCRIPTION = """\
@@ -84,10 +84,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _program() -> tuple[str, ...]:
-    clone = Path(__file__).resolve().parents[2] / "bin" / "connect"
+    clone = CODE_ROOT / "bin" / "connect"
     if os.access(clone, os.X_OK):
         return (str(clone),)
-    installed = shutil.which(INSTALLED)
+    installed = shutil.which(INSTALLED_PROG)
     if installed is not None:
         return (os.path.abspath(installed),)
     return (sys.executable, "-m", "shell.cli")
